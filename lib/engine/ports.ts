@@ -1,0 +1,93 @@
+/**
+ * Ports the engine runs steps through. The engine knows nothing of AWS or of local processes:
+ * lib/local/ and lib/cloud/ provide adapters. (Owner of lib/engine may extend these; keep both
+ * worlds' adapters compiling.)
+ */
+import type { MetricSeries, RunManifest, StepRecord, TargetRef } from '../suite/types';
+
+/** How pgbench reaches a target. The password travels only in `env`, never in argv or results. */
+export interface ConnectionInfo {
+  readonly host: string;
+  readonly port: number;
+  readonly user: string;
+  readonly dbname: string;
+  /** libpq sslmode; `require` for RDS Proxy. */
+  readonly sslmode?: 'disable' | 'prefer' | 'require';
+  /** Extra environment for libpq (PGPASSWORD...). Never written to results. */
+  readonly env?: Readonly<Record<string, string>>;
+}
+
+export interface Target {
+  readonly ref: TargetRef;
+  connection(): ConnectionInfo;
+  /** max_connections of the server behind this target (read at run time). */
+  maxConnections(): Promise<number>;
+  /** Pool size (server connections) for pooled targets, null for direct. */
+  poolSize(): Promise<number | null>;
+}
+
+/** Pool management for pooled targets: reset between steps, resize for pool-percent sweeps. */
+export interface PoolControl {
+  /** Drop server connections so state (prepared statements) does not leak between steps. */
+  reset(target: TargetRef): Promise<void>;
+  /** Apply a pool size as % of max_connections; resolves once in effect. */
+  setPoolPercent(target: TargetRef, percent: number): Promise<void>;
+  /** Restore the configured pool settings (called at the end of a run, also on failure). */
+  restore(): Promise<void>;
+}
+
+export interface PgbenchInvocation {
+  readonly argv: readonly string[];
+  readonly env: Readonly<Record<string, string>>;
+  readonly timeoutMs: number;
+  /** Directory for --log files (aggregate logs); the executor returns what appeared there. */
+  readonly logDir: string;
+}
+
+export interface PgbenchOutcome {
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly exitCode: number | null;
+  readonly timedOut: boolean;
+  /** Contents of the aggregate log files pgbench wrote (one per thread). */
+  readonly logFiles: readonly string[];
+  /** Max CPU % of the load generator during the run, if sampled. */
+  readonly cpuMaxPercent?: number | null;
+}
+
+export interface PgbenchExecutor {
+  run(invocation: PgbenchInvocation): Promise<PgbenchOutcome>;
+}
+
+export interface RawStepFiles {
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly log: string | null;
+}
+
+/** Where results go: the filesystem locally, S3 in the cloud. Writes happen as soon as data exists. */
+export interface ResultSink {
+  writeManifest(manifest: RunManifest): Promise<void>;
+  readManifest(): Promise<RunManifest | null>;
+  writeStep(record: StepRecord, raw: RawStepFiles): Promise<void>;
+  /** Step ids already recorded (for resume). */
+  completedStepIds(): Promise<Set<string>>;
+  writeMetrics(name: string, runId: string, window: { start: string; end: string }, series: MetricSeries[]): Promise<void>;
+}
+
+export interface MetricsSampler {
+  start(): Promise<void>;
+  /** Mark a step boundary so plots can show it. */
+  markStep(stepId: string, phase: 'start' | 'end'): void;
+  stop(): Promise<MetricSeries[]>;
+}
+
+export interface Clock {
+  now(): Date;
+  sleep(ms: number): Promise<void>;
+}
+
+export const systemClock: Clock = {
+  now: () => new Date(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms)),
+};

@@ -1,0 +1,225 @@
+/**
+ * The result format: one shape for local and cloud runs. Everything that writes or reads a run
+ * directory (engine, local and cloud sinks, collector, report, compare) imports these types.
+ *
+ * Run directory layout (local `runs/<runId>/`, cloud `s3://<bucket>/runs/<runId>/`):
+ *   manifest.json                  RunManifest
+ *   steps/<stepFile>.json          StepRecord (stepFile = stepFileName(stepId))
+ *   steps/<stepFile>.stdout        raw pgbench stdout
+ *   steps/<stepFile>.stderr        raw pgbench stderr (progress lines and errors)
+ *   steps/<stepFile>.log           merged pgbench aggregate log (per-second), when kept
+ *   metrics/local.json             MetricsFile (local: pgbouncer + pg_stat_database samples)
+ *   metrics/cloudwatch.json        MetricsFile (cloud: CloudWatch)
+ *   metrics/pi.json                MetricsFile (cloud: Performance Insights)
+ *   report.html, summary.md        written by `proxylab report`
+ *
+ * Conventions: units in names (Ms, Sec); unknown values are `null`, never 0 or -1; timestamps are
+ * ISO-8601 UTC strings.
+ */
+
+export const RESULT_SCHEMA_VERSION = 1 as const;
+
+/** What a step talks to. `rds-proxy` is each named proxy of a lab; pgbouncer-* are local. */
+export type TargetKind = 'direct' | 'rds-proxy' | 'pgbouncer-transaction' | 'pgbouncer-session';
+export const TARGET_KINDS: readonly TargetKind[] = ['direct', 'rds-proxy', 'pgbouncer-transaction', 'pgbouncer-session'];
+
+/** A concrete target in a run: kind plus a name (`direct`, the proxy's name, `pgbouncer-transaction`...). */
+export interface TargetRef {
+  readonly kind: TargetKind;
+  readonly name: string;
+}
+
+/** pgbench --protocol values. */
+export type Protocol = 'simple' | 'extended' | 'prepared';
+/** persistent = one connection per client; per-transaction = pgbench -C. */
+export type ConnectMode = 'persistent' | 'per-transaction';
+
+export type ErrorClass =
+  | 'too-many-connections'
+  | 'prepared-statement-exists'
+  | 'prepared-statement-missing'
+  | 'portal-missing'
+  | 'backend-died'
+  | 'connection-failed'
+  | 'auth-failed'
+  | 'transaction-aborted'
+  | 'timeout'
+  | 'other';
+
+export interface ErrorSummary {
+  readonly class: ErrorClass;
+  readonly count: number;
+  /** One representative line, as pgbench printed it (never contains a password). */
+  readonly sample: string;
+}
+
+/**
+ * What the pgbench parser read from one run. Every field the output did not state is `null`.
+ * This is also what `proxylab parse` prints.
+ */
+export interface ParsedRun {
+  readonly pgbenchVersion: string | null;
+  readonly serverVersion: string | null;
+  readonly transactionType: string | null;
+  readonly protocol: Protocol | null;
+  readonly clients: number | null;
+  readonly threads: number | null;
+  readonly durationSec: number | null;
+  readonly transactionsProcessed: number | null;
+  readonly transactionsExpected: number | null;
+  readonly failedTransactions: number | null;
+  readonly tps: number | null;
+  readonly tpsMode: 'excluding-connections' | 'including-connections' | null;
+  readonly latencyAvgMs: number | null;
+  readonly latencyStddevMs: number | null;
+  readonly initialConnectionMs: number | null;
+  readonly avgConnectionMs: number | null;
+  readonly scheduleLagAvgMs: number | null;
+  /** Clients that aborted, counted from the error lines (pgbench does not count them as failed). */
+  readonly abortedClients: number;
+  /** Of those, aborted while establishing a connection. */
+  readonly abortedWhileConnecting: number;
+  /** True only when pgbench printed a full summary, no abort notice, and (if known) exit code 0. */
+  readonly complete: boolean;
+  readonly exitCode: number | null;
+  readonly errors: readonly ErrorSummary[];
+}
+
+/** One per-interval point from pgbench's aggregate log (merged across threads). */
+export interface SeriesPoint {
+  /** Interval start, epoch seconds. */
+  readonly t: number;
+  readonly transactions: number;
+  readonly latencyAvgMs: number | null;
+  readonly latencyMaxMs: number | null;
+  readonly lagAvgMs: number | null;
+  readonly skipped: number | null;
+}
+
+/** ParsedRun plus what the aggregate logs add. */
+export interface StepMeasurement extends ParsedRun {
+  readonly latencyP50Ms: number | null;
+  readonly latencyP95Ms: number | null;
+  readonly latencyP99Ms: number | null;
+  readonly series: readonly SeriesPoint[] | null;
+}
+
+/** The parameters users sort and plot by. */
+export interface StepParams {
+  readonly clients: number;
+  readonly jobs: number;
+  readonly protocol: Protocol;
+  readonly connect: ConnectMode;
+  /** Human label of the script: `select-only`, `tpcb-like`, `select-1.sql`, `mixed(select-only@8,tpcb-like@2)`. */
+  readonly script: string;
+  readonly durationSec: number | null;
+  readonly transactionsPerClient: number | null;
+  readonly rate: number | null;
+  readonly scale: number;
+  /** Pool size as % of max_connections for pooled targets (RDS Proxy MaxConnectionsPercent / PgBouncer pool). */
+  readonly poolPercent: number | null;
+  readonly repetition: number;
+}
+
+export type Outcome = 'succeeds' | 'refused' | 'errors' | 'any';
+
+export interface Verdict {
+  /** What the catalog expected, in words (`refused: too-many-connections`). */
+  readonly expected: string;
+  /** What happened, in words. */
+  readonly observed: string;
+  /** true held, false broke the expectation, null nothing was expected (informational step). */
+  readonly held: boolean | null;
+}
+
+export type StepStatus =
+  | 'completed' // pgbench ran and exited (any exit code)
+  | 'refused-precheck' // not started: the pre-check predicted refusal (e.g. clients > max_connections on direct, if configured to skip)
+  | 'timeout' // killed by the harness
+  | 'infrastructure-error'; // the harness could not run it (pgbench missing, target down...)
+
+export interface StepRecord {
+  readonly schemaVersion: typeof RESULT_SCHEMA_VERSION;
+  readonly runId: string;
+  readonly stepId: string;
+  readonly scenario: string;
+  readonly target: TargetRef;
+  readonly params: StepParams;
+  readonly startedAt: string;
+  readonly endedAt: string;
+  readonly status: StepStatus;
+  /** null when pgbench did not run. */
+  readonly result: StepMeasurement | null;
+  readonly verdict: Verdict;
+  readonly loadGeneratorSaturated: boolean;
+  readonly saturationReason: string | null;
+  /** The pgbench command line with secrets removed. */
+  readonly command: readonly string[];
+  /** Paths relative to the run directory. */
+  readonly files: { readonly stdout: string; readonly stderr: string; readonly log: string | null };
+  /** Cloud fleet: one part per runner, merged into `result`. Absent for single-runner runs. */
+  readonly parts?: readonly RunnerPart[];
+  readonly note?: string;
+}
+
+export interface RunnerPart {
+  readonly runnerId: string;
+  readonly clients: number;
+  readonly jobs: number;
+  readonly result: StepMeasurement | null;
+  readonly cpuMaxPercent: number | null;
+}
+
+export interface RunEnvironment {
+  readonly maxConnections: number | null;
+  readonly serverVersion: string | null;
+  readonly pgbenchVersion: string | null;
+  readonly poolerVersion: string | null;
+  readonly cpus: number | null;
+}
+
+export type RunStatus = 'running' | 'completed' | 'failed' | 'interrupted';
+
+export interface RunManifest {
+  readonly schemaVersion: typeof RESULT_SCHEMA_VERSION;
+  readonly runId: string;
+  readonly suite: string;
+  readonly mode: 'local' | 'cloud';
+  /** Local settings or the lab summary; never credentials. */
+  readonly settings: Record<string, unknown>;
+  readonly startedAt: string;
+  readonly endedAt: string | null;
+  readonly status: RunStatus;
+  readonly environment: RunEnvironment;
+  /** Every step id of the plan, in order. */
+  readonly stepIds: readonly string[];
+  readonly stepsCompleted: number;
+  readonly error?: string;
+}
+
+/** One shared shape for every metric series (CloudWatch, PI, PgBouncer, pg_stat_database, runner CPU). */
+export interface MetricSeries {
+  readonly source: 'cloudwatch' | 'pi' | 'pgbouncer' | 'pg_stat_database' | 'runner';
+  readonly name: string;
+  readonly stat: string;
+  readonly unit: string | null;
+  readonly dimensions: Readonly<Record<string, string>>;
+  /** [isoTime, value] pairs in time order. */
+  readonly points: ReadonlyArray<readonly [string, number]>;
+  /** `no-data`: the query worked but returned nothing; `error`: it failed (see reason). */
+  readonly status: 'ok' | 'no-data' | 'error';
+  readonly reason?: string;
+}
+
+export interface MetricsFile {
+  readonly schemaVersion: typeof RESULT_SCHEMA_VERSION;
+  readonly runId: string;
+  readonly window: { readonly start: string; readonly end: string };
+  readonly collectedAt: string;
+  readonly series: readonly MetricSeries[];
+}
+
+/** Step ids may contain `/`; files use this. */
+export function stepFileName(stepId: string): string {
+  return stepId.replace(/[^A-Za-z0-9._-]+/g, '_');
+}

@@ -1,0 +1,46 @@
+/**
+ * `proxylab` command line. Thin: each subcommand lives in scripts/commands/<name>.ts and exports
+ * `register(program)`; the work itself is in lib/. Exit codes: 0 ok, 1 a verdict failed or the
+ * infrastructure failed, 2 usage/configuration error.
+ */
+import { Command, CommanderError } from 'commander';
+import { exitCodeFor, UsageError } from '../lib/cli/errors';
+
+type Registrar = (program: Command) => void;
+
+// One line per subcommand, in the order `--help` lists them.
+const COMMANDS: Array<() => { register: Registrar }> = [
+];
+
+export function buildProgram(): Command {
+  const program = new Command();
+  program
+    .name('proxylab')
+    .description(
+      'Lab kit for PostgreSQL connection pooling: Aurora PostgreSQL + RDS Proxy labs on AWS,\n' +
+        'a pgbench suite engine, and a throwaway local PostgreSQL + PgBouncer stand-in.\n\n' +
+        'Exit codes: 0 ok (every verdict held), 1 a verdict failed or infrastructure failed, 2 usage error.',
+    )
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride();
+  for (const load of COMMANDS) load().register(program);
+  return program;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  const program = buildProgram();
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+  } catch (err) {
+    if (err instanceof CommanderError) {
+      // --help and --version end here with exit code 0; parse errors were already printed.
+      process.exitCode = err.exitCode === 0 ? 0 : 2;
+      return;
+    }
+    const code = exitCodeFor(err);
+    const msg = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`${err instanceof UsageError ? 'error' : 'proxylab failed'}: ${msg}\n`);
+    if (process.env.PROXYLAB_DEBUG && err instanceof Error && err.stack) process.stderr.write(err.stack + '\n');
+    process.exitCode = code;
+  }
+}
