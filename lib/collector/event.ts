@@ -1,0 +1,60 @@
+/**
+ * The collector's input: one run window and the lab resources to read metrics for. Shared by the
+ * Lambda handler (event) and `proxylab collect` (--event FILE or flags). Validated with zod; every
+ * problem names the field path.
+ */
+import { z } from 'zod';
+import { UsageError } from '../cli/errors';
+
+/** A run id must be one safe path segment: it becomes `runs/<runId>/` in S3 and on disk. */
+const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+const isoTime = z
+  .string()
+  .refine((s) => !Number.isNaN(Date.parse(s)), { message: 'must be an ISO-8601 timestamp' });
+
+export const collectEventSchema = z
+  .object({
+    runId: z
+      .string()
+      .regex(RUN_ID_PATTERN, {
+        message: 'must be a safe path segment: letters, digits, ".", "_", "-", no "/" and not starting with "."',
+      })
+      .refine((s) => !s.includes('..'), { message: 'must not contain ".."' }),
+    window: z.object({ start: isoTime, end: isoTime }),
+    cluster: z.object({
+      clusterId: z.string().min(1),
+      instanceIds: z.array(z.string().min(1)),
+      /** Performance Insights resource ids (DbiResourceId, `db-…`); empty when PI is off. */
+      piResourceIds: z.array(z.string().min(1)).default([]),
+      /**
+       * Instance classes by instance id (`db.t4g.medium`); CPUCreditBalance is read only for
+       * burstable (db.t*) classes. Optional: when absent no instance is treated as burstable.
+       */
+      instanceClasses: z.record(z.string(), z.string()).optional(),
+    }),
+    proxies: z.array(z.string().min(1)).default([]),
+    bucket: z.string().min(3).optional(),
+    /** Skip Performance Insights even when resource ids are given. */
+    skipPi: z.boolean().optional(),
+  })
+  .superRefine((ev, ctx) => {
+    const start = Date.parse(ev.window.start);
+    const end = Date.parse(ev.window.end);
+    if (!Number.isNaN(start) && !Number.isNaN(end) && end <= start) {
+      ctx.addIssue({ code: 'custom', path: ['window', 'end'], message: `must be after window.start (${ev.window.start})` });
+    }
+  });
+
+export type CollectEvent = z.output<typeof collectEventSchema>;
+
+/** Parse and validate an event; throws UsageError listing every invalid field. */
+export function parseCollectEvent(input: unknown): CollectEvent {
+  const result = collectEventSchema.safeParse(input);
+  if (result.success) return result.data;
+  const problems = result.error.issues.map((issue) => {
+    const path = issue.path.length > 0 ? issue.path.map(String).join('.') : '(event)';
+    return `${path}: ${issue.message}`;
+  });
+  throw new UsageError(`invalid collect event: ${problems.join('; ')}`);
+}
