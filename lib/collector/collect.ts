@@ -1,31 +1,30 @@
 /**
  * Collect CloudWatch and Performance Insights metrics for one run window and write them as
- * MetricsFile JSON beside the run's results. Plan (pure) → fetch → write.
+ * MetricsFile JSON beside the run's results: plan (pure) → fetch → write. The Lambda handler and
+ * `proxylab collect` both call `collectMetrics`.
  */
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { PIClient } from '@aws-sdk/client-pi';
+import { RESULT_SCHEMA_VERSION, type MetricSeries, type MetricsFile } from '../suite/types';
 import type { CollectEvent } from './event';
+import { fetchCloudWatch } from './fetch-cloudwatch';
+import { fetchPi } from './fetch-pi';
+import { planCloudWatchQueries, planPiRequests, type LabResources, type PlanOptions } from './plan';
+import type { RetryOptions } from './retry';
+import type { RunWriter } from './writer';
 
-export interface MetricsWriter {
-  /** Write one JSON document at `key` (relative to the results root); returns where it went. */
-  writeJson(key: string, body: unknown): Promise<string>;
-}
+export const CLOUDWATCH_METRICS_PATH = 'metrics/cloudwatch.json';
+export const PI_METRICS_PATH = 'metrics/pi.json';
 
 export interface CollectDeps {
   readonly cloudwatch: CloudWatchClient;
-  /** null: Performance Insights is not read. */
+  /** null: Performance Insights is not read and pi.json is not written. */
   readonly pi: PIClient | null;
-  readonly writer: MetricsWriter;
+  readonly writer: RunWriter;
+  /** @default () => new Date() */
   readonly now?: () => Date;
-  readonly sleep?: (ms: number) => Promise<void>;
-}
-
-export interface CollectSummary {
-  readonly runId: string;
-  readonly window: { readonly start: string; readonly end: string };
-  readonly written: readonly string[];
-  readonly cloudwatch: StatusCounts;
-  readonly pi: StatusCounts | null;
+  readonly retry?: RetryOptions;
+  readonly plan?: Omit<PlanOptions, 'now'>;
 }
 
 export interface StatusCounts {
@@ -34,7 +33,62 @@ export interface StatusCounts {
   readonly error: number;
 }
 
+export interface SourceSummary {
+  readonly periodSec: number;
+  readonly series: StatusCounts;
+  readonly calls: number;
+  readonly written: string;
+}
+
+export interface CollectSummary {
+  readonly runId: string;
+  readonly window: { readonly start: string; readonly end: string };
+  readonly cloudwatch: SourceSummary;
+  /** null when PI was not read. */
+  readonly pi: SourceSummary | null;
+  /** Where the files went (s3:// URIs or local paths). */
+  readonly written: readonly string[];
+}
+
+export function resourcesFromEvent(event: CollectEvent): LabResources {
+  return {
+    clusterId: event.cluster.clusterId,
+    instanceIds: event.cluster.instanceIds,
+    piResourceIds: event.cluster.piResourceIds,
+    proxies: event.proxies,
+    instanceClasses: event.cluster.instanceClasses,
+  };
+}
+
 export async function collectMetrics(event: CollectEvent, deps: CollectDeps): Promise<CollectSummary> {
-  void deps;
-  throw new Error(`collectMetrics not implemented yet (run ${event.runId})`);
+  const now = deps.now ?? (() => new Date());
+  const resources = resourcesFromEvent(event);
+  const planOptions: PlanOptions = { ...deps.plan, now: now() };
+  const window = { start: event.window.start, end: event.window.end };
+
+  const cwPlan = planCloudWatchQueries(resources, window, planOptions);
+  const cw = await fetchCloudWatch(deps.cloudwatch, cwPlan, { retry: deps.retry });
+  const cwWritten = await deps.writer.writeJson(CLOUDWATCH_METRICS_PATH, metricsFile(event.runId, window, now(), cw.series));
+  const cloudwatch: SourceSummary = { periodSec: cwPlan.periodSec, series: countStatuses(cw.series), calls: cw.calls, written: cwWritten };
+
+  let pi: SourceSummary | null = null;
+  if (deps.pi) {
+    const piPlan = planPiRequests(resources, window, planOptions);
+    const fetched = await fetchPi(deps.pi, piPlan, { retry: deps.retry });
+    const piWritten = await deps.writer.writeJson(PI_METRICS_PATH, metricsFile(event.runId, window, now(), fetched.series));
+    pi = { periodSec: piPlan.periodSec, series: countStatuses(fetched.series), calls: fetched.calls, written: piWritten };
+  }
+  return { runId: event.runId, window, cloudwatch, pi, written: pi ? [cloudwatch.written, pi.written] : [cloudwatch.written] };
+}
+
+export function metricsFile(runId: string, window: { start: string; end: string }, collectedAt: Date, series: MetricSeries[]): MetricsFile {
+  return { schemaVersion: RESULT_SCHEMA_VERSION, runId, window, collectedAt: collectedAt.toISOString(), series };
+}
+
+export function countStatuses(series: readonly MetricSeries[]): StatusCounts {
+  return {
+    ok: series.filter((s) => s.status === 'ok').length,
+    noData: series.filter((s) => s.status === 'no-data').length,
+    error: series.filter((s) => s.status === 'error').length,
+  };
 }

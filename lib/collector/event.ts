@@ -9,9 +9,10 @@ import { UsageError } from '../cli/errors';
 /** A run id must be one safe path segment: it becomes `runs/<runId>/` in S3 and on disk. */
 const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
-const isoTime = z
-  .string()
-  .refine((s) => !Number.isNaN(Date.parse(s)), { message: 'must be an ISO-8601 timestamp' });
+/** ISO-8601 with a zone (`Z` or an offset), normalised to UTC `…Z`. */
+const isoTime = z.iso
+  .datetime({ offset: true, error: 'must be an ISO-8601 timestamp with a zone, e.g. 2026-11-21T10:00:00Z' })
+  .transform((s) => new Date(s).toISOString());
 
 export const collectEventSchema = z
   .object({
@@ -47,6 +48,11 @@ export const collectEventSchema = z
   });
 
 export type CollectEvent = z.output<typeof collectEventSchema>;
+
+/** Performance Insights is read unless the event says skipPi or names no PI resource ids. */
+export function wantsPi(event: CollectEvent): boolean {
+  return event.skipPi !== true && event.cluster.piResourceIds.length > 0;
+}
 
 /** Parse and validate an event; throws UsageError listing every invalid field. */
 export function parseCollectEvent(input: unknown): CollectEvent {
