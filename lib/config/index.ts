@@ -1,0 +1,25 @@
+/** Lab file format: schema, validation, defaults, loading. See docs/lab-file.md. */
+export type {
+  LabConfig,
+  AuroraConfig,
+  ProxyConfig,
+  RunnersConfig,
+  RunnerPlacement,
+  ResultsConfig,
+  LabProblem,
+  LabValidation,
+} from './types';
+export { validateLab, formatProblems, formatPath, formatValue, suggestKey } from './validate';
+export { loadLabFile, checkLabFile, parseLabJson } from './load';
+export {
+  ACCEPTED_ENGINE_VERSIONS,
+  DEFAULT_ENGINE_VERSION,
+  RETIRED_ENGINE_VERSIONS,
+  findEngineVersion,
+  closestAcceptedVersion,
+} from './engine-versions';
+export type { EngineVersionEntry, CdkEngineVersionKey } from './engine-versions';
+export { AURORA_POSTGRES_INSTANCE_CLASSES, DEFAULT_INSTANCE_CLASS } from './instance-classes';
+export { LIMITS } from './schema';
+export { LAB_OUTPUT_KEYS, parseLabOutputs, stackNameFor } from './stack-outputs';
+export type { LabOutputKey, LabOutputs } from './stack-outputs';

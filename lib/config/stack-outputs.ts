@@ -1,0 +1,104 @@
+/**
+ * The CloudFormation outputs of a lab stack: stable keys the CLI reads (`DescribeStacks`).
+ * Kept here, free of aws-cdk-lib imports, so the CLI can use them without loading the CDK;
+ * lib/lab-stack.ts re-exports them and is the only writer. Documented in docs/stacks.md.
+ *
+ * List values are comma-separated in a fixed order (writer first for DB instances); maps
+ * (proxy name → endpoint) are JSON objects.
+ */
+export const LAB_OUTPUT_KEYS = {
+  /** The lab's `name`. */
+  labName: 'LabName',
+  /** Comma-separated EC2 instance ids of the runners. */
+  runnerInstanceIds: 'RunnerInstanceIds',
+  /** Results bucket name (runs are written under `runs/`). */
+  resultsBucketName: 'ResultsBucketName',
+  /** Aurora cluster identifier. */
+  clusterIdentifier: 'ClusterIdentifier',
+  /** Writer (cluster) endpoint hostname. */
+  clusterEndpoint: 'ClusterEndpoint',
+  /** Reader endpoint hostname. */
+  clusterReaderEndpoint: 'ClusterReaderEndpoint',
+  /** Port of the cluster and every proxy (5432). */
+  databasePort: 'DatabasePort',
+  /** Comma-separated DB instance identifiers, writer first. */
+  dbInstanceIds: 'DbInstanceIds',
+  /** Comma-separated Performance Insights ids (DbiResourceId, `db-…`), same order as DbInstanceIds. */
+  dbInstanceResourceIds: 'DbInstanceResourceIds',
+  /** JSON object: lab proxy name → proxy endpoint hostname (`{}` when the lab has no proxy). */
+  proxyEndpoints: 'ProxyEndpoints',
+  /** JSON object: lab proxy name → RDS proxy name (`<lab>-<proxy>`, for ModifyDBProxyTargetGroup). */
+  proxyNames: 'ProxyNames',
+  /** ARN of the Secrets Manager secret with the master credentials (JSON: username, password, host, port…). */
+  dbSecretArn: 'DbSecretArn',
+  /** Name of the metrics collector Lambda function. */
+  collectorFunctionName: 'CollectorFunctionName',
+} as const;
+
+export type LabOutputKey = (typeof LAB_OUTPUT_KEYS)[keyof typeof LAB_OUTPUT_KEYS];
+
+/** Stack outputs decoded into typed values. */
+export interface LabOutputs {
+  readonly labName: string;
+  readonly runnerInstanceIds: string[];
+  readonly resultsBucketName: string;
+  readonly clusterIdentifier: string;
+  readonly clusterEndpoint: string;
+  readonly clusterReaderEndpoint: string;
+  readonly databasePort: number;
+  readonly dbInstanceIds: string[];
+  readonly dbInstanceResourceIds: string[];
+  readonly proxyEndpoints: Record<string, string>;
+  readonly proxyNames: Record<string, string>;
+  readonly dbSecretArn: string;
+  readonly collectorFunctionName: string;
+}
+
+/** The CloudFormation stack name of a lab. */
+export function stackNameFor(labName: string): string {
+  return `proxylab-${labName}`;
+}
+
+function splitList(v: string): string[] {
+  return v === '' ? [] : v.split(',').map((s) => s.trim()).filter((s) => s !== '');
+}
+
+function parseStringMap(key: string, v: string): Record<string, string> {
+  const parsed: unknown = JSON.parse(v);
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error(`output ${key} is not a JSON object`);
+  const out: Record<string, string> = {};
+  for (const [k, val] of Object.entries(parsed)) {
+    if (typeof val !== 'string') throw new Error(`output ${key}.${k} is not a string`);
+    out[k] = val;
+  }
+  return out;
+}
+
+/**
+ * Decodes `OutputKey → OutputValue` pairs (from DescribeStacks). Throws an Error naming the first
+ * missing or malformed key; the caller decides which error class that maps to.
+ */
+export function parseLabOutputs(raw: Readonly<Record<string, string | undefined>>): LabOutputs {
+  const get = (key: LabOutputKey): string => {
+    const v = raw[key];
+    if (v === undefined) throw new Error(`stack output ${key} is missing (stack deployed by an older proxylab?)`);
+    return v;
+  };
+  const port = Number(get(LAB_OUTPUT_KEYS.databasePort));
+  if (!Number.isInteger(port)) throw new Error(`stack output ${LAB_OUTPUT_KEYS.databasePort} is not a port number`);
+  return {
+    labName: get(LAB_OUTPUT_KEYS.labName),
+    runnerInstanceIds: splitList(get(LAB_OUTPUT_KEYS.runnerInstanceIds)),
+    resultsBucketName: get(LAB_OUTPUT_KEYS.resultsBucketName),
+    clusterIdentifier: get(LAB_OUTPUT_KEYS.clusterIdentifier),
+    clusterEndpoint: get(LAB_OUTPUT_KEYS.clusterEndpoint),
+    clusterReaderEndpoint: get(LAB_OUTPUT_KEYS.clusterReaderEndpoint),
+    databasePort: port,
+    dbInstanceIds: splitList(get(LAB_OUTPUT_KEYS.dbInstanceIds)),
+    dbInstanceResourceIds: splitList(get(LAB_OUTPUT_KEYS.dbInstanceResourceIds)),
+    proxyEndpoints: parseStringMap(LAB_OUTPUT_KEYS.proxyEndpoints, get(LAB_OUTPUT_KEYS.proxyEndpoints)),
+    proxyNames: parseStringMap(LAB_OUTPUT_KEYS.proxyNames, get(LAB_OUTPUT_KEYS.proxyNames)),
+    dbSecretArn: get(LAB_OUTPUT_KEYS.dbSecretArn),
+    collectorFunctionName: get(LAB_OUTPUT_KEYS.collectorFunctionName),
+  };
+}

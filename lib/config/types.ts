@@ -1,0 +1,85 @@
+/**
+ * A validated lab with every default applied. This is what the CDK stack, the cost estimate and
+ * the CLI read; the lab FILE format (with optional fields) is documented in docs/lab-file.md.
+ */
+export interface LabConfig {
+  /** Lab name; the stack is `proxylab-<name>`, proxies are `<name>-<proxy>`. */
+  readonly name: string;
+  /** Free text: what the lab is for, which published setup it stands in for. Default "". */
+  readonly description: string;
+  /** Region hint for humans and the cost estimate; the stack itself is environment-agnostic. */
+  readonly region: string | null;
+  /** Who to ask about this lab; becomes the `proxylab:owner` tag. */
+  readonly owner: string | null;
+  readonly aurora: AuroraConfig;
+  /** Zero or more RDS Proxies in front of the cluster, each with its own pool settings. */
+  readonly proxies: readonly ProxyConfig[];
+  readonly runners: RunnersConfig;
+  readonly results: ResultsConfig;
+  /** Hours after which a later expiry task may tear the lab down. */
+  readonly ttlHours: number;
+  /** Extra tags on every resource. */
+  readonly tags: Readonly<Record<string, string>>;
+  /** Suite names to run on this lab (the suite catalog checks they exist). */
+  readonly suites: readonly string[];
+  /** Spending guard for a later cost task; null = none. */
+  readonly budget: { readonly maxHourlyUsd: number } | null;
+}
+
+export interface AuroraConfig {
+  /** One of ACCEPTED_ENGINE_VERSIONS, e.g. "16.9". */
+  readonly engineVersion: string;
+  /** Provisioned writer/readers on this class, or serverless v2 (then `instanceClass` is null). */
+  readonly capacity:
+    | { readonly kind: 'provisioned'; readonly instanceClass: string }
+    | { readonly kind: 'serverless'; readonly minCapacityAcu: number; readonly maxCapacityAcu: number };
+  readonly readers: number;
+  /** `max_connections` override; null = Aurora's default formula for the class. */
+  readonly maxConnections: number | null;
+  readonly performanceInsights: boolean;
+  /** Turns on `log_connections` and `log_disconnections`. */
+  readonly logConnections: boolean;
+  /** Take a final snapshot on stack deletion (default false: destroyed without one). */
+  readonly snapshotOnDestroy: boolean;
+}
+
+export interface ProxyConfig {
+  /** Lab-local name ("pool100"); the RDS proxy is named `<lab>-<name>`. */
+  readonly name: string;
+  readonly maxConnectionsPercent: number;
+  /** Default: half of maxConnectionsPercent, rounded down. */
+  readonly maxIdleConnectionsPercent: number;
+  readonly borrowTimeoutSeconds: number;
+  readonly requireTls: boolean;
+  readonly debugLogging: boolean;
+}
+
+export type RunnerPlacement = 'any' | 'cluster' | 'spread';
+
+export interface RunnersConfig {
+  readonly instanceType: string;
+  readonly count: number;
+  /** EC2 placement group strategy for the runners; "any" = no placement group. */
+  readonly placement: RunnerPlacement;
+}
+
+export interface ResultsConfig {
+  /** Keep the results bucket (and its objects) when the stack is destroyed. */
+  readonly retainOnDestroy: boolean;
+  /** Objects expire this many days after creation. */
+  readonly expireAfterDays: number;
+}
+
+/** One problem in a lab file. */
+export interface LabProblem {
+  /** JSON path in the file, e.g. `proxies[1].maxConnectionsPercent` (`(file)` for the whole file). */
+  readonly path: string;
+  /** The value received (undefined when the key is missing). */
+  readonly value: unknown;
+  /** What is wrong and what is allowed, e.g. `must be an integer 1–100, got 120`. */
+  readonly message: string;
+}
+
+export type LabValidation =
+  | { readonly ok: true; readonly lab: LabConfig }
+  | { readonly ok: false; readonly problems: readonly LabProblem[] };

@@ -1,0 +1,334 @@
+/**
+ * Lab validation: every problem at once, each naming the JSON path, the value received and what
+ * is allowed. Pure: no file system, no AWS.
+ *
+ * Two passes over the same raw input:
+ *  1. the zod schema (types, ranges, unknown keys), mapped to LabProblems;
+ *  2. rules between fields (idle ≤ max, unique proxy names, instanceClass xor serverless, engine
+ *     version and instance class membership), run on the RAW input wherever the fields involved
+ *     are individually valid, so they report even when something else in the file is broken.
+ */
+import { z } from 'zod';
+import {
+  ACCEPTED_ENGINE_VERSIONS,
+  DEFAULT_ENGINE_VERSION,
+  RETIRED_ENGINE_VERSIONS,
+  closestAcceptedVersion,
+  findEngineVersion,
+} from './engine-versions';
+import { AURORA_POSTGRES_INSTANCE_CLASSES, DEFAULT_INSTANCE_CLASS } from './instance-classes';
+import { labFileSchema, LabFileInput, LIMITS } from './schema';
+import type { LabConfig, LabProblem, LabValidation, ProxyConfig } from './types';
+
+type PathSegment = PropertyKey;
+
+/** `['proxies', 1, 'name']` → `proxies[1].name`; `[]` → `(root)`. */
+export function formatPath(path: readonly PathSegment[]): string {
+  let out = '';
+  for (const seg of path) {
+    if (typeof seg === 'number') out += `[${seg}]`;
+    else {
+      const key = String(seg);
+      const plain = /^[A-Za-z_$][A-Za-z0-9_$]*$/.test(key);
+      out += plain ? (out ? `.${key}` : key) : `[${JSON.stringify(key)}]`;
+    }
+  }
+  return out || '(root)';
+}
+
+/** Short rendering of a received value for messages. */
+export function formatValue(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  let text: string;
+  try {
+    text = JSON.stringify(value) ?? String(value);
+  } catch {
+    text = String(value);
+  }
+  return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+function mustBe(allowed: string, value: unknown): string {
+  return value === undefined ? `is required: must be ${allowed}` : `must be ${allowed}, got ${formatValue(value)}`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// did-you-mean for unknown keys
+
+/** Optimal-string-alignment distance: insertions, deletions, substitutions, adjacent swaps. */
+function editDistance(a: string, b: string): number {
+  const d: number[][] = Array.from({ length: a.length + 1 }, (_, i) =>
+    Array.from({ length: b.length + 1 }, (_, j) => (i === 0 ? j : j === 0 ? i : 0)),
+  );
+  const at = (i: number, j: number): number => d[i]?.[j] ?? Number.POSITIVE_INFINITY;
+  for (let i = 1; i <= a.length; i++) {
+    const row = d[i] as number[];
+    for (let j = 1; j <= b.length; j++) {
+      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      let best = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, at(i - 2, j - 2) + 1);
+      row[j] = best;
+    }
+  }
+  return at(a.length, b.length);
+}
+
+/** The known key closest to `key`, if close enough to be a typo. */
+export function suggestKey(key: string, known: readonly string[]): string | undefined {
+  const lower = key.toLowerCase();
+  let best: { key: string; distance: number } | undefined;
+  for (const candidate of known) {
+    const c = candidate.toLowerCase();
+    const distance = c === lower ? 0 : editDistance(lower, c);
+    const limit = Math.max(1, Math.min(3, Math.floor(candidate.length / 3)));
+    if (distance <= limit && (!best || distance < best.distance)) best = { key: candidate, distance };
+  }
+  return best?.key;
+}
+
+/** The keys the schema allows for the object at `path` (walking through optional/array wrappers). */
+function knownKeysAt(path: readonly PathSegment[]): string[] {
+  let schema: z.ZodType = labFileSchema;
+  const unwrap = (s: z.ZodType): z.ZodType => {
+    let cur = s;
+    for (;;) {
+      if (cur instanceof z.ZodOptional || cur instanceof z.ZodDefault || cur instanceof z.ZodNullable) {
+        cur = cur.unwrap() as z.ZodType;
+      } else return cur;
+    }
+  };
+  for (const seg of path) {
+    schema = unwrap(schema);
+    if (schema instanceof z.ZodArray && typeof seg === 'number') schema = schema.element as z.ZodType;
+    else if (schema instanceof z.ZodObject && typeof seg === 'string') {
+      const next = (schema.shape as Record<string, z.ZodType | undefined>)[seg];
+      if (!next) return [];
+      schema = next;
+    } else return [];
+  }
+  schema = unwrap(schema);
+  return schema instanceof z.ZodObject ? Object.keys(schema.shape) : [];
+}
+
+// ---------------------------------------------------------------------------------------------
+// pass 1: schema issues → problems
+
+function issueToProblems(issue: z.core.$ZodIssue): LabProblem[] {
+  const input: unknown = (issue as { input?: unknown }).input;
+  if (issue.code === 'unrecognized_keys') {
+    const known = knownKeysAt(issue.path);
+    const obj = (input && typeof input === 'object' ? input : {}) as Record<string, unknown>;
+    return issue.keys.map((key) => {
+      const hint = suggestKey(key, known);
+      const message =
+        `unknown key` +
+        (hint ? ` (did you mean "${hint}"?)` : '') +
+        (known.length ? `; allowed keys here: ${known.join(', ')}` : '');
+      return { path: formatPath([...issue.path, key]), value: obj[key], message };
+    });
+  }
+  if (issue.code === 'invalid_key') {
+    const inner = issue.issues[0]?.message ?? 'a valid key';
+    return [{ path: formatPath(issue.path), value: input, message: `key ${mustBe(inner, input)}` }];
+  }
+  return [{ path: formatPath(issue.path), value: input, message: mustBe(issue.message, input) }];
+}
+
+// ---------------------------------------------------------------------------------------------
+// pass 2: rules between fields, on the raw input
+
+function asRecord(v: unknown): Record<string, unknown> | undefined {
+  return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
+}
+
+function isIntIn(v: unknown, min: number, max: number): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
+}
+
+function checkEngineVersion(version: unknown, out: LabProblem[]): void {
+  if (typeof version !== 'string' || findEngineVersion(version)) return;
+  const path = 'aurora.engineVersion';
+  const byMajor = new Map<string, string[]>();
+  for (const e of ACCEPTED_ENGINE_VERSIONS) {
+    const major = e.version.split('.')[0] ?? '';
+    byMajor.set(major, [...(byMajor.get(major) ?? []), e.version]);
+  }
+  const allowed = [...byMajor.values()].map((v) => v.join(', ')).join('; ');
+  const closest = closestAcceptedVersion(version);
+  const hint = closest ? ` (closest: ${closest})` : '';
+  const message = RETIRED_ENGINE_VERSIONS.includes(version)
+    ? `Aurora PostgreSQL ${version} is no longer creatable (AWS retired it); use a creatable version${hint}: ${allowed}; got ${formatValue(version)}`
+    : `must be an Aurora PostgreSQL version aws-cdk-lib knows and AWS still creates${hint}: ${allowed}; got ${formatValue(version)}`;
+  out.push({ path, value: version, message });
+}
+
+function checkCapacity(aurora: Record<string, unknown>, out: LabProblem[]): void {
+  const cls = aurora.instanceClass;
+  const serverless = asRecord(aurora.serverless);
+  if (cls !== undefined && aurora.serverless !== undefined) {
+    out.push({
+      path: 'aurora.serverless',
+      value: aurora.serverless,
+      message: 'must not be given together with aurora.instanceClass: choose a provisioned class OR serverless v2',
+    });
+  }
+  if (typeof cls === 'string' && !AURORA_POSTGRES_INSTANCE_CLASSES.includes(cls)) {
+    const normalized = cls.startsWith('db.') ? cls : `db.${cls}`;
+    const hint = AURORA_POSTGRES_INSTANCE_CLASSES.includes(normalized)
+      ? `; did you mean "${normalized}"?`
+      : (() => {
+          const s = suggestKey(cls, AURORA_POSTGRES_INSTANCE_CLASSES);
+          return s ? `; did you mean "${s}"?` : '';
+        })();
+    const families = [...new Set(AURORA_POSTGRES_INSTANCE_CLASSES.map((c) => c.split('.')[1]))].join(', ');
+    out.push({
+      path: 'aurora.instanceClass',
+      value: cls,
+      message: `must be a DB instance class Aurora PostgreSQL offers (families ${families}; e.g. db.t4g.medium, db.r6g.4xlarge), got ${formatValue(cls)}${hint}`,
+    });
+  }
+  if (serverless) {
+    const min = serverless.minCapacity;
+    const max = serverless.maxCapacity;
+    if (typeof min === 'number' && typeof max === 'number' && min >= 0 && max <= LIMITS.serverlessAcuMax && min > max) {
+      out.push({
+        path: 'aurora.serverless.minCapacity',
+        value: min,
+        message: `must be ≤ aurora.serverless.maxCapacity (${max}), got ${formatValue(min)}`,
+      });
+    }
+  }
+}
+
+function checkProxies(proxies: unknown, labName: unknown, out: LabProblem[]): void {
+  if (!Array.isArray(proxies)) return;
+  const seen = new Map<string, number>();
+  proxies.forEach((p: unknown, i: number) => {
+    const proxy = asRecord(p);
+    if (!proxy) return;
+    const name = proxy.name;
+    if (typeof name === 'string') {
+      const key = name.toLowerCase();
+      const first = seen.get(key);
+      if (first !== undefined) {
+        out.push({
+          path: `proxies[${i}].name`,
+          value: name,
+          message: `must be unique (case-insensitive): proxies[${first}] is already named ${formatValue(proxies[first] && asRecord(proxies[first])?.name)}, got ${formatValue(name)}`,
+        });
+      } else seen.set(key, i);
+      if (typeof labName === 'string' && `${labName}-${name}`.length > 63) {
+        out.push({
+          path: `proxies[${i}].name`,
+          value: name,
+          message: `makes the RDS proxy name "${labName}-${name}" longer than 63 characters; shorten it or the lab name`,
+        });
+      }
+    }
+    const max = proxy.maxConnectionsPercent ?? 100;
+    const idle = proxy.maxIdleConnectionsPercent;
+    if (isIntIn(max, 1, 100) && isIntIn(idle, 0, 100) && idle > max) {
+      out.push({
+        path: `proxies[${i}].maxIdleConnectionsPercent`,
+        value: idle,
+        message: `must be an integer 0–${max} (≤ maxConnectionsPercent ${max}), got ${formatValue(idle)}`,
+      });
+    }
+  });
+}
+
+function crossFieldProblems(raw: unknown): LabProblem[] {
+  const out: LabProblem[] = [];
+  const root = asRecord(raw);
+  if (!root) return out;
+  const aurora = asRecord(root.aurora);
+  if (aurora) {
+    checkEngineVersion(aurora.engineVersion, out);
+    checkCapacity(aurora, out);
+  }
+  checkProxies(root.proxies, root.name, out);
+  return out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// defaults
+
+function withDefaults(input: LabFileInput): LabConfig {
+  const a = input.aurora ?? {};
+  const capacity: LabConfig['aurora']['capacity'] = a.serverless
+    ? { kind: 'serverless', minCapacityAcu: a.serverless.minCapacity, maxCapacityAcu: a.serverless.maxCapacity }
+    : { kind: 'provisioned', instanceClass: a.instanceClass ?? DEFAULT_INSTANCE_CLASS };
+  const proxies: ProxyConfig[] = (input.proxies ?? []).map((p) => {
+    const maxConnectionsPercent = p.maxConnectionsPercent ?? 100;
+    return {
+      name: p.name,
+      maxConnectionsPercent,
+      maxIdleConnectionsPercent: p.maxIdleConnectionsPercent ?? Math.floor(maxConnectionsPercent / 2),
+      borrowTimeoutSeconds: p.borrowTimeoutSeconds ?? 120,
+      requireTls: p.requireTls ?? true,
+      debugLogging: p.debugLogging ?? false,
+    };
+  });
+  return {
+    name: input.name,
+    description: input.description ?? '',
+    region: input.region ?? null,
+    owner: input.owner ?? null,
+    aurora: {
+      engineVersion: a.engineVersion ?? DEFAULT_ENGINE_VERSION,
+      capacity,
+      readers: a.readers ?? 0,
+      maxConnections: a.maxConnections ?? null,
+      performanceInsights: a.performanceInsights ?? true,
+      logConnections: a.logConnections ?? false,
+      snapshotOnDestroy: a.snapshotOnDestroy ?? false,
+    },
+    proxies,
+    runners: {
+      instanceType: input.runners?.instanceType ?? 'c7g.large',
+      count: input.runners?.count ?? 1,
+      placement: input.runners?.placement ?? 'any',
+    },
+    results: {
+      retainOnDestroy: input.results?.retainOnDestroy ?? false,
+      expireAfterDays: input.results?.expireAfterDays ?? 30,
+    },
+    ttlHours: input.ttlHours ?? 8,
+    tags: input.tags ?? {},
+    suites: input.suites ?? ['quick'],
+    budget: input.budget ?? null,
+  };
+}
+
+/** Validates a parsed lab file (any JSON value); reports every problem at once. */
+export function validateLab(raw: unknown): LabValidation {
+  if (!asRecord(raw)) {
+    return { ok: false, problems: [{ path: '(root)', value: raw, message: mustBe('a JSON object', raw) }] };
+  }
+  const parsed = labFileSchema.safeParse(raw, { reportInput: true });
+  const problems: LabProblem[] = parsed.success ? [] : parsed.error.issues.flatMap(issueToProblems);
+  problems.push(...crossFieldProblems(raw));
+  // Document order of top-level keys, then the order the checks found them (stable sort).
+  const topOrder = Object.keys(raw);
+  const rank = (p: LabProblem): number => {
+    const top = /^[A-Za-z_$][A-Za-z0-9_$]*/.exec(p.path)?.[0] ?? '';
+    const i = topOrder.indexOf(top);
+    return i < 0 ? topOrder.length : i;
+  };
+  problems.sort((x, y) => rank(x) - rank(y));
+  const seen = new Set<string>();
+  const unique = problems.filter((p) => {
+    const key = `${p.path}\u0000${p.message}`;
+    if (seen.has(key)) return false;
+    seen.add(key);
+    return true;
+  });
+  if (unique.length > 0 || !parsed.success) return { ok: false, problems: unique };
+  return { ok: true, lab: withDefaults(parsed.data) };
+}
+
+/** One line per problem: `path: message`. */
+export function formatProblems(problems: readonly LabProblem[], source?: string): string {
+  const lines = problems.map((p) => `${p.path}: ${p.message}`);
+  return source ? [`${source}: ${problems.length} problem${problems.length === 1 ? '' : 's'}`, ...lines.map((l) => `  ${l}`)].join('\n') : lines.join('\n');
+}
