@@ -83,6 +83,24 @@ export interface ParsedRun {
   readonly complete: boolean;
   readonly exitCode: number | null;
   readonly errors: readonly ErrorSummary[];
+  /** `number of transactions per client` when the run used `-t` (null with `-T` or when not printed). */
+  readonly transactionsPerClient?: number | null;
+  /** `--progress` lines (stderr), when present; null when there were none. */
+  readonly progress?: readonly ProgressPoint[] | null;
+}
+
+/** One `progress: …` line of pgbench (`--progress N`). Elapsed seconds since the run started. */
+export interface ProgressPoint {
+  readonly elapsedSec: number;
+  readonly tps: number | null;
+  readonly latencyAvgMs: number | null;
+  readonly latencyStddevMs: number | null;
+  /** `lag X ms`, printed only with `--rate`. */
+  readonly lagAvgMs: number | null;
+  /** `N failed`, printed by pgbench 15+. */
+  readonly failed: number | null;
+  /** `N skipped`, printed only with `--rate` and `--latency-limit`. */
+  readonly skipped: number | null;
 }
 
 /** One per-interval point from pgbench's aggregate log (merged across threads). */
