@@ -302,14 +302,15 @@ function withDefaults(input: LabFileInput): LabConfig {
 
 /** Validates a parsed lab file (any JSON value); reports every problem at once. */
 export function validateLab(raw: unknown): LabValidation {
-  if (!asRecord(raw)) {
+  const rootObject = asRecord(raw);
+  if (!rootObject) {
     return { ok: false, problems: [{ path: '(root)', value: raw, message: mustBe('a JSON object', raw) }] };
   }
   const parsed = labFileSchema.safeParse(raw, { reportInput: true });
   const problems: LabProblem[] = parsed.success ? [] : parsed.error.issues.flatMap(issueToProblems);
   problems.push(...crossFieldProblems(raw));
   // Document order of top-level keys, then the order the checks found them (stable sort).
-  const topOrder = Object.keys(raw);
+  const topOrder = Object.keys(rootObject);
   const rank = (p: LabProblem): number => {
     const top = /^[A-Za-z_$][A-Za-z0-9_$]*/.exec(p.path)?.[0] ?? '';
     const i = topOrder.indexOf(top);
