@@ -37,11 +37,16 @@ export interface PoolControl {
 }
 
 export interface PgbenchInvocation {
+  /** argv[0] is `pgbench`; the executor substitutes the binary it uses. */
   readonly argv: readonly string[];
   readonly env: Readonly<Record<string, string>>;
   readonly timeoutMs: number;
   /** Directory for --log files (aggregate logs); the executor returns what appeared there. */
   readonly logDir: string;
+  /** Files to create before running (custom scripts), absolute paths inside `logDir`'s work dir. */
+  readonly files?: ReadonlyArray<{ readonly path: string; readonly content: string }>;
+  /** Aborting kills pgbench (the outcome then has `aborted: true`). */
+  readonly signal?: AbortSignal;
 }
 
 export interface PgbenchOutcome {
@@ -51,12 +56,32 @@ export interface PgbenchOutcome {
   readonly timedOut: boolean;
   /** Contents of the aggregate log files pgbench wrote (one per thread). */
   readonly logFiles: readonly string[];
-  /** Max CPU % of the load generator during the run, if sampled. */
+  /** Max CPU % of the load generator during the run, if sampled (100 = one core). */
   readonly cpuMaxPercent?: number | null;
+  /** Killed because the invocation's signal aborted. */
+  readonly aborted?: boolean;
+  /** Wall time of the pgbench process. */
+  readonly wallMs?: number;
 }
 
 export interface PgbenchExecutor {
   run(invocation: PgbenchInvocation): Promise<PgbenchOutcome>;
+  /**
+   * A fresh empty directory for one step (logs, scripts) on the machine that runs pgbench.
+   * `name` is a file-name-safe step name.
+   */
+  workDir(name: string): Promise<string>;
+  /** Remove a work directory once its contents were read. */
+  removeWorkDir?(dir: string): Promise<void>;
+}
+
+/** When a step ran, for plotting metrics against steps (local: metrics/steps.json). */
+export interface StepWindow {
+  readonly stepId: string;
+  readonly scenario: string;
+  readonly target: string;
+  readonly start: string;
+  readonly end: string;
 }
 
 export interface RawStepFiles {
@@ -72,13 +97,19 @@ export interface ResultSink {
   writeStep(record: StepRecord, raw: RawStepFiles): Promise<void>;
   /** Step ids already recorded (for resume). */
   completedStepIds(): Promise<Set<string>>;
+  /** Step records already written (for resume: the final table and scenario comparisons). */
+  readSteps?(): Promise<StepRecord[]>;
   writeMetrics(name: string, runId: string, window: { start: string; end: string }, series: MetricSeries[]): Promise<void>;
+  /** Record step windows (optional: a StepRecord's startedAt/endedAt say the same). */
+  writeStepWindows?(runId: string, windows: readonly StepWindow[]): Promise<void>;
 }
 
 export interface MetricsSampler {
   start(): Promise<void>;
   /** Mark a step boundary so plots can show it. */
   markStep(stepId: string, phase: 'start' | 'end'): void;
+  /** Series sampled so far (the engine flushes them after each step so a killed run keeps them). */
+  snapshot?(): MetricSeries[];
   stop(): Promise<MetricSeries[]>;
 }
 

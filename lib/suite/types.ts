@@ -9,6 +9,7 @@
  *   steps/<stepFile>.stderr        raw pgbench stderr (progress lines and errors)
  *   steps/<stepFile>.log           merged pgbench aggregate log (per-second), when kept
  *   metrics/local.json             MetricsFile (local: pgbouncer + pg_stat_database samples)
+ *   metrics/steps.json             { schemaVersion, runId, steps: StepWindow[] } (lib/engine/ports): when each step ran
  *   metrics/cloudwatch.json        MetricsFile (cloud: CloudWatch)
  *   metrics/pi.json                MetricsFile (cloud: Performance Insights)
  *   report.html, summary.md        written by `proxylab report`
@@ -196,6 +197,11 @@ export interface RunEnvironment {
   readonly cpus: number | null;
 }
 
+/** A scenario-level comparison verdict (suite/verdict judgeScenario), kept in the manifest. */
+export interface ScenarioVerdict extends Verdict {
+  readonly scenario: string;
+}
+
 export type RunStatus = 'running' | 'completed' | 'failed' | 'interrupted';
 
 export interface RunManifest {
@@ -212,6 +218,8 @@ export interface RunManifest {
   /** Every step id of the plan, in order. */
   readonly stepIds: readonly string[];
   readonly stepsCompleted: number;
+  /** Scenario comparisons (e.g. `-C` through the pooler ≥ 3 × direct), judged after each scenario's steps. */
+  readonly scenarioVerdicts?: readonly ScenarioVerdict[];
   readonly error?: string;
 }
 

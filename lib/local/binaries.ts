@@ -1,0 +1,241 @@
+/**
+ * Find PostgreSQL (>= 14: initdb, postgres, pgbench, psql) and PgBouncer on this machine; install
+ * them with the OS package manager when allowed and possible, otherwise say exactly what to run.
+ */
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { InfrastructureError } from '../cli/errors';
+
+export const MIN_POSTGRES_MAJOR = 14;
+
+export interface LocalBinaries {
+  /** Directory holding initdb, postgres, pgbench, psql. */
+  readonly bindir: string;
+  readonly initdb: string;
+  readonly postgres: string;
+  readonly pgbench: string;
+  readonly psql: string;
+  readonly pgbouncer: string;
+  /** `15.18` */
+  readonly serverVersion: string;
+  readonly pgbenchVersion: string;
+  readonly poolerVersion: string;
+}
+
+export interface FindOptions {
+  /** Install missing packages with the OS package manager (root or passwordless sudo only). */
+  readonly install: boolean;
+  readonly log?: (line: string) => void;
+  /** Override the candidate directories (tests). */
+  readonly platform?: NodeJS.Platform;
+}
+
+const PG_TOOLS = ['initdb', 'postgres', 'pgbench', 'psql'] as const;
+
+/** `postgres (PostgreSQL) 15.18 (Debian …)` → `15.18`; PgBouncer's `PgBouncer 1.18.0` → `1.18.0`. */
+export function parseToolVersion(text: string): string | null {
+  const m = /(?:PostgreSQL\)|PgBouncer|pgbouncer)\s+(\d+(?:\.\d+)*)/i.exec(text);
+  return m ? m[1] : null;
+}
+
+function versionOf(file: string): string | null {
+  const res = spawnSync(file, ['--version'], { encoding: 'utf8', timeout: 10000 });
+  if (res.status !== 0) return null;
+  return parseToolVersion(`${res.stdout}\n${res.stderr}`);
+}
+
+function isExecutable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
+}
+
+function majorOf(version: string): number {
+  return Number.parseInt(version.split('.')[0], 10);
+}
+
+function globVersionDirs(parent: string, pattern: RegExp, suffix: string): string[] {
+  let entries: string[];
+  try {
+    entries = fs.readdirSync(parent);
+  } catch {
+    return [];
+  }
+  return entries
+    .filter((e) => pattern.test(e))
+    .sort((a, b) => versionKey(b) - versionKey(a))
+    .map((e) => path.join(parent, e, suffix));
+}
+
+function versionKey(name: string): number {
+  const m = /(\d+)(?:\.(\d+))?/.exec(name);
+  return m ? Number(m[1]) * 1000 + Number(m[2] ?? 0) : 0;
+}
+
+/** Directories that may hold the PostgreSQL server binaries, most preferred first. */
+export function postgresCandidateDirs(platform: NodeJS.Platform = process.platform): string[] {
+  const dirs: string[] = [];
+  const fromEnv = process.env.PROXYLAB_PG_BINDIR;
+  if (typeof fromEnv === 'string' && fromEnv !== '') dirs.push(fromEnv);
+  const pgConfig = spawnSync('pg_config', ['--bindir'], { encoding: 'utf8', timeout: 10000 });
+  if (pgConfig.status === 0 && pgConfig.stdout.trim() !== '') dirs.push(pgConfig.stdout.trim());
+  dirs.push(...globVersionDirs('/usr/lib/postgresql', /^\d+$/, 'bin')); // Debian / Ubuntu
+  dirs.push(...globVersionDirs('/usr', /^pgsql-\d+$/, 'bin')); // PGDG RPMs
+  if (platform === 'darwin') {
+    for (const prefix of ['/opt/homebrew/opt', '/usr/local/opt']) {
+      dirs.push(...globVersionDirs(prefix, /^postgresql@\d+$/, 'bin'));
+      dirs.push(path.join(prefix, 'postgresql', 'bin'));
+    }
+    dirs.push('/Applications/Postgres.app/Contents/Versions/latest/bin');
+  }
+  dirs.push(...(process.env.PATH ?? '').split(path.delimiter).filter((d) => d !== ''));
+  dirs.push('/usr/bin', '/usr/local/bin', '/usr/local/pgsql/bin');
+  return [...new Set(dirs)];
+}
+
+export function pgbouncerCandidates(platform: NodeJS.Platform = process.platform): string[] {
+  const files: string[] = [];
+  const fromEnv = process.env.PROXYLAB_PGBOUNCER;
+  if (typeof fromEnv === 'string' && fromEnv !== '') files.push(fromEnv);
+  for (const d of (process.env.PATH ?? '').split(path.delimiter)) if (d !== '') files.push(path.join(d, 'pgbouncer'));
+  files.push('/usr/sbin/pgbouncer', '/usr/bin/pgbouncer', '/usr/local/bin/pgbouncer', '/usr/local/sbin/pgbouncer');
+  if (platform === 'darwin') files.push('/opt/homebrew/bin/pgbouncer', '/usr/local/opt/pgbouncer/bin/pgbouncer');
+  return [...new Set(files)];
+}
+
+interface PgFound {
+  readonly bindir: string;
+  readonly version: string;
+}
+
+function findPostgres(platform: NodeJS.Platform): { found: PgFound | null; tooOld: string[] } {
+  const tooOld: string[] = [];
+  for (const dir of postgresCandidateDirs(platform)) {
+    if (!PG_TOOLS.every((t) => isExecutable(path.join(dir, t)))) continue;
+    const version = versionOf(path.join(dir, 'postgres'));
+    if (version === null) continue;
+    if (majorOf(version) < MIN_POSTGRES_MAJOR) {
+      tooOld.push(`${dir} (PostgreSQL ${version})`);
+      continue;
+    }
+    return { found: { bindir: dir, version }, tooOld };
+  }
+  return { found: null, tooOld };
+}
+
+function findPgbouncer(platform: NodeJS.Platform): { file: string; version: string } | null {
+  for (const file of pgbouncerCandidates(platform)) {
+    if (!isExecutable(file)) continue;
+    const version = versionOf(file);
+    if (version !== null) return { file, version };
+  }
+  return null;
+}
+
+export type PackageManager = 'apt-get' | 'dnf' | 'yum' | 'brew';
+
+/** The exact command that installs what is missing, for this package manager. */
+export function installCommand(pm: PackageManager, missing: { postgres: boolean; pgbouncer: boolean }): string[] {
+  const pkgs: string[] = [];
+  switch (pm) {
+    case 'apt-get':
+      if (missing.postgres) pkgs.push('postgresql', 'postgresql-contrib');
+      if (missing.pgbouncer) pkgs.push('pgbouncer');
+      return ['apt-get', 'install', '-y', '--no-install-recommends', ...pkgs];
+    case 'dnf':
+    case 'yum':
+      if (missing.postgres) pkgs.push('postgresql-server', 'postgresql-contrib', 'postgresql');
+      if (missing.pgbouncer) pkgs.push('pgbouncer');
+      return [pm, 'install', '-y', ...pkgs];
+    case 'brew':
+      if (missing.postgres) pkgs.push('postgresql@16');
+      if (missing.pgbouncer) pkgs.push('pgbouncer');
+      return ['brew', 'install', ...pkgs];
+  }
+}
+
+function onPath(file: string): boolean {
+  return (process.env.PATH ?? '').split(path.delimiter).some((d) => d !== '' && isExecutable(path.join(d, file)));
+}
+
+export function detectPackageManager(platform: NodeJS.Platform = process.platform): PackageManager | null {
+  if (platform === 'darwin') return onPath('brew') ? 'brew' : null;
+  for (const pm of ['apt-get', 'dnf', 'yum'] as const) if (onPath(pm)) return pm;
+  return null;
+}
+
+/** How to run an install: directly as root, via passwordless sudo, or not at all. brew never as root. */
+function privilegePrefix(pm: PackageManager): string[] | null {
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (pm === 'brew') return isRoot ? null : [];
+  if (isRoot) return [];
+  const sudo = spawnSync('sudo', ['-n', 'true'], { stdio: 'ignore', timeout: 10000 });
+  return sudo.status === 0 ? ['sudo', '-n'] : null;
+}
+
+function spawnArgv(argv: readonly string[], env: NodeJS.ProcessEnv): boolean {
+  return spawnSync(argv[0], argv.slice(1), { stdio: 'inherit', env }).status === 0;
+}
+
+function runInstall(prefix: readonly string[], cmd: readonly string[], log: (line: string) => void): boolean {
+  const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
+  if (cmd[0] === 'apt-get') {
+    log(`installing: ${[...prefix, 'apt-get', 'update'].join(' ')}`);
+    if (!spawnArgv([...prefix, 'apt-get', 'update'], env)) return false;
+  }
+  log(`installing: ${[...prefix, ...cmd].join(' ')}`);
+  return spawnArgv([...prefix, ...cmd], env);
+}
+
+/**
+ * Find the binaries; when something is missing install it (if allowed and we have the rights),
+ * then look again. Throws InfrastructureError naming the exact command otherwise.
+ */
+export function findBinaries(opts: FindOptions): LocalBinaries {
+  const platform = opts.platform ?? process.platform;
+  const log = opts.log ?? (() => undefined);
+  let pg = findPostgres(platform);
+  let bouncer = findPgbouncer(platform);
+  if ((pg.found === null || bouncer === null) && opts.install) {
+    const pm = detectPackageManager(platform);
+    const prefix = pm ? privilegePrefix(pm) : null;
+    if (pm && prefix) {
+      const cmd = installCommand(pm, { postgres: pg.found === null, pgbouncer: bouncer === null });
+      if (!runInstall(prefix, cmd, log)) log(`install command failed: ${[...prefix, ...cmd].join(' ')}`);
+      pg = findPostgres(platform);
+      bouncer = findPgbouncer(platform);
+    }
+  }
+  if (pg.found === null || bouncer === null) {
+    const missing = { postgres: pg.found === null, pgbouncer: bouncer === null };
+    const what = [missing.postgres ? `PostgreSQL >= ${MIN_POSTGRES_MAJOR} (initdb, postgres, pgbench, psql)` : null, missing.pgbouncer ? 'PgBouncer' : null]
+      .filter((x): x is string => x !== null)
+      .join(' and ');
+    const pm = detectPackageManager(platform);
+    const hint = pm
+      ? `install with: ${pm === 'brew' ? '' : 'sudo '}${installCommand(pm, missing).join(' ')}`
+      : 'install them with your package manager';
+    const old = pg.tooOld.length ? ` Found too old: ${pg.tooOld.join(', ')}.` : '';
+    const why = opts.install ? '' : ' (--no-install given)';
+    throw new InfrastructureError(
+      `${what} not found${why}.${old} ${hint}; or point PROXYLAB_PG_BINDIR / PROXYLAB_PGBOUNCER at them.`,
+    );
+  }
+  const dir = pg.found.bindir;
+  const pgbenchVersion = versionOf(path.join(dir, 'pgbench')) ?? pg.found.version;
+  return {
+    bindir: dir,
+    initdb: path.join(dir, 'initdb'),
+    postgres: path.join(dir, 'postgres'),
+    pgbench: path.join(dir, 'pgbench'),
+    psql: path.join(dir, 'psql'),
+    pgbouncer: bouncer.file,
+    serverVersion: pg.found.version,
+    pgbenchVersion,
+    poolerVersion: bouncer.version,
+  };
+}

@@ -1,0 +1,154 @@
+/**
+ * A throwaway PostgreSQL cluster: initdb into a temporary directory, started on 127.0.0.1 on a
+ * free port below 32768, trust authentication (reachable from this machine only), a small
+ * max_connections, and a non-superuser `bench` role owning database `bench` (so a refusal reads
+ * `remaining connection slots are reserved…`, as for application roles on RDS).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { InfrastructureError } from '../cli/errors';
+import type { LocalBinaries } from './binaries';
+import { findFreePort } from './ports-free';
+import { delay, runCommand, startServer, type RunAs, type ServerProcess } from './process';
+import { psqlExec, psqlQuery, type PsqlTarget } from './psql';
+
+export const BENCH_USER = 'bench';
+export const BENCH_DB = 'bench';
+export const SUPERUSER = 'postgres';
+
+export interface PostgresOptions {
+  readonly bins: LocalBinaries;
+  /** A directory we own; the cluster lives in `<baseDir>/pg`. */
+  readonly baseDir: string;
+  readonly runAs: RunAs | null;
+  readonly maxConnections: number;
+  readonly superuserReservedConnections: number;
+  readonly excludePorts?: ReadonlySet<number>;
+}
+
+export interface PostgresCluster {
+  readonly host: '127.0.0.1';
+  readonly port: number;
+  readonly dataDir: string;
+  readonly logFile: string;
+  readonly pid: number;
+  readonly maxConnections: number;
+  /** `SHOW server_version`, e.g. `15.18 (Debian 15.18-0+deb12u1)` trimmed to `15.18`. */
+  readonly serverVersion: string;
+  /** Settings passed to the server (no secrets: trust auth). */
+  readonly settings: Readonly<Record<string, string>>;
+  superuserTarget(dbname?: string): PsqlTarget;
+  benchTarget(): PsqlTarget;
+  stop(): Promise<void>;
+  /** Leave the server running after proxylab exits (--keep). */
+  release(): void;
+}
+
+function chownTree(dir: string, runAs: RunAs | null): void {
+  if (!runAs) return;
+  fs.chownSync(dir, runAs.uid, runAs.gid);
+}
+
+export async function startPostgres(opts: PostgresOptions): Promise<PostgresCluster> {
+  const root = path.join(opts.baseDir, 'pg');
+  fs.mkdirSync(root, { recursive: true, mode: 0o700 });
+  chownTree(root, opts.runAs);
+  const dataDir = path.join(root, 'data');
+  const sockDir = path.join(root, 'sock');
+  fs.mkdirSync(sockDir, { mode: 0o700 });
+  chownTree(sockDir, opts.runAs);
+  const logFile = path.join(root, 'postgres.log');
+  fs.writeFileSync(logFile, '');
+  chownTree(logFile, opts.runAs);
+
+  const init = await runCommand(
+    opts.bins.initdb,
+    ['-D', dataDir, '-U', SUPERUSER, '-A', 'trust', '-E', 'UTF8', '--locale=C', '--no-sync'],
+    { runAs: opts.runAs, cwd: root, timeoutMs: 120000 },
+  );
+  if (init.exitCode !== 0) {
+    throw new InfrastructureError(`initdb failed (exit ${init.exitCode ?? init.signal}): ${tail(init.stderr || init.stdout)}`);
+  }
+
+  const excluded = new Set(opts.excludePorts ?? []);
+  let lastError = '';
+  for (let attempt = 0; attempt < 5; attempt++) {
+    const port = await findFreePort(excluded);
+    excluded.add(port);
+    const settings: Record<string, string> = {
+      listen_addresses: '127.0.0.1',
+      port: String(port),
+      unix_socket_directories: sockDir,
+      max_connections: String(opts.maxConnections),
+      superuser_reserved_connections: String(opts.superuserReservedConnections),
+      log_min_messages: 'warning',
+      log_connections: 'off',
+    };
+    const args = ['-D', dataDir, ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
+    const server = startServer('postgres', opts.bins.postgres, args, { runAs: opts.runAs, logFile, cwd: root });
+    const superuser: PsqlTarget = { psql: opts.bins.psql, host: '127.0.0.1', port, user: SUPERUSER, dbname: 'postgres' };
+    const ready = await waitReady(server, superuser, dataDir, 30000);
+    if (!ready) {
+      await server.stop('SIGINT', 5000);
+      lastError = tail(fs.readFileSync(logFile, 'utf8'));
+      if (/could not (bind|create listen socket)|Address already in use/i.test(lastError)) continue;
+      throw new InfrastructureError(`PostgreSQL did not start on port ${port}: ${lastError}`);
+    }
+    try {
+      await psqlExec(superuser, [`CREATE ROLE ${BENCH_USER} LOGIN`, `CREATE DATABASE ${BENCH_DB} OWNER ${BENCH_USER}`]);
+      const rows = await psqlQuery(superuser, ['SHOW server_version']);
+      const serverVersion = (rows[0][0]?.server_version ?? opts.bins.serverVersion).split(' ')[0];
+      return makeCluster(server, port, dataDir, logFile, opts, settings, serverVersion);
+    } catch (e) {
+      await server.stop('SIGINT', 10000);
+      throw new InfrastructureError(`PostgreSQL started but could not be prepared: ${(e as Error).message}`, { cause: e });
+    }
+  }
+  throw new InfrastructureError(`PostgreSQL could not bind a free port after 5 attempts: ${lastError}`);
+}
+
+function makeCluster(
+  server: ServerProcess,
+  port: number,
+  dataDir: string,
+  logFile: string,
+  opts: PostgresOptions,
+  settings: Readonly<Record<string, string>>,
+  serverVersion: string,
+): PostgresCluster {
+  return {
+    host: '127.0.0.1',
+    port,
+    dataDir,
+    logFile,
+    pid: server.pid,
+    maxConnections: opts.maxConnections,
+    serverVersion,
+    settings,
+    superuserTarget: (dbname = 'postgres') => ({ psql: opts.bins.psql, host: '127.0.0.1', port, user: SUPERUSER, dbname }),
+    benchTarget: () => ({ psql: opts.bins.psql, host: '127.0.0.1', port, user: BENCH_USER, dbname: BENCH_DB }),
+    // SIGINT = fast shutdown (disconnect clients, checkpoint); the process group is killed after the grace.
+    release: () => server.release(),
+    stop: () => server.stop('SIGINT', 15000),
+  };
+}
+
+/** Ready when our server (not another one that took the port) answers: data_directory must match. */
+async function waitReady(server: ServerProcess, target: PsqlTarget, dataDir: string, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (server.exited()) return false;
+    try {
+      const rows = await psqlQuery(target, ['SHOW data_directory'], 5000);
+      if (rows[0][0]?.data_directory !== dataDir) return false;
+      return !server.exited();
+    } catch {
+      await delay(100);
+    }
+  }
+  return false;
+}
+
+function tail(text: string, lines = 3): string {
+  return text.trim().split('\n').slice(-lines).join(' | ');
+}

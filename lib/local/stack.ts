@@ -1,0 +1,184 @@
+/**
+ * The local stand-in as one object: binaries found (or installed), a throwaway PostgreSQL, a
+ * PgBouncer with a transaction and a session pool in front of it, and the engine ports bound to
+ * them (targets, pool control, pgbench executor, metrics sampler). `stop()` ends every process we
+ * started and removes the temporary directory unless asked to keep it.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { InfrastructureError } from '../cli/errors';
+import type { ConnectionInfo, PoolControl, Target } from '../engine/ports';
+import type { RunEnvironment, TargetKind, TargetRef } from '../suite/types';
+import { findBinaries, type LocalBinaries } from './binaries';
+import { LocalPgbenchExecutor } from './pgbench-executor';
+import { poolSizeFor, SESSION_DB, startPgbouncer, TRANSACTION_DB, type Pgbouncer } from './pgbouncer';
+import { BENCH_DB, BENCH_USER, startPostgres, type PostgresCluster } from './postgres';
+import { resolveRunAs, type RunAs } from './process';
+import { LocalMetricsSampler } from './sampler';
+
+export const DEFAULT_MAX_CONNECTIONS = 40;
+export const DEFAULT_POOL_PERCENT = 25;
+/** As in the fixtures and RDS's default: 3 slots only a superuser may take. */
+export const DEFAULT_SUPERUSER_RESERVED = 3;
+
+export interface LocalStackOptions {
+  /** @default 40 */
+  readonly maxConnections?: number;
+  /** Pool size of each PgBouncer pool as % of max_connections. @default 25 (10 on 40) */
+  readonly poolPercent?: number;
+  /** @default 3 */
+  readonly superuserReservedConnections?: number;
+  /** Install missing PostgreSQL/PgBouncer with the OS package manager. @default false */
+  readonly install?: boolean;
+  /** Already found binaries (skips the search). */
+  readonly bins?: LocalBinaries;
+  readonly log?: (line: string) => void;
+}
+
+export interface LocalStack {
+  readonly bins: LocalBinaries;
+  readonly runAs: RunAs | null;
+  /** Temporary directory holding the cluster, PgBouncer's files and pgbench work dirs. */
+  readonly baseDir: string;
+  readonly postgres: PostgresCluster;
+  readonly pgbouncer: Pgbouncer;
+  readonly targets: readonly Target[];
+  readonly pool: PoolControl;
+  readonly executor: LocalPgbenchExecutor;
+  readonly environment: RunEnvironment;
+  /** Settings for the manifest (no secrets: trust auth, nothing to hide). */
+  readonly settings: Readonly<Record<string, unknown>>;
+  target(kind: TargetKind): Target;
+  createSampler(intervalMs?: number): LocalMetricsSampler;
+  /** How to connect by hand (for --keep). */
+  connectionHelp(): string;
+  /** Stop PgBouncer then PostgreSQL; remove the temp dir unless keepFiles. Idempotent. */
+  stop(opts?: { keepFiles?: boolean }): Promise<void>;
+  /** Leave both servers running after proxylab exits (--keep); stop() is then a no-op. */
+  release(): void;
+  /** PIDs of the server processes we started (for leak checks). */
+  readonly pids: readonly number[];
+}
+
+export async function startLocalStack(opts: LocalStackOptions = {}): Promise<LocalStack> {
+  const maxConnections = opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
+  const poolPercent = opts.poolPercent ?? DEFAULT_POOL_PERCENT;
+  const reserved = opts.superuserReservedConnections ?? DEFAULT_SUPERUSER_RESERVED;
+  const bins = opts.bins ?? findBinaries({ install: opts.install ?? false, log: opts.log });
+  const runAs = resolveRunAs();
+  if (typeof process.getuid === 'function' && process.getuid() === 0 && runAs === null) {
+    throw new InfrastructureError('running as root, and there is no unprivileged `postgres` OS user to run PostgreSQL and PgBouncer as (create one: useradd --system postgres)');
+  }
+  const baseDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-local-'));
+  fs.chmodSync(baseDir, 0o755); // the server user must reach its subdirectories
+  let postgres: PostgresCluster | null = null;
+  let pgbouncer: Pgbouncer | null = null;
+  try {
+    postgres = await startPostgres({ bins, baseDir, runAs, maxConnections, superuserReservedConnections: reserved });
+    pgbouncer = await startPgbouncer({ bins, baseDir, runAs, server: postgres, poolPercent });
+  } catch (e) {
+    if (postgres) await postgres.stop();
+    fs.rmSync(baseDir, { recursive: true, force: true });
+    throw e;
+  }
+  return makeStack(bins, runAs, baseDir, postgres, pgbouncer, { maxConnections, poolPercent, reserved });
+}
+
+function makeStack(
+  bins: LocalBinaries,
+  runAs: RunAs | null,
+  baseDir: string,
+  pg: PostgresCluster,
+  pgb: Pgbouncer,
+  cfg: { maxConnections: number; poolPercent: number; reserved: number },
+): LocalStack {
+  const target = (ref: TargetRef, port: number, dbname: string): Target => ({
+    ref,
+    connection: (): ConnectionInfo => ({ host: '127.0.0.1', port, user: BENCH_USER, dbname, sslmode: 'disable', env: {} }),
+    maxConnections: async () => pg.maxConnections,
+    poolSize: async () => (ref.kind === 'direct' ? null : pgb.poolSize()),
+  });
+  const targets: Target[] = [
+    target({ kind: 'direct', name: 'direct' }, pg.port, BENCH_DB),
+    target({ kind: 'pgbouncer-transaction', name: 'pgbouncer-transaction' }, pgb.port, TRANSACTION_DB),
+    target({ kind: 'pgbouncer-session', name: 'pgbouncer-session' }, pgb.port, SESSION_DB),
+  ];
+  const pool: PoolControl = {
+    // Every pool, whatever the step's target: idle server connections held by one pool take
+    // max_connections slots from the next step (a direct step would be refused early).
+    reset: async () => pgb.reset(),
+    setPoolPercent: async (ref, percent) => {
+      if (ref.kind === 'direct') return;
+      await pgb.setPoolSize(poolSizeFor(percent, pg.maxConnections));
+    },
+    restore: async () => {
+      if (pgb.poolSize() !== pgb.initialPoolSize) await pgb.setPoolSize(pgb.initialPoolSize);
+    },
+  };
+  const executor = new LocalPgbenchExecutor({ pgbench: bins.pgbench, workRoot: path.join(baseDir, 'pgbench') });
+  let stopped = false;
+  return {
+    bins,
+    runAs,
+    baseDir,
+    postgres: pg,
+    pgbouncer: pgb,
+    targets,
+    pool,
+    executor,
+    pids: [pg.pid, pgb.pid],
+    environment: {
+      maxConnections: pg.maxConnections,
+      serverVersion: pg.serverVersion,
+      pgbenchVersion: bins.pgbenchVersion,
+      poolerVersion: pgb.version,
+      cpus: os.cpus().length || null,
+    },
+    settings: {
+      server: `PostgreSQL ${pg.serverVersion} (throwaway cluster, trust auth on 127.0.0.1)`,
+      maxConnections: pg.maxConnections,
+      superuserReservedConnections: cfg.reserved,
+      benchRole: `${BENCH_USER} (not a superuser)`,
+      pooler: `PgBouncer ${pgb.version}`,
+      poolPercent: cfg.poolPercent,
+      poolSize: pgb.initialPoolSize,
+      pools: { [TRANSACTION_DB]: 'transaction', [SESSION_DB]: 'session' },
+      os: `${os.type()} ${os.release()} ${os.arch()}`,
+      cpuModel: os.cpus()[0]?.model ?? null,
+    },
+    target: (kind) => {
+      const t = targets.find((x) => x.ref.kind === kind);
+      if (!t) throw new InfrastructureError(`the local stack has no ${kind} target`);
+      return t;
+    },
+    createSampler: (intervalMs) =>
+      new LocalMetricsSampler({
+        admin: pgb.admin(),
+        server: pg.superuserTarget(BENCH_DB),
+        datname: BENCH_DB,
+        pools: { [TRANSACTION_DB]: 'transaction', [SESSION_DB]: 'session' },
+        intervalMs,
+      }),
+    connectionHelp: () =>
+      [
+        `PostgreSQL ${pg.serverVersion}: psql -h 127.0.0.1 -p ${pg.port} -U ${BENCH_USER} ${BENCH_DB}   (superuser: -U postgres; trust auth, no password)`,
+        `PgBouncer transaction pool: psql -h 127.0.0.1 -p ${pgb.port} -U ${BENCH_USER} ${TRANSACTION_DB}`,
+        `PgBouncer session pool:     psql -h 127.0.0.1 -p ${pgb.port} -U ${BENCH_USER} ${SESSION_DB}`,
+        `PgBouncer admin console:    psql -h 127.0.0.1 -p ${pgb.port} -U postgres pgbouncer`,
+        `Stop them:                  kill ${pgb.pid} ${pg.pid}; rm -rf ${baseDir}`,
+      ].join('\n'),
+    release: () => {
+      stopped = true;
+      pgb.release();
+      pg.release();
+    },
+    stop: async ({ keepFiles = false } = {}) => {
+      if (stopped) return;
+      stopped = true;
+      await pgb.stop();
+      await pg.stop();
+      if (!keepFiles) fs.rmSync(baseDir, { recursive: true, force: true });
+    },
+  };
+}
