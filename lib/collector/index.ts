@@ -6,3 +6,4 @@ export * from './fetch-cloudwatch';
 export * from './fetch-pi';
 export * from './writer';
 export { isRetryableError, withRetry, type RetryOptions } from './retry';
+export * from './catalog';

@@ -22,6 +22,7 @@ import {
   RDS_NAMESPACE,
   type CloudWatchAggregation,
   type CloudWatchMetricDef,
+  type PiMetricDef,
 } from './catalog';
 
 /** What the lab deployed, as the collector needs it. */
@@ -48,6 +49,8 @@ export interface PlanOptions {
   readonly maxPointsPerSeries?: number;
   /** Smallest PI period considered; 1 enables per-second PI data. @default 60 */
   readonly minPiPeriodSec?: 1 | 60 | 300 | 3600 | 86400;
+  /** Performance Insights counters to read per instance. @default PI_METRICS */
+  readonly piMetrics?: readonly PiMetricDef[];
 }
 
 export const CLOUDWATCH_MAX_QUERIES_PER_CALL = 500;
@@ -136,7 +139,7 @@ export function planCloudWatchQueries(resources: LabResources, window: TimeWindo
 export function planPiRequests(resources: LabResources, window: TimeWindow, options: PlanOptions = {}): PiPlan {
   const { startMs, endMs } = parseWindow(window);
   const periodSec = choosePiPeriodSec(startMs, endMs, options);
-  const perInstance: PiQuerySpec[] = PI_METRICS.map((def) => ({
+  const perInstance: PiQuerySpec[] = (options.piMetrics ?? PI_METRICS).map((def) => ({
     metric: `${def.name}.${def.stat}`,
     name: def.name,
     stat: def.stat,
