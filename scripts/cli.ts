@@ -10,6 +10,8 @@ type Registrar = (program: Command) => void;
 
 // One line per subcommand, in the order `--help` lists them.
 const COMMANDS: Array<() => { register: Registrar }> = [
+  () => require('./commands/cost'),
+  () => require('./commands/extend'),
 ];
 
 export function buildProgram(): Command {

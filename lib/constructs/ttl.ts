@@ -1,0 +1,186 @@
+/**
+ * Expiry: a lab that deletes itself. When the lab sets `ttlHours`, an EventBridge Scheduler
+ * one-time schedule calls CloudFormation `DeleteStack` on exactly this stack at
+ * synth time + ttlHours, through the Scheduler universal target (no Lambda to maintain).
+ *
+ * Who may delete what:
+ *  - The schedule's role may call `cloudformation:DeleteStack` on this stack's id (`AWS::StackId`,
+ *    the ARN with its unique suffix: not another stack, not a later stack with the same name) and
+ *    `iam:PassRole` on the CDK bootstrap CloudFormation execution role, only towards
+ *    cloudformation.amazonaws.com. It may do nothing else.
+ *  - CloudFormation then deletes the resources with that execution role's credentials, the same
+ *    role `cdk deploy` created them with (DeleteStack is called with `RoleARN` set to it). A role
+ *    that can only call DeleteStack could not delete an Aurora cluster itself; CloudFormation
+ *    uses the caller's credentials only when no service role is given.
+ *  - A retained results bucket stays (its removal policy is RETAIN); everything else goes.
+ *
+ * `applyLabTags` tags every taggable resource with `proxylab:lab`, `proxylab:owner` and
+ * `proxylab:expires-at`. The expiry time is fixed at synth (now + ttlHours, rounded up to the
+ * minute; `-c proxylab:now=ISO` pins "now" for reproducible templates), shown in the `ExpiresAt`
+ * output and the tag. `proxylab extend` moves the schedule later; a new deploy restarts the clock.
+ */
+import { Annotations, CfnOutput, DefaultStackSynthesizer, Fn, Stack, Tags } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import { CfnSchedule } from 'aws-cdk-lib/aws-scheduler';
+import { Construct } from 'constructs';
+import {
+  EXPIRES_NEVER,
+  OWNER_UNSPECIFIED,
+  TAG_EXPIRES_AT,
+  TAG_LAB,
+  TAG_OWNER,
+  expiryScheduleName,
+  expiryTime,
+  formatAtExpression,
+  formatExpiresAt,
+} from '../cost/expiry';
+
+/** Context key that pins "now" for the expiry computation (ISO-8601), e.g. in tests. */
+export const NOW_CONTEXT_KEY = 'proxylab:now';
+
+export interface LabExpiryProps {
+  /** Hours from synthesis until the stack deletes itself; > 0. */
+  readonly ttlHours: number;
+  /**
+   * The moment the clock starts.
+   * @default - the `proxylab:now` context value when set, otherwise the time of synthesis
+   */
+  readonly now?: Date;
+}
+
+/** The one-time schedule that deletes this stack, and the role it runs as. */
+export class LabExpiry extends Construct {
+  /** When the stack deletes itself. */
+  public readonly expiresAt: Date;
+  /** The schedule's name (`<stackName>-expiry`, see `expiryScheduleName`). */
+  public readonly scheduleName: string;
+  public readonly schedule: CfnSchedule;
+  public readonly role: iam.Role;
+
+  constructor(scope: Construct, id: string, props: LabExpiryProps) {
+    super(scope, id);
+    const stack = Stack.of(this);
+    this.expiresAt = expiryTime(resolveNow(this, props.now), props.ttlHours);
+    this.scheduleName = expiryScheduleName(stack.stackName);
+
+    this.role = new iam.Role(this, 'DeleteStackRole', {
+      description: `EventBridge Scheduler: deletes stack ${stack.stackName} when the lab expires`,
+      assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com', {
+        conditions: { StringEquals: { 'aws:SourceAccount': stack.account } },
+      }),
+    });
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'DeleteThisStackOnly',
+        actions: ['cloudformation:DeleteStack'],
+        resources: [stack.stackId],
+      }),
+    );
+
+    const executionRoleArn = cloudFormationExecutionRoleArn(stack);
+    if (executionRoleArn !== null) {
+      this.role.addToPrincipalPolicy(
+        new iam.PolicyStatement({
+          sid: 'PassExecutionRoleToCloudFormation',
+          actions: ['iam:PassRole'],
+          resources: [executionRoleArn],
+          conditions: { StringEquals: { 'iam:PassedToService': 'cloudformation.amazonaws.com' } },
+        }),
+      );
+    } else {
+      Annotations.of(this).addWarningV2(
+        'proxylab:ttl-no-execution-role',
+        'The stack synthesizer has no CloudFormation execution role: the expiry schedule will call DeleteStack ' +
+          "with only its own rights, which cannot delete the lab's resources. Use the DefaultStackSynthesizer " +
+          '(cdk bootstrap) or delete the lab with `proxylab destroy`.',
+      );
+    }
+
+    const input: Record<string, string> = { StackName: stack.stackId };
+    if (executionRoleArn !== null) input.RoleARN = executionRoleArn;
+
+    const expiresAtText = formatExpiresAt(this.expiresAt);
+    this.schedule = new CfnSchedule(this, 'Schedule', {
+      name: this.scheduleName,
+      description: `proxylab: deletes stack ${stack.stackName} at ${expiresAtText}`,
+      scheduleExpression: formatAtExpression(this.expiresAt),
+      scheduleExpressionTimezone: 'UTC',
+      flexibleTimeWindow: { mode: 'OFF' },
+      state: 'ENABLED',
+      target: {
+        arn: `arn:${stack.partition}:scheduler:::aws-sdk:cloudformation:deleteStack`,
+        roleArn: this.role.roleArn,
+        input: stack.toJsonString(input),
+        // DeleteStack fails while the stack is mid-update; keep retrying for a day.
+        retryPolicy: { maximumRetryAttempts: 185, maximumEventAgeInSeconds: 86_400 },
+      },
+    });
+    // The policy must exist before the schedule can fire.
+    this.schedule.node.addDependency(this.role);
+
+    new CfnOutput(stack, 'ExpiresAt', {
+      description: 'When the expiry schedule deletes this stack (UTC); `proxylab extend` moves it',
+      value: expiresAtText,
+    });
+    new CfnOutput(stack, 'ExpiryScheduleName', {
+      description: 'EventBridge Scheduler schedule that deletes this stack',
+      value: this.scheduleName,
+    });
+  }
+}
+
+export interface LabTagsProps {
+  readonly labName: string;
+  /** @default 'unspecified' */
+  readonly owner?: string;
+  /** @default 'never' (no expiry) */
+  readonly expiresAt?: Date;
+}
+
+/** Tags every taggable resource in `stack` (and the stack itself) with the lab's lifecycle tags. */
+export function applyLabTags(stack: Stack, props: LabTagsProps): void {
+  Tags.of(stack).add(TAG_LAB, props.labName);
+  Tags.of(stack).add(TAG_OWNER, props.owner ?? OWNER_UNSPECIFIED);
+  Tags.of(stack).add(TAG_EXPIRES_AT, props.expiresAt ? formatExpiresAt(props.expiresAt) : EXPIRES_NEVER);
+}
+
+/** What lib/lab-stack.ts needs of a lab for expiry and tags (a subset of LabConfig). */
+export interface LabLifecycleInput {
+  readonly name: string;
+  /** null/absent: tagged `unspecified`. */
+  readonly owner?: string | null;
+  /** null/absent: no expiry schedule, tagged `never`. */
+  readonly ttlHours?: number | null;
+}
+
+/**
+ * The one call the lab stack makes: the expiry schedule when `ttlHours` is set, and the tags
+ * always. Returns the expiry construct, or null when the lab does not expire.
+ */
+export function applyLabLifecycle(stack: Stack, lab: LabLifecycleInput, now?: Date): LabExpiry | null {
+  const ttlHours = lab.ttlHours ?? null;
+  const expiry = ttlHours !== null ? new LabExpiry(stack, 'Expiry', { ttlHours, now }) : null;
+  applyLabTags(stack, { labName: lab.name, owner: lab.owner ?? undefined, expiresAt: expiry?.expiresAt });
+  return expiry;
+}
+
+function resolveNow(scope: Construct, now: Date | undefined): Date {
+  if (now) return now;
+  const pinned: unknown = scope.node.tryGetContext(NOW_CONTEXT_KEY);
+  if (typeof pinned === 'string') {
+    const d = new Date(pinned);
+    if (Number.isNaN(d.getTime())) {
+      throw new Error(`context ${NOW_CONTEXT_KEY} must be an ISO-8601 time, got "${pinned}"`);
+    }
+    return d;
+  }
+  return new Date();
+}
+
+/** The bootstrap's CloudFormation execution role as an environment-agnostic `Fn::Sub`, or null. */
+function cloudFormationExecutionRoleArn(stack: Stack): string | null {
+  const synth = stack.synthesizer;
+  if (!(synth instanceof DefaultStackSynthesizer)) return null;
+  // `${AWS::Partition}`/`${AWS::AccountId}`/`${AWS::Region}` placeholders: resolve through Fn::Sub.
+  return Fn.sub(synth.cloudFormationExecutionRoleArn);
+}

@@ -1,0 +1,283 @@
+/**
+ * `estimateCost(lab)`: what a lab costs per hour while it exists, with a line per billable part,
+ * from the dated price table only (no AWS call, no guess: an instance type the table does not
+ * have is an error naming it).
+ *
+ * Compute prices are on-demand list prices. Usage-priced parts (storage, I/O) are lines with the
+ * assumption written next to them. A serverless cluster has a range (min–max ACU); every line and
+ * total carries `usdPerHourMin`/`usdPerHourMax` (equal for fixed-price parts).
+ */
+import type { LabConfig } from '../config/types';
+import { UsageError } from '../cli/errors';
+import { DEFAULT_PRICE_REGION, PRICE_TABLES, SOURCES } from './price-table';
+import type { InstancePrice, PriceTable, SourceId } from './price-table';
+import { LAB_DEPLOYMENT_SHAPE } from './shape';
+import type { DeploymentShape } from './shape';
+
+/** Hours in the "8-hour day" total. */
+export const HOURS_PER_DAY = 8;
+/** Hours in the "30-day month left running" total. */
+export const HOURS_PER_MONTH = 720;
+
+export type CostCategory = 'database' | 'proxy' | 'runner' | 'network' | 'storage' | 'other';
+
+export interface CostLine {
+  readonly category: CostCategory;
+  /** What is billed, e.g. `Aurora writer db.t4g.medium`. */
+  readonly part: string;
+  /** How many units bill per hour at the low and high end (equal unless serverless). */
+  readonly quantityMin: number;
+  readonly quantityMax: number;
+  /** The unit of `quantity` and `unitPriceUsd`, e.g. `instance-hour`, `vCPU-hour`. */
+  readonly unit: string;
+  readonly unitPriceUsd: number;
+  readonly usdPerHourMin: number;
+  readonly usdPerHourMax: number;
+  /** `price-table`: a list price × a count the lab fixes; `assumption`: usage we assumed (see note). */
+  readonly basis: 'price-table' | 'assumption';
+  /** The arithmetic and any assumption, in words. */
+  readonly note: string;
+  readonly source: SourceId;
+}
+
+export interface CostTotals {
+  readonly perHourUsdMin: number;
+  readonly perHourUsdMax: number;
+  /** 8 hours. */
+  readonly perDayUsdMin: number;
+  readonly perDayUsdMax: number;
+  /** 30 days × 24 h = 720 hours, left running. */
+  readonly perMonthUsdMin: number;
+  readonly perMonthUsdMax: number;
+}
+
+export interface CostEstimate {
+  readonly lab: string;
+  readonly region: string;
+  /** Where the region came from. */
+  readonly regionFrom: 'flag' | 'lab' | 'default';
+  readonly priceTableAsOf: string;
+  readonly currency: 'USD';
+  /** The lab's `budget.maxHourlyUsd` (null when it sets none), for `checkBudget`. */
+  readonly labBudgetMaxHourlyUsd: number | null;
+  readonly lines: readonly CostLine[];
+  readonly totals: CostTotals;
+  /** Usage assumptions the estimate rests on, in words. */
+  readonly assumptions: readonly string[];
+  /** Billable things left out because they depend on usage we cannot know, in words. */
+  readonly notIncluded: readonly string[];
+  /** Every source a line cites, with its date. */
+  readonly sources: ReadonlyArray<{ readonly id: SourceId; readonly title: string; readonly url: string | null; readonly readOn: string }>;
+}
+
+/** Usage assumptions for the storage and I/O lines. */
+export interface UsageAssumptions {
+  /** Aurora cluster volume, GB. @default 10 (pgbench -s 50 is ≈ 0.75 GB; room for several scales) */
+  readonly auroraStorageGb: number;
+  /**
+   * Aurora I/O requests per hour, millions, averaged over the hours the lab exists.
+   * @default 0.2 (≈ 55 I/O per second: bursts of several thousand per second during write-heavy
+   * runs such as TPC-B, near zero while idle or on cached read-only runs)
+   */
+  readonly auroraIoMillionsPerHour: number;
+}
+
+export const DEFAULT_USAGE: UsageAssumptions = { auroraStorageGb: 10, auroraIoMillionsPerHour: 0.2 };
+
+export interface EstimateOptions {
+  /** Price region; @default the lab's `region`, else us-east-1. */
+  readonly region?: string;
+  /** @default DEFAULT_USAGE */
+  readonly usage?: Partial<UsageAssumptions>;
+  /** What the stack deploys besides the lab's own counts. @default LAB_DEPLOYMENT_SHAPE */
+  readonly shape?: DeploymentShape;
+}
+
+/** The price table for `region`, or a UsageError naming the regions the repository has prices for. */
+export function priceTableFor(region: string): PriceTable {
+  const table = PRICE_TABLES[region];
+  if (!table) {
+    throw new UsageError(
+      `no prices for region ${region} in the price table (lib/cost/price-table.ts); regions with prices: ${Object.keys(PRICE_TABLES).sort().join(', ')}`,
+    );
+  }
+  return table;
+}
+
+/** The Aurora class price, or a UsageError naming the class and the region's known classes. */
+export function auroraInstancePrice(table: PriceTable, instanceClass: string): InstancePrice {
+  const p = table.auroraInstances[instanceClass];
+  if (!p) {
+    throw new UsageError(
+      `unknown Aurora instance class ${instanceClass}: no ${table.region} price in lib/cost/price-table.ts ` +
+        `(known: ${Object.keys(table.auroraInstances).join(', ')}); add it with its source rather than guess`,
+    );
+  }
+  return p;
+}
+
+/** The EC2 instance type price, or a UsageError naming the type and the region's known types. */
+export function ec2InstancePrice(table: PriceTable, instanceType: string): InstancePrice {
+  const p = table.ec2Instances[instanceType];
+  if (!p) {
+    throw new UsageError(
+      `unknown runner instance type ${instanceType}: no ${table.region} price in lib/cost/price-table.ts ` +
+        `(known: ${Object.keys(table.ec2Instances).join(', ')}); add it with its source rather than guess`,
+    );
+  }
+  return p;
+}
+
+export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEstimate {
+  const region = opts.region ?? lab.region ?? DEFAULT_PRICE_REGION;
+  const regionFrom: CostEstimate['regionFrom'] = opts.region ? 'flag' : lab.region ? 'lab' : 'default';
+  const table = priceTableFor(region);
+  const usage: UsageAssumptions = { ...DEFAULT_USAGE, ...opts.usage };
+  const shape = opts.shape ?? LAB_DEPLOYMENT_SHAPE;
+  const lines: CostLine[] = [];
+  const instances = 1 + lab.aurora.readers;
+  const roles = ['writer', ...Array.from({ length: lab.aurora.readers }, (_, i) => `reader ${i + 1}`)];
+
+  // Database: one line per instance.
+  const cap = lab.aurora.capacity;
+  if (cap.kind === 'provisioned') {
+    const p = auroraInstancePrice(table, cap.instanceClass);
+    for (const role of roles) {
+      lines.push(fixed('database', `Aurora ${role} ${cap.instanceClass}`, 1, 'instance-hour', p.usdPerHour, p.source,
+        `1 × $${p.usdPerHour}/h on-demand (${p.vcpus} vCPU, ${p.memoryGiB} GiB)`));
+    }
+  } else {
+    const acu = table.auroraServerlessPerAcuHour;
+    for (const role of roles) {
+      lines.push(range('database', `Aurora ${role} serverless v2`, cap.minCapacityAcu, cap.maxCapacityAcu, 'ACU-hour', acu.usd, acu.source,
+        `${cap.minCapacityAcu}–${cap.maxCapacityAcu} ACU × $${acu.usd}/ACU-hour; bills the capacity in use, between min and max`));
+    }
+  }
+
+  // RDS Proxy: per vCPU-hour (provisioned) or ACU-hour (serverless) of every instance behind it.
+  for (const proxy of lab.proxies) {
+    const part = `RDS Proxy ${proxy.name}`;
+    if (cap.kind === 'provisioned') {
+      const p = auroraInstancePrice(table, cap.instanceClass);
+      const vcpus = p.vcpus * instances;
+      const billed = Math.max(table.rdsProxyMinVcpus, vcpus);
+      const price = table.rdsProxyPerVcpuHour;
+      lines.push(fixed('proxy', part, billed, 'vCPU-hour', price.usd, price.source,
+        `${instances} instance(s) × ${p.vcpus} vCPU = ${vcpus} vCPU (minimum ${table.rdsProxyMinVcpus}) × $${price.usd}/vCPU-hour`));
+    } else {
+      const price = table.rdsProxyPerAcuHour;
+      const lo = Math.max(table.rdsProxyMinAcus, cap.minCapacityAcu * instances);
+      const hi = Math.max(table.rdsProxyMinAcus, cap.maxCapacityAcu * instances);
+      lines.push(range('proxy', part, lo, hi, 'ACU-hour', price.usd, price.source,
+        `${instances} instance(s) × ${cap.minCapacityAcu}–${cap.maxCapacityAcu} ACU (minimum ${table.rdsProxyMinAcus} ACU) × $${price.usd}/ACU-hour`));
+    }
+  }
+
+  // Runners.
+  const runner = ec2InstancePrice(table, lab.runners.instanceType);
+  lines.push(fixed('runner', `Runners ${lab.runners.count} × ${lab.runners.instanceType}`, lab.runners.count, 'instance-hour',
+    runner.usdPerHour, runner.source, `${lab.runners.count} × $${runner.usdPerHour}/h on-demand Linux (${runner.vcpus} vCPU each)`));
+  const ebsGb = shape.runnerRootVolumeGb * lab.runners.count;
+  lines.push(fixed('storage', `Runner EBS gp3 ${lab.runners.count} × ${shape.runnerRootVolumeGb} GB`, ebsGb / HOURS_PER_MONTH, 'GB-month',
+    table.ebsGp3PerGbMonth.usd, table.ebsGp3PerGbMonth.source,
+    `${ebsGb} GB × $${table.ebsGp3PerGbMonth.usd}/GB-month ÷ ${HOURS_PER_MONTH} h`));
+
+  // Network.
+  if (shape.interfaceEndpoints.length > 0) {
+    const n = shape.interfaceEndpoints.length * shape.availabilityZones;
+    const price = table.interfaceEndpointPerAzHour;
+    lines.push(fixed('network', `VPC interface endpoints (${shape.interfaceEndpoints.join(', ')})`, n, 'endpoint-AZ-hour', price.usd, price.source,
+      `${shape.interfaceEndpoints.length} endpoints × ${shape.availabilityZones} AZs × $${price.usd}/h; data processed ($0.01/GB) not included`));
+  }
+  if (shape.natGateways > 0) {
+    const price = table.natGatewayPerHour;
+    lines.push(fixed('network', `NAT gateway × ${shape.natGateways}`, shape.natGateways, 'gateway-hour', price.usd, price.source,
+      `${shape.natGateways} × $${price.usd}/h; data processed ($${table.natGatewayPerGb.usd}/GB) not included`));
+  }
+  const publicIps = shape.natGateways + (shape.runnersHavePublicIpv4 ? lab.runners.count : 0);
+  if (publicIps > 0) {
+    const price = table.publicIpv4PerHour;
+    const why = [
+      shape.natGateways > 0 ? `${shape.natGateways} NAT gateway EIP(s)` : '',
+      shape.runnersHavePublicIpv4 ? `${lab.runners.count} runner(s)` : '',
+    ].filter((s) => s !== '').join(' + ');
+    lines.push(fixed('network', `Public IPv4 × ${publicIps}`, publicIps, 'address-hour', price.usd, price.source,
+      `${why} × $${price.usd}/h`));
+  }
+
+  // Storage and I/O: stated assumptions.
+  const st = table.auroraStoragePerGbMonth;
+  lines.push(assumed('storage', `Aurora storage ${usage.auroraStorageGb} GB (assumed)`, usage.auroraStorageGb / HOURS_PER_MONTH, 'GB-month', st.usd, st.source,
+    `assumed ${usage.auroraStorageGb} GB × $${st.usd}/GB-month ÷ ${HOURS_PER_MONTH} h`));
+  const io = table.auroraIoPerMillionRequests;
+  lines.push(assumed('storage', `Aurora I/O ${usage.auroraIoMillionsPerHour} M requests/h (assumed)`, usage.auroraIoMillionsPerHour, 'million requests', io.usd, io.source,
+    `assumed ${usage.auroraIoMillionsPerHour} million I/O requests per hour × $${io.usd}/million (Aurora Standard)`));
+
+  // Secrets.
+  const sec = table.secretPerMonth;
+  lines.push(fixed('other', `Secrets Manager × ${shape.secrets}`, shape.secrets / HOURS_PER_MONTH, 'secret-month', sec.usd, sec.source,
+    `${shape.secrets} secret(s) × $${sec.usd}/month ÷ ${HOURS_PER_MONTH} h`));
+
+  const totals = totalsOf(lines);
+  const cited = [...new Set(lines.map((l) => l.source))].sort();
+  return {
+    lab: lab.name,
+    region,
+    regionFrom,
+    priceTableAsOf: table.asOf,
+    currency: 'USD',
+    labBudgetMaxHourlyUsd: lab.budget?.maxHourlyUsd ?? null,
+    lines,
+    totals,
+    assumptions: [
+      `on-demand list prices for ${region} as of ${table.asOf}; no Savings Plans, Reserved Instances or free tier`,
+      `Aurora Standard (not I/O-Optimized): storage ${usage.auroraStorageGb} GB, I/O ${usage.auroraIoMillionsPerHour} million requests per hour`,
+      `runner root volumes ${shape.runnerRootVolumeGb} GB gp3 each`,
+      `a day is ${HOURS_PER_DAY} hours; a month left running is 30 days = ${HOURS_PER_MONTH} hours`,
+      cap.kind === 'serverless'
+        ? 'serverless v2 bills the ACUs in use: the low figure is every instance at minCapacity, the high one at maxCapacity'
+        : 'provisioned instances bill every hour they exist, busy or idle',
+    ],
+    notIncluded: [
+      'data transfer (inter-AZ, internet, endpoint/NAT data processed)',
+      'CloudWatch Logs ingestion and storage (VPC flow logs, Lambda logs, PostgreSQL logs)',
+      'CloudWatch GetMetricData and Performance Insights API calls (per metric requested), Lambda invocations',
+      'S3 storage and requests for results (small: JSON and logs)',
+      'backup storage beyond the free amount equal to the cluster volume',
+    ],
+    sources: cited.map((id) => SOURCES[id]),
+  };
+}
+
+function round6(x: number): number {
+  return Math.round(x * 1e6) / 1e6;
+}
+
+function fixed(category: CostCategory, part: string, quantity: number, unit: string, unitPriceUsd: number, source: SourceId, note: string): CostLine {
+  const usd = round6(quantity * unitPriceUsd);
+  return { category, part, quantityMin: quantity, quantityMax: quantity, unit, unitPriceUsd, usdPerHourMin: usd, usdPerHourMax: usd, basis: 'price-table', note, source };
+}
+
+function range(category: CostCategory, part: string, lo: number, hi: number, unit: string, unitPriceUsd: number, source: SourceId, note: string): CostLine {
+  return {
+    category, part, quantityMin: lo, quantityMax: hi, unit, unitPriceUsd,
+    usdPerHourMin: round6(lo * unitPriceUsd), usdPerHourMax: round6(hi * unitPriceUsd), basis: 'price-table', note, source,
+  };
+}
+
+function assumed(category: CostCategory, part: string, quantity: number, unit: string, unitPriceUsd: number, source: SourceId, note: string): CostLine {
+  return { ...fixed(category, part, quantity, unit, unitPriceUsd, source, note), basis: 'assumption' };
+}
+
+function totalsOf(lines: readonly CostLine[]): CostTotals {
+  const lo = round6(lines.reduce((s, l) => s + l.usdPerHourMin, 0));
+  const hi = round6(lines.reduce((s, l) => s + l.usdPerHourMax, 0));
+  return {
+    perHourUsdMin: lo,
+    perHourUsdMax: hi,
+    perDayUsdMin: round6(lo * HOURS_PER_DAY),
+    perDayUsdMax: round6(hi * HOURS_PER_DAY),
+    perMonthUsdMin: round6(lo * HOURS_PER_MONTH),
+    perMonthUsdMax: round6(hi * HOURS_PER_MONTH),
+  };
+}

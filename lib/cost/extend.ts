@@ -1,0 +1,111 @@
+/**
+ * `proxylab extend`: move a deployed lab's expiry later by N hours. Finds the schedule by its
+ * deterministic name (`expiryScheduleName(stackName)`), reads it, and writes it back with the new
+ * `at(...)` time (UpdateSchedule replaces the whole definition, so every field is carried over).
+ *
+ * The `proxylab:expires-at` tags keep the deploy-time deadline: rewriting a tag on every resource
+ * means a stack update (minutes, through every resource's tagging API) or per-service tagging
+ * rights, for a label. The schedule is what deletes the stack and is the authority; its
+ * description carries the new time, and `extend` prints it. A later `proxylab deploy` restarts the
+ * clock at deploy time + ttlHours (and rewrites the tags).
+ */
+import {
+  GetScheduleCommand,
+  ResourceNotFoundException,
+  SchedulerClient,
+  UpdateScheduleCommand,
+} from '@aws-sdk/client-scheduler';
+import { InfrastructureError, UsageError } from '../cli/errors';
+import { expiryScheduleName, formatAtExpression, formatExpiresAt, parseAtExpression } from './expiry';
+
+export interface ExtendRequest {
+  /** The lab's CloudFormation stack name (`stackNameFor(lab.name)`). */
+  readonly stackName: string;
+  /** Hours to add to the current deadline; > 0. */
+  readonly hours: number;
+  /** @default new Date() */
+  readonly now?: Date;
+}
+
+export interface ExtendResult {
+  readonly stackName: string;
+  readonly scheduleName: string;
+  readonly previousExpiresAt: Date;
+  readonly expiresAt: Date;
+}
+
+/** Largest single extension, matching the lab file's ttlHours limit (30 days). */
+export const EXTEND_HOURS_MAX = 720;
+
+export function validateExtendHours(hours: number): void {
+  if (!Number.isFinite(hours) || hours <= 0 || hours > EXTEND_HOURS_MAX) {
+    throw new UsageError(`--hours must be a number of hours > 0 and ≤ ${EXTEND_HOURS_MAX}, got ${hours}`);
+  }
+}
+
+export async function extendLabExpiry(scheduler: SchedulerClient, req: ExtendRequest): Promise<ExtendResult> {
+  validateExtendHours(req.hours);
+  const now = req.now ?? new Date();
+  const name = expiryScheduleName(req.stackName);
+
+  let current;
+  try {
+    current = await scheduler.send(new GetScheduleCommand({ Name: name }));
+  } catch (err) {
+    if (err instanceof ResourceNotFoundException) {
+      throw new UsageError(
+        `no expiry schedule ${name} for stack ${req.stackName} in this account and region: the lab is not deployed ` +
+          'here (check --profile/--region), was deployed without ttlHours, or has already expired',
+      );
+    }
+    throw new InfrastructureError(`reading schedule ${name} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+
+  const expression = current.ScheduleExpression ?? '';
+  const previous = parseAtExpression(expression, current.ScheduleExpressionTimezone);
+  if (previous === null) {
+    throw new InfrastructureError(
+      `schedule ${name} has expression "${expression}" (time zone ${current.ScheduleExpressionTimezone ?? 'UTC'}); ` +
+        'expected a one-time at(...) in UTC as proxylab deploys it',
+    );
+  }
+  if (previous.getTime() <= now.getTime()) {
+    throw new UsageError(
+      `lab stack ${req.stackName} already expired at ${formatExpiresAt(previous)}: its deletion has started or is done; deploy it again`,
+    );
+  }
+  if (!current.Target || !current.FlexibleTimeWindow) {
+    throw new InfrastructureError(`schedule ${name} came back without its target or time window; not changing it`);
+  }
+
+  const expiresAt = new Date(previous.getTime() + req.hours * 3_600_000);
+  try {
+    await scheduler.send(
+      new UpdateScheduleCommand({
+        Name: name,
+        GroupName: current.GroupName,
+        ScheduleExpression: formatAtExpression(expiresAt),
+        ScheduleExpressionTimezone: 'UTC',
+        Description: `proxylab: deletes stack ${req.stackName} at ${formatExpiresAt(expiresAt)} (extended by proxylab extend)`,
+        FlexibleTimeWindow: current.FlexibleTimeWindow,
+        Target: current.Target,
+        State: current.State,
+        ActionAfterCompletion: current.ActionAfterCompletion,
+        KmsKeyArn: current.KmsKeyArn,
+        StartDate: current.StartDate,
+        EndDate: current.EndDate,
+      }),
+    );
+  } catch (err) {
+    throw new InfrastructureError(`updating schedule ${name} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+  }
+  return { stackName: req.stackName, scheduleName: name, previousExpiresAt: previous, expiresAt };
+}
+
+/** A Scheduler client from the usual settings (`--profile`, `--region`, AWS_* environment). */
+export function createSchedulerClient(settings: { region?: string; profile?: string } = {}): SchedulerClient {
+  return new SchedulerClient({
+    ...(settings.region ? { region: settings.region } : {}),
+    ...(settings.profile ? { profile: settings.profile } : {}),
+  });
+}

@@ -1,0 +1,185 @@
+/**
+ * Guard rails `proxylab deploy` calls before it touches AWS:
+ *  - `checkBudget`: refuse a lab whose estimate (its upper bound, for serverless) exceeds
+ *    `--max-hourly`, else the lab's `budget.maxHourlyUsd`, unless forced.
+ *  - `runnerCapacityWarnings`: warn when the runners are too few for the largest client count the
+ *    chosen suites ask for (rule of thumb below). A warning, never a refusal.
+ */
+import { UsageError } from '../cli/errors';
+import type { LabConfig } from '../config/types';
+import type { CostEstimate } from './estimate';
+import { DEFAULT_PRICE_REGION, PRICE_TABLES } from './price-table';
+
+export interface BudgetCheck {
+  /** False when deploy must stop. */
+  readonly allowed: boolean;
+  /** The estimate's upper bound is above the limit (true also when forced through). */
+  readonly overBudget: boolean;
+  readonly estimateUsdPerHour: number;
+  /** The limit applied, or null when neither the flag nor the lab sets one. */
+  readonly limitUsdPerHour: number | null;
+  readonly limitFrom: 'flag' | 'lab' | null;
+  /** One line for the user: why deploy goes on or stops. */
+  readonly message: string;
+}
+
+/**
+ * Compares the estimate's upper bound per hour with `maxHourlyUsd` (the `--max-hourly` flag) or,
+ * when that is absent, the lab's `budget.maxHourlyUsd` (carried on the estimate). Over the limit:
+ * `allowed` is false unless `force`. Never throws; see `enforceBudget` for the throwing form.
+ */
+export function checkBudget(estimate: CostEstimate, maxHourlyUsd?: number, force = false): BudgetCheck {
+  if (maxHourlyUsd !== undefined && !(Number.isFinite(maxHourlyUsd) && maxHourlyUsd > 0)) {
+    throw new UsageError(`--max-hourly must be a positive number of US dollars, got ${maxHourlyUsd}`);
+  }
+  const limit = maxHourlyUsd ?? estimate.labBudgetMaxHourlyUsd;
+  const limitFrom: BudgetCheck['limitFrom'] = maxHourlyUsd !== undefined ? 'flag' : limit !== null ? 'lab' : null;
+  const est = estimate.totals.perHourUsdMax;
+  const estText = `$${est.toFixed(4)}/h`;
+  if (limit === null) {
+    return { allowed: true, overBudget: false, estimateUsdPerHour: est, limitUsdPerHour: null, limitFrom, message: `estimate ${estText}; no hourly limit set (--max-hourly or budget.maxHourlyUsd)` };
+  }
+  const where = limitFrom === 'flag' ? '--max-hourly' : "the lab's budget.maxHourlyUsd";
+  const over = est > limit;
+  if (!over) {
+    return { allowed: true, overBudget: false, estimateUsdPerHour: est, limitUsdPerHour: limit, limitFrom, message: `estimate ${estText} is within ${where} $${limit}/h` };
+  }
+  const message = force
+    ? `estimate ${estText} exceeds ${where} $${limit}/h; deploying anyway because --force was given`
+    : `estimate ${estText} exceeds ${where} $${limit}/h for lab "${estimate.lab}"; refusing to deploy (raise the limit, shrink the lab, or pass --force)`;
+  return { allowed: force, overBudget: true, estimateUsdPerHour: est, limitUsdPerHour: limit, limitFrom, message };
+}
+
+/** `checkBudget`, throwing a UsageError (exit 2) with its message when deploy must stop. */
+export function enforceBudget(estimate: CostEstimate, maxHourlyUsd?: number, force = false): BudgetCheck {
+  const check = checkBudget(estimate, maxHourlyUsd, force);
+  if (!check.allowed) throw new UsageError(check.message);
+  return check;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Runner capacity
+
+/**
+ * Rule of thumb: one runner vCPU drives at most this many pgbench clients before the load
+ * generator, not the database or the proxy, becomes what is measured. pgbench spends CPU per
+ * transaction per client (parse, libpq round trip, TLS through RDS Proxy, reconnects with -C);
+ * E1's write-up had its laptop lag the rate schedule by 7–16 s at ≈ 600 clients. 50 per vCPU
+ * keeps a c7g.large (2 vCPU) at ≤ 100 clients. The engine's runner CPU guard is the measurement;
+ * this is the up-front warning.
+ */
+export const CLIENTS_PER_RUNNER_VCPU = 50;
+
+/** Aurora's default: `LEAST(DBInstanceClassMemory / 9531392, 5000)`. */
+export const MAX_CONNECTIONS_BYTES_PER_CONNECTION = 9_531_392;
+export const MAX_CONNECTIONS_DEFAULT_CAP = 5000;
+
+/**
+ * Aurora PostgreSQL's default max_connections for a class, from its memory in the price table.
+ * Uses the class's nominal memory, so it reads a little high: DBInstanceClassMemory is what is
+ * left after the OS and RDS processes (db.t4g.medium: formula on 4 GiB gives 450; AWS's table
+ * says 405; E1 read 394). Always read `SHOW max_connections` at run time; this is for warnings.
+ * Returns null for a class the price table does not know.
+ */
+export function defaultMaxConnections(instanceClass: string, region: string = DEFAULT_PRICE_REGION): number | null {
+  const spec = PRICE_TABLES[region]?.auroraInstances[instanceClass] ?? PRICE_TABLES[DEFAULT_PRICE_REGION]?.auroraInstances[instanceClass];
+  if (!spec) return null;
+  const bytes = spec.memoryGiB * 1024 ** 3;
+  return Math.min(Math.floor(bytes / MAX_CONNECTIONS_BYTES_PER_CONNECTION), MAX_CONNECTIONS_DEFAULT_CAP);
+}
+
+/** Aurora Serverless v2 at max capacity: 2 GiB per ACU into the same formula. */
+function serverlessMaxConnections(maxAcu: number): number {
+  return Math.min(Math.floor((maxAcu * 2 * 1024 ** 3) / MAX_CONNECTIONS_BYTES_PER_CONNECTION), MAX_CONNECTIONS_DEFAULT_CAP);
+}
+
+/** The lab's max_connections: the override, else the class default (null when unknown). */
+export function labMaxConnections(lab: LabConfig): number | null {
+  if (lab.aurora.maxConnections !== null) return lab.aurora.maxConnections;
+  const cap = lab.aurora.capacity;
+  if (cap.kind === 'serverless') return serverlessMaxConnections(cap.maxCapacityAcu);
+  return defaultMaxConnections(cap.instanceClass, lab.region ?? DEFAULT_PRICE_REGION);
+}
+
+/** A client count as a suite states it: absolute, or a multiple of the target's max_connections. */
+export type ClientCount =
+  | { readonly kind: 'absolute'; readonly clients: number }
+  | { readonly kind: 'max-connections'; readonly multiple: number };
+
+/** What the capacity check needs of a suite: its name and every client count it will run. */
+export interface SuiteClientDemand {
+  readonly suite: string;
+  readonly clientCounts: readonly ClientCount[];
+}
+
+export interface RunnerCapacityWarning {
+  /** Stable id, e.g. for tests and filtering. */
+  readonly id: 'proxylab:runners-too-few' | 'proxylab:client-count-unknown';
+  readonly message: string;
+  readonly suite: string;
+  readonly clients: number | null;
+  readonly runnerVcpus: number | null;
+  /** Runners of this type the rule of thumb asks for (null when unknown). */
+  readonly runnersNeeded: number | null;
+}
+
+/**
+ * Warnings when `lab.runners` are too few for the largest client count of the given suites
+ * (clients per runner vCPU ≤ CLIENTS_PER_RUNNER_VCPU). Relative counts resolve against the lab's
+ * max_connections (override, else the class default). An empty list means no concern.
+ */
+export function runnerCapacityWarnings(lab: LabConfig, suites: readonly SuiteClientDemand[]): RunnerCapacityWarning[] {
+  const table = PRICE_TABLES[lab.region ?? DEFAULT_PRICE_REGION] ?? PRICE_TABLES[DEFAULT_PRICE_REGION];
+  const runnerSpec = table?.ec2Instances[lab.runners.instanceType] ?? null;
+  const maxConn = labMaxConnections(lab);
+  const warnings: RunnerCapacityWarning[] = [];
+  let worst: { suite: string; clients: number } | null = null;
+  for (const s of suites) {
+    for (const c of s.clientCounts) {
+      let clients: number | null;
+      if (c.kind === 'absolute') clients = c.clients;
+      else clients = maxConn === null ? null : Math.ceil(c.multiple * maxConn);
+      if (clients === null) {
+        warnings.push({
+          id: 'proxylab:client-count-unknown',
+          suite: s.suite,
+          clients: null,
+          runnerVcpus: runnerSpec?.vcpus ?? null,
+          runnersNeeded: null,
+          message: `suite ${s.suite}: ${(c as { multiple: number }).multiple} × max_connections cannot be sized: max_connections of this lab is unknown (set aurora.maxConnections)`,
+        });
+        continue;
+      }
+      if (worst === null || clients > worst.clients) worst = { suite: s.suite, clients };
+    }
+  }
+  if (worst === null) return warnings;
+  if (runnerSpec === null) {
+    warnings.push({
+      id: 'proxylab:runners-too-few',
+      suite: worst.suite,
+      clients: worst.clients,
+      runnerVcpus: null,
+      runnersNeeded: null,
+      message: `suite ${worst.suite} runs up to ${worst.clients} clients; runner type ${lab.runners.instanceType} has no vCPU count in the price table, so the runner fleet cannot be checked`,
+    });
+    return warnings;
+  }
+  const vcpus = runnerSpec.vcpus * lab.runners.count;
+  const capacity = vcpus * CLIENTS_PER_RUNNER_VCPU;
+  if (worst.clients > capacity) {
+    const needed = Math.ceil(worst.clients / (runnerSpec.vcpus * CLIENTS_PER_RUNNER_VCPU));
+    warnings.push({
+      id: 'proxylab:runners-too-few',
+      suite: worst.suite,
+      clients: worst.clients,
+      runnerVcpus: vcpus,
+      runnersNeeded: needed,
+      message:
+        `suite ${worst.suite} runs up to ${worst.clients} clients but ${lab.runners.count} × ${lab.runners.instanceType} ` +
+        `(${vcpus} vCPU) drive about ${capacity} (rule of thumb: ${CLIENTS_PER_RUNNER_VCPU} clients per runner vCPU); ` +
+        `the load generator may be what gets measured. Use runners.count ≥ ${needed} or a larger instance type.`,
+    });
+  }
+  return warnings;
+}

@@ -1,0 +1,180 @@
+/**
+ * The dated price table `proxylab cost` and the deploy guard rails read. Prices are written here by
+ * hand from the sources named below and never fetched at run time: an estimate must be
+ * reproducible from the repository alone, and a lab must be costed before any AWS call.
+ *
+ * One table per region. A region that is not here is an error naming the regions that are
+ * (a guess from another region's prices would be a wrong number with a confident face).
+ *
+ * Every price names its source; `SOURCES` says what each source is and when it was read.
+ * When you update a price, update its source date too, and run `npx tsx scripts/cost-table.ts`
+ * to regenerate the README's "What it costs" table (test/unit/readme-cost.test.ts checks it).
+ */
+
+/** Where a price came from. */
+export interface PriceSource {
+  readonly id: SourceId;
+  /** What the source is, in a few words. */
+  readonly title: string;
+  /** Public address, when there is one. */
+  readonly url: string | null;
+  /** When the price was read (ISO date). */
+  readonly readOn: string;
+}
+
+export type SourceId = 'experiments-2026' | 'aws-agent-toolkit-2026-03' | 'aws-pricing-pages-2026' | 'derived';
+
+export const SOURCES: Readonly<Record<SourceId, PriceSource>> = {
+  'experiments-2026': {
+    id: 'experiments-2026',
+    title: 'shared/EXPERIMENTS.md "Rough us-east-1 on-demand prices (2026)" (checked against AWS pricing pages)',
+    url: null,
+    readOn: '2026-11-21',
+  },
+  'aws-agent-toolkit-2026-03': {
+    id: 'aws-agent-toolkit-2026-03',
+    title:
+      'aws/agent-toolkit-for-aws acu_calculator.py static us-east-1 Aurora on-demand table (last updated 2026-03-28); ' +
+      'Aurora PostgreSQL and Aurora MySQL share these on-demand rates in us-east-1 (t4g.medium $0.073 and r6g.large $0.260 ' +
+      'agree with EXPERIMENTS.md)',
+    url: 'https://github.com/aws/agent-toolkit-for-aws (skills/specialized-skills/database-skills/amazon-aurora-mysql/scripts/acu_calculator.py)',
+    readOn: '2026-11-21',
+  },
+  'aws-pricing-pages-2026': {
+    id: 'aws-pricing-pages-2026',
+    title:
+      'AWS pricing pages (RDS Proxy, VPC PrivateLink, EBS, Secrets Manager), us-east-1 on-demand; RDS Proxy on Aurora ' +
+      'Serverless v2 bills per ACU-hour with an 8-ACU minimum (confirmed by blog.serverworks.co.jp, June 2024)',
+    url: 'https://aws.amazon.com/rds/proxy/pricing/',
+    readOn: '2026-11-21',
+  },
+  derived: {
+    id: 'derived',
+    title:
+      'derived from a listed size of the same family: AWS prices sizes within an EC2 family linearly in vCPUs ' +
+      '(e.g. c7g.xlarge = 2 × c7g.large)',
+    url: null,
+    readOn: '2026-11-21',
+  },
+};
+
+/** An hourly-priced instance class (Aurora DB instance or EC2 runner). */
+export interface InstancePrice {
+  readonly usdPerHour: number;
+  readonly vcpus: number;
+  readonly memoryGiB: number;
+  readonly source: SourceId;
+}
+
+export interface UnitPrice {
+  readonly usd: number;
+  readonly source: SourceId;
+}
+
+export interface PriceTable {
+  readonly region: string;
+  /** The date the table as a whole was last checked (ISO). */
+  readonly asOf: string;
+  readonly currency: 'USD';
+  /** Aurora PostgreSQL (Aurora Standard storage configuration), on-demand, per instance-hour. */
+  readonly auroraInstances: Readonly<Record<string, InstancePrice>>;
+  /** Aurora Serverless v2 (Aurora Standard), per ACU-hour. */
+  readonly auroraServerlessPerAcuHour: UnitPrice;
+  /** Aurora Standard storage, per GB-month. */
+  readonly auroraStoragePerGbMonth: UnitPrice;
+  /** Aurora Standard I/O, per million requests. */
+  readonly auroraIoPerMillionRequests: UnitPrice;
+  /** RDS Proxy on provisioned instances: per vCPU-hour of the instances behind it. */
+  readonly rdsProxyPerVcpuHour: UnitPrice;
+  /** RDS Proxy bills at least this many vCPUs per proxy. */
+  readonly rdsProxyMinVcpus: number;
+  /** RDS Proxy on Aurora Serverless v2: per ACU-hour of the capacity behind it. */
+  readonly rdsProxyPerAcuHour: UnitPrice;
+  /** RDS Proxy on Serverless v2 bills at least this many ACUs per proxy. */
+  readonly rdsProxyMinAcus: number;
+  /** EC2 Linux on-demand, per instance-hour. */
+  readonly ec2Instances: Readonly<Record<string, InstancePrice>>;
+  /** EBS gp3, per GB-month. */
+  readonly ebsGp3PerGbMonth: UnitPrice;
+  /** VPC interface endpoint, per endpoint per AZ per hour (data processed extra). */
+  readonly interfaceEndpointPerAzHour: UnitPrice;
+  /** NAT gateway, per gateway-hour (data processed extra). */
+  readonly natGatewayPerHour: UnitPrice;
+  /** NAT gateway data processed, per GB. */
+  readonly natGatewayPerGb: UnitPrice;
+  /** Public IPv4 address (in use or idle), per address-hour. */
+  readonly publicIpv4PerHour: UnitPrice;
+  /** Secrets Manager, per secret-month. */
+  readonly secretPerMonth: UnitPrice;
+}
+
+const X = 'experiments-2026' as const;
+const T = 'aws-agent-toolkit-2026-03' as const;
+const P = 'aws-pricing-pages-2026' as const;
+const D = 'derived' as const;
+
+const US_EAST_1: PriceTable = {
+  region: 'us-east-1',
+  asOf: '2026-11-21',
+  currency: 'USD',
+  auroraInstances: {
+    'db.t4g.medium': { usdPerHour: 0.073, vcpus: 2, memoryGiB: 4, source: X },
+    'db.t4g.large': { usdPerHour: 0.146, vcpus: 2, memoryGiB: 8, source: T },
+    'db.t3.medium': { usdPerHour: 0.082, vcpus: 2, memoryGiB: 4, source: T },
+    'db.t3.large': { usdPerHour: 0.164, vcpus: 2, memoryGiB: 8, source: T },
+    'db.r5.large': { usdPerHour: 0.29, vcpus: 2, memoryGiB: 16, source: T },
+    'db.r5.xlarge': { usdPerHour: 0.58, vcpus: 4, memoryGiB: 32, source: T },
+    'db.r5.2xlarge': { usdPerHour: 1.16, vcpus: 8, memoryGiB: 64, source: T },
+    'db.r5.4xlarge': { usdPerHour: 2.32, vcpus: 16, memoryGiB: 128, source: T },
+    'db.r5.8xlarge': { usdPerHour: 4.64, vcpus: 32, memoryGiB: 256, source: T },
+    'db.r6g.large': { usdPerHour: 0.26, vcpus: 2, memoryGiB: 16, source: X },
+    'db.r6g.xlarge': { usdPerHour: 0.519, vcpus: 4, memoryGiB: 32, source: T },
+    'db.r6g.2xlarge': { usdPerHour: 1.038, vcpus: 8, memoryGiB: 64, source: T },
+    'db.r6g.4xlarge': { usdPerHour: 2.076, vcpus: 16, memoryGiB: 128, source: T },
+    'db.r6g.8xlarge': { usdPerHour: 4.152, vcpus: 32, memoryGiB: 256, source: T },
+    'db.r6g.12xlarge': { usdPerHour: 6.228, vcpus: 48, memoryGiB: 384, source: T },
+    'db.r6g.16xlarge': { usdPerHour: 8.304, vcpus: 64, memoryGiB: 512, source: T },
+    'db.r7g.large': { usdPerHour: 0.276, vcpus: 2, memoryGiB: 16, source: T },
+    'db.r7g.xlarge': { usdPerHour: 0.553, vcpus: 4, memoryGiB: 32, source: T },
+    'db.r7g.2xlarge': { usdPerHour: 1.106, vcpus: 8, memoryGiB: 64, source: T },
+    'db.r7g.4xlarge': { usdPerHour: 2.211, vcpus: 16, memoryGiB: 128, source: T },
+    'db.r7g.8xlarge': { usdPerHour: 4.422, vcpus: 32, memoryGiB: 256, source: T },
+    'db.r7g.12xlarge': { usdPerHour: 6.633, vcpus: 48, memoryGiB: 384, source: T },
+    'db.r7g.16xlarge': { usdPerHour: 8.844, vcpus: 64, memoryGiB: 512, source: T },
+    'db.r8g.large': { usdPerHour: 0.276, vcpus: 2, memoryGiB: 16, source: T },
+    'db.r8g.xlarge': { usdPerHour: 0.552, vcpus: 4, memoryGiB: 32, source: T },
+    'db.r8g.2xlarge': { usdPerHour: 1.104, vcpus: 8, memoryGiB: 64, source: T },
+    'db.r8g.4xlarge': { usdPerHour: 2.208, vcpus: 16, memoryGiB: 128, source: T },
+    'db.r8g.8xlarge': { usdPerHour: 4.416, vcpus: 32, memoryGiB: 256, source: T },
+    'db.r8g.12xlarge': { usdPerHour: 6.624, vcpus: 48, memoryGiB: 384, source: T },
+    'db.r8g.16xlarge': { usdPerHour: 8.832, vcpus: 64, memoryGiB: 512, source: T },
+  },
+  auroraServerlessPerAcuHour: { usd: 0.12, source: T },
+  auroraStoragePerGbMonth: { usd: 0.1, source: X },
+  auroraIoPerMillionRequests: { usd: 0.2, source: X },
+  rdsProxyPerVcpuHour: { usd: 0.015, source: X },
+  rdsProxyMinVcpus: 2,
+  rdsProxyPerAcuHour: { usd: 0.015, source: P },
+  rdsProxyMinAcus: 8,
+  ec2Instances: {
+    'c7g.medium': { usdPerHour: 0.03625, vcpus: 1, memoryGiB: 2, source: D },
+    'c7g.large': { usdPerHour: 0.0725, vcpus: 2, memoryGiB: 4, source: X },
+    'c7g.xlarge': { usdPerHour: 0.145, vcpus: 4, memoryGiB: 8, source: D },
+    'c7g.2xlarge': { usdPerHour: 0.29, vcpus: 8, memoryGiB: 16, source: D },
+    'c7g.4xlarge': { usdPerHour: 0.58, vcpus: 16, memoryGiB: 32, source: D },
+    'c7g.8xlarge': { usdPerHour: 1.16, vcpus: 32, memoryGiB: 64, source: D },
+  },
+  ebsGp3PerGbMonth: { usd: 0.08, source: P },
+  interfaceEndpointPerAzHour: { usd: 0.01, source: P },
+  natGatewayPerHour: { usd: 0.045, source: X },
+  natGatewayPerGb: { usd: 0.045, source: X },
+  publicIpv4PerHour: { usd: 0.005, source: X },
+  secretPerMonth: { usd: 0.4, source: P },
+};
+
+/** Every region the repository has prices for. */
+export const PRICE_TABLES: Readonly<Record<string, PriceTable>> = {
+  'us-east-1': US_EAST_1,
+};
+
+export const DEFAULT_PRICE_REGION = 'us-east-1';

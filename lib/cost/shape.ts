@@ -1,0 +1,29 @@
+/**
+ * What a lab stack deploys that the lab file does not count itself: endpoints, NAT gateways,
+ * public addresses, runner volumes, secrets. Mirrors lib/constructs/network.ts and
+ * lib/constructs/runner-fleet.ts without loading aws-cdk-lib (the estimate must be cheap and run
+ * before any synth); test/unit/cost-matches-template.test.ts synthesizes the stack and fails when
+ * these numbers drift from the template.
+ */
+export interface DeploymentShape {
+  /** Availability zones the VPC spans (interface endpoints bill per AZ). */
+  readonly availabilityZones: number;
+  /** Interface endpoint services, e.g. `ssm`, `ssmmessages`, `ec2messages`. */
+  readonly interfaceEndpoints: readonly string[];
+  readonly natGateways: number;
+  /** Whether each runner gets a public IPv4 address. */
+  readonly runnersHavePublicIpv4: boolean;
+  /** Root EBS volume per runner, GB (gp3). */
+  readonly runnerRootVolumeGb: number;
+  /** Secrets Manager secrets (the database credentials). */
+  readonly secrets: number;
+}
+
+export const LAB_DEPLOYMENT_SHAPE: DeploymentShape = {
+  availabilityZones: 2,
+  interfaceEndpoints: ['ssm', 'ssmmessages', 'ec2messages'],
+  natGateways: 0,
+  runnersHavePublicIpv4: false,
+  runnerRootVolumeGb: 8,
+  secrets: 1,
+};

@@ -1,0 +1,52 @@
+/**
+ * `proxylab cost FILE`: what a lab costs per hour, per 8-hour day and per 30-day month left
+ * running, with a line per billable part, from the dated price table in lib/cost/price-table.ts.
+ */
+import type { Command } from 'commander';
+import { UsageError } from '../../lib/cli/errors';
+import { loadLabFile } from '../../lib/config/load';
+import { DEFAULT_USAGE, estimateCost } from '../../lib/cost/estimate';
+import { formatCostTable } from '../../lib/cost/format';
+
+interface CostFlags {
+  readonly region?: string;
+  readonly json?: boolean;
+  readonly storageGb?: string;
+  readonly ioMillionsPerHour?: string;
+}
+
+function nonNegative(flag: string, text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (text.trim() === '' || !Number.isFinite(n) || n < 0) throw new UsageError(`${flag} must be a number ≥ 0, got "${text}"`);
+  return n;
+}
+
+export function register(program: Command): void {
+  program
+    .command('cost')
+    .description(
+      'Estimate what a lab costs while it exists: a line per billable part (Aurora instances or ACU range, ' +
+        'RDS Proxy vCPU/ACU-hours, runners, endpoints, NAT, public IPv4, storage and I/O as stated assumptions), ' +
+        'totals per hour, per 8-hour day and per 30-day month. On-demand list prices from the dated table in ' +
+        'lib/cost/price-table.ts; nothing is fetched. An instance type without a price is an error.',
+    )
+    .argument('<file>', 'lab file (JSON), e.g. labs/default.json')
+    .option('--region <region>', "price region (default: the lab's region, else us-east-1); a region without prices is an error naming those with prices")
+    .option('--json', 'print the estimate as JSON (lines, totals, assumptions, sources) for scripts')
+    .option('--storage-gb <gb>', `assumed Aurora cluster volume in GB (default ${DEFAULT_USAGE.auroraStorageGb})`)
+    .option('--io-millions-per-hour <n>', `assumed Aurora I/O, millions of requests per hour (default ${DEFAULT_USAGE.auroraIoMillionsPerHour})`)
+    .action((file: string, flags: CostFlags) => {
+      const storageGb = nonNegative('--storage-gb', flags.storageGb);
+      const ioMillions = nonNegative('--io-millions-per-hour', flags.ioMillionsPerHour);
+      const lab = loadLabFile(file);
+      const estimate = estimateCost(lab, {
+        ...(flags.region ? { region: flags.region } : {}),
+        usage: {
+          ...(storageGb !== undefined ? { auroraStorageGb: storageGb } : {}),
+          ...(ioMillions !== undefined ? { auroraIoMillionsPerHour: ioMillions } : {}),
+        },
+      });
+      process.stdout.write(flags.json ? JSON.stringify(estimate, null, 2) + '\n' : formatCostTable(estimate));
+    });
+}

@@ -1,0 +1,48 @@
+/**
+ * `proxylab extend --lab FILE --hours N`: move a deployed lab's expiry later by N hours.
+ */
+import type { Command } from 'commander';
+import { UsageError } from '../../lib/cli/errors';
+import { loadLabFile } from '../../lib/config/load';
+import { stackNameFor } from '../../lib/config/stack-outputs';
+import { formatExpiresAt } from '../../lib/cost/expiry';
+import { createSchedulerClient, extendLabExpiry } from '../../lib/cost/extend';
+
+interface ExtendFlags {
+  readonly lab: string;
+  readonly hours: string;
+  readonly profile?: string;
+  readonly region?: string;
+}
+
+export function register(program: Command): void {
+  program
+    .command('extend')
+    .description(
+      "Move a deployed lab's expiry later: adds N hours to the deadline of its EventBridge Scheduler " +
+        'schedule (`proxylab-<lab>-expiry`), the thing that deletes the stack. The proxylab:expires-at tags ' +
+        'keep the deploy-time value; a new deploy restarts the clock at ttlHours from then.',
+    )
+    .requiredOption('--lab <file>', 'lab file (JSON) of the deployed lab')
+    .requiredOption('--hours <n>', 'hours to add to the current deadline (> 0, ≤ 720)')
+    .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
+    .option('--region <region>', "AWS region (default: AWS_REGION / the profile's region, else the lab's region)")
+    .action(async (flags: ExtendFlags) => {
+      const hours = Number(flags.hours);
+      if (flags.hours.trim() === '' || !Number.isFinite(hours)) {
+        throw new UsageError(`--hours must be a number, got "${flags.hours}"`);
+      }
+      const lab = loadLabFile(flags.lab);
+      const region = flags.region ?? (process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION ? undefined : lab.region ?? undefined);
+      const scheduler = createSchedulerClient({ region, profile: flags.profile });
+      try {
+        const r = await extendLabExpiry(scheduler, { stackName: stackNameFor(lab.name), hours });
+        process.stdout.write(
+          `lab ${lab.name} (stack ${r.stackName}): expiry moved from ${formatExpiresAt(r.previousExpiresAt)} ` +
+            `to ${formatExpiresAt(r.expiresAt)} (schedule ${r.scheduleName})\n`,
+        );
+      } finally {
+        scheduler.destroy();
+      }
+    });
+}
