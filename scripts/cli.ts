@@ -10,6 +10,7 @@ type Registrar = (program: Command) => void;
 
 // One line per subcommand, in the order `--help` lists them.
 const COMMANDS: Array<() => { register: Registrar }> = [
+  () => require('./commands/collect'),
   () => require('./commands/cost'),
   () => require('./commands/extend'),
 ];

@@ -64,3 +64,50 @@ export function parseCollectEvent(input: unknown): CollectEvent {
   });
   throw new UsageError(`invalid collect event: ${problems.join('; ')}`);
 }
+
+/** `proxylab collect` flags that describe the event (when no --event file is given). */
+export interface CollectEventFlags {
+  readonly runId?: string;
+  readonly start?: string;
+  readonly end?: string;
+  readonly clusterId?: string;
+  readonly instanceId?: readonly string[];
+  readonly piResourceId?: readonly string[];
+  readonly instanceClass?: readonly string[];
+  readonly proxy?: readonly string[];
+}
+
+/**
+ * Build the raw event from flags (validated afterwards by parseCollectEvent, so errors name the
+ * event field and the flag). `--instance-class ID=CLASS` pairs become `cluster.instanceClasses`.
+ */
+export function eventFromFlags(flags: CollectEventFlags): Record<string, unknown> {
+  const missing = (
+    [
+      ['--run-id', flags.runId],
+      ['--start', flags.start],
+      ['--end', flags.end],
+      ['--cluster-id', flags.clusterId],
+    ] as const
+  )
+    .filter(([, v]) => v === undefined)
+    .map(([flag]) => flag);
+  if (missing.length > 0) throw new UsageError(`missing ${missing.join(', ')} (or give --event FILE)`);
+  const instanceClasses: Record<string, string> = {};
+  for (const pair of flags.instanceClass ?? []) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0 || eq === pair.length - 1) throw new UsageError(`--instance-class must be ID=CLASS (db.t4g.medium), got "${pair}"`);
+    instanceClasses[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return {
+    runId: flags.runId,
+    window: { start: flags.start, end: flags.end },
+    cluster: {
+      clusterId: flags.clusterId,
+      instanceIds: [...(flags.instanceId ?? [])],
+      piResourceIds: [...(flags.piResourceId ?? [])],
+      ...(Object.keys(instanceClasses).length > 0 ? { instanceClasses } : {}),
+    },
+    proxies: [...(flags.proxy ?? [])],
+  };
+}

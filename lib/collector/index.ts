@@ -7,3 +7,4 @@ export * from './fetch-pi';
 export * from './writer';
 export { isRetryableError, withRetry, type RetryOptions } from './retry';
 export * from './catalog';
+export * from './clients';
