@@ -1,0 +1,249 @@
+/**
+ * Suite expansion (pure): scenario matrices → ordered steps with stable, human-readable ids.
+ *
+ * Rules (docs/suite.md repeats them):
+ * - Step id: `<scenario>/<target name>/c<clients>/<protocol>/<connect>[/pool<percent>]/r<repetition>`,
+ *   e.g. `e1/pgbouncer-transaction/c60/prepared/persistent/r1`. Same inputs → same ids.
+ * - Clients resolve to the SAME number for every target of a cell, so direct and pooled compare:
+ *   `{times, of: 'maxConnections'}` uses the server's max_connections (the direct target's, else
+ *   the smallest of the targets given); `{times, of: 'poolSize'}` uses the smallest pool size among
+ *   the scenario's pooled targets present (in a pool-percent sweep: percent × max_connections),
+ *   falling back to max_connections when no pool size is known. round(times × capacity), at least 1.
+ *   Two specs that resolve to the same count in one scenario give one cell (the first).
+ * - jobs = min(scenario jobs, clients).
+ * - A scenario's target kind with no target present is skipped; `rds-proxy` expands to every
+ *   named proxy given. Target names must be unique.
+ * - Pool-percent sweeps apply to pooled targets only; direct runs once per cell (poolPercent null).
+ * - Order: scenario → pool percent → repetition → clients → protocol → connect → target.
+ */
+import { UsageError } from '../cli/errors';
+import type { ClientsSpec, ExperimentId, InitFlag, MaxConnectionsBand, Scenario, ScriptSpec, Suite } from './catalog';
+import { scriptLabel, validateScenario } from './catalog';
+import type { ErrorClass, Outcome, StepParams, TargetKind, TargetRef } from './types';
+
+export interface TargetCapacity {
+  readonly ref: TargetRef;
+  /** max_connections of the server behind the target. */
+  readonly maxConnections: number;
+  /** Server connections of the pool (pooled targets), null for direct. */
+  readonly poolSize: number | null;
+}
+
+export interface StepExpectation {
+  readonly outcome: Outcome;
+  /** For refused / errors: any one of these classes is enough. */
+  readonly errorClasses: readonly ErrorClass[];
+  readonly published: string | null;
+  readonly note: string | null;
+}
+
+export interface PlannedStep {
+  readonly stepId: string;
+  readonly scenario: string;
+  readonly experiment: ExperimentId;
+  readonly target: TargetRef;
+  readonly params: StepParams;
+  readonly expectation: StepExpectation;
+  readonly script: ScriptSpec;
+  readonly initFlags: readonly InitFlag[];
+  /** Kill pgbench after this long (a session pool can hang it). */
+  readonly timeoutSec: number;
+  /** pgbench --sampling-rate for the per-transaction log; null = log every transaction. */
+  readonly logSamplingRate: number | null;
+  /** The capacity the step was planned against (pre-check, reports). */
+  readonly maxConnections: number;
+  readonly poolSize: number | null;
+  readonly maxConnectionsBand: MaxConnectionsBand;
+}
+
+export interface ExpandOptions {
+  /** Replace every scenario's repetitions. */
+  readonly repetitionsOverride?: number;
+  /** Multiply durations and transactions per client (≥ 1 s / 1 transaction after scaling). */
+  readonly durationScale?: number;
+  /** Per-transaction log budget in lines; above it a sampling rate is set. @default 1_000_000 */
+  readonly maxLogLines?: number;
+}
+
+/** Generous per-client and total tps bounds used to project log volume for `-T` runs. */
+export const TPS_BOUND_PER_CLIENT = 4000;
+export const TPS_BOUND_TOTAL = 100000;
+export const DEFAULT_MAX_LOG_LINES = 1_000_000;
+
+const POOLED_KINDS: ReadonlySet<TargetKind> = new Set<TargetKind>(['rds-proxy', 'pgbouncer-transaction', 'pgbouncer-session']);
+
+export function isPooled(kind: TargetKind): boolean {
+  return POOLED_KINDS.has(kind);
+}
+
+export function maxConnectionsBand(clients: number, maxConnections: number): MaxConnectionsBand {
+  if (clients > maxConnections) return 'above';
+  const margin = Math.max(3, Math.ceil(0.05 * maxConnections));
+  return clients > maxConnections - margin ? 'near' : 'below';
+}
+
+export function resolveClients(spec: ClientsSpec, capacity: { maxConnections: number; poolSize: number | null }): number {
+  if (typeof spec === 'number') return Math.max(1, Math.round(spec));
+  const base = spec.of === 'poolSize' ? (capacity.poolSize ?? capacity.maxConnections) : capacity.maxConnections;
+  return Math.max(1, Math.round(spec.times * base));
+}
+
+/** Sampling rate so the projected per-transaction log stays under `maxLines`; null when no sampling is needed. */
+export function logSamplingRateFor(
+  clients: number,
+  run: { durationSec: number | null; transactionsPerClient: number | null },
+  maxLines: number = DEFAULT_MAX_LOG_LINES,
+): number | null {
+  const projected =
+    run.transactionsPerClient !== null
+      ? clients * run.transactionsPerClient
+      : (run.durationSec ?? 0) * Math.min(clients * TPS_BOUND_PER_CLIENT, TPS_BOUND_TOTAL);
+  if (projected <= maxLines) return null;
+  const raw = maxLines / projected;
+  // two significant digits, rounded down so the budget holds
+  const magnitude = Math.pow(10, Math.floor(Math.log10(raw)) - 1);
+  return Math.max(0.0001, Math.floor(raw / magnitude) * magnitude);
+}
+
+export function timeoutSecFor(clients: number, run: { durationSec: number | null; transactionsPerClient: number | null }): number {
+  if (run.durationSec !== null) return Math.ceil(run.durationSec * 1.5) + 60;
+  return 120 + Math.ceil((clients * (run.transactionsPerClient ?? 0)) / 200);
+}
+
+function matchExpectation(
+  scenario: Scenario,
+  cell: { kind: TargetKind; protocol: StepParams['protocol']; connect: StepParams['connect']; clients: number; band: MaxConnectionsBand; poolSize: number | null },
+): StepExpectation {
+  for (const rule of scenario.expectations) {
+    const w = rule.when;
+    if (w.targets && !w.targets.includes(cell.kind)) continue;
+    if (w.protocols && !w.protocols.includes(cell.protocol)) continue;
+    if (w.connects && !w.connects.includes(cell.connect)) continue;
+    if (w.maxConnectionsBand && !w.maxConnectionsBand.includes(cell.band)) continue;
+    if (w.clientsAbovePoolSize !== undefined && (cell.poolSize === null || cell.clients > cell.poolSize !== w.clientsAbovePoolSize)) continue;
+    return { outcome: rule.outcome, errorClasses: rule.errorClasses ?? [], published: rule.published ?? null, note: rule.note ?? null };
+  }
+  return { outcome: 'any', errorClasses: [], published: null, note: 'no expectation in the catalog for this cell' };
+}
+
+function scaled(value: number | undefined, factor: number): number | null {
+  if (value === undefined) return null;
+  return Math.max(1, Math.round(value * factor));
+}
+
+export function expandScenario(scenario: Scenario, targets: readonly TargetCapacity[], opts: ExpandOptions = {}): PlannedStep[] {
+  const problems = validateScenario(scenario);
+  if (problems.length > 0) throw new UsageError(`invalid scenario: ${problems.join('; ')}`);
+  const names = targets.map((t) => t.ref.name);
+  const dup = names.find((n, i) => names.indexOf(n) !== i);
+  if (dup !== undefined) throw new UsageError(`target names must be unique; "${dup}" appears twice`);
+  if (targets.length === 0) return [];
+
+  const present = scenario.targets.flatMap((kind) => targets.filter((t) => t.ref.kind === kind));
+  if (present.length === 0) return [];
+  const direct = targets.find((t) => t.ref.kind === 'direct');
+  const serverMax = direct?.maxConnections ?? Math.min(...targets.map((t) => t.maxConnections));
+  const pooledPresent = present.filter((t) => isPooled(t.ref.kind));
+  const knownPools = pooledPresent.map((t) => t.poolSize).filter((p): p is number => p !== null);
+  const configuredPool = knownPools.length > 0 ? Math.min(...knownPools) : null;
+
+  const factor = opts.durationScale ?? 1;
+  const durationSec = scaled(scenario.durationSec, factor);
+  const transactionsPerClient = scaled(scenario.transactionsPerClient, factor);
+  const repetitions = opts.repetitionsOverride ?? scenario.repetitions;
+  const sweep: ReadonlyArray<number | null> = scenario.poolPercents && scenario.poolPercents.length > 0 ? scenario.poolPercents : [null];
+  const label = scriptLabel(scenario.script);
+
+  const steps: PlannedStep[] = [];
+  sweep.forEach((percent, sweepIndex) => {
+    const poolForClients = percent !== null ? Math.max(1, Math.round((percent / 100) * serverMax)) : configuredPool;
+    const clientCounts: number[] = [];
+    for (const spec of scenario.clients) {
+      const n = resolveClients(spec, { maxConnections: serverMax, poolSize: poolForClients });
+      if (!clientCounts.includes(n)) clientCounts.push(n);
+    }
+    for (let rep = 1; rep <= repetitions; rep++) {
+      for (const clients of clientCounts) {
+        for (const protocol of scenario.protocols) {
+          for (const connect of scenario.connects) {
+            for (const target of present) {
+              const pooled = isPooled(target.ref.kind);
+              // direct does not depend on the pool: once per cell, in the first sweep group
+              if (!pooled && sweepIndex > 0) continue;
+              const stepPercent = pooled ? percent : null;
+              const poolSize = pooled ? (stepPercent !== null ? Math.max(1, Math.round((stepPercent / 100) * target.maxConnections)) : target.poolSize) : null;
+              const band = maxConnectionsBand(clients, target.maxConnections);
+              const run = { durationSec, transactionsPerClient };
+              const stepId = [
+                scenario.name,
+                target.ref.name,
+                `c${clients}`,
+                protocol,
+                connect,
+                ...(stepPercent !== null ? [`pool${stepPercent}`] : []),
+                `r${rep}`,
+              ].join('/');
+              steps.push({
+                stepId,
+                scenario: scenario.name,
+                experiment: scenario.experiment,
+                target: target.ref,
+                params: {
+                  clients,
+                  jobs: Math.min(scenario.jobs, clients),
+                  protocol,
+                  connect,
+                  script: label,
+                  durationSec,
+                  transactionsPerClient,
+                  rate: scenario.rate ?? null,
+                  scale: scenario.scale,
+                  poolPercent: stepPercent,
+                  repetition: rep,
+                },
+                expectation: matchExpectation(scenario, { kind: target.ref.kind, protocol, connect, clients, band, poolSize }),
+                script: scenario.script,
+                initFlags: scenario.initFlags,
+                timeoutSec: scenario.timeoutSec ?? timeoutSecFor(clients, run),
+                logSamplingRate: logSamplingRateFor(clients, run, opts.maxLogLines),
+                maxConnections: target.maxConnections,
+                poolSize,
+                maxConnectionsBand: band,
+              });
+            }
+          }
+        }
+      }
+    }
+  });
+  return steps;
+}
+
+export function expandSuite(suite: Suite, targets: readonly TargetCapacity[], opts: ExpandOptions = {}): PlannedStep[] {
+  const names = suite.scenarios.map((s) => s.name);
+  const dup = names.find((n, i) => names.indexOf(n) !== i);
+  if (dup !== undefined) throw new UsageError(`suite ${suite.name}: scenario "${dup}" appears twice`);
+  if (opts.repetitionsOverride !== undefined && !(Number.isInteger(opts.repetitionsOverride) && opts.repetitionsOverride >= 1)) {
+    throw new UsageError(`repetitions must be an integer ≥ 1, got ${opts.repetitionsOverride}`);
+  }
+  if (opts.durationScale !== undefined && !(opts.durationScale > 0)) {
+    throw new UsageError(`durationScale must be > 0, got ${opts.durationScale}`);
+  }
+  return suite.scenarios.flatMap((s) => expandScenario(s, targets, opts));
+}
+
+/** Distinct (scale, init flags) pairs in plan order: what the engine must initialize. */
+export function initPlan(steps: readonly PlannedStep[]): Array<{ scale: number; initFlags: readonly InitFlag[]; scenarios: string[] }> {
+  const out: Array<{ scale: number; initFlags: readonly InitFlag[]; scenarios: string[] }> = [];
+  for (const s of steps) {
+    const key = `${s.params.scale} ${[...s.initFlags].sort().join(' ')}`;
+    const found = out.find((o) => `${o.scale} ${[...o.initFlags].sort().join(' ')}` === key);
+    if (!found) out.push({ scale: s.params.scale, initFlags: s.initFlags, scenarios: [s.scenario] });
+    else if (!found.scenarios.includes(s.scenario)) found.scenarios.push(s.scenario);
+  }
+  return out;
+}
+
+// Repetition summaries and scenario comparisons live with the verdicts; re-exported for callers of the plan.
+export { judgeScenario, summarizeRepetitions } from './verdict';
+export type { RepetitionSummary } from './verdict';
