@@ -115,8 +115,9 @@ export class LabExpiry extends Construct {
         retryPolicy: { maximumRetryAttempts: 185, maximumEventAgeInSeconds: 86_400 },
       },
     });
-    // The policy must exist before the schedule can fire.
-    this.schedule.node.addDependency(this.role);
+    // The permissions must exist before the schedule can fire (the role itself is already a GetAtt dependency).
+    const policy = this.role.node.tryFindChild('DefaultPolicy');
+    if (policy) this.schedule.node.addDependency(policy);
 
     new CfnOutput(stack, 'ExpiresAt', {
       description: 'When the expiry schedule deletes this stack (UTC); `proxylab extend` moves it',

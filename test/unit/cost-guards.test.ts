@@ -1,0 +1,121 @@
+import { UsageError } from '../../lib/cli/errors';
+import { validateLab } from '../../lib/config/validate';
+import type { LabConfig } from '../../lib/config/types';
+import { estimateCost } from '../../lib/cost/estimate';
+import type { CostEstimate } from '../../lib/cost/estimate';
+import {
+  CLIENTS_PER_RUNNER_VCPU,
+  checkBudget,
+  defaultMaxConnections,
+  enforceBudget,
+  labMaxConnections,
+  runnerCapacityWarnings,
+} from '../../lib/cost/guards';
+
+function lab(raw: Record<string, unknown>): LabConfig {
+  const v = validateLab({ name: 'unit', ...raw });
+  if (!v.ok) throw new Error(`test lab invalid: ${JSON.stringify(v.problems)}`);
+  return v.lab;
+}
+
+/** An estimate with chosen totals, so the budget rule is tested on its own. */
+function estimateWith(perHourMin: number, perHourMax: number, labBudget: number | null): CostEstimate {
+  const base = estimateCost(lab({}));
+  return {
+    ...base,
+    labBudgetMaxHourlyUsd: labBudget,
+    totals: { ...base.totals, perHourUsdMin: perHourMin, perHourUsdMax: perHourMax },
+  };
+}
+
+describe('checkBudget', () => {
+  test.each([
+    // estimate max, flag, lab budget, force → allowed, over, limitFrom
+    [0.5, undefined, null, false, true, false, null],
+    [0.5, 1, null, false, true, false, 'flag'],
+    [1.5, 1, null, false, false, true, 'flag'],
+    [1.5, 1, null, true, true, true, 'flag'],
+    [1.5, undefined, 1, false, false, true, 'lab'],
+    [1.5, undefined, 2, false, true, false, 'lab'],
+    [1.5, 2, 1, false, true, false, 'flag'], // the flag wins over the lab's budget
+    [1.5, 1, 2, false, false, true, 'flag'],
+    [1.0, 1, null, false, true, false, 'flag'], // equal is within
+  ] as const)('estimate $%s, --max-hourly %s, lab budget %s, force %s → allowed %s, over %s, from %s', (est, flag, budget, force, allowed, over, from) => {
+    // GIVEN
+    const e = estimateWith(est / 2, est, budget);
+    // WHEN
+    const r = checkBudget(e, flag, force);
+    // THEN
+    expect(r.allowed).toBe(allowed);
+    expect(r.overBudget).toBe(over);
+    expect(r.limitFrom).toBe(from);
+    expect(r.estimateUsdPerHour).toBe(est);
+  });
+
+  test('the upper bound of a serverless range is what is compared', () => {
+    const r = checkBudget(estimateWith(0.2, 1.2, null), 1);
+    expect(r.allowed).toBe(false);
+    expect(r.message).toMatch(/estimate \$1\.2000\/h exceeds --max-hourly \$1\/h for lab "unit"; refusing to deploy/);
+  });
+
+  test('enforceBudget throws a UsageError with the reason, and passes when forced', () => {
+    const e = estimateWith(2, 2, 1);
+    expect(() => enforceBudget(e)).toThrow(UsageError);
+    expect(() => enforceBudget(e)).toThrow(/exceeds the lab's budget\.maxHourlyUsd \$1\/h/);
+    expect(enforceBudget(e, undefined, true).message).toMatch(/deploying anyway because --force/);
+  });
+
+  test.each([0, -1, Number.NaN])('--max-hourly %s is a usage error', (bad) => {
+    expect(() => checkBudget(estimateWith(1, 1, null), bad)).toThrow(/--max-hourly must be a positive number/);
+  });
+});
+
+describe('max_connections for the capacity rule', () => {
+  test.each([
+    // LEAST(memory bytes / 9531392, 5000)
+    ['db.t4g.medium', Math.floor((4 * 1024 ** 3) / 9531392)], // 450
+    ['db.r6g.large', Math.floor((16 * 1024 ** 3) / 9531392)], // 1802
+    ['db.r6g.4xlarge', 5000], // 128 GiB → 14420, capped
+  ])('%s → %d', (cls, expected) => {
+    expect(defaultMaxConnections(cls)).toBe(expected);
+  });
+
+  test('unknown class → null, override wins, serverless uses 2 GiB per max ACU', () => {
+    expect(defaultMaxConnections('db.nope.large')).toBeNull();
+    expect(labMaxConnections(lab({ aurora: { maxConnections: 400 } }))).toBe(400);
+    expect(labMaxConnections(lab({ aurora: { serverless: { minCapacity: 0.5, maxCapacity: 4 } } }))).toBe(Math.floor((8 * 1024 ** 3) / 9531392));
+  });
+});
+
+describe('runnerCapacityWarnings', () => {
+  test(`rule of thumb: ${CLIENTS_PER_RUNNER_VCPU} clients per runner vCPU; one c7g.large (2 vCPU) drives 100`, () => {
+    const l = lab({ runners: { instanceType: 'c7g.large', count: 1 } });
+    expect(runnerCapacityWarnings(l, [{ suite: 'quick', clientCounts: [{ kind: 'absolute', clients: 100 }] }])).toEqual([]);
+    const w = runnerCapacityWarnings(l, [{ suite: 'quick', clientCounts: [{ kind: 'absolute', clients: 101 }] }]);
+    expect(w).toHaveLength(1);
+    expect(w[0]?.id).toBe('proxylab:runners-too-few');
+    expect(w[0]?.runnersNeeded).toBe(2);
+    expect(w[0]?.message).toMatch(/suite quick runs up to 101 clients but 1 × c7g\.large \(2 vCPU\) drive about 100.*runners\.count ≥ 2/);
+  });
+
+  test('relative counts resolve against max_connections and the largest count across suites is checked', () => {
+    // GIVEN max_connections 400, 2 runners × 2 vCPU = 200 clients; E1-like 1.5 × max_connections = 600
+    const l = lab({ aurora: { maxConnections: 400 }, runners: { instanceType: 'c7g.large', count: 2 } });
+    const w = runnerCapacityWarnings(l, [
+      { suite: 'small', clientCounts: [{ kind: 'absolute', clients: 50 }] },
+      { suite: 'e1', clientCounts: [{ kind: 'max-connections', multiple: 1 }, { kind: 'max-connections', multiple: 1.5 }] },
+    ]);
+    // THEN one warning, for the 600-client step: ceil(600 / 100) = 6 runners
+    expect(w).toHaveLength(1);
+    expect(w[0]?.suite).toBe('e1');
+    expect(w[0]?.clients).toBe(600);
+    expect(w[0]?.runnerVcpus).toBe(4);
+    expect(w[0]?.runnersNeeded).toBe(6);
+  });
+
+  test('a runner type without a vCPU count is reported, not guessed', () => {
+    const w = runnerCapacityWarnings(lab({ runners: { instanceType: 'm5.large' } }), [{ suite: 'q', clientCounts: [{ kind: 'absolute', clients: 10 }] }]);
+    expect(w[0]?.message).toMatch(/m5\.large has no vCPU count/);
+    expect(w[0]?.runnersNeeded).toBeNull();
+  });
+});

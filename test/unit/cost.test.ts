@@ -1,0 +1,185 @@
+/**
+ * estimateCost: every expected figure is written out from the price table's numbers by hand
+ * (us-east-1, lib/cost/price-table.ts as of 2026-11-21), never by calling estimateCost again.
+ *
+ *   db.t4g.medium $0.073/h (2 vCPU)   db.r6g.large $0.260/h (2 vCPU)   db.r6g.4xlarge $2.076/h (16 vCPU)
+ *   serverless v2 $0.12/ACU-h         RDS Proxy $0.015/vCPU-h (min 2) or $0.015/ACU-h (min 8)
+ *   c7g.large $0.0725/h               EBS gp3 $0.08/GB-month          interface endpoint $0.01/AZ-h
+ *   Aurora storage $0.10/GB-month     Aurora I/O $0.20/million        secret $0.40/month
+ *   month = 720 h; default assumptions: 10 GB storage, 0.2 M I/O per hour, 8 GB runner volumes,
+ *   3 interface endpoints × 2 AZs, no NAT, no public IPv4.
+ */
+import { UsageError } from '../../lib/cli/errors';
+import { validateLab } from '../../lib/config/validate';
+import type { LabConfig } from '../../lib/config/types';
+import { estimateCost } from '../../lib/cost/estimate';
+import type { CostEstimate, CostLine } from '../../lib/cost/estimate';
+import { formatCostTable } from '../../lib/cost/format';
+
+function lab(raw: Record<string, unknown>): LabConfig {
+  const v = validateLab({ name: 'unit', ...raw });
+  if (!v.ok) throw new Error(`test lab invalid: ${JSON.stringify(v.problems)}`);
+  return v.lab;
+}
+
+function line(e: CostEstimate, partPrefix: string): CostLine {
+  const found = e.lines.filter((l) => l.part.startsWith(partPrefix));
+  if (found.length !== 1) throw new Error(`expected one line starting "${partPrefix}", got ${found.map((l) => l.part).join(' | ') || 'none'}`);
+  return found[0] as CostLine;
+}
+
+// Parts that do not depend on the database shape, per hour, with the default assumptions:
+const EBS_8GB = (8 * 0.08) / 720; //            one runner's 8 GB root volume
+const ENDPOINTS = 3 * 2 * 0.01; //              3 endpoints × 2 AZs
+const STORAGE_10GB = (10 * 0.1) / 720;
+const IO_0_2M = 0.2 * 0.2;
+const SECRET = 0.4 / 720;
+
+describe('estimateCost, provisioned', () => {
+  test('one t4g.medium writer, one proxy, one c7g.large runner: each line and the totals', () => {
+    // GIVEN
+    const l = lab({ aurora: { instanceClass: 'db.t4g.medium' }, proxies: [{ name: 'pool100' }], runners: { instanceType: 'c7g.large', count: 1 } });
+    // WHEN
+    const e = estimateCost(l);
+    // THEN
+    expect(e.region).toBe('us-east-1');
+    expect(e.regionFrom).toBe('default');
+    expect(line(e, 'Aurora writer db.t4g.medium').usdPerHourMax).toBeCloseTo(0.073, 6);
+    const proxy = line(e, 'RDS Proxy pool100');
+    expect(proxy.quantityMax).toBe(2); // 1 instance × 2 vCPU
+    expect(proxy.usdPerHourMax).toBeCloseTo(2 * 0.015, 6);
+    expect(line(e, 'Runners 1 × c7g.large').usdPerHourMax).toBeCloseTo(0.0725, 6);
+    expect(line(e, 'Runner EBS').usdPerHourMax).toBeCloseTo(EBS_8GB, 6);
+    expect(line(e, 'VPC interface endpoints').usdPerHourMax).toBeCloseTo(ENDPOINTS, 6);
+    expect(line(e, 'Aurora storage').usdPerHourMax).toBeCloseTo(STORAGE_10GB, 6);
+    expect(line(e, 'Aurora I/O').usdPerHourMax).toBeCloseTo(IO_0_2M, 6);
+    expect(line(e, 'Secrets Manager').usdPerHourMax).toBeCloseTo(SECRET, 6);
+    const hour = 0.073 + 0.03 + 0.0725 + EBS_8GB + ENDPOINTS + STORAGE_10GB + IO_0_2M + SECRET;
+    expect(e.totals.perHourUsdMin).toBeCloseTo(hour, 5);
+    expect(e.totals.perHourUsdMax).toBeCloseTo(hour, 5);
+    expect(e.totals.perDayUsdMax).toBeCloseTo(hour * 8, 4);
+    expect(e.totals.perMonthUsdMax).toBeCloseTo(hour * 720, 3);
+  });
+
+  test('readers: a line per instance, and the proxy bills the vCPUs of writer + readers', () => {
+    // GIVEN two readers on db.r6g.large (2 vCPU each) and two proxies
+    const l = lab({ aurora: { instanceClass: 'db.r6g.large', readers: 2 }, proxies: [{ name: 'a' }, { name: 'b' }] });
+    // WHEN
+    const e = estimateCost(l);
+    // THEN
+    const db = e.lines.filter((x) => x.category === 'database');
+    expect(db.map((x) => x.part)).toEqual(['Aurora writer db.r6g.large', 'Aurora reader 1 db.r6g.large', 'Aurora reader 2 db.r6g.large']);
+    for (const d of db) expect(d.usdPerHourMax).toBeCloseTo(0.26, 6);
+    for (const name of ['RDS Proxy a', 'RDS Proxy b']) {
+      const p = line(e, name);
+      expect(p.quantityMax).toBe(6); // 3 instances × 2 vCPU
+      expect(p.usdPerHourMax).toBeCloseTo(6 * 0.015, 6);
+    }
+  });
+
+  test('a large class: the proxy bills 16 vCPU, not the 2-vCPU minimum', () => {
+    const e = estimateCost(lab({ aurora: { instanceClass: 'db.r6g.4xlarge' }, proxies: [{ name: 'p' }] }));
+    expect(line(e, 'Aurora writer').usdPerHourMax).toBeCloseTo(2.076, 6);
+    expect(line(e, 'RDS Proxy p').usdPerHourMax).toBeCloseTo(16 * 0.015, 6);
+  });
+
+  test('no proxy: no proxy line', () => {
+    const e = estimateCost(lab({ proxies: [] }));
+    expect(e.lines.some((x) => x.category === 'proxy')).toBe(false);
+  });
+
+  test('runner count multiplies the instance and volume lines', () => {
+    const e = estimateCost(lab({ runners: { instanceType: 'c7g.large', count: 4 } }));
+    expect(line(e, 'Runners 4 × c7g.large').usdPerHourMax).toBeCloseTo(4 * 0.0725, 6);
+    expect(line(e, 'Runner EBS').usdPerHourMax).toBeCloseTo(4 * EBS_8GB, 6);
+  });
+});
+
+describe('estimateCost, serverless v2', () => {
+  test('ACU range per instance and proxy billed on ACUs with the 8-ACU minimum', () => {
+    // GIVEN 0.5–4 ACU, one reader, one proxy
+    const l = lab({ aurora: { serverless: { minCapacity: 0.5, maxCapacity: 4 }, readers: 1 }, proxies: [{ name: 'p' }] });
+    // WHEN
+    const e = estimateCost(l);
+    // THEN each instance 0.5 × 0.12 = 0.06 to 4 × 0.12 = 0.48
+    const db = e.lines.filter((x) => x.category === 'database');
+    expect(db).toHaveLength(2);
+    for (const d of db) {
+      expect(d.usdPerHourMin).toBeCloseTo(0.06, 6);
+      expect(d.usdPerHourMax).toBeCloseTo(0.48, 6);
+    }
+    // proxy: 2 instances × 0.5–4 ACU = 1–8 ACU, billed at least 8 → 8 × 0.015 = 0.12 both ends
+    const p = line(e, 'RDS Proxy p');
+    expect(p.usdPerHourMin).toBeCloseTo(0.12, 6);
+    expect(p.usdPerHourMax).toBeCloseTo(0.12, 6);
+    const fixed = 0.12 + 0.0725 + EBS_8GB + ENDPOINTS + STORAGE_10GB + IO_0_2M + SECRET;
+    expect(e.totals.perHourUsdMin).toBeCloseTo(2 * 0.06 + fixed, 5);
+    expect(e.totals.perHourUsdMax).toBeCloseTo(2 * 0.48 + fixed, 5);
+    expect(e.totals.perMonthUsdMax).toBeCloseTo((2 * 0.48 + fixed) * 720, 3);
+  });
+
+  test('above the minimum the proxy follows the ACUs: 1 instance × 2–16 ACU', () => {
+    const e = estimateCost(lab({ aurora: { serverless: { minCapacity: 2, maxCapacity: 16 } }, proxies: [{ name: 'p' }] }));
+    const p = line(e, 'RDS Proxy p');
+    expect(p.usdPerHourMin).toBeCloseTo(8 * 0.015, 6);
+    expect(p.usdPerHourMax).toBeCloseTo(16 * 0.015, 6);
+  });
+});
+
+describe('estimateCost, errors and options', () => {
+  test.each([
+    ['an Aurora class the table has no price for', { aurora: { instanceClass: 'db.x2g.large' } }, /unknown Aurora instance class db\.x2g\.large/],
+    ['a runner type the table has no price for', { runners: { instanceType: 'm5.large' } }, /unknown runner instance type m5\.large/],
+  ])('%s is an error naming it', (_what, raw, pattern) => {
+    const l = lab(raw);
+    expect(() => estimateCost(l)).toThrow(UsageError);
+    expect(() => estimateCost(l)).toThrow(pattern);
+  });
+
+  test('a region without prices is an error naming the regions that have them', () => {
+    expect(() => estimateCost(lab({}), { region: 'eu-west-1' })).toThrow(/no prices for region eu-west-1.*regions with prices: us-east-1/);
+  });
+
+  test("the lab's region is used, and the flag wins over it", () => {
+    expect(() => estimateCost(lab({ region: 'ap-southeast-2' }))).toThrow(/ap-southeast-2/);
+    const e = estimateCost(lab({ region: 'ap-southeast-2' }), { region: 'us-east-1' });
+    expect(e.region).toBe('us-east-1');
+    expect(e.regionFrom).toBe('flag');
+    expect(estimateCost(lab({ region: 'us-east-1' })).regionFrom).toBe('lab');
+  });
+
+  test('usage assumptions change only their own lines', () => {
+    const e = estimateCost(lab({}), { usage: { auroraStorageGb: 100, auroraIoMillionsPerHour: 3 } });
+    expect(line(e, 'Aurora storage 100 GB').usdPerHourMax).toBeCloseTo((100 * 0.1) / 720, 6);
+    expect(line(e, 'Aurora I/O 3 M').usdPerHourMax).toBeCloseTo(3 * 0.2, 6);
+    expect(line(e, 'Aurora I/O').basis).toBe('assumption');
+    expect(line(e, 'Aurora writer').basis).toBe('price-table');
+  });
+
+  test("the lab's budget rides along for checkBudget", () => {
+    expect(estimateCost(lab({ budget: { maxHourlyUsd: 1.5 } })).labBudgetMaxHourlyUsd).toBe(1.5);
+    expect(estimateCost(lab({})).labBudgetMaxHourlyUsd).toBeNull();
+  });
+
+  test('every line cites a source listed in the estimate', () => {
+    const e = estimateCost(lab({ proxies: [{ name: 'p' }] }));
+    const ids = new Set(e.sources.map((s) => s.id));
+    for (const l of e.lines) expect(ids.has(l.source)).toBe(true);
+  });
+});
+
+describe('formatCostTable', () => {
+  test('prints every part, the three totals and marks assumed lines', () => {
+    // GIVEN
+    const e = estimateCost(lab({ aurora: { serverless: { minCapacity: 0.5, maxCapacity: 4 } }, proxies: [{ name: 'pool100' }] }));
+    // WHEN
+    const text = formatCostTable(e);
+    // THEN
+    for (const l of e.lines) expect(text).toContain(l.part);
+    expect(text).toMatch(/Aurora I\/O .*\(assumed\) \*/);
+    expect(text).toMatch(/Total per hour: +\$\d+\.\d{4}–\d+\.\d{4}/);
+    expect(text).toMatch(/Total per 8-hour day: +\$/);
+    expect(text).toMatch(/Total per 30-day month \(720 h\): \$/);
+    expect(text).toContain('as of 2026-11-21');
+  });
+});
