@@ -1,0 +1,105 @@
+import { Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as rds from 'aws-cdk-lib/aws-rds';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import { CfnResource } from 'aws-cdk-lib';
+import { Construct } from 'constructs';
+import type { ProxyConfig } from '../config';
+
+export interface LabProxiesProps {
+  readonly vpc: ec2.IVpc;
+  /** Subnets for the proxies (isolated ones). */
+  readonly subnets: ec2.SubnetSelection;
+  readonly cluster: rds.IDatabaseCluster;
+  /** The cluster's master secret: the proxies authenticate to the database with it. */
+  readonly secret: secretsmanager.ISecret;
+  /**
+   * The writer instance. Each proxy's target group depends on it (aws-cdk issue 31304: the
+   * target group can race the writer's configuration and fail registration).
+   */
+  readonly writer: CfnResource;
+  /**
+   * The cluster's other instances (readers); the target group waits for them too.
+   * @default - none
+   */
+  readonly otherInstances?: readonly CfnResource[];
+  /** Lab name: RDS proxy names are `<lab>-<proxy>` (unique per account and region). */
+  readonly labName: string;
+  /** The lab's proxies, defaults applied. Zero proxies is allowed. */
+  readonly proxies: readonly ProxyConfig[];
+  /**
+   * Retention of the proxies' CloudWatch log groups (`/aws/rds/proxy/<name>`), created here so
+   * they are deleted with the stack.
+   * @default - one week
+   */
+  readonly logRetention?: logs.RetentionDays;
+}
+
+export interface LabProxy {
+  /** Lab-local name (`pool100`). */
+  readonly name: string;
+  /** RDS proxy name (`<lab>-<name>`). */
+  readonly physicalName: string;
+  readonly proxy: rds.DatabaseProxy;
+}
+
+/** Zero or more RDS Proxies in front of the cluster, each with its own pool settings. */
+export class LabProxies extends Construct {
+  readonly proxies: LabProxy[];
+  /** Shared by every proxy; allows PostgreSQL from the runners (added by the runner fleet). */
+  readonly securityGroup: ec2.SecurityGroup;
+
+  constructor(scope: Construct, id: string, props: LabProxiesProps) {
+    super(scope, id);
+    this.securityGroup = new ec2.SecurityGroup(this, 'SecurityGroup', {
+      vpc: props.vpc,
+      description: 'RDS Proxies: PostgreSQL from the lab runners; out to the cluster',
+      allowAllOutbound: false,
+    });
+    this.proxies = props.proxies.map((config) => {
+      const physicalName = `${props.labName}-${config.name}`;
+      const scopeForProxy = new Construct(this, config.name);
+      // Created first so the stack owns (and deletes) it, with a retention.
+      new logs.LogGroup(scopeForProxy, 'Logs', {
+        logGroupName: `/aws/rds/proxy/${physicalName}`,
+        retention: props.logRetention ?? logs.RetentionDays.ONE_WEEK,
+        removalPolicy: RemovalPolicy.DESTROY,
+      });
+      const proxy = new rds.DatabaseProxy(scopeForProxy, 'Proxy', {
+        dbProxyName: physicalName,
+        proxyTarget: rds.ProxyTarget.fromCluster(props.cluster),
+        secrets: [props.secret],
+        vpc: props.vpc,
+        vpcSubnets: props.subnets,
+        securityGroups: [this.securityGroup],
+        ...toPoolSettings(config),
+        iamAuth: false,
+      });
+      // DependsOn: the writer (issue 31304) and every other instance, and NOT the cluster: the
+      // target group already Refs it, and cfn-lint flags the redundant DependsOn (W3005).
+      const targetGroup = proxy.node.findChild('ProxyTargetGroup') as CfnResource;
+      const stack = Stack.of(this);
+      const instanceIds = [props.writer, ...(props.otherInstances ?? [])].map((r) => stack.getLogicalId(r));
+      targetGroup.addOverride('DependsOn', instanceIds);
+      return { name: config.name, physicalName, proxy };
+    });
+    if (this.proxies.length > 0) {
+      this.securityGroup.connections.allowTo(props.cluster, ec2.Port.tcp(5432), 'proxies to the cluster');
+    }
+  }
+}
+
+/** Lab pool settings → DatabaseProxy props. */
+export function toPoolSettings(config: ProxyConfig): Pick<
+  rds.DatabaseProxyProps,
+  'maxConnectionsPercent' | 'maxIdleConnectionsPercent' | 'borrowTimeout' | 'requireTLS' | 'debugLogging'
+> {
+  return {
+    maxConnectionsPercent: config.maxConnectionsPercent,
+    maxIdleConnectionsPercent: config.maxIdleConnectionsPercent,
+    borrowTimeout: Duration.seconds(config.borrowTimeoutSeconds),
+    requireTLS: config.requireTls,
+    debugLogging: config.debugLogging,
+  };
+}

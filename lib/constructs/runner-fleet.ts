@@ -1,0 +1,196 @@
+import { Validations } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import { Construct } from 'constructs';
+import type { RunnerPlacement } from '../config';
+import { logicalIdOf } from './metrics-collector';
+
+/**
+ * The runner software (a later issue): an asset (zip or file) copied to the runner and a command
+ * run once after the base tools are installed. The asset lands in `/opt/proxylab/`.
+ */
+export interface RunnerSoftware {
+  readonly asset: s3assets.Asset;
+  /** Shell command run as root from /opt/proxylab after download (e.g. `./install.sh`). */
+  readonly command: string;
+}
+
+export interface RunnerFleetProps {
+  readonly vpc: ec2.IVpc;
+  /** Subnets for the runners (public ones: the instances get a public IPv4, no inbound rules). */
+  readonly subnets: ec2.SubnetSelection;
+  /** EC2 instance type; Graviton types (`c7g.large`) get the arm64 AMI, others x86_64. */
+  readonly instanceType: string;
+  /** How many runners. */
+  readonly count: number;
+  /**
+   * EC2 placement group strategy.
+   * @default 'any' - no placement group
+   */
+  readonly placement?: RunnerPlacement;
+  /** Targets the runners connect to on 5432 (the cluster and every proxy). */
+  readonly databaseTargets: readonly ec2.IConnectable[];
+  /** The DB master secret (read). */
+  readonly dbSecret: secretsmanager.ISecret;
+  /** Results bucket (write under `runs/`). */
+  readonly bucket: s3.IBucket;
+  /** The metrics collector (invoke). */
+  readonly collector: lambda.IFunction;
+  /**
+   * Root volume size in GiB (encrypted gp3).
+   * @default 16
+   */
+  readonly volumeSizeGib?: number;
+  /**
+   * Runner software to install at boot.
+   * @default - none: the runner has pgbench, psql and Node, and the suite engine is started over SSM
+   */
+  readonly runnerSoftware?: RunnerSoftware;
+}
+
+/** Graviton instance families (`c7g`, `m6gd`, `c6gn`, `t4g`, `r8g`…) run the arm64 AMI. */
+export function isGraviton(instanceType: string): boolean {
+  const family = instanceType.split('.')[0] ?? '';
+  return /^[a-z]+\d+g[a-z]*$/.test(family);
+}
+
+/** Directory the runner software is unpacked into. */
+export const RUNNER_HOME = '/opt/proxylab';
+
+/**
+ * The base user data (bash): installs pgbench (postgresql17 + -contrib) and Node 20, and fails
+ * the boot script loudly if pgbench is missing. Shellcheck-clean; exported for tests.
+ */
+export function baseUserDataCommands(): string[] {
+  return [
+    'set -euo pipefail',
+    'dnf install -y postgresql17 postgresql17-contrib nodejs20',
+    '# nodejs20 installs node-20; make `node` resolve to it',
+    'if ! command -v node >/dev/null 2>&1; then alternatives --set node /usr/bin/node-20 || ln -sf /usr/bin/node-20 /usr/local/bin/node; fi',
+    'command -v pgbench',
+    'pgbench --version',
+    'node --version',
+    `mkdir -p ${RUNNER_HOME}`,
+    `echo "proxylab runner ready" > ${RUNNER_HOME}/READY`,
+  ];
+}
+
+/**
+ * `count` EC2 runners: AL2023 (arm64 for Graviton), IMDSv2 only, encrypted gp3 root volume, no
+ * inbound rules, managed through SSM. They may reach the cluster and every proxy on 5432, read
+ * the DB secret, write under `runs/` in the results bucket and invoke the collector.
+ */
+export class RunnerFleet extends Construct {
+  readonly instances: ec2.Instance[];
+  readonly role: iam.Role;
+  readonly securityGroup: ec2.SecurityGroup;
+  readonly userData: ec2.UserData;
+
+  constructor(scope: Construct, id: string, props: RunnerFleetProps) {
+    super(scope, id);
+    const arm = isGraviton(props.instanceType);
+
+    this.securityGroup = new ec2.SecurityGroup(this, 'SecurityGroup', {
+      vpc: props.vpc,
+      description: 'pgbench runners: no inbound; outbound HTTPS (SSM, AWS APIs, AL2023 repositories) and PostgreSQL',
+      allowAllOutbound: false,
+    });
+    this.securityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(443), 'AWS APIs, SSM and the AL2023 repositories');
+    this.securityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(80), 'AL2023 repository mirrors list');
+    for (const target of props.databaseTargets) {
+      this.securityGroup.connections.allowTo(target, ec2.Port.tcp(5432), 'runners to PostgreSQL');
+    }
+
+    this.role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com'),
+      description: 'proxylab runner: SSM managed, read the DB secret, write runs/, invoke the collector',
+      managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('AmazonSSMManagedInstanceCore')],
+    });
+    props.dbSecret.grantRead(this.role);
+    this.role.addToPolicy(
+      new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [props.bucket.arnForObjects('runs/*')] }),
+    );
+    // Exactly this function (grantInvoke would add `<arn>:*`, every version and alias).
+    this.role.addToPolicy(
+      new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [props.collector.functionArn] }),
+    );
+
+    this.userData = ec2.UserData.forLinux({ shebang: '#!/bin/bash' });
+    this.userData.addCommands(...baseUserDataCommands());
+    if (props.runnerSoftware) this.addRunnerSoftware(props.runnerSoftware);
+
+    const placementGroup =
+      props.placement && props.placement !== 'any'
+        ? new ec2.PlacementGroup(this, 'Placement', {
+            strategy: props.placement === 'cluster' ? ec2.PlacementGroupStrategy.CLUSTER : ec2.PlacementGroupStrategy.SPREAD,
+          })
+        : undefined;
+
+    const machineImage = ec2.MachineImage.latestAmazonLinux2023({
+      cpuType: arm ? ec2.AmazonLinuxCpuType.ARM_64 : ec2.AmazonLinuxCpuType.X86_64,
+    });
+    this.instances = Array.from({ length: props.count }, (_, i) => {
+      const instance = new ec2.Instance(this, `Runner${i + 1}`, {
+        vpc: props.vpc,
+        vpcSubnets: props.subnets,
+        instanceType: new ec2.InstanceType(props.instanceType),
+        machineImage,
+        securityGroup: this.securityGroup,
+        role: this.role,
+        userData: this.userData,
+        requireImdsv2: true,
+        associatePublicIpAddress: true,
+        placementGroup,
+        blockDevices: [
+          {
+            deviceName: '/dev/xvda',
+            volume: ec2.BlockDeviceVolume.ebs(props.volumeSizeGib ?? 16, {
+              encrypted: true,
+              volumeType: ec2.EbsDeviceVolumeType.GP3,
+              deleteOnTermination: true,
+            }),
+          },
+        ],
+      });
+      Validations.of(instance).acknowledge({
+        id: 'AwsSolutions-EC28',
+        reason: 'Runner CPU is sampled by the suite engine itself (load-generator saturation check); 1-minute detailed monitoring would add cost without being read.',
+      });
+      Validations.of(instance).acknowledge({
+        id: 'AwsSolutions-EC29',
+        reason: 'Runners are disposable and recreated by a redeploy; termination protection would block `proxylab destroy`.',
+      });
+      return instance;
+    });
+
+    Validations.of(this.role).acknowledge({
+      id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSSMManagedInstanceCore]',
+      reason: 'AmazonSSMManagedInstanceCore is the AWS-maintained minimum for the SSM agent (Run Command is how the CLI drives runners); hand-copying it would drift from what the agent needs.',
+    });
+    Validations.of(this.role).acknowledge({
+      id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(props.bucket)}.Arn>/runs/*]`,
+      reason: 'Run ids are chosen at run time; runners may only PutObject under runs/ of this lab\'s bucket.',
+    });
+  }
+
+  /**
+   * The seam for the runner software (a later issue): downloads `software.asset` to
+   * /opt/proxylab and runs `software.command` there. Call at most once, before synthesis.
+   */
+  addRunnerSoftware(software: RunnerSoftware): void {
+    const local = this.userData.addS3DownloadCommand({
+      bucket: software.asset.bucket,
+      bucketKey: software.asset.s3ObjectKey,
+      localFile: `${RUNNER_HOME}/${software.asset.isZipArchive ? 'runner.zip' : 'runner'}`,
+    });
+    software.asset.grantRead(this.role);
+    if (software.asset.isZipArchive) {
+      this.userData.addCommands(`cd ${RUNNER_HOME}`, `unzip -o "${local}" -d ${RUNNER_HOME}`);
+    }
+    this.userData.addCommands(`cd ${RUNNER_HOME}`, software.command);
+  }
+}

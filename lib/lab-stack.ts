@@ -1,0 +1,137 @@
+/**
+ * LabStack: one CloudFormation stack per lab file, composed of one construct per concern.
+ * Environment-agnostic (no account/region, no context lookups): the same template deploys
+ * anywhere. What it deploys and why: docs/stacks.md.
+ */
+import { CfnOutput, Stack, StackProps, Tags } from 'aws-cdk-lib';
+import { Construct } from 'constructs';
+import type { LabConfig } from './config';
+import { LAB_OUTPUT_KEYS, stackNameFor } from './config/stack-outputs';
+import { LabDatabase } from './constructs/database';
+import { MetricsCollector } from './constructs/metrics-collector';
+import { LabNetwork } from './constructs/network';
+import { LabProxies } from './constructs/proxies';
+import { ResultsBucket } from './constructs/results-bucket';
+import { RunnerFleet, RunnerSoftware } from './constructs/runner-fleet';
+
+export { LAB_OUTPUT_KEYS, parseLabOutputs, stackNameFor } from './config/stack-outputs';
+export type { LabOutputKey, LabOutputs } from './config/stack-outputs';
+
+export interface LabStackProps extends StackProps {
+  /** The validated lab. */
+  readonly lab: LabConfig;
+  /**
+   * Runner software installed at boot (later issue).
+   * @default - none (pgbench, psql and Node only)
+   */
+  readonly runnerSoftware?: RunnerSoftware;
+}
+
+export class LabStack extends Stack {
+  readonly lab: LabConfig;
+  readonly network: LabNetwork;
+  readonly database: LabDatabase;
+  readonly proxies: LabProxies;
+  readonly results: ResultsBucket;
+  readonly collector: MetricsCollector;
+  readonly runners: RunnerFleet;
+
+  constructor(scope: Construct, id: string, props: LabStackProps) {
+    super(scope, id, {
+      description: `proxylab lab "${props.lab.name}": Aurora PostgreSQL ${props.lab.aurora.engineVersion}, ${props.lab.proxies.length} RDS prox${props.lab.proxies.length === 1 ? 'y' : 'ies'}, ${props.lab.runners.count} runner(s)`,
+      ...props,
+    });
+    const { lab } = props;
+    this.lab = lab;
+
+    // DBProxyTargetGroup has no Tags property in CloudFormation (cfn-lint E3002), though CDK tags it.
+    const tag = (key: string, value: string): void =>
+      Tags.of(this).add(key, value, { excludeResourceTypes: ['AWS::RDS::DBProxyTargetGroup'] });
+    tag('proxylab:lab', lab.name);
+    tag('proxylab:ttl-hours', String(lab.ttlHours));
+    if (lab.owner) tag('proxylab:owner', lab.owner);
+    for (const [key, value] of Object.entries(lab.tags)) tag(key, value);
+
+    this.network = new LabNetwork(this, 'Network');
+    this.results = new ResultsBucket(this, 'ResultsBucket', {
+      retainOnDestroy: lab.results.retainOnDestroy,
+      expireAfterDays: lab.results.expireAfterDays,
+    });
+    this.database = new LabDatabase(this, 'Database', {
+      vpc: this.network.vpc,
+      subnets: this.network.databaseSubnets,
+      aurora: lab.aurora,
+    });
+    this.proxies = new LabProxies(this, 'Proxies', {
+      vpc: this.network.vpc,
+      subnets: this.network.databaseSubnets,
+      cluster: this.database.cluster,
+      secret: this.database.secret,
+      writer: this.database.writer,
+      otherInstances: this.database.instances.filter((i) => i.resource !== this.database.writer).map((i) => i.resource),
+      labName: lab.name,
+      proxies: lab.proxies,
+    });
+    this.collector = new MetricsCollector(this, 'Collector', {
+      bucket: this.results.bucket,
+      dbInstanceResourceIds: this.database.instances.map((i) => i.resourceId),
+    });
+    this.runners = new RunnerFleet(this, 'Runners', {
+      vpc: this.network.vpc,
+      subnets: this.network.runnerSubnets,
+      instanceType: lab.runners.instanceType,
+      count: lab.runners.count,
+      placement: lab.runners.placement,
+      databaseTargets: [this.database.cluster, ...this.proxies.proxies.map((p) => p.proxy)],
+      dbSecret: this.database.secret,
+      bucket: this.results.bucket,
+      collector: this.collector.function,
+      runnerSoftware: props.runnerSoftware,
+    });
+
+    this.addOutputs();
+  }
+
+  private addOutputs(): void {
+    const K = LAB_OUTPUT_KEYS;
+    const out = (key: string, value: string, description: string): void => {
+      new CfnOutput(this, key, { value, description });
+    };
+    const cluster = this.database.cluster;
+    out(K.labName, this.lab.name, 'Lab name');
+    out(K.runnerInstanceIds, joinList(this.runners.instances.map((i) => i.instanceId)), 'Runner EC2 instance ids, comma-separated');
+    out(K.resultsBucketName, this.results.bucket.bucketName, 'Results bucket (runs/ prefix)');
+    out(K.clusterIdentifier, cluster.clusterIdentifier, 'Aurora cluster identifier');
+    out(K.clusterEndpoint, cluster.clusterEndpoint.hostname, 'Writer endpoint hostname');
+    out(K.clusterReaderEndpoint, cluster.clusterReadEndpoint.hostname, 'Reader endpoint hostname');
+    out(K.databasePort, '5432', 'PostgreSQL port of the cluster and every proxy');
+    out(K.dbInstanceIds, joinList(this.database.instances.map((i) => i.instanceIdentifier)), 'DB instance identifiers, writer first, comma-separated');
+    out(
+      K.dbInstanceResourceIds,
+      joinList(this.database.instances.map((i) => i.resourceId)),
+      'Performance Insights ids (DbiResourceId), same order as DbInstanceIds',
+    );
+    out(
+      K.proxyEndpoints,
+      this.toJsonString(Object.fromEntries(this.proxies.proxies.map((p) => [p.name, p.proxy.endpoint]))),
+      'JSON: lab proxy name -> proxy endpoint hostname',
+    );
+    out(
+      K.proxyNames,
+      this.toJsonString(Object.fromEntries(this.proxies.proxies.map((p) => [p.name, p.physicalName]))),
+      'JSON: lab proxy name -> RDS proxy name',
+    );
+    out(K.dbSecretArn, this.database.secret.secretArn, 'Secrets Manager ARN of the master credentials');
+    out(K.collectorFunctionName, this.collector.function.functionName, 'Metrics collector Lambda function name');
+  }
+}
+
+/** Comma-joins values that may be tokens (Fn::Join at deploy time). */
+function joinList(values: readonly string[]): string {
+  return values.length === 0 ? '' : values.join(',');
+}
+
+/** Builds the stack for a lab: named `proxylab-<name>`, environment-agnostic. */
+export function createLabStack(scope: Construct, lab: LabConfig, props: Omit<LabStackProps, 'lab'> = {}): LabStack {
+  return new LabStack(scope, stackNameFor(lab.name), { ...props, lab });
+}
