@@ -1,0 +1,409 @@
+/**
+ * The suite engine: runs planned steps through ports and records each result the moment it exists.
+ * It knows nothing of AWS or of local processes (lib/local and lib/cloud provide the ports).
+ *
+ * Per step: pre-check → pool percent (sweeps) → pool reset → pgbench under the step timeout →
+ * parse (+ aggregate logs) → judge → saturation → write the step (record + raw files) → manifest.
+ * After a scenario's last step its comparisons are judged. A run directory that already holds
+ * steps of the same run id is resumed: finished steps are skipped, not repeated.
+ *
+ * Failures: a step pgbench could not even be started for (target down, pool control failing) is
+ * NOT recorded, so a resume retries it; the run ends `failed` with the error in the manifest. An
+ * abort (Ctrl-C) kills the running pgbench, records nothing for that step and ends `interrupted`.
+ * Either way every finished step is already on disk.
+ */
+import { buildPgbenchArgv, buildPgbenchEnv, buildPgbenchInitArgv, redactArgv, scriptFilesFor } from '../suite/argv';
+import type { Suite } from '../suite/catalog';
+import type { PlannedStep } from '../suite/expand';
+import { parsePgbench } from '../suite/parser';
+import {
+  RESULT_SCHEMA_VERSION,
+  stepFileName,
+  type ErrorSummary,
+  type RunEnvironment,
+  type RunManifest,
+  type RunStatus,
+  type ScenarioVerdict,
+  type StepMeasurement,
+  type StepRecord,
+  type StepStatus,
+} from '../suite/types';
+import { detectSaturation, judgeScenario, judgeStep } from '../suite/verdict';
+import { summarizeStepLogs } from './step-logs';
+import type { Clock, MetricsSampler, PgbenchExecutor, PgbenchOutcome, PoolControl, ResultSink, StepWindow, Target } from './ports';
+
+export type ProgressEvent =
+  | { readonly type: 'run-start'; readonly runId: string; readonly total: number; readonly alreadyDone: number; readonly resumed: boolean }
+  | { readonly type: 'init-data'; readonly scale: number; readonly target: string }
+  | { readonly type: 'step-skip'; readonly index: number; readonly total: number; readonly step: PlannedStep }
+  | {
+      readonly type: 'step-start';
+      readonly index: number;
+      readonly total: number;
+      readonly step: PlannedStep;
+      readonly elapsedSec: number;
+      /** Estimated seconds left including this step; null before anything is known. */
+      readonly etaSec: number | null;
+      readonly note: string | null;
+    }
+  | { readonly type: 'step-end'; readonly index: number; readonly total: number; readonly step: PlannedStep; readonly record: StepRecord; readonly elapsedSec: number; readonly etaSec: number | null }
+  | { readonly type: 'scenario-end'; readonly scenario: string; readonly verdicts: readonly ScenarioVerdict[] }
+  | { readonly type: 'run-end'; readonly status: RunStatus; readonly elapsedSec: number; readonly error: string | null };
+
+export interface RunSuiteOptions {
+  readonly runId: string;
+  readonly suite: Suite;
+  readonly steps: readonly PlannedStep[];
+  readonly targets: readonly Target[];
+  readonly executor: PgbenchExecutor;
+  readonly pool: PoolControl;
+  readonly sink: ResultSink;
+  readonly sampler?: MetricsSampler;
+  readonly clock: Clock;
+  readonly progress?: (ev: ProgressEvent) => void;
+  readonly signal?: AbortSignal;
+  readonly mode: RunManifest['mode'];
+  readonly environment: RunEnvironment;
+  /** Settings for the manifest. Never credentials. */
+  readonly settings: Readonly<Record<string, unknown>>;
+  /** Name of the metrics file the sampler's series go to (`metrics/<name>.json`). @default 'local' */
+  readonly metricsName?: string;
+  /** Run `pgbench -i` when a scenario's scale differs from the data loaded. @default true */
+  readonly initData?: boolean;
+  /** Seconds added to each step's planned duration for the ETA. @default 1 */
+  readonly stepOverheadSec?: number;
+}
+
+export interface RunSuiteResult {
+  readonly manifest: RunManifest;
+  /** Every step record of the run, in plan order (including those of an earlier, resumed part). */
+  readonly records: readonly StepRecord[];
+  readonly scenarioVerdicts: readonly ScenarioVerdict[];
+  /** true when the run completed and no step or comparison verdict is `held: false`. */
+  readonly allHeld: boolean;
+}
+
+/** Thrown inside the loop when the signal aborted; never escapes runSuite. */
+class Interrupted extends Error {}
+
+/** pgbench -i can take a while at large scales; it is not a measured step. */
+const INIT_TIMEOUT_SEC = 1800;
+
+export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
+  const { sink, clock, steps } = opts;
+  const emit = opts.progress ?? (() => undefined);
+  const started = clock.now();
+  const elapsedSec = (): number => (clock.now().getTime() - started.getTime()) / 1000;
+  const stepIds = steps.map((s) => s.stepId);
+  assertUniqueIds(stepIds);
+
+  const previous = await sink.readManifest();
+  if (previous && previous.runId !== opts.runId) {
+    throw new Error(`the run directory holds run ${previous.runId}, not ${opts.runId}`);
+  }
+  const done = await sink.completedStepIds();
+  const records = new Map<string, StepRecord>();
+  for (const r of (await sink.readSteps?.()) ?? []) if (stepIds.includes(r.stepId)) records.set(r.stepId, r);
+
+  let manifest: RunManifest = {
+    schemaVersion: RESULT_SCHEMA_VERSION,
+    runId: opts.runId,
+    suite: opts.suite.name,
+    mode: opts.mode,
+    settings: opts.settings,
+    startedAt: previous?.startedAt ?? started.toISOString(),
+    endedAt: null,
+    status: 'running',
+    environment: opts.environment,
+    stepIds,
+    stepsCompleted: stepIds.filter((id) => done.has(id)).length,
+  };
+  await sink.writeManifest(manifest);
+  emit({ type: 'run-start', runId: opts.runId, total: steps.length, alreadyDone: manifest.stepsCompleted, resumed: previous !== null });
+
+  const sampler = opts.sampler;
+  const metricsName = opts.metricsName ?? 'local';
+  const windows: StepWindow[] = [];
+  const flushMetrics = async (series: ReturnType<NonNullable<MetricsSampler['snapshot']>> | null): Promise<void> => {
+    if (!series) return;
+    await sink.writeMetrics(metricsName, opts.runId, { start: started.toISOString(), end: clock.now().toISOString() }, series);
+    if (sink.writeStepWindows && windows.length > 0) await sink.writeStepWindows(opts.runId, windows);
+  };
+
+  const eta = new EtaEstimator(steps, opts.stepOverheadSec ?? 1);
+  const scenarioVerdicts: ScenarioVerdict[] = [];
+  let loadedScale: number | null = null;
+  let poolPercentApplied: number | null = null;
+  let status: RunStatus = 'completed';
+  let error: string | null = null;
+
+  if (sampler) await sampler.start();
+  try {
+    for (let i = 0; i < steps.length; i++) {
+      const step = steps[i];
+      if (opts.signal?.aborted) throw new Interrupted();
+      if (done.has(step.stepId)) {
+        eta.skip(step);
+        emit({ type: 'step-skip', index: i + 1, total: steps.length, step });
+      } else {
+        const target = findTarget(opts.targets, step);
+        const note = await precheck(step, target);
+        if ((opts.initData ?? true) && loadedScale !== step.params.scale) {
+          await initData(opts, step.params.scale, step, emit);
+          loadedScale = step.params.scale;
+        }
+        emit({ type: 'step-start', index: i + 1, total: steps.length, step, elapsedSec: elapsedSec(), etaSec: eta.remainingSec(i), note });
+        if (step.params.poolPercent !== null && target.ref.kind !== 'direct' && poolPercentApplied !== step.params.poolPercent) {
+          await opts.pool.setPoolPercent(target.ref, step.params.poolPercent);
+          poolPercentApplied = step.params.poolPercent;
+        }
+        await opts.pool.reset(target.ref);
+
+        const stepStart = clock.now();
+        sampler?.markStep(step.stepId, 'start');
+        const { record, raw } = await runStep(opts, step, target, note);
+        sampler?.markStep(step.stepId, 'end');
+        windows.push({ stepId: step.stepId, scenario: step.scenario, target: step.target.name, start: stepStart.toISOString(), end: record.endedAt });
+
+        await sink.writeStep(record, raw);
+        records.set(step.stepId, record);
+        done.add(step.stepId);
+        eta.finish(step, (clock.now().getTime() - stepStart.getTime()) / 1000);
+        manifest = { ...manifest, stepsCompleted: stepIds.filter((id) => done.has(id)).length };
+        await sink.writeManifest(manifest);
+        await flushMetrics(sampler?.snapshot?.() ?? null);
+        emit({ type: 'step-end', index: i + 1, total: steps.length, step, record, elapsedSec: elapsedSec(), etaSec: eta.remainingSec(i + 1) });
+      }
+      const next = steps[i + 1];
+      if (!next || next.scenario !== step.scenario) {
+        const verdicts = scenarioComparisons(opts.suite, step.scenario, steps, records);
+        scenarioVerdicts.push(...verdicts);
+        if (verdicts.length > 0) {
+          manifest = { ...manifest, scenarioVerdicts };
+          await sink.writeManifest(manifest);
+        }
+        emit({ type: 'scenario-end', scenario: step.scenario, verdicts });
+      }
+    }
+  } catch (e) {
+    if (e instanceof Interrupted || opts.signal?.aborted) {
+      status = 'interrupted';
+      error = 'interrupted before the run finished; resume with the same run id';
+    } else {
+      status = 'failed';
+      error = e instanceof Error ? e.message : String(e);
+    }
+  } finally {
+    try {
+      await opts.pool.restore();
+    } catch (e) {
+      if (status === 'completed') {
+        status = 'failed';
+        error = `restoring pool settings failed: ${(e as Error).message}`;
+      }
+    }
+    if (sampler) {
+      try {
+        const series = await sampler.stop();
+        await flushMetrics(series);
+      } catch (e) {
+        if (status === 'completed') {
+          status = 'failed';
+          error = `writing metrics failed: ${(e as Error).message}`;
+        }
+      }
+    }
+  }
+
+  manifest = {
+    ...manifest,
+    status,
+    endedAt: clock.now().toISOString(),
+    stepsCompleted: stepIds.filter((id) => done.has(id)).length,
+    ...(scenarioVerdicts.length > 0 ? { scenarioVerdicts } : {}),
+    ...(error !== null ? { error } : {}),
+  };
+  await sink.writeManifest(manifest);
+  emit({ type: 'run-end', status, elapsedSec: elapsedSec(), error });
+
+  const ordered = stepIds.map((id) => records.get(id)).filter((r): r is StepRecord => r !== undefined);
+  const allHeld = status === 'completed' && ordered.every((r) => r.verdict.held !== false) && scenarioVerdicts.every((v) => v.held !== false);
+  return { manifest, records: ordered, scenarioVerdicts, allHeld };
+}
+
+function assertUniqueIds(ids: readonly string[]): void {
+  const files = new Map<string, string>();
+  for (const id of ids) {
+    const f = stepFileName(id);
+    const other = files.get(f);
+    if (other !== undefined) throw new Error(`step ids ${other} and ${id} map to the same file ${f}`);
+    files.set(f, id);
+  }
+}
+
+function findTarget(targets: readonly Target[], step: PlannedStep): Target {
+  const t = targets.find((x) => x.ref.kind === step.target.kind && x.ref.name === step.target.name);
+  if (!t) throw new Error(`step ${step.stepId}: no target ${step.target.kind}/${step.target.name} in this run`);
+  return t;
+}
+
+/**
+ * What we know before running. Clients above what a direct target accepts is an expected refusal:
+ * the step still runs so the refusal is measured (the verdict judges it).
+ */
+async function precheck(step: PlannedStep, target: Target): Promise<string | null> {
+  if (target.ref.kind !== 'direct') {
+    const pool = await target.poolSize();
+    if (pool !== null && step.params.clients > pool) return `${step.params.clients} clients on a pool of ${pool}: clients queue in the pooler`;
+    return null;
+  }
+  const max = await target.maxConnections();
+  if (step.params.clients > max) return `${step.params.clients} clients > max_connections ${max}: refusal expected, measured anyway`;
+  return null;
+}
+
+async function initData(opts: RunSuiteOptions, scale: number, step: PlannedStep, emit: (ev: ProgressEvent) => void): Promise<void> {
+  // Load data through the server itself, not a pool: pgbench -i runs DDL and COPY.
+  const target = opts.targets.find((t) => t.ref.kind === 'direct') ?? findTarget(opts.targets, step);
+  emit({ type: 'init-data', scale, target: target.ref.name });
+  const conn = target.connection();
+  const dir = await opts.executor.workDir(`init-scale-${scale}`);
+  try {
+    const out = await opts.executor.run({
+      argv: ['pgbench', ...buildPgbenchInitArgv(scale, step.initFlags, conn)],
+      env: buildPgbenchEnv(conn),
+      timeoutMs: INIT_TIMEOUT_SEC * 1000,
+      logDir: dir,
+      signal: opts.signal,
+    });
+    if (out.aborted) throw new Interrupted();
+    if (out.timedOut || out.exitCode !== 0) {
+      const why = out.timedOut ? `timed out after ${INIT_TIMEOUT_SEC} s` : `exit ${out.exitCode}`;
+      throw new Error(`pgbench -i -s ${scale} on ${target.ref.name} failed (${why}): ${lastLines(out.stderr)}`);
+    }
+  } finally {
+    await opts.executor.removeWorkDir?.(dir);
+  }
+}
+
+/** `15.18` → 15; null when unknown. */
+function majorOf(version: string | null): number | null {
+  const m = version === null ? null : /^(\d+)/.exec(version);
+  return m ? Number(m[1]) : null;
+}
+
+async function runStep(
+  opts: RunSuiteOptions,
+  step: PlannedStep,
+  target: Target,
+  precheckNote: string | null,
+): Promise<{ record: StepRecord; raw: { stdout: string; stderr: string; log: string | null } }> {
+  const conn = target.connection();
+  const dir = await opts.executor.workDir(stepFileName(step.stepId));
+  const startedAt = opts.clock.now().toISOString();
+  let outcome: PgbenchOutcome;
+  let argv: readonly string[];
+  try {
+    argv = ['pgbench', ...buildPgbenchArgv(step, conn, { logPrefix: `${dir}/pgbench_log`, scriptDir: dir, pgbenchMajor: majorOf(opts.environment.pgbenchVersion) })];
+    outcome = await opts.executor.run({
+      argv,
+      env: buildPgbenchEnv(conn),
+      timeoutMs: step.timeoutSec * 1000,
+      logDir: dir,
+      files: scriptFilesFor(step).map((f) => ({ path: `${dir}/${f.name}`, content: f.content })),
+      signal: opts.signal,
+    });
+  } finally {
+    await opts.executor.removeWorkDir?.(dir);
+  }
+  if (outcome.aborted) throw new Interrupted();
+  const endedAt = opts.clock.now().toISOString();
+
+  const status: StepStatus = outcome.timedOut ? 'timeout' : 'completed';
+  const parsed = parsePgbench({ stdout: outcome.stdout, stderr: outcome.stderr, exitCode: outcome.exitCode, timedOut: outcome.timedOut });
+  const logs = summarizeStepLogs(outcome.logFiles, { samplingRate: step.logSamplingRate, throttled: step.params.rate !== null });
+  let result: StepMeasurement = { ...parsed, latencyP50Ms: logs.latencyP50Ms, latencyP95Ms: logs.latencyP95Ms, latencyP99Ms: logs.latencyP99Ms, series: logs.series };
+  if (outcome.timedOut) result = withTimeoutError(result, step.timeoutSec);
+  const verdict = judgeStep(step, status, result);
+  const saturation = detectSaturation(step, result, outcome.cpuMaxPercent ?? null);
+  const notes = [precheckNote, outcome.cpuMaxPercent != null ? `pgbench CPU max ${outcome.cpuMaxPercent} %` : null].filter((n): n is string => n !== null);
+  const record: StepRecord = {
+    schemaVersion: RESULT_SCHEMA_VERSION,
+    runId: opts.runId,
+    stepId: step.stepId,
+    scenario: step.scenario,
+    target: step.target,
+    params: step.params,
+    startedAt,
+    endedAt,
+    status,
+    result,
+    verdict,
+    loadGeneratorSaturated: saturation.saturated,
+    saturationReason: saturation.reason,
+    command: redactArgv(argv).map((a) => a.split(dir).join('<workdir>')),
+    files: {
+      stdout: `steps/${stepFileName(step.stepId)}.stdout`,
+      stderr: `steps/${stepFileName(step.stepId)}.stderr`,
+      log: logs.mergedLog !== null ? `steps/${stepFileName(step.stepId)}.log` : null,
+    },
+    ...(notes.length > 0 ? { note: notes.join('; ') } : {}),
+  };
+  return { record, raw: { stdout: outcome.stdout, stderr: outcome.stderr, log: logs.mergedLog } };
+}
+
+/** A harness kill is an error class of its own (the parser may already have added it). */
+function withTimeoutError(m: StepMeasurement, timeoutSec: number): StepMeasurement {
+  if (m.errors.some((e) => e.class === 'timeout')) return m;
+  const timeout: ErrorSummary = { class: 'timeout', count: 1, sample: `killed by the harness after ${timeoutSec} s` };
+  return { ...m, complete: false, errors: [...m.errors, timeout] };
+}
+
+function lastLines(text: string, n = 3): string {
+  return text.trim().split('\n').slice(-n).join(' | ');
+}
+
+function scenarioComparisons(suite: Suite, scenarioName: string, steps: readonly PlannedStep[], records: ReadonlyMap<string, StepRecord>): ScenarioVerdict[] {
+  const scenario = suite.scenarios.find((s) => s.name === scenarioName);
+  if (!scenario) return [];
+  const recs = steps.filter((s) => s.scenario === scenarioName).map((s) => records.get(s.stepId)).filter((r): r is StepRecord => r !== undefined);
+  return judgeScenario(scenario, recs).map((v) => ({ scenario: scenarioName, ...v }));
+}
+
+/** ETA from planned durations, corrected by how long finished steps really took. */
+class EtaEstimator {
+  private plannedDone = 0;
+  private actualDone = 0;
+  private readonly planned: number[];
+
+  constructor(
+    private readonly steps: readonly PlannedStep[],
+    overheadSec: number,
+  ) {
+    this.planned = steps.map((s) => plannedSec(s) + overheadSec);
+  }
+
+  skip(step: PlannedStep): void {
+    this.planned[this.steps.indexOf(step)] = 0;
+  }
+
+  finish(step: PlannedStep, actualSec: number): void {
+    const i = this.steps.indexOf(step);
+    this.plannedDone += this.planned[i];
+    this.actualDone += actualSec;
+    this.planned[i] = 0;
+  }
+
+  /** Seconds left for steps from index `from` on. */
+  remainingSec(from: number): number | null {
+    const left = this.planned.slice(from).reduce((a, b) => a + b, 0);
+    const factor = this.plannedDone > 0 ? this.actualDone / this.plannedDone : 1;
+    return Math.round(left * factor);
+  }
+}
+
+/** Planned seconds of a step: its duration, or an estimate for -t runs. */
+function plannedSec(step: PlannedStep): number {
+  if (step.params.durationSec !== null) return step.params.durationSec;
+  return Math.min(step.timeoutSec, 10);
+}

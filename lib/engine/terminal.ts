@@ -1,0 +1,200 @@
+/**
+ * What a person sees while a suite runs and after: progress (step k of n, current step, elapsed,
+ * ETA) redrawn in place on a TTY and as plain lines otherwise (CI), then a table per scenario.
+ * Formatting is pure (tested); only ProgressPrinter writes to a stream.
+ */
+import type { Suite } from '../suite/catalog';
+import type { ErrorSummary, RunManifest, ScenarioVerdict, StepRecord, Verdict } from '../suite/types';
+import type { ProgressEvent } from './run-suite';
+
+export function formatDuration(sec: number | null): string {
+  if (sec === null || !Number.isFinite(sec)) return '?';
+  const s = Math.max(0, Math.round(sec));
+  const h = Math.floor(s / 3600);
+  const m = Math.floor((s % 3600) / 60);
+  const r = s % 60;
+  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${String(r).padStart(2, '0')}` : `${m}:${String(r).padStart(2, '0')}`;
+}
+
+export function verdictMark(held: boolean | null): string {
+  return held === true ? '✓' : held === false ? '✗' : '·';
+}
+
+export function formatErrors(errors: readonly ErrorSummary[] | undefined, abortedClients = 0): string {
+  const parts = (errors ?? []).filter((e) => e.count > 0).map((e) => `${e.class} ×${e.count}`);
+  if (abortedClients > 0) parts.push(`${abortedClients} aborted`);
+  return parts.length > 0 ? parts.join(', ') : '-';
+}
+
+function fmtNum(v: number | null | undefined, digits: number): string {
+  return v === null || v === undefined ? '?' : v.toFixed(digits);
+}
+
+/** One line per finished step (used by both progress modes). */
+export function formatStepLine(index: number, total: number, r: StepRecord): string {
+  const m = r.result;
+  const tps = m?.tps ?? null;
+  const what = r.status === 'timeout' ? 'TIMEOUT' : r.status === 'completed' ? `${fmtNum(tps, 1)} tps` : r.status;
+  const sat = r.loadGeneratorSaturated ? ' (load generator saturated)' : '';
+  return `${verdictMark(r.verdict.held)} [${index}/${total}] ${r.stepId}  ${what}, p95 ${fmtNum(m?.latencyP95Ms, 2)} ms, errors ${formatErrors(m?.errors, m?.abortedClients)}${sat}`;
+}
+
+export interface TableOptions {
+  readonly ascii?: boolean;
+}
+
+function pad(s: string, n: number): string {
+  // Count code points so ✓/✗ and × line up.
+  const len = [...s].length;
+  return len >= n ? s : s + ' '.repeat(n - len);
+}
+
+function padLeft(s: string, n: number): string {
+  const len = [...s].length;
+  return len >= n ? s : ' '.repeat(n - len) + s;
+}
+
+/** Tables per scenario: target, clients, protocol, connect, tps, p95, errors, verdict; then comparisons. */
+export function formatResultTables(suite: Suite, records: readonly StepRecord[], scenarioVerdicts: readonly ScenarioVerdict[]): string {
+  const out: string[] = [];
+  const scenarios = [...new Set(records.map((r) => r.scenario))];
+  for (const name of scenarios) {
+    const scenario = suite.scenarios.find((s) => s.name === name);
+    out.push(`${name}${scenario ? ` — ${scenario.title}` : ''}`);
+    const header = ['target', 'clients', 'protocol', 'connect', 'pool%', 'tps', 'p95 ms', 'errors', 'verdict'];
+    const rows = records
+      .filter((r) => r.scenario === name)
+      .map((r) => [
+        r.target.name,
+        String(r.params.clients),
+        r.params.protocol,
+        r.params.connect === 'per-transaction' ? '-C' : 'persistent',
+        r.params.poolPercent === null ? '-' : String(r.params.poolPercent),
+        r.status === 'timeout' ? 'timeout' : fmtNum(r.result?.tps, 1),
+        fmtNum(r.result?.latencyP95Ms, 2),
+        formatErrors(r.result?.errors, r.result?.abortedClients),
+        `${verdictMark(r.verdict.held)} ${r.verdict.expected}`,
+      ]);
+    const showPool = rows.some((row) => row[4] !== '-');
+    const cols = header.map((_, i) => i).filter((i) => showPool || i !== 4);
+    const widths = cols.map((i) => Math.max([...header[i]].length, ...rows.map((row) => [...row[i]].length)));
+    const numeric = new Set([1, 5, 6]);
+    const line = (cells: string[]): string =>
+      '  ' + cols.map((i, k) => (k === cols.length - 1 ? cells[i] : numeric.has(i) ? padLeft(cells[i], widths[k]) : pad(cells[i], widths[k]))).join('  ');
+    out.push(line(header));
+    for (const row of rows) out.push(line(row));
+    for (const v of scenarioVerdicts.filter((x) => x.scenario === name)) out.push(`  ${verdictMark(v.held)} ${v.expected} — ${v.observed}`);
+    out.push('');
+  }
+  return out.join('\n');
+}
+
+/** The closing lines: counts of held / broken / informational verdicts and where the results are. */
+export function formatSummary(manifest: RunManifest, records: readonly StepRecord[], runDir: string, wallSec: number): string {
+  const all: Verdict[] = [...records.map((r) => r.verdict), ...(manifest.scenarioVerdicts ?? [])];
+  const held = all.filter((v) => v.held === true).length;
+  const broke = all.filter((v) => v.held === false).length;
+  const info = all.filter((v) => v.held === null).length;
+  const lines = [
+    `${manifest.status === 'completed' && broke === 0 ? 'All verdicts held' : manifest.status === 'completed' ? `${broke} verdict(s) did not hold` : `Run ${manifest.status}`}: ` +
+      `${held} held, ${broke} broke, ${info} informational; ${manifest.stepsCompleted}/${manifest.stepIds.length} steps in ${formatDuration(wallSec)}.`,
+  ];
+  if (manifest.error) lines.push(`Error: ${manifest.error}`);
+  lines.push(`Run directory: ${runDir}`);
+  return lines.join('\n');
+}
+
+export interface ProgressPrinterOptions {
+  readonly stream: NodeJS.WritableStream & { isTTY?: boolean; columns?: number };
+  /** Redraw one status line in place. @default stream.isTTY */
+  readonly tty?: boolean;
+  /** Redraw period on a TTY. @default 1000 */
+  readonly tickMs?: number;
+}
+
+/** Prints ProgressEvents; call close() when the run ends (stops the redraw timer). */
+export class ProgressPrinter {
+  private readonly tty: boolean;
+  private timer: NodeJS.Timeout | undefined;
+  private status: { index: number; total: number; stepId: string; startedMs: number; runStartMs: number; etaSec: number | null } | null = null;
+  private runStartMs = Date.now();
+  private drawn = false;
+
+  constructor(private readonly opts: ProgressPrinterOptions) {
+    this.tty = opts.tty ?? opts.stream.isTTY === true;
+  }
+
+  readonly handle = (ev: ProgressEvent): void => {
+    switch (ev.type) {
+      case 'run-start':
+        this.runStartMs = Date.now();
+        this.println(
+          ev.resumed
+            ? `Resuming run ${ev.runId}: ${ev.alreadyDone} of ${ev.total} steps already done.`
+            : `Run ${ev.runId}: ${ev.total} steps.`,
+        );
+        break;
+      case 'init-data':
+        this.println(`  loading pgbench data, scale ${ev.scale} (pgbench -i on ${ev.target})`);
+        break;
+      case 'step-skip':
+        if (!this.tty) this.println(`= [${ev.index}/${ev.total}] ${ev.step.stepId} (done earlier, skipped)`);
+        break;
+      case 'step-start':
+        this.status = { index: ev.index, total: ev.total, stepId: ev.step.stepId, startedMs: Date.now(), runStartMs: this.runStartMs, etaSec: ev.etaSec };
+        if (this.tty) {
+          this.draw();
+          if (!this.timer) this.timer = setInterval(() => this.draw(), this.opts.tickMs ?? 1000);
+        } else {
+          this.println(`> [${ev.index}/${ev.total}] ${ev.step.stepId}  (elapsed ${formatDuration(ev.elapsedSec)}, ETA ${formatDuration(ev.etaSec)})${ev.note ? `  — ${ev.note}` : ''}`);
+        }
+        break;
+      case 'step-end':
+        this.status = null;
+        this.println(formatStepLine(ev.index, ev.total, ev.record));
+        break;
+      case 'scenario-end':
+        for (const v of ev.verdicts) this.println(`${verdictMark(v.held)} ${ev.scenario}: ${v.expected} — ${v.observed}`);
+        break;
+      case 'run-end':
+        this.close();
+        break;
+    }
+  };
+
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    this.clearLine();
+  }
+
+  private statusText(): string {
+    const s = this.status;
+    if (!s) return '';
+    const now = Date.now();
+    const stepSec = (now - s.startedMs) / 1000;
+    const eta = s.etaSec === null ? null : Math.max(0, s.etaSec - stepSec);
+    const text = `[${s.index}/${s.total}] ${s.stepId}  ${formatDuration(stepSec)} · elapsed ${formatDuration((now - s.runStartMs) / 1000)} · ETA ${formatDuration(eta)}`;
+    const cols = this.opts.stream.columns ?? 120;
+    return text.length > cols - 1 ? text.slice(0, cols - 2) + '…' : text;
+  }
+
+  private draw(): void {
+    if (!this.status) return;
+    this.opts.stream.write(`\r\x1b[2K${this.statusText()}`);
+    this.drawn = true;
+  }
+
+  private clearLine(): void {
+    if (this.tty && this.drawn) {
+      this.opts.stream.write('\r\x1b[2K');
+      this.drawn = false;
+    }
+  }
+
+  private println(line: string): void {
+    this.clearLine();
+    this.opts.stream.write(line + '\n');
+    if (this.tty && this.status) this.draw();
+  }
+}

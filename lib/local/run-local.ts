@@ -1,0 +1,229 @@
+/**
+ * `proxylab local` as a library call: validate options, plan the suite against the local
+ * capacities, start the throwaway PostgreSQL + PgBouncer, run the suite through the engine into
+ * `<out>/<runId>/`, and stop everything on success, failure or Ctrl-C (SIGINT/SIGTERM).
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { InfrastructureError, UsageError } from '../cli/errors';
+import type { Target } from '../engine/ports';
+import { systemClock } from '../engine/ports';
+import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run-suite';
+import { getSuite, SUITE_NAMES, type Suite } from '../suite/catalog';
+import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
+import type { RunManifest, TargetKind } from '../suite/types';
+import { FileSystemSink } from './fs-sink';
+import { poolSizeFor } from './pgbouncer';
+import { DEFAULT_MAX_CONNECTIONS, DEFAULT_POOL_PERCENT, DEFAULT_SUPERUSER_RESERVED, startLocalStack, type LocalStack } from './stack';
+
+export const LOCAL_TARGET_KINDS: readonly TargetKind[] = ['direct', 'pgbouncer-transaction', 'pgbouncer-session'];
+export const DEFAULT_SUITE = 'quick';
+export const DEFAULT_OUT_DIR = 'runs';
+const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
+/** What the user may pass (flags, before validation). */
+export interface LocalRunInput {
+  readonly suite?: string;
+  readonly out?: string;
+  readonly runId?: string;
+  readonly maxConnections?: number | string;
+  readonly poolPercent?: number | string;
+  readonly keep?: boolean;
+  readonly install?: boolean;
+}
+
+export interface LocalRunOptions {
+  readonly suite: Suite;
+  /** Absolute directory that holds run directories. */
+  readonly outDir: string;
+  readonly runId: string;
+  /** true when the run id was given (a resume is possible), false when generated. */
+  readonly runIdGiven: boolean;
+  readonly maxConnections: number;
+  readonly poolPercent: number;
+  readonly superuserReservedConnections: number;
+  readonly keep: boolean;
+  readonly install: boolean;
+}
+
+function toInt(v: number | string | undefined): number | null {
+  if (v === undefined) return null;
+  const n = typeof v === 'number' ? v : /^\s*-?\d+\s*$/.test(v) ? Number(v) : Number.NaN;
+  return Number.isInteger(n) ? n : Number.NaN;
+}
+
+/** `local-20261121-104501` (UTC). */
+export function defaultRunId(now: Date = new Date()): string {
+  const iso = now.toISOString();
+  return `local-${iso.slice(0, 10).replace(/-/g, '')}-${iso.slice(11, 19).replace(/:/g, '')}`;
+}
+
+/** Check every flag before anything starts; all problems in one UsageError. `cwd` resolves --out. */
+export function validateLocalInput(input: LocalRunInput, cwd: string, now: Date = new Date()): LocalRunOptions {
+  const problems: string[] = [];
+  const suiteName = input.suite ?? DEFAULT_SUITE;
+  let suite: Suite | null = null;
+  if (!SUITE_NAMES.includes(suiteName)) problems.push(`--suite must be one of ${SUITE_NAMES.join(', ')}; got "${suiteName}"`);
+  else suite = getSuite(suiteName);
+  const maxConnections = toInt(input.maxConnections) ?? DEFAULT_MAX_CONNECTIONS;
+  if (!(maxConnections >= 10 && maxConnections <= 5000)) problems.push(`--max-connections must be an integer 10–5000, got ${String(input.maxConnections)}`);
+  const poolPercent = toInt(input.poolPercent) ?? DEFAULT_POOL_PERCENT;
+  if (!(poolPercent >= 1 && poolPercent <= 100)) problems.push(`--pool-percent must be an integer 1–100, got ${String(input.poolPercent)}`);
+  const runId = input.runId ?? defaultRunId(now);
+  if (!RUN_ID_PATTERN.test(runId)) problems.push(`--run-id must match ${RUN_ID_PATTERN.source} (letters, digits, . _ -), got "${runId}"`);
+  const outDir = path.resolve(cwd, input.out ?? DEFAULT_OUT_DIR);
+  if (fs.existsSync(outDir) && !fs.statSync(outDir).isDirectory()) problems.push(`--out ${outDir} exists and is not a directory`);
+  if (problems.length > 0 || suite === null) throw new UsageError(problems.join('\n'));
+  return {
+    suite,
+    outDir,
+    runId,
+    runIdGiven: input.runId !== undefined,
+    maxConnections,
+    poolPercent,
+    superuserReservedConnections: DEFAULT_SUPERUSER_RESERVED,
+    keep: input.keep ?? false,
+    install: input.install ?? true,
+  };
+}
+
+/** Capacities the plan is made against; known before anything starts. */
+export function localCapacities(opts: Pick<LocalRunOptions, 'maxConnections' | 'poolPercent'>): TargetCapacity[] {
+  const pool = poolSizeFor(opts.poolPercent, opts.maxConnections);
+  return LOCAL_TARGET_KINDS.map((kind) => ({ ref: { kind, name: kind }, maxConnections: opts.maxConnections, poolSize: kind === 'direct' ? null : pool }));
+}
+
+export function planLocal(opts: Pick<LocalRunOptions, 'suite' | 'maxConnections' | 'poolPercent'>): PlannedStep[] {
+  return expandSuite(opts.suite, localCapacities(opts));
+}
+
+/** Settings recorded in the manifest that a resume must match (they change the plan). */
+function planSettings(opts: LocalRunOptions): { maxConnections: number; poolPercent: number } {
+  return { maxConnections: opts.maxConnections, poolPercent: opts.poolPercent };
+}
+
+function checkResumable(prev: RunManifest, opts: LocalRunOptions): void {
+  const problems: string[] = [];
+  if (prev.mode !== 'local') problems.push(`it is a ${prev.mode} run`);
+  if (prev.suite !== opts.suite.name) problems.push(`it ran suite ${prev.suite}, not ${opts.suite.name}`);
+  for (const [k, v] of Object.entries(planSettings(opts))) {
+    if (prev.settings[k] !== undefined && prev.settings[k] !== v) problems.push(`it used ${k} ${String(prev.settings[k])}, not ${v}`);
+  }
+  if (problems.length > 0) {
+    throw new UsageError(`cannot resume run ${opts.runId}: ${problems.join('; ')}. Pass the same settings, or a new --run-id.`);
+  }
+}
+
+export interface LocalRunHooks {
+  readonly progress?: (ev: ProgressEvent) => void;
+  /** Lines about the stack (starting, stopping, kept servers). */
+  readonly log?: (line: string) => void;
+  /** Install SIGINT/SIGTERM handlers that stop the run cleanly. @default true */
+  readonly handleSignals?: boolean;
+  /** Metrics sampling period. @default 1000 */
+  readonly sampleIntervalMs?: number;
+}
+
+export interface LocalRunResult extends RunSuiteResult {
+  readonly runDir: string;
+  readonly wallSec: number;
+  /** How to reach the kept servers (--keep), else null. */
+  readonly keptConnectionHelp: string | null;
+  /** The signal that interrupted the run, if any. */
+  readonly interruptedBy: NodeJS.Signals | null;
+  /** Nothing ran: the run directory already held every step. */
+  readonly alreadyComplete: boolean;
+}
+
+export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {}): Promise<LocalRunResult> {
+  const log = hooks.log ?? (() => undefined);
+  const t0 = Date.now();
+  const steps = planLocal(opts);
+  const runDir = path.join(opts.outDir, opts.runId);
+  const sink = new FileSystemSink(runDir);
+  const prev = await sink.readManifest();
+  if (prev) checkResumable(prev, opts);
+  else if (fs.existsSync(runDir) && fs.readdirSync(runDir).length > 0) {
+    throw new UsageError(`${runDir} exists and is not a proxylab run directory; choose another --run-id or --out`);
+  }
+  const done = await sink.completedStepIds();
+  if (prev && prev.status === 'completed' && steps.every((s) => done.has(s.stepId))) {
+    const records = (await sink.readSteps()).filter((r) => steps.some((s) => s.stepId === r.stepId));
+    const ordered = steps.map((s) => records.find((r) => r.stepId === s.stepId)).filter((r): r is NonNullable<typeof r> => r !== undefined);
+    const scenarioVerdicts = prev.scenarioVerdicts ?? [];
+    const allHeld = ordered.every((r) => r.verdict.held !== false) && scenarioVerdicts.every((v) => v.held !== false);
+    log(`Run ${opts.runId} is already complete; nothing to run.`);
+    return { manifest: prev, records: ordered, scenarioVerdicts, allHeld, runDir, wallSec: 0, keptConnectionHelp: null, interruptedBy: null, alreadyComplete: true };
+  }
+  try {
+    fs.mkdirSync(runDir, { recursive: true });
+    fs.accessSync(runDir, fs.constants.W_OK);
+  } catch (e) {
+    throw new UsageError(`cannot write the run directory ${runDir}: ${(e as Error).message}`);
+  }
+
+  const abort = new AbortController();
+  let interruptedBy: NodeJS.Signals | null = null;
+  const onSignal = (sig: NodeJS.Signals): void => {
+    if (interruptedBy === null) {
+      interruptedBy = sig;
+      log(`\n${sig}: stopping pgbench, PostgreSQL and PgBouncer; finished steps are kept (resume with --run-id ${opts.runId})…`);
+      abort.abort();
+    } else {
+      log(`${sig} again: still stopping, please wait…`);
+    }
+  };
+  const handleSignals = hooks.handleSignals ?? true;
+  if (handleSignals) {
+    process.on('SIGINT', onSignal);
+    process.on('SIGTERM', onSignal);
+  }
+
+  let stack: LocalStack | null = null;
+  let keptConnectionHelp: string | null = null;
+  try {
+    log(`Starting PostgreSQL (max_connections ${opts.maxConnections}) and PgBouncer (pools of ${poolSizeFor(opts.poolPercent, opts.maxConnections)} = ${opts.poolPercent} %)…`);
+    stack = await startLocalStack({
+      maxConnections: opts.maxConnections,
+      poolPercent: opts.poolPercent,
+      superuserReservedConnections: opts.superuserReservedConnections,
+      install: opts.install,
+      log,
+    });
+    log(`  PostgreSQL ${stack.postgres.serverVersion} on 127.0.0.1:${stack.postgres.port}, PgBouncer ${stack.pgbouncer.version} on 127.0.0.1:${stack.pgbouncer.port}${stack.runAs ? ` (as OS user ${stack.runAs.user})` : ''}`);
+    if (abort.signal.aborted) throw new InfrastructureError(`interrupted by ${interruptedBy ?? 'a signal'} before the run started`);
+    const targets: Target[] = [...stack.targets];
+    const sampler = stack.createSampler(hooks.sampleIntervalMs);
+    const result = await runSuite({
+      runId: opts.runId,
+      suite: opts.suite,
+      steps,
+      targets,
+      executor: stack.executor,
+      pool: stack.pool,
+      sink,
+      sampler,
+      clock: systemClock,
+      progress: hooks.progress,
+      signal: abort.signal,
+      mode: 'local',
+      environment: stack.environment,
+      settings: { ...stack.settings, ...planSettings(opts), suite: opts.suite.name },
+      metricsName: 'local',
+    });
+    if (opts.keep) {
+      stack.release();
+      keptConnectionHelp = stack.connectionHelp();
+    }
+    return { ...result, runDir, wallSec: (Date.now() - t0) / 1000, keptConnectionHelp, interruptedBy, alreadyComplete: false };
+  } finally {
+    if (stack && keptConnectionHelp === null) {
+      log('Stopping PgBouncer and PostgreSQL…');
+      await stack.stop();
+    }
+    if (handleSignals) {
+      process.removeListener('SIGINT', onSignal);
+      process.removeListener('SIGTERM', onSignal);
+    }
+  }
+}

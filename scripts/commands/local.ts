@@ -1,0 +1,96 @@
+/**
+ * `proxylab local`: the embedded default. Starts a throwaway PostgreSQL + PgBouncer on this machine,
+ * runs a suite (default `quick`) through the suite engine into runs/<runId>/, prints a table per
+ * scenario, and stops everything (also on failure and Ctrl-C). Thin: the work is lib/local.
+ */
+import type { Command } from 'commander';
+import { formatResultTables, formatSummary, ProgressPrinter } from '../../lib/engine/terminal';
+import { DEFAULT_OUT_DIR, DEFAULT_SUITE, runLocal, validateLocalInput, type LocalRunResult } from '../../lib/local/run-local';
+import { DEFAULT_MAX_CONNECTIONS, DEFAULT_POOL_PERCENT } from '../../lib/local/stack';
+import { getSuite, SUITE_NAMES } from '../../lib/suite/catalog';
+
+interface LocalFlags {
+  readonly suite?: string;
+  readonly out?: string;
+  readonly runId?: string;
+  readonly maxConnections?: string;
+  readonly poolPercent?: string;
+  readonly keep?: boolean;
+  /** false with --no-install. */
+  readonly install: boolean;
+  readonly json?: boolean;
+}
+
+/**
+ * Called after every finished local run, in order (e.g. the HTML report). One line per hook:
+ * `() => require('../../lib/report/after-local-run')`, exporting afterLocalRun(result, print).
+ */
+const AFTER_RUN: Array<() => { afterLocalRun: (result: LocalRunResult, print: (line: string) => void) => Promise<void> }> = [];
+
+export function register(program: Command): void {
+  program
+    .command('local')
+    .description(
+      'Run a suite against a throwaway PostgreSQL + PgBouncer on this machine (the embedded default). ' +
+        'Finds PostgreSQL >= 14 and PgBouncer (installs them with apt-get/dnf/brew when it can, unless --no-install), ' +
+        'starts them on free ports on 127.0.0.1 in a temporary directory, runs the suite, writes ' +
+        'OUT/RUN_ID/ (manifest.json, steps/*.json with raw pgbench output, metrics/local.json), prints a table ' +
+        'per scenario and stops everything — also on failure and Ctrl-C. Re-running with the same --run-id ' +
+        'resumes: finished steps are kept and not repeated.\n\n' +
+        `Suites: ${SUITE_NAMES.map((n) => `${n} (${getSuite(n).description})`).join('\n        ')}\n\n` +
+        'Exit codes: 0 every verdict held, 1 a verdict did not hold or the infrastructure failed (or the run was interrupted), 2 usage error.',
+    )
+    .option('--suite <name>', `suite to run: ${SUITE_NAMES.join(', ')}`, DEFAULT_SUITE)
+    .option('--out <dir>', 'directory for run directories', DEFAULT_OUT_DIR)
+    .option('--run-id <id>', 'run id (letters, digits, . _ -); default local-YYYYMMDD-HHMMSS (UTC). An existing run id resumes that run')
+    .option('--max-connections <n>', `the server's max_connections (10–5000); small so "more clients than the server allows" is cheap`, String(DEFAULT_MAX_CONNECTIONS))
+    .option('--pool-percent <n>', "each PgBouncer pool's size as % of max_connections (1–100), the local analogue of RDS Proxy's MaxConnectionsPercent", String(DEFAULT_POOL_PERCENT))
+    .option('--keep', 'leave PostgreSQL and PgBouncer running afterwards and print how to connect (trust auth on 127.0.0.1)')
+    .option('--no-install', 'never install missing PostgreSQL/PgBouncer packages; print the command instead')
+    .option('--json', 'print a JSON summary on stdout at the end (progress goes to stderr)')
+    .action(async (flags: LocalFlags) => {
+      // Validate everything before starting anything.
+      const opts = validateLocalInput(
+        { suite: flags.suite, out: flags.out, runId: flags.runId, maxConnections: flags.maxConnections, poolPercent: flags.poolPercent, keep: flags.keep, install: flags.install },
+        process.cwd(),
+      );
+      const human = flags.json ? process.stderr : process.stdout;
+      const print = (line: string): void => {
+        human.write(line + '\n');
+      };
+      const printer = new ProgressPrinter({ stream: human });
+      let result: LocalRunResult;
+      try {
+        result = await runLocal(opts, { progress: printer.handle, log: print });
+      } finally {
+        printer.close();
+      }
+      print('');
+      print(formatResultTables(opts.suite, result.records, result.scenarioVerdicts));
+      print(formatSummary(result.manifest, result.records, result.runDir, result.wallSec));
+      if (result.keptConnectionHelp !== null) {
+        print('\nServers left running (--keep):');
+        print(result.keptConnectionHelp);
+      }
+      for (const load of AFTER_RUN) await load().afterLocalRun(result, print);
+      if (flags.json) {
+        process.stdout.write(
+          JSON.stringify(
+            {
+              runId: result.manifest.runId,
+              runDir: result.runDir,
+              status: result.manifest.status,
+              allHeld: result.allHeld,
+              wallSec: Math.round(result.wallSec * 10) / 10,
+              steps: result.records.map((r) => ({ stepId: r.stepId, status: r.status, tps: r.result?.tps ?? null, latencyP95Ms: r.result?.latencyP95Ms ?? null, held: r.verdict.held })),
+              scenarioVerdicts: result.scenarioVerdicts,
+              error: result.manifest.error ?? null,
+            },
+            null,
+            2,
+          ) + '\n',
+        );
+      }
+      if (!result.allHeld) process.exitCode = 1;
+    });
+}
