@@ -13,6 +13,7 @@ const COMMANDS: Array<() => { register: Registrar }> = [
   () => require('./commands/collect'),
   () => require('./commands/cost'),
   () => require('./commands/extend'),
+  () => require('./commands/local'),
   () => require('./commands/parse'),
 ];
 
