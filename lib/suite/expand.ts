@@ -102,7 +102,7 @@ export function logSamplingRateFor(
   const raw = maxLines / projected;
   // two significant digits, rounded down so the budget holds
   const magnitude = Math.pow(10, Math.floor(Math.log10(raw)) - 1);
-  return Math.max(0.0001, Math.floor(raw / magnitude) * magnitude);
+  return Math.max(0.0001, Number((Math.floor(raw / magnitude) * magnitude).toPrecision(2)));
 }
 
 export function timeoutSecFor(clients: number, run: { durationSec: number | null; transactionsPerClient: number | null }): number {
