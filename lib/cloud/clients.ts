@@ -1,0 +1,58 @@
+/**
+ * AWS SDK clients built from the settings an AWS user expects: `--profile`, `--region`, and the
+ * standard environment (`AWS_PROFILE`, `AWS_REGION`, `AWS_ENDPOINT_URL[_<SERVICE>]`). An endpoint
+ * override (moto_server in tests, LocalStack) also switches S3 to path-style addressing.
+ * One factory per process, passed down explicitly — no module-level singletons.
+ */
+import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import { LambdaClient } from '@aws-sdk/client-lambda';
+import { RDSClient } from '@aws-sdk/client-rds';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { SSMClient } from '@aws-sdk/client-ssm';
+
+export interface AwsSettings {
+  readonly region?: string;
+  readonly profile?: string;
+  /** Endpoint override for every service (tests); otherwise the SDK reads AWS_ENDPOINT_URL itself. */
+  readonly endpointUrl?: string;
+}
+
+export interface AwsClients {
+  readonly s3: S3Client;
+  readonly secrets: SecretsManagerClient;
+  readonly rds: RDSClient;
+  readonly ssm: SSMClient;
+  readonly lambda: LambdaClient;
+  readonly cloudformation: CloudFormationClient;
+}
+
+/** True when S3 requests go to a stand-in endpoint that needs path-style addressing. */
+export function usesEndpointOverride(settings: AwsSettings, env: NodeJS.ProcessEnv = process.env): boolean {
+  return Boolean(settings.endpointUrl || env.AWS_ENDPOINT_URL || env.AWS_ENDPOINT_URL_S3);
+}
+
+/** Client configuration shared by every service. */
+export function clientConfig(settings: AwsSettings): { region?: string; profile?: string; endpoint?: string } {
+  return {
+    ...(settings.region ? { region: settings.region } : {}),
+    ...(settings.profile ? { profile: settings.profile } : {}),
+    ...(settings.endpointUrl ? { endpoint: settings.endpointUrl } : {}),
+  };
+}
+
+export function createS3Client(settings: AwsSettings, env: NodeJS.ProcessEnv = process.env): S3Client {
+  return new S3Client({ ...clientConfig(settings), forcePathStyle: usesEndpointOverride(settings, env) });
+}
+
+export function createAwsClients(settings: AwsSettings = {}, env: NodeJS.ProcessEnv = process.env): AwsClients {
+  const base = clientConfig(settings);
+  return {
+    s3: createS3Client(settings, env),
+    secrets: new SecretsManagerClient(base),
+    rds: new RDSClient(base),
+    ssm: new SSMClient(base),
+    lambda: new LambdaClient(base),
+    cloudformation: new CloudFormationClient(base),
+  };
+}

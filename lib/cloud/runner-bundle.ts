@@ -1,0 +1,56 @@
+/**
+ * Bundle the runner (scripts/runner.ts and everything it imports, AWS SDK clients included) into
+ * ONE JavaScript file with esbuild: platform node, target node20, CommonJS. The lab stack ships
+ * it as an S3 asset; user data installs it to /opt/proxylab/runner.js. Used by
+ * scripts/build-runner.ts and at synth time by the runner-fleet construct.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { buildSync, type Metafile } from 'esbuild';
+
+/** scripts/runner.ts, resolved from this file (never from the working directory). */
+export const RUNNER_ENTRY = path.resolve(__dirname, '..', '..', 'scripts', 'runner.ts');
+
+export interface RunnerBundle {
+  /** Absolute path of the bundled file. */
+  readonly file: string;
+  /** Directory holding only that file (what a CDK asset should point at). */
+  readonly dir: string;
+  readonly bytes: number;
+  /** Input bytes by top-level package (for reporting what the bundle is made of). */
+  readonly inputsByPackage: Readonly<Record<string, number>>;
+}
+
+export function bundleRunner(outDir?: string): RunnerBundle {
+  const dir = outDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-runner-'));
+  fs.mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, 'runner.js');
+  const result = buildSync({
+    entryPoints: [RUNNER_ENTRY],
+    outfile: file,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    minify: true,
+    keepNames: true,
+    legalComments: 'none',
+    metafile: true,
+    logLevel: 'silent',
+    // The CDK and the report/collector code are never reached from the runner; keep them out loudly.
+    external: ['aws-cdk-lib', 'constructs', 'cdk-nag'],
+  });
+  if (result.errors.length > 0) throw new Error(`esbuild: ${result.errors.map((e) => e.text).join('; ')}`);
+  return { file, dir, bytes: fs.statSync(file).size, inputsByPackage: inputsByPackage(result.metafile) };
+}
+
+function inputsByPackage(meta: Metafile | undefined): Record<string, number> {
+  const out: Record<string, number> = {};
+  for (const [input, info] of Object.entries(meta?.inputs ?? {})) {
+    const m = /node_modules\/((?:@[^/]+\/)?[^/]+)/.exec(input);
+    const key = m ? (m[1] as string) : '(proxylab)';
+    out[key] = (out[key] ?? 0) + info.bytes;
+  }
+  return out;
+}

@@ -1,0 +1,247 @@
+/**
+ * The runner on an EC2 instance, as a library call (scripts/runner.ts is its thin entry):
+ * read the DB secret, build the targets (writer + each proxy), read max_connections, plan the
+ * suite, and run it through the engine with the cloud adapters — S3 sink, RDS Proxy pool control,
+ * CPU guard, and with several runners the fleet split/merge through S3. Runner 0 invokes the
+ * collector for the run window at the end.
+ *
+ * The password stays in memory and in pgbench's/psql's environment (PGPASSWORD): the logger
+ * scrubs it from every line, and nothing here puts it into argv, a manifest or a step record.
+ */
+import * as os from 'node:os';
+import type { LambdaClient } from '@aws-sdk/client-lambda';
+import type { RDSClient } from '@aws-sdk/client-rds';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { InfrastructureError, UsageError } from '../cli/errors';
+import type { Clock, PgbenchExecutor, PoolControl, ResultSink } from '../engine/ports';
+import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run-suite';
+import { getSuite } from '../suite/catalog';
+import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
+import type { RunEnvironment, RunManifest, StepRecord } from '../suite/types';
+import { CPU_SATURATION_PERCENT, judgeStep } from '../suite/verdict';
+import { buildCollectEvent, collectorWindow, invokeCollector } from './collector-invoke';
+import { CpuGuardExecutor } from './cpu';
+import { FleetCoordinator, FleetExecutor, FleetSink } from './fleet-coordinator';
+import { NoopPoolControl, RdsProxyPoolControl, type PoolPercents } from './proxy-pool';
+import type { RunnerArgs } from './runner-args';
+import { S3ResultSink } from './s3-sink';
+import { readDbCredentials, redact, redactingLogger, type Logger } from './secrets';
+import { buildCloudTargets, type ScalarQuery } from './targets';
+
+export interface RunnerDeps {
+  readonly s3: S3Client;
+  readonly secrets: SecretsManagerClient;
+  readonly rds: RDSClient;
+  readonly lambda: LambdaClient;
+  /** pgbench runner (the local executor on the instance). */
+  readonly executor: PgbenchExecutor;
+  /** SHOW queries (psql). */
+  readonly query: ScalarQuery;
+  readonly clock: Clock;
+  /** Raw line writer (stdout); the runner wraps it in a redacting logger. */
+  readonly write: (line: string) => void;
+  readonly signal?: AbortSignal;
+  /** `pgbench --version` output, null when unknown. */
+  readonly pgbenchVersion?: () => Promise<string | null>;
+  readonly cpus?: number;
+  /** Poll interval for proxy changes and fleet barriers (tests shorten it). */
+  readonly pollMs?: number;
+}
+
+export interface RunnerResult {
+  readonly result: RunSuiteResult;
+  readonly collector: 'invoked' | 'skipped' | 'failed';
+}
+
+/** Pool control of this runner: only runner 0 touches the proxies. */
+function poolControlFor(args: RunnerArgs, deps: RunnerDeps, log: Logger): PoolControl & { currentPercent(name: string): PoolPercents | null } {
+  const labValues: Record<string, PoolPercents> = {};
+  for (const p of args.proxies) if (p.lab) labValues[p.name] = p.lab;
+  if (args.poolControl && args.runnerIndex === 0) {
+    return new RdsProxyPoolControl(deps.rds, {
+      proxyNames: Object.fromEntries(args.proxies.map((p) => [p.name, p.dbProxyName])),
+      labValues,
+      clock: deps.clock,
+      ...(deps.pollMs !== undefined ? { pollIntervalMs: deps.pollMs } : {}),
+      log: (l) => log.info(l),
+    });
+  }
+  const noop = new NoopPoolControl();
+  const refuse = !args.poolControl;
+  return {
+    reset: () => noop.reset(),
+    restore: () => noop.restore(),
+    setPoolPercent: async (target, percent) => {
+      if (refuse) {
+        throw new UsageError(`pool sweep (${target.name} → ${percent} %) needs pool control; this runner was started with --no-pool-control`);
+      }
+      // runners other than 0: runner 0 applies it before it reaches the step barrier
+    },
+    currentPercent: (name) => labValues[name] ?? null,
+  };
+}
+
+function checkResumable(prev: RunManifest, args: RunnerArgs): void {
+  const problems: string[] = [];
+  if (prev.mode !== 'cloud') problems.push(`it is a ${prev.mode} run`);
+  if (prev.suite !== args.suite) problems.push(`it ran suite ${prev.suite}, not ${args.suite}`);
+  const prevCount = prev.settings.runnerCount;
+  if (typeof prevCount === 'number' && prevCount !== args.runnerCount) problems.push(`it ran on ${prevCount} runners, not ${args.runnerCount}`);
+  if (problems.length > 0) throw new UsageError(`cannot resume run ${args.runId}: ${problems.join('; ')}; use a new run id`);
+}
+
+function progressLine(ev: ProgressEvent): string | null {
+  switch (ev.type) {
+    case 'run-start':
+      return `run ${ev.runId}: ${ev.total} steps${ev.resumed ? `, resuming (${ev.alreadyDone} already done)` : ''}`;
+    case 'init-data':
+      return `loading pgbench data, scale ${ev.scale}, through ${ev.target}`;
+    case 'step-skip':
+      return `[${ev.index}/${ev.total}] ${ev.step.stepId}: already done, skipped`;
+    case 'step-start':
+      return `[${ev.index}/${ev.total}] ${ev.step.stepId}: start${ev.note ? ` (${ev.note})` : ''}${ev.etaSec !== null ? `, ETA ${ev.etaSec} s` : ''}`;
+    case 'step-end': {
+      const r = ev.record.result;
+      return `[${ev.index}/${ev.total}] ${ev.step.stepId}: ${ev.record.status}, tps ${r?.tps ?? 'unknown'}, verdict ${ev.record.verdict.held === null ? '-' : ev.record.verdict.held ? 'held' : 'BROKEN'}`;
+    }
+    case 'scenario-end':
+      return null;
+    case 'run-end':
+      return `run ended: ${ev.status}${ev.error ? ` — ${ev.error}` : ''} after ${Math.round(ev.elapsedSec)} s`;
+  }
+}
+
+export async function runCloudRunner(args: RunnerArgs, deps: RunnerDeps): Promise<RunnerResult> {
+  const secrets: string[] = [];
+  try {
+    return await runCloudRunnerInner(args, deps, secrets);
+  } catch (err) {
+    // Belt and braces: no error message leaves the runner with the password in it.
+    if (err instanceof Error) err.message = redact(err.message, secrets);
+    throw err;
+  }
+}
+
+async function runCloudRunnerInner(args: RunnerArgs, deps: RunnerDeps, secrets: string[]): Promise<RunnerResult> {
+  const suite = getSuite(args.suite);
+  const log = redactingLogger(deps.write, () => secrets);
+  const me = `runner ${args.runnerIndex + 1}/${args.runnerCount}`;
+
+  const credentials = await readDbCredentials(deps.secrets, args.secretArn);
+  secrets.push(credentials.password);
+  log.info(`${me}: run ${args.runId}, suite ${args.suite}, bucket ${args.bucket}, writer ${args.writerEndpoint.host}, proxies ${args.proxies.map((p) => p.name).join(', ') || 'none'}`);
+
+  const pool = poolControlFor(args, deps, log);
+  const proxies = Object.fromEntries(args.proxies.map((p) => [p.name, p.endpoint]));
+  const { targets, writer } = buildCloudTargets({
+    credentials,
+    writer: args.writerEndpoint,
+    proxies,
+    sslmode: args.sslmode,
+    query: deps.query,
+    poolPercent: (name) => pool.currentPercent(name),
+    proxyKind: args.proxyTargetKind,
+  });
+  const maxConnections = await writer.maxConnections();
+  const serverVersion = await writer.serverVersion().catch(() => null);
+  log.info(`${me}: max_connections ${maxConnections}, server ${serverVersion ?? 'unknown'}`);
+  const capacities: TargetCapacity[] = [];
+  for (const t of targets) capacities.push({ ref: t.ref, maxConnections, poolSize: await t.poolSize() });
+  const steps: PlannedStep[] = expandSuite(suite, capacities);
+  if (steps.length === 0) {
+    throw new UsageError(`suite ${suite.name} has no step for this lab's targets (${targets.map((t) => t.ref.kind).join(', ')})`);
+  }
+  const stepById = new Map(steps.map((s) => [s.stepId, s]));
+
+  const s3Sink = new S3ResultSink(deps.s3, args.bucket, args.runId);
+  const prev = await s3Sink.readManifest();
+  if (prev) checkResumable(prev, args);
+
+  let executor: PgbenchExecutor = new CpuGuardExecutor(deps.executor);
+  let sink: ResultSink = s3Sink;
+  if (args.runnerCount > 1) {
+    const fleet = new FleetCoordinator({
+      s3: deps.s3,
+      bucket: args.bucket,
+      runId: args.runId,
+      runnerIndex: args.runnerIndex,
+      runnerCount: args.runnerCount,
+      attempt: args.startAt ?? 'default',
+      clock: deps.clock,
+      barrierTimeoutMs: args.barrierTimeoutSec * 1000,
+      ...(deps.pollMs !== undefined ? { pollMs: deps.pollMs } : {}),
+      log: (l) => log.info(l),
+    });
+    executor = new FleetExecutor(executor, fleet);
+    sink = new FleetSink(s3Sink, fleet, {
+      judge: (record: StepRecord) => {
+        const step = stepById.get(record.stepId);
+        return step ? judgeStep(step, record.status, record.result) : record.verdict;
+      },
+      cpuSaturationPercent: CPU_SATURATION_PERCENT,
+    });
+  }
+
+  if (args.startAt) {
+    const waitMs = Date.parse(args.startAt) - deps.clock.now().getTime();
+    if (waitMs > 0) {
+      log.info(`${me}: waiting ${Math.round(waitMs / 1000)} s for the agreed start ${args.startAt}`);
+      await deps.clock.sleep(waitMs);
+    }
+  }
+
+  const environment: RunEnvironment = {
+    maxConnections,
+    serverVersion,
+    pgbenchVersion: (await deps.pgbenchVersion?.()) ?? null,
+    poolerVersion: args.proxyTargetKind === 'rds-proxy' && args.proxies.length > 0 ? 'RDS Proxy (managed, no version)' : null,
+    cpus: deps.cpus ?? os.cpus().length,
+  };
+  const result = await runSuite({
+    runId: args.runId,
+    suite,
+    steps,
+    targets,
+    executor,
+    pool,
+    sink,
+    clock: deps.clock,
+    progress: (ev) => {
+      const line = progressLine(ev);
+      if (line) log.info(`${me}: ${line}`);
+    },
+    ...(deps.signal ? { signal: deps.signal } : {}),
+    mode: 'cloud',
+    environment,
+    settings: {
+      suite: suite.name,
+      runnerCount: args.runnerCount,
+      writerEndpoint: args.writerEndpoint.host,
+      proxies: args.proxies.map((p) => ({ name: p.name, dbProxyName: p.dbProxyName, endpoint: p.endpoint.host, lab: p.lab })),
+      region: args.region,
+      sslmode: args.sslmode,
+      maxConnections,
+    },
+    metricsName: 'runner',
+  });
+
+  let collector: RunnerResult['collector'] = 'skipped';
+  if (args.collector && args.runnerIndex === 0 && result.manifest.status !== 'interrupted') {
+    const start = new Date(result.manifest.startedAt);
+    const end = new Date(result.manifest.endedAt ?? deps.clock.now().toISOString());
+    try {
+      const event = buildCollectEvent(args.collector, args.runId, collectorWindow(start, end), args.bucket);
+      await invokeCollector(deps.lambda, args.collector.functionName, event);
+      collector = 'invoked';
+      log.info(`${me}: collector ${args.collector.functionName} wrote metrics for ${event.window.start} – ${event.window.end}`);
+    } catch (err) {
+      collector = 'failed';
+      log.warn(`${me}: collector failed (run \`proxylab collect\` later): ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  if (result.manifest.status === 'failed') {
+    throw new InfrastructureError(`run ${args.runId} failed: ${result.manifest.error ?? 'unknown error'} (finished steps are in s3://${args.bucket}/runs/${args.runId}/)`);
+  }
+  return { result, collector };
+}

@@ -1,0 +1,78 @@
+/**
+ * Starting a suite on the runners: one SSM `SendCommand` (`AWS-RunShellScript`) per runner
+ * instance, each with its own `--runner-index`. The command's output is small by design (SSM
+ * keeps at most 24 000 characters): results go to S3 from the runner itself; the shell output is
+ * also saved under `runs/<runId>/ssm/` for debugging.
+ */
+import { SendCommandCommand, type SendCommandCommandInput, type SSMClient } from '@aws-sdk/client-ssm';
+import { InfrastructureError } from '../cli/errors';
+import { RUNNER_INSTALL_PATH, runnerArgv, shellQuote, type RunnerArgs } from './runner-args';
+
+/** SSM's maximum execution timeout for AWS-RunShellScript (48 h). */
+export const MAX_EXECUTION_TIMEOUT_SEC = 172_800;
+
+export interface RunCommandPlan {
+  readonly instanceId: string;
+  readonly runnerIndex: number;
+  readonly input: SendCommandCommandInput;
+}
+
+/** The shell lines the runner instance executes. */
+export function runnerShellCommands(args: RunnerArgs, installPath = RUNNER_INSTALL_PATH): string[] {
+  const line = ['node', installPath, ...runnerArgv(args)].map(shellQuote).join(' ');
+  return [
+    'set -eu',
+    `test -f ${shellQuote(installPath)} || { echo "proxylab runner not installed at ${installPath} (user data still running?)" >&2; exit 3; }`,
+    line,
+  ];
+}
+
+/**
+ * One SendCommand request per runner instance, in runner-index order.
+ * @param base the run's arguments; runnerIndex/runnerCount are set per instance.
+ */
+export function buildRunCommands(
+  instanceIds: readonly string[],
+  base: Omit<RunnerArgs, 'runnerIndex' | 'runnerCount'>,
+  options: { executionTimeoutSec?: number } = {},
+): RunCommandPlan[] {
+  if (instanceIds.length === 0) throw new InfrastructureError('the stack reports no runner instances');
+  const timeout = Math.min(options.executionTimeoutSec ?? MAX_EXECUTION_TIMEOUT_SEC, MAX_EXECUTION_TIMEOUT_SEC);
+  return instanceIds.map((instanceId, runnerIndex) => {
+    const args: RunnerArgs = { ...base, runnerIndex, runnerCount: instanceIds.length };
+    return {
+      instanceId,
+      runnerIndex,
+      input: {
+        DocumentName: 'AWS-RunShellScript',
+        InstanceIds: [instanceId],
+        Comment: `proxylab ${base.suite} ${base.runId} runner ${runnerIndex + 1}/${instanceIds.length}`.slice(0, 100),
+        // Delivery timeout: how long SSM tries to reach a (still booting) instance.
+        TimeoutSeconds: 600,
+        Parameters: {
+          commands: runnerShellCommands(args),
+          executionTimeout: [String(timeout)],
+        },
+        OutputS3BucketName: base.bucket,
+        OutputS3KeyPrefix: `runs/${base.runId}/ssm/runner-${runnerIndex}`,
+      },
+    };
+  });
+}
+
+export interface SentCommand {
+  readonly instanceId: string;
+  readonly runnerIndex: number;
+  readonly commandId: string;
+}
+
+export async function sendRunCommands(ssm: SSMClient, plans: readonly RunCommandPlan[]): Promise<SentCommand[]> {
+  const sent: SentCommand[] = [];
+  for (const plan of plans) {
+    const res = await ssm.send(new SendCommandCommand(plan.input));
+    const commandId = res.Command?.CommandId;
+    if (!commandId) throw new InfrastructureError(`SSM SendCommand to ${plan.instanceId} returned no command id`);
+    sent.push({ instanceId: plan.instanceId, runnerIndex: plan.runnerIndex, commandId });
+  }
+  return sent;
+}

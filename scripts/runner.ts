@@ -1,0 +1,85 @@
+/**
+ * On-instance entry of the proxylab runner (installed as /opt/proxylab/runner.js by the stack's
+ * user data, started by `proxylab run` through SSM). Thin: parse args, build clients and the
+ * local pgbench executor, run lib/cloud/runner.ts, map errors to exit codes.
+ *
+ *   node runner.js --run-id ID --suite NAME --bucket B --secret-arn ARN --writer-endpoint HOST
+ *     [--runner-index I --runner-count N] [--proxies name=host[:port][@dbProxyName][#max/idle],…]
+ *     [--region R] [--start-at ISO] [--collector JSON] [--barrier-timeout-sec S]
+ *   test-only: [--sslmode disable] [--no-pool-control] [--proxy-target-kind pgbouncer-transaction]
+ *              [--endpoint-url URL]
+ *
+ * Exit codes: 0 completed and every verdict held, 1 a verdict broke / interrupted / infrastructure
+ * failure, 2 usage error. SIGTERM/SIGINT stop pgbench and leave every finished step in S3; run the
+ * same command again to resume.
+ */
+import { spawnSync } from 'node:child_process';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { exitCodeFor, UsageError } from '../lib/cli/errors';
+import { LambdaClient } from '@aws-sdk/client-lambda';
+import { RDSClient } from '@aws-sdk/client-rds';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { S3Client } from '@aws-sdk/client-s3';
+import { runCloudRunner } from '../lib/cloud/runner';
+import { parseRunnerArgv } from '../lib/cloud/runner-args';
+import { psqlScalarQuery } from '../lib/cloud/targets';
+import { systemClock } from '../lib/engine/ports';
+import { LocalPgbenchExecutor } from '../lib/local/pgbench-executor';
+
+function pgbenchVersion(): Promise<string | null> {
+  const res = spawnSync('pgbench', ['--version'], { encoding: 'utf8' });
+  const m = /pgbench \(PostgreSQL\) (\S+)/.exec(res.stdout ?? '');
+  return Promise.resolve(m ? (m[1] as string) : null);
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  const write = (line: string): void => void process.stdout.write(line);
+  const abort = new AbortController();
+  const onSignal = (sig: NodeJS.Signals): void => {
+    process.stderr.write(`${sig}: stopping; finished steps are in S3, re-run the same command to resume\n`);
+    abort.abort();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  try {
+    const args = parseRunnerArgv(argv);
+    // Only the four clients the runner uses (keeps SSM and CloudFormation out of the bundle).
+    const config = {
+      ...(args.region ? { region: args.region } : {}),
+      ...(args.endpointUrl ? { endpoint: args.endpointUrl } : {}),
+    };
+    const forcePathStyle = Boolean(args.endpointUrl || process.env.AWS_ENDPOINT_URL || process.env.AWS_ENDPOINT_URL_S3);
+    const executor = new LocalPgbenchExecutor({
+      pgbench: 'pgbench',
+      workRoot: path.join(os.tmpdir(), `proxylab-runner-${args.runId}-${args.runnerIndex}`),
+    });
+    const { result } = await runCloudRunner(args, {
+      s3: new S3Client({ ...config, forcePathStyle }),
+      secrets: new SecretsManagerClient(config),
+      rds: new RDSClient(config),
+      lambda: new LambdaClient(config),
+      executor,
+      query: psqlScalarQuery(),
+      clock: systemClock,
+      write,
+      signal: abort.signal,
+      pgbenchVersion,
+    });
+    if (result.manifest.status === 'interrupted') return 1;
+    return result.allHeld ? 0 : 1;
+  } catch (err) {
+    const msg = err instanceof Error ? err.message : String(err);
+    process.stderr.write(`${err instanceof UsageError ? 'error' : 'runner failed'}: ${msg}\n`);
+    return exitCodeFor(err);
+  } finally {
+    process.removeListener('SIGTERM', onSignal);
+    process.removeListener('SIGINT', onSignal);
+  }
+}
+
+if (require.main === module) {
+  void main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
+}
