@@ -360,3 +360,29 @@ describe('formats and error text not in the captures', () => {
     expect(classifySegment(segment)).toBe(expected);
   });
 });
+
+describe('own captures (test/unit/suite/captures, pgbench 15.18)', () => {
+  const dir = path.resolve(__dirname, 'captures');
+  const read = (name: string): ParsedRun =>
+    parsePgbench({ stdout: readFileSync(path.join(dir, `${name}.stdout`), 'utf8'), stderr: readFileSync(path.join(dir, `${name}.stderr`), 'utf8'), exitCode: 0 });
+
+  test('weighted mix with --rate: overall summary, not the per-script blocks', () => {
+    const run = read('pg15-mixed-rate');
+    expect(run).toMatchObject({
+      transactionType: 'multiple scripts',
+      transactionsProcessed: 972,
+      tps: 488.908517,
+      latencyAvgMs: 3.277,
+      latencyStddevMs: 5.002,
+      scheduleLagAvgMs: 1.112,
+      initialConnectionMs: 23.581,
+      complete: true,
+      errors: [],
+    });
+    expect(run.progress).toEqual([{ elapsedSec: 1, tps: 486, latencyAvgMs: 2.773, latencyStddevMs: 4.202, lagAvgMs: 0.791, failed: 0, skipped: null }]);
+  });
+
+  test('-t in pgbench 15 format', () => {
+    expect(read('pg15-t50')).toMatchObject({ transactionsPerClient: 50, transactionsProcessed: 200, transactionsExpected: 200, durationSec: null, tps: 8416.091567, complete: true });
+  });
+});
