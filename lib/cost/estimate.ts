@@ -249,19 +249,20 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
   };
 }
 
-function round6(x: number): number {
-  return Math.round(x * 1e6) / 1e6;
+/** Strips float noise (0.30000000000000004) without losing cents on a month of hours. */
+function roundNoise(x: number): number {
+  return Math.round(x * 1e9) / 1e9;
 }
 
 function fixed(category: CostCategory, part: string, quantity: number, unit: string, unitPriceUsd: number, source: SourceId, note: string): CostLine {
-  const usd = round6(quantity * unitPriceUsd);
+  const usd = roundNoise(quantity * unitPriceUsd);
   return { category, part, quantityMin: quantity, quantityMax: quantity, unit, unitPriceUsd, usdPerHourMin: usd, usdPerHourMax: usd, basis: 'price-table', note, source };
 }
 
 function range(category: CostCategory, part: string, lo: number, hi: number, unit: string, unitPriceUsd: number, source: SourceId, note: string): CostLine {
   return {
     category, part, quantityMin: lo, quantityMax: hi, unit, unitPriceUsd,
-    usdPerHourMin: round6(lo * unitPriceUsd), usdPerHourMax: round6(hi * unitPriceUsd), basis: 'price-table', note, source,
+    usdPerHourMin: roundNoise(lo * unitPriceUsd), usdPerHourMax: roundNoise(hi * unitPriceUsd), basis: 'price-table', note, source,
   };
 }
 
@@ -270,14 +271,14 @@ function assumed(category: CostCategory, part: string, quantity: number, unit: s
 }
 
 function totalsOf(lines: readonly CostLine[]): CostTotals {
-  const lo = round6(lines.reduce((s, l) => s + l.usdPerHourMin, 0));
-  const hi = round6(lines.reduce((s, l) => s + l.usdPerHourMax, 0));
+  const lo = lines.reduce((s, l) => s + l.usdPerHourMin, 0);
+  const hi = lines.reduce((s, l) => s + l.usdPerHourMax, 0);
   return {
-    perHourUsdMin: lo,
-    perHourUsdMax: hi,
-    perDayUsdMin: round6(lo * HOURS_PER_DAY),
-    perDayUsdMax: round6(hi * HOURS_PER_DAY),
-    perMonthUsdMin: round6(lo * HOURS_PER_MONTH),
-    perMonthUsdMax: round6(hi * HOURS_PER_MONTH),
+    perHourUsdMin: roundNoise(lo),
+    perHourUsdMax: roundNoise(hi),
+    perDayUsdMin: roundNoise(lo * HOURS_PER_DAY),
+    perDayUsdMax: roundNoise(hi * HOURS_PER_DAY),
+    perMonthUsdMin: roundNoise(lo * HOURS_PER_MONTH),
+    perMonthUsdMax: roundNoise(hi * HOURS_PER_MONTH),
   };
 }

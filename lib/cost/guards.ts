@@ -7,6 +7,9 @@
  */
 import { UsageError } from '../cli/errors';
 import type { LabConfig } from '../config/types';
+import type { ClientsSpec } from '../suite/catalog';
+import { getSuite } from '../suite/catalog';
+import { resolveClients } from '../suite/expand';
 import type { CostEstimate } from './estimate';
 import { DEFAULT_PRICE_REGION, PRICE_TABLES } from './price-table';
 
@@ -62,13 +65,14 @@ export function enforceBudget(estimate: CostEstimate, maxHourlyUsd?: number, for
 
 /**
  * Rule of thumb: one runner vCPU drives at most this many pgbench clients before the load
- * generator, not the database or the proxy, becomes what is measured. pgbench spends CPU per
- * transaction per client (parse, libpq round trip, TLS through RDS Proxy, reconnects with -C);
- * E1's write-up had its laptop lag the rate schedule by 7–16 s at ≈ 600 clients. 50 per vCPU
- * keeps a c7g.large (2 vCPU) at ≤ 100 clients. The engine's runner CPU guard is the measurement;
- * this is the up-front warning.
+ * generator, not the database or the proxy, starts to be what is measured. pgbench multiplexes
+ * its clients over `-j` threads; each busy client costs client-side CPU per transaction (libpq
+ * round trip, TLS to RDS Proxy, a full handshake per transaction with -C), so past a few hundred
+ * clients per core the client's own scheduling shows up as latency and rate-schedule lag (E1's
+ * write-up: a saturated client lagging 7–16 s). 200 per vCPU puts a c7g.large (2 vCPU) at 400
+ * clients. It is a warning before deploy; the engine's runner CPU guard measures the real thing.
  */
-export const CLIENTS_PER_RUNNER_VCPU = 50;
+export const CLIENTS_PER_RUNNER_VCPU = 200;
 
 /** Aurora's default: `LEAST(DBInstanceClassMemory / 9531392, 5000)`. */
 export const MAX_CONNECTIONS_BYTES_PER_CONNECTION = 9_531_392;
@@ -101,15 +105,16 @@ export function labMaxConnections(lab: LabConfig): number | null {
   return defaultMaxConnections(cap.instanceClass, lab.region ?? DEFAULT_PRICE_REGION);
 }
 
-/** A client count as a suite states it: absolute, or a multiple of the target's max_connections. */
-export type ClientCount =
-  | { readonly kind: 'absolute'; readonly clients: number }
-  | { readonly kind: 'max-connections'; readonly multiple: number };
-
-/** What the capacity check needs of a suite: its name and every client count it will run. */
+/** What the capacity check needs of a suite: its name and every client count its scenarios run. */
 export interface SuiteClientDemand {
   readonly suite: string;
-  readonly clientCounts: readonly ClientCount[];
+  /** As the catalog states them: absolute, or a multiple of max_connections / the pool size. */
+  readonly clients: readonly ClientsSpec[];
+}
+
+/** The client counts of catalog suites by name (an unknown name is a UsageError listing the valid ones). */
+export function suiteClientDemands(suiteNames: readonly string[]): SuiteClientDemand[] {
+  return suiteNames.map((name) => ({ suite: name, clients: getSuite(name).scenarios.flatMap((sc) => sc.clients) }));
 }
 
 export interface RunnerCapacityWarning {
@@ -124,33 +129,40 @@ export interface RunnerCapacityWarning {
 }
 
 /**
- * Warnings when `lab.runners` are too few for the largest client count of the given suites
- * (clients per runner vCPU ≤ CLIENTS_PER_RUNNER_VCPU). Relative counts resolve against the lab's
- * max_connections (override, else the class default). An empty list means no concern.
+ * Warnings when `lab.runners` are too few for the largest client count of the chosen suites
+ * (clients ≤ CLIENTS_PER_RUNNER_VCPU × runner vCPUs). `suites` are catalog suite names
+ * (lib/suite/catalog.ts), e.g. `lab.suites`. Relative counts resolve as the engine does
+ * (`resolveClients`): against the lab's max_connections (override, else the class default) and,
+ * for pool-relative counts, the largest proxy pool. An empty list means no concern.
  */
-export function runnerCapacityWarnings(lab: LabConfig, suites: readonly SuiteClientDemand[]): RunnerCapacityWarning[] {
+export function runnerCapacityWarnings(lab: LabConfig, suites: readonly string[]): RunnerCapacityWarning[] {
+  return runnerCapacityWarningsFor(lab, suiteClientDemands(suites));
+}
+
+/** `runnerCapacityWarnings` on explicit client demands (no catalog lookup). */
+export function runnerCapacityWarningsFor(lab: LabConfig, demands: readonly SuiteClientDemand[]): RunnerCapacityWarning[] {
   const table = PRICE_TABLES[lab.region ?? DEFAULT_PRICE_REGION] ?? PRICE_TABLES[DEFAULT_PRICE_REGION];
   const runnerSpec = table?.ec2Instances[lab.runners.instanceType] ?? null;
   const maxConn = labMaxConnections(lab);
+  const largestPercent = lab.proxies.reduce((m, p) => Math.max(m, p.maxConnectionsPercent), 0);
+  const poolSize = maxConn !== null && largestPercent > 0 ? Math.max(1, Math.round((largestPercent / 100) * maxConn)) : null;
   const warnings: RunnerCapacityWarning[] = [];
   let worst: { suite: string; clients: number } | null = null;
-  for (const s of suites) {
-    for (const c of s.clientCounts) {
-      let clients: number | null;
-      if (c.kind === 'absolute') clients = c.clients;
-      else clients = maxConn === null ? null : Math.ceil(c.multiple * maxConn);
-      if (clients === null) {
+  for (const d of demands) {
+    for (const spec of d.clients) {
+      if (typeof spec !== 'number' && maxConn === null) {
         warnings.push({
           id: 'proxylab:client-count-unknown',
-          suite: s.suite,
+          suite: d.suite,
           clients: null,
           runnerVcpus: runnerSpec?.vcpus ?? null,
           runnersNeeded: null,
-          message: `suite ${s.suite}: ${(c as { multiple: number }).multiple} × max_connections cannot be sized: max_connections of this lab is unknown (set aurora.maxConnections)`,
+          message: `suite ${d.suite}: ${spec.times} × ${spec.of} cannot be sized: this lab's max_connections is unknown (set aurora.maxConnections)`,
         });
         continue;
       }
-      if (worst === null || clients > worst.clients) worst = { suite: s.suite, clients };
+      const clients = resolveClients(spec, { maxConnections: maxConn ?? 0, poolSize });
+      if (worst === null || clients > worst.clients) worst = { suite: d.suite, clients };
     }
   }
   if (worst === null) return warnings;

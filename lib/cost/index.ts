@@ -6,11 +6,13 @@ export {
   checkBudget,
   enforceBudget,
   runnerCapacityWarnings,
+  runnerCapacityWarningsFor,
+  suiteClientDemands,
   labMaxConnections,
   defaultMaxConnections,
   CLIENTS_PER_RUNNER_VCPU,
 } from './guards';
-export type { BudgetCheck, RunnerCapacityWarning, SuiteClientDemand, ClientCount } from './guards';
+export type { BudgetCheck, RunnerCapacityWarning, SuiteClientDemand } from './guards';
 export { PRICE_TABLES, SOURCES, DEFAULT_PRICE_REGION } from './price-table';
 export type { PriceTable, PriceSource, InstancePrice, SourceId } from './price-table';
 export { LAB_DEPLOYMENT_SHAPE } from './shape';

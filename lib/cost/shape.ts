@@ -19,11 +19,17 @@ export interface DeploymentShape {
   readonly secrets: number;
 }
 
+/**
+ * lib/constructs/network.ts: 2 AZs, no NAT gateway, no interface endpoints (an S3 gateway
+ * endpoint, which is free); runners sit in public subnets with a public IPv4 each and no inbound
+ * rules. lib/constructs/runner-fleet.ts: 16 GiB gp3 root volume per runner. database.ts: one
+ * generated master secret.
+ */
 export const LAB_DEPLOYMENT_SHAPE: DeploymentShape = {
   availabilityZones: 2,
-  interfaceEndpoints: ['ssm', 'ssmmessages', 'ec2messages'],
+  interfaceEndpoints: [],
   natGateways: 0,
-  runnersHavePublicIpv4: false,
-  runnerRootVolumeGb: 8,
+  runnersHavePublicIpv4: true,
+  runnerRootVolumeGb: 16,
   secrets: 1,
 };

@@ -55,7 +55,7 @@ describe('extendLabExpiry', () => {
   });
 
   test('a lab not deployed here (no schedule) is a usage error saying where to look', async () => {
-    schedulerMock.on(GetScheduleCommand).rejects(new ResourceNotFoundException({ message: 'Schedule not found', $metadata: {} }));
+    schedulerMock.on(GetScheduleCommand).rejects(new ResourceNotFoundException({ message: 'Schedule not found', $metadata: {}, Message: 'Schedule not found' }));
     const p = extendLabExpiry(new SchedulerClient({ region: 'us-east-1' }), { stackName: 'proxylab-default', hours: 4, now: NOW });
     await expect(p).rejects.toThrow(UsageError);
     await expect(

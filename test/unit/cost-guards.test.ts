@@ -10,6 +10,8 @@ import {
   enforceBudget,
   labMaxConnections,
   runnerCapacityWarnings,
+  runnerCapacityWarningsFor,
+  suiteClientDemands,
 } from '../../lib/cost/guards';
 
 function lab(raw: Record<string, unknown>): LabConfig {
@@ -88,33 +90,56 @@ describe('max_connections for the capacity rule', () => {
 });
 
 describe('runnerCapacityWarnings', () => {
-  test(`rule of thumb: ${CLIENTS_PER_RUNNER_VCPU} clients per runner vCPU; one c7g.large (2 vCPU) drives 100`, () => {
+  test(`rule of thumb: ${CLIENTS_PER_RUNNER_VCPU} clients per runner vCPU; one c7g.large (2 vCPU) drives 400`, () => {
+    expect(CLIENTS_PER_RUNNER_VCPU).toBe(200);
     const l = lab({ runners: { instanceType: 'c7g.large', count: 1 } });
-    expect(runnerCapacityWarnings(l, [{ suite: 'quick', clientCounts: [{ kind: 'absolute', clients: 100 }] }])).toEqual([]);
-    const w = runnerCapacityWarnings(l, [{ suite: 'quick', clientCounts: [{ kind: 'absolute', clients: 101 }] }]);
+    expect(runnerCapacityWarningsFor(l, [{ suite: 'x', clients: [400] }])).toEqual([]);
+    const w = runnerCapacityWarningsFor(l, [{ suite: 'x', clients: [401] }]);
     expect(w).toHaveLength(1);
     expect(w[0]?.id).toBe('proxylab:runners-too-few');
     expect(w[0]?.runnersNeeded).toBe(2);
-    expect(w[0]?.message).toMatch(/suite quick runs up to 101 clients but 1 × c7g\.large \(2 vCPU\) drive about 100.*runners\.count ≥ 2/);
+    expect(w[0]?.message).toMatch(/suite x runs up to 401 clients but 1 × c7g\.large \(2 vCPU\) drive about 400.*runners\.count ≥ 2/);
   });
 
   test('relative counts resolve against max_connections and the largest count across suites is checked', () => {
-    // GIVEN max_connections 400, 2 runners × 2 vCPU = 200 clients; E1-like 1.5 × max_connections = 600
-    const l = lab({ aurora: { maxConnections: 400 }, runners: { instanceType: 'c7g.large', count: 2 } });
-    const w = runnerCapacityWarnings(l, [
-      { suite: 'small', clientCounts: [{ kind: 'absolute', clients: 50 }] },
-      { suite: 'e1', clientCounts: [{ kind: 'max-connections', multiple: 1 }, { kind: 'max-connections', multiple: 1.5 }] },
+    // GIVEN max_connections 1000, 2 runners × 2 vCPU = 800 clients; 1.5 × max_connections = 1500
+    const l = lab({ aurora: { maxConnections: 1000 }, runners: { instanceType: 'c7g.large', count: 2 } });
+    const w = runnerCapacityWarningsFor(l, [
+      { suite: 'small', clients: [50] },
+      { suite: 'e1', clients: [{ times: 0.9, of: 'maxConnections' }, { times: 1.5, of: 'maxConnections' }] },
     ]);
-    // THEN one warning, for the 600-client step: ceil(600 / 100) = 6 runners
+    // THEN one warning, for the 1500-client step: ceil(1500 / 400) = 4 runners
     expect(w).toHaveLength(1);
     expect(w[0]?.suite).toBe('e1');
-    expect(w[0]?.clients).toBe(600);
+    expect(w[0]?.clients).toBe(1500);
     expect(w[0]?.runnerVcpus).toBe(4);
-    expect(w[0]?.runnersNeeded).toBe(6);
+    expect(w[0]?.runnersNeeded).toBe(4);
+  });
+
+  test('pool-relative counts use the largest proxy pool', () => {
+    // GIVEN max_connections 1000 and proxies at 50 % and 90 % → largest pool 900; 1 × poolSize = 900 > 400
+    const l = lab({ aurora: { maxConnections: 1000 }, proxies: [{ name: 'a', maxConnectionsPercent: 50 }, { name: 'b', maxConnectionsPercent: 90 }] });
+    const w = runnerCapacityWarningsFor(l, [{ suite: 'p', clients: [{ times: 1, of: 'poolSize' }] }]);
+    expect(w[0]?.clients).toBe(900);
+  });
+
+  test('suites are read from the catalog by name: quick on the default lab shape', () => {
+    // GIVEN db.t4g.medium (max_connections ≈ LEAST(4 GiB / 9531392, 5000) = 450) and one c7g.large
+    const l = lab({ aurora: { instanceClass: 'db.t4g.medium' }, proxies: [{ name: 'pool100' }], runners: { instanceType: 'c7g.large', count: 1 } });
+    // THEN quick's largest step, 1.5 × 450 = 675 clients, needs ceil(675 / 400) = 2 runners
+    expect(suiteClientDemands(['quick'])[0]?.clients.length).toBeGreaterThan(0);
+    const w = runnerCapacityWarnings(l, ['quick']);
+    expect(w.map((x) => [x.suite, x.clients, x.runnersNeeded])).toEqual([['quick', 675, 2]]);
+    // AND e3 (20 clients) raises nothing
+    expect(runnerCapacityWarnings(l, ['e3'])).toEqual([]);
+  });
+
+  test('an unknown suite name is a usage error listing the valid ones', () => {
+    expect(() => runnerCapacityWarnings(lab({}), ['nope'])).toThrow(/unknown suite "nope"; valid suites: /);
   });
 
   test('a runner type without a vCPU count is reported, not guessed', () => {
-    const w = runnerCapacityWarnings(lab({ runners: { instanceType: 'm5.large' } }), [{ suite: 'q', clientCounts: [{ kind: 'absolute', clients: 10 }] }]);
+    const w = runnerCapacityWarningsFor(lab({ runners: { instanceType: 'm5.large' } }), [{ suite: 'q', clients: [10] }]);
     expect(w[0]?.message).toMatch(/m5\.large has no vCPU count/);
     expect(w[0]?.runnersNeeded).toBeNull();
   });

@@ -6,8 +6,9 @@
  *   serverless v2 $0.12/ACU-h         RDS Proxy $0.015/vCPU-h (min 2) or $0.015/ACU-h (min 8)
  *   c7g.large $0.0725/h               EBS gp3 $0.08/GB-month          interface endpoint $0.01/AZ-h
  *   Aurora storage $0.10/GB-month     Aurora I/O $0.20/million        secret $0.40/month
- *   month = 720 h; default assumptions: 10 GB storage, 0.2 M I/O per hour, 8 GB runner volumes,
- *   3 interface endpoints × 2 AZs, no NAT, no public IPv4.
+ *   public IPv4 $0.005/h              NAT gateway $0.045/h
+ *   month = 720 h; default assumptions: 10 GB storage, 0.2 M I/O per hour; the stack (network.ts,
+ *   runner-fleet.ts): 16 GB runner volumes, a public IPv4 per runner, no NAT, no interface endpoints.
  */
 import { UsageError } from '../../lib/cli/errors';
 import { validateLab } from '../../lib/config/validate';
@@ -29,8 +30,8 @@ function line(e: CostEstimate, partPrefix: string): CostLine {
 }
 
 // Parts that do not depend on the database shape, per hour, with the default assumptions:
-const EBS_8GB = (8 * 0.08) / 720; //            one runner's 8 GB root volume
-const ENDPOINTS = 3 * 2 * 0.01; //              3 endpoints × 2 AZs
+const EBS_16GB = (16 * 0.08) / 720; //          one runner's 16 GB root volume
+const IPV4 = 0.005; //                          one runner's public IPv4
 const STORAGE_10GB = (10 * 0.1) / 720;
 const IO_0_2M = 0.2 * 0.2;
 const SECRET = 0.4 / 720;
@@ -49,12 +50,13 @@ describe('estimateCost, provisioned', () => {
     expect(proxy.quantityMax).toBe(2); // 1 instance × 2 vCPU
     expect(proxy.usdPerHourMax).toBeCloseTo(2 * 0.015, 6);
     expect(line(e, 'Runners 1 × c7g.large').usdPerHourMax).toBeCloseTo(0.0725, 6);
-    expect(line(e, 'Runner EBS').usdPerHourMax).toBeCloseTo(EBS_8GB, 6);
-    expect(line(e, 'VPC interface endpoints').usdPerHourMax).toBeCloseTo(ENDPOINTS, 6);
+    expect(line(e, 'Runner EBS').usdPerHourMax).toBeCloseTo(EBS_16GB, 6);
+    expect(line(e, 'Public IPv4 × 1').usdPerHourMax).toBeCloseTo(IPV4, 6);
+    expect(e.lines.some((x) => /NAT|interface endpoints/.test(x.part))).toBe(false);
     expect(line(e, 'Aurora storage').usdPerHourMax).toBeCloseTo(STORAGE_10GB, 6);
     expect(line(e, 'Aurora I/O').usdPerHourMax).toBeCloseTo(IO_0_2M, 6);
     expect(line(e, 'Secrets Manager').usdPerHourMax).toBeCloseTo(SECRET, 6);
-    const hour = 0.073 + 0.03 + 0.0725 + EBS_8GB + ENDPOINTS + STORAGE_10GB + IO_0_2M + SECRET;
+    const hour = 0.073 + 0.03 + 0.0725 + EBS_16GB + IPV4 + STORAGE_10GB + IO_0_2M + SECRET;
     expect(e.totals.perHourUsdMin).toBeCloseTo(hour, 5);
     expect(e.totals.perHourUsdMax).toBeCloseTo(hour, 5);
     expect(e.totals.perDayUsdMax).toBeCloseTo(hour * 8, 4);
@@ -91,7 +93,8 @@ describe('estimateCost, provisioned', () => {
   test('runner count multiplies the instance and volume lines', () => {
     const e = estimateCost(lab({ runners: { instanceType: 'c7g.large', count: 4 } }));
     expect(line(e, 'Runners 4 × c7g.large').usdPerHourMax).toBeCloseTo(4 * 0.0725, 6);
-    expect(line(e, 'Runner EBS').usdPerHourMax).toBeCloseTo(4 * EBS_8GB, 6);
+    expect(line(e, 'Runner EBS').usdPerHourMax).toBeCloseTo(4 * EBS_16GB, 6);
+    expect(line(e, 'Public IPv4 × 4').usdPerHourMax).toBeCloseTo(4 * IPV4, 6);
   });
 });
 
@@ -112,7 +115,7 @@ describe('estimateCost, serverless v2', () => {
     const p = line(e, 'RDS Proxy p');
     expect(p.usdPerHourMin).toBeCloseTo(0.12, 6);
     expect(p.usdPerHourMax).toBeCloseTo(0.12, 6);
-    const fixed = 0.12 + 0.0725 + EBS_8GB + ENDPOINTS + STORAGE_10GB + IO_0_2M + SECRET;
+    const fixed = 0.12 + 0.0725 + EBS_16GB + IPV4 + STORAGE_10GB + IO_0_2M + SECRET;
     expect(e.totals.perHourUsdMin).toBeCloseTo(2 * 0.06 + fixed, 5);
     expect(e.totals.perHourUsdMax).toBeCloseTo(2 * 0.48 + fixed, 5);
     expect(e.totals.perMonthUsdMax).toBeCloseTo((2 * 0.48 + fixed) * 720, 3);
@@ -146,6 +149,17 @@ describe('estimateCost, errors and options', () => {
     expect(e.region).toBe('us-east-1');
     expect(e.regionFrom).toBe('flag');
     expect(estimateCost(lab({ region: 'us-east-1' })).regionFrom).toBe('lab');
+  });
+
+  test('a network with interface endpoints and a NAT gateway bills endpoints × AZs, the gateway and its address', () => {
+    // GIVEN a shape with 6 endpoints in 2 AZs, one NAT gateway, runners without public addresses
+    const shape = { availabilityZones: 2, interfaceEndpoints: ['ssm', 'ssmmessages', 'ec2messages', 'secretsmanager', 'lambda', 'rds'], natGateways: 1, runnersHavePublicIpv4: false, runnerRootVolumeGb: 16, secrets: 1 };
+    // WHEN
+    const e = estimateCost(lab({ runners: { instanceType: 'c7g.large', count: 3 } }), { shape });
+    // THEN 6 × 2 × 0.01 = 0.12; NAT 0.045; one EIP 0.005 (the runners have none)
+    expect(line(e, 'VPC interface endpoints').usdPerHourMax).toBeCloseTo(0.12, 6);
+    expect(line(e, 'NAT gateway × 1').usdPerHourMax).toBeCloseTo(0.045, 6);
+    expect(line(e, 'Public IPv4 × 1').usdPerHourMax).toBeCloseTo(0.005, 6);
   });
 
   test('usage assumptions change only their own lines', () => {
