@@ -77,6 +77,15 @@ export class LocalPgbenchExecutor implements PgbenchExecutor {
         detached: true,
         stdio: ['ignore', 'pipe', 'pipe'],
       });
+      // If proxylab itself dies mid-step, do not leave pgbench running.
+      const onExit = (): void => {
+        try {
+          if (child.pid) process.kill(-child.pid, 'SIGKILL');
+        } catch {
+          /* already gone */
+        }
+      };
+      process.once('exit', onExit);
       const out: Buffer[] = [];
       const err: Buffer[] = [];
       child.stdout?.on('data', (b: Buffer) => out.push(b));
@@ -117,12 +126,14 @@ export class LocalPgbenchExecutor implements PgbenchExecutor {
       }, this.cpuSampleMs);
 
       child.on('error', (e) => {
+        process.removeListener('exit', onExit);
         clearTimeout(timeout);
         clearInterval(cpuTimer);
         inv.signal?.removeEventListener('abort', onAbort);
         reject(e);
       });
       child.on('close', (code) => {
+        process.removeListener('exit', onExit);
         clearTimeout(timeout);
         if (killTimer) clearTimeout(killTimer);
         clearInterval(cpuTimer);

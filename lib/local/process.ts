@@ -73,12 +73,12 @@ export function runCommand(file: string, args: readonly string[], opts: RunOptio
       ...identity(opts.runAs),
       env: childEnv(opts.runAs, opts.env),
       cwd: opts.cwd ?? os.tmpdir(),
-      stdio: ['pipe', 'pipe', 'pipe'],
+      stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
     });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => err.push(b));
+    child.stdout?.on('data', (b: Buffer) => out.push(b));
+    child.stderr?.on('data', (b: Buffer) => err.push(b));
     let timer: NodeJS.Timeout | undefined;
     if (opts.timeoutMs !== undefined) {
       timer = setTimeout(() => child.kill('SIGKILL'), opts.timeoutMs);
@@ -96,7 +96,11 @@ export function runCommand(file: string, args: readonly string[], opts: RunOptio
         signal,
       });
     });
-    child.stdin.end(opts.input ?? '');
+    if (child.stdin) {
+      // The child may exit before reading its input (EPIPE): its exit code tells what happened.
+      child.stdin.on('error', () => undefined);
+      child.stdin.end(opts.input);
+    }
   });
 }
 

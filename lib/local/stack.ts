@@ -118,6 +118,19 @@ function makeStack(
   };
   const executor = new LocalPgbenchExecutor({ pgbench: bins.pgbench, workRoot: path.join(baseDir, 'pgbench') });
   let stopped = false;
+  // Safety net: if this process ends without stop() (an uncaught exception), take the servers down
+  // with it rather than leave orphans. Synchronous, as 'exit' handlers must be.
+  const onExit = (): void => {
+    for (const pid of [pgb.pid, pg.pid]) {
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {
+        /* already gone */
+      }
+    }
+    fs.rmSync(baseDir, { recursive: true, force: true });
+  };
+  process.once('exit', onExit);
   return {
     bins,
     runAs,
@@ -170,14 +183,19 @@ function makeStack(
       ].join('\n'),
     release: () => {
       stopped = true;
+      process.removeListener('exit', onExit);
       pgb.release();
       pg.release();
     },
     stop: async ({ keepFiles = false } = {}) => {
       if (stopped) return;
       stopped = true;
-      await pgb.stop();
-      await pg.stop();
+      try {
+        await pgb.stop();
+        await pg.stop();
+      } finally {
+        process.removeListener('exit', onExit);
+      }
       if (!keepFiles) fs.rmSync(baseDir, { recursive: true, force: true });
     },
   };

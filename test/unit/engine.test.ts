@@ -1,0 +1,431 @@
+/**
+ * The suite engine through fake ports: a fake pgbench executor that answers with real pgbench
+ * captures (test/fixtures/pgbench/pg15-local), a recording pool control, a fake clock, and the
+ * real filesystem sink in a temporary directory (so "on disk" means on disk).
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { Clock, PgbenchExecutor, PgbenchInvocation, PgbenchOutcome, PoolControl, Target } from '../../lib/engine/ports';
+import { runSuite, type ProgressEvent, type RunSuiteOptions } from '../../lib/engine/run-suite';
+import { FileSystemSink } from '../../lib/local/fs-sink';
+import { getSuite, type Suite } from '../../lib/suite/catalog';
+import { expandSuite, type PlannedStep, type TargetCapacity } from '../../lib/suite/expand';
+import { stepFileName, type RunManifest, type StepRecord, type TargetKind, type TargetRef } from '../../lib/suite/types';
+
+const FIXTURES = path.join(__dirname, '..', 'fixtures', 'pgbench', 'pg15-local');
+const MAX_CONNECTIONS = 40;
+const POOL_SIZE = 10;
+
+interface Capture {
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly exitCode: number | null;
+}
+
+function capture(name: string): Capture {
+  const meta = JSON.parse(fs.readFileSync(path.join(FIXTURES, `${name}.meta.json`), 'utf8')) as { exitCode: number | null };
+  return {
+    stdout: fs.readFileSync(path.join(FIXTURES, `${name}.stdout`), 'utf8'),
+    stderr: fs.readFileSync(path.join(FIXTURES, `${name}.stderr`), 'utf8'),
+    exitCode: meta.exitCode,
+  };
+}
+
+/** Which real capture answers a smoke step (same target kind, clients, protocol and connect mode). */
+const SMOKE_CAPTURES: Record<string, string> = {
+  'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/r1': 'pgb_sel1_prepared_c5',
+  'smoke-prepared/pgbouncer-transaction/c5/simple/persistent/r1': 'pgb_sel1_simple_c5',
+  'smoke-max-connections/direct/c60/simple/persistent/r1': 'direct_sel1_simple_c60_bench',
+  'smoke-max-connections/pgbouncer-transaction/c60/simple/persistent/r1': 'pgb_S_simple_c60',
+  'smoke-churn/direct/c5/simple/per-transaction/r1': 'direct_C_sel1_c5_trust',
+  'smoke-churn/pgbouncer-transaction/c5/simple/per-transaction/r1': 'pgbtx_C_sel1_c5',
+};
+
+function capacities(kinds: readonly TargetKind[]): TargetCapacity[] {
+  return kinds.map((kind) => ({ ref: { kind, name: kind }, maxConnections: MAX_CONNECTIONS, poolSize: kind === 'direct' ? null : POOL_SIZE }));
+}
+
+function fakeTargets(kinds: readonly TargetKind[]): Target[] {
+  return kinds.map((kind, i) => ({
+    ref: { kind, name: kind },
+    connection: () => ({ host: '127.0.0.1', port: 20000 + i, user: 'bench', dbname: kind === 'pgbouncer-session' ? 'bench_session' : 'bench' }),
+    maxConnections: async () => MAX_CONNECTIONS,
+    poolSize: async () => (kind === 'direct' ? null : POOL_SIZE),
+  }));
+}
+
+type Answer = (inv: PgbenchInvocation, stepId: string | null) => Promise<PgbenchOutcome> | PgbenchOutcome;
+
+/** Records every port call in one ordered list: `init`, `run:<stepId>`, `reset:<target>`, `pool%:<n>`, `restore`. */
+class Recorder {
+  readonly calls: string[] = [];
+}
+
+class FakeExecutor implements PgbenchExecutor {
+  private dirs = 0;
+  constructor(
+    private readonly rec: Recorder,
+    private readonly stepsByDir: Map<string, string>,
+    private readonly answer: Answer,
+    private readonly root: string,
+  ) {}
+
+  async workDir(name: string): Promise<string> {
+    const dir = path.join(this.root, `${name}-${this.dirs++}`);
+    fs.mkdirSync(dir, { recursive: true });
+    this.stepsByDir.set(dir, name);
+    return dir;
+  }
+
+  async run(inv: PgbenchInvocation): Promise<PgbenchOutcome> {
+    const isInit = inv.argv.includes('-i');
+    const name = this.stepsByDir.get(inv.logDir) ?? null;
+    this.rec.calls.push(isInit ? 'init' : `run:${name}`);
+    if (isInit) return { stdout: '', stderr: 'done.\n', exitCode: 0, timedOut: false, logFiles: [] };
+    return this.answer(inv, name);
+  }
+}
+
+function smokeAnswer(stepsByFile: Map<string, PlannedStep>): Answer {
+  return (_inv, name) => {
+    const step = name === null ? undefined : stepsByFile.get(name);
+    if (!step) throw new Error(`no step for work dir ${name}`);
+    const c = capture(SMOKE_CAPTURES[step.stepId]);
+    return { ...c, timedOut: false, logFiles: [], cpuMaxPercent: 40 };
+  };
+}
+
+function recordingPool(rec: Recorder): PoolControl {
+  return {
+    reset: async (t: TargetRef) => {
+      rec.calls.push(`reset:${t.name}`);
+    },
+    setPoolPercent: async (_t: TargetRef, percent: number) => {
+      rec.calls.push(`pool%:${percent}`);
+    },
+    restore: async () => {
+      rec.calls.push('restore');
+    },
+  };
+}
+
+function fakeClock(): Clock {
+  let t = Date.parse('2026-11-21T10:00:00Z');
+  return {
+    now: () => new Date((t += 250)),
+    sleep: async (ms: number) => {
+      t += ms;
+    },
+  };
+}
+
+interface Harness {
+  readonly dir: string;
+  readonly sink: FileSystemSink;
+  readonly rec: Recorder;
+  readonly steps: PlannedStep[];
+  readonly events: ProgressEvent[];
+  options(answer?: Answer, extra?: Partial<RunSuiteOptions>): RunSuiteOptions;
+}
+
+let tmpRoots: string[] = [];
+
+function harness(suite: Suite = getSuite('smoke'), kinds: readonly TargetKind[] = ['direct', 'pgbouncer-transaction', 'pgbouncer-session']): Harness {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-engine-test-'));
+  tmpRoots.push(dir);
+  const runDir = path.join(dir, 'run');
+  const sink = new FileSystemSink(runDir);
+  const rec = new Recorder();
+  const steps = expandSuite(suite, capacities(kinds));
+  const stepsByFile = new Map(steps.map((s) => [stepFileName(s.stepId), s]));
+  const events: ProgressEvent[] = [];
+  return {
+    dir: runDir,
+    sink,
+    rec,
+    steps,
+    events,
+    options: (answer = smokeAnswer(stepsByFile), extra = {}) => {
+      const stepsByDir = new Map<string, string>();
+      const executor = new FakeExecutor(rec, stepsByDir, answer, path.join(dir, 'work'));
+      return {
+        runId: 'r1',
+        suite,
+        steps,
+        targets: fakeTargets(kinds),
+        executor,
+        pool: recordingPool(rec),
+        sink,
+        clock: fakeClock(),
+        progress: (ev) => events.push(ev),
+        mode: 'local',
+        environment: { maxConnections: MAX_CONNECTIONS, serverVersion: '15.18', pgbenchVersion: '15.18', poolerVersion: '1.18.0', cpus: 2 },
+        settings: { maxConnections: MAX_CONNECTIONS },
+        ...extra,
+      };
+    },
+  };
+}
+
+function readManifest(runDir: string): RunManifest {
+  return JSON.parse(fs.readFileSync(path.join(runDir, 'manifest.json'), 'utf8')) as RunManifest;
+}
+
+function readStep(runDir: string, stepId: string): StepRecord {
+  return JSON.parse(fs.readFileSync(path.join(runDir, 'steps', `${stepFileName(stepId)}.json`), 'utf8')) as StepRecord;
+}
+
+afterEach(() => {
+  for (const d of tmpRoots) fs.rmSync(d, { recursive: true, force: true });
+  tmpRoots = [];
+});
+
+describe('runSuite', () => {
+  test('resets the pool before every step, loads data once per scale, restores pools at the end', async () => {
+    // GIVEN the smoke plan (6 steps, one scale)
+    const h = harness();
+    // WHEN
+    const result = await runSuite(h.options());
+    // THEN init once, then reset → run per step, in plan order, then restore
+    const expected = ['init', ...h.steps.flatMap((s) => [`reset:${s.target.name}`, `run:${stepFileName(s.stepId)}`]), 'restore'];
+    expect(h.rec.calls).toEqual(expected);
+    expect(result.manifest.status).toBe('completed');
+    expect(result.records.map((r) => r.stepId)).toEqual(h.steps.map((s) => s.stepId));
+  });
+
+  test('writes the manifest first with every step id and status running', async () => {
+    // GIVEN an executor that looks at the manifest on disk when the first step runs
+    const h = harness();
+    let seen: RunManifest | null = null;
+    const answer: Answer = (_inv, name) => {
+      seen ??= readManifest(h.dir);
+      return smokeAnswerFor(h, name);
+    };
+    // WHEN
+    await runSuite(h.options(answer));
+    // THEN
+    expect(seen).not.toBeNull();
+    expect(seen!.status).toBe('running');
+    expect(seen!.stepIds).toEqual(h.steps.map((s) => s.stepId));
+    expect(seen!.stepsCompleted).toBe(0);
+    expect(seen!.environment).toEqual({ maxConnections: 40, serverVersion: '15.18', pgbenchVersion: '15.18', poolerVersion: '1.18.0', cpus: 2 });
+  });
+
+  test('holds the expected refusal of direct above max_connections and notes the pre-check', async () => {
+    // GIVEN / WHEN
+    const h = harness();
+    await runSuite(h.options());
+    // THEN the refused step is recorded as measured, with a held verdict
+    const r = readStep(h.dir, 'smoke-max-connections/direct/c60/simple/persistent/r1');
+    expect(r.status).toBe('completed');
+    expect(r.result?.errors.map((e) => e.class)).toContain('too-many-connections');
+    expect(r.result?.complete).toBe(false);
+    expect(r.verdict.held).toBe(true);
+    expect(r.note).toMatch(/60 clients > max_connections 40/);
+    // and the pooled step with the same clients succeeded
+    const pooled = readStep(h.dir, 'smoke-max-connections/pgbouncer-transaction/c60/simple/persistent/r1');
+    expect(pooled.verdict.held).toBe(true);
+    expect(pooled.result?.tps).toBeGreaterThan(0);
+  });
+
+  test('judges scenario comparisons after the scenario and keeps them in the manifest', async () => {
+    // GIVEN / WHEN
+    const h = harness();
+    const result = await runSuite(h.options());
+    // THEN -C through the pooler vs direct, from the two real captures (≈ 7 ×)
+    const churn = result.scenarioVerdicts.filter((v) => v.scenario === 'smoke-churn');
+    expect(churn).toHaveLength(1);
+    expect(churn[0].held).toBe(true);
+    expect(churn[0].observed).toMatch(/= \d+\.\d+ ×/);
+    expect(readManifest(h.dir).scenarioVerdicts).toEqual(result.scenarioVerdicts);
+    expect(result.allHeld).toBe(true);
+  });
+
+  test('a failure at step 3 leaves steps 1–2 on disk and marks the run failed', async () => {
+    // GIVEN an executor that dies on the third step
+    const h = harness();
+    let n = 0;
+    const answer: Answer = (inv, name) => {
+      n++;
+      if (n === 3) throw new Error('pgbench: spawn ENOENT');
+      return smokeAnswerFor(h, name);
+    };
+    // WHEN
+    const result = await runSuite(h.options(answer));
+    // THEN
+    const m = readManifest(h.dir);
+    expect(m.status).toBe('failed');
+    expect(m.error).toMatch(/ENOENT/);
+    expect(m.stepsCompleted).toBe(2);
+    for (const s of h.steps.slice(0, 2)) {
+      const base = path.join(h.dir, 'steps', stepFileName(s.stepId));
+      expect(fs.existsSync(`${base}.json`)).toBe(true);
+      expect(fs.readFileSync(`${base}.stdout`, 'utf8')).toMatch(/pgbench \(15\.18/);
+      expect(fs.existsSync(`${base}.stderr`)).toBe(true);
+    }
+    expect(fs.existsSync(path.join(h.dir, 'steps', `${stepFileName(h.steps[2].stepId)}.json`))).toBe(false);
+    expect(result.allHeld).toBe(false);
+    expect(h.rec.calls[h.rec.calls.length - 1]).toBe('restore');
+  });
+
+  test('resuming the same run id skips finished steps and completes the rest', async () => {
+    // GIVEN a run that failed at step 3
+    const h = harness();
+    let n = 0;
+    await runSuite(
+      h.options((inv, name) => {
+        if (++n === 3) throw new Error('boom');
+        return smokeAnswerFor(h, name);
+      }),
+    );
+    const firstStartedAt = readManifest(h.dir).startedAt;
+    h.rec.calls.length = 0;
+    // WHEN the same run id runs again
+    const result = await runSuite(h.options());
+    // THEN only steps 3..6 ran, the manifest is complete and all 6 records are returned
+    const ran = h.rec.calls.filter((c) => c.startsWith('run:'));
+    expect(ran).toEqual(h.steps.slice(2).map((s) => `run:${stepFileName(s.stepId)}`));
+    expect(h.events.filter((e) => e.type === 'step-skip')).toHaveLength(2);
+    const m = readManifest(h.dir);
+    expect(m.status).toBe('completed');
+    expect(m.stepsCompleted).toBe(6);
+    expect(m.startedAt).toBe(firstStartedAt);
+    expect(result.records).toHaveLength(6);
+    expect(result.scenarioVerdicts.some((v) => v.scenario === 'smoke-churn')).toBe(true);
+  });
+
+  test('refuses a run directory that belongs to another run id', async () => {
+    // GIVEN a finished run r1
+    const h = harness();
+    await runSuite(h.options());
+    // WHEN the same directory is used with another id THEN
+    await expect(runSuite(h.options(undefined, { runId: 'other' }))).rejects.toThrow(/holds run r1/);
+  });
+
+  test('a pgbench killed by the timeout is recorded with status timeout and error class timeout', async () => {
+    // GIVEN pgbench hangs on the pooled simple step (partial progress output, killed)
+    const h = harness();
+    const answer: Answer = (inv, name) => {
+      if (name === stepFileName('smoke-prepared/pgbouncer-transaction/c5/simple/persistent/r1')) {
+        return { stdout: '', stderr: 'progress: 1.0 s, 100.0 tps, lat 1.0 ms stddev 0.1, 0 failed\n', exitCode: null, timedOut: true, logFiles: [] };
+      }
+      return smokeAnswerFor(h, name);
+    };
+    // WHEN
+    await runSuite(h.options(answer));
+    // THEN
+    const r = readStep(h.dir, 'smoke-prepared/pgbouncer-transaction/c5/simple/persistent/r1');
+    expect(r.status).toBe('timeout');
+    expect(r.result?.errors.some((e) => e.class === 'timeout' && e.count >= 1)).toBe(true);
+    expect(r.result?.complete).toBe(false);
+    expect(r.verdict.held).toBe(false); // expected to succeed
+    // and the timeout reached the executor from the step
+    expect(readManifest(h.dir).status).toBe('completed');
+  });
+
+  test('passes the step timeout, env and scripts to the executor; no password in the recorded command', async () => {
+    // GIVEN a target whose password travels in env
+    const h = harness();
+    const seen: PgbenchInvocation[] = [];
+    const base = h.options((inv, name) => {
+      seen.push(inv);
+      return smokeAnswerFor(h, name);
+    });
+    const targets = base.targets.map((t) => ({ ...t, connection: () => ({ ...t.connection(), env: { PGPASSWORD: 's3cret-pw' } }) }));
+    // WHEN
+    await runSuite({ ...base, targets });
+    // THEN
+    const first = seen[0];
+    expect(first.timeoutMs).toBe(h.steps[0].timeoutSec * 1000);
+    expect(first.env.PGPASSWORD).toBe('s3cret-pw');
+    expect(first.argv[0]).toBe('pgbench');
+    expect(first.files?.map((f) => path.basename(f.path))).toEqual(['select-1.sql']);
+    const all = fs.readdirSync(path.join(h.dir, 'steps')).map((f) => fs.readFileSync(path.join(h.dir, 'steps', f), 'utf8'));
+    expect(all.join('\n')).not.toContain('s3cret-pw');
+    expect(fs.readFileSync(path.join(h.dir, 'manifest.json'), 'utf8')).not.toContain('s3cret-pw');
+    expect(readStep(h.dir, h.steps[0].stepId).command.join(' ')).toContain('<workdir>/select-1.sql');
+  });
+
+  test('an abort stops the run as interrupted; the step in flight is not recorded', async () => {
+    // GIVEN an abort during the second step
+    const h = harness();
+    const abort = new AbortController();
+    let n = 0;
+    const answer: Answer = (inv, name) => {
+      if (++n === 2) {
+        abort.abort();
+        return { stdout: '', stderr: '', exitCode: null, timedOut: false, logFiles: [], aborted: true };
+      }
+      return smokeAnswerFor(h, name);
+    };
+    // WHEN
+    const result = await runSuite(h.options(answer, { signal: abort.signal }));
+    // THEN
+    const m = readManifest(h.dir);
+    expect(m.status).toBe('interrupted');
+    expect(m.stepsCompleted).toBe(1);
+    expect(fs.existsSync(path.join(h.dir, 'steps', `${stepFileName(h.steps[0].stepId)}.json`))).toBe(true);
+    expect(fs.existsSync(path.join(h.dir, 'steps', `${stepFileName(h.steps[1].stepId)}.json`))).toBe(false);
+    expect(result.allHeld).toBe(false);
+  });
+
+  test('a pool-percent sweep sets the percent before the reset of each pooled step', async () => {
+    // GIVEN E4 (25/50/75/100 %) on the transaction pool only
+    const h = harness(getSuite('e4'), ['pgbouncer-transaction']);
+    // WHEN
+    await runSuite(h.options(() => ({ ...capture('pgb_S_simple_c60'), timedOut: false, logFiles: [] })));
+    // THEN
+    const relevant = h.rec.calls.filter((c) => c.startsWith('pool%') || c.startsWith('reset') || c.startsWith('run'));
+    expect(relevant).toEqual(
+      h.steps.flatMap((s) => [`pool%:${s.params.poolPercent}`, 'reset:pgbouncer-transaction', `run:${stepFileName(s.stepId)}`]),
+    );
+    expect(h.steps.map((s) => s.params.poolPercent)).toEqual([25, 50, 75, 100]);
+    expect(h.rec.calls[h.rec.calls.length - 1]).toBe('restore');
+  });
+
+  test('turns per-transaction logs into percentiles, a series and a merged per-second log', async () => {
+    // GIVEN pgbench wrote two per-transaction log files (two threads) for the first step
+    const h = harness();
+    const thread0 = ['0 1 1000 0 1795255364 100', '0 2 2000 0 1795255364 200', '0 3 3000 0 1795255365 100'].join('\n') + '\n';
+    const thread1 = ['1 1 4000 0 1795255364 300', '1 2 5000 0 1795255365 200'].join('\n') + '\n';
+    const answer: Answer = (inv, name) => {
+      const base = smokeAnswerFor(h, name);
+      return name === stepFileName(h.steps[1].stepId) ? { ...base, logFiles: [thread0, thread1] } : base;
+    };
+    // WHEN
+    await runSuite(h.options(answer));
+    // THEN
+    const r = readStep(h.dir, h.steps[1].stepId);
+    expect(r.result?.latencyP50Ms).toBe(3);
+    expect(r.result?.latencyP99Ms).toBe(5);
+    expect(r.result?.series?.map((p) => [p.t, p.transactions])).toEqual([
+      [1795255364, 3],
+      [1795255365, 2],
+    ]);
+    expect(r.files.log).toBe(`steps/${stepFileName(h.steps[1].stepId)}.log`);
+    expect(fs.readFileSync(path.join(h.dir, r.files.log!), 'utf8')).toBe('1795255364 3 7000 21000000 1000 4000\n1795255365 2 8000 34000000 3000 5000\n');
+    // a step without logs keeps none
+    expect(readStep(h.dir, h.steps[0].stepId).files.log).toBeNull();
+  });
+
+  test('reports progress: run-start, step-start with ETA, step-end per step, run-end', async () => {
+    const h = harness();
+    await runSuite(h.options());
+    const types = h.events.map((e) => e.type);
+    expect(types[0]).toBe('run-start');
+    expect(types[types.length - 1]).toBe('run-end');
+    expect(types.filter((t) => t === 'step-start')).toHaveLength(6);
+    expect(types.filter((t) => t === 'step-end')).toHaveLength(6);
+    const starts = h.events.filter((e): e is Extract<ProgressEvent, { type: 'step-start' }> => e.type === 'step-start');
+    expect(starts.map((e) => e.index)).toEqual([1, 2, 3, 4, 5, 6]);
+    expect(starts[0].etaSec).not.toBeNull();
+    expect(starts[5].etaSec!).toBeLessThan(starts[0].etaSec!);
+  });
+});
+
+function smokeAnswerFor(h: Harness, name: string | null): PgbenchOutcome {
+  const step = h.steps.find((s) => name !== null && name.startsWith(stepFileName(s.stepId)));
+  if (!step) throw new Error(`no step for ${name}`);
+  return { ...capture(SMOKE_CAPTURES[step.stepId]), timedOut: false, logFiles: [] };
+}
