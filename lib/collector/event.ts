@@ -3,49 +3,54 @@
  * Lambda handler (event) and `proxylab collect` (--event FILE or flags). Validated with zod; every
  * problem names the field path.
  */
-import { z } from 'zod';
+// zod/mini: the same validation at an eighth of the bundled size (the Lambda bundles it; see
+// docs/collector.md). Namespace import so esbuild can tree-shake it.
+import * as z from 'zod/mini';
 import { UsageError } from '../cli/errors';
 
 /** A run id must be one safe path segment: it becomes `runs/<runId>/` in S3 and on disk. */
 const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /** ISO-8601 with a zone (`Z` or an offset), normalised to UTC `…Z`. */
-const isoTime = z.iso
-  .datetime({ offset: true, error: 'must be an ISO-8601 timestamp with a zone, e.g. 2026-11-21T10:00:00Z' })
-  .transform((s) => new Date(s).toISOString());
+const isoTime = z.pipe(
+  z.iso.datetime({ offset: true, error: 'must be an ISO-8601 timestamp with a zone, e.g. 2026-11-21T10:00:00Z' }),
+  z.transform((s: string) => new Date(s).toISOString()),
+);
+
+const name = z.string().check(z.minLength(1, 'must not be empty'));
 
 export const collectEventSchema = z
   .object({
-    runId: z
-      .string()
-      .regex(RUN_ID_PATTERN, {
-        message: 'must be a safe path segment: letters, digits, ".", "_", "-", no "/" and not starting with "."',
-      })
-      .refine((s) => !s.includes('..'), { message: 'must not contain ".."' }),
+    runId: z.string().check(
+      z.regex(RUN_ID_PATTERN, 'must be a safe path segment: letters, digits, ".", "_", "-", no "/" and not starting with "."'),
+      z.refine((s: string) => !s.includes('..'), 'must not contain ".."'),
+    ),
     window: z.object({ start: isoTime, end: isoTime }),
     cluster: z.object({
-      clusterId: z.string().min(1),
-      instanceIds: z.array(z.string().min(1)),
+      clusterId: name,
+      instanceIds: z.array(name),
       /** Performance Insights resource ids (DbiResourceId, `db-…`); empty when PI is off. */
-      piResourceIds: z.array(z.string().min(1)).default([]),
+      piResourceIds: z._default(z.array(name), []),
       /**
        * Instance classes by instance id (`db.t4g.medium`); CPUCreditBalance is read only for
        * burstable (db.t*) classes. Optional: when absent no instance is treated as burstable.
        */
-      instanceClasses: z.record(z.string(), z.string()).optional(),
+      instanceClasses: z.optional(z.record(z.string(), z.string())),
     }),
-    proxies: z.array(z.string().min(1)).default([]),
-    bucket: z.string().min(3).optional(),
+    proxies: z._default(z.array(name), []),
+    bucket: z.optional(z.string().check(z.minLength(3, 'must be a bucket name'))),
     /** Skip Performance Insights even when resource ids are given. */
-    skipPi: z.boolean().optional(),
+    skipPi: z.optional(z.boolean()),
   })
-  .superRefine((ev, ctx) => {
-    const start = Date.parse(ev.window.start);
-    const end = Date.parse(ev.window.end);
-    if (!Number.isNaN(start) && !Number.isNaN(end) && end <= start) {
-      ctx.addIssue({ code: 'custom', path: ['window', 'end'], message: `must be after window.start (${ev.window.start})` });
-    }
-  });
+  .check(
+    z.superRefine((ev, ctx) => {
+      const start = Date.parse(ev.window.start);
+      const end = Date.parse(ev.window.end);
+      if (!Number.isNaN(start) && !Number.isNaN(end) && end <= start) {
+        ctx.addIssue({ code: 'custom', path: ['window', 'end'], message: `must be after window.start (${ev.window.start})`, input: ev.window.end });
+      }
+    }),
+  );
 
 export type CollectEvent = z.output<typeof collectEventSchema>;
 
@@ -60,9 +65,29 @@ export function parseCollectEvent(input: unknown): CollectEvent {
   if (result.success) return result.data;
   const problems = result.error.issues.map((issue) => {
     const path = issue.path.length > 0 ? issue.path.map(String).join('.') : '(event)';
-    return `${path}: ${issue.message}`;
+    // zod/mini ships no message locale: say what was expected and what came.
+    const message =
+      issue.code === 'invalid_type' ? `expected ${issue.expected}, got ${describeValue(valueAt(input, issue.path))}` : issue.message;
+    return `${path}: ${message}`;
   });
   throw new UsageError(`invalid collect event: ${problems.join('; ')}`);
+}
+
+function valueAt(root: unknown, path: readonly PropertyKey[]): unknown {
+  let value = root;
+  for (const key of path) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+function describeValue(value: unknown): string {
+  if (value === undefined) return 'nothing';
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'an array';
+  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value)}`;
+  return `a ${typeof value}`;
 }
 
 /** `proxylab collect` flags that describe the event (when no --event file is given). */
