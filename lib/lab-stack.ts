@@ -13,6 +13,7 @@ import { LabNetwork } from './constructs/network';
 import { LabProxies } from './constructs/proxies';
 import { ResultsBucket } from './constructs/results-bucket';
 import { RunnerFleet, RunnerSoftware } from './constructs/runner-fleet';
+import { applyLabLifecycle, LabExpiry } from './constructs/ttl';
 
 export { LAB_OUTPUT_KEYS, parseLabOutputs, stackNameFor } from './config/stack-outputs';
 export type { LabOutputKey, LabOutputs } from './config/stack-outputs';
@@ -35,6 +36,7 @@ export class LabStack extends Stack {
   readonly results: ResultsBucket;
   readonly collector: MetricsCollector;
   readonly runners: RunnerFleet;
+  readonly expiry: LabExpiry | null;
 
   constructor(scope: Construct, id: string, props: LabStackProps) {
     super(scope, id, {
@@ -44,13 +46,9 @@ export class LabStack extends Stack {
     const { lab } = props;
     this.lab = lab;
 
-    // DBProxyTargetGroup has no Tags property in CloudFormation (cfn-lint E3002), though CDK tags it.
-    const tag = (key: string, value: string): void =>
-      Tags.of(this).add(key, value, { excludeResourceTypes: ['AWS::RDS::DBProxyTargetGroup'] });
-    tag('proxylab:lab', lab.name);
-    tag('proxylab:ttl-hours', String(lab.ttlHours));
-    if (lab.owner) tag('proxylab:owner', lab.owner);
-    for (const [key, value] of Object.entries(lab.tags)) tag(key, value);
+    // Expiry schedule (ttlHours) and the lifecycle tags proxylab:lab / owner / expires-at.
+    this.expiry = applyLabLifecycle(this, { name: lab.name, owner: lab.owner, ttlHours: lab.ttlHours });
+    for (const [key, value] of Object.entries(lab.tags)) Tags.of(this).add(key, value);
 
     this.network = new LabNetwork(this, 'Network');
     this.results = new ResultsBucket(this, 'ResultsBucket', {

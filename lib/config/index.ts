@@ -9,7 +9,7 @@ export type {
   LabProblem,
   LabValidation,
 } from './types';
-export { validateLab, formatProblems, formatPath, formatValue, suggestKey } from './validate';
+export { validateLab, formatProblems, formatPath, formatValue, suggestKey, summarizeLab } from './validate';
 export { loadLabFile, checkLabFile, parseLabJson } from './load';
 export {
   ACCEPTED_ENGINE_VERSIONS,

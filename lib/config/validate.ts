@@ -333,3 +333,22 @@ export function formatProblems(problems: readonly LabProblem[], source?: string)
   const lines = problems.map((p) => `${p.path}: ${p.message}`);
   return source ? [`${source}: ${problems.length} problem${problems.length === 1 ? '' : 's'}`, ...lines.map((l) => `  ${l}`)].join('\n') : lines.join('\n');
 }
+
+/** One line describing a validated lab, e.g. for `proxylab validate`. */
+export function summarizeLab(lab: LabConfig): string {
+  const a = lab.aurora;
+  const capacity =
+    a.capacity.kind === 'provisioned'
+      ? a.capacity.instanceClass
+      : `serverless v2 ${a.capacity.minCapacityAcu}–${a.capacity.maxCapacityAcu} ACU`;
+  const readers = `${a.readers} reader${a.readers === 1 ? '' : 's'}`;
+  const maxConn = a.maxConnections === null ? 'default max_connections' : `max_connections ${a.maxConnections}`;
+  const proxies =
+    lab.proxies.length === 0
+      ? 'no proxy'
+      : `${lab.proxies.length} prox${lab.proxies.length === 1 ? 'y' : 'ies'} (${lab.proxies
+          .map((p) => `${p.name} ${p.maxConnectionsPercent}%`)
+          .join(', ')})`;
+  const runners = `${lab.runners.count} × ${lab.runners.instanceType} runner${lab.runners.count === 1 ? '' : 's'}`;
+  return `${lab.name}: Aurora PostgreSQL ${a.engineVersion} on ${capacity}, ${readers}, ${maxConn}; ${proxies}; ${runners}; ttl ${lab.ttlHours} h`;
+}

@@ -82,6 +82,9 @@ export class LabProxies extends Construct {
       const stack = Stack.of(this);
       const instanceIds = [props.writer, ...(props.otherInstances ?? [])].map((r) => stack.getLogicalId(r));
       targetGroup.addOverride('DependsOn', instanceIds);
+      // CDK tags the target group, but AWS::RDS::DBProxyTargetGroup has no Tags property
+      // (cfn-lint E3002; CloudFormation ignores or rejects it). Stack-wide tags must not reach it.
+      targetGroup.addDeletionOverride('Properties.Tags');
       return { name: config.name, physicalName, proxy };
     });
     if (this.proxies.length > 0) {
