@@ -15,6 +15,7 @@ const COMMANDS: Array<() => { register: Registrar }> = [
   () => require('./commands/extend'),
   () => require('./commands/local'),
   () => require('./commands/parse'),
+  () => require('./commands/validate'),
 ];
 
 export function buildProgram(): Command {
