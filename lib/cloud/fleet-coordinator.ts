@@ -34,7 +34,7 @@ import {
   type RunnerShare,
   type RunnerStepRecord,
 } from './fleet';
-import { getText, listKeys, putJson, runPrefix } from './s3-sink';
+import { getText, listKeys, putJson, putText, runPrefix } from './s3-sink';
 import type { S3Client } from '@aws-sdk/client-s3';
 
 export interface FleetOptions {
@@ -53,6 +53,8 @@ export interface FleetOptions {
   /** Time between "everyone is ready" and the common start, so every runner sees the plan. @default 5 000 ms */
   readonly leadMs?: number;
   readonly log?: (line: string) => void;
+  /** Applied to every part before it is written (password scrubber). */
+  readonly scrub?: (text: string) => string;
 }
 
 interface PartDocument {
@@ -110,7 +112,8 @@ export class FleetCoordinator {
 
   async submitPart(doc: PartDocument): Promise<void> {
     const stepFile = stepFileName(doc.record.stepId);
-    await putJson(this.options.s3, this.options.bucket, `${this.stepPrefix(stepFile)}part-${doc.runnerIndex}.json`, doc);
+    const text = JSON.stringify(doc, null, 2) + '\n';
+    await putText(this.options.s3, this.options.bucket, `${this.stepPrefix(stepFile)}part-${doc.runnerIndex}.json`, this.options.scrub ? this.options.scrub(text) : text, 'application/json');
   }
 
   /** Runner 0: every runner's part of a step (waits for the missing ones). */

@@ -129,7 +129,9 @@ async function runCloudRunnerInner(args: RunnerArgs, deps: RunnerDeps, secrets: 
   const me = `runner ${args.runnerIndex + 1}/${args.runnerCount}`;
 
   const credentials = await readDbCredentials(deps.secrets, args.secretArn);
-  secrets.push(credentials.password);
+  // the password as written in text, and as it appears inside a JSON string (quotes, backslashes)
+  const jsonForm = JSON.stringify(credentials.password).slice(1, -1);
+  secrets.push(...new Set([jsonForm, credentials.password]));
   log.info(`${me}: run ${args.runId}, suite ${args.suite}, bucket ${args.bucket}, writer ${args.writerEndpoint.host}, proxies ${args.proxies.map((p) => p.name).join(', ') || 'none'}`);
 
   const pool = poolControlFor(args, deps, log);
@@ -154,7 +156,10 @@ async function runCloudRunnerInner(args: RunnerArgs, deps: RunnerDeps, secrets: 
   }
   const stepById = new Map(steps.map((s) => [s.stepId, s]));
 
-  const s3Sink = new S3ResultSink(deps.s3, args.bucket, args.runId);
+  // Every object the runner writes is scrubbed of the password: the engine records error messages
+  // (manifest.error) and raw pgbench output, and neither is ours to trust.
+  const scrub = (text: string): string => redact(text, secrets);
+  const s3Sink = new S3ResultSink(deps.s3, args.bucket, args.runId, scrub);
   const prev = await s3Sink.readManifest();
   if (prev) checkResumable(prev, args);
 
@@ -172,6 +177,7 @@ async function runCloudRunnerInner(args: RunnerArgs, deps: RunnerDeps, secrets: 
       barrierTimeoutMs: args.barrierTimeoutSec * 1000,
       ...(deps.pollMs !== undefined ? { pollMs: deps.pollMs } : {}),
       log: (l) => log.info(l),
+      scrub,
     });
     executor = new FleetExecutor(executor, fleet);
     sink = new FleetSink(s3Sink, fleet, {

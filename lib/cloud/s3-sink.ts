@@ -63,19 +63,31 @@ export async function putJson(s3: S3Client, bucket: string, key: string, value: 
   await putText(s3, bucket, key, JSON.stringify(value, null, 2) + '\n', 'application/json');
 }
 
+/** Applied to every body before it is written (the runner passes a password scrubber). */
+export type Scrub = (text: string) => string;
+
 export class S3ResultSink implements ResultSink {
   constructor(
     private readonly s3: S3Client,
     private readonly bucket: string,
     private readonly runId: string,
+    private readonly scrub: Scrub = (t) => t,
   ) {}
+
+  private put(key: string, body: string, contentType: string): Promise<void> {
+    return putText(this.s3, this.bucket, key, this.scrub(body), contentType);
+  }
+
+  private putJson(key: string, value: unknown): Promise<void> {
+    return this.put(key, JSON.stringify(value, null, 2) + '\n', 'application/json');
+  }
 
   get location(): string {
     return `s3://${this.bucket}/${runPrefix(this.runId)}`;
   }
 
   async writeManifest(manifest: RunManifest): Promise<void> {
-    await putJson(this.s3, this.bucket, `${runPrefix(this.runId)}manifest.json`, manifest);
+    await this.putJson(`${runPrefix(this.runId)}manifest.json`, manifest);
   }
 
   async readManifest(): Promise<RunManifest | null> {
@@ -88,10 +100,10 @@ export class S3ResultSink implements ResultSink {
     const keys = stepKeys(this.runId, record.stepId);
     const prefix = runPrefix(this.runId);
     const key = (rel: string | null | undefined, fallback: string): string => (rel ? prefix + rel : fallback);
-    await putText(this.s3, this.bucket, key(record.files?.stdout, keys.stdout), raw.stdout, 'text/plain; charset=utf-8');
-    await putText(this.s3, this.bucket, key(record.files?.stderr, keys.stderr), raw.stderr, 'text/plain; charset=utf-8');
-    if (raw.log !== null) await putText(this.s3, this.bucket, key(record.files?.log, keys.log), raw.log, 'text/plain; charset=utf-8');
-    await putJson(this.s3, this.bucket, keys.json, record);
+    await this.put(key(record.files?.stdout, keys.stdout), raw.stdout, 'text/plain; charset=utf-8');
+    await this.put(key(record.files?.stderr, keys.stderr), raw.stderr, 'text/plain; charset=utf-8');
+    if (raw.log !== null) await this.put(key(record.files?.log, keys.log), raw.log, 'text/plain; charset=utf-8');
+    await this.putJson(keys.json, record);
   }
 
   async readStep(stepId: string): Promise<StepRecord | null> {
@@ -149,6 +161,6 @@ export class S3ResultSink implements ResultSink {
       collectedAt: new Date().toISOString(),
       series,
     };
-    await putJson(this.s3, this.bucket, `${runPrefix(this.runId)}metrics/${name}.json`, file);
+    await this.putJson(`${runPrefix(this.runId)}metrics/${name}.json`, file);
   }
 }

@@ -1,0 +1,290 @@
+/**
+ * The runner (lib/cloud/runner.ts) end to end through fakes: an in-memory S3 behind
+ * aws-sdk-client-mock (shared by every runner, as the real bucket is), mocked Secrets Manager /
+ * RDS / Lambda, a fake pgbench that prints a pgbench-shaped summary for whatever argv it gets,
+ * and a fake clock. Covers a two-runner split and merge, a pool sweep restored after a failing
+ * step, and the DB password never reaching a written object, a log line, argv or an error.
+ */
+import { InvokeCommand, LambdaClient } from '@aws-sdk/client-lambda';
+import {
+  DescribeDBProxyTargetGroupsCommand,
+  ModifyDBProxyTargetGroupCommand,
+  RDSClient,
+  type ModifyDBProxyTargetGroupCommandInput,
+} from '@aws-sdk/client-rds';
+import {
+  GetObjectCommand,
+  ListObjectsV2Command,
+  NoSuchKey,
+  PutObjectCommand,
+  S3Client,
+  type GetObjectCommandInput,
+  type ListObjectsV2CommandInput,
+  type PutObjectCommandInput,
+} from '@aws-sdk/client-s3';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { mockClient } from 'aws-sdk-client-mock';
+import 'aws-sdk-client-mock-jest';
+import { argvNumber } from '../../lib/cloud/fleet';
+import { runCloudRunner, type RunnerDeps } from '../../lib/cloud/runner';
+import { parseRunnerArgv } from '../../lib/cloud/runner-args';
+import type { Clock, ConnectionInfo, PgbenchExecutor, PgbenchInvocation, PgbenchOutcome } from '../../lib/engine/ports';
+import type { RunManifest, StepRecord } from '../../lib/suite/types';
+
+const PASSWORD = 'Sup3r-s3cret/pw+%with spaces "quoted" \\back';
+const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:lab-db-AbCdEf';
+
+const s3Mock = mockClient(S3Client);
+const smMock = mockClient(SecretsManagerClient);
+const rdsMock = mockClient(RDSClient);
+const lambdaMock = mockClient(LambdaClient);
+
+/** In-memory bucket behind the S3 mock. */
+let store: Map<string, string>;
+
+beforeEach(() => {
+  store = new Map();
+  s3Mock.on(PutObjectCommand).callsFake((input: PutObjectCommandInput) => {
+    store.set(input.Key as string, String(input.Body));
+    return {};
+  });
+  s3Mock.on(GetObjectCommand).callsFake((input: GetObjectCommandInput) => {
+    const text = store.get(input.Key as string);
+    if (text === undefined) throw new NoSuchKey({ message: 'The specified key does not exist.', $metadata: {} });
+    return { Body: { transformToString: async () => text, transformToByteArray: async () => new TextEncoder().encode(text) } };
+  });
+  s3Mock.on(ListObjectsV2Command).callsFake((input: ListObjectsV2CommandInput) => ({
+    Contents: [...store.keys()].filter((k) => k.startsWith(input.Prefix ?? '')).sort().map((Key) => ({ Key })),
+    IsTruncated: false,
+  }));
+  smMock.on(GetSecretValueCommand, { SecretId: SECRET_ARN }).resolves({
+    SecretString: JSON.stringify({ username: 'proxylab', password: PASSWORD, host: 'writer.example', port: 5432, dbname: 'postgres', engine: 'postgres' }),
+  });
+  lambdaMock.on(InvokeCommand).resolves({ StatusCode: 200, Payload: new TextEncoder().encode('{}') as never });
+});
+
+afterEach(() => {
+  for (const m of [s3Mock, smMock, rdsMock, lambdaMock]) m.reset();
+});
+
+/** One clock for all runners of a test: sleeping advances shared virtual time (and yields). */
+function sharedClock(): Clock {
+  let now = Date.parse('2026-11-21T11:00:00Z');
+  return {
+    now: () => new Date(now),
+    sleep: async (ms) => {
+      now += Math.min(ms, 50);
+      await new Promise((r) => setImmediate(r));
+    },
+  };
+}
+
+/** pgbench-shaped stdout: tps = 100 per client, latency 10 ms. */
+function pgbenchStdout(argv: readonly string[]): string {
+  const clients = argvNumber(argv, '-c', '--client') ?? 1;
+  const jobs = argvNumber(argv, '-j', '--jobs') ?? 1;
+  const duration = argvNumber(argv, '-T', '--time') ?? 3;
+  const tx = clients * 100 * duration;
+  return [
+    'pgbench (17.2)',
+    'transaction type: <builtin: select only>',
+    'scaling factor: 1',
+    'query mode: simple',
+    `number of clients: ${clients}`,
+    `number of threads: ${jobs}`,
+    'maximum number of tries: 1',
+    `duration: ${duration} s`,
+    `number of transactions actually processed: ${tx}`,
+    'number of failed transactions: 0 (0.000%)',
+    'latency average = 10.000 ms',
+    'initial connection time = 2.000 ms',
+    `tps = ${(clients * 100).toFixed(6)} (without initial connection time)`,
+    '',
+  ].join('\n');
+}
+
+class FakePgbench implements PgbenchExecutor {
+  readonly invocations: PgbenchInvocation[] = [];
+  private n = 0;
+  constructor(private readonly failOnRun: number | null = null) {}
+
+  async workDir(name: string): Promise<string> {
+    return `/tmp/fake/${name}-${this.n++}`;
+  }
+
+  async run(inv: PgbenchInvocation): Promise<PgbenchOutcome> {
+    this.invocations.push(inv);
+    if (inv.argv.includes('-i')) return { stdout: '', stderr: 'done.\n', exitCode: 0, timedOut: false, logFiles: [], cpuMaxPercent: null };
+    const runs = this.invocations.filter((i) => !i.argv.includes('-i')).length;
+    if (this.failOnRun !== null && runs === this.failOnRun) {
+      // a failure whose message carries the password, as a careless library might
+      throw new Error(`could not connect: password=${PASSWORD} rejected`);
+    }
+    return { stdout: pgbenchStdout(inv.argv), stderr: '', exitCode: 0, timedOut: false, logFiles: [], cpuMaxPercent: 35 };
+  }
+}
+
+interface Harness {
+  readonly deps: RunnerDeps;
+  readonly executor: FakePgbench;
+  readonly logs: string[];
+  readonly queries: ConnectionInfo[];
+}
+
+function harness(clock: Clock, executor = new FakePgbench()): Harness {
+  const logs: string[] = [];
+  const queries: ConnectionInfo[] = [];
+  const deps: RunnerDeps = {
+    s3: new S3Client({ region: 'us-east-1' }),
+    secrets: new SecretsManagerClient({ region: 'us-east-1' }),
+    rds: new RDSClient({ region: 'us-east-1' }),
+    lambda: new LambdaClient({ region: 'us-east-1' }),
+    executor,
+    query: async (conn, sql) => {
+      queries.push(conn);
+      return sql === 'SHOW max_connections' ? '40' : '16.9';
+    },
+    clock,
+    write: (line) => logs.push(line),
+    pgbenchVersion: async () => '17.2',
+    cpus: 2,
+    pollMs: 10,
+  };
+  return { deps, executor, logs, queries };
+}
+
+function argsFor(extra: string[]): string[] {
+  return [
+    '--run-id', 'run-1',
+    '--bucket', 'results',
+    '--secret-arn', SECRET_ARN,
+    '--writer-endpoint', 'writer.example',
+    '--region', 'us-east-1',
+    ...extra,
+  ];
+}
+
+function storedSteps(runId = 'run-1'): StepRecord[] {
+  return [...store.entries()]
+    .filter(([k]) => k.startsWith(`runs/${runId}/steps/`) && k.endsWith('.json'))
+    .map(([, v]) => JSON.parse(v) as StepRecord);
+}
+
+describe('two runners split each step and runner 0 merges', () => {
+  test('clients divided, init once, parts kept, tps summed, one manifest', async () => {
+    // GIVEN two runners of the smoke suite (a local PgBouncer-like proxy target, no pool control)
+    const clock = sharedClock();
+    const common = ['--suite', 'smoke', '--runner-count', '2', '--start-at', '2026-11-21T11:00:00.000Z',
+      '--proxies', 'pgbouncer-transaction=proxy.example', '--proxy-target-kind', 'pgbouncer-transaction', '--no-pool-control'];
+    const r0 = harness(clock);
+    const r1 = harness(clock);
+    // WHEN both run at once
+    const [out0, out1] = await Promise.all([
+      runCloudRunner(parseRunnerArgv(argsFor([...common, '--runner-index', '0'])), r0.deps),
+      runCloudRunner(parseRunnerArgv(argsFor([...common, '--runner-index', '1'])), r1.deps),
+    ]);
+    // THEN both completed the same plan
+    expect(out0.result.manifest.status).toBe('completed');
+    expect(out1.result.manifest.status).toBe('completed');
+    const steps = storedSteps();
+    expect(steps.map((s) => s.stepId).sort()).toEqual([...out0.result.manifest.stepIds].sort());
+    // data loaded by runner 0 only
+    expect(r0.executor.invocations.filter((i) => i.argv.includes('-i'))).toHaveLength(1);
+    expect(r1.executor.invocations.filter((i) => i.argv.includes('-i'))).toHaveLength(0);
+    // the 5-client churn step: runner 0 ran 3 clients, runner 1 ran 2; the merged record has 5 and their summed tps
+    const churn = steps.find((s) => s.stepId === 'smoke-churn/direct/c5/simple/per-transaction/r1');
+    expect(churn?.params.clients).toBe(5);
+    expect(churn?.parts?.map((p) => [p.runnerId, p.clients, p.result?.tps])).toEqual([
+      ['runner-0', 3, 300],
+      ['runner-1', 2, 200],
+    ]);
+    expect(churn?.result?.tps).toBe(500);
+    expect(churn?.result?.clients).toBe(5);
+    const clientsRun = (h: Harness): number[] =>
+      h.executor.invocations.filter((i) => !i.argv.includes('-i')).map((i) => argvNumber(i.argv, '-c', '--client') ?? -1);
+    // every step's clients add up across the two runners
+    expect(clientsRun(r0).map((c, i) => c + (clientsRun(r1)[i] ?? 0))).toEqual(steps.length > 0 ? out0.result.manifest.stepIds.map((id) => steps.find((s) => s.stepId === id)?.params.clients) : []);
+    // one manifest, written by runner 0, for the cloud, with both runners in its settings
+    const manifest = JSON.parse(store.get('runs/run-1/manifest.json') as string) as RunManifest;
+    expect(manifest).toMatchObject({ mode: 'cloud', status: 'completed', stepsCompleted: steps.length, settings: { runnerCount: 2 } });
+    // barrier objects exist per step, under this attempt
+    expect([...store.keys()].some((k) => k.startsWith('runs/run-1/fleet/2026-11-21T11_00_00.000Z/smoke-churn_direct_c5_simple_per-transaction_r1/plan.json'))).toBe(true);
+  });
+});
+
+describe('pool sweep', () => {
+  test('the lab value is restored after a failing step, and the run is reported failed', async () => {
+    // GIVEN a proxy deployed at 100/50 that applies a change after one describe
+    const state = { max: 100, idle: 50 };
+    let pending: typeof state | null = null;
+    rdsMock.on(ModifyDBProxyTargetGroupCommand).callsFake((input: ModifyDBProxyTargetGroupCommandInput) => {
+      pending = { max: input.ConnectionPoolConfig?.MaxConnectionsPercent ?? 0, idle: input.ConnectionPoolConfig?.MaxIdleConnectionsPercent ?? 0 };
+      return {};
+    });
+    let lagged = false;
+    rdsMock.on(DescribeDBProxyTargetGroupsCommand).callsFake(() => {
+      if (pending && lagged) {
+        Object.assign(state, pending);
+        pending = null;
+        lagged = false;
+      } else if (pending) lagged = true;
+      return { TargetGroups: [{ Status: pending ? 'modifying' : 'available', ConnectionPoolConfig: { MaxConnectionsPercent: state.max, MaxIdleConnectionsPercent: state.idle } }] };
+    });
+    // and a pgbench that fails on the second measured step (the 50 % one)
+    const h = harness(sharedClock(), new FakePgbench(2));
+    // WHEN the E4 sweep (25/50/75/100 %) runs
+    const run = runCloudRunner(parseRunnerArgv(argsFor(['--suite', 'e4', '--proxies', 'pool100=proxy.example@lab-pool100#100/50'])), h.deps);
+    // THEN it fails …
+    await expect(run).rejects.toThrow(/run run-1 failed/);
+    // … after applying 25 % then 50 %, and the last change puts the lab's 100/50 back
+    const applied = rdsMock.commandCalls(ModifyDBProxyTargetGroupCommand).map((c) => c.args[0].input.ConnectionPoolConfig);
+    expect(applied).toEqual([
+      { MaxConnectionsPercent: 25, MaxIdleConnectionsPercent: 25 },
+      { MaxConnectionsPercent: 50, MaxIdleConnectionsPercent: 50 },
+      { MaxConnectionsPercent: 100, MaxIdleConnectionsPercent: 50 },
+    ]);
+    expect(state).toEqual({ max: 100, idle: 50 });
+    expect(rdsMock).toHaveReceivedCommandWith(ModifyDBProxyTargetGroupCommand, { DBProxyName: 'lab-pool100', TargetGroupName: 'default' });
+    // the finished 25 % step is in S3, the failed one is not (a resume retries it)
+    expect(storedSteps().map((s) => s.params.poolPercent)).toEqual([25]);
+    const manifest = JSON.parse(store.get('runs/run-1/manifest.json') as string) as RunManifest;
+    expect(manifest.status).toBe('failed');
+  });
+});
+
+describe('the DB password', () => {
+  test('reaches pgbench and psql only through PGPASSWORD, never an object, a log line, argv or an error', async () => {
+    // GIVEN a run whose second pgbench throws an error that quotes the password
+    const h = harness(sharedClock(), new FakePgbench(2));
+    const args = parseRunnerArgv(argsFor(['--suite', 'smoke', '--proxies', 'pgbouncer-transaction=proxy.example', '--proxy-target-kind', 'pgbouncer-transaction', '--no-pool-control', '--collector', JSON.stringify({ functionName: 'f', clusterId: 'c', instanceIds: ['w'], piResourceIds: [], proxies: [] })]));
+    // WHEN
+    let error: unknown = null;
+    try {
+      await runCloudRunner(args, h.deps);
+    } catch (err) {
+      error = err;
+    }
+    // THEN the password was used where it must be
+    expect(h.executor.invocations.length).toBeGreaterThan(1);
+    for (const inv of h.executor.invocations) {
+      expect(inv.env.PGPASSWORD).toBe(PASSWORD);
+      expect(inv.argv.join(' ')).not.toContain(PASSWORD);
+    }
+    expect(h.queries.every((q) => q.env?.PGPASSWORD === PASSWORD)).toBe(true);
+    expect(h.executor.invocations.filter((i) => !i.argv.includes('-i')).every((i) => i.env.PGSSLMODE === 'require')).toBe(true);
+    // … and nowhere else: every object written, every log line, the error, the collector payload
+    expect(store.size).toBeGreaterThan(2);
+    const forms = [PASSWORD, JSON.stringify(PASSWORD).slice(1, -1)];
+    for (const [key, text] of store) expect({ key, leaked: forms.some((f) => text.includes(f)) }).toEqual({ key, leaked: false });
+    expect(h.logs.length).toBeGreaterThan(3);
+    expect(h.logs.join('')).not.toContain(PASSWORD);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).toContain('password=*** rejected');
+    for (const call of lambdaMock.commandCalls(InvokeCommand)) {
+      expect(new TextDecoder().decode(call.args[0].input.Payload as Uint8Array)).not.toContain(PASSWORD);
+    }
+    // the failure is recorded in the manifest — redacted there too
+    const manifest = store.get('runs/run-1/manifest.json') ?? '';
+    expect(manifest).toContain('"status": "failed"');
+  });
+});
