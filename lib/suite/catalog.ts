@@ -351,6 +351,13 @@ const E5_COMPARISONS: readonly Comparison[] = [
     minRatio: null,
     published: 'direct wins up to ≈ 200–300 clients',
   },
+  {
+    id: 'rds-proxy-churn-vs-direct-churn',
+    description: 'with connection overhead (-C): RDS Proxy relative to direct (the cloud stand-in for the published PgBouncer)',
+    numerator: { targets: ['rds-proxy'], connect: 'per-transaction' },
+    denominator: { targets: ['direct'], connect: 'per-transaction' },
+    minRatio: null,
+  },
 ];
 
 const E5_SHORT: Scenario = {

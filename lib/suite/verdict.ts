@@ -134,6 +134,12 @@ function cellKey(c: Comparison, r: StepRecord): string {
   return parts.join('/');
 }
 
+function selectorsDiffer(c: Comparison): boolean {
+  const a = c.numerator;
+  const b = c.denominator;
+  return a.connect !== b.connect || a.protocol !== b.protocol || a.poolPercent !== b.poolPercent;
+}
+
 /** Median tps of complete runs, per (target name, cell key). */
 function medians(c: Comparison, sel: CellSelector, records: readonly StepRecord[]): Map<string, Map<string, number | null>> {
   const values = new Map<string, Map<string, number[]>>();
@@ -167,7 +173,8 @@ export function judgeScenario(scenario: Scenario, records: readonly StepRecord[]
     const expected = c.minRatio === null ? `${c.description} (reported, not judged)` : `${c.description}: ratio ≥ ${c.minRatio}`;
     for (const [numTarget, numCells] of num) {
       for (const [denTarget, denCells] of den) {
-        if (numTarget === denTarget) continue;
+        // the same target on both sides only makes sense when the selectors differ (pool 50 % vs 25 %)
+        if (numTarget === denTarget && !selectorsDiffer(c)) continue;
         for (const [key, numTps] of numCells) {
           if (!denCells.has(key)) continue;
           const denTps = denCells.get(key) ?? null;

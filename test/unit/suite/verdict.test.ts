@@ -155,6 +155,33 @@ describe('judgeScenario', () => {
     expect(verdicts[0]).toMatchObject({ held: false, observed: 'not comparable: direct has no complete run with a tps' });
   });
 
+  test('E4: pool 50 % vs 25 % on the same target, reported without a judgement', () => {
+    const e4 = getSuite('e4').scenarios[0]!;
+    const steps = expandSuite(getSuite('e4'), LOCAL);
+    const at = (p: number): PlannedStep => steps.find((s) => s.params.poolPercent === p)!;
+    const verdicts = judgeScenario(e4, [record(at(25), 'pgb_S_simple_c60', 1000), record(at(50), 'pgb_S_simple_c60', 1500), record(at(100), 'pgb_S_simple_c60', 500)]);
+    expect(verdicts.map((v) => [v.observed, v.held])).toEqual([
+      ['1500.0 vs 1000.0 tps = 1.50 ×', null],
+      ['500.0 vs 1000.0 tps = 0.50 ×', null],
+    ]);
+  });
+
+  test('quick-e3: direct persistent vs direct -C is judged on the same target', () => {
+    const quickE3 = getSuite('quick').scenarios.find((s) => s.name === 'quick-e3')!;
+    const steps = expandSuite(getSuite('quick'), LOCAL).filter((s) => s.scenario === 'quick-e3');
+    const find = (target: string, connect: string): PlannedStep => steps.find((s) => s.target.name === target && s.params.connect === connect)!;
+    const verdicts = judgeScenario(quickE3, [
+      record(find('direct', 'per-transaction'), 'direct_C_sel1_c5_trust'),
+      record(find('direct', 'persistent'), 'pgb_sel1_simple_c5', 19084.8),
+      record(find('pgbouncer-transaction', 'per-transaction'), 'pgbtx_C_sel1_c5'),
+      record(find('pgbouncer-transaction', 'persistent'), 'pgb_sel1_simple_c5'),
+    ]);
+    expect(verdicts.map((v) => [v.expected.split(':')[0], v.observed, v.held])).toEqual([
+      ['[direct-persistent-vs-churn] direct vs direct c10/simple', '19084.8 vs 405.0 tps = 47.12 ×', true],
+      ['[pgbouncer-churn-vs-direct-churn] pgbouncer-transaction vs direct c10/simple', '3344.1 vs 405.0 tps = 8.26 ×', true],
+    ]);
+  });
+
   test('records of other scenarios are ignored; no comparisons → no verdicts', () => {
     expect(judgeScenario(churn, [record(smokeStep(SIMPLE), 'pgb_sel1_simple_c5')])).toEqual([]);
     const maxConn = getSuite('smoke').scenarios.find((s) => s.name === 'smoke-max-connections')!;
