@@ -22,7 +22,7 @@ export interface PriceSource {
   readonly readOn: string;
 }
 
-export type SourceId = 'experiments-2026' | 'aws-agent-toolkit-2026-03' | 'aws-pricing-pages-2026' | 'derived';
+export type SourceId = 'experiments-2026' | 'aws-agent-toolkit-2026-03' | 'aws-pricing-pages-2026' | 'ec2-price-list-2026-09';
 
 export const SOURCES: Readonly<Record<SourceId, PriceSource>> = {
   'experiments-2026': {
@@ -48,11 +48,11 @@ export const SOURCES: Readonly<Record<SourceId, PriceSource>> = {
     url: 'https://aws.amazon.com/rds/proxy/pricing/',
     readOn: '2026-11-21',
   },
-  derived: {
-    id: 'derived',
+  'ec2-price-list-2026-09': {
+    id: 'ec2-price-list-2026-09',
     title:
-      'derived from a listed size of the same family: AWS prices sizes within an EC2 family linearly in vCPUs ' +
-      '(e.g. c7g.xlarge = 2 × c7g.large)',
+      'EC2 Linux on-demand us-east-1 from the AWS Price List API (queried 2026-09-16), as pinned in public ' +
+      'cost tables on GitHub; several independent tables agree (c7g sizes scale linearly from c7g.large $0.0725)',
     url: null,
     readOn: '2026-11-21',
   },
@@ -111,7 +111,7 @@ export interface PriceTable {
 const X = 'experiments-2026' as const;
 const T = 'aws-agent-toolkit-2026-03' as const;
 const P = 'aws-pricing-pages-2026' as const;
-const D = 'derived' as const;
+const E = 'ec2-price-list-2026-09' as const;
 
 const US_EAST_1: PriceTable = {
   region: 'us-east-1',
@@ -157,12 +157,12 @@ const US_EAST_1: PriceTable = {
   rdsProxyPerAcuHour: { usd: 0.015, source: P },
   rdsProxyMinAcus: 8,
   ec2Instances: {
-    'c7g.medium': { usdPerHour: 0.03625, vcpus: 1, memoryGiB: 2, source: D },
+    'c7g.medium': { usdPerHour: 0.0363, vcpus: 1, memoryGiB: 2, source: E },
     'c7g.large': { usdPerHour: 0.0725, vcpus: 2, memoryGiB: 4, source: X },
-    'c7g.xlarge': { usdPerHour: 0.145, vcpus: 4, memoryGiB: 8, source: D },
-    'c7g.2xlarge': { usdPerHour: 0.29, vcpus: 8, memoryGiB: 16, source: D },
-    'c7g.4xlarge': { usdPerHour: 0.58, vcpus: 16, memoryGiB: 32, source: D },
-    'c7g.8xlarge': { usdPerHour: 1.16, vcpus: 32, memoryGiB: 64, source: D },
+    'c7g.xlarge': { usdPerHour: 0.145, vcpus: 4, memoryGiB: 8, source: E },
+    'c7g.2xlarge': { usdPerHour: 0.29, vcpus: 8, memoryGiB: 16, source: E },
+    'c7g.4xlarge': { usdPerHour: 0.58, vcpus: 16, memoryGiB: 32, source: E },
+    'c7g.8xlarge': { usdPerHour: 1.16, vcpus: 32, memoryGiB: 64, source: E },
   },
   ebsGp3PerGbMonth: { usd: 0.08, source: P },
   interfaceEndpointPerAzHour: { usd: 0.01, source: P },

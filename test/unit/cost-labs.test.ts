@@ -1,0 +1,94 @@
+/**
+ * The shipped labs, costed by hand. Each expectation below is arithmetic on the us-east-1 price
+ * table's numbers, written out (lib/cost/price-table.ts, as of 2026-11-21):
+ *
+ *   Aurora: db.t4g.medium 0.073 (2 vCPU) · db.r6g.large 0.26 (2) · db.r6g.4xlarge 2.076 (16) · db.r6g.8xlarge 4.152 (32)
+ *   RDS Proxy 0.015 per vCPU-hour of the instances behind it (minimum 2 vCPU)
+ *   EC2: c7g.large 0.0725 · c7g.xlarge 0.145 · c7g.2xlarge 0.29 · c7g.4xlarge 0.58
+ *   per runner: 16 GB gp3 × 0.08 / 720 h, one public IPv4 × 0.005
+ *   Aurora storage 10 GB × 0.10 / 720 h; I/O 0.2 M/h × 0.20; one secret 0.40 / 720 h
+ *
+ * A lab added to labs/ without an expectation here fails the test: cost it by hand first.
+ */
+import { readdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { loadLabFile } from '../../lib/config/load';
+import { estimateCost } from '../../lib/cost/estimate';
+
+const LABS_DIR = join(__dirname, '..', '..', 'labs');
+
+const PER_RUNNER = (16 * 0.08) / 720 + 0.005; // volume + public IPv4
+const SHARED = (10 * 0.1) / 720 + 0.2 * 0.2 + 0.4 / 720; // storage + I/O + secret
+
+interface Expected {
+  /** part → $/hour, for the lines that depend on the lab. */
+  readonly lines: Readonly<Record<string, number>>;
+  readonly runners: number;
+}
+
+const EXPECTED: Readonly<Record<string, Expected>> = {
+  'default.json': {
+    lines: { 'Aurora writer db.t4g.medium': 0.073, 'RDS Proxy pool100': 2 * 0.015, 'Runners 1 × c7g.large': 0.0725 },
+    runners: 1,
+  },
+  'e1-prepared-statements.json': {
+    lines: { 'Aurora writer db.t4g.medium': 0.073, 'RDS Proxy pool100': 2 * 0.015, 'Runners 1 × c7g.2xlarge': 0.29 },
+    runners: 1,
+  },
+  'e2-client-sweep.json': {
+    lines: { 'Aurora writer db.t4g.medium': 0.073, 'RDS Proxy pool100': 2 * 0.015, 'Runners 1 × c7g.xlarge': 0.145 },
+    runners: 1,
+  },
+  'e3-connection-churn.json': {
+    lines: { 'Aurora writer db.r6g.large': 0.26, 'RDS Proxy pool100': 2 * 0.015, 'Runners 1 × c7g.large': 0.0725 },
+    runners: 1,
+  },
+  'e4-pool-share.json': {
+    lines: {
+      'Aurora writer db.r6g.4xlarge': 2.076,
+      'RDS Proxy pool50': 16 * 0.015,
+      'RDS Proxy pool25': 16 * 0.015,
+      'Runners 2 × c7g.2xlarge': 2 * 0.29,
+    },
+    runners: 2,
+  },
+  'e5-big-server.json': {
+    lines: { 'Aurora writer db.r6g.8xlarge': 4.152, 'RDS Proxy pool100': 32 * 0.015, 'Runners 2 × c7g.4xlarge': 2 * 0.58 },
+    runners: 2,
+  },
+};
+
+const labFiles = readdirSync(LABS_DIR).filter((f) => f.endsWith('.json')).sort();
+
+test('every lab in labs/ has a hand-costed expectation', () => {
+  expect(labFiles.length).toBeGreaterThan(0);
+  expect(labFiles.filter((f) => !(f in EXPECTED))).toEqual([]);
+});
+
+describe.each(labFiles)('%s', (file) => {
+  const expected = EXPECTED[file];
+  const lab = loadLabFile(join(LABS_DIR, file));
+  const estimate = estimateCost(lab);
+
+  test('each lab-specific line matches the hand arithmetic', () => {
+    if (!expected) throw new Error(`no expectation for ${file}`);
+    for (const [part, usd] of Object.entries(expected.lines)) {
+      const line = estimate.lines.find((l) => l.part === part);
+      expect({ part, found: line !== undefined }).toEqual({ part, found: true });
+      expect(line?.usdPerHourMin).toBeCloseTo(usd, 9);
+      expect(line?.usdPerHourMax).toBeCloseTo(usd, 9);
+    }
+    // Nothing database/proxy/runner-instance-priced beyond what is listed.
+    const priced = estimate.lines.filter((l) => l.category === 'database' || l.category === 'proxy' || l.category === 'runner');
+    expect(priced.map((l) => l.part).sort()).toEqual(Object.keys(expected.lines).sort());
+  });
+
+  test('totals per hour, 8-hour day and 30-day month', () => {
+    if (!expected) throw new Error(`no expectation for ${file}`);
+    const hour = Object.values(expected.lines).reduce((a, b) => a + b, 0) + expected.runners * PER_RUNNER + SHARED;
+    expect(estimate.totals.perHourUsdMax).toBeCloseTo(hour, 6);
+    expect(estimate.totals.perHourUsdMin).toBeCloseTo(hour, 6);
+    expect(estimate.totals.perDayUsdMax).toBeCloseTo(hour * 8, 5);
+    expect(estimate.totals.perMonthUsdMax).toBeCloseTo(hour * 720, 4);
+  });
+});
