@@ -45,6 +45,9 @@ export class LabStack extends Stack {
     });
     const { lab } = props;
     this.lab = lab;
+    // IMDSv2 launch templates get a name derived from the construct path (unique per lab stack)
+    // instead of a fixed `Runner1LaunchTemplate` that collides when two labs share an account.
+    this.node.setContext('@aws-cdk/aws-ec2:uniqueImdsv2TemplateName', true);
 
     // Expiry schedule (ttlHours) and the lifecycle tags proxylab:lab / owner / expires-at.
     this.expiry = applyLabLifecycle(this, { name: lab.name, owner: lab.owner, ttlHours: lab.ttlHours });

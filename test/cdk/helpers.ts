@@ -1,0 +1,69 @@
+/**
+ * Shared helpers for the CDK tests: synthesize a lab in-process the way bin/proxylab.ts does
+ * (same stack factory, cdk-nag available), but without Lambda bundling (asset content does not
+ * change the template's shape; scripts/bench-synth.ts exercises real bundling) and with "now"
+ * pinned so the expiry schedule is deterministic.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { checkLabFile, formatProblems, LabConfig, validateLab } from '../../lib/config';
+import { createLabStack, LabStack } from '../../lib/lab-stack';
+
+export const ROOT = path.join(__dirname, '..', '..');
+export const LABS_DIR = path.join(ROOT, 'labs');
+
+export function labFiles(): string[] {
+  return readdirSync(LABS_DIR)
+    .filter((f) => f.endsWith('.json'))
+    .sort()
+    .map((f) => path.join(LABS_DIR, f));
+}
+
+export function loadLab(file: string): LabConfig {
+  const r = checkLabFile(file);
+  if (!r.ok) throw new Error(formatProblems(r.problems, file));
+  return r.lab;
+}
+
+/** A lab from a raw object (validated; throws with the problems if invalid). */
+export function labFrom(raw: unknown): LabConfig {
+  const r = validateLab(raw);
+  if (!r.ok) throw new Error(formatProblems(r.problems));
+  return r.lab;
+}
+
+export function newTestApp(outdir?: string): App {
+  return new App({
+    outdir: outdir ?? mkdtempSync(path.join(tmpdir(), 'proxylab-cdk-test-')),
+    builtinCloudFormationValidation: false,
+    context: { 'aws:cdk:bundling-stacks': [], 'proxylab:now': '2026-01-01T00:00:00Z' },
+  });
+}
+
+export interface SynthesizedLab {
+  readonly app: App;
+  readonly stack: LabStack;
+  readonly template: Template;
+}
+
+export function synthLab(lab: LabConfig, app: App = newTestApp()): SynthesizedLab {
+  const stack = createLabStack(app, lab);
+  return { app, stack, template: Template.fromStack(stack) };
+}
+
+/** Runs cfn-lint on template files; returns its combined output (empty = clean) and exit code. */
+export function cfnLint(templates: readonly string[]): { output: string; status: number | null } {
+  const res = spawnSync('cfn-lint', [...templates], { encoding: 'utf8' });
+  if (res.error) throw res.error;
+  return { output: `${res.stdout}${res.stderr}`.trim(), status: res.status };
+}
+
+/** Every resource of a type whose properties match `predicate`, as [logicalId, properties]. */
+export function resourcesOfType(template: Template, type: string): Array<[string, Record<string, unknown>, Record<string, unknown>]> {
+  const all = template.findResources(type) as Record<string, { Properties?: Record<string, unknown> } & Record<string, unknown>>;
+  return Object.entries(all).map(([id, r]) => [id, r.Properties ?? {}, r]);
+}
