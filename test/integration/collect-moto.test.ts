@@ -4,6 +4,8 @@
  * runs/<runId>/metrics/cloudwatch.json. Performance Insights is disabled (moto has no PI API).
  */
 import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { CloudWatchClient, PutMetricDataCommand, type MetricDatum } from '@aws-sdk/client-cloudwatch';
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
@@ -146,6 +148,32 @@ test('proxylab collect reads moto CloudWatch and writes cloudwatch.json to moto 
   // PI disabled: no pi.json
   const listed = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `runs/${RUN_ID}/` }));
   expect((listed.Contents ?? []).map((o) => o.Key)).toEqual([`runs/${RUN_ID}/metrics/cloudwatch.json`]);
+});
+
+test('--out writes into a local run directory from an event file, nothing to S3', async () => {
+  // GIVEN
+  const dir = await mkdtemp(path.join(tmpdir(), 'collect-out-'));
+  try {
+    const eventFile = path.join(dir, 'event.json');
+    const runDir = path.join(dir, 'runs', 'local-run');
+    const event = {
+      runId: 'local-run',
+      window: { start: iso(0), end: iso(5) },
+      cluster: { clusterId: 'lab-cluster', instanceIds: ['lab-writer'], piResourceIds: ['db-IGNORED'] },
+      proxies: ['lab-proxy'],
+    };
+    await writeFile(eventFile, JSON.stringify(event));
+    // WHEN
+    const result = await runCli(['collect', '--event', eventFile, '--no-pi', '--out', runDir], motoEnv(moto));
+    // THEN
+    expect(result.code).toBe(0);
+    const file = JSON.parse(await readFile(path.join(runDir, 'metrics', 'cloudwatch.json'), 'utf8')) as MetricsFile;
+    expect(series(file, 'ClientConnections', 'Sum', 'lab-proxy').points).toEqual([[iso(1), 12]]);
+    const listed = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'runs/local-run/' }));
+    expect(listed.Contents ?? []).toEqual([]);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
 });
 
 test.each([
