@@ -203,26 +203,26 @@ export function parsePgbench(input: PgbenchCapture): ParsedRun {
   const progress: ProgressPoint[] = [];
 
   for (const line of lines) {
-    const p = parseProgress(line);
-    if (p) {
-      progress.push(p);
-      continue;
-    }
     for (const seg of splitSegments(line)) {
-      if (RUN_ABORTED.test(seg)) runAborted = true;
-      const conn = seg.match(ABORTED_CONNECTING) ?? seg.match(COULD_NOT_CREATE);
-      if (conn?.[1] !== undefined) abortedConnecting.add(conn[1]);
-      const cmd = seg.match(ABORTED_ANY);
-      if (cmd?.[1] !== undefined) abortedInCommand.add(cmd[1]);
-      // a progress line glued after another thread's error text
-      const glued = seg.match(/progress: [\d.]+ s, .*$/);
-      if (glued && glued.index !== undefined && glued.index > 0) {
-        const gp = parseProgress(glued[0]);
-        if (gp) progress.push(gp);
+      // a progress line may stand alone, or be glued before/after another thread's error text
+      const at = seg.search(/progress: [\d.]+ s, /);
+      let errorPart = seg;
+      if (at >= 0) {
+        const gp = parseProgress(seg.slice(at));
+        if (gp) {
+          progress.push(gp);
+          errorPart = seg.slice(0, at);
+          if (errorPart.trim() === '') continue;
+        }
       }
-      const cls = classifySegment(glued && glued.index !== undefined && glued.index > 0 ? seg.slice(0, glued.index) : seg);
+      if (RUN_ABORTED.test(errorPart)) runAborted = true;
+      const conn = errorPart.match(ABORTED_CONNECTING) ?? errorPart.match(COULD_NOT_CREATE);
+      if (conn?.[1] !== undefined) abortedConnecting.add(conn[1]);
+      const cmd = errorPart.match(ABORTED_ANY);
+      if (cmd?.[1] !== undefined) abortedInCommand.add(cmd[1]);
+      const cls = classifySegment(errorPart);
       if (cls === null) continue;
-      note(cls, seg);
+      note(cls, errorPart);
       if (CONNECT_CLASSES.has(cls)) connectErrors += 1;
     }
   }

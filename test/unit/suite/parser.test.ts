@@ -330,6 +330,14 @@ describe('formats and error text not in the captures', () => {
     expect(run.progress?.[0]?.elapsedSec).toBe(4);
   });
 
+  test('an error glued after a progress line is still counted', () => {
+    const stderr = 'progress: 5.0 s, 10.0 tps, lat 1.000 ms stddev 0.100, 0 failedpgbench: error: client 3 script 0 aborted in command 0 query 0: ERROR:  portal "" does not exist\n';
+    const run = parsePgbench({ stdout: '', stderr, exitCode: 2 });
+    expect(errorCounts(run)).toEqual({ 'portal-missing': 1 });
+    expect(run.abortedClients).toBe(1);
+    expect(run.progress?.map((p) => p.elapsedSec)).toEqual([5]);
+  });
+
   test('timed out by the harness: timeout error, never complete even with a summary', () => {
     const run = parsePgbench({ stdout: PG15_RATE, stderr: '', exitCode: null, timedOut: true });
     expect(run.complete).toBe(false);
