@@ -190,7 +190,10 @@ export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {})
       install: opts.install,
       log,
     });
-    log(`  PostgreSQL ${stack.postgres.serverVersion} on 127.0.0.1:${stack.postgres.port}, PgBouncer ${stack.pgbouncer.version} on 127.0.0.1:${stack.pgbouncer.port}${stack.runAs ? ` (as OS user ${stack.runAs.user})` : ''}`);
+    log(
+      `  PostgreSQL ${stack.postgres.serverVersion} on 127.0.0.1:${stack.postgres.port}, PgBouncer ${stack.pgbouncer.version} on 127.0.0.1:${stack.pgbouncer.port}` +
+        `${stack.runAs ? ` (as OS user ${stack.runAs.user})` : ''}, files in ${stack.baseDir}`,
+    );
     if (abort.signal.aborted) throw new InfrastructureError(`interrupted by ${interruptedBy ?? 'a signal'} before the run started`);
     const targets: Target[] = [...stack.targets];
     const sampler = stack.createSampler(hooks.sampleIntervalMs);

@@ -1,0 +1,120 @@
+/**
+ * Shared test helpers for anything that needs a real PostgreSQL + PgBouncer (local, report and
+ * cloud-adapter tests): a throwaway stack from lib/local, the proxylab CLI as a child process, and
+ * checks that servers are really gone. Stop what you start (afterAll).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { isPortFree } from '../../lib/local/ports-free';
+import { startLocalStack as startStack, type LocalStack, type LocalStackOptions } from '../../lib/local/stack';
+
+export type { LocalStack } from '../../lib/local/stack';
+
+export const REPO_ROOT = path.resolve(__dirname, '..', '..');
+export const CLI = path.join(REPO_ROOT, 'scripts', 'proxylab.js');
+
+/**
+ * A throwaway PostgreSQL (max_connections 40 by default, non-superuser role `bench`, db `bench`)
+ * and PgBouncer (db `bench` transaction pool, `bench_session` session pool, pools of 25 %).
+ * Never installs packages. Call `stack.stop()` in afterAll.
+ */
+export function startLocalStack(opts: Pick<LocalStackOptions, 'maxConnections' | 'poolPercent' | 'superuserReservedConnections'> = {}): Promise<LocalStack> {
+  return startStack({ ...opts, install: false });
+}
+
+export interface CliRun {
+  readonly child: ChildProcess;
+  /** Everything printed so far. */
+  stdout(): string;
+  stderr(): string;
+  /** Resolves when stdout matches. */
+  waitForStdout(pattern: RegExp, timeoutMs: number): Promise<void>;
+  /** Resolves with the exit code (null when killed by a signal). */
+  readonly exit: Promise<number | null>;
+}
+
+/** Start `node scripts/proxylab.js ARGS` from the repo root, without a TTY (plain progress lines). */
+export function spawnCli(args: readonly string[], env: Readonly<Record<string, string>> = {}): CliRun {
+  const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  const waiters: Array<() => void> = [];
+  child.stdout?.on('data', (b: Buffer) => {
+    out += b.toString('utf8');
+    for (const w of [...waiters]) w();
+  });
+  child.stderr?.on('data', (b: Buffer) => {
+    err += b.toString('utf8');
+  });
+  const exit = new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)));
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    exit,
+    waitForStdout: (pattern, timeoutMs) =>
+      new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => {
+          done();
+          reject(new Error(`stdout did not match ${pattern} within ${timeoutMs} ms; got:\n${out}\nstderr:\n${err}`));
+        }, timeoutMs);
+        const check = (): void => {
+          if (pattern.test(out)) {
+            done();
+            resolve();
+          }
+        };
+        const done = (): void => {
+          clearTimeout(timer);
+          const i = waiters.indexOf(check);
+          if (i >= 0) waiters.splice(i, 1);
+        };
+        waiters.push(check);
+        void exit.then(() => {
+          if (!pattern.test(out)) {
+            done();
+            reject(new Error(`proxylab exited before stdout matched ${pattern}; got:\n${out}\nstderr:\n${err}`));
+          }
+        });
+        check();
+      }),
+  };
+}
+
+/** What `proxylab local` printed about the stack it started (ports, temp dir). */
+export interface StackLine {
+  readonly postgresPort: number;
+  readonly pgbouncerPort: number;
+  readonly baseDir: string;
+}
+
+export function parseStackLine(stdout: string): StackLine | null {
+  const m = /PostgreSQL \S+ on 127\.0\.0\.1:(\d+), PgBouncer \S+ on 127\.0\.0\.1:(\d+).*files in (\S+)/.exec(stdout);
+  return m ? { postgresPort: Number(m[1]), pgbouncerPort: Number(m[2]), baseDir: m[3] } : null;
+}
+
+/** PIDs of processes whose command line mentions `needle` (Linux /proc). */
+export function pidsMentioning(needle: string): number[] {
+  const pids: number[] = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry) || Number(entry) === process.pid) continue;
+    try {
+      const cmd = fs.readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      if (cmd.includes(needle)) pids.push(Number(entry));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return pids;
+}
+
+/** Throws unless the stack is fully gone: no process mentions its directory, both ports are free, the directory is removed. */
+export async function assertStackGone(s: StackLine): Promise<void> {
+  const left = pidsMentioning(s.baseDir);
+  if (left.length > 0) throw new Error(`processes still running from ${s.baseDir}: ${left.join(', ')}`);
+  for (const port of [s.postgresPort, s.pgbouncerPort]) {
+    if (!(await isPortFree(port))) throw new Error(`port ${port} is still in use`);
+  }
+  if (fs.existsSync(s.baseDir)) throw new Error(`${s.baseDir} was not removed`);
+}

@@ -1,0 +1,202 @@
+/**
+ * `proxylab local --suite smoke` end to end, through the real CLI, against real PostgreSQL and
+ * PgBouncer: the three findings read back from the run directory, the documented files and fields,
+ * nothing left running, and a run interrupted with SIGINT that keeps its finished steps and
+ * resumes under the same --run-id without repeating them.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { MetricsFile, RunManifest, StepRecord } from '../../lib/suite/types';
+import { stepFileName } from '../../lib/suite/types';
+import { assertStackGone, parseStackLine, spawnCli, type StackLine } from '../helpers/local-stack';
+
+const STEP = {
+  preparedViaTx: 'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/r1',
+  simpleViaTx: 'smoke-prepared/pgbouncer-transaction/c5/simple/persistent/r1',
+  directAboveMax: 'smoke-max-connections/direct/c60/simple/persistent/r1',
+  pooledAboveMax: 'smoke-max-connections/pgbouncer-transaction/c60/simple/persistent/r1',
+  churnDirect: 'smoke-churn/direct/c5/simple/per-transaction/r1',
+  churnPooled: 'smoke-churn/pgbouncer-transaction/c5/simple/per-transaction/r1',
+} as const;
+
+const PREPARED_CLASSES = ['prepared-statement-exists', 'prepared-statement-missing', 'portal-missing'];
+
+let outDir: string;
+
+function readJson<T>(file: string): T {
+  return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
+}
+
+function step(runDir: string, id: string): StepRecord {
+  return readJson<StepRecord>(path.join(runDir, 'steps', `${stepFileName(id)}.json`));
+}
+
+beforeAll(() => {
+  outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-local-smoke-'));
+});
+
+afterAll(() => {
+  fs.rmSync(outDir, { recursive: true, force: true });
+});
+
+describe('proxylab local --suite smoke', () => {
+  let runDir: string;
+  let exitCode: number | null;
+  let stdout: string;
+  let stack: StackLine | null;
+
+  beforeAll(async () => {
+    // GIVEN nothing but the binaries; WHEN the real CLI runs the smoke suite
+    const run = spawnCli(['local', '--suite', 'smoke', '--out', outDir, '--run-id', 'smoke-e2e', '--no-install']);
+    exitCode = await run.exit;
+    stdout = run.stdout();
+    stack = parseStackLine(stdout);
+    runDir = path.join(outDir, 'smoke-e2e');
+    if (exitCode !== 0) process.stderr.write(`proxylab local output:\n${stdout}\n${run.stderr()}\n`);
+  }, 110_000);
+
+  test('exits 0 with every verdict held and prints the tables and the run directory', () => {
+    expect(exitCode).toBe(0);
+    expect(stdout).toMatch(/target\s+clients\s+protocol\s+connect\s+tps\s+p95 ms\s+errors\s+verdict/);
+    expect(stdout).toContain(`Run directory: ${runDir}`);
+    expect(stdout).toMatch(/All verdicts held: 7 held, 0 broke/);
+  });
+
+  test('prepared through the transaction pool fails with prepared-statement errors while simple succeeds', () => {
+    const prepared = step(runDir, STEP.preparedViaTx);
+    const preparedErrors = prepared.result?.errors.filter((e) => PREPARED_CLASSES.includes(e.class)) ?? [];
+    expect(preparedErrors.reduce((n, e) => n + e.count, 0)).toBeGreaterThan(0);
+    expect(prepared.result?.abortedClients).toBeGreaterThan(0);
+    expect(prepared.verdict.held).toBe(true);
+
+    const simple = step(runDir, STEP.simpleViaTx);
+    expect(simple.result?.complete).toBe(true);
+    expect(simple.result?.errors).toEqual([]);
+    expect(simple.result?.tps).toBeGreaterThan(0);
+    expect(simple.verdict.held).toBe(true);
+  });
+
+  test('direct above max_connections is refused while the pooled run with the same clients succeeds', () => {
+    const direct = step(runDir, STEP.directAboveMax);
+    expect(direct.params.clients).toBe(60);
+    expect(direct.result?.complete).toBe(false);
+    const refused = direct.result?.errors.find((e) => e.class === 'too-many-connections');
+    expect(refused?.sample).toMatch(/remaining connection slots are reserved/);
+    expect(direct.verdict.held).toBe(true);
+
+    const pooled = step(runDir, STEP.pooledAboveMax);
+    expect(pooled.params.clients).toBe(60);
+    expect(pooled.result?.complete).toBe(true);
+    expect(pooled.result?.abortedClients).toBe(0);
+    expect(pooled.result?.clients).toBe(60);
+    expect(pooled.result?.tps).toBeGreaterThan(0);
+  });
+
+  test('-C churn through the pooler is at least 3 × direct', () => {
+    const direct = step(runDir, STEP.churnDirect);
+    const pooled = step(runDir, STEP.churnPooled);
+    expect(direct.result?.tpsMode).toBe('including-connections');
+    expect(pooled.result?.tpsMode).toBe('including-connections');
+    const ratio = (pooled.result?.tps ?? 0) / (direct.result?.tps ?? Infinity);
+    expect(ratio).toBeGreaterThanOrEqual(3);
+    const manifest = readJson<RunManifest>(path.join(runDir, 'manifest.json'));
+    const comparison = manifest.scenarioVerdicts?.find((v) => v.scenario === 'smoke-churn');
+    expect(comparison?.held).toBe(true);
+  });
+
+  test('the manifest has the documented fields and no secrets', () => {
+    const m = readJson<RunManifest>(path.join(runDir, 'manifest.json'));
+    expect(m).toMatchObject({ schemaVersion: 1, runId: 'smoke-e2e', suite: 'smoke', mode: 'local', status: 'completed', stepsCompleted: 6 });
+    expect(m.stepIds).toEqual(Object.values(STEP));
+    expect(m.environment.maxConnections).toBe(40);
+    expect(m.environment.serverVersion).toMatch(/^\d+\.\d+/);
+    expect(m.environment.pgbenchVersion).toMatch(/^\d+\.\d+/);
+    expect(m.environment.poolerVersion).toMatch(/^1\.\d+/);
+    expect(m.environment.cpus).toBeGreaterThan(0);
+    expect(Date.parse(m.endedAt ?? '')).toBeGreaterThanOrEqual(Date.parse(m.startedAt));
+    expect(JSON.stringify(m)).not.toMatch(/password|PGPASSWORD|secret/i);
+  });
+
+  test('every step file has the documented fields and raw output beside it', () => {
+    for (const id of Object.values(STEP)) {
+      const r = step(runDir, id);
+      expect(r).toMatchObject({ stepId: id, runId: 'smoke-e2e', target: { kind: expect.any(String), name: expect.any(String) } });
+      expect(Object.keys(r.params)).toEqual(expect.arrayContaining(['clients', 'protocol', 'connect', 'script', 'durationSec', 'repetition']));
+      expect(Object.keys(r.result ?? {})).toEqual(
+        expect.arrayContaining(['tps', 'tpsMode', 'latencyAvgMs', 'latencyP50Ms', 'latencyP95Ms', 'latencyP99Ms', 'series', 'errors', 'abortedClients', 'complete']),
+      );
+      expect(Object.keys(r.verdict)).toEqual(['expected', 'observed', 'held']);
+      expect(fs.readFileSync(path.join(runDir, r.files.stdout), 'utf8')).toMatch(/pgbench \(\d+/);
+      expect(fs.existsSync(path.join(runDir, r.files.stderr))).toBe(true);
+      expect(r.command[0]).toBe('pgbench');
+    }
+    // a step that ran transactions has percentiles from the logs and a per-second series
+    const simple = step(runDir, STEP.simpleViaTx);
+    expect(simple.result?.latencyP95Ms).toBeGreaterThan(0);
+    expect(simple.result?.series?.length).toBeGreaterThanOrEqual(2);
+    expect(simple.files.log).not.toBeNull();
+  });
+
+  test('metrics/local.json holds PgBouncer and pg_stat_database samples', () => {
+    const metrics = readJson<MetricsFile>(path.join(runDir, 'metrics', 'local.json'));
+    const named = (source: string, name: string) => metrics.series.find((s) => s.source === source && s.name === name && s.dimensions.database !== 'bench_session');
+    for (const [source, name] of [
+      ['pgbouncer', 'cl_active'],
+      ['pgbouncer', 'cl_waiting'],
+      ['pgbouncer', 'sv_active'],
+      ['pg_stat_database', 'numbackends'],
+      ['pg_stat_database', 'xact_commit'],
+    ] as const) {
+      expect(named(source, name)?.points.length).toBeGreaterThan(3);
+    }
+    // 60 clients on a pool of 10: clients waited in PgBouncer at some point
+    expect(Math.max(...(named('pgbouncer', 'cl_waiting')?.points.map((p) => p[1]) ?? [0]))).toBeGreaterThan(0);
+    const windows = readJson<{ steps: Array<{ stepId: string }> }>(path.join(runDir, 'metrics', 'steps.json'));
+    expect(windows.steps.map((w) => w.stepId)).toEqual(Object.values(STEP));
+  });
+
+  test('leaves no PostgreSQL or PgBouncer running and removes its temporary directory', async () => {
+    expect(stack).not.toBeNull();
+    await assertStackGone(stack!);
+  });
+});
+
+describe('proxylab local interrupted with SIGINT', () => {
+  test('keeps finished steps, stops everything, and resumes with the same --run-id without repeating them', async () => {
+    // GIVEN a smoke run interrupted after its first two steps
+    const args = ['local', '--suite', 'smoke', '--out', outDir, '--run-id', 'smoke-int', '--no-install'];
+    const first = spawnCli(args);
+    await first.waitForStdout(/\[2\/6\] smoke-prepared\/pgbouncer-transaction\/c5\/simple\S* +\d/, 60_000);
+    first.child.kill('SIGINT');
+    const code = await first.exit;
+    const runDir = path.join(outDir, 'smoke-int');
+
+    // THEN it ended as interrupted, exit 1, with the finished steps on disk and nothing running
+    expect(code).toBe(1);
+    const m = readJson<RunManifest>(path.join(runDir, 'manifest.json'));
+    expect(m.status).toBe('interrupted');
+    expect(m.stepsCompleted).toBeGreaterThanOrEqual(2);
+    expect(m.stepsCompleted).toBeLessThan(6);
+    const kept = m.stepIds.slice(0, m.stepsCompleted);
+    const keptStart = new Map(kept.map((id) => [id, step(runDir, id).startedAt]));
+    await assertStackGone(parseStackLine(first.stdout())!);
+
+    // WHEN the same run id runs again
+    const second = spawnCli(args);
+    const code2 = await second.exit;
+
+    // THEN it resumed: the kept steps were not repeated, the rest ran, every verdict held
+    expect(code2).toBe(0);
+    expect(second.stdout()).toContain(`Resuming run smoke-int: ${m.stepsCompleted} of 6 steps already done.`);
+    for (const id of kept) {
+      expect(second.stdout()).not.toContain(`> [${m.stepIds.indexOf(id) + 1}/6] ${id}`);
+      expect(step(runDir, id).startedAt).toBe(keptStart.get(id));
+    }
+    const m2 = readJson<RunManifest>(path.join(runDir, 'manifest.json'));
+    expect(m2.status).toBe('completed');
+    expect(m2.stepsCompleted).toBe(6);
+    expect(m2.startedAt).toBe(m.startedAt);
+    await assertStackGone(parseStackLine(second.stdout())!);
+  }, 110_000);
+});
