@@ -1,0 +1,103 @@
+/**
+ * Every file in labs/: valid, synthesizes, cdk-nag AwsSolutions finds nothing unacknowledged,
+ * and cfn-lint prints nothing for its template. One app per lab, synthesized once (beforeAll).
+ */
+import { readFileSync } from 'node:fs';
+import * as path from 'node:path';
+import { App, Stack, Validations } from 'aws-cdk-lib';
+import * as s3 from 'aws-cdk-lib/aws-s3';
+import { AwsSolutionsChecks } from 'cdk-nag';
+import { cfnLint, labFiles, loadLab, newTestApp, synthLab } from './helpers';
+
+interface Synthesized {
+  readonly file: string;
+  readonly app: App;
+  readonly templatePath: string;
+  readonly stackName: string;
+}
+
+const FILES = labFiles();
+const synthesized: Synthesized[] = [];
+
+beforeAll(() => {
+  for (const file of FILES) {
+    const { app, stack } = synthLab(loadLab(file));
+    const assembly = app.synth();
+    synthesized.push({
+      file,
+      app,
+      templatePath: path.join(assembly.directory, stack.templateFile),
+      stackName: stack.stackName,
+    });
+  }
+});
+
+test('labs/ holds the default lab and one lab per published experiment E1–E5', () => {
+  const names = FILES.map((f) => path.basename(f, '.json'));
+  expect(names).toContain('default');
+  for (const e of ['e1', 'e2', 'e3', 'e4', 'e5']) expect(names.some((n) => n.startsWith(`${e}-`))).toBe(true);
+});
+
+test.each(FILES.map((f) => [path.basename(f)]))('%s says which published setup it stands in for', (base) => {
+  const lab = loadLab(path.join(path.dirname(FILES[0] ?? ''), base));
+  if (base === 'default.json') expect(lab.description).toMatch(/db\.t4g\.medium/);
+  else expect(lab.description).toMatch(/^Stands in for E[1-5]\b.*Differs:/s);
+});
+
+test('the lab name matches the file name (stack proxylab-<file>)', () => {
+  for (const s of synthesized) expect(s.stackName).toBe(`proxylab-${path.basename(s.file, '.json')}`);
+});
+
+test('cdk-nag AwsSolutions: zero unacknowledged findings in every lab', () => {
+  for (const s of synthesized) {
+    // WHEN
+    const report = new AwsSolutionsChecks().validateScope(s.app);
+    // THEN
+    const findings = report.violations.flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} ${r.constructPath}`));
+    expect({ lab: s.file, findings }).toEqual({ lab: s.file, findings: [] });
+  }
+});
+
+test('cdk-nag is live: an unacknowledged finding is reported', () => {
+  // GIVEN a stack with a bucket that breaks AwsSolutions-S1/S10 and no acknowledgement
+  const app = newTestApp();
+  const stack = new Stack(app, 'nag-canary');
+  new s3.Bucket(stack, 'Plain');
+  // WHEN
+  const report = new AwsSolutionsChecks().validateScope(app);
+  // THEN
+  expect(report.violations.map((v) => v.ruleName)).toEqual(expect.arrayContaining(['AwsSolutions-S1', 'AwsSolutions-S10']));
+});
+
+test('every acknowledgement carries a concrete reason', () => {
+  for (const s of synthesized) {
+    const reasons: string[] = [];
+    for (const c of s.app.node.findAll()) {
+      for (const m of c.node.metadata) {
+        if (m.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY) {
+          reasons.push(...Object.values(m.data as Record<string, string>).map(String));
+        }
+      }
+    }
+    expect(reasons.length).toBeGreaterThan(0);
+    for (const r of reasons) expect(r.length).toBeGreaterThan(40);
+  }
+});
+
+test('cfn-lint prints nothing for any synthesized lab', () => {
+  // WHEN (one cfn-lint process for all templates: its start-up dominates)
+  const { output, status } = cfnLint(synthesized.map((s) => s.templatePath));
+  // THEN
+  expect(output).toBe('');
+  expect(status).toBe(0);
+});
+
+test('the synthesized templates are real lab stacks (sanity for the lint above)', () => {
+  for (const s of synthesized) {
+    const template = JSON.parse(readFileSync(s.templatePath, 'utf8')) as { Resources: Record<string, { Type: string }> };
+    const types = new Set(Object.values(template.Resources).map((r) => r.Type));
+    for (const t of ['AWS::RDS::DBCluster', 'AWS::RDS::DBProxy', 'AWS::EC2::Instance', 'AWS::S3::Bucket', 'AWS::Lambda::Function']) {
+      expect(types).toContain(t);
+    }
+  }
+});
