@@ -12,9 +12,14 @@ type Registrar = (program: Command) => void;
 const COMMANDS: Array<() => { register: Registrar }> = [
   () => require('./commands/collect'),
   () => require('./commands/cost'),
+  () => require('./commands/deploy'),
+  () => require('./commands/destroy'),
   () => require('./commands/extend'),
+  () => require('./commands/fetch'),
   () => require('./commands/local'),
   () => require('./commands/parse'),
+  () => require('./commands/run'),
+  () => require('./commands/status'),
   () => require('./commands/validate'),
 ];
 

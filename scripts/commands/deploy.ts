@@ -1,0 +1,58 @@
+/**
+ * `proxylab deploy --lab FILE`: print the estimated cost, refuse over budget unless --force, warn
+ * when the runners look too small for the lab's suites, then `cdk deploy` the lab and print the
+ * teardown command.
+ */
+import type { Command } from 'commander';
+import { InfrastructureError, UsageError } from '../../lib/cli/errors';
+import { awsSettings, cdkInvocation, formatInvocation, runInherited, teardownCommand } from '../../lib/cloud/operator';
+import { loadLabFile } from '../../lib/config/load';
+import { stackNameFor } from '../../lib/config/stack-outputs';
+import { checkBudget, estimateCost, formatCostTable, runnerCapacityWarnings } from '../../lib/cost';
+
+interface DeployFlags {
+  readonly lab: string;
+  readonly profile?: string;
+  readonly region?: string;
+  readonly maxHourly?: string;
+  readonly force?: boolean;
+  readonly dryRun?: boolean;
+}
+
+export function register(program: Command): void {
+  program
+    .command('deploy')
+    .description(
+      'Deploy a lab (Aurora PostgreSQL, RDS Proxies, runners, results bucket, collector) with `cdk deploy`. ' +
+        'Prints the estimated hourly cost first and refuses when it exceeds --max-hourly or the lab\'s ' +
+        'budget.maxHourlyUsd (unless --force); prints the teardown command at the end. Needs a bootstrapped ' +
+        'account/region (`npx cdk bootstrap`).',
+    )
+    .requiredOption('--lab <file>', 'lab file (JSON), e.g. labs/default.json')
+    .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
+    .option('--region <region>', "AWS region (default: AWS_REGION / the profile's region, else the lab's region)")
+    .option('--max-hourly <usd>', "refuse when the estimate's upper bound exceeds this many US dollars per hour (default: the lab's budget.maxHourlyUsd)")
+    .option('--force', 'deploy even when over budget')
+    .option('--dry-run', 'print the estimate and the cdk command, deploy nothing')
+    .action(async (flags: DeployFlags) => {
+      const lab = loadLabFile(flags.lab);
+      const settings = awsSettings(flags, lab);
+      const maxHourly = flags.maxHourly === undefined ? undefined : Number(flags.maxHourly);
+      const estimate = estimateCost(lab, settings.region ? { region: settings.region } : {});
+      process.stdout.write(formatCostTable(estimate));
+      const budget = checkBudget(estimate, maxHourly, flags.force ?? false);
+      process.stdout.write(`${budget.message}\n`);
+      for (const w of runnerCapacityWarnings(lab, lab.suites)) process.stdout.write(`warning [${w.id}]: ${w.message}\n`);
+      if (!budget.allowed) throw new UsageError('not deployed: over budget (see above)');
+      const inv = cdkInvocation('deploy', flags.lab, settings);
+      process.stdout.write(`\n${flags.dryRun ? 'would run' : 'running'}: ${formatInvocation(inv)}\n`);
+      if (flags.dryRun) return;
+      const code = await runInherited(inv);
+      if (code !== 0) throw new InfrastructureError(`cdk deploy of stack ${stackNameFor(lab.name)} exited with ${code}; see its output above`);
+      process.stdout.write(
+        `\nLab ${lab.name} is up (stack ${stackNameFor(lab.name)}). It costs money every hour it exists.\n` +
+          `Run a suite:   npx proxylab run --lab ${flags.lab} --suite ${lab.suites[0] ?? 'quick'}\n` +
+          `Tear it down:  ${teardownCommand(flags.lab, flags)}\n`,
+      );
+    });
+}

@@ -1,0 +1,45 @@
+/**
+ * `proxylab destroy --lab FILE`: `cdk destroy --force` the lab's stack; says first what the lab
+ * file keeps (results bucket, final snapshot), which stays billable.
+ */
+import type { Command } from 'commander';
+import { InfrastructureError } from '../../lib/cli/errors';
+import { awsSettings, cdkInvocation, formatInvocation, retainedOnDestroy, runInherited } from '../../lib/cloud/operator';
+import { loadLabFile } from '../../lib/config/load';
+import { stackNameFor } from '../../lib/config/stack-outputs';
+
+interface DestroyFlags {
+  readonly lab: string;
+  readonly profile?: string;
+  readonly region?: string;
+  readonly dryRun?: boolean;
+}
+
+export function register(program: Command): void {
+  program
+    .command('destroy')
+    .description(
+      "Delete a lab's stack with `cdk destroy --force`: database, proxies, runners, network, collector and " +
+        '(unless results.retainOnDestroy) the results bucket with its runs. Fetch runs first (proxylab fetch).',
+    )
+    .requiredOption('--lab <file>', 'lab file (JSON) of the deployed lab')
+    .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
+    .option('--region <region>', "AWS region (default: AWS_REGION / the profile's region, else the lab's region)")
+    .option('--dry-run', 'print what would be kept and the cdk command, destroy nothing')
+    .action(async (flags: DestroyFlags) => {
+      const lab = loadLabFile(flags.lab);
+      const settings = awsSettings(flags, lab);
+      const kept = retainedOnDestroy(lab);
+      process.stdout.write(
+        kept.length === 0
+          ? `Destroying stack ${stackNameFor(lab.name)}: nothing is retained (results bucket emptied and deleted, no final snapshot).\n`
+          : `Destroying stack ${stackNameFor(lab.name)}; retained afterwards:\n${kept.map((k) => `  - ${k}\n`).join('')}`,
+      );
+      const inv = cdkInvocation('destroy', flags.lab, settings);
+      process.stdout.write(`${flags.dryRun ? 'would run' : 'running'}: ${formatInvocation(inv)}\n`);
+      if (flags.dryRun) return;
+      const code = await runInherited(inv);
+      if (code !== 0) throw new InfrastructureError(`cdk destroy of stack ${stackNameFor(lab.name)} exited with ${code}; see its output above`);
+      process.stdout.write(`Stack ${stackNameFor(lab.name)} deleted.\n`);
+    });
+}

@@ -1,0 +1,37 @@
+/**
+ * `proxylab fetch RUNID`: copy s3://<bucket>/runs/<runId>/ to <out>/<runId>/ — the layout
+ * `proxylab local` writes — then write the report when lib/report can.
+ */
+import type { Command } from 'commander';
+import * as path from 'node:path';
+import { createS3Client } from '../../lib/cloud/clients';
+import { validateRunId, writeReportIfAvailable } from '../../lib/cloud/operator';
+import { fetchRun, formatProgress, readProgress } from '../../lib/cloud/runs';
+import { addBucketOptions, resolveBucket, type BucketFlags } from './status';
+
+interface FetchFlags extends BucketFlags {
+  readonly out: string;
+  readonly report: boolean;
+}
+
+export function register(program: Command): void {
+  addBucketOptions(
+    program
+      .command('fetch')
+      .description('Download a cloud run (manifest, step JSON, raw pgbench output, metrics) into OUT/RUNID/, the layout proxylab local writes; then write its report.')
+      .argument('<runId>', 'run id (proxylab status lists them)')
+      .option('--out <dir>', 'directory that holds run directories', 'runs')
+      .option('--no-report', 'do not write report.html / summary.md after fetching'),
+  ).action(async (runId: string, flags: FetchFlags) => {
+    validateRunId(runId);
+    const { bucket, settings } = await resolveBucket(flags);
+    const s3 = createS3Client(settings);
+    const progress = await readProgress(s3, bucket, runId);
+    const res = await fetchRun(s3, bucket, runId, path.resolve(flags.out));
+    process.stdout.write(`${formatProgress(progress)}\nfetched ${res.files} files (${(res.bytes / 1024).toFixed(0)} KiB) into ${res.runDir}\n`);
+    if (flags.report) {
+      const report = await writeReportIfAvailable(res.runDir);
+      process.stdout.write(report ? `report: ${report}\n` : `report: run \`npx proxylab report ${res.runDir}\`\n`);
+    }
+  });
+}

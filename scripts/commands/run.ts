@@ -1,0 +1,102 @@
+/**
+ * `proxylab run --lab FILE --suite NAME`: start a suite on the lab's runners through SSM
+ * (AWS-RunShellScript, one command per runner), print the run id, follow progress from S3 until
+ * the run ends (`--detach` returns at once). Runner 0 invokes the metrics collector at the end.
+ */
+import type { Command } from 'commander';
+import { UsageError } from '../../lib/cli/errors';
+import { createAwsClients } from '../../lib/cloud/clients';
+import {
+  awsSettings,
+  defaultCloudRunId,
+  followRun,
+  runnerArgsFromOutputs,
+  validateRunId,
+  validateSuite,
+  verdictCounts,
+} from '../../lib/cloud/operator';
+import { describeLabOutputs, readOutputsFile, stackNameFor, type LabOutputs } from '../../lib/cloud/outputs';
+import { formatDuration } from '../../lib/cloud/runs';
+import { buildRunCommands, sendRunCommands } from '../../lib/cloud/ssm';
+import { loadLabFile } from '../../lib/config/load';
+
+interface RunFlags {
+  readonly lab: string;
+  readonly suite: string;
+  readonly runId?: string;
+  readonly detach?: boolean;
+  readonly dryRun?: boolean;
+  readonly outputs?: string;
+  readonly profile?: string;
+  readonly region?: string;
+  readonly pollSec: string;
+}
+
+export function register(program: Command): void {
+  program
+    .command('run')
+    .description(
+      "Run a suite on a deployed lab's runners: one SSM SendCommand (AWS-RunShellScript) per runner, each " +
+        'step written to s3://<bucket>/runs/<runId>/ as it ends; follows progress (steps done/total, ETA) until ' +
+        'the run ends. Re-running with the same --run-id resumes without repeating finished steps. Exit 0 when ' +
+        'every verdict held, 1 when one broke or the run failed, 2 for usage errors.',
+    )
+    .requiredOption('--lab <file>', 'lab file (JSON) of the deployed lab')
+    .requiredOption('--suite <name>', 'suite to run (proxylab local --help lists them; e1…e5 are the published experiments)')
+    .option('--run-id <id>', 'run id (letters, digits, . _ -); default cloud-<UTC date>-<time>; an existing id resumes')
+    .option('--detach', 'start the run and return at once (follow later with proxylab status RUNID)')
+    .option('--dry-run', 'print the exact SendCommand requests as JSON and send nothing')
+    .option('--outputs <file>', 'read the stack outputs from this file (cdk --outputs-file JSON or DescribeStacks JSON) instead of CloudFormation')
+    .option('--poll-sec <s>', 'progress poll interval in seconds', '15')
+    .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
+    .option('--region <region>', "AWS region (default: AWS_REGION / the profile's region, else the lab's region)")
+    .action(async (flags: RunFlags) => {
+      // Everything the user typed is checked before the first AWS call.
+      const lab = loadLabFile(flags.lab);
+      const suite = validateSuite(flags.suite);
+      const now = new Date();
+      const runId = validateRunId(flags.runId ?? defaultCloudRunId(now));
+      const pollSec = Number(flags.pollSec);
+      if (!Number.isFinite(pollSec) || pollSec < 1) throw new UsageError(`--poll-sec must be a number ≥ 1, got "${flags.pollSec}"`);
+      const settings = awsSettings(flags, lab);
+      const stackName = stackNameFor(lab.name);
+      const outputs: LabOutputs = flags.outputs
+        ? readOutputsFile(flags.outputs, stackName)
+        : await describeLabOutputs(createAwsClients(settings).cloudformation, stackName);
+      if (outputs.labName !== lab.name) throw new UsageError(`the outputs are of lab "${outputs.labName}", not "${lab.name}"`);
+      const base = runnerArgsFromOutputs(outputs, lab, { runId, suite, region: settings.region ?? null, startAt: now.toISOString() });
+      const plans = buildRunCommands(outputs.runnerInstanceIds, base);
+      if (flags.dryRun) {
+        process.stdout.write(JSON.stringify(plans.map((p) => p.input), null, 2) + '\n');
+        return;
+      }
+      const clients = createAwsClients(settings);
+      const sent = await sendRunCommands(clients.ssm, plans);
+      process.stdout.write(
+        `run ${runId}: suite ${suite} on ${sent.length} runner(s) (${sent.map((s) => `${s.instanceId}: ${s.commandId}`).join(', ')})\n` +
+          `results: s3://${outputs.resultsBucketName}/runs/${runId}/\n`,
+      );
+      if (flags.detach) {
+        process.stdout.write(`detached. Follow: npx proxylab status ${runId} --lab ${flags.lab}; then: npx proxylab fetch ${runId} --lab ${flags.lab}\n`);
+        return;
+      }
+      const progress = await followRun({
+        s3: clients.s3,
+        ssm: clients.ssm,
+        bucket: outputs.resultsBucketName,
+        runId,
+        sent,
+        since: now,
+        pollMs: pollSec * 1000,
+        print: (line) => process.stdout.write(`${line}\n`),
+        sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+        now: () => new Date(),
+      });
+      const counts = await verdictCounts(clients.s3, outputs.resultsBucketName, runId);
+      process.stdout.write(
+        `run ${runId} ${progress.status} in ${formatDuration(progress.elapsedSec)}: ${counts.held} verdicts held, ${counts.broken} broken, ${counts.informational} informational.\n` +
+          `Fetch it: npx proxylab fetch ${runId} --lab ${flags.lab}\n`,
+      );
+      if (progress.status !== 'completed' || counts.broken > 0) process.exitCode = 1;
+    });
+}

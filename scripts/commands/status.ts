@@ -1,0 +1,63 @@
+/**
+ * `proxylab status [runId]`: one run's progress (steps done/total, elapsed, ETA, status), or every
+ * run in the lab's results bucket.
+ */
+import type { Command } from 'commander';
+import { UsageError } from '../../lib/cli/errors';
+import { createAwsClients, createS3Client } from '../../lib/cloud/clients';
+import { awsSettings, validateRunId } from '../../lib/cloud/operator';
+import { describeLabOutputs, readOutputsFile, stackNameFor } from '../../lib/cloud/outputs';
+import { formatProgress, listRuns, readProgress } from '../../lib/cloud/runs';
+import { loadLabFile } from '../../lib/config/load';
+import type { LabConfig } from '../../lib/config/types';
+import type { AwsSettings } from '../../lib/cloud/clients';
+
+export interface BucketFlags {
+  readonly lab?: string;
+  readonly bucket?: string;
+  readonly outputs?: string;
+  readonly profile?: string;
+  readonly region?: string;
+}
+
+/** The results bucket from --bucket, --outputs FILE or the deployed stack of --lab. */
+export async function resolveBucket(flags: BucketFlags): Promise<{ bucket: string; settings: AwsSettings; lab: LabConfig | null }> {
+  if (!flags.bucket && !flags.lab) throw new UsageError('give --lab FILE (the deployed lab) or --bucket NAME');
+  const lab = flags.lab ? loadLabFile(flags.lab) : null;
+  const settings = awsSettings(flags, lab);
+  if (flags.bucket) {
+    if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(flags.bucket)) throw new UsageError(`--bucket "${flags.bucket}" is not a valid S3 bucket name`);
+    return { bucket: flags.bucket, settings, lab };
+  }
+  const stackName = stackNameFor((lab as LabConfig).name);
+  const outputs = flags.outputs ? readOutputsFile(flags.outputs, stackName) : await describeLabOutputs(createAwsClients(settings).cloudformation, stackName);
+  return { bucket: outputs.resultsBucketName, settings, lab };
+}
+
+export function addBucketOptions(cmd: Command): Command {
+  return cmd
+    .option('--lab <file>', 'lab file (JSON) of the deployed lab (its stack outputs name the results bucket)')
+    .option('--bucket <name>', 'results bucket name (instead of --lab)')
+    .option('--outputs <file>', 'read the stack outputs from this file instead of CloudFormation')
+    .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
+    .option('--region <region>', "AWS region (default: AWS_REGION / the profile's region, else the lab's region)");
+}
+
+export function register(program: Command): void {
+  addBucketOptions(
+    program
+      .command('status')
+      .description("Progress of a cloud run (steps done/total, elapsed, ETA, status) or, without RUNID, every run in the lab's results bucket.")
+      .argument('[runId]', 'run id (default: list every run)'),
+  ).action(async (runId: string | undefined, flags: BucketFlags) => {
+    if (runId !== undefined) validateRunId(runId);
+    const { bucket, settings } = await resolveBucket(flags);
+    const s3 = createS3Client(settings);
+    const ids = runId !== undefined ? [runId] : await listRuns(s3, bucket);
+    if (ids.length === 0) {
+      process.stdout.write(`no runs in s3://${bucket}/runs/\n`);
+      return;
+    }
+    for (const id of ids) process.stdout.write(`${formatProgress(await readProgress(s3, bucket, id))}\n`);
+  });
+}
