@@ -44,6 +44,9 @@ export const collectEventSchema = z
   })
   .check(
     z.superRefine((ev, ctx) => {
+      // Only when both timestamps passed (the transform's output form); otherwise they are reported already.
+      const normalised = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
+      if (!normalised.test(ev.window.start) || !normalised.test(ev.window.end)) return;
       const start = Date.parse(ev.window.start);
       const end = Date.parse(ev.window.end);
       if (!Number.isNaN(start) && !Number.isNaN(end) && end <= start) {
