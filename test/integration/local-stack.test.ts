@@ -1,0 +1,164 @@
+/**
+ * The local adapters against a real throwaway PostgreSQL + PgBouncer (test/helpers/local-stack):
+ * what the engine relies on — a non-superuser bench role refused at max_connections, pool size
+ * from the pool percent and resizable at run time, a reset that really drops server state, the
+ * pgbench executor's timeout and logs, the sampler, and a stop that leaves nothing behind.
+ */
+import * as fs from 'node:fs';
+import { psqlQuery, PsqlError } from '../../lib/local/psql';
+import { SESSION_DB, TRANSACTION_DB } from '../../lib/local/pgbouncer';
+import { isAlive } from '../../lib/local/process';
+import { pidsMentioning, startLocalStack, type LocalStack } from '../helpers/local-stack';
+
+let stack: LocalStack;
+
+beforeAll(async () => {
+  stack = await startLocalStack({ maxConnections: 30, poolPercent: 20 });
+}, 60_000);
+
+afterAll(async () => {
+  await stack?.stop();
+});
+
+function viaPool(dbname: string) {
+  return { ...stack.postgres.benchTarget(), port: stack.pgbouncer.port, dbname };
+}
+
+describe('throwaway PostgreSQL', () => {
+  test('runs with the requested max_connections and a bench role that is not a superuser', async () => {
+    const [[settings], [role]] = await psqlQuery(stack.postgres.superuserTarget(), [
+      "SELECT current_setting('max_connections') AS max, current_setting('superuser_reserved_connections') AS reserved, current_setting('listen_addresses') AS listen",
+      "SELECT rolsuper FROM pg_roles WHERE rolname = 'bench'",
+    ]);
+    expect(settings).toEqual({ max: '30', reserved: '3', listen: '127.0.0.1' });
+    expect(role.rolsuper).toBe('f');
+    expect(stack.environment).toMatchObject({ maxConnections: 30, poolerVersion: stack.bins.poolerVersion });
+  });
+
+  test('runs as an unprivileged OS user when we are root', () => {
+    const uid = typeof process.getuid === 'function' ? process.getuid() : null;
+    const owner = fs.statSync(stack.postgres.dataDir).uid;
+    if (uid === 0) expect(owner).not.toBe(0);
+    else expect(owner).toBe(uid);
+  });
+});
+
+describe('PgBouncer pools', () => {
+  test('pool size is the pool percent of max_connections, for both pools', async () => {
+    const [dbs] = await psqlQuery(stack.pgbouncer.admin(), ['SHOW DATABASES']);
+    for (const [name, mode] of [
+      [TRANSACTION_DB, 'transaction'],
+      [SESSION_DB, 'session'],
+    ]) {
+      expect(dbs.find((d) => d.name === name)).toMatchObject({ pool_size: '6', pool_mode: mode });
+    }
+    expect(await stack.target('pgbouncer-transaction').poolSize()).toBe(6);
+    expect(await stack.target('direct').poolSize()).toBeNull();
+  });
+
+  test('setPoolPercent resizes both pools at run time and restore puts them back', async () => {
+    await stack.pool.setPoolPercent(stack.target('pgbouncer-transaction').ref, 50);
+    const [after] = await psqlQuery(stack.pgbouncer.admin(), ['SHOW DATABASES']);
+    expect(after.filter((d) => d.name === TRANSACTION_DB || d.name === SESSION_DB).map((d) => d.pool_size)).toEqual(['15', '15']);
+    expect(await stack.target('pgbouncer-session').poolSize()).toBe(15);
+    await stack.pool.restore();
+    const [restored] = await psqlQuery(stack.pgbouncer.admin(), ['SHOW DATABASES']);
+    expect(restored.find((d) => d.name === TRANSACTION_DB)?.pool_size).toBe('6');
+  });
+
+  test('reset drops server connections, and with them state left by the previous step', async () => {
+    // GIVEN a prepared statement left on the transaction pool's only server connection
+    await stack.pool.reset(stack.target('pgbouncer-transaction').ref);
+    await psqlQuery(viaPool(TRANSACTION_DB), ['PREPARE leftover AS SELECT 41 + 1 AS answer']);
+    const [[leaked]] = await psqlQuery(viaPool(TRANSACTION_DB), ['EXECUTE leftover']);
+    expect(leaked.answer).toBe('42'); // the state leaked into the next client
+    // WHEN the pool is reset
+    await stack.pool.reset(stack.target('pgbouncer-transaction').ref);
+    // THEN the next client gets a fresh server connection
+    await expect(psqlQuery(viaPool(TRANSACTION_DB), ['EXECUTE leftover'])).rejects.toThrow(PsqlError);
+    await expect(psqlQuery(viaPool(TRANSACTION_DB), ['EXECUTE leftover'])).rejects.toThrow(/prepared statement "leftover" does not exist/);
+  });
+});
+
+describe('pgbench executor', () => {
+  const conn = () => stack.target('direct').connection();
+  const base = () => ['pgbench', '-h', conn().host, '-p', String(conn().port), '-U', conn().user];
+
+  beforeAll(async () => {
+    const dir = await stack.executor.workDir('init');
+    const out = await stack.executor.run({ argv: ['pgbench', '-i', '-s', '1', '--quiet', ...base().slice(1), 'bench'], env: {}, timeoutMs: 60_000, logDir: dir });
+    expect(out.exitCode).toBe(0);
+  }, 60_000);
+
+  test('returns stdout, stderr, exit code and the per-thread log files', async () => {
+    const dir = await stack.executor.workDir('logs');
+    const out = await stack.executor.run({
+      argv: [...base(), '-n', '-S', '-c', '2', '-j', '2', '-t', '50', '--log', '--log-prefix', `${dir}/pgbench_log`, 'bench'],
+      env: {},
+      timeoutMs: 60_000,
+      logDir: dir,
+    });
+    expect(out.exitCode).toBe(0);
+    expect(out.timedOut).toBe(false);
+    expect(out.stdout).toMatch(/number of transactions actually processed: 100\/100/);
+    expect(out.logFiles).toHaveLength(2);
+    expect(out.logFiles.join('').trim().split('\n')).toHaveLength(100);
+  });
+
+  test('kills pgbench at the timeout and reports it', async () => {
+    const dir = await stack.executor.workDir('timeout');
+    const started = Date.now();
+    const out = await stack.executor.run({ argv: [...base(), '-n', '-S', '-c', '1', '-T', '60', 'bench'], env: {}, timeoutMs: 1500, logDir: dir });
+    expect(out.timedOut).toBe(true);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(pidsMentioning(`-T 60 bench`).length).toBe(0);
+  });
+
+  test('an abort signal stops pgbench and says so', async () => {
+    const dir = await stack.executor.workDir('abort');
+    const abort = new AbortController();
+    setTimeout(() => abort.abort(), 500);
+    const out = await stack.executor.run({ argv: [...base(), '-n', '-S', '-c', '1', '-T', '61', 'bench'], env: {}, timeoutMs: 60_000, logDir: dir, signal: abort.signal });
+    expect(out.aborted).toBe(true);
+    expect(out.timedOut).toBe(false);
+    expect(pidsMentioning(`-T 61 bench`).length).toBe(0);
+  });
+});
+
+describe('metrics sampler', () => {
+  test('samples PgBouncer pools and pg_stat_database while clients wait for a small pool', async () => {
+    const sampler = stack.createSampler(300);
+    await sampler.start();
+    const dir = await stack.executor.workDir('sampled');
+    const tx = stack.target('pgbouncer-transaction').connection();
+    await stack.executor.run({
+      argv: ['pgbench', '-h', tx.host, '-p', String(tx.port), '-U', tx.user, '-n', '-S', '-c', '20', '-j', '2', '-T', '3', tx.dbname],
+      env: {},
+      timeoutMs: 30_000,
+      logDir: dir,
+    });
+    const series = await sampler.stop();
+    const find = (source: string, name: string, db = TRANSACTION_DB) => series.find((s) => s.source === source && s.name === name && (s.dimensions.database ?? db) === db);
+    const waiting = find('pgbouncer', 'cl_waiting');
+    expect(waiting?.status).toBe('ok');
+    expect(Math.max(...waiting!.points.map((p) => p[1]))).toBeGreaterThan(0); // 20 clients, pool of 6
+    expect(Math.max(...find('pgbouncer', 'sv_active')!.points.map((p) => p[1]))).toBeLessThanOrEqual(6);
+    expect(Math.max(...find('pgbouncer', 'total_xact_count')!.points.map((p) => p[1]))).toBeGreaterThan(100);
+    expect(find('pg_stat_database', 'xact_commit')?.unit).toBe('count/s');
+  }, 30_000);
+});
+
+describe('stop', () => {
+  test('ends PostgreSQL and PgBouncer and removes the temporary directory', async () => {
+    // GIVEN a second stack of our own
+    const other = await startLocalStack();
+    const pids = [...other.pids];
+    expect(pids.every(isAlive)).toBe(true);
+    // WHEN
+    await other.stop();
+    // THEN
+    expect(pids.filter(isAlive)).toEqual([]);
+    expect(pidsMentioning(other.baseDir)).toEqual([]);
+    expect(fs.existsSync(other.baseDir)).toBe(false);
+  }, 60_000);
+});

@@ -1,0 +1,174 @@
+/**
+ * Pure parts of the local adapters: version parsing, install commands, PgBouncer config, pool
+ * sizing, flag validation, psql output parsing, metric merging.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { UsageError } from '../../lib/cli/errors';
+import { installCommand, parseToolVersion } from '../../lib/local/binaries';
+import { mergeSeries, FileSystemSink } from '../../lib/local/fs-sink';
+import { pgbouncerIni, poolSizeFor } from '../../lib/local/pgbouncer';
+import { parseUnaligned } from '../../lib/local/psql';
+import { defaultRunId, localCapacities, planLocal, validateLocalInput } from '../../lib/local/run-local';
+import type { MetricSeries } from '../../lib/suite/types';
+
+describe('parseToolVersion', () => {
+  test.each([
+    ['postgres (PostgreSQL) 15.18 (Debian 15.18-0+deb12u1)', '15.18'],
+    ['pgbench (PostgreSQL) 17.2', '17.2'],
+    ['postgres (PostgreSQL) 14.15 (Homebrew)', '14.15'],
+    ['PgBouncer 1.18.0\nlibevent 2.1.12-stable', '1.18.0'],
+    ['pgbouncer version 1.23.1', null],
+    ['something else', null],
+  ])('%j → %s', (text, version) => {
+    expect(parseToolVersion(text)).toBe(version);
+  });
+});
+
+describe('installCommand', () => {
+  test.each([
+    ['apt-get', { postgres: true, pgbouncer: true }, 'apt-get install -y --no-install-recommends postgresql postgresql-contrib pgbouncer'],
+    ['apt-get', { postgres: false, pgbouncer: true }, 'apt-get install -y --no-install-recommends pgbouncer'],
+    ['dnf', { postgres: true, pgbouncer: false }, 'dnf install -y postgresql-server postgresql-contrib postgresql'],
+    ['brew', { postgres: true, pgbouncer: true }, 'brew install postgresql@16 pgbouncer'],
+  ] as const)('%s %j', (pm, missing, cmd) => {
+    expect(installCommand(pm, missing).join(' ')).toBe(cmd);
+  });
+});
+
+describe('poolSizeFor', () => {
+  test.each([
+    [25, 40, 10],
+    [50, 40, 20],
+    [100, 40, 40],
+    [1, 40, 1], // rounds to 0, at least one
+    [33, 100, 33],
+  ])('%i %% of %i → %i', (percent, max, size) => {
+    expect(poolSizeFor(percent, max)).toBe(size);
+  });
+});
+
+describe('pgbouncerIni', () => {
+  test('a transaction and a session database on the same server database, trust on 127.0.0.1, admin console', () => {
+    const ini = pgbouncerIni({ serverPort: 25000, listenPort: 26000, poolSize: 10, authFile: '/x/userlist.txt', logFile: '/x/p.log', pidFile: '/x/p.pid', maxClientConnections: 2000 });
+    expect(ini).toMatch(/^bench = host=127\.0\.0\.1 port=25000 dbname=bench pool_mode=transaction$/m);
+    expect(ini).toMatch(/^bench_session = host=127\.0\.0\.1 port=25000 dbname=bench pool_mode=session$/m);
+    expect(ini).toMatch(/^listen_addr = 127\.0\.0\.1$/m);
+    expect(ini).toMatch(/^listen_port = 26000$/m);
+    expect(ini).toMatch(/^default_pool_size = 10$/m);
+    expect(ini).toMatch(/^reserve_pool_size = 0$/m);
+    expect(ini).toMatch(/^admin_users = postgres$/m);
+    expect(ini).toMatch(/^unix_socket_dir =$/m);
+  });
+});
+
+describe('validateLocalInput', () => {
+  const cwd = os.tmpdir();
+  test('defaults: quick suite, runs/ under the working directory, 40 connections, 25 %', () => {
+    const o = validateLocalInput({}, '/somewhere', new Date('2026-11-21T10:45:01Z'));
+    expect(o).toMatchObject({ outDir: '/somewhere/runs', runId: 'local-20261121-104501', runIdGiven: false, maxConnections: 40, poolPercent: 25, keep: false, install: true });
+    expect(o.suite.name).toBe('quick');
+  });
+
+  test.each([
+    [{ suite: 'nope' }, /--suite must be one of quick, smoke/],
+    [{ maxConnections: '5' }, /--max-connections must be an integer 10–5000, got 5/],
+    [{ maxConnections: 'forty' }, /--max-connections must be an integer/],
+    [{ poolPercent: '0' }, /--pool-percent must be an integer 1–100, got 0/],
+    [{ poolPercent: '101' }, /--pool-percent must be an integer 1–100/],
+    [{ runId: '../escape' }, /--run-id must match/],
+    [{ runId: '' }, /--run-id must match/],
+  ])('%j is a usage error', (input, message) => {
+    expect(() => validateLocalInput(input, cwd)).toThrow(UsageError);
+    expect(() => validateLocalInput(input, cwd)).toThrow(message);
+  });
+
+  test('reports every problem at once', () => {
+    try {
+      validateLocalInput({ suite: 'x', poolPercent: '0', maxConnections: '1' }, cwd);
+      throw new Error('expected a UsageError');
+    } catch (e) {
+      expect((e as Error).message.split('\n')).toHaveLength(3);
+    }
+  });
+
+  test('--out that is a file is refused', () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'plx-')), 'f');
+    fs.writeFileSync(file, '');
+    expect(() => validateLocalInput({ out: file }, cwd)).toThrow(/is not a directory/);
+  });
+});
+
+describe('planning against local capacities', () => {
+  test('pool size follows the pool percent; the smoke plan has the documented six steps', () => {
+    expect(localCapacities({ maxConnections: 40, poolPercent: 25 }).map((c) => [c.ref.kind, c.poolSize])).toEqual([
+      ['direct', null],
+      ['pgbouncer-transaction', 10],
+      ['pgbouncer-session', 10],
+    ]);
+    const o = validateLocalInput({ suite: 'smoke' }, os.tmpdir());
+    expect(planLocal(o).map((s) => s.stepId)).toEqual([
+      'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/r1',
+      'smoke-prepared/pgbouncer-transaction/c5/simple/persistent/r1',
+      'smoke-max-connections/direct/c60/simple/persistent/r1',
+      'smoke-max-connections/pgbouncer-transaction/c60/simple/persistent/r1',
+      'smoke-churn/direct/c5/simple/per-transaction/r1',
+      'smoke-churn/pgbouncer-transaction/c5/simple/per-transaction/r1',
+    ]);
+  });
+
+  test('defaultRunId is sortable UTC', () => {
+    expect(defaultRunId(new Date('2026-01-02T03:04:05.678Z'))).toBe('local-20260102-030405');
+  });
+});
+
+describe('parseUnaligned', () => {
+  test('header and rows split on the unit separator; empty cells kept', () => {
+    const text = ['database\u001fcl_active\u001fcl_waiting', 'bench\u001f10\u001f28', 'pgbouncer\u001f1\u001f'].join('\n') + '\n';
+    expect(parseUnaligned(text)).toEqual([
+      { database: 'bench', cl_active: '10', cl_waiting: '28' },
+      { database: 'pgbouncer', cl_active: '1', cl_waiting: '' },
+    ]);
+  });
+});
+
+describe('metrics merging (resume and periodic flushes)', () => {
+  const s = (points: Array<[string, number]>, name = 'cl_active'): MetricSeries => ({
+    source: 'pgbouncer',
+    name,
+    stat: 'value',
+    unit: 'count',
+    dimensions: { database: 'bench' },
+    points,
+    status: points.length ? 'ok' : 'no-data',
+  });
+
+  test('same series are united by time, later sample wins; other series kept', () => {
+    const merged = mergeSeries(
+      [s([['2026-01-01T00:00:01Z', 1], ['2026-01-01T00:00:02Z', 2]]), s([['2026-01-01T00:00:01Z', 9]], 'cl_waiting')],
+      [s([['2026-01-01T00:00:02Z', 3], ['2026-01-01T00:00:03Z', 4]])],
+    );
+    expect(merged.find((x) => x.name === 'cl_active')?.points).toEqual([
+      ['2026-01-01T00:00:01Z', 1],
+      ['2026-01-01T00:00:02Z', 3],
+      ['2026-01-01T00:00:03Z', 4],
+    ]);
+    expect(merged.find((x) => x.name === 'cl_waiting')?.points).toHaveLength(1);
+  });
+
+  test('the filesystem sink keeps the first part of a resumed run when it writes the second', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'plx-sink-'));
+    const sink = new FileSystemSink(dir);
+    await sink.writeMetrics('local', 'r', { start: '2026-01-01T00:00:00Z', end: '2026-01-01T00:00:02Z' }, [s([['2026-01-01T00:00:01Z', 1]])]);
+    await sink.writeMetrics('local', 'r', { start: '2026-01-01T01:00:00Z', end: '2026-01-01T01:00:02Z' }, [s([['2026-01-01T01:00:01Z', 5]])]);
+    const file = JSON.parse(fs.readFileSync(path.join(dir, 'metrics', 'local.json'), 'utf8'));
+    expect(file.window).toEqual({ start: '2026-01-01T00:00:00Z', end: '2026-01-01T01:00:02Z' });
+    expect(file.series[0].points).toEqual([
+      ['2026-01-01T00:00:01Z', 1],
+      ['2026-01-01T01:00:01Z', 5],
+    ]);
+    expect(fs.readdirSync(path.join(dir, 'metrics')).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});

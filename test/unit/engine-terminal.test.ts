@@ -1,0 +1,102 @@
+/** What the terminal shows: durations, step lines, the per-scenario table, progress modes. */
+import { PassThrough } from 'node:stream';
+import { formatDuration, formatErrors, formatResultTables, formatSummary, ProgressPrinter } from '../../lib/engine/terminal';
+import { getSuite } from '../../lib/suite/catalog';
+import type { RunManifest, StepRecord } from '../../lib/suite/types';
+
+function record(over: Partial<StepRecord> & { stepId: string; scenario: string }): StepRecord {
+  return {
+    schemaVersion: 1,
+    runId: 'r',
+    target: { kind: 'direct', name: 'direct' },
+    params: { clients: 60, jobs: 2, protocol: 'simple', connect: 'persistent', script: 'select-1.sql', durationSec: 3, transactionsPerClient: null, rate: null, scale: 1, poolPercent: null, repetition: 1 },
+    startedAt: '2026-01-01T00:00:00Z',
+    endedAt: '2026-01-01T00:00:03Z',
+    status: 'completed',
+    result: null,
+    verdict: { expected: 'succeeds', observed: 'x', held: true },
+    loadGeneratorSaturated: false,
+    saturationReason: null,
+    command: ['pgbench'],
+    files: { stdout: 'a', stderr: 'b', log: null },
+    ...over,
+  };
+}
+
+describe('formatDuration', () => {
+  test.each([
+    [0, '0:00'],
+    [59.6, '1:00'],
+    [185, '3:05'],
+    [3725, '1:02:05'],
+    [null, '?'],
+  ])('%p → %s', (sec, text) => {
+    expect(formatDuration(sec)).toBe(text);
+  });
+});
+
+test('formatErrors lists classes with counts and aborted clients, or a dash', () => {
+  expect(formatErrors([{ class: 'too-many-connections', count: 1, sample: 's' }], 1)).toBe('too-many-connections ×1, 1 aborted');
+  expect(formatErrors([], 0)).toBe('-');
+});
+
+test('the scenario table shows target, clients, protocol, connect, tps, p95, errors and a ✓/✗ verdict, then comparisons', () => {
+  const suite = getSuite('smoke');
+  const refused = record({
+    stepId: 'smoke-max-connections/direct/c60/simple/persistent/r1',
+    scenario: 'smoke-max-connections',
+    result: null,
+    verdict: { expected: 'refused: too-many-connections', observed: 'o', held: true },
+  });
+  const broke = record({
+    stepId: 'smoke-max-connections/pgbouncer-transaction/c60/simple/persistent/r1',
+    scenario: 'smoke-max-connections',
+    target: { kind: 'pgbouncer-transaction', name: 'pgbouncer-transaction' },
+    verdict: { expected: 'succeeds', observed: 'o', held: false },
+  });
+  const text = formatResultTables(suite, [refused, broke], [{ scenario: 'smoke-max-connections', expected: '[x] ratio ≥ 3', observed: '1 vs 2', held: false }]);
+  const lines = text.split('\n');
+  expect(lines[0]).toBe('smoke-max-connections — Direct above max_connections is refused, pooled with the same clients succeeds');
+  expect(lines[1]).toMatch(/^ {2}target +clients +protocol +connect +tps +p95 ms +errors +verdict$/);
+  expect(lines[2]).toMatch(/^ {2}direct +60 +simple +persistent +\? +\? +- +✓ refused: too-many-connections$/);
+  expect(lines[3]).toMatch(/pgbouncer-transaction +60 .* ✗ succeeds$/);
+  expect(lines[4]).toBe('  ✗ [x] ratio ≥ 3 — 1 vs 2');
+});
+
+test('the summary counts held, broken and informational verdicts and names the run directory', () => {
+  const m = { status: 'completed', stepsCompleted: 2, stepIds: ['a', 'b'], scenarioVerdicts: [{ scenario: 's', expected: 'e', observed: 'o', held: null }] } as unknown as RunManifest;
+  const recs = [record({ stepId: 'a', scenario: 's' }), record({ stepId: 'b', scenario: 's', verdict: { expected: 'e', observed: 'o', held: false } })];
+  expect(formatSummary(m, recs, '/runs/x', 65)).toBe('1 verdict(s) did not hold: 1 held, 1 broke, 1 informational; 2/2 steps in 1:05.\nRun directory: /runs/x');
+});
+
+describe('ProgressPrinter', () => {
+  const step = { stepId: 'smoke-churn/direct/c5/simple/per-transaction/r1' } as never;
+
+  test('without a TTY: one plain line per step start and end, no escape codes', () => {
+    const out = new PassThrough();
+    let text = '';
+    out.on('data', (b: Buffer) => (text += b.toString()));
+    const p = new ProgressPrinter({ stream: out, tty: false });
+    p.handle({ type: 'run-start', runId: 'r', total: 2, alreadyDone: 0, resumed: false });
+    p.handle({ type: 'step-start', index: 1, total: 2, step, elapsedSec: 0, etaSec: 8, note: null });
+    p.handle({ type: 'step-end', index: 1, total: 2, step, record: record({ stepId: 'smoke-churn/direct/c5/simple/per-transaction/r1', scenario: 'smoke-churn' }), elapsedSec: 4, etaSec: 4 });
+    p.handle({ type: 'run-end', status: 'completed', elapsedSec: 8, error: null });
+    expect(text).not.toContain('\x1b[');
+    expect(text.split('\n')).toEqual([
+      'Run r: 2 steps.',
+      '> [1/2] smoke-churn/direct/c5/simple/per-transaction/r1  (elapsed 0:00, ETA 0:08)',
+      '✓ [1/2] smoke-churn/direct/c5/simple/per-transaction/r1  ? tps, p95 ? ms, errors -',
+      '',
+    ]);
+  });
+
+  test('on a TTY: the current step is redrawn in place with step k/n, elapsed and ETA', () => {
+    const out = new PassThrough();
+    let text = '';
+    out.on('data', (b: Buffer) => (text += b.toString()));
+    const p = new ProgressPrinter({ stream: out, tty: true, tickMs: 10_000 });
+    p.handle({ type: 'step-start', index: 3, total: 6, step, elapsedSec: 7, etaSec: 12, note: null });
+    p.close();
+    expect(text).toMatch(/^\r\x1b\[2K\[3\/6\] smoke-churn\/direct\/c5\/simple\/per-transaction\/r1 {2}0:00 · elapsed 0:00 · ETA 0:12\r\x1b\[2K$/);
+  });
+});
