@@ -200,7 +200,7 @@ function checkCapacity(aurora: Record<string, unknown>, out: LabProblem[]): void
   }
 }
 
-function checkProxies(proxies: unknown, labName: unknown, out: LabProblem[]): void {
+function checkProxies(proxies: unknown, out: LabProblem[]): void {
   if (!Array.isArray(proxies)) return;
   const seen = new Map<string, number>();
   proxies.forEach((p: unknown, i: number) => {
@@ -217,13 +217,6 @@ function checkProxies(proxies: unknown, labName: unknown, out: LabProblem[]): vo
           message: `must be unique (case-insensitive): proxies[${first}] is already named ${formatValue(proxies[first] && asRecord(proxies[first])?.name)}, got ${formatValue(name)}`,
         });
       } else seen.set(key, i);
-      if (typeof labName === 'string' && `${labName}-${name}`.length > 63) {
-        out.push({
-          path: `proxies[${i}].name`,
-          value: name,
-          message: `makes the RDS proxy name "${labName}-${name}" longer than 63 characters; shorten it or the lab name`,
-        });
-      }
     }
     const max = proxy.maxConnectionsPercent ?? 100;
     const idle = proxy.maxIdleConnectionsPercent;
@@ -246,7 +239,7 @@ function crossFieldProblems(raw: unknown): LabProblem[] {
     checkEngineVersion(aurora.engineVersion, out);
     checkCapacity(aurora, out);
   }
-  checkProxies(root.proxies, root.name, out);
+  checkProxies(root.proxies, out);
   return out;
 }
 

@@ -1,0 +1,80 @@
+/**
+ * `proxylab validate` and `cdk synth` agree: same messages, exit 0 / 2 (synth: non-zero).
+ * Runs the real entry points as a user would.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+
+const ROOT = path.join(__dirname, '..', '..');
+const dir = mkdtempSync(path.join(tmpdir(), 'proxylab-validate-'));
+const BAD = path.join(dir, 'bad.json');
+writeFileSync(
+  BAD,
+  JSON.stringify({
+    name: 'bad',
+    aurora: { engineVersion: '15.6', instanceClass: 'db.t2.micro' },
+    proxies: [{ name: 'a', maxConnectionsPercent: 120, maxIdleConnectionsPercent: 10 }, { name: 'a', borrowTimeoutSeconds: 500 }],
+    runners: { count: 0 },
+    ttlHours: 0,
+    ttlHour: 4,
+  }),
+);
+const EXPECTED_LINES = [
+  /^ {2}aurora\.engineVersion: Aurora PostgreSQL 15\.6 is no longer creatable .*got "15\.6"$/m,
+  /^ {2}aurora\.instanceClass: must be a DB instance class Aurora PostgreSQL offers .*got "db\.t2\.micro"$/m,
+  /^ {2}proxies\[0\]\.maxConnectionsPercent: must be an integer 1–100, got 120$/m,
+  /^ {2}proxies\[1\]\.borrowTimeoutSeconds: must be an integer 0–300, got 500$/m,
+  /^ {2}proxies\[1\]\.name: must be unique \(case-insensitive\)/m,
+  /^ {2}runners\.count: must be an integer 1–20, got 0$/m,
+  /^ {2}ttlHours: must be a number of hours > 0 and ≤ 720, got 0$/m,
+  /^ {2}ttlHour: unknown key \(did you mean "ttlHours"\?\)/m,
+];
+
+function proxylab(...args: string[]) {
+  return spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'proxylab.js'), ...args], { cwd: ROOT, encoding: 'utf8' });
+}
+
+test('validate: every lab in labs/ is ok (exit 0) with a summary line each', () => {
+  const labs = readdirSync(path.join(ROOT, 'labs')).filter((f) => f.endsWith('.json')).map((f) => `labs/${f}`);
+  const res = proxylab('validate', ...labs);
+  expect(res.status).toBe(0);
+  for (const lab of labs) expect(res.stdout).toContain(`${lab}: ok\n`);
+  expect(res.stdout).toMatch(/^labs\/default\.json: ok\n {2}default: Aurora PostgreSQL 17\.9 on db\.t4g\.medium/m);
+  expect(res.stdout).toMatch(/^labs\/e1-prepared-statements\.json: ok\n {2}e1-prepared-statements: Aurora PostgreSQL 15\.8/m);
+});
+
+test('validate: a file with several bad values exits 2 and prints every problem', () => {
+  const res = proxylab('validate', BAD);
+  expect(res.status).toBe(2);
+  expect(res.stderr).toContain(`error: invalid lab file ${BAD}: 8 problems`);
+  for (const line of EXPECTED_LINES) expect(res.stderr).toMatch(line);
+});
+
+test.each([
+  ['missing file', path.join(dir, 'missing.json'), /\(file\): does not exist: /],
+  ['invalid JSON', (() => { const f = path.join(dir, 'broken.json'); writeFileSync(f, '{"name": "x",\n'); return f; })(), /\(file\): is not valid JSON: .*\(line 2, column 1\)/],
+])('validate: %s exits 2', (_label, file, message) => {
+  const res = proxylab('validate', file);
+  expect(res.status).toBe(2);
+  expect(res.stderr).toMatch(message);
+});
+
+test('validate --json prints the lab with defaults applied', () => {
+  const res = proxylab('validate', '--json', 'labs/default.json');
+  expect(res.status).toBe(0);
+  expect(JSON.parse(res.stdout)).toMatchObject({ name: 'default', proxies: [{ name: 'pool100', maxIdleConnectionsPercent: 50 }] });
+});
+
+test('cdk synth with the same bad file fails with the same messages', () => {
+  // WHEN
+  const res = spawnSync(path.join(ROOT, 'node_modules', '.bin', 'cdk'), ['synth', '-q', '-c', `lab=${BAD}`, '-o', path.join(dir, 'cdk.out')], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
+  // THEN
+  expect(res.status).not.toBe(0);
+  expect(res.stderr).toContain(`error: invalid lab file ${BAD}: 8 problems`);
+  for (const line of EXPECTED_LINES) expect(res.stderr).toMatch(line);
+});
