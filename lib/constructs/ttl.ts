@@ -19,10 +19,12 @@
  * minute; `-c proxylab:now=ISO` pins "now" for reproducible templates), shown in the `ExpiresAt`
  * output and the tag. `proxylab extend` moves the schedule later; a new deploy restarts the clock.
  */
-import { Annotations, CfnOutput, DefaultStackSynthesizer, Fn, Stack, Tags } from 'aws-cdk-lib';
+import { Annotations, Aspects, CfnOutput, CfnResource, DefaultStackSynthesizer, Fn, Stack, TagManager, Tags } from 'aws-cdk-lib';
+import type { IAspect } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { CfnSchedule } from 'aws-cdk-lib/aws-scheduler';
 import { Construct } from 'constructs';
+import type { IConstruct } from 'constructs';
 import {
   EXPIRES_NEVER,
   OWNER_UNSPECIFIED,
@@ -138,11 +140,40 @@ export interface LabTagsProps {
   readonly expiresAt?: Date;
 }
 
-/** Tags every taggable resource in `stack` (and the stack itself) with the lab's lifecycle tags. */
+/**
+ * Tags every taggable resource in `stack` (and the stack itself) with the lab's lifecycle tags:
+ * `Tags.of(stack)` for everything CDK knows to be taggable, plus `RAW_TAGGABLE_TYPES` created as
+ * plain CfnResources (custom-resource provider roles and functions) or without tag support in
+ * the L1 (the IMDSv2 launch template), which CloudFormation can tag but `Tags.of` does not reach.
+ */
 export function applyLabTags(stack: Stack, props: LabTagsProps): void {
-  Tags.of(stack).add(TAG_LAB, props.labName);
-  Tags.of(stack).add(TAG_OWNER, props.owner ?? OWNER_UNSPECIFIED);
-  Tags.of(stack).add(TAG_EXPIRES_AT, props.expiresAt ? formatExpiresAt(props.expiresAt) : EXPIRES_NEVER);
+  const tags: Record<string, string> = {
+    [TAG_LAB]: props.labName,
+    [TAG_OWNER]: props.owner ?? OWNER_UNSPECIFIED,
+    [TAG_EXPIRES_AT]: props.expiresAt ? formatExpiresAt(props.expiresAt) : EXPIRES_NEVER,
+  };
+  for (const [key, value] of Object.entries(tags)) Tags.of(stack).add(key, value);
+  Aspects.of(stack).add(new RawResourceTags(tags));
+}
+
+/** CloudFormation types that take tags but can appear here without a CDK TagManager. */
+export const RAW_TAGGABLE_TYPES: Readonly<Record<string, 'Tags' | 'TagSpecifications'>> = {
+  'AWS::IAM::Role': 'Tags',
+  'AWS::Lambda::Function': 'Tags',
+  'AWS::EC2::LaunchTemplate': 'TagSpecifications',
+};
+
+class RawResourceTags implements IAspect {
+  constructor(private readonly tags: Readonly<Record<string, string>>) {}
+
+  visit(node: IConstruct): void {
+    if (!(node instanceof CfnResource)) return;
+    const how = RAW_TAGGABLE_TYPES[node.cfnResourceType];
+    if (how === undefined || TagManager.isTaggable(node) || TagManager.isTaggableV2(node)) return;
+    const list = Object.entries(this.tags).map(([Key, Value]) => ({ Key, Value }));
+    if (how === 'Tags') node.addPropertyOverride('Tags', list);
+    else node.addPropertyOverride('TagSpecifications', [{ ResourceType: 'launch-template', Tags: list }]);
+  }
 }
 
 /** What lib/lab-stack.ts needs of a lab for expiry and tags (a subset of LabConfig). */
