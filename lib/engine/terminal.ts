@@ -174,7 +174,8 @@ export class ProgressPrinter {
     const now = Date.now();
     const stepSec = (now - s.startedMs) / 1000;
     const eta = s.etaSec === null ? null : Math.max(0, s.etaSec - stepSec);
-    const text = `[${s.index}/${s.total}] ${s.stepId}  ${formatDuration(stepSec)} · elapsed ${formatDuration((now - s.runStartMs) / 1000)} · ETA ${formatDuration(eta)}`;
+    // Counters first: a narrow terminal cuts the end of the step id, not the ETA.
+    const text = `[${s.index}/${s.total}] ${formatDuration(stepSec)} · elapsed ${formatDuration((now - s.runStartMs) / 1000)} · ETA ${formatDuration(eta)} · ${s.stepId}`;
     const cols = this.opts.stream.columns ?? 120;
     return text.length > cols - 1 ? text.slice(0, cols - 2) + '…' : text;
   }

@@ -97,6 +97,18 @@ describe('ProgressPrinter', () => {
     const p = new ProgressPrinter({ stream: out, tty: true, tickMs: 10_000 });
     p.handle({ type: 'step-start', index: 3, total: 6, step, elapsedSec: 7, etaSec: 12, note: null });
     p.close();
-    expect(text).toMatch(/^\r\x1b\[2K\[3\/6\] smoke-churn\/direct\/c5\/simple\/per-transaction\/r1 {2}0:00 · elapsed 0:00 · ETA 0:12\r\x1b\[2K$/);
+    expect(text).toMatch(/^\r\x1b\[2K\[3\/6\] 0:00 · elapsed 0:00 · ETA 0:12 · smoke-churn\/direct\/c5\/simple\/per-transaction\/r1\r\x1b\[2K$/);
+  });
+
+  test('on a narrow TTY the step id is cut, never the counters', () => {
+    const out = Object.assign(new PassThrough(), { columns: 50 });
+    let text = '';
+    out.on('data', (b: Buffer) => (text += b.toString()));
+    const p = new ProgressPrinter({ stream: out, tty: true, tickMs: 10_000 });
+    p.handle({ type: 'step-start', index: 3, total: 6, step, elapsedSec: 7, etaSec: 12, note: null });
+    p.close();
+    const line = text.split('\r\x1b[2K')[1];
+    expect([...line].length).toBeLessThanOrEqual(49);
+    expect(line).toMatch(/^\[3\/6\] 0:00 · elapsed 0:00 · ETA 0:12 · smo/);
   });
 });
