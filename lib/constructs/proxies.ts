@@ -87,9 +87,8 @@ export class LabProxies extends Construct {
       targetGroup.addDeletionOverride('Properties.Tags');
       return { name: config.name, physicalName, proxy };
     });
-    if (this.proxies.length > 0) {
-      this.securityGroup.connections.allowTo(props.cluster, ec2.Port.tcp(5432), 'proxies to the cluster');
-    }
+    // Proxy → cluster ingress/egress is added by ProxyTarget.fromCluster (allowDefaultPortFrom);
+    // adding it again here would create a duplicate rule that fails at deploy time.
   }
 }
 

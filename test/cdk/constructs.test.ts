@@ -98,6 +98,14 @@ describe('network', () => {
     def.template.allResourcesProperties('AWS::EC2::Subnet', { MapPublicIpOnLaunch: false });
   });
 
+  test('the S3 gateway endpoint serves the runner and database route tables', () => {
+    const [, endpoint] = resourcesOfType(def.template, 'AWS::EC2::VPCEndpoint')[0] ?? [];
+    const tables = JSON.stringify(endpoint?.RouteTableIds);
+    expect(tables).toMatch(/NetworkVpcrunnersSubnet1RouteTable/);
+    expect(tables).toMatch(/NetworkVpcrunnersSubnet2RouteTable/);
+    expect(tables).toMatch(/NetworkVpcdatabaseSubnet1RouteTable/);
+  });
+
   test('flow logs of all traffic to a log group with retention, deleted with the stack', () => {
     def.template.hasResourceProperties('AWS::EC2::FlowLog', {
       TrafficType: 'ALL',
@@ -218,6 +226,21 @@ describe('proxies', () => {
       expect(p.CidrIp).toBeUndefined();
     }
   });
+});
+
+test.each([
+  ['default', () => def],
+  ['variant', () => variant],
+])('%s: no duplicate security group rules (CloudFormation rejects them at deploy)', (_name, get) => {
+  // GIVEN the cluster port attribute resolves to 5432 at deploy time
+  const norm = (v: unknown): string => JSON.stringify(v).replace(/\{"Fn::GetAtt":\["DatabaseCluster[0-9A-F]+","Endpoint\.Port"\]\}/g, '5432');
+  for (const type of ['AWS::EC2::SecurityGroupIngress', 'AWS::EC2::SecurityGroupEgress']) {
+    const keys = resourcesOfType(get().template, type).map(([, p]) =>
+      norm([p.GroupId, p.SourceSecurityGroupId ?? p.DestinationSecurityGroupId ?? p.CidrIp, p.IpProtocol, p.FromPort, p.ToPort]),
+    );
+    expect(keys.length).toBeGreaterThan(0);
+    expect(new Set(keys).size).toBe(keys.length);
+  }
 });
 
 describe('runner fleet', () => {
