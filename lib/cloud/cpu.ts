@@ -4,7 +4,8 @@
  * of schedule lag, i.e. the client was measured, not the proxy).
  */
 import { readFile } from 'node:fs/promises';
-import type { PgbenchExecutor, PgbenchInvocation, PgbenchOutcome } from '../engine/ports';
+import type { MetricsSampler, PgbenchExecutor, PgbenchInvocation, PgbenchOutcome } from '../engine/ports';
+import type { MetricSeries } from '../suite/types';
 
 export interface CpuTimes {
   readonly busy: number;
@@ -119,5 +120,65 @@ export class CpuGuardExecutor implements PgbenchExecutor {
     const own = outcome.cpuMaxPercent ?? null;
     const cpuMaxPercent = own === null ? machine : machine === null ? own : Math.max(own, machine);
     return { ...outcome, cpuMaxPercent };
+  }
+}
+
+/**
+ * MetricsSampler for the runner itself: whole-machine CPU % every `intervalMs`, as one
+ * `source: 'runner'` series (metrics/runner.json; other fleet runners write runner-runner-<i>.json),
+ * so the report can show the load generator next to the database.
+ */
+export class RunnerCpuMetricsSampler implements MetricsSampler {
+  private timer: NodeJS.Timeout | null = null;
+  private last: CpuTimes | null = null;
+  private readonly points: Array<readonly [string, number]> = [];
+
+  constructor(
+    private readonly runnerId: string,
+    private readonly read: ProcStatReader = readProcStat,
+    private readonly intervalMs = 5000,
+    private readonly now: () => Date = () => new Date(),
+  ) {}
+
+  async start(): Promise<void> {
+    this.last = await this.sample();
+    this.timer = setInterval(() => void this.tick(), this.intervalMs);
+    this.timer.unref();
+  }
+
+  markStep(): void {
+    // step windows come from the step records; nothing to mark on a CPU series
+  }
+
+  snapshot(): MetricSeries[] {
+    return [this.series()];
+  }
+
+  async stop(): Promise<MetricSeries[]> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    await this.tick();
+    return [this.series()];
+  }
+
+  private series(): MetricSeries {
+    const base = { source: 'runner' as const, name: 'CPUUtilization', stat: 'Average', unit: 'Percent', dimensions: { runner: this.runnerId } };
+    return this.points.length > 0
+      ? { ...base, points: [...this.points], status: 'ok' }
+      : { ...base, points: [], status: 'no-data', reason: '/proc/stat unreadable or no interval elapsed' };
+  }
+
+  private async sample(): Promise<CpuTimes | null> {
+    const text = await this.read();
+    return text === null ? null : parseProcStat(text);
+  }
+
+  private async tick(): Promise<void> {
+    const cur = await this.sample();
+    if (this.last && cur) {
+      const pct = cpuPercent(this.last, cur);
+      if (pct !== null) this.points.push([this.now().toISOString(), Math.round(pct * 10) / 10]);
+    }
+    if (cur) this.last = cur;
   }
 }

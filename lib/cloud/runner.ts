@@ -21,7 +21,7 @@ import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/exp
 import type { RunEnvironment, RunManifest, StepRecord } from '../suite/types';
 import { CPU_SATURATION_PERCENT, judgeStep } from '../suite/verdict';
 import { buildCollectEvent, collectorWindow, invokeCollector } from './collector-invoke';
-import { CpuGuardExecutor } from './cpu';
+import { CpuGuardExecutor, RunnerCpuMetricsSampler } from './cpu';
 import { FleetCoordinator, FleetExecutor, FleetSink } from './fleet-coordinator';
 import { NoopPoolControl, RdsProxyPoolControl, type PoolPercents } from './proxy-pool';
 import type { RunnerArgs } from './runner-args';
@@ -212,6 +212,7 @@ async function runCloudRunnerInner(args: RunnerArgs, deps: RunnerDeps, secrets: 
     executor,
     pool,
     sink,
+    sampler: new RunnerCpuMetricsSampler(`runner-${args.runnerIndex}`),
     clock: deps.clock,
     progress: (ev) => {
       const line = progressLine(ev);

@@ -1,0 +1,219 @@
+/**
+ * The REAL runner (the esbuild bundle the stack ships) end to end on this machine: a local
+ * PostgreSQL stands in for the Aurora writer and PgBouncer's transaction pool for a proxy
+ * (test-only flags `--sslmode disable --proxy-target-kind pgbouncer-transaction
+ * --no-pool-control`); S3 and Secrets Manager are moto_server. The run is killed with SIGTERM
+ * after two steps and resumed with the same run id; `proxylab fetch` then copies it out of moto,
+ * and its step JSON is compared with what `proxylab local` writes for the same suite.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { bundleRunner } from '../../lib/cloud/runner-bundle';
+import { BENCH_DB, BENCH_USER } from '../../lib/local/postgres';
+import type { RunManifest, StepRecord } from '../../lib/suite/types';
+import { spawnCli, startLocalStack, type LocalStack } from '../helpers/local-stack';
+import { motoClientConfig, motoEnv, startMoto, type MotoServer } from '../helpers/moto';
+
+const BUCKET = 'proxylab-it-results';
+const RUN_ID = 'cloud-it-1';
+const PASSWORD = `it-${randomBytes(12).toString('hex')}`;
+
+let stack: LocalStack;
+let moto: MotoServer;
+let s3: S3Client;
+let tmp: string;
+let runnerJs: string;
+let secretArn: string;
+
+interface Proc {
+  readonly code: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Run the bundled runner; `killAfter` sends SIGTERM once stdout matches it. */
+function runRunner(extra: readonly string[], killAfter: RegExp | null = null): Promise<Proc> {
+  const args = [
+    runnerJs,
+    '--run-id', RUN_ID,
+    '--suite', 'smoke',
+    '--bucket', BUCKET,
+    '--secret-arn', secretArn,
+    '--writer-endpoint', `127.0.0.1:${stack.postgres.port}`,
+    // PgBouncer's transaction pool stands in for a proxy; 25/12 is its pool as a % of max_connections
+    '--proxies', `pgbouncer-transaction=127.0.0.1:${stack.pgbouncer.port}#25/12`,
+    '--proxy-target-kind', 'pgbouncer-transaction',
+    '--sslmode', 'disable',
+    '--no-pool-control',
+    ...extra,
+  ];
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, args, { env: motoEnv(moto), stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let killed = false;
+    child.stdout.on('data', (b: Buffer) => {
+      stdout += b.toString('utf8');
+      if (killAfter && !killed && killAfter.test(stdout)) {
+        killed = true;
+        child.kill('SIGTERM');
+      }
+    });
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString('utf8')));
+    child.on('close', (code, signal) => resolve({ code, signal, stdout, stderr }));
+  });
+}
+
+async function s3Text(key: string): Promise<string> {
+  const res = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+  return (await res.Body?.transformToString('utf-8')) ?? '';
+}
+
+async function s3Steps(): Promise<StepRecord[]> {
+  const res = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `runs/${RUN_ID}/steps/` }));
+  const keys = (res.Contents ?? []).map((c) => c.Key as string).filter((k) => k.endsWith('.json'));
+  return Promise.all(keys.map(async (k) => JSON.parse(await s3Text(k)) as StepRecord));
+}
+
+function readSteps(runDir: string): Map<string, StepRecord> {
+  const dir = path.join(runDir, 'steps');
+  const out = new Map<string, StepRecord>();
+  for (const f of fs.readdirSync(dir).filter((n) => n.endsWith('.json'))) {
+    const rec = JSON.parse(fs.readFileSync(path.join(dir, f), 'utf8')) as StepRecord;
+    out.set(rec.stepId, rec);
+  }
+  return out;
+}
+
+function listFiles(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+}
+
+/** Top-level and nested key sets that make the "shape" of a step record (optional note/parts aside). */
+function shape(rec: StepRecord): Record<string, string[]> {
+  const keys = (o: object | null): string[] => (o === null ? [] : Object.keys(o).sort());
+  return {
+    top: keys(rec).filter((k) => k !== 'note' && k !== 'parts'),
+    params: keys(rec.params),
+    result: keys(rec.result),
+    verdict: keys(rec.verdict),
+    files: keys(rec.files),
+    target: keys(rec.target),
+  };
+}
+
+beforeAll(async () => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-cloud-it-'));
+  runnerJs = bundleRunner(path.join(tmp, 'bundle')).file;
+  [stack, moto] = await Promise.all([startLocalStack(), startMoto()]);
+  s3 = new S3Client({ ...motoClientConfig(moto), forcePathStyle: true });
+  await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
+  const sm = new SecretsManagerClient(motoClientConfig(moto));
+  const secret = await sm.send(
+    new CreateSecretCommand({
+      Name: 'proxylab-it-db',
+      // the shape RDS generates for a cluster secret
+      SecretString: JSON.stringify({ username: BENCH_USER, password: PASSWORD, host: '127.0.0.1', port: stack.postgres.port, dbname: BENCH_DB, engine: 'postgres' }),
+    }),
+  );
+  secretArn = secret.ARN as string;
+}, 90_000);
+
+afterAll(async () => {
+  await Promise.all([stack?.stop(), moto?.stop()]);
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('runner → moto S3, killed and resumed, fetched like a local run', () => {
+  let first: Proc;
+  let second: Proc;
+  let before: Map<string, StepRecord>;
+
+  test('SIGTERM after two steps keeps exactly the finished steps in S3', async () => {
+    // WHEN the runner is killed right after its second step ended
+    first = await runRunner([], /\[2\/\d+\] \S+: (completed|timeout)/);
+    // THEN it stopped on the signal, cleanly, with the two finished steps written
+    expect(first.stderr).toContain('SIGTERM: stopping');
+    expect(first.code).toBe(1);
+    const steps = await s3Steps();
+    expect(steps.length).toBeGreaterThanOrEqual(2);
+    const manifest = JSON.parse(await s3Text(`runs/${RUN_ID}/manifest.json`)) as RunManifest;
+    expect(steps.length).toBeLessThan(manifest.stepIds.length);
+    expect(manifest.status).toBe('interrupted');
+    expect(manifest.mode).toBe('cloud');
+    before = new Map(steps.map((s) => [s.stepId, s]));
+  }, 100_000);
+
+  test('a re-run with the same run id finishes the rest without repeating finished steps', async () => {
+    // WHEN
+    second = await runRunner([]);
+    // THEN it completed every planned step
+    if (second.code !== 0) process.stderr.write(`runner output:\n${second.stdout}\n${second.stderr}\n`);
+    expect(second.stdout).toMatch(/resuming \(\d+ already done\)/);
+    const manifest = JSON.parse(await s3Text(`runs/${RUN_ID}/manifest.json`)) as RunManifest;
+    expect(manifest.status).toBe('completed');
+    const after = new Map((await s3Steps()).map((s) => [s.stepId, s]));
+    expect([...after.keys()].sort()).toEqual([...manifest.stepIds].sort());
+    // the steps of the first attempt were skipped, not run again: same start time, "skipped" said
+    for (const [id, rec] of before) {
+      expect(after.get(id)?.startedAt).toBe(rec.startedAt);
+      expect(second.stdout).toContain(`${id}: already done, skipped`);
+    }
+    // the smoke findings hold through the runner too
+    expect(second.code).toBe(0);
+    expect([...after.values()].every((r) => r.verdict.held !== false)).toBe(true);
+  }, 100_000);
+
+  test('fetch copies the run into the layout proxylab local writes, with the same step shape', async () => {
+    // GIVEN what proxylab local writes for the same suite
+    const localOut = path.join(tmp, 'local');
+    const local = spawnCli(['local', '--suite', 'smoke', '--out', localOut, '--run-id', 'local-ref', '--no-install']);
+    const localCode = await local.exit;
+    expect({ localCode, err: localCode === 0 ? '' : local.stderr() }).toEqual({ localCode: 0, err: '' });
+    // WHEN the cloud run is fetched from moto
+    const fetchOut = path.join(tmp, 'fetched');
+    const fetch = spawnCli(['fetch', RUN_ID, '--bucket', BUCKET, '--out', fetchOut, '--no-report'], motoEnv(moto) as Record<string, string>);
+    const fetchCode = await fetch.exit;
+    // (stderr may carry the AWS SDK's Node-version notice; only the exit code and errors matter)
+    expect({ fetchCode, err: fetchCode === 0 ? '' : fetch.stderr() }).toEqual({ fetchCode: 0, err: '' });
+    expect(fetch.stderr()).not.toMatch(/error|failed/i);
+    expect(fetch.stdout()).toMatch(new RegExp(`${RUN_ID} \\[smoke\\] completed: (\\d+)/\\1 steps`));
+    // THEN the same files and the same step records, shape for shape
+    const cloudDir = path.join(fetchOut, RUN_ID);
+    const localDir = path.join(localOut, 'local-ref');
+    const cloud = readSteps(cloudDir);
+    const loc = readSteps(localDir);
+    expect([...cloud.keys()].sort()).toEqual([...loc.keys()].sort());
+    for (const [id, rec] of cloud) {
+      const ref = loc.get(id) as StepRecord;
+      expect({ id, shape: shape(rec) }).toEqual({ id, shape: shape(ref) });
+      expect(rec.target).toEqual(ref.target);
+      expect(rec.params).toEqual(ref.params);
+      for (const f of [rec.files.stdout, rec.files.stderr]) expect(fs.existsSync(path.join(cloudDir, f))).toBe(true);
+      if (rec.files.log !== null) expect(fs.existsSync(path.join(cloudDir, rec.files.log))).toBe(true);
+    }
+    const cloudManifest = JSON.parse(fs.readFileSync(path.join(cloudDir, 'manifest.json'), 'utf8')) as RunManifest;
+    const localManifest = JSON.parse(fs.readFileSync(path.join(localDir, 'manifest.json'), 'utf8')) as RunManifest;
+    expect(Object.keys(cloudManifest).sort()).toEqual(Object.keys(localManifest).sort());
+    expect(Object.keys(cloudManifest.environment).sort()).toEqual(Object.keys(localManifest.environment).sort());
+    expect(cloudManifest.stepIds).toEqual(localManifest.stepIds);
+    expect(cloudManifest.environment.maxConnections).toBe(40);
+    expect(fs.existsSync(path.join(cloudDir, 'metrics', 'runner.json'))).toBe(true);
+  }, 120_000);
+
+  test('the password is nowhere: not in a fetched file, not in the runner output', () => {
+    const files = listFiles(path.join(tmp, 'fetched'));
+    expect(files.length).toBeGreaterThan(10);
+    for (const f of files) expect({ f, leaked: fs.readFileSync(f, 'utf8').includes(PASSWORD) }).toEqual({ f, leaked: false });
+    for (const p of [first, second]) {
+      expect(p.stdout).not.toContain(PASSWORD);
+      expect(p.stderr).not.toContain(PASSWORD);
+    }
+  });
+});
