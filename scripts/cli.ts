@@ -11,6 +11,7 @@ type Registrar = (program: Command) => void;
 // One line per subcommand, in the order `--help` lists them.
 const COMMANDS: Array<() => { register: Registrar }> = [
   () => require('./commands/collect'),
+  () => require('./commands/compare'),
   () => require('./commands/cost'),
   () => require('./commands/deploy'),
   () => require('./commands/destroy'),
@@ -18,6 +19,7 @@ const COMMANDS: Array<() => { register: Registrar }> = [
   () => require('./commands/fetch'),
   () => require('./commands/local'),
   () => require('./commands/parse'),
+  () => require('./commands/report'),
   () => require('./commands/run'),
   () => require('./commands/status'),
   () => require('./commands/validate'),

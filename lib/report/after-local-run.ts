@@ -1,0 +1,16 @@
+/**
+ * Hook for `proxylab local` (scripts/commands/local.ts AFTER_RUN): write the report into the run
+ * directory and print where it is. A report that cannot be written does not fail the run.
+ */
+import type { LocalRunResult } from '../local/run-local';
+import { writeReport } from './index';
+
+export async function afterLocalRun(result: LocalRunResult, print: (line: string) => void): Promise<void> {
+  try {
+    const r = writeReport(result.runDir);
+    print(`Report: ${r.htmlPath} (${(r.bytes / 1024).toFixed(0)} KiB, ${Math.round(r.ms)} ms)`);
+    print(`Summary: ${r.mdPath}`);
+  } catch (err) {
+    print(`Report not written: ${err instanceof Error ? err.message : String(err)} (run \`proxylab report ${result.runDir}\` to retry)`);
+  }
+}

@@ -1,0 +1,152 @@
+/**
+ * Cells: the steps of a run grouped by everything but the repetition number. A cell is the unit
+ * every chart point, matrix cell, table row and comparison ratio is made of. Pure functions.
+ */
+import type { ConnectMode, ErrorSummary, Protocol, StepRecord, StepStatus, TargetRef } from '../suite/types';
+
+/** best / median / worst over repetitions; best is the max for tps and the min for latency. */
+export interface Spread {
+  readonly best: number;
+  readonly median: number;
+  readonly worst: number;
+  /** How many repetitions had a value. */
+  readonly n: number;
+}
+
+export function spreadOf(values: readonly number[], higherIsBetter: boolean): Spread | null {
+  if (values.length === 0) return null;
+  const sorted = [...values].sort((a, b) => a - b);
+  const mid = Math.floor(sorted.length / 2);
+  const median = sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
+  const min = sorted[0]!;
+  const max = sorted[sorted.length - 1]!;
+  return higherIsBetter
+    ? { best: max, median, worst: min, n: sorted.length }
+    : { best: min, median, worst: max, n: sorted.length };
+}
+
+export interface CellKey {
+  readonly scenario: string;
+  readonly target: TargetRef;
+  readonly clients: number;
+  readonly protocol: Protocol;
+  readonly connect: ConnectMode;
+  readonly script: string;
+  readonly poolPercent: number | null;
+}
+
+export interface Cell {
+  /** Stable identity across runs (used by compare). */
+  readonly id: string;
+  readonly key: CellKey;
+  /** Repetitions, in repetition order. */
+  readonly steps: readonly StepRecord[];
+  readonly tps: Spread | null;
+  readonly latencyP50Ms: Spread | null;
+  readonly latencyP95Ms: Spread | null;
+  /** Errors summed over repetitions by class; the first sample seen is kept. */
+  readonly errors: readonly ErrorSummary[];
+  readonly abortedClients: number;
+  /** true: every expectation held; false: at least one broke; null: nothing was expected. */
+  readonly verdictHeld: boolean | null;
+  readonly statuses: readonly StepStatus[];
+  /** Any repetition with errors, aborted clients, or a status other than completed. */
+  readonly troubled: boolean;
+}
+
+export function cellId(key: CellKey): string {
+  return JSON.stringify([
+    key.scenario,
+    key.target.kind,
+    key.target.name,
+    key.clients,
+    key.protocol,
+    key.connect,
+    key.script,
+    key.poolPercent,
+  ]);
+}
+
+function keyOf(step: StepRecord): CellKey {
+  return {
+    scenario: step.scenario,
+    target: step.target,
+    clients: step.params.clients,
+    protocol: step.params.protocol,
+    connect: step.params.connect,
+    script: step.params.script,
+    poolPercent: step.params.poolPercent,
+  };
+}
+
+function numbers(values: ReadonlyArray<number | null | undefined>): number[] {
+  return values.filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
+}
+
+export function mergeErrors(lists: ReadonlyArray<readonly ErrorSummary[]>): ErrorSummary[] {
+  const byClass = new Map<ErrorSummary['class'], { count: number; sample: string }>();
+  for (const list of lists) {
+    for (const e of list) {
+      const seen = byClass.get(e.class);
+      if (seen) seen.count += e.count;
+      else byClass.set(e.class, { count: e.count, sample: e.sample });
+    }
+  }
+  return [...byClass.entries()]
+    .map(([cls, v]) => ({ class: cls, count: v.count, sample: v.sample }))
+    .sort((a, b) => b.count - a.count || a.class.localeCompare(b.class));
+}
+
+export function combineVerdicts(held: ReadonlyArray<boolean | null>): boolean | null {
+  if (held.some((h) => h === false)) return false;
+  if (held.some((h) => h === true)) return true;
+  return null;
+}
+
+/** Group steps into cells, in the order their first step appears. */
+export function groupCells(steps: readonly StepRecord[]): Cell[] {
+  const groups = new Map<string, { key: CellKey; steps: StepRecord[] }>();
+  for (const step of steps) {
+    const key = keyOf(step);
+    const id = cellId(key);
+    const group = groups.get(id);
+    if (group) group.steps.push(step);
+    else groups.set(id, { key, steps: [step] });
+  }
+  return [...groups.entries()].map(([id, g]) => {
+    const reps = [...g.steps].sort((a, b) => a.params.repetition - b.params.repetition);
+    const results = reps.map((s) => s.result);
+    const errors = mergeErrors(results.map((r) => r?.errors ?? []));
+    const abortedClients = results.reduce((sum, r) => sum + (r?.abortedClients ?? 0), 0);
+    const statuses = reps.map((s) => s.status);
+    return {
+      id,
+      key: g.key,
+      steps: reps,
+      tps: spreadOf(numbers(results.map((r) => r?.tps)), true),
+      latencyP50Ms: spreadOf(numbers(results.map((r) => r?.latencyP50Ms)), false),
+      latencyP95Ms: spreadOf(numbers(results.map((r) => r?.latencyP95Ms)), false),
+      errors,
+      abortedClients,
+      verdictHeld: combineVerdicts(reps.map((s) => s.verdict.held)),
+      statuses,
+      troubled: errors.length > 0 || abortedClients > 0 || statuses.some((s) => s !== 'completed'),
+    };
+  });
+}
+
+/** Line label within a scenario: the target, plus script / pool % when the scenario varies them. */
+export function lineLabeller(cells: readonly Cell[]): (key: CellKey) => string {
+  const scripts = new Set(cells.map((c) => c.key.script));
+  const pools = new Set(cells.map((c) => c.key.poolPercent));
+  return (key) => {
+    let label = key.target.name;
+    if (pools.size > 1 && key.poolPercent !== null) label += ` @ pool ${key.poolPercent}%`;
+    if (scripts.size > 1) label += ` · ${key.script}`;
+    return label;
+  };
+}
+
+export function uniqueInOrder<T>(values: readonly T[]): T[] {
+  return [...new Set(values)];
+}

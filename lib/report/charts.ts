@@ -1,0 +1,207 @@
+/**
+ * Charts: echarts option builders (pure) and server-side rendering to static SVG (echarts' SSR
+ * mode, no DOM). Each chart gets its own echarts instance, disposed after rendering; echarts
+ * numbers instances (zr0, zr1, …) so ids inside inlined SVGs do not collide.
+ */
+// The package's CommonJS entry (dist/echarts.js, the full build): its ESM subpaths
+// (echarts/core…) cannot be require()d from CommonJS on Node 20 or under jest.
+import * as echarts from 'echarts';
+import type { BarSeriesOption, EChartsOption, LineSeriesOption } from 'echarts';
+import type { Spread } from './cells';
+import type { ChartLine, ChurnRow, MetricPanel, ScenarioPanel, StepWindow } from './shape';
+
+/** Colour-blind-friendly palette (Okabe–Ito), one colour per line, stable within a chart. */
+export const PALETTE: readonly string[] = ['#0072B2', '#E69F00', '#009E73', '#D55E00', '#CC79A7', '#56B4E9', '#999999', '#F0E442'];
+
+export interface ChartSize {
+  readonly width: number;
+  readonly height: number;
+}
+
+export function renderSvg(option: EChartsOption, size: ChartSize): string {
+  const chart = echarts.init(null, null, { renderer: 'svg', ssr: true, width: size.width, height: size.height });
+  try {
+    chart.setOption({ animation: false, ...option });
+    return chart.renderToSVGString();
+  } finally {
+    chart.dispose();
+  }
+}
+
+function colorAt(i: number): string {
+  return PALETTE[i % PALETTE.length]!;
+}
+
+function withAlpha(hex: string, alpha: number): string {
+  const n = Number.parseInt(hex.slice(1), 16);
+  return `rgba(${(n >> 16) & 255},${(n >> 8) & 255},${n & 255},${alpha})`;
+}
+
+const TEXT = { fontFamily: 'sans-serif', color: '#333' };
+
+const TROUBLED_SYMBOL = 'triangle';
+
+function medianData(line: ChartLine, pick: (s: Spread) => number): LineSeriesOption['data'] {
+  return line.points.map((p) =>
+    p && p.value
+      ? { value: pick(p.value), symbol: p.troubled ? TROUBLED_SYMBOL : 'circle', symbolSize: p.troubled ? 11 : 6 }
+      : null,
+  );
+}
+
+/**
+ * TPS vs clients: the median per target; where repetitions exist, a band from worst to best
+ * (stacked: an invisible `worst` line plus a filled `best − worst` on top). Points from cells with
+ * errors are triangles. Cells with no tps are gaps, not zeros.
+ */
+export function tpsOption(panel: ScenarioPanel, title: string): EChartsOption {
+  const series: Array<LineSeriesOption> = [];
+  panel.tps.forEach((line, i) => {
+    const color = colorAt(line.colorIndex);
+    series.push({
+      name: line.label,
+      type: 'line',
+      data: medianData(line, (s) => s.median),
+      connectNulls: false,
+      color,
+      lineStyle: { width: 2 },
+      z: 3,
+    });
+    const banded = line.points.some((p) => (p?.value?.n ?? 0) > 1);
+    if (banded) {
+      const stack = `band-${i}`;
+      series.push({
+        name: `${line.label} worst`,
+        type: 'line',
+        stack,
+        data: line.points.map((p) => (p?.value ? p.value.worst : null)),
+        lineStyle: { opacity: 0 },
+        symbol: 'none',
+        silent: true,
+        z: 1,
+      });
+      series.push({
+        name: `${line.label} best`,
+        type: 'line',
+        stack,
+        data: line.points.map((p) => (p?.value ? p.value.best - p.value.worst : null)),
+        lineStyle: { opacity: 0 },
+        areaStyle: { color: withAlpha(color, 0.22) },
+        symbol: 'none',
+        silent: true,
+        z: 1,
+      });
+    }
+  });
+  return {
+    title: { text: title, left: 'center', textStyle: { ...TEXT, fontSize: 13 } },
+    textStyle: TEXT,
+    legend: { data: panel.tps.map((l) => l.label), bottom: 0, textStyle: TEXT },
+    grid: { left: 64, right: 20, top: 52, bottom: 64 },
+    xAxis: {
+      type: 'category',
+      data: panel.clients.map(String),
+      name: 'clients',
+      nameLocation: 'middle',
+      nameGap: 26,
+    },
+    yAxis: { type: 'value', name: 'tps', min: 0 },
+    series,
+  };
+}
+
+/** Latency vs clients: p95 solid, p50 dashed, one colour per target. */
+export function latencyOption(panel: ScenarioPanel, title: string): EChartsOption {
+  const series: LineSeriesOption[] = [];
+  panel.latencyP95Ms.forEach((line) => {
+    series.push({ name: `${line.label} p95`, type: 'line', data: medianData(line, (s) => s.median), color: colorAt(line.colorIndex), lineStyle: { width: 2 } });
+  });
+  panel.latencyP50Ms.forEach((line) => {
+    series.push({
+      name: `${line.label} p50`,
+      type: 'line',
+      data: medianData(line, (s) => s.median),
+      color: colorAt(line.colorIndex),
+      lineStyle: { width: 1.5, type: 'dashed' },
+    });
+  });
+  return {
+    title: { text: title, left: 'center', textStyle: { ...TEXT, fontSize: 13 } },
+    textStyle: TEXT,
+    legend: { bottom: 0, textStyle: TEXT },
+    grid: { left: 64, right: 20, top: 52, bottom: 84 },
+    xAxis: { type: 'category', data: panel.clients.map(String), name: 'clients', nameLocation: 'middle', nameGap: 26 },
+    yAxis: { type: 'value', name: 'latency ms', min: 0 },
+    series,
+  };
+}
+
+export function churnCategory(row: ChurnRow): string {
+  return `${row.label} · ${row.clients}c · ${row.protocol}`;
+}
+
+/** Grouped bars: median tps reusing connections vs a new connection per transaction (-C). */
+export function churnOption(rows: readonly ChurnRow[], title: string): EChartsOption {
+  const bar = (name: string, color: string, pick: (r: ChurnRow) => Spread | null): BarSeriesOption => ({
+    name,
+    type: 'bar',
+    color,
+    data: rows.map((r) => pick(r)?.median ?? null),
+  });
+  return {
+    title: { text: title, left: 'center', textStyle: { ...TEXT, fontSize: 13 } },
+    textStyle: TEXT,
+    legend: { bottom: 0, textStyle: TEXT },
+    grid: { left: 64, right: 20, top: 52, bottom: 90 },
+    xAxis: { type: 'category', data: rows.map(churnCategory), axisLabel: { interval: 0, rotate: rows.length > 3 ? 20 : 0, fontSize: 10 } },
+    yAxis: { type: 'value', name: 'tps', min: 0 },
+    series: [
+      bar('reusing connections', PALETTE[0]!, (r) => r.persistent),
+      bar('new connection per transaction (-C)', PALETTE[3]!, (r) => r.perTransaction),
+    ],
+  };
+}
+
+/** A metric over time; steps shaded alternately and numbered (the number is the step's position). */
+export function metricOption(panel: MetricPanel, windows: readonly StepWindow[]): EChartsOption {
+  const series: LineSeriesOption[] = panel.lines.map((line, i) => ({
+    name: line.label,
+    type: 'line',
+    color: colorAt(i),
+    showSymbol: line.points.length < 3,
+    data: line.points.map(([t, v]) => [t, v]),
+    lineStyle: { width: 1.5 },
+  }));
+  const first = series[0];
+  if (first && windows.length > 0) {
+    const showLabels = windows.length <= 40;
+    first.markArea = {
+      silent: true,
+      label: { show: showLabels, position: 'insideTop', fontSize: 9, color: '#666' },
+      data: windows.map((w) => [
+        {
+          name: String(w.index),
+          xAxis: w.startMs,
+          itemStyle: { color: w.index % 2 === 0 ? 'rgba(0,0,0,0.07)' : 'rgba(0,0,0,0.03)' },
+        },
+        { xAxis: w.endMs },
+      ]),
+    };
+    first.markLine = {
+      silent: true,
+      symbol: 'none',
+      label: { show: false },
+      lineStyle: { color: '#bbb', type: 'dotted', width: 1 },
+      data: windows.map((w) => ({ xAxis: w.startMs })),
+    };
+  }
+  return {
+    title: { text: panel.title, left: 'center', textStyle: { ...TEXT, fontSize: 13 } },
+    textStyle: TEXT,
+    legend: { bottom: 0, type: 'plain', textStyle: { ...TEXT, fontSize: 10 } },
+    grid: { left: 70, right: 20, top: 48, bottom: 60 },
+    xAxis: { type: 'time', axisLabel: { fontSize: 10 } },
+    yAxis: { type: 'value', name: panel.unit ?? '', min: 0 },
+    series,
+  };
+}

@@ -1,0 +1,53 @@
+/**
+ * Public API of the report: `writeReport` (run dir → report.html + summary.md), `writeComparison`
+ * (two run dirs → compare.html + compare.md). `proxylab local` / `fetch` call writeReport at the
+ * end of a run; the CLI commands are thin wrappers.
+ */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { catalogLookup } from './catalog-lookup';
+import { loadRun } from './load';
+import { renderHtml } from './render-html';
+import { renderMarkdown } from './render-md';
+import { buildModel, type ReportWarning, type ScenarioLookup } from './shape';
+
+export { loadRun } from './load';
+export type { LoadedRun } from './load';
+export { buildModel } from './shape';
+export { writeComparison } from './compare';
+export type { ComparisonResult } from './compare';
+
+export interface ReportOptions {
+  /** Directory for report.html and summary.md. @default the run directory */
+  readonly outDir?: string;
+  /** Scenario → published experiment. @default the suite catalog */
+  readonly lookup?: ScenarioLookup;
+  /** "Generated at" time. @default now */
+  readonly now?: Date;
+}
+
+export interface ReportResult {
+  readonly htmlPath: string;
+  readonly mdPath: string;
+  /** Size of report.html. */
+  readonly bytes: number;
+  /** Wall time to load, shape, render and write both files. */
+  readonly ms: number;
+  readonly warnings: readonly ReportWarning[];
+}
+
+export function writeReport(runDir: string, opts: ReportOptions = {}): ReportResult {
+  const t0 = performance.now();
+  const run = loadRun(runDir);
+  const lookup = opts.lookup ?? catalogLookup();
+  const model = buildModel(run, lookup);
+  const page = renderHtml(model, { lookup, generatedAt: opts.now ?? new Date() });
+  const md = renderMarkdown(model, lookup);
+  const outDir = resolve(opts.outDir ?? run.dir);
+  mkdirSync(outDir, { recursive: true });
+  const htmlPath = join(outDir, 'report.html');
+  const mdPath = join(outDir, 'summary.md');
+  writeFileSync(htmlPath, page);
+  writeFileSync(mdPath, md);
+  return { htmlPath, mdPath, bytes: Buffer.byteLength(page), ms: performance.now() - t0, warnings: model.warnings };
+}

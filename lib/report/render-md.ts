@@ -1,0 +1,111 @@
+/**
+ * summary.md: for pull requests and chat. Headline, findings, one table per scenario, warnings.
+ * Table cells are escaped for Markdown (pipes, newlines) and HTML (`<`, `>`, `&`), since most
+ * Markdown renderers pass inline HTML through.
+ */
+import { fmtConnect, fmtDuration, fmtNumber, fmtSpread, fmtVerdict } from './format';
+import type { FindingState, ReportModel, ScenarioLookup } from './shape';
+
+export function mdText(text: string): string {
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/\\/g, '\\\\')
+    .replace(/\|/g, '\\|')
+    .replace(/`/g, '\\`')
+    .replace(/\r?\n/g, ' ');
+}
+
+export function mdTable(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
+  const line = (cells: readonly string[]): string => `| ${cells.map(mdText).join(' | ')} |`;
+  return [line(header), `|${header.map(() => '---').join('|')}|`, ...rows.map(line)].join('\n');
+}
+
+const STATE_MD: Readonly<Record<FindingState, string>> = {
+  reproduced: '✓ reproduced',
+  'held-so-far': '… held so far (partial run)',
+  contradicted: '✗ contradicted',
+  informational: '– informational',
+};
+
+export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): string {
+  const m = model.run.manifest;
+  const env = m.environment;
+  const out: string[] = [];
+  out.push(`# proxylab ${mdText(m.suite)} — run ${mdText(m.runId)}`);
+  out.push('');
+  out.push(
+    `${m.mode === 'local' ? 'Local stand-in (PostgreSQL + PgBouncer)' : 'Cloud lab (Aurora PostgreSQL + RDS Proxy)'}, ` +
+      `status **${m.status}** (${m.stepsCompleted}/${m.stepIds.length} steps), started ${m.startedAt}, ${fmtDuration(m.startedAt, m.endedAt)}. ` +
+      mdText(
+        [
+          env.serverVersion !== null ? `PostgreSQL ${env.serverVersion}` : null,
+          env.poolerVersion !== null ? `pooler ${env.poolerVersion}` : null,
+          env.maxConnections !== null ? `max_connections ${env.maxConnections}` : null,
+          env.cpus !== null ? `${env.cpus} CPUs` : null,
+        ]
+          .filter((x): x is string => x !== null)
+          .join(', '),
+      ),
+  );
+  out.push('');
+  if (model.warnings.length > 0) {
+    out.push('## Warnings');
+    out.push('');
+    for (const w of model.warnings) out.push(`- ⚠ ${mdText(w.message)}`);
+    out.push('');
+  }
+  out.push('## Published findings');
+  out.push('');
+  out.push(
+    mdTable(
+      ['experiment', 'scenario', 'finding', 'this run', 'held / broke / info'],
+      model.findings.map((f) => [f.experiment ?? '–', f.scenario, f.finding ?? '–', STATE_MD[f.state], `${f.held} / ${f.broke} / ${f.informational}`]),
+    ),
+  );
+  out.push('');
+  for (const scenario of [...new Set(model.cells.map((c) => c.key.scenario))]) {
+    const info = lookup(scenario);
+    out.push(`## ${mdText(scenario)}${info?.title ? ` — ${mdText(info.title)}` : ''}`);
+    out.push('');
+    const cells = model.cells.filter((c) => c.key.scenario === scenario);
+    out.push(
+      mdTable(
+        ['target', 'clients', 'protocol', 'connect', 'tps', 'p95 ms', 'errors', 'verdict'],
+        cells.map((c) => [
+          c.key.target.name + (c.key.poolPercent !== null && cells.some((o) => o.key.poolPercent !== c.key.poolPercent) ? ` @ ${c.key.poolPercent}%` : ''),
+          String(c.key.clients),
+          c.key.protocol,
+          fmtConnect(c.key.connect),
+          fmtSpread(c.tps, 1),
+          fmtSpread(c.latencyP95Ms),
+          c.errors.length > 0
+            ? c.errors.map((e) => `${e.class} ×${e.count}`).join(', ')
+            : c.abortedClients > 0
+              ? `${c.abortedClients} aborted`
+              : c.statuses.some((s) => s !== 'completed')
+                ? c.statuses.filter((s) => s !== 'completed').join(', ')
+                : '–',
+          `${fmtVerdict(c.verdictHeld)} ${c.steps[0]?.verdict.expected ?? ''}`,
+        ]),
+      ),
+    );
+    const comparisons = (m.scenarioVerdicts ?? []).filter((v) => v.scenario === scenario);
+    if (comparisons.length > 0) {
+      out.push('');
+      for (const v of comparisons) out.push(`- ${fmtVerdict(v.held)} ${mdText(v.expected)} — ${mdText(v.observed)}`);
+    }
+    const churn = model.churn.filter((r) => r.scenario === scenario && r.churnCost !== null);
+    if (churn.length > 0) {
+      out.push('');
+      for (const r of churn) {
+        out.push(`- churn: ${mdText(r.label)} at ${r.clients} clients runs ${fmtNumber(r.churnCost, 1)} × slower with -C`);
+      }
+    }
+    out.push('');
+  }
+  out.push(`Full report: report.html (charts, error matrix, metrics over time).`);
+  out.push('');
+  return out.join('\n');
+}

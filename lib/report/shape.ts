@@ -1,0 +1,519 @@
+/**
+ * Data shaping: which points go in which chart, which cells in which matrix, which warnings
+ * apply. Pure functions over a loaded run; the renderers only draw what these return.
+ */
+import type { ConnectMode, ErrorSummary, MetricSeries, Protocol, StepRecord, TargetKind } from '../suite/types';
+import { type Cell, groupCells, lineLabeller, type Spread, uniqueInOrder } from './cells';
+import type { LoadedMetrics, LoadedRun } from './load';
+
+// ---------------------------------------------------------------- per-scenario charts
+
+export interface ChartPoint {
+  readonly clients: number;
+  /** null: the cell exists but produced no value (refused, crashed) — drawn as a gap, never 0. */
+  readonly value: Spread | null;
+  /** The cell had errors, aborted clients or did not complete: drawn with a warning symbol. */
+  readonly troubled: boolean;
+}
+
+export interface ChartLine {
+  readonly label: string;
+  /** Position of this target in the whole run (first appearance), so a target keeps its colour in every chart. */
+  readonly colorIndex: number;
+  readonly targetKind: TargetKind;
+  /** One per x category; null where this line has no cell at that client count. */
+  readonly points: ReadonlyArray<ChartPoint | null>;
+}
+
+export interface ScenarioPanel {
+  readonly scenario: string;
+  readonly protocol: Protocol;
+  readonly connect: ConnectMode;
+  /** x categories: the client counts of this panel, ascending. */
+  readonly clients: readonly number[];
+  readonly tps: readonly ChartLine[];
+  readonly latencyP50Ms: readonly ChartLine[];
+  readonly latencyP95Ms: readonly ChartLine[];
+  /** Any line with more than one repetition at some point (draw best/worst bands). */
+  readonly repeated: boolean;
+}
+
+export function scenarioNames(cells: readonly Cell[]): string[] {
+  return uniqueInOrder(cells.map((c) => c.key.scenario));
+}
+
+/** One panel per scenario × protocol × connect mode; one line per target (and pool % / script). */
+export function scenarioPanels(cells: readonly Cell[]): ScenarioPanel[] {
+  const panels: ScenarioPanel[] = [];
+  const targetOrder = uniqueInOrder(cells.map((c) => c.key.target.name));
+  for (const scenario of scenarioNames(cells)) {
+    const inScenario = cells.filter((c) => c.key.scenario === scenario);
+    const label = lineLabeller(inScenario);
+    const modes = uniqueInOrder(inScenario.map((c) => `${c.key.protocol}|${c.key.connect}`));
+    for (const mode of modes) {
+      const [protocol, connect] = mode.split('|') as [Protocol, ConnectMode];
+      const inPanel = inScenario.filter((c) => c.key.protocol === protocol && c.key.connect === connect);
+      const clients = uniqueInOrder(inPanel.map((c) => c.key.clients)).sort((a, b) => a - b);
+      const lineLabels = uniqueInOrder(inPanel.map((c) => label(c.key)));
+      const build = (pick: (c: Cell) => Spread | null): ChartLine[] =>
+        lineLabels.map((lineLabel) => {
+          const own = inPanel.filter((c) => label(c.key) === lineLabel);
+          return {
+            label: lineLabel,
+            colorIndex: targetOrder.indexOf(own[0]!.key.target.name),
+            targetKind: own[0]!.key.target.kind,
+            points: clients.map((n) => {
+              const cell = own.find((c) => c.key.clients === n);
+              return cell ? { clients: n, value: pick(cell), troubled: cell.troubled } : null;
+            }),
+          };
+        });
+      panels.push({
+        scenario,
+        protocol,
+        connect,
+        clients,
+        tps: build((c) => c.tps),
+        latencyP50Ms: build((c) => c.latencyP50Ms),
+        latencyP95Ms: build((c) => c.latencyP95Ms),
+        repeated: inPanel.some((c) => (c.tps?.n ?? 0) > 1),
+      });
+    }
+  }
+  return panels;
+}
+
+// ---------------------------------------------------------------- churn (-C) comparison
+
+export interface ChurnRow {
+  readonly scenario: string;
+  readonly label: string;
+  readonly clients: number;
+  readonly protocol: Protocol;
+  /** tps reusing connections, null when that cell was not run or gave no tps. */
+  readonly persistent: Spread | null;
+  /** tps with a new connection per transaction (pgbench -C). */
+  readonly perTransaction: Spread | null;
+  /** persistent median / per-transaction median: how much churn costs; null when either is unknown. */
+  readonly churnCost: number | null;
+}
+
+/** Rows for every target × clients × protocol that ran with -C, paired with its persistent twin. */
+export function churnRows(cells: readonly Cell[]): ChurnRow[] {
+  const rows: ChurnRow[] = [];
+  for (const scenario of scenarioNames(cells)) {
+    const inScenario = cells.filter((c) => c.key.scenario === scenario);
+    const label = lineLabeller(inScenario);
+    for (const churn of inScenario.filter((c) => c.key.connect === 'per-transaction')) {
+      const twin = inScenario.find(
+        (c) =>
+          c.key.connect === 'persistent' &&
+          label(c.key) === label(churn.key) &&
+          c.key.clients === churn.key.clients &&
+          c.key.protocol === churn.key.protocol,
+      );
+      const persistent = twin?.tps ?? null;
+      const perTransaction = churn.tps;
+      rows.push({
+        scenario,
+        label: label(churn.key),
+        clients: churn.key.clients,
+        protocol: churn.key.protocol,
+        persistent,
+        perTransaction,
+        churnCost:
+          persistent && perTransaction && perTransaction.median > 0 ? persistent.median / perTransaction.median : null,
+      });
+    }
+  }
+  return rows;
+}
+
+// ---------------------------------------------------------------- error matrix
+
+export type MatrixState = 'ok' | 'errors' | 'refused' | 'timeout' | 'infrastructure-error';
+
+export interface MatrixCell {
+  readonly state: MatrixState;
+  readonly errors: readonly ErrorSummary[];
+  readonly abortedClients: number;
+  readonly repetitions: number;
+  readonly verdictHeld: boolean | null;
+  /** What happened, in the engine's words (first repetition that broke, else the first). */
+  readonly observed: string;
+  readonly expected: string;
+  readonly stepIds: readonly string[];
+}
+
+export interface MatrixColumn {
+  readonly clients: number;
+  readonly protocol: Protocol;
+  readonly connect: ConnectMode;
+}
+
+export interface ErrorMatrix {
+  readonly scenario: string;
+  readonly columns: readonly MatrixColumn[];
+  readonly rows: ReadonlyArray<{ readonly label: string; readonly cells: ReadonlyArray<MatrixCell | null> }>;
+}
+
+function matrixState(cell: Cell): MatrixState {
+  if (cell.statuses.includes('infrastructure-error')) return 'infrastructure-error';
+  if (cell.statuses.includes('timeout')) return 'timeout';
+  if (cell.statuses.includes('refused-precheck')) return 'refused';
+  return cell.errors.length > 0 || cell.abortedClients > 0 ? 'errors' : 'ok';
+}
+
+const PROTOCOL_ORDER: readonly Protocol[] = ['simple', 'extended', 'prepared'];
+
+export function errorMatrices(cells: readonly Cell[]): ErrorMatrix[] {
+  return scenarioNames(cells).map((scenario) => {
+    const inScenario = cells.filter((c) => c.key.scenario === scenario);
+    const label = lineLabeller(inScenario);
+    const columnKeys = uniqueInOrder(inScenario.map((c) => `${c.key.clients}|${c.key.protocol}|${c.key.connect}`));
+    const columns: MatrixColumn[] = columnKeys
+      .map((k) => {
+        const [clients, protocol, connect] = k.split('|') as [string, Protocol, ConnectMode];
+        return { clients: Number(clients), protocol, connect };
+      })
+      .sort(
+        (a, b) =>
+          a.clients - b.clients ||
+          PROTOCOL_ORDER.indexOf(a.protocol) - PROTOCOL_ORDER.indexOf(b.protocol) ||
+          a.connect.localeCompare(b.connect),
+      );
+    const rowLabels = uniqueInOrder(inScenario.map((c) => label(c.key)));
+    return {
+      scenario,
+      columns,
+      rows: rowLabels.map((rowLabel) => ({
+        label: rowLabel,
+        cells: columns.map((col) => {
+          const cell = inScenario.find(
+            (c) =>
+              label(c.key) === rowLabel &&
+              c.key.clients === col.clients &&
+              c.key.protocol === col.protocol &&
+              c.key.connect === col.connect,
+          );
+          if (!cell) return null;
+          const telling = cell.steps.find((s) => s.verdict.held === false) ?? cell.steps[0]!;
+          return {
+            state: matrixState(cell),
+            errors: cell.errors,
+            abortedClients: cell.abortedClients,
+            repetitions: cell.steps.length,
+            verdictHeld: cell.verdictHeld,
+            observed: telling.verdict.observed,
+            expected: telling.verdict.expected,
+            stepIds: cell.steps.map((s) => s.stepId),
+          };
+        }),
+      })),
+    };
+  });
+}
+
+// ---------------------------------------------------------------- metrics over time
+
+export interface MetricWanted {
+  readonly title: string;
+  readonly match: RegExp;
+}
+
+/** The metrics the published experiments turned on, in the order the report shows them. */
+export const CLOUD_METRICS: readonly MetricWanted[] = [
+  { title: 'Database connections', match: /^DatabaseConnections$/ },
+  { title: 'Client connections (proxy)', match: /^ClientConnections$/ },
+  { title: 'Session-pinned connections (proxy)', match: /^DatabaseConnectionsCurrentlySessionPinned$/ },
+  { title: 'Borrow latency (proxy)', match: /^DatabaseConnectionsBorrowLatency$/ },
+  { title: 'CPU utilization', match: /^CPUUtilization$/ },
+  { title: 'Freeable memory', match: /^FreeableMemory$/ },
+  { title: 'Commit throughput', match: /^CommitThroughput$/ },
+  { title: 'Authentication attempts', match: /total_auth_attempts/ },
+];
+
+export const LOCAL_METRICS: readonly MetricWanted[] = [
+  { title: 'Clients waiting for a server connection (cl_waiting)', match: /^cl_waiting$/ },
+  { title: 'Active clients (cl_active)', match: /^cl_active$/ },
+  { title: 'Server connections in use (sv_active)', match: /^sv_active$/ },
+  { title: 'Longest wait (maxwait)', match: /maxwait/ },
+  { title: 'Wait time', match: /wait_time/ },
+  { title: 'Backends (pg_stat_database numbackends)', match: /numbackends/ },
+  { title: 'Commits per second (pg_stat_database xact_commit)', match: /^xact_commit$/ },
+  { title: 'Transactions per second through PgBouncer', match: /^total_xact_count$/ },
+  { title: 'Load generator / machine CPU', match: /^cpu_percent$/ },
+];
+
+export interface TimeLine {
+  readonly label: string;
+  /** [epoch ms, value] in time order. */
+  readonly points: ReadonlyArray<readonly [number, number]>;
+}
+
+export interface MissingSeries {
+  readonly label: string;
+  /** no-data / error: as the collector recorded it; not-collected: no such series in any file. */
+  readonly status: 'no-data' | 'error' | 'not-collected';
+  readonly reason: string;
+}
+
+export interface MetricPanel {
+  readonly title: string;
+  readonly unit: string | null;
+  readonly lines: readonly TimeLine[];
+  readonly missing: readonly MissingSeries[];
+}
+
+export interface StepWindow {
+  /** 1-based position in the run, the number drawn on the chart. */
+  readonly index: number;
+  readonly stepId: string;
+  readonly startMs: number;
+  readonly endMs: number;
+}
+
+export function seriesLabel(s: MetricSeries): string {
+  const dims = Object.values(s.dimensions).filter((v) => v !== '');
+  const stat = s.stat === 'value' ? '' : s.stat;
+  return [dims.length > 0 ? dims.join(' / ') : s.source, stat].filter((x) => x !== '').join(' · ');
+}
+
+export function stepWindows(steps: readonly StepRecord[]): StepWindow[] {
+  const windows: StepWindow[] = [];
+  steps.forEach((s, i) => {
+    const startMs = Date.parse(s.startedAt);
+    const endMs = Date.parse(s.endedAt);
+    if (Number.isFinite(startMs) && Number.isFinite(endMs)) windows.push({ index: i + 1, stepId: s.stepId, startMs, endMs });
+  });
+  return windows;
+}
+
+/**
+ * Panels for the wanted metrics (always listed, "no data" when absent), then one per other
+ * metric name the collector wrote. A series with status no-data/error is never drawn: it is
+ * listed with its reason, so an empty metric never reads as zero.
+ */
+export function metricPanels(mode: 'local' | 'cloud', metrics: readonly LoadedMetrics[]): MetricPanel[] {
+  const all = metrics.flatMap((m) => m.file.series);
+  const wanted = mode === 'cloud' ? CLOUD_METRICS : LOCAL_METRICS;
+  const used = new Set<MetricSeries>();
+  const panelFor = (title: string, series: readonly MetricSeries[]): MetricPanel => {
+    const lines: TimeLine[] = [];
+    const missing: MissingSeries[] = [];
+    for (const s of series) {
+      used.add(s);
+      const label = series.length > 1 || s.name === title ? seriesLabel(s) : `${s.name} · ${seriesLabel(s)}`;
+      const points = s.points
+        .map(([t, v]) => [Date.parse(t), v] as const)
+        .filter(([t, v]) => Number.isFinite(t) && Number.isFinite(v));
+      if (s.status === 'ok' && points.length > 0) lines.push({ label, points });
+      else
+        missing.push({
+          label,
+          status: s.status === 'error' ? 'error' : 'no-data',
+          reason: s.reason ?? (s.status === 'ok' ? 'no points in the window' : s.status),
+        });
+    }
+    return { title, unit: series.find((s) => s.unit !== null)?.unit ?? null, lines, missing };
+  };
+  const panels: MetricPanel[] = [];
+  for (const w of wanted) {
+    const series = all.filter((s) => w.match.test(s.name));
+    if (series.length === 0) {
+      panels.push({
+        title: w.title,
+        unit: null,
+        lines: [],
+        missing: [
+          {
+            label: w.title,
+            status: 'not-collected',
+            reason: metrics.length === 0 ? 'no metrics files in this run' : 'not in the metrics files of this run',
+          },
+        ],
+      });
+    } else {
+      panels.push(panelFor(w.title, series));
+    }
+  }
+  const rest = all.filter((s) => !used.has(s));
+  for (const name of uniqueInOrder(rest.map((s) => s.name))) {
+    panels.push(panelFor(name, rest.filter((s) => s.name === name)));
+  }
+  return panels;
+}
+
+// ---------------------------------------------------------------- findings
+
+export interface ScenarioInfo {
+  /** `E1`..`E5`, or null for scenarios that reproduce no published experiment. */
+  readonly experiment: string | null;
+  /** The published finding, in words. */
+  readonly finding: string | null;
+  /** The scenario's title in the catalog. */
+  readonly title: string | null;
+}
+
+export type ScenarioLookup = (scenario: string) => ScenarioInfo | null;
+
+export type FindingState = 'reproduced' | 'held-so-far' | 'contradicted' | 'informational';
+
+export interface FindingRow {
+  readonly scenario: string;
+  readonly experiment: string | null;
+  readonly finding: string | null;
+  readonly state: FindingState;
+  readonly held: number;
+  readonly broke: number;
+  readonly informational: number;
+  /** Up to three "expected … observed …" lines of the steps that broke. */
+  readonly brokenExamples: readonly string[];
+}
+
+/**
+ * Per scenario: reproduced (every expectation held, run complete), held-so-far (none broke but
+ * the run is partial), contradicted (one broke), informational (nothing was expected).
+ */
+export function findingRows(run: LoadedRun, lookup: ScenarioLookup): FindingRow[] {
+  const partial = isPartial(run);
+  const comparisons = run.manifest.scenarioVerdicts ?? [];
+  const scenarios = uniqueInOrder([...run.steps.map((s) => s.scenario), ...comparisons.map((v) => v.scenario)]);
+  return scenarios.map((scenario) => {
+    // Step verdicts and the scenario's comparisons (e.g. -C through the pooler ≥ 3 × direct).
+    const verdicts = [
+      ...run.steps.filter((s) => s.scenario === scenario).map((s) => ({ label: s.stepId, v: s.verdict })),
+      ...comparisons.filter((v) => v.scenario === scenario).map((v) => ({ label: 'comparison', v })),
+    ];
+    const held = verdicts.filter((x) => x.v.held === true).length;
+    const broken = verdicts.filter((x) => x.v.held === false);
+    const informational = verdicts.filter((x) => x.v.held === null).length;
+    const info = lookup(scenario);
+    const state: FindingState =
+      broken.length > 0 ? 'contradicted' : held === 0 ? 'informational' : partial ? 'held-so-far' : 'reproduced';
+    return {
+      scenario,
+      experiment: info?.experiment ?? null,
+      finding: info?.finding ?? null,
+      state,
+      held,
+      broke: broken.length,
+      informational,
+      brokenExamples: broken
+        .slice(0, 3)
+        .map((x) => `${x.label}: expected ${x.v.expected}; observed ${x.v.observed}`),
+    };
+  });
+}
+
+// ---------------------------------------------------------------- warnings
+
+export type WarningId =
+  | 'partial-run'
+  | 'unreadable-files'
+  | 'load-generator-saturated'
+  | 'fewer-transactions'
+  | 'pgbouncer-stand-in'
+  | 'metrics-failed';
+
+export interface ReportWarning {
+  readonly id: WarningId;
+  readonly message: string;
+  /** The steps it applies to (empty when it applies to the run). */
+  readonly stepIds: readonly string[];
+}
+
+export function isPartial(run: LoadedRun): boolean {
+  return run.manifest.status !== 'completed' || run.missingStepIds.length > 0;
+}
+
+export function reportWarnings(run: LoadedRun): ReportWarning[] {
+  const out: ReportWarning[] = [];
+  const { manifest } = run;
+  if (isPartial(run)) {
+    const why =
+      manifest.status !== 'completed'
+        ? `the run is ${manifest.status}${manifest.error ? ` (${manifest.error})` : ''}`
+        : 'the run ended';
+    out.push({
+      id: 'partial-run',
+      message: `Partial run: ${why}; ${run.steps.length} of ${manifest.stepIds.length} planned steps have results. Missing cells are not failures — they were not measured.`,
+      stepIds: run.missingStepIds,
+    });
+  }
+  if (run.problems.length > 0) {
+    out.push({
+      id: 'unreadable-files',
+      message: `${run.problems.length} file(s) could not be read and are left out: ${run.problems.join('; ')}`,
+      stepIds: [],
+    });
+  }
+  const saturated = run.steps.filter((s) => s.loadGeneratorSaturated);
+  if (saturated.length > 0) {
+    const reasons = uniqueInOrder(saturated.map((s) => s.saturationReason ?? 'reason not recorded'));
+    out.push({
+      id: 'load-generator-saturated',
+      message: `Load generator saturated in ${saturated.length} step(s): their tps measures the client, not the target (${reasons.slice(0, 3).join('; ')}).`,
+      stepIds: saturated.map((s) => s.stepId),
+    });
+  }
+  const short = run.steps.filter((s) => {
+    const r = s.result;
+    return r !== null && r.transactionsExpected !== null && r.transactionsProcessed !== null && r.transactionsProcessed < r.transactionsExpected;
+  });
+  if (short.length > 0) {
+    out.push({
+      id: 'fewer-transactions',
+      message: `${short.length} step(s) processed fewer transactions than expected (clients aborted or were refused): their tps covers only the clients that finished.`,
+      stepIds: short.map((s) => s.stepId),
+    });
+  }
+  const standIns = uniqueInOrder(
+    run.steps.filter((s) => s.target.kind.startsWith('pgbouncer-')).map((s) => s.target.name),
+  );
+  if (standIns.length > 0) {
+    out.push({
+      id: 'pgbouncer-stand-in',
+      message: `A local PgBouncer stands in for RDS Proxy (${standIns.join(', ')}${manifest.environment.poolerVersion ? `, PgBouncer ${manifest.environment.poolerVersion}` : ''}): it does not multiplex prepared statements the way RDS Proxy may; read its results as the local analogue, not as RDS Proxy's.`,
+      stepIds: [],
+    });
+  }
+  const failedSeries = run.metrics.flatMap((m) => m.file.series.filter((s) => s.status === 'error').map((s) => `${m.name}: ${s.name} (${s.reason ?? 'no reason recorded'})`));
+  if (failedSeries.length > 0) {
+    out.push({
+      id: 'metrics-failed',
+      message: `${failedSeries.length} metric series could not be collected: ${failedSeries.slice(0, 5).join('; ')}${failedSeries.length > 5 ? '; …' : ''}`,
+      stepIds: [],
+    });
+  }
+  return out;
+}
+
+// ---------------------------------------------------------------- the whole model
+
+export interface ReportModel {
+  readonly run: LoadedRun;
+  readonly cells: readonly Cell[];
+  readonly panels: readonly ScenarioPanel[];
+  readonly churn: readonly ChurnRow[];
+  readonly matrices: readonly ErrorMatrix[];
+  readonly metricPanels: readonly MetricPanel[];
+  readonly windows: readonly StepWindow[];
+  readonly findings: readonly FindingRow[];
+  readonly warnings: readonly ReportWarning[];
+}
+
+export function buildModel(run: LoadedRun, lookup: ScenarioLookup): ReportModel {
+  const cells = groupCells(run.steps);
+  return {
+    run,
+    cells,
+    panels: scenarioPanels(cells),
+    churn: churnRows(cells),
+    matrices: errorMatrices(cells),
+    metricPanels: metricPanels(run.manifest.mode, run.metrics),
+    windows: stepWindows(run.steps),
+    findings: findingRows(run, lookup),
+    warnings: reportWarnings(run),
+  };
+}

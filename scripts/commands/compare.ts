@@ -1,0 +1,29 @@
+/**
+ * `proxylab compare A B`: two run directories side by side. Thin: the work is lib/report/compare.
+ */
+import type { Command } from 'commander';
+import { writeComparison } from '../../lib/report';
+
+interface CompareFlags {
+  readonly out?: string;
+}
+
+export function register(program: Command): void {
+  program
+    .command('compare')
+    .argument('<runA>', 'the baseline run directory')
+    .argument('<runB>', 'the run directory to compare with it')
+    .description(
+      'Compare two runs cell by cell (scenario × target × clients × protocol × connect): median tps of each, ' +
+        'the ratio B/A, and a ⚠ marker where the difference exceeds the spread between repetitions (without ' +
+        'repetitions the spread is unknown and the difference is not judged). Cells found in only one run are listed. ' +
+        'Prints Markdown on stdout and writes compare.md and compare.html.\n\n' +
+        'Exit codes: 0 written, 2 not a run directory.',
+    )
+    .option('--out <dir>', 'directory for compare.html and compare.md (default: the directory of runB)')
+    .action((runA: string, runB: string, flags: CompareFlags) => {
+      const r = writeComparison(runA, runB, { outDir: flags.out });
+      process.stdout.write(r.markdown + '\n');
+      process.stderr.write(`Comparison: ${r.htmlPath}\n           ${r.mdPath}\n`);
+    });
+}

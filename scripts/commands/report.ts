@@ -1,0 +1,29 @@
+/**
+ * `proxylab report RUN_DIR`: run directory → report.html (self-contained: charts as inline SVG,
+ * no network) + summary.md. Thin: the work is lib/report.
+ */
+import type { Command } from 'commander';
+import { writeReport } from '../../lib/report';
+
+interface ReportFlags {
+  readonly out?: string;
+}
+
+export function register(program: Command): void {
+  program
+    .command('report')
+    .argument('<runDir>', 'a run directory (runs/<runId>) written by `proxylab local` or `proxylab fetch`')
+    .description(
+      'Write report.html (one self-contained file: TPS and latency vs clients per target, error matrix with ' +
+        'sample lines, churn with/without -C, metrics over time with step boundaries, warnings, which published ' +
+        'findings the run reproduced) and summary.md (Markdown for pull requests and chat). Works on partial runs.\n\n' +
+        'Exit codes: 0 written, 2 not a run directory.',
+    )
+    .option('--out <dir>', 'directory for report.html and summary.md (default: the run directory)')
+    .action((runDir: string, flags: ReportFlags) => {
+      const r = writeReport(runDir, { outDir: flags.out });
+      process.stdout.write(`Report: ${r.htmlPath} (${(r.bytes / 1024).toFixed(0)} KiB, ${Math.round(r.ms)} ms)\n`);
+      process.stdout.write(`Summary: ${r.mdPath}\n`);
+      for (const w of r.warnings) process.stdout.write(`warning: ${w.message}\n`);
+    });
+}
