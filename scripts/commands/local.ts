@@ -37,9 +37,9 @@ export function register(program: Command): void {
         'OUT/RUN_ID/ (manifest.json, steps/*.json with raw pgbench output, metrics/local.json), prints a table ' +
         'per scenario and stops everything — also on failure and Ctrl-C. Re-running with the same --run-id ' +
         'resumes: finished steps are kept and not repeated.\n\n' +
-        `Suites: ${SUITE_NAMES.map((n) => `${n} (${getSuite(n).description})`).join('\n        ')}\n\n` +
         'Exit codes: 0 every verdict held, 1 a verdict did not hold or the infrastructure failed (or the run was interrupted), 2 usage error.',
     )
+    .addHelpText('after', `\nSuites:\n${SUITE_NAMES.map((n) => `  ${n.padEnd(14)} ${getSuite(n).description}`).join('\n')}\n`)
     .option('--suite <name>', `suite to run: ${SUITE_NAMES.join(', ')}`, DEFAULT_SUITE)
     .option('--out <dir>', 'directory for run directories', DEFAULT_OUT_DIR)
     .option('--run-id <id>', 'run id (letters, digits, . _ -); default local-YYYYMMDD-HHMMSS (UTC). An existing run id resumes that run')
