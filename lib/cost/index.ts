@@ -27,3 +27,7 @@ export {
   formatExpiresAt,
   parseAtExpression,
 } from './expiry';
+export { deployPreflight } from './preflight';
+export type { DeployPreflight, DeployPreflightOptions } from './preflight';
+export { extendLabExpiry, createSchedulerClient, validateExtendHours, EXTEND_HOURS_MAX } from './extend';
+export type { ExtendRequest, ExtendResult } from './extend';

@@ -13,6 +13,7 @@ import {
   runnerCapacityWarningsFor,
   suiteClientDemands,
 } from '../../lib/cost/guards';
+import { deployPreflight } from '../../lib/cost/preflight';
 
 function lab(raw: Record<string, unknown>): LabConfig {
   const v = validateLab({ name: 'unit', ...raw });
@@ -142,5 +143,23 @@ describe('runnerCapacityWarnings', () => {
     const w = runnerCapacityWarningsFor(lab({ runners: { instanceType: 'm5.large' } }), [{ suite: 'q', clients: [10] }]);
     expect(w[0]?.message).toMatch(/m5\.large has no vCPU count/);
     expect(w[0]?.runnersNeeded).toBeNull();
+  });
+});
+
+describe('deployPreflight', () => {
+  test('one call gives the table, the budget decision and the capacity warnings for the lab suites', () => {
+    // GIVEN a default-shaped lab with a budget below its estimate and the quick suite
+    const l = lab({ proxies: [{ name: 'pool100' }], budget: { maxHourlyUsd: 0.1 }, suites: ['quick'] });
+    // WHEN
+    const p = deployPreflight(l);
+    // THEN
+    expect(p.table).toContain('RDS Proxy pool100');
+    expect(p.budget.allowed).toBe(false);
+    expect(p.budget.limitFrom).toBe('lab');
+    expect(p.warnings.map((w) => w.id)).toEqual(['proxylab:runners-too-few']);
+    // AND --force / --max-hourly / an explicit suite list are honoured
+    const forced = deployPreflight(l, { force: true, maxHourlyUsd: 0.15, suites: ['e3'] });
+    expect(forced.budget).toMatchObject({ allowed: true, overBudget: true, limitFrom: 'flag', limitUsdPerHour: 0.15 });
+    expect(forced.warnings).toEqual([]);
   });
 });
