@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { UsageError } from '../../lib/cli/errors';
-import { createAwsClients } from '../../lib/cloud/clients';
+import { createAwsClients, type AwsSettings } from '../../lib/cloud/clients';
 import {
   awsSettings,
   defaultCloudRunId,
@@ -19,6 +19,18 @@ import { describeLabOutputs, readOutputsFile, stackNameFor, type LabOutputs } fr
 import { formatDuration } from '../../lib/cloud/runs';
 import { buildRunCommands, sendRunCommands } from '../../lib/cloud/ssm';
 import { loadLabFile } from '../../lib/config/load';
+
+/** The region the SDK would use (env, profile), or null when none is configured. */
+async function resolvedRegion(settings: AwsSettings): Promise<string | null> {
+  const client = createAwsClients(settings).ssm;
+  try {
+    return await client.config.region();
+  } catch {
+    return null;
+  } finally {
+    client.destroy();
+  }
+}
 
 interface RunFlags {
   readonly lab: string;
@@ -64,7 +76,10 @@ export function register(program: Command): void {
         ? readOutputsFile(flags.outputs, stackName)
         : await describeLabOutputs(createAwsClients(settings).cloudformation, stackName);
       if (outputs.labName !== lab.name) throw new UsageError(`the outputs are of lab "${outputs.labName}", not "${lab.name}"`);
-      const base = runnerArgsFromOutputs(outputs, lab, { runId, suite, region: settings.region ?? null, startAt: now.toISOString() });
+      // The runners need the region explicitly (the SDK on EC2 does not read it from IMDS).
+      const region = settings.region ?? (await resolvedRegion(settings));
+      if (region === null) throw new UsageError('no AWS region: pass --region, set AWS_REGION, or give the lab a "region"');
+      const base = runnerArgsFromOutputs(outputs, lab, { runId, suite, region, startAt: now.toISOString() });
       const plans = buildRunCommands(outputs.runnerInstanceIds, base);
       if (flags.dryRun) {
         process.stdout.write(JSON.stringify(plans.map((p) => p.input), null, 2) + '\n');
