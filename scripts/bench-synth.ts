@@ -11,7 +11,7 @@
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { cpus, loadavg, tmpdir } from 'node:os';
 import * as path from 'node:path';
 
 const ROOT = path.join(__dirname, '..');
@@ -36,6 +36,7 @@ function main(argv: string[]): number {
           .map((f) => path.join('labs', f));
   const outRoot = mkdtempSync(path.join(tmpdir(), 'proxylab-synth-'));
   const results: LabTiming[] = [];
+  const loadBefore = loadavg()[0] ?? 0;
   const started = process.hrtime.bigint();
   for (const lab of labs) {
     const name = path.basename(lab, '.json');
@@ -65,6 +66,10 @@ function main(argv: string[]): number {
   const totalSec = Number(process.hrtime.bigint() - started) / 1e9;
   const synthSec = results.reduce((s, r) => s + r.durationSec, 0);
   process.stdout.write(`${'total synth'.padEnd(40)} ${synthSec.toFixed(1).padStart(6)} s  (${results.length} labs, wall ${totalSec.toFixed(1)} s)\n`);
+  // Other work on the machine stretches wall time: print the load so the figure can be judged.
+  process.stdout.write(
+    `machine: ${cpus().length} cores, 1-min load average ${loadBefore.toFixed(1)} before, ${(loadavg()[0] ?? 0).toFixed(1)} after\n`,
+  );
   if (keep) process.stdout.write(`outputs kept in ${outRoot}\n`);
   else rmSync(outRoot, { recursive: true, force: true });
   const failed = results.some((r) => !r.ok || (r.lint !== null && r.lint !== ''));
