@@ -6,10 +6,9 @@
  * `proxylab validate`.
  */
 import * as path from 'node:path';
-import { App, Validations } from 'aws-cdk-lib';
-import { AwsSolutionsChecks } from 'cdk-nag';
+import { App } from 'aws-cdk-lib';
 import { checkLabFile, formatProblems } from '../lib/config';
-import { createLabStack } from '../lib/lab-stack';
+import { addLabChecks, createLabStack } from '../lib/lab-stack';
 
 // cdk-nag (below) and cfn-lint (tests and .ci/run) check the templates; aws-cdk-lib's built-in
 // WASM CloudFormation validator would add ~4 s to every synth for the same checks.
@@ -23,5 +22,5 @@ if (!result.ok) {
   process.exit(2);
 }
 createLabStack(app, result.lab);
-Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
+addLabChecks(app);
 app.synth();

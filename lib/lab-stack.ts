@@ -3,7 +3,8 @@
  * Environment-agnostic (no account/region, no context lookups): the same template deploys
  * anywhere. What it deploys and why: docs/stacks.md.
  */
-import { CfnOutput, Stack, StackProps, Tags } from 'aws-cdk-lib';
+import { App, CfnOutput, Stack, StackProps, Tags, Validations } from 'aws-cdk-lib';
+import { AwsSolutionsChecks } from 'cdk-nag';
 import { Construct } from 'constructs';
 import type { LabConfig } from './config';
 import { LAB_OUTPUT_KEYS, stackNameFor } from './config/stack-outputs';
@@ -135,4 +136,12 @@ function joinList(values: readonly string[]): string {
 /** Builds the stack for a lab: named `proxylab-<name>`, environment-agnostic. */
 export function createLabStack(scope: Construct, lab: LabConfig, props: Omit<LabStackProps, 'lab'> = {}): LabStack {
   return new LabStack(scope, stackNameFor(lab.name), { ...props, lab });
+}
+
+/**
+ * The checks every lab app runs at synthesis: cdk-nag AwsSolutions as a CDK policy-validation
+ * plugin. An unacknowledged finding makes `app.synth()` (and `cdk synth`) fail.
+ */
+export function addLabChecks(app: App): void {
+  Validations.of(app).addPlugins(new AwsSolutionsChecks(app));
 }

@@ -7,6 +7,7 @@ import * as path from 'node:path';
 import { App, Stack, Validations } from 'aws-cdk-lib';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
+import { addLabChecks } from '../../lib/lab-stack';
 import { cfnLint, labFiles, loadLab, newTestApp, synthLab } from './helpers';
 
 interface Synthesized {
@@ -22,6 +23,7 @@ const synthesized: Synthesized[] = [];
 beforeAll(() => {
   for (const file of FILES) {
     const { app, stack } = synthLab(loadLab(file));
+    addLabChecks(app); // as bin/proxylab.ts does: an unacknowledged finding would throw here
     const assembly = app.synth();
     synthesized.push({
       file,
@@ -67,6 +69,15 @@ test('cdk-nag is live: an unacknowledged finding is reported', () => {
   const report = new AwsSolutionsChecks().validateScope(app);
   // THEN
   expect(report.violations.map((v) => v.ruleName)).toEqual(expect.arrayContaining(['AwsSolutions-S1', 'AwsSolutions-S10']));
+});
+
+test('with the checks registered as bin/proxylab.ts does, an unacknowledged finding fails synthesis', () => {
+  // GIVEN
+  const app = newTestApp();
+  new s3.Bucket(new Stack(app, 'nag-canary'), 'Plain');
+  addLabChecks(app);
+  // WHEN / THEN
+  expect(() => app.synth()).toThrow(/AwsSolutions-S10/);
 });
 
 test('every acknowledgement carries a concrete reason', () => {
