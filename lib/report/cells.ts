@@ -138,7 +138,7 @@ export function groupCells(steps: readonly StepRecord[]): Cell[] {
 /** Line label within a scenario: the target, plus script / pool % when the scenario varies them. */
 export function lineLabeller(cells: readonly Cell[]): (key: CellKey) => string {
   const scripts = new Set(cells.map((c) => c.key.script));
-  const pools = new Set(cells.map((c) => c.key.poolPercent));
+  const pools = new Set(cells.map((c) => c.key.poolPercent).filter((p) => p !== null));
   return (key) => {
     let label = key.target.name;
     if (pools.size > 1 && key.poolPercent !== null) label += ` @ pool ${key.poolPercent}%`;

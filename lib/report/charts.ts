@@ -8,7 +8,7 @@
 import * as echarts from 'echarts';
 import type { BarSeriesOption, EChartsOption, LineSeriesOption } from 'echarts';
 import type { Spread } from './cells';
-import type { ChartLine, ChurnRow, MetricPanel, ScenarioPanel, StepWindow } from './shape';
+import type { ChartLine, ChartPoint, ChurnRow, MetricPanel, ScenarioPanel, StepWindow } from './shape';
 
 /** Colour-blind-friendly palette (Okabe–Ito), one colour per line, stable within a chart. */
 export const PALETTE: readonly string[] = ['#0072B2', '#E69F00', '#009E73', '#D55E00', '#CC79A7', '#56B4E9', '#999999', '#F0E442'];
@@ -69,12 +69,14 @@ export function tpsOption(panel: ScenarioPanel, title: string): EChartsOption {
     });
     const banded = line.points.some((p) => (p?.value?.n ?? 0) > 1);
     if (banded) {
+      // Band between adjacent points, plus a tick at best and at worst so a lone point shows its range too.
       const stack = `band-${i}`;
+      const repeated = (p: ChartPoint | null): Spread | null => (p?.value && p.value.n > 1 ? p.value : null);
       series.push({
         name: `${line.label} worst`,
         type: 'line',
         stack,
-        data: line.points.map((p) => (p?.value ? p.value.worst : null)),
+        data: line.points.map((p) => repeated(p)?.worst ?? null),
         lineStyle: { opacity: 0 },
         symbol: 'none',
         silent: true,
@@ -84,13 +86,29 @@ export function tpsOption(panel: ScenarioPanel, title: string): EChartsOption {
         name: `${line.label} best`,
         type: 'line',
         stack,
-        data: line.points.map((p) => (p?.value ? p.value.best - p.value.worst : null)),
+        data: line.points.map((p) => {
+          const r = repeated(p);
+          return r ? r.best - r.worst : null;
+        }),
         lineStyle: { opacity: 0 },
         areaStyle: { color: withAlpha(color, 0.22) },
         symbol: 'none',
         silent: true,
         z: 1,
       });
+      for (const end of ['best', 'worst'] as const) {
+        series.push({
+          name: `${line.label} ${end} tick`,
+          type: 'line',
+          data: line.points.map((p) => repeated(p)?.[end] ?? null),
+          lineStyle: { opacity: 0 },
+          symbol: 'rect',
+          symbolSize: [14, 2],
+          itemStyle: { color },
+          silent: true,
+          z: 2,
+        });
+      }
     }
   });
   return {

@@ -432,9 +432,11 @@ export function reportWarnings(run: LoadedRun): ReportWarning[] {
   const { manifest } = run;
   if (isPartial(run)) {
     const why =
-      manifest.status !== 'completed'
-        ? `the run is ${manifest.status}${manifest.error ? ` (${manifest.error})` : ''}`
-        : 'the run ended';
+      manifest.status === 'running'
+        ? 'the run has not recorded its end (still running, or killed before it could)'
+        : manifest.status !== 'completed'
+          ? `the run ${manifest.status === 'failed' ? 'failed' : 'was interrupted'}${manifest.error ? ` (${manifest.error})` : ''}`
+          : 'the run completed without some planned steps';
     out.push({
       id: 'partial-run',
       message: `Partial run: ${why}; ${run.steps.length} of ${manifest.stepIds.length} planned steps have results. Missing cells are not failures — they were not measured.`,
