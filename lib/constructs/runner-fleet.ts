@@ -96,11 +96,10 @@ export class RunnerFleet extends Construct {
 
     this.securityGroup = new ec2.SecurityGroup(this, 'SecurityGroup', {
       vpc: props.vpc,
-      description: 'pgbench runners: no inbound; outbound HTTPS (SSM, AWS APIs, AL2023 repositories) and PostgreSQL',
+      description: 'pgbench runners: no inbound; outbound HTTPS (SSM, AWS APIs, AL2023 repositories over S3) and PostgreSQL',
       allowAllOutbound: false,
     });
     this.securityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(443), 'AWS APIs, SSM and the AL2023 repositories');
-    this.securityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(80), 'AL2023 repository mirrors list');
     for (const target of props.databaseTargets) {
       this.securityGroup.connections.allowTo(target, ec2.Port.tcp(5432), 'runners to PostgreSQL');
     }
