@@ -19,6 +19,11 @@ function pad(s: string, width: number, right = false): string {
   return right ? s.padStart(width) : s.padEnd(width);
 }
 
+function totalLines(rows: ReadonlyArray<readonly [string, string, string]>): string[] {
+  const w = Math.max(...rows.map(([label]) => label.length));
+  return rows.map(([label, value, tail]) => `${label.padEnd(w)} ${value}${tail}`);
+}
+
 /** A table with a line per billable part and totals per hour, 8-hour day and 30-day month. */
 export function formatCostTable(estimate: CostEstimate): string {
   const rows = estimate.lines.map((l) => [
@@ -27,7 +32,7 @@ export function formatCostTable(estimate: CostEstimate): string {
     `$${l.unitPriceUsd}`,
     formatUsdRange(l.usdPerHourMin, l.usdPerHourMax, 4),
   ]);
-  const header = ['part', 'per hour', 'unit price', '$/hour'];
+  const header = ['part', 'quantity per hour', 'unit price', '$/hour'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
     cells.map((c, i) => pad(c, widths[i] ?? 0, i >= 2)).join('  ').trimEnd();
@@ -41,9 +46,11 @@ export function formatCostTable(estimate: CostEstimate): string {
     line(widths.map((w) => '-'.repeat(w))),
     ...rows.map(line),
     '',
-    `Total per hour:                  ${formatUsdRange(t.perHourUsdMin, t.perHourUsdMax, 4)}`,
-    `Total per ${HOURS_PER_DAY}-hour day:            ${formatUsdRange(t.perDayUsdMin, t.perDayUsdMax, 2)}`,
-    `Total per 30-day month (${HOURS_PER_MONTH} h): ${formatUsdRange(t.perMonthUsdMin, t.perMonthUsdMax, 2)}  if left running`,
+    ...totalLines([
+      ['Total per hour:', formatUsdRange(t.perHourUsdMin, t.perHourUsdMax, 4), ''],
+      [`Total per ${HOURS_PER_DAY}-hour day:`, formatUsdRange(t.perDayUsdMin, t.perDayUsdMax, 2), ''],
+      [`Total per 30-day month (${HOURS_PER_MONTH} h):`, formatUsdRange(t.perMonthUsdMin, t.perMonthUsdMax, 2), '  if left running'],
+    ]),
     '',
     '* usage assumed, see below.',
     'Assumptions:',
