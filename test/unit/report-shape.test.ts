@@ -2,7 +2,7 @@
  * The report's data shaping on SYNTHETIC run directories (test/fixtures/runs): which points go in
  * which chart, best/median/worst, gaps instead of zeros, no-data series, findings and warnings.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UsageError } from '../../lib/cli/errors';
@@ -18,6 +18,7 @@ import {
   reportWarnings,
   scenarioPanels,
 } from '../../lib/report/shape';
+import { stepFileName } from '../../lib/suite/types';
 import { partialHostileRun, repeatedRun, writeRunDir } from '../fixtures/runs/synthetic';
 
 const FIXTURES = join(__dirname, '..', 'fixtures', 'runs');
@@ -77,7 +78,7 @@ describe('loadRun', () => {
       const run = repeatedRun('synthetic-bad-field');
       writeRunDir(dir, run);
       const bad = { ...run.steps[1]!, params: { ...run.steps[1]!.params, clients: '20' } };
-      writeRunDir(dir, { ...run, steps: [bad] });
+      writeFileSync(join(dir, 'steps', `${stepFileName(bad.stepId)}.json`), JSON.stringify(bad));
       // WHEN
       const loaded = loadRun(dir);
       // THEN
