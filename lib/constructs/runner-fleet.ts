@@ -181,14 +181,12 @@ export class RunnerFleet extends Construct {
    * /opt/proxylab and runs `software.command` there. Call at most once, before synthesis.
    */
   addRunnerSoftware(software: RunnerSoftware): void {
-    const local = this.userData.addS3DownloadCommand({
-      bucket: software.asset.bucket,
-      bucketKey: software.asset.s3ObjectKey,
-      localFile: `${RUNNER_HOME}/${software.asset.isZipArchive ? 'runner.zip' : 'runner'}`,
-    });
+    const local = `${RUNNER_HOME}/${software.asset.isZipArchive ? 'runner.zip' : 'runner'}`;
+    // Own command rather than UserData.addS3DownloadCommand, whose `$(dirname …)` is unquoted (SC2046).
+    this.userData.addCommands(`aws s3 cp 's3://${software.asset.s3BucketName}/${software.asset.s3ObjectKey}' '${local}'`);
     software.asset.grantRead(this.role);
     if (software.asset.isZipArchive) {
-      this.userData.addCommands(`cd ${RUNNER_HOME}`, `unzip -o "${local}" -d ${RUNNER_HOME}`);
+      this.userData.addCommands('dnf install -y unzip', `unzip -o "${local}" -d ${RUNNER_HOME}`);
     }
     this.userData.addCommands(`cd ${RUNNER_HOME}`, software.command);
   }

@@ -7,10 +7,12 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
+import { Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
-import { LAB_OUTPUT_KEYS } from '../../lib/lab-stack';
+import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
+import { createLabStack, LAB_OUTPUT_KEYS } from '../../lib/lab-stack';
 import { baseUserDataCommands, isGraviton } from '../../lib/constructs/runner-fleet';
-import { labFrom, loadLab, LABS_DIR, resourcesOfType, synthLab, SynthesizedLab } from './helpers';
+import { labFrom, loadLab, LABS_DIR, newTestApp, resourcesOfType, synthLab, SynthesizedLab } from './helpers';
 
 const VARIANT = {
   name: 'variant',
@@ -320,6 +322,28 @@ describe('runner fleet', () => {
     expect(`${res.stdout}${res.stderr}`).toBe('');
     expect(res.status).toBe(0);
   });
+});
+
+test('the runner-software seam downloads the asset, unpacks it and runs the command (shellcheck-clean)', () => {
+  // GIVEN a lab stack with a zip asset as runner software
+  const dir = mkdtempSync(path.join(tmpdir(), 'runner-sw-'));
+  writeFileSync(path.join(dir, 'install.sh'), '#!/bin/sh\necho hi\n');
+  const app = newTestApp();
+  const stack = new Stack(app, 'seam');
+  const asset = new s3assets.Asset(stack, 'Software', { path: dir });
+  const lab = createLabStack(app, labFrom({ name: 'seam' }), { runnerSoftware: { asset, command: './install.sh' } });
+  // WHEN the user data is rendered with placeholders for deploy-time values
+  const [, props] = resourcesOfType(Template.fromStack(lab), 'AWS::EC2::Instance')[0] ?? [];
+  const joined = (props?.UserData as { 'Fn::Base64': { 'Fn::Join': [string, unknown[]] } })['Fn::Base64']['Fn::Join'][1];
+  const script = joined.map((part) => (typeof part === 'string' ? part : 'PLACEHOLDER')).join('');
+  // THEN
+  expect(script).toMatch(/\nmkdir -p \/opt\/proxylab\n[^]*\naws s3 cp 's3:\/\/PLACEHOLDER\/[0-9a-f]{64}\.zip' '\/opt\/proxylab\/runner\.zip'\n/);
+  expect(script).toMatch(/unzip -o "\/opt\/proxylab\/runner\.zip" -d \/opt\/proxylab\ncd \/opt\/proxylab\n\.\/install\.sh$/);
+  expect(script.indexOf('command -v pgbench')).toBeLessThan(script.indexOf('./install.sh'));
+  const file = path.join(dir, 'user-data.sh');
+  writeFileSync(file, script);
+  const res = spawnSync('shellcheck', ['--shell=bash', file], { encoding: 'utf8' });
+  expect(`${res.stdout}${res.stderr}`).toBe('');
 });
 
 describe('results bucket', () => {
