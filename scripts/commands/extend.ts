@@ -1,6 +1,7 @@
 /**
  * `proxylab extend --lab FILE --hours N`: move a deployed lab's expiry later by N hours.
  */
+import type { SchedulerClient } from '@aws-sdk/client-scheduler';
 import type { Command } from 'commander';
 import { UsageError } from '../../lib/cli/errors';
 import { loadLabFile } from '../../lib/config/load';
@@ -13,6 +14,19 @@ interface ExtendFlags {
   readonly hours: string;
   readonly profile?: string;
   readonly region?: string;
+}
+
+/** Region: --region, else what the SDK finds (AWS_REGION, the profile), else the lab's region hint. */
+async function schedulerFor(flags: ExtendFlags, labRegion: string | null): Promise<SchedulerClient> {
+  const client = createSchedulerClient({ region: flags.region, profile: flags.profile });
+  if (flags.region !== undefined || labRegion === null) return client;
+  try {
+    await client.config.region();
+    return client;
+  } catch {
+    client.destroy();
+    return createSchedulerClient({ region: labRegion, profile: flags.profile });
+  }
 }
 
 export function register(program: Command): void {
@@ -33,8 +47,7 @@ export function register(program: Command): void {
         throw new UsageError(`--hours must be a number, got "${flags.hours}"`);
       }
       const lab = loadLabFile(flags.lab);
-      const region = flags.region ?? (process.env.AWS_REGION || process.env.AWS_DEFAULT_REGION ? undefined : lab.region ?? undefined);
-      const scheduler = createSchedulerClient({ region, profile: flags.profile });
+      const scheduler = await schedulerFor(flags, lab.region);
       try {
         const r = await extendLabExpiry(scheduler, { stackName: stackNameFor(lab.name), hours });
         process.stdout.write(
