@@ -17,7 +17,8 @@ import {
   findEngineVersion,
 } from './engine-versions';
 import { AURORA_POSTGRES_INSTANCE_CLASSES, DEFAULT_INSTANCE_CLASS } from './instance-classes';
-import { labFileSchema, LabFileInput, LIMITS } from './schema';
+import { SUITE_NAMES } from '../suite/catalog';
+import { labFileSchema, LabFileInput, LIMITS, SUITE_NAME_PATTERN } from './schema';
 import type { LabConfig, LabProblem, LabValidation, ProxyConfig } from './types';
 
 type PathSegment = PropertyKey;
@@ -230,6 +231,19 @@ function checkProxies(proxies: unknown, out: LabProblem[]): void {
   });
 }
 
+function checkSuites(suites: unknown, out: LabProblem[]): void {
+  if (!Array.isArray(suites)) return;
+  suites.forEach((name: unknown, i: number) => {
+    if (typeof name !== 'string' || !SUITE_NAME_PATTERN.test(name) || SUITE_NAMES.includes(name)) return;
+    const hint = suggestKey(name, SUITE_NAMES);
+    out.push({
+      path: `suites[${i}]`,
+      value: name,
+      message: `must be a suite in the catalog (${SUITE_NAMES.join(', ')}), got ${formatValue(name)}${hint ? `; did you mean "${hint}"?` : ''}`,
+    });
+  });
+}
+
 function crossFieldProblems(raw: unknown): LabProblem[] {
   const out: LabProblem[] = [];
   const root = asRecord(raw);
@@ -240,6 +254,7 @@ function crossFieldProblems(raw: unknown): LabProblem[] {
     checkCapacity(aurora, out);
   }
   checkProxies(root.proxies, out);
+  checkSuites(root.suites, out);
   return out;
 }
 

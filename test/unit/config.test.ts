@@ -65,6 +65,8 @@ describe('single bad value → one problem naming path, value and what is allowe
     ['tag value not a string', { tags: { team: 7 } }, 'tags.team', 7, /string of at most 256 characters, got 7$/],
     ['reserved tag key', { tags: { 'aws:cost': 'x' } }, 'tags["aws:cost"]', 'aws:cost', /^key must be a tag key not starting with "aws:"/],
     ['empty suites', { suites: [] }, 'suites', [], /^must be a non-empty list of suite names, got \[\]$/],
+    ['unknown suite', { suites: ['quick', 'e6'] }, 'suites[1]', 'e6', /^must be a suite in the catalog \(quick, smoke, e1, .*\), got "e6"; did you mean "e1"\?$/],
+    ['suite name malformed', { suites: ['Quick!'] }, 'suites[0]', 'Quick!', /^must be a suite name \(lowercase letters, digits, hyphens\), got "Quick!"$/],
     ['bad region', { region: 'europe' }, 'region', 'europe', /AWS region such as "eu-west-1", got "europe"$/],
     ['budget not positive', { budget: { maxHourlyUsd: 0 } }, 'budget.maxHourlyUsd', 0, /positive number of US dollars per hour, got 0$/],
     ['lab name with capitals', { name: 'MyLab' }, 'name', 'MyLab', /lowercase letters.*got "MyLab"$/],
