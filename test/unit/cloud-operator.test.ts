@@ -1,0 +1,190 @@
+/**
+ * The operator's side: cdk command lines, what destroy keeps, runner arguments from stack
+ * outputs, following a run (S3 + SSM mocked), and the CLI's `run --dry-run` / validation through
+ * the real entry point (no AWS call: outputs come from a file).
+ */
+import { spawnSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { GetObjectCommand, ListObjectsV2Command, NoSuchKey, S3Client } from '@aws-sdk/client-s3';
+import { GetCommandInvocationCommand, SSMClient } from '@aws-sdk/client-ssm';
+import { mockClient } from 'aws-sdk-client-mock';
+import 'aws-sdk-client-mock-jest';
+import {
+  awsSettings,
+  cdkInvocation,
+  followRun,
+  REPO_ROOT,
+  retainedOnDestroy,
+  runnerArgsFromOutputs,
+  teardownCommand,
+} from '../../lib/cloud/operator';
+import type { LabOutputs } from '../../lib/cloud/outputs';
+import { parseRunnerArgv, runnerArgv } from '../../lib/cloud/runner-args';
+import { validateLab } from '../../lib/config';
+import type { LabConfig } from '../../lib/config/types';
+
+const s3Mock = mockClient(S3Client);
+const ssmMock = mockClient(SSMClient);
+afterEach(() => {
+  s3Mock.reset();
+  ssmMock.reset();
+});
+
+function lab(over: Record<string, unknown> = {}): LabConfig {
+  const r = validateLab({
+    name: 'demo',
+    aurora: { engineVersion: '16.9', instanceClass: 'db.t4g.medium', performanceInsights: true },
+    proxies: [{ name: 'pool50', maxConnectionsPercent: 50, maxIdleConnectionsPercent: 20 }],
+    runners: { instanceType: 'c7g.large', count: 2 },
+    ...over,
+  });
+  if (!r.ok) throw new Error(JSON.stringify(r.problems));
+  return r.lab;
+}
+
+const OUTPUTS: LabOutputs = {
+  labName: 'demo',
+  runnerInstanceIds: ['i-0aaa', 'i-0bbb'],
+  resultsBucketName: 'proxylab-demo-results',
+  clusterIdentifier: 'demo-cluster',
+  clusterEndpoint: 'demo.cluster-x.eu-west-1.rds.amazonaws.com',
+  clusterReaderEndpoint: 'demo.cluster-ro-x.eu-west-1.rds.amazonaws.com',
+  databasePort: 5432,
+  dbInstanceIds: ['demo-writer'],
+  dbInstanceResourceIds: ['db-ABC'],
+  proxyEndpoints: { pool50: 'demo-pool50.proxy-x.eu-west-1.rds.amazonaws.com' },
+  proxyNames: { pool50: 'demo-pool50' },
+  dbSecretArn: 'arn:aws:secretsmanager:eu-west-1:1:secret:demo',
+  collectorFunctionName: 'demo-collector',
+};
+
+describe('cdk command lines', () => {
+  test('deploy: absolute lab path, no approval prompt, outputs file; profile and region as env', () => {
+    const inv = cdkInvocation('deploy', 'labs/default.json', { profile: 'lab', region: 'eu-west-1' }, '/home/me/proxylab');
+    expect(inv.command).toBe('npx');
+    expect(inv.args).toEqual([
+      'cdk', 'deploy', '-c', 'lab=/home/me/proxylab/labs/default.json', '--require-approval', 'never',
+      '--outputs-file', path.join(REPO_ROOT, 'cdk.out', 'outputs-default.json'),
+    ]);
+    expect(inv.cwd).toBe(REPO_ROOT);
+    expect(inv.env).toEqual({ AWS_PROFILE: 'lab', AWS_REGION: 'eu-west-1', AWS_DEFAULT_REGION: 'eu-west-1', CDK_DEFAULT_REGION: 'eu-west-1' });
+    expect(cdkInvocation('destroy', '/x/lab.json', {}).args).toEqual(['cdk', 'destroy', '-c', 'lab=/x/lab.json', '--force']);
+    expect(teardownCommand('labs/e1.json', { profile: 'lab' })).toBe('npx proxylab destroy --lab labs/e1.json --profile lab');
+  });
+
+  test.each([
+    [{ region: 'eu-west-1' }, {}, { region: 'eu-west-1' }],
+    [{}, { AWS_REGION: 'us-west-2' }, {}], // the SDK reads the environment itself
+    [{}, {}, { region: 'ap-south-1' }], // the lab's hint as the last resort
+  ])('region from flags %j and env %j → %j', (flags, env, expected) => {
+    expect(awsSettings(flags, lab({ region: 'ap-south-1' }), env)).toEqual(expected);
+  });
+
+  test('bad region or profile is refused before anything runs', () => {
+    expect(() => awsSettings({ region: 'Frankfurt' }, null, {})).toThrow(/--region must look like us-east-1, got "Frankfurt"/);
+    expect(() => awsSettings({ profile: 'a b' }, null, {})).toThrow(/--profile "a b" is not a valid profile name/);
+  });
+
+  test('destroy says what the lab keeps', () => {
+    expect(retainedOnDestroy(lab())).toEqual([]);
+    const kept = retainedOnDestroy(lab({ results: { retainOnDestroy: true, expireAfterDays: 7 }, aurora: { engineVersion: '16.9', instanceClass: 'db.t4g.medium', snapshotOnDestroy: true } }));
+    expect(kept).toHaveLength(2);
+    expect(kept[0]).toMatch(/results bucket.*7-day expiry/);
+    expect(kept[1]).toMatch(/final Aurora cluster snapshot/);
+  });
+});
+
+describe('runner arguments from the stack outputs', () => {
+  test('proxies carry their RDS name and the lab pool values; the collector gets the DB proxy names', () => {
+    const args = runnerArgsFromOutputs(OUTPUTS, lab(), { runId: 'r1', suite: 'e4', region: 'eu-west-1', startAt: '2026-11-21T11:00:00.000Z' });
+    expect(args.proxies).toEqual([
+      { name: 'pool50', endpoint: { host: 'demo-pool50.proxy-x.eu-west-1.rds.amazonaws.com', port: 5432 }, dbProxyName: 'demo-pool50', lab: { maxConnectionsPercent: 50, maxIdleConnectionsPercent: 20 } },
+    ]);
+    expect(args.collector).toEqual({ functionName: 'demo-collector', clusterId: 'demo-cluster', instanceIds: ['demo-writer'], piResourceIds: ['db-ABC'], proxies: ['demo-pool50'] });
+    expect(args.sslmode).toBe('require');
+    expect(args.poolControl).toBe(true);
+    // and the runner reads back exactly that
+    expect(parseRunnerArgv(runnerArgv({ ...args, runnerIndex: 0, runnerCount: 2 }))).toEqual({ ...args, runnerIndex: 0, runnerCount: 2 });
+  });
+
+  test('no Performance Insights ids when the lab turned PI off', () => {
+    const off = lab({ aurora: { engineVersion: '16.9', instanceClass: 'db.t4g.medium', performanceInsights: false } });
+    expect(runnerArgsFromOutputs(OUTPUTS, off, { runId: 'r', suite: 'quick', region: null, startAt: 'x' }).collector?.piResourceIds).toEqual([]);
+  });
+});
+
+describe('followRun', () => {
+  const since = new Date('2026-11-21T11:00:00Z');
+  function manifest(status: string, endedAt: string | null, stepIds = ['a', 'b']): string {
+    return JSON.stringify({ runId: 'r1', suite: 'quick', status, startedAt: '2026-11-21T10:59:00Z', endedAt, stepIds });
+  }
+  const deps = (lines: string[]) => ({
+    s3: new S3Client({ region: 'us-east-1' }),
+    ssm: new SSMClient({ region: 'us-east-1' }),
+    bucket: 'b',
+    runId: 'r1',
+    sent: [{ instanceId: 'i-0aaa', runnerIndex: 0, commandId: 'c1' }],
+    since,
+    pollMs: 1000,
+    print: (l: string) => lines.push(l),
+    sleep: async () => undefined,
+    now: () => new Date('2026-11-21T11:01:00Z'),
+  });
+
+  test('prints progress until the manifest of THIS attempt ends (an older interrupted one does not count)', async () => {
+    s3Mock
+      .on(GetObjectCommand, { Key: 'runs/r1/manifest.json' })
+      .resolvesOnce({ Body: { transformToString: async () => manifest('interrupted', '2026-11-21T10:30:00Z') } } as never)
+      .resolvesOnce({ Body: { transformToString: async () => manifest('running', null) } } as never)
+      .resolves({ Body: { transformToString: async () => manifest('completed', '2026-11-21T11:05:00Z') } } as never);
+    s3Mock.on(ListObjectsV2Command).resolvesOnce({ Contents: [] }).resolvesOnce({ Contents: [{ Key: 'runs/r1/steps/a.json' }] }).resolves({ Contents: [{ Key: 'runs/r1/steps/a.json' }, { Key: 'runs/r1/steps/b.json' }] });
+    ssmMock.on(GetCommandInvocationCommand).resolves({ Status: 'InProgress', StatusDetails: 'InProgress' });
+    const lines: string[] = [];
+    const p = await followRun(deps(lines));
+    expect(p.status).toBe('completed');
+    expect(lines[lines.length - 1]).toMatch(/^r1 \[quick\] completed: 2\/2 steps/);
+    expect(lines.some((l) => /running: 1\/2 steps, elapsed 2m00s, ETA 2m00s/.test(l))).toBe(true);
+  });
+
+  test('a runner command that failed before the run ended is an error with its stderr', async () => {
+    s3Mock.on(GetObjectCommand).rejects(new NoSuchKey({ message: 'no', $metadata: {} }));
+    s3Mock.on(ListObjectsV2Command).resolves({ Contents: [] });
+    ssmMock.on(GetCommandInvocationCommand).resolves({ Status: 'Failed', StatusDetails: 'Failed', StandardErrorContent: 'proxylab runner not installed at /opt/proxylab/runner.js' });
+    await expect(followRun(deps([]))).rejects.toThrow(/runner command ended before the run did: i-0aaa Failed: proxylab runner not installed/);
+  });
+});
+
+describe('CLI (real entry, no AWS)', () => {
+  const cli = path.join(REPO_ROOT, 'scripts', 'proxylab.js');
+  const outputsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-outputs-')), 'outputs.json');
+  const flat = Object.fromEntries(
+    Object.entries({ ...OUTPUTS, labName: 'default' }).map(([k, v]) => [k[0]?.toUpperCase() + k.slice(1), Array.isArray(v) ? v.join(',') : typeof v === 'object' ? JSON.stringify(v) : String(v)]),
+  );
+  fs.writeFileSync(outputsFile, JSON.stringify({ 'proxylab-default': { ...flat, DbInstanceIds: 'demo-writer', DbInstanceResourceIds: 'db-ABC', DbSecretArn: OUTPUTS.dbSecretArn } }));
+  const env = { ...process.env, AWS_REGION: 'eu-west-1', AWS_CONFIG_FILE: '/dev/null', AWS_SHARED_CREDENTIALS_FILE: '/dev/null', AWS_EC2_METADATA_DISABLED: 'true' };
+
+  test('run --dry-run prints the exact SendCommand requests and exits 0', () => {
+    const res = spawnSync(process.execPath, [cli, 'run', '--lab', path.join(REPO_ROOT, 'labs', 'default.json'), '--suite', 'smoke', '--outputs', outputsFile, '--run-id', 'dry-1', '--dry-run'], { encoding: 'utf8', env });
+    expect(res.status).toBe(0);
+    const requests = JSON.parse(res.stdout) as Array<{ DocumentName: string; InstanceIds: string[]; Parameters: { commands: string[] } }>;
+    expect(requests.map((r) => [r.DocumentName, r.InstanceIds])).toEqual([
+      ['AWS-RunShellScript', ['i-0aaa']],
+      ['AWS-RunShellScript', ['i-0bbb']],
+    ]);
+    expect(requests[1]?.Parameters.commands.at(-1)).toMatch(/^node \/opt\/proxylab\/runner\.js --run-id dry-1 --suite smoke --bucket proxylab-demo-results --runner-index 1 --runner-count 2 .*--region eu-west-1/);
+  });
+
+  test.each([
+    [['run', '--lab', 'labs/default.json', '--suite', 'nope'], /--suite must be one of quick, smoke/],
+    [['run', '--lab', 'labs/default.json', '--suite', 'smoke', '--run-id', '../etc'], /run id must be letters, digits/],
+    [['run', '--lab', 'labs/missing.json', '--suite', 'smoke'], /missing\.json/],
+    [['fetch', 'r1'], /give --lab FILE \(the deployed lab\) or --bucket NAME/],
+    [['status', '--bucket', 'Not_A_Bucket'], /--bucket "Not_A_Bucket" is not a valid S3 bucket name/],
+  ])('proxylab %j exits 2 before any AWS call', (args, message) => {
+    const res = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env, cwd: REPO_ROOT });
+    expect(res.stderr).toMatch(message);
+    expect(res.status).toBe(2);
+  });
+});
