@@ -14,6 +14,9 @@ import type { InstancePrice, PriceTable, SourceId } from './price-table';
 import { LAB_DEPLOYMENT_SHAPE } from './shape';
 import type { DeploymentShape } from './shape';
 
+/** The smallest running Aurora Serverless v2 capacity (below it, only a paused instance: 0). */
+export const SERVERLESS_MIN_RUNNING_ACU = 0.5;
+
 /** Hours in the "8-hour day" total. */
 export const HOURS_PER_DAY = 8;
 /** Hours in the "30-day month left running" total. */
@@ -148,9 +151,13 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
     }
   } else {
     const acu = table.auroraServerlessPerAcuHour;
+    // minCapacity 0 is auto-pause. Assumed not to happen behind an RDS Proxy (listed as incompatible
+    // with scale-to-zero in aws/agent-toolkit-for-aws's Aurora serverless notes): low end 0.5 ACU.
+    const low = cap.minCapacityAcu === 0 && lab.proxies.length > 0 ? SERVERLESS_MIN_RUNNING_ACU : cap.minCapacityAcu;
+    const why = low !== cap.minCapacityAcu ? ` (minCapacity 0 = auto-pause, assumed not to happen behind an RDS Proxy: ${low} ACU)` : '';
     for (const role of roles) {
-      lines.push(range('database', `Aurora ${role} serverless v2`, cap.minCapacityAcu, cap.maxCapacityAcu, 'ACU-hour', acu.usd, acu.source,
-        `${cap.minCapacityAcu}–${cap.maxCapacityAcu} ACU × $${acu.usd}/ACU-hour; bills the capacity in use, between min and max`));
+      lines.push(range('database', `Aurora ${role} serverless v2`, low, cap.maxCapacityAcu, 'ACU-hour', acu.usd, acu.source,
+        `${low}–${cap.maxCapacityAcu} ACU × $${acu.usd}/ACU-hour; bills the capacity in use, between min and max${why}`));
     }
   }
 

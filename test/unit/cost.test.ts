@@ -121,6 +121,17 @@ describe('estimateCost, serverless v2', () => {
     expect(e.totals.perMonthUsdMax).toBeCloseTo((2 * 0.48 + fixed) * 720, 3);
   });
 
+  test.each([
+    // minCapacity 0 (auto-pause): 0 without a proxy; with one, the proxy's connections keep it at 0.5 ACU
+    [[], 0],
+    [[{ name: 'p' }], 0.5 * 0.12],
+  ])('minCapacity 0 with proxies %j: low end $%s/h per instance', (proxies, lowUsd) => {
+    const e = estimateCost(lab({ aurora: { serverless: { minCapacity: 0, maxCapacity: 2 } }, proxies }));
+    const writer = line(e, 'Aurora writer serverless v2');
+    expect(writer.usdPerHourMin).toBeCloseTo(lowUsd, 9);
+    expect(writer.usdPerHourMax).toBeCloseTo(2 * 0.12, 9);
+  });
+
   test('above the minimum the proxy follows the ACUs: 1 instance × 2–16 ACU', () => {
     const e = estimateCost(lab({ aurora: { serverless: { minCapacity: 2, maxCapacity: 16 } }, proxies: [{ name: 'p' }] }));
     const p = line(e, 'RDS Proxy p');
