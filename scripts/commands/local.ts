@@ -25,7 +25,9 @@ interface LocalFlags {
  * Called after every finished local run, in order (e.g. the HTML report). One line per hook:
  * `() => require('../../lib/report/after-local-run')`, exporting afterLocalRun(result, print).
  */
-const AFTER_RUN: Array<() => { afterLocalRun: (result: LocalRunResult, print: (line: string) => void) => Promise<void> }> = [];
+const AFTER_RUN: Array<() => { afterLocalRun: (result: LocalRunResult, print: (line: string) => void) => Promise<void> }> = [
+  () => require('../../lib/report/after-local-run'),
+];
 
 export function register(program: Command): void {
   program
