@@ -19,6 +19,8 @@ const ROOT = path.join(__dirname, '..');
 interface LabTiming {
   readonly lab: string;
   readonly durationSec: number;
+  /** user + sys CPU seconds of the synth and its children; null when not measurable. */
+  readonly cpuSec: number | null;
   readonly ok: boolean;
   readonly lint: string | null;
 }
@@ -42,11 +44,16 @@ function main(argv: string[]): number {
     const name = path.basename(lab, '.json');
     const outdir = path.join(outRoot, name);
     const t0 = process.hrtime.bigint();
-    const run = spawnSync('npx', ['cdk', 'synth', '-q', '-c', `lab=${lab}`, '-o', outdir], {
+    // bash's `time -p` adds the CPU seconds of npx, the cdk CLI and the app (children included):
+    // a figure that, unlike wall time, does not stretch when other work shares the cores.
+    const run = spawnSync('bash', ['-c', 'time -p npx cdk synth -q -c "lab=$1" -o "$2"', 'synth', lab, outdir], {
       cwd: ROOT,
       encoding: 'utf8',
     });
     const durationSec = Number(process.hrtime.bigint() - t0) / 1e9;
+    const cpuSec = ['user', 'sys']
+      .map((k) => Number(new RegExp(`^${k} ([0-9.]+)$`, 'm').exec(run.stderr)?.[1] ?? NaN))
+      .reduce((a, b) => a + b, 0);
     const ok = run.status === 0;
     if (!ok) process.stderr.write(`--- ${lab} failed (exit ${run.status}):\n${run.stderr}\n`);
     let lintOut: string | null = null;
@@ -55,9 +62,9 @@ function main(argv: string[]): number {
       const res = spawnSync('cfn-lint', templates, { encoding: 'utf8' });
       lintOut = `${res.stdout}${res.stderr}`.trim();
     }
-    results.push({ lab, durationSec, ok, lint: lintOut });
+    results.push({ lab, durationSec, cpuSec: Number.isNaN(cpuSec) ? null : cpuSec, ok, lint: lintOut });
     process.stdout.write(
-      `${lab.padEnd(40)} ${durationSec.toFixed(1).padStart(6)} s  ${ok ? 'ok' : 'FAILED'}` +
+      `${lab.padEnd(40)} ${durationSec.toFixed(1).padStart(6)} s  (cpu ${Number.isNaN(cpuSec) ? '?' : cpuSec.toFixed(1)} s)  ${ok ? 'ok' : 'FAILED'}` +
         (lint && ok ? `  cfn-lint: ${lintOut === '' ? 'clean' : 'FINDINGS'}` : '') +
         '\n',
     );
@@ -65,7 +72,11 @@ function main(argv: string[]): number {
   }
   const totalSec = Number(process.hrtime.bigint() - started) / 1e9;
   const synthSec = results.reduce((s, r) => s + r.durationSec, 0);
-  process.stdout.write(`${'total synth'.padEnd(40)} ${synthSec.toFixed(1).padStart(6)} s  (${results.length} labs, wall ${totalSec.toFixed(1)} s)\n`);
+  const cpuKnown = results.every((r) => r.cpuSec !== null);
+  const cpuTotal = results.reduce((s, r) => s + (r.cpuSec ?? 0), 0);
+  process.stdout.write(
+    `${'total synth'.padEnd(40)} ${synthSec.toFixed(1).padStart(6)} s  (cpu ${cpuKnown ? cpuTotal.toFixed(1) : '?'} s; ${results.length} labs, wall incl. lint ${totalSec.toFixed(1)} s)\n`,
+  );
   // Other work on the machine stretches wall time: print the load so the figure can be judged.
   process.stdout.write(
     `machine: ${cpus().length} cores, 1-min load average ${loadBefore.toFixed(1)} before, ${(loadavg()[0] ?? 0).toFixed(1)} after\n`,
