@@ -92,7 +92,7 @@ function headline(model: ReportModel): SafeHtml {
 <dt>ended</dt><dd>${m.endedAt ?? 'not ended'} (${fmtDuration(m.startedAt, m.endedAt)})</dd>
 <dt>environment</dt><dd>${envText || 'unknown'}</dd>
 </dl>
-<details><summary>${m.mode === 'local' ? 'local settings' : 'lab'} (${Object.keys(m.settings).length})</summary><dl class="kv">${settings}</dl></details>
+<details open><summary>${m.mode === 'local' ? 'local settings' : 'lab'} (${Object.keys(m.settings).length})</summary><dl class="kv">${settings}</dl></details>
 </section>`;
 }
 

@@ -231,6 +231,7 @@ export const CLOUD_METRICS: readonly MetricWanted[] = [
   { title: 'Freeable memory', match: /^FreeableMemory$/ },
   { title: 'Commit throughput', match: /^CommitThroughput$/ },
   { title: 'Authentication attempts', match: /total_auth_attempts/ },
+  { title: 'Load generator CPU (runners)', match: /^cpu_percent$/ },
 ];
 
 export const LOCAL_METRICS: readonly MetricWanted[] = [
