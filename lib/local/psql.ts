@@ -2,7 +2,8 @@
  * Queries through the `psql` binary (no npm client): unaligned output with a unit-separator
  * field delimiter, several statements per call separated by `\echo` markers.
  */
-import { runCommand } from './process';
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { childEnv, runCommand } from './process';
 
 const FIELD_SEP = '\u001f';
 const RESULT_MARK = '@@proxylab-result@@';
@@ -58,4 +59,98 @@ export async function psqlQuery(target: PsqlTarget, statements: readonly string[
 /** Run statements whose output does not matter (DDL, admin commands). */
 export async function psqlExec(target: PsqlTarget, statements: readonly string[], timeoutMs = 15000): Promise<void> {
   await psqlQuery(target, statements, timeoutMs);
+}
+
+/**
+ * One long-lived psql connection fed through stdin: for polling once a second without starting a
+ * process and a server backend each time (which, on a 2-core machine, measurably cost the
+ * benchmark itself). Calls are serialized; a dead session is restarted on the next call.
+ */
+export class PsqlSession {
+  private child: ChildProcessWithoutNullStreams | null = null;
+  private stdout = '';
+  private stderr = '';
+  private queue: Promise<unknown> = Promise.resolve();
+  private onData: (() => void) | null = null;
+  private closed = false;
+
+  constructor(private readonly target: PsqlTarget) {}
+
+  query(statements: readonly string[], timeoutMs = 5000): Promise<Row[][]> {
+    const run = this.queue.then(() => this.run(statements, timeoutMs));
+    this.queue = run.catch(() => undefined);
+    return run;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.queue;
+    const child = this.child;
+    this.child = null;
+    if (!child) return;
+    const exited = new Promise<void>((resolve) => child.once('close', () => resolve()));
+    child.stdin.end();
+    const timer = setTimeout(() => child.kill('SIGKILL'), 2000);
+    await exited;
+    clearTimeout(timer);
+  }
+
+  private ensure(): ChildProcessWithoutNullStreams {
+    if (this.child) return this.child;
+    const t = this.target;
+    const child = spawn(
+      t.psql,
+      ['-X', '-q', '-A', '-F', FIELD_SEP, '-P', 'footer=off', '-h', t.host, '-p', String(t.port), '-U', t.user, '-d', t.dbname],
+      { env: childEnv(null, t.env), stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    child.stdout.on('data', (b: Buffer) => {
+      if (this.child !== child) return; // a replaced session's late output
+      this.stdout += b.toString('utf8');
+      this.onData?.();
+    });
+    child.stderr.on('data', (b: Buffer) => {
+      if (this.child !== child) return;
+      this.stderr += b.toString('utf8');
+      this.onData?.();
+    });
+    child.stdin.on('error', () => undefined);
+    child.on('close', () => {
+      if (this.child !== child) return;
+      this.child = null;
+      this.onData?.();
+    });
+    child.on('error', () => undefined);
+    this.child = child;
+    return child;
+  }
+
+  private run(statements: readonly string[], timeoutMs: number): Promise<Row[][]> {
+    if (this.closed) return Promise.reject(new PsqlError('psql session closed', ''));
+    const child = this.ensure();
+    this.stdout = '';
+    this.stderr = '';
+    const marker = `${RESULT_MARK}\n`;
+    return new Promise<Row[][]>((resolve, reject) => {
+      const finish = (err: Error | null): void => {
+        clearTimeout(timer);
+        this.onData = null;
+        if (err) reject(err);
+        else resolve(this.stdout.split(marker).slice(0, statements.length).map(parseUnaligned));
+      };
+      const timer = setTimeout(() => {
+        if (this.child === child) this.child = null;
+        child.kill('SIGKILL');
+        finish(new PsqlError(`psql ${this.target.host}:${this.target.port}/${this.target.dbname}: no answer within ${timeoutMs} ms`, this.stderr));
+      }, timeoutMs);
+      this.onData = () => {
+        if (this.stdout.split(marker).length - 1 >= statements.length) {
+          const err = this.stderr.trim();
+          finish(err ? new PsqlError(`psql ${this.target.host}:${this.target.port}/${this.target.dbname}: ${err.split('\n').slice(-2).join(' ')}`, this.stderr) : null);
+        } else if (this.child !== child) {
+          finish(new PsqlError(`psql ${this.target.host}:${this.target.port}/${this.target.dbname}: ${this.stderr.trim().split('\n').slice(-2).join(' ') || 'connection ended'}`, this.stderr));
+        }
+      };
+      child.stdin.write(statements.map((s) => `${s.replace(/;\s*$/, '')};\n\\echo ${RESULT_MARK}\n`).join(''));
+    });
+  }
 }
