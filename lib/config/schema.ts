@@ -143,6 +143,8 @@ export const labFileSchema = z.strictObject({
     .number({ error: `a number of hours > 0 and ≤ ${LIMITS.ttlHoursMax}` })
     .positive({ error: `a number of hours > 0 and ≤ ${LIMITS.ttlHoursMax}` })
     .max(LIMITS.ttlHoursMax, { error: `a number of hours > 0 and ≤ ${LIMITS.ttlHoursMax}` })
+    // null: an explicit opt-out (no expiry schedule); absent: the safe default of 8 hours.
+    .nullable()
     .optional(),
   tags: z
     .record(tagKey, z.string({ error: 'a string of at most 256 characters' }).max(256, { error: 'a string of at most 256 characters' }), {

@@ -16,8 +16,11 @@ export interface LabConfig {
   readonly proxies: readonly ProxyConfig[];
   readonly runners: RunnersConfig;
   readonly results: ResultsConfig;
-  /** Hours after which a later expiry task may tear the lab down. */
-  readonly ttlHours: number;
+  /**
+   * Hours after deploy when the lab deletes itself (expiry schedule); null = never (explicit opt-out).
+   * @default 8
+   */
+  readonly ttlHours: number | null;
   /** Extra tags on every resource. */
   readonly tags: Readonly<Record<string, string>>;
   /** Suite names to run on this lab (the suite catalog checks they exist). */

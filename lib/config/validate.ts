@@ -301,7 +301,7 @@ function withDefaults(input: LabFileInput): LabConfig {
       retainOnDestroy: input.results?.retainOnDestroy ?? false,
       expireAfterDays: input.results?.expireAfterDays ?? 30,
     },
-    ttlHours: input.ttlHours ?? 8,
+    ttlHours: input.ttlHours === undefined ? 8 : input.ttlHours,
     tags: input.tags ?? {},
     suites: input.suites ?? ['quick'],
     budget: input.budget ?? null,
@@ -358,5 +358,5 @@ export function summarizeLab(lab: LabConfig): string {
           .map((p) => `${p.name} ${p.maxConnectionsPercent}%`)
           .join(', ')})`;
   const runners = `${lab.runners.count} × ${lab.runners.instanceType} runner${lab.runners.count === 1 ? '' : 's'}`;
-  return `${lab.name}: Aurora PostgreSQL ${a.engineVersion} on ${capacity}, ${readers}, ${maxConn}; ${proxies}; ${runners}; ttl ${lab.ttlHours} h`;
+  return `${lab.name}: Aurora PostgreSQL ${a.engineVersion} on ${capacity}, ${readers}, ${maxConn}; ${proxies}; ${runners}; ${lab.ttlHours === null ? 'no expiry' : `ttl ${lab.ttlHours} h`}`;
 }

@@ -55,6 +55,8 @@ describe.each(labFiles)('%s', (file) => {
   const template = Template.fromStack(stack);
   const resources = template.toJSON().Resources as Record<string, CfnJson>;
   const ofType = (type: string) => Object.values(resources).filter((r) => r.Type === type);
+  // Every shipped lab must expire by itself: an opt-out (`ttlHours: null`) is for users' own files.
+  if (lab.ttlHours === null) throw new Error(`${file}: shipped labs must set ttlHours`);
   const expiresAt = new Date(NOW_MS + lab.ttlHours * 3_600_000).toISOString().replace('.000Z', 'Z');
 
   test('expiry schedule at now + ttlHours; its role may delete only this stack', () => {

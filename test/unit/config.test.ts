@@ -196,6 +196,14 @@ describe('defaults', () => {
     });
   });
 
+  test('ttlHours: absent means the safe default of 8 h; null is an explicit opt-out', () => {
+    const absent = validateLab({ name: 'x' });
+    const optOut = validateLab({ name: 'x', ttlHours: null });
+    expect(absent.ok && absent.lab.ttlHours).toBe(8);
+    expect(optOut.ok && optOut.lab.ttlHours).toBeNull();
+    expect(optOut.ok && summarizeLab(optOut.lab)).toMatch(/; no expiry$/);
+  });
+
   test('serverless replaces the instance class', () => {
     const r = validateLab({ name: 'x', aurora: { serverless: { minCapacity: 0, maxCapacity: 4 } } });
     expect(r.ok && r.lab.aurora.capacity).toEqual({ kind: 'serverless', minCapacityAcu: 0, maxCapacityAcu: 4 });
