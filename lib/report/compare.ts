@@ -156,7 +156,7 @@ function ratioOption(cells: readonly CompareCell[], scenario: string): EChartsOp
     title: { text: `B / A tps — ${scenario}`, left: 'center', textStyle: { fontSize: 13, fontFamily: 'sans-serif' } },
     grid: { left: 260, right: 30, top: 36, bottom: 30 },
     xAxis: { type: 'value', name: 'B/A', min: 0 },
-    yAxis: { type: 'category', data: shown.map((c) => cellLabel(c.key)), axisLabel: { fontSize: 10 } },
+    yAxis: { type: 'category', inverse: true, data: shown.map((c) => cellLabel(c.key)), axisLabel: { fontSize: 10 } },
     series: [
       {
         type: 'bar',
@@ -174,7 +174,7 @@ const COMPARE_CSS = new SafeHtml(
   'body{font:14px/1.45 system-ui,sans-serif;margin:0 auto;padding:16px 24px;max-width:1200px;color:#1d1d1f}' +
     'table{border-collapse:collapse;font-size:13px;margin:6px 0 14px}th,td{border:1px solid #ddd;padding:3px 7px;text-align:left}th{background:#f6f6f6}' +
     'td.num{text-align:right;font-variant-numeric:tabular-nums}.beyond-spread{background:#fce8e6}.no-repetitions,.not-comparable{color:#666}' +
-    'figure{margin:0}svg{max-width:100%;height:auto}',
+    'figure{margin:0}svg{max-width:100%;height:auto}figcaption{font-size:12px;color:#666}',
 );
 
 export function renderCompareHtml(model: ComparisonModel): string {
@@ -197,7 +197,7 @@ ${scenarios.map((scenario) => {
   const drawable = cells.some((c) => c.ratio !== null);
   return html`<section data-scenario="${scenario}"><h2>${scenario}</h2>${
     drawable
-      ? html`<figure class="chart" data-chart="ratio">${trustedSvg(renderSvg(ratioOption(cells, scenario), { width: 720, height: 80 + 28 * cells.length }))}</figure>`
+      ? html`<figure class="chart" data-chart="ratio">${trustedSvg(renderSvg(ratioOption(cells, scenario), { width: 720, height: 80 + 28 * cells.length }))}<figcaption>orange: beyond the spread between repetitions; green: within it; grey: no repetitions, not judged. Cells without a ratio are only in the table.</figcaption></figure>`
       : ''
   }<table><thead><tr><th>cell</th><th>tps A</th><th>tps B</th><th>B/A</th><th>marker</th><th>verdict A → B</th></tr></thead><tbody>${cells.map(
     (c) =>
