@@ -5,7 +5,7 @@
  * pgbench executor's timeout and logs, the sampler, and a stop that leaves nothing behind.
  */
 import * as fs from 'node:fs';
-import { psqlQuery, PsqlError } from '../../lib/local/psql';
+import { psqlQuery, PsqlError, PsqlSession } from '../../lib/local/psql';
 import { SESSION_DB, TRANSACTION_DB } from '../../lib/local/pgbouncer';
 import { isAlive } from '../../lib/local/process';
 import { pidsMentioning, startLocalStack, type LocalStack } from '../helpers/local-stack';
@@ -146,6 +146,26 @@ describe('metrics sampler', () => {
     expect(Math.max(...find('pgbouncer', 'total_xact_count')!.points.map((p) => p[1]))).toBeGreaterThan(100);
     expect(find('pg_stat_database', 'xact_commit')?.unit).toBe('count/s');
   }, 30_000);
+});
+
+describe('PsqlSession (the sampler\'s long-lived connection)', () => {
+  test('answers several statements per call, survives an error, and reconnects after its backend is terminated', async () => {
+    const session = new PsqlSession(stack.postgres.superuserTarget());
+    try {
+      const [[a], [b]] = await session.query(['SELECT 1 AS one', "SELECT 'x' AS letter"]);
+      expect([a.one, b.letter]).toEqual(['1', 'x']);
+      await expect(session.query(['SELECT * FROM no_such_table'])).rejects.toThrow(/no_such_table/);
+      const [[pid]] = await session.query(['SELECT pg_backend_pid() AS pid']);
+      const [[again]] = await session.query(['SELECT pg_backend_pid() AS pid']);
+      expect(again.pid).toBe(pid.pid); // same connection, not a new one per call
+      await psqlQuery(stack.postgres.superuserTarget(), [`SELECT pg_terminate_backend(${pid.pid})`]);
+      await expect(session.query(['SELECT 1 AS one'])).rejects.toThrow(PsqlError);
+      const [[fresh]] = await session.query(['SELECT pg_backend_pid() AS pid']);
+      expect(fresh.pid).not.toBe(pid.pid);
+    } finally {
+      await session.close();
+    }
+  });
 });
 
 describe('stop', () => {
