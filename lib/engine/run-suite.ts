@@ -389,8 +389,12 @@ class EtaEstimator {
 
   finish(step: PlannedStep, actualSec: number): void {
     const i = this.steps.indexOf(step);
-    this.plannedDone += this.planned[i];
-    this.actualDone += actualSec;
+    // A step that ended early (refused, every client aborted) says nothing about how long the
+    // others take: only steps that ran at least half their plan correct the estimate.
+    if (actualSec >= this.planned[i] / 2) {
+      this.plannedDone += this.planned[i];
+      this.actualDone += actualSec;
+    }
     this.planned[i] = 0;
   }
 

@@ -422,6 +422,15 @@ describe('runSuite', () => {
     expect(starts[0].etaSec).not.toBeNull();
     expect(starts[5].etaSec!).toBeLessThan(starts[0].etaSec!);
   });
+
+  test('a step that ends early (refused, aborted) does not shrink the ETA of the steps that still run', async () => {
+    // GIVEN steps that each take about 1 s of (fake) time against a plan of 3 s + 1 s overhead
+    const h = harness();
+    await runSuite(h.options());
+    // THEN the ETA stays the planned remainder: 6 steps × 4 s, then 5 × 4 s, …
+    const starts = h.events.filter((e): e is Extract<ProgressEvent, { type: 'step-start' }> => e.type === 'step-start');
+    expect(starts.map((e) => e.etaSec)).toEqual([24, 20, 16, 12, 8, 4]);
+  });
 });
 
 function smokeAnswerFor(h: Harness, name: string | null): PgbenchOutcome {
