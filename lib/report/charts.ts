@@ -190,6 +190,8 @@ export function metricOption(panel: MetricPanel, windows: readonly StepWindow[])
     data: line.points.map(([t, v]) => [t, v]),
     lineStyle: { width: 1.5 },
   }));
+  const times = [...panel.lines.flatMap((l) => l.points.map(([t]) => t)), ...windows.flatMap((w) => [w.startMs, w.endMs])];
+  const range = times.length > 0 ? { min: Math.min(...times), max: Math.max(...times) } : { min: undefined, max: undefined };
   const first = series[0];
   if (first && windows.length > 0) {
     const showLabels = windows.length <= 40;
@@ -218,7 +220,8 @@ export function metricOption(panel: MetricPanel, windows: readonly StepWindow[])
     textStyle: TEXT,
     legend: { bottom: 0, type: 'plain', textStyle: { ...TEXT, fontSize: 10 } },
     grid: { left: 70, right: 20, top: 48, bottom: 60 },
-    xAxis: { type: 'time', axisLabel: { fontSize: 10 } },
+    // The axis spans the data and every step, so a step with no samples still shows where it ran.
+    xAxis: { type: 'time', min: range.min, max: range.max, axisLabel: { fontSize: 10, hideOverlap: true } },
     yAxis: { type: 'value', name: panel.unit ?? '', min: 0 },
     series,
   };

@@ -37,11 +37,11 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .s-informational{background:var(--info)}
 .warnings{background:var(--warn);border:1px solid #f1d48a;border-radius:6px;padding:8px 14px 8px 30px;margin:10px 0}
 .warnings li{margin:3px 0}
-.charts{display:flex;flex-wrap:wrap;gap:12px}
+.charts{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}
 figure.chart{margin:0;border:1px solid var(--line);border-radius:6px;padding:4px;background:#fff}
 figure.chart svg{display:block;max-width:100%;height:auto}
 figcaption{font-size:12px;color:var(--muted);padding:2px 6px}
-.nodata{border:1px dashed #bbb;border-radius:6px;padding:14px;color:var(--muted);min-width:300px;background:#fafafa}
+.nodata{border:1px dashed #bbb;border-radius:6px;padding:10px 14px;color:var(--muted);width:570px;max-width:100%;background:#fafafa}.nodata ul{margin:4px 0 0;padding-left:18px}
 .matrix td{min-width:86px}.matrix .cls{white-space:nowrap}
 details summary{cursor:pointer;color:var(--muted)}
 code,pre{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace;white-space:pre-wrap;word-break:break-word}
@@ -106,6 +106,20 @@ function warningsSection(warnings: readonly ReportWarning[]): SafeHtml {
           : ''
       }</li>`,
   )}</ul>`;
+}
+
+/** One line under the title: which experiments this run reproduced, held so far or contradicted. */
+function findingsLine(findings: readonly FindingRow[]): SafeHtml {
+  const states: readonly FindingState[] = ['reproduced', 'held-so-far', 'contradicted'];
+  const parts = states
+    .map((state) => {
+      const rows = findings.filter((f) => f.state === state);
+      return rows.length === 0
+        ? null
+        : html`<span class="badge s-${state}">${STATE_WORDS[state]}</span> ${rows.map((f) => `${f.experiment ?? '–'} (${f.scenario})`).join(', ')}`;
+    })
+    .filter((p): p is SafeHtml => p !== null);
+  return parts.length === 0 ? html`` : html`<p class="findings-line" id="findings-line">${joinHtml(parts, ' · ')}</p>`;
 }
 
 function findingsSection(findings: readonly FindingRow[]): SafeHtml {
@@ -253,6 +267,7 @@ export function renderHtml(model: ReportModel, opts: HtmlOptions): string {
 <body>
 <header><h1>proxylab report: suite ${m.suite}, run ${m.runId}</h1>
 <p class="sub">${m.mode} run started ${m.startedAt}; generated ${opts.generatedAt.toISOString()} from the run directory alone.</p></header>
+${findingsLine(model.findings)}
 ${warningsSection(model.warnings)}
 ${headline(model)}
 ${findingsSection(model.findings)}

@@ -50,6 +50,14 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
       ),
   );
   out.push('');
+  const byState = (['reproduced', 'held-so-far', 'contradicted'] as const)
+    .map((state) => ({ state, rows: model.findings.filter((f) => f.state === state) }))
+    .filter((x) => x.rows.length > 0)
+    .map((x) => `${STATE_MD[x.state]}: ${x.rows.map((f) => `${f.experiment ?? '–'} (${mdText(f.scenario)})`).join(', ')}`);
+  if (byState.length > 0) {
+    out.push(`**Findings**: ${byState.join(' · ')}`);
+    out.push('');
+  }
   if (model.warnings.length > 0) {
     out.push('## Warnings');
     out.push('');

@@ -182,7 +182,10 @@ describe('writeReport', () => {
       const md = readFileSync(r.mdPath, 'utf8');
       expect(md).toMatch(/^# proxylab quick — run synthetic-repeated/);
       expect(md).toContain('| E1 | quick-e1 |');
-      expect(md).toContain('✓ reproduced');
+      expect(md).toContain('**Findings**: ✓ reproduced: E1 (quick-e1), E3 (quick-e3)');
+      expect(readFileSync(r.htmlPath, 'utf8')).toContain(
+        '<p class="findings-line" id="findings-line"><span class="badge s-reproduced">reproduced</span> E1 (quick-e1), E3 (quick-e3)</p>',
+      );
       // the refused cell: unknown tps, the error class, the verdict that held
       expect(md).toMatch(/\| direct \| 60 \| simple \| persistent \| \? \| \? \| too-many-connections ×3 \| ✓ refused: too-many-connections \|/);
       // repeated cells show best / worst
