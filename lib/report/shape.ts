@@ -38,6 +38,13 @@ export interface ScenarioPanel {
   readonly repeated: boolean;
 }
 
+/** The first item for each distinct key, in order. */
+function distinctBy<T>(items: readonly T[], key: (item: T) => string): T[] {
+  const seen = new Map<string, T>();
+  for (const item of items) if (!seen.has(key(item))) seen.set(key(item), item);
+  return [...seen.values()];
+}
+
 export function scenarioNames(cells: readonly Cell[]): string[] {
   return uniqueInOrder(cells.map((c) => c.key.scenario));
 }
@@ -49,9 +56,8 @@ export function scenarioPanels(cells: readonly Cell[]): ScenarioPanel[] {
   for (const scenario of scenarioNames(cells)) {
     const inScenario = cells.filter((c) => c.key.scenario === scenario);
     const label = lineLabeller(inScenario);
-    const modes = uniqueInOrder(inScenario.map((c) => `${c.key.protocol}|${c.key.connect}`));
-    for (const mode of modes) {
-      const [protocol, connect] = mode.split('|') as [Protocol, ConnectMode];
+    const modes = distinctBy(inScenario.map((c) => ({ protocol: c.key.protocol, connect: c.key.connect })), (m) => `${m.protocol}|${m.connect}`);
+    for (const { protocol, connect } of modes) {
       const inPanel = inScenario.filter((c) => c.key.protocol === protocol && c.key.connect === connect);
       const clients = uniqueInOrder(inPanel.map((c) => c.key.clients)).sort((a, b) => a - b);
       const lineLabels = uniqueInOrder(inPanel.map((c) => label(c.key)));
@@ -170,13 +176,10 @@ export function errorMatrices(cells: readonly Cell[]): ErrorMatrix[] {
   return scenarioNames(cells).map((scenario) => {
     const inScenario = cells.filter((c) => c.key.scenario === scenario);
     const label = lineLabeller(inScenario);
-    const columnKeys = uniqueInOrder(inScenario.map((c) => `${c.key.clients}|${c.key.protocol}|${c.key.connect}`));
-    const columns: MatrixColumn[] = columnKeys
-      .map((k) => {
-        const [clients, protocol, connect] = k.split('|') as [string, Protocol, ConnectMode];
-        return { clients: Number(clients), protocol, connect };
-      })
-      .sort(
+    const columns: MatrixColumn[] = distinctBy(
+      inScenario.map((c) => ({ clients: c.key.clients, protocol: c.key.protocol, connect: c.key.connect })),
+      (col) => `${col.clients}|${col.protocol}|${col.connect}`,
+    ).sort(
         (a, b) =>
           a.clients - b.clients ||
           PROTOCOL_ORDER.indexOf(a.protocol) - PROTOCOL_ORDER.indexOf(b.protocol) ||
