@@ -198,6 +198,9 @@ async function main(): Promise<void> {
     ratioOfMeans: Math.round(ratioOfMeans * 10000) / 10000,
     medianRatio: Math.round(medianRatio * 10000) / 10000,
     withinThreePercent: Math.abs(ratioOfMeans - 1) <= 0.03,
+    /** 1-minute load average at the end: other work on the machine makes single pairs swing. */
+    loadAverage1m: Math.round(os.loadavg()[0] * 100) / 100,
+    cpus: os.cpus().length,
     results,
     quickWall: f.quickWall ? await quickWallSec() : null,
   };
@@ -205,7 +208,8 @@ async function main(): Promise<void> {
   else {
     console.log(
       `proxylab/raw: ratio of means ${summary.ratioOfMeans.toFixed(4)}, median ratio ${summary.medianRatio.toFixed(4)} ` +
-        `(${summary.withinThreePercent ? 'within' : 'NOT within'} 3 %) — ${f.target}, -S -c ${clients} -j ${jobs} -T ${duration}, ${pairs} pairs, sampler ${f.sampler ? 'on' : 'off'}`,
+        `(${summary.withinThreePercent ? 'within' : 'NOT within'} 3 %) — ${f.target}, -S -c ${clients} -j ${jobs} -T ${duration}, ${pairs} pairs, sampler ${f.sampler ? 'on' : 'off'}; ` +
+        `load average ${summary.loadAverage1m} on ${summary.cpus} CPUs`,
     );
     if (summary.quickWall) console.log(`quick suite wall time (proxylab local --suite quick, incl. start/stop): ${summary.quickWall.wallSec.toFixed(1)} s, exit ${summary.quickWall.exitCode}`);
   }
