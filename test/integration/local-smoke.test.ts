@@ -60,7 +60,7 @@ describe('proxylab local --suite smoke', () => {
     expect(exitCode).toBe(0);
     expect(stdout).toMatch(/target\s+clients\s+protocol\s+connect\s+tps\s+p95 ms\s+errors\s+verdict/);
     expect(stdout).toContain(`Run directory: ${runDir}`);
-    expect(stdout).toMatch(/All verdicts held: 7 held, 0 broke/);
+    expect(stdout).toMatch(/All verdicts held: \d+ held, 0 broke/);
   });
 
   test('prepared through the transaction pool fails with prepared-statement errors while simple succeeds', () => {
