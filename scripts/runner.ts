@@ -54,7 +54,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       pgbench: 'pgbench',
       workRoot: path.join(os.tmpdir(), `proxylab-runner-${args.runId}-${args.runnerIndex}`),
     });
-    const { result } = await runCloudRunner(args, {
+    const { result, allHeld } = await runCloudRunner(args, {
       s3: new S3Client({ ...config, forcePathStyle }),
       secrets: new SecretsManagerClient(config),
       rds: new RDSClient(config),
@@ -67,7 +67,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       pgbenchVersion,
     });
     if (result.manifest.status === 'interrupted') return 1;
-    return result.allHeld ? 0 : 1;
+    return allHeld ? 0 : 1;
   } catch (err) {
     const msg = err instanceof Error ? err.message : String(err);
     process.stderr.write(`${err instanceof UsageError ? 'error' : 'runner failed'}: ${msg}\n`);

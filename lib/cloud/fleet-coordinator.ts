@@ -55,6 +55,8 @@ export interface FleetOptions {
   readonly log?: (line: string) => void;
   /** Applied to every part before it is written (password scrubber). */
   readonly scrub?: (text: string) => string;
+  /** Stop waiting at a barrier when this aborts (SIGTERM). */
+  readonly signal?: AbortSignal;
 }
 
 interface PartDocument {
@@ -71,6 +73,7 @@ export class FleetCoordinator {
   currentStep: string | null = null;
   private readonly shares = new Map<string, RunnerShare>();
   private readonly cpu = new Map<string, number | null>();
+  private readonly starts = new Map<string, Date>();
 
   constructor(readonly options: FleetOptions) {}
 
@@ -83,9 +86,10 @@ export class FleetCoordinator {
     return `${runPrefix(this.options.runId)}fleet/${attempt}/${stepFile}/`;
   }
 
-  rememberShare(stepFile: string, share: RunnerShare, cpuMaxPercent: number | null): void {
+  rememberShare(stepFile: string, share: RunnerShare, cpuMaxPercent: number | null, startAt: Date): void {
     this.shares.set(stepFile, share);
     this.cpu.set(stepFile, cpuMaxPercent);
+    this.starts.set(stepFile, startAt);
   }
 
   /** Wait until every runner reached this step, then until the agreed start time. Returns it. */
@@ -129,12 +133,14 @@ export class FleetCoordinator {
     return docs;
   }
 
-  takeShare(stepFile: string): { share: RunnerShare | null; cpuMaxPercent: number | null } {
+  takeShare(stepFile: string): { share: RunnerShare | null; cpuMaxPercent: number | null; startAt: Date | null } {
     const share = this.shares.get(stepFile) ?? null;
     const cpuMaxPercent = this.cpu.get(stepFile) ?? null;
+    const startAt = this.starts.get(stepFile) ?? null;
     this.shares.delete(stepFile);
     this.cpu.delete(stepFile);
-    return { share, cpuMaxPercent };
+    this.starts.delete(stepFile);
+    return { share, cpuMaxPercent, startAt };
   }
 
   private async waitFor(prefix: string, namePrefix: string, count: number, what: string): Promise<void> {
@@ -150,6 +156,7 @@ export class FleetCoordinator {
     const timeoutMs = this.options.barrierTimeoutMs ?? 900_000;
     const deadline = clock.now().getTime() + timeoutMs;
     for (;;) {
+      if (this.options.signal?.aborted) throw new InfrastructureError(`fleet: interrupted while waiting for ${what}`);
       const v = await fn();
       if (v !== null) return v;
       if (clock.now().getTime() >= deadline) {
@@ -189,13 +196,13 @@ export class FleetExecutor implements PgbenchExecutor {
     const jobs = argvNumber(invocation.argv, '-j', '--jobs') ?? 1;
     const rate = argvNumber(invocation.argv, '-R', '--rate');
     const share = splitStep({ clients, jobs, rate }, this.fleet.options.runnerCount)[this.fleet.options.runnerIndex] as RunnerShare;
-    await this.fleet.barrier(stepFile);
+    const startAt = await this.fleet.barrier(stepFile);
     if (share.clients === 0) {
-      this.fleet.rememberShare(stepFile, share, null);
+      this.fleet.rememberShare(stepFile, share, null, startAt);
       return { stdout: '', stderr: '', exitCode: 0, timedOut: false, logFiles: [], cpuMaxPercent: null };
     }
     const outcome = await this.inner.run({ ...invocation, argv: rewriteArgvForShare(invocation.argv, share) });
-    this.fleet.rememberShare(stepFile, share, outcome.cpuMaxPercent ?? null);
+    this.fleet.rememberShare(stepFile, share, outcome.cpuMaxPercent ?? null, startAt);
     return outcome;
   }
 }
@@ -239,7 +246,12 @@ export class FleetSink implements ResultSink {
         { clients: Math.max(1, record.params.clients), jobs: Math.max(1, record.params.jobs), rate: record.params.rate },
         this.fleet.options.runnerCount,
       )[this.fleet.options.runnerIndex] as RunnerShare);
-    const partRecord: StepRecord = { ...record, params: { ...record.params, clients: share.clients, jobs: share.jobs, rate: share.rate } };
+    // startedAt: the agreed start (the engine's clock started before the barrier wait)
+    const partRecord: StepRecord = {
+      ...record,
+      ...(taken.startAt ? { startedAt: taken.startAt.toISOString() } : {}),
+      params: { ...record.params, clients: share.clients, jobs: share.jobs, rate: share.rate },
+    };
     const runnerIndex = this.fleet.options.runnerIndex;
     await this.fleet.submitPart({ runnerIndex, share, record: partRecord, raw, cpuMaxPercent });
     if (!this.fleet.isLeader) return;

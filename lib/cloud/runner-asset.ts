@@ -4,6 +4,9 @@
  * /opt/proxylab/runner.js. Bundled once per process (every lab stack of an app shares it).
  */
 import { Stack } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as rds from 'aws-cdk-lib/aws-rds';
+import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import type { Construct } from 'constructs';
 import { bundleRunner, type RunnerBundle } from './runner-bundle';
@@ -31,4 +34,45 @@ export function runnerInstallCommand(downloaded = '/opt/proxylab/runner'): strin
 export function proxylabRunnerSoftware(scope: Construct, id = 'RunnerBundle'): RunnerSoftwareSpec {
   const asset = new s3assets.Asset(Stack.of(scope), id, { path: runnerBundleOnce().file });
   return { asset, command: runnerInstallCommand() };
+}
+
+export interface CloudRunnerGrants {
+  /** The lab's results bucket: runners read back what they wrote under runs/. */
+  readonly bucket: s3.IBucket;
+  /** This lab's proxies: pool sweeps resize them. */
+  readonly proxies: readonly rds.DatabaseProxy[];
+}
+
+/**
+ * What the runner software needs beyond the fleet's base role (which may already PutObject under
+ * runs/, read the DB secret and invoke the collector):
+ *  - s3:GetObject under runs/ and s3:ListBucket restricted to the runs/ prefix — resume reads the
+ *    manifest and lists finished steps; the fleet barrier reads plans and parts;
+ *  - rds:ModifyDBProxyTargetGroup + rds:DescribeDBProxyTargetGroups on this lab's proxies and their
+ *    `default` target groups only (pool-percent sweeps, then restore).
+ */
+export function grantCloudRunner(role: iam.Role, grants: CloudRunnerGrants): void {
+  role.addToPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [grants.bucket.arnForObjects('runs/*')] }));
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      actions: ['s3:ListBucket'],
+      resources: [grants.bucket.bucketArn],
+      conditions: { StringLike: { 's3:prefix': ['runs/*'] } },
+    }),
+  );
+  if (grants.proxies.length > 0) {
+    const resources = grants.proxies.flatMap((proxy) => [proxy.dbProxyArn, targetGroupArnOf(proxy)]);
+    role.addToPolicy(
+      new iam.PolicyStatement({ actions: ['rds:ModifyDBProxyTargetGroup', 'rds:DescribeDBProxyTargetGroups'], resources }),
+    );
+  }
+}
+
+/** The ARN of a DatabaseProxy's `default` target group (the L1 child aws-cdk-lib creates). */
+function targetGroupArnOf(proxy: rds.DatabaseProxy): string {
+  const child = proxy.node.tryFindChild('ProxyTargetGroup');
+  if (!(child instanceof rds.CfnDBProxyTargetGroup)) {
+    throw new Error(`proxy ${proxy.node.path} has no ProxyTargetGroup child (aws-cdk-lib changed?)`);
+  }
+  return child.attrTargetGroupArn;
 }

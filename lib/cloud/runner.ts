@@ -52,6 +52,13 @@ export interface RunnerDeps {
 export interface RunnerResult {
   readonly result: RunSuiteResult;
   readonly collector: 'invoked' | 'skipped' | 'failed';
+  /**
+   * The run completed and no verdict broke. With several runners the step verdicts are those of
+   * the merged records in S3 (runner 0) — a runner's own part may "break" an expectation that the
+   * whole step holds (30 of 60 clients are below max_connections) — and other runners only say
+   * whether they completed their parts.
+   */
+  readonly allHeld: boolean;
 }
 
 /** Pool control of this runner: only runner 0 touches the proxies. */
@@ -91,12 +98,12 @@ function checkResumable(prev: RunManifest, args: RunnerArgs): void {
   if (problems.length > 0) throw new UsageError(`cannot resume run ${args.runId}: ${problems.join('; ')}; use a new run id`);
 }
 
-function progressLine(ev: ProgressEvent): string | null {
+function progressLine(ev: ProgressEvent, leader: boolean): string | null {
   switch (ev.type) {
     case 'run-start':
       return `run ${ev.runId}: ${ev.total} steps${ev.resumed ? `, resuming (${ev.alreadyDone} already done)` : ''}`;
     case 'init-data':
-      return `loading pgbench data, scale ${ev.scale}, through ${ev.target}`;
+      return leader ? `loading pgbench data, scale ${ev.scale}, through ${ev.target}` : `pgbench data (scale ${ev.scale}) is loaded by runner 1`;
     case 'step-skip':
       return `[${ev.index}/${ev.total}] ${ev.step.stepId}: already done, skipped`;
     case 'step-start':
@@ -178,6 +185,7 @@ async function runCloudRunnerInner(args: RunnerArgs, deps: RunnerDeps, secrets: 
       ...(deps.pollMs !== undefined ? { pollMs: deps.pollMs } : {}),
       log: (l) => log.info(l),
       scrub,
+      ...(deps.signal ? { signal: deps.signal } : {}),
     });
     executor = new FleetExecutor(executor, fleet);
     sink = new FleetSink(s3Sink, fleet, {
@@ -215,7 +223,7 @@ async function runCloudRunnerInner(args: RunnerArgs, deps: RunnerDeps, secrets: 
     sampler: new RunnerCpuMetricsSampler(`runner-${args.runnerIndex}`),
     clock: deps.clock,
     progress: (ev) => {
-      const line = progressLine(ev);
+      const line = progressLine(ev, args.runnerIndex === 0);
       if (line) log.info(`${me}: ${line}`);
     },
     ...(deps.signal ? { signal: deps.signal } : {}),
@@ -247,8 +255,17 @@ async function runCloudRunnerInner(args: RunnerArgs, deps: RunnerDeps, secrets: 
       log.warn(`${me}: collector failed (run \`proxylab collect\` later): ${err instanceof Error ? err.message : String(err)}`);
     }
   }
+  let allHeld = result.allHeld;
+  if (args.runnerCount > 1) {
+    const completed = result.manifest.status === 'completed';
+    if (args.runnerIndex > 0) allHeld = completed;
+    else {
+      const merged = (await s3Sink.readSteps()).filter((r) => stepById.has(r.stepId));
+      allHeld = completed && merged.every((r) => r.verdict.held !== false) && result.scenarioVerdicts.every((v) => v.held !== false);
+    }
+  }
   if (result.manifest.status === 'failed') {
     throw new InfrastructureError(`run ${args.runId} failed: ${result.manifest.error ?? 'unknown error'} (finished steps are in s3://${args.bucket}/runs/${args.runId}/)`);
   }
-  return { result, collector };
+  return { result, collector, allHeld };
 }

@@ -38,10 +38,10 @@ interface Proc {
 }
 
 /** Run the bundled runner; `killAfter` sends SIGTERM once stdout matches it. */
-function runRunner(extra: readonly string[], killAfter: RegExp | null = null): Promise<Proc> {
+function runRunner(extra: readonly string[], killAfter: RegExp | null = null, runId = RUN_ID): Promise<Proc> {
   const args = [
     runnerJs,
-    '--run-id', RUN_ID,
+    '--run-id', runId,
     '--suite', 'smoke',
     '--bucket', BUCKET,
     '--secret-arn', secretArn,
@@ -75,8 +75,8 @@ async function s3Text(key: string): Promise<string> {
   return (await res.Body?.transformToString('utf-8')) ?? '';
 }
 
-async function s3Steps(): Promise<StepRecord[]> {
-  const res = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `runs/${RUN_ID}/steps/` }));
+async function s3Steps(runId = RUN_ID): Promise<StepRecord[]> {
+  const res = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `runs/${runId}/steps/` }));
   const keys = (res.Contents ?? []).map((c) => c.Key as string).filter((k) => k.endsWith('.json'));
   return Promise.all(keys.map(async (k) => JSON.parse(await s3Text(k)) as StepRecord));
 }
@@ -216,4 +216,44 @@ describe('runner → moto S3, killed and resumed, fetched like a local run', () 
       expect(p.stderr).not.toContain(PASSWORD);
     }
   });
+});
+
+describe('two runner processes split every step through the S3 barrier (moto)', () => {
+  test('each step merged from two parts, clients adding up, data loaded once, findings still hold', async () => {
+    // GIVEN two runners of one run, started together
+    const fleetRun = 'cloud-it-fleet';
+    const common = ['--runner-count', '2', '--start-at', new Date().toISOString()];
+    // WHEN
+    const [r0, r1] = await Promise.all([
+      runRunner([...common, '--runner-index', '0'], null, fleetRun),
+      runRunner([...common, '--runner-index', '1'], null, fleetRun),
+    ]);
+    // THEN both finished the run
+    if (r0.code !== 0 || r1.code !== 0) process.stderr.write(`runner 0:\n${r0.stdout}${r0.stderr}\nrunner 1:\n${r1.stdout}${r1.stderr}\n`);
+    expect([r0.code, r1.code]).toEqual([0, 0]);
+    expect(r0.stdout).toContain('loading pgbench data');
+    const steps = await s3Steps(fleetRun);
+    const manifest = JSON.parse(await s3Text(`runs/${fleetRun}/manifest.json`)) as RunManifest;
+    expect(manifest.status).toBe('completed');
+    expect(steps.map((s) => s.stepId).sort()).toEqual([...manifest.stepIds].sort());
+    for (const step of steps) {
+      // two parts whose clients add up to the step's, each with its own measurement
+      expect(step.parts?.map((p) => p.runnerId)).toEqual(['runner-0', 'runner-1']);
+      expect((step.parts ?? []).reduce((a, p) => a + p.clients, 0)).toBe(step.params.clients);
+      expect(Math.abs((step.parts?.[0]?.clients ?? 0) - (step.parts?.[1]?.clients ?? 0))).toBeLessThanOrEqual(1);
+      if (step.result?.transactionsProcessed != null) {
+        const partTx = (step.parts ?? []).reduce((a, p) => a + (p.result?.transactionsProcessed ?? 0), 0);
+        expect(step.result.transactionsProcessed).toBe(partTx);
+      }
+      expect(step.verdict.held).not.toBe(false);
+    }
+    // the 60 direct clients were refused in part by the server (30 + 30 > max_connections 40)
+    const refused = steps.find((s) => s.stepId === 'smoke-max-connections/direct/c60/simple/persistent/r1');
+    expect(refused?.result?.errors.some((e) => e.class === 'too-many-connections')).toBe(true);
+    // every part of a step started at the time runner 0 planned once both were ready
+    for (const step of steps.filter((s) => s.result !== null)) {
+      const plan = JSON.parse(await s3Text(`runs/${fleetRun}/fleet/${common[3]?.replace(/[^A-Za-z0-9._-]+/g, '_')}/${step.stepId.replace(/[^A-Za-z0-9._-]+/g, '_')}/plan.json`)) as { startAt: string };
+      expect(step.startedAt).toBe(plan.startAt);
+    }
+  }, 150_000);
 });

@@ -186,6 +186,10 @@ describe('two runners split each step and runner 0 merges', () => {
     // THEN both completed the same plan
     expect(out0.result.manifest.status).toBe('completed');
     expect(out1.result.manifest.status).toBe('completed');
+    // the fake pgbench never refuses, so the merged "direct above max_connections is refused" step
+    // broke: runner 0 (which judges the merged records) says so; runner 1 only completed its parts
+    expect(storedSteps().find((s) => s.stepId === 'smoke-max-connections/direct/c60/simple/persistent/r1')?.verdict.held).toBe(false);
+    expect([out0.allHeld, out1.allHeld]).toEqual([false, true]);
     const steps = storedSteps();
     expect(steps.map((s) => s.stepId).sort()).toEqual([...out0.result.manifest.stepIds].sort());
     // data loaded by runner 0 only
