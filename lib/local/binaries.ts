@@ -27,8 +27,9 @@ export interface FindOptions {
   /** Install missing packages with the OS package manager (root or passwordless sudo only). */
   readonly install: boolean;
   readonly log?: (line: string) => void;
-  /** Override the candidate directories (tests). */
   readonly platform?: NodeJS.Platform;
+  /** Look only here (tests): PostgreSQL bin directories and PgBouncer binaries. */
+  readonly searchPaths?: { readonly postgresDirs: readonly string[]; readonly pgbouncerFiles: readonly string[] };
 }
 
 const PG_TOOLS = ['initdb', 'postgres', 'pgbench', 'psql'] as const;
@@ -112,9 +113,9 @@ interface PgFound {
   readonly version: string;
 }
 
-function findPostgres(platform: NodeJS.Platform): { found: PgFound | null; tooOld: string[] } {
+function findPostgres(platform: NodeJS.Platform, dirs?: readonly string[]): { found: PgFound | null; tooOld: string[] } {
   const tooOld: string[] = [];
-  for (const dir of postgresCandidateDirs(platform)) {
+  for (const dir of dirs ?? postgresCandidateDirs(platform)) {
     if (!PG_TOOLS.every((t) => isExecutable(path.join(dir, t)))) continue;
     const version = versionOf(path.join(dir, 'postgres'));
     if (version === null) continue;
@@ -127,8 +128,8 @@ function findPostgres(platform: NodeJS.Platform): { found: PgFound | null; tooOl
   return { found: null, tooOld };
 }
 
-function findPgbouncer(platform: NodeJS.Platform): { file: string; version: string } | null {
-  for (const file of pgbouncerCandidates(platform)) {
+function findPgbouncer(platform: NodeJS.Platform, files?: readonly string[]): { file: string; version: string } | null {
+  for (const file of files ?? pgbouncerCandidates(platform)) {
     if (!isExecutable(file)) continue;
     const version = versionOf(file);
     if (version !== null) return { file, version };
@@ -198,16 +199,17 @@ function runInstall(prefix: readonly string[], cmd: readonly string[], log: (lin
 export function findBinaries(opts: FindOptions): LocalBinaries {
   const platform = opts.platform ?? process.platform;
   const log = opts.log ?? (() => undefined);
-  let pg = findPostgres(platform);
-  let bouncer = findPgbouncer(platform);
+  const search = opts.searchPaths;
+  let pg = findPostgres(platform, search?.postgresDirs);
+  let bouncer = findPgbouncer(platform, search?.pgbouncerFiles);
   if ((pg.found === null || bouncer === null) && opts.install) {
     const pm = detectPackageManager(platform);
     const prefix = pm ? privilegePrefix(pm) : null;
     if (pm && prefix) {
       const cmd = installCommand(pm, { postgres: pg.found === null, pgbouncer: bouncer === null });
       if (!runInstall(prefix, cmd, log)) log(`install command failed: ${[...prefix, ...cmd].join(' ')}`);
-      pg = findPostgres(platform);
-      bouncer = findPgbouncer(platform);
+      pg = findPostgres(platform, search?.postgresDirs);
+      bouncer = findPgbouncer(platform, search?.pgbouncerFiles);
     }
   }
   if (pg.found === null || bouncer === null) {

@@ -5,6 +5,8 @@
  * pgbench executor's timeout and logs, the sampler, and a stop that leaves nothing behind.
  */
 import * as fs from 'node:fs';
+import { InfrastructureError } from '../../lib/cli/errors';
+import { findBinaries } from '../../lib/local/binaries';
 import { psqlQuery, PsqlError, PsqlSession } from '../../lib/local/psql';
 import { SESSION_DB, TRANSACTION_DB } from '../../lib/local/pgbouncer';
 import { isAlive } from '../../lib/local/process';
@@ -181,4 +183,37 @@ describe('stop', () => {
     expect(pidsMentioning(other.baseDir)).toEqual([]);
     expect(fs.existsSync(other.baseDir)).toBe(false);
   }, 60_000);
+});
+
+describe('findBinaries', () => {
+  test('finds PostgreSQL >= 14 and PgBouncer with their versions', () => {
+    expect(Number(stack.bins.serverVersion.split('.')[0])).toBeGreaterThanOrEqual(14);
+    expect(stack.bins.poolerVersion).toMatch(/^1\.\d+\.\d+$/);
+    for (const f of [stack.bins.initdb, stack.bins.postgres, stack.bins.pgbench, stack.bins.psql, stack.bins.pgbouncer]) expect(fs.existsSync(f)).toBe(true);
+  });
+
+  test('when nothing is found and installing is off, the error names what is missing and the exact command', () => {
+    // GIVEN search paths with nothing in them
+    const empty = fs.mkdtempSync('/tmp/plx-empty-');
+    try {
+      const find = () => findBinaries({ install: false, searchPaths: { postgresDirs: [empty], pgbouncerFiles: [`${empty}/pgbouncer`] } });
+      // THEN
+      expect(find).toThrow(InfrastructureError);
+      expect(find).toThrow(/PostgreSQL >= 14 \(initdb, postgres, pgbench, psql\) and PgBouncer not found \(--no-install given\)/);
+      if (fs.existsSync('/usr/bin/apt-get')) expect(find).toThrow(/install with: sudo apt-get install -y --no-install-recommends postgresql postgresql-contrib pgbouncer/);
+    } finally {
+      fs.rmSync(empty, { recursive: true, force: true });
+    }
+  });
+
+  test('a PostgreSQL directory missing pgbench is skipped', () => {
+    const partial = fs.mkdtempSync('/tmp/plx-partial-');
+    try {
+      for (const t of ['initdb', 'postgres', 'psql']) fs.symlinkSync(`${stack.bins.bindir}/${t}`, `${partial}/${t}`);
+      const found = findBinaries({ install: false, searchPaths: { postgresDirs: [partial, stack.bins.bindir], pgbouncerFiles: [stack.bins.pgbouncer] } });
+      expect(found.bindir).toBe(stack.bins.bindir);
+    } finally {
+      fs.rmSync(partial, { recursive: true, force: true });
+    }
+  });
 });
