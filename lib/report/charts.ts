@@ -8,7 +8,7 @@
 import * as echarts from 'echarts';
 import type { BarSeriesOption, EChartsOption, LineSeriesOption } from 'echarts';
 import type { Spread } from './cells';
-import type { ChartLine, ChartPoint, ChurnRow, MetricPanel, ScenarioPanel, StepWindow } from './shape';
+import { type ChartLine, type ChartPoint, chartWindows, type ChurnRow, type MetricPanel, type ScenarioPanel, type StepWindow } from './shape';
 
 /** Colour-blind-friendly palette (Okabe–Ito), one colour per line, stable within a chart. */
 export const PALETTE: readonly string[] = ['#0072B2', '#E69F00', '#009E73', '#D55E00', '#CC79A7', '#56B4E9', '#999999', '#F0E442'];
@@ -180,13 +180,19 @@ export function churnOption(rows: readonly ChurnRow[], title: string): EChartsOp
   };
 }
 
-/** A metric over time; steps shaded alternately and numbered (the number is the step's position). */
-export function metricOption(panel: MetricPanel, windows: readonly StepWindow[]): EChartsOption {
+/**
+ * A metric over time; steps shaded alternately and numbered (the number is the step's position).
+ * Long runs (more than MAX_STEP_WINDOWS steps) shade scenarios instead. Lines are downsampled to
+ * the chart's resolution (LTTB), so hour-long runs stay small.
+ */
+export function metricOption(panel: MetricPanel, steps: readonly StepWindow[]): EChartsOption {
+  const windows = chartWindows(steps);
   const series: LineSeriesOption[] = panel.lines.map((line, i) => ({
     name: line.label,
     type: 'line',
     color: colorAt(i),
     showSymbol: line.points.length < 3,
+    sampling: 'lttb',
     data: line.points.map(([t, v]) => [t, v]),
     lineStyle: { width: 1.5 },
   }));
@@ -194,16 +200,11 @@ export function metricOption(panel: MetricPanel, windows: readonly StepWindow[])
   const range = times.length > 0 ? { min: Math.min(...times), max: Math.max(...times) } : { min: undefined, max: undefined };
   const first = series[0];
   if (first && windows.length > 0) {
-    const showLabels = windows.length <= 40;
     first.markArea = {
       silent: true,
-      label: { show: showLabels, position: 'insideTop', fontSize: 9, color: '#666' },
-      data: windows.map((w) => [
-        {
-          name: String(w.index),
-          xAxis: w.startMs,
-          itemStyle: { color: w.index % 2 === 0 ? 'rgba(0,0,0,0.07)' : 'rgba(0,0,0,0.03)' },
-        },
+      label: { show: windows.length <= 40, position: 'insideTop', fontSize: 9, color: '#666' },
+      data: windows.map((w, i) => [
+        { name: w.label, xAxis: w.startMs, itemStyle: { color: i % 2 === 1 ? 'rgba(0,0,0,0.07)' : 'rgba(0,0,0,0.03)' } },
         { xAxis: w.endMs },
       ]),
     };

@@ -273,8 +273,30 @@ export interface StepWindow {
   /** 1-based position in the run, the number drawn on the chart. */
   readonly index: number;
   readonly stepId: string;
+  readonly scenario: string;
   readonly startMs: number;
   readonly endMs: number;
+}
+
+/** A shaded band on a metric chart: one step, or (in long runs) a run of consecutive steps of one scenario. */
+export interface ChartWindow {
+  readonly label: string;
+  readonly startMs: number;
+  readonly endMs: number;
+}
+
+/** Above this many steps, metric charts shade scenarios instead of steps (keeps charts legible and small). */
+export const MAX_STEP_WINDOWS = 60;
+
+export function chartWindows(windows: readonly StepWindow[]): ChartWindow[] {
+  if (windows.length <= MAX_STEP_WINDOWS) return windows.map((w) => ({ label: String(w.index), startMs: w.startMs, endMs: w.endMs }));
+  const merged: Array<{ label: string; startMs: number; endMs: number }> = [];
+  for (const w of windows) {
+    const last = merged[merged.length - 1];
+    if (last && last.label === w.scenario) last.endMs = Math.max(last.endMs, w.endMs);
+    else merged.push({ label: w.scenario, startMs: w.startMs, endMs: w.endMs });
+  }
+  return merged;
 }
 
 export function seriesLabel(s: MetricSeries): string {
@@ -288,7 +310,7 @@ export function stepWindows(steps: readonly StepRecord[]): StepWindow[] {
   steps.forEach((s, i) => {
     const startMs = Date.parse(s.startedAt);
     const endMs = Date.parse(s.endedAt);
-    if (Number.isFinite(startMs) && Number.isFinite(endMs)) windows.push({ index: i + 1, stepId: s.stepId, startMs, endMs });
+    if (Number.isFinite(startMs) && Number.isFinite(endMs)) windows.push({ index: i + 1, stepId: s.stepId, scenario: s.scenario, startMs, endMs });
   });
   return windows;
 }

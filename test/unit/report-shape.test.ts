@@ -11,6 +11,7 @@ import { groupCells, spreadOf } from '../../lib/report/cells';
 import { loadRun } from '../../lib/report/load';
 import {
   buildModel,
+  chartWindows,
   churnRows,
   errorMatrices,
   findingRows,
@@ -198,6 +199,24 @@ describe('metrics over time', () => {
     const poll = byTitle.get('poll')!;
     expect(poll.lines).toEqual([]);
     expect(poll.missing).toEqual([expect.objectContaining({ status: 'error', reason: '3 of 120 polls failed: connection refused' })]);
+  });
+
+  test('step windows: one band per step, or per scenario once a run has more than 60 steps', () => {
+    // GIVEN 70 steps in three scenarios
+    const windows = Array.from({ length: 70 }, (_, i) => ({
+      index: i + 1,
+      stepId: `s${i}`,
+      scenario: i < 30 ? 'e5-short' : i < 60 ? 'e5-long' : 'e1',
+      startMs: i * 1000,
+      endMs: i * 1000 + 900,
+    }));
+    // THEN
+    expect(chartWindows(windows.slice(0, 3)).map((w) => w.label)).toEqual(['1', '2', '3']);
+    expect(chartWindows(windows)).toEqual([
+      { label: 'e5-short', startMs: 0, endMs: 29_900 },
+      { label: 'e5-long', startMs: 30_000, endMs: 59_900 },
+      { label: 'e1', startMs: 60_000, endMs: 69_900 },
+    ]);
   });
 
   test('cloud: the proxy and instance series share a panel; pinned no-data and memory error stay visible as such', () => {
