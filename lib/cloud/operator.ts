@@ -4,7 +4,6 @@
  * arguments, follow a run from S3 and SSM. Everything is validated before any AWS call.
  */
 import { spawn } from 'node:child_process';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { GetCommandInvocationCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import type { S3Client } from '@aws-sdk/client-s3';
@@ -241,21 +240,4 @@ export async function verdictCounts(s3: S3Client, bucket: string, runId: string)
     else counts.informational++;
   }
   return counts;
-}
-
-/**
- * Write report.html / summary.md into a fetched run directory when lib/report provides
- * `writeReport(runDir)`; returns what it wrote, or null when the report module has no such export.
- */
-export async function writeReportIfAvailable(runDir: string): Promise<string | null> {
-  let mod: unknown;
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    mod = require(path.join(REPO_ROOT, 'lib', 'report'));
-  } catch {
-    return null;
-  }
-  if (!mod || typeof mod !== 'object' || !('writeReport' in mod) || typeof mod.writeReport !== 'function') return null;
-  const out: unknown = await (mod.writeReport as (dir: string) => unknown)(runDir);
-  return typeof out === 'string' ? out : fs.existsSync(path.join(runDir, 'report.html')) ? path.join(runDir, 'report.html') : runDir;
 }

@@ -5,7 +5,8 @@
 import type { Command } from 'commander';
 import * as path from 'node:path';
 import { createS3Client } from '../../lib/cloud/clients';
-import { validateRunId, writeReportIfAvailable } from '../../lib/cloud/operator';
+import { validateRunId } from '../../lib/cloud/operator';
+import { writeReport } from '../../lib/report';
 import { fetchRun, formatProgress, readProgress } from '../../lib/cloud/runs';
 import { addBucketOptions, resolveBucket, type BucketFlags } from './status';
 
@@ -30,8 +31,13 @@ export function register(program: Command): void {
     const res = await fetchRun(s3, bucket, runId, path.resolve(flags.out));
     process.stdout.write(`${formatProgress(progress)}\nfetched ${res.files} files (${(res.bytes / 1024).toFixed(0)} KiB) into ${res.runDir}\n`);
     if (flags.report) {
-      const report = await writeReportIfAvailable(res.runDir);
-      process.stdout.write(report ? `report: ${report}\n` : `report: run \`npx proxylab report ${res.runDir}\`\n`);
+      // A report that cannot be written does not fail the fetch: the data is on disk.
+      try {
+        const r = writeReport(res.runDir);
+        process.stdout.write(`report: ${r.htmlPath}\nsummary: ${r.mdPath}\n`);
+      } catch (err) {
+        process.stdout.write(`report not written: ${err instanceof Error ? err.message : String(err)} (retry: npx proxylab report ${res.runDir})\n`);
+      }
     }
   });
 }

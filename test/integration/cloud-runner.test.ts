@@ -178,7 +178,7 @@ describe('runner → moto S3, killed and resumed, fetched like a local run', () 
     expect({ localCode, err: localCode === 0 ? '' : local.stderr() }).toEqual({ localCode: 0, err: '' });
     // WHEN the cloud run is fetched from moto
     const fetchOut = path.join(tmp, 'fetched');
-    const fetch = spawnCli(['fetch', RUN_ID, '--bucket', BUCKET, '--out', fetchOut, '--no-report'], motoEnv(moto) as Record<string, string>);
+    const fetch = spawnCli(['fetch', RUN_ID, '--bucket', BUCKET, '--out', fetchOut], motoEnv(moto) as Record<string, string>);
     const fetchCode = await fetch.exit;
     // (stderr may carry the AWS SDK's Node-version notice; only the exit code and errors matter)
     expect({ fetchCode, err: fetchCode === 0 ? '' : fetch.stderr() }).toEqual({ fetchCode: 0, err: '' });
@@ -205,6 +205,10 @@ describe('runner → moto S3, killed and resumed, fetched like a local run', () 
     expect(cloudManifest.stepIds).toEqual(localManifest.stepIds);
     expect(cloudManifest.environment.maxConnections).toBe(40);
     expect(fs.existsSync(path.join(cloudDir, 'metrics', 'runner.json'))).toBe(true);
+    // and the report renders from the fetched run like from a local one
+    expect(fetch.stdout()).toContain(`report: ${path.join(cloudDir, 'report.html')}`);
+    expect(fs.statSync(path.join(cloudDir, 'report.html')).size).toBeGreaterThan(1000);
+    expect(fs.readFileSync(path.join(cloudDir, 'summary.md'), 'utf8')).toContain('smoke');
   }, 120_000);
 
   test('the password is nowhere: not in a fetched file, not in the runner output', () => {
