@@ -2,10 +2,9 @@
  * Hook for `proxylab local` (scripts/commands/local.ts AFTER_RUN): write the report into the run
  * directory and print where it is. A report that cannot be written does not fail the run.
  */
-import type { LocalRunResult } from '../local/run-local';
 import { writeReport } from './index';
 
-export async function afterLocalRun(result: LocalRunResult, print: (line: string) => void): Promise<void> {
+export async function afterLocalRun(result: { readonly runDir: string }, print: (line: string) => void): Promise<void> {
   try {
     const r = writeReport(result.runDir);
     print(`Report: ${r.htmlPath} (${(r.bytes / 1024).toFixed(0)} KiB, ${Math.round(r.ms)} ms)`);

@@ -2,11 +2,12 @@
  * `proxylab report` and `proxylab compare` as commands (registered on a fresh commander program,
  * on the SYNTHETIC fixtures): what they print and write, and the usage error for a non-run.
  */
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
 import { UsageError } from '../../lib/cli/errors';
+import { afterLocalRun } from '../../lib/report/after-local-run';
 import { register as registerCompare } from '../../scripts/commands/compare';
 import { register as registerReport } from '../../scripts/commands/report';
 
@@ -61,5 +62,30 @@ describe('report and compare commands', () => {
     const run = program().parseAsync(argv, { from: 'user' });
     await expect(run).rejects.toBeInstanceOf(UsageError);
     await expect(program().parseAsync(argv, { from: 'user' })).rejects.toMatchObject({ exitCode: 2 });
+  });
+});
+
+describe('afterLocalRun (the hook proxylab local calls at the end of a run)', () => {
+  test('writes the report into the run directory and prints where', async () => {
+    // GIVEN a copy of a run directory
+    const dir = mkdtempSync(join(tmpdir(), 'report-hook-'));
+    try {
+      cpSync(join(FIXTURES, 'synthetic-cloud'), dir, { recursive: true });
+      const lines: string[] = [];
+      // WHEN
+      await afterLocalRun({ runDir: dir }, (l) => lines.push(l));
+      // THEN
+      expect(lines[0]).toMatch(new RegExp(`^Report: ${join(dir, 'report.html')} \\(\\d+ KiB, \\d+ ms\\)$`));
+      expect(lines[1]).toBe(`Summary: ${join(dir, 'summary.md')}`);
+      expect(existsSync(join(dir, 'summary.md'))).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  test('a report that cannot be written does not fail the run: it says why and how to retry', async () => {
+    const lines: string[] = [];
+    await afterLocalRun({ runDir: FIXTURES }, (l) => lines.push(l));
+    expect(lines).toEqual([`Report not written: ${FIXTURES}: no manifest.json — not a run directory (run \`proxylab report ${FIXTURES}\` to retry)`]);
   });
 });
