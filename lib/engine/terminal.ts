@@ -110,6 +110,8 @@ export interface ProgressPrinterOptions {
   readonly tty?: boolean;
   /** Redraw period on a TTY. @default 1000 */
   readonly tickMs?: number;
+  /** Without a TTY, a "still running" line this often during a long step (CI kills silent jobs). @default 60000 */
+  readonly heartbeatMs?: number;
 }
 
 /** Prints ProgressEvents; call close() when the run ends (stops the redraw timer). */
@@ -147,6 +149,7 @@ export class ProgressPrinter {
           if (!this.timer) this.timer = setInterval(() => this.draw(), this.opts.tickMs ?? 1000);
         } else {
           this.println(`> [${ev.index}/${ev.total}] ${ev.step.stepId}  (elapsed ${formatDuration(ev.elapsedSec)}, ETA ${formatDuration(ev.etaSec)})${ev.note ? `  — ${ev.note}` : ''}`);
+          if (!this.timer) this.timer = setInterval(() => this.heartbeat(), this.opts.heartbeatMs ?? 60_000);
         }
         break;
       case 'step-end':
@@ -178,6 +181,10 @@ export class ProgressPrinter {
     const text = `[${s.index}/${s.total}] ${formatDuration(stepSec)} · elapsed ${formatDuration((now - s.runStartMs) / 1000)} · ETA ${formatDuration(eta)} · ${s.stepId}`;
     const cols = this.opts.stream.columns ?? 120;
     return text.length > cols - 1 ? text.slice(0, cols - 2) + '…' : text;
+  }
+
+  private heartbeat(): void {
+    if (this.status) this.println(`  … ${this.statusText()}`);
   }
 
   private draw(): void {

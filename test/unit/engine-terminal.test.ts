@@ -90,6 +90,20 @@ describe('ProgressPrinter', () => {
     ]);
   });
 
+  test('without a TTY: a long step prints a "still running" line now and then', async () => {
+    const out = new PassThrough();
+    let text = '';
+    out.on('data', (b: Buffer) => (text += b.toString()));
+    const p = new ProgressPrinter({ stream: out, tty: false, heartbeatMs: 20 });
+    p.handle({ type: 'step-start', index: 1, total: 1, step, elapsedSec: 0, etaSec: 600, note: null });
+    await new Promise((r) => setTimeout(r, 70));
+    p.close();
+    const beats = text.split('\n').filter((l) => l.startsWith('  … [1/1] '));
+    expect(beats.length).toBeGreaterThanOrEqual(2);
+    expect(beats[0]).toMatch(/ETA \d+:\d\d · smoke-churn/);
+    expect(text).not.toContain('\x1b[');
+  });
+
   test('on a TTY: the current step is redrawn in place with step k/n, elapsed and ETA', () => {
     const out = new PassThrough();
     let text = '';
