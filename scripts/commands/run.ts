@@ -95,6 +95,7 @@ export function register(program: Command): void {
         process.stdout.write(`detached. Follow: npx proxylab status ${runId} --lab ${flags.lab}; then: npx proxylab fetch ${runId} --lab ${flags.lab}\n`);
         return;
       }
+      process.stdout.write('following progress (Ctrl-C stops following, not the run)…\n');
       const progress = await followRun({
         s3: clients.s3,
         ssm: clients.ssm,
