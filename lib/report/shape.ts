@@ -299,6 +299,8 @@ export function chartWindows(windows: readonly StepWindow[]): ChartWindow[] {
   return merged;
 }
 
+const MIB = 1024 * 1024;
+
 export function seriesLabel(s: MetricSeries): string {
   const dims = Object.values(s.dimensions).filter((v) => v !== '');
   const stat = s.stat === 'value' ? '' : s.stat;
@@ -330,8 +332,10 @@ export function metricPanels(mode: 'local' | 'cloud', metrics: readonly LoadedMe
     for (const s of series) {
       used.add(s);
       const label = series.length > 1 || s.name === title ? seriesLabel(s) : `${s.name} · ${seriesLabel(s)}`;
+      // Bytes read better as MiB (FreeableMemory is billions of bytes).
+      const scale = s.unit === 'Bytes' ? 1 / MIB : 1;
       const points = s.points
-        .map(([t, v]) => [Date.parse(t), v] as const)
+        .map(([t, v]) => [Date.parse(t), v * scale] as const)
         .filter(([t, v]) => Number.isFinite(t) && Number.isFinite(v));
       if (s.status === 'ok' && points.length > 0) lines.push({ label, points });
       else
@@ -341,7 +345,8 @@ export function metricPanels(mode: 'local' | 'cloud', metrics: readonly LoadedMe
           reason: s.reason ?? (s.status === 'ok' ? 'no points in the window' : s.status),
         });
     }
-    return { title, unit: series.find((s) => s.unit !== null)?.unit ?? null, lines, missing };
+    const unit = series.find((s) => s.unit !== null)?.unit ?? null;
+    return { title, unit: unit === 'Bytes' ? 'MiB' : unit, lines, missing };
   };
   const panels: MetricPanel[] = [];
   for (const w of wanted) {

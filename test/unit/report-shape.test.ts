@@ -20,7 +20,7 @@ import {
   scenarioPanels,
 } from '../../lib/report/shape';
 import { stepFileName } from '../../lib/suite/types';
-import { partialHostileRun, repeatedRun, writeRunDir } from '../fixtures/runs/synthetic';
+import { gauge, metricsFile, partialHostileRun, repeatedRun, writeRunDir } from '../fixtures/runs/synthetic';
 
 const FIXTURES = join(__dirname, '..', 'fixtures', 'runs');
 const repeated = loadRun(join(FIXTURES, 'synthetic-repeated'));
@@ -228,6 +228,13 @@ describe('metrics over time', () => {
     ]);
     expect(byTitle.get('Freeable memory')!.missing).toEqual([expect.objectContaining({ status: 'error', reason: expect.stringContaining('AccessDenied') })]);
     expect(byTitle.get('Authentication attempts')!.missing[0]?.status).toBe('not-collected');
+  });
+
+  test('bytes are shown in MiB', () => {
+    const memory = gauge('cloudwatch', 'FreeableMemory', { DBInstanceIdentifier: 'w' }, [2 * 1024 ** 3, 512 * 1024 ** 2], 'Bytes');
+    const [panel] = metricPanels('cloud', [{ name: 'cloudwatch', file: metricsFile('synthetic-mem', [memory]) }]).filter((p) => p.title === 'Freeable memory');
+    expect(panel!.unit).toBe('MiB');
+    expect(panel!.lines[0]!.points.map(([, v]) => v)).toEqual([2048, 512]);
   });
 });
 
