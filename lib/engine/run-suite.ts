@@ -132,7 +132,8 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
 
   const eta = new EtaEstimator(steps, opts.stepOverheadSec ?? 1);
   const scenarioVerdicts: ScenarioVerdict[] = [];
-  let loadedScale: number | null = null;
+  /** Scale and init flags of the data loaded now (`4 --foreign-keys --unlogged-tables`). */
+  let loadedData: string | null = null;
   let poolPercentApplied: number | null = null;
   let status: RunStatus = 'completed';
   let error: string | null = null;
@@ -148,9 +149,10 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
       } else {
         const target = findTarget(opts.targets, step);
         const note = await precheck(step, target);
-        if ((opts.initData ?? true) && loadedScale !== step.params.scale) {
+        const dataKey = [step.params.scale, ...[...step.initFlags].sort()].join(' ');
+        if ((opts.initData ?? true) && loadedData !== dataKey) {
           await initData(opts, step.params.scale, step, emit);
-          loadedScale = step.params.scale;
+          loadedData = dataKey;
         }
         emit({ type: 'step-start', index: i + 1, total: steps.length, step, elapsedSec: elapsedSec(), etaSec: eta.remainingSec(i), note });
         if (step.params.poolPercent !== null && target.ref.kind !== 'direct' && poolPercentApplied !== step.params.poolPercent) {

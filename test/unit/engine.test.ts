@@ -194,6 +194,27 @@ describe('runSuite', () => {
     expect(result.records.map((r) => r.stepId)).toEqual(h.steps.map((s) => s.stepId));
   });
 
+  test('loads data again when the scale or the init flags change, not otherwise', async () => {
+    // GIVEN quick-e2 (scale 1, no flags), e2 at scale 1 (--unlogged-tables --foreign-keys), e2 again, quick-e3 (scale 1, no flags)
+    const quick = getSuite('quick');
+    const e2 = getSuite('e2').scenarios[0];
+    const suite: Suite = { name: 'mixed', description: 'd', scenarios: [quick.scenarios[1], { ...e2, clients: [5], scale: 1 }, { ...e2, name: 'e2-again', clients: [5], scale: 1 }, quick.scenarios[2]] };
+    const h = harness(suite, ['direct']);
+    const inits: string[] = [];
+    const base = h.options(() => ({ ...capture('pgb_S_simple_c5'), timedOut: false, logFiles: [] }));
+    const executor: PgbenchExecutor = {
+      workDir: (n) => base.executor.workDir(n),
+      run: async (inv) => {
+        if (inv.argv.includes('-i')) inits.push(inv.argv.slice(1, inv.argv.indexOf('--quiet')).join(' '));
+        return base.executor.run(inv);
+      },
+    };
+    // WHEN
+    await runSuite({ ...base, executor });
+    // THEN three loads: plain, with the flags (same scale), plain again; e2-again reuses the data
+    expect(inits).toEqual(['-i -s 1', '-i -s 1 --unlogged-tables --foreign-keys', '-i -s 1']);
+  });
+
   test('writes the manifest first with every step id and status running', async () => {
     // GIVEN an executor that looks at the manifest on disk when the first step runs
     const h = harness();
