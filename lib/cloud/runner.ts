@@ -18,8 +18,8 @@ import type { Clock, PgbenchExecutor, PoolControl, ResultSink } from '../engine/
 import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run-suite';
 import { getSuite } from '../suite/catalog';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
-import type { RunEnvironment, RunManifest, StepRecord } from '../suite/types';
-import { CPU_SATURATION_PERCENT, judgeStep } from '../suite/verdict';
+import type { RunEnvironment, RunManifest, ScenarioVerdict, StepRecord } from '../suite/types';
+import { CPU_SATURATION_PERCENT, judgeScenario, judgeStep } from '../suite/verdict';
 import { buildCollectEvent, collectorWindow, invokeCollector } from './collector-invoke';
 import { CpuGuardExecutor, RunnerCpuMetricsSampler } from './cpu';
 import { FleetCoordinator, FleetExecutor, FleetSink } from './fleet-coordinator';
@@ -260,8 +260,16 @@ async function runCloudRunnerInner(args: RunnerArgs, deps: RunnerDeps, secrets: 
     const completed = result.manifest.status === 'completed';
     if (args.runnerIndex > 0) allHeld = completed;
     else {
+      // The engine judged the scenario comparisons on runner 0's own parts; judge them again on the
+      // merged records and put those in the manifest.
       const merged = (await s3Sink.readSteps()).filter((r) => stepById.has(r.stepId));
-      allHeld = completed && merged.every((r) => r.verdict.held !== false) && result.scenarioVerdicts.every((v) => v.held !== false);
+      const scenarioVerdicts: ScenarioVerdict[] = suite.scenarios.flatMap((sc) =>
+        judgeScenario(sc, merged.filter((r) => r.scenario === sc.name)).map((v) => ({ scenario: sc.name, ...v })),
+      );
+      if (scenarioVerdicts.length > 0 || result.manifest.scenarioVerdicts) {
+        await s3Sink.writeManifest({ ...result.manifest, scenarioVerdicts });
+      }
+      allHeld = completed && merged.every((r) => r.verdict.held !== false) && scenarioVerdicts.every((v) => v.held !== false);
     }
   }
   if (result.manifest.status === 'failed') {
