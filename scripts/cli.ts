@@ -8,24 +8,25 @@ import { exitCodeFor, UsageError } from '../lib/cli/errors';
 
 type Registrar = (program: Command) => void;
 
-// One line per subcommand, in the order `--help` lists them.
-const COMMANDS: Array<() => { register: Registrar }> = [
-  () => require('./commands/collect'),
-  () => require('./commands/compare'),
-  () => require('./commands/cost'),
-  () => require('./commands/deploy'),
-  () => require('./commands/destroy'),
-  () => require('./commands/extend'),
-  () => require('./commands/fetch'),
-  () => require('./commands/local'),
-  () => require('./commands/parse'),
-  () => require('./commands/report'),
-  () => require('./commands/run'),
-  () => require('./commands/status'),
-  () => require('./commands/validate'),
+// One entry per subcommand, in the order `--help` lists them (the everyday path first).
+// Modules are loaded lazily: `proxylab local` loads only local's code, `--help` loads them all.
+const COMMANDS: ReadonlyArray<readonly [string, () => { register: Registrar }]> = [
+  ['local', () => require('./commands/local')],
+  ['validate', () => require('./commands/validate')],
+  ['cost', () => require('./commands/cost')],
+  ['deploy', () => require('./commands/deploy')],
+  ['run', () => require('./commands/run')],
+  ['status', () => require('./commands/status')],
+  ['fetch', () => require('./commands/fetch')],
+  ['report', () => require('./commands/report')],
+  ['compare', () => require('./commands/compare')],
+  ['collect', () => require('./commands/collect')],
+  ['parse', () => require('./commands/parse')],
+  ['extend', () => require('./commands/extend')],
+  ['destroy', () => require('./commands/destroy')],
 ];
 
-export function buildProgram(): Command {
+export function buildProgram(argv: readonly string[] = []): Command {
   const program = new Command();
   program
     .name('proxylab')
@@ -36,12 +37,13 @@ export function buildProgram(): Command {
     )
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride();
-  for (const load of COMMANDS) load().register(program);
+  const chosen = COMMANDS.find(([name]) => name === argv[0]);
+  for (const [, load] of chosen ? [chosen] : COMMANDS) load().register(program);
   return program;
 }
 
 export async function main(argv: string[]): Promise<void> {
-  const program = buildProgram();
+  const program = buildProgram(argv);
   try {
     await program.parseAsync(argv, { from: 'user' });
   } catch (err) {
