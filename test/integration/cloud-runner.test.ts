@@ -240,6 +240,8 @@ describe('two runner processes split every step through the S3 barrier (moto)', 
     const manifest = JSON.parse(await s3Text(`runs/${fleetRun}/manifest.json`)) as RunManifest;
     expect(manifest.status).toBe('completed');
     expect(steps.map((s) => s.stepId).sort()).toEqual([...manifest.stepIds].sort());
+    // the churn comparison (pooled -C faster than direct -C), judged on the merged records, held
+    expect(manifest.scenarioVerdicts?.map((v) => [v.scenario, v.held])).toEqual([['smoke-churn', true]]);
     for (const step of steps) {
       // two parts whose clients add up to the step's, each with its own measurement
       expect(step.parts?.map((p) => p.runnerId)).toEqual(['runner-0', 'runner-1']);
