@@ -27,6 +27,13 @@ import { psqlScalarQuery } from '../lib/cloud/targets';
 import { systemClock } from '../lib/engine/ports';
 import { LocalPgbenchExecutor } from '../lib/local/pgbench-executor';
 
+const USAGE = `usage: node runner.js --run-id ID --suite NAME --bucket BUCKET --secret-arn ARN --writer-endpoint HOST[:PORT]
+         [--runner-index I --runner-count N] [--proxies name=host[:port][@dbProxyName][#max/idle],...]
+         [--region R] [--start-at ISO] [--collector JSON] [--barrier-timeout-sec S]
+  test-only: [--sslmode disable] [--no-pool-control] [--proxy-target-kind pgbouncer-transaction] [--endpoint-url URL]
+Started by \`proxylab run\` through SSM; see docs/aws.md. Exit: 0 every verdict held, 1 broke/failed/interrupted, 2 usage.
+`;
+
 function pgbenchVersion(): Promise<string | null> {
   const res = spawnSync('pgbench', ['--version'], { encoding: 'utf8' });
   const m = /pgbench \(PostgreSQL\) (\S+)/.exec(res.stdout ?? '');
@@ -42,6 +49,10 @@ export async function main(argv: readonly string[]): Promise<number> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  if (argv.includes('--help') || argv.includes('-h')) {
+    write(USAGE);
+    return 0;
+  }
   try {
     const args = parseRunnerArgv(argv);
     // Only the four clients the runner uses (keeps SSM and CloudFormation out of the bundle).
