@@ -70,6 +70,9 @@ export function register(program: Command): void {
       print('');
       print(formatResultTables(opts.suite, result.records, result.scenarioVerdicts));
       print(formatSummary(result.manifest, result.records, result.runDir, result.wallSec));
+      if (result.manifest.status === 'interrupted' || result.manifest.status === 'failed') {
+        print(`Resume (finished steps are kept): ${resumeCommand(flags, result.manifest.runId)}`);
+      }
       if (result.keptConnectionHelp !== null) {
         print('\nServers left running (--keep):');
         print(result.keptConnectionHelp);
@@ -95,4 +98,17 @@ export function register(program: Command): void {
       }
       if (!result.allHeld) process.exitCode = 1;
     });
+}
+
+/** The command that resumes this run: same suite and settings, the run id made explicit. */
+export function resumeCommand(flags: LocalFlags, runId: string): string {
+  const parts = ['npx proxylab local', `--suite ${flags.suite ?? DEFAULT_SUITE}`, `--run-id ${runId}`];
+  if (flags.out !== undefined && flags.out !== DEFAULT_OUT_DIR) parts.push(`--out ${shellQuote(flags.out)}`);
+  if (flags.maxConnections !== undefined && flags.maxConnections !== String(DEFAULT_MAX_CONNECTIONS)) parts.push(`--max-connections ${flags.maxConnections}`);
+  if (flags.poolPercent !== undefined && flags.poolPercent !== String(DEFAULT_POOL_PERCENT)) parts.push(`--pool-percent ${flags.poolPercent}`);
+  return parts.join(' ');
+}
+
+function shellQuote(s: string): string {
+  return /^[A-Za-z0-9_./:=-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }

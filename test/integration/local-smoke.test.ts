@@ -181,6 +181,7 @@ describe('proxylab local interrupted with SIGINT', () => {
     const kept = m.stepIds.slice(0, m.stepsCompleted);
     const keptStart = new Map(kept.map((id) => [id, step(runDir, id).startedAt]));
     await assertStackGone(parseStackLine(first.stdout())!);
+    expect(first.stdout()).toContain(`Resume (finished steps are kept): npx proxylab local --suite smoke --run-id smoke-int --out ${outDir}`);
 
     // WHEN the same run id runs again
     const second = spawnCli(args);
