@@ -15,6 +15,7 @@ import { LabProxies } from './constructs/proxies';
 import { ResultsBucket } from './constructs/results-bucket';
 import { RunnerFleet, RunnerSoftware } from './constructs/runner-fleet';
 import { applyLabLifecycle, LabExpiry } from './constructs/ttl';
+import { grantCloudRunner, proxylabRunnerSoftware } from './cloud/runner-asset';
 
 export { LAB_OUTPUT_KEYS, parseLabOutputs, stackNameFor } from './config/stack-outputs';
 export type { LabOutputKey, LabOutputs } from './config/stack-outputs';
@@ -23,8 +24,8 @@ export interface LabStackProps extends StackProps {
   /** The validated lab. */
   readonly lab: LabConfig;
   /**
-   * Runner software installed at boot (later issue).
-   * @default - none (pgbench, psql and Node only)
+   * Runner software installed at boot.
+   * @default - the proxylab runner bundle (lib/cloud/runner-asset.ts), installed as /opt/proxylab/runner.js
    */
   readonly runnerSoftware?: RunnerSoftware;
 }
@@ -88,8 +89,11 @@ export class LabStack extends Stack {
       dbSecret: this.database.secret,
       bucket: this.results.bucket,
       collector: this.collector.function,
-      runnerSoftware: props.runnerSoftware,
+      // The suite runner (lib/cloud: scripts/runner.ts bundled by esbuild) unless a caller brings its own.
+      runnerSoftware: props.runnerSoftware ?? proxylabRunnerSoftware(this),
     });
+    // Runner software needs: read back runs/ (resume, fleet barrier), resize this lab's proxies (sweeps).
+    grantCloudRunner(this.runners.role, { bucket: this.results.bucket, proxies: this.proxies.proxies.map((p) => p.proxy) });
 
     this.addOutputs();
   }

@@ -184,7 +184,11 @@ export class RunnerFleet extends Construct {
     const local = `${RUNNER_HOME}/${software.asset.isZipArchive ? 'runner.zip' : 'runner'}`;
     // Own command rather than UserData.addS3DownloadCommand, whose `$(dirname …)` is unquoted (SC2046).
     this.userData.addCommands(`aws s3 cp 's3://${software.asset.s3BucketName}/${software.asset.s3ObjectKey}' '${local}'`);
-    software.asset.grantRead(this.role);
+    // Exactly this object: Asset.grantRead would add s3:GetObject*/List*/GetBucket* on the whole
+    // CDK staging bucket (cdk-nag IAM5). The default bootstrap bucket is SSE-S3: no KMS grant needed.
+    this.role.addToPolicy(
+      new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [software.asset.bucket.arnForObjects(software.asset.s3ObjectKey)] }),
+    );
     if (software.asset.isZipArchive) {
       this.userData.addCommands('dnf install -y unzip', `unzip -o "${local}" -d ${RUNNER_HOME}`);
     }
