@@ -8,7 +8,8 @@ import { InfrastructureError, UsageError } from '../../lib/cli/errors';
 import { awsSettings, cdkInvocation, formatInvocation, runInherited, teardownCommand } from '../../lib/cloud/operator';
 import { loadLabFile } from '../../lib/config/load';
 import { stackNameFor } from '../../lib/config/stack-outputs';
-import { checkBudget, estimateCost, formatCostTable, runnerCapacityWarnings } from '../../lib/cost';
+import { deployPreflight } from '../../lib/cost/preflight';
+import { DEFAULT_PRICE_REGION, PRICE_TABLES } from '../../lib/cost/price-table';
 
 interface DeployFlags {
   readonly lab: string;
@@ -38,12 +39,24 @@ export function register(program: Command): void {
       const lab = loadLabFile(flags.lab);
       const settings = awsSettings(flags, lab);
       const maxHourly = flags.maxHourly === undefined ? undefined : Number(flags.maxHourly);
-      const estimate = estimateCost(lab, settings.region ? { region: settings.region } : {});
-      process.stdout.write(formatCostTable(estimate));
-      const budget = checkBudget(estimate, maxHourly, flags.force ?? false);
-      process.stdout.write(`${budget.message}\n`);
-      for (const w of runnerCapacityWarnings(lab, lab.suites)) process.stdout.write(`warning [${w.id}]: ${w.message}\n`);
-      if (!budget.allowed) throw new UsageError('not deployed: over budget (see above)');
+      if (maxHourly !== undefined && (flags.maxHourly?.trim() === '' || !Number.isFinite(maxHourly))) {
+        throw new UsageError(`--max-hourly must be a number of US dollars per hour, got "${flags.maxHourly}"`);
+      }
+      // Price the region we deploy to when the price table has it; say so when it does not.
+      const deployRegion = settings.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? lab.region ?? null;
+      const priceRegion = deployRegion !== null && PRICE_TABLES[deployRegion] ? deployRegion : DEFAULT_PRICE_REGION;
+      if (deployRegion !== null && priceRegion !== deployRegion) {
+        process.stdout.write(`note: no prices for ${deployRegion} in lib/cost/price-table.ts; the estimate uses ${priceRegion} list prices\n`);
+      }
+      const pre = deployPreflight(lab, {
+        region: priceRegion,
+        ...(maxHourly !== undefined ? { maxHourlyUsd: maxHourly } : {}),
+        force: flags.force ?? false,
+      });
+      process.stdout.write(pre.table);
+      process.stdout.write(`${pre.budget.message}\n`);
+      for (const w of pre.warnings) process.stdout.write(`warning [${w.id}]: ${w.message}\n`);
+      if (!pre.budget.allowed) throw new UsageError('not deployed: over budget (see above)');
       const inv = cdkInvocation('deploy', flags.lab, settings);
       process.stdout.write(`\n${flags.dryRun ? 'would run' : 'running'}: ${formatInvocation(inv)}\n`);
       if (flags.dryRun) return;

@@ -176,6 +176,22 @@ describe('CLI (real entry, no AWS)', () => {
     expect(requests[1]?.Parameters.commands.at(-1)).toMatch(/^node \/opt\/proxylab\/runner\.js --run-id dry-1 --suite smoke --bucket proxylab-demo-results --runner-index 1 --runner-count 2 .*--region eu-west-1/);
   });
 
+  test('deploy prints the cost first, refuses over budget (2), and with --force goes on to cdk deploy; destroy says what is kept', () => {
+    const over = spawnSync(process.execPath, [cli, 'deploy', '--lab', 'labs/default.json', '--max-hourly', '0.05', '--dry-run'], { encoding: 'utf8', env, cwd: REPO_ROOT });
+    expect(over.status).toBe(2);
+    expect(over.stdout).toMatch(/^(note: .*\n)?Cost estimate for lab "default"/);
+    expect(over.stdout).toMatch(/exceeds --max-hourly \$0\.05\/h .*refusing to deploy/);
+    expect(over.stdout).not.toContain('cdk deploy');
+    const forced = spawnSync(process.execPath, [cli, 'deploy', '--lab', 'labs/default.json', '--max-hourly', '0.05', '--force', '--dry-run', '--profile', 'lab'], { encoding: 'utf8', env, cwd: REPO_ROOT });
+    expect(forced.status).toBe(0);
+    // deploying to eu-west-1 (AWS_REGION): priced with us-east-1 list prices, and said so
+    expect(forced.stdout).toMatch(/^note: no prices for eu-west-1 in lib\/cost\/price-table\.ts; the estimate uses us-east-1 list prices/);
+    expect(forced.stdout).toMatch(/would run: AWS_PROFILE=lab npx cdk deploy -c lab=\S+\/labs\/default\.json --require-approval never/);
+    const destroy = spawnSync(process.execPath, [cli, 'destroy', '--lab', 'labs/default.json', '--dry-run'], { encoding: 'utf8', env, cwd: REPO_ROOT });
+    expect(destroy.status).toBe(0);
+    expect(destroy.stdout).toMatch(/nothing is retained[^]*would run: .*npx cdk destroy -c lab=\S+ --force/);
+  });
+
   test.each([
     [['run', '--lab', 'labs/default.json', '--suite', 'nope'], /--suite must be one of quick, smoke/],
     [['run', '--lab', 'labs/default.json', '--suite', 'smoke', '--run-id', '../etc'], /run id must be letters, digits/],
