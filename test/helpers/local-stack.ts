@@ -5,14 +5,13 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { isPortFree } from '../../lib/local/ports-free';
+import { CLI, REPO_ROOT } from './cli';
 import { startLocalStack as startStack, type LocalStack, type LocalStackOptions } from '../../lib/local/stack';
 
 export type { LocalStack } from '../../lib/local/stack';
 
-export const REPO_ROOT = path.resolve(__dirname, '..', '..');
-export const CLI = path.join(REPO_ROOT, 'scripts', 'proxylab.js');
+export { CLI, REPO_ROOT } from './cli';
 
 /**
  * A throwaway PostgreSQL (max_connections 40 by default, non-superuser role `bench`, db `bench`)

@@ -10,7 +10,7 @@
  * Child processes (the real CLI) get `motoEnv(moto)`: AWS_ENDPOINT_URL, dummy credentials, region.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import * as net from 'node:net';
+import { findFreePort } from '../../lib/local/ports-free';
 
 export interface MotoServer {
   readonly port: number;
@@ -62,7 +62,7 @@ export async function startMoto(options: { readonly startTimeoutMs?: number; rea
   const attempts = options.attempts ?? 5;
   let lastError: unknown = null;
   for (let i = 0; i < attempts; i++) {
-    const port = await freePort();
+    const port = await findFreePort();
     const child = spawn(bin, ['-p', String(port), '-H', '127.0.0.1'], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => {
@@ -90,23 +90,6 @@ function makeServer(child: ChildProcess, port: number): MotoServer {
     },
     stop: () => stopChild(child),
   };
-}
-
-/** A port in 20000–32000 that nothing listens on right now (checked by binding it). */
-export async function freePort(): Promise<number> {
-  for (let i = 0; i < 50; i++) {
-    const port = 20000 + Math.floor(Math.random() * 12000);
-    if (await canBind(port)) return port;
-  }
-  throw new Error('no free port found in 20000–32000');
-}
-
-function canBind(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const server = net.createServer();
-    server.once('error', () => resolve(false));
-    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
-  });
 }
 
 async function waitUntilServing(child: ChildProcess, port: number, timeoutMs: number, stderr: () => string): Promise<void> {

@@ -3,36 +3,18 @@
  * an Aurora instance and an RDS Proxy comes back, with the planned statistics, from moto's S3 as
  * runs/<runId>/metrics/cloudwatch.json. Performance Insights is disabled (moto has no PI API).
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { CloudWatchClient, PutMetricDataCommand, type MetricDatum } from '@aws-sdk/client-cloudwatch';
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import type { MetricSeries, MetricsFile } from '../../lib/suite/types';
+import { runCli } from '../helpers/cli';
 import { motoClientConfig, motoEnv, startMoto, type MotoServer } from '../helpers/moto';
 
-const CLI = path.resolve(__dirname, '../../scripts/proxylab.js');
 const BUCKET = 'proxylab-results-it';
 const RUN_ID = 'it-collect-run';
 
-interface CliResult {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 let moto: MotoServer;
 let s3: S3Client;

@@ -3,34 +3,16 @@
  * a schedule shaped like the one the expiry construct deploys is moved 3 hours later, every other
  * field intact; a lab without a schedule exits 2. Also `proxylab cost` exit codes.
  */
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { CreateScheduleCommand, GetScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
+import { runCli } from '../helpers/cli';
 import { motoClientConfig, motoEnv, startMoto, type MotoServer } from '../helpers/moto';
 
-const CLI = path.resolve(__dirname, '../../scripts/proxylab.js');
 const ROLE_ARN = 'arn:aws:iam::123456789012:role/proxylab-it-ExpiryDeleteStackRole';
 const TARGET_INPUT = '{"StackName":"arn:aws:cloudformation:us-east-1:123456789012:stack/proxylab-it/abc"}';
 
-interface CliResult {
-  readonly code: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function runCli(args: string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
-}
 
 let moto: MotoServer;
 let scheduler: SchedulerClient;
