@@ -295,27 +295,35 @@ describe('runner fleet', () => {
     expect(isGraviton(type)).toBe(expected);
   });
 
-  test('runner role: read the secret, PutObject under runs/ only, invoke exactly the collector', () => {
+  test('runner role: read the secret, write and read back runs/ only, invoke exactly the collector, resize only this lab\'s proxies', () => {
     const policies = JSON.stringify(
       resourcesOfType(def.template, 'AWS::IAM::Policy').filter(([id]) => id.startsWith('RunnersRole')).map(([, p]) => p),
     );
     expect(policies).toContain('secretsmanager:GetSecretValue');
     expect(policies).toMatch(/"Action":"s3:PutObject","Effect":"Allow","Resource":\{"Fn::Join":\["",\[\{"Fn::GetAtt":\["ResultsBucket[0-9A-F]+","Arn"\]\},"\/runs\/\*"\]\]\}/);
     expect(policies).toMatch(/"Action":"lambda:InvokeFunction","Effect":"Allow","Resource":\{"Fn::GetAtt":\["CollectorFunction[0-9A-F]+","Arn"\]\}/);
-    expect(policies).not.toMatch(/s3:\*|s3:GetObject|s3:DeleteObject/);
+    // Reading back is needed for resume and the fleet barrier (runs/*) and for the runner bundle
+    // (exactly its asset object); nothing broader, nothing destructive.
+    expect(policies).toMatch(/"Action":"s3:GetObject","Effect":"Allow","Resource":\{"Fn::Join":\["",\[\{"Fn::GetAtt":\["ResultsBucket[0-9A-F]+","Arn"\]\},"\/runs\/\*"\]\]\}/);
+    expect(policies).toMatch(/"Action":"s3:ListBucket","Condition":\{"StringLike":\{"s3:prefix":\["runs\/\*"\]\}\}/);
+    expect(policies).not.toMatch(/s3:\*|s3:DeleteObject|"s3:GetObject\*"|"s3:List\*"|"s3:GetBucket\*"/);
+    // Pool sweeps: ModifyDBProxyTargetGroup on this lab's proxies only, never on "*".
+    expect(policies).toContain('rds:ModifyDBProxyTargetGroup');
+    expect(policies).not.toMatch(/"Action":\[?[^\]]*rds:ModifyDBProxyTargetGroup[^\]]*\]?,"Effect":"Allow","Resource":"\*"/);
   });
 
-  test('user data installs pgbench and Node, checks pgbench, and is shellcheck-clean', () => {
-    // GIVEN
+  test('user data installs pgbench and Node, checks pgbench, installs the runner bundle, and is shellcheck-clean', () => {
+    // GIVEN the default lab's user data, asset tokens (bucket, key, region) replaced by placeholders
     const [, props] = resourcesOfType(def.template, 'AWS::EC2::Instance')[0] ?? [];
-    const script = (props?.UserData as { 'Fn::Base64': unknown })['Fn::Base64'];
-    expect(typeof script).toBe('string');
+    const userData = (props?.UserData as { 'Fn::Base64': unknown })['Fn::Base64'];
+    const script = renderUserData(userData);
+    expect(script.startsWith('#!/bin/bash\n' + baseUserDataCommands().join('\n') + '\n')).toBe(true);
     expect(script).toContain('dnf install -y postgresql17 postgresql17-contrib nodejs20');
     expect(script).toContain('command -v pgbench');
-    expect(baseUserDataCommands().join('\n')).toBe((script as string).replace(/^#!\/bin\/bash\n/, ''));
+    expect(script).toContain('/opt/proxylab/runner.js');
     // WHEN
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'userdata-')), 'user-data.sh');
-    writeFileSync(file, script as string);
+    writeFileSync(file, script);
     const res = spawnSync('shellcheck', ['--shell=bash', file], { encoding: 'utf8' });
     // THEN
     expect(res.error).toBeUndefined();
@@ -416,3 +424,11 @@ describe('metrics collector', () => {
     expect(pi?.Resource).toHaveLength(3);
   });
 });
+
+/** User data as the instance will see it: a string, or Fn::Join with tokens as placeholders. */
+function renderUserData(userData: unknown): string {
+  if (typeof userData === 'string') return userData;
+  const join = (userData as { 'Fn::Join'?: [string, unknown[]] })['Fn::Join'];
+  if (!join) throw new Error(`unexpected user data shape: ${JSON.stringify(userData).slice(0, 200)}`);
+  return join[1].map((part) => (typeof part === 'string' ? part : 'PLACEHOLDER')).join(join[0]);
+}
