@@ -393,6 +393,10 @@ const E5_LONG: Scenario = {
 
 // ---------------------------------------------------------------------------------------------
 // Local suites (run against a throwaway server with max_connections ≈ 40, PgBouncer pools ≈ 10)
+// They name rds-proxy too, so the same suite on a lab (the default lab runs `quick`) measures the
+// proxies as well as direct; a target kind the run does not have is skipped at expansion.
+
+const LOCAL_AND_CLOUD: readonly TargetKind[] = ['direct', 'pgbouncer-transaction', 'rds-proxy'];
 
 const QUICK_E1: Scenario = {
   ...E1,
@@ -405,7 +409,7 @@ const QUICK_E1: Scenario = {
   jobs: 2,
   durationSec: 10,
   rate: undefined,
-  targets: ['direct', 'pgbouncer-transaction'],
+  targets: LOCAL_AND_CLOUD,
   note: 'Unthrottled locally: the point is the error classes, not the saturated client.',
 };
 
@@ -421,7 +425,7 @@ const QUICK_E2: Scenario = {
   transactionsPerClient: 500,
   scale: 1,
   initFlags: [],
-  targets: ['direct', 'pgbouncer-transaction'],
+  targets: LOCAL_AND_CLOUD,
 };
 
 const QUICK_E3: Scenario = {
@@ -434,8 +438,7 @@ const QUICK_E3: Scenario = {
   jobs: 2,
   durationSec: 10,
   scale: 1,
-  targets: ['direct', 'pgbouncer-transaction', 'pgbouncer-session'],
-  comparisons: (E3.comparisons ?? []).filter((c) => c.id !== 'rds-proxy-churn-vs-direct-churn'),
+  targets: [...LOCAL_AND_CLOUD, 'pgbouncer-session'],
   note: 'SELECT 1 instead of TPC-B so connection cost dominates on a 2-core machine (measured 7–22 × locally).',
 };
 
@@ -446,7 +449,7 @@ const SMOKE_PREPARED: Scenario = {
   clients: [5],
   protocols: ['prepared', 'simple'],
   durationSec: 3,
-  targets: ['pgbouncer-transaction'],
+  targets: ['pgbouncer-transaction', 'rds-proxy'],
 };
 
 const SMOKE_MAX_CONNECTIONS: Scenario = {
@@ -457,7 +460,7 @@ const SMOKE_MAX_CONNECTIONS: Scenario = {
   clients: [{ times: 1.5, of: 'maxConnections' }],
   transactionsPerClient: undefined,
   durationSec: 3,
-  targets: ['direct', 'pgbouncer-transaction'],
+  targets: LOCAL_AND_CLOUD,
   comparisons: [],
 };
 
@@ -468,8 +471,8 @@ const SMOKE_CHURN: Scenario = {
   clients: [5],
   connects: ['per-transaction'],
   durationSec: 3,
-  targets: ['direct', 'pgbouncer-transaction'],
-  comparisons: (QUICK_E3.comparisons ?? []).filter((c) => c.id === 'pgbouncer-churn-vs-direct-churn'),
+  targets: LOCAL_AND_CLOUD,
+  comparisons: (QUICK_E3.comparisons ?? []).filter((c) => c.id === 'pgbouncer-churn-vs-direct-churn' || c.id === 'rds-proxy-churn-vs-direct-churn'),
 };
 
 // ---------------------------------------------------------------------------------------------

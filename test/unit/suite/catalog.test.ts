@@ -169,6 +169,24 @@ describe('expandSuite', () => {
     expect(byId(steps, 'e5-short/pgbouncer-session/c400/simple/per-transaction/r2').expectation.outcome).toBe('succeeds');
   });
 
+  test('quick and smoke on a lab measure every proxy as well as direct (no PgBouncer there)', () => {
+    // GIVEN the default lab runs `quick`; WHEN expanded against a lab's targets
+    const quick = expandSuite(getSuite('quick'), CLOUD);
+    const smoke = expandSuite(getSuite('smoke'), CLOUD);
+    // THEN each proxy gets the same cells as direct, with the published expectations
+    for (const steps of [quick, smoke]) {
+      expect(new Set(steps.map((s) => s.target.name))).toEqual(new Set(['direct', 'proxy-a', 'proxy-b']));
+      expect(steps.some((s) => s.target.kind.startsWith('pgbouncer'))).toBe(false);
+    }
+    expect(byId(quick, 'quick-e1/proxy-a/c591/prepared/persistent/r1').expectation.outcome).toBe('any');
+    expect(byId(quick, 'quick-e1/direct/c591/prepared/persistent/r1').expectation.outcome).toBe('refused');
+    expect(byId(quick, 'quick-e2/proxy-b/c591/simple/persistent/r1').expectation.outcome).toBe('succeeds');
+    expect(byId(smoke, 'smoke-max-connections/proxy-a/c591/simple/persistent/r1').expectation.outcome).toBe('succeeds');
+    // the proxy churn comparison is reported, not judged (RDS Proxy is not PgBouncer)
+    const churn = getSuite('smoke').scenarios.find((s) => s.name === 'smoke-churn');
+    expect(churn?.comparisons?.find((c) => c.id === 'rds-proxy-churn-vs-direct-churn')?.minRatio).toBeNull();
+  });
+
   test('smoke covers the three findings and fits in 45 s with init', () => {
     const steps = expandSuite(getSuite('smoke'), LOCAL);
     expect(steps.map((s) => `${s.stepId} ${s.expectation.outcome}`)).toEqual([
