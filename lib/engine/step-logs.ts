@@ -8,7 +8,7 @@
  *   interval_start num_transactions sum_latency sum_latency_2 min_latency max_latency [sum_lag sum_lag_2 min_lag max_lag skipped]
  * Lag fields only with --rate. With --sampling-rate r, counts and sums are scaled by 1/r.
  */
-import { detectLogKind, parseAggregateLogs, parseTransactionLogs } from '../suite/logs';
+import { detectLogKind, forEachTransaction, parseAggregateLogs, parseTransactionLogs } from '../suite/logs';
 import type { SeriesPoint } from '../suite/types';
 
 export interface StepLogs {
@@ -58,37 +58,31 @@ interface Agg {
 /** Per-second aggregate lines from per-transaction logs (see the file comment for the layout). */
 export function aggregateTransactionLogs(files: readonly string[], samplingRate: number, throttled: boolean): string {
   const buckets = new Map<number, Agg>();
-  for (const content of files) {
-    for (const line of content.split('\n')) {
-      const f = line.trim().split(/\s+/);
-      if (f.length < 6) continue;
-      const t = Number(f[4]);
-      if (!Number.isInteger(t)) continue;
-      let b = buckets.get(t);
-      if (!b) {
-        b = { n: 0, sum: 0, sum2: 0, min: Infinity, max: 0, lagSum: 0, lagSum2: 0, lagMin: Infinity, lagMax: 0, skipped: 0 };
-        buckets.set(t, b);
-      }
-      if (f[2] === 'skipped') {
-        b.skipped++;
-        continue;
-      }
-      const lat = Number(f[2]);
-      if (!Number.isFinite(lat)) continue;
-      b.n++;
-      b.sum += lat;
-      b.sum2 += lat * lat;
-      b.min = Math.min(b.min, lat);
-      b.max = Math.max(b.max, lat);
-      const lag = f.length >= 7 ? Number(f[6]) : Number.NaN;
-      if (Number.isFinite(lag)) {
-        b.lagSum += lag;
-        b.lagSum2 += lag * lag;
-        b.lagMin = Math.min(b.lagMin, lag);
-        b.lagMax = Math.max(b.lagMax, lag);
-      }
+  forEachTransaction(files, (tx) => {
+    let b = buckets.get(tx.epochSec);
+    if (!b) {
+      b = { n: 0, sum: 0, sum2: 0, min: Infinity, max: 0, lagSum: 0, lagSum2: 0, lagMin: Infinity, lagMax: 0, skipped: 0 };
+      buckets.set(tx.epochSec, b);
     }
-  }
+    if (tx.skipped) {
+      b.skipped++;
+      return;
+    }
+    if (tx.latencyUs === null) return;
+    const lat = tx.latencyUs;
+    b.n++;
+    b.sum += lat;
+    b.sum2 += lat * lat;
+    b.min = Math.min(b.min, lat);
+    b.max = Math.max(b.max, lat);
+    if (tx.lagUs !== null) {
+      const lag = tx.lagUs;
+      b.lagSum += lag;
+      b.lagSum2 += lag * lag;
+      b.lagMin = Math.min(b.lagMin, lag);
+      b.lagMax = Math.max(b.lagMax, lag);
+    }
+  });
   if (buckets.size === 0) return '';
   const keys = [...buckets.keys()];
   const first = Math.min(...keys);

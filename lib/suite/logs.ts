@@ -55,6 +55,39 @@ function fillGaps<B>(buckets: Map<number, B>, toPoint: (t: number, b: B | undefi
   return out;
 }
 
+/** One line of a per-transaction log, as read. */
+export interface TransactionLine {
+  /** Completion time, epoch seconds. */
+  readonly epochSec: number;
+  /** Latency in µs; null for a transaction that did not complete (failed, serialization, …). */
+  readonly latencyUs: number | null;
+  /** Skipped by --rate with --latency-limit. */
+  readonly skipped: boolean;
+  /** Schedule lag in µs (only with --rate), else null. */
+  readonly lagUs: number | null;
+}
+
+/** Visit every transaction line of per-thread per-transaction logs; other lines are ignored. */
+export function forEachTransaction(files: readonly string[], visit: (tx: TransactionLine) => void): void {
+  for (const content of files) {
+    for (const line of content.split('\n')) {
+      const f = line.trim().split(/\s+/);
+      if (f.length < 6) continue;
+      const epochSec = Number(f[4]);
+      if (!Number.isInteger(epochSec)) continue;
+      const skipped = f[2] === 'skipped';
+      const latency = skipped ? Number.NaN : Number(f[2]);
+      const lag = f.length >= 7 ? Number(f[6]) : Number.NaN;
+      visit({
+        epochSec,
+        latencyUs: Number.isFinite(latency) ? latency : null,
+        skipped,
+        lagUs: Number.isFinite(lag) ? lag : null,
+      });
+    }
+  }
+}
+
 export function parseTransactionLogs(files: readonly string[], opts: { samplingRate?: number | null } = {}): TransactionLogSummary {
   const rate = opts.samplingRate ?? 1;
   if (!(rate > 0 && rate <= 1)) throw new RangeError(`samplingRate must be in (0, 1], got ${rate}`);
@@ -62,36 +95,25 @@ export function parseTransactionLogs(files: readonly string[], opts: { samplingR
   const buckets = new Map<number, Bucket>();
   let sawLag = false;
   let sawSkipped = false;
-  for (const content of files) {
-    for (const line of content.split('\n')) {
-      const f = line.trim().split(/\s+/);
-      if (f.length < 6) continue;
-      const t = Number(f[4]);
-      if (!Number.isInteger(t)) continue;
-      const b = buckets.get(t) ?? { n: 0, latencySumUs: 0, latencyMaxUs: 0, lagSumUs: 0, lagN: 0, skipped: 0 };
-      buckets.set(t, b);
-      const timeField = f[2] ?? '';
-      if (timeField === 'skipped') {
-        sawSkipped = true;
-        b.skipped += 1;
-        continue;
-      }
-      const latencyUs = Number(timeField);
-      if (!Number.isFinite(latencyUs)) continue; // failed / serialization / deadlock / other
-      latencies.push(latencyUs);
-      b.n += 1;
-      b.latencySumUs += latencyUs;
-      b.latencyMaxUs = Math.max(b.latencyMaxUs, latencyUs);
-      if (f.length >= 7) {
-        const lag = Number(f[6]);
-        if (Number.isFinite(lag)) {
-          sawLag = true;
-          b.lagSumUs += lag;
-          b.lagN += 1;
-        }
-      }
+  forEachTransaction(files, (tx) => {
+    const b = buckets.get(tx.epochSec) ?? { n: 0, latencySumUs: 0, latencyMaxUs: 0, lagSumUs: 0, lagN: 0, skipped: 0 };
+    buckets.set(tx.epochSec, b);
+    if (tx.skipped) {
+      sawSkipped = true;
+      b.skipped += 1;
+      return;
     }
-  }
+    if (tx.latencyUs === null) return; // failed / serialization / deadlock / other
+    latencies.push(tx.latencyUs);
+    b.n += 1;
+    b.latencySumUs += tx.latencyUs;
+    b.latencyMaxUs = Math.max(b.latencyMaxUs, tx.latencyUs);
+    if (tx.lagUs !== null) {
+      sawLag = true;
+      b.lagSumUs += tx.lagUs;
+      b.lagN += 1;
+    }
+  });
   const sorted = Float64Array.from(latencies).sort();
   const ms = (us: number | null): number | null => (us === null ? null : us / 1000);
   const series = fillGaps(buckets, (t, b) => ({
