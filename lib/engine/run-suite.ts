@@ -134,7 +134,7 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
   const scenarioVerdicts: ScenarioVerdict[] = [];
   /** Scale and init flags of the data loaded now (`4 --foreign-keys --unlogged-tables`). */
   let loadedData: string | null = null;
-  let poolPercentApplied: number | null = null;
+  const poolPercentApplied = new Map<string, number>();
   let status: RunStatus = 'completed';
   let error: string | null = null;
 
@@ -148,6 +148,12 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
         emit({ type: 'step-skip', index: i + 1, total: steps.length, step });
       } else {
         const target = findTarget(opts.targets, step);
+        // Resize first (sweeps), so the pre-check reads the pool this step really runs against.
+        // Tracked per target: two proxies in one sweep each need their own resize.
+        if (step.params.poolPercent !== null && target.ref.kind !== 'direct' && poolPercentApplied.get(target.ref.name) !== step.params.poolPercent) {
+          await opts.pool.setPoolPercent(target.ref, step.params.poolPercent);
+          poolPercentApplied.set(target.ref.name, step.params.poolPercent);
+        }
         const note = await precheck(step, target);
         const dataKey = [step.params.scale, ...[...step.initFlags].sort()].join(' ');
         if ((opts.initData ?? true) && loadedData !== dataKey) {
@@ -155,10 +161,6 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
           loadedData = dataKey;
         }
         emit({ type: 'step-start', index: i + 1, total: steps.length, step, elapsedSec: elapsedSec(), etaSec: eta.remainingSec(i), note });
-        if (step.params.poolPercent !== null && target.ref.kind !== 'direct' && poolPercentApplied !== step.params.poolPercent) {
-          await opts.pool.setPoolPercent(target.ref, step.params.poolPercent);
-          poolPercentApplied = step.params.poolPercent;
-        }
         await opts.pool.reset(target.ref);
 
         const stepStart = clock.now();

@@ -57,7 +57,7 @@ function fakeTargets(kinds: readonly TargetKind[]): Target[] {
 
 type Answer = (inv: PgbenchInvocation, stepId: string | null) => Promise<PgbenchOutcome> | PgbenchOutcome;
 
-/** Records every port call in one ordered list: `init`, `run:<stepId>`, `reset:<target>`, `pool%:<n>`, `restore`. */
+/** Records every port call in one ordered list: `init`, `run:<stepId>`, `reset:<target>`, `pool%:<target>:<n>`, `restore`. */
 class Recorder {
   readonly calls: string[] = [];
 }
@@ -101,8 +101,8 @@ function recordingPool(rec: Recorder): PoolControl {
     reset: async (t: TargetRef) => {
       rec.calls.push(`reset:${t.name}`);
     },
-    setPoolPercent: async (_t: TargetRef, percent: number) => {
-      rec.calls.push(`pool%:${percent}`);
+    setPoolPercent: async (t: TargetRef, percent: number) => {
+      rec.calls.push(`pool%:${t.name}:${percent}`);
     },
     restore: async () => {
       rec.calls.push('restore');
@@ -399,10 +399,32 @@ describe('runSuite', () => {
     // THEN
     const relevant = h.rec.calls.filter((c) => c.startsWith('pool%') || c.startsWith('reset') || c.startsWith('run'));
     expect(relevant).toEqual(
-      h.steps.flatMap((s) => [`pool%:${s.params.poolPercent}`, 'reset:pgbouncer-transaction', `run:${stepFileName(s.stepId)}`]),
+      h.steps.flatMap((s) => [`pool%:pgbouncer-transaction:${s.params.poolPercent}`, 'reset:pgbouncer-transaction', `run:${stepFileName(s.stepId)}`]),
     );
     expect(h.steps.map((s) => s.params.poolPercent)).toEqual([25, 50, 75, 100]);
     expect(h.rec.calls[h.rec.calls.length - 1]).toBe('restore');
+  });
+
+  test('a sweep over two pooled targets resizes each target to the step\'s percent before it runs', async () => {
+    // GIVEN E4 on two pooled targets (on a lab: two proxies)
+    const h = harness(getSuite('e4'), ['pgbouncer-transaction', 'rds-proxy']);
+    // WHEN
+    await runSuite(h.options(() => ({ ...capture('pgb_S_simple_c60'), timedOut: false, logFiles: [] })));
+    // THEN replaying the calls, every run finds its own target at the step's percent
+    const current = new Map<string, number>();
+    const seen: string[] = [];
+    for (const call of h.rec.calls) {
+      const resize = /^pool%:(.+):(\d+)$/.exec(call);
+      if (resize) current.set(resize[1], Number(resize[2]));
+      const run = /^run:(.+)$/.exec(call);
+      if (run) {
+        const step = h.steps.find((st) => stepFileName(st.stepId) === run[1]);
+        expect(step && current.get(step.target.name)).toBe(step?.params.poolPercent);
+        seen.push(run[1]);
+      }
+    }
+    expect(seen).toHaveLength(8);
+    expect(new Set(h.steps.map((st) => st.target.name))).toEqual(new Set(['pgbouncer-transaction', 'rds-proxy']));
   });
 
   test('turns per-transaction logs into percentiles, a series and a merged per-second log', async () => {
