@@ -58,7 +58,8 @@ export interface CostEstimate {
   readonly lab: string;
   readonly region: string;
   /** Where the region came from. */
-  readonly regionFrom: 'flag' | 'lab' | 'default';
+  /** Where the price region came from: `--region`, the region being deployed to, the lab's hint, or the default. */
+  readonly regionFrom: 'flag' | 'deploy' | 'lab' | 'default';
   readonly priceTableAsOf: string;
   readonly currency: 'USD';
   /** The lab's `budget.maxHourlyUsd` (null when it sets none), for `checkBudget`. */
@@ -90,6 +91,8 @@ export const DEFAULT_USAGE: UsageAssumptions = { auroraStorageGb: 10, auroraIoMi
 export interface EstimateOptions {
   /** Price region; @default the lab's `region`, else us-east-1. */
   readonly region?: string;
+  /** How to label `region` in the table. @default 'flag' when `region` is given */
+  readonly regionFrom?: CostEstimate['regionFrom'];
   /** @default DEFAULT_USAGE */
   readonly usage?: Partial<UsageAssumptions>;
   /** What the stack deploys besides the lab's own counts. @default LAB_DEPLOYMENT_SHAPE */
@@ -133,7 +136,7 @@ export function ec2InstancePrice(table: PriceTable, instanceType: string): Insta
 
 export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEstimate {
   const region = opts.region ?? lab.region ?? DEFAULT_PRICE_REGION;
-  const regionFrom: CostEstimate['regionFrom'] = opts.region ? 'flag' : lab.region ? 'lab' : 'default';
+  const regionFrom: CostEstimate['regionFrom'] = opts.region ? (opts.regionFrom ?? 'flag') : lab.region ? 'lab' : 'default';
   const table = priceTableFor(region);
   const usage: UsageAssumptions = { ...DEFAULT_USAGE, ...opts.usage };
   const shape = opts.shape ?? LAB_DEPLOYMENT_SHAPE;

@@ -39,7 +39,7 @@ export function formatCostTable(estimate: CostEstimate): string {
   const t = estimate.totals;
   const out: string[] = [];
   out.push(
-    `Cost estimate for lab "${estimate.lab}" in ${estimate.region} (region from ${estimate.regionFrom}; ` +
+    `Cost estimate for lab "${estimate.lab}" in ${estimate.region} (region from ${REGION_FROM[estimate.regionFrom]}; ` +
       `on-demand ${estimate.currency} prices as of ${estimate.priceTableAsOf})`,
     '',
     line(header),
@@ -62,3 +62,10 @@ export function formatCostTable(estimate: CostEstimate): string {
   );
   return out.join('\n') + '\n';
 }
+
+const REGION_FROM: Record<CostEstimate['regionFrom'], string> = {
+  flag: '--region',
+  deploy: 'the deploy environment (AWS_REGION / profile)',
+  lab: "the lab's region",
+  default: 'the default; pass --region to price another',
+};

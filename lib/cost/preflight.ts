@@ -12,6 +12,8 @@ import type { BudgetCheck, RunnerCapacityWarning } from './guards';
 export interface DeployPreflightOptions {
   /** Price region (`--region`); @default the lab's region, else us-east-1. */
   readonly region?: string;
+  /** How to label `region`; @default 'flag' */
+  readonly regionFrom?: 'flag' | 'deploy' | 'lab' | 'default';
   /** `--max-hourly`; @default the lab's budget.maxHourlyUsd */
   readonly maxHourlyUsd?: number;
   /** `--force`: deploy even over the limit. @default false */
@@ -35,7 +37,7 @@ export interface DeployPreflight {
  * unknown suite, bad --max-hourly); otherwise returns the decision for the caller to act on.
  */
 export function deployPreflight(lab: LabConfig, opts: DeployPreflightOptions = {}): DeployPreflight {
-  const estimate = estimateCost(lab, opts.region ? { region: opts.region } : {});
+  const estimate = estimateCost(lab, opts.region ? { region: opts.region, ...(opts.regionFrom ? { regionFrom: opts.regionFrom } : {}) } : {});
   return {
     estimate,
     table: formatCostTable(estimate),

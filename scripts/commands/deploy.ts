@@ -50,6 +50,7 @@ export function register(program: Command): void {
       }
       const pre = deployPreflight(lab, {
         region: priceRegion,
+        regionFrom: priceRegion === deployRegion ? (flags.region !== undefined ? 'flag' : 'deploy') : 'default',
         ...(maxHourly !== undefined ? { maxHourlyUsd: maxHourly } : {}),
         force: flags.force ?? false,
       });

@@ -207,4 +207,13 @@ describe('formatCostTable', () => {
     expect(text).toMatch(/Total per 30-day month \(720 h\): \$/);
     expect(text).toContain('as of 2026-11-21');
   });
+
+  test.each([
+    [{}, {}, /region from the default; pass --region/],
+    [{ region: 'us-east-1' }, {}, /region from the lab's region/],
+    [{}, { region: 'us-east-1' }, /region from --region/],
+    [{}, { region: 'us-east-1', regionFrom: 'deploy' as const }, /region from the deploy environment/],
+  ])('the header says where the price region came from (lab %j, options %j)', (raw, opts, expected) => {
+    expect(formatCostTable(estimateCost(lab(raw), opts)).split('\n')[0]).toMatch(expected);
+  });
 });
