@@ -2,7 +2,9 @@
  * The local stand-in as one object: binaries found (or installed), a throwaway PostgreSQL, a
  * PgBouncer with a transaction and a session pool in front of it, and the engine ports bound to
  * them (targets, pool control, pgbench executor, metrics sampler). `stop()` ends every process we
- * started and removes the temporary directory unless asked to keep it.
+ * started and removes the temporary directory unless asked to keep it. The directory holds
+ * `owner.json` (this process, the servers, `kept`), so a later start can reap a stack whose
+ * proxylab was killed before it could clean up (lib/local/reap.ts).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -15,6 +17,7 @@ import { LocalPgbenchExecutor } from './pgbench-executor';
 import { poolSizeFor, SESSION_DB, startPgbouncer, TRANSACTION_DB, type Pgbouncer } from './pgbouncer';
 import { BENCH_DB, BENCH_USER, startPostgres, type PostgresCluster } from './postgres';
 import { resolveRunAs, type RunAs } from './process';
+import { currentOwner, reapOrphanedStacks, writeOwnerFile, type StackOwner } from './reap';
 import { LocalMetricsSampler } from './sampler';
 
 export const DEFAULT_MAX_CONNECTIONS = 40;
@@ -34,6 +37,8 @@ export interface LocalStackOptions {
   /** Already found binaries (skips the search). */
   readonly bins?: LocalBinaries;
   readonly log?: (line: string) => void;
+  /** First stop stacks left by dead proxylab processes (one log line each). @default true */
+  readonly reapOrphans?: boolean;
 }
 
 export interface LocalStack {
@@ -70,19 +75,27 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   if (typeof process.getuid === 'function' && process.getuid() === 0 && runAs === null) {
     throw new InfrastructureError('running as root, and there is no unprivileged `postgres` OS user to run PostgreSQL and PgBouncer as (create one: useradd --system postgres)');
   }
+  if (opts.reapOrphans ?? true) await reapOrphanedStacks({ log: opts.log });
   const baseDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-local-'));
-  fs.chmodSync(baseDir, 0o755); // the server user must reach its subdirectories
+  let owner: StackOwner = currentOwner(runAs?.user ?? null);
   let postgres: PostgresCluster | null = null;
   let pgbouncer: Pgbouncer | null = null;
   try {
+    // At once, so a reaper never takes this directory for an ownerless leftover.
+    writeOwnerFile(baseDir, owner);
+    fs.chmodSync(baseDir, 0o755); // the server user must reach its subdirectories
     postgres = await startPostgres({ bins, baseDir, runAs, maxConnections, superuserReservedConnections: reserved });
+    owner = { ...owner, postgres: { pid: postgres.pid, dataDir: postgres.dataDir } };
+    writeOwnerFile(baseDir, owner);
     pgbouncer = await startPgbouncer({ bins, baseDir, runAs, server: postgres, poolPercent });
+    owner = { ...owner, pgbouncer: { pid: pgbouncer.pid, pidFile: path.join(path.dirname(pgbouncer.iniFile), 'pgbouncer.pid'), iniFile: pgbouncer.iniFile } };
+    writeOwnerFile(baseDir, owner);
   } catch (e) {
     if (postgres) await postgres.stop();
     fs.rmSync(baseDir, { recursive: true, force: true });
     throw e;
   }
-  return makeStack(bins, runAs, baseDir, postgres, pgbouncer, { maxConnections, poolPercent, reserved });
+  return makeStack(bins, runAs, baseDir, postgres, pgbouncer, { maxConnections, poolPercent, reserved }, owner);
 }
 
 function makeStack(
@@ -92,6 +105,7 @@ function makeStack(
   pg: PostgresCluster,
   pgb: Pgbouncer,
   cfg: { maxConnections: number; poolPercent: number; reserved: number },
+  owner: StackOwner,
 ): LocalStack {
   const target = (ref: TargetRef, port: number, dbname: string): Target => ({
     ref,
@@ -183,6 +197,8 @@ function makeStack(
       ].join('\n'),
     release: () => {
       stopped = true;
+      // Kept on purpose: a later `proxylab local` must not reap it once this process has exited.
+      writeOwnerFile(baseDir, { ...owner, kept: true });
       process.removeListener('exit', onExit);
       pgb.release();
       pg.release();

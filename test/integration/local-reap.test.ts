@@ -1,0 +1,66 @@
+/**
+ * A `proxylab local` killed with SIGKILL cannot stop its servers (they run in their own process
+ * group) nor remove its temp dir. The next `proxylab local` reaps that stack: it says so, the old
+ * PostgreSQL and PgBouncer are gone, the old directory is removed, and the new run still passes.
+ */
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { StackOwner } from '../../lib/local/reap';
+import { assertStackGone, parseStackLine, pidsMentioning, spawnCli, type CliRun } from '../helpers/local-stack';
+
+let outDir: string;
+const started: CliRun[] = [];
+
+beforeAll(() => {
+  outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-reap-test-'));
+});
+
+afterAll(async () => {
+  for (const run of started) {
+    if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGKILL');
+  }
+  fs.rmSync(outDir, { recursive: true, force: true });
+});
+
+test('a stack orphaned by SIGKILL is reaped by the next proxylab local, which then runs normally', async () => {
+  // GIVEN a smoke run whose stack is up…
+  const first = spawnCli(['local', '--suite', 'smoke', '--out', path.join(outDir, 'first'), '--no-install']);
+  started.push(first);
+  await first.waitForStdout(/files in \S+/, 60_000);
+  const stack = parseStackLine(first.stdout());
+  expect(stack).not.toBeNull();
+  const owner = JSON.parse(fs.readFileSync(path.join(stack!.baseDir, 'owner.json'), 'utf8')) as StackOwner;
+  expect(owner.pid).toBe(first.child.pid);
+  expect(owner.kept).toBe(false);
+  const serverPids = [owner.postgres?.pid, owner.pgbouncer?.pid];
+  expect(serverPids.every((p) => typeof p === 'number')).toBe(true);
+  expect(pidsMentioning(stack!.baseDir)).toEqual(expect.arrayContaining(serverPids));
+
+  // …WHEN proxylab is killed with SIGKILL (no exit hook runs)
+  first.child.kill('SIGKILL');
+  expect(await first.exit).toBeNull();
+
+  // THEN the servers are orphaned: still running, directory still there
+  expect(pidsMentioning(stack!.baseDir)).toEqual(expect.arrayContaining(serverPids));
+  expect(fs.existsSync(stack!.baseDir)).toBe(true);
+
+  // WHEN proxylab local runs again
+  const second = spawnCli(['local', '--suite', 'smoke', '--out', path.join(outDir, 'second'), '--no-install']);
+  started.push(second);
+  const code = await second.exit;
+  if (code !== 0) process.stderr.write(`second run output:\n${second.stdout()}\n${second.stderr()}\n`);
+
+  // THEN it said it cleaned up the dead proxylab's stack, naming the servers it stopped
+  const line = second.stdout().split('\n').find((l) => /cleaned up a stack left by proxylab pid/i.test(l) && l.includes(stack!.baseDir));
+  expect(line).toBe(
+    `Cleaned up a stack left by proxylab pid ${owner.pid} (dir ${stack!.baseDir}): stopped PgBouncer pid ${owner.pgbouncer!.pid}, PostgreSQL pid ${owner.postgres!.pid}`,
+  );
+  // the old servers, their ports and their directory are gone
+  await assertStackGone(stack!);
+  // and the new run passed and cleaned up after itself
+  expect(code).toBe(0);
+  const newStack = parseStackLine(second.stdout());
+  expect(newStack?.baseDir).not.toBe(stack!.baseDir);
+  await assertStackGone(newStack!);
+}, 150_000);
