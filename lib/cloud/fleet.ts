@@ -15,9 +15,8 @@
  *    latency and lag weighted by transactions, max latency is the max;
  *  - `complete` only when every part is complete.
  */
+import { mergeErrors } from '../suite/parser';
 import type {
-  ErrorClass,
-  ErrorSummary,
   RunnerPart,
   SeriesPoint,
   StepMeasurement,
@@ -163,18 +162,6 @@ function pooledStddev(parts: readonly StepMeasurement[]): number | null {
   const mean = pairs.reduce((a, p) => a + (p.n as number) * (p.mean as number), 0) / total;
   const secondMoment = pairs.reduce((a, p) => a + (p.n as number) * ((p.sd as number) ** 2 + (p.mean as number) ** 2), 0) / total;
   return Math.sqrt(Math.max(0, secondMoment - mean ** 2));
-}
-
-export function mergeErrors(lists: ReadonlyArray<readonly ErrorSummary[]>): ErrorSummary[] {
-  const byClass = new Map<ErrorClass, { count: number; sample: string }>();
-  for (const list of lists) {
-    for (const e of list) {
-      const prev = byClass.get(e.class);
-      if (prev) prev.count += e.count;
-      else byClass.set(e.class, { count: e.count, sample: e.sample });
-    }
-  }
-  return [...byClass.entries()].map(([cls, v]) => ({ class: cls, count: v.count, sample: v.sample }));
 }
 
 export function mergeSeries(lists: ReadonlyArray<readonly SeriesPoint[] | null>): SeriesPoint[] | null {

@@ -233,7 +233,3 @@ export function parseRunnerArgv(argv: readonly string[]): RunnerArgs {
   };
 }
 
-/** POSIX shell single-quoting. */
-export function shellQuote(arg: string): string {
-  return /^[A-Za-z0-9_./:=@,+-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
-}

@@ -7,6 +7,7 @@ import { mkdir, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { InfrastructureError, UsageError } from '../cli/errors';
+import { formatDuration } from '../engine/terminal';
 import type { RunManifest } from '../suite/types';
 import { getText, listKeys, runPrefix } from './s3-sink';
 
@@ -65,14 +66,6 @@ export function computeProgress(runId: string, manifest: RunManifest | null, ste
 export async function readProgress(s3: S3Client, bucket: string, runId: string, now: Date = new Date()): Promise<RunProgress> {
   const [manifest, done] = await Promise.all([readManifest(s3, bucket, runId), countStepFiles(s3, bucket, runId)]);
   return computeProgress(runId, manifest, done, now);
-}
-
-export function formatDuration(sec: number | null): string {
-  if (sec === null) return '?';
-  const h = Math.floor(sec / 3600);
-  const m = Math.floor((sec % 3600) / 60);
-  const s = sec % 60;
-  return h > 0 ? `${h}h${String(m).padStart(2, '0')}m` : m > 0 ? `${m}m${String(s).padStart(2, '0')}s` : `${s}s`;
 }
 
 export function formatProgress(p: RunProgress): string {

@@ -6,7 +6,8 @@
  */
 import { SendCommandCommand, type SendCommandCommandInput, type SSMClient } from '@aws-sdk/client-ssm';
 import { InfrastructureError } from '../cli/errors';
-import { RUNNER_INSTALL_PATH, runnerArgv, shellQuote, type RunnerArgs } from './runner-args';
+import { shellQuote } from '../cli/shell';
+import { RUNNER_INSTALL_PATH, runnerArgv, type RunnerArgs } from './runner-args';
 
 /** SSM's maximum execution timeout for AWS-RunShellScript (48 h). */
 export const MAX_EXECUTION_TIMEOUT_SEC = 172_800;

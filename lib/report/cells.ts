@@ -2,6 +2,7 @@
  * Cells: the steps of a run grouped by everything but the repetition number. A cell is the unit
  * every chart point, matrix cell, table row and comparison ratio is made of. Pure functions.
  */
+import { mergeErrors } from '../suite/parser';
 import type { ConnectMode, ErrorSummary, Protocol, StepRecord, StepStatus, TargetRef } from '../suite/types';
 
 /** best / median / worst over repetitions; best is the max for tps and the min for latency. */
@@ -81,20 +82,6 @@ function keyOf(step: StepRecord): CellKey {
 
 function numbers(values: ReadonlyArray<number | null | undefined>): number[] {
   return values.filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
-}
-
-export function mergeErrors(lists: ReadonlyArray<readonly ErrorSummary[]>): ErrorSummary[] {
-  const byClass = new Map<ErrorSummary['class'], { count: number; sample: string }>();
-  for (const list of lists) {
-    for (const e of list) {
-      const seen = byClass.get(e.class);
-      if (seen) seen.count += e.count;
-      else byClass.set(e.class, { count: e.count, sample: e.sample });
-    }
-  }
-  return [...byClass.entries()]
-    .map(([cls, v]) => ({ class: cls, count: v.count, sample: v.sample }))
-    .sort((a, b) => b.count - a.count || a.class.localeCompare(b.class));
 }
 
 export function combineVerdicts(held: ReadonlyArray<boolean | null>): boolean | null {

@@ -293,3 +293,18 @@ export function checkConsistency(run: ParsedRun): string[] {
   if (run.complete && run.abortedClients > 0) warnings.push(`${run.abortedClients} clients aborted although the run looks complete`);
   return warnings;
 }
+
+/** Error summaries of several runs (repetitions, fleet parts) as one: counts add, first sample kept, most frequent first. */
+export function mergeErrors(lists: ReadonlyArray<readonly ErrorSummary[]>): ErrorSummary[] {
+  const byClass = new Map<ErrorClass, { count: number; sample: string }>();
+  for (const list of lists) {
+    for (const e of list) {
+      const seen = byClass.get(e.class);
+      if (seen) seen.count += e.count;
+      else byClass.set(e.class, { count: e.count, sample: e.sample });
+    }
+  }
+  return [...byClass.entries()]
+    .map(([cls, v]) => ({ class: cls, count: v.count, sample: v.sample }))
+    .sort((a, b) => b.count - a.count || a.class.localeCompare(b.class));
+}

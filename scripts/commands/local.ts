@@ -4,6 +4,7 @@
  * scenario, and stops everything (also on failure and Ctrl-C). Thin: the work is lib/local.
  */
 import type { Command } from 'commander';
+import { shellQuote } from '../../lib/cli/shell';
 import { formatResultTables, formatSummary, ProgressPrinter } from '../../lib/engine/terminal';
 import { DEFAULT_OUT_DIR, DEFAULT_SUITE, runLocal, validateLocalInput, type LocalRunResult } from '../../lib/local/run-local';
 import { DEFAULT_MAX_CONNECTIONS, DEFAULT_POOL_PERCENT } from '../../lib/local/stack';
@@ -109,6 +110,3 @@ export function resumeCommand(flags: LocalFlags, runId: string): string {
   return parts.join(' ');
 }
 
-function shellQuote(s: string): string {
-  return /^[A-Za-z0-9_./:=-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}

@@ -16,7 +16,7 @@ import {
   verdictCounts,
 } from '../../lib/cloud/operator';
 import { describeLabOutputs, readOutputsFile, stackNameFor, type LabOutputs } from '../../lib/cloud/outputs';
-import { formatDuration } from '../../lib/cloud/runs';
+import { formatDuration } from '../../lib/engine/terminal';
 import { buildRunCommands, sendRunCommands } from '../../lib/cloud/ssm';
 import { loadLabFile } from '../../lib/config/load';
 

@@ -145,7 +145,7 @@ describe('followRun', () => {
     const p = await followRun(deps(lines));
     expect(p.status).toBe('completed');
     expect(lines[lines.length - 1]).toMatch(/^r1 \[quick\] completed: 2\/2 steps/);
-    expect(lines.some((l) => /running: 1\/2 steps, elapsed 2m00s, ETA 2m00s/.test(l))).toBe(true);
+    expect(lines.some((l) => /running: 1\/2 steps, elapsed 2:00, ETA 2:00/.test(l))).toBe(true);
   });
 
   test('a runner command that failed before the run ended is an error with its stderr', async () => {
