@@ -129,28 +129,61 @@ export class PsqlSession {
     const child = this.ensure();
     this.stdout = '';
     this.stderr = '';
-    const marker = `${RESULT_MARK}\n`;
+    const where = `psql ${this.target.host}:${this.target.port}/${this.target.dbname}`;
     return new Promise<Row[][]>((resolve, reject) => {
-      const finish = (err: Error | null): void => {
+      const finish = (err: Error | null, results: Row[][] = []): void => {
         clearTimeout(timer);
         this.onData = null;
         if (err) reject(err);
-        else resolve(this.stdout.split(marker).slice(0, statements.length).map(parseUnaligned));
+        else resolve(results);
       };
       const timer = setTimeout(() => {
         if (this.child === child) this.child = null;
         child.kill('SIGKILL');
-        finish(new PsqlError(`psql ${this.target.host}:${this.target.port}/${this.target.dbname}: no answer within ${timeoutMs} ms`, this.stderr));
+        finish(new PsqlError(`${where}: no answer within ${timeoutMs} ms`, this.stderr));
       }, timeoutMs);
       this.onData = () => {
-        if (this.stdout.split(marker).length - 1 >= statements.length) {
-          const err = this.stderr.trim();
-          finish(err ? new PsqlError(`psql ${this.target.host}:${this.target.port}/${this.target.dbname}: ${err.split('\n').slice(-2).join(' ')}`, this.stderr) : null);
+        const answers = splitSessionOutput(this.stdout);
+        if (answers.length >= statements.length) {
+          // stdout and stderr are separate pipes: an error's text may arrive after the marker that
+          // follows it, so whether a statement failed is read from the marker itself (psql's
+          // ERROR / SQLSTATE / LAST_ERROR_MESSAGE variables), never from stderr's timing.
+          const failed = answers.slice(0, statements.length).find((a) => a.error !== null);
+          if (failed?.error) finish(new PsqlError(`${where}: ${failed.error}`, this.stderr));
+          else finish(null, answers.slice(0, statements.length).map((a) => a.rows));
         } else if (this.child !== child) {
-          finish(new PsqlError(`psql ${this.target.host}:${this.target.port}/${this.target.dbname}: ${this.stderr.trim().split('\n').slice(-2).join(' ') || 'connection ended'}`, this.stderr));
+          finish(new PsqlError(`${where}: ${this.stderr.trim().split('\n').slice(-2).join(' ') || 'connection ended'}`, this.stderr));
         }
       };
-      child.stdin.write(statements.map((s) => `${s.replace(/;\s*$/, '')};\n\\echo ${RESULT_MARK}\n`).join(''));
+      child.stdin.write(statements.map((s) => `${s.replace(/;\s*$/, '')};\n${SESSION_MARK_COMMAND}\n`).join(''));
     });
   }
+}
+
+/** Printed after every statement in a session: the marker, then whether it failed and why. */
+const SESSION_MARK_COMMAND = `\\echo ${RESULT_MARK} :ERROR :SQLSTATE :LAST_ERROR_MESSAGE`;
+
+interface SessionAnswer {
+  readonly rows: Row[];
+  /** null when the statement succeeded; otherwise "SQLSTATE: message". */
+  readonly error: string | null;
+}
+
+/** Split a session's stdout into one answer per completed marker line (an incomplete tail is ignored). */
+export function splitSessionOutput(stdout: string): SessionAnswer[] {
+  const answers: SessionAnswer[] = [];
+  let body: string[] = [];
+  const lines = stdout.split('\n');
+  lines.pop(); // the text after the last newline is not a complete line yet
+  for (const line of lines) {
+    if (line === RESULT_MARK || line.startsWith(`${RESULT_MARK} `)) {
+      const [, flag = 'false', sqlstate = '', ...message] = line.split(' ');
+      const error = flag === 'true' ? `${message.join(' ').trim() || 'statement failed'}${sqlstate ? ` (SQLSTATE ${sqlstate})` : ''}` : null;
+      answers.push({ rows: parseUnaligned(body.join('\n')), error });
+      body = [];
+    } else {
+      body.push(line);
+    }
+  }
+  return answers;
 }
