@@ -280,6 +280,12 @@ export function parseProcStartTicks(stat: string): number | null {
   return Number.isInteger(v) && v >= 0 ? v : null;
 }
 
+/** `/proc/<pid>/stat` field 3 (state: R, S, D, Z, …); null when unreadable. */
+export function parseProcState(stat: string): string | null {
+  const close = stat.lastIndexOf(')');
+  return close < 0 ? null : (stat.slice(close + 2).split(' ')[0] ?? null);
+}
+
 function readProc(pid: number, name: string): string | null {
   try {
     return fs.readFileSync(`/proc/${pid}/${name}`, 'utf8');
@@ -346,7 +352,9 @@ export function nodeReapSystem(tmpDir: string = os.tmpdir()): ReapSystem {
         return null;
       }
     },
-    isAlive,
+    // A zombie (exited, not yet waited for: its parent is gone and this machine's pid 1 may not
+    // reap) still answers kill(pid, 0) but will never clean up its stack.
+    isAlive: (pid) => isAlive(pid) && parseProcState(readProc(pid, 'stat') ?? '') !== 'Z',
     procStartTicks: (pid) => {
       const stat = readProc(pid, 'stat');
       return stat === null ? null : parseProcStartTicks(stat);
