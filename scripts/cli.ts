@@ -42,7 +42,21 @@ export function buildProgram(argv: readonly string[] = []): Command {
   return program;
 }
 
+/**
+ * A reader that goes away (`proxylab … | head`) must not crash the CLI with an unhandled EPIPE:
+ * further output is dropped and the command finishes its work (a local run stops cleanly, see
+ * run-local.ts).
+ */
+function ignoreClosedPipes(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code !== 'EPIPE') throw err;
+    });
+  }
+}
+
 export async function main(argv: string[]): Promise<void> {
+  ignoreClosedPipes();
   const program = buildProgram(argv);
   try {
     await program.parseAsync(argv, { from: 'user' });

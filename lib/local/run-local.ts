@@ -173,10 +173,17 @@ export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {})
       log(`${sig} again: still stopping, please wait…`);
     }
   };
+  // A closed stdout (`proxylab local | head`) stops the run like Ctrl-C does, rather than
+  // crashing with EPIPE and leaving the manifest at "running".
+  const onStdoutError = (err: NodeJS.ErrnoException): void => {
+    // Only once: the "stopping" line itself goes to the closed pipe and fails the same way.
+    if (err.code === 'EPIPE' && interruptedBy === null) onSignal('SIGPIPE');
+  };
   const handleSignals = hooks.handleSignals ?? true;
   if (handleSignals) {
     process.on('SIGINT', onSignal);
     process.on('SIGTERM', onSignal);
+    process.stdout.on('error', onStdoutError);
   }
 
   let stack: LocalStack | null = null;
@@ -227,6 +234,7 @@ export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {})
     if (handleSignals) {
       process.removeListener('SIGINT', onSignal);
       process.removeListener('SIGTERM', onSignal);
+      process.stdout.removeListener('error', onStdoutError);
     }
   }
 }

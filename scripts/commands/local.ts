@@ -3,6 +3,7 @@
  * runs a suite (default `quick`) through the suite engine into runs/<runId>/, prints a table per
  * scenario, and stops everything (also on failure and Ctrl-C). Thin: the work is lib/local.
  */
+import * as os from 'node:os';
 import type { Command } from 'commander';
 import { shellQuote } from '../../lib/cli/shell';
 import { formatResultTables, formatSummary, ProgressPrinter } from '../../lib/engine/terminal';
@@ -40,7 +41,8 @@ export function register(program: Command): void {
         'OUT/RUN_ID/ (manifest.json, steps/*.json with raw pgbench output, metrics/local.json), prints a table ' +
         'per scenario and stops everything — also on failure and Ctrl-C. Re-running with the same --run-id ' +
         'resumes: finished steps are kept and not repeated.\n\n' +
-        'Exit codes: 0 every verdict held, 1 a verdict did not hold or the infrastructure failed (or the run was interrupted), 2 usage error.',
+        'Exit codes: 0 every verdict held, 1 a verdict did not hold or the infrastructure failed, 2 usage error,\n' +
+          '130 interrupted by Ctrl-C (143 SIGTERM, 141 output pipe closed); finished steps are kept.',
     )
     .addHelpText('after', `\nSuites:\n${SUITE_NAMES.map((n) => `  ${n.padEnd(14)} ${getSuite(n).description}`).join('\n')}\n`)
     .option('--suite <name>', `suite to run: ${SUITE_NAMES.join(', ')}`, DEFAULT_SUITE)
@@ -97,7 +99,10 @@ export function register(program: Command): void {
           ) + '\n',
         );
       }
-      if (!result.allHeld) process.exitCode = 1;
+      // Interrupted: the shell's convention, 128 + signal number (Ctrl-C → 130), the same code
+      // whether run directly or through npx.
+      if (result.interruptedBy !== null) process.exitCode = 128 + (os.constants.signals[result.interruptedBy] ?? 0);
+      else if (!result.allHeld) process.exitCode = 1;
     });
 }
 

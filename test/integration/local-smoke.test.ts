@@ -172,8 +172,8 @@ describe('proxylab local interrupted with SIGINT', () => {
     const code = await first.exit;
     const runDir = path.join(outDir, 'smoke-int');
 
-    // THEN it ended as interrupted, exit 1, with the finished steps on disk and nothing running
-    expect(code).toBe(1);
+    // THEN it ended as interrupted, exit 130 (128 + SIGINT), with the finished steps on disk and nothing running
+    expect(code).toBe(130);
     const m = readJson<RunManifest>(path.join(runDir, 'manifest.json'));
     expect(m.status).toBe('interrupted');
     expect(m.stepsCompleted).toBeGreaterThanOrEqual(2);
@@ -200,4 +200,20 @@ describe('proxylab local interrupted with SIGINT', () => {
     expect(m2.startedAt).toBe(m.startedAt);
     await assertStackGone(parseStackLine(second.stdout())!);
   }, 110_000);
+
+  test('a reader that goes away (`| head`) stops the run like Ctrl-C: no EPIPE crash, manifest says interrupted, exit 141', async () => {
+    // GIVEN a smoke run whose stdout reader closes once the first step has started
+    const run = spawnCli(['local', '--suite', 'smoke', '--out', outDir, '--run-id', 'smoke-pipe', '--no-install']);
+    await run.waitForStdout(/> \[1\/6\]/, 60_000);
+    const stackLine = parseStackLine(run.stdout());
+    run.child.stdout!.destroy();
+    // THEN
+    const code = await run.exit;
+    expect(run.stderr()).not.toMatch(/EPIPE|Unhandled 'error' event/);
+    expect(code).toBe(141);
+    const m = readJson<RunManifest>(path.join(outDir, 'smoke-pipe', 'manifest.json'));
+    expect(m.status).toBe('interrupted');
+    expect(m.stepsCompleted).toBeLessThan(6);
+    await assertStackGone(stackLine!);
+  }, 90_000);
 });
