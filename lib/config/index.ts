@@ -9,6 +9,7 @@ export type {
   LabProblem,
   LabValidation,
 } from './types';
+export type { ValidateOptions } from './validate';
 export { validateLab, formatProblems, formatPath, formatValue, suggestKey, summarizeLab } from './validate';
 export { loadLabFile, checkLabFile, parseLabJson } from './load';
 export {

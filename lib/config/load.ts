@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { UsageError } from '../cli/errors';
 import type { LabConfig, LabProblem, LabValidation } from './types';
-import { formatProblems, validateLab } from './validate';
+import { formatProblems, validateLab, type ValidateOptions } from './validate';
 
 /** 1-based line and column of a character offset. */
 function lineColumn(text: string, offset: number): { line: number; column: number } {
@@ -35,7 +35,7 @@ export function parseLabJson(text: string): { ok: true; value: unknown } | { ok:
 }
 
 /** Reads and validates a lab file; never throws for user mistakes (missing file, bad JSON, bad values). */
-export function checkLabFile(path: string): LabValidation {
+export function checkLabFile(path: string, opts: ValidateOptions = {}): LabValidation {
   let text: string;
   try {
     text = readFileSync(path, 'utf8');
@@ -46,7 +46,7 @@ export function checkLabFile(path: string): LabValidation {
   }
   const parsed = parseLabJson(text);
   if (!parsed.ok) return { ok: false, problems: [parsed.problem] };
-  return validateLab(parsed.value);
+  return validateLab(parsed.value, opts);
 }
 
 /** Reads and validates a lab file; throws a UsageError (exit 2) listing every problem. */

@@ -308,15 +308,20 @@ function withDefaults(input: LabFileInput): LabConfig {
   };
 }
 
+export interface ValidateOptions {
+  /** More checks on the parsed file (e.g. prices), reported among the schema's problems. */
+  readonly extraChecks?: (raw: unknown) => LabProblem[];
+}
+
 /** Validates a parsed lab file (any JSON value); reports every problem at once. */
-export function validateLab(raw: unknown): LabValidation {
+export function validateLab(raw: unknown, opts: ValidateOptions = {}): LabValidation {
   const rootObject = asRecord(raw);
   if (!rootObject) {
     return { ok: false, problems: [{ path: '(root)', value: raw, message: mustBe('a JSON object', raw) }] };
   }
   const parsed = labFileSchema.safeParse(raw, { reportInput: true });
   const problems: LabProblem[] = parsed.success ? [] : parsed.error.issues.flatMap(issueToProblems);
-  problems.push(...crossFieldProblems(raw));
+  problems.push(...crossFieldProblems(raw), ...(opts.extraChecks?.(raw) ?? []));
   // Document order of top-level keys, then the order the checks found them (stable sort).
   const topOrder = Object.keys(rootObject);
   const rank = (p: LabProblem): number => {

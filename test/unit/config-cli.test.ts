@@ -61,6 +61,24 @@ test.each([
   expect(res.stderr).toMatch(message);
 });
 
+test('validate: an instance type with no price (which cost and deploy refuse) is a problem too, beside the schema\'s', () => {
+  // GIVEN types the schema accepts but the price table lacks, and one schema mistake
+  const file = path.join(dir, 'unpriced.json');
+  writeFileSync(file, JSON.stringify({ name: 'unpriced', aurora: { instanceClass: 'db.r6i.large' }, runners: { instanceType: 'c7g.huge', count: 0 } }));
+  // WHEN
+  const res = proxylab('validate', file);
+  // THEN all three, each naming the value and what is priced
+  expect(res.status).toBe(2);
+  expect(res.stderr).toContain(`error: invalid lab file ${file}: 3 problems`);
+  expect(res.stderr).toMatch(/^ {2}aurora\.instanceClass: has no us-east-1 price in lib\/cost\/price-table\.ts, so `proxylab cost` and `proxylab deploy` refuse it; priced: db\.t4g\.medium, .*; got "db\.r6i\.large"; did you mean "db\.r6g\.large"\?/m);
+  expect(res.stderr).toMatch(/^ {2}runners\.instanceType: has no us-east-1 price .*priced: c7g\.medium, c7g\.large, .*got "c7g\.huge"/m);
+  expect(res.stderr).toMatch(/^ {2}runners\.count: must be an integer 1–20, got 0$/m);
+  // and cost refuses the same file, as validate said it would
+  const cost = proxylab('cost', file);
+  expect(cost.status).toBe(2);
+  expect(cost.stderr).toMatch(/unknown Aurora instance class db\.r6i\.large|unknown runner instance type c7g\.huge|runners\.count/);
+});
+
 test('validate --json prints the lab with defaults applied', () => {
   const res = proxylab('validate', '--json', 'labs/default.json');
   expect(res.status).toBe(0);

@@ -1,0 +1,45 @@
+/**
+ * What `proxylab cost` and `proxylab deploy` will refuse, found while validating: an Aurora class or
+ * runner type with no price in the dated price table (issue 7: "unknown instance types are an
+ * error, not a guess"). `proxylab validate` reports these beside the schema's problems, so a lab
+ * that validates is a lab that deploys. `cdk synth` does not apply it (CDK users may price a type
+ * themselves).
+ */
+import { AURORA_POSTGRES_INSTANCE_CLASSES } from '../config/instance-classes';
+import { EC2_INSTANCE_TYPE_PATTERN, REGION_PATTERN } from '../config/schema';
+import type { LabProblem } from '../config/types';
+import { formatValue, suggestKey } from '../config/validate';
+import { DEFAULT_PRICE_REGION, PRICE_TABLES } from './price-table';
+
+const record = (v: unknown): Record<string, unknown> | null =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+
+/**
+ * Problems for instance types the price table lacks, read from a parsed (not necessarily valid)
+ * lab file. Values the schema already rejects are left to the schema's own message.
+ */
+export function unpricedProblems(raw: unknown): LabProblem[] {
+  const lab = record(raw);
+  if (!lab) return [];
+  const region = typeof lab.region === 'string' && REGION_PATTERN.test(lab.region) && PRICE_TABLES[lab.region] ? lab.region : DEFAULT_PRICE_REGION;
+  const table = PRICE_TABLES[region];
+  const out: LabProblem[] = [];
+  const check = (path: string, value: unknown, known: Readonly<Record<string, unknown>>, shapeOk: (v: string) => boolean): void => {
+    if (typeof value !== 'string' || !shapeOk(value) || known[value]) return;
+    const priced = Object.keys(known);
+    const hint = suggestKey(value, priced);
+    out.push({
+      path,
+      value,
+      message:
+        `has no ${region} price in lib/cost/price-table.ts, so \`proxylab cost\` and \`proxylab deploy\` refuse it; ` +
+        `priced: ${priced.join(', ')}; got ${formatValue(value)}${hint ? `; did you mean "${hint}"?` : ''} ` +
+        '(add a price with its source to use another type)',
+    });
+  };
+  const aurora = record(lab.aurora);
+  if (aurora) check('aurora.instanceClass', aurora.instanceClass, table.auroraInstances, (v) => AURORA_POSTGRES_INSTANCE_CLASSES.includes(v));
+  const runners = record(lab.runners);
+  if (runners) check('runners.instanceType', runners.instanceType, table.ec2Instances, (v) => EC2_INSTANCE_TYPE_PATTERN.test(v));
+  return out;
+}
