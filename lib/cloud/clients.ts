@@ -10,6 +10,7 @@ import { RDSClient } from '@aws-sdk/client-rds';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SSMClient } from '@aws-sdk/client-ssm';
+import { UsageError } from '../cli/errors';
 
 export interface AwsSettings {
   readonly region?: string;
@@ -55,4 +56,25 @@ export function createAwsClients(settings: AwsSettings = {}, env: NodeJS.Process
     lambda: new LambdaClient(base),
     cloudformation: new CloudFormationClient(base),
   };
+}
+
+/**
+ * The region the SDK will use (--region / the lab's region, AWS_REGION, the profile's region),
+ * resolved before the first AWS call so that a missing region is a usage error (exit 2) naming
+ * the ways to give one, not "Region is missing" from inside the first request.
+ */
+export async function requireRegion(settings: AwsSettings): Promise<string> {
+  if (settings.region) return settings.region;
+  const probe = new S3Client(clientConfig(settings));
+  try {
+    const region = await probe.config.region();
+    if (region) return region;
+  } catch {
+    // fall through to the error below
+  } finally {
+    probe.destroy();
+  }
+  throw new UsageError(
+    `no AWS region: pass --region, set AWS_REGION, give the lab a "region"${settings.profile ? `, or set one for profile ${settings.profile}` : ', or use a profile that has one'}`,
+  );
 }

@@ -1,32 +1,20 @@
 /**
  * `proxylab extend --lab FILE --hours N`: move a deployed lab's expiry later by N hours.
  */
-import type { SchedulerClient } from '@aws-sdk/client-scheduler';
 import type { Command } from 'commander';
 import { UsageError } from '../../lib/cli/errors';
+import { requireRegion } from '../../lib/cloud/clients';
+import { awsSettings } from '../../lib/cloud/operator';
 import { loadLabFile } from '../../lib/config/load';
 import { stackNameFor } from '../../lib/config/stack-outputs';
 import { formatExpiresAt } from '../../lib/cost/expiry';
-import { createSchedulerClient, extendLabExpiry } from '../../lib/cost/extend';
+import { createSchedulerClient, extendLabExpiry, validateExtendHours } from '../../lib/cost/extend';
 
 interface ExtendFlags {
   readonly lab: string;
   readonly hours: string;
   readonly profile?: string;
   readonly region?: string;
-}
-
-/** Region: --region, else what the SDK finds (AWS_REGION, the profile), else the lab's region hint. */
-async function schedulerFor(flags: ExtendFlags, labRegion: string | null): Promise<SchedulerClient> {
-  const client = createSchedulerClient({ region: flags.region, profile: flags.profile });
-  if (flags.region !== undefined || labRegion === null) return client;
-  try {
-    await client.config.region();
-    return client;
-  } catch {
-    client.destroy();
-    return createSchedulerClient({ region: labRegion, profile: flags.profile });
-  }
 }
 
 export function register(program: Command): void {
@@ -46,8 +34,11 @@ export function register(program: Command): void {
       if (flags.hours.trim() === '' || !Number.isFinite(hours)) {
         throw new UsageError(`--hours must be a number, got "${flags.hours}"`);
       }
+      validateExtendHours(hours); // before any AWS client exists
       const lab = loadLabFile(flags.lab);
-      const scheduler = await schedulerFor(flags, lab.region);
+      // Region: --region, else what the SDK finds (AWS_REGION, the profile), else the lab's region.
+      const settings = awsSettings(flags, lab);
+      const scheduler = createSchedulerClient({ region: await requireRegion(settings), profile: settings.profile });
       try {
         const r = await extendLabExpiry(scheduler, { stackName: stackNameFor(lab.name), hours });
         process.stdout.write(

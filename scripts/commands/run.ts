@@ -5,7 +5,7 @@
  */
 import type { Command } from 'commander';
 import { UsageError } from '../../lib/cli/errors';
-import { createAwsClients, type AwsSettings } from '../../lib/cloud/clients';
+import { createAwsClients, requireRegion } from '../../lib/cloud/clients';
 import {
   awsSettings,
   defaultCloudRunId,
@@ -19,18 +19,6 @@ import { describeLabOutputs, readOutputsFile, stackNameFor, type LabOutputs } fr
 import { formatDuration } from '../../lib/engine/terminal';
 import { buildRunCommands, sendRunCommands } from '../../lib/cloud/ssm';
 import { loadLabFile } from '../../lib/config/load';
-
-/** The region the SDK would use (env, profile), or null when none is configured. */
-async function resolvedRegion(settings: AwsSettings): Promise<string | null> {
-  const client = createAwsClients(settings).ssm;
-  try {
-    return await client.config.region();
-  } catch {
-    return null;
-  } finally {
-    client.destroy();
-  }
-}
 
 interface RunFlags {
   readonly lab: string;
@@ -57,7 +45,7 @@ export function register(program: Command): void {
     .requiredOption('--suite <name>', 'suite to run (proxylab local --help lists them; e1…e5 are the published experiments)')
     .option('--run-id <id>', 'run id (letters, digits, . _ -); default cloud-<UTC date>-<time>; an existing id resumes')
     .option('--detach', 'start the run and return at once (follow later with proxylab status RUNID)')
-    .option('--dry-run', 'print the exact SendCommand requests as JSON and send nothing')
+    .option('--dry-run', 'print the exact SendCommand requests as JSON and send nothing (still reads the stack outputs from CloudFormation; with --outputs FILE no AWS call at all)')
     .option('--outputs <file>', 'read the stack outputs from this file (cdk --outputs-file JSON or DescribeStacks JSON) instead of CloudFormation')
     .option('--poll-sec <s>', 'progress poll interval in seconds', '15')
     .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
@@ -71,14 +59,13 @@ export function register(program: Command): void {
       const pollSec = Number(flags.pollSec);
       if (!Number.isFinite(pollSec) || pollSec < 1) throw new UsageError(`--poll-sec must be a number ≥ 1, got "${flags.pollSec}"`);
       const settings = awsSettings(flags, lab);
+      // The runners need the region explicitly (the SDK on EC2 does not read it from IMDS).
+      const region = await requireRegion(settings);
       const stackName = stackNameFor(lab.name);
       const outputs: LabOutputs = flags.outputs
         ? readOutputsFile(flags.outputs, stackName)
         : await describeLabOutputs(createAwsClients(settings).cloudformation, stackName);
       if (outputs.labName !== lab.name) throw new UsageError(`the outputs are of lab "${outputs.labName}", not "${lab.name}"`);
-      // The runners need the region explicitly (the SDK on EC2 does not read it from IMDS).
-      const region = settings.region ?? (await resolvedRegion(settings));
-      if (region === null) throw new UsageError('no AWS region: pass --region, set AWS_REGION, or give the lab a "region"');
       const base = runnerArgsFromOutputs(outputs, lab, { runId, suite, region, startAt: now.toISOString() });
       const plans = buildRunCommands(outputs.runnerInstanceIds, base);
       if (flags.dryRun) {

@@ -4,7 +4,7 @@
  */
 import type { Command } from 'commander';
 import { UsageError } from '../../lib/cli/errors';
-import { createAwsClients, createS3Client } from '../../lib/cloud/clients';
+import { createAwsClients, createS3Client, requireRegion } from '../../lib/cloud/clients';
 import { awsSettings, validateRunId } from '../../lib/cloud/operator';
 import { describeLabOutputs, readOutputsFile, stackNameFor } from '../../lib/cloud/outputs';
 import { formatProgress, listRuns, readProgress } from '../../lib/cloud/runs';
@@ -25,10 +25,9 @@ export async function resolveBucket(flags: BucketFlags): Promise<{ bucket: strin
   if (!flags.bucket && !flags.lab) throw new UsageError('give --lab FILE (the deployed lab) or --bucket NAME');
   const lab = flags.lab ? loadLabFile(flags.lab) : null;
   const settings = awsSettings(flags, lab);
-  if (flags.bucket) {
-    if (!/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(flags.bucket)) throw new UsageError(`--bucket "${flags.bucket}" is not a valid S3 bucket name`);
-    return { bucket: flags.bucket, settings, lab };
-  }
+  if (flags.bucket && !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(flags.bucket)) throw new UsageError(`--bucket "${flags.bucket}" is not a valid S3 bucket name`);
+  await requireRegion(settings);
+  if (flags.bucket) return { bucket: flags.bucket, settings, lab };
   const stackName = stackNameFor((lab as LabConfig).name);
   const outputs = flags.outputs ? readOutputsFile(flags.outputs, stackName) : await describeLabOutputs(createAwsClients(settings).cloudformation, stackName);
   return { bucket: outputs.resultsBucketName, settings, lab };

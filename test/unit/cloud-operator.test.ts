@@ -203,4 +203,25 @@ describe('CLI (real entry, no AWS)', () => {
     expect(res.stderr).toMatch(message);
     expect(res.status).toBe(2);
   });
+
+  test.each([
+    [['run', '--lab', 'labs/default.json', '--suite', 'smoke', '--dry-run']],
+    [['status', 'r1', '--lab', 'labs/default.json']],
+    [['fetch', 'r1', '--bucket', 'some-results-bucket']],
+    [['extend', '--lab', 'labs/default.json', '--hours', '2']],
+  ])('with no region anywhere, proxylab %j is a usage error (2) naming the ways to give one, before any AWS call', (args) => {
+    // GIVEN no AWS_REGION, no profile region, a lab without "region"
+    const rest: NodeJS.ProcessEnv = { ...env };
+    for (const k of ['AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_PROFILE']) delete rest[k];
+    const res = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: rest, cwd: REPO_ROOT });
+    expect(res.stderr).toMatch(/^error: no AWS region: pass --region, set AWS_REGION, give the lab a "region"/m);
+    expect(res.stderr).not.toMatch(/Region is missing|credentials/i);
+    expect(res.status).toBe(2);
+  });
+
+  test('extend --hours -3 is refused before any AWS client exists', () => {
+    const res = spawnSync(process.execPath, [cli, 'extend', '--lab', 'labs/default.json', '--hours', '-3'], { encoding: 'utf8', env, cwd: REPO_ROOT });
+    expect(res.stderr).toMatch(/--hours must be a number of hours > 0/);
+    expect(res.status).toBe(2);
+  });
 });
