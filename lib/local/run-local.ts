@@ -153,7 +153,9 @@ export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {})
     const scenarioVerdicts = prev.scenarioVerdicts ?? [];
     const allHeld = ordered.every((r) => r.verdict.held !== false) && scenarioVerdicts.every((v) => v.held !== false);
     log(`Run ${opts.runId} is already complete; nothing to run.`);
-    return { manifest: prev, records: ordered, scenarioVerdicts, allHeld, runDir, wallSec: 0, keptConnectionHelp: null, interruptedBy: null, alreadyComplete: true };
+    // The run's own duration (as its summary says), not this no-op's.
+    const wallSec = prev.endedAt ? Math.max(0, (Date.parse(prev.endedAt) - Date.parse(prev.startedAt)) / 1000) : 0;
+    return { manifest: prev, records: ordered, scenarioVerdicts, allHeld, runDir, wallSec, keptConnectionHelp: null, interruptedBy: null, alreadyComplete: true };
   }
   try {
     fs.mkdirSync(runDir, { recursive: true });

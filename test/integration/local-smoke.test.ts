@@ -162,6 +162,27 @@ describe('proxylab local --suite smoke', () => {
   });
 });
 
+describe('proxylab local on a run id that already completed', () => {
+  test('starts no server, exits 0, and reports the run\'s own duration (not 0:00)', async () => {
+    // GIVEN the completed smoke-e2e run of the describe above
+    const runDir = path.join(outDir, 'smoke-e2e');
+    const m = readJson<RunManifest>(path.join(runDir, 'manifest.json'));
+    expect(m.status).toBe('completed');
+    const ranSec = (Date.parse(m.endedAt!) - Date.parse(m.startedAt)) / 1000;
+    // WHEN the same command runs again
+    const again = spawnCli(['local', '--suite', 'smoke', '--out', outDir, '--run-id', 'smoke-e2e', '--no-install', '--json']);
+    const code = await again.exit;
+    // THEN
+    expect(code).toBe(0);
+    expect(again.stderr()).toContain('Run smoke-e2e is already complete; nothing to run.');
+    expect(again.stderr()).not.toContain('Starting PostgreSQL');
+    const out = JSON.parse(again.stdout()) as { wallSec: number; status: string };
+    expect(out.status).toBe('completed');
+    expect(ranSec).toBeGreaterThan(1);
+    expect(out.wallSec).toBeCloseTo(ranSec, 0);
+  }, 30_000);
+});
+
 describe('proxylab local interrupted with SIGINT', () => {
   test('keeps finished steps, stops everything, and resumes with the same --run-id without repeating them', async () => {
     // GIVEN a smoke run interrupted after its first two steps
