@@ -9,6 +9,7 @@ import { DEFAULT_USAGE, estimateCost } from '../../lib/cost/estimate';
 import { formatCostTable } from '../../lib/cost/format';
 
 interface CostFlags {
+  readonly lab?: string;
   readonly region?: string;
   readonly json?: boolean;
   readonly storageGb?: string;
@@ -31,12 +32,18 @@ export function register(program: Command): void {
         'totals per hour, per 8-hour day and per 30-day month. On-demand list prices from the dated table in ' +
         'lib/cost/price-table.ts; nothing is fetched. An instance type without a price is an error.',
     )
-    .argument('<file>', 'lab file (JSON), e.g. labs/default.json')
+    .argument('[file]', 'lab file (JSON), e.g. labs/default.json')
+    .option('--lab <file>', 'the lab file, as deploy/run/destroy take it (same as the FILE argument)')
     .option('--region <region>', "price region (default: the lab's region, else us-east-1); a region without prices is an error naming those with prices")
     .option('--json', 'print the estimate as JSON (lines, totals, assumptions, sources) for scripts')
     .option('--storage-gb <gb>', `assumed Aurora cluster volume in GB (default ${DEFAULT_USAGE.auroraStorageGb})`)
     .option('--io-millions-per-hour <n>', `assumed Aurora I/O, millions of requests per hour (default ${DEFAULT_USAGE.auroraIoMillionsPerHour})`)
-    .action((file: string, flags: CostFlags) => {
+    .action((fileArg: string | undefined, flags: CostFlags) => {
+      if (fileArg !== undefined && flags.lab !== undefined && fileArg !== flags.lab) {
+        throw new UsageError(`give the lab file once: FILE "${fileArg}" and --lab "${flags.lab}" differ`);
+      }
+      const file = fileArg ?? flags.lab;
+      if (file === undefined) throw new UsageError('give a lab file: proxylab cost labs/default.json (or --lab FILE)');
       const storageGb = nonNegative('--storage-gb', flags.storageGb);
       const ioMillions = nonNegative('--io-millions-per-hour', flags.ioMillionsPerHour);
       const lab = loadLabFile(file);

@@ -71,8 +71,18 @@ test.each([
   [['cost', 'labs/does-not-exist.json'], /does not exist/],
   [['cost', path.resolve(__dirname, '../../labs/default.json'), '--region', 'eu-west-1'], /no prices for region eu-west-1/],
   [['cost', path.resolve(__dirname, '../../labs/default.json'), '--storage-gb', '-1'], /--storage-gb must be a number ≥ 0/],
+  [['cost'], /give a lab file: proxylab cost labs\/default\.json \(or --lab FILE\)/],
+  [['cost', 'labs/default.json', '--lab', 'labs/e4-pool-share.json'], /give the lab file once/],
 ])('%j exits 2: %s', async (args, message) => {
   const r = await runCli(args, motoEnv(moto));
   expect(r.code).toBe(2);
   expect(r.stderr).toMatch(message);
+});
+
+test('cost --lab FILE prints the same estimate as cost FILE (the flag every other lab command takes)', async () => {
+  const lab = path.resolve(__dirname, '../../labs/e4-pool-share.json');
+  const [a, b] = await Promise.all([runCli(['cost', lab, '--json']), runCli(['cost', '--lab', lab, '--json'])]);
+  expect([a.code, b.code]).toEqual([0, 0]);
+  expect(JSON.parse(b.stdout)).toEqual(JSON.parse(a.stdout));
+  expect((JSON.parse(a.stdout) as { lab: string }).lab).toBe('e4-pool-share');
 });
