@@ -57,6 +57,9 @@ function ignoreClosedPipes(): void {
 
 export async function main(argv: string[]): Promise<void> {
   ignoreClosedPipes();
+  // AWS SDK v3 prints an 8-line "node >= 22 from January 2027" notice before every AWS command's
+  // own output (even its usage errors); the README's requirements say it once instead.
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const program = buildProgram(argv);
   try {
     await program.parseAsync(argv, { from: 'user' });
