@@ -27,8 +27,10 @@ export type SourceId = 'experiments-2026' | 'aws-agent-toolkit-2026-03' | 'aws-p
 export const SOURCES: Readonly<Record<SourceId, PriceSource>> = {
   'experiments-2026': {
     id: 'experiments-2026',
-    title: 'shared/EXPERIMENTS.md "Rough us-east-1 on-demand prices (2026)" (checked against AWS pricing pages)',
-    url: null,
+    title:
+      'the team\'s experiment notes, "Rough us-east-1 on-demand prices (2026)" (not shipped in this repository), ' +
+      'checked against the AWS Aurora, RDS Proxy, EC2 and VPC pricing pages',
+    url: 'https://aws.amazon.com/rds/aurora/pricing/',
     readOn: '2026-11-21',
   },
   'aws-agent-toolkit-2026-03': {
@@ -36,7 +38,7 @@ export const SOURCES: Readonly<Record<SourceId, PriceSource>> = {
     title:
       'aws/agent-toolkit-for-aws acu_calculator.py static us-east-1 Aurora on-demand table (last updated 2026-03-28); ' +
       'Aurora PostgreSQL and Aurora MySQL share these on-demand rates in us-east-1 (t4g.medium $0.073 and r6g.large $0.260 ' +
-      'agree with EXPERIMENTS.md)',
+      'agree with the experiments-2026 figures)',
     url: 'https://github.com/aws/agent-toolkit-for-aws (skills/specialized-skills/database-skills/amazon-aurora-mysql/scripts/acu_calculator.py)',
     readOn: '2026-11-21',
   },
