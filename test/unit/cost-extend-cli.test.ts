@@ -81,7 +81,7 @@ test.each([
 
 test('cost --lab FILE prints the same estimate as cost FILE (the flag every other lab command takes)', async () => {
   const lab = path.resolve(__dirname, '../../labs/e4-pool-share.json');
-  const [a, b] = await Promise.all([runCli(['cost', lab, '--json'], {}), runCli(['cost', '--lab', lab, '--json'], {})]);
+  const [a, b] = await Promise.all([runCli(['cost', lab, '--json'], process.env), runCli(['cost', '--lab', lab, '--json'], process.env)]);
   expect([a.code, b.code]).toEqual([0, 0]);
   expect(JSON.parse(b.stdout)).toEqual(JSON.parse(a.stdout));
   expect((JSON.parse(a.stdout) as { lab: string }).lab).toBe('e4-pool-share');
