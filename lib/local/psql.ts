@@ -165,7 +165,7 @@ const SESSION_MARK_COMMAND = `\\echo ${RESULT_MARK} :ERROR :SQLSTATE :LAST_ERROR
 
 interface SessionAnswer {
   readonly rows: Row[];
-  /** null when the statement succeeded; otherwise "SQLSTATE: message". */
+  /** null when the statement succeeded; otherwise "message (SQLSTATE code)". */
   readonly error: string | null;
 }
 
