@@ -4,8 +4,7 @@
  * two proxies, retained bucket, x86 runners in a placement group).
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
@@ -13,6 +12,7 @@ import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import { createLabStack, LAB_OUTPUT_KEYS } from '../../lib/lab-stack';
 import { baseUserDataCommands, isGraviton } from '../../lib/constructs/runner-fleet';
 import { labFrom, loadLab, LABS_DIR, newTestApp, resourcesOfType, synthLab, SynthesizedLab } from './helpers';
+import { scratchDir } from '../helpers/scratch';
 
 const VARIANT = {
   name: 'variant',
@@ -322,7 +322,7 @@ describe('runner fleet', () => {
     expect(script).toContain('command -v pgbench');
     expect(script).toContain('/opt/proxylab/runner.js');
     // WHEN
-    const file = path.join(mkdtempSync(path.join(tmpdir(), 'userdata-')), 'user-data.sh');
+    const file = path.join(scratchDir('userdata-'), 'user-data.sh');
     writeFileSync(file, script);
     const res = spawnSync('shellcheck', ['--shell=bash', file], { encoding: 'utf8' });
     // THEN
@@ -334,7 +334,7 @@ describe('runner fleet', () => {
 
 test('the runner-software seam downloads the asset, unpacks it and runs the command (shellcheck-clean)', () => {
   // GIVEN a lab stack with a zip asset as runner software
-  const dir = mkdtempSync(path.join(tmpdir(), 'runner-sw-'));
+  const dir = scratchDir('runner-sw-');
   writeFileSync(path.join(dir, 'install.sh'), '#!/bin/sh\necho hi\n');
   const app = newTestApp();
   const stack = new Stack(app, 'seam');

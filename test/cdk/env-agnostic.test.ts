@@ -14,6 +14,7 @@ import { App, Token } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { loadLabFile } from '../../lib/config/load';
 import { createLabStack } from '../../lib/lab-stack';
+import { scratchDir } from '../helpers/scratch';
 
 const LABS_DIR = join(__dirname, '..', '..', 'labs');
 const labFiles = readdirSync(LABS_DIR).filter((f) => f.endsWith('.json')).sort();
@@ -36,7 +37,7 @@ const REGION = /\b(?:us|eu|ap|sa|ca|me|af|il|mx|cn)(?:-gov|-iso[a-z]*)?-(?:north
 const LITERAL_ARN = /arn:(?!\$\{|$)/;
 
 describe.each(labFiles)('%s', (file) => {
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [], 'proxylab:now': '2026-11-21T10:00:00Z' } });
+  const app = new App({ outdir: scratchDir('proxylab-cdk-test-'), context: { 'aws:cdk:bundling-stacks': [], 'proxylab:now': '2026-11-21T10:00:00Z' } });
   const stack = createLabStack(app, loadLabFile(join(LABS_DIR, file)));
   const template = Template.fromStack(stack).toJSON();
   // Logical ids (hash suffixes, ports: `...SecurityGroupB892058454325...`) name template entries, not accounts.

@@ -5,13 +5,13 @@
  * pinned so the expiry schedule is deterministic.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync } from 'node:fs';
 import * as path from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { checkLabFile, formatProblems, LabConfig, validateLab } from '../../lib/config';
 import { createLabStack, LabStack } from '../../lib/lab-stack';
+import { scratchDir } from '../helpers/scratch';
 
 export const ROOT = path.join(__dirname, '..', '..');
 export const LABS_DIR = path.join(ROOT, 'labs');
@@ -38,7 +38,7 @@ export function labFrom(raw: unknown): LabConfig {
 
 export function newTestApp(outdir?: string): App {
   return new App({
-    outdir: outdir ?? mkdtempSync(path.join(tmpdir(), 'proxylab-cdk-test-')),
+    outdir: outdir ?? scratchDir('proxylab-cdk-test-'),
     builtinCloudFormationValidation: false,
     context: { 'aws:cdk:bundling-stacks': [], 'proxylab:now': '2026-01-01T00:00:00Z' },
   });

@@ -17,6 +17,7 @@ import { stackNameFor } from '../../lib/config/stack-outputs';
 import { RAW_TAGGABLE_TYPES } from '../../lib/constructs/ttl';
 import { LAB_DEPLOYMENT_SHAPE } from '../../lib/cost/shape';
 import { createLabStack } from '../../lib/lab-stack';
+import { scratchDir } from '../helpers/scratch';
 
 const LABS_DIR = join(__dirname, '..', '..', 'labs');
 const labFiles = readdirSync(LABS_DIR).filter((f) => f.endsWith('.json')).sort();
@@ -50,7 +51,7 @@ function lifecycleTagsOf(r: CfnJson): Record<string, unknown> {
 
 describe.each(labFiles)('%s', (file) => {
   const lab = loadLabFile(join(LABS_DIR, file));
-  const app = new App({ context: { 'aws:cdk:bundling-stacks': [], 'proxylab:now': '2026-11-21T10:00:00Z' } });
+  const app = new App({ outdir: scratchDir('proxylab-cdk-test-'), context: { 'aws:cdk:bundling-stacks': [], 'proxylab:now': '2026-11-21T10:00:00Z' } });
   const stack = createLabStack(app, lab);
   const template = Template.fromStack(stack);
   const resources = template.toJSON().Resources as Record<string, CfnJson>;

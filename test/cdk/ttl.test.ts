@@ -11,11 +11,12 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { NOW_CONTEXT_KEY, applyLabLifecycle } from '../../lib/constructs/ttl';
+import { scratchDir } from '../helpers/scratch';
 
 const NOW = new Date('2026-11-21T10:00:30Z');
 
 function synth(lab: { name: string; owner?: string | null; ttlHours?: number | null }, opts: { context?: Record<string, string>; cliSynth?: boolean } = {}) {
-  const app = new App({ context: opts.context });
+  const app = new App({ outdir: scratchDir('proxylab-cdk-test-'), context: opts.context });
   const stack = new Stack(app, `proxylab-${lab.name}`, opts.cliSynth ? { synthesizer: new CliCredentialsStackSynthesizer() } : {});
   // A taggable resource besides the expiry's own.
   new s3.Bucket(stack, 'Bucket', { enforceSSL: true, serverAccessLogsPrefix: 'logs/' });
@@ -135,7 +136,7 @@ describe('checks', () => {
 
   test('cfn-lint: no errors or warnings on the expiry template', () => {
     // GIVEN a template with only the expiry resources
-    const app = new App();
+    const app = new App({ outdir: scratchDir('proxylab-cdk-test-') });
     const stack = new Stack(app, 'proxylab-lint');
     applyLabLifecycle(stack, { name: 'lint', ttlHours: 8 }, NOW);
     const dir = mkdtempSync(join(tmpdir(), 'ttl-lint-'));

@@ -5,7 +5,6 @@
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -13,6 +12,7 @@ import { RUNNER_INSTALL_PATH } from '../../lib/cloud/runner-args';
 import { loadLabFile } from '../../lib/config/load';
 import { validateLab } from '../../lib/config';
 import { createLabStack } from '../../lib/lab-stack';
+import { scratchDir } from '../helpers/scratch';
 
 const LABS = path.resolve(__dirname, '..', '..', 'labs');
 
@@ -34,14 +34,14 @@ function renderIntrinsic(value: unknown): string {
 }
 
 function userDataOf(lab: ReturnType<typeof loadLabFile>): string[] {
-  const app = new App({ outdir: fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-ud-')), context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = new App({ outdir: scratchDir('proxylab-ud-'), context: { 'aws:cdk:bundling-stacks': [] } });
   const template = Template.fromStack(createLabStack(app, lab));
   const instances = template.findResources('AWS::EC2::Instance') as Record<string, { Properties: { UserData: unknown } }>;
   return Object.values(instances).map((i) => renderIntrinsic(i.Properties.UserData));
 }
 
 function shellcheck(script: string): { output: string; status: number | null } {
-  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-ud-')), 'user-data.sh');
+  const file = path.join(scratchDir('proxylab-ud-'), 'user-data.sh');
   fs.writeFileSync(file, script);
   const res = spawnSync('shellcheck', ['--shell=bash', '--severity=style', file], { encoding: 'utf8' });
   if (res.error) throw res.error;

@@ -11,6 +11,7 @@ import { psqlQuery, PsqlError, PsqlSession } from '../../lib/local/psql';
 import { SESSION_DB, TRANSACTION_DB } from '../../lib/local/pgbouncer';
 import { isAlive } from '../../lib/local/process';
 import { pidsMentioning, startLocalStack, type LocalStack } from '../helpers/local-stack';
+import { scratchDir } from '../helpers/scratch';
 
 let stack: LocalStack;
 
@@ -198,7 +199,7 @@ describe('findBinaries', () => {
 
   test('when nothing is found and installing is off, the error names what is missing and the exact command', () => {
     // GIVEN search paths with nothing in them
-    const empty = fs.mkdtempSync('/tmp/plx-empty-');
+    const empty = scratchDir('plx-empty-');
     try {
       const find = () => findBinaries({ install: false, searchPaths: { postgresDirs: [empty], pgbouncerFiles: [`${empty}/pgbouncer`] } });
       // THEN
@@ -211,7 +212,7 @@ describe('findBinaries', () => {
   });
 
   test('a PostgreSQL directory missing pgbench is skipped', () => {
-    const partial = fs.mkdtempSync('/tmp/plx-partial-');
+    const partial = scratchDir('plx-partial-');
     try {
       for (const t of ['initdb', 'postgres', 'psql']) fs.symlinkSync(`${stack.bins.bindir}/${t}`, `${partial}/${t}`);
       const found = findBinaries({ install: false, searchPaths: { postgresDirs: [partial, stack.bins.bindir], pgbouncerFiles: [stack.bins.pgbouncer] } });

@@ -5,7 +5,6 @@
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, NoSuchKey, S3Client } from '@aws-sdk/client-s3';
 import { GetCommandInvocationCommand, SSMClient } from '@aws-sdk/client-ssm';
@@ -24,6 +23,7 @@ import type { LabOutputs } from '../../lib/cloud/outputs';
 import { parseRunnerArgv, runnerArgv } from '../../lib/cloud/runner-args';
 import { validateLab } from '../../lib/config';
 import type { LabConfig } from '../../lib/config/types';
+import { scratchDir } from '../helpers/scratch';
 
 const s3Mock = mockClient(S3Client);
 const ssmMock = mockClient(SSMClient);
@@ -158,7 +158,7 @@ describe('followRun', () => {
 
 describe('CLI (real entry, no AWS)', () => {
   const cli = path.join(REPO_ROOT, 'scripts', 'proxylab.js');
-  const outputsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-outputs-')), 'outputs.json');
+  const outputsFile = path.join(scratchDir('proxylab-outputs-'), 'outputs.json');
   const flat = Object.fromEntries(
     Object.entries({ ...OUTPUTS, labName: 'default' }).map(([k, v]) => [k[0]?.toUpperCase() + k.slice(1), Array.isArray(v) ? v.join(',') : typeof v === 'object' ? JSON.stringify(v) : String(v)]),
   );

@@ -6,13 +6,11 @@
 import { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import * as os from 'node:os';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { validateLab } from '../../lib/config';
 import type { LabConfig } from '../../lib/config/types';
 import { createLabStack } from '../../lib/lab-stack';
+import { scratchDir } from '../helpers/scratch';
 
 function lab(proxies: unknown[]): LabConfig {
   const r = validateLab({ name: 'grants', aurora: { engineVersion: '16.9', instanceClass: 'db.t4g.medium' }, proxies, runners: { instanceType: 'c7g.large', count: 1 } });
@@ -21,7 +19,7 @@ function lab(proxies: unknown[]): LabConfig {
 }
 
 function synth(l: LabConfig): { app: App; stack: Stack; template: Template } {
-  const app = new App({ outdir: fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-grants-')), context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = new App({ outdir: scratchDir('proxylab-grants-'), context: { 'aws:cdk:bundling-stacks': [] } });
   const stack = createLabStack(app, l);
   return { app, stack, template: Template.fromStack(stack) };
 }

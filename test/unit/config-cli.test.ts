@@ -3,12 +3,12 @@
  * Runs the real entry points as a user would.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { scratchDir } from '../helpers/scratch';
 
 const ROOT = path.join(__dirname, '..', '..');
-const dir = mkdtempSync(path.join(tmpdir(), 'proxylab-validate-'));
+const dir = scratchDir('proxylab-validate-');
 const BAD = path.join(dir, 'bad.json');
 writeFileSync(
   BAD,

@@ -2,8 +2,7 @@
  * The lab file format is a public interface: these tables pin the messages (path, value, what is
  * allowed) users see from `proxylab validate` and `cdk synth`.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { UsageError } from '../../lib/cli/errors';
 import {
@@ -20,6 +19,7 @@ import {
   summarizeLab,
   validateLab,
 } from '../../lib/config';
+import { scratchDir } from '../helpers/scratch';
 
 const BASE = { name: 'lab' };
 
@@ -218,7 +218,7 @@ describe('defaults', () => {
 });
 
 describe('files', () => {
-  const dir = mkdtempSync(path.join(tmpdir(), 'proxylab-config-'));
+  const dir = scratchDir('proxylab-config-');
   const write = (name: string, text: string): string => {
     const file = path.join(dir, name);
     writeFileSync(file, text);

@@ -12,6 +12,7 @@ import { pgbouncerIni, poolSizeFor } from '../../lib/local/pgbouncer';
 import { parseUnaligned } from '../../lib/local/psql';
 import { defaultRunId, localCapacities, planLocal, validateLocalInput } from '../../lib/local/run-local';
 import type { MetricSeries } from '../../lib/suite/types';
+import { scratchDir } from '../helpers/scratch';
 
 describe('parseToolVersion', () => {
   test.each([
@@ -94,7 +95,7 @@ describe('validateLocalInput', () => {
   });
 
   test('--out that is a file is refused', () => {
-    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'plx-')), 'f');
+    const file = path.join(scratchDir('plx-'), 'f');
     fs.writeFileSync(file, '');
     expect(() => validateLocalInput({ out: file }, cwd)).toThrow(/is not a directory/);
   });
@@ -158,7 +159,7 @@ describe('metrics merging (resume and periodic flushes)', () => {
   });
 
   test('the filesystem sink keeps the first part of a resumed run when it writes the second', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'plx-sink-'));
+    const dir = scratchDir('plx-sink-');
     const sink = new FileSystemSink(dir);
     await sink.writeMetrics('local', 'r', { start: '2026-01-01T00:00:00Z', end: '2026-01-01T00:00:02Z' }, [s([['2026-01-01T00:00:01Z', 1]])]);
     await sink.writeMetrics('local', 'r', { start: '2026-01-01T01:00:00Z', end: '2026-01-01T01:00:02Z' }, [s([['2026-01-01T01:00:01Z', 5]])]);

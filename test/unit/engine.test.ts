@@ -4,7 +4,6 @@
  * real filesystem sink in a temporary directory (so "on disk" means on disk).
  */
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import type { Clock, PgbenchExecutor, PgbenchInvocation, PgbenchOutcome, PoolControl, Target } from '../../lib/engine/ports';
 import { runSuite, type ProgressEvent, type RunSuiteOptions } from '../../lib/engine/run-suite';
@@ -12,6 +11,7 @@ import { FileSystemSink } from '../../lib/local/fs-sink';
 import { getSuite, type Suite } from '../../lib/suite/catalog';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../../lib/suite/expand';
 import { stepFileName, type RunManifest, type StepRecord, type TargetKind, type TargetRef } from '../../lib/suite/types';
+import { scratchDir } from '../helpers/scratch';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'pgbench', 'pg15-local');
 const MAX_CONNECTIONS = 40;
@@ -132,7 +132,7 @@ interface Harness {
 let tmpRoots: string[] = [];
 
 function harness(suite: Suite = getSuite('smoke'), kinds: readonly TargetKind[] = ['direct', 'pgbouncer-transaction', 'pgbouncer-session']): Harness {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-engine-test-'));
+  const dir = scratchDir('proxylab-engine-test-');
   tmpRoots.push(dir);
   const runDir = path.join(dir, 'run');
   const sink = new FileSystemSink(runDir);
