@@ -328,6 +328,8 @@ async function runStep(
   const logs = summarizeStepLogs(outcome.logFiles, { samplingRate: step.logSamplingRate, throttled: step.params.rate !== null });
   let result: StepMeasurement = { ...parsed, latencyP50Ms: logs.latencyP50Ms, latencyP95Ms: logs.latencyP95Ms, latencyP99Ms: logs.latencyP99Ms, series: logs.series };
   if (outcome.timedOut) result = withTimeoutError(result, step.timeoutSec);
+  // The script path lives in the step's throwaway work dir: say <workdir>, as `command` does.
+  if (result.transactionType !== null) result = { ...result, transactionType: result.transactionType.split(dir).join('<workdir>') };
   const verdict = judgeStep(step, status, result);
   const saturation = detectSaturation(step, result, outcome.cpuMaxPercent ?? null);
   const notes = [precheckNote, outcome.cpuMaxPercent != null ? `pgbench CPU max ${outcome.cpuMaxPercent} %` : null].filter((n): n is string => n !== null);

@@ -137,12 +137,12 @@ export class LocalMetricsSampler implements MetricsSampler {
   }
 
   /** Counter → per-second rate since the previous poll (none on the first poll or after a reset). */
-  private rate(source: MetricSeries['source'], name: string, dimensions: Record<string, string>, atMs: number, value: number): void {
+  private rate(source: MetricSeries['source'], name: string, dimensions: Record<string, string>, atMs: number, value: number, unit = 'count/s'): void {
     const key = `${source}|${name}|${JSON.stringify(dimensions)}`;
     const prev = this.lastCounters.get(key);
     this.lastCounters.set(key, { at: atMs, value });
     if (!prev || value < prev.value || atMs <= prev.at) return;
-    this.push(source, name, 'rate', 'count/s', dimensions, new Date(atMs).toISOString(), (value - prev.value) / ((atMs - prev.at) / 1000));
+    this.push(source, name, 'rate', unit, dimensions, new Date(atMs).toISOString(), (value - prev.value) / ((atMs - prev.at) / 1000));
   }
 
   private async poll(): Promise<void> {
@@ -196,7 +196,8 @@ export class LocalMetricsSampler implements MetricsSampler {
         const xacts = num(st.total_xact_count);
         if (xacts !== null) this.rate('pgbouncer', 'total_xact_count', dims, atMs, xacts);
         const waitUs = num(st.total_wait_time);
-        if (waitUs !== null) this.rate('pgbouncer', 'total_wait_time_us', dims, atMs, waitUs);
+        // microseconds clients spent waiting, per second of wall time (not a count)
+        if (waitUs !== null) this.rate('pgbouncer', 'total_wait_time_us', dims, atMs, waitUs, 'us/s');
       }
     }
   }

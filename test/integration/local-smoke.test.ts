@@ -130,7 +130,10 @@ describe('proxylab local --suite smoke', () => {
       expect(fs.readFileSync(path.join(runDir, r.files.stdout), 'utf8')).toMatch(/pgbench \(\d+/);
       expect(fs.existsSync(path.join(runDir, r.files.stderr))).toBe(true);
       expect(r.command[0]).toBe('pgbench');
+      // no throwaway temp path in the result: the script is named relative to <workdir>
+      expect(JSON.stringify(r)).not.toContain(os.tmpdir() + '/proxylab-local-');
     }
+    expect(step(runDir, STEP.churnDirect).result?.transactionType).toMatch(/^<workdir>\/.*\.sql$/);
     // a step that ran transactions has percentiles from the logs and a per-second series
     const simple = step(runDir, STEP.simpleViaTx);
     expect(simple.result?.latencyP95Ms).toBeGreaterThan(0);

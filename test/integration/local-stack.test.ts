@@ -148,6 +148,7 @@ describe('metrics sampler', () => {
     expect(Math.max(...find('pgbouncer', 'sv_active')!.points.map((p) => p[1]))).toBeLessThanOrEqual(6);
     expect(Math.max(...find('pgbouncer', 'total_xact_count')!.points.map((p) => p[1]))).toBeGreaterThan(100);
     expect(find('pg_stat_database', 'xact_commit')?.unit).toBe('count/s');
+    expect(find('pgbouncer', 'total_wait_time_us')?.unit).toBe('us/s'); // wait time per second, not a count
   }, 30_000);
 });
 
