@@ -55,10 +55,13 @@ const engineVersions = ACCEPTED_ENGINE_VERSIONS.map((e) => e.version);
 const acu = (min: number, what: string) =>
   numberIn(min, LIMITS.serverlessAcuMax, what).multipleOf(0.5, { error: what });
 
-const serverlessSchema = z.strictObject({
-  minCapacity: acu(0, `a number of ACU 0–${LIMITS.serverlessAcuMax} in steps of 0.5`),
-  maxCapacity: acu(1, `a number of ACU 1–${LIMITS.serverlessAcuMax} in steps of 0.5`),
-});
+const serverlessSchema = z.strictObject(
+  {
+    minCapacity: acu(0, `a number of ACU 0–${LIMITS.serverlessAcuMax} in steps of 0.5`),
+    maxCapacity: acu(1, `a number of ACU 1–${LIMITS.serverlessAcuMax} in steps of 0.5`),
+  },
+  { error: 'an object such as { "minCapacity": 0.5, "maxCapacity": 4 }' },
+);
 
 const auroraSchema = z.strictObject({
   // Checked by validate.ts against ACCEPTED_ENGINE_VERSIONS (the message depends on the value).
@@ -71,7 +74,7 @@ const auroraSchema = z.strictObject({
   performanceInsights: bool.optional(),
   logConnections: bool.optional(),
   snapshotOnDestroy: bool.optional(),
-});
+}, { error: 'an object such as { "instanceClass": "db.t4g.medium" } (docs/lab-file.md lists its keys)' });
 
 const proxySchema = z.strictObject({
   name: z
@@ -86,7 +89,7 @@ const proxySchema = z.strictObject({
   borrowTimeoutSeconds: integer(0, LIMITS.borrowTimeoutSecondsMax).optional(),
   requireTls: bool.optional(),
   debugLogging: bool.optional(),
-});
+}, { error: 'a proxy object such as { "name": "pool100", "maxConnectionsPercent": 100 }' });
 
 const runnersSchema = z.strictObject({
   instanceType: z
@@ -95,18 +98,18 @@ const runnersSchema = z.strictObject({
     .optional(),
   count: integer(1, LIMITS.runnerCountMax).optional(),
   placement: z.enum(['any', 'cluster', 'spread'], { error: 'one of "any", "cluster", "spread"' }).optional(),
-});
+}, { error: 'an object such as { "instanceType": "c7g.large", "count": 1 }' });
 
 const resultsSchema = z.strictObject({
   retainOnDestroy: bool.optional(),
   expireAfterDays: integer(1, LIMITS.expireAfterDaysMax).optional(),
-});
+}, { error: 'an object such as { "retainOnDestroy": false, "expireAfterDays": 30 }' });
 
 const budgetSchema = z.strictObject({
   maxHourlyUsd: z
     .number({ error: 'a positive number of US dollars per hour' })
     .positive({ error: 'a positive number of US dollars per hour' }),
-});
+}, { error: 'an object such as { "maxHourlyUsd": 1.5 }' });
 
 const tagKey = z
   .string()

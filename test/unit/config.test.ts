@@ -105,6 +105,13 @@ describe('structure', () => {
     ['proxies not a list', { ...BASE, proxies: { name: 'a' } }, 'proxies', /^must be a list of proxies, got \{"name":"a"\}$/],
     ['instanceClass and serverless together', { ...BASE, aurora: { instanceClass: 'db.t4g.medium', serverless: { minCapacity: 0, maxCapacity: 2 } } }, 'aurora.serverless', /^must not be given together with aurora\.instanceClass/],
     ['proxy without name', { ...BASE, proxies: [{ maxConnectionsPercent: 50 }] }, 'proxies[0].name', /^is required: must be a string$/],
+    // a section that is not an object says what one looks like (not zod's "Invalid input")
+    ['budget null', { ...BASE, budget: null }, 'budget', /^must be an object such as \{ "maxHourlyUsd": 1\.5 \}, got null$/],
+    ['aurora a string', { ...BASE, aurora: 'big' }, 'aurora', /^must be an object such as \{ "instanceClass": "db\.t4g\.medium" \}.*, got "big"$/],
+    ['a proxy that is null', { ...BASE, proxies: [null] }, 'proxies[0]', /^must be a proxy object such as \{ "name": "pool100"/],
+    ['runners a number', { ...BASE, runners: 2 }, 'runners', /^must be an object such as \{ "instanceType": "c7g\.large", "count": 1 \}, got 2$/],
+    ['results a list', { ...BASE, results: [] }, 'results', /^must be an object such as \{ "retainOnDestroy": false/],
+    ['serverless true', { ...BASE, aurora: { serverless: true } }, 'aurora.serverless', /^must be an object such as \{ "minCapacity": 0\.5, "maxCapacity": 4 \}, got true$/],
   ])('%s', (_label, raw, expectedPath, message) => {
     expect(problemsOf(raw)).toEqual([expect.objectContaining({ path: expectedPath, message: expect.stringMatching(message) })]);
   });
