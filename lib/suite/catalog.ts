@@ -481,12 +481,12 @@ const SMOKE_CHURN: Scenario = {
 const SUITES: readonly Suite[] = [
   {
     name: 'quick',
-    description: 'Local default (≈ 3 min on 2 cores): E1–E3 findings scaled down to max_connections ≈ 40 and a small pool.',
+    description: 'Local default (≈ 2–3 min on 2 cores): E1–E3 findings scaled down to max_connections ≈ 40 and a small pool.',
     scenarios: [QUICK_E1, QUICK_E2, QUICK_E3],
   },
   {
     name: 'smoke',
-    description: 'CI (< 45 s incl. init): prepared via transaction pool fails, direct above max_connections refused, -C churn faster pooled.',
+    description: 'CI (~15–20 s incl. init on 2 cores): prepared via transaction pool fails, direct above max_connections refused, -C churn faster pooled.',
     scenarios: [SMOKE_PREPARED, SMOKE_MAX_CONNECTIONS, SMOKE_CHURN],
   },
   { name: 'e1', description: 'E1 at published scale: prepared statements through a multiplexing proxy.', scenarios: [E1] },

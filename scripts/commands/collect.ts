@@ -53,7 +53,7 @@ export function register(program: Command): void {
         'Exit codes: 0 collected (series without data are recorded as no-data), 1 AWS failed for every ' +
         'series, 2 usage error (checked before any AWS call).',
     )
-    .option('--event <file>', 'collector event as JSON: {runId, window:{start,end}, cluster:{clusterId, instanceIds, piResourceIds, instanceClasses?}, proxies, bucket?}')
+    .option('--event <file>', 'collector event as JSON: {runId, window:{start,end}, cluster:{clusterId, instanceIds, piResourceIds, instanceClasses?}, proxies, bucket?, skipPi?} (docs/collector.md)')
     .option('--run-id <id>', 'run id (one path segment: letters, digits, . _ -)')
     .option('--start <iso>', 'window start, ISO-8601 with zone (2026-11-21T10:00:00Z)')
     .option('--end <iso>', 'window end, ISO-8601 with zone')

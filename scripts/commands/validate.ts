@@ -22,7 +22,7 @@ export function register(program: Command): void {
         'price table is a problem too (cost and deploy refuse it). No AWS call. Exit 0 valid, 2 invalid.',
     )
     .argument('<file...>', 'lab file(s) to check, e.g. labs/default.json')
-    .option('--json', 'print each valid lab with every default applied (JSON) instead of the summary line')
+    .option('--json', 'print each valid lab as the stack sees it (every default applied, internal LabConfig form, not a lab file) instead of the summary line')
     .action((files: string[], flags: ValidateFlags) => {
       const failures: string[] = [];
       for (const file of files) {
