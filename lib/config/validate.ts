@@ -138,7 +138,7 @@ function issueToProblems(issue: z.core.$ZodIssue): LabProblem[] {
 // ---------------------------------------------------------------------------------------------
 // pass 2: rules between fields, on the raw input
 
-function asRecord(v: unknown): Record<string, unknown> | undefined {
+export function asRecord(v: unknown): Record<string, unknown> | undefined {
   return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined;
 }
 

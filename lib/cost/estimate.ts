@@ -110,28 +110,26 @@ export function priceTableFor(region: string): PriceTable {
   return table;
 }
 
-/** The Aurora class price, or a UsageError naming the class and the region's known classes. */
-export function auroraInstancePrice(table: PriceTable, instanceClass: string): InstancePrice {
-  const p = table.auroraInstances[instanceClass];
+/** A price from one of the table's instance maps, or a UsageError naming the type and the known ones. */
+function instancePrice(table: PriceTable, known: Readonly<Record<string, InstancePrice>>, what: string, type: string): InstancePrice {
+  const p = known[type];
   if (!p) {
     throw new UsageError(
-      `unknown Aurora instance class ${instanceClass}: no ${table.region} price in lib/cost/price-table.ts ` +
-        `(known: ${Object.keys(table.auroraInstances).join(', ')}); add it with its source rather than guess`,
+      `unknown ${what} ${type}: no ${table.region} price in lib/cost/price-table.ts ` +
+        `(known: ${Object.keys(known).join(', ')}); add it with its source rather than guess`,
     );
   }
   return p;
 }
 
+/** The Aurora class price, or a UsageError naming the class and the region's known classes. */
+export function auroraInstancePrice(table: PriceTable, instanceClass: string): InstancePrice {
+  return instancePrice(table, table.auroraInstances, 'Aurora instance class', instanceClass);
+}
+
 /** The EC2 instance type price, or a UsageError naming the type and the region's known types. */
 export function ec2InstancePrice(table: PriceTable, instanceType: string): InstancePrice {
-  const p = table.ec2Instances[instanceType];
-  if (!p) {
-    throw new UsageError(
-      `unknown runner instance type ${instanceType}: no ${table.region} price in lib/cost/price-table.ts ` +
-        `(known: ${Object.keys(table.ec2Instances).join(', ')}); add it with its source rather than guess`,
-    );
-  }
-  return p;
+  return instancePrice(table, table.ec2Instances, 'runner instance type', instanceType);
 }
 
 export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEstimate {

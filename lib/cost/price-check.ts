@@ -8,18 +8,15 @@
 import { AURORA_POSTGRES_INSTANCE_CLASSES } from '../config/instance-classes';
 import { EC2_INSTANCE_TYPE_PATTERN, REGION_PATTERN } from '../config/schema';
 import type { LabProblem } from '../config/types';
-import { formatValue, suggestKey } from '../config/validate';
+import { asRecord, formatValue, suggestKey } from '../config/validate';
 import { DEFAULT_PRICE_REGION, PRICE_TABLES } from './price-table';
-
-const record = (v: unknown): Record<string, unknown> | null =>
-  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
 
 /**
  * Problems for instance types the price table lacks, read from a parsed (not necessarily valid)
  * lab file. Values the schema already rejects are left to the schema's own message.
  */
 export function unpricedProblems(raw: unknown): LabProblem[] {
-  const lab = record(raw);
+  const lab = asRecord(raw);
   if (!lab) return [];
   const region = typeof lab.region === 'string' && REGION_PATTERN.test(lab.region) && PRICE_TABLES[lab.region] ? lab.region : DEFAULT_PRICE_REGION;
   const table = PRICE_TABLES[region];
@@ -37,9 +34,9 @@ export function unpricedProblems(raw: unknown): LabProblem[] {
         '(add a price with its source to use another type)',
     });
   };
-  const aurora = record(lab.aurora);
+  const aurora = asRecord(lab.aurora);
   if (aurora) check('aurora.instanceClass', aurora.instanceClass, table.auroraInstances, (v) => AURORA_POSTGRES_INSTANCE_CLASSES.includes(v));
-  const runners = record(lab.runners);
+  const runners = asRecord(lab.runners);
   if (runners) check('runners.instanceType', runners.instanceType, table.ec2Instances, (v) => EC2_INSTANCE_TYPE_PATTERN.test(v));
   return out;
 }
