@@ -66,9 +66,18 @@ function benchSuite(kind: TargetKind, clients: number, jobs: number, durationSec
   return { name: 'overhead', description: 'harness overhead probe', scenarios: [scenario] };
 }
 
-function spawnRaw(file: string, argv: readonly string[], env: Record<string, string>, cwd: string): Promise<{ stdout: string; stderr: string; exitCode: number | null }> {
+function spawnRaw(
+  file: string,
+  argv: readonly string[],
+  env: Record<string, string>,
+  cwd: string,
+): Promise<{ stdout: string; stderr: string; exitCode: number | null }> {
   return new Promise((resolve, reject) => {
-    const child = spawn(file, [...argv], { cwd, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(file, [...argv], {
+      cwd,
+      env: { ...process.env, ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (b: Buffer) => (stdout += b.toString()));
@@ -78,8 +87,18 @@ function spawnRaw(file: string, argv: readonly string[], env: Record<string, str
   });
 }
 
-async function runViaProxylab(stack: LocalStack, suite: Suite, runRoot: string, i: number, withSampler: boolean): Promise<number> {
-  const capacities = stack.targets.map((t) => ({ ref: t.ref, maxConnections: stack.postgres.maxConnections, poolSize: t.ref.kind === 'direct' ? null : stack.pgbouncer.poolSize() }));
+async function runViaProxylab(
+  stack: LocalStack,
+  suite: Suite,
+  runRoot: string,
+  i: number,
+  withSampler: boolean,
+): Promise<number> {
+  const capacities = stack.targets.map((t) => ({
+    ref: t.ref,
+    maxConnections: stack.postgres.maxConnections,
+    poolSize: t.ref.kind === 'direct' ? null : stack.pgbouncer.poolSize(),
+  }));
   const steps = expandSuite(suite, capacities);
   const runId = `overhead-${i}`;
   const result = await runSuite({
@@ -98,12 +117,22 @@ async function runViaProxylab(stack: LocalStack, suite: Suite, runRoot: string, 
     initData: false,
   });
   const tps = result.records[0]?.result?.tps ?? null;
-  if (tps === null || result.manifest.status !== 'completed') throw new Error(`proxylab run ${runId} gave no tps (${result.manifest.status}: ${result.manifest.error ?? ''})`);
+  if (tps === null || result.manifest.status !== 'completed')
+    throw new Error(
+      `proxylab run ${runId} gave no tps (${result.manifest.status}: ${result.manifest.error ?? ''})`,
+    );
   return tps;
 }
 
 async function runRaw(stack: LocalStack, suite: Suite, workRoot: string, i: number): Promise<number> {
-  const steps = expandSuite(suite, stack.targets.map((t) => ({ ref: t.ref, maxConnections: stack.postgres.maxConnections, poolSize: t.ref.kind === 'direct' ? null : stack.pgbouncer.poolSize() })));
+  const steps = expandSuite(
+    suite,
+    stack.targets.map((t) => ({
+      ref: t.ref,
+      maxConnections: stack.postgres.maxConnections,
+      poolSize: t.ref.kind === 'direct' ? null : stack.pgbouncer.poolSize(),
+    })),
+  );
   const step = steps[0];
   const target = stack.target(step.target.kind);
   const conn = target.connection();
@@ -111,17 +140,26 @@ async function runRaw(stack: LocalStack, suite: Suite, workRoot: string, i: numb
   fs.mkdirSync(dir, { recursive: true });
   // The pool reset the engine does before a step, so both sides start from the same pool state.
   await stack.pool.reset(target.ref);
-  const argv = buildPgbenchArgv(step, conn, { logPrefix: `${dir}/pgbench_log`, scriptDir: dir, pgbenchMajor: Number(stack.bins.pgbenchVersion.split('.')[0]) });
+  const argv = buildPgbenchArgv(step, conn, {
+    logPrefix: `${dir}/pgbench_log`,
+    scriptDir: dir,
+    pgbenchMajor: Number(stack.bins.pgbenchVersion.split('.')[0]),
+  });
   const out = await spawnRaw(stack.bins.pgbench, argv, buildPgbenchEnv(conn), dir);
   const parsed = parsePgbench({ stdout: out.stdout, stderr: out.stderr, exitCode: out.exitCode });
-  if (parsed.tps === null || !parsed.complete) throw new Error(`raw pgbench ${i} gave no tps: ${out.stderr.slice(-300)}`);
+  if (parsed.tps === null || !parsed.complete)
+    throw new Error(`raw pgbench ${i} gave no tps: ${out.stderr.slice(-300)}`);
   return parsed.tps;
 }
 
 async function quickWallSec(): Promise<{ wallSec: number; exitCode: number | null }> {
   const out = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-quick-wall-'));
   const started = Date.now();
-  const child = spawn(process.execPath, [path.join(REPO, 'scripts', 'proxylab.js'), 'local', '--suite', 'quick', '--out', out, '--no-install'], { cwd: REPO, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child = spawn(
+    process.execPath,
+    [path.join(REPO, 'scripts', 'proxylab.js'), 'local', '--suite', 'quick', '--out', out, '--no-install'],
+    { cwd: REPO, stdio: ['ignore', 'ignore', 'inherit'] },
+  );
   const exitCode = await new Promise<number | null>((resolve) => child.on('close', resolve));
   fs.rmSync(out, { recursive: true, force: true });
   return { wallSec: (Date.now() - started) / 1000, exitCode };
@@ -154,8 +192,10 @@ async function main(): Promise<void> {
   const duration = Number(f.duration);
   const clients = Number(f.clients);
   const jobs = Number(f.jobs);
-  if (![pairs, duration, clients, jobs].every((n) => Number.isInteger(n) && n >= 1)) throw new Error('--pairs, --duration, --clients, --jobs must be integers ≥ 1');
-  if (f.target !== 'direct' && f.target !== 'pgbouncer-transaction') throw new Error('--target must be direct or pgbouncer-transaction');
+  if (![pairs, duration, clients, jobs].every((n) => Number.isInteger(n) && n >= 1))
+    throw new Error('--pairs, --duration, --clients, --jobs must be integers ≥ 1');
+  if (f.target !== 'direct' && f.target !== 'pgbouncer-transaction')
+    throw new Error('--target must be direct or pgbouncer-transaction');
 
   const suite = benchSuite(f.target, clients, jobs, duration);
   const stack = await startLocalStack({ install: false });
@@ -163,7 +203,12 @@ async function main(): Promise<void> {
   const results: Pair[] = [];
   try {
     const direct = stack.target('direct').connection();
-    const init = await spawnRaw(stack.bins.pgbench, buildPgbenchInitArgv(1, [], direct), buildPgbenchEnv(direct), root);
+    const init = await spawnRaw(
+      stack.bins.pgbench,
+      buildPgbenchInitArgv(1, [], direct),
+      buildPgbenchEnv(direct),
+      root,
+    );
     if (init.exitCode !== 0) throw new Error(`pgbench -i failed: ${init.stderr}`);
     // One unrecorded warm-up so caches are equally warm for the first pair.
     await runRaw(stack, benchSuite(f.target, clients, jobs, Math.min(3, duration)), root, 0);
@@ -178,9 +223,18 @@ async function main(): Promise<void> {
         rawTps = await runRaw(stack, suite, root, i);
         proxylabTps = await runViaProxylab(stack, suite, root, i, f.sampler);
       }
-      const pair: Pair = { pair: i, order: proxylabFirst ? 'proxylab-first' : 'raw-first', proxylabTps, rawTps, ratio: proxylabTps / rawTps };
+      const pair: Pair = {
+        pair: i,
+        order: proxylabFirst ? 'proxylab-first' : 'raw-first',
+        proxylabTps,
+        rawTps,
+        ratio: proxylabTps / rawTps,
+      };
       results.push(pair);
-      if (!f.json) console.log(`pair ${i} (${pair.order}): proxylab ${proxylabTps.toFixed(1)} tps, raw ${rawTps.toFixed(1)} tps, ratio ${pair.ratio.toFixed(4)}`);
+      if (!f.json)
+        console.log(
+          `pair ${i} (${pair.order}): proxylab ${proxylabTps.toFixed(1)} tps, raw ${rawTps.toFixed(1)} tps, ratio ${pair.ratio.toFixed(4)}`,
+        );
     }
   } finally {
     await stack.stop();
@@ -211,7 +265,10 @@ async function main(): Promise<void> {
         `(${summary.withinThreePercent ? 'within' : 'NOT within'} 3 %) — ${f.target}, -S -c ${clients} -j ${jobs} -T ${duration}, ${pairs} pairs, sampler ${f.sampler ? 'on' : 'off'}; ` +
         `load average ${summary.loadAverage1m} on ${summary.cpus} CPUs`,
     );
-    if (summary.quickWall) console.log(`quick suite wall time (proxylab local --suite quick, incl. start/stop): ${summary.quickWall.wallSec.toFixed(1)} s, exit ${summary.quickWall.exitCode}`);
+    if (summary.quickWall)
+      console.log(
+        `quick suite wall time (proxylab local --suite quick, incl. start/stop): ${summary.quickWall.wallSec.toFixed(1)} s, exit ${summary.quickWall.exitCode}`,
+      );
   }
 }
 

@@ -46,10 +46,24 @@ function main(): void {
   try {
     if (!runDir) {
       process.stderr.write('making a real quick run (proxylab local --suite quick)…\n');
-      execFileSync(process.execPath, [CLI, 'local', '--suite', 'quick', '--out', join(work, 'runs'), '--run-id', 'quick-bench', '--no-install'], {
-        cwd: REPO_ROOT,
-        stdio: ['ignore', 'ignore', 'inherit'],
-      });
+      execFileSync(
+        process.execPath,
+        [
+          CLI,
+          'local',
+          '--suite',
+          'quick',
+          '--out',
+          join(work, 'runs'),
+          '--run-id',
+          'quick-bench',
+          '--no-install',
+        ],
+        {
+          cwd: REPO_ROOT,
+          stdio: ['ignore', 'ignore', 'inherit'],
+        },
+      );
       runDir = join(work, 'runs', 'quick-bench');
     }
     const inProcessMs: number[] = [];
@@ -70,12 +84,19 @@ function main(): void {
       const t0 = performance.now();
       if (existsSync(timeBin)) {
         // GNU time prints user and system seconds of the child on stderr.
-        const res = spawnSync(timeBin, ['-f', 'CPU %U %S', process.execPath, CLI, 'report', runDir, '--out', join(work, 'cli')], { cwd: REPO_ROOT, encoding: 'utf8' });
+        const res = spawnSync(
+          timeBin,
+          ['-f', 'CPU %U %S', process.execPath, CLI, 'report', runDir, '--out', join(work, 'cli')],
+          { cwd: REPO_ROOT, encoding: 'utf8' },
+        );
         if (res.status !== 0) throw new Error(`proxylab report failed: ${res.stderr}`);
         const m = /CPU ([\d.]+) ([\d.]+)/.exec(res.stderr);
         if (m) cliCpuMs.push((Number(m[1]) + Number(m[2])) * 1000);
       } else {
-        execFileSync(process.execPath, [CLI, 'report', runDir, '--out', join(work, 'cli')], { cwd: REPO_ROOT, stdio: 'ignore' });
+        execFileSync(process.execPath, [CLI, 'report', runDir, '--out', join(work, 'cli')], {
+          cwd: REPO_ROOT,
+          stdio: 'ignore',
+        });
       }
       cliMs.push(performance.now() - t0);
     }
@@ -84,7 +105,11 @@ function main(): void {
       steps: loadRun(runDir).steps.length,
       reportBytes: bytes,
       reportKiB: Math.round(bytes / 102.4) / 10,
-      inProcessMs: { median: Math.round(median(inProcessMs)), max: Math.round(Math.max(...inProcessMs)), first: Math.round(inProcessMs[0]!) },
+      inProcessMs: {
+        median: Math.round(median(inProcessMs)),
+        max: Math.round(Math.max(...inProcessMs)),
+        first: Math.round(inProcessMs[0]!),
+      },
       inProcessCpuMs: { median: Math.round(median(inProcessCpuMs)) },
       cliMs: { median: Math.round(median(cliMs)), max: Math.round(Math.max(...cliMs)) },
       cliCpuMs: cliCpuMs.length > 0 ? { median: Math.round(median(cliCpuMs)) } : null,
@@ -103,7 +128,9 @@ function main(): void {
       process.stdout.write(
         `build, cold CLI (proxylab report): median ${result.cliMs.median} ms wall${result.cliCpuMs ? ` (${result.cliCpuMs.median} ms CPU)` : ''}, max ${result.cliMs.max} ms over ${runs} (limit 5 s)\n`,
       );
-      process.stdout.write(`machine: ${result.cpus} CPUs, load average ${result.loadAverage1m} (wall times grow with it)\n`);
+      process.stdout.write(
+        `machine: ${result.cpus} CPUs, load average ${result.loadAverage1m} (wall times grow with it)\n`,
+      );
     }
   } finally {
     rmSync(work, { recursive: true, force: true });

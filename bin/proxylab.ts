@@ -15,7 +15,9 @@ import { addLabChecks, createLabStack } from '../lib/lab-stack';
 // `CDK_VALIDATION=true npx cdk synth` turns it back on.
 const app = new App({ builtinCloudFormationValidation: process.env.CDK_VALIDATION === 'true' });
 const labArg: unknown = app.node.tryGetContext('lab');
-const labPath = path.resolve(typeof labArg === 'string' && labArg !== '' ? labArg : path.join(__dirname, '..', 'labs', 'default.json'));
+const labPath = path.resolve(
+  typeof labArg === 'string' && labArg !== '' ? labArg : path.join(__dirname, '..', 'labs', 'default.json'),
+);
 const result = checkLabFile(labPath);
 if (!result.ok) {
   process.stderr.write(`error: invalid lab file ${formatProblems(result.problems, labPath)}\n`);

@@ -71,7 +71,9 @@ export class LabStack extends Stack {
       cluster: this.database.cluster,
       secret: this.database.secret,
       writer: this.database.writer,
-      otherInstances: this.database.instances.filter((i) => i.resource !== this.database.writer).map((i) => i.resource),
+      otherInstances: this.database.instances
+        .filter((i) => i.resource !== this.database.writer)
+        .map((i) => i.resource),
       labName: lab.name,
       proxies: lab.proxies,
     });
@@ -93,7 +95,10 @@ export class LabStack extends Stack {
       runnerSoftware: props.runnerSoftware ?? proxylabRunnerSoftware(this),
     });
     // Runner software needs: read back runs/ (resume, fleet barrier), resize this lab's proxies (sweeps).
-    grantCloudRunner(this.runners.role, { bucket: this.results.bucket, proxies: this.proxies.proxies.map((p) => p.proxy) });
+    grantCloudRunner(this.runners.role, {
+      bucket: this.results.bucket,
+      proxies: this.proxies.proxies.map((p) => p.proxy),
+    });
 
     this.addOutputs();
   }
@@ -105,13 +110,21 @@ export class LabStack extends Stack {
     };
     const cluster = this.database.cluster;
     out(K.labName, this.lab.name, 'Lab name');
-    out(K.runnerInstanceIds, joinList(this.runners.instances.map((i) => i.instanceId)), 'Runner EC2 instance ids, comma-separated');
+    out(
+      K.runnerInstanceIds,
+      joinList(this.runners.instances.map((i) => i.instanceId)),
+      'Runner EC2 instance ids, comma-separated',
+    );
     out(K.resultsBucketName, this.results.bucket.bucketName, 'Results bucket (runs/ prefix)');
     out(K.clusterIdentifier, cluster.clusterIdentifier, 'Aurora cluster identifier');
     out(K.clusterEndpoint, cluster.clusterEndpoint.hostname, 'Writer endpoint hostname');
     out(K.clusterReaderEndpoint, cluster.clusterReadEndpoint.hostname, 'Reader endpoint hostname');
     out(K.databasePort, '5432', 'PostgreSQL port of the cluster and every proxy');
-    out(K.dbInstanceIds, joinList(this.database.instances.map((i) => i.instanceIdentifier)), 'DB instance identifiers, writer first, comma-separated');
+    out(
+      K.dbInstanceIds,
+      joinList(this.database.instances.map((i) => i.instanceIdentifier)),
+      'DB instance identifiers, writer first, comma-separated',
+    );
     out(
       K.dbInstanceResourceIds,
       joinList(this.database.instances.map((i) => i.resourceId)),
@@ -128,7 +141,11 @@ export class LabStack extends Stack {
       'JSON: lab proxy name -> RDS proxy name',
     );
     out(K.dbSecretArn, this.database.secret.secretArn, 'Secrets Manager ARN of the master credentials');
-    out(K.collectorFunctionName, this.collector.function.functionName, 'Metrics collector Lambda function name');
+    out(
+      K.collectorFunctionName,
+      this.collector.function.functionName,
+      'Metrics collector Lambda function name',
+    );
   }
 }
 
@@ -138,7 +155,11 @@ function joinList(values: readonly string[]): string {
 }
 
 /** Builds the stack for a lab: named `proxylab-<name>`, environment-agnostic. */
-export function createLabStack(scope: Construct, lab: LabConfig, props: Omit<LabStackProps, 'lab'> = {}): LabStack {
+export function createLabStack(
+  scope: Construct,
+  lab: LabConfig,
+  props: Omit<LabStackProps, 'lab'> = {},
+): LabStack {
   return new LabStack(scope, stackNameFor(lab.name), { ...props, lab });
 }
 

@@ -46,10 +46,14 @@ function main(argv: string[]): number {
     const t0 = process.hrtime.bigint();
     // bash's `time -p` adds the CPU seconds of npx, the cdk CLI and the app (children included):
     // a figure that, unlike wall time, does not stretch when other work shares the cores.
-    const run = spawnSync('bash', ['-c', 'time -p npx cdk synth -q -c "lab=$1" -o "$2"', 'synth', lab, outdir], {
-      cwd: ROOT,
-      encoding: 'utf8',
-    });
+    const run = spawnSync(
+      'bash',
+      ['-c', 'time -p npx cdk synth -q -c "lab=$1" -o "$2"', 'synth', lab, outdir],
+      {
+        cwd: ROOT,
+        encoding: 'utf8',
+      },
+    );
     const durationSec = Number(process.hrtime.bigint() - t0) / 1e9;
     const cpuSec = ['user', 'sys']
       .map((k) => Number(new RegExp(`^${k} ([0-9.]+)$`, 'm').exec(run.stderr)?.[1] ?? NaN))
@@ -58,7 +62,9 @@ function main(argv: string[]): number {
     if (!ok) process.stderr.write(`--- ${lab} failed (exit ${run.status}):\n${run.stderr}\n`);
     let lintOut: string | null = null;
     if (lint && ok) {
-      const templates = readdirSync(outdir).filter((f) => f.endsWith('.template.json')).map((f) => path.join(outdir, f));
+      const templates = readdirSync(outdir)
+        .filter((f) => f.endsWith('.template.json'))
+        .map((f) => path.join(outdir, f));
       const res = spawnSync('cfn-lint', templates, { encoding: 'utf8' });
       lintOut = `${res.stdout}${res.stderr}`.trim();
     }

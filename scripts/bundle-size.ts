@@ -10,7 +10,16 @@
  *
  *   npx tsx scripts/bundle-size.ts [--out DIR] [--top N] [--no-synth-check] [--json]
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -57,7 +66,14 @@ export function packageOf(inputPath: string): string {
 }
 
 export async function measureBundle(outfile: string, options: BuildOptions): Promise<BundleMeasure> {
-  const result = await build({ ...options, entryPoints: [ENTRY], outfile, metafile: true, logLevel: 'warning', absWorkingDir: REPO });
+  const result = await build({
+    ...options,
+    entryPoints: [ENTRY],
+    outfile,
+    metafile: true,
+    logLevel: 'warning',
+    absWorkingDir: REPO,
+  });
   const metafile = result.metafile!;
   const output = Object.entries(metafile.outputs).find(([file]) => path.resolve(REPO, file) === outfile)?.[1];
   if (!output) throw new Error(`esbuild wrote no ${outfile}`);
@@ -66,7 +82,9 @@ export async function measureBundle(outfile: string, options: BuildOptions): Pro
     const name = packageOf(input);
     byPackage.set(name, (byPackage.get(name) ?? 0) + info.bytesInOutput);
   }
-  const contributors = [...byPackage.entries()].map(([name, bytes]) => ({ name, bytes })).sort((a, b) => b.bytes - a.bytes);
+  const contributors = [...byPackage.entries()]
+    .map(([name, bytes]) => ({ name, bytes }))
+    .sort((a, b) => b.bytes - a.bytes);
   const code = readFileSync(outfile);
   return { bytes: code.length, gzipBytes: gzipSync(code, { level: 9 }).length, contributors, metafile };
 }
@@ -77,10 +95,16 @@ function synthAssetBytes(): number {
   try {
     const app = new App({ outdir });
     const stack = new Stack(app, 'BundleSizeCheck');
-    new MetricsCollector(stack, 'Collector', { bucket: new s3.Bucket(stack, 'Results'), dbInstanceResourceIds: ['db-EXAMPLE'] });
+    new MetricsCollector(stack, 'Collector', {
+      bucket: new s3.Bucket(stack, 'Results'),
+      dbInstanceResourceIds: ['db-EXAMPLE'],
+    });
     app.synth();
-    const assets = readdirSync(outdir).filter((d) => d.startsWith('asset.') && existsSync(path.join(outdir, d, 'index.js')));
-    if (assets.length !== 1) throw new Error(`expected one bundled asset in ${outdir}, found ${assets.length}`);
+    const assets = readdirSync(outdir).filter(
+      (d) => d.startsWith('asset.') && existsSync(path.join(outdir, d, 'index.js')),
+    );
+    if (assets.length !== 1)
+      throw new Error(`expected one bundled asset in ${outdir}, found ${assets.length}`);
     return statSync(path.join(outdir, assets[0]!, 'index.js')).size;
   } finally {
     rmSync(outdir, { recursive: true, force: true });
@@ -110,13 +134,20 @@ async function main(argv: string[]): Promise<void> {
   if (argv.includes('--json')) {
     const { metafile: _m1, ...b } = bundled;
     const { metafile: _m2, ...r } = runtimeSdk;
-    process.stdout.write(JSON.stringify({ bundled: b, runtimeSdk: r, synthAssetBytes: synthBytes, outDir }, null, 2) + '\n');
+    process.stdout.write(
+      JSON.stringify({ bundled: b, runtimeSdk: r, synthAssetBytes: synthBytes, outDir }, null, 2) + '\n',
+    );
   } else {
     const lines = [
       `collector bundle (construct options: minify, node24, cjs, SDK bundled): ${bundled.bytes} bytes (${kib(bundled.bytes)}), gzip ${kib(bundled.gzipBytes)}`,
       `metafile: ${path.join(outDir, 'index.meta.json')} (inspect at https://esbuild.github.io/analyze/)`,
       `top contributors:`,
-      ...bundled.contributors.slice(0, top).map((c) => `  ${kib(c.bytes).padStart(10)}  ${(100 * c.bytes / bundled.bytes).toFixed(1).padStart(5)}%  ${c.name}`),
+      ...bundled.contributors
+        .slice(0, top)
+        .map(
+          (c) =>
+            `  ${kib(c.bytes).padStart(10)}  ${((100 * c.bytes) / bundled.bytes).toFixed(1).padStart(5)}%  ${c.name}`,
+        ),
       `same code with the runtime's SDK (@aws-sdk/*, @smithy/* external): ${runtimeSdk.bytes} bytes (${kib(runtimeSdk.bytes)}), gzip ${kib(runtimeSdk.gzipBytes)}`,
       synthBytes === null
         ? 'synth check skipped'
@@ -131,7 +162,9 @@ async function main(argv: string[]): Promise<void> {
 
 if (require.main === module) {
   main(process.argv.slice(2)).catch((err: unknown) => {
-    process.stderr.write(`bundle-size failed: ${err instanceof Error ? err.stack ?? err.message : String(err)}\n`);
+    process.stderr.write(
+      `bundle-size failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+    );
     process.exitCode = 1;
   });
 }

@@ -72,7 +72,8 @@ export async function main(argv: string[]): Promise<void> {
     const code = exitCodeFor(err);
     const msg = err instanceof Error ? err.message : String(err);
     process.stderr.write(`${err instanceof UsageError ? 'error' : 'proxylab failed'}: ${msg}\n`);
-    if (process.env.PROXYLAB_DEBUG && err instanceof Error && err.stack) process.stderr.write(err.stack + '\n');
+    if (process.env.PROXYLAB_DEBUG && err instanceof Error && err.stack)
+      process.stderr.write(err.stack + '\n');
     process.exitCode = code;
   }
 }

@@ -25,7 +25,10 @@ export const LABS_DIR = join(ROOT, 'labs');
 function databaseText(lab: LabConfig): string {
   const n = 1 + lab.aurora.readers;
   const cap = lab.aurora.capacity;
-  const what = cap.kind === 'provisioned' ? cap.instanceClass : `serverless v2 ${cap.minCapacityAcu}–${cap.maxCapacityAcu} ACU`;
+  const what =
+    cap.kind === 'provisioned'
+      ? cap.instanceClass
+      : `serverless v2 ${cap.minCapacityAcu}–${cap.maxCapacityAcu} ACU`;
   return n === 1 ? what : `${n} × ${what}`;
 }
 
@@ -41,12 +44,16 @@ function row(file: string, lab: LabConfig, e: CostEstimate): string {
     formatUsdRange(t.perDayUsdMin, t.perDayUsdMax, 2),
     formatUsdRange(t.perMonthUsdMin, t.perMonthUsdMax, 0),
     '',
-  ].join(' | ').trim();
+  ]
+    .join(' | ')
+    .trim();
 }
 
 /** The markdown block, markers included, for every lab file in `labsDir`. */
 export function renderCostTable(labsDir: string = LABS_DIR): string {
-  const files = readdirSync(labsDir).filter((f) => f.endsWith('.json')).sort();
+  const files = readdirSync(labsDir)
+    .filter((f) => f.endsWith('.json'))
+    .sort();
   const estimates = files.map((f) => {
     const lab = loadLabFile(join(labsDir, f));
     return { file: f, lab, estimate: estimateCost(lab) };

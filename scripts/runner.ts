@@ -60,7 +60,9 @@ export async function main(argv: readonly string[]): Promise<number> {
       ...(args.region ? { region: args.region } : {}),
       ...(args.endpointUrl ? { endpoint: args.endpointUrl } : {}),
     };
-    const forcePathStyle = Boolean(args.endpointUrl || process.env.AWS_ENDPOINT_URL || process.env.AWS_ENDPOINT_URL_S3);
+    const forcePathStyle = Boolean(
+      args.endpointUrl || process.env.AWS_ENDPOINT_URL || process.env.AWS_ENDPOINT_URL_S3,
+    );
     const executor = new LocalPgbenchExecutor({
       pgbench: 'pgbench',
       workRoot: path.join(os.tmpdir(), `proxylab-runner-${args.runId}-${args.runnerIndex}`),

@@ -9,7 +9,13 @@ import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { PIClient } from '@aws-sdk/client-pi';
 import { S3Client } from '@aws-sdk/client-s3';
 import { UsageError } from '../../lib/cli/errors';
-import { collectMetrics, parseCollectEvent, S3RunWriter, wantsPi, type CollectSummary } from '../../lib/collector';
+import {
+  collectMetrics,
+  parseCollectEvent,
+  S3RunWriter,
+  wantsPi,
+  type CollectSummary,
+} from '../../lib/collector';
 
 const cloudwatch = new CloudWatchClient({});
 const pi = new PIClient({});
@@ -19,7 +25,9 @@ export async function handler(event: unknown): Promise<CollectSummary> {
   const request = parseCollectEvent(event);
   const bucket = request.bucket ?? process.env.RESULTS_BUCKET;
   if (!bucket) {
-    throw new UsageError('bucket: the event names no bucket and the function has no RESULTS_BUCKET environment variable');
+    throw new UsageError(
+      'bucket: the event names no bucket and the function has no RESULTS_BUCKET environment variable',
+    );
   }
   return collectMetrics(request, {
     cloudwatch,

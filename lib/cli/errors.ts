@@ -24,7 +24,12 @@ export class InfrastructureError extends Error {
 }
 
 export function exitCodeFor(err: unknown): number {
-  if (err && typeof err === 'object' && 'exitCode' in err && typeof (err as { exitCode: unknown }).exitCode === 'number') {
+  if (
+    err &&
+    typeof err === 'object' &&
+    'exitCode' in err &&
+    typeof (err as { exitCode: unknown }).exitCode === 'number'
+  ) {
     return (err as { exitCode: number }).exitCode;
   }
   return 1;

@@ -34,7 +34,11 @@ export function usesEndpointOverride(settings: AwsSettings, env: NodeJS.ProcessE
 }
 
 /** Client configuration shared by every service. */
-export function clientConfig(settings: AwsSettings): { region?: string; profile?: string; endpoint?: string } {
+export function clientConfig(settings: AwsSettings): {
+  region?: string;
+  profile?: string;
+  endpoint?: string;
+} {
   return {
     ...(settings.region ? { region: settings.region } : {}),
     ...(settings.profile ? { profile: settings.profile } : {}),
@@ -46,7 +50,10 @@ export function createS3Client(settings: AwsSettings, env: NodeJS.ProcessEnv = p
   return new S3Client({ ...clientConfig(settings), forcePathStyle: usesEndpointOverride(settings, env) });
 }
 
-export function createAwsClients(settings: AwsSettings = {}, env: NodeJS.ProcessEnv = process.env): AwsClients {
+export function createAwsClients(
+  settings: AwsSettings = {},
+  env: NodeJS.ProcessEnv = process.env,
+): AwsClients {
   const base = clientConfig(settings);
   return {
     s3: createS3Client(settings, env),

@@ -8,11 +8,20 @@ import { InfrastructureError } from '../cli/errors';
 import { parseCollectEvent, type CollectEvent } from '../collector/event';
 import type { CollectorSpec } from './runner-args';
 
-export function buildCollectEvent(spec: CollectorSpec, runId: string, window: { start: string; end: string }, bucket: string): CollectEvent {
+export function buildCollectEvent(
+  spec: CollectorSpec,
+  runId: string,
+  window: { start: string; end: string },
+  bucket: string,
+): CollectEvent {
   return parseCollectEvent({
     runId,
     window,
-    cluster: { clusterId: spec.clusterId, instanceIds: [...spec.instanceIds], piResourceIds: [...spec.piResourceIds] },
+    cluster: {
+      clusterId: spec.clusterId,
+      instanceIds: [...spec.instanceIds],
+      piResourceIds: [...spec.piResourceIds],
+    },
     proxies: [...spec.proxies],
     bucket,
   });
@@ -29,7 +38,11 @@ export function collectorWindow(start: Date, end: Date): { start: string; end: s
   return { start: new Date(mid - minMs / 2).toISOString(), end: new Date(mid + minMs / 2).toISOString() };
 }
 
-export async function invokeCollector(lambda: LambdaClient, functionName: string, event: CollectEvent): Promise<unknown> {
+export async function invokeCollector(
+  lambda: LambdaClient,
+  functionName: string,
+  event: CollectEvent,
+): Promise<unknown> {
   const res = await lambda.send(
     new InvokeCommand({
       FunctionName: functionName,

@@ -162,7 +162,13 @@ export class RunnerCpuMetricsSampler implements MetricsSampler {
   }
 
   private series(): MetricSeries {
-    const base = { source: 'runner' as const, name: 'CPUUtilization', stat: 'Average', unit: 'Percent', dimensions: { runner: this.runnerId } };
+    const base = {
+      source: 'runner' as const,
+      name: 'CPUUtilization',
+      stat: 'Average',
+      unit: 'Percent',
+      dimensions: { runner: this.runnerId },
+    };
     return this.points.length > 0
       ? { ...base, points: [...this.points], status: 'ok' }
       : { ...base, points: [], status: 'no-data', reason: '/proc/stat unreadable or no interval elapsed' };

@@ -96,28 +96,42 @@ export class FleetCoordinator {
   async barrier(stepFile: string): Promise<Date> {
     const { s3, bucket, runnerIndex, runnerCount, clock } = this.options;
     const prefix = this.stepPrefix(stepFile);
-    await putJson(s3, bucket, `${prefix}ready-${runnerIndex}.json`, { runnerIndex, at: clock.now().toISOString() });
+    await putJson(s3, bucket, `${prefix}ready-${runnerIndex}.json`, {
+      runnerIndex,
+      at: clock.now().toISOString(),
+    });
     let startAt: Date;
     if (this.isLeader) {
       await this.waitFor(prefix, 'ready-', runnerCount, `runners ready for ${stepFile}`);
       startAt = new Date(clock.now().getTime() + (this.options.leadMs ?? 5_000));
       await putJson(s3, bucket, `${prefix}plan.json`, { startAt: startAt.toISOString(), runnerCount });
     } else {
-      const text = await this.poll(async () => getText(s3, bucket, `${prefix}plan.json`), `start plan for ${stepFile}`);
+      const text = await this.poll(
+        async () => getText(s3, bucket, `${prefix}plan.json`),
+        `start plan for ${stepFile}`,
+      );
       const parsed = JSON.parse(text) as { startAt?: unknown };
-      if (typeof parsed.startAt !== 'string') throw new InfrastructureError(`${prefix}plan.json has no startAt`);
+      if (typeof parsed.startAt !== 'string')
+        throw new InfrastructureError(`${prefix}plan.json has no startAt`);
       startAt = new Date(parsed.startAt);
     }
     const waitMs = startAt.getTime() - clock.now().getTime();
     if (waitMs > 0) await clock.sleep(waitMs);
-    else if (waitMs < -1000) this.options.log?.(`step ${stepFile}: runner ${runnerIndex} starts ${Math.round(-waitMs)} ms late`);
+    else if (waitMs < -1000)
+      this.options.log?.(`step ${stepFile}: runner ${runnerIndex} starts ${Math.round(-waitMs)} ms late`);
     return startAt;
   }
 
   async submitPart(doc: PartDocument): Promise<void> {
     const stepFile = stepFileName(doc.record.stepId);
     const text = JSON.stringify(doc, null, 2) + '\n';
-    await putText(this.options.s3, this.options.bucket, `${this.stepPrefix(stepFile)}part-${doc.runnerIndex}.json`, this.options.scrub ? this.options.scrub(text) : text, 'application/json');
+    await putText(
+      this.options.s3,
+      this.options.bucket,
+      `${this.stepPrefix(stepFile)}part-${doc.runnerIndex}.json`,
+      this.options.scrub ? this.options.scrub(text) : text,
+      'application/json',
+    );
   }
 
   /** Runner 0: every runner's part of a step (waits for the missing ones). */
@@ -133,7 +147,11 @@ export class FleetCoordinator {
     return docs;
   }
 
-  takeShare(stepFile: string): { share: RunnerShare | null; cpuMaxPercent: number | null; startAt: Date | null } {
+  takeShare(stepFile: string): {
+    share: RunnerShare | null;
+    cpuMaxPercent: number | null;
+    startAt: Date | null;
+  } {
     const share = this.shares.get(stepFile) ?? null;
     const cpuMaxPercent = this.cpu.get(stepFile) ?? null;
     const startAt = this.starts.get(stepFile) ?? null;
@@ -156,11 +174,14 @@ export class FleetCoordinator {
     const timeoutMs = this.options.barrierTimeoutMs ?? 900_000;
     const deadline = clock.now().getTime() + timeoutMs;
     for (;;) {
-      if (this.options.signal?.aborted) throw new InfrastructureError(`fleet: interrupted while waiting for ${what}`);
+      if (this.options.signal?.aborted)
+        throw new InfrastructureError(`fleet: interrupted while waiting for ${what}`);
       const v = await fn();
       if (v !== null) return v;
       if (clock.now().getTime() >= deadline) {
-        throw new InfrastructureError(`fleet: gave up waiting for ${what} after ${Math.round(timeoutMs / 1000)} s (a runner died?)`);
+        throw new InfrastructureError(
+          `fleet: gave up waiting for ${what} after ${Math.round(timeoutMs / 1000)} s (a runner died?)`,
+        );
       }
       await clock.sleep(this.options.pollMs ?? 1_000);
     }
@@ -191,17 +212,23 @@ export class FleetExecutor implements PgbenchExecutor {
       return { stdout: '', stderr: '', exitCode: 0, timedOut: false, logFiles: [], cpuMaxPercent: null };
     }
     const stepFile = this.fleet.currentStep;
-    if (stepFile === null) throw new InfrastructureError('fleet: pgbench invoked before the engine asked for a step work dir');
+    if (stepFile === null)
+      throw new InfrastructureError('fleet: pgbench invoked before the engine asked for a step work dir');
     const clients = argvNumber(invocation.argv, '-c', '--client') ?? 1;
     const jobs = argvNumber(invocation.argv, '-j', '--jobs') ?? 1;
     const rate = argvNumber(invocation.argv, '-R', '--rate');
-    const share = splitStep({ clients, jobs, rate }, this.fleet.options.runnerCount)[this.fleet.options.runnerIndex] as RunnerShare;
+    const share = splitStep({ clients, jobs, rate }, this.fleet.options.runnerCount)[
+      this.fleet.options.runnerIndex
+    ] as RunnerShare;
     const startAt = await this.fleet.barrier(stepFile);
     if (share.clients === 0) {
       this.fleet.rememberShare(stepFile, share, null, startAt);
       return { stdout: '', stderr: '', exitCode: 0, timedOut: false, logFiles: [], cpuMaxPercent: null };
     }
-    const outcome = await this.inner.run({ ...invocation, argv: rewriteArgvForShare(invocation.argv, share) });
+    const outcome = await this.inner.run({
+      ...invocation,
+      argv: rewriteArgvForShare(invocation.argv, share),
+    });
     this.fleet.rememberShare(stepFile, share, outcome.cpuMaxPercent ?? null, startAt);
     return outcome;
   }
@@ -216,7 +243,10 @@ export class FleetSink implements ResultSink {
   constructor(
     private readonly inner: ResultSink,
     private readonly fleet: FleetCoordinator,
-    private readonly options: { judge?: (record: StepRecord) => StepRecord['verdict']; cpuSaturationPercent?: number } = {},
+    private readonly options: {
+      judge?: (record: StepRecord) => StepRecord['verdict'];
+      cpuSaturationPercent?: number;
+    } = {},
   ) {}
 
   async writeManifest(manifest: RunManifest): Promise<void> {
@@ -243,7 +273,11 @@ export class FleetSink implements ResultSink {
     const share =
       taken.share ??
       (splitStep(
-        { clients: Math.max(1, record.params.clients), jobs: Math.max(1, record.params.jobs), rate: record.params.rate },
+        {
+          clients: Math.max(1, record.params.clients),
+          jobs: Math.max(1, record.params.jobs),
+          rate: record.params.rate,
+        },
         this.fleet.options.runnerCount,
       )[this.fleet.options.runnerIndex] as RunnerShare);
     // startedAt: the agreed start (the engine's clock started before the barrier wait)
@@ -266,7 +300,12 @@ export class FleetSink implements ResultSink {
     await this.inner.writeStep(merged, mergeRawFiles(records));
   }
 
-  async writeMetrics(name: string, runId: string, window: { start: string; end: string }, series: MetricSeries[]): Promise<void> {
+  async writeMetrics(
+    name: string,
+    runId: string,
+    window: { start: string; end: string },
+    series: MetricSeries[],
+  ): Promise<void> {
     const own = this.fleet.isLeader ? name : `${name}-runner-${this.fleet.options.runnerIndex}`;
     await this.inner.writeMetrics(own, runId, window, series);
   }

@@ -16,12 +16,7 @@
  *  - `complete` only when every part is complete.
  */
 import { mergeErrors } from '../suite/parser';
-import type {
-  RunnerPart,
-  SeriesPoint,
-  StepMeasurement,
-  StepRecord,
-} from '../suite/types';
+import type { RunnerPart, SeriesPoint, StepMeasurement, StepRecord } from '../suite/types';
 
 /** What a runner needs to know of its share of a step. */
 export interface RunnerShare {
@@ -42,8 +37,10 @@ export interface SplittableStep {
 
 /** Divide `total` into `parts` integers that differ by at most one; the first ones get the remainder. */
 export function divideEvenly(total: number, parts: number): number[] {
-  if (!Number.isInteger(total) || total < 0) throw new RangeError(`total must be a non-negative integer, got ${total}`);
-  if (!Number.isInteger(parts) || parts < 1) throw new RangeError(`parts must be a positive integer, got ${parts}`);
+  if (!Number.isInteger(total) || total < 0)
+    throw new RangeError(`total must be a non-negative integer, got ${total}`);
+  if (!Number.isInteger(parts) || parts < 1)
+    throw new RangeError(`parts must be a positive integer, got ${parts}`);
   const base = Math.floor(total / parts);
   const remainder = total % parts;
   return Array.from({ length: parts }, (_, i) => base + (i < remainder ? 1 : 0));
@@ -59,7 +56,8 @@ export function splitStep(step: SplittableStep, runnerCount: number): RunnerShar
   if (!Number.isInteger(step.clients) || step.clients < 1) {
     throw new RangeError(`step clients must be a positive integer, got ${step.clients}`);
   }
-  if (!Number.isInteger(step.jobs) || step.jobs < 1) throw new RangeError(`step jobs must be a positive integer, got ${step.jobs}`);
+  if (!Number.isInteger(step.jobs) || step.jobs < 1)
+    throw new RangeError(`step jobs must be a positive integer, got ${step.jobs}`);
   const clients = divideEvenly(step.clients, runnerCount);
   const jobs = divideEvenly(step.jobs, runnerCount);
   const rate = step.rate ?? null;
@@ -85,7 +83,11 @@ export function rewriteArgvForShare(argv: readonly string[], share: RunnerShare)
   for (let i = 0; i < argv.length; i++) {
     const arg = argv[i] as string;
     const rep = replacements.find(
-      (r) => arg === r.short || arg === r.long || arg.startsWith(`${r.long}=`) || (arg.startsWith(r.short) && arg.length > 2 && !arg.startsWith('--')),
+      (r) =>
+        arg === r.short ||
+        arg === r.long ||
+        arg.startsWith(`${r.long}=`) ||
+        (arg.startsWith(r.short) && arg.length > 2 && !arg.startsWith('--')),
     );
     if (!rep || rep.value === null) {
       out.push(arg);
@@ -116,7 +118,8 @@ export function argvNumber(argv: readonly string[], short: string, long: string)
     let raw: string | undefined;
     if (arg === short || arg === long) raw = argv[i + 1];
     else if (arg.startsWith(`${long}=`)) raw = arg.slice(long.length + 1);
-    else if (arg.startsWith(short) && !arg.startsWith('--') && arg.length > short.length) raw = arg.slice(short.length);
+    else if (arg.startsWith(short) && !arg.startsWith('--') && arg.length > short.length)
+      raw = arg.slice(short.length);
     if (raw !== undefined) {
       const n = Number(raw);
       return Number.isFinite(n) ? n : null;
@@ -127,7 +130,6 @@ export function argvNumber(argv: readonly string[], short: string, long: string)
 
 export const PERCENTILE_MERGE_NOTE =
   'latency percentiles are the maximum over runners: an upper bound of the combined percentile';
-
 
 function sumOrNull(values: ReadonlyArray<number | null>): number | null {
   if (values.length === 0 || values.some((v) => v === null)) return null;
@@ -155,12 +157,18 @@ function sameOrNull<T>(values: ReadonlyArray<T | null>): T | null {
 }
 
 function pooledStddev(parts: readonly StepMeasurement[]): number | null {
-  const pairs = parts.map((p) => ({ n: p.transactionsProcessed, mean: p.latencyAvgMs, sd: p.latencyStddevMs }));
+  const pairs = parts.map((p) => ({
+    n: p.transactionsProcessed,
+    mean: p.latencyAvgMs,
+    sd: p.latencyStddevMs,
+  }));
   if (pairs.some((p) => p.n === null || p.mean === null || p.sd === null)) return null;
   const total = pairs.reduce((a, p) => a + (p.n as number), 0);
   if (total <= 0) return null;
   const mean = pairs.reduce((a, p) => a + (p.n as number) * (p.mean as number), 0) / total;
-  const secondMoment = pairs.reduce((a, p) => a + (p.n as number) * ((p.sd as number) ** 2 + (p.mean as number) ** 2), 0) / total;
+  const secondMoment =
+    pairs.reduce((a, p) => a + (p.n as number) * ((p.sd as number) ** 2 + (p.mean as number) ** 2), 0) /
+    total;
   return Math.sqrt(Math.max(0, secondMoment - mean ** 2));
 }
 
@@ -209,8 +217,12 @@ export function mergeParts(parts: readonly RunnerPart[]): StepMeasurement | null
     latencyAvgMs: weightedMean(ran.map((r) => ({ value: r.latencyAvgMs, weight: r.transactionsProcessed }))),
     latencyStddevMs: pooledStddev(ran),
     initialConnectionMs: weightedMean(ran.map((r) => ({ value: r.initialConnectionMs, weight: r.clients }))),
-    avgConnectionMs: weightedMean(ran.map((r) => ({ value: r.avgConnectionMs, weight: r.transactionsProcessed }))),
-    scheduleLagAvgMs: weightedMean(ran.map((r) => ({ value: r.scheduleLagAvgMs, weight: r.transactionsProcessed }))),
+    avgConnectionMs: weightedMean(
+      ran.map((r) => ({ value: r.avgConnectionMs, weight: r.transactionsProcessed })),
+    ),
+    scheduleLagAvgMs: weightedMean(
+      ran.map((r) => ({ value: r.scheduleLagAvgMs, weight: r.transactionsProcessed })),
+    ),
     abortedClients: ran.reduce((a, r) => a + r.abortedClients, 0),
     abortedWhileConnecting: ran.reduce((a, r) => a + r.abortedWhileConnecting, 0),
     complete: ran.every((r) => r.complete),
@@ -267,7 +279,9 @@ export function mergeStepRecords(
     if (r.record.loadGeneratorSaturated) {
       saturatedReasons.push(`${runnerId(r.runnerIndex)}: ${r.record.saturationReason ?? 'saturated'}`);
     } else if (threshold !== null && r.cpuMaxPercent !== null && r.cpuMaxPercent >= threshold) {
-      saturatedReasons.push(`${runnerId(r.runnerIndex)}: CPU ${r.cpuMaxPercent.toFixed(0)} % ≥ ${threshold} %`);
+      saturatedReasons.push(
+        `${runnerId(r.runnerIndex)}: CPU ${r.cpuMaxPercent.toFixed(0)} % ≥ ${threshold} %`,
+      );
     }
   }
   const statuses = sorted.map((r) => r.record.status);
@@ -279,7 +293,10 @@ export function mergeStepRecords(
         ? 'refused-precheck'
         : 'completed';
   const startedAt = sorted.map((r) => r.record.startedAt).sort()[0] as string;
-  const endedAt = sorted.map((r) => r.record.endedAt).sort().at(-1) as string;
+  const endedAt = sorted
+    .map((r) => r.record.endedAt)
+    .sort()
+    .at(-1) as string;
   const noteParts = [first.note, sorted.length > 1 ? PERCENTILE_MERGE_NOTE : undefined].filter(
     (n): n is string => typeof n === 'string' && n.length > 0,
   );
@@ -304,7 +321,11 @@ export function mergeStepRecords(
 }
 
 /** Concatenate the runners' raw files, each under a header naming the runner. */
-export function mergeRawFiles(records: readonly RunnerStepRecord[]): { stdout: string; stderr: string; log: string | null } {
+export function mergeRawFiles(records: readonly RunnerStepRecord[]): {
+  stdout: string;
+  stderr: string;
+  log: string | null;
+} {
   const sorted = [...records].sort((a, b) => a.runnerIndex - b.runnerIndex);
   const join = (pick: (r: RunnerStepRecord) => string | null): string =>
     sorted
@@ -313,5 +334,9 @@ export function mergeRawFiles(records: readonly RunnerStepRecord[]): { stdout: s
       .map((x) => `### ${x.id}\n${x.text as string}`)
       .join('\n');
   const hasLog = sorted.some((r) => r.raw.log !== null);
-  return { stdout: join((r) => r.raw.stdout), stderr: join((r) => r.raw.stderr), log: hasLog ? join((r) => r.raw.log) : null };
+  return {
+    stdout: join((r) => r.raw.stdout),
+    stderr: join((r) => r.raw.stderr),
+    log: hasLog ? join((r) => r.raw.log) : null,
+  };
 }

@@ -31,7 +31,11 @@ export interface CommonAwsFlags {
  * Region: `--region`, else the SDK's usual sources (AWS_REGION / AWS_DEFAULT_REGION / the
  * profile), else the lab's `region` hint.
  */
-export function awsSettings(flags: CommonAwsFlags, lab: LabConfig | null, env: NodeJS.ProcessEnv = process.env): AwsSettings {
+export function awsSettings(
+  flags: CommonAwsFlags,
+  lab: LabConfig | null,
+  env: NodeJS.ProcessEnv = process.env,
+): AwsSettings {
   if (flags.region !== undefined && !/^[a-z]{2}(?:-gov|-iso[a-z]*)?-[a-z]+-\d$/.test(flags.region)) {
     throw new UsageError(`--region must look like us-east-1, got "${flags.region}"`);
   }
@@ -52,10 +56,21 @@ export interface CdkInvocation {
 }
 
 /** `npx cdk deploy|destroy -c lab=<abs path> …` in the repository root, profile/region as env. */
-export function cdkInvocation(kind: 'deploy' | 'destroy', labFile: string, settings: AwsSettings, cwd: string = process.cwd()): CdkInvocation {
+export function cdkInvocation(
+  kind: 'deploy' | 'destroy',
+  labFile: string,
+  settings: AwsSettings,
+  cwd: string = process.cwd(),
+): CdkInvocation {
   const labPath = path.resolve(cwd, labFile);
   const args = ['cdk', kind, '-c', `lab=${labPath}`];
-  if (kind === 'deploy') args.push('--require-approval', 'never', '--outputs-file', path.join(REPO_ROOT, 'cdk.out', `outputs-${path.basename(labPath, '.json')}.json`));
+  if (kind === 'deploy')
+    args.push(
+      '--require-approval',
+      'never',
+      '--outputs-file',
+      path.join(REPO_ROOT, 'cdk.out', `outputs-${path.basename(labPath, '.json')}.json`),
+    );
   else args.push('--force');
   const env: Record<string, string> = {};
   if (settings.profile) env.AWS_PROFILE = settings.profile;
@@ -75,24 +90,40 @@ export function formatInvocation(inv: CdkInvocation): string {
 /** Run a cdk command with the terminal attached; resolves with its exit code. */
 export function runInherited(inv: CdkInvocation): Promise<number> {
   return new Promise((resolve, reject) => {
-    const child = spawn(inv.command, [...inv.args], { cwd: inv.cwd, env: { ...process.env, ...inv.env }, stdio: 'inherit' });
-    child.on('error', (err) => reject(new InfrastructureError(`could not start ${inv.command}: ${err.message}`)));
+    const child = spawn(inv.command, [...inv.args], {
+      cwd: inv.cwd,
+      env: { ...process.env, ...inv.env },
+      stdio: 'inherit',
+    });
+    child.on('error', (err) =>
+      reject(new InfrastructureError(`could not start ${inv.command}: ${err.message}`)),
+    );
     child.on('close', (code) => resolve(code ?? 1));
   });
 }
 
 /** The command that tears a lab down (printed after deploy). */
 export function teardownCommand(labFile: string, flags: CommonAwsFlags): string {
-  return ['npx proxylab destroy --lab', labFile, ...(flags.profile ? ['--profile', flags.profile] : []), ...(flags.region ? ['--region', flags.region] : [])].join(' ');
+  return [
+    'npx proxylab destroy --lab',
+    labFile,
+    ...(flags.profile ? ['--profile', flags.profile] : []),
+    ...(flags.region ? ['--region', flags.region] : []),
+  ].join(' ');
 }
 
 /** What `destroy` leaves behind, from the lab file (said before destroying). */
 export function retainedOnDestroy(lab: LabConfig): string[] {
   const kept: string[] = [];
   if (lab.results.retainOnDestroy) {
-    kept.push(`the results bucket and its runs/ (results.retainOnDestroy); S3 storage stays billable until you delete it or the ${lab.results.expireAfterDays}-day expiry removes the objects`);
+    kept.push(
+      `the results bucket and its runs/ (results.retainOnDestroy); S3 storage stays billable until you delete it or the ${lab.results.expireAfterDays}-day expiry removes the objects`,
+    );
   }
-  if (lab.aurora.snapshotOnDestroy) kept.push('a final Aurora cluster snapshot (aurora.snapshotOnDestroy): snapshot storage is billable until you delete it');
+  if (lab.aurora.snapshotOnDestroy)
+    kept.push(
+      'a final Aurora cluster snapshot (aurora.snapshotOnDestroy): snapshot storage is billable until you delete it',
+    );
   return kept;
 }
 
@@ -104,13 +135,16 @@ export function defaultCloudRunId(now: Date = new Date()): string {
 
 export function validateRunId(runId: string): string {
   if (!RUN_ID_PATTERN.test(runId) || runId.includes('..')) {
-    throw new UsageError(`run id must be letters, digits, ".", "_", "-" (no "/"), at most 128 characters; got "${runId}"`);
+    throw new UsageError(
+      `run id must be letters, digits, ".", "_", "-" (no "/"), at most 128 characters; got "${runId}"`,
+    );
   }
   return runId;
 }
 
 export function validateSuite(name: string): string {
-  if (!SUITE_NAMES.includes(name)) throw new UsageError(`--suite must be one of ${SUITE_NAMES.join(', ')}; got "${name}"`);
+  if (!SUITE_NAMES.includes(name))
+    throw new UsageError(`--suite must be one of ${SUITE_NAMES.join(', ')}; got "${name}"`);
   getSuite(name);
   return name;
 }
@@ -130,7 +164,12 @@ export function runnerArgsFromOutputs(
       name,
       endpoint: parseEndpoint(`${host}:${outputs.databasePort}`, `stack output ProxyEndpoints.${name}`),
       dbProxyName: outputs.proxyNames[name] ?? name,
-      lab: cfg ? { maxConnectionsPercent: cfg.maxConnectionsPercent, maxIdleConnectionsPercent: cfg.maxIdleConnectionsPercent } : null,
+      lab: cfg
+        ? {
+            maxConnectionsPercent: cfg.maxConnectionsPercent,
+            maxIdleConnectionsPercent: cfg.maxIdleConnectionsPercent,
+          }
+        : null,
     };
   });
   const collector: CollectorSpec = {
@@ -146,7 +185,10 @@ export function runnerArgsFromOutputs(
     bucket: outputs.resultsBucketName,
     secretArn: outputs.dbSecretArn,
     proxies,
-    writerEndpoint: parseEndpoint(`${outputs.clusterEndpoint}:${outputs.databasePort}`, 'stack output ClusterEndpoint'),
+    writerEndpoint: parseEndpoint(
+      `${outputs.clusterEndpoint}:${outputs.databasePort}`,
+      'stack output ClusterEndpoint',
+    ),
     region: run.region,
     startAt: run.startAt,
     collector,
@@ -158,7 +200,19 @@ export function runnerArgsFromOutputs(
   };
 }
 
-const TERMINAL_SSM = new Set(['Success', 'Failed', 'Cancelled', 'TimedOut', 'Cancelling', 'Undeliverable', 'Terminated', 'InvalidPlatform', 'AccessDenied', 'DeliveryTimedOut', 'ExecutionTimedOut']);
+const TERMINAL_SSM = new Set([
+  'Success',
+  'Failed',
+  'Cancelled',
+  'TimedOut',
+  'Cancelling',
+  'Undeliverable',
+  'Terminated',
+  'InvalidPlatform',
+  'AccessDenied',
+  'DeliveryTimedOut',
+  'ExecutionTimedOut',
+]);
 
 export interface CommandState {
   readonly instanceId: string;
@@ -170,11 +224,18 @@ export async function commandStates(ssm: SSMClient, sent: readonly SentCommand[]
   const states: CommandState[] = [];
   for (const c of sent) {
     try {
-      const res = await ssm.send(new GetCommandInvocationCommand({ CommandId: c.commandId, InstanceId: c.instanceId }));
-      states.push({ instanceId: c.instanceId, status: res.StatusDetails ?? res.Status ?? 'Unknown', stderrTail: (res.StandardErrorContent ?? '').trim().split('\n').slice(-3).join(' | ') });
+      const res = await ssm.send(
+        new GetCommandInvocationCommand({ CommandId: c.commandId, InstanceId: c.instanceId }),
+      );
+      states.push({
+        instanceId: c.instanceId,
+        status: res.StatusDetails ?? res.Status ?? 'Unknown',
+        stderrTail: (res.StandardErrorContent ?? '').trim().split('\n').slice(-3).join(' | '),
+      });
     } catch (err) {
       // InvocationDoesNotExist right after SendCommand: not yet registered
-      if (err instanceof Error && err.name === 'InvocationDoesNotExist') states.push({ instanceId: c.instanceId, status: 'Pending', stderrTail: '' });
+      if (err instanceof Error && err.name === 'InvocationDoesNotExist')
+        states.push({ instanceId: c.instanceId, status: 'Pending', stderrTail: '' });
       else throw err;
     }
   }
@@ -207,7 +268,11 @@ export async function followRun(opts: FollowOptions): Promise<RunProgress> {
       opts.print(line);
       last = line;
     }
-    const endedNow = manifest !== null && manifest.status !== 'running' && manifest.endedAt !== null && Date.parse(manifest.endedAt) >= opts.since.getTime();
+    const endedNow =
+      manifest !== null &&
+      manifest.status !== 'running' &&
+      manifest.endedAt !== null &&
+      Date.parse(manifest.endedAt) >= opts.since.getTime();
     if (endedNow) return progress;
     if (opts.ssm && opts.sent.length > 0) {
       const states = await commandStates(opts.ssm, opts.sent);
@@ -219,7 +284,12 @@ export async function followRun(opts: FollowOptions): Promise<RunProgress> {
               `(full output under s3://${opts.bucket}/${runPrefix(opts.runId)}ssm/)`,
           );
         }
-        return computeProgress(opts.runId, await readManifest(opts.s3, opts.bucket, opts.runId), await countStepFiles(opts.s3, opts.bucket, opts.runId), opts.now());
+        return computeProgress(
+          opts.runId,
+          await readManifest(opts.s3, opts.bucket, opts.runId),
+          await countStepFiles(opts.s3, opts.bucket, opts.runId),
+          opts.now(),
+        );
       }
     }
     await opts.sleep(opts.pollMs);
@@ -227,9 +297,15 @@ export async function followRun(opts: FollowOptions): Promise<RunProgress> {
 }
 
 /** Verdict counts of a run's steps in S3. */
-export async function verdictCounts(s3: S3Client, bucket: string, runId: string): Promise<{ held: number; broken: number; informational: number }> {
+export async function verdictCounts(
+  s3: S3Client,
+  bucket: string,
+  runId: string,
+): Promise<{ held: number; broken: number; informational: number }> {
   const prefix = `${runPrefix(runId)}steps/`;
-  const keys = (await listKeys(s3, bucket, prefix)).filter((k) => k.endsWith('.json') && !k.slice(prefix.length).includes('/'));
+  const keys = (await listKeys(s3, bucket, prefix)).filter(
+    (k) => k.endsWith('.json') && !k.slice(prefix.length).includes('/'),
+  );
   const counts = { held: 0, broken: 0, informational: 0 };
   for (const key of keys) {
     const text = await getText(s3, bucket, key);

@@ -25,7 +25,9 @@ export async function describeLabOutputs(cfn: CloudFormationClient, stackName: s
     if (err instanceof InfrastructureError) throw err;
     const msg = err instanceof Error ? err.message : String(err);
     if (/does not exist/.test(msg)) {
-      throw new InfrastructureError(`stack ${stackName} does not exist in this account/region: deploy it first (proxylab deploy --lab FILE)`);
+      throw new InfrastructureError(
+        `stack ${stackName} does not exist in this account/region: deploy it first (proxylab deploy --lab FILE)`,
+      );
     }
     throw new InfrastructureError(`DescribeStacks ${stackName}: ${msg}`, { cause: err });
   }
@@ -43,13 +45,25 @@ export function readOutputsFile(file: string, stackName: string | null): LabOutp
   return decode(flattenOutputs(data, stackName, file), `--outputs ${file}`, UsageError);
 }
 
-export function flattenOutputs(data: unknown, stackName: string | null, what: string): Record<string, string | undefined> {
-  if (!data || typeof data !== 'object' || Array.isArray(data)) throw new UsageError(`${what}: expected a JSON object`);
+export function flattenOutputs(
+  data: unknown,
+  stackName: string | null,
+  what: string,
+): Record<string, string | undefined> {
+  if (!data || typeof data !== 'object' || Array.isArray(data))
+    throw new UsageError(`${what}: expected a JSON object`);
   const obj = data as Record<string, unknown>;
   if (Array.isArray(obj.Stacks)) {
-    const stack = (obj.Stacks as Array<Record<string, unknown>>).find((s) => stackName === null || s.StackName === stackName) ?? obj.Stacks[0];
-    const outs = (stack && Array.isArray(stack.Outputs) ? stack.Outputs : []) as Array<Record<string, unknown>>;
-    return Object.fromEntries(outs.map((o) => [String(o.OutputKey), typeof o.OutputValue === 'string' ? o.OutputValue : undefined]));
+    const stack =
+      (obj.Stacks as Array<Record<string, unknown>>).find(
+        (s) => stackName === null || s.StackName === stackName,
+      ) ?? obj.Stacks[0];
+    const outs = (stack && Array.isArray(stack.Outputs) ? stack.Outputs : []) as Array<
+      Record<string, unknown>
+    >;
+    return Object.fromEntries(
+      outs.map((o) => [String(o.OutputKey), typeof o.OutputValue === 'string' ? o.OutputValue : undefined]),
+    );
   }
   if (LAB_OUTPUT_KEYS.labName in obj) return stringValues(obj);
   const nested = (stackName !== null ? obj[stackName] : undefined) ?? Object.values(obj)[0];
@@ -58,7 +72,12 @@ export function flattenOutputs(data: unknown, stackName: string | null, what: st
 }
 
 function stringValues(obj: Record<string, unknown>): Record<string, string | undefined> {
-  return Object.fromEntries(Object.entries(obj).map(([k, v]) => [k, typeof v === 'string' ? v : v === undefined ? undefined : String(v)]));
+  return Object.fromEntries(
+    Object.entries(obj).map(([k, v]) => [
+      k,
+      typeof v === 'string' ? v : v === undefined ? undefined : String(v),
+    ]),
+  );
 }
 
 function decode(

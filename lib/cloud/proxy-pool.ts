@@ -70,7 +70,9 @@ export class RdsProxyPoolControl implements PoolControl {
 
   async setPoolPercent(target: TargetRef, percent: number): Promise<void> {
     if (target.kind !== 'rds-proxy') {
-      throw new UsageError(`pool percent applies to rds-proxy targets; ${target.kind} "${target.name}" has no pool to resize`);
+      throw new UsageError(
+        `pool percent applies to rds-proxy targets; ${target.kind} "${target.name}" has no pool to resize`,
+      );
     }
     if (!Number.isInteger(percent) || percent < 1 || percent > 100) {
       throw new UsageError(`maxConnectionsPercent must be an integer 1–100, got ${percent}`);
@@ -81,7 +83,10 @@ export class RdsProxyPoolControl implements PoolControl {
       this.changed.set(target.name, lab);
     }
     const lab = this.changed.get(target.name) as PoolPercents;
-    const wanted = { maxConnectionsPercent: percent, maxIdleConnectionsPercent: Math.min(lab.maxIdleConnectionsPercent, percent) };
+    const wanted = {
+      maxConnectionsPercent: percent,
+      maxIdleConnectionsPercent: Math.min(lab.maxIdleConnectionsPercent, percent),
+    };
     await this.apply(target.name, dbProxyName, wanted);
   }
 
@@ -104,18 +109,26 @@ export class RdsProxyPoolControl implements PoolControl {
 
   private dbProxyName(name: string): string {
     const dbProxyName = this.options.proxyNames[name];
-    if (!dbProxyName) throw new UsageError(`unknown proxy "${name}"; this lab has: ${Object.keys(this.options.proxyNames).join(', ') || 'none'}`);
+    if (!dbProxyName)
+      throw new UsageError(
+        `unknown proxy "${name}"; this lab has: ${Object.keys(this.options.proxyNames).join(', ') || 'none'}`,
+      );
     return dbProxyName;
   }
 
   private async describe(dbProxyName: string): Promise<PoolPercents & { status: string | null }> {
     const res = await this.rds.send(
-      new DescribeDBProxyTargetGroupsCommand({ DBProxyName: dbProxyName, TargetGroupName: PROXY_TARGET_GROUP }),
+      new DescribeDBProxyTargetGroupsCommand({
+        DBProxyName: dbProxyName,
+        TargetGroupName: PROXY_TARGET_GROUP,
+      }),
     );
     const group = (res.TargetGroups ?? [])[0];
     const cfg = group?.ConnectionPoolConfig;
     if (!group || cfg?.MaxConnectionsPercent === undefined || cfg.MaxIdleConnectionsPercent === undefined) {
-      throw new InfrastructureError(`proxy ${dbProxyName}: DescribeDBProxyTargetGroups returned no connection pool config`);
+      throw new InfrastructureError(
+        `proxy ${dbProxyName}: DescribeDBProxyTargetGroups returned no connection pool config`,
+      );
     }
     return {
       maxConnectionsPercent: cfg.MaxConnectionsPercent,

@@ -62,7 +62,11 @@ export interface RunnerArgs {
 }
 
 export type ProxyTargetKind = 'rds-proxy' | 'pgbouncer-transaction' | 'pgbouncer-session';
-const PROXY_TARGET_KINDS: readonly ProxyTargetKind[] = ['rds-proxy', 'pgbouncer-transaction', 'pgbouncer-session'];
+const PROXY_TARGET_KINDS: readonly ProxyTargetKind[] = [
+  'rds-proxy',
+  'pgbouncer-transaction',
+  'pgbouncer-session',
+];
 
 /**
  * `name=host[:port]` entries, comma-separated; each may add `@dbProxyName` and `#max/idle`:
@@ -72,16 +76,35 @@ export function parseProxiesArg(text: string): ProxySpec[] {
   if (text.trim() === '') return [];
   const seen = new Set<string>();
   return text.split(',').map((entry, i) => {
-    const m = /^([A-Za-z][A-Za-z0-9-]*)=([^@#]+)(?:@([A-Za-z][A-Za-z0-9-]*))?(?:#(\d{1,3})\/(\d{1,3}))?$/.exec(entry.trim());
-    if (!m) throw new UsageError(`--proxies entry ${i + 1}: expected name=host[:port][@dbProxyName][#max/idle], got "${entry}"`);
+    const m =
+      /^([A-Za-z][A-Za-z0-9-]*)=([^@#]+)(?:@([A-Za-z][A-Za-z0-9-]*))?(?:#(\d{1,3})\/(\d{1,3}))?$/.exec(
+        entry.trim(),
+      );
+    if (!m)
+      throw new UsageError(
+        `--proxies entry ${i + 1}: expected name=host[:port][@dbProxyName][#max/idle], got "${entry}"`,
+      );
     const name = m[1] as string;
     if (seen.has(name)) throw new UsageError(`--proxies: proxy "${name}" given twice`);
     seen.add(name);
-    const lab = m[4] !== undefined ? { maxConnectionsPercent: Number(m[4]), maxIdleConnectionsPercent: Number(m[5]) } : null;
-    if (lab && (lab.maxConnectionsPercent < 1 || lab.maxConnectionsPercent > 100 || lab.maxIdleConnectionsPercent > lab.maxConnectionsPercent)) {
+    const lab =
+      m[4] !== undefined
+        ? { maxConnectionsPercent: Number(m[4]), maxIdleConnectionsPercent: Number(m[5]) }
+        : null;
+    if (
+      lab &&
+      (lab.maxConnectionsPercent < 1 ||
+        lab.maxConnectionsPercent > 100 ||
+        lab.maxIdleConnectionsPercent > lab.maxConnectionsPercent)
+    ) {
       throw new UsageError(`--proxies ${name}: pool must be max 1–100 and idle ≤ max, got ${m[4]}/${m[5]}`);
     }
-    return { name, endpoint: parseEndpoint(m[2] as string, `--proxies ${name}`), dbProxyName: m[3] ?? name, lab };
+    return {
+      name,
+      endpoint: parseEndpoint(m[2] as string, `--proxies ${name}`),
+      dbProxyName: m[3] ?? name,
+      lab,
+    };
   });
 }
 
@@ -99,13 +122,20 @@ export function formatProxiesArg(proxies: readonly ProxySpec[]): string {
 /** Build the runner's argv (without `node runner.js`). */
 export function runnerArgv(args: RunnerArgs): string[] {
   const argv = [
-    '--run-id', args.runId,
-    '--suite', args.suite,
-    '--bucket', args.bucket,
-    '--runner-index', String(args.runnerIndex),
-    '--runner-count', String(args.runnerCount),
-    '--secret-arn', args.secretArn,
-    '--writer-endpoint', `${args.writerEndpoint.host}${args.writerEndpoint.port === 5432 ? '' : `:${args.writerEndpoint.port}`}`,
+    '--run-id',
+    args.runId,
+    '--suite',
+    args.suite,
+    '--bucket',
+    args.bucket,
+    '--runner-index',
+    String(args.runnerIndex),
+    '--runner-count',
+    String(args.runnerCount),
+    '--secret-arn',
+    args.secretArn,
+    '--writer-endpoint',
+    `${args.writerEndpoint.host}${args.writerEndpoint.port === 5432 ? '' : `:${args.writerEndpoint.port}`}`,
   ];
   if (args.proxies.length > 0) argv.push('--proxies', formatProxiesArg(args.proxies));
   if (args.region) argv.push('--region', args.region);
@@ -129,12 +159,21 @@ function parseCollector(text: string): CollectorSpec {
   const o = (v && typeof v === 'object' ? v : {}) as Record<string, unknown>;
   const strs = (k: string): string[] => {
     const a = o[k];
-    if (!Array.isArray(a) || a.some((x) => typeof x !== 'string')) throw new UsageError(`--collector.${k}: must be an array of strings`);
+    if (!Array.isArray(a) || a.some((x) => typeof x !== 'string'))
+      throw new UsageError(`--collector.${k}: must be an array of strings`);
     return a as string[];
   };
-  if (typeof o.functionName !== 'string' || o.functionName === '') throw new UsageError('--collector.functionName: required');
-  if (typeof o.clusterId !== 'string' || o.clusterId === '') throw new UsageError('--collector.clusterId: required');
-  return { functionName: o.functionName, clusterId: o.clusterId, instanceIds: strs('instanceIds'), piResourceIds: strs('piResourceIds'), proxies: strs('proxies') };
+  if (typeof o.functionName !== 'string' || o.functionName === '')
+    throw new UsageError('--collector.functionName: required');
+  if (typeof o.clusterId !== 'string' || o.clusterId === '')
+    throw new UsageError('--collector.clusterId: required');
+  return {
+    functionName: o.functionName,
+    clusterId: o.clusterId,
+    instanceIds: strs('instanceIds'),
+    piResourceIds: strs('piResourceIds'),
+    proxies: strs('proxies'),
+  };
 }
 
 /** Parse the runner's argv; every problem is reported at once as a UsageError. */
@@ -143,8 +182,20 @@ export function parseRunnerArgv(argv: readonly string[]): RunnerArgs {
   const flags = new Set<string>();
   const problems: string[] = [];
   const valueOptions = new Set([
-    '--run-id', '--suite', '--bucket', '--runner-index', '--runner-count', '--secret-arn', '--proxies',
-    '--writer-endpoint', '--region', '--start-at', '--collector', '--sslmode', '--endpoint-url', '--barrier-timeout-sec',
+    '--run-id',
+    '--suite',
+    '--bucket',
+    '--runner-index',
+    '--runner-count',
+    '--secret-arn',
+    '--proxies',
+    '--writer-endpoint',
+    '--region',
+    '--start-at',
+    '--collector',
+    '--sslmode',
+    '--endpoint-url',
+    '--barrier-timeout-sec',
     '--proxy-target-kind',
   ]);
   const flagOptions = new Set(['--no-pool-control']);
@@ -188,16 +239,20 @@ export function parseRunnerArgv(argv: readonly string[]): RunnerArgs {
   const bucket = required('--bucket');
   const runnerCount = int('--runner-count', 1, 1);
   const runnerIndex = int('--runner-index', 0, 0);
-  if (runnerIndex >= runnerCount) problems.push(`--runner-index: must be below --runner-count (${runnerCount}), got ${runnerIndex}`);
+  if (runnerIndex >= runnerCount)
+    problems.push(`--runner-index: must be below --runner-count (${runnerCount}), got ${runnerIndex}`);
   const secretArn = required('--secret-arn');
   const writerText = required('--writer-endpoint');
   const startAt = values.get('--start-at') ?? null;
-  if (startAt !== null && Number.isNaN(Date.parse(startAt))) problems.push(`--start-at: must be an ISO-8601 time, got "${startAt}"`);
+  if (startAt !== null && Number.isNaN(Date.parse(startAt)))
+    problems.push(`--start-at: must be an ISO-8601 time, got "${startAt}"`);
   const sslmode = values.get('--sslmode') ?? 'require';
-  if (sslmode !== 'require' && sslmode !== 'disable' && sslmode !== 'prefer') problems.push(`--sslmode: require, prefer or disable, got "${sslmode}"`);
+  if (sslmode !== 'require' && sslmode !== 'disable' && sslmode !== 'prefer')
+    problems.push(`--sslmode: require, prefer or disable, got "${sslmode}"`);
   const barrierTimeoutSec = int('--barrier-timeout-sec', 900, 1);
   const proxyTargetKind = (values.get('--proxy-target-kind') ?? 'rds-proxy') as ProxyTargetKind;
-  if (!PROXY_TARGET_KINDS.includes(proxyTargetKind)) problems.push(`--proxy-target-kind: one of ${PROXY_TARGET_KINDS.join(', ')}, got "${proxyTargetKind}"`);
+  if (!PROXY_TARGET_KINDS.includes(proxyTargetKind))
+    problems.push(`--proxy-target-kind: one of ${PROXY_TARGET_KINDS.join(', ')}, got "${proxyTargetKind}"`);
   let proxies: ProxySpec[] = [];
   let writerEndpoint: Endpoint = { host: '', port: 5432 };
   let collector: CollectorSpec | null = null;
@@ -232,4 +287,3 @@ export function parseRunnerArgv(argv: readonly string[]): RunnerArgs {
     proxyTargetKind,
   };
 }
-

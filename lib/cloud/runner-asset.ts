@@ -80,7 +80,12 @@ export interface CloudRunnerGrants {
  *    `default` target groups only (pool-percent sweeps, then restore).
  */
 export function grantCloudRunner(role: iam.Role, grants: CloudRunnerGrants): void {
-  role.addToPolicy(new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [grants.bucket.arnForObjects('runs/*')] }));
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      actions: ['s3:GetObject'],
+      resources: [grants.bucket.arnForObjects('runs/*')],
+    }),
+  );
   role.addToPolicy(
     new iam.PolicyStatement({
       actions: ['s3:ListBucket'],
@@ -91,7 +96,10 @@ export function grantCloudRunner(role: iam.Role, grants: CloudRunnerGrants): voi
   if (grants.proxies.length > 0) {
     const resources = grants.proxies.flatMap((proxy) => [proxy.dbProxyArn, targetGroupArnOf(proxy)]);
     role.addToPolicy(
-      new iam.PolicyStatement({ actions: ['rds:ModifyDBProxyTargetGroup', 'rds:DescribeDBProxyTargetGroups'], resources }),
+      new iam.PolicyStatement({
+        actions: ['rds:ModifyDBProxyTargetGroup', 'rds:DescribeDBProxyTargetGroups'],
+        resources,
+      }),
     );
   }
 }

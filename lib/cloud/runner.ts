@@ -62,7 +62,11 @@ export interface RunnerResult {
 }
 
 /** Pool control of this runner: only runner 0 touches the proxies. */
-function poolControlFor(args: RunnerArgs, deps: RunnerDeps, log: Logger): PoolControl & { currentPercent(name: string): PoolPercents | null } {
+function poolControlFor(
+  args: RunnerArgs,
+  deps: RunnerDeps,
+  log: Logger,
+): PoolControl & { currentPercent(name: string): PoolPercents | null } {
   const labValues: Record<string, PoolPercents> = {};
   for (const p of args.proxies) if (p.lab) labValues[p.name] = p.lab;
   if (args.poolControl && args.runnerIndex === 0) {
@@ -81,7 +85,9 @@ function poolControlFor(args: RunnerArgs, deps: RunnerDeps, log: Logger): PoolCo
     restore: () => noop.restore(),
     setPoolPercent: async (target, percent) => {
       if (refuse) {
-        throw new UsageError(`pool sweep (${target.name} → ${percent} %) needs pool control; this runner was started with --no-pool-control`);
+        throw new UsageError(
+          `pool sweep (${target.name} → ${percent} %) needs pool control; this runner was started with --no-pool-control`,
+        );
       }
       // runners other than 0: runner 0 applies it before it reaches the step barrier
     },
@@ -94,8 +100,10 @@ function checkResumable(prev: RunManifest, args: RunnerArgs): void {
   if (prev.mode !== 'cloud') problems.push(`it is a ${prev.mode} run`);
   if (prev.suite !== args.suite) problems.push(`it ran suite ${prev.suite}, not ${args.suite}`);
   const prevCount = prev.settings.runnerCount;
-  if (typeof prevCount === 'number' && prevCount !== args.runnerCount) problems.push(`it ran on ${prevCount} runners, not ${args.runnerCount}`);
-  if (problems.length > 0) throw new UsageError(`cannot resume run ${args.runId}: ${problems.join('; ')}; use a new run id`);
+  if (typeof prevCount === 'number' && prevCount !== args.runnerCount)
+    problems.push(`it ran on ${prevCount} runners, not ${args.runnerCount}`);
+  if (problems.length > 0)
+    throw new UsageError(`cannot resume run ${args.runId}: ${problems.join('; ')}; use a new run id`);
 }
 
 function progressLine(ev: ProgressEvent, leader: boolean): string | null {
@@ -103,7 +111,9 @@ function progressLine(ev: ProgressEvent, leader: boolean): string | null {
     case 'run-start':
       return `run ${ev.runId}: ${ev.total} steps${ev.resumed ? `, resuming (${ev.alreadyDone} already done)` : ''}`;
     case 'init-data':
-      return leader ? `loading pgbench data, scale ${ev.scale}, through ${ev.target}` : `pgbench data (scale ${ev.scale}) is loaded by runner 1`;
+      return leader
+        ? `loading pgbench data, scale ${ev.scale}, through ${ev.target}`
+        : `pgbench data (scale ${ev.scale}) is loaded by runner 1`;
     case 'step-skip':
       return `[${ev.index}/${ev.total}] ${ev.step.stepId}: already done, skipped`;
     case 'step-start':
@@ -130,7 +140,11 @@ export async function runCloudRunner(args: RunnerArgs, deps: RunnerDeps): Promis
   }
 }
 
-async function runCloudRunnerInner(args: RunnerArgs, deps: RunnerDeps, secrets: string[]): Promise<RunnerResult> {
+async function runCloudRunnerInner(
+  args: RunnerArgs,
+  deps: RunnerDeps,
+  secrets: string[],
+): Promise<RunnerResult> {
   const suite = getSuite(args.suite);
   const log = redactingLogger(deps.write, () => secrets);
   const me = `runner ${args.runnerIndex + 1}/${args.runnerCount}`;
@@ -139,7 +153,9 @@ async function runCloudRunnerInner(args: RunnerArgs, deps: RunnerDeps, secrets: 
   // the password as written in text, and as it appears inside a JSON string (quotes, backslashes)
   const jsonForm = JSON.stringify(credentials.password).slice(1, -1);
   secrets.push(...new Set([jsonForm, credentials.password]));
-  log.info(`${me}: run ${args.runId}, suite ${args.suite}, bucket ${args.bucket}, writer ${args.writerEndpoint.host}, proxies ${args.proxies.map((p) => p.name).join(', ') || 'none'}`);
+  log.info(
+    `${me}: run ${args.runId}, suite ${args.suite}, bucket ${args.bucket}, writer ${args.writerEndpoint.host}, proxies ${args.proxies.map((p) => p.name).join(', ') || 'none'}`,
+  );
 
   const pool = poolControlFor(args, deps, log);
   const proxies = Object.fromEntries(args.proxies.map((p) => [p.name, p.endpoint]));
@@ -159,7 +175,9 @@ async function runCloudRunnerInner(args: RunnerArgs, deps: RunnerDeps, secrets: 
   for (const t of targets) capacities.push({ ref: t.ref, maxConnections, poolSize: await t.poolSize() });
   const steps: PlannedStep[] = expandSuite(suite, capacities);
   if (steps.length === 0) {
-    throw new UsageError(`suite ${suite.name} has no step for this lab's targets (${targets.map((t) => t.ref.kind).join(', ')})`);
+    throw new UsageError(
+      `suite ${suite.name} has no step for this lab's targets (${targets.map((t) => t.ref.kind).join(', ')})`,
+    );
   }
   const stepById = new Map(steps.map((s) => [s.stepId, s]));
 
@@ -209,7 +227,10 @@ async function runCloudRunnerInner(args: RunnerArgs, deps: RunnerDeps, secrets: 
     maxConnections,
     serverVersion,
     pgbenchVersion: (await deps.pgbenchVersion?.()) ?? null,
-    poolerVersion: args.proxyTargetKind === 'rds-proxy' && args.proxies.length > 0 ? 'RDS Proxy (managed, no version)' : null,
+    poolerVersion:
+      args.proxyTargetKind === 'rds-proxy' && args.proxies.length > 0
+        ? 'RDS Proxy (managed, no version)'
+        : null,
     cpus: deps.cpus ?? os.cpus().length,
   };
   const result = await runSuite({
@@ -233,7 +254,12 @@ async function runCloudRunnerInner(args: RunnerArgs, deps: RunnerDeps, secrets: 
       suite: suite.name,
       runnerCount: args.runnerCount,
       writerEndpoint: args.writerEndpoint.host,
-      proxies: args.proxies.map((p) => ({ name: p.name, dbProxyName: p.dbProxyName, endpoint: p.endpoint.host, lab: p.lab })),
+      proxies: args.proxies.map((p) => ({
+        name: p.name,
+        dbProxyName: p.dbProxyName,
+        endpoint: p.endpoint.host,
+        lab: p.lab,
+      })),
       region: args.region,
       sslmode: args.sslmode,
       maxConnections,
@@ -249,10 +275,14 @@ async function runCloudRunnerInner(args: RunnerArgs, deps: RunnerDeps, secrets: 
       const event = buildCollectEvent(args.collector, args.runId, collectorWindow(start, end), args.bucket);
       await invokeCollector(deps.lambda, args.collector.functionName, event);
       collector = 'invoked';
-      log.info(`${me}: collector ${args.collector.functionName} wrote metrics for ${event.window.start} – ${event.window.end}`);
+      log.info(
+        `${me}: collector ${args.collector.functionName} wrote metrics for ${event.window.start} – ${event.window.end}`,
+      );
     } catch (err) {
       collector = 'failed';
-      log.warn(`${me}: collector failed (run \`proxylab collect\` later): ${err instanceof Error ? err.message : String(err)}`);
+      log.warn(
+        `${me}: collector failed (run \`proxylab collect\` later): ${err instanceof Error ? err.message : String(err)}`,
+      );
     }
   }
   let allHeld = result.allHeld;
@@ -264,16 +294,24 @@ async function runCloudRunnerInner(args: RunnerArgs, deps: RunnerDeps, secrets: 
       // merged records and put those in the manifest.
       const merged = (await s3Sink.readSteps()).filter((r) => stepById.has(r.stepId));
       const scenarioVerdicts: ScenarioVerdict[] = suite.scenarios.flatMap((sc) =>
-        judgeScenario(sc, merged.filter((r) => r.scenario === sc.name)).map((v) => ({ scenario: sc.name, ...v })),
+        judgeScenario(
+          sc,
+          merged.filter((r) => r.scenario === sc.name),
+        ).map((v) => ({ scenario: sc.name, ...v })),
       );
       if (scenarioVerdicts.length > 0 || result.manifest.scenarioVerdicts) {
         await s3Sink.writeManifest({ ...result.manifest, scenarioVerdicts });
       }
-      allHeld = completed && merged.every((r) => r.verdict.held !== false) && scenarioVerdicts.every((v) => v.held !== false);
+      allHeld =
+        completed &&
+        merged.every((r) => r.verdict.held !== false) &&
+        scenarioVerdicts.every((v) => v.held !== false);
     }
   }
   if (result.manifest.status === 'failed') {
-    throw new InfrastructureError(`run ${args.runId} failed: ${result.manifest.error ?? 'unknown error'} (finished steps are in s3://${args.bucket}/runs/${args.runId}/)`);
+    throw new InfrastructureError(
+      `run ${args.runId} failed: ${result.manifest.error ?? 'unknown error'} (finished steps are in s3://${args.bucket}/runs/${args.runId}/)`,
+    );
   }
   return { result, collector, allHeld };
 }

@@ -33,12 +33,30 @@ export async function readManifest(s3: S3Client, bucket: string, runId: string):
 /** Step JSON files directly under `steps/` (merged records; fleet parts live elsewhere). */
 export async function countStepFiles(s3: S3Client, bucket: string, runId: string): Promise<number> {
   const prefix = `${runPrefix(runId)}steps/`;
-  return (await listKeys(s3, bucket, prefix)).filter((k) => k.endsWith('.json') && !k.slice(prefix.length).includes('/')).length;
+  return (await listKeys(s3, bucket, prefix)).filter(
+    (k) => k.endsWith('.json') && !k.slice(prefix.length).includes('/'),
+  ).length;
 }
 
-export function computeProgress(runId: string, manifest: RunManifest | null, stepsDone: number, now: Date): RunProgress {
+export function computeProgress(
+  runId: string,
+  manifest: RunManifest | null,
+  stepsDone: number,
+  now: Date,
+): RunProgress {
   if (!manifest) {
-    return { runId, suite: null, status: 'not-started', stepsTotal: null, stepsDone, startedAt: null, endedAt: null, elapsedSec: null, etaSec: null, error: null };
+    return {
+      runId,
+      suite: null,
+      status: 'not-started',
+      stepsTotal: null,
+      stepsDone,
+      startedAt: null,
+      endedAt: null,
+      elapsedSec: null,
+      etaSec: null,
+      error: null,
+    };
   }
   const total = manifest.stepIds.length;
   const start = Date.parse(manifest.startedAt);
@@ -63,8 +81,16 @@ export function computeProgress(runId: string, manifest: RunManifest | null, ste
   };
 }
 
-export async function readProgress(s3: S3Client, bucket: string, runId: string, now: Date = new Date()): Promise<RunProgress> {
-  const [manifest, done] = await Promise.all([readManifest(s3, bucket, runId), countStepFiles(s3, bucket, runId)]);
+export async function readProgress(
+  s3: S3Client,
+  bucket: string,
+  runId: string,
+  now: Date = new Date(),
+): Promise<RunProgress> {
+  const [manifest, done] = await Promise.all([
+    readManifest(s3, bucket, runId),
+    countStepFiles(s3, bucket, runId),
+  ]);
   return computeProgress(runId, manifest, done, now);
 }
 
@@ -80,7 +106,9 @@ export async function listRuns(s3: S3Client, bucket: string): Promise<string[]> 
   const ids: string[] = [];
   let token: string | undefined;
   do {
-    const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: 'runs/', Delimiter: '/', ContinuationToken: token }));
+    const page = await s3.send(
+      new ListObjectsV2Command({ Bucket: bucket, Prefix: 'runs/', Delimiter: '/', ContinuationToken: token }),
+    );
     for (const p of page.CommonPrefixes ?? []) {
       const id = p.Prefix?.slice('runs/'.length).replace(/\/$/, '');
       if (id) ids.push(id);
@@ -110,7 +138,8 @@ export async function fetchRun(
 ): Promise<FetchResult> {
   const prefix = runPrefix(runId);
   const keys = await listKeys(s3, bucket, prefix);
-  if (keys.length === 0) throw new UsageError(`run ${runId}: nothing under s3://${bucket}/${prefix} (see proxylab status)`);
+  if (keys.length === 0)
+    throw new UsageError(`run ${runId}: nothing under s3://${bucket}/${prefix} (see proxylab status)`);
   const runDir = path.resolve(outDir, runId);
   let bytes = 0;
   let files = 0;
@@ -119,7 +148,8 @@ export async function fetchRun(
     if (rel === '' || rel.endsWith('/')) continue;
     if (!options.includeFleet && rel.startsWith('fleet/')) continue;
     const dest = path.resolve(runDir, rel);
-    if (!dest.startsWith(runDir + path.sep)) throw new InfrastructureError(`refusing key ${key}: it escapes ${runDir}`);
+    if (!dest.startsWith(runDir + path.sep))
+      throw new InfrastructureError(`refusing key ${key}: it escapes ${runDir}`);
     const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
     if (!res.Body) continue;
     const body = await res.Body.transformToByteArray();

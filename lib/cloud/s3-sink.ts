@@ -26,7 +26,10 @@ export function runPrefix(runId: string): string {
   return `runs/${runId}/`;
 }
 
-export function stepKeys(runId: string, stepId: string): { json: string; stdout: string; stderr: string; log: string } {
+export function stepKeys(
+  runId: string,
+  stepId: string,
+): { json: string; stdout: string; stderr: string; log: string } {
   const base = `${runPrefix(runId)}steps/${stepFileName(stepId)}`;
   return { json: `${base}.json`, stdout: `${base}.stdout`, stderr: `${base}.stderr`, log: `${base}.log` };
 }
@@ -36,7 +39,9 @@ export async function listKeys(s3: S3Client, bucket: string, prefix: string): Pr
   const keys: string[] = [];
   let token: string | undefined;
   do {
-    const page = await s3.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }));
+    const page = await s3.send(
+      new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
+    );
     for (const obj of page.Contents ?? []) if (obj.Key) keys.push(obj.Key);
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token);
@@ -50,12 +55,22 @@ export async function getText(s3: S3Client, bucket: string, key: string): Promis
     if (!res.Body) return null;
     return await res.Body.transformToString('utf-8');
   } catch (err) {
-    if (err instanceof NoSuchKey || (err instanceof Error && (err.name === 'NoSuchKey' || err.name === 'NotFound'))) return null;
+    if (
+      err instanceof NoSuchKey ||
+      (err instanceof Error && (err.name === 'NoSuchKey' || err.name === 'NotFound'))
+    )
+      return null;
     throw err;
   }
 }
 
-export async function putText(s3: S3Client, bucket: string, key: string, body: string, contentType: string): Promise<void> {
+export async function putText(
+  s3: S3Client,
+  bucket: string,
+  key: string,
+  body: string,
+  contentType: string,
+): Promise<void> {
   await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: contentType }));
 }
 
@@ -102,7 +117,8 @@ export class S3ResultSink implements ResultSink {
     const key = (rel: string | null | undefined, fallback: string): string => (rel ? prefix + rel : fallback);
     await this.put(key(record.files?.stdout, keys.stdout), raw.stdout, 'text/plain; charset=utf-8');
     await this.put(key(record.files?.stderr, keys.stderr), raw.stderr, 'text/plain; charset=utf-8');
-    if (raw.log !== null) await this.put(key(record.files?.log, keys.log), raw.log, 'text/plain; charset=utf-8');
+    if (raw.log !== null)
+      await this.put(key(record.files?.log, keys.log), raw.log, 'text/plain; charset=utf-8');
     await this.putJson(keys.json, record);
   }
 
@@ -134,7 +150,8 @@ export class S3ResultSink implements ResultSink {
       const text = await getText(this.s3, this.bucket, key);
       if (text === null) continue;
       const parsed: unknown = JSON.parse(text);
-      if (parsed && typeof parsed === 'object' && 'stepId' in parsed && typeof parsed.stepId === 'string') done.add(parsed.stepId);
+      if (parsed && typeof parsed === 'object' && 'stepId' in parsed && typeof parsed.stepId === 'string')
+        done.add(parsed.stepId);
     }
     return done;
   }
@@ -153,7 +170,12 @@ export class S3ResultSink implements ResultSink {
     return records;
   }
 
-  async writeMetrics(name: string, runId: string, window: { start: string; end: string }, series: MetricSeries[]): Promise<void> {
+  async writeMetrics(
+    name: string,
+    runId: string,
+    window: { start: string; end: string },
+    series: MetricSeries[],
+  ): Promise<void> {
     const file: MetricsFile = {
       schemaVersion: RESULT_SCHEMA_VERSION,
       runId,

@@ -24,20 +24,35 @@ export function parseDbSecret(secretString: string, secretId: string): DbCredent
   } catch {
     throw new InfrastructureError(`secret ${secretId}: SecretString is not JSON`);
   }
-  if (!parsed || typeof parsed !== 'object') throw new InfrastructureError(`secret ${secretId}: SecretString is not a JSON object`);
+  if (!parsed || typeof parsed !== 'object')
+    throw new InfrastructureError(`secret ${secretId}: SecretString is not a JSON object`);
   const obj = parsed as Record<string, unknown>;
-  const str = (k: string): string | null => (typeof obj[k] === 'string' && (obj[k] as string).length > 0 ? (obj[k] as string) : null);
+  const str = (k: string): string | null =>
+    typeof obj[k] === 'string' && (obj[k] as string).length > 0 ? (obj[k] as string) : null;
   const username = str('username');
   const password = str('password');
-  const missing = [username === null ? 'username' : null, password === null ? 'password' : null].filter((m) => m !== null);
-  if (missing.length > 0) throw new InfrastructureError(`secret ${secretId}: missing field(s) ${missing.join(', ')}`);
+  const missing = [username === null ? 'username' : null, password === null ? 'password' : null].filter(
+    (m) => m !== null,
+  );
+  if (missing.length > 0)
+    throw new InfrastructureError(`secret ${secretId}: missing field(s) ${missing.join(', ')}`);
   const rawPort = obj.port;
   const port = typeof rawPort === 'number' ? rawPort : typeof rawPort === 'string' ? Number(rawPort) : 5432;
-  if (!Number.isInteger(port) || port < 1 || port > 65535) throw new InfrastructureError(`secret ${secretId}: field port is not a TCP port`);
-  return { username: username as string, password: password as string, host: str('host'), port, dbname: str('dbname') ?? 'postgres' };
+  if (!Number.isInteger(port) || port < 1 || port > 65535)
+    throw new InfrastructureError(`secret ${secretId}: field port is not a TCP port`);
+  return {
+    username: username as string,
+    password: password as string,
+    host: str('host'),
+    port,
+    dbname: str('dbname') ?? 'postgres',
+  };
 }
 
-export async function readDbCredentials(client: SecretsManagerClient, secretId: string): Promise<DbCredentials> {
+export async function readDbCredentials(
+  client: SecretsManagerClient,
+  secretId: string,
+): Promise<DbCredentials> {
   let secretString: string | undefined;
   try {
     const res = await client.send(new GetSecretValueCommand({ SecretId: secretId }));
@@ -46,7 +61,8 @@ export async function readDbCredentials(client: SecretsManagerClient, secretId: 
     const name = err instanceof Error ? err.name : 'Error';
     throw new InfrastructureError(`could not read secret ${secretId}: ${name}`, { cause: err });
   }
-  if (secretString === undefined) throw new InfrastructureError(`secret ${secretId}: no SecretString (binary secrets are not supported)`);
+  if (secretString === undefined)
+    throw new InfrastructureError(`secret ${secretId}: no SecretString (binary secrets are not supported)`);
   return parseDbSecret(secretString, secretId);
 }
 

@@ -38,7 +38,10 @@ export function buildRunCommands(
   options: { executionTimeoutSec?: number } = {},
 ): RunCommandPlan[] {
   if (instanceIds.length === 0) throw new InfrastructureError('the stack reports no runner instances');
-  const timeout = Math.min(options.executionTimeoutSec ?? MAX_EXECUTION_TIMEOUT_SEC, MAX_EXECUTION_TIMEOUT_SEC);
+  const timeout = Math.min(
+    options.executionTimeoutSec ?? MAX_EXECUTION_TIMEOUT_SEC,
+    MAX_EXECUTION_TIMEOUT_SEC,
+  );
   return instanceIds.map((instanceId, runnerIndex) => {
     const args: RunnerArgs = { ...base, runnerIndex, runnerCount: instanceIds.length };
     return {
@@ -47,7 +50,10 @@ export function buildRunCommands(
       input: {
         DocumentName: 'AWS-RunShellScript',
         InstanceIds: [instanceId],
-        Comment: `proxylab ${base.suite} ${base.runId} runner ${runnerIndex + 1}/${instanceIds.length}`.slice(0, 100),
+        Comment: `proxylab ${base.suite} ${base.runId} runner ${runnerIndex + 1}/${instanceIds.length}`.slice(
+          0,
+          100,
+        ),
         // Delivery timeout: how long SSM tries to reach a (still booting) instance.
         TimeoutSeconds: 600,
         Parameters: {
@@ -67,12 +73,16 @@ export interface SentCommand {
   readonly commandId: string;
 }
 
-export async function sendRunCommands(ssm: SSMClient, plans: readonly RunCommandPlan[]): Promise<SentCommand[]> {
+export async function sendRunCommands(
+  ssm: SSMClient,
+  plans: readonly RunCommandPlan[],
+): Promise<SentCommand[]> {
   const sent: SentCommand[] = [];
   for (const plan of plans) {
     const res = await ssm.send(new SendCommandCommand(plan.input));
     const commandId = res.Command?.CommandId;
-    if (!commandId) throw new InfrastructureError(`SSM SendCommand to ${plan.instanceId} returned no command id`);
+    if (!commandId)
+      throw new InfrastructureError(`SSM SendCommand to ${plan.instanceId} returned no command id`);
     sent.push({ instanceId: plan.instanceId, runnerIndex: plan.runnerIndex, commandId });
   }
   return sent;

@@ -22,7 +22,10 @@ export function psqlScalarQuery(psqlPath = 'psql', timeoutMs = 30_000): ScalarQu
   return (conn, sql) =>
     new Promise((resolve, reject) => {
       const env: NodeJS.ProcessEnv = { ...process.env, ...libpqEnv(conn) };
-      const child = spawn(psqlPath, ['-X', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-c', sql], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+      const child = spawn(psqlPath, ['-X', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-c', sql], {
+        env,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
       let stdout = '';
       let stderr = '';
       child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
@@ -35,7 +38,12 @@ export function psqlScalarQuery(psqlPath = 'psql', timeoutMs = 30_000): ScalarQu
       child.on('close', (code) => {
         clearTimeout(timer);
         if (code === 0) resolve(stdout.trim());
-        else reject(new InfrastructureError(`psql ${conn.host}:${conn.port}/${conn.dbname}: ${stderr.trim().split('\n').slice(-1)[0] ?? `exit ${code}`}`));
+        else
+          reject(
+            new InfrastructureError(
+              `psql ${conn.host}:${conn.port}/${conn.dbname}: ${stderr.trim().split('\n').slice(-1)[0] ?? `exit ${code}`}`,
+            ),
+          );
       });
     });
 }
@@ -80,7 +88,8 @@ export class WriterInfo {
     if (!this.maxConnectionsPromise) {
       this.maxConnectionsPromise = this.query(this.writer, 'SHOW max_connections').then((text) => {
         const n = Number.parseInt(text, 10);
-        if (!Number.isInteger(n) || n <= 0) throw new InfrastructureError(`SHOW max_connections returned "${text}"`);
+        if (!Number.isInteger(n) || n <= 0)
+          throw new InfrastructureError(`SHOW max_connections returned "${text}"`);
         return n;
       });
       this.maxConnectionsPromise.catch(() => {
@@ -150,7 +159,10 @@ export function buildCloudTargets(input: CloudTargetsInput): { targets: CloudTar
   const targets = [
     new CloudTarget({ kind: 'direct', name: 'direct' }, writerConn, writer, () => null),
     ...Object.entries(input.proxies).map(
-      ([name, ep]) => new CloudTarget({ kind: input.proxyKind ?? 'rds-proxy', name }, conn(ep), writer, () => input.poolPercent(name)),
+      ([name, ep]) =>
+        new CloudTarget({ kind: input.proxyKind ?? 'rds-proxy', name }, conn(ep), writer, () =>
+          input.poolPercent(name),
+        ),
     ),
   ];
   return { targets, writer };

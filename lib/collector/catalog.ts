@@ -52,9 +52,24 @@ export const AURORA_INSTANCE_METRICS: readonly CloudWatchMetricDef[] = [
 export const PROXY_METRICS: readonly CloudWatchMetricDef[] = [
   { name: 'ClientConnections', stats: ['Sum'], unit: 'Count', aggregation: 'gauge-per-node' },
   { name: 'DatabaseConnections', stats: ['Sum'], unit: 'Count', aggregation: 'gauge-per-node' },
-  { name: 'DatabaseConnectionsCurrentlySessionPinned', stats: ['Sum'], unit: 'Count', aggregation: 'gauge-per-node' },
-  { name: 'DatabaseConnectionsCurrentlyBorrowed', stats: ['Sum'], unit: 'Count', aggregation: 'gauge-per-node' },
-  { name: 'DatabaseConnectionsBorrowLatency', stats: ['Average'], unit: 'Microseconds', aggregation: 'level' },
+  {
+    name: 'DatabaseConnectionsCurrentlySessionPinned',
+    stats: ['Sum'],
+    unit: 'Count',
+    aggregation: 'gauge-per-node',
+  },
+  {
+    name: 'DatabaseConnectionsCurrentlyBorrowed',
+    stats: ['Sum'],
+    unit: 'Count',
+    aggregation: 'gauge-per-node',
+  },
+  {
+    name: 'DatabaseConnectionsBorrowLatency',
+    stats: ['Average'],
+    unit: 'Microseconds',
+    aggregation: 'level',
+  },
   { name: 'MaxDatabaseConnectionsAllowed', stats: ['Sum'], unit: 'Count', aggregation: 'gauge-per-node' },
   { name: 'QueryRequests', stats: ['Sum'], unit: 'Count', aggregation: 'event-count' },
   { name: 'QueryDatabaseResponseLatency', stats: ['Average'], unit: 'Microseconds', aggregation: 'level' },

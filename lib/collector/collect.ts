@@ -68,21 +68,54 @@ export async function collectMetrics(event: CollectEvent, deps: CollectDeps): Pr
 
   const cwPlan = planCloudWatchQueries(resources, window, planOptions);
   const cw = await fetchCloudWatch(deps.cloudwatch, cwPlan, { retry: deps.retry });
-  const cwWritten = await deps.writer.writeJson(CLOUDWATCH_METRICS_PATH, metricsFile(event.runId, window, now(), cw.series));
-  const cloudwatch: SourceSummary = { periodSec: cwPlan.periodSec, series: countStatuses(cw.series), calls: cw.calls, written: cwWritten };
+  const cwWritten = await deps.writer.writeJson(
+    CLOUDWATCH_METRICS_PATH,
+    metricsFile(event.runId, window, now(), cw.series),
+  );
+  const cloudwatch: SourceSummary = {
+    periodSec: cwPlan.periodSec,
+    series: countStatuses(cw.series),
+    calls: cw.calls,
+    written: cwWritten,
+  };
 
   let pi: SourceSummary | null = null;
   if (deps.pi) {
     const piPlan = planPiRequests(resources, window, planOptions);
     const fetched = await fetchPi(deps.pi, piPlan, { retry: deps.retry });
-    const piWritten = await deps.writer.writeJson(PI_METRICS_PATH, metricsFile(event.runId, window, now(), fetched.series));
-    pi = { periodSec: piPlan.periodSec, series: countStatuses(fetched.series), calls: fetched.calls, written: piWritten };
+    const piWritten = await deps.writer.writeJson(
+      PI_METRICS_PATH,
+      metricsFile(event.runId, window, now(), fetched.series),
+    );
+    pi = {
+      periodSec: piPlan.periodSec,
+      series: countStatuses(fetched.series),
+      calls: fetched.calls,
+      written: piWritten,
+    };
   }
-  return { runId: event.runId, window, cloudwatch, pi, written: pi ? [cloudwatch.written, pi.written] : [cloudwatch.written] };
+  return {
+    runId: event.runId,
+    window,
+    cloudwatch,
+    pi,
+    written: pi ? [cloudwatch.written, pi.written] : [cloudwatch.written],
+  };
 }
 
-export function metricsFile(runId: string, window: { start: string; end: string }, collectedAt: Date, series: MetricSeries[]): MetricsFile {
-  return { schemaVersion: RESULT_SCHEMA_VERSION, runId, window, collectedAt: collectedAt.toISOString(), series };
+export function metricsFile(
+  runId: string,
+  window: { start: string; end: string },
+  collectedAt: Date,
+  series: MetricSeries[],
+): MetricsFile {
+  return {
+    schemaVersion: RESULT_SCHEMA_VERSION,
+    runId,
+    window,
+    collectedAt: collectedAt.toISOString(),
+    series,
+  };
 }
 
 export function countStatuses(series: readonly MetricSeries[]): StatusCounts {

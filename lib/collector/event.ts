@@ -13,7 +13,10 @@ const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /** ISO-8601 with a zone (`Z` or an offset), normalised to UTC `…Z`. */
 const isoTime = z.pipe(
-  z.iso.datetime({ offset: true, error: 'must be an ISO-8601 timestamp with a zone, e.g. 2026-11-21T10:00:00Z' }),
+  z.iso.datetime({
+    offset: true,
+    error: 'must be an ISO-8601 timestamp with a zone, e.g. 2026-11-21T10:00:00Z',
+  }),
   z.transform((s: string) => new Date(s).toISOString()),
 );
 
@@ -22,7 +25,10 @@ const name = z.string().check(z.minLength(1, 'must not be empty'));
 export const collectEventSchema = z
   .object({
     runId: z.string().check(
-      z.regex(RUN_ID_PATTERN, 'must be a safe path segment: letters, digits, ".", "_", "-", no "/" and not starting with "."'),
+      z.regex(
+        RUN_ID_PATTERN,
+        'must be a safe path segment: letters, digits, ".", "_", "-", no "/" and not starting with "."',
+      ),
       z.refine((s: string) => !s.includes('..'), 'must not contain ".."'),
     ),
     window: z.object({ start: isoTime, end: isoTime }),
@@ -50,7 +56,12 @@ export const collectEventSchema = z
       const start = Date.parse(ev.window.start);
       const end = Date.parse(ev.window.end);
       if (!Number.isNaN(start) && !Number.isNaN(end) && end <= start) {
-        ctx.addIssue({ code: 'custom', path: ['window', 'end'], message: `must be after window.start (${ev.window.start})`, input: ev.window.end });
+        ctx.addIssue({
+          code: 'custom',
+          path: ['window', 'end'],
+          message: `must be after window.start (${ev.window.start})`,
+          input: ev.window.end,
+        });
       }
     }),
   );
@@ -73,7 +84,9 @@ export function parseCollectEvent(input: unknown): CollectEvent {
     const path = issue.path.length > 0 ? issue.path.map(String).join('.') : '(event)';
     // zod/mini ships no message locale: say what was expected and what came.
     const message =
-      issue.code === 'invalid_type' ? `expected ${issue.expected}, got ${describeValue(valueAt(input, issue.path))}` : issue.message;
+      issue.code === 'invalid_type'
+        ? `expected ${issue.expected}, got ${describeValue(valueAt(input, issue.path))}`
+        : issue.message;
     return `${path}: ${message}`;
   });
   throw new UsageError(`invalid collect event: ${problems.join('; ')}`);
@@ -92,7 +105,8 @@ function describeValue(value: unknown): string {
   if (value === undefined) return 'nothing';
   if (value === null) return 'null';
   if (Array.isArray(value)) return 'an array';
-  if (typeof value === 'string') return `the string ${JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value)}`;
+  if (typeof value === 'string')
+    return `the string ${JSON.stringify(value.length > 40 ? value.slice(0, 40) + '…' : value)}`;
   return `a ${typeof value}`;
 }
 
@@ -127,7 +141,8 @@ export function eventFromFlags(flags: CollectEventFlags): Record<string, unknown
   const instanceClasses: Record<string, string> = {};
   for (const pair of flags.instanceClass ?? []) {
     const eq = pair.indexOf('=');
-    if (eq <= 0 || eq === pair.length - 1) throw new UsageError(`--instance-class must be ID=CLASS (db.t4g.medium), got "${pair}"`);
+    if (eq <= 0 || eq === pair.length - 1)
+      throw new UsageError(`--instance-class must be ID=CLASS (db.t4g.medium), got "${pair}"`);
     instanceClasses[pair.slice(0, eq)] = pair.slice(eq + 1);
   }
   return {

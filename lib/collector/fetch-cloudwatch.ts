@@ -4,9 +4,19 @@
  * answers with InternalError/Forbidden is an error with CloudWatch's message; a query with no
  * datapoints is `no-data`.
  */
-import { GetMetricDataCommand, type CloudWatchClient, type MetricDataQuery, type MetricDataResult } from '@aws-sdk/client-cloudwatch';
+import {
+  GetMetricDataCommand,
+  type CloudWatchClient,
+  type MetricDataQuery,
+  type MetricDataResult,
+} from '@aws-sdk/client-cloudwatch';
 import type { MetricSeries } from '../suite/types';
-import { CLOUDWATCH_MAX_QUERIES_PER_CALL, chunk, type CloudWatchPlan, type CloudWatchQuerySpec } from './plan';
+import {
+  CLOUDWATCH_MAX_QUERIES_PER_CALL,
+  chunk,
+  type CloudWatchPlan,
+  type CloudWatchQuerySpec,
+} from './plan';
 import { describeError, withRetry, type RetryOptions } from './retry';
 
 export interface FetchOptions {
@@ -24,7 +34,11 @@ interface Accumulated {
   readonly errors: string[];
 }
 
-export async function fetchCloudWatch(client: CloudWatchClient, plan: CloudWatchPlan, options: FetchOptions = {}): Promise<FetchResult> {
+export async function fetchCloudWatch(
+  client: CloudWatchClient,
+  plan: CloudWatchPlan,
+  options: FetchOptions = {},
+): Promise<FetchResult> {
   const series: MetricSeries[] = [];
   let calls = 0;
   for (const batch of chunk(plan.queries, CLOUDWATCH_MAX_QUERIES_PER_CALL)) {
@@ -93,12 +107,19 @@ function mergeResult(acc: Map<string, Accumulated>, result: MetricDataResult): v
     if (!Number.isNaN(t) && Number.isFinite(v)) a.points.set(t, v);
   }
   if (result.StatusCode === 'InternalError' || result.StatusCode === 'Forbidden') {
-    const detail = (result.Messages ?? []).map((m) => [m.Code, m.Value].filter(Boolean).join(': ')).join('; ');
+    const detail = (result.Messages ?? [])
+      .map((m) => [m.Code, m.Value].filter(Boolean).join(': '))
+      .join('; ');
     a.errors.push(`CloudWatch status ${result.StatusCode}${detail ? `: ${detail}` : ''}`);
   }
 }
 
-function toSeries(q: CloudWatchQuerySpec, a: Accumulated, periodSec: number, callError: string | null): MetricSeries {
+function toSeries(
+  q: CloudWatchQuerySpec,
+  a: Accumulated,
+  periodSec: number,
+  callError: string | null,
+): MetricSeries {
   // gauge-per-node: each proxy node reports once a minute, so Sum over a longer period also adds
   // the minutes; dividing by the minutes gives the per-minute node total, averaged.
   const minutesPerPeriod = periodSec / 60;
@@ -116,6 +137,7 @@ function toSeries(q: CloudWatchQuerySpec, a: Accumulated, periodSec: number, cal
   };
   const errors = callError ? [callError, ...a.errors] : a.errors;
   if (errors.length > 0) return { ...base, status: 'error', reason: errors.join('; ') };
-  if (points.length === 0) return { ...base, status: 'no-data', reason: 'CloudWatch returned no datapoints in the window' };
+  if (points.length === 0)
+    return { ...base, status: 'no-data', reason: 'CloudWatch returned no datapoints in the window' };
   return { ...base, status: 'ok' };
 }

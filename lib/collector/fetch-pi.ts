@@ -4,13 +4,21 @@
  * metric name is invalid (InvalidArgumentException); the fetcher then asks for each metric alone so
  * a bad name costs only its own series.
  */
-import { GetResourceMetricsCommand, type GetResourceMetricsResponse, type PIClient } from '@aws-sdk/client-pi';
+import {
+  GetResourceMetricsCommand,
+  type GetResourceMetricsResponse,
+  type PIClient,
+} from '@aws-sdk/client-pi';
 import type { MetricSeries } from '../suite/types';
 import type { FetchOptions, FetchResult } from './fetch-cloudwatch';
 import type { PiPlan, PiQuerySpec, PiRequestSpec } from './plan';
 import { describeError, withRetry } from './retry';
 
-export async function fetchPi(client: PIClient, plan: PiPlan, options: FetchOptions = {}): Promise<FetchResult> {
+export async function fetchPi(
+  client: PIClient,
+  plan: PiPlan,
+  options: FetchOptions = {},
+): Promise<FetchResult> {
   const series: MetricSeries[] = [];
   let calls = 0;
   const countCall = (): void => {
@@ -19,13 +27,27 @@ export async function fetchPi(client: PIClient, plan: PiPlan, options: FetchOpti
   for (const request of plan.requests) {
     const outcome = await fetchRequest(client, plan, request, options, countCall);
     if (outcome.kind === 'ok') {
-      for (const q of request.queries) series.push(toSeries(request.identifier, q, outcome.points.get(q.metric), null));
+      for (const q of request.queries)
+        series.push(toSeries(request.identifier, q, outcome.points.get(q.metric), null));
       continue;
     }
     if (outcome.invalidArgument && request.queries.length > 1) {
       for (const q of request.queries) {
-        const single = await fetchRequest(client, plan, { identifier: request.identifier, queries: [q] }, options, countCall);
-        series.push(toSeries(request.identifier, q, single.kind === 'ok' ? single.points.get(q.metric) : undefined, single.kind === 'error' ? single.reason : null));
+        const single = await fetchRequest(
+          client,
+          plan,
+          { identifier: request.identifier, queries: [q] },
+          options,
+          countCall,
+        );
+        series.push(
+          toSeries(
+            request.identifier,
+            q,
+            single.kind === 'ok' ? single.points.get(q.metric) : undefined,
+            single.kind === 'error' ? single.reason : null,
+          ),
+        );
       }
       continue;
     }
@@ -85,7 +107,8 @@ async function fetchRequest(
         const t = dp.Timestamp?.getTime();
         const v = dp.Value;
         // PI leaves Value out where it has no sample for the period: unknown, not zero.
-        if (t !== undefined && !Number.isNaN(t) && typeof v === 'number' && Number.isFinite(v)) target.set(t, v);
+        if (t !== undefined && !Number.isNaN(t) && typeof v === 'number' && Number.isFinite(v))
+          target.set(t, v);
       }
     }
     nextToken = out.NextToken || undefined;
@@ -93,12 +116,29 @@ async function fetchRequest(
   return { kind: 'ok', points };
 }
 
-function toSeries(identifier: string, q: PiQuerySpec, raw: Map<number, number> | undefined, error: string | null): MetricSeries {
+function toSeries(
+  identifier: string,
+  q: PiQuerySpec,
+  raw: Map<number, number> | undefined,
+  error: string | null,
+): MetricSeries {
   const points = [...(raw ?? new Map<number, number>()).entries()]
     .sort(([t1], [t2]) => t1 - t2)
     .map(([t, v]) => [new Date(t).toISOString(), v] as const);
-  const base = { source: 'pi' as const, name: q.name, stat: q.stat, unit: q.unit, dimensions: { DbiResourceId: identifier }, points };
+  const base = {
+    source: 'pi' as const,
+    name: q.name,
+    stat: q.stat,
+    unit: q.unit,
+    dimensions: { DbiResourceId: identifier },
+    points,
+  };
   if (error) return { ...base, status: 'error', reason: error };
-  if (points.length === 0) return { ...base, status: 'no-data', reason: 'Performance Insights returned no datapoints in the window' };
+  if (points.length === 0)
+    return {
+      ...base,
+      status: 'no-data',
+      reason: 'Performance Insights returned no datapoints in the window',
+    };
   return { ...base, status: 'ok' };
 }

@@ -105,7 +105,11 @@ export interface PiPlan {
   readonly requests: readonly PiRequestSpec[];
 }
 
-export function planCloudWatchQueries(resources: LabResources, window: TimeWindow, options: PlanOptions = {}): CloudWatchPlan {
+export function planCloudWatchQueries(
+  resources: LabResources,
+  window: TimeWindow,
+  options: PlanOptions = {},
+): CloudWatchPlan {
   const { startMs, endMs } = parseWindow(window);
   const periodSec = chooseCloudWatchPeriodSec(startMs, endMs, options);
   const queries: CloudWatchQuerySpec[] = [];
@@ -136,7 +140,11 @@ export function planCloudWatchQueries(resources: LabResources, window: TimeWindo
   return { window: alignWindow(startMs, endMs, periodSec), periodSec, queries };
 }
 
-export function planPiRequests(resources: LabResources, window: TimeWindow, options: PlanOptions = {}): PiPlan {
+export function planPiRequests(
+  resources: LabResources,
+  window: TimeWindow,
+  options: PlanOptions = {},
+): PiPlan {
   const { startMs, endMs } = parseWindow(window);
   const periodSec = choosePiPeriodSec(startMs, endMs, options);
   const perInstance: PiQuerySpec[] = (options.piMetrics ?? PI_METRICS).map((def) => ({
@@ -198,9 +206,12 @@ function alignWindow(startMs: number, endMs: number, periodSec: number): QueryWi
 function parseWindow(window: TimeWindow): { startMs: number; endMs: number } {
   const startMs = Date.parse(window.start);
   const endMs = Date.parse(window.end);
-  if (Number.isNaN(startMs)) throw new UsageError(`window.start: not an ISO-8601 timestamp: ${JSON.stringify(window.start)}`);
-  if (Number.isNaN(endMs)) throw new UsageError(`window.end: not an ISO-8601 timestamp: ${JSON.stringify(window.end)}`);
-  if (endMs <= startMs) throw new UsageError(`window.end (${window.end}) must be after window.start (${window.start})`);
+  if (Number.isNaN(startMs))
+    throw new UsageError(`window.start: not an ISO-8601 timestamp: ${JSON.stringify(window.start)}`);
+  if (Number.isNaN(endMs))
+    throw new UsageError(`window.end: not an ISO-8601 timestamp: ${JSON.stringify(window.end)}`);
+  if (endMs <= startMs)
+    throw new UsageError(`window.end (${window.end}) must be after window.start (${window.start})`);
   return { startMs, endMs };
 }
 

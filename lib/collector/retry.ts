@@ -27,13 +27,24 @@ const THROTTLING_NAMES = new Set([
   'SlowDown',
 ]);
 
-const TRANSIENT_NAMES = new Set(['InternalServiceError', 'InternalFailure', 'ServiceUnavailable', 'InternalServerError']);
+const TRANSIENT_NAMES = new Set([
+  'InternalServiceError',
+  'InternalFailure',
+  'ServiceUnavailable',
+  'InternalServerError',
+]);
 
 /** True for throttling and transient server errors, the ones worth waiting for. */
 export function isRetryableError(err: unknown): boolean {
   if (!err || typeof err !== 'object') return false;
-  const e = err as { name?: unknown; $retryable?: unknown; $metadata?: { httpStatusCode?: unknown }; $fault?: unknown };
-  if (typeof e.name === 'string' && (THROTTLING_NAMES.has(e.name) || TRANSIENT_NAMES.has(e.name))) return true;
+  const e = err as {
+    name?: unknown;
+    $retryable?: unknown;
+    $metadata?: { httpStatusCode?: unknown };
+    $fault?: unknown;
+  };
+  if (typeof e.name === 'string' && (THROTTLING_NAMES.has(e.name) || TRANSIENT_NAMES.has(e.name)))
+    return true;
   if (e.$retryable && typeof e.$retryable === 'object') return true;
   const status = e.$metadata?.httpStatusCode;
   if (status === 429) return true;
@@ -62,6 +73,7 @@ export async function withRetry<T>(call: () => Promise<T>, options: RetryOptions
 
 /** `Name: message` of an error, for a series' `reason`. */
 export function describeError(err: unknown): string {
-  if (err instanceof Error) return err.name && err.name !== 'Error' ? `${err.name}: ${err.message}` : err.message;
+  if (err instanceof Error)
+    return err.name && err.name !== 'Error' ? `${err.name}: ${err.message}` : err.message;
   return String(err);
 }

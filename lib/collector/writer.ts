@@ -26,7 +26,12 @@ export class S3RunWriter implements RunWriter {
   async writeJson(relativePath: string, body: unknown): Promise<string> {
     const key = `runs/${this.runId}/${relativePath}`;
     await this.s3.send(
-      new PutObjectCommand({ Bucket: this.bucket, Key: key, Body: serialize(body), ContentType: 'application/json' }),
+      new PutObjectCommand({
+        Bucket: this.bucket,
+        Key: key,
+        Body: serialize(body),
+        ContentType: 'application/json',
+      }),
     );
     return `s3://${this.bucket}/${key}`;
   }

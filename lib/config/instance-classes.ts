@@ -21,7 +21,16 @@ export const AURORA_POSTGRES_INSTANCE_CLASSES: readonly string[] = [
   ...family('r7g', SIZES_R),
   ...family('r7i', [...SIZES_R, '24xlarge', '48xlarge']),
   ...family('r8g', [...SIZES_R, '24xlarge', '48xlarge']),
-  ...family('r8gd', ['xlarge', '2xlarge', '4xlarge', '8xlarge', '12xlarge', '16xlarge', '24xlarge', '48xlarge']),
+  ...family('r8gd', [
+    'xlarge',
+    '2xlarge',
+    '4xlarge',
+    '8xlarge',
+    '12xlarge',
+    '16xlarge',
+    '24xlarge',
+    '48xlarge',
+  ]),
   ...family('x2g', SIZES_R),
 ];
 

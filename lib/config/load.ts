@@ -15,7 +15,9 @@ function lineColumn(text: string, offset: number): { line: number; column: numbe
 }
 
 /** Parses JSON text; on failure, a problem naming line and column. */
-export function parseLabJson(text: string): { ok: true; value: unknown } | { ok: false; problem: LabProblem } {
+export function parseLabJson(
+  text: string,
+): { ok: true; value: unknown } | { ok: false; problem: LabProblem } {
   try {
     return { ok: true, value: JSON.parse(text) as unknown };
   } catch (err) {
@@ -30,7 +32,10 @@ export function parseLabJson(text: string): { ok: true; value: unknown } | { ok:
       const { line, column } = lineColumn(text, text.length);
       where = ` (line ${line}, column ${column})`;
     }
-    return { ok: false, problem: { path: '(file)', value: undefined, message: `is not valid JSON: ${msg}${where}` } };
+    return {
+      ok: false,
+      problem: { path: '(file)', value: undefined, message: `is not valid JSON: ${msg}${where}` },
+    };
   }
 }
 
@@ -40,8 +45,14 @@ export function checkLabFile(path: string, opts: ValidateOptions = {}): LabValid
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    const code = err && typeof err === 'object' && 'code' in err ? String((err as { code: unknown }).code) : '';
-    const reason = code === 'ENOENT' ? 'does not exist' : code === 'EISDIR' ? 'is a directory, not a lab file' : `cannot be read (${err instanceof Error ? err.message : String(err)})`;
+    const code =
+      err && typeof err === 'object' && 'code' in err ? String((err as { code: unknown }).code) : '';
+    const reason =
+      code === 'ENOENT'
+        ? 'does not exist'
+        : code === 'EISDIR'
+          ? 'is a directory, not a lab file'
+          : `cannot be read (${err instanceof Error ? err.message : String(err)})`;
     return { ok: false, problems: [{ path: '(file)', value: path, message: `${reason}: ${path}` }] };
   }
   const parsed = parseLabJson(text);

@@ -36,11 +36,7 @@ export const REGION_PATTERN = /^[a-z]{2}(?:-gov|-iso[a-z]*)?-[a-z]+-\d$/;
 export const SUITE_NAME_PATTERN = /^[a-z0-9][a-z0-9-]*$/;
 
 function integer(min: number, max: number, what = `an integer ${min}–${max}`) {
-  return z
-    .number({ error: what })
-    .int({ error: what })
-    .min(min, { error: what })
-    .max(max, { error: what });
+  return z.number({ error: what }).int({ error: what }).min(min, { error: what }).max(max, { error: what });
 }
 
 function numberIn(min: number, max: number, what: string) {
@@ -63,53 +59,71 @@ const serverlessSchema = z.strictObject(
   { error: 'an object such as { "minCapacity": 0.5, "maxCapacity": 4 }' },
 );
 
-const auroraSchema = z.strictObject({
-  // Checked by validate.ts against ACCEPTED_ENGINE_VERSIONS (the message depends on the value).
-  engineVersion: z.string({ error: `a version string, one of ${engineVersions.join(', ')}` }).optional(),
-  // Same: validate.ts checks membership so it can suggest a close class.
-  instanceClass: z.string({ error: 'an instance class string such as "db.t4g.medium"' }).optional(),
-  serverless: serverlessSchema.optional(),
-  readers: integer(0, LIMITS.readersMax).optional(),
-  maxConnections: integer(LIMITS.maxConnectionsMin, LIMITS.maxConnectionsMax).optional(),
-  performanceInsights: bool.optional(),
-  logConnections: bool.optional(),
-  snapshotOnDestroy: bool.optional(),
-}, { error: 'an object such as { "instanceClass": "db.t4g.medium" } (docs/lab-file.md lists its keys)' });
+const auroraSchema = z.strictObject(
+  {
+    // Checked by validate.ts against ACCEPTED_ENGINE_VERSIONS (the message depends on the value).
+    engineVersion: z.string({ error: `a version string, one of ${engineVersions.join(', ')}` }).optional(),
+    // Same: validate.ts checks membership so it can suggest a close class.
+    instanceClass: z.string({ error: 'an instance class string such as "db.t4g.medium"' }).optional(),
+    serverless: serverlessSchema.optional(),
+    readers: integer(0, LIMITS.readersMax).optional(),
+    maxConnections: integer(LIMITS.maxConnectionsMin, LIMITS.maxConnectionsMax).optional(),
+    performanceInsights: bool.optional(),
+    logConnections: bool.optional(),
+    snapshotOnDestroy: bool.optional(),
+  },
+  { error: 'an object such as { "instanceClass": "db.t4g.medium" } (docs/lab-file.md lists its keys)' },
+);
 
-const proxySchema = z.strictObject({
-  name: z
-    .string({ error: 'a string' })
-    .min(1, { error: 'a non-empty string' })
-    .max(LIMITS.proxyNameMaxLength, { error: `at most ${LIMITS.proxyNameMaxLength} characters` })
-    .regex(RDS_IDENTIFIER_PATTERN, {
-      error: 'a valid RDS identifier: a letter first, then letters, digits or single hyphens, not ending in a hyphen',
-    }),
-  maxConnectionsPercent: integer(1, 100).optional(),
-  maxIdleConnectionsPercent: integer(0, 100).optional(),
-  borrowTimeoutSeconds: integer(0, LIMITS.borrowTimeoutSecondsMax).optional(),
-  requireTls: bool.optional(),
-  debugLogging: bool.optional(),
-}, { error: 'a proxy object such as { "name": "pool100", "maxConnectionsPercent": 100 }' });
+const proxySchema = z.strictObject(
+  {
+    name: z
+      .string({ error: 'a string' })
+      .min(1, { error: 'a non-empty string' })
+      .max(LIMITS.proxyNameMaxLength, { error: `at most ${LIMITS.proxyNameMaxLength} characters` })
+      .regex(RDS_IDENTIFIER_PATTERN, {
+        error:
+          'a valid RDS identifier: a letter first, then letters, digits or single hyphens, not ending in a hyphen',
+      }),
+    maxConnectionsPercent: integer(1, 100).optional(),
+    maxIdleConnectionsPercent: integer(0, 100).optional(),
+    borrowTimeoutSeconds: integer(0, LIMITS.borrowTimeoutSecondsMax).optional(),
+    requireTls: bool.optional(),
+    debugLogging: bool.optional(),
+  },
+  { error: 'a proxy object such as { "name": "pool100", "maxConnectionsPercent": 100 }' },
+);
 
-const runnersSchema = z.strictObject({
-  instanceType: z
-    .string({ error: 'an EC2 instance type string such as "c7g.large"' })
-    .regex(EC2_INSTANCE_TYPE_PATTERN, { error: 'an EC2 instance type such as "c7g.large"' })
-    .optional(),
-  count: integer(1, LIMITS.runnerCountMax).optional(),
-  placement: z.enum(['any', 'cluster', 'spread'], { error: 'one of "any", "cluster", "spread"' }).optional(),
-}, { error: 'an object such as { "instanceType": "c7g.large", "count": 1 }' });
+const runnersSchema = z.strictObject(
+  {
+    instanceType: z
+      .string({ error: 'an EC2 instance type string such as "c7g.large"' })
+      .regex(EC2_INSTANCE_TYPE_PATTERN, { error: 'an EC2 instance type such as "c7g.large"' })
+      .optional(),
+    count: integer(1, LIMITS.runnerCountMax).optional(),
+    placement: z
+      .enum(['any', 'cluster', 'spread'], { error: 'one of "any", "cluster", "spread"' })
+      .optional(),
+  },
+  { error: 'an object such as { "instanceType": "c7g.large", "count": 1 }' },
+);
 
-const resultsSchema = z.strictObject({
-  retainOnDestroy: bool.optional(),
-  expireAfterDays: integer(1, LIMITS.expireAfterDaysMax).optional(),
-}, { error: 'an object such as { "retainOnDestroy": false, "expireAfterDays": 30 }' });
+const resultsSchema = z.strictObject(
+  {
+    retainOnDestroy: bool.optional(),
+    expireAfterDays: integer(1, LIMITS.expireAfterDaysMax).optional(),
+  },
+  { error: 'an object such as { "retainOnDestroy": false, "expireAfterDays": 30 }' },
+);
 
-const budgetSchema = z.strictObject({
-  maxHourlyUsd: z
-    .number({ error: 'a positive number of US dollars per hour' })
-    .positive({ error: 'a positive number of US dollars per hour' }),
-}, { error: 'an object such as { "maxHourlyUsd": 1.5 }' });
+const budgetSchema = z.strictObject(
+  {
+    maxHourlyUsd: z
+      .number({ error: 'a positive number of US dollars per hour' })
+      .positive({ error: 'a positive number of US dollars per hour' }),
+  },
+  { error: 'an object such as { "maxHourlyUsd": 1.5 }' },
+);
 
 const tagKey = z
   .string()
@@ -150,13 +164,21 @@ export const labFileSchema = z.strictObject({
     .nullable()
     .optional(),
   tags: z
-    .record(tagKey, z.string({ error: 'a string of at most 256 characters' }).max(256, { error: 'a string of at most 256 characters' }), {
-      error: 'an object of string tags',
-    })
+    .record(
+      tagKey,
+      z
+        .string({ error: 'a string of at most 256 characters' })
+        .max(256, { error: 'a string of at most 256 characters' }),
+      {
+        error: 'an object of string tags',
+      },
+    )
     .optional(),
   suites: z
     .array(
-      z.string({ error: 'a suite name' }).regex(SUITE_NAME_PATTERN, { error: 'a suite name (lowercase letters, digits, hyphens)' }),
+      z
+        .string({ error: 'a suite name' })
+        .regex(SUITE_NAME_PATTERN, { error: 'a suite name (lowercase letters, digits, hyphens)' }),
       { error: 'a list of suite names' },
     )
     .min(1, { error: 'a non-empty list of suite names' })

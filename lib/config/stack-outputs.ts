@@ -60,12 +60,18 @@ export function stackNameFor(labName: string): string {
 }
 
 function splitList(v: string): string[] {
-  return v === '' ? [] : v.split(',').map((s) => s.trim()).filter((s) => s !== '');
+  return v === ''
+    ? []
+    : v
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s !== '');
 }
 
 function parseStringMap(key: string, v: string): Record<string, string> {
   const parsed: unknown = JSON.parse(v);
-  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed)) throw new Error(`output ${key} is not a JSON object`);
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed))
+    throw new Error(`output ${key} is not a JSON object`);
   const out: Record<string, string> = {};
   for (const [k, val] of Object.entries(parsed)) {
     if (typeof val !== 'string') throw new Error(`output ${key}.${k} is not a string`);
@@ -81,11 +87,13 @@ function parseStringMap(key: string, v: string): Record<string, string> {
 export function parseLabOutputs(raw: Readonly<Record<string, string | undefined>>): LabOutputs {
   const get = (key: LabOutputKey): string => {
     const v = raw[key];
-    if (v === undefined) throw new Error(`stack output ${key} is missing (stack deployed by an older proxylab?)`);
+    if (v === undefined)
+      throw new Error(`stack output ${key} is missing (stack deployed by an older proxylab?)`);
     return v;
   };
   const port = Number(get(LAB_OUTPUT_KEYS.databasePort));
-  if (!Number.isInteger(port)) throw new Error(`stack output ${LAB_OUTPUT_KEYS.databasePort} is not a port number`);
+  if (!Number.isInteger(port))
+    throw new Error(`stack output ${LAB_OUTPUT_KEYS.databasePort} is not a port number`);
   return {
     labName: get(LAB_OUTPUT_KEYS.labName),
     runnerInstanceIds: splitList(get(LAB_OUTPUT_KEYS.runnerInstanceIds)),

@@ -50,7 +50,9 @@ export function formatValue(value: unknown): string {
 }
 
 function mustBe(allowed: string, value: unknown): string {
-  return value === undefined ? `is required: must be ${allowed}` : `must be ${allowed}, got ${formatValue(value)}`;
+  return value === undefined
+    ? `is required: must be ${allowed}`
+    : `must be ${allowed}, got ${formatValue(value)}`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -67,7 +69,8 @@ function editDistance(a: string, b: string): number {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       let best = Math.min(at(i - 1, j) + 1, at(i, j - 1) + 1, at(i - 1, j - 1) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) best = Math.min(best, at(i - 2, j - 2) + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        best = Math.min(best, at(i - 2, j - 2) + 1);
       row[j] = best;
     }
   }
@@ -170,7 +173,8 @@ function checkCapacity(aurora: Record<string, unknown>, out: LabProblem[]): void
     out.push({
       path: 'aurora.serverless',
       value: aurora.serverless,
-      message: 'must not be given together with aurora.instanceClass: choose a provisioned class OR serverless v2',
+      message:
+        'must not be given together with aurora.instanceClass: choose a provisioned class OR serverless v2',
     });
   }
   if (typeof cls === 'string' && !AURORA_POSTGRES_INSTANCE_CLASSES.includes(cls)) {
@@ -191,7 +195,13 @@ function checkCapacity(aurora: Record<string, unknown>, out: LabProblem[]): void
   if (serverless) {
     const min = serverless.minCapacity;
     const max = serverless.maxCapacity;
-    if (typeof min === 'number' && typeof max === 'number' && min >= 0 && max <= LIMITS.serverlessAcuMax && min > max) {
+    if (
+      typeof min === 'number' &&
+      typeof max === 'number' &&
+      min >= 0 &&
+      max <= LIMITS.serverlessAcuMax &&
+      min > max
+    ) {
       out.push({
         path: 'aurora.serverless.minCapacity',
         value: min,
@@ -264,7 +274,11 @@ function crossFieldProblems(raw: unknown): LabProblem[] {
 function withDefaults(input: LabFileInput): LabConfig {
   const a = input.aurora ?? {};
   const capacity: LabConfig['aurora']['capacity'] = a.serverless
-    ? { kind: 'serverless', minCapacityAcu: a.serverless.minCapacity, maxCapacityAcu: a.serverless.maxCapacity }
+    ? {
+        kind: 'serverless',
+        minCapacityAcu: a.serverless.minCapacity,
+        maxCapacityAcu: a.serverless.maxCapacity,
+      }
     : { kind: 'provisioned', instanceClass: a.instanceClass ?? DEFAULT_INSTANCE_CLASS };
   const proxies: ProxyConfig[] = (input.proxies ?? []).map((p) => {
     const maxConnectionsPercent = p.maxConnectionsPercent ?? 100;
@@ -344,7 +358,12 @@ export function validateLab(raw: unknown, opts: ValidateOptions = {}): LabValida
 /** One line per problem: `path: message`. */
 export function formatProblems(problems: readonly LabProblem[], source?: string): string {
   const lines = problems.map((p) => `${p.path}: ${p.message}`);
-  return source ? [`${source}: ${problems.length} problem${problems.length === 1 ? '' : 's'}`, ...lines.map((l) => `  ${l}`)].join('\n') : lines.join('\n');
+  return source
+    ? [
+        `${source}: ${problems.length} problem${problems.length === 1 ? '' : 's'}`,
+        ...lines.map((l) => `  ${l}`),
+      ].join('\n')
+    : lines.join('\n');
 }
 
 /** One line describing a validated lab, e.g. for `proxylab validate`. */
@@ -355,7 +374,8 @@ export function summarizeLab(lab: LabConfig): string {
       ? a.capacity.instanceClass
       : `serverless v2 ${a.capacity.minCapacityAcu}–${a.capacity.maxCapacityAcu} ACU`;
   const readers = `${a.readers} reader${a.readers === 1 ? '' : 's'}`;
-  const maxConn = a.maxConnections === null ? 'default max_connections' : `max_connections ${a.maxConnections}`;
+  const maxConn =
+    a.maxConnections === null ? 'default max_connections' : `max_connections ${a.maxConnections}`;
   const proxies =
     lab.proxies.length === 0
       ? 'no proxy'

@@ -56,8 +56,13 @@ export class LabDatabase extends Construct {
     super(scope, id);
     const { aurora } = props;
     const entry = findEngineVersion(aurora.engineVersion);
-    if (!entry) throw new Error(`engine version ${aurora.engineVersion} is not in ACCEPTED_ENGINE_VERSIONS (validate the lab first)`);
-    const engine = rds.DatabaseClusterEngine.auroraPostgres({ version: rds.AuroraPostgresEngineVersion[entry.cdkKey] });
+    if (!entry)
+      throw new Error(
+        `engine version ${aurora.engineVersion} is not in ACCEPTED_ENGINE_VERSIONS (validate the lab first)`,
+      );
+    const engine = rds.DatabaseClusterEngine.auroraPostgres({
+      version: rds.AuroraPostgresEngineVersion[entry.cdkKey],
+    });
 
     this.securityGroup = new ec2.SecurityGroup(this, 'SecurityGroup', {
       vpc: props.vpc,
@@ -77,7 +82,9 @@ export class LabDatabase extends Construct {
 
     const instanceOptions = {
       enablePerformanceInsights: aurora.performanceInsights,
-      performanceInsightRetention: aurora.performanceInsights ? rds.PerformanceInsightRetention.DEFAULT : undefined,
+      performanceInsightRetention: aurora.performanceInsights
+        ? rds.PerformanceInsightRetention.DEFAULT
+        : undefined,
       parameterGroup: this.parameterGroup,
       publiclyAccessible: false,
       // A benchmark must not change version under the experiment.
@@ -114,7 +121,14 @@ export class LabDatabase extends Construct {
     this.instances = this.cluster.node.children.flatMap((child) => {
       const resource = child.node.defaultChild;
       if (!(resource instanceof rds.CfnDBInstance)) return [];
-      return [{ role: child.node.id, instanceIdentifier: resource.ref, resourceId: resource.attrDbiResourceId, resource }];
+      return [
+        {
+          role: child.node.id,
+          instanceIdentifier: resource.ref,
+          resourceId: resource.attrDbiResourceId,
+          resource,
+        },
+      ];
     });
     const writer = this.instances.find((i) => i.role === 'writer');
     if (!writer) throw new Error('the cluster has no writer instance');
@@ -122,15 +136,18 @@ export class LabDatabase extends Construct {
 
     Validations.of(this.cluster).acknowledge({
       id: 'AwsSolutions-RDS10',
-      reason: 'A lab is torn down after its experiment (ttlHours); deletion protection would block `proxylab destroy`.',
+      reason:
+        'A lab is torn down after its experiment (ttlHours); deletion protection would block `proxylab destroy`.',
     });
     Validations.of(this.cluster).acknowledge({
       id: 'AwsSolutions-RDS11',
-      reason: 'RDS Proxy for PostgreSQL always listens on 5432; the cluster keeps the same port so a target is the same URL with another host. Only the lab\'s own security groups can reach it.',
+      reason:
+        "RDS Proxy for PostgreSQL always listens on 5432; the cluster keeps the same port so a target is the same URL with another host. Only the lab's own security groups can reach it.",
     });
     Validations.of(this.cluster.node.findChild('Secret')).acknowledge({
       id: 'AwsSolutions-SMG4',
-      reason: 'The master secret lives as long as the lab (hours); rotating it mid-experiment would break pgbench sessions and proxy auth during a measured step.',
+      reason:
+        'The master secret lives as long as the lab (hours); rotating it mid-experiment would break pgbench sessions and proxy auth during a measured step.',
     });
   }
 }

@@ -16,7 +16,8 @@ export const COLLECTOR_ENTRY = path.join(__dirname, '..', '..', 'lambda', 'colle
  */
 export function logicalIdOf(bucket: s3.IBucket): string {
   const resource = bucket.node.defaultChild;
-  if (!(resource instanceof CfnResource)) throw new Error(`${bucket.node.path} has no CloudFormation resource`);
+  if (!(resource instanceof CfnResource))
+    throw new Error(`${bucket.node.path} has no CloudFormation resource`);
   return Stack.of(resource).resolve(resource.logicalId) as string;
 }
 
@@ -57,7 +58,8 @@ export class MetricsCollector extends Construct {
     });
     this.role = new iam.Role(this, 'Role', {
       assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      description: 'proxylab metrics collector: read CloudWatch and Performance Insights, write runs/ in the results bucket',
+      description:
+        'proxylab metrics collector: read CloudWatch and Performance Insights, write runs/ in the results bucket',
     });
     this.role.addToPolicy(
       new iam.PolicyStatement({
@@ -79,7 +81,10 @@ export class MetricsCollector extends Construct {
       );
     }
     this.role.addToPolicy(
-      new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [props.bucket.arnForObjects('runs/*')] }),
+      new iam.PolicyStatement({
+        actions: ['s3:PutObject'],
+        resources: [props.bucket.arnForObjects('runs/*')],
+      }),
     );
 
     this.function = new NodejsFunction(this, 'Function', {
@@ -113,11 +118,13 @@ export class MetricsCollector extends Construct {
 
     Validations.of(this.role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'cloudwatch:GetMetricData supports no resource-level permissions (AWS service authorization reference); it is the only action granted on *.',
+      reason:
+        'cloudwatch:GetMetricData supports no resource-level permissions (AWS service authorization reference); it is the only action granted on *.',
     });
     Validations.of(this.role).acknowledge({
       id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(props.bucket)}.Arn>/runs/*]`,
-      reason: 'Run ids are chosen at run time; the function may only PutObject under runs/ of this lab\'s bucket.',
+      reason:
+        "Run ids are chosen at run time; the function may only PutObject under runs/ of this lab's bucket.",
     });
   }
 }

@@ -93,7 +93,9 @@ export class LabProxies extends Construct {
 }
 
 /** Lab pool settings → DatabaseProxy props. */
-export function toPoolSettings(config: ProxyConfig): Pick<
+export function toPoolSettings(
+  config: ProxyConfig,
+): Pick<
   rds.DatabaseProxyProps,
   'maxConnectionsPercent' | 'maxIdleConnectionsPercent' | 'borrowTimeout' | 'requireTLS' | 'debugLogging'
 > {

@@ -96,10 +96,15 @@ export class RunnerFleet extends Construct {
 
     this.securityGroup = new ec2.SecurityGroup(this, 'SecurityGroup', {
       vpc: props.vpc,
-      description: 'pgbench runners: no inbound; outbound HTTPS (SSM, AWS APIs, AL2023 repositories over S3) and PostgreSQL',
+      description:
+        'pgbench runners: no inbound; outbound HTTPS (SSM, AWS APIs, AL2023 repositories over S3) and PostgreSQL',
       allowAllOutbound: false,
     });
-    this.securityGroup.addEgressRule(ec2.Peer.anyIpv4(), ec2.Port.tcp(443), 'AWS APIs, SSM and the AL2023 repositories');
+    this.securityGroup.addEgressRule(
+      ec2.Peer.anyIpv4(),
+      ec2.Port.tcp(443),
+      'AWS APIs, SSM and the AL2023 repositories',
+    );
     for (const target of props.databaseTargets) {
       this.securityGroup.connections.allowTo(target, ec2.Port.tcp(5432), 'runners to PostgreSQL');
     }
@@ -111,11 +116,17 @@ export class RunnerFleet extends Construct {
     });
     props.dbSecret.grantRead(this.role);
     this.role.addToPolicy(
-      new iam.PolicyStatement({ actions: ['s3:PutObject'], resources: [props.bucket.arnForObjects('runs/*')] }),
+      new iam.PolicyStatement({
+        actions: ['s3:PutObject'],
+        resources: [props.bucket.arnForObjects('runs/*')],
+      }),
     );
     // Exactly this function (grantInvoke would add `<arn>:*`, every version and alias).
     this.role.addToPolicy(
-      new iam.PolicyStatement({ actions: ['lambda:InvokeFunction'], resources: [props.collector.functionArn] }),
+      new iam.PolicyStatement({
+        actions: ['lambda:InvokeFunction'],
+        resources: [props.collector.functionArn],
+      }),
     );
 
     this.userData = ec2.UserData.forLinux({ shebang: '#!/bin/bash' });
@@ -125,7 +136,10 @@ export class RunnerFleet extends Construct {
     const placementGroup =
       props.placement && props.placement !== 'any'
         ? new ec2.PlacementGroup(this, 'Placement', {
-            strategy: props.placement === 'cluster' ? ec2.PlacementGroupStrategy.CLUSTER : ec2.PlacementGroupStrategy.SPREAD,
+            strategy:
+              props.placement === 'cluster'
+                ? ec2.PlacementGroupStrategy.CLUSTER
+                : ec2.PlacementGroupStrategy.SPREAD,
           })
         : undefined;
 
@@ -157,22 +171,25 @@ export class RunnerFleet extends Construct {
       });
       Validations.of(instance).acknowledge({
         id: 'AwsSolutions-EC28',
-        reason: 'Runner CPU is sampled by the suite engine itself (load-generator saturation check); 1-minute detailed monitoring would add cost without being read.',
+        reason:
+          'Runner CPU is sampled by the suite engine itself (load-generator saturation check); 1-minute detailed monitoring would add cost without being read.',
       });
       Validations.of(instance).acknowledge({
         id: 'AwsSolutions-EC29',
-        reason: 'Runners are disposable and recreated by a redeploy; termination protection would block `proxylab destroy`.',
+        reason:
+          'Runners are disposable and recreated by a redeploy; termination protection would block `proxylab destroy`.',
       });
       return instance;
     });
 
     Validations.of(this.role).acknowledge({
       id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSSMManagedInstanceCore]',
-      reason: 'AmazonSSMManagedInstanceCore is the AWS-maintained minimum for the SSM agent (Run Command is how the CLI drives runners); hand-copying it would drift from what the agent needs.',
+      reason:
+        'AmazonSSMManagedInstanceCore is the AWS-maintained minimum for the SSM agent (Run Command is how the CLI drives runners); hand-copying it would drift from what the agent needs.',
     });
     Validations.of(this.role).acknowledge({
       id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(props.bucket)}.Arn>/runs/*]`,
-      reason: 'Run ids are chosen at run time; runners may only PutObject under runs/ of this lab\'s bucket.',
+      reason: "Run ids are chosen at run time; runners may only PutObject under runs/ of this lab's bucket.",
     });
   }
 
@@ -183,11 +200,16 @@ export class RunnerFleet extends Construct {
   addRunnerSoftware(software: RunnerSoftware): void {
     const local = `${RUNNER_HOME}/${software.asset.isZipArchive ? 'runner.zip' : 'runner'}`;
     // Own command rather than UserData.addS3DownloadCommand, whose `$(dirname …)` is unquoted (SC2046).
-    this.userData.addCommands(`aws s3 cp 's3://${software.asset.s3BucketName}/${software.asset.s3ObjectKey}' '${local}'`);
+    this.userData.addCommands(
+      `aws s3 cp 's3://${software.asset.s3BucketName}/${software.asset.s3ObjectKey}' '${local}'`,
+    );
     // Exactly this object: Asset.grantRead would add s3:GetObject*/List*/GetBucket* on the whole
     // CDK staging bucket (cdk-nag IAM5). The default bootstrap bucket is SSE-S3: no KMS grant needed.
     this.role.addToPolicy(
-      new iam.PolicyStatement({ actions: ['s3:GetObject'], resources: [software.asset.bucket.arnForObjects(software.asset.s3ObjectKey)] }),
+      new iam.PolicyStatement({
+        actions: ['s3:GetObject'],
+        resources: [software.asset.bucket.arnForObjects(software.asset.s3ObjectKey)],
+      }),
     );
     if (software.asset.isZipArchive) {
       this.userData.addCommands('dnf install -y unzip', `unzip -o "${local}" -d ${RUNNER_HOME}`);

@@ -19,7 +19,17 @@
  * minute; `-c proxylab:now=ISO` pins "now" for reproducible templates), shown in the `ExpiresAt`
  * output and the tag. `proxylab extend` moves the schedule later; a new deploy restarts the clock.
  */
-import { Annotations, Aspects, CfnOutput, CfnResource, DefaultStackSynthesizer, Fn, Stack, TagManager, Tags } from 'aws-cdk-lib';
+import {
+  Annotations,
+  Aspects,
+  CfnOutput,
+  CfnResource,
+  DefaultStackSynthesizer,
+  Fn,
+  Stack,
+  TagManager,
+  Tags,
+} from 'aws-cdk-lib';
 import type { IAspect } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { CfnSchedule } from 'aws-cdk-lib/aws-scheduler';

@@ -71,7 +71,12 @@ export interface CostEstimate {
   /** Billable things left out because they depend on usage we cannot know, in words. */
   readonly notIncluded: readonly string[];
   /** Every source a line cites, with its date. */
-  readonly sources: ReadonlyArray<{ readonly id: SourceId; readonly title: string; readonly url: string | null; readonly readOn: string }>;
+  readonly sources: ReadonlyArray<{
+    readonly id: SourceId;
+    readonly title: string;
+    readonly url: string | null;
+    readonly readOn: string;
+  }>;
 }
 
 /** Usage assumptions for the storage and I/O lines. */
@@ -111,7 +116,12 @@ export function priceTableFor(region: string): PriceTable {
 }
 
 /** A price from one of the table's instance maps, or a UsageError naming the type and the known ones. */
-function instancePrice(table: PriceTable, known: Readonly<Record<string, InstancePrice>>, what: string, type: string): InstancePrice {
+function instancePrice(
+  table: PriceTable,
+  known: Readonly<Record<string, InstancePrice>>,
+  what: string,
+  type: string,
+): InstancePrice {
   const p = known[type];
   if (!p) {
     throw new UsageError(
@@ -134,7 +144,11 @@ export function ec2InstancePrice(table: PriceTable, instanceType: string): Insta
 
 export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEstimate {
   const region = opts.region ?? lab.region ?? DEFAULT_PRICE_REGION;
-  const regionFrom: CostEstimate['regionFrom'] = opts.region ? (opts.regionFrom ?? 'flag') : lab.region ? 'lab' : 'default';
+  const regionFrom: CostEstimate['regionFrom'] = opts.region
+    ? (opts.regionFrom ?? 'flag')
+    : lab.region
+      ? 'lab'
+      : 'default';
   const table = priceTableFor(region);
   const usage: UsageAssumptions = { ...DEFAULT_USAGE, ...opts.usage };
   const shape = opts.shape ?? LAB_DEPLOYMENT_SHAPE;
@@ -147,18 +161,41 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
   if (cap.kind === 'provisioned') {
     const p = auroraInstancePrice(table, cap.instanceClass);
     for (const role of roles) {
-      lines.push(fixed('database', `Aurora ${role} ${cap.instanceClass}`, 1, 'instance-hour', p.usdPerHour, p.source,
-        `1 × $${p.usdPerHour}/h on-demand (${p.vcpus} vCPU, ${p.memoryGiB} GiB)`));
+      lines.push(
+        fixed(
+          'database',
+          `Aurora ${role} ${cap.instanceClass}`,
+          1,
+          'instance-hour',
+          p.usdPerHour,
+          p.source,
+          `1 × $${p.usdPerHour}/h on-demand (${p.vcpus} vCPU, ${p.memoryGiB} GiB)`,
+        ),
+      );
     }
   } else {
     const acu = table.auroraServerlessPerAcuHour;
     // minCapacity 0 is auto-pause. Assumed not to happen behind an RDS Proxy (listed as incompatible
     // with scale-to-zero in aws/agent-toolkit-for-aws's Aurora serverless notes): low end 0.5 ACU.
-    const low = cap.minCapacityAcu === 0 && lab.proxies.length > 0 ? SERVERLESS_MIN_RUNNING_ACU : cap.minCapacityAcu;
-    const why = low !== cap.minCapacityAcu ? ` (minCapacity 0 = auto-pause, assumed not to happen behind an RDS Proxy: ${low} ACU)` : '';
+    const low =
+      cap.minCapacityAcu === 0 && lab.proxies.length > 0 ? SERVERLESS_MIN_RUNNING_ACU : cap.minCapacityAcu;
+    const why =
+      low !== cap.minCapacityAcu
+        ? ` (minCapacity 0 = auto-pause, assumed not to happen behind an RDS Proxy: ${low} ACU)`
+        : '';
     for (const role of roles) {
-      lines.push(range('database', `Aurora ${role} serverless v2`, low, cap.maxCapacityAcu, 'ACU-hour', acu.usd, acu.source,
-        `${low}–${cap.maxCapacityAcu} ACU × $${acu.usd}/ACU-hour; bills the capacity in use, between min and max${why}`));
+      lines.push(
+        range(
+          'database',
+          `Aurora ${role} serverless v2`,
+          low,
+          cap.maxCapacityAcu,
+          'ACU-hour',
+          acu.usd,
+          acu.source,
+          `${low}–${cap.maxCapacityAcu} ACU × $${acu.usd}/ACU-hour; bills the capacity in use, between min and max${why}`,
+        ),
+      );
     }
   }
 
@@ -170,37 +207,91 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
       const vcpus = p.vcpus * instances;
       const billed = Math.max(table.rdsProxyMinVcpus, vcpus);
       const price = table.rdsProxyPerVcpuHour;
-      lines.push(fixed('proxy', part, billed, 'vCPU-hour', price.usd, price.source,
-        `${instances} instance(s) × ${p.vcpus} vCPU = ${vcpus} vCPU (minimum ${table.rdsProxyMinVcpus}) × $${price.usd}/vCPU-hour`));
+      lines.push(
+        fixed(
+          'proxy',
+          part,
+          billed,
+          'vCPU-hour',
+          price.usd,
+          price.source,
+          `${instances} instance(s) × ${p.vcpus} vCPU = ${vcpus} vCPU (minimum ${table.rdsProxyMinVcpus}) × $${price.usd}/vCPU-hour`,
+        ),
+      );
     } else {
       const price = table.rdsProxyPerAcuHour;
       const lo = Math.max(table.rdsProxyMinAcus, cap.minCapacityAcu * instances);
       const hi = Math.max(table.rdsProxyMinAcus, cap.maxCapacityAcu * instances);
-      lines.push(range('proxy', part, lo, hi, 'ACU-hour', price.usd, price.source,
-        `${instances} instance(s) × ${cap.minCapacityAcu}–${cap.maxCapacityAcu} ACU (minimum ${table.rdsProxyMinAcus} ACU) × $${price.usd}/ACU-hour`));
+      lines.push(
+        range(
+          'proxy',
+          part,
+          lo,
+          hi,
+          'ACU-hour',
+          price.usd,
+          price.source,
+          `${instances} instance(s) × ${cap.minCapacityAcu}–${cap.maxCapacityAcu} ACU (minimum ${table.rdsProxyMinAcus} ACU) × $${price.usd}/ACU-hour`,
+        ),
+      );
     }
   }
 
   // Runners.
   const runner = ec2InstancePrice(table, lab.runners.instanceType);
-  lines.push(fixed('runner', `Runners ${lab.runners.count} × ${lab.runners.instanceType}`, lab.runners.count, 'instance-hour',
-    runner.usdPerHour, runner.source, `${lab.runners.count} × $${runner.usdPerHour}/h on-demand Linux (${runner.vcpus} vCPU each)`));
+  lines.push(
+    fixed(
+      'runner',
+      `Runners ${lab.runners.count} × ${lab.runners.instanceType}`,
+      lab.runners.count,
+      'instance-hour',
+      runner.usdPerHour,
+      runner.source,
+      `${lab.runners.count} × $${runner.usdPerHour}/h on-demand Linux (${runner.vcpus} vCPU each)`,
+    ),
+  );
   const ebsGb = shape.runnerRootVolumeGb * lab.runners.count;
-  lines.push(fixed('storage', `Runner EBS gp3 ${lab.runners.count} × ${shape.runnerRootVolumeGb} GB`, ebsGb / HOURS_PER_MONTH, 'GB-month',
-    table.ebsGp3PerGbMonth.usd, table.ebsGp3PerGbMonth.source,
-    `${ebsGb} GB × $${table.ebsGp3PerGbMonth.usd}/GB-month ÷ ${HOURS_PER_MONTH} h`));
+  lines.push(
+    fixed(
+      'storage',
+      `Runner EBS gp3 ${lab.runners.count} × ${shape.runnerRootVolumeGb} GB`,
+      ebsGb / HOURS_PER_MONTH,
+      'GB-month',
+      table.ebsGp3PerGbMonth.usd,
+      table.ebsGp3PerGbMonth.source,
+      `${ebsGb} GB × $${table.ebsGp3PerGbMonth.usd}/GB-month ÷ ${HOURS_PER_MONTH} h`,
+    ),
+  );
 
   // Network.
   if (shape.interfaceEndpoints.length > 0) {
     const n = shape.interfaceEndpoints.length * shape.availabilityZones;
     const price = table.interfaceEndpointPerAzHour;
-    lines.push(fixed('network', `VPC interface endpoints (${shape.interfaceEndpoints.join(', ')})`, n, 'endpoint-AZ-hour', price.usd, price.source,
-      `${shape.interfaceEndpoints.length} endpoints × ${shape.availabilityZones} AZs × $${price.usd}/h; data processed ($0.01/GB) not included`));
+    lines.push(
+      fixed(
+        'network',
+        `VPC interface endpoints (${shape.interfaceEndpoints.join(', ')})`,
+        n,
+        'endpoint-AZ-hour',
+        price.usd,
+        price.source,
+        `${shape.interfaceEndpoints.length} endpoints × ${shape.availabilityZones} AZs × $${price.usd}/h; data processed ($0.01/GB) not included`,
+      ),
+    );
   }
   if (shape.natGateways > 0) {
     const price = table.natGatewayPerHour;
-    lines.push(fixed('network', `NAT gateway × ${shape.natGateways}`, shape.natGateways, 'gateway-hour', price.usd, price.source,
-      `${shape.natGateways} × $${price.usd}/h; data processed ($${table.natGatewayPerGb.usd}/GB) not included`));
+    lines.push(
+      fixed(
+        'network',
+        `NAT gateway × ${shape.natGateways}`,
+        shape.natGateways,
+        'gateway-hour',
+        price.usd,
+        price.source,
+        `${shape.natGateways} × $${price.usd}/h; data processed ($${table.natGatewayPerGb.usd}/GB) not included`,
+      ),
+    );
   }
   const publicIps = shape.natGateways + (shape.runnersHavePublicIpv4 ? lab.runners.count : 0);
   if (publicIps > 0) {
@@ -208,23 +299,61 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
     const why = [
       shape.natGateways > 0 ? `${shape.natGateways} NAT gateway EIP(s)` : '',
       shape.runnersHavePublicIpv4 ? `${lab.runners.count} runner(s)` : '',
-    ].filter((s) => s !== '').join(' + ');
-    lines.push(fixed('network', `Public IPv4 × ${publicIps}`, publicIps, 'address-hour', price.usd, price.source,
-      `${why} × $${price.usd}/h`));
+    ]
+      .filter((s) => s !== '')
+      .join(' + ');
+    lines.push(
+      fixed(
+        'network',
+        `Public IPv4 × ${publicIps}`,
+        publicIps,
+        'address-hour',
+        price.usd,
+        price.source,
+        `${why} × $${price.usd}/h`,
+      ),
+    );
   }
 
   // Storage and I/O: stated assumptions.
   const st = table.auroraStoragePerGbMonth;
-  lines.push(assumed('storage', `Aurora storage ${usage.auroraStorageGb} GB (assumed)`, usage.auroraStorageGb / HOURS_PER_MONTH, 'GB-month', st.usd, st.source,
-    `assumed ${usage.auroraStorageGb} GB × $${st.usd}/GB-month ÷ ${HOURS_PER_MONTH} h`));
+  lines.push(
+    assumed(
+      'storage',
+      `Aurora storage ${usage.auroraStorageGb} GB (assumed)`,
+      usage.auroraStorageGb / HOURS_PER_MONTH,
+      'GB-month',
+      st.usd,
+      st.source,
+      `assumed ${usage.auroraStorageGb} GB × $${st.usd}/GB-month ÷ ${HOURS_PER_MONTH} h`,
+    ),
+  );
   const io = table.auroraIoPerMillionRequests;
-  lines.push(assumed('storage', `Aurora I/O ${usage.auroraIoMillionsPerHour} M requests/h (assumed)`, usage.auroraIoMillionsPerHour, 'million requests', io.usd, io.source,
-    `assumed ${usage.auroraIoMillionsPerHour} million I/O requests per hour × $${io.usd}/million (Aurora Standard)`));
+  lines.push(
+    assumed(
+      'storage',
+      `Aurora I/O ${usage.auroraIoMillionsPerHour} M requests/h (assumed)`,
+      usage.auroraIoMillionsPerHour,
+      'million requests',
+      io.usd,
+      io.source,
+      `assumed ${usage.auroraIoMillionsPerHour} million I/O requests per hour × $${io.usd}/million (Aurora Standard)`,
+    ),
+  );
 
   // Secrets.
   const sec = table.secretPerMonth;
-  lines.push(fixed('other', `Secrets Manager × ${shape.secrets}`, shape.secrets / HOURS_PER_MONTH, 'secret-month', sec.usd, sec.source,
-    `${shape.secrets} secret(s) × $${sec.usd}/month ÷ ${HOURS_PER_MONTH} h`));
+  lines.push(
+    fixed(
+      'other',
+      `Secrets Manager × ${shape.secrets}`,
+      shape.secrets / HOURS_PER_MONTH,
+      'secret-month',
+      sec.usd,
+      sec.source,
+      `${shape.secrets} secret(s) × $${sec.usd}/month ÷ ${HOURS_PER_MONTH} h`,
+    ),
+  );
 
   const totals = totalsOf(lines);
   const cited = [...new Set(lines.map((l) => l.source))].sort();
@@ -262,19 +391,65 @@ function roundNoise(x: number): number {
   return Math.round(x * 1e9) / 1e9;
 }
 
-function fixed(category: CostCategory, part: string, quantity: number, unit: string, unitPriceUsd: number, source: SourceId, note: string): CostLine {
+function fixed(
+  category: CostCategory,
+  part: string,
+  quantity: number,
+  unit: string,
+  unitPriceUsd: number,
+  source: SourceId,
+  note: string,
+): CostLine {
   const usd = roundNoise(quantity * unitPriceUsd);
-  return { category, part, quantityMin: quantity, quantityMax: quantity, unit, unitPriceUsd, usdPerHourMin: usd, usdPerHourMax: usd, basis: 'price-table', note, source };
-}
-
-function range(category: CostCategory, part: string, lo: number, hi: number, unit: string, unitPriceUsd: number, source: SourceId, note: string): CostLine {
   return {
-    category, part, quantityMin: lo, quantityMax: hi, unit, unitPriceUsd,
-    usdPerHourMin: roundNoise(lo * unitPriceUsd), usdPerHourMax: roundNoise(hi * unitPriceUsd), basis: 'price-table', note, source,
+    category,
+    part,
+    quantityMin: quantity,
+    quantityMax: quantity,
+    unit,
+    unitPriceUsd,
+    usdPerHourMin: usd,
+    usdPerHourMax: usd,
+    basis: 'price-table',
+    note,
+    source,
   };
 }
 
-function assumed(category: CostCategory, part: string, quantity: number, unit: string, unitPriceUsd: number, source: SourceId, note: string): CostLine {
+function range(
+  category: CostCategory,
+  part: string,
+  lo: number,
+  hi: number,
+  unit: string,
+  unitPriceUsd: number,
+  source: SourceId,
+  note: string,
+): CostLine {
+  return {
+    category,
+    part,
+    quantityMin: lo,
+    quantityMax: hi,
+    unit,
+    unitPriceUsd,
+    usdPerHourMin: roundNoise(lo * unitPriceUsd),
+    usdPerHourMax: roundNoise(hi * unitPriceUsd),
+    basis: 'price-table',
+    note,
+    source,
+  };
+}
+
+function assumed(
+  category: CostCategory,
+  part: string,
+  quantity: number,
+  unit: string,
+  unitPriceUsd: number,
+  source: SourceId,
+  note: string,
+): CostLine {
   return { ...fixed(category, part, quantity, unit, unitPriceUsd, source, note), basis: 'assumption' };
 }
 

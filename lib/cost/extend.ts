@@ -58,7 +58,10 @@ export async function extendLabExpiry(scheduler: SchedulerClient, req: ExtendReq
           'here (check --profile/--region), was deployed without ttlHours, or has already expired',
       );
     }
-    throw new InfrastructureError(`reading schedule ${name} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new InfrastructureError(
+      `reading schedule ${name} failed: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
   }
 
   const expression = current.ScheduleExpression ?? '';
@@ -75,7 +78,9 @@ export async function extendLabExpiry(scheduler: SchedulerClient, req: ExtendReq
     );
   }
   if (!current.Target || !current.FlexibleTimeWindow) {
-    throw new InfrastructureError(`schedule ${name} came back without its target or time window; not changing it`);
+    throw new InfrastructureError(
+      `schedule ${name} came back without its target or time window; not changing it`,
+    );
   }
 
   const expiresAt = new Date(previous.getTime() + req.hours * 3_600_000);
@@ -97,7 +102,10 @@ export async function extendLabExpiry(scheduler: SchedulerClient, req: ExtendReq
       }),
     );
   } catch (err) {
-    throw new InfrastructureError(`updating schedule ${name} failed: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
+    throw new InfrastructureError(
+      `updating schedule ${name} failed: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
   }
   return { stackName: req.stackName, scheduleName: name, previousExpiresAt: previous, expiresAt };
 }

@@ -35,7 +35,10 @@ export function formatCostTable(estimate: CostEstimate): string {
   const header = ['part', 'quantity per hour', 'unit price', '$/hour'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const line = (cells: string[]) =>
-    cells.map((c, i) => pad(c, widths[i] ?? 0, i >= 2)).join('  ').trimEnd();
+    cells
+      .map((c, i) => pad(c, widths[i] ?? 0, i >= 2))
+      .join('  ')
+      .trimEnd();
   const t = estimate.totals;
   const out: string[] = [];
   out.push(
@@ -49,7 +52,11 @@ export function formatCostTable(estimate: CostEstimate): string {
     ...totalLines([
       ['Total per hour:', formatUsdRange(t.perHourUsdMin, t.perHourUsdMax, 4), ''],
       [`Total per ${HOURS_PER_DAY}-hour day:`, formatUsdRange(t.perDayUsdMin, t.perDayUsdMax, 2), ''],
-      [`Total per 30-day month (${HOURS_PER_MONTH} h):`, formatUsdRange(t.perMonthUsdMin, t.perMonthUsdMax, 2), '  if left running'],
+      [
+        `Total per 30-day month (${HOURS_PER_MONTH} h):`,
+        formatUsdRange(t.perMonthUsdMin, t.perMonthUsdMax, 2),
+        '  if left running',
+      ],
     ]),
     '',
     '* usage assumed, see below.',
@@ -58,7 +65,9 @@ export function formatCostTable(estimate: CostEstimate): string {
     'Not included:',
     ...estimate.notIncluded.map((a) => `  - ${a}`),
     'Sources:',
-    ...estimate.sources.map((s) => `  - [${s.id}] ${s.title}${s.url ? ` <${s.url}>` : ''} (read ${s.readOn})`),
+    ...estimate.sources.map(
+      (s) => `  - [${s.id}] ${s.title}${s.url ? ` <${s.url}>` : ''} (read ${s.readOn})`,
+    ),
   );
   return out.join('\n') + '\n';
 }

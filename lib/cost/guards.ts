@@ -36,21 +36,43 @@ export function checkBudget(estimate: CostEstimate, maxHourlyUsd?: number, force
     throw new UsageError(`--max-hourly must be a positive number of US dollars, got ${maxHourlyUsd}`);
   }
   const limit = maxHourlyUsd ?? estimate.labBudgetMaxHourlyUsd;
-  const limitFrom: BudgetCheck['limitFrom'] = maxHourlyUsd !== undefined ? 'flag' : limit !== null ? 'lab' : null;
+  const limitFrom: BudgetCheck['limitFrom'] =
+    maxHourlyUsd !== undefined ? 'flag' : limit !== null ? 'lab' : null;
   const est = estimate.totals.perHourUsdMax;
   const estText = `$${est.toFixed(4)}/h`;
   if (limit === null) {
-    return { allowed: true, overBudget: false, estimateUsdPerHour: est, limitUsdPerHour: null, limitFrom, message: `estimate ${estText}; no hourly limit set (--max-hourly or budget.maxHourlyUsd)` };
+    return {
+      allowed: true,
+      overBudget: false,
+      estimateUsdPerHour: est,
+      limitUsdPerHour: null,
+      limitFrom,
+      message: `estimate ${estText}; no hourly limit set (--max-hourly or budget.maxHourlyUsd)`,
+    };
   }
   const where = limitFrom === 'flag' ? '--max-hourly' : "the lab's budget.maxHourlyUsd";
   const over = est > limit;
   if (!over) {
-    return { allowed: true, overBudget: false, estimateUsdPerHour: est, limitUsdPerHour: limit, limitFrom, message: `estimate ${estText} is within ${where} $${limit}/h` };
+    return {
+      allowed: true,
+      overBudget: false,
+      estimateUsdPerHour: est,
+      limitUsdPerHour: limit,
+      limitFrom,
+      message: `estimate ${estText} is within ${where} $${limit}/h`,
+    };
   }
   const message = force
     ? `estimate ${estText} exceeds ${where} $${limit}/h; deploying anyway because --force was given`
     : `estimate ${estText} exceeds ${where} $${limit}/h for lab "${estimate.lab}"; refusing to deploy (raise the limit, shrink the lab, or pass --force)`;
-  return { allowed: force, overBudget: true, estimateUsdPerHour: est, limitUsdPerHour: limit, limitFrom, message };
+  return {
+    allowed: force,
+    overBudget: true,
+    estimateUsdPerHour: est,
+    limitUsdPerHour: limit,
+    limitFrom,
+    message,
+  };
 }
 
 /** `checkBudget`, throwing a UsageError (exit 2) with its message when deploy must stop. */
@@ -85,8 +107,13 @@ export const MAX_CONNECTIONS_DEFAULT_CAP = 5000;
  * says 405; E1 read 394). Always read `SHOW max_connections` at run time; this is for warnings.
  * Returns null for a class the price table does not know.
  */
-export function defaultMaxConnections(instanceClass: string, region: string = DEFAULT_PRICE_REGION): number | null {
-  const spec = PRICE_TABLES[region]?.auroraInstances[instanceClass] ?? PRICE_TABLES[DEFAULT_PRICE_REGION]?.auroraInstances[instanceClass];
+export function defaultMaxConnections(
+  instanceClass: string,
+  region: string = DEFAULT_PRICE_REGION,
+): number | null {
+  const spec =
+    PRICE_TABLES[region]?.auroraInstances[instanceClass] ??
+    PRICE_TABLES[DEFAULT_PRICE_REGION]?.auroraInstances[instanceClass];
   if (!spec) return null;
   const bytes = spec.memoryGiB * 1024 ** 3;
   return Math.min(Math.floor(bytes / MAX_CONNECTIONS_BYTES_PER_CONNECTION), MAX_CONNECTIONS_DEFAULT_CAP);
@@ -94,7 +121,10 @@ export function defaultMaxConnections(instanceClass: string, region: string = DE
 
 /** Aurora Serverless v2 at max capacity: 2 GiB per ACU into the same formula. */
 function serverlessMaxConnections(maxAcu: number): number {
-  return Math.min(Math.floor((maxAcu * 2 * 1024 ** 3) / MAX_CONNECTIONS_BYTES_PER_CONNECTION), MAX_CONNECTIONS_DEFAULT_CAP);
+  return Math.min(
+    Math.floor((maxAcu * 2 * 1024 ** 3) / MAX_CONNECTIONS_BYTES_PER_CONNECTION),
+    MAX_CONNECTIONS_DEFAULT_CAP,
+  );
 }
 
 /** The lab's max_connections: the override, else the class default (null when unknown). */
@@ -114,7 +144,10 @@ export interface SuiteClientDemand {
 
 /** The client counts of catalog suites by name (an unknown name is a UsageError listing the valid ones). */
 export function suiteClientDemands(suiteNames: readonly string[]): SuiteClientDemand[] {
-  return suiteNames.map((name) => ({ suite: name, clients: getSuite(name).scenarios.flatMap((sc) => sc.clients) }));
+  return suiteNames.map((name) => ({
+    suite: name,
+    clients: getSuite(name).scenarios.flatMap((sc) => sc.clients),
+  }));
 }
 
 export interface RunnerCapacityWarning {
@@ -140,12 +173,16 @@ export function runnerCapacityWarnings(lab: LabConfig, suites: readonly string[]
 }
 
 /** `runnerCapacityWarnings` on explicit client demands (no catalog lookup). */
-export function runnerCapacityWarningsFor(lab: LabConfig, demands: readonly SuiteClientDemand[]): RunnerCapacityWarning[] {
+export function runnerCapacityWarningsFor(
+  lab: LabConfig,
+  demands: readonly SuiteClientDemand[],
+): RunnerCapacityWarning[] {
   const table = PRICE_TABLES[lab.region ?? DEFAULT_PRICE_REGION] ?? PRICE_TABLES[DEFAULT_PRICE_REGION];
   const runnerSpec = table?.ec2Instances[lab.runners.instanceType] ?? null;
   const maxConn = labMaxConnections(lab);
   const largestPercent = lab.proxies.reduce((m, p) => Math.max(m, p.maxConnectionsPercent), 0);
-  const poolSize = maxConn !== null && largestPercent > 0 ? Math.max(1, Math.round((largestPercent / 100) * maxConn)) : null;
+  const poolSize =
+    maxConn !== null && largestPercent > 0 ? Math.max(1, Math.round((largestPercent / 100) * maxConn)) : null;
   const warnings: RunnerCapacityWarning[] = [];
   let worst: { suite: string; clients: number } | null = null;
   for (const d of demands) {

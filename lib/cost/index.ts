@@ -1,6 +1,21 @@
 /** Cost estimate, guard rails and expiry helpers (issue 7). See docs/cost.md. */
-export { estimateCost, priceTableFor, auroraInstancePrice, ec2InstancePrice, DEFAULT_USAGE, HOURS_PER_DAY, HOURS_PER_MONTH } from './estimate';
-export type { CostEstimate, CostLine, CostTotals, CostCategory, EstimateOptions, UsageAssumptions } from './estimate';
+export {
+  estimateCost,
+  priceTableFor,
+  auroraInstancePrice,
+  ec2InstancePrice,
+  DEFAULT_USAGE,
+  HOURS_PER_DAY,
+  HOURS_PER_MONTH,
+} from './estimate';
+export type {
+  CostEstimate,
+  CostLine,
+  CostTotals,
+  CostCategory,
+  EstimateOptions,
+  UsageAssumptions,
+} from './estimate';
 export { formatCostTable, formatUsdRange } from './format';
 export {
   checkBudget,

@@ -37,7 +37,10 @@ export interface DeployPreflight {
  * unknown suite, bad --max-hourly); otherwise returns the decision for the caller to act on.
  */
 export function deployPreflight(lab: LabConfig, opts: DeployPreflightOptions = {}): DeployPreflight {
-  const estimate = estimateCost(lab, opts.region ? { region: opts.region, ...(opts.regionFrom ? { regionFrom: opts.regionFrom } : {}) } : {});
+  const estimate = estimateCost(
+    lab,
+    opts.region ? { region: opts.region, ...(opts.regionFrom ? { regionFrom: opts.regionFrom } : {}) } : {},
+  );
   return {
     estimate,
     table: formatCostTable(estimate),

@@ -18,10 +18,18 @@ import { DEFAULT_PRICE_REGION, PRICE_TABLES } from './price-table';
 export function unpricedProblems(raw: unknown): LabProblem[] {
   const lab = asRecord(raw);
   if (!lab) return [];
-  const region = typeof lab.region === 'string' && REGION_PATTERN.test(lab.region) && PRICE_TABLES[lab.region] ? lab.region : DEFAULT_PRICE_REGION;
+  const region =
+    typeof lab.region === 'string' && REGION_PATTERN.test(lab.region) && PRICE_TABLES[lab.region]
+      ? lab.region
+      : DEFAULT_PRICE_REGION;
   const table = PRICE_TABLES[region];
   const out: LabProblem[] = [];
-  const check = (path: string, value: unknown, known: Readonly<Record<string, unknown>>, shapeOk: (v: string) => boolean): void => {
+  const check = (
+    path: string,
+    value: unknown,
+    known: Readonly<Record<string, unknown>>,
+    shapeOk: (v: string) => boolean,
+  ): void => {
     if (typeof value !== 'string' || !shapeOk(value) || known[value]) return;
     const priced = Object.keys(known);
     const hint = suggestKey(value, priced);
@@ -35,8 +43,14 @@ export function unpricedProblems(raw: unknown): LabProblem[] {
     });
   };
   const aurora = asRecord(lab.aurora);
-  if (aurora) check('aurora.instanceClass', aurora.instanceClass, table.auroraInstances, (v) => AURORA_POSTGRES_INSTANCE_CLASSES.includes(v));
+  if (aurora)
+    check('aurora.instanceClass', aurora.instanceClass, table.auroraInstances, (v) =>
+      AURORA_POSTGRES_INSTANCE_CLASSES.includes(v),
+    );
   const runners = asRecord(lab.runners);
-  if (runners) check('runners.instanceType', runners.instanceType, table.ec2Instances, (v) => EC2_INSTANCE_TYPE_PATTERN.test(v));
+  if (runners)
+    check('runners.instanceType', runners.instanceType, table.ec2Instances, (v) =>
+      EC2_INSTANCE_TYPE_PATTERN.test(v),
+    );
   return out;
 }

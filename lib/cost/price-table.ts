@@ -22,7 +22,8 @@ export interface PriceSource {
   readonly readOn: string;
 }
 
-export type SourceId = 'experiments-2026' | 'aws-agent-toolkit-2026-03' | 'aws-pricing-pages-2026' | 'ec2-price-list-2026-09';
+export type SourceId =
+  'experiments-2026' | 'aws-agent-toolkit-2026-03' | 'aws-pricing-pages-2026' | 'ec2-price-list-2026-09';
 
 export const SOURCES: Readonly<Record<SourceId, PriceSource>> = {
   'experiments-2026': {

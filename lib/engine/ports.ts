@@ -99,7 +99,12 @@ export interface ResultSink {
   completedStepIds(): Promise<Set<string>>;
   /** Step records already written (for resume: the final table and scenario comparisons). */
   readSteps?(): Promise<StepRecord[]>;
-  writeMetrics(name: string, runId: string, window: { start: string; end: string }, series: MetricSeries[]): Promise<void>;
+  writeMetrics(
+    name: string,
+    runId: string,
+    window: { start: string; end: string },
+    series: MetricSeries[],
+  ): Promise<void>;
   /** Record step windows (optional: a StepRecord's startedAt/endedAt say the same). */
   writeStepWindows?(runId: string, windows: readonly StepWindow[]): Promise<void>;
 }

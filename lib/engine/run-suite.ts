@@ -12,7 +12,13 @@
  * abort (Ctrl-C) kills the running pgbench, records nothing for that step and ends `interrupted`.
  * Either way every finished step is already on disk.
  */
-import { buildPgbenchArgv, buildPgbenchEnv, buildPgbenchInitArgv, redactArgv, scriptFilesFor } from '../suite/argv';
+import {
+  buildPgbenchArgv,
+  buildPgbenchEnv,
+  buildPgbenchInitArgv,
+  redactArgv,
+  scriptFilesFor,
+} from '../suite/argv';
 import type { Suite } from '../suite/catalog';
 import type { PlannedStep } from '../suite/expand';
 import { parsePgbench } from '../suite/parser';
@@ -30,10 +36,25 @@ import {
 } from '../suite/types';
 import { detectSaturation, judgeScenario, judgeStep } from '../suite/verdict';
 import { summarizeStepLogs } from './step-logs';
-import type { Clock, MetricsSampler, PgbenchExecutor, PgbenchOutcome, PoolControl, ResultSink, StepWindow, Target } from './ports';
+import type {
+  Clock,
+  MetricsSampler,
+  PgbenchExecutor,
+  PgbenchOutcome,
+  PoolControl,
+  ResultSink,
+  StepWindow,
+  Target,
+} from './ports';
 
 export type ProgressEvent =
-  | { readonly type: 'run-start'; readonly runId: string; readonly total: number; readonly alreadyDone: number; readonly resumed: boolean }
+  | {
+      readonly type: 'run-start';
+      readonly runId: string;
+      readonly total: number;
+      readonly alreadyDone: number;
+      readonly resumed: boolean;
+    }
   | { readonly type: 'init-data'; readonly scale: number; readonly target: string }
   | { readonly type: 'step-skip'; readonly index: number; readonly total: number; readonly step: PlannedStep }
   | {
@@ -46,9 +67,26 @@ export type ProgressEvent =
       readonly etaSec: number | null;
       readonly note: string | null;
     }
-  | { readonly type: 'step-end'; readonly index: number; readonly total: number; readonly step: PlannedStep; readonly record: StepRecord; readonly elapsedSec: number; readonly etaSec: number | null }
-  | { readonly type: 'scenario-end'; readonly scenario: string; readonly verdicts: readonly ScenarioVerdict[] }
-  | { readonly type: 'run-end'; readonly status: RunStatus; readonly elapsedSec: number; readonly error: string | null };
+  | {
+      readonly type: 'step-end';
+      readonly index: number;
+      readonly total: number;
+      readonly step: PlannedStep;
+      readonly record: StepRecord;
+      readonly elapsedSec: number;
+      readonly etaSec: number | null;
+    }
+  | {
+      readonly type: 'scenario-end';
+      readonly scenario: string;
+      readonly verdicts: readonly ScenarioVerdict[];
+    }
+  | {
+      readonly type: 'run-end';
+      readonly status: RunStatus;
+      readonly elapsedSec: number;
+      readonly error: string | null;
+    };
 
 export interface RunSuiteOptions {
   readonly runId: string;
@@ -119,14 +157,27 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
     stepsCompleted: stepIds.filter((id) => done.has(id)).length,
   };
   await sink.writeManifest(manifest);
-  emit({ type: 'run-start', runId: opts.runId, total: steps.length, alreadyDone: manifest.stepsCompleted, resumed: previous !== null });
+  emit({
+    type: 'run-start',
+    runId: opts.runId,
+    total: steps.length,
+    alreadyDone: manifest.stepsCompleted,
+    resumed: previous !== null,
+  });
 
   const sampler = opts.sampler;
   const metricsName = opts.metricsName ?? 'local';
   const windows: StepWindow[] = [];
-  const flushMetrics = async (series: ReturnType<NonNullable<MetricsSampler['snapshot']>> | null): Promise<void> => {
+  const flushMetrics = async (
+    series: ReturnType<NonNullable<MetricsSampler['snapshot']>> | null,
+  ): Promise<void> => {
     if (!series) return;
-    await sink.writeMetrics(metricsName, opts.runId, { start: started.toISOString(), end: clock.now().toISOString() }, series);
+    await sink.writeMetrics(
+      metricsName,
+      opts.runId,
+      { start: started.toISOString(), end: clock.now().toISOString() },
+      series,
+    );
     if (sink.writeStepWindows && windows.length > 0) await sink.writeStepWindows(opts.runId, windows);
   };
 
@@ -150,7 +201,11 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
         const target = findTarget(opts.targets, step);
         // Resize first (sweeps), so the pre-check reads the pool this step really runs against.
         // Tracked per target: two proxies in one sweep each need their own resize.
-        if (step.params.poolPercent !== null && target.ref.kind !== 'direct' && poolPercentApplied.get(target.ref.name) !== step.params.poolPercent) {
+        if (
+          step.params.poolPercent !== null &&
+          target.ref.kind !== 'direct' &&
+          poolPercentApplied.get(target.ref.name) !== step.params.poolPercent
+        ) {
           await opts.pool.setPoolPercent(target.ref, step.params.poolPercent);
           poolPercentApplied.set(target.ref.name, step.params.poolPercent);
         }
@@ -160,14 +215,28 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
           await initData(opts, step.params.scale, step, emit);
           loadedData = dataKey;
         }
-        emit({ type: 'step-start', index: i + 1, total: steps.length, step, elapsedSec: elapsedSec(), etaSec: eta.remainingSec(i), note });
+        emit({
+          type: 'step-start',
+          index: i + 1,
+          total: steps.length,
+          step,
+          elapsedSec: elapsedSec(),
+          etaSec: eta.remainingSec(i),
+          note,
+        });
         await opts.pool.reset(target.ref);
 
         const stepStart = clock.now();
         sampler?.markStep(step.stepId, 'start');
         const { record, raw } = await runStep(opts, step, target, note);
         sampler?.markStep(step.stepId, 'end');
-        windows.push({ stepId: step.stepId, scenario: step.scenario, target: step.target.name, start: stepStart.toISOString(), end: record.endedAt });
+        windows.push({
+          stepId: step.stepId,
+          scenario: step.scenario,
+          target: step.target.name,
+          start: stepStart.toISOString(),
+          end: record.endedAt,
+        });
 
         await sink.writeStep(record, raw);
         records.set(step.stepId, record);
@@ -176,7 +245,15 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
         manifest = { ...manifest, stepsCompleted: stepIds.filter((id) => done.has(id)).length };
         await sink.writeManifest(manifest);
         await flushMetrics(sampler?.snapshot?.() ?? null);
-        emit({ type: 'step-end', index: i + 1, total: steps.length, step, record, elapsedSec: elapsedSec(), etaSec: eta.remainingSec(i + 1) });
+        emit({
+          type: 'step-end',
+          index: i + 1,
+          total: steps.length,
+          step,
+          record,
+          elapsedSec: elapsedSec(),
+          etaSec: eta.remainingSec(i + 1),
+        });
       }
       const next = steps[i + 1];
       if (!next || next.scenario !== step.scenario) {
@@ -231,7 +308,10 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
   emit({ type: 'run-end', status, elapsedSec: elapsedSec(), error });
 
   const ordered = stepIds.map((id) => records.get(id)).filter((r): r is StepRecord => r !== undefined);
-  const allHeld = status === 'completed' && ordered.every((r) => r.verdict.held !== false) && scenarioVerdicts.every((v) => v.held !== false);
+  const allHeld =
+    status === 'completed' &&
+    ordered.every((r) => r.verdict.held !== false) &&
+    scenarioVerdicts.every((v) => v.held !== false);
   return { manifest, records: ordered, scenarioVerdicts, allHeld };
 }
 
@@ -247,7 +327,8 @@ function assertUniqueIds(ids: readonly string[]): void {
 
 function findTarget(targets: readonly Target[], step: PlannedStep): Target {
   const t = targets.find((x) => x.ref.kind === step.target.kind && x.ref.name === step.target.name);
-  if (!t) throw new Error(`step ${step.stepId}: no target ${step.target.kind}/${step.target.name} in this run`);
+  if (!t)
+    throw new Error(`step ${step.stepId}: no target ${step.target.kind}/${step.target.name} in this run`);
   return t;
 }
 
@@ -258,15 +339,22 @@ function findTarget(targets: readonly Target[], step: PlannedStep): Target {
 async function precheck(step: PlannedStep, target: Target): Promise<string | null> {
   if (target.ref.kind !== 'direct') {
     const pool = await target.poolSize();
-    if (pool !== null && step.params.clients > pool) return `${step.params.clients} clients on a pool of ${pool}: clients queue in the pooler`;
+    if (pool !== null && step.params.clients > pool)
+      return `${step.params.clients} clients on a pool of ${pool}: clients queue in the pooler`;
     return null;
   }
   const max = await target.maxConnections();
-  if (step.params.clients > max) return `${step.params.clients} clients > max_connections ${max}: refusal expected, measured anyway`;
+  if (step.params.clients > max)
+    return `${step.params.clients} clients > max_connections ${max}: refusal expected, measured anyway`;
   return null;
 }
 
-async function initData(opts: RunSuiteOptions, scale: number, step: PlannedStep, emit: (ev: ProgressEvent) => void): Promise<void> {
+async function initData(
+  opts: RunSuiteOptions,
+  scale: number,
+  step: PlannedStep,
+  emit: (ev: ProgressEvent) => void,
+): Promise<void> {
   // Load data through the server itself, not a pool: pgbench -i runs DDL and COPY.
   const target = opts.targets.find((t) => t.ref.kind === 'direct') ?? findTarget(opts.targets, step);
   emit({ type: 'init-data', scale, target: target.ref.name });
@@ -283,7 +371,9 @@ async function initData(opts: RunSuiteOptions, scale: number, step: PlannedStep,
     if (out.aborted) throw new Interrupted();
     if (out.timedOut || out.exitCode !== 0) {
       const why = out.timedOut ? `timed out after ${INIT_TIMEOUT_SEC} s` : `exit ${out.exitCode}`;
-      throw new Error(`pgbench -i -s ${scale} on ${target.ref.name} failed (${why}): ${lastLines(out.stderr)}`);
+      throw new Error(
+        `pgbench -i -s ${scale} on ${target.ref.name} failed (${why}): ${lastLines(out.stderr)}`,
+      );
     }
   } finally {
     await opts.executor.removeWorkDir?.(dir);
@@ -308,7 +398,14 @@ async function runStep(
   let outcome: PgbenchOutcome;
   let argv: readonly string[];
   try {
-    argv = ['pgbench', ...buildPgbenchArgv(step, conn, { logPrefix: `${dir}/pgbench_log`, scriptDir: dir, pgbenchMajor: majorOf(opts.environment.pgbenchVersion) })];
+    argv = [
+      'pgbench',
+      ...buildPgbenchArgv(step, conn, {
+        logPrefix: `${dir}/pgbench_log`,
+        scriptDir: dir,
+        pgbenchMajor: majorOf(opts.environment.pgbenchVersion),
+      }),
+    ];
     outcome = await opts.executor.run({
       argv,
       env: buildPgbenchEnv(conn),
@@ -324,15 +421,33 @@ async function runStep(
   const endedAt = opts.clock.now().toISOString();
 
   const status: StepStatus = outcome.timedOut ? 'timeout' : 'completed';
-  const parsed = parsePgbench({ stdout: outcome.stdout, stderr: outcome.stderr, exitCode: outcome.exitCode, timedOut: outcome.timedOut });
-  const logs = summarizeStepLogs(outcome.logFiles, { samplingRate: step.logSamplingRate, throttled: step.params.rate !== null });
-  let result: StepMeasurement = { ...parsed, latencyP50Ms: logs.latencyP50Ms, latencyP95Ms: logs.latencyP95Ms, latencyP99Ms: logs.latencyP99Ms, series: logs.series };
+  const parsed = parsePgbench({
+    stdout: outcome.stdout,
+    stderr: outcome.stderr,
+    exitCode: outcome.exitCode,
+    timedOut: outcome.timedOut,
+  });
+  const logs = summarizeStepLogs(outcome.logFiles, {
+    samplingRate: step.logSamplingRate,
+    throttled: step.params.rate !== null,
+  });
+  let result: StepMeasurement = {
+    ...parsed,
+    latencyP50Ms: logs.latencyP50Ms,
+    latencyP95Ms: logs.latencyP95Ms,
+    latencyP99Ms: logs.latencyP99Ms,
+    series: logs.series,
+  };
   if (outcome.timedOut) result = withTimeoutError(result, step.timeoutSec);
   // The script path lives in the step's throwaway work dir: say <workdir>, as `command` does.
-  if (result.transactionType !== null) result = { ...result, transactionType: result.transactionType.split(dir).join('<workdir>') };
+  if (result.transactionType !== null)
+    result = { ...result, transactionType: result.transactionType.split(dir).join('<workdir>') };
   const verdict = judgeStep(step, status, result);
   const saturation = detectSaturation(step, result, outcome.cpuMaxPercent ?? null);
-  const notes = [precheckNote, outcome.cpuMaxPercent != null ? `pgbench CPU max ${outcome.cpuMaxPercent} %` : null].filter((n): n is string => n !== null);
+  const notes = [
+    precheckNote,
+    outcome.cpuMaxPercent != null ? `pgbench CPU max ${outcome.cpuMaxPercent} %` : null,
+  ].filter((n): n is string => n !== null);
   const record: StepRecord = {
     schemaVersion: RESULT_SCHEMA_VERSION,
     runId: opts.runId,
@@ -361,7 +476,11 @@ async function runStep(
 /** A harness kill is an error class of its own (the parser may already have added it). */
 function withTimeoutError(m: StepMeasurement, timeoutSec: number): StepMeasurement {
   if (m.errors.some((e) => e.class === 'timeout')) return m;
-  const timeout: ErrorSummary = { class: 'timeout', count: 1, sample: `killed by the harness after ${timeoutSec} s` };
+  const timeout: ErrorSummary = {
+    class: 'timeout',
+    count: 1,
+    sample: `killed by the harness after ${timeoutSec} s`,
+  };
   return { ...m, complete: false, errors: [...m.errors, timeout] };
 }
 
@@ -369,10 +488,18 @@ function lastLines(text: string, n = 3): string {
   return text.trim().split('\n').slice(-n).join(' | ');
 }
 
-function scenarioComparisons(suite: Suite, scenarioName: string, steps: readonly PlannedStep[], records: ReadonlyMap<string, StepRecord>): ScenarioVerdict[] {
+function scenarioComparisons(
+  suite: Suite,
+  scenarioName: string,
+  steps: readonly PlannedStep[],
+  records: ReadonlyMap<string, StepRecord>,
+): ScenarioVerdict[] {
   const scenario = suite.scenarios.find((s) => s.name === scenarioName);
   if (!scenario) return [];
-  const recs = steps.filter((s) => s.scenario === scenarioName).map((s) => records.get(s.stepId)).filter((r): r is StepRecord => r !== undefined);
+  const recs = steps
+    .filter((s) => s.scenario === scenarioName)
+    .map((s) => records.get(s.stepId))
+    .filter((r): r is StepRecord => r !== undefined);
   return judgeScenario(scenario, recs).map((v) => ({ scenario: scenarioName, ...v }));
 }
 

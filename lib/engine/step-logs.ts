@@ -20,9 +20,13 @@ export interface StepLogs {
   readonly mergedLog: string | null;
 }
 
-export function summarizeStepLogs(files: readonly string[], opts: { samplingRate: number | null; throttled: boolean }): StepLogs {
+export function summarizeStepLogs(
+  files: readonly string[],
+  opts: { samplingRate: number | null; throttled: boolean },
+): StepLogs {
   const nonEmpty = files.filter((f) => f.trim() !== '');
-  if (nonEmpty.length === 0) return { latencyP50Ms: null, latencyP95Ms: null, latencyP99Ms: null, series: null, mergedLog: null };
+  if (nonEmpty.length === 0)
+    return { latencyP50Ms: null, latencyP95Ms: null, latencyP99Ms: null, series: null, mergedLog: null };
   const kind = detectLogKind(nonEmpty[0]);
   if (kind === 'aggregate') {
     const agg = parseAggregateLogs(nonEmpty, { throttled: opts.throttled });
@@ -31,7 +35,8 @@ export function summarizeStepLogs(files: readonly string[], opts: { samplingRate
       .sort((a, b) => Number(a.split(' ')[0]) - Number(b.split(' ')[0]));
     return { ...agg, mergedLog: lines.join('\n') + '\n' };
   }
-  if (kind !== 'per-transaction') return { latencyP50Ms: null, latencyP95Ms: null, latencyP99Ms: null, series: null, mergedLog: null };
+  if (kind !== 'per-transaction')
+    return { latencyP50Ms: null, latencyP95Ms: null, latencyP99Ms: null, series: null, mergedLog: null };
   const tx = parseTransactionLogs(nonEmpty, { samplingRate: opts.samplingRate });
   return {
     latencyP50Ms: tx.latencyP50Ms,
@@ -56,12 +61,27 @@ interface Agg {
 }
 
 /** Per-second aggregate lines from per-transaction logs (see the file comment for the layout). */
-export function aggregateTransactionLogs(files: readonly string[], samplingRate: number, throttled: boolean): string {
+export function aggregateTransactionLogs(
+  files: readonly string[],
+  samplingRate: number,
+  throttled: boolean,
+): string {
   const buckets = new Map<number, Agg>();
   forEachTransaction(files, (tx) => {
     let b = buckets.get(tx.epochSec);
     if (!b) {
-      b = { n: 0, sum: 0, sum2: 0, min: Infinity, max: 0, lagSum: 0, lagSum2: 0, lagMin: Infinity, lagMax: 0, skipped: 0 };
+      b = {
+        n: 0,
+        sum: 0,
+        sum2: 0,
+        min: Infinity,
+        max: 0,
+        lagSum: 0,
+        lagSum2: 0,
+        lagMin: Infinity,
+        lagMax: 0,
+        skipped: 0,
+      };
       buckets.set(tx.epochSec, b);
     }
     if (tx.skipped) {
@@ -92,10 +112,23 @@ export function aggregateTransactionLogs(files: readonly string[], samplingRate:
   for (let t = first; t <= last; t++) {
     const b = buckets.get(t);
     const n = b?.n ?? 0;
-    const fields = [t, Math.round(n * k), Math.round((b?.sum ?? 0) * k), Math.round((b?.sum2 ?? 0) * k), n > 0 ? b!.min : 0, n > 0 ? b!.max : 0];
+    const fields = [
+      t,
+      Math.round(n * k),
+      Math.round((b?.sum ?? 0) * k),
+      Math.round((b?.sum2 ?? 0) * k),
+      n > 0 ? b!.min : 0,
+      n > 0 ? b!.max : 0,
+    ];
     if (throttled) {
       const hasLag = b !== undefined && b.lagMin !== Infinity;
-      fields.push(Math.round((b?.lagSum ?? 0) * k), Math.round((b?.lagSum2 ?? 0) * k), hasLag ? b!.lagMin : 0, hasLag ? b!.lagMax : 0, Math.round((b?.skipped ?? 0) * k));
+      fields.push(
+        Math.round((b?.lagSum ?? 0) * k),
+        Math.round((b?.lagSum2 ?? 0) * k),
+        hasLag ? b!.lagMin : 0,
+        hasLag ? b!.lagMax : 0,
+        Math.round((b?.skipped ?? 0) * k),
+      );
     }
     lines.push(fields.join(' '));
   }

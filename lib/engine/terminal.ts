@@ -13,7 +13,9 @@ export function formatDuration(sec: number | null): string {
   const h = Math.floor(s / 3600);
   const m = Math.floor((s % 3600) / 60);
   const r = s % 60;
-  return h > 0 ? `${h}:${String(m).padStart(2, '0')}:${String(r).padStart(2, '0')}` : `${m}:${String(r).padStart(2, '0')}`;
+  return h > 0
+    ? `${h}:${String(m).padStart(2, '0')}:${String(r).padStart(2, '0')}`
+    : `${m}:${String(r).padStart(2, '0')}`;
 }
 
 export function verdictMark(held: boolean | null): string {
@@ -34,7 +36,8 @@ function fmtNum(v: number | null | undefined, digits: number): string {
 export function formatStepLine(index: number, total: number, r: StepRecord): string {
   const m = r.result;
   const tps = m?.tps ?? null;
-  const what = r.status === 'timeout' ? 'TIMEOUT' : r.status === 'completed' ? `${fmtNum(tps, 1)} tps` : r.status;
+  const what =
+    r.status === 'timeout' ? 'TIMEOUT' : r.status === 'completed' ? `${fmtNum(tps, 1)} tps` : r.status;
   const sat = r.loadGeneratorSaturated ? ' (load generator saturated)' : '';
   return `${verdictMark(r.verdict.held)} [${index}/${total}] ${r.stepId}  ${what}, p95 ${fmtNum(m?.latencyP95Ms, 2)} ms, errors ${formatErrors(m?.errors, m?.abortedClients)}${sat}`;
 }
@@ -55,13 +58,27 @@ function padLeft(s: string, n: number): string {
 }
 
 /** Tables per scenario: target, clients, protocol, connect, tps, p95, errors, verdict; then comparisons. */
-export function formatResultTables(suite: Suite, records: readonly StepRecord[], scenarioVerdicts: readonly ScenarioVerdict[]): string {
+export function formatResultTables(
+  suite: Suite,
+  records: readonly StepRecord[],
+  scenarioVerdicts: readonly ScenarioVerdict[],
+): string {
   const out: string[] = [];
   const scenarios = [...new Set(records.map((r) => r.scenario))];
   for (const name of scenarios) {
     const scenario = suite.scenarios.find((s) => s.name === name);
     out.push(`${name}${scenario ? ` — ${scenario.title}` : ''}`);
-    const header = ['target', 'clients', 'protocol', 'connect', 'pool%', 'tps', 'p95 ms', 'errors', 'verdict'];
+    const header = [
+      'target',
+      'clients',
+      'protocol',
+      'connect',
+      'pool%',
+      'tps',
+      'p95 ms',
+      'errors',
+      'verdict',
+    ];
     const rows = records
       .filter((r) => r.scenario === name)
       .map((r) => [
@@ -80,17 +97,32 @@ export function formatResultTables(suite: Suite, records: readonly StepRecord[],
     const widths = cols.map((i) => Math.max([...header[i]].length, ...rows.map((row) => [...row[i]].length)));
     const numeric = new Set([1, 5, 6]);
     const line = (cells: string[]): string =>
-      '  ' + cols.map((i, k) => (k === cols.length - 1 ? cells[i] : numeric.has(i) ? padLeft(cells[i], widths[k]) : pad(cells[i], widths[k]))).join('  ');
+      '  ' +
+      cols
+        .map((i, k) =>
+          k === cols.length - 1
+            ? cells[i]
+            : numeric.has(i)
+              ? padLeft(cells[i], widths[k])
+              : pad(cells[i], widths[k]),
+        )
+        .join('  ');
     out.push(line(header));
     for (const row of rows) out.push(line(row));
-    for (const v of scenarioVerdicts.filter((x) => x.scenario === name)) out.push(`  ${verdictMark(v.held)} ${v.expected} — ${v.observed}`);
+    for (const v of scenarioVerdicts.filter((x) => x.scenario === name))
+      out.push(`  ${verdictMark(v.held)} ${v.expected} — ${v.observed}`);
     out.push('');
   }
   return out.join('\n');
 }
 
 /** The closing lines: counts of held / broken / informational verdicts and where the results are. */
-export function formatSummary(manifest: RunManifest, records: readonly StepRecord[], runDir: string, wallSec: number): string {
+export function formatSummary(
+  manifest: RunManifest,
+  records: readonly StepRecord[],
+  runDir: string,
+  wallSec: number,
+): string {
   const all: Verdict[] = [...records.map((r) => r.verdict), ...(manifest.scenarioVerdicts ?? [])];
   const held = all.filter((v) => v.held === true).length;
   const broke = all.filter((v) => v.held === false).length;
@@ -118,7 +150,14 @@ export interface ProgressPrinterOptions {
 export class ProgressPrinter {
   private readonly tty: boolean;
   private timer: NodeJS.Timeout | undefined;
-  private status: { index: number; total: number; stepId: string; startedMs: number; runStartMs: number; etaSec: number | null } | null = null;
+  private status: {
+    index: number;
+    total: number;
+    stepId: string;
+    startedMs: number;
+    runStartMs: number;
+    etaSec: number | null;
+  } | null = null;
   private runStartMs = Date.now();
   private drawn = false;
 
@@ -143,12 +182,21 @@ export class ProgressPrinter {
         if (!this.tty) this.println(`= [${ev.index}/${ev.total}] ${ev.step.stepId} (done earlier, skipped)`);
         break;
       case 'step-start':
-        this.status = { index: ev.index, total: ev.total, stepId: ev.step.stepId, startedMs: Date.now(), runStartMs: this.runStartMs, etaSec: ev.etaSec };
+        this.status = {
+          index: ev.index,
+          total: ev.total,
+          stepId: ev.step.stepId,
+          startedMs: Date.now(),
+          runStartMs: this.runStartMs,
+          etaSec: ev.etaSec,
+        };
         if (this.tty) {
           this.draw();
           if (!this.timer) this.timer = setInterval(() => this.draw(), this.opts.tickMs ?? 1000);
         } else {
-          this.println(`> [${ev.index}/${ev.total}] ${ev.step.stepId}  (elapsed ${formatDuration(ev.elapsedSec)}, ETA ${formatDuration(ev.etaSec)})${ev.note ? `  — ${ev.note}` : ''}`);
+          this.println(
+            `> [${ev.index}/${ev.total}] ${ev.step.stepId}  (elapsed ${formatDuration(ev.elapsedSec)}, ETA ${formatDuration(ev.etaSec)})${ev.note ? `  — ${ev.note}` : ''}`,
+          );
           if (!this.timer) this.timer = setInterval(() => this.heartbeat(), this.opts.heartbeatMs ?? 60_000);
         }
         break;
@@ -157,7 +205,8 @@ export class ProgressPrinter {
         this.println(formatStepLine(ev.index, ev.total, ev.record));
         break;
       case 'scenario-end':
-        for (const v of ev.verdicts) this.println(`${verdictMark(v.held)} ${ev.scenario}: ${v.expected} — ${v.observed}`);
+        for (const v of ev.verdicts)
+          this.println(`${verdictMark(v.held)} ${ev.scenario}: ${v.expected} — ${v.observed}`);
         break;
       case 'run-end':
         this.close();

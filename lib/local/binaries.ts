@@ -29,7 +29,10 @@ export interface FindOptions {
   readonly log?: (line: string) => void;
   readonly platform?: NodeJS.Platform;
   /** Look only here (tests): PostgreSQL bin directories and PgBouncer binaries. */
-  readonly searchPaths?: { readonly postgresDirs: readonly string[]; readonly pgbouncerFiles: readonly string[] };
+  readonly searchPaths?: {
+    readonly postgresDirs: readonly string[];
+    readonly pgbouncerFiles: readonly string[];
+  };
 }
 
 const PG_TOOLS = ['initdb', 'postgres', 'pgbench', 'psql'] as const;
@@ -102,9 +105,16 @@ export function pgbouncerCandidates(platform: NodeJS.Platform = process.platform
   const files: string[] = [];
   const fromEnv = process.env.PROXYLAB_PGBOUNCER;
   if (typeof fromEnv === 'string' && fromEnv !== '') files.push(fromEnv);
-  for (const d of (process.env.PATH ?? '').split(path.delimiter)) if (d !== '') files.push(path.join(d, 'pgbouncer'));
-  files.push('/usr/sbin/pgbouncer', '/usr/bin/pgbouncer', '/usr/local/bin/pgbouncer', '/usr/local/sbin/pgbouncer');
-  if (platform === 'darwin') files.push('/opt/homebrew/bin/pgbouncer', '/usr/local/opt/pgbouncer/bin/pgbouncer');
+  for (const d of (process.env.PATH ?? '').split(path.delimiter))
+    if (d !== '') files.push(path.join(d, 'pgbouncer'));
+  files.push(
+    '/usr/sbin/pgbouncer',
+    '/usr/bin/pgbouncer',
+    '/usr/local/bin/pgbouncer',
+    '/usr/local/sbin/pgbouncer',
+  );
+  if (platform === 'darwin')
+    files.push('/opt/homebrew/bin/pgbouncer', '/usr/local/opt/pgbouncer/bin/pgbouncer');
   return [...new Set(files)];
 }
 
@@ -113,7 +123,10 @@ interface PgFound {
   readonly version: string;
 }
 
-function findPostgres(platform: NodeJS.Platform, dirs?: readonly string[]): { found: PgFound | null; tooOld: string[] } {
+function findPostgres(
+  platform: NodeJS.Platform,
+  dirs?: readonly string[],
+): { found: PgFound | null; tooOld: string[] } {
   const tooOld: string[] = [];
   for (const dir of dirs ?? postgresCandidateDirs(platform)) {
     if (!PG_TOOLS.every((t) => isExecutable(path.join(dir, t)))) continue;
@@ -128,7 +141,10 @@ function findPostgres(platform: NodeJS.Platform, dirs?: readonly string[]): { fo
   return { found: null, tooOld };
 }
 
-function findPgbouncer(platform: NodeJS.Platform, files?: readonly string[]): { file: string; version: string } | null {
+function findPgbouncer(
+  platform: NodeJS.Platform,
+  files?: readonly string[],
+): { file: string; version: string } | null {
   for (const file of files ?? pgbouncerCandidates(platform)) {
     if (!isExecutable(file)) continue;
     const version = versionOf(file);
@@ -140,7 +156,10 @@ function findPgbouncer(platform: NodeJS.Platform, files?: readonly string[]): { 
 export type PackageManager = 'apt-get' | 'dnf' | 'yum' | 'brew';
 
 /** The exact command that installs what is missing, for this package manager. */
-export function installCommand(pm: PackageManager, missing: { postgres: boolean; pgbouncer: boolean }): string[] {
+export function installCommand(
+  pm: PackageManager,
+  missing: { postgres: boolean; pgbouncer: boolean },
+): string[] {
   const pkgs: string[] = [];
   switch (pm) {
     case 'apt-get':
@@ -160,7 +179,9 @@ export function installCommand(pm: PackageManager, missing: { postgres: boolean;
 }
 
 function onPath(file: string): boolean {
-  return (process.env.PATH ?? '').split(path.delimiter).some((d) => d !== '' && isExecutable(path.join(d, file)));
+  return (process.env.PATH ?? '')
+    .split(path.delimiter)
+    .some((d) => d !== '' && isExecutable(path.join(d, file)));
 }
 
 export function detectPackageManager(platform: NodeJS.Platform = process.platform): PackageManager | null {
@@ -214,7 +235,10 @@ export function findBinaries(opts: FindOptions): LocalBinaries {
   }
   if (pg.found === null || bouncer === null) {
     const missing = { postgres: pg.found === null, pgbouncer: bouncer === null };
-    const what = [missing.postgres ? `PostgreSQL >= ${MIN_POSTGRES_MAJOR} (initdb, postgres, pgbench, psql)` : null, missing.pgbouncer ? 'PgBouncer' : null]
+    const what = [
+      missing.postgres ? `PostgreSQL >= ${MIN_POSTGRES_MAJOR} (initdb, postgres, pgbench, psql)` : null,
+      missing.pgbouncer ? 'PgBouncer' : null,
+    ]
       .filter((x): x is string => x !== null)
       .join(' and ');
     const pm = detectPackageManager(platform);

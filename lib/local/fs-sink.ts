@@ -6,7 +6,14 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RawStepFiles, ResultSink, StepWindow } from '../engine/ports';
-import { RESULT_SCHEMA_VERSION, stepFileName, type MetricSeries, type MetricsFile, type RunManifest, type StepRecord } from '../suite/types';
+import {
+  RESULT_SCHEMA_VERSION,
+  stepFileName,
+  type MetricSeries,
+  type MetricsFile,
+  type RunManifest,
+  type StepRecord,
+} from '../suite/types';
 
 export function writeFileAtomic(file: string, content: string): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
@@ -50,8 +57,12 @@ export class FileSystemSink implements ResultSink {
     const dir = this.runDir;
     writeFileAtomic(path.join(dir, record.files.stdout), raw.stdout);
     writeFileAtomic(path.join(dir, record.files.stderr), raw.stderr);
-    if (record.files.log !== null && raw.log !== null) writeFileAtomic(path.join(dir, record.files.log), raw.log);
-    writeFileAtomic(path.join(dir, 'steps', `${stepFileName(record.stepId)}.json`), JSON.stringify(record, null, 2) + '\n');
+    if (record.files.log !== null && raw.log !== null)
+      writeFileAtomic(path.join(dir, record.files.log), raw.log);
+    writeFileAtomic(
+      path.join(dir, 'steps', `${stepFileName(record.stepId)}.json`),
+      JSON.stringify(record, null, 2) + '\n',
+    );
   }
 
   async completedStepIds(): Promise<Set<string>> {
@@ -83,7 +94,12 @@ export class FileSystemSink implements ResultSink {
    * Write metrics/<name>.json. Samples already in the file for the same run (an earlier flush, or
    * the first part of a resumed run) are kept: series are merged by identity, points by time.
    */
-  async writeMetrics(name: string, runId: string, window: { start: string; end: string }, series: MetricSeries[]): Promise<void> {
+  async writeMetrics(
+    name: string,
+    runId: string,
+    window: { start: string; end: string },
+    series: MetricSeries[],
+  ): Promise<void> {
     const file = path.join(this.runDir, 'metrics', `${name}.json`);
     let merged = series;
     let start = window.start;
@@ -100,7 +116,13 @@ export class FileSystemSink implements ResultSink {
         /* unreadable: replace it */
       }
     }
-    const data: MetricsFile = { schemaVersion: RESULT_SCHEMA_VERSION, runId, window: { start, end }, collectedAt: new Date().toISOString(), series: merged };
+    const data: MetricsFile = {
+      schemaVersion: RESULT_SCHEMA_VERSION,
+      runId,
+      window: { start, end },
+      collectedAt: new Date().toISOString(),
+      series: merged,
+    };
     writeFileAtomic(file, JSON.stringify(data, null, 2) + '\n');
   }
 
@@ -120,7 +142,10 @@ export class FileSystemSink implements ResultSink {
     }
     for (const w of windows) byId.set(w.stepId, w);
     const steps = [...byId.values()].sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
-    writeFileAtomic(file, JSON.stringify({ schemaVersion: RESULT_SCHEMA_VERSION, runId, steps }, null, 2) + '\n');
+    writeFileAtomic(
+      file,
+      JSON.stringify({ schemaVersion: RESULT_SCHEMA_VERSION, runId, steps }, null, 2) + '\n',
+    );
   }
 }
 
@@ -145,7 +170,8 @@ export function mergeSeries(a: readonly MetricSeries[], b: readonly MetricSeries
     const points = new Map<string, number>();
     for (const [t, v] of [...prev.points, ...s.points]) points.set(t, v);
     const sorted = [...points.entries()].sort((x, y) => (x[0] < y[0] ? -1 : x[0] > y[0] ? 1 : 0));
-    const status = sorted.length > 0 ? 'ok' : prev.status === 'error' || s.status === 'error' ? 'error' : 'no-data';
+    const status =
+      sorted.length > 0 ? 'ok' : prev.status === 'error' || s.status === 'error' ? 'error' : 'no-data';
     const reason = status === 'ok' ? undefined : (s.reason ?? prev.reason);
     out.set(key, { ...s, points: sorted, status, ...(reason !== undefined ? { reason } : {}) });
   }

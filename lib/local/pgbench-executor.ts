@@ -67,7 +67,16 @@ export class LocalPgbenchExecutor implements PgbenchExecutor {
     const started = Date.now();
     return new Promise((resolve, reject) => {
       if (inv.signal?.aborted) {
-        resolve({ stdout: '', stderr: '', exitCode: null, timedOut: false, logFiles: [], cpuMaxPercent: null, aborted: true, wallMs: 0 });
+        resolve({
+          stdout: '',
+          stderr: '',
+          exitCode: null,
+          timedOut: false,
+          logFiles: [],
+          cpuMaxPercent: null,
+          aborted: true,
+          wallMs: 0,
+        });
         return;
       }
       const child = spawn(file, inv.argv.slice(1), {

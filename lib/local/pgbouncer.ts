@@ -117,11 +117,29 @@ export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer>
     excluded.add(port);
     fs.writeFileSync(
       iniFile,
-      pgbouncerIni({ serverPort: opts.server.port, listenPort: port, poolSize: initialPoolSize, authFile, logFile, pidFile: path.join(root, 'pgbouncer.pid'), maxClientConnections }),
+      pgbouncerIni({
+        serverPort: opts.server.port,
+        listenPort: port,
+        poolSize: initialPoolSize,
+        authFile,
+        logFile,
+        pidFile: path.join(root, 'pgbouncer.pid'),
+        maxClientConnections,
+      }),
     );
     for (const f of [authFile, iniFile]) if (opts.runAs) fs.chownSync(f, opts.runAs.uid, opts.runAs.gid);
-    const server = startServer('pgbouncer', opts.bins.pgbouncer, [iniFile], { runAs: opts.runAs, logFile: path.join(root, 'stdout.log'), cwd: root });
-    const admin: PsqlTarget = { psql: opts.bins.psql, host: '127.0.0.1', port, user: ADMIN_USER, dbname: 'pgbouncer' };
+    const server = startServer('pgbouncer', opts.bins.pgbouncer, [iniFile], {
+      runAs: opts.runAs,
+      logFile: path.join(root, 'stdout.log'),
+      cwd: root,
+    });
+    const admin: PsqlTarget = {
+      psql: opts.bins.psql,
+      host: '127.0.0.1',
+      port,
+      user: ADMIN_USER,
+      dbname: 'pgbouncer',
+    };
     const ready = await waitAdminReady(server, admin, iniFile, 15000);
     if (!ready) {
       await server.stop('SIGTERM', 5000);
@@ -156,16 +174,22 @@ function makePgbouncer(
     admin: () => admin,
     async reset(dbname) {
       const dbs = dbname ? [dbname] : [TRANSACTION_DB, SESSION_DB];
-      await psqlExec(admin, dbs.flatMap((db) => [`KILL ${db}`, `RESUME ${db}`]));
+      await psqlExec(
+        admin,
+        dbs.flatMap((db) => [`KILL ${db}`, `RESUME ${db}`]),
+      );
     },
     async setPoolSize(size) {
-      if (!Number.isInteger(size) || size < 1) throw new InfrastructureError(`pool size must be a positive integer, got ${size}`);
+      if (!Number.isInteger(size) || size < 1)
+        throw new InfrastructureError(`pool size must be a positive integer, got ${size}`);
       await psqlExec(admin, [`SET default_pool_size = ${size}`]);
       const rows = (await psqlQuery(admin, ['SHOW DATABASES']))[0];
       for (const db of [TRANSACTION_DB, SESSION_DB]) {
         const row = rows.find((r) => r.name === db);
         if (!row || Number(row.pool_size) !== size) {
-          throw new InfrastructureError(`PgBouncer did not apply pool size ${size} to ${db} (SHOW DATABASES says ${row?.pool_size ?? 'nothing'})`);
+          throw new InfrastructureError(
+            `PgBouncer did not apply pool size ${size} to ${db} (SHOW DATABASES says ${row?.pool_size ?? 'nothing'})`,
+          );
         }
       }
       current = size;
@@ -179,7 +203,12 @@ function makePgbouncer(
   };
 }
 
-async function waitAdminReady(server: ServerProcess, admin: PsqlTarget, iniFile: string, timeoutMs: number): Promise<boolean> {
+async function waitAdminReady(
+  server: ServerProcess,
+  admin: PsqlTarget,
+  iniFile: string,
+  timeoutMs: number,
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (server.exited()) return false;

@@ -15,11 +15,16 @@ export function isPortFree(port: number): Promise<boolean> {
 }
 
 /** A random free port in PORT_RANGE, avoiding `exclude`; checked by binding it. */
-export async function findFreePort(exclude: ReadonlySet<number> = new Set(), random: () => number = Math.random): Promise<number> {
+export async function findFreePort(
+  exclude: ReadonlySet<number> = new Set(),
+  random: () => number = Math.random,
+): Promise<number> {
   for (let attempt = 0; attempt < 200; attempt++) {
     const port = PORT_RANGE.min + Math.floor(random() * (PORT_RANGE.max - PORT_RANGE.min));
     if (exclude.has(port)) continue;
     if (await isPortFree(port)) return port;
   }
-  throw new Error(`no free port found in ${PORT_RANGE.min}-${PORT_RANGE.max} on 127.0.0.1 after 200 attempts`);
+  throw new Error(
+    `no free port found in ${PORT_RANGE.min}-${PORT_RANGE.max} on 127.0.0.1 after 200 attempts`,
+  );
 }

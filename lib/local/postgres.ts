@@ -67,7 +67,9 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresClus
     { runAs: opts.runAs, cwd: root, timeoutMs: 120000 },
   );
   if (init.exitCode !== 0) {
-    throw new InfrastructureError(`initdb failed (exit ${init.exitCode ?? init.signal}): ${tail(init.stderr || init.stdout)}`);
+    throw new InfrastructureError(
+      `initdb failed (exit ${init.exitCode ?? init.signal}): ${tail(init.stderr || init.stdout)}`,
+    );
   }
 
   const excluded = new Set(opts.excludePorts ?? []);
@@ -85,8 +87,18 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresClus
       log_connections: 'off',
     };
     const args = ['-D', dataDir, ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
-    const server = startServer('postgres', opts.bins.postgres, args, { runAs: opts.runAs, logFile, cwd: root });
-    const superuser: PsqlTarget = { psql: opts.bins.psql, host: '127.0.0.1', port, user: SUPERUSER, dbname: 'postgres' };
+    const server = startServer('postgres', opts.bins.postgres, args, {
+      runAs: opts.runAs,
+      logFile,
+      cwd: root,
+    });
+    const superuser: PsqlTarget = {
+      psql: opts.bins.psql,
+      host: '127.0.0.1',
+      port,
+      user: SUPERUSER,
+      dbname: 'postgres',
+    };
     const ready = await waitReady(server, superuser, dataDir, 30000);
     if (!ready) {
       await server.stop('SIGINT', 5000);
@@ -95,13 +107,18 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresClus
       throw new InfrastructureError(`PostgreSQL did not start on port ${port}: ${lastError}`);
     }
     try {
-      await psqlExec(superuser, [`CREATE ROLE ${BENCH_USER} LOGIN`, `CREATE DATABASE ${BENCH_DB} OWNER ${BENCH_USER}`]);
+      await psqlExec(superuser, [
+        `CREATE ROLE ${BENCH_USER} LOGIN`,
+        `CREATE DATABASE ${BENCH_DB} OWNER ${BENCH_USER}`,
+      ]);
       const rows = await psqlQuery(superuser, ['SHOW server_version']);
       const serverVersion = (rows[0][0]?.server_version ?? opts.bins.serverVersion).split(' ')[0];
       return makeCluster(server, port, dataDir, logFile, opts, settings, serverVersion);
     } catch (e) {
       await server.stop('SIGINT', 10000);
-      throw new InfrastructureError(`PostgreSQL started but could not be prepared: ${(e as Error).message}`, { cause: e });
+      throw new InfrastructureError(`PostgreSQL started but could not be prepared: ${(e as Error).message}`, {
+        cause: e,
+      });
     }
   }
   throw new InfrastructureError(`PostgreSQL could not bind a free port after 5 attempts: ${lastError}`);
@@ -125,8 +142,20 @@ function makeCluster(
     maxConnections: opts.maxConnections,
     serverVersion,
     settings,
-    superuserTarget: (dbname = 'postgres') => ({ psql: opts.bins.psql, host: '127.0.0.1', port, user: SUPERUSER, dbname }),
-    benchTarget: () => ({ psql: opts.bins.psql, host: '127.0.0.1', port, user: BENCH_USER, dbname: BENCH_DB }),
+    superuserTarget: (dbname = 'postgres') => ({
+      psql: opts.bins.psql,
+      host: '127.0.0.1',
+      port,
+      user: SUPERUSER,
+      dbname,
+    }),
+    benchTarget: () => ({
+      psql: opts.bins.psql,
+      host: '127.0.0.1',
+      port,
+      user: BENCH_USER,
+      dbname: BENCH_DB,
+    }),
     // SIGINT = fast shutdown (disconnect clients, checkpoint); the process group is killed after the grace.
     release: () => server.release(),
     stop: () => server.stop('SIGINT', 15000),
@@ -134,7 +163,12 @@ function makeCluster(
 }
 
 /** Ready when our server (not another one that took the port) answers: data_directory must match. */
-async function waitReady(server: ServerProcess, target: PsqlTarget, dataDir: string, timeoutMs: number): Promise<boolean> {
+async function waitReady(
+  server: ServerProcess,
+  target: PsqlTarget,
+  dataDir: string,
+  timeoutMs: number,
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (server.exited()) return false;

@@ -46,7 +46,10 @@ export function resolveRunAs(candidates: readonly string[] = ['postgres']): RunA
 }
 
 /** Environment for a child: ours minus libpq variables that could redirect it, plus extras. */
-export function childEnv(runAs: RunAs | null | undefined, extra?: Readonly<Record<string, string>>): NodeJS.ProcessEnv {
+export function childEnv(
+  runAs: RunAs | null | undefined,
+  extra?: Readonly<Record<string, string>>,
+): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) {
     if (v === undefined || k.startsWith('PG')) continue;

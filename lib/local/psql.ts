@@ -20,7 +20,10 @@ export interface PsqlTarget {
 export type Row = Readonly<Record<string, string>>;
 
 export class PsqlError extends Error {
-  constructor(message: string, readonly stderr: string) {
+  constructor(
+    message: string,
+    readonly stderr: string,
+  ) {
     super(message);
     this.name = 'PsqlError';
   }
@@ -42,22 +45,49 @@ export function parseUnaligned(text: string): Row[] {
 }
 
 /** Run statements; returns one row set per statement. Throws PsqlError on failure. */
-export async function psqlQuery(target: PsqlTarget, statements: readonly string[], timeoutMs = 15000): Promise<Row[][]> {
-  const args = ['-X', '-q', '-A', '-F', FIELD_SEP, '-P', 'footer=off', '-v', 'ON_ERROR_STOP=1', '-h', target.host, '-p', String(target.port), '-U', target.user, '-d', target.dbname];
+export async function psqlQuery(
+  target: PsqlTarget,
+  statements: readonly string[],
+  timeoutMs = 15000,
+): Promise<Row[][]> {
+  const args = [
+    '-X',
+    '-q',
+    '-A',
+    '-F',
+    FIELD_SEP,
+    '-P',
+    'footer=off',
+    '-v',
+    'ON_ERROR_STOP=1',
+    '-h',
+    target.host,
+    '-p',
+    String(target.port),
+    '-U',
+    target.user,
+    '-d',
+    target.dbname,
+  ];
   statements.forEach((stmt, i) => {
     if (i > 0) args.push('-c', `\\echo ${RESULT_MARK}`);
     args.push('-c', stmt);
   });
   const res = await runCommand(target.psql, args, { env: target.env, timeoutMs });
   if (res.exitCode !== 0) {
-    const msg = res.stderr.trim().split('\n').slice(-2).join(' ') || `psql exited with ${res.exitCode ?? res.signal}`;
+    const msg =
+      res.stderr.trim().split('\n').slice(-2).join(' ') || `psql exited with ${res.exitCode ?? res.signal}`;
     throw new PsqlError(`psql ${target.host}:${target.port}/${target.dbname}: ${msg}`, res.stderr);
   }
   return res.stdout.split(`${RESULT_MARK}\n`).map(parseUnaligned);
 }
 
 /** Run statements whose output does not matter (DDL, admin commands). */
-export async function psqlExec(target: PsqlTarget, statements: readonly string[], timeoutMs = 15000): Promise<void> {
+export async function psqlExec(
+  target: PsqlTarget,
+  statements: readonly string[],
+  timeoutMs = 15000,
+): Promise<void> {
   await psqlQuery(target, statements, timeoutMs);
 }
 
@@ -100,7 +130,23 @@ export class PsqlSession {
     const t = this.target;
     const child = spawn(
       t.psql,
-      ['-X', '-q', '-A', '-F', FIELD_SEP, '-P', 'footer=off', '-h', t.host, '-p', String(t.port), '-U', t.user, '-d', t.dbname],
+      [
+        '-X',
+        '-q',
+        '-A',
+        '-F',
+        FIELD_SEP,
+        '-P',
+        'footer=off',
+        '-h',
+        t.host,
+        '-p',
+        String(t.port),
+        '-U',
+        t.user,
+        '-d',
+        t.dbname,
+      ],
       { env: childEnv(null, t.env), stdio: ['pipe', 'pipe', 'pipe'] },
     );
     child.stdout.on('data', (b: Buffer) => {
@@ -150,12 +196,23 @@ export class PsqlSession {
           // ERROR / SQLSTATE / LAST_ERROR_MESSAGE variables), never from stderr's timing.
           const failed = answers.slice(0, statements.length).find((a) => a.error !== null);
           if (failed?.error) finish(new PsqlError(`${where}: ${failed.error}`, this.stderr));
-          else finish(null, answers.slice(0, statements.length).map((a) => a.rows));
+          else
+            finish(
+              null,
+              answers.slice(0, statements.length).map((a) => a.rows),
+            );
         } else if (this.child !== child) {
-          finish(new PsqlError(`${where}: ${this.stderr.trim().split('\n').slice(-2).join(' ') || 'connection ended'}`, this.stderr));
+          finish(
+            new PsqlError(
+              `${where}: ${this.stderr.trim().split('\n').slice(-2).join(' ') || 'connection ended'}`,
+              this.stderr,
+            ),
+          );
         }
       };
-      child.stdin.write(statements.map((s) => `${s.replace(/;\s*$/, '')};\n${SESSION_MARK_COMMAND}\n`).join(''));
+      child.stdin.write(
+        statements.map((s) => `${s.replace(/;\s*$/, '')};\n${SESSION_MARK_COMMAND}\n`).join(''),
+      );
     });
   }
 }
@@ -178,7 +235,10 @@ export function splitSessionOutput(stdout: string): SessionAnswer[] {
   for (const line of lines) {
     if (line === RESULT_MARK || line.startsWith(`${RESULT_MARK} `)) {
       const [, flag = 'false', sqlstate = '', ...message] = line.split(' ');
-      const error = flag === 'true' ? `${message.join(' ').trim() || 'statement failed'}${sqlstate ? ` (SQLSTATE ${sqlstate})` : ''}` : null;
+      const error =
+        flag === 'true'
+          ? `${message.join(' ').trim() || 'statement failed'}${sqlstate ? ` (SQLSTATE ${sqlstate})` : ''}`
+          : null;
       answers.push({ rows: parseUnaligned(body.join('\n')), error });
       body = [];
     } else {

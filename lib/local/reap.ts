@@ -67,8 +67,17 @@ export interface ReapSystem {
 }
 
 export type ReapDecision =
-  | { readonly action: 'skip'; readonly dir: string; readonly reason: 'owner-alive' | 'kept' | 'other-host' | 'fresh' | 'in-use' | 'not-a-stack' | 'gone' }
-  | { readonly action: 'reap'; readonly dir: string; readonly owner: StackOwner | null; readonly servers: readonly LiveServer[] };
+  | {
+      readonly action: 'skip';
+      readonly dir: string;
+      readonly reason: 'owner-alive' | 'kept' | 'other-host' | 'fresh' | 'in-use' | 'not-a-stack' | 'gone';
+    }
+  | {
+      readonly action: 'reap';
+      readonly dir: string;
+      readonly owner: StackOwner | null;
+      readonly servers: readonly LiveServer[];
+    };
 
 export interface LiveServer {
   readonly kind: 'PostgreSQL' | 'PgBouncer';
@@ -106,7 +115,8 @@ export function parseOwner(text: string): StackOwner | null {
     createdAt: typeof o.createdAt === 'string' ? o.createdAt : '',
     kept: o.kept === true,
     runAsUser: typeof o.runAsUser === 'string' ? o.runAsUser : null,
-    postgres: pg && isPid(pg.pid) && typeof pg.dataDir === 'string' ? { pid: pg.pid, dataDir: pg.dataDir } : null,
+    postgres:
+      pg && isPid(pg.pid) && typeof pg.dataDir === 'string' ? { pid: pg.pid, dataDir: pg.dataDir } : null,
     pgbouncer:
       pgb && isPid(pgb.pid) && typeof pgb.pidFile === 'string' && typeof pgb.iniFile === 'string'
         ? { pid: pgb.pid, pidFile: pgb.pidFile, iniFile: pgb.iniFile }
@@ -132,7 +142,9 @@ function liveServers(dir: string, owner: StackOwner | null, sys: ReapSystem): Li
   const dataDir = owner?.postgres?.dataDir ?? path.join(dir, 'pg', 'data');
   const pgPidFile = sys.readPidFile(path.join(dataDir, 'postmaster.pid'));
   for (const pid of [owner?.postgres?.pid, pgPidFile]) if (pid) candidates.push({ kind: 'PostgreSQL', pid });
-  const pgbPidFile = sys.readPidFile(owner?.pgbouncer?.pidFile ?? path.join(dir, 'pgbouncer', 'pgbouncer.pid'));
+  const pgbPidFile = sys.readPidFile(
+    owner?.pgbouncer?.pidFile ?? path.join(dir, 'pgbouncer', 'pgbouncer.pid'),
+  );
   for (const pid of [owner?.pgbouncer?.pid, pgbPidFile]) if (pid) candidates.push({ kind: 'PgBouncer', pid });
   const seen = new Set<number>();
   return candidates.filter((s) => {
@@ -164,7 +176,8 @@ export function decideReap(dir: string, sys: ReapSystem, graceMs: number = FRESH
   if (ageMs < graceMs) return { action: 'skip', dir, reason: 'fresh' };
   const entries = sys.dirEntries(dir);
   if (entries === null) return { action: 'skip', dir, reason: 'gone' };
-  if (!entries.every((e) => STACK_ENTRIES.has(e) || e.startsWith(OWNER_FILE))) return { action: 'skip', dir, reason: 'not-a-stack' };
+  if (!entries.every((e) => STACK_ENTRIES.has(e) || e.startsWith(OWNER_FILE)))
+    return { action: 'skip', dir, reason: 'not-a-stack' };
   if (sys.processesMentioning(dir).length > 0) return { action: 'skip', dir, reason: 'in-use' };
   return { action: 'reap', dir, owner: null, servers: [] };
 }
@@ -197,31 +210,60 @@ function whose(d: Extract<ReapDecision, { action: 'reap' }>): string {
   return d.owner ? `proxylab pid ${d.owner.pid}` : 'an unknown proxylab (no owner file)';
 }
 
-export async function reapOne(d: Extract<ReapDecision, { action: 'reap' }>, sys: ReapSystem): Promise<ReapOutcome> {
+export async function reapOne(
+  d: Extract<ReapDecision, { action: 'reap' }>,
+  sys: ReapSystem,
+): Promise<ReapOutcome> {
   const stopped: LiveServer[] = [];
   const stillRunning: LiveServer[] = [];
   // PgBouncer first: it holds connections to PostgreSQL.
   const ordered = [...d.servers].sort((a, b) => (a.kind === b.kind ? 0 : a.kind === 'PgBouncer' ? -1 : 1));
   for (const s of ordered) ((await stopServer(s, d.dir, sys)) ? stopped : stillRunning).push(s);
-  const what = stopped.length > 0 ? `stopped ${stopped.map((s) => `${s.kind} pid ${s.pid}`).join(', ')}` : 'no server was running';
+  const what =
+    stopped.length > 0
+      ? `stopped ${stopped.map((s) => `${s.kind} pid ${s.pid}`).join(', ')}`
+      : 'no server was running';
   const ownerPid = d.owner?.pid ?? null;
   if (stillRunning.length > 0) {
     const left = stillRunning.map((s) => `${s.kind} pid ${s.pid}`).join(', ');
-    return { dir: d.dir, ownerPid, stopped, stillRunning, removed: false, message: `Could not clean up the stack left by ${whose(d)} (dir ${d.dir}): ${left} would not stop; stop it by hand, then rm -rf ${d.dir}` };
+    return {
+      dir: d.dir,
+      ownerPid,
+      stopped,
+      stillRunning,
+      removed: false,
+      message: `Could not clean up the stack left by ${whose(d)} (dir ${d.dir}): ${left} would not stop; stop it by hand, then rm -rf ${d.dir}`,
+    };
   }
   try {
     sys.removeDir(d.dir);
   } catch (e) {
-    return { dir: d.dir, ownerPid, stopped, stillRunning, removed: false, message: `Cleaned up a stack left by ${whose(d)} (dir ${d.dir}): ${what}; but could not remove the directory: ${(e as Error).message}` };
+    return {
+      dir: d.dir,
+      ownerPid,
+      stopped,
+      stillRunning,
+      removed: false,
+      message: `Cleaned up a stack left by ${whose(d)} (dir ${d.dir}): ${what}; but could not remove the directory: ${(e as Error).message}`,
+    };
   }
-  return { dir: d.dir, ownerPid, stopped, stillRunning, removed: true, message: `Cleaned up a stack left by ${whose(d)} (dir ${d.dir}): ${what}` };
+  return {
+    dir: d.dir,
+    ownerPid,
+    stopped,
+    stillRunning,
+    removed: true,
+    message: `Cleaned up a stack left by ${whose(d)} (dir ${d.dir}): ${what}`,
+  };
 }
 
 /**
  * Reap every orphaned stack; one log line per stack reaped (or that could not be). Never throws:
  * housekeeping must not keep a new run from starting.
  */
-export async function reapOrphanedStacks(opts: { log?: (line: string) => void; sys?: ReapSystem; graceMs?: number } = {}): Promise<ReapOutcome[]> {
+export async function reapOrphanedStacks(
+  opts: { log?: (line: string) => void; sys?: ReapSystem; graceMs?: number } = {},
+): Promise<ReapOutcome[]> {
   const sys = opts.sys ?? nodeReapSystem();
   const log = opts.log ?? (() => undefined);
   const outcomes: ReapOutcome[] = [];
@@ -248,7 +290,10 @@ export async function reapOrphanedStacks(opts: { log?: (line: string) => void; s
 // ---- owner file ------------------------------------------------------------------------------
 
 /** The owner record for this process, before any server started. */
-export function currentOwner(runAsUser: string | null, sys: Pick<ReapSystem, 'procStartTicks' | 'hostname'> = nodeReapSystem()): StackOwner {
+export function currentOwner(
+  runAsUser: string | null,
+  sys: Pick<ReapSystem, 'procStartTicks' | 'hostname'> = nodeReapSystem(),
+): StackOwner {
   return {
     schemaVersion: 1,
     pid: process.pid,
@@ -319,7 +364,8 @@ function processesMentioning(needle: string): number[] {
   const res = spawnSync('ps', ['-axo', 'pid=,command='], { encoding: 'utf8' });
   for (const line of (res.stdout ?? '').split('\n')) {
     const m = /^\s*(\d+)\s+(.*)$/.exec(line);
-    if (m && Number(m[1]) !== process.pid && m[2].includes(needle) && !m[2].includes('<defunct>')) pids.push(Number(m[1]));
+    if (m && Number(m[1]) !== process.pid && m[2].includes(needle) && !m[2].includes('<defunct>'))
+      pids.push(Number(m[1]));
   }
   return pids;
 }

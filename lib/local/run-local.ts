@@ -14,9 +14,19 @@ import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/exp
 import type { RunManifest, TargetKind } from '../suite/types';
 import { FileSystemSink } from './fs-sink';
 import { poolSizeFor } from './pgbouncer';
-import { DEFAULT_MAX_CONNECTIONS, DEFAULT_POOL_PERCENT, DEFAULT_SUPERUSER_RESERVED, startLocalStack, type LocalStack } from './stack';
+import {
+  DEFAULT_MAX_CONNECTIONS,
+  DEFAULT_POOL_PERCENT,
+  DEFAULT_SUPERUSER_RESERVED,
+  startLocalStack,
+  type LocalStack,
+} from './stack';
 
-export const LOCAL_TARGET_KINDS: readonly TargetKind[] = ['direct', 'pgbouncer-transaction', 'pgbouncer-session'];
+export const LOCAL_TARGET_KINDS: readonly TargetKind[] = [
+  'direct',
+  'pgbouncer-transaction',
+  'pgbouncer-session',
+];
 export const DEFAULT_SUITE = 'quick';
 export const DEFAULT_OUT_DIR = 'runs';
 const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
@@ -59,20 +69,29 @@ export function defaultRunId(now: Date = new Date()): string {
 }
 
 /** Check every flag before anything starts; all problems in one UsageError. `cwd` resolves --out. */
-export function validateLocalInput(input: LocalRunInput, cwd: string, now: Date = new Date()): LocalRunOptions {
+export function validateLocalInput(
+  input: LocalRunInput,
+  cwd: string,
+  now: Date = new Date(),
+): LocalRunOptions {
   const problems: string[] = [];
   const suiteName = input.suite ?? DEFAULT_SUITE;
   let suite: Suite | null = null;
-  if (!SUITE_NAMES.includes(suiteName)) problems.push(`--suite must be one of ${SUITE_NAMES.join(', ')}; got "${suiteName}"`);
+  if (!SUITE_NAMES.includes(suiteName))
+    problems.push(`--suite must be one of ${SUITE_NAMES.join(', ')}; got "${suiteName}"`);
   else suite = getSuite(suiteName);
   const maxConnections = toInt(input.maxConnections) ?? DEFAULT_MAX_CONNECTIONS;
-  if (!(maxConnections >= 10 && maxConnections <= 5000)) problems.push(`--max-connections must be an integer 10–5000, got ${String(input.maxConnections)}`);
+  if (!(maxConnections >= 10 && maxConnections <= 5000))
+    problems.push(`--max-connections must be an integer 10–5000, got ${String(input.maxConnections)}`);
   const poolPercent = toInt(input.poolPercent) ?? DEFAULT_POOL_PERCENT;
-  if (!(poolPercent >= 1 && poolPercent <= 100)) problems.push(`--pool-percent must be an integer 1–100, got ${String(input.poolPercent)}`);
+  if (!(poolPercent >= 1 && poolPercent <= 100))
+    problems.push(`--pool-percent must be an integer 1–100, got ${String(input.poolPercent)}`);
   const runId = input.runId ?? defaultRunId(now);
-  if (!RUN_ID_PATTERN.test(runId)) problems.push(`--run-id must match ${RUN_ID_PATTERN.source} (letters, digits, . _ -), got "${runId}"`);
+  if (!RUN_ID_PATTERN.test(runId))
+    problems.push(`--run-id must match ${RUN_ID_PATTERN.source} (letters, digits, . _ -), got "${runId}"`);
   const outDir = path.resolve(cwd, input.out ?? DEFAULT_OUT_DIR);
-  if (fs.existsSync(outDir) && !fs.statSync(outDir).isDirectory()) problems.push(`--out ${outDir} exists and is not a directory`);
+  if (fs.existsSync(outDir) && !fs.statSync(outDir).isDirectory())
+    problems.push(`--out ${outDir} exists and is not a directory`);
   if (problems.length > 0 || suite === null) throw new UsageError(problems.join('\n'));
   return {
     suite,
@@ -88,12 +107,20 @@ export function validateLocalInput(input: LocalRunInput, cwd: string, now: Date 
 }
 
 /** Capacities the plan is made against; known before anything starts. */
-export function localCapacities(opts: Pick<LocalRunOptions, 'maxConnections' | 'poolPercent'>): TargetCapacity[] {
+export function localCapacities(
+  opts: Pick<LocalRunOptions, 'maxConnections' | 'poolPercent'>,
+): TargetCapacity[] {
   const pool = poolSizeFor(opts.poolPercent, opts.maxConnections);
-  return LOCAL_TARGET_KINDS.map((kind) => ({ ref: { kind, name: kind }, maxConnections: opts.maxConnections, poolSize: kind === 'direct' ? null : pool }));
+  return LOCAL_TARGET_KINDS.map((kind) => ({
+    ref: { kind, name: kind },
+    maxConnections: opts.maxConnections,
+    poolSize: kind === 'direct' ? null : pool,
+  }));
 }
 
-export function planLocal(opts: Pick<LocalRunOptions, 'suite' | 'maxConnections' | 'poolPercent'>): PlannedStep[] {
+export function planLocal(
+  opts: Pick<LocalRunOptions, 'suite' | 'maxConnections' | 'poolPercent'>,
+): PlannedStep[] {
   return expandSuite(opts.suite, localCapacities(opts));
 }
 
@@ -107,10 +134,13 @@ function checkResumable(prev: RunManifest, opts: LocalRunOptions): void {
   if (prev.mode !== 'local') problems.push(`it is a ${prev.mode} run`);
   if (prev.suite !== opts.suite.name) problems.push(`it ran suite ${prev.suite}, not ${opts.suite.name}`);
   for (const [k, v] of Object.entries(planSettings(opts))) {
-    if (prev.settings[k] !== undefined && prev.settings[k] !== v) problems.push(`it used ${k} ${String(prev.settings[k])}, not ${v}`);
+    if (prev.settings[k] !== undefined && prev.settings[k] !== v)
+      problems.push(`it used ${k} ${String(prev.settings[k])}, not ${v}`);
   }
   if (problems.length > 0) {
-    throw new UsageError(`cannot resume run ${opts.runId}: ${problems.join('; ')}. Pass the same settings, or a new --run-id.`);
+    throw new UsageError(
+      `cannot resume run ${opts.runId}: ${problems.join('; ')}. Pass the same settings, or a new --run-id.`,
+    );
   }
 }
 
@@ -144,18 +174,35 @@ export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {})
   const prev = await sink.readManifest();
   if (prev) checkResumable(prev, opts);
   else if (fs.existsSync(runDir) && fs.readdirSync(runDir).length > 0) {
-    throw new UsageError(`${runDir} exists and is not a proxylab run directory; choose another --run-id or --out`);
+    throw new UsageError(
+      `${runDir} exists and is not a proxylab run directory; choose another --run-id or --out`,
+    );
   }
   const done = await sink.completedStepIds();
   if (prev && prev.status === 'completed' && steps.every((s) => done.has(s.stepId))) {
     const records = (await sink.readSteps()).filter((r) => steps.some((s) => s.stepId === r.stepId));
-    const ordered = steps.map((s) => records.find((r) => r.stepId === s.stepId)).filter((r): r is NonNullable<typeof r> => r !== undefined);
+    const ordered = steps
+      .map((s) => records.find((r) => r.stepId === s.stepId))
+      .filter((r): r is NonNullable<typeof r> => r !== undefined);
     const scenarioVerdicts = prev.scenarioVerdicts ?? [];
-    const allHeld = ordered.every((r) => r.verdict.held !== false) && scenarioVerdicts.every((v) => v.held !== false);
+    const allHeld =
+      ordered.every((r) => r.verdict.held !== false) && scenarioVerdicts.every((v) => v.held !== false);
     log(`Run ${opts.runId} is already complete; nothing to run.`);
     // The run's own duration (as its summary says), not this no-op's.
-    const wallSec = prev.endedAt ? Math.max(0, (Date.parse(prev.endedAt) - Date.parse(prev.startedAt)) / 1000) : 0;
-    return { manifest: prev, records: ordered, scenarioVerdicts, allHeld, runDir, wallSec, keptConnectionHelp: null, interruptedBy: null, alreadyComplete: true };
+    const wallSec = prev.endedAt
+      ? Math.max(0, (Date.parse(prev.endedAt) - Date.parse(prev.startedAt)) / 1000)
+      : 0;
+    return {
+      manifest: prev,
+      records: ordered,
+      scenarioVerdicts,
+      allHeld,
+      runDir,
+      wallSec,
+      keptConnectionHelp: null,
+      interruptedBy: null,
+      alreadyComplete: true,
+    };
   }
   try {
     fs.mkdirSync(runDir, { recursive: true });
@@ -169,7 +216,9 @@ export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {})
   const onSignal = (sig: NodeJS.Signals): void => {
     if (interruptedBy === null) {
       interruptedBy = sig;
-      log(`\n${sig}: stopping pgbench, PostgreSQL and PgBouncer; finished steps are kept (resume with --run-id ${opts.runId})…`);
+      log(
+        `\n${sig}: stopping pgbench, PostgreSQL and PgBouncer; finished steps are kept (resume with --run-id ${opts.runId})…`,
+      );
       abort.abort();
     } else {
       log(`${sig} again: still stopping, please wait…`);
@@ -191,7 +240,9 @@ export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {})
   let stack: LocalStack | null = null;
   let keptConnectionHelp: string | null = null;
   try {
-    log(`Starting PostgreSQL (max_connections ${opts.maxConnections}) and PgBouncer (pools of ${poolSizeFor(opts.poolPercent, opts.maxConnections)} = ${opts.poolPercent} %)…`);
+    log(
+      `Starting PostgreSQL (max_connections ${opts.maxConnections}) and PgBouncer (pools of ${poolSizeFor(opts.poolPercent, opts.maxConnections)} = ${opts.poolPercent} %)…`,
+    );
     stack = await startLocalStack({
       maxConnections: opts.maxConnections,
       poolPercent: opts.poolPercent,
@@ -203,7 +254,8 @@ export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {})
       `  PostgreSQL ${stack.postgres.serverVersion} on 127.0.0.1:${stack.postgres.port}, PgBouncer ${stack.pgbouncer.version} on 127.0.0.1:${stack.pgbouncer.port}` +
         `${stack.runAs ? ` (as OS user ${stack.runAs.user})` : ''}, files in ${stack.baseDir}`,
     );
-    if (abort.signal.aborted) throw new InfrastructureError(`interrupted by ${interruptedBy ?? 'a signal'} before the run started`);
+    if (abort.signal.aborted)
+      throw new InfrastructureError(`interrupted by ${interruptedBy ?? 'a signal'} before the run started`);
     const targets: Target[] = [...stack.targets];
     const sampler = stack.createSampler(hooks.sampleIntervalMs);
     const result = await runSuite({
@@ -227,7 +279,14 @@ export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {})
       stack.release();
       keptConnectionHelp = stack.connectionHelp();
     }
-    return { ...result, runDir, wallSec: (Date.now() - t0) / 1000, keptConnectionHelp, interruptedBy, alreadyComplete: false };
+    return {
+      ...result,
+      runDir,
+      wallSec: (Date.now() - t0) / 1000,
+      keptConnectionHelp,
+      interruptedBy,
+      alreadyComplete: false,
+    };
   } finally {
     if (stack && keptConnectionHelp === null) {
       log('Stopping PgBouncer and PostgreSQL…');

@@ -64,7 +64,10 @@ export class LocalMetricsSampler implements MetricsSampler {
   private inFlight: Promise<void> | null = null;
   private lastCpu: { busy: number; total: number } | null = null;
   private errors = { pgbouncer: 0, pg_stat_database: 0 };
-  private lastError: { pgbouncer: string; pg_stat_database: string } = { pgbouncer: '', pg_stat_database: '' };
+  private lastError: { pgbouncer: string; pg_stat_database: string } = {
+    pgbouncer: '',
+    pg_stat_database: '',
+  };
   private polls = 0;
   private readonly adminSession: PsqlSession;
   private readonly serverSession: PsqlSession;
@@ -112,7 +115,16 @@ export class LocalMetricsSampler implements MetricsSampler {
     }
     for (const source of ['pgbouncer', 'pg_stat_database'] as const) {
       if (this.errors[source] > 0 && ![...this.acc.values()].some((a) => a.source === source)) {
-        series.push({ source, name: 'poll', stat: 'error', unit: null, dimensions: {}, points: [], status: 'error', reason: `${this.errors[source]} of ${this.polls} polls failed: ${this.lastError[source]}` });
+        series.push({
+          source,
+          name: 'poll',
+          stat: 'error',
+          unit: null,
+          dimensions: {},
+          points: [],
+          status: 'error',
+          reason: `${this.errors[source]} of ${this.polls} polls failed: ${this.lastError[source]}`,
+        });
       }
     }
     return series;
@@ -126,7 +138,15 @@ export class LocalMetricsSampler implements MetricsSampler {
     return this.snapshot();
   }
 
-  private push(source: MetricSeries['source'], name: string, stat: string, unit: string | null, dimensions: Record<string, string>, at: string, value: number): void {
+  private push(
+    source: MetricSeries['source'],
+    name: string,
+    stat: string,
+    unit: string | null,
+    dimensions: Record<string, string>,
+    at: string,
+    value: number,
+  ): void {
     const key = `${source}|${name}|${stat}|${JSON.stringify(dimensions)}`;
     let a = this.acc.get(key);
     if (!a) {
@@ -137,12 +157,27 @@ export class LocalMetricsSampler implements MetricsSampler {
   }
 
   /** Counter → per-second rate since the previous poll (none on the first poll or after a reset). */
-  private rate(source: MetricSeries['source'], name: string, dimensions: Record<string, string>, atMs: number, value: number, unit = 'count/s'): void {
+  private rate(
+    source: MetricSeries['source'],
+    name: string,
+    dimensions: Record<string, string>,
+    atMs: number,
+    value: number,
+    unit = 'count/s',
+  ): void {
     const key = `${source}|${name}|${JSON.stringify(dimensions)}`;
     const prev = this.lastCounters.get(key);
     this.lastCounters.set(key, { at: atMs, value });
     if (!prev || value < prev.value || atMs <= prev.at) return;
-    this.push(source, name, 'rate', unit, dimensions, new Date(atMs).toISOString(), (value - prev.value) / ((atMs - prev.at) / 1000));
+    this.push(
+      source,
+      name,
+      'rate',
+      unit,
+      dimensions,
+      new Date(atMs).toISOString(),
+      (value - prev.value) / ((atMs - prev.at) / 1000),
+    );
   }
 
   private async poll(): Promise<void> {
@@ -151,9 +186,15 @@ export class LocalMetricsSampler implements MetricsSampler {
     const at = new Date(atMs).toISOString();
     const [bouncer, server] = await Promise.allSettled([
       this.adminSession.query(['SHOW POOLS', 'SHOW STATS'], 5000),
-      this.serverSession.query([`SELECT numbackends, xact_commit, xact_rollback FROM pg_stat_database WHERE datname = '${this.opts.datname.replace(/'/g, "''")}'`], 5000),
+      this.serverSession.query(
+        [
+          `SELECT numbackends, xact_commit, xact_rollback FROM pg_stat_database WHERE datname = '${this.opts.datname.replace(/'/g, "''")}'`,
+        ],
+        5000,
+      ),
     ]);
-    if (bouncer.status === 'fulfilled') this.recordPgbouncer(bouncer.value[0] ?? [], bouncer.value[1] ?? [], at, atMs);
+    if (bouncer.status === 'fulfilled')
+      this.recordPgbouncer(bouncer.value[0] ?? [], bouncer.value[1] ?? [], at, atMs);
     else {
       this.errors.pgbouncer++;
       this.lastError.pgbouncer = String((bouncer.reason as Error).message ?? bouncer.reason);
@@ -163,7 +204,8 @@ export class LocalMetricsSampler implements MetricsSampler {
       if (row) {
         const dims = { datname: this.opts.datname };
         const backends = num(row.numbackends);
-        if (backends !== null) this.push('pg_stat_database', 'numbackends', 'value', 'count', dims, at, backends);
+        if (backends !== null)
+          this.push('pg_stat_database', 'numbackends', 'value', 'count', dims, at, backends);
         const commit = num(row.xact_commit);
         if (commit !== null) this.rate('pg_stat_database', 'xact_commit', dims, atMs, commit);
         const rollback = num(row.xact_rollback);
@@ -175,7 +217,15 @@ export class LocalMetricsSampler implements MetricsSampler {
     }
     const cpu = readMachineCpu();
     if (cpu && this.lastCpu && cpu.total > this.lastCpu.total) {
-      this.push('runner', 'cpu_percent', 'value', 'percent', { host: 'local' }, at, ((cpu.busy - this.lastCpu.busy) / (cpu.total - this.lastCpu.total)) * 100);
+      this.push(
+        'runner',
+        'cpu_percent',
+        'value',
+        'percent',
+        { host: 'local' },
+        at,
+        ((cpu.busy - this.lastCpu.busy) / (cpu.total - this.lastCpu.total)) * 100,
+      );
     }
     this.lastCpu = cpu;
   }
@@ -187,7 +237,15 @@ export class LocalMetricsSampler implements MetricsSampler {
       const rows = pools.filter((r) => r.database === db);
       for (const g of POOL_GAUGES) {
         const values = rows.map((r) => num(r[g])).filter((v): v is number => v !== null);
-        this.push('pgbouncer', g, 'value', 'count', dims, at, values.reduce((a, b) => a + b, 0));
+        this.push(
+          'pgbouncer',
+          g,
+          'value',
+          'count',
+          dims,
+          at,
+          values.reduce((a, b) => a + b, 0),
+        );
       }
       const waits = rows.map((r) => (num(r.maxwait) ?? 0) * 1000 + (num(r.maxwait_us) ?? 0) / 1000);
       this.push('pgbouncer', 'maxwait', 'value', 'ms', dims, at, waits.length ? Math.max(...waits) : 0);

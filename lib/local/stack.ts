@@ -73,7 +73,9 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   const bins = opts.bins ?? findBinaries({ install: opts.install ?? false, log: opts.log });
   const runAs = resolveRunAs();
   if (typeof process.getuid === 'function' && process.getuid() === 0 && runAs === null) {
-    throw new InfrastructureError('running as root, and there is no unprivileged `postgres` OS user to run PostgreSQL and PgBouncer as (create one: useradd --system postgres)');
+    throw new InfrastructureError(
+      'running as root, and there is no unprivileged `postgres` OS user to run PostgreSQL and PgBouncer as (create one: useradd --system postgres)',
+    );
   }
   if (opts.reapOrphans ?? true) await reapOrphanedStacks({ log: opts.log });
   const baseDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-local-'));
@@ -84,18 +86,39 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     // At once, so a reaper never takes this directory for an ownerless leftover.
     writeOwnerFile(baseDir, owner);
     fs.chmodSync(baseDir, 0o755); // the server user must reach its subdirectories
-    postgres = await startPostgres({ bins, baseDir, runAs, maxConnections, superuserReservedConnections: reserved });
+    postgres = await startPostgres({
+      bins,
+      baseDir,
+      runAs,
+      maxConnections,
+      superuserReservedConnections: reserved,
+    });
     owner = { ...owner, postgres: { pid: postgres.pid, dataDir: postgres.dataDir } };
     writeOwnerFile(baseDir, owner);
     pgbouncer = await startPgbouncer({ bins, baseDir, runAs, server: postgres, poolPercent });
-    owner = { ...owner, pgbouncer: { pid: pgbouncer.pid, pidFile: path.join(path.dirname(pgbouncer.iniFile), 'pgbouncer.pid'), iniFile: pgbouncer.iniFile } };
+    owner = {
+      ...owner,
+      pgbouncer: {
+        pid: pgbouncer.pid,
+        pidFile: path.join(path.dirname(pgbouncer.iniFile), 'pgbouncer.pid'),
+        iniFile: pgbouncer.iniFile,
+      },
+    };
     writeOwnerFile(baseDir, owner);
   } catch (e) {
     if (postgres) await postgres.stop();
     fs.rmSync(baseDir, { recursive: true, force: true });
     throw e;
   }
-  return makeStack(bins, runAs, baseDir, postgres, pgbouncer, { maxConnections, poolPercent, reserved }, owner);
+  return makeStack(
+    bins,
+    runAs,
+    baseDir,
+    postgres,
+    pgbouncer,
+    { maxConnections, poolPercent, reserved },
+    owner,
+  );
 }
 
 function makeStack(
@@ -109,7 +132,14 @@ function makeStack(
 ): LocalStack {
   const target = (ref: TargetRef, port: number, dbname: string): Target => ({
     ref,
-    connection: (): ConnectionInfo => ({ host: '127.0.0.1', port, user: BENCH_USER, dbname, sslmode: 'disable', env: {} }),
+    connection: (): ConnectionInfo => ({
+      host: '127.0.0.1',
+      port,
+      user: BENCH_USER,
+      dbname,
+      sslmode: 'disable',
+      env: {},
+    }),
     maxConnections: async () => pg.maxConnections,
     poolSize: async () => (ref.kind === 'direct' ? null : pgb.poolSize()),
   });
@@ -130,7 +160,10 @@ function makeStack(
       if (pgb.poolSize() !== pgb.initialPoolSize) await pgb.setPoolSize(pgb.initialPoolSize);
     },
   };
-  const executor = new LocalPgbenchExecutor({ pgbench: bins.pgbench, workRoot: path.join(baseDir, 'pgbench') });
+  const executor = new LocalPgbenchExecutor({
+    pgbench: bins.pgbench,
+    workRoot: path.join(baseDir, 'pgbench'),
+  });
   let stopped = false;
   // Safety net: if this process ends without stop() (an uncaught exception), take the servers down
   // with it rather than leave orphans. Synchronous, as 'exit' handlers must be.

@@ -4,12 +4,17 @@
  */
 import { writeReport } from './index';
 
-export async function afterLocalRun(result: { readonly runDir: string }, print: (line: string) => void): Promise<void> {
+export async function afterLocalRun(
+  result: { readonly runDir: string },
+  print: (line: string) => void,
+): Promise<void> {
   try {
     const r = writeReport(result.runDir);
     print(`Report: ${r.htmlPath} (${(r.bytes / 1024).toFixed(0)} KiB, ${Math.round(r.ms)} ms)`);
     print(`Summary: ${r.mdPath}`);
   } catch (err) {
-    print(`Report not written: ${err instanceof Error ? err.message : String(err)} (run \`proxylab report ${result.runDir}\` to retry)`);
+    print(
+      `Report not written: ${err instanceof Error ? err.message : String(err)} (run \`proxylab report ${result.runDir}\` to retry)`,
+    );
   }
 }

@@ -9,7 +9,12 @@ export function catalogLookup(): ScenarioLookup {
   const byName = new Map<string, ScenarioInfo>();
   for (const suiteName of SUITE_NAMES) {
     for (const scenario of getSuite(suiteName).scenarios) {
-      if (!byName.has(scenario.name)) byName.set(scenario.name, { experiment: scenario.experiment, finding: scenario.finding, title: scenario.title });
+      if (!byName.has(scenario.name))
+        byName.set(scenario.name, {
+          experiment: scenario.experiment,
+          finding: scenario.finding,
+          title: scenario.title,
+        });
     }
   }
   return (scenario) => byName.get(scenario) ?? null;

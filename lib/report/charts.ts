@@ -8,10 +8,27 @@
 import * as echarts from 'echarts';
 import type { BarSeriesOption, EChartsOption, LineSeriesOption } from 'echarts';
 import type { Spread } from './cells';
-import { type ChartLine, type ChartPoint, chartWindows, type ChurnRow, type MetricPanel, type ScenarioPanel, type StepWindow } from './shape';
+import {
+  type ChartLine,
+  type ChartPoint,
+  chartWindows,
+  type ChurnRow,
+  type MetricPanel,
+  type ScenarioPanel,
+  type StepWindow,
+} from './shape';
 
 /** Colour-blind-friendly palette (Okabe–Ito), one colour per line, stable within a chart. */
-export const PALETTE: readonly string[] = ['#0072B2', '#E69F00', '#009E73', '#D55E00', '#CC79A7', '#56B4E9', '#999999', '#F0E442'];
+export const PALETTE: readonly string[] = [
+  '#0072B2',
+  '#E69F00',
+  '#009E73',
+  '#D55E00',
+  '#CC79A7',
+  '#56B4E9',
+  '#999999',
+  '#F0E442',
+];
 
 export interface ChartSize {
   readonly width: number;
@@ -19,7 +36,12 @@ export interface ChartSize {
 }
 
 export function renderSvg(option: EChartsOption, size: ChartSize): string {
-  const chart = echarts.init(null, null, { renderer: 'svg', ssr: true, width: size.width, height: size.height });
+  const chart = echarts.init(null, null, {
+    renderer: 'svg',
+    ssr: true,
+    width: size.width,
+    height: size.height,
+  });
   try {
     chart.setOption({ animation: false, ...option });
     return chart.renderToSVGString();
@@ -44,7 +66,11 @@ const TROUBLED_SYMBOL = 'triangle';
 function medianData(line: ChartLine, pick: (s: Spread) => number): LineSeriesOption['data'] {
   return line.points.map((p) =>
     p && p.value
-      ? { value: pick(p.value), symbol: p.troubled ? TROUBLED_SYMBOL : 'circle', symbolSize: p.troubled ? 11 : 6 }
+      ? {
+          value: pick(p.value),
+          symbol: p.troubled ? TROUBLED_SYMBOL : 'circle',
+          symbolSize: p.troubled ? 11 : 6,
+        }
       : null,
   );
 }
@@ -132,7 +158,13 @@ export function tpsOption(panel: ScenarioPanel, title: string): EChartsOption {
 export function latencyOption(panel: ScenarioPanel, title: string): EChartsOption {
   const series: LineSeriesOption[] = [];
   panel.latencyP95Ms.forEach((line) => {
-    series.push({ name: `${line.label} p95`, type: 'line', data: medianData(line, (s) => s.median), color: colorAt(line.colorIndex), lineStyle: { width: 2 } });
+    series.push({
+      name: `${line.label} p95`,
+      type: 'line',
+      data: medianData(line, (s) => s.median),
+      color: colorAt(line.colorIndex),
+      lineStyle: { width: 2 },
+    });
   });
   panel.latencyP50Ms.forEach((line) => {
     series.push({
@@ -148,7 +180,13 @@ export function latencyOption(panel: ScenarioPanel, title: string): EChartsOptio
     textStyle: TEXT,
     legend: { bottom: 0, textStyle: TEXT },
     grid: { left: 64, right: 20, top: 52, bottom: 84 },
-    xAxis: { type: 'category', data: panel.clients.map(String), name: 'clients', nameLocation: 'middle', nameGap: 26 },
+    xAxis: {
+      type: 'category',
+      data: panel.clients.map(String),
+      name: 'clients',
+      nameLocation: 'middle',
+      nameGap: 26,
+    },
     yAxis: { type: 'value', name: 'latency ms', min: 0 },
     series,
   };
@@ -171,7 +209,11 @@ export function churnOption(rows: readonly ChurnRow[], title: string): EChartsOp
     textStyle: TEXT,
     legend: { bottom: 0, textStyle: TEXT },
     grid: { left: 64, right: 20, top: 52, bottom: 90 },
-    xAxis: { type: 'category', data: rows.map(churnCategory), axisLabel: { interval: 0, rotate: rows.length > 3 ? 20 : 0, fontSize: 10 } },
+    xAxis: {
+      type: 'category',
+      data: rows.map(churnCategory),
+      axisLabel: { interval: 0, rotate: rows.length > 3 ? 20 : 0, fontSize: 10 },
+    },
     yAxis: { type: 'value', name: 'tps', min: 0 },
     series: [
       bar('reusing connections', PALETTE[0]!, (r) => r.persistent),
@@ -196,15 +238,25 @@ export function metricOption(panel: MetricPanel, steps: readonly StepWindow[]): 
     data: line.points.map(([t, v]) => [t, v]),
     lineStyle: { width: 1.5 },
   }));
-  const times = [...panel.lines.flatMap((l) => l.points.map(([t]) => t)), ...windows.flatMap((w) => [w.startMs, w.endMs])];
-  const range = times.length > 0 ? { min: Math.min(...times), max: Math.max(...times) } : { min: undefined, max: undefined };
+  const times = [
+    ...panel.lines.flatMap((l) => l.points.map(([t]) => t)),
+    ...windows.flatMap((w) => [w.startMs, w.endMs]),
+  ];
+  const range =
+    times.length > 0
+      ? { min: Math.min(...times), max: Math.max(...times) }
+      : { min: undefined, max: undefined };
   const first = series[0];
   if (first && windows.length > 0) {
     first.markArea = {
       silent: true,
       label: { show: windows.length <= 40, position: 'insideTop', fontSize: 9, color: '#666' },
       data: windows.map((w, i) => [
-        { name: w.label, xAxis: w.startMs, itemStyle: { color: i % 2 === 1 ? 'rgba(0,0,0,0.07)' : 'rgba(0,0,0,0.03)' } },
+        {
+          name: w.label,
+          xAxis: w.startMs,
+          itemStyle: { color: i % 2 === 1 ? 'rgba(0,0,0,0.07)' : 'rgba(0,0,0,0.03)' },
+        },
         { xAxis: w.endMs },
       ]),
     };

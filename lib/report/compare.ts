@@ -44,21 +44,40 @@ function spreadWidth(s: Spread): number | null {
   return s.n >= 2 ? Math.abs(s.best - s.worst) : null;
 }
 
-export function compareCell(a: Spread | null, b: Spread | null): { ratio: number | null; marker: CompareMarker; note: string } {
+export function compareCell(
+  a: Spread | null,
+  b: Spread | null,
+): { ratio: number | null; marker: CompareMarker; note: string } {
   if (!a || !b) {
-    return { ratio: null, marker: 'not-comparable', note: `no tps in ${!a && !b ? 'either run' : !a ? 'A' : 'B'}` };
+    return {
+      ratio: null,
+      marker: 'not-comparable',
+      note: `no tps in ${!a && !b ? 'either run' : !a ? 'A' : 'B'}`,
+    };
   }
   const ratio = a.median !== 0 ? b.median / a.median : null;
   const wa = spreadWidth(a);
   const wb = spreadWidth(b);
   if (wa === null || wb === null) {
-    return { ratio, marker: 'no-repetitions', note: `no repetitions in ${wa === null && wb === null ? 'either run' : wa === null ? 'A' : 'B'}: spread unknown, difference not judged` };
+    return {
+      ratio,
+      marker: 'no-repetitions',
+      note: `no repetitions in ${wa === null && wb === null ? 'either run' : wa === null ? 'A' : 'B'}: spread unknown, difference not judged`,
+    };
   }
   const diff = Math.abs(b.median - a.median);
   const spread = Math.max(wa, wb);
   return diff > spread
-    ? { ratio, marker: 'beyond-spread', note: `difference ${fmtNumber(diff)} tps exceeds the spread between repetitions (${fmtNumber(spread)})` }
-    : { ratio, marker: 'within-spread', note: `difference ${fmtNumber(diff)} tps within the spread between repetitions (${fmtNumber(spread)})` };
+    ? {
+        ratio,
+        marker: 'beyond-spread',
+        note: `difference ${fmtNumber(diff)} tps exceeds the spread between repetitions (${fmtNumber(spread)})`,
+      }
+    : {
+        ratio,
+        marker: 'within-spread',
+        note: `difference ${fmtNumber(diff)} tps within the spread between repetitions (${fmtNumber(spread)})`,
+      };
 }
 
 export function compareRuns(a: LoadedRun, b: LoadedRun): ComparisonModel {
@@ -70,7 +89,15 @@ export function compareRuns(a: LoadedRun, b: LoadedRun): ComparisonModel {
   for (const ca of cellsA) {
     const cb = byIdB.get(ca.id);
     if (!cb) continue;
-    matched.push({ id: ca.id, key: ca.key, a: ca.tps, b: cb.tps, ...compareCell(ca.tps, cb.tps), verdictA: ca.verdictHeld, verdictB: cb.verdictHeld });
+    matched.push({
+      id: ca.id,
+      key: ca.key,
+      a: ca.tps,
+      b: cb.tps,
+      ...compareCell(ca.tps, cb.tps),
+      verdictA: ca.verdictHeld,
+      verdictB: cb.verdictHeld,
+    });
   }
   return {
     a,
@@ -153,18 +180,40 @@ export function renderCompareMarkdown(model: ComparisonModel): string {
 function ratioOption(cells: readonly CompareCell[], scenario: string): EChartsOption {
   const shown = cells.filter((c) => c.ratio !== null);
   return {
-    title: { text: `B / A tps — ${scenario}`, left: 'center', textStyle: { fontSize: 13, fontFamily: 'sans-serif' } },
+    title: {
+      text: `B / A tps — ${scenario}`,
+      left: 'center',
+      textStyle: { fontSize: 13, fontFamily: 'sans-serif' },
+    },
     grid: { left: 260, right: 30, top: 36, bottom: 30 },
     xAxis: { type: 'value', name: 'B/A', min: 0 },
-    yAxis: { type: 'category', inverse: true, data: shown.map((c) => cellLabel(c.key)), axisLabel: { fontSize: 10 } },
+    yAxis: {
+      type: 'category',
+      inverse: true,
+      data: shown.map((c) => cellLabel(c.key)),
+      axisLabel: { fontSize: 10 },
+    },
     series: [
       {
         type: 'bar',
         data: shown.map((c) => ({
           value: c.ratio,
-          itemStyle: { color: c.marker === 'beyond-spread' ? PALETTE[3] : c.marker === 'within-spread' ? PALETTE[2] : PALETTE[6] },
+          itemStyle: {
+            color:
+              c.marker === 'beyond-spread'
+                ? PALETTE[3]
+                : c.marker === 'within-spread'
+                  ? PALETTE[2]
+                  : PALETTE[6],
+          },
         })),
-        markLine: { silent: true, symbol: 'none', data: [{ xAxis: 1 }], lineStyle: { color: '#333', type: 'dashed' }, label: { show: false } },
+        markLine: {
+          silent: true,
+          symbol: 'none',
+          data: [{ xAxis: 1 }],
+          lineStyle: { color: '#333', type: 'dashed' },
+          label: { show: false },
+        },
       },
     ],
   };
@@ -182,34 +231,92 @@ export function renderCompareHtml(model: ComparisonModel): string {
   const onlyTable = (title: string, cells: readonly Cell[]): SafeHtml =>
     cells.length === 0
       ? html``
-      : html`<h2>${title}</h2><table><thead><tr><th>scenario</th><th>cell</th><th>tps</th></tr></thead><tbody>${cells.map(
-          (c) => html`<tr><td>${c.key.scenario}</td><td>${cellLabel(c.key)}</td><td class="num">${fmtSpread(c.tps, 1)}</td></tr>`,
-        )}</tbody></table>`;
+      : html`<h2>${title}</h2>
+          <table>
+            <thead>
+              <tr>
+                <th>scenario</th>
+                <th>cell</th>
+                <th>tps</th>
+              </tr>
+            </thead>
+            <tbody>
+              ${cells.map(
+                (c) =>
+                  html`<tr>
+                    <td>${c.key.scenario}</td>
+                    <td>${cellLabel(c.key)}</td>
+                    <td class="num">${fmtSpread(c.tps, 1)}</td>
+                  </tr>`,
+              )}
+            </tbody>
+          </table>`;
   return html`<!doctype html>
-<html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
-<title>proxylab compare · ${model.a.manifest.runId} vs ${model.b.manifest.runId}</title><style>${COMPARE_CSS}</style></head><body>
-<h1>proxylab compare</h1>
-<ul><li>A: ${runLine(model.a)}</li><li>B: ${runLine(model.b)}</li></ul>
-<p>Ratio is median tps B / median tps A. ⚠ marks a difference larger than the spread (best − worst) between repetitions; without repetitions the spread is unknown and the difference is not judged.</p>
-${scenarios.map((scenario) => {
-  const cells = model.matched.filter((c) => c.key.scenario === scenario);
-  const drawable = cells.some((c) => c.ratio !== null);
-  return html`<section data-scenario="${scenario}"><h2>${scenario}</h2>${
-    drawable
-      ? html`<figure class="chart" data-chart="ratio">${trustedSvg(renderSvg(ratioOption(cells, scenario), { width: 720, height: 80 + 28 * cells.length }))}<figcaption>orange: beyond the spread between repetitions; green: within it; grey: no repetitions, not judged. Cells without a ratio are only in the table.</figcaption></figure>`
-      : ''
-  }<table><thead><tr><th>cell</th><th>tps A</th><th>tps B</th><th>B/A</th><th>marker</th><th>verdict A → B</th></tr></thead><tbody>${cells.map(
-    (c) =>
-      html`<tr class="${c.marker}"><td>${cellLabel(c.key)}</td><td class="num">${fmtSpread(c.a, 1)}</td><td class="num">${fmtSpread(c.b, 1)}</td><td class="num">${
-        c.ratio !== null ? `${fmtNumber(c.ratio, 2)} ×` : '?'
-      }</td><td title="${c.note}">${MARKER_TEXT[c.marker]}</td><td>${fmtVerdict(c.verdictA)} → ${fmtVerdict(c.verdictB)}</td></tr>`,
-  )}</tbody></table></section>`;
-})}
-${onlyTable('Only in A', model.onlyA)}
-${onlyTable('Only in B', model.onlyB)}
-</body></html>
-`.value;
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'" />
+        <title>proxylab compare · ${model.a.manifest.runId} vs ${model.b.manifest.runId}</title>
+        <style>
+          ${COMPARE_CSS}
+        </style>
+      </head>
+      <body>
+        <h1>proxylab compare</h1>
+        <ul>
+          <li>A: ${runLine(model.a)}</li>
+          <li>B: ${runLine(model.b)}</li>
+        </ul>
+        <p>
+          Ratio is median tps B / median tps A. ⚠ marks a difference larger than the spread (best − worst)
+          between repetitions; without repetitions the spread is unknown and the difference is not judged.
+        </p>
+        ${scenarios.map((scenario) => {
+          const cells = model.matched.filter((c) => c.key.scenario === scenario);
+          const drawable = cells.some((c) => c.ratio !== null);
+          return html`<section data-scenario="${scenario}">
+            <h2>${scenario}</h2>
+            ${
+              drawable
+                ? html`<figure class="chart" data-chart="ratio">
+                    ${trustedSvg(renderSvg(ratioOption(cells, scenario), { width: 720, height: 80 + 28 * cells.length }))}
+                    <figcaption>
+                      orange: beyond the spread between repetitions; green: within it; grey: no repetitions,
+                      not judged. Cells without a ratio are only in the table.
+                    </figcaption>
+                  </figure>`
+                : ''
+            }
+            <table>
+              <thead>
+                <tr>
+                  <th>cell</th>
+                  <th>tps A</th>
+                  <th>tps B</th>
+                  <th>B/A</th>
+                  <th>marker</th>
+                  <th>verdict A → B</th>
+                </tr>
+              </thead>
+              <tbody>
+                ${cells.map(
+                  (c) =>
+                    html`<tr class="${c.marker}">
+                      <td>${cellLabel(c.key)}</td>
+                      <td class="num">${fmtSpread(c.a, 1)}</td>
+                      <td class="num">${fmtSpread(c.b, 1)}</td>
+                      <td class="num">${c.ratio !== null ? `${fmtNumber(c.ratio, 2)} ×` : '?'}</td>
+                      <td title="${c.note}">${MARKER_TEXT[c.marker]}</td>
+                      <td>${fmtVerdict(c.verdictA)} → ${fmtVerdict(c.verdictB)}</td>
+                    </tr>`,
+                )}
+              </tbody>
+            </table>
+          </section>`;
+        })}
+        ${onlyTable('Only in A', model.onlyA)} ${onlyTable('Only in B', model.onlyB)}
+      </body>
+    </html> `.value;
 }
 
 export interface ComparisonResult {
@@ -220,7 +327,11 @@ export interface ComparisonResult {
 }
 
 /** Compare two run directories; writes compare.html and compare.md into outDir (default: B's directory). */
-export function writeComparison(dirA: string, dirB: string, opts: { readonly outDir?: string } = {}): ComparisonResult {
+export function writeComparison(
+  dirA: string,
+  dirB: string,
+  opts: { readonly outDir?: string } = {},
+): ComparisonResult {
   const model = compareRuns(loadRun(dirA), loadRun(dirB));
   const markdown = renderCompareMarkdown(model);
   const outDir = resolve(opts.outDir ?? model.b.dir);

@@ -48,7 +48,8 @@ export function html(strings: TemplateStringsArray, ...values: readonly Interpol
  * node and attribute it writes). The XML prologue is not needed when inlined.
  */
 export function trustedSvg(svg: string): SafeHtml {
-  if (!svg.startsWith('<svg')) throw new Error('trustedSvg: expected an <svg> element from the chart renderer');
+  if (!svg.startsWith('<svg'))
+    throw new Error('trustedSvg: expected an <svg> element from the chart renderer');
   return new SafeHtml(svg);
 }
 

@@ -49,5 +49,11 @@ export function writeReport(runDir: string, opts: ReportOptions = {}): ReportRes
   const mdPath = join(outDir, 'summary.md');
   writeFileSync(htmlPath, page);
   writeFileSync(mdPath, md);
-  return { htmlPath, mdPath, bytes: Buffer.byteLength(page), ms: performance.now() - t0, warnings: model.warnings };
+  return {
+    htmlPath,
+    mdPath,
+    bytes: Buffer.byteLength(page),
+    ms: performance.now() - t0,
+    warnings: model.warnings,
+  };
 }

@@ -60,7 +60,11 @@ export function loadRun(dir: string): LoadedRun {
 
   const records: StepRecord[] = [];
   const stepsDir = join(runDir, 'steps');
-  const stepFiles = existsSync(stepsDir) ? readdirSync(stepsDir).filter((f) => f.endsWith('.json')).sort() : [];
+  const stepFiles = existsSync(stepsDir)
+    ? readdirSync(stepsDir)
+        .filter((f) => f.endsWith('.json'))
+        .sort()
+    : [];
   for (const file of stepFiles) {
     let raw: unknown;
     try {

@@ -53,7 +53,10 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
   const byState = (['reproduced', 'held-so-far', 'contradicted'] as const)
     .map((state) => ({ state, rows: model.findings.filter((f) => f.state === state) }))
     .filter((x) => x.rows.length > 0)
-    .map((x) => `${STATE_MD[x.state]}: ${x.rows.map((f) => `${f.experiment ?? '–'} (${mdText(f.scenario)})`).join(', ')}`);
+    .map(
+      (x) =>
+        `${STATE_MD[x.state]}: ${x.rows.map((f) => `${f.experiment ?? '–'} (${mdText(f.scenario)})`).join(', ')}`,
+    );
   if (byState.length > 0) {
     out.push(`**Findings**: ${byState.join(' · ')}`);
     out.push('');
@@ -69,7 +72,13 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
   out.push(
     mdTable(
       ['experiment', 'scenario', 'finding', 'this run', 'held / broke / info'],
-      model.findings.map((f) => [f.experiment ?? '–', f.scenario, f.finding ?? '–', STATE_MD[f.state], `${f.held} / ${f.broke} / ${f.informational}`]),
+      model.findings.map((f) => [
+        f.experiment ?? '–',
+        f.scenario,
+        f.finding ?? '–',
+        STATE_MD[f.state],
+        `${f.held} / ${f.broke} / ${f.informational}`,
+      ]),
     ),
   );
   out.push('');
@@ -82,7 +91,10 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
       mdTable(
         ['target', 'clients', 'protocol', 'connect', 'tps', 'p95 ms', 'errors', 'verdict'],
         cells.map((c) => [
-          c.key.target.name + (c.key.poolPercent !== null && cells.some((o) => o.key.poolPercent !== c.key.poolPercent) ? ` @ ${c.key.poolPercent}%` : ''),
+          c.key.target.name +
+            (c.key.poolPercent !== null && cells.some((o) => o.key.poolPercent !== c.key.poolPercent)
+              ? ` @ ${c.key.poolPercent}%`
+              : ''),
           String(c.key.clients),
           c.key.protocol,
           fmtConnect(c.key.connect),
@@ -102,13 +114,16 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
     const comparisons = (m.scenarioVerdicts ?? []).filter((v) => v.scenario === scenario);
     if (comparisons.length > 0) {
       out.push('');
-      for (const v of comparisons) out.push(`- ${fmtVerdict(v.held)} ${mdText(v.expected)} — ${mdText(v.observed)}`);
+      for (const v of comparisons)
+        out.push(`- ${fmtVerdict(v.held)} ${mdText(v.expected)} — ${mdText(v.observed)}`);
     }
     const churn = model.churn.filter((r) => r.scenario === scenario && r.churnCost !== null);
     if (churn.length > 0) {
       out.push('');
       for (const r of churn) {
-        out.push(`- churn: ${mdText(r.label)} at ${r.clients} clients runs ${fmtNumber(r.churnCost, 1)} × slower with -C`);
+        out.push(
+          `- churn: ${mdText(r.label)} at ${r.clients} clients runs ${fmtNumber(r.churnCost, 1)} × slower with -C`,
+        );
       }
     }
     out.push('');

@@ -128,7 +128,14 @@ export const manifestSchema = z.object({
   stepIds: z.array(z.string()),
   stepsCompleted: num,
   scenarioVerdicts: z
-    .array(z.object({ scenario: z.string(), expected: z.string(), observed: z.string(), held: z.boolean().nullable() }))
+    .array(
+      z.object({
+        scenario: z.string(),
+        expected: z.string(),
+        observed: z.string(),
+        held: z.boolean().nullable(),
+      }),
+    )
     .optional(),
   error: z.string().optional(),
 });

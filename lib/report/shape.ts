@@ -2,7 +2,14 @@
  * Data shaping: which points go in which chart, which cells in which matrix, which warnings
  * apply. Pure functions over a loaded run; the renderers only draw what these return.
  */
-import type { ConnectMode, ErrorSummary, MetricSeries, Protocol, StepRecord, TargetKind } from '../suite/types';
+import type {
+  ConnectMode,
+  ErrorSummary,
+  MetricSeries,
+  Protocol,
+  StepRecord,
+  TargetKind,
+} from '../suite/types';
 import { type Cell, groupCells, lineLabeller, type Spread, uniqueInOrder } from './cells';
 import type { LoadedMetrics, LoadedRun } from './load';
 
@@ -56,7 +63,10 @@ export function scenarioPanels(cells: readonly Cell[]): ScenarioPanel[] {
   for (const scenario of scenarioNames(cells)) {
     const inScenario = cells.filter((c) => c.key.scenario === scenario);
     const label = lineLabeller(inScenario);
-    const modes = distinctBy(inScenario.map((c) => ({ protocol: c.key.protocol, connect: c.key.connect })), (m) => `${m.protocol}|${m.connect}`);
+    const modes = distinctBy(
+      inScenario.map((c) => ({ protocol: c.key.protocol, connect: c.key.connect })),
+      (m) => `${m.protocol}|${m.connect}`,
+    );
     for (const { protocol, connect } of modes) {
       const inPanel = inScenario.filter((c) => c.key.protocol === protocol && c.key.connect === connect);
       const clients = uniqueInOrder(inPanel.map((c) => c.key.clients)).sort((a, b) => a - b);
@@ -128,7 +138,9 @@ export function churnRows(cells: readonly Cell[]): ChurnRow[] {
         persistent,
         perTransaction,
         churnCost:
-          persistent && perTransaction && perTransaction.median > 0 ? persistent.median / perTransaction.median : null,
+          persistent && perTransaction && perTransaction.median > 0
+            ? persistent.median / perTransaction.median
+            : null,
       });
     }
   }
@@ -180,11 +192,11 @@ export function errorMatrices(cells: readonly Cell[]): ErrorMatrix[] {
       inScenario.map((c) => ({ clients: c.key.clients, protocol: c.key.protocol, connect: c.key.connect })),
       (col) => `${col.clients}|${col.protocol}|${col.connect}`,
     ).sort(
-        (a, b) =>
-          a.clients - b.clients ||
-          PROTOCOL_ORDER.indexOf(a.protocol) - PROTOCOL_ORDER.indexOf(b.protocol) ||
-          a.connect.localeCompare(b.connect),
-      );
+      (a, b) =>
+        a.clients - b.clients ||
+        PROTOCOL_ORDER.indexOf(a.protocol) - PROTOCOL_ORDER.indexOf(b.protocol) ||
+        a.connect.localeCompare(b.connect),
+    );
     const rowLabels = uniqueInOrder(inScenario.map((c) => label(c.key)));
     return {
       scenario,
@@ -289,7 +301,8 @@ export interface ChartWindow {
 export const MAX_STEP_WINDOWS = 60;
 
 export function chartWindows(windows: readonly StepWindow[]): ChartWindow[] {
-  if (windows.length <= MAX_STEP_WINDOWS) return windows.map((w) => ({ label: String(w.index), startMs: w.startMs, endMs: w.endMs }));
+  if (windows.length <= MAX_STEP_WINDOWS)
+    return windows.map((w) => ({ label: String(w.index), startMs: w.startMs, endMs: w.endMs }));
   const merged: Array<{ label: string; startMs: number; endMs: number }> = [];
   for (const w of windows) {
     const last = merged[merged.length - 1];
@@ -312,7 +325,8 @@ export function stepWindows(steps: readonly StepRecord[]): StepWindow[] {
   steps.forEach((s, i) => {
     const startMs = Date.parse(s.startedAt);
     const endMs = Date.parse(s.endedAt);
-    if (Number.isFinite(startMs) && Number.isFinite(endMs)) windows.push({ index: i + 1, stepId: s.stepId, scenario: s.scenario, startMs, endMs });
+    if (Number.isFinite(startMs) && Number.isFinite(endMs))
+      windows.push({ index: i + 1, stepId: s.stepId, scenario: s.scenario, startMs, endMs });
   });
   return windows;
 }
@@ -360,7 +374,8 @@ export function metricPanels(mode: 'local' | 'cloud', metrics: readonly LoadedMe
           {
             label: w.title,
             status: 'not-collected',
-            reason: metrics.length === 0 ? 'no metrics files in this run' : 'not in the metrics files of this run',
+            reason:
+              metrics.length === 0 ? 'no metrics files in this run' : 'not in the metrics files of this run',
           },
         ],
       });
@@ -370,7 +385,12 @@ export function metricPanels(mode: 'local' | 'cloud', metrics: readonly LoadedMe
   }
   const rest = all.filter((s) => !used.has(s));
   for (const name of uniqueInOrder(rest.map((s) => s.name))) {
-    panels.push(panelFor(name, rest.filter((s) => s.name === name)));
+    panels.push(
+      panelFor(
+        name,
+        rest.filter((s) => s.name === name),
+      ),
+    );
   }
   return panels;
 }
@@ -409,7 +429,10 @@ export interface FindingRow {
 export function findingRows(run: LoadedRun, lookup: ScenarioLookup): FindingRow[] {
   const partial = isPartial(run);
   const comparisons = run.manifest.scenarioVerdicts ?? [];
-  const scenarios = uniqueInOrder([...run.steps.map((s) => s.scenario), ...comparisons.map((v) => v.scenario)]);
+  const scenarios = uniqueInOrder([
+    ...run.steps.map((s) => s.scenario),
+    ...comparisons.map((v) => v.scenario),
+  ]);
   return scenarios.map((scenario) => {
     // Step verdicts and the scenario's comparisons (e.g. -C through the pooler ≥ 3 × direct).
     const verdicts = [
@@ -421,7 +444,13 @@ export function findingRows(run: LoadedRun, lookup: ScenarioLookup): FindingRow[
     const informational = verdicts.filter((x) => x.v.held === null).length;
     const info = lookup(scenario);
     const state: FindingState =
-      broken.length > 0 ? 'contradicted' : held === 0 ? 'informational' : partial ? 'held-so-far' : 'reproduced';
+      broken.length > 0
+        ? 'contradicted'
+        : held === 0
+          ? 'informational'
+          : partial
+            ? 'held-so-far'
+            : 'reproduced';
     return {
       scenario,
       experiment: info?.experiment ?? null,
@@ -492,7 +521,12 @@ export function reportWarnings(run: LoadedRun): ReportWarning[] {
   }
   const short = run.steps.filter((s) => {
     const r = s.result;
-    return r !== null && r.transactionsExpected !== null && r.transactionsProcessed !== null && r.transactionsProcessed < r.transactionsExpected;
+    return (
+      r !== null &&
+      r.transactionsExpected !== null &&
+      r.transactionsProcessed !== null &&
+      r.transactionsProcessed < r.transactionsExpected
+    );
   });
   if (short.length > 0) {
     out.push({
@@ -511,7 +545,11 @@ export function reportWarnings(run: LoadedRun): ReportWarning[] {
       stepIds: [],
     });
   }
-  const failedSeries = run.metrics.flatMap((m) => m.file.series.filter((s) => s.status === 'error').map((s) => `${m.name}: ${s.name} (${s.reason ?? 'no reason recorded'})`));
+  const failedSeries = run.metrics.flatMap((m) =>
+    m.file.series
+      .filter((s) => s.status === 'error')
+      .map((s) => `${m.name}: ${s.name} (${s.reason ?? 'no reason recorded'})`),
+  );
   if (failedSeries.length > 0) {
     out.push({
       id: 'metrics-failed',

@@ -53,7 +53,8 @@ export function scriptFilesFor(step: PlannedStep): Array<{ name: string; content
   for (const part of step.script.parts) {
     if (!('file' in part)) continue;
     const name = fileName(part);
-    if (!files.some((f) => f.name === name)) files.push({ name, content: part.file.sql.endsWith('\n') ? part.file.sql : `${part.file.sql}\n` });
+    if (!files.some((f) => f.name === name))
+      files.push({ name, content: part.file.sql.endsWith('\n') ? part.file.sql : `${part.file.sql}\n` });
   }
   return files;
 }
@@ -76,11 +77,16 @@ export function skipsVacuum(step: PlannedStep): boolean {
   return isPooled(step.target.kind) || step.script.parts.every((p) => 'file' in p);
 }
 
-export function buildPgbenchArgv(step: PlannedStep, conn: ConnectionInfo, opts: PgbenchArgvOptions): string[] {
+export function buildPgbenchArgv(
+  step: PlannedStep,
+  conn: ConnectionInfo,
+  opts: PgbenchArgvOptions,
+): string[] {
   const p = step.params;
   const major = opts.pgbenchMajor ?? null;
   const needs15 = (flag: string): void => {
-    if (major === null || major < 15) throw new UsageError(`${flag} needs pgbench 15 or later (pgbench major ${major ?? 'unknown'})`);
+    if (major === null || major < 15)
+      throw new UsageError(`${flag} needs pgbench 15 or later (pgbench major ${major ?? 'unknown'})`);
   };
   const argv: string[] = [...connectionArgs(conn)];
   if (skipsVacuum(step)) argv.push('-n');
@@ -107,12 +113,19 @@ export function buildPgbenchArgv(step: PlannedStep, conn: ConnectionInfo, opts: 
 }
 
 /** `pgbench -i -s SCALE [flags] … dbname`; run it against the direct target. */
-export function buildPgbenchInitArgv(scale: number, flags: readonly InitFlag[], conn: ConnectionInfo): string[] {
-  if (!(Number.isInteger(scale) && scale >= 1)) throw new UsageError(`pgbench scale must be an integer ≥ 1, got ${scale}`);
+export function buildPgbenchInitArgv(
+  scale: number,
+  flags: readonly InitFlag[],
+  conn: ConnectionInfo,
+): string[] {
+  if (!(Number.isInteger(scale) && scale >= 1))
+    throw new UsageError(`pgbench scale must be an integer ≥ 1, got ${scale}`);
   return ['-i', '-s', String(scale), ...flags, '--quiet', ...connectionArgs(conn), conn.dbname];
 }
 
 /** argv with anything that looks like a secret masked (for StepRecord.command). */
 export function redactArgv(argv: readonly string[]): string[] {
-  return argv.map((a) => a.replace(/(password\s*=\s*)\S+/gi, '$1***').replace(/(postgres(?:ql)?:\/\/[^:/@]+:)[^@]+@/gi, '$1***@'));
+  return argv.map((a) =>
+    a.replace(/(password\s*=\s*)\S+/gi, '$1***').replace(/(postgres(?:ql)?:\/\/[^:/@]+:)[^@]+@/gi, '$1***@'),
+  );
 }

@@ -126,7 +126,11 @@ const MIXED_READ_WRITE: ScriptSpec = {
 };
 
 const POOLED: readonly TargetKind[] = ['rds-proxy', 'pgbouncer-transaction', 'pgbouncer-session'];
-const PREPARED_ERRORS: readonly ErrorClass[] = ['prepared-statement-exists', 'prepared-statement-missing', 'portal-missing'];
+const PREPARED_ERRORS: readonly ErrorClass[] = [
+  'prepared-statement-exists',
+  'prepared-statement-missing',
+  'portal-missing',
+];
 
 const DIRECT_ABOVE_REFUSED: ExpectationRule = {
   when: { targets: ['direct'], maxConnectionsBand: ['above'] },
@@ -139,7 +143,10 @@ const DIRECT_NEAR_ANY: ExpectationRule = {
   outcome: 'any',
   note: 'within the reserved-slot margin of max_connections: refusal depends on reserved slots and the role',
 };
-const DIRECT_BELOW_SUCCEEDS: ExpectationRule = { when: { targets: ['direct'], maxConnectionsBand: ['below'] }, outcome: 'succeeds' };
+const DIRECT_BELOW_SUCCEEDS: ExpectationRule = {
+  when: { targets: ['direct'], maxConnectionsBand: ['below'] },
+  outcome: 'succeeds',
+};
 const PGBOUNCER_TX_PREPARED_FAILS: ExpectationRule = {
   when: { targets: ['pgbouncer-transaction'], protocols: ['prepared'] },
   outcome: 'errors',
@@ -160,7 +167,10 @@ const POOLED_SUCCEEDS: ExpectationRule = {
 };
 
 /** k/24 × max_connections, k = 1..20: 50..1000 clients on E5's max_connections = 1200. */
-const E5_CLIENTS: readonly ClientsSpec[] = Array.from({ length: 20 }, (_, i) => ({ times: (i + 1) / 24, of: 'maxConnections' as const }));
+const E5_CLIENTS: readonly ClientsSpec[] = Array.from({ length: 20 }, (_, i) => ({
+  times: (i + 1) / 24,
+  of: 'maxConnections' as const,
+}));
 
 // ---------------------------------------------------------------------------------------------
 // The published experiments
@@ -254,7 +264,13 @@ const E3: Scenario = {
   initFlags: [],
   repetitions: 1,
   targets: ['direct', 'rds-proxy', 'pgbouncer-transaction', 'pgbouncer-session'],
-  expectations: [DIRECT_ABOVE_REFUSED, DIRECT_NEAR_ANY, DIRECT_BELOW_SUCCEEDS, PGBOUNCER_SESSION_OVER_POOL, POOLED_SUCCEEDS],
+  expectations: [
+    DIRECT_ABOVE_REFUSED,
+    DIRECT_NEAR_ANY,
+    DIRECT_BELOW_SUCCEEDS,
+    PGBOUNCER_SESSION_OVER_POOL,
+    POOLED_SUCCEEDS,
+  ],
   comparisons: [
     {
       id: 'direct-persistent-vs-churn',
@@ -273,7 +289,8 @@ const E3: Scenario = {
     },
     {
       id: 'rds-proxy-churn-vs-direct-churn',
-      description: '-C through RDS Proxy relative to -C direct (each new client connection still pays TLS to the proxy)',
+      description:
+        '-C through RDS Proxy relative to -C direct (each new client connection still pays TLS to the proxy)',
       numerator: { targets: ['rds-proxy'], connect: 'per-transaction' },
       denominator: { targets: ['direct'], connect: 'per-transaction' },
       minRatio: null,
@@ -353,7 +370,8 @@ const E5_COMPARISONS: readonly Comparison[] = [
   },
   {
     id: 'rds-proxy-churn-vs-direct-churn',
-    description: 'with connection overhead (-C): RDS Proxy relative to direct (the cloud stand-in for the published PgBouncer)',
+    description:
+      'with connection overhead (-C): RDS Proxy relative to direct (the cloud stand-in for the published PgBouncer)',
     numerator: { targets: ['rds-proxy'], connect: 'per-transaction' },
     denominator: { targets: ['direct'], connect: 'per-transaction' },
     minRatio: null,
@@ -472,7 +490,9 @@ const SMOKE_CHURN: Scenario = {
   connects: ['per-transaction'],
   durationSec: 3,
   targets: LOCAL_AND_CLOUD,
-  comparisons: (QUICK_E3.comparisons ?? []).filter((c) => c.id === 'pgbouncer-churn-vs-direct-churn' || c.id === 'rds-proxy-churn-vs-direct-churn'),
+  comparisons: (QUICK_E3.comparisons ?? []).filter(
+    (c) => c.id === 'pgbouncer-churn-vs-direct-churn' || c.id === 'rds-proxy-churn-vs-direct-churn',
+  ),
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -481,20 +501,47 @@ const SMOKE_CHURN: Scenario = {
 const SUITES: readonly Suite[] = [
   {
     name: 'quick',
-    description: 'Local default (≈ 2–3 min on 2 cores): E1–E3 findings scaled down to max_connections ≈ 40 and a small pool.',
+    description:
+      'Local default (≈ 2–3 min on 2 cores): E1–E3 findings scaled down to max_connections ≈ 40 and a small pool.',
     scenarios: [QUICK_E1, QUICK_E2, QUICK_E3],
   },
   {
     name: 'smoke',
-    description: 'CI (~15–20 s incl. init on 2 cores): prepared via transaction pool fails, direct above max_connections refused, -C churn faster pooled.',
+    description:
+      'CI (~15–20 s incl. init on 2 cores): prepared via transaction pool fails, direct above max_connections refused, -C churn faster pooled.',
     scenarios: [SMOKE_PREPARED, SMOKE_MAX_CONNECTIONS, SMOKE_CHURN],
   },
-  { name: 'e1', description: 'E1 at published scale: prepared statements through a multiplexing proxy.', scenarios: [E1] },
-  { name: 'e2', description: 'E2 at published scale: client sweep direct vs proxy, -S -t 10.', scenarios: [E2] },
-  { name: 'e3', description: 'E3 at published scale: connection churn, TPC-B -T 60 -c 20 with and without -C.', scenarios: [E3] },
-  { name: 'e4', description: 'E4: pool-percent sweep (25/50/75/100 %) under a mixed read/write workload.', scenarios: [E4] },
-  { name: 'e5', description: 'E5: TPC-B 50..1000 clients (relative to max_connections), best of three, with and without -C.', scenarios: [E5_SHORT, E5_LONG] },
-  { name: 'all-published', description: 'E1–E5 at published scale, one after the other (hours on a large lab).', scenarios: [E1, E2, E3, E4, E5_SHORT, E5_LONG] },
+  {
+    name: 'e1',
+    description: 'E1 at published scale: prepared statements through a multiplexing proxy.',
+    scenarios: [E1],
+  },
+  {
+    name: 'e2',
+    description: 'E2 at published scale: client sweep direct vs proxy, -S -t 10.',
+    scenarios: [E2],
+  },
+  {
+    name: 'e3',
+    description: 'E3 at published scale: connection churn, TPC-B -T 60 -c 20 with and without -C.',
+    scenarios: [E3],
+  },
+  {
+    name: 'e4',
+    description: 'E4: pool-percent sweep (25/50/75/100 %) under a mixed read/write workload.',
+    scenarios: [E4],
+  },
+  {
+    name: 'e5',
+    description:
+      'E5: TPC-B 50..1000 clients (relative to max_connections), best of three, with and without -C.',
+    scenarios: [E5_SHORT, E5_LONG],
+  },
+  {
+    name: 'all-published',
+    description: 'E1–E5 at published scale, one after the other (hours on a large lab).',
+    scenarios: [E1, E2, E3, E4, E5_SHORT, E5_LONG],
+  },
 ];
 
 export const SUITE_NAMES: readonly string[] = SUITES.map((s) => s.name);
@@ -516,19 +563,43 @@ export function scriptLabel(script: ScriptSpec): string {
 export function validateScenario(s: Scenario): string[] {
   const problems: string[] = [];
   const rules: ReadonlyArray<[boolean, string]> = [
-    [(s.durationSec === undefined) === (s.transactionsPerClient === undefined), `${s.name}: exactly one of durationSec and transactionsPerClient must be set`],
-    [s.durationSec !== undefined && !(s.durationSec >= 1), `${s.name}: durationSec must be ≥ 1, got ${s.durationSec}`],
-    [s.transactionsPerClient !== undefined && !(s.transactionsPerClient >= 1), `${s.name}: transactionsPerClient must be ≥ 1, got ${s.transactionsPerClient}`],
+    [
+      (s.durationSec === undefined) === (s.transactionsPerClient === undefined),
+      `${s.name}: exactly one of durationSec and transactionsPerClient must be set`,
+    ],
+    [
+      s.durationSec !== undefined && !(s.durationSec >= 1),
+      `${s.name}: durationSec must be ≥ 1, got ${s.durationSec}`,
+    ],
+    [
+      s.transactionsPerClient !== undefined && !(s.transactionsPerClient >= 1),
+      `${s.name}: transactionsPerClient must be ≥ 1, got ${s.transactionsPerClient}`,
+    ],
     [s.script.parts.length === 0, `${s.name}: script needs at least one part`],
-    [s.protocols.length === 0 || s.connects.length === 0 || s.clients.length === 0 || s.targets.length === 0, `${s.name}: protocols, connects, clients and targets must be non-empty`],
+    [
+      s.protocols.length === 0 || s.connects.length === 0 || s.clients.length === 0 || s.targets.length === 0,
+      `${s.name}: protocols, connects, clients and targets must be non-empty`,
+    ],
     [!(s.jobs >= 1), `${s.name}: jobs must be ≥ 1, got ${s.jobs}`],
     [!(s.scale >= 1), `${s.name}: scale must be ≥ 1, got ${s.scale}`],
     [!(s.repetitions >= 1), `${s.name}: repetitions must be ≥ 1, got ${s.repetitions}`],
     [s.rate !== undefined && !(s.rate > 0), `${s.name}: rate must be > 0, got ${s.rate}`],
-    [(s.poolPercents ?? []).some((p) => !(p >= 1 && p <= 100)), `${s.name}: poolPercents must be 1–100, got ${(s.poolPercents ?? []).join(',')}`],
-    [s.clients.some((c) => (typeof c === 'number' ? !(c >= 1) : !(c.times > 0))), `${s.name}: clients must be ≥ 1 (absolute) or times > 0 (relative)`],
-    [s.script.parts.some((p) => 'file' in p && !/^[A-Za-z0-9._-]+\.sql$/.test(p.file.name)), `${s.name}: script file names must match [A-Za-z0-9._-]+.sql`],
-    [s.script.parts.some((p) => p.weight !== undefined && !(Number.isInteger(p.weight) && p.weight >= 0)), `${s.name}: script weights must be integers ≥ 0`],
+    [
+      (s.poolPercents ?? []).some((p) => !(p >= 1 && p <= 100)),
+      `${s.name}: poolPercents must be 1–100, got ${(s.poolPercents ?? []).join(',')}`,
+    ],
+    [
+      s.clients.some((c) => (typeof c === 'number' ? !(c >= 1) : !(c.times > 0))),
+      `${s.name}: clients must be ≥ 1 (absolute) or times > 0 (relative)`,
+    ],
+    [
+      s.script.parts.some((p) => 'file' in p && !/^[A-Za-z0-9._-]+\.sql$/.test(p.file.name)),
+      `${s.name}: script file names must match [A-Za-z0-9._-]+.sql`,
+    ],
+    [
+      s.script.parts.some((p) => p.weight !== undefined && !(Number.isInteger(p.weight) && p.weight >= 0)),
+      `${s.name}: script weights must be integers ≥ 0`,
+    ],
   ];
   for (const [bad, message] of rules) if (bad) problems.push(message);
   return problems;

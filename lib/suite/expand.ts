@@ -17,7 +17,15 @@
  * - Order: scenario → pool percent → repetition → clients → protocol → connect → target.
  */
 import { UsageError } from '../cli/errors';
-import type { ClientsSpec, ExperimentId, InitFlag, MaxConnectionsBand, Scenario, ScriptSpec, Suite } from './catalog';
+import type {
+  ClientsSpec,
+  ExperimentId,
+  InitFlag,
+  MaxConnectionsBand,
+  Scenario,
+  ScriptSpec,
+  Suite,
+} from './catalog';
 import { scriptLabel, validateScenario } from './catalog';
 import type { ErrorClass, Outcome, StepParams, TargetKind, TargetRef } from './types';
 
@@ -70,7 +78,11 @@ export const TPS_BOUND_PER_CLIENT = 4000;
 export const TPS_BOUND_TOTAL = 100000;
 export const DEFAULT_MAX_LOG_LINES = 1_000_000;
 
-const POOLED_KINDS: ReadonlySet<TargetKind> = new Set<TargetKind>(['rds-proxy', 'pgbouncer-transaction', 'pgbouncer-session']);
+const POOLED_KINDS: ReadonlySet<TargetKind> = new Set<TargetKind>([
+  'rds-proxy',
+  'pgbouncer-transaction',
+  'pgbouncer-session',
+]);
 
 export function isPooled(kind: TargetKind): boolean {
   return POOLED_KINDS.has(kind);
@@ -82,9 +94,13 @@ export function maxConnectionsBand(clients: number, maxConnections: number): Max
   return clients > maxConnections - margin ? 'near' : 'below';
 }
 
-export function resolveClients(spec: ClientsSpec, capacity: { maxConnections: number; poolSize: number | null }): number {
+export function resolveClients(
+  spec: ClientsSpec,
+  capacity: { maxConnections: number; poolSize: number | null },
+): number {
   if (typeof spec === 'number') return Math.max(1, Math.round(spec));
-  const base = spec.of === 'poolSize' ? (capacity.poolSize ?? capacity.maxConnections) : capacity.maxConnections;
+  const base =
+    spec.of === 'poolSize' ? (capacity.poolSize ?? capacity.maxConnections) : capacity.maxConnections;
   return Math.max(1, Math.round(spec.times * base));
 }
 
@@ -105,14 +121,24 @@ export function logSamplingRateFor(
   return Math.max(0.0001, Number((Math.floor(raw / magnitude) * magnitude).toPrecision(2)));
 }
 
-export function timeoutSecFor(clients: number, run: { durationSec: number | null; transactionsPerClient: number | null }): number {
+export function timeoutSecFor(
+  clients: number,
+  run: { durationSec: number | null; transactionsPerClient: number | null },
+): number {
   if (run.durationSec !== null) return Math.ceil(run.durationSec * 1.5) + 60;
   return 120 + Math.ceil((clients * (run.transactionsPerClient ?? 0)) / 200);
 }
 
 function matchExpectation(
   scenario: Scenario,
-  cell: { kind: TargetKind; protocol: StepParams['protocol']; connect: StepParams['connect']; clients: number; band: MaxConnectionsBand; poolSize: number | null },
+  cell: {
+    kind: TargetKind;
+    protocol: StepParams['protocol'];
+    connect: StepParams['connect'];
+    clients: number;
+    band: MaxConnectionsBand;
+    poolSize: number | null;
+  },
 ): StepExpectation {
   for (const rule of scenario.expectations) {
     const w = rule.when;
@@ -120,10 +146,24 @@ function matchExpectation(
     if (w.protocols && !w.protocols.includes(cell.protocol)) continue;
     if (w.connects && !w.connects.includes(cell.connect)) continue;
     if (w.maxConnectionsBand && !w.maxConnectionsBand.includes(cell.band)) continue;
-    if (w.clientsAbovePoolSize !== undefined && (cell.poolSize === null || cell.clients > cell.poolSize !== w.clientsAbovePoolSize)) continue;
-    return { outcome: rule.outcome, errorClasses: rule.errorClasses ?? [], published: rule.published ?? null, note: rule.note ?? null };
+    if (
+      w.clientsAbovePoolSize !== undefined &&
+      (cell.poolSize === null || cell.clients > cell.poolSize !== w.clientsAbovePoolSize)
+    )
+      continue;
+    return {
+      outcome: rule.outcome,
+      errorClasses: rule.errorClasses ?? [],
+      published: rule.published ?? null,
+      note: rule.note ?? null,
+    };
   }
-  return { outcome: 'any', errorClasses: [], published: null, note: 'no expectation in the catalog for this cell' };
+  return {
+    outcome: 'any',
+    errorClasses: [],
+    published: null,
+    note: 'no expectation in the catalog for this cell',
+  };
 }
 
 function scaled(value: number | undefined, factor: number): number | null {
@@ -131,7 +171,11 @@ function scaled(value: number | undefined, factor: number): number | null {
   return Math.max(1, Math.round(value * factor));
 }
 
-export function expandScenario(scenario: Scenario, targets: readonly TargetCapacity[], opts: ExpandOptions = {}): PlannedStep[] {
+export function expandScenario(
+  scenario: Scenario,
+  targets: readonly TargetCapacity[],
+  opts: ExpandOptions = {},
+): PlannedStep[] {
   const problems = validateScenario(scenario);
   if (problems.length > 0) throw new UsageError(`invalid scenario: ${problems.join('; ')}`);
   const names = targets.map((t) => t.ref.name);
@@ -151,12 +195,14 @@ export function expandScenario(scenario: Scenario, targets: readonly TargetCapac
   const durationSec = scaled(scenario.durationSec, factor);
   const transactionsPerClient = scaled(scenario.transactionsPerClient, factor);
   const repetitions = opts.repetitionsOverride ?? scenario.repetitions;
-  const sweep: ReadonlyArray<number | null> = scenario.poolPercents && scenario.poolPercents.length > 0 ? scenario.poolPercents : [null];
+  const sweep: ReadonlyArray<number | null> =
+    scenario.poolPercents && scenario.poolPercents.length > 0 ? scenario.poolPercents : [null];
   const label = scriptLabel(scenario.script);
 
   const steps: PlannedStep[] = [];
   sweep.forEach((percent, sweepIndex) => {
-    const poolForClients = percent !== null ? Math.max(1, Math.round((percent / 100) * serverMax)) : configuredPool;
+    const poolForClients =
+      percent !== null ? Math.max(1, Math.round((percent / 100) * serverMax)) : configuredPool;
     const clientCounts: number[] = [];
     for (const spec of scenario.clients) {
       const n = resolveClients(spec, { maxConnections: serverMax, poolSize: poolForClients });
@@ -171,7 +217,11 @@ export function expandScenario(scenario: Scenario, targets: readonly TargetCapac
               // direct does not depend on the pool: once per cell, in the first sweep group
               if (!pooled && sweepIndex > 0) continue;
               const stepPercent = pooled ? percent : null;
-              const poolSize = pooled ? (stepPercent !== null ? Math.max(1, Math.round((stepPercent / 100) * target.maxConnections)) : target.poolSize) : null;
+              const poolSize = pooled
+                ? stepPercent !== null
+                  ? Math.max(1, Math.round((stepPercent / 100) * target.maxConnections))
+                  : target.poolSize
+                : null;
               const band = maxConnectionsBand(clients, target.maxConnections);
               const run = { durationSec, transactionsPerClient };
               const stepId = [
@@ -201,7 +251,14 @@ export function expandScenario(scenario: Scenario, targets: readonly TargetCapac
                   poolPercent: stepPercent,
                   repetition: rep,
                 },
-                expectation: matchExpectation(scenario, { kind: target.ref.kind, protocol, connect, clients, band, poolSize }),
+                expectation: matchExpectation(scenario, {
+                  kind: target.ref.kind,
+                  protocol,
+                  connect,
+                  clients,
+                  band,
+                  poolSize,
+                }),
                 script: scenario.script,
                 initFlags: scenario.initFlags,
                 timeoutSec: scenario.timeoutSec ?? timeoutSecFor(clients, run),
@@ -219,11 +276,18 @@ export function expandScenario(scenario: Scenario, targets: readonly TargetCapac
   return steps;
 }
 
-export function expandSuite(suite: Suite, targets: readonly TargetCapacity[], opts: ExpandOptions = {}): PlannedStep[] {
+export function expandSuite(
+  suite: Suite,
+  targets: readonly TargetCapacity[],
+  opts: ExpandOptions = {},
+): PlannedStep[] {
   const names = suite.scenarios.map((s) => s.name);
   const dup = names.find((n, i) => names.indexOf(n) !== i);
   if (dup !== undefined) throw new UsageError(`suite ${suite.name}: scenario "${dup}" appears twice`);
-  if (opts.repetitionsOverride !== undefined && !(Number.isInteger(opts.repetitionsOverride) && opts.repetitionsOverride >= 1)) {
+  if (
+    opts.repetitionsOverride !== undefined &&
+    !(Number.isInteger(opts.repetitionsOverride) && opts.repetitionsOverride >= 1)
+  ) {
     throw new UsageError(`repetitions must be an integer ≥ 1, got ${opts.repetitionsOverride}`);
   }
   if (opts.durationScale !== undefined && !(opts.durationScale > 0)) {
@@ -233,7 +297,9 @@ export function expandSuite(suite: Suite, targets: readonly TargetCapacity[], op
 }
 
 /** Distinct (scale, init flags) pairs in plan order: what the engine must initialize. */
-export function initPlan(steps: readonly PlannedStep[]): Array<{ scale: number; initFlags: readonly InitFlag[]; scenarios: string[] }> {
+export function initPlan(
+  steps: readonly PlannedStep[],
+): Array<{ scale: number; initFlags: readonly InitFlag[]; scenarios: string[] }> {
   const out: Array<{ scale: number; initFlags: readonly InitFlag[]; scenarios: string[] }> = [];
   for (const s of steps) {
     const key = `${s.params.scale} ${[...s.initFlags].sort().join(' ')}`;

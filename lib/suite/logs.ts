@@ -45,7 +45,10 @@ interface Bucket {
   skipped: number;
 }
 
-function fillGaps<B>(buckets: Map<number, B>, toPoint: (t: number, b: B | undefined) => SeriesPoint): SeriesPoint[] {
+function fillGaps<B>(
+  buckets: Map<number, B>,
+  toPoint: (t: number, b: B | undefined) => SeriesPoint,
+): SeriesPoint[] {
   if (buckets.size === 0) return [];
   const keys = [...buckets.keys()];
   const first = Math.min(...keys);
@@ -88,7 +91,10 @@ export function forEachTransaction(files: readonly string[], visit: (tx: Transac
   }
 }
 
-export function parseTransactionLogs(files: readonly string[], opts: { samplingRate?: number | null } = {}): TransactionLogSummary {
+export function parseTransactionLogs(
+  files: readonly string[],
+  opts: { samplingRate?: number | null } = {},
+): TransactionLogSummary {
   const rate = opts.samplingRate ?? 1;
   if (!(rate > 0 && rate <= 1)) throw new RangeError(`samplingRate must be in (0, 1], got ${rate}`);
   const latencies: number[] = [];
@@ -96,7 +102,14 @@ export function parseTransactionLogs(files: readonly string[], opts: { samplingR
   let sawLag = false;
   let sawSkipped = false;
   forEachTransaction(files, (tx) => {
-    const b = buckets.get(tx.epochSec) ?? { n: 0, latencySumUs: 0, latencyMaxUs: 0, lagSumUs: 0, lagN: 0, skipped: 0 };
+    const b = buckets.get(tx.epochSec) ?? {
+      n: 0,
+      latencySumUs: 0,
+      latencyMaxUs: 0,
+      lagSumUs: 0,
+      lagN: 0,
+      skipped: 0,
+    };
     buckets.set(tx.epochSec, b);
     if (tx.skipped) {
       sawSkipped = true;
@@ -142,7 +155,10 @@ export interface AggregateLogSummary {
 }
 
 /** Merge per-thread aggregate logs by interval start: counts and sums add, max is the max. */
-export function parseAggregateLogs(files: readonly string[], opts: { throttled?: boolean } = {}): AggregateLogSummary {
+export function parseAggregateLogs(
+  files: readonly string[],
+  opts: { throttled?: boolean } = {},
+): AggregateLogSummary {
   interface Agg extends Bucket {
     hasLag: boolean;
     hasSkipped: boolean;
@@ -153,7 +169,16 @@ export function parseAggregateLogs(files: readonly string[], opts: { throttled?:
       const f = line.trim().split(/\s+/).map(Number);
       if (f.length < 6 || f.some((x) => !Number.isFinite(x))) continue;
       const [t, cnt, sum, , , max] = f as [number, number, number, number, number, number];
-      const b = buckets.get(t) ?? { n: 0, latencySumUs: 0, latencyMaxUs: 0, lagSumUs: 0, lagN: 0, skipped: 0, hasLag: false, hasSkipped: false };
+      const b = buckets.get(t) ?? {
+        n: 0,
+        latencySumUs: 0,
+        latencyMaxUs: 0,
+        lagSumUs: 0,
+        lagN: 0,
+        skipped: 0,
+        hasLag: false,
+        hasSkipped: false,
+      };
       buckets.set(t, b);
       b.n += cnt;
       b.latencySumUs += sum;
@@ -190,7 +215,8 @@ export function detectLogKind(content: string): LogKind {
   const line = content.split('\n').find((l) => l.trim() !== '');
   if (!line) return 'unknown';
   const f = line.trim().split(/\s+/);
-  if (f.length >= 6 && /^\d{9,}$/.test(f[0] ?? '') && f.every((x) => /^-?\d+(\.\d+)?$/.test(x))) return 'aggregate';
+  if (f.length >= 6 && /^\d{9,}$/.test(f[0] ?? '') && f.every((x) => /^-?\d+(\.\d+)?$/.test(x)))
+    return 'aggregate';
   if (f.length >= 6 && /^\d{9,}$/.test(f[4] ?? '')) return 'per-transaction';
   return 'unknown';
 }

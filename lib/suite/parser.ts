@@ -22,11 +22,19 @@
 import type { ErrorClass, ErrorSummary, ParsedRun, ProgressPoint, Protocol } from './types';
 
 export type PgbenchCapture =
-  | { readonly stdout: string; readonly stderr: string; readonly exitCode: number | null; readonly timedOut?: boolean }
+  | {
+      readonly stdout: string;
+      readonly stderr: string;
+      readonly exitCode: number | null;
+      readonly timedOut?: boolean;
+    }
   | { readonly combined: string; readonly exitCode?: number | null; readonly timedOut?: boolean };
 
 /** Substrings per class, tried in this order; the first class that matches a segment wins. */
-export const ERROR_PATTERNS: ReadonlyArray<{ readonly class: ErrorClass; readonly patterns: readonly RegExp[] }> = [
+export const ERROR_PATTERNS: ReadonlyArray<{
+  readonly class: ErrorClass;
+  readonly patterns: readonly RegExp[];
+}> = [
   {
     class: 'too-many-connections',
     patterns: [
@@ -38,7 +46,12 @@ export const ERROR_PATTERNS: ReadonlyArray<{ readonly class: ErrorClass; readonl
   },
   {
     class: 'auth-failed',
-    patterns: [/password authentication failed/i, /no pg_hba\.conf entry/i, /SASL authentication failed/i, /fe_sendauth: no password supplied/i],
+    patterns: [
+      /password authentication failed/i,
+      /no pg_hba\.conf entry/i,
+      /SASL authentication failed/i,
+      /fe_sendauth: no password supplied/i,
+    ],
   },
   { class: 'portal-missing', patterns: [/portal "[^"]*" does not exist/i] },
   { class: 'prepared-statement-exists', patterns: [/prepared statement "[^"]*" already exists/i] },
@@ -71,7 +84,11 @@ export const ERROR_PATTERNS: ReadonlyArray<{ readonly class: ErrorClass; readonl
 ];
 
 /** Classes that mean "this client never got (or lost) its connection at connect time". */
-const CONNECT_CLASSES: ReadonlySet<ErrorClass> = new Set<ErrorClass>(['too-many-connections', 'auth-failed', 'connection-failed']);
+const CONNECT_CLASSES: ReadonlySet<ErrorClass> = new Set<ErrorClass>([
+  'too-many-connections',
+  'auth-failed',
+  'connection-failed',
+]);
 
 const ERROR_MARKER = /(?:^|\s|:)(?:error|fatal):|\b(?:ERROR|FATAL|PANIC):/;
 const RUN_ABORTED = /Run was aborted; the above results are incomplete/;
@@ -104,7 +121,8 @@ export function splitSegments(line: string): string[] {
 /** The error class of one segment, or null when the segment is not an error occurrence. */
 export function classifySegment(segment: string): ErrorClass | null {
   if (/^\s*progress: /.test(segment) || /^pgbench: progress: /.test(segment)) return null;
-  if (RUN_ABORTED.test(segment) || COULD_NOT_CREATE.test(segment) || ABORTED_CONNECTING.test(segment)) return null;
+  if (RUN_ABORTED.test(segment) || COULD_NOT_CREATE.test(segment) || ABORTED_CONNECTING.test(segment))
+    return null;
   if (/^\t/.test(segment)) return null; // libpq continuation line of the previous message
   // `pgbench: error: ` with nothing after it: another thread interrupted it and the message went
   // on in a later line, where it is counted.
@@ -141,7 +159,10 @@ export function parsePgbench(input: PgbenchCapture): ParsedRun {
   const lines = text.split('\n').map((l) => l.replace(/\r$/, ''));
 
   // --- header and summary (stdout; anchored at line start so per-script blocks don't match) ---
-  const version = firstMatch(lines, /^pgbench \((\d+(?:\.\d+)?)(?:[^,]*?)(?:, server (\d+(?:\.\d+)?)[^)]*)?\)\s*$/);
+  const version = firstMatch(
+    lines,
+    /^pgbench \((\d+(?:\.\d+)?)(?:[^,]*?)(?:, server (\d+(?:\.\d+)?)[^)]*)?\)\s*$/,
+  );
   const pgbenchVersion = version ? version[1] : null;
   // pgbench prints `, server X` whenever the server's version number differs from its own, so a
   // header without it means the server runs the same version.
@@ -168,11 +189,12 @@ export function parsePgbench(input: PgbenchCapture): ParsedRun {
     const m = line.match(/^tps = ([\d.]+) \((.+)\)\s*$/);
     if (!m) continue;
     const wording = m[2] ?? '';
-    const modeOfLine: ParsedRun['tpsMode'] = /without initial connection time|excluding connections establishing/.test(wording)
-      ? 'excluding-connections'
-      : /including reconnection times|including connections establishing/.test(wording)
-        ? 'including-connections'
-        : null;
+    const modeOfLine: ParsedRun['tpsMode'] =
+      /without initial connection time|excluding connections establishing/.test(wording)
+        ? 'excluding-connections'
+        : /including reconnection times|including connections establishing/.test(wording)
+          ? 'including-connections'
+          : null;
     if (tps === null || modeOfLine === 'excluding-connections') {
       tps = num(m[1]);
       tpsMode = modeOfLine;
@@ -193,7 +215,8 @@ export function parsePgbench(input: PgbenchCapture): ParsedRun {
     else {
       cur.count += 1;
       // prefer a whole `pgbench: …` line over a fragment of a jumbled one as the sample
-      if (!cur.sample.startsWith('pgbench:') && sample.trim().startsWith('pgbench:')) cur.sample = sample.trim();
+      if (!cur.sample.startsWith('pgbench:') && sample.trim().startsWith('pgbench:'))
+        cur.sample = sample.trim();
     }
   };
   const abortedInCommand = new Set<string>();
@@ -231,7 +254,8 @@ export function parsePgbench(input: PgbenchCapture): ParsedRun {
   // pgbench 14 aborts a whole thread on a failed initial connection without naming a client:
   // each connection error not followed by a `client N …` line still cost at least one client.
   const abortedWhileConnecting = Math.max(abortedConnecting.size, connectErrors);
-  const abortedClients = abortedWhileConnecting + [...abortedInCommand].filter((id) => !abortedConnecting.has(id)).length;
+  const abortedClients =
+    abortedWhileConnecting + [...abortedInCommand].filter((id) => !abortedConnecting.has(id)).length;
 
   const hasSummary = tps !== null;
   const complete = hasSummary && !runAborted && !timedOut && (exitCode === null || exitCode === 0);
@@ -287,10 +311,13 @@ export function checkConsistency(run: ParsedRun): string[] {
       );
     }
     if (run.complete && run.transactionsProcessed !== null && run.transactionsProcessed !== implied) {
-      warnings.push(`clients × transactions per client = ${implied}, but ${run.transactionsProcessed} transactions were processed`);
+      warnings.push(
+        `clients × transactions per client = ${implied}, but ${run.transactionsProcessed} transactions were processed`,
+      );
     }
   }
-  if (run.complete && run.abortedClients > 0) warnings.push(`${run.abortedClients} clients aborted although the run looks complete`);
+  if (run.complete && run.abortedClients > 0)
+    warnings.push(`${run.abortedClients} clients aborted although the run looks complete`);
   return warnings;
 }
 

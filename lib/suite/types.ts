@@ -22,7 +22,12 @@ export const RESULT_SCHEMA_VERSION = 1 as const;
 
 /** What a step talks to. `rds-proxy` is each named proxy of a lab; pgbouncer-* are local. */
 export type TargetKind = 'direct' | 'rds-proxy' | 'pgbouncer-transaction' | 'pgbouncer-session';
-export const TARGET_KINDS: readonly TargetKind[] = ['direct', 'rds-proxy', 'pgbouncer-transaction', 'pgbouncer-session'];
+export const TARGET_KINDS: readonly TargetKind[] = [
+  'direct',
+  'rds-proxy',
+  'pgbouncer-transaction',
+  'pgbouncer-session',
+];
 
 /** A concrete target in a run: kind plus a name (`direct`, the proxy's name, `pgbouncer-transaction`...). */
 export interface TargetRef {

@@ -58,14 +58,19 @@ export function judgeStep(step: PlannedStep, status: StepStatus, m: StepMeasurem
         held = m !== null && m.complete && m.abortedClients === 0 && m.tps !== null;
         break;
       case 'refused': {
-        const classes: readonly ErrorClass[] = e.errorClasses.length > 0 ? e.errorClasses : ['too-many-connections', 'connection-failed', 'auth-failed'];
+        const classes: readonly ErrorClass[] =
+          e.errorClasses.length > 0
+            ? e.errorClasses
+            : ['too-many-connections', 'connection-failed', 'auth-failed'];
         held = m !== null && !m.complete && hasClass(m, classes);
         break;
       }
       case 'errors':
         held =
           m !== null &&
-          (e.errorClasses.length > 0 ? hasClass(m, e.errorClasses) : m.errors.some((x) => x.count > 0) || m.abortedClients > 0);
+          (e.errorClasses.length > 0
+            ? hasClass(m, e.errorClasses)
+            : m.errors.some((x) => x.count > 0) || m.abortedClients > 0);
         break;
     }
   }
@@ -93,7 +98,9 @@ export function detectSaturation(
     }
   }
   if (cpuMaxPercent !== undefined && cpuMaxPercent !== null && cpuMaxPercent >= CPU_SATURATION_PERCENT) {
-    reasons.push(`load generator CPU peaked at ${cpuMaxPercent.toFixed(0)} % (≥ ${CPU_SATURATION_PERCENT} %)`);
+    reasons.push(
+      `load generator CPU peaked at ${cpuMaxPercent.toFixed(0)} % (≥ ${CPU_SATURATION_PERCENT} %)`,
+    );
   }
   return { saturated: reasons.length > 0, reason: reasons.length > 0 ? reasons.join('; ') : null };
 }
@@ -125,10 +132,16 @@ function selects(sel: CellSelector, r: StepRecord): boolean {
 
 function cellKey(c: Comparison, r: StepRecord): string {
   const parts = [`c${r.params.clients}`];
-  if (c.numerator.protocol === undefined && c.denominator.protocol === undefined) parts.push(r.params.protocol);
+  if (c.numerator.protocol === undefined && c.denominator.protocol === undefined)
+    parts.push(r.params.protocol);
   if (c.numerator.connect === undefined && c.denominator.connect === undefined) parts.push(r.params.connect);
   const bothPooled = [...c.numerator.targets, ...c.denominator.targets].every((k) => k !== 'direct');
-  if (bothPooled && c.numerator.poolPercent === undefined && c.denominator.poolPercent === undefined && r.params.poolPercent !== null) {
+  if (
+    bothPooled &&
+    c.numerator.poolPercent === undefined &&
+    c.denominator.poolPercent === undefined &&
+    r.params.poolPercent !== null
+  ) {
     parts.push(`pool${r.params.poolPercent}`);
   }
   return parts.join('/');
@@ -141,7 +154,11 @@ function selectorsDiffer(c: Comparison): boolean {
 }
 
 /** Median tps of complete runs, per (target name, cell key). */
-function medians(c: Comparison, sel: CellSelector, records: readonly StepRecord[]): Map<string, Map<string, number | null>> {
+function medians(
+  c: Comparison,
+  sel: CellSelector,
+  records: readonly StepRecord[],
+): Map<string, Map<string, number | null>> {
   const values = new Map<string, Map<string, number[]>>();
   for (const r of records) {
     if (!selects(sel, r)) continue;
@@ -170,7 +187,10 @@ export function judgeScenario(scenario: Scenario, records: readonly StepRecord[]
   for (const c of scenario.comparisons ?? []) {
     const num = medians(c, c.numerator, mine);
     const den = medians(c, c.denominator, mine);
-    const expected = c.minRatio === null ? `${c.description} (reported, not judged)` : `${c.description}: ratio ≥ ${c.minRatio}`;
+    const expected =
+      c.minRatio === null
+        ? `${c.description} (reported, not judged)`
+        : `${c.description}: ratio ≥ ${c.minRatio}`;
     for (const [numTarget, numCells] of num) {
       for (const [denTarget, denCells] of den) {
         // the same target on both sides only makes sense when the selectors differ (pool 50 % vs 25 %)

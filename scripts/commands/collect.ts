@@ -40,7 +40,16 @@ interface CollectFlags {
 
 const collectList = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
 
-const EVENT_FLAGS = ['runId', 'start', 'end', 'clusterId', 'instanceId', 'instanceClass', 'piResourceId', 'proxy'] as const;
+const EVENT_FLAGS = [
+  'runId',
+  'start',
+  'end',
+  'clusterId',
+  'instanceId',
+  'instanceClass',
+  'piResourceId',
+  'proxy',
+] as const;
 
 export function register(program: Command): void {
   program
@@ -53,39 +62,60 @@ export function register(program: Command): void {
         'Exit codes: 0 collected (series without data are recorded as no-data), 1 AWS failed for every ' +
         'series, 2 usage error (checked before any AWS call).',
     )
-    .option('--event <file>', 'collector event as JSON: {runId, window:{start,end}, cluster:{clusterId, instanceIds, piResourceIds, instanceClasses?}, proxies, bucket?, skipPi?} (docs/collector.md)')
+    .option(
+      '--event <file>',
+      'collector event as JSON: {runId, window:{start,end}, cluster:{clusterId, instanceIds, piResourceIds, instanceClasses?}, proxies, bucket?, skipPi?} (docs/collector.md)',
+    )
     .option('--run-id <id>', 'run id (one path segment: letters, digits, . _ -)')
     .option('--start <iso>', 'window start, ISO-8601 with zone (2026-11-21T10:00:00Z)')
     .option('--end <iso>', 'window end, ISO-8601 with zone')
     .option('--cluster-id <id>', 'Aurora cluster identifier')
     .option('--instance-id <id>', 'Aurora instance identifier (repeatable)', collectList)
-    .option('--instance-class <id=class>', 'instance class, e.g. writer=db.t4g.medium; db.t* adds CPUCreditBalance (repeatable)', collectList)
-    .option('--pi-resource-id <id>', 'Performance Insights resource id, the DbiResourceId db-… (repeatable)', collectList)
+    .option(
+      '--instance-class <id=class>',
+      'instance class, e.g. writer=db.t4g.medium; db.t* adds CPUCreditBalance (repeatable)',
+      collectList,
+    )
+    .option(
+      '--pi-resource-id <id>',
+      'Performance Insights resource id, the DbiResourceId db-… (repeatable)',
+      collectList,
+    )
     .option('--proxy <name>', 'RDS Proxy name (repeatable)', collectList)
     .option('--no-pi', 'skip Performance Insights (no pi.json)')
-    .option('--bucket <name>', 'results bucket to write to (default: the event file\'s bucket)')
+    .option('--bucket <name>', "results bucket to write to (default: the event file's bucket)")
     .option('--out <dir>', 'write into this local run directory (DIR/metrics/*.json) instead of S3')
     .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
-    .option('--region <region>', 'AWS region (default: AWS_REGION / the profile\'s region)')
+    .option('--region <region>', "AWS region (default: AWS_REGION / the profile's region)")
     .option('--json', 'print the summary as JSON')
     .action(async (flags: CollectFlags) => {
       const event = parseCollectEvent(readEvent(flags));
       const request = flags.pi ? event : { ...event, skipPi: true };
       const bucket = flags.bucket ?? request.bucket;
-      if (flags.out !== undefined && flags.bucket !== undefined) throw new UsageError('give either --bucket or --out, not both');
-      if (flags.out === undefined && bucket === undefined) throw new UsageError('no destination: give --bucket NAME or --out DIR');
+      if (flags.out !== undefined && flags.bucket !== undefined)
+        throw new UsageError('give either --bucket or --out, not both');
+      if (flags.out === undefined && bucket === undefined)
+        throw new UsageError('no destination: give --bucket NAME or --out DIR');
 
       const clients = createCollectorClients({ region: flags.region, profile: flags.profile });
       try {
         const writer: RunWriter =
-          flags.out !== undefined ? new LocalRunWriter(path.resolve(flags.out)) : new S3RunWriter(clients.s3, bucket!, request.runId);
-        const summary = await collectMetrics(request, { cloudwatch: clients.cloudwatch, pi: wantsPi(request) ? clients.pi : null, writer });
+          flags.out !== undefined
+            ? new LocalRunWriter(path.resolve(flags.out))
+            : new S3RunWriter(clients.s3, bucket!, request.runId);
+        const summary = await collectMetrics(request, {
+          cloudwatch: clients.cloudwatch,
+          pi: wantsPi(request) ? clients.pi : null,
+          writer,
+        });
         process.stdout.write(flags.json ? JSON.stringify(summary, null, 2) + '\n' : formatSummary(summary));
         const all = [summary.cloudwatch, ...(summary.pi ? [summary.pi] : [])];
         const ok = all.reduce((n, s) => n + s.series.ok + s.series.noData, 0);
         const errors = all.reduce((n, s) => n + s.series.error, 0);
         if (errors > 0 && ok === 0) {
-          throw new InfrastructureError(`every metric query failed (${errors} series); see the reasons in ${summary.written.join(', ')}`);
+          throw new InfrastructureError(
+            `every metric query failed (${errors} series); see the reasons in ${summary.written.join(', ')}`,
+          );
         }
       } finally {
         clients.destroy();
@@ -96,17 +126,24 @@ export function register(program: Command): void {
 function readEvent(flags: CollectFlags): unknown {
   const given = EVENT_FLAGS.filter((k) => flags[k] !== undefined);
   if (flags.event === undefined) return eventFromFlags(flags);
-  if (given.length > 0) throw new UsageError('--event FILE cannot be combined with --run-id/--start/--end/--cluster-id/--instance-id/--instance-class/--pi-resource-id/--proxy');
+  if (given.length > 0)
+    throw new UsageError(
+      '--event FILE cannot be combined with --run-id/--start/--end/--cluster-id/--instance-id/--instance-class/--pi-resource-id/--proxy',
+    );
   let text: string;
   try {
     text = readFileSync(path.resolve(flags.event), 'utf8');
   } catch (err) {
-    throw new UsageError(`--event: cannot read ${flags.event}: ${err instanceof Error ? err.message : String(err)}`);
+    throw new UsageError(
+      `--event: cannot read ${flags.event}: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
   try {
     return JSON.parse(text) as unknown;
   } catch (err) {
-    throw new UsageError(`--event: ${flags.event} is not JSON: ${err instanceof Error ? err.message : String(err)}`);
+    throw new UsageError(
+      `--event: ${flags.event} is not JSON: ${err instanceof Error ? err.message : String(err)}`,
+    );
   }
 }
 

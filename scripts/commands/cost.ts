@@ -19,7 +19,8 @@ interface CostFlags {
 function nonNegative(flag: string, text: string | undefined): number | undefined {
   if (text === undefined) return undefined;
   const n = Number(text);
-  if (text.trim() === '' || !Number.isFinite(n) || n < 0) throw new UsageError(`${flag} must be a number ≥ 0, got "${text}"`);
+  if (text.trim() === '' || !Number.isFinite(n) || n < 0)
+    throw new UsageError(`${flag} must be a number ≥ 0, got "${text}"`);
   return n;
 }
 
@@ -34,16 +35,26 @@ export function register(program: Command): void {
     )
     .argument('[file]', 'lab file (JSON), e.g. labs/default.json')
     .option('--lab <file>', 'the lab file, as deploy/run/destroy take it (same as the FILE argument)')
-    .option('--region <region>', "price region (default: the lab's region, else us-east-1); a region without prices is an error naming those with prices")
+    .option(
+      '--region <region>',
+      "price region (default: the lab's region, else us-east-1); a region without prices is an error naming those with prices",
+    )
     .option('--json', 'print the estimate as JSON (lines, totals, assumptions, sources) for scripts')
-    .option('--storage-gb <gb>', `assumed Aurora cluster volume in GB (default ${DEFAULT_USAGE.auroraStorageGb})`)
-    .option('--io-millions-per-hour <n>', `assumed Aurora I/O, millions of requests per hour (default ${DEFAULT_USAGE.auroraIoMillionsPerHour})`)
+    .option(
+      '--storage-gb <gb>',
+      `assumed Aurora cluster volume in GB (default ${DEFAULT_USAGE.auroraStorageGb})`,
+    )
+    .option(
+      '--io-millions-per-hour <n>',
+      `assumed Aurora I/O, millions of requests per hour (default ${DEFAULT_USAGE.auroraIoMillionsPerHour})`,
+    )
     .action((fileArg: string | undefined, flags: CostFlags) => {
       if (fileArg !== undefined && flags.lab !== undefined && fileArg !== flags.lab) {
         throw new UsageError(`give the lab file once: FILE "${fileArg}" and --lab "${flags.lab}" differ`);
       }
       const file = fileArg ?? flags.lab;
-      if (file === undefined) throw new UsageError('give a lab file: proxylab cost labs/default.json (or --lab FILE)');
+      if (file === undefined)
+        throw new UsageError('give a lab file: proxylab cost labs/default.json (or --lab FILE)');
       const storageGb = nonNegative('--storage-gb', flags.storageGb);
       const ioMillions = nonNegative('--io-millions-per-hour', flags.ioMillionsPerHour);
       const lab = loadLabFile(file);

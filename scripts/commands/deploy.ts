@@ -5,7 +5,13 @@
  */
 import type { Command } from 'commander';
 import { InfrastructureError, UsageError } from '../../lib/cli/errors';
-import { awsSettings, cdkInvocation, formatInvocation, runInherited, teardownCommand } from '../../lib/cloud/operator';
+import {
+  awsSettings,
+  cdkInvocation,
+  formatInvocation,
+  runInherited,
+  teardownCommand,
+} from '../../lib/cloud/operator';
 import { loadLabFile } from '../../lib/config/load';
 import { stackNameFor } from '../../lib/config/stack-outputs';
 import { deployPreflight } from '../../lib/cost/preflight';
@@ -25,14 +31,20 @@ export function register(program: Command): void {
     .command('deploy')
     .description(
       'Deploy a lab (Aurora PostgreSQL, RDS Proxies, runners, results bucket, collector) with `cdk deploy`. ' +
-        'Prints the estimated hourly cost first and refuses when it exceeds --max-hourly or the lab\'s ' +
+        "Prints the estimated hourly cost first and refuses when it exceeds --max-hourly or the lab's " +
         'budget.maxHourlyUsd (unless --force); prints the teardown command at the end. Needs a bootstrapped ' +
         'account/region (`npx cdk bootstrap`).',
     )
     .requiredOption('--lab <file>', 'lab file (JSON), e.g. labs/default.json')
     .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
-    .option('--region <region>', "AWS region (default: AWS_REGION / the profile's region, else the lab's region)")
-    .option('--max-hourly <usd>', "refuse when the estimate's upper bound exceeds this many US dollars per hour (default: the lab's budget.maxHourlyUsd)")
+    .option(
+      '--region <region>',
+      "AWS region (default: AWS_REGION / the profile's region, else the lab's region)",
+    )
+    .option(
+      '--max-hourly <usd>',
+      "refuse when the estimate's upper bound exceeds this many US dollars per hour (default: the lab's budget.maxHourlyUsd)",
+    )
     .option('--force', 'deploy even when over budget')
     .option('--dry-run', 'print the estimate and the cdk command, deploy nothing')
     .action(async (flags: DeployFlags) => {
@@ -40,17 +52,24 @@ export function register(program: Command): void {
       const settings = awsSettings(flags, lab);
       const maxHourly = flags.maxHourly === undefined ? undefined : Number(flags.maxHourly);
       if (maxHourly !== undefined && (flags.maxHourly?.trim() === '' || !Number.isFinite(maxHourly))) {
-        throw new UsageError(`--max-hourly must be a number of US dollars per hour, got "${flags.maxHourly}"`);
+        throw new UsageError(
+          `--max-hourly must be a number of US dollars per hour, got "${flags.maxHourly}"`,
+        );
       }
       // Price the region we deploy to when the price table has it; say so when it does not.
-      const deployRegion = settings.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? lab.region ?? null;
-      const priceRegion = deployRegion !== null && PRICE_TABLES[deployRegion] ? deployRegion : DEFAULT_PRICE_REGION;
+      const deployRegion =
+        settings.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? lab.region ?? null;
+      const priceRegion =
+        deployRegion !== null && PRICE_TABLES[deployRegion] ? deployRegion : DEFAULT_PRICE_REGION;
       if (deployRegion !== null && priceRegion !== deployRegion) {
-        process.stdout.write(`note: no prices for ${deployRegion} in lib/cost/price-table.ts; the estimate uses ${priceRegion} list prices\n`);
+        process.stdout.write(
+          `note: no prices for ${deployRegion} in lib/cost/price-table.ts; the estimate uses ${priceRegion} list prices\n`,
+        );
       }
       const pre = deployPreflight(lab, {
         region: priceRegion,
-        regionFrom: priceRegion === deployRegion ? (flags.region !== undefined ? 'flag' : 'deploy') : 'default',
+        regionFrom:
+          priceRegion === deployRegion ? (flags.region !== undefined ? 'flag' : 'deploy') : 'default',
         ...(maxHourly !== undefined ? { maxHourlyUsd: maxHourly } : {}),
         force: flags.force ?? false,
       });
@@ -62,7 +81,10 @@ export function register(program: Command): void {
       process.stdout.write(`\n${flags.dryRun ? 'would run' : 'running'}: ${formatInvocation(inv)}\n`);
       if (flags.dryRun) return;
       const code = await runInherited(inv);
-      if (code !== 0) throw new InfrastructureError(`cdk deploy of stack ${stackNameFor(lab.name)} exited with ${code}; see its output above`);
+      if (code !== 0)
+        throw new InfrastructureError(
+          `cdk deploy of stack ${stackNameFor(lab.name)} exited with ${code}; see its output above`,
+        );
       process.stdout.write(
         `\nLab ${lab.name} is up (stack ${stackNameFor(lab.name)}). It costs money every hour it exists.\n` +
           `Run a suite:   npx proxylab run --lab ${flags.lab} --suite ${lab.suites[0] ?? 'quick'}\n` +

@@ -4,7 +4,13 @@
  */
 import type { Command } from 'commander';
 import { InfrastructureError } from '../../lib/cli/errors';
-import { awsSettings, cdkInvocation, formatInvocation, retainedOnDestroy, runInherited } from '../../lib/cloud/operator';
+import {
+  awsSettings,
+  cdkInvocation,
+  formatInvocation,
+  retainedOnDestroy,
+  runInherited,
+} from '../../lib/cloud/operator';
 import { loadLabFile } from '../../lib/config/load';
 import { stackNameFor } from '../../lib/config/stack-outputs';
 
@@ -24,7 +30,10 @@ export function register(program: Command): void {
     )
     .requiredOption('--lab <file>', 'lab file (JSON) of the deployed lab')
     .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
-    .option('--region <region>', "AWS region (default: AWS_REGION / the profile's region, else the lab's region)")
+    .option(
+      '--region <region>',
+      "AWS region (default: AWS_REGION / the profile's region, else the lab's region)",
+    )
     .option('--dry-run', 'print what would be kept and the cdk command, destroy nothing')
     .action(async (flags: DestroyFlags) => {
       const lab = loadLabFile(flags.lab);
@@ -39,7 +48,10 @@ export function register(program: Command): void {
       process.stdout.write(`${flags.dryRun ? 'would run' : 'running'}: ${formatInvocation(inv)}\n`);
       if (flags.dryRun) return;
       const code = await runInherited(inv);
-      if (code !== 0) throw new InfrastructureError(`cdk destroy of stack ${stackNameFor(lab.name)} exited with ${code}; see its output above`);
+      if (code !== 0)
+        throw new InfrastructureError(
+          `cdk destroy of stack ${stackNameFor(lab.name)} exited with ${code}; see its output above`,
+        );
       process.stdout.write(`Stack ${stackNameFor(lab.name)} deleted.\n`);
     });
 }

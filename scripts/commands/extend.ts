@@ -28,7 +28,10 @@ export function register(program: Command): void {
     .requiredOption('--lab <file>', 'lab file (JSON) of the deployed lab')
     .requiredOption('--hours <n>', 'hours to add to the current deadline (> 0, ≤ 720)')
     .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
-    .option('--region <region>', "AWS region (default: AWS_REGION / the profile's region, else the lab's region)")
+    .option(
+      '--region <region>',
+      "AWS region (default: AWS_REGION / the profile's region, else the lab's region)",
+    )
     .action(async (flags: ExtendFlags) => {
       const hours = Number(flags.hours);
       if (flags.hours.trim() === '' || !Number.isFinite(hours)) {
@@ -38,7 +41,10 @@ export function register(program: Command): void {
       const lab = loadLabFile(flags.lab);
       // Region: --region, else what the SDK finds (AWS_REGION, the profile), else the lab's region.
       const settings = awsSettings(flags, lab);
-      const scheduler = createSchedulerClient({ region: await requireRegion(settings), profile: settings.profile });
+      const scheduler = createSchedulerClient({
+        region: await requireRegion(settings),
+        profile: settings.profile,
+      });
       try {
         const r = await extendLabExpiry(scheduler, { stackName: stackNameFor(lab.name), hours });
         process.stdout.write(

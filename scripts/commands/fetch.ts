@@ -19,7 +19,9 @@ export function register(program: Command): void {
   addBucketOptions(
     program
       .command('fetch')
-      .description('Download a cloud run (manifest, step JSON, raw pgbench output, metrics) into OUT/RUNID/, the layout proxylab local writes; then write its report.')
+      .description(
+        'Download a cloud run (manifest, step JSON, raw pgbench output, metrics) into OUT/RUNID/, the layout proxylab local writes; then write its report.',
+      )
       .argument('<runId>', 'run id (proxylab status lists them)')
       .option('--out <dir>', 'directory that holds run directories', 'runs')
       .option('--no-report', 'do not write report.html / summary.md after fetching'),
@@ -29,14 +31,18 @@ export function register(program: Command): void {
     const s3 = createS3Client(settings);
     const progress = await readProgress(s3, bucket, runId);
     const res = await fetchRun(s3, bucket, runId, path.resolve(flags.out));
-    process.stdout.write(`${formatProgress(progress)}\nfetched ${res.files} files (${(res.bytes / 1024).toFixed(0)} KiB) into ${res.runDir}\n`);
+    process.stdout.write(
+      `${formatProgress(progress)}\nfetched ${res.files} files (${(res.bytes / 1024).toFixed(0)} KiB) into ${res.runDir}\n`,
+    );
     if (flags.report) {
       // A report that cannot be written does not fail the fetch: the data is on disk.
       try {
         const r = writeReport(res.runDir);
         process.stdout.write(`report: ${r.htmlPath}\nsummary: ${r.mdPath}\n`);
       } catch (err) {
-        process.stdout.write(`report not written: ${err instanceof Error ? err.message : String(err)} (retry: npx proxylab report ${res.runDir})\n`);
+        process.stdout.write(
+          `report not written: ${err instanceof Error ? err.message : String(err)} (retry: npx proxylab report ${res.runDir})\n`,
+        );
       }
     }
   });

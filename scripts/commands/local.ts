@@ -7,7 +7,13 @@ import * as os from 'node:os';
 import type { Command } from 'commander';
 import { shellQuote } from '../../lib/cli/shell';
 import { formatResultTables, formatSummary, ProgressPrinter } from '../../lib/engine/terminal';
-import { DEFAULT_OUT_DIR, DEFAULT_SUITE, runLocal, validateLocalInput, type LocalRunResult } from '../../lib/local/run-local';
+import {
+  DEFAULT_OUT_DIR,
+  DEFAULT_SUITE,
+  runLocal,
+  validateLocalInput,
+  type LocalRunResult,
+} from '../../lib/local/run-local';
 import { DEFAULT_MAX_CONNECTIONS, DEFAULT_POOL_PERCENT } from '../../lib/local/stack';
 import { getSuite, SUITE_NAMES } from '../../lib/suite/catalog';
 
@@ -27,9 +33,9 @@ interface LocalFlags {
  * Called after every finished local run, in order (e.g. the HTML report). One line per hook:
  * `() => require('../../lib/report/after-local-run')`, exporting afterLocalRun(result, print).
  */
-const AFTER_RUN: Array<() => { afterLocalRun: (result: LocalRunResult, print: (line: string) => void) => Promise<void> }> = [
-  () => require('../../lib/report/after-local-run'),
-];
+const AFTER_RUN: Array<
+  () => { afterLocalRun: (result: LocalRunResult, print: (line: string) => void) => Promise<void> }
+> = [() => require('../../lib/report/after-local-run')];
 
 export function register(program: Command): void {
   program
@@ -42,21 +48,46 @@ export function register(program: Command): void {
         'per scenario and stops everything — also on failure and Ctrl-C. Re-running with the same --run-id ' +
         'resumes: finished steps are kept and not repeated.\n\n' +
         'Exit codes: 0 every verdict held, 1 a verdict did not hold or the infrastructure failed, 2 usage error,\n' +
-          '130 interrupted by Ctrl-C (143 SIGTERM, 141 output pipe closed); finished steps are kept.',
+        '130 interrupted by Ctrl-C (143 SIGTERM, 141 output pipe closed); finished steps are kept.',
     )
-    .addHelpText('after', `\nSuites:\n${SUITE_NAMES.map((n) => `  ${n.padEnd(14)} ${getSuite(n).description}`).join('\n')}\n`)
+    .addHelpText(
+      'after',
+      `\nSuites:\n${SUITE_NAMES.map((n) => `  ${n.padEnd(14)} ${getSuite(n).description}`).join('\n')}\n`,
+    )
     .option('--suite <name>', `suite to run: ${SUITE_NAMES.join(', ')}`, DEFAULT_SUITE)
     .option('--out <dir>', 'directory for run directories', DEFAULT_OUT_DIR)
-    .option('--run-id <id>', 'run id (letters, digits, . _ -); default local-YYYYMMDD-HHMMSS (UTC). An existing run id resumes that run')
-    .option('--max-connections <n>', `the server's max_connections (10–5000); small so "more clients than the server allows" is cheap`, String(DEFAULT_MAX_CONNECTIONS))
-    .option('--pool-percent <n>', "each PgBouncer pool's size as % of max_connections (1–100), the local analogue of RDS Proxy's MaxConnectionsPercent", String(DEFAULT_POOL_PERCENT))
-    .option('--keep', 'leave PostgreSQL and PgBouncer running afterwards and print how to connect (trust auth on 127.0.0.1)')
+    .option(
+      '--run-id <id>',
+      'run id (letters, digits, . _ -); default local-YYYYMMDD-HHMMSS (UTC). An existing run id resumes that run',
+    )
+    .option(
+      '--max-connections <n>',
+      `the server's max_connections (10–5000); small so "more clients than the server allows" is cheap`,
+      String(DEFAULT_MAX_CONNECTIONS),
+    )
+    .option(
+      '--pool-percent <n>',
+      "each PgBouncer pool's size as % of max_connections (1–100), the local analogue of RDS Proxy's MaxConnectionsPercent",
+      String(DEFAULT_POOL_PERCENT),
+    )
+    .option(
+      '--keep',
+      'leave PostgreSQL and PgBouncer running afterwards and print how to connect (trust auth on 127.0.0.1)',
+    )
     .option('--no-install', 'never install missing PostgreSQL/PgBouncer packages; print the command instead')
     .option('--json', 'print a JSON summary on stdout at the end (progress goes to stderr)')
     .action(async (flags: LocalFlags) => {
       // Validate everything before starting anything.
       const opts = validateLocalInput(
-        { suite: flags.suite, out: flags.out, runId: flags.runId, maxConnections: flags.maxConnections, poolPercent: flags.poolPercent, keep: flags.keep, install: flags.install },
+        {
+          suite: flags.suite,
+          out: flags.out,
+          runId: flags.runId,
+          maxConnections: flags.maxConnections,
+          poolPercent: flags.poolPercent,
+          keep: flags.keep,
+          install: flags.install,
+        },
         process.cwd(),
       );
       const human = flags.json ? process.stderr : process.stdout;
@@ -90,7 +121,13 @@ export function register(program: Command): void {
               status: result.manifest.status,
               allHeld: result.allHeld,
               wallSec: Math.round(result.wallSec * 10) / 10,
-              steps: result.records.map((r) => ({ stepId: r.stepId, status: r.status, tps: r.result?.tps ?? null, latencyP95Ms: r.result?.latencyP95Ms ?? null, held: r.verdict.held })),
+              steps: result.records.map((r) => ({
+                stepId: r.stepId,
+                status: r.status,
+                tps: r.result?.tps ?? null,
+                latencyP95Ms: r.result?.latencyP95Ms ?? null,
+                held: r.verdict.held,
+              })),
               scenarioVerdicts: result.scenarioVerdicts,
               error: result.manifest.error ?? null,
             },
@@ -101,7 +138,8 @@ export function register(program: Command): void {
       }
       // Interrupted: the shell's convention, 128 + signal number (Ctrl-C → 130), the same code
       // whether run directly or through npx.
-      if (result.interruptedBy !== null) process.exitCode = 128 + (os.constants.signals[result.interruptedBy] ?? 0);
+      if (result.interruptedBy !== null)
+        process.exitCode = 128 + (os.constants.signals[result.interruptedBy] ?? 0);
       else if (!result.allHeld) process.exitCode = 1;
     });
 }
@@ -110,8 +148,9 @@ export function register(program: Command): void {
 export function resumeCommand(flags: LocalFlags, runId: string): string {
   const parts = ['npx proxylab local', `--suite ${flags.suite ?? DEFAULT_SUITE}`, `--run-id ${runId}`];
   if (flags.out !== undefined && flags.out !== DEFAULT_OUT_DIR) parts.push(`--out ${shellQuote(flags.out)}`);
-  if (flags.maxConnections !== undefined && flags.maxConnections !== String(DEFAULT_MAX_CONNECTIONS)) parts.push(`--max-connections ${flags.maxConnections}`);
-  if (flags.poolPercent !== undefined && flags.poolPercent !== String(DEFAULT_POOL_PERCENT)) parts.push(`--pool-percent ${flags.poolPercent}`);
+  if (flags.maxConnections !== undefined && flags.maxConnections !== String(DEFAULT_MAX_CONNECTIONS))
+    parts.push(`--max-connections ${flags.maxConnections}`);
+  if (flags.poolPercent !== undefined && flags.poolPercent !== String(DEFAULT_POOL_PERCENT))
+    parts.push(`--pool-percent ${flags.poolPercent}`);
   return parts.join(' ');
 }
-

@@ -31,7 +31,8 @@ function readInput(file: string, what: string): string {
 
 function parseExitCode(value: string | undefined): number | null {
   if (value === undefined) return null;
-  if (!/^\d+$/.test(value)) throw new UsageError(`--exit-code must be a non-negative integer, got "${value}"`);
+  if (!/^\d+$/.test(value))
+    throw new UsageError(`--exit-code must be a non-negative integer, got "${value}"`);
   return Number(value);
 }
 
@@ -39,9 +40,13 @@ export function buildCapture(file: string | undefined, flags: ParseFlags): Pgben
   const exitCode = parseExitCode(flags.exitCode);
   const timedOut = flags.timedOut === true;
   const split = flags.stdout !== undefined || flags.stderr !== undefined;
-  if (file !== undefined && split) throw new UsageError('give either FILE (a combined capture) or --stdout/--stderr, not both');
+  if (file !== undefined && split)
+    throw new UsageError('give either FILE (a combined capture) or --stdout/--stderr, not both');
   if (file !== undefined) return { combined: readInput(file, 'capture'), exitCode, timedOut };
-  if (!split) throw new UsageError('nothing to parse: give FILE (a combined capture) or --stdout F --stderr F [--exit-code N]');
+  if (!split)
+    throw new UsageError(
+      'nothing to parse: give FILE (a combined capture) or --stdout F --stderr F [--exit-code N]',
+    );
   return {
     stdout: flags.stdout !== undefined ? readInput(flags.stdout, '--stdout') : '',
     stderr: flags.stderr !== undefined ? readInput(flags.stderr, '--stderr') : '',
@@ -54,18 +59,32 @@ export function summarizeLogs(
   files: readonly string[],
   samplingRate: number | null,
   throttled: boolean,
-): { latencyP50Ms: number | null; latencyP95Ms: number | null; latencyP99Ms: number | null; series: SeriesPoint[] | null; logKind: string | null } {
-  if (files.length === 0) return { latencyP50Ms: null, latencyP95Ms: null, latencyP99Ms: null, series: null, logKind: null };
+): {
+  latencyP50Ms: number | null;
+  latencyP95Ms: number | null;
+  latencyP99Ms: number | null;
+  series: SeriesPoint[] | null;
+  logKind: string | null;
+} {
+  if (files.length === 0)
+    return { latencyP50Ms: null, latencyP95Ms: null, latencyP99Ms: null, series: null, logKind: null };
   const contents = files.map((f) => readInput(f, '--log'));
   const kinds = new Set(contents.map(detectLogKind));
   if (kinds.has('unknown')) {
     const bad = files.filter((_, i) => detectLogKind(contents[i] ?? '') === 'unknown');
     throw new UsageError(`not a pgbench log (per-transaction or aggregate): ${bad.join(', ')}`);
   }
-  if (kinds.size > 1) throw new UsageError('--log files mix per-transaction and aggregate logs; give one kind');
+  if (kinds.size > 1)
+    throw new UsageError('--log files mix per-transaction and aggregate logs; give one kind');
   if (kinds.has('aggregate')) return { ...parseAggregateLogs(contents, { throttled }), logKind: 'aggregate' };
   const r = parseTransactionLogs(contents, { samplingRate });
-  return { latencyP50Ms: r.latencyP50Ms, latencyP95Ms: r.latencyP95Ms, latencyP99Ms: r.latencyP99Ms, series: r.series, logKind: 'per-transaction' };
+  return {
+    latencyP50Ms: r.latencyP50Ms,
+    latencyP95Ms: r.latencyP95Ms,
+    latencyP99Ms: r.latencyP99Ms,
+    series: r.series,
+    logKind: 'per-transaction',
+  };
 }
 
 const collect = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
@@ -84,15 +103,26 @@ export function register(program: Command): void {
     .argument('[file]', 'one combined terminal capture (stdout and stderr interleaved, as write-ups show it)')
     .option('--stdout <file>', 'pgbench stdout, kept apart from stderr')
     .option('--stderr <file>', 'pgbench stderr (errors and --progress lines)')
-    .option('--exit-code <n>', 'pgbench exit code (0 ran, 1 failed at start-up, 2 errors during the run); unknown if omitted')
+    .option(
+      '--exit-code <n>',
+      'pgbench exit code (0 ran, 1 failed at start-up, 2 errors during the run); unknown if omitted',
+    )
     .option('--timed-out', 'pgbench was killed by a harness timeout (adds a timeout error, never complete)')
-    .option('--log <file>', 'pgbench log file, per-transaction (--log) or aggregate (--aggregate-interval); repeat for each thread file, they are merged', collect)
-    .option('--sampling-rate <r>', 'the --sampling-rate the per-transaction logs were written with (series counts scale by 1/r)')
+    .option(
+      '--log <file>',
+      'pgbench log file, per-transaction (--log) or aggregate (--aggregate-interval); repeat for each thread file, they are merged',
+      collect,
+    )
+    .option(
+      '--sampling-rate <r>',
+      'the --sampling-rate the per-transaction logs were written with (series counts scale by 1/r)',
+    )
     .action((file: string | undefined, flags: ParseFlags) => {
       let samplingRate: number | null = null;
       if (flags.samplingRate !== undefined) {
         samplingRate = Number(flags.samplingRate);
-        if (!(samplingRate > 0 && samplingRate <= 1)) throw new UsageError(`--sampling-rate must be in (0, 1], got "${flags.samplingRate}"`);
+        if (!(samplingRate > 0 && samplingRate <= 1))
+          throw new UsageError(`--sampling-rate must be in (0, 1], got "${flags.samplingRate}"`);
       }
       const run = parsePgbench(buildCapture(file, flags));
       // pgbench prints `rate limit schedule lag` exactly when --rate was used; pg15+ aggregate logs

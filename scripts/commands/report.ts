@@ -22,7 +22,9 @@ export function register(program: Command): void {
     .option('--out <dir>', 'directory for report.html and summary.md (default: the run directory)')
     .action((runDir: string, flags: ReportFlags) => {
       const r = writeReport(runDir, { outDir: flags.out });
-      process.stdout.write(`Report: ${r.htmlPath} (${(r.bytes / 1024).toFixed(0)} KiB, ${Math.round(r.ms)} ms)\n`);
+      process.stdout.write(
+        `Report: ${r.htmlPath} (${(r.bytes / 1024).toFixed(0)} KiB, ${Math.round(r.ms)} ms)\n`,
+      );
       process.stdout.write(`Summary: ${r.mdPath}\n`);
       for (const w of r.warnings) process.stdout.write(`warning: ${w.message}\n`);
     });

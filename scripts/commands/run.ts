@@ -42,14 +42,29 @@ export function register(program: Command): void {
         'every verdict held, 1 when one broke or the run failed, 2 for usage errors.',
     )
     .requiredOption('--lab <file>', 'lab file (JSON) of the deployed lab')
-    .requiredOption('--suite <name>', 'suite to run (proxylab local --help lists them; e1…e5 are the published experiments)')
-    .option('--run-id <id>', 'run id (letters, digits, . _ -); default cloud-<UTC date>-<time>; an existing id resumes')
+    .requiredOption(
+      '--suite <name>',
+      'suite to run (proxylab local --help lists them; e1…e5 are the published experiments)',
+    )
+    .option(
+      '--run-id <id>',
+      'run id (letters, digits, . _ -); default cloud-<UTC date>-<time>; an existing id resumes',
+    )
     .option('--detach', 'start the run and return at once (follow later with proxylab status RUNID)')
-    .option('--dry-run', 'print the exact SendCommand requests as JSON and send nothing (still reads the stack outputs from CloudFormation; with --outputs FILE no AWS call at all)')
-    .option('--outputs <file>', 'read the stack outputs from this file (cdk --outputs-file JSON or DescribeStacks JSON) instead of CloudFormation')
+    .option(
+      '--dry-run',
+      'print the exact SendCommand requests as JSON and send nothing (still reads the stack outputs from CloudFormation; with --outputs FILE no AWS call at all)',
+    )
+    .option(
+      '--outputs <file>',
+      'read the stack outputs from this file (cdk --outputs-file JSON or DescribeStacks JSON) instead of CloudFormation',
+    )
     .option('--poll-sec <s>', 'progress poll interval in seconds', '15')
     .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
-    .option('--region <region>', "AWS region (default: AWS_REGION / the profile's region, else the lab's region)")
+    .option(
+      '--region <region>',
+      "AWS region (default: AWS_REGION / the profile's region, else the lab's region)",
+    )
     .action(async (flags: RunFlags) => {
       // Everything the user typed is checked before the first AWS call.
       const lab = loadLabFile(flags.lab);
@@ -57,7 +72,8 @@ export function register(program: Command): void {
       const now = new Date();
       const runId = validateRunId(flags.runId ?? defaultCloudRunId(now));
       const pollSec = Number(flags.pollSec);
-      if (!Number.isFinite(pollSec) || pollSec < 1) throw new UsageError(`--poll-sec must be a number ≥ 1, got "${flags.pollSec}"`);
+      if (!Number.isFinite(pollSec) || pollSec < 1)
+        throw new UsageError(`--poll-sec must be a number ≥ 1, got "${flags.pollSec}"`);
       const settings = awsSettings(flags, lab);
       // The runners need the region explicitly (the SDK on EC2 does not read it from IMDS).
       const region = await requireRegion(settings);
@@ -65,11 +81,18 @@ export function register(program: Command): void {
       const outputs: LabOutputs = flags.outputs
         ? readOutputsFile(flags.outputs, stackName)
         : await describeLabOutputs(createAwsClients(settings).cloudformation, stackName);
-      if (outputs.labName !== lab.name) throw new UsageError(`the outputs are of lab "${outputs.labName}", not "${lab.name}"`);
+      if (outputs.labName !== lab.name)
+        throw new UsageError(`the outputs are of lab "${outputs.labName}", not "${lab.name}"`);
       const base = runnerArgsFromOutputs(outputs, lab, { runId, suite, region, startAt: now.toISOString() });
       const plans = buildRunCommands(outputs.runnerInstanceIds, base);
       if (flags.dryRun) {
-        process.stdout.write(JSON.stringify(plans.map((p) => p.input), null, 2) + '\n');
+        process.stdout.write(
+          JSON.stringify(
+            plans.map((p) => p.input),
+            null,
+            2,
+          ) + '\n',
+        );
         return;
       }
       const clients = createAwsClients(settings);
@@ -79,7 +102,9 @@ export function register(program: Command): void {
           `results: s3://${outputs.resultsBucketName}/runs/${runId}/\n`,
       );
       if (flags.detach) {
-        process.stdout.write(`detached. Follow: npx proxylab status ${runId} --lab ${flags.lab}; then: npx proxylab fetch ${runId} --lab ${flags.lab}\n`);
+        process.stdout.write(
+          `detached. Follow: npx proxylab status ${runId} --lab ${flags.lab}; then: npx proxylab fetch ${runId} --lab ${flags.lab}\n`,
+        );
         return;
       }
       process.stdout.write('following progress (Ctrl-C stops following, not the run)…\n');

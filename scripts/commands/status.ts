@@ -21,15 +21,21 @@ export interface BucketFlags {
 }
 
 /** The results bucket from --bucket, --outputs FILE or the deployed stack of --lab. */
-export async function resolveBucket(flags: BucketFlags): Promise<{ bucket: string; settings: AwsSettings; lab: LabConfig | null }> {
-  if (!flags.bucket && !flags.lab) throw new UsageError('give --lab FILE (the deployed lab) or --bucket NAME');
+export async function resolveBucket(
+  flags: BucketFlags,
+): Promise<{ bucket: string; settings: AwsSettings; lab: LabConfig | null }> {
+  if (!flags.bucket && !flags.lab)
+    throw new UsageError('give --lab FILE (the deployed lab) or --bucket NAME');
   const lab = flags.lab ? loadLabFile(flags.lab) : null;
   const settings = awsSettings(flags, lab);
-  if (flags.bucket && !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(flags.bucket)) throw new UsageError(`--bucket "${flags.bucket}" is not a valid S3 bucket name`);
+  if (flags.bucket && !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(flags.bucket))
+    throw new UsageError(`--bucket "${flags.bucket}" is not a valid S3 bucket name`);
   await requireRegion(settings);
   if (flags.bucket) return { bucket: flags.bucket, settings, lab };
   const stackName = stackNameFor((lab as LabConfig).name);
-  const outputs = flags.outputs ? readOutputsFile(flags.outputs, stackName) : await describeLabOutputs(createAwsClients(settings).cloudformation, stackName);
+  const outputs = flags.outputs
+    ? readOutputsFile(flags.outputs, stackName)
+    : await describeLabOutputs(createAwsClients(settings).cloudformation, stackName);
   return { bucket: outputs.resultsBucketName, settings, lab };
 }
 
@@ -39,14 +45,19 @@ export function addBucketOptions(cmd: Command): Command {
     .option('--bucket <name>', 'results bucket name (instead of --lab)')
     .option('--outputs <file>', 'read the stack outputs from this file instead of CloudFormation')
     .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
-    .option('--region <region>', "AWS region (default: AWS_REGION / the profile's region, else the lab's region)");
+    .option(
+      '--region <region>',
+      "AWS region (default: AWS_REGION / the profile's region, else the lab's region)",
+    );
 }
 
 export function register(program: Command): void {
   addBucketOptions(
     program
       .command('status')
-      .description("Progress of a cloud run (steps done/total, elapsed, ETA, status) or, without RUNID, every run in the lab's results bucket.")
+      .description(
+        "Progress of a cloud run (steps done/total, elapsed, ETA, status) or, without RUNID, every run in the lab's results bucket.",
+      )
       .argument('[runId]', 'run id (default: list every run)'),
   ).action(async (runId: string | undefined, flags: BucketFlags) => {
     if (runId !== undefined) validateRunId(runId);

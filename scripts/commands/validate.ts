@@ -22,14 +22,19 @@ export function register(program: Command): void {
         'price table is a problem too (cost and deploy refuse it). No AWS call. Exit 0 valid, 2 invalid.',
     )
     .argument('<file...>', 'lab file(s) to check, e.g. labs/default.json')
-    .option('--json', 'print each valid lab as the stack sees it (every default applied, internal LabConfig form, not a lab file) instead of the summary line')
+    .option(
+      '--json',
+      'print each valid lab as the stack sees it (every default applied, internal LabConfig form, not a lab file) instead of the summary line',
+    )
     .action((files: string[], flags: ValidateFlags) => {
       const failures: string[] = [];
       for (const file of files) {
         const result = checkLabFile(file, { extraChecks: unpricedProblems });
         if (result.ok) {
           process.stdout.write(
-            flags.json ? `${JSON.stringify(result.lab, null, 2)}\n` : `${file}: ok\n  ${summarizeLab(result.lab)}\n`,
+            flags.json
+              ? `${JSON.stringify(result.lab, null, 2)}\n`
+              : `${file}: ok\n  ${summarizeLab(result.lab)}\n`,
           );
         } else {
           failures.push(`invalid lab file ${formatProblems(result.problems, file)}`);

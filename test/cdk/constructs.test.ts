@@ -26,7 +26,14 @@ const VARIANT = {
     snapshotOnDestroy: true,
   },
   proxies: [
-    { name: 'pool50', maxConnectionsPercent: 50, maxIdleConnectionsPercent: 10, borrowTimeoutSeconds: 30, requireTls: false, debugLogging: true },
+    {
+      name: 'pool50',
+      maxConnectionsPercent: 50,
+      maxIdleConnectionsPercent: 10,
+      borrowTimeoutSeconds: 30,
+      requireTls: false,
+      debugLogging: true,
+    },
     { name: 'pool25', maxConnectionsPercent: 25 },
   ],
   runners: { instanceType: 'm7i.large', count: 2, placement: 'cluster' },
@@ -45,7 +52,8 @@ beforeAll(() => {
 /** The one logical id of `type` starting with `prefix` (logical ids are the construct path + hash). */
 function logicalIdStartingWith(template: Template, type: string, prefix: string): string {
   const ids = Object.keys(template.findResources(type)).filter((id) => id.startsWith(prefix));
-  if (ids.length !== 1) throw new Error(`expected one ${type} starting with ${prefix}, found ${ids.join(', ') || 'none'}`);
+  if (ids.length !== 1)
+    throw new Error(`expected one ${type} starting with ${prefix}, found ${ids.join(', ') || 'none'}`);
   return ids[0] as string;
 }
 
@@ -65,7 +73,9 @@ describe('stack', () => {
     def.template.hasOutput(LAB_OUTPUT_KEYS.proxyNames, { Value: '{"pool100":"default-pool100"}' });
     def.template.hasOutput(LAB_OUTPUT_KEYS.databasePort, { Value: '5432' });
     def.template.hasOutput(LAB_OUTPUT_KEYS.dbInstanceResourceIds, {
-      Value: Match.objectLike({ 'Fn::GetAtt': [Match.stringLikeRegexp('^DatabaseClusterwriter'), 'DbiResourceId'] }),
+      Value: Match.objectLike({
+        'Fn::GetAtt': [Match.stringLikeRegexp('^DatabaseClusterwriter'), 'DbiResourceId'],
+      }),
     });
   });
 
@@ -164,8 +174,13 @@ describe('database', () => {
       Parameters: { max_connections: '900', log_connections: '1', log_disconnections: '1' },
     });
     const instances = resourcesOfType(variant.template, 'AWS::RDS::DBInstance');
-    expect(instances.map(([, p]) => p.DBInstanceClass)).toEqual(['db.serverless', 'db.serverless', 'db.serverless']);
-    for (const [, p] of instances) expect(p.DBParameterGroupName).toEqual({ Ref: expect.stringMatching(/^DatabaseInstanceParameters/) });
+    expect(instances.map(([, p]) => p.DBInstanceClass)).toEqual([
+      'db.serverless',
+      'db.serverless',
+      'db.serverless',
+    ]);
+    for (const [, p] of instances)
+      expect(p.DBParameterGroupName).toEqual({ Ref: expect.stringMatching(/^DatabaseInstanceParameters/) });
   });
 });
 
@@ -185,15 +200,31 @@ describe('proxies', () => {
 
   test('pool settings come from the lab (idle defaults to half of max)', () => {
     def.template.hasResourceProperties('AWS::RDS::DBProxyTargetGroup', {
-      ConnectionPoolConfigurationInfo: { MaxConnectionsPercent: 100, MaxIdleConnectionsPercent: 50, ConnectionBorrowTimeout: 120 },
+      ConnectionPoolConfigurationInfo: {
+        MaxConnectionsPercent: 100,
+        MaxIdleConnectionsPercent: 50,
+        ConnectionBorrowTimeout: 120,
+      },
     });
     variant.template.hasResourceProperties('AWS::RDS::DBProxyTargetGroup', {
-      ConnectionPoolConfigurationInfo: { MaxConnectionsPercent: 50, MaxIdleConnectionsPercent: 10, ConnectionBorrowTimeout: 30 },
+      ConnectionPoolConfigurationInfo: {
+        MaxConnectionsPercent: 50,
+        MaxIdleConnectionsPercent: 10,
+        ConnectionBorrowTimeout: 30,
+      },
     });
     variant.template.hasResourceProperties('AWS::RDS::DBProxyTargetGroup', {
-      ConnectionPoolConfigurationInfo: { MaxConnectionsPercent: 25, MaxIdleConnectionsPercent: 12, ConnectionBorrowTimeout: 120 },
+      ConnectionPoolConfigurationInfo: {
+        MaxConnectionsPercent: 25,
+        MaxIdleConnectionsPercent: 12,
+        ConnectionBorrowTimeout: 120,
+      },
     });
-    variant.template.hasResourceProperties('AWS::RDS::DBProxy', { DBProxyName: 'variant-pool50', RequireTLS: false, DebugLogging: true });
+    variant.template.hasResourceProperties('AWS::RDS::DBProxy', {
+      DBProxyName: 'variant-pool50',
+      RequireTLS: false,
+      DebugLogging: true,
+    });
   });
 
   test('each target group depends on the writer instance (aws-cdk issue 31304) and every reader', () => {
@@ -201,7 +232,8 @@ describe('proxies', () => {
     const reader2 = logicalIdStartingWith(variant.template, 'AWS::RDS::DBInstance', 'DatabaseClusterreader2');
     const groups = resourcesOfType(variant.template, 'AWS::RDS::DBProxyTargetGroup');
     expect(groups).toHaveLength(2);
-    for (const [, , resource] of groups) expect(resource.DependsOn).toEqual(expect.arrayContaining([writer, reader2]));
+    for (const [, , resource] of groups)
+      expect(resource.DependsOn).toEqual(expect.arrayContaining([writer, reader2]));
   });
 
   test('proxy log groups are created by the stack with retention', () => {
@@ -216,7 +248,10 @@ describe('proxies', () => {
     const ingress = resourcesOfType(def.template, 'AWS::EC2::SecurityGroupIngress');
     const fromRunners = ingress.filter(([, p]) => JSON.stringify(p.SourceSecurityGroupId).includes(runnerSg));
     expect(fromRunners.map(([, p]) => JSON.stringify(p.GroupId))).toEqual(
-      expect.arrayContaining([expect.stringContaining('ProxiesSecurityGroup'), expect.stringContaining('DatabaseSecurityGroup')]),
+      expect.arrayContaining([
+        expect.stringContaining('ProxiesSecurityGroup'),
+        expect.stringContaining('DatabaseSecurityGroup'),
+      ]),
     );
     // Every ingress rule is PostgreSQL from a security group (5432, or the cluster's port attribute
     // where CDK wires proxy → cluster), never from an address range.
@@ -235,10 +270,17 @@ test.each([
   ['variant', () => variant],
 ])('%s: no duplicate security group rules (CloudFormation rejects them at deploy)', (_name, get) => {
   // GIVEN the cluster port attribute resolves to 5432 at deploy time
-  const norm = (v: unknown): string => JSON.stringify(v).replace(/\{"Fn::GetAtt":\["DatabaseCluster[0-9A-F]+","Endpoint\.Port"\]\}/g, '5432');
+  const norm = (v: unknown): string =>
+    JSON.stringify(v).replace(/\{"Fn::GetAtt":\["DatabaseCluster[0-9A-F]+","Endpoint\.Port"\]\}/g, '5432');
   for (const type of ['AWS::EC2::SecurityGroupIngress', 'AWS::EC2::SecurityGroupEgress']) {
     const keys = resourcesOfType(get().template, type).map(([, p]) =>
-      norm([p.GroupId, p.SourceSecurityGroupId ?? p.DestinationSecurityGroupId ?? p.CidrIp, p.IpProtocol, p.FromPort, p.ToPort]),
+      norm([
+        p.GroupId,
+        p.SourceSecurityGroupId ?? p.DestinationSecurityGroupId ?? p.CidrIp,
+        p.IpProtocol,
+        p.FromPort,
+        p.ToPort,
+      ]),
     );
     expect(keys.length).toBeGreaterThan(0);
     expect(new Set(keys).size).toBe(keys.length);
@@ -250,7 +292,9 @@ describe('runner fleet', () => {
     def.template.hasResourceProperties('AWS::EC2::Instance', {
       InstanceType: 'c7g.large',
       ImageId: { Ref: Match.stringLikeRegexp('al2023amikernel.*arm64') },
-      BlockDeviceMappings: [Match.objectLike({ Ebs: Match.objectLike({ Encrypted: true, VolumeType: 'gp3' }) })],
+      BlockDeviceMappings: [
+        Match.objectLike({ Ebs: Match.objectLike({ Encrypted: true, VolumeType: 'gp3' }) }),
+      ],
       NetworkInterfaces: [Match.objectLike({ AssociatePublicIpAddress: true })],
     });
     def.template.hasResourceProperties('AWS::EC2::LaunchTemplate', {
@@ -261,7 +305,11 @@ describe('runner fleet', () => {
       AssumeRolePolicyDocument: Match.objectLike({
         Statement: [Match.objectLike({ Principal: { Service: 'ec2.amazonaws.com' } })],
       }),
-      ManagedPolicyArns: [Match.objectLike({ 'Fn::Join': Match.arrayWith([Match.arrayWith([':iam::aws:policy/AmazonSSMManagedInstanceCore'])]) })],
+      ManagedPolicyArns: [
+        Match.objectLike({
+          'Fn::Join': Match.arrayWith([Match.arrayWith([':iam::aws:policy/AmazonSSMManagedInstanceCore'])]),
+        }),
+      ],
     });
   });
 
@@ -278,7 +326,9 @@ describe('runner fleet', () => {
     for (const [, p] of instances) {
       expect(p.InstanceType).toBe('m7i.large');
       expect(JSON.stringify(p.ImageId)).toMatch(/x8664/);
-      expect(p.PlacementGroupName).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^RunnersPlacement/), 'GroupName'] });
+      expect(p.PlacementGroupName).toEqual({
+        'Fn::GetAtt': [expect.stringMatching(/^RunnersPlacement/), 'GroupName'],
+      });
     }
     variant.template.hasResourceProperties('AWS::EC2::PlacementGroup', { Strategy: 'cluster' });
   });
@@ -295,21 +345,33 @@ describe('runner fleet', () => {
     expect(isGraviton(type)).toBe(expected);
   });
 
-  test('runner role: read the secret, write and read back runs/ only, invoke exactly the collector, resize only this lab\'s proxies', () => {
+  test("runner role: read the secret, write and read back runs/ only, invoke exactly the collector, resize only this lab's proxies", () => {
     const policies = JSON.stringify(
-      resourcesOfType(def.template, 'AWS::IAM::Policy').filter(([id]) => id.startsWith('RunnersRole')).map(([, p]) => p),
+      resourcesOfType(def.template, 'AWS::IAM::Policy')
+        .filter(([id]) => id.startsWith('RunnersRole'))
+        .map(([, p]) => p),
     );
     expect(policies).toContain('secretsmanager:GetSecretValue');
-    expect(policies).toMatch(/"Action":"s3:PutObject","Effect":"Allow","Resource":\{"Fn::Join":\["",\[\{"Fn::GetAtt":\["ResultsBucket[0-9A-F]+","Arn"\]\},"\/runs\/\*"\]\]\}/);
-    expect(policies).toMatch(/"Action":"lambda:InvokeFunction","Effect":"Allow","Resource":\{"Fn::GetAtt":\["CollectorFunction[0-9A-F]+","Arn"\]\}/);
+    expect(policies).toMatch(
+      /"Action":"s3:PutObject","Effect":"Allow","Resource":\{"Fn::Join":\["",\[\{"Fn::GetAtt":\["ResultsBucket[0-9A-F]+","Arn"\]\},"\/runs\/\*"\]\]\}/,
+    );
+    expect(policies).toMatch(
+      /"Action":"lambda:InvokeFunction","Effect":"Allow","Resource":\{"Fn::GetAtt":\["CollectorFunction[0-9A-F]+","Arn"\]\}/,
+    );
     // Reading back is needed for resume and the fleet barrier (runs/*) and for the runner bundle
     // (exactly its asset object); nothing broader, nothing destructive.
-    expect(policies).toMatch(/"Action":"s3:GetObject","Effect":"Allow","Resource":\{"Fn::Join":\["",\[\{"Fn::GetAtt":\["ResultsBucket[0-9A-F]+","Arn"\]\},"\/runs\/\*"\]\]\}/);
-    expect(policies).toMatch(/"Action":"s3:ListBucket","Condition":\{"StringLike":\{"s3:prefix":\["runs\/\*"\]\}\}/);
+    expect(policies).toMatch(
+      /"Action":"s3:GetObject","Effect":"Allow","Resource":\{"Fn::Join":\["",\[\{"Fn::GetAtt":\["ResultsBucket[0-9A-F]+","Arn"\]\},"\/runs\/\*"\]\]\}/,
+    );
+    expect(policies).toMatch(
+      /"Action":"s3:ListBucket","Condition":\{"StringLike":\{"s3:prefix":\["runs\/\*"\]\}\}/,
+    );
     expect(policies).not.toMatch(/s3:\*|s3:DeleteObject|"s3:GetObject\*"|"s3:List\*"|"s3:GetBucket\*"/);
     // Pool sweeps: ModifyDBProxyTargetGroup on this lab's proxies only, never on "*".
     expect(policies).toContain('rds:ModifyDBProxyTargetGroup');
-    expect(policies).not.toMatch(/"Action":\[?[^\]]*rds:ModifyDBProxyTargetGroup[^\]]*\]?,"Effect":"Allow","Resource":"\*"/);
+    expect(policies).not.toMatch(
+      /"Action":\[?[^\]]*rds:ModifyDBProxyTargetGroup[^\]]*\]?,"Effect":"Allow","Resource":"\*"/,
+    );
   });
 
   test('user data installs pgbench and Node, checks pgbench, installs the runner bundle, and is shellcheck-clean', () => {
@@ -339,14 +401,22 @@ test('the runner-software seam downloads the asset, unpacks it and runs the comm
   const app = newTestApp();
   const stack = new Stack(app, 'seam');
   const asset = new s3assets.Asset(stack, 'Software', { path: dir });
-  const lab = createLabStack(app, labFrom({ name: 'seam' }), { runnerSoftware: { asset, command: './install.sh' } });
+  const lab = createLabStack(app, labFrom({ name: 'seam' }), {
+    runnerSoftware: { asset, command: './install.sh' },
+  });
   // WHEN the user data is rendered with placeholders for deploy-time values
   const [, props] = resourcesOfType(Template.fromStack(lab), 'AWS::EC2::Instance')[0] ?? [];
-  const joined = (props?.UserData as { 'Fn::Base64': { 'Fn::Join': [string, unknown[]] } })['Fn::Base64']['Fn::Join'][1];
+  const joined = (props?.UserData as { 'Fn::Base64': { 'Fn::Join': [string, unknown[]] } })['Fn::Base64'][
+    'Fn::Join'
+  ][1];
   const script = joined.map((part) => (typeof part === 'string' ? part : 'PLACEHOLDER')).join('');
   // THEN
-  expect(script).toMatch(/\nmkdir -p \/opt\/proxylab\n[^]*\naws s3 cp 's3:\/\/PLACEHOLDER\/[0-9a-f]{64}\.zip' '\/opt\/proxylab\/runner\.zip'\n/);
-  expect(script).toMatch(/unzip -o "\/opt\/proxylab\/runner\.zip" -d \/opt\/proxylab\ncd \/opt\/proxylab\n\.\/install\.sh$/);
+  expect(script).toMatch(
+    /\nmkdir -p \/opt\/proxylab\n[^]*\naws s3 cp 's3:\/\/PLACEHOLDER\/[0-9a-f]{64}\.zip' '\/opt\/proxylab\/runner\.zip'\n/,
+  );
+  expect(script).toMatch(
+    /unzip -o "\/opt\/proxylab\/runner\.zip" -d \/opt\/proxylab\ncd \/opt\/proxylab\n\.\/install\.sh$/,
+  );
   expect(script.indexOf('command -v pgbench')).toBeLessThan(script.indexOf('./install.sh'));
   const file = path.join(dir, 'user-data.sh');
   writeFileSync(file, script);
@@ -358,9 +428,18 @@ describe('results bucket', () => {
   test('encrypted, TLS-only, public access blocked, expires objects, emptied and deleted on destroy', () => {
     def.template.hasResource('AWS::S3::Bucket', {
       Properties: Match.objectLike({
-        BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
-        PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
-        LifecycleConfiguration: { Rules: Match.arrayWith([Match.objectLike({ ExpirationInDays: 30, Status: 'Enabled' })]) },
+        BucketEncryption: {
+          ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }],
+        },
+        PublicAccessBlockConfiguration: {
+          BlockPublicAcls: true,
+          BlockPublicPolicy: true,
+          IgnorePublicAcls: true,
+          RestrictPublicBuckets: true,
+        },
+        LifecycleConfiguration: {
+          Rules: Match.arrayWith([Match.objectLike({ ExpirationInDays: 30, Status: 'Enabled' })]),
+        },
       }),
       DeletionPolicy: 'Delete',
     });
@@ -398,7 +477,8 @@ describe('metrics collector', () => {
 
   test('least privilege: logs on its group, GetMetricData, PI on this lab’s instances, PutObject under runs/', () => {
     // GIVEN
-    const [, policy] = resourcesOfType(def.template, 'AWS::IAM::Policy').find(([id]) => id.startsWith('CollectorRole')) ?? [];
+    const [, policy] =
+      resourcesOfType(def.template, 'AWS::IAM::Policy').find(([id]) => id.startsWith('CollectorRole')) ?? [];
     const statements = (policy?.PolicyDocument as { Statement: Array<Record<string, unknown>> }).Statement;
     // THEN
     expect(statements.map((s) => s.Action)).toEqual([
@@ -412,13 +492,17 @@ describe('metrics collector', () => {
     expect(pi).toMatch(/:pi:.*metrics\/rds\/.*"DatabaseClusterwriter[0-9A-F]+","DbiResourceId"/);
     expect(JSON.stringify(statements[3]?.Resource)).toContain('/runs/*');
     def.template.hasResourceProperties('AWS::IAM::Role', {
-      AssumeRolePolicyDocument: Match.objectLike({ Statement: [Match.objectLike({ Principal: { Service: 'lambda.amazonaws.com' } })] }),
+      AssumeRolePolicyDocument: Match.objectLike({
+        Statement: [Match.objectLike({ Principal: { Service: 'lambda.amazonaws.com' } })],
+      }),
       ManagedPolicyArns: Match.absent(),
     });
   });
 
   test('PI permission covers the writer and every reader', () => {
-    const [, policy] = resourcesOfType(variant.template, 'AWS::IAM::Policy').find(([id]) => id.startsWith('CollectorRole')) ?? [];
+    const [, policy] =
+      resourcesOfType(variant.template, 'AWS::IAM::Policy').find(([id]) => id.startsWith('CollectorRole')) ??
+      [];
     const statements = (policy?.PolicyDocument as { Statement: Array<Record<string, unknown>> }).Statement;
     const pi = statements.find((s) => s.Action === 'pi:GetResourceMetrics');
     expect(pi?.Resource).toHaveLength(3);

@@ -27,7 +27,10 @@ beforeAll(() => {
   const vpc = new ec2.Vpc(stack, 'Vpc', { maxAzs: 2, natGateways: 0, restrictDefaultSecurityGroup: false });
   for (const { version } of ACCEPTED_ENGINE_VERSIONS) {
     const lab = labFrom({ name: 'v', aurora: { engineVersion: version } });
-    clusters.set(version, new LabDatabase(stack, `V${version.replace(/\W/g, '_')}`, { vpc, subnets: {}, aurora: lab.aurora }));
+    clusters.set(
+      version,
+      new LabDatabase(stack, `V${version.replace(/\W/g, '_')}`, { vpc, subnets: {}, aurora: lab.aurora }),
+    );
   }
   // A canary on a retired version, to prove cfn-lint does flag deprecation where it applies.
   canary = new Stack(app, 'engine-canary');
@@ -75,15 +78,22 @@ test('cfn-lint raises nothing (no W3690 deprecation, no E3691 unknown version) f
   expect(output).not.toContain(accepted);
 });
 
-test.each(['15.6', '13.12', '16.2'])('retired %s is refused as no longer creatable, listing the allowed versions', (version) => {
-  const r = validateLab({ name: 'x', aurora: { engineVersion: version } });
-  expect(r.ok).toBe(false);
-  if (r.ok) return;
-  expect(r.problems).toEqual([
-    expect.objectContaining({
-      path: 'aurora.engineVersion',
-      value: version,
-      message: expect.stringMatching(new RegExp(`^Aurora PostgreSQL ${version.replace('.', '\\.')} is no longer creatable.*15\\.8.*17\\.9`)),
-    }),
-  ]);
-});
+test.each(['15.6', '13.12', '16.2'])(
+  'retired %s is refused as no longer creatable, listing the allowed versions',
+  (version) => {
+    const r = validateLab({ name: 'x', aurora: { engineVersion: version } });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.problems).toEqual([
+      expect.objectContaining({
+        path: 'aurora.engineVersion',
+        value: version,
+        message: expect.stringMatching(
+          new RegExp(
+            `^Aurora PostgreSQL ${version.replace('.', '\\.')} is no longer creatable.*15\\.8.*17\\.9`,
+          ),
+        ),
+      }),
+    ]);
+  },
+);

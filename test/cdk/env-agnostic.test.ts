@@ -17,13 +17,19 @@ import { createLabStack } from '../../lib/lab-stack';
 import { scratchDir } from '../helpers/scratch';
 
 const LABS_DIR = join(__dirname, '..', '..', 'labs');
-const labFiles = readdirSync(LABS_DIR).filter((f) => f.endsWith('.json')).sort();
+const labFiles = readdirSync(LABS_DIR)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 
 /** Every string in a JSON value, with its path. */
 function strings(value: unknown, path = '$'): Array<{ path: string; text: string }> {
   if (typeof value === 'string') return [{ path, text: value }];
   if (Array.isArray(value)) return value.flatMap((v, i) => strings(v, `${path}[${i}]`));
-  if (value && typeof value === 'object') return Object.entries(value).flatMap(([k, v]) => [...strings(k, `${path}.<key>`), ...strings(v, `${path}.${k}`)]);
+  if (value && typeof value === 'object')
+    return Object.entries(value).flatMap(([k, v]) => [
+      ...strings(k, `${path}.<key>`),
+      ...strings(v, `${path}.${k}`),
+    ]);
   if (typeof value === 'number') return [{ path, text: String(value) }];
   return [];
 }
@@ -32,19 +38,26 @@ function strings(value: unknown, path = '$'): Array<{ path: string; text: string
 // content, not an account.
 const ASSET_HASH = /[0-9a-f]{64}/g;
 const ACCOUNT_ID = /(?<![0-9])[0-9]{12}(?![0-9])/;
-const REGION = /\b(?:us|eu|ap|sa|ca|me|af|il|mx|cn)(?:-gov|-iso[a-z]*)?-(?:north|south|east|west|central|northeast|northwest|southeast|southwest)-\d\b/;
+const REGION =
+  /\b(?:us|eu|ap|sa|ca|me|af|il|mx|cn)(?:-gov|-iso[a-z]*)?-(?:north|south|east|west|central|northeast|northwest|southeast|southwest)-\d\b/;
 /** `arn:` followed by anything but the end of the string (Fn::Join piece) or `${` (Fn::Sub). */
 const LITERAL_ARN = /arn:(?!\$\{|$)/;
 
 describe.each(labFiles)('%s', (file) => {
-  const app = new App({ outdir: scratchDir('proxylab-cdk-test-'), context: { 'aws:cdk:bundling-stacks': [], 'proxylab:now': '2026-11-21T10:00:00Z' } });
+  const app = new App({
+    outdir: scratchDir('proxylab-cdk-test-'),
+    context: { 'aws:cdk:bundling-stacks': [], 'proxylab:now': '2026-11-21T10:00:00Z' },
+  });
   const stack = createLabStack(app, loadLabFile(join(LABS_DIR, file)));
   const template = Template.fromStack(stack).toJSON();
   // Logical ids (hash suffixes, ports: `...SecurityGroupB892058454325...`) name template entries, not accounts.
   const logicalIds = (['Resources', 'Outputs', 'Parameters', 'Conditions'] as const)
-    .flatMap((section) => Object.keys((template as Record<string, Record<string, unknown> | undefined>)[section] ?? {}))
+    .flatMap((section) =>
+      Object.keys((template as Record<string, Record<string, unknown> | undefined>)[section] ?? {}),
+    )
     .sort((a, b) => b.length - a.length);
-  const scrub = (text: string): string => logicalIds.reduce((t, id) => t.split(id).join('<id>'), text.replace(ASSET_HASH, '<hash>'));
+  const scrub = (text: string): string =>
+    logicalIds.reduce((t, id) => t.split(id).join('<id>'), text.replace(ASSET_HASH, '<hash>'));
   const all = strings(template).map((s) => ({ ...s, text: scrub(s.text) }));
 
   test('the stack has no account or region of its own and made no context lookups', () => {
@@ -66,7 +79,9 @@ describe.each(labFiles)('%s', (file) => {
     // AND the ARNs that are there use the pseudo parameters (the checks above would pass on an empty template)
     const json = JSON.stringify(template);
     expect(json).toContain('"Ref":"AWS::Partition"');
-    expect(json).toMatch(/\$\{AWS::Partition\}:iam::\$\{AWS::AccountId\}:role\/cdk-[a-z0-9]+-cfn-exec-role-\$\{AWS::AccountId\}-\$\{AWS::Region\}/);
+    expect(json).toMatch(
+      /\$\{AWS::Partition\}:iam::\$\{AWS::AccountId\}:role\/cdk-[a-z0-9]+-cfn-exec-role-\$\{AWS::AccountId\}-\$\{AWS::Region\}/,
+    );
   });
 });
 

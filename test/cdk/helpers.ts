@@ -63,7 +63,13 @@ export function cfnLint(templates: readonly string[]): { output: string; status:
 }
 
 /** Every resource of a type, as [logicalId, properties, whole resource]. */
-export function resourcesOfType(template: Template, type: string): Array<[string, Record<string, unknown>, Record<string, unknown>]> {
-  const all = template.findResources(type) as Record<string, { Properties?: Record<string, unknown> } & Record<string, unknown>>;
+export function resourcesOfType(
+  template: Template,
+  type: string,
+): Array<[string, Record<string, unknown>, Record<string, unknown>]> {
+  const all = template.findResources(type) as Record<
+    string,
+    { Properties?: Record<string, unknown> } & Record<string, unknown>
+  >;
   return Object.entries(all).map(([id, r]) => [id, r.Properties ?? {}, r]);
 }

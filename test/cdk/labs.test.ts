@@ -26,8 +26,21 @@ const EXTRA_SHAPES: Record<string, unknown> = {
   'no-proxy': { name: 'no-proxy', proxies: [] },
   'serverless-readers-retained': {
     name: 'serverless',
-    aurora: { serverless: { minCapacity: 0, maxCapacity: 4 }, readers: 1, logConnections: true, snapshotOnDestroy: true },
-    proxies: [{ name: 'a', maxConnectionsPercent: 30, borrowTimeoutSeconds: 0, requireTls: false, debugLogging: true }],
+    aurora: {
+      serverless: { minCapacity: 0, maxCapacity: 4 },
+      readers: 1,
+      logConnections: true,
+      snapshotOnDestroy: true,
+    },
+    proxies: [
+      {
+        name: 'a',
+        maxConnectionsPercent: 30,
+        borrowTimeoutSeconds: 0,
+        requireTls: false,
+        debugLogging: true,
+      },
+    ],
     runners: { instanceType: 'm7i.large', count: 3, placement: 'spread' },
     results: { retainOnDestroy: true },
   },
@@ -74,7 +87,9 @@ test('cdk-nag AwsSolutions: zero unacknowledged findings in every lab', () => {
     // WHEN
     const report = new AwsSolutionsChecks().validateScope(s.app);
     // THEN
-    const findings = report.violations.flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} ${r.constructPath}`));
+    const findings = report.violations.flatMap((v) =>
+      v.violatingResources.map((r) => `${v.ruleName} ${r.constructPath}`),
+    );
     expect({ lab: s.file, findings }).toEqual({ lab: s.file, findings: [] });
   }
 });
@@ -87,7 +102,9 @@ test('cdk-nag is live: an unacknowledged finding is reported', () => {
   // WHEN
   const report = new AwsSolutionsChecks().validateScope(app);
   // THEN
-  expect(report.violations.map((v) => v.ruleName)).toEqual(expect.arrayContaining(['AwsSolutions-S1', 'AwsSolutions-S10']));
+  expect(report.violations.map((v) => v.ruleName)).toEqual(
+    expect.arrayContaining(['AwsSolutions-S1', 'AwsSolutions-S10']),
+  );
 });
 
 test('with the checks registered as bin/proxylab.ts does, an unacknowledged finding fails synthesis', () => {
@@ -124,9 +141,16 @@ test('cfn-lint prints nothing for any synthesized lab', () => {
 
 test('the synthesized templates are real lab stacks (sanity for the lint above)', () => {
   for (const s of synthesized) {
-    const template = JSON.parse(readFileSync(s.templatePath, 'utf8')) as { Resources: Record<string, { Type: string }> };
+    const template = JSON.parse(readFileSync(s.templatePath, 'utf8')) as {
+      Resources: Record<string, { Type: string }>;
+    };
     const types = new Set(Object.values(template.Resources).map((r) => r.Type));
-    const expected = ['AWS::RDS::DBCluster', 'AWS::EC2::Instance', 'AWS::S3::Bucket', 'AWS::Lambda::Function'];
+    const expected = [
+      'AWS::RDS::DBCluster',
+      'AWS::EC2::Instance',
+      'AWS::S3::Bucket',
+      'AWS::Lambda::Function',
+    ];
     if (!s.file.includes('no-proxy')) expected.push('AWS::RDS::DBProxy');
     for (const t of expected) {
       expect(types).toContain(t);

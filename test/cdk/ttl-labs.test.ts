@@ -20,7 +20,9 @@ import { createLabStack } from '../../lib/lab-stack';
 import { scratchDir } from '../helpers/scratch';
 
 const LABS_DIR = join(__dirname, '..', '..', 'labs');
-const labFiles = readdirSync(LABS_DIR).filter((f) => f.endsWith('.json')).sort();
+const labFiles = readdirSync(LABS_DIR)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 const NOW_MS = Date.parse('2026-11-21T10:00:00Z');
 /**
  * Types CDK gives a tag manager although CloudFormation has no Tags property for them (cfn-lint
@@ -51,7 +53,10 @@ function lifecycleTagsOf(r: CfnJson): Record<string, unknown> {
 
 describe.each(labFiles)('%s', (file) => {
   const lab = loadLabFile(join(LABS_DIR, file));
-  const app = new App({ outdir: scratchDir('proxylab-cdk-test-'), context: { 'aws:cdk:bundling-stacks': [], 'proxylab:now': '2026-11-21T10:00:00Z' } });
+  const app = new App({
+    outdir: scratchDir('proxylab-cdk-test-'),
+    context: { 'aws:cdk:bundling-stacks': [], 'proxylab:now': '2026-11-21T10:00:00Z' },
+  });
   const stack = createLabStack(app, lab);
   const template = Template.fromStack(stack);
   const resources = template.toJSON().Resources as Record<string, CfnJson>;
@@ -68,13 +73,26 @@ describe.each(labFiles)('%s', (file) => {
     });
     template.hasOutput('ExpiresAt', { Value: expiresAt });
     const deletes = Object.values(template.findResources('AWS::IAM::Policy'))
-      .flatMap((p) => (p as { Properties: { PolicyDocument: { Statement: Array<{ Action: unknown; Resource: unknown }> } } }).Properties.PolicyDocument.Statement)
+      .flatMap(
+        (p) =>
+          (
+            p as {
+              Properties: { PolicyDocument: { Statement: Array<{ Action: unknown; Resource: unknown }> } };
+            }
+          ).Properties.PolicyDocument.Statement,
+      )
       .filter((st) => JSON.stringify(st.Action).includes('cloudformation:'));
-    expect(deletes).toEqual([expect.objectContaining({ Action: 'cloudformation:DeleteStack', Resource: { Ref: 'AWS::StackId' } })]);
+    expect(deletes).toEqual([
+      expect.objectContaining({ Action: 'cloudformation:DeleteStack', Resource: { Ref: 'AWS::StackId' } }),
+    ]);
   });
 
   test('lifecycle tags on every taggable resource', () => {
-    const expected = { 'proxylab:lab': lab.name, 'proxylab:owner': lab.owner ?? 'unspecified', 'proxylab:expires-at': expiresAt };
+    const expected = {
+      'proxylab:lab': lab.name,
+      'proxylab:owner': lab.owner ?? 'unspecified',
+      'proxylab:expires-at': expiresAt,
+    };
     const missing: string[] = [];
     let checked = 0;
     for (const c of stack.node.findAll()) {
@@ -89,7 +107,8 @@ describe.each(labFiles)('%s', (file) => {
       if (!taggable && !hasTags) continue;
       checked++;
       const tags = lifecycleTagsOf(r);
-      for (const [k, v] of Object.entries(expected)) if (tags[k] !== v) missing.push(`${id} (${r.Type}): ${k}=${String(tags[k])}`);
+      for (const [k, v] of Object.entries(expected))
+        if (tags[k] !== v) missing.push(`${id} (${r.Type}): ${k}=${String(tags[k])}`);
     }
     expect(missing).toEqual([]);
     expect(checked).toBeGreaterThan(20);
@@ -100,7 +119,10 @@ describe.each(labFiles)('%s', (file) => {
     // Database instances: writer + readers, on the lab's class (or serverless).
     const dbInstances = ofType('AWS::RDS::DBInstance');
     expect(dbInstances).toHaveLength(1 + lab.aurora.readers);
-    for (const db of dbInstances) expect(db.Properties?.DBInstanceClass).toBe(cap.kind === 'provisioned' ? cap.instanceClass : 'db.serverless');
+    for (const db of dbInstances)
+      expect(db.Properties?.DBInstanceClass).toBe(
+        cap.kind === 'provisioned' ? cap.instanceClass : 'db.serverless',
+      );
     // One RDS Proxy per lab proxy.
     expect(ofType('AWS::RDS::DBProxy')).toHaveLength(lab.proxies.length);
     // Runners: count × type, root volume size, public IPv4 or not.
@@ -108,17 +130,27 @@ describe.each(labFiles)('%s', (file) => {
     expect(runners).toHaveLength(lab.runners.count);
     for (const r of runners) {
       expect(r.Properties?.InstanceType).toBe(lab.runners.instanceType);
-      const bdm = r.Properties?.BlockDeviceMappings as Array<{ Ebs?: { VolumeSize?: number; VolumeType?: string } }>;
-      expect(bdm.map((b) => [b.Ebs?.VolumeSize, b.Ebs?.VolumeType])).toEqual([[LAB_DEPLOYMENT_SHAPE.runnerRootVolumeGb, 'gp3']]);
+      const bdm = r.Properties?.BlockDeviceMappings as Array<{
+        Ebs?: { VolumeSize?: number; VolumeType?: string };
+      }>;
+      expect(bdm.map((b) => [b.Ebs?.VolumeSize, b.Ebs?.VolumeType])).toEqual([
+        [LAB_DEPLOYMENT_SHAPE.runnerRootVolumeGb, 'gp3'],
+      ]);
       const nics = (r.Properties?.NetworkInterfaces ?? []) as Array<{ AssociatePublicIpAddress?: boolean }>;
-      expect(nics.some((n) => n.AssociatePublicIpAddress === true)).toBe(LAB_DEPLOYMENT_SHAPE.runnersHavePublicIpv4);
+      expect(nics.some((n) => n.AssociatePublicIpAddress === true)).toBe(
+        LAB_DEPLOYMENT_SHAPE.runnersHavePublicIpv4,
+      );
     }
     // Network: NAT gateways, elastic IPs, interface endpoints, AZs.
     expect(ofType('AWS::EC2::NatGateway')).toHaveLength(LAB_DEPLOYMENT_SHAPE.natGateways);
     expect(ofType('AWS::EC2::EIP')).toHaveLength(LAB_DEPLOYMENT_SHAPE.natGateways);
-    const interfaceEndpoints = ofType('AWS::EC2::VPCEndpoint').filter((e) => e.Properties?.VpcEndpointType === 'Interface');
+    const interfaceEndpoints = ofType('AWS::EC2::VPCEndpoint').filter(
+      (e) => e.Properties?.VpcEndpointType === 'Interface',
+    );
     expect(interfaceEndpoints).toHaveLength(LAB_DEPLOYMENT_SHAPE.interfaceEndpoints.length);
-    const azs = new Set(ofType('AWS::EC2::Subnet').map((s) => JSON.stringify(s.Properties?.AvailabilityZone)));
+    const azs = new Set(
+      ofType('AWS::EC2::Subnet').map((s) => JSON.stringify(s.Properties?.AvailabilityZone)),
+    );
     expect(azs.size).toBe(LAB_DEPLOYMENT_SHAPE.availabilityZones);
     // Secrets.
     expect(ofType('AWS::SecretsManager::Secret')).toHaveLength(LAB_DEPLOYMENT_SHAPE.secrets);

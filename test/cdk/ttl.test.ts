@@ -15,9 +15,16 @@ import { scratchDir } from '../helpers/scratch';
 
 const NOW = new Date('2026-11-21T10:00:30Z');
 
-function synth(lab: { name: string; owner?: string | null; ttlHours?: number | null }, opts: { context?: Record<string, string>; cliSynth?: boolean } = {}) {
+function synth(
+  lab: { name: string; owner?: string | null; ttlHours?: number | null },
+  opts: { context?: Record<string, string>; cliSynth?: boolean } = {},
+) {
   const app = new App({ outdir: scratchDir('proxylab-cdk-test-'), context: opts.context });
-  const stack = new Stack(app, `proxylab-${lab.name}`, opts.cliSynth ? { synthesizer: new CliCredentialsStackSynthesizer() } : {});
+  const stack = new Stack(
+    app,
+    `proxylab-${lab.name}`,
+    opts.cliSynth ? { synthesizer: new CliCredentialsStackSynthesizer() } : {},
+  );
   // A taggable resource besides the expiry's own.
   new s3.Bucket(stack, 'Bucket', { enforceSSL: true, serverAccessLogsPrefix: 'logs/' });
   applyLabLifecycle(stack, lab, opts.context ? undefined : NOW);
@@ -36,7 +43,12 @@ describe('expiry schedule', () => {
       FlexibleTimeWindow: { Mode: 'OFF' },
       State: 'ENABLED',
       Target: {
-        Arn: { 'Fn::Join': ['', ['arn:', { Ref: 'AWS::Partition' }, ':scheduler:::aws-sdk:cloudformation:deleteStack']] },
+        Arn: {
+          'Fn::Join': [
+            '',
+            ['arn:', { Ref: 'AWS::Partition' }, ':scheduler:::aws-sdk:cloudformation:deleteStack'],
+          ],
+        },
         Input: { 'Fn::Join': ['', Match.arrayWith(['{"StackName":"', { Ref: 'AWS::StackId' }])] },
         RetryPolicy: { MaximumRetryAttempts: 185, MaximumEventAgeInSeconds: 86400 },
       },
@@ -50,7 +62,9 @@ describe('expiry schedule', () => {
     expect(template.findResources('AWS::Scheduler::Schedule')).toEqual({});
     expect(template.findResources('AWS::IAM::Role')).toEqual({});
     expect(template.findOutputs('ExpiresAt')).toEqual({});
-    template.hasResourceProperties('AWS::S3::Bucket', { Tags: Match.arrayWith([{ Key: 'proxylab:expires-at', Value: 'never' }]) });
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      Tags: Match.arrayWith([{ Key: 'proxylab:expires-at', Value: 'never' }]),
+    });
   });
 
   test('the role may delete exactly this stack (its id) and pass only the CDK execution role, only to CloudFormation', () => {
@@ -72,14 +86,23 @@ describe('expiry schedule', () => {
     // AND the permissions: exactly two statements, neither with a wildcard
     const policies = Object.values(template.findResources('AWS::IAM::Policy'));
     expect(policies).toHaveLength(1);
-    const statements = (policies[0] as { Properties: { PolicyDocument: { Statement: unknown[] } } }).Properties.PolicyDocument.Statement;
+    const statements = (policies[0] as { Properties: { PolicyDocument: { Statement: unknown[] } } })
+      .Properties.PolicyDocument.Statement;
     expect(statements).toEqual([
-      { Sid: 'DeleteThisStackOnly', Effect: 'Allow', Action: 'cloudformation:DeleteStack', Resource: { Ref: 'AWS::StackId' } },
+      {
+        Sid: 'DeleteThisStackOnly',
+        Effect: 'Allow',
+        Action: 'cloudformation:DeleteStack',
+        Resource: { Ref: 'AWS::StackId' },
+      },
       {
         Sid: 'PassExecutionRoleToCloudFormation',
         Effect: 'Allow',
         Action: 'iam:PassRole',
-        Resource: { 'Fn::Sub': 'arn:${AWS::Partition}:iam::${AWS::AccountId}:role/cdk-hnb659fds-cfn-exec-role-${AWS::AccountId}-${AWS::Region}' },
+        Resource: {
+          'Fn::Sub':
+            'arn:${AWS::Partition}:iam::${AWS::AccountId}:role/cdk-hnb659fds-cfn-exec-role-${AWS::AccountId}-${AWS::Region}',
+        },
         Condition: { StringEquals: { 'iam:PassedToService': 'cloudformation.amazonaws.com' } },
       },
     ]);
@@ -88,24 +111,37 @@ describe('expiry schedule', () => {
     template.hasResourceProperties('AWS::Scheduler::Schedule', {
       Target: {
         Input: {
-          'Fn::Join': ['', Match.arrayWith(['","RoleARN":"', { 'Fn::Sub': Match.stringLikeRegexp('cfn-exec-role') }])],
+          'Fn::Join': [
+            '',
+            Match.arrayWith(['","RoleARN":"', { 'Fn::Sub': Match.stringLikeRegexp('cfn-exec-role') }]),
+          ],
         },
       },
     });
   });
 
   test('the "now" context pins the expiry for reproducible templates', () => {
-    const { template } = synth({ name: 'default', ttlHours: 1 }, { context: { [NOW_CONTEXT_KEY]: '2030-01-01T00:00:00Z' } });
-    template.hasResourceProperties('AWS::Scheduler::Schedule', { ScheduleExpression: 'at(2030-01-01T01:00:00)' });
+    const { template } = synth(
+      { name: 'default', ttlHours: 1 },
+      { context: { [NOW_CONTEXT_KEY]: '2030-01-01T00:00:00Z' } },
+    );
+    template.hasResourceProperties('AWS::Scheduler::Schedule', {
+      ScheduleExpression: 'at(2030-01-01T01:00:00)',
+    });
   });
 
   test('a bad "now" context is an error naming the key', () => {
-    expect(() => synth({ name: 'default', ttlHours: 1 }, { context: { [NOW_CONTEXT_KEY]: 'tomorrow' } })).toThrow(/proxylab:now must be an ISO-8601 time, got "tomorrow"/);
+    expect(() =>
+      synth({ name: 'default', ttlHours: 1 }, { context: { [NOW_CONTEXT_KEY]: 'tomorrow' } }),
+    ).toThrow(/proxylab:now must be an ISO-8601 time, got "tomorrow"/);
   });
 
   test('without an execution role (CLI-credentials synthesizer) the stack warns and passes no role', () => {
     const { stack, template } = synth({ name: 'default', ttlHours: 1 }, { cliSynth: true });
-    Annotations.fromStack(stack).hasWarning('*', Match.stringLikeRegexp('no CloudFormation execution role.*proxylab destroy'));
+    Annotations.fromStack(stack).hasWarning(
+      '*',
+      Match.stringLikeRegexp('no CloudFormation execution role.*proxylab destroy'),
+    );
     expect(JSON.stringify(template.findResources('AWS::IAM::Policy'))).not.toContain('iam:PassRole');
   });
 });
@@ -122,14 +158,18 @@ describe('lifecycle tags', () => {
       { Key: 'proxylab:owner', Value: owner },
     ];
     template.hasResourceProperties('AWS::S3::Bucket', { Tags: Match.arrayWith(expected) });
-    if (lab.ttlHours !== null) template.hasResourceProperties('AWS::IAM::Role', { Tags: Match.arrayWith(expected) });
+    if (lab.ttlHours !== null)
+      template.hasResourceProperties('AWS::IAM::Role', { Tags: Match.arrayWith(expected) });
   });
 });
 
 describe('checks', () => {
   test('cdk-nag AwsSolutions: no findings on the expiry resources', () => {
     const { app } = synth({ name: 'default', ttlHours: 8 });
-    const violations = new AwsSolutionsChecks().validateScope(app) as unknown as { success: boolean; violations: Array<{ ruleId: string; resourcePath?: string }> };
+    const violations = new AwsSolutionsChecks().validateScope(app) as unknown as {
+      success: boolean;
+      violations: Array<{ ruleId: string; resourcePath?: string }>;
+    };
     const onExpiry = violations.violations.filter((v) => (v.resourcePath ?? '').includes('/Expiry/'));
     expect(onExpiry).toEqual([]);
   });

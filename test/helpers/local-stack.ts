@@ -7,7 +7,11 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import { isPortFree } from '../../lib/local/ports-free';
 import { CLI, REPO_ROOT } from './cli';
-import { startLocalStack as startStack, type LocalStack, type LocalStackOptions } from '../../lib/local/stack';
+import {
+  startLocalStack as startStack,
+  type LocalStack,
+  type LocalStackOptions,
+} from '../../lib/local/stack';
 
 export type { LocalStack } from '../../lib/local/stack';
 
@@ -18,7 +22,9 @@ export { CLI, REPO_ROOT } from './cli';
  * and PgBouncer (db `bench` transaction pool, `bench_session` session pool, pools of 25 %).
  * Never installs packages. Call `stack.stop()` in afterAll.
  */
-export function startLocalStack(opts: Pick<LocalStackOptions, 'maxConnections' | 'poolPercent' | 'superuserReservedConnections'> = {}): Promise<LocalStack> {
+export function startLocalStack(
+  opts: Pick<LocalStackOptions, 'maxConnections' | 'poolPercent' | 'superuserReservedConnections'> = {},
+): Promise<LocalStack> {
   return startStack({ ...opts, install: false });
 }
 
@@ -35,7 +41,11 @@ export interface CliRun {
 
 /** Start `node scripts/proxylab.js ARGS` from the repo root, without a TTY (plain progress lines). */
 export function spawnCli(args: readonly string[], env: Readonly<Record<string, string>> = {}): CliRun {
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: REPO_ROOT,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   const waiters: Array<() => void> = [];
@@ -56,7 +66,11 @@ export function spawnCli(args: readonly string[], env: Readonly<Record<string, s
       new Promise<void>((resolve, reject) => {
         const timer = setTimeout(() => {
           done();
-          reject(new Error(`stdout did not match ${pattern} within ${timeoutMs} ms; got:\n${out}\nstderr:\n${err}`));
+          reject(
+            new Error(
+              `stdout did not match ${pattern} within ${timeoutMs} ms; got:\n${out}\nstderr:\n${err}`,
+            ),
+          );
         }, timeoutMs);
         const check = (): void => {
           if (pattern.test(out)) {
@@ -73,7 +87,9 @@ export function spawnCli(args: readonly string[], env: Readonly<Record<string, s
         void exit.then(() => {
           if (!pattern.test(out)) {
             done();
-            reject(new Error(`proxylab exited before stdout matched ${pattern}; got:\n${out}\nstderr:\n${err}`));
+            reject(
+              new Error(`proxylab exited before stdout matched ${pattern}; got:\n${out}\nstderr:\n${err}`),
+            );
           }
         });
         check();
@@ -89,7 +105,9 @@ export interface StackLine {
 }
 
 export function parseStackLine(stdout: string): StackLine | null {
-  const m = /PostgreSQL \S+ on 127\.0\.0\.1:(\d+), PgBouncer \S+ on 127\.0\.0\.1:(\d+).*files in (\S+)/.exec(stdout);
+  const m = /PostgreSQL \S+ on 127\.0\.0\.1:(\d+), PgBouncer \S+ on 127\.0\.0\.1:(\d+).*files in (\S+)/.exec(
+    stdout,
+  );
   return m ? { postgresPort: Number(m[1]), pgbouncerPort: Number(m[2]), baseDir: m[3] } : null;
 }
 

@@ -25,7 +25,11 @@ export interface MotoServer {
 export const MOTO_REGION = 'us-east-1';
 export const MOTO_CREDENTIALS = { accessKeyId: 'testing', secretAccessKey: 'testing' } as const;
 /** SDK client config for talking to moto in-process (add `forcePathStyle: true` for S3). */
-export function motoClientConfig(moto: MotoServer): { region: string; endpoint: string; credentials: typeof MOTO_CREDENTIALS } {
+export function motoClientConfig(moto: MotoServer): {
+  region: string;
+  endpoint: string;
+  credentials: typeof MOTO_CREDENTIALS;
+} {
   return { region: MOTO_REGION, endpoint: moto.endpoint, credentials: MOTO_CREDENTIALS };
 }
 
@@ -57,13 +61,17 @@ export function findMotoServer(): string {
   return bin;
 }
 
-export async function startMoto(options: { readonly startTimeoutMs?: number; readonly attempts?: number } = {}): Promise<MotoServer> {
+export async function startMoto(
+  options: { readonly startTimeoutMs?: number; readonly attempts?: number } = {},
+): Promise<MotoServer> {
   const bin = findMotoServer();
   const attempts = options.attempts ?? 5;
   let lastError: unknown = null;
   for (let i = 0; i < attempts; i++) {
     const port = await findFreePort();
-    const child = spawn(bin, ['-p', String(port), '-H', '127.0.0.1'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const child = spawn(bin, ['-p', String(port), '-H', '127.0.0.1'], {
+      stdio: ['ignore', 'ignore', 'pipe'],
+    });
     let stderr = '';
     child.stderr?.on('data', (chunk: Buffer) => {
       stderr = (stderr + chunk.toString('utf8')).slice(-4000);
@@ -76,7 +84,9 @@ export async function startMoto(options: { readonly startTimeoutMs?: number; rea
       await stopChild(child);
     }
   }
-  throw new Error(`moto_server did not start after ${attempts} attempts: ${lastError instanceof Error ? lastError.message : String(lastError)}`);
+  throw new Error(
+    `moto_server did not start after ${attempts} attempts: ${lastError instanceof Error ? lastError.message : String(lastError)}`,
+  );
 }
 
 function makeServer(child: ChildProcess, port: number): MotoServer {
@@ -92,11 +102,18 @@ function makeServer(child: ChildProcess, port: number): MotoServer {
   };
 }
 
-async function waitUntilServing(child: ChildProcess, port: number, timeoutMs: number, stderr: () => string): Promise<void> {
+async function waitUntilServing(
+  child: ChildProcess,
+  port: number,
+  timeoutMs: number,
+  stderr: () => string,
+): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (child.exitCode !== null || child.signalCode !== null) {
-      throw new Error(`moto_server exited (${child.exitCode ?? child.signalCode}) on port ${port}: ${stderr().trim()}`);
+      throw new Error(
+        `moto_server exited (${child.exitCode ?? child.signalCode}) on port ${port}: ${stderr().trim()}`,
+      );
     }
     try {
       const res = await fetch(`http://127.0.0.1:${port}/moto-api/`, { signal: AbortSignal.timeout(1000) });

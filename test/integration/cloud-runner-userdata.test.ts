@@ -27,7 +27,11 @@ function renderIntrinsic(value: unknown): string {
       return parts.map(renderIntrinsic).join(sep);
     }
     if ('Ref' in obj) return `PLACEHOLDER_${String(obj.Ref).replace(/[^A-Za-z0-9]/g, '_')}`;
-    if ('Fn::Sub' in obj) return String(obj['Fn::Sub']).replace(/\$\{([^}]+)\}/g, (_m, name: string) => `PLACEHOLDER_${name.replace(/[^A-Za-z0-9]/g, '_')}`);
+    if ('Fn::Sub' in obj)
+      return String(obj['Fn::Sub']).replace(
+        /\$\{([^}]+)\}/g,
+        (_m, name: string) => `PLACEHOLDER_${name.replace(/[^A-Za-z0-9]/g, '_')}`,
+      );
     if ('Fn::GetAtt' in obj) return `PLACEHOLDER_${(obj['Fn::GetAtt'] as string[]).join('_')}`;
   }
   throw new Error(`cannot render ${JSON.stringify(value)}`);
@@ -36,7 +40,10 @@ function renderIntrinsic(value: unknown): string {
 function userDataOf(lab: ReturnType<typeof loadLabFile>): string[] {
   const app = new App({ outdir: scratchDir('proxylab-ud-'), context: { 'aws:cdk:bundling-stacks': [] } });
   const template = Template.fromStack(createLabStack(app, lab));
-  const instances = template.findResources('AWS::EC2::Instance') as Record<string, { Properties: { UserData: unknown } }>;
+  const instances = template.findResources('AWS::EC2::Instance') as Record<
+    string,
+    { Properties: { UserData: unknown } }
+  >;
   return Object.values(instances).map((i) => renderIntrinsic(i.Properties.UserData));
 }
 
@@ -54,7 +61,12 @@ describe('runner user data', () => {
     [
       'two x86 runners, no proxy',
       (() => {
-        const r = validateLab({ name: 'ud', aurora: { engineVersion: '16.9', instanceClass: 'db.t4g.medium' }, proxies: [], runners: { instanceType: 'm7i.large', count: 2 } });
+        const r = validateLab({
+          name: 'ud',
+          aurora: { engineVersion: '16.9', instanceClass: 'db.t4g.medium' },
+          proxies: [],
+          runners: { instanceType: 'm7i.large', count: 2 },
+        });
         if (!r.ok) throw new Error(JSON.stringify(r.problems));
         return r.lab;
       })(),
@@ -70,8 +82,12 @@ describe('runner user data', () => {
     const script = scripts[0] as string;
     expect(script.startsWith('#!/bin/bash\n')).toBe(true);
     // … that downloads the bundle asset and installs it where the SSM command runs it
-    expect(script).toMatch(/\naws s3 cp 's3:\/\/cdk-hnb659fds-assets-PLACEHOLDER_AWS__AccountId-PLACEHOLDER_AWS__Region\/[0-9a-f]{64}\.js' '\/opt\/proxylab\/runner'\n/);
-    expect(script).toContain(`install -m 0644 /opt/proxylab/runner ${RUNNER_INSTALL_PATH} && node --check ${RUNNER_INSTALL_PATH}`);
+    expect(script).toMatch(
+      /\naws s3 cp 's3:\/\/cdk-hnb659fds-assets-PLACEHOLDER_AWS__AccountId-PLACEHOLDER_AWS__Region\/[0-9a-f]{64}\.js' '\/opt\/proxylab\/runner'\n/,
+    );
+    expect(script).toContain(
+      `install -m 0644 /opt/proxylab/runner ${RUNNER_INSTALL_PATH} && node --check ${RUNNER_INSTALL_PATH}`,
+    );
     // pgbench and node are installed before the runner is checked with node
     expect(script.indexOf('dnf install')).toBeLessThan(script.indexOf('node --check'));
     // … and shellcheck finds nothing, not even style notes

@@ -41,15 +41,23 @@ interface Proc {
 function runRunner(extra: readonly string[], killAfter: RegExp | null = null, runId = RUN_ID): Promise<Proc> {
   const args = [
     runnerJs,
-    '--run-id', runId,
-    '--suite', 'smoke',
-    '--bucket', BUCKET,
-    '--secret-arn', secretArn,
-    '--writer-endpoint', `127.0.0.1:${stack.postgres.port}`,
+    '--run-id',
+    runId,
+    '--suite',
+    'smoke',
+    '--bucket',
+    BUCKET,
+    '--secret-arn',
+    secretArn,
+    '--writer-endpoint',
+    `127.0.0.1:${stack.postgres.port}`,
     // PgBouncer's transaction pool stands in for a proxy; 25/12 is its pool as a % of max_connections
-    '--proxies', `pgbouncer-transaction=127.0.0.1:${stack.pgbouncer.port}#25/12`,
-    '--proxy-target-kind', 'pgbouncer-transaction',
-    '--sslmode', 'disable',
+    '--proxies',
+    `pgbouncer-transaction=127.0.0.1:${stack.pgbouncer.port}#25/12`,
+    '--proxy-target-kind',
+    'pgbouncer-transaction',
+    '--sslmode',
+    'disable',
     '--no-pool-control',
     ...extra,
   ];
@@ -92,7 +100,10 @@ function readSteps(runDir: string): Map<string, StepRecord> {
 }
 
 function listFiles(dir: string): string[] {
-  return fs.readdirSync(dir, { withFileTypes: true, recursive: true }).filter((e) => e.isFile()).map((e) => path.join(e.parentPath, e.name));
+  return fs
+    .readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile())
+    .map((e) => path.join(e.parentPath, e.name));
 }
 
 /** Top-level and nested key sets that make the "shape" of a step record (optional note/parts aside). */
@@ -119,7 +130,14 @@ beforeAll(async () => {
     new CreateSecretCommand({
       Name: 'proxylab-it-db',
       // the shape RDS generates for a cluster secret
-      SecretString: JSON.stringify({ username: BENCH_USER, password: PASSWORD, host: '127.0.0.1', port: stack.postgres.port, dbname: BENCH_DB, engine: 'postgres' }),
+      SecretString: JSON.stringify({
+        username: BENCH_USER,
+        password: PASSWORD,
+        host: '127.0.0.1',
+        port: stack.postgres.port,
+        dbname: BENCH_DB,
+        engine: 'postgres',
+      }),
     }),
   );
   secretArn = secret.ARN as string;
@@ -173,12 +191,24 @@ describe('runner → moto S3, killed and resumed, fetched like a local run', () 
   test('fetch copies the run into the layout proxylab local writes, with the same step shape', async () => {
     // GIVEN what proxylab local writes for the same suite
     const localOut = path.join(tmp, 'local');
-    const local = spawnCli(['local', '--suite', 'smoke', '--out', localOut, '--run-id', 'local-ref', '--no-install']);
+    const local = spawnCli([
+      'local',
+      '--suite',
+      'smoke',
+      '--out',
+      localOut,
+      '--run-id',
+      'local-ref',
+      '--no-install',
+    ]);
     const localCode = await local.exit;
     expect({ localCode, err: localCode === 0 ? '' : local.stderr() }).toEqual({ localCode: 0, err: '' });
     // WHEN the cloud run is fetched from moto
     const fetchOut = path.join(tmp, 'fetched');
-    const fetch = spawnCli(['fetch', RUN_ID, '--bucket', BUCKET, '--out', fetchOut], motoEnv(moto) as Record<string, string>);
+    const fetch = spawnCli(
+      ['fetch', RUN_ID, '--bucket', BUCKET, '--out', fetchOut],
+      motoEnv(moto) as Record<string, string>,
+    );
     const fetchCode = await fetch.exit;
     // (stderr may carry the AWS SDK's Node-version notice; only the exit code and errors matter)
     expect({ fetchCode, err: fetchCode === 0 ? '' : fetch.stderr() }).toEqual({ fetchCode: 0, err: '' });
@@ -195,13 +225,20 @@ describe('runner → moto S3, killed and resumed, fetched like a local run', () 
       expect({ id, shape: shape(rec) }).toEqual({ id, shape: shape(ref) });
       expect(rec.target).toEqual(ref.target);
       expect(rec.params).toEqual(ref.params);
-      for (const f of [rec.files.stdout, rec.files.stderr]) expect(fs.existsSync(path.join(cloudDir, f))).toBe(true);
+      for (const f of [rec.files.stdout, rec.files.stderr])
+        expect(fs.existsSync(path.join(cloudDir, f))).toBe(true);
       if (rec.files.log !== null) expect(fs.existsSync(path.join(cloudDir, rec.files.log))).toBe(true);
     }
-    const cloudManifest = JSON.parse(fs.readFileSync(path.join(cloudDir, 'manifest.json'), 'utf8')) as RunManifest;
-    const localManifest = JSON.parse(fs.readFileSync(path.join(localDir, 'manifest.json'), 'utf8')) as RunManifest;
+    const cloudManifest = JSON.parse(
+      fs.readFileSync(path.join(cloudDir, 'manifest.json'), 'utf8'),
+    ) as RunManifest;
+    const localManifest = JSON.parse(
+      fs.readFileSync(path.join(localDir, 'manifest.json'), 'utf8'),
+    ) as RunManifest;
     expect(Object.keys(cloudManifest).sort()).toEqual(Object.keys(localManifest).sort());
-    expect(Object.keys(cloudManifest.environment).sort()).toEqual(Object.keys(localManifest.environment).sort());
+    expect(Object.keys(cloudManifest.environment).sort()).toEqual(
+      Object.keys(localManifest.environment).sort(),
+    );
     expect(cloudManifest.stepIds).toEqual(localManifest.stepIds);
     expect(cloudManifest.environment.maxConnections).toBe(40);
     expect(fs.existsSync(path.join(cloudDir, 'metrics', 'runner.json'))).toBe(true);
@@ -214,7 +251,8 @@ describe('runner → moto S3, killed and resumed, fetched like a local run', () 
   test('the password is nowhere: not in a fetched file, not in the runner output', () => {
     const files = listFiles(path.join(tmp, 'fetched'));
     expect(files.length).toBeGreaterThan(10);
-    for (const f of files) expect({ f, leaked: fs.readFileSync(f, 'utf8').includes(PASSWORD) }).toEqual({ f, leaked: false });
+    for (const f of files)
+      expect({ f, leaked: fs.readFileSync(f, 'utf8').includes(PASSWORD) }).toEqual({ f, leaked: false });
     for (const p of [first, second]) {
       expect(p.stdout).not.toContain(PASSWORD);
       expect(p.stderr).not.toContain(PASSWORD);
@@ -233,7 +271,8 @@ describe('two runner processes split every step through the S3 barrier (moto)', 
       runRunner([...common, '--runner-index', '1'], null, fleetRun),
     ]);
     // THEN both finished the run
-    if (r0.code !== 0 || r1.code !== 0) process.stderr.write(`runner 0:\n${r0.stdout}${r0.stderr}\nrunner 1:\n${r1.stdout}${r1.stderr}\n`);
+    if (r0.code !== 0 || r1.code !== 0)
+      process.stderr.write(`runner 0:\n${r0.stdout}${r0.stderr}\nrunner 1:\n${r1.stdout}${r1.stderr}\n`);
     expect([r0.code, r1.code]).toEqual([0, 0]);
     expect(r0.stdout).toContain('loading pgbench data');
     const steps = await s3Steps(fleetRun);
@@ -246,7 +285,9 @@ describe('two runner processes split every step through the S3 barrier (moto)', 
       // two parts whose clients add up to the step's, each with its own measurement
       expect(step.parts?.map((p) => p.runnerId)).toEqual(['runner-0', 'runner-1']);
       expect((step.parts ?? []).reduce((a, p) => a + p.clients, 0)).toBe(step.params.clients);
-      expect(Math.abs((step.parts?.[0]?.clients ?? 0) - (step.parts?.[1]?.clients ?? 0))).toBeLessThanOrEqual(1);
+      expect(Math.abs((step.parts?.[0]?.clients ?? 0) - (step.parts?.[1]?.clients ?? 0))).toBeLessThanOrEqual(
+        1,
+      );
       if (step.result?.transactionsProcessed != null) {
         const partTx = (step.parts ?? []).reduce((a, p) => a + (p.result?.transactionsProcessed ?? 0), 0);
         expect(step.result.transactionsProcessed).toBe(partTx);
@@ -258,7 +299,11 @@ describe('two runner processes split every step through the S3 barrier (moto)', 
     expect(refused?.result?.errors.some((e) => e.class === 'too-many-connections')).toBe(true);
     // every part of a step started at the time runner 0 planned once both were ready
     for (const step of steps.filter((s) => s.result !== null)) {
-      const plan = JSON.parse(await s3Text(`runs/${fleetRun}/fleet/${common[3]?.replace(/[^A-Za-z0-9._-]+/g, '_')}/${step.stepId.replace(/[^A-Za-z0-9._-]+/g, '_')}/plan.json`)) as { startAt: string };
+      const plan = JSON.parse(
+        await s3Text(
+          `runs/${fleetRun}/fleet/${common[3]?.replace(/[^A-Za-z0-9._-]+/g, '_')}/${step.stepId.replace(/[^A-Za-z0-9._-]+/g, '_')}/plan.json`,
+        ),
+      ) as { startAt: string };
       expect(step.startedAt).toBe(plan.startAt);
     }
   }, 150_000);

@@ -15,7 +15,6 @@ import { motoClientConfig, motoEnv, startMoto, type MotoServer } from '../helper
 const BUCKET = 'proxylab-results-it';
 const RUN_ID = 'it-collect-run';
 
-
 let moto: MotoServer;
 let s3: S3Client;
 let cloudwatch: CloudWatchClient;
@@ -33,7 +32,12 @@ beforeAll(async () => {
 
   const instance = [{ Name: 'DBInstanceIdentifier', Value: 'lab-writer' }];
   const proxy = [{ Name: 'ProxyName', Value: 'lab-proxy' }];
-  const datum = (MetricName: string, Dimensions: typeof instance, Timestamp: Date, Value: number): MetricDatum => ({
+  const datum = (
+    MetricName: string,
+    Dimensions: typeof instance,
+    Timestamp: Date,
+    Value: number,
+  ): MetricDatum => ({
     MetricName,
     Dimensions,
     Timestamp,
@@ -77,8 +81,13 @@ async function readMetrics(key: string): Promise<MetricsFile> {
 }
 
 function series(file: MetricsFile, name: string, stat: string, dimension: string): MetricSeries {
-  const found = file.series.find((s) => s.name === name && s.stat === stat && Object.values(s.dimensions).includes(dimension));
-  if (!found) throw new Error(`no ${name} ${stat} for ${dimension} in ${file.series.map((s) => `${s.name}/${s.stat}`).join(', ')}`);
+  const found = file.series.find(
+    (s) => s.name === name && s.stat === stat && Object.values(s.dimensions).includes(dimension),
+  );
+  if (!found)
+    throw new Error(
+      `no ${name} ${stat} for ${dimension} in ${file.series.map((s) => `${s.name}/${s.stat}`).join(', ')}`,
+    );
   return found;
 }
 
@@ -87,14 +96,21 @@ test('proxylab collect reads moto CloudWatch and writes cloudwatch.json to moto 
   const result = await runCli(
     [
       'collect',
-      '--run-id', RUN_ID,
-      '--start', iso(0),
-      '--end', iso(5),
-      '--cluster-id', 'lab-cluster',
-      '--instance-id', 'lab-writer',
-      '--proxy', 'lab-proxy',
+      '--run-id',
+      RUN_ID,
+      '--start',
+      iso(0),
+      '--end',
+      iso(5),
+      '--cluster-id',
+      'lab-cluster',
+      '--instance-id',
+      'lab-writer',
+      '--proxy',
+      'lab-proxy',
       '--no-pi',
-      '--bucket', BUCKET,
+      '--bucket',
+      BUCKET,
     ],
     motoEnv(moto),
   );
@@ -119,14 +135,22 @@ test('proxylab collect reads moto CloudWatch and writes cloudwatch.json to moto 
   });
   expect(series(file, 'DatabaseConnections', 'Average', 'lab-writer').points).toEqual([[iso(2), 150]]);
   expect(series(file, 'DatabaseConnections', 'Maximum', 'lab-writer').points).toEqual([[iso(2), 200]]);
-  expect(series(file, 'ClientConnections', 'Sum', 'lab-proxy')).toMatchObject({ dimensions: { ProxyName: 'lab-proxy' }, points: [[iso(1), 12]] });
-  expect(series(file, 'DatabaseConnectionsCurrentlySessionPinned', 'Sum', 'lab-proxy').points).toEqual([[iso(2), 7]]);
+  expect(series(file, 'ClientConnections', 'Sum', 'lab-proxy')).toMatchObject({
+    dimensions: { ProxyName: 'lab-proxy' },
+    points: [[iso(1), 12]],
+  });
+  expect(series(file, 'DatabaseConnectionsCurrentlySessionPinned', 'Sum', 'lab-proxy').points).toEqual([
+    [iso(2), 7],
+  ]);
   expect(series(file, 'DatabaseConnectionsBorrowLatency', 'Average', 'lab-proxy')).toMatchObject({
     unit: 'Microseconds',
     points: [[iso(3), 1000]],
   });
   // nothing was put for FreeableMemory: recorded as no-data, not as zeros
-  expect(series(file, 'FreeableMemory', 'Minimum', 'lab-writer')).toMatchObject({ status: 'no-data', points: [] });
+  expect(series(file, 'FreeableMemory', 'Minimum', 'lab-writer')).toMatchObject({
+    status: 'no-data',
+    points: [],
+  });
   // PI disabled: no pi.json
   const listed = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `runs/${RUN_ID}/` }));
   expect((listed.Contents ?? []).map((o) => o.Key)).toEqual([`runs/${RUN_ID}/metrics/cloudwatch.json`]);
@@ -149,7 +173,9 @@ test('--out writes into a local run directory from an event file, nothing to S3'
     const result = await runCli(['collect', '--event', eventFile, '--no-pi', '--out', runDir], motoEnv(moto));
     // THEN
     expect(result.code).toBe(0);
-    const file = JSON.parse(await readFile(path.join(runDir, 'metrics', 'cloudwatch.json'), 'utf8')) as MetricsFile;
+    const file = JSON.parse(
+      await readFile(path.join(runDir, 'metrics', 'cloudwatch.json'), 'utf8'),
+    ) as MetricsFile;
     expect(series(file, 'ClientConnections', 'Sum', 'lab-proxy').points).toEqual([[iso(1), 12]]);
     const listed = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: 'runs/local-run/' }));
     expect(listed.Contents ?? []).toEqual([]);
@@ -159,9 +185,21 @@ test('--out writes into a local run directory from an event file, nothing to S3'
 });
 
 test.each([
-  { name: 'no destination', args: ['--run-id', 'r', '--start', iso(0), '--end', iso(5), '--cluster-id', 'c'], message: /no destination/ },
-  { name: 'unsafe run id', args: ['--run-id', '../r', '--start', iso(0), '--end', iso(5), '--cluster-id', 'c', '--bucket', BUCKET], message: /runId: must be a safe path segment/ },
-  { name: 'missing window', args: ['--run-id', 'r', '--cluster-id', 'c', '--bucket', BUCKET], message: /missing --start, --end/ },
+  {
+    name: 'no destination',
+    args: ['--run-id', 'r', '--start', iso(0), '--end', iso(5), '--cluster-id', 'c'],
+    message: /no destination/,
+  },
+  {
+    name: 'unsafe run id',
+    args: ['--run-id', '../r', '--start', iso(0), '--end', iso(5), '--cluster-id', 'c', '--bucket', BUCKET],
+    message: /runId: must be a safe path segment/,
+  },
+  {
+    name: 'missing window',
+    args: ['--run-id', 'r', '--cluster-id', 'c', '--bucket', BUCKET],
+    message: /missing --start, --end/,
+  },
 ])('usage error ($name) exits 2 and writes nothing', async ({ args, message }) => {
   // WHEN
   const result = await runCli(['collect', ...args], motoEnv(moto));

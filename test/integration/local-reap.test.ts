@@ -7,7 +7,13 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { StackOwner } from '../../lib/local/reap';
-import { assertStackGone, parseStackLine, pidsMentioning, spawnCli, type CliRun } from '../helpers/local-stack';
+import {
+  assertStackGone,
+  parseStackLine,
+  pidsMentioning,
+  spawnCli,
+  type CliRun,
+} from '../helpers/local-stack';
 
 let outDir: string;
 const started: CliRun[] = [];
@@ -46,13 +52,23 @@ test('a stack orphaned by SIGKILL is reaped by the next proxylab local, which th
   expect(fs.existsSync(stack!.baseDir)).toBe(true);
 
   // WHEN proxylab local runs again
-  const second = spawnCli(['local', '--suite', 'smoke', '--out', path.join(outDir, 'second'), '--no-install']);
+  const second = spawnCli([
+    'local',
+    '--suite',
+    'smoke',
+    '--out',
+    path.join(outDir, 'second'),
+    '--no-install',
+  ]);
   started.push(second);
   const code = await second.exit;
   if (code !== 0) process.stderr.write(`second run output:\n${second.stdout()}\n${second.stderr()}\n`);
 
   // THEN it said it cleaned up the dead proxylab's stack, naming the servers it stopped
-  const line = second.stdout().split('\n').find((l) => /cleaned up a stack left by proxylab pid/i.test(l) && l.includes(stack!.baseDir));
+  const line = second
+    .stdout()
+    .split('\n')
+    .find((l) => /cleaned up a stack left by proxylab pid/i.test(l) && l.includes(stack!.baseDir));
   expect(line).toBe(
     `Cleaned up a stack left by proxylab pid ${owner.pid} (dir ${stack!.baseDir}): stopped PgBouncer pid ${owner.pgbouncer!.pid}, PostgreSQL pid ${owner.postgres!.pid}`,
   );

@@ -48,7 +48,16 @@ describe('proxylab local --suite smoke', () => {
 
   beforeAll(async () => {
     // GIVEN nothing but the binaries; WHEN the real CLI runs the smoke suite
-    const run = spawnCli(['local', '--suite', 'smoke', '--out', outDir, '--run-id', 'smoke-e2e', '--no-install']);
+    const run = spawnCli([
+      'local',
+      '--suite',
+      'smoke',
+      '--out',
+      outDir,
+      '--run-id',
+      'smoke-e2e',
+      '--no-install',
+    ]);
     exitCode = await run.exit;
     stdout = run.stdout();
     stack = parseStackLine(stdout);
@@ -107,7 +116,14 @@ describe('proxylab local --suite smoke', () => {
 
   test('the manifest has the documented fields and no secrets', () => {
     const m = readJson<RunManifest>(path.join(runDir, 'manifest.json'));
-    expect(m).toMatchObject({ schemaVersion: 1, runId: 'smoke-e2e', suite: 'smoke', mode: 'local', status: 'completed', stepsCompleted: 6 });
+    expect(m).toMatchObject({
+      schemaVersion: 1,
+      runId: 'smoke-e2e',
+      suite: 'smoke',
+      mode: 'local',
+      status: 'completed',
+      stepsCompleted: 6,
+    });
     expect(m.stepIds).toEqual(Object.values(STEP));
     expect(m.environment.maxConnections).toBe(40);
     expect(m.environment.serverVersion).toMatch(/^\d+\.\d+/);
@@ -121,10 +137,27 @@ describe('proxylab local --suite smoke', () => {
   test('every step file has the documented fields and raw output beside it', () => {
     for (const id of Object.values(STEP)) {
       const r = step(runDir, id);
-      expect(r).toMatchObject({ stepId: id, runId: 'smoke-e2e', target: { kind: expect.any(String), name: expect.any(String) } });
-      expect(Object.keys(r.params)).toEqual(expect.arrayContaining(['clients', 'protocol', 'connect', 'script', 'durationSec', 'repetition']));
+      expect(r).toMatchObject({
+        stepId: id,
+        runId: 'smoke-e2e',
+        target: { kind: expect.any(String), name: expect.any(String) },
+      });
+      expect(Object.keys(r.params)).toEqual(
+        expect.arrayContaining(['clients', 'protocol', 'connect', 'script', 'durationSec', 'repetition']),
+      );
       expect(Object.keys(r.result ?? {})).toEqual(
-        expect.arrayContaining(['tps', 'tpsMode', 'latencyAvgMs', 'latencyP50Ms', 'latencyP95Ms', 'latencyP99Ms', 'series', 'errors', 'abortedClients', 'complete']),
+        expect.arrayContaining([
+          'tps',
+          'tpsMode',
+          'latencyAvgMs',
+          'latencyP50Ms',
+          'latencyP95Ms',
+          'latencyP99Ms',
+          'series',
+          'errors',
+          'abortedClients',
+          'complete',
+        ]),
       );
       expect(Object.keys(r.verdict)).toEqual(['expected', 'observed', 'held']);
       expect(fs.readFileSync(path.join(runDir, r.files.stdout), 'utf8')).toMatch(/pgbench \(\d+/);
@@ -143,7 +176,10 @@ describe('proxylab local --suite smoke', () => {
 
   test('metrics/local.json holds PgBouncer and pg_stat_database samples', () => {
     const metrics = readJson<MetricsFile>(path.join(runDir, 'metrics', 'local.json'));
-    const named = (source: string, name: string) => metrics.series.find((s) => s.source === source && s.name === name && s.dimensions.database !== 'bench_session');
+    const named = (source: string, name: string) =>
+      metrics.series.find(
+        (s) => s.source === source && s.name === name && s.dimensions.database !== 'bench_session',
+      );
     for (const [source, name] of [
       ['pgbouncer', 'cl_active'],
       ['pgbouncer', 'cl_waiting'],
@@ -154,8 +190,12 @@ describe('proxylab local --suite smoke', () => {
       expect(named(source, name)?.points.length).toBeGreaterThan(3);
     }
     // 60 clients on a pool of 10: clients waited in PgBouncer at some point
-    expect(Math.max(...(named('pgbouncer', 'cl_waiting')?.points.map((p) => p[1]) ?? [0]))).toBeGreaterThan(0);
-    const windows = readJson<{ steps: Array<{ stepId: string }> }>(path.join(runDir, 'metrics', 'steps.json'));
+    expect(Math.max(...(named('pgbouncer', 'cl_waiting')?.points.map((p) => p[1]) ?? [0]))).toBeGreaterThan(
+      0,
+    );
+    const windows = readJson<{ steps: Array<{ stepId: string }> }>(
+      path.join(runDir, 'metrics', 'steps.json'),
+    );
     expect(windows.steps.map((w) => w.stepId)).toEqual(Object.values(STEP));
   });
 
@@ -166,14 +206,24 @@ describe('proxylab local --suite smoke', () => {
 });
 
 describe('proxylab local on a run id that already completed', () => {
-  test('starts no server, exits 0, and reports the run\'s own duration (not 0:00)', async () => {
+  test("starts no server, exits 0, and reports the run's own duration (not 0:00)", async () => {
     // GIVEN the completed smoke-e2e run of the describe above
     const runDir = path.join(outDir, 'smoke-e2e');
     const m = readJson<RunManifest>(path.join(runDir, 'manifest.json'));
     expect(m.status).toBe('completed');
     const ranSec = (Date.parse(m.endedAt!) - Date.parse(m.startedAt)) / 1000;
     // WHEN the same command runs again
-    const again = spawnCli(['local', '--suite', 'smoke', '--out', outDir, '--run-id', 'smoke-e2e', '--no-install', '--json']);
+    const again = spawnCli([
+      'local',
+      '--suite',
+      'smoke',
+      '--out',
+      outDir,
+      '--run-id',
+      'smoke-e2e',
+      '--no-install',
+      '--json',
+    ]);
     const code = await again.exit;
     // THEN
     expect(code).toBe(0);
@@ -205,7 +255,9 @@ describe('proxylab local interrupted with SIGINT', () => {
     const kept = m.stepIds.slice(0, m.stepsCompleted);
     const keptStart = new Map(kept.map((id) => [id, step(runDir, id).startedAt]));
     await assertStackGone(parseStackLine(first.stdout())!);
-    expect(first.stdout()).toContain(`Resume (finished steps are kept): npx proxylab local --suite smoke --run-id smoke-int --out ${outDir}`);
+    expect(first.stdout()).toContain(
+      `Resume (finished steps are kept): npx proxylab local --suite smoke --run-id smoke-int --out ${outDir}`,
+    );
 
     // WHEN the same run id runs again
     const second = spawnCli(args);
@@ -227,7 +279,16 @@ describe('proxylab local interrupted with SIGINT', () => {
 
   test('a reader that goes away (`| head`) stops the run like Ctrl-C: no EPIPE crash, manifest says interrupted, exit 141', async () => {
     // GIVEN a smoke run whose stdout reader closes once the first step has started
-    const run = spawnCli(['local', '--suite', 'smoke', '--out', outDir, '--run-id', 'smoke-pipe', '--no-install']);
+    const run = spawnCli([
+      'local',
+      '--suite',
+      'smoke',
+      '--out',
+      outDir,
+      '--run-id',
+      'smoke-pipe',
+      '--no-install',
+    ]);
     await run.waitForStdout(/> \[1\/6\]/, 60_000);
     const stackLine = parseStackLine(run.stdout());
     run.child.stdout!.destroy();

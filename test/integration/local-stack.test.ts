@@ -62,7 +62,9 @@ describe('PgBouncer pools', () => {
   test('setPoolPercent resizes both pools at run time and restore puts them back', async () => {
     await stack.pool.setPoolPercent(stack.target('pgbouncer-transaction').ref, 50);
     const [after] = await psqlQuery(stack.pgbouncer.admin(), ['SHOW DATABASES']);
-    expect(after.filter((d) => d.name === TRANSACTION_DB || d.name === SESSION_DB).map((d) => d.pool_size)).toEqual(['15', '15']);
+    expect(
+      after.filter((d) => d.name === TRANSACTION_DB || d.name === SESSION_DB).map((d) => d.pool_size),
+    ).toEqual(['15', '15']);
     expect(await stack.target('pgbouncer-session').poolSize()).toBe(15);
     await stack.pool.restore();
     const [restored] = await psqlQuery(stack.pgbouncer.admin(), ['SHOW DATABASES']);
@@ -79,7 +81,9 @@ describe('PgBouncer pools', () => {
     await stack.pool.reset(stack.target('pgbouncer-transaction').ref);
     // THEN the next client gets a fresh server connection
     await expect(psqlQuery(viaPool(TRANSACTION_DB), ['EXECUTE leftover'])).rejects.toThrow(PsqlError);
-    await expect(psqlQuery(viaPool(TRANSACTION_DB), ['EXECUTE leftover'])).rejects.toThrow(/prepared statement "leftover" does not exist/);
+    await expect(psqlQuery(viaPool(TRANSACTION_DB), ['EXECUTE leftover'])).rejects.toThrow(
+      /prepared statement "leftover" does not exist/,
+    );
   });
 });
 
@@ -89,14 +93,33 @@ describe('pgbench executor', () => {
 
   beforeAll(async () => {
     const dir = await stack.executor.workDir('init');
-    const out = await stack.executor.run({ argv: ['pgbench', '-i', '-s', '1', '--quiet', ...base().slice(1), 'bench'], env: {}, timeoutMs: 60_000, logDir: dir });
+    const out = await stack.executor.run({
+      argv: ['pgbench', '-i', '-s', '1', '--quiet', ...base().slice(1), 'bench'],
+      env: {},
+      timeoutMs: 60_000,
+      logDir: dir,
+    });
     expect(out.exitCode).toBe(0);
   }, 60_000);
 
   test('returns stdout, stderr, exit code and the per-thread log files', async () => {
     const dir = await stack.executor.workDir('logs');
     const out = await stack.executor.run({
-      argv: [...base(), '-n', '-S', '-c', '2', '-j', '2', '-t', '50', '--log', '--log-prefix', `${dir}/pgbench_log`, 'bench'],
+      argv: [
+        ...base(),
+        '-n',
+        '-S',
+        '-c',
+        '2',
+        '-j',
+        '2',
+        '-t',
+        '50',
+        '--log',
+        '--log-prefix',
+        `${dir}/pgbench_log`,
+        'bench',
+      ],
       env: {},
       timeoutMs: 60_000,
       logDir: dir,
@@ -111,7 +134,12 @@ describe('pgbench executor', () => {
   test('kills pgbench at the timeout and reports it', async () => {
     const dir = await stack.executor.workDir('timeout');
     const started = Date.now();
-    const out = await stack.executor.run({ argv: [...base(), '-n', '-S', '-c', '1', '-T', '60', 'bench'], env: {}, timeoutMs: 1500, logDir: dir });
+    const out = await stack.executor.run({
+      argv: [...base(), '-n', '-S', '-c', '1', '-T', '60', 'bench'],
+      env: {},
+      timeoutMs: 1500,
+      logDir: dir,
+    });
     expect(out.timedOut).toBe(true);
     expect(Date.now() - started).toBeLessThan(10_000);
     expect(pidsMentioning(`-T 60 bench`).length).toBe(0);
@@ -121,7 +149,13 @@ describe('pgbench executor', () => {
     const dir = await stack.executor.workDir('abort');
     const abort = new AbortController();
     setTimeout(() => abort.abort(), 500);
-    const out = await stack.executor.run({ argv: [...base(), '-n', '-S', '-c', '1', '-T', '61', 'bench'], env: {}, timeoutMs: 60_000, logDir: dir, signal: abort.signal });
+    const out = await stack.executor.run({
+      argv: [...base(), '-n', '-S', '-c', '1', '-T', '61', 'bench'],
+      env: {},
+      timeoutMs: 60_000,
+      logDir: dir,
+      signal: abort.signal,
+    });
     expect(out.aborted).toBe(true);
     expect(out.timedOut).toBe(false);
     expect(pidsMentioning(`-T 61 bench`).length).toBe(0);
@@ -135,13 +169,31 @@ describe('metrics sampler', () => {
     const dir = await stack.executor.workDir('sampled');
     const tx = stack.target('pgbouncer-transaction').connection();
     await stack.executor.run({
-      argv: ['pgbench', '-h', tx.host, '-p', String(tx.port), '-U', tx.user, '-n', '-S', '-c', '20', '-j', '2', '-T', '3', tx.dbname],
+      argv: [
+        'pgbench',
+        '-h',
+        tx.host,
+        '-p',
+        String(tx.port),
+        '-U',
+        tx.user,
+        '-n',
+        '-S',
+        '-c',
+        '20',
+        '-j',
+        '2',
+        '-T',
+        '3',
+        tx.dbname,
+      ],
       env: {},
       timeoutMs: 30_000,
       logDir: dir,
     });
     const series = await sampler.stop();
-    const find = (source: string, name: string, db = TRANSACTION_DB) => series.find((s) => s.source === source && s.name === name && (s.dimensions.database ?? db) === db);
+    const find = (source: string, name: string, db = TRANSACTION_DB) =>
+      series.find((s) => s.source === source && s.name === name && (s.dimensions.database ?? db) === db);
     const waiting = find('pgbouncer', 'cl_waiting');
     expect(waiting?.status).toBe('ok');
     expect(Math.max(...waiting!.points.map((p) => p[1]))).toBeGreaterThan(0); // 20 clients, pool of 6
@@ -152,7 +204,7 @@ describe('metrics sampler', () => {
   }, 30_000);
 });
 
-describe('PsqlSession (the sampler\'s long-lived connection)', () => {
+describe("PsqlSession (the sampler's long-lived connection)", () => {
   test('answers several statements per call, survives an error, and reconnects after its backend is terminated', async () => {
     const session = new PsqlSession(stack.postgres.superuserTarget());
     try {
@@ -161,7 +213,9 @@ describe('PsqlSession (the sampler\'s long-lived connection)', () => {
       // stderr and stdout are separate pipes, so the error text can arrive after the marker that
       // follows it; every one of many failing calls must still reject (it once resolved to [[]]).
       for (let i = 0; i < 40; i++) {
-        await expect(session.query(['SELECT 1 AS one', 'SELECT * FROM no_such_table'])).rejects.toThrow(/no_such_table.*SQLSTATE 42P01/);
+        await expect(session.query(['SELECT 1 AS one', 'SELECT * FROM no_such_table'])).rejects.toThrow(
+          /no_such_table.*SQLSTATE 42P01/,
+        );
       }
       const [[pid]] = await session.query(['SELECT pg_backend_pid() AS pid']);
       const [[again]] = await session.query(['SELECT pg_backend_pid() AS pid']);
@@ -195,18 +249,34 @@ describe('findBinaries', () => {
   test('finds PostgreSQL >= 14 and PgBouncer with their versions', () => {
     expect(Number(stack.bins.serverVersion.split('.')[0])).toBeGreaterThanOrEqual(14);
     expect(stack.bins.poolerVersion).toMatch(/^1\.\d+\.\d+$/);
-    for (const f of [stack.bins.initdb, stack.bins.postgres, stack.bins.pgbench, stack.bins.psql, stack.bins.pgbouncer]) expect(fs.existsSync(f)).toBe(true);
+    for (const f of [
+      stack.bins.initdb,
+      stack.bins.postgres,
+      stack.bins.pgbench,
+      stack.bins.psql,
+      stack.bins.pgbouncer,
+    ])
+      expect(fs.existsSync(f)).toBe(true);
   });
 
   test('when nothing is found and installing is off, the error names what is missing and the exact command', () => {
     // GIVEN search paths with nothing in them
     const empty = scratchDir('plx-empty-');
     try {
-      const find = () => findBinaries({ install: false, searchPaths: { postgresDirs: [empty], pgbouncerFiles: [`${empty}/pgbouncer`] } });
+      const find = () =>
+        findBinaries({
+          install: false,
+          searchPaths: { postgresDirs: [empty], pgbouncerFiles: [`${empty}/pgbouncer`] },
+        });
       // THEN
       expect(find).toThrow(InfrastructureError);
-      expect(find).toThrow(/PostgreSQL >= 14 \(initdb, postgres, pgbench, psql\) and PgBouncer not found \(--no-install given\)/);
-      if (fs.existsSync('/usr/bin/apt-get')) expect(find).toThrow(/install with: sudo apt-get install -y --no-install-recommends postgresql postgresql-contrib pgbouncer/);
+      expect(find).toThrow(
+        /PostgreSQL >= 14 \(initdb, postgres, pgbench, psql\) and PgBouncer not found \(--no-install given\)/,
+      );
+      if (fs.existsSync('/usr/bin/apt-get'))
+        expect(find).toThrow(
+          /install with: sudo apt-get install -y --no-install-recommends postgresql postgresql-contrib pgbouncer/,
+        );
     } finally {
       fs.rmSync(empty, { recursive: true, force: true });
     }
@@ -215,8 +285,12 @@ describe('findBinaries', () => {
   test('a PostgreSQL directory missing pgbench is skipped', () => {
     const partial = scratchDir('plx-partial-');
     try {
-      for (const t of ['initdb', 'postgres', 'psql']) fs.symlinkSync(`${stack.bins.bindir}/${t}`, `${partial}/${t}`);
-      const found = findBinaries({ install: false, searchPaths: { postgresDirs: [partial, stack.bins.bindir], pgbouncerFiles: [stack.bins.pgbouncer] } });
+      for (const t of ['initdb', 'postgres', 'psql'])
+        fs.symlinkSync(`${stack.bins.bindir}/${t}`, `${partial}/${t}`);
+      const found = findBinaries({
+        install: false,
+        searchPaths: { postgresDirs: [partial, stack.bins.bindir], pgbouncerFiles: [stack.bins.pgbouncer] },
+      });
       expect(found.bindir).toBe(stack.bins.bindir);
     } finally {
       fs.rmSync(partial, { recursive: true, force: true });

@@ -31,7 +31,12 @@ const CHROMIUM_ARGS = [
 const VIEWPORT = { width: 1280, height: 1000 };
 
 function cli(args: readonly string[]): string {
-  return execFileSync(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 240_000, stdio: ['ignore', 'pipe', 'pipe'] });
+  return execFileSync(process.execPath, [CLI, ...args], {
+    cwd: REPO_ROOT,
+    encoding: 'utf8',
+    timeout: 240_000,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
 }
 
 /** Share of pixels that are not (near) white, and how many distinct colours, decoded by the browser itself. */
@@ -53,7 +58,10 @@ async function inkOf(page: Page, png: Buffer): Promise<{ inked: number; colours:
       height: number;
       getContext(kind: '2d'): Ctx | null;
     }
-    const browser = globalThis as unknown as { Image: new () => Img; document: { createElement(tag: 'canvas'): Canvas } };
+    const browser = globalThis as unknown as {
+      Image: new () => Img;
+      document: { createElement(tag: 'canvas'): Canvas };
+    };
     const img = new browser.Image();
     img.src = `data:image/png;base64,${b64}`;
     await img.decode();
@@ -88,7 +96,16 @@ describe('report.html from a real smoke run, in headless Chromium', () => {
   beforeAll(async () => {
     work = mkdtempSync(join(tmpdir(), 'report-browser-'));
     // GIVEN a real run directory made by the smoke suite through the real CLI
-    localOutput = cli(['local', '--suite', 'smoke', '--out', join(work, 'runs'), '--run-id', 'smoke-browser', '--no-install']);
+    localOutput = cli([
+      'local',
+      '--suite',
+      'smoke',
+      '--out',
+      join(work, 'runs'),
+      '--run-id',
+      'smoke-browser',
+      '--no-install',
+    ]);
     runDir = join(work, 'runs', 'smoke-browser');
     // WHEN the report is written by `proxylab report` into its own directory
     reportOutput = cli(['report', runDir, '--out', join(work, 'report')]);
@@ -109,8 +126,15 @@ describe('report.html from a real smoke run, in headless Chromium', () => {
   test('proxylab local wrote the report at the end of the run, proxylab report printed its paths', () => {
     expect(localOutput).toContain(`Report: ${join(runDir, 'report.html')}`);
     expect(existsSync(join(runDir, 'report.html'))).toBe(true);
-    expect(reportOutput).toMatch(new RegExp(`^Report: ${reportPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(\\d+ KiB, \\d+ ms\\)$`, 'm'));
-    expect(readFileSync(join(work, 'report', 'summary.md'), 'utf8')).toMatch(/^# proxylab smoke — run smoke-browser/);
+    expect(reportOutput).toMatch(
+      new RegExp(
+        `^Report: ${reportPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(\\d+ KiB, \\d+ ms\\)$`,
+        'm',
+      ),
+    );
+    expect(readFileSync(join(work, 'report', 'summary.md'), 'utf8')).toMatch(
+      /^# proxylab smoke — run smoke-browser/,
+    );
   });
 
   test('loads from disk with no console errors and no request but the file itself; charts are drawn; not blank', async () => {
@@ -142,12 +166,16 @@ describe('report.html from a real smoke run, in headless Chromium', () => {
           svgs: f.querySelectorAll('svg').length,
           width: svg ? svg.getBoundingClientRect().width : 0,
           // series lines (clipped to the plot area) and data symbols/bars (not the silent step shading)
-          plotted: f.querySelectorAll('svg g[clip-path] path, svg [ecmeta_ssr_type="chart"]:not([ecmeta_silent="true"])').length,
+          plotted: f.querySelectorAll(
+            'svg g[clip-path] path, svg [ecmeta_ssr_type="chart"]:not([ecmeta_silent="true"])',
+          ).length,
         };
       }),
     );
     const count = (kind: string): number => figures.filter((f) => f.kind === kind).length;
-    const panelsWithTps = model.panels.filter((p) => p.tps.some((l) => l.points.some((pt) => pt?.value))).length;
+    const panelsWithTps = model.panels.filter((p) =>
+      p.tps.some((l) => l.points.some((pt) => pt?.value)),
+    ).length;
     expect(panelsWithTps).toBeGreaterThanOrEqual(3);
     expect(count('tps')).toBe(panelsWithTps);
     expect(count('churn')).toBe(new Set(model.churn.map((r) => r.scenario)).size);
@@ -160,9 +188,15 @@ describe('report.html from a real smoke run, in headless Chromium', () => {
     }
 
     // the error matrix carries a real pgbench error line on hover
-    const titles = await page.$$eval('td[data-state="errors"]', (tds) => tds.map((td) => td.getAttribute('title') ?? ''));
+    const titles = await page.$$eval('td[data-state="errors"]', (tds) =>
+      tds.map((td) => td.getAttribute('title') ?? ''),
+    );
     expect(titles.some((t) => /prepared statement "P_0"/.test(t))).toBe(true);
-    expect(titles.some((t) => /too-many-connections ×\d+: .*(remaining connection slots|too many clients)/.test(t))).toBe(true);
+    expect(
+      titles.some((t) =>
+        /too-many-connections ×\d+: .*(remaining connection slots|too many clients)/.test(t),
+      ),
+    ).toBe(true);
 
     // and it is not blank: compared with an empty page of the same size
     const shot = await page.screenshot({ path: join(tmpdir(), 'proxylab-report-browser.png') });

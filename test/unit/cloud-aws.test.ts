@@ -11,8 +11,19 @@ import {
   RDSClient,
   type ModifyDBProxyTargetGroupCommandInput,
 } from '@aws-sdk/client-rds';
-import { GetObjectCommand, ListObjectsV2Command, NoSuchKey, PutObjectCommand, S3Client, type PutObjectCommandInput } from '@aws-sdk/client-s3';
-import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import {
+  GetObjectCommand,
+  ListObjectsV2Command,
+  NoSuchKey,
+  PutObjectCommand,
+  S3Client,
+  type PutObjectCommandInput,
+} from '@aws-sdk/client-s3';
+import {
+  GetSecretValueCommand,
+  ResourceNotFoundException,
+  SecretsManagerClient,
+} from '@aws-sdk/client-secrets-manager';
 import { SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
@@ -53,8 +64,14 @@ function fakeClock(start = Date.parse('2026-11-21T10:00:00Z')): Clock & { slept:
   };
 }
 
-function body(text: string): { transformToString: () => Promise<string>; transformToByteArray: () => Promise<Uint8Array> } {
-  return { transformToString: async () => text, transformToByteArray: async () => new TextEncoder().encode(text) };
+function body(text: string): {
+  transformToString: () => Promise<string>;
+  transformToByteArray: () => Promise<Uint8Array>;
+} {
+  return {
+    transformToString: async () => text,
+    transformToByteArray: async () => new TextEncoder().encode(text),
+  };
 }
 
 function stepRecord(stepId: string): StepRecord {
@@ -64,7 +81,19 @@ function stepRecord(stepId: string): StepRecord {
     stepId,
     scenario: 'smoke-churn',
     target: { kind: 'direct', name: 'direct' },
-    params: { clients: 5, jobs: 1, protocol: 'simple', connect: 'per-transaction', script: 'select-1.sql', durationSec: 3, transactionsPerClient: null, rate: null, scale: 1, poolPercent: null, repetition: 1 },
+    params: {
+      clients: 5,
+      jobs: 1,
+      protocol: 'simple',
+      connect: 'per-transaction',
+      script: 'select-1.sql',
+      durationSec: 3,
+      transactionsPerClient: null,
+      rate: null,
+      scale: 1,
+      poolPercent: null,
+      repetition: 1,
+    },
     startedAt: '2026-11-21T10:00:00.000Z',
     endedAt: '2026-11-21T10:00:03.000Z',
     status: 'completed',
@@ -82,7 +111,10 @@ describe('S3ResultSink', () => {
     // GIVEN
     s3Mock.on(PutObjectCommand).resolves({});
     const sink = new S3ResultSink(new S3Client({ region: 'us-east-1' }), 'bucket-1', 'run-1');
-    const rec = { ...stepRecord('smoke-churn/direct/c5/simple/per-transaction/r1'), files: { stdout: 'steps/a.stdout', stderr: 'steps/a.stderr', log: 'steps/a.log' } };
+    const rec = {
+      ...stepRecord('smoke-churn/direct/c5/simple/per-transaction/r1'),
+      files: { stdout: 'steps/a.stdout', stderr: 'steps/a.stderr', log: 'steps/a.log' },
+    };
     // WHEN
     await sink.writeStep(rec, { stdout: 'OUT', stderr: 'ERR', log: 'LOG' });
     // THEN
@@ -103,20 +135,38 @@ describe('S3ResultSink', () => {
     const manifest = { runId: 'run-1', stepIds: ['a/b/r1', 'a/c/r1'] } as unknown as RunManifest;
     s3Mock
       .on(ListObjectsV2Command, { Prefix: 'runs/run-1/steps/' })
-      .resolvesOnce({ Contents: [{ Key: 'runs/run-1/steps/a_b_r1.json' }, { Key: 'runs/run-1/steps/a_b_r1.stdout' }], IsTruncated: true, NextContinuationToken: 't2' })
-      .resolvesOnce({ Contents: [{ Key: 'runs/run-1/steps/a_c_r1.json' }, { Key: 'runs/run-1/steps/old_r9.json' }], IsTruncated: false });
-    s3Mock.on(GetObjectCommand, { Key: 'runs/run-1/manifest.json' }).resolves({ Body: body(JSON.stringify(manifest)) } as never);
-    s3Mock.on(GetObjectCommand, { Key: 'runs/run-1/steps/old_r9.json' }).resolves({ Body: body(JSON.stringify({ stepId: 'old/r9' })) } as never);
+      .resolvesOnce({
+        Contents: [{ Key: 'runs/run-1/steps/a_b_r1.json' }, { Key: 'runs/run-1/steps/a_b_r1.stdout' }],
+        IsTruncated: true,
+        NextContinuationToken: 't2',
+      })
+      .resolvesOnce({
+        Contents: [{ Key: 'runs/run-1/steps/a_c_r1.json' }, { Key: 'runs/run-1/steps/old_r9.json' }],
+        IsTruncated: false,
+      });
+    s3Mock
+      .on(GetObjectCommand, { Key: 'runs/run-1/manifest.json' })
+      .resolves({ Body: body(JSON.stringify(manifest)) } as never);
+    s3Mock
+      .on(GetObjectCommand, { Key: 'runs/run-1/steps/old_r9.json' })
+      .resolves({ Body: body(JSON.stringify({ stepId: 'old/r9' })) } as never);
     const sink = new S3ResultSink(new S3Client({ region: 'us-east-1' }), 'bucket-1', 'run-1');
     // WHEN
     const done = await sink.completedStepIds();
     // THEN
     expect([...done].sort()).toEqual(['a/b/r1', 'a/c/r1', 'old/r9']);
-    expect(s3Mock).toHaveReceivedCommandWith(ListObjectsV2Command, { Bucket: 'bucket-1', Prefix: 'runs/run-1/steps/', ContinuationToken: 't2' });
+    expect(s3Mock).toHaveReceivedCommandWith(ListObjectsV2Command, {
+      Bucket: 'bucket-1',
+      Prefix: 'runs/run-1/steps/',
+      ContinuationToken: 't2',
+    });
   });
 
   test('readManifest is null when there is none (NoSuchKey), other errors propagate', async () => {
-    s3Mock.on(GetObjectCommand).rejectsOnce(new NoSuchKey({ message: 'no', $metadata: {} })).rejectsOnce(new Error('AccessDenied'));
+    s3Mock
+      .on(GetObjectCommand)
+      .rejectsOnce(new NoSuchKey({ message: 'no', $metadata: {} }))
+      .rejectsOnce(new Error('AccessDenied'));
     const sink = new S3ResultSink(new S3Client({ region: 'us-east-1' }), 'b', 'run-1');
     await expect(sink.readManifest()).resolves.toBeNull();
     await expect(sink.readManifest()).rejects.toThrow('AccessDenied');
@@ -124,12 +174,27 @@ describe('S3ResultSink', () => {
 });
 
 describe('Secrets Manager credentials', () => {
-  const SECRET = { username: 'proxylab', password: 'pw-Зx9!"$secret', host: 'cl.cluster-x.rds.amazonaws.com', port: 5432, dbname: 'postgres', engine: 'postgres' };
+  const SECRET = {
+    username: 'proxylab',
+    password: 'pw-Зx9!"$secret',
+    host: 'cl.cluster-x.rds.amazonaws.com',
+    port: 5432,
+    dbname: 'postgres',
+    engine: 'postgres',
+  };
 
   test('reads the RDS-generated secret JSON', async () => {
-    smMock.on(GetSecretValueCommand, { SecretId: 'arn:secret' }).resolves({ SecretString: JSON.stringify(SECRET) });
+    smMock
+      .on(GetSecretValueCommand, { SecretId: 'arn:secret' })
+      .resolves({ SecretString: JSON.stringify(SECRET) });
     const creds = await readDbCredentials(new SecretsManagerClient({ region: 'us-east-1' }), 'arn:secret');
-    expect(creds).toEqual({ username: 'proxylab', password: SECRET.password, host: SECRET.host, port: 5432, dbname: 'postgres' });
+    expect(creds).toEqual({
+      username: 'proxylab',
+      password: SECRET.password,
+      host: SECRET.host,
+      port: 5432,
+      dbname: 'postgres',
+    });
   });
 
   test.each([
@@ -147,19 +212,29 @@ describe('Secrets Manager credentials', () => {
 
   test('dbname defaults to postgres (RDS omits it), a missing secret is an infrastructure error', async () => {
     expect(parseDbSecret(JSON.stringify({ username: 'u', password: 'p' }), 'x').dbname).toBe('postgres');
-    smMock.on(GetSecretValueCommand).rejects(new ResourceNotFoundException({ message: 'gone', $metadata: {} }));
-    await expect(readDbCredentials(new SecretsManagerClient({ region: 'us-east-1' }), 'arn:x')).rejects.toThrow(InfrastructureError);
+    smMock
+      .on(GetSecretValueCommand)
+      .rejects(new ResourceNotFoundException({ message: 'gone', $metadata: {} }));
+    await expect(
+      readDbCredentials(new SecretsManagerClient({ region: 'us-east-1' }), 'arn:x'),
+    ).rejects.toThrow(InfrastructureError);
   });
 });
 
 describe('RdsProxyPoolControl', () => {
   /** A proxy whose target group reports a change only on the second describe after it. */
-  function statefulProxy(initial: { max: number; idle: number }, lagDescribes = 1): { state: { max: number; idle: number } } {
+  function statefulProxy(
+    initial: { max: number; idle: number },
+    lagDescribes = 1,
+  ): { state: { max: number; idle: number } } {
     const state = { ...initial };
     let pending: { max: number; idle: number } | null = null;
     let describesLeft = 0;
     rdsMock.on(ModifyDBProxyTargetGroupCommand).callsFake((input: ModifyDBProxyTargetGroupCommandInput) => {
-      pending = { max: input.ConnectionPoolConfig?.MaxConnectionsPercent ?? state.max, idle: input.ConnectionPoolConfig?.MaxIdleConnectionsPercent ?? state.idle };
+      pending = {
+        max: input.ConnectionPoolConfig?.MaxConnectionsPercent ?? state.max,
+        idle: input.ConnectionPoolConfig?.MaxIdleConnectionsPercent ?? state.idle,
+      };
       describesLeft = lagDescribes;
       return {};
     });
@@ -185,12 +260,19 @@ describe('RdsProxyPoolControl', () => {
     // GIVEN a proxy deployed at 100/50
     const { state } = statefulProxy({ max: 100, idle: 50 });
     const clock = fakeClock();
-    const pool = new RdsProxyPoolControl(new RDSClient({ region: 'us-east-1' }), { proxyNames: { pool100: 'lab-pool100' }, clock, pollIntervalMs: 2000 });
+    const pool = new RdsProxyPoolControl(new RDSClient({ region: 'us-east-1' }), {
+      proxyNames: { pool100: 'lab-pool100' },
+      clock,
+      pollIntervalMs: 2000,
+    });
     // WHEN
     await pool.setPoolPercent({ kind: 'rds-proxy', name: 'pool100' }, 25);
     // THEN in effect (idle capped at the new max) and the wait polled
     expect(state).toEqual({ max: 25, idle: 25 });
-    expect(pool.currentPercent('pool100')).toEqual({ maxConnectionsPercent: 25, maxIdleConnectionsPercent: 25 });
+    expect(pool.currentPercent('pool100')).toEqual({
+      maxConnectionsPercent: 25,
+      maxIdleConnectionsPercent: 25,
+    });
     expect(clock.slept).toEqual([2000]);
     expect(rdsMock).toHaveReceivedCommandWith(ModifyDBProxyTargetGroupCommand, {
       DBProxyName: 'lab-pool100',
@@ -201,7 +283,9 @@ describe('RdsProxyPoolControl', () => {
     await pool.restore();
     // THEN back to what was deployed
     expect(state).toEqual({ max: 100, idle: 50 });
-    expect(rdsMock.commandCalls(ModifyDBProxyTargetGroupCommand).at(-1)?.args[0].input.ConnectionPoolConfig).toEqual({
+    expect(
+      rdsMock.commandCalls(ModifyDBProxyTargetGroupCommand).at(-1)?.args[0].input.ConnectionPoolConfig,
+    ).toEqual({
       MaxConnectionsPercent: 100,
       MaxIdleConnectionsPercent: 50,
     });
@@ -223,10 +307,22 @@ describe('RdsProxyPoolControl', () => {
   test('gives up with a clear error when the change never shows', async () => {
     rdsMock.on(ModifyDBProxyTargetGroupCommand).resolves({});
     rdsMock.on(DescribeDBProxyTargetGroupsCommand).resolves({
-      TargetGroups: [{ Status: 'modifying', ConnectionPoolConfig: { MaxConnectionsPercent: 100, MaxIdleConnectionsPercent: 50 } }],
+      TargetGroups: [
+        {
+          Status: 'modifying',
+          ConnectionPoolConfig: { MaxConnectionsPercent: 100, MaxIdleConnectionsPercent: 50 },
+        },
+      ],
     });
-    const pool = new RdsProxyPoolControl(new RDSClient({ region: 'us-east-1' }), { proxyNames: { p: 'lab-p' }, clock: fakeClock(), waitTimeoutMs: 60_000, pollIntervalMs: 5000 });
-    await expect(pool.setPoolPercent({ kind: 'rds-proxy', name: 'p' }, 30)).rejects.toThrow(/still reports 100\/50 % \(status modifying\) after 60 s; wanted 30\/30 %/);
+    const pool = new RdsProxyPoolControl(new RDSClient({ region: 'us-east-1' }), {
+      proxyNames: { p: 'lab-p' },
+      clock: fakeClock(),
+      waitTimeoutMs: 60_000,
+      pollIntervalMs: 5000,
+    });
+    await expect(pool.setPoolPercent({ kind: 'rds-proxy', name: 'p' }, 30)).rejects.toThrow(
+      /still reports 100\/50 % \(status modifying\) after 60 s; wanted 30\/30 %/,
+    );
   });
 
   test.each([
@@ -234,7 +330,10 @@ describe('RdsProxyPoolControl', () => {
     [{ kind: 'rds-proxy' as const, name: 'p' }, 120, UsageError, /1–100, got 120/],
     [{ kind: 'rds-proxy' as const, name: 'nope' }, 50, UsageError, /unknown proxy "nope"; this lab has: p/],
   ])('refuses %j at %i %%', async (target, pct, cls, msg) => {
-    const pool = new RdsProxyPoolControl(new RDSClient({ region: 'us-east-1' }), { proxyNames: { p: 'lab-p' }, clock: fakeClock() });
+    const pool = new RdsProxyPoolControl(new RDSClient({ region: 'us-east-1' }), {
+      proxyNames: { p: 'lab-p' },
+      clock: fakeClock(),
+    });
     await expect(pool.setPoolPercent(target, pct)).rejects.toThrow(cls);
     await expect(pool.setPoolPercent(target, pct)).rejects.toThrow(msg);
     expect(rdsMock).not.toHaveReceivedCommand(ModifyDBProxyTargetGroupCommand);
@@ -247,11 +346,24 @@ describe('SSM SendCommand', () => {
     suite: 'e1',
     bucket: 'lab-results',
     secretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:lab-db-AbCdEf',
-    proxies: [{ name: 'pool100', endpoint: { host: 'lab-pool100.proxy-abc.us-east-1.rds.amazonaws.com', port: 5432 }, dbProxyName: 'lab-pool100', lab: { maxConnectionsPercent: 100, maxIdleConnectionsPercent: 50 } }],
+    proxies: [
+      {
+        name: 'pool100',
+        endpoint: { host: 'lab-pool100.proxy-abc.us-east-1.rds.amazonaws.com', port: 5432 },
+        dbProxyName: 'lab-pool100',
+        lab: { maxConnectionsPercent: 100, maxIdleConnectionsPercent: 50 },
+      },
+    ],
     writerEndpoint: { host: 'lab.cluster-abc.us-east-1.rds.amazonaws.com', port: 5432 },
     region: 'us-east-1',
     startAt: '2026-11-21T11:00:00.000Z',
-    collector: { functionName: 'lab-collector', clusterId: 'lab-cluster', instanceIds: ['lab-writer'], piResourceIds: ['db-ABC'], proxies: ['lab-pool100'] },
+    collector: {
+      functionName: 'lab-collector',
+      clusterId: 'lab-cluster',
+      instanceIds: ['lab-writer'],
+      piResourceIds: ['db-ABC'],
+      proxies: ['lab-pool100'],
+    },
     sslmode: 'require',
     poolControl: true,
     endpointUrl: null,
@@ -285,22 +397,44 @@ describe('SSM SendCommand', () => {
     // the JSON collector spec is single-quoted for the shell
     expect(line).toContain(`--collector '{"functionName":"lab-collector"`);
     // round trip: what the runner will parse is what we meant
-    expect(parseRunnerArgv(runnerArgv({ ...base, runnerIndex: 1, runnerCount: 2 }))).toEqual({ ...base, runnerIndex: 1, runnerCount: 2 });
+    expect(parseRunnerArgv(runnerArgv({ ...base, runnerIndex: 1, runnerCount: 2 }))).toEqual({
+      ...base,
+      runnerIndex: 1,
+      runnerCount: 2,
+    });
   });
 
   test('the runner refuses a bad command line with every problem at once', () => {
-    expect(() => parseRunnerArgv(['--run-id', '../x', '--runner-index', '3', '--runner-count', '2', '--bogus'])).toThrow(
+    expect(() =>
+      parseRunnerArgv(['--run-id', '../x', '--runner-index', '3', '--runner-count', '2', '--bogus']),
+    ).toThrow(
       /unknown argument "--bogus".*--run-id: must be.*--suite: required.*--bucket: required.*--runner-index: must be below --runner-count \(2\), got 3.*--secret-arn: required.*--writer-endpoint: required/,
     );
   });
 });
 
 describe('collector invoke', () => {
-  const spec = { functionName: 'lab-collector', clusterId: 'lab-cluster', instanceIds: ['w'], piResourceIds: ['db-W'], proxies: ['lab-pool100'] };
+  const spec = {
+    functionName: 'lab-collector',
+    clusterId: 'lab-cluster',
+    instanceIds: ['w'],
+    piResourceIds: ['db-W'],
+    proxies: ['lab-pool100'],
+  };
 
   test('invokes with the collector event for the run window', async () => {
-    lambdaMock.on(InvokeCommand).resolves({ StatusCode: 200, Payload: new TextEncoder().encode('{"written":["runs/r1/metrics/cloudwatch.json"]}') as never });
-    const event = buildCollectEvent(spec, 'r1', collectorWindow(new Date('2026-11-21T10:00:00Z'), new Date('2026-11-21T10:30:00Z')), 'bkt');
+    lambdaMock
+      .on(InvokeCommand)
+      .resolves({
+        StatusCode: 200,
+        Payload: new TextEncoder().encode('{"written":["runs/r1/metrics/cloudwatch.json"]}') as never,
+      });
+    const event = buildCollectEvent(
+      spec,
+      'r1',
+      collectorWindow(new Date('2026-11-21T10:00:00Z'), new Date('2026-11-21T10:30:00Z')),
+      'bkt',
+    );
     const out = await invokeCollector(new LambdaClient({ region: 'us-east-1' }), 'lab-collector', event);
     expect(out).toEqual({ written: ['runs/r1/metrics/cloudwatch.json'] });
     const sentPayload = lambdaMock.commandCalls(InvokeCommand)[0]?.args[0].input.Payload as Uint8Array;
@@ -314,10 +448,22 @@ describe('collector invoke', () => {
   });
 
   test('a function error becomes an InfrastructureError with its message; short windows widen to a minute', async () => {
-    lambdaMock.on(InvokeCommand).resolves({ FunctionError: 'Unhandled', Payload: new TextEncoder().encode('{"errorMessage":"window.end: must be after"}') as never });
-    const event = buildCollectEvent(spec, 'r1', collectorWindow(new Date('2026-11-21T10:00:00Z'), new Date('2026-11-21T10:00:10Z')), 'bkt');
+    lambdaMock
+      .on(InvokeCommand)
+      .resolves({
+        FunctionError: 'Unhandled',
+        Payload: new TextEncoder().encode('{"errorMessage":"window.end: must be after"}') as never,
+      });
+    const event = buildCollectEvent(
+      spec,
+      'r1',
+      collectorWindow(new Date('2026-11-21T10:00:00Z'), new Date('2026-11-21T10:00:10Z')),
+      'bkt',
+    );
     expect(event.window).toEqual({ start: '2026-11-21T09:59:35.000Z', end: '2026-11-21T10:00:35.000Z' });
-    await expect(invokeCollector(new LambdaClient({ region: 'us-east-1' }), 'f', event)).rejects.toThrow(/collector f failed \(Unhandled\): window.end: must be after/);
+    await expect(invokeCollector(new LambdaClient({ region: 'us-east-1' }), 'f', event)).rejects.toThrow(
+      /collector f failed \(Unhandled\): window.end: must be after/,
+    );
   });
 });
 
@@ -340,9 +486,19 @@ describe('CloudFormation outputs', () => {
 
   test('DescribeStacks outputs decode into typed values', async () => {
     cfnMock.on(DescribeStacksCommand, { StackName: 'proxylab-default' }).resolves({
-      Stacks: [{ StackName: 'proxylab-default', StackStatus: 'UPDATE_COMPLETE', CreationTime: new Date(), Outputs: Object.entries(outputs).map(([OutputKey, OutputValue]) => ({ OutputKey, OutputValue })) }],
+      Stacks: [
+        {
+          StackName: 'proxylab-default',
+          StackStatus: 'UPDATE_COMPLETE',
+          CreationTime: new Date(),
+          Outputs: Object.entries(outputs).map(([OutputKey, OutputValue]) => ({ OutputKey, OutputValue })),
+        },
+      ],
     });
-    const out = await describeLabOutputs(new CloudFormationClient({ region: 'us-east-1' }), 'proxylab-default');
+    const out = await describeLabOutputs(
+      new CloudFormationClient({ region: 'us-east-1' }),
+      'proxylab-default',
+    );
     expect(out.runnerInstanceIds).toEqual(['i-0aaa', 'i-0bbb']);
     expect(out.proxyEndpoints).toEqual({ pool100: 'default-pool100.proxy-x.us-east-1.rds.amazonaws.com' });
     expect(out.proxyNames).toEqual({ pool100: 'default-pool100' });
@@ -350,29 +506,77 @@ describe('CloudFormation outputs', () => {
   });
 
   test.each([
-    ['missing stack', () => cfnMock.on(DescribeStacksCommand).rejects(new Error('Stack with id proxylab-x does not exist')), /does not exist in this account\/region: deploy it first/],
-    ['still deploying', () => cfnMock.on(DescribeStacksCommand).resolves({ Stacks: [{ StackName: 's', StackStatus: 'CREATE_IN_PROGRESS', CreationTime: new Date() }] }), /is CREATE_IN_PROGRESS; wait/],
-    ['old stack without an output', () => cfnMock.on(DescribeStacksCommand).resolves({ Stacks: [{ StackName: 's', StackStatus: 'CREATE_COMPLETE', CreationTime: new Date(), Outputs: [] }] }), /stack output \w+ is missing \(stack deployed by an older proxylab\?\)/],
+    [
+      'missing stack',
+      () => cfnMock.on(DescribeStacksCommand).rejects(new Error('Stack with id proxylab-x does not exist')),
+      /does not exist in this account\/region: deploy it first/,
+    ],
+    [
+      'still deploying',
+      () =>
+        cfnMock
+          .on(DescribeStacksCommand)
+          .resolves({
+            Stacks: [{ StackName: 's', StackStatus: 'CREATE_IN_PROGRESS', CreationTime: new Date() }],
+          }),
+      /is CREATE_IN_PROGRESS; wait/,
+    ],
+    [
+      'old stack without an output',
+      () =>
+        cfnMock
+          .on(DescribeStacksCommand)
+          .resolves({
+            Stacks: [
+              { StackName: 's', StackStatus: 'CREATE_COMPLETE', CreationTime: new Date(), Outputs: [] },
+            ],
+          }),
+      /stack output \w+ is missing \(stack deployed by an older proxylab\?\)/,
+    ],
   ])('%s → InfrastructureError', async (_name, arrange, message) => {
     arrange();
     const p = describeLabOutputs(new CloudFormationClient({ region: 'us-east-1' }), 'proxylab-x');
     await expect(p).rejects.toThrow(InfrastructureError);
-    await expect(describeLabOutputs(new CloudFormationClient({ region: 'us-east-1' }), 'proxylab-x')).rejects.toThrow(message);
+    await expect(
+      describeLabOutputs(new CloudFormationClient({ region: 'us-east-1' }), 'proxylab-x'),
+    ).rejects.toThrow(message);
   });
 
   test('an outputs file may be cdk --outputs-file JSON, a DescribeStacks response or a flat map', () => {
     const cdkStyle = { 'proxylab-default': outputs };
-    const describeStyle = { Stacks: [{ StackName: 'proxylab-default', Outputs: Object.entries(outputs).map(([OutputKey, OutputValue]) => ({ OutputKey, OutputValue })) }] };
-    for (const data of [cdkStyle, describeStyle, outputs]) expect(flattenOutputs(data, 'proxylab-default', 'f')).toEqual(outputs);
+    const describeStyle = {
+      Stacks: [
+        {
+          StackName: 'proxylab-default',
+          Outputs: Object.entries(outputs).map(([OutputKey, OutputValue]) => ({ OutputKey, OutputValue })),
+        },
+      ],
+    };
+    for (const data of [cdkStyle, describeStyle, outputs])
+      expect(flattenOutputs(data, 'proxylab-default', 'f')).toEqual(outputs);
   });
 });
 
 describe('progress', () => {
   test('steps done / total and a linear ETA while running; none once done', () => {
-    const manifest = { runId: 'r', suite: 'e2', status: 'running', startedAt: '2026-11-21T10:00:00Z', endedAt: null, stepIds: ['a', 'b', 'c', 'd'] } as unknown as RunManifest;
+    const manifest = {
+      runId: 'r',
+      suite: 'e2',
+      status: 'running',
+      startedAt: '2026-11-21T10:00:00Z',
+      endedAt: null,
+      stepIds: ['a', 'b', 'c', 'd'],
+    } as unknown as RunManifest;
     const p = computeProgress('r', manifest, 1, new Date('2026-11-21T10:02:00Z'));
     expect(p).toMatchObject({ stepsDone: 1, stepsTotal: 4, elapsedSec: 120, etaSec: 360 });
-    expect(computeProgress('r', { ...manifest, status: 'completed', endedAt: '2026-11-21T10:08:00Z' }, 4, new Date()).etaSec).toBeNull();
+    expect(
+      computeProgress(
+        'r',
+        { ...manifest, status: 'completed', endedAt: '2026-11-21T10:08:00Z' },
+        4,
+        new Date(),
+      ).etaSec,
+    ).toBeNull();
     expect(computeProgress('r', null, 0, new Date()).status).toBe('not-started');
   });
 });

@@ -2,7 +2,13 @@
  * Runner CPU guard: /proc/stat parsing, busy % between samples, and the executor wrapper that
  * reports the busier of the machine and the pgbench process.
  */
-import { CpuGuardExecutor, CpuSampler, cpuPercent, parseProcStat, RunnerCpuMetricsSampler } from '../../lib/cloud/cpu';
+import {
+  CpuGuardExecutor,
+  CpuSampler,
+  cpuPercent,
+  parseProcStat,
+  RunnerCpuMetricsSampler,
+} from '../../lib/cloud/cpu';
 import type { PgbenchExecutor, PgbenchOutcome } from '../../lib/engine/ports';
 
 /** /proc/stat with the aggregate line: user nice system idle iowait irq softirq steal guest guest_nice. */
@@ -57,8 +63,13 @@ describe('CpuGuardExecutor', () => {
   test('stops sampling when pgbench throws', async () => {
     const s = sampler();
     const stop = jest.spyOn(s, 'stop');
-    const guard = new CpuGuardExecutor({ workDir: async (n) => n, run: async () => Promise.reject(new Error('spawn ENOENT')) }, () => s);
-    await expect(guard.run({ argv: ['pgbench'], env: {}, timeoutMs: 1000, logDir: '/tmp' })).rejects.toThrow('ENOENT');
+    const guard = new CpuGuardExecutor(
+      { workDir: async (n) => n, run: async () => Promise.reject(new Error('spawn ENOENT')) },
+      () => s,
+    );
+    await expect(guard.run({ argv: ['pgbench'], env: {}, timeoutMs: 1000, logDir: '/tmp' })).rejects.toThrow(
+      'ENOENT',
+    );
     expect(stop).toHaveBeenCalledTimes(1);
   });
 });
@@ -66,7 +77,12 @@ describe('CpuGuardExecutor', () => {
 describe('RunnerCpuMetricsSampler', () => {
   test('one runner series with a point per interval, no-data when nothing was sampled', async () => {
     const texts = [stat(0, 100), stat(50, 150)];
-    const s = new RunnerCpuMetricsSampler('runner-1', async () => texts.shift() ?? null, 60_000, () => new Date('2026-11-21T11:00:00Z'));
+    const s = new RunnerCpuMetricsSampler(
+      'runner-1',
+      async () => texts.shift() ?? null,
+      60_000,
+      () => new Date('2026-11-21T11:00:00Z'),
+    );
     await s.start();
     const [series] = await s.stop();
     expect(series).toEqual({

@@ -46,7 +46,12 @@ function measurement(over: Partial<StepMeasurement>): StepMeasurement {
   };
 }
 
-function part(runnerId: string, clients: number, result: StepMeasurement | null, cpu: number | null = 20): RunnerPart {
+function part(
+  runnerId: string,
+  clients: number,
+  result: StepMeasurement | null,
+  cpu: number | null = 20,
+): RunnerPart {
   return { runnerId, clients, jobs: 1, result, cpuMaxPercent: cpu };
 }
 
@@ -90,12 +95,26 @@ describe('divideEvenly / splitStep', () => {
 
 describe('rewriteArgvForShare', () => {
   test.each([
-    [['pgbench', '-c', '10', '-j', '4', '-T', '20', 'db'], ['pgbench', '-c', '4', '-j', '2', '-T', '20', 'db']],
-    [['pgbench', '--client=10', '--jobs=4', '--rate', '1000', 'db'], ['pgbench', '--client=4', '--jobs=2', '--rate', '400', 'db']],
-    [['pgbench', '-c10', '-j4', '-R1000', 'db'], ['pgbench', '-c4', '-j2', '-R400', 'db']],
+    [
+      ['pgbench', '-c', '10', '-j', '4', '-T', '20', 'db'],
+      ['pgbench', '-c', '4', '-j', '2', '-T', '20', 'db'],
+    ],
+    [
+      ['pgbench', '--client=10', '--jobs=4', '--rate', '1000', 'db'],
+      ['pgbench', '--client=4', '--jobs=2', '--rate', '400', 'db'],
+    ],
+    [
+      ['pgbench', '-c10', '-j4', '-R1000', 'db'],
+      ['pgbench', '-c4', '-j2', '-R400', 'db'],
+    ],
   ])('%j → %j', (argv, expected) => {
     // GIVEN the first of 3 runners' share of 10 clients, 4 jobs, rate 1000
-    const share = { runnerIndex: 0, clients: 4, jobs: 2, rate: argvNumber(argv, '-R', '--rate') === null ? null : 400 };
+    const share = {
+      runnerIndex: 0,
+      clients: 4,
+      jobs: 2,
+      rate: argvNumber(argv, '-R', '--rate') === null ? null : 400,
+    };
     // WHEN / THEN
     expect(rewriteArgvForShare(argv, share)).toEqual(expected);
   });
@@ -103,7 +122,17 @@ describe('rewriteArgvForShare', () => {
   test('leaves -C, -h and the rest alone', () => {
     const argv = ['pgbench', '-h', 'h', '-C', '-c', '6', '-j', '2', '-M', 'prepared', 'db'];
     expect(rewriteArgvForShare(argv, { runnerIndex: 1, clients: 3, jobs: 1, rate: null })).toEqual([
-      'pgbench', '-h', 'h', '-C', '-c', '3', '-j', '1', '-M', 'prepared', 'db',
+      'pgbench',
+      '-h',
+      'h',
+      '-C',
+      '-c',
+      '3',
+      '-j',
+      '1',
+      '-M',
+      'prepared',
+      'db',
     ]);
   });
 });
@@ -111,8 +140,24 @@ describe('rewriteArgvForShare', () => {
 describe('mergeParts', () => {
   test('sums counts and tps, weights the mean latency by transactions, pools the stddev', () => {
     // GIVEN two runners with different loads (numbers chosen so the merge is checkable by hand)
-    const a = measurement({ clients: 6, threads: 2, transactionsProcessed: 3000, tps: 300, latencyAvgMs: 10, latencyStddevMs: 2, failedTransactions: 1 });
-    const b = measurement({ clients: 4, threads: 1, transactionsProcessed: 1000, tps: 100, latencyAvgMs: 20, latencyStddevMs: 4, failedTransactions: 2 });
+    const a = measurement({
+      clients: 6,
+      threads: 2,
+      transactionsProcessed: 3000,
+      tps: 300,
+      latencyAvgMs: 10,
+      latencyStddevMs: 2,
+      failedTransactions: 1,
+    });
+    const b = measurement({
+      clients: 4,
+      threads: 1,
+      transactionsProcessed: 1000,
+      tps: 100,
+      latencyAvgMs: 20,
+      latencyStddevMs: 4,
+      failedTransactions: 2,
+    });
     // WHEN
     const m = mergeParts([part('runner-0', 6, a), part('runner-1', 4, b)]);
     // THEN
@@ -136,8 +181,18 @@ describe('mergeParts', () => {
   });
 
   test('errors add up per class, complete only when every part is, unknown tps stays unknown', () => {
-    const a = measurement({ errors: [{ class: 'too-many-connections', count: 3, sample: 'FATAL: sorry' }], complete: false, exitCode: 2, tps: null });
-    const b = measurement({ errors: [{ class: 'too-many-connections', count: 2, sample: 'other' }, { class: 'other', count: 1, sample: 'x' }] });
+    const a = measurement({
+      errors: [{ class: 'too-many-connections', count: 3, sample: 'FATAL: sorry' }],
+      complete: false,
+      exitCode: 2,
+      tps: null,
+    });
+    const b = measurement({
+      errors: [
+        { class: 'too-many-connections', count: 2, sample: 'other' },
+        { class: 'other', count: 1, sample: 'x' },
+      ],
+    });
     const m = mergeParts([part('runner-0', 5, a), part('runner-1', 5, b)]);
     expect(m?.errors).toEqual([
       { class: 'too-many-connections', count: 5, sample: 'FATAL: sorry' },
@@ -150,7 +205,9 @@ describe('mergeParts', () => {
 
   test('a runner that sat the step out (0 clients) is ignored; nobody ran → null', () => {
     const a = measurement({ tps: 123 });
-    expect(mergeParts([part('runner-0', 1, a), part('runner-1', 0, measurement({ tps: 999 }))])?.tps).toBe(123);
+    expect(mergeParts([part('runner-0', 1, a), part('runner-1', 0, measurement({ tps: 999 }))])?.tps).toBe(
+      123,
+    );
     expect(mergeParts([part('runner-0', 1, null), part('runner-1', 0, null)])).toBeNull();
   });
 
@@ -177,7 +234,19 @@ describe('mergeStepRecords', () => {
       stepId: 'e1/direct/c600/prepared/persistent/r1',
       scenario: 'e1',
       target: { kind: 'direct', name: 'direct' },
-      params: { clients, jobs: 5, protocol: 'prepared', connect: 'persistent', script: 'select-1.sql', durationSec: 20, transactionsPerClient: null, rate: 50000, scale: 1, poolPercent: null, repetition: 1 },
+      params: {
+        clients,
+        jobs: 5,
+        protocol: 'prepared',
+        connect: 'persistent',
+        script: 'select-1.sql',
+        durationSec: 20,
+        transactionsPerClient: null,
+        rate: 50000,
+        scale: 1,
+        poolPercent: null,
+        repetition: 1,
+      },
       startedAt: `2026-11-21T10:00:0${runner}.000Z`,
       endedAt: `2026-11-21T10:00:2${runner}.000Z`,
       status: 'completed',
@@ -189,7 +258,12 @@ describe('mergeStepRecords', () => {
       files: { stdout: 's', stderr: 'e', log: null },
       ...over,
     };
-    return { runnerIndex: runner, record: rec, cpuMaxPercent: 40, raw: { stdout: `out${runner}`, stderr: '', log: null } };
+    return {
+      runnerIndex: runner,
+      record: rec,
+      cpuMaxPercent: 40,
+      raw: { stdout: `out${runner}`, stderr: '', log: null },
+    };
   }
 
   test('full clients/jobs/rate back, parts kept, earliest start and latest end, percentile note', () => {
@@ -211,7 +285,10 @@ describe('mergeStepRecords', () => {
   });
 
   test('saturated when any runner says so or its CPU reached the threshold', () => {
-    const byFlag = mergeStepRecords([record(0, 5), record(1, 5, { loadGeneratorSaturated: true, saturationReason: 'lag' })]);
+    const byFlag = mergeStepRecords([
+      record(0, 5),
+      record(1, 5, { loadGeneratorSaturated: true, saturationReason: 'lag' }),
+    ]);
     expect(byFlag.loadGeneratorSaturated).toBe(true);
     expect(byFlag.saturationReason).toBe('runner-1: lag');
     const hot = { ...record(1, 5), cpuMaxPercent: 97 };

@@ -62,16 +62,40 @@ const OUTPUTS: LabOutputs = {
 
 describe('cdk command lines', () => {
   test('deploy: absolute lab path, no approval prompt, outputs file; profile and region as env', () => {
-    const inv = cdkInvocation('deploy', 'labs/default.json', { profile: 'lab', region: 'eu-west-1' }, '/home/me/proxylab');
+    const inv = cdkInvocation(
+      'deploy',
+      'labs/default.json',
+      { profile: 'lab', region: 'eu-west-1' },
+      '/home/me/proxylab',
+    );
     expect(inv.command).toBe('npx');
     expect(inv.args).toEqual([
-      'cdk', 'deploy', '-c', 'lab=/home/me/proxylab/labs/default.json', '--require-approval', 'never',
-      '--outputs-file', path.join(REPO_ROOT, 'cdk.out', 'outputs-default.json'),
+      'cdk',
+      'deploy',
+      '-c',
+      'lab=/home/me/proxylab/labs/default.json',
+      '--require-approval',
+      'never',
+      '--outputs-file',
+      path.join(REPO_ROOT, 'cdk.out', 'outputs-default.json'),
     ]);
     expect(inv.cwd).toBe(REPO_ROOT);
-    expect(inv.env).toEqual({ AWS_PROFILE: 'lab', AWS_REGION: 'eu-west-1', AWS_DEFAULT_REGION: 'eu-west-1', CDK_DEFAULT_REGION: 'eu-west-1' });
-    expect(cdkInvocation('destroy', '/x/lab.json', {}).args).toEqual(['cdk', 'destroy', '-c', 'lab=/x/lab.json', '--force']);
-    expect(teardownCommand('labs/e1.json', { profile: 'lab' })).toBe('npx proxylab destroy --lab labs/e1.json --profile lab');
+    expect(inv.env).toEqual({
+      AWS_PROFILE: 'lab',
+      AWS_REGION: 'eu-west-1',
+      AWS_DEFAULT_REGION: 'eu-west-1',
+      CDK_DEFAULT_REGION: 'eu-west-1',
+    });
+    expect(cdkInvocation('destroy', '/x/lab.json', {}).args).toEqual([
+      'cdk',
+      'destroy',
+      '-c',
+      'lab=/x/lab.json',
+      '--force',
+    ]);
+    expect(teardownCommand('labs/e1.json', { profile: 'lab' })).toBe(
+      'npx proxylab destroy --lab labs/e1.json --profile lab',
+    );
   });
 
   test.each([
@@ -83,13 +107,22 @@ describe('cdk command lines', () => {
   });
 
   test('bad region or profile is refused before anything runs', () => {
-    expect(() => awsSettings({ region: 'Frankfurt' }, null, {})).toThrow(/--region must look like us-east-1, got "Frankfurt"/);
-    expect(() => awsSettings({ profile: 'a b' }, null, {})).toThrow(/--profile "a b" is not a valid profile name/);
+    expect(() => awsSettings({ region: 'Frankfurt' }, null, {})).toThrow(
+      /--region must look like us-east-1, got "Frankfurt"/,
+    );
+    expect(() => awsSettings({ profile: 'a b' }, null, {})).toThrow(
+      /--profile "a b" is not a valid profile name/,
+    );
   });
 
   test('destroy says what the lab keeps', () => {
     expect(retainedOnDestroy(lab())).toEqual([]);
-    const kept = retainedOnDestroy(lab({ results: { retainOnDestroy: true, expireAfterDays: 7 }, aurora: { engineVersion: '16.9', instanceClass: 'db.t4g.medium', snapshotOnDestroy: true } }));
+    const kept = retainedOnDestroy(
+      lab({
+        results: { retainOnDestroy: true, expireAfterDays: 7 },
+        aurora: { engineVersion: '16.9', instanceClass: 'db.t4g.medium', snapshotOnDestroy: true },
+      }),
+    );
     expect(kept).toHaveLength(2);
     expect(kept[0]).toMatch(/results bucket.*7-day expiry/);
     expect(kept[1]).toMatch(/final Aurora cluster snapshot/);
@@ -98,27 +131,59 @@ describe('cdk command lines', () => {
 
 describe('runner arguments from the stack outputs', () => {
   test('proxies carry their RDS name and the lab pool values; the collector gets the DB proxy names', () => {
-    const args = runnerArgsFromOutputs(OUTPUTS, lab(), { runId: 'r1', suite: 'e4', region: 'eu-west-1', startAt: '2026-11-21T11:00:00.000Z' });
+    const args = runnerArgsFromOutputs(OUTPUTS, lab(), {
+      runId: 'r1',
+      suite: 'e4',
+      region: 'eu-west-1',
+      startAt: '2026-11-21T11:00:00.000Z',
+    });
     expect(args.proxies).toEqual([
-      { name: 'pool50', endpoint: { host: 'demo-pool50.proxy-x.eu-west-1.rds.amazonaws.com', port: 5432 }, dbProxyName: 'demo-pool50', lab: { maxConnectionsPercent: 50, maxIdleConnectionsPercent: 20 } },
+      {
+        name: 'pool50',
+        endpoint: { host: 'demo-pool50.proxy-x.eu-west-1.rds.amazonaws.com', port: 5432 },
+        dbProxyName: 'demo-pool50',
+        lab: { maxConnectionsPercent: 50, maxIdleConnectionsPercent: 20 },
+      },
     ]);
-    expect(args.collector).toEqual({ functionName: 'demo-collector', clusterId: 'demo-cluster', instanceIds: ['demo-writer'], piResourceIds: ['db-ABC'], proxies: ['demo-pool50'] });
+    expect(args.collector).toEqual({
+      functionName: 'demo-collector',
+      clusterId: 'demo-cluster',
+      instanceIds: ['demo-writer'],
+      piResourceIds: ['db-ABC'],
+      proxies: ['demo-pool50'],
+    });
     expect(args.sslmode).toBe('require');
     expect(args.poolControl).toBe(true);
     // and the runner reads back exactly that
-    expect(parseRunnerArgv(runnerArgv({ ...args, runnerIndex: 0, runnerCount: 2 }))).toEqual({ ...args, runnerIndex: 0, runnerCount: 2 });
+    expect(parseRunnerArgv(runnerArgv({ ...args, runnerIndex: 0, runnerCount: 2 }))).toEqual({
+      ...args,
+      runnerIndex: 0,
+      runnerCount: 2,
+    });
   });
 
   test('no Performance Insights ids when the lab turned PI off', () => {
-    const off = lab({ aurora: { engineVersion: '16.9', instanceClass: 'db.t4g.medium', performanceInsights: false } });
-    expect(runnerArgsFromOutputs(OUTPUTS, off, { runId: 'r', suite: 'quick', region: null, startAt: 'x' }).collector?.piResourceIds).toEqual([]);
+    const off = lab({
+      aurora: { engineVersion: '16.9', instanceClass: 'db.t4g.medium', performanceInsights: false },
+    });
+    expect(
+      runnerArgsFromOutputs(OUTPUTS, off, { runId: 'r', suite: 'quick', region: null, startAt: 'x' })
+        .collector?.piResourceIds,
+    ).toEqual([]);
   });
 });
 
 describe('followRun', () => {
   const since = new Date('2026-11-21T11:00:00Z');
   function manifest(status: string, endedAt: string | null, stepIds = ['a', 'b']): string {
-    return JSON.stringify({ runId: 'r1', suite: 'quick', status, startedAt: '2026-11-21T10:59:00Z', endedAt, stepIds });
+    return JSON.stringify({
+      runId: 'r1',
+      suite: 'quick',
+      status,
+      startedAt: '2026-11-21T10:59:00Z',
+      endedAt,
+      stepIds,
+    });
   }
   const deps = (lines: string[]) => ({
     s3: new S3Client({ region: 'us-east-1' }),
@@ -136,10 +201,18 @@ describe('followRun', () => {
   test('prints progress until the manifest of THIS attempt ends (an older interrupted one does not count)', async () => {
     s3Mock
       .on(GetObjectCommand, { Key: 'runs/r1/manifest.json' })
-      .resolvesOnce({ Body: { transformToString: async () => manifest('interrupted', '2026-11-21T10:30:00Z') } } as never)
+      .resolvesOnce({
+        Body: { transformToString: async () => manifest('interrupted', '2026-11-21T10:30:00Z') },
+      } as never)
       .resolvesOnce({ Body: { transformToString: async () => manifest('running', null) } } as never)
-      .resolves({ Body: { transformToString: async () => manifest('completed', '2026-11-21T11:05:00Z') } } as never);
-    s3Mock.on(ListObjectsV2Command).resolvesOnce({ Contents: [] }).resolvesOnce({ Contents: [{ Key: 'runs/r1/steps/a.json' }] }).resolves({ Contents: [{ Key: 'runs/r1/steps/a.json' }, { Key: 'runs/r1/steps/b.json' }] });
+      .resolves({
+        Body: { transformToString: async () => manifest('completed', '2026-11-21T11:05:00Z') },
+      } as never);
+    s3Mock
+      .on(ListObjectsV2Command)
+      .resolvesOnce({ Contents: [] })
+      .resolvesOnce({ Contents: [{ Key: 'runs/r1/steps/a.json' }] })
+      .resolves({ Contents: [{ Key: 'runs/r1/steps/a.json' }, { Key: 'runs/r1/steps/b.json' }] });
     ssmMock.on(GetCommandInvocationCommand).resolves({ Status: 'InProgress', StatusDetails: 'InProgress' });
     const lines: string[] = [];
     const p = await followRun(deps(lines));
@@ -151,8 +224,16 @@ describe('followRun', () => {
   test('a runner command that failed before the run ended is an error with its stderr', async () => {
     s3Mock.on(GetObjectCommand).rejects(new NoSuchKey({ message: 'no', $metadata: {} }));
     s3Mock.on(ListObjectsV2Command).resolves({ Contents: [] });
-    ssmMock.on(GetCommandInvocationCommand).resolves({ Status: 'Failed', StatusDetails: 'Failed', StandardErrorContent: 'proxylab runner not installed at /opt/proxylab/runner.js' });
-    await expect(followRun(deps([]))).rejects.toThrow(/runner command ended before the run did: i-0aaa Failed: proxylab runner not installed/);
+    ssmMock
+      .on(GetCommandInvocationCommand)
+      .resolves({
+        Status: 'Failed',
+        StatusDetails: 'Failed',
+        StandardErrorContent: 'proxylab runner not installed at /opt/proxylab/runner.js',
+      });
+    await expect(followRun(deps([]))).rejects.toThrow(
+      /runner command ended before the run did: i-0aaa Failed: proxylab runner not installed/,
+    );
   });
 });
 
@@ -160,41 +241,112 @@ describe('CLI (real entry, no AWS)', () => {
   const cli = path.join(REPO_ROOT, 'scripts', 'proxylab.js');
   const outputsFile = path.join(scratchDir('proxylab-outputs-'), 'outputs.json');
   const flat = Object.fromEntries(
-    Object.entries({ ...OUTPUTS, labName: 'default' }).map(([k, v]) => [k[0]?.toUpperCase() + k.slice(1), Array.isArray(v) ? v.join(',') : typeof v === 'object' ? JSON.stringify(v) : String(v)]),
+    Object.entries({ ...OUTPUTS, labName: 'default' }).map(([k, v]) => [
+      k[0]?.toUpperCase() + k.slice(1),
+      Array.isArray(v) ? v.join(',') : typeof v === 'object' ? JSON.stringify(v) : String(v),
+    ]),
   );
-  fs.writeFileSync(outputsFile, JSON.stringify({ 'proxylab-default': { ...flat, DbInstanceIds: 'demo-writer', DbInstanceResourceIds: 'db-ABC', DbSecretArn: OUTPUTS.dbSecretArn } }));
-  const env = { ...process.env, AWS_REGION: 'eu-west-1', AWS_CONFIG_FILE: '/dev/null', AWS_SHARED_CREDENTIALS_FILE: '/dev/null', AWS_EC2_METADATA_DISABLED: 'true' };
+  fs.writeFileSync(
+    outputsFile,
+    JSON.stringify({
+      'proxylab-default': {
+        ...flat,
+        DbInstanceIds: 'demo-writer',
+        DbInstanceResourceIds: 'db-ABC',
+        DbSecretArn: OUTPUTS.dbSecretArn,
+      },
+    }),
+  );
+  const env = {
+    ...process.env,
+    AWS_REGION: 'eu-west-1',
+    AWS_CONFIG_FILE: '/dev/null',
+    AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
+    AWS_EC2_METADATA_DISABLED: 'true',
+  };
 
   test('run --dry-run prints the exact SendCommand requests and exits 0', () => {
-    const res = spawnSync(process.execPath, [cli, 'run', '--lab', path.join(REPO_ROOT, 'labs', 'default.json'), '--suite', 'smoke', '--outputs', outputsFile, '--run-id', 'dry-1', '--dry-run'], { encoding: 'utf8', env });
+    const res = spawnSync(
+      process.execPath,
+      [
+        cli,
+        'run',
+        '--lab',
+        path.join(REPO_ROOT, 'labs', 'default.json'),
+        '--suite',
+        'smoke',
+        '--outputs',
+        outputsFile,
+        '--run-id',
+        'dry-1',
+        '--dry-run',
+      ],
+      { encoding: 'utf8', env },
+    );
     expect(res.status).toBe(0);
-    const requests = JSON.parse(res.stdout) as Array<{ DocumentName: string; InstanceIds: string[]; Parameters: { commands: string[] } }>;
+    const requests = JSON.parse(res.stdout) as Array<{
+      DocumentName: string;
+      InstanceIds: string[];
+      Parameters: { commands: string[] };
+    }>;
     expect(requests.map((r) => [r.DocumentName, r.InstanceIds])).toEqual([
       ['AWS-RunShellScript', ['i-0aaa']],
       ['AWS-RunShellScript', ['i-0bbb']],
     ]);
-    expect(requests[1]?.Parameters.commands.at(-1)).toMatch(/^node \/opt\/proxylab\/runner\.js --run-id dry-1 --suite smoke --bucket proxylab-demo-results --runner-index 1 --runner-count 2 .*--region eu-west-1/);
+    expect(requests[1]?.Parameters.commands.at(-1)).toMatch(
+      /^node \/opt\/proxylab\/runner\.js --run-id dry-1 --suite smoke --bucket proxylab-demo-results --runner-index 1 --runner-count 2 .*--region eu-west-1/,
+    );
   });
 
   test('deploy prints the cost first, refuses over budget (2), and with --force goes on to cdk deploy; destroy says what is kept', () => {
-    const over = spawnSync(process.execPath, [cli, 'deploy', '--lab', 'labs/default.json', '--max-hourly', '0.05', '--dry-run'], { encoding: 'utf8', env, cwd: REPO_ROOT });
+    const over = spawnSync(
+      process.execPath,
+      [cli, 'deploy', '--lab', 'labs/default.json', '--max-hourly', '0.05', '--dry-run'],
+      { encoding: 'utf8', env, cwd: REPO_ROOT },
+    );
     expect(over.status).toBe(2);
     expect(over.stdout).toMatch(/^(note: .*\n)?Cost estimate for lab "default"/);
     expect(over.stdout).toMatch(/exceeds --max-hourly \$0\.05\/h .*refusing to deploy/);
     expect(over.stdout).not.toContain('cdk deploy');
-    const forced = spawnSync(process.execPath, [cli, 'deploy', '--lab', 'labs/default.json', '--max-hourly', '0.05', '--force', '--dry-run', '--profile', 'lab'], { encoding: 'utf8', env, cwd: REPO_ROOT });
+    const forced = spawnSync(
+      process.execPath,
+      [
+        cli,
+        'deploy',
+        '--lab',
+        'labs/default.json',
+        '--max-hourly',
+        '0.05',
+        '--force',
+        '--dry-run',
+        '--profile',
+        'lab',
+      ],
+      { encoding: 'utf8', env, cwd: REPO_ROOT },
+    );
     expect(forced.status).toBe(0);
     // deploying to eu-west-1 (AWS_REGION): priced with us-east-1 list prices, and said so
-    expect(forced.stdout).toMatch(/^note: no prices for eu-west-1 in lib\/cost\/price-table\.ts; the estimate uses us-east-1 list prices/);
-    expect(forced.stdout).toMatch(/would run: AWS_PROFILE=lab npx cdk deploy -c lab=\S+\/labs\/default\.json --require-approval never/);
-    const destroy = spawnSync(process.execPath, [cli, 'destroy', '--lab', 'labs/default.json', '--dry-run'], { encoding: 'utf8', env, cwd: REPO_ROOT });
+    expect(forced.stdout).toMatch(
+      /^note: no prices for eu-west-1 in lib\/cost\/price-table\.ts; the estimate uses us-east-1 list prices/,
+    );
+    expect(forced.stdout).toMatch(
+      /would run: AWS_PROFILE=lab npx cdk deploy -c lab=\S+\/labs\/default\.json --require-approval never/,
+    );
+    const destroy = spawnSync(process.execPath, [cli, 'destroy', '--lab', 'labs/default.json', '--dry-run'], {
+      encoding: 'utf8',
+      env,
+      cwd: REPO_ROOT,
+    });
     expect(destroy.status).toBe(0);
     expect(destroy.stdout).toMatch(/nothing is retained[^]*would run: .*npx cdk destroy -c lab=\S+ --force/);
   });
 
   test.each([
     [['run', '--lab', 'labs/default.json', '--suite', 'nope'], /--suite must be one of quick, smoke/],
-    [['run', '--lab', 'labs/default.json', '--suite', 'smoke', '--run-id', '../etc'], /run id must be letters, digits/],
+    [
+      ['run', '--lab', 'labs/default.json', '--suite', 'smoke', '--run-id', '../etc'],
+      /run id must be letters, digits/,
+    ],
     [['run', '--lab', 'labs/missing.json', '--suite', 'smoke'], /missing\.json/],
     [['fetch', 'r1'], /give --lab FILE \(the deployed lab\) or --bucket NAME/],
     [['status', '--bucket', 'Not_A_Bucket'], /--bucket "Not_A_Bucket" is not a valid S3 bucket name/],
@@ -209,18 +361,31 @@ describe('CLI (real entry, no AWS)', () => {
     [['status', 'r1', '--lab', 'labs/default.json']],
     [['fetch', 'r1', '--bucket', 'some-results-bucket']],
     [['extend', '--lab', 'labs/default.json', '--hours', '2']],
-  ])('with no region anywhere, proxylab %j is a usage error (2) naming the ways to give one, before any AWS call', (args) => {
-    // GIVEN no AWS_REGION, no profile region, a lab without "region"
-    const rest: NodeJS.ProcessEnv = { ...env };
-    for (const k of ['AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_PROFILE']) delete rest[k];
-    const res = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env: rest, cwd: REPO_ROOT });
-    expect(res.stderr).toMatch(/^error: no AWS region: pass --region, set AWS_REGION, give the lab a "region"/m);
-    expect(res.stderr).not.toMatch(/Region is missing|credentials/i);
-    expect(res.status).toBe(2);
-  });
+  ])(
+    'with no region anywhere, proxylab %j is a usage error (2) naming the ways to give one, before any AWS call',
+    (args) => {
+      // GIVEN no AWS_REGION, no profile region, a lab without "region"
+      const rest: NodeJS.ProcessEnv = { ...env };
+      for (const k of ['AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_PROFILE']) delete rest[k];
+      const res = spawnSync(process.execPath, [cli, ...args], {
+        encoding: 'utf8',
+        env: rest,
+        cwd: REPO_ROOT,
+      });
+      expect(res.stderr).toMatch(
+        /^error: no AWS region: pass --region, set AWS_REGION, give the lab a "region"/m,
+      );
+      expect(res.stderr).not.toMatch(/Region is missing|credentials/i);
+      expect(res.status).toBe(2);
+    },
+  );
 
   test('extend --hours -3 is refused before any AWS client exists', () => {
-    const res = spawnSync(process.execPath, [cli, 'extend', '--lab', 'labs/default.json', '--hours', '-3'], { encoding: 'utf8', env, cwd: REPO_ROOT });
+    const res = spawnSync(process.execPath, [cli, 'extend', '--lab', 'labs/default.json', '--hours', '-3'], {
+      encoding: 'utf8',
+      env,
+      cwd: REPO_ROOT,
+    });
     expect(res.stderr).toMatch(/--hours must be a number of hours > 0/);
     expect(res.status).toBe(2);
   });

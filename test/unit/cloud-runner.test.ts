@@ -28,7 +28,13 @@ import 'aws-sdk-client-mock-jest';
 import { argvNumber } from '../../lib/cloud/fleet';
 import { runCloudRunner, type RunnerDeps } from '../../lib/cloud/runner';
 import { parseRunnerArgv } from '../../lib/cloud/runner-args';
-import type { Clock, ConnectionInfo, PgbenchExecutor, PgbenchInvocation, PgbenchOutcome } from '../../lib/engine/ports';
+import type {
+  Clock,
+  ConnectionInfo,
+  PgbenchExecutor,
+  PgbenchInvocation,
+  PgbenchOutcome,
+} from '../../lib/engine/ports';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
 
 const PASSWORD = 'Sup3r-s3cret/pw+%with spaces "quoted" \\back';
@@ -50,17 +56,35 @@ beforeEach(() => {
   });
   s3Mock.on(GetObjectCommand).callsFake((input: GetObjectCommandInput) => {
     const text = store.get(input.Key as string);
-    if (text === undefined) throw new NoSuchKey({ message: 'The specified key does not exist.', $metadata: {} });
-    return { Body: { transformToString: async () => text, transformToByteArray: async () => new TextEncoder().encode(text) } };
+    if (text === undefined)
+      throw new NoSuchKey({ message: 'The specified key does not exist.', $metadata: {} });
+    return {
+      Body: {
+        transformToString: async () => text,
+        transformToByteArray: async () => new TextEncoder().encode(text),
+      },
+    };
   });
   s3Mock.on(ListObjectsV2Command).callsFake((input: ListObjectsV2CommandInput) => ({
-    Contents: [...store.keys()].filter((k) => k.startsWith(input.Prefix ?? '')).sort().map((Key) => ({ Key })),
+    Contents: [...store.keys()]
+      .filter((k) => k.startsWith(input.Prefix ?? ''))
+      .sort()
+      .map((Key) => ({ Key })),
     IsTruncated: false,
   }));
   smMock.on(GetSecretValueCommand, { SecretId: SECRET_ARN }).resolves({
-    SecretString: JSON.stringify({ username: 'proxylab', password: PASSWORD, host: 'writer.example', port: 5432, dbname: 'postgres', engine: 'postgres' }),
+    SecretString: JSON.stringify({
+      username: 'proxylab',
+      password: PASSWORD,
+      host: 'writer.example',
+      port: 5432,
+      dbname: 'postgres',
+      engine: 'postgres',
+    }),
   });
-  lambdaMock.on(InvokeCommand).resolves({ StatusCode: 200, Payload: new TextEncoder().encode('{}') as never });
+  lambdaMock
+    .on(InvokeCommand)
+    .resolves({ StatusCode: 200, Payload: new TextEncoder().encode('{}') as never });
 });
 
 afterEach(() => {
@@ -114,13 +138,28 @@ class FakePgbench implements PgbenchExecutor {
 
   async run(inv: PgbenchInvocation): Promise<PgbenchOutcome> {
     this.invocations.push(inv);
-    if (inv.argv.includes('-i')) return { stdout: '', stderr: 'done.\n', exitCode: 0, timedOut: false, logFiles: [], cpuMaxPercent: null };
+    if (inv.argv.includes('-i'))
+      return {
+        stdout: '',
+        stderr: 'done.\n',
+        exitCode: 0,
+        timedOut: false,
+        logFiles: [],
+        cpuMaxPercent: null,
+      };
     const runs = this.invocations.filter((i) => !i.argv.includes('-i')).length;
     if (this.failOnRun !== null && runs === this.failOnRun) {
       // a failure whose message carries the password, as a careless library might
       throw new Error(`could not connect: password=${PASSWORD} rejected`);
     }
-    return { stdout: pgbenchStdout(inv.argv), stderr: '', exitCode: 0, timedOut: false, logFiles: [], cpuMaxPercent: 35 };
+    return {
+      stdout: pgbenchStdout(inv.argv),
+      stderr: '',
+      exitCode: 0,
+      timedOut: false,
+      logFiles: [],
+      cpuMaxPercent: 35,
+    };
   }
 }
 
@@ -155,11 +194,16 @@ function harness(clock: Clock, executor = new FakePgbench()): Harness {
 
 function argsFor(extra: string[]): string[] {
   return [
-    '--run-id', 'run-1',
-    '--bucket', 'results',
-    '--secret-arn', SECRET_ARN,
-    '--writer-endpoint', 'writer.example',
-    '--region', 'us-east-1',
+    '--run-id',
+    'run-1',
+    '--bucket',
+    'results',
+    '--secret-arn',
+    SECRET_ARN,
+    '--writer-endpoint',
+    'writer.example',
+    '--region',
+    'us-east-1',
     ...extra,
   ];
 }
@@ -174,8 +218,19 @@ describe('two runners split each step and runner 0 merges', () => {
   test('clients divided, init once, parts kept, tps summed, one manifest', async () => {
     // GIVEN two runners of the smoke suite (a local PgBouncer-like proxy target, no pool control)
     const clock = sharedClock();
-    const common = ['--suite', 'smoke', '--runner-count', '2', '--start-at', '2026-11-21T11:00:00.000Z',
-      '--proxies', 'pgbouncer-transaction=proxy.example', '--proxy-target-kind', 'pgbouncer-transaction', '--no-pool-control'];
+    const common = [
+      '--suite',
+      'smoke',
+      '--runner-count',
+      '2',
+      '--start-at',
+      '2026-11-21T11:00:00.000Z',
+      '--proxies',
+      'pgbouncer-transaction=proxy.example',
+      '--proxy-target-kind',
+      'pgbouncer-transaction',
+      '--no-pool-control',
+    ];
     const r0 = harness(clock);
     const r1 = harness(clock);
     // WHEN both run at once
@@ -188,7 +243,10 @@ describe('two runners split each step and runner 0 merges', () => {
     expect(out1.result.manifest.status).toBe('completed');
     // the fake pgbench never refuses, so the merged "direct above max_connections is refused" step
     // broke: runner 0 (which judges the merged records) says so; runner 1 only completed its parts
-    expect(storedSteps().find((s) => s.stepId === 'smoke-max-connections/direct/c60/simple/persistent/r1')?.verdict.held).toBe(false);
+    expect(
+      storedSteps().find((s) => s.stepId === 'smoke-max-connections/direct/c60/simple/persistent/r1')?.verdict
+        .held,
+    ).toBe(false);
     expect([out0.allHeld, out1.allHeld]).toEqual([false, true]);
     const steps = storedSteps();
     expect(steps.map((s) => s.stepId).sort()).toEqual([...out0.result.manifest.stepIds].sort());
@@ -205,14 +263,31 @@ describe('two runners split each step and runner 0 merges', () => {
     expect(churn?.result?.tps).toBe(500);
     expect(churn?.result?.clients).toBe(5);
     const clientsRun = (h: Harness): number[] =>
-      h.executor.invocations.filter((i) => !i.argv.includes('-i')).map((i) => argvNumber(i.argv, '-c', '--client') ?? -1);
+      h.executor.invocations
+        .filter((i) => !i.argv.includes('-i'))
+        .map((i) => argvNumber(i.argv, '-c', '--client') ?? -1);
     // every step's clients add up across the two runners
-    expect(clientsRun(r0).map((c, i) => c + (clientsRun(r1)[i] ?? 0))).toEqual(steps.length > 0 ? out0.result.manifest.stepIds.map((id) => steps.find((s) => s.stepId === id)?.params.clients) : []);
+    expect(clientsRun(r0).map((c, i) => c + (clientsRun(r1)[i] ?? 0))).toEqual(
+      steps.length > 0
+        ? out0.result.manifest.stepIds.map((id) => steps.find((s) => s.stepId === id)?.params.clients)
+        : [],
+    );
     // one manifest, written by runner 0, for the cloud, with both runners in its settings
     const manifest = JSON.parse(store.get('runs/run-1/manifest.json') as string) as RunManifest;
-    expect(manifest).toMatchObject({ mode: 'cloud', status: 'completed', stepsCompleted: steps.length, settings: { runnerCount: 2 } });
+    expect(manifest).toMatchObject({
+      mode: 'cloud',
+      status: 'completed',
+      stepsCompleted: steps.length,
+      settings: { runnerCount: 2 },
+    });
     // barrier objects exist per step, under this attempt
-    expect([...store.keys()].some((k) => k.startsWith('runs/run-1/fleet/2026-11-21T11_00_00.000Z/smoke-churn_direct_c5_simple_per-transaction_r1/plan.json'))).toBe(true);
+    expect(
+      [...store.keys()].some((k) =>
+        k.startsWith(
+          'runs/run-1/fleet/2026-11-21T11_00_00.000Z/smoke-churn_direct_c5_simple_per-transaction_r1/plan.json',
+        ),
+      ),
+    ).toBe(true);
   });
 });
 
@@ -222,7 +297,10 @@ describe('pool sweep', () => {
     const state = { max: 100, idle: 50 };
     let pending: typeof state | null = null;
     rdsMock.on(ModifyDBProxyTargetGroupCommand).callsFake((input: ModifyDBProxyTargetGroupCommandInput) => {
-      pending = { max: input.ConnectionPoolConfig?.MaxConnectionsPercent ?? 0, idle: input.ConnectionPoolConfig?.MaxIdleConnectionsPercent ?? 0 };
+      pending = {
+        max: input.ConnectionPoolConfig?.MaxConnectionsPercent ?? 0,
+        idle: input.ConnectionPoolConfig?.MaxIdleConnectionsPercent ?? 0,
+      };
       return {};
     });
     let lagged = false;
@@ -232,23 +310,38 @@ describe('pool sweep', () => {
         pending = null;
         lagged = false;
       } else if (pending) lagged = true;
-      return { TargetGroups: [{ Status: pending ? 'modifying' : 'available', ConnectionPoolConfig: { MaxConnectionsPercent: state.max, MaxIdleConnectionsPercent: state.idle } }] };
+      return {
+        TargetGroups: [
+          {
+            Status: pending ? 'modifying' : 'available',
+            ConnectionPoolConfig: { MaxConnectionsPercent: state.max, MaxIdleConnectionsPercent: state.idle },
+          },
+        ],
+      };
     });
     // and a pgbench that fails on the second measured step (the 50 % one)
     const h = harness(sharedClock(), new FakePgbench(2));
     // WHEN the E4 sweep (25/50/75/100 %) runs
-    const run = runCloudRunner(parseRunnerArgv(argsFor(['--suite', 'e4', '--proxies', 'pool100=proxy.example@lab-pool100#100/50'])), h.deps);
+    const run = runCloudRunner(
+      parseRunnerArgv(argsFor(['--suite', 'e4', '--proxies', 'pool100=proxy.example@lab-pool100#100/50'])),
+      h.deps,
+    );
     // THEN it fails …
     await expect(run).rejects.toThrow(/run run-1 failed/);
     // … after applying 25 % then 50 %, and the last change puts the lab's 100/50 back
-    const applied = rdsMock.commandCalls(ModifyDBProxyTargetGroupCommand).map((c) => c.args[0].input.ConnectionPoolConfig);
+    const applied = rdsMock
+      .commandCalls(ModifyDBProxyTargetGroupCommand)
+      .map((c) => c.args[0].input.ConnectionPoolConfig);
     expect(applied).toEqual([
       { MaxConnectionsPercent: 25, MaxIdleConnectionsPercent: 25 },
       { MaxConnectionsPercent: 50, MaxIdleConnectionsPercent: 50 },
       { MaxConnectionsPercent: 100, MaxIdleConnectionsPercent: 50 },
     ]);
     expect(state).toEqual({ max: 100, idle: 50 });
-    expect(rdsMock).toHaveReceivedCommandWith(ModifyDBProxyTargetGroupCommand, { DBProxyName: 'lab-pool100', TargetGroupName: 'default' });
+    expect(rdsMock).toHaveReceivedCommandWith(ModifyDBProxyTargetGroupCommand, {
+      DBProxyName: 'lab-pool100',
+      TargetGroupName: 'default',
+    });
     // the finished 25 % step is in S3, the failed one is not (a resume retries it)
     expect(storedSteps().map((s) => s.params.poolPercent)).toEqual([25]);
     const manifest = JSON.parse(store.get('runs/run-1/manifest.json') as string) as RunManifest;
@@ -260,7 +353,25 @@ describe('the DB password', () => {
   test('reaches pgbench and psql only through PGPASSWORD, never an object, a log line, argv or an error', async () => {
     // GIVEN a run whose second pgbench throws an error that quotes the password
     const h = harness(sharedClock(), new FakePgbench(2));
-    const args = parseRunnerArgv(argsFor(['--suite', 'smoke', '--proxies', 'pgbouncer-transaction=proxy.example', '--proxy-target-kind', 'pgbouncer-transaction', '--no-pool-control', '--collector', JSON.stringify({ functionName: 'f', clusterId: 'c', instanceIds: ['w'], piResourceIds: [], proxies: [] })]));
+    const args = parseRunnerArgv(
+      argsFor([
+        '--suite',
+        'smoke',
+        '--proxies',
+        'pgbouncer-transaction=proxy.example',
+        '--proxy-target-kind',
+        'pgbouncer-transaction',
+        '--no-pool-control',
+        '--collector',
+        JSON.stringify({
+          functionName: 'f',
+          clusterId: 'c',
+          instanceIds: ['w'],
+          piResourceIds: [],
+          proxies: [],
+        }),
+      ]),
+    );
     // WHEN
     let error: unknown = null;
     try {
@@ -275,11 +386,16 @@ describe('the DB password', () => {
       expect(inv.argv.join(' ')).not.toContain(PASSWORD);
     }
     expect(h.queries.every((q) => q.env?.PGPASSWORD === PASSWORD)).toBe(true);
-    expect(h.executor.invocations.filter((i) => !i.argv.includes('-i')).every((i) => i.env.PGSSLMODE === 'require')).toBe(true);
+    expect(
+      h.executor.invocations
+        .filter((i) => !i.argv.includes('-i'))
+        .every((i) => i.env.PGSSLMODE === 'require'),
+    ).toBe(true);
     // … and nowhere else: every object written, every log line, the error, the collector payload
     expect(store.size).toBeGreaterThan(2);
     const forms = [PASSWORD, JSON.stringify(PASSWORD).slice(1, -1)];
-    for (const [key, text] of store) expect({ key, leaked: forms.some((f) => text.includes(f)) }).toEqual({ key, leaked: false });
+    for (const [key, text] of store)
+      expect({ key, leaked: forms.some((f) => text.includes(f)) }).toEqual({ key, leaked: false });
     expect(h.logs.length).toBeGreaterThan(3);
     expect(h.logs.join('')).not.toContain(PASSWORD);
     expect(error).toBeInstanceOf(Error);

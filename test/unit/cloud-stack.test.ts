@@ -13,7 +13,12 @@ import { createLabStack } from '../../lib/lab-stack';
 import { scratchDir } from '../helpers/scratch';
 
 function lab(proxies: unknown[]): LabConfig {
-  const r = validateLab({ name: 'grants', aurora: { engineVersion: '16.9', instanceClass: 'db.t4g.medium' }, proxies, runners: { instanceType: 'c7g.large', count: 1 } });
+  const r = validateLab({
+    name: 'grants',
+    aurora: { engineVersion: '16.9', instanceClass: 'db.t4g.medium' },
+    proxies,
+    runners: { instanceType: 'c7g.large', count: 1 },
+  });
   if (!r.ok) throw new Error(JSON.stringify(r.problems));
   return r.lab;
 }
@@ -25,22 +30,36 @@ function synth(l: LabConfig): { app: App; stack: Stack; template: Template } {
 }
 
 /** Statements of the runner role's policies. */
-function runnerStatements(template: Template): Array<{ Action: string | string[]; Resource: unknown; Condition?: unknown }> {
-  const policies = template.findResources('AWS::IAM::Policy') as Record<string, { Properties: { PolicyDocument: { Statement: Array<{ Action: string | string[]; Resource: unknown }> } } }>;
+function runnerStatements(
+  template: Template,
+): Array<{ Action: string | string[]; Resource: unknown; Condition?: unknown }> {
+  const policies = template.findResources('AWS::IAM::Policy') as Record<
+    string,
+    { Properties: { PolicyDocument: { Statement: Array<{ Action: string | string[]; Resource: unknown }> } } }
+  >;
   return Object.entries(policies)
     .filter(([id]) => id.startsWith('RunnersRole'))
     .flatMap(([, p]) => p.Properties.PolicyDocument.Statement);
 }
 
-const actionsOf = (s: { Action: string | string[] }): string[] => (Array.isArray(s.Action) ? s.Action : [s.Action]);
+const actionsOf = (s: { Action: string | string[] }): string[] =>
+  Array.isArray(s.Action) ? s.Action : [s.Action];
 
 describe('runner role grants for the runner software', () => {
-  const two = synth(lab([{ name: 'pool25', maxConnectionsPercent: 25 }, { name: 'pool100', maxConnectionsPercent: 100 }]));
+  const two = synth(
+    lab([
+      { name: 'pool25', maxConnectionsPercent: 25 },
+      { name: 'pool100', maxConnectionsPercent: 100 },
+    ]),
+  );
 
   test('pool sweeps: Modify/DescribeDBProxyTargetGroups on exactly the lab proxies and their target groups', () => {
     const rds = runnerStatements(two.template).filter((s) => actionsOf(s).some((a) => a.startsWith('rds:')));
     expect(rds).toHaveLength(1);
-    expect(actionsOf(rds[0] as { Action: string | string[] }).sort()).toEqual(['rds:DescribeDBProxyTargetGroups', 'rds:ModifyDBProxyTargetGroup']);
+    expect(actionsOf(rds[0] as { Action: string | string[] }).sort()).toEqual([
+      'rds:DescribeDBProxyTargetGroups',
+      'rds:ModifyDBProxyTargetGroup',
+    ]);
     const resources = JSON.stringify(rds[0]?.Resource);
     expect(resources).not.toContain('*');
     for (const p of ['pool25', 'pool100']) {
@@ -52,11 +71,21 @@ describe('runner role grants for the runner software', () => {
   test('resume and the fleet barrier: GetObject under runs/, ListBucket only for the runs/ prefix', () => {
     // (statements may or may not be merged, depending on @aws-cdk/aws-iam:minimizePolicies)
     const statements = runnerStatements(two.template);
-    const runsObjects = /^\{"Fn::Join":\["",\[\{"Fn::GetAtt":\["ResultsBucket[0-9A-F]{8}","Arn"\]\},"\/runs\/\*"\]\]\}$/;
-    expect(statements.some((s) => actionsOf(s).includes('s3:GetObject') && runsObjects.test(JSON.stringify(s.Resource)))).toBe(true);
+    const runsObjects =
+      /^\{"Fn::Join":\["",\[\{"Fn::GetAtt":\["ResultsBucket[0-9A-F]{8}","Arn"\]\},"\/runs\/\*"\]\]\}$/;
+    expect(
+      statements.some(
+        (s) => actionsOf(s).includes('s3:GetObject') && runsObjects.test(JSON.stringify(s.Resource)),
+      ),
+    ).toBe(true);
     const list = statements.filter((s) => actionsOf(s).includes('s3:ListBucket'));
     expect(list).toEqual([
-      { Action: 's3:ListBucket', Effect: 'Allow', Condition: { StringLike: { 's3:prefix': ['runs/*'] } }, Resource: { 'Fn::GetAtt': [expect.stringMatching(/^ResultsBucket/), 'Arn'] } },
+      {
+        Action: 's3:ListBucket',
+        Effect: 'Allow',
+        Condition: { StringLike: { 's3:prefix': ['runs/*'] } },
+        Resource: { 'Fn::GetAtt': [expect.stringMatching(/^ResultsBucket/), 'Arn'] },
+      },
     ]);
   });
 
@@ -71,13 +100,19 @@ describe('runner role grants for the runner software', () => {
 
   test('a lab without proxies gets no RDS permission', () => {
     const none = synth(lab([]));
-    expect(runnerStatements(none.template).some((s) => actionsOf(s).some((a) => a.startsWith('rds:')))).toBe(false);
+    expect(runnerStatements(none.template).some((s) => actionsOf(s).some((a) => a.startsWith('rds:')))).toBe(
+      false,
+    );
   });
 
   test('cdk-nag AwsSolutions: no finding on the runner fleet', () => {
     const report = new AwsSolutionsChecks().validateScope(two.app);
-    const findings = report.violations.flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} ${r.constructPath}`)).filter((f) => f.includes('/Runners/'));
+    const findings = report.violations
+      .flatMap((v) => v.violatingResources.map((r) => `${v.ruleName} ${r.constructPath}`))
+      .filter((f) => f.includes('/Runners/'));
     expect(findings).toEqual([]);
-    expect(two.stack.node.findAll().some((c) => c instanceof iam.Role && c.node.path.endsWith('/Runners/Role'))).toBe(true);
+    expect(
+      two.stack.node.findAll().some((c) => c instanceof iam.Role && c.node.path.endsWith('/Runners/Role')),
+    ).toBe(true);
   });
 });

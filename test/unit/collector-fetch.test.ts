@@ -6,10 +6,21 @@ import {
   type GetMetricDataCommandInput,
   type MetricDataResult,
 } from '@aws-sdk/client-cloudwatch';
-import { GetResourceMetricsCommand, InvalidArgumentException, PIClient, PIServiceException } from '@aws-sdk/client-pi';
+import {
+  GetResourceMetricsCommand,
+  InvalidArgumentException,
+  PIClient,
+  PIServiceException,
+} from '@aws-sdk/client-pi';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
-import { fetchCloudWatch, fetchPi, planCloudWatchQueries, planPiRequests, type LabResources } from '../../lib/collector';
+import {
+  fetchCloudWatch,
+  fetchPi,
+  planCloudWatchQueries,
+  planPiRequests,
+  type LabResources,
+} from '../../lib/collector';
 
 const cwMock = mockClient(CloudWatchClient);
 const piMock = mockClient(PIClient);
@@ -34,7 +45,10 @@ function lab(instances: number, proxies: number): LabResources {
 }
 
 /** Answers every query of a GetMetricData input with `valueOf(id, minute)` for minutes 0..2. */
-function echoResults(input: GetMetricDataCommandInput, valueOf: (id: string, i: number) => number): MetricDataResult[] {
+function echoResults(
+  input: GetMetricDataCommandInput,
+  valueOf: (id: string, i: number) => number,
+): MetricDataResult[] {
   return (input.MetricDataQueries ?? []).map((q) => ({
     Id: q.Id,
     StatusCode: 'Complete',
@@ -44,7 +58,12 @@ function echoResults(input: GetMetricDataCommandInput, valueOf: (id: string, i: 
 }
 
 const throttle = (): CloudWatchServiceException =>
-  new CloudWatchServiceException({ name: 'Throttling', $fault: 'client', $metadata: { httpStatusCode: 400 }, message: 'Rate exceeded' });
+  new CloudWatchServiceException({
+    name: 'Throttling',
+    $fault: 'client',
+    $metadata: { httpStatusCode: 400 },
+    message: 'Rate exceeded',
+  });
 
 const noSleep = { sleep: async (): Promise<void> => undefined, random: (): number => 0.5 };
 
@@ -57,10 +76,14 @@ describe('fetchCloudWatch', () => {
       MetricDataResults: echoResults(input, (id, i) => Number(id.split('_')[0]!.slice(1)) * 10 + i),
     }));
     // WHEN
-    const result = await fetchCloudWatch(new CloudWatchClient({ region: 'us-east-1' }), plan, { retry: noSleep });
+    const result = await fetchCloudWatch(new CloudWatchClient({ region: 'us-east-1' }), plan, {
+      retry: noSleep,
+    });
     // THEN
     expect(cwMock).toHaveReceivedCommandTimes(GetMetricDataCommand, 2);
-    const sizes = cwMock.commandCalls(GetMetricDataCommand).map((c) => c.args[0].input.MetricDataQueries?.length);
+    const sizes = cwMock
+      .commandCalls(GetMetricDataCommand)
+      .map((c) => c.args[0].input.MetricDataQueries?.length);
     expect(sizes).toEqual([500, 40]);
     expect(result.calls).toBe(2);
     expect(result.series).toHaveLength(540);
@@ -88,7 +111,11 @@ describe('fetchCloudWatch', () => {
       MetricDataQueries: expect.arrayContaining([
         expect.objectContaining({
           MetricStat: {
-            Metric: { Namespace: 'AWS/RDS', MetricName: 'DatabaseConnectionsCurrentlySessionPinned', Dimensions: [{ Name: 'ProxyName', Value: 'proxy-1' }] },
+            Metric: {
+              Namespace: 'AWS/RDS',
+              MetricName: 'DatabaseConnectionsCurrentlySessionPinned',
+              Dimensions: [{ Name: 'ProxyName', Value: 'proxy-1' }],
+            },
             Period: 60,
             Stat: 'Sum',
           },
@@ -104,11 +131,15 @@ describe('fetchCloudWatch', () => {
     cwMock
       .on(GetMetricDataCommand, { NextToken: undefined })
       .resolves({
-        MetricDataResults: [{ Id: pinned.id, StatusCode: 'PartialData', Timestamps: [minute(0), minute(1)], Values: [3, 4] }],
+        MetricDataResults: [
+          { Id: pinned.id, StatusCode: 'PartialData', Timestamps: [minute(0), minute(1)], Values: [3, 4] },
+        ],
         NextToken: 'page-2',
       })
       .on(GetMetricDataCommand, { NextToken: 'page-2' })
-      .resolves({ MetricDataResults: [{ Id: pinned.id, StatusCode: 'Complete', Timestamps: [minute(2)], Values: [5] }] });
+      .resolves({
+        MetricDataResults: [{ Id: pinned.id, StatusCode: 'Complete', Timestamps: [minute(2)], Values: [5] }],
+      });
     // WHEN
     const result = await fetchCloudWatch(new CloudWatchClient({ region: 'us-east-1' }), plan);
     // THEN
@@ -147,7 +178,9 @@ describe('fetchCloudWatch', () => {
       return { MetricDataResults: echoResults(input, () => 7) };
     });
     // WHEN
-    const result = await fetchCloudWatch(new CloudWatchClient({ region: 'us-east-1' }), plan, { retry: { ...noSleep, maxAttempts: 3 } });
+    const result = await fetchCloudWatch(new CloudWatchClient({ region: 'us-east-1' }), plan, {
+      retry: { ...noSleep, maxAttempts: 3 },
+    });
     // THEN
     expect(cwMock).toHaveReceivedCommandTimes(GetMetricDataCommand, 4); // 3 attempts + 1
     const statuses = result.series.map((s) => s.status);
@@ -162,9 +195,16 @@ describe('fetchCloudWatch', () => {
     const plan = planCloudWatchQueries(lab(1, 0), WINDOW, { now: NOW });
     cwMock
       .on(GetMetricDataCommand)
-      .rejects(new InvalidParameterValueException({ $metadata: { httpStatusCode: 400 }, message: 'The parameter Period is invalid' }));
+      .rejects(
+        new InvalidParameterValueException({
+          $metadata: { httpStatusCode: 400 },
+          message: 'The parameter Period is invalid',
+        }),
+      );
     // WHEN
-    const result = await fetchCloudWatch(new CloudWatchClient({ region: 'us-east-1' }), plan, { retry: noSleep });
+    const result = await fetchCloudWatch(new CloudWatchClient({ region: 'us-east-1' }), plan, {
+      retry: noSleep,
+    });
     // THEN
     expect(cwMock).toHaveReceivedCommandTimes(GetMetricDataCommand, 1);
     expect(new Set(result.series.map((s) => s.reason))).toEqual(
@@ -188,22 +228,39 @@ describe('fetchCloudWatch', () => {
     // WHEN
     const result = await fetchCloudWatch(new CloudWatchClient({ region: 'us-east-1' }), plan);
     // THEN
-    expect(result.series[0]).toMatchObject({ status: 'error', reason: 'CloudWatch status Forbidden: Forbidden: not authorized' });
+    expect(result.series[0]).toMatchObject({
+      status: 'error',
+      reason: 'CloudWatch status Forbidden: Forbidden: not authorized',
+    });
     expect(result.series[1]).toMatchObject({ status: 'no-data', points: [] });
     expect(result.series.slice(2).every((s) => s.status === 'ok')).toBe(true);
   });
 
   test('proxy gauges summed over periods longer than a minute are scaled to per-minute totals', async () => {
     // GIVEN a 2-day window: period 120 s
-    const plan = planCloudWatchQueries(lab(0, 1), { start: '2026-11-19T11:00:00Z', end: '2026-11-21T11:00:00Z' }, { now: NOW });
+    const plan = planCloudWatchQueries(
+      lab(0, 1),
+      { start: '2026-11-19T11:00:00Z', end: '2026-11-21T11:00:00Z' },
+      { now: NOW },
+    );
     expect(plan.periodSec).toBe(120);
-    cwMock.on(GetMetricDataCommand).callsFake((input: GetMetricDataCommandInput) => ({ MetricDataResults: echoResults(input, () => 200) }));
+    cwMock
+      .on(GetMetricDataCommand)
+      .callsFake((input: GetMetricDataCommandInput) => ({
+        MetricDataResults: echoResults(input, () => 200),
+      }));
     // WHEN
     const result = await fetchCloudWatch(new CloudWatchClient({ region: 'us-east-1' }), plan);
     // THEN gauge: 200 over two minutes is 100 per minute; event count and latency unchanged
     const byName = new Map(result.series.map((s) => [s.name, s]));
-    expect(byName.get('ClientConnections')).toMatchObject({ stat: 'SumPerMinute', points: expect.arrayContaining([[minute(0).toISOString(), 100]]) });
-    expect(byName.get('QueryRequests')).toMatchObject({ stat: 'Sum', points: expect.arrayContaining([[minute(0).toISOString(), 200]]) });
+    expect(byName.get('ClientConnections')).toMatchObject({
+      stat: 'SumPerMinute',
+      points: expect.arrayContaining([[minute(0).toISOString(), 100]]),
+    });
+    expect(byName.get('QueryRequests')).toMatchObject({
+      stat: 'Sum',
+      points: expect.arrayContaining([[minute(0).toISOString(), 200]]),
+    });
     expect(byName.get('QueryDatabaseResponseLatency')).toMatchObject({ stat: 'Average' });
   });
 });
@@ -224,7 +281,10 @@ describe('fetchPi', () => {
     // GIVEN
     const plan = planPiRequests(lab(2, 0), WINDOW);
     piMock.on(GetResourceMetricsCommand).callsFake((input: { MetricQueries: Array<{ Metric: string }> }) =>
-      piAnswer(input.MetricQueries.map((q) => q.Metric), 9),
+      piAnswer(
+        input.MetricQueries.map((q) => q.Metric),
+        9,
+      ),
     );
     // WHEN
     const result = await fetchPi(new PIClient({ region: 'us-east-1' }), plan);
@@ -248,15 +308,24 @@ describe('fetchPi', () => {
 
   test('batches at 15 metric queries per call', async () => {
     // GIVEN 20 counters for one instance
-    const piMetrics = Array.from({ length: 20 }, (_, i) => ({ name: `db.Custom.c${i}`, stat: 'avg' as const, unit: null }));
+    const piMetrics = Array.from({ length: 20 }, (_, i) => ({
+      name: `db.Custom.c${i}`,
+      stat: 'avg' as const,
+      unit: null,
+    }));
     const plan = planPiRequests(lab(1, 0), WINDOW, { piMetrics });
     piMock.on(GetResourceMetricsCommand).callsFake((input: { MetricQueries: Array<{ Metric: string }> }) =>
-      piAnswer(input.MetricQueries.map((q) => q.Metric), 1),
+      piAnswer(
+        input.MetricQueries.map((q) => q.Metric),
+        1,
+      ),
     );
     // WHEN
     const result = await fetchPi(new PIClient({ region: 'us-east-1' }), plan);
     // THEN
-    const sizes = piMock.commandCalls(GetResourceMetricsCommand).map((c) => c.args[0].input.MetricQueries?.length);
+    const sizes = piMock
+      .commandCalls(GetResourceMetricsCommand)
+      .map((c) => c.args[0].input.MetricQueries?.length);
     expect(sizes).toEqual([15, 5]);
     expect(result.series.filter((s) => s.status === 'ok')).toHaveLength(20);
   });
@@ -266,9 +335,14 @@ describe('fetchPi', () => {
     const plan = planPiRequests(lab(1, 0), WINDOW);
     piMock
       .on(GetResourceMetricsCommand, { NextToken: undefined })
-      .resolves({ MetricList: [{ Key: { Metric: 'db.load.avg' }, DataPoints: [{ Timestamp: minute(0), Value: 1.5 }] }], NextToken: 'n2' })
+      .resolves({
+        MetricList: [{ Key: { Metric: 'db.load.avg' }, DataPoints: [{ Timestamp: minute(0), Value: 1.5 }] }],
+        NextToken: 'n2',
+      })
       .on(GetResourceMetricsCommand, { NextToken: 'n2' })
-      .resolves({ MetricList: [{ Key: { Metric: 'db.load.avg' }, DataPoints: [{ Timestamp: minute(1), Value: 2.5 }] }] });
+      .resolves({
+        MetricList: [{ Key: { Metric: 'db.load.avg' }, DataPoints: [{ Timestamp: minute(1), Value: 2.5 }] }],
+      });
     // WHEN
     const result = await fetchPi(new PIClient({ region: 'us-east-1' }), plan);
     // THEN
@@ -282,8 +356,20 @@ describe('fetchPi', () => {
     const plan = planPiRequests(lab(1, 0), WINDOW);
     piMock
       .on(GetResourceMetricsCommand)
-      .rejectsOnce(new PIServiceException({ name: 'ThrottlingException', $fault: 'client', $metadata: { httpStatusCode: 400 }, message: 'Rate exceeded' }))
-      .callsFake((input: { MetricQueries: Array<{ Metric: string }> }) => piAnswer(input.MetricQueries.map((q) => q.Metric), 3));
+      .rejectsOnce(
+        new PIServiceException({
+          name: 'ThrottlingException',
+          $fault: 'client',
+          $metadata: { httpStatusCode: 400 },
+          message: 'Rate exceeded',
+        }),
+      )
+      .callsFake((input: { MetricQueries: Array<{ Metric: string }> }) =>
+        piAnswer(
+          input.MetricQueries.map((q) => q.Metric),
+          3,
+        ),
+      );
     // WHEN
     const result = await fetchPi(new PIClient({ region: 'us-east-1' }), plan, { retry: noSleep });
     // THEN
@@ -297,7 +383,10 @@ describe('fetchPi', () => {
     piMock.on(GetResourceMetricsCommand).callsFake((input: { MetricQueries: Array<{ Metric: string }> }) => {
       const metrics = input.MetricQueries.map((q) => q.Metric);
       if (metrics.includes('db.SQL.queries.avg')) {
-        throw new InvalidArgumentException({ $metadata: { httpStatusCode: 400 }, message: 'Unknown metric db.SQL.queries.avg' });
+        throw new InvalidArgumentException({
+          $metadata: { httpStatusCode: 400 },
+          message: 'Unknown metric db.SQL.queries.avg',
+        });
       }
       return piAnswer(metrics, 2);
     });
@@ -306,7 +395,10 @@ describe('fetchPi', () => {
     // THEN 1 combined call + 5 single-metric calls
     expect(piMock).toHaveReceivedCommandTimes(GetResourceMetricsCommand, 6);
     const bad = result.series.find((s) => s.name === 'db.SQL.queries')!;
-    expect(bad).toMatchObject({ status: 'error', reason: expect.stringContaining('InvalidArgumentException: Unknown metric') });
+    expect(bad).toMatchObject({
+      status: 'error',
+      reason: expect.stringContaining('InvalidArgumentException: Unknown metric'),
+    });
     expect(result.series.filter((s) => s.status === 'ok').map((s) => s.name)).toEqual([
       'db.load',
       'db.Transactions.xact_commit',
@@ -320,13 +412,26 @@ describe('fetchPi', () => {
     const plan = planPiRequests(lab(2, 0), WINDOW);
     piMock
       .on(GetResourceMetricsCommand, { Identifier: 'db-RES1' })
-      .rejects(new PIServiceException({ name: 'NotAuthorizedException', $fault: 'client', $metadata: { httpStatusCode: 400 }, message: 'no PI' }))
+      .rejects(
+        new PIServiceException({
+          name: 'NotAuthorizedException',
+          $fault: 'client',
+          $metadata: { httpStatusCode: 400 },
+          message: 'no PI',
+        }),
+      )
       .on(GetResourceMetricsCommand, { Identifier: 'db-RES2' })
-      .callsFake((input: { MetricQueries: Array<{ Metric: string }> }) => piAnswer(input.MetricQueries.map((q) => q.Metric), 1));
+      .callsFake((input: { MetricQueries: Array<{ Metric: string }> }) =>
+        piAnswer(
+          input.MetricQueries.map((q) => q.Metric),
+          1,
+        ),
+      );
     // WHEN
     const result = await fetchPi(new PIClient({ region: 'us-east-1' }), plan, { retry: noSleep });
     // THEN
-    const byInstance = (id: string) => result.series.filter((s) => s.dimensions.DbiResourceId === id).map((s) => s.status);
+    const byInstance = (id: string) =>
+      result.series.filter((s) => s.dimensions.DbiResourceId === id).map((s) => s.status);
     expect(byInstance('db-RES1')).toEqual(['error', 'error', 'error', 'error', 'error']);
     expect(byInstance('db-RES2')).toEqual(['ok', 'ok', 'ok', 'ok', 'ok']);
   });

@@ -1,7 +1,11 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
-import { CloudWatchClient, GetMetricDataCommand, type GetMetricDataCommandInput } from '@aws-sdk/client-cloudwatch';
+import {
+  CloudWatchClient,
+  GetMetricDataCommand,
+  type GetMetricDataCommandInput,
+} from '@aws-sdk/client-cloudwatch';
 import { GetResourceMetricsCommand, PIClient } from '@aws-sdk/client-pi';
 import { PutObjectCommand, S3Client, type PutObjectCommandInput } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
@@ -22,7 +26,12 @@ const END = new Date(START_MS + 5 * 60_000).toISOString();
 const EVENT = {
   runId: 'run-2026-11-21T10-00-00',
   window: { start: START, end: END },
-  cluster: { clusterId: 'lab-cluster', instanceIds: ['lab-writer'], piResourceIds: ['db-ABC'], instanceClasses: { 'lab-writer': 'db.t4g.medium' } },
+  cluster: {
+    clusterId: 'lab-cluster',
+    instanceIds: ['lab-writer'],
+    piResourceIds: ['db-ABC'],
+    instanceClasses: { 'lab-writer': 'db.t4g.medium' },
+  },
   proxies: ['lab-proxy'],
 };
 
@@ -41,7 +50,10 @@ function answerCloudWatch(): void {
 
 function answerPi(): void {
   piMock.on(GetResourceMetricsCommand).callsFake((input: { MetricQueries: Array<{ Metric: string }> }) => ({
-    MetricList: input.MetricQueries.map((q) => ({ Key: { Metric: q.Metric }, DataPoints: [{ Timestamp: new Date(START), Value: 0.5 }] })),
+    MetricList: input.MetricQueries.map((q) => ({
+      Key: { Metric: q.Metric },
+      DataPoints: [{ Timestamp: new Date(START), Value: 0.5 }],
+    })),
   }));
 }
 
@@ -82,15 +94,31 @@ describe('collect-metrics handler', () => {
     expect(cw).toMatchObject({ schemaVersion: 1, runId: EVENT.runId, window: { start: START, end: END } });
     // 13 instance + CPUCreditBalance (db.t4g) + 10 proxy
     expect(cw.series).toHaveLength(24);
-    expect(cw.series.find((s) => s.name === 'CPUCreditBalance')).toMatchObject({ status: 'ok', points: [[START, 11]] });
-    expect(cw.series.find((s) => s.name === 'ClientConnections')).toMatchObject({ status: 'no-data', dimensions: { ProxyName: 'lab-proxy' } });
+    expect(cw.series.find((s) => s.name === 'CPUCreditBalance')).toMatchObject({
+      status: 'ok',
+      points: [[START, 11]],
+    });
+    expect(cw.series.find((s) => s.name === 'ClientConnections')).toMatchObject({
+      status: 'no-data',
+      dimensions: { ProxyName: 'lab-proxy' },
+    });
     const pi = putBody('runs/run-2026-11-21T10-00-00/metrics/pi.json');
     expect(pi.series.map((s) => `${s.name}.${s.stat}`)).toContain('db.User.total_auth_attempts.avg');
     expect(summary).toEqual({
       runId: EVENT.runId,
       window: cw.window,
-      cloudwatch: { periodSec: 60, series: { ok: 23, noData: 1, error: 0 }, calls: 1, written: 's3://results-bucket-from-env/runs/run-2026-11-21T10-00-00/metrics/cloudwatch.json' },
-      pi: { periodSec: 60, series: { ok: 5, noData: 0, error: 0 }, calls: 1, written: 's3://results-bucket-from-env/runs/run-2026-11-21T10-00-00/metrics/pi.json' },
+      cloudwatch: {
+        periodSec: 60,
+        series: { ok: 23, noData: 1, error: 0 },
+        calls: 1,
+        written: 's3://results-bucket-from-env/runs/run-2026-11-21T10-00-00/metrics/cloudwatch.json',
+      },
+      pi: {
+        periodSec: 60,
+        series: { ok: 5, noData: 0, error: 0 },
+        calls: 1,
+        written: 's3://results-bucket-from-env/runs/run-2026-11-21T10-00-00/metrics/pi.json',
+      },
       written: [
         's3://results-bucket-from-env/runs/run-2026-11-21T10-00-00/metrics/cloudwatch.json',
         's3://results-bucket-from-env/runs/run-2026-11-21T10-00-00/metrics/pi.json',
@@ -114,9 +142,21 @@ describe('collect-metrics handler', () => {
   test.each([
     { name: 'runId with a slash', patch: { runId: 'a/b' }, field: /runId: must be a safe path segment/ },
     { name: 'runId with ..', patch: { runId: 'a..b' }, field: /runId: must not contain "\.\."/ },
-    { name: 'window.start not a timestamp', patch: { window: { start: 'today', end: EVENT.window.end } }, field: /window\.start: must be an ISO-8601/ },
-    { name: 'window reversed', patch: { window: { start: END, end: START } }, field: /window\.end: must be after window\.start/ },
-    { name: 'instanceIds not a list', patch: { cluster: { clusterId: 'c', instanceIds: 'lab-writer' } }, field: /cluster\.instanceIds/ },
+    {
+      name: 'window.start not a timestamp',
+      patch: { window: { start: 'today', end: EVENT.window.end } },
+      field: /window\.start: must be an ISO-8601/,
+    },
+    {
+      name: 'window reversed',
+      patch: { window: { start: END, end: START } },
+      field: /window\.end: must be after window\.start/,
+    },
+    {
+      name: 'instanceIds not a list',
+      patch: { cluster: { clusterId: 'c', instanceIds: 'lab-writer' } },
+      field: /cluster\.instanceIds/,
+    },
     { name: 'proxies with an empty name', patch: { proxies: [''] }, field: /proxies\.0/ },
   ])('invalid event ($name) is refused before any AWS call, naming the field', async ({ patch, field }) => {
     // WHEN

@@ -25,19 +25,32 @@ describe('planCloudWatchQueries', () => {
   // 13 instance queries: CPUUtilization (Avg, Max), DatabaseConnections (Avg, Max), FreeableMemory
   // (Avg, Min) and 7 single-stat metrics; CPUCreditBalance adds one on burstable classes.
   // 10 proxy queries: the ten RDS Proxy metrics of issue 4, one statistic each.
-  test.each<{ instances: number; proxies: number; classes: Record<string, string> | undefined; expected: number }>([
+  test.each<{
+    instances: number;
+    proxies: number;
+    classes: Record<string, string> | undefined;
+    expected: number;
+  }>([
     { instances: 1, proxies: 0, classes: undefined, expected: 13 },
     { instances: 1, proxies: 1, classes: undefined, expected: 23 },
     { instances: 2, proxies: 2, classes: undefined, expected: 46 },
     { instances: 3, proxies: 1, classes: { 'lab-instance-1': 'db.t4g.medium' }, expected: 13 * 3 + 1 + 10 },
-    { instances: 2, proxies: 0, classes: { 'lab-instance-1': 'db.t3.large', 'lab-instance-2': 'db.t4g.medium' }, expected: 28 },
+    {
+      instances: 2,
+      proxies: 0,
+      classes: { 'lab-instance-1': 'db.t3.large', 'lab-instance-2': 'db.t4g.medium' },
+      expected: 28,
+    },
     { instances: 1, proxies: 0, classes: { 'lab-instance-1': 'db.r6g.large' }, expected: 13 },
-  ])('$instances instance(s), $proxies proxy(ies), classes $classes → $expected queries', ({ instances, proxies, classes, expected }) => {
-    // WHEN
-    const plan = planCloudWatchQueries(lab(instances, proxies, classes), HOUR_WINDOW, { now: NOW });
-    // THEN
-    expect(plan.queries).toHaveLength(expected);
-  });
+  ])(
+    '$instances instance(s), $proxies proxy(ies), classes $classes → $expected queries',
+    ({ instances, proxies, classes, expected }) => {
+      // WHEN
+      const plan = planCloudWatchQueries(lab(instances, proxies, classes), HOUR_WINDOW, { now: NOW });
+      // THEN
+      expect(plan.queries).toHaveLength(expected);
+    },
+  );
 
   test('CPUCreditBalance only for burstable (db.t*) instances', () => {
     // GIVEN
@@ -65,7 +78,9 @@ describe('planCloudWatchQueries', () => {
     const plan = planCloudWatchQueries(lab(0, 1), HOUR_WINDOW, { now: NOW });
     // THEN
     const queries = plan.queries.filter((q) => q.metricName === metricName);
-    expect(queries).toEqual([expect.objectContaining({ namespace: 'AWS/RDS', stat, dimensions: { ProxyName: 'lab-proxy-1' } })]);
+    expect(queries).toEqual([
+      expect.objectContaining({ namespace: 'AWS/RDS', stat, dimensions: { ProxyName: 'lab-proxy-1' } }),
+    ]);
   });
 
   test.each([
@@ -84,7 +99,9 @@ describe('planCloudWatchQueries', () => {
 
   test('query ids are valid GetMetricData ids and unique', () => {
     // WHEN
-    const plan = planCloudWatchQueries(lab(3, 2, { 'lab-instance-2': 'db.t4g.medium' }), HOUR_WINDOW, { now: NOW });
+    const plan = planCloudWatchQueries(lab(3, 2, { 'lab-instance-2': 'db.t4g.medium' }), HOUR_WINDOW, {
+      now: NOW,
+    });
     // THEN
     const ids = plan.queries.map((q) => q.id);
     for (const id of ids) expect(id).toMatch(/^[a-z][a-zA-Z0-9_]*$/);
@@ -93,7 +110,12 @@ describe('planCloudWatchQueries', () => {
 
   test('duplicate instance ids and proxy names are planned once', () => {
     // GIVEN
-    const resources: LabResources = { clusterId: 'c', instanceIds: ['a', 'a'], piResourceIds: [], proxies: ['p', 'p'] };
+    const resources: LabResources = {
+      clusterId: 'c',
+      instanceIds: ['a', 'a'],
+      piResourceIds: [],
+      proxies: ['p', 'p'],
+    };
     // WHEN
     const plan = planCloudWatchQueries(resources, HOUR_WINDOW, { now: NOW });
     // THEN
@@ -112,10 +134,12 @@ describe('planCloudWatchQueries', () => {
   });
 
   test('an empty or reversed window is a usage error naming the field', () => {
-    expect(() => planCloudWatchQueries(lab(1, 0), { start: HOUR_WINDOW.end, end: HOUR_WINDOW.start }, { now: NOW })).toThrow(
-      UsageError,
+    expect(() =>
+      planCloudWatchQueries(lab(1, 0), { start: HOUR_WINDOW.end, end: HOUR_WINDOW.start }, { now: NOW }),
+    ).toThrow(UsageError);
+    expect(() => planCloudWatchQueries(lab(1, 0), { start: 'soon', end: HOUR_WINDOW.end })).toThrow(
+      /window\.start/,
     );
-    expect(() => planCloudWatchQueries(lab(1, 0), { start: 'soon', end: HOUR_WINDOW.end })).toThrow(/window\.start/);
   });
 });
 
@@ -123,12 +147,32 @@ describe('period choice', () => {
   const at = (iso: string): number => Date.parse(iso);
 
   test.each([
-    { name: '20-minute run, just finished', start: '2026-11-21T11:30:00Z', end: '2026-11-21T11:50:00Z', expected: 60 },
+    {
+      name: '20-minute run, just finished',
+      start: '2026-11-21T11:30:00Z',
+      end: '2026-11-21T11:50:00Z',
+      expected: 60,
+    },
     { name: '1-day window', start: '2026-11-20T11:00:00Z', end: '2026-11-21T11:00:00Z', expected: 60 },
-    { name: '2-day window (1440 points max)', start: '2026-11-19T11:00:00Z', end: '2026-11-21T11:00:00Z', expected: 120 },
+    {
+      name: '2-day window (1440 points max)',
+      start: '2026-11-19T11:00:00Z',
+      end: '2026-11-21T11:00:00Z',
+      expected: 120,
+    },
     { name: '7-day window', start: '2026-11-14T11:00:00Z', end: '2026-11-21T11:00:00Z', expected: 420 },
-    { name: 'run 20 days ago (1-minute data expired)', start: '2026-11-01T10:00:00Z', end: '2026-11-01T11:00:00Z', expected: 300 },
-    { name: 'run 100 days ago (5-minute data expired)', start: '2026-08-13T10:00:00Z', end: '2026-08-13T11:00:00Z', expected: 3600 },
+    {
+      name: 'run 20 days ago (1-minute data expired)',
+      start: '2026-11-01T10:00:00Z',
+      end: '2026-11-01T11:00:00Z',
+      expected: 300,
+    },
+    {
+      name: 'run 100 days ago (5-minute data expired)',
+      start: '2026-08-13T10:00:00Z',
+      end: '2026-08-13T11:00:00Z',
+      expected: 3600,
+    },
   ])('CloudWatch: $name → $expected s', ({ start, end, expected }) => {
     // WHEN
     const period = chooseCloudWatchPeriodSec(at(start), at(end), { now: NOW });
@@ -171,7 +215,11 @@ describe('planPiRequests', () => {
 
   test('more than 15 counters are split into calls of at most 15', () => {
     // GIVEN
-    const piMetrics = Array.from({ length: 32 }, (_, i) => ({ name: `db.Custom.c${i}`, stat: 'avg' as const, unit: null }));
+    const piMetrics = Array.from({ length: 32 }, (_, i) => ({
+      name: `db.Custom.c${i}`,
+      stat: 'avg' as const,
+      unit: null,
+    }));
     // WHEN
     const plan = planPiRequests(lab(1, 0), HOUR_WINDOW, { piMetrics });
     // THEN
@@ -180,7 +228,10 @@ describe('planPiRequests', () => {
   });
 
   test('no PI resource ids, no requests', () => {
-    const plan = planPiRequests({ clusterId: 'c', instanceIds: ['i'], piResourceIds: [], proxies: [] }, HOUR_WINDOW);
+    const plan = planPiRequests(
+      { clusterId: 'c', instanceIds: ['i'], piResourceIds: [], proxies: [] },
+      HOUR_WINDOW,
+    );
     expect(plan.requests).toEqual([]);
   });
 });

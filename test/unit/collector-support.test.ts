@@ -1,20 +1,38 @@
 import { CloudWatchServiceException } from '@aws-sdk/client-cloudwatch';
 import { InvalidArgumentException, PIServiceException } from '@aws-sdk/client-pi';
 import { UsageError } from '../../lib/cli/errors';
-import { createCollectorClients, eventFromFlags, isRetryableError, parseCollectEvent, withRetry } from '../../lib/collector';
+import {
+  createCollectorClients,
+  eventFromFlags,
+  isRetryableError,
+  parseCollectEvent,
+  withRetry,
+} from '../../lib/collector';
 
 describe('isRetryableError', () => {
   const cw = (name: string, httpStatusCode: number, fault: 'client' | 'server' = 'client') =>
     new CloudWatchServiceException({ name, $fault: fault, $metadata: { httpStatusCode }, message: name });
   test.each([
     ['CloudWatch Throttling', cw('Throttling', 400), true],
-    ['PI ThrottlingException', new PIServiceException({ name: 'ThrottlingException', $fault: 'client', $metadata: {}, message: 'x' }), true],
+    [
+      'PI ThrottlingException',
+      new PIServiceException({ name: 'ThrottlingException', $fault: 'client', $metadata: {}, message: 'x' }),
+      true,
+    ],
     ['TooManyRequestsException', cw('TooManyRequestsException', 429), true],
     ['any HTTP 429', cw('Whatever', 429), true],
     ['server fault 503', cw('ServiceUnavailable', 503, 'server'), true],
     ['PI InternalServiceError', cw('InternalServiceError', 500, 'server'), true],
-    ['$retryable set by the SDK', Object.assign(cw('SomethingElse', 400), { $retryable: { throttling: false } }), true],
-    ['PI InvalidArgumentException', new InvalidArgumentException({ $metadata: { httpStatusCode: 400 }, message: 'bad metric' }), false],
+    [
+      '$retryable set by the SDK',
+      Object.assign(cw('SomethingElse', 400), { $retryable: { throttling: false } }),
+      true,
+    ],
+    [
+      'PI InvalidArgumentException',
+      new InvalidArgumentException({ $metadata: { httpStatusCode: 400 }, message: 'bad metric' }),
+      false,
+    ],
     ['access denied', cw('AccessDenied', 403), false],
     ['a plain Error', new Error('boom'), false],
     ['not an error', 'Throttling', false],
@@ -30,10 +48,21 @@ describe('withRetry', () => {
     let calls = 0;
     const call = async (): Promise<never> => {
       calls++;
-      throw new CloudWatchServiceException({ name: 'Throttling', $fault: 'client', $metadata: {}, message: `try ${calls}` });
+      throw new CloudWatchServiceException({
+        name: 'Throttling',
+        $fault: 'client',
+        $metadata: {},
+        message: `try ${calls}`,
+      });
     };
     // WHEN
-    const result = withRetry(call, { maxAttempts: 5, baseDelayMs: 100, maxDelayMs: 300, random: () => 0.999, sleep: async (ms) => void delays.push(ms) });
+    const result = withRetry(call, {
+      maxAttempts: 5,
+      baseDelayMs: 100,
+      maxDelayMs: 300,
+      random: () => 0.999,
+      sleep: async (ms) => void delays.push(ms),
+    });
     // THEN
     await expect(result).rejects.toThrow('try 5');
     expect(calls).toBe(5);
@@ -47,10 +76,21 @@ describe('eventFromFlags', () => {
   test('repeatable flags become lists, --instance-class pairs a map, and the result validates', () => {
     // WHEN
     const event = parseCollectEvent(
-      eventFromFlags({ ...base, instanceId: ['w', 'r1'], instanceClass: ['w=db.t4g.medium'], piResourceId: ['db-W'], proxy: ['p1', 'p2'] }),
+      eventFromFlags({
+        ...base,
+        instanceId: ['w', 'r1'],
+        instanceClass: ['w=db.t4g.medium'],
+        piResourceId: ['db-W'],
+        proxy: ['p1', 'p2'],
+      }),
     );
     // THEN
-    expect(event.cluster).toEqual({ clusterId: 'c', instanceIds: ['w', 'r1'], piResourceIds: ['db-W'], instanceClasses: { w: 'db.t4g.medium' } });
+    expect(event.cluster).toEqual({
+      clusterId: 'c',
+      instanceIds: ['w', 'r1'],
+      piResourceIds: ['db-W'],
+      instanceClasses: { w: 'db.t4g.medium' },
+    });
     expect(event.proxies).toEqual(['p1', 'p2']);
   });
 

@@ -15,7 +15,10 @@ writeFileSync(
   JSON.stringify({
     name: 'bad',
     aurora: { engineVersion: '15.6', instanceClass: 'db.t2.micro' },
-    proxies: [{ name: 'a', maxConnectionsPercent: 120, maxIdleConnectionsPercent: 10 }, { name: 'a', borrowTimeoutSeconds: 500 }],
+    proxies: [
+      { name: 'a', maxConnectionsPercent: 120, maxIdleConnectionsPercent: 10 },
+      { name: 'a', borrowTimeoutSeconds: 500 },
+    ],
     runners: { count: 0 },
     ttlHours: 0,
     ttlHour: 4,
@@ -33,16 +36,25 @@ const EXPECTED_LINES = [
 ];
 
 function proxylab(...args: string[]) {
-  return spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'proxylab.js'), ...args], { cwd: ROOT, encoding: 'utf8' });
+  return spawnSync(process.execPath, [path.join(ROOT, 'scripts', 'proxylab.js'), ...args], {
+    cwd: ROOT,
+    encoding: 'utf8',
+  });
 }
 
 test('validate: every lab in labs/ is ok (exit 0) with a summary line each', () => {
-  const labs = readdirSync(path.join(ROOT, 'labs')).filter((f) => f.endsWith('.json')).map((f) => `labs/${f}`);
+  const labs = readdirSync(path.join(ROOT, 'labs'))
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => `labs/${f}`);
   const res = proxylab('validate', ...labs);
   expect(res.status).toBe(0);
   for (const lab of labs) expect(res.stdout).toContain(`${lab}: ok\n`);
-  expect(res.stdout).toMatch(/^labs\/default\.json: ok\n {2}default: Aurora PostgreSQL 17\.9 on db\.t4g\.medium/m);
-  expect(res.stdout).toMatch(/^labs\/e1-prepared-statements\.json: ok\n {2}e1-prepared-statements: Aurora PostgreSQL 15\.8/m);
+  expect(res.stdout).toMatch(
+    /^labs\/default\.json: ok\n {2}default: Aurora PostgreSQL 17\.9 on db\.t4g\.medium/m,
+  );
+  expect(res.stdout).toMatch(
+    /^labs\/e1-prepared-statements\.json: ok\n {2}e1-prepared-statements: Aurora PostgreSQL 15\.8/m,
+  );
 });
 
 test('validate: a file with several bad values exits 2 and prints every problem', () => {
@@ -54,43 +66,71 @@ test('validate: a file with several bad values exits 2 and prints every problem'
 
 test.each([
   ['missing file', path.join(dir, 'missing.json'), /\(file\): does not exist: /],
-  ['invalid JSON', (() => { const f = path.join(dir, 'broken.json'); writeFileSync(f, '{"name": "x",\n'); return f; })(), /\(file\): is not valid JSON: .*\(line 2, column 1\)/],
+  [
+    'invalid JSON',
+    (() => {
+      const f = path.join(dir, 'broken.json');
+      writeFileSync(f, '{"name": "x",\n');
+      return f;
+    })(),
+    /\(file\): is not valid JSON: .*\(line 2, column 1\)/,
+  ],
 ])('validate: %s exits 2', (_label, file, message) => {
   const res = proxylab('validate', file);
   expect(res.status).toBe(2);
   expect(res.stderr).toMatch(message);
 });
 
-test('validate: an instance type with no price (which cost and deploy refuse) is a problem too, beside the schema\'s', () => {
+test("validate: an instance type with no price (which cost and deploy refuse) is a problem too, beside the schema's", () => {
   // GIVEN types the schema accepts but the price table lacks, and one schema mistake
   const file = path.join(dir, 'unpriced.json');
-  writeFileSync(file, JSON.stringify({ name: 'unpriced', aurora: { instanceClass: 'db.r6i.large' }, runners: { instanceType: 'c7g.huge', count: 0 } }));
+  writeFileSync(
+    file,
+    JSON.stringify({
+      name: 'unpriced',
+      aurora: { instanceClass: 'db.r6i.large' },
+      runners: { instanceType: 'c7g.huge', count: 0 },
+    }),
+  );
   // WHEN
   const res = proxylab('validate', file);
   // THEN all three, each naming the value and what is priced
   expect(res.status).toBe(2);
   expect(res.stderr).toContain(`error: invalid lab file ${file}: 3 problems`);
-  expect(res.stderr).toMatch(/^ {2}aurora\.instanceClass: has no us-east-1 price in lib\/cost\/price-table\.ts, so `proxylab cost` and `proxylab deploy` refuse it; priced: db\.t4g\.medium, .*; got "db\.r6i\.large"; did you mean "db\.r6g\.large"\?/m);
-  expect(res.stderr).toMatch(/^ {2}runners\.instanceType: has no us-east-1 price .*priced: c7g\.medium, c7g\.large, .*got "c7g\.huge"/m);
+  expect(res.stderr).toMatch(
+    /^ {2}aurora\.instanceClass: has no us-east-1 price in lib\/cost\/price-table\.ts, so `proxylab cost` and `proxylab deploy` refuse it; priced: db\.t4g\.medium, .*; got "db\.r6i\.large"; did you mean "db\.r6g\.large"\?/m,
+  );
+  expect(res.stderr).toMatch(
+    /^ {2}runners\.instanceType: has no us-east-1 price .*priced: c7g\.medium, c7g\.large, .*got "c7g\.huge"/m,
+  );
   expect(res.stderr).toMatch(/^ {2}runners\.count: must be an integer 1–20, got 0$/m);
   // and cost refuses the same file, as validate said it would
   const cost = proxylab('cost', file);
   expect(cost.status).toBe(2);
-  expect(cost.stderr).toMatch(/unknown Aurora instance class db\.r6i\.large|unknown runner instance type c7g\.huge|runners\.count/);
+  expect(cost.stderr).toMatch(
+    /unknown Aurora instance class db\.r6i\.large|unknown runner instance type c7g\.huge|runners\.count/,
+  );
 });
 
 test('validate --json prints the lab with defaults applied', () => {
   const res = proxylab('validate', '--json', 'labs/default.json');
   expect(res.status).toBe(0);
-  expect(JSON.parse(res.stdout)).toMatchObject({ name: 'default', proxies: [{ name: 'pool100', maxIdleConnectionsPercent: 50 }] });
+  expect(JSON.parse(res.stdout)).toMatchObject({
+    name: 'default',
+    proxies: [{ name: 'pool100', maxIdleConnectionsPercent: 50 }],
+  });
 });
 
 test('cdk synth with the same bad file fails with the same messages', () => {
   // WHEN
-  const res = spawnSync(path.join(ROOT, 'node_modules', '.bin', 'cdk'), ['synth', '-q', '-c', `lab=${BAD}`, '-o', path.join(dir, 'cdk.out')], {
-    cwd: ROOT,
-    encoding: 'utf8',
-  });
+  const res = spawnSync(
+    path.join(ROOT, 'node_modules', '.bin', 'cdk'),
+    ['synth', '-q', '-c', `lab=${BAD}`, '-o', path.join(dir, 'cdk.out')],
+    {
+      cwd: ROOT,
+      encoding: 'utf8',
+    },
+  );
   // THEN
   expect(res.status).not.toBe(0);
   expect(res.stderr).toContain(`error: invalid lab file ${BAD}: 8 problems`);

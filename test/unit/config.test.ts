@@ -32,43 +32,235 @@ function problemsOf(raw: unknown): readonly LabProblem[] {
 
 describe('single bad value → one problem naming path, value and what is allowed', () => {
   test.each<[string, Record<string, unknown>, string, unknown, RegExp]>([
-    ['pool max above 100', { proxies: [{ name: 'a' }, { name: 'b', maxConnectionsPercent: 120 }] }, 'proxies[1].maxConnectionsPercent', 120, /^must be an integer 1–100, got 120$/],
-    ['pool max zero', { proxies: [{ name: 'a', maxConnectionsPercent: 0 }] }, 'proxies[0].maxConnectionsPercent', 0, /^must be an integer 1–100, got 0$/],
-    ['pool max fractional', { proxies: [{ name: 'a', maxConnectionsPercent: 50.5 }] }, 'proxies[0].maxConnectionsPercent', 50.5, /integer 1–100, got 50\.5$/],
-    ['pool max as string', { proxies: [{ name: 'a', maxConnectionsPercent: '50' }] }, 'proxies[0].maxConnectionsPercent', '50', /integer 1–100, got "50"$/],
-    ['idle above max', { proxies: [{ name: 'a', maxConnectionsPercent: 40, maxIdleConnectionsPercent: 60 }] }, 'proxies[0].maxIdleConnectionsPercent', 60, /^must be an integer 0–40 \(≤ maxConnectionsPercent 40\), got 60$/],
-    ['idle above the default max (100)', { proxies: [{ name: 'a', maxIdleConnectionsPercent: 101 }] }, 'proxies[0].maxIdleConnectionsPercent', 101, /^must be an integer 0–100, got 101$/],
-    ['borrow timeout above 300', { proxies: [{ name: 'a', borrowTimeoutSeconds: 301 }] }, 'proxies[0].borrowTimeoutSeconds', 301, /^must be an integer 0–300, got 301$/],
-    ['borrow timeout negative', { proxies: [{ name: 'a', borrowTimeoutSeconds: -1 }] }, 'proxies[0].borrowTimeoutSeconds', -1, /0–300, got -1$/],
-    ['proxy name not an RDS identifier', { proxies: [{ name: '1pool' }] }, 'proxies[0].name', '1pool', /valid RDS identifier.*got "1pool"$/],
-    ['proxy name double hyphen', { proxies: [{ name: 'a--b' }] }, 'proxies[0].name', 'a--b', /valid RDS identifier/],
-    ['proxy name trailing hyphen', { proxies: [{ name: 'ab-' }] }, 'proxies[0].name', 'ab-', /not ending in a hyphen/],
-    ['duplicate proxy names', { proxies: [{ name: 'pool' }, { name: 'POOL' }] }, 'proxies[1].name', 'POOL', /^must be unique \(case-insensitive\): proxies\[0\] is already named "pool", got "POOL"$/],
-    ['requireTls not boolean', { proxies: [{ name: 'a', requireTls: 'yes' }] }, 'proxies[0].requireTls', 'yes', /^must be true or false, got "yes"$/],
-    ['instance class unknown', { aurora: { instanceClass: 'db.m5.large' } }, 'aurora.instanceClass', 'db.m5.large', /^must be a DB instance class Aurora PostgreSQL offers \(families .*t4g.*r6g.*\), got "db\.m5\.large"/],
-    ['instance class without db. prefix', { aurora: { instanceClass: 't4g.medium' } }, 'aurora.instanceClass', 't4g.medium', /did you mean "db\.t4g\.medium"\?$/],
-    ['serverless max above 256', { aurora: { serverless: { minCapacity: 0.5, maxCapacity: 512 } } }, 'aurora.serverless.maxCapacity', 512, /ACU 1–256 in steps of 0\.5, got 512$/],
-    ['serverless min negative', { aurora: { serverless: { minCapacity: -1, maxCapacity: 4 } } }, 'aurora.serverless.minCapacity', -1, /ACU 0–256.*got -1$/],
-    ['serverless step', { aurora: { serverless: { minCapacity: 0.3, maxCapacity: 4 } } }, 'aurora.serverless.minCapacity', 0.3, /steps of 0\.5, got 0\.3$/],
-    ['serverless min above max', { aurora: { serverless: { minCapacity: 8, maxCapacity: 4 } } }, 'aurora.serverless.minCapacity', 8, /^must be ≤ aurora\.serverless\.maxCapacity \(4\), got 8$/],
-    ['engine version unknown', { aurora: { engineVersion: '16.99' } }, 'aurora.engineVersion', '16.99', /^must be an Aurora PostgreSQL version aws-cdk-lib knows and AWS still creates \(closest: 16\.13\): 14\.13,.*17\.9; got "16\.99"$/],
-    ['engine version retired (E1 15.6)', { aurora: { engineVersion: '15.6' } }, 'aurora.engineVersion', '15.6', /^Aurora PostgreSQL 15\.6 is no longer creatable \(AWS retired it\); use a creatable version \(closest: 15\.8\): .*15\.8, 15\.10.*; got "15\.6"$/],
-    ['engine version as number', { aurora: { engineVersion: 16.9 } }, 'aurora.engineVersion', 16.9, /^must be a version string, one of 14\.13.*got 16\.9$/],
-    ['readers negative', { aurora: { readers: -1 } }, 'aurora.readers', -1, /^must be an integer 0–15, got -1$/],
-    ['max_connections too small', { aurora: { maxConnections: 5 } }, 'aurora.maxConnections', 5, /^must be an integer 6–262143, got 5$/],
+    [
+      'pool max above 100',
+      { proxies: [{ name: 'a' }, { name: 'b', maxConnectionsPercent: 120 }] },
+      'proxies[1].maxConnectionsPercent',
+      120,
+      /^must be an integer 1–100, got 120$/,
+    ],
+    [
+      'pool max zero',
+      { proxies: [{ name: 'a', maxConnectionsPercent: 0 }] },
+      'proxies[0].maxConnectionsPercent',
+      0,
+      /^must be an integer 1–100, got 0$/,
+    ],
+    [
+      'pool max fractional',
+      { proxies: [{ name: 'a', maxConnectionsPercent: 50.5 }] },
+      'proxies[0].maxConnectionsPercent',
+      50.5,
+      /integer 1–100, got 50\.5$/,
+    ],
+    [
+      'pool max as string',
+      { proxies: [{ name: 'a', maxConnectionsPercent: '50' }] },
+      'proxies[0].maxConnectionsPercent',
+      '50',
+      /integer 1–100, got "50"$/,
+    ],
+    [
+      'idle above max',
+      { proxies: [{ name: 'a', maxConnectionsPercent: 40, maxIdleConnectionsPercent: 60 }] },
+      'proxies[0].maxIdleConnectionsPercent',
+      60,
+      /^must be an integer 0–40 \(≤ maxConnectionsPercent 40\), got 60$/,
+    ],
+    [
+      'idle above the default max (100)',
+      { proxies: [{ name: 'a', maxIdleConnectionsPercent: 101 }] },
+      'proxies[0].maxIdleConnectionsPercent',
+      101,
+      /^must be an integer 0–100, got 101$/,
+    ],
+    [
+      'borrow timeout above 300',
+      { proxies: [{ name: 'a', borrowTimeoutSeconds: 301 }] },
+      'proxies[0].borrowTimeoutSeconds',
+      301,
+      /^must be an integer 0–300, got 301$/,
+    ],
+    [
+      'borrow timeout negative',
+      { proxies: [{ name: 'a', borrowTimeoutSeconds: -1 }] },
+      'proxies[0].borrowTimeoutSeconds',
+      -1,
+      /0–300, got -1$/,
+    ],
+    [
+      'proxy name not an RDS identifier',
+      { proxies: [{ name: '1pool' }] },
+      'proxies[0].name',
+      '1pool',
+      /valid RDS identifier.*got "1pool"$/,
+    ],
+    [
+      'proxy name double hyphen',
+      { proxies: [{ name: 'a--b' }] },
+      'proxies[0].name',
+      'a--b',
+      /valid RDS identifier/,
+    ],
+    [
+      'proxy name trailing hyphen',
+      { proxies: [{ name: 'ab-' }] },
+      'proxies[0].name',
+      'ab-',
+      /not ending in a hyphen/,
+    ],
+    [
+      'duplicate proxy names',
+      { proxies: [{ name: 'pool' }, { name: 'POOL' }] },
+      'proxies[1].name',
+      'POOL',
+      /^must be unique \(case-insensitive\): proxies\[0\] is already named "pool", got "POOL"$/,
+    ],
+    [
+      'requireTls not boolean',
+      { proxies: [{ name: 'a', requireTls: 'yes' }] },
+      'proxies[0].requireTls',
+      'yes',
+      /^must be true or false, got "yes"$/,
+    ],
+    [
+      'instance class unknown',
+      { aurora: { instanceClass: 'db.m5.large' } },
+      'aurora.instanceClass',
+      'db.m5.large',
+      /^must be a DB instance class Aurora PostgreSQL offers \(families .*t4g.*r6g.*\), got "db\.m5\.large"/,
+    ],
+    [
+      'instance class without db. prefix',
+      { aurora: { instanceClass: 't4g.medium' } },
+      'aurora.instanceClass',
+      't4g.medium',
+      /did you mean "db\.t4g\.medium"\?$/,
+    ],
+    [
+      'serverless max above 256',
+      { aurora: { serverless: { minCapacity: 0.5, maxCapacity: 512 } } },
+      'aurora.serverless.maxCapacity',
+      512,
+      /ACU 1–256 in steps of 0\.5, got 512$/,
+    ],
+    [
+      'serverless min negative',
+      { aurora: { serverless: { minCapacity: -1, maxCapacity: 4 } } },
+      'aurora.serverless.minCapacity',
+      -1,
+      /ACU 0–256.*got -1$/,
+    ],
+    [
+      'serverless step',
+      { aurora: { serverless: { minCapacity: 0.3, maxCapacity: 4 } } },
+      'aurora.serverless.minCapacity',
+      0.3,
+      /steps of 0\.5, got 0\.3$/,
+    ],
+    [
+      'serverless min above max',
+      { aurora: { serverless: { minCapacity: 8, maxCapacity: 4 } } },
+      'aurora.serverless.minCapacity',
+      8,
+      /^must be ≤ aurora\.serverless\.maxCapacity \(4\), got 8$/,
+    ],
+    [
+      'engine version unknown',
+      { aurora: { engineVersion: '16.99' } },
+      'aurora.engineVersion',
+      '16.99',
+      /^must be an Aurora PostgreSQL version aws-cdk-lib knows and AWS still creates \(closest: 16\.13\): 14\.13,.*17\.9; got "16\.99"$/,
+    ],
+    [
+      'engine version retired (E1 15.6)',
+      { aurora: { engineVersion: '15.6' } },
+      'aurora.engineVersion',
+      '15.6',
+      /^Aurora PostgreSQL 15\.6 is no longer creatable \(AWS retired it\); use a creatable version \(closest: 15\.8\): .*15\.8, 15\.10.*; got "15\.6"$/,
+    ],
+    [
+      'engine version as number',
+      { aurora: { engineVersion: 16.9 } },
+      'aurora.engineVersion',
+      16.9,
+      /^must be a version string, one of 14\.13.*got 16\.9$/,
+    ],
+    [
+      'readers negative',
+      { aurora: { readers: -1 } },
+      'aurora.readers',
+      -1,
+      /^must be an integer 0–15, got -1$/,
+    ],
+    [
+      'max_connections too small',
+      { aurora: { maxConnections: 5 } },
+      'aurora.maxConnections',
+      5,
+      /^must be an integer 6–262143, got 5$/,
+    ],
     ['runner count zero', { runners: { count: 0 } }, 'runners.count', 0, /^must be an integer 1–20, got 0$/],
-    ['runner type malformed', { runners: { instanceType: 'c7g' } }, 'runners.instanceType', 'c7g', /EC2 instance type such as "c7g\.large", got "c7g"$/],
-    ['placement unknown', { runners: { placement: 'partition' } }, 'runners.placement', 'partition', /one of "any", "cluster", "spread", got "partition"$/],
+    [
+      'runner type malformed',
+      { runners: { instanceType: 'c7g' } },
+      'runners.instanceType',
+      'c7g',
+      /EC2 instance type such as "c7g\.large", got "c7g"$/,
+    ],
+    [
+      'placement unknown',
+      { runners: { placement: 'partition' } },
+      'runners.placement',
+      'partition',
+      /one of "any", "cluster", "spread", got "partition"$/,
+    ],
     ['ttlHours zero', { ttlHours: 0 }, 'ttlHours', 0, /^must be a number of hours > 0 and ≤ 720, got 0$/],
     ['ttlHours negative', { ttlHours: -2 }, 'ttlHours', -2, /> 0.*got -2$/],
-    ['expireAfterDays zero', { results: { expireAfterDays: 0 } }, 'results.expireAfterDays', 0, /^must be an integer 1–3650, got 0$/],
-    ['tag value not a string', { tags: { team: 7 } }, 'tags.team', 7, /string of at most 256 characters, got 7$/],
-    ['reserved tag key', { tags: { 'aws:cost': 'x' } }, 'tags["aws:cost"]', 'aws:cost', /^key must be a tag key not starting with "aws:"/],
+    [
+      'expireAfterDays zero',
+      { results: { expireAfterDays: 0 } },
+      'results.expireAfterDays',
+      0,
+      /^must be an integer 1–3650, got 0$/,
+    ],
+    [
+      'tag value not a string',
+      { tags: { team: 7 } },
+      'tags.team',
+      7,
+      /string of at most 256 characters, got 7$/,
+    ],
+    [
+      'reserved tag key',
+      { tags: { 'aws:cost': 'x' } },
+      'tags["aws:cost"]',
+      'aws:cost',
+      /^key must be a tag key not starting with "aws:"/,
+    ],
     ['empty suites', { suites: [] }, 'suites', [], /^must be a non-empty list of suite names, got \[\]$/],
-    ['unknown suite', { suites: ['quick', 'e6'] }, 'suites[1]', 'e6', /^must be a suite in the catalog \(quick, smoke, e1, .*\), got "e6"; did you mean "e1"\?$/],
-    ['suite name malformed', { suites: ['Quick!'] }, 'suites[0]', 'Quick!', /^must be a suite name \(lowercase letters, digits, hyphens\), got "Quick!"$/],
+    [
+      'unknown suite',
+      { suites: ['quick', 'e6'] },
+      'suites[1]',
+      'e6',
+      /^must be a suite in the catalog \(quick, smoke, e1, .*\), got "e6"; did you mean "e1"\?$/,
+    ],
+    [
+      'suite name malformed',
+      { suites: ['Quick!'] },
+      'suites[0]',
+      'Quick!',
+      /^must be a suite name \(lowercase letters, digits, hyphens\), got "Quick!"$/,
+    ],
     ['bad region', { region: 'europe' }, 'region', 'europe', /AWS region such as "eu-west-1", got "europe"$/],
-    ['budget not positive', { budget: { maxHourlyUsd: 0 } }, 'budget.maxHourlyUsd', 0, /positive number of US dollars per hour, got 0$/],
+    [
+      'budget not positive',
+      { budget: { maxHourlyUsd: 0 } },
+      'budget.maxHourlyUsd',
+      0,
+      /positive number of US dollars per hour, got 0$/,
+    ],
     ['lab name with capitals', { name: 'MyLab' }, 'name', 'MyLab', /lowercase letters.*got "MyLab"$/],
     ['lab name too long', { name: 'a'.repeat(25) }, 'name', 'a'.repeat(25), /at most 24 characters/],
   ])('%s', (_label, patch, expectedPath, expectedValue, message) => {
@@ -76,20 +268,41 @@ describe('single bad value → one problem naming path, value and what is allowe
     const problems = problemsOf({ ...BASE, ...patch });
     // THEN
     expect(problems).toHaveLength(1);
-    expect(problems[0]).toEqual({ path: expectedPath, value: expectedValue, message: expect.stringMatching(message) });
+    expect(problems[0]).toEqual({
+      path: expectedPath,
+      value: expectedValue,
+      message: expect.stringMatching(message),
+    });
   });
 });
 
 describe('unknown keys are errors, with a suggestion when close to a known key', () => {
   test.each<[string, Record<string, unknown>, string, RegExp]>([
-    ['typo at top level', { ttlHour: 8 }, 'ttlHour', /^unknown key \(did you mean "ttlHours"\?\); allowed keys here: name, description,/],
+    [
+      'typo at top level',
+      { ttlHour: 8 },
+      'ttlHour',
+      /^unknown key \(did you mean "ttlHours"\?\); allowed keys here: name, description,/,
+    ],
     ['transposed letters', { nmae: 'x' }, 'nmae', /did you mean "name"\?/],
-    ['typo in aurora', { aurora: { maxConections: 100 } }, 'aurora.maxConections', /did you mean "maxConnections"\?\); allowed keys here: engineVersion,/],
-    ['case slip in a proxy', { proxies: [{ name: 'a', requireTLS: true }] }, 'proxies[0].requireTLS', /did you mean "requireTls"\?/],
+    [
+      'typo in aurora',
+      { aurora: { maxConections: 100 } },
+      'aurora.maxConections',
+      /did you mean "maxConnections"\?\); allowed keys here: engineVersion,/,
+    ],
+    [
+      'case slip in a proxy',
+      { proxies: [{ name: 'a', requireTLS: true }] },
+      'proxies[0].requireTLS',
+      /did you mean "requireTls"\?/,
+    ],
     ['unrelated key', { aurora: { colour: 'blue' } }, 'aurora.colour', /^unknown key; allowed keys here: /],
   ])('%s', (_label, patch, expectedPath, message) => {
     const problems = problemsOf({ ...BASE, ...patch });
-    expect(problems).toEqual([expect.objectContaining({ path: expectedPath, message: expect.stringMatching(message) })]);
+    expect(problems).toEqual([
+      expect.objectContaining({ path: expectedPath, message: expect.stringMatching(message) }),
+    ]);
   });
 
   test('the unknown key’s value is reported', () => {
@@ -102,27 +315,82 @@ describe('structure', () => {
     ['not an object', [], '(root)', /^must be a JSON object, got \[\]$/],
     ['null', null, '(root)', /got null$/],
     ['missing name', {}, 'name', /^is required: must be a string$/],
-    ['proxies not a list', { ...BASE, proxies: { name: 'a' } }, 'proxies', /^must be a list of proxies, got \{"name":"a"\}$/],
-    ['instanceClass and serverless together', { ...BASE, aurora: { instanceClass: 'db.t4g.medium', serverless: { minCapacity: 0, maxCapacity: 2 } } }, 'aurora.serverless', /^must not be given together with aurora\.instanceClass/],
-    ['proxy without name', { ...BASE, proxies: [{ maxConnectionsPercent: 50 }] }, 'proxies[0].name', /^is required: must be a string$/],
+    [
+      'proxies not a list',
+      { ...BASE, proxies: { name: 'a' } },
+      'proxies',
+      /^must be a list of proxies, got \{"name":"a"\}$/,
+    ],
+    [
+      'instanceClass and serverless together',
+      { ...BASE, aurora: { instanceClass: 'db.t4g.medium', serverless: { minCapacity: 0, maxCapacity: 2 } } },
+      'aurora.serverless',
+      /^must not be given together with aurora\.instanceClass/,
+    ],
+    [
+      'proxy without name',
+      { ...BASE, proxies: [{ maxConnectionsPercent: 50 }] },
+      'proxies[0].name',
+      /^is required: must be a string$/,
+    ],
     // a section that is not an object says what one looks like (not zod's "Invalid input")
-    ['budget null', { ...BASE, budget: null }, 'budget', /^must be an object such as \{ "maxHourlyUsd": 1\.5 \}, got null$/],
-    ['aurora a string', { ...BASE, aurora: 'big' }, 'aurora', /^must be an object such as \{ "instanceClass": "db\.t4g\.medium" \}.*, got "big"$/],
-    ['a proxy that is null', { ...BASE, proxies: [null] }, 'proxies[0]', /^must be a proxy object such as \{ "name": "pool100"/],
-    ['runners a number', { ...BASE, runners: 2 }, 'runners', /^must be an object such as \{ "instanceType": "c7g\.large", "count": 1 \}, got 2$/],
-    ['results a list', { ...BASE, results: [] }, 'results', /^must be an object such as \{ "retainOnDestroy": false/],
-    ['serverless true', { ...BASE, aurora: { serverless: true } }, 'aurora.serverless', /^must be an object such as \{ "minCapacity": 0\.5, "maxCapacity": 4 \}, got true$/],
+    [
+      'budget null',
+      { ...BASE, budget: null },
+      'budget',
+      /^must be an object such as \{ "maxHourlyUsd": 1\.5 \}, got null$/,
+    ],
+    [
+      'aurora a string',
+      { ...BASE, aurora: 'big' },
+      'aurora',
+      /^must be an object such as \{ "instanceClass": "db\.t4g\.medium" \}.*, got "big"$/,
+    ],
+    [
+      'a proxy that is null',
+      { ...BASE, proxies: [null] },
+      'proxies[0]',
+      /^must be a proxy object such as \{ "name": "pool100"/,
+    ],
+    [
+      'runners a number',
+      { ...BASE, runners: 2 },
+      'runners',
+      /^must be an object such as \{ "instanceType": "c7g\.large", "count": 1 \}, got 2$/,
+    ],
+    [
+      'results a list',
+      { ...BASE, results: [] },
+      'results',
+      /^must be an object such as \{ "retainOnDestroy": false/,
+    ],
+    [
+      'serverless true',
+      { ...BASE, aurora: { serverless: true } },
+      'aurora.serverless',
+      /^must be an object such as \{ "minCapacity": 0\.5, "maxCapacity": 4 \}, got true$/,
+    ],
   ])('%s', (_label, raw, expectedPath, message) => {
-    expect(problemsOf(raw)).toEqual([expect.objectContaining({ path: expectedPath, message: expect.stringMatching(message) })]);
+    expect(problemsOf(raw)).toEqual([
+      expect.objectContaining({ path: expectedPath, message: expect.stringMatching(message) }),
+    ]);
   });
 
   test('the longest lab and proxy names still make a valid 63-character RDS proxy name', () => {
-    const r = validateLab({ name: 'a'.repeat(LIMITS.labNameMaxLength), proxies: [{ name: 'p'.repeat(LIMITS.proxyNameMaxLength) }] });
+    const r = validateLab({
+      name: 'a'.repeat(LIMITS.labNameMaxLength),
+      proxies: [{ name: 'p'.repeat(LIMITS.proxyNameMaxLength) }],
+    });
     expect(r.ok).toBe(true);
     expect(LIMITS.labNameMaxLength + 1 + LIMITS.proxyNameMaxLength).toBeLessThanOrEqual(63);
-    expect(problemsOf({ name: 'x', proxies: [{ name: 'p'.repeat(LIMITS.proxyNameMaxLength + 1) }] })).toEqual([
-      expect.objectContaining({ path: 'proxies[0].name', message: expect.stringMatching(/^must be at most 32 characters/) }),
-    ]);
+    expect(problemsOf({ name: 'x', proxies: [{ name: 'p'.repeat(LIMITS.proxyNameMaxLength + 1) }] })).toEqual(
+      [
+        expect.objectContaining({
+          path: 'proxies[0].name',
+          message: expect.stringMatching(/^must be at most 32 characters/),
+        }),
+      ],
+    );
   });
 });
 
@@ -213,11 +481,19 @@ describe('defaults', () => {
 
   test('serverless replaces the instance class', () => {
     const r = validateLab({ name: 'x', aurora: { serverless: { minCapacity: 0, maxCapacity: 4 } } });
-    expect(r.ok && r.lab.aurora.capacity).toEqual({ kind: 'serverless', minCapacityAcu: 0, maxCapacityAcu: 4 });
+    expect(r.ok && r.lab.aurora.capacity).toEqual({
+      kind: 'serverless',
+      minCapacityAcu: 0,
+      maxCapacityAcu: 4,
+    });
   });
 
   test('summary line', () => {
-    const r = validateLab({ name: 'x', aurora: { readers: 1, maxConnections: 550 }, proxies: [{ name: 'p50', maxConnectionsPercent: 50 }] });
+    const r = validateLab({
+      name: 'x',
+      aurora: { readers: 1, maxConnections: 550 },
+      proxies: [{ name: 'p50', maxConnectionsPercent: 50 }],
+    });
     expect(r.ok && summarizeLab(r.lab)).toBe(
       'x: Aurora PostgreSQL 17.9 on db.t4g.medium, 1 reader, max_connections 550; 1 proxy (p50 50%); 1 × c7g.large runner; ttl 8 h',
     );
@@ -234,7 +510,10 @@ describe('files', () => {
 
   test('missing file', () => {
     const file = path.join(dir, 'nope.json');
-    expect(checkLabFile(file)).toEqual({ ok: false, problems: [{ path: '(file)', value: file, message: `does not exist: ${file}` }] });
+    expect(checkLabFile(file)).toEqual({
+      ok: false,
+      problems: [{ path: '(file)', value: file, message: `does not exist: ${file}` }],
+    });
   });
 
   test('invalid JSON names line and column', () => {
@@ -246,7 +525,9 @@ describe('files', () => {
 
   test('empty file', () => {
     const r = checkLabFile(write('empty.json', ''));
-    expect(!r.ok && r.problems[0]?.message).toMatch(/^is not valid JSON: Unexpected end of JSON input \(line 1, column 1\)$/);
+    expect(!r.ok && r.problems[0]?.message).toMatch(
+      /^is not valid JSON: Unexpected end of JSON input \(line 1, column 1\)$/,
+    );
   });
 
   test('loadLabFile throws a UsageError (exit 2) listing every problem, one per line', () => {
@@ -297,7 +578,15 @@ describe('helpers', () => {
   });
 
   test('instance class list covers the families the issue names', () => {
-    for (const c of ['db.t4g.medium', 'db.r6g.4xlarge', 'db.r7g.large', 'db.r8g.8xlarge', 'db.r6i.large', 'db.r7i.xlarge', 'db.x2g.large']) {
+    for (const c of [
+      'db.t4g.medium',
+      'db.r6g.4xlarge',
+      'db.r7g.large',
+      'db.r8g.8xlarge',
+      'db.r6i.large',
+      'db.r7i.xlarge',
+      'db.x2g.large',
+    ]) {
       expect(AURORA_POSTGRES_INSTANCE_CLASSES).toContain(c);
     }
     expect(AURORA_POSTGRES_INSTANCE_CLASSES).not.toContain('db.t2.micro');

@@ -13,7 +13,6 @@ import { motoClientConfig, motoEnv, startMoto, type MotoServer } from '../helper
 const ROLE_ARN = 'arn:aws:iam::123456789012:role/proxylab-it-ExpiryDeleteStackRole';
 const TARGET_INPUT = '{"StackName":"arn:aws:cloudformation:us-east-1:123456789012:stack/proxylab-it/abc"}';
 
-
 let moto: MotoServer;
 let scheduler: SchedulerClient;
 let dir: string;
@@ -43,7 +42,11 @@ test('extend moves the deployed schedule by --hours and keeps its target', async
       ScheduleExpressionTimezone: 'UTC',
       FlexibleTimeWindow: { Mode: 'OFF' },
       State: 'ENABLED',
-      Target: { Arn: 'arn:aws:scheduler:::aws-sdk:cloudformation:deleteStack', RoleArn: ROLE_ARN, Input: TARGET_INPUT },
+      Target: {
+        Arn: 'arn:aws:scheduler:::aws-sdk:cloudformation:deleteStack',
+        RoleArn: ROLE_ARN,
+        Input: TARGET_INPUT,
+      },
     }),
   );
   // WHEN
@@ -69,8 +72,14 @@ test('extend on a lab with no schedule here exits 2 and says where to look', asy
 test.each([
   [['extend', '--lab', 'x.json', '--hours', 'soon'], /--hours must be a number, got "soon"/],
   [['cost', 'labs/does-not-exist.json'], /does not exist/],
-  [['cost', path.resolve(__dirname, '../../labs/default.json'), '--region', 'eu-west-1'], /no prices for region eu-west-1/],
-  [['cost', path.resolve(__dirname, '../../labs/default.json'), '--storage-gb', '-1'], /--storage-gb must be a number ≥ 0/],
+  [
+    ['cost', path.resolve(__dirname, '../../labs/default.json'), '--region', 'eu-west-1'],
+    /no prices for region eu-west-1/,
+  ],
+  [
+    ['cost', path.resolve(__dirname, '../../labs/default.json'), '--storage-gb', '-1'],
+    /--storage-gb must be a number ≥ 0/,
+  ],
   [['cost'], /give a lab file: proxylab cost labs\/default\.json \(or --lab FILE\)/],
   [['cost', 'labs/default.json', '--lab', 'labs/e4-pool-share.json'], /give the lab file once/],
 ])('%j exits 2: %s', async (args, message) => {
@@ -81,7 +90,10 @@ test.each([
 
 test('cost --lab FILE prints the same estimate as cost FILE (the flag every other lab command takes)', async () => {
   const lab = path.resolve(__dirname, '../../labs/e4-pool-share.json');
-  const [a, b] = await Promise.all([runCli(['cost', lab, '--json'], process.env), runCli(['cost', '--lab', lab, '--json'], process.env)]);
+  const [a, b] = await Promise.all([
+    runCli(['cost', lab, '--json'], process.env),
+    runCli(['cost', '--lab', lab, '--json'], process.env),
+  ]);
   expect([a.code, b.code]).toEqual([0, 0]);
   expect(JSON.parse(b.stdout)).toEqual(JSON.parse(a.stdout));
   expect((JSON.parse(a.stdout) as { lab: string }).lab).toBe('e4-pool-share');

@@ -36,10 +36,20 @@ afterEach(() => schedulerMock.reset());
 describe('extendLabExpiry', () => {
   test('adds the hours to the current deadline and writes the whole definition back', async () => {
     // GIVEN a schedule due at 18:00
-    schedulerMock.on(GetScheduleCommand, { Name: 'proxylab-default-expiry' }).resolves(deployedSchedule('at(2026-11-21T18:00:00)'));
-    schedulerMock.on(UpdateScheduleCommand).resolves({ ScheduleArn: 'arn:aws:scheduler:us-east-1:111122223333:schedule/default/proxylab-default-expiry' });
+    schedulerMock
+      .on(GetScheduleCommand, { Name: 'proxylab-default-expiry' })
+      .resolves(deployedSchedule('at(2026-11-21T18:00:00)'));
+    schedulerMock
+      .on(UpdateScheduleCommand)
+      .resolves({
+        ScheduleArn: 'arn:aws:scheduler:us-east-1:111122223333:schedule/default/proxylab-default-expiry',
+      });
     // WHEN extended by 4 hours
-    const r = await extendLabExpiry(new SchedulerClient({ region: 'us-east-1' }), { stackName: 'proxylab-default', hours: 4, now: NOW });
+    const r = await extendLabExpiry(new SchedulerClient({ region: 'us-east-1' }), {
+      stackName: 'proxylab-default',
+      hours: 4,
+      now: NOW,
+    });
     // THEN
     expect(r.previousExpiresAt.toISOString()).toBe('2026-11-21T18:00:00.000Z');
     expect(r.expiresAt.toISOString()).toBe('2026-11-21T22:00:00.000Z');
@@ -55,11 +65,27 @@ describe('extendLabExpiry', () => {
   });
 
   test('a lab not deployed here (no schedule) is a usage error saying where to look', async () => {
-    schedulerMock.on(GetScheduleCommand).rejects(new ResourceNotFoundException({ message: 'Schedule not found', $metadata: {}, Message: 'Schedule not found' }));
-    const p = extendLabExpiry(new SchedulerClient({ region: 'us-east-1' }), { stackName: 'proxylab-default', hours: 4, now: NOW });
+    schedulerMock
+      .on(GetScheduleCommand)
+      .rejects(
+        new ResourceNotFoundException({
+          message: 'Schedule not found',
+          $metadata: {},
+          Message: 'Schedule not found',
+        }),
+      );
+    const p = extendLabExpiry(new SchedulerClient({ region: 'us-east-1' }), {
+      stackName: 'proxylab-default',
+      hours: 4,
+      now: NOW,
+    });
     await expect(p).rejects.toThrow(UsageError);
     await expect(
-      extendLabExpiry(new SchedulerClient({ region: 'us-east-1' }), { stackName: 'proxylab-default', hours: 4, now: NOW }),
+      extendLabExpiry(new SchedulerClient({ region: 'us-east-1' }), {
+        stackName: 'proxylab-default',
+        hours: 4,
+        now: NOW,
+      }),
     ).rejects.toThrow(/no expiry schedule proxylab-default-expiry .*check --profile\/--region/);
     expect(schedulerMock).not.toHaveReceivedCommand(UpdateScheduleCommand);
   });
@@ -67,7 +93,11 @@ describe('extendLabExpiry', () => {
   test('an already passed deadline is not moved', async () => {
     schedulerMock.on(GetScheduleCommand).resolves(deployedSchedule('at(2026-11-21T11:59:00)'));
     await expect(
-      extendLabExpiry(new SchedulerClient({ region: 'us-east-1' }), { stackName: 'proxylab-default', hours: 4, now: NOW }),
+      extendLabExpiry(new SchedulerClient({ region: 'us-east-1' }), {
+        stackName: 'proxylab-default',
+        hours: 4,
+        now: NOW,
+      }),
     ).rejects.toThrow(/already expired at 2026-11-21T11:59:00Z/);
     expect(schedulerMock).not.toHaveReceivedCommand(UpdateScheduleCommand);
   });
@@ -75,14 +105,22 @@ describe('extendLabExpiry', () => {
   test('a schedule that is not a UTC at() is refused rather than guessed', async () => {
     schedulerMock.on(GetScheduleCommand).resolves(deployedSchedule('rate(1 hour)'));
     await expect(
-      extendLabExpiry(new SchedulerClient({ region: 'us-east-1' }), { stackName: 'proxylab-default', hours: 4, now: NOW }),
+      extendLabExpiry(new SchedulerClient({ region: 'us-east-1' }), {
+        stackName: 'proxylab-default',
+        hours: 4,
+        now: NOW,
+      }),
     ).rejects.toThrow(InfrastructureError);
     expect(schedulerMock).not.toHaveReceivedCommand(UpdateScheduleCommand);
   });
 
   test.each([0, -2, 721, Number.NaN])('--hours %s is a usage error before any call', async (hours) => {
     await expect(
-      extendLabExpiry(new SchedulerClient({ region: 'us-east-1' }), { stackName: 'proxylab-default', hours, now: NOW }),
+      extendLabExpiry(new SchedulerClient({ region: 'us-east-1' }), {
+        stackName: 'proxylab-default',
+        hours,
+        now: NOW,
+      }),
     ).rejects.toThrow(/--hours must be a number of hours > 0 and ≤ 720/);
     expect(schedulerMock).not.toHaveReceivedCommand(GetScheduleCommand);
   });
@@ -91,7 +129,11 @@ describe('extendLabExpiry', () => {
     schedulerMock.on(GetScheduleCommand).resolves(deployedSchedule('at(2026-11-21T18:00:00)'));
     schedulerMock.on(UpdateScheduleCommand).rejects(new Error('AccessDeniedException: not authorized'));
     await expect(
-      extendLabExpiry(new SchedulerClient({ region: 'us-east-1' }), { stackName: 'proxylab-default', hours: 1, now: NOW }),
+      extendLabExpiry(new SchedulerClient({ region: 'us-east-1' }), {
+        stackName: 'proxylab-default',
+        hours: 1,
+        now: NOW,
+      }),
     ).rejects.toThrow(/updating schedule proxylab-default-expiry failed: AccessDeniedException/);
   });
 });

@@ -43,22 +43,27 @@ describe('checkBudget', () => {
     [1.5, 2, 1, false, true, false, 'flag'], // the flag wins over the lab's budget
     [1.5, 1, 2, false, false, true, 'flag'],
     [1.0, 1, null, false, true, false, 'flag'], // equal is within
-  ] as const)('estimate $%s, --max-hourly %s, lab budget %s, force %s → allowed %s, over %s, from %s', (est, flag, budget, force, allowed, over, from) => {
-    // GIVEN
-    const e = estimateWith(est / 2, est, budget);
-    // WHEN
-    const r = checkBudget(e, flag, force);
-    // THEN
-    expect(r.allowed).toBe(allowed);
-    expect(r.overBudget).toBe(over);
-    expect(r.limitFrom).toBe(from);
-    expect(r.estimateUsdPerHour).toBe(est);
-  });
+  ] as const)(
+    'estimate $%s, --max-hourly %s, lab budget %s, force %s → allowed %s, over %s, from %s',
+    (est, flag, budget, force, allowed, over, from) => {
+      // GIVEN
+      const e = estimateWith(est / 2, est, budget);
+      // WHEN
+      const r = checkBudget(e, flag, force);
+      // THEN
+      expect(r.allowed).toBe(allowed);
+      expect(r.overBudget).toBe(over);
+      expect(r.limitFrom).toBe(from);
+      expect(r.estimateUsdPerHour).toBe(est);
+    },
+  );
 
   test('the upper bound of a serverless range is what is compared', () => {
     const r = checkBudget(estimateWith(0.2, 1.2, null), 1);
     expect(r.allowed).toBe(false);
-    expect(r.message).toMatch(/estimate \$1\.2000\/h exceeds --max-hourly \$1\/h for lab "unit"; refusing to deploy/);
+    expect(r.message).toMatch(
+      /estimate \$1\.2000\/h exceeds --max-hourly \$1\/h for lab "unit"; refusing to deploy/,
+    );
   });
 
   test('enforceBudget throws a UsageError with the reason, and passes when forced', () => {
@@ -69,7 +74,9 @@ describe('checkBudget', () => {
   });
 
   test.each([0, -1, Number.NaN])('--max-hourly %s is a usage error', (bad) => {
-    expect(() => checkBudget(estimateWith(1, 1, null), bad)).toThrow(/--max-hourly must be a positive number/);
+    expect(() => checkBudget(estimateWith(1, 1, null), bad)).toThrow(
+      /--max-hourly must be a positive number/,
+    );
   });
 });
 
@@ -86,7 +93,9 @@ describe('max_connections for the capacity rule', () => {
   test('unknown class → null, override wins, serverless uses 2 GiB per max ACU', () => {
     expect(defaultMaxConnections('db.nope.large')).toBeNull();
     expect(labMaxConnections(lab({ aurora: { maxConnections: 400 } }))).toBe(400);
-    expect(labMaxConnections(lab({ aurora: { serverless: { minCapacity: 0.5, maxCapacity: 4 } } }))).toBe(Math.floor((8 * 1024 ** 3) / 9531392));
+    expect(labMaxConnections(lab({ aurora: { serverless: { minCapacity: 0.5, maxCapacity: 4 } } }))).toBe(
+      Math.floor((8 * 1024 ** 3) / 9531392),
+    );
   });
 });
 
@@ -99,7 +108,9 @@ describe('runnerCapacityWarnings', () => {
     expect(w).toHaveLength(1);
     expect(w[0]?.id).toBe('proxylab:runners-too-few');
     expect(w[0]?.runnersNeeded).toBe(2);
-    expect(w[0]?.message).toMatch(/suite x runs up to 401 clients but 1 × c7g\.large \(2 vCPU\) drive about 400.*runners\.count ≥ 2/);
+    expect(w[0]?.message).toMatch(
+      /suite x runs up to 401 clients but 1 × c7g\.large \(2 vCPU\) drive about 400.*runners\.count ≥ 2/,
+    );
   });
 
   test('relative counts resolve against max_connections and the largest count across suites is checked', () => {
@@ -107,7 +118,13 @@ describe('runnerCapacityWarnings', () => {
     const l = lab({ aurora: { maxConnections: 1000 }, runners: { instanceType: 'c7g.large', count: 2 } });
     const w = runnerCapacityWarningsFor(l, [
       { suite: 'small', clients: [50] },
-      { suite: 'e1', clients: [{ times: 0.9, of: 'maxConnections' }, { times: 1.5, of: 'maxConnections' }] },
+      {
+        suite: 'e1',
+        clients: [
+          { times: 0.9, of: 'maxConnections' },
+          { times: 1.5, of: 'maxConnections' },
+        ],
+      },
     ]);
     // THEN one warning, for the 1500-client step: ceil(1500 / 400) = 4 runners
     expect(w).toHaveLength(1);
@@ -119,14 +136,24 @@ describe('runnerCapacityWarnings', () => {
 
   test('pool-relative counts use the largest proxy pool', () => {
     // GIVEN max_connections 1000 and proxies at 50 % and 90 % → largest pool 900; 1 × poolSize = 900 > 400
-    const l = lab({ aurora: { maxConnections: 1000 }, proxies: [{ name: 'a', maxConnectionsPercent: 50 }, { name: 'b', maxConnectionsPercent: 90 }] });
+    const l = lab({
+      aurora: { maxConnections: 1000 },
+      proxies: [
+        { name: 'a', maxConnectionsPercent: 50 },
+        { name: 'b', maxConnectionsPercent: 90 },
+      ],
+    });
     const w = runnerCapacityWarningsFor(l, [{ suite: 'p', clients: [{ times: 1, of: 'poolSize' }] }]);
     expect(w[0]?.clients).toBe(900);
   });
 
   test('suites are read from the catalog by name: quick on the default lab shape', () => {
     // GIVEN db.t4g.medium (max_connections ≈ LEAST(4 GiB / 9531392, 5000) = 450) and one c7g.large
-    const l = lab({ aurora: { instanceClass: 'db.t4g.medium' }, proxies: [{ name: 'pool100' }], runners: { instanceType: 'c7g.large', count: 1 } });
+    const l = lab({
+      aurora: { instanceClass: 'db.t4g.medium' },
+      proxies: [{ name: 'pool100' }],
+      runners: { instanceType: 'c7g.large', count: 1 },
+    });
     // THEN quick's largest step, 1.5 × 450 = 675 clients, needs ceil(675 / 400) = 2 runners
     expect(suiteClientDemands(['quick'])[0]?.clients.length).toBeGreaterThan(0);
     const w = runnerCapacityWarnings(l, ['quick']);
@@ -140,7 +167,9 @@ describe('runnerCapacityWarnings', () => {
   });
 
   test('a runner type without a vCPU count is reported, not guessed', () => {
-    const w = runnerCapacityWarningsFor(lab({ runners: { instanceType: 'm5.large' } }), [{ suite: 'q', clients: [10] }]);
+    const w = runnerCapacityWarningsFor(lab({ runners: { instanceType: 'm5.large' } }), [
+      { suite: 'q', clients: [10] },
+    ]);
     expect(w[0]?.message).toMatch(/m5\.large has no vCPU count/);
     expect(w[0]?.runnersNeeded).toBeNull();
   });
@@ -159,7 +188,12 @@ describe('deployPreflight', () => {
     expect(p.warnings.map((w) => w.id)).toEqual(['proxylab:runners-too-few']);
     // AND --force / --max-hourly / an explicit suite list are honoured
     const forced = deployPreflight(l, { force: true, maxHourlyUsd: 0.15, suites: ['e3'] });
-    expect(forced.budget).toMatchObject({ allowed: true, overBudget: true, limitFrom: 'flag', limitUsdPerHour: 0.15 });
+    expect(forced.budget).toMatchObject({
+      allowed: true,
+      overBudget: true,
+      limitFrom: 'flag',
+      limitUsdPerHour: 0.15,
+    });
     expect(forced.warnings).toEqual([]);
   });
 });

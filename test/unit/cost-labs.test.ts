@@ -28,19 +28,35 @@ interface Expected {
 
 const EXPECTED: Readonly<Record<string, Expected>> = {
   'default.json': {
-    lines: { 'Aurora writer db.t4g.medium': 0.073, 'RDS Proxy pool100': 2 * 0.015, 'Runners 1 × c7g.large': 0.0725 },
+    lines: {
+      'Aurora writer db.t4g.medium': 0.073,
+      'RDS Proxy pool100': 2 * 0.015,
+      'Runners 1 × c7g.large': 0.0725,
+    },
     runners: 1,
   },
   'e1-prepared-statements.json': {
-    lines: { 'Aurora writer db.t4g.medium': 0.073, 'RDS Proxy pool100': 2 * 0.015, 'Runners 1 × c7g.2xlarge': 0.29 },
+    lines: {
+      'Aurora writer db.t4g.medium': 0.073,
+      'RDS Proxy pool100': 2 * 0.015,
+      'Runners 1 × c7g.2xlarge': 0.29,
+    },
     runners: 1,
   },
   'e2-client-sweep.json': {
-    lines: { 'Aurora writer db.t4g.medium': 0.073, 'RDS Proxy pool100': 2 * 0.015, 'Runners 1 × c7g.xlarge': 0.145 },
+    lines: {
+      'Aurora writer db.t4g.medium': 0.073,
+      'RDS Proxy pool100': 2 * 0.015,
+      'Runners 1 × c7g.xlarge': 0.145,
+    },
     runners: 1,
   },
   'e3-connection-churn.json': {
-    lines: { 'Aurora writer db.r6g.large': 0.26, 'RDS Proxy pool100': 2 * 0.015, 'Runners 1 × c7g.large': 0.0725 },
+    lines: {
+      'Aurora writer db.r6g.large': 0.26,
+      'RDS Proxy pool100': 2 * 0.015,
+      'Runners 1 × c7g.large': 0.0725,
+    },
     runners: 1,
   },
   'e4-pool-share.json': {
@@ -53,12 +69,18 @@ const EXPECTED: Readonly<Record<string, Expected>> = {
     runners: 2,
   },
   'e5-big-server.json': {
-    lines: { 'Aurora writer db.r6g.8xlarge': 4.152, 'RDS Proxy pool100': 32 * 0.015, 'Runners 2 × c7g.4xlarge': 2 * 0.58 },
+    lines: {
+      'Aurora writer db.r6g.8xlarge': 4.152,
+      'RDS Proxy pool100': 32 * 0.015,
+      'Runners 2 × c7g.4xlarge': 2 * 0.58,
+    },
     runners: 2,
   },
 };
 
-const labFiles = readdirSync(LABS_DIR).filter((f) => f.endsWith('.json')).sort();
+const labFiles = readdirSync(LABS_DIR)
+  .filter((f) => f.endsWith('.json'))
+  .sort();
 
 test('every lab in labs/ has a hand-costed expectation', () => {
   expect(labFiles.length).toBeGreaterThan(0);
@@ -79,13 +101,16 @@ describe.each(labFiles)('%s', (file) => {
       expect(line?.usdPerHourMax).toBeCloseTo(usd, 9);
     }
     // Nothing database/proxy/runner-instance-priced beyond what is listed.
-    const priced = estimate.lines.filter((l) => l.category === 'database' || l.category === 'proxy' || l.category === 'runner');
+    const priced = estimate.lines.filter(
+      (l) => l.category === 'database' || l.category === 'proxy' || l.category === 'runner',
+    );
     expect(priced.map((l) => l.part).sort()).toEqual(Object.keys(expected.lines).sort());
   });
 
   test('totals per hour, 8-hour day and 30-day month', () => {
     if (!expected) throw new Error(`no expectation for ${file}`);
-    const hour = Object.values(expected.lines).reduce((a, b) => a + b, 0) + expected.runners * PER_RUNNER + SHARED;
+    const hour =
+      Object.values(expected.lines).reduce((a, b) => a + b, 0) + expected.runners * PER_RUNNER + SHARED;
     expect(estimate.totals.perHourUsdMax).toBeCloseTo(hour, 6);
     expect(estimate.totals.perHourUsdMin).toBeCloseTo(hour, 6);
     expect(estimate.totals.perDayUsdMax).toBeCloseTo(hour * 8, 5);

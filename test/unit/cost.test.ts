@@ -25,7 +25,10 @@ function lab(raw: Record<string, unknown>): LabConfig {
 
 function line(e: CostEstimate, partPrefix: string): CostLine {
   const found = e.lines.filter((l) => l.part.startsWith(partPrefix));
-  if (found.length !== 1) throw new Error(`expected one line starting "${partPrefix}", got ${found.map((l) => l.part).join(' | ') || 'none'}`);
+  if (found.length !== 1)
+    throw new Error(
+      `expected one line starting "${partPrefix}", got ${found.map((l) => l.part).join(' | ') || 'none'}`,
+    );
   return found[0] as CostLine;
 }
 
@@ -39,7 +42,11 @@ const SECRET = 0.4 / 720;
 describe('estimateCost, provisioned', () => {
   test('one t4g.medium writer, one proxy, one c7g.large runner: each line and the totals', () => {
     // GIVEN
-    const l = lab({ aurora: { instanceClass: 'db.t4g.medium' }, proxies: [{ name: 'pool100' }], runners: { instanceType: 'c7g.large', count: 1 } });
+    const l = lab({
+      aurora: { instanceClass: 'db.t4g.medium' },
+      proxies: [{ name: 'pool100' }],
+      runners: { instanceType: 'c7g.large', count: 1 },
+    });
     // WHEN
     const e = estimateCost(l);
     // THEN
@@ -65,12 +72,19 @@ describe('estimateCost, provisioned', () => {
 
   test('readers: a line per instance, and the proxy bills the vCPUs of writer + readers', () => {
     // GIVEN two readers on db.r6g.large (2 vCPU each) and two proxies
-    const l = lab({ aurora: { instanceClass: 'db.r6g.large', readers: 2 }, proxies: [{ name: 'a' }, { name: 'b' }] });
+    const l = lab({
+      aurora: { instanceClass: 'db.r6g.large', readers: 2 },
+      proxies: [{ name: 'a' }, { name: 'b' }],
+    });
     // WHEN
     const e = estimateCost(l);
     // THEN
     const db = e.lines.filter((x) => x.category === 'database');
-    expect(db.map((x) => x.part)).toEqual(['Aurora writer db.r6g.large', 'Aurora reader 1 db.r6g.large', 'Aurora reader 2 db.r6g.large']);
+    expect(db.map((x) => x.part)).toEqual([
+      'Aurora writer db.r6g.large',
+      'Aurora reader 1 db.r6g.large',
+      'Aurora reader 2 db.r6g.large',
+    ]);
     for (const d of db) expect(d.usdPerHourMax).toBeCloseTo(0.26, 6);
     for (const name of ['RDS Proxy a', 'RDS Proxy b']) {
       const p = line(e, name);
@@ -101,7 +115,10 @@ describe('estimateCost, provisioned', () => {
 describe('estimateCost, serverless v2', () => {
   test('ACU range per instance and proxy billed on ACUs with the 8-ACU minimum', () => {
     // GIVEN 0.5–4 ACU, one reader, one proxy
-    const l = lab({ aurora: { serverless: { minCapacity: 0.5, maxCapacity: 4 }, readers: 1 }, proxies: [{ name: 'p' }] });
+    const l = lab({
+      aurora: { serverless: { minCapacity: 0.5, maxCapacity: 4 }, readers: 1 },
+      proxies: [{ name: 'p' }],
+    });
     // WHEN
     const e = estimateCost(l);
     // THEN each instance 0.5 × 0.12 = 0.06 to 4 × 0.12 = 0.48
@@ -133,7 +150,9 @@ describe('estimateCost, serverless v2', () => {
   });
 
   test('above the minimum the proxy follows the ACUs: 1 instance × 2–16 ACU', () => {
-    const e = estimateCost(lab({ aurora: { serverless: { minCapacity: 2, maxCapacity: 16 } }, proxies: [{ name: 'p' }] }));
+    const e = estimateCost(
+      lab({ aurora: { serverless: { minCapacity: 2, maxCapacity: 16 } }, proxies: [{ name: 'p' }] }),
+    );
     const p = line(e, 'RDS Proxy p');
     expect(p.usdPerHourMin).toBeCloseTo(8 * 0.015, 6);
     expect(p.usdPerHourMax).toBeCloseTo(16 * 0.015, 6);
@@ -142,8 +161,16 @@ describe('estimateCost, serverless v2', () => {
 
 describe('estimateCost, errors and options', () => {
   test.each([
-    ['an Aurora class the table has no price for', { aurora: { instanceClass: 'db.x2g.large' } }, /unknown Aurora instance class db\.x2g\.large/],
-    ['a runner type the table has no price for', { runners: { instanceType: 'm5.large' } }, /unknown runner instance type m5\.large/],
+    [
+      'an Aurora class the table has no price for',
+      { aurora: { instanceClass: 'db.x2g.large' } },
+      /unknown Aurora instance class db\.x2g\.large/,
+    ],
+    [
+      'a runner type the table has no price for',
+      { runners: { instanceType: 'm5.large' } },
+      /unknown runner instance type m5\.large/,
+    ],
   ])('%s is an error naming it', (_what, raw, pattern) => {
     const l = lab(raw);
     expect(() => estimateCost(l)).toThrow(UsageError);
@@ -151,7 +178,9 @@ describe('estimateCost, errors and options', () => {
   });
 
   test('a region without prices is an error naming the regions that have them', () => {
-    expect(() => estimateCost(lab({}), { region: 'eu-west-1' })).toThrow(/no prices for region eu-west-1.*regions with prices: us-east-1/);
+    expect(() => estimateCost(lab({}), { region: 'eu-west-1' })).toThrow(
+      /no prices for region eu-west-1.*regions with prices: us-east-1/,
+    );
   });
 
   test("the lab's region is used, and the flag wins over it", () => {
@@ -164,7 +193,14 @@ describe('estimateCost, errors and options', () => {
 
   test('a network with interface endpoints and a NAT gateway bills endpoints × AZs, the gateway and its address', () => {
     // GIVEN a shape with 6 endpoints in 2 AZs, one NAT gateway, runners without public addresses
-    const shape = { availabilityZones: 2, interfaceEndpoints: ['ssm', 'ssmmessages', 'ec2messages', 'secretsmanager', 'lambda', 'rds'], natGateways: 1, runnersHavePublicIpv4: false, runnerRootVolumeGb: 16, secrets: 1 };
+    const shape = {
+      availabilityZones: 2,
+      interfaceEndpoints: ['ssm', 'ssmmessages', 'ec2messages', 'secretsmanager', 'lambda', 'rds'],
+      natGateways: 1,
+      runnersHavePublicIpv4: false,
+      runnerRootVolumeGb: 16,
+      secrets: 1,
+    };
     // WHEN
     const e = estimateCost(lab({ runners: { instanceType: 'c7g.large', count: 3 } }), { shape });
     // THEN 6 × 2 × 0.01 = 0.12; NAT 0.045; one EIP 0.005 (the runners have none)
@@ -196,7 +232,9 @@ describe('estimateCost, errors and options', () => {
 describe('formatCostTable', () => {
   test('prints every part, the three totals and marks assumed lines', () => {
     // GIVEN
-    const e = estimateCost(lab({ aurora: { serverless: { minCapacity: 0.5, maxCapacity: 4 } }, proxies: [{ name: 'pool100' }] }));
+    const e = estimateCost(
+      lab({ aurora: { serverless: { minCapacity: 0.5, maxCapacity: 4 } }, proxies: [{ name: 'pool100' }] }),
+    );
     // WHEN
     const text = formatCostTable(e);
     // THEN

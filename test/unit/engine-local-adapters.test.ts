@@ -29,9 +29,17 @@ describe('parseToolVersion', () => {
 
 describe('installCommand', () => {
   test.each([
-    ['apt-get', { postgres: true, pgbouncer: true }, 'apt-get install -y --no-install-recommends postgresql postgresql-contrib pgbouncer'],
+    [
+      'apt-get',
+      { postgres: true, pgbouncer: true },
+      'apt-get install -y --no-install-recommends postgresql postgresql-contrib pgbouncer',
+    ],
     ['apt-get', { postgres: false, pgbouncer: true }, 'apt-get install -y --no-install-recommends pgbouncer'],
-    ['dnf', { postgres: true, pgbouncer: false }, 'dnf install -y postgresql-server postgresql-contrib postgresql'],
+    [
+      'dnf',
+      { postgres: true, pgbouncer: false },
+      'dnf install -y postgresql-server postgresql-contrib postgresql',
+    ],
     ['brew', { postgres: true, pgbouncer: true }, 'brew install postgresql@16 pgbouncer'],
   ] as const)('%s %j', (pm, missing, cmd) => {
     expect(installCommand(pm, missing).join(' ')).toBe(cmd);
@@ -52,7 +60,15 @@ describe('poolSizeFor', () => {
 
 describe('pgbouncerIni', () => {
   test('a transaction and a session database on the same server database, trust on 127.0.0.1, admin console', () => {
-    const ini = pgbouncerIni({ serverPort: 25000, listenPort: 26000, poolSize: 10, authFile: '/x/userlist.txt', logFile: '/x/p.log', pidFile: '/x/p.pid', maxClientConnections: 2000 });
+    const ini = pgbouncerIni({
+      serverPort: 25000,
+      listenPort: 26000,
+      poolSize: 10,
+      authFile: '/x/userlist.txt',
+      logFile: '/x/p.log',
+      pidFile: '/x/p.pid',
+      maxClientConnections: 2000,
+    });
     expect(ini).toMatch(/^bench = host=127\.0\.0\.1 port=25000 dbname=bench pool_mode=transaction$/m);
     expect(ini).toMatch(/^bench_session = host=127\.0\.0\.1 port=25000 dbname=bench pool_mode=session$/m);
     expect(ini).toMatch(/^listen_addr = 127\.0\.0\.1$/m);
@@ -68,7 +84,15 @@ describe('validateLocalInput', () => {
   const cwd = os.tmpdir();
   test('defaults: quick suite, runs/ under the working directory, 40 connections, 25 %', () => {
     const o = validateLocalInput({}, '/somewhere', new Date('2026-11-21T10:45:01Z'));
-    expect(o).toMatchObject({ outDir: '/somewhere/runs', runId: 'local-20261121-104501', runIdGiven: false, maxConnections: 40, poolPercent: 25, keep: false, install: true });
+    expect(o).toMatchObject({
+      outDir: '/somewhere/runs',
+      runId: 'local-20261121-104501',
+      runIdGiven: false,
+      maxConnections: 40,
+      poolPercent: 25,
+      keep: false,
+      install: true,
+    });
     expect(o.suite.name).toBe('quick');
   });
 
@@ -103,7 +127,9 @@ describe('validateLocalInput', () => {
 
 describe('planning against local capacities', () => {
   test('pool size follows the pool percent; the smoke plan has the documented six steps', () => {
-    expect(localCapacities({ maxConnections: 40, poolPercent: 25 }).map((c) => [c.ref.kind, c.poolSize])).toEqual([
+    expect(
+      localCapacities({ maxConnections: 40, poolPercent: 25 }).map((c) => [c.ref.kind, c.poolSize]),
+    ).toEqual([
       ['direct', null],
       ['pgbouncer-transaction', 10],
       ['pgbouncer-session', 10],
@@ -126,7 +152,10 @@ describe('planning against local capacities', () => {
 
 describe('parseUnaligned', () => {
   test('header and rows split on the unit separator; empty cells kept', () => {
-    const text = ['database\u001fcl_active\u001fcl_waiting', 'bench\u001f10\u001f28', 'pgbouncer\u001f1\u001f'].join('\n') + '\n';
+    const text =
+      ['database\u001fcl_active\u001fcl_waiting', 'bench\u001f10\u001f28', 'pgbouncer\u001f1\u001f'].join(
+        '\n',
+      ) + '\n';
     expect(parseUnaligned(text)).toEqual([
       { database: 'bench', cl_active: '10', cl_waiting: '28' },
       { database: 'pgbouncer', cl_active: '1', cl_waiting: '' },
@@ -147,8 +176,19 @@ describe('metrics merging (resume and periodic flushes)', () => {
 
   test('same series are united by time, later sample wins; other series kept', () => {
     const merged = mergeSeries(
-      [s([['2026-01-01T00:00:01Z', 1], ['2026-01-01T00:00:02Z', 2]]), s([['2026-01-01T00:00:01Z', 9]], 'cl_waiting')],
-      [s([['2026-01-01T00:00:02Z', 3], ['2026-01-01T00:00:03Z', 4]])],
+      [
+        s([
+          ['2026-01-01T00:00:01Z', 1],
+          ['2026-01-01T00:00:02Z', 2],
+        ]),
+        s([['2026-01-01T00:00:01Z', 9]], 'cl_waiting'),
+      ],
+      [
+        s([
+          ['2026-01-01T00:00:02Z', 3],
+          ['2026-01-01T00:00:03Z', 4],
+        ]),
+      ],
     );
     expect(merged.find((x) => x.name === 'cl_active')?.points).toEqual([
       ['2026-01-01T00:00:01Z', 1],
@@ -161,8 +201,12 @@ describe('metrics merging (resume and periodic flushes)', () => {
   test('the filesystem sink keeps the first part of a resumed run when it writes the second', async () => {
     const dir = scratchDir('plx-sink-');
     const sink = new FileSystemSink(dir);
-    await sink.writeMetrics('local', 'r', { start: '2026-01-01T00:00:00Z', end: '2026-01-01T00:00:02Z' }, [s([['2026-01-01T00:00:01Z', 1]])]);
-    await sink.writeMetrics('local', 'r', { start: '2026-01-01T01:00:00Z', end: '2026-01-01T01:00:02Z' }, [s([['2026-01-01T01:00:01Z', 5]])]);
+    await sink.writeMetrics('local', 'r', { start: '2026-01-01T00:00:00Z', end: '2026-01-01T00:00:02Z' }, [
+      s([['2026-01-01T00:00:01Z', 1]]),
+    ]);
+    await sink.writeMetrics('local', 'r', { start: '2026-01-01T01:00:00Z', end: '2026-01-01T01:00:02Z' }, [
+      s([['2026-01-01T01:00:01Z', 5]]),
+    ]);
     const file = JSON.parse(fs.readFileSync(path.join(dir, 'metrics', 'local.json'), 'utf8'));
     expect(file.window).toEqual({ start: '2026-01-01T00:00:00Z', end: '2026-01-01T01:00:02Z' });
     expect(file.series[0].points).toEqual([

@@ -7,7 +7,13 @@ import { parseAggregateLogs } from '../../lib/suite/logs';
 const LOGS = path.join(__dirname, '..', 'fixtures', 'pgbench', 'pg15-local', 'logs');
 
 test('no log files: everything unknown, nothing to keep', () => {
-  expect(summarizeStepLogs([], { samplingRate: null, throttled: false })).toEqual({ latencyP50Ms: null, latencyP95Ms: null, latencyP99Ms: null, series: null, mergedLog: null });
+  expect(summarizeStepLogs([], { samplingRate: null, throttled: false })).toEqual({
+    latencyP50Ms: null,
+    latencyP95Ms: null,
+    latencyP99Ms: null,
+    series: null,
+    mergedLog: null,
+  });
   expect(summarizeStepLogs(['', '\n'], { samplingRate: null, throttled: false }).mergedLog).toBeNull();
 });
 
@@ -33,12 +39,21 @@ test('aggregate logs (two threads) pass through, sorted by interval', () => {
   const s = summarizeStepLogs([t0, t1], { samplingRate: null, throttled: false });
   expect(s.series?.[0]).toMatchObject({ t: 1795255350, transactions: 538 + 539 });
   expect(s.latencyP95Ms).toBeNull(); // aggregate logs carry no percentiles
-  const starts = s.mergedLog!.trim().split('\n').map((l) => Number(l.split(' ')[0]));
+  const starts = s
+    .mergedLog!.trim()
+    .split('\n')
+    .map((l) => Number(l.split(' ')[0]));
   expect(starts).toEqual([...starts].sort((a, b) => a - b));
 });
 
 test('with --rate, lag fields and skipped transactions are aggregated; sampling scales counts', () => {
-  const lines = ['0 1 1000 0 1795255364 100 500', '0 2 skipped 0 1795255364 200 9000', '1 1 3000 0 1795255364 300 1500'].join('\n');
-  expect(aggregateTransactionLogs([lines], 1, true)).toBe('1795255364 2 4000 10000000 1000 3000 2000 2500000 500 1500 1\n');
+  const lines = [
+    '0 1 1000 0 1795255364 100 500',
+    '0 2 skipped 0 1795255364 200 9000',
+    '1 1 3000 0 1795255364 300 1500',
+  ].join('\n');
+  expect(aggregateTransactionLogs([lines], 1, true)).toBe(
+    '1795255364 2 4000 10000000 1000 3000 2000 2500000 500 1500 1\n',
+  );
   expect(aggregateTransactionLogs([lines], 0.5, false)).toBe('1795255364 4 8000 20000000 1000 3000\n');
 });

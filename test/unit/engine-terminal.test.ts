@@ -1,6 +1,12 @@
 /** What the terminal shows: durations, step lines, the per-scenario table, progress modes. */
 import { PassThrough } from 'node:stream';
-import { formatDuration, formatErrors, formatResultTables, formatSummary, ProgressPrinter } from '../../lib/engine/terminal';
+import {
+  formatDuration,
+  formatErrors,
+  formatResultTables,
+  formatSummary,
+  ProgressPrinter,
+} from '../../lib/engine/terminal';
 import { getSuite } from '../../lib/suite/catalog';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
 
@@ -9,7 +15,19 @@ function record(over: Partial<StepRecord> & { stepId: string; scenario: string }
     schemaVersion: 1,
     runId: 'r',
     target: { kind: 'direct', name: 'direct' },
-    params: { clients: 60, jobs: 2, protocol: 'simple', connect: 'persistent', script: 'select-1.sql', durationSec: 3, transactionsPerClient: null, rate: null, scale: 1, poolPercent: null, repetition: 1 },
+    params: {
+      clients: 60,
+      jobs: 2,
+      protocol: 'simple',
+      connect: 'persistent',
+      script: 'select-1.sql',
+      durationSec: 3,
+      transactionsPerClient: null,
+      rate: null,
+      scale: 1,
+      poolPercent: null,
+      repetition: 1,
+    },
     startedAt: '2026-01-01T00:00:00Z',
     endedAt: '2026-01-01T00:00:03Z',
     status: 'completed',
@@ -36,7 +54,9 @@ describe('formatDuration', () => {
 });
 
 test('formatErrors lists classes with counts and aborted clients, or a dash', () => {
-  expect(formatErrors([{ class: 'too-many-connections', count: 1, sample: 's' }], 1)).toBe('too-many-connections ×1, 1 aborted');
+  expect(formatErrors([{ class: 'too-many-connections', count: 1, sample: 's' }], 1)).toBe(
+    'too-many-connections ×1, 1 aborted',
+  );
   expect(formatErrors([], 0)).toBe('-');
 });
 
@@ -54,19 +74,37 @@ test('the scenario table shows target, clients, protocol, connect, tps, p95, err
     target: { kind: 'pgbouncer-transaction', name: 'pgbouncer-transaction' },
     verdict: { expected: 'succeeds', observed: 'o', held: false },
   });
-  const text = formatResultTables(suite, [refused, broke], [{ scenario: 'smoke-max-connections', expected: '[x] ratio ≥ 3', observed: '1 vs 2', held: false }]);
+  const text = formatResultTables(
+    suite,
+    [refused, broke],
+    [{ scenario: 'smoke-max-connections', expected: '[x] ratio ≥ 3', observed: '1 vs 2', held: false }],
+  );
   const lines = text.split('\n');
-  expect(lines[0]).toBe('smoke-max-connections — Direct above max_connections is refused, pooled with the same clients succeeds');
+  expect(lines[0]).toBe(
+    'smoke-max-connections — Direct above max_connections is refused, pooled with the same clients succeeds',
+  );
   expect(lines[1]).toMatch(/^ {2}target +clients +protocol +connect +tps +p95 ms +errors +verdict$/);
-  expect(lines[2]).toMatch(/^ {2}direct +60 +simple +persistent +\? +\? +- +✓ refused: too-many-connections$/);
+  expect(lines[2]).toMatch(
+    /^ {2}direct +60 +simple +persistent +\? +\? +- +✓ refused: too-many-connections$/,
+  );
   expect(lines[3]).toMatch(/pgbouncer-transaction +60 .* ✗ succeeds$/);
   expect(lines[4]).toBe('  ✗ [x] ratio ≥ 3 — 1 vs 2');
 });
 
 test('the summary counts held, broken and informational verdicts and names the run directory', () => {
-  const m = { status: 'completed', stepsCompleted: 2, stepIds: ['a', 'b'], scenarioVerdicts: [{ scenario: 's', expected: 'e', observed: 'o', held: null }] } as unknown as RunManifest;
-  const recs = [record({ stepId: 'a', scenario: 's' }), record({ stepId: 'b', scenario: 's', verdict: { expected: 'e', observed: 'o', held: false } })];
-  expect(formatSummary(m, recs, '/runs/x', 65)).toBe('1 verdict(s) did not hold: 1 held, 1 broke, 1 informational; 2/2 steps in 1:05.\nRun directory: /runs/x');
+  const m = {
+    status: 'completed',
+    stepsCompleted: 2,
+    stepIds: ['a', 'b'],
+    scenarioVerdicts: [{ scenario: 's', expected: 'e', observed: 'o', held: null }],
+  } as unknown as RunManifest;
+  const recs = [
+    record({ stepId: 'a', scenario: 's' }),
+    record({ stepId: 'b', scenario: 's', verdict: { expected: 'e', observed: 'o', held: false } }),
+  ];
+  expect(formatSummary(m, recs, '/runs/x', 65)).toBe(
+    '1 verdict(s) did not hold: 1 held, 1 broke, 1 informational; 2/2 steps in 1:05.\nRun directory: /runs/x',
+  );
 });
 
 describe('ProgressPrinter', () => {
@@ -79,7 +117,15 @@ describe('ProgressPrinter', () => {
     const p = new ProgressPrinter({ stream: out, tty: false });
     p.handle({ type: 'run-start', runId: 'r', total: 2, alreadyDone: 0, resumed: false });
     p.handle({ type: 'step-start', index: 1, total: 2, step, elapsedSec: 0, etaSec: 8, note: null });
-    p.handle({ type: 'step-end', index: 1, total: 2, step, record: record({ stepId: 'smoke-churn/direct/c5/simple/per-transaction/r1', scenario: 'smoke-churn' }), elapsedSec: 4, etaSec: 4 });
+    p.handle({
+      type: 'step-end',
+      index: 1,
+      total: 2,
+      step,
+      record: record({ stepId: 'smoke-churn/direct/c5/simple/per-transaction/r1', scenario: 'smoke-churn' }),
+      elapsedSec: 4,
+      etaSec: 4,
+    });
     p.handle({ type: 'run-end', status: 'completed', elapsedSec: 8, error: null });
     expect(text).not.toContain('\x1b[');
     expect(text.split('\n')).toEqual([
@@ -111,7 +157,9 @@ describe('ProgressPrinter', () => {
     const p = new ProgressPrinter({ stream: out, tty: true, tickMs: 10_000 });
     p.handle({ type: 'step-start', index: 3, total: 6, step, elapsedSec: 7, etaSec: 12, note: null });
     p.close();
-    expect(text).toMatch(/^\r\x1b\[2K\[3\/6\] 0:00 · elapsed 0:00 · ETA 0:12 · smoke-churn\/direct\/c5\/simple\/per-transaction\/r1\r\x1b\[2K$/);
+    expect(text).toMatch(
+      /^\r\x1b\[2K\[3\/6\] 0:00 · elapsed 0:00 · ETA 0:12 · smoke-churn\/direct\/c5\/simple\/per-transaction\/r1\r\x1b\[2K$/,
+    );
   });
 
   test('on a narrow TTY the step id is cut, never the counters', () => {

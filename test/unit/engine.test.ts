@@ -5,12 +5,25 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import type { Clock, PgbenchExecutor, PgbenchInvocation, PgbenchOutcome, PoolControl, Target } from '../../lib/engine/ports';
+import type {
+  Clock,
+  PgbenchExecutor,
+  PgbenchInvocation,
+  PgbenchOutcome,
+  PoolControl,
+  Target,
+} from '../../lib/engine/ports';
 import { runSuite, type ProgressEvent, type RunSuiteOptions } from '../../lib/engine/run-suite';
 import { FileSystemSink } from '../../lib/local/fs-sink';
 import { getSuite, type Suite } from '../../lib/suite/catalog';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../../lib/suite/expand';
-import { stepFileName, type RunManifest, type StepRecord, type TargetKind, type TargetRef } from '../../lib/suite/types';
+import {
+  stepFileName,
+  type RunManifest,
+  type StepRecord,
+  type TargetKind,
+  type TargetRef,
+} from '../../lib/suite/types';
 import { scratchDir } from '../helpers/scratch';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'pgbench', 'pg15-local');
@@ -24,7 +37,9 @@ interface Capture {
 }
 
 function capture(name: string): Capture {
-  const meta = JSON.parse(fs.readFileSync(path.join(FIXTURES, `${name}.meta.json`), 'utf8')) as { exitCode: number | null };
+  const meta = JSON.parse(fs.readFileSync(path.join(FIXTURES, `${name}.meta.json`), 'utf8')) as {
+    exitCode: number | null;
+  };
   return {
     stdout: fs.readFileSync(path.join(FIXTURES, `${name}.stdout`), 'utf8'),
     stderr: fs.readFileSync(path.join(FIXTURES, `${name}.stderr`), 'utf8'),
@@ -43,13 +58,22 @@ const SMOKE_CAPTURES: Record<string, string> = {
 };
 
 function capacities(kinds: readonly TargetKind[]): TargetCapacity[] {
-  return kinds.map((kind) => ({ ref: { kind, name: kind }, maxConnections: MAX_CONNECTIONS, poolSize: kind === 'direct' ? null : POOL_SIZE }));
+  return kinds.map((kind) => ({
+    ref: { kind, name: kind },
+    maxConnections: MAX_CONNECTIONS,
+    poolSize: kind === 'direct' ? null : POOL_SIZE,
+  }));
 }
 
 function fakeTargets(kinds: readonly TargetKind[]): Target[] {
   return kinds.map((kind, i) => ({
     ref: { kind, name: kind },
-    connection: () => ({ host: '127.0.0.1', port: 20000 + i, user: 'bench', dbname: kind === 'pgbouncer-session' ? 'bench_session' : 'bench' }),
+    connection: () => ({
+      host: '127.0.0.1',
+      port: 20000 + i,
+      user: 'bench',
+      dbname: kind === 'pgbouncer-session' ? 'bench_session' : 'bench',
+    }),
     maxConnections: async () => MAX_CONNECTIONS,
     poolSize: async () => (kind === 'direct' ? null : POOL_SIZE),
   }));
@@ -131,7 +155,10 @@ interface Harness {
 
 let tmpRoots: string[] = [];
 
-function harness(suite: Suite = getSuite('smoke'), kinds: readonly TargetKind[] = ['direct', 'pgbouncer-transaction', 'pgbouncer-session']): Harness {
+function harness(
+  suite: Suite = getSuite('smoke'),
+  kinds: readonly TargetKind[] = ['direct', 'pgbouncer-transaction', 'pgbouncer-session'],
+): Harness {
   const dir = scratchDir('proxylab-engine-test-');
   tmpRoots.push(dir);
   const runDir = path.join(dir, 'run');
@@ -160,7 +187,13 @@ function harness(suite: Suite = getSuite('smoke'), kinds: readonly TargetKind[] 
         clock: fakeClock(),
         progress: (ev) => events.push(ev),
         mode: 'local',
-        environment: { maxConnections: MAX_CONNECTIONS, serverVersion: '15.18', pgbenchVersion: '15.18', poolerVersion: '1.18.0', cpus: 2 },
+        environment: {
+          maxConnections: MAX_CONNECTIONS,
+          serverVersion: '15.18',
+          pgbenchVersion: '15.18',
+          poolerVersion: '1.18.0',
+          cpus: 2,
+        },
         settings: { maxConnections: MAX_CONNECTIONS },
         ...extra,
       };
@@ -173,7 +206,9 @@ function readManifest(runDir: string): RunManifest {
 }
 
 function readStep(runDir: string, stepId: string): StepRecord {
-  return JSON.parse(fs.readFileSync(path.join(runDir, 'steps', `${stepFileName(stepId)}.json`), 'utf8')) as StepRecord;
+  return JSON.parse(
+    fs.readFileSync(path.join(runDir, 'steps', `${stepFileName(stepId)}.json`), 'utf8'),
+  ) as StepRecord;
 }
 
 afterEach(() => {
@@ -188,7 +223,11 @@ describe('runSuite', () => {
     // WHEN
     const result = await runSuite(h.options());
     // THEN init once, then reset → run per step, in plan order, then restore
-    const expected = ['init', ...h.steps.flatMap((s) => [`reset:${s.target.name}`, `run:${stepFileName(s.stepId)}`]), 'restore'];
+    const expected = [
+      'init',
+      ...h.steps.flatMap((s) => [`reset:${s.target.name}`, `run:${stepFileName(s.stepId)}`]),
+      'restore',
+    ];
     expect(h.rec.calls).toEqual(expected);
     expect(result.manifest.status).toBe('completed');
     expect(result.records.map((r) => r.stepId)).toEqual(h.steps.map((s) => s.stepId));
@@ -198,7 +237,16 @@ describe('runSuite', () => {
     // GIVEN quick-e2 (scale 1, no flags), e2 at scale 1 (--unlogged-tables --foreign-keys), e2 again, quick-e3 (scale 1, no flags)
     const quick = getSuite('quick');
     const e2 = getSuite('e2').scenarios[0];
-    const suite: Suite = { name: 'mixed', description: 'd', scenarios: [quick.scenarios[1], { ...e2, clients: [5], scale: 1 }, { ...e2, name: 'e2-again', clients: [5], scale: 1 }, quick.scenarios[2]] };
+    const suite: Suite = {
+      name: 'mixed',
+      description: 'd',
+      scenarios: [
+        quick.scenarios[1],
+        { ...e2, clients: [5], scale: 1 },
+        { ...e2, name: 'e2-again', clients: [5], scale: 1 },
+        quick.scenarios[2],
+      ],
+    };
     const h = harness(suite, ['direct']);
     const inits: string[] = [];
     const base = h.options(() => ({ ...capture('pgb_S_simple_c5'), timedOut: false, logFiles: [] }));
@@ -230,7 +278,13 @@ describe('runSuite', () => {
     expect(seen!.status).toBe('running');
     expect(seen!.stepIds).toEqual(h.steps.map((s) => s.stepId));
     expect(seen!.stepsCompleted).toBe(0);
-    expect(seen!.environment).toEqual({ maxConnections: 40, serverVersion: '15.18', pgbenchVersion: '15.18', poolerVersion: '1.18.0', cpus: 2 });
+    expect(seen!.environment).toEqual({
+      maxConnections: 40,
+      serverVersion: '15.18',
+      pgbenchVersion: '15.18',
+      poolerVersion: '1.18.0',
+      cpus: 2,
+    });
   });
 
   test('holds the expected refusal of direct above max_connections and notes the pre-check', async () => {
@@ -329,7 +383,13 @@ describe('runSuite', () => {
     const h = harness();
     const answer: Answer = (inv, name) => {
       if (name === stepFileName('smoke-prepared/pgbouncer-transaction/c5/simple/persistent/r1')) {
-        return { stdout: '', stderr: 'progress: 1.0 s, 100.0 tps, lat 1.0 ms stddev 0.1, 0 failed\n', exitCode: null, timedOut: true, logFiles: [] };
+        return {
+          stdout: '',
+          stderr: 'progress: 1.0 s, 100.0 tps, lat 1.0 ms stddev 0.1, 0 failed\n',
+          exitCode: null,
+          timedOut: true,
+          logFiles: [],
+        };
       }
       return smokeAnswerFor(h, name);
     };
@@ -353,7 +413,10 @@ describe('runSuite', () => {
       seen.push(inv);
       return smokeAnswerFor(h, name);
     });
-    const targets = base.targets.map((t) => ({ ...t, connection: () => ({ ...t.connection(), env: { PGPASSWORD: 's3cret-pw' } }) }));
+    const targets = base.targets.map((t) => ({
+      ...t,
+      connection: () => ({ ...t.connection(), env: { PGPASSWORD: 's3cret-pw' } }),
+    }));
     // WHEN
     await runSuite({ ...base, targets });
     // THEN
@@ -362,7 +425,9 @@ describe('runSuite', () => {
     expect(first.env.PGPASSWORD).toBe('s3cret-pw');
     expect(first.argv[0]).toBe('pgbench');
     expect(first.files?.map((f) => path.basename(f.path))).toEqual(['select-1.sql']);
-    const all = fs.readdirSync(path.join(h.dir, 'steps')).map((f) => fs.readFileSync(path.join(h.dir, 'steps', f), 'utf8'));
+    const all = fs
+      .readdirSync(path.join(h.dir, 'steps'))
+      .map((f) => fs.readFileSync(path.join(h.dir, 'steps', f), 'utf8'));
     expect(all.join('\n')).not.toContain('s3cret-pw');
     expect(fs.readFileSync(path.join(h.dir, 'manifest.json'), 'utf8')).not.toContain('s3cret-pw');
     expect(readStep(h.dir, h.steps[0].stepId).command.join(' ')).toContain('<workdir>/select-1.sql');
@@ -397,15 +462,21 @@ describe('runSuite', () => {
     // WHEN
     await runSuite(h.options(() => ({ ...capture('pgb_S_simple_c60'), timedOut: false, logFiles: [] })));
     // THEN
-    const relevant = h.rec.calls.filter((c) => c.startsWith('pool%') || c.startsWith('reset') || c.startsWith('run'));
+    const relevant = h.rec.calls.filter(
+      (c) => c.startsWith('pool%') || c.startsWith('reset') || c.startsWith('run'),
+    );
     expect(relevant).toEqual(
-      h.steps.flatMap((s) => [`pool%:pgbouncer-transaction:${s.params.poolPercent}`, 'reset:pgbouncer-transaction', `run:${stepFileName(s.stepId)}`]),
+      h.steps.flatMap((s) => [
+        `pool%:pgbouncer-transaction:${s.params.poolPercent}`,
+        'reset:pgbouncer-transaction',
+        `run:${stepFileName(s.stepId)}`,
+      ]),
     );
     expect(h.steps.map((s) => s.params.poolPercent)).toEqual([25, 50, 75, 100]);
     expect(h.rec.calls[h.rec.calls.length - 1]).toBe('restore');
   });
 
-  test('a sweep over two pooled targets resizes each target to the step\'s percent before it runs', async () => {
+  test("a sweep over two pooled targets resizes each target to the step's percent before it runs", async () => {
     // GIVEN E4 on two pooled targets (on a lab: two proxies)
     const h = harness(getSuite('e4'), ['pgbouncer-transaction', 'rds-proxy']);
     // WHEN
@@ -424,13 +495,17 @@ describe('runSuite', () => {
       }
     }
     expect(seen).toHaveLength(8);
-    expect(new Set(h.steps.map((st) => st.target.name))).toEqual(new Set(['pgbouncer-transaction', 'rds-proxy']));
+    expect(new Set(h.steps.map((st) => st.target.name))).toEqual(
+      new Set(['pgbouncer-transaction', 'rds-proxy']),
+    );
   });
 
   test('turns per-transaction logs into percentiles, a series and a merged per-second log', async () => {
     // GIVEN pgbench wrote two per-transaction log files (two threads) for the first step
     const h = harness();
-    const thread0 = ['0 1 1000 0 1795255364 100', '0 2 2000 0 1795255364 200', '0 3 3000 0 1795255365 100'].join('\n') + '\n';
+    const thread0 =
+      ['0 1 1000 0 1795255364 100', '0 2 2000 0 1795255364 200', '0 3 3000 0 1795255365 100'].join('\n') +
+      '\n';
     const thread1 = ['1 1 4000 0 1795255364 300', '1 2 5000 0 1795255365 200'].join('\n') + '\n';
     const answer: Answer = (inv, name) => {
       const base = smokeAnswerFor(h, name);
@@ -447,7 +522,9 @@ describe('runSuite', () => {
       [1795255365, 2],
     ]);
     expect(r.files.log).toBe(`steps/${stepFileName(h.steps[1].stepId)}.log`);
-    expect(fs.readFileSync(path.join(h.dir, r.files.log!), 'utf8')).toBe('1795255364 3 7000 21000000 1000 4000\n1795255365 2 8000 34000000 3000 5000\n');
+    expect(fs.readFileSync(path.join(h.dir, r.files.log!), 'utf8')).toBe(
+      '1795255364 3 7000 21000000 1000 4000\n1795255365 2 8000 34000000 3000 5000\n',
+    );
     // a step without logs keeps none
     expect(readStep(h.dir, h.steps[0].stepId).files.log).toBeNull();
   });
@@ -460,7 +537,9 @@ describe('runSuite', () => {
     expect(types[types.length - 1]).toBe('run-end');
     expect(types.filter((t) => t === 'step-start')).toHaveLength(6);
     expect(types.filter((t) => t === 'step-end')).toHaveLength(6);
-    const starts = h.events.filter((e): e is Extract<ProgressEvent, { type: 'step-start' }> => e.type === 'step-start');
+    const starts = h.events.filter(
+      (e): e is Extract<ProgressEvent, { type: 'step-start' }> => e.type === 'step-start',
+    );
     expect(starts.map((e) => e.index)).toEqual([1, 2, 3, 4, 5, 6]);
     expect(starts[0].etaSec).not.toBeNull();
     expect(starts[5].etaSec!).toBeLessThan(starts[0].etaSec!);
@@ -471,7 +550,9 @@ describe('runSuite', () => {
     const h = harness();
     await runSuite(h.options());
     // THEN the ETA stays the planned remainder: 6 steps × 4 s, then 5 × 4 s, …
-    const starts = h.events.filter((e): e is Extract<ProgressEvent, { type: 'step-start' }> => e.type === 'step-start');
+    const starts = h.events.filter(
+      (e): e is Extract<ProgressEvent, { type: 'step-start' }> => e.type === 'step-start',
+    );
     expect(starts.map((e) => e.etaSec)).toEqual([24, 20, 16, 12, 8, 4]);
   });
 });

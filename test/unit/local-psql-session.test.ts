@@ -20,7 +20,13 @@ describe('splitSessionOutput', () => {
     ].join('\n');
     const answers = splitSessionOutput(out);
     expect(answers).toEqual([
-      { rows: [{ one: '1', two: 'a' }, { one: '2', two: 'b' }], error: null },
+      {
+        rows: [
+          { one: '1', two: 'a' },
+          { one: '2', two: 'b' },
+        ],
+        error: null,
+      },
       { rows: [], error: 'relation "no_such_table" does not exist (SQLSTATE 42P01)' },
     ]);
   });
@@ -31,6 +37,8 @@ describe('splitSessionOutput', () => {
   });
 
   test('a psql without the ERROR variable (literal ":ERROR") counts as success, not as a failure', () => {
-    expect(splitSessionOutput(`x\n1\n${MARK} :ERROR :SQLSTATE :LAST_ERROR_MESSAGE\n`)).toEqual([{ rows: [{ x: '1' }], error: null }]);
+    expect(splitSessionOutput(`x\n1\n${MARK} :ERROR :SQLSTATE :LAST_ERROR_MESSAGE\n`)).toEqual([
+      { rows: [{ x: '1' }], error: null },
+    ]);
   });
 });

@@ -4,7 +4,15 @@
  */
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import { decideReap, nodeReapSystem, parseProcStartTicks, parseProcState, reapOrphanedStacks, type ReapSystem, type StackOwner } from '../../lib/local/reap';
+import {
+  decideReap,
+  nodeReapSystem,
+  parseProcStartTicks,
+  parseProcState,
+  reapOrphanedStacks,
+  type ReapSystem,
+  type StackOwner,
+} from '../../lib/local/reap';
 
 const DIR = '/tmp/proxylab-local-abc123';
 const HOST = 'lab-host';
@@ -24,13 +32,23 @@ function owner(over: Partial<StackOwner> = {}): StackOwner {
     kept: false,
     runAsUser: 'postgres',
     postgres: { pid: 5001, dataDir: `${DIR}/pg/data` },
-    pgbouncer: { pid: 5002, pidFile: `${DIR}/pgbouncer/pgbouncer.pid`, iniFile: `${DIR}/pgbouncer/pgbouncer.ini` },
+    pgbouncer: {
+      pid: 5002,
+      pidFile: `${DIR}/pgbouncer/pgbouncer.pid`,
+      iniFile: `${DIR}/pgbouncer/pgbouncer.ini`,
+    },
     ...over,
   };
 }
 
 /** A machine with the given processes; servers die on the first signal unless `stubborn`. */
-function fakeSystem(opts: { ownerText: string | null; procs: Record<number, FakeProc>; ageMs?: number; stubborn?: number[]; entries?: string[] }) {
+function fakeSystem(opts: {
+  ownerText: string | null;
+  procs: Record<number, FakeProc>;
+  ageMs?: number;
+  stubborn?: number[];
+  entries?: string[];
+}) {
   const procs = new Map(Object.entries(opts.procs).map(([k, v]) => [Number(k), v]));
   const signals: Array<[number, NodeJS.Signals]> = [];
   const removed: string[] = [];
@@ -43,7 +61,8 @@ function fakeSystem(opts: { ownerText: string | null; procs: Record<number, Fake
     procStartTicks: (pid) => procs.get(pid)?.startTicks ?? null,
     hostname: () => HOST,
     commandLine: (pid) => procs.get(pid)?.cmd ?? null,
-    processesMentioning: (needle) => [...procs.entries()].filter(([, p]) => p.cmd.includes(needle)).map(([pid]) => pid),
+    processesMentioning: (needle) =>
+      [...procs.entries()].filter(([, p]) => p.cmd.includes(needle)).map(([pid]) => pid),
     readPidFile: (file) => (file.endsWith('postmaster.pid') && procs.has(5001) ? 5001 : null),
     kill: (pid, signal) => {
       signals.push([pid, signal]);
@@ -64,21 +83,50 @@ const servers: Record<number, FakeProc> = {
 
 describe('decideReap', () => {
   test.each([
-    ['owner alive (same start time)', JSON.stringify(owner()), { 4242: { startTicks: 1000, cmd: 'node scripts/proxylab.js local' }, ...servers }, undefined, 'owner-alive', null],
+    [
+      'owner alive (same start time)',
+      JSON.stringify(owner()),
+      { 4242: { startTicks: 1000, cmd: 'node scripts/proxylab.js local' }, ...servers },
+      undefined,
+      'owner-alive',
+      null,
+    ],
     ['kept with --keep, owner gone', JSON.stringify(owner({ kept: true })), servers, undefined, 'kept', null],
-    ['written on another host', JSON.stringify(owner({ hostname: 'elsewhere' })), servers, undefined, 'other-host', null],
+    [
+      'written on another host',
+      JSON.stringify(owner({ hostname: 'elsewhere' })),
+      servers,
+      undefined,
+      'other-host',
+      null,
+    ],
     ['no owner file, 10 s old', null, {}, 10_000, 'fresh', null],
     ['no owner file, old, a server still names the dir', null, servers, undefined, 'in-use', null],
     ['unparseable owner file, 10 s old', '{"schemaVer', {}, 10_000, 'fresh', null],
-    ['no owner file, old, holding files a stack never has', null, {}, undefined, 'not-a-stack', ['pg', 'manifest.json']],
-  ] as const)('%s → untouched', (_name, ownerText, procs, ageMs, reason, entries: readonly string[] | null) => {
-    // GIVEN a stack directory in that state
-    const { sys } = fakeSystem({ ownerText, procs: { ...procs }, ageMs, entries: entries ? [...entries] : undefined });
-    // WHEN the reaper looks at it
-    const d = decideReap(DIR, sys);
-    // THEN it is left alone, for that reason
-    expect(d).toEqual({ action: 'skip', dir: DIR, reason });
-  });
+    [
+      'no owner file, old, holding files a stack never has',
+      null,
+      {},
+      undefined,
+      'not-a-stack',
+      ['pg', 'manifest.json'],
+    ],
+  ] as const)(
+    '%s → untouched',
+    (_name, ownerText, procs, ageMs, reason, entries: readonly string[] | null) => {
+      // GIVEN a stack directory in that state
+      const { sys } = fakeSystem({
+        ownerText,
+        procs: { ...procs },
+        ageMs,
+        entries: entries ? [...entries] : undefined,
+      });
+      // WHEN the reaper looks at it
+      const d = decideReap(DIR, sys);
+      // THEN it is left alone, for that reason
+      expect(d).toEqual({ action: 'skip', dir: DIR, reason });
+    },
+  );
 
   test.each<[string, Record<number, FakeProc>]>([
     ['owner pid dead', {}],
@@ -94,13 +142,19 @@ describe('decideReap', () => {
   });
 
   test('a recorded server pid now used by an unrelated process is not a server of the stack', () => {
-    const { sys } = fakeSystem({ ownerText: JSON.stringify(owner()), procs: { 5002: { startTicks: 7, cmd: 'sleep 100' } } });
+    const { sys } = fakeSystem({
+      ownerText: JSON.stringify(owner()),
+      procs: { 5002: { startTicks: 7, cmd: 'sleep 100' } },
+    });
     const d = decideReap(DIR, sys);
     expect(d).toEqual({ action: 'reap', dir: DIR, owner: owner(), servers: [] });
   });
 
   test('an old directory without owner file and no process naming it is reaped', () => {
-    const { sys } = fakeSystem({ ownerText: null, procs: { 77: { startTicks: 1, cmd: 'postgres -D /tmp/proxylab-local-other/pg/data' } } });
+    const { sys } = fakeSystem({
+      ownerText: null,
+      procs: { 77: { startTicks: 1, cmd: 'postgres -D /tmp/proxylab-local-other/pg/data' } },
+    });
     expect(decideReap(DIR, sys)).toEqual({ action: 'reap', dir: DIR, owner: null, servers: [] });
   });
 });
@@ -108,7 +162,10 @@ describe('decideReap', () => {
 describe('reapOrphanedStacks', () => {
   test('stops PgBouncer then PostgreSQL (SIGQUIT), removes the dir and says so in one line', async () => {
     // GIVEN a stack whose owner 4242 is dead and whose servers still run
-    const { sys, signals, removed, procs } = fakeSystem({ ownerText: JSON.stringify(owner()), procs: { ...servers } });
+    const { sys, signals, removed, procs } = fakeSystem({
+      ownerText: JSON.stringify(owner()),
+      procs: { ...servers },
+    });
     const lines: string[] = [];
     // WHEN reaping
     const outcomes = await reapOrphanedStacks({ sys, log: (l) => lines.push(l) });
@@ -120,18 +177,27 @@ describe('reapOrphanedStacks', () => {
     expect(procs.size).toBe(0);
     expect(removed).toEqual([DIR]);
     expect(outcomes.map((o) => o.removed)).toEqual([true]);
-    expect(lines).toEqual([`Cleaned up a stack left by proxylab pid 4242 (dir ${DIR}): stopped PgBouncer pid 5002, PostgreSQL pid 5001`]);
+    expect(lines).toEqual([
+      `Cleaned up a stack left by proxylab pid 4242 (dir ${DIR}): stopped PgBouncer pid 5002, PostgreSQL pid 5001`,
+    ]);
   });
 
   test('a server that ignores its first signal gets SIGKILL to its process group', async () => {
-    const { sys, signals, removed } = fakeSystem({ ownerText: JSON.stringify(owner()), procs: { ...servers }, stubborn: [5001] });
+    const { sys, signals, removed } = fakeSystem({
+      ownerText: JSON.stringify(owner()),
+      procs: { ...servers },
+      stubborn: [5001],
+    });
     await reapOrphanedStacks({ sys });
     expect(signals).toContainEqual([-5001, 'SIGKILL']);
     expect(removed).toEqual([DIR]);
   });
 
   test('nothing is signalled or removed while the owner lives', async () => {
-    const { sys, signals, removed } = fakeSystem({ ownerText: JSON.stringify(owner()), procs: { 4242: { startTicks: 1000, cmd: 'node' }, ...servers } });
+    const { sys, signals, removed } = fakeSystem({
+      ownerText: JSON.stringify(owner()),
+      procs: { 4242: { startTicks: 1000, cmd: 'node' }, ...servers },
+    });
     const lines: string[] = [];
     expect(await reapOrphanedStacks({ sys, log: (l) => lines.push(l) })).toEqual([]);
     expect(signals).toEqual([]);
@@ -155,9 +221,13 @@ describe('nodeReapSystem().isAlive', () => {
   test('a zombie owner (exited, never waited for) counts as gone although kill(pid, 0) still succeeds', async () => {
     // GIVEN a real zombie: sh starts a short sleep in the background, then execs into a long sleep
     // that never waits for it
-    const parent = spawn('sh', ['-c', 'sleep 0.05 & echo $!; exec sleep 10 >/dev/null'], { stdio: ['ignore', 'pipe', 'ignore'] });
+    const parent = spawn('sh', ['-c', 'sleep 0.05 & echo $!; exec sleep 10 >/dev/null'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
     try {
-      const zombie = await new Promise<number>((resolve) => parent.stdout.once('data', (b: Buffer) => resolve(Number(b.toString().trim()))));
+      const zombie = await new Promise<number>((resolve) =>
+        parent.stdout.once('data', (b: Buffer) => resolve(Number(b.toString().trim()))),
+      );
       let state = '';
       for (let i = 0; i < 50 && state !== 'Z'; i++) {
         await new Promise((r) => setTimeout(r, 20));

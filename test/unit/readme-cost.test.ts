@@ -17,30 +17,48 @@ import {
 const ROOT = join(__dirname, '..', '..');
 const generated = renderCostTable();
 
-test.each(['README.md', join('docs', 'cost.md')])('%s carries the generated cost table between the markers', (rel) => {
-  // GIVEN the committed file
-  const text = readFileSync(join(ROOT, rel), 'utf8');
-  // WHEN the block between the markers is read
-  const committed = extractCostTable(text);
-  // THEN it is there and equals a fresh generation
-  expect({ file: rel, hasMarkers: committed !== null }).toEqual({ file: rel, hasMarkers: true });
-  expect(committed).toBe(generated);
-});
+test.each(['README.md', join('docs', 'cost.md')])(
+  '%s carries the generated cost table between the markers',
+  (rel) => {
+    // GIVEN the committed file
+    const text = readFileSync(join(ROOT, rel), 'utf8');
+    // WHEN the block between the markers is read
+    const committed = extractCostTable(text);
+    // THEN it is there and equals a fresh generation
+    expect({ file: rel, hasMarkers: committed !== null }).toEqual({ file: rel, hasMarkers: true });
+    expect(committed).toBe(generated);
+  },
+);
 
 test('the table rows are `proxylab cost --json` figures (default lab, through the real CLI)', () => {
   // GIVEN the CLI's JSON for the default lab
-  const out = execFileSync(process.execPath, [join(ROOT, 'scripts', 'proxylab.js'), 'cost', join(ROOT, 'labs', 'default.json'), '--json'], {
-    encoding: 'utf8',
-  });
-  const e = JSON.parse(out) as { totals: { perHourUsdMax: number; perDayUsdMax: number; perMonthUsdMax: number } };
+  const out = execFileSync(
+    process.execPath,
+    [join(ROOT, 'scripts', 'proxylab.js'), 'cost', join(ROOT, 'labs', 'default.json'), '--json'],
+    {
+      encoding: 'utf8',
+    },
+  );
+  const e = JSON.parse(out) as {
+    totals: { perHourUsdMax: number; perDayUsdMax: number; perMonthUsdMax: number };
+  };
   // THEN the default row shows the same totals, rounded as the table rounds them
   const rowLine = generated.split('\n').find((l) => l.startsWith('| `labs/default.json`'));
   expect(rowLine).toBeDefined();
-  expect(rowLine).toContain(`| $${e.totals.perHourUsdMax.toFixed(2)} | $${e.totals.perDayUsdMax.toFixed(2)} | $${e.totals.perMonthUsdMax.toFixed(0)} |`);
+  expect(rowLine).toContain(
+    `| $${e.totals.perHourUsdMax.toFixed(2)} | $${e.totals.perDayUsdMax.toFixed(2)} | $${e.totals.perMonthUsdMax.toFixed(0)} |`,
+  );
 });
 
 test('the generated block has a row per lab file', () => {
-  const files = ['default', 'e1-prepared-statements', 'e2-client-sweep', 'e3-connection-churn', 'e4-pool-share', 'e5-big-server'];
+  const files = [
+    'default',
+    'e1-prepared-statements',
+    'e2-client-sweep',
+    'e3-connection-churn',
+    'e4-pool-share',
+    'e5-big-server',
+  ];
   for (const f of files) expect(generated).toContain(`| \`labs/${f}.json\` |`);
 });
 

@@ -39,7 +39,9 @@ describe('report and compare commands', () => {
 
   test('report writes both files into --out and prints their paths and the warnings', async () => {
     // WHEN
-    await program().parseAsync(['report', join(FIXTURES, 'synthetic-partial-hostile'), '--out', out], { from: 'user' });
+    await program().parseAsync(['report', join(FIXTURES, 'synthetic-partial-hostile'), '--out', out], {
+      from: 'user',
+    });
     // THEN
     const text = written.join('');
     expect(text).toMatch(new RegExp(`^Report: ${join(out, 'report.html')} \\(\\d+ KiB, \\d+ ms\\)$`, 'm'));
@@ -49,7 +51,10 @@ describe('report and compare commands', () => {
   });
 
   test('compare prints Markdown and writes compare.html / compare.md', async () => {
-    await program().parseAsync(['compare', join(FIXTURES, 'synthetic-repeated'), join(FIXTURES, 'synthetic-repeated'), '--out', out], { from: 'user' });
+    await program().parseAsync(
+      ['compare', join(FIXTURES, 'synthetic-repeated'), join(FIXTURES, 'synthetic-repeated'), '--out', out],
+      { from: 'user' },
+    );
     expect(written.join('')).toMatch(/^# proxylab compare\n/);
     expect(existsSync(join(out, 'compare.html'))).toBe(true);
     expect(existsSync(join(out, 'compare.md'))).toBe(true);
@@ -86,6 +91,8 @@ describe('afterLocalRun (the hook proxylab local calls at the end of a run)', ()
   test('a report that cannot be written does not fail the run: it says why and how to retry', async () => {
     const lines: string[] = [];
     await afterLocalRun({ runDir: FIXTURES }, (l) => lines.push(l));
-    expect(lines).toEqual([`Report not written: ${FIXTURES}: no manifest.json — not a run directory (run \`proxylab report ${FIXTURES}\` to retry)`]);
+    expect(lines).toEqual([
+      `Report not written: ${FIXTURES}: no manifest.json — not a run directory (run \`proxylab report ${FIXTURES}\` to retry)`,
+    ]);
   });
 });

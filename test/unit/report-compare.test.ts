@@ -8,7 +8,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { compareCell, compareRuns, renderCompareHtml, writeComparison } from '../../lib/report/compare';
 import { loadRun } from '../../lib/report/load';
-import { makeManifest, makeStep, partialHostileRun, repeatedRun, writeRunDir } from '../fixtures/runs/synthetic';
+import {
+  makeManifest,
+  makeStep,
+  partialHostileRun,
+  repeatedRun,
+  writeRunDir,
+} from '../fixtures/runs/synthetic';
 
 describe('compareCell', () => {
   test.each([
@@ -42,12 +48,18 @@ describe('compareCell', () => {
   });
 
   test('no tps on one side: not comparable, no ratio', () => {
-    expect(compareCell(null, { best: 1, median: 1, worst: 1, n: 1 })).toEqual({ ratio: null, marker: 'not-comparable', note: 'no tps in A' });
+    expect(compareCell(null, { best: 1, median: 1, worst: 1, n: 1 })).toEqual({
+      ratio: null,
+      marker: 'not-comparable',
+      note: 'no tps in A',
+    });
   });
 
   test('without repetitions the note says so instead of judging', () => {
     const one = { best: 100, median: 100, worst: 100, n: 1 };
-    expect(compareCell(one, { ...one, median: 500, best: 500, worst: 500 }).note).toMatch(/no repetitions in either run: spread unknown/);
+    expect(compareCell(one, { ...one, median: 500, best: 500, worst: 500 }).note).toMatch(
+      /no repetitions in either run: spread unknown/,
+    );
   });
 });
 
@@ -59,18 +71,39 @@ describe('compareRuns on two synthetic runs', () => {
     // the 4th churn repetition dropped, and a new 100-client cell.
     writeRunDir(join(dir, 'A'), repeatedRun('synthetic-A'));
     const b = repeatedRun('synthetic-B', 1.5);
-    const extra = makeStep('synthetic-B', { scenario: 'quick-e1', target: 'direct', clients: 100, tps: 5000, startSec: 900 });
+    const extra = makeStep('synthetic-B', {
+      scenario: 'quick-e1',
+      target: 'direct',
+      clients: 100,
+      tps: 5000,
+      startSec: 900,
+    });
     const steps = [...b.steps.filter((s) => s.params.repetition !== 4), extra];
-    writeRunDir(join(dir, 'B'), { ...b, steps, manifest: makeManifest('synthetic-B', { stepIds: steps.map((s) => s.stepId) }) });
+    writeRunDir(join(dir, 'B'), {
+      ...b,
+      steps,
+      manifest: makeManifest('synthetic-B', { stepIds: steps.map((s) => s.stepId) }),
+    });
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   test('ratios and markers per cell', () => {
     // WHEN
     const model = compareRuns(loadRun(join(dir, 'A')), loadRun(join(dir, 'B')));
-    const find = (scenario: string, target: string, clients: number, protocol: string, connect = 'persistent') =>
+    const find = (
+      scenario: string,
+      target: string,
+      clients: number,
+      protocol: string,
+      connect = 'persistent',
+    ) =>
       model.matched.find(
-        (c) => c.key.scenario === scenario && c.key.target.name === target && c.key.clients === clients && c.key.protocol === protocol && c.key.connect === connect,
+        (c) =>
+          c.key.scenario === scenario &&
+          c.key.target.name === target &&
+          c.key.clients === clients &&
+          c.key.protocol === protocol &&
+          c.key.connect === connect,
       )!;
     // THEN: scaled cell, 10000±1000 → 15000±1500: beyond the spread
     const scaled = find('quick-e1', 'direct', 20, 'simple');
@@ -97,9 +130,15 @@ describe('compareRuns on two synthetic runs', () => {
     const r = writeComparison(join(dir, 'A'), join(dir, 'B'), { outDir: out });
     // THEN
     expect(readFileSync(r.mdPath, 'utf8')).toBe(r.markdown);
-    expect(r.markdown).toMatch(/^12 cells in both runs; 4 differ by more than the spread between repetitions/m);
-    expect(r.markdown).toContain('| direct · 20c · simple · persistent | 10,000.0 (best 11,000.0 / worst 9,000.0, n=3) | 15,000.0 (best 16,500.0 / worst 13,500.0, n=3) | 1.50 × | ⚠ beyond spread | ✓ → ✓ |');
-    expect(r.markdown).toMatch(/## Only in B\n\n\| scenario \| cell \| tps \|\n\|---\|---\|---\|\n\| quick-e1 \| direct · 100c · simple · persistent \| 5,000.0 \|/);
+    expect(r.markdown).toMatch(
+      /^12 cells in both runs; 4 differ by more than the spread between repetitions/m,
+    );
+    expect(r.markdown).toContain(
+      '| direct · 20c · simple · persistent | 10,000.0 (best 11,000.0 / worst 9,000.0, n=3) | 15,000.0 (best 16,500.0 / worst 13,500.0, n=3) | 1.50 × | ⚠ beyond spread | ✓ → ✓ |',
+    );
+    expect(r.markdown).toMatch(
+      /## Only in B\n\n\| scenario \| cell \| tps \|\n\|---\|---\|---\|\n\| quick-e1 \| direct · 100c · simple · persistent \| 5,000.0 \|/,
+    );
     const page = readFileSync(r.htmlPath, 'utf8');
     expect(page).toContain('data-chart="ratio"');
     expect(page).not.toMatch(/<script/i);

@@ -35,7 +35,7 @@ describe('escapeHtml and the html template', () => {
     // GIVEN
     const inner = html`<b>${'<i>'}</b>`;
     // WHEN
-    const out = html`<p title="${'"x'}">${inner}${['<a>', html`<br>`]}${null}${false}${3}</p>`;
+    const out = html`<p title="${'"x'}">${inner}${['<a>', html`<br />`]}${null}${false}${3}</p>`;
     // THEN
     expect(out.value).toBe('<p title="&quot;x"><b>&lt;i&gt;</b>&lt;a&gt;<br>3</p>');
   });
@@ -109,12 +109,16 @@ describe('report.html is self-contained', () => {
 
   test('a metric with no data is a labelled box, not a chart at zero', () => {
     expect(page).toContain('data-metric="poll"');
-    expect(page).toMatch(/<strong>poll<\/strong>: no data<ul><li>pg_stat_database · Sum: no data \(3 of 120 polls failed: connection refused\)/);
+    expect(page).toMatch(
+      /<strong>poll<\/strong>: no data<ul><li>pg_stat_database · Sum: no data \(3 of 120 polls failed: connection refused\)/,
+    );
     expect(page).toContain('bench_session / session · Sum: no data (pool never used in the window)');
   });
 
   test('warnings come before everything else', () => {
-    expect(page.indexOf('data-warning="load-generator-saturated"')).toBeLessThan(page.indexOf('id="headline"'));
+    expect(page.indexOf('data-warning="load-generator-saturated"')).toBeLessThan(
+      page.indexOf('id="headline"'),
+    );
   });
 });
 
@@ -142,7 +146,12 @@ describe('chart options carry the right points', () => {
 
   test('latency: p95 and p50 per target', () => {
     const names = (latencyOption(simple!, 't').series as Array<{ name: string }>).map((s) => s.name);
-    expect(names).toEqual(['direct p95', 'pgbouncer-transaction p95', 'direct p50', 'pgbouncer-transaction p50']);
+    expect(names).toEqual([
+      'direct p95',
+      'pgbouncer-transaction p95',
+      'direct p50',
+      'pgbouncer-transaction p50',
+    ]);
   });
 
   test('churn bars: reusing connections vs -C, medians per target', () => {
@@ -157,7 +166,9 @@ describe('chart options carry the right points', () => {
     const panel = metricPanels('local', run.metrics)[0]!;
     const windows = stepWindows(run.steps);
     const option = metricOption(panel, windows);
-    const first = (option.series as Array<{ markArea?: { data: unknown[] }; markLine?: { data: unknown[] } }>)[0]!;
+    const first = (
+      option.series as Array<{ markArea?: { data: unknown[] }; markLine?: { data: unknown[] } }>
+    )[0]!;
     expect(first.markArea!.data).toHaveLength(run.steps.length);
     expect(first.markLine!.data).toHaveLength(run.steps.length);
   });
@@ -187,7 +198,9 @@ describe('writeReport', () => {
         '<p class="findings-line" id="findings-line"><span class="badge s-reproduced">reproduced</span> E1 (quick-e1), E3 (quick-e3)</p>',
       );
       // the refused cell: unknown tps, the error class, the verdict that held
-      expect(md).toMatch(/\| direct \| 60 \| simple \| persistent \| \? \| \? \| too-many-connections ×3 \| ✓ refused: too-many-connections \|/);
+      expect(md).toMatch(
+        /\| direct \| 60 \| simple \| persistent \| \? \| \? \| too-many-connections ×3 \| ✓ refused: too-many-connections \|/,
+      );
       // repeated cells show best / worst
       expect(md).toContain('9,000.0 (best 9,900.0 / worst 8,100.0, n=3)');
       expect(md).toContain('⚠ Load generator saturated in 1 step(s)');

@@ -30,7 +30,11 @@ const cloud = loadRun(join(FIXTURES, 'synthetic-cloud'));
 describe('spreadOf: best / median / worst over repetitions', () => {
   test.each([
     { values: [100, 300, 200], higherIsBetter: true, expected: { best: 300, median: 200, worst: 100, n: 3 } },
-    { values: [100, 400, 200, 300], higherIsBetter: true, expected: { best: 400, median: 250, worst: 100, n: 4 } },
+    {
+      values: [100, 400, 200, 300],
+      higherIsBetter: true,
+      expected: { best: 400, median: 250, worst: 100, n: 4 },
+    },
     { values: [4, 2, 9], higherIsBetter: false, expected: { best: 2, median: 4, worst: 9, n: 3 } },
     { values: [7], higherIsBetter: true, expected: { best: 7, median: 7, worst: 7, n: 1 } },
   ])('$values (higher is better: $higherIsBetter)', ({ values, higherIsBetter, expected }) => {
@@ -56,7 +60,10 @@ describe('loadRun', () => {
 
   test('a partial run lists its missing steps and the files it could not read', () => {
     expect(hostile.steps).toHaveLength(2);
-    expect(hostile.missingStepIds).toEqual(['not-yet/direct/c10/simple/persistent/r1', 'not-yet/direct/c20/simple/persistent/r1']);
+    expect(hostile.missingStepIds).toEqual([
+      'not-yet/direct/c10/simple/persistent/r1',
+      'not-yet/direct/c20/simple/persistent/r1',
+    ]);
     expect(hostile.problems).toEqual([expect.stringMatching(/^steps\/corrupt\.json: not valid JSON/)]);
   });
 
@@ -160,7 +167,12 @@ describe('error matrix', () => {
   const [e1] = errorMatrices(groupCells(repeated.steps));
 
   test('columns sorted by clients, protocol, connect; rows per target', () => {
-    expect(e1!.columns.map((c) => `${c.clients}/${c.protocol}`)).toEqual(['20/simple', '20/prepared', '60/simple', '60/prepared']);
+    expect(e1!.columns.map((c) => `${c.clients}/${c.protocol}`)).toEqual([
+      '20/simple',
+      '20/prepared',
+      '60/simple',
+      '60/prepared',
+    ]);
     expect(e1!.rows.map((r) => r.label)).toEqual(['direct', 'pgbouncer-transaction']);
   });
 
@@ -168,7 +180,11 @@ describe('error matrix', () => {
     const directAt60 = e1!.rows[0]!.cells[2]!;
     expect(directAt60.state).toBe('errors');
     expect(directAt60.errors).toEqual([
-      { class: 'too-many-connections', count: 3, sample: expect.stringContaining('remaining connection slots are reserved') },
+      {
+        class: 'too-many-connections',
+        count: 3,
+        sample: expect.stringContaining('remaining connection slots are reserved'),
+      },
     ]);
     expect(directAt60.repetitions).toBe(3);
     expect(directAt60.verdictHeld).toBe(true);
@@ -192,13 +208,17 @@ describe('metrics over time', () => {
     expect(waiting.lines[0]!.points[3]).toEqual([Date.parse('2026-01-05T10:00:15.000Z'), 30]);
     const maxwait = byTitle.get('Longest wait (maxwait)')!;
     expect(maxwait.lines.map((l) => l.label)).toEqual(['bench / transaction']);
-    expect(maxwait.missing).toEqual([{ label: 'bench_session / session · Sum', status: 'no-data', reason: 'pool never used in the window' }]);
+    expect(maxwait.missing).toEqual([
+      { label: 'bench_session / session · Sum', status: 'no-data', reason: 'pool never used in the window' },
+    ]);
     const backends = byTitle.get('Backends (pg_stat_database numbackends)')!;
     expect(backends.lines).toEqual([]);
     expect(backends.missing[0]?.status).toBe('not-collected');
     const poll = byTitle.get('poll')!;
     expect(poll.lines).toEqual([]);
-    expect(poll.missing).toEqual([expect.objectContaining({ status: 'error', reason: '3 of 120 polls failed: connection refused' })]);
+    expect(poll.missing).toEqual([
+      expect.objectContaining({ status: 'error', reason: '3 of 120 polls failed: connection refused' }),
+    ]);
   });
 
   test('step windows: one band per step, or per scenario once a run has more than 60 steps', () => {
@@ -226,13 +246,23 @@ describe('metrics over time', () => {
     expect(byTitle.get('Session-pinned connections (proxy)')!.missing).toEqual([
       expect.objectContaining({ status: 'no-data', reason: expect.stringContaining('no datapoints') }),
     ]);
-    expect(byTitle.get('Freeable memory')!.missing).toEqual([expect.objectContaining({ status: 'error', reason: expect.stringContaining('AccessDenied') })]);
+    expect(byTitle.get('Freeable memory')!.missing).toEqual([
+      expect.objectContaining({ status: 'error', reason: expect.stringContaining('AccessDenied') }),
+    ]);
     expect(byTitle.get('Authentication attempts')!.missing[0]?.status).toBe('not-collected');
   });
 
   test('bytes are shown in MiB', () => {
-    const memory = gauge('cloudwatch', 'FreeableMemory', { DBInstanceIdentifier: 'w' }, [2 * 1024 ** 3, 512 * 1024 ** 2], 'Bytes');
-    const [panel] = metricPanels('cloud', [{ name: 'cloudwatch', file: metricsFile('synthetic-mem', [memory]) }]).filter((p) => p.title === 'Freeable memory');
+    const memory = gauge(
+      'cloudwatch',
+      'FreeableMemory',
+      { DBInstanceIdentifier: 'w' },
+      [2 * 1024 ** 3, 512 * 1024 ** 2],
+      'Bytes',
+    );
+    const [panel] = metricPanels('cloud', [
+      { name: 'cloudwatch', file: metricsFile('synthetic-mem', [memory]) },
+    ]).filter((p) => p.title === 'Freeable memory');
     expect(panel!.unit).toBe('MiB');
     expect(panel!.lines[0]!.points.map(([, v]) => v)).toEqual([2048, 512]);
   });
@@ -257,10 +287,17 @@ describe('findings and warnings', () => {
   test('a comparison verdict in the manifest counts for its scenario', () => {
     const withComparison = {
       ...repeated,
-      manifest: { ...repeated.manifest, scenarioVerdicts: [{ scenario: 'quick-e3', expected: '-C pooled ≥ 3 × direct', observed: '1.2 ×', held: false }] },
+      manifest: {
+        ...repeated.manifest,
+        scenarioVerdicts: [
+          { scenario: 'quick-e3', expected: '-C pooled ≥ 3 × direct', observed: '1.2 ×', held: false },
+        ],
+      },
     };
     const rows = findingRows(withComparison, () => null);
-    expect(rows[1]).toEqual(expect.objectContaining({ scenario: 'quick-e3', state: 'contradicted', broke: 1 }));
+    expect(rows[1]).toEqual(
+      expect.objectContaining({ scenario: 'quick-e3', state: 'contradicted', broke: 1 }),
+    );
     expect(rows[1]!.brokenExamples[0]).toMatch(/1\.2 ×/);
   });
 
@@ -270,7 +307,11 @@ describe('findings and warnings', () => {
       run: repeated,
       ids: ['load-generator-saturated', 'fewer-transactions', 'pgbouncer-stand-in', 'metrics-failed'],
     },
-    { name: 'partial-hostile', run: hostile, ids: ['partial-run', 'unreadable-files', 'pgbouncer-stand-in', 'metrics-failed'] },
+    {
+      name: 'partial-hostile',
+      run: hostile,
+      ids: ['partial-run', 'unreadable-files', 'pgbouncer-stand-in', 'metrics-failed'],
+    },
     { name: 'cloud', run: cloud, ids: ['metrics-failed'] },
   ])('warnings for $name', ({ run, ids }) => {
     expect(reportWarnings(run).map((w) => w.id)).toEqual(ids);
@@ -278,9 +319,15 @@ describe('findings and warnings', () => {
 
   test('warnings name the steps they apply to', () => {
     const byId = new Map(reportWarnings(repeated).map((w) => [w.id, w]));
-    expect(byId.get('load-generator-saturated')!.stepIds).toEqual(['quick-e3/pgbouncer-transaction/c10/simple/persistent/r2']);
-    expect(byId.get('fewer-transactions')!.stepIds).toEqual(['quick-e3/direct/c10/simple/per-transaction/r4']);
-    expect(reportWarnings(hostile).find((w) => w.id === 'partial-run')!.message).toMatch(/2 of 4 planned steps/);
+    expect(byId.get('load-generator-saturated')!.stepIds).toEqual([
+      'quick-e3/pgbouncer-transaction/c10/simple/persistent/r2',
+    ]);
+    expect(byId.get('fewer-transactions')!.stepIds).toEqual([
+      'quick-e3/direct/c10/simple/per-transaction/r4',
+    ]);
+    expect(reportWarnings(hostile).find((w) => w.id === 'partial-run')!.message).toMatch(
+      /2 of 4 planned steps/,
+    );
   });
 
   test('buildModel ties it together for a partial run', () => {

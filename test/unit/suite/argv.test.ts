@@ -1,5 +1,12 @@
 import { UsageError } from '../../../lib/cli/errors';
-import { buildPgbenchArgv, buildPgbenchEnv, buildPgbenchInitArgv, redactArgv, scriptFilesFor, skipsVacuum } from '../../../lib/suite/argv';
+import {
+  buildPgbenchArgv,
+  buildPgbenchEnv,
+  buildPgbenchInitArgv,
+  redactArgv,
+  scriptFilesFor,
+  skipsVacuum,
+} from '../../../lib/suite/argv';
 import { getSuite } from '../../../lib/suite/catalog';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../../../lib/suite/expand';
 import type { ConnectionInfo } from '../../../lib/engine/ports';
@@ -8,7 +15,13 @@ const LOCAL: TargetCapacity[] = [
   { ref: { kind: 'direct', name: 'direct' }, maxConnections: 40, poolSize: null },
   { ref: { kind: 'pgbouncer-transaction', name: 'pgbouncer-transaction' }, maxConnections: 40, poolSize: 10 },
 ];
-const CONN: ConnectionInfo = { host: '127.0.0.1', port: 25432, user: 'bench', dbname: 'bench', env: { PGPASSWORD: 's3cret-pw' } };
+const CONN: ConnectionInfo = {
+  host: '127.0.0.1',
+  port: 25432,
+  user: 'bench',
+  dbname: 'bench',
+  env: { PGPASSWORD: 's3cret-pw' },
+};
 const OPTS = { logPrefix: '/run/steps/x/pgbench_log', scriptDir: '/run/scripts' };
 
 function step(suite: string, id: string, targets: TargetCapacity[] = LOCAL): PlannedStep {
@@ -25,14 +38,28 @@ describe('buildPgbenchArgv', () => {
     const argv = buildPgbenchArgv(s, CONN, OPTS);
     // THEN
     expect(argv).toEqual([
-      '-h', '127.0.0.1', '-p', '25432', '-U', 'bench',
+      '-h',
+      '127.0.0.1',
+      '-p',
+      '25432',
+      '-U',
+      'bench',
       '-n',
-      '--progress', '1',
-      '-M', 'prepared',
-      '-c', '5', '-j', '2',
-      '-T', '3',
-      '--log', '--log-prefix', '/run/steps/x/pgbench_log',
-      '-f', '/run/scripts/select-1.sql',
+      '--progress',
+      '1',
+      '-M',
+      'prepared',
+      '-c',
+      '5',
+      '-j',
+      '2',
+      '-T',
+      '3',
+      '--log',
+      '--log-prefix',
+      '/run/steps/x/pgbench_log',
+      '-f',
+      '/run/scripts/select-1.sql',
       'bench',
     ]);
   });
@@ -56,10 +83,14 @@ describe('buildPgbenchArgv', () => {
   });
 
   test('E1: --rate and --sampling-rate on the published scale', () => {
-    const cloud: TargetCapacity[] = [{ ref: { kind: 'rds-proxy', name: 'proxy' }, maxConnections: 394, poolSize: 394 }];
+    const cloud: TargetCapacity[] = [
+      { ref: { kind: 'rds-proxy', name: 'proxy' }, maxConnections: 394, poolSize: 394 },
+    ];
     const s = step('e1', 'e1/proxy/c591/prepared/persistent/r1', cloud);
     const argv = buildPgbenchArgv(s, { ...CONN, sslmode: 'require' }, OPTS);
-    expect(argv.join(' ')).toContain('-c 591 -j 10 -T 20 -R 100000 --log --log-prefix /run/steps/x/pgbench_log --sampling-rate 0.5');
+    expect(argv.join(' ')).toContain(
+      '-c 591 -j 10 -T 20 -R 100000 --log --log-prefix /run/steps/x/pgbench_log --sampling-rate 0.5',
+    );
   });
 
   test('E4 mixed workload: -b name@weight for each part', () => {
@@ -71,15 +102,24 @@ describe('buildPgbenchArgv', () => {
   test('pgbench 15+ flags only when the binary is known to be 15+', () => {
     const s = step('smoke', 'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/r1');
     expect(() => buildPgbenchArgv(s, CONN, { ...OPTS, failuresDetailed: true })).toThrow(UsageError);
-    expect(() => buildPgbenchArgv(s, CONN, { ...OPTS, pgbenchMajor: 14, maxTries: 3 })).toThrow(/needs pgbench 15/);
-    const argv = buildPgbenchArgv(s, CONN, { ...OPTS, pgbenchMajor: 16, failuresDetailed: true, maxTries: 3 });
+    expect(() => buildPgbenchArgv(s, CONN, { ...OPTS, pgbenchMajor: 14, maxTries: 3 })).toThrow(
+      /needs pgbench 15/,
+    );
+    const argv = buildPgbenchArgv(s, CONN, {
+      ...OPTS,
+      pgbenchMajor: 16,
+      failuresDetailed: true,
+      maxTries: 3,
+    });
     expect(argv).toEqual(expect.arrayContaining(['--failures-detailed', '--max-tries', '3']));
     expect(buildPgbenchArgv(s, CONN, { ...OPTS, pgbenchMajor: 17 })).not.toContain('--failures-detailed');
   });
 });
 
 test('scriptFilesFor: inline SQL files the engine writes; none for builtins', () => {
-  expect(scriptFilesFor(step('smoke', 'smoke-churn/direct/c5/simple/per-transaction/r1'))).toEqual([{ name: 'select-1.sql', content: 'SELECT 1;\n' }]);
+  expect(scriptFilesFor(step('smoke', 'smoke-churn/direct/c5/simple/per-transaction/r1'))).toEqual([
+    { name: 'select-1.sql', content: 'SELECT 1;\n' },
+  ]);
   expect(scriptFilesFor(step('e2', 'e2/direct/c8/simple/persistent/r1'))).toEqual([]);
 });
 
@@ -92,17 +132,36 @@ test.each([
 });
 
 test('buildPgbenchEnv: password and TLS mode in the environment only', () => {
-  expect(buildPgbenchEnv({ ...CONN, sslmode: 'require' })).toEqual({ PGPASSWORD: 's3cret-pw', PGSSLMODE: 'require' });
+  expect(buildPgbenchEnv({ ...CONN, sslmode: 'require' })).toEqual({
+    PGPASSWORD: 's3cret-pw',
+    PGSSLMODE: 'require',
+  });
   expect(buildPgbenchEnv({ host: 'h', port: 1, user: 'u', dbname: 'd' })).toEqual({});
 });
 
 test('buildPgbenchInitArgv: scale, init flags, connection, dbname last', () => {
   expect(buildPgbenchInitArgv(4, ['--unlogged-tables', '--foreign-keys'], CONN)).toEqual([
-    '-i', '-s', '4', '--unlogged-tables', '--foreign-keys', '--quiet', '-h', '127.0.0.1', '-p', '25432', '-U', 'bench', 'bench',
+    '-i',
+    '-s',
+    '4',
+    '--unlogged-tables',
+    '--foreign-keys',
+    '--quiet',
+    '-h',
+    '127.0.0.1',
+    '-p',
+    '25432',
+    '-U',
+    'bench',
+    'bench',
   ]);
   expect(() => buildPgbenchInitArgv(0, [], CONN)).toThrow(UsageError);
 });
 
 test('redactArgv masks conninfo passwords', () => {
-  expect(redactArgv(['-d', 'host=h password=abc user=u', 'postgresql://u:pw@h/db'])).toEqual(['-d', 'host=h password=*** user=u', 'postgresql://u:***@h/db']);
+  expect(redactArgv(['-d', 'host=h password=abc user=u', 'postgresql://u:pw@h/db'])).toEqual([
+    '-d',
+    'host=h password=*** user=u',
+    'postgresql://u:***@h/db',
+  ]);
 });

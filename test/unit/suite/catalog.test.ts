@@ -1,5 +1,11 @@
 import { UsageError } from '../../../lib/cli/errors';
-import { getSuite, scriptLabel, SUITE_NAMES, validateScenario, type Scenario } from '../../../lib/suite/catalog';
+import {
+  getSuite,
+  scriptLabel,
+  SUITE_NAMES,
+  validateScenario,
+  type Scenario,
+} from '../../../lib/suite/catalog';
 import {
   expandSuite,
   initPlan,
@@ -31,7 +37,16 @@ function byId(steps: PlannedStep[], id: string): PlannedStep {
 
 describe('catalog', () => {
   test('suite names', () => {
-    expect([...SUITE_NAMES].sort()).toEqual(['all-published', 'e1', 'e2', 'e3', 'e4', 'e5', 'quick', 'smoke']);
+    expect([...SUITE_NAMES].sort()).toEqual([
+      'all-published',
+      'e1',
+      'e2',
+      'e3',
+      'e4',
+      'e5',
+      'quick',
+      'smoke',
+    ]);
   });
 
   test('getSuite with an unknown name throws a UsageError listing the valid names', () => {
@@ -41,7 +56,13 @@ describe('catalog', () => {
 
   test('every experiment E1–E5 is in all-published, with a finding and expectations', () => {
     const suite = getSuite('all-published');
-    expect([...new Set(suite.scenarios.map((s) => s.experiment))].sort()).toEqual(['E1', 'E2', 'E3', 'E4', 'E5']);
+    expect([...new Set(suite.scenarios.map((s) => s.experiment))].sort()).toEqual([
+      'E1',
+      'E2',
+      'E3',
+      'E4',
+      'E5',
+    ]);
     for (const s of suite.scenarios) {
       expect(s.finding.length).toBeGreaterThan(20);
       expect(s.expectations.length).toBeGreaterThan(0);
@@ -53,7 +74,13 @@ describe('catalog', () => {
   });
 
   test('validation reports every problem at once', () => {
-    const bad: Scenario = { ...getSuite('e1').scenarios[0]!, name: 'bad', jobs: 0, transactionsPerClient: 5, poolPercents: [0, 120] };
+    const bad: Scenario = {
+      ...getSuite('e1').scenarios[0]!,
+      name: 'bad',
+      jobs: 0,
+      transactionsPerClient: 5,
+      poolPercents: [0, 120],
+    };
     const problems = validateScenario(bad);
     expect(problems).toEqual(
       expect.arrayContaining([
@@ -77,9 +104,19 @@ describe('catalog', () => {
     const [e1] = getSuite('e1').scenarios;
     expect(e1).toMatchObject({ jobs: 10, durationSec: 20, rate: 100000, protocols: ['prepared', 'simple'] });
     const [e2] = getSuite('e2').scenarios;
-    expect(e2).toMatchObject({ jobs: 20, transactionsPerClient: 10, scale: 4, initFlags: ['--unlogged-tables', '--foreign-keys'] });
+    expect(e2).toMatchObject({
+      jobs: 20,
+      transactionsPerClient: 10,
+      scale: 4,
+      initFlags: ['--unlogged-tables', '--foreign-keys'],
+    });
     const [e3] = getSuite('e3').scenarios;
-    expect(e3).toMatchObject({ clients: [20], durationSec: 60, scale: 50, connects: ['per-transaction', 'persistent'] });
+    expect(e3).toMatchObject({
+      clients: [20],
+      durationSec: 60,
+      scale: 50,
+      connects: ['per-transaction', 'persistent'],
+    });
     const e5 = getSuite('e5').scenarios[0]!;
     expect(e5.repetitions).toBe(3);
   });
@@ -90,17 +127,34 @@ describe('expandSuite', () => {
     // WHEN
     const steps = expandSuite(getSuite('quick'), LOCAL);
     // THEN
-    expect(byId(steps, 'quick-e1/direct/c60/prepared/persistent/r1').expectation).toMatchObject({ outcome: 'refused', errorClasses: ['too-many-connections'] });
-    expect(byId(steps, 'quick-e1/pgbouncer-transaction/c60/prepared/persistent/r1').expectation.outcome).toBe('errors');
-    expect(byId(steps, 'quick-e1/pgbouncer-transaction/c60/prepared/persistent/r1').expectation.errorClasses).toContain('prepared-statement-missing');
-    expect(byId(steps, 'quick-e1/pgbouncer-transaction/c60/simple/persistent/r1').expectation.outcome).toBe('succeeds');
+    expect(byId(steps, 'quick-e1/direct/c60/prepared/persistent/r1').expectation).toMatchObject({
+      outcome: 'refused',
+      errorClasses: ['too-many-connections'],
+    });
+    expect(byId(steps, 'quick-e1/pgbouncer-transaction/c60/prepared/persistent/r1').expectation.outcome).toBe(
+      'errors',
+    );
+    expect(
+      byId(steps, 'quick-e1/pgbouncer-transaction/c60/prepared/persistent/r1').expectation.errorClasses,
+    ).toContain('prepared-statement-missing');
+    expect(byId(steps, 'quick-e1/pgbouncer-transaction/c60/simple/persistent/r1').expectation.outcome).toBe(
+      'succeeds',
+    );
     expect(byId(steps, 'quick-e1/direct/c20/simple/persistent/r1').expectation.outcome).toBe('succeeds');
     expect(byId(steps, 'quick-e2/direct/c60/simple/persistent/r1').expectation.outcome).toBe('refused');
     // E3 locally: clients = pool size so persistent session pooling does not queue forever
-    expect(byId(steps, 'quick-e3/pgbouncer-session/c10/simple/persistent/r1').expectation.outcome).toBe('succeeds');
-    expect(byId(steps, 'quick-e3/direct/c10/simple/per-transaction/r1').params).toMatchObject({ clients: 10, jobs: 2, durationSec: 10 });
+    expect(byId(steps, 'quick-e3/pgbouncer-session/c10/simple/persistent/r1').expectation.outcome).toBe(
+      'succeeds',
+    );
+    expect(byId(steps, 'quick-e3/direct/c10/simple/per-transaction/r1').params).toMatchObject({
+      clients: 10,
+      jobs: 2,
+      durationSec: 10,
+    });
     // pgbouncer-session is not part of E1/E2
-    expect(steps.filter((s) => s.scenario !== 'quick-e3').every((s) => s.target.kind !== 'pgbouncer-session')).toBe(true);
+    expect(
+      steps.filter((s) => s.scenario !== 'quick-e3').every((s) => s.target.kind !== 'pgbouncer-session'),
+    ).toBe(true);
   });
 
   test('expansion is stable and ids are unique in every suite (local and cloud targets)', () => {
@@ -119,10 +173,16 @@ describe('expandSuite', () => {
     const steps = expandSuite(getSuite('e1'), CLOUD);
     // THEN: 0.9 × 394 = 355, 1.5 × 394 = 591, same on every target
     expect([...new Set(steps.map((s) => s.params.clients))]).toEqual([355, 591]);
-    expect(steps.map((s) => s.target.name).filter((n, i, a) => a.indexOf(n) === i)).toEqual(['direct', 'proxy-a', 'proxy-b']);
+    expect(steps.map((s) => s.target.name).filter((n, i, a) => a.indexOf(n) === i)).toEqual([
+      'direct',
+      'proxy-a',
+      'proxy-b',
+    ]);
     const proxyPrepared = byId(steps, 'e1/proxy-b/c591/prepared/persistent/r1');
     expect(proxyPrepared.expectation.outcome).toBe('any');
-    expect(proxyPrepared.expectation.published).toMatch(/portal-missing, prepared-statement-exists, backend-died/);
+    expect(proxyPrepared.expectation.published).toMatch(
+      /portal-missing, prepared-statement-exists, backend-died/,
+    );
     expect(byId(steps, 'e1/proxy-a/c355/prepared/persistent/r1').expectation.outcome).toBe('succeeds');
     expect(byId(steps, 'e1/proxy-a/c591/simple/persistent/r1').expectation.outcome).toBe('succeeds');
     expect(byId(steps, 'e1/direct/c591/prepared/persistent/r1').expectation.outcome).toBe('refused');
@@ -134,12 +194,17 @@ describe('expandSuite', () => {
   });
 
   test('E2 scales with max_connections: 7 client points, direct refused above it, proxy queues', () => {
-    const steps = expandSuite(getSuite('e2'), [CLOUD[0]!, CLOUD[1]!].map((t) => ({ ...t, maxConnections: 550 })));
+    const steps = expandSuite(
+      getSuite('e2'),
+      [CLOUD[0]!, CLOUD[1]!].map((t) => ({ ...t, maxConnections: 550 })),
+    );
     expect([...new Set(steps.map((s) => s.params.clients))]).toEqual([110, 220, 330, 440, 495, 605, 715]);
     expect(byId(steps, 'e2/direct/c605/simple/persistent/r1').expectation.outcome).toBe('refused');
     expect(byId(steps, 'e2/direct/c495/simple/persistent/r1').expectation.outcome).toBe('succeeds');
     expect(byId(steps, 'e2/proxy-a/c715/simple/persistent/r1').expectation.outcome).toBe('succeeds');
-    expect(steps.every((s) => s.params.transactionsPerClient === 10 && s.params.durationSec === null)).toBe(true);
+    expect(steps.every((s) => s.params.transactionsPerClient === 10 && s.params.durationSec === null)).toBe(
+      true,
+    );
     expect(steps.every((s) => s.params.jobs === 20)).toBe(true);
   });
 
@@ -161,12 +226,20 @@ describe('expandSuite', () => {
       { ref: { kind: 'pgbouncer-session', name: 'pgbouncer-session' }, maxConnections: 1200, poolSize: 300 },
     ];
     const steps = expandSuite(getSuite('e5'), targets).filter((s) => s.scenario === 'e5-short');
-    expect([...new Set(steps.map((s) => s.params.clients))]).toEqual(Array.from({ length: 20 }, (_, i) => 50 * (i + 1)));
+    expect([...new Set(steps.map((s) => s.params.clients))]).toEqual(
+      Array.from({ length: 20 }, (_, i) => 50 * (i + 1)),
+    );
     expect([...new Set(steps.map((s) => s.params.repetition))]).toEqual([1, 2, 3]);
     // session pooling, persistent, clients above the pool: may hang → not judged
-    expect(byId(steps, 'e5-short/pgbouncer-session/c400/simple/persistent/r1').expectation.outcome).toBe('any');
-    expect(byId(steps, 'e5-short/pgbouncer-session/c250/simple/persistent/r1').expectation.outcome).toBe('succeeds');
-    expect(byId(steps, 'e5-short/pgbouncer-session/c400/simple/per-transaction/r2').expectation.outcome).toBe('succeeds');
+    expect(byId(steps, 'e5-short/pgbouncer-session/c400/simple/persistent/r1').expectation.outcome).toBe(
+      'any',
+    );
+    expect(byId(steps, 'e5-short/pgbouncer-session/c250/simple/persistent/r1').expectation.outcome).toBe(
+      'succeeds',
+    );
+    expect(byId(steps, 'e5-short/pgbouncer-session/c400/simple/per-transaction/r2').expectation.outcome).toBe(
+      'succeeds',
+    );
   });
 
   test('quick and smoke on a lab measure every proxy as well as direct (no PgBouncer there)', () => {
@@ -181,7 +254,9 @@ describe('expandSuite', () => {
     expect(byId(quick, 'quick-e1/proxy-a/c591/prepared/persistent/r1').expectation.outcome).toBe('any');
     expect(byId(quick, 'quick-e1/direct/c591/prepared/persistent/r1').expectation.outcome).toBe('refused');
     expect(byId(quick, 'quick-e2/proxy-b/c591/simple/persistent/r1').expectation.outcome).toBe('succeeds');
-    expect(byId(smoke, 'smoke-max-connections/proxy-a/c591/simple/persistent/r1').expectation.outcome).toBe('succeeds');
+    expect(byId(smoke, 'smoke-max-connections/proxy-a/c591/simple/persistent/r1').expectation.outcome).toBe(
+      'succeeds',
+    );
     // the proxy churn comparison is reported, not judged (RDS Proxy is not PgBouncer)
     const churn = getSuite('smoke').scenarios.find((s) => s.name === 'smoke-churn');
     expect(churn?.comparisons?.find((c) => c.id === 'rds-proxy-churn-vs-direct-churn')?.minRatio).toBeNull();
@@ -199,14 +274,18 @@ describe('expandSuite', () => {
     ]);
     const pgbenchSec = steps.reduce((sum, s) => sum + (s.params.durationSec ?? 0), 0);
     expect(pgbenchSec).toBeLessThanOrEqual(20);
-    expect(getSuite('smoke').scenarios.find((s) => s.name === 'smoke-churn')?.comparisons?.[0]?.minRatio).toBe(3);
+    expect(
+      getSuite('smoke').scenarios.find((s) => s.name === 'smoke-churn')?.comparisons?.[0]?.minRatio,
+    ).toBe(3);
   });
 
   test('quick stays near 3 minutes of pgbench time on the local defaults', () => {
     const steps = expandSuite(getSuite('quick'), LOCAL);
     const pgbenchSec = steps.reduce((sum, s) => sum + (s.params.durationSec ?? 5), 0);
     expect(pgbenchSec).toBeLessThanOrEqual(200);
-    expect(initPlan(steps)).toEqual([{ scale: 1, initFlags: [], scenarios: ['quick-e1', 'quick-e2', 'quick-e3'] }]);
+    expect(initPlan(steps)).toEqual([
+      { scale: 1, initFlags: [], scenarios: ['quick-e1', 'quick-e2', 'quick-e3'] },
+    ]);
   });
 
   test('options: repetitions override and duration scale', () => {
@@ -227,7 +306,9 @@ describe('expandSuite', () => {
   });
 
   test('duplicate target names are a usage error; no targets → no steps', () => {
-    expect(() => expandSuite(getSuite('e1'), [CLOUD[1]!, { ...CLOUD[2]!, ref: { kind: 'rds-proxy', name: 'proxy-a' } }])).toThrow(/unique/);
+    expect(() =>
+      expandSuite(getSuite('e1'), [CLOUD[1]!, { ...CLOUD[2]!, ref: { kind: 'rds-proxy', name: 'proxy-a' } }]),
+    ).toThrow(/unique/);
     expect(expandSuite(getSuite('e1'), [])).toEqual([]);
   });
 });

@@ -14,7 +14,13 @@ describe('aggregate logs (--aggregate-interval 1, pgbench 15, two threads)', () 
     const { series, latencyP95Ms } = parseAggregateLogs([thread0, thread1], { throttled: false });
     // THEN: values summed by hand from the two files
     expect(series.map((p) => p.t)).toEqual([1795255350, 1795255351, 1795255352, 1795255353, 1795255354]);
-    expect(series.map((p) => p.transactions)).toEqual([538 + 539, 5851 + 5702, 5826 + 6013, 5760 + 5714, 6313 + 5682]);
+    expect(series.map((p) => p.transactions)).toEqual([
+      538 + 539,
+      5851 + 5702,
+      5826 + 6013,
+      5760 + 5714,
+      6313 + 5682,
+    ]);
     expect(series[0]?.latencyAvgMs).toBeCloseTo((220063 + 220320) / (538 + 539) / 1000, 9);
     expect(series.map((p) => p.latencyMaxMs)).toEqual([2.383, 4.19, 2.944, 5.713, 4.46]);
     expect(series[0]?.lagAvgMs).toBeNull(); // not throttled: pg15's zero lag fields are not a measurement
@@ -50,7 +56,13 @@ describe('per-transaction logs (--log)', () => {
     expect(r.latencyP99Ms).toBe(0.443);
     expect(r.sampledTransactions).toBe(6);
     expect(r.series).toHaveLength(1);
-    expect(r.series[0]).toMatchObject({ t: 1795255364, transactions: 6, latencyMaxMs: 0.443, lagAvgMs: null, skipped: null });
+    expect(r.series[0]).toMatchObject({
+      t: 1795255364,
+      transactions: 6,
+      latencyMaxMs: 0.443,
+      lagAvgMs: null,
+      skipped: null,
+    });
     expect(r.series[0]?.latencyAvgMs).toBeCloseTo(2008 / 6 / 1000, 9);
   });
 

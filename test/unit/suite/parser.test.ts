@@ -38,37 +38,40 @@ describe('pg14-rds captures (combined terminal output, pgbench 14.1, server 11.1
     ['proxy_4', 400, 4000, 1385.217102, 288.763, 1798.422],
     ['proxy_6', 600, 6000, 1141.782562, 525.494, 2539.418],
     ['proxy_7', 700, 7000, 1547.095351, 452.461, 3174.766],
-  ])('%s: %i clients, %i transactions, tps %d', (name, clients, processed, tps, latencyAvgMs, initialConnectionMs) => {
-    // WHEN
-    const run = pg14(name);
-    // THEN
-    expect(run).toMatchObject({
-      pgbenchVersion: '14.1',
-      serverVersion: '11.10',
-      transactionType: '<builtin: select only>',
-      protocol: 'simple',
-      clients,
-      threads: 20,
-      durationSec: null,
-      transactionsPerClient: 10,
-      transactionsProcessed: processed,
-      transactionsExpected: processed,
-      failedTransactions: null, // pgbench 14 does not print it
-      tps,
-      tpsMode: 'excluding-connections',
-      latencyAvgMs,
-      latencyStddevMs: null,
-      initialConnectionMs,
-      avgConnectionMs: null,
-      scheduleLagAvgMs: null,
-      abortedClients: 0,
-      complete: true,
-      exitCode: null,
-      errors: [],
-      progress: null,
-    });
-    expect(checkConsistency(run)).toEqual([]);
-  });
+  ])(
+    '%s: %i clients, %i transactions, tps %d',
+    (name, clients, processed, tps, latencyAvgMs, initialConnectionMs) => {
+      // WHEN
+      const run = pg14(name);
+      // THEN
+      expect(run).toMatchObject({
+        pgbenchVersion: '14.1',
+        serverVersion: '11.10',
+        transactionType: '<builtin: select only>',
+        protocol: 'simple',
+        clients,
+        threads: 20,
+        durationSec: null,
+        transactionsPerClient: 10,
+        transactionsProcessed: processed,
+        transactionsExpected: processed,
+        failedTransactions: null, // pgbench 14 does not print it
+        tps,
+        tpsMode: 'excluding-connections',
+        latencyAvgMs,
+        latencyStddevMs: null,
+        initialConnectionMs,
+        avgConnectionMs: null,
+        scheduleLagAvgMs: null,
+        abortedClients: 0,
+        complete: true,
+        exitCode: null,
+        errors: [],
+        progress: null,
+      });
+      expect(checkConsistency(run)).toEqual([]);
+    },
+  );
 
   test('direct_6: 600 clients above max_connections, every thread refused, run aborted', () => {
     // WHEN
@@ -95,7 +98,13 @@ describe('pg14-rds captures (combined terminal output, pgbench 14.1, server 11.1
     // WHEN
     const run = pg14('proxy_5');
     // THEN
-    expect(run).toMatchObject({ clients: 400, transactionsProcessed: 5000, transactionsExpected: 5000, tps: 1342.151131, complete: true });
+    expect(run).toMatchObject({
+      clients: 400,
+      transactionsProcessed: 5000,
+      transactionsExpected: 5000,
+      tps: 1342.151131,
+      complete: true,
+    });
     const warnings = checkConsistency(run);
     expect(warnings.join('\n')).toMatch(/400 × 10 = 4000, but pgbench printed 5000/);
     expect(warnings.join('\n')).toMatch(/5000 transactions were processed/);
@@ -122,65 +131,104 @@ describe('pg15-local captures (stdout/stderr apart, pgbench 15.18)', () => {
     ['pgb_sel1_extended_c50', 'extended', 50, 166859, 16705.77486, 'excluding-connections', 2.993, 14.738],
     ['pgb_sel1_simple_c5', 'simple', 5, 190834, 19084.825636, 'excluding-connections', 0.262, 1.434],
     ['pgb_sel1_simple_c50', 'simple', 50, 206586, 20680.80084, 'excluding-connections', 2.418, 13.558],
-  ])('%s: complete, %s, %i clients', (name, protocol, clients, processed, tps, tpsMode, latencyAvgMs, connMs) => {
-    // WHEN
-    const run = pg15(name);
-    // THEN
-    expect(run).toMatchObject({
-      pgbenchVersion: '15.18',
-      serverVersion: '15.18',
-      protocol,
-      clients,
-      threads: 2,
-      durationSec: 10,
-      transactionsProcessed: processed,
-      transactionsExpected: null, // -T run
-      failedTransactions: 0,
-      tps,
-      tpsMode,
-      latencyAvgMs,
-      abortedClients: 0,
-      abortedWhileConnecting: 0,
-      complete: true,
-      exitCode: 0,
-      errors: [],
-    });
-    if (tpsMode === 'including-connections') {
-      expect(run).toMatchObject({ avgConnectionMs: connMs, initialConnectionMs: null });
-    } else {
-      expect(run).toMatchObject({ initialConnectionMs: connMs, avgConnectionMs: null });
-    }
-  });
+  ])(
+    '%s: complete, %s, %i clients',
+    (name, protocol, clients, processed, tps, tpsMode, latencyAvgMs, connMs) => {
+      // WHEN
+      const run = pg15(name);
+      // THEN
+      expect(run).toMatchObject({
+        pgbenchVersion: '15.18',
+        serverVersion: '15.18',
+        protocol,
+        clients,
+        threads: 2,
+        durationSec: 10,
+        transactionsProcessed: processed,
+        transactionsExpected: null, // -T run
+        failedTransactions: 0,
+        tps,
+        tpsMode,
+        latencyAvgMs,
+        abortedClients: 0,
+        abortedWhileConnecting: 0,
+        complete: true,
+        exitCode: 0,
+        errors: [],
+      });
+      if (tpsMode === 'including-connections') {
+        expect(run).toMatchObject({ avgConnectionMs: connMs, initialConnectionMs: null });
+      } else {
+        expect(run).toMatchObject({ initialConnectionMs: connMs, avgConnectionMs: null });
+      }
+    },
+  );
 
   test.each([
     // prepared through the transaction pool: `already exists` logged, `does not exist` aborts the client
-    ['pgb_S_prepared_c5', 5, 12, 1470.227885, { 'prepared-statement-exists': 4, 'prepared-statement-missing': 5 }, 5],
-    ['pgb_S_prepared_c50', 50, 180, 4568.180088, { 'prepared-statement-exists': 46, 'prepared-statement-missing': 50 }, 50],
-    ['pgb_sel1_prepared_c5', 5, 58180, 5819.04219, { 'prepared-statement-exists': 3, 'prepared-statement-missing': 4 }, 4],
-    ['pgb_sel1_prepared_c50', 50, 248, 8713.372216, { 'prepared-statement-exists': 45, 'prepared-statement-missing': 50 }, 50],
+    [
+      'pgb_S_prepared_c5',
+      5,
+      12,
+      1470.227885,
+      { 'prepared-statement-exists': 4, 'prepared-statement-missing': 5 },
+      5,
+    ],
+    [
+      'pgb_S_prepared_c50',
+      50,
+      180,
+      4568.180088,
+      { 'prepared-statement-exists': 46, 'prepared-statement-missing': 50 },
+      50,
+    ],
+    [
+      'pgb_sel1_prepared_c5',
+      5,
+      58180,
+      5819.04219,
+      { 'prepared-statement-exists': 3, 'prepared-statement-missing': 4 },
+      4,
+    ],
+    [
+      'pgb_sel1_prepared_c50',
+      50,
+      248,
+      8713.372216,
+      { 'prepared-statement-exists': 45, 'prepared-statement-missing': 50 },
+      50,
+    ],
     ['fmt2', 10, 63, 1661.392405, { 'prepared-statement-exists': 8, 'prepared-statement-missing': 10 }, 10],
-  ])('%s: prepared via transaction pool, %i clients: tps still printed, run incomplete', (name, clients, processed, tps, counts, aborted) => {
-    // WHEN
-    const run = pg15(name);
-    // THEN
-    expect(run).toMatchObject({
-      protocol: 'prepared',
-      clients,
-      transactionsProcessed: processed,
-      failedTransactions: 0, // aborted clients are not failed transactions
-      tps,
-      abortedClients: aborted,
-      abortedWhileConnecting: 0,
-      complete: false,
-      exitCode: 2,
-    });
-    expect(errorCounts(run)).toEqual(counts);
-    for (const e of run.errors) expect(e.sample.startsWith('pgbench: error:')).toBe(true);
-  });
+  ])(
+    '%s: prepared via transaction pool, %i clients: tps still printed, run incomplete',
+    (name, clients, processed, tps, counts, aborted) => {
+      // WHEN
+      const run = pg15(name);
+      // THEN
+      expect(run).toMatchObject({
+        protocol: 'prepared',
+        clients,
+        transactionsProcessed: processed,
+        failedTransactions: 0, // aborted clients are not failed transactions
+        tps,
+        abortedClients: aborted,
+        abortedWhileConnecting: 0,
+        complete: false,
+        exitCode: 2,
+      });
+      expect(errorCounts(run)).toEqual(counts);
+      for (const e of run.errors) expect(e.sample.startsWith('pgbench: error:')).toBe(true);
+    },
+  );
 
   test('fmt2: -r statement latencies and latency stddev do not confuse the summary', () => {
     const run = pg15('fmt2');
-    expect(run).toMatchObject({ durationSec: 5, latencyAvgMs: 1.799, latencyStddevMs: 2.963, initialConnectionMs: 2.994 });
+    expect(run).toMatchObject({
+      durationSec: 5,
+      latencyAvgMs: 1.799,
+      latencyStddevMs: 2.963,
+      initialConnectionMs: 2.994,
+    });
   });
 
   test('direct_C_sel1_c60: -C above max_connections fails mid-run, 35 clients refused', () => {
@@ -229,12 +277,31 @@ describe('pg15-local captures (stdout/stderr apart, pgbench 15.18)', () => {
       .map((f) => f.replace('.meta.json', ''));
     expect(names.sort()).toEqual(
       [
-        'direct_C_sel1_c20_trust', 'direct_C_sel1_c5_trust', 'direct_C_sel1_c60', 'direct_sel1_simple_c60_bench',
-        'direct_sel1_simple_c60_postgres', 'fmt2', 'pgb_S_extended_c5', 'pgb_S_extended_c50', 'pgb_S_prepared_c5',
-        'pgb_S_prepared_c50', 'pgb_S_simple_c200', 'pgb_S_simple_c5', 'pgb_S_simple_c50', 'pgb_S_simple_c60',
-        'pgb_sel1_extended_c5', 'pgb_sel1_extended_c50', 'pgb_sel1_prepared_c5', 'pgb_sel1_prepared_c50',
-        'pgb_sel1_simple_c5', 'pgb_sel1_simple_c50', 'pgbsess_C_sel1_c20', 'pgbsess_C_sel1_c5', 'pgbtx_C_sel1_c20',
-        'pgbtx_C_sel1_c5', 'pgbtx_C_sel1_c60',
+        'direct_C_sel1_c20_trust',
+        'direct_C_sel1_c5_trust',
+        'direct_C_sel1_c60',
+        'direct_sel1_simple_c60_bench',
+        'direct_sel1_simple_c60_postgres',
+        'fmt2',
+        'pgb_S_extended_c5',
+        'pgb_S_extended_c50',
+        'pgb_S_prepared_c5',
+        'pgb_S_prepared_c50',
+        'pgb_S_simple_c200',
+        'pgb_S_simple_c5',
+        'pgb_S_simple_c50',
+        'pgb_S_simple_c60',
+        'pgb_sel1_extended_c5',
+        'pgb_sel1_extended_c50',
+        'pgb_sel1_prepared_c5',
+        'pgb_sel1_prepared_c50',
+        'pgb_sel1_simple_c5',
+        'pgb_sel1_simple_c50',
+        'pgbsess_C_sel1_c20',
+        'pgbsess_C_sel1_c5',
+        'pgbtx_C_sel1_c20',
+        'pgbtx_C_sel1_c5',
+        'pgbtx_C_sel1_c60',
       ].sort(),
     );
   });
@@ -279,9 +346,33 @@ describe('formats and error text not in the captures', () => {
       errors: [],
     });
     expect(run.progress).toEqual([
-      { elapsedSec: 1, tps: 4253.9, latencyAvgMs: 2.339, latencyStddevMs: 1.026, lagAvgMs: 7123.456, failed: 0, skipped: null },
-      { elapsedSec: 2, tps: 4301, latencyAvgMs: 2.1, latencyStddevMs: 0.9, lagAvgMs: 8000, failed: 3, skipped: 2 },
-      { elapsedSec: 3, tps: 0, latencyAvgMs: null, latencyStddevMs: null, lagAvgMs: null, failed: null, skipped: null },
+      {
+        elapsedSec: 1,
+        tps: 4253.9,
+        latencyAvgMs: 2.339,
+        latencyStddevMs: 1.026,
+        lagAvgMs: 7123.456,
+        failed: 0,
+        skipped: null,
+      },
+      {
+        elapsedSec: 2,
+        tps: 4301,
+        latencyAvgMs: 2.1,
+        latencyStddevMs: 0.9,
+        lagAvgMs: 8000,
+        failed: 3,
+        skipped: 2,
+      },
+      {
+        elapsedSec: 3,
+        tps: 0,
+        latencyAvgMs: null,
+        latencyStddevMs: null,
+        lagAvgMs: null,
+        failed: null,
+        skipped: null,
+      },
     ]);
   });
 
@@ -311,7 +402,11 @@ describe('formats and error text not in the captures', () => {
     // WHEN
     const run = parsePgbench({ stdout: '', stderr, exitCode: 2 });
     // THEN
-    expect(errorCounts(run)).toEqual({ 'portal-missing': 1, 'prepared-statement-exists': 1, 'backend-died': 2 });
+    expect(errorCounts(run)).toEqual({
+      'portal-missing': 1,
+      'prepared-statement-exists': 1,
+      'backend-died': 2,
+    });
     expect(run).toMatchObject({ abortedClients: 3, abortedWhileConnecting: 0, complete: false, tps: null });
   });
 
@@ -323,7 +418,8 @@ describe('formats and error text not in the captures', () => {
   });
 
   test('a progress line glued to an error is both a progress point and an error', () => {
-    const stderr = 'pgbench: error: ERROR:  current transaction is aborted, commands ignored until end of transaction blockprogress: 4.0 s, 10.0 tps, lat 1.000 ms stddev 0.100, 0 failed\n';
+    const stderr =
+      'pgbench: error: ERROR:  current transaction is aborted, commands ignored until end of transaction blockprogress: 4.0 s, 10.0 tps, lat 1.000 ms stddev 0.100, 0 failed\n';
     const run = parsePgbench({ stdout: '', stderr, exitCode: 2 });
     expect(errorCounts(run)).toEqual({ 'transaction-aborted': 1 });
     expect(run.progress).toHaveLength(1);
@@ -331,7 +427,8 @@ describe('formats and error text not in the captures', () => {
   });
 
   test('an error glued after a progress line is still counted', () => {
-    const stderr = 'progress: 5.0 s, 10.0 tps, lat 1.000 ms stddev 0.100, 0 failedpgbench: error: client 3 script 0 aborted in command 0 query 0: ERROR:  portal "" does not exist\n';
+    const stderr =
+      'progress: 5.0 s, 10.0 tps, lat 1.000 ms stddev 0.100, 0 failedpgbench: error: client 3 script 0 aborted in command 0 query 0: ERROR:  portal "" does not exist\n';
     const run = parsePgbench({ stdout: '', stderr, exitCode: 2 });
     expect(errorCounts(run)).toEqual({ 'portal-missing': 1 });
     expect(run.abortedClients).toBe(1);
@@ -345,20 +442,45 @@ describe('formats and error text not in the captures', () => {
   });
 
   test('-t run: expected transactions from the a/b figure, incomplete when exit code is not 0', () => {
-    const out = ['number of clients: 4', 'number of transactions per client: 10', 'number of transactions actually processed: 30/40', 'tps = 10.0 (without initial connection time)'].join('\n');
+    const out = [
+      'number of clients: 4',
+      'number of transactions per client: 10',
+      'number of transactions actually processed: 30/40',
+      'tps = 10.0 (without initial connection time)',
+    ].join('\n');
     const run = parsePgbench({ stdout: out, stderr: '', exitCode: 2 });
-    expect(run).toMatchObject({ transactionsExpected: 40, transactionsProcessed: 30, transactionsPerClient: 10, complete: false });
+    expect(run).toMatchObject({
+      transactionsExpected: 40,
+      transactionsProcessed: 30,
+      transactionsPerClient: 10,
+      complete: false,
+    });
   });
 
   test.each<[string, ErrorClass | null]>([
-    ['pgbench: error: connection to server on socket "/tmp/.s.PGSQL.5432" failed: No such file or directory', 'connection-failed'],
+    [
+      'pgbench: error: connection to server on socket "/tmp/.s.PGSQL.5432" failed: No such file or directory',
+      'connection-failed',
+    ],
     ['pgbench: error: could not connect to server: Connection refused', 'connection-failed'],
-    ['pgbench: error: connection to server at "h" failed: FATAL:  no pg_hba.conf entry for host "1.2.3.4"', 'auth-failed'],
-    ['pgbench: error: connection to server at "h" failed: FATAL:  too many connections for role "bench"', 'too-many-connections'],
+    [
+      'pgbench: error: connection to server at "h" failed: FATAL:  no pg_hba.conf entry for host "1.2.3.4"',
+      'auth-failed',
+    ],
+    [
+      'pgbench: error: connection to server at "h" failed: FATAL:  too many connections for role "bench"',
+      'too-many-connections',
+    ],
     ['pgbench: error: ERROR:  no more connections allowed (max_client_conn)', 'too-many-connections'],
-    ['pgbench: error: client 3 aborted: end of script reached without completing the last transaction', 'other'],
+    [
+      'pgbench: error: client 3 aborted: end of script reached without completing the last transaction',
+      'other',
+    ],
     ['pgbench: fatal: unexpected thing', 'other'],
-    ["pgbench: ../../../src/util/support/threads.c:240: krb5int_getspecific: Assertion `destructors_set[keynum] == 1' failed.", null],
+    [
+      "pgbench: ../../../src/util/support/threads.c:240: krb5int_getspecific: Assertion `destructors_set[keynum] == 1' failed.",
+      null,
+    ],
     ['pgbench: error: Run was aborted; the above results are incomplete.', null],
     ['pgbench: error: client 7 aborted while establishing connection', null],
     ['starting vacuum...end.', null],
@@ -372,7 +494,11 @@ describe('formats and error text not in the captures', () => {
 describe('own captures (test/unit/suite/captures, pgbench 15.18)', () => {
   const dir = path.resolve(__dirname, 'captures');
   const read = (name: string): ParsedRun =>
-    parsePgbench({ stdout: readFileSync(path.join(dir, `${name}.stdout`), 'utf8'), stderr: readFileSync(path.join(dir, `${name}.stderr`), 'utf8'), exitCode: 0 });
+    parsePgbench({
+      stdout: readFileSync(path.join(dir, `${name}.stdout`), 'utf8'),
+      stderr: readFileSync(path.join(dir, `${name}.stderr`), 'utf8'),
+      exitCode: 0,
+    });
 
   test('weighted mix with --rate: overall summary, not the per-script blocks', () => {
     const run = read('pg15-mixed-rate');
@@ -387,10 +513,27 @@ describe('own captures (test/unit/suite/captures, pgbench 15.18)', () => {
       complete: true,
       errors: [],
     });
-    expect(run.progress).toEqual([{ elapsedSec: 1, tps: 486, latencyAvgMs: 2.773, latencyStddevMs: 4.202, lagAvgMs: 0.791, failed: 0, skipped: null }]);
+    expect(run.progress).toEqual([
+      {
+        elapsedSec: 1,
+        tps: 486,
+        latencyAvgMs: 2.773,
+        latencyStddevMs: 4.202,
+        lagAvgMs: 0.791,
+        failed: 0,
+        skipped: null,
+      },
+    ]);
   });
 
   test('-t in pgbench 15 format', () => {
-    expect(read('pg15-t50')).toMatchObject({ transactionsPerClient: 50, transactionsProcessed: 200, transactionsExpected: 200, durationSec: null, tps: 8416.091567, complete: true });
+    expect(read('pg15-t50')).toMatchObject({
+      transactionsPerClient: 50,
+      transactionsProcessed: 200,
+      transactionsExpected: 200,
+      durationSec: null,
+      tps: 8416.091567,
+      complete: true,
+    });
   });
 });

@@ -16,7 +16,11 @@ const SMOKE = expandSuite(getSuite('smoke'), LOCAL);
 function capture(name: string): StepMeasurement {
   const base = path.join(FIXTURES, name);
   const meta = JSON.parse(readFileSync(`${base}.meta.json`, 'utf8')) as { exitCode: number };
-  const run = parsePgbench({ stdout: readFileSync(`${base}.stdout`, 'utf8'), stderr: readFileSync(`${base}.stderr`, 'utf8'), exitCode: meta.exitCode });
+  const run = parsePgbench({
+    stdout: readFileSync(`${base}.stdout`, 'utf8'),
+    stderr: readFileSync(`${base}.stderr`, 'utf8'),
+    exitCode: meta.exitCode,
+  });
   return { ...run, latencyP50Ms: null, latencyP95Ms: null, latencyP99Ms: null, series: null };
 }
 
@@ -63,18 +67,29 @@ describe('judgeStep on real captures', () => {
   test('timeout and infrastructure errors', () => {
     expect(judgeStep(smokeStep(SIMPLE), 'timeout', null).held).toBe(false);
     expect(judgeStep(smokeStep(PREPARED), 'timeout', null).held).toBe(false);
-    expect(judgeStep(smokeStep(SIMPLE), 'infrastructure-error', null)).toMatchObject({ held: false, observed: 'infrastructure error: pgbench did not run' });
-    const anyStep: PlannedStep = { ...smokeStep(SIMPLE), expectation: { outcome: 'any', errorClasses: [], published: 'errors: portal-missing', note: null } };
+    expect(judgeStep(smokeStep(SIMPLE), 'infrastructure-error', null)).toMatchObject({
+      held: false,
+      observed: 'infrastructure error: pgbench did not run',
+    });
+    const anyStep: PlannedStep = {
+      ...smokeStep(SIMPLE),
+      expectation: { outcome: 'any', errorClasses: [], published: 'errors: portal-missing', note: null },
+    };
     expect(judgeStep(anyStep, 'timeout', null).held).toBeNull();
     expect(judgeStep(anyStep, 'completed', capture('pgb_sel1_simple_c5')).held).toBeNull();
     expect(describeExpectation(anyStep.expectation)).toBe('any (published: errors: portal-missing)');
-    const timeoutExpected: PlannedStep = { ...anyStep, expectation: { outcome: 'errors', errorClasses: ['timeout'], published: null, note: null } };
+    const timeoutExpected: PlannedStep = {
+      ...anyStep,
+      expectation: { outcome: 'errors', errorClasses: ['timeout'], published: null, note: null },
+    };
     expect(judgeStep(timeoutExpected, 'timeout', null).held).toBe(true);
   });
 });
 
 describe('detectSaturation', () => {
-  const e1 = expandSuite(getSuite('e1'), [{ ref: { kind: 'rds-proxy', name: 'p' }, maxConnections: 394, poolSize: 394 }])[0]!;
+  const e1 = expandSuite(getSuite('e1'), [
+    { ref: { kind: 'rds-proxy', name: 'p' }, maxConnections: 394, poolSize: 394 },
+  ])[0]!;
   const base = capture('pgb_sel1_simple_c50');
 
   test('E1-like schedule lag of seconds with --rate: saturated', () => {
@@ -84,8 +99,14 @@ describe('detectSaturation', () => {
   });
 
   test('small lag, no rate, or unknown lag: not saturated', () => {
-    expect(detectSaturation(e1, { ...base, scheduleLagAvgMs: 2, latencyAvgMs: 3 })).toEqual({ saturated: false, reason: null });
-    expect(detectSaturation(smokeStep(SIMPLE), { ...base, scheduleLagAvgMs: 7000 })).toEqual({ saturated: false, reason: null });
+    expect(detectSaturation(e1, { ...base, scheduleLagAvgMs: 2, latencyAvgMs: 3 })).toEqual({
+      saturated: false,
+      reason: null,
+    });
+    expect(detectSaturation(smokeStep(SIMPLE), { ...base, scheduleLagAvgMs: 7000 })).toEqual({
+      saturated: false,
+      reason: null,
+    });
     expect(detectSaturation(e1, null)).toEqual({ saturated: false, reason: null });
   });
 
@@ -122,10 +143,14 @@ describe('judgeScenario', () => {
   const pooled = smokeStep('smoke-churn/pgbouncer-transaction/c5/simple/per-transaction/r1');
 
   test('-C through PgBouncer vs direct on the real captures: 3344 vs 405 tps = 8.26 ×, held', () => {
-    const verdicts = judgeScenario(churn, [record(direct, 'direct_C_sel1_c5_trust'), record(pooled, 'pgbtx_C_sel1_c5')]);
+    const verdicts = judgeScenario(churn, [
+      record(direct, 'direct_C_sel1_c5_trust'),
+      record(pooled, 'pgbtx_C_sel1_c5'),
+    ]);
     expect(verdicts).toEqual([
       {
-        expected: '[pgbouncer-churn-vs-direct-churn] pgbouncer-transaction vs direct c5/simple: -C through PgBouncer ≥ 3 × the tps of -C direct: ratio ≥ 3',
+        expected:
+          '[pgbouncer-churn-vs-direct-churn] pgbouncer-transaction vs direct c5/simple: -C through PgBouncer ≥ 3 × the tps of -C direct: ratio ≥ 3',
         observed: '3344.1 vs 405.0 tps = 8.26 ×',
         held: true,
       },
@@ -133,13 +158,24 @@ describe('judgeScenario', () => {
   });
 
   test('a ratio below the minimum breaks the comparison', () => {
-    const verdicts = judgeScenario(churn, [record(direct, 'direct_C_sel1_c5_trust'), record(pooled, 'pgbtx_C_sel1_c5', 800)]);
+    const verdicts = judgeScenario(churn, [
+      record(direct, 'direct_C_sel1_c5_trust'),
+      record(pooled, 'pgbtx_C_sel1_c5', 800),
+    ]);
     expect(verdicts.map((v) => v.held)).toEqual([false]);
   });
 
   test('median over repetitions', () => {
-    const pooled2 = { ...pooled, stepId: pooled.stepId.replace('/r1', '/r2'), params: { ...pooled.params, repetition: 2 } };
-    const pooled3 = { ...pooled, stepId: pooled.stepId.replace('/r1', '/r3'), params: { ...pooled.params, repetition: 3 } };
+    const pooled2 = {
+      ...pooled,
+      stepId: pooled.stepId.replace('/r1', '/r2'),
+      params: { ...pooled.params, repetition: 2 },
+    };
+    const pooled3 = {
+      ...pooled,
+      stepId: pooled.stepId.replace('/r1', '/r3'),
+      params: { ...pooled.params, repetition: 3 },
+    };
     const verdicts = judgeScenario(churn, [
       record(direct, 'direct_C_sel1_c5_trust', 400),
       record(pooled, 'pgbtx_C_sel1_c5', 100),
@@ -150,16 +186,26 @@ describe('judgeScenario', () => {
   });
 
   test('a side with no complete run cannot show the finding', () => {
-    const verdicts = judgeScenario(churn, [record(direct, 'direct_C_sel1_c60'), record(pooled, 'pgbtx_C_sel1_c5')]);
+    const verdicts = judgeScenario(churn, [
+      record(direct, 'direct_C_sel1_c60'),
+      record(pooled, 'pgbtx_C_sel1_c5'),
+    ]);
     expect(verdicts).toHaveLength(1);
-    expect(verdicts[0]).toMatchObject({ held: false, observed: 'not comparable: direct has no complete run with a tps' });
+    expect(verdicts[0]).toMatchObject({
+      held: false,
+      observed: 'not comparable: direct has no complete run with a tps',
+    });
   });
 
   test('E4: pool 50 % vs 25 % on the same target, reported without a judgement', () => {
     const e4 = getSuite('e4').scenarios[0]!;
     const steps = expandSuite(getSuite('e4'), LOCAL);
     const at = (p: number): PlannedStep => steps.find((s) => s.params.poolPercent === p)!;
-    const verdicts = judgeScenario(e4, [record(at(25), 'pgb_S_simple_c60', 1000), record(at(50), 'pgb_S_simple_c60', 1500), record(at(100), 'pgb_S_simple_c60', 500)]);
+    const verdicts = judgeScenario(e4, [
+      record(at(25), 'pgb_S_simple_c60', 1000),
+      record(at(50), 'pgb_S_simple_c60', 1500),
+      record(at(100), 'pgb_S_simple_c60', 500),
+    ]);
     expect(verdicts.map((v) => [v.observed, v.held])).toEqual([
       ['1500.0 vs 1000.0 tps = 1.50 ×', null],
       ['500.0 vs 1000.0 tps = 0.50 ×', null],
@@ -169,7 +215,8 @@ describe('judgeScenario', () => {
   test('quick-e3: direct persistent vs direct -C is judged on the same target', () => {
     const quickE3 = getSuite('quick').scenarios.find((s) => s.name === 'quick-e3')!;
     const steps = expandSuite(getSuite('quick'), LOCAL).filter((s) => s.scenario === 'quick-e3');
-    const find = (target: string, connect: string): PlannedStep => steps.find((s) => s.target.name === target && s.params.connect === connect)!;
+    const find = (target: string, connect: string): PlannedStep =>
+      steps.find((s) => s.target.name === target && s.params.connect === connect)!;
     const verdicts = judgeScenario(quickE3, [
       record(find('direct', 'per-transaction'), 'direct_C_sel1_c5_trust'),
       record(find('direct', 'persistent'), 'pgb_sel1_simple_c5', 19084.8),
@@ -178,7 +225,11 @@ describe('judgeScenario', () => {
     ]);
     expect(verdicts.map((v) => [v.expected.split(':')[0], v.observed, v.held])).toEqual([
       ['[direct-persistent-vs-churn] direct vs direct c10/simple', '19084.8 vs 405.0 tps = 47.12 ×', true],
-      ['[pgbouncer-churn-vs-direct-churn] pgbouncer-transaction vs direct c10/simple', '3344.1 vs 405.0 tps = 8.26 ×', true],
+      [
+        '[pgbouncer-churn-vs-direct-churn] pgbouncer-transaction vs direct c10/simple',
+        '3344.1 vs 405.0 tps = 8.26 ×',
+        true,
+      ],
     ]);
   });
 
