@@ -27,7 +27,7 @@ import {
 import { SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
-import { InfrastructureError, UsageError } from '../../lib/cli/errors';
+import { InfrastructureError, UsageError } from '../../lib/core/errors';
 import { invokeCollector, buildCollectEvent, collectorWindow } from '../../lib/cloud/collector-invoke';
 import { describeLabOutputs, flattenOutputs } from '../../lib/cloud/outputs';
 import { RdsProxyPoolControl } from '../../lib/cloud/proxy-pool';

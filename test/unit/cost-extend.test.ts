@@ -6,8 +6,8 @@ import {
 } from '@aws-sdk/client-scheduler';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
-import { InfrastructureError, UsageError } from '../../lib/cli/errors';
-import { extendLabExpiry } from '../../lib/cost/extend';
+import { InfrastructureError, UsageError } from '../../lib/core/errors';
+import { extendLabExpiry } from '../../lib/cloud/extend';
 
 const schedulerMock = mockClient(SchedulerClient);
 const NOW = new Date('2026-11-21T12:00:00Z');
