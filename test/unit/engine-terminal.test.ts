@@ -1,12 +1,7 @@
 /** What the terminal shows: durations, step lines, the per-scenario table, progress modes. */
 import { PassThrough } from 'node:stream';
 import { formatDuration } from '../../lib/core/format';
-import {
-  formatErrors,
-  formatResultTables,
-  formatSummary,
-  ProgressPrinter,
-} from '../../lib/cli/terminal';
+import { formatErrors, formatResultTables, formatSummary, ProgressPrinter } from '../../lib/cli/terminal';
 import { getSuite } from '../../lib/suite/catalog';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
 
