@@ -51,7 +51,7 @@ export function exitCodeFor(err: unknown): number {
     err &&
     typeof err === 'object' &&
     'exitCode' in err &&
-    typeof (err as { exitCode: unknown }).exitCode === 'number'
+    typeof (err).exitCode === 'number'
   ) {
     return (err as { exitCode: number }).exitCode;
   }
