@@ -24,12 +24,7 @@ export class InfrastructureError extends Error {
 }
 
 export function exitCodeFor(err: unknown): number {
-  if (
-    err &&
-    typeof err === 'object' &&
-    'exitCode' in err &&
-    typeof (err as { exitCode: unknown }).exitCode === 'number'
-  ) {
+  if (err && typeof err === 'object' && 'exitCode' in err && typeof err.exitCode === 'number') {
     return (err as { exitCode: number }).exitCode;
   }
   return 1;

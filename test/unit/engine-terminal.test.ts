@@ -9,6 +9,7 @@ import {
 } from '../../lib/engine/terminal';
 import { getSuite } from '../../lib/suite/catalog';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
+import { defined } from '../helpers/defined';
 
 function record(over: Partial<StepRecord> & { stepId: string; scenario: string }): StepRecord {
   return {
@@ -169,7 +170,7 @@ describe('ProgressPrinter', () => {
     const p = new ProgressPrinter({ stream: out, tty: true, tickMs: 10_000 });
     p.handle({ type: 'step-start', index: 3, total: 6, step, elapsedSec: 7, etaSec: 12, note: null });
     p.close();
-    const line = text.split('\r\x1b[2K')[1];
+    const line = defined(text.split('\r\x1b[2K')[1], 'a redrawn status line');
     expect([...line].length).toBeLessThanOrEqual(49);
     expect(line).toMatch(/^\[3\/6\] 0:00 · elapsed 0:00 · ETA 0:12 · smo/);
   });
