@@ -194,7 +194,7 @@ describe('followRun', () => {
     since,
     pollMs: 1000,
     print: (l: string) => lines.push(l),
-    sleep: async () => undefined,
+    sleep: () => Promise.resolve(),
     now: () => new Date('2026-11-21T11:01:00Z'),
   });
 
@@ -202,11 +202,13 @@ describe('followRun', () => {
     s3Mock
       .on(GetObjectCommand, { Key: 'runs/r1/manifest.json' })
       .resolvesOnce({
-        Body: { transformToString: async () => manifest('interrupted', '2026-11-21T10:30:00Z') },
+        Body: { transformToString: () => Promise.resolve(manifest('interrupted', '2026-11-21T10:30:00Z')) },
       } as never)
-      .resolvesOnce({ Body: { transformToString: async () => manifest('running', null) } } as never)
+      .resolvesOnce({
+        Body: { transformToString: () => Promise.resolve(manifest('running', null)) },
+      } as never)
       .resolves({
-        Body: { transformToString: async () => manifest('completed', '2026-11-21T11:05:00Z') },
+        Body: { transformToString: () => Promise.resolve(manifest('completed', '2026-11-21T11:05:00Z')) },
       } as never);
     s3Mock
       .on(ListObjectsV2Command)
@@ -224,13 +226,11 @@ describe('followRun', () => {
   test('a runner command that failed before the run ended is an error with its stderr', async () => {
     s3Mock.on(GetObjectCommand).rejects(new NoSuchKey({ message: 'no', $metadata: {} }));
     s3Mock.on(ListObjectsV2Command).resolves({ Contents: [] });
-    ssmMock
-      .on(GetCommandInvocationCommand)
-      .resolves({
-        Status: 'Failed',
-        StatusDetails: 'Failed',
-        StandardErrorContent: 'proxylab runner not installed at /opt/proxylab/runner.js',
-      });
+    ssmMock.on(GetCommandInvocationCommand).resolves({
+      Status: 'Failed',
+      StatusDetails: 'Failed',
+      StandardErrorContent: 'proxylab runner not installed at /opt/proxylab/runner.js',
+    });
     await expect(followRun(deps([]))).rejects.toThrow(
       /runner command ended before the run did: i-0aaa Failed: proxylab runner not installed/,
     );

@@ -159,6 +159,7 @@ describe('ProgressPrinter', () => {
     p.handle({ type: 'step-start', index: 3, total: 6, step, elapsedSec: 7, etaSec: 12, note: null });
     p.close();
     expect(text).toMatch(
+      // eslint-disable-next-line no-control-regex -- the escape codes (ESC [2K) are what this test checks
       /^\r\x1b\[2K\[3\/6\] 0:00 · elapsed 0:00 · ETA 0:12 · smoke-churn\/direct\/c5\/simple\/per-transaction\/r1\r\x1b\[2K$/,
     );
   });

@@ -75,8 +75,8 @@ function fakeTargets(kinds: readonly TargetKind[]): Target[] {
       user: 'bench',
       dbname: kind === 'pgbouncer-session' ? 'bench_session' : 'bench',
     }),
-    maxConnections: async () => MAX_CONNECTIONS,
-    poolSize: async () => (kind === 'direct' ? null : POOL_SIZE),
+    maxConnections: () => Promise.resolve(MAX_CONNECTIONS),
+    poolSize: () => Promise.resolve(kind === 'direct' ? null : POOL_SIZE),
   }));
 }
 
@@ -96,11 +96,11 @@ class FakeExecutor implements PgbenchExecutor {
     private readonly root: string,
   ) {}
 
-  async workDir(name: string): Promise<string> {
+  workDir(name: string): Promise<string> {
     const dir = path.join(this.root, `${name}-${this.dirs++}`);
     fs.mkdirSync(dir, { recursive: true });
     this.stepsByDir.set(dir, name);
-    return dir;
+    return Promise.resolve(dir);
   }
 
   async run(inv: PgbenchInvocation): Promise<PgbenchOutcome> {
@@ -123,14 +123,17 @@ function smokeAnswer(stepsByFile: Map<string, PlannedStep>): Answer {
 
 function recordingPool(rec: Recorder): PoolControl {
   return {
-    reset: async (t: TargetRef) => {
+    reset: (t: TargetRef) => {
       rec.calls.push(`reset:${t.name}`);
+      return Promise.resolve();
     },
-    setPoolPercent: async (t: TargetRef, percent: number) => {
+    setPoolPercent: (t: TargetRef, percent: number) => {
       rec.calls.push(`pool%:${t.name}:${percent}`);
+      return Promise.resolve();
     },
-    restore: async () => {
+    restore: () => {
       rec.calls.push('restore');
+      return Promise.resolve();
     },
   };
 }
@@ -139,8 +142,9 @@ function fakeClock(): Clock {
   let t = Date.parse('2026-11-21T10:00:00Z');
   return {
     now: () => new Date((t += 250)),
-    sleep: async (ms: number) => {
+    sleep: (ms: number) => {
       t += ms;
+      return Promise.resolve();
     },
   };
 }
