@@ -133,7 +133,8 @@ async function runRaw(stack: LocalStack, suite: Suite, workRoot: string, i: numb
       poolSize: t.ref.kind === 'direct' ? null : stack.pgbouncer.poolSize(),
     })),
   );
-  const step = steps[0];
+  const [step] = steps;
+  if (step === undefined) throw new Error('the overhead suite planned no step');
   const target = stack.target(step.target.kind);
   const conn = target.connection();
   const dir = path.join(workRoot, `raw-${i}`);
@@ -172,7 +173,10 @@ function mean(xs: readonly number[]): number {
 function median(xs: readonly number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2;
+  const upper = s[m];
+  const lower = s[m - 1];
+  if (upper === undefined) return NaN; // no samples: no median
+  return s.length % 2 || lower === undefined ? upper : (lower + upper) / 2;
 }
 
 async function main(): Promise<void> {
@@ -253,7 +257,7 @@ async function main(): Promise<void> {
     medianRatio: Math.round(medianRatio * 10000) / 10000,
     withinThreePercent: Math.abs(ratioOfMeans - 1) <= 0.03,
     /** 1-minute load average at the end: other work on the machine makes single pairs swing. */
-    loadAverage1m: Math.round(os.loadavg()[0] * 100) / 100,
+    loadAverage1m: Math.round((os.loadavg()[0] ?? NaN) * 100) / 100,
     cpus: os.cpus().length,
     results,
     quickWall: f.quickWall ? await quickWallSec() : null,

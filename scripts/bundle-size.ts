@@ -74,7 +74,7 @@ export async function measureBundle(outfile: string, options: BuildOptions): Pro
     logLevel: 'warning',
     absWorkingDir: REPO,
   });
-  const metafile = result.metafile!;
+  const metafile = result.metafile;
   const output = Object.entries(metafile.outputs).find(([file]) => path.resolve(REPO, file) === outfile)?.[1];
   if (!output) throw new Error(`esbuild wrote no ${outfile}`);
   const byPackage = new Map<string, number>();

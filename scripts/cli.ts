@@ -11,20 +11,27 @@ type Registrar = (program: Command) => void;
 // One entry per subcommand, in the order `--help` lists them (the everyday path first).
 // Modules are loaded lazily: `proxylab local` loads only local's code, `--help` loads them all.
 const COMMANDS: ReadonlyArray<readonly [string, () => { register: Registrar }]> = [
-  ['local', () => require('./commands/local')],
-  ['validate', () => require('./commands/validate')],
-  ['cost', () => require('./commands/cost')],
-  ['deploy', () => require('./commands/deploy')],
-  ['run', () => require('./commands/run')],
-  ['status', () => require('./commands/status')],
-  ['fetch', () => require('./commands/fetch')],
-  ['report', () => require('./commands/report')],
-  ['compare', () => require('./commands/compare')],
-  ['collect', () => require('./commands/collect')],
-  ['parse', () => require('./commands/parse')],
-  ['extend', () => require('./commands/extend')],
-  ['destroy', () => require('./commands/destroy')],
+  ['local', () => commandModule('local', require('./commands/local'))],
+  ['validate', () => commandModule('validate', require('./commands/validate'))],
+  ['cost', () => commandModule('cost', require('./commands/cost'))],
+  ['deploy', () => commandModule('deploy', require('./commands/deploy'))],
+  ['run', () => commandModule('run', require('./commands/run'))],
+  ['status', () => commandModule('status', require('./commands/status'))],
+  ['fetch', () => commandModule('fetch', require('./commands/fetch'))],
+  ['report', () => commandModule('report', require('./commands/report'))],
+  ['compare', () => commandModule('compare', require('./commands/compare'))],
+  ['collect', () => commandModule('collect', require('./commands/collect'))],
+  ['parse', () => commandModule('parse', require('./commands/parse'))],
+  ['extend', () => commandModule('extend', require('./commands/extend'))],
+  ['destroy', () => commandModule('destroy', require('./commands/destroy'))],
 ];
+
+/** A lazily required command module, checked: `require` is untyped. */
+function commandModule(name: string, mod: unknown): { register: Registrar } {
+  if (typeof mod === 'object' && mod !== null && 'register' in mod && typeof mod.register === 'function')
+    return mod as { register: Registrar };
+  throw new Error(`scripts/commands/${name}.ts does not export register(program)`);
+}
 
 export function buildProgram(argv: readonly string[] = []): Command {
   const program = new Command();

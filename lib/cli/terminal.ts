@@ -84,17 +84,19 @@ export function formatResultTables(
       ]);
     const showPool = rows.some((row) => row[4] !== '-');
     const cols = header.map((_, i) => i).filter((i) => showPool || i !== 4);
-    const widths = cols.map((i) => Math.max([...header[i]].length, ...rows.map((row) => [...row[i]].length)));
+    const widths = cols.map((i) =>
+      Math.max([...(header[i] ?? '')].length, ...rows.map((row) => [...(row[i] ?? '')].length)),
+    );
     const numeric = new Set([1, 5, 6]);
     const line = (cells: string[]): string =>
       '  ' +
       cols
         .map((i, k) =>
           k === cols.length - 1
-            ? cells[i]
+            ? (cells[i] ?? '')
             : numeric.has(i)
-              ? padLeft(cells[i], widths[k])
-              : pad(cells[i], widths[k]),
+              ? padLeft(cells[i] ?? '', widths[k] ?? 0)
+              : pad(cells[i] ?? '', widths[k] ?? 0),
         )
         .join('  ');
     out.push(line(header));

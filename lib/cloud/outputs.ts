@@ -54,13 +54,11 @@ export function flattenOutputs(
     throw new UsageError(`${what}: expected a JSON object`);
   const obj = data as Record<string, unknown>;
   if (Array.isArray(obj.Stacks)) {
+    const stacks: readonly unknown[] = obj.Stacks;
     const stack =
-      (obj.Stacks as Array<Record<string, unknown>>).find(
-        (s) => stackName === null || s.StackName === stackName,
-      ) ?? obj.Stacks[0];
-    const outs = (stack && Array.isArray(stack.Outputs) ? stack.Outputs : []) as Array<
-      Record<string, unknown>
-    >;
+      stacks.find((s) => isRecord(s) && (stackName === null || s.StackName === stackName)) ?? stacks[0];
+    const outputs: readonly unknown[] = isRecord(stack) && Array.isArray(stack.Outputs) ? stack.Outputs : [];
+    const outs = outputs.filter(isRecord);
     return Object.fromEntries(
       outs.map((o) => [String(o.OutputKey), typeof o.OutputValue === 'string' ? o.OutputValue : undefined]),
     );
@@ -75,9 +73,19 @@ function stringValues(obj: Record<string, unknown>): Record<string, string | und
   return Object.fromEntries(
     Object.entries(obj).map(([k, v]) => [
       k,
-      typeof v === 'string' ? v : v === undefined ? undefined : String(v),
+      typeof v === 'string'
+        ? v
+        : v === undefined
+          ? undefined
+          : typeof v === 'number' || typeof v === 'boolean'
+            ? String(v)
+            : JSON.stringify(v),
     ]),
   );
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 function decode(

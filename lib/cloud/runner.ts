@@ -83,13 +83,16 @@ function poolControlFor(
   return {
     reset: () => noop.reset(),
     restore: () => noop.restore(),
-    setPoolPercent: async (target, percent) => {
+    setPoolPercent: (target, percent) => {
       if (refuse) {
-        throw new UsageError(
-          `pool sweep (${target.name} → ${percent} %) needs pool control; this runner was started with --no-pool-control`,
+        return Promise.reject(
+          new UsageError(
+            `pool sweep (${target.name} → ${percent} %) needs pool control; this runner was started with --no-pool-control`,
+          ),
         );
       }
       // runners other than 0: runner 0 applies it before it reaches the step barrier
+      return Promise.resolve();
     },
     currentPercent: (name) => labValues[name] ?? null,
   };

@@ -27,8 +27,7 @@ export function parseDbSecret(secretString: string, secretId: string): DbCredent
   if (!parsed || typeof parsed !== 'object')
     throw new InfrastructureError(`secret ${secretId}: SecretString is not a JSON object`);
   const obj = parsed as Record<string, unknown>;
-  const str = (k: string): string | null =>
-    typeof obj[k] === 'string' && (obj[k] as string).length > 0 ? (obj[k] as string) : null;
+  const str = (k: string): string | null => (typeof obj[k] === 'string' && obj[k].length > 0 ? obj[k] : null);
   const username = str('username');
   const password = str('password');
   const missing = [username === null ? 'username' : null, password === null ? 'password' : null].filter(

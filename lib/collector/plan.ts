@@ -180,7 +180,7 @@ export function choosePiPeriodSec(startMs: number, endMs: number, options: PlanO
     if (period < minPeriod) continue;
     if (Math.ceil(windowSec / period) <= maxPoints) return period;
   }
-  return PI_PERIODS_SEC[PI_PERIODS_SEC.length - 1];
+  return Math.max(...PI_PERIODS_SEC);
 }
 
 /** Split into consecutive groups of at most `size`. */

@@ -45,8 +45,7 @@ export function checkLabFile(path: string, opts: ValidateOptions = {}): LabValid
   try {
     text = readFileSync(path, 'utf8');
   } catch (err) {
-    const code =
-      err && typeof err === 'object' && 'code' in err ? String((err as { code: unknown }).code) : '';
+    const code = err && typeof err === 'object' && 'code' in err ? String(err.code) : '';
     const reason =
       code === 'ENOENT'
         ? 'does not exist'

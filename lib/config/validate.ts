@@ -42,11 +42,33 @@ export function formatValue(value: unknown): string {
   if (value === undefined) return 'nothing';
   let text: string;
   try {
-    text = JSON.stringify(value) ?? String(value);
+    // undefined for functions and symbols
+    text = JSON.stringify(value) ?? notJson(value);
   } catch {
-    text = String(value);
+    // a BigInt, or a circular object
+    text = notJson(value);
   }
   return text.length > 60 ? `${text.slice(0, 57)}...` : text;
+}
+
+/** Rendering of a value JSON.stringify cannot render. */
+function notJson(value: unknown): string {
+  switch (typeof value) {
+    case 'function':
+      return 'a function';
+    case 'object':
+      return value === null ? 'null' : 'an object that is not JSON (circular?)';
+    case 'symbol':
+      return value.toString();
+    case 'string':
+      return value;
+    case 'number':
+    case 'bigint':
+    case 'boolean':
+      return String(value);
+    case 'undefined':
+      return 'nothing';
+  }
 }
 
 function mustBe(allowed: string, value: unknown): string {

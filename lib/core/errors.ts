@@ -47,13 +47,8 @@ export class InfrastructureError extends ProxylabError {
 
 export function exitCodeFor(err: unknown): number {
   if (err instanceof ProxylabError) return err.exitCode;
-  if (
-    err &&
-    typeof err === 'object' &&
-    'exitCode' in err &&
-    typeof (err).exitCode === 'number'
-  ) {
-    return (err as { exitCode: number }).exitCode;
+  if (err && typeof err === 'object' && 'exitCode' in err && typeof err.exitCode === 'number') {
+    return err.exitCode;
   }
   return 1;
 }

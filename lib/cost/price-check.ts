@@ -23,6 +23,8 @@ export function unpricedProblems(raw: unknown): LabProblem[] {
       ? lab.region
       : DEFAULT_PRICE_REGION;
   const table = PRICE_TABLES[region];
+  // Only reachable if lib/cost/price-table.ts drops its default region: a programming error.
+  if (!table) throw new Error(`lib/cost/price-table.ts has no prices for ${region}`);
   const out: LabProblem[] = [];
   const check = (
     path: string,

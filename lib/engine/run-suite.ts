@@ -191,8 +191,7 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
 
   if (sampler) await sampler.start();
   try {
-    for (let i = 0; i < steps.length; i++) {
-      const step = steps[i];
+    for (const [i, step] of steps.entries()) {
       if (opts.signal?.aborted) throw new Interrupted();
       if (done.has(step.stepId)) {
         eta.skip(step);
@@ -517,18 +516,26 @@ class EtaEstimator {
   }
 
   skip(step: PlannedStep): void {
-    this.planned[this.steps.indexOf(step)] = 0;
+    this.planned[this.indexOf(step)] = 0;
   }
 
   finish(step: PlannedStep, actualSec: number): void {
-    const i = this.steps.indexOf(step);
+    const i = this.indexOf(step);
+    const planned = this.planned[i] ?? 0;
     // A step that ended early (refused, every client aborted) says nothing about how long the
     // others take: only steps that ran at least half their plan correct the estimate.
-    if (actualSec >= this.planned[i] / 2) {
-      this.plannedDone += this.planned[i];
+    if (actualSec >= planned / 2) {
+      this.plannedDone += planned;
       this.actualDone += actualSec;
     }
     this.planned[i] = 0;
+  }
+
+  /** Position of a step of this run; a step from elsewhere is a programming error, not a skip. */
+  private indexOf(step: PlannedStep): number {
+    const i = this.steps.indexOf(step);
+    if (i < 0) throw new Error(`EtaEstimator: step ${step.stepId} is not one of this run's steps`);
+    return i;
   }
 
   /** Seconds left for steps from index `from` on. */

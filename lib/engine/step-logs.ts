@@ -25,9 +25,10 @@ export function summarizeStepLogs(
   opts: { samplingRate: number | null; throttled: boolean },
 ): StepLogs {
   const nonEmpty = files.filter((f) => f.trim() !== '');
-  if (nonEmpty.length === 0)
+  const [first] = nonEmpty;
+  if (first === undefined)
     return { latencyP50Ms: null, latencyP95Ms: null, latencyP99Ms: null, series: null, mergedLog: null };
-  const kind = detectLogKind(nonEmpty[0]);
+  const kind = detectLogKind(first);
   if (kind === 'aggregate') {
     const agg = parseAggregateLogs(nonEmpty, { throttled: opts.throttled });
     const lines = nonEmpty
@@ -125,8 +126,8 @@ export function aggregateTransactionLogs(
       fields.push(
         Math.round((b?.lagSum ?? 0) * k),
         Math.round((b?.lagSum2 ?? 0) * k),
-        hasLag ? b!.lagMin : 0,
-        hasLag ? b!.lagMax : 0,
+        hasLag ? b.lagMin : 0,
+        hasLag ? b.lagMax : 0,
         Math.round((b?.skipped ?? 0) * k),
       );
     }

@@ -40,7 +40,7 @@ const PG_TOOLS = ['initdb', 'postgres', 'pgbench', 'psql'] as const;
 /** `postgres (PostgreSQL) 15.18 (Debian …)` → `15.18`; PgBouncer's `PgBouncer 1.18.0` → `1.18.0`. */
 export function parseToolVersion(text: string): string | null {
   const m = /(?:PostgreSQL\)|PgBouncer|pgbouncer)\s+(\d+(?:\.\d+)*)/i.exec(text);
-  return m ? m[1] : null;
+  return m?.[1] ?? null;
 }
 
 function versionOf(file: string): string | null {
@@ -59,7 +59,7 @@ function isExecutable(file: string): boolean {
 }
 
 function majorOf(version: string): number {
-  return Number.parseInt(version.split('.')[0], 10);
+  return Number.parseInt(version.split('.')[0] ?? '', 10);
 }
 
 function globVersionDirs(parent: string, pattern: RegExp, suffix: string): string[] {
@@ -200,7 +200,9 @@ function privilegePrefix(pm: PackageManager): string[] | null {
 }
 
 function spawnArgv(argv: readonly string[], env: NodeJS.ProcessEnv): boolean {
-  return spawnSync(argv[0], argv.slice(1), { stdio: 'inherit', env }).status === 0;
+  const [file, ...args] = argv;
+  if (file === undefined) return false;
+  return spawnSync(file, args, { stdio: 'inherit', env }).status === 0;
 }
 
 function runInstall(prefix: readonly string[], cmd: readonly string[], log: (line: string) => void): boolean {

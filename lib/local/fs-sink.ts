@@ -39,113 +39,127 @@ export class FileSystemSink implements ResultSink {
     return { stdout: `${base}.stdout`, stderr: `${base}.stderr`, log: hasLog ? `${base}.log` : null };
   }
 
-  async writeManifest(manifest: RunManifest): Promise<void> {
-    writeFileAtomic(path.join(this.runDir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
+  writeManifest(manifest: RunManifest): Promise<void> {
+    return settle(() => {
+      writeFileAtomic(path.join(this.runDir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
+    });
   }
 
-  async readManifest(): Promise<RunManifest | null> {
-    const file = path.join(this.runDir, 'manifest.json');
-    if (!fs.existsSync(file)) return null;
-    const data = readJson(file);
-    if (!isObject(data) || data.schemaVersion !== RESULT_SCHEMA_VERSION || typeof data.runId !== 'string') {
-      throw new Error(`${file} is not a proxylab run manifest (schemaVersion ${RESULT_SCHEMA_VERSION})`);
-    }
-    return data as unknown as RunManifest;
-  }
-
-  async writeStep(record: StepRecord, raw: RawStepFiles): Promise<void> {
-    const dir = this.runDir;
-    writeFileAtomic(path.join(dir, record.files.stdout), raw.stdout);
-    writeFileAtomic(path.join(dir, record.files.stderr), raw.stderr);
-    if (record.files.log !== null && raw.log !== null)
-      writeFileAtomic(path.join(dir, record.files.log), raw.log);
-    writeFileAtomic(
-      path.join(dir, 'steps', `${stepFileName(record.stepId)}.json`),
-      JSON.stringify(record, null, 2) + '\n',
-    );
-  }
-
-  async completedStepIds(): Promise<Set<string>> {
-    const dir = path.join(this.runDir, 'steps');
-    const ids = new Set<string>();
-    if (!fs.existsSync(dir)) return ids;
-    for (const name of fs.readdirSync(dir)) {
-      if (!name.endsWith('.json') || name.startsWith('.')) continue;
-      try {
-        const data = readJson(path.join(dir, name));
-        if (isObject(data) && typeof data.stepId === 'string') ids.add(data.stepId);
-      } catch {
-        /* a torn file cannot exist (atomic writes); an unreadable one is not a finished step */
+  readManifest(): Promise<RunManifest | null> {
+    return settle(() => {
+      const file = path.join(this.runDir, 'manifest.json');
+      if (!fs.existsSync(file)) return null;
+      const data = readJson(file);
+      if (!isObject(data) || data.schemaVersion !== RESULT_SCHEMA_VERSION || typeof data.runId !== 'string') {
+        throw new Error(`${file} is not a proxylab run manifest (schemaVersion ${RESULT_SCHEMA_VERSION})`);
       }
-    }
-    return ids;
+      return data as unknown as RunManifest;
+    });
   }
 
-  async readSteps(): Promise<StepRecord[]> {
-    const dir = path.join(this.runDir, 'steps');
-    if (!fs.existsSync(dir)) return [];
-    return fs
-      .readdirSync(dir)
-      .filter((n) => n.endsWith('.json') && !n.startsWith('.'))
-      .map((n) => readJson(path.join(dir, n)) as StepRecord);
+  writeStep(record: StepRecord, raw: RawStepFiles): Promise<void> {
+    return settle(() => {
+      const dir = this.runDir;
+      writeFileAtomic(path.join(dir, record.files.stdout), raw.stdout);
+      writeFileAtomic(path.join(dir, record.files.stderr), raw.stderr);
+      if (record.files.log !== null && raw.log !== null)
+        writeFileAtomic(path.join(dir, record.files.log), raw.log);
+      writeFileAtomic(
+        path.join(dir, 'steps', `${stepFileName(record.stepId)}.json`),
+        JSON.stringify(record, null, 2) + '\n',
+      );
+    });
+  }
+
+  completedStepIds(): Promise<Set<string>> {
+    return settle(() => {
+      const dir = path.join(this.runDir, 'steps');
+      const ids = new Set<string>();
+      if (!fs.existsSync(dir)) return ids;
+      for (const name of fs.readdirSync(dir)) {
+        if (!name.endsWith('.json') || name.startsWith('.')) continue;
+        try {
+          const data = readJson(path.join(dir, name));
+          if (isObject(data) && typeof data.stepId === 'string') ids.add(data.stepId);
+        } catch {
+          /* a torn file cannot exist (atomic writes); an unreadable one is not a finished step */
+        }
+      }
+      return ids;
+    });
+  }
+
+  readSteps(): Promise<StepRecord[]> {
+    return settle(() => {
+      const dir = path.join(this.runDir, 'steps');
+      if (!fs.existsSync(dir)) return [];
+      return fs
+        .readdirSync(dir)
+        .filter((n) => n.endsWith('.json') && !n.startsWith('.'))
+        .map((n) => readJson(path.join(dir, n)) as StepRecord);
+    });
   }
 
   /**
    * Write metrics/<name>.json. Samples already in the file for the same run (an earlier flush, or
    * the first part of a resumed run) are kept: series are merged by identity, points by time.
    */
-  async writeMetrics(
+  writeMetrics(
     name: string,
     runId: string,
     window: { start: string; end: string },
     series: MetricSeries[],
   ): Promise<void> {
-    const file = path.join(this.runDir, 'metrics', `${name}.json`);
-    let merged = series;
-    let start = window.start;
-    let end = window.end;
-    if (fs.existsSync(file)) {
-      try {
-        const old = readJson(file) as MetricsFile;
-        if (old.runId === runId && Array.isArray(old.series)) {
-          merged = mergeSeries(old.series, series);
-          if (old.window.start < start) start = old.window.start;
-          if (old.window.end > end) end = old.window.end;
+    return settle(() => {
+      const file = path.join(this.runDir, 'metrics', `${name}.json`);
+      let merged = series;
+      let start = window.start;
+      let end = window.end;
+      if (fs.existsSync(file)) {
+        try {
+          const old = readJson(file) as MetricsFile;
+          if (old.runId === runId && Array.isArray(old.series)) {
+            merged = mergeSeries(old.series, series);
+            if (old.window.start < start) start = old.window.start;
+            if (old.window.end > end) end = old.window.end;
+          }
+        } catch {
+          /* unreadable: replace it */
         }
-      } catch {
-        /* unreadable: replace it */
       }
-    }
-    const data: MetricsFile = {
-      schemaVersion: RESULT_SCHEMA_VERSION,
-      runId,
-      window: { start, end },
-      collectedAt: new Date().toISOString(),
-      series: merged,
-    };
-    writeFileAtomic(file, JSON.stringify(data, null, 2) + '\n');
+      const data: MetricsFile = {
+        schemaVersion: RESULT_SCHEMA_VERSION,
+        runId,
+        window: { start, end },
+        collectedAt: new Date().toISOString(),
+        series: merged,
+      };
+      writeFileAtomic(file, JSON.stringify(data, null, 2) + '\n');
+    });
   }
 
   /** metrics/steps.json: when each step ran (merged by step id with what is already there). */
-  async writeStepWindows(runId: string, windows: readonly StepWindow[]): Promise<void> {
-    const file = path.join(this.runDir, 'metrics', 'steps.json');
-    const byId = new Map<string, StepWindow>();
-    if (fs.existsSync(file)) {
-      try {
-        const old = readJson(file);
-        if (isObject(old) && old.runId === runId && Array.isArray(old.steps)) {
-          for (const w of old.steps as StepWindow[]) byId.set(w.stepId, w);
+  writeStepWindows(runId: string, windows: readonly StepWindow[]): Promise<void> {
+    return settle(() => {
+      const file = path.join(this.runDir, 'metrics', 'steps.json');
+      const byId = new Map<string, StepWindow>();
+      if (fs.existsSync(file)) {
+        try {
+          const old = readJson(file);
+          if (isObject(old) && old.runId === runId && Array.isArray(old.steps)) {
+            for (const w of old.steps as StepWindow[]) byId.set(w.stepId, w);
+          }
+        } catch {
+          /* unreadable: replace it */
         }
-      } catch {
-        /* unreadable: replace it */
       }
-    }
-    for (const w of windows) byId.set(w.stepId, w);
-    const steps = [...byId.values()].sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
-    writeFileAtomic(
-      file,
-      JSON.stringify({ schemaVersion: RESULT_SCHEMA_VERSION, runId, steps }, null, 2) + '\n',
-    );
+      for (const w of windows) byId.set(w.stepId, w);
+      const steps = [...byId.values()].sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
+      writeFileAtomic(
+        file,
+        JSON.stringify({ schemaVersion: RESULT_SCHEMA_VERSION, runId, steps }, null, 2) + '\n',
+      );
+    });
   }
 }
 
@@ -176,4 +190,12 @@ export function mergeSeries(a: readonly MetricSeries[], b: readonly MetricSeries
     out.set(key, { ...s, points: sorted, status, ...(reason !== undefined ? { reason } : {}) });
   }
   return [...out.values()];
+}
+
+/**
+ * Run synchronous file work behind the sink's promise-returning interface (the cloud sink does
+ * network I/O): a throw becomes a rejection, exactly as it did from an async method.
+ */
+function settle<T>(work: () => T): Promise<T> {
+  return new Promise((resolve) => resolve(work()));
 }

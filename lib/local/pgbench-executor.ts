@@ -48,22 +48,24 @@ export class LocalPgbenchExecutor implements PgbenchExecutor {
   }
 
   async workDir(name: string): Promise<string> {
-    fs.mkdirSync(this.opts.workRoot, { recursive: true });
-    return fs.mkdtempSync(path.join(this.opts.workRoot, `${name.slice(0, 80)}-`));
+    await fs.promises.mkdir(this.opts.workRoot, { recursive: true });
+    return await fs.promises.mkdtemp(path.join(this.opts.workRoot, `${name.slice(0, 80)}-`));
   }
 
   async removeWorkDir(dir: string): Promise<void> {
-    fs.rmSync(dir, { recursive: true, force: true });
+    await fs.promises.rm(dir, { recursive: true, force: true });
   }
 
   run(inv: PgbenchInvocation): Promise<PgbenchOutcome> {
+    const [program, ...args] = inv.argv;
+    if (program === undefined) return Promise.reject(new Error('pgbench invocation has an empty argv'));
     for (const f of inv.files ?? []) {
       fs.mkdirSync(path.dirname(f.path), { recursive: true });
       fs.writeFileSync(f.path, f.content);
     }
     fs.mkdirSync(inv.logDir, { recursive: true });
     const before = new Set(fs.readdirSync(inv.logDir));
-    const file = inv.argv[0] === 'pgbench' ? this.opts.pgbench : inv.argv[0];
+    const file = program === 'pgbench' ? this.opts.pgbench : program;
     const started = Date.now();
     return new Promise((resolve, reject) => {
       if (inv.signal?.aborted) {
@@ -79,7 +81,7 @@ export class LocalPgbenchExecutor implements PgbenchExecutor {
         });
         return;
       }
-      const child = spawn(file, inv.argv.slice(1), {
+      const child = spawn(file, args, {
         cwd: inv.logDir,
         env: childEnv(null, inv.env),
         // Own process group: a terminal Ctrl-C reaches proxylab, which then stops pgbench itself.

@@ -18,7 +18,7 @@ import type { LocalBinaries } from './binaries';
 import { BENCH_DB, BENCH_USER, SUPERUSER, type PostgresCluster } from './postgres';
 import { findFreePort } from './ports-free';
 import { delay, startServer, type RunAs, type ServerProcess } from './process';
-import { psqlExec, psqlQuery, type PsqlTarget, type Row } from './psql';
+import { psqlExec, psqlQueryOne, type PsqlTarget, type Row } from './psql';
 
 export const TRANSACTION_DB = BENCH_DB;
 export const SESSION_DB = 'bench_session';
@@ -183,7 +183,7 @@ function makePgbouncer(
       if (!Number.isInteger(size) || size < 1)
         throw new InfrastructureError(`pool size must be a positive integer, got ${size}`);
       await psqlExec(admin, [`SET default_pool_size = ${size}`]);
-      const rows = (await psqlQuery(admin, ['SHOW DATABASES']))[0];
+      const rows = await psqlQueryOne(admin, 'SHOW DATABASES');
       for (const db of [TRANSACTION_DB, SESSION_DB]) {
         const row = rows.find((r) => r.name === db);
         if (!row || Number(row.pool_size) !== size) {
@@ -195,7 +195,7 @@ function makePgbouncer(
       current = size;
     },
     async showPools() {
-      return (await psqlQuery(admin, ['SHOW POOLS']))[0];
+      return await psqlQueryOne(admin, 'SHOW POOLS');
     },
     // SIGTERM = immediate shutdown (SIGINT would wait for clients).
     release: () => server.release(),
@@ -214,7 +214,7 @@ async function waitAdminReady(
     if (server.exited()) return false;
     try {
       // SHOW CONFIG names the ini file: make sure we reached our PgBouncer, not another on that port.
-      const rows = (await psqlQuery(admin, ['SHOW CONFIG'], 5000))[0];
+      const rows = await psqlQueryOne(admin, 'SHOW CONFIG', 5000);
       const conf = rows.find((r) => r.key === 'conffile');
       return conf?.value === iniFile && !server.exited();
     } catch {

@@ -10,7 +10,7 @@ import { InfrastructureError } from '../core/errors';
 import type { LocalBinaries } from './binaries';
 import { findFreePort } from './ports-free';
 import { delay, runCommand, startServer, type RunAs, type ServerProcess } from './process';
-import { psqlExec, psqlQuery, type PsqlTarget } from './psql';
+import { psqlExec, psqlQueryOne, type PsqlTarget } from './psql';
 
 export const BENCH_USER = 'bench';
 export const BENCH_DB = 'bench';
@@ -111,8 +111,9 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresClus
         `CREATE ROLE ${BENCH_USER} LOGIN`,
         `CREATE DATABASE ${BENCH_DB} OWNER ${BENCH_USER}`,
       ]);
-      const rows = await psqlQuery(superuser, ['SHOW server_version']);
-      const serverVersion = (rows[0][0]?.server_version ?? opts.bins.serverVersion).split(' ')[0];
+      const rows = await psqlQueryOne(superuser, 'SHOW server_version');
+      const reported = rows[0]?.server_version ?? opts.bins.serverVersion;
+      const serverVersion = reported.split(' ')[0] ?? reported;
       return makeCluster(server, port, dataDir, logFile, opts, settings, serverVersion);
     } catch (e) {
       await server.stop('SIGINT', 10000);
@@ -173,8 +174,8 @@ async function waitReady(
   while (Date.now() < deadline) {
     if (server.exited()) return false;
     try {
-      const rows = await psqlQuery(target, ['SHOW data_directory'], 5000);
-      if (rows[0][0]?.data_directory !== dataDir) return false;
+      const rows = await psqlQueryOne(target, 'SHOW data_directory', 5000);
+      if (rows[0]?.data_directory !== dataDir) return false;
       return !server.exited();
     } catch {
       await delay(100);

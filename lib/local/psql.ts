@@ -32,9 +32,10 @@ export class PsqlError extends Error {
 /** Parse one unaligned result (header line then rows) into records. */
 export function parseUnaligned(text: string): Row[] {
   const lines = text.split('\n').filter((l) => l !== '');
-  if (lines.length === 0) return [];
-  const header = lines[0].split(FIELD_SEP);
-  return lines.slice(1).map((line) => {
+  const [headerLine, ...rowLines] = lines;
+  if (headerLine === undefined) return [];
+  const header = headerLine.split(FIELD_SEP);
+  return rowLines.map((line) => {
     const cells = line.split(FIELD_SEP);
     const row: Record<string, string> = {};
     header.forEach((h, i) => {
@@ -80,6 +81,14 @@ export async function psqlQuery(
     throw new PsqlError(`psql ${target.host}:${target.port}/${target.dbname}: ${msg}`, res.stderr);
   }
   return res.stdout.split(`${RESULT_MARK}\n`).map(parseUnaligned);
+}
+
+/** Run one statement; returns its rows. Throws PsqlError on failure. */
+export async function psqlQueryOne(target: PsqlTarget, statement: string, timeoutMs = 15000): Promise<Row[]> {
+  const [rows] = await psqlQuery(target, [statement], timeoutMs);
+  // String.split always yields at least one part, so one statement always has one row set.
+  if (rows === undefined) throw new PsqlError(`psql returned no result for: ${statement}`, '');
+  return rows;
 }
 
 /** Run statements whose output does not matter (DDL, admin commands). */

@@ -364,8 +364,15 @@ function processesMentioning(needle: string): number[] {
   const res = spawnSync('ps', ['-axo', 'pid=,command='], { encoding: 'utf8' });
   for (const line of (res.stdout ?? '').split('\n')) {
     const m = /^\s*(\d+)\s+(.*)$/.exec(line);
-    if (m && Number(m[1]) !== process.pid && m[2].includes(needle) && !m[2].includes('<defunct>'))
-      pids.push(Number(m[1]));
+    const pid = Number(m?.[1]);
+    const command = m?.[2];
+    if (
+      command !== undefined &&
+      pid !== process.pid &&
+      command.includes(needle) &&
+      !command.includes('<defunct>')
+    )
+      pids.push(pid);
   }
   return pids;
 }
@@ -410,7 +417,7 @@ export function nodeReapSystem(tmpDir: string = os.tmpdir()): ReapSystem {
     processesMentioning,
     readPidFile: (file) => {
       try {
-        const v = Number(fs.readFileSync(file, 'utf8').split('\n')[0].trim());
+        const v = Number((fs.readFileSync(file, 'utf8').split('\n')[0] ?? '').trim());
         return isPid(v) ? v : null;
       } catch {
         return null;

@@ -134,8 +134,9 @@ function checkResumable(prev: RunManifest, opts: LocalRunOptions): void {
   if (prev.mode !== 'local') problems.push(`it is a ${prev.mode} run`);
   if (prev.suite !== opts.suite.name) problems.push(`it ran suite ${prev.suite}, not ${opts.suite.name}`);
   for (const [k, v] of Object.entries(planSettings(opts))) {
-    if (prev.settings[k] !== undefined && prev.settings[k] !== v)
-      problems.push(`it used ${k} ${String(prev.settings[k])}, not ${v}`);
+    const before = prev.settings[k];
+    if (before !== undefined && before !== v)
+      problems.push(`it used ${k} ${typeof before === 'string' ? before : JSON.stringify(before)}, not ${v}`);
   }
   if (problems.length > 0) {
     throw new UsageError(

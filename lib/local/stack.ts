@@ -82,7 +82,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   const baseDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-local-'));
   let owner: StackOwner = currentOwner(runAs?.user ?? null);
   let postgres: PostgresCluster | null = null;
-  let pgbouncer: Pgbouncer | null = null;
+  let pgbouncer: Pgbouncer;
   try {
     // At once, so a reaper never takes this directory for an ownerless leftover.
     writeOwnerFile(baseDir, owner);
@@ -141,8 +141,8 @@ function makeStack(
       sslmode: 'disable',
       env: {},
     }),
-    maxConnections: async () => pg.maxConnections,
-    poolSize: async () => (ref.kind === 'direct' ? null : pgb.poolSize()),
+    maxConnections: () => Promise.resolve(pg.maxConnections),
+    poolSize: () => Promise.resolve(ref.kind === 'direct' ? null : pgb.poolSize()),
   });
   const targets: Target[] = [
     target({ kind: 'direct', name: 'direct' }, pg.port, BENCH_DB),

@@ -4,7 +4,8 @@
  */
 import { writeReport } from './index';
 
-export async function afterLocalRun(
+// Synchronous work, but the hook signature (scripts/commands/local.ts AFTER_RUN) is async.
+export function afterLocalRun(
   result: { readonly runDir: string },
   print: (line: string) => void,
 ): Promise<void> {
@@ -17,4 +18,5 @@ export async function afterLocalRun(
       `Report not written: ${err instanceof Error ? err.message : String(err)} (run \`proxylab report ${result.runDir}\` to retry)`,
     );
   }
+  return Promise.resolve();
 }

@@ -163,10 +163,10 @@ export function parsePgbench(input: PgbenchCapture): ParsedRun {
     lines,
     /^pgbench \((\d+(?:\.\d+)?)(?:[^,]*?)(?:, server (\d+(?:\.\d+)?)[^)]*)?\)\s*$/,
   );
-  const pgbenchVersion = version ? version[1] : null;
+  const pgbenchVersion = version?.[1] ?? null;
   // pgbench prints `, server X` whenever the server's version number differs from its own, so a
   // header without it means the server runs the same version.
-  const serverVersion = version ? (version[2] ?? version[1]) : null;
+  const serverVersion = version?.[2] ?? version?.[1] ?? null;
   const txType = firstMatch(lines, /^transaction type: (.+)$/);
   const mode = firstMatch(lines, /^query mode: (simple|extended|prepared)\s*$/);
   const clients = firstMatch(lines, /^number of clients: (\d+)/);
@@ -261,12 +261,10 @@ export function parsePgbench(input: PgbenchCapture): ParsedRun {
   const complete = hasSummary && !runAborted && !timedOut && (exitCode === null || exitCode === 0);
 
   const order: readonly ErrorClass[] = [...ERROR_PATTERNS.map((e) => e.class), 'timeout', 'other'];
-  const errors: ErrorSummary[] = order
-    .filter((cls) => counts.has(cls))
-    .map((cls) => {
-      const c = counts.get(cls)!;
-      return { class: cls, count: c.count, sample: c.sample };
-    });
+  const errors: ErrorSummary[] = order.flatMap((cls) => {
+    const c = counts.get(cls);
+    return c ? [{ class: cls, count: c.count, sample: c.sample }] : [];
+  });
 
   return {
     pgbenchVersion,

@@ -33,9 +33,22 @@ interface LocalFlags {
  * Called after every finished local run, in order (e.g. the HTML report). One line per hook:
  * `() => require('../../lib/report/after-local-run')`, exporting afterLocalRun(result, print).
  */
-const AFTER_RUN: Array<
-  () => { afterLocalRun: (result: LocalRunResult, print: (line: string) => void) => Promise<void> }
-> = [() => require('../../lib/report/after-local-run')];
+type AfterLocalRun = (result: LocalRunResult, print: (line: string) => void) => Promise<void>;
+const AFTER_RUN: Array<() => { afterLocalRun: AfterLocalRun }> = [
+  () => afterRunHook('lib/report/after-local-run', require('../../lib/report/after-local-run')),
+];
+
+/** A lazily required hook module, checked: `require` is untyped. */
+function afterRunHook(name: string, mod: unknown): { afterLocalRun: AfterLocalRun } {
+  if (
+    typeof mod === 'object' &&
+    mod !== null &&
+    'afterLocalRun' in mod &&
+    typeof mod.afterLocalRun === 'function'
+  )
+    return mod as { afterLocalRun: AfterLocalRun };
+  throw new Error(`${name}.ts does not export afterLocalRun(result, print)`);
+}
 
 export function register(program: Command): void {
   program

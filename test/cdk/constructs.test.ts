@@ -3,6 +3,7 @@
  * on the default lab and on a variant that turns every knob (serverless, readers, parameters,
  * two proxies, retained bucket, x86 runners in a placement group).
  */
+import { expect } from '@jest/globals';
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
@@ -124,7 +125,7 @@ describe('network', () => {
       LogDestinationType: 'cloud-watch-logs',
     });
     const flowLogGroup = logicalIdStartingWith(def.template, 'AWS::Logs::LogGroup', 'NetworkFlowLogs');
-    expect(def.template.toJSON().Resources[flowLogGroup]).toMatchObject({
+    expect(def.template.findResources('AWS::Logs::LogGroup')[flowLogGroup]).toMatchObject({
       Properties: { RetentionInDays: 7 },
       DeletionPolicy: 'Delete',
     });

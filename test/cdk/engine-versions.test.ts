@@ -3,6 +3,7 @@
  * version, synthesized through the real database construct, passes cfn-lint with no warning
  * (W3690 = deprecated version, E3691 = unknown version). Retired ones are refused by validation.
  */
+import { expect } from '@jest/globals';
 import * as path from 'node:path';
 import { App, Stack } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';

@@ -108,7 +108,9 @@ export function parseStackLine(stdout: string): StackLine | null {
   const m = /PostgreSQL \S+ on 127\.0\.0\.1:(\d+), PgBouncer \S+ on 127\.0\.0\.1:(\d+).*files in (\S+)/.exec(
     stdout,
   );
-  return m ? { postgresPort: Number(m[1]), pgbouncerPort: Number(m[2]), baseDir: m[3] } : null;
+  const [, postgresPort, pgbouncerPort, baseDir] = m ?? [];
+  if (postgresPort === undefined || pgbouncerPort === undefined || baseDir === undefined) return null;
+  return { postgresPort: Number(postgresPort), pgbouncerPort: Number(pgbouncerPort), baseDir };
 }
 
 /** PIDs of processes whose command line mentions `needle` (Linux /proc). */

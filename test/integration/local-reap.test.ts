@@ -22,7 +22,7 @@ beforeAll(() => {
   outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-reap-test-'));
 });
 
-afterAll(async () => {
+afterAll(() => {
   for (const run of started) {
     if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill('SIGKILL');
   }

@@ -4,6 +4,7 @@
  * nothing left running, and a run interrupted with SIGINT that keeps its finished steps and
  * resumes under the same --run-id without repeating them.
  */
+import { expect } from '@jest/globals';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';

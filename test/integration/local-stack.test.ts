@@ -7,10 +7,11 @@
 import * as fs from 'node:fs';
 import { InfrastructureError } from '../../lib/core/errors';
 import { findBinaries } from '../../lib/local/binaries';
-import { psqlQuery, PsqlError, PsqlSession } from '../../lib/local/psql';
+import { psqlQuery, psqlQueryOne, PsqlError, PsqlSession } from '../../lib/local/psql';
 import { SESSION_DB, TRANSACTION_DB } from '../../lib/local/pgbouncer';
 import { isAlive } from '../../lib/local/process';
 import { pidsMentioning, startLocalStack, type LocalStack } from '../helpers/local-stack';
+import { defined } from '../helpers/defined';
 import { scratchDir } from '../helpers/scratch';
 
 let stack: LocalStack;
@@ -29,12 +30,12 @@ function viaPool(dbname: string) {
 
 describe('throwaway PostgreSQL', () => {
   test('runs with the requested max_connections and a bench role that is not a superuser', async () => {
-    const [[settings], [role]] = await psqlQuery(stack.postgres.superuserTarget(), [
+    const [settingsRows, roleRows] = await psqlQuery(stack.postgres.superuserTarget(), [
       "SELECT current_setting('max_connections') AS max, current_setting('superuser_reserved_connections') AS reserved, current_setting('listen_addresses') AS listen",
       "SELECT rolsuper FROM pg_roles WHERE rolname = 'bench'",
     ]);
-    expect(settings).toEqual({ max: '30', reserved: '3', listen: '127.0.0.1' });
-    expect(role.rolsuper).toBe('f');
+    expect(settingsRows).toEqual([{ max: '30', reserved: '3', listen: '127.0.0.1' }]);
+    expect(roleRows).toEqual([{ rolsuper: 'f' }]);
     expect(stack.environment).toMatchObject({ maxConnections: 30, poolerVersion: stack.bins.poolerVersion });
   });
 
@@ -48,7 +49,7 @@ describe('throwaway PostgreSQL', () => {
 
 describe('PgBouncer pools', () => {
   test('pool size is the pool percent of max_connections, for both pools', async () => {
-    const [dbs] = await psqlQuery(stack.pgbouncer.admin(), ['SHOW DATABASES']);
+    const dbs = await psqlQueryOne(stack.pgbouncer.admin(), 'SHOW DATABASES');
     for (const [name, mode] of [
       [TRANSACTION_DB, 'transaction'],
       [SESSION_DB, 'session'],
@@ -61,13 +62,13 @@ describe('PgBouncer pools', () => {
 
   test('setPoolPercent resizes both pools at run time and restore puts them back', async () => {
     await stack.pool.setPoolPercent(stack.target('pgbouncer-transaction').ref, 50);
-    const [after] = await psqlQuery(stack.pgbouncer.admin(), ['SHOW DATABASES']);
+    const after = await psqlQueryOne(stack.pgbouncer.admin(), 'SHOW DATABASES');
     expect(
       after.filter((d) => d.name === TRANSACTION_DB || d.name === SESSION_DB).map((d) => d.pool_size),
     ).toEqual(['15', '15']);
     expect(await stack.target('pgbouncer-session').poolSize()).toBe(15);
     await stack.pool.restore();
-    const [restored] = await psqlQuery(stack.pgbouncer.admin(), ['SHOW DATABASES']);
+    const restored = await psqlQueryOne(stack.pgbouncer.admin(), 'SHOW DATABASES');
     expect(restored.find((d) => d.name === TRANSACTION_DB)?.pool_size).toBe('6');
   });
 
@@ -75,8 +76,8 @@ describe('PgBouncer pools', () => {
     // GIVEN a prepared statement left on the transaction pool's only server connection
     await stack.pool.reset(stack.target('pgbouncer-transaction').ref);
     await psqlQuery(viaPool(TRANSACTION_DB), ['PREPARE leftover AS SELECT 41 + 1 AS answer']);
-    const [[leaked]] = await psqlQuery(viaPool(TRANSACTION_DB), ['EXECUTE leftover']);
-    expect(leaked.answer).toBe('42'); // the state leaked into the next client
+    const leaked = await psqlQueryOne(viaPool(TRANSACTION_DB), 'EXECUTE leftover');
+    expect(leaked).toEqual([{ answer: '42' }]); // the state leaked into the next client
     // WHEN the pool is reset
     await stack.pool.reset(stack.target('pgbouncer-transaction').ref);
     // THEN the next client gets a fresh server connection
@@ -208,8 +209,12 @@ describe("PsqlSession (the sampler's long-lived connection)", () => {
   test('answers several statements per call, survives an error, and reconnects after its backend is terminated', async () => {
     const session = new PsqlSession(stack.postgres.superuserTarget());
     try {
-      const [[a], [b]] = await session.query(['SELECT 1 AS one', "SELECT 'x' AS letter"]);
-      expect([a.one, b.letter]).toEqual(['1', 'x']);
+      expect(await session.query(['SELECT 1 AS one', "SELECT 'x' AS letter"])).toEqual([
+        [{ one: '1' }],
+        [{ letter: 'x' }],
+      ]);
+      const backendPid = async (): Promise<string> =>
+        defined((await session.query(['SELECT pg_backend_pid() AS pid']))[0]?.[0]?.pid, 'a backend pid');
       // stderr and stdout are separate pipes, so the error text can arrive after the marker that
       // follows it; every one of many failing calls must still reject (it once resolved to [[]]).
       for (let i = 0; i < 40; i++) {
@@ -217,13 +222,11 @@ describe("PsqlSession (the sampler's long-lived connection)", () => {
           /no_such_table.*SQLSTATE 42P01/,
         );
       }
-      const [[pid]] = await session.query(['SELECT pg_backend_pid() AS pid']);
-      const [[again]] = await session.query(['SELECT pg_backend_pid() AS pid']);
-      expect(again.pid).toBe(pid.pid); // same connection, not a new one per call
-      await psqlQuery(stack.postgres.superuserTarget(), [`SELECT pg_terminate_backend(${pid.pid})`]);
+      const pid = await backendPid();
+      expect(await backendPid()).toBe(pid); // same connection, not a new one per call
+      await psqlQuery(stack.postgres.superuserTarget(), [`SELECT pg_terminate_backend(${pid})`]);
       await expect(session.query(['SELECT 1 AS one'])).rejects.toThrow(PsqlError);
-      const [[fresh]] = await session.query(['SELECT pg_backend_pid() AS pid']);
-      expect(fresh.pid).not.toBe(pid.pid);
+      expect(await backendPid()).not.toBe(pid);
     } finally {
       await session.close();
     }

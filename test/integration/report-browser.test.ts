@@ -15,6 +15,17 @@ import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { buildModel } from '../../lib/report/shape';
 import { loadRun } from '../../lib/report/load';
 
+/**
+ * The part of a DOM element the page functions below use. The project compiles without the DOM
+ * lib (it is node code), so playwright's element types do not resolve here.
+ */
+interface PageElement {
+  querySelector(selector: string): PageElement | null;
+  querySelectorAll(selector: string): { readonly length: number };
+  getAttribute(name: string): string | null;
+  getBoundingClientRect(): { readonly width: number };
+}
+
 const REPO_ROOT = resolve(__dirname, '..', '..');
 const CLI = join(REPO_ROOT, 'scripts', 'proxylab.js');
 const CHROMIUM = '/usr/bin/chromium';
@@ -158,7 +169,7 @@ describe('report.html from a real smoke run, in headless Chromium', () => {
 
     // the charts: as many as the run's data calls for, each one SVG with plotted marks
     const model = buildModel(loadRun(runDir), () => null);
-    const figures = await page.$$eval('figure.chart', (els) =>
+    const figures = await page.$$eval('figure.chart', (els: readonly PageElement[]) =>
       els.map((f) => {
         const svg = f.querySelector('svg');
         return {
@@ -188,7 +199,7 @@ describe('report.html from a real smoke run, in headless Chromium', () => {
     }
 
     // the error matrix carries a real pgbench error line on hover
-    const titles = await page.$$eval('td[data-state="errors"]', (tds) =>
+    const titles = await page.$$eval('td[data-state="errors"]', (tds: readonly PageElement[]) =>
       tds.map((td) => td.getAttribute('title') ?? ''),
     );
     expect(titles.some((t) => /prepared statement "P_0"/.test(t))).toBe(true);

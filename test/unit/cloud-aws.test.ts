@@ -38,6 +38,7 @@ import { buildRunCommands, sendRunCommands } from '../../lib/cloud/ssm';
 import { computeProgress } from '../../lib/cloud/runs';
 import type { Clock } from '../../lib/engine/ports';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
+import { s3BodyText } from '../helpers/s3-body';
 
 const s3Mock = mockClient(S3Client);
 const smMock = mockClient(SecretsManagerClient);
@@ -57,9 +58,10 @@ function fakeClock(start = Date.parse('2026-11-21T10:00:00Z')): Clock & { slept:
   return {
     slept,
     now: () => new Date(now),
-    sleep: async (ms) => {
+    sleep: (ms) => {
       slept.push(ms);
       now += ms;
+      return Promise.resolve();
     },
   };
 }
@@ -69,8 +71,8 @@ function body(text: string): {
   transformToByteArray: () => Promise<Uint8Array>;
 } {
   return {
-    transformToString: async () => text,
-    transformToByteArray: async () => new TextEncoder().encode(text),
+    transformToString: () => Promise.resolve(text),
+    transformToByteArray: () => Promise.resolve(new TextEncoder().encode(text)),
   };
 }
 
@@ -127,7 +129,9 @@ describe('S3ResultSink', () => {
     ]);
     const json = s3Mock.commandCalls(PutObjectCommand)[3]?.args[0].input as PutObjectCommandInput;
     expect(json.ContentType).toBe('application/json');
-    expect(JSON.parse(String(json.Body)).stepId).toBe('smoke-churn/direct/c5/simple/per-transaction/r1');
+    expect((JSON.parse(s3BodyText(json.Body)) as { stepId?: unknown }).stepId).toBe(
+      'smoke-churn/direct/c5/simple/per-transaction/r1',
+    );
   });
 
   test('completedStepIds follows ListObjectsV2 pages and maps files back to ids through the manifest', async () => {

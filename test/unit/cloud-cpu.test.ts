@@ -41,12 +41,15 @@ describe('parseProcStat / cpuPercent', () => {
 describe('CpuGuardExecutor', () => {
   const outcome: PgbenchOutcome = { stdout: '', stderr: '', exitCode: 0, timedOut: false, logFiles: [] };
   function inner(cpuMaxPercent: number | null): PgbenchExecutor {
-    return { workDir: async (n) => `/tmp/${n}`, run: async () => ({ ...outcome, cpuMaxPercent }) };
+    return {
+      workDir: (n) => Promise.resolve(`/tmp/${n}`),
+      run: () => Promise.resolve({ ...outcome, cpuMaxPercent }),
+    };
   }
   /** A sampler fed with successive /proc/stat texts (machine 75 % busy over the run). */
   const sampler = (): CpuSampler => {
     const texts = [stat(0, 0), stat(75, 25)];
-    return new CpuSampler(async () => texts.shift() ?? stat(75, 25), 60_000);
+    return new CpuSampler(() => Promise.resolve(texts.shift() ?? stat(75, 25)), 60_000);
   };
 
   test.each([
@@ -64,7 +67,7 @@ describe('CpuGuardExecutor', () => {
     const s = sampler();
     const stop = jest.spyOn(s, 'stop');
     const guard = new CpuGuardExecutor(
-      { workDir: async (n) => n, run: async () => Promise.reject(new Error('spawn ENOENT')) },
+      { workDir: (n) => Promise.resolve(n), run: () => Promise.reject(new Error('spawn ENOENT')) },
       () => s,
     );
     await expect(guard.run({ argv: ['pgbench'], env: {}, timeoutMs: 1000, logDir: '/tmp' })).rejects.toThrow(
@@ -79,7 +82,7 @@ describe('RunnerCpuMetricsSampler', () => {
     const texts = [stat(0, 100), stat(50, 150)];
     const s = new RunnerCpuMetricsSampler(
       'runner-1',
-      async () => texts.shift() ?? null,
+      () => Promise.resolve(texts.shift() ?? null),
       60_000,
       () => new Date('2026-11-21T11:00:00Z'),
     );
@@ -94,7 +97,7 @@ describe('RunnerCpuMetricsSampler', () => {
       points: [['2026-11-21T11:00:00.000Z', 50]],
       status: 'ok',
     });
-    const empty = new RunnerCpuMetricsSampler('runner-0', async () => null, 60_000);
+    const empty = new RunnerCpuMetricsSampler('runner-0', () => Promise.resolve(null), 60_000);
     await empty.start();
     expect((await empty.stop())[0]?.status).toBe('no-data');
   });

@@ -194,7 +194,7 @@ describe('followRun', () => {
     since,
     pollMs: 1000,
     print: (l: string) => lines.push(l),
-    sleep: async () => undefined,
+    sleep: () => Promise.resolve(),
     now: () => new Date('2026-11-21T11:01:00Z'),
   });
 
@@ -202,11 +202,13 @@ describe('followRun', () => {
     s3Mock
       .on(GetObjectCommand, { Key: 'runs/r1/manifest.json' })
       .resolvesOnce({
-        Body: { transformToString: async () => manifest('interrupted', '2026-11-21T10:30:00Z') },
+        Body: { transformToString: () => Promise.resolve(manifest('interrupted', '2026-11-21T10:30:00Z')) },
       } as never)
-      .resolvesOnce({ Body: { transformToString: async () => manifest('running', null) } } as never)
+      .resolvesOnce({
+        Body: { transformToString: () => Promise.resolve(manifest('running', null)) },
+      } as never)
       .resolves({
-        Body: { transformToString: async () => manifest('completed', '2026-11-21T11:05:00Z') },
+        Body: { transformToString: () => Promise.resolve(manifest('completed', '2026-11-21T11:05:00Z')) },
       } as never);
     s3Mock
       .on(ListObjectsV2Command)

@@ -30,6 +30,7 @@ import { runCloudRunner, type RunnerDeps } from '../../lib/cloud/runner';
 import { parseRunnerArgv } from '../../lib/cloud/runner-args';
 import type { Clock, PgbenchExecutor, PgbenchInvocation, PgbenchOutcome } from '../../lib/engine/ports';
 import type { ConnectionInfo, RunManifest, StepRecord } from '../../lib/suite/types';
+import { s3BodyText } from '../helpers/s3-body';
 
 const PASSWORD = 'Sup3r-s3cret/pw+%with spaces "quoted" \\back';
 const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:lab-db-AbCdEf';
@@ -45,7 +46,7 @@ let store: Map<string, string>;
 beforeEach(() => {
   store = new Map();
   s3Mock.on(PutObjectCommand).callsFake((input: PutObjectCommandInput) => {
-    store.set(input.Key as string, String(input.Body));
+    store.set(input.Key as string, s3BodyText(input.Body));
     return {};
   });
   s3Mock.on(GetObjectCommand).callsFake((input: GetObjectCommandInput) => {
@@ -54,8 +55,8 @@ beforeEach(() => {
       throw new NoSuchKey({ message: 'The specified key does not exist.', $metadata: {} });
     return {
       Body: {
-        transformToString: async () => text,
-        transformToByteArray: async () => new TextEncoder().encode(text),
+        transformToString: () => Promise.resolve(text),
+        transformToByteArray: () => Promise.resolve(new TextEncoder().encode(text)),
       },
     };
   });
@@ -126,11 +127,16 @@ class FakePgbench implements PgbenchExecutor {
   private n = 0;
   constructor(private readonly failOnRun: number | null = null) {}
 
-  async workDir(name: string): Promise<string> {
-    return `/tmp/fake/${name}-${this.n++}`;
+  workDir(name: string): Promise<string> {
+    return Promise.resolve(`/tmp/fake/${name}-${this.n++}`);
   }
 
-  async run(inv: PgbenchInvocation): Promise<PgbenchOutcome> {
+  run(inv: PgbenchInvocation): Promise<PgbenchOutcome> {
+    // a throw below becomes a rejection, as from the real (async) executor
+    return new Promise((resolve) => resolve(this.outcome(inv)));
+  }
+
+  private outcome(inv: PgbenchInvocation): PgbenchOutcome {
     this.invocations.push(inv);
     if (inv.argv.includes('-i'))
       return {
@@ -173,13 +179,13 @@ function harness(clock: Clock, executor = new FakePgbench()): Harness {
     rds: new RDSClient({ region: 'us-east-1' }),
     lambda: new LambdaClient({ region: 'us-east-1' }),
     executor,
-    query: async (conn, sql) => {
+    query: (conn, sql) => {
       queries.push(conn);
-      return sql === 'SHOW max_connections' ? '40' : '16.9';
+      return Promise.resolve(sql === 'SHOW max_connections' ? '40' : '16.9');
     },
     clock,
     write: (line) => logs.push(line),
-    pgbenchVersion: async () => '17.2',
+    pgbenchVersion: () => Promise.resolve('17.2'),
     cpus: 2,
     pollMs: 10,
   };

@@ -65,7 +65,7 @@ const throttle = (): CloudWatchServiceException =>
     message: 'Rate exceeded',
   });
 
-const noSleep = { sleep: async (): Promise<void> => undefined, random: (): number => 0.5 };
+const noSleep = { sleep: (): Promise<void> => Promise.resolve(), random: (): number => 0.5 };
 
 describe('fetchCloudWatch', () => {
   test('batches at 500 queries per GetMetricData call and keeps every series', async () => {
@@ -161,7 +161,14 @@ describe('fetchCloudWatch', () => {
     const delays: number[] = [];
     // WHEN
     const result = await fetchCloudWatch(new CloudWatchClient({ region: 'us-east-1' }), plan, {
-      retry: { sleep: async (ms) => void delays.push(ms), random: () => 0.5, baseDelayMs: 100 },
+      retry: {
+        sleep: (ms) => {
+          delays.push(ms);
+          return Promise.resolve();
+        },
+        random: () => 0.5,
+        baseDelayMs: 100,
+      },
     });
     // THEN
     expect(cwMock).toHaveReceivedCommandTimes(GetMetricDataCommand, 3);
@@ -251,11 +258,11 @@ describe('fetchCloudWatch', () => {
     const byName = new Map(result.series.map((s) => [s.name, s]));
     expect(byName.get('ClientConnections')).toMatchObject({
       stat: 'SumPerMinute',
-      points: expect.arrayContaining([[minute(0).toISOString(), 100]]),
+      points: expect.arrayContaining([[minute(0).toISOString(), 100]]) as unknown, // @types/jest types matchers as any
     });
     expect(byName.get('QueryRequests')).toMatchObject({
       stat: 'Sum',
-      points: expect.arrayContaining([[minute(0).toISOString(), 200]]),
+      points: expect.arrayContaining([[minute(0).toISOString(), 200]]) as unknown, // @types/jest types matchers as any
     });
     expect(byName.get('QueryDatabaseResponseLatency')).toMatchObject({ stat: 'Average' });
   });
@@ -393,7 +400,7 @@ describe('fetchPi', () => {
     const bad = result.series.find((s) => s.name === 'db.SQL.queries')!;
     expect(bad).toMatchObject({
       status: 'error',
-      reason: expect.stringContaining('InvalidArgumentException: Unknown metric'),
+      reason: expect.stringContaining('InvalidArgumentException: Unknown metric') as unknown, // @types/jest types matchers as any
     });
     expect(result.series.filter((s) => s.status === 'ok').map((s) => s.name)).toEqual([
       'db.load',

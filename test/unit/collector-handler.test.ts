@@ -7,13 +7,14 @@ import {
   type GetMetricDataCommandInput,
 } from '@aws-sdk/client-cloudwatch';
 import { GetResourceMetricsCommand, PIClient } from '@aws-sdk/client-pi';
-import { PutObjectCommand, S3Client, type PutObjectCommandInput } from '@aws-sdk/client-s3';
+import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
 import { handler } from '../../lambda/collect-metrics/index';
 import { UsageError } from '../../lib/core/errors';
 import { collectMetrics, LocalRunWriter, parseCollectEvent } from '../../lib/collector';
 import type { MetricsFile } from '../../lib/suite/types';
+import { s3BodyText } from '../helpers/s3-body';
 
 const cwMock = mockClient(CloudWatchClient);
 const piMock = mockClient(PIClient);
@@ -60,7 +61,7 @@ function answerPi(): void {
 function putBody(key: string): MetricsFile {
   const call = s3Mock.commandCalls(PutObjectCommand).find((c) => c.args[0].input.Key === key);
   if (!call) throw new Error(`no PutObject for ${key}`);
-  return JSON.parse(String((call.args[0].input as PutObjectCommandInput).Body)) as MetricsFile;
+  return JSON.parse(s3BodyText(call.args[0].input.Body)) as MetricsFile;
 }
 
 const savedBucket = process.env.RESULTS_BUCKET;

@@ -46,14 +46,16 @@ describe('withRetry', () => {
     // GIVEN
     const delays: number[] = [];
     let calls = 0;
-    const call = async (): Promise<never> => {
+    const call = (): Promise<never> => {
       calls++;
-      throw new CloudWatchServiceException({
-        name: 'Throttling',
-        $fault: 'client',
-        $metadata: {},
-        message: `try ${calls}`,
-      });
+      return Promise.reject(
+        new CloudWatchServiceException({
+          name: 'Throttling',
+          $fault: 'client',
+          $metadata: {},
+          message: `try ${calls}`,
+        }),
+      );
     };
     // WHEN
     const result = withRetry(call, {
@@ -61,7 +63,10 @@ describe('withRetry', () => {
       baseDelayMs: 100,
       maxDelayMs: 300,
       random: () => 0.999,
-      sleep: async (ms) => void delays.push(ms),
+      sleep: (ms) => {
+        delays.push(ms);
+        return Promise.resolve();
+      },
     });
     // THEN
     await expect(result).rejects.toThrow('try 5');

@@ -2,6 +2,7 @@
  * The lab file format is a public interface: these tables pin the messages (path, value, what is
  * allowed) users see from `proxylab validate` and `cdk synth`.
  */
+import { expect } from '@jest/globals';
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { UsageError } from '../../lib/core/errors';

@@ -11,7 +11,7 @@ import { mergeSeries, FileSystemSink } from '../../lib/local/fs-sink';
 import { pgbouncerIni, poolSizeFor } from '../../lib/local/pgbouncer';
 import { parseUnaligned } from '../../lib/local/psql';
 import { defaultRunId, localCapacities, planLocal, validateLocalInput } from '../../lib/local/run-local';
-import type { MetricSeries } from '../../lib/suite/types';
+import type { MetricSeries, MetricsFile } from '../../lib/suite/types';
 import { scratchDir } from '../helpers/scratch';
 
 describe('parseToolVersion', () => {
@@ -207,9 +207,9 @@ describe('metrics merging (resume and periodic flushes)', () => {
     await sink.writeMetrics('local', 'r', { start: '2026-01-01T01:00:00Z', end: '2026-01-01T01:00:02Z' }, [
       s([['2026-01-01T01:00:01Z', 5]]),
     ]);
-    const file = JSON.parse(fs.readFileSync(path.join(dir, 'metrics', 'local.json'), 'utf8'));
+    const file = JSON.parse(fs.readFileSync(path.join(dir, 'metrics', 'local.json'), 'utf8')) as MetricsFile;
     expect(file.window).toEqual({ start: '2026-01-01T00:00:00Z', end: '2026-01-01T01:00:02Z' });
-    expect(file.series[0].points).toEqual([
+    expect(file.series[0]?.points).toEqual([
       ['2026-01-01T00:00:01Z', 1],
       ['2026-01-01T01:00:01Z', 5],
     ]);

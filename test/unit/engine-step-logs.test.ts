@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { aggregateTransactionLogs, summarizeStepLogs } from '../../lib/engine/step-logs';
 import { parseAggregateLogs } from '../../lib/suite/logs';
+import { defined } from '../helpers/defined';
 
 const LOGS = path.join(__dirname, '..', 'fixtures', 'pgbench', 'pg15-local', 'logs');
 
@@ -24,10 +25,11 @@ test('the merged log of a real per-transaction capture reads back as the same pe
   // WHEN
   const s = summarizeStepLogs([tx], { samplingRate: null, throttled: false });
   // THEN the merged aggregate log parses (suite/logs) to the same series counts and the latencies agree
-  const back = parseAggregateLogs([s.mergedLog!], { throttled: false });
-  expect(back.series.map((p) => p.transactions)).toEqual(s.series!.map((p) => p.transactions));
+  const back = parseAggregateLogs([defined(s.mergedLog, 'a merged log')], { throttled: false });
+  const series = defined(s.series, 'a series');
+  expect(back.series.map((p) => p.transactions)).toEqual(series.map((p) => p.transactions));
   expect(back.series.reduce((n, p) => n + p.transactions, 0)).toBe(lines);
-  back.series.forEach((p, i) => expect(p.latencyAvgMs).toBeCloseTo(s.series![i].latencyAvgMs ?? NaN, 6));
+  back.series.forEach((p, i) => expect(p.latencyAvgMs).toBeCloseTo(series[i]?.latencyAvgMs ?? NaN, 6));
   expect(s.latencyP50Ms).not.toBeNull();
   expect(s.latencyP50Ms!).toBeLessThanOrEqual(s.latencyP95Ms!);
   expect(s.latencyP95Ms!).toBeLessThanOrEqual(s.latencyP99Ms!);

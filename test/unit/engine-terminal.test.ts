@@ -4,6 +4,7 @@ import { formatDuration } from '../../lib/core/format';
 import { formatErrors, formatResultTables, formatSummary, ProgressPrinter } from '../../lib/cli/terminal';
 import { getSuite } from '../../lib/suite/catalog';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
+import { defined } from '../helpers/defined';
 
 function record(over: Partial<StepRecord> & { stepId: string; scenario: string }): StepRecord {
   return {
@@ -153,6 +154,7 @@ describe('ProgressPrinter', () => {
     p.handle({ type: 'step-start', index: 3, total: 6, step, elapsedSec: 7, etaSec: 12, note: null });
     p.close();
     expect(text).toMatch(
+      // eslint-disable-next-line no-control-regex -- the escape codes (ESC [2K) are what this test checks
       /^\r\x1b\[2K\[3\/6\] 0:00 · elapsed 0:00 · ETA 0:12 · smoke-churn\/direct\/c5\/simple\/per-transaction\/r1\r\x1b\[2K$/,
     );
   });
@@ -164,7 +166,7 @@ describe('ProgressPrinter', () => {
     const p = new ProgressPrinter({ stream: out, tty: true, tickMs: 10_000 });
     p.handle({ type: 'step-start', index: 3, total: 6, step, elapsedSec: 7, etaSec: 12, note: null });
     p.close();
-    const line = text.split('\r\x1b[2K')[1];
+    const line = defined(text.split('\r\x1b[2K')[1], 'a redrawn status line');
     expect([...line].length).toBeLessThanOrEqual(49);
     expect(line).toMatch(/^\[3\/6\] 0:00 · elapsed 0:00 · ETA 0:12 · smo/);
   });

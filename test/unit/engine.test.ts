@@ -24,6 +24,7 @@ import {
   type TargetKind,
   type TargetRef,
 } from '../../lib/suite/types';
+import { defined } from '../helpers/defined';
 import { scratchDir } from '../helpers/scratch';
 
 const FIXTURES = path.join(__dirname, '..', 'fixtures', 'pgbench', 'pg15-local');
@@ -74,8 +75,8 @@ function fakeTargets(kinds: readonly TargetKind[]): Target[] {
       user: 'bench',
       dbname: kind === 'pgbouncer-session' ? 'bench_session' : 'bench',
     }),
-    maxConnections: async () => MAX_CONNECTIONS,
-    poolSize: async () => (kind === 'direct' ? null : POOL_SIZE),
+    maxConnections: () => Promise.resolve(MAX_CONNECTIONS),
+    poolSize: () => Promise.resolve(kind === 'direct' ? null : POOL_SIZE),
   }));
 }
 
@@ -95,11 +96,11 @@ class FakeExecutor implements PgbenchExecutor {
     private readonly root: string,
   ) {}
 
-  async workDir(name: string): Promise<string> {
+  workDir(name: string): Promise<string> {
     const dir = path.join(this.root, `${name}-${this.dirs++}`);
     fs.mkdirSync(dir, { recursive: true });
     this.stepsByDir.set(dir, name);
-    return dir;
+    return Promise.resolve(dir);
   }
 
   async run(inv: PgbenchInvocation): Promise<PgbenchOutcome> {
@@ -115,21 +116,24 @@ function smokeAnswer(stepsByFile: Map<string, PlannedStep>): Answer {
   return (_inv, name) => {
     const step = name === null ? undefined : stepsByFile.get(name);
     if (!step) throw new Error(`no step for work dir ${name}`);
-    const c = capture(SMOKE_CAPTURES[step.stepId]);
+    const c = capture(defined(SMOKE_CAPTURES[step.stepId], `a capture for ${step.stepId}`));
     return { ...c, timedOut: false, logFiles: [], cpuMaxPercent: 40 };
   };
 }
 
 function recordingPool(rec: Recorder): PoolControl {
   return {
-    reset: async (t: TargetRef) => {
+    reset: (t: TargetRef) => {
       rec.calls.push(`reset:${t.name}`);
+      return Promise.resolve();
     },
-    setPoolPercent: async (t: TargetRef, percent: number) => {
+    setPoolPercent: (t: TargetRef, percent: number) => {
       rec.calls.push(`pool%:${t.name}:${percent}`);
+      return Promise.resolve();
     },
-    restore: async () => {
+    restore: () => {
       rec.calls.push('restore');
+      return Promise.resolve();
     },
   };
 }
@@ -138,8 +142,9 @@ function fakeClock(): Clock {
   let t = Date.parse('2026-11-21T10:00:00Z');
   return {
     now: () => new Date((t += 250)),
-    sleep: async (ms: number) => {
+    sleep: (ms: number) => {
       t += ms;
+      return Promise.resolve();
     },
   };
 }
@@ -236,15 +241,15 @@ describe('runSuite', () => {
   test('loads data again when the scale or the init flags change, not otherwise', async () => {
     // GIVEN quick-e2 (scale 1, no flags), e2 at scale 1 (--unlogged-tables --foreign-keys), e2 again, quick-e3 (scale 1, no flags)
     const quick = getSuite('quick');
-    const e2 = getSuite('e2').scenarios[0];
+    const e2 = defined(getSuite('e2').scenarios[0], 'e2 scenario');
     const suite: Suite = {
       name: 'mixed',
       description: 'd',
       scenarios: [
-        quick.scenarios[1],
+        defined(quick.scenarios[1], 'quick scenario 1'),
         { ...e2, clients: [5], scale: 1 },
         { ...e2, name: 'e2-again', clients: [5], scale: 1 },
-        quick.scenarios[2],
+        defined(quick.scenarios[2], 'quick scenario 2'),
       ],
     };
     const h = harness(suite, ['direct']);
@@ -311,8 +316,8 @@ describe('runSuite', () => {
     // THEN -C through the pooler vs direct, from the two real captures (≈ 7 ×)
     const churn = result.scenarioVerdicts.filter((v) => v.scenario === 'smoke-churn');
     expect(churn).toHaveLength(1);
-    expect(churn[0].held).toBe(true);
-    expect(churn[0].observed).toMatch(/= \d+\.\d+ ×/);
+    expect(churn[0]?.held).toBe(true);
+    expect(churn[0]?.observed).toMatch(/= \d+\.\d+ ×/);
     expect(readManifest(h.dir).scenarioVerdicts).toEqual(result.scenarioVerdicts);
     expect(result.allHeld).toBe(true);
   });
@@ -339,7 +344,11 @@ describe('runSuite', () => {
       expect(fs.readFileSync(`${base}.stdout`, 'utf8')).toMatch(/pgbench \(15\.18/);
       expect(fs.existsSync(`${base}.stderr`)).toBe(true);
     }
-    expect(fs.existsSync(path.join(h.dir, 'steps', `${stepFileName(h.steps[2].stepId)}.json`))).toBe(false);
+    expect(
+      fs.existsSync(
+        path.join(h.dir, 'steps', `${stepFileName(defined(h.steps[2], 'planned step 2').stepId)}.json`),
+      ),
+    ).toBe(false);
     expect(result.allHeld).toBe(false);
     expect(h.rec.calls[h.rec.calls.length - 1]).toBe('restore');
   });
@@ -420,8 +429,8 @@ describe('runSuite', () => {
     // WHEN
     await runSuite({ ...base, targets });
     // THEN
-    const first = seen[0];
-    expect(first.timeoutMs).toBe(h.steps[0].timeoutSec * 1000);
+    const first = defined(seen[0], 'the first pgbench invocation');
+    expect(first.timeoutMs).toBe(defined(h.steps[0], 'planned step 0').timeoutSec * 1000);
     expect(first.env.PGPASSWORD).toBe('s3cret-pw');
     expect(first.argv[0]).toBe('pgbench');
     expect(first.files?.map((f) => path.basename(f.path))).toEqual(['select-1.sql']);
@@ -430,7 +439,9 @@ describe('runSuite', () => {
       .map((f) => fs.readFileSync(path.join(h.dir, 'steps', f), 'utf8'));
     expect(all.join('\n')).not.toContain('s3cret-pw');
     expect(fs.readFileSync(path.join(h.dir, 'manifest.json'), 'utf8')).not.toContain('s3cret-pw');
-    expect(readStep(h.dir, h.steps[0].stepId).command.join(' ')).toContain('<workdir>/select-1.sql');
+    expect(readStep(h.dir, defined(h.steps[0], 'planned step 0').stepId).command.join(' ')).toContain(
+      '<workdir>/select-1.sql',
+    );
   });
 
   test('an abort stops the run as interrupted; the step in flight is not recorded', async () => {
@@ -451,8 +462,16 @@ describe('runSuite', () => {
     const m = readManifest(h.dir);
     expect(m.status).toBe('interrupted');
     expect(m.stepsCompleted).toBe(1);
-    expect(fs.existsSync(path.join(h.dir, 'steps', `${stepFileName(h.steps[0].stepId)}.json`))).toBe(true);
-    expect(fs.existsSync(path.join(h.dir, 'steps', `${stepFileName(h.steps[1].stepId)}.json`))).toBe(false);
+    expect(
+      fs.existsSync(
+        path.join(h.dir, 'steps', `${stepFileName(defined(h.steps[0], 'planned step 0').stepId)}.json`),
+      ),
+    ).toBe(true);
+    expect(
+      fs.existsSync(
+        path.join(h.dir, 'steps', `${stepFileName(defined(h.steps[1], 'planned step 1').stepId)}.json`),
+      ),
+    ).toBe(false);
     expect(result.allHeld).toBe(false);
   });
 
@@ -486,12 +505,13 @@ describe('runSuite', () => {
     const seen: string[] = [];
     for (const call of h.rec.calls) {
       const resize = /^pool%:(.+):(\d+)$/.exec(call);
-      if (resize) current.set(resize[1], Number(resize[2]));
-      const run = /^run:(.+)$/.exec(call);
-      if (run) {
-        const step = h.steps.find((st) => stepFileName(st.stepId) === run[1]);
+      const [, resizedTarget, resizedPercent] = resize ?? [];
+      if (resizedTarget !== undefined) current.set(resizedTarget, Number(resizedPercent));
+      const ranStep = /^run:(.+)$/.exec(call)?.[1];
+      if (ranStep !== undefined) {
+        const step = h.steps.find((st) => stepFileName(st.stepId) === ranStep);
         expect(step && current.get(step.target.name)).toBe(step?.params.poolPercent);
-        seen.push(run[1]);
+        seen.push(ranStep);
       }
     }
     expect(seen).toHaveLength(8);
@@ -509,24 +529,26 @@ describe('runSuite', () => {
     const thread1 = ['1 1 4000 0 1795255364 300', '1 2 5000 0 1795255365 200'].join('\n') + '\n';
     const answer: Answer = (inv, name) => {
       const base = smokeAnswerFor(h, name);
-      return name === stepFileName(h.steps[1].stepId) ? { ...base, logFiles: [thread0, thread1] } : base;
+      return name === stepFileName(defined(h.steps[1], 'planned step 1').stepId)
+        ? { ...base, logFiles: [thread0, thread1] }
+        : base;
     };
     // WHEN
     await runSuite(h.options(answer));
     // THEN
-    const r = readStep(h.dir, h.steps[1].stepId);
+    const r = readStep(h.dir, defined(h.steps[1], 'planned step 1').stepId);
     expect(r.result?.latencyP50Ms).toBe(3);
     expect(r.result?.latencyP99Ms).toBe(5);
     expect(r.result?.series?.map((p) => [p.t, p.transactions])).toEqual([
       [1795255364, 3],
       [1795255365, 2],
     ]);
-    expect(r.files.log).toBe(`steps/${stepFileName(h.steps[1].stepId)}.log`);
+    expect(r.files.log).toBe(`steps/${stepFileName(defined(h.steps[1], 'planned step 1').stepId)}.log`);
     expect(fs.readFileSync(path.join(h.dir, r.files.log!), 'utf8')).toBe(
       '1795255364 3 7000 21000000 1000 4000\n1795255365 2 8000 34000000 3000 5000\n',
     );
     // a step without logs keeps none
-    expect(readStep(h.dir, h.steps[0].stepId).files.log).toBeNull();
+    expect(readStep(h.dir, defined(h.steps[0], 'planned step 0').stepId).files.log).toBeNull();
   });
 
   test('reports progress: run-start, step-start with ETA, step-end per step, run-end', async () => {
@@ -541,8 +563,9 @@ describe('runSuite', () => {
       (e): e is Extract<ProgressEvent, { type: 'step-start' }> => e.type === 'step-start',
     );
     expect(starts.map((e) => e.index)).toEqual([1, 2, 3, 4, 5, 6]);
-    expect(starts[0].etaSec).not.toBeNull();
-    expect(starts[5].etaSec!).toBeLessThan(starts[0].etaSec!);
+    const firstEta = starts[0]?.etaSec;
+    expect(firstEta).toEqual(expect.any(Number));
+    expect(starts[5]?.etaSec).toBeLessThan(firstEta ?? NaN);
   });
 
   test('a step that ends early (refused, aborted) does not shrink the ETA of the steps that still run', async () => {
@@ -560,5 +583,9 @@ describe('runSuite', () => {
 function smokeAnswerFor(h: Harness, name: string | null): PgbenchOutcome {
   const step = h.steps.find((s) => name !== null && name.startsWith(stepFileName(s.stepId)));
   if (!step) throw new Error(`no step for ${name}`);
-  return { ...capture(SMOKE_CAPTURES[step.stepId]), timedOut: false, logFiles: [] };
+  return {
+    ...capture(defined(SMOKE_CAPTURES[step.stepId], `a capture for ${step.stepId}`)),
+    timedOut: false,
+    logFiles: [],
+  };
 }

@@ -71,7 +71,7 @@ function fakeSystem(opts: {
       if (!(opts.stubborn ?? []).includes(target) || signal === 'SIGKILL') procs.delete(target);
     },
     removeDir: (dir) => removed.push(dir),
-    sleep: async () => undefined,
+    sleep: () => Promise.resolve(),
   };
   return { sys, signals, removed, procs };
 }

@@ -2,6 +2,7 @@
  * The report's data shaping on SYNTHETIC run directories (test/fixtures/runs): which points go in
  * which chart, best/median/worst, gaps instead of zeros, no-data series, findings and warnings.
  */
+import { expect } from '@jest/globals';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
