@@ -201,7 +201,9 @@ export function testsUsing(projects: readonly Project[]): Map<Tool, string[]> {
       text: fs.readFileSync(f, 'utf8'),
     })),
   );
-  return new Map(TOOLS.map((t) => [t, sources.filter((s) => t.usedBy.test(s.text)).map((s) => s.file)]));
+  // The test of this list spells every tool's name without using any.
+  const users = sources.filter((s) => s.file !== path.join('test', 'unit', 'preflight.test.ts'));
+  return new Map(TOOLS.map((t) => [t, users.filter((s) => t.usedBy.test(s.text)).map((s) => s.file)]));
 }
 
 interface Missing {
