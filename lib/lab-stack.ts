@@ -15,7 +15,7 @@ import { LabProxies } from './constructs/proxies';
 import { ResultsBucket } from './constructs/results-bucket';
 import { RunnerFleet, RunnerSoftware } from './constructs/runner-fleet';
 import { applyLabLifecycle, LabExpiry } from './constructs/ttl';
-import { grantCloudRunner, proxylabRunnerSoftware } from './cloud/runner-asset';
+import { grantCloudRunner, proxylabRunnerSoftware } from './constructs/runner-asset';
 
 export { LAB_OUTPUT_KEYS, parseLabOutputs, stackNameFor } from './config/stack-outputs';
 export type { LabOutputKey, LabOutputs } from './config/stack-outputs';
@@ -25,7 +25,7 @@ export interface LabStackProps extends StackProps {
   readonly lab: LabConfig;
   /**
    * Runner software installed at boot.
-   * @default - the proxylab runner bundle (lib/cloud/runner-asset.ts), installed as /opt/proxylab/runner.js
+   * @default - the proxylab runner bundle (lib/constructs/runner-asset.ts), installed as /opt/proxylab/runner.js
    */
   readonly runnerSoftware?: RunnerSoftware;
 }

@@ -4,7 +4,7 @@
  * bundle itself at synth time; this script is for inspecting it or copying it to a host by hand.
  */
 import * as path from 'node:path';
-import { bundleRunner } from '../lib/cloud/runner-bundle';
+import { bundleRunner } from '../lib/constructs/runner-bundle';
 
 function main(argv: readonly string[]): number {
   const i = argv.indexOf('--out');

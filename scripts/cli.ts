@@ -4,7 +4,7 @@
  * infrastructure failed, 2 usage/configuration error.
  */
 import { Command, CommanderError } from 'commander';
-import { exitCodeFor, UsageError } from '../lib/cli/errors';
+import { exitCodeFor, UsageError } from '../lib/core/errors';
 
 type Registrar = (program: Command) => void;
 

@@ -16,7 +16,7 @@
 import { spawnSync } from 'node:child_process';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { exitCodeFor, UsageError } from '../lib/cli/errors';
+import { exitCodeFor, UsageError } from '../lib/core/errors';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { RDSClient } from '@aws-sdk/client-rds';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';

@@ -8,7 +8,7 @@
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { PIClient } from '@aws-sdk/client-pi';
 import { S3Client } from '@aws-sdk/client-s3';
-import { UsageError } from '../../lib/cli/errors';
+import { UsageError } from '../../lib/core/errors';
 import {
   collectMetrics,
   parseCollectEvent,

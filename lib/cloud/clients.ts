@@ -10,7 +10,7 @@ import { RDSClient } from '@aws-sdk/client-rds';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SSMClient } from '@aws-sdk/client-ssm';
-import { UsageError } from '../cli/errors';
+import { UsageError } from '../core/errors';
 
 export interface AwsSettings {
   readonly region?: string;

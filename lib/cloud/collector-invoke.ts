@@ -4,7 +4,7 @@
  * as an InfrastructureError with the function's message.
  */
 import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
-import { InfrastructureError } from '../cli/errors';
+import { InfrastructureError } from '../core/errors';
 import { parseCollectEvent, type CollectEvent } from '../collector/event';
 import type { CollectorSpec } from './runner-args';
 

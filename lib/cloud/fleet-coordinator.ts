@@ -14,7 +14,7 @@
  * jobs and rate and waits at the barrier; FleetSink (around the S3 sink) turns each runner's
  * step record into a part and, on runner 0, into the merged record.
  */
-import { InfrastructureError } from '../cli/errors';
+import { InfrastructureError } from '../core/errors';
 import type {
   Clock,
   PgbenchExecutor,

@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import * as path from 'node:path';
 import { GetCommandInvocationCommand, type SSMClient } from '@aws-sdk/client-ssm';
 import type { S3Client } from '@aws-sdk/client-s3';
-import { InfrastructureError, UsageError } from '../cli/errors';
+import { InfrastructureError, UsageError } from '../core/errors';
 import type { LabConfig } from '../config/types';
 import { getSuite, SUITE_NAMES } from '../suite/catalog';
 import type { StepRecord } from '../suite/types';

@@ -5,7 +5,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { DescribeStacksCommand, type CloudFormationClient } from '@aws-sdk/client-cloudformation';
-import { InfrastructureError, UsageError } from '../cli/errors';
+import { InfrastructureError, UsageError } from '../core/errors';
 import { LAB_OUTPUT_KEYS, parseLabOutputs, stackNameFor, type LabOutputs } from '../config/stack-outputs';
 
 export { stackNameFor };

@@ -20,7 +20,7 @@ import {
   ModifyDBProxyTargetGroupCommand,
   type RDSClient,
 } from '@aws-sdk/client-rds';
-import { InfrastructureError, UsageError } from '../cli/errors';
+import { InfrastructureError, UsageError } from '../core/errors';
 import type { Clock, PoolControl } from '../engine/ports';
 import type { TargetRef } from '../suite/types';
 

@@ -3,12 +3,9 @@
  * command, the runner entry (scripts/runner.ts) parses it. Nothing secret travels here: the DB
  * password is read by the runner from Secrets Manager (the ARN is not a secret).
  */
-import { UsageError } from '../cli/errors';
+import { UsageError } from '../core/errors';
 import { parseEndpoint, type Endpoint, type SslMode } from './targets';
 import type { PoolPercents } from './proxy-pool';
-
-/** Where the bundled runner is installed by the stack's user data. */
-export const RUNNER_INSTALL_PATH = '/opt/proxylab/runner.js';
 
 export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 

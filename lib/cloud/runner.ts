@@ -13,7 +13,7 @@ import type { LambdaClient } from '@aws-sdk/client-lambda';
 import type { RDSClient } from '@aws-sdk/client-rds';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { InfrastructureError, UsageError } from '../cli/errors';
+import { InfrastructureError, UsageError } from '../core/errors';
 import type { Clock, PgbenchExecutor, PoolControl, ResultSink } from '../engine/ports';
 import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run-suite';
 import { getSuite } from '../suite/catalog';

@@ -6,8 +6,8 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import { InfrastructureError, UsageError } from '../cli/errors';
-import { formatDuration } from '../engine/terminal';
+import { InfrastructureError, UsageError } from '../core/errors';
+import { formatDuration } from '../core/format';
 import type { RunManifest } from '../suite/types';
 import { getText, listKeys, runPrefix } from './s3-sink';
 

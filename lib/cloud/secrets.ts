@@ -5,7 +5,7 @@
  * error message here names the missing field, never a value.
  */
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { InfrastructureError } from '../cli/errors';
+import { InfrastructureError } from '../core/errors';
 
 export interface DbCredentials {
   readonly username: string;

@@ -5,9 +5,10 @@
  * also saved under `runs/<runId>/ssm/` for debugging.
  */
 import { SendCommandCommand, type SendCommandCommandInput, type SSMClient } from '@aws-sdk/client-ssm';
-import { InfrastructureError } from '../cli/errors';
-import { shellQuote } from '../cli/shell';
-import { RUNNER_INSTALL_PATH, runnerArgv, type RunnerArgs } from './runner-args';
+import { InfrastructureError } from '../core/errors';
+import { shellQuote } from '../core/shell';
+import { RUNNER_INSTALL_PATH } from '../config/stack-outputs';
+import { runnerArgv, type RunnerArgs } from './runner-args';
 
 /** SSM's maximum execution timeout for AWS-RunShellScript (48 h). */
 export const MAX_EXECUTION_TIMEOUT_SEC = 172_800;

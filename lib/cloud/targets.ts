@@ -6,8 +6,9 @@
  * from the instance class: the E1 write-up read 394 where AWS's table says 405.
  */
 import { spawn } from 'node:child_process';
-import { InfrastructureError, UsageError } from '../cli/errors';
-import type { ConnectionInfo, Target } from '../engine/ports';
+import { InfrastructureError, UsageError } from '../core/errors';
+import type { Target } from '../engine/ports';
+import type { ConnectionInfo } from '../suite/types';
 import type { TargetKind, TargetRef } from '../suite/types';
 import type { DbCredentials } from './secrets';
 import type { PoolPercents } from './proxy-pool';

@@ -6,7 +6,7 @@
 // zod/mini: the same validation at an eighth of the bundled size (the Lambda bundles it; see
 // docs/collector.md). Namespace import so esbuild can tree-shake it.
 import * as z from 'zod/mini';
-import { UsageError } from '../cli/errors';
+import { UsageError } from '../core/errors';
 
 /** A run id must be one safe path segment: it becomes `runs/<runId>/` in S3 and on disk. */
 const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;

@@ -13,7 +13,7 @@
  * The query window is the requested window widened to whole periods (start rounded down, end
  * rounded up, on epoch multiples of the period), as CloudWatch recommends.
  */
-import { UsageError } from '../cli/errors';
+import { UsageError } from '../core/errors';
 import {
   AURORA_INSTANCE_METRICS,
   isBurstableInstanceClass,

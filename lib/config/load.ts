@@ -3,7 +3,7 @@
  * problems (a LabProblem at path `(file)`), so `proxylab validate` and `cdk synth` print them alike.
  */
 import { readFileSync } from 'node:fs';
-import { UsageError } from '../cli/errors';
+import { UsageError } from '../core/errors';
 import type { LabConfig, LabProblem, LabValidation } from './types';
 import { formatProblems, validateLab, type ValidateOptions } from './validate';
 

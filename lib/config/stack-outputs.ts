@@ -6,6 +6,12 @@
  * List values are comma-separated in a fixed order (writer first for DB instances); maps
  * (proxy name → endpoint) are JSON objects.
  */
+/**
+ * Where the stack's user data installs the bundled runner; the SSM command runs it from there.
+ * Part of the contract between the stack (lib/constructs) and the CLI (lib/cloud).
+ */
+export const RUNNER_INSTALL_PATH = '/opt/proxylab/runner.js';
+
 export const LAB_OUTPUT_KEYS = {
   /** The lab's `name`. */
   labName: 'LabName',

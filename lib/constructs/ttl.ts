@@ -45,7 +45,7 @@ import {
   expiryTime,
   formatAtExpression,
   formatExpiresAt,
-} from '../cost/expiry';
+} from '../config/expiry';
 
 /** Context key that pins "now" for the expiry computation (ISO-8601), e.g. in tests. */
 export const NOW_CONTEXT_KEY = 'proxylab:now';

@@ -8,7 +8,7 @@
  * total carries `usdPerHourMin`/`usdPerHourMax` (equal for fixed-price parts).
  */
 import type { LabConfig } from '../config/types';
-import { UsageError } from '../cli/errors';
+import { UsageError } from '../core/errors';
 import { DEFAULT_PRICE_REGION, PRICE_TABLES, SOURCES } from './price-table';
 import type { InstancePrice, PriceTable, SourceId } from './price-table';
 import { LAB_DEPLOYMENT_SHAPE } from './shape';

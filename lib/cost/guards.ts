@@ -5,7 +5,7 @@
  *  - `runnerCapacityWarnings`: warn when the runners are too few for the largest client count the
  *    chosen suites ask for (rule of thumb below). A warning, never a refusal.
  */
-import { UsageError } from '../cli/errors';
+import { UsageError } from '../core/errors';
 import type { LabConfig } from '../config/types';
 import type { ClientsSpec } from '../suite/catalog';
 import { getSuite } from '../suite/catalog';

@@ -1,4 +1,4 @@
-/** Cost estimate, guard rails and expiry helpers (issue 7). See docs/cost.md. */
+/** Cost estimate and guard rails. See docs/cost.md. */
 export {
   estimateCost,
   priceTableFor,
@@ -32,17 +32,5 @@ export { PRICE_TABLES, SOURCES, DEFAULT_PRICE_REGION } from './price-table';
 export type { PriceTable, PriceSource, InstancePrice, SourceId } from './price-table';
 export { LAB_DEPLOYMENT_SHAPE } from './shape';
 export type { DeploymentShape } from './shape';
-export {
-  TAG_LAB,
-  TAG_OWNER,
-  TAG_EXPIRES_AT,
-  expiryScheduleName,
-  expiryTime,
-  formatAtExpression,
-  formatExpiresAt,
-  parseAtExpression,
-} from './expiry';
 export { deployPreflight } from './preflight';
 export type { DeployPreflight, DeployPreflightOptions } from './preflight';
-export { extendLabExpiry, createSchedulerClient, validateExtendHours, EXTEND_HOURS_MAX } from './extend';
-export type { ExtendRequest, ExtendResult } from './extend';

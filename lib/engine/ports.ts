@@ -3,19 +3,7 @@
  * lib/local/ and lib/cloud/ provide adapters. (Owner of lib/engine may extend these; keep both
  * worlds' adapters compiling.)
  */
-import type { MetricSeries, RunManifest, StepRecord, TargetRef } from '../suite/types';
-
-/** How pgbench reaches a target. The password travels only in `env`, never in argv or results. */
-export interface ConnectionInfo {
-  readonly host: string;
-  readonly port: number;
-  readonly user: string;
-  readonly dbname: string;
-  /** libpq sslmode; `require` for RDS Proxy. */
-  readonly sslmode?: 'disable' | 'prefer' | 'require';
-  /** Extra environment for libpq (PGPASSWORD...). Never written to results. */
-  readonly env?: Readonly<Record<string, string>>;
-}
+import type { ConnectionInfo, MetricSeries, RunManifest, StepRecord, TargetRef } from '../suite/types';
 
 export interface Target {
   readonly ref: TargetRef;

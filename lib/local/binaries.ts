@@ -5,7 +5,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { InfrastructureError } from '../cli/errors';
+import { InfrastructureError } from '../core/errors';
 
 export const MIN_POSTGRES_MAJOR = 14;
 

@@ -13,7 +13,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { InfrastructureError } from '../cli/errors';
+import { InfrastructureError } from '../core/errors';
 import type { LocalBinaries } from './binaries';
 import { BENCH_DB, BENCH_USER, SUPERUSER, type PostgresCluster } from './postgres';
 import { findFreePort } from './ports-free';

@@ -6,7 +6,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { InfrastructureError } from '../cli/errors';
+import { InfrastructureError } from '../core/errors';
 import type { LocalBinaries } from './binaries';
 import { findFreePort } from './ports-free';
 import { delay, runCommand, startServer, type RunAs, type ServerProcess } from './process';

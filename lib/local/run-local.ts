@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { InfrastructureError, UsageError } from '../cli/errors';
+import { InfrastructureError, UsageError } from '../core/errors';
 import type { Target } from '../engine/ports';
 import { systemClock } from '../engine/ports';
 import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run-suite';

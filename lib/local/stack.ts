@@ -9,8 +9,9 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { InfrastructureError } from '../cli/errors';
-import type { ConnectionInfo, PoolControl, Target } from '../engine/ports';
+import { InfrastructureError } from '../core/errors';
+import type { PoolControl, Target } from '../engine/ports';
+import type { ConnectionInfo } from '../suite/types';
 import type { RunEnvironment, TargetKind, TargetRef } from '../suite/types';
 import { findBinaries, type LocalBinaries } from './binaries';
 import { LocalPgbenchExecutor } from './pgbench-executor';

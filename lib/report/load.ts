@@ -6,7 +6,7 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { UsageError } from '../cli/errors';
+import { UsageError } from '../core/errors';
 import type { MetricsFile, RunManifest, StepRecord } from '../suite/types';
 import { describeZodError, manifestSchema, metricsFileSchema, stepRecordSchema } from './schema';
 

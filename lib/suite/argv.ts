@@ -12,11 +12,11 @@
  * percentiles need every (or a sampled) transaction; per-second series are derived from it.
  */
 import * as path from 'path';
-import { UsageError } from '../cli/errors';
+import { UsageError } from '../core/errors';
 import type { InitFlag, ScriptPart } from './catalog';
 import type { PlannedStep } from './expand';
 import { isPooled } from './expand';
-import type { ConnectionInfo } from '../engine/ports';
+import type { ConnectionInfo } from './types';
 
 export interface PgbenchArgvOptions {
   /** Prefix of the per-transaction log files (pgbench appends `.PID[.thread]`); include the directory. */

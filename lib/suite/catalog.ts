@@ -7,7 +7,7 @@
  * Expectations are rules, first match wins; comparisons are scenario-level ratio checks
  * (`judgeScenario`). See docs/suite.md for the catalog in words.
  */
-import { UsageError } from '../cli/errors';
+import { UsageError } from '../core/errors';
 import type { ConnectMode, ErrorClass, Outcome, Protocol, TargetKind } from './types';
 
 export type BuiltinScript = 'tpcb-like' | 'simple-update' | 'select-only';

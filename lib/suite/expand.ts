@@ -16,7 +16,7 @@
  * - Pool-percent sweeps apply to pooled targets only; direct runs once per cell (poolPercent null).
  * - Order: scenario → pool percent → repetition → clients → protocol → connect → target.
  */
-import { UsageError } from '../cli/errors';
+import { UsageError } from '../core/errors';
 import type {
   ClientsSpec,
   ExperimentId,
@@ -309,7 +309,3 @@ export function initPlan(
   }
   return out;
 }
-
-// Repetition summaries and scenario comparisons live with the verdicts; re-exported for callers of the plan.
-export { judgeScenario, summarizeRepetitions } from './verdict';
-export type { RepetitionSummary } from './verdict';

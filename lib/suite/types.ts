@@ -254,3 +254,15 @@ export interface MetricsFile {
 export function stepFileName(stepId: string): string {
   return stepId.replace(/[^A-Za-z0-9._-]+/g, '_');
 }
+
+/** How pgbench reaches a target. The password travels only in `env`, never in argv or results. */
+export interface ConnectionInfo {
+  readonly host: string;
+  readonly port: number;
+  readonly user: string;
+  readonly dbname: string;
+  /** libpq sslmode; `require` for RDS Proxy. */
+  readonly sslmode?: 'disable' | 'prefer' | 'require';
+  /** Extra environment for libpq (PGPASSWORD...). Never written to results. */
+  readonly env?: Readonly<Record<string, string>>;
+}

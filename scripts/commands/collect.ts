@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
-import { InfrastructureError, UsageError } from '../../lib/cli/errors';
+import { InfrastructureError, UsageError } from '../../lib/core/errors';
 import {
   collectMetrics,
   createCollectorClients,

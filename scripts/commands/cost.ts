@@ -3,7 +3,7 @@
  * running, with a line per billable part, from the dated price table in lib/cost/price-table.ts.
  */
 import type { Command } from 'commander';
-import { UsageError } from '../../lib/cli/errors';
+import { UsageError } from '../../lib/core/errors';
 import { loadLabFile } from '../../lib/config/load';
 import { DEFAULT_USAGE, estimateCost } from '../../lib/cost/estimate';
 import { formatCostTable } from '../../lib/cost/format';

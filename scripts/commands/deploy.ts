@@ -4,7 +4,7 @@
  * teardown command.
  */
 import type { Command } from 'commander';
-import { InfrastructureError, UsageError } from '../../lib/cli/errors';
+import { InfrastructureError, UsageError } from '../../lib/core/errors';
 import {
   awsSettings,
   cdkInvocation,

@@ -3,7 +3,7 @@
  * file keeps (results bucket, final snapshot), which stays billable.
  */
 import type { Command } from 'commander';
-import { InfrastructureError } from '../../lib/cli/errors';
+import { InfrastructureError } from '../../lib/core/errors';
 import {
   awsSettings,
   cdkInvocation,

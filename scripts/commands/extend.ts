@@ -2,13 +2,13 @@
  * `proxylab extend --lab FILE --hours N`: move a deployed lab's expiry later by N hours.
  */
 import type { Command } from 'commander';
-import { UsageError } from '../../lib/cli/errors';
+import { UsageError } from '../../lib/core/errors';
 import { requireRegion } from '../../lib/cloud/clients';
 import { awsSettings } from '../../lib/cloud/operator';
 import { loadLabFile } from '../../lib/config/load';
 import { stackNameFor } from '../../lib/config/stack-outputs';
-import { formatExpiresAt } from '../../lib/cost/expiry';
-import { createSchedulerClient, extendLabExpiry, validateExtendHours } from '../../lib/cost/extend';
+import { formatExpiresAt } from '../../lib/config/expiry';
+import { createSchedulerClient, extendLabExpiry, validateExtendHours } from '../../lib/cloud/extend';
 
 interface ExtendFlags {
   readonly lab: string;

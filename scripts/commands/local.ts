@@ -5,8 +5,8 @@
  */
 import * as os from 'node:os';
 import type { Command } from 'commander';
-import { shellQuote } from '../../lib/cli/shell';
-import { formatResultTables, formatSummary, ProgressPrinter } from '../../lib/engine/terminal';
+import { shellQuote } from '../../lib/core/shell';
+import { formatResultTables, formatSummary, ProgressPrinter } from '../../lib/cli/terminal';
 import {
   DEFAULT_OUT_DIR,
   DEFAULT_SUITE,

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
-import { UsageError } from '../../lib/cli/errors';
+import { UsageError } from '../../lib/core/errors';
 import { detectLogKind, parseAggregateLogs, parseTransactionLogs } from '../../lib/suite/logs';
 import { checkConsistency, parsePgbench, type PgbenchCapture } from '../../lib/suite/parser';
 import type { SeriesPoint } from '../../lib/suite/types';

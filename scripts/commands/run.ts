@@ -4,7 +4,7 @@
  * the run ends (`--detach` returns at once). Runner 0 invokes the metrics collector at the end.
  */
 import type { Command } from 'commander';
-import { UsageError } from '../../lib/cli/errors';
+import { UsageError } from '../../lib/core/errors';
 import { createAwsClients, requireRegion } from '../../lib/cloud/clients';
 import {
   awsSettings,
@@ -16,7 +16,7 @@ import {
   verdictCounts,
 } from '../../lib/cloud/operator';
 import { describeLabOutputs, readOutputsFile, stackNameFor, type LabOutputs } from '../../lib/cloud/outputs';
-import { formatDuration } from '../../lib/engine/terminal';
+import { formatDuration } from '../../lib/core/format';
 import { buildRunCommands, sendRunCommands } from '../../lib/cloud/ssm';
 import { loadLabFile } from '../../lib/config/load';
 

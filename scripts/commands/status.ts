@@ -3,7 +3,7 @@
  * run in the lab's results bucket.
  */
 import type { Command } from 'commander';
-import { UsageError } from '../../lib/cli/errors';
+import { UsageError } from '../../lib/core/errors';
 import { createAwsClients, createS3Client, requireRegion } from '../../lib/cloud/clients';
 import { awsSettings, validateRunId } from '../../lib/cloud/operator';
 import { describeLabOutputs, readOutputsFile, stackNameFor } from '../../lib/cloud/outputs';

@@ -5,7 +5,7 @@
  * the price table lacks are problems too: `cost` and `deploy` refuse them.
  */
 import type { Command } from 'commander';
-import { UsageError } from '../../lib/cli/errors';
+import { UsageError } from '../../lib/core/errors';
 import { checkLabFile, formatProblems, summarizeLab } from '../../lib/config';
 import { unpricedProblems } from '../../lib/cost/price-check';
 

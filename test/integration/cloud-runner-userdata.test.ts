@@ -8,7 +8,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
-import { RUNNER_INSTALL_PATH } from '../../lib/cloud/runner-args';
+import { RUNNER_INSTALL_PATH } from '../../lib/config/stack-outputs';
 import { loadLabFile } from '../../lib/config/load';
 import { validateLab } from '../../lib/config';
 import { createLabStack } from '../../lib/lab-stack';

@@ -13,7 +13,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { bundleRunner } from '../../lib/cloud/runner-bundle';
+import { bundleRunner } from '../../lib/constructs/runner-bundle';
 import { BENCH_DB, BENCH_USER } from '../../lib/local/postgres';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
 import { spawnCli, startLocalStack, type LocalStack } from '../helpers/local-stack';

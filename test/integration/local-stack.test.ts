@@ -5,7 +5,7 @@
  * pgbench executor's timeout and logs, the sampler, and a stop that leaves nothing behind.
  */
 import * as fs from 'node:fs';
-import { InfrastructureError } from '../../lib/cli/errors';
+import { InfrastructureError } from '../../lib/core/errors';
 import { findBinaries } from '../../lib/local/binaries';
 import { psqlQuery, PsqlError, PsqlSession } from '../../lib/local/psql';
 import { SESSION_DB, TRANSACTION_DB } from '../../lib/local/pgbouncer';

@@ -27,7 +27,7 @@ import {
 import { SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
-import { InfrastructureError, UsageError } from '../../lib/cli/errors';
+import { InfrastructureError, UsageError } from '../../lib/core/errors';
 import { invokeCollector, buildCollectEvent, collectorWindow } from '../../lib/cloud/collector-invoke';
 import { describeLabOutputs, flattenOutputs } from '../../lib/cloud/outputs';
 import { RdsProxyPoolControl } from '../../lib/cloud/proxy-pool';
@@ -423,12 +423,10 @@ describe('collector invoke', () => {
   };
 
   test('invokes with the collector event for the run window', async () => {
-    lambdaMock
-      .on(InvokeCommand)
-      .resolves({
-        StatusCode: 200,
-        Payload: new TextEncoder().encode('{"written":["runs/r1/metrics/cloudwatch.json"]}') as never,
-      });
+    lambdaMock.on(InvokeCommand).resolves({
+      StatusCode: 200,
+      Payload: new TextEncoder().encode('{"written":["runs/r1/metrics/cloudwatch.json"]}') as never,
+    });
     const event = buildCollectEvent(
       spec,
       'r1',
@@ -448,12 +446,10 @@ describe('collector invoke', () => {
   });
 
   test('a function error becomes an InfrastructureError with its message; short windows widen to a minute', async () => {
-    lambdaMock
-      .on(InvokeCommand)
-      .resolves({
-        FunctionError: 'Unhandled',
-        Payload: new TextEncoder().encode('{"errorMessage":"window.end: must be after"}') as never,
-      });
+    lambdaMock.on(InvokeCommand).resolves({
+      FunctionError: 'Unhandled',
+      Payload: new TextEncoder().encode('{"errorMessage":"window.end: must be after"}') as never,
+    });
     const event = buildCollectEvent(
       spec,
       'r1',
@@ -514,23 +510,17 @@ describe('CloudFormation outputs', () => {
     [
       'still deploying',
       () =>
-        cfnMock
-          .on(DescribeStacksCommand)
-          .resolves({
-            Stacks: [{ StackName: 's', StackStatus: 'CREATE_IN_PROGRESS', CreationTime: new Date() }],
-          }),
+        cfnMock.on(DescribeStacksCommand).resolves({
+          Stacks: [{ StackName: 's', StackStatus: 'CREATE_IN_PROGRESS', CreationTime: new Date() }],
+        }),
       /is CREATE_IN_PROGRESS; wait/,
     ],
     [
       'old stack without an output',
       () =>
-        cfnMock
-          .on(DescribeStacksCommand)
-          .resolves({
-            Stacks: [
-              { StackName: 's', StackStatus: 'CREATE_COMPLETE', CreationTime: new Date(), Outputs: [] },
-            ],
-          }),
+        cfnMock.on(DescribeStacksCommand).resolves({
+          Stacks: [{ StackName: 's', StackStatus: 'CREATE_COMPLETE', CreationTime: new Date(), Outputs: [] }],
+        }),
       /stack output \w+ is missing \(stack deployed by an older proxylab\?\)/,
     ],
   ])('%s → InfrastructureError', async (_name, arrange, message) => {

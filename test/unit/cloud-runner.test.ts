@@ -28,14 +28,8 @@ import 'aws-sdk-client-mock-jest';
 import { argvNumber } from '../../lib/cloud/fleet';
 import { runCloudRunner, type RunnerDeps } from '../../lib/cloud/runner';
 import { parseRunnerArgv } from '../../lib/cloud/runner-args';
-import type {
-  Clock,
-  ConnectionInfo,
-  PgbenchExecutor,
-  PgbenchInvocation,
-  PgbenchOutcome,
-} from '../../lib/engine/ports';
-import type { RunManifest, StepRecord } from '../../lib/suite/types';
+import type { Clock, PgbenchExecutor, PgbenchInvocation, PgbenchOutcome } from '../../lib/engine/ports';
+import type { ConnectionInfo, RunManifest, StepRecord } from '../../lib/suite/types';
 
 const PASSWORD = 'Sup3r-s3cret/pw+%with spaces "quoted" \\back';
 const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:lab-db-AbCdEf';

@@ -1,5 +1,5 @@
 /**
- * What the lab stack grants the runner software (lib/cloud/runner-asset.ts): read back under
+ * What the lab stack grants the runner software (lib/constructs/runner-asset.ts): read back under
  * runs/, resize exactly this lab's proxies, read exactly the runner bundle object — and nothing
  * cdk-nag objects to.
  */

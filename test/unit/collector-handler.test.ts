@@ -11,7 +11,7 @@ import { PutObjectCommand, S3Client, type PutObjectCommandInput } from '@aws-sdk
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
 import { handler } from '../../lambda/collect-metrics/index';
-import { UsageError } from '../../lib/cli/errors';
+import { UsageError } from '../../lib/core/errors';
 import { collectMetrics, LocalRunWriter, parseCollectEvent } from '../../lib/collector';
 import type { MetricsFile } from '../../lib/suite/types';
 

@@ -1,4 +1,4 @@
-import { UsageError } from '../../lib/cli/errors';
+import { UsageError } from '../../lib/core/errors';
 import {
   chooseCloudWatchPeriodSec,
   choosePiPeriodSec,

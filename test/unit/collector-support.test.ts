@@ -1,6 +1,6 @@
 import { CloudWatchServiceException } from '@aws-sdk/client-cloudwatch';
 import { InvalidArgumentException, PIServiceException } from '@aws-sdk/client-pi';
-import { UsageError } from '../../lib/cli/errors';
+import { UsageError } from '../../lib/core/errors';
 import {
   createCollectorClients,
   eventFromFlags,

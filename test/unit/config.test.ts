@@ -4,7 +4,7 @@
  */
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { UsageError } from '../../lib/cli/errors';
+import { UsageError } from '../../lib/core/errors';
 import {
   AURORA_POSTGRES_INSTANCE_CLASSES,
   checkLabFile,

@@ -4,7 +4,7 @@ import {
   formatAtExpression,
   formatExpiresAt,
   parseAtExpression,
-} from '../../lib/cost/expiry';
+} from '../../lib/config/expiry';
 
 describe('expiryScheduleName', () => {
   test('short stack names get a readable suffix', () => {

@@ -6,8 +6,8 @@ import {
 } from '@aws-sdk/client-scheduler';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
-import { InfrastructureError, UsageError } from '../../lib/cli/errors';
-import { extendLabExpiry } from '../../lib/cost/extend';
+import { InfrastructureError, UsageError } from '../../lib/core/errors';
+import { extendLabExpiry } from '../../lib/cloud/extend';
 
 const schedulerMock = mockClient(SchedulerClient);
 const NOW = new Date('2026-11-21T12:00:00Z');
@@ -39,11 +39,9 @@ describe('extendLabExpiry', () => {
     schedulerMock
       .on(GetScheduleCommand, { Name: 'proxylab-default-expiry' })
       .resolves(deployedSchedule('at(2026-11-21T18:00:00)'));
-    schedulerMock
-      .on(UpdateScheduleCommand)
-      .resolves({
-        ScheduleArn: 'arn:aws:scheduler:us-east-1:111122223333:schedule/default/proxylab-default-expiry',
-      });
+    schedulerMock.on(UpdateScheduleCommand).resolves({
+      ScheduleArn: 'arn:aws:scheduler:us-east-1:111122223333:schedule/default/proxylab-default-expiry',
+    });
     // WHEN extended by 4 hours
     const r = await extendLabExpiry(new SchedulerClient({ region: 'us-east-1' }), {
       stackName: 'proxylab-default',
@@ -65,15 +63,13 @@ describe('extendLabExpiry', () => {
   });
 
   test('a lab not deployed here (no schedule) is a usage error saying where to look', async () => {
-    schedulerMock
-      .on(GetScheduleCommand)
-      .rejects(
-        new ResourceNotFoundException({
-          message: 'Schedule not found',
-          $metadata: {},
-          Message: 'Schedule not found',
-        }),
-      );
+    schedulerMock.on(GetScheduleCommand).rejects(
+      new ResourceNotFoundException({
+        message: 'Schedule not found',
+        $metadata: {},
+        Message: 'Schedule not found',
+      }),
+    );
     const p = extendLabExpiry(new SchedulerClient({ region: 'us-east-1' }), {
       stackName: 'proxylab-default',
       hours: 4,

@@ -1,4 +1,4 @@
-import { UsageError } from '../../lib/cli/errors';
+import { UsageError } from '../../lib/core/errors';
 import { validateLab } from '../../lib/config/validate';
 import type { LabConfig } from '../../lib/config/types';
 import { estimateCost } from '../../lib/cost/estimate';

@@ -10,7 +10,7 @@
  *   month = 720 h; default assumptions: 10 GB storage, 0.2 M I/O per hour; the stack (network.ts,
  *   runner-fleet.ts): 16 GB runner volumes, a public IPv4 per runner, no NAT, no interface endpoints.
  */
-import { UsageError } from '../../lib/cli/errors';
+import { UsageError } from '../../lib/core/errors';
 import { validateLab } from '../../lib/config/validate';
 import type { LabConfig } from '../../lib/config/types';
 import { estimateCost } from '../../lib/cost/estimate';

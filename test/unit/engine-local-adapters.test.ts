@@ -5,7 +5,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { UsageError } from '../../lib/cli/errors';
+import { UsageError } from '../../lib/core/errors';
 import { installCommand, parseToolVersion } from '../../lib/local/binaries';
 import { mergeSeries, FileSystemSink } from '../../lib/local/fs-sink';
 import { pgbouncerIni, poolSizeFor } from '../../lib/local/pgbouncer';

@@ -1,13 +1,13 @@
 /** What the terminal shows: durations, step lines, the per-scenario table, progress modes. */
 import { PassThrough } from 'node:stream';
+import { formatDuration } from '../../lib/core/format';
 import {
-  formatDuration,
   formatErrors,
   formatResultTables,
   formatSummary,
   ProgressPrinter,
   type ProgressClock,
-} from '../../lib/engine/terminal';
+} from '../../lib/cli/terminal';
 import { getSuite } from '../../lib/suite/catalog';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
 

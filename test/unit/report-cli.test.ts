@@ -6,7 +6,7 @@ import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Command } from 'commander';
-import { UsageError } from '../../lib/cli/errors';
+import { UsageError } from '../../lib/core/errors';
 import { afterLocalRun } from '../../lib/report/after-local-run';
 import { register as registerCompare } from '../../scripts/commands/compare';
 import { register as registerReport } from '../../scripts/commands/report';

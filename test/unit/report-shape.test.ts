@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { UsageError } from '../../lib/cli/errors';
+import { UsageError } from '../../lib/core/errors';
 import { catalogLookup } from '../../lib/report/catalog-lookup';
 import { groupCells, spreadOf } from '../../lib/report/cells';
 import { loadRun } from '../../lib/report/load';

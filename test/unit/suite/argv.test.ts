@@ -1,4 +1,4 @@
-import { UsageError } from '../../../lib/cli/errors';
+import { UsageError } from '../../../lib/core/errors';
 import {
   buildPgbenchArgv,
   buildPgbenchEnv,
@@ -9,7 +9,7 @@ import {
 } from '../../../lib/suite/argv';
 import { getSuite } from '../../../lib/suite/catalog';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../../../lib/suite/expand';
-import type { ConnectionInfo } from '../../../lib/engine/ports';
+import type { ConnectionInfo } from '../../../lib/suite/types';
 
 const LOCAL: TargetCapacity[] = [
   { ref: { kind: 'direct', name: 'direct' }, maxConnections: 40, poolSize: null },

@@ -5,18 +5,8 @@
  */
 import type { Suite } from '../suite/catalog';
 import type { ErrorSummary, RunManifest, ScenarioVerdict, StepRecord, Verdict } from '../suite/types';
-import type { ProgressEvent } from './run-suite';
-
-export function formatDuration(sec: number | null): string {
-  if (sec === null || !Number.isFinite(sec)) return '?';
-  const s = Math.max(0, Math.round(sec));
-  const h = Math.floor(s / 3600);
-  const m = Math.floor((s % 3600) / 60);
-  const r = s % 60;
-  return h > 0
-    ? `${h}:${String(m).padStart(2, '0')}:${String(r).padStart(2, '0')}`
-    : `${m}:${String(r).padStart(2, '0')}`;
-}
+import type { ProgressEvent } from '../engine/run-suite';
+import { formatDuration } from '../core/format';
 
 export function verdictMark(held: boolean | null): string {
   return held === true ? '✓' : held === false ? '✗' : '·';

@@ -13,7 +13,7 @@ import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import type { Construct } from 'constructs';
 import { bundleRunner, type RunnerBundle } from './runner-bundle';
-import { RUNNER_INSTALL_PATH } from './runner-args';
+import { RUNNER_INSTALL_PATH } from '../config/stack-outputs';
 
 let bundled: RunnerBundle | null = null;
 

@@ -15,8 +15,8 @@ import {
   SchedulerClient,
   UpdateScheduleCommand,
 } from '@aws-sdk/client-scheduler';
-import { InfrastructureError, UsageError } from '../cli/errors';
-import { expiryScheduleName, formatAtExpression, formatExpiresAt, parseAtExpression } from './expiry';
+import { InfrastructureError, UsageError } from '../core/errors';
+import { expiryScheduleName, formatAtExpression, formatExpiresAt, parseAtExpression } from '../config/expiry';
 
 export interface ExtendRequest {
   /** The lab's CloudFormation stack name (`stackNameFor(lab.name)`). */
