@@ -1,13 +1,28 @@
-/** @type {import('jest').Config} */
-module.exports = {
+/**
+ * Three jest projects (`npm run test:unit` / `test:cdk` / `test:integration`; `npm test` runs all
+ * three after scripts/preflight.ts and `tsc --noEmit`):
+ *  - unit: in-process only, no external tool, no child process of ours, no real server;
+ *  - cdk: synthesizes stacks, runs cdk-nag, cfn-lint and shellcheck on what it produces;
+ *  - integration: starts real PostgreSQL/PgBouncer/moto/Chromium, or the CLI as a child process.
+ */
+const shared = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/test'],
   testMatch: ['**/*.test.ts'],
   // Type-checking is done once by `tsc --noEmit` in `npm test`; ts-jest only transpiles.
   transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true, diagnostics: false }] },
-  testTimeout: 120000,
   // Removes the temporary directories tests make with scratchDir() after each file.
   setupFilesAfterEnv: ['<rootDir>/test/helpers/cleanup.ts'],
-  // Integration tests start real PostgreSQL/PgBouncer; 2 cores: keep workers low.
+};
+
+/** @type {import('jest').Config} */
+module.exports = {
+  projects: [
+    { ...shared, displayName: 'unit', roots: ['<rootDir>/test/unit'] },
+    { ...shared, displayName: 'cdk', roots: ['<rootDir>/test/cdk'] },
+    { ...shared, displayName: 'integration', roots: ['<rootDir>/test/integration'] },
+  ],
+  // Global only (jest 29 rejects it per project); slow integration steps pass their own timeouts.
+  testTimeout: 120000,
+  // 2 cores, and integration tests start real servers: at most two test files at once.
   maxWorkers: 2,
 };

@@ -6,7 +6,7 @@
  *   npx tsx scripts/cost-table.ts --write   replace the block between the markers in README.md
  *                                           and docs/cost.md (files without the markers are left alone)
  *
- * test/unit/readme-cost.test.ts fails when a committed block differs from what this generates.
+ * test/integration/readme-cost.test.ts fails when a committed block differs from what this generates.
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';

@@ -136,12 +136,29 @@ export interface ProgressPrinterOptions {
   readonly tickMs?: number;
   /** Without a TTY, a "still running" line this often during a long step (CI kills silent jobs). @default 60000 */
   readonly heartbeatMs?: number;
+  /** Time and the repeating timer (tests pass a fake one instead of sleeping). @default the real clock */
+  readonly clock?: ProgressClock;
 }
+
+export interface ProgressClock {
+  now(): number;
+  /** Call `fn` every `ms` until the returned function is called. */
+  every(ms: number, fn: () => void): () => void;
+}
+
+const REAL_CLOCK: ProgressClock = {
+  now: () => Date.now(),
+  every: (ms, fn) => {
+    const timer = setInterval(fn, ms);
+    return () => clearInterval(timer);
+  },
+};
 
 /** Prints ProgressEvents; call close() when the run ends (stops the redraw timer). */
 export class ProgressPrinter {
   private readonly tty: boolean;
-  private timer: NodeJS.Timeout | undefined;
+  private readonly clock: ProgressClock;
+  private stopTimer: (() => void) | undefined;
   private status: {
     index: number;
     total: number;
@@ -150,17 +167,19 @@ export class ProgressPrinter {
     runStartMs: number;
     etaSec: number | null;
   } | null = null;
-  private runStartMs = Date.now();
+  private runStartMs: number;
   private drawn = false;
 
   constructor(private readonly opts: ProgressPrinterOptions) {
     this.tty = opts.tty ?? opts.stream.isTTY === true;
+    this.clock = opts.clock ?? REAL_CLOCK;
+    this.runStartMs = this.clock.now();
   }
 
   readonly handle = (ev: ProgressEvent): void => {
     switch (ev.type) {
       case 'run-start':
-        this.runStartMs = Date.now();
+        this.runStartMs = this.clock.now();
         this.println(
           ev.resumed
             ? `Resuming run ${ev.runId}: ${ev.alreadyDone} of ${ev.total} steps already done.`
@@ -178,18 +197,18 @@ export class ProgressPrinter {
           index: ev.index,
           total: ev.total,
           stepId: ev.step.stepId,
-          startedMs: Date.now(),
+          startedMs: this.clock.now(),
           runStartMs: this.runStartMs,
           etaSec: ev.etaSec,
         };
         if (this.tty) {
           this.draw();
-          if (!this.timer) this.timer = setInterval(() => this.draw(), this.opts.tickMs ?? 1000);
+          this.stopTimer ??= this.clock.every(this.opts.tickMs ?? 1000, () => this.draw());
         } else {
           this.println(
             `> [${ev.index}/${ev.total}] ${ev.step.stepId}  (elapsed ${formatDuration(ev.elapsedSec)}, ETA ${formatDuration(ev.etaSec)})${ev.note ? `  — ${ev.note}` : ''}`,
           );
-          if (!this.timer) this.timer = setInterval(() => this.heartbeat(), this.opts.heartbeatMs ?? 60_000);
+          this.stopTimer ??= this.clock.every(this.opts.heartbeatMs ?? 60_000, () => this.heartbeat());
         }
         break;
       case 'step-end':
@@ -207,15 +226,15 @@ export class ProgressPrinter {
   };
 
   close(): void {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
+    this.stopTimer?.();
+    this.stopTimer = undefined;
     this.clearLine();
   }
 
   private statusText(): string {
     const s = this.status;
     if (!s) return '';
-    const now = Date.now();
+    const now = this.clock.now();
     const stepSec = (now - s.startedMs) / 1000;
     const eta = s.etaSec === null ? null : Math.max(0, s.etaSec - stepSec);
     // Counters first: a narrow terminal cuts the end of the step id, not the ETA.

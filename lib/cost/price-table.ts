@@ -8,7 +8,7 @@
  *
  * Every price names its source; `SOURCES` says what each source is and when it was read.
  * When you update a price, update its source date too, and run `npx tsx scripts/cost-table.ts`
- * to regenerate the README's "What it costs" table (test/unit/readme-cost.test.ts checks it).
+ * to regenerate the README's "What it costs" table (test/integration/readme-cost.test.ts checks it).
  */
 
 /** Where a price came from. */

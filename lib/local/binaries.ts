@@ -123,7 +123,8 @@ interface PgFound {
   readonly version: string;
 }
 
-function findPostgres(
+/** The newest PostgreSQL (>= MIN_POSTGRES_MAJOR) with all of PG_TOOLS, and the too-old ones seen. */
+export function findPostgres(
   platform: NodeJS.Platform,
   dirs?: readonly string[],
 ): { found: PgFound | null; tooOld: string[] } {
@@ -141,7 +142,7 @@ function findPostgres(
   return { found: null, tooOld };
 }
 
-function findPgbouncer(
+export function findPgbouncer(
   platform: NodeJS.Platform,
   files?: readonly string[],
 ): { file: string; version: string } | null {
@@ -155,8 +156,8 @@ function findPgbouncer(
 
 export type PackageManager = 'apt-get' | 'dnf' | 'yum' | 'brew';
 
-/** The exact command that installs what is missing, for this package manager. */
-export function installCommand(
+/** OS package names for the PostgreSQL server tools and PgBouncer, per package manager. */
+export function postgresPackages(
   pm: PackageManager,
   missing: { postgres: boolean; pgbouncer: boolean },
 ): string[] {
@@ -164,18 +165,38 @@ export function installCommand(
   switch (pm) {
     case 'apt-get':
       if (missing.postgres) pkgs.push('postgresql', 'postgresql-contrib');
-      if (missing.pgbouncer) pkgs.push('pgbouncer');
-      return ['apt-get', 'install', '-y', '--no-install-recommends', ...pkgs];
+      break;
     case 'dnf':
     case 'yum':
       if (missing.postgres) pkgs.push('postgresql-server', 'postgresql-contrib', 'postgresql');
-      if (missing.pgbouncer) pkgs.push('pgbouncer');
-      return [pm, 'install', '-y', ...pkgs];
+      break;
     case 'brew':
       if (missing.postgres) pkgs.push('postgresql@16');
-      if (missing.pgbouncer) pkgs.push('pgbouncer');
-      return ['brew', 'install', ...pkgs];
+      break;
   }
+  if (missing.pgbouncer) pkgs.push('pgbouncer');
+  return pkgs;
+}
+
+/** `apt-get install -y --no-install-recommends PKGS…` and its dnf/yum/brew equivalents. */
+export function packageInstallCommand(pm: PackageManager, packages: readonly string[]): string[] {
+  switch (pm) {
+    case 'apt-get':
+      return ['apt-get', 'install', '-y', '--no-install-recommends', ...packages];
+    case 'dnf':
+    case 'yum':
+      return [pm, 'install', '-y', ...packages];
+    case 'brew':
+      return ['brew', 'install', ...packages];
+  }
+}
+
+/** The exact command that installs what is missing, for this package manager. */
+export function installCommand(
+  pm: PackageManager,
+  missing: { postgres: boolean; pgbouncer: boolean },
+): string[] {
+  return packageInstallCommand(pm, postgresPackages(pm, missing));
 }
 
 function onPath(file: string): boolean {
@@ -191,7 +212,7 @@ export function detectPackageManager(platform: NodeJS.Platform = process.platfor
 }
 
 /** How to run an install: directly as root, via passwordless sudo, or not at all. brew never as root. */
-function privilegePrefix(pm: PackageManager): string[] | null {
+export function privilegePrefix(pm: PackageManager): string[] | null {
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   if (pm === 'brew') return isRoot ? null : [];
   if (isRoot) return [];
@@ -205,7 +226,12 @@ function spawnArgv(argv: readonly string[], env: NodeJS.ProcessEnv): boolean {
   return spawnSync(file, args, { stdio: 'inherit', env }).status === 0;
 }
 
-function runInstall(prefix: readonly string[], cmd: readonly string[], log: (line: string) => void): boolean {
+/** Run an install command (after `apt-get update` for apt) with the prefix from privilegePrefix(). */
+export function runInstall(
+  prefix: readonly string[],
+  cmd: readonly string[],
+  log: (line: string) => void,
+): boolean {
   const env = { ...process.env, DEBIAN_FRONTEND: 'noninteractive' };
   if (cmd[0] === 'apt-get') {
     log(`installing: ${[...prefix, 'apt-get', 'update'].join(' ')}`);

@@ -2,11 +2,13 @@
  * A `proxylab local` killed with SIGKILL cannot stop its servers (they run in their own process
  * group) nor remove its temp dir. The next `proxylab local` reaps that stack: it says so, the old
  * PostgreSQL and PgBouncer are gone, the old directory is removed, and the new run still passes.
+ * Also: the liveness check the reaper relies on, on a real zombie process.
  */
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { StackOwner } from '../../lib/local/reap';
+import { nodeReapSystem, parseProcState, type StackOwner } from '../../lib/local/reap';
 import {
   assertStackGone,
   parseStackLine,
@@ -80,3 +82,30 @@ test('a stack orphaned by SIGKILL is reaped by the next proxylab local, which th
   expect(newStack?.baseDir).not.toBe(stack!.baseDir);
   await assertStackGone(newStack!);
 }, 150_000);
+
+describe('nodeReapSystem().isAlive', () => {
+  test('a zombie owner (exited, never waited for) counts as gone although kill(pid, 0) still succeeds', async () => {
+    // GIVEN a real zombie: sh starts a short sleep in the background, then execs into a long sleep
+    // that never waits for it
+    const parent = spawn('sh', ['-c', 'sleep 0.05 & echo $!; exec sleep 10 >/dev/null'], {
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    try {
+      const zombie = await new Promise<number>((resolve) =>
+        parent.stdout.once('data', (b: Buffer) => resolve(Number(b.toString().trim()))),
+      );
+      let state = '';
+      for (let i = 0; i < 50 && state !== 'Z'; i++) {
+        await new Promise((r) => setTimeout(r, 20));
+        state = parseProcState(fs.readFileSync(`/proc/${zombie}/stat`, 'utf8')) ?? '';
+      }
+      expect(state).toBe('Z');
+      expect(() => process.kill(zombie, 0)).not.toThrow(); // what a plain liveness check sees
+      // THEN
+      expect(nodeReapSystem().isAlive(zombie)).toBe(false);
+      expect(nodeReapSystem().isAlive(parent.pid!)).toBe(true);
+    } finally {
+      parent.kill('SIGKILL');
+    }
+  });
+});

@@ -14,6 +14,7 @@ import { pathToFileURL } from 'node:url';
 import { type BrowserContext, chromium, type Page } from 'playwright-core';
 import { buildModel } from '../../lib/report/shape';
 import { loadRun } from '../../lib/report/load';
+import { findChromium } from '../../scripts/preflight';
 
 /**
  * The part of a DOM element the page functions below use. The project compiles without the DOM
@@ -28,7 +29,11 @@ interface PageElement {
 
 const REPO_ROOT = resolve(__dirname, '..', '..');
 const CLI = join(REPO_ROOT, 'scripts', 'proxylab.js');
-const CHROMIUM = '/usr/bin/chromium';
+// scripts/preflight.ts (run by npm test) makes sure there is one, or stops before jest.
+const CHROMIUM = findChromium();
+function fail(message: string): never {
+  throw new Error(message);
+}
 const CHROMIUM_ARGS = [
   '--headless',
   '--no-sandbox',
@@ -122,7 +127,7 @@ describe('report.html from a real smoke run, in headless Chromium', () => {
     reportOutput = cli(['report', runDir, '--out', join(work, 'report')]);
     reportPath = join(work, 'report', 'report.html');
     context = await chromium.launchPersistentContext(join(work, 'profile'), {
-      executablePath: CHROMIUM,
+      executablePath: CHROMIUM ?? fail('Chromium not found: set PROXYLAB_CHROMIUM (npm test checks first)'),
       headless: true,
       args: CHROMIUM_ARGS,
       viewport: VIEWPORT,

@@ -1,10 +1,8 @@
 /**
  * The operator's side: cdk command lines, what destroy keeps, runner arguments from stack
- * outputs, following a run (S3 + SSM mocked), and the CLI's `run --dry-run` / validation through
- * the real entry point (no AWS call: outputs come from a file).
+ * outputs, following a run (S3 + SSM mocked). The CLI through its real entry point is
+ * test/integration/cloud-operator-cli.test.ts.
  */
-import { spawnSync } from 'node:child_process';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, NoSuchKey, S3Client } from '@aws-sdk/client-s3';
 import { GetCommandInvocationCommand, SSMClient } from '@aws-sdk/client-ssm';
@@ -23,7 +21,6 @@ import type { LabOutputs } from '../../lib/cloud/outputs';
 import { parseRunnerArgv, runnerArgv } from '../../lib/cloud/runner-args';
 import { validateLab } from '../../lib/config';
 import type { LabConfig } from '../../lib/config/types';
-import { scratchDir } from '../helpers/scratch';
 
 const s3Mock = mockClient(S3Client);
 const ssmMock = mockClient(SSMClient);
@@ -234,159 +231,5 @@ describe('followRun', () => {
     await expect(followRun(deps([]))).rejects.toThrow(
       /runner command ended before the run did: i-0aaa Failed: proxylab runner not installed/,
     );
-  });
-});
-
-describe('CLI (real entry, no AWS)', () => {
-  const cli = path.join(REPO_ROOT, 'scripts', 'proxylab.js');
-  const outputsFile = path.join(scratchDir('proxylab-outputs-'), 'outputs.json');
-  const flat = Object.fromEntries(
-    Object.entries({ ...OUTPUTS, labName: 'default' }).map(([k, v]) => [
-      k[0]?.toUpperCase() + k.slice(1),
-      Array.isArray(v) ? v.join(',') : typeof v === 'object' ? JSON.stringify(v) : String(v),
-    ]),
-  );
-  fs.writeFileSync(
-    outputsFile,
-    JSON.stringify({
-      'proxylab-default': {
-        ...flat,
-        DbInstanceIds: 'demo-writer',
-        DbInstanceResourceIds: 'db-ABC',
-        DbSecretArn: OUTPUTS.dbSecretArn,
-      },
-    }),
-  );
-  const env = {
-    ...process.env,
-    AWS_REGION: 'eu-west-1',
-    AWS_CONFIG_FILE: '/dev/null',
-    AWS_SHARED_CREDENTIALS_FILE: '/dev/null',
-    AWS_EC2_METADATA_DISABLED: 'true',
-  };
-
-  test('run --dry-run prints the exact SendCommand requests and exits 0', () => {
-    const res = spawnSync(
-      process.execPath,
-      [
-        cli,
-        'run',
-        '--lab',
-        path.join(REPO_ROOT, 'labs', 'default.json'),
-        '--suite',
-        'smoke',
-        '--outputs',
-        outputsFile,
-        '--run-id',
-        'dry-1',
-        '--dry-run',
-      ],
-      { encoding: 'utf8', env },
-    );
-    expect(res.status).toBe(0);
-    const requests = JSON.parse(res.stdout) as Array<{
-      DocumentName: string;
-      InstanceIds: string[];
-      Parameters: { commands: string[] };
-    }>;
-    expect(requests.map((r) => [r.DocumentName, r.InstanceIds])).toEqual([
-      ['AWS-RunShellScript', ['i-0aaa']],
-      ['AWS-RunShellScript', ['i-0bbb']],
-    ]);
-    expect(requests[1]?.Parameters.commands.at(-1)).toMatch(
-      /^node \/opt\/proxylab\/runner\.js --run-id dry-1 --suite smoke --bucket proxylab-demo-results --runner-index 1 --runner-count 2 .*--region eu-west-1/,
-    );
-  });
-
-  test('deploy prints the cost first, refuses over budget (2), and with --force goes on to cdk deploy; destroy says what is kept', () => {
-    const over = spawnSync(
-      process.execPath,
-      [cli, 'deploy', '--lab', 'labs/default.json', '--max-hourly', '0.05', '--dry-run'],
-      { encoding: 'utf8', env, cwd: REPO_ROOT },
-    );
-    expect(over.status).toBe(2);
-    expect(over.stdout).toMatch(/^(note: .*\n)?Cost estimate for lab "default"/);
-    expect(over.stdout).toMatch(/exceeds --max-hourly \$0\.05\/h .*refusing to deploy/);
-    expect(over.stdout).not.toContain('cdk deploy');
-    const forced = spawnSync(
-      process.execPath,
-      [
-        cli,
-        'deploy',
-        '--lab',
-        'labs/default.json',
-        '--max-hourly',
-        '0.05',
-        '--force',
-        '--dry-run',
-        '--profile',
-        'lab',
-      ],
-      { encoding: 'utf8', env, cwd: REPO_ROOT },
-    );
-    expect(forced.status).toBe(0);
-    // deploying to eu-west-1 (AWS_REGION): priced with us-east-1 list prices, and said so
-    expect(forced.stdout).toMatch(
-      /^note: no prices for eu-west-1 in lib\/cost\/price-table\.ts; the estimate uses us-east-1 list prices/,
-    );
-    expect(forced.stdout).toMatch(
-      /would run: AWS_PROFILE=lab npx cdk deploy -c lab=\S+\/labs\/default\.json --require-approval never/,
-    );
-    const destroy = spawnSync(process.execPath, [cli, 'destroy', '--lab', 'labs/default.json', '--dry-run'], {
-      encoding: 'utf8',
-      env,
-      cwd: REPO_ROOT,
-    });
-    expect(destroy.status).toBe(0);
-    expect(destroy.stdout).toMatch(/nothing is retained[^]*would run: .*npx cdk destroy -c lab=\S+ --force/);
-  });
-
-  test.each([
-    [['run', '--lab', 'labs/default.json', '--suite', 'nope'], /--suite must be one of quick, smoke/],
-    [
-      ['run', '--lab', 'labs/default.json', '--suite', 'smoke', '--run-id', '../etc'],
-      /run id must be letters, digits/,
-    ],
-    [['run', '--lab', 'labs/missing.json', '--suite', 'smoke'], /missing\.json/],
-    [['fetch', 'r1'], /give --lab FILE \(the deployed lab\) or --bucket NAME/],
-    [['status', '--bucket', 'Not_A_Bucket'], /--bucket "Not_A_Bucket" is not a valid S3 bucket name/],
-  ])('proxylab %j exits 2 before any AWS call', (args, message) => {
-    const res = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env, cwd: REPO_ROOT });
-    expect(res.stderr).toMatch(message);
-    expect(res.status).toBe(2);
-  });
-
-  test.each([
-    [['run', '--lab', 'labs/default.json', '--suite', 'smoke', '--dry-run']],
-    [['status', 'r1', '--lab', 'labs/default.json']],
-    [['fetch', 'r1', '--bucket', 'some-results-bucket']],
-    [['extend', '--lab', 'labs/default.json', '--hours', '2']],
-  ])(
-    'with no region anywhere, proxylab %j is a usage error (2) naming the ways to give one, before any AWS call',
-    (args) => {
-      // GIVEN no AWS_REGION, no profile region, a lab without "region"
-      const rest: NodeJS.ProcessEnv = { ...env };
-      for (const k of ['AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_PROFILE']) delete rest[k];
-      const res = spawnSync(process.execPath, [cli, ...args], {
-        encoding: 'utf8',
-        env: rest,
-        cwd: REPO_ROOT,
-      });
-      expect(res.stderr).toMatch(
-        /^error: no AWS region: pass --region, set AWS_REGION, give the lab a "region"/m,
-      );
-      expect(res.stderr).not.toMatch(/Region is missing|credentials/i);
-      expect(res.status).toBe(2);
-    },
-  );
-
-  test('extend --hours -3 is refused before any AWS client exists', () => {
-    const res = spawnSync(process.execPath, [cli, 'extend', '--lab', 'labs/default.json', '--hours', '-3'], {
-      encoding: 'utf8',
-      env,
-      cwd: REPO_ROOT,
-    });
-    expect(res.stderr).toMatch(/--hours must be a number of hours > 0/);
-    expect(res.status).toBe(2);
   });
 });

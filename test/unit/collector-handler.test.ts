@@ -20,8 +20,10 @@ const cwMock = mockClient(CloudWatchClient);
 const piMock = mockClient(PIClient);
 const s3Mock = mockClient(S3Client);
 
-// The handler reads the real clock (the period depends on the data's age): a window an hour ago.
-const START_MS = Math.floor(Date.now() / 60_000) * 60_000 - 3_600_000;
+// The handler reads the clock (the period depends on the data's age): the test fixes `Date` at NOW
+// (only Date is faked; the SDK's timers stay real) and puts the window an hour before it.
+const NOW_MS = Date.parse('2026-11-21T11:00:00Z');
+const START_MS = NOW_MS - 3_600_000;
 const START = new Date(START_MS).toISOString();
 const END = new Date(START_MS + 5 * 60_000).toISOString();
 const EVENT = {
@@ -77,6 +79,27 @@ afterEach(() => {
 });
 
 describe('collect-metrics handler', () => {
+  beforeEach(() => {
+    jest.useFakeTimers({
+      now: NOW_MS,
+      doNotFake: [
+        'hrtime',
+        'nextTick',
+        'performance',
+        'queueMicrotask',
+        'setImmediate',
+        'clearImmediate',
+        'setInterval',
+        'clearInterval',
+        'setTimeout',
+        'clearTimeout',
+      ],
+    });
+  });
+  afterEach(() => {
+    jest.useRealTimers();
+  });
+
   test('writes cloudwatch.json and pi.json under runs/<runId>/metrics/ in the environment bucket', async () => {
     // GIVEN
     answerCloudWatch();
@@ -92,7 +115,12 @@ describe('collect-metrics handler', () => {
       ContentType: 'application/json',
     });
     const cw = putBody('runs/run-2026-11-21T10-00-00/metrics/cloudwatch.json');
-    expect(cw).toMatchObject({ schemaVersion: 1, runId: EVENT.runId, window: { start: START, end: END } });
+    expect(cw).toMatchObject({
+      schemaVersion: 1,
+      runId: EVENT.runId,
+      window: { start: START, end: END },
+      collectedAt: new Date(NOW_MS).toISOString(),
+    });
     // 13 instance + CPUCreditBalance (db.t4g) + 10 proxy
     expect(cw.series).toHaveLength(24);
     expect(cw.series.find((s) => s.name === 'CPUCreditBalance')).toMatchObject({

@@ -1,7 +1,13 @@
 /** What the terminal shows: durations, step lines, the per-scenario table, progress modes. */
 import { PassThrough } from 'node:stream';
 import { formatDuration } from '../../lib/core/format';
-import { formatErrors, formatResultTables, formatSummary, ProgressPrinter } from '../../lib/cli/terminal';
+import {
+  formatErrors,
+  formatResultTables,
+  formatSummary,
+  ProgressPrinter,
+  type ProgressClock,
+} from '../../lib/cli/terminal';
 import { getSuite } from '../../lib/suite/catalog';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
 import { defined } from '../helpers/defined';
@@ -132,17 +138,39 @@ describe('ProgressPrinter', () => {
     ]);
   });
 
-  test('without a TTY: a long step prints a "still running" line now and then', async () => {
+  test('without a TTY: a long step prints a "still running" line now and then', () => {
+    // GIVEN a printer on a fake clock whose timer fires when the test advances time
+    let nowMs = 1_000_000;
+    let beat: { ms: number; fn: () => void } | null = null;
+    let stopped = false;
+    const clock: ProgressClock = {
+      now: () => nowMs,
+      every: (ms, fn) => {
+        beat = { ms, fn };
+        return () => (stopped = true);
+      },
+    };
+    const advance = (ms: number): void => {
+      nowMs += ms;
+      beat?.fn();
+    };
     const out = new PassThrough();
     let text = '';
     out.on('data', (b: Buffer) => (text += b.toString()));
-    const p = new ProgressPrinter({ stream: out, tty: false, heartbeatMs: 20 });
+    const p = new ProgressPrinter({ stream: out, tty: false, heartbeatMs: 60_000, clock });
+    // WHEN a step runs for two heartbeats
     p.handle({ type: 'step-start', index: 1, total: 1, step, elapsedSec: 0, etaSec: 600, note: null });
-    await new Promise((r) => setTimeout(r, 70));
+    advance(60_000);
+    advance(60_000);
     p.close();
+    // THEN two "still running" lines with the step's own elapsed time and the ETA counting down
     const beats = text.split('\n').filter((l) => l.startsWith('  … [1/1] '));
-    expect(beats.length).toBeGreaterThanOrEqual(2);
-    expect(beats[0]).toMatch(/ETA \d+:\d\d · smoke-churn/);
+    expect(beat).toMatchObject({ ms: 60_000 });
+    expect(beats).toEqual([
+      '  … [1/1] 1:00 · elapsed 1:00 · ETA 9:00 · smoke-churn/direct/c5/simple/per-transaction/r1',
+      '  … [1/1] 2:00 · elapsed 2:00 · ETA 8:00 · smoke-churn/direct/c5/simple/per-transaction/r1',
+    ]);
+    expect(stopped).toBe(true);
     expect(text).not.toContain('\x1b[');
   });
 
