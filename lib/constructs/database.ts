@@ -4,6 +4,7 @@ import * as rds from 'aws-cdk-lib/aws-rds';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { AuroraConfig } from '../config';
+import { DEFAULTS } from '../config/defaults';
 import { findEngineVersion } from '../config/engine-versions';
 
 export interface LabDatabaseProps {
@@ -108,8 +109,8 @@ export class LabDatabase extends Construct {
       vpc: props.vpc,
       vpcSubnets: props.subnets,
       securityGroups: [this.securityGroup],
-      credentials: rds.Credentials.fromGeneratedSecret(props.masterUsername ?? 'proxylab'),
-      defaultDatabaseName: props.databaseName ?? 'proxylab',
+      credentials: rds.Credentials.fromGeneratedSecret(props.masterUsername ?? DEFAULTS.stack.masterUsername),
+      defaultDatabaseName: props.databaseName ?? DEFAULTS.stack.databaseName,
       storageEncrypted: true,
       iamAuthentication: true,
       deletionProtection: false,

@@ -7,6 +7,7 @@ import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { RunnerPlacement } from '../config';
+import { DEFAULTS } from '../config/defaults';
 import { logicalIdOf } from './metrics-collector';
 
 /**
@@ -42,7 +43,7 @@ export interface RunnerFleetProps {
   readonly collector: lambda.IFunction;
   /**
    * Root volume size in GiB (encrypted gp3).
-   * @default 16
+   * @default DEFAULTS.stack.runnerRootVolumeGib (16)
    */
   readonly volumeSizeGib?: number;
   /**
@@ -161,7 +162,7 @@ export class RunnerFleet extends Construct {
         blockDevices: [
           {
             deviceName: '/dev/xvda',
-            volume: ec2.BlockDeviceVolume.ebs(props.volumeSizeGib ?? 16, {
+            volume: ec2.BlockDeviceVolume.ebs(props.volumeSizeGib ?? DEFAULTS.stack.runnerRootVolumeGib, {
               encrypted: true,
               volumeType: ec2.EbsDeviceVolumeType.GP3,
               deleteOnTermination: true,
