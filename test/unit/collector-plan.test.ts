@@ -217,6 +217,7 @@ describe('planPiRequests', () => {
     // GIVEN
     const piMetrics = Array.from({ length: 32 }, (_, i) => ({
       name: `db.Custom.c${i}`,
+      title: `custom counter ${i}`,
       stat: 'avg' as const,
       unit: null,
     }));
