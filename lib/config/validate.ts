@@ -111,7 +111,8 @@ function knownKeysAt(path: readonly PathSegment[]): string[] {
     } else return [];
   }
   schema = unwrap(schema);
-  return schema instanceof z.ZodObject ? Object.keys(schema.shape) : [];
+  // `$schema` is for editors; listing it among the lab's fields would only distract.
+  return schema instanceof z.ZodObject ? Object.keys(schema.shape).filter((k) => k !== '$schema') : [];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -285,7 +286,8 @@ function withDefaults(input: LabFileInput): LabConfig {
     return {
       name: p.name,
       maxConnectionsPercent,
-      maxIdleConnectionsPercent: p.maxIdleConnectionsPercent ?? defaultMaxIdleConnectionsPercent(maxConnectionsPercent),
+      maxIdleConnectionsPercent:
+        p.maxIdleConnectionsPercent ?? defaultMaxIdleConnectionsPercent(maxConnectionsPercent),
       borrowTimeoutSeconds: p.borrowTimeoutSeconds ?? DEFAULTS.proxy.borrowTimeoutSeconds,
       requireTls: p.requireTls ?? DEFAULTS.proxy.requireTls,
       debugLogging: p.debugLogging ?? DEFAULTS.proxy.debugLogging,

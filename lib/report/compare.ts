@@ -231,92 +231,35 @@ export function renderCompareHtml(model: ComparisonModel): string {
   const onlyTable = (title: string, cells: readonly Cell[]): SafeHtml =>
     cells.length === 0
       ? html``
-      : html`<h2>${title}</h2>
-          <table>
-            <thead>
-              <tr>
-                <th>scenario</th>
-                <th>cell</th>
-                <th>tps</th>
-              </tr>
-            </thead>
-            <tbody>
-              ${cells.map(
-                (c) =>
-                  html`<tr>
-                    <td>${c.key.scenario}</td>
-                    <td>${cellLabel(c.key)}</td>
-                    <td class="num">${fmtSpread(c.tps, 1)}</td>
-                  </tr>`,
-              )}
-            </tbody>
-          </table>`;
+      : html`<h2>${title}</h2><table><thead><tr><th>scenario</th><th>cell</th><th>tps</th></tr></thead><tbody>${cells.map(
+          (c) =>
+            html`<tr><td>${c.key.scenario}</td><td>${cellLabel(c.key)}</td><td class="num">${fmtSpread(c.tps, 1)}</td></tr>`,
+        )}</tbody></table>`;
   return html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'" />
-        <title>proxylab compare · ${model.a.manifest.runId} vs ${model.b.manifest.runId}</title>
-        <style>
-          ${COMPARE_CSS}
-        </style>
-      </head>
-      <body>
-        <h1>proxylab compare</h1>
-        <ul>
-          <li>A: ${runLine(model.a)}</li>
-          <li>B: ${runLine(model.b)}</li>
-        </ul>
-        <p>
-          Ratio is median tps B / median tps A. ⚠ marks a difference larger than the spread (best − worst)
-          between repetitions; without repetitions the spread is unknown and the difference is not judged.
-        </p>
-        ${scenarios.map((scenario) => {
-          const cells = model.matched.filter((c) => c.key.scenario === scenario);
-          const drawable = cells.some((c) => c.ratio !== null);
-          return html`<section data-scenario="${scenario}">
-            <h2>${scenario}</h2>
-            ${
-              drawable
-                ? html`<figure class="chart" data-chart="ratio">
-                    ${trustedSvg(renderSvg(ratioOption(cells, scenario), { width: 720, height: 80 + 28 * cells.length }))}
-                    <figcaption>
-                      orange: beyond the spread between repetitions; green: within it; grey: no repetitions,
-                      not judged. Cells without a ratio are only in the table.
-                    </figcaption>
-                  </figure>`
-                : ''
-            }
-            <table>
-              <thead>
-                <tr>
-                  <th>cell</th>
-                  <th>tps A</th>
-                  <th>tps B</th>
-                  <th>B/A</th>
-                  <th>marker</th>
-                  <th>verdict A → B</th>
-                </tr>
-              </thead>
-              <tbody>
-                ${cells.map(
-                  (c) =>
-                    html`<tr class="${c.marker}">
-                      <td>${cellLabel(c.key)}</td>
-                      <td class="num">${fmtSpread(c.a, 1)}</td>
-                      <td class="num">${fmtSpread(c.b, 1)}</td>
-                      <td class="num">${c.ratio !== null ? `${fmtNumber(c.ratio, 2)} ×` : '?'}</td>
-                      <td title="${c.note}">${MARKER_TEXT[c.marker]}</td>
-                      <td>${fmtVerdict(c.verdictA)} → ${fmtVerdict(c.verdictB)}</td>
-                    </tr>`,
-                )}
-              </tbody>
-            </table>
-          </section>`;
-        })}
-        ${onlyTable('Only in A', model.onlyA)} ${onlyTable('Only in B', model.onlyB)}
-      </body>
-    </html> `.value;
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
+<title>proxylab compare · ${model.a.manifest.runId} vs ${model.b.manifest.runId}</title><style>${COMPARE_CSS}</style></head><body>
+<h1>proxylab compare</h1>
+<ul><li>A: ${runLine(model.a)}</li><li>B: ${runLine(model.b)}</li></ul>
+<p>Ratio is median tps B / median tps A. ⚠ marks a difference larger than the spread (best − worst) between repetitions; without repetitions the spread is unknown and the difference is not judged.</p>
+${scenarios.map((scenario) => {
+  const cells = model.matched.filter((c) => c.key.scenario === scenario);
+  const drawable = cells.some((c) => c.ratio !== null);
+  return html`<section data-scenario="${scenario}"><h2>${scenario}</h2>${
+    drawable
+      ? html`<figure class="chart" data-chart="ratio">${trustedSvg(renderSvg(ratioOption(cells, scenario), { width: 720, height: 80 + 28 * cells.length }))}<figcaption>orange: beyond the spread between repetitions; green: within it; grey: no repetitions, not judged. Cells without a ratio are only in the table.</figcaption></figure>`
+      : ''
+  }<table><thead><tr><th>cell</th><th>tps A</th><th>tps B</th><th>B/A</th><th>marker</th><th>verdict A → B</th></tr></thead><tbody>${cells.map(
+    (c) =>
+      html`<tr class="${c.marker}"><td>${cellLabel(c.key)}</td><td class="num">${fmtSpread(c.a, 1)}</td><td class="num">${fmtSpread(c.b, 1)}</td><td class="num">${
+        c.ratio !== null ? `${fmtNumber(c.ratio, 2)} ×` : '?'
+      }</td><td title="${c.note}">${MARKER_TEXT[c.marker]}</td><td>${fmtVerdict(c.verdictA)} → ${fmtVerdict(c.verdictB)}</td></tr>`,
+  )}</tbody></table></section>`;
+})}
+${onlyTable('Only in A', model.onlyA)}
+${onlyTable('Only in B', model.onlyB)}
+</body></html>
+`.value;
 }
 
 export interface ComparisonResult {

@@ -81,56 +81,31 @@ function headline(model: ReportModel): SafeHtml {
   ]
     .filter((x): x is string => x !== null)
     .join(' · ');
-  const settings = Object.entries(m.settings).map(
-    ([k, v]) =>
-      html`<dt>${k}</dt>
-        <dd>${fmtSetting(v)}</dd>`,
-  );
+  const settings = Object.entries(m.settings).map(([k, v]) => html`<dt>${k}</dt><dd>${fmtSetting(v)}</dd>`);
   return html`<section id="headline">
-    <dl class="kv">
-      <dt>run</dt>
-      <dd>${m.runId}</dd>
-      <dt>suite</dt>
-      <dd>${m.suite}</dd>
-      <dt>mode</dt>
-      <dd>
-        ${m.mode === 'local' ? 'local stand-in (PostgreSQL + PgBouncer on one machine)' : 'cloud lab (Aurora PostgreSQL + RDS Proxy)'}
-      </dd>
-      <dt>status</dt>
-      <dd>
-        <span class="badge s-${m.status}">${m.status}</span> ${m.stepsCompleted} of ${m.stepIds.length} steps
-      </dd>
-      <dt>started</dt>
-      <dd>${m.startedAt}</dd>
-      <dt>ended</dt>
-      <dd>${m.endedAt ?? 'not ended'} (${fmtDuration(m.startedAt, m.endedAt)})</dd>
-      <dt>environment</dt>
-      <dd>${envText || 'unknown'}</dd>
-    </dl>
-    <details open>
-      <summary>${m.mode === 'local' ? 'local settings' : 'lab'} (${Object.keys(m.settings).length})</summary>
-      <dl class="kv">${settings}</dl>
-    </details>
-  </section>`;
+<dl class="kv">
+<dt>run</dt><dd>${m.runId}</dd>
+<dt>suite</dt><dd>${m.suite}</dd>
+<dt>mode</dt><dd>${m.mode === 'local' ? 'local stand-in (PostgreSQL + PgBouncer on one machine)' : 'cloud lab (Aurora PostgreSQL + RDS Proxy)'}</dd>
+<dt>status</dt><dd><span class="badge s-${m.status}">${m.status}</span> ${m.stepsCompleted} of ${m.stepIds.length} steps</dd>
+<dt>started</dt><dd>${m.startedAt}</dd>
+<dt>ended</dt><dd>${m.endedAt ?? 'not ended'} (${fmtDuration(m.startedAt, m.endedAt)})</dd>
+<dt>environment</dt><dd>${envText || 'unknown'}</dd>
+</dl>
+<details open><summary>${m.mode === 'local' ? 'local settings' : 'lab'} (${Object.keys(m.settings).length})</summary><dl class="kv">${settings}</dl></details>
+</section>`;
 }
 
 function warningsSection(warnings: readonly ReportWarning[]): SafeHtml {
   if (warnings.length === 0) return html``;
-  return html`<ul class="warnings" id="warnings">
-    ${warnings.map(
-      (w) =>
-        html`<li data-warning="${w.id}">
-          ${w.message}${
-            w.stepIds.length > 0
-              ? html` <details>
-                  <summary>${w.stepIds.length} step(s)</summary>
-                  <code>${w.stepIds.join('\n')}</code>
-                </details>`
-              : ''
-          }
-        </li>`,
-    )}
-  </ul>`;
+  return html`<ul class="warnings" id="warnings">${warnings.map(
+    (w) =>
+      html`<li data-warning="${w.id}">${w.message}${
+        w.stepIds.length > 0
+          ? html` <details><summary>${w.stepIds.length} step(s)</summary><code>${w.stepIds.join('\n')}</code></details>`
+          : ''
+      }</li>`,
+  )}</ul>`;
 }
 
 /** One line under the title: which experiments this run reproduced, held so far or contradicted. */
@@ -141,8 +116,7 @@ function findingsLine(findings: readonly FindingRow[]): SafeHtml {
       const rows = findings.filter((f) => f.state === state);
       return rows.length === 0
         ? null
-        : html`<span class="badge s-${state}">${STATE_WORDS[state]}</span>
-            ${rows.map((f) => `${f.experiment ?? '–'} (${f.scenario})`).join(', ')}`;
+        : html`<span class="badge s-${state}">${STATE_WORDS[state]}</span> ${rows.map((f) => `${f.experiment ?? '–'} (${f.scenario})`).join(', ')}`;
     })
     .filter((p): p is SafeHtml => p !== null);
   return parts.length === 0
@@ -152,45 +126,20 @@ function findingsLine(findings: readonly FindingRow[]): SafeHtml {
 
 function findingsSection(findings: readonly FindingRow[]): SafeHtml {
   if (findings.length === 0)
-    return html`<section id="findings">
-      <h2>Findings</h2>
-      <p>No steps recorded yet.</p>
-    </section>`;
-  return html`<section id="findings">
-    <h2>Published findings</h2>
-    <table>
-      <thead>
-        <tr>
-          <th>experiment</th>
-          <th>scenario</th>
-          <th>published finding</th>
-          <th>this run</th>
-          <th>verdicts held / broke / info</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${findings.map(
-          (f) =>
-            html`<tr>
-              <td>${f.experiment ?? '–'}</td>
-              <td><a href="#${anchor(f.scenario)}">${f.scenario}</a></td>
-              <td>${f.finding ?? '–'}</td>
-              <td>
-                <span class="badge s-${f.state}">${STATE_WORDS[f.state]}</span>${
-                  f.brokenExamples.length > 0
-                    ? html`<details>
-                        <summary>what broke</summary>
-                        <code>${f.brokenExamples.join('\n')}</code>
-                      </details>`
-                    : ''
-                }
-              </td>
-              <td class="num">${f.held} / ${f.broke} / ${f.informational}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
-  </section>`;
+    return html`<section id="findings"><h2>Findings</h2><p>No steps recorded yet.</p></section>`;
+  return html`<section id="findings"><h2>Published findings</h2>
+<table><thead><tr><th>experiment</th><th>scenario</th><th>published finding</th><th>this run</th><th>verdicts held / broke / info</th></tr></thead><tbody>
+${findings.map(
+  (
+    f,
+  ) => html`<tr><td>${f.experiment ?? '–'}</td><td><a href="#${anchor(f.scenario)}">${f.scenario}</a></td><td>${f.finding ?? '–'}</td>
+<td><span class="badge s-${f.state}">${STATE_WORDS[f.state]}</span>${
+    f.brokenExamples.length > 0
+      ? html`<details><summary>what broke</summary><code>${f.brokenExamples.join('\n')}</code></details>`
+      : ''
+  }</td><td class="num">${f.held} / ${f.broke} / ${f.informational}</td></tr>`,
+)}
+</tbody></table></section>`;
 }
 
 /** An id-safe anchor for a scenario name (the visible text stays escaped, not mangled). */
@@ -199,10 +148,7 @@ export function anchor(scenario: string): string {
 }
 
 function chart(kind: string, svg: string, caption: string): SafeHtml {
-  return html`<figure class="chart" data-chart="${kind}">
-    ${trustedSvg(svg)}
-    <figcaption>${caption}</figcaption>
-  </figure>`;
+  return html`<figure class="chart" data-chart="${kind}">${trustedSvg(svg)}<figcaption>${caption}</figcaption></figure>`;
 }
 
 function panelCharts(panel: ScenarioPanel): SafeHtml {
@@ -215,50 +161,24 @@ function panelCharts(panel: ScenarioPanel): SafeHtml {
     l.points.filter((p) => p !== null && p.value === null).map((p) => `${l.label} at ${p!.clients} clients`),
   );
   const size = { width: 560, height: 330 };
-  return html`<h3>${mode}</h3>
-    <div class="charts">
-      ${anyTps ? chart('tps', renderSvg(tpsOption(panel, `TPS vs clients — ${mode}`), size), `median tps per target${panel.repeated ? '; band: worst to best repetition' : ''}; ▲ the cell had errors or aborted clients`) : html`<div class="nodata" data-chart="tps">TPS: no data (no step of this panel reported a tps)</div>`}
-      ${anyLatency ? chart('latency', renderSvg(latencyOption(panel, `Latency vs clients — ${mode}`), size), 'p95 solid, p50 dashed (from pgbench aggregate logs)') : html`<div class="nodata" data-chart="latency">Latency: no data (no aggregate logs with latencies)</div>`}
-    </div>
-    ${noValue.length > 0 ? html`<p class="sub">No tps (refused or failed, see the error matrix): ${noValue.join('; ')}</p>` : ''}`;
+  return html`<h3>${mode}</h3><div class="charts">
+${anyTps ? chart('tps', renderSvg(tpsOption(panel, `TPS vs clients — ${mode}`), size), `median tps per target${panel.repeated ? '; band: worst to best repetition' : ''}; ▲ the cell had errors or aborted clients`) : html`<div class="nodata" data-chart="tps">TPS: no data (no step of this panel reported a tps)</div>`}
+${anyLatency ? chart('latency', renderSvg(latencyOption(panel, `Latency vs clients — ${mode}`), size), 'p95 solid, p50 dashed (from pgbench aggregate logs)') : html`<div class="nodata" data-chart="latency">Latency: no data (no aggregate logs with latencies)</div>`}
+</div>${noValue.length > 0 ? html`<p class="sub">No tps (refused or failed, see the error matrix): ${noValue.join('; ')}</p>` : ''}`;
 }
 
 function churnSection(rows: readonly ChurnRow[]): SafeHtml {
   if (rows.length === 0) return html``;
   const drawable = rows.some((r) => r.persistent || r.perTransaction);
-  const table = html`<table>
-    <thead>
-      <tr>
-        <th>target</th>
-        <th>clients</th>
-        <th>protocol</th>
-        <th>tps reusing connections</th>
-        <th>tps with -C</th>
-        <th>cost of churn</th>
-      </tr>
-    </thead>
-    <tbody>
-      ${rows.map(
-        (r) =>
-          html`<tr>
-            <td>${r.label}</td>
-            <td class="num">${r.clients}</td>
-            <td>${r.protocol}</td>
-            <td class="num">${r.persistent ? fmtSpread(r.persistent) : 'not run'}</td>
-            <td class="num">${fmtSpread(r.perTransaction)}</td>
-            <td class="num">${r.churnCost !== null ? `${fmtNumber(r.churnCost, 1)} ×` : '?'}</td>
-          </tr>`,
-      )}
-    </tbody>
-  </table>`;
-  return html`<h3>Connection churn: with and without -C</h3>
-    ${
-      drawable
-        ? html`<div class="charts">
-            ${chart('churn', renderSvg(churnOption(rows, 'tps reusing connections vs -C'), { width: 560, height: 330 }), 'median tps; a missing bar was not run or gave no tps')}
-          </div>`
-        : ''
-    }${table}`;
+  const table = html`<table><thead><tr><th>target</th><th>clients</th><th>protocol</th><th>tps reusing connections</th><th>tps with -C</th><th>cost of churn</th></tr></thead><tbody>${rows.map(
+    (r) =>
+      html`<tr><td>${r.label}</td><td class="num">${r.clients}</td><td>${r.protocol}</td><td class="num">${r.persistent ? fmtSpread(r.persistent) : 'not run'}</td><td class="num">${fmtSpread(r.perTransaction)}</td><td class="num">${r.churnCost !== null ? `${fmtNumber(r.churnCost, 1)} ×` : '?'}</td></tr>`,
+  )}</tbody></table>`;
+  return html`<h3>Connection churn: with and without -C</h3>${
+    drawable
+      ? html`<div class="charts">${chart('churn', renderSvg(churnOption(rows, 'tps reusing connections vs -C'), { width: 560, height: 330 }), 'median tps; a missing bar was not run or gave no tps')}</div>`
+      : ''
+  }${table}`;
 }
 
 function matrixCell(cell: MatrixCell | null): SafeHtml {
@@ -279,93 +199,33 @@ function matrixCell(cell: MatrixCell | null): SafeHtml {
           ? `${cell.abortedClients} aborted`
           : ''
         : cell.state;
-  return html`<td class="m-${cell.state}" title="${hover}" data-state="${cell.state}">
-    ${verdictMark(cell.verdictHeld)}
-    ${label}${cell.errors.map((e) => html`<div class="cls">${e.class} ×${e.count}</div>`)}${
-      cell.errors.length > 0
-        ? html`<details>
-            <summary>sample</summary>
-            <code>${cell.errors.map((e) => `${e.class}: ${e.sample}`).join('\n')}</code>
-          </details>`
-        : ''
-    }
-  </td>`;
+  return html`<td class="m-${cell.state}" title="${hover}" data-state="${cell.state}">${verdictMark(cell.verdictHeld)} ${label}${cell.errors.map(
+    (e) => html`<div class="cls">${e.class} ×${e.count}</div>`,
+  )}${
+    cell.errors.length > 0
+      ? html`<details><summary>sample</summary><code>${cell.errors.map((e) => `${e.class}: ${e.sample}`).join('\n')}</code></details>`
+      : ''
+  }</td>`;
 }
 
 function matrixSection(matrix: ErrorMatrix): SafeHtml {
-  return html`<h3>Error matrix</h3>
-    <p class="sub">
-      ✓/✗: the step's expectation held or broke; hover a cell for the expectation, what happened and one
-      sample line per error class.
-    </p>
-    <table class="matrix" data-matrix="${matrix.scenario}">
-      <thead>
-        <tr>
-          <th>target</th>
-          ${matrix.columns.map(
-            (c) => html`<th>${c.clients} clients<br />${c.protocol}<br />${fmtConnect(c.connect)}</th>`,
-          )}
-        </tr>
-      </thead>
-      <tbody>
-        ${matrix.rows.map(
-          (r) =>
-            html`<tr>
-              <th>${r.label}</th>
-              ${r.cells.map(matrixCell)}
-            </tr>`,
-        )}
-      </tbody>
-    </table>`;
+  return html`<h3>Error matrix</h3><p class="sub">✓/✗: the step's expectation held or broke; hover a cell for the expectation, what happened and one sample line per error class.</p>
+<table class="matrix" data-matrix="${matrix.scenario}"><thead><tr><th>target</th>${matrix.columns.map(
+    (c) => html`<th>${c.clients} clients<br>${c.protocol}<br>${fmtConnect(c.connect)}</th>`,
+  )}</tr></thead><tbody>${matrix.rows.map((r) => html`<tr><th>${r.label}</th>${r.cells.map(matrixCell)}</tr>`)}</tbody></table>`;
 }
 
 function resultsTable(cells: readonly Cell[]): SafeHtml {
-  return html`<details>
-    <summary>all results (${cells.length} cells)</summary>
-    <table>
-      <thead>
-        <tr>
-          <th>target</th>
-          <th>clients</th>
-          <th>protocol</th>
-          <th>connect</th>
-          <th>pool %</th>
-          <th>script</th>
-          <th>tps</th>
-          <th>p50 ms</th>
-          <th>p95 ms</th>
-          <th>errors</th>
-          <th>verdict</th>
-        </tr>
-      </thead>
-      <tbody>
-        ${cells.map(
-          (c) =>
-            html`<tr>
-              <td>${c.key.target.name}</td>
-              <td class="num">${c.key.clients}</td>
-              <td>${c.key.protocol}</td>
-              <td>${fmtConnect(c.key.connect)}</td>
-              <td class="num">${c.key.poolPercent ?? '–'}</td>
-              <td>${c.key.script}</td>
-              <td class="num">${fmtSpread(c.tps)}</td>
-              <td class="num">${fmtSpread(c.latencyP50Ms)}</td>
-              <td class="num">${fmtSpread(c.latencyP95Ms)}</td>
-              <td>
-                ${
-                  c.errors.length > 0
-                    ? c.errors.map((e) => `${e.class} ×${e.count}`).join(', ')
-                    : c.abortedClients > 0
-                      ? `${c.abortedClients} aborted`
-                      : '–'
-                }
-              </td>
-              <td>${verdictMark(c.verdictHeld)} ${c.steps.map((s) => s.verdict.observed).join(' | ')}</td>
-            </tr>`,
-        )}
-      </tbody>
-    </table>
-  </details>`;
+  return html`<details><summary>all results (${cells.length} cells)</summary><table><thead><tr><th>target</th><th>clients</th><th>protocol</th><th>connect</th><th>pool %</th><th>script</th><th>tps</th><th>p50 ms</th><th>p95 ms</th><th>errors</th><th>verdict</th></tr></thead><tbody>${cells.map(
+    (c) =>
+      html`<tr><td>${c.key.target.name}</td><td class="num">${c.key.clients}</td><td>${c.key.protocol}</td><td>${fmtConnect(c.key.connect)}</td><td class="num">${c.key.poolPercent ?? '–'}</td><td>${c.key.script}</td><td class="num">${fmtSpread(c.tps)}</td><td class="num">${fmtSpread(c.latencyP50Ms)}</td><td class="num">${fmtSpread(c.latencyP95Ms)}</td><td>${
+        c.errors.length > 0
+          ? c.errors.map((e) => `${e.class} ×${e.count}`).join(', ')
+          : c.abortedClients > 0
+            ? `${c.abortedClients} aborted`
+            : '–'
+      }</td><td>${verdictMark(c.verdictHeld)} ${c.steps.map((s) => s.verdict.observed).join(' | ')}</td></tr>`,
+  )}</tbody></table></details>`;
 }
 
 function scenarioSection(model: ReportModel, scenario: string, lookup: ScenarioLookup): SafeHtml {
@@ -376,19 +236,18 @@ function scenarioSection(model: ReportModel, scenario: string, lookup: ScenarioL
   const matrix = model.matrices.find((m) => m.scenario === scenario);
   const comparisons = (model.run.manifest.scenarioVerdicts ?? []).filter((v) => v.scenario === scenario);
   return html`<section class="scenario" id="${anchor(scenario)}" data-scenario="${scenario}">
-    <h2>${scenario}${info?.title ? html` — ${info.title}` : ''}</h2>
-    ${info?.finding ? html`<p class="sub">${info.experiment ?? ''} published: ${info.finding}</p>` : ''}
-    ${panels.map(panelCharts)} ${churnSection(churn)} ${matrix ? matrixSection(matrix) : ''}
-    ${
-      comparisons.length > 0
-        ? html`<h3>Comparisons</h3>
-            <ul>
-              ${comparisons.map((v) => html`<li>${verdictMark(v.held)} ${v.expected} — ${v.observed}</li>`)}
-            </ul>`
-        : ''
-    }
-    ${resultsTable(cells)}
-  </section>`;
+<h2>${scenario}${info?.title ? html` — ${info.title}` : ''}</h2>
+${info?.finding ? html`<p class="sub">${info.experiment ?? ''} published: ${info.finding}</p>` : ''}
+${panels.map(panelCharts)}
+${churnSection(churn)}
+${matrix ? matrixSection(matrix) : ''}
+${
+  comparisons.length > 0
+    ? html`<h3>Comparisons</h3><ul>${comparisons.map((v) => html`<li>${verdictMark(v.held)} ${v.expected} — ${v.observed}</li>`)}</ul>`
+    : ''
+}
+${resultsTable(cells)}
+</section>`;
 }
 
 function metricPanelHtml(panel: MetricPanel, model: ReportModel): SafeHtml {
@@ -397,96 +256,44 @@ function metricPanelHtml(panel: MetricPanel, model: ReportModel): SafeHtml {
       html`<li>${m.label}: ${m.status === 'not-collected' ? 'not collected' : 'no data'} (${m.reason})</li>`,
   );
   if (panel.lines.length === 0) {
-    return html`<div class="nodata" data-chart="metric-nodata" data-metric="${panel.title}">
-      <strong>${panel.title}</strong>: no data
-      <ul>
-        ${missing}
-      </ul>
-    </div>`;
+    return html`<div class="nodata" data-chart="metric-nodata" data-metric="${panel.title}"><strong>${panel.title}</strong>: no data<ul>${missing}</ul></div>`;
   }
-  return html`<figure class="chart" data-chart="metric" data-metric="${panel.title}">
-    ${trustedSvg(renderSvg(metricOption(panel, model.windows), { width: 560, height: 250 }))}${
-      missing.length > 0
-        ? html`<figcaption>
-            <ul>
-              ${missing}
-            </ul>
-          </figcaption>`
-        : ''
-    }
-  </figure>`;
+  return html`<figure class="chart" data-chart="metric" data-metric="${panel.title}">${trustedSvg(
+    renderSvg(metricOption(panel, model.windows), { width: 560, height: 250 }),
+  )}${missing.length > 0 ? html`<figcaption><ul>${missing}</ul></figcaption>` : ''}</figure>`;
 }
 
 function metricsSection(model: ReportModel): SafeHtml {
   const files = model.run.metrics.map((m) => `metrics/${m.name}.json`);
-  return html`<section id="metrics">
-    <h2>Metrics over time</h2>
-    <p class="sub">
-      ${files.length > 0 ? `From ${files.join(', ')}.` : 'This run has no metrics files.'} Shaded bands are
-      steps, numbered in run order; a series the collector could not read is listed as "no data", never drawn
-      as zero.
-    </p>
-    <details>
-      <summary>step numbers</summary>
-      <table>
-        <thead>
-          <tr>
-            <th>#</th>
-            <th>step</th>
-            <th>start</th>
-            <th>end</th>
-          </tr>
-        </thead>
-        <tbody>
-          ${model.windows.map(
-            (w) =>
-              html`<tr>
-                <td class="num">${w.index}</td>
-                <td>${w.stepId}</td>
-                <td>${new Date(w.startMs).toISOString()}</td>
-                <td>${new Date(w.endMs).toISOString()}</td>
-              </tr>`,
-          )}
-        </tbody>
-      </table>
-    </details>
-    <div class="charts">${model.metricPanels.map((p) => metricPanelHtml(p, model))}</div>
-  </section>`;
+  return html`<section id="metrics"><h2>Metrics over time</h2>
+<p class="sub">${files.length > 0 ? `From ${files.join(', ')}.` : 'This run has no metrics files.'} Shaded bands are steps, numbered in run order; a series the collector could not read is listed as "no data", never drawn as zero.</p>
+<details><summary>step numbers</summary><table><thead><tr><th>#</th><th>step</th><th>start</th><th>end</th></tr></thead><tbody>${model.windows.map(
+    (w) =>
+      html`<tr><td class="num">${w.index}</td><td>${w.stepId}</td><td>${new Date(w.startMs).toISOString()}</td><td>${new Date(w.endMs).toISOString()}</td></tr>`,
+  )}</tbody></table></details>
+<div class="charts">${model.metricPanels.map((p) => metricPanelHtml(p, model))}</div></section>`;
 }
 
 export function renderHtml(model: ReportModel, opts: HtmlOptions): string {
   const m = model.run.manifest;
   const scenarios = [...new Set(model.cells.map((c) => c.key.scenario))];
   const page = html`<!doctype html>
-    <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta
-          http-equiv="Content-Security-Policy"
-          content="default-src 'none'; style-src 'unsafe-inline'; img-src data:"
-        />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>proxylab report · ${m.suite} · ${m.runId}</title>
-        <style>
-          ${STYLE}
-        </style>
-      </head>
-      <body>
-        <header>
-          <h1>proxylab report: suite ${m.suite}, run ${m.runId}</h1>
-          <p class="sub">
-            ${m.mode} run started ${m.startedAt}; generated ${opts.generatedAt.toISOString()} from the run
-            directory alone.
-          </p>
-        </header>
-        ${findingsLine(model.findings)} ${warningsSection(model.warnings)} ${headline(model)}
-        ${findingsSection(model.findings)}
-        ${joinHtml(scenarios.map((s) => scenarioSection(model, s, opts.lookup)))} ${metricsSection(model)}
-        <footer>
-          proxylab · result schema v${m.schemaVersion} · charts rendered to static SVG with Apache ECharts;
-          this page loads nothing from the network.
-        </footer>
-      </body>
-    </html> `;
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>proxylab report · ${m.suite} · ${m.runId}</title>
+<style>${STYLE}</style></head>
+<body>
+<header><h1>proxylab report: suite ${m.suite}, run ${m.runId}</h1>
+<p class="sub">${m.mode} run started ${m.startedAt}; generated ${opts.generatedAt.toISOString()} from the run directory alone.</p></header>
+${findingsLine(model.findings)}
+${warningsSection(model.warnings)}
+${headline(model)}
+${findingsSection(model.findings)}
+${joinHtml(scenarios.map((s) => scenarioSection(model, s, opts.lookup)))}
+${metricsSection(model)}
+<footer>proxylab · result schema v${m.schemaVersion} · charts rendered to static SVG with Apache ECharts; this page loads nothing from the network.</footer>
+</body></html>
+`;
   return page.value;
 }

@@ -35,7 +35,7 @@ describe('escapeHtml and the html template', () => {
     // GIVEN
     const inner = html`<b>${'<i>'}</b>`;
     // WHEN
-    const out = html`<p title="${'"x'}">${inner}${['<a>', html`<br />`]}${null}${false}${3}</p>`;
+    const out = html`<p title="${'"x'}">${inner}${['<a>', html`<br>`]}${null}${false}${3}</p>`;
     // THEN
     expect(out.value).toBe('<p title="&quot;x"><b>&lt;i&gt;</b>&lt;a&gt;<br>3</p>');
   });
