@@ -59,7 +59,7 @@ export class LabDatabase extends Construct {
     const entry = findEngineVersion(aurora.engineVersion);
     if (!entry)
       throw new Error(
-        `engine version ${aurora.engineVersion} is not in ACCEPTED_ENGINE_VERSIONS (validate the lab first)`,
+        `${this.node.path}: engine version ${aurora.engineVersion} is not in ACCEPTED_ENGINE_VERSIONS (validate the lab first)`,
       );
     const engine = rds.DatabaseClusterEngine.auroraPostgres({
       version: rds.AuroraPostgresEngineVersion[entry.cdkKey],
@@ -116,7 +116,7 @@ export class LabDatabase extends Construct {
       deletionProtection: false,
       removalPolicy: aurora.snapshotOnDestroy ? RemovalPolicy.SNAPSHOT : RemovalPolicy.DESTROY,
     });
-    if (!this.cluster.secret) throw new Error('the cluster has no generated secret');
+    if (!this.cluster.secret) throw new Error(`${this.node.path}: the cluster has no generated secret`);
     this.secret = this.cluster.secret;
 
     this.instances = this.cluster.node.children.flatMap((child) => {
@@ -132,7 +132,7 @@ export class LabDatabase extends Construct {
       ];
     });
     const writer = this.instances.find((i) => i.role === 'writer');
-    if (!writer) throw new Error('the cluster has no writer instance');
+    if (!writer) throw new Error(`${this.node.path}: the cluster has no writer instance`);
     this.writer = writer.resource;
 
     Validations.of(this.cluster).acknowledge({
@@ -154,7 +154,7 @@ export class LabDatabase extends Construct {
 }
 
 /** Maps the lab's Aurora settings to instance-level (DB parameter group) parameters. */
-export function toInstanceParameters(aurora: AuroraConfig): Record<string, string> {
+function toInstanceParameters(aurora: AuroraConfig): Record<string, string> {
   const out: Record<string, string> = {};
   if (aurora.maxConnections !== null) out.max_connections = String(aurora.maxConnections);
   if (aurora.logConnections) {

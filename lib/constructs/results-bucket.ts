@@ -32,7 +32,10 @@ export class ResultsBucket extends Construct {
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
       versioned: false,
       lifecycleRules: [
-        { id: 'expire-results', expiration: Duration.days(props.expireAfterDays ?? DEFAULTS.results.expireAfterDays) },
+        {
+          id: 'expire-results',
+          expiration: Duration.days(props.expireAfterDays ?? DEFAULTS.results.expireAfterDays),
+        },
         { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
       ],
       removalPolicy: retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
