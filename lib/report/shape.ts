@@ -53,7 +53,7 @@ function distinctBy<T>(items: readonly T[], key: (item: T) => string): T[] {
   return [...seen.values()];
 }
 
-export function scenarioNames(cells: readonly Cell[]): string[] {
+function scenarioNames(cells: readonly Cell[]): string[] {
   return uniqueInOrder(cells.map((c) => c.key.scenario));
 }
 
@@ -150,7 +150,7 @@ export function churnRows(cells: readonly Cell[]): ChurnRow[] {
 
 // ---------------------------------------------------------------- error matrix
 
-export type MatrixState = 'ok' | 'errors' | 'refused' | 'timeout' | 'infrastructure-error';
+export type MatrixState = 'ok' | 'errors' | 'timeout';
 
 export interface MatrixCell {
   readonly state: MatrixState;
@@ -177,9 +177,7 @@ export interface ErrorMatrix {
 }
 
 function matrixState(cell: Cell): MatrixState {
-  if (cell.statuses.includes('infrastructure-error')) return 'infrastructure-error';
   if (cell.statuses.includes('timeout')) return 'timeout';
-  if (cell.statuses.includes('refused-precheck')) return 'refused';
   return cell.errors.length > 0 || cell.abortedClients > 0 ? 'errors' : 'ok';
 }
 
@@ -304,7 +302,7 @@ export function chartWindows(windows: readonly StepWindow[]): ChartWindow[] {
 
 const MIB = 1024 * 1024;
 
-export function seriesLabel(s: MetricSeries): string {
+function seriesLabel(s: MetricSeries): string {
   const dims = Object.values(s.dimensions).filter((v) => v !== '');
   const stat = s.stat === 'value' ? '' : s.stat;
   return [dims.length > 0 ? dims.join(' / ') : s.source, stat].filter((x) => x !== '').join(' · ');
