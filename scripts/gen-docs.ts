@@ -139,7 +139,7 @@ export function labFieldRows(schema: JsonSchema = labJsonSchema({ keepDefaultTex
   return rows;
 }
 
-export function renderLabFields(): string {
+function renderLabFields(): string {
   return [
     '| field | default | allowed | what |',
     '|---|---|---|---|',
@@ -163,7 +163,7 @@ function allScenarios(): Array<{ scenario: Scenario; suites: string[] }> {
   return [...byName.values()];
 }
 
-export function renderSuites(): string {
+function renderSuites(): string {
   return [
     '| suite | what | scenarios |',
     '|---|---|---|',
@@ -203,7 +203,7 @@ function pgbenchText(s: Scenario): string {
   return parts.join(' ');
 }
 
-export function renderScenarios(): string {
+function renderScenarios(): string {
   return [
     '| scenario | suites | experiment | script | pgbench | clients | targets | protocol × connect | pool % | reps |',
     '|---|---|---|---|---|---|---|---|---|---:|',
@@ -244,7 +244,7 @@ function expectedText(rule: ExpectationRule): string {
   return code(`${rule.outcome}${classes}`);
 }
 
-export function renderExpectations(): string {
+function renderExpectations(): string {
   const rows = new Map<string, { rule: ExpectationRule; where: string[] }>();
   for (const { scenario } of allScenarios()) {
     scenario.expectations.forEach((rule, i) => {
@@ -266,7 +266,7 @@ export function renderExpectations(): string {
   ].join('\n');
 }
 
-export function renderErrorClasses(): string {
+function renderErrorClasses(): string {
   return [
     '| class | matched (case-insensitive, first class wins) |',
     '|---|---|',

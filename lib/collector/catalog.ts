@@ -209,7 +209,7 @@ export function isBurstableInstanceClass(instanceClass: string): boolean {
  * pg_stat_database and the machine's /proc/stat; the runners write `cpu_percent` the same way.
  * Units as the sampler records them.
  */
-export const SAMPLER_METRICS: readonly MetricDef[] = [
+const SAMPLER_METRICS: readonly MetricDef[] = [
   { name: 'cl_waiting', title: 'Clients waiting for a server connection (cl_waiting)', unit: 'count' },
   { name: 'cl_active', title: 'Active clients (cl_active)', unit: 'count' },
   { name: 'sv_active', title: 'Server connections in use (sv_active)', unit: 'count' },

@@ -42,9 +42,9 @@ export const LIMITS = {
 } as const;
 
 /** Lab names become the stack name `proxylab-<name>` and prefix every proxy name. */
-export const LAB_NAME_PATTERN = /^[a-z](?:[a-z0-9]|-(?=[a-z0-9]))*$/;
+const LAB_NAME_PATTERN = /^[a-z](?:[a-z0-9]|-(?=[a-z0-9]))*$/;
 /** RDS identifier: a letter first, then letters, digits and single hyphens, no trailing hyphen. */
-export const RDS_IDENTIFIER_PATTERN = /^[a-zA-Z](?:[a-zA-Z0-9]|-(?=[a-zA-Z0-9]))*$/;
+const RDS_IDENTIFIER_PATTERN = /^[a-zA-Z](?:[a-zA-Z0-9]|-(?=[a-zA-Z0-9]))*$/;
 /** EC2 instance type such as `c7g.large`, `m7i.2xlarge`, `c6gn.16xlarge`. */
 export const EC2_INSTANCE_TYPE_PATTERN = /^[a-z][a-z0-9-]*\.[a-z0-9]+$/;
 export const REGION_PATTERN = /^[a-z]{2}(?:-gov|-iso[a-z]*)?-[a-z]+-\d$/;

@@ -1,4 +1,4 @@
-/** Cost estimate, guard rails and expiry helpers (issue 7). See docs/cost.md. */
+/** Cost estimate, guard rails and expiry helpers. See docs/cost.md. */
 export {
   estimateCost,
   priceTableFor,

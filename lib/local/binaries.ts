@@ -7,7 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { InfrastructureError } from '../cli/errors';
 
-export const MIN_POSTGRES_MAJOR = 14;
+const MIN_POSTGRES_MAJOR = 14;
 
 export interface LocalBinaries {
   /** Directory holding initdb, postgres, pgbench, psql. */
@@ -81,7 +81,7 @@ function versionKey(name: string): number {
 }
 
 /** Directories that may hold the PostgreSQL server binaries, most preferred first. */
-export function postgresCandidateDirs(platform: NodeJS.Platform = process.platform): string[] {
+function postgresCandidateDirs(platform: NodeJS.Platform = process.platform): string[] {
   const dirs: string[] = [];
   const fromEnv = process.env.PROXYLAB_PG_BINDIR;
   if (typeof fromEnv === 'string' && fromEnv !== '') dirs.push(fromEnv);
@@ -101,7 +101,7 @@ export function postgresCandidateDirs(platform: NodeJS.Platform = process.platfo
   return [...new Set(dirs)];
 }
 
-export function pgbouncerCandidates(platform: NodeJS.Platform = process.platform): string[] {
+function pgbouncerCandidates(platform: NodeJS.Platform = process.platform): string[] {
   const files: string[] = [];
   const fromEnv = process.env.PROXYLAB_PGBOUNCER;
   if (typeof fromEnv === 'string' && fromEnv !== '') files.push(fromEnv);
@@ -184,7 +184,7 @@ function onPath(file: string): boolean {
     .some((d) => d !== '' && isExecutable(path.join(d, file)));
 }
 
-export function detectPackageManager(platform: NodeJS.Platform = process.platform): PackageManager | null {
+function detectPackageManager(platform: NodeJS.Platform = process.platform): PackageManager | null {
   if (platform === 'darwin') return onPath('brew') ? 'brew' : null;
   for (const pm of ['apt-get', 'dnf', 'yum'] as const) if (onPath(pm)) return pm;
   return null;

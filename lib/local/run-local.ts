@@ -22,7 +22,7 @@ import {
   type LocalStack,
 } from './stack';
 
-export const LOCAL_TARGET_KINDS: readonly TargetKind[] = [
+const LOCAL_TARGET_KINDS: readonly TargetKind[] = [
   'direct',
   'pgbouncer-transaction',
   'pgbouncer-session',

@@ -120,7 +120,7 @@ function firstMatch(lines: readonly string[], re: RegExp): RegExpMatchArray | nu
 }
 
 /** Cut a physical line before every `pgbench:` so jumbled output from two threads is seen twice. */
-export function splitSegments(line: string): string[] {
+function splitSegments(line: string): string[] {
   const parts = line.split(/(?=pgbench:)/).map((s) => s.replace(/\r$/, ''));
   return parts.filter((p) => p.trim() !== '' && p.trim() !== 'pgbench:');
 }
