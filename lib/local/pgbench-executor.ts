@@ -177,4 +177,3 @@ function compareLogNames(a: string, b: string): number {
   const tb = /\.\d+\.(\d+)$/.exec(b);
   return (ta ? Number(ta[1]) : 0) - (tb ? Number(tb[1]) : 0) || a.localeCompare(b);
 }
-

@@ -210,10 +210,7 @@ function whose(d: Extract<ReapDecision, { action: 'reap' }>): string {
   return d.owner ? `proxylab pid ${d.owner.pid}` : 'an unknown proxylab (no owner file)';
 }
 
-async function reapOne(
-  d: Extract<ReapDecision, { action: 'reap' }>,
-  sys: ReapSystem,
-): Promise<ReapOutcome> {
+async function reapOne(d: Extract<ReapDecision, { action: 'reap' }>, sys: ReapSystem): Promise<ReapOutcome> {
   const stopped: LiveServer[] = [];
   const stillRunning: LiveServer[] = [];
   // PgBouncer first: it holds connections to PostgreSQL.

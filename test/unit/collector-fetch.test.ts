@@ -193,14 +193,12 @@ describe('fetchCloudWatch', () => {
   test('a non-retryable error is not retried', async () => {
     // GIVEN
     const plan = planCloudWatchQueries(lab(1, 0), WINDOW, { now: NOW });
-    cwMock
-      .on(GetMetricDataCommand)
-      .rejects(
-        new InvalidParameterValueException({
-          $metadata: { httpStatusCode: 400 },
-          message: 'The parameter Period is invalid',
-        }),
-      );
+    cwMock.on(GetMetricDataCommand).rejects(
+      new InvalidParameterValueException({
+        $metadata: { httpStatusCode: 400 },
+        message: 'The parameter Period is invalid',
+      }),
+    );
     // WHEN
     const result = await fetchCloudWatch(new CloudWatchClient({ region: 'us-east-1' }), plan, {
       retry: noSleep,
@@ -244,11 +242,9 @@ describe('fetchCloudWatch', () => {
       { now: NOW },
     );
     expect(plan.periodSec).toBe(120);
-    cwMock
-      .on(GetMetricDataCommand)
-      .callsFake((input: GetMetricDataCommandInput) => ({
-        MetricDataResults: echoResults(input, () => 200),
-      }));
+    cwMock.on(GetMetricDataCommand).callsFake((input: GetMetricDataCommandInput) => ({
+      MetricDataResults: echoResults(input, () => 200),
+    }));
     // WHEN
     const result = await fetchCloudWatch(new CloudWatchClient({ region: 'us-east-1' }), plan);
     // THEN gauge: 200 over two minutes is 100 per minute; event count and latency unchanged

@@ -60,7 +60,10 @@ describe('judgeStep on real captures', () => {
   });
 
   test('timeouts', () => {
-    expect(judgeStep(smokeStep(SIMPLE), 'timeout', null)).toMatchObject({ held: false, observed: 'timed out' });
+    expect(judgeStep(smokeStep(SIMPLE), 'timeout', null)).toMatchObject({
+      held: false,
+      observed: 'timed out',
+    });
     expect(judgeStep(smokeStep(PREPARED), 'timeout', null).held).toBe(false);
     const anyStep: PlannedStep = {
       ...smokeStep(SIMPLE),
