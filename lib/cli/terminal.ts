@@ -23,7 +23,7 @@ function fmtNum(v: number | null | undefined, digits: number): string {
 }
 
 /** One line per finished step (used by both progress modes). */
-export function formatStepLine(index: number, total: number, r: StepRecord): string {
+function formatStepLine(index: number, total: number, r: StepRecord): string {
   const m = r.result;
   const tps = m?.tps ?? null;
   const what =

@@ -29,12 +29,12 @@ export interface AwsClients {
 }
 
 /** True when S3 requests go to a stand-in endpoint that needs path-style addressing. */
-export function usesEndpointOverride(settings: AwsSettings, env: NodeJS.ProcessEnv = process.env): boolean {
+function usesEndpointOverride(settings: AwsSettings, env: NodeJS.ProcessEnv = process.env): boolean {
   return Boolean(settings.endpointUrl || env.AWS_ENDPOINT_URL || env.AWS_ENDPOINT_URL_S3);
 }
 
 /** Client configuration shared by every service. */
-export function clientConfig(settings: AwsSettings): {
+function clientConfig(settings: AwsSettings): {
   region?: string;
   profile?: string;
   endpoint?: string;

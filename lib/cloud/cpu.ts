@@ -33,7 +33,7 @@ export function cpuPercent(before: CpuTimes, after: CpuTimes): number | null {
 
 export type ProcStatReader = () => Promise<string | null>;
 
-export const readProcStat: ProcStatReader = async () => {
+const readProcStat: ProcStatReader = async () => {
   try {
     return await readFile('/proc/stat', 'utf8');
   } catch {

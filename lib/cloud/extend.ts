@@ -16,6 +16,7 @@ import {
   UpdateScheduleCommand,
 } from '@aws-sdk/client-scheduler';
 import { InfrastructureError, UsageError } from '../core/errors';
+import { LIMITS } from '../config/schema';
 import { expiryScheduleName, formatAtExpression, formatExpiresAt, parseAtExpression } from '../config/expiry';
 
 export interface ExtendRequest {
@@ -35,7 +36,7 @@ export interface ExtendResult {
 }
 
 /** Largest single extension, matching the lab file's ttlHours limit (30 days). */
-export const EXTEND_HOURS_MAX = 720;
+export const EXTEND_HOURS_MAX = LIMITS.ttlHoursMax;
 
 export function validateExtendHours(hours: number): void {
   if (!Number.isFinite(hours) || hours <= 0 || hours > EXTEND_HOURS_MAX) {

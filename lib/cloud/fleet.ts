@@ -285,13 +285,7 @@ export function mergeStepRecords(
     }
   }
   const statuses = sorted.map((r) => r.record.status);
-  const status = statuses.includes('infrastructure-error')
-    ? 'infrastructure-error'
-    : statuses.includes('timeout')
-      ? 'timeout'
-      : statuses.every((s) => s === 'refused-precheck')
-        ? 'refused-precheck'
-        : 'completed';
+  const status = statuses.includes('timeout') ? 'timeout' : 'completed';
   const startedAt = sorted.map((r) => r.record.startedAt).sort()[0] as string;
   const endedAt = sorted
     .map((r) => r.record.endedAt)

@@ -220,7 +220,7 @@ export interface CommandState {
   readonly stderrTail: string;
 }
 
-export async function commandStates(ssm: SSMClient, sent: readonly SentCommand[]): Promise<CommandState[]> {
+async function commandStates(ssm: SSMClient, sent: readonly SentCommand[]): Promise<CommandState[]> {
   const states: CommandState[] = [];
   for (const c of sent) {
     try {

@@ -24,7 +24,7 @@ import { InfrastructureError, UsageError } from '../core/errors';
 import type { Clock, PoolControl } from '../engine/ports';
 import type { TargetRef } from '../suite/types';
 
-export const PROXY_TARGET_GROUP = 'default';
+const PROXY_TARGET_GROUP = 'default';
 
 export interface PoolPercents {
   readonly maxConnectionsPercent: number;

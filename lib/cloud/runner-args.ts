@@ -69,7 +69,7 @@ const PROXY_TARGET_KINDS: readonly ProxyTargetKind[] = [
  * `name=host[:port]` entries, comma-separated; each may add `@dbProxyName` and `#max/idle`:
  * `pool100=lab-pool100.proxy-x.rds.amazonaws.com@lab-pool100#100/50`.
  */
-export function parseProxiesArg(text: string): ProxySpec[] {
+function parseProxiesArg(text: string): ProxySpec[] {
   if (text.trim() === '') return [];
   const seen = new Set<string>();
   return text.split(',').map((entry, i) => {
@@ -105,7 +105,7 @@ export function parseProxiesArg(text: string): ProxySpec[] {
   });
 }
 
-export function formatProxiesArg(proxies: readonly ProxySpec[]): string {
+function formatProxiesArg(proxies: readonly ProxySpec[]): string {
   return proxies
     .map(
       (p) =>

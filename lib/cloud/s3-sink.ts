@@ -26,7 +26,7 @@ export function runPrefix(runId: string): string {
   return `runs/${runId}/`;
 }
 
-export function stepKeys(
+function stepKeys(
   runId: string,
   stepId: string,
 ): { json: string; stdout: string; stderr: string; log: string } {

@@ -11,7 +11,7 @@ import { RUNNER_INSTALL_PATH } from '../config/stack-outputs';
 import { runnerArgv, type RunnerArgs } from './runner-args';
 
 /** SSM's maximum execution timeout for AWS-RunShellScript (48 h). */
-export const MAX_EXECUTION_TIMEOUT_SEC = 172_800;
+const MAX_EXECUTION_TIMEOUT_SEC = 172_800;
 
 export interface RunCommandPlan {
   readonly instanceId: string;
@@ -20,7 +20,7 @@ export interface RunCommandPlan {
 }
 
 /** The shell lines the runner instance executes. */
-export function runnerShellCommands(args: RunnerArgs, installPath = RUNNER_INSTALL_PATH): string[] {
+function runnerShellCommands(args: RunnerArgs, installPath = RUNNER_INSTALL_PATH): string[] {
   const line = ['node', installPath, ...runnerArgv(args)].map(shellQuote).join(' ');
   return [
     'set -eu',

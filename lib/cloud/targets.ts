@@ -50,7 +50,7 @@ export function psqlScalarQuery(psqlPath = 'psql', timeoutMs = 30_000): ScalarQu
 }
 
 /** libpq environment for a connection: host, port, user, database, sslmode and PGPASSWORD. */
-export function libpqEnv(conn: ConnectionInfo): Record<string, string> {
+function libpqEnv(conn: ConnectionInfo): Record<string, string> {
   return {
     PGHOST: conn.host,
     PGPORT: String(conn.port),

@@ -15,8 +15,15 @@ export const RDS_NAMESPACE = 'AWS/RDS';
  */
 export type CloudWatchAggregation = 'level' | 'event-count' | 'gauge-per-node';
 
-export interface CloudWatchMetricDef {
+/** What every catalog entry carries: the series name the collector writes, its title and unit. */
+export interface MetricDef {
   readonly name: string;
+  /** Chart title in the report (the report never spells metric names or titles itself). */
+  readonly title: string;
+  readonly unit: string | null;
+}
+
+export interface CloudWatchMetricDef extends MetricDef {
   readonly stats: readonly string[];
   /** CloudWatch unit name; GetMetricData does not return units, so the table records them. */
   readonly unit: string;
@@ -27,18 +34,67 @@ export interface CloudWatchMetricDef {
 
 /** Aurora instance metrics, dimension `DBInstanceIdentifier`. */
 export const AURORA_INSTANCE_METRICS: readonly CloudWatchMetricDef[] = [
-  { name: 'CPUUtilization', stats: ['Average', 'Maximum'], unit: 'Percent', aggregation: 'level' },
-  { name: 'DatabaseConnections', stats: ['Average', 'Maximum'], unit: 'Count', aggregation: 'level' },
+  {
+    name: 'CPUUtilization',
+    title: 'CPU utilization',
+    stats: ['Average', 'Maximum'],
+    unit: 'Percent',
+    aggregation: 'level',
+  },
+  {
+    name: 'DatabaseConnections',
+    title: 'Database connections',
+    stats: ['Average', 'Maximum'],
+    unit: 'Count',
+    aggregation: 'level',
+  },
   // E4: the story was FreeableMemory falling to nothing; the minimum shows the trough.
-  { name: 'FreeableMemory', stats: ['Average', 'Minimum'], unit: 'Bytes', aggregation: 'level' },
-  { name: 'CommitThroughput', stats: ['Average'], unit: 'Count/Second', aggregation: 'level' },
-  { name: 'CommitLatency', stats: ['Average'], unit: 'Milliseconds', aggregation: 'level' },
-  { name: 'Deadlocks', stats: ['Average'], unit: 'Count/Second', aggregation: 'level' },
-  { name: 'BufferCacheHitRatio', stats: ['Average'], unit: 'Percent', aggregation: 'level' },
-  { name: 'ConnectionAttempts', stats: ['Sum'], unit: 'Count', aggregation: 'event-count' },
-  { name: 'ReadIOPS', stats: ['Average'], unit: 'Count/Second', aggregation: 'level' },
-  { name: 'WriteIOPS', stats: ['Average'], unit: 'Count/Second', aggregation: 'level' },
-  { name: 'CPUCreditBalance', stats: ['Average'], unit: 'Count', aggregation: 'level', burstableOnly: true },
+  {
+    name: 'FreeableMemory',
+    title: 'Freeable memory',
+    stats: ['Average', 'Minimum'],
+    unit: 'Bytes',
+    aggregation: 'level',
+  },
+  {
+    name: 'CommitThroughput',
+    title: 'Commit throughput',
+    stats: ['Average'],
+    unit: 'Count/Second',
+    aggregation: 'level',
+  },
+  {
+    name: 'CommitLatency',
+    title: 'Commit latency',
+    stats: ['Average'],
+    unit: 'Milliseconds',
+    aggregation: 'level',
+  },
+  { name: 'Deadlocks', title: 'Deadlocks', stats: ['Average'], unit: 'Count/Second', aggregation: 'level' },
+  {
+    name: 'BufferCacheHitRatio',
+    title: 'Buffer cache hit ratio',
+    stats: ['Average'],
+    unit: 'Percent',
+    aggregation: 'level',
+  },
+  {
+    name: 'ConnectionAttempts',
+    title: 'Connection attempts',
+    stats: ['Sum'],
+    unit: 'Count',
+    aggregation: 'event-count',
+  },
+  { name: 'ReadIOPS', title: 'Read IOPS', stats: ['Average'], unit: 'Count/Second', aggregation: 'level' },
+  { name: 'WriteIOPS', title: 'Write IOPS', stats: ['Average'], unit: 'Count/Second', aggregation: 'level' },
+  {
+    name: 'CPUCreditBalance',
+    title: 'CPU credit balance',
+    stats: ['Average'],
+    unit: 'Count',
+    aggregation: 'level',
+    burstableOnly: true,
+  },
 ];
 
 /**
@@ -50,34 +106,79 @@ export const AURORA_INSTANCE_METRICS: readonly CloudWatchMetricDef[] = [
  * Counts and levels: `Sum` (the proxy runs on several nodes, each reporting); latencies: `Average`.
  */
 export const PROXY_METRICS: readonly CloudWatchMetricDef[] = [
-  { name: 'ClientConnections', stats: ['Sum'], unit: 'Count', aggregation: 'gauge-per-node' },
-  { name: 'DatabaseConnections', stats: ['Sum'], unit: 'Count', aggregation: 'gauge-per-node' },
+  {
+    name: 'ClientConnections',
+    title: 'Client connections (proxy)',
+    stats: ['Sum'],
+    unit: 'Count',
+    aggregation: 'gauge-per-node',
+  },
+  {
+    name: 'DatabaseConnections',
+    title: 'Database connections',
+    stats: ['Sum'],
+    unit: 'Count',
+    aggregation: 'gauge-per-node',
+  },
   {
     name: 'DatabaseConnectionsCurrentlySessionPinned',
+    title: 'Session-pinned connections (proxy)',
     stats: ['Sum'],
     unit: 'Count',
     aggregation: 'gauge-per-node',
   },
   {
     name: 'DatabaseConnectionsCurrentlyBorrowed',
+    title: 'Borrowed connections (proxy)',
     stats: ['Sum'],
     unit: 'Count',
     aggregation: 'gauge-per-node',
   },
   {
     name: 'DatabaseConnectionsBorrowLatency',
+    title: 'Borrow latency (proxy)',
     stats: ['Average'],
     unit: 'Microseconds',
     aggregation: 'level',
   },
-  { name: 'MaxDatabaseConnectionsAllowed', stats: ['Sum'], unit: 'Count', aggregation: 'gauge-per-node' },
-  { name: 'QueryRequests', stats: ['Sum'], unit: 'Count', aggregation: 'event-count' },
-  { name: 'QueryDatabaseResponseLatency', stats: ['Average'], unit: 'Microseconds', aggregation: 'level' },
-  { name: 'ClientConnectionsReceived', stats: ['Sum'], unit: 'Count', aggregation: 'event-count' },
-  { name: 'DatabaseConnectionsSetupFailed', stats: ['Sum'], unit: 'Count', aggregation: 'event-count' },
+  {
+    name: 'MaxDatabaseConnectionsAllowed',
+    title: 'Max database connections allowed (proxy)',
+    stats: ['Sum'],
+    unit: 'Count',
+    aggregation: 'gauge-per-node',
+  },
+  {
+    name: 'QueryRequests',
+    title: 'Query requests (proxy)',
+    stats: ['Sum'],
+    unit: 'Count',
+    aggregation: 'event-count',
+  },
+  {
+    name: 'QueryDatabaseResponseLatency',
+    title: 'Database response latency (proxy)',
+    stats: ['Average'],
+    unit: 'Microseconds',
+    aggregation: 'level',
+  },
+  {
+    name: 'ClientConnectionsReceived',
+    title: 'Client connections received (proxy)',
+    stats: ['Sum'],
+    unit: 'Count',
+    aggregation: 'event-count',
+  },
+  {
+    name: 'DatabaseConnectionsSetupFailed',
+    title: 'Failed connection setups (proxy)',
+    stats: ['Sum'],
+    unit: 'Count',
+    aggregation: 'event-count',
+  },
 ];
 
-export interface PiMetricDef {
+export interface PiMetricDef extends MetricDef {
   /** Counter name without the aggregate suffix (`db.load`, `db.User.numbackends`). */
   readonly name: string;
   /** PI aggregate suffix appended to the name in `MetricQueries[].Metric`. */
@@ -91,14 +192,74 @@ export interface PiMetricDef {
  * the counter's meaning fixes them.
  */
 export const PI_METRICS: readonly PiMetricDef[] = [
-  { name: 'db.load', stat: 'avg', unit: 'Sessions' },
-  { name: 'db.Transactions.xact_commit', stat: 'avg', unit: null },
-  { name: 'db.User.numbackends', stat: 'avg', unit: 'Count' },
-  { name: 'db.User.total_auth_attempts', stat: 'avg', unit: null },
-  { name: 'db.SQL.queries', stat: 'avg', unit: null },
+  { name: 'db.load', title: 'Database load (PI)', stat: 'avg', unit: 'Sessions' },
+  { name: 'db.Transactions.xact_commit', title: 'Commits (PI xact_commit)', stat: 'avg', unit: null },
+  { name: 'db.User.numbackends', title: 'Backends (PI numbackends)', stat: 'avg', unit: 'Count' },
+  { name: 'db.User.total_auth_attempts', title: 'Authentication attempts', stat: 'avg', unit: null },
+  { name: 'db.SQL.queries', title: 'Queries (PI)', stat: 'avg', unit: null },
 ];
 
 /** Aurora burstable classes are the T families (`db.t3.medium`, `db.t4g.large`). */
 export function isBurstableInstanceClass(instanceClass: string): boolean {
   return /^db\.t\d/i.test(instanceClass);
+}
+
+/**
+ * Series the local sampler (lib/local/sampler.ts) writes from PgBouncer's admin console,
+ * pg_stat_database and the machine's /proc/stat; the runners write `cpu_percent` the same way.
+ * Units as the sampler records them.
+ */
+const SAMPLER_METRICS: readonly MetricDef[] = [
+  { name: 'cl_waiting', title: 'Clients waiting for a server connection (cl_waiting)', unit: 'count' },
+  { name: 'cl_active', title: 'Active clients (cl_active)', unit: 'count' },
+  { name: 'sv_active', title: 'Server connections in use (sv_active)', unit: 'count' },
+  { name: 'maxwait', title: 'Longest wait (maxwait)', unit: 'ms' },
+  { name: 'total_wait_time_us', title: 'Wait time', unit: 'us/s' },
+  { name: 'numbackends', title: 'Backends (pg_stat_database numbackends)', unit: 'count' },
+  { name: 'xact_commit', title: 'Commits per second (pg_stat_database xact_commit)', unit: 'count/s' },
+  { name: 'total_xact_count', title: 'Transactions per second through PgBouncer', unit: 'count/s' },
+  { name: 'cpu_percent', title: 'Load generator CPU', unit: 'percent' },
+];
+
+/** The metrics the published experiments turned on, in the order the report shows them (AWS runs). */
+export const CLOUD_REPORT_METRICS: readonly string[] = [
+  'DatabaseConnections',
+  'ClientConnections',
+  'DatabaseConnectionsCurrentlySessionPinned',
+  'DatabaseConnectionsBorrowLatency',
+  'CPUUtilization',
+  'FreeableMemory',
+  'CommitThroughput',
+  'db.User.total_auth_attempts',
+  'cpu_percent',
+];
+
+/** The same for local runs (PgBouncer + PostgreSQL on this machine). */
+export const LOCAL_REPORT_METRICS: readonly string[] = [
+  'cl_waiting',
+  'cl_active',
+  'sv_active',
+  'maxwait',
+  'total_wait_time_us',
+  'numbackends',
+  'xact_commit',
+  'total_xact_count',
+  'cpu_percent',
+];
+
+const ALL_METRICS: readonly MetricDef[] = [
+  ...AURORA_INSTANCE_METRICS,
+  ...PROXY_METRICS,
+  ...PI_METRICS,
+  ...SAMPLER_METRICS,
+];
+
+/** The catalog entry for a series name (Aurora and proxy `DatabaseConnections` share one title). */
+export function metricDef(name: string): MetricDef | undefined {
+  return ALL_METRICS.find((d) => d.name === name);
+}
+
+/** Every catalog entry, for consistency tests. */
+export function allMetricDefs(): readonly MetricDef[] {
+  return ALL_METRICS;
 }

@@ -13,8 +13,8 @@ import { planCloudWatchQueries, planPiRequests, type LabResources, type PlanOpti
 import type { RetryOptions } from './retry';
 import type { RunWriter } from './writer';
 
-export const CLOUDWATCH_METRICS_PATH = 'metrics/cloudwatch.json';
-export const PI_METRICS_PATH = 'metrics/pi.json';
+const CLOUDWATCH_METRICS_PATH = 'metrics/cloudwatch.json';
+const PI_METRICS_PATH = 'metrics/pi.json';
 
 export interface CollectDeps {
   readonly cloudwatch: CloudWatchClient;
@@ -50,7 +50,7 @@ export interface CollectSummary {
   readonly written: readonly string[];
 }
 
-export function resourcesFromEvent(event: CollectEvent): LabResources {
+function resourcesFromEvent(event: CollectEvent): LabResources {
   return {
     clusterId: event.cluster.clusterId,
     instanceIds: event.cluster.instanceIds,
@@ -118,7 +118,7 @@ export function metricsFile(
   };
 }
 
-export function countStatuses(series: readonly MetricSeries[]): StatusCounts {
+function countStatuses(series: readonly MetricSeries[]): StatusCounts {
   return {
     ok: series.filter((s) => s.status === 'ok').length,
     noData: series.filter((s) => s.status === 'no-data').length,

@@ -22,7 +22,7 @@ const isoTime = z.pipe(
 
 const name = z.string().check(z.minLength(1, 'must not be empty'));
 
-export const collectEventSchema = z
+const collectEventSchema = z
   .object({
     runId: z.string().check(
       z.regex(

@@ -78,7 +78,7 @@ export async function fetchCloudWatch(
   return { series, calls };
 }
 
-export function toMetricDataQuery(q: CloudWatchQuerySpec, periodSec: number): MetricDataQuery {
+function toMetricDataQuery(q: CloudWatchQuerySpec, periodSec: number): MetricDataQuery {
   return {
     Id: q.id,
     MetricStat: {

@@ -54,10 +54,9 @@ export interface PlanOptions {
 }
 
 export const CLOUDWATCH_MAX_QUERIES_PER_CALL = 500;
-export const CLOUDWATCH_MAX_POINTS_PER_CALL = 100_800;
-export const PI_MAX_QUERIES_PER_CALL = 15;
-export const PI_PERIODS_SEC = [1, 60, 300, 3600, 86400] as const;
-export const DEFAULT_MAX_POINTS_PER_SERIES = 1440;
+const PI_MAX_QUERIES_PER_CALL = 15;
+const PI_PERIODS_SEC = [1, 60, 300, 3600, 86400] as const;
+const DEFAULT_MAX_POINTS_PER_SERIES = 1440;
 
 const DAY_SEC = 86_400;
 

@@ -35,8 +35,3 @@ export const AURORA_POSTGRES_INSTANCE_CLASSES: readonly string[] = [
 ];
 
 export const DEFAULT_INSTANCE_CLASS = 'db.t4g.medium';
-
-/** Families in the list, e.g. `t4g, r6g, …`, for short error messages. */
-export function instanceFamilies(): string[] {
-  return [...new Set(AURORA_POSTGRES_INSTANCE_CLASSES.map((c) => c.split('.')[1] ?? ''))];
-}

@@ -3,13 +3,28 @@
  * never silently falls back to a default.
  *
  * Each leaf's error text is the description of what is ALLOWED ("an integer 1–100"); validate.ts
- * turns it into "must be an integer 1–100, got 120". Rules that relate two fields (idle ≤ max,
+ * turns it into "must be an integer 1–100, got 120". Each field's `.meta()` carries its
+ * documentation (description, default from DEFAULTS, or `defaultText` when the default is a rule):
+ * the JSON Schema (docs/lab.schema.json) and the field tables in docs/lab-file.md and the README
+ * are generated from it (scripts/gen-docs.ts). Rules that relate two fields (idle ≤ max,
  * unique proxy names, instanceClass vs serverless) live in validate.ts, because they need to run
  * even when other fields are broken.
  */
 import { z } from 'zod';
 import { ACCEPTED_ENGINE_VERSIONS } from './engine-versions';
+import { DEFAULTS } from './defaults';
 import { AURORA_POSTGRES_INSTANCE_CLASSES } from './instance-classes';
+
+/** Documentation of one lab-file field: JSON Schema `description` / `default`, plus the docs' text. */
+export interface FieldDoc {
+  readonly description: string;
+  /** The default as a value (becomes JSON Schema `default`). */
+  readonly default?: unknown;
+  /** The default in words, when it is a rule rather than a value ("half of maxConnectionsPercent"). */
+  readonly defaultText?: string;
+}
+
+const doc = (d: FieldDoc): FieldDoc & Record<string, unknown> => ({ ...d });
 
 /** Bounds shared by the schema, the cross-field checks and the docs. */
 export const LIMITS = {
@@ -27,9 +42,9 @@ export const LIMITS = {
 } as const;
 
 /** Lab names become the stack name `proxylab-<name>` and prefix every proxy name. */
-export const LAB_NAME_PATTERN = /^[a-z](?:[a-z0-9]|-(?=[a-z0-9]))*$/;
+const LAB_NAME_PATTERN = /^[a-z](?:[a-z0-9]|-(?=[a-z0-9]))*$/;
 /** RDS identifier: a letter first, then letters, digits and single hyphens, no trailing hyphen. */
-export const RDS_IDENTIFIER_PATTERN = /^[a-zA-Z](?:[a-zA-Z0-9]|-(?=[a-zA-Z0-9]))*$/;
+const RDS_IDENTIFIER_PATTERN = /^[a-zA-Z](?:[a-zA-Z0-9]|-(?=[a-zA-Z0-9]))*$/;
 /** EC2 instance type such as `c7g.large`, `m7i.2xlarge`, `c6gn.16xlarge`. */
 export const EC2_INSTANCE_TYPE_PATTERN = /^[a-z][a-z0-9-]*\.[a-z0-9]+$/;
 export const REGION_PATTERN = /^[a-z]{2}(?:-gov|-iso[a-z]*)?-[a-z]+-\d$/;
@@ -53,8 +68,12 @@ const acu = (min: number, what: string) =>
 
 const serverlessSchema = z.strictObject(
   {
-    minCapacity: acu(0, `a number of ACU 0–${LIMITS.serverlessAcuMax} in steps of 0.5`),
-    maxCapacity: acu(1, `a number of ACU 1–${LIMITS.serverlessAcuMax} in steps of 0.5`),
+    minCapacity: acu(0, `a number of ACU 0–${LIMITS.serverlessAcuMax} in steps of 0.5`).meta(
+      doc({ description: 'Serverless v2 minimum ACU, ≤ maxCapacity (0 = auto-pause).' }),
+    ),
+    maxCapacity: acu(1, `a number of ACU 1–${LIMITS.serverlessAcuMax} in steps of 0.5`).meta(
+      doc({ description: 'Serverless v2 maximum ACU. Give `serverless` instead of `instanceClass`.' }),
+    ),
   },
   { error: 'an object such as { "minCapacity": 0.5, "maxCapacity": 4 }' },
 );
@@ -62,15 +81,65 @@ const serverlessSchema = z.strictObject(
 const auroraSchema = z.strictObject(
   {
     // Checked by validate.ts against ACCEPTED_ENGINE_VERSIONS (the message depends on the value).
-    engineVersion: z.string({ error: `a version string, one of ${engineVersions.join(', ')}` }).optional(),
+    engineVersion: z
+      .string({ error: `a version string, one of ${engineVersions.join(', ')}` })
+      .optional()
+      .meta(
+        doc({
+          description: `Aurora PostgreSQL version aws-cdk-lib knows and AWS still creates (lib/config/engine-versions.ts): ${engineVersions.join(', ')}.`,
+          default: DEFAULTS.aurora.engineVersion,
+        }),
+      ),
     // Same: validate.ts checks membership so it can suggest a close class.
-    instanceClass: z.string({ error: 'an instance class string such as "db.t4g.medium"' }).optional(),
-    serverless: serverlessSchema.optional(),
-    readers: integer(0, LIMITS.readersMax).optional(),
-    maxConnections: integer(LIMITS.maxConnectionsMin, LIMITS.maxConnectionsMax).optional(),
-    performanceInsights: bool.optional(),
-    logConnections: bool.optional(),
-    snapshotOnDestroy: bool.optional(),
+    instanceClass: z
+      .string({ error: 'an instance class string such as "db.t4g.medium"' })
+      .optional()
+      .meta(
+        doc({
+          description:
+            'A DB instance class Aurora PostgreSQL offers (lib/config/instance-classes.ts). Not together with `serverless`. ' +
+            '`cost`, `deploy` and `validate` also need its price in lib/cost/price-table.ts; `cdk synth` does not.',
+          default: DEFAULTS.aurora.instanceClass,
+        }),
+      ),
+    serverless: serverlessSchema
+      .optional()
+      .meta(doc({ description: 'Aurora Serverless v2 capacity instead of a provisioned class.' })),
+    readers: integer(0, LIMITS.readersMax)
+      .optional()
+      .meta(
+        doc({
+          description: "Readers; they use the writer's class (or serverless, scaling with the writer).",
+          default: DEFAULTS.aurora.readers,
+        }),
+      ),
+    maxConnections: integer(LIMITS.maxConnectionsMin, LIMITS.maxConnectionsMax)
+      .optional()
+      .meta(
+        doc({
+          description: 'Sets `max_connections` in a DB parameter group.',
+          defaultText: "Aurora's formula for the class",
+        }),
+      ),
+    performanceInsights: bool.optional().meta(
+      doc({
+        description: 'Performance Insights with the free 7-day retention.',
+        default: DEFAULTS.aurora.performanceInsights,
+      }),
+    ),
+    logConnections: bool.optional().meta(
+      doc({
+        description: '`true` sets `log_connections` and `log_disconnections` (E3).',
+        default: DEFAULTS.aurora.logConnections,
+      }),
+    ),
+    snapshotOnDestroy: bool.optional().meta(
+      doc({
+        description:
+          '`true` takes a final snapshot on destroy; otherwise the cluster is deleted without one.',
+        default: DEFAULTS.aurora.snapshotOnDestroy,
+      }),
+    ),
   },
   { error: 'an object such as { "instanceClass": "db.t4g.medium" } (docs/lab-file.md lists its keys)' },
 );
@@ -84,12 +153,48 @@ const proxySchema = z.strictObject(
       .regex(RDS_IDENTIFIER_PATTERN, {
         error:
           'a valid RDS identifier: a letter first, then letters, digits or single hyphens, not ending in a hyphen',
+      })
+      .meta(
+        doc({
+          description:
+            'RDS identifier: letter first, letters/digits/single hyphens, unique (case-insensitive). The RDS proxy is named `<lab>-<name>`.',
+        }),
+      ),
+    maxConnectionsPercent: integer(1, 100)
+      .optional()
+      .meta(
+        doc({
+          description: '% of `max_connections` the proxy may open.',
+          default: DEFAULTS.proxy.maxConnectionsPercent,
+        }),
+      ),
+    maxIdleConnectionsPercent: integer(0, 100)
+      .optional()
+      .meta(
+        doc({
+          description: '% of `max_connections` kept idle; at most `maxConnectionsPercent`.',
+          defaultText: 'half of maxConnectionsPercent, rounded down',
+        }),
+      ),
+    borrowTimeoutSeconds: integer(0, LIMITS.borrowTimeoutSecondsMax)
+      .optional()
+      .meta(
+        doc({
+          description: 'How long a client waits for a pooled connection.',
+          default: DEFAULTS.proxy.borrowTimeoutSeconds,
+        }),
+      ),
+    requireTls: bool.optional().meta(
+      doc({
+        description: 'With `true`, pgbench needs `sslmode=require`.',
+        default: DEFAULTS.proxy.requireTls,
       }),
-    maxConnectionsPercent: integer(1, 100).optional(),
-    maxIdleConnectionsPercent: integer(0, 100).optional(),
-    borrowTimeoutSeconds: integer(0, LIMITS.borrowTimeoutSecondsMax).optional(),
-    requireTls: bool.optional(),
-    debugLogging: bool.optional(),
+    ),
+    debugLogging: bool
+      .optional()
+      .meta(
+        doc({ description: 'Proxy debug logs (may contain SQL).', default: DEFAULTS.proxy.debugLogging }),
+      ),
   },
   { error: 'a proxy object such as { "name": "pool100", "maxConnectionsPercent": 100 }' },
 );
@@ -99,19 +204,51 @@ const runnersSchema = z.strictObject(
     instanceType: z
       .string({ error: 'an EC2 instance type string such as "c7g.large"' })
       .regex(EC2_INSTANCE_TYPE_PATTERN, { error: 'an EC2 instance type such as "c7g.large"' })
-      .optional(),
-    count: integer(1, LIMITS.runnerCountMax).optional(),
+      .optional()
+      .meta(
+        doc({
+          description:
+            'An EC2 type (`family.size`); Graviton types get the arm64 AMI, others x86_64. `cost`, `deploy` and `validate` also need its price in lib/cost/price-table.ts; `cdk synth` does not.',
+          default: DEFAULTS.runners.instanceType,
+        }),
+      ),
+    count: integer(1, LIMITS.runnerCountMax)
+      .optional()
+      .meta(
+        doc({
+          description: 'Runners; the steps are split across them and merged.',
+          default: DEFAULTS.runners.count,
+        }),
+      ),
     placement: z
       .enum(['any', 'cluster', 'spread'], { error: 'one of "any", "cluster", "spread"' })
-      .optional(),
+      .optional()
+      .meta(
+        doc({
+          description: 'EC2 placement group strategy; `any` = no placement group.',
+          default: DEFAULTS.runners.placement,
+        }),
+      ),
   },
   { error: 'an object such as { "instanceType": "c7g.large", "count": 1 }' },
 );
 
 const resultsSchema = z.strictObject(
   {
-    retainOnDestroy: bool.optional(),
-    expireAfterDays: integer(1, LIMITS.expireAfterDaysMax).optional(),
+    retainOnDestroy: bool.optional().meta(
+      doc({
+        description: '`true` keeps the results bucket (and its objects) when the lab is destroyed.',
+        default: DEFAULTS.results.retainOnDestroy,
+      }),
+    ),
+    expireAfterDays: integer(1, LIMITS.expireAfterDaysMax)
+      .optional()
+      .meta(
+        doc({
+          description: 'Result objects expire this many days after they are written.',
+          default: DEFAULTS.results.expireAfterDays,
+        }),
+      ),
   },
   { error: 'an object such as { "retainOnDestroy": false, "expireAfterDays": 30 }' },
 );
@@ -120,7 +257,13 @@ const budgetSchema = z.strictObject(
   {
     maxHourlyUsd: z
       .number({ error: 'a positive number of US dollars per hour' })
-      .positive({ error: 'a positive number of US dollars per hour' }),
+      .positive({ error: 'a positive number of US dollars per hour' })
+      .meta(
+        doc({
+          description:
+            '`deploy` refuses a lab estimated above this many US dollars per hour unless `--force`.',
+        }),
+      ),
   },
   { error: 'an object such as { "maxHourlyUsd": 1.5 }' },
 );
@@ -132,37 +275,88 @@ const tagKey = z
   .refine((k) => !k.toLowerCase().startsWith('aws:'), { error: 'a tag key not starting with "aws:"' });
 
 export const labFileSchema = z.strictObject({
+  // Editors read this to find docs/lab.schema.json; validation accepts it and ignores it.
+  $schema: z
+    .string({ error: 'a string (the path or URL of the lab JSON Schema)' })
+    .optional()
+    .meta(
+      doc({
+        description: 'The JSON Schema for editors, e.g. "../docs/lab.schema.json"; ignored by proxylab.',
+      }),
+    ),
   name: z
     .string({ error: 'a string' })
     .min(1, { error: 'a non-empty string' })
     .max(LIMITS.labNameMaxLength, { error: `at most ${LIMITS.labNameMaxLength} characters` })
     .regex(LAB_NAME_PATTERN, {
       error: 'lowercase letters, digits and single hyphens, starting with a letter (it names the stack)',
-    }),
-  description: z.string({ error: 'a string' }).max(1024, { error: 'at most 1024 characters' }).optional(),
+    })
+    .meta(
+      doc({
+        description:
+          'Lowercase letters, digits and single hyphens, starting with a letter. The stack is `proxylab-<name>`.',
+      }),
+    ),
+  description: z
+    .string({ error: 'a string' })
+    .max(1024, { error: 'at most 1024 characters' })
+    .optional()
+    .meta(
+      doc({
+        description:
+          'For shared labs: what the lab is for, which published setup it stands in for and what differs.',
+        default: DEFAULTS.description,
+      }),
+    ),
   region: z
     .string({ error: 'an AWS region string such as "eu-west-1"' })
     .regex(REGION_PATTERN, { error: 'an AWS region such as "eu-west-1"' })
-    .optional(),
+    .optional()
+    .meta(
+      doc({
+        description:
+          'Region hint such as `eu-west-1` (cost estimate, humans). The stack stays environment-agnostic; you deploy with your own credentials and region.',
+        defaultText: 'none',
+      }),
+    ),
   owner: z
     .string({ error: 'a string' })
     .min(1, { error: 'a non-empty string' })
     .max(128, { error: 'at most 128 characters' })
-    .optional(),
-  aurora: auroraSchema.optional(),
+    .optional()
+    .meta(
+      doc({
+        description: 'Who to ask about this lab; becomes the `proxylab:owner` tag.',
+        defaultText: 'none',
+      }),
+    ),
+  aurora: auroraSchema.optional().meta(doc({ description: 'The Aurora PostgreSQL cluster.' })),
   proxies: z
     .array(proxySchema, { error: 'a list of proxies' })
     .max(LIMITS.proxiesMax, { error: `a list of at most ${LIMITS.proxiesMax} proxies` })
-    .optional(),
-  runners: runnersSchema.optional(),
-  results: resultsSchema.optional(),
+    .optional()
+    .meta(
+      doc({
+        description: 'RDS Proxies in front of the cluster, each with its own pool settings.',
+        default: [],
+      }),
+    ),
+  runners: runnersSchema.optional().meta(doc({ description: 'The pgbench runners (EC2).' })),
+  results: resultsSchema.optional().meta(doc({ description: 'The results bucket.' })),
   ttlHours: z
     .number({ error: `a number of hours > 0 and ≤ ${LIMITS.ttlHoursMax}` })
     .positive({ error: `a number of hours > 0 and ≤ ${LIMITS.ttlHoursMax}` })
     .max(LIMITS.ttlHoursMax, { error: `a number of hours > 0 and ≤ ${LIMITS.ttlHoursMax}` })
-    // null: an explicit opt-out (no expiry schedule); absent: the safe default of 8 hours.
+    // null: an explicit opt-out (no expiry schedule); absent: the safe default (DEFAULTS.ttlHours).
     .nullable()
-    .optional(),
+    .optional()
+    .meta(
+      doc({
+        description:
+          'The lab deletes itself this long after deploy (expiry schedule). `null` opts out: no schedule, the lab runs until `proxylab destroy`.',
+        default: DEFAULTS.ttlHours,
+      }),
+    ),
   tags: z
     .record(
       tagKey,
@@ -173,7 +367,14 @@ export const labFileSchema = z.strictObject({
         error: 'an object of string tags',
       },
     )
-    .optional(),
+    .optional()
+    .meta(
+      doc({
+        description:
+          'Extra tags on every resource: keys ≤ 128 characters not starting with `aws:`, values ≤ 256.',
+        default: {},
+      }),
+    ),
   suites: z
     .array(
       z
@@ -182,8 +383,16 @@ export const labFileSchema = z.strictObject({
       { error: 'a list of suite names' },
     )
     .min(1, { error: 'a non-empty list of suite names' })
-    .optional(),
-  budget: budgetSchema.optional(),
+    .optional()
+    .meta(
+      doc({
+        description: 'Suites to run on this lab, from the catalog (lib/suite/catalog.ts; see docs/suite.md).',
+        default: DEFAULTS.suites,
+      }),
+    ),
+  budget: budgetSchema
+    .optional()
+    .meta(doc({ description: 'Spending guard for `proxylab deploy`.', defaultText: 'none' })),
 });
 
 export type LabFileInput = z.infer<typeof labFileSchema>;

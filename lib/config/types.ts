@@ -25,7 +25,7 @@ export interface LabConfig {
   readonly tags: Readonly<Record<string, string>>;
   /** Suite names to run on this lab (the suite catalog checks they exist). */
   readonly suites: readonly string[];
-  /** Spending guard for a later cost task; null = none. */
+  /** Spending guard: `proxylab deploy` refuses a lab estimated above it (lib/cost/guards.ts); null = none. */
   readonly budget: { readonly maxHourlyUsd: number } | null;
 }
 

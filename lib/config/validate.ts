@@ -11,12 +11,12 @@
 import { z } from 'zod';
 import {
   ACCEPTED_ENGINE_VERSIONS,
-  DEFAULT_ENGINE_VERSION,
   RETIRED_ENGINE_VERSIONS,
   closestAcceptedVersion,
   findEngineVersion,
 } from './engine-versions';
-import { AURORA_POSTGRES_INSTANCE_CLASSES, DEFAULT_INSTANCE_CLASS } from './instance-classes';
+import { AURORA_POSTGRES_INSTANCE_CLASSES } from './instance-classes';
+import { DEFAULTS, defaultMaxIdleConnectionsPercent } from './defaults';
 import { SUITE_NAMES } from '../suite/catalog';
 import { labFileSchema, LabFileInput, LIMITS, SUITE_NAME_PATTERN } from './schema';
 import type { LabConfig, LabProblem, LabValidation, ProxyConfig } from './types';
@@ -133,7 +133,8 @@ function knownKeysAt(path: readonly PathSegment[]): string[] {
     } else return [];
   }
   schema = unwrap(schema);
-  return schema instanceof z.ZodObject ? Object.keys(schema.shape) : [];
+  // `$schema` is for editors; listing it among the lab's fields would only distract.
+  return schema instanceof z.ZodObject ? Object.keys(schema.shape).filter((k) => k !== '$schema') : [];
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -251,7 +252,7 @@ function checkProxies(proxies: unknown, out: LabProblem[]): void {
         });
       } else seen.set(key, i);
     }
-    const max = proxy.maxConnectionsPercent ?? 100;
+    const max = proxy.maxConnectionsPercent ?? DEFAULTS.proxy.maxConnectionsPercent;
     const idle = proxy.maxIdleConnectionsPercent;
     if (isIntIn(max, 1, 100) && isIntIn(idle, 0, 100) && idle > max) {
       out.push({
@@ -301,45 +302,46 @@ function withDefaults(input: LabFileInput): LabConfig {
         minCapacityAcu: a.serverless.minCapacity,
         maxCapacityAcu: a.serverless.maxCapacity,
       }
-    : { kind: 'provisioned', instanceClass: a.instanceClass ?? DEFAULT_INSTANCE_CLASS };
+    : { kind: 'provisioned', instanceClass: a.instanceClass ?? DEFAULTS.aurora.instanceClass };
   const proxies: ProxyConfig[] = (input.proxies ?? []).map((p) => {
-    const maxConnectionsPercent = p.maxConnectionsPercent ?? 100;
+    const maxConnectionsPercent = p.maxConnectionsPercent ?? DEFAULTS.proxy.maxConnectionsPercent;
     return {
       name: p.name,
       maxConnectionsPercent,
-      maxIdleConnectionsPercent: p.maxIdleConnectionsPercent ?? Math.floor(maxConnectionsPercent / 2),
-      borrowTimeoutSeconds: p.borrowTimeoutSeconds ?? 120,
-      requireTls: p.requireTls ?? true,
-      debugLogging: p.debugLogging ?? false,
+      maxIdleConnectionsPercent:
+        p.maxIdleConnectionsPercent ?? defaultMaxIdleConnectionsPercent(maxConnectionsPercent),
+      borrowTimeoutSeconds: p.borrowTimeoutSeconds ?? DEFAULTS.proxy.borrowTimeoutSeconds,
+      requireTls: p.requireTls ?? DEFAULTS.proxy.requireTls,
+      debugLogging: p.debugLogging ?? DEFAULTS.proxy.debugLogging,
     };
   });
   return {
     name: input.name,
-    description: input.description ?? '',
+    description: input.description ?? DEFAULTS.description,
     region: input.region ?? null,
     owner: input.owner ?? null,
     aurora: {
-      engineVersion: a.engineVersion ?? DEFAULT_ENGINE_VERSION,
+      engineVersion: a.engineVersion ?? DEFAULTS.aurora.engineVersion,
       capacity,
-      readers: a.readers ?? 0,
+      readers: a.readers ?? DEFAULTS.aurora.readers,
       maxConnections: a.maxConnections ?? null,
-      performanceInsights: a.performanceInsights ?? true,
-      logConnections: a.logConnections ?? false,
-      snapshotOnDestroy: a.snapshotOnDestroy ?? false,
+      performanceInsights: a.performanceInsights ?? DEFAULTS.aurora.performanceInsights,
+      logConnections: a.logConnections ?? DEFAULTS.aurora.logConnections,
+      snapshotOnDestroy: a.snapshotOnDestroy ?? DEFAULTS.aurora.snapshotOnDestroy,
     },
     proxies,
     runners: {
-      instanceType: input.runners?.instanceType ?? 'c7g.large',
-      count: input.runners?.count ?? 1,
-      placement: input.runners?.placement ?? 'any',
+      instanceType: input.runners?.instanceType ?? DEFAULTS.runners.instanceType,
+      count: input.runners?.count ?? DEFAULTS.runners.count,
+      placement: input.runners?.placement ?? DEFAULTS.runners.placement,
     },
     results: {
-      retainOnDestroy: input.results?.retainOnDestroy ?? false,
-      expireAfterDays: input.results?.expireAfterDays ?? 30,
+      retainOnDestroy: input.results?.retainOnDestroy ?? DEFAULTS.results.retainOnDestroy,
+      expireAfterDays: input.results?.expireAfterDays ?? DEFAULTS.results.expireAfterDays,
     },
-    ttlHours: input.ttlHours === undefined ? 8 : input.ttlHours,
+    ttlHours: input.ttlHours === undefined ? DEFAULTS.ttlHours : input.ttlHours,
     tags: input.tags ?? {},
-    suites: input.suites ?? ['quick'],
+    suites: input.suites ?? DEFAULTS.suites,
     budget: input.budget ?? null,
   };
 }

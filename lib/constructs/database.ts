@@ -4,6 +4,7 @@ import * as rds from 'aws-cdk-lib/aws-rds';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { AuroraConfig } from '../config';
+import { DEFAULTS } from '../config/defaults';
 import { findEngineVersion } from '../config/engine-versions';
 
 export interface LabDatabaseProps {
@@ -58,7 +59,7 @@ export class LabDatabase extends Construct {
     const entry = findEngineVersion(aurora.engineVersion);
     if (!entry)
       throw new Error(
-        `engine version ${aurora.engineVersion} is not in ACCEPTED_ENGINE_VERSIONS (validate the lab first)`,
+        `${this.node.path}: engine version ${aurora.engineVersion} is not in ACCEPTED_ENGINE_VERSIONS (validate the lab first)`,
       );
     const engine = rds.DatabaseClusterEngine.auroraPostgres({
       version: rds.AuroraPostgresEngineVersion[entry.cdkKey],
@@ -108,14 +109,14 @@ export class LabDatabase extends Construct {
       vpc: props.vpc,
       vpcSubnets: props.subnets,
       securityGroups: [this.securityGroup],
-      credentials: rds.Credentials.fromGeneratedSecret(props.masterUsername ?? 'proxylab'),
-      defaultDatabaseName: props.databaseName ?? 'proxylab',
+      credentials: rds.Credentials.fromGeneratedSecret(props.masterUsername ?? DEFAULTS.stack.masterUsername),
+      defaultDatabaseName: props.databaseName ?? DEFAULTS.stack.databaseName,
       storageEncrypted: true,
       iamAuthentication: true,
       deletionProtection: false,
       removalPolicy: aurora.snapshotOnDestroy ? RemovalPolicy.SNAPSHOT : RemovalPolicy.DESTROY,
     });
-    if (!this.cluster.secret) throw new Error('the cluster has no generated secret');
+    if (!this.cluster.secret) throw new Error(`${this.node.path}: the cluster has no generated secret`);
     this.secret = this.cluster.secret;
 
     this.instances = this.cluster.node.children.flatMap((child) => {
@@ -131,7 +132,7 @@ export class LabDatabase extends Construct {
       ];
     });
     const writer = this.instances.find((i) => i.role === 'writer');
-    if (!writer) throw new Error('the cluster has no writer instance');
+    if (!writer) throw new Error(`${this.node.path}: the cluster has no writer instance`);
     this.writer = writer.resource;
 
     Validations.of(this.cluster).acknowledge({
@@ -153,7 +154,7 @@ export class LabDatabase extends Construct {
 }
 
 /** Maps the lab's Aurora settings to instance-level (DB parameter group) parameters. */
-export function toInstanceParameters(aurora: AuroraConfig): Record<string, string> {
+function toInstanceParameters(aurora: AuroraConfig): Record<string, string> {
   const out: Record<string, string> = {};
   if (aurora.maxConnections !== null) out.max_connections = String(aurora.maxConnections);
   if (aurora.logConnections) {

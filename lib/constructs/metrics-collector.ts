@@ -8,7 +8,7 @@ import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 
 /** lambda/collect-metrics/index.ts, resolved from this file (not the working directory). */
-export const COLLECTOR_ENTRY = path.join(__dirname, '..', '..', 'lambda', 'collect-metrics', 'index.ts');
+const COLLECTOR_ENTRY = path.join(__dirname, '..', '..', 'lambda', 'collect-metrics', 'index.ts');
 
 /**
  * The logical id cdk-nag prints for a bucket's ARN in IAM5 findings (`<ResultsBucket260A22AD.Arn>`),

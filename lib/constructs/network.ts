@@ -2,11 +2,12 @@ import { RemovalPolicy } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { DEFAULTS } from '../config/defaults';
 
 export interface LabNetworkProps {
   /**
    * Availability Zones to spread subnets over (Aurora needs subnets in at least two).
-   * @default 2
+   * @default DEFAULTS.stack.availabilityZones (2)
    */
   readonly maxAzs?: number;
   /**
@@ -37,7 +38,7 @@ export class LabNetwork extends Construct {
   constructor(scope: Construct, id: string, props: LabNetworkProps = {}) {
     super(scope, id);
     this.vpc = new ec2.Vpc(this, 'Vpc', {
-      maxAzs: props.maxAzs ?? 2,
+      maxAzs: props.maxAzs ?? DEFAULTS.stack.availabilityZones,
       natGateways: 0,
       subnetConfiguration: [
         { name: 'runners', subnetType: ec2.SubnetType.PUBLIC, cidrMask: 24, mapPublicIpOnLaunch: false },

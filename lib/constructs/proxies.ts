@@ -93,7 +93,7 @@ export class LabProxies extends Construct {
 }
 
 /** Lab pool settings → DatabaseProxy props. */
-export function toPoolSettings(
+function toPoolSettings(
   config: ProxyConfig,
 ): Pick<
   rds.DatabaseProxyProps,

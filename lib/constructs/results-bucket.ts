@@ -1,16 +1,17 @@
 import { CfnResource, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { DEFAULTS } from '../config/defaults';
 
 export interface ResultsBucketProps {
   /**
    * Keep the bucket and its objects when the stack is destroyed.
-   * @default false - the bucket is emptied (auto-delete custom resource) and removed on destroy
+   * @default DEFAULTS.results.retainOnDestroy (false) - the bucket is emptied (auto-delete custom resource) and removed on destroy
    */
   readonly retainOnDestroy?: boolean;
   /**
    * Objects expire this many days after they are written.
-   * @default 30
+   * @default DEFAULTS.results.expireAfterDays (30)
    */
   readonly expireAfterDays?: number;
 }
@@ -23,7 +24,7 @@ export class ResultsBucket extends Construct {
 
   constructor(scope: Construct, id: string, props: ResultsBucketProps = {}) {
     super(scope, id);
-    const retain = props.retainOnDestroy ?? false;
+    const retain = props.retainOnDestroy ?? DEFAULTS.results.retainOnDestroy;
     this.bucket = new s3.Bucket(this, 'Bucket', {
       encryption: s3.BucketEncryption.S3_MANAGED,
       enforceSSL: true,
@@ -31,7 +32,10 @@ export class ResultsBucket extends Construct {
       objectOwnership: s3.ObjectOwnership.BUCKET_OWNER_ENFORCED,
       versioned: false,
       lifecycleRules: [
-        { id: 'expire-results', expiration: Duration.days(props.expireAfterDays ?? 30) },
+        {
+          id: 'expire-results',
+          expiration: Duration.days(props.expireAfterDays ?? DEFAULTS.results.expireAfterDays),
+        },
         { id: 'abort-incomplete-uploads', abortIncompleteMultipartUploadAfter: Duration.days(1) },
       ],
       removalPolicy: retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,

@@ -18,14 +18,14 @@ import { RUNNER_INSTALL_PATH } from '../config/stack-outputs';
 let bundled: RunnerBundle | null = null;
 
 /** Where built runner bundles are kept, one directory per content hash (reused across synths). */
-export const RUNNER_BUNDLE_CACHE = path.resolve(__dirname, '..', '..', 'node_modules', '.cache', 'proxylab');
+const RUNNER_BUNDLE_CACHE = path.resolve(__dirname, '..', '..', 'node_modules', '.cache', 'proxylab');
 
 /**
  * The bundle, built on first use in this process. It lands in `runner-<content hash>/` under
  * RUNNER_BUNDLE_CACHE (built beside it, then renamed: atomic, so parallel synths never see half a
  * file), never in /tmp: every `cdk synth` used to leave a megabyte there.
  */
-export function runnerBundleOnce(): RunnerBundle {
+function runnerBundleOnce(): RunnerBundle {
   if (bundled) return bundled;
   fs.mkdirSync(RUNNER_BUNDLE_CACHE, { recursive: true });
   const work = fs.mkdtempSync(path.join(RUNNER_BUNDLE_CACHE, 'build-'));
@@ -55,7 +55,7 @@ export interface RunnerSoftwareSpec {
 }
 
 /** Shell run after the download: install the file and make sure Node can load it. */
-export function runnerInstallCommand(downloaded = '/opt/proxylab/runner'): string {
+function runnerInstallCommand(downloaded = '/opt/proxylab/runner'): string {
   return `install -m 0644 ${downloaded} ${RUNNER_INSTALL_PATH} && node --check ${RUNNER_INSTALL_PATH} && echo "proxylab runner installed at ${RUNNER_INSTALL_PATH}"`;
 }
 

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { buildSync, type Metafile } from 'esbuild';
 
 /** scripts/runner.ts, resolved from this file (never from the working directory). */
-export const RUNNER_ENTRY = path.resolve(__dirname, '..', '..', 'scripts', 'runner.ts');
+const RUNNER_ENTRY = path.resolve(__dirname, '..', '..', 'scripts', 'runner.ts');
 
 export interface RunnerBundle {
   /** Absolute path of the bundled file. */

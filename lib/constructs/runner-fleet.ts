@@ -7,11 +7,13 @@ import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { RunnerPlacement } from '../config';
+import { DEFAULTS } from '../config/defaults';
 import { logicalIdOf } from './metrics-collector';
 
 /**
- * The runner software (a later issue): an asset (zip or file) copied to the runner and a command
- * run once after the base tools are installed. The asset lands in `/opt/proxylab/`.
+ * The runner software (the suite runner bundle, lib/cloud/runner-asset.ts, unless a caller brings
+ * its own): an asset (zip or file) copied to the runner and a command run once after the base
+ * tools are installed. The asset lands in `/opt/proxylab/`.
  */
 export interface RunnerSoftware {
   readonly asset: s3assets.Asset;
@@ -42,7 +44,7 @@ export interface RunnerFleetProps {
   readonly collector: lambda.IFunction;
   /**
    * Root volume size in GiB (encrypted gp3).
-   * @default 16
+   * @default DEFAULTS.stack.runnerRootVolumeGib (16)
    */
   readonly volumeSizeGib?: number;
   /**
@@ -59,7 +61,7 @@ export function isGraviton(instanceType: string): boolean {
 }
 
 /** Directory the runner software is unpacked into. */
-export const RUNNER_HOME = '/opt/proxylab';
+const RUNNER_HOME = '/opt/proxylab';
 
 /**
  * The base user data (bash): installs pgbench (postgresql17 + -contrib) and Node 20, and fails
@@ -89,6 +91,7 @@ export class RunnerFleet extends Construct {
   readonly role: iam.Role;
   readonly securityGroup: ec2.SecurityGroup;
   readonly userData: ec2.UserData;
+  private hasRunnerSoftware = false;
 
   constructor(scope: Construct, id: string, props: RunnerFleetProps) {
     super(scope, id);
@@ -161,7 +164,7 @@ export class RunnerFleet extends Construct {
         blockDevices: [
           {
             deviceName: '/dev/xvda',
-            volume: ec2.BlockDeviceVolume.ebs(props.volumeSizeGib ?? 16, {
+            volume: ec2.BlockDeviceVolume.ebs(props.volumeSizeGib ?? DEFAULTS.stack.runnerRootVolumeGib, {
               encrypted: true,
               volumeType: ec2.EbsDeviceVolumeType.GP3,
               deleteOnTermination: true,
@@ -194,10 +197,13 @@ export class RunnerFleet extends Construct {
   }
 
   /**
-   * The seam for the runner software (a later issue): downloads `software.asset` to
+   * Installs the runner software: downloads `software.asset` to
    * /opt/proxylab and runs `software.command` there. Call at most once, before synthesis.
    */
   addRunnerSoftware(software: RunnerSoftware): void {
+    if (this.hasRunnerSoftware)
+      throw new Error(`${this.node.path}: runner software is already installed; addRunnerSoftware runs once`);
+    this.hasRunnerSoftware = true;
     const local = `${RUNNER_HOME}/${software.asset.isZipArchive ? 'runner.zip' : 'runner'}`;
     // Own command rather than UserData.addS3DownloadCommand, whose `$(dirname …)` is unquoted (SC2046).
     this.userData.addCommands(

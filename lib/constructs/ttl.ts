@@ -156,7 +156,7 @@ export interface LabTagsProps {
  * plain CfnResources (custom-resource provider roles and functions) or without tag support in
  * the L1 (the IMDSv2 launch template), which CloudFormation can tag but `Tags.of` does not reach.
  */
-export function applyLabTags(stack: Stack, props: LabTagsProps): void {
+function applyLabTags(stack: Stack, props: LabTagsProps): void {
   const tags: Record<string, string> = {
     [TAG_LAB]: props.labName,
     [TAG_OWNER]: props.owner ?? OWNER_UNSPECIFIED,
@@ -212,7 +212,9 @@ function resolveNow(scope: Construct, now: Date | undefined): Date {
   if (typeof pinned === 'string') {
     const d = new Date(pinned);
     if (Number.isNaN(d.getTime())) {
-      throw new Error(`context ${NOW_CONTEXT_KEY} must be an ISO-8601 time, got "${pinned}"`);
+      throw new Error(
+        `${scope.node.path}: context ${NOW_CONTEXT_KEY} must be an ISO-8601 time, got "${pinned}"`,
+      );
     }
     return d;
   }

@@ -15,7 +15,7 @@ import { LAB_DEPLOYMENT_SHAPE } from './shape';
 import type { DeploymentShape } from './shape';
 
 /** The smallest running Aurora Serverless v2 capacity (below it, only a paused instance: 0). */
-export const SERVERLESS_MIN_RUNNING_ACU = 0.5;
+const SERVERLESS_MIN_RUNNING_ACU = 0.5;
 
 /** Hours in the "8-hour day" total. */
 export const HOURS_PER_DAY = 8;

@@ -97,8 +97,8 @@ export function enforceBudget(estimate: CostEstimate, maxHourlyUsd?: number, for
 export const CLIENTS_PER_RUNNER_VCPU = 200;
 
 /** Aurora's default: `LEAST(DBInstanceClassMemory / 9531392, 5000)`. */
-export const MAX_CONNECTIONS_BYTES_PER_CONNECTION = 9_531_392;
-export const MAX_CONNECTIONS_DEFAULT_CAP = 5000;
+const MAX_CONNECTIONS_BYTES_PER_CONNECTION = 9_531_392;
+const MAX_CONNECTIONS_DEFAULT_CAP = 5000;
 
 /**
  * Aurora PostgreSQL's default max_connections for a class, from its memory in the price table.

@@ -1,7 +1,7 @@
 /**
  * What `proxylab cost` and `proxylab deploy` will refuse, found while validating: an Aurora class or
- * runner type with no price in the dated price table (issue 7: "unknown instance types are an
- * error, not a guess"). `proxylab validate` reports these beside the schema's problems, so a lab
+ * runner type with no price in the dated price table (an unknown instance type is an error, not a
+ * guess). `proxylab validate` reports these beside the schema's problems, so a lab
  * that validates is a lab that deploys. `cdk synth` does not apply it (CDK users may price a type
  * themselves).
  */

@@ -1,8 +1,10 @@
+import { DEFAULTS } from '../config/defaults';
+
 /**
  * What a lab stack deploys that the lab file does not count itself: endpoints, NAT gateways,
  * public addresses, runner volumes, secrets. Mirrors lib/constructs/network.ts and
  * lib/constructs/runner-fleet.ts without loading aws-cdk-lib (the estimate must be cheap and run
- * before any synth); test/unit/cost-matches-template.test.ts synthesizes the stack and fails when
+ * before any synth); test/cdk/ttl-labs.test.ts synthesizes the stack and fails when
  * these numbers drift from the template.
  */
 export interface DeploymentShape {
@@ -20,16 +22,16 @@ export interface DeploymentShape {
 }
 
 /**
- * lib/constructs/network.ts: 2 AZs, no NAT gateway, no interface endpoints (an S3 gateway
+ * lib/constructs/network.ts: DEFAULTS.stack.availabilityZones AZs, no NAT gateway, no interface endpoints (an S3 gateway
  * endpoint, which is free); runners sit in public subnets with a public IPv4 each and no inbound
- * rules. lib/constructs/runner-fleet.ts: 16 GiB gp3 root volume per runner. database.ts: one
+ * rules. lib/constructs/runner-fleet.ts: DEFAULTS.stack.runnerRootVolumeGib gp3 root volume per runner. database.ts: one
  * generated master secret.
  */
 export const LAB_DEPLOYMENT_SHAPE: DeploymentShape = {
-  availabilityZones: 2,
+  availabilityZones: DEFAULTS.stack.availabilityZones,
   interfaceEndpoints: [],
   natGateways: 0,
   runnersHavePublicIpv4: true,
-  runnerRootVolumeGb: 16,
+  runnerRootVolumeGb: DEFAULTS.stack.runnerRootVolumeGib,
   secrets: 1,
 };

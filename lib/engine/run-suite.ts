@@ -12,6 +12,7 @@
  * abort (Ctrl-C) kills the running pgbench, records nothing for that step and ends `interrupted`.
  * Either way every finished step is already on disk.
  */
+import { UsageError } from '../core/errors';
 import {
   buildPgbenchArgv,
   buildPgbenchEnv,
@@ -121,6 +122,22 @@ export interface RunSuiteResult {
   readonly allHeld: boolean;
 }
 
+/**
+ * A run directory that already holds a manifest is resumed only by the same run: same id, suite
+ * and mode. Anything else is the user's mistake (a reused --run-id or output directory), so a
+ * UsageError (exit 2), thrown before anything is written. Adapters check their own plan settings
+ * (max_connections, runner count) before calling the engine.
+ */
+function checkResumable(previous: RunManifest, opts: RunSuiteOptions): void {
+  const problems: string[] = [];
+  if (previous.runId !== opts.runId) problems.push(`the run directory holds run ${previous.runId}`);
+  if (previous.suite !== opts.suite.name)
+    problems.push(`it ran suite ${previous.suite}, not ${opts.suite.name}`);
+  if (previous.mode !== opts.mode) problems.push(`it is a ${previous.mode} run, not ${opts.mode}`);
+  if (problems.length > 0)
+    throw new UsageError(`cannot resume run ${opts.runId}: ${problems.join('; ')}; use a new run id`);
+}
+
 /** Thrown inside the loop when the signal aborted; never escapes runSuite. */
 class Interrupted extends Error {}
 
@@ -136,9 +153,7 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
   assertUniqueIds(stepIds);
 
   const previous = await sink.readManifest();
-  if (previous && previous.runId !== opts.runId) {
-    throw new Error(`the run directory holds run ${previous.runId}, not ${opts.runId}`);
-  }
+  if (previous) checkResumable(previous, opts);
   const done = await sink.completedStepIds();
   const records = new Map<string, StepRecord>();
   for (const r of (await sink.readSteps?.()) ?? []) if (stepIds.includes(r.stepId)) records.set(r.stepId, r);

@@ -81,7 +81,7 @@ function versionKey(name: string): number {
 }
 
 /** Directories that may hold the PostgreSQL server binaries, most preferred first. */
-export function postgresCandidateDirs(platform: NodeJS.Platform = process.platform): string[] {
+function postgresCandidateDirs(platform: NodeJS.Platform = process.platform): string[] {
   const dirs: string[] = [];
   const fromEnv = process.env.PROXYLAB_PG_BINDIR;
   if (typeof fromEnv === 'string' && fromEnv !== '') dirs.push(fromEnv);
@@ -101,7 +101,7 @@ export function postgresCandidateDirs(platform: NodeJS.Platform = process.platfo
   return [...new Set(dirs)];
 }
 
-export function pgbouncerCandidates(platform: NodeJS.Platform = process.platform): string[] {
+function pgbouncerCandidates(platform: NodeJS.Platform = process.platform): string[] {
   const files: string[] = [];
   const fromEnv = process.env.PROXYLAB_PGBOUNCER;
   if (typeof fromEnv === 'string' && fromEnv !== '') files.push(fromEnv);

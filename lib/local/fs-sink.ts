@@ -15,7 +15,7 @@ import {
   type StepRecord,
 } from '../suite/types';
 
-export function writeFileAtomic(file: string, content: string): void {
+function writeFileAtomic(file: string, content: string): void {
   fs.mkdirSync(path.dirname(file), { recursive: true });
   const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
   fs.writeFileSync(tmp, content);

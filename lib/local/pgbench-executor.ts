@@ -5,7 +5,6 @@
  */
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
 import * as path from 'node:path';
 import type { PgbenchExecutor, PgbenchInvocation, PgbenchOutcome } from '../engine/ports';
 import { childEnv } from './process';
@@ -24,7 +23,7 @@ export interface LocalExecutorOptions {
 const CLOCK_TICKS_PER_SEC = 100; // USER_HZ on Linux
 
 /** utime + stime (clock ticks) from /proc/<pid>/stat, or null when unreadable (not Linux, gone). */
-export function readProcessCpuTicks(pid: number): number | null {
+function readProcessCpuTicks(pid: number): number | null {
   let text: string;
   try {
     text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -179,9 +178,4 @@ function compareLogNames(a: string, b: string): number {
   const ta = /\.\d+\.(\d+)$/.exec(a);
   const tb = /\.\d+\.(\d+)$/.exec(b);
   return (ta ? Number(ta[1]) : 0) - (tb ? Number(tb[1]) : 0) || a.localeCompare(b);
-}
-
-/** A work root under the OS temp dir, for callers that have no better place. */
-export function defaultWorkRoot(): string {
-  return path.join(os.tmpdir(), 'proxylab-pgbench');
 }

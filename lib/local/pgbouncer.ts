@@ -22,7 +22,7 @@ import { psqlExec, psqlQueryOne, type PsqlTarget, type Row } from './psql';
 
 export const TRANSACTION_DB = BENCH_DB;
 export const SESSION_DB = 'bench_session';
-export const ADMIN_USER = SUPERUSER;
+const ADMIN_USER = SUPERUSER;
 
 export interface PgbouncerOptions {
   readonly bins: LocalBinaries;

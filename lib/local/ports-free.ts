@@ -1,7 +1,7 @@
 /** Free TCP ports on 127.0.0.1 below the kernel's ephemeral range (which starts at 32768). */
 import * as net from 'node:net';
 
-export const PORT_RANGE = { min: 20000, max: 32000 } as const;
+const PORT_RANGE = { min: 20000, max: 32000 } as const;
 
 /** true when nothing listens on 127.0.0.1:port and we could bind it. */
 export function isPortFree(port: number): Promise<boolean> {

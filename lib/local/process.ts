@@ -183,7 +183,7 @@ export function startServer(
 }
 
 /** Wait for `p` at most `ms`; true when the time ran out. The timer never outlives the wait. */
-export async function raceTimeout(p: Promise<unknown>, ms: number): Promise<boolean> {
+async function raceTimeout(p: Promise<unknown>, ms: number): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<boolean>((resolve) => {
     timer = setTimeout(() => resolve(true), ms);

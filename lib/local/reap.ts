@@ -18,12 +18,12 @@ import { delay, isAlive } from './process';
 
 export const STACK_DIR_PREFIX = 'proxylab-local-';
 /** What fs.mkdtemp makes of the prefix (6 random characters); `proxylab-local-smoke-…` is not a stack. */
-export const STACK_DIR_PATTERN = /^proxylab-local-[A-Za-z0-9]{6}$/;
+const STACK_DIR_PATTERN = new RegExp(`^${STACK_DIR_PREFIX}[A-Za-z0-9]{6}$`);
 /** All a stack directory ever holds; an ownerless directory with anything else is not ours to remove. */
 const STACK_ENTRIES = new Set(['pg', 'pgbouncer', 'pgbench']);
-export const OWNER_FILE = 'owner.json';
+const OWNER_FILE = 'owner.json';
 /** A directory without an owner file younger than this may be a stack being started: left alone. */
-export const FRESH_DIR_GRACE_MS = 60_000;
+const FRESH_DIR_GRACE_MS = 60_000;
 
 export interface StackOwner {
   readonly schemaVersion: 1;
@@ -95,7 +95,7 @@ export interface ReapOutcome {
 }
 
 /** Parse an owner file; null when it is not one (a half-written or foreign file). */
-export function parseOwner(text: string): StackOwner | null {
+function parseOwner(text: string): StackOwner | null {
   let v: unknown;
   try {
     v = JSON.parse(text);
@@ -129,7 +129,7 @@ function isPid(v: unknown): v is number {
 }
 
 /** Is the owner process still the one that wrote the file? A pid alive with another start time was reused. */
-export function ownerAlive(owner: StackOwner, sys: Pick<ReapSystem, 'isAlive' | 'procStartTicks'>): boolean {
+function ownerAlive(owner: StackOwner, sys: Pick<ReapSystem, 'isAlive' | 'procStartTicks'>): boolean {
   if (!sys.isAlive(owner.pid)) return false;
   if (owner.procStartTicks === null) return true;
   const now = sys.procStartTicks(owner.pid);
@@ -210,10 +210,7 @@ function whose(d: Extract<ReapDecision, { action: 'reap' }>): string {
   return d.owner ? `proxylab pid ${d.owner.pid}` : 'an unknown proxylab (no owner file)';
 }
 
-export async function reapOne(
-  d: Extract<ReapDecision, { action: 'reap' }>,
-  sys: ReapSystem,
-): Promise<ReapOutcome> {
+async function reapOne(d: Extract<ReapDecision, { action: 'reap' }>, sys: ReapSystem): Promise<ReapOutcome> {
   const stopped: LiveServer[] = [];
   const stillRunning: LiveServer[] = [];
   // PgBouncer first: it holds connections to PostgreSQL.

@@ -22,11 +22,7 @@ import {
   type LocalStack,
 } from './stack';
 
-export const LOCAL_TARGET_KINDS: readonly TargetKind[] = [
-  'direct',
-  'pgbouncer-transaction',
-  'pgbouncer-session',
-];
+const LOCAL_TARGET_KINDS: readonly TargetKind[] = ['direct', 'pgbouncer-transaction', 'pgbouncer-session'];
 export const DEFAULT_SUITE = 'quick';
 export const DEFAULT_OUT_DIR = 'runs';
 const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;

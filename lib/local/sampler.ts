@@ -41,7 +41,7 @@ function num(v: string | undefined): number | null {
 }
 
 /** Machine CPU busy ticks and total ticks from /proc/stat; null when unavailable. */
-export function readMachineCpu(): { busy: number; total: number } | null {
+function readMachineCpu(): { busy: number; total: number } | null {
   let text: string;
   try {
     text = fs.readFileSync('/proc/stat', 'utf8');

@@ -18,7 +18,7 @@ import { LocalPgbenchExecutor } from './pgbench-executor';
 import { poolSizeFor, SESSION_DB, startPgbouncer, TRANSACTION_DB, type Pgbouncer } from './pgbouncer';
 import { BENCH_DB, BENCH_USER, startPostgres, type PostgresCluster } from './postgres';
 import { resolveRunAs, type RunAs } from './process';
-import { currentOwner, reapOrphanedStacks, writeOwnerFile, type StackOwner } from './reap';
+import { currentOwner, reapOrphanedStacks, STACK_DIR_PREFIX, writeOwnerFile, type StackOwner } from './reap';
 import { LocalMetricsSampler } from './sampler';
 
 export const DEFAULT_MAX_CONNECTIONS = 40;
@@ -79,7 +79,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     );
   }
   if (opts.reapOrphans ?? true) await reapOrphanedStacks({ log: opts.log });
-  const baseDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-local-'));
+  const baseDir = fs.mkdtempSync(path.join(os.tmpdir(), STACK_DIR_PREFIX));
   let owner: StackOwner = currentOwner(runAs?.user ?? null);
   let postgres: PostgresCluster | null = null;
   let pgbouncer: Pgbouncer;

@@ -55,7 +55,7 @@ export interface Cell {
   readonly troubled: boolean;
 }
 
-export function cellId(key: CellKey): string {
+function cellId(key: CellKey): string {
   return JSON.stringify([
     key.scenario,
     key.target.kind,
@@ -84,7 +84,7 @@ function numbers(values: ReadonlyArray<number | null | undefined>): number[] {
   return values.filter((v): v is number => typeof v === 'number' && Number.isFinite(v));
 }
 
-export function combineVerdicts(held: ReadonlyArray<boolean | null>): boolean | null {
+function combineVerdicts(held: ReadonlyArray<boolean | null>): boolean | null {
   if (held.some((h) => h === false)) return false;
   if (held.some((h) => h === true)) return true;
   return null;

@@ -192,7 +192,7 @@ export function latencyOption(panel: ScenarioPanel, title: string): EChartsOptio
   };
 }
 
-export function churnCategory(row: ChurnRow): string {
+function churnCategory(row: ChurnRow): string {
   return `${row.label} · ${row.clients}c · ${row.protocol}`;
 }
 

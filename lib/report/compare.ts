@@ -128,7 +128,7 @@ function onlyRows(cells: readonly Cell[]): string[][] {
   return cells.map((c) => [c.key.scenario, cellLabel(c.key), fmtSpread(c.tps, 1)]);
 }
 
-export function renderCompareMarkdown(model: ComparisonModel): string {
+function renderCompareMarkdown(model: ComparisonModel): string {
   const out: string[] = [];
   out.push(`# proxylab compare`);
   out.push('');

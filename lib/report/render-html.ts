@@ -32,7 +32,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:8px 0}.kv dt{color:var(--muted)}.kv dd{margin:0}
 .badge{display:inline-block;padding:0 7px;border-radius:9px;font-size:12px;font-weight:600}
 .s-reproduced,.s-completed,.m-ok{background:var(--ok);color:var(--okfg)}
-.s-contradicted,.s-failed,.m-errors,.m-refused,.m-timeout,.m-infrastructure-error{background:var(--bad);color:var(--badfg)}
+.s-contradicted,.s-failed,.m-errors,.m-timeout{background:var(--bad);color:var(--badfg)}
 .s-held-so-far,.s-running,.s-interrupted{background:var(--warn);color:var(--warnfg)}
 .s-informational{background:var(--info)}
 .warnings{background:var(--warn);border:1px solid #f1d48a;border-radius:6px;padding:8px 14px 8px 30px;margin:10px 0}
@@ -143,7 +143,7 @@ ${findings.map(
 }
 
 /** An id-safe anchor for a scenario name (the visible text stays escaped, not mangled). */
-export function anchor(scenario: string): string {
+function anchor(scenario: string): string {
   return `scenario-${scenario.replace(/[^A-Za-z0-9_-]+/g, '_')}`;
 }
 

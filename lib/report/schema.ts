@@ -88,7 +88,7 @@ export const stepRecordSchema = z.object({
   }),
   startedAt: z.string(),
   endedAt: z.string(),
-  status: z.enum(['completed', 'refused-precheck', 'timeout', 'infrastructure-error']),
+  status: z.enum(['completed', 'timeout']),
   result: measurement.nullable(),
   verdict: z.object({ expected: z.string(), observed: z.string(), held: z.boolean().nullable() }),
   loadGeneratorSaturated: z.boolean(),

@@ -10,6 +10,7 @@ import type {
   StepRecord,
   TargetKind,
 } from '../suite/types';
+import { CLOUD_REPORT_METRICS, LOCAL_REPORT_METRICS, metricDef } from '../collector/catalog';
 import { type Cell, groupCells, lineLabeller, type Spread, uniqueInOrder } from './cells';
 import type { LoadedMetrics, LoadedRun } from './load';
 
@@ -52,7 +53,7 @@ function distinctBy<T>(items: readonly T[], key: (item: T) => string): T[] {
   return [...seen.values()];
 }
 
-export function scenarioNames(cells: readonly Cell[]): string[] {
+function scenarioNames(cells: readonly Cell[]): string[] {
   return uniqueInOrder(cells.map((c) => c.key.scenario));
 }
 
@@ -149,7 +150,7 @@ export function churnRows(cells: readonly Cell[]): ChurnRow[] {
 
 // ---------------------------------------------------------------- error matrix
 
-export type MatrixState = 'ok' | 'errors' | 'refused' | 'timeout' | 'infrastructure-error';
+export type MatrixState = 'ok' | 'errors' | 'timeout';
 
 export interface MatrixCell {
   readonly state: MatrixState;
@@ -176,9 +177,7 @@ export interface ErrorMatrix {
 }
 
 function matrixState(cell: Cell): MatrixState {
-  if (cell.statuses.includes('infrastructure-error')) return 'infrastructure-error';
   if (cell.statuses.includes('timeout')) return 'timeout';
-  if (cell.statuses.includes('refused-precheck')) return 'refused';
   return cell.errors.length > 0 || cell.abortedClients > 0 ? 'errors' : 'ok';
 }
 
@@ -231,35 +230,24 @@ export function errorMatrices(cells: readonly Cell[]): ErrorMatrix[] {
 
 // ---------------------------------------------------------------- metrics over time
 
+/** A panel the report always shows ("no data" when absent): a catalog metric name and its title. */
 export interface MetricWanted {
+  readonly name: string;
   readonly title: string;
-  readonly match: RegExp;
+  readonly unit: string | null;
+}
+
+function wantedFromCatalog(names: readonly string[]): MetricWanted[] {
+  return names.map((name) => {
+    const def = metricDef(name);
+    if (!def) throw new Error(`report metric ${name} is not in the collector catalog`);
+    return { name, title: def.title, unit: def.unit };
+  });
 }
 
 /** The metrics the published experiments turned on, in the order the report shows them. */
-export const CLOUD_METRICS: readonly MetricWanted[] = [
-  { title: 'Database connections', match: /^DatabaseConnections$/ },
-  { title: 'Client connections (proxy)', match: /^ClientConnections$/ },
-  { title: 'Session-pinned connections (proxy)', match: /^DatabaseConnectionsCurrentlySessionPinned$/ },
-  { title: 'Borrow latency (proxy)', match: /^DatabaseConnectionsBorrowLatency$/ },
-  { title: 'CPU utilization', match: /^CPUUtilization$/ },
-  { title: 'Freeable memory', match: /^FreeableMemory$/ },
-  { title: 'Commit throughput', match: /^CommitThroughput$/ },
-  { title: 'Authentication attempts', match: /total_auth_attempts/ },
-  { title: 'Load generator CPU (runners)', match: /^cpu_percent$/ },
-];
-
-export const LOCAL_METRICS: readonly MetricWanted[] = [
-  { title: 'Clients waiting for a server connection (cl_waiting)', match: /^cl_waiting$/ },
-  { title: 'Active clients (cl_active)', match: /^cl_active$/ },
-  { title: 'Server connections in use (sv_active)', match: /^sv_active$/ },
-  { title: 'Longest wait (maxwait)', match: /maxwait/ },
-  { title: 'Wait time', match: /wait_time/ },
-  { title: 'Backends (pg_stat_database numbackends)', match: /numbackends/ },
-  { title: 'Commits per second (pg_stat_database xact_commit)', match: /^xact_commit$/ },
-  { title: 'Transactions per second through PgBouncer', match: /^total_xact_count$/ },
-  { title: 'Load generator / machine CPU', match: /^cpu_percent$/ },
-];
+export const CLOUD_METRICS: readonly MetricWanted[] = wantedFromCatalog(CLOUD_REPORT_METRICS);
+export const LOCAL_METRICS: readonly MetricWanted[] = wantedFromCatalog(LOCAL_REPORT_METRICS);
 
 export interface TimeLine {
   readonly label: string;
@@ -314,7 +302,7 @@ export function chartWindows(windows: readonly StepWindow[]): ChartWindow[] {
 
 const MIB = 1024 * 1024;
 
-export function seriesLabel(s: MetricSeries): string {
+function seriesLabel(s: MetricSeries): string {
   const dims = Object.values(s.dimensions).filter((v) => v !== '');
   const stat = s.stat === 'value' ? '' : s.stat;
   return [dims.length > 0 ? dims.join(' / ') : s.source, stat].filter((x) => x !== '').join(' · ');
@@ -359,16 +347,16 @@ export function metricPanels(mode: 'local' | 'cloud', metrics: readonly LoadedMe
           reason: s.reason ?? (s.status === 'ok' ? 'no points in the window' : s.status),
         });
     }
-    const unit = series.find((s) => s.unit !== null)?.unit ?? null;
+    const unit = series.find((s) => s.unit !== null)?.unit ?? metricDef(series[0]?.name ?? '')?.unit ?? null;
     return { title, unit: unit === 'Bytes' ? 'MiB' : unit, lines, missing };
   };
   const panels: MetricPanel[] = [];
   for (const w of wanted) {
-    const series = all.filter((s) => w.match.test(s.name));
+    const series = all.filter((s) => s.name === w.name);
     if (series.length === 0) {
       panels.push({
         title: w.title,
-        unit: null,
+        unit: w.unit,
         lines: [],
         missing: [
           {
@@ -387,7 +375,7 @@ export function metricPanels(mode: 'local' | 'cloud', metrics: readonly LoadedMe
   for (const name of uniqueInOrder(rest.map((s) => s.name))) {
     panels.push(
       panelFor(
-        name,
+        metricDef(name)?.title ?? name,
         rest.filter((s) => s.name === name),
       ),
     );

@@ -11,7 +11,6 @@ import { UsageError } from '../core/errors';
 import type { ConnectMode, ErrorClass, Outcome, Protocol, TargetKind } from './types';
 
 export type BuiltinScript = 'tpcb-like' | 'simple-update' | 'select-only';
-export const BUILTIN_SCRIPTS: readonly BuiltinScript[] = ['tpcb-like', 'simple-update', 'select-only'];
 
 /** One script of a scenario: a pgbench builtin or an SQL file whose text travels with the catalog. */
 export type ScriptPart =

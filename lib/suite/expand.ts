@@ -74,9 +74,9 @@ export interface ExpandOptions {
 }
 
 /** Generous per-client and total tps bounds used to project log volume for `-T` runs. */
-export const TPS_BOUND_PER_CLIENT = 4000;
-export const TPS_BOUND_TOTAL = 100000;
-export const DEFAULT_MAX_LOG_LINES = 1_000_000;
+const TPS_BOUND_PER_CLIENT = 4000;
+const TPS_BOUND_TOTAL = 100000;
+const DEFAULT_MAX_LOG_LINES = 1_000_000;
 
 const POOLED_KINDS: ReadonlySet<TargetKind> = new Set<TargetKind>([
   'rds-proxy',
@@ -121,7 +121,7 @@ export function logSamplingRateFor(
   return Math.max(0.0001, Number((Math.floor(raw / magnitude) * magnitude).toPrecision(2)));
 }
 
-export function timeoutSecFor(
+function timeoutSecFor(
   clients: number,
   run: { durationSec: number | null; transactionsPerClient: number | null },
 ): number {
@@ -171,7 +171,7 @@ function scaled(value: number | undefined, factor: number): number | null {
   return Math.max(1, Math.round(value * factor));
 }
 
-export function expandScenario(
+function expandScenario(
   scenario: Scenario,
   targets: readonly TargetCapacity[],
   opts: ExpandOptions = {},

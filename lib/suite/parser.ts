@@ -83,6 +83,13 @@ export const ERROR_PATTERNS: ReadonlyArray<{
   },
 ];
 
+/** The classes no substring decides, in words (docs/suite.md's class table is generated from these and ERROR_PATTERNS). */
+export const CLASSES_WITHOUT_PATTERNS: Readonly<Record<'timeout' | 'other', string>> = {
+  timeout: 'the harness killed pgbench (`timedOut: true` in the input)',
+  other:
+    'any other line with an error marker (`error:`, `fatal:`, `ERROR:`, `FATAL:`, `PANIC:`) or a client abort; lines with neither (libkrb5 assertions…) are ignored',
+};
+
 /** Classes that mean "this client never got (or lost) its connection at connect time". */
 const CONNECT_CLASSES: ReadonlySet<ErrorClass> = new Set<ErrorClass>([
   'too-many-connections',
@@ -113,7 +120,7 @@ function firstMatch(lines: readonly string[], re: RegExp): RegExpMatchArray | nu
 }
 
 /** Cut a physical line before every `pgbench:` so jumbled output from two threads is seen twice. */
-export function splitSegments(line: string): string[] {
+function splitSegments(line: string): string[] {
   const parts = line.split(/(?=pgbench:)/).map((s) => s.replace(/\r$/, ''));
   return parts.filter((p) => p.trim() !== '' && p.trim() !== 'pgbench:');
 }

@@ -22,12 +22,6 @@ export const RESULT_SCHEMA_VERSION = 1 as const;
 
 /** What a step talks to. `rds-proxy` is each named proxy of a lab; pgbouncer-* are local. */
 export type TargetKind = 'direct' | 'rds-proxy' | 'pgbouncer-transaction' | 'pgbouncer-session';
-export const TARGET_KINDS: readonly TargetKind[] = [
-  'direct',
-  'rds-proxy',
-  'pgbouncer-transaction',
-  'pgbouncer-session',
-];
 
 /** A concrete target in a run: kind plus a name (`direct`, the proxy's name, `pgbouncer-transaction`...). */
 export interface TargetRef {
@@ -156,11 +150,13 @@ export interface Verdict {
   readonly held: boolean | null;
 }
 
+/**
+ * How a step ended. Every step runs pgbench (a pre-check only adds a note); when the harness
+ * cannot run pgbench at all, the run fails instead of recording a step.
+ */
 export type StepStatus =
   | 'completed' // pgbench ran and exited (any exit code)
-  | 'refused-precheck' // not started: the pre-check predicted refusal (e.g. clients > max_connections on direct, if configured to skip)
-  | 'timeout' // killed by the harness
-  | 'infrastructure-error'; // the harness could not run it (pgbench missing, target down...)
+  | 'timeout'; // killed by the harness
 
 export interface StepRecord {
   readonly schemaVersion: typeof RESULT_SCHEMA_VERSION;

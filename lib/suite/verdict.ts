@@ -27,9 +27,7 @@ function describeErrors(m: StepMeasurement): string {
   return m.errors.map((e) => `${e.class} ×${e.count}`).join(', ');
 }
 
-export function describeObserved(status: StepStatus, m: StepMeasurement | null): string {
-  if (status === 'refused-precheck') return 'not started: pre-check predicted refusal';
-  if (status === 'infrastructure-error') return 'infrastructure error: pgbench did not run';
+function describeObserved(status: StepStatus, m: StepMeasurement | null): string {
   if (status === 'timeout') return `timed out${m ? ` (${describeErrors(m)})` : ''}`;
   if (!m) return 'no result';
   const tps = m.tps === null ? 'tps unknown' : `${m.tps.toFixed(1)} tps`;
@@ -48,10 +46,8 @@ export function judgeStep(step: PlannedStep, status: StepStatus, m: StepMeasurem
   const expected = describeExpectation(e);
   const observed = describeObserved(status, m);
   let held: boolean | null;
-  if (status === 'infrastructure-error') held = e.outcome === 'any' ? null : false;
-  else if (e.outcome === 'any') held = null;
+  if (e.outcome === 'any') held = null;
   else if (status === 'timeout') held = e.outcome === 'errors' && e.errorClasses.includes('timeout');
-  else if (status === 'refused-precheck') held = e.outcome === 'refused';
   else {
     switch (e.outcome) {
       case 'succeeds':
@@ -80,7 +76,7 @@ export function judgeStep(step: PlannedStep, status: StepStatus, m: StepMeasurem
 /** CPU at or above this (percent of the load generator) counts as saturated. */
 export const CPU_SATURATION_PERCENT = 90;
 /** With --rate: schedule lag above this many ms and above 2 × the mean latency counts as saturated. */
-export const LAG_SATURATION_MS = 100;
+const LAG_SATURATION_MS = 100;
 
 export function detectSaturation(
   step: PlannedStep,

@@ -8,7 +8,12 @@ import { awsSettings } from '../../lib/cloud/operator';
 import { loadLabFile } from '../../lib/config/load';
 import { stackNameFor } from '../../lib/config/stack-outputs';
 import { formatExpiresAt } from '../../lib/config/expiry';
-import { createSchedulerClient, extendLabExpiry, validateExtendHours } from '../../lib/cloud/extend';
+import {
+  createSchedulerClient,
+  EXTEND_HOURS_MAX,
+  extendLabExpiry,
+  validateExtendHours,
+} from '../../lib/cloud/extend';
 
 interface ExtendFlags {
   readonly lab: string;
@@ -26,7 +31,7 @@ export function register(program: Command): void {
         'keep the deploy-time value; a new deploy restarts the clock at ttlHours from then.',
     )
     .requiredOption('--lab <file>', 'lab file (JSON) of the deployed lab')
-    .requiredOption('--hours <n>', 'hours to add to the current deadline (> 0, ≤ 720)')
+    .requiredOption('--hours <n>', `hours to add to the current deadline (> 0, ≤ ${EXTEND_HOURS_MAX})`)
     .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
     .option(
       '--region <region>',

@@ -158,7 +158,7 @@ export function register(program: Command): void {
 }
 
 /** The command that resumes this run: same suite and settings, the run id made explicit. */
-export function resumeCommand(flags: LocalFlags, runId: string): string {
+function resumeCommand(flags: LocalFlags, runId: string): string {
   const parts = ['npx proxylab local', `--suite ${flags.suite ?? DEFAULT_SUITE}`, `--run-id ${runId}`];
   if (flags.out !== undefined && flags.out !== DEFAULT_OUT_DIR) parts.push(`--out ${shellQuote(flags.out)}`);
   if (flags.maxConnections !== undefined && flags.maxConnections !== String(DEFAULT_MAX_CONNECTIONS))

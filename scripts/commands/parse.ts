@@ -36,7 +36,7 @@ function parseExitCode(value: string | undefined): number | null {
   return Number(value);
 }
 
-export function buildCapture(file: string | undefined, flags: ParseFlags): PgbenchCapture {
+function buildCapture(file: string | undefined, flags: ParseFlags): PgbenchCapture {
   const exitCode = parseExitCode(flags.exitCode);
   const timedOut = flags.timedOut === true;
   const split = flags.stdout !== undefined || flags.stderr !== undefined;
@@ -55,7 +55,7 @@ export function buildCapture(file: string | undefined, flags: ParseFlags): Pgben
   };
 }
 
-export function summarizeLogs(
+function summarizeLogs(
   files: readonly string[],
   samplingRate: number | null,
   throttled: boolean,

@@ -313,6 +313,7 @@ describe('fetchPi', () => {
     // GIVEN 20 counters for one instance
     const piMetrics = Array.from({ length: 20 }, (_, i) => ({
       name: `db.Custom.c${i}`,
+      title: `custom counter ${i}`,
       stat: 'avg' as const,
       unit: null,
     }));

@@ -24,7 +24,7 @@ function lab(instances: number, proxies: number, instanceClasses?: Record<string
 describe('planCloudWatchQueries', () => {
   // 13 instance queries: CPUUtilization (Avg, Max), DatabaseConnections (Avg, Max), FreeableMemory
   // (Avg, Min) and 7 single-stat metrics; CPUCreditBalance adds one on burstable classes.
-  // 10 proxy queries: the ten RDS Proxy metrics of issue 4, one statistic each.
+  // 10 proxy queries: the ten RDS Proxy metrics of PROXY_METRICS, one statistic each.
   test.each<{
     instances: number;
     proxies: number;
@@ -217,6 +217,7 @@ describe('planPiRequests', () => {
     // GIVEN
     const piMetrics = Array.from({ length: 32 }, (_, i) => ({
       name: `db.Custom.c${i}`,
+      title: `custom counter ${i}`,
       stat: 'avg' as const,
       unit: null,
     }));

@@ -5,6 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { exitCodeFor, UsageError } from '../../lib/core/errors';
 import type {
   Clock,
   PgbenchExecutor,
@@ -351,6 +352,34 @@ describe('runSuite', () => {
     ).toBe(false);
     expect(result.allHeld).toBe(false);
     expect(h.rec.calls[h.rec.calls.length - 1]).toBe('restore');
+  });
+
+  test.each([
+    [
+      'another suite',
+      { suite: getSuite('quick') },
+      /cannot resume run r1: it ran suite smoke, not quick; use a new run id/,
+    ],
+    [
+      'another run id',
+      { runId: 'r2' },
+      /cannot resume run r2: the run directory holds run r1; use a new run id/,
+    ],
+    ['another mode', { mode: 'cloud' as const }, /cannot resume run r1: it is a local run, not cloud/],
+  ])('resuming with %s is a usage error (exit 2) that writes nothing', async (_what, extra, message) => {
+    // GIVEN a finished smoke run r1
+    const h = harness();
+    await runSuite(h.options());
+    const before = fs.readFileSync(path.join(h.dir, 'manifest.json'), 'utf8');
+    h.rec.calls.length = 0;
+    // WHEN the same directory is run with a different suite / run id / mode
+    const run = runSuite(h.options(undefined, extra));
+    // THEN a UsageError, no pgbench, the manifest untouched
+    await expect(run).rejects.toThrow(message);
+    await expect(run).rejects.toBeInstanceOf(UsageError);
+    await run.catch((err: unknown) => expect(exitCodeFor(err)).toBe(2));
+    expect(h.rec.calls.filter((c) => c.startsWith('run:'))).toEqual([]);
+    expect(fs.readFileSync(path.join(h.dir, 'manifest.json'), 'utf8')).toBe(before);
   });
 
   test('resuming the same run id skips finished steps and completes the rest', async () => {

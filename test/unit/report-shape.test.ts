@@ -7,15 +7,18 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { UsageError } from '../../lib/core/errors';
+import { allMetricDefs } from '../../lib/collector/catalog';
 import { catalogLookup } from '../../lib/report/catalog-lookup';
 import { groupCells, spreadOf } from '../../lib/report/cells';
 import { loadRun } from '../../lib/report/load';
 import {
   buildModel,
+  CLOUD_METRICS,
   chartWindows,
   churnRows,
   errorMatrices,
   findingRows,
+  LOCAL_METRICS,
   metricPanels,
   reportWarnings,
   scenarioPanels,
@@ -251,6 +254,21 @@ describe('metrics over time', () => {
       expect.objectContaining({ status: 'error', reason: expect.stringContaining('AccessDenied') }),
     ]);
     expect(byTitle.get('Authentication attempts')!.missing[0]?.status).toBe('not-collected');
+  });
+
+  test('titles come from the collector catalog: one title per metric name, no title used twice', () => {
+    // GIVEN every catalog entry
+    const titleByName = new Map<string, Set<string>>();
+    for (const d of allMetricDefs())
+      titleByName.set(d.name, (titleByName.get(d.name) ?? new Set()).add(d.title));
+    // THEN a name shared by Aurora and the proxy (DatabaseConnections) still has one title
+    for (const [name, titles] of titleByName)
+      expect([name, [...titles]]).toEqual([name, [expect.any(String)]]);
+    const titles = [...titleByName.values()].map((t) => [...t][0]);
+    expect(new Set(titles).size).toBe(titles.length);
+    // and every panel the report always shows is one of them, in catalog words
+    for (const w of [...CLOUD_METRICS, ...LOCAL_METRICS])
+      expect(titleByName.get(w.name)).toEqual(new Set([w.title]));
   });
 
   test('bytes are shown in MiB', () => {

@@ -1,0 +1,56 @@
+/**
+ * Every default of a lab in one place: validation applies them (validate.ts `withDefaults`), the
+ * constructs fall back to them when a caller omits a prop, the cost estimate prices them, and the
+ * generated lab-file reference (docs/lab-file.md, README) prints them. Change a default here only.
+ *
+ * Pure data: no aws-cdk-lib, no I/O, so constructs, cost and docs scripts can all import it.
+ */
+import { DEFAULT_ENGINE_VERSION } from './engine-versions';
+import { DEFAULT_INSTANCE_CLASS } from './instance-classes';
+import type { RunnerPlacement } from './types';
+
+export const DEFAULTS = {
+  description: '',
+  aurora: {
+    engineVersion: DEFAULT_ENGINE_VERSION,
+    instanceClass: DEFAULT_INSTANCE_CLASS,
+    readers: 0,
+    performanceInsights: true,
+    logConnections: false,
+    snapshotOnDestroy: false,
+  },
+  proxy: {
+    maxConnectionsPercent: 100,
+    /** maxIdleConnectionsPercent defaults to this fraction of maxConnectionsPercent, rounded down. */
+    maxIdleFractionOfMax: 0.5,
+    borrowTimeoutSeconds: 120,
+    requireTls: true,
+    debugLogging: false,
+  },
+  runners: {
+    instanceType: 'c7g.large',
+    count: 1,
+    placement: 'any' as RunnerPlacement,
+  },
+  results: {
+    retainOnDestroy: false,
+    expireAfterDays: 30,
+  },
+  /** Hours until the lab deletes itself; `null` in a lab file opts out. */
+  ttlHours: 8,
+  suites: ['quick'] as readonly string[],
+  /** What the stack deploys that the lab file does not set (constructs and cost estimate share it). */
+  stack: {
+    /** Availability zones the VPC spans (Aurora needs subnets in at least two). */
+    availabilityZones: 2,
+    /** Encrypted gp3 root volume per runner, GiB. */
+    runnerRootVolumeGib: 16,
+    masterUsername: 'proxylab',
+    databaseName: 'proxylab',
+  },
+} as const;
+
+/** The default maxIdleConnectionsPercent for a proxy with this maxConnectionsPercent. */
+export function defaultMaxIdleConnectionsPercent(maxConnectionsPercent: number): number {
+  return Math.floor(maxConnectionsPercent * DEFAULTS.proxy.maxIdleFractionOfMax);
+}

@@ -1,0 +1,50 @@
+/**
+ * Errors thrown by constructs name the construct path, so a failing synth of a many-construct
+ * stack says which one (aws-cdk's ValidationError does the same with its scope).
+ */
+import { App, Stack } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
+import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
+import { LabDatabase } from '../../lib/constructs/database';
+import { applyLabLifecycle, NOW_CONTEXT_KEY } from '../../lib/constructs/ttl';
+import { labFrom, ROOT } from './helpers';
+import { LabStack } from '../../lib/lab-stack';
+import path from 'node:path';
+
+test('LabDatabase: an engine version outside the accepted list names the construct', () => {
+  // GIVEN a lab whose aurora section bypassed validation
+  const stack = new Stack(new App(), 'Lab');
+  const vpc = new ec2.Vpc(stack, 'Vpc');
+  const aurora = { ...labFrom({ name: 'x' }).aurora, engineVersion: '9.9' };
+  // WHEN / THEN
+  expect(() => new LabDatabase(stack, 'Database', { vpc, subnets: {}, aurora })).toThrow(
+    /^Lab\/Database: engine version 9\.9 is not in ACCEPTED_ENGINE_VERSIONS/,
+  );
+});
+
+test('expiry: a bad proxylab:now context names the scope', () => {
+  const app = new App({ context: { [NOW_CONTEXT_KEY]: 'tomorrow' } });
+  const stack = new Stack(app, 'Lab');
+  expect(() => applyLabLifecycle(stack, { name: 'x', owner: null, ttlHours: 8 })).toThrow(
+    /^Lab\/Expiry: context proxylab:now must be an ISO-8601 time, got "tomorrow"/,
+  );
+});
+
+test('RunnerFleet: runner software twice names the fleet', () => {
+  // GIVEN a lab stack that already installed its runner software (a small asset, no bundling)
+  const stack = new LabStack(new App(), 'proxylab-x', {
+    lab: labFrom({ name: 'x' }),
+    runnerSoftware: {
+      asset: new s3assets.Asset(new Stack(new App(), 'Assets'), 'A', { path: path.join(ROOT, 'README.md') }),
+      command: 'true',
+    },
+  });
+  const again = {
+    asset: new s3assets.Asset(stack, 'Again', { path: path.join(ROOT, 'README.md') }),
+    command: 'true',
+  };
+  // WHEN / THEN
+  expect(() => stack.runners.addRunnerSoftware(again)).toThrow(
+    /^proxylab-x\/Runners: runner software is already installed/,
+  );
+});
