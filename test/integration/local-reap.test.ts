@@ -18,10 +18,20 @@ import {
 } from '../helpers/local-stack';
 
 let outDir: string;
+/**
+ * Both runs see a private TMPDIR: the reaper scans `<tmpdir>/proxylab-local-*`, and a `proxylab local`
+ * started meanwhile by another test file (jest runs two at once) would otherwise reap the orphan first.
+ * World-writable and sticky like /tmp, because PostgreSQL runs as another OS user when we are root.
+ */
+let tmpDir: string;
 const started: CliRun[] = [];
 
 beforeAll(() => {
   outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-reap-test-'));
+  fs.chmodSync(outDir, 0o755);
+  tmpDir = path.join(outDir, 'tmp');
+  fs.mkdirSync(tmpDir);
+  fs.chmodSync(tmpDir, 0o1777);
 });
 
 afterAll(() => {
@@ -33,7 +43,9 @@ afterAll(() => {
 
 test('a stack orphaned by SIGKILL is reaped by the next proxylab local, which then runs normally', async () => {
   // GIVEN a smoke run whose stack is up…
-  const first = spawnCli(['local', '--suite', 'smoke', '--out', path.join(outDir, 'first'), '--no-install']);
+  const first = spawnCli(['local', '--suite', 'smoke', '--out', path.join(outDir, 'first'), '--no-install'], {
+    TMPDIR: tmpDir,
+  });
   started.push(first);
   await first.waitForStdout(/files in \S+/, 60_000);
   const stack = parseStackLine(first.stdout());
@@ -54,14 +66,10 @@ test('a stack orphaned by SIGKILL is reaped by the next proxylab local, which th
   expect(fs.existsSync(stack!.baseDir)).toBe(true);
 
   // WHEN proxylab local runs again
-  const second = spawnCli([
-    'local',
-    '--suite',
-    'smoke',
-    '--out',
-    path.join(outDir, 'second'),
-    '--no-install',
-  ]);
+  const second = spawnCli(
+    ['local', '--suite', 'smoke', '--out', path.join(outDir, 'second'), '--no-install'],
+    { TMPDIR: tmpDir },
+  );
   started.push(second);
   const code = await second.exit;
   if (code !== 0) process.stderr.write(`second run output:\n${second.stdout()}\n${second.stderr()}\n`);
