@@ -112,12 +112,14 @@ describe('collect-metrics handler', () => {
         series: { ok: 23, noData: 1, error: 0 },
         calls: 1,
         written: 's3://results-bucket-from-env/runs/run-2026-11-21T10-00-00/metrics/cloudwatch.json',
+        completeness: expect.objectContaining({ periodSec: 60 }),
       },
       pi: {
         periodSec: 60,
         series: { ok: 5, noData: 0, error: 0 },
         calls: 1,
         written: 's3://results-bucket-from-env/runs/run-2026-11-21T10-00-00/metrics/pi.json',
+        completeness: expect.objectContaining({ periodSec: 60 }),
       },
       written: [
         's3://results-bucket-from-env/runs/run-2026-11-21T10-00-00/metrics/cloudwatch.json',
