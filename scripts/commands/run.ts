@@ -17,6 +17,7 @@ import {
 } from '../../lib/cloud/operator';
 import { describeLabOutputs, readOutputsFile, stackNameFor, type LabOutputs } from '../../lib/cloud/outputs';
 import { formatDuration } from '../../lib/engine/terminal';
+import { runnerSoftwareVersion } from '../../lib/cloud/runner-bundle';
 import { buildRunCommands, sendRunCommands } from '../../lib/cloud/ssm';
 import { loadLabFile } from '../../lib/config/load';
 
@@ -83,7 +84,14 @@ export function register(program: Command): void {
         : await describeLabOutputs(createAwsClients(settings).cloudformation, stackName);
       if (outputs.labName !== lab.name)
         throw new UsageError(`the outputs are of lab "${outputs.labName}", not "${lab.name}"`);
-      const base = runnerArgsFromOutputs(outputs, lab, { runId, suite, region, startAt: now.toISOString() });
+      const base = runnerArgsFromOutputs(outputs, lab, {
+        runId,
+        suite,
+        region,
+        startAt: now.toISOString(),
+        // The runners refuse to run another version of the runner software than this checkout's.
+        expectVersion: runnerSoftwareVersion(),
+      });
       const plans = buildRunCommands(outputs.runnerInstanceIds, base);
       if (flags.dryRun) {
         process.stdout.write(

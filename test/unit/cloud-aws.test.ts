@@ -369,6 +369,7 @@ describe('SSM SendCommand', () => {
     endpointUrl: null,
     barrierTimeoutSec: 900,
     proxyTargetKind: 'rds-proxy',
+    expectVersion: null,
   };
 
   test('one AWS-RunShellScript per runner with its index; the runner argv parses back to the same args', async () => {
@@ -423,12 +424,10 @@ describe('collector invoke', () => {
   };
 
   test('invokes with the collector event for the run window', async () => {
-    lambdaMock
-      .on(InvokeCommand)
-      .resolves({
-        StatusCode: 200,
-        Payload: new TextEncoder().encode('{"written":["runs/r1/metrics/cloudwatch.json"]}') as never,
-      });
+    lambdaMock.on(InvokeCommand).resolves({
+      StatusCode: 200,
+      Payload: new TextEncoder().encode('{"written":["runs/r1/metrics/cloudwatch.json"]}') as never,
+    });
     const event = buildCollectEvent(
       spec,
       'r1',
@@ -448,12 +447,10 @@ describe('collector invoke', () => {
   });
 
   test('a function error becomes an InfrastructureError with its message; short windows widen to a minute', async () => {
-    lambdaMock
-      .on(InvokeCommand)
-      .resolves({
-        FunctionError: 'Unhandled',
-        Payload: new TextEncoder().encode('{"errorMessage":"window.end: must be after"}') as never,
-      });
+    lambdaMock.on(InvokeCommand).resolves({
+      FunctionError: 'Unhandled',
+      Payload: new TextEncoder().encode('{"errorMessage":"window.end: must be after"}') as never,
+    });
     const event = buildCollectEvent(
       spec,
       'r1',
@@ -514,23 +511,17 @@ describe('CloudFormation outputs', () => {
     [
       'still deploying',
       () =>
-        cfnMock
-          .on(DescribeStacksCommand)
-          .resolves({
-            Stacks: [{ StackName: 's', StackStatus: 'CREATE_IN_PROGRESS', CreationTime: new Date() }],
-          }),
+        cfnMock.on(DescribeStacksCommand).resolves({
+          Stacks: [{ StackName: 's', StackStatus: 'CREATE_IN_PROGRESS', CreationTime: new Date() }],
+        }),
       /is CREATE_IN_PROGRESS; wait/,
     ],
     [
       'old stack without an output',
       () =>
-        cfnMock
-          .on(DescribeStacksCommand)
-          .resolves({
-            Stacks: [
-              { StackName: 's', StackStatus: 'CREATE_COMPLETE', CreationTime: new Date(), Outputs: [] },
-            ],
-          }),
+        cfnMock.on(DescribeStacksCommand).resolves({
+          Stacks: [{ StackName: 's', StackStatus: 'CREATE_COMPLETE', CreationTime: new Date(), Outputs: [] }],
+        }),
       /stack output \w+ is missing \(stack deployed by an older proxylab\?\)/,
     ],
   ])('%s → InfrastructureError', async (_name, arrange, message) => {

@@ -151,6 +151,7 @@ describe('runner arguments from the stack outputs', () => {
       instanceIds: ['demo-writer'],
       piResourceIds: ['db-ABC'],
       proxies: ['demo-pool50'],
+      instanceClasses: { 'demo-writer': 'db.t4g.medium' },
     });
     expect(args.sslmode).toBe('require');
     expect(args.poolControl).toBe(true);
@@ -224,13 +225,11 @@ describe('followRun', () => {
   test('a runner command that failed before the run ended is an error with its stderr', async () => {
     s3Mock.on(GetObjectCommand).rejects(new NoSuchKey({ message: 'no', $metadata: {} }));
     s3Mock.on(ListObjectsV2Command).resolves({ Contents: [] });
-    ssmMock
-      .on(GetCommandInvocationCommand)
-      .resolves({
-        Status: 'Failed',
-        StatusDetails: 'Failed',
-        StandardErrorContent: 'proxylab runner not installed at /opt/proxylab/runner.js',
-      });
+    ssmMock.on(GetCommandInvocationCommand).resolves({
+      Status: 'Failed',
+      StatusDetails: 'Failed',
+      StandardErrorContent: 'proxylab runner not installed at /opt/proxylab/runner.js',
+    });
     await expect(followRun(deps([]))).rejects.toThrow(
       /runner command ended before the run did: i-0aaa Failed: proxylab runner not installed/,
     );
