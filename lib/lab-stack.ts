@@ -7,7 +7,7 @@ import { App, CfnOutput, Stack, StackProps, Tags, Validations } from 'aws-cdk-li
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { Construct } from 'constructs';
 import type { LabConfig } from './config';
-import { LAB_OUTPUT_KEYS, stackNameFor } from './config/stack-outputs';
+import { AZ_CONTEXT_KEYS, LAB_OUTPUT_KEYS, stackNameFor } from './config/stack-outputs';
 import { LabDatabase } from './constructs/database';
 import { MetricsCollector } from './constructs/metrics-collector';
 import { LabNetwork } from './constructs/network';
@@ -17,7 +17,7 @@ import { RunnerFleet, RunnerSoftware } from './constructs/runner-fleet';
 import { applyLabLifecycle, LabExpiry } from './constructs/ttl';
 import { grantCloudRunner, proxylabRunnerSoftware } from './cloud/runner-asset';
 
-export { LAB_OUTPUT_KEYS, parseLabOutputs, stackNameFor } from './config/stack-outputs';
+export { AZ_CONTEXT_KEYS, LAB_OUTPUT_KEYS, parseLabOutputs, stackNameFor } from './config/stack-outputs';
 export type { LabOutputKey, LabOutputs } from './config/stack-outputs';
 
 export interface LabStackProps extends StackProps {
@@ -154,16 +154,6 @@ export class LabStack extends Stack {
     );
   }
 }
-
-/**
- * Context keys `proxylab deploy` sets from DescribeInstanceTypeOfferings (lib/cloud/availability-zones.ts):
- * the VPC's zones, and those of them that offer the runners' instance type. Without them (cdk synth,
- * tests) the template stays environment-agnostic.
- */
-export const AZ_CONTEXT_KEYS = {
-  vpc: 'proxylab:availabilityZones',
-  runners: 'proxylab:runnerAvailabilityZones',
-} as const;
 
 function availabilityZonesFromContext(scope: Construct): { vpc: string[]; runners: string[] } | null {
   const list = (key: string): string[] | null => {

@@ -61,9 +61,11 @@ export function cdkInvocation(
   labFile: string,
   settings: AwsSettings,
   cwd: string = process.cwd(),
+  /** More cdk arguments (deploy: the `-c` Availability Zone choice). */
+  extraArgs: readonly string[] = [],
 ): CdkInvocation {
   const labPath = path.resolve(cwd, labFile);
-  const args = ['cdk', kind, '-c', `lab=${labPath}`];
+  const args = ['cdk', kind, '-c', `lab=${labPath}`, ...extraArgs];
   if (kind === 'deploy')
     args.push(
       '--require-approval',

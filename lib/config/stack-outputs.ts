@@ -110,3 +110,13 @@ export function parseLabOutputs(raw: Readonly<Record<string, string | undefined>
     collectorFunctionName: get(LAB_OUTPUT_KEYS.collectorFunctionName),
   };
 }
+
+/**
+ * Context keys `proxylab deploy` sets from DescribeInstanceTypeOfferings (lib/cloud/availability-zones.ts):
+ * the VPC's zones, and those of them that offer the runners' instance type. Without them (cdk synth,
+ * tests) the template stays environment-agnostic.
+ */
+export const AZ_CONTEXT_KEYS = {
+  vpc: 'proxylab:availabilityZones',
+  runners: 'proxylab:runnerAvailabilityZones',
+} as const;

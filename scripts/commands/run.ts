@@ -18,6 +18,9 @@ import {
 import { describeLabOutputs, readOutputsFile, stackNameFor, type LabOutputs } from '../../lib/cloud/outputs';
 import { formatDuration } from '../../lib/engine/terminal';
 import { runnerSoftwareVersion } from '../../lib/cloud/runner-bundle';
+import { decideRunExpiry, estimateSuiteSec } from '../../lib/cloud/run-window';
+import { formatExpiresAt } from '../../lib/cost/expiry';
+import { createSchedulerClient, extendLabExpiry, readLabExpiry } from '../../lib/cost/extend';
 import { buildRunCommands, sendRunCommands } from '../../lib/cloud/ssm';
 import { loadLabFile } from '../../lib/config/load';
 
@@ -31,6 +34,7 @@ interface RunFlags {
   readonly profile?: string;
   readonly region?: string;
   readonly pollSec: string;
+  readonly extend?: boolean;
 }
 
 export function register(program: Command): void {
@@ -59,6 +63,10 @@ export function register(program: Command): void {
     .option(
       '--outputs <file>',
       'read the stack outputs from this file (cdk --outputs-file JSON or DescribeStacks JSON) instead of CloudFormation',
+    )
+    .option(
+      '--extend',
+      "when the suite's estimated end is past the lab's expiry, move the expiry later by the hours missing (default: refuse)",
     )
     .option('--poll-sec <s>', 'progress poll interval in seconds', '15')
     .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
@@ -104,6 +112,24 @@ export function register(program: Command): void {
         return;
       }
       const clients = createAwsClients(settings);
+      // A run must end before the lab deletes itself (and its results bucket).
+      if (lab.ttlHours !== null) {
+        const scheduler = createSchedulerClient({ ...settings, region });
+        const decision = decideRunExpiry({
+          now,
+          estimatedSec: estimateSuiteSec(suite, lab),
+          expiresAt: await readLabExpiry(scheduler, stackName),
+          allowExtend: flags.extend ?? false,
+          suite,
+          labFile: flags.lab,
+        });
+        if (decision.kind === 'extend') {
+          const ext = await extendLabExpiry(scheduler, { stackName, hours: decision.hours, now });
+          process.stdout.write(
+            `extended the lab by ${decision.hours} h: it now expires at ${formatExpiresAt(ext.expiresAt)} (run ends about ${formatExpiresAt(decision.estimatedEnd)})\n`,
+          );
+        }
+      }
       const sent = await sendRunCommands(clients.ssm, plans);
       process.stdout.write(
         `run ${runId}: suite ${suite} on ${sent.length} runner(s) (${sent.map((s) => `${s.instanceId}: ${s.commandId}`).join(', ')})\n` +

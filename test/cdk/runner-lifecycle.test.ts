@@ -17,8 +17,9 @@ const DEFAULT = loadLab(path.join(LABS_DIR, 'default.json'));
 
 /** The one element of a list (fails the test otherwise). */
 function only<T>(items: readonly T[]): T {
-  expect(items).toHaveLength(1);
-  return items[0] as T;
+  const [first, ...rest] = items;
+  if (first === undefined || rest.length > 0) throw new Error(`expected exactly one, got ${items.length}`);
+  return first;
 }
 
 /** User data of each runner, with every intrinsic rendered as a placeholder. */

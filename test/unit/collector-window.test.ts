@@ -39,9 +39,9 @@ const minute = (i: number): Date => new Date(T0 + i * 60_000);
 
 class MemoryWriter implements RunWriter {
   readonly files = new Map<string, unknown>();
-  async writeJson(rel: string, data: unknown): Promise<string> {
+  writeJson(rel: string, data: unknown): Promise<string> {
     this.files.set(rel, data);
-    return `mem://${rel}`;
+    return Promise.resolve(`mem://${rel}`);
   }
 }
 
