@@ -16,12 +16,15 @@ import {
   SchedulerClient,
   UpdateScheduleCommand,
 } from '@aws-sdk/client-scheduler';
+import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
 import { UsageError } from '../../lib/cli/errors';
 import { chooseLabZones, chooseZones, zoneContextArgs } from '../../lib/cloud/availability-zones';
 import { cdkInvocation } from '../../lib/cloud/operator';
+import type { LabOutputs } from '../../lib/cloud/outputs';
 import { applyPendingReboots } from '../../lib/cloud/parameters';
+import { eventForFinishedRun } from '../../lib/cloud/recollect';
 import { decideRunExpiry, estimateSuiteSec, EXPIRY_MARGIN_SEC } from '../../lib/cloud/run-window';
 import { loadLabFile } from '../../lib/config/load';
 import { AZ_CONTEXT_KEYS } from '../../lib/config/stack-outputs';
@@ -260,5 +263,68 @@ describe('the expiry clock and runs that would outlive the lab (item 6)', () => 
         labFile: 'x',
       }).kind,
     ).toBe('no-expiry');
+  });
+});
+
+describe('collecting a finished run again (proxylab collect --lab FILE --run-id ID)', () => {
+  const s3Mock = mockClient(S3Client);
+  afterEach(() => s3Mock.reset());
+  const OUTPUTS: LabOutputs = {
+    labName: 'default',
+    runnerInstanceIds: ['i-0aaa'],
+    resultsBucketName: 'results-bucket',
+    clusterIdentifier: 'default-cluster',
+    clusterEndpoint: 'default.cluster-x.eu-west-1.rds.amazonaws.com',
+    clusterReaderEndpoint: 'default.cluster-ro-x.eu-west-1.rds.amazonaws.com',
+    databasePort: 5432,
+    dbInstanceIds: ['default-writer'],
+    dbInstanceResourceIds: ['db-ABC'],
+    proxyEndpoints: { pool100: 'default-pool100.proxy-x.eu-west-1.rds.amazonaws.com' },
+    proxyNames: { pool100: 'default-pool100' },
+    dbSecretArn: 'arn:aws:secretsmanager:eu-west-1:1:secret:x',
+    collectorFunctionName: 'default-collector',
+  };
+  const manifest = (over: Record<string, unknown>) => ({
+    Body: {
+      transformToString: () =>
+        Promise.resolve(
+          JSON.stringify({
+            runId: 'cloud-1',
+            suite: 'quick',
+            status: 'completed',
+            startedAt: '2026-11-21T10:00:00.000Z',
+            endedAt: '2026-11-21T10:02:30.000Z',
+            ...over,
+          }),
+        ),
+    },
+  });
+
+  test('the window is the run manifest, the resources the stack outputs: the event runner 0 sent', async () => {
+    s3Mock
+      .on(GetObjectCommand, { Bucket: 'results-bucket', Key: 'runs/cloud-1/manifest.json' })
+      .resolves(manifest({}) as never);
+    const lab = loadLabFile(path.join(LABS, 'default.json'));
+    const event = await eventForFinishedRun(new S3Client({ region: 'eu-west-1' }), OUTPUTS, lab, 'cloud-1');
+    expect(event).toEqual({
+      runId: 'cloud-1',
+      window: { start: '2026-11-21T10:00:00.000Z', end: '2026-11-21T10:02:30.000Z' },
+      cluster: {
+        clusterId: 'default-cluster',
+        instanceIds: ['default-writer'],
+        piResourceIds: ['db-ABC'],
+        instanceClasses: { 'default-writer': 'db.t4g.medium' },
+      },
+      proxies: ['default-pool100'],
+      bucket: 'results-bucket',
+    });
+  });
+
+  test('a run still going is refused', async () => {
+    s3Mock.on(GetObjectCommand).resolves(manifest({ status: 'running', endedAt: null }) as never);
+    const lab = loadLabFile(path.join(LABS, 'default.json'));
+    await expect(
+      eventForFinishedRun(new S3Client({ region: 'eu-west-1' }), OUTPUTS, lab, 'cloud-1'),
+    ).rejects.toThrow(/has not ended yet/);
   });
 });
