@@ -15,6 +15,7 @@ const COMMANDS: ReadonlyArray<readonly [string, () => { register: Registrar }]> 
   ['validate', () => require('./commands/validate')],
   ['cost', () => require('./commands/cost')],
   ['deploy', () => require('./commands/deploy')],
+  ['doctor', () => require('./commands/doctor')],
   ['run', () => require('./commands/run')],
   ['status', () => require('./commands/status')],
   ['fetch', () => require('./commands/fetch')],
