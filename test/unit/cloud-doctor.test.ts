@@ -137,9 +137,9 @@ test('a healthy lab: every check holds, and doctor changed nothing', async () =>
   expect(rds).not.toHaveReceivedCommand(RebootDBInstanceCommand);
   expect(sched).not.toHaveReceivedCommand(UpdateScheduleCommand);
   // the probe went to this runner with sslmode=require on both targets
-  const input = ssm.commandCalls(SendCommandCommand)[0]?.args[0].input as SendCommandCommandInput;
-  expect(input.InstanceIds).toEqual(['i-0aaa']);
-  const script = (input.Parameters?.commands ?? []).join('\n');
+  const input: SendCommandCommandInput | undefined = ssm.commandCalls(SendCommandCommand)[0]?.args[0].input;
+  expect(input?.InstanceIds).toEqual(['i-0aaa']);
+  const script = (input?.Parameters?.commands ?? []).join('\n');
   expect(script).toContain(
     'host=default.cluster-x.eu-west-1.rds.amazonaws.com port=5432 dbname=postgres sslmode=require',
   );
