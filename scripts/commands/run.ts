@@ -115,10 +115,19 @@ export function register(program: Command): void {
       // A run must end before the lab deletes itself (and its results bucket).
       if (lab.ttlHours !== null) {
         const scheduler = createSchedulerClient({ ...settings, region });
+        let expiresAt: Date | null = null;
+        try {
+          expiresAt = await readLabExpiry(scheduler, stackName);
+        } catch (err) {
+          // Without scheduler:GetSchedule the run still starts; say what was not checked.
+          process.stdout.write(
+            `warning: could not read the expiry schedule (${err instanceof Error ? err.message : String(err)}); not checking that the run ends before the lab expires\n`,
+          );
+        }
         const decision = decideRunExpiry({
           now,
           estimatedSec: estimateSuiteSec(suite, lab),
-          expiresAt: await readLabExpiry(scheduler, stackName),
+          expiresAt,
           allowExtend: flags.extend ?? false,
           suite,
           labFile: flags.lab,
