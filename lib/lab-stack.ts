@@ -7,7 +7,7 @@ import { App, CfnOutput, Stack, StackProps, Tags, Validations } from 'aws-cdk-li
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { Construct } from 'constructs';
 import type { LabConfig } from './config';
-import { LAB_OUTPUT_KEYS, stackNameFor } from './config/stack-outputs';
+import { AZ_CONTEXT_KEYS, LAB_OUTPUT_KEYS, stackNameFor } from './config/stack-outputs';
 import { LabDatabase } from './constructs/database';
 import { MetricsCollector } from './constructs/metrics-collector';
 import { LabNetwork } from './constructs/network';
@@ -17,7 +17,7 @@ import { RunnerFleet, RunnerSoftware } from './constructs/runner-fleet';
 import { applyLabLifecycle, LabExpiry } from './constructs/ttl';
 import { grantCloudRunner, proxylabRunnerSoftware } from './constructs/runner-asset';
 
-export { LAB_OUTPUT_KEYS, parseLabOutputs, stackNameFor } from './config/stack-outputs';
+export { AZ_CONTEXT_KEYS, LAB_OUTPUT_KEYS, parseLabOutputs, stackNameFor } from './config/stack-outputs';
 export type { LabOutputKey, LabOutputs } from './config/stack-outputs';
 
 export interface LabStackProps extends StackProps {
@@ -55,7 +55,8 @@ export class LabStack extends Stack {
     this.expiry = applyLabLifecycle(this, { name: lab.name, owner: lab.owner, ttlHours: lab.ttlHours });
     for (const [key, value] of Object.entries(lab.tags)) Tags.of(this).add(key, value);
 
-    this.network = new LabNetwork(this, 'Network');
+    const zones = availabilityZonesFromContext(this);
+    this.network = new LabNetwork(this, 'Network', zones ? { availabilityZones: zones.vpc } : {});
     this.results = new ResultsBucket(this, 'ResultsBucket', {
       retainOnDestroy: lab.results.retainOnDestroy,
       expireAfterDays: lab.results.expireAfterDays,
@@ -91,9 +92,14 @@ export class LabStack extends Stack {
       dbSecret: this.database.secret,
       bucket: this.results.bucket,
       collector: this.collector.function,
+      ...(zones ? { availabilityZones: zones.runners } : {}),
       // The suite runner (lib/cloud: scripts/runner.ts bundled by esbuild) unless a caller brings its own.
       runnerSoftware: props.runnerSoftware ?? proxylabRunnerSoftware(this),
     });
+    // On destroy the runners go first (they depend on the bucket's emptying): a runner still
+    // writing results while the bucket is emptied would make its deletion fail.
+    const emptyOnDelete = this.results.emptyOnDelete;
+    if (emptyOnDelete) for (const runner of this.runners.instances) runner.node.addDependency(emptyOnDelete);
     // Runner software needs: read back runs/ (resume, fleet barrier), resize this lab's proxies (sweeps).
     grantCloudRunner(this.runners.role, {
       bucket: this.results.bucket,
@@ -147,6 +153,28 @@ export class LabStack extends Stack {
       'Metrics collector Lambda function name',
     );
   }
+}
+
+function availabilityZonesFromContext(scope: Construct): { vpc: string[]; runners: string[] } | null {
+  const list = (key: string): string[] | null => {
+    const v: unknown = scope.node.tryGetContext(key);
+    if (v === undefined) return null;
+    const items = Array.isArray(v) ? v : typeof v === 'string' ? v.split(',') : null;
+    const names = items?.map((x) => String(x).trim()).filter((x) => x !== '') ?? [];
+    if (names.length === 0 || names.some((n) => !/^[a-z]{2}(-[a-z]+)+-\d[a-z]$/.test(n)))
+      throw new Error(
+        `context ${key} must be Availability Zone names (eu-west-1a,eu-west-1b), got ${JSON.stringify(v)}`,
+      );
+    return names;
+  };
+  const vpc = list(AZ_CONTEXT_KEYS.vpc);
+  const runners = list(AZ_CONTEXT_KEYS.runners);
+  if (vpc === null && runners === null) return null;
+  if (vpc === null || runners === null || runners.some((z) => !vpc.includes(z)))
+    throw new Error(
+      `context ${AZ_CONTEXT_KEYS.runners} must be a subset of ${AZ_CONTEXT_KEYS.vpc}, and both given together`,
+    );
+  return { vpc, runners };
 }
 
 /** Comma-joins values that may be tokens (Fn::Join at deploy time). */

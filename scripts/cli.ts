@@ -15,6 +15,7 @@ const COMMANDS: ReadonlyArray<readonly [string, () => { register: Registrar }]> 
   ['validate', () => commandModule('validate', require('./commands/validate'))],
   ['cost', () => commandModule('cost', require('./commands/cost'))],
   ['deploy', () => commandModule('deploy', require('./commands/deploy'))],
+  ['doctor', () => commandModule('doctor', require('./commands/doctor'))],
   ['run', () => commandModule('run', require('./commands/run'))],
   ['status', () => commandModule('status', require('./commands/status'))],
   ['fetch', () => commandModule('fetch', require('./commands/fetch'))],

@@ -5,7 +5,7 @@
  *
  *   node runner.js --run-id ID --suite NAME --bucket B --secret-arn ARN --writer-endpoint HOST
  *     [--runner-index I --runner-count N] [--proxies name=host[:port][@dbProxyName][#max/idle],…]
- *     [--region R] [--start-at ISO] [--collector JSON] [--barrier-timeout-sec S]
+ *     [--region R] [--start-at ISO] [--collector JSON] [--barrier-timeout-sec S] [--expect-version V]
  *   test-only: [--sslmode disable] [--no-pool-control] [--proxy-target-kind pgbouncer-transaction]
  *              [--endpoint-url URL]
  *
@@ -14,6 +14,7 @@
  * same command again to resume.
  */
 import { spawnSync } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { exitCodeFor, UsageError } from '../lib/core/errors';
@@ -23,16 +24,26 @@ import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { S3Client } from '@aws-sdk/client-s3';
 import { runCloudRunner } from '../lib/cloud/runner';
 import { parseRunnerArgv } from '../lib/cloud/runner-args';
+import { softwareVersionOf } from '../lib/config/stack-outputs';
 import { psqlScalarQuery } from '../lib/cloud/targets';
 import { systemClock } from '../lib/engine/ports';
 import { LocalPgbenchExecutor } from '../lib/local/pgbench-executor';
 
 const USAGE = `usage: node runner.js --run-id ID --suite NAME --bucket BUCKET --secret-arn ARN --writer-endpoint HOST[:PORT]
          [--runner-index I --runner-count N] [--proxies name=host[:port][@dbProxyName][#max/idle],...]
-         [--region R] [--start-at ISO] [--collector JSON] [--barrier-timeout-sec S]
+         [--region R] [--start-at ISO] [--collector JSON] [--barrier-timeout-sec S] [--expect-version V]
   test-only: [--sslmode disable] [--no-pool-control] [--proxy-target-kind pgbouncer-transaction] [--endpoint-url URL]
 Started by \`proxylab run\` through SSM; see docs/aws.md. Exit: 0 every verdict held, 1 broke/failed/interrupted, 2 usage.
 `;
+
+/** This runner's version: the content hash of the file being run (runner.js once bundled). */
+function ownSoftwareVersion(): string | null {
+  try {
+    return softwareVersionOf(readFileSync(__filename));
+  } catch {
+    return null;
+  }
+}
 
 function pgbenchVersion(): Promise<string | null> {
   const res = spawnSync('pgbench', ['--version'], { encoding: 'utf8' });
@@ -78,6 +89,7 @@ export async function main(argv: readonly string[]): Promise<number> {
       write,
       signal: abort.signal,
       pgbenchVersion,
+      softwareVersion: ownSoftwareVersion,
     });
     if (result.manifest.status === 'interrupted') return 1;
     return allHeld ? 0 : 1;

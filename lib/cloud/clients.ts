@@ -34,7 +34,7 @@ function usesEndpointOverride(settings: AwsSettings, env: NodeJS.ProcessEnv = pr
 }
 
 /** Client configuration shared by every service. */
-function clientConfig(settings: AwsSettings): {
+export function clientConfig(settings: AwsSettings): {
   region?: string;
   profile?: string;
   endpoint?: string;

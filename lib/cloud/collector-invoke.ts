@@ -8,6 +8,31 @@ import { InfrastructureError } from '../core/errors';
 import { parseCollectEvent, type CollectEvent } from '../collector/event';
 import type { CollectorSpec } from './runner-args';
 
+/**
+ * How long after a run's end its metrics are worth collecting: RDS and RDS Proxy publish each
+ * 1-minute CloudWatch datapoint a few minutes after its period (and PI its counters about as
+ * late). Collected earlier, the last minutes of the run are missing (see windowCompleteness);
+ * `proxylab collect --lab FILE --run-id ID` collects again.
+ */
+export const METRICS_SETTLE_MS = 5 * 60_000;
+
+/** Milliseconds still to wait, at `now`, before collecting a window that ended at `end`. */
+export function settleWaitMs(end: Date, now: Date, settleMs: number = METRICS_SETTLE_MS): number {
+  return Math.max(0, end.getTime() + settleMs - now.getTime());
+}
+
+/** Sources the collector's summary says were incomplete (`cloudwatch`, `pi`); [] when unknown. */
+export function incompleteSources(summary: unknown): string[] {
+  if (!summary || typeof summary !== 'object') return [];
+  const out: string[] = [];
+  for (const source of ['cloudwatch', 'pi'] as const) {
+    const s = (summary as Record<string, unknown>)[source];
+    const c = s && typeof s === 'object' ? (s as Record<string, unknown>).completeness : undefined;
+    if (c && typeof c === 'object' && (c as Record<string, unknown>).complete === false) out.push(source);
+  }
+  return out;
+}
+
 export function buildCollectEvent(
   spec: CollectorSpec,
   runId: string,
@@ -21,6 +46,7 @@ export function buildCollectEvent(
       clusterId: spec.clusterId,
       instanceIds: [...spec.instanceIds],
       piResourceIds: [...spec.piResourceIds],
+      ...(spec.instanceClasses ? { instanceClasses: { ...spec.instanceClasses } } : {}),
     },
     proxies: [...spec.proxies],
     bucket,

@@ -17,7 +17,13 @@ import {
 } from '@aws-sdk/client-scheduler';
 import { InfrastructureError, UsageError } from '../core/errors';
 import { LIMITS } from '../config/schema';
-import { expiryScheduleName, formatAtExpression, formatExpiresAt, parseAtExpression } from '../config/expiry';
+import {
+  expiryScheduleName,
+  expiryTime,
+  formatAtExpression,
+  formatExpiresAt,
+  parseAtExpression,
+} from '../config/expiry';
 
 export interface ExtendRequest {
   /** The lab's CloudFormation stack name (`stackNameFor(lab.name)`). */
@@ -109,6 +115,62 @@ export async function extendLabExpiry(scheduler: SchedulerClient, req: ExtendReq
     );
   }
   return { stackName: req.stackName, scheduleName: name, previousExpiresAt: previous, expiresAt };
+}
+
+/**
+ * Restart the expiry clock: move the schedule to `now + ttlHours` (deploy calls this when the
+ * deploy completes, so a 20–30 minute deploy does not eat into the lab's time). Returns the new
+ * time, or null when the lab has no expiry schedule.
+ */
+export async function restartLabExpiry(
+  scheduler: SchedulerClient,
+  req: { readonly stackName: string; readonly ttlHours: number; readonly now?: Date },
+): Promise<Date | null> {
+  const name = expiryScheduleName(req.stackName);
+  let current;
+  try {
+    current = await scheduler.send(new GetScheduleCommand({ Name: name }));
+  } catch (err) {
+    if (err instanceof ResourceNotFoundException) return null;
+    throw new InfrastructureError(
+      `reading schedule ${name} failed: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
+  }
+  if (!current.Target || !current.FlexibleTimeWindow) {
+    throw new InfrastructureError(
+      `schedule ${name} came back without its target or time window; not changing it`,
+    );
+  }
+  const expiresAt = expiryTime(req.now ?? new Date(), req.ttlHours);
+  await scheduler.send(
+    new UpdateScheduleCommand({
+      Name: name,
+      GroupName: current.GroupName,
+      ScheduleExpression: formatAtExpression(expiresAt),
+      ScheduleExpressionTimezone: 'UTC',
+      Description: `proxylab: deletes stack ${req.stackName} at ${formatExpiresAt(expiresAt)} (ttlHours from the end of the deploy)`,
+      FlexibleTimeWindow: current.FlexibleTimeWindow,
+      Target: current.Target,
+      State: current.State,
+      ActionAfterCompletion: current.ActionAfterCompletion,
+      KmsKeyArn: current.KmsKeyArn,
+      StartDate: current.StartDate,
+      EndDate: current.EndDate,
+    }),
+  );
+  return expiresAt;
+}
+
+/** When the lab's expiry schedule fires, or null when it has none (no ttlHours, or not deployed). */
+export async function readLabExpiry(scheduler: SchedulerClient, stackName: string): Promise<Date | null> {
+  try {
+    const current = await scheduler.send(new GetScheduleCommand({ Name: expiryScheduleName(stackName) }));
+    return parseAtExpression(current.ScheduleExpression ?? '', current.ScheduleExpressionTimezone);
+  } catch (err) {
+    if (err instanceof ResourceNotFoundException) return null;
+    throw err;
+  }
 }
 
 /** A Scheduler client from the usual settings (`--profile`, `--region`, AWS_* environment). */

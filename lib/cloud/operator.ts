@@ -61,9 +61,11 @@ export function cdkInvocation(
   labFile: string,
   settings: AwsSettings,
   cwd: string = process.cwd(),
+  /** More cdk arguments (deploy: the `-c` Availability Zone choice). */
+  extraArgs: readonly string[] = [],
 ): CdkInvocation {
   const labPath = path.resolve(cwd, labFile);
-  const args = ['cdk', kind, '-c', `lab=${labPath}`];
+  const args = ['cdk', kind, '-c', `lab=${labPath}`, ...extraArgs];
   if (kind === 'deploy')
     args.push(
       '--require-approval',
@@ -156,7 +158,14 @@ export function validateSuite(name: string): string {
 export function runnerArgsFromOutputs(
   outputs: LabOutputs,
   lab: LabConfig | null,
-  run: { runId: string; suite: string; region: string | null; startAt: string },
+  run: {
+    runId: string;
+    suite: string;
+    region: string | null;
+    startAt: string;
+    /** The CLI's runner software version (runnerSoftwareVersion()); null: not checked. */
+    expectVersion?: string | null;
+  },
 ): Omit<RunnerArgs, 'runnerIndex' | 'runnerCount'> {
   const proxies: ProxySpec[] = Object.entries(outputs.proxyEndpoints).map(([name, host]) => {
     const cfg = lab?.proxies.find((p) => p.name === name) ?? null;
@@ -178,6 +187,8 @@ export function runnerArgsFromOutputs(
     instanceIds: outputs.dbInstanceIds,
     piResourceIds: lab && !lab.aurora.performanceInsights ? [] : outputs.dbInstanceResourceIds,
     proxies: proxies.map((p) => p.dbProxyName),
+    // Burstable classes (db.t4g.*) get CPUCreditBalance; the outputs do not carry the class.
+    ...(lab ? { instanceClasses: instanceClassesOf(lab, outputs.dbInstanceIds) } : {}),
   };
   return {
     runId: run.runId,
@@ -197,7 +208,18 @@ export function runnerArgsFromOutputs(
     endpointUrl: null,
     barrierTimeoutSec: 900,
     proxyTargetKind: 'rds-proxy',
+    expectVersion: run.expectVersion ?? null,
   };
+}
+
+/**
+ * The instance class of every DB instance of a provisioned lab (writer and readers share
+ * `aurora.instanceClass`); serverless instances are `db.serverless`, never burstable.
+ */
+export function instanceClassesOf(lab: LabConfig, instanceIds: readonly string[]): Record<string, string> {
+  const cap = lab.aurora.capacity;
+  const cls = cap.kind === 'provisioned' ? cap.instanceClass : 'db.serverless';
+  return Object.fromEntries(instanceIds.map((id) => [id, cls]));
 }
 
 const TERMINAL_SSM = new Set([

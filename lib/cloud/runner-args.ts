@@ -17,6 +17,11 @@ export interface CollectorSpec {
   readonly piResourceIds: readonly string[];
   /** DBProxyName of every proxy (the CloudWatch ProxyName dimension). */
   readonly proxies: readonly string[];
+  /**
+   * Instance class by DB instance id (`db.t4g.medium`): burstable (db.t*) instances get
+   * CPUCreditBalance. Absent in argv written by older CLIs: no instance is treated as burstable.
+   */
+  readonly instanceClasses?: Readonly<Record<string, string>>;
 }
 
 export interface ProxySpec {
@@ -56,6 +61,12 @@ export interface RunnerArgs {
    * quick). @default 'rds-proxy'
    */
   readonly proxyTargetKind: ProxyTargetKind;
+  /**
+   * The runner software version the CLI was built with (`runnerSoftwareVersion()`, the bundle's
+   * content hash); the runner refuses to run when its own differs. null: not checked (tests,
+   * older CLIs).
+   */
+  readonly expectVersion: string | null;
 }
 
 export type ProxyTargetKind = 'rds-proxy' | 'pgbouncer-transaction' | 'pgbouncer-session';
@@ -143,6 +154,7 @@ export function runnerArgv(args: RunnerArgs): string[] {
   if (args.endpointUrl) argv.push('--endpoint-url', args.endpointUrl);
   if (args.barrierTimeoutSec !== 900) argv.push('--barrier-timeout-sec', String(args.barrierTimeoutSec));
   if (args.proxyTargetKind !== 'rds-proxy') argv.push('--proxy-target-kind', args.proxyTargetKind);
+  if (args.expectVersion) argv.push('--expect-version', args.expectVersion);
   return argv;
 }
 
@@ -164,12 +176,25 @@ function parseCollector(text: string): CollectorSpec {
     throw new UsageError('--collector.functionName: required');
   if (typeof o.clusterId !== 'string' || o.clusterId === '')
     throw new UsageError('--collector.clusterId: required');
+  let instanceClasses: Record<string, string> | undefined;
+  if (o.instanceClasses !== undefined) {
+    const ic = o.instanceClasses;
+    if (
+      !ic ||
+      typeof ic !== 'object' ||
+      Array.isArray(ic) ||
+      Object.values(ic).some((x) => typeof x !== 'string')
+    )
+      throw new UsageError('--collector.instanceClasses: must be an object of strings');
+    instanceClasses = ic as Record<string, string>;
+  }
   return {
     functionName: o.functionName,
     clusterId: o.clusterId,
     instanceIds: strs('instanceIds'),
     piResourceIds: strs('piResourceIds'),
     proxies: strs('proxies'),
+    ...(instanceClasses ? { instanceClasses } : {}),
   };
 }
 
@@ -194,6 +219,7 @@ export function parseRunnerArgv(argv: readonly string[]): RunnerArgs {
     '--endpoint-url',
     '--barrier-timeout-sec',
     '--proxy-target-kind',
+    '--expect-version',
   ]);
   const flagOptions = new Set(['--no-pool-control']);
   for (let i = 0; i < argv.length; i++) {
@@ -282,5 +308,6 @@ export function parseRunnerArgv(argv: readonly string[]): RunnerArgs {
     endpointUrl: values.get('--endpoint-url') ?? null,
     barrierTimeoutSec,
     proxyTargetKind,
+    expectVersion: values.get('--expect-version') ?? null,
   };
 }

@@ -20,7 +20,13 @@ import { getSuite } from '../suite/catalog';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
 import type { RunEnvironment, RunManifest, ScenarioVerdict, StepRecord } from '../suite/types';
 import { CPU_SATURATION_PERCENT, judgeScenario, judgeStep } from '../suite/verdict';
-import { buildCollectEvent, collectorWindow, invokeCollector } from './collector-invoke';
+import {
+  buildCollectEvent,
+  collectorWindow,
+  incompleteSources,
+  invokeCollector,
+  settleWaitMs,
+} from './collector-invoke';
 import { CpuGuardExecutor, RunnerCpuMetricsSampler } from './cpu';
 import { FleetCoordinator, FleetExecutor, FleetSink } from './fleet-coordinator';
 import { NoopPoolControl, RdsProxyPoolControl, type PoolPercents } from './proxy-pool';
@@ -47,6 +53,24 @@ export interface RunnerDeps {
   readonly cpus?: number;
   /** Poll interval for proxy changes and fleet barriers (tests shorten it). */
   readonly pollMs?: number;
+  /** This runner's software version (softwareVersionOf its runner.js); null when unknown. */
+  readonly softwareVersion?: () => string | null;
+  /**
+   * How long after the run's end runner 0 waits before invoking the collector: RDS and RDS Proxy
+   * publish their last minutes late.
+   * @default METRICS_SETTLE_MS
+   */
+  readonly metricsSettleMs?: number;
+}
+
+/** The runner's software is not the CLI's: it would run code the operator did not deploy. */
+export function checkSoftwareVersion(expected: string | null, actual: string | null): void {
+  if (expected === null || expected === actual) return;
+  throw new InfrastructureError(
+    `runner software version ${actual ?? 'unknown'} is not the CLI's version ${expected}: ` +
+      'the runners still have the runner.js of an earlier deploy. Redeploy (npx proxylab deploy --lab FILE), ' +
+      'which replaces the runners, then run again',
+  );
 }
 
 export interface RunnerResult {
@@ -151,6 +175,7 @@ async function runCloudRunnerInner(
   const suite = getSuite(args.suite);
   const log = redactingLogger(deps.write, () => secrets);
   const me = `runner ${args.runnerIndex + 1}/${args.runnerCount}`;
+  checkSoftwareVersion(args.expectVersion, deps.softwareVersion?.() ?? null);
 
   const credentials = await readDbCredentials(deps.secrets, args.secretArn);
   // the password as written in text, and as it appears inside a JSON string (quotes, backslashes)
@@ -276,11 +301,24 @@ async function runCloudRunnerInner(
     const end = new Date(result.manifest.endedAt ?? deps.clock.now().toISOString());
     try {
       const event = buildCollectEvent(args.collector, args.runId, collectorWindow(start, end), args.bucket);
-      await invokeCollector(deps.lambda, args.collector.functionName, event);
+      // Collect once the metrics of the run's last minutes have been published, not at once.
+      const waitMs = settleWaitMs(new Date(event.window.end), deps.clock.now(), deps.metricsSettleMs);
+      if (waitMs > 0) {
+        log.info(
+          `${me}: waiting ${Math.round(waitMs / 1000)} s for CloudWatch and PI to publish the run's last minutes`,
+        );
+        await deps.clock.sleep(waitMs);
+      }
+      const summary = await invokeCollector(deps.lambda, args.collector.functionName, event);
       collector = 'invoked';
       log.info(
         `${me}: collector ${args.collector.functionName} wrote metrics for ${event.window.start} – ${event.window.end}`,
       );
+      const incomplete = incompleteSources(summary);
+      if (incomplete.length > 0)
+        log.warn(
+          `${me}: ${incomplete.join(' and ')} had not published the whole window yet; collect again later: npx proxylab collect --lab FILE --run-id ${args.runId}`,
+        );
     } catch (err) {
       collector = 'failed';
       log.warn(

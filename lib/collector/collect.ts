@@ -5,7 +5,12 @@
  */
 import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import type { PIClient } from '@aws-sdk/client-pi';
-import { RESULT_SCHEMA_VERSION, type MetricSeries, type MetricsFile } from '../suite/types';
+import {
+  RESULT_SCHEMA_VERSION,
+  type MetricSeries,
+  type MetricsFile,
+  type WindowCompleteness,
+} from '../suite/types';
 import type { CollectEvent } from './event';
 import { fetchCloudWatch } from './fetch-cloudwatch';
 import { fetchPi } from './fetch-pi';
@@ -38,6 +43,8 @@ export interface SourceSummary {
   readonly series: StatusCounts;
   readonly calls: number;
   readonly written: string;
+  /** Whether the source had published the whole window (re-collect later when not). */
+  readonly completeness: WindowCompleteness;
 }
 
 export interface CollectSummary {
@@ -50,7 +57,7 @@ export interface CollectSummary {
   readonly written: readonly string[];
 }
 
-function resourcesFromEvent(event: CollectEvent): LabResources {
+export function resourcesFromEvent(event: CollectEvent): LabResources {
   return {
     clusterId: event.cluster.clusterId,
     instanceIds: event.cluster.instanceIds,
@@ -68,30 +75,34 @@ export async function collectMetrics(event: CollectEvent, deps: CollectDeps): Pr
 
   const cwPlan = planCloudWatchQueries(resources, window, planOptions);
   const cw = await fetchCloudWatch(deps.cloudwatch, cwPlan, { retry: deps.retry });
+  const cwComplete = windowCompleteness(cw.series, window.end, cwPlan.periodSec);
   const cwWritten = await deps.writer.writeJson(
     CLOUDWATCH_METRICS_PATH,
-    metricsFile(event.runId, window, now(), cw.series),
+    metricsFile(event.runId, window, now(), cw.series, cwComplete),
   );
   const cloudwatch: SourceSummary = {
     periodSec: cwPlan.periodSec,
     series: countStatuses(cw.series),
     calls: cw.calls,
     written: cwWritten,
+    completeness: cwComplete,
   };
 
   let pi: SourceSummary | null = null;
   if (deps.pi) {
     const piPlan = planPiRequests(resources, window, planOptions);
     const fetched = await fetchPi(deps.pi, piPlan, { retry: deps.retry });
+    const piComplete = windowCompleteness(fetched.series, window.end, piPlan.periodSec);
     const piWritten = await deps.writer.writeJson(
       PI_METRICS_PATH,
-      metricsFile(event.runId, window, now(), fetched.series),
+      metricsFile(event.runId, window, now(), fetched.series, piComplete),
     );
     pi = {
       periodSec: piPlan.periodSec,
       series: countStatuses(fetched.series),
       calls: fetched.calls,
       written: piWritten,
+      completeness: piComplete,
     };
   }
   return {
@@ -108,6 +119,7 @@ export function metricsFile(
   window: { start: string; end: string },
   collectedAt: Date,
   series: MetricSeries[],
+  completeness?: WindowCompleteness,
 ): MetricsFile {
   return {
     schemaVersion: RESULT_SCHEMA_VERSION,
@@ -115,6 +127,32 @@ export function metricsFile(
     window,
     collectedAt: collectedAt.toISOString(),
     series,
+    ...(completeness ? { completeness } : {}),
+  };
+}
+
+/**
+ * Did the source cover the window to its end? Datapoints are stamped with their period's start
+ * (CloudWatch always; PI with PeriodAlignment START_TIME), so the window is complete when the
+ * latest one, plus a period, reaches the window end.
+ */
+export function windowCompleteness(
+  series: readonly MetricSeries[],
+  windowEnd: string,
+  periodSec: number,
+): WindowCompleteness {
+  let last: number | null = null;
+  for (const s of series) {
+    for (const [t] of s.points) {
+      const ms = Date.parse(t);
+      if (!Number.isNaN(ms) && (last === null || ms > last)) last = ms;
+    }
+  }
+  return {
+    complete: last !== null && last + periodSec * 1000 >= Date.parse(windowEnd),
+    lastPointAt: last === null ? null : new Date(last).toISOString(),
+    windowEnd,
+    periodSec,
   };
 }
 

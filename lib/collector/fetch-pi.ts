@@ -84,6 +84,10 @@ async function fetchRequest(
             StartTime: plan.window.start,
             EndTime: plan.window.end,
             PeriodInSeconds: plan.periodSec,
+            // Stamp each datapoint with its period's start, as CloudWatch does; the API default is
+            // END_TIME, which would put every PI point one period after the CloudWatch point and
+            // the step window it belongs to (PI API reference, GetResourceMetrics PeriodAlignment).
+            PeriodAlignment: 'START_TIME',
             NextToken: token,
           }),
         );

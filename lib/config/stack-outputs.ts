@@ -6,11 +6,21 @@
  * List values are comma-separated in a fixed order (writer first for DB instances); maps
  * (proxy name → endpoint) are JSON objects.
  */
+import { createHash } from 'node:crypto';
+
 /**
  * Where the stack's user data installs the bundled runner; the SSM command runs it from there.
  * Part of the contract between the stack (lib/constructs) and the CLI (lib/cloud).
  */
 export const RUNNER_INSTALL_PATH = '/opt/proxylab/runner.js';
+
+/**
+ * The runner software version: the first 16 hex digits of the SHA-256 of the bundle (runner.js).
+ * The CLI computes it from the bundle it would deploy, the runner from the file it runs.
+ */
+export function softwareVersionOf(bundle: Uint8Array): string {
+  return createHash('sha256').update(bundle).digest('hex').slice(0, 16);
+}
 
 export const LAB_OUTPUT_KEYS = {
   /** The lab's `name`. */
@@ -116,3 +126,13 @@ export function parseLabOutputs(raw: Readonly<Record<string, string | undefined>
     collectorFunctionName: get(LAB_OUTPUT_KEYS.collectorFunctionName),
   };
 }
+
+/**
+ * Context keys `proxylab deploy` sets from DescribeInstanceTypeOfferings (lib/cloud/availability-zones.ts):
+ * the VPC's zones, and those of them that offer the runners' instance type. Without them (cdk synth,
+ * tests) the template stays environment-agnostic.
+ */
+export const AZ_CONTEXT_KEYS = {
+  vpc: 'proxylab:availabilityZones',
+  runners: 'proxylab:runnerAvailabilityZones',
+} as const;

@@ -11,6 +11,12 @@ export interface LabNetworkProps {
    */
   readonly maxAzs?: number;
   /**
+   * The Availability Zones, by name (chosen at deploy time so that the runners' instance type is
+   * offered in at least one; see lib/cloud/availability-zones.ts). Overrides `maxAzs`.
+   * @default - the first `maxAzs` zones of the region (Fn::GetAZs: the template stays region-agnostic)
+   */
+  readonly availabilityZones?: readonly string[];
+  /**
    * How long VPC flow log records are kept.
    * @default - one week (logs.RetentionDays.ONE_WEEK)
    */
@@ -38,7 +44,9 @@ export class LabNetwork extends Construct {
   constructor(scope: Construct, id: string, props: LabNetworkProps = {}) {
     super(scope, id);
     this.vpc = new ec2.Vpc(this, 'Vpc', {
-      maxAzs: props.maxAzs ?? DEFAULTS.stack.availabilityZones,
+      ...(props.availabilityZones
+        ? { availabilityZones: [...props.availabilityZones] }
+        : { maxAzs: props.maxAzs ?? DEFAULTS.stack.availabilityZones }),
       natGateways: 0,
       subnetConfiguration: [
         { name: 'runners', subnetType: ec2.SubnetType.PUBLIC, cidrMask: 24, mapPublicIpOnLaunch: false },

@@ -60,8 +60,10 @@ export class LabProxies extends Construct {
     this.proxies = props.proxies.map((config) => {
       const physicalName = `${props.labName}-${config.name}`;
       const scopeForProxy = new Construct(this, config.name);
-      // Created first so the stack owns (and deletes) it, with a retention.
-      new logs.LogGroup(scopeForProxy, 'Logs', {
+      // The proxy writes /aws/rds/proxy/<name> itself: owned here (with a retention) and ordered
+      // before the proxy (DependsOn below), so the proxy never creates it first and cannot write
+      // into it again after the stack deleted it.
+      const logGroup = new logs.LogGroup(scopeForProxy, 'Logs', {
         logGroupName: `/aws/rds/proxy/${physicalName}`,
         retention: props.logRetention ?? logs.RetentionDays.ONE_WEEK,
         removalPolicy: RemovalPolicy.DESTROY,
@@ -76,6 +78,7 @@ export class LabProxies extends Construct {
         ...toPoolSettings(config),
         iamAuth: false,
       });
+      proxy.node.addDependency(logGroup);
       // DependsOn: the writer (issue 31304) and every other instance, and NOT the cluster: the
       // target group already Refs it, and cfn-lint flags the redundant DependsOn (W3005).
       const targetGroup = proxy.node.findChild('ProxyTargetGroup') as CfnResource;

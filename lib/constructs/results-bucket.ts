@@ -1,4 +1,5 @@
-import { CfnResource, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { CfnResource, Duration, Fn, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { DEFAULTS } from '../config/defaults';
@@ -14,6 +15,11 @@ export interface ResultsBucketProps {
    * @default DEFAULTS.results.expireAfterDays (30)
    */
   readonly expireAfterDays?: number;
+  /**
+   * How long the auto-delete handler's log lines are kept.
+   * @default logs.RetentionDays.ONE_WEEK
+   */
+  readonly logRetention?: logs.RetentionDays;
 }
 
 /** Where runs land: `runs/<runId>/…` (written by runners and the collector). */
@@ -21,6 +27,11 @@ export class ResultsBucket extends Construct {
   /** Prefix every writer is limited to. */
   static readonly RUNS_PREFIX = 'runs/';
   readonly bucket: s3.Bucket;
+  /**
+   * The custom resource that empties the bucket when the stack is deleted (null when retained).
+   * Whatever writes into the bucket should depend on it, so it is deleted (stops writing) first.
+   */
+  readonly emptyOnDelete: CfnResource | null;
 
   constructor(scope: Construct, id: string, props: ResultsBucketProps = {}) {
     super(scope, id);
@@ -41,12 +52,41 @@ export class ResultsBucket extends Construct {
       removalPolicy: retain ? RemovalPolicy.RETAIN : RemovalPolicy.DESTROY,
       autoDeleteObjects: !retain,
     });
-    if (!retain) dropRedundantProviderDependency(this);
+    this.emptyOnDelete = null;
+    if (!retain) {
+      dropRedundantProviderDependency(this);
+      this.emptyOnDelete = this.ownAutoDeleteLogs(props.logRetention ?? logs.RetentionDays.ONE_WEEK);
+    }
     Validations.of(this.bucket).acknowledge({
       id: 'AwsSolutions-S1',
       reason:
         'Results of short-lived benchmark labs; every writer is this stack\'s own role, and access logging would need a second bucket that outlives the lab (the "nothing left behind" rule).',
     });
+  }
+
+  /**
+   * The auto-delete handler (a Lambda function aws-cdk-lib creates as a raw CfnResource, with no
+   * log group of its own) would create /aws/lambda/<function> at run time, with no retention and
+   * owned by nothing: left behind by every destroy. Own it here, and make the custom resource
+   * depend on it, so on delete the handler runs (and logs) before the log group goes.
+   */
+  private ownAutoDeleteLogs(retention: logs.RetentionDays): CfnResource | null {
+    const stack = Stack.of(this);
+    const handler = stack.node
+      .tryFindChild('Custom::S3AutoDeleteObjectsCustomResourceProvider')
+      ?.node.tryFindChild('Handler');
+    const resource = this.bucket.node.tryFindChild('AutoDeleteObjectsCustomResource');
+    const emptyer = resource?.node.defaultChild ?? resource;
+    if (!(handler instanceof CfnResource) || !(emptyer instanceof CfnResource)) {
+      throw new Error('aws-cdk-lib changed: no S3 auto-delete provider handler or custom resource found');
+    }
+    const logGroup = new logs.LogGroup(this, 'AutoDeleteLogs', {
+      logGroupName: Fn.join('', ['/aws/lambda/', handler.ref]),
+      retention,
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    emptyer.node.addDependency(logGroup);
+    return emptyer;
   }
 
   /** `arn:…:s3:::bucket/runs/*`, the only place writers may put objects. */

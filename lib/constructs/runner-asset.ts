@@ -3,50 +3,14 @@
  * the runner fleet's user data downloads to /opt/proxylab/runner and installs as
  * /opt/proxylab/runner.js. Bundled once per process (every lab stack of an app shares it).
  */
-import { createHash } from 'node:crypto';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as rds from 'aws-cdk-lib/aws-rds';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import type { Construct } from 'constructs';
-import { bundleRunner, type RunnerBundle } from './runner-bundle';
+import { runnerBundleOnce } from './runner-bundle';
 import { RUNNER_INSTALL_PATH } from '../config/stack-outputs';
-
-let bundled: RunnerBundle | null = null;
-
-/** Where built runner bundles are kept, one directory per content hash (reused across synths). */
-const RUNNER_BUNDLE_CACHE = path.resolve(__dirname, '..', '..', 'node_modules', '.cache', 'proxylab');
-
-/**
- * The bundle, built on first use in this process. It lands in `runner-<content hash>/` under
- * RUNNER_BUNDLE_CACHE (built beside it, then renamed: atomic, so parallel synths never see half a
- * file), never in /tmp: every `cdk synth` used to leave a megabyte there.
- */
-function runnerBundleOnce(): RunnerBundle {
-  if (bundled) return bundled;
-  fs.mkdirSync(RUNNER_BUNDLE_CACHE, { recursive: true });
-  const work = fs.mkdtempSync(path.join(RUNNER_BUNDLE_CACHE, 'build-'));
-  try {
-    const made = bundleRunner(work);
-    const hash = createHash('sha256').update(fs.readFileSync(made.file)).digest('hex').slice(0, 16);
-    const dir = path.join(RUNNER_BUNDLE_CACHE, `runner-${hash}`);
-    const file = path.join(dir, 'runner.js');
-    if (!fs.existsSync(file)) {
-      try {
-        fs.renameSync(work, dir);
-      } catch (err) {
-        if (!fs.existsSync(file)) throw err; // another process won the race: same content
-      }
-    }
-    bundled = { ...made, dir, file };
-    return bundled;
-  } finally {
-    fs.rmSync(work, { recursive: true, force: true });
-  }
-}
 
 /** What the RunnerFleet seam takes: the asset and the install command (run in /opt/proxylab). */
 export interface RunnerSoftwareSpec {

@@ -1,4 +1,4 @@
-import { Validations } from 'aws-cdk-lib';
+import { Duration, Lazy, Validations } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -11,7 +11,7 @@ import { DEFAULTS } from '../config/defaults';
 import { logicalIdOf } from './metrics-collector';
 
 /**
- * The runner software (the suite runner bundle, lib/cloud/runner-asset.ts, unless a caller brings
+ * The runner software (the suite runner bundle, lib/constructs/runner-asset.ts, unless a caller brings
  * its own): an asset (zip or file) copied to the runner and a command run once after the base
  * tools are installed. The asset lands in `/opt/proxylab/`.
  */
@@ -52,6 +52,18 @@ export interface RunnerFleetProps {
    * @default - none: the runner has pgbench, psql and Node, and the suite engine is started over SSM
    */
   readonly runnerSoftware?: RunnerSoftware;
+  /**
+   * Availability Zones that offer `instanceType` (chosen at deploy time with
+   * DescribeInstanceTypeOfferings, see lib/cloud/availability-zones.ts); runners go only into
+   * `subnets` in these zones.
+   * @default - any zone of `subnets` (the first one: not every type is offered in every zone)
+   */
+  readonly availabilityZones?: readonly string[];
+  /**
+   * How long CloudFormation waits for each runner's boot script to signal success.
+   * @default Duration.minutes(20)
+   */
+  readonly bootTimeout?: Duration;
 }
 
 /** Graviton instance families (`c7g`, `m6gd`, `c6gn`, `t4g`, `r8g`…) run the arm64 AMI. */
@@ -63,16 +75,44 @@ export function isGraviton(instanceType: string): boolean {
 /** Directory the runner software is unpacked into. */
 const RUNNER_HOME = '/opt/proxylab';
 
+/** Node major version the runners install (AL2023 package `nodejs<major>`, binary `node-<major>`). */
+export const RUNNER_NODE_MAJOR = 22;
+
 /**
- * The base user data (bash): installs pgbench (postgresql17 + -contrib) and Node 20, and fails
- * the boot script loudly if pgbench is missing. Shellcheck-clean; exported for tests.
+ * Kernel settings for `-C` (a new connection per transaction): every closed connection to the one
+ * target (host, 5432) holds its local port in TIME_WAIT for 60 s, so the default range
+ * (32768–60999, ~28k ports) caps new connections at ~470/s per target — errors that would measure
+ * the runner, not the pooler. A wider range and `tcp_tw_reuse=1` (reuse a TIME_WAIT port for a new
+ * outgoing connection when TCP timestamps prove it safe; Linux ip-sysctl documentation) lift that.
+ */
+export const RUNNER_SYSCTLS: Readonly<Record<string, string>> = {
+  'net.ipv4.ip_local_port_range': '10000 65535',
+  'net.ipv4.tcp_tw_reuse': '1',
+};
+
+/** Where the sysctls are persisted on the runner. */
+export const RUNNER_SYSCTL_FILE = '/etc/sysctl.d/90-proxylab-runner.conf';
+
+/**
+ * The base user data (bash): installs the CloudFormation helper scripts (cfn-signal), pgbench
+ * (postgresql17 + -contrib) and Node 22, widens the ephemeral port range, and fails the boot
+ * script loudly if pgbench or Node is missing. Shellcheck-clean; exported for tests.
  */
 export function baseUserDataCommands(): string[] {
+  const node = `node-${RUNNER_NODE_MAJOR}`;
   return [
     'set -euo pipefail',
-    'dnf install -y postgresql17 postgresql17-contrib nodejs20',
-    '# nodejs20 installs node-20; make `node` resolve to it',
-    'if ! command -v node >/dev/null 2>&1; then alternatives --set node /usr/bin/node-20 || ln -sf /usr/bin/node-20 /usr/local/bin/node; fi',
+    // cfn-signal (the exit trap) is not on current AL2023 AMIs (amazonlinux/amazon-linux-2023#768):
+    // install it first, so a failure of anything below still reaches CloudFormation.
+    'dnf install -y aws-cfn-bootstrap',
+    // Node 20 reached end of life on 2026-04-30; AL2023 ships nodejs22 as `node-22`.
+    `dnf install -y postgresql17 postgresql17-contrib nodejs${RUNNER_NODE_MAJOR}`,
+    `# nodejs${RUNNER_NODE_MAJOR} installs ${node}; make \`node\` resolve to it`,
+    `if ! command -v node >/dev/null 2>&1; then alternatives --set node /usr/bin/${node} || ln -sf /usr/bin/${node} /usr/local/bin/node; fi`,
+    `printf '%s\\n' ${Object.entries(RUNNER_SYSCTLS)
+      .map(([k, v]) => `'${k} = ${v}'`)
+      .join(' ')} > ${RUNNER_SYSCTL_FILE}`,
+    `sysctl -p ${RUNNER_SYSCTL_FILE}`,
     'command -v pgbench',
     'pgbench --version',
     'node --version',
@@ -90,6 +130,7 @@ export class RunnerFleet extends Construct {
   readonly instances: ec2.Instance[];
   readonly role: iam.Role;
   readonly securityGroup: ec2.SecurityGroup;
+  /** The commands every runner runs at boot (each instance wraps them with its own cfn-signal). */
   readonly userData: ec2.UserData;
   private hasRunnerSoftware = false;
 
@@ -135,6 +176,7 @@ export class RunnerFleet extends Construct {
     this.userData = ec2.UserData.forLinux({ shebang: '#!/bin/bash' });
     this.userData.addCommands(...baseUserDataCommands());
     if (props.runnerSoftware) this.addRunnerSoftware(props.runnerSoftware);
+    const bootTimeout = props.bootTimeout ?? Duration.minutes(20);
 
     const placementGroup =
       props.placement && props.placement !== 'any'
@@ -150,14 +192,22 @@ export class RunnerFleet extends Construct {
       cpuType: arm ? ec2.AmazonLinuxCpuType.ARM_64 : ec2.AmazonLinuxCpuType.X86_64,
     });
     this.instances = Array.from({ length: props.count }, (_, i) => {
+      // Each runner has its own copy of the user data: its exit trap signals this instance only.
+      const userData = ec2.UserData.forLinux({ shebang: '#!/bin/bash' });
       const instance = new ec2.Instance(this, `Runner${i + 1}`, {
         vpc: props.vpc,
-        vpcSubnets: props.subnets,
+        vpcSubnets: props.availabilityZones
+          ? { ...props.subnets, availabilityZones: [...props.availabilityZones] }
+          : props.subnets,
         instanceType: new ec2.InstanceType(props.instanceType),
         machineImage,
         securityGroup: this.securityGroup,
         role: this.role,
-        userData: this.userData,
+        userData,
+        // New runner software (a new asset key in the user data) must replace the instance: an
+        // EBS-backed instance is only stopped and started on a user-data change, and the new user
+        // data never runs (aws-cdk-lib ec2.InstanceProps.userDataCausesReplacement).
+        userDataCausesReplacement: true,
         requireImdsv2: true,
         associatePublicIpAddress: true,
         placementGroup,
@@ -172,6 +222,16 @@ export class RunnerFleet extends Construct {
           },
         ],
       });
+      // The boot script's exit code reaches CloudFormation (cfn-signal in an EXIT trap): a runner
+      // whose packages or runner software failed to install fails the deploy, not the first run.
+      userData.addSignalOnExitCommand(instance);
+      // The shared commands (base + runner software), rendered when the template is.
+      userData.addCommands(
+        Lazy.string({ produce: () => this.userData.render().replace(/^#!\/bin\/bash\n/, '') }),
+      );
+      instance.instance.cfnOptions.creationPolicy = {
+        resourceSignal: { count: 1, timeout: bootTimeout.toIsoString() },
+      };
       Validations.of(instance).acknowledge({
         id: 'AwsSolutions-EC28',
         reason:

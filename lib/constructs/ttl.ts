@@ -25,11 +25,16 @@ import {
   CfnOutput,
   CfnResource,
   DefaultStackSynthesizer,
+  Duration,
   Fn,
+  RemovalPolicy,
   Stack,
   TagManager,
   Tags,
+  Validations,
 } from 'aws-cdk-lib';
+import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
 import type { IAspect } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { CfnSchedule } from 'aws-cdk-lib/aws-scheduler';
@@ -68,6 +73,10 @@ export class LabExpiry extends Construct {
   public readonly scheduleName: string;
   public readonly schedule: CfnSchedule;
   public readonly role: iam.Role;
+  /** Where Scheduler puts the DeleteStack call when every retry failed. */
+  public readonly deadLetterQueue: sqs.Queue;
+  /** In ALARM when the expiry could not call DeleteStack (a message in the dead-letter queue). */
+  public readonly failureAlarm: cloudwatch.Alarm;
 
   constructor(scope: Construct, id: string, props: LabExpiryProps) {
     super(scope, id);
@@ -111,6 +120,41 @@ export class LabExpiry extends Construct {
     const input: Record<string, string> = { StackName: stack.stackId };
     if (executionRoleArn !== null) input.RoleARN = executionRoleArn;
 
+    // A failed expiry must be visible: after the last retry, Scheduler delivers the failed call
+    // (with the error DeleteStack returned) to a standard SQS queue; its execution role needs
+    // sqs:SendMessage on it (EventBridge Scheduler User Guide, "Configuring a schedule's
+    // dead-letter queue"). The alarm turns a message there into a state `proxylab doctor` and the
+    // console show.
+    this.deadLetterQueue = new sqs.Queue(this, 'DeadLetterQueue', {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+      removalPolicy: RemovalPolicy.DESTROY,
+    });
+    Validations.of(this.deadLetterQueue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: 'This queue is itself the dead-letter queue of the expiry schedule.',
+    });
+    // Only SendMessage (grantSendMessages would add GetQueueAttributes/GetQueueUrl, not needed).
+    this.role.addToPrincipalPolicy(
+      new iam.PolicyStatement({
+        sid: 'DeadLetterFailedExpiry',
+        actions: ['sqs:SendMessage'],
+        resources: [this.deadLetterQueue.queueArn],
+      }),
+    );
+    this.failureAlarm = new cloudwatch.Alarm(this, 'FailedAlarm', {
+      alarmDescription: `proxylab: the expiry of stack ${stack.stackName} could not call DeleteStack; see the message in its dead-letter queue, then run proxylab destroy`,
+      metric: this.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        period: Duration.minutes(5),
+        statistic: 'Maximum',
+      }),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+      evaluationPeriods: 1,
+      treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
+    });
+
     const expiresAtText = formatExpiresAt(this.expiresAt);
     this.schedule = new CfnSchedule(this, 'Schedule', {
       name: this.scheduleName,
@@ -125,6 +169,7 @@ export class LabExpiry extends Construct {
         input: stack.toJsonString(input),
         // DeleteStack fails while the stack is mid-update; keep retrying for a day.
         retryPolicy: { maximumRetryAttempts: 185, maximumEventAgeInSeconds: 86_400 },
+        deadLetterConfig: { arn: this.deadLetterQueue.queueArn },
       },
     });
     // The permissions must exist before the schedule can fire (the role itself is already a GetAtt dependency).
@@ -138,6 +183,10 @@ export class LabExpiry extends Construct {
     new CfnOutput(stack, 'ExpiryScheduleName', {
       description: 'EventBridge Scheduler schedule that deletes this stack',
       value: this.scheduleName,
+    });
+    new CfnOutput(stack, 'ExpiryFailedAlarmName', {
+      description: 'CloudWatch alarm that fires when the expiry could not call DeleteStack',
+      value: this.failureAlarm.alarmName,
     });
   }
 }

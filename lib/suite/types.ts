@@ -244,6 +244,21 @@ export interface MetricsFile {
   readonly window: { readonly start: string; readonly end: string };
   readonly collectedAt: string;
   readonly series: readonly MetricSeries[];
+  /** CloudWatch/PI only: whether the source had published the window's last period when collected. */
+  readonly completeness?: WindowCompleteness;
+}
+
+/**
+ * Whether a metrics source covered its window to the end: RDS and RDS Proxy publish minutes late,
+ * so a collection right after a run misses its last periods. `complete` when the latest datapoint
+ * (a period start) plus one period reaches the window end; false also when no series had data.
+ */
+export interface WindowCompleteness {
+  readonly complete: boolean;
+  /** Start of the latest period with a datapoint in any series; null when none had one. */
+  readonly lastPointAt: string | null;
+  readonly windowEnd: string;
+  readonly periodSec: number;
 }
 
 /** Step ids may contain `/`; files use this. */

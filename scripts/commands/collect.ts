@@ -17,7 +17,13 @@ import {
   type CollectSummary,
   type RunWriter,
   type SourceSummary,
+  type CollectEvent,
 } from '../../lib/collector';
+import { createAwsClients } from '../../lib/cloud/clients';
+import { awsSettings, validateRunId } from '../../lib/cloud/operator';
+import { describeLabOutputs, readOutputsFile, stackNameFor } from '../../lib/cloud/outputs';
+import { eventForFinishedRun } from '../../lib/cloud/recollect';
+import { loadLabFile } from '../../lib/config/load';
 
 interface CollectFlags {
   readonly event?: string;
@@ -36,6 +42,8 @@ interface CollectFlags {
   readonly profile?: string;
   readonly region?: string;
   readonly json?: boolean;
+  readonly lab?: string;
+  readonly outputs?: string;
 }
 
 const collectList = (value: string, previous: string[] | undefined): string[] => [...(previous ?? []), value];
@@ -66,6 +74,11 @@ export function register(program: Command): void {
       '--event <file>',
       'collector event as JSON: {runId, window:{start,end}, cluster:{clusterId, instanceIds, piResourceIds, instanceClasses?}, proxies, bucket?, skipPi?} (docs/collector.md)',
     )
+    .option(
+      '--lab <file>',
+      'collect a finished cloud run of this deployed lab again: with --run-id only, the window comes from the run manifest and the resources from the stack outputs',
+    )
+    .option('--outputs <file>', 'with --lab: read the stack outputs from this file instead of CloudFormation')
     .option('--run-id <id>', 'run id (one path segment: letters, digits, . _ -)')
     .option('--start <iso>', 'window start, ISO-8601 with zone (2026-11-21T10:00:00Z)')
     .option('--end <iso>', 'window end, ISO-8601 with zone')
@@ -89,7 +102,7 @@ export function register(program: Command): void {
     .option('--region <region>', "AWS region (default: AWS_REGION / the profile's region)")
     .option('--json', 'print the summary as JSON')
     .action(async (flags: CollectFlags) => {
-      const event = parseCollectEvent(readEvent(flags));
+      const event = flags.lab !== undefined ? await eventFromLab(flags) : parseCollectEvent(readEvent(flags));
       const request = flags.pi ? event : { ...event, skipPi: true };
       const bucket = flags.bucket ?? request.bucket;
       if (flags.out !== undefined && flags.bucket !== undefined)
@@ -121,6 +134,31 @@ export function register(program: Command): void {
         clients.destroy();
       }
     });
+}
+
+/** `--lab FILE --run-id ID`: the event runner 0 sent, rebuilt from the manifest and the outputs. */
+async function eventFromLab(flags: CollectFlags): Promise<CollectEvent> {
+  const lab = loadLabFile(flags.lab as string);
+  const others = EVENT_FLAGS.filter((k) => k !== 'runId' && flags[k] !== undefined);
+  if (flags.event !== undefined || others.length > 0)
+    throw new UsageError(
+      '--lab takes the window and resources from the deployed lab: give only --run-id with it',
+    );
+  if (flags.runId === undefined)
+    throw new UsageError('--lab needs --run-id (the finished run to collect again)');
+  const runId = validateRunId(flags.runId);
+  const settings = awsSettings(flags, lab);
+  const clients = createAwsClients(settings);
+  try {
+    const stackName = stackNameFor(lab.name);
+    const outputs = flags.outputs
+      ? readOutputsFile(flags.outputs, stackName)
+      : await describeLabOutputs(clients.cloudformation, stackName);
+    return await eventForFinishedRun(clients.s3, outputs, lab, runId);
+  } finally {
+    clients.s3.destroy();
+    clients.cloudformation.destroy();
+  }
 }
 
 function readEvent(flags: CollectFlags): unknown {

@@ -16,6 +16,15 @@ import { loadLabFile } from '../../lib/config/load';
 import { stackNameFor } from '../../lib/config/stack-outputs';
 import { deployPreflight } from '../../lib/cost/preflight';
 import { DEFAULT_PRICE_REGION, PRICE_TABLES } from '../../lib/cost/price-table';
+import { EC2Client } from '@aws-sdk/client-ec2';
+import type { LabConfig } from '../../lib/config/types';
+import { chooseLabZones, zoneContextArgs } from '../../lib/cloud/availability-zones';
+import { clientConfig, createAwsClients, type AwsSettings } from '../../lib/cloud/clients';
+import { describeLabOutputs } from '../../lib/cloud/outputs';
+import { applyPendingReboots } from '../../lib/cloud/parameters';
+import { formatExpiresAt } from '../../lib/config/expiry';
+import { createSchedulerClient, restartLabExpiry } from '../../lib/cloud/extend';
+import { AZ_CONTEXT_KEYS } from '../../lib/config/stack-outputs';
 
 interface DeployFlags {
   readonly lab: string;
@@ -77,7 +86,14 @@ export function register(program: Command): void {
       process.stdout.write(`${pre.budget.message}\n`);
       for (const w of pre.warnings) process.stdout.write(`warning [${w.id}]: ${w.message}\n`);
       if (!pre.budget.allowed) throw new UsageError('not deployed: over budget (see above)');
-      const inv = cdkInvocation('deploy', flags.lab, settings);
+      // Runners go into zones that offer their instance type (DescribeInstanceTypeOfferings).
+      const zoneArgs = flags.dryRun
+        ? []
+        : zoneContextArgs(
+            await chooseLabZones(new EC2Client(clientConfig(settings)), lab.runners.instanceType),
+            AZ_CONTEXT_KEYS,
+          );
+      const inv = cdkInvocation('deploy', flags.lab, settings, process.cwd(), zoneArgs);
       process.stdout.write(`\n${flags.dryRun ? 'would run' : 'running'}: ${formatInvocation(inv)}\n`);
       if (flags.dryRun) return;
       const code = await runInherited(inv);
@@ -85,10 +101,37 @@ export function register(program: Command): void {
         throw new InfrastructureError(
           `cdk deploy of stack ${stackNameFor(lab.name)} exited with ${code}; see its output above`,
         );
+      await afterDeploy(lab, settings);
       process.stdout.write(
         `\nLab ${lab.name} is up (stack ${stackNameFor(lab.name)}). It costs money every hour it exists.\n` +
           `Run a suite:   npx proxylab run --lab ${flags.lab} --suite ${lab.suites[0] ?? 'quick'}\n` +
           `Tear it down:  ${teardownCommand(flags.lab, flags)}\n`,
       );
     });
+}
+
+/**
+ * What CloudFormation leaves undone: static parameters wait for a reboot (apply them now), and the
+ * expiry clock started at synth, before a 20–30 minute deploy (restart it now).
+ */
+async function afterDeploy(lab: LabConfig, settings: AwsSettings): Promise<void> {
+  const stackName = stackNameFor(lab.name);
+  const clients = createAwsClients(settings);
+  const outputs = await describeLabOutputs(clients.cloudformation, stackName);
+  const rebooted = await applyPendingReboots(clients.rds, outputs.dbInstanceIds, {
+    sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+    now: () => new Date(),
+    print: (line) => process.stdout.write(`${line}\n`),
+  });
+  if (rebooted.length > 0) process.stdout.write(`parameters applied on ${rebooted.join(', ')}\n`);
+  if (lab.ttlHours !== null) {
+    const expiresAt = await restartLabExpiry(createSchedulerClient(settings), {
+      stackName,
+      ttlHours: lab.ttlHours,
+    });
+    if (expiresAt)
+      process.stdout.write(
+        `expiry: the lab deletes itself at ${formatExpiresAt(expiresAt)} (ttlHours from now)\n`,
+      );
+  }
 }

@@ -17,6 +17,10 @@ import {
 } from '../../lib/cloud/operator';
 import { describeLabOutputs, readOutputsFile, stackNameFor, type LabOutputs } from '../../lib/cloud/outputs';
 import { formatDuration } from '../../lib/core/format';
+import { runnerSoftwareVersion } from '../../lib/constructs/runner-bundle';
+import { decideRunExpiry, estimateSuiteSec } from '../../lib/cloud/run-window';
+import { formatExpiresAt } from '../../lib/config/expiry';
+import { createSchedulerClient, extendLabExpiry, readLabExpiry } from '../../lib/cloud/extend';
 import { buildRunCommands, sendRunCommands } from '../../lib/cloud/ssm';
 import { loadLabFile } from '../../lib/config/load';
 
@@ -30,6 +34,7 @@ interface RunFlags {
   readonly profile?: string;
   readonly region?: string;
   readonly pollSec: string;
+  readonly extend?: boolean;
 }
 
 export function register(program: Command): void {
@@ -59,6 +64,10 @@ export function register(program: Command): void {
       '--outputs <file>',
       'read the stack outputs from this file (cdk --outputs-file JSON or DescribeStacks JSON) instead of CloudFormation',
     )
+    .option(
+      '--extend',
+      "when the suite's estimated end is past the lab's expiry, move the expiry later by the hours missing (default: refuse)",
+    )
     .option('--poll-sec <s>', 'progress poll interval in seconds', '15')
     .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
     .option(
@@ -83,7 +92,14 @@ export function register(program: Command): void {
         : await describeLabOutputs(createAwsClients(settings).cloudformation, stackName);
       if (outputs.labName !== lab.name)
         throw new UsageError(`the outputs are of lab "${outputs.labName}", not "${lab.name}"`);
-      const base = runnerArgsFromOutputs(outputs, lab, { runId, suite, region, startAt: now.toISOString() });
+      const base = runnerArgsFromOutputs(outputs, lab, {
+        runId,
+        suite,
+        region,
+        startAt: now.toISOString(),
+        // The runners refuse to run another version of the runner software than this checkout's.
+        expectVersion: runnerSoftwareVersion(),
+      });
       const plans = buildRunCommands(outputs.runnerInstanceIds, base);
       if (flags.dryRun) {
         process.stdout.write(
@@ -96,6 +112,33 @@ export function register(program: Command): void {
         return;
       }
       const clients = createAwsClients(settings);
+      // A run must end before the lab deletes itself (and its results bucket).
+      if (lab.ttlHours !== null) {
+        const scheduler = createSchedulerClient({ ...settings, region });
+        let expiresAt: Date | null = null;
+        try {
+          expiresAt = await readLabExpiry(scheduler, stackName);
+        } catch (err) {
+          // Without scheduler:GetSchedule the run still starts; say what was not checked.
+          process.stdout.write(
+            `warning: could not read the expiry schedule (${err instanceof Error ? err.message : String(err)}); not checking that the run ends before the lab expires\n`,
+          );
+        }
+        const decision = decideRunExpiry({
+          now,
+          estimatedSec: estimateSuiteSec(suite, lab),
+          expiresAt,
+          allowExtend: flags.extend ?? false,
+          suite,
+          labFile: flags.lab,
+        });
+        if (decision.kind === 'extend') {
+          const ext = await extendLabExpiry(scheduler, { stackName, hours: decision.hours, now });
+          process.stdout.write(
+            `extended the lab by ${decision.hours} h: it now expires at ${formatExpiresAt(ext.expiresAt)} (run ends about ${formatExpiresAt(decision.estimatedEnd)})\n`,
+          );
+        }
+      }
       const sent = await sendRunCommands(clients.ssm, plans);
       process.stdout.write(
         `run ${runId}: suite ${suite} on ${sent.length} runner(s) (${sent.map((s) => `${s.instanceId}: ${s.commandId}`).join(', ')})\n` +

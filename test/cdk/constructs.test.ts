@@ -380,8 +380,8 @@ describe('runner fleet', () => {
     const [, props] = resourcesOfType(def.template, 'AWS::EC2::Instance')[0] ?? [];
     const userData = (props?.UserData as { 'Fn::Base64': unknown })['Fn::Base64'];
     const script = renderUserData(userData);
-    expect(script.startsWith('#!/bin/bash\n' + baseUserDataCommands().join('\n') + '\n')).toBe(true);
-    expect(script).toContain('dnf install -y postgresql17 postgresql17-contrib nodejs20');
+    expect(script).toContain('\ntrap exitTrap EXIT\n' + baseUserDataCommands().join('\n') + '\n');
+    expect(script).toContain('dnf install -y postgresql17 postgresql17-contrib nodejs22');
     expect(script).toContain('command -v pgbench');
     expect(script).toContain('/opt/proxylab/runner.js');
     // WHEN

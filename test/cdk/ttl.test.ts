@@ -83,7 +83,8 @@ describe('expiry schedule', () => {
         ],
       },
     });
-    // AND the permissions: exactly two statements, neither with a wildcard
+    // AND the permissions: exactly three statements (the third: deliver a failed call to its
+    // own dead-letter queue), none with a wildcard
     const policies = Object.values(template.findResources('AWS::IAM::Policy'));
     expect(policies).toHaveLength(1);
     const statements = (policies[0] as { Properties: { PolicyDocument: { Statement: unknown[] } } })
@@ -104,6 +105,12 @@ describe('expiry schedule', () => {
             'arn:${AWS::Partition}:iam::${AWS::AccountId}:role/cdk-hnb659fds-cfn-exec-role-${AWS::AccountId}-${AWS::Region}',
         },
         Condition: { StringEquals: { 'iam:PassedToService': 'cloudformation.amazonaws.com' } },
+      },
+      {
+        Sid: 'DeadLetterFailedExpiry',
+        Effect: 'Allow',
+        Action: 'sqs:SendMessage',
+        Resource: { 'Fn::GetAtt': [expect.stringMatching(/^ExpiryDeadLetterQueue/), 'Arn'] },
       },
     ]);
     expect(JSON.stringify(statements)).not.toContain('*');

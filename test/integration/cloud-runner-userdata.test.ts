@@ -76,9 +76,10 @@ describe('runner user data', () => {
   test.each(labs)('%s: rendered from the template, installs runner.js, passes shellcheck', (_name, lab) => {
     // GIVEN the synthesized template; WHEN its user data is rendered
     const scripts = userDataOf(lab);
-    // THEN every runner gets the same script …
+    // THEN every runner gets the same script, but for the instance its exit trap signals …
     expect(scripts).toHaveLength(lab.runners.count);
-    expect(new Set(scripts).size).toBe(1);
+    expect(new Set(scripts.map((s) => s.replace(/--resource \S+/, '--resource ID'))).size).toBe(1);
+    expect(new Set(scripts).size).toBe(lab.runners.count);
     const script = scripts[0] as string;
     expect(script.startsWith('#!/bin/bash\n')).toBe(true);
     // … that downloads the bundle asset and installs it where the SSM command runs it

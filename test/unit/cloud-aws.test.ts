@@ -373,6 +373,7 @@ describe('SSM SendCommand', () => {
     endpointUrl: null,
     barrierTimeoutSec: 900,
     proxyTargetKind: 'rds-proxy',
+    expectVersion: null,
   };
 
   test('one AWS-RunShellScript per runner with its index; the runner argv parses back to the same args', async () => {

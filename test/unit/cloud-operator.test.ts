@@ -148,6 +148,7 @@ describe('runner arguments from the stack outputs', () => {
       instanceIds: ['demo-writer'],
       piResourceIds: ['db-ABC'],
       proxies: ['demo-pool50'],
+      instanceClasses: { 'demo-writer': 'db.t4g.medium' },
     });
     expect(args.sslmode).toBe('require');
     expect(args.poolControl).toBe(true);

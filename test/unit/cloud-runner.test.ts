@@ -408,3 +408,84 @@ describe('the DB password', () => {
     expect(manifest).toContain('"status": "failed"');
   });
 });
+
+describe('collecting the run window', () => {
+  test('runner 0 invokes the collector only once the metrics of the last minutes are published', async () => {
+    // GIVEN a clock that jumps by whatever is slept, and a collector that notes when it is called
+    let now = Date.parse('2026-11-21T11:00:00Z');
+    const slept: number[] = [];
+    const clock: Clock = {
+      now: () => new Date(now),
+      sleep: async (ms) => {
+        slept.push(ms);
+        now += ms;
+        await new Promise((r) => setImmediate(r));
+      },
+    };
+    const invokedAt: number[] = [];
+    lambdaMock.on(InvokeCommand).callsFake(() => {
+      invokedAt.push(now);
+      return { StatusCode: 200, Payload: new TextEncoder().encode('{}') };
+    });
+    const h = harness(clock);
+    const args = parseRunnerArgv(
+      argsFor([
+        '--suite',
+        'smoke',
+        '--proxies',
+        'pgbouncer-transaction=proxy.example',
+        '--proxy-target-kind',
+        'pgbouncer-transaction',
+        '--no-pool-control',
+        '--collector',
+        JSON.stringify({
+          functionName: 'f',
+          clusterId: 'c',
+          instanceIds: ['w'],
+          piResourceIds: [],
+          proxies: [],
+        }),
+      ]),
+    );
+    // WHEN
+    const out = await runCloudRunner(args, { ...h.deps, metricsSettleMs: 300_000 });
+    // THEN the collector ran once, at least 5 minutes after the window it collects ended
+    expect(out.collector).toBe('invoked');
+    expect(invokedAt).toHaveLength(1);
+    const payload = JSON.parse(
+      new TextDecoder().decode(
+        lambdaMock.commandCalls(InvokeCommand)[0]?.args[0].input.Payload as Uint8Array,
+      ),
+    ) as { window: { end: string } };
+    expect(invokedAt[0]).toBeGreaterThanOrEqual(Date.parse(payload.window.end) + 300_000);
+    expect(h.logs.join('')).toMatch(/waiting \d+ s for CloudWatch and PI/);
+  });
+});
+
+describe('the runner software version', () => {
+  test('a runner whose runner.js is not the CLI version refuses to run, naming both versions', async () => {
+    // GIVEN the CLI expects version aaaa…, the runner runs bbbb…
+    const h = harness(sharedClock());
+    const args = parseRunnerArgv(
+      argsFor(['--suite', 'smoke', '--no-pool-control', '--expect-version', 'aaaaaaaaaaaaaaaa']),
+    );
+    // WHEN / THEN
+    await expect(
+      runCloudRunner(args, { ...h.deps, softwareVersion: () => 'bbbbbbbbbbbbbbbb' }),
+    ).rejects.toThrow(
+      /runner software version bbbbbbbbbbbbbbbb is not the CLI's version aaaaaaaaaaaaaaaa.*proxylab deploy/,
+    );
+    // nothing ran, nothing was read
+    expect(h.executor.invocations).toHaveLength(0);
+    expect(smMock).not.toHaveReceivedCommand(GetSecretValueCommand);
+  });
+
+  test('the same version runs', async () => {
+    const h = harness(sharedClock());
+    const args = parseRunnerArgv(
+      argsFor(['--suite', 'smoke', '--no-pool-control', '--expect-version', 'aaaaaaaaaaaaaaaa']),
+    );
+    const out = await runCloudRunner(args, { ...h.deps, softwareVersion: () => 'aaaaaaaaaaaaaaaa' });
+    expect(out.result.manifest.status).toBe('completed');
+  });
+});

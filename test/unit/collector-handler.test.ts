@@ -78,6 +78,8 @@ afterEach(() => {
   else process.env.RESULTS_BUCKET = savedBucket;
 });
 
+/** Whatever the collector found about the window's completeness (tested in collector-window.test.ts). */
+const ANY_COMPLETENESS: unknown = expect.objectContaining({ periodSec: 60 });
 describe('collect-metrics handler', () => {
   beforeEach(() => {
     jest.useFakeTimers({
@@ -141,12 +143,14 @@ describe('collect-metrics handler', () => {
         series: { ok: 23, noData: 1, error: 0 },
         calls: 1,
         written: 's3://results-bucket-from-env/runs/run-2026-11-21T10-00-00/metrics/cloudwatch.json',
+        completeness: ANY_COMPLETENESS,
       },
       pi: {
         periodSec: 60,
         series: { ok: 5, noData: 0, error: 0 },
         calls: 1,
         written: 's3://results-bucket-from-env/runs/run-2026-11-21T10-00-00/metrics/pi.json',
+        completeness: ANY_COMPLETENESS,
       },
       written: [
         's3://results-bucket-from-env/runs/run-2026-11-21T10-00-00/metrics/cloudwatch.json',

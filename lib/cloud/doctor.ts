@@ -1,0 +1,395 @@
+/**
+ * `proxylab doctor --lab FILE`: on a deployed lab, check every integration point the mocks cannot
+ * prove, in a few minutes and a few cents, and say how to fix each failure. It never changes the
+ * lab: it reads (CloudFormation, RDS, Scheduler), runs one read-only probe per runner through SSM
+ * (which writes one small object under runs/proxylab-doctor/ to prove the runner can write), and
+ * invokes the collector for the last minutes (which writes runs/proxylab-doctor/metrics/).
+ *
+ * Checks, in order: stack status; expiry schedule; parameter groups in sync; per runner: SSM
+ * reachable, runner software version, Node and pgbench, the DB secret readable, TLS connections
+ * to the writer and each proxy with `SHOW max_connections` matching the lab, S3 write/read/list
+ * under runs/; the collector returning CloudWatch and PI data.
+ */
+import { DescribeStacksCommand, type CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import type { LambdaClient } from '@aws-sdk/client-lambda';
+import type { RDSClient } from '@aws-sdk/client-rds';
+import type { SchedulerClient } from '@aws-sdk/client-scheduler';
+import { GetCommandInvocationCommand, SendCommandCommand, type SSMClient } from '@aws-sdk/client-ssm';
+import { shellQuote } from '../core/shell';
+import { stackNameFor } from '../config/stack-outputs';
+import type { LabConfig } from '../config/types';
+import { formatExpiresAt } from '../config/expiry';
+import { readLabExpiry } from './extend';
+import { buildCollectEvent, invokeCollector } from './collector-invoke';
+import { runnerArgsFromOutputs } from './operator';
+import type { LabOutputs } from './outputs';
+import { parameterStates } from './parameters';
+import { RUNNER_INSTALL_PATH } from '../config/stack-outputs';
+
+export interface Check {
+  readonly title: string;
+  readonly ok: boolean;
+  /** What was seen (value, status, error). */
+  readonly detail: string;
+  /** The exact fix, for a failed check. */
+  readonly fix: string | null;
+}
+
+export interface DoctorDeps {
+  readonly cloudformation: CloudFormationClient;
+  readonly rds: RDSClient;
+  readonly scheduler: SchedulerClient;
+  readonly ssm: SSMClient;
+  readonly lambda: LambdaClient;
+  /** The CLI's runner software version (runnerSoftwareVersion()). */
+  readonly softwareVersion: string;
+  readonly region: string;
+  readonly now: () => Date;
+  readonly sleep: (ms: number) => Promise<void>;
+  /** @default 5 000 */
+  readonly pollMs?: number;
+  /** How long to wait for each runner's probe. @default 180 000 */
+  readonly probeTimeoutMs?: number;
+}
+
+/** The object key each runner's probe writes (and reads back). */
+export const DOCTOR_RUN_ID = 'proxylab-doctor';
+
+const ok = (title: string, detail: string): Check => ({ title, ok: true, detail, fix: null });
+const bad = (title: string, detail: string, fix: string): Check => ({ title, ok: false, detail, fix });
+
+/**
+ * The probe each runner runs (bash, read-only but for one object under runs/proxylab-doctor/):
+ * prints `key=value` lines; the DB password only ever sits in the environment.
+ */
+export function probeScript(input: {
+  readonly secretArn: string;
+  readonly region: string;
+  readonly bucket: string;
+  readonly targets: ReadonlyArray<{ readonly name: string; readonly host: string; readonly port: number }>;
+}): string[] {
+  const q = shellQuote;
+  const key = `runs/${DOCTOR_RUN_ID}/probe-$(cat /sys/devices/virtual/dmi/id/board_asset_tag 2>/dev/null || hostname).txt`;
+  const field = (name: string): string =>
+    `node -e 'let d="";process.stdin.on("data",(c)=>{d+=c;}).on("end",()=>{process.stdout.write(String(JSON.parse(d).${name} ?? ""));})'`;
+  return [
+    'set -u',
+    `echo "version=$(sha256sum ${RUNNER_INSTALL_PATH} 2>/dev/null | cut -c1-16)"`,
+    'echo "node=$(node --version 2>&1)"',
+    'echo "pgbench=$(pgbench --version 2>&1)"',
+    `if SECRET=$(aws secretsmanager get-secret-value --secret-id ${q(input.secretArn)} --region ${q(input.region)} --query SecretString --output text 2>&1); then echo "secret=ok"; else echo "secret=$(echo "$SECRET" | tail -1)"; SECRET='{}'; fi`,
+    `PGUSER=$(printf '%s' "$SECRET" | ${field('username')})`,
+    `PGPASSWORD=$(printf '%s' "$SECRET" | ${field('password')})`,
+    'export PGUSER PGPASSWORD',
+    'unset SECRET',
+    ...input.targets.map(
+      (t) =>
+        `echo ${q(`maxconn.${t.name}=`)}"$(psql ${q(`host=${t.host} port=${t.port} dbname=postgres sslmode=require connect_timeout=10`)} -Atc 'SHOW max_connections' 2>&1 | tr '\\n' ' ')"`,
+    ),
+    `KEY="${key}"`,
+    `if echo ok | aws s3 cp - "s3://${input.bucket}/$KEY" --region ${q(input.region)} >/dev/null 2>&1; then echo "s3.write=ok"; else echo "s3.write=failed"; fi`,
+    `if [ "$(aws s3 cp "s3://${input.bucket}/$KEY" - --region ${q(input.region)} 2>/dev/null)" = ok ]; then echo "s3.read=ok"; else echo "s3.read=failed"; fi`,
+    `if aws s3api list-objects-v2 --bucket ${q(input.bucket)} --prefix ${q(`runs/${DOCTOR_RUN_ID}/`)} --region ${q(input.region)} --max-items 1 >/dev/null 2>&1; then echo "s3.list=ok"; else echo "s3.list=failed"; fi`,
+  ];
+}
+
+/** `key=value` lines → map (later keys win). */
+export function parseProbe(stdout: string): Map<string, string> {
+  const out = new Map<string, string>();
+  for (const line of stdout.split('\n')) {
+    const eq = line.indexOf('=');
+    if (eq > 0) out.set(line.slice(0, eq).trim(), line.slice(eq + 1).trim());
+  }
+  return out;
+}
+
+export async function runDoctor(
+  lab: LabConfig,
+  labFile: string,
+  outputs: LabOutputs,
+  deps: DoctorDeps,
+): Promise<Check[]> {
+  const checks: Check[] = [];
+  const redeploy = `npx proxylab deploy --lab ${labFile}`;
+  const stackName = stackNameFor(lab.name);
+
+  // 1. the stack
+  try {
+    const res = await deps.cloudformation.send(new DescribeStacksCommand({ StackName: stackName }));
+    const status = res.Stacks?.[0]?.StackStatus ?? 'unknown';
+    checks.push(
+      /^(CREATE|UPDATE)_COMPLETE$/.test(status)
+        ? ok(`stack ${stackName}`, status)
+        : bad(
+            `stack ${stackName}`,
+            status,
+            status === 'DELETE_FAILED'
+              ? `the expiry or a destroy could not delete everything: npx proxylab destroy --lab ${labFile}, then see the stack events in the CloudFormation console`
+              : /IN_PROGRESS$/.test(status)
+                ? 'wait until CloudFormation finishes, then run doctor again'
+                : `see the stack events (aws cloudformation describe-stack-events --stack-name ${stackName}), then ${redeploy}`,
+          ),
+    );
+  } catch (err) {
+    checks.push(bad(`stack ${stackName}`, message(err), `${redeploy} (check --profile/--region)`));
+  }
+
+  // 2. the expiry schedule
+  if (lab.ttlHours !== null) {
+    try {
+      const at = await readLabExpiry(deps.scheduler, stackName);
+      if (at === null)
+        checks.push(bad('expiry schedule', 'not found', `${redeploy} (the schedule is part of the stack)`));
+      else if (at.getTime() <= deps.now().getTime())
+        checks.push(
+          bad('expiry schedule', `fired at ${formatExpiresAt(at)}`, `${redeploy} to start a new lab`),
+        );
+      else checks.push(ok('expiry schedule', `deletes the lab at ${formatExpiresAt(at)}`));
+    } catch (err) {
+      checks.push(
+        bad('expiry schedule', message(err), 'the CLI needs scheduler:GetSchedule; check your credentials'),
+      );
+    }
+  } else {
+    checks.push(ok('expiry schedule', 'none (the lab sets no ttlHours): destroy it yourself'));
+  }
+
+  // 3. parameter groups
+  try {
+    const states = await parameterStates(deps.rds, outputs.dbInstanceIds);
+    const off = states.filter((s) => !s.applyStatus.every((a) => a === 'in-sync'));
+    checks.push(
+      off.length === 0
+        ? ok('parameter groups in sync', states.map((s) => s.instanceId).join(', '))
+        : bad(
+            'parameter groups in sync',
+            off.map((s) => `${s.instanceId}: ${s.applyStatus.join(',')}`).join('; '),
+            off
+              .map((s) => `aws rds reboot-db-instance --db-instance-identifier ${s.instanceId}`)
+              .join(' && ') + ` (or ${redeploy}, which reboots pending instances)`,
+          ),
+    );
+  } catch (err) {
+    checks.push(bad('parameter groups in sync', message(err), 'the CLI needs rds:DescribeDBInstances'));
+  }
+
+  // 4. each runner, through SSM
+  const base = runnerArgsFromOutputs(outputs, lab, {
+    runId: DOCTOR_RUN_ID,
+    suite: 'smoke',
+    region: deps.region,
+    startAt: '',
+  });
+  const targets = [
+    { name: 'writer', host: base.writerEndpoint.host, port: base.writerEndpoint.port },
+    ...base.proxies.map((p) => ({ name: p.name, host: p.endpoint.host, port: p.endpoint.port })),
+  ];
+  const script = probeScript({
+    secretArn: outputs.dbSecretArn,
+    region: deps.region,
+    bucket: outputs.resultsBucketName,
+    targets,
+  });
+  for (const instanceId of outputs.runnerInstanceIds) {
+    checks.push(
+      ...(await checkRunner(
+        instanceId,
+        script,
+        targets.map((t) => t.name),
+        lab,
+        labFile,
+        deps,
+      )),
+    );
+  }
+
+  // 5. the collector, for the last 15 minutes
+  const end = new Date(Math.floor(deps.now().getTime() / 60_000) * 60_000);
+  const window = { start: new Date(end.getTime() - 15 * 60_000).toISOString(), end: end.toISOString() };
+  try {
+    if (!base.collector) throw new Error('the stack outputs name no collector');
+    const event = buildCollectEvent(base.collector, DOCTOR_RUN_ID, window, outputs.resultsBucketName);
+    const summary = (await invokeCollector(deps.lambda, outputs.collectorFunctionName, event)) as {
+      cloudwatch?: { series?: { ok?: number } };
+      pi?: { series?: { ok?: number } } | null;
+    } | null;
+    const cw = summary?.cloudwatch?.series?.ok ?? 0;
+    checks.push(
+      cw > 0
+        ? ok('collector: CloudWatch', `${cw} series with data in the last 15 min`)
+        : bad(
+            'collector: CloudWatch',
+            'no series with data in the last 15 min',
+            'a new lab publishes its first metrics after a few minutes: run doctor again in 5 min; if it stays empty, check the collector role (cloudwatch:GetMetricData) in CloudWatch Logs of the function',
+          ),
+    );
+    if (lab.aurora.performanceInsights) {
+      const pi = summary?.pi?.series?.ok ?? 0;
+      checks.push(
+        pi > 0
+          ? ok('collector: Performance Insights', `${pi} series with data`)
+          : bad(
+              'collector: Performance Insights',
+              'no series with data in the last 15 min',
+              'Performance Insights needs a few minutes after the instance starts: run doctor again; if it stays empty, check pi:GetResourceMetrics on the DbiResourceIds in the collector role',
+            ),
+      );
+    }
+  } catch (err) {
+    checks.push(
+      bad(
+        'collector',
+        message(err),
+        `see the function's log group (/aws/lambda/${outputs.collectorFunctionName}); ${redeploy}`,
+      ),
+    );
+  }
+  return checks;
+}
+
+async function checkRunner(
+  instanceId: string,
+  script: readonly string[],
+  targetNames: readonly string[],
+  lab: LabConfig,
+  labFile: string,
+  deps: DoctorDeps,
+): Promise<Check[]> {
+  const who = `runner ${instanceId}`;
+  const redeploy = `npx proxylab deploy --lab ${labFile}`;
+  const unreachable = (detail: string): Check[] => [
+    bad(
+      `${who}: reachable through SSM`,
+      detail,
+      `check it runs and is an SSM managed node (aws ssm describe-instance-information --filters Key=InstanceIds,Values=${instanceId}); ` +
+        `a runner whose boot failed is replaced by ${redeploy}`,
+    ),
+  ];
+  let commandId: string;
+  try {
+    const res = await deps.ssm.send(
+      new SendCommandCommand({
+        DocumentName: 'AWS-RunShellScript',
+        InstanceIds: [instanceId],
+        Comment: 'proxylab doctor (read-only probe)',
+        TimeoutSeconds: 60,
+        Parameters: { commands: [...script], executionTimeout: ['120'] },
+      }),
+    );
+    if (!res.Command?.CommandId) return unreachable('SendCommand returned no command id');
+    commandId = res.Command.CommandId;
+  } catch (err) {
+    return unreachable(message(err));
+  }
+  const deadline = deps.now().getTime() + (deps.probeTimeoutMs ?? 180_000);
+  let stdout = '';
+  for (;;) {
+    await deps.sleep(deps.pollMs ?? 5_000);
+    let status = 'Pending';
+    try {
+      const inv = await deps.ssm.send(
+        new GetCommandInvocationCommand({ CommandId: commandId, InstanceId: instanceId }),
+      );
+      status = inv.Status ?? 'Pending';
+      stdout = inv.StandardOutputContent ?? '';
+    } catch (err) {
+      if (!(err instanceof Error && err.name === 'InvocationDoesNotExist')) return unreachable(message(err));
+    }
+    if (status === 'Success' || status === 'Failed') break;
+    if (!['Pending', 'InProgress', 'Delayed'].includes(status)) return unreachable(`probe ${status}`);
+    if (deps.now().getTime() > deadline)
+      return unreachable(
+        `probe still ${status} after ${Math.round((deps.probeTimeoutMs ?? 180_000) / 1000)} s`,
+      );
+  }
+  const p = parseProbe(stdout);
+  const checks: Check[] = [ok(`${who}: reachable through SSM`, 'probe ran')];
+  const version = p.get('version') ?? '';
+  checks.push(
+    version === deps.softwareVersion
+      ? ok(`${who}: runner software`, version)
+      : bad(
+          `${who}: runner software`,
+          version === ''
+            ? `${RUNNER_INSTALL_PATH} missing`
+            : `${version}, the CLI's is ${deps.softwareVersion}`,
+          `${redeploy} (replaces the runners with this checkout's runner.js)`,
+        ),
+  );
+  const node = p.get('node') ?? '';
+  const pgbench = p.get('pgbench') ?? '';
+  const tools = /^v\d+\./.test(node) && /^pgbench \(PostgreSQL\) \d+/.test(pgbench);
+  checks.push(
+    tools
+      ? ok(`${who}: Node and pgbench`, `node ${node}, ${pgbench}`)
+      : bad(
+          `${who}: Node and pgbench`,
+          `node: ${node || 'missing'}; pgbench: ${pgbench || 'missing'}`,
+          `the boot script failed: read /var/log/cloud-init-output.log (aws ssm start-session --target ${instanceId}); ${redeploy} replaces the runner`,
+        ),
+  );
+  const secret = p.get('secret') ?? 'not run';
+  checks.push(
+    secret === 'ok'
+      ? ok(`${who}: DB secret readable`, 'GetSecretValue ok')
+      : bad(
+          `${who}: DB secret readable`,
+          secret,
+          `the runner role needs secretsmanager:GetSecretValue on the lab secret: ${redeploy}`,
+        ),
+  );
+  for (const name of targetNames) {
+    const got = p.get(`maxconn.${name}`) ?? 'not run';
+    const value = /^\d+$/.test(got) ? Number(got) : null;
+    const want = lab.aurora.maxConnections;
+    const title = `${who}: TLS connection to ${name}`;
+    if (value === null)
+      checks.push(
+        bad(
+          title,
+          got,
+          name === 'writer'
+            ? 'check the cluster is available (aws rds describe-db-clusters) and the cluster security group admits 5432 from the runners'
+            : `check the proxy is available (aws rds describe-db-proxies --db-proxy-name ${lab.name}-${name}) and its target is AVAILABLE (aws rds describe-db-proxy-targets --db-proxy-name ${lab.name}-${name})`,
+        ),
+      );
+    else if (want !== null && value !== want)
+      checks.push(
+        bad(
+          title,
+          `SHOW max_connections = ${value}, the lab says ${want}`,
+          `the parameter is not applied: ${redeploy} (reboots pending instances)`,
+        ),
+      );
+    else
+      checks.push(ok(title, `SHOW max_connections = ${value}${want === null ? " (Aurora's default)" : ''}`));
+  }
+  const s3 = ['write', 'read', 'list'].map((k) => [k, p.get(`s3.${k}`) ?? 'not run'] as const);
+  const s3bad = s3.filter(([, v]) => v !== 'ok');
+  checks.push(
+    s3bad.length === 0
+      ? ok(`${who}: S3 under runs/`, 'write, read, list')
+      : bad(
+          `${who}: S3 under runs/`,
+          s3bad.map(([k, v]) => `${k} ${v}`).join(', '),
+          `the runner role needs s3:PutObject/GetObject on runs/* and s3:ListBucket on runs/: ${redeploy}`,
+        ),
+  );
+  return checks;
+}
+
+/** The checklist as printed: ✓/✗, title, detail, and the fix under each ✗. */
+export function formatChecks(checks: readonly Check[]): string {
+  const lines = checks.map(
+    (c) => `${c.ok ? '✓' : '✗'} ${c.title}: ${c.detail}${c.fix ? `\n    fix: ${c.fix}` : ''}`,
+  );
+  const failed = checks.filter((c) => !c.ok).length;
+  lines.push(
+    failed === 0 ? `all ${checks.length} checks hold` : `${failed} of ${checks.length} checks failed`,
+  );
+  return lines.join('\n') + '\n';
+}
+
+function message(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}

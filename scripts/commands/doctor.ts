@@ -1,0 +1,63 @@
+/**
+ * `proxylab doctor --lab FILE`: check a deployed lab end to end (lib/cloud/doctor.ts) and print a
+ * ✓/✗ checklist with the fix for each ✗. Exit 0 when every check holds, 1 otherwise, 2 for usage
+ * errors. It never changes the lab.
+ */
+import type { Command } from 'commander';
+import { createAwsClients, requireRegion } from '../../lib/cloud/clients';
+import { formatChecks, runDoctor } from '../../lib/cloud/doctor';
+import { awsSettings } from '../../lib/cloud/operator';
+import { describeLabOutputs, readOutputsFile, stackNameFor } from '../../lib/cloud/outputs';
+import { runnerSoftwareVersion } from '../../lib/constructs/runner-bundle';
+import { UsageError } from '../../lib/core/errors';
+import { loadLabFile } from '../../lib/config/load';
+import { createSchedulerClient } from '../../lib/cloud/extend';
+
+interface DoctorFlags {
+  readonly lab: string;
+  readonly outputs?: string;
+  readonly profile?: string;
+  readonly region?: string;
+}
+
+export function register(program: Command): void {
+  program
+    .command('doctor')
+    .description(
+      'Check a deployed lab end to end, in a few minutes and a few cents: the stack, the expiry schedule, ' +
+        'parameter groups in sync, and on each runner (through SSM) the runner software version, Node and ' +
+        'pgbench, the DB secret, TLS connections to the writer and every proxy with max_connections as the ' +
+        'lab says, S3 under runs/; then the collector returning CloudWatch and PI data. Prints ✓/✗ with the ' +
+        'fix for each ✗. Never changes the lab (it writes only under runs/proxylab-doctor/). ' +
+        'Exit 0 all checks hold, 1 one failed, 2 usage error.',
+    )
+    .requiredOption('--lab <file>', 'lab file (JSON) of the deployed lab')
+    .option('--outputs <file>', 'read the stack outputs from this file instead of CloudFormation')
+    .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
+    .option(
+      '--region <region>',
+      "AWS region (default: AWS_REGION / the profile's region, else the lab's region)",
+    )
+    .action(async (flags: DoctorFlags) => {
+      const lab = loadLabFile(flags.lab);
+      const settings = awsSettings(flags, lab);
+      const region = await requireRegion(settings);
+      const clients = createAwsClients({ ...settings, region });
+      const stackName = stackNameFor(lab.name);
+      const outputs = flags.outputs
+        ? readOutputsFile(flags.outputs, stackName)
+        : await describeLabOutputs(clients.cloudformation, stackName);
+      if (outputs.labName !== lab.name)
+        throw new UsageError(`the outputs are of lab "${outputs.labName}", not "${lab.name}"`);
+      const checks = await runDoctor(lab, flags.lab, outputs, {
+        ...clients,
+        scheduler: createSchedulerClient({ ...settings, region }),
+        softwareVersion: runnerSoftwareVersion(),
+        region,
+        now: () => new Date(),
+        sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+      });
+      process.stdout.write(formatChecks(checks));
+      if (checks.some((c) => !c.ok)) process.exitCode = 1;
+    });
+}

@@ -1,0 +1,97 @@
+/**
+ * The real `proxylab doctor` CLI against moto_server: what moto can stand in for (the stack, the
+ * expiry schedule, the DB instance's parameter group, SSM SendCommand) is checked for real over
+ * the wire; what needs a real runner and a real Lambda (the probe's output, the collector) fails
+ * with its fix — which is exactly what doctor is for. Exit code 1, the whole checklist printed.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import * as path from 'node:path';
+import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
+import { CreateDBInstanceCommand, RDSClient } from '@aws-sdk/client-rds';
+import { CreateScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
+import { runCli } from '../helpers/cli';
+import { motoClientConfig, motoEnv, startMoto, type MotoServer } from '../helpers/moto';
+
+let moto: MotoServer;
+let dir: string;
+
+beforeAll(async () => {
+  moto = await startMoto();
+  dir = await mkdtemp(path.join(tmpdir(), 'proxylab-doctor-'));
+  const cfg = motoClientConfig(moto);
+  await new CloudFormationClient({ ...cfg, maxAttempts: 1 }).send(
+    new CreateStackCommand({
+      StackName: 'proxylab-default',
+      TemplateBody: JSON.stringify({
+        Resources: { Marker: { Type: 'AWS::CloudFormation::WaitConditionHandle' } },
+      }),
+    }),
+  );
+  await new SchedulerClient(cfg).send(
+    new CreateScheduleCommand({
+      Name: 'proxylab-default-expiry',
+      ScheduleExpression: `at(${new Date(Date.now() + 6 * 3_600_000).toISOString().slice(0, 19)})`,
+      ScheduleExpressionTimezone: 'UTC',
+      FlexibleTimeWindow: { Mode: 'OFF' },
+      Target: {
+        Arn: 'arn:aws:scheduler:::aws-sdk:cloudformation:deleteStack',
+        RoleArn: 'arn:aws:iam::123456789012:role/expiry',
+        Input: '{}',
+      },
+    }),
+  );
+  await new RDSClient(cfg).send(
+    new CreateDBInstanceCommand({
+      DBInstanceIdentifier: 'default-writer',
+      DBInstanceClass: 'db.t4g.medium',
+      Engine: 'postgres',
+      MasterUsername: 'proxylab',
+      MasterUserPassword: 'not-a-real-password-1',
+      AllocatedStorage: 20,
+    }),
+  );
+  await writeFile(
+    path.join(dir, 'outputs.json'),
+    JSON.stringify({
+      LabName: 'default',
+      RunnerInstanceIds: 'i-0123456789abcdef0',
+      ResultsBucketName: 'proxylab-default-results',
+      ClusterIdentifier: 'default-cluster',
+      ClusterEndpoint: 'default.cluster-x.us-east-1.rds.amazonaws.com',
+      ClusterReaderEndpoint: 'default.cluster-ro-x.us-east-1.rds.amazonaws.com',
+      DatabasePort: '5432',
+      DbInstanceIds: 'default-writer',
+      DbInstanceResourceIds: 'db-ABC',
+      ProxyEndpoints: JSON.stringify({ pool100: 'default-pool100.proxy-x.us-east-1.rds.amazonaws.com' }),
+      ProxyNames: JSON.stringify({ pool100: 'default-pool100' }),
+      DbSecretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:x',
+      CollectorFunctionName: 'default-collector',
+    }),
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await moto?.stop();
+  if (dir) await rm(dir, { recursive: true, force: true });
+});
+
+test('doctor prints the whole checklist: real ✓ where moto answers, ✗ with the fix where only a lab can', async () => {
+  const res = await runCli(
+    ['doctor', '--lab', 'labs/default.json', '--outputs', path.join(dir, 'outputs.json')],
+    motoEnv(moto),
+  );
+  process.stdout.write(`--- proxylab doctor against moto ---\n${res.stdout}${res.stderr}`);
+  expect(res.stderr).toBe('');
+  expect(res.code).toBe(1);
+  expect(res.stdout).toMatch(/^✓ stack proxylab-default: CREATE_COMPLETE$/m);
+  expect(res.stdout).toMatch(/^✓ expiry schedule: deletes the lab at /m);
+  expect(res.stdout).toMatch(/^✓ parameter groups in sync: default-writer$/m);
+  // no real runner behind SSM: the probe printed nothing
+  expect(res.stdout).toMatch(
+    /^✗ runner i-0123456789abcdef0: runner software: \/opt\/proxylab\/runner\.js missing$/m,
+  );
+  expect(res.stdout).toMatch(/fix: npx proxylab deploy --lab labs\/default\.json/);
+  expect(res.stdout).toMatch(/^✗ collector/m);
+  expect(res.stdout).toMatch(/checks failed\n$/);
+}, 180_000);
