@@ -8,8 +8,8 @@
 const shared = {
   testEnvironment: 'node',
   testMatch: ['**/*.test.ts'],
-  // Type-checking is done once by `tsc --noEmit` in `npm test`; ts-jest only transpiles.
-  transform: { '^.+\\.ts$': ['ts-jest', { isolatedModules: true, diagnostics: false }] },
+  // Type-checking is done once by `tsc --noEmit` in `npm test`; ts-jest only transpiles (tsconfig's isolatedModules).
+  transform: { '^.+\\.ts$': ['ts-jest', { diagnostics: false }] },
   // Removes the temporary directories tests make with scratchDir() after each file.
   setupFilesAfterEnv: ['<rootDir>/test/helpers/cleanup.ts'],
 };
