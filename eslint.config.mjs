@@ -1,8 +1,7 @@
-// ESLint: type-aware TypeScript rules, layering between the project's modules, no import cycles.
+// ESLint: type-aware TypeScript rules. Layering and import cycles are dependency-cruiser's job (npm run lint:layers);
 // Formatting is prettier's job (`npm run format`); eslint-config-prettier turns off what would clash.
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
-import importX from 'eslint-plugin-import-x';
 import prettier from 'eslint-config-prettier';
 
 export default tseslint.config(
@@ -23,13 +22,10 @@ export default tseslint.config(
     languageOptions: {
       parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
     },
-    plugins: { 'import-x': importX },
-    settings: { 'import-x/resolver': { node: { extensions: ['.ts', '.js'] } } },
     rules: {
       '@typescript-eslint/no-floating-promises': 'error',
       '@typescript-eslint/no-misused-promises': 'error',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
-      'import-x/no-cycle': 'error',
       // a switch over a union names every member (or says `default` on purpose)
       '@typescript-eslint/switch-exhaustiveness-check': [
         'error',
