@@ -12,8 +12,8 @@ import { stepFileName } from '../../lib/suite/types';
 import { assertStackGone, parseStackLine, spawnCli, type StackLine } from '../helpers/local-stack';
 
 const STEP = {
-  preparedViaTx: 'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/r1',
-  simpleViaTx: 'smoke-prepared/pgbouncer-transaction/c5/simple/persistent/r1',
+  preparedViaTx: 'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/ps-off/r1',
+  simpleViaTx: 'smoke-prepared/pgbouncer-transaction/c5/simple/persistent/ps-off/r1',
   directAboveMax: 'smoke-max-connections/direct/c60/simple/persistent/r1',
   pooledAboveMax: 'smoke-max-connections/pgbouncer-transaction/c60/simple/persistent/r1',
   churnDirect: 'smoke-churn/direct/c5/simple/per-transaction/r1',

@@ -263,7 +263,11 @@ describe('two runners split each step and runner 0 merges', () => {
     // every step's clients add up across the two runners
     expect(clientsRun(r0).map((c, i) => c + (clientsRun(r1)[i] ?? 0))).toEqual(
       steps.length > 0
-        ? out0.result.manifest.stepIds.map((id) => steps.find((s) => s.stepId === id)?.params.clients)
+        ? out0.result.manifest.stepIds
+            .map((id) => steps.find((s) => s.stepId === id))
+            // a cell the target cannot run (prepared statements on a pooler of unknown version) runs no pgbench
+            .filter((s) => s?.status !== 'not-available')
+            .map((s) => s?.params.clients)
         : [],
     );
     // one manifest, written by runner 0, for the cloud, with both runners in its settings
