@@ -72,14 +72,19 @@ export function formatResultTables(
     const rows = records
       .filter((r) => r.scenario === name)
       .map((r) => [
-        r.target.name,
+        r.target.name +
+          (r.params.preparedStatements == null
+            ? ''
+            : ` (max_prepared_statements ${r.params.preparedStatements === 'on' ? 'on' : '0'})`),
         String(r.params.clients),
         r.params.protocol,
         r.params.connect === 'per-transaction' ? '-C' : 'persistent',
         r.params.poolPercent === null ? '-' : String(r.params.poolPercent),
         r.status === 'timeout' ? 'timeout' : fmtNum(r.result?.tps, 1),
         fmtNum(r.result?.latencyP95Ms, 2),
-        formatErrors(r.result?.errors, r.result?.abortedClients),
+        r.status === 'not-available'
+          ? (r.note ?? 'not available')
+          : formatErrors(r.result?.errors, r.result?.abortedClients),
         `${verdictMark(r.verdict.held)} ${r.verdict.expected}`,
       ]);
     const showPool = rows.some((row) => row[4] !== '-');

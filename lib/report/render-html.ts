@@ -34,7 +34,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .s-reproduced,.s-completed,.m-ok{background:var(--ok);color:var(--okfg)}
 .s-contradicted,.s-failed,.m-errors,.m-refused,.m-timeout,.m-infrastructure-error{background:var(--bad);color:var(--badfg)}
 .s-held-so-far,.s-running,.s-interrupted{background:var(--warn);color:var(--warnfg)}
-.s-informational{background:var(--info)}
+.s-informational,.m-not-available{background:var(--info)}
 .warnings{background:var(--warn);border:1px solid #f1d48a;border-radius:6px;padding:8px 14px 8px 30px;margin:10px 0}
 .warnings li{margin:3px 0}
 .charts{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}
@@ -342,7 +342,7 @@ function resultsTable(cells: readonly Cell[]): SafeHtml {
         ${cells.map(
           (c) =>
             html`<tr>
-              <td>${c.key.target.name}</td>
+              <td>${c.key.target.name}${c.key.preparedStatements === null ? '' : ` (max_prepared_statements ${c.key.preparedStatements === 'on' ? 'on' : '0'})`}</td>
               <td class="num">${c.key.clients}</td>
               <td>${c.key.protocol}</td>
               <td>${fmtConnect(c.key.connect)}</td>
