@@ -19,7 +19,15 @@ import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run
 import { getSuite } from '../suite/catalog';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
 import type { RunEnvironment, RunManifest, ScenarioVerdict, StepRecord } from '../suite/types';
-import { CPU_SATURATION_PERCENT, judgeScenario, judgeStep } from '../suite/verdict';
+import { buildPlan, plannedSteps } from '../suite/plan';
+import { fallbackDescriptor } from '../suite/targets';
+import {
+  CPU_SATURATION_PERCENT,
+  judgeScenario,
+  judgeStep,
+  runExitCode,
+  verdictTotals,
+} from '../suite/verdict';
 import { buildCollectEvent, collectorWindow, invokeCollector } from './collector-invoke';
 import { CpuGuardExecutor, RunnerCpuMetricsSampler } from './cpu';
 import { FleetCoordinator, FleetExecutor, FleetSink } from './fleet-coordinator';
@@ -172,21 +180,50 @@ async function runCloudRunnerInner(
   const serverVersion = await writer.serverVersion().catch(() => null);
   log.info(`${me}: max_connections ${maxConnections}, server ${serverVersion ?? 'unknown'}`);
   const capacities: TargetCapacity[] = [];
-  for (const t of targets) capacities.push({ ref: t.ref, maxConnections, poolSize: await t.poolSize() });
-  const steps: PlannedStep[] = expandSuite(suite, capacities);
-  if (steps.length === 0) {
-    throw new UsageError(
-      `suite ${suite.name} has no step for this lab's targets (${targets.map((t) => t.ref.kind).join(', ')})`,
-    );
-  }
-  const stepById = new Map(steps.map((s) => [s.stepId, s]));
-
+  for (const t of targets)
+    capacities.push({ ref: t.ref, descriptor: t.descriptor, maxConnections, poolSize: await t.poolSize() });
   // Every object the runner writes is scrubbed of the password: the engine records error messages
   // (manifest.error) and raw pgbench output, and neither is ours to trust.
   const scrub = (text: string): string => redact(text, secrets);
   const s3Sink = new S3ResultSink(deps.s3, args.bucket, args.runId, scrub);
   const prev = await s3Sink.readManifest();
   if (prev) checkResumable(prev, args);
+
+  const environment: RunEnvironment = {
+    maxConnections,
+    serverVersion,
+    pgbenchVersion: (await deps.pgbenchVersion?.()) ?? null,
+    poolerVersion:
+      args.proxyTargetKind === 'rds-proxy' && args.proxies.length > 0
+        ? 'RDS Proxy (managed, no version)'
+        : null,
+    cpus: deps.cpus ?? os.cpus().length,
+    maxPreparedStatements: null,
+  };
+  // One plan per run, stored with it: a resume (or a runner joining late) runs the stored plan.
+  // Every runner expands the same inputs to the same plan; runner 0 writes it.
+  const stored = await s3Sink.readPlan();
+  const steps: PlannedStep[] = stored ? plannedSteps(stored) : expandSuite(suite, capacities);
+  if (steps.length === 0) {
+    throw new UsageError(
+      `suite ${suite.name} has no step for this lab's targets (${targets.map((t) => t.ref.name).join(', ')})`,
+    );
+  }
+  if (!stored && args.runnerIndex === 0) {
+    await s3Sink.writePlan(
+      buildPlan({
+        runId: args.runId,
+        suite: suite.name,
+        mode: 'cloud',
+        createdAt: deps.clock.now().toISOString(),
+        environment,
+        targets: targets.map((t) => t.descriptor),
+        steps,
+        runnerCount: args.runnerCount,
+      }),
+    );
+  }
+  const stepById = new Map(steps.map((s) => [s.stepId, s]));
 
   let executor: PgbenchExecutor = new CpuGuardExecutor(deps.executor);
   let sink: ResultSink = s3Sink;
@@ -223,16 +260,6 @@ async function runCloudRunnerInner(
     }
   }
 
-  const environment: RunEnvironment = {
-    maxConnections,
-    serverVersion,
-    pgbenchVersion: (await deps.pgbenchVersion?.()) ?? null,
-    poolerVersion:
-      args.proxyTargetKind === 'rds-proxy' && args.proxies.length > 0
-        ? 'RDS Proxy (managed, no version)'
-        : null,
-    cpus: deps.cpus ?? os.cpus().length,
-  };
   const result = await runSuite({
     runId: args.runId,
     suite,
@@ -297,15 +324,13 @@ async function runCloudRunnerInner(
         judgeScenario(
           sc,
           merged.filter((r) => r.scenario === sc.name),
+          (r) => stepById.get(r.stepId)?.descriptor ?? fallbackDescriptor(r.target),
         ).map((v) => ({ scenario: sc.name, ...v })),
       );
       if (scenarioVerdicts.length > 0 || result.manifest.scenarioVerdicts) {
         await s3Sink.writeManifest({ ...result.manifest, scenarioVerdicts });
       }
-      allHeld =
-        completed &&
-        merged.every((r) => r.verdict.held !== false) &&
-        scenarioVerdicts.every((v) => v.held !== false);
+      allHeld = runExitCode(completed, verdictTotals(merged, scenarioVerdicts)) === 0;
     }
   }
   if (result.manifest.status === 'failed') {

@@ -10,6 +10,8 @@ import { InfrastructureError, UsageError } from '../core/errors';
 import { formatDuration } from '../core/format';
 import type { RunManifest } from '../suite/types';
 import { getText, listKeys, runPrefix } from './s3-sink';
+import { RUN_PATHS } from '../suite/run-paths';
+import { manifestSchema, parseRunFile } from '../suite/schemas';
 
 export interface RunProgress {
   readonly runId: string;
@@ -26,8 +28,9 @@ export interface RunProgress {
 }
 
 export async function readManifest(s3: S3Client, bucket: string, runId: string): Promise<RunManifest | null> {
-  const text = await getText(s3, bucket, `${runPrefix(runId)}manifest.json`);
-  return text === null ? null : (JSON.parse(text) as RunManifest);
+  const key = `${runPrefix(runId)}${RUN_PATHS.manifest}`;
+  const text = await getText(s3, bucket, key);
+  return text === null ? null : parseRunFile(manifestSchema, `s3://${bucket}/${key}`, text);
 }
 
 /** Step JSON files directly under `steps/` (merged records; fleet parts live elsewhere). */

@@ -36,7 +36,7 @@ import {
   type StepRecord,
   type StepStatus,
 } from '../suite/types';
-import { detectSaturation, judgeScenario, judgeStep } from '../suite/verdict';
+import { detectSaturation, judgeScenario, judgeStep, runExitCode, verdictTotals } from '../suite/verdict';
 import { summarizeStepLogs } from './step-logs';
 import type {
   Clock,
@@ -347,10 +347,7 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
   emit({ type: 'run-end', status, elapsedSec: elapsedSec(), error });
 
   const ordered = stepIds.map((id) => records.get(id)).filter((r): r is StepRecord => r !== undefined);
-  const allHeld =
-    status === 'completed' &&
-    ordered.every((r) => r.verdict.held !== false) &&
-    scenarioVerdicts.every((v) => v.held !== false);
+  const allHeld = runExitCode(status === 'completed', verdictTotals(ordered, scenarioVerdicts)) === 0;
   return { manifest, records: ordered, scenarioVerdicts, allHeld };
 }
 

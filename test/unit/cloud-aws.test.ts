@@ -38,6 +38,7 @@ import { buildRunCommands, sendRunCommands } from '../../lib/cloud/ssm';
 import { computeProgress } from '../../lib/cloud/runs';
 import type { Clock } from '../../lib/engine/ports';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
+import { manifestWith, stepRecordWith } from '../helpers/run-files';
 
 const s3Mock = mockClient(S3Client);
 const smMock = mockClient(SecretsManagerClient);
@@ -132,7 +133,7 @@ describe('S3ResultSink', () => {
 
   test('completedStepIds follows ListObjectsV2 pages and maps files back to ids through the manifest', async () => {
     // GIVEN two pages of keys, one step unknown to the manifest (read from its JSON)
-    const manifest = { runId: 'run-1', stepIds: ['a/b/r1', 'a/c/r1'] } as unknown as RunManifest;
+    const manifest = manifestWith({ runId: 'run-1', stepIds: ['a/b/r1', 'a/c/r1'] });
     s3Mock
       .on(ListObjectsV2Command, { Prefix: 'runs/run-1/steps/' })
       .resolvesOnce({
@@ -149,7 +150,7 @@ describe('S3ResultSink', () => {
       .resolves({ Body: body(JSON.stringify(manifest)) } as never);
     s3Mock
       .on(GetObjectCommand, { Key: 'runs/run-1/steps/old_r9.json' })
-      .resolves({ Body: body(JSON.stringify({ stepId: 'old/r9' })) } as never);
+      .resolves({ Body: body(JSON.stringify(stepRecordWith({ stepId: 'old/r9' }))) } as never);
     const sink = new S3ResultSink(new S3Client({ region: 'us-east-1' }), 'bucket-1', 'run-1');
     // WHEN
     const done = await sink.completedStepIds();
@@ -423,12 +424,10 @@ describe('collector invoke', () => {
   };
 
   test('invokes with the collector event for the run window', async () => {
-    lambdaMock
-      .on(InvokeCommand)
-      .resolves({
-        StatusCode: 200,
-        Payload: new TextEncoder().encode('{"written":["runs/r1/metrics/cloudwatch.json"]}') as never,
-      });
+    lambdaMock.on(InvokeCommand).resolves({
+      StatusCode: 200,
+      Payload: new TextEncoder().encode('{"written":["runs/r1/metrics/cloudwatch.json"]}') as never,
+    });
     const event = buildCollectEvent(
       spec,
       'r1',
@@ -448,12 +447,10 @@ describe('collector invoke', () => {
   });
 
   test('a function error becomes an InfrastructureError with its message; short windows widen to a minute', async () => {
-    lambdaMock
-      .on(InvokeCommand)
-      .resolves({
-        FunctionError: 'Unhandled',
-        Payload: new TextEncoder().encode('{"errorMessage":"window.end: must be after"}') as never,
-      });
+    lambdaMock.on(InvokeCommand).resolves({
+      FunctionError: 'Unhandled',
+      Payload: new TextEncoder().encode('{"errorMessage":"window.end: must be after"}') as never,
+    });
     const event = buildCollectEvent(
       spec,
       'r1',
@@ -514,23 +511,17 @@ describe('CloudFormation outputs', () => {
     [
       'still deploying',
       () =>
-        cfnMock
-          .on(DescribeStacksCommand)
-          .resolves({
-            Stacks: [{ StackName: 's', StackStatus: 'CREATE_IN_PROGRESS', CreationTime: new Date() }],
-          }),
+        cfnMock.on(DescribeStacksCommand).resolves({
+          Stacks: [{ StackName: 's', StackStatus: 'CREATE_IN_PROGRESS', CreationTime: new Date() }],
+        }),
       /is CREATE_IN_PROGRESS; wait/,
     ],
     [
       'old stack without an output',
       () =>
-        cfnMock
-          .on(DescribeStacksCommand)
-          .resolves({
-            Stacks: [
-              { StackName: 's', StackStatus: 'CREATE_COMPLETE', CreationTime: new Date(), Outputs: [] },
-            ],
-          }),
+        cfnMock.on(DescribeStacksCommand).resolves({
+          Stacks: [{ StackName: 's', StackStatus: 'CREATE_COMPLETE', CreationTime: new Date(), Outputs: [] }],
+        }),
       /stack output \w+ is missing \(stack deployed by an older proxylab\?\)/,
     ],
   ])('%s → InfrastructureError', async (_name, arrange, message) => {
