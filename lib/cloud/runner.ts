@@ -193,10 +193,9 @@ async function runCloudRunnerInner(
     maxConnections,
     serverVersion,
     pgbenchVersion: (await deps.pgbenchVersion?.()) ?? null,
-    poolerVersion:
-      args.proxyTargetKind === 'rds-proxy' && args.proxies.length > 0
-        ? 'RDS Proxy (managed, no version)'
-        : null,
+    poolerVersion: targets.some((t) => t.descriptor.pooler === 'rds-proxy')
+      ? 'RDS Proxy (managed, no version)'
+      : null,
     cpus: deps.cpus ?? os.cpus().length,
     maxPreparedStatements: null,
   };

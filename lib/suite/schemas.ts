@@ -9,8 +9,8 @@ import { z } from 'zod';
 import { RunFileError } from '../core/errors';
 import type { PlannedStep } from './expand';
 import type { RunPlan } from './plan';
-import type { TargetDescriptor } from './targets';
-import type { MetricsFile, RunManifest, StepRecord } from './types';
+import { TARGET_KIND_NAMES, type TargetDescriptor } from './targets';
+import type { MetricsFile, RunManifest, StepRecord, TargetKind } from './types';
 
 const num = z.number();
 const nullableNum = z.number().nullable();
@@ -68,7 +68,8 @@ const measurement = z.object({
     .nullable(),
 });
 
-const targetKind = z.enum(['direct', 'rds-proxy', 'pgbouncer-transaction', 'pgbouncer-session']);
+// Every kind the registry knows (lib/suite/targets.ts): a new kind is not spelled again here.
+const targetKind = z.enum(TARGET_KIND_NAMES as readonly [TargetKind, ...TargetKind[]]);
 const targetRef = z.object({ kind: targetKind, name: z.string() });
 const preparedMode = z.enum(['off', 'on']);
 const stepParams = z.object({

@@ -21,14 +21,11 @@
 
 export const RESULT_SCHEMA_VERSION = 1 as const;
 
-/** What a step talks to. `rds-proxy` is each named proxy of a lab; pgbouncer-* are local. */
+/**
+ * What a step talks to. `rds-proxy` is each named proxy of a lab; pgbouncer-* are local. What a
+ * kind is and can do lives in the registry (lib/suite/targets.ts), the only module that reads it.
+ */
 export type TargetKind = 'direct' | 'rds-proxy' | 'pgbouncer-transaction' | 'pgbouncer-session';
-export const TARGET_KINDS: readonly TargetKind[] = [
-  'direct',
-  'rds-proxy',
-  'pgbouncer-transaction',
-  'pgbouncer-session',
-];
 
 /** A concrete target in a run: kind plus a name (`direct`, the proxy's name, `pgbouncer-transaction`...). */
 export interface TargetRef {
