@@ -26,27 +26,9 @@ import {
   type StepRecord,
 } from '../suite/types';
 
-let tmpCounter = 0;
-
-/**
- * Write `file` atomically: a new temp file in the same directory (created exclusively, so it never
- * follows a symlink planted at its name), then rename — which replaces a symlink at `file` instead
- * of writing through it.
- */
-export function writeFileAtomic(file: string, content: string): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = path.join(
-    path.dirname(file),
-    `.${path.basename(file)}.${process.pid}.${Date.now()}.${tmpCounter++}.tmp`,
-  );
-  try {
-    fs.writeFileSync(tmp, content, { flag: 'wx' });
-    fs.renameSync(tmp, file);
-  } catch (e) {
-    fs.rmSync(tmp, { force: true });
-    throw e;
-  }
-}
+// Shared with the cloud adapter (fetch), so it lives in lib/core.
+export { writeFileAtomic } from '../core/atomic-write';
+import { writeFileAtomic } from '../core/atomic-write';
 
 function readJson(file: string): unknown {
   return JSON.parse(fs.readFileSync(file, 'utf8')) as unknown;

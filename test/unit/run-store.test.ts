@@ -5,6 +5,9 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { mockClient } from 'aws-sdk-client-mock';
+import { fetchRun } from '../../lib/cloud/runs';
 import { RunFileError, UsageError } from '../../lib/core/errors';
 import { FileSystemSink, writeFileAtomic } from '../../lib/local/fs-sink';
 import { runLocal, validateLocalInput } from '../../lib/local/run-local';
@@ -16,6 +19,7 @@ import { stepPaths } from '../../lib/suite/run-paths';
 import { planSchema } from '../../lib/suite/schemas';
 import { describeTarget } from '../../lib/suite/targets';
 import type { TargetKind } from '../../lib/suite/types';
+import { manifestWith, stepRecordWith } from '../helpers/run-files';
 import { scratchDir } from '../helpers/scratch';
 
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'runs', 'synthetic-repeated');
@@ -164,5 +168,46 @@ describe('atomic writes', () => {
     expect(fs.lstatSync(path.join(dir, 'manifest.json')).isSymbolicLink()).toBe(false);
     expect(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')).toBe('new');
     expect(fs.readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+});
+
+describe('fetch validates what it copies out of S3', () => {
+  const s3Mock = mockClient(S3Client);
+  afterEach(() => s3Mock.reset());
+
+  function serve(objects: Record<string, string>): void {
+    s3Mock.on(ListObjectsV2Command).resolves({ Contents: Object.keys(objects).map((Key) => ({ Key })) });
+    for (const [Key, text] of Object.entries(objects))
+      s3Mock.on(GetObjectCommand, { Key }).resolves({
+        Body: { transformToByteArray: async () => Buffer.from(text) },
+      } as never);
+  }
+
+  test('a valid run lands in <out>/<runId>/; a malformed step record is refused, naming the object and field', async () => {
+    const out = scratchDir('proxylab-fetch-');
+    const manifest = JSON.stringify(manifestWith({ runId: 'r1', mode: 'cloud' }));
+    const rec = stepRecordWith({ runId: 'r1' });
+    serve({
+      'runs/r1/manifest.json': manifest,
+      [`runs/r1/${stepPaths(rec.stepId).json}`]: JSON.stringify(rec),
+    });
+    const s3 = new S3Client({ region: 'us-east-1' });
+    const res = await fetchRun(s3, 'b', 'r1', out);
+    expect(res.files).toBe(2);
+    expect(fs.existsSync(path.join(out, 'r1', stepPaths(rec.stepId).json))).toBe(true);
+
+    s3Mock.reset();
+    serve({
+      'runs/r1/manifest.json': manifest,
+      [`runs/r1/${stepPaths(rec.stepId).json}`]: JSON.stringify({
+        ...rec,
+        params: { ...rec.params, jobs: 'two' },
+      }),
+    });
+    await expect(fetchRun(s3, 'b', 'r1', scratchDir('proxylab-fetch-'))).rejects.toMatchObject({
+      code: 'run-file-invalid',
+      file: `s3://b/runs/r1/${stepPaths(rec.stepId).json}`,
+      field: 'params.jobs',
+    });
   });
 });
