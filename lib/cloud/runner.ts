@@ -18,16 +18,9 @@ import type { Clock, PgbenchExecutor, PoolControl, ResultSink } from '../engine/
 import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run-suite';
 import { getSuite } from '../suite/catalog';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
-import type { RunEnvironment, RunManifest, ScenarioVerdict, StepRecord } from '../suite/types';
+import type { RunEnvironment, RunManifest, StepRecord } from '../suite/types';
 import { buildPlan, plannedSteps } from '../suite/plan';
-import { fallbackDescriptor } from '../suite/targets';
-import {
-  CPU_SATURATION_PERCENT,
-  judgeScenario,
-  judgeStep,
-  runExitCode,
-  verdictTotals,
-} from '../suite/verdict';
+import { CPU_SATURATION_PERCENT, judgeStep } from '../suite/verdict';
 import { buildCollectEvent, collectorWindow, invokeCollector } from './collector-invoke';
 import { CpuGuardExecutor, RunnerCpuMetricsSampler } from './cpu';
 import { FleetCoordinator, FleetExecutor, FleetSink } from './fleet-coordinator';
@@ -311,27 +304,11 @@ async function runCloudRunnerInner(
       );
     }
   }
-  let allHeld = result.allHeld;
-  if (args.runnerCount > 1) {
-    const completed = result.manifest.status === 'completed';
-    if (args.runnerIndex > 0) allHeld = completed;
-    else {
-      // The engine judged the scenario comparisons on runner 0's own parts; judge them again on the
-      // merged records and put those in the manifest.
-      const merged = (await s3Sink.readSteps()).filter((r) => stepById.has(r.stepId));
-      const scenarioVerdicts: ScenarioVerdict[] = suite.scenarios.flatMap((sc) =>
-        judgeScenario(
-          sc,
-          merged.filter((r) => r.scenario === sc.name),
-          (r) => stepById.get(r.stepId)?.descriptor ?? fallbackDescriptor(r.target),
-        ).map((v) => ({ scenario: sc.name, ...v })),
-      );
-      if (scenarioVerdicts.length > 0 || result.manifest.scenarioVerdicts) {
-        await s3Sink.writeManifest({ ...result.manifest, scenarioVerdicts });
-      }
-      allHeld = runExitCode(completed, verdictTotals(merged, scenarioVerdicts)) === 0;
-    }
-  }
+  // The engine judged every step and comparison on what the sink stored — with several runners,
+  // runner 0's records merged from every part — and wrote the manifest once with them. Other runners
+  // only say whether they completed their parts.
+  const allHeld =
+    args.runnerCount > 1 && args.runnerIndex > 0 ? result.manifest.status === 'completed' : result.allHeld;
   if (result.manifest.status === 'failed') {
     throw new InfrastructureError(
       `run ${args.runId} failed: ${result.manifest.error ?? 'unknown error'} (finished steps are in s3://${args.bucket}/runs/${args.runId}/)`,

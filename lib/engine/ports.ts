@@ -94,7 +94,12 @@ export interface ResultSink {
   readPlan?(): Promise<RunPlan | null>;
   writeManifest(manifest: RunManifest): Promise<void>;
   readManifest(): Promise<RunManifest | null>;
-  writeStep(record: StepRecord, raw: RawStepFiles): Promise<void>;
+  /**
+   * Returns the record as stored when the sink stores another one (a fleet's leader stores the
+   * record merged from every runner's part, judged on the merged measurement): the engine judges
+   * scenario comparisons on what is stored, so the manifest is written right the first time.
+   */
+  writeStep(record: StepRecord, raw: RawStepFiles): Promise<StepRecord | void>;
   /** Step ids already recorded (for resume). */
   completedStepIds(): Promise<Set<string>>;
   /** Step records already written (for resume: the final table and scenario comparisons). */

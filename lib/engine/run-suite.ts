@@ -277,8 +277,9 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
           end: record.endedAt,
         });
 
-        await sink.writeStep(record, raw);
-        records.set(step.stepId, record);
+        // What the sink stored (a fleet leader: merged from every runner, then judged) is what counts.
+        const stored = (await sink.writeStep(record, raw)) ?? record;
+        records.set(step.stepId, stored);
         done.add(step.stepId);
         eta.finish(step, (clock.now().getTime() - stepStart.getTime()) / 1000);
         manifest = { ...manifest, stepsCompleted: stepIds.filter((id) => done.has(id)).length };

@@ -135,10 +135,11 @@ function makeStack(
   cfg: { maxConnections: number; poolPercent: number; reserved: number },
   owner: StackOwner,
 ): LocalStack {
-  const target = (ref: TargetRef, port: number, dbname: string): Target => ({
+  // The adapter says what it probed for each of its targets; the registry says what that means.
+  const target = (ref: TargetRef, port: number, dbname: string, version: string): Target => ({
     ref,
     descriptor: describeTarget(ref, {
-      version: ref.kind === 'direct' ? pg.serverVersion : pgb.version,
+      version,
       maxPreparedStatements: pgb.initialMaxPreparedStatements,
       placement: 'local',
     }),
@@ -154,9 +155,14 @@ function makeStack(
     poolSize: async () => (port === pg.port ? null : pgb.poolSize()),
   });
   const targets: Target[] = [
-    target({ kind: 'direct', name: 'direct' }, pg.port, BENCH_DB),
-    target({ kind: 'pgbouncer-transaction', name: 'pgbouncer-transaction' }, pgb.port, TRANSACTION_DB),
-    target({ kind: 'pgbouncer-session', name: 'pgbouncer-session' }, pgb.port, SESSION_DB),
+    target({ kind: 'direct', name: 'direct' }, pg.port, BENCH_DB, pg.serverVersion),
+    target(
+      { kind: 'pgbouncer-transaction', name: 'pgbouncer-transaction' },
+      pgb.port,
+      TRANSACTION_DB,
+      pgb.version,
+    ),
+    target({ kind: 'pgbouncer-session', name: 'pgbouncer-session' }, pgb.port, SESSION_DB, pgb.version),
   ];
   const pool: PoolControl = {
     // Every pool, whatever the step's target: idle server connections held by one pool take
