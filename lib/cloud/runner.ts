@@ -19,7 +19,7 @@ import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run
 import { getSuite } from '../suite/catalog';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
 import type { RunEnvironment, RunManifest, StepRecord } from '../suite/types';
-import { buildPlan, plannedSteps } from '../suite/plan';
+import { buildPlan, plannedSteps, type RunPlan } from '../suite/plan';
 import { CPU_SATURATION_PERCENT, judgeStep } from '../suite/verdict';
 import { buildCollectEvent, collectorWindow, invokeCollector } from './collector-invoke';
 import { CpuGuardExecutor, RunnerCpuMetricsSampler } from './cpu';
@@ -130,6 +130,28 @@ function progressLine(ev: ProgressEvent, leader: boolean): string | null {
   }
 }
 
+/** Runners other than 0 run the plan runner 0 stored; wait for it as long as for a step barrier. */
+async function waitForPlan(
+  sink: S3ResultSink,
+  args: RunnerArgs,
+  deps: RunnerDeps,
+  log: Logger,
+  me: string,
+): Promise<RunPlan> {
+  const deadline = deps.clock.now().getTime() + args.barrierTimeoutSec * 1000;
+  log.info(`${me}: waiting for runner 1 to store the plan (plan.json)`);
+  for (;;) {
+    const plan = await sink.readPlan();
+    if (plan) return plan;
+    if (deps.signal?.aborted) throw new InfrastructureError(`${me}: interrupted while waiting for the plan`);
+    if (deps.clock.now().getTime() > deadline)
+      throw new InfrastructureError(
+        `${me}: runner 1 did not store plan.json within ${args.barrierTimeoutSec} s (s3://${args.bucket}/runs/${args.runId}/plan.json)`,
+      );
+    await deps.clock.sleep(deps.pollMs ?? 2000);
+  }
+}
+
 export async function runCloudRunner(args: RunnerArgs, deps: RunnerDeps): Promise<RunnerResult> {
   const secrets: string[] = [];
   try {
@@ -192,9 +214,14 @@ async function runCloudRunnerInner(
     cpus: deps.cpus ?? os.cpus().length,
     maxPreparedStatements: null,
   };
-  // One plan per run, stored with it: a resume (or a runner joining late) runs the stored plan.
-  // Every runner expands the same inputs to the same plan; runner 0 writes it.
-  const stored = await s3Sink.readPlan();
+  // One plan per run, stored with it: runner 0 expands the suite and writes plan.json; the other
+  // runners execute their share of that stored plan (they wait for it), and a resume runs it again.
+  let stored = await s3Sink.readPlan();
+  if (!stored && args.runnerIndex > 0) stored = await waitForPlan(s3Sink, args, deps, log, me);
+  if (stored && stored.runnerCount !== args.runnerCount)
+    throw new UsageError(
+      `run ${args.runId}: its plan is for ${stored.runnerCount} runner(s), not ${args.runnerCount}; use a new run id`,
+    );
   const steps: PlannedStep[] = stored ? plannedSteps(stored) : expandSuite(suite, capacities);
   if (steps.length === 0) {
     throw new UsageError(
