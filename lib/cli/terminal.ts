@@ -29,6 +29,8 @@ export function formatStepLine(index: number, total: number, r: StepRecord): str
   const what =
     r.status === 'timeout' ? 'TIMEOUT' : r.status === 'completed' ? `${fmtNum(tps, 1)} tps` : r.status;
   const sat = r.loadGeneratorSaturated ? ' (load generator saturated)' : '';
+  if (r.status === 'not-available')
+    return `${verdictMark(r.verdict.held)} [${index}/${total}] ${r.stepId}  ${r.note ?? 'not available on this target'}`;
   return `${verdictMark(r.verdict.held)} [${index}/${total}] ${r.stepId}  ${what}, p95 ${fmtNum(m?.latencyP95Ms, 2)} ms, errors ${formatErrors(m?.errors, m?.abortedClients)}${sat}`;
 }
 
