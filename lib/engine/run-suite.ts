@@ -199,6 +199,7 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
   try {
     for (let i = 0; i < steps.length; i++) {
       const step = steps[i];
+      if (step === undefined) continue;
       if (opts.signal?.aborted) throw new Interrupted();
       if (done.has(step.stepId)) {
         eta.skip(step);
