@@ -27,6 +27,7 @@ import {
   type Scenario,
 } from '../lib/suite/catalog';
 import { CLASSES_WITHOUT_PATTERNS, ERROR_PATTERNS } from '../lib/suite/parser';
+import type { TargetMatch } from '../lib/suite/targets';
 
 export const ROOT = join(__dirname, '..');
 
@@ -228,9 +229,21 @@ function renderScenarios(): string {
   ].join('\n');
 }
 
+/** A capability match in words: what a target must be for the rule to apply (never a kind name). */
+function targetMatchText(m: TargetMatch): string {
+  const out: string[] = [];
+  if (m.pooled !== undefined) out.push(m.pooled ? 'pooled' : 'not pooled (direct)');
+  if (m.multiplexes !== undefined)
+    out.push(m.multiplexes ? 'multiplexing (transaction pool)' : 'not multiplexing');
+  if (m.pooler) out.push(`pooler ${m.pooler.join(' or ')}`);
+  if (m.carriesPreparedStatements)
+    out.push(`carries prepared statements: ${m.carriesPreparedStatements.join(' or ')}`);
+  return out.length > 0 ? out.join(', ') : 'any target';
+}
+
 function whenText(rule: ExpectationRule): string {
   const w = rule.when;
-  const parts: string[] = [w.targets ? w.targets.join(', ') : 'any target'];
+  const parts: string[] = [w.target ? targetMatchText(w.target) : 'any target'];
   if (w.protocols) parts.push(`protocol ${w.protocols.join('/')}`);
   if (w.connects) parts.push(`connect ${w.connects.join('/')}`);
   if (w.maxConnectionsBand) parts.push(`clients ${w.maxConnectionsBand.join('/')} max_connections`);

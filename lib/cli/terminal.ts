@@ -23,12 +23,14 @@ function fmtNum(v: number | null | undefined, digits: number): string {
 }
 
 /** One line per finished step (used by both progress modes). */
-function formatStepLine(index: number, total: number, r: StepRecord): string {
+export function formatStepLine(index: number, total: number, r: StepRecord): string {
   const m = r.result;
   const tps = m?.tps ?? null;
   const what =
     r.status === 'timeout' ? 'TIMEOUT' : r.status === 'completed' ? `${fmtNum(tps, 1)} tps` : r.status;
   const sat = r.loadGeneratorSaturated ? ' (load generator saturated)' : '';
+  if (r.status === 'not-available')
+    return `${verdictMark(r.verdict.held)} [${index}/${total}] ${r.stepId}  ${r.note ?? 'not available on this target'}`;
   return `${verdictMark(r.verdict.held)} [${index}/${total}] ${r.stepId}  ${what}, p95 ${fmtNum(m?.latencyP95Ms, 2)} ms, errors ${formatErrors(m?.errors, m?.abortedClients)}${sat}`;
 }
 
@@ -72,14 +74,19 @@ export function formatResultTables(
     const rows = records
       .filter((r) => r.scenario === name)
       .map((r) => [
-        r.target.name,
+        r.target.name +
+          (r.params.preparedStatements == null
+            ? ''
+            : ` (max_prepared_statements ${r.params.preparedStatements === 'on' ? 'on' : '0'})`),
         String(r.params.clients),
         r.params.protocol,
         r.params.connect === 'per-transaction' ? '-C' : 'persistent',
         r.params.poolPercent === null ? '-' : String(r.params.poolPercent),
         r.status === 'timeout' ? 'timeout' : fmtNum(r.result?.tps, 1),
         fmtNum(r.result?.latencyP95Ms, 2),
-        formatErrors(r.result?.errors, r.result?.abortedClients),
+        r.status === 'not-available'
+          ? (r.note ?? 'not available')
+          : formatErrors(r.result?.errors, r.result?.abortedClients),
         `${verdictMark(r.verdict.held)} ${r.verdict.expected}`,
       ]);
     const showPool = rows.some((row) => row[4] !== '-');

@@ -265,7 +265,8 @@ export class FleetSink implements ResultSink {
     return (await this.inner.readSteps?.()) ?? [];
   }
 
-  async writeStep(record: StepRecord, raw: RawStepFiles): Promise<void> {
+  /** The leader returns the merged record it stored; other runners store nothing of their own. */
+  async writeStep(record: StepRecord, raw: RawStepFiles): Promise<StepRecord | void> {
     const stepFile = stepFileName(record.stepId);
     const taken = this.fleet.takeShare(stepFile);
     const cpuMaxPercent = taken.cpuMaxPercent;
@@ -298,6 +299,7 @@ export class FleetSink implements ResultSink {
     }));
     const merged = mergeStepRecords(records, this.options);
     await this.inner.writeStep(merged, mergeRawFiles(records));
+    return merged;
   }
 
   async writeMetrics(

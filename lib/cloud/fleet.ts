@@ -18,56 +18,9 @@
 import { mergeErrors } from '../suite/parser';
 import type { RunnerPart, SeriesPoint, StepMeasurement, StepRecord } from '../suite/types';
 
-/** What a runner needs to know of its share of a step. */
-export interface RunnerShare {
-  readonly runnerIndex: number;
-  /** 0 when the step has fewer clients than there are runners: this runner sits the step out. */
-  readonly clients: number;
-  readonly jobs: number;
-  /** pgbench --rate share (transactions per second), null when the step is not rate-limited. */
-  readonly rate: number | null;
-}
-
-/** The load parameters of a step that get divided. */
-export interface SplittableStep {
-  readonly clients: number;
-  readonly jobs: number;
-  readonly rate?: number | null;
-}
-
-/** Divide `total` into `parts` integers that differ by at most one; the first ones get the remainder. */
-export function divideEvenly(total: number, parts: number): number[] {
-  if (!Number.isInteger(total) || total < 0)
-    throw new RangeError(`total must be a non-negative integer, got ${total}`);
-  if (!Number.isInteger(parts) || parts < 1)
-    throw new RangeError(`parts must be a positive integer, got ${parts}`);
-  const base = Math.floor(total / parts);
-  const remainder = total % parts;
-  return Array.from({ length: parts }, (_, i) => base + (i < remainder ? 1 : 0));
-}
-
-/**
- * Split a step's clients, jobs and rate across `runnerCount` runners.
- * Clients differ by at most one between runners; no runner gets 0 clients unless the step has
- * fewer clients than runners. Jobs are divided the same way, at least 1 and at most the runner's
- * clients (pgbench refuses more threads than clients). Rate is divided in proportion to clients.
- */
-export function splitStep(step: SplittableStep, runnerCount: number): RunnerShare[] {
-  if (!Number.isInteger(step.clients) || step.clients < 1) {
-    throw new RangeError(`step clients must be a positive integer, got ${step.clients}`);
-  }
-  if (!Number.isInteger(step.jobs) || step.jobs < 1)
-    throw new RangeError(`step jobs must be a positive integer, got ${step.jobs}`);
-  const clients = divideEvenly(step.clients, runnerCount);
-  const jobs = divideEvenly(step.jobs, runnerCount);
-  const rate = step.rate ?? null;
-  return clients.map((c, i) => ({
-    runnerIndex: i,
-    clients: c,
-    jobs: c === 0 ? 0 : Math.min(c, Math.max(1, jobs[i] ?? 1)),
-    rate: rate === null || c === 0 ? null : (rate * c) / step.clients,
-  }));
-}
+// Shares are part of the plan (lib/suite/plan.ts); re-exported for the fleet's callers.
+export { divideEvenly, splitStep, type RunnerShare, type SplittableStep } from '../suite/plan';
+import type { RunnerShare } from '../suite/plan';
 
 /**
  * Rewrite a pgbench argv for one runner's share: `-c/--client`, `-j/--jobs`, `-R/--rate`.
@@ -285,7 +238,11 @@ export function mergeStepRecords(
     }
   }
   const statuses = sorted.map((r) => r.record.status);
-  const status = statuses.includes('timeout') ? 'timeout' : 'completed';
+  const status = statuses.includes('timeout')
+    ? 'timeout'
+    : statuses.every((s) => s === 'not-available')
+      ? 'not-available'
+      : 'completed';
   const startedAt = sorted.map((r) => r.record.startedAt).sort()[0] as string;
   const endedAt = sorted
     .map((r) => r.record.endedAt)

@@ -10,13 +10,13 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { InfrastructureError, UsageError } from '../core/errors';
 import type { LabConfig } from '../config/types';
 import { getSuite, SUITE_NAMES } from '../suite/catalog';
-import type { StepRecord } from '../suite/types';
+import { verdictTotals, type VerdictTotals } from '../suite/verdict';
 import type { AwsSettings } from './clients';
 import type { LabOutputs } from './outputs';
 import { parseEndpoint } from './targets';
 import { RUN_ID_PATTERN, type CollectorSpec, type ProxySpec, type RunnerArgs } from './runner-args';
 import { computeProgress, countStepFiles, formatProgress, readManifest, type RunProgress } from './runs';
-import { getText, listKeys, runPrefix } from './s3-sink';
+import { runPrefix, S3ResultSink } from './s3-sink';
 import type { SentCommand } from './ssm';
 
 /** The repository root (cdk.json lives there), from this file — never the working directory. */
@@ -318,24 +318,13 @@ export async function followRun(opts: FollowOptions): Promise<RunProgress> {
   }
 }
 
-/** Verdict counts of a run's steps in S3. */
-export async function verdictCounts(
-  s3: S3Client,
-  bucket: string,
-  runId: string,
-): Promise<{ held: number; broken: number; informational: number }> {
-  const prefix = `${runPrefix(runId)}steps/`;
-  const keys = (await listKeys(s3, bucket, prefix)).filter(
-    (k) => k.endsWith('.json') && !k.slice(prefix.length).includes('/'),
-  );
-  const counts = { held: 0, broken: 0, informational: 0 };
-  for (const key of keys) {
-    const text = await getText(s3, bucket, key);
-    if (text === null) continue;
-    const rec = JSON.parse(text) as StepRecord;
-    if (rec.verdict.held === true) counts.held++;
-    else if (rec.verdict.held === false) counts.broken++;
-    else counts.informational++;
-  }
-  return counts;
+/**
+ * Verdict totals of a run in S3: every step verdict plus the scenario comparisons the manifest
+ * holds (lib/suite/verdict.ts verdictTotals — the same count `proxylab local` makes). Every file is
+ * validated; a malformed one is an error naming it and the field.
+ */
+export async function verdictCounts(s3: S3Client, bucket: string, runId: string): Promise<VerdictTotals> {
+  const manifest = await readManifest(s3, bucket, runId);
+  const records = await new S3ResultSink(s3, bucket, runId).readSteps();
+  return verdictTotals(records, manifest?.scenarioVerdicts ?? []);
 }

@@ -62,16 +62,21 @@ export class RdsProxyPoolControl implements PoolControl {
     return this.current.get(proxyName) ?? this.options.labValues?.[proxyName] ?? null;
   }
 
+  /** Whether this control manages the target (one of the lab's proxies), rather than testing a kind. */
+  private manages(target: TargetRef): boolean {
+    return Object.prototype.hasOwnProperty.call(this.options.proxyNames, target.name);
+  }
+
   async reset(target: TargetRef): Promise<void> {
-    if (target.kind !== 'rds-proxy') return;
+    if (!this.manages(target)) return;
     const settle = this.options.settleMs ?? 0;
     if (settle > 0) await this.options.clock.sleep(settle);
   }
 
   async setPoolPercent(target: TargetRef, percent: number): Promise<void> {
-    if (target.kind !== 'rds-proxy') {
+    if (!this.manages(target)) {
       throw new UsageError(
-        `pool percent applies to rds-proxy targets; ${target.kind} "${target.name}" has no pool to resize`,
+        `unknown proxy "${target.name}"; this lab has: ${Object.keys(this.options.proxyNames).join(', ') || 'none'} (pool percent applies to the lab's RDS proxies only; any other target has no pool to resize)`,
       );
     }
     if (!Number.isInteger(percent) || percent < 1 || percent > 100) {

@@ -18,8 +18,9 @@ import type { Clock, PgbenchExecutor, PoolControl, ResultSink } from '../engine/
 import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run-suite';
 import { getSuite } from '../suite/catalog';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
-import type { RunEnvironment, RunManifest, ScenarioVerdict, StepRecord } from '../suite/types';
-import { CPU_SATURATION_PERCENT, judgeScenario, judgeStep } from '../suite/verdict';
+import type { RunEnvironment, RunManifest, StepRecord } from '../suite/types';
+import { buildPlan, plannedSteps, type RunPlan } from '../suite/plan';
+import { CPU_SATURATION_PERCENT, judgeStep } from '../suite/verdict';
 import {
   buildCollectEvent,
   collectorWindow,
@@ -156,6 +157,28 @@ function progressLine(ev: ProgressEvent, leader: boolean): string | null {
   }
 }
 
+/** Runners other than 0 run the plan runner 0 stored; wait for it as long as for a step barrier. */
+async function waitForPlan(
+  sink: S3ResultSink,
+  args: RunnerArgs,
+  deps: RunnerDeps,
+  log: Logger,
+  me: string,
+): Promise<RunPlan> {
+  const deadline = deps.clock.now().getTime() + args.barrierTimeoutSec * 1000;
+  log.info(`${me}: waiting for runner 1 to store the plan (plan.json)`);
+  for (;;) {
+    const plan = await sink.readPlan();
+    if (plan) return plan;
+    if (deps.signal?.aborted) throw new InfrastructureError(`${me}: interrupted while waiting for the plan`);
+    if (deps.clock.now().getTime() > deadline)
+      throw new InfrastructureError(
+        `${me}: runner 1 did not store plan.json within ${args.barrierTimeoutSec} s (s3://${args.bucket}/runs/${args.runId}/plan.json)`,
+      );
+    await deps.clock.sleep(deps.pollMs ?? 2000);
+  }
+}
+
 export async function runCloudRunner(args: RunnerArgs, deps: RunnerDeps): Promise<RunnerResult> {
   const secrets: string[] = [];
   try {
@@ -200,21 +223,54 @@ async function runCloudRunnerInner(
   const serverVersion = await writer.serverVersion().catch(() => null);
   log.info(`${me}: max_connections ${maxConnections}, server ${serverVersion ?? 'unknown'}`);
   const capacities: TargetCapacity[] = [];
-  for (const t of targets) capacities.push({ ref: t.ref, maxConnections, poolSize: await t.poolSize() });
-  const steps: PlannedStep[] = expandSuite(suite, capacities);
-  if (steps.length === 0) {
-    throw new UsageError(
-      `suite ${suite.name} has no step for this lab's targets (${targets.map((t) => t.ref.kind).join(', ')})`,
-    );
-  }
-  const stepById = new Map(steps.map((s) => [s.stepId, s]));
-
+  for (const t of targets)
+    capacities.push({ ref: t.ref, descriptor: t.descriptor, maxConnections, poolSize: await t.poolSize() });
   // Every object the runner writes is scrubbed of the password: the engine records error messages
   // (manifest.error) and raw pgbench output, and neither is ours to trust.
   const scrub = (text: string): string => redact(text, secrets);
   const s3Sink = new S3ResultSink(deps.s3, args.bucket, args.runId, scrub);
   const prev = await s3Sink.readManifest();
   if (prev) checkResumable(prev, args);
+
+  const environment: RunEnvironment = {
+    maxConnections,
+    serverVersion,
+    pgbenchVersion: (await deps.pgbenchVersion?.()) ?? null,
+    poolerVersion: targets.some((t) => t.descriptor.pooler === 'rds-proxy')
+      ? 'RDS Proxy (managed, no version)'
+      : null,
+    cpus: deps.cpus ?? os.cpus().length,
+    maxPreparedStatements: null,
+  };
+  // One plan per run, stored with it: runner 0 expands the suite and writes plan.json; the other
+  // runners execute their share of that stored plan (they wait for it), and a resume runs it again.
+  let stored = await s3Sink.readPlan();
+  if (!stored && args.runnerIndex > 0) stored = await waitForPlan(s3Sink, args, deps, log, me);
+  if (stored && stored.runnerCount !== args.runnerCount)
+    throw new UsageError(
+      `run ${args.runId}: its plan is for ${stored.runnerCount} runner(s), not ${args.runnerCount}; use a new run id`,
+    );
+  const steps: PlannedStep[] = stored ? plannedSteps(stored) : expandSuite(suite, capacities);
+  if (steps.length === 0) {
+    throw new UsageError(
+      `suite ${suite.name} has no step for this lab's targets (${targets.map((t) => t.ref.name).join(', ')})`,
+    );
+  }
+  if (!stored && args.runnerIndex === 0) {
+    await s3Sink.writePlan(
+      buildPlan({
+        runId: args.runId,
+        suite: suite.name,
+        mode: 'cloud',
+        createdAt: deps.clock.now().toISOString(),
+        environment,
+        targets: targets.map((t) => t.descriptor),
+        steps,
+        runnerCount: args.runnerCount,
+      }),
+    );
+  }
+  const stepById = new Map(steps.map((s) => [s.stepId, s]));
 
   let executor: PgbenchExecutor = new CpuGuardExecutor(deps.executor);
   let sink: ResultSink = s3Sink;
@@ -251,16 +307,6 @@ async function runCloudRunnerInner(
     }
   }
 
-  const environment: RunEnvironment = {
-    maxConnections,
-    serverVersion,
-    pgbenchVersion: (await deps.pgbenchVersion?.()) ?? null,
-    poolerVersion:
-      args.proxyTargetKind === 'rds-proxy' && args.proxies.length > 0
-        ? 'RDS Proxy (managed, no version)'
-        : null,
-    cpus: deps.cpus ?? os.cpus().length,
-  };
   const result = await runSuite({
     runId: args.runId,
     suite,
@@ -326,29 +372,11 @@ async function runCloudRunnerInner(
       );
     }
   }
-  let allHeld = result.allHeld;
-  if (args.runnerCount > 1) {
-    const completed = result.manifest.status === 'completed';
-    if (args.runnerIndex > 0) allHeld = completed;
-    else {
-      // The engine judged the scenario comparisons on runner 0's own parts; judge them again on the
-      // merged records and put those in the manifest.
-      const merged = (await s3Sink.readSteps()).filter((r) => stepById.has(r.stepId));
-      const scenarioVerdicts: ScenarioVerdict[] = suite.scenarios.flatMap((sc) =>
-        judgeScenario(
-          sc,
-          merged.filter((r) => r.scenario === sc.name),
-        ).map((v) => ({ scenario: sc.name, ...v })),
-      );
-      if (scenarioVerdicts.length > 0 || result.manifest.scenarioVerdicts) {
-        await s3Sink.writeManifest({ ...result.manifest, scenarioVerdicts });
-      }
-      allHeld =
-        completed &&
-        merged.every((r) => r.verdict.held !== false) &&
-        scenarioVerdicts.every((v) => v.held !== false);
-    }
-  }
+  // The engine judged every step and comparison on what the sink stored — with several runners,
+  // runner 0's records merged from every part — and wrote the manifest once with them. Other runners
+  // only say whether they completed their parts.
+  const allHeld =
+    args.runnerCount > 1 && args.runnerIndex > 0 ? result.manifest.status === 'completed' : result.allHeld;
   if (result.manifest.status === 'failed') {
     throw new InfrastructureError(
       `run ${args.runId} failed: ${result.manifest.error ?? 'unknown error'} (finished steps are in s3://${args.bucket}/runs/${args.runId}/)`,

@@ -3,13 +3,21 @@
  * ETA) from the manifest and the step listing, the list of runs, and `fetch` — S3 → a local
  * `runs/<runId>/` with the same layout `proxylab local` writes.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
 import { InfrastructureError, UsageError } from '../core/errors';
 import { formatDuration } from '../core/format';
 import type { RunManifest } from '../suite/types';
 import { getText, listKeys, runPrefix } from './s3-sink';
+import { writeFileAtomic } from '../core/atomic-write';
+import { isStepRecordPath, RUN_PATHS } from '../suite/run-paths';
+import {
+  manifestSchema,
+  metricsFileSchema,
+  parseRunFile,
+  planSchema,
+  stepRecordSchema,
+} from '../suite/schemas';
 
 export interface RunProgress {
   readonly runId: string;
@@ -26,8 +34,9 @@ export interface RunProgress {
 }
 
 export async function readManifest(s3: S3Client, bucket: string, runId: string): Promise<RunManifest | null> {
-  const text = await getText(s3, bucket, `${runPrefix(runId)}manifest.json`);
-  return text === null ? null : (JSON.parse(text) as RunManifest);
+  const key = `${runPrefix(runId)}${RUN_PATHS.manifest}`;
+  const text = await getText(s3, bucket, key);
+  return text === null ? null : parseRunFile(manifestSchema, `s3://${bucket}/${key}`, text);
 }
 
 /** Step JSON files directly under `steps/` (merged records; fleet parts live elsewhere). */
@@ -153,10 +162,24 @@ export async function fetchRun(
     const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
     if (!res.Body) continue;
     const body = await res.Body.transformToByteArray();
-    await mkdir(path.dirname(dest), { recursive: true });
-    await writeFile(dest, body);
+    validateFetched(rel, `s3://${bucket}/${key}`, body);
+    writeFileAtomic(dest, body);
     bytes += body.byteLength;
     files++;
   }
   return { runDir, files, bytes };
+}
+
+/** A run file that does not fit its schema is refused on fetch, naming the object and the field. */
+function validateFetched(rel: string, where: string, body: Uint8Array): void {
+  const text = (): string => Buffer.from(body).toString('utf8');
+  if (rel === RUN_PATHS.manifest) parseRunFile(manifestSchema, where, text());
+  else if (rel === RUN_PATHS.plan) parseRunFile(planSchema, where, text());
+  else if (isStepRecordPath(rel)) parseRunFile(stepRecordSchema, where, text());
+  else if (
+    rel.startsWith(`${RUN_PATHS.metricsDir}/`) &&
+    rel.endsWith('.json') &&
+    rel !== RUN_PATHS.stepWindows
+  )
+    parseRunFile(metricsFileSchema, where, text());
 }

@@ -12,6 +12,9 @@ import {
   type S3Client,
 } from '@aws-sdk/client-s3';
 import type { RawStepFiles, ResultSink } from '../engine/ports';
+import type { RunPlan } from '../suite/plan';
+import { RUN_PATHS } from '../suite/run-paths';
+import { manifestSchema, parseRunFile, planSchema, stepRecordSchema } from '../suite/schemas';
 import {
   RESULT_SCHEMA_VERSION,
   stepFileName,
@@ -106,8 +109,20 @@ export class S3ResultSink implements ResultSink {
   }
 
   async readManifest(): Promise<RunManifest | null> {
-    const text = await getText(this.s3, this.bucket, `${runPrefix(this.runId)}manifest.json`);
-    return text === null ? null : (JSON.parse(text) as RunManifest);
+    const key = `${runPrefix(this.runId)}${RUN_PATHS.manifest}`;
+    const text = await getText(this.s3, this.bucket, key);
+    return text === null ? null : parseRunFile(manifestSchema, `s3://${this.bucket}/${key}`, text);
+  }
+
+  async writePlan(plan: RunPlan): Promise<void> {
+    await this.putJson(`${runPrefix(this.runId)}${RUN_PATHS.plan}`, plan);
+  }
+
+  /** plan.json, validated; null when the run has none yet (or is of an older release). */
+  async readPlan(): Promise<RunPlan | null> {
+    const key = `${runPrefix(this.runId)}${RUN_PATHS.plan}`;
+    const text = await getText(this.s3, this.bucket, key);
+    return text === null ? null : parseRunFile(planSchema, `s3://${this.bucket}/${key}`, text);
   }
 
   /** Raw files first, the step JSON last: a listed step JSON means its raw files are there too. */
@@ -123,8 +138,9 @@ export class S3ResultSink implements ResultSink {
   }
 
   async readStep(stepId: string): Promise<StepRecord | null> {
-    const text = await getText(this.s3, this.bucket, stepKeys(this.runId, stepId).json);
-    return text === null ? null : (JSON.parse(text) as StepRecord);
+    const key = stepKeys(this.runId, stepId).json;
+    const text = await getText(this.s3, this.bucket, key);
+    return text === null ? null : parseRunFile(stepRecordSchema, `s3://${this.bucket}/${key}`, text);
   }
 
   /**
@@ -149,9 +165,7 @@ export class S3ResultSink implements ResultSink {
       }
       const text = await getText(this.s3, this.bucket, key);
       if (text === null) continue;
-      const parsed: unknown = JSON.parse(text);
-      if (parsed && typeof parsed === 'object' && 'stepId' in parsed && typeof parsed.stepId === 'string')
-        done.add(parsed.stepId);
+      done.add(parseRunFile(stepRecordSchema, `s3://${this.bucket}/${key}`, text).stepId);
     }
     return done;
   }
@@ -165,7 +179,7 @@ export class S3ResultSink implements ResultSink {
     const records: StepRecord[] = [];
     for (const key of keys) {
       const text = await getText(this.s3, this.bucket, key);
-      if (text !== null) records.push(JSON.parse(text) as StepRecord);
+      if (text !== null) records.push(parseRunFile(stepRecordSchema, `s3://${this.bucket}/${key}`, text));
     }
     return records;
   }

@@ -9,6 +9,7 @@ import { spawn } from 'node:child_process';
 import { InfrastructureError, UsageError } from '../core/errors';
 import type { Target } from '../engine/ports';
 import type { ConnectionInfo } from '../suite/types';
+import { describeTarget, type TargetDescriptor, type TargetProbe } from '../suite/targets';
 import type { TargetKind, TargetRef } from '../suite/types';
 import type { DbCredentials } from './secrets';
 import type { PoolPercents } from './proxy-pool';
@@ -106,13 +107,17 @@ export class WriterInfo {
 }
 
 export class CloudTarget implements Target {
+  readonly descriptor: TargetDescriptor;
   constructor(
     readonly ref: TargetRef,
     private readonly conn: ConnectionInfo,
     private readonly writer: WriterInfo,
     /** Current pool % of a proxy (null for direct / unknown). */
     private readonly poolPercent: () => PoolPercents | null,
-  ) {}
+    probe: TargetProbe = { version: null },
+  ) {
+    this.descriptor = describeTarget(ref, probe);
+  }
 
   connection(): ConnectionInfo {
     return this.conn;
@@ -124,7 +129,7 @@ export class CloudTarget implements Target {
 
   /** RDS Proxy's pool: MaxConnectionsPercent of max_connections (rounded down); null for direct. */
   async poolSize(): Promise<number | null> {
-    if (this.ref.kind === 'direct') return null;
+    if (!this.descriptor.capabilities.pooled) return null;
     const pct = this.poolPercent();
     if (pct === null) return null;
     return Math.floor(((await this.writer.maxConnections()) * pct.maxConnectionsPercent) / 100);

@@ -45,6 +45,21 @@ export class InfrastructureError extends ProxylabError {
   }
 }
 
+/**
+ * A run directory's file does not fit its schema (lib/suite/schemas.ts): names the file, the field
+ * (null when the file is not even JSON) and what was expected. Exit 2, code `run-file-invalid`.
+ */
+export class RunFileError extends UsageError {
+  constructor(
+    readonly file: string,
+    readonly field: string | null,
+    readonly problem: string,
+  ) {
+    super(`${file}: ${problem}`, { code: 'run-file-invalid' });
+    this.name = 'RunFileError';
+  }
+}
+
 export function exitCodeFor(err: unknown): number {
   if (err instanceof ProxylabError) return err.exitCode;
   if (err && typeof err === 'object' && 'exitCode' in err && typeof err.exitCode === 'number') {

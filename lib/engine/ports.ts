@@ -3,10 +3,14 @@
  * lib/local/ and lib/cloud/ provide adapters. (Owner of lib/engine may extend these; keep both
  * worlds' adapters compiling.)
  */
+import type { RunPlan } from '../suite/plan';
+import type { TargetDescriptor } from '../suite/targets';
 import type { ConnectionInfo, MetricSeries, RunManifest, StepRecord, TargetRef } from '../suite/types';
 
 export interface Target {
   readonly ref: TargetRef;
+  /** What it is and can do (lib/suite/targets.ts); absent: from the kind alone. */
+  readonly descriptor?: TargetDescriptor;
   connection(): ConnectionInfo;
   /** max_connections of the server behind this target (read at run time). */
   maxConnections(): Promise<number>;
@@ -20,6 +24,11 @@ export interface PoolControl {
   reset(target: TargetRef): Promise<void>;
   /** Apply a pool size as % of max_connections; resolves once in effect. */
   setPoolPercent(target: TargetRef, percent: number): Promise<void>;
+  /**
+   * Set the pooler's max_prepared_statements (a PgBouncer ≥ 1.21 transaction pool; the plan only
+   * asks targets whose descriptor can switch it). Resolves once in effect.
+   */
+  setMaxPreparedStatements?(target: TargetRef, value: number): Promise<void>;
   /** Restore the configured pool settings (called at the end of a run, also on failure). */
   restore(): Promise<void>;
 }
@@ -80,9 +89,17 @@ export interface RawStepFiles {
 
 /** Where results go: the filesystem locally, S3 in the cloud. Writes happen as soon as data exists. */
 export interface ResultSink {
+  /** plan.json: the expanded suite, written once before the first step (lib/suite/plan.ts). */
+  writePlan?(plan: RunPlan): Promise<void>;
+  readPlan?(): Promise<RunPlan | null>;
   writeManifest(manifest: RunManifest): Promise<void>;
   readManifest(): Promise<RunManifest | null>;
-  writeStep(record: StepRecord, raw: RawStepFiles): Promise<void>;
+  /**
+   * Returns the record as stored when the sink stores another one (a fleet's leader stores the
+   * record merged from every runner's part, judged on the merged measurement): the engine judges
+   * scenario comparisons on what is stored, so the manifest is written right the first time.
+   */
+  writeStep(record: StepRecord, raw: RawStepFiles): Promise<StepRecord | void>;
   /** Step ids already recorded (for resume). */
   completedStepIds(): Promise<Set<string>>;
   /** Step records already written (for resume: the final table and scenario comparisons). */

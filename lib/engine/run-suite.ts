@@ -22,6 +22,8 @@ import {
 } from '../suite/argv';
 import type { Suite } from '../suite/catalog';
 import type { PlannedStep } from '../suite/expand';
+import type { RunPlan } from '../suite/plan';
+import { fallbackDescriptor } from '../suite/targets';
 import { parsePgbench } from '../suite/parser';
 import {
   RESULT_SCHEMA_VERSION,
@@ -35,7 +37,7 @@ import {
   type StepRecord,
   type StepStatus,
 } from '../suite/types';
-import { detectSaturation, judgeScenario, judgeStep } from '../suite/verdict';
+import { detectSaturation, judgeScenario, judgeStep, runExitCode, verdictTotals } from '../suite/verdict';
 import { summarizeStepLogs } from './step-logs';
 import type {
   Clock,
@@ -93,6 +95,8 @@ export interface RunSuiteOptions {
   readonly runId: string;
   readonly suite: Suite;
   readonly steps: readonly PlannedStep[];
+  /** Written to plan.json before the first step, when the sink can (lib/suite/plan.ts). */
+  readonly plan?: RunPlan;
   readonly targets: readonly Target[];
   readonly executor: PgbenchExecutor;
   readonly pool: PoolControl;
@@ -158,6 +162,7 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
   const records = new Map<string, StepRecord>();
   for (const r of (await sink.readSteps?.()) ?? []) if (stepIds.includes(r.stepId)) records.set(r.stepId, r);
 
+  if (opts.plan && sink.writePlan) await sink.writePlan(opts.plan);
   let manifest: RunManifest = {
     schemaVersion: RESULT_SCHEMA_VERSION,
     runId: opts.runId,
@@ -201,6 +206,7 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
   /** Scale and init flags of the data loaded now (`4 --foreign-keys --unlogged-tables`). */
   let loadedData: string | null = null;
   const poolPercentApplied = new Map<string, number>();
+  const preparedApplied = new Map<string, number>();
   let status: RunStatus = 'completed';
   let error: string | null = null;
 
@@ -211,17 +217,50 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
       if (done.has(step.stepId)) {
         eta.skip(step);
         emit({ type: 'step-skip', index: i + 1, total: steps.length, step });
+      } else if (step.unavailable !== null) {
+        // Planned but not runnable on this target's version: recorded as such, never judged.
+        const record = unavailableRecord(opts, step);
+        await sink.writeStep(record, { stdout: '', stderr: '', log: null });
+        records.set(step.stepId, record);
+        done.add(step.stepId);
+        eta.skip(step);
+        manifest = { ...manifest, stepsCompleted: stepIds.filter((id) => done.has(id)).length };
+        await sink.writeManifest(manifest);
+        emit({
+          type: 'step-end',
+          index: i + 1,
+          total: steps.length,
+          step,
+          record,
+          elapsedSec: elapsedSec(),
+          etaSec: eta.remainingSec(i + 1),
+        });
       } else {
         const target = findTarget(opts.targets, step);
         // Resize first (sweeps), so the pre-check reads the pool this step really runs against.
         // Tracked per target: two proxies in one sweep each need their own resize.
         if (
           step.params.poolPercent !== null &&
-          target.ref.kind !== 'direct' &&
+          step.descriptor.capabilities.resizablePool !== null &&
           poolPercentApplied.get(target.ref.name) !== step.params.poolPercent
         ) {
           await opts.pool.setPoolPercent(target.ref, step.params.poolPercent);
           poolPercentApplied.set(target.ref.name, step.params.poolPercent);
+        }
+        const mps = step.descriptor.settings.maxPreparedStatements;
+        // Every step of a target that can switch it runs with its descriptor's value, so a step after
+        // a `ps-off` cell does not inherit 0.
+        if (
+          step.descriptor.capabilities.preparedStatementsSwitch?.available === true &&
+          mps !== null &&
+          preparedApplied.get(target.ref.name) !== mps
+        ) {
+          if (!opts.pool.setMaxPreparedStatements)
+            throw new Error(
+              `step ${step.stepId}: this run's pool control cannot set max_prepared_statements`,
+            );
+          await opts.pool.setMaxPreparedStatements(target.ref, mps);
+          preparedApplied.set(target.ref.name, mps);
         }
         const note = await precheck(step, target);
         const dataKey = [step.params.scale, ...[...step.initFlags].sort()].join(' ');
@@ -252,8 +291,9 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
           end: record.endedAt,
         });
 
-        await sink.writeStep(record, raw);
-        records.set(step.stepId, record);
+        // What the sink stored (a fleet leader: merged from every runner, then judged) is what counts.
+        const stored = (await sink.writeStep(record, raw)) ?? record;
+        records.set(step.stepId, stored);
         done.add(step.stepId);
         eta.finish(step, (clock.now().getTime() - stepStart.getTime()) / 1000);
         manifest = { ...manifest, stepsCompleted: stepIds.filter((id) => done.has(id)).length };
@@ -322,10 +362,7 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
   emit({ type: 'run-end', status, elapsedSec: elapsedSec(), error });
 
   const ordered = stepIds.map((id) => records.get(id)).filter((r): r is StepRecord => r !== undefined);
-  const allHeld =
-    status === 'completed' &&
-    ordered.every((r) => r.verdict.held !== false) &&
-    scenarioVerdicts.every((v) => v.held !== false);
+  const allHeld = runExitCode(status === 'completed', verdictTotals(ordered, scenarioVerdicts)) === 0;
   return { manifest, records: ordered, scenarioVerdicts, allHeld };
 }
 
@@ -340,9 +377,8 @@ function assertUniqueIds(ids: readonly string[]): void {
 }
 
 function findTarget(targets: readonly Target[], step: PlannedStep): Target {
-  const t = targets.find((x) => x.ref.kind === step.target.kind && x.ref.name === step.target.name);
-  if (!t)
-    throw new Error(`step ${step.stepId}: no target ${step.target.kind}/${step.target.name} in this run`);
+  const t = targets.find((x) => x.ref.name === step.target.name);
+  if (!t) throw new Error(`step ${step.stepId}: no target ${step.target.name} in this run`);
   return t;
 }
 
@@ -351,7 +387,7 @@ function findTarget(targets: readonly Target[], step: PlannedStep): Target {
  * the step still runs so the refusal is measured (the verdict judges it).
  */
 async function precheck(step: PlannedStep, target: Target): Promise<string | null> {
-  if (target.ref.kind !== 'direct') {
+  if (step.descriptor.capabilities.pooled) {
     const pool = await target.poolSize();
     if (pool !== null && step.params.clients > pool)
       return `${step.params.clients} clients on a pool of ${pool}: clients queue in the pooler`;
@@ -370,7 +406,9 @@ async function initData(
   emit: (ev: ProgressEvent) => void,
 ): Promise<void> {
   // Load data through the server itself, not a pool: pgbench -i runs DDL and COPY.
-  const target = opts.targets.find((t) => t.ref.kind === 'direct') ?? findTarget(opts.targets, step);
+  const target =
+    opts.targets.find((t) => !(t.descriptor ?? fallbackDescriptor(t.ref)).capabilities.pooled) ??
+    findTarget(opts.targets, step);
   emit({ type: 'init-data', scale, target: target.ref.name });
   const conn = target.connection();
   const dir = await opts.executor.workDir(`init-scale-${scale}`);
@@ -487,6 +525,30 @@ async function runStep(
   return { record, raw: { stdout: outcome.stdout, stderr: outcome.stderr, log: logs.mergedLog } };
 }
 
+/** The record of a planned cell this target cannot run (its reason in the verdict and note). */
+function unavailableRecord(opts: RunSuiteOptions, step: PlannedStep): StepRecord {
+  const at = opts.clock.now().toISOString();
+  const base = `steps/${stepFileName(step.stepId)}`;
+  return {
+    schemaVersion: RESULT_SCHEMA_VERSION,
+    runId: opts.runId,
+    stepId: step.stepId,
+    scenario: step.scenario,
+    target: step.target,
+    params: step.params,
+    startedAt: at,
+    endedAt: at,
+    status: 'not-available',
+    result: null,
+    verdict: judgeStep(step, 'not-available', null),
+    loadGeneratorSaturated: false,
+    saturationReason: null,
+    command: [],
+    files: { stdout: `${base}.stdout`, stderr: `${base}.stderr`, log: null },
+    note: step.unavailable ?? 'not available on this target',
+  };
+}
+
 /** A harness kill is an error class of its own (the parser may already have added it). */
 function withTimeoutError(m: StepMeasurement, timeoutSec: number): StepMeasurement {
   if (m.errors.some((e) => e.class === 'timeout')) return m;
@@ -514,7 +576,13 @@ function scenarioComparisons(
     .filter((s) => s.scenario === scenarioName)
     .map((s) => records.get(s.stepId))
     .filter((r): r is StepRecord => r !== undefined);
-  return judgeScenario(scenario, recs).map((v) => ({ scenario: scenarioName, ...v }));
+  const byId = new Map(steps.map((s) => [s.stepId, s.descriptor]));
+  return judgeScenario(scenario, recs, (r) => byId.get(r.stepId) ?? fallbackDescriptor(r.target)).map(
+    (v) => ({
+      scenario: scenarioName,
+      ...v,
+    }),
+  );
 }
 
 /** ETA from planned durations, corrected by how long finished steps really took. */

@@ -1,11 +1,22 @@
 /**
- * ResultSink on the local filesystem: the run directory layout of lib/suite/types.ts. Every file is
- * written atomically (temp file in the same directory, then rename), and a step's raw files land
+ * ResultSink on the local filesystem: the run directory layout of lib/suite/run-paths.ts. Every file
+ * is written atomically (temp file in the same directory, then rename), and a step's raw files land
  * before its JSON, so a step JSON on disk always means a finished step with its raw output beside it.
+ * Every read is checked against lib/suite/schemas.ts: a malformed manifest, plan or step file is a
+ * RunFileError naming the file and the field (resume must not guess).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RawStepFiles, ResultSink, StepWindow } from '../engine/ports';
+import type { RunPlan } from '../suite/plan';
+import { isStepRecordPath, RUN_PATHS, stepPaths } from '../suite/run-paths';
+import {
+  manifestSchema,
+  metricsFileSchema,
+  parseRunFile,
+  planSchema,
+  stepRecordSchema,
+} from '../suite/schemas';
 import {
   RESULT_SCHEMA_VERSION,
   stepFileName,
@@ -15,12 +26,9 @@ import {
   type StepRecord,
 } from '../suite/types';
 
-function writeFileAtomic(file: string, content: string): void {
-  fs.mkdirSync(path.dirname(file), { recursive: true });
-  const tmp = path.join(path.dirname(file), `.${path.basename(file)}.${process.pid}.${Date.now()}.tmp`);
-  fs.writeFileSync(tmp, content);
-  fs.renameSync(tmp, file);
-}
+// Shared with the cloud adapter (fetch), so it lives in lib/core.
+export { writeFileAtomic } from '../core/atomic-write';
+import { writeFileAtomic } from '../core/atomic-write';
 
 function readJson(file: string): unknown {
   return JSON.parse(fs.readFileSync(file, 'utf8')) as unknown;
@@ -41,19 +49,30 @@ export class FileSystemSink implements ResultSink {
 
   writeManifest(manifest: RunManifest): Promise<void> {
     return settle(() => {
-      writeFileAtomic(path.join(this.runDir, 'manifest.json'), JSON.stringify(manifest, null, 2) + '\n');
+      writeFileAtomic(path.join(this.runDir, RUN_PATHS.manifest), JSON.stringify(manifest, null, 2) + '\n');
     });
   }
 
   readManifest(): Promise<RunManifest | null> {
     return settle(() => {
-      const file = path.join(this.runDir, 'manifest.json');
+      const file = path.join(this.runDir, RUN_PATHS.manifest);
       if (!fs.existsSync(file)) return null;
-      const data = readJson(file);
-      if (!isObject(data) || data.schemaVersion !== RESULT_SCHEMA_VERSION || typeof data.runId !== 'string') {
-        throw new Error(`${file} is not a proxylab run manifest (schemaVersion ${RESULT_SCHEMA_VERSION})`);
-      }
-      return data as unknown as RunManifest;
+      return parseRunFile(manifestSchema, file, fs.readFileSync(file, 'utf8'));
+    });
+  }
+
+  writePlan(plan: RunPlan): Promise<void> {
+    return settle(() => {
+      writeFileAtomic(path.join(this.runDir, RUN_PATHS.plan), JSON.stringify(plan, null, 2) + '\n');
+    });
+  }
+
+  /** plan.json, validated; null for a run without one (older releases). */
+  readPlan(): Promise<RunPlan | null> {
+    return settle(() => {
+      const file = path.join(this.runDir, RUN_PATHS.plan);
+      if (!fs.existsSync(file)) return null;
+      return parseRunFile(planSchema, file, fs.readFileSync(file, 'utf8'));
     });
   }
 
@@ -64,39 +83,27 @@ export class FileSystemSink implements ResultSink {
       writeFileAtomic(path.join(dir, record.files.stderr), raw.stderr);
       if (record.files.log !== null && raw.log !== null)
         writeFileAtomic(path.join(dir, record.files.log), raw.log);
-      writeFileAtomic(
-        path.join(dir, 'steps', `${stepFileName(record.stepId)}.json`),
-        JSON.stringify(record, null, 2) + '\n',
-      );
+      writeFileAtomic(path.join(dir, stepPaths(record.stepId).json), JSON.stringify(record, null, 2) + '\n');
     });
   }
 
-  completedStepIds(): Promise<Set<string>> {
-    return settle(() => {
-      const dir = path.join(this.runDir, 'steps');
-      const ids = new Set<string>();
-      if (!fs.existsSync(dir)) return ids;
-      for (const name of fs.readdirSync(dir)) {
-        if (!name.endsWith('.json') || name.startsWith('.')) continue;
-        try {
-          const data = readJson(path.join(dir, name));
-          if (isObject(data) && typeof data.stepId === 'string') ids.add(data.stepId);
-        } catch {
-          /* a torn file cannot exist (atomic writes); an unreadable one is not a finished step */
-        }
-      }
-      return ids;
-    });
+  /** Step ids already recorded. A step file that does not fit its schema is an error (never skipped). */
+  async completedStepIds(): Promise<Set<string>> {
+    return new Set((await this.readSteps()).map((r) => r.stepId));
   }
 
   readSteps(): Promise<StepRecord[]> {
     return settle(() => {
-      const dir = path.join(this.runDir, 'steps');
+      const dir = path.join(this.runDir, RUN_PATHS.stepsDir);
       if (!fs.existsSync(dir)) return [];
       return fs
         .readdirSync(dir)
-        .filter((n) => n.endsWith('.json') && !n.startsWith('.'))
-        .map((n) => readJson(path.join(dir, n)) as StepRecord);
+        .filter((n) => isStepRecordPath(`${RUN_PATHS.stepsDir}/${n}`))
+        .sort()
+        .map((n) => {
+          const file = path.join(dir, n);
+          return parseRunFile(stepRecordSchema, file, fs.readFileSync(file, 'utf8'));
+        });
     });
   }
 
@@ -117,8 +124,8 @@ export class FileSystemSink implements ResultSink {
       let end = window.end;
       if (fs.existsSync(file)) {
         try {
-          const old = readJson(file) as MetricsFile;
-          if (old.runId === runId && Array.isArray(old.series)) {
+          const old: MetricsFile = parseRunFile(metricsFileSchema, file, fs.readFileSync(file, 'utf8'));
+          if (old.runId === runId) {
             merged = mergeSeries(old.series, series);
             if (old.window.start < start) start = old.window.start;
             if (old.window.end > end) end = old.window.end;
@@ -192,10 +199,7 @@ export function mergeSeries(a: readonly MetricSeries[], b: readonly MetricSeries
   return [...out.values()];
 }
 
-/**
- * Run synchronous file work behind the sink's promise-returning interface (the cloud sink does
- * network I/O): a throw becomes a rejection, exactly as it did from an async method.
- */
+/** Synchronous file work as a promise: a throw becomes a rejection, as the async ResultSink expects. */
 function settle<T>(work: () => T): Promise<T> {
   return new Promise((resolve) => resolve(work()));
 }

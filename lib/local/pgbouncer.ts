@@ -10,6 +10,8 @@
  * - `KILL db` drops every client and server connection of db and pauses it; `RESUME db` lifts the
  *   pause. Together they reset the pool (prepared statements left on server connections go too).
  * - PgBouncer refuses to run as root, like PostgreSQL.
+ * PgBouncer ≥ 1.21 adds `max_prepared_statements` (0 disables prepared statements through a
+ * transaction pool; default 200 since 1.24); the ini leaves PgBouncer's default, the probe reads it.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -44,6 +46,12 @@ export interface Pgbouncer {
   readonly version: string;
   /** The pool size configured at start. */
   readonly initialPoolSize: number;
+  /** max_prepared_statements as SHOW CONFIG reported it at start; null when absent (PgBouncer < 1.21). */
+  readonly initialMaxPreparedStatements: number | null;
+  /** max_prepared_statements in effect now (null: the setting does not exist in this version). */
+  maxPreparedStatements(): number | null;
+  /** SET max_prepared_statements = n on the admin console; verified through SHOW CONFIG. */
+  setMaxPreparedStatements(n: number): Promise<void>;
   /** Pool size now in effect. */
   poolSize(): number;
   admin(): PsqlTarget;
@@ -147,7 +155,17 @@ export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer>
       if (/Address already in use|bind/i.test(lastError)) continue;
       throw new InfrastructureError(`PgBouncer did not start on port ${port}: ${lastError}`);
     }
-    return makePgbouncer(server, port, admin, logFile, iniFile, opts.bins.poolerVersion, initialPoolSize);
+    const mps = await readMaxPreparedStatements(admin);
+    return makePgbouncer(
+      server,
+      port,
+      admin,
+      logFile,
+      iniFile,
+      opts.bins.poolerVersion,
+      initialPoolSize,
+      mps,
+    );
   }
   throw new InfrastructureError(`PgBouncer could not bind a free port after 5 attempts: ${lastError}`);
 }
@@ -160,8 +178,10 @@ function makePgbouncer(
   iniFile: string,
   version: string,
   initialPoolSize: number,
+  initialMps: number | null,
 ): Pgbouncer {
   let current = initialPoolSize;
+  let mps = initialMps;
   return {
     host: '127.0.0.1',
     port,
@@ -170,6 +190,21 @@ function makePgbouncer(
     iniFile,
     version,
     initialPoolSize,
+    initialMaxPreparedStatements: initialMps,
+    maxPreparedStatements: () => mps,
+    async setMaxPreparedStatements(n) {
+      if (mps === null)
+        throw new InfrastructureError(`PgBouncer ${version} has no max_prepared_statements (needs ≥ 1.21)`);
+      if (!Number.isInteger(n) || n < 0)
+        throw new InfrastructureError(`max_prepared_statements must be an integer ≥ 0, got ${n}`);
+      await psqlExec(admin, [`SET max_prepared_statements = ${n}`]);
+      const now = await readMaxPreparedStatements(admin);
+      if (now !== n)
+        throw new InfrastructureError(
+          `PgBouncer did not apply max_prepared_statements ${n} (SHOW CONFIG says ${now ?? 'nothing'})`,
+        );
+      mps = n;
+    },
     poolSize: () => current,
     admin: () => admin,
     async reset(dbname) {
@@ -201,6 +236,20 @@ function makePgbouncer(
     release: () => server.release(),
     stop: () => server.stop('SIGTERM', 10000),
   };
+}
+
+/**
+ * max_prepared_statements from SHOW CONFIG; null when PgBouncer has no such setting (< 1.21).
+ * PgBouncer ≥ 1.21 reports it `changeable: yes`, so the admin console may SET it at run time
+ * (checked against 1.25.2: SET 0 brings back `prepared statement "P_0" already exists`, SET 200
+ * makes pgbench -M prepared through the transaction pool succeed).
+ */
+async function readMaxPreparedStatements(admin: PsqlTarget): Promise<number | null> {
+  const rows = await psqlQueryOne(admin, 'SHOW CONFIG');
+  const row = rows.find((r) => r.key === 'max_prepared_statements');
+  if (!row) return null;
+  const n = Number(row.value);
+  return Number.isInteger(n) ? n : null;
 }
 
 async function waitAdminReady(

@@ -11,7 +11,10 @@ import { systemClock } from '../engine/ports';
 import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run-suite';
 import { getSuite, SUITE_NAMES, type Suite } from '../suite/catalog';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
+import { buildPlan, plannedSteps, type RunPlan } from '../suite/plan';
+import { describeTarget, type TargetDescriptor } from '../suite/targets';
 import type { RunManifest, TargetKind } from '../suite/types';
+import { runExitCode, verdictTotals } from '../suite/verdict';
 import { FileSystemSink } from './fs-sink';
 import { poolSizeFor } from './pgbouncer';
 import {
@@ -102,22 +105,33 @@ export function validateLocalInput(
   };
 }
 
-/** Capacities the plan is made against; known before anything starts. */
+/**
+ * Capacities the plan is made against. `descriptors`: the started stack's (probed versions and
+ * max_prepared_statements); without them, from the kinds alone (version unknown).
+ */
 export function localCapacities(
   opts: Pick<LocalRunOptions, 'maxConnections' | 'poolPercent'>,
+  descriptors?: readonly TargetDescriptor[],
 ): TargetCapacity[] {
   const pool = poolSizeFor(opts.poolPercent, opts.maxConnections);
-  return LOCAL_TARGET_KINDS.map((kind) => ({
-    ref: { kind, name: kind },
-    maxConnections: opts.maxConnections,
-    poolSize: kind === 'direct' ? null : pool,
-  }));
+  return LOCAL_TARGET_KINDS.map((kind) => {
+    const ref = { kind, name: kind };
+    const descriptor =
+      descriptors?.find((d) => d.name === kind) ?? describeTarget(ref, { version: null, placement: 'local' });
+    return {
+      ref,
+      descriptor,
+      maxConnections: opts.maxConnections,
+      poolSize: descriptor.capabilities.pooled ? pool : null,
+    };
+  });
 }
 
 export function planLocal(
   opts: Pick<LocalRunOptions, 'suite' | 'maxConnections' | 'poolPercent'>,
+  descriptors?: readonly TargetDescriptor[],
 ): PlannedStep[] {
-  return expandSuite(opts.suite, localCapacities(opts));
+  return expandSuite(opts.suite, localCapacities(opts, descriptors));
 }
 
 /** Settings recorded in the manifest that a resume must match (they change the plan). */
@@ -137,6 +151,17 @@ function checkResumable(prev: RunManifest, opts: LocalRunOptions): void {
   if (problems.length > 0) {
     throw new UsageError(
       `cannot resume run ${opts.runId}: ${problems.join('; ')}. Pass the same settings, or a new --run-id.`,
+    );
+  }
+}
+
+/** A stored plan was made for one PgBouncer version; resuming it on another would run other cells. */
+function checkSamePooler(plan: RunPlan, poolerVersion: string | null, runId: string): void {
+  const planned = plan.environment.poolerVersion;
+  if (planned !== null && poolerVersion !== null && planned !== poolerVersion) {
+    throw new UsageError(
+      `cannot resume run ${runId}: its plan was made for PgBouncer ${planned}, this machine runs ${poolerVersion}. Use a new --run-id.`,
+      { code: 'run-pooler-mismatch' },
     );
   }
 }
@@ -165,7 +190,6 @@ export interface LocalRunResult extends RunSuiteResult {
 export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {}): Promise<LocalRunResult> {
   const log = hooks.log ?? (() => undefined);
   const t0 = Date.now();
-  const steps = planLocal(opts);
   const runDir = path.join(opts.outDir, opts.runId);
   const sink = new FileSystemSink(runDir);
   const prev = await sink.readManifest();
@@ -175,6 +199,9 @@ export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {})
       `${runDir} exists and is not a proxylab run directory; choose another --run-id or --out`,
     );
   }
+  // One plan per run: a resume runs the plan stored with the run, not a fresh expansion.
+  const stored: RunPlan | null = prev ? await sink.readPlan() : null;
+  let steps: PlannedStep[] = stored ? plannedSteps(stored) : planLocal(opts);
   const done = await sink.completedStepIds();
   if (prev && prev.status === 'completed' && steps.every((s) => done.has(s.stepId))) {
     const records = (await sink.readSteps()).filter((r) => steps.some((s) => s.stepId === r.stepId));
@@ -182,8 +209,7 @@ export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {})
       .map((s) => records.find((r) => r.stepId === s.stepId))
       .filter((r): r is NonNullable<typeof r> => r !== undefined);
     const scenarioVerdicts = prev.scenarioVerdicts ?? [];
-    const allHeld =
-      ordered.every((r) => r.verdict.held !== false) && scenarioVerdicts.every((v) => v.held !== false);
+    const allHeld = runExitCode(true, verdictTotals(ordered, scenarioVerdicts)) === 0;
     log(`Run ${opts.runId} is already complete; nothing to run.`);
     // The run's own duration (as its summary says), not this no-op's.
     const wallSec = prev.endedAt
@@ -254,11 +280,27 @@ export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {})
     if (abort.signal.aborted)
       throw new InfrastructureError(`interrupted by ${interruptedBy ?? 'a signal'} before the run started`);
     const targets: Target[] = [...stack.targets];
+    let plan: RunPlan | undefined;
+    if (stored) checkSamePooler(stored, stack.environment.poolerVersion, opts.runId);
+    else {
+      // Planned against what the stack really is: PgBouncer's version decides which cells can run.
+      steps = planLocal(opts, stack.descriptors);
+      plan = buildPlan({
+        runId: opts.runId,
+        suite: opts.suite.name,
+        mode: 'local',
+        createdAt: new Date().toISOString(),
+        environment: stack.environment,
+        targets: stack.descriptors,
+        steps,
+      });
+    }
     const sampler = stack.createSampler(hooks.sampleIntervalMs);
     const result = await runSuite({
       runId: opts.runId,
       suite: opts.suite,
       steps,
+      ...(plan ? { plan } : {}),
       targets,
       executor: stack.executor,
       pool: stack.pool,

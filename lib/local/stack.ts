@@ -12,7 +12,8 @@ import * as path from 'node:path';
 import { InfrastructureError } from '../core/errors';
 import type { PoolControl, Target } from '../engine/ports';
 import type { ConnectionInfo } from '../suite/types';
-import type { RunEnvironment, TargetKind, TargetRef } from '../suite/types';
+import { describeTarget, type TargetDescriptor } from '../suite/targets';
+import type { RunEnvironment, TargetRef } from '../suite/types';
 import { findBinaries, type LocalBinaries } from './binaries';
 import { LocalPgbenchExecutor } from './pgbench-executor';
 import { poolSizeFor, SESSION_DB, startPgbouncer, TRANSACTION_DB, type Pgbouncer } from './pgbouncer';
@@ -55,7 +56,10 @@ export interface LocalStack {
   readonly environment: RunEnvironment;
   /** Settings for the manifest (no secrets: trust auth, nothing to hide). */
   readonly settings: Readonly<Record<string, unknown>>;
-  target(kind: TargetKind): Target;
+  /** The target of that name (`direct`, `pgbouncer-transaction`, `pgbouncer-session`). */
+  target(name: string): Target;
+  /** Descriptors of every target, as probed (versions, max_prepared_statements). */
+  readonly descriptors: readonly TargetDescriptor[];
   createSampler(intervalMs?: number): LocalMetricsSampler;
   /** How to connect by hand (for --keep). */
   connectionHelp(): string;
@@ -131,8 +135,14 @@ function makeStack(
   cfg: { maxConnections: number; poolPercent: number; reserved: number },
   owner: StackOwner,
 ): LocalStack {
-  const target = (ref: TargetRef, port: number, dbname: string): Target => ({
+  // The adapter says what it probed for each of its targets; the registry says what that means.
+  const target = (ref: TargetRef, port: number, dbname: string, version: string): Target => ({
     ref,
+    descriptor: describeTarget(ref, {
+      version,
+      maxPreparedStatements: pgb.initialMaxPreparedStatements,
+      placement: 'local',
+    }),
     connection: (): ConnectionInfo => ({
       host: '127.0.0.1',
       port,
@@ -142,23 +152,34 @@ function makeStack(
       env: {},
     }),
     maxConnections: () => Promise.resolve(pg.maxConnections),
-    poolSize: () => Promise.resolve(ref.kind === 'direct' ? null : pgb.poolSize()),
+    poolSize: () => Promise.resolve(port === pg.port ? null : pgb.poolSize()),
   });
   const targets: Target[] = [
-    target({ kind: 'direct', name: 'direct' }, pg.port, BENCH_DB),
-    target({ kind: 'pgbouncer-transaction', name: 'pgbouncer-transaction' }, pgb.port, TRANSACTION_DB),
-    target({ kind: 'pgbouncer-session', name: 'pgbouncer-session' }, pgb.port, SESSION_DB),
+    target({ kind: 'direct', name: 'direct' }, pg.port, BENCH_DB, pg.serverVersion),
+    target(
+      { kind: 'pgbouncer-transaction', name: 'pgbouncer-transaction' },
+      pgb.port,
+      TRANSACTION_DB,
+      pgb.version,
+    ),
+    target({ kind: 'pgbouncer-session', name: 'pgbouncer-session' }, pgb.port, SESSION_DB, pgb.version),
   ];
   const pool: PoolControl = {
     // Every pool, whatever the step's target: idle server connections held by one pool take
     // max_connections slots from the next step (a direct step would be refused early).
     reset: async () => pgb.reset(),
-    setPoolPercent: async (ref, percent) => {
-      if (ref.kind === 'direct') return;
+    // The engine asks only targets whose descriptor has a resizable pool.
+    setPoolPercent: async (_ref, percent) => {
       await pgb.setPoolSize(poolSizeFor(percent, pg.maxConnections));
+    },
+    // Global in PgBouncer: the engine applies each step's value before the step.
+    setMaxPreparedStatements: async (_ref, value) => {
+      if (pgb.maxPreparedStatements() !== value) await pgb.setMaxPreparedStatements(value);
     },
     restore: async () => {
       if (pgb.poolSize() !== pgb.initialPoolSize) await pgb.setPoolSize(pgb.initialPoolSize);
+      const mps = pgb.initialMaxPreparedStatements;
+      if (mps !== null && pgb.maxPreparedStatements() !== mps) await pgb.setMaxPreparedStatements(mps);
     },
   };
   const executor = new LocalPgbenchExecutor({
@@ -195,22 +216,28 @@ function makeStack(
       pgbenchVersion: bins.pgbenchVersion,
       poolerVersion: pgb.version,
       cpus: os.cpus().length || null,
+      maxPreparedStatements: pgb.initialMaxPreparedStatements,
     },
+    descriptors: targets.map((t) => t.descriptor).filter((d): d is TargetDescriptor => d !== undefined),
     settings: {
       server: `PostgreSQL ${pg.serverVersion} (throwaway cluster, trust auth on 127.0.0.1)`,
       maxConnections: pg.maxConnections,
       superuserReservedConnections: cfg.reserved,
       benchRole: `${BENCH_USER} (not a superuser)`,
       pooler: `PgBouncer ${pgb.version}`,
+      maxPreparedStatements:
+        pgb.initialMaxPreparedStatements === null
+          ? `none (PgBouncer ${pgb.version} < 1.21)`
+          : pgb.initialMaxPreparedStatements,
       poolPercent: cfg.poolPercent,
       poolSize: pgb.initialPoolSize,
       pools: { [TRANSACTION_DB]: 'transaction', [SESSION_DB]: 'session' },
       os: `${os.type()} ${os.release()} ${os.arch()}`,
       cpuModel: os.cpus()[0]?.model ?? null,
     },
-    target: (kind) => {
-      const t = targets.find((x) => x.ref.kind === kind);
-      if (!t) throw new InfrastructureError(`the local stack has no ${kind} target`);
+    target: (name) => {
+      const t = targets.find((x) => x.ref.name === name);
+      if (!t) throw new InfrastructureError(`the local stack has no ${name} target`);
       return t;
     },
     createSampler: (intervalMs) =>

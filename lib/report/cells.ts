@@ -34,6 +34,8 @@ export interface CellKey {
   readonly connect: ConnectMode;
   readonly script: string;
   readonly poolPercent: number | null;
+  /** The pooler's prepared-statement support in a sweep (`off` / `on`); null when not swept. */
+  readonly preparedStatements: 'off' | 'on' | null;
 }
 
 export interface Cell {
@@ -65,6 +67,8 @@ function cellId(key: CellKey): string {
     key.connect,
     key.script,
     key.poolPercent,
+    // only when swept, so cell ids of runs without the dimension stay as they were
+    ...(key.preparedStatements !== null ? [key.preparedStatements] : []),
   ]);
 }
 
@@ -77,6 +81,7 @@ function keyOf(step: StepRecord): CellKey {
     connect: step.params.connect,
     script: step.params.script,
     poolPercent: step.params.poolPercent,
+    preparedStatements: step.params.preparedStatements ?? null,
   };
 }
 
@@ -129,6 +134,8 @@ export function lineLabeller(cells: readonly Cell[]): (key: CellKey) => string {
   return (key) => {
     let label = key.target.name;
     if (pools.size > 1 && key.poolPercent !== null) label += ` @ pool ${key.poolPercent}%`;
+    if (key.preparedStatements !== null)
+      label += ` · max_prepared_statements ${key.preparedStatements === 'on' ? 'on' : '0'}`;
     if (scripts.size > 1) label += ` · ${key.script}`;
     return label;
   };

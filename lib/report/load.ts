@@ -7,8 +7,18 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { UsageError } from '../core/errors';
+import type { RunPlan } from '../suite/plan';
+import { RUN_PATHS } from '../suite/run-paths';
+import { fallbackDescriptor, type TargetDescriptor } from '../suite/targets';
 import type { MetricsFile, RunManifest, StepRecord } from '../suite/types';
-import { describeZodError, manifestSchema, metricsFileSchema, stepRecordSchema } from './schema';
+import {
+  describeZodError,
+  manifestSchema,
+  metricsFileSchema,
+  parseRunFile,
+  planSchema,
+  stepRecordSchema,
+} from './schema';
 
 export interface LoadedMetrics {
   /** File name without `.json`: `local`, `cloudwatch`, `pi`. */
@@ -26,6 +36,10 @@ export interface LoadedRun {
   readonly missingStepIds: readonly string[];
   /** Files that exist but could not be read, one line each. */
   readonly problems: readonly string[];
+  /** plan.json stored with the run; null for runs of older releases (labelled from today's registry). */
+  readonly plan: RunPlan | null;
+  /** The target descriptor a step ran against: from the stored plan, else from its kind alone. */
+  readonly descriptorOf: (step: Pick<StepRecord, 'stepId' | 'target'>) => TargetDescriptor;
 }
 
 function readJson(path: string): unknown {
@@ -57,6 +71,16 @@ export function loadRun(dir: string): LoadedRun {
   }
   const manifest: RunManifest = parsedManifest.data;
   const problems: string[] = [];
+
+  // The plan labels the run: a malformed plan.json is an error (naming the file and field), a
+  // missing one means a run of an older release.
+  const planPath = join(runDir, RUN_PATHS.plan);
+  const plan: RunPlan | null = existsSync(planPath)
+    ? parseRunFile(planSchema, planPath, readFileSync(planPath, 'utf8'))
+    : null;
+  const byStep = new Map((plan?.steps ?? []).map((s) => [s.stepId, s.descriptor] as const));
+  const descriptorOf = (step: Pick<StepRecord, 'stepId' | 'target'>): TargetDescriptor =>
+    byStep.get(step.stepId) ?? fallbackDescriptor(step.target);
 
   const records: StepRecord[] = [];
   const stepsDir = join(runDir, 'steps');
@@ -114,5 +138,5 @@ export function loadRun(dir: string): LoadedRun {
     metrics.push({ name: file.replace(/\.json$/, ''), file: parsed.data });
   }
 
-  return { dir: runDir, manifest, steps, metrics, missingStepIds, problems };
+  return { dir: runDir, manifest, steps, metrics, missingStepIds, problems, plan, descriptorOf };
 }

@@ -34,7 +34,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .s-reproduced,.s-completed,.m-ok{background:var(--ok);color:var(--okfg)}
 .s-contradicted,.s-failed,.m-errors,.m-timeout{background:var(--bad);color:var(--badfg)}
 .s-held-so-far,.s-running,.s-interrupted{background:var(--warn);color:var(--warnfg)}
-.s-informational{background:var(--info)}
+.s-informational,.m-not-available{background:var(--info)}
 .warnings{background:var(--warn);border:1px solid #f1d48a;border-radius:6px;padding:8px 14px 8px 30px;margin:10px 0}
 .warnings li{margin:3px 0}
 .charts{display:flex;flex-wrap:wrap;gap:12px;align-items:flex-start}
@@ -218,7 +218,7 @@ function matrixSection(matrix: ErrorMatrix): SafeHtml {
 function resultsTable(cells: readonly Cell[]): SafeHtml {
   return html`<details><summary>all results (${cells.length} cells)</summary><table><thead><tr><th>target</th><th>clients</th><th>protocol</th><th>connect</th><th>pool %</th><th>script</th><th>tps</th><th>p50 ms</th><th>p95 ms</th><th>errors</th><th>verdict</th></tr></thead><tbody>${cells.map(
     (c) =>
-      html`<tr><td>${c.key.target.name}</td><td class="num">${c.key.clients}</td><td>${c.key.protocol}</td><td>${fmtConnect(c.key.connect)}</td><td class="num">${c.key.poolPercent ?? '–'}</td><td>${c.key.script}</td><td class="num">${fmtSpread(c.tps)}</td><td class="num">${fmtSpread(c.latencyP50Ms)}</td><td class="num">${fmtSpread(c.latencyP95Ms)}</td><td>${
+      html`<tr><td>${c.key.target.name}${c.key.preparedStatements === null ? '' : ` (max_prepared_statements ${c.key.preparedStatements === 'on' ? 'on' : '0'})`}</td><td class="num">${c.key.clients}</td><td>${c.key.protocol}</td><td>${fmtConnect(c.key.connect)}</td><td class="num">${c.key.poolPercent ?? '–'}</td><td>${c.key.script}</td><td class="num">${fmtSpread(c.tps)}</td><td class="num">${fmtSpread(c.latencyP50Ms)}</td><td class="num">${fmtSpread(c.latencyP95Ms)}</td><td>${
         c.errors.length > 0
           ? c.errors.map((e) => `${e.class} ×${e.count}`).join(', ')
           : c.abortedClients > 0

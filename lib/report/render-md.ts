@@ -94,7 +94,8 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
           c.key.target.name +
             (c.key.poolPercent !== null && cells.some((o) => o.key.poolPercent !== c.key.poolPercent)
               ? ` @ ${c.key.poolPercent}%`
-              : ''),
+              : '') +
+            psSuffix(c.key.preparedStatements),
           String(c.key.clients),
           c.key.protocol,
           fmtConnect(c.key.connect),
@@ -131,4 +132,9 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
   out.push(`Full report: report.html (charts, error matrix, metrics over time).`);
   out.push('');
   return out.join('\n');
+}
+
+/** ` (max_prepared_statements 0 | on)` for cells of a prepared-statement sweep. */
+function psSuffix(mode: 'off' | 'on' | null): string {
+  return mode === null ? '' : ` (max_prepared_statements ${mode === 'on' ? 'on' : '0'})`;
 }

@@ -150,7 +150,7 @@ export function churnRows(cells: readonly Cell[]): ChurnRow[] {
 
 // ---------------------------------------------------------------- error matrix
 
-export type MatrixState = 'ok' | 'errors' | 'timeout';
+export type MatrixState = 'ok' | 'errors' | 'timeout' | 'not-available';
 
 export interface MatrixCell {
   readonly state: MatrixState;
@@ -177,6 +177,7 @@ export interface ErrorMatrix {
 }
 
 function matrixState(cell: Cell): MatrixState {
+  if (cell.statuses.every((s) => s === 'not-available')) return 'not-available';
   if (cell.statuses.includes('timeout')) return 'timeout';
   return cell.errors.length > 0 || cell.abortedClients > 0 ? 'errors' : 'ok';
 }
@@ -462,6 +463,7 @@ export type WarningId =
   | 'load-generator-saturated'
   | 'fewer-transactions'
   | 'pgbouncer-stand-in'
+  | 'no-plan'
   | 'metrics-failed';
 
 export interface ReportWarning {
@@ -523,15 +525,19 @@ export function reportWarnings(run: LoadedRun): ReportWarning[] {
       stepIds: short.map((s) => s.stepId),
     });
   }
-  const standIns = uniqueInOrder(
-    run.steps.filter((s) => s.target.kind.startsWith('pgbouncer-')).map((s) => s.target.name),
-  );
-  if (standIns.length > 0) {
+  if (run.plan === null) {
     out.push({
-      id: 'pgbouncer-stand-in',
-      message: `A local PgBouncer stands in for RDS Proxy (${standIns.join(', ')}${manifest.environment.poolerVersion ? `, PgBouncer ${manifest.environment.poolerVersion}` : ''}): it does not multiplex prepared statements the way RDS Proxy may; read its results as the local analogue, not as RDS Proxy's.`,
+      id: 'no-plan',
+      message:
+        'This run has no plan.json (an older release): its targets are labelled from the current catalog, their versions and prepared-statement support unknown.',
       stepIds: [],
     });
+  }
+  const standIns = uniqueInOrder(
+    run.steps.filter((s) => run.descriptorOf(s).pooler === 'pgbouncer').map((s) => s.target.name),
+  );
+  if (standIns.length > 0) {
+    out.push({ id: 'pgbouncer-stand-in', message: standInNote(run, standIns), stepIds: [] });
   }
   const failedSeries = run.metrics.flatMap((m) =>
     m.file.series
@@ -575,4 +581,25 @@ export function buildModel(run: LoadedRun, lookup: ScenarioLookup): ReportModel 
     findings: findingRows(run, lookup),
     warnings: reportWarnings(run),
   };
+}
+
+/**
+ * What the PgBouncer stand-in was, from the run's environment and plan: its version and whether
+ * (and how) it carried prepared statements through the transaction pool.
+ */
+function standInNote(run: LoadedRun, names: readonly string[]): string {
+  const env = run.manifest.environment;
+  const version = env.poolerVersion;
+  const mps = env.maxPreparedStatements ?? null;
+  const swept = run.steps.some((s) => (s.params.preparedStatements ?? null) !== null);
+  const head = `A local PgBouncer${version ? ` ${version}` : ''} stands in for RDS Proxy (${names.join(', ')})`;
+  let prepared: string;
+  if (mps === null)
+    prepared =
+      env.maxPreparedStatements === undefined && run.plan === null
+        ? 'its prepared-statement support was not recorded (a run of an older release)'
+        : `it has no max_prepared_statements (needs PgBouncer ≥ 1.21), so its transaction pool does not carry prepared statements across server connections${swept ? '; the max_prepared_statements-on cells are reported as not available' : ''}`;
+  else
+    prepared = `max_prepared_statements ${mps} at start${swept ? ', set to 0 and to 200 per step where a cell says so' : ''}: with it above 0 its transaction pool carries prepared statements across server connections, with 0 it does not`;
+  return `${head}: ${prepared}. RDS Proxy's behaviour with named prepared statements is measured, not predicted; read PgBouncer's results as the local analogue, not as RDS Proxy's.`;
 }

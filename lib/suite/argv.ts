@@ -15,7 +15,6 @@ import * as path from 'path';
 import { UsageError } from '../core/errors';
 import type { InitFlag, ScriptPart } from './catalog';
 import type { PlannedStep } from './expand';
-import { isPooled } from './expand';
 import type { ConnectionInfo } from './types';
 
 export interface PgbenchArgvOptions {
@@ -74,7 +73,7 @@ function scriptArgs(step: PlannedStep, scriptDir: string): string[] {
  * scripts that touch no pgbench table (SQL files only).
  */
 export function skipsVacuum(step: PlannedStep): boolean {
-  return isPooled(step.target.kind) || step.script.parts.every((p) => 'file' in p);
+  return step.descriptor.capabilities.pooled || step.script.parts.every((p) => 'file' in p);
 }
 
 export function buildPgbenchArgv(

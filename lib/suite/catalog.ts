@@ -8,7 +8,8 @@
  * (`judgeScenario`). See docs/suite.md for the catalog in words.
  */
 import { UsageError } from '../core/errors';
-import type { ConnectMode, ErrorClass, Outcome, Protocol, TargetKind } from './types';
+import type { TargetMatch } from './targets';
+import type { ConnectMode, ErrorClass, Outcome, PreparedStatementsMode, Protocol, TargetKind } from './types';
 
 export type BuiltinScript = 'tpcb-like' | 'simple-update' | 'select-only';
 
@@ -38,7 +39,8 @@ export type InitFlag = '--unlogged-tables' | '--foreign-keys';
 export interface ExpectationRule {
   /** Conditions, all optional; an absent condition matches everything. */
   readonly when: {
-    readonly targets?: readonly TargetKind[];
+    /** What the target must be or be able to do (lib/suite/targets.ts); never a kind name. */
+    readonly target?: TargetMatch;
     readonly protocols?: readonly Protocol[];
     readonly connects?: readonly ConnectMode[];
     readonly maxConnectionsBand?: readonly MaxConnectionsBand[];
@@ -55,7 +57,7 @@ export interface ExpectationRule {
 
 /** Picks the steps of one side of a comparison; unspecified fields must be equal on both sides. */
 export interface CellSelector {
-  readonly targets: readonly TargetKind[];
+  readonly target: TargetMatch;
   readonly connect?: ConnectMode;
   readonly protocol?: Protocol;
   readonly poolPercent?: number;
@@ -98,6 +100,12 @@ export interface Scenario {
   readonly targets: readonly TargetKind[];
   /** Sweep over pool size as % of max_connections (pooled targets only). */
   readonly poolPercents?: readonly number[];
+  /**
+   * Sweep over the pooler's prepared-statement support, for targets that can switch it (a PgBouncer
+   * transaction pool): `off` = max_prepared_statements 0, `on` = 200. A target whose version cannot
+   * (PgBouncer < 1.21) records the `on` cell as not available instead of running it.
+   */
+  readonly preparedStatements?: readonly PreparedStatementsMode[];
   readonly expectations: readonly ExpectationRule[];
   readonly comparisons?: readonly Comparison[];
   /** Overrides the computed per-step timeout. */
@@ -124,7 +132,11 @@ const MIXED_READ_WRITE: ScriptSpec = {
   ],
 };
 
-const POOLED: readonly TargetKind[] = ['rds-proxy', 'pgbouncer-transaction', 'pgbouncer-session'];
+const POOLED: TargetMatch = { pooled: true };
+const UNPOOLED: TargetMatch = { pooled: false };
+const PGBOUNCER: TargetMatch = { pooler: ['pgbouncer'] };
+const RDS_PROXY: TargetMatch = { pooler: ['rds-proxy'] };
+const MULTIPLEXING_POOL: TargetMatch = { pooled: true, multiplexes: true };
 const PREPARED_ERRORS: readonly ErrorClass[] = [
   'prepared-statement-exists',
   'prepared-statement-missing',
@@ -132,35 +144,42 @@ const PREPARED_ERRORS: readonly ErrorClass[] = [
 ];
 
 const DIRECT_ABOVE_REFUSED: ExpectationRule = {
-  when: { targets: ['direct'], maxConnectionsBand: ['above'] },
+  when: { target: UNPOOLED, maxConnectionsBand: ['above'] },
   outcome: 'refused',
   errorClasses: ['too-many-connections'],
   note: 'more clients than max_connections: the server refuses the extra connections',
 };
 const DIRECT_NEAR_ANY: ExpectationRule = {
-  when: { targets: ['direct'], maxConnectionsBand: ['near'] },
+  when: { target: UNPOOLED, maxConnectionsBand: ['near'] },
   outcome: 'any',
   note: 'within the reserved-slot margin of max_connections: refusal depends on reserved slots and the role',
 };
 const DIRECT_BELOW_SUCCEEDS: ExpectationRule = {
-  when: { targets: ['direct'], maxConnectionsBand: ['below'] },
+  when: { target: UNPOOLED, maxConnectionsBand: ['below'] },
   outcome: 'succeeds',
 };
-const PGBOUNCER_TX_PREPARED_FAILS: ExpectationRule = {
-  when: { targets: ['pgbouncer-transaction'], protocols: ['prepared'] },
+const MULTIPLEXED_PREPARED_FAILS: ExpectationRule = {
+  when: {
+    target: { ...MULTIPLEXING_POOL, carriesPreparedStatements: ['no'] },
+    protocols: ['prepared'],
+  },
   outcome: 'errors',
   errorClasses: PREPARED_ERRORS,
   note:
-    'PgBouncer < 1.21 (no max_prepared_statements) in transaction pooling: named statements land on ' +
-    'other server connections (`prepared statement "P_0" already exists / does not exist`), even with 2 clients',
+    'a transaction pool that does not carry prepared statements (PgBouncer < 1.21, or max_prepared_statements = 0): ' +
+    'named statements land on other server connections (`prepared statement "P_0" already exists / does not exist`), even with 2 clients',
 };
 const PGBOUNCER_SESSION_OVER_POOL: ExpectationRule = {
-  when: { targets: ['pgbouncer-session'], connects: ['persistent'], clientsAbovePoolSize: true },
+  when: {
+    target: { pooled: true, multiplexes: false },
+    connects: ['persistent'],
+    clientsAbovePoolSize: true,
+  },
   outcome: 'any',
   note: 'session pooling with more persistent clients than the pool: waiting clients never get a server connection; the run can hang (timeout)',
 };
 const POOLED_SUCCEEDS: ExpectationRule = {
-  when: { targets: POOLED },
+  when: { target: POOLED },
   outcome: 'succeeds',
   note: 'clients beyond the pool queue in the pooler instead of failing',
 };
@@ -198,19 +217,24 @@ const E1: Scenario = {
   initFlags: [],
   repetitions: 1,
   targets: ['direct', 'rds-proxy', 'pgbouncer-transaction'],
+  preparedStatements: ['off', 'on'],
   expectations: [
     DIRECT_ABOVE_REFUSED,
     DIRECT_NEAR_ANY,
     DIRECT_BELOW_SUCCEEDS,
     {
-      when: { targets: ['rds-proxy'], protocols: ['prepared'], maxConnectionsBand: ['above'] },
+      when: {
+        target: { carriesPreparedStatements: ['measured'] },
+        protocols: ['prepared'],
+        maxConnectionsBand: ['above'],
+      },
       outcome: 'any',
       published: 'errors: portal-missing, prepared-statement-exists, backend-died (Aurora PG 15.6, 2023)',
       note:
         'AWS announced on 2023-11-10 that RDS Proxy keeps multiplexing extended-protocol connections; whether named ' +
         'statements still break is undocumented, so the outcome is recorded (with DatabaseConnectionsCurrentlySessionPinned), not judged',
     },
-    PGBOUNCER_TX_PREPARED_FAILS,
+    MULTIPLEXED_PREPARED_FAILS,
     { ...POOLED_SUCCEEDS, published: 'proxy passes: ≈4270 tps at 1.0 × prepared, ≈4527 tps at 1.5 × simple' },
   ],
   note: 'The published client was saturated (schedule lag 7–16 s at --rate 100000): steps flag loadGeneratorSaturated.',
@@ -239,8 +263,8 @@ const E2: Scenario = {
     {
       id: 'proxy-vs-direct-tps',
       description: 'tps through the pooler relative to direct at the same clients',
-      numerator: { targets: POOLED },
-      denominator: { targets: ['direct'] },
+      numerator: { target: POOLED },
+      denominator: { target: UNPOOLED },
       minRatio: null,
       published: '0.33 × at 100 clients, 1.5 – 3.7 × at 200..500 clients',
     },
@@ -274,24 +298,24 @@ const E3: Scenario = {
     {
       id: 'direct-persistent-vs-churn',
       description: 'direct: persistent connections ≥ 3 × the tps of a new connection per transaction',
-      numerator: { targets: ['direct'], connect: 'persistent' },
-      denominator: { targets: ['direct'], connect: 'per-transaction' },
+      numerator: { target: UNPOOLED, connect: 'persistent' },
+      denominator: { target: UNPOOLED, connect: 'per-transaction' },
       minRatio: 3,
       published: '≈ 18 × (156 vs 8.2 tps)',
     },
     {
       id: 'pgbouncer-churn-vs-direct-churn',
       description: '-C through PgBouncer ≥ 3 × the tps of -C direct',
-      numerator: { targets: ['pgbouncer-transaction', 'pgbouncer-session'], connect: 'per-transaction' },
-      denominator: { targets: ['direct'], connect: 'per-transaction' },
+      numerator: { target: PGBOUNCER, connect: 'per-transaction' },
+      denominator: { target: UNPOOLED, connect: 'per-transaction' },
       minRatio: 3,
     },
     {
       id: 'rds-proxy-churn-vs-direct-churn',
       description:
         '-C through RDS Proxy relative to -C direct (each new client connection still pays TLS to the proxy)',
-      numerator: { targets: ['rds-proxy'], connect: 'per-transaction' },
-      denominator: { targets: ['direct'], connect: 'per-transaction' },
+      numerator: { target: RDS_PROXY, connect: 'per-transaction' },
+      denominator: { target: UNPOOLED, connect: 'per-transaction' },
       minRatio: null,
     },
   ],
@@ -319,7 +343,7 @@ const E4: Scenario = {
   poolPercents: [25, 50, 75, 100],
   expectations: [
     {
-      when: { targets: ['rds-proxy', 'pgbouncer-transaction'] },
+      when: { target: MULTIPLEXING_POOL },
       outcome: 'succeeds',
       note: 'clients queue for the pool at every percent; a restart of the database (out of memory) breaks this',
     },
@@ -328,15 +352,15 @@ const E4: Scenario = {
     {
       id: 'pool50-vs-pool25',
       description: 'tps at pool 50 % relative to 25 %',
-      numerator: { targets: ['rds-proxy', 'pgbouncer-transaction'], poolPercent: 50 },
-      denominator: { targets: ['rds-proxy', 'pgbouncer-transaction'], poolPercent: 25 },
+      numerator: { target: MULTIPLEXING_POOL, poolPercent: 50 },
+      denominator: { target: MULTIPLEXING_POOL, poolPercent: 25 },
       minRatio: null,
     },
     {
       id: 'pool100-vs-pool25',
       description: 'tps at pool 100 % relative to 25 %',
-      numerator: { targets: ['rds-proxy', 'pgbouncer-transaction'], poolPercent: 100 },
-      denominator: { targets: ['rds-proxy', 'pgbouncer-transaction'], poolPercent: 25 },
+      numerator: { target: MULTIPLEXING_POOL, poolPercent: 100 },
+      denominator: { target: MULTIPLEXING_POOL, poolPercent: 25 },
       minRatio: null,
     },
   ],
@@ -354,16 +378,16 @@ const E5_COMPARISONS: readonly Comparison[] = [
   {
     id: 'pooler-churn-vs-direct-churn',
     description: 'with connection overhead (-C): PgBouncer ≥ 2 × direct tps',
-    numerator: { targets: ['pgbouncer-session', 'pgbouncer-transaction'], connect: 'per-transaction' },
-    denominator: { targets: ['direct'], connect: 'per-transaction' },
+    numerator: { target: PGBOUNCER, connect: 'per-transaction' },
+    denominator: { target: UNPOOLED, connect: 'per-transaction' },
     minRatio: 2,
     published: '> 750 tps through PgBouncer vs ≈ 200 direct at high clients',
   },
   {
     id: 'pooler-vs-direct-persistent',
     description: 'without connection overhead: PgBouncer relative to direct',
-    numerator: { targets: ['pgbouncer-session', 'pgbouncer-transaction'], connect: 'persistent' },
-    denominator: { targets: ['direct'], connect: 'persistent' },
+    numerator: { target: PGBOUNCER, connect: 'persistent' },
+    denominator: { target: UNPOOLED, connect: 'persistent' },
     minRatio: null,
     published: 'direct wins up to ≈ 200–300 clients',
   },
@@ -371,8 +395,8 @@ const E5_COMPARISONS: readonly Comparison[] = [
     id: 'rds-proxy-churn-vs-direct-churn',
     description:
       'with connection overhead (-C): RDS Proxy relative to direct (the cloud stand-in for the published PgBouncer)',
-    numerator: { targets: ['rds-proxy'], connect: 'per-transaction' },
-    denominator: { targets: ['direct'], connect: 'per-transaction' },
+    numerator: { target: RDS_PROXY, connect: 'per-transaction' },
+    denominator: { target: UNPOOLED, connect: 'per-transaction' },
     minRatio: null,
   },
 ];
@@ -462,7 +486,8 @@ const QUICK_E3: Scenario = {
 const SMOKE_PREPARED: Scenario = {
   ...QUICK_E1,
   name: 'smoke-prepared',
-  title: 'Prepared protocol through the transaction pool fails, simple succeeds',
+  title:
+    'Prepared protocol through a transaction pool: fails with max_prepared_statements = 0 (and on PgBouncer < 1.21), succeeds with it on; simple succeeds',
   clients: [5],
   protocols: ['prepared', 'simple'],
   durationSec: 3,

@@ -2,7 +2,7 @@
  * Suite expansion (pure): scenario matrices → ordered steps with stable, human-readable ids.
  *
  * Rules (docs/suite.md repeats them):
- * - Step id: `<scenario>/<target name>/c<clients>/<protocol>/<connect>[/pool<percent>]/r<repetition>`,
+ * - Step id: `<scenario>/<target name>/c<clients>/<protocol>/<connect>[/ps-<off|on>][/pool<percent>]/r<repetition>`,
  *   e.g. `e1/pgbouncer-transaction/c60/prepared/persistent/r1`. Same inputs → same ids.
  * - Clients resolve to the SAME number for every target of a cell, so direct and pooled compare:
  *   `{times, of: 'maxConnections'}` uses the server's max_connections (the direct target's, else
@@ -14,7 +14,11 @@
  * - A scenario's target kind with no target present is skipped; `rds-proxy` expands to every
  *   named proxy given. Target names must be unique.
  * - Pool-percent sweeps apply to pooled targets only; direct runs once per cell (poolPercent null).
- * - Order: scenario → pool percent → repetition → clients → protocol → connect → target.
+ * - Prepared-statement sweeps (`scenario.preparedStatements`) apply to targets whose descriptor can
+ *   switch the support (PgBouncer transaction pools): one step per mode, `ps-off` / `ps-on`. A mode
+ *   the target's version cannot run is still planned, with `unavailable` saying why; the engine
+ *   records it as not available instead of running it. Expectations match the step's descriptor.
+ * - Order: scenario → pool percent → repetition → clients → protocol → connect → target → mode.
  */
 import { UsageError } from '../core/errors';
 import type {
@@ -27,10 +31,23 @@ import type {
   Suite,
 } from './catalog';
 import { scriptLabel, validateScenario } from './catalog';
-import type { ErrorClass, Outcome, StepParams, TargetKind, TargetRef } from './types';
+import {
+  fallbackDescriptor,
+  matchesTarget,
+  selectTargets,
+  withPreparedStatements,
+  type PreparedStatementsMode,
+  type TargetDescriptor,
+} from './targets';
+import type { ErrorClass, Outcome, StepParams, TargetRef } from './types';
 
 export interface TargetCapacity {
   readonly ref: TargetRef;
+  /**
+   * What the target is and can do, as probed at run time (lib/suite/targets.ts). Absent: from the
+   * kind alone, version unknown (`fallbackDescriptor`).
+   */
+  readonly descriptor?: TargetDescriptor;
   /** max_connections of the server behind the target. */
   readonly maxConnections: number;
   /** Server connections of the pool (pooled targets), null for direct. */
@@ -50,6 +67,10 @@ export interface PlannedStep {
   readonly scenario: string;
   readonly experiment: ExperimentId;
   readonly target: TargetRef;
+  /** The target as this step runs it (the prepared-statement dimension applied). */
+  readonly descriptor: TargetDescriptor;
+  /** Why this cell cannot run on this target (`not available on PgBouncer 1.18 (needs ≥ 1.21)`); null runs. */
+  readonly unavailable: string | null;
   readonly params: StepParams;
   readonly expectation: StepExpectation;
   readonly script: ScriptSpec;
@@ -77,16 +98,6 @@ export interface ExpandOptions {
 const TPS_BOUND_PER_CLIENT = 4000;
 const TPS_BOUND_TOTAL = 100000;
 const DEFAULT_MAX_LOG_LINES = 1_000_000;
-
-const POOLED_KINDS: ReadonlySet<TargetKind> = new Set<TargetKind>([
-  'rds-proxy',
-  'pgbouncer-transaction',
-  'pgbouncer-session',
-]);
-
-export function isPooled(kind: TargetKind): boolean {
-  return POOLED_KINDS.has(kind);
-}
 
 export function maxConnectionsBand(clients: number, maxConnections: number): MaxConnectionsBand {
   if (clients > maxConnections) return 'above';
@@ -132,7 +143,7 @@ function timeoutSecFor(
 function matchExpectation(
   scenario: Scenario,
   cell: {
-    kind: TargetKind;
+    descriptor: TargetDescriptor;
     protocol: StepParams['protocol'];
     connect: StepParams['connect'];
     clients: number;
@@ -142,7 +153,7 @@ function matchExpectation(
 ): StepExpectation {
   for (const rule of scenario.expectations) {
     const w = rule.when;
-    if (w.targets && !w.targets.includes(cell.kind)) continue;
+    if (!matchesTarget(cell.descriptor, w.target)) continue;
     if (w.protocols && !w.protocols.includes(cell.protocol)) continue;
     if (w.connects && !w.connects.includes(cell.connect)) continue;
     if (w.maxConnectionsBand && !w.maxConnectionsBand.includes(cell.band)) continue;
@@ -171,11 +182,17 @@ function scaled(value: number | undefined, factor: number): number | null {
   return Math.max(1, Math.round(value * factor));
 }
 
-function expandScenario(
+type Described = TargetCapacity & { readonly descriptor: TargetDescriptor };
+
+export function expandScenario(
   scenario: Scenario,
-  targets: readonly TargetCapacity[],
+  given: readonly TargetCapacity[],
   opts: ExpandOptions = {},
 ): PlannedStep[] {
+  const targets: Described[] = given.map((t) => ({
+    ...t,
+    descriptor: t.descriptor ?? fallbackDescriptor(t.ref),
+  }));
   const problems = validateScenario(scenario);
   if (problems.length > 0) throw new UsageError(`invalid scenario: ${problems.join('; ')}`);
   const names = targets.map((t) => t.ref.name);
@@ -183,11 +200,11 @@ function expandScenario(
   if (dup !== undefined) throw new UsageError(`target names must be unique; "${dup}" appears twice`);
   if (targets.length === 0) return [];
 
-  const present = scenario.targets.flatMap((kind) => targets.filter((t) => t.ref.kind === kind));
+  const present = selectTargets(scenario.targets, targets);
   if (present.length === 0) return [];
-  const direct = targets.find((t) => t.ref.kind === 'direct');
+  const direct = targets.find((t) => !t.descriptor.capabilities.pooled);
   const serverMax = direct?.maxConnections ?? Math.min(...targets.map((t) => t.maxConnections));
-  const pooledPresent = present.filter((t) => isPooled(t.ref.kind));
+  const pooledPresent = present.filter((t) => t.descriptor.capabilities.pooled);
   const knownPools = pooledPresent.map((t) => t.poolSize).filter((p): p is number => p !== null);
   const configuredPool = knownPools.length > 0 ? Math.min(...knownPools) : null;
 
@@ -212,8 +229,8 @@ function expandScenario(
       for (const clients of clientCounts) {
         for (const protocol of scenario.protocols) {
           for (const connect of scenario.connects) {
-            for (const target of present) {
-              const pooled = isPooled(target.ref.kind);
+            for (const { target, ps, descriptor, unavailable } of withDimension(scenario, present)) {
+              const pooled = target.descriptor.capabilities.pooled;
               // direct does not depend on the pool: once per cell, in the first sweep group
               if (!pooled && sweepIndex > 0) continue;
               const stepPercent = pooled ? percent : null;
@@ -230,6 +247,7 @@ function expandScenario(
                 `c${clients}`,
                 protocol,
                 connect,
+                ...(ps !== null ? [`ps-${ps}`] : []),
                 ...(stepPercent !== null ? [`pool${stepPercent}`] : []),
                 `r${rep}`,
               ].join('/');
@@ -238,6 +256,8 @@ function expandScenario(
                 scenario: scenario.name,
                 experiment: scenario.experiment,
                 target: target.ref,
+                descriptor,
+                unavailable,
                 params: {
                   clients,
                   jobs: Math.min(scenario.jobs, clients),
@@ -250,9 +270,10 @@ function expandScenario(
                   scale: scenario.scale,
                   poolPercent: stepPercent,
                   repetition: rep,
+                  ...(ps !== null ? { preparedStatements: ps } : {}),
                 },
                 expectation: matchExpectation(scenario, {
-                  kind: target.ref.kind,
+                  descriptor,
                   protocol,
                   connect,
                   clients,
@@ -274,6 +295,31 @@ function expandScenario(
     }
   });
   return steps;
+}
+
+/**
+ * The targets of one cell: each target once, or — in a scenario that sweeps prepared-statement
+ * support — a target that can switch it once per mode, with its descriptor as that step runs it.
+ */
+function withDimension(
+  scenario: Scenario,
+  present: readonly Described[],
+): Array<{
+  target: Described;
+  ps: PreparedStatementsMode | null;
+  descriptor: TargetDescriptor;
+  unavailable: string | null;
+}> {
+  const modes = scenario.preparedStatements ?? [];
+  return present.flatMap((target) => {
+    if (modes.length === 0 || target.descriptor.capabilities.preparedStatementsSwitch === null)
+      return [{ target, ps: null, descriptor: target.descriptor, unavailable: null }];
+    return modes.map((ps: PreparedStatementsMode | null) => ({
+      target,
+      ps,
+      ...withPreparedStatements(target.descriptor, ps ?? 'off'),
+    }));
+  });
 }
 
 export function expandSuite(

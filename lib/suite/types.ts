@@ -4,6 +4,7 @@
  *
  * Run directory layout (local `runs/<runId>/`, cloud `s3://<bucket>/runs/<runId>/`):
  *   manifest.json                  RunManifest
+ *   plan.json                      RunPlan (lib/suite/plan.ts): the expanded suite, stored once
  *   steps/<stepFile>.json          StepRecord (stepFile = stepFileName(stepId))
  *   steps/<stepFile>.stdout        raw pgbench stdout
  *   steps/<stepFile>.stderr        raw pgbench stderr (progress lines and errors)
@@ -20,7 +21,10 @@
 
 export const RESULT_SCHEMA_VERSION = 1 as const;
 
-/** What a step talks to. `rds-proxy` is each named proxy of a lab; pgbouncer-* are local. */
+/**
+ * What a step talks to. `rds-proxy` is each named proxy of a lab; pgbouncer-* are local. What a
+ * kind is and can do lives in the registry (lib/suite/targets.ts), the only module that reads it.
+ */
 export type TargetKind = 'direct' | 'rds-proxy' | 'pgbouncer-transaction' | 'pgbouncer-session';
 
 /** A concrete target in a run: kind plus a name (`direct`, the proxy's name, `pgbouncer-transaction`...). */
@@ -137,7 +141,15 @@ export interface StepParams {
   /** Pool size as % of max_connections for pooled targets (RDS Proxy MaxConnectionsPercent / PgBouncer pool). */
   readonly poolPercent: number | null;
   readonly repetition: number;
+  /**
+   * The pooler's prepared-statement support for this step (PgBouncer transaction pools in scenarios
+   * that sweep it): `off` = max_prepared_statements 0, `on` = 200. Absent/null: not swept.
+   */
+  readonly preparedStatements?: PreparedStatementsMode | null;
 }
+
+/** Prepared-statement support as a step dimension (lib/suite/targets.ts). */
+export type PreparedStatementsMode = 'off' | 'on';
 
 export type Outcome = 'succeeds' | 'refused' | 'errors' | 'any';
 
@@ -156,7 +168,8 @@ export interface Verdict {
  */
 export type StepStatus =
   | 'completed' // pgbench ran and exited (any exit code)
-  | 'timeout'; // killed by the harness
+  | 'timeout' // killed by the harness
+  | 'not-available'; // the target cannot run this cell (PgBouncer 1.18 has no max_prepared_statements); not judged
 
 export interface StepRecord {
   readonly schemaVersion: typeof RESULT_SCHEMA_VERSION;
@@ -196,6 +209,11 @@ export interface RunEnvironment {
   readonly pgbenchVersion: string | null;
   readonly poolerVersion: string | null;
   readonly cpus: number | null;
+  /**
+   * The pooler's max_prepared_statements at start (PgBouncer ≥ 1.21); null when it has none
+   * (PgBouncer < 1.21, RDS Proxy). Steps that sweep it record theirs in the plan's descriptors.
+   */
+  readonly maxPreparedStatements?: number | null;
 }
 
 /** A scenario-level comparison verdict (suite/verdict judgeScenario), kept in the manifest. */

@@ -14,6 +14,7 @@
  */
 import type { Comparison, CellSelector, Scenario } from './catalog';
 import type { PlannedStep, StepExpectation } from './expand';
+import { fallbackDescriptor, matchesTarget, type TargetDescriptor } from './targets';
 import type { ErrorClass, StepMeasurement, StepRecord, StepStatus, Verdict } from './types';
 
 export function describeExpectation(e: StepExpectation): string {
@@ -27,7 +28,8 @@ function describeErrors(m: StepMeasurement): string {
   return m.errors.map((e) => `${e.class} ×${e.count}`).join(', ');
 }
 
-function describeObserved(status: StepStatus, m: StepMeasurement | null): string {
+export function describeObserved(status: StepStatus, m: StepMeasurement | null): string {
+  if (status === 'not-available') return 'not available on this target';
   if (status === 'timeout') return `timed out${m ? ` (${describeErrors(m)})` : ''}`;
   if (!m) return 'no result';
   const tps = m.tps === null ? 'tps unknown' : `${m.tps.toFixed(1)} tps`;
@@ -46,6 +48,7 @@ export function judgeStep(step: PlannedStep, status: StepStatus, m: StepMeasurem
   const expected = describeExpectation(e);
   const observed = describeObserved(status, m);
   let held: boolean | null;
+  if (status === 'not-available') return { expected, observed: step.unavailable ?? observed, held: null };
   if (e.outcome === 'any') held = null;
   else if (status === 'timeout') held = e.outcome === 'errors' && e.errorClasses.includes('timeout');
   else {
@@ -118,8 +121,11 @@ export function summarizeRepetitions(values: readonly number[]): RepetitionSumma
   return { best: v[n - 1]!, median, worst: v[0]!, n };
 }
 
-function selects(sel: CellSelector, r: StepRecord): boolean {
-  if (!sel.targets.includes(r.target.kind)) return false;
+/** The descriptor a step record ran against (from the run's plan). */
+export type DescriptorOf = (r: StepRecord) => TargetDescriptor;
+
+function selects(sel: CellSelector, r: StepRecord, describe: DescriptorOf): boolean {
+  if (!matchesTarget(describe(r), sel.target)) return false;
   if (sel.connect !== undefined && r.params.connect !== sel.connect) return false;
   if (sel.protocol !== undefined && r.params.protocol !== sel.protocol) return false;
   if (sel.poolPercent !== undefined && r.params.poolPercent !== sel.poolPercent) return false;
@@ -131,7 +137,10 @@ function cellKey(c: Comparison, r: StepRecord): string {
   if (c.numerator.protocol === undefined && c.denominator.protocol === undefined)
     parts.push(r.params.protocol);
   if (c.numerator.connect === undefined && c.denominator.connect === undefined) parts.push(r.params.connect);
-  const bothPooled = [...c.numerator.targets, ...c.denominator.targets].every((k) => k !== 'direct');
+  if (r.params.preparedStatements != null) parts.push(`ps-${r.params.preparedStatements}`);
+  const bothPooled = [c.numerator.target, c.denominator.target].every(
+    (m) => m.pooled === true || (m.pooler !== undefined && !m.pooler.includes('none')),
+  );
   if (
     bothPooled &&
     c.numerator.poolPercent === undefined &&
@@ -154,10 +163,11 @@ function medians(
   c: Comparison,
   sel: CellSelector,
   records: readonly StepRecord[],
+  describe: DescriptorOf,
 ): Map<string, Map<string, number | null>> {
   const values = new Map<string, Map<string, number[]>>();
   for (const r of records) {
-    if (!selects(sel, r)) continue;
+    if (r.status === 'not-available' || !selects(sel, r, describe)) continue;
     const byCell = values.get(r.target.name) ?? new Map<string, number[]>();
     values.set(r.target.name, byCell);
     const key = cellKey(c, r);
@@ -177,12 +187,17 @@ function medians(
  * both sides, median tps ratio vs minRatio. A cell without a complete run on one side cannot show
  * the finding: held false when a ratio was required, null otherwise.
  */
-export function judgeScenario(scenario: Scenario, records: readonly StepRecord[]): Verdict[] {
+export function judgeScenario(
+  scenario: Scenario,
+  records: readonly StepRecord[],
+  /** The plan's descriptors; absent: from the kind alone (runs without a plan). */
+  describe: DescriptorOf = (r) => fallbackDescriptor(r.target),
+): Verdict[] {
   const mine = records.filter((r) => r.scenario === scenario.name);
   const verdicts: Verdict[] = [];
   for (const c of scenario.comparisons ?? []) {
-    const num = medians(c, c.numerator, mine);
-    const den = medians(c, c.denominator, mine);
+    const num = medians(c, c.numerator, mine, describe);
+    const den = medians(c, c.denominator, mine, describe);
     const expected =
       c.minRatio === null
         ? `${c.description} (reported, not judged)`
@@ -214,4 +229,38 @@ export function judgeScenario(scenario: Scenario, records: readonly StepRecord[]
     }
   }
   return verdicts;
+}
+
+/** Held / broke / informational over a run's step verdicts and judged scenario comparisons. */
+export interface VerdictTotals {
+  readonly held: number;
+  readonly broke: number;
+  readonly informational: number;
+  /** Of those, scenario comparisons (so "N verdicts" can say how many were comparisons). */
+  readonly comparisonsBroke: number;
+}
+
+/**
+ * The one place verdicts are totted up, for `proxylab local`, `proxylab run`, status and the
+ * report: every step verdict plus every judged scenario comparison.
+ */
+export function verdictTotals(
+  records: ReadonlyArray<{ readonly verdict: Verdict }>,
+  comparisons: readonly Verdict[],
+): VerdictTotals {
+  const all = [...records.map((r) => r.verdict), ...comparisons];
+  return {
+    held: all.filter((v) => v.held === true).length,
+    broke: all.filter((v) => v.held === false).length,
+    informational: all.filter((v) => v.held === null).length,
+    comparisonsBroke: comparisons.filter((v) => v.held === false).length,
+  };
+}
+
+/**
+ * Exit code of a run command: 0 only when the run completed and no step verdict or judged
+ * comparison broke; 1 when something broke (or the run did not complete). Same rule local and cloud.
+ */
+export function runExitCode(completed: boolean, totals: VerdictTotals): 0 | 1 {
+  return completed && totals.broke === 0 ? 0 : 1;
 }

@@ -4,6 +4,7 @@
  * the run ends (`--detach` returns at once). Runner 0 invokes the metrics collector at the end.
  */
 import type { Command } from 'commander';
+import { runExitCode } from '../../lib/suite/verdict';
 import { UsageError } from '../../lib/core/errors';
 import { createAwsClients, requireRegion } from '../../lib/cloud/clients';
 import {
@@ -165,9 +166,10 @@ export function register(program: Command): void {
       });
       const counts = await verdictCounts(clients.s3, outputs.resultsBucketName, runId);
       process.stdout.write(
-        `run ${runId} ${progress.status} in ${formatDuration(progress.elapsedSec)}: ${counts.held} verdicts held, ${counts.broken} broken, ${counts.informational} informational.\n` +
+        `run ${runId} ${progress.status} in ${formatDuration(progress.elapsedSec)}: ${counts.held} verdicts held, ${counts.broke} broken (${counts.comparisonsBroke} of them scenario comparisons), ${counts.informational} informational.\n` +
           `Fetch it: npx proxylab fetch ${runId} --lab ${flags.lab}\n`,
       );
-      if (progress.status !== 'completed' || counts.broken > 0) process.exitCode = 1;
+      // The same rule as `proxylab local`: step verdicts and judged comparisons (lib/suite/verdict.ts).
+      if (runExitCode(progress.status === 'completed', counts) !== 0) process.exitCode = 1;
     });
 }

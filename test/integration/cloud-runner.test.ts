@@ -15,7 +15,10 @@ import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client }
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { bundleRunner } from '../../lib/constructs/runner-bundle';
 import { BENCH_DB, BENCH_USER } from '../../lib/local/postgres';
+import { followRun, verdictCounts } from '../../lib/cloud/operator';
+import { planSchema } from '../../lib/suite/schemas';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
+import { runExitCode, type VerdictTotals } from '../../lib/suite/verdict';
 import { spawnCli, startLocalStack, type LocalStack } from '../helpers/local-stack';
 import { motoClientConfig, motoEnv, startMoto, type MotoServer } from '../helpers/moto';
 
@@ -38,7 +41,12 @@ interface Proc {
 }
 
 /** Run the bundled runner; `killAfter` sends SIGTERM once stdout matches it. */
-function runRunner(extra: readonly string[], killAfter: RegExp | null = null, runId = RUN_ID): Promise<Proc> {
+function runRunner(
+  extra: readonly string[],
+  killAfter: RegExp | null = null,
+  runId = RUN_ID,
+  proxyPort: number = stack.pgbouncer.port,
+): Promise<Proc> {
   const args = [
     runnerJs,
     '--run-id',
@@ -53,7 +61,7 @@ function runRunner(extra: readonly string[], killAfter: RegExp | null = null, ru
     `127.0.0.1:${stack.postgres.port}`,
     // PgBouncer's transaction pool stands in for a proxy; 25/12 is its pool as a % of max_connections
     '--proxies',
-    `pgbouncer-transaction=127.0.0.1:${stack.pgbouncer.port}#25/12`,
+    `pgbouncer-transaction=127.0.0.1:${proxyPort}#25/12`,
     '--proxy-target-kind',
     'pgbouncer-transaction',
     '--sslmode',
@@ -155,7 +163,7 @@ describe('runner → moto S3, killed and resumed, fetched like a local run', () 
 
   test('SIGTERM after two steps keeps exactly the finished steps in S3', async () => {
     // WHEN the runner is killed right after its second step ended
-    first = await runRunner([], /\[2\/\d+\] \S+: (completed|timeout)/);
+    first = await runRunner([], /\[2\/\d+\] \S+: (completed|timeout|not-available)/);
     // THEN it stopped on the signal, cleanly, with the two finished steps written
     expect(first.stderr).toContain('SIGTERM: stopping');
     expect(first.code).toBe(1);
@@ -279,6 +287,19 @@ describe('two runner processes split every step through the S3 barrier (moto)', 
     const manifest = JSON.parse(await s3Text(`runs/${fleetRun}/manifest.json`)) as RunManifest;
     expect(manifest.status).toBe('completed');
     expect(steps.map((s) => s.stepId).sort()).toEqual([...manifest.stepIds].sort());
+    // plan.json, written once by runner 0: every step with its target descriptor and both shares
+    const plan = planSchema.parse(JSON.parse(await s3Text(`runs/${fleetRun}/plan.json`)));
+    expect(plan.steps.map((s) => s.stepId)).toEqual(manifest.stepIds);
+    expect(plan.runnerCount).toBe(2);
+    for (const s of plan.steps) {
+      expect(s.descriptor.name).toBe(s.target.name);
+      expect(s.shares.map((x) => x.runnerIndex)).toEqual([0, 1]);
+      expect(s.shares.reduce((a, x) => a + x.clients, 0)).toBe(s.params.clients);
+    }
+    expect(JSON.stringify(plan)).not.toContain(PASSWORD);
+    // `proxylab run`'s own code path on what the runners left in S3: every verdict held → exit 0
+    const totals = await operatorVerdict(fleetRun);
+    expect(totals).toMatchObject({ broke: 0, comparisonsBroke: 0, exit: 0 });
     // the churn comparison (pooled -C faster than direct -C), judged on the merged records, held
     expect(manifest.scenarioVerdicts?.map((v) => [v.scenario, v.held])).toEqual([['smoke-churn', true]]);
     for (const step of steps) {
@@ -306,5 +327,47 @@ describe('two runner processes split every step through the S3 barrier (moto)', 
       ) as { startAt: string };
       expect(step.startedAt).toBe(plan.startAt);
     }
+  }, 150_000);
+});
+
+/** What `proxylab run` does once its runners ended: follow the manifest, count verdicts, decide the exit code. */
+async function operatorVerdict(runId: string): Promise<VerdictTotals & { exit: number }> {
+  const progress = await followRun({
+    s3,
+    ssm: null,
+    bucket: BUCKET,
+    runId,
+    sent: [],
+    since: new Date(0),
+    pollMs: 100,
+    print: () => undefined,
+    sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+    now: () => new Date(),
+  });
+  const totals = await verdictCounts(s3, BUCKET, runId);
+  return { ...totals, exit: runExitCode(progress.status === 'completed', totals) };
+}
+
+describe('two runners where a scenario comparison breaks: proxylab run exits 1', () => {
+  test('the "pooler" is the server itself, so -C through it is no faster than -C direct', async () => {
+    // GIVEN a fleet whose proxy endpoint is PostgreSQL itself (no pooling): the churn comparison
+    // "-C through PgBouncer ≥ 3 × -C direct" cannot hold
+    const runId = 'cloud-it-fleet-broken';
+    const common = ['--runner-count', '2', '--start-at', new Date().toISOString()];
+    const [r0, r1] = await Promise.all([
+      runRunner([...common, '--runner-index', '0'], null, runId, stack.postgres.port),
+      runRunner([...common, '--runner-index', '1'], null, runId, stack.postgres.port),
+    ]);
+    // the runners completed (runner 0 exits 1: its merged verdicts broke)
+    const manifest = JSON.parse(await s3Text(`runs/${runId}/manifest.json`)) as RunManifest;
+    expect(manifest.status).toBe('completed');
+    expect([r0.code, r1.code]).toEqual([1, 0]);
+    const churn = manifest.scenarioVerdicts?.find((v) => v.scenario === 'smoke-churn');
+    expect(churn?.held).toBe(false);
+    // WHEN `proxylab run` concludes through the operator code path
+    const totals = await operatorVerdict(runId);
+    // THEN the broken comparison is counted and the exit code is 1
+    expect(totals.comparisonsBroke).toBeGreaterThanOrEqual(1);
+    expect(totals.exit).toBe(1);
   }, 150_000);
 });

@@ -2,7 +2,8 @@
  * `proxylab local --suite smoke` end to end, through the real CLI, against real PostgreSQL and
  * PgBouncer: the three findings read back from the run directory, the documented files and fields,
  * nothing left running, and a run interrupted with SIGINT that keeps its finished steps and
- * resumes under the same --run-id without repeating them.
+ * resumes under the same --run-id without repeating them. Run on Debian's PgBouncer 1.18 and on
+ * PgBouncer 1.25.2 (../shared/tools; PROXYLAB_PGBOUNCER_1_25 overrides; absent = a failing test).
  */
 import { expect } from '@jest/globals';
 import * as fs from 'node:fs';
@@ -10,11 +11,13 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { MetricsFile, RunManifest, StepRecord } from '../../lib/suite/types';
 import { stepFileName } from '../../lib/suite/types';
+import { planSchema } from '../../lib/suite/schemas';
 import { assertStackGone, parseStackLine, spawnCli, type StackLine } from '../helpers/local-stack';
+import { pathWithPgbouncer, pgbouncer125 } from '../helpers/pgbouncer-versions';
 
 const STEP = {
-  preparedViaTx: 'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/r1',
-  simpleViaTx: 'smoke-prepared/pgbouncer-transaction/c5/simple/persistent/r1',
+  preparedViaTx: 'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/ps-off/r1',
+  simpleViaTx: 'smoke-prepared/pgbouncer-transaction/c5/simple/persistent/ps-off/r1',
   directAboveMax: 'smoke-max-connections/direct/c60/simple/persistent/r1',
   pooledAboveMax: 'smoke-max-connections/pgbouncer-transaction/c60/simple/persistent/r1',
   churnDirect: 'smoke-churn/direct/c5/simple/per-transaction/r1',
@@ -123,9 +126,12 @@ describe('proxylab local --suite smoke', () => {
       suite: 'smoke',
       mode: 'local',
       status: 'completed',
-      stepsCompleted: 6,
+      // 6 measured steps + the 2 max_prepared_statements-on cells PgBouncer 1.18 records as not available
+      stepsCompleted: 8,
     });
-    expect(m.stepIds).toEqual(Object.values(STEP));
+    // the measured steps, plus the ps-on cells PgBouncer 1.18 cannot run (recorded as not available)
+    expect(m.stepIds.filter((id) => !id.includes('/ps-on/'))).toEqual(Object.values(STEP));
+    expect(m.stepIds.filter((id) => id.includes('/ps-on/'))).toHaveLength(2);
     expect(m.environment.maxConnections).toBe(40);
     expect(m.environment.serverVersion).toMatch(/^\d+\.\d+/);
     expect(m.environment.pgbenchVersion).toMatch(/^\d+\.\d+/);
@@ -242,7 +248,7 @@ describe('proxylab local interrupted with SIGINT', () => {
     // GIVEN a smoke run interrupted after its first two steps
     const args = ['local', '--suite', 'smoke', '--out', outDir, '--run-id', 'smoke-int', '--no-install'];
     const first = spawnCli(args);
-    await first.waitForStdout(/\[2\/6\] smoke-prepared\/pgbouncer-transaction\/c5\/simple\S* +\d/, 60_000);
+    await first.waitForStdout(/\[3\/8\] smoke-prepared\/pgbouncer-transaction\/c5\/simple\S* +\d/, 60_000);
     first.child.kill('SIGINT');
     const code = await first.exit;
     const runDir = path.join(outDir, 'smoke-int');
@@ -252,7 +258,7 @@ describe('proxylab local interrupted with SIGINT', () => {
     const m = readJson<RunManifest>(path.join(runDir, 'manifest.json'));
     expect(m.status).toBe('interrupted');
     expect(m.stepsCompleted).toBeGreaterThanOrEqual(2);
-    expect(m.stepsCompleted).toBeLessThan(6);
+    expect(m.stepsCompleted).toBeLessThan(8);
     const kept = m.stepIds.slice(0, m.stepsCompleted);
     const keptStart = new Map(kept.map((id) => [id, step(runDir, id).startedAt]));
     await assertStackGone(parseStackLine(first.stdout())!);
@@ -266,14 +272,14 @@ describe('proxylab local interrupted with SIGINT', () => {
 
     // THEN it resumed: the kept steps were not repeated, the rest ran, every verdict held
     expect(code2).toBe(0);
-    expect(second.stdout()).toContain(`Resuming run smoke-int: ${m.stepsCompleted} of 6 steps already done.`);
+    expect(second.stdout()).toContain(`Resuming run smoke-int: ${m.stepsCompleted} of 8 steps already done.`);
     for (const id of kept) {
-      expect(second.stdout()).not.toContain(`> [${m.stepIds.indexOf(id) + 1}/6] ${id}`);
+      expect(second.stdout()).not.toContain(`> [${m.stepIds.indexOf(id) + 1}/8] ${id}`);
       expect(step(runDir, id).startedAt).toBe(keptStart.get(id));
     }
     const m2 = readJson<RunManifest>(path.join(runDir, 'manifest.json'));
     expect(m2.status).toBe('completed');
-    expect(m2.stepsCompleted).toBe(6);
+    expect(m2.stepsCompleted).toBe(8);
     expect(m2.startedAt).toBe(m.startedAt);
     await assertStackGone(parseStackLine(second.stdout())!);
   }, 110_000);
@@ -290,7 +296,7 @@ describe('proxylab local interrupted with SIGINT', () => {
       'smoke-pipe',
       '--no-install',
     ]);
-    await run.waitForStdout(/> \[1\/6\]/, 60_000);
+    await run.waitForStdout(/> \[1\/8\]/, 60_000);
     const stackLine = parseStackLine(run.stdout());
     run.child.stdout!.destroy();
     // THEN
@@ -299,7 +305,90 @@ describe('proxylab local interrupted with SIGINT', () => {
     expect(code).toBe(141);
     const m = readJson<RunManifest>(path.join(outDir, 'smoke-pipe', 'manifest.json'));
     expect(m.status).toBe('interrupted');
-    expect(m.stepsCompleted).toBeLessThan(6);
+    expect(m.stepsCompleted).toBeLessThan(8);
     await assertStackGone(stackLine!);
   }, 90_000);
+});
+
+describe('on PgBouncer 1.18 (Debian): the max_prepared_statements-on cells are not available, not broken', () => {
+  test('plan.json lists every step with its descriptor; the ps-on cells are recorded as not available', () => {
+    const runDir = path.join(outDir, 'smoke-e2e');
+    const plan = planSchema.parse(readJson(path.join(runDir, 'plan.json')));
+    const manifest = readJson<RunManifest>(path.join(runDir, 'manifest.json'));
+    expect(plan.steps.map((s) => s.stepId)).toEqual(manifest.stepIds);
+    expect(plan.environment.poolerVersion).toMatch(/^1\.18/);
+    expect(manifest.environment.maxPreparedStatements).toBeNull();
+    const on = plan.steps.filter((s) => s.params.preparedStatements === 'on');
+    expect(on.length).toBe(2);
+    for (const s of on) {
+      expect(s.unavailable).toMatch(/^not available on PgBouncer 1\.18\.\d+ \(needs ≥ 1\.21\)$/);
+      const rec = step(runDir, s.stepId);
+      expect([rec.status, rec.verdict.held]).toEqual(['not-available', null]);
+    }
+  });
+});
+
+describe('proxylab local --suite smoke on PgBouncer 1.25.2', () => {
+  let runDir: string;
+  let exitCode: number | null;
+  let stdout: string;
+
+  beforeAll(async () => {
+    const bin = pgbouncer125('test/integration/local-smoke.test.ts ("on PgBouncer 1.25.2")');
+    const run = spawnCli(
+      ['local', '--suite', 'smoke', '--out', outDir, '--run-id', 'smoke-125', '--no-install'],
+      pathWithPgbouncer(bin),
+    );
+    exitCode = await run.exit;
+    stdout = run.stdout();
+    runDir = path.join(outDir, 'smoke-125');
+    if (exitCode !== 0) process.stderr.write(`proxylab local output:\n${stdout}\n${run.stderr()}\n`);
+    expect(parseStackLine(stdout)).not.toBeNull();
+    await assertStackGone(parseStackLine(stdout) as StackLine);
+  }, 110_000);
+
+  test('exits 0 with every verdict held', () => {
+    expect(exitCode).toBe(0);
+    expect(stdout).toMatch(/All verdicts held: \d+ held, 0 broke/);
+  });
+
+  test('prepared through the transaction pool fails with max_prepared_statements = 0 and succeeds with it on', () => {
+    const off = step(runDir, 'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/ps-off/r1');
+    const on = step(runDir, 'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/ps-on/r1');
+    const prepared = (r: StepRecord) =>
+      (r.result?.errors ?? [])
+        .filter((e) => PREPARED_CLASSES.includes(e.class))
+        .reduce((n, e) => n + e.count, 0);
+    expect(prepared(off)).toBeGreaterThan(0);
+    expect(off.verdict).toMatchObject({ held: true });
+    expect(on.result).toMatchObject({ complete: true, abortedClients: 0, errors: [] });
+    expect(on.result?.tps).toBeGreaterThan(0);
+    expect(on.verdict).toMatchObject({ expected: 'succeeds', held: true });
+  });
+
+  test('the environment, plan and report state the pooler version and its prepared-statement setting', () => {
+    const manifest = readJson<RunManifest>(path.join(runDir, 'manifest.json'));
+    expect(manifest.environment).toMatchObject({ poolerVersion: '1.25.2', maxPreparedStatements: 200 });
+    const plan = planSchema.parse(readJson(path.join(runDir, 'plan.json')));
+    const cell = (ps: 'off' | 'on') =>
+      plan.steps.find(
+        (s) =>
+          s.scenario === 'smoke-prepared' &&
+          s.params.protocol === 'prepared' &&
+          s.params.preparedStatements === ps,
+      )?.descriptor;
+    expect(cell('off')).toMatchObject({
+      version: '1.25.2',
+      settings: { maxPreparedStatements: 0 },
+      capabilities: { multiplexes: true, carriesPreparedStatements: 'no' },
+    });
+    expect(cell('on')).toMatchObject({
+      settings: { maxPreparedStatements: 200 },
+      capabilities: { carriesPreparedStatements: 'yes' },
+    });
+    const summary = fs.readFileSync(path.join(runDir, 'summary.md'), 'utf8');
+    expect(summary).toContain('A local PgBouncer 1.25.2 stands in for RDS Proxy');
+    expect(summary).toContain('max_prepared_statements 200 at start');
+    expect(summary).toMatch(/pgbouncer-transaction \(max_prepared_statements on\)/);
+  });
 });

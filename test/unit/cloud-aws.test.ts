@@ -38,6 +38,7 @@ import { buildRunCommands, sendRunCommands } from '../../lib/cloud/ssm';
 import { computeProgress } from '../../lib/cloud/runs';
 import type { Clock } from '../../lib/engine/ports';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
+import { manifestWith, stepRecordWith } from '../helpers/run-files';
 import { s3BodyText } from '../helpers/s3-body';
 
 const s3Mock = mockClient(S3Client);
@@ -136,7 +137,7 @@ describe('S3ResultSink', () => {
 
   test('completedStepIds follows ListObjectsV2 pages and maps files back to ids through the manifest', async () => {
     // GIVEN two pages of keys, one step unknown to the manifest (read from its JSON)
-    const manifest = { runId: 'run-1', stepIds: ['a/b/r1', 'a/c/r1'] } as unknown as RunManifest;
+    const manifest = manifestWith({ runId: 'run-1', stepIds: ['a/b/r1', 'a/c/r1'] });
     s3Mock
       .on(ListObjectsV2Command, { Prefix: 'runs/run-1/steps/' })
       .resolvesOnce({
@@ -153,7 +154,7 @@ describe('S3ResultSink', () => {
       .resolves({ Body: body(JSON.stringify(manifest)) } as never);
     s3Mock
       .on(GetObjectCommand, { Key: 'runs/run-1/steps/old_r9.json' })
-      .resolves({ Body: body(JSON.stringify({ stepId: 'old/r9' })) } as never);
+      .resolves({ Body: body(JSON.stringify(stepRecordWith({ stepId: 'old/r9' }))) } as never);
     const sink = new S3ResultSink(new S3Client({ region: 'us-east-1' }), 'bucket-1', 'run-1');
     // WHEN
     const done = await sink.completedStepIds();

@@ -16,11 +16,15 @@ import {
   retainedOnDestroy,
   runnerArgsFromOutputs,
   teardownCommand,
+  verdictCounts,
 } from '../../lib/cloud/operator';
+import { runExitCode } from '../../lib/suite/verdict';
 import type { LabOutputs } from '../../lib/cloud/outputs';
 import { parseRunnerArgv, runnerArgv } from '../../lib/cloud/runner-args';
 import { validateLab } from '../../lib/config';
 import type { LabConfig } from '../../lib/config/types';
+import { manifestWith, stepRecordWith } from '../helpers/run-files';
+import type { RunManifest } from '../../lib/suite/types';
 
 const s3Mock = mockClient(S3Client);
 const ssmMock = mockClient(SSMClient);
@@ -174,14 +178,17 @@ describe('runner arguments from the stack outputs', () => {
 describe('followRun', () => {
   const since = new Date('2026-11-21T11:00:00Z');
   function manifest(status: string, endedAt: string | null, stepIds = ['a', 'b']): string {
-    return JSON.stringify({
-      runId: 'r1',
-      suite: 'quick',
-      status,
-      startedAt: '2026-11-21T10:59:00Z',
-      endedAt,
-      stepIds,
-    });
+    return JSON.stringify(
+      manifestWith({
+        runId: 'r1',
+        suite: 'quick',
+        mode: 'cloud',
+        status: status as RunManifest['status'],
+        startedAt: '2026-11-21T10:59:00Z',
+        endedAt,
+        stepIds,
+      }),
+    );
   }
   const deps = (lines: string[]) => ({
     s3: new S3Client({ region: 'us-east-1' }),
@@ -232,5 +239,61 @@ describe('followRun', () => {
     await expect(followRun(deps([]))).rejects.toThrow(
       /runner command ended before the run did: i-0aaa Failed: proxylab runner not installed/,
     );
+  });
+});
+
+describe('verdictCounts: `proxylab run` counts scenario comparisons like `proxylab local`', () => {
+  function store(scenarioHeld: boolean | null): void {
+    const steps = ['a/direct/r1', 'a/pgbouncer-transaction/r1'].map((stepId) =>
+      stepRecordWith({ runId: 'r1', stepId, verdict: { expected: 'succeeds', observed: 'ok', held: true } }),
+    );
+    s3Mock.on(ListObjectsV2Command).resolves({
+      Contents: steps.map((r) => ({ Key: `runs/r1/steps/${r.stepId.replace(/\//g, '_')}.json` })),
+    });
+    for (const r of steps)
+      s3Mock
+        .on(GetObjectCommand, { Key: `runs/r1/steps/${r.stepId.replace(/\//g, '_')}.json` })
+        .resolves({ Body: { transformToString: () => Promise.resolve(JSON.stringify(r)) } } as never);
+    const manifest = manifestWith({
+      runId: 'r1',
+      mode: 'cloud',
+      stepIds: steps.map((r) => r.stepId),
+      stepsCompleted: 2,
+      scenarioVerdicts: [
+        { scenario: 'a', expected: 'pooled -C ≥ 3 × direct -C', observed: '1.1 ×', held: scenarioHeld },
+      ],
+    });
+    s3Mock
+      .on(GetObjectCommand, { Key: 'runs/r1/manifest.json' })
+      .resolves({ Body: { transformToString: () => Promise.resolve(JSON.stringify(manifest)) } } as never);
+  }
+
+  test('every step held but a comparison broke: 1 broken, exit code 1', async () => {
+    store(false);
+    const totals = await verdictCounts(new S3Client({ region: 'us-east-1' }), 'b', 'r1');
+    expect(totals).toEqual({ held: 2, broke: 1, informational: 0, comparisonsBroke: 1 });
+    expect(runExitCode(true, totals)).toBe(1);
+  });
+
+  test('every step and comparison held: exit code 0; a run that did not complete: 1', async () => {
+    store(true);
+    const totals = await verdictCounts(new S3Client({ region: 'us-east-1' }), 'b', 'r1');
+    expect(totals).toEqual({ held: 3, broke: 0, informational: 0, comparisonsBroke: 0 });
+    expect(runExitCode(true, totals)).toBe(0);
+    expect(runExitCode(false, totals)).toBe(1);
+  });
+
+  test('a malformed step record in S3 is an error naming the object and field', async () => {
+    store(true);
+    s3Mock.on(GetObjectCommand, { Key: 'runs/r1/steps/a_direct_r1.json' }).resolves({
+      Body: {
+        transformToString: () => Promise.resolve(JSON.stringify({ ...stepRecordWith({}), status: 'done' })),
+      },
+    } as never);
+    await expect(verdictCounts(new S3Client({ region: 'us-east-1' }), 'b', 'r1')).rejects.toMatchObject({
+      code: 'run-file-invalid',
+      file: 's3://b/runs/r1/steps/a_direct_r1.json',
+      field: 'status',
+    });
   });
 });

@@ -136,8 +136,10 @@ describe('planning against local capacities', () => {
     ]);
     const o = validateLocalInput({ suite: 'smoke' }, os.tmpdir());
     expect(planLocal(o).map((s) => s.stepId)).toEqual([
-      'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/r1',
-      'smoke-prepared/pgbouncer-transaction/c5/simple/persistent/r1',
+      'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/ps-off/r1',
+      'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/ps-on/r1',
+      'smoke-prepared/pgbouncer-transaction/c5/simple/persistent/ps-off/r1',
+      'smoke-prepared/pgbouncer-transaction/c5/simple/persistent/ps-on/r1',
       'smoke-max-connections/direct/c60/simple/persistent/r1',
       'smoke-max-connections/pgbouncer-transaction/c60/simple/persistent/r1',
       'smoke-churn/direct/c5/simple/per-transaction/r1',

@@ -4,6 +4,7 @@ import { formatDuration } from '../../lib/core/format';
 import {
   formatErrors,
   formatResultTables,
+  formatStepLine,
   formatSummary,
   ProgressPrinter,
   type ProgressClock,
@@ -197,5 +198,29 @@ describe('ProgressPrinter', () => {
     const line = defined(text.split('\r\x1b[2K')[1], 'a redrawn status line');
     expect([...line].length).toBeLessThanOrEqual(49);
     expect(line).toMatch(/^\[3\/6\] 0:00 · elapsed 0:00 · ETA 0:12 · smo/);
+  });
+});
+
+describe('a cell the pooler cannot run', () => {
+  test('its step line says why, not "? tps"', () => {
+    const line = formatStepLine(
+      2,
+      8,
+      record({
+        stepId: 'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/ps-on/r1',
+        scenario: 'smoke-prepared',
+        status: 'not-available',
+        result: null,
+        verdict: {
+          expected: 'succeeds',
+          observed: 'not available on PgBouncer 1.18.0 (needs ≥ 1.21)',
+          held: null,
+        },
+        note: 'not available on PgBouncer 1.18.0 (needs ≥ 1.21)',
+      }),
+    );
+    expect(line).toBe(
+      '· [2/8] smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/ps-on/r1  not available on PgBouncer 1.18.0 (needs ≥ 1.21)',
+    );
   });
 });

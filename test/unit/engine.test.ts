@@ -18,6 +18,7 @@ import { runSuite, type ProgressEvent, type RunSuiteOptions } from '../../lib/en
 import { FileSystemSink } from '../../lib/local/fs-sink';
 import { getSuite, type Suite } from '../../lib/suite/catalog';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../../lib/suite/expand';
+import { describeTarget } from '../../lib/suite/targets';
 import {
   stepFileName,
   type RunManifest,
@@ -51,8 +52,8 @@ function capture(name: string): Capture {
 
 /** Which real capture answers a smoke step (same target kind, clients, protocol and connect mode). */
 const SMOKE_CAPTURES: Record<string, string> = {
-  'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/r1': 'pgb_sel1_prepared_c5',
-  'smoke-prepared/pgbouncer-transaction/c5/simple/persistent/r1': 'pgb_sel1_simple_c5',
+  'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/ps-off/r1': 'pgb_sel1_prepared_c5',
+  'smoke-prepared/pgbouncer-transaction/c5/simple/persistent/ps-off/r1': 'pgb_sel1_simple_c5',
   'smoke-max-connections/direct/c60/simple/persistent/r1': 'direct_sel1_simple_c60_bench',
   'smoke-max-connections/pgbouncer-transaction/c60/simple/persistent/r1': 'pgb_S_simple_c60',
   'smoke-churn/direct/c5/simple/per-transaction/r1': 'direct_C_sel1_c5_trust',
@@ -170,7 +171,8 @@ function harness(
   const runDir = path.join(dir, 'run');
   const sink = new FileSystemSink(runDir);
   const rec = new Recorder();
-  const steps = expandSuite(suite, capacities(kinds));
+  // Cells the (unknown-version) pooler cannot run are covered by their own test below.
+  const steps = expandSuite(suite, capacities(kinds)).filter((s) => s.unavailable === null);
   const stepsByFile = new Map(steps.map((s) => [stepFileName(s.stepId), s]));
   const events: ProgressEvent[] = [];
   return {
@@ -420,7 +422,7 @@ describe('runSuite', () => {
     // GIVEN pgbench hangs on the pooled simple step (partial progress output, killed)
     const h = harness();
     const answer: Answer = (inv, name) => {
-      if (name === stepFileName('smoke-prepared/pgbouncer-transaction/c5/simple/persistent/r1')) {
+      if (name === stepFileName('smoke-prepared/pgbouncer-transaction/c5/simple/persistent/ps-off/r1')) {
         return {
           stdout: '',
           stderr: 'progress: 1.0 s, 100.0 tps, lat 1.0 ms stddev 0.1, 0 failed\n',
@@ -434,7 +436,7 @@ describe('runSuite', () => {
     // WHEN
     await runSuite(h.options(answer));
     // THEN
-    const r = readStep(h.dir, 'smoke-prepared/pgbouncer-transaction/c5/simple/persistent/r1');
+    const r = readStep(h.dir, 'smoke-prepared/pgbouncer-transaction/c5/simple/persistent/ps-off/r1');
     expect(r.status).toBe('timeout');
     expect(r.result?.errors.some((e) => e.class === 'timeout' && e.count >= 1)).toBe(true);
     expect(r.result?.complete).toBe(false);
@@ -618,3 +620,69 @@ function smokeAnswerFor(h: Harness, name: string | null): PgbenchOutcome {
     logFiles: [],
   };
 }
+
+describe('prepared-statement support as a pool dimension', () => {
+  function described(version: string, mps: number | null): TargetCapacity[] {
+    return capacities(['pgbouncer-transaction']).map((c) => ({
+      ...c,
+      descriptor: describeTarget(c.ref, { version, maxPreparedStatements: mps, placement: 'local' }),
+    }));
+  }
+  const prepared = getSuite('smoke').scenarios.filter((s) => s.name === 'smoke-prepared');
+  const suite: Suite = { name: 'smoke', description: 'smoke-prepared only', scenarios: prepared };
+
+  test('PgBouncer 1.18: the `on` cells are recorded as not available, never run, never judged', async () => {
+    const h = harness(suite, ['pgbouncer-transaction']);
+    const steps = expandSuite(suite, described('1.18.0', null));
+    const byFile = new Map(steps.map((s) => [stepFileName(s.stepId), s]));
+    const result = await runSuite(h.options(smokeAnswer(byFile), { steps }));
+    expect(result.manifest.status).toBe('completed');
+    const on = result.records.filter((r) => r.params.preparedStatements === 'on');
+    expect(on.map((r) => [r.status, r.verdict.held, r.verdict.observed])).toEqual([
+      ['not-available', null, 'not available on PgBouncer 1.18.0 (needs ≥ 1.21)'],
+      ['not-available', null, 'not available on PgBouncer 1.18.0 (needs ≥ 1.21)'],
+    ]);
+    expect(h.rec.calls.filter((c) => c.startsWith('run:'))).toEqual([
+      'run:smoke-prepared_pgbouncer-transaction_c5_prepared_persistent_ps-off_r1',
+      'run:smoke-prepared_pgbouncer-transaction_c5_simple_persistent_ps-off_r1',
+    ]);
+    expect(result.allHeld).toBe(true);
+  });
+
+  test('PgBouncer 1.25: each cell runs with its max_prepared_statements set first; `on` expects success', async () => {
+    const h = harness(suite, ['pgbouncer-transaction']);
+    const steps = expandSuite(suite, described('1.25.2', 200));
+    expect(
+      steps.map(
+        (s) =>
+          `${s.params.preparedStatements} ${s.descriptor.settings.maxPreparedStatements} ${s.expectation.outcome}`,
+      ),
+    ).toEqual(['off 0 errors', 'on 200 succeeds', 'off 0 succeeds', 'on 200 succeeds']);
+    const set: string[] = [];
+    const pool: PoolControl = {
+      ...recordingPool(h.rec),
+      setMaxPreparedStatements: (t, n) => {
+        set.push(`${t.name}=${n}`);
+        return Promise.resolve();
+      },
+    };
+    const byFile = new Map(steps.map((s) => [stepFileName(s.stepId), s]));
+    const answer: Answer = (inv, name) => {
+      const step = name === null ? undefined : byFile.get(name);
+      const c = capture(
+        step?.params.preparedStatements === 'off' && step.params.protocol === 'prepared'
+          ? 'pgb_sel1_prepared_c5'
+          : 'pgb_sel1_simple_c5',
+      );
+      return { ...c, timedOut: false, logFiles: [] };
+    };
+    const result = await runSuite(h.options(answer, { steps, pool }));
+    expect(set).toEqual([
+      'pgbouncer-transaction=0',
+      'pgbouncer-transaction=200',
+      'pgbouncer-transaction=0',
+      'pgbouncer-transaction=200',
+    ]);
+    expect(result.records.map((r) => r.verdict.held)).toEqual([true, true, true, true]);
+  });
+});

@@ -33,7 +33,7 @@ function step(suite: string, id: string, targets: TargetCapacity[] = LOCAL): Pla
 describe('buildPgbenchArgv', () => {
   test('prepared through the transaction pool: full command line', () => {
     // GIVEN
-    const s = step('smoke', 'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/r1');
+    const s = step('smoke', 'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/ps-off/r1');
     // WHEN
     const argv = buildPgbenchArgv(s, CONN, OPTS);
     // THEN
@@ -100,7 +100,7 @@ describe('buildPgbenchArgv', () => {
   });
 
   test('pgbench 15+ flags only when the binary is known to be 15+', () => {
-    const s = step('smoke', 'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/r1');
+    const s = step('smoke', 'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/ps-off/r1');
     expect(() => buildPgbenchArgv(s, CONN, { ...OPTS, failuresDetailed: true })).toThrow(UsageError);
     expect(() => buildPgbenchArgv(s, CONN, { ...OPTS, pgbenchMajor: 14, maxTries: 3 })).toThrow(
       /needs pgbench 15/,

@@ -30,8 +30,8 @@ function smokeStep(id: string): PlannedStep {
   return s;
 }
 
-const PREPARED = 'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/r1';
-const SIMPLE = 'smoke-prepared/pgbouncer-transaction/c5/simple/persistent/r1';
+const PREPARED = 'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/ps-off/r1';
+const SIMPLE = 'smoke-prepared/pgbouncer-transaction/c5/simple/persistent/ps-off/r1';
 const DIRECT_ABOVE = 'smoke-max-connections/direct/c60/simple/persistent/r1';
 const POOLED_ABOVE = 'smoke-max-connections/pgbouncer-transaction/c60/simple/persistent/r1';
 

@@ -1,0 +1,240 @@
+/**
+ * The target registry (pure): what each kind of target IS — its pooler, pool mode, where it runs —
+ * and what it CAN do, as capabilities. This is the one module that reads a target kind string:
+ * expectations, comparisons, the engine, pool control, the report and cost ask a descriptor.
+ *
+ * Adding a kind = one entry in KINDS (here) + its adapter (lib/local or lib/cloud builds the
+ * connection, probes the version and settings, and passes them to `describeTarget`).
+ *
+ * Prepared statements across server connections (`carriesPreparedStatements`):
+ * - no pooler, or a session pool: `yes` (a client keeps its server connection);
+ * - PgBouncer transaction pool: `yes` only on PgBouncer ≥ 1.21 with `max_prepared_statements` > 0
+ *   (PgBouncer's doc/config.md: 0 disables the support; the default is 200 since 1.24, and the
+ *   admin console `SET max_prepared_statements = N` changes it at run time — SHOW CONFIG says
+ *   `changeable: yes`; checked against 1.25.2). PgBouncer 1.18 has no such setting: `no`;
+ * - RDS Proxy: `measured` — AWS documents that it keeps multiplexing extended-protocol connections
+ *   (2023-11-10) but not whether named statements survive; the run records the outcome and
+ *   DatabaseConnectionsCurrentlySessionPinned, it does not predict it.
+ */
+import type { PreparedStatementsMode, TargetKind, TargetRef } from './types';
+
+export type { PreparedStatementsMode } from './types';
+
+export type Pooler = 'none' | 'rds-proxy' | 'pgbouncer';
+export type PoolMode = 'transaction' | 'session';
+/** managed: AWS runs it; dedicated-host: its own EC2; co-located: on the load generator; local: this machine. */
+export type Placement = 'managed' | 'dedicated-host' | 'co-located' | 'local';
+export type PreparedSupport = 'yes' | 'no' | 'measured';
+/** How a pool is resized at run time. */
+export type PoolResize = 'rds-api' | 'pgbouncer-admin';
+export const PREPARED_STATEMENTS_MODES: readonly PreparedStatementsMode[] = ['off', 'on'];
+
+/** PgBouncer's own default since 1.24; what `on` sets. */
+export const PGBOUNCER_MAX_PREPARED_STATEMENTS_ON = 200;
+/** First PgBouncer release with max_prepared_statements. */
+export const PGBOUNCER_PREPARED_SINCE = '1.21';
+
+export interface TargetCapabilities {
+  /** Clients share a pool of server connections. */
+  readonly pooled: boolean;
+  /** Server connections are handed out per transaction (not held for a client's session). */
+  readonly multiplexes: boolean;
+  readonly carriesPreparedStatements: PreparedSupport;
+  /** null: the pool size is fixed (or there is no pool). */
+  readonly resizablePool: PoolResize | null;
+  /**
+   * The prepared-statement support can be switched per step (PgBouncer transaction pool), with
+   * `available: false` and the reason when this version cannot (PgBouncer < 1.21). null: no switch.
+   */
+  readonly preparedStatementsSwitch: {
+    readonly how: 'pgbouncer-admin';
+    readonly available: boolean;
+    readonly reason: string | null;
+  } | null;
+}
+
+export interface TargetSettings {
+  /** PgBouncer max_prepared_statements in effect; null when the pooler has no such setting. */
+  readonly maxPreparedStatements: number | null;
+}
+
+export interface TargetDescriptor {
+  readonly kind: TargetKind;
+  /** Unique in a run: `direct`, a proxy's lab name, `pgbouncer-transaction`. */
+  readonly name: string;
+  readonly pooler: Pooler;
+  readonly poolMode: PoolMode | null;
+  readonly placement: Placement;
+  /** The pooler's version as probed at run time (`1.25.2`), the server's for direct; null unknown. */
+  readonly version: string | null;
+  readonly settings: TargetSettings;
+  readonly capabilities: TargetCapabilities;
+}
+
+/** What a catalog rule or comparison side asks of a target; absent fields match anything. */
+export interface TargetMatch {
+  readonly pooled?: boolean;
+  readonly multiplexes?: boolean;
+  readonly pooler?: readonly Pooler[];
+  readonly carriesPreparedStatements?: readonly PreparedSupport[];
+}
+
+interface KindEntry {
+  readonly pooler: Pooler;
+  readonly poolMode: PoolMode | null;
+  readonly placement: Placement;
+  /** The product name for notes (`PgBouncer`). */
+  readonly product: string;
+}
+
+/** Every kind, once. */
+const KINDS: Readonly<Record<TargetKind, KindEntry>> = {
+  direct: { pooler: 'none', poolMode: null, placement: 'managed', product: 'PostgreSQL' },
+  'rds-proxy': { pooler: 'rds-proxy', poolMode: 'transaction', placement: 'managed', product: 'RDS Proxy' },
+  'pgbouncer-transaction': {
+    pooler: 'pgbouncer',
+    poolMode: 'transaction',
+    placement: 'local',
+    product: 'PgBouncer',
+  },
+  'pgbouncer-session': { pooler: 'pgbouncer', poolMode: 'session', placement: 'local', product: 'PgBouncer' },
+};
+
+export const TARGET_KIND_NAMES: readonly TargetKind[] = Object.keys(KINDS) as TargetKind[];
+
+/** `1.25.2` ≥ `1.21`; false when the version is unknown. */
+export function versionAtLeast(version: string | null, min: string): boolean {
+  if (version === null) return false;
+  const a = /^(\d+)(?:\.(\d+))?(?:\.(\d+))?/.exec(version.trim());
+  const b = /^(\d+)(?:\.(\d+))?(?:\.(\d+))?/.exec(min);
+  if (!a || !b) return false;
+  for (let i = 1; i <= 3; i++) {
+    const x = Number(a[i] ?? 0);
+    const y = Number(b[i] ?? 0);
+    if (x !== y) return x > y;
+  }
+  return true;
+}
+
+export interface TargetProbe {
+  /** Pooler version (PgBouncer `1.25.2`), server version for direct; null unknown. */
+  readonly version: string | null;
+  /** max_prepared_statements as SHOW CONFIG reported it; null when absent (PgBouncer < 1.21). */
+  readonly maxPreparedStatements?: number | null;
+  /** Overrides the kind's usual placement (a PgBouncer on a dedicated host). */
+  readonly placement?: Placement;
+}
+
+/** The descriptor of one target of a run, from its kind, name and what was probed at run time. */
+export function describeTarget(ref: TargetRef, probe: TargetProbe): TargetDescriptor {
+  const k = KINDS[ref.kind];
+  const mps = k.pooler === 'pgbouncer' ? (probe.maxPreparedStatements ?? null) : null;
+  return {
+    kind: ref.kind,
+    name: ref.name,
+    pooler: k.pooler,
+    poolMode: k.poolMode,
+    placement: probe.placement ?? k.placement,
+    version: probe.version,
+    settings: { maxPreparedStatements: mps },
+    capabilities: capabilitiesOf(k, probe.version, mps),
+  };
+}
+
+function capabilitiesOf(k: KindEntry, version: string | null, mps: number | null): TargetCapabilities {
+  const pooled = k.pooler !== 'none';
+  const multiplexes = k.poolMode === 'transaction';
+  let carries: PreparedSupport = 'yes';
+  if (k.pooler === 'rds-proxy') carries = 'measured';
+  else if (k.pooler === 'pgbouncer' && multiplexes)
+    carries = versionAtLeast(version, PGBOUNCER_PREPARED_SINCE) && mps !== null && mps > 0 ? 'yes' : 'no';
+  const resizablePool: PoolResize | null =
+    k.pooler === 'rds-proxy' ? 'rds-api' : k.pooler === 'pgbouncer' ? 'pgbouncer-admin' : null;
+  const switchable = k.pooler === 'pgbouncer' && multiplexes;
+  const available = versionAtLeast(version, PGBOUNCER_PREPARED_SINCE);
+  return {
+    pooled,
+    multiplexes,
+    carriesPreparedStatements: carries,
+    resizablePool,
+    preparedStatementsSwitch: switchable
+      ? {
+          how: 'pgbouncer-admin',
+          available,
+          reason: available
+            ? null
+            : `not available on ${k.product} ${version ?? '(version unknown)'} (needs ≥ ${PGBOUNCER_PREPARED_SINCE})`,
+        }
+      : null,
+  };
+}
+
+/**
+ * The descriptor a step runs against with the prepared-statement dimension applied, or the reason
+ * this target cannot run that cell.
+ */
+export function withPreparedStatements(
+  d: TargetDescriptor,
+  mode: PreparedStatementsMode,
+): { descriptor: TargetDescriptor; unavailable: string | null } {
+  const sw = d.capabilities.preparedStatementsSwitch;
+  if (sw === null) return { descriptor: d, unavailable: null };
+  // Without the setting (PgBouncer < 1.21) the pool behaves as `off`: that cell runs, `on` cannot.
+  if (!sw.available) return { descriptor: d, unavailable: mode === 'on' ? sw.reason : null };
+  const mps = mode === 'on' ? PGBOUNCER_MAX_PREPARED_STATEMENTS_ON : 0;
+  const k = KINDS[d.kind];
+  return {
+    descriptor: {
+      ...d,
+      settings: { ...d.settings, maxPreparedStatements: mps },
+      capabilities: capabilitiesOf(k, d.version, mps),
+    },
+    unavailable: null,
+  };
+}
+
+export function matchesTarget(d: TargetDescriptor, m: TargetMatch | undefined): boolean {
+  if (m === undefined) return true;
+  const c = d.capabilities;
+  if (m.pooled !== undefined && c.pooled !== m.pooled) return false;
+  if (m.multiplexes !== undefined && c.multiplexes !== m.multiplexes) return false;
+  if (m.pooler !== undefined && !m.pooler.includes(d.pooler)) return false;
+  if (
+    m.carriesPreparedStatements !== undefined &&
+    !m.carriesPreparedStatements.includes(c.carriesPreparedStatements)
+  )
+    return false;
+  return true;
+}
+
+/** Targets of `kinds` among those present, in the order of `kinds` (a scenario's target list). */
+export function selectTargets<T extends { readonly ref: TargetRef }>(
+  kinds: readonly TargetKind[],
+  present: readonly T[],
+): T[] {
+  return kinds.flatMap((kind) => present.filter((t) => t.ref.kind === kind));
+}
+
+/**
+ * A descriptor for a run that did not store one (older releases): from the kind alone, version
+ * unknown — so a PgBouncer transaction pool reads as not carrying prepared statements, as the
+ * catalog of those releases assumed.
+ */
+export function fallbackDescriptor(ref: TargetRef): TargetDescriptor {
+  return describeTarget(ref, { version: null });
+}
+
+/** `PgBouncer 1.25.2, transaction pool, max_prepared_statements 0` — for notes and labels. */
+export function describeDescriptor(d: TargetDescriptor): string {
+  const k = KINDS[d.kind];
+  const parts = [`${k.product}${d.version ? ` ${d.version}` : ''}`];
+  if (d.poolMode !== null && d.pooler !== 'none') parts.push(`${d.poolMode} pool`);
+  if (d.settings.maxPreparedStatements !== null)
+    parts.push(`max_prepared_statements ${d.settings.maxPreparedStatements}`);
+  return parts.join(', ');
+}
+
+/** The pooler product of a descriptor (`PgBouncer`, `RDS Proxy`, `PostgreSQL`). */
+export function productOf(d: Pick<TargetDescriptor, 'kind'>): string {
+  return KINDS[d.kind].product;
+}

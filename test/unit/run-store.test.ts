@@ -1,0 +1,213 @@
+/**
+ * The run store: plan.json round-trips through its schema, and a hand-corrupted manifest, step or
+ * plan file is an error naming the file and the field — for resume (the local sink, `proxylab
+ * local`) and for the report — never a crash or a silently skipped file.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { mockClient } from 'aws-sdk-client-mock';
+import { fetchRun } from '../../lib/cloud/runs';
+import { RunFileError, UsageError } from '../../lib/core/errors';
+import { FileSystemSink, writeFileAtomic } from '../../lib/local/fs-sink';
+import { runLocal, validateLocalInput } from '../../lib/local/run-local';
+import { loadRun } from '../../lib/report/load';
+import { getSuite } from '../../lib/suite/catalog';
+import { expandSuite } from '../../lib/suite/expand';
+import { buildPlan, plannedSteps } from '../../lib/suite/plan';
+import { stepPaths } from '../../lib/suite/run-paths';
+import { planSchema } from '../../lib/suite/schemas';
+import { describeTarget } from '../../lib/suite/targets';
+import type { TargetKind } from '../../lib/suite/types';
+import { manifestWith, stepRecordWith } from '../helpers/run-files';
+import { scratchDir } from '../helpers/scratch';
+
+const FIXTURE = path.join(__dirname, '..', 'fixtures', 'runs', 'synthetic-repeated');
+
+/** A copy of a run of the current release (no plan.json) that a test may corrupt. */
+function copyRun(): { out: string; dir: string } {
+  const out = scratchDir('proxylab-run-store-');
+  const dir = path.join(out, 'synthetic-repeated');
+  fs.cpSync(FIXTURE, dir, { recursive: true });
+  return { out, dir };
+}
+
+function corruptJson(file: string, change: (data: Record<string, unknown>) => void): void {
+  const data = JSON.parse(fs.readFileSync(file, 'utf8')) as Record<string, unknown>;
+  change(data);
+  fs.writeFileSync(file, JSON.stringify(data));
+}
+
+const STEP = 'quick-e1/direct/c20/simple/persistent/r1';
+
+function descriptors(pgbouncer: string, mps: number | null) {
+  return (['direct', 'pgbouncer-transaction', 'pgbouncer-session'] as TargetKind[]).map((kind) =>
+    describeTarget(
+      { kind, name: kind },
+      { version: kind === 'direct' ? '15.18' : pgbouncer, maxPreparedStatements: mps, placement: 'local' },
+    ),
+  );
+}
+
+describe('plan.json', () => {
+  test.each([
+    ['1.18.0', null, ['no', 'no'], ['not available on PgBouncer 1.18.0 (needs ≥ 1.21)']],
+    ['1.25.2', 200, ['no', 'yes'], []],
+  ] as const)(
+    'PgBouncer %s: every step with its descriptor, schema-valid, round-trips',
+    (version, mps, carries, reasons) => {
+      const targets = descriptors(version, mps);
+      const steps = expandSuite(
+        getSuite('smoke'),
+        targets.map((d) => ({
+          ref: { kind: d.kind, name: d.name },
+          descriptor: d,
+          maxConnections: 40,
+          poolSize: d.capabilities.pooled ? 10 : null,
+        })),
+      );
+      const plan = buildPlan({
+        runId: 'r',
+        suite: 'smoke',
+        mode: 'local',
+        createdAt: '2026-11-22T00:00:00.000Z',
+        environment: {
+          maxConnections: 40,
+          serverVersion: '15.18',
+          pgbenchVersion: '15.18',
+          poolerVersion: version,
+          cpus: 2,
+          maxPreparedStatements: mps,
+        },
+        targets,
+        steps,
+        runnerCount: 2,
+      });
+      const parsed = planSchema.parse(JSON.parse(JSON.stringify(plan)));
+      expect(plannedSteps(parsed)).toEqual(JSON.parse(JSON.stringify(steps)));
+      const prepared = parsed.steps.filter(
+        (s) => s.scenario === 'smoke-prepared' && s.params.protocol === 'prepared',
+      );
+      expect(prepared.map((s) => s.descriptor.capabilities.carriesPreparedStatements)).toEqual(carries);
+      expect(prepared.map((s) => s.unavailable).filter((r) => r !== null)).toEqual(reasons);
+      // shares of two runners add up to the step's clients
+      for (const s of parsed.steps)
+        expect(s.shares.reduce((sum, x) => sum + x.clients, 0)).toBe(s.params.clients);
+    },
+  );
+});
+
+describe('a corrupted run file names the file and the field', () => {
+  test('resume: a step record with a string where a number belongs', async () => {
+    const { out, dir } = copyRun();
+    const file = path.join(dir, stepPaths(STEP).json);
+    corruptJson(file, (d) => {
+      (d.params as Record<string, unknown>).clients = 'twenty';
+    });
+    const err = await new FileSystemSink(dir).completedStepIds().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RunFileError);
+    expect(err).toMatchObject({ code: 'run-file-invalid', file, field: 'params.clients' });
+    expect((err as Error).message).toMatch(/params\.clients: .*expected number, received string/);
+    // `proxylab local --run-id` on that directory stops before starting any server, with that error
+    const opts = validateLocalInput({ suite: 'quick', runId: 'synthetic-repeated', out }, out);
+    await expect(runLocal(opts, { handleSignals: false })).rejects.toMatchObject({
+      code: 'run-file-invalid',
+      field: 'params.clients',
+    });
+  });
+
+  test('resume: a manifest without stepsCompleted', async () => {
+    const { dir } = copyRun();
+    corruptJson(path.join(dir, 'manifest.json'), (d) => {
+      delete d.stepsCompleted;
+    });
+    await expect(new FileSystemSink(dir).readManifest()).rejects.toMatchObject({
+      code: 'run-file-invalid',
+      field: 'stepsCompleted',
+      message: expect.stringMatching(/manifest\.json: stepsCompleted: .*expected number/) as unknown,
+    });
+  });
+
+  test('report: a manifest with a wrong status names manifest.json and the field', () => {
+    const { dir } = copyRun();
+    corruptJson(path.join(dir, 'manifest.json'), (d) => {
+      d.status = 'finished';
+    });
+    expect(() => loadRun(dir)).toThrow(UsageError);
+    expect(() => loadRun(dir)).toThrow(/manifest\.json: not a run manifest \(status: /);
+  });
+
+  test('report: a corrupt step is listed with its file and field; the rest of the run still loads', () => {
+    const { dir } = copyRun();
+    corruptJson(path.join(dir, stepPaths(STEP).json), (d) => {
+      d.verdict = { expected: 'x', observed: 'y', held: 'yes' };
+    });
+    const run = loadRun(dir);
+    expect(run.problems).toEqual([
+      expect.stringMatching(/^steps\/quick-e1_direct_c20_simple_persistent_r1\.json: .*verdict\.held/),
+    ]);
+    expect(run.missingStepIds).toEqual([STEP]);
+  });
+
+  test('report: a malformed plan.json is an error naming plan.json and the field', () => {
+    const { dir } = copyRun();
+    fs.writeFileSync(path.join(dir, 'plan.json'), JSON.stringify({ schemaVersion: 1, runId: 'x' }));
+    expect(() => loadRun(dir)).toThrow(RunFileError);
+    expect(() => loadRun(dir)).toThrow(/plan\.json: suite: /);
+  });
+});
+
+describe('atomic writes', () => {
+  test('a symlink at the destination is replaced, not written through', () => {
+    const dir = scratchDir('proxylab-atomic-');
+    const outside = path.join(dir, 'outside.txt');
+    fs.writeFileSync(outside, 'keep');
+    fs.symlinkSync(outside, path.join(dir, 'manifest.json'));
+    writeFileAtomic(path.join(dir, 'manifest.json'), 'new');
+    expect(fs.readFileSync(outside, 'utf8')).toBe('keep');
+    expect(fs.lstatSync(path.join(dir, 'manifest.json')).isSymbolicLink()).toBe(false);
+    expect(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')).toBe('new');
+    expect(fs.readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+});
+
+describe('fetch validates what it copies out of S3', () => {
+  const s3Mock = mockClient(S3Client);
+  afterEach(() => s3Mock.reset());
+
+  function serve(objects: Record<string, string>): void {
+    s3Mock.on(ListObjectsV2Command).resolves({ Contents: Object.keys(objects).map((Key) => ({ Key })) });
+    for (const [Key, text] of Object.entries(objects))
+      s3Mock.on(GetObjectCommand, { Key }).resolves({
+        Body: { transformToByteArray: () => Promise.resolve(Buffer.from(text)) },
+      } as never);
+  }
+
+  test('a valid run lands in <out>/<runId>/; a malformed step record is refused, naming the object and field', async () => {
+    const out = scratchDir('proxylab-fetch-');
+    const manifest = JSON.stringify(manifestWith({ runId: 'r1', mode: 'cloud' }));
+    const rec = stepRecordWith({ runId: 'r1' });
+    serve({
+      'runs/r1/manifest.json': manifest,
+      [`runs/r1/${stepPaths(rec.stepId).json}`]: JSON.stringify(rec),
+    });
+    const s3 = new S3Client({ region: 'us-east-1' });
+    const res = await fetchRun(s3, 'b', 'r1', out);
+    expect(res.files).toBe(2);
+    expect(fs.existsSync(path.join(out, 'r1', stepPaths(rec.stepId).json))).toBe(true);
+
+    s3Mock.reset();
+    serve({
+      'runs/r1/manifest.json': manifest,
+      [`runs/r1/${stepPaths(rec.stepId).json}`]: JSON.stringify({
+        ...rec,
+        params: { ...rec.params, jobs: 'two' },
+      }),
+    });
+    await expect(fetchRun(s3, 'b', 'r1', scratchDir('proxylab-fetch-'))).rejects.toMatchObject({
+      code: 'run-file-invalid',
+      file: `s3://b/runs/r1/${stepPaths(rec.stepId).json}`,
+      field: 'params.jobs',
+    });
+  });
+});
