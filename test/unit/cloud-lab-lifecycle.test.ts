@@ -29,6 +29,8 @@ import { decideRunExpiry, estimateSuiteSec, EXPIRY_MARGIN_SEC } from '../../lib/
 import { loadLabFile } from '../../lib/config/load';
 import { AZ_CONTEXT_KEYS } from '../../lib/config/stack-outputs';
 import { readLabExpiry, restartLabExpiry } from '../../lib/cloud/extend';
+import type { RunManifest } from '../../lib/suite/types';
+import { manifestWith } from '../helpers/run-files';
 
 const ec2Mock = mockClient(EC2Client);
 const rdsMock = mockClient(RDSClient);
@@ -284,18 +286,21 @@ describe('collecting a finished run again (proxylab collect --lab FILE --run-id 
     dbSecretArn: 'arn:aws:secretsmanager:eu-west-1:1:secret:x',
     collectorFunctionName: 'default-collector',
   };
-  const manifest = (over: Record<string, unknown>) => ({
+  const manifest = (over: Partial<RunManifest>) => ({
     Body: {
       transformToString: () =>
         Promise.resolve(
-          JSON.stringify({
-            runId: 'cloud-1',
-            suite: 'quick',
-            status: 'completed',
-            startedAt: '2026-11-21T10:00:00.000Z',
-            endedAt: '2026-11-21T10:02:30.000Z',
-            ...over,
-          }),
+          JSON.stringify(
+            manifestWith({
+              runId: 'cloud-1',
+              suite: 'quick',
+              mode: 'cloud',
+              status: 'completed',
+              startedAt: '2026-11-21T10:00:00.000Z',
+              endedAt: '2026-11-21T10:02:30.000Z',
+              ...over,
+            }),
+          ),
         ),
     },
   });
