@@ -18,6 +18,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { Command } from 'commander';
 import { loadRun, writeReport } from '../lib/report';
+import { orderStats } from '../lib/core/stats';
 
 const REPO_ROOT = resolve(__dirname, '..');
 const CLI = join(REPO_ROOT, 'scripts', 'proxylab.js');
@@ -28,9 +29,7 @@ interface Flags {
 }
 
 function median(values: readonly number[]): number {
-  const s = [...values].sort((a, b) => a - b);
-  const m = Math.floor(s.length / 2);
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2;
+  return orderStats(values)?.median ?? NaN;
 }
 
 function main(): void {
@@ -108,12 +107,12 @@ function main(): void {
       inProcessMs: {
         median: Math.round(median(inProcessMs)),
         max: Math.round(Math.max(...inProcessMs)),
-        first: Math.round(inProcessMs[0]!),
+        first: Math.round(inProcessMs[0] ?? NaN),
       },
       inProcessCpuMs: { median: Math.round(median(inProcessCpuMs)) },
       cliMs: { median: Math.round(median(cliMs)), max: Math.round(Math.max(...cliMs)) },
       cliCpuMs: cliCpuMs.length > 0 ? { median: Math.round(median(cliCpuMs)) } : null,
-      loadAverage1m: Math.round(loadavg()[0]! * 10) / 10,
+      loadAverage1m: Math.round((loadavg()[0] ?? NaN) * 10) / 10,
       cpus: os.cpus().length,
       limits: { bytes: 1_000_000, ms: 5000 },
     };

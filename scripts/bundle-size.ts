@@ -103,9 +103,10 @@ function synthAssetBytes(): number {
     const assets = readdirSync(outdir).filter(
       (d) => d.startsWith('asset.') && existsSync(path.join(outdir, d, 'index.js')),
     );
-    if (assets.length !== 1)
+    const [asset] = assets;
+    if (assets.length !== 1 || asset === undefined)
       throw new Error(`expected one bundled asset in ${outdir}, found ${assets.length}`);
-    return statSync(path.join(outdir, assets[0]!, 'index.js')).size;
+    return statSync(path.join(outdir, asset, 'index.js')).size;
   } finally {
     rmSync(outdir, { recursive: true, force: true });
   }

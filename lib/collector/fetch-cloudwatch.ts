@@ -100,11 +100,10 @@ function mergeResult(acc: Map<string, Accumulated>, result: MetricDataResult): v
   if (!a) return;
   const timestamps = result.Timestamps ?? [];
   const values = result.Values ?? [];
-  const n = Math.min(timestamps.length, values.length);
-  for (let i = 0; i < n; i++) {
-    const t = timestamps[i]!.getTime();
-    const v = values[i]!;
-    if (!Number.isNaN(t) && Number.isFinite(v)) a.points.set(t, v);
+  for (const [i, stamp] of timestamps.entries()) {
+    const t = stamp.getTime();
+    const v = values[i];
+    if (v !== undefined && !Number.isNaN(t) && Number.isFinite(v)) a.points.set(t, v);
   }
   if (result.StatusCode === 'InternalError' || result.StatusCode === 'Forbidden') {
     const detail = (result.Messages ?? [])

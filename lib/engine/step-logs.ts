@@ -118,8 +118,8 @@ export function aggregateTransactionLogs(
       Math.round(n * k),
       Math.round((b?.sum ?? 0) * k),
       Math.round((b?.sum2 ?? 0) * k),
-      n > 0 ? b!.min : 0,
-      n > 0 ? b!.max : 0,
+      b !== undefined && n > 0 ? b.min : 0,
+      b !== undefined && n > 0 ? b.max : 0,
     ];
     if (throttled) {
       const hasLag = b !== undefined && b.lagMin !== Infinity;

@@ -4,6 +4,7 @@
  */
 import { mergeErrors } from '../suite/parser';
 import type { ConnectMode, ErrorSummary, Protocol, StepRecord, StepStatus, TargetRef } from '../suite/types';
+import { orderStats } from '../core/stats';
 
 /** best / median / worst over repetitions; best is the max for tps and the min for latency. */
 export interface Spread {
@@ -15,15 +16,11 @@ export interface Spread {
 }
 
 export function spreadOf(values: readonly number[], higherIsBetter: boolean): Spread | null {
-  if (values.length === 0) return null;
-  const sorted = [...values].sort((a, b) => a - b);
-  const mid = Math.floor(sorted.length / 2);
-  const median = sorted.length % 2 === 1 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
-  const min = sorted[0]!;
-  const max = sorted[sorted.length - 1]!;
+  const s = orderStats(values);
+  if (!s) return null;
   return higherIsBetter
-    ? { best: max, median, worst: min, n: sorted.length }
-    : { best: min, median, worst: max, n: sorted.length };
+    ? { best: s.max, median: s.median, worst: s.min, n: s.n }
+    : { best: s.min, median: s.median, worst: s.max, n: s.n };
 }
 
 export interface CellKey {

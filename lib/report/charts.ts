@@ -19,7 +19,7 @@ import {
 } from './shape';
 
 /** Colour-blind-friendly palette (Okabe–Ito), one colour per line, stable within a chart. */
-export const PALETTE: readonly string[] = [
+export const PALETTE = [
   '#0072B2',
   '#E69F00',
   '#009E73',
@@ -28,7 +28,7 @@ export const PALETTE: readonly string[] = [
   '#56B4E9',
   '#999999',
   '#F0E442',
-];
+] as const;
 
 export interface ChartSize {
   readonly width: number;
@@ -51,7 +51,7 @@ export function renderSvg(option: EChartsOption, size: ChartSize): string {
 }
 
 function colorAt(i: number): string {
-  return PALETTE[i % PALETTE.length]!;
+  return PALETTE[i % PALETTE.length] ?? PALETTE[0];
 }
 
 function withAlpha(hex: string, alpha: number): string {
@@ -216,8 +216,8 @@ export function churnOption(rows: readonly ChurnRow[], title: string): EChartsOp
     },
     yAxis: { type: 'value', name: 'tps', min: 0 },
     series: [
-      bar('reusing connections', PALETTE[0]!, (r) => r.persistent),
-      bar('new connection per transaction (-C)', PALETTE[3]!, (r) => r.perTransaction),
+      bar('reusing connections', PALETTE[0], (r) => r.persistent),
+      bar('new connection per transaction (-C)', PALETTE[3], (r) => r.perTransaction),
     ],
   };
 }

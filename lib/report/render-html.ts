@@ -158,7 +158,7 @@ function panelCharts(panel: ScenarioPanel): SafeHtml {
     panel.latencyP95Ms.some((l) => l.points.some((p) => p?.value)) ||
     panel.latencyP50Ms.some((l) => l.points.some((p) => p?.value));
   const noValue = panel.tps.flatMap((l) =>
-    l.points.filter((p) => p !== null && p.value === null).map((p) => `${l.label} at ${p!.clients} clients`),
+    l.points.flatMap((p) => (p !== null && p.value === null ? [`${l.label} at ${p.clients} clients`] : [])),
   );
   const size = { width: 560, height: 330 };
   return html`<h3>${mode}</h3><div class="charts">

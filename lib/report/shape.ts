@@ -73,12 +73,14 @@ export function scenarioPanels(cells: readonly Cell[]): ScenarioPanel[] {
       const clients = uniqueInOrder(inPanel.map((c) => c.key.clients)).sort((a, b) => a - b);
       const lineLabels = uniqueInOrder(inPanel.map((c) => label(c.key)));
       const build = (pick: (c: Cell) => Spread | null): ChartLine[] =>
-        lineLabels.map((lineLabel) => {
+        lineLabels.flatMap((lineLabel) => {
           const own = inPanel.filter((c) => label(c.key) === lineLabel);
+          const [first] = own;
+          if (!first) return [];
           return {
             label: lineLabel,
-            colorIndex: targetOrder.indexOf(own[0]!.key.target.name),
-            targetKind: own[0]!.key.target.kind,
+            colorIndex: targetOrder.indexOf(first.key.target.name),
+            targetKind: first.key.target.kind,
             points: clients.map((n) => {
               const cell = own.find((c) => c.key.clients === n);
               return cell ? { clients: n, value: pick(cell), troubled: cell.troubled } : null;
@@ -212,7 +214,8 @@ export function errorMatrices(cells: readonly Cell[]): ErrorMatrix[] {
               c.key.connect === col.connect,
           );
           if (!cell) return null;
-          const telling = cell.steps.find((s) => s.verdict.held === false) ?? cell.steps[0]!;
+          const telling = cell.steps.find((s) => s.verdict.held === false) ?? cell.steps[0];
+          if (!telling) return null;
           return {
             state: matrixState(cell),
             errors: cell.errors,

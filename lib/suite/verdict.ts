@@ -16,6 +16,7 @@ import type { Comparison, CellSelector, Scenario } from './catalog';
 import type { PlannedStep, StepExpectation } from './expand';
 import { fallbackDescriptor, matchesTarget, type TargetDescriptor } from './targets';
 import type { ErrorClass, StepMeasurement, StepRecord, StepStatus, Verdict } from './types';
+import { orderStats } from '../core/stats';
 
 export function describeExpectation(e: StepExpectation): string {
   const classes = e.errorClasses.length > 0 ? `: ${e.errorClasses.join(' | ')}` : '';
@@ -113,12 +114,9 @@ export interface RepetitionSummary {
 
 /** best = highest, worst = lowest (for tps); median of the sorted values (mean of the middle two when even). */
 export function summarizeRepetitions(values: readonly number[]): RepetitionSummary {
-  const v = values.filter((x) => Number.isFinite(x)).sort((a, b) => a - b);
-  const n = v.length;
-  if (n === 0) return { best: null, median: null, worst: null, n: 0 };
-  const mid = Math.floor(n / 2);
-  const median = n % 2 === 1 ? v[mid]! : (v[mid - 1]! + v[mid]!) / 2;
-  return { best: v[n - 1]!, median, worst: v[0]!, n };
+  const s = orderStats(values);
+  if (!s) return { best: null, median: null, worst: null, n: 0 };
+  return { best: s.max, median: s.median, worst: s.min, n: s.n };
 }
 
 /** The descriptor a step record ran against (from the run's plan). */

@@ -115,7 +115,7 @@ export function register(program: Command): void {
         const writer: RunWriter =
           flags.out !== undefined
             ? new LocalRunWriter(path.resolve(flags.out))
-            : new S3RunWriter(clients.s3, bucket!, request.runId);
+            : new S3RunWriter(clients.s3, requireBucket(bucket), request.runId);
         const summary = await collectMetrics(request, {
           cloudwatch: clients.cloudwatch,
           pi: wantsPi(request) ? clients.pi : null,
@@ -194,4 +194,10 @@ function formatSummary(summary: CollectSummary): string {
     line('cloudwatch', summary.cloudwatch) +
     (summary.pi ? line('pi', summary.pi) : '  pi: skipped\n')
   );
+}
+
+/** The destination bucket, checked above when --out is absent; a usage error if that ever changes. */
+function requireBucket(bucket: string | undefined): string {
+  if (bucket === undefined) throw new UsageError('no destination: give --bucket NAME or --out DIR');
+  return bucket;
 }
