@@ -11,6 +11,7 @@
  */
 import {
   GetScheduleCommand,
+  type GetScheduleCommandOutput,
   ResourceNotFoundException,
   SchedulerClient,
   UpdateScheduleCommand,
@@ -55,19 +56,11 @@ export async function extendLabExpiry(scheduler: SchedulerClient, req: ExtendReq
   const now = req.now ?? new Date();
   const name = expiryScheduleName(req.stackName);
 
-  let current;
-  try {
-    current = await scheduler.send(new GetScheduleCommand({ Name: name }));
-  } catch (err) {
-    if (err instanceof ResourceNotFoundException) {
-      throw new UsageError(
-        `no expiry schedule ${name} for stack ${req.stackName} in this account and region: the lab is not deployed ` +
-          'here (check --profile/--region), was deployed without ttlHours, or has already expired',
-      );
-    }
-    throw new InfrastructureError(
-      `reading schedule ${name} failed: ${err instanceof Error ? err.message : String(err)}`,
-      { cause: err },
+  const current = await readSchedule(scheduler, name);
+  if (current === null) {
+    throw new UsageError(
+      `no expiry schedule ${name} for stack ${req.stackName} in this account and region: the lab is not deployed ` +
+        'here (check --profile/--region), was deployed without ttlHours, or has already expired',
     );
   }
 
@@ -84,29 +77,15 @@ export async function extendLabExpiry(scheduler: SchedulerClient, req: ExtendReq
       `lab stack ${req.stackName} already expired at ${formatExpiresAt(previous)}: its deletion has started or is done; deploy it again`,
     );
   }
-  if (!current.Target || !current.FlexibleTimeWindow) {
-    throw new InfrastructureError(
-      `schedule ${name} came back without its target or time window; not changing it`,
-    );
-  }
 
   const expiresAt = new Date(previous.getTime() + req.hours * 3_600_000);
   try {
-    await scheduler.send(
-      new UpdateScheduleCommand({
-        Name: name,
-        GroupName: current.GroupName,
-        ScheduleExpression: formatAtExpression(expiresAt),
-        ScheduleExpressionTimezone: 'UTC',
-        Description: `proxylab: deletes stack ${req.stackName} at ${formatExpiresAt(expiresAt)} (extended by proxylab extend)`,
-        FlexibleTimeWindow: current.FlexibleTimeWindow,
-        Target: current.Target,
-        State: current.State,
-        ActionAfterCompletion: current.ActionAfterCompletion,
-        KmsKeyArn: current.KmsKeyArn,
-        StartDate: current.StartDate,
-        EndDate: current.EndDate,
-      }),
+    await moveSchedule(
+      scheduler,
+      name,
+      current,
+      expiresAt,
+      `proxylab: deletes stack ${req.stackName} at ${formatExpiresAt(expiresAt)} (extended by proxylab extend)`,
     );
   } catch (err) {
     throw new InfrastructureError(
@@ -127,37 +106,15 @@ export async function restartLabExpiry(
   req: { readonly stackName: string; readonly ttlHours: number; readonly now?: Date },
 ): Promise<Date | null> {
   const name = expiryScheduleName(req.stackName);
-  let current;
-  try {
-    current = await scheduler.send(new GetScheduleCommand({ Name: name }));
-  } catch (err) {
-    if (err instanceof ResourceNotFoundException) return null;
-    throw new InfrastructureError(
-      `reading schedule ${name} failed: ${err instanceof Error ? err.message : String(err)}`,
-      { cause: err },
-    );
-  }
-  if (!current.Target || !current.FlexibleTimeWindow) {
-    throw new InfrastructureError(
-      `schedule ${name} came back without its target or time window; not changing it`,
-    );
-  }
+  const current = await readSchedule(scheduler, name);
+  if (current === null) return null;
   const expiresAt = expiryTime(req.now ?? new Date(), req.ttlHours);
-  await scheduler.send(
-    new UpdateScheduleCommand({
-      Name: name,
-      GroupName: current.GroupName,
-      ScheduleExpression: formatAtExpression(expiresAt),
-      ScheduleExpressionTimezone: 'UTC',
-      Description: `proxylab: deletes stack ${req.stackName} at ${formatExpiresAt(expiresAt)} (ttlHours from the end of the deploy)`,
-      FlexibleTimeWindow: current.FlexibleTimeWindow,
-      Target: current.Target,
-      State: current.State,
-      ActionAfterCompletion: current.ActionAfterCompletion,
-      KmsKeyArn: current.KmsKeyArn,
-      StartDate: current.StartDate,
-      EndDate: current.EndDate,
-    }),
+  await moveSchedule(
+    scheduler,
+    name,
+    current,
+    expiresAt,
+    `proxylab: deletes stack ${req.stackName} at ${formatExpiresAt(expiresAt)} (ttlHours from the end of the deploy)`,
   );
   return expiresAt;
 }
@@ -174,6 +131,56 @@ export async function readLabExpiry(scheduler: SchedulerClient, stackName: strin
 }
 
 /** A Scheduler client from the usual settings (`--profile`, `--region`, AWS_* environment). */
+/** The schedule, or null when it does not exist; any other failure is an InfrastructureError. */
+async function readSchedule(
+  scheduler: SchedulerClient,
+  name: string,
+): Promise<GetScheduleCommandOutput | null> {
+  try {
+    return await scheduler.send(new GetScheduleCommand({ Name: name }));
+  } catch (err) {
+    if (err instanceof ResourceNotFoundException) return null;
+    throw new InfrastructureError(
+      `reading schedule ${name} failed: ${err instanceof Error ? err.message : String(err)}`,
+      { cause: err },
+    );
+  }
+}
+
+/**
+ * UpdateSchedule replaces the whole schedule (unset fields reset to their defaults), so every field
+ * read back is sent again with only the time and description changed.
+ */
+async function moveSchedule(
+  scheduler: SchedulerClient,
+  name: string,
+  current: GetScheduleCommandOutput,
+  expiresAt: Date,
+  description: string,
+): Promise<void> {
+  if (!current.Target || !current.FlexibleTimeWindow) {
+    throw new InfrastructureError(
+      `schedule ${name} came back without its target or time window; not changing it`,
+    );
+  }
+  await scheduler.send(
+    new UpdateScheduleCommand({
+      Name: name,
+      GroupName: current.GroupName,
+      ScheduleExpression: formatAtExpression(expiresAt),
+      ScheduleExpressionTimezone: 'UTC',
+      Description: description,
+      FlexibleTimeWindow: current.FlexibleTimeWindow,
+      Target: current.Target,
+      State: current.State,
+      ActionAfterCompletion: current.ActionAfterCompletion,
+      KmsKeyArn: current.KmsKeyArn,
+      StartDate: current.StartDate,
+      EndDate: current.EndDate,
+    }),
+  );
+}
+
 export function createSchedulerClient(settings: { region?: string; profile?: string } = {}): SchedulerClient {
   return new SchedulerClient({
     ...(settings.region ? { region: settings.region } : {}),
