@@ -2,10 +2,10 @@
  * `proxylab collect`: read CloudWatch and Performance Insights metrics for one run window and write
  * them beside the run's results (S3 or a local run directory). Same code as the collector Lambda.
  */
-import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import { InfrastructureError, UsageError } from '../../lib/core/errors';
+import { readJsonFile } from '../../lib/core/read';
 import {
   collectMetrics,
   createCollectorClients,
@@ -130,20 +130,12 @@ function readEvent(flags: CollectFlags): unknown {
     throw new UsageError(
       '--event FILE cannot be combined with --run-id/--start/--end/--cluster-id/--instance-id/--instance-class/--pi-resource-id/--proxy',
     );
-  let text: string;
   try {
-    text = readFileSync(path.resolve(flags.event), 'utf8');
+    // Bounded: a regular file (not a device or FIFO), size-limited, depth-limited JSON.
+    return readJsonFile(path.resolve(flags.event), 'runFile');
   } catch (err) {
-    throw new UsageError(
-      `--event: cannot read ${flags.event}: ${err instanceof Error ? err.message : String(err)}`,
-    );
-  }
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (err) {
-    throw new UsageError(
-      `--event: ${flags.event} is not JSON: ${err instanceof Error ? err.message : String(err)}`,
-    );
+    if (err instanceof UsageError) throw new UsageError(`--event: ${err.message}`, { code: err.code });
+    throw err;
   }
 }
 
