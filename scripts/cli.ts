@@ -5,6 +5,7 @@
  */
 import { Command, CommanderError } from 'commander';
 import { exitCodeFor, UsageError } from '../lib/core/errors';
+import { forTerminal } from '../lib/core/terminal-text';
 
 type Registrar = (program: Command) => void;
 
@@ -77,7 +78,9 @@ export async function main(argv: string[]): Promise<void> {
       return;
     }
     const code = exitCodeFor(err);
-    const msg = err instanceof Error ? err.message : String(err);
+    // Messages can quote a run directory or a bucket (a suite name, a manifest's error): shown with
+    // control characters made visible.
+    const msg = forTerminal(err instanceof Error ? err.message : String(err));
     process.stderr.write(`${err instanceof UsageError ? 'error' : 'proxylab failed'}: ${msg}\n`);
     if (process.env.PROXYLAB_DEBUG && err instanceof Error && err.stack)
       process.stderr.write(err.stack + '\n');

@@ -5,6 +5,7 @@
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import { InfrastructureError, UsageError } from '../../lib/core/errors';
+import { checkOutDir } from '../../lib/core/out-dir';
 import { readJsonFile } from '../../lib/core/read';
 import {
   collectMetrics,
@@ -96,6 +97,7 @@ export function register(program: Command): void {
         throw new UsageError('give either --bucket or --out, not both');
       if (flags.out === undefined && bucket === undefined)
         throw new UsageError('no destination: give --bucket NAME or --out DIR');
+      if (flags.out !== undefined) checkOutDir(flags.out);
 
       const clients = createCollectorClients({ region: flags.region, profile: flags.profile });
       try {

@@ -5,7 +5,9 @@
  */
 import * as os from 'node:os';
 import type { Command } from 'commander';
+import { checkOutDir } from '../../lib/core/out-dir';
 import { shellQuote } from '../../lib/core/shell';
+import { forTerminal } from '../../lib/core/terminal-text';
 import { formatResultTables, formatSummary, ProgressPrinter } from '../../lib/cli/terminal';
 import {
   DEFAULT_OUT_DIR,
@@ -91,6 +93,7 @@ export function register(program: Command): void {
     .option('--json', 'print a JSON summary on stdout at the end (progress goes to stderr)')
     .action(async (flags: LocalFlags) => {
       // Validate everything before starting anything.
+      checkOutDir(flags.out ?? DEFAULT_OUT_DIR);
       const opts = validateLocalInput(
         {
           suite: flags.suite,
@@ -104,8 +107,10 @@ export function register(program: Command): void {
         process.cwd(),
       );
       const human = flags.json ? process.stderr : process.stdout;
+      // Lines can quote a resumed run's files (step records, verdicts, errors): shown with control
+      // characters made visible.
       const print = (line: string): void => {
-        human.write(line + '\n');
+        human.write(forTerminal(line) + '\n');
       };
       const printer = new ProgressPrinter({ stream: human });
       let result: LocalRunResult;
