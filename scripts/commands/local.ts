@@ -63,7 +63,8 @@ export function register(program: Command): void {
         'per scenario and stops everything — also on failure and Ctrl-C. Re-running with the same --run-id ' +
         'resumes: finished steps are kept and not repeated.\n\n' +
         'Exit codes: 0 every verdict held, 1 a verdict did not hold or the infrastructure failed, 2 usage error,\n' +
-        '130 interrupted by Ctrl-C (143 SIGTERM, 141 output pipe closed); finished steps are kept.',
+        '130 interrupted by Ctrl-C (129 SIGHUP, 131 SIGQUIT, 143 SIGTERM, 141 output pipe closed): servers stopped,\n' +
+        'finished steps kept; an interrupt before the first step leaves no run directory.',
     )
     .addHelpText(
       'after',
