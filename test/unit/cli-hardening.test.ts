@@ -3,11 +3,12 @@
  * directory is expected. Each case failed on the code before it (a hang, 16 GB read, a raw EEXIST).
  */
 import { execFileSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { UsageError } from '../../lib/core/errors';
 import { readOutputsFile } from '../../lib/cloud/outputs';
 import { main } from '../../scripts/cli';
+import { main as runnerMain, runnerWorkRoot } from '../../scripts/runner';
 import { scratchDir } from '../helpers/scratch';
 
 async function run(args: string[]): Promise<{ out: string; err: string; code: number }> {
@@ -80,4 +81,86 @@ describe('--out that is a file is a usage error (exit 2), not a raw EEXIST', () 
     expect(err).not.toMatch(/EEXIST|ENOTDIR/);
     expect(code).toBe(2);
   });
+});
+
+describe('validate --json on several files', () => {
+  test('prints one JSON document keyed by file, problems on stderr', async () => {
+    const bad = path.join(dir, 'bad.json');
+    writeFileSync(bad, '{"name":"x","ttlHours":0}');
+    const { code, out, err } = await run([
+      'validate',
+      '--json',
+      'labs/default.json',
+      'labs/e1-prepared-statements.json',
+      bad,
+    ]);
+    expect(code).toBe(2);
+    const doc = JSON.parse(out) as Record<string, { name: string }>;
+    expect(Object.keys(doc)).toEqual(['labs/default.json', 'labs/e1-prepared-statements.json']);
+    expect(doc['labs/default.json']?.name).toBe('default');
+    expect(err).toContain(`invalid lab file ${bad}: 1 problem`);
+  });
+
+  test('one file still prints the lab object itself', async () => {
+    const { code, out } = await run(['validate', '--json', 'labs/default.json']);
+    expect(code).toBe(0);
+    expect((JSON.parse(out) as { name: string }).name).toBe('default');
+  });
+});
+
+describe('destroy --dry-run', () => {
+  test('says what would happen, not "Destroying stack"', async () => {
+    const before = process.env.AWS_REGION;
+    process.env.AWS_REGION = 'eu-west-1';
+    try {
+      const { code, out } = await run(['destroy', '--lab', 'labs/default.json', '--dry-run']);
+      expect(code).toBe(0);
+      expect(out).not.toContain('Destroying stack');
+      expect(out).toMatch(/^Dry run: would destroy stack proxylab-default if it is deployed \(not checked/);
+      expect(out).toContain('would run: npx cdk destroy');
+    } finally {
+      if (before === undefined) delete process.env.AWS_REGION;
+      else process.env.AWS_REGION = before;
+    }
+  });
+});
+
+describe('the cloud runner leaves no work directory in /tmp', () => {
+  test('its work root is removed when it ends, even when it fails', async () => {
+    const root = runnerWorkRoot('wd-test', 0);
+    mkdirSync(path.join(root, 'step-1'), { recursive: true });
+    const saved = { ...process.env };
+    Object.assign(process.env, {
+      AWS_ACCESS_KEY_ID: 'testing',
+      AWS_SECRET_ACCESS_KEY: 'testing',
+      AWS_EC2_METADATA_DISABLED: 'true',
+      AWS_MAX_ATTEMPTS: '1',
+    });
+    const e = jest.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    const o = jest.spyOn(process.stdout, 'write').mockImplementation(() => true);
+    try {
+      const code = await runnerMain([
+        '--run-id',
+        'wd-test',
+        '--suite',
+        'smoke',
+        '--bucket',
+        'no-such-bucket',
+        '--secret-arn',
+        'arn:aws:secretsmanager:us-east-1:111111111111:secret:x',
+        '--writer-endpoint',
+        '127.0.0.1:1',
+        '--region',
+        'us-east-1',
+        '--endpoint-url',
+        'http://127.0.0.1:1',
+      ]);
+      expect(code).not.toBe(0);
+    } finally {
+      e.mockRestore();
+      o.mockRestore();
+      process.env = saved;
+    }
+    expect(existsSync(root)).toBe(false);
+  }, 60_000);
 });
