@@ -164,3 +164,38 @@ describe('the cloud runner leaves no work directory in /tmp', () => {
     expect(existsSync(root)).toBe(false);
   }, 60_000);
 });
+
+describe('strings from a run directory reach the terminal with control characters made visible', () => {
+  test("local's resume refusal quotes a hostile manifest's suite as text", async () => {
+    const out = path.join(dir, 'runs');
+    mkdirSync(path.join(out, 'hostile'), { recursive: true });
+    writeFileSync(
+      path.join(out, 'hostile', 'manifest.json'),
+      JSON.stringify({
+        schemaVersion: 1,
+        runId: 'hostile',
+        suite: 'x\u001b]0;pwned\u0007\u001b[2J',
+        mode: 'local',
+        status: 'interrupted',
+        startedAt: '2026-11-21T10:00:00.000Z',
+        endedAt: null,
+        stepIds: [],
+        stepsCompleted: 0,
+        settings: {},
+      }),
+    );
+    const { code, err } = await run([
+      'local',
+      '--suite',
+      'smoke',
+      '--out',
+      out,
+      '--run-id',
+      'hostile',
+      '--no-install',
+    ]);
+    expect(code).toBe(2);
+    expect(err).toContain('it ran suite x\\x1b]0;pwned\\x07\\x1b[2J, not smoke');
+    expect(err).not.toContain('\u001b');
+  });
+});
