@@ -4,7 +4,8 @@
  * infrastructure failed, 2 usage/configuration error.
  */
 import { Command, CommanderError } from 'commander';
-import { exitCodeFor, UsageError } from '../lib/core/errors';
+import { exitCodeFor, InterruptedError, UsageError } from '../lib/core/errors';
+import { forTerminal } from '../lib/core/terminal-text';
 
 type Registrar = (program: Command) => void;
 
@@ -58,7 +59,8 @@ export function buildProgram(argv: readonly string[] = []): Command {
 function ignoreClosedPipes(): void {
   for (const stream of [process.stdout, process.stderr]) {
     stream.on('error', (err: NodeJS.ErrnoException) => {
-      if (err.code !== 'EPIPE') throw err;
+      // EPIPE: the reader went away; EIO: the terminal did (SIGHUP follows, handled like Ctrl-C).
+      if (err.code !== 'EPIPE' && err.code !== 'EIO') throw err;
     });
   }
 }
@@ -78,8 +80,16 @@ export async function main(argv: string[]): Promise<void> {
       return;
     }
     const code = exitCodeFor(err);
-    const msg = err instanceof Error ? err.message : String(err);
-    process.stderr.write(`${err instanceof UsageError ? 'error' : 'proxylab failed'}: ${msg}\n`);
+    // Messages can quote a run directory or a bucket (a suite name, a manifest's error): shown with
+    // control characters made visible.
+    const msg = forTerminal(err instanceof Error ? err.message : String(err));
+    const label =
+      err instanceof UsageError
+        ? 'error'
+        : err instanceof InterruptedError
+          ? 'interrupted'
+          : 'proxylab failed';
+    process.stderr.write(`${label}: ${msg}\n`);
     if (process.env.PROXYLAB_DEBUG && err instanceof Error && err.stack)
       process.stderr.write(err.stack + '\n');
     process.exitCode = code;

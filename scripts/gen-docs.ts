@@ -72,6 +72,7 @@ function allowed(js: Js): string {
     if (min !== undefined && max !== undefined) parts.push(`${what} ${min}–${max}`);
     else if (exMin !== undefined && max !== undefined) parts.push(`${what} > ${exMin} and ≤ ${max}`);
     else if (exMin !== undefined) parts.push(`${what} > ${exMin}`);
+    else if (min !== undefined) parts.push(`${what} ≥ ${min}`);
     else parts.push(what);
     const step = num(js.multipleOf);
     if (step !== undefined) parts.push(`in steps of ${step}`);

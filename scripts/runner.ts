@@ -14,7 +14,7 @@
  * same command again to resume.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { exitCodeFor, UsageError } from '../lib/core/errors';
@@ -39,7 +39,7 @@ Started by \`proxylab run\` through SSM; see docs/aws.md. Exit: 0 every verdict 
 /** This runner's version: the content hash of the file being run (runner.js once bundled). */
 function ownSoftwareVersion(): string | null {
   try {
-    return softwareVersionOf(readFileSync(__filename));
+    return softwareVersionOf(fs.readFileSync(__filename));
   } catch {
     return null;
   }
@@ -49,6 +49,11 @@ function pgbenchVersion(): Promise<string | null> {
   const res = spawnSync('pgbench', ['--version'], { encoding: 'utf8' });
   const m = /pgbench \(PostgreSQL\) (\S+)/.exec(res.stdout ?? '');
   return Promise.resolve(m ? (m[1] as string) : null);
+}
+
+/** Where the runner's pgbench work directories go; removed when the runner ends, however it ends. */
+export function runnerWorkRoot(runId: string, runnerIndex: number): string {
+  return path.join(os.tmpdir(), `proxylab-runner-${runId}-${runnerIndex}`);
 }
 
 export async function main(argv: readonly string[]): Promise<number> {
@@ -64,8 +69,10 @@ export async function main(argv: readonly string[]): Promise<number> {
     write(USAGE);
     return 0;
   }
+  let workRoot: string | null = null;
   try {
     const args = parseRunnerArgv(argv);
+    workRoot = runnerWorkRoot(args.runId, args.runnerIndex);
     // Only the four clients the runner uses (keeps SSM and CloudFormation out of the bundle).
     const config = {
       ...(args.region ? { region: args.region } : {}),
@@ -76,7 +83,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     );
     const executor = new LocalPgbenchExecutor({
       pgbench: 'pgbench',
-      workRoot: path.join(os.tmpdir(), `proxylab-runner-${args.runId}-${args.runnerIndex}`),
+      workRoot,
     });
     const { result, allHeld } = await runCloudRunner(args, {
       s3: new S3Client({ ...config, forcePathStyle }),
@@ -100,6 +107,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   } finally {
     process.removeListener('SIGTERM', onSignal);
     process.removeListener('SIGINT', onSignal);
+    // Step work directories are removed one by one; their root would otherwise stay in /tmp.
+    if (workRoot !== null) fs.rmSync(workRoot, { recursive: true, force: true });
   }
 }
 

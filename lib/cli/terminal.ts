@@ -7,6 +7,7 @@ import type { Suite } from '../suite/catalog';
 import type { ErrorSummary, RunManifest, ScenarioVerdict, StepRecord, Verdict } from '../suite/types';
 import type { ProgressEvent } from '../engine/run-suite';
 import { formatDuration } from '../core/format';
+import { forTerminal, forTerminalLine } from '../core/terminal-text';
 
 export function verdictMark(held: boolean | null): string {
   return held === true ? '✓' : held === false ? '✗' : '·';
@@ -245,7 +246,7 @@ export class ProgressPrinter {
     const stepSec = (now - s.startedMs) / 1000;
     const eta = s.etaSec === null ? null : Math.max(0, s.etaSec - stepSec);
     // Counters first: a narrow terminal cuts the end of the step id, not the ETA.
-    const text = `[${s.index}/${s.total}] ${formatDuration(stepSec)} · elapsed ${formatDuration((now - s.runStartMs) / 1000)} · ETA ${formatDuration(eta)} · ${s.stepId}`;
+    const text = `[${s.index}/${s.total}] ${formatDuration(stepSec)} · elapsed ${formatDuration((now - s.runStartMs) / 1000)} · ETA ${formatDuration(eta)} · ${forTerminalLine(s.stepId)}`;
     const cols = this.opts.stream.columns ?? 120;
     return text.length > cols - 1 ? text.slice(0, cols - 2) + '…' : text;
   }
@@ -269,7 +270,8 @@ export class ProgressPrinter {
 
   private println(line: string): void {
     this.clearLine();
-    this.opts.stream.write(line + '\n');
+    // Step ids, error classes and verdict texts can come from a resumed run's files.
+    this.opts.stream.write(forTerminal(line) + '\n');
     if (this.tty && this.status) this.draw();
   }
 }

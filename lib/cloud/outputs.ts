@@ -3,9 +3,9 @@
  * `--outputs FILE`: the `cdk deploy --outputs-file` JSON, a DescribeStacks response, or a flat
  * `{ key: value }` object). Keys and decoding live in lib/config/stack-outputs.ts.
  */
-import { readFileSync } from 'node:fs';
 import { DescribeStacksCommand, type CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { InfrastructureError, UsageError } from '../core/errors';
+import { readJsonFile } from '../core/read';
 import { LAB_OUTPUT_KEYS, parseLabOutputs, stackNameFor, type LabOutputs } from '../config/stack-outputs';
 
 export { stackNameFor };
@@ -38,9 +38,11 @@ export async function describeLabOutputs(cfn: CloudFormationClient, stackName: s
 export function readOutputsFile(file: string, stackName: string | null): LabOutputs {
   let data: unknown;
   try {
-    data = JSON.parse(readFileSync(file, 'utf8'));
+    // Bounded: a regular file of at most READ_LIMITS.runFile, depth-limited JSON.
+    data = readJsonFile(file, 'runFile');
   } catch (err) {
-    throw new UsageError(`--outputs ${file}: ${err instanceof Error ? err.message : String(err)}`);
+    if (err instanceof UsageError) throw new UsageError(`--outputs: ${err.message}`, { code: err.code });
+    throw err;
   }
   return decode(flattenOutputs(data, stackName, file), `--outputs ${file}`, UsageError);
 }

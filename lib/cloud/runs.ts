@@ -5,8 +5,9 @@
  */
 import * as path from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import { InfrastructureError, UsageError } from '../core/errors';
+import { UsageError } from '../core/errors';
 import { formatDuration } from '../core/format';
+import { forTerminalLine } from '../core/terminal-text';
 import type { RunManifest } from '../suite/types';
 import { getText, listKeys, runPrefix } from './s3-sink';
 import { writeFileAtomic } from '../core/atomic-write';
@@ -103,12 +104,91 @@ export async function readProgress(
   return computeProgress(runId, manifest, done, now);
 }
 
+/**
+ * One line per run. Every string in it comes from the bucket (run id, suite, status, error), so
+ * each is shown with control characters made visible: an escape sequence in a manifest must not
+ * clear the operator's screen or retitle the window.
+ */
 export function formatProgress(p: RunProgress): string {
-  if (p.status === 'not-started') return `${p.runId}: no manifest yet (runners starting?)`;
+  const id = forTerminalLine(p.runId);
+  if (p.status === 'not-started') return `${id}: no manifest yet (runners starting?)`;
   const eta = p.etaSec === null ? '' : `, ETA ${formatDuration(p.etaSec)}`;
-  const err = p.error ? ` — ${p.error}` : '';
-  return `${p.runId} [${p.suite}] ${p.status}: ${p.stepsDone}/${p.stepsTotal ?? '?'} steps, elapsed ${formatDuration(p.elapsedSec)}${eta}${err}`;
+  const err = p.error ? ` — ${forTerminalLine(p.error)}` : '';
+  return `${id} [${forTerminalLine(String(p.suite))}] ${forTerminalLine(String(p.status))}: ${p.stepsDone}/${p.stepsTotal ?? '?'} steps, elapsed ${formatDuration(p.elapsedSec)}${eta}${err}`;
 }
+
+/** What is wrong with a manifest read from a bucket (not JSON, or lacking the fields progress needs), or null. */
+export function manifestProblem(value: unknown): string | null {
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return 'not a JSON object';
+  const m = value as Record<string, unknown>;
+  const missing: string[] = [];
+  if (!Array.isArray(m.stepIds)) missing.push('stepIds (a list)');
+  if (typeof m.startedAt !== 'string') missing.push('startedAt (a time)');
+  if (typeof m.status !== 'string') missing.push('status');
+  if (typeof m.suite !== 'string') missing.push('suite');
+  if (m.endedAt !== undefined && m.endedAt !== null && typeof m.endedAt !== 'string')
+    missing.push('endedAt (a time or null)');
+  if (m.error !== undefined && m.error !== null && typeof m.error !== 'string') missing.push('error (text)');
+  return missing.length === 0 ? null : `lacks ${missing.join(', ')}`;
+}
+
+/** One row of `proxylab status` without a run id: the run's progress, or why it cannot be read. */
+export type RunListing =
+  | { readonly runId: string; readonly progress: RunProgress; readonly unreadable: null }
+  | { readonly runId: string; readonly progress: null; readonly unreadable: string };
+
+/**
+ * Progress of one run for a listing: a manifest that is not JSON or lacks fields is reported as
+ * unreadable (one row) instead of ending the whole listing.
+ */
+export async function readListing(
+  s3: S3Client,
+  bucket: string,
+  runId: string,
+  now: Date = new Date(),
+): Promise<RunListing> {
+  const [text, done] = await Promise.all([
+    getText(s3, bucket, `${runPrefix(runId)}manifest.json`),
+    countStepFiles(s3, bucket, runId),
+  ]);
+  if (text === null) return { runId, progress: computeProgress(runId, null, done, now), unreadable: null };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (err) {
+    return { runId, progress: null, unreadable: `manifest.json is not JSON (${(err as Error).message})` };
+  }
+  const problem = manifestProblem(parsed);
+  if (problem !== null) return { runId, progress: null, unreadable: `manifest.json ${problem}` };
+  return { runId, progress: computeProgress(runId, parsed as RunManifest, done, now), unreadable: null };
+}
+
+export function formatListing(row: RunListing): string {
+  return row.progress !== null
+    ? formatProgress(row.progress)
+    : `${forTerminalLine(row.runId)}: unreadable — ${forTerminalLine(row.unreadable)}`;
+}
+
+/** `fn` over `items` with at most `limit` calls in flight; results in input order. */
+export async function mapBounded<T, R>(
+  items: readonly T[],
+  limit: number,
+  fn: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i] as T);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
+  return out;
+}
+
+/** Requests in flight while listing runs: fast against S3, gentle on a laptop's connection pool. */
+export const LIST_CONCURRENCY = 16;
 
 /** Run ids in the bucket (`runs/<runId>/`), newest manifest first where known. */
 export async function listRuns(s3: S3Client, bucket: string): Promise<string[]> {
@@ -131,12 +211,14 @@ export interface FetchResult {
   readonly runDir: string;
   readonly files: number;
   readonly bytes: number;
+  /** Keys not downloaded because they would land outside the run directory. */
+  readonly skipped: ReadonlyArray<{ readonly key: string; readonly reason: string }>;
 }
 
 /**
  * Download `runs/<runId>/` into `<outDir>/<runId>/`. Fleet coordination objects (`fleet/`) are
- * skipped: the merged step records already carry the parts. Keys that would escape the run
- * directory are refused.
+ * skipped: the merged step records already carry the parts. A key that would escape the run
+ * directory (`..` segments, an absolute path) is skipped and reported; the rest is fetched.
  */
 export async function fetchRun(
   s3: S3Client,
@@ -152,13 +234,16 @@ export async function fetchRun(
   const runDir = path.resolve(outDir, runId);
   let bytes = 0;
   let files = 0;
+  const skipped: Array<{ key: string; reason: string }> = [];
   for (const key of keys) {
     const rel = key.slice(prefix.length);
     if (rel === '' || rel.endsWith('/')) continue;
     if (!options.includeFleet && rel.startsWith('fleet/')) continue;
     const dest = path.resolve(runDir, rel);
-    if (!dest.startsWith(runDir + path.sep))
-      throw new InfrastructureError(`refusing key ${key}: it escapes ${runDir}`);
+    if (!dest.startsWith(runDir + path.sep) || rel.includes('\0')) {
+      skipped.push({ key, reason: `it would be written outside ${runDir}` });
+      continue;
+    }
     const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
     if (!res.Body) continue;
     const body = await res.Body.transformToByteArray();
@@ -167,7 +252,7 @@ export async function fetchRun(
     bytes += body.byteLength;
     files++;
   }
-  return { runDir, files, bytes };
+  return { runDir, files, bytes, skipped };
 }
 
 /** A run file that does not fit its schema is refused on fetch, naming the object and the field. */

@@ -38,7 +38,24 @@ export const LIMITS = {
   borrowTimeoutSecondsMax: 300,
   runnerCountMax: 20,
   expireAfterDaysMax: 3650,
+  /**
+   * A deploy (Aurora cluster, instances, RDS Proxies, runners) takes 15–30 minutes; a lab that
+   * expires sooner deletes itself around the time it becomes usable, before a suite has run.
+   * One hour is the shortest lifetime that leaves room for a deploy and a `quick` suite.
+   */
+  ttlHoursMin: 1,
   ttlHoursMax: 720,
+  /** Below a cent per hour no lab can be deployed: a typo (or `1e-300`), not a budget. */
+  budgetMaxHourlyUsdMin: 0.01,
+  /**
+   * AWS allows 50 user tags per resource (aws: tags do not count); proxylab adds three of its own
+   * (proxylab:lab, proxylab:owner, proxylab:expires-at — lib/constructs/ttl.ts), which leaves 47.
+   */
+  userTagsMax: 50 - 3,
+  tagKeyMaxLength: 128,
+  tagValueMaxLength: 256,
+  descriptionMaxLength: 1024,
+  ownerMaxLength: 256,
 } as const;
 
 /** Lab names become the stack name `proxylab-<name>` and prefix every proxy name. */
@@ -49,6 +66,25 @@ const RDS_IDENTIFIER_PATTERN = /^[a-zA-Z](?:[a-zA-Z0-9]|-(?=[a-zA-Z0-9]))*$/;
 export const EC2_INSTANCE_TYPE_PATTERN = /^[a-z][a-z0-9-]*\.[a-z0-9]+$/;
 export const REGION_PATTERN = /^[a-z]{2}(?:-gov|-iso[a-z]*)?-[a-z]+-\d$/;
 export const SUITE_NAME_PATTERN = /^[a-z0-9][a-z0-9-]*$/;
+
+/**
+ * AWS tag keys and values: "letters, numbers, and spaces representable in UTF-8, and the following
+ * characters: + - = . _ : / @"; keys 1–128 characters, values 0–256, at most 50 tags per resource,
+ * and `aws:` (any case) reserved as a prefix of keys and values. The AWS tagging restrictions, as
+ * stated in every service's Tag reference, e.g.
+ * https://docs.aws.amazon.com/AWSCloudFormation/latest/UserGuide/aws-properties-resource-tags.html
+ * and https://docs.aws.amazon.com/batch/latest/userguide/tag-restrictions.html.
+ */
+export const TAG_TEXT_PATTERN = /^[\p{L}\p{N}\p{Zs}+\-=._:/@]*$/u;
+const TAG_CHARACTERS = 'letters, digits, spaces and + - = . _ : / @';
+/** Tag keys proxylab sets itself: a lab must not override them (the operator policy conditions on proxylab:lab). */
+export const RESERVED_TAG_PREFIX = 'proxylab:';
+
+/** Free text (description): newlines and tabs allowed, other control characters not. */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point
+const NO_CONTROL_EXCEPT_LINES = /^[^\u0000-\u0008\u000b-\u001f\u007f-\u009f]*$/;
+
+const startsWithAws = (s: string): boolean => s.toLowerCase().startsWith('aws:');
 
 function integer(min: number, max: number, what = `an integer ${min}–${max}`) {
   return z.number({ error: what }).int({ error: what }).min(min, { error: what }).max(max, { error: what });
@@ -256,8 +292,10 @@ const resultsSchema = z.strictObject(
 const budgetSchema = z.strictObject(
   {
     maxHourlyUsd: z
-      .number({ error: 'a positive number of US dollars per hour' })
-      .positive({ error: 'a positive number of US dollars per hour' })
+      .number({ error: `a number of US dollars per hour ≥ ${LIMITS.budgetMaxHourlyUsdMin}` })
+      .min(LIMITS.budgetMaxHourlyUsdMin, {
+        error: `a number of US dollars per hour ≥ ${LIMITS.budgetMaxHourlyUsdMin}`,
+      })
       .meta(
         doc({
           description:
@@ -270,9 +308,19 @@ const budgetSchema = z.strictObject(
 
 const tagKey = z
   .string()
-  .min(1)
-  .max(128, { error: 'a tag key of at most 128 characters' })
-  .refine((k) => !k.toLowerCase().startsWith('aws:'), { error: 'a tag key not starting with "aws:"' });
+  .min(1, { error: 'a non-empty tag key' })
+  .max(LIMITS.tagKeyMaxLength, { error: `a tag key of at most ${LIMITS.tagKeyMaxLength} characters` })
+  .regex(TAG_TEXT_PATTERN, { error: `a tag key of ${TAG_CHARACTERS} (AWS's tag characters)` })
+  .refine((k) => !startsWithAws(k), { error: 'a tag key not starting with "aws:" (reserved by AWS)' })
+  .refine((k) => !k.toLowerCase().startsWith(RESERVED_TAG_PREFIX), {
+    error: `a tag key not starting with "${RESERVED_TAG_PREFIX}" (proxylab sets proxylab:lab, proxylab:owner and proxylab:expires-at itself; the operator policy relies on them)`,
+  });
+
+const tagValue = z
+  .string({ error: `a string of at most ${LIMITS.tagValueMaxLength} characters` })
+  .max(LIMITS.tagValueMaxLength, { error: `a string of at most ${LIMITS.tagValueMaxLength} characters` })
+  .regex(TAG_TEXT_PATTERN, { error: `a tag value of ${TAG_CHARACTERS} (AWS's tag characters)` })
+  .refine((v) => !startsWithAws(v), { error: 'a tag value not starting with "aws:" (reserved by AWS)' });
 
 export const labFileSchema = z.strictObject({
   // Editors read this to find docs/lab.schema.json; validation accepts it and ignores it.
@@ -299,7 +347,10 @@ export const labFileSchema = z.strictObject({
     ),
   description: z
     .string({ error: 'a string' })
-    .max(1024, { error: 'at most 1024 characters' })
+    .max(LIMITS.descriptionMaxLength, { error: `at most ${LIMITS.descriptionMaxLength} characters` })
+    .regex(NO_CONTROL_EXCEPT_LINES, {
+      error: 'text without control characters (newlines and tabs are allowed)',
+    })
     .optional()
     .meta(
       doc({
@@ -322,11 +373,17 @@ export const labFileSchema = z.strictObject({
   owner: z
     .string({ error: 'a string' })
     .min(1, { error: 'a non-empty string' })
-    .max(128, { error: 'at most 128 characters' })
+    .max(LIMITS.ownerMaxLength, { error: `at most ${LIMITS.ownerMaxLength} characters (a tag value)` })
+    // The tag characters exclude control characters too.
+    .regex(TAG_TEXT_PATTERN, {
+      error: `${TAG_CHARACTERS}, as in an e-mail address (it becomes a tag value)`,
+    })
+    .refine((v) => !startsWithAws(v), { error: 'text not starting with "aws:" (reserved by AWS)' })
     .optional()
     .meta(
       doc({
-        description: 'Who to ask about this lab; becomes the `proxylab:owner` tag.',
+        description:
+          'Who to ask about this lab, e.g. an e-mail address; becomes the `proxylab:owner` tag (AWS tag characters: letters, digits, spaces, `+ - = . _ : / @`).',
         defaultText: 'none',
       }),
     ),
@@ -343,35 +400,29 @@ export const labFileSchema = z.strictObject({
     ),
   runners: runnersSchema.optional().meta(doc({ description: 'The pgbench runners (EC2).' })),
   results: resultsSchema.optional().meta(doc({ description: 'The results bucket.' })),
-  ttlHours: z
-    .number({ error: `a number of hours > 0 and ≤ ${LIMITS.ttlHoursMax}` })
-    .positive({ error: `a number of hours > 0 and ≤ ${LIMITS.ttlHoursMax}` })
-    .max(LIMITS.ttlHoursMax, { error: `a number of hours > 0 and ≤ ${LIMITS.ttlHoursMax}` })
+  ttlHours: numberIn(
+    LIMITS.ttlHoursMin,
+    LIMITS.ttlHoursMax,
+    `a number of hours ${LIMITS.ttlHoursMin}–${LIMITS.ttlHoursMax} (a deploy alone takes 15–30 minutes)`,
+  )
     // null: an explicit opt-out (no expiry schedule); absent: the safe default (DEFAULTS.ttlHours).
     .nullable()
     .optional()
     .meta(
       doc({
         description:
-          'The lab deletes itself this long after deploy (expiry schedule). `null` opts out: no schedule, the lab runs until `proxylab destroy`.',
+          'The lab deletes itself this long after deploy (expiry schedule); at least 1 (a deploy takes 15–30 minutes). `null` opts out: no schedule, the lab runs until `proxylab destroy`.',
         default: DEFAULTS.ttlHours,
       }),
     ),
+  // The count (≤ LIMITS.userTagsMax) is checked in validate.ts: a zod refinement would stay silent
+  // while any single tag is invalid.
   tags: z
-    .record(
-      tagKey,
-      z
-        .string({ error: 'a string of at most 256 characters' })
-        .max(256, { error: 'a string of at most 256 characters' }),
-      {
-        error: 'an object of string tags',
-      },
-    )
+    .record(tagKey, tagValue, { error: 'an object of string tags' })
     .optional()
     .meta(
       doc({
-        description:
-          'Extra tags on every resource: keys ≤ 128 characters not starting with `aws:`, values ≤ 256.',
+        description: `Extra tags on every resource, at most ${LIMITS.userTagsMax} (AWS's 50 minus proxylab's three): keys 1–128 and values ≤ 256 characters of letters, digits, spaces and \`+ - = . _ : / @\`; keys starting with \`aws:\` or \`proxylab:\` are reserved.`,
         default: {},
       }),
     ),

@@ -277,6 +277,19 @@ function checkSuites(suites: unknown, out: LabProblem[]): void {
   });
 }
 
+function checkTagCount(tags: unknown, out: LabProblem[]): void {
+  const record = asRecord(tags);
+  if (!record) return;
+  const count = Object.keys(record).length;
+  if (count > LIMITS.userTagsMax) {
+    out.push({
+      path: 'tags',
+      value: `${count} tags`,
+      message: `must hold at most ${LIMITS.userTagsMax} tags (AWS allows 50 per resource; proxylab sets 3 itself), got ${count}`,
+    });
+  }
+}
+
 function crossFieldProblems(raw: unknown): LabProblem[] {
   const out: LabProblem[] = [];
   const root = asRecord(raw);
@@ -288,6 +301,7 @@ function crossFieldProblems(raw: unknown): LabProblem[] {
   }
   checkProxies(root.proxies, out);
   checkSuites(root.suites, out);
+  checkTagCount(root.tags, out);
   return out;
 }
 

@@ -60,6 +60,32 @@ export class RunFileError extends UsageError {
   }
 }
 
+/**
+ * The run was stopped by a signal before it measured anything: exit 128 + the signal's number, as
+ * shells expect (130 for Ctrl-C, 129 SIGHUP, 131 SIGQUIT, 143 SIGTERM).
+ */
+export class InterruptedError extends ProxylabError {
+  readonly exitCode: number;
+  constructor(
+    readonly signal: NodeJS.Signals,
+    message: string,
+    options?: ProxylabErrorOptions,
+  ) {
+    super(message, 'interrupted', options);
+    this.name = 'InterruptedError';
+    this.exitCode = 128 + (SIGNAL_NUMBERS[signal] ?? 0);
+  }
+}
+
+/** POSIX numbers of the signals proxylab handles (the same on Linux and macOS). */
+const SIGNAL_NUMBERS: Partial<Record<NodeJS.Signals, number>> = {
+  SIGHUP: 1,
+  SIGINT: 2,
+  SIGQUIT: 3,
+  SIGPIPE: 13,
+  SIGTERM: 15,
+};
+
 export function exitCodeFor(err: unknown): number {
   if (err instanceof ProxylabError) return err.exitCode;
   if (err && typeof err === 'object' && 'exitCode' in err && typeof err.exitCode === 'number') {

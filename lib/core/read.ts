@@ -90,6 +90,20 @@ export function stripBom(text: string): string {
   return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
 }
 
+/** A problem found in JSON text, with where it is (`tags.owner`, `(top level)`) and what it is. */
+export class JsonInputError extends UsageError {
+  constructor(
+    source: string,
+    readonly jsonPath: string,
+    readonly detail: string,
+    code: string,
+    /** The offending key or number literal, when there is one. */
+    readonly offending?: string,
+  ) {
+    super(`${source}: ${jsonPath}: ${detail}`, { code });
+  }
+}
+
 export interface ParseJsonOptions {
   /** Named in every error. */
   readonly source: string;
@@ -112,6 +126,7 @@ export function parseJsonText(text: string, options: ParseJsonOptions): unknown 
   } catch (err) {
     throw new UsageError(`${options.source} is not valid JSON: ${(err as Error).message}`, {
       code: 'invalid-json',
+      cause: err,
     });
   }
 }
@@ -156,9 +171,12 @@ function scanJson(text: string, options: ParseJsonOptions): void {
         }
         if (options.rejectDuplicateKeys && top.keys.has(key)) {
           top.key = key;
-          throw new UsageError(
-            `${options.source}: ${pathOf(stack)}: duplicate key ${JSON.stringify(key)} (JSON keeps only the last; say it once)`,
-            { code: 'duplicate-key' },
+          throw new JsonInputError(
+            options.source,
+            pathOf(stack),
+            `duplicate key ${JSON.stringify(key)} (JSON keeps only the last; say it once)`,
+            'duplicate-key',
+            key,
           );
         }
         top.keys.add(key);
@@ -170,9 +188,11 @@ function scanJson(text: string, options: ParseJsonOptions): void {
     }
     if (c === '{' || c === '[') {
       if (stack.length >= maxDepth) {
-        throw new UsageError(
-          `${options.source}: nested deeper than ${maxDepth} levels at ${pathOf(stack)}; not a file proxylab writes or reads`,
-          { code: 'json-too-deep' },
+        throw new JsonInputError(
+          options.source,
+          pathOf(stack),
+          `nested deeper than ${maxDepth} levels; not a file proxylab writes or reads`,
+          'json-too-deep',
         );
       }
       stack.push({
@@ -194,9 +214,12 @@ function scanJson(text: string, options: ParseJsonOptions): void {
       const literal = text.slice(i, j);
       const value = Number(literal);
       if (!Number.isFinite(value)) {
-        throw new UsageError(
-          `${options.source}: ${pathOf(stack)}: the number ${literal} is out of JSON's range (a double holds up to ±1.8e308)`,
-          { code: 'number-out-of-range' },
+        throw new JsonInputError(
+          options.source,
+          pathOf(stack),
+          `the number ${literal} is out of JSON's range (a double holds up to ±1.8e308)`,
+          'number-out-of-range',
+          literal,
         );
       }
       i = j;

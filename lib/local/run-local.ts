@@ -5,7 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { InfrastructureError, UsageError } from '../core/errors';
+import { InterruptedError, UsageError } from '../core/errors';
 import type { Target } from '../engine/ports';
 import { systemClock } from '../engine/ports';
 import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run-suite';
@@ -166,11 +166,18 @@ function checkSamePooler(plan: RunPlan, poolerVersion: string | null, runId: str
   }
 }
 
+/**
+ * Signals that stop a run cleanly (servers stopped, manifest `interrupted`, exit 128 + signal):
+ * Ctrl-C, `kill`, a closed terminal or SSH session (SIGHUP), and Ctrl-\ (SIGQUIT). Without a
+ * handler, SIGHUP and SIGQUIT would end proxylab at once and leave both servers running.
+ */
+export const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
+
 export interface LocalRunHooks {
   readonly progress?: (ev: ProgressEvent) => void;
   /** Lines about the stack (starting, stopping, kept servers). */
   readonly log?: (line: string) => void;
-  /** Install SIGINT/SIGTERM handlers that stop the run cleanly. @default true */
+  /** Install handlers for STOP_SIGNALS that stop the run cleanly. @default true */
   readonly handleSignals?: boolean;
   /** Metrics sampling period. @default 1000 */
   readonly sampleIntervalMs?: number;
@@ -227,6 +234,9 @@ export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {})
       alreadyComplete: true,
     };
   }
+  // Created here, removed again if nothing is written into it (an interrupt during initdb, a
+  // server that does not start): a run directory exists only once there is something in it.
+  const createdRunDir = !fs.existsSync(runDir);
   try {
     fs.mkdirSync(runDir, { recursive: true });
     fs.accessSync(runDir, fs.constants.W_OK);
@@ -236,11 +246,17 @@ export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {})
 
   const abort = new AbortController();
   let interruptedBy: NodeJS.Signals | null = null;
+  // Steps are measured (and kept) only once the engine has started the run; before that, an
+  // interrupt has nothing to keep, unless an earlier attempt of this run id measured some.
+  let measuring = false;
+  const keptBefore = done.size > 0;
   const onSignal = (sig: NodeJS.Signals): void => {
     if (interruptedBy === null) {
       interruptedBy = sig;
       log(
-        `\n${sig}: stopping pgbench, PostgreSQL and PgBouncer; finished steps are kept (resume with --run-id ${opts.runId})…`,
+        measuring || keptBefore
+          ? `\n${sig}: stopping pgbench, PostgreSQL and PgBouncer; finished steps are kept (resume with --run-id ${opts.runId})…`
+          : `\n${sig}: stopping before the first step; nothing was measured…`,
       );
       abort.abort();
     } else {
@@ -255,10 +271,17 @@ export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {})
   };
   const handleSignals = hooks.handleSignals ?? true;
   if (handleSignals) {
-    process.on('SIGINT', onSignal);
-    process.on('SIGTERM', onSignal);
+    for (const sig of STOP_SIGNALS) process.on(sig, onSignal);
     process.stdout.on('error', onStdoutError);
   }
+  const progress = (ev: ProgressEvent): void => {
+    if (ev.type === 'run-start') measuring = true;
+    hooks.progress?.(ev);
+  };
+  const interrupted = (sig: NodeJS.Signals, cause?: unknown): InterruptedError =>
+    new InterruptedError(sig, `interrupted by ${sig} before the first step; nothing was measured`, {
+      cause,
+    });
 
   let stack: LocalStack | null = null;
   let keptConnectionHelp: string | null = null;
@@ -266,19 +289,24 @@ export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {})
     log(
       `Starting PostgreSQL (max_connections ${opts.maxConnections}) and PgBouncer (pools of ${poolSizeFor(opts.poolPercent, opts.maxConnections)} = ${opts.poolPercent} %)…`,
     );
-    stack = await startLocalStack({
-      maxConnections: opts.maxConnections,
-      poolPercent: opts.poolPercent,
-      superuserReservedConnections: opts.superuserReservedConnections,
-      install: opts.install,
-      log,
-    });
+    try {
+      stack = await startLocalStack({
+        maxConnections: opts.maxConnections,
+        poolPercent: opts.poolPercent,
+        superuserReservedConnections: opts.superuserReservedConnections,
+        install: opts.install,
+        log,
+      });
+    } catch (e) {
+      // Ctrl-C on a terminal reaches initdb / pg_ctl too, which then fail: that is the interrupt.
+      if (interruptedBy !== null) throw interrupted(interruptedBy, e);
+      throw e;
+    }
     log(
       `  PostgreSQL ${stack.postgres.serverVersion} on 127.0.0.1:${stack.postgres.port}, PgBouncer ${stack.pgbouncer.version} on 127.0.0.1:${stack.pgbouncer.port}` +
         `${stack.runAs ? ` (as OS user ${stack.runAs.user})` : ''}, files in ${stack.baseDir}`,
     );
-    if (abort.signal.aborted)
-      throw new InfrastructureError(`interrupted by ${interruptedBy ?? 'a signal'} before the run started`);
+    if (interruptedBy !== null) throw interrupted(interruptedBy);
     const targets: Target[] = [...stack.targets];
     let plan: RunPlan | undefined;
     if (stored) checkSamePooler(stored, stack.environment.poolerVersion, opts.runId);
@@ -307,7 +335,7 @@ export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {})
       sink,
       sampler,
       clock: systemClock,
-      progress: hooks.progress,
+      progress,
       signal: abort.signal,
       mode: 'local',
       environment: stack.environment,
@@ -332,9 +360,15 @@ export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {})
       await stack.stop();
     }
     if (handleSignals) {
-      process.removeListener('SIGINT', onSignal);
-      process.removeListener('SIGTERM', onSignal);
+      for (const sig of STOP_SIGNALS) process.removeListener(sig, onSignal);
       process.stdout.removeListener('error', onStdoutError);
+    }
+    if (createdRunDir) {
+      try {
+        fs.rmdirSync(runDir); // only when empty: anything written stays
+      } catch {
+        /* not empty (or already gone): keep it */
+      }
     }
   }
 }

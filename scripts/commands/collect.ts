@@ -2,10 +2,11 @@
  * `proxylab collect`: read CloudWatch and Performance Insights metrics for one run window and write
  * them beside the run's results (S3 or a local run directory). Same code as the collector Lambda.
  */
-import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import { InfrastructureError, UsageError } from '../../lib/core/errors';
+import { checkOutDir } from '../../lib/core/out-dir';
+import { readJsonFile } from '../../lib/core/read';
 import {
   collectMetrics,
   createCollectorClients,
@@ -109,6 +110,7 @@ export function register(program: Command): void {
         throw new UsageError('give either --bucket or --out, not both');
       if (flags.out === undefined && bucket === undefined)
         throw new UsageError('no destination: give --bucket NAME or --out DIR');
+      if (flags.out !== undefined) checkOutDir(flags.out);
 
       const clients = createCollectorClients({ region: flags.region, profile: flags.profile });
       try {
@@ -168,20 +170,12 @@ function readEvent(flags: CollectFlags): unknown {
     throw new UsageError(
       '--event FILE cannot be combined with --run-id/--start/--end/--cluster-id/--instance-id/--instance-class/--pi-resource-id/--proxy',
     );
-  let text: string;
   try {
-    text = readFileSync(path.resolve(flags.event), 'utf8');
+    // Bounded: a regular file (not a device or FIFO), size-limited, depth-limited JSON.
+    return readJsonFile(path.resolve(flags.event), 'runFile');
   } catch (err) {
-    throw new UsageError(
-      `--event: cannot read ${flags.event}: ${err instanceof Error ? err.message : String(err)}`,
-    );
-  }
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (err) {
-    throw new UsageError(
-      `--event: ${flags.event} is not JSON: ${err instanceof Error ? err.message : String(err)}`,
-    );
+    if (err instanceof UsageError) throw new UsageError(`--event: ${err.message}`, { code: err.code });
+    throw err;
   }
 }
 

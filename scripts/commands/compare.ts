@@ -2,6 +2,8 @@
  * `proxylab compare A B`: two run directories side by side. Thin: the work is lib/report/compare.
  */
 import type { Command } from 'commander';
+import { checkOutDir } from '../../lib/core/out-dir';
+import { forTerminal } from '../../lib/core/terminal-text';
 import { writeComparison } from '../../lib/report';
 
 interface CompareFlags {
@@ -22,8 +24,11 @@ export function register(program: Command): void {
     )
     .option('--out <dir>', 'directory for compare.html and compare.md (default: the directory of runB)')
     .action((runA: string, runB: string, flags: CompareFlags) => {
+      if (flags.out !== undefined) checkOutDir(flags.out);
       const r = writeComparison(runA, runB, { outDir: flags.out });
-      process.stdout.write(r.markdown + '\n');
+      // The Markdown quotes both run directories (run ids, suites, error samples): on a terminal,
+      // control characters are shown, not obeyed.
+      process.stdout.write(forTerminal(r.markdown) + '\n');
       process.stderr.write(`Comparison: ${r.htmlPath}\n           ${r.mdPath}\n`);
     });
 }

@@ -39,10 +39,16 @@ export function register(program: Command): void {
       const lab = loadLabFile(flags.lab);
       const settings = awsSettings(flags, lab);
       const kept = retainedOnDestroy(lab);
+      const stack = stackNameFor(lab.name);
+      // A dry run makes no AWS call, so it cannot know whether the stack exists: it says what a
+      // destroy would do, not that one is happening.
+      const what = flags.dryRun
+        ? `Dry run: would destroy stack ${stack} if it is deployed (not checked: a dry run makes no AWS call)`
+        : `Destroying stack ${stack}`;
       process.stdout.write(
         kept.length === 0
-          ? `Destroying stack ${stackNameFor(lab.name)}: nothing is retained (results bucket emptied and deleted, no final snapshot).\n`
-          : `Destroying stack ${stackNameFor(lab.name)}; retained afterwards:\n${kept.map((k) => `  - ${k}\n`).join('')}`,
+          ? `${what}: nothing ${flags.dryRun ? 'would be' : 'is'} retained (results bucket emptied and deleted, no final snapshot).\n`
+          : `${what}; retained afterwards:\n${kept.map((k) => `  - ${k}\n`).join('')}`,
       );
       const inv = cdkInvocation('destroy', flags.lab, settings);
       process.stdout.write(`${flags.dryRun ? 'would run' : 'running'}: ${formatInvocation(inv)}\n`);

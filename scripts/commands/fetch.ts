@@ -6,8 +6,10 @@ import type { Command } from 'commander';
 import * as path from 'node:path';
 import { createS3Client } from '../../lib/cloud/clients';
 import { validateRunId } from '../../lib/cloud/operator';
+import { checkOutDir } from '../../lib/core/out-dir';
 import { writeReport } from '../../lib/report';
-import { fetchRun, formatProgress, readProgress } from '../../lib/cloud/runs';
+import { fetchRun, formatListing, readListing } from '../../lib/cloud/runs';
+import { forTerminalLine } from '../../lib/core/terminal-text';
 import { addBucketOptions, resolveBucket, type BucketFlags } from './status';
 
 interface FetchFlags extends BucketFlags {
@@ -27,13 +29,17 @@ export function register(program: Command): void {
       .option('--no-report', 'do not write report.html / summary.md after fetching'),
   ).action(async (runId: string, flags: FetchFlags) => {
     validateRunId(runId);
+    checkOutDir(flags.out);
     const { bucket, settings } = await resolveBucket(flags);
     const s3 = createS3Client(settings);
-    const progress = await readProgress(s3, bucket, runId);
+    const listing = await readListing(s3, bucket, runId);
     const res = await fetchRun(s3, bucket, runId, path.resolve(flags.out));
     process.stdout.write(
-      `${formatProgress(progress)}\nfetched ${res.files} files (${(res.bytes / 1024).toFixed(0)} KiB) into ${res.runDir}\n`,
+      `${formatListing(listing)}\nfetched ${res.files} files (${(res.bytes / 1024).toFixed(0)} KiB) into ${res.runDir}\n`,
     );
+    // Key names come from the bucket: shown with control characters made visible.
+    for (const s of res.skipped)
+      process.stderr.write(`warning: skipped s3://${bucket}/${forTerminalLine(s.key)}: ${s.reason}\n`);
     if (flags.report) {
       // A report that cannot be written does not fail the fetch: the data is on disk.
       try {
@@ -41,7 +47,7 @@ export function register(program: Command): void {
         process.stdout.write(`report: ${r.htmlPath}\nsummary: ${r.mdPath}\n`);
       } catch (err) {
         process.stdout.write(
-          `report not written: ${err instanceof Error ? err.message : String(err)} (retry: npx proxylab report ${res.runDir})\n`,
+          `report not written: ${forTerminalLine(err instanceof Error ? err.message : String(err))} (retry: npx proxylab report ${res.runDir})\n`,
         );
       }
     }

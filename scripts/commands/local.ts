@@ -5,7 +5,9 @@
  */
 import * as os from 'node:os';
 import type { Command } from 'commander';
+import { checkOutDir } from '../../lib/core/out-dir';
 import { shellQuote } from '../../lib/core/shell';
+import { forTerminal } from '../../lib/core/terminal-text';
 import { formatResultTables, formatSummary, ProgressPrinter } from '../../lib/cli/terminal';
 import {
   DEFAULT_OUT_DIR,
@@ -61,7 +63,8 @@ export function register(program: Command): void {
         'per scenario and stops everything — also on failure and Ctrl-C. Re-running with the same --run-id ' +
         'resumes: finished steps are kept and not repeated.\n\n' +
         'Exit codes: 0 every verdict held, 1 a verdict did not hold or the infrastructure failed, 2 usage error,\n' +
-        '130 interrupted by Ctrl-C (143 SIGTERM, 141 output pipe closed); finished steps are kept.',
+        '130 interrupted by Ctrl-C (129 SIGHUP, 131 SIGQUIT, 143 SIGTERM, 141 output pipe closed): servers stopped,\n' +
+        'finished steps kept; an interrupt before the first step leaves no run directory.',
     )
     .addHelpText(
       'after',
@@ -91,6 +94,7 @@ export function register(program: Command): void {
     .option('--json', 'print a JSON summary on stdout at the end (progress goes to stderr)')
     .action(async (flags: LocalFlags) => {
       // Validate everything before starting anything.
+      checkOutDir(flags.out ?? DEFAULT_OUT_DIR);
       const opts = validateLocalInput(
         {
           suite: flags.suite,
@@ -104,8 +108,10 @@ export function register(program: Command): void {
         process.cwd(),
       );
       const human = flags.json ? process.stderr : process.stdout;
+      // Lines can quote a resumed run's files (step records, verdicts, errors): shown with control
+      // characters made visible.
       const print = (line: string): void => {
-        human.write(line + '\n');
+        human.write(forTerminal(line) + '\n');
       };
       const printer = new ProgressPrinter({ stream: human });
       let result: LocalRunResult;

@@ -1,14 +1,16 @@
 /**
  * `proxylab parse`: the pgbench parser on saved output. Prints one JSON object (ParsedRun plus
- * latency percentiles, series and consistency warnings).
+ * latency percentiles, series and consistency warnings). Inputs are read with bounds (regular
+ * files only, at most READ_LIMITS.capture each), and input in which nothing is pgbench output is
+ * refused (exit 2) rather than printed as an all-unknown result that looks like a parse.
  */
-import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { Command } from 'commander';
 import { UsageError } from '../../lib/core/errors';
+import { readTextFile } from '../../lib/core/read';
 import { detectLogKind, parseAggregateLogs, parseTransactionLogs } from '../../lib/suite/logs';
 import { checkConsistency, parsePgbench, type PgbenchCapture } from '../../lib/suite/parser';
-import type { SeriesPoint } from '../../lib/suite/types';
+import type { ParsedRun, SeriesPoint } from '../../lib/suite/types';
 
 interface ParseFlags {
   readonly stdout?: string;
@@ -22,11 +24,44 @@ interface ParseFlags {
 function readInput(file: string, what: string): string {
   const resolved = path.resolve(file);
   try {
-    return readFileSync(resolved, 'utf8');
+    return readTextFile(resolved, 'capture');
   } catch (err) {
-    const reason = err instanceof Error ? err.message : String(err);
-    throw new UsageError(`cannot read ${what} ${resolved}: ${reason}`);
+    if (err instanceof UsageError) throw new UsageError(`${what}: ${err.message}`, { code: err.code });
+    throw err;
   }
+}
+
+/**
+ * Nothing pgbench prints was found: no version, summary, latency, progress or error line. (The
+ * exit code and the timeout flag come from the flags, not from the capture.)
+ */
+export function recognisedNothing(run: ParsedRun): boolean {
+  const valueFields: ReadonlyArray<keyof ParsedRun> = [
+    'pgbenchVersion',
+    'serverVersion',
+    'transactionType',
+    'protocol',
+    'clients',
+    'threads',
+    'durationSec',
+    'transactionsProcessed',
+    'transactionsExpected',
+    'failedTransactions',
+    'tps',
+    'latencyAvgMs',
+    'latencyStddevMs',
+    'initialConnectionMs',
+    'avgConnectionMs',
+    'scheduleLagAvgMs',
+    'transactionsPerClient',
+    'progress',
+  ];
+  return (
+    valueFields.every((k) => run[k] === null || run[k] === undefined) &&
+    run.errors.length === 0 &&
+    run.abortedClients === 0 &&
+    !run.complete
+  );
 }
 
 function parseExitCode(value: string | undefined): number | null {
@@ -98,7 +133,8 @@ export function register(program: Command): void {
         '(too-many-connections, prepared-statement-exists, prepared-statement-missing, portal-missing, ' +
         'backend-died, connection-failed, auth-failed, transaction-aborted, timeout, other) with a count and a ' +
         'sample line, and with --log the latency p50/p95/p99 and per-second series. Unknown values are null.\n\n' +
-        'Exit codes: 0 parsed, 2 missing file or bad arguments.',
+        'Exit codes: 0 parsed, 2 missing or unreadable file (a device, FIFO or file over 512 MiB), input with no ' +
+        'pgbench output in it, or bad arguments.',
     )
     .argument('[file]', 'one combined terminal capture (stdout and stderr interleaved, as write-ups show it)')
     .option('--stdout <file>', 'pgbench stdout, kept apart from stderr')
@@ -125,6 +161,14 @@ export function register(program: Command): void {
           throw new UsageError(`--sampling-rate must be in (0, 1], got "${flags.samplingRate}"`);
       }
       const run = parsePgbench(buildCapture(file, flags));
+      if (recognisedNothing(run)) {
+        const inputs = file !== undefined ? file : [flags.stdout, flags.stderr].filter(Boolean).join(' and ');
+        throw new UsageError(
+          `nothing in ${inputs} is pgbench output (no version, summary, latency, progress or error line); ` +
+            'give the saved stdout/stderr of a pgbench run',
+          { code: 'not-pgbench-output' },
+        );
+      }
       // pgbench prints `rate limit schedule lag` exactly when --rate was used; pg15+ aggregate logs
       // carry zero lag fields otherwise, which must not read as "no lag".
       const logs = summarizeLogs(flags.log ?? [], samplingRate, run.scheduleLagAvgMs !== null);

@@ -3,6 +3,8 @@
  * no network) + summary.md. Thin: the work is lib/report.
  */
 import type { Command } from 'commander';
+import { checkOutDir } from '../../lib/core/out-dir';
+import { forTerminalLine } from '../../lib/core/terminal-text';
 import { writeReport } from '../../lib/report';
 
 interface ReportFlags {
@@ -21,11 +23,13 @@ export function register(program: Command): void {
     )
     .option('--out <dir>', 'directory for report.html and summary.md (default: the run directory)')
     .action((runDir: string, flags: ReportFlags) => {
+      if (flags.out !== undefined) checkOutDir(flags.out);
       const r = writeReport(runDir, { outDir: flags.out });
       process.stdout.write(
         `Report: ${r.htmlPath} (${(r.bytes / 1024).toFixed(0)} KiB, ${Math.round(r.ms)} ms)\n`,
       );
       process.stdout.write(`Summary: ${r.mdPath}\n`);
-      for (const w of r.warnings) process.stdout.write(`warning: ${w.message}\n`);
+      // Warnings quote the run directory's contents: control characters are shown, not obeyed.
+      for (const w of r.warnings) process.stdout.write(`warning: ${forTerminalLine(w.message)}\n`);
     });
 }

@@ -7,7 +7,8 @@ import { UsageError } from '../../lib/core/errors';
 import { createAwsClients, createS3Client, requireRegion } from '../../lib/cloud/clients';
 import { awsSettings, validateRunId } from '../../lib/cloud/operator';
 import { describeLabOutputs, readOutputsFile, stackNameFor } from '../../lib/cloud/outputs';
-import { formatProgress, listRuns, readProgress } from '../../lib/cloud/runs';
+import { formatListing, LIST_CONCURRENCY, listRuns, mapBounded, readListing } from '../../lib/cloud/runs';
+import { forTerminalLine } from '../../lib/core/terminal-text';
 import { loadLabFile } from '../../lib/config/load';
 import type { LabConfig } from '../../lib/config/types';
 import type { AwsSettings } from '../../lib/cloud/clients';
@@ -51,23 +52,54 @@ export function addBucketOptions(cmd: Command): Command {
     );
 }
 
+/** Runs listed without --limit. */
+export const DEFAULT_STATUS_LIMIT = 50;
+
+interface StatusFlags extends BucketFlags {
+  readonly limit: string;
+}
+
+function parseLimit(value: string): number {
+  if (!/^\d+$/.test(value))
+    throw new UsageError(`--limit must be a whole number (0 = every run), got "${value}"`);
+  const n = Number(value);
+  return n === 0 ? Number.POSITIVE_INFINITY : n;
+}
+
 export function register(program: Command): void {
   addBucketOptions(
     program
       .command('status')
       .description(
-        "Progress of a cloud run (steps done/total, elapsed, ETA, status) or, without RUNID, every run in the lab's results bucket.",
+        "Progress of a cloud run (steps done/total, elapsed, ETA, status) or, without RUNID, the newest runs in the lab's results bucket " +
+          `(${DEFAULT_STATUS_LIMIT} unless --limit; a manifest that cannot be read is listed as unreadable).`,
       )
-      .argument('[runId]', 'run id (default: list every run)'),
-  ).action(async (runId: string | undefined, flags: BucketFlags) => {
+      .argument('[runId]', 'run id (default: list the newest runs)')
+      .option(
+        '--limit <n>',
+        'list at most this many runs, newest first (0 = every run)',
+        String(DEFAULT_STATUS_LIMIT),
+      ),
+  ).action(async (runId: string | undefined, flags: StatusFlags) => {
     if (runId !== undefined) validateRunId(runId);
+    const limit = parseLimit(flags.limit);
     const { bucket, settings } = await resolveBucket(flags);
     const s3 = createS3Client(settings);
-    const ids = runId !== undefined ? [runId] : await listRuns(s3, bucket);
+    if (runId !== undefined) {
+      process.stdout.write(`${formatListing(await readListing(s3, bucket, runId))}\n`);
+      return;
+    }
+    const ids = await listRuns(s3, bucket); // newest first
     if (ids.length === 0) {
       process.stdout.write(`no runs in s3://${bucket}/runs/\n`);
       return;
     }
-    for (const id of ids) process.stdout.write(`${formatProgress(await readProgress(s3, bucket, id))}\n`);
+    const shown = ids.slice(0, limit);
+    const rows = await mapBounded(shown, LIST_CONCURRENCY, (id) => readListing(s3, bucket, id));
+    for (const row of rows) process.stdout.write(`${formatListing(row)}\n`);
+    if (shown.length < ids.length)
+      process.stdout.write(
+        `… ${shown.length} of ${ids.length} runs shown, newest first; --limit N for more, --limit 0 for all (bucket ${forTerminalLine(bucket)})\n`,
+      );
   });
 }

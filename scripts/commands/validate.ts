@@ -6,7 +6,7 @@
  */
 import type { Command } from 'commander';
 import { UsageError } from '../../lib/core/errors';
-import { checkLabFile, formatProblems, summarizeLab } from '../../lib/config';
+import { checkLabFile, formatProblems, summarizeLab, type LabConfig } from '../../lib/config';
 import { unpricedProblems } from '../../lib/cost/price-check';
 
 interface ValidateFlags {
@@ -24,21 +24,26 @@ export function register(program: Command): void {
     .argument('<file...>', 'lab file(s) to check, e.g. labs/default.json')
     .option(
       '--json',
-      'print each valid lab as the stack sees it (every default applied, internal LabConfig form, not a lab file) instead of the summary line',
+      'print the valid labs as the stack sees them (every default applied, internal LabConfig form, not a lab file) ' +
+        'instead of the summary lines: one file gives the lab object, several give one object keyed by file name',
     )
     .action((files: string[], flags: ValidateFlags) => {
       const failures: string[] = [];
+      const labs: Record<string, LabConfig> = {};
       for (const file of files) {
         const result = checkLabFile(file, { extraChecks: unpricedProblems });
         if (result.ok) {
-          process.stdout.write(
-            flags.json
-              ? `${JSON.stringify(result.lab, null, 2)}\n`
-              : `${file}: ok\n  ${summarizeLab(result.lab)}\n`,
-          );
+          if (flags.json) labs[file] = result.lab;
+          else process.stdout.write(`${file}: ok\n  ${summarizeLab(result.lab)}\n`);
         } else {
           failures.push(`invalid lab file ${formatProblems(result.problems, file)}`);
         }
+      }
+      // One JSON document on stdout, whatever the number of files (problems go to stderr).
+      if (flags.json) {
+        const valid = Object.values(labs);
+        const doc = files.length === 1 ? (valid[0] ?? null) : labs;
+        if (doc !== null) process.stdout.write(`${JSON.stringify(doc, null, 2)}\n`);
       }
       if (failures.length > 0) throw new UsageError(failures.join('\n'));
     });

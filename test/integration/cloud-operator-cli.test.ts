@@ -127,7 +127,9 @@ describe('CLI (real entry, no AWS)', () => {
       cwd: REPO_ROOT,
     });
     expect(destroy.status).toBe(0);
-    expect(destroy.stdout).toMatch(/nothing is retained[^]*would run: .*npx cdk destroy -c lab=\S+ --force/);
+    expect(destroy.stdout).toMatch(
+      /^Dry run: would destroy stack proxylab-default if it is deployed[^]*nothing would be retained[^]*would run: .*npx cdk destroy -c lab=\S+ --force/,
+    );
   });
 
   test.each([

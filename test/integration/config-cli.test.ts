@@ -31,7 +31,7 @@ const EXPECTED_LINES = [
   /^ {2}proxies\[1\]\.borrowTimeoutSeconds: must be an integer 0–300, got 500$/m,
   /^ {2}proxies\[1\]\.name: must be unique \(case-insensitive\)/m,
   /^ {2}runners\.count: must be an integer 1–20, got 0$/m,
-  /^ {2}ttlHours: must be a number of hours > 0 and ≤ 720, got 0$/m,
+  /^ {2}ttlHours: must be a number of hours 1–720 \(a deploy alone takes 15–30 minutes\), got 0$/m,
   /^ {2}ttlHour: unknown key \(did you mean "ttlHours"\?\)/m,
 ];
 

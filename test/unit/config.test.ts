@@ -3,6 +3,7 @@
  * allowed) users see from `proxylab validate` and `cdk synth`.
  */
 import { expect } from '@jest/globals';
+import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { UsageError } from '../../lib/core/errors';
@@ -216,8 +217,14 @@ describe('single bad value → one problem naming path, value and what is allowe
       'partition',
       /one of "any", "cluster", "spread", got "partition"$/,
     ],
-    ['ttlHours zero', { ttlHours: 0 }, 'ttlHours', 0, /^must be a number of hours > 0 and ≤ 720, got 0$/],
-    ['ttlHours negative', { ttlHours: -2 }, 'ttlHours', -2, /> 0.*got -2$/],
+    [
+      'ttlHours zero',
+      { ttlHours: 0 },
+      'ttlHours',
+      0,
+      /^must be a number of hours 1–720 \(a deploy alone takes 15–30 minutes\), got 0$/,
+    ],
+    ['ttlHours negative', { ttlHours: -2 }, 'ttlHours', -2, /hours 1–720.*got -2$/],
     [
       'expireAfterDays zero',
       { results: { expireAfterDays: 0 } },
@@ -260,7 +267,93 @@ describe('single bad value → one problem naming path, value and what is allowe
       { budget: { maxHourlyUsd: 0 } },
       'budget.maxHourlyUsd',
       0,
-      /positive number of US dollars per hour, got 0$/,
+      /US dollars per hour ≥ 0\.01, got 0$/,
+    ],
+    [
+      'reserved proxylab: tag key (would retag the lab and hand its runners to another operator)',
+      { tags: { 'proxylab:lab': 'other' } },
+      'tags["proxylab:lab"]',
+      'proxylab:lab',
+      /^key must be a tag key not starting with "proxylab:" \(proxylab sets proxylab:lab/,
+    ],
+    [
+      'reserved proxylab: tag key in another case',
+      { tags: { 'ProxyLab:Owner': 'x' } },
+      'tags["ProxyLab:Owner"]',
+      'ProxyLab:Owner',
+      /not starting with "proxylab:"/,
+    ],
+    [
+      'tag key with a control character',
+      { tags: { 'team\u001b[2J': 'x' } },
+      'tags["team\\u001b[2J"]',
+      'team\u001b[2J',
+      /^key must be a tag key of letters, digits, spaces and \+ - = \. _ : \/ @ \(AWS's tag characters\), got "team\\u001b\[2J"$/,
+    ],
+    [
+      'tag key too long',
+      { tags: { ['k'.repeat(129)]: 'x' } },
+      `tags.${'k'.repeat(129)}`,
+      'k'.repeat(129),
+      /^key must be a tag key of at most 128 characters/,
+    ],
+    [
+      'tag value with a character AWS refuses',
+      { tags: { team: 'a;b' } },
+      'tags.team',
+      'a;b',
+      /^must be a tag value of letters, digits, spaces and .*, got "a;b"$/,
+    ],
+    [
+      'tag value too long',
+      { tags: { team: 'v'.repeat(257) } },
+      'tags.team',
+      'v'.repeat(257),
+      /^must be a string of at most 256 characters/,
+    ],
+    [
+      'tag value starting with aws:',
+      { tags: { team: 'AWS:x' } },
+      'tags.team',
+      'AWS:x',
+      /not starting with "aws:"/,
+    ],
+    [
+      'too many tags',
+      { tags: Object.fromEntries(Array.from({ length: 48 }, (_, i) => [`k${i}`, 'v'])) },
+      'tags',
+      '48 tags',
+      /^must hold at most 47 tags \(AWS allows 50 per resource; proxylab sets 3 itself\), got 48$/,
+    ],
+    [
+      'owner with a control character',
+      { owner: 'me\u0007' },
+      'owner',
+      'me\u0007',
+      /^must be letters, digits, spaces and .*\(it becomes a tag value\), got "me\\u0007"$/,
+    ],
+    [
+      'owner with a character a tag value cannot hold',
+      { owner: 'me <me@example.com>' },
+      'owner',
+      'me <me@example.com>',
+      /^must be letters, digits, spaces and .* \(it becomes a tag value\)/,
+    ],
+    [
+      'description with an escape sequence',
+      { description: 'x\u001b]0;pwned\u0007' },
+      'description',
+      'x\u001b]0;pwned\u0007',
+      /^must be text without control characters \(newlines and tabs are allowed\)/,
+    ],
+    ['ttlHours vanishingly small', { ttlHours: 1e-300 }, 'ttlHours', 1e-300, /hours 1–720.*got 1e-300$/],
+    ['ttlHours shorter than a deploy', { ttlHours: 0.25 }, 'ttlHours', 0.25, /hours 1–720.*got 0\.25$/],
+    [
+      'budget vanishingly small',
+      { budget: { maxHourlyUsd: 1e-300 } },
+      'budget.maxHourlyUsd',
+      1e-300,
+      /≥ 0\.01, got 1e-300$/,
     ],
     ['lab name with capitals', { name: 'MyLab' }, 'name', 'MyLab', /lowercase letters.*got "MyLab"$/],
     ['lab name too long', { name: 'a'.repeat(25) }, 'name', 'a'.repeat(25), /at most 24 characters/],
@@ -422,7 +515,7 @@ test('every problem is reported at once, in file order', () => {
     '  proxies[0].maxConnectionsPercent: must be an integer 1–100, got 120',
     '  proxies[1].name: must be unique (case-insensitive): proxies[0] is already named "a", got "a"',
     '  runners.count: must be an integer 1–20, got 0',
-    '  ttlHours: must be a number of hours > 0 and ≤ 720, got 0',
+    '  ttlHours: must be a number of hours 1–720 (a deploy alone takes 15–30 minutes), got 0',
   ]);
 });
 
@@ -540,10 +633,92 @@ describe('files', () => {
       expect((err as UsageError).exitCode).toBe(2);
       expect((err as UsageError).message.split('\n')).toEqual([
         `invalid lab file ${file}: 2 problems`,
-        '  ttlHours: must be a number of hours > 0 and ≤ 720, got 0',
+        '  ttlHours: must be a number of hours 1–720 (a deploy alone takes 15–30 minutes), got 0',
         '  runners.count: must be an integer 1–20, got 0',
       ]);
     }
+  });
+
+  test('tags at the limit, with AWS characters, spaces and non-ASCII letters, are accepted', () => {
+    const tags = Object.fromEntries(Array.from({ length: 47 }, (_, i) => [`k${i}`, 'v']));
+    const r = validateLab({
+      ...BASE,
+      owner: 'jane.doe+lab@example.com',
+      description: 'line one\nline two',
+      tags: { ...tags, 'cost center': 'Zürich / R&D'.replace('&', '+'), 'team:db': '' },
+    });
+    expect(r.ok).toBe(false); // 49 tags
+    const ok = validateLab({
+      ...BASE,
+      owner: 'jane.doe+lab@example.com',
+      tags: { 'cost center': 'Zürich=1' },
+    });
+    expect(ok.ok && ok.lab.tags).toEqual({ 'cost center': 'Zürich=1' });
+    expect(validateLab({ ...BASE, tags }).ok).toBe(true);
+  });
+
+  test('several tag problems are reported at once, each at its path', () => {
+    const problems = problemsOf({
+      ...BASE,
+      tags: { 'proxylab:lab': 'other', 'proxylab:owner': 'x', ok: 'a;b' },
+    });
+    expect(problems.map((p) => p.path)).toEqual([
+      'tags["proxylab:lab"]',
+      'tags["proxylab:owner"]',
+      'tags.ok',
+    ]);
+  });
+
+  test('a UTF-8 byte order mark is accepted', () => {
+    const r = checkLabFile(write('bom.json', '\ufeff{"name":"bom"}'));
+    expect(r.ok && r.lab.name).toBe('bom');
+  });
+
+  test('a duplicate key is refused at its path, not silently last-wins', () => {
+    const file = write('dup.json', '{"name":"a","tags":{"team":"x","team":"y"}}');
+    expect(checkLabFile(file)).toEqual({
+      ok: false,
+      problems: [
+        {
+          path: 'tags.team',
+          value: 'team',
+          message: 'duplicate key "team" (JSON keeps only the last; say it once)',
+        },
+      ],
+    });
+  });
+
+  test('1e400 is named as out of range, not "got null"', () => {
+    const r = checkLabFile(write('big.json', '{"name":"a","ttlHours":1e400}'));
+    expect(!r.ok && r.problems).toEqual([
+      {
+        path: 'ttlHours',
+        value: '1e400',
+        message: "the number 1e400 is out of JSON's range (a double holds up to ±1.8e308)",
+      },
+    ]);
+  });
+
+  test('5000-deep nesting is a usage error (exit 2), not a stack overflow', () => {
+    const file = write('deep.json', '{"name":"a","tags":' + '['.repeat(5000) + ']'.repeat(5000) + '}');
+    expect(() => loadLabFile(file)).toThrow(UsageError);
+    const r = checkLabFile(file);
+    expect(!r.ok && r.problems[0]?.message).toBe(
+      'nested deeper than 64 levels; not a file proxylab writes or reads',
+    );
+  });
+
+  test('a device or a FIFO is refused at once instead of read forever', () => {
+    const t0 = Date.now();
+    const r = checkLabFile('/dev/zero');
+    expect(!r.ok && r.problems[0]?.message).toMatch(
+      /^\/dev\/zero is a character device; expected a regular file$/,
+    );
+    const fifo = path.join(dir, 'fifo.json');
+    execFileSync('mkfifo', [fifo]);
+    const f = checkLabFile(fifo);
+    expect(!f.ok && f.problems[0]?.message).toMatch(/is a FIFO \(named pipe\); expected a regular file$/);
+    expect(Date.now() - t0).toBeLessThan(1000);
   });
 
   test('loadLabFile returns the lab with defaults', () => {

@@ -58,7 +58,7 @@ describe('parseJsonText', () => {
 
   test('5000-deep nesting is refused by depth, not by a stack overflow', () => {
     const deep = '['.repeat(5000) + ']'.repeat(5000);
-    expect(() => parseJsonText(deep, src)).toThrow(/lab\.json: nested deeper than 64 levels/);
+    expect(() => parseJsonText(deep, src)).toThrow(/^lab\.json: \S+: nested deeper than 64 levels/);
     const obj = '{"a":'.repeat(5000) + '1' + '}'.repeat(5000);
     expect(codeOf(() => parseJsonText(obj, src))).toBe('json-too-deep');
   });

@@ -1,5 +1,9 @@
+import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
 import * as path from 'path';
 import { main } from '../../../scripts/cli';
+import { scratchDir } from '../../helpers/scratch';
 
 const FIX = path.resolve(__dirname, '../../fixtures/pgbench');
 
@@ -107,7 +111,7 @@ describe('proxylab parse', () => {
   });
 
   test.each([
-    [['parse', '/nonexistent/pgbench.out'], /cannot read capture/],
+    [['parse', '/nonexistent/pgbench.out'], /capture: \/nonexistent\/pgbench.out does not exist/],
     [['parse'], /nothing to parse/],
     [
       ['parse', path.join(FIX, 'pg14-rds/direct_1.out'), '--stdout', path.join(FIX, 'pg14-rds/direct_1.out')],
@@ -125,5 +129,53 @@ describe('proxylab parse', () => {
     const { code, err } = await run(args);
     expect(code).toBe(2);
     expect(err).toMatch(message);
+  });
+});
+
+describe('proxylab parse on hostile or wrong input', () => {
+  const dir = scratchDir('proxylab-parse-');
+
+  test.each([
+    ['/dev/zero', /^error: capture: \/dev\/zero is a character device; expected a regular file$/m],
+    ['/dev/urandom', /^error: capture: \/dev\/urandom is a character device; expected a regular file$/m],
+  ])('%s is refused at once (exit 2), not read until memory runs out', async (file, message) => {
+    const t0 = Date.now();
+    const { code, out, err } = await run(['parse', file]);
+    expect(code).toBe(2);
+    expect(out).toBe('');
+    expect(err).toMatch(message);
+    expect(Date.now() - t0).toBeLessThan(1000);
+  });
+
+  test('a FIFO is refused at once instead of blocking forever', async () => {
+    const fifo = path.join(dir, 'capture.fifo');
+    execFileSync('mkfifo', [fifo]);
+    const t0 = Date.now();
+    const { code, err } = await run(['parse', '--stdout', fifo, '--stderr', fifo]);
+    expect(code).toBe(2);
+    expect(err).toMatch(/--stdout: .*capture\.fifo is a FIFO \(named pipe\); expected a regular file/);
+    expect(Date.now() - t0).toBeLessThan(1000);
+  });
+
+  test('random bytes are refused (exit 2) instead of an all-null result with exit 0', async () => {
+    const file = path.join(dir, 'random.bin');
+    writeFileSync(file, randomBytes(64 * 1024));
+    const { code, out, err } = await run(['parse', file]);
+    expect(code).toBe(2);
+    expect(out).toBe('');
+    expect(err).toMatch(/nothing in .*random\.bin is pgbench output/);
+  });
+
+  test('a capture of a pgbench that failed at start-up is still parsed (its error line counts)', async () => {
+    const file = path.join(dir, 'refused.txt');
+    writeFileSync(
+      file,
+      'pgbench: error: connection to server at "127.0.0.1", port 5432 failed: Connection refused\n',
+    );
+    const { code, out } = await run(['parse', file, '--exit-code', '1']);
+    expect(code).toBe(0);
+    expect(JSON.parse(out)).toMatchObject({
+      errors: [expect.objectContaining({ class: 'connection-failed' })],
+    });
   });
 });

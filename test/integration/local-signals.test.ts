@@ -1,0 +1,71 @@
+/**
+ * `proxylab local` and the signals that end a terminal session (issue 15): SIGHUP (terminal or SSH
+ * session closed) and SIGQUIT are handled like SIGTERM — servers stopped, manifest `interrupted`,
+ * exit 128 + signal — and an interrupt before the first step exits 130 without claiming kept steps
+ * or leaving an empty run directory. Real PostgreSQL + PgBouncer, the real CLI, real signals.
+ */
+import { expect } from '@jest/globals';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { RunManifest } from '../../lib/suite/types';
+import { assertStackGone, parseStackLine, spawnCli } from '../helpers/local-stack';
+import { scratchDir } from '../helpers/scratch';
+
+const outDir = scratchDir('proxylab-local-signals-');
+
+function manifestOf(runId: string): RunManifest {
+  return JSON.parse(fs.readFileSync(path.join(outDir, runId, 'manifest.json'), 'utf8')) as RunManifest;
+}
+
+describe.each([
+  ['SIGHUP', 129],
+  ['SIGQUIT', 131],
+] as const)('proxylab local receiving %s mid-run', (signal, expectedCode) => {
+  test(`stops both servers, marks the manifest interrupted and exits ${expectedCode}`, async () => {
+    // GIVEN a smoke run that has started its second step
+    const runId = `smoke-${signal.toLowerCase()}`;
+    const run = spawnCli(['local', '--suite', 'smoke', '--out', outDir, '--run-id', runId, '--no-install']);
+    await run.waitForStdout(/> \[2\/6\]/, 60_000);
+    const stack = parseStackLine(run.stdout());
+    expect(stack).not.toBeNull();
+
+    // WHEN the signal arrives
+    run.child.kill(signal);
+    const code = await run.exit;
+
+    // THEN nothing is left running, the manifest says interrupted, and the exit code is 128 + signal
+    expect(code).toBe(expectedCode);
+    await assertStackGone(stack!);
+    const m = manifestOf(runId);
+    expect(m.status).toBe('interrupted');
+    expect(m.stepsCompleted).toBeGreaterThanOrEqual(1);
+    expect(run.stdout()).toContain(
+      `${signal}: stopping pgbench, PostgreSQL and PgBouncer; finished steps are kept`,
+    );
+  }, 90_000);
+});
+
+describe('proxylab local interrupted before the first step', () => {
+  test('exits 130, does not claim kept steps, and leaves no run directory', async () => {
+    // GIVEN a run still starting its servers (initdb)
+    const runId = 'smoke-early';
+    const run = spawnCli(['local', '--suite', 'smoke', '--out', outDir, '--run-id', runId, '--no-install']);
+    await run.waitForStdout(/Starting PostgreSQL/, 30_000);
+
+    // WHEN Ctrl-C arrives
+    run.child.kill('SIGINT');
+    const code = await run.exit;
+
+    // THEN
+    expect(code).toBe(130);
+    const all = run.stdout() + run.stderr();
+    expect(all).not.toContain('finished steps are kept');
+    expect(all).toContain('SIGINT: stopping before the first step; nothing was measured');
+    expect(run.stderr()).toMatch(
+      /^interrupted: interrupted by SIGINT before the first step; nothing was measured$/m,
+    );
+    expect(fs.existsSync(path.join(outDir, runId))).toBe(false);
+    const stack = parseStackLine(run.stdout());
+    if (stack) await assertStackGone(stack);
+  }, 60_000);
+});

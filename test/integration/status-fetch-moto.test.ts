@@ -1,0 +1,107 @@
+/**
+ * `proxylab status` and `fetch` against a bucket with bad content (moto S3, the real CLI as a
+ * child process): a manifest without `stepIds`, one that is not JSON, an escape sequence in a
+ * manifest's error, a key that would escape the run directory, and many runs at once.
+ */
+import { CreateBucketCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { runCli } from '../helpers/cli';
+import { motoClientConfig, motoEnv, startMoto, type MotoServer } from '../helpers/moto';
+import { scratchDir } from '../helpers/scratch';
+
+const BUCKET = 'proxylab-status-test';
+let moto: MotoServer;
+let s3: S3Client;
+
+function manifest(runId: string, extra: Record<string, unknown> = {}): string {
+  return JSON.stringify({
+    schemaVersion: 1,
+    runId,
+    suite: 'smoke',
+    mode: 'cloud',
+    status: 'completed',
+    startedAt: '2026-11-21T10:00:00.000Z',
+    endedAt: '2026-11-21T10:01:00.000Z',
+    stepIds: ['a', 'b'],
+    stepsCompleted: 2,
+    settings: {},
+    ...extra,
+  });
+}
+
+async function put(key: string, body: string): Promise<void> {
+  await s3.send(new PutObjectCommand({ Bucket: BUCKET, Key: key, Body: body }));
+}
+
+beforeAll(async () => {
+  moto = await startMoto();
+  s3 = new S3Client({ ...motoClientConfig(moto), forcePathStyle: true });
+  await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
+}, 60_000);
+
+afterAll(async () => {
+  s3?.destroy();
+  await moto?.stop();
+});
+
+describe('status lists every run even when some manifests are bad', () => {
+  beforeAll(async () => {
+    await put('runs/cloud-20261121-100000/manifest.json', manifest('cloud-20261121-100000'));
+    await put('runs/cloud-20261121-100000/steps/a.json', '{}');
+    // One manifest lacks stepIds (it stopped the whole listing before).
+    const { stepIds: _dropped, ...noSteps } = JSON.parse(manifest('cloud-20261121-110000')) as Record<
+      string,
+      unknown
+    >;
+    void _dropped;
+    await put('runs/cloud-20261121-110000/manifest.json', JSON.stringify(noSteps));
+    await put('runs/cloud-20261121-120000/manifest.json', '{"runId": ');
+    await put(
+      'runs/cloud-20261121-130000/manifest.json',
+      manifest('cloud-20261121-130000', { status: 'failed', error: 'boom \u001b]0;pwned\u0007\u001b[2J' }),
+    );
+  });
+
+  test('bad manifests are listed as unreadable; the others are listed; exit 0', async () => {
+    const res = await runCli(['status', '--bucket', BUCKET], motoEnv(moto));
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(0);
+    const lines = res.stdout.trim().split('\n');
+    expect(lines).toEqual([
+      expect.stringMatching(
+        /^cloud-20261121-130000 \[smoke\] failed: 0\/2 steps, .* — boom \\x1b\]0;pwned\\x07\\x1b\[2J$/,
+      ),
+      expect.stringMatching(/^cloud-20261121-120000: unreadable — manifest\.json is not JSON/),
+      'cloud-20261121-110000: unreadable — manifest.json lacks stepIds (a list)',
+      expect.stringMatching(/^cloud-20261121-100000 \[smoke\] completed: 1\/2 steps, elapsed 1:00/),
+    ]);
+    // The escape sequences reach the terminal as text, never as control characters.
+    expect(res.stdout).not.toContain('\u001b');
+  });
+
+  test('--limit shows the newest runs and says how many there are', async () => {
+    const res = await runCli(['status', '--bucket', BUCKET, '--limit', '1'], motoEnv(moto));
+    expect(res.code).toBe(0);
+    expect(res.stdout.split('\n')[0]).toMatch(/^cloud-20261121-130000 /);
+    expect(res.stdout).toMatch(/^… 1 of 4 runs shown, newest first; --limit N for more, --limit 0 for all/m);
+  });
+
+  test('fetch with one hostile key skips and reports it, and fetches the rest', async () => {
+    const runId = 'cloud-20261121-100000';
+    await put(`runs/${runId}/steps/..%2F..%2Fescape.json`, '{}');
+    const hostile = `runs/${runId}/steps/../../../escape.json`;
+    await put(hostile, '{"evil": true}');
+    const out = scratchDir('proxylab-fetch-');
+    const res = await runCli(
+      ['fetch', runId, '--bucket', BUCKET, '--out', out, '--no-report'],
+      motoEnv(moto),
+    );
+    expect(res.code).toBe(0);
+    expect(res.stderr).toContain(`warning: skipped s3://${BUCKET}/${hostile}: it would be written outside`);
+    expect(fs.existsSync(path.join(out, runId, 'manifest.json'))).toBe(true);
+    expect(fs.existsSync(path.join(out, runId, 'steps', 'a.json'))).toBe(true);
+    expect(fs.existsSync(path.join(out, 'escape.json'))).toBe(false);
+    expect(fs.existsSync(path.join(path.dirname(out), 'escape.json'))).toBe(false);
+  });
+});
