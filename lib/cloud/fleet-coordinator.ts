@@ -29,6 +29,7 @@ import {
   argvNumber,
   mergeRawFiles,
   mergeStepRecords,
+  partRecord,
   rewriteArgvForShare,
   splitStep,
   type RunnerShare,
@@ -244,9 +245,10 @@ export class FleetSink implements ResultSink {
     private readonly inner: ResultSink,
     private readonly fleet: FleetCoordinator,
     private readonly options: {
-      judge?: (record: StepRecord) => StepRecord['verdict'];
+      /** Judges the merged record (the step's only verdict). */
+      judge: (record: StepRecord) => StepRecord['verdict'];
       cpuSaturationPercent?: number;
-    } = {},
+    },
   ) {}
 
   async writeManifest(manifest: RunManifest): Promise<void> {
@@ -265,8 +267,12 @@ export class FleetSink implements ResultSink {
     return (await this.inner.readSteps?.()) ?? [];
   }
 
-  /** The leader returns the merged record it stored; other runners store nothing of their own. */
-  async writeStep(record: StepRecord, raw: RawStepFiles): Promise<StepRecord | void> {
+  /**
+   * The leader returns the merged record it stored, judged once; other runners store nothing of
+   * their own and return their part, which carries no verdict (their engine's judgement of a share
+   * is dropped here, so it counts nowhere).
+   */
+  async writeStep(record: StepRecord, raw: RawStepFiles): Promise<StepRecord> {
     const stepFile = stepFileName(record.stepId);
     const taken = this.fleet.takeShare(stepFile);
     const cpuMaxPercent = taken.cpuMaxPercent;
@@ -282,14 +288,10 @@ export class FleetSink implements ResultSink {
         this.fleet.options.runnerCount,
       )[this.fleet.options.runnerIndex] as RunnerShare);
     // startedAt: the agreed start (the engine's clock started before the barrier wait)
-    const partRecord: StepRecord = {
-      ...record,
-      ...(taken.startAt ? { startedAt: taken.startAt.toISOString() } : {}),
-      params: { ...record.params, clients: share.clients, jobs: share.jobs, rate: share.rate },
-    };
+    const part = partRecord(record, share, taken.startAt);
     const runnerIndex = this.fleet.options.runnerIndex;
-    await this.fleet.submitPart({ runnerIndex, share, record: partRecord, raw, cpuMaxPercent });
-    if (!this.fleet.isLeader) return;
+    await this.fleet.submitPart({ runnerIndex, share, record: part, raw, cpuMaxPercent });
+    if (!this.fleet.isLeader) return part;
     const docs = await this.fleet.collectParts(stepFile);
     const records: RunnerStepRecord[] = docs.map((d) => ({
       runnerIndex: d.runnerIndex,
