@@ -35,7 +35,9 @@ import {
   type RunnerShare,
   type RunnerStepRecord,
 } from './fleet';
-import { getText, listKeys, putJson, putText, runPrefix } from './s3-sink';
+import type { BlobStore } from '../engine/blob-store';
+import { RUN_PATHS } from '../suite/run-paths';
+import { runBlobs } from './s3-sink';
 import type { S3Client } from '@aws-sdk/client-s3';
 
 export interface FleetOptions {
@@ -75,16 +77,25 @@ export class FleetCoordinator {
   private readonly shares = new Map<string, RunnerShare>();
   private readonly cpu = new Map<string, number | null>();
   private readonly starts = new Map<string, Date>();
+  /** The run's store (`runs/<runId>/`): the fleet's objects live under its `fleet/`. */
+  private readonly blobs: BlobStore;
 
-  constructor(readonly options: FleetOptions) {}
+  constructor(readonly options: FleetOptions) {
+    this.blobs = runBlobs(options.s3, options.bucket, options.runId);
+  }
 
   get isLeader(): boolean {
     return this.options.runnerIndex === 0;
   }
 
+  /** `fleet/<attempt>/<stepFile>/`, relative to the run's store. */
   stepPrefix(stepFile: string): string {
     const attempt = this.options.attempt.replace(/[^A-Za-z0-9._-]+/g, '_');
-    return `${runPrefix(this.options.runId)}fleet/${attempt}/${stepFile}/`;
+    return `${RUN_PATHS.fleetDir}/${attempt}/${stepFile}/`;
+  }
+
+  private putJson(key: string, value: unknown): Promise<void> {
+    return this.blobs.write(key, JSON.stringify(value, null, 2) + '\n', 'application/json');
   }
 
   rememberShare(stepFile: string, share: RunnerShare, cpuMaxPercent: number | null, startAt: Date): void {
@@ -95,9 +106,9 @@ export class FleetCoordinator {
 
   /** Wait until every runner reached this step, then until the agreed start time. Returns it. */
   async barrier(stepFile: string): Promise<Date> {
-    const { s3, bucket, runnerIndex, runnerCount, clock } = this.options;
+    const { runnerIndex, runnerCount, clock } = this.options;
     const prefix = this.stepPrefix(stepFile);
-    await putJson(s3, bucket, `${prefix}ready-${runnerIndex}.json`, {
+    await this.putJson(`${prefix}ready-${runnerIndex}.json`, {
       runnerIndex,
       at: clock.now().toISOString(),
     });
@@ -105,15 +116,15 @@ export class FleetCoordinator {
     if (this.isLeader) {
       await this.waitFor(prefix, 'ready-', runnerCount, `runners ready for ${stepFile}`);
       startAt = new Date(clock.now().getTime() + (this.options.leadMs ?? 5_000));
-      await putJson(s3, bucket, `${prefix}plan.json`, { startAt: startAt.toISOString(), runnerCount });
+      await this.putJson(`${prefix}plan.json`, { startAt: startAt.toISOString(), runnerCount });
     } else {
       const text = await this.poll(
-        async () => getText(s3, bucket, `${prefix}plan.json`),
+        async () => this.blobs.read(`${prefix}plan.json`),
         `start plan for ${stepFile}`,
       );
       const parsed = JSON.parse(text) as { startAt?: unknown };
       if (typeof parsed.startAt !== 'string')
-        throw new InfrastructureError(`${prefix}plan.json has no startAt`);
+        throw new InfrastructureError(`${this.blobs.where(`${prefix}plan.json`)} has no startAt`);
       startAt = new Date(parsed.startAt);
     }
     const waitMs = startAt.getTime() - clock.now().getTime();
@@ -126,9 +137,7 @@ export class FleetCoordinator {
   async submitPart(doc: PartDocument): Promise<void> {
     const stepFile = stepFileName(doc.record.stepId);
     const text = JSON.stringify(doc, null, 2) + '\n';
-    await putText(
-      this.options.s3,
-      this.options.bucket,
+    await this.blobs.write(
       `${this.stepPrefix(stepFile)}part-${doc.runnerIndex}.json`,
       this.options.scrub ? this.options.scrub(text) : text,
       'application/json',
@@ -141,8 +150,9 @@ export class FleetCoordinator {
     await this.waitFor(prefix, 'part-', this.options.runnerCount, `parts of ${stepFile}`);
     const docs: PartDocument[] = [];
     for (let i = 0; i < this.options.runnerCount; i++) {
-      const text = await getText(this.options.s3, this.options.bucket, `${prefix}part-${i}.json`);
-      if (text === null) throw new InfrastructureError(`${prefix}part-${i}.json vanished`);
+      const text = await this.blobs.read(`${prefix}part-${i}.json`);
+      if (text === null)
+        throw new InfrastructureError(`${this.blobs.where(`${prefix}part-${i}.json`)} vanished`);
       docs.push(JSON.parse(text) as PartDocument);
     }
     return docs;
@@ -164,7 +174,7 @@ export class FleetCoordinator {
 
   private async waitFor(prefix: string, namePrefix: string, count: number, what: string): Promise<void> {
     await this.poll(async () => {
-      const keys = await listKeys(this.options.s3, this.options.bucket, prefix);
+      const keys = await this.blobs.list(prefix);
       const have = new Set(keys.map((k) => k.slice(prefix.length)).filter((n) => n.startsWith(namePrefix)));
       return have.size >= count ? true : null;
     }, what);

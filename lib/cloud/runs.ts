@@ -3,21 +3,14 @@
  * ETA) from the manifest and the step listing, the list of runs, and `fetch` — S3 → a local
  * `runs/<runId>/` with the same layout `proxylab local` writes.
  */
-import * as path from 'node:path';
-import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import { InfrastructureError, UsageError } from '../core/errors';
+import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { UsageError } from '../core/errors';
 import { formatDuration } from '../core/format';
+import type { BlobStore } from '../engine/blob-store';
+import { copyRun, RunStore } from '../engine/run-store';
+import { RUN_PATHS } from '../suite/run-paths';
 import type { RunManifest } from '../suite/types';
-import { getText, listKeys, runPrefix } from './s3-sink';
-import { writeFileAtomic } from '../core/atomic-write';
-import { isStepRecordPath, RUN_PATHS } from '../suite/run-paths';
-import {
-  manifestSchema,
-  metricsFileSchema,
-  parseRunFile,
-  planSchema,
-  stepRecordSchema,
-} from '../suite/schemas';
+import { runBlobs } from './s3-sink';
 
 export interface RunProgress {
   readonly runId: string;
@@ -34,17 +27,12 @@ export interface RunProgress {
 }
 
 export async function readManifest(s3: S3Client, bucket: string, runId: string): Promise<RunManifest | null> {
-  const key = `${runPrefix(runId)}${RUN_PATHS.manifest}`;
-  const text = await getText(s3, bucket, key);
-  return text === null ? null : parseRunFile(manifestSchema, `s3://${bucket}/${key}`, text);
+  return new RunStore(runBlobs(s3, bucket, runId)).readManifest();
 }
 
 /** Step JSON files directly under `steps/` (merged records; fleet parts live elsewhere). */
 export async function countStepFiles(s3: S3Client, bucket: string, runId: string): Promise<number> {
-  const prefix = `${runPrefix(runId)}steps/`;
-  return (await listKeys(s3, bucket, prefix)).filter(
-    (k) => k.endsWith('.json') && !k.slice(prefix.length).includes('/'),
-  ).length;
+  return (await new RunStore(runBlobs(s3, bucket, runId)).stepRecordKeys()).length;
 }
 
 export function computeProgress(
@@ -128,58 +116,26 @@ export async function listRuns(s3: S3Client, bucket: string): Promise<string[]> 
 }
 
 export interface FetchResult {
-  readonly runDir: string;
   readonly files: number;
   readonly bytes: number;
 }
 
 /**
- * Download `runs/<runId>/` into `<outDir>/<runId>/`. Fleet coordination objects (`fleet/`) are
- * skipped: the merged step records already carry the parts. Keys that would escape the run
- * directory are refused.
+ * Copy `runs/<runId>/` into `dest` (the local run directory, lib/local/fs-blobs.ts) through the run
+ * store: each manifest, plan, step and metrics file is validated before it is written. Fleet
+ * coordination objects (`fleet/`) are skipped: the merged step records already carry the parts.
  */
 export async function fetchRun(
   s3: S3Client,
   bucket: string,
   runId: string,
-  outDir: string,
+  dest: BlobStore,
   options: { includeFleet?: boolean } = {},
 ): Promise<FetchResult> {
-  const prefix = runPrefix(runId);
-  const keys = await listKeys(s3, bucket, prefix);
-  if (keys.length === 0)
-    throw new UsageError(`run ${runId}: nothing under s3://${bucket}/${prefix} (see proxylab status)`);
-  const runDir = path.resolve(outDir, runId);
-  let bytes = 0;
-  let files = 0;
-  for (const key of keys) {
-    const rel = key.slice(prefix.length);
-    if (rel === '' || rel.endsWith('/')) continue;
-    if (!options.includeFleet && rel.startsWith('fleet/')) continue;
-    const dest = path.resolve(runDir, rel);
-    if (!dest.startsWith(runDir + path.sep))
-      throw new InfrastructureError(`refusing key ${key}: it escapes ${runDir}`);
-    const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-    if (!res.Body) continue;
-    const body = await res.Body.transformToByteArray();
-    validateFetched(rel, `s3://${bucket}/${key}`, body);
-    writeFileAtomic(dest, body);
-    bytes += body.byteLength;
-    files++;
-  }
-  return { runDir, files, bytes };
-}
-
-/** A run file that does not fit its schema is refused on fetch, naming the object and the field. */
-function validateFetched(rel: string, where: string, body: Uint8Array): void {
-  const text = (): string => Buffer.from(body).toString('utf8');
-  if (rel === RUN_PATHS.manifest) parseRunFile(manifestSchema, where, text());
-  else if (rel === RUN_PATHS.plan) parseRunFile(planSchema, where, text());
-  else if (isStepRecordPath(rel)) parseRunFile(stepRecordSchema, where, text());
-  else if (
-    rel.startsWith(`${RUN_PATHS.metricsDir}/`) &&
-    rel.endsWith('.json') &&
-    rel !== RUN_PATHS.stepWindows
-  )
-    parseRunFile(metricsFileSchema, where, text());
+  const from = runBlobs(s3, bucket, runId);
+  if ((await from.list('')).length === 0)
+    throw new UsageError(`run ${runId}: nothing under ${from.where('')} (see proxylab status)`);
+  return copyRun(from, dest, {
+    skip: (key) => !options.includeFleet && key.startsWith(`${RUN_PATHS.fleetDir}/`),
+  });
 }

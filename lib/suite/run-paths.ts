@@ -7,12 +7,21 @@ import { stepFileName } from './types';
 export const RUN_PATHS = {
   manifest: 'manifest.json',
   plan: 'plan.json',
+  /** Cloud: what the operator asked the runners to run (lib/suite/run-request.ts). */
+  request: 'request.json',
+  /** Cloud: the runner fleet's barrier objects and per-runner parts. */
+  fleetDir: 'fleet',
   stepsDir: 'steps',
   metricsDir: 'metrics',
   stepWindows: 'metrics/steps.json',
   reportHtml: 'report.html',
   summaryMd: 'summary.md',
 } as const;
+
+/** `runs/<runId>/`: where a run lives, as a folder under the local runs directory and as an S3 key prefix. */
+export function runKeyPrefix(runId: string): string {
+  return `runs/${runId}/`;
+}
 
 /** `steps/<file>.json|stdout|stderr|log` of a step id. */
 export function stepPaths(stepId: string): {

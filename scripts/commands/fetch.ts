@@ -8,6 +8,7 @@ import { createS3Client } from '../../lib/cloud/clients';
 import { validateRunId } from '../../lib/cloud/operator';
 import { writeReport } from '../../lib/report';
 import { fetchRun, formatProgress, readProgress } from '../../lib/cloud/runs';
+import { FileSystemBlobStore } from '../../lib/local/fs-blobs';
 import { addBucketOptions, resolveBucket, type BucketFlags } from './status';
 
 interface FetchFlags extends BucketFlags {
@@ -30,18 +31,19 @@ export function register(program: Command): void {
     const { bucket, settings } = await resolveBucket(flags);
     const s3 = createS3Client(settings);
     const progress = await readProgress(s3, bucket, runId);
-    const res = await fetchRun(s3, bucket, runId, path.resolve(flags.out));
+    const runDir = path.resolve(flags.out, runId);
+    const res = await fetchRun(s3, bucket, runId, new FileSystemBlobStore(runDir));
     process.stdout.write(
-      `${formatProgress(progress)}\nfetched ${res.files} files (${(res.bytes / 1024).toFixed(0)} KiB) into ${res.runDir}\n`,
+      `${formatProgress(progress)}\nfetched ${res.files} files (${(res.bytes / 1024).toFixed(0)} KiB) into ${runDir}\n`,
     );
     if (flags.report) {
       // A report that cannot be written does not fail the fetch: the data is on disk.
       try {
-        const r = writeReport(res.runDir);
+        const r = writeReport(runDir);
         process.stdout.write(`report: ${r.htmlPath}\nsummary: ${r.mdPath}\n`);
       } catch (err) {
         process.stdout.write(
-          `report not written: ${err instanceof Error ? err.message : String(err)} (retry: npx proxylab report ${res.runDir})\n`,
+          `report not written: ${err instanceof Error ? err.message : String(err)} (retry: npx proxylab report ${runDir})\n`,
         );
       }
     }

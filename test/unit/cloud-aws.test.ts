@@ -38,7 +38,7 @@ import { buildRunCommands, sendRunCommands } from '../../lib/cloud/ssm';
 import { computeProgress } from '../../lib/cloud/runs';
 import type { Clock } from '../../lib/engine/ports';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
-import { manifestWith, stepRecordWith } from '../helpers/run-files';
+import { stepRecordWith } from '../helpers/run-files';
 import { s3BodyText } from '../helpers/s3-body';
 
 const s3Mock = mockClient(S3Client);
@@ -135,9 +135,8 @@ describe('S3ResultSink', () => {
     );
   });
 
-  test('completedStepIds follows ListObjectsV2 pages and maps files back to ids through the manifest', async () => {
-    // GIVEN two pages of keys, one step unknown to the manifest (read from its JSON)
-    const manifest = manifestWith({ runId: 'run-1', stepIds: ['a/b/r1', 'a/c/r1'] });
+  test('completedStepIds follows ListObjectsV2 pages and reads every step JSON, validated', async () => {
+    // GIVEN two pages of keys (a raw file and a fleet part among them)
     s3Mock
       .on(ListObjectsV2Command, { Prefix: 'runs/run-1/steps/' })
       .resolvesOnce({
@@ -146,12 +145,12 @@ describe('S3ResultSink', () => {
         NextContinuationToken: 't2',
       })
       .resolvesOnce({
-        Contents: [{ Key: 'runs/run-1/steps/a_c_r1.json' }, { Key: 'runs/run-1/steps/old_r9.json' }],
+        Contents: [{ Key: 'runs/run-1/steps/old_r9.json' }, { Key: 'runs/run-1/steps/x/part-0.json' }],
         IsTruncated: false,
       });
     s3Mock
-      .on(GetObjectCommand, { Key: 'runs/run-1/manifest.json' })
-      .resolves({ Body: body(JSON.stringify(manifest)) } as never);
+      .on(GetObjectCommand, { Key: 'runs/run-1/steps/a_b_r1.json' })
+      .resolves({ Body: body(JSON.stringify(stepRecordWith({ stepId: 'a/b/r1' }))) } as never);
     s3Mock
       .on(GetObjectCommand, { Key: 'runs/run-1/steps/old_r9.json' })
       .resolves({ Body: body(JSON.stringify(stepRecordWith({ stepId: 'old/r9' }))) } as never);
@@ -159,11 +158,30 @@ describe('S3ResultSink', () => {
     // WHEN
     const done = await sink.completedStepIds();
     // THEN
-    expect([...done].sort()).toEqual(['a/b/r1', 'a/c/r1', 'old/r9']);
+    expect([...done].sort()).toEqual(['a/b/r1', 'old/r9']);
     expect(s3Mock).toHaveReceivedCommandWith(ListObjectsV2Command, {
       Bucket: 'bucket-1',
       Prefix: 'runs/run-1/steps/',
       ContinuationToken: 't2',
+    });
+    expect(s3Mock.commandCalls(GetObjectCommand).map((c) => c.args[0].input.Key)).toEqual([
+      'runs/run-1/steps/a_b_r1.json',
+      'runs/run-1/steps/old_r9.json',
+    ]);
+  });
+
+  test('a malformed step JSON is an error naming the object and the field (resume never guesses)', async () => {
+    s3Mock
+      .on(ListObjectsV2Command)
+      .resolves({ Contents: [{ Key: 'runs/run-1/steps/a_b_r1.json' }], IsTruncated: false });
+    s3Mock.on(GetObjectCommand).resolves({
+      Body: body(JSON.stringify({ ...stepRecordWith({ stepId: 'a/b/r1' }), status: 'finished' })),
+    } as never);
+    const sink = new S3ResultSink(new S3Client({ region: 'us-east-1' }), 'bucket-1', 'run-1');
+    await expect(sink.completedStepIds()).rejects.toMatchObject({
+      code: 'run-file-invalid',
+      file: 's3://bucket-1/runs/run-1/steps/a_b_r1.json',
+      field: 'status',
     });
   });
 
