@@ -37,6 +37,8 @@ import {
 } from './fleet';
 import type { BlobStore } from '../engine/blob-store';
 import { RUN_PATHS } from '../suite/run-paths';
+import { parseRunFile, runnerShareSchema, stepRecordSchema } from '../suite/schemas';
+import { z } from 'zod';
 import { runBlobs } from './s3-sink';
 import type { S3Client } from '@aws-sdk/client-s3';
 
@@ -61,6 +63,15 @@ export interface FleetOptions {
   /** Stop waiting at a barrier when this aborts (SIGTERM). */
   readonly signal?: AbortSignal;
 }
+
+/** A runner's part as runner 0 reads it back: checked, so the merge never works on a cast. */
+const partDocumentSchema = z.object({
+  runnerIndex: z.number().int().min(0),
+  share: runnerShareSchema.nullable(),
+  record: stepRecordSchema,
+  raw: z.object({ stdout: z.string(), stderr: z.string(), log: z.string().nullable() }),
+  cpuMaxPercent: z.number().nullable(),
+});
 
 interface PartDocument {
   readonly runnerIndex: number;
@@ -153,7 +164,7 @@ export class FleetCoordinator {
       const text = await this.blobs.read(`${prefix}part-${i}.json`);
       if (text === null)
         throw new InfrastructureError(`${this.blobs.where(`${prefix}part-${i}.json`)} vanished`);
-      docs.push(JSON.parse(text) as PartDocument);
+      docs.push(parseRunFile(partDocumentSchema, this.blobs.where(`${prefix}part-${i}.json`), text));
     }
     return docs;
   }
