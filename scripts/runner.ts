@@ -3,11 +3,11 @@
  * user data, started by `proxylab run` through SSM). Thin: parse args, build clients and the
  * local pgbench executor, run lib/cloud/runner.ts, map errors to exit codes.
  *
- *   node runner.js --run-id ID --suite NAME --bucket B --secret-arn ARN --writer-endpoint HOST
- *     [--runner-index I --runner-count N] [--proxies name=host[:port][@dbProxyName][#max/idle],…]
- *     [--region R] [--start-at ISO] [--collector JSON] [--barrier-timeout-sec S] [--expect-version V]
- *   test-only: [--sslmode disable] [--no-pool-control] [--proxy-target-kind pgbouncer-transaction]
- *              [--endpoint-url URL]
+ *   node runner.js --request s3://BUCKET/runs/RUNID/request.json --runner-index I [--region R]
+ *   test-only: [--endpoint-url URL]
+ *
+ * Everything else — suite, targets, secret ARN, runner count, collector — is in the run request
+ * the operator wrote (lib/cloud/run-request.ts), read and schema-checked from S3.
  *
  * Exit codes: 0 completed and every verdict held, 1 a verdict broke / interrupted / infrastructure
  * failure, 2 usage error. SIGTERM/SIGINT stop pgbench and leave every finished step in S3; run the
@@ -23,16 +23,14 @@ import { RDSClient } from '@aws-sdk/client-rds';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { S3Client } from '@aws-sdk/client-s3';
 import { runCloudRunner } from '../lib/cloud/runner';
-import { parseRunnerArgv } from '../lib/cloud/runner-args';
+import { parseRequestRunnerArgv, readRunRequest, runnerArgsFromRequest } from '../lib/cloud/run-request';
 import { softwareVersionOf } from '../lib/config/stack-outputs';
 import { psqlScalarQuery } from '../lib/cloud/targets';
 import { systemClock } from '../lib/engine/ports';
 import { LocalPgbenchExecutor } from '../lib/local/pgbench-executor';
 
-const USAGE = `usage: node runner.js --run-id ID --suite NAME --bucket BUCKET --secret-arn ARN --writer-endpoint HOST[:PORT]
-         [--runner-index I --runner-count N] [--proxies name=host[:port][@dbProxyName][#max/idle],...]
-         [--region R] [--start-at ISO] [--collector JSON] [--barrier-timeout-sec S] [--expect-version V]
-  test-only: [--sslmode disable] [--no-pool-control] [--proxy-target-kind pgbouncer-transaction] [--endpoint-url URL]
+const USAGE = `usage: node runner.js --request s3://BUCKET/runs/RUNID/request.json --runner-index I [--region R]
+  test-only: [--endpoint-url URL]
 Started by \`proxylab run\` through SSM; see docs/aws.md. Exit: 0 every verdict held, 1 broke/failed/interrupted, 2 usage.
 `;
 
@@ -71,22 +69,24 @@ export async function main(argv: readonly string[]): Promise<number> {
   }
   let workRoot: string | null = null;
   try {
-    const args = parseRunnerArgv(argv);
-    workRoot = runnerWorkRoot(args.runId, args.runnerIndex);
+    const cli = parseRequestRunnerArgv(argv);
     // Only the four clients the runner uses (keeps SSM and CloudFormation out of the bundle).
     const config = {
-      ...(args.region ? { region: args.region } : {}),
-      ...(args.endpointUrl ? { endpoint: args.endpointUrl } : {}),
+      ...(cli.region ? { region: cli.region } : {}),
+      ...(cli.endpointUrl ? { endpoint: cli.endpointUrl } : {}),
     };
     const forcePathStyle = Boolean(
-      args.endpointUrl || process.env.AWS_ENDPOINT_URL || process.env.AWS_ENDPOINT_URL_S3,
+      cli.endpointUrl || process.env.AWS_ENDPOINT_URL || process.env.AWS_ENDPOINT_URL_S3,
     );
+    const s3 = new S3Client({ ...config, forcePathStyle });
+    const args = runnerArgsFromRequest(await readRunRequest(s3, cli.url), cli.runnerIndex, cli.endpointUrl);
+    workRoot = runnerWorkRoot(args.runId, args.runnerIndex);
     const executor = new LocalPgbenchExecutor({
       pgbench: 'pgbench',
       workRoot,
     });
     const { result, allHeld } = await runCloudRunner(args, {
-      s3: new S3Client({ ...config, forcePathStyle }),
+      s3,
       secrets: new SecretsManagerClient(config),
       rds: new RDSClient(config),
       lambda: new LambdaClient(config),

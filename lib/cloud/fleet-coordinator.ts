@@ -29,12 +29,17 @@ import {
   argvNumber,
   mergeRawFiles,
   mergeStepRecords,
+  partRecord,
   rewriteArgvForShare,
   splitStep,
   type RunnerShare,
   type RunnerStepRecord,
 } from './fleet';
-import { getText, listKeys, putJson, putText, runPrefix } from './s3-sink';
+import type { BlobStore } from '../engine/blob-store';
+import { RUN_PATHS } from '../suite/run-paths';
+import { parseRunFile, runnerShareSchema, stepRecordSchema } from '../suite/schemas';
+import { z } from 'zod';
+import { runBlobs } from './s3-sink';
 import type { S3Client } from '@aws-sdk/client-s3';
 
 export interface FleetOptions {
@@ -59,6 +64,15 @@ export interface FleetOptions {
   readonly signal?: AbortSignal;
 }
 
+/** A runner's part as runner 0 reads it back: checked, so the merge never works on a cast. */
+const partDocumentSchema = z.object({
+  runnerIndex: z.number().int().min(0),
+  share: runnerShareSchema.nullable(),
+  record: stepRecordSchema,
+  raw: z.object({ stdout: z.string(), stderr: z.string(), log: z.string().nullable() }),
+  cpuMaxPercent: z.number().nullable(),
+});
+
 interface PartDocument {
   readonly runnerIndex: number;
   readonly share: RunnerShare | null;
@@ -74,16 +88,25 @@ export class FleetCoordinator {
   private readonly shares = new Map<string, RunnerShare>();
   private readonly cpu = new Map<string, number | null>();
   private readonly starts = new Map<string, Date>();
+  /** The run's store (`runs/<runId>/`): the fleet's objects live under its `fleet/`. */
+  private readonly blobs: BlobStore;
 
-  constructor(readonly options: FleetOptions) {}
+  constructor(readonly options: FleetOptions) {
+    this.blobs = runBlobs(options.s3, options.bucket, options.runId);
+  }
 
   get isLeader(): boolean {
     return this.options.runnerIndex === 0;
   }
 
+  /** `fleet/<attempt>/<stepFile>/`, relative to the run's store. */
   stepPrefix(stepFile: string): string {
     const attempt = this.options.attempt.replace(/[^A-Za-z0-9._-]+/g, '_');
-    return `${runPrefix(this.options.runId)}fleet/${attempt}/${stepFile}/`;
+    return `${RUN_PATHS.fleetDir}/${attempt}/${stepFile}/`;
+  }
+
+  private putJson(key: string, value: unknown): Promise<void> {
+    return this.blobs.write(key, JSON.stringify(value, null, 2) + '\n', 'application/json');
   }
 
   rememberShare(stepFile: string, share: RunnerShare, cpuMaxPercent: number | null, startAt: Date): void {
@@ -94,9 +117,9 @@ export class FleetCoordinator {
 
   /** Wait until every runner reached this step, then until the agreed start time. Returns it. */
   async barrier(stepFile: string): Promise<Date> {
-    const { s3, bucket, runnerIndex, runnerCount, clock } = this.options;
+    const { runnerIndex, runnerCount, clock } = this.options;
     const prefix = this.stepPrefix(stepFile);
-    await putJson(s3, bucket, `${prefix}ready-${runnerIndex}.json`, {
+    await this.putJson(`${prefix}ready-${runnerIndex}.json`, {
       runnerIndex,
       at: clock.now().toISOString(),
     });
@@ -104,15 +127,15 @@ export class FleetCoordinator {
     if (this.isLeader) {
       await this.waitFor(prefix, 'ready-', runnerCount, `runners ready for ${stepFile}`);
       startAt = new Date(clock.now().getTime() + (this.options.leadMs ?? 5_000));
-      await putJson(s3, bucket, `${prefix}plan.json`, { startAt: startAt.toISOString(), runnerCount });
+      await this.putJson(`${prefix}plan.json`, { startAt: startAt.toISOString(), runnerCount });
     } else {
       const text = await this.poll(
-        async () => getText(s3, bucket, `${prefix}plan.json`),
+        async () => this.blobs.read(`${prefix}plan.json`),
         `start plan for ${stepFile}`,
       );
       const parsed = JSON.parse(text) as { startAt?: unknown };
       if (typeof parsed.startAt !== 'string')
-        throw new InfrastructureError(`${prefix}plan.json has no startAt`);
+        throw new InfrastructureError(`${this.blobs.where(`${prefix}plan.json`)} has no startAt`);
       startAt = new Date(parsed.startAt);
     }
     const waitMs = startAt.getTime() - clock.now().getTime();
@@ -125,9 +148,7 @@ export class FleetCoordinator {
   async submitPart(doc: PartDocument): Promise<void> {
     const stepFile = stepFileName(doc.record.stepId);
     const text = JSON.stringify(doc, null, 2) + '\n';
-    await putText(
-      this.options.s3,
-      this.options.bucket,
+    await this.blobs.write(
       `${this.stepPrefix(stepFile)}part-${doc.runnerIndex}.json`,
       this.options.scrub ? this.options.scrub(text) : text,
       'application/json',
@@ -140,9 +161,10 @@ export class FleetCoordinator {
     await this.waitFor(prefix, 'part-', this.options.runnerCount, `parts of ${stepFile}`);
     const docs: PartDocument[] = [];
     for (let i = 0; i < this.options.runnerCount; i++) {
-      const text = await getText(this.options.s3, this.options.bucket, `${prefix}part-${i}.json`);
-      if (text === null) throw new InfrastructureError(`${prefix}part-${i}.json vanished`);
-      docs.push(JSON.parse(text) as PartDocument);
+      const text = await this.blobs.read(`${prefix}part-${i}.json`);
+      if (text === null)
+        throw new InfrastructureError(`${this.blobs.where(`${prefix}part-${i}.json`)} vanished`);
+      docs.push(parseRunFile(partDocumentSchema, this.blobs.where(`${prefix}part-${i}.json`), text));
     }
     return docs;
   }
@@ -163,7 +185,7 @@ export class FleetCoordinator {
 
   private async waitFor(prefix: string, namePrefix: string, count: number, what: string): Promise<void> {
     await this.poll(async () => {
-      const keys = await listKeys(this.options.s3, this.options.bucket, prefix);
+      const keys = await this.blobs.list(prefix);
       const have = new Set(keys.map((k) => k.slice(prefix.length)).filter((n) => n.startsWith(namePrefix)));
       return have.size >= count ? true : null;
     }, what);
@@ -244,9 +266,10 @@ export class FleetSink implements ResultSink {
     private readonly inner: ResultSink,
     private readonly fleet: FleetCoordinator,
     private readonly options: {
-      judge?: (record: StepRecord) => StepRecord['verdict'];
+      /** Judges the merged record (the step's only verdict). */
+      judge: (record: StepRecord) => StepRecord['verdict'];
       cpuSaturationPercent?: number;
-    } = {},
+    },
   ) {}
 
   async writeManifest(manifest: RunManifest): Promise<void> {
@@ -265,8 +288,12 @@ export class FleetSink implements ResultSink {
     return (await this.inner.readSteps?.()) ?? [];
   }
 
-  /** The leader returns the merged record it stored; other runners store nothing of their own. */
-  async writeStep(record: StepRecord, raw: RawStepFiles): Promise<StepRecord | void> {
+  /**
+   * The leader returns the merged record it stored, judged once; other runners store nothing of
+   * their own and return their part, which carries no verdict (their engine's judgement of a share
+   * is dropped here, so it counts nowhere).
+   */
+  async writeStep(record: StepRecord, raw: RawStepFiles): Promise<StepRecord> {
     const stepFile = stepFileName(record.stepId);
     const taken = this.fleet.takeShare(stepFile);
     const cpuMaxPercent = taken.cpuMaxPercent;
@@ -282,14 +309,10 @@ export class FleetSink implements ResultSink {
         this.fleet.options.runnerCount,
       )[this.fleet.options.runnerIndex] as RunnerShare);
     // startedAt: the agreed start (the engine's clock started before the barrier wait)
-    const partRecord: StepRecord = {
-      ...record,
-      ...(taken.startAt ? { startedAt: taken.startAt.toISOString() } : {}),
-      params: { ...record.params, clients: share.clients, jobs: share.jobs, rate: share.rate },
-    };
+    const part = partRecord(record, share, taken.startAt);
     const runnerIndex = this.fleet.options.runnerIndex;
-    await this.fleet.submitPart({ runnerIndex, share, record: partRecord, raw, cpuMaxPercent });
-    if (!this.fleet.isLeader) return;
+    await this.fleet.submitPart({ runnerIndex, share, record: part, raw, cpuMaxPercent });
+    if (!this.fleet.isLeader) return part;
     const docs = await this.fleet.collectParts(stepFile);
     const records: RunnerStepRecord[] = docs.map((d) => ({
       runnerIndex: d.runnerIndex,

@@ -16,7 +16,7 @@
  *  - `complete` only when every part is complete.
  */
 import { mergeErrors } from '../suite/parser';
-import type { RunnerPart, SeriesPoint, StepMeasurement, StepRecord } from '../suite/types';
+import type { RunnerPart, SeriesPoint, StepMeasurement, StepRecord, Verdict } from '../suite/types';
 
 // Shares are part of the plan (lib/suite/plan.ts); re-exported for the fleet's callers.
 export { divideEvenly, splitStep, type RunnerShare, type SplittableStep } from '../suite/plan';
@@ -188,6 +188,29 @@ export function mergeParts(parts: readonly RunnerPart[]): StepMeasurement | null
   };
 }
 
+/**
+ * The verdict a runner's part of a step carries: none. A share (30 of 60 clients) is a measurement
+ * of part of the step, not the step; only the merged record is judged, once, by runner 0.
+ */
+export const PART_NOT_JUDGED: Verdict = {
+  expected: "not judged: one runner's share of the step (the merged record is judged)",
+  observed: 'not judged',
+  held: null,
+};
+
+/**
+ * What a runner submits as its part: its engine's record of the share, with the share's clients,
+ * jobs and rate, the agreed start, and no verdict (PART_NOT_JUDGED) whatever its engine concluded.
+ */
+export function partRecord(record: StepRecord, share: RunnerShare, startAt: Date | null): StepRecord {
+  return {
+    ...record,
+    ...(startAt ? { startedAt: startAt.toISOString() } : {}),
+    params: { ...record.params, clients: share.clients, jobs: share.jobs, rate: share.rate },
+    verdict: PART_NOT_JUDGED,
+  };
+}
+
 /** One runner's record of a step (what its engine wrote), with the CPU it measured. */
 export interface RunnerStepRecord {
   readonly runnerIndex: number;
@@ -205,15 +228,15 @@ export function runnerId(index: number): string {
  * Merge the runners' records of one step into the step's record: `result` from mergeParts,
  * params with the full clients/jobs, `parts` kept, `loadGeneratorSaturated` when any runner was
  * (by its own judgement or its CPU), the earliest start and latest end. The verdict is the one
- * `judge` gives for the merged measurement (runner 0's when no judge is given).
+ * `judge` gives for the merged measurement — the only judgement of the step (parts carry none).
  */
 export function mergeStepRecords(
   records: readonly RunnerStepRecord[],
   options: {
-    readonly judge?: (record: StepRecord) => StepRecord['verdict'];
+    readonly judge: (record: StepRecord) => StepRecord['verdict'];
     /** Flag a runner whose cpuMaxPercent reached this (the engine uses 90). @default only the parts' own flags */
     readonly cpuSaturationPercent?: number;
-  } = {},
+  },
 ): StepRecord {
   if (records.length === 0) throw new RangeError('mergeStepRecords needs at least one record');
   const sorted = [...records].sort((a, b) => a.runnerIndex - b.runnerIndex);
@@ -268,7 +291,7 @@ export function mergeStepRecords(
     parts,
     ...(noteParts.length > 0 ? { note: noteParts.join('; ') } : {}),
   };
-  return options.judge ? { ...merged, verdict: options.judge(merged) } : merged;
+  return { ...merged, verdict: options.judge(merged) };
 }
 
 /** Concatenate the runners' raw files, each under a header naming the runner. */

@@ -16,7 +16,8 @@ import type { LabOutputs } from './outputs';
 import { parseEndpoint } from './targets';
 import { RUN_ID_PATTERN, type CollectorSpec, type ProxySpec, type RunnerArgs } from './runner-args';
 import { computeProgress, countStepFiles, formatProgress, readManifest, type RunProgress } from './runs';
-import { runPrefix, S3ResultSink } from './s3-sink';
+import { runKeyPrefix } from '../suite/run-paths';
+import { S3ResultSink } from './s3-sink';
 import type { SentCommand } from './ssm';
 
 /** The repository root (cdk.json lives there), from this file — never the working directory. */
@@ -303,7 +304,7 @@ export async function followRun(opts: FollowOptions): Promise<RunProgress> {
         if (failed.length > 0) {
           throw new InfrastructureError(
             `runner command ended before the run did: ${failed.map((s) => `${s.instanceId} ${s.status}${s.stderrTail ? `: ${s.stderrTail}` : ''}`).join('; ')} ` +
-              `(full output under s3://${opts.bucket}/${runPrefix(opts.runId)}ssm/)`,
+              `(full output under s3://${opts.bucket}/${runKeyPrefix(opts.runId)}ssm/)`,
           );
         }
         return computeProgress(

@@ -79,9 +79,8 @@ export interface RunnerResult {
   readonly collector: 'invoked' | 'skipped' | 'failed';
   /**
    * The run completed and no verdict broke. With several runners the step verdicts are those of
-   * the merged records in S3 (runner 0) — a runner's own part may "break" an expectation that the
-   * whole step holds (30 of 60 clients are below max_connections) — and other runners only say
-   * whether they completed their parts.
+   * the merged records in S3, judged once by runner 0; a runner's part is a measurement of its share
+   * and carries no verdict (PART_NOT_JUDGED), so other runners only say whether they completed.
    */
   readonly allHeld: boolean;
 }

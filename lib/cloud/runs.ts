@@ -3,22 +3,15 @@
  * ETA) from the manifest and the step listing, the list of runs, and `fetch` — S3 → a local
  * `runs/<runId>/` with the same layout `proxylab local` writes.
  */
-import * as path from 'node:path';
-import { GetObjectCommand, ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import { UsageError } from '../core/errors';
+import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
+import { RunFileError, UsageError } from '../core/errors';
 import { formatDuration } from '../core/format';
 import { forTerminalLine } from '../core/terminal-text';
+import type { BlobStore } from '../engine/blob-store';
+import { copyRun, RunStore } from '../engine/run-store';
+import { RUN_PATHS } from '../suite/run-paths';
 import type { RunManifest } from '../suite/types';
-import { getText, listKeys, runPrefix } from './s3-sink';
-import { writeFileAtomic } from '../core/atomic-write';
-import { isStepRecordPath, RUN_PATHS } from '../suite/run-paths';
-import {
-  manifestSchema,
-  metricsFileSchema,
-  parseRunFile,
-  planSchema,
-  stepRecordSchema,
-} from '../suite/schemas';
+import { runBlobs } from './s3-sink';
 
 export interface RunProgress {
   readonly runId: string;
@@ -35,17 +28,12 @@ export interface RunProgress {
 }
 
 export async function readManifest(s3: S3Client, bucket: string, runId: string): Promise<RunManifest | null> {
-  const key = `${runPrefix(runId)}${RUN_PATHS.manifest}`;
-  const text = await getText(s3, bucket, key);
-  return text === null ? null : parseRunFile(manifestSchema, `s3://${bucket}/${key}`, text);
+  return new RunStore(runBlobs(s3, bucket, runId)).readManifest();
 }
 
 /** Step JSON files directly under `steps/` (merged records; fleet parts live elsewhere). */
 export async function countStepFiles(s3: S3Client, bucket: string, runId: string): Promise<number> {
-  const prefix = `${runPrefix(runId)}steps/`;
-  return (await listKeys(s3, bucket, prefix)).filter(
-    (k) => k.endsWith('.json') && !k.slice(prefix.length).includes('/'),
-  ).length;
+  return (await new RunStore(runBlobs(s3, bucket, runId)).stepRecordKeys()).length;
 }
 
 export function computeProgress(
@@ -117,21 +105,6 @@ export function formatProgress(p: RunProgress): string {
   return `${id} [${forTerminalLine(String(p.suite))}] ${forTerminalLine(String(p.status))}: ${p.stepsDone}/${p.stepsTotal ?? '?'} steps, elapsed ${formatDuration(p.elapsedSec)}${eta}${err}`;
 }
 
-/** What is wrong with a manifest read from a bucket (not JSON, or lacking the fields progress needs), or null. */
-export function manifestProblem(value: unknown): string | null {
-  if (!value || typeof value !== 'object' || Array.isArray(value)) return 'not a JSON object';
-  const m = value as Record<string, unknown>;
-  const missing: string[] = [];
-  if (!Array.isArray(m.stepIds)) missing.push('stepIds (a list)');
-  if (typeof m.startedAt !== 'string') missing.push('startedAt (a time)');
-  if (typeof m.status !== 'string') missing.push('status');
-  if (typeof m.suite !== 'string') missing.push('suite');
-  if (m.endedAt !== undefined && m.endedAt !== null && typeof m.endedAt !== 'string')
-    missing.push('endedAt (a time or null)');
-  if (m.error !== undefined && m.error !== null && typeof m.error !== 'string') missing.push('error (text)');
-  return missing.length === 0 ? null : `lacks ${missing.join(', ')}`;
-}
-
 /** One row of `proxylab status` without a run id: the run's progress, or why it cannot be read. */
 export type RunListing =
   | { readonly runId: string; readonly progress: RunProgress; readonly unreadable: null }
@@ -147,20 +120,13 @@ export async function readListing(
   runId: string,
   now: Date = new Date(),
 ): Promise<RunListing> {
-  const [text, done] = await Promise.all([
-    getText(s3, bucket, `${runPrefix(runId)}manifest.json`),
-    countStepFiles(s3, bucket, runId),
-  ]);
-  if (text === null) return { runId, progress: computeProgress(runId, null, done, now), unreadable: null };
-  let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    return { runId, progress: await readProgress(s3, bucket, runId, now), unreadable: null };
   } catch (err) {
-    return { runId, progress: null, unreadable: `manifest.json is not JSON (${(err as Error).message})` };
+    // The manifest is checked against its schema where it is read (lib/suite/schemas.ts).
+    if (err instanceof RunFileError) return { runId, progress: null, unreadable: err.problem };
+    throw err;
   }
-  const problem = manifestProblem(parsed);
-  if (problem !== null) return { runId, progress: null, unreadable: `manifest.json ${problem}` };
-  return { runId, progress: computeProgress(runId, parsed as RunManifest, done, now), unreadable: null };
 }
 
 export function formatListing(row: RunListing): string {
@@ -208,7 +174,6 @@ export async function listRuns(s3: S3Client, bucket: string): Promise<string[]> 
 }
 
 export interface FetchResult {
-  readonly runDir: string;
   readonly files: number;
   readonly bytes: number;
   /** Keys not downloaded because they would land outside the run directory. */
@@ -216,55 +181,23 @@ export interface FetchResult {
 }
 
 /**
- * Download `runs/<runId>/` into `<outDir>/<runId>/`. Fleet coordination objects (`fleet/`) are
- * skipped: the merged step records already carry the parts. A key that would escape the run
- * directory (`..` segments, an absolute path) is skipped and reported; the rest is fetched.
+ * Copy `runs/<runId>/` into `dest` (the local run directory, lib/local/fs-blobs.ts) through the run
+ * store: each manifest, plan, step and metrics file is validated before it is written. Fleet
+ * coordination objects (`fleet/`) are skipped: the merged step records already carry the parts. A
+ * key that would escape the run directory (`..` segments, an absolute path) is skipped and
+ * reported; the rest is fetched.
  */
 export async function fetchRun(
   s3: S3Client,
   bucket: string,
   runId: string,
-  outDir: string,
+  dest: BlobStore,
   options: { includeFleet?: boolean } = {},
 ): Promise<FetchResult> {
-  const prefix = runPrefix(runId);
-  const keys = await listKeys(s3, bucket, prefix);
-  if (keys.length === 0)
-    throw new UsageError(`run ${runId}: nothing under s3://${bucket}/${prefix} (see proxylab status)`);
-  const runDir = path.resolve(outDir, runId);
-  let bytes = 0;
-  let files = 0;
-  const skipped: Array<{ key: string; reason: string }> = [];
-  for (const key of keys) {
-    const rel = key.slice(prefix.length);
-    if (rel === '' || rel.endsWith('/')) continue;
-    if (!options.includeFleet && rel.startsWith('fleet/')) continue;
-    const dest = path.resolve(runDir, rel);
-    if (!dest.startsWith(runDir + path.sep) || rel.includes('\0')) {
-      skipped.push({ key, reason: `it would be written outside ${runDir}` });
-      continue;
-    }
-    const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-    if (!res.Body) continue;
-    const body = await res.Body.transformToByteArray();
-    validateFetched(rel, `s3://${bucket}/${key}`, body);
-    writeFileAtomic(dest, body);
-    bytes += body.byteLength;
-    files++;
-  }
-  return { runDir, files, bytes, skipped };
-}
-
-/** A run file that does not fit its schema is refused on fetch, naming the object and the field. */
-function validateFetched(rel: string, where: string, body: Uint8Array): void {
-  const text = (): string => Buffer.from(body).toString('utf8');
-  if (rel === RUN_PATHS.manifest) parseRunFile(manifestSchema, where, text());
-  else if (rel === RUN_PATHS.plan) parseRunFile(planSchema, where, text());
-  else if (isStepRecordPath(rel)) parseRunFile(stepRecordSchema, where, text());
-  else if (
-    rel.startsWith(`${RUN_PATHS.metricsDir}/`) &&
-    rel.endsWith('.json') &&
-    rel !== RUN_PATHS.stepWindows
-  )
-    parseRunFile(metricsFileSchema, where, text());
+  const from = runBlobs(s3, bucket, runId);
+  if ((await from.list('')).length === 0)
+    throw new UsageError(`run ${runId}: nothing under ${from.where('')} (see proxylab status)`);
+  return copyRun(from, dest, {
+    skip: (key) => !options.includeFleet && key.startsWith(`${RUN_PATHS.fleetDir}/`),
+  });
 }

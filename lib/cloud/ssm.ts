@@ -8,7 +8,8 @@ import { SendCommandCommand, type SendCommandCommandInput, type SSMClient } from
 import { InfrastructureError } from '../core/errors';
 import { shellQuote } from '../core/shell';
 import { RUNNER_INSTALL_PATH } from '../config/stack-outputs';
-import { runnerArgv, type RunnerArgs } from './runner-args';
+import { RUN_PATHS, runKeyPrefix } from '../suite/run-paths';
+import { requestRunnerArgv, requestUrl, type RunRequest } from './run-request';
 
 /** SSM's maximum execution timeout for AWS-RunShellScript (48 h). */
 const MAX_EXECUTION_TIMEOUT_SEC = 172_800;
@@ -19,9 +20,9 @@ export interface RunCommandPlan {
   readonly input: SendCommandCommandInput;
 }
 
-/** The shell lines the runner instance executes. */
-function runnerShellCommands(args: RunnerArgs, installPath = RUNNER_INSTALL_PATH): string[] {
-  const line = ['node', installPath, ...runnerArgv(args)].map(shellQuote).join(' ');
+/** The shell lines the runner instance executes: the runner with the request's URL and its index. */
+function runnerShellCommands(argv: readonly string[], installPath = RUNNER_INSTALL_PATH): string[] {
+  const line = ['node', installPath, ...argv].map(shellQuote).join(' ');
   return [
     'set -eu',
     `test -f ${shellQuote(installPath)} || { echo "proxylab runner not installed at ${installPath} (user data still running?)" >&2; exit 3; }`,
@@ -30,21 +31,27 @@ function runnerShellCommands(args: RunnerArgs, installPath = RUNNER_INSTALL_PATH
 }
 
 /**
- * One SendCommand request per runner instance, in runner-index order.
- * @param base the run's arguments; runnerIndex/runnerCount are set per instance.
+ * One SendCommand request per runner instance, in runner-index order. Each runner gets only the
+ * request's URL (`runs/<runId>/request.json`, written by the operator before sending) and its index.
  */
 export function buildRunCommands(
   instanceIds: readonly string[],
-  base: Omit<RunnerArgs, 'runnerIndex' | 'runnerCount'>,
+  request: RunRequest,
   options: { executionTimeoutSec?: number } = {},
 ): RunCommandPlan[] {
   if (instanceIds.length === 0) throw new InfrastructureError('the stack reports no runner instances');
+  if (instanceIds.length !== request.runnerCount)
+    throw new InfrastructureError(
+      `the request is for ${request.runnerCount} runner(s), the stack has ${instanceIds.length}`,
+    );
+  const base = request;
+  const url = requestUrl(request.bucket, request.runId);
   const timeout = Math.min(
     options.executionTimeoutSec ?? MAX_EXECUTION_TIMEOUT_SEC,
     MAX_EXECUTION_TIMEOUT_SEC,
   );
   return instanceIds.map((instanceId, runnerIndex) => {
-    const args: RunnerArgs = { ...base, runnerIndex, runnerCount: instanceIds.length };
+    const argv = requestRunnerArgv({ url, runnerIndex, region: request.settings.region });
     return {
       instanceId,
       runnerIndex,
@@ -58,11 +65,11 @@ export function buildRunCommands(
         // Delivery timeout: how long SSM tries to reach a (still booting) instance.
         TimeoutSeconds: 600,
         Parameters: {
-          commands: runnerShellCommands(args),
+          commands: runnerShellCommands(argv),
           executionTimeout: [String(timeout)],
         },
         OutputS3BucketName: base.bucket,
-        OutputS3KeyPrefix: `runs/${base.runId}/ssm/runner-${runnerIndex}`,
+        OutputS3KeyPrefix: `${runKeyPrefix(base.runId)}${RUN_PATHS.ssmDir}/runner-${runnerIndex}`,
       },
     };
   });

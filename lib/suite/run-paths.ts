@@ -7,12 +7,23 @@ import { stepFileName } from './types';
 export const RUN_PATHS = {
   manifest: 'manifest.json',
   plan: 'plan.json',
+  /** Cloud: what the operator asked the runners to run (lib/suite/run-request.ts). */
+  request: 'request.json',
+  /** Cloud: the runner fleet's barrier objects and per-runner parts. */
+  fleetDir: 'fleet',
+  /** Cloud: the SSM command output of each runner. */
+  ssmDir: 'ssm',
   stepsDir: 'steps',
   metricsDir: 'metrics',
   stepWindows: 'metrics/steps.json',
   reportHtml: 'report.html',
   summaryMd: 'summary.md',
 } as const;
+
+/** `runs/<runId>/`: where a run lives, as a folder under the local runs directory and as an S3 key prefix. */
+export function runKeyPrefix(runId: string): string {
+  return `runs/${runId}/`;
+}
 
 /** `steps/<file>.json|stdout|stderr|log` of a step id. */
 export function stepPaths(stepId: string): {
@@ -36,4 +47,16 @@ export function isStepRecordPath(relative: string): boolean {
   if (!relative.startsWith(prefix)) return false;
   const name = relative.slice(prefix.length);
   return name.endsWith('.json') && !name.includes('/') && !name.startsWith('.');
+}
+
+/**
+ * Why a key read from a bucket or a run directory cannot be a run-relative path (null when it can):
+ * an absolute path, a `..` or empty segment, a backslash or NUL would put the file somewhere else.
+ */
+export function unsafeRunKey(key: string): string | null {
+  if (key.includes('\0') || key.includes('\\')) return 'it contains a NUL or a backslash';
+  if (key.startsWith('/')) return 'it is an absolute path';
+  if (key.split('/').some((seg) => seg === '..' || seg === '.' || seg === ''))
+    return 'it would be written outside the run directory (a "..", "." or empty path segment)';
+  return null;
 }

@@ -8,8 +8,9 @@ import { createS3Client } from '../../lib/cloud/clients';
 import { validateRunId } from '../../lib/cloud/operator';
 import { checkOutDir } from '../../lib/core/out-dir';
 import { writeReport } from '../../lib/report';
-import { fetchRun, formatListing, readListing } from '../../lib/cloud/runs';
+import { fetchRun, formatProgress, readProgress } from '../../lib/cloud/runs';
 import { forTerminalLine } from '../../lib/core/terminal-text';
+import { FileSystemBlobStore } from '../../lib/local/fs-blobs';
 import { addBucketOptions, resolveBucket, type BucketFlags } from './status';
 
 interface FetchFlags extends BucketFlags {
@@ -32,22 +33,23 @@ export function register(program: Command): void {
     checkOutDir(flags.out);
     const { bucket, settings } = await resolveBucket(flags);
     const s3 = createS3Client(settings);
-    const listing = await readListing(s3, bucket, runId);
-    const res = await fetchRun(s3, bucket, runId, path.resolve(flags.out));
+    const progress = await readProgress(s3, bucket, runId);
+    const runDir = path.resolve(flags.out, runId);
+    const res = await fetchRun(s3, bucket, runId, new FileSystemBlobStore(runDir));
     process.stdout.write(
-      `${formatListing(listing)}\nfetched ${res.files} files (${(res.bytes / 1024).toFixed(0)} KiB) into ${res.runDir}\n`,
+      `${formatProgress(progress)}\nfetched ${res.files} files (${(res.bytes / 1024).toFixed(0)} KiB) into ${runDir}\n`,
     );
     // Key names come from the bucket: shown with control characters made visible.
     for (const s of res.skipped)
-      process.stderr.write(`warning: skipped s3://${bucket}/${forTerminalLine(s.key)}: ${s.reason}\n`);
+      process.stderr.write(`warning: skipped ${forTerminalLine(s.key)}: ${s.reason}\n`);
     if (flags.report) {
       // A report that cannot be written does not fail the fetch: the data is on disk.
       try {
-        const r = writeReport(res.runDir);
+        const r = writeReport(runDir);
         process.stdout.write(`report: ${r.htmlPath}\nsummary: ${r.mdPath}\n`);
       } catch (err) {
         process.stdout.write(
-          `report not written: ${forTerminalLine(err instanceof Error ? err.message : String(err))} (retry: npx proxylab report ${res.runDir})\n`,
+          `report not written: ${forTerminalLine(err instanceof Error ? err.message : String(err))} (retry: npx proxylab report ${runDir})\n`,
         );
       }
     }

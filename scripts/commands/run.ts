@@ -23,6 +23,7 @@ import { decideRunExpiry, estimateSuiteSec } from '../../lib/cloud/run-window';
 import { formatExpiresAt } from '../../lib/config/expiry';
 import { createSchedulerClient, extendLabExpiry, readLabExpiry } from '../../lib/cloud/extend';
 import { buildRunCommands, sendRunCommands } from '../../lib/cloud/ssm';
+import { buildRunRequest, writeRunRequest } from '../../lib/cloud/run-request';
 import { loadLabFile } from '../../lib/config/load';
 
 interface RunFlags {
@@ -101,14 +102,12 @@ export function register(program: Command): void {
         // The runners refuse to run another version of the runner software than this checkout's.
         expectVersion: runnerSoftwareVersion(),
       });
-      const plans = buildRunCommands(outputs.runnerInstanceIds, base);
+      const request = buildRunRequest(base, outputs.runnerInstanceIds.length);
+      const plans = buildRunCommands(outputs.runnerInstanceIds, request);
       if (flags.dryRun) {
+        // The request that would be written to S3, then the exact SendCommand requests.
         process.stdout.write(
-          JSON.stringify(
-            plans.map((p) => p.input),
-            null,
-            2,
-          ) + '\n',
+          JSON.stringify({ request, sendCommands: plans.map((p) => p.input) }, null, 2) + '\n',
         );
         return;
       }
@@ -140,6 +139,8 @@ export function register(program: Command): void {
           );
         }
       }
+      // The runners read what to run from S3: the request goes there before any of them starts.
+      await writeRunRequest(clients.s3, request);
       const sent = await sendRunCommands(clients.ssm, plans);
       process.stdout.write(
         `run ${runId}: suite ${suite} on ${sent.length} runner(s) (${sent.map((s) => `${s.instanceId}: ${s.commandId}`).join(', ')})\n` +

@@ -73,17 +73,25 @@ describe('CLI (real entry, no AWS)', () => {
       { encoding: 'utf8', env },
     );
     expect(res.status).toBe(0);
-    const requests = JSON.parse(res.stdout) as Array<{
-      DocumentName: string;
-      InstanceIds: string[];
-      Parameters: { commands: string[] };
-    }>;
+    const printed = JSON.parse(res.stdout) as {
+      request: { runId: string; runnerCount: number; targets: { proxies: unknown[] } };
+      sendCommands: Array<{
+        DocumentName: string;
+        InstanceIds: string[];
+        Parameters: { commands: string[] };
+      }>;
+    };
+    // the request the runners will read from S3 (endpoints described, no secret)
+    expect(printed.request).toMatchObject({ runId: 'dry-1', runnerCount: 2 });
+    expect(printed.request.targets.proxies.length).toBeGreaterThan(0);
+    expect(JSON.stringify(printed.request)).not.toMatch(/password/i);
+    const requests = printed.sendCommands;
     expect(requests.map((r) => [r.DocumentName, r.InstanceIds])).toEqual([
       ['AWS-RunShellScript', ['i-0aaa']],
       ['AWS-RunShellScript', ['i-0bbb']],
     ]);
-    expect(requests[1]?.Parameters.commands.at(-1)).toMatch(
-      /^node \/opt\/proxylab\/runner\.js --run-id dry-1 --suite smoke --bucket proxylab-demo-results --runner-index 1 --runner-count 2 .*--region eu-west-1/,
+    expect(requests[1]?.Parameters.commands.at(-1)).toBe(
+      'node /opt/proxylab/runner.js --request s3://proxylab-demo-results/runs/dry-1/request.json --runner-index 1 --region eu-west-1',
     );
   });
 

@@ -1,8 +1,9 @@
 /**
  * The REAL runner (the esbuild bundle the stack ships) end to end on this machine: a local
  * PostgreSQL stands in for the Aurora writer and PgBouncer's transaction pool for a proxy
- * (test-only flags `--sslmode disable --proxy-target-kind pgbouncer-transaction
- * --no-pool-control`); S3 and Secrets Manager are moto_server. The run is killed with SIGTERM
+ * (test-only request settings: sslmode disable, proxy target kind pgbouncer-transaction, no pool
+ * control); S3 and Secrets Manager are moto_server. Each runner gets only `--request
+ * s3://…/request.json --runner-index i`, as `proxylab run` sends it. The run is killed with SIGTERM
  * after two steps and resumed with the same run id; `proxylab fetch` then copies it out of moto,
  * and its step JSON is compared with what `proxylab local` writes for the same suite.
  */
@@ -16,6 +17,14 @@ import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secre
 import { bundleRunner } from '../../lib/constructs/runner-bundle';
 import { BENCH_DB, BENCH_USER } from '../../lib/local/postgres';
 import { followRun, verdictCounts } from '../../lib/cloud/operator';
+import {
+  buildRunRequest,
+  requestRunnerArgv,
+  requestUrl,
+  runRequestSchema,
+  writeRunRequest,
+  type RunRequest,
+} from '../../lib/cloud/run-request';
 import { planSchema } from '../../lib/suite/schemas';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
 import { runExitCode, type VerdictTotals } from '../../lib/suite/verdict';
@@ -40,35 +49,52 @@ interface Proc {
   readonly stderr: string;
 }
 
-/** Run the bundled runner; `killAfter` sends SIGTERM once stdout matches it. */
-function runRunner(
-  extra: readonly string[],
-  killAfter: RegExp | null = null,
-  runId = RUN_ID,
+/**
+ * What `proxylab run` does before it sends any command: write the run request to S3. PgBouncer's
+ * transaction pool stands in for a proxy; 25/12 is its pool as a % of max_connections.
+ */
+async function writeRequest(
+  runId: string,
+  runnerCount: number,
+  startAt: string | null,
   proxyPort: number = stack.pgbouncer.port,
-): Promise<Proc> {
-  const args = [
-    runnerJs,
-    '--run-id',
-    runId,
-    '--suite',
-    'smoke',
-    '--bucket',
-    BUCKET,
-    '--secret-arn',
-    secretArn,
-    '--writer-endpoint',
-    `127.0.0.1:${stack.postgres.port}`,
-    // PgBouncer's transaction pool stands in for a proxy; 25/12 is its pool as a % of max_connections
-    '--proxies',
-    `pgbouncer-transaction=127.0.0.1:${proxyPort}#25/12`,
-    '--proxy-target-kind',
-    'pgbouncer-transaction',
-    '--sslmode',
-    'disable',
-    '--no-pool-control',
-    ...extra,
-  ];
+): Promise<RunRequest> {
+  const request = buildRunRequest(
+    {
+      runId,
+      suite: 'smoke',
+      bucket: BUCKET,
+      secretArn,
+      writerEndpoint: { host: '127.0.0.1', port: stack.postgres.port },
+      proxies: [
+        {
+          name: 'pgbouncer-transaction',
+          endpoint: { host: '127.0.0.1', port: proxyPort },
+          dbProxyName: 'pgbouncer-transaction',
+          lab: { maxConnectionsPercent: 25, maxIdleConnectionsPercent: 12 },
+        },
+      ],
+      region: null,
+      startAt,
+      collector: null,
+      sslmode: 'disable',
+      poolControl: false,
+      barrierTimeoutSec: 900,
+      proxyTargetKind: 'pgbouncer-transaction',
+      expectVersion: null,
+    },
+    runnerCount,
+  );
+  await writeRunRequest(s3, request);
+  return request;
+}
+
+/** Run the bundled runner with the one input it gets; `killAfter` sends SIGTERM once stdout matches it. */
+function runRunner(runId: string, runnerIndex: number, killAfter: RegExp | null = null): Promise<Proc> {
+  const argv = requestRunnerArgv({ url: requestUrl(BUCKET, runId), runnerIndex, region: null });
+  // no endpoint mini-syntax (`name=host[:port]…`) and no target on the command line: all in the request
+  expect(argv.join(' ')).not.toMatch(/--proxies|--writer-endpoint|--secret-arn|=127\.0\.0\.1/);
+  const args = [runnerJs, ...argv];
   return new Promise((resolve) => {
     const child = spawn(process.execPath, args, { env: motoEnv(moto), stdio: ['ignore', 'pipe', 'pipe'] });
     let stdout = '';
@@ -163,7 +189,8 @@ describe('runner → moto S3, killed and resumed, fetched like a local run', () 
 
   test('SIGTERM after two steps keeps exactly the finished steps in S3', async () => {
     // WHEN the runner is killed right after its second step ended
-    first = await runRunner([], /\[2\/\d+\] \S+: (completed|timeout|not-available)/);
+    await writeRequest(RUN_ID, 1, null);
+    first = await runRunner(RUN_ID, 0, /\[2\/\d+\] \S+: (completed|timeout|not-available)/);
     // THEN it stopped on the signal, cleanly, with the two finished steps written
     expect(first.stderr).toContain('SIGTERM: stopping');
     expect(first.code).toBe(1);
@@ -178,7 +205,7 @@ describe('runner → moto S3, killed and resumed, fetched like a local run', () 
 
   test('a re-run with the same run id finishes the rest without repeating finished steps', async () => {
     // WHEN
-    second = await runRunner([]);
+    second = await runRunner(RUN_ID, 0);
     // THEN it completed every planned step
     if (second.code !== 0) process.stderr.write(`runner output:\n${second.stdout}\n${second.stderr}\n`);
     expect(second.stdout).toMatch(/resuming \(\d+ already done\)/);
@@ -272,12 +299,10 @@ describe('two runner processes split every step through the S3 barrier (moto)', 
   test('each step merged from two parts, clients adding up, data loaded once, findings still hold', async () => {
     // GIVEN two runners of one run, started together
     const fleetRun = 'cloud-it-fleet';
-    const common = ['--runner-count', '2', '--start-at', new Date().toISOString()];
+    const startAt = new Date().toISOString();
+    const request = await writeRequest(fleetRun, 2, startAt);
     // WHEN
-    const [r0, r1] = await Promise.all([
-      runRunner([...common, '--runner-index', '0'], null, fleetRun),
-      runRunner([...common, '--runner-index', '1'], null, fleetRun),
-    ]);
+    const [r0, r1] = await Promise.all([runRunner(fleetRun, 0), runRunner(fleetRun, 1)]);
     // THEN both finished the run
     if (r0.code !== 0 || r1.code !== 0)
       process.stderr.write(`runner 0:\n${r0.stdout}${r0.stderr}\nrunner 1:\n${r1.stdout}${r1.stderr}\n`);
@@ -288,6 +313,10 @@ describe('two runner processes split every step through the S3 barrier (moto)', 
     expect(manifest.status).toBe('completed');
     expect(steps.map((s) => s.stepId).sort()).toEqual([...manifest.stepIds].sort());
     // plan.json, written once by runner 0: every step with its target descriptor and both shares
+    // request.json is what the operator wrote, schema-valid, without the password
+    const stored = await s3Text(`runs/${fleetRun}/request.json`);
+    expect(runRequestSchema.parse(JSON.parse(stored))).toEqual(request);
+    expect(stored).not.toContain(PASSWORD);
     const plan = planSchema.parse(JSON.parse(await s3Text(`runs/${fleetRun}/plan.json`)));
     expect(plan.steps.map((s) => s.stepId)).toEqual(manifest.stepIds);
     expect(plan.runnerCount).toBe(2);
@@ -322,7 +351,7 @@ describe('two runner processes split every step through the S3 barrier (moto)', 
     for (const step of steps.filter((s) => s.result !== null)) {
       const plan = JSON.parse(
         await s3Text(
-          `runs/${fleetRun}/fleet/${common[3]?.replace(/[^A-Za-z0-9._-]+/g, '_')}/${step.stepId.replace(/[^A-Za-z0-9._-]+/g, '_')}/plan.json`,
+          `runs/${fleetRun}/fleet/${startAt.replace(/[^A-Za-z0-9._-]+/g, '_')}/${step.stepId.replace(/[^A-Za-z0-9._-]+/g, '_')}/plan.json`,
         ),
       ) as { startAt: string };
       expect(step.startedAt).toBe(plan.startAt);
@@ -353,11 +382,8 @@ describe('two runners where a scenario comparison breaks: proxylab run exits 1',
     // GIVEN a fleet whose proxy endpoint is PostgreSQL itself (no pooling): the churn comparison
     // "-C through PgBouncer ≥ 3 × -C direct" cannot hold
     const runId = 'cloud-it-fleet-broken';
-    const common = ['--runner-count', '2', '--start-at', new Date().toISOString()];
-    const [r0, r1] = await Promise.all([
-      runRunner([...common, '--runner-index', '0'], null, runId, stack.postgres.port),
-      runRunner([...common, '--runner-index', '1'], null, runId, stack.postgres.port),
-    ]);
+    await writeRequest(runId, 2, new Date().toISOString(), stack.postgres.port);
+    const [r0, r1] = await Promise.all([runRunner(runId, 0), runRunner(runId, 1)]);
     // the runners completed (runner 0 exits 1: its merged verdicts broke)
     const manifest = JSON.parse(await s3Text(`runs/${runId}/manifest.json`)) as RunManifest;
     expect(manifest.status).toBe('completed');

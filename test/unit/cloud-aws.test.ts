@@ -31,14 +31,24 @@ import { InfrastructureError, UsageError } from '../../lib/core/errors';
 import { invokeCollector, buildCollectEvent, collectorWindow } from '../../lib/cloud/collector-invoke';
 import { describeLabOutputs, flattenOutputs } from '../../lib/cloud/outputs';
 import { RdsProxyPoolControl } from '../../lib/cloud/proxy-pool';
-import { parseRunnerArgv, runnerArgv, type RunnerArgs } from '../../lib/cloud/runner-args';
+import {
+  buildRunRequest,
+  parseRequestRunnerArgv,
+  readRunRequest,
+  requestRunnerArgv,
+  requestUrl,
+  runnerArgsFromRequest,
+  runRequestSchema,
+  writeRunRequest,
+} from '../../lib/cloud/run-request';
+import type { RunnerArgs } from '../../lib/cloud/runner-args';
 import { S3ResultSink } from '../../lib/cloud/s3-sink';
 import { parseDbSecret, readDbCredentials } from '../../lib/cloud/secrets';
 import { buildRunCommands, sendRunCommands } from '../../lib/cloud/ssm';
 import { computeProgress } from '../../lib/cloud/runs';
 import type { Clock } from '../../lib/engine/ports';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
-import { manifestWith, stepRecordWith } from '../helpers/run-files';
+import { stepRecordWith } from '../helpers/run-files';
 import { s3BodyText } from '../helpers/s3-body';
 
 const s3Mock = mockClient(S3Client);
@@ -135,9 +145,8 @@ describe('S3ResultSink', () => {
     );
   });
 
-  test('completedStepIds follows ListObjectsV2 pages and maps files back to ids through the manifest', async () => {
-    // GIVEN two pages of keys, one step unknown to the manifest (read from its JSON)
-    const manifest = manifestWith({ runId: 'run-1', stepIds: ['a/b/r1', 'a/c/r1'] });
+  test('completedStepIds follows ListObjectsV2 pages and reads every step JSON, validated', async () => {
+    // GIVEN two pages of keys (a raw file and a fleet part among them)
     s3Mock
       .on(ListObjectsV2Command, { Prefix: 'runs/run-1/steps/' })
       .resolvesOnce({
@@ -146,12 +155,12 @@ describe('S3ResultSink', () => {
         NextContinuationToken: 't2',
       })
       .resolvesOnce({
-        Contents: [{ Key: 'runs/run-1/steps/a_c_r1.json' }, { Key: 'runs/run-1/steps/old_r9.json' }],
+        Contents: [{ Key: 'runs/run-1/steps/old_r9.json' }, { Key: 'runs/run-1/steps/x/part-0.json' }],
         IsTruncated: false,
       });
     s3Mock
-      .on(GetObjectCommand, { Key: 'runs/run-1/manifest.json' })
-      .resolves({ Body: body(JSON.stringify(manifest)) } as never);
+      .on(GetObjectCommand, { Key: 'runs/run-1/steps/a_b_r1.json' })
+      .resolves({ Body: body(JSON.stringify(stepRecordWith({ stepId: 'a/b/r1' }))) } as never);
     s3Mock
       .on(GetObjectCommand, { Key: 'runs/run-1/steps/old_r9.json' })
       .resolves({ Body: body(JSON.stringify(stepRecordWith({ stepId: 'old/r9' }))) } as never);
@@ -159,11 +168,30 @@ describe('S3ResultSink', () => {
     // WHEN
     const done = await sink.completedStepIds();
     // THEN
-    expect([...done].sort()).toEqual(['a/b/r1', 'a/c/r1', 'old/r9']);
+    expect([...done].sort()).toEqual(['a/b/r1', 'old/r9']);
     expect(s3Mock).toHaveReceivedCommandWith(ListObjectsV2Command, {
       Bucket: 'bucket-1',
       Prefix: 'runs/run-1/steps/',
       ContinuationToken: 't2',
+    });
+    expect(s3Mock.commandCalls(GetObjectCommand).map((c) => c.args[0].input.Key)).toEqual([
+      'runs/run-1/steps/a_b_r1.json',
+      'runs/run-1/steps/old_r9.json',
+    ]);
+  });
+
+  test('a malformed step JSON is an error naming the object and the field (resume never guesses)', async () => {
+    s3Mock
+      .on(ListObjectsV2Command)
+      .resolves({ Contents: [{ Key: 'runs/run-1/steps/a_b_r1.json' }], IsTruncated: false });
+    s3Mock.on(GetObjectCommand).resolves({
+      Body: body(JSON.stringify({ ...stepRecordWith({ stepId: 'a/b/r1' }), status: 'finished' })),
+    } as never);
+    const sink = new S3ResultSink(new S3Client({ region: 'us-east-1' }), 'bucket-1', 'run-1');
+    await expect(sink.completedStepIds()).rejects.toMatchObject({
+      code: 'run-file-invalid',
+      file: 's3://bucket-1/runs/run-1/steps/a_b_r1.json',
+      field: 'status',
     });
   });
 
@@ -377,11 +405,12 @@ describe('SSM SendCommand', () => {
     expectVersion: null,
   };
 
-  test('one AWS-RunShellScript per runner with its index; the runner argv parses back to the same args', async () => {
+  test('one AWS-RunShellScript per runner: only the request URL and its index, no endpoint mini-syntax', async () => {
     // GIVEN
     ssmMock.on(SendCommandCommand).resolves({ Command: { CommandId: 'cmd-1' } });
+    const request = buildRunRequest(base, 2);
     // WHEN
-    const plans = buildRunCommands(['i-0aaa', 'i-0bbb'], base);
+    const plans = buildRunCommands(['i-0aaa', 'i-0bbb'], request);
     const sent = await sendRunCommands(new SSMClient({ region: 'us-east-1' }), plans);
     // THEN
     expect(sent).toEqual([
@@ -396,26 +425,61 @@ describe('SSM SendCommand', () => {
       OutputS3KeyPrefix: 'runs/r-20261121-1100/ssm/runner-1',
       Parameters: expect.objectContaining({ executionTimeout: ['172800'] }),
     });
-    const commands = plans[1]?.input.Parameters?.commands ?? [];
-    const line = commands.at(-1) ?? '';
-    expect(line.startsWith('node /opt/proxylab/runner.js ')).toBe(true);
-    expect(line).toContain('--runner-index 1 --runner-count 2');
-    // the JSON collector spec is single-quoted for the shell
-    expect(line).toContain(`--collector '{"functionName":"lab-collector"`);
-    // round trip: what the runner will parse is what we meant
-    expect(parseRunnerArgv(runnerArgv({ ...base, runnerIndex: 1, runnerCount: 2 }))).toEqual({
+    const line = plans[1]?.input.Parameters?.commands?.at(-1) ?? '';
+    expect(line).toBe(
+      'node /opt/proxylab/runner.js --request s3://lab-results/runs/r-20261121-1100/request.json --runner-index 1 --region us-east-1',
+    );
+    for (const flag of ['--proxies', '--writer-endpoint', '--secret-arn', '--collector', '--suite'])
+      expect(line).not.toContain(flag);
+    // round trip: what the runner parses and reads back is what the operator meant
+    const cli = parseRequestRunnerArgv(
+      requestRunnerArgv({ url: requestUrl('lab-results', base.runId), runnerIndex: 1, region: 'us-east-1' }),
+    );
+    expect(
+      runnerArgsFromRequest(
+        runRequestSchema.parse(JSON.parse(JSON.stringify(request))),
+        cli.runnerIndex,
+        null,
+      ),
+    ).toEqual({
       ...base,
       runnerIndex: 1,
       runnerCount: 2,
     });
   });
 
+  test('the request is written under the run, read back schema-checked; a malformed one names the field', async () => {
+    s3Mock.on(PutObjectCommand).resolves({});
+    const request = buildRunRequest(base, 2);
+    await writeRunRequest(new S3Client({ region: 'us-east-1' }), request);
+    const put = s3Mock.commandCalls(PutObjectCommand)[0]?.args[0].input as PutObjectCommandInput;
+    expect(put.Key).toBe('runs/r-20261121-1100/request.json');
+    const text = s3BodyText(put.Body);
+    expect(text).not.toMatch(/password/i);
+    s3Mock
+      .on(GetObjectCommand, { Key: 'runs/r-20261121-1100/request.json' })
+      .resolves({ Body: body(text) } as never);
+    const url = requestUrl('lab-results', base.runId);
+    await expect(readRunRequest(new S3Client({ region: 'us-east-1' }), url)).resolves.toEqual(request);
+    const bad = JSON.parse(text) as { targets: { writer: { port: unknown } } };
+    bad.targets.writer.port = 'x';
+    s3Mock.on(GetObjectCommand).resolves({ Body: body(JSON.stringify(bad)) } as never);
+    await expect(readRunRequest(new S3Client({ region: 'us-east-1' }), url)).rejects.toMatchObject({
+      code: 'run-file-invalid',
+      file: 's3://lab-results/runs/r-20261121-1100/request.json',
+      field: 'targets.writer.port',
+    });
+  });
+
   test('the runner refuses a bad command line with every problem at once', () => {
-    expect(() =>
-      parseRunnerArgv(['--run-id', '../x', '--runner-index', '3', '--runner-count', '2', '--bogus']),
-    ).toThrow(
-      /unknown argument "--bogus".*--run-id: must be.*--suite: required.*--bucket: required.*--runner-index: must be below --runner-count \(2\), got 3.*--secret-arn: required.*--writer-endpoint: required/,
+    expect(() => parseRequestRunnerArgv(['--runner-index', '-1', '--bogus'])).toThrow(
+      /unknown argument "--bogus".*--request: required.*--runner-index: must be an integer ≥ 0/,
     );
+    expect(() => parseRequestRunnerArgv(['--request', 's3://b/runs/../request.json'])).toThrow(
+      /expected s3:\/\/BUCKET\/runs\/RUNID\/request\.json/,
+    );
+    const request = buildRunRequest(base, 2);
+    expect(() => runnerArgsFromRequest(request, 2, null)).toThrow(/request is for 2 runner/);
   });
 });
 

@@ -7,12 +7,17 @@ import {
   mergeParts,
   mergeSeries,
   mergeStepRecords,
+  PART_NOT_JUDGED,
+  partRecord,
   PERCENTILE_MERGE_NOTE,
   rewriteArgvForShare,
   splitStep,
   type RunnerStepRecord,
 } from '../../lib/cloud/fleet';
+import { getSuite } from '../../lib/suite/catalog';
+import { expandSuite } from '../../lib/suite/expand';
 import type { RunnerPart, StepMeasurement, StepRecord } from '../../lib/suite/types';
+import { judgeStep, verdictTotals } from '../../lib/suite/verdict';
 
 function measurement(over: Partial<StepMeasurement>): StepMeasurement {
   return {
@@ -268,7 +273,7 @@ describe('mergeStepRecords', () => {
 
   test('full clients/jobs/rate back, parts kept, earliest start and latest end, percentile note', () => {
     // WHEN
-    const merged = mergeStepRecords([record(1, 300), record(0, 300)]);
+    const merged = mergeStepRecords([record(1, 300), record(0, 300)], { judge: (r) => r.verdict });
     // THEN
     expect(merged.params.clients).toBe(600);
     expect(merged.params.jobs).toBe(10);
@@ -285,14 +290,17 @@ describe('mergeStepRecords', () => {
   });
 
   test('saturated when any runner says so or its CPU reached the threshold', () => {
-    const byFlag = mergeStepRecords([
-      record(0, 5),
-      record(1, 5, { loadGeneratorSaturated: true, saturationReason: 'lag' }),
-    ]);
+    const byFlag = mergeStepRecords(
+      [record(0, 5), record(1, 5, { loadGeneratorSaturated: true, saturationReason: 'lag' })],
+      { judge: (r) => r.verdict },
+    );
     expect(byFlag.loadGeneratorSaturated).toBe(true);
     expect(byFlag.saturationReason).toBe('runner-1: lag');
     const hot = { ...record(1, 5), cpuMaxPercent: 97 };
-    const byCpu = mergeStepRecords([record(0, 5), hot], { cpuSaturationPercent: 90 });
+    const byCpu = mergeStepRecords([record(0, 5), hot], {
+      judge: (r) => r.verdict,
+      cpuSaturationPercent: 90,
+    });
     expect(byCpu.saturationReason).toMatch(/runner-1: CPU 97 % ≥ 90 %/);
   });
 
@@ -301,5 +309,55 @@ describe('mergeStepRecords', () => {
       judge: (r) => ({ expected: 'x', observed: `tps ${r.result?.tps}`, held: false }),
     });
     expect(merged.verdict).toEqual({ expected: 'x', observed: 'tps 100', held: false });
+  });
+
+  test('a 30-of-60-client share cannot break what the whole step holds: parts carry no verdict', () => {
+    // GIVEN a step of 60 clients against max_connections 40 that the catalog expects refused, run
+    // as two shares of 30: runner 0's share was refused, runner 1's fitted and succeeded — judged
+    // alone, runner 1's share would "break" the expectation.
+    const step = expandSuite(getSuite('quick'), [
+      { ref: { kind: 'direct', name: 'direct' }, maxConnections: 40, poolSize: null },
+    ]).find((s) => s.expectation.outcome === 'refused' && s.params.clients >= 60);
+    if (!step) throw new Error('quick has no refused direct step at ≥ 60 clients');
+    const refused = measurement({
+      clients: 30,
+      complete: false,
+      abortedClients: 12,
+      errors: [{ class: 'too-many-connections', count: 12, sample: 'sorry, too many clients already' }],
+    });
+    const fitted = measurement({ clients: 30 });
+    expect(judgeStep(step, 'completed', fitted).held).toBe(false); // what runner 1's engine concludes
+    const engineRecord = (runner: number, m: StepMeasurement): RunnerStepRecord => {
+      const base = record(runner, step.params.clients).record;
+      const own: StepRecord = {
+        ...base,
+        stepId: step.stepId,
+        result: m,
+        verdict: judgeStep(step, 'completed', m),
+      };
+      return {
+        runnerIndex: runner,
+        record: partRecord(own, { runnerIndex: runner, clients: 30, jobs: 1, rate: null }, null),
+        cpuMaxPercent: 40,
+        raw: { stdout: '', stderr: '', log: null },
+      };
+    };
+    const parts = [engineRecord(0, refused), engineRecord(1, fitted)];
+    // THEN the parts are measurements only
+    for (const p of parts) {
+      expect(p.record.verdict).toEqual(PART_NOT_JUDGED);
+      expect(p.record.params.clients).toBe(30);
+    }
+    expect(
+      verdictTotals(
+        parts.map((p) => p.record),
+        [],
+      ),
+    ).toMatchObject({ broke: 0 });
+    // WHEN runner 0 merges them and judges the step once
+    const merged = mergeStepRecords(parts, { judge: (r) => judgeStep(step, r.status, r.result) });
+    // THEN the whole step (60 clients, some refused) holds
+    expect(merged.params.clients).toBe(60);
+    expect(merged.verdict.held).toBe(true);
   });
 });

@@ -20,7 +20,7 @@ import {
 } from '../../lib/cloud/operator';
 import { runExitCode } from '../../lib/suite/verdict';
 import type { LabOutputs } from '../../lib/cloud/outputs';
-import { parseRunnerArgv, runnerArgv } from '../../lib/cloud/runner-args';
+import { buildRunRequest, runnerArgsFromRequest, runRequestSchema } from '../../lib/cloud/run-request';
 import { validateLab } from '../../lib/config';
 import type { LabConfig } from '../../lib/config/types';
 import { manifestWith, stepRecordWith } from '../helpers/run-files';
@@ -156,12 +156,9 @@ describe('runner arguments from the stack outputs', () => {
     });
     expect(args.sslmode).toBe('require');
     expect(args.poolControl).toBe(true);
-    // and the runner reads back exactly that
-    expect(parseRunnerArgv(runnerArgv({ ...args, runnerIndex: 0, runnerCount: 2 }))).toEqual({
-      ...args,
-      runnerIndex: 0,
-      runnerCount: 2,
-    });
+    // and the runner reads back exactly that from the run request (JSON in S3)
+    const request = runRequestSchema.parse(JSON.parse(JSON.stringify(buildRunRequest(args, 2))));
+    expect(runnerArgsFromRequest(request, 0, null)).toEqual({ ...args, runnerIndex: 0, runnerCount: 2 });
   });
 
   test('no Performance Insights ids when the lab turned PI off', () => {

@@ -28,7 +28,7 @@ import 'aws-sdk-client-mock-jest';
 import { argvNumber } from '../../lib/cloud/fleet';
 import { runCloudRunner, type RunnerDeps } from '../../lib/cloud/runner';
 import { planSchema } from '../../lib/suite/schemas';
-import { parseRunnerArgv } from '../../lib/cloud/runner-args';
+import type { RunnerArgs } from '../../lib/cloud/runner-args';
 import type { Clock, PgbenchExecutor, PgbenchInvocation, PgbenchOutcome } from '../../lib/engine/ports';
 import type { ConnectionInfo, RunManifest, StepRecord } from '../../lib/suite/types';
 import { s3BodyText } from '../helpers/s3-body';
@@ -193,21 +193,51 @@ function harness(clock: Clock, executor = new FakePgbench()): Harness {
   return { deps, executor, logs, queries };
 }
 
-function argsFor(extra: string[]): string[] {
-  return [
-    '--run-id',
-    'run-1',
-    '--bucket',
-    'results',
-    '--secret-arn',
-    SECRET_ARN,
-    '--writer-endpoint',
-    'writer.example',
-    '--region',
-    'us-east-1',
-    ...extra,
-  ];
+/** The runner's arguments as a run request gives them (lib/cloud/run-request.ts runnerArgsFromRequest). */
+function argsFor(over: Partial<RunnerArgs> = {}): RunnerArgs {
+  return {
+    runId: 'run-1',
+    suite: 'smoke',
+    bucket: 'results',
+    runnerIndex: 0,
+    runnerCount: 1,
+    secretArn: SECRET_ARN,
+    proxies: [],
+    writerEndpoint: { host: 'writer.example', port: 5432 },
+    region: 'us-east-1',
+    startAt: null,
+    collector: null,
+    sslmode: 'require',
+    poolControl: true,
+    endpointUrl: null,
+    barrierTimeoutSec: 900,
+    proxyTargetKind: 'rds-proxy',
+    expectVersion: null,
+    ...over,
+  };
 }
+
+/** A local PgBouncer-like proxy target, no pool control. */
+const PGB_PROXY: Partial<RunnerArgs> = {
+  proxies: [
+    {
+      name: 'pgbouncer-transaction',
+      endpoint: { host: 'proxy.example', port: 5432 },
+      dbProxyName: 'pgbouncer-transaction',
+      lab: null,
+    },
+  ],
+  proxyTargetKind: 'pgbouncer-transaction',
+  poolControl: false,
+};
+
+const COLLECTOR: RunnerArgs['collector'] = {
+  functionName: 'f',
+  clusterId: 'c',
+  instanceIds: ['w'],
+  piResourceIds: [],
+  proxies: [],
+};
 
 function storedSteps(runId = 'run-1'): StepRecord[] {
   return [...store.entries()]
@@ -218,23 +248,7 @@ function storedSteps(runId = 'run-1'): StepRecord[] {
 describe('runners other than 0 execute the plan runner 0 stored', () => {
   test('without plan.json in S3, runner 2 waits, then fails naming the object (it never expands on its own)', async () => {
     const r1 = harness(sharedClock());
-    const args = parseRunnerArgv(
-      argsFor([
-        '--suite',
-        'smoke',
-        '--runner-count',
-        '2',
-        '--runner-index',
-        '1',
-        '--barrier-timeout-sec',
-        '1',
-        '--proxies',
-        'pgbouncer-transaction=proxy.example',
-        '--proxy-target-kind',
-        'pgbouncer-transaction',
-        '--no-pool-control',
-      ]),
-    );
+    const args = argsFor({ ...PGB_PROXY, runnerCount: 2, runnerIndex: 1, barrierTimeoutSec: 1 });
     await expect(runCloudRunner(args, r1.deps)).rejects.toThrow(
       /runner 2\/2: runner 1 did not store plan\.json within 1 s \(s3:\/\/[^)]*\/runs\/run-1\/plan\.json\)/,
     );
@@ -246,25 +260,13 @@ describe('two runners split each step and runner 0 merges', () => {
   test('clients divided, init once, parts kept, tps summed, one manifest', async () => {
     // GIVEN two runners of the smoke suite (a local PgBouncer-like proxy target, no pool control)
     const clock = sharedClock();
-    const common = [
-      '--suite',
-      'smoke',
-      '--runner-count',
-      '2',
-      '--start-at',
-      '2026-11-21T11:00:00.000Z',
-      '--proxies',
-      'pgbouncer-transaction=proxy.example',
-      '--proxy-target-kind',
-      'pgbouncer-transaction',
-      '--no-pool-control',
-    ];
+    const common = { ...PGB_PROXY, runnerCount: 2, startAt: '2026-11-21T11:00:00.000Z' };
     const r0 = harness(clock);
     const r1 = harness(clock);
     // WHEN both run at once
     const [out0, out1] = await Promise.all([
-      runCloudRunner(parseRunnerArgv(argsFor([...common, '--runner-index', '0'])), r0.deps),
-      runCloudRunner(parseRunnerArgv(argsFor([...common, '--runner-index', '1'])), r1.deps),
+      runCloudRunner(argsFor({ ...common, runnerIndex: 0 }), r0.deps),
+      runCloudRunner(argsFor({ ...common, runnerIndex: 1 }), r1.deps),
     ]);
     // THEN both completed the same plan
     expect(out0.result.manifest.status).toBe('completed');
@@ -359,7 +361,17 @@ describe('pool sweep', () => {
     const h = harness(sharedClock(), new FakePgbench(2));
     // WHEN the E4 sweep (25/50/75/100 %) runs
     const run = runCloudRunner(
-      parseRunnerArgv(argsFor(['--suite', 'e4', '--proxies', 'pool100=proxy.example@lab-pool100#100/50'])),
+      argsFor({
+        suite: 'e4',
+        proxies: [
+          {
+            name: 'pool100',
+            endpoint: { host: 'proxy.example', port: 5432 },
+            dbProxyName: 'lab-pool100',
+            lab: { maxConnectionsPercent: 100, maxIdleConnectionsPercent: 50 },
+          },
+        ],
+      }),
       h.deps,
     );
     // THEN it fails …
@@ -389,25 +401,7 @@ describe('the DB password', () => {
   test('reaches pgbench and psql only through PGPASSWORD, never an object, a log line, argv or an error', async () => {
     // GIVEN a run whose second pgbench throws an error that quotes the password
     const h = harness(sharedClock(), new FakePgbench(2));
-    const args = parseRunnerArgv(
-      argsFor([
-        '--suite',
-        'smoke',
-        '--proxies',
-        'pgbouncer-transaction=proxy.example',
-        '--proxy-target-kind',
-        'pgbouncer-transaction',
-        '--no-pool-control',
-        '--collector',
-        JSON.stringify({
-          functionName: 'f',
-          clusterId: 'c',
-          instanceIds: ['w'],
-          piResourceIds: [],
-          proxies: [],
-        }),
-      ]),
-    );
+    const args = argsFor({ ...PGB_PROXY, collector: COLLECTOR });
     // WHEN
     let error: unknown = null;
     try {
@@ -464,25 +458,7 @@ describe('collecting the run window', () => {
       return { StatusCode: 200, Payload: new TextEncoder().encode('{}') };
     });
     const h = harness(clock);
-    const args = parseRunnerArgv(
-      argsFor([
-        '--suite',
-        'smoke',
-        '--proxies',
-        'pgbouncer-transaction=proxy.example',
-        '--proxy-target-kind',
-        'pgbouncer-transaction',
-        '--no-pool-control',
-        '--collector',
-        JSON.stringify({
-          functionName: 'f',
-          clusterId: 'c',
-          instanceIds: ['w'],
-          piResourceIds: [],
-          proxies: [],
-        }),
-      ]),
-    );
+    const args = argsFor({ ...PGB_PROXY, collector: COLLECTOR });
     // WHEN
     const out = await runCloudRunner(args, { ...h.deps, metricsSettleMs: 300_000 });
     // THEN the collector ran once, at least 5 minutes after the window it collects ended
@@ -502,9 +478,7 @@ describe('the runner software version', () => {
   test('a runner whose runner.js is not the CLI version refuses to run, naming both versions', async () => {
     // GIVEN the CLI expects version aaaa…, the runner runs bbbb…
     const h = harness(sharedClock());
-    const args = parseRunnerArgv(
-      argsFor(['--suite', 'smoke', '--no-pool-control', '--expect-version', 'aaaaaaaaaaaaaaaa']),
-    );
+    const args = argsFor({ poolControl: false, expectVersion: 'aaaaaaaaaaaaaaaa' });
     // WHEN / THEN
     await expect(
       runCloudRunner(args, { ...h.deps, softwareVersion: () => 'bbbbbbbbbbbbbbbb' }),
@@ -518,9 +492,7 @@ describe('the runner software version', () => {
 
   test('the same version runs', async () => {
     const h = harness(sharedClock());
-    const args = parseRunnerArgv(
-      argsFor(['--suite', 'smoke', '--no-pool-control', '--expect-version', 'aaaaaaaaaaaaaaaa']),
-    );
+    const args = argsFor({ poolControl: false, expectVersion: 'aaaaaaaaaaaaaaaa' });
     const out = await runCloudRunner(args, { ...h.deps, softwareVersion: () => 'aaaaaaaaaaaaaaaa' });
     expect(out.result.manifest.status).toBe('completed');
   });

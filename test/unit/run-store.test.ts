@@ -5,10 +5,20 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import {
+  GetObjectCommand,
+  HeadObjectCommand,
+  ListObjectsV2Command,
+  NotFound,
+  PutObjectCommand,
+  S3Client,
+} from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import { fetchRun } from '../../lib/cloud/runs';
+import { S3BlobStore, S3ResultSink } from '../../lib/cloud/s3-sink';
+import { RunStore } from '../../lib/engine/run-store';
 import { RunFileError, UsageError } from '../../lib/core/errors';
+import { FileSystemBlobStore } from '../../lib/local/fs-blobs';
 import { FileSystemSink, writeFileAtomic } from '../../lib/local/fs-sink';
 import { runLocal, validateLocalInput } from '../../lib/local/run-local';
 import { loadRun } from '../../lib/report/load';
@@ -21,6 +31,9 @@ import { describeTarget } from '../../lib/suite/targets';
 import type { TargetKind } from '../../lib/suite/types';
 import { manifestWith, stepRecordWith } from '../helpers/run-files';
 import { scratchDir } from '../helpers/scratch';
+
+const s3Mock = mockClient(S3Client);
+afterEach(() => s3Mock.reset());
 
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'runs', 'synthetic-repeated');
 
@@ -172,14 +185,11 @@ describe('atomic writes', () => {
 });
 
 describe('fetch validates what it copies out of S3', () => {
-  const s3Mock = mockClient(S3Client);
-  afterEach(() => s3Mock.reset());
-
   function serve(objects: Record<string, string>): void {
     s3Mock.on(ListObjectsV2Command).resolves({ Contents: Object.keys(objects).map((Key) => ({ Key })) });
     for (const [Key, text] of Object.entries(objects))
       s3Mock.on(GetObjectCommand, { Key }).resolves({
-        Body: { transformToByteArray: () => Promise.resolve(Buffer.from(text)) },
+        Body: { transformToString: () => Promise.resolve(text) },
       } as never);
   }
 
@@ -192,7 +202,7 @@ describe('fetch validates what it copies out of S3', () => {
       [`runs/r1/${stepPaths(rec.stepId).json}`]: JSON.stringify(rec),
     });
     const s3 = new S3Client({ region: 'us-east-1' });
-    const res = await fetchRun(s3, 'b', 'r1', out);
+    const res = await fetchRun(s3, 'b', 'r1', new FileSystemBlobStore(path.join(out, 'r1')));
     expect(res.files).toBe(2);
     expect(fs.existsSync(path.join(out, 'r1', stepPaths(rec.stepId).json))).toBe(true);
 
@@ -204,10 +214,71 @@ describe('fetch validates what it copies out of S3', () => {
         params: { ...rec.params, jobs: 'two' },
       }),
     });
-    await expect(fetchRun(s3, 'b', 'r1', scratchDir('proxylab-fetch-'))).rejects.toMatchObject({
+    const other = path.join(scratchDir('proxylab-fetch-'), 'r1');
+    await expect(fetchRun(s3, 'b', 'r1', new FileSystemBlobStore(other))).rejects.toMatchObject({
       code: 'run-file-invalid',
       file: `s3://b/runs/r1/${stepPaths(rec.stepId).json}`,
       field: 'params.jobs',
     });
+  });
+});
+
+describe('one run store over two blob stores', () => {
+  async function writeSome(store: RunStore): Promise<void> {
+    const rec = stepRecordWith({ runId: 'r1' });
+    await store.writeManifest(manifestWith({ runId: 'r1' }));
+    await store.writeStep(
+      { ...rec, files: { ...stepPaths(rec.stepId), log: stepPaths(rec.stepId).log } },
+      { stdout: 'OUT pw=hunter2', stderr: '', log: 'LOG' },
+    );
+    await store.writeMetrics('local', 'r1', { start: 'a', end: 'b' }, []);
+    await store.writeStepWindows('r1', [
+      { stepId: rec.stepId, scenario: rec.scenario, target: rec.target.name, start: 'a', end: 'b' },
+    ]);
+  }
+
+  test('the filesystem and S3 get the same keys in the same order, each body scrubbed', async () => {
+    // GIVEN
+    s3Mock.on(GetObjectCommand).rejects(new NotFound({ message: 'no', $metadata: {} }));
+    s3Mock.on(PutObjectCommand).resolves({});
+    const dir = path.join(scratchDir('proxylab-blobs-'), 'r1');
+    const scrub = (t: string): string => t.replaceAll('hunter2', '***');
+    // WHEN
+    await writeSome(new RunStore(new FileSystemBlobStore(dir), scrub));
+    await writeSome(new S3ResultSink(new S3Client({ region: 'us-east-1' }), 'b', 'r1', scrub));
+    // THEN
+    const s3Keys = s3Mock.commandCalls(PutObjectCommand).map((c) => c.args[0].input.Key ?? '');
+    expect(s3Keys.every((k) => k.startsWith('runs/r1/'))).toBe(true);
+    const relative = s3Keys.map((k) => k.slice('runs/r1/'.length));
+    expect([...relative].sort()).toEqual(await new FileSystemBlobStore(dir).list(''));
+    expect(relative.indexOf(stepPaths(stepRecordWith({}).stepId).json)).toBe(relative.length - 3);
+    const stdout = fs.readFileSync(path.join(dir, stepPaths(stepRecordWith({}).stepId).stdout), 'utf8');
+    expect(stdout).toBe('OUT pw=***');
+    const s3Stdout = s3Mock
+      .commandCalls(PutObjectCommand)
+      .find((c) => c.args[0].input.Key?.endsWith('.stdout'))?.args[0].input.Body;
+    expect(s3Stdout).toBe('OUT pw=***');
+  });
+
+  test('S3BlobStore: exists through HeadObject (NotFound → false), list relative to its prefix', async () => {
+    s3Mock
+      .on(HeadObjectCommand, { Key: 'runs/r1/plan.json' })
+      .resolves({})
+      .on(HeadObjectCommand, { Key: 'runs/r1/request.json' })
+      .rejects(new NotFound({ message: 'no', $metadata: {} }));
+    s3Mock.on(ListObjectsV2Command, { Prefix: 'runs/r1/steps/' }).resolves({
+      Contents: [{ Key: 'runs/r1/steps/b.json' }, { Key: 'runs/r1/steps/a.json' }],
+    });
+    const blobs = new S3BlobStore(new S3Client({ region: 'us-east-1' }), 'b', 'runs/r1/');
+    await expect(blobs.exists('plan.json')).resolves.toBe(true);
+    await expect(blobs.exists('request.json')).resolves.toBe(false);
+    await expect(blobs.list('steps/')).resolves.toEqual(['steps/a.json', 'steps/b.json']);
+    expect(blobs.where('plan.json')).toBe('s3://b/runs/r1/plan.json');
+  });
+
+  test('FileSystemBlobStore refuses a key that leaves its root', async () => {
+    const blobs = new FileSystemBlobStore(scratchDir('proxylab-blobs-'));
+    await expect(blobs.write('../escape.json', '{}')).rejects.toThrow(/escapes/);
+    await expect(blobs.exists('x.json')).resolves.toBe(false);
   });
 });
