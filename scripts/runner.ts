@@ -23,7 +23,12 @@ import { RDSClient } from '@aws-sdk/client-rds';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { S3Client } from '@aws-sdk/client-s3';
 import { runCloudRunner } from '../lib/cloud/runner';
-import { parseRequestRunnerArgv, readRunRequest, runnerArgsFromRequest } from '../lib/cloud/run-request';
+import {
+  parseRequestRunnerArgv,
+  parseRequestUrl,
+  readRunRequest,
+  runnerArgsFromRequest,
+} from '../lib/cloud/run-request';
 import { softwareVersionOf } from '../lib/config/stack-outputs';
 import { psqlScalarQuery } from '../lib/cloud/targets';
 import { systemClock } from '../lib/engine/ports';
@@ -70,6 +75,8 @@ export async function main(argv: readonly string[]): Promise<number> {
   let workRoot: string | null = null;
   try {
     const cli = parseRequestRunnerArgv(argv);
+    // The run id is in the request's URL: the work root exists (and is removed) even when reading it fails.
+    workRoot = runnerWorkRoot(parseRequestUrl(cli.url).runId, cli.runnerIndex);
     // Only the four clients the runner uses (keeps SSM and CloudFormation out of the bundle).
     const config = {
       ...(cli.region ? { region: cli.region } : {}),
@@ -80,7 +87,6 @@ export async function main(argv: readonly string[]): Promise<number> {
     );
     const s3 = new S3Client({ ...config, forcePathStyle });
     const args = runnerArgsFromRequest(await readRunRequest(s3, cli.url), cli.runnerIndex, cli.endpointUrl);
-    workRoot = runnerWorkRoot(args.runId, args.runnerIndex);
     const executor = new LocalPgbenchExecutor({
       pgbench: 'pgbench',
       workRoot,

@@ -10,6 +10,7 @@ import { readOutputsFile } from '../../lib/cloud/outputs';
 import { main } from '../../scripts/cli';
 import { main as runnerMain, runnerWorkRoot } from '../../scripts/runner';
 import { scratchDir } from '../helpers/scratch';
+import { manifestWith } from '../helpers/run-files';
 
 async function run(args: string[]): Promise<{ out: string; err: string; code: number }> {
   let out = '';
@@ -140,16 +141,10 @@ describe('the cloud runner leaves no work directory in /tmp', () => {
     const o = jest.spyOn(process.stdout, 'write').mockImplementation(() => true);
     try {
       const code = await runnerMain([
-        '--run-id',
-        'wd-test',
-        '--suite',
-        'smoke',
-        '--bucket',
-        'no-such-bucket',
-        '--secret-arn',
-        'arn:aws:secretsmanager:us-east-1:111111111111:secret:x',
-        '--writer-endpoint',
-        '127.0.0.1:1',
+        '--request',
+        's3://no-such-bucket/runs/wd-test/request.json',
+        '--runner-index',
+        '0',
         '--region',
         'us-east-1',
         '--endpoint-url',
@@ -171,18 +166,18 @@ describe('strings from a run directory reach the terminal with control character
     mkdirSync(path.join(out, 'hostile'), { recursive: true });
     writeFileSync(
       path.join(out, 'hostile', 'manifest.json'),
-      JSON.stringify({
-        schemaVersion: 1,
-        runId: 'hostile',
-        suite: 'x\u001b]0;pwned\u0007\u001b[2J',
-        mode: 'local',
-        status: 'interrupted',
-        startedAt: '2026-11-21T10:00:00.000Z',
-        endedAt: null,
-        stepIds: [],
-        stepsCompleted: 0,
-        settings: {},
-      }),
+      JSON.stringify(
+        manifestWith({
+          runId: 'hostile',
+          suite: 'x\u001b]0;pwned\u0007\u001b[2J',
+          mode: 'local',
+          status: 'interrupted',
+          startedAt: '2026-11-21T10:00:00.000Z',
+          endedAt: null,
+          stepIds: [],
+          stepsCompleted: 0,
+        }),
+      ),
     );
     const { code, err } = await run([
       'local',
