@@ -12,7 +12,8 @@
  * abort (Ctrl-C) kills the running pgbench, records nothing for that step and ends `interrupted`.
  * Either way every finished step is already on disk.
  */
-import { UsageError } from '../core/errors';
+import { FileWriteError } from '../core/atomic-write';
+import { InfrastructureError, UsageError } from '../core/errors';
 import {
   buildPgbenchArgv,
   buildPgbenchEnv,
@@ -115,6 +116,8 @@ export interface RunSuiteOptions {
   readonly initData?: boolean;
   /** Seconds added to each step's planned duration for the ETA. @default 1 */
   readonly stepOverheadSec?: number;
+  /** The command that resumes this run (`proxylab local --run-id … `), named when a file write fails. */
+  readonly resumeCommand?: string;
 }
 
 export interface RunSuiteResult {
@@ -327,6 +330,8 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
     } else {
       status = 'failed';
       error = e instanceof Error ? e.message : String(e);
+      if (e instanceof FileWriteError && opts.resumeCommand)
+        error += `; finished steps are kept: free space (or fix the directory) and resume with ${opts.resumeCommand}`;
     }
   } finally {
     try {
@@ -358,7 +363,17 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
     ...(scenarioVerdicts.length > 0 ? { scenarioVerdicts } : {}),
     ...(error !== null ? { error } : {}),
   };
-  await sink.writeManifest(manifest);
+  try {
+    await sink.writeManifest(manifest);
+  } catch (e) {
+    // The disk is full (or gone): the manifest stays as last written; say what happened and how to go on.
+    const why = e instanceof Error ? e.message : String(e);
+    const resume = opts.resumeCommand ? `; resume with ${opts.resumeCommand}` : '';
+    throw new InfrastructureError(
+      `run ${opts.runId} ${status}${error !== null ? ` (${error})` : ''}, and its manifest could not be updated: ${why}${resume}`,
+      { code: 'file-write-failed', cause: e },
+    );
+  }
   emit({ type: 'run-end', status, elapsedSec: elapsedSec(), error });
 
   const ordered = stepIds.map((id) => records.get(id)).filter((r): r is StepRecord => r !== undefined);

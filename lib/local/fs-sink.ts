@@ -28,7 +28,7 @@ import {
 
 // Shared with the cloud adapter (fetch), so it lives in lib/core.
 export { writeFileAtomic } from '../core/atomic-write';
-import { writeFileAtomic } from '../core/atomic-write';
+import { writeFileAtomic as writeAtomic, type WriteFileFn } from '../core/atomic-write';
 
 function readJson(file: string): unknown {
   return JSON.parse(fs.readFileSync(file, 'utf8')) as unknown;
@@ -39,7 +39,16 @@ function isObject(v: unknown): v is Record<string, unknown> {
 }
 
 export class FileSystemSink implements ResultSink {
-  constructor(readonly runDir: string) {}
+  /** @param write writes a temporary file (tests inject a failing one to simulate a full disk). */
+  constructor(
+    readonly runDir: string,
+    private readonly write?: WriteFileFn,
+  ) {}
+
+  /** Every file of the run goes through here: temp file + rename, symlink-safe (lib/core/atomic-write). */
+  private writeFileAtomic(file: string, content: string): void {
+    writeAtomic(file, content, this.write);
+  }
 
   /** Paths relative to the run directory, as StepRecord.files records them. */
   static stepFiles(stepId: string, hasLog: boolean): StepRecord['files'] {
@@ -49,7 +58,10 @@ export class FileSystemSink implements ResultSink {
 
   writeManifest(manifest: RunManifest): Promise<void> {
     return settle(() => {
-      writeFileAtomic(path.join(this.runDir, RUN_PATHS.manifest), JSON.stringify(manifest, null, 2) + '\n');
+      this.writeFileAtomic(
+        path.join(this.runDir, RUN_PATHS.manifest),
+        JSON.stringify(manifest, null, 2) + '\n',
+      );
     });
   }
 
@@ -63,7 +75,7 @@ export class FileSystemSink implements ResultSink {
 
   writePlan(plan: RunPlan): Promise<void> {
     return settle(() => {
-      writeFileAtomic(path.join(this.runDir, RUN_PATHS.plan), JSON.stringify(plan, null, 2) + '\n');
+      this.writeFileAtomic(path.join(this.runDir, RUN_PATHS.plan), JSON.stringify(plan, null, 2) + '\n');
     });
   }
 
@@ -79,11 +91,14 @@ export class FileSystemSink implements ResultSink {
   writeStep(record: StepRecord, raw: RawStepFiles): Promise<void> {
     return settle(() => {
       const dir = this.runDir;
-      writeFileAtomic(path.join(dir, record.files.stdout), raw.stdout);
-      writeFileAtomic(path.join(dir, record.files.stderr), raw.stderr);
+      this.writeFileAtomic(path.join(dir, record.files.stdout), raw.stdout);
+      this.writeFileAtomic(path.join(dir, record.files.stderr), raw.stderr);
       if (record.files.log !== null && raw.log !== null)
-        writeFileAtomic(path.join(dir, record.files.log), raw.log);
-      writeFileAtomic(path.join(dir, stepPaths(record.stepId).json), JSON.stringify(record, null, 2) + '\n');
+        this.writeFileAtomic(path.join(dir, record.files.log), raw.log);
+      this.writeFileAtomic(
+        path.join(dir, stepPaths(record.stepId).json),
+        JSON.stringify(record, null, 2) + '\n',
+      );
     });
   }
 
@@ -141,7 +156,7 @@ export class FileSystemSink implements ResultSink {
         collectedAt: new Date().toISOString(),
         series: merged,
       };
-      writeFileAtomic(file, JSON.stringify(data, null, 2) + '\n');
+      this.writeFileAtomic(file, JSON.stringify(data, null, 2) + '\n');
     });
   }
 
@@ -162,7 +177,7 @@ export class FileSystemSink implements ResultSink {
       }
       for (const w of windows) byId.set(w.stepId, w);
       const steps = [...byId.values()].sort((a, b) => (a.start < b.start ? -1 : a.start > b.start ? 1 : 0));
-      writeFileAtomic(
+      this.writeFileAtomic(
         file,
         JSON.stringify({ schemaVersion: RESULT_SCHEMA_VERSION, runId, steps }, null, 2) + '\n',
       );

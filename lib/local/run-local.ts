@@ -134,6 +134,22 @@ export function planLocal(
   return expandSuite(opts.suite, localCapacities(opts, descriptors));
 }
 
+function shellWord(s: string): string {
+  return /^[\w./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The command that continues this run where it stopped (same suite, settings and run id). */
+export function resumeCommand(opts: LocalRunOptions): string {
+  return [
+    'proxylab local',
+    `--suite ${opts.suite.name}`,
+    `--out ${shellWord(opts.outDir)}`,
+    `--run-id ${opts.runId}`,
+    `--max-connections ${opts.maxConnections}`,
+    `--pool-percent ${opts.poolPercent}`,
+  ].join(' ');
+}
+
 /** Settings recorded in the manifest that a resume must match (they change the plan). */
 function planSettings(opts: LocalRunOptions): { maxConnections: number; poolPercent: number } {
   return { maxConnections: opts.maxConnections, poolPercent: opts.poolPercent };
@@ -313,6 +329,7 @@ export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {})
       environment: stack.environment,
       settings: { ...stack.settings, ...planSettings(opts), suite: opts.suite.name },
       metricsName: 'local',
+      resumeCommand: resumeCommand(opts),
     });
     if (opts.keep) {
       stack.release();

@@ -356,6 +356,48 @@ describe('runSuite', () => {
     expect(h.rec.calls[h.rec.calls.length - 1]).toBe('restore');
   });
 
+  test('a full disk at step 2: the run ends failed naming the file and the resume command, no .tmp left', async () => {
+    // GIVEN a sink whose disk fills up when step 2's stdout is written (manifests still fit)
+    const h = harness();
+    const step2 = defined(h.steps[1], 'planned step 2');
+    const full = `${stepFileName(step2.stepId)}.stdout`;
+    const sink = new FileSystemSink(h.dir, (tmp, content) => {
+      if (path.basename(tmp).startsWith(`.${full}.`)) {
+        fs.writeFileSync(tmp, 'half');
+        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      }
+      fs.writeFileSync(tmp, content, { flag: 'wx' });
+    });
+    const resume = 'proxylab local --suite smoke --out /r --run-id r1';
+    // WHEN
+    const result = await runSuite(h.options(undefined, { sink, resumeCommand: resume }));
+    // THEN failed (not running), the file and the way to go on named; step 1 kept; no temporaries
+    const m = readManifest(h.dir);
+    expect(m.status).toBe('failed');
+    expect(m.error).toContain(`cannot write ${path.join(h.dir, 'steps', full)}: ENOSPC`);
+    expect(m.error).toContain(`resume with ${resume}`);
+    expect(m.stepsCompleted).toBe(1);
+    expect(result.allHeld).toBe(false);
+    const leftovers = fs
+      .readdirSync(h.dir, { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.tmp'));
+    expect(leftovers).toEqual([]);
+  });
+
+  test('a full disk for the final manifest: an error naming the resume command, not a silent "running"', async () => {
+    const h = harness();
+    // GIVEN a disk that fills up just before the run's last manifest (the one that ends it)
+    const sink = new FileSystemSink(h.dir, (tmp, content) => {
+      if (path.basename(tmp).startsWith('.manifest.json.') && String(content).includes('"endedAt": "'))
+        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      fs.writeFileSync(tmp, content, { flag: 'wx' });
+    });
+    const run = runSuite(h.options(undefined, { sink, resumeCommand: 'proxylab local --run-id r1' }));
+    await expect(run).rejects.toThrow(
+      /run r1 completed, and its manifest could not be updated: cannot write .*manifest\.json: ENOSPC.*; resume with proxylab local --run-id r1/,
+    );
+  });
+
   test.each([
     [
       'another suite',

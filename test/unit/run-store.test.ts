@@ -9,7 +9,10 @@ import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/clien
 import { mockClient } from 'aws-sdk-client-mock';
 import { fetchRun } from '../../lib/cloud/runs';
 import { RunFileError, UsageError } from '../../lib/core/errors';
+import { FileWriteError } from '../../lib/core/atomic-write';
 import { FileSystemSink, writeFileAtomic } from '../../lib/local/fs-sink';
+import { writeReport } from '../../lib/report';
+import { writeComparison } from '../../lib/report/compare';
 import { runLocal, validateLocalInput } from '../../lib/local/run-local';
 import { loadRun } from '../../lib/report/load';
 import { getSuite } from '../../lib/suite/catalog';
@@ -168,6 +171,75 @@ describe('atomic writes', () => {
     expect(fs.lstatSync(path.join(dir, 'manifest.json')).isSymbolicLink()).toBe(false);
     expect(fs.readFileSync(path.join(dir, 'manifest.json'), 'utf8')).toBe('new');
     expect(fs.readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+});
+
+/** An ENOSPC from the write of the temporary file, as a full disk gives it. */
+function noSpace(): never {
+  throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+}
+
+/** Plants `name` in `dir` as a symlink to a file outside it; returns the link target. */
+function plantLink(dir: string, name: string): string {
+  const outside = path.join(scratchDir('proxylab-outside-'), `${name}.target`);
+  fs.writeFileSync(outside, 'not yours');
+  fs.rmSync(path.join(dir, name), { force: true });
+  fs.symlinkSync(outside, path.join(dir, name));
+  return outside;
+}
+
+describe('report and compare never write through a symlink', () => {
+  test.each(['summary.md', 'report.html'])('a symlinked %s: the link target is untouched', (name) => {
+    const { dir } = copyRun();
+    const outside = plantLink(dir, name);
+    const r = writeReport(dir);
+    expect(fs.readFileSync(outside, 'utf8')).toBe('not yours');
+    expect(fs.lstatSync(path.join(dir, name)).isSymbolicLink()).toBe(false);
+    expect(fs.statSync(r.htmlPath).size).toBeGreaterThan(1000);
+    expect(fs.readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+
+  test.each(['compare.md', 'compare.html'])('a symlinked %s: the link target is untouched', (name) => {
+    const a = copyRun().dir;
+    const b = copyRun().dir;
+    const outside = plantLink(b, name);
+    const r = writeComparison(a, b);
+    expect(fs.readFileSync(outside, 'utf8')).toBe('not yours');
+    expect(fs.lstatSync(path.join(b, name)).isSymbolicLink()).toBe(false);
+    expect(r.markdown.length).toBeGreaterThan(100);
+  });
+});
+
+describe('a failed write (full disk)', () => {
+  test('names the file, keeps the old content and leaves no temporary', () => {
+    const dir = scratchDir('proxylab-enospc-');
+    const file = path.join(dir, 'report.html');
+    fs.writeFileSync(file, 'old report');
+    let err: unknown;
+    try {
+      writeFileAtomic(file, 'new report', (tmp, content) => {
+        fs.writeFileSync(tmp, String(content).slice(0, 3)); // half a file, then the disk is full
+        noSpace();
+      });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(FileWriteError);
+    expect((err as FileWriteError).code).toBe('file-write-failed');
+    expect((err as FileWriteError).message).toBe(
+      `cannot write ${file}: ENOSPC: no space left on device, write`,
+    );
+    expect(fs.readFileSync(file, 'utf8')).toBe('old report');
+    expect(fs.readdirSync(dir)).toEqual(['report.html']);
+  });
+
+  test('the sink passes its write function to every file it writes', async () => {
+    const dir = scratchDir('proxylab-enospc-sink-');
+    const sink = new FileSystemSink(dir, noSpace);
+    await expect(sink.writeManifest(manifestWith({}))).rejects.toThrow(
+      `cannot write ${path.join(dir, 'manifest.json')}: ENOSPC`,
+    );
+    expect(fs.readdirSync(dir)).toEqual([]);
   });
 });
 
