@@ -12,6 +12,8 @@ export const RUN_PATHS = {
   stepWindows: 'metrics/steps.json',
   reportHtml: 'report.html',
   summaryMd: 'summary.md',
+  /** One writer per run (lib/suite/run-lock.ts): present while a run is being written. */
+  lock: 'run.lock',
 } as const;
 
 /** `steps/<file>.json|stdout|stderr|log` of a step id. */
