@@ -373,6 +373,7 @@ async function runLocked(
       settings: { ...stack.settings, ...planSettings(opts), suite: opts.suite.name },
       metricsName: 'local',
       resumeCommand: resumeCommand(opts),
+      infrastructure: stack.infrastructure,
     });
     if (opts.keep) {
       stack.release();

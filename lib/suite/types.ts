@@ -169,7 +169,10 @@ export interface Verdict {
 export type StepStatus =
   | 'completed' // pgbench ran and exited (any exit code)
   | 'timeout' // killed by the harness
-  | 'not-available'; // the target cannot run this cell (PgBouncer 1.18 has no max_prepared_statements); not judged
+  | 'not-available' // the target cannot run this cell (PgBouncer 1.18 has no max_prepared_statements); not judged
+  // The target, the pooler or pgbench itself died during the step: not a measurement, never judged,
+  // not finished (a resume measures it again). The run ends `failed` with the cause.
+  | 'infrastructure-error';
 
 export interface StepRecord {
   readonly schemaVersion: typeof RESULT_SCHEMA_VERSION;
