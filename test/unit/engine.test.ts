@@ -665,7 +665,7 @@ function smokeAnswerFor(h: Harness, name: string | null): PgbenchOutcome {
 }
 
 /** A watch whose server "dies" when `kill` is called: failure() names it and the signal aborts. */
-function fakeWatch(): { watch: InfrastructureWatch; kill(cause: string): void } {
+function fakeWatch(): { watch: InfrastructureWatch; kill: (cause: string) => void } {
   const ctl = new AbortController();
   let failure: string | null = null;
   return {
