@@ -12,14 +12,18 @@ import { RunFileError, UsageError } from '../../lib/core/errors';
 import { FileWriteError } from '../../lib/core/atomic-write';
 import { FileSystemSink, writeFileAtomic } from '../../lib/local/fs-sink';
 import { writeReport } from '../../lib/report';
+import { catalogLookup } from '../../lib/report/catalog-lookup';
 import { writeComparison } from '../../lib/report/compare';
+import { renderMarkdown } from '../../lib/report/render-md';
+import { buildModel } from '../../lib/report/shape';
+import { formatStepLine, formatSummary } from '../../lib/cli/terminal';
 import { runLocal, validateLocalInput } from '../../lib/local/run-local';
 import { loadRun } from '../../lib/report/load';
 import { getSuite } from '../../lib/suite/catalog';
 import { expandSuite } from '../../lib/suite/expand';
 import { buildPlan, plannedSteps } from '../../lib/suite/plan';
 import { stepPaths } from '../../lib/suite/run-paths';
-import { planSchema } from '../../lib/suite/schemas';
+import { parseRunFile, planSchema, stepRecordSchema } from '../../lib/suite/schemas';
 import { describeTarget } from '../../lib/suite/targets';
 import type { TargetKind } from '../../lib/suite/types';
 import { manifestWith, stepRecordWith } from '../helpers/run-files';
@@ -240,6 +244,55 @@ describe('a failed write (full disk)', () => {
       `cannot write ${path.join(dir, 'manifest.json')}: ENOSPC`,
     );
     expect(fs.readdirSync(dir)).toEqual([]);
+  });
+});
+
+describe('an infrastructure-error step in the report and on the terminal', () => {
+  const CAUSE = 'PostgreSQL (pid 4242) was killed by SIGKILL';
+
+  /** The fixture run as a server crash during STEP leaves it: that step unmeasured, the run failed. */
+  function crashedRun(): string {
+    const { dir } = copyRun();
+    corruptJson(path.join(dir, stepPaths(STEP).json), (d) => {
+      d.status = 'infrastructure-error';
+      d.note = CAUSE;
+      (d.verdict as Record<string, unknown>).held = null;
+      (d.result as Record<string, unknown>).complete = false;
+      (d.result as Record<string, unknown>).errors = [
+        { class: 'connection-failed', count: 20, sample: 'connection to server failed' },
+      ];
+    });
+    corruptJson(path.join(dir, 'manifest.json'), (d) => {
+      d.status = 'failed';
+      d.error = `infrastructure failure: step ${STEP} was not measured: ${CAUSE}`;
+    });
+    return dir;
+  }
+
+  test('never a contradicted finding: the step is listed as not measured, with its cause', () => {
+    const run = loadRun(crashedRun());
+    const model = buildModel(run, catalogLookup());
+    expect(model.findings.map((f) => f.state)).not.toContain('contradicted');
+    expect(run.steps.map((s) => s.stepId)).not.toContain(STEP);
+    expect(run.missingStepIds).toContain(STEP);
+    const warning = model.warnings.find((w) => w.id === 'infrastructure-error');
+    expect(warning?.message).toContain(`${STEP} (${CAUSE})`);
+    expect(warning?.stepIds).toEqual([STEP]);
+    const md = renderMarkdown(model, catalogLookup());
+    expect(md).not.toMatch(/✗ contradicted/);
+    expect(md).toContain('were not measured because the infrastructure failed');
+  });
+
+  test('the terminal says NOT MEASURED and counts no verdict for it', () => {
+    const dir = crashedRun();
+    const rec = parseRunFile(
+      stepRecordSchema,
+      'x',
+      fs.readFileSync(path.join(dir, stepPaths(STEP).json), 'utf8'),
+    );
+    expect(formatStepLine(2, 6, rec)).toBe(`! [2/6] ${STEP}  NOT MEASURED, infrastructure failure: ${CAUSE}`);
+    const m = manifestWith({ status: 'failed', stepsCompleted: 0, stepIds: [STEP] });
+    expect(formatSummary(m, [rec], dir, 1)).toMatch(/^Run failed: 0 held, 0 broke, 0 informational/);
   });
 });
 
