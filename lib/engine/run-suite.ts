@@ -364,6 +364,10 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
     } else {
       status = 'failed';
       error = e instanceof Error ? e.message : String(e);
+      // A pool reset or pre-check that failed because a server died: the death is the cause.
+      const down = opts.infrastructure?.failure() ?? null;
+      if (down !== null && !(e instanceof InfrastructureDown))
+        error = `infrastructure failure: ${down} (${error})`;
       if (e instanceof FileWriteError && opts.resumeCommand)
         error += `; finished steps are kept: free space (or fix the directory) and resume with ${opts.resumeCommand}`;
     }
