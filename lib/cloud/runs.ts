@@ -156,6 +156,8 @@ export async function fetchRun(
     const rel = key.slice(prefix.length);
     if (rel === '' || rel.endsWith('/')) continue;
     if (!options.includeFleet && rel.startsWith('fleet/')) continue;
+    // Writer locks (lib/cloud/run-lock.ts) belong to the bucket's live runners, not to a copy.
+    if (rel.startsWith('locks/') || rel === RUN_PATHS.lock) continue;
     const dest = path.resolve(runDir, rel);
     if (!dest.startsWith(runDir + path.sep))
       throw new InfrastructureError(`refusing key ${key}: it escapes ${runDir}`);

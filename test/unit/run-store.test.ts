@@ -335,4 +335,15 @@ describe('fetch validates what it copies out of S3', () => {
       field: 'params.jobs',
     });
   });
+
+  test("a live runner's writer lock is not copied (it would lock the local copy)", async () => {
+    const out = scratchDir('proxylab-fetch-');
+    serve({
+      'runs/r1/manifest.json': JSON.stringify(manifestWith({ runId: 'r1', mode: 'cloud' })),
+      'runs/r1/locks/runner-0.lock': '{"pid": 1}',
+    });
+    const res = await fetchRun(new S3Client({ region: 'us-east-1' }), 'b', 'r1', out);
+    expect(res.files).toBe(1);
+    expect(fs.readdirSync(path.join(out, 'r1'))).toEqual(['manifest.json']);
+  });
 });
