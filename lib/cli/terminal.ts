@@ -32,6 +32,9 @@ export function formatStepLine(index: number, total: number, r: StepRecord): str
   const sat = r.loadGeneratorSaturated ? ' (load generator saturated)' : '';
   if (r.status === 'not-available')
     return `${verdictMark(r.verdict.held)} [${index}/${total}] ${r.stepId}  ${r.note ?? 'not available on this target'}`;
+  // Never a finding: the infrastructure failed, so nothing was measured (no ✓/✗).
+  if (r.status === 'infrastructure-error')
+    return `! [${index}/${total}] ${r.stepId}  NOT MEASURED, infrastructure failure: ${r.note ?? 'cause unknown'}`;
   return `${verdictMark(r.verdict.held)} [${index}/${total}] ${r.stepId}  ${what}, p95 ${fmtNum(m?.latencyP95Ms, 2)} ms, errors ${formatErrors(m?.errors, m?.abortedClients)}${sat}`;
 }
 
@@ -83,10 +86,14 @@ export function formatResultTables(
         r.params.protocol,
         r.params.connect === 'per-transaction' ? '-C' : 'persistent',
         r.params.poolPercent === null ? '-' : String(r.params.poolPercent),
-        r.status === 'timeout' ? 'timeout' : fmtNum(r.result?.tps, 1),
+        r.status === 'timeout'
+          ? 'timeout'
+          : r.status === 'infrastructure-error'
+            ? 'not measured'
+            : fmtNum(r.result?.tps, 1),
         fmtNum(r.result?.latencyP95Ms, 2),
-        r.status === 'not-available'
-          ? (r.note ?? 'not available')
+        r.status === 'not-available' || r.status === 'infrastructure-error'
+          ? (r.note ?? r.status)
           : formatErrors(r.result?.errors, r.result?.abortedClients),
         `${verdictMark(r.verdict.held)} ${r.verdict.expected}`,
       ]);
@@ -123,7 +130,9 @@ export function formatSummary(
   runDir: string,
   wallSec: number,
 ): string {
-  const all: Verdict[] = [...records.map((r) => r.verdict), ...(manifest.scenarioVerdicts ?? [])];
+  // An infrastructure-error step is no verdict at all (not even informational).
+  const measured = records.filter((r) => r.status !== 'infrastructure-error');
+  const all: Verdict[] = [...measured.map((r) => r.verdict), ...(manifest.scenarioVerdicts ?? [])];
   const held = all.filter((v) => v.held === true).length;
   const broke = all.filter((v) => v.held === false).length;
   const info = all.filter((v) => v.held === null).length;

@@ -32,6 +32,7 @@ import { CpuGuardExecutor, RunnerCpuMetricsSampler } from './cpu';
 import { FleetCoordinator, FleetExecutor, FleetSink } from './fleet-coordinator';
 import { NoopPoolControl, RdsProxyPoolControl, type PoolPercents } from './proxy-pool';
 import type { RunnerArgs } from './runner-args';
+import { acquireCloudRunLock } from './run-lock';
 import { S3ResultSink } from './s3-sink';
 import { readDbCredentials, redact, redactingLogger, type Logger } from './secrets';
 import { buildCloudTargets, type ScalarQuery } from './targets';
@@ -181,7 +182,19 @@ async function waitForPlan(
 export async function runCloudRunner(args: RunnerArgs, deps: RunnerDeps): Promise<RunnerResult> {
   const secrets: string[] = [];
   try {
-    return await runCloudRunnerInner(args, deps, secrets);
+    // One writer per run slot (lib/cloud/run-lock.ts): a second runner with the same run id and
+    // index is refused before it touches the run; the lock goes when this runner ends.
+    const lock = await acquireCloudRunLock(deps.s3, args.bucket, {
+      runId: args.runId,
+      runnerIndex: args.runnerIndex,
+      command: `proxylab-runner --run-id ${args.runId} --runner-index ${args.runnerIndex}`,
+      log: (line) => deps.write(`${new Date().toISOString()} info ${line}\n`),
+    });
+    try {
+      return await runCloudRunnerInner(args, deps, secrets);
+    } finally {
+      await lock.release().catch(() => undefined);
+    }
   } catch (err) {
     // Belt and braces: no error message leaves the runner with the password in it.
     if (err instanceof Error) err.message = redact(err.message, secrets);

@@ -198,6 +198,10 @@ export async function fetchRun(
   if ((await from.list('')).length === 0)
     throw new UsageError(`run ${runId}: nothing under ${from.where('')} (see proxylab status)`);
   return copyRun(from, dest, {
-    skip: (key) => !options.includeFleet && key.startsWith(`${RUN_PATHS.fleetDir}/`),
+    // Writer locks (lib/cloud/run-lock.ts) belong to the bucket's live runners, not to a copy.
+    skip: (key) =>
+      (!options.includeFleet && key.startsWith(`${RUN_PATHS.fleetDir}/`)) ||
+      key.startsWith('locks/') ||
+      key === RUN_PATHS.lock,
   });
 }

@@ -3,9 +3,9 @@
  * local run directory (`<runDir>/<path>`). Paths are relative to the run directory
  * (`metrics/cloudwatch.json`), as in the layout at the top of lib/suite/types.ts.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
 import * as path from 'node:path';
 import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { writeFileAtomic } from '../core/atomic-write';
 
 export interface RunWriter {
   /** Write one JSON document at `relativePath` inside the run directory; returns where it went. */
@@ -41,10 +41,9 @@ export class LocalRunWriter implements RunWriter {
   /** @param runDir the run directory itself (`runs/<runId>`), resolved by the caller. */
   constructor(private readonly runDir: string) {}
 
-  async writeJson(relativePath: string, body: unknown): Promise<string> {
+  writeJson(relativePath: string, body: unknown): Promise<string> {
     const file = path.join(this.runDir, relativePath);
-    await mkdir(path.dirname(file), { recursive: true });
-    await writeFile(file, serialize(body), 'utf8');
-    return file;
+    writeFileAtomic(file, serialize(body));
+    return Promise.resolve(file);
   }
 }

@@ -61,6 +61,17 @@ export interface PgbenchOutcome {
   readonly wallMs?: number;
 }
 
+/**
+ * Watches the infrastructure under test (local: the PostgreSQL and PgBouncer processes) so a dead
+ * server is seen in seconds, not after the step timeout: `signal` aborts the running pgbench.
+ */
+export interface InfrastructureWatch {
+  /** Why the infrastructure is down (`PostgreSQL (pid 42) exited: signal SIGKILL`), or null while it is up. */
+  failure(): string | null;
+  /** Aborted the moment a failure is seen. */
+  readonly signal: AbortSignal;
+}
+
 export interface PgbenchExecutor {
   run(invocation: PgbenchInvocation): Promise<PgbenchOutcome>;
   /**

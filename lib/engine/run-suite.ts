@@ -10,9 +10,13 @@
  * Failures: a step pgbench could not even be started for (target down, pool control failing) is
  * NOT recorded, so a resume retries it; the run ends `failed` with the error in the manifest. An
  * abort (Ctrl-C) kills the running pgbench, records nothing for that step and ends `interrupted`.
- * Either way every finished step is already on disk.
+ * Either way every finished step is already on disk. When the infrastructure under test dies during
+ * a step (the InfrastructureWatch port aborts pgbench, or pgbench itself is killed), the step is
+ * recorded as `infrastructure-error` (never judged, not finished: a resume measures it again) and the
+ * run ends `failed` with the cause at once.
  */
-import { UsageError } from '../core/errors';
+import { FileWriteError } from '../core/atomic-write';
+import { InfrastructureError, UsageError } from '../core/errors';
 import {
   buildPgbenchArgv,
   buildPgbenchEnv,
@@ -41,6 +45,7 @@ import { detectSaturation, judgeScenario, judgeStep, runExitCode, verdictTotals 
 import { summarizeStepLogs } from './step-logs';
 import type {
   Clock,
+  InfrastructureWatch,
   MetricsSampler,
   PgbenchExecutor,
   PgbenchOutcome,
@@ -115,6 +120,10 @@ export interface RunSuiteOptions {
   readonly initData?: boolean;
   /** Seconds added to each step's planned duration for the ETA. @default 1 */
   readonly stepOverheadSec?: number;
+  /** Aborts the running step when a server dies (local stack); the step is then an infrastructure error. */
+  readonly infrastructure?: InfrastructureWatch;
+  /** The command that resumes this run (`proxylab local --run-id … `), named when a file write fails. */
+  readonly resumeCommand?: string;
 }
 
 export interface RunSuiteResult {
@@ -145,6 +154,13 @@ function checkResumable(previous: RunManifest, opts: RunSuiteOptions): void {
 /** Thrown inside the loop when the signal aborted; never escapes runSuite. */
 class Interrupted extends Error {}
 
+/** The infrastructure under test died: the run ends `failed` with this cause. Never escapes runSuite. */
+class InfrastructureDown extends Error {
+  constructor(cause: string) {
+    super(`infrastructure failure: ${cause}`);
+  }
+}
+
 /** pgbench -i can take a while at large scales; it is not a measured step. */
 const INIT_TIMEOUT_SEC = 1800;
 
@@ -160,7 +176,11 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
   if (previous) checkResumable(previous, opts);
   const done = await sink.completedStepIds();
   const records = new Map<string, StepRecord>();
-  for (const r of (await sink.readSteps?.()) ?? []) if (stepIds.includes(r.stepId)) records.set(r.stepId, r);
+  for (const r of (await sink.readSteps?.()) ?? []) {
+    // A step the infrastructure failed in was never measured: a resume measures it again.
+    if (r.status === 'infrastructure-error') done.delete(r.stepId);
+    else if (stepIds.includes(r.stepId)) records.set(r.stepId, r);
+  }
 
   if (opts.plan && sink.writePlan) await sink.writePlan(opts.plan);
   let manifest: RunManifest = {
@@ -214,6 +234,8 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
   try {
     for (const [i, step] of steps.entries()) {
       if (opts.signal?.aborted) throw new Interrupted();
+      const down = opts.infrastructure?.failure() ?? null;
+      if (down !== null) throw new InfrastructureDown(down);
       if (done.has(step.stepId)) {
         eta.skip(step);
         emit({ type: 'step-skip', index: i + 1, total: steps.length, step });
@@ -293,6 +315,21 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
 
         // What the sink stored (a fleet leader: merged from every runner, then judged) is what counts.
         const stored = (await sink.writeStep(record, raw)) ?? record;
+        if (stored.status === 'infrastructure-error') {
+          // Kept on disk for diagnosis (raw output, the cause in its note) but not finished.
+          emit({
+            type: 'step-end',
+            index: i + 1,
+            total: steps.length,
+            step,
+            record: stored,
+            elapsedSec: elapsedSec(),
+            etaSec: eta.remainingSec(i),
+          });
+          throw new InfrastructureDown(
+            `step ${step.stepId} was not measured: ${stored.note ?? 'unknown cause'}`,
+          );
+        }
         records.set(step.stepId, stored);
         done.add(step.stepId);
         eta.finish(step, (clock.now().getTime() - stepStart.getTime()) / 1000);
@@ -327,6 +364,12 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
     } else {
       status = 'failed';
       error = e instanceof Error ? e.message : String(e);
+      // A pool reset or pre-check that failed because a server died: the death is the cause.
+      const down = opts.infrastructure?.failure() ?? null;
+      if (down !== null && !(e instanceof InfrastructureDown))
+        error = `infrastructure failure: ${down} (${error})`;
+      if (e instanceof FileWriteError && opts.resumeCommand)
+        error += `; finished steps are kept: free space (or fix the directory) and resume with ${opts.resumeCommand}`;
     }
   } finally {
     try {
@@ -358,7 +401,17 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
     ...(scenarioVerdicts.length > 0 ? { scenarioVerdicts } : {}),
     ...(error !== null ? { error } : {}),
   };
-  await sink.writeManifest(manifest);
+  try {
+    await sink.writeManifest(manifest);
+  } catch (e) {
+    // The disk is full (or gone): the manifest stays as last written; say what happened and how to go on.
+    const why = e instanceof Error ? e.message : String(e);
+    const resume = opts.resumeCommand ? `; resume with ${opts.resumeCommand}` : '';
+    throw new InfrastructureError(
+      `run ${opts.runId} ${status}${error !== null ? ` (${error})` : ''}, and its manifest could not be updated: ${why}${resume}`,
+      { code: 'file-write-failed', cause: e },
+    );
+  }
   emit({ type: 'run-end', status, elapsedSec: elapsedSec(), error });
 
   const ordered = stepIds.map((id) => records.get(id)).filter((r): r is StepRecord => r !== undefined);
@@ -464,15 +517,18 @@ async function runStep(
       timeoutMs: step.timeoutSec * 1000,
       logDir: dir,
       files: scriptFilesFor(step).map((f) => ({ path: `${dir}/${f.name}`, content: f.content })),
-      signal: opts.signal,
+      signal: stepSignal(opts.signal, opts.infrastructure?.signal),
     });
   } finally {
     await opts.executor.removeWorkDir?.(dir);
   }
-  if (outcome.aborted) throw new Interrupted();
+  if (opts.signal?.aborted) throw new Interrupted();
+  const infraFailure = infrastructureFailure(outcome, opts.infrastructure);
+  if (outcome.aborted && infraFailure === null) throw new Interrupted();
   const endedAt = opts.clock.now().toISOString();
 
-  const status: StepStatus = outcome.timedOut ? 'timeout' : 'completed';
+  const status: StepStatus =
+    infraFailure !== null ? 'infrastructure-error' : outcome.timedOut ? 'timeout' : 'completed';
   const parsed = parsePgbench({
     stdout: outcome.stdout,
     stderr: outcome.stderr,
@@ -497,6 +553,7 @@ async function runStep(
   const verdict = judgeStep(step, status, result);
   const saturation = detectSaturation(step, result, outcome.cpuMaxPercent ?? null);
   const notes = [
+    infraFailure,
     precheckNote,
     outcome.cpuMaxPercent != null ? `pgbench CPU max ${outcome.cpuMaxPercent} %` : null,
   ].filter((n): n is string => n !== null);
@@ -523,6 +580,28 @@ async function runStep(
     ...(notes.length > 0 ? { note: notes.join('; ') } : {}),
   };
   return { record, raw: { stdout: outcome.stdout, stderr: outcome.stderr, log: logs.mergedLog } };
+}
+
+/** The run's abort and the infrastructure watch's, as one signal for pgbench. */
+function stepSignal(run: AbortSignal | undefined, infra: AbortSignal | undefined): AbortSignal | undefined {
+  if (run && infra) return AbortSignal.any([run, infra]);
+  return run ?? infra;
+}
+
+/**
+ * Why a step's pgbench result is not a measurement, or null when it is: a server of the stack died
+ * (the watch saw it, during or right after the step), or pgbench itself was killed by a signal the
+ * harness did not send (the load generator died: no exit code, not our timeout, not our abort).
+ */
+function infrastructureFailure(
+  outcome: PgbenchOutcome,
+  watch: InfrastructureWatch | undefined,
+): string | null {
+  const down = watch?.failure() ?? null;
+  if (down !== null) return down;
+  if (!outcome.timedOut && !outcome.aborted && outcome.exitCode === null)
+    return 'pgbench (the load generator) was killed before it finished';
+  return null;
 }
 
 /** The record of a planned cell this target cannot run (its reason in the verdict and note). */

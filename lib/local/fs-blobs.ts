@@ -4,14 +4,18 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { writeFileAtomic } from '../core/atomic-write';
+import { writeFileAtomic, type WriteFileFn } from '../core/atomic-write';
 import { InfrastructureError } from '../core/errors';
 import type { BlobStore } from '../engine/blob-store';
 
 export class FileSystemBlobStore implements BlobStore {
   readonly root: string;
 
-  constructor(root: string) {
+  /** @param writeFn writes a temporary file (tests inject a failing one to simulate a full disk). */
+  constructor(
+    root: string,
+    private readonly writeFn?: WriteFileFn,
+  ) {
     this.root = path.resolve(root);
   }
 
@@ -34,7 +38,7 @@ export class FileSystemBlobStore implements BlobStore {
   }
 
   write(key: string, body: string): Promise<void> {
-    return settle(() => writeFileAtomic(this.file(key), body));
+    return settle(() => writeFileAtomic(this.file(key), body, this.writeFn));
   }
 
   exists(key: string): Promise<boolean> {

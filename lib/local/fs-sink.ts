@@ -3,6 +3,7 @@
  * (lib/local/fs-blobs.ts). Every file is written atomically, a step's raw files land before its JSON,
  * and every read is checked against lib/suite/schemas.ts.
  */
+import type { WriteFileFn } from '../core/atomic-write';
 import { RunStore } from '../engine/run-store';
 import { stepPaths } from '../suite/run-paths';
 import type { StepRecord } from '../suite/types';
@@ -14,8 +15,12 @@ export { writeFileAtomic } from '../core/atomic-write';
 export { mergeSeries } from '../engine/run-store';
 
 export class FileSystemSink extends RunStore {
-  constructor(readonly runDir: string) {
-    super(new FileSystemBlobStore(runDir));
+  /** @param write writes a temporary file (tests inject a failing one to simulate a full disk). */
+  constructor(
+    readonly runDir: string,
+    write?: WriteFileFn,
+  ) {
+    super(new FileSystemBlobStore(runDir, write));
   }
 
   /** Paths relative to the run directory, as StepRecord.files records them. */

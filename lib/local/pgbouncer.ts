@@ -17,7 +17,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { InfrastructureError } from '../core/errors';
 import type { LocalBinaries } from './binaries';
-import { BENCH_DB, BENCH_USER, SUPERUSER, type PostgresCluster } from './postgres';
+import { BENCH_DB, BENCH_USER, howExited, SUPERUSER, type PostgresCluster } from './postgres';
 import { findFreePort } from './ports-free';
 import { delay, startServer, type RunAs, type ServerProcess } from './process';
 import { psqlExec, psqlQueryOne, type PsqlTarget, type Row } from './psql';
@@ -63,6 +63,8 @@ export interface Pgbouncer {
   stop(): Promise<void>;
   /** Leave the server running after proxylab exits (--keep). */
   release(): void;
+  /** Resolves when the PgBouncer process ends, saying how (`was killed by SIGKILL`). */
+  readonly exited: Promise<string>;
 }
 
 /** Pool size for a percentage of max_connections: rounded, at least 1. */
@@ -235,6 +237,7 @@ function makePgbouncer(
     // SIGTERM = immediate shutdown (SIGINT would wait for clients).
     release: () => server.release(),
     stop: () => server.stop('SIGTERM', 10000),
+    exited: howExited(server),
   };
 }
 

@@ -42,6 +42,8 @@ export interface PostgresCluster {
   stop(): Promise<void>;
   /** Leave the server running after proxylab exits (--keep). */
   release(): void;
+  /** Resolves when the server process ends, saying how (`killed by SIGKILL`, `exited with code 1`). */
+  readonly exited: Promise<string>;
 }
 
 function chownTree(dir: string, runAs: RunAs | null): void {
@@ -160,7 +162,15 @@ function makeCluster(
     // SIGINT = fast shutdown (disconnect clients, checkpoint); the process group is killed after the grace.
     release: () => server.release(),
     stop: () => server.stop('SIGINT', 15000),
+    exited: howExited(server),
   };
+}
+
+/** How a server process ended, once it has. */
+export function howExited(server: ServerProcess): Promise<string> {
+  return server.exit.then((code) =>
+    server.child.signalCode ? `was killed by ${server.child.signalCode}` : `exited with code ${code ?? '?'}`,
+  );
 }
 
 /** Ready when our server (not another one that took the port) answers: data_directory must match. */

@@ -3,6 +3,7 @@
  * capacities, start the throwaway PostgreSQL + PgBouncer, run the suite through the engine into
  * `<out>/<runId>/`, and stop everything on success, failure or Ctrl-C (SIGINT/SIGTERM).
  */
+import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { InterruptedError, UsageError } from '../core/errors';
@@ -15,8 +16,10 @@ import { buildPlan, plannedSteps, type RunPlan } from '../suite/plan';
 import { describeTarget, type TargetDescriptor } from '../suite/targets';
 import type { RunManifest, TargetKind } from '../suite/types';
 import { runExitCode, verdictTotals } from '../suite/verdict';
+import { RUN_PATHS } from '../suite/run-paths';
 import { FileSystemSink } from './fs-sink';
 import { poolSizeFor } from './pgbouncer';
+import { acquireRunLock, type RunLock } from './run-lock';
 import {
   DEFAULT_MAX_CONNECTIONS,
   DEFAULT_POOL_PERCENT,
@@ -61,10 +64,16 @@ function toInt(v: number | string | undefined): number | null {
   return Number.isInteger(n) ? n : Number.NaN;
 }
 
-/** `local-20261121-104501` (UTC). */
-export function defaultRunId(now: Date = new Date()): string {
+/**
+ * `local-20261121-104501-3f9a` (UTC, sortable): the second plus a random suffix, so two runs started
+ * in the same second get different directories.
+ */
+export function defaultRunId(
+  now: Date = new Date(),
+  suffix: string = randomBytes(2).toString('hex'),
+): string {
   const iso = now.toISOString();
-  return `local-${iso.slice(0, 10).replace(/-/g, '')}-${iso.slice(11, 19).replace(/:/g, '')}`;
+  return `local-${iso.slice(0, 10).replace(/-/g, '')}-${iso.slice(11, 19).replace(/:/g, '')}-${suffix}`;
 }
 
 /** Check every flag before anything starts; all problems in one UsageError. `cwd` resolves --out. */
@@ -134,6 +143,22 @@ export function planLocal(
   return expandSuite(opts.suite, localCapacities(opts, descriptors));
 }
 
+function shellWord(s: string): string {
+  return /^[\w./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+/** The command that continues this run where it stopped (same suite, settings and run id). */
+export function resumeCommand(opts: LocalRunOptions): string {
+  return [
+    'proxylab local',
+    `--suite ${opts.suite.name}`,
+    `--out ${shellWord(opts.outDir)}`,
+    `--run-id ${opts.runId}`,
+    `--max-connections ${opts.maxConnections}`,
+    `--pool-percent ${opts.poolPercent}`,
+  ].join(' ');
+}
+
 /** Settings recorded in the manifest that a resume must match (they change the plan). */
 function planSettings(opts: LocalRunOptions): { maxConnections: number; poolPercent: number } {
   return { maxConnections: opts.maxConnections, poolPercent: opts.poolPercent };
@@ -194,14 +219,48 @@ export interface LocalRunResult extends RunSuiteResult {
   readonly alreadyComplete: boolean;
 }
 
+/**
+ * Run (or resume) a local run. One writer per run: the run directory's lock (lib/local/run-lock.ts)
+ * is taken before anything is read or written there, so a second `proxylab local` with the same run
+ * id is refused naming the holder, and the lock of a writer that died is taken over.
+ */
 export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {}): Promise<LocalRunResult> {
   const log = hooks.log ?? (() => undefined);
-  const t0 = Date.now();
   const runDir = path.join(opts.outDir, opts.runId);
+  let lock: RunLock;
+  try {
+    lock = acquireRunLock(runDir, { runId: opts.runId, command: resumeCommand(opts), log });
+  } catch (e) {
+    if (e instanceof UsageError) throw e;
+    throw new UsageError(`cannot write the run directory ${runDir}: ${(e as Error).message}`);
+  }
+  try {
+    return await runLocked(opts, hooks, runDir);
+  } finally {
+    lock.release();
+  }
+}
+
+/** Files of the lock itself, which do not make a directory a run directory. */
+function isLockFile(name: string): boolean {
+  return name === RUN_PATHS.lock || name.startsWith(`.${RUN_PATHS.lock}.`);
+}
+
+async function runLocked(
+  opts: LocalRunOptions,
+  hooks: LocalRunHooks,
+  runDir: string,
+): Promise<LocalRunResult> {
+  const log = hooks.log ?? (() => undefined);
+  const t0 = Date.now();
   const sink = new FileSystemSink(runDir);
   const prev = await sink.readManifest();
+  if (prev && !opts.runIdGiven) {
+    // A generated id is new by construction; never resume (or overwrite) a run by accident.
+    throw new UsageError(`${runDir} already holds run ${prev.runId}; pass --run-id to resume it`);
+  }
   if (prev) checkResumable(prev, opts);
-  else if (fs.existsSync(runDir) && fs.readdirSync(runDir).length > 0) {
+  else if (fs.existsSync(runDir) && fs.readdirSync(runDir).filter((n) => !isLockFile(n)).length > 0) {
     throw new UsageError(
       `${runDir} exists and is not a proxylab run directory; choose another --run-id or --out`,
     );
@@ -341,6 +400,8 @@ export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {})
       environment: stack.environment,
       settings: { ...stack.settings, ...planSettings(opts), suite: opts.suite.name },
       metricsName: 'local',
+      resumeCommand: resumeCommand(opts),
+      infrastructure: stack.infrastructure,
     });
     if (opts.keep) {
       stack.release();

@@ -10,7 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { InfrastructureError } from '../core/errors';
-import type { PoolControl, Target } from '../engine/ports';
+import type { InfrastructureWatch, PoolControl, Target } from '../engine/ports';
 import type { ConnectionInfo } from '../suite/types';
 import { describeTarget, type TargetDescriptor } from '../suite/targets';
 import type { RunEnvironment, TargetRef } from '../suite/types';
@@ -19,7 +19,14 @@ import { LocalPgbenchExecutor } from './pgbench-executor';
 import { poolSizeFor, SESSION_DB, startPgbouncer, TRANSACTION_DB, type Pgbouncer } from './pgbouncer';
 import { BENCH_DB, BENCH_USER, startPostgres, type PostgresCluster } from './postgres';
 import { resolveRunAs, type RunAs } from './process';
-import { currentOwner, reapOrphanedStacks, STACK_DIR_PREFIX, writeOwnerFile, type StackOwner } from './reap';
+import {
+  currentOwner,
+  nodeReapSystem,
+  reapOrphanedStacks,
+  STACK_DIR_PREFIX,
+  writeOwnerFile,
+  type StackOwner,
+} from './reap';
 import { LocalMetricsSampler } from './sampler';
 
 export const DEFAULT_MAX_CONNECTIONS = 40;
@@ -69,6 +76,8 @@ export interface LocalStack {
   release(): void;
   /** PIDs of the server processes we started (for leak checks). */
   readonly pids: readonly number[];
+  /** Sees PostgreSQL or PgBouncer die (process exit) before stop(): the engine aborts the step at once. */
+  readonly infrastructure: InfrastructureWatch;
 }
 
 export async function startLocalStack(opts: LocalStackOptions = {}): Promise<LocalStack> {
@@ -187,6 +196,35 @@ function makeStack(
     workRoot: path.join(baseDir, 'pgbench'),
   });
   let stopped = false;
+  // A server that ends before stop() died under the run: say which and how, and abort the step now.
+  const down = new AbortController();
+  let failure: string | null = null;
+  const watch = (name: string, pid: number, exited: Promise<string>): void => {
+    void exited.then((how) => {
+      if (stopped || failure !== null) return;
+      failure = `${name} (pid ${pid}) ${how}`;
+      down.abort();
+    });
+  };
+  watch('PostgreSQL', pg.pid, pg.exited);
+  watch('PgBouncer', pgb.pid, pgb.exited);
+  const liveness = nodeReapSystem();
+  /** Asked right after each pgbench: the exit event may not have arrived yet, /proc already knows (zombies too). */
+  const currentFailure = (): string | null => {
+    if (failure === null && !stopped) {
+      for (const [name, pid] of [
+        ['PostgreSQL', pg.pid],
+        ['PgBouncer', pgb.pid],
+      ] as const) {
+        if (!liveness.isAlive(pid)) {
+          failure = `${name} (pid ${pid}) is no longer running`;
+          down.abort();
+          break;
+        }
+      }
+    }
+    return failure;
+  };
   // Safety net: if this process ends without stop() (an uncaught exception), take the servers down
   // with it rather than leave orphans. Synchronous, as 'exit' handlers must be.
   const onExit = (): void => {
@@ -210,6 +248,7 @@ function makeStack(
     pool,
     executor,
     pids: [pg.pid, pgb.pid],
+    infrastructure: { failure: currentFailure, signal: down.signal },
     environment: {
       maxConnections: pg.maxConnections,
       serverVersion: pg.serverVersion,

@@ -4,7 +4,8 @@
  * larger than the spread between repetitions. Without repetitions the spread is unknown and the
  * comparison says so instead of guessing. Cells present in only one run are listed.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { writeFileAtomic } from '../core/atomic-write';
 import { join, resolve } from 'node:path';
 import type { EChartsOption } from 'echarts';
 import { type Cell, type CellKey, groupCells, type Spread, uniqueInOrder } from './cells';
@@ -281,7 +282,8 @@ export function writeComparison(
   mkdirSync(outDir, { recursive: true });
   const htmlPath = join(outDir, 'compare.html');
   const mdPath = join(outDir, 'compare.md');
-  writeFileSync(htmlPath, renderCompareHtml(model));
-  writeFileSync(mdPath, markdown);
+  // Atomic and symlink-safe (lib/core/atomic-write): a planted link's target is never written.
+  writeFileAtomic(htmlPath, renderCompareHtml(model));
+  writeFileAtomic(mdPath, markdown);
   return { htmlPath, mdPath, markdown, model };
 }

@@ -3,7 +3,8 @@
  * (two run dirs → compare.html + compare.md). `proxylab local` / `fetch` call writeReport at the
  * end of a run; the CLI commands are thin wrappers.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
+import { writeFileAtomic } from '../core/atomic-write';
 import { join, resolve } from 'node:path';
 import { catalogLookup } from './catalog-lookup';
 import { loadRun } from './load';
@@ -47,8 +48,9 @@ export function writeReport(runDir: string, opts: ReportOptions = {}): ReportRes
   mkdirSync(outDir, { recursive: true });
   const htmlPath = join(outDir, 'report.html');
   const mdPath = join(outDir, 'summary.md');
-  writeFileSync(htmlPath, page);
-  writeFileSync(mdPath, md);
+  // Atomic and symlink-safe: a full disk keeps the old report, a planted link's target is untouched.
+  writeFileAtomic(htmlPath, page);
+  writeFileAtomic(mdPath, md);
   return {
     htmlPath,
     mdPath,

@@ -32,8 +32,13 @@ export interface LoadedRun {
   /** Step records in plan order (manifest.stepIds), then any not in the plan, by start time. */
   readonly steps: readonly StepRecord[];
   readonly metrics: readonly LoadedMetrics[];
-  /** Planned steps with no record (run still going, killed, or failed). */
+  /** Planned steps with no measurement (run still going, killed, failed, or an infrastructure error). */
   readonly missingStepIds: readonly string[];
+  /**
+   * Steps the infrastructure failed in (`infrastructure-error`: a server or pgbench died). Not
+   * measurements: never in `steps`, never judged; listed so the report can say why they are missing.
+   */
+  readonly unmeasured: readonly StepRecord[];
   /** Files that exist but could not be read, one line each. */
   readonly problems: readonly string[];
   /** plan.json stored with the run; null for runs of older releases (labelled from today's registry). */
@@ -106,11 +111,14 @@ export function loadRun(dir: string): LoadedRun {
   }
 
   const planIndex = new Map(manifest.stepIds.map((id, i) => [id, i] as const));
-  const steps = [...records].sort((a, b) => {
-    const ia = planIndex.get(a.stepId) ?? Number.MAX_SAFE_INTEGER;
-    const ib = planIndex.get(b.stepId) ?? Number.MAX_SAFE_INTEGER;
-    return ia !== ib ? ia - ib : a.startedAt.localeCompare(b.startedAt);
-  });
+  const unmeasured = records.filter((r) => r.status === 'infrastructure-error');
+  const steps = records
+    .filter((r) => r.status !== 'infrastructure-error')
+    .sort((a, b) => {
+      const ia = planIndex.get(a.stepId) ?? Number.MAX_SAFE_INTEGER;
+      const ib = planIndex.get(b.stepId) ?? Number.MAX_SAFE_INTEGER;
+      return ia !== ib ? ia - ib : a.startedAt.localeCompare(b.startedAt);
+    });
   const recorded = new Set(steps.map((s) => s.stepId));
   const missingStepIds = manifest.stepIds.filter((id) => !recorded.has(id));
 
@@ -138,5 +146,5 @@ export function loadRun(dir: string): LoadedRun {
     metrics.push({ name: file.replace(/\.json$/, ''), file: parsed.data });
   }
 
-  return { dir: runDir, manifest, steps, metrics, missingStepIds, problems, plan, descriptorOf };
+  return { dir: runDir, manifest, steps, metrics, missingStepIds, unmeasured, problems, plan, descriptorOf };
 }

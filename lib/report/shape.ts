@@ -462,6 +462,7 @@ export function findingRows(run: LoadedRun, lookup: ScenarioLookup): FindingRow[
 
 export type WarningId =
   | 'partial-run'
+  | 'infrastructure-error'
   | 'unreadable-files'
   | 'load-generator-saturated'
   | 'fewer-transactions'
@@ -494,6 +495,14 @@ export function reportWarnings(run: LoadedRun): ReportWarning[] {
       id: 'partial-run',
       message: `Partial run: ${why}; ${run.steps.length} of ${manifest.stepIds.length} planned steps have results. Missing cells are not failures — they were not measured.`,
       stepIds: run.missingStepIds,
+    });
+  }
+  if (run.unmeasured.length > 0) {
+    const causes = run.unmeasured.map((r) => `${r.stepId} (${r.note ?? 'cause unknown'})`);
+    out.push({
+      id: 'infrastructure-error',
+      message: `${run.unmeasured.length} step(s) were not measured because the infrastructure failed during them: ${causes.join('; ')}. They are not findings either way; resume the run with the same run id to measure them.`,
+      stepIds: run.unmeasured.map((r) => r.stepId),
     });
   }
   if (run.problems.length > 0) {

@@ -18,6 +18,8 @@ export const RUN_PATHS = {
   stepWindows: 'metrics/steps.json',
   reportHtml: 'report.html',
   summaryMd: 'summary.md',
+  /** One writer per run (lib/suite/run-lock.ts): present while a run is being written. */
+  lock: 'run.lock',
 } as const;
 
 /** `runs/<runId>/`: where a run lives, as a folder under the local runs directory and as an S3 key prefix. */

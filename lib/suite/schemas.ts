@@ -104,7 +104,7 @@ export const stepRecordSchema = z.object({
   params: stepParams,
   startedAt: z.string(),
   endedAt: z.string(),
-  status: z.enum(['completed', 'timeout', 'not-available']),
+  status: z.enum(['completed', 'timeout', 'not-available', 'infrastructure-error']),
   result: measurement.nullable(),
   verdict: z.object({ expected: z.string(), observed: z.string(), held: z.boolean().nullable() }),
   loadGeneratorSaturated: z.boolean(),

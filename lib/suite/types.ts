@@ -14,6 +14,8 @@
  *   metrics/cloudwatch.json        MetricsFile (cloud: CloudWatch)
  *   metrics/pi.json                MetricsFile (cloud: Performance Insights)
  *   report.html, summary.md        written by `proxylab report`
+ *   run.lock                       the writer's lock while a local run is written (lib/suite/run-lock.ts);
+ *                                  cloud: locks/runner-<i>.lock (lib/cloud/run-lock.ts)
  *
  * Conventions: units in names (Ms, Sec); unknown values are `null`, never 0 or -1; timestamps are
  * ISO-8601 UTC strings.
@@ -169,7 +171,10 @@ export interface Verdict {
 export type StepStatus =
   | 'completed' // pgbench ran and exited (any exit code)
   | 'timeout' // killed by the harness
-  | 'not-available'; // the target cannot run this cell (PgBouncer 1.18 has no max_prepared_statements); not judged
+  | 'not-available' // the target cannot run this cell (PgBouncer 1.18 has no max_prepared_statements); not judged
+  // The target, the pooler or pgbench itself died during the step: not a measurement, never judged,
+  // not finished (a resume measures it again). The run ends `failed` with the cause.
+  | 'infrastructure-error';
 
 export interface StepRecord {
   readonly schemaVersion: typeof RESULT_SCHEMA_VERSION;

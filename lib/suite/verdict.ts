@@ -31,6 +31,7 @@ function describeErrors(m: StepMeasurement): string {
 
 export function describeObserved(status: StepStatus, m: StepMeasurement | null): string {
   if (status === 'not-available') return 'not available on this target';
+  if (status === 'infrastructure-error') return 'not measured: the infrastructure failed during the step';
   if (status === 'timeout') return `timed out${m ? ` (${describeErrors(m)})` : ''}`;
   if (!m) return 'no result';
   const tps = m.tps === null ? 'tps unknown' : `${m.tps.toFixed(1)} tps`;
@@ -50,6 +51,8 @@ export function judgeStep(step: PlannedStep, status: StepStatus, m: StepMeasurem
   const observed = describeObserved(status, m);
   let held: boolean | null;
   if (status === 'not-available') return { expected, observed: step.unavailable ?? observed, held: null };
+  // A dead server is not a finding: no verdict either way.
+  if (status === 'infrastructure-error') return { expected, observed, held: null };
   if (e.outcome === 'any') held = null;
   else if (status === 'timeout') held = e.outcome === 'errors' && e.errorClasses.includes('timeout');
   else {
@@ -165,7 +168,8 @@ function medians(
 ): Map<string, Map<string, number | null>> {
   const values = new Map<string, Map<string, number[]>>();
   for (const r of records) {
-    if (r.status === 'not-available' || !selects(sel, r, describe)) continue;
+    if (r.status === 'not-available' || r.status === 'infrastructure-error' || !selects(sel, r, describe))
+      continue;
     const byCell = values.get(r.target.name) ?? new Map<string, number[]>();
     values.set(r.target.name, byCell);
     const key = cellKey(c, r);

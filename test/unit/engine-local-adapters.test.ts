@@ -86,7 +86,7 @@ describe('validateLocalInput', () => {
     const o = validateLocalInput({}, '/somewhere', new Date('2026-11-21T10:45:01Z'));
     expect(o).toMatchObject({
       outDir: '/somewhere/runs',
-      runId: 'local-20261121-104501',
+      runId: expect.stringMatching(/^local-20261121-104501-[0-9a-f]{4}$/) as unknown,
       runIdGiven: false,
       maxConnections: 40,
       poolPercent: 25,
@@ -147,8 +147,15 @@ describe('planning against local capacities', () => {
     ]);
   });
 
-  test('defaultRunId is sortable UTC', () => {
-    expect(defaultRunId(new Date('2026-01-02T03:04:05.678Z'))).toBe('local-20260102-030405');
+  test('defaultRunId is sortable UTC with a random suffix: two runs in the same second differ', () => {
+    const at = new Date('2026-01-02T03:04:05.678Z');
+    expect(defaultRunId(at, '3f9a')).toBe('local-20260102-030405-3f9a');
+    const ids = new Set(Array.from({ length: 50 }, () => defaultRunId(at)));
+    expect(ids.size).toBeGreaterThan(45);
+    for (const id of ids) {
+      expect(id).toMatch(/^local-20260102-030405-[0-9a-f]{4}$/);
+      expect(validateLocalInput({ runId: id }, '/tmp').runId).toBe(id);
+    }
   });
 });
 

@@ -7,6 +7,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { exitCodeFor, UsageError } from '../../lib/core/errors';
 import type {
+  InfrastructureWatch,
   Clock,
   PgbenchExecutor,
   PgbenchInvocation,
@@ -356,6 +357,48 @@ describe('runSuite', () => {
     expect(h.rec.calls[h.rec.calls.length - 1]).toBe('restore');
   });
 
+  test('a full disk at step 2: the run ends failed naming the file and the resume command, no .tmp left', async () => {
+    // GIVEN a sink whose disk fills up when step 2's stdout is written (manifests still fit)
+    const h = harness();
+    const step2 = defined(h.steps[1], 'planned step 2');
+    const full = `${stepFileName(step2.stepId)}.stdout`;
+    const sink = new FileSystemSink(h.dir, (tmp, content) => {
+      if (path.basename(tmp).startsWith(`.${full}.`)) {
+        fs.writeFileSync(tmp, 'half');
+        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      }
+      fs.writeFileSync(tmp, content, { flag: 'wx' });
+    });
+    const resume = 'proxylab local --suite smoke --out /r --run-id r1';
+    // WHEN
+    const result = await runSuite(h.options(undefined, { sink, resumeCommand: resume }));
+    // THEN failed (not running), the file and the way to go on named; step 1 kept; no temporaries
+    const m = readManifest(h.dir);
+    expect(m.status).toBe('failed');
+    expect(m.error).toContain(`cannot write ${path.join(h.dir, 'steps', full)}: ENOSPC`);
+    expect(m.error).toContain(`resume with ${resume}`);
+    expect(m.stepsCompleted).toBe(1);
+    expect(result.allHeld).toBe(false);
+    const leftovers = fs
+      .readdirSync(h.dir, { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.tmp'));
+    expect(leftovers).toEqual([]);
+  });
+
+  test('a full disk for the final manifest: an error naming the resume command, not a silent "running"', async () => {
+    const h = harness();
+    // GIVEN a disk that fills up just before the run's last manifest (the one that ends it)
+    const sink = new FileSystemSink(h.dir, (tmp, content) => {
+      if (path.basename(tmp).startsWith('.manifest.json.') && String(content).includes('"endedAt": "'))
+        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+      fs.writeFileSync(tmp, content, { flag: 'wx' });
+    });
+    const run = runSuite(h.options(undefined, { sink, resumeCommand: 'proxylab local --run-id r1' }));
+    await expect(run).rejects.toThrow(
+      /run r1 completed, and its manifest could not be updated: cannot write .*manifest\.json: ENOSPC.*; resume with proxylab local --run-id r1/,
+    );
+  });
+
   test.each([
     [
       'another suite',
@@ -620,6 +663,106 @@ function smokeAnswerFor(h: Harness, name: string | null): PgbenchOutcome {
     logFiles: [],
   };
 }
+
+/** A watch whose server "dies" when `kill` is called: failure() names it and the signal aborts. */
+function fakeWatch(): { watch: InfrastructureWatch; kill: (cause: string) => void } {
+  const ctl = new AbortController();
+  let failure: string | null = null;
+  return {
+    watch: { failure: () => failure, signal: ctl.signal },
+    kill: (cause) => {
+      failure = cause;
+      ctl.abort();
+    },
+  };
+}
+
+describe('infrastructure failures are not measurements', () => {
+  const KILLED = 'PostgreSQL (pid 4242) was killed by SIGKILL';
+
+  /** pgbench of step 2 waits until the server dies, then returns what an aborted pgbench returns. */
+  function dieAtStep2(h: Harness, kill: (cause: string) => void): Answer {
+    let n = 0;
+    return (inv, name) => {
+      if (++n !== 2) return smokeAnswerFor(h, name);
+      kill(KILLED);
+      expect(inv.signal?.aborted).toBe(true); // the watch's abort reaches pgbench
+      return {
+        stdout: '',
+        stderr: 'pgbench: error: connection to server failed\n',
+        exitCode: null,
+        timedOut: false,
+        logFiles: [],
+        aborted: true,
+      };
+    };
+  }
+
+  test('a server dying during step 2: the step is an unjudged infrastructure-error, the run failed with the cause', async () => {
+    const h = harness();
+    const w = fakeWatch();
+    const result = await runSuite(h.options(dieAtStep2(h, w.kill), { infrastructure: w.watch }));
+    const m = readManifest(h.dir);
+    expect(m.status).toBe('failed');
+    expect(m.error).toContain(KILLED);
+    expect(m.stepsCompleted).toBe(1);
+    const step2 = readStep(h.dir, defined(h.steps[1], 'step 2').stepId);
+    expect(step2.status).toBe('infrastructure-error');
+    expect(step2.verdict.held).toBeNull();
+    expect(step2.note).toContain(KILLED);
+    // nothing after step 2 ran, no scenario comparison was judged on the missing measurement
+    expect(h.rec.calls.filter((c) => c.startsWith('run:'))).toHaveLength(2);
+    expect(result.records.map((r) => r.stepId)).toEqual([defined(h.steps[0], 'step 1').stepId]);
+    expect(result.scenarioVerdicts).toEqual([]);
+    expect(result.allHeld).toBe(false);
+  });
+
+  test('resume measures the infrastructure-error step again and completes', async () => {
+    const h = harness();
+    const w = fakeWatch();
+    await runSuite(h.options(dieAtStep2(h, w.kill), { infrastructure: w.watch }));
+    h.rec.calls.length = 0;
+    const result = await runSuite(h.options(undefined, { infrastructure: fakeWatch().watch }));
+    const ran = h.rec.calls.filter((c) => c.startsWith('run:')).map((c) => c.slice(4));
+    expect(ran[0]).toBe(stepFileName(defined(h.steps[1], 'step 2').stepId));
+    expect(ran).toHaveLength(h.steps.length - 1);
+    expect(result.manifest.status).toBe('completed');
+    expect(readStep(h.dir, defined(h.steps[1], 'step 2').stepId).status).toBe('completed');
+    expect(result.allHeld).toBe(true);
+  });
+
+  test('pgbench killed by a signal the harness did not send is an infrastructure-error too', async () => {
+    const h = harness();
+    let n = 0;
+    const answer: Answer = (_inv, name) =>
+      ++n === 1
+        ? { stdout: '', stderr: '', exitCode: null, timedOut: false, logFiles: [] }
+        : smokeAnswerFor(h, name);
+    await runSuite(h.options(answer));
+    const m = readManifest(h.dir);
+    expect(m.status).toBe('failed');
+    expect(m.error).toMatch(/pgbench \(the load generator\) was killed/);
+    expect(readStep(h.dir, defined(h.steps[0], 'step 1').stepId).status).toBe('infrastructure-error');
+    expect(m.stepsCompleted).toBe(0);
+  });
+
+  test('a server already dead before a step: nothing more runs, the run failed at once', async () => {
+    const h = harness();
+    const w = fakeWatch();
+    let n = 0;
+    const answer: Answer = (_inv, name) => {
+      if (++n === 1) w.kill('PgBouncer (pid 7) was killed by SIGKILL'); // dies right after step 1 finished
+      return smokeAnswerFor(h, name);
+    };
+    await runSuite(h.options(answer, { infrastructure: w.watch }));
+    const m = readManifest(h.dir);
+    expect(m.status).toBe('failed');
+    expect(m.error).toContain('PgBouncer (pid 7) was killed by SIGKILL');
+    expect(h.rec.calls.filter((c) => c.startsWith('run:'))).toHaveLength(1);
+    // step 1's pgbench returned after the server died: not trusted as a measurement either
+    expect(readStep(h.dir, defined(h.steps[0], 'step 1').stepId).status).toBe('infrastructure-error');
+  });
+});
 
 describe('prepared-statement support as a pool dimension', () => {
   function described(version: string, mps: number | null): TargetCapacity[] {

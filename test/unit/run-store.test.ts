@@ -19,14 +19,21 @@ import { S3BlobStore, S3ResultSink } from '../../lib/cloud/s3-sink';
 import { RunStore } from '../../lib/engine/run-store';
 import { RunFileError, UsageError } from '../../lib/core/errors';
 import { FileSystemBlobStore } from '../../lib/local/fs-blobs';
+import { FileWriteError } from '../../lib/core/atomic-write';
 import { FileSystemSink, writeFileAtomic } from '../../lib/local/fs-sink';
+import { writeReport } from '../../lib/report';
+import { catalogLookup } from '../../lib/report/catalog-lookup';
+import { writeComparison } from '../../lib/report/compare';
+import { renderMarkdown } from '../../lib/report/render-md';
+import { buildModel } from '../../lib/report/shape';
+import { formatStepLine, formatSummary } from '../../lib/cli/terminal';
 import { runLocal, validateLocalInput } from '../../lib/local/run-local';
 import { loadRun } from '../../lib/report/load';
 import { getSuite } from '../../lib/suite/catalog';
 import { expandSuite } from '../../lib/suite/expand';
 import { buildPlan, plannedSteps } from '../../lib/suite/plan';
 import { stepPaths } from '../../lib/suite/run-paths';
-import { planSchema } from '../../lib/suite/schemas';
+import { parseRunFile, planSchema, stepRecordSchema } from '../../lib/suite/schemas';
 import { describeTarget } from '../../lib/suite/targets';
 import type { TargetKind } from '../../lib/suite/types';
 import { manifestWith, stepRecordWith } from '../helpers/run-files';
@@ -184,6 +191,124 @@ describe('atomic writes', () => {
   });
 });
 
+/** An ENOSPC from the write of the temporary file, as a full disk gives it. */
+function noSpace(): never {
+  throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+}
+
+/** Plants `name` in `dir` as a symlink to a file outside it; returns the link target. */
+function plantLink(dir: string, name: string): string {
+  const outside = path.join(scratchDir('proxylab-outside-'), `${name}.target`);
+  fs.writeFileSync(outside, 'not yours');
+  fs.rmSync(path.join(dir, name), { force: true });
+  fs.symlinkSync(outside, path.join(dir, name));
+  return outside;
+}
+
+describe('report and compare never write through a symlink', () => {
+  test.each(['summary.md', 'report.html'])('a symlinked %s: the link target is untouched', (name) => {
+    const { dir } = copyRun();
+    const outside = plantLink(dir, name);
+    const r = writeReport(dir);
+    expect(fs.readFileSync(outside, 'utf8')).toBe('not yours');
+    expect(fs.lstatSync(path.join(dir, name)).isSymbolicLink()).toBe(false);
+    expect(fs.statSync(r.htmlPath).size).toBeGreaterThan(1000);
+    expect(fs.readdirSync(dir).filter((f) => f.endsWith('.tmp'))).toEqual([]);
+  });
+
+  test.each(['compare.md', 'compare.html'])('a symlinked %s: the link target is untouched', (name) => {
+    const a = copyRun().dir;
+    const b = copyRun().dir;
+    const outside = plantLink(b, name);
+    const r = writeComparison(a, b);
+    expect(fs.readFileSync(outside, 'utf8')).toBe('not yours');
+    expect(fs.lstatSync(path.join(b, name)).isSymbolicLink()).toBe(false);
+    expect(r.markdown.length).toBeGreaterThan(100);
+  });
+});
+
+describe('a failed write (full disk)', () => {
+  test('names the file, keeps the old content and leaves no temporary', () => {
+    const dir = scratchDir('proxylab-enospc-');
+    const file = path.join(dir, 'report.html');
+    fs.writeFileSync(file, 'old report');
+    let err: unknown;
+    try {
+      writeFileAtomic(file, 'new report', (tmp, content) => {
+        fs.writeFileSync(tmp, String(content).slice(0, 3)); // half a file, then the disk is full
+        noSpace();
+      });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(FileWriteError);
+    expect((err as FileWriteError).code).toBe('file-write-failed');
+    expect((err as FileWriteError).message).toBe(
+      `cannot write ${file}: ENOSPC: no space left on device, write`,
+    );
+    expect(fs.readFileSync(file, 'utf8')).toBe('old report');
+    expect(fs.readdirSync(dir)).toEqual(['report.html']);
+  });
+
+  test('the sink passes its write function to every file it writes', async () => {
+    const dir = scratchDir('proxylab-enospc-sink-');
+    const sink = new FileSystemSink(dir, noSpace);
+    await expect(sink.writeManifest(manifestWith({}))).rejects.toThrow(
+      `cannot write ${path.join(dir, 'manifest.json')}: ENOSPC`,
+    );
+    expect(fs.readdirSync(dir)).toEqual([]);
+  });
+});
+
+describe('an infrastructure-error step in the report and on the terminal', () => {
+  const CAUSE = 'PostgreSQL (pid 4242) was killed by SIGKILL';
+
+  /** The fixture run as a server crash during STEP leaves it: that step unmeasured, the run failed. */
+  function crashedRun(): string {
+    const { dir } = copyRun();
+    corruptJson(path.join(dir, stepPaths(STEP).json), (d) => {
+      d.status = 'infrastructure-error';
+      d.note = CAUSE;
+      (d.verdict as Record<string, unknown>).held = null;
+      (d.result as Record<string, unknown>).complete = false;
+      (d.result as Record<string, unknown>).errors = [
+        { class: 'connection-failed', count: 20, sample: 'connection to server failed' },
+      ];
+    });
+    corruptJson(path.join(dir, 'manifest.json'), (d) => {
+      d.status = 'failed';
+      d.error = `infrastructure failure: step ${STEP} was not measured: ${CAUSE}`;
+    });
+    return dir;
+  }
+
+  test('never a contradicted finding: the step is listed as not measured, with its cause', () => {
+    const run = loadRun(crashedRun());
+    const model = buildModel(run, catalogLookup());
+    expect(model.findings.map((f) => f.state)).not.toContain('contradicted');
+    expect(run.steps.map((s) => s.stepId)).not.toContain(STEP);
+    expect(run.missingStepIds).toContain(STEP);
+    const warning = model.warnings.find((w) => w.id === 'infrastructure-error');
+    expect(warning?.message).toContain(`${STEP} (${CAUSE})`);
+    expect(warning?.stepIds).toEqual([STEP]);
+    const md = renderMarkdown(model, catalogLookup());
+    expect(md).not.toMatch(/✗ contradicted/);
+    expect(md).toContain('were not measured because the infrastructure failed');
+  });
+
+  test('the terminal says NOT MEASURED and counts no verdict for it', () => {
+    const dir = crashedRun();
+    const rec = parseRunFile(
+      stepRecordSchema,
+      'x',
+      fs.readFileSync(path.join(dir, stepPaths(STEP).json), 'utf8'),
+    );
+    expect(formatStepLine(2, 6, rec)).toBe(`! [2/6] ${STEP}  NOT MEASURED, infrastructure failure: ${CAUSE}`);
+    const m = manifestWith({ status: 'failed', stepsCompleted: 0, stepIds: [STEP] });
+    expect(formatSummary(m, [rec], dir, 1)).toMatch(/^Run failed: 0 held, 0 broke, 0 informational/);
+  });
+});
+
 describe('fetch validates what it copies out of S3', () => {
   function serve(objects: Record<string, string>): void {
     s3Mock.on(ListObjectsV2Command).resolves({ Contents: Object.keys(objects).map((Key) => ({ Key })) });
@@ -220,6 +345,22 @@ describe('fetch validates what it copies out of S3', () => {
       file: `s3://b/runs/r1/${stepPaths(rec.stepId).json}`,
       field: 'params.jobs',
     });
+  });
+
+  test("a live runner's writer lock is not copied (it would lock the local copy)", async () => {
+    const out = scratchDir('proxylab-fetch-');
+    serve({
+      'runs/r1/manifest.json': JSON.stringify(manifestWith({ runId: 'r1', mode: 'cloud' })),
+      'runs/r1/locks/runner-0.lock': '{"pid": 1}',
+    });
+    const res = await fetchRun(
+      new S3Client({ region: 'us-east-1' }),
+      'b',
+      'r1',
+      new FileSystemBlobStore(path.join(out, 'r1')),
+    );
+    expect(res.files).toBe(1);
+    expect(fs.readdirSync(path.join(out, 'r1'))).toEqual(['manifest.json']);
   });
 });
 

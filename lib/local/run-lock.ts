@@ -1,0 +1,129 @@
+/**
+ * One writer per local run directory: `<runDir>/run.lock` names the process writing the run (host,
+ * pid, process start time, command). It is created with link(2) from a complete temp file, so it
+ * appears whole or not at all, and only one of two racing writers gets it. A second writer is
+ * refused (UsageError `run-locked`, exit 2) naming the holder. A lock whose owner is gone — same
+ * host, pid not running, a zombie, or the pid reused by another process (other start time) — is
+ * taken over with a message; a lock from another host is never judged (its pids mean nothing here).
+ */
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { RUN_PATHS } from '../suite/run-paths';
+import { describeLockOwner, runLockedError, runLockOwnerSchema, type RunLockOwner } from '../suite/run-lock';
+import { nodeReapSystem, type ReapSystem } from './reap';
+
+/** What the lock asks of the machine (the reaper's liveness checks, zombies included); injectable. */
+export type LockSystem = Pick<ReapSystem, 'isAlive' | 'procStartTicks' | 'hostname'>;
+
+export interface RunLock {
+  readonly owner: RunLockOwner;
+  readonly file: string;
+  /** Remove the lock if it is still this process's (idempotent). */
+  release(): void;
+}
+
+export interface AcquireRunLockOptions {
+  readonly runId: string;
+  readonly command: string;
+  readonly sys?: LockSystem;
+  /** Told when a dead owner's lock is taken over. */
+  readonly log?: (line: string) => void;
+  readonly now?: Date;
+  /** This process (tests pretend to be another one). @default process.pid */
+  readonly pid?: number;
+}
+
+function parseOwner(text: string): RunLockOwner | null {
+  try {
+    const r = runLockOwnerSchema.safeParse(JSON.parse(text));
+    return r.success ? r.data : null;
+  } catch {
+    return null;
+  }
+}
+
+function readOrNull(file: string): string | null {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw e;
+  }
+}
+
+/** Is the lock's process still the one that took it? A live pid with another start time was reused. */
+export function lockOwnerAlive(owner: RunLockOwner, sys: LockSystem): boolean {
+  if (!sys.isAlive(owner.pid)) return false;
+  if (owner.procStartTicks === null) return true;
+  const now = sys.procStartTicks(owner.pid);
+  return now === null || now === owner.procStartTicks;
+}
+
+export function acquireRunLock(runDir: string, opts: AcquireRunLockOptions): RunLock {
+  const sys = opts.sys ?? nodeReapSystem();
+  const pid = opts.pid ?? process.pid;
+  fs.mkdirSync(runDir, { recursive: true });
+  const file = path.join(runDir, RUN_PATHS.lock);
+  const owner: RunLockOwner = {
+    schemaVersion: 1,
+    runId: opts.runId,
+    host: sys.hostname(),
+    pid,
+    procStartTicks: sys.procStartTicks(pid),
+    command: opts.command,
+    acquiredAt: (opts.now ?? new Date()).toISOString(),
+  };
+  const text = JSON.stringify(owner, null, 2) + '\n';
+  const unique = `${pid}.${randomBytes(4).toString('hex')}`;
+  const tmp = path.join(runDir, `.${RUN_PATHS.lock}.${unique}.tmp`);
+  fs.writeFileSync(tmp, text, { flag: 'wx' });
+  try {
+    // A few rounds: a stale lock moved aside can be re-taken by a racing writer between our steps.
+    for (let round = 0; round < 3; round++) {
+      try {
+        fs.linkSync(tmp, file);
+        return {
+          owner,
+          file,
+          release: () => {
+            if (readOrNull(file) === text) fs.rmSync(file, { force: true });
+          },
+        };
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      }
+      const heldText = readOrNull(file);
+      if (heldText === null) continue; // released in between: try again
+      const held = parseOwner(heldText);
+      if (held === null || held.host !== owner.host || lockOwnerAlive(held, sys))
+        throw runLockedError(opts.runId, file, held);
+      // The owner is gone: move its lock aside, and make sure what moved is the lock judged dead.
+      const aside = path.join(runDir, `.${RUN_PATHS.lock}.${unique}.stale`);
+      try {
+        fs.renameSync(file, aside);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code === 'ENOENT') continue;
+        throw e;
+      }
+      const moved = readOrNull(aside);
+      if (moved !== heldText) {
+        // Another writer took it over first: give its lock back and judge again.
+        try {
+          fs.linkSync(aside, file);
+        } catch {
+          /* a third writer holds it now; the next round judges that one */
+        }
+        fs.rmSync(aside, { force: true });
+        continue;
+      }
+      fs.rmSync(aside, { force: true });
+      opts.log?.(
+        `Taking over run ${opts.runId}: its lock was held by ${describeLockOwner(held)}, which is no longer running.`,
+      );
+    }
+    throw runLockedError(opts.runId, file, parseOwner(readOrNull(file) ?? ''));
+  } finally {
+    fs.rmSync(tmp, { force: true });
+  }
+}

@@ -1,0 +1,136 @@
+/**
+ * Runs that cannot be corrupted, end to end against real PostgreSQL and PgBouncer through the real
+ * CLI: a server killed mid-step makes the step an infrastructure error (never a broken verdict), the
+ * run fails within seconds and a resume measures the step again; and two `proxylab local` on one
+ * run directory never write into the same run.
+ */
+import { expect } from '@jest/globals';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import type { RunManifest, StepRecord } from '../../lib/suite/types';
+import { stepFileName } from '../../lib/suite/types';
+import { assertStackGone, parseStackLine, pidsMentioning, spawnCli } from '../helpers/local-stack';
+
+let outDir: string;
+
+function readJson<T>(file: string): T {
+  return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
+}
+
+function step(runDir: string, id: string): StepRecord {
+  return readJson<StepRecord>(path.join(runDir, 'steps', `${stepFileName(id)}.json`));
+}
+
+function allSteps(runDir: string): StepRecord[] {
+  return fs
+    .readdirSync(path.join(runDir, 'steps'))
+    .filter((f) => f.endsWith('.json'))
+    .map((f) => readJson<StepRecord>(path.join(runDir, 'steps', f)));
+}
+
+/** The server process itself (not its children, whose titles do not name the directory). */
+function serverPid(baseDir: string, part: string): number {
+  const pids = pidsMentioning(path.join(baseDir, part)).filter((pid) => {
+    const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+    return part === 'pg' ? cmd.includes('-D') : cmd.includes('.ini');
+  });
+  if (pids.length !== 1)
+    throw new Error(`expected one ${part} server under ${baseDir}, got ${pids.join(',')}`);
+  return pids[0] as number;
+}
+
+beforeAll(() => {
+  outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-infra-'));
+});
+
+afterAll(() => {
+  fs.rmSync(outDir, { recursive: true, force: true });
+});
+
+const RUNNING_STEP = /> \[3\/8\] (\S+)/;
+
+describe.each([
+  ['PostgreSQL', 'pg', /PostgreSQL \(pid \d+\) (was killed by SIGKILL|is no longer running)/],
+  ['PgBouncer', 'pgbouncer', /PgBouncer \(pid \d+\) (was killed by SIGKILL|is no longer running)/],
+] as const)('%s SIGKILLed during a step', (_name, part, cause) => {
+  test('the step is an infrastructure error, the run fails within seconds, resume measures it again', async () => {
+    const runId = `kill-${part}`;
+    const args = ['local', '--suite', 'smoke', '--out', outDir, '--run-id', runId, '--no-install'];
+    const runDir = path.join(outDir, runId);
+    // GIVEN a smoke run in its third step
+    const first = spawnCli(args);
+    await first.waitForStdout(RUNNING_STEP, 60_000);
+    const running = RUNNING_STEP.exec(first.stdout())?.[1] ?? '';
+    const stack = parseStackLine(first.stdout());
+    if (!stack) throw new Error(`no stack line in ${first.stdout()}`);
+    // "> [3/8]" is printed before the pool reset: let pgbench start (smoke steps run 5 s).
+    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // WHEN the server dies
+    const killedAt = Date.now();
+    process.kill(serverPid(stack.baseDir, part), 'SIGKILL');
+    const code = await first.exit;
+    // THEN failed within seconds, with the cause; the step unmeasured, no broken verdict anywhere
+    expect(Date.now() - killedAt).toBeLessThan(15_000);
+    expect(code).toBe(1);
+    const m = readJson<RunManifest>(path.join(runDir, 'manifest.json'));
+    expect(m.status).toBe('failed');
+    expect(m.error).toMatch(cause);
+    const rec = step(runDir, running);
+    expect(rec.status).toBe('infrastructure-error');
+    expect(rec.verdict.held).toBeNull();
+    expect(allSteps(runDir).filter((r) => r.verdict.held === false)).toEqual([]);
+    expect(first.stdout()).toMatch(/NOT MEASURED, infrastructure failure/);
+    expect(first.stdout()).not.toMatch(/verdict\(s\) did not hold/);
+    await assertStackGone(stack);
+
+    // WHEN the same run id runs again with servers back
+    const second = spawnCli(args);
+    const code2 = await second.exit;
+    // THEN the unmeasured step ran again and the run completed with every verdict held
+    expect(second.stdout()).toMatch(/Resuming run /);
+    expect(second.stdout()).toContain(`] ${running}`);
+    expect(step(runDir, running).status).toBe('completed');
+    const m2 = readJson<RunManifest>(path.join(runDir, 'manifest.json'));
+    expect(m2.status).toBe('completed');
+    expect(code2).toBe(0);
+    expect(fs.existsSync(path.join(runDir, 'run.lock'))).toBe(false);
+  }, 200_000);
+});
+
+describe('two proxylab local on one --out', () => {
+  test('the same --run-id: the second is refused naming the holder, the first completes intact', async () => {
+    const args = ['local', '--suite', 'smoke', '--out', outDir, '--run-id', 'twice', '--no-install'];
+    const first = spawnCli(args);
+    await first.waitForStdout(/> \[1\/8\]/, 60_000);
+    const second = spawnCli(args);
+    const code2 = await second.exit;
+    expect(code2).toBe(2);
+    expect(second.stderr()).toMatch(
+      new RegExp(`run twice is already being written: it is held by pid ${first.child.pid} on \\S+ since`),
+    );
+    expect(second.stdout()).not.toMatch(/Starting PostgreSQL|Resuming/);
+    const code1 = await first.exit;
+    expect(code1).toBe(0);
+    const m = readJson<RunManifest>(path.join(outDir, 'twice', 'manifest.json'));
+    expect(m.status).toBe('completed');
+    expect(m.stepsCompleted).toBe(8);
+  }, 150_000);
+
+  test('default run ids, started together: two runs intact in two directories', async () => {
+    const out = path.join(outDir, 'defaults');
+    const args = ['local', '--suite', 'smoke', '--out', out, '--no-install'];
+    const [a, b] = [spawnCli(args), spawnCli(args)];
+    const codes = await Promise.all([a.exit, b.exit]);
+    expect(codes).toEqual([0, 0]);
+    const runs = fs.readdirSync(out).sort();
+    expect(runs).toHaveLength(2);
+    for (const id of runs) {
+      expect(id).toMatch(/^local-\d{8}-\d{6}-[0-9a-f]{4}$/);
+      const m = readJson<RunManifest>(path.join(out, id, 'manifest.json'));
+      expect(m).toMatchObject({ runId: id, status: 'completed', stepsCompleted: 8 });
+      expect(allSteps(path.join(out, id))).toHaveLength(8);
+      expect(fs.existsSync(path.join(out, id, 'metrics', 'local.json'))).toBe(true);
+    }
+  }, 240_000);
+});
