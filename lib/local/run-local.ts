@@ -227,6 +227,7 @@ export interface LocalRunResult extends RunSuiteResult {
 export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {}): Promise<LocalRunResult> {
   const log = hooks.log ?? (() => undefined);
   const runDir = path.join(opts.outDir, opts.runId);
+  const existed = fs.existsSync(runDir);
   let lock: RunLock;
   try {
     lock = acquireRunLock(runDir, { runId: opts.runId, command: resumeCommand(opts), log });
@@ -238,6 +239,15 @@ export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {})
     return await runLocked(opts, hooks, runDir);
   } finally {
     lock.release();
+    // The lock made the directory: when nothing else was written (interrupted before the first
+    // step, refused input), leave no empty run directory behind. rmdir removes only an empty one.
+    if (!existed) {
+      try {
+        fs.rmdirSync(runDir);
+      } catch {
+        /* not empty: results were written, keep them */
+      }
+    }
   }
 }
 
