@@ -7,33 +7,10 @@ import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { UsageError } from '../../lib/core/errors';
 import { readOutputsFile } from '../../lib/cloud/outputs';
-import { main } from '../../scripts/cli';
+import { runCliInProcess as run } from '../helpers/cli';
 import { main as runnerMain, runnerWorkRoot } from '../../scripts/runner';
 import { scratchDir } from '../helpers/scratch';
 import { manifestWith } from '../helpers/run-files';
-
-async function run(args: string[]): Promise<{ out: string; err: string; code: number }> {
-  let out = '';
-  let err = '';
-  const o = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    out += String(chunk);
-    return true;
-  });
-  const e = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    err += String(chunk);
-    return true;
-  });
-  process.exitCode = undefined;
-  try {
-    await main(args);
-  } finally {
-    o.mockRestore();
-    e.mockRestore();
-  }
-  const code = typeof process.exitCode === 'number' ? process.exitCode : 0;
-  process.exitCode = undefined;
-  return { out, err, code };
-}
 
 const dir = scratchDir('proxylab-hardening-');
 const fifo = path.join(dir, 'input.fifo');

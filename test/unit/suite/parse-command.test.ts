@@ -2,33 +2,10 @@ import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import * as path from 'path';
-import { main } from '../../../scripts/cli';
+import { runCliInProcess as run } from '../../helpers/cli';
 import { scratchDir } from '../../helpers/scratch';
 
 const FIX = path.resolve(__dirname, '../../fixtures/pgbench');
-
-async function run(args: string[]): Promise<{ out: string; err: string; code: number }> {
-  let out = '';
-  let err = '';
-  const o = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    out += String(chunk);
-    return true;
-  });
-  const e = jest.spyOn(process.stderr, 'write').mockImplementation((chunk: string | Uint8Array) => {
-    err += String(chunk);
-    return true;
-  });
-  process.exitCode = undefined;
-  try {
-    await main(args);
-  } finally {
-    o.mockRestore();
-    e.mockRestore();
-  }
-  const code = typeof process.exitCode === 'number' ? process.exitCode : 0;
-  process.exitCode = undefined;
-  return { out, err, code };
-}
 
 describe('proxylab parse', () => {
   test('combined capture: one JSON object with the issue fields', async () => {
