@@ -13,6 +13,7 @@
  *   lib/constructs   CDK constructs (synth time): config, core — never runtime adapters
  *   lib/report       reads a run directory: suite (result types), core, the collector's metric catalog
  *   lib/cli          terminal presentation for the CLI
+ *   lib/pgbouncer    PgBouncer layout and configuration (pure): core only; read by local, cloud, constructs
  *   scripts/, bin/, lambda/   entry points: thin, may import lib/
  *
  * Type-only imports count (tsPreCompilationDeps), so a cycle through `import type` is a cycle too.
@@ -62,6 +63,22 @@ module.exports = {
       },
     },
     onlyImports(
+      'pgbouncer-config-is-pure',
+      'lib/pgbouncer renders PgBouncer configuration as text: core only, no I/O, shared by local and cloud.',
+      '^lib/pgbouncer/',
+      '^lib/(pgbouncer|core)/',
+    ),
+    {
+      name: 'pgbouncer-config-no-io',
+      comment: 'lib/pgbouncer does no I/O; the adapters write the files and start the processes.',
+      severity: 'error',
+      from: { path: '^lib/pgbouncer/' },
+      to: {
+        dependencyTypes: ['core'],
+        path: '^(node:)?(fs|fs/promises|child_process|net|os|http|https|dgram|cluster|worker_threads)$',
+      },
+    },
+    onlyImports(
       'engine-imports-suite-and-core',
       'lib/engine runs steps through ports; it knows nothing of AWS, local processes or the CLI.',
       '^lib/engine/',
@@ -78,13 +95,13 @@ module.exports = {
       'adapters-below-cli',
       'Adapters import engine, suite, config, collector (cloud) and core — never the CLI, report or constructs.',
       '^lib/(local|cloud)/',
-      '^lib/(local|cloud|engine|suite|config|collector|core)/',
+      '^lib/(local|cloud|engine|suite|config|collector|pgbouncer|core)/',
     ),
     onlyImports(
       'constructs-no-runtime',
       'CDK constructs run at synth time: config and core only, never runtime adapters, engine or cost.',
       '^lib/(constructs/|lab-stack\\.ts$)',
-      '^lib/(constructs/|config/|core/|lab-stack\\.ts$)',
+      '^lib/(constructs/|config/|pgbouncer/|core/|lab-stack\\.ts$)',
     ),
     onlyImports(
       'report-reads-results',
@@ -102,7 +119,7 @@ module.exports = {
       'config-below-adapters',
       'Lab configuration is read by everyone and reads only suite names and core.',
       '^lib/config/',
-      '^lib/(config|suite|core)/',
+      '^lib/(config|suite|pgbouncer|core)/',
     ),
     onlyImports(
       'cost-reads-config',
