@@ -7,6 +7,12 @@
  * (proxy name → endpoint) are JSON objects.
  */
 import { createHash } from 'node:crypto';
+import {
+  POOLER_PROCESSES_MAX,
+  type PgbouncerPoolMode,
+  type PoolerEndpoint,
+  type PoolerPlacement,
+} from '../pgbouncer/layout';
 
 /**
  * Where the stack's user data installs the bundled runner; the SSM command runs it from there.
@@ -49,7 +55,17 @@ export const LAB_OUTPUT_KEYS = {
   dbSecretArn: 'DbSecretArn',
   /** Name of the metrics collector Lambda function. */
   collectorFunctionName: 'CollectorFunctionName',
+  /** `aurora-postgresql` or `postgres` (RDS for PostgreSQL). Absent on stacks before issue 13: Aurora. */
+  databaseEngine: 'DatabaseEngine',
+  /** The writer's DB instance class (`db.t4g.micro`), `serverless` for Aurora Serverless v2. Optional. */
+  dbInstanceClass: 'DbInstanceClass',
+  /** JSON object: lab pooler name → PoolerEndpoint (lib/pgbouncer/layout.ts); `{}` or absent when none. */
+  poolerEndpoints: 'PoolerEndpoints',
+  /** ARN of the pooler admin/stats user's secret (JSON: username, password); `` or absent when no pooler. */
+  poolerAdminSecretArn: 'PoolerAdminSecretArn',
 } as const;
+
+export type DatabaseEngine = 'aurora-postgresql' | 'postgres';
 
 export type LabOutputKey = (typeof LAB_OUTPUT_KEYS)[keyof typeof LAB_OUTPUT_KEYS];
 
@@ -68,6 +84,12 @@ export interface LabOutputs {
   readonly proxyNames: Record<string, string>;
   readonly dbSecretArn: string;
   readonly collectorFunctionName: string;
+  readonly databaseEngine: DatabaseEngine;
+  /** null when the stack does not say (deployed before the output existed). */
+  readonly dbInstanceClass: string | null;
+  readonly poolerEndpoints: Record<string, PoolerEndpoint>;
+  /** null when the lab has no pooler. */
+  readonly poolerAdminSecretArn: string | null;
 }
 
 /** The CloudFormation stack name of a lab. */
@@ -124,7 +146,83 @@ export function parseLabOutputs(raw: Readonly<Record<string, string | undefined>
     proxyNames: parseStringMap(LAB_OUTPUT_KEYS.proxyNames, get(LAB_OUTPUT_KEYS.proxyNames)),
     dbSecretArn: get(LAB_OUTPUT_KEYS.dbSecretArn),
     collectorFunctionName: get(LAB_OUTPUT_KEYS.collectorFunctionName),
+    databaseEngine: parseEngine(raw[LAB_OUTPUT_KEYS.databaseEngine]),
+    dbInstanceClass: nonEmpty(raw[LAB_OUTPUT_KEYS.dbInstanceClass]),
+    poolerEndpoints: parsePoolerEndpoints(raw[LAB_OUTPUT_KEYS.poolerEndpoints]),
+    poolerAdminSecretArn: nonEmpty(raw[LAB_OUTPUT_KEYS.poolerAdminSecretArn]),
   };
+}
+
+function nonEmpty(v: string | undefined): string | null {
+  return v === undefined || v.trim() === '' ? null : v.trim();
+}
+
+function parseEngine(v: string | undefined): DatabaseEngine {
+  if (v === undefined || v === '' || v === 'aurora-postgresql') return 'aurora-postgresql';
+  if (v === 'postgres') return 'postgres';
+  throw new Error(
+    `stack output ${LAB_OUTPUT_KEYS.databaseEngine} is "${v}", not aurora-postgresql or postgres`,
+  );
+}
+
+const POOL_MODES: readonly PgbouncerPoolMode[] = ['transaction', 'session'];
+const PLACEMENTS: readonly PoolerPlacement[] = ['dedicated', 'on-runners'];
+
+/** `PoolerEndpoints`: every field checked, so a runner never guesses at a malformed pooler. */
+export function parsePoolerEndpoints(v: string | undefined): Record<string, PoolerEndpoint> {
+  const key = LAB_OUTPUT_KEYS.poolerEndpoints;
+  if (v === undefined || v.trim() === '') return {};
+  const parsed: unknown = JSON.parse(v);
+  if (!isRecord(parsed)) throw new Error(`output ${key} is not a JSON object`);
+  const out: Record<string, PoolerEndpoint> = {};
+  for (const [name, e] of Object.entries(parsed)) {
+    const bad = (field: string): Error => new Error(`output ${key}.${name}.${field} is missing or malformed`);
+    if (!isRecord(e)) throw bad('(object)');
+    const int = (field: string, min: number, max: number): number => {
+      const n = e[field];
+      if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) throw bad(field);
+      return n;
+    };
+    const str = (field: string): string => {
+      const s = e[field];
+      if (typeof s !== 'string' || s === '') throw bad(field);
+      return s;
+    };
+    const placement = str('placement');
+    if (!(PLACEMENTS as readonly string[]).includes(placement)) throw bad('placement');
+    const modes = e['poolModes'];
+    if (!Array.isArray(modes) || modes.length === 0 || !modes.every((m) => POOL_MODES.includes(m)))
+      throw bad('poolModes');
+    const processes = int('processes', 1, POOLER_PROCESSES_MAX);
+    const adminPorts = e['adminPorts'];
+    if (
+      !Array.isArray(adminPorts) ||
+      adminPorts.length !== processes ||
+      !adminPorts.every((p) => typeof p === 'number' && Number.isInteger(p) && p > 0 && p < 65536)
+    )
+      throw bad('adminPorts');
+    if (typeof e['tls'] !== 'boolean') throw bad('tls');
+    if (str('name') !== name) throw bad('name');
+    out[name] = {
+      name,
+      placement: placement as PoolerPlacement,
+      host: str('host'),
+      port: int('port', 1, 65535),
+      adminPorts: adminPorts as number[],
+      statsPort: int('statsPort', 1, 65535),
+      poolModes: modes as PgbouncerPoolMode[],
+      processes,
+      poolPercent: int('poolPercent', 1, 100),
+      maxPreparedStatements: int('maxPreparedStatements', 0, 2_147_483_647),
+      version: str('version'),
+      tls: e['tls'],
+    };
+  }
+  return out;
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 /**

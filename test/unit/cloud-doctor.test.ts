@@ -50,6 +50,10 @@ const OUTPUTS: LabOutputs = {
   proxyNames: { pool100: 'default-pool100' },
   dbSecretArn: 'arn:aws:secretsmanager:eu-west-1:1:secret:x',
   collectorFunctionName: 'default-collector',
+  databaseEngine: 'aurora-postgresql',
+  dbInstanceClass: 'db.r6g.large',
+  poolerEndpoints: {},
+  poolerAdminSecretArn: null,
 };
 
 /** What a healthy runner's probe prints. */

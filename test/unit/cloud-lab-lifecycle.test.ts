@@ -285,6 +285,10 @@ describe('collecting a finished run again (proxylab collect --lab FILE --run-id 
     proxyNames: { pool100: 'default-pool100' },
     dbSecretArn: 'arn:aws:secretsmanager:eu-west-1:1:secret:x',
     collectorFunctionName: 'default-collector',
+    databaseEngine: 'aurora-postgresql',
+    dbInstanceClass: 'db.r6g.large',
+    poolerEndpoints: {},
+    poolerAdminSecretArn: null,
   };
   const manifest = (over: Partial<RunManifest>) => ({
     Body: {

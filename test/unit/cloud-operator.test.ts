@@ -59,6 +59,10 @@ const OUTPUTS: LabOutputs = {
   proxyNames: { pool50: 'demo-pool50' },
   dbSecretArn: 'arn:aws:secretsmanager:eu-west-1:1:secret:demo',
   collectorFunctionName: 'demo-collector',
+  databaseEngine: 'aurora-postgresql',
+  dbInstanceClass: 'db.r6g.large',
+  poolerEndpoints: {},
+  poolerAdminSecretArn: null,
 };
 
 describe('cdk command lines', () => {

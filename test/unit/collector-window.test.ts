@@ -152,6 +152,10 @@ describe('CPU credits on burstable classes (issue 14 item 4)', () => {
     proxyNames: {},
     dbSecretArn: 'arn:aws:secretsmanager:eu-west-1:1:secret:demo',
     collectorFunctionName: 'demo-collector',
+    databaseEngine: 'aurora-postgresql',
+    dbInstanceClass: 'db.r6g.large',
+    poolerEndpoints: {},
+    poolerAdminSecretArn: null,
   };
   const labWith = (aurora: Record<string, unknown>) => {
     const r = validateLab({ name: 'demo', aurora: { engineVersion: '16.9', ...aurora }, proxies: [] });
