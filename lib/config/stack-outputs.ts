@@ -191,7 +191,11 @@ export function parsePoolerEndpoints(v: string | undefined): Record<string, Pool
     const placement = str('placement');
     if (!(PLACEMENTS as readonly string[]).includes(placement)) throw bad('placement');
     const modes = e['poolModes'];
-    if (!Array.isArray(modes) || modes.length === 0 || !modes.every((m) => POOL_MODES.includes(m)))
+    if (
+      !Array.isArray(modes) ||
+      modes.length === 0 ||
+      !modes.every((m: unknown) => (POOL_MODES as readonly unknown[]).includes(m))
+    )
       throw bad('poolModes');
     const processes = int('processes', 1, POOLER_PROCESSES_MAX);
     const adminPorts = e['adminPorts'];
