@@ -7,6 +7,7 @@ import { App, CfnOutput, Stack, StackProps, Tags, Validations } from 'aws-cdk-li
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { Construct } from 'constructs';
 import type { LabConfig } from './config';
+import { databaseEngineName, databaseInstanceClass } from './config/database';
 import { AZ_CONTEXT_KEYS, LAB_OUTPUT_KEYS, stackNameFor } from './config/stack-outputs';
 import { LabDatabase } from './constructs/database';
 import { MetricsCollector } from './constructs/metrics-collector';
@@ -42,7 +43,7 @@ export class LabStack extends Stack {
 
   constructor(scope: Construct, id: string, props: LabStackProps) {
     super(scope, id, {
-      description: `proxylab lab "${props.lab.name}": Aurora PostgreSQL ${props.lab.aurora.engineVersion}, ${props.lab.proxies.length} RDS prox${props.lab.proxies.length === 1 ? 'y' : 'ies'}, ${props.lab.runners.count} runner(s)`,
+      description: `proxylab lab "${props.lab.name}": ${databaseEngineName(props.lab.database.engine)} ${props.lab.database.engineVersion}, ${props.lab.proxies.length} RDS prox${props.lab.proxies.length === 1 ? 'y' : 'ies'}, ${props.lab.runners.count} runner(s)`,
       ...props,
     });
     const { lab } = props;
@@ -64,14 +65,15 @@ export class LabStack extends Stack {
     this.database = new LabDatabase(this, 'Database', {
       vpc: this.network.vpc,
       subnets: this.network.databaseSubnets,
-      aurora: lab.aurora,
+      database: lab.database,
     });
     this.proxies = new LabProxies(this, 'Proxies', {
       vpc: this.network.vpc,
       subnets: this.network.databaseSubnets,
-      cluster: this.database.cluster,
+      target: this.database.proxyTarget,
       secret: this.database.secret,
-      writer: this.database.writer,
+      // Aurora: the target group waits for the writer (aws-cdk issue 31304); an RDS instance is Ref'd already.
+      ...(this.database.cluster ? { writer: this.database.writer } : {}),
       otherInstances: this.database.instances
         .filter((i) => i.resource !== this.database.writer)
         .map((i) => i.resource),
@@ -88,7 +90,7 @@ export class LabStack extends Stack {
       instanceType: lab.runners.instanceType,
       count: lab.runners.count,
       placement: lab.runners.placement,
-      databaseTargets: [this.database.cluster, ...this.proxies.proxies.map((p) => p.proxy)],
+      databaseTargets: [this.database, ...this.proxies.proxies.map((p) => p.proxy)],
       dbSecret: this.database.secret,
       bucket: this.results.bucket,
       collector: this.collector.function,
@@ -114,7 +116,8 @@ export class LabStack extends Stack {
     const out = (key: string, value: string, description: string): void => {
       new CfnOutput(this, key, { value, description });
     };
-    const cluster = this.database.cluster;
+    const db = this.database;
+    const isRds = this.lab.database.engine === 'postgres';
     out(K.labName, this.lab.name, 'Lab name');
     out(
       K.runnerInstanceIds,
@@ -122,10 +125,31 @@ export class LabStack extends Stack {
       'Runner EC2 instance ids, comma-separated',
     );
     out(K.resultsBucketName, this.results.bucket.bucketName, 'Results bucket (runs/ prefix)');
-    out(K.clusterIdentifier, cluster.clusterIdentifier, 'Aurora cluster identifier');
-    out(K.clusterEndpoint, cluster.clusterEndpoint.hostname, 'Writer endpoint hostname');
-    out(K.clusterReaderEndpoint, cluster.clusterReadEndpoint.hostname, 'Reader endpoint hostname');
-    out(K.databasePort, '5432', 'PostgreSQL port of the cluster and every proxy');
+    // RDS for PostgreSQL has no cluster: the Cluster* outputs carry the instance (docs/stacks.md).
+    out(
+      K.clusterIdentifier,
+      db.identifier,
+      isRds ? 'RDS for PostgreSQL DB instance identifier (no cluster)' : 'Aurora cluster identifier',
+    );
+    out(
+      K.clusterEndpoint,
+      db.writerEndpoint.hostname,
+      isRds ? 'Writer (DB instance) endpoint hostname' : 'Writer endpoint hostname',
+    );
+    out(
+      K.clusterReaderEndpoint,
+      db.readerEndpoint.hostname,
+      isRds
+        ? 'The DB instance endpoint again (RDS for PostgreSQL has no readers)'
+        : 'Reader endpoint hostname',
+    );
+    out(K.databasePort, '5432', 'PostgreSQL port of the database and every proxy');
+    out(K.databaseEngine, this.lab.database.engine, 'aurora-postgresql or postgres (RDS for PostgreSQL)');
+    out(
+      K.dbInstanceClass,
+      databaseInstanceClass(this.lab.database) ?? 'serverless',
+      'DB instance class of the writer (serverless for Aurora Serverless v2)',
+    );
     out(
       K.dbInstanceIds,
       joinList(this.database.instances.map((i) => i.instanceIdentifier)),

@@ -223,7 +223,7 @@ export async function runDoctor(
             'a new lab publishes its first metrics after a few minutes: run doctor again in 5 min; if it stays empty, check the collector role (cloudwatch:GetMetricData) in CloudWatch Logs of the function',
           ),
     );
-    if (lab.aurora.performanceInsights) {
+    if (lab.database.performanceInsights) {
       const pi = summary?.pi?.series?.ok ?? 0;
       checks.push(
         pi > 0
@@ -341,7 +341,7 @@ async function checkRunner(
   for (const name of targetNames) {
     const got = p.get(`maxconn.${name}`) ?? 'not run';
     const value = /^\d+$/.test(got) ? Number(got) : null;
-    const want = lab.aurora.maxConnections;
+    const want = lab.database.maxConnections;
     const title = `${who}: TLS connection to ${name}`;
     if (value === null)
       checks.push(
@@ -349,7 +349,9 @@ async function checkRunner(
           title,
           got,
           name === 'writer'
-            ? 'check the cluster is available (aws rds describe-db-clusters) and the cluster security group admits 5432 from the runners'
+            ? lab.database.engine === 'postgres'
+              ? 'check the DB instance is available (aws rds describe-db-instances) and its security group admits 5432 from the runners'
+              : 'check the cluster is available (aws rds describe-db-clusters) and the cluster security group admits 5432 from the runners'
             : `check the proxy is available (aws rds describe-db-proxies --db-proxy-name ${lab.name}-${name}) and its target is AVAILABLE (aws rds describe-db-proxy-targets --db-proxy-name ${lab.name}-${name})`,
         ),
       );

@@ -9,6 +9,7 @@ import { GetCommandInvocationCommand, type SSMClient } from '@aws-sdk/client-ssm
 import type { S3Client } from '@aws-sdk/client-s3';
 import { InfrastructureError, UsageError } from '../core/errors';
 import type { LabConfig } from '../config/types';
+import { databaseInstanceClass } from '../config/database';
 import { getSuite, SUITE_NAMES } from '../suite/catalog';
 import { verdictTotals, type VerdictTotals } from '../suite/verdict';
 import type { AwsSettings } from './clients';
@@ -123,9 +124,11 @@ export function retainedOnDestroy(lab: LabConfig): string[] {
       `the results bucket and its runs/ (results.retainOnDestroy); S3 storage stays billable until you delete it or the ${lab.results.expireAfterDays}-day expiry removes the objects`,
     );
   }
-  if (lab.aurora.snapshotOnDestroy)
+  if (lab.database.snapshotOnDestroy)
     kept.push(
-      'a final Aurora cluster snapshot (aurora.snapshotOnDestroy): snapshot storage is billable until you delete it',
+      lab.database.engine === 'postgres'
+        ? 'a final DB instance snapshot (postgres.snapshotOnDestroy): snapshot storage is billable until you delete it'
+        : 'a final Aurora cluster snapshot (aurora.snapshotOnDestroy): snapshot storage is billable until you delete it',
     );
   return kept;
 }
@@ -186,7 +189,7 @@ export function runnerArgsFromOutputs(
     functionName: outputs.collectorFunctionName,
     clusterId: outputs.clusterIdentifier,
     instanceIds: outputs.dbInstanceIds,
-    piResourceIds: lab && !lab.aurora.performanceInsights ? [] : outputs.dbInstanceResourceIds,
+    piResourceIds: lab && !lab.database.performanceInsights ? [] : outputs.dbInstanceResourceIds,
     proxies: proxies.map((p) => p.dbProxyName),
     // Burstable classes (db.t4g.*) get CPUCreditBalance; the outputs do not carry the class.
     ...(lab ? { instanceClasses: instanceClassesOf(lab, outputs.dbInstanceIds) } : {}),
@@ -214,12 +217,12 @@ export function runnerArgsFromOutputs(
 }
 
 /**
- * The instance class of every DB instance of a provisioned lab (writer and readers share
- * `aurora.instanceClass`); serverless instances are `db.serverless`, never burstable.
+ * The instance class of every DB instance of the lab (Aurora's writer and readers share
+ * `aurora.instanceClass`; RDS for PostgreSQL has one instance on `postgres.instanceClass`);
+ * serverless instances are `db.serverless`, never burstable.
  */
 export function instanceClassesOf(lab: LabConfig, instanceIds: readonly string[]): Record<string, string> {
-  const cap = lab.aurora.capacity;
-  const cls = cap.kind === 'provisioned' ? cap.instanceClass : 'db.serverless';
+  const cls = databaseInstanceClass(lab.database) ?? 'db.serverless';
   return Object.fromEntries(instanceIds.map((id) => [id, cls]));
 }
 

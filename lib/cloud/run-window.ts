@@ -29,7 +29,7 @@ function plannedSec(step: PlannedStep): number {
 
 /** Estimated wall-clock seconds of `suiteName` on `lab`, through the end of the metrics collection. */
 export function estimateSuiteSec(suiteName: string, lab: LabConfig): number {
-  const maxConnections = lab.aurora.maxConnections ?? ASSUMED_MAX_CONNECTIONS;
+  const maxConnections = lab.database.maxConnections ?? ASSUMED_MAX_CONNECTIONS;
   const targets: TargetCapacity[] = [
     { ref: { kind: 'direct', name: 'direct' }, maxConnections, poolSize: null },
     ...lab.proxies.map((p) => ({

@@ -7,6 +7,8 @@
  */
 import { DEFAULT_ENGINE_VERSION } from './engine-versions';
 import { DEFAULT_INSTANCE_CLASS } from './instance-classes';
+import { DEFAULT_RDS_POSTGRES_INSTANCE_CLASS, DEFAULT_RDS_POSTGRES_VERSION } from './rds-postgres';
+import type { RdsStorageType } from './rds-postgres';
 import type { RunnerPlacement } from './types';
 
 export const DEFAULTS = {
@@ -15,6 +17,18 @@ export const DEFAULTS = {
     engineVersion: DEFAULT_ENGINE_VERSION,
     instanceClass: DEFAULT_INSTANCE_CLASS,
     readers: 0,
+    performanceInsights: true,
+    logConnections: false,
+    snapshotOnDestroy: false,
+  },
+  /** RDS for PostgreSQL (the `postgres` section, instead of `aurora`). */
+  postgres: {
+    engineVersion: DEFAULT_RDS_POSTGRES_VERSION,
+    instanceClass: DEFAULT_RDS_POSTGRES_INSTANCE_CLASS,
+    /** The gp3 minimum (RDS_STORAGE_LIMITS_GIB); pgbench -s 50 needs ≈ 0.75 GB. */
+    allocatedStorageGb: 20,
+    storageType: 'gp3' as RdsStorageType,
+    multiAz: false,
     performanceInsights: true,
     logConnections: false,
     snapshotOnDestroy: false,

@@ -2,6 +2,10 @@
 export type {
   LabConfig,
   AuroraConfig,
+  AuroraDatabaseConfig,
+  DatabaseConfig,
+  DatabaseEngine,
+  PostgresDatabaseConfig,
   ProxyConfig,
   RunnersConfig,
   RunnerPlacement,
@@ -24,3 +28,17 @@ export { AURORA_POSTGRES_INSTANCE_CLASSES, DEFAULT_INSTANCE_CLASS } from './inst
 export { LIMITS } from './schema';
 export { LAB_OUTPUT_KEYS, parseLabOutputs, stackNameFor } from './stack-outputs';
 export type { LabOutputKey, LabOutputs } from './stack-outputs';
+export {
+  RDS_POSTGRES_VERSIONS,
+  DEFAULT_RDS_POSTGRES_VERSION,
+  RDS_POSTGRES_INSTANCE_CLASSES,
+  DEFAULT_RDS_POSTGRES_INSTANCE_CLASS,
+  findRdsPostgresVersion,
+} from './rds-postgres';
+export {
+  databaseEngineName,
+  databaseInstanceClass,
+  databaseSection,
+  dbInstanceCount,
+  describeDatabase,
+} from './database';

@@ -14,6 +14,7 @@ import { z } from 'zod';
 import { ACCEPTED_ENGINE_VERSIONS } from './engine-versions';
 import { DEFAULTS } from './defaults';
 import { AURORA_POSTGRES_INSTANCE_CLASSES } from './instance-classes';
+import { RDS_POSTGRES_VERSIONS, RDS_STORAGE_LIMITS_GIB } from './rds-postgres';
 
 /** Documentation of one lab-file field: JSON Schema `description` / `default`, plus the docs' text. */
 export interface FieldDoc {
@@ -178,6 +179,88 @@ const auroraSchema = z.strictObject(
     ),
   },
   { error: 'an object such as { "instanceClass": "db.t4g.medium" } (docs/lab-file.md lists its keys)' },
+);
+
+const rdsPostgresVersions = RDS_POSTGRES_VERSIONS.map((e) => e.version);
+
+const postgresSchema = z.strictObject(
+  {
+    // Checked by validate.ts against RDS_POSTGRES_VERSIONS (the message depends on the value).
+    engineVersion: z
+      .string({ error: `a version string, one of ${rdsPostgresVersions.join(', ')}` })
+      .optional()
+      .meta(
+        doc({
+          description: `RDS for PostgreSQL version aws-cdk-lib knows and AWS still creates under standard support (lib/config/rds-postgres.ts): ${rdsPostgresVersions.join(', ')}.`,
+          default: DEFAULTS.postgres.engineVersion,
+        }),
+      ),
+    // validate.ts checks membership so it can suggest a close class.
+    instanceClass: z
+      .string({ error: 'an instance class string such as "db.t4g.micro"' })
+      .optional()
+      .meta(
+        doc({
+          description:
+            'A DB instance class RDS for PostgreSQL offers (lib/config/rds-postgres.ts), burstable micro/small included. ' +
+            '`cost`, `deploy` and `validate` also need its price in lib/cost/price-table.ts; `cdk synth` does not.',
+          default: DEFAULTS.postgres.instanceClass,
+        }),
+      ),
+    // Range per storage type is checked in validate.ts (io1/io2 start at 100 GiB).
+    allocatedStorageGb: integer(1, RDS_STORAGE_LIMITS_GIB.gp3.max, 'a whole number of GiB')
+      .optional()
+      .meta(
+        doc({
+          description: `Allocated storage in GiB: gp3 ${RDS_STORAGE_LIMITS_GIB.gp3.min}–${RDS_STORAGE_LIMITS_GIB.gp3.max}.`,
+          default: DEFAULTS.postgres.allocatedStorageGb,
+        }),
+      ),
+    storageType: z
+      .enum(['gp3'], {
+        error:
+          '"gp3" (io1/io2 need provisioned IOPS, which a lab file does not carry; gp2 is the previous generation)',
+      })
+      .optional()
+      .meta(
+        doc({ description: 'EBS storage type of the instance.', default: DEFAULTS.postgres.storageType }),
+      ),
+    multiAz: bool.optional().meta(
+      doc({
+        description:
+          '`true` adds a synchronous standby in a second AZ (not readable; doubles instance and storage cost).',
+        default: DEFAULTS.postgres.multiAz,
+      }),
+    ),
+    maxConnections: integer(LIMITS.maxConnectionsMin, LIMITS.maxConnectionsMax)
+      .optional()
+      .meta(
+        doc({
+          description: 'Sets `max_connections` in a DB parameter group.',
+          defaultText: "RDS for PostgreSQL's formula LEAST(DBInstanceClassMemory/9531392, 5000)",
+        }),
+      ),
+    performanceInsights: bool.optional().meta(
+      doc({
+        description: 'Performance Insights with the free 7-day retention (every RDS for PostgreSQL class).',
+        default: DEFAULTS.postgres.performanceInsights,
+      }),
+    ),
+    logConnections: bool.optional().meta(
+      doc({
+        description: '`true` sets `log_connections` and `log_disconnections` (E3).',
+        default: DEFAULTS.postgres.logConnections,
+      }),
+    ),
+    snapshotOnDestroy: bool.optional().meta(
+      doc({
+        description:
+          '`true` takes a final snapshot on destroy; otherwise the instance is deleted without one.',
+        default: DEFAULTS.postgres.snapshotOnDestroy,
+      }),
+    ),
+  },
+  { error: 'an object such as { "instanceClass": "db.t4g.micro" } (docs/lab-file.md lists its keys)' },
 );
 
 const proxySchema = z.strictObject(
@@ -387,14 +470,24 @@ export const labFileSchema = z.strictObject({
         defaultText: 'none',
       }),
     ),
-  aurora: auroraSchema.optional().meta(doc({ description: 'The Aurora PostgreSQL cluster.' })),
+  aurora: auroraSchema.optional().meta(
+    doc({
+      description: 'The Aurora PostgreSQL cluster (the default database). Not together with `postgres`.',
+    }),
+  ),
+  postgres: postgresSchema.optional().meta(
+    doc({
+      description: 'An RDS for PostgreSQL instance instead of Aurora. Not together with `aurora`.',
+      defaultText: 'none (Aurora)',
+    }),
+  ),
   proxies: z
     .array(proxySchema, { error: 'a list of proxies' })
     .max(LIMITS.proxiesMax, { error: `a list of at most ${LIMITS.proxiesMax} proxies` })
     .optional()
     .meta(
       doc({
-        description: 'RDS Proxies in front of the cluster, each with its own pool settings.',
+        description: 'RDS Proxies in front of the database, each with its own pool settings.',
         default: [],
       }),
     ),

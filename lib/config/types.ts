@@ -1,3 +1,8 @@
+import type { RdsStorageType } from './rds-postgres';
+import type { DatabaseEngine } from './stack-outputs';
+
+export type { DatabaseEngine };
+
 /**
  * A validated lab with every default applied. This is what the CDK stack, the cost estimate and
  * the CLI read; the lab FILE format (with optional fields) is documented in docs/lab-file.md.
@@ -11,8 +16,13 @@ export interface LabConfig {
   readonly region: string | null;
   /** Who to ask about this lab; becomes the `proxylab:owner` tag. */
   readonly owner: string | null;
-  readonly aurora: AuroraConfig;
-  /** Zero or more RDS Proxies in front of the cluster, each with its own pool settings. */
+  /**
+   * The database behind `direct`: an Aurora PostgreSQL cluster (the lab file's `aurora` section, the
+   * default) or an RDS for PostgreSQL instance (`postgres`). Ask it what it is (`engine`) rather than
+   * assume Aurora; lib/config/database.ts answers the common questions (class, instance count, name).
+   */
+  readonly database: DatabaseConfig;
+  /** Zero or more RDS Proxies in front of the database, each with its own pool settings. */
   readonly proxies: readonly ProxyConfig[];
   readonly runners: RunnersConfig;
   readonly results: ResultsConfig;
@@ -27,6 +37,32 @@ export interface LabConfig {
   readonly suites: readonly string[];
   /** Spending guard: `proxylab deploy` refuses a lab estimated above it (lib/cost/guards.ts); null = none. */
   readonly budget: { readonly maxHourlyUsd: number } | null;
+}
+
+export type DatabaseConfig = AuroraDatabaseConfig | PostgresDatabaseConfig;
+
+export interface AuroraDatabaseConfig extends AuroraConfig {
+  readonly engine: 'aurora-postgresql';
+}
+
+/** RDS for PostgreSQL: one DB instance (plus a standby when Multi-AZ). */
+export interface PostgresDatabaseConfig {
+  readonly engine: 'postgres';
+  /** One of RDS_POSTGRES_VERSIONS (lib/config/rds-postgres.ts), e.g. "17.9". */
+  readonly engineVersion: string;
+  /** One of RDS_POSTGRES_INSTANCE_CLASSES, e.g. "db.t4g.micro". */
+  readonly instanceClass: string;
+  readonly allocatedStorageGb: number;
+  readonly storageType: RdsStorageType;
+  /** A synchronous standby in a second AZ (not readable; billed like the primary). */
+  readonly multiAz: boolean;
+  /** `max_connections` override; null = RDS for PostgreSQL's default formula for the class. */
+  readonly maxConnections: number | null;
+  readonly performanceInsights: boolean;
+  /** Turns on `log_connections` and `log_disconnections`. */
+  readonly logConnections: boolean;
+  /** Take a final snapshot on stack deletion (default false: deleted without one). */
+  readonly snapshotOnDestroy: boolean;
 }
 
 export interface AuroraConfig {

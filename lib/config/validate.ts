@@ -16,10 +16,27 @@ import {
   findEngineVersion,
 } from './engine-versions';
 import { AURORA_POSTGRES_INSTANCE_CLASSES } from './instance-classes';
+import {
+  RDS_POSTGRES_EXTENDED_SUPPORT_MAJORS,
+  RDS_POSTGRES_INSTANCE_CLASSES,
+  RDS_POSTGRES_RETIRED_VERSIONS,
+  RDS_POSTGRES_VERSIONS,
+  RDS_STORAGE_LIMITS_GIB,
+  closestRdsPostgresVersion,
+  findRdsPostgresVersion,
+} from './rds-postgres';
+import { describeDatabase } from './database';
 import { DEFAULTS, defaultMaxIdleConnectionsPercent } from './defaults';
 import { SUITE_NAMES } from '../suite/catalog';
 import { labFileSchema, LabFileInput, LIMITS, SUITE_NAME_PATTERN } from './schema';
-import type { LabConfig, LabProblem, LabValidation, ProxyConfig } from './types';
+import type {
+  AuroraConfig,
+  DatabaseConfig,
+  LabConfig,
+  LabProblem,
+  LabValidation,
+  ProxyConfig,
+} from './types';
 
 type PathSegment = PropertyKey;
 
@@ -189,6 +206,47 @@ function checkEngineVersion(version: unknown, out: LabProblem[]): void {
   out.push({ path, value: version, message });
 }
 
+/** Membership in an engine's class list, with a close suggestion (`t4g.medium` → `db.t4g.medium`, `db.r6g.huge` → `db.r6g.large`). */
+function checkInstanceClass(
+  cls: unknown,
+  c: {
+    path: string;
+    engine: string;
+    classes: readonly string[];
+    examples: string;
+    out: LabProblem[];
+  },
+): void {
+  if (typeof cls !== 'string' || c.classes.includes(cls)) return;
+  const normalized = cls.startsWith('db.') ? cls : `db.${cls}`;
+  const hint = c.classes.includes(normalized)
+    ? `; did you mean "${normalized}"?`
+    : (() => {
+        const s = suggestKey(cls, c.classes) ?? suggestSameFamily(normalized, c.classes);
+        return s ? `; did you mean "${s}"?` : '';
+      })();
+  const families = [...new Set(c.classes.map((x) => x.split('.')[1]))].join(', ');
+  c.out.push({
+    path: c.path,
+    value: cls,
+    message: `must be a DB instance class ${c.engine} offers (families ${families}; e.g. ${c.examples}), got ${formatValue(cls)}${hint}`,
+  });
+}
+
+/** For a known family with an unknown size (`db.r6g.huge`): the closest size of that family by spelling. */
+function suggestSameFamily(cls: string, classes: readonly string[]): string | undefined {
+  const [, fam, size] = cls.split('.');
+  if (!fam || !size) return undefined;
+  const sameFamily = classes.filter((c) => c.split('.')[1] === fam);
+  if (sameFamily.length === 0) return undefined;
+  let best: { c: string; d: number } | undefined;
+  for (const c of sameFamily) {
+    const d = editDistance(size, c.split('.')[2] ?? '');
+    if (!best || d < best.d) best = { c, d };
+  }
+  return best?.c;
+}
+
 function checkCapacity(aurora: Record<string, unknown>, out: LabProblem[]): void {
   const cls = aurora.instanceClass;
   const serverless = asRecord(aurora.serverless);
@@ -200,21 +258,13 @@ function checkCapacity(aurora: Record<string, unknown>, out: LabProblem[]): void
         'must not be given together with aurora.instanceClass: choose a provisioned class OR serverless v2',
     });
   }
-  if (typeof cls === 'string' && !AURORA_POSTGRES_INSTANCE_CLASSES.includes(cls)) {
-    const normalized = cls.startsWith('db.') ? cls : `db.${cls}`;
-    const hint = AURORA_POSTGRES_INSTANCE_CLASSES.includes(normalized)
-      ? `; did you mean "${normalized}"?`
-      : (() => {
-          const s = suggestKey(cls, AURORA_POSTGRES_INSTANCE_CLASSES);
-          return s ? `; did you mean "${s}"?` : '';
-        })();
-    const families = [...new Set(AURORA_POSTGRES_INSTANCE_CLASSES.map((c) => c.split('.')[1]))].join(', ');
-    out.push({
-      path: 'aurora.instanceClass',
-      value: cls,
-      message: `must be a DB instance class Aurora PostgreSQL offers (families ${families}; e.g. db.t4g.medium, db.r6g.4xlarge), got ${formatValue(cls)}${hint}`,
-    });
-  }
+  checkInstanceClass(cls, {
+    path: 'aurora.instanceClass',
+    engine: 'Aurora PostgreSQL',
+    classes: AURORA_POSTGRES_INSTANCE_CLASSES,
+    examples: 'db.t4g.medium, db.r6g.4xlarge',
+    out,
+  });
   if (serverless) {
     const min = serverless.minCapacity;
     const max = serverless.maxCapacity;
@@ -231,6 +281,49 @@ function checkCapacity(aurora: Record<string, unknown>, out: LabProblem[]): void
         message: `must be ≤ aurora.serverless.maxCapacity (${max}), got ${formatValue(min)}`,
       });
     }
+  }
+}
+
+function checkRdsPostgresVersion(version: unknown, out: LabProblem[]): void {
+  if (typeof version !== 'string' || findRdsPostgresVersion(version)) return;
+  const path = 'postgres.engineVersion';
+  const allowed = RDS_POSTGRES_VERSIONS.map((e) => e.version).join(', ');
+  const closest = closestRdsPostgresVersion(version);
+  const hint = closest ? ` (closest: ${closest})` : '';
+  const major = Number(/^(\d+)/.exec(version)?.[1] ?? NaN);
+  let message: string;
+  if (RDS_POSTGRES_EXTENDED_SUPPORT_MAJORS.includes(major))
+    message = `RDS for PostgreSQL ${major} is past RDS end of standard support: AWS creates it only on RDS Extended Support (billed per vCPU-hour on top, not in the price table) or not at all; use a version under standard support: ${allowed}; got ${formatValue(version)}`;
+  else if (RDS_POSTGRES_RETIRED_VERSIONS.includes(version))
+    message = `RDS for PostgreSQL ${version} is no longer creatable (AWS retired it); use a creatable version${hint}: ${allowed}; got ${formatValue(version)}`;
+  else
+    message = `must be an RDS for PostgreSQL version aws-cdk-lib knows and AWS still creates${hint}: ${allowed}; got ${formatValue(version)}`;
+  out.push({ path, value: version, message });
+}
+
+function checkPostgres(pg: Record<string, unknown>, out: LabProblem[]): void {
+  checkRdsPostgresVersion(pg.engineVersion, out);
+  checkInstanceClass(pg.instanceClass, {
+    path: 'postgres.instanceClass',
+    engine: 'RDS for PostgreSQL',
+    classes: RDS_POSTGRES_INSTANCE_CLASSES,
+    examples: 'db.t4g.micro, db.m7g.large',
+    out,
+  });
+  const size = pg.allocatedStorageGb;
+  const type = typeof pg.storageType === 'string' ? pg.storageType : DEFAULTS.postgres.storageType;
+  const limits = (RDS_STORAGE_LIMITS_GIB as Record<string, { min: number; max: number } | undefined>)[type];
+  if (
+    limits &&
+    typeof size === 'number' &&
+    Number.isInteger(size) &&
+    (size < limits.min || size > limits.max)
+  ) {
+    out.push({
+      path: 'postgres.allocatedStorageGb',
+      value: size,
+      message: `must be ${limits.min}–${limits.max} GiB for ${type} storage (RDS for PostgreSQL's limits), got ${formatValue(size)}`,
+    });
   }
 }
 
@@ -299,6 +392,16 @@ function crossFieldProblems(raw: unknown): LabProblem[] {
     checkEngineVersion(aurora.engineVersion, out);
     checkCapacity(aurora, out);
   }
+  const postgres = asRecord(root.postgres);
+  if (postgres) checkPostgres(postgres, out);
+  if (root.aurora !== undefined && root.postgres !== undefined) {
+    out.push({
+      path: 'postgres',
+      value: root.postgres,
+      message:
+        'must not be given together with aurora: a lab has one database, either "aurora" (Aurora PostgreSQL) or "postgres" (RDS for PostgreSQL)',
+    });
+  }
   checkProxies(root.proxies, out);
   checkSuites(root.suites, out);
   checkTagCount(root.tags, out);
@@ -308,15 +411,44 @@ function crossFieldProblems(raw: unknown): LabProblem[] {
 // ---------------------------------------------------------------------------------------------
 // defaults
 
-function withDefaults(input: LabFileInput): LabConfig {
+function databaseWithDefaults(input: LabFileInput): DatabaseConfig {
+  const p = input.postgres;
+  if (p) {
+    const d = DEFAULTS.postgres;
+    return {
+      engine: 'postgres',
+      engineVersion: p.engineVersion ?? d.engineVersion,
+      instanceClass: p.instanceClass ?? d.instanceClass,
+      allocatedStorageGb: p.allocatedStorageGb ?? d.allocatedStorageGb,
+      storageType: p.storageType ?? d.storageType,
+      multiAz: p.multiAz ?? d.multiAz,
+      maxConnections: p.maxConnections ?? null,
+      performanceInsights: p.performanceInsights ?? d.performanceInsights,
+      logConnections: p.logConnections ?? d.logConnections,
+      snapshotOnDestroy: p.snapshotOnDestroy ?? d.snapshotOnDestroy,
+    };
+  }
   const a = input.aurora ?? {};
-  const capacity: LabConfig['aurora']['capacity'] = a.serverless
+  const capacity: AuroraConfig['capacity'] = a.serverless
     ? {
         kind: 'serverless',
         minCapacityAcu: a.serverless.minCapacity,
         maxCapacityAcu: a.serverless.maxCapacity,
       }
     : { kind: 'provisioned', instanceClass: a.instanceClass ?? DEFAULTS.aurora.instanceClass };
+  return {
+    engine: 'aurora-postgresql',
+    engineVersion: a.engineVersion ?? DEFAULTS.aurora.engineVersion,
+    capacity,
+    readers: a.readers ?? DEFAULTS.aurora.readers,
+    maxConnections: a.maxConnections ?? null,
+    performanceInsights: a.performanceInsights ?? DEFAULTS.aurora.performanceInsights,
+    logConnections: a.logConnections ?? DEFAULTS.aurora.logConnections,
+    snapshotOnDestroy: a.snapshotOnDestroy ?? DEFAULTS.aurora.snapshotOnDestroy,
+  };
+}
+
+function withDefaults(input: LabFileInput): LabConfig {
   const proxies: ProxyConfig[] = (input.proxies ?? []).map((p) => {
     const maxConnectionsPercent = p.maxConnectionsPercent ?? DEFAULTS.proxy.maxConnectionsPercent;
     return {
@@ -334,15 +466,7 @@ function withDefaults(input: LabFileInput): LabConfig {
     description: input.description ?? DEFAULTS.description,
     region: input.region ?? null,
     owner: input.owner ?? null,
-    aurora: {
-      engineVersion: a.engineVersion ?? DEFAULTS.aurora.engineVersion,
-      capacity,
-      readers: a.readers ?? DEFAULTS.aurora.readers,
-      maxConnections: a.maxConnections ?? null,
-      performanceInsights: a.performanceInsights ?? DEFAULTS.aurora.performanceInsights,
-      logConnections: a.logConnections ?? DEFAULTS.aurora.logConnections,
-      snapshotOnDestroy: a.snapshotOnDestroy ?? DEFAULTS.aurora.snapshotOnDestroy,
-    },
+    database: databaseWithDefaults(input),
     proxies,
     runners: {
       instanceType: input.runners?.instanceType ?? DEFAULTS.runners.instanceType,
@@ -406,14 +530,9 @@ export function formatProblems(problems: readonly LabProblem[], source?: string)
 
 /** One line describing a validated lab, e.g. for `proxylab validate`. */
 export function summarizeLab(lab: LabConfig): string {
-  const a = lab.aurora;
-  const capacity =
-    a.capacity.kind === 'provisioned'
-      ? a.capacity.instanceClass
-      : `serverless v2 ${a.capacity.minCapacityAcu}–${a.capacity.maxCapacityAcu} ACU`;
-  const readers = `${a.readers} reader${a.readers === 1 ? '' : 's'}`;
+  const db = lab.database;
   const maxConn =
-    a.maxConnections === null ? 'default max_connections' : `max_connections ${a.maxConnections}`;
+    db.maxConnections === null ? 'default max_connections' : `max_connections ${db.maxConnections}`;
   const proxies =
     lab.proxies.length === 0
       ? 'no proxy'
@@ -421,5 +540,5 @@ export function summarizeLab(lab: LabConfig): string {
           .map((p) => `${p.name} ${p.maxConnectionsPercent}%`)
           .join(', ')})`;
   const runners = `${lab.runners.count} × ${lab.runners.instanceType} runner${lab.runners.count === 1 ? '' : 's'}`;
-  return `${lab.name}: Aurora PostgreSQL ${a.engineVersion} on ${capacity}, ${readers}, ${maxConn}; ${proxies}; ${runners}; ${lab.ttlHours === null ? 'no expiry' : `ttl ${lab.ttlHours} h`}`;
+  return `${lab.name}: ${describeDatabase(db)}, ${maxConn}; ${proxies}; ${runners}; ${lab.ttlHours === null ? 'no expiry' : `ttl ${lab.ttlHours} h`}`;
 }

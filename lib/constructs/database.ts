@@ -3,16 +3,17 @@ import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as rds from 'aws-cdk-lib/aws-rds';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
-import type { AuroraConfig } from '../config';
+import type { AuroraConfig, DatabaseConfig, PostgresDatabaseConfig } from '../config';
 import { DEFAULTS } from '../config/defaults';
 import { findEngineVersion } from '../config/engine-versions';
+import { findRdsPostgresVersion } from '../config/rds-postgres';
 
 export interface LabDatabaseProps {
   readonly vpc: ec2.IVpc;
-  /** Subnets for the cluster (isolated ones). */
+  /** Subnets for the database (isolated ones). */
   readonly subnets: ec2.SubnetSelection;
-  /** The lab's `aurora` section, defaults applied. */
-  readonly aurora: AuroraConfig;
+  /** The lab's database (`aurora` or `postgres` section), defaults applied. */
+  readonly database: DatabaseConfig;
   /**
    * Master user name stored in the generated secret.
    * @default 'proxylab'
@@ -25,9 +26,9 @@ export interface LabDatabaseProps {
   readonly databaseName?: string;
 }
 
-/** One DB instance of the cluster, for outputs and Performance Insights ARNs. */
+/** One DB instance of the database, for outputs and Performance Insights ARNs. */
 export interface LabDbInstance {
-  /** Construct id: `writer`, `reader1`, … */
+  /** `writer`, `reader1`, … (an RDS for PostgreSQL instance is the `writer`). */
   readonly role: string;
   /** DBInstanceIdentifier (token). */
   readonly instanceIdentifier: string;
@@ -36,26 +37,81 @@ export interface LabDbInstance {
   readonly resource: rds.CfnDBInstance;
 }
 
+/** Where clients connect: a hostname (token) and the port. */
+export interface LabDbEndpoint {
+  readonly hostname: string;
+  readonly port: number;
+}
+
 /**
- * Aurora PostgreSQL: a writer (+ readers) on the lab's class or serverless v2; a DB parameter group
- * only when the lab overrides something (`max_connections`, `log_connections` /
- * `log_disconnections`); Performance Insights with the free 7-day retention; encrypted storage;
- * master credentials generated into Secrets Manager; deleted without a final snapshot unless
- * `snapshotOnDestroy`.
+ * The lab's database, engine-neutral to its users: the secret, the writer endpoint, `connections`
+ * (security group rules), the DB instances with identifiers and resource ids, and the RDS Proxy
+ * target. Two engines behind it:
+ *
+ * - Aurora PostgreSQL: a writer (+ readers) on the lab's class or serverless v2.
+ * - RDS for PostgreSQL: one DB instance on the lab's class and gp3 storage, single-AZ unless
+ *   `multiAz` (a synchronous standby, not readable).
+ *
+ * Both: a DB parameter group only when the lab overrides something (`max_connections`,
+ * `log_connections` / `log_disconnections`); Performance Insights with the free 7-day retention;
+ * encrypted storage; master credentials generated into Secrets Manager; deleted without a final
+ * snapshot unless `snapshotOnDestroy`.
  */
-export class LabDatabase extends Construct {
-  readonly cluster: rds.DatabaseCluster;
+export class LabDatabase extends Construct implements ec2.IConnectable {
+  readonly engine: DatabaseConfig['engine'];
+  /** The Aurora cluster; undefined for RDS for PostgreSQL. */
+  readonly cluster: rds.DatabaseCluster | undefined;
+  /** The RDS for PostgreSQL instance; undefined for Aurora. */
+  readonly instance: rds.DatabaseInstance | undefined;
   readonly secret: secretsmanager.ISecret;
   readonly securityGroup: ec2.SecurityGroup;
-  /** Writer first, then readers in order. */
+  /** Security group rules to the database (runners, poolers: `connections.allowDefaultPortFrom(x)`). */
+  readonly connections: ec2.Connections;
+  /** Writer first, then readers in order (one instance for RDS for PostgreSQL). */
   readonly instances: LabDbInstance[];
   /** The writer's CfnDBInstance (proxies' target groups depend on it). */
   readonly writer: rds.CfnDBInstance;
+  /** Where writes go: Aurora's cluster endpoint, or the RDS instance endpoint. */
+  readonly writerEndpoint: LabDbEndpoint;
+  /** Aurora's reader endpoint; the instance endpoint for RDS for PostgreSQL (it has no readers). */
+  readonly readerEndpoint: LabDbEndpoint;
+  /** Aurora's cluster identifier, or the RDS DB instance identifier (the ClusterIdentifier output). */
+  readonly identifier: string;
+  /** What RDS Proxies target. */
+  readonly proxyTarget: rds.ProxyTarget;
   readonly parameterGroup: rds.ParameterGroup | undefined;
 
   constructor(scope: Construct, id: string, props: LabDatabaseProps) {
     super(scope, id);
-    const { aurora } = props;
+    this.engine = props.database.engine;
+    this.securityGroup = new ec2.SecurityGroup(this, 'SecurityGroup', {
+      vpc: props.vpc,
+      description:
+        props.database.engine === 'postgres'
+          ? 'RDS for PostgreSQL instance: PostgreSQL from the lab runners and proxies only'
+          : 'Aurora cluster: PostgreSQL from the lab runners and proxies only',
+      allowAllOutbound: false,
+    });
+    const built =
+      props.database.engine === 'postgres'
+        ? this.buildInstance(props, props.database)
+        : this.buildCluster(props, props.database);
+    this.cluster = built.cluster;
+    this.instance = built.instance;
+    this.secret = built.secret;
+    this.connections = built.connections;
+    this.instances = built.instances;
+    this.writerEndpoint = built.writerEndpoint;
+    this.readerEndpoint = built.readerEndpoint;
+    this.identifier = built.identifier;
+    this.proxyTarget = built.proxyTarget;
+    this.parameterGroup = built.parameterGroup;
+    const writer = this.instances.find((i) => i.role === 'writer');
+    if (!writer) throw new Error(`${this.node.path}: the database has no writer instance`);
+    this.writer = writer.resource;
+  }
+
+  private buildCluster(props: LabDatabaseProps, aurora: AuroraConfig): Built {
     const entry = findEngineVersion(aurora.engineVersion);
     if (!entry)
       throw new Error(
@@ -65,14 +121,8 @@ export class LabDatabase extends Construct {
       version: rds.AuroraPostgresEngineVersion[entry.cdkKey],
     });
 
-    this.securityGroup = new ec2.SecurityGroup(this, 'SecurityGroup', {
-      vpc: props.vpc,
-      description: 'Aurora cluster: PostgreSQL from the lab runners and proxies only',
-      allowAllOutbound: false,
-    });
-
     const parameters = toInstanceParameters(aurora);
-    this.parameterGroup =
+    const parameterGroup =
       Object.keys(parameters).length > 0
         ? new rds.ParameterGroup(this, 'InstanceParameters', {
             engine,
@@ -86,7 +136,7 @@ export class LabDatabase extends Construct {
       performanceInsightRetention: aurora.performanceInsights
         ? rds.PerformanceInsightRetention.DEFAULT
         : undefined,
-      parameterGroup: this.parameterGroup,
+      parameterGroup,
       publiclyAccessible: false,
       // A benchmark must not change version under the experiment.
       autoMinorVersionUpgrade: false,
@@ -100,7 +150,7 @@ export class LabDatabase extends Construct {
           })
         : rds.ClusterInstance.serverlessV2(name, { ...instanceOptions, scaleWithWriter: isReader });
 
-    this.cluster = new rds.DatabaseCluster(this, 'Cluster', {
+    const cluster = new rds.DatabaseCluster(this, 'Cluster', {
       engine,
       writer: makeInstance('writer', false),
       readers: Array.from({ length: aurora.readers }, (_, i) => makeInstance(`reader${i + 1}`, true)),
@@ -116,10 +166,9 @@ export class LabDatabase extends Construct {
       deletionProtection: false,
       removalPolicy: aurora.snapshotOnDestroy ? RemovalPolicy.SNAPSHOT : RemovalPolicy.DESTROY,
     });
-    if (!this.cluster.secret) throw new Error(`${this.node.path}: the cluster has no generated secret`);
-    this.secret = this.cluster.secret;
+    if (!cluster.secret) throw new Error(`${this.node.path}: the cluster has no generated secret`);
 
-    this.instances = this.cluster.node.children.flatMap((child) => {
+    const instances = cluster.node.children.flatMap((child) => {
       const resource = child.node.defaultChild;
       if (!(resource instanceof rds.CfnDBInstance)) return [];
       return [
@@ -131,33 +180,150 @@ export class LabDatabase extends Construct {
         },
       ];
     });
-    const writer = this.instances.find((i) => i.role === 'writer');
-    if (!writer) throw new Error(`${this.node.path}: the cluster has no writer instance`);
-    this.writer = writer.resource;
-
-    Validations.of(this.cluster).acknowledge({
+    Validations.of(cluster).acknowledge({
       id: 'AwsSolutions-RDS10',
       reason:
         'A lab is torn down after its experiment (ttlHours); deletion protection would block `proxylab destroy`.',
     });
-    Validations.of(this.cluster).acknowledge({
+    Validations.of(cluster).acknowledge({
       id: 'AwsSolutions-RDS11',
       reason:
         "RDS Proxy for PostgreSQL always listens on 5432; the cluster keeps the same port so a target is the same URL with another host. Only the lab's own security groups can reach it.",
     });
-    Validations.of(this.cluster.node.findChild('Secret')).acknowledge({
-      id: 'AwsSolutions-SMG4',
-      reason:
-        'The master secret lives as long as the lab (hours); rotating it mid-experiment would break pgbench sessions and proxy auth during a measured step.',
+    acknowledgeSecretRotation(cluster.node.findChild('Secret'));
+    return {
+      cluster,
+      instance: undefined,
+      secret: cluster.secret,
+      connections: cluster.connections,
+      instances,
+      writerEndpoint: { hostname: cluster.clusterEndpoint.hostname, port: 5432 },
+      readerEndpoint: { hostname: cluster.clusterReadEndpoint.hostname, port: 5432 },
+      identifier: cluster.clusterIdentifier,
+      proxyTarget: rds.ProxyTarget.fromCluster(cluster),
+      parameterGroup,
+    };
+  }
+
+  private buildInstance(props: LabDatabaseProps, pg: PostgresDatabaseConfig): Built {
+    const entry = findRdsPostgresVersion(pg.engineVersion);
+    if (!entry)
+      throw new Error(
+        `${this.node.path}: RDS for PostgreSQL version ${pg.engineVersion} is not in RDS_POSTGRES_VERSIONS (validate the lab first)`,
+      );
+    const engine = rds.DatabaseInstanceEngine.postgres({ version: rds.PostgresEngineVersion[entry.cdkKey] });
+    const parameters = toInstanceParameters(pg);
+    const parameterGroup =
+      Object.keys(parameters).length > 0
+        ? new rds.ParameterGroup(this, 'InstanceParameters', {
+            engine,
+            description: 'proxylab instance parameters (max_connections, connection logging)',
+            parameters,
+          })
+        : undefined;
+    const instance = new rds.DatabaseInstance(this, 'Instance', {
+      engine,
+      instanceType: new ec2.InstanceType(pg.instanceClass.replace(/^db\./, '')),
+      allocatedStorage: pg.allocatedStorageGb,
+      storageType: rds.StorageType.GP3,
+      multiAz: pg.multiAz,
+      vpc: props.vpc,
+      vpcSubnets: props.subnets,
+      securityGroups: [this.securityGroup],
+      credentials: rds.Credentials.fromGeneratedSecret(props.masterUsername ?? DEFAULTS.stack.masterUsername),
+      databaseName: props.databaseName ?? DEFAULTS.stack.databaseName,
+      parameterGroup,
+      storageEncrypted: true,
+      iamAuthentication: true,
+      deletionProtection: false,
+      publiclyAccessible: false,
+      // A benchmark must not change version under the experiment.
+      autoMinorVersionUpgrade: false,
+      enablePerformanceInsights: pg.performanceInsights,
+      performanceInsightRetention: pg.performanceInsights
+        ? rds.PerformanceInsightRetention.DEFAULT
+        : undefined,
+      removalPolicy: pg.snapshotOnDestroy ? RemovalPolicy.SNAPSHOT : RemovalPolicy.DESTROY,
     });
+    if (!instance.secret) throw new Error(`${this.node.path}: the instance has no generated secret`);
+    const resource = instance.node.defaultChild;
+    if (!(resource instanceof rds.CfnDBInstance))
+      throw new Error(`${this.node.path}: the instance has no CfnDBInstance`);
+
+    Validations.of(instance).acknowledge({
+      id: 'AwsSolutions-RDS10',
+      reason:
+        'A lab is torn down after its experiment (ttlHours); deletion protection would block `proxylab destroy`.',
+    });
+    Validations.of(instance).acknowledge({
+      id: 'AwsSolutions-RDS11',
+      reason:
+        "RDS Proxy for PostgreSQL always listens on 5432; the instance keeps the same port so a target is the same URL with another host. Only the lab's own security groups can reach it.",
+    });
+    if (!pg.multiAz)
+      Validations.of(instance).acknowledge({
+        id: 'AwsSolutions-RDS3',
+        reason:
+          'Single-AZ is the lab default (postgres.multiAz false): a benchmark lab lives for hours and a standby doubles its cost; set multiAz to measure with one.',
+      });
+    acknowledgeSecretRotation(instance.node.findChild('Secret'));
+    const endpoint = { hostname: instance.dbInstanceEndpointAddress, port: 5432 };
+    return {
+      cluster: undefined,
+      instance,
+      secret: instance.secret,
+      connections: instance.connections,
+      instances: [
+        {
+          role: 'writer',
+          instanceIdentifier: instance.instanceIdentifier,
+          resourceId: instance.instanceResourceId ?? resource.attrDbiResourceId,
+          resource,
+        },
+      ],
+      writerEndpoint: endpoint,
+      readerEndpoint: endpoint,
+      identifier: instance.instanceIdentifier,
+      proxyTarget: rds.ProxyTarget.fromInstance(instance),
+      parameterGroup,
+    };
   }
 }
 
-/** Maps the lab's Aurora settings to instance-level (DB parameter group) parameters. */
-function toInstanceParameters(aurora: AuroraConfig): Record<string, string> {
+/** What each engine's builder hands back to the engine-neutral construct. */
+interface Built {
+  readonly cluster: rds.DatabaseCluster | undefined;
+  readonly instance: rds.DatabaseInstance | undefined;
+  readonly secret: secretsmanager.ISecret;
+  readonly connections: ec2.Connections;
+  readonly instances: LabDbInstance[];
+  readonly writerEndpoint: LabDbEndpoint;
+  readonly readerEndpoint: LabDbEndpoint;
+  readonly identifier: string;
+  readonly proxyTarget: rds.ProxyTarget;
+  readonly parameterGroup: rds.ParameterGroup | undefined;
+}
+
+function acknowledgeSecretRotation(secret: Construct): void {
+  Validations.of(secret).acknowledge({
+    id: 'AwsSolutions-SMG4',
+    reason:
+      'The master secret lives as long as the lab (hours); rotating it mid-experiment would break pgbench sessions and proxy auth during a measured step.',
+  });
+}
+
+/**
+ * Maps the lab's settings to instance-level (DB parameter group) parameters. Aurora PostgreSQL and
+ * RDS for PostgreSQL use the same names for these three (`max_connections`, `log_connections`,
+ * `log_disconnections`, booleans as 1/0 in both engines' default parameter groups).
+ */
+function toInstanceParameters(db: {
+  readonly maxConnections: number | null;
+  readonly logConnections: boolean;
+}): Record<string, string> {
   const out: Record<string, string> = {};
-  if (aurora.maxConnections !== null) out.max_connections = String(aurora.maxConnections);
-  if (aurora.logConnections) {
+  if (db.maxConnections !== null) out.max_connections = String(db.maxConnections);
+  if (db.logConnections) {
     out.log_connections = '1';
     out.log_disconnections = '1';
   }

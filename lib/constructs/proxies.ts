@@ -11,16 +11,18 @@ export interface LabProxiesProps {
   readonly vpc: ec2.IVpc;
   /** Subnets for the proxies (isolated ones). */
   readonly subnets: ec2.SubnetSelection;
-  readonly cluster: rds.IDatabaseCluster;
-  /** The cluster's master secret: the proxies authenticate to the database with it. */
+  /** What the proxies target: `ProxyTarget.fromCluster` (Aurora) or `.fromInstance` (RDS for PostgreSQL). */
+  readonly target: rds.ProxyTarget;
+  /** The database's master secret: the proxies authenticate to the database with it. */
   readonly secret: secretsmanager.ISecret;
   /**
-   * The writer instance. Each proxy's target group depends on it (aws-cdk issue 31304: the
+   * The Aurora writer instance. Each proxy's target group depends on it (aws-cdk issue 31304: the
    * target group can race the writer's configuration and fail registration).
+   * @default - no DependsOn: an RDS instance target is Ref'd by the target group already (cfn-lint W3005)
    */
-  readonly writer: CfnResource;
+  readonly writer?: CfnResource;
   /**
-   * The cluster's other instances (readers); the target group waits for them too.
+   * The database's other instances (Aurora readers); the target group waits for them too.
    * @default - none
    */
   readonly otherInstances?: readonly CfnResource[];
@@ -44,7 +46,7 @@ export interface LabProxy {
   readonly proxy: rds.DatabaseProxy;
 }
 
-/** Zero or more RDS Proxies in front of the cluster, each with its own pool settings. */
+/** Zero or more RDS Proxies in front of the database (Aurora cluster or RDS instance), each with its own pool settings. */
 export class LabProxies extends Construct {
   readonly proxies: LabProxy[];
   /** Shared by every proxy; allows PostgreSQL from the runners (added by the runner fleet). */
@@ -54,7 +56,7 @@ export class LabProxies extends Construct {
     super(scope, id);
     this.securityGroup = new ec2.SecurityGroup(this, 'SecurityGroup', {
       vpc: props.vpc,
-      description: 'RDS Proxies: PostgreSQL from the lab runners; out to the cluster',
+      description: 'RDS Proxies: PostgreSQL from the lab runners; out to the database',
       allowAllOutbound: false,
     });
     this.proxies = props.proxies.map((config) => {
@@ -70,7 +72,7 @@ export class LabProxies extends Construct {
       });
       const proxy = new rds.DatabaseProxy(scopeForProxy, 'Proxy', {
         dbProxyName: physicalName,
-        proxyTarget: rds.ProxyTarget.fromCluster(props.cluster),
+        proxyTarget: props.target,
         secrets: [props.secret],
         vpc: props.vpc,
         vpcSubnets: props.subnets,
@@ -83,14 +85,16 @@ export class LabProxies extends Construct {
       // target group already Refs it, and cfn-lint flags the redundant DependsOn (W3005).
       const targetGroup = proxy.node.findChild('ProxyTargetGroup') as CfnResource;
       const stack = Stack.of(this);
-      const instanceIds = [props.writer, ...(props.otherInstances ?? [])].map((r) => stack.getLogicalId(r));
-      targetGroup.addOverride('DependsOn', instanceIds);
+      const instanceIds = [...(props.writer ? [props.writer] : []), ...(props.otherInstances ?? [])].map(
+        (r) => stack.getLogicalId(r),
+      );
+      if (instanceIds.length > 0) targetGroup.addOverride('DependsOn', instanceIds);
       // CDK tags the target group, but AWS::RDS::DBProxyTargetGroup has no Tags property
       // (cfn-lint E3002; CloudFormation ignores or rejects it). Stack-wide tags must not reach it.
       targetGroup.addDeletionOverride('Properties.Tags');
       return { name: config.name, physicalName, proxy };
     });
-    // Proxy → cluster ingress/egress is added by ProxyTarget.fromCluster (allowDefaultPortFrom);
+    // Proxy → database ingress/egress is added by ProxyTarget.bind (allowDefaultPortFrom);
     // adding it again here would create a duplicate rule that fails at deploy time.
   }
 }

@@ -7,10 +7,10 @@
  * assumption written next to them. A serverless cluster has a range (min–max ACU); every line and
  * total carries `usdPerHourMin`/`usdPerHourMax` (equal for fixed-price parts).
  */
-import type { LabConfig } from '../config/types';
+import type { AuroraDatabaseConfig, LabConfig } from '../config/types';
 import { UsageError } from '../core/errors';
 import { DEFAULT_PRICE_REGION, PRICE_TABLES, SOURCES } from './price-table';
-import type { InstancePrice, PriceTable, SourceId } from './price-table';
+import type { InstancePrice, PriceTable, RdsInstancePrice, SourceId } from './price-table';
 import { LAB_DEPLOYMENT_SHAPE } from './shape';
 import type { DeploymentShape } from './shape';
 
@@ -116,12 +116,12 @@ export function priceTableFor(region: string): PriceTable {
 }
 
 /** A price from one of the table's instance maps, or a UsageError naming the type and the known ones. */
-function instancePrice(
+function instancePrice<P extends InstancePrice>(
   table: PriceTable,
-  known: Readonly<Record<string, InstancePrice>>,
+  known: Readonly<Record<string, P>>,
   what: string,
   type: string,
-): InstancePrice {
+): P {
   const p = known[type];
   if (!p) {
     throw new UsageError(
@@ -135,6 +135,14 @@ function instancePrice(
 /** The Aurora class price, or a UsageError naming the class and the region's known classes. */
 export function auroraInstancePrice(table: PriceTable, instanceClass: string): InstancePrice {
   return instancePrice(table, table.auroraInstances, 'Aurora instance class', instanceClass);
+}
+
+/** The RDS for PostgreSQL class price, or a UsageError naming the class and the region's known classes. */
+export function rdsPostgresInstancePrice(table: PriceTable, instanceClass: string): RdsInstancePrice {
+  const p = table.rdsPostgresInstances[instanceClass];
+  if (!p)
+    instancePrice(table, table.rdsPostgresInstances, 'RDS for PostgreSQL instance class', instanceClass);
+  return p as RdsInstancePrice;
 }
 
 /** The EC2 instance type price, or a UsageError naming the type and the region's known types. */
@@ -153,88 +161,44 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
   const usage: UsageAssumptions = { ...DEFAULT_USAGE, ...opts.usage };
   const shape = opts.shape ?? LAB_DEPLOYMENT_SHAPE;
   const lines: CostLine[] = [];
-  const instances = 1 + lab.aurora.readers;
-  const roles = ['writer', ...Array.from({ length: lab.aurora.readers }, (_, i) => `reader ${i + 1}`)];
+  const db = lab.database;
 
-  // Database: one line per instance.
-  const cap = lab.aurora.capacity;
-  if (cap.kind === 'provisioned') {
-    const p = auroraInstancePrice(table, cap.instanceClass);
-    for (const role of roles) {
-      lines.push(
-        fixed(
-          'database',
-          `Aurora ${role} ${cap.instanceClass}`,
-          1,
-          'instance-hour',
-          p.usdPerHour,
-          p.source,
-          `1 × $${p.usdPerHour}/h on-demand (${p.vcpus} vCPU, ${p.memoryGiB} GiB)`,
-        ),
-      );
-    }
-  } else {
-    const acu = table.auroraServerlessPerAcuHour;
-    // minCapacity 0 is auto-pause. Assumed not to happen behind an RDS Proxy (listed as incompatible
-    // with scale-to-zero in aws/agent-toolkit-for-aws's Aurora serverless notes): low end 0.5 ACU.
-    const low =
-      cap.minCapacityAcu === 0 && lab.proxies.length > 0 ? SERVERLESS_MIN_RUNNING_ACU : cap.minCapacityAcu;
-    const why =
-      low !== cap.minCapacityAcu
-        ? ` (minCapacity 0 = auto-pause, assumed not to happen behind an RDS Proxy: ${low} ACU)`
-        : '';
-    for (const role of roles) {
-      lines.push(
-        range(
-          'database',
-          `Aurora ${role} serverless v2`,
-          low,
-          cap.maxCapacityAcu,
-          'ACU-hour',
-          acu.usd,
-          acu.source,
-          `${low}–${cap.maxCapacityAcu} ACU × $${acu.usd}/ACU-hour; bills the capacity in use, between min and max${why}`,
-        ),
-      );
-    }
-  }
-
-  // RDS Proxy: per vCPU-hour (provisioned) or ACU-hour (serverless) of every instance behind it.
-  for (const proxy of lab.proxies) {
-    const part = `RDS Proxy ${proxy.name}`;
-    if (cap.kind === 'provisioned') {
-      const p = auroraInstancePrice(table, cap.instanceClass);
-      const vcpus = p.vcpus * instances;
-      const billed = Math.max(table.rdsProxyMinVcpus, vcpus);
+  // Database: one line per instance, and what RDS Proxy bills on (vCPUs or ACUs behind it).
+  if (db.engine === 'postgres') {
+    const p = rdsPostgresInstancePrice(table, db.instanceClass);
+    const hourly = db.multiAz ? p.usdPerHourMultiAz : p.usdPerHour;
+    lines.push(
+      fixed(
+        'database',
+        `RDS for PostgreSQL ${db.instanceClass} ${db.multiAz ? 'Multi-AZ' : 'single-AZ'}`,
+        1,
+        'instance-hour',
+        hourly,
+        p.source,
+        db.multiAz
+          ? `1 × $${hourly}/h on-demand Multi-AZ (primary + standby; ${p.vcpus} vCPU, ${p.memoryGiB} GiB each)`
+          : `1 × $${hourly}/h on-demand (${p.vcpus} vCPU, ${p.memoryGiB} GiB)`,
+      ),
+    );
+    // RDS Proxy bills the vCPUs of the instance it targets, at least rdsProxyMinVcpus; a Multi-AZ
+    // standby is not a proxy target (it takes over the primary's endpoint on failover) and is not counted.
+    for (const proxy of lab.proxies) {
+      const billed = Math.max(table.rdsProxyMinVcpus, p.vcpus);
       const price = table.rdsProxyPerVcpuHour;
       lines.push(
         fixed(
           'proxy',
-          part,
+          `RDS Proxy ${proxy.name}`,
           billed,
           'vCPU-hour',
           price.usd,
           price.source,
-          `${instances} instance(s) × ${p.vcpus} vCPU = ${vcpus} vCPU (minimum ${table.rdsProxyMinVcpus}) × $${price.usd}/vCPU-hour`,
-        ),
-      );
-    } else {
-      const price = table.rdsProxyPerAcuHour;
-      const lo = Math.max(table.rdsProxyMinAcus, cap.minCapacityAcu * instances);
-      const hi = Math.max(table.rdsProxyMinAcus, cap.maxCapacityAcu * instances);
-      lines.push(
-        range(
-          'proxy',
-          part,
-          lo,
-          hi,
-          'ACU-hour',
-          price.usd,
-          price.source,
-          `${instances} instance(s) × ${cap.minCapacityAcu}–${cap.maxCapacityAcu} ACU (minimum ${table.rdsProxyMinAcus} ACU) × $${price.usd}/ACU-hour`,
+          `1 instance × ${p.vcpus} vCPU (minimum ${table.rdsProxyMinVcpus}) × $${price.usd}/vCPU-hour`,
         ),
       );
     }
+  } else {
+    auroraLines(lab, db, table, lines);
   }
 
   // Runners.
@@ -315,31 +279,48 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
     );
   }
 
-  // Storage and I/O: stated assumptions.
-  const st = table.auroraStoragePerGbMonth;
-  lines.push(
-    assumed(
-      'storage',
-      `Aurora storage ${usage.auroraStorageGb} GB (assumed)`,
-      usage.auroraStorageGb / HOURS_PER_MONTH,
-      'GB-month',
-      st.usd,
-      st.source,
-      `assumed ${usage.auroraStorageGb} GB × $${st.usd}/GB-month ÷ ${HOURS_PER_MONTH} h`,
-    ),
-  );
-  const io = table.auroraIoPerMillionRequests;
-  lines.push(
-    assumed(
-      'storage',
-      `Aurora I/O ${usage.auroraIoMillionsPerHour} M requests/h (assumed)`,
-      usage.auroraIoMillionsPerHour,
-      'million requests',
-      io.usd,
-      io.source,
-      `assumed ${usage.auroraIoMillionsPerHour} million I/O requests per hour × $${io.usd}/million (Aurora Standard)`,
-    ),
-  );
+  // Storage (and Aurora I/O: stated assumptions).
+  if (db.engine === 'postgres') {
+    const gp3 = table.rdsGp3PerGbMonth;
+    const factor = db.multiAz ? table.rdsMultiAzStorageFactor : 1;
+    const gbMonth = (db.allocatedStorageGb * factor) / HOURS_PER_MONTH;
+    lines.push(
+      fixed(
+        'storage',
+        `RDS ${db.storageType} storage ${db.allocatedStorageGb} GB${db.multiAz ? ' × 2 (primary + standby)' : ''}`,
+        gbMonth,
+        'GB-month',
+        gp3.usd,
+        gp3.source,
+        `${db.allocatedStorageGb} GB${db.multiAz ? ` × ${factor}` : ''} × $${gp3.usd}/GB-month ÷ ${HOURS_PER_MONTH} h (provisioned, billed whether used or not)`,
+      ),
+    );
+  } else {
+    const st = table.auroraStoragePerGbMonth;
+    lines.push(
+      assumed(
+        'storage',
+        `Aurora storage ${usage.auroraStorageGb} GB (assumed)`,
+        usage.auroraStorageGb / HOURS_PER_MONTH,
+        'GB-month',
+        st.usd,
+        st.source,
+        `assumed ${usage.auroraStorageGb} GB × $${st.usd}/GB-month ÷ ${HOURS_PER_MONTH} h`,
+      ),
+    );
+    const io = table.auroraIoPerMillionRequests;
+    lines.push(
+      assumed(
+        'storage',
+        `Aurora I/O ${usage.auroraIoMillionsPerHour} M requests/h (assumed)`,
+        usage.auroraIoMillionsPerHour,
+        'million requests',
+        io.usd,
+        io.source,
+        `assumed ${usage.auroraIoMillionsPerHour} million I/O requests per hour × $${io.usd}/million (Aurora Standard)`,
+      ),
+    );
+  }
 
   // Secrets.
   const sec = table.secretPerMonth;
@@ -368,10 +349,12 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
     totals,
     assumptions: [
       `on-demand list prices for ${region} as of ${table.asOf}; no Savings Plans, Reserved Instances or free tier`,
-      `Aurora Standard (not I/O-Optimized): storage ${usage.auroraStorageGb} GB, I/O ${usage.auroraIoMillionsPerHour} million requests per hour`,
+      db.engine === 'postgres'
+        ? `RDS for PostgreSQL ${db.storageType} storage as provisioned (${db.allocatedStorageGb} GB), baseline IOPS included; no extra IOPS or throughput`
+        : `Aurora Standard (not I/O-Optimized): storage ${usage.auroraStorageGb} GB, I/O ${usage.auroraIoMillionsPerHour} million requests per hour`,
       `runner root volumes ${shape.runnerRootVolumeGb} GB gp3 each`,
       `a day is ${HOURS_PER_DAY} hours; a month left running is 30 days = ${HOURS_PER_MONTH} hours`,
-      cap.kind === 'serverless'
+      db.engine === 'aurora-postgresql' && db.capacity.kind === 'serverless'
         ? 'serverless v2 bills the ACUs in use: the low figure is every instance at minCapacity, the high one at maxCapacity'
         : 'provisioned instances bill every hour they exist, busy or idle',
     ],
@@ -380,10 +363,99 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
       'CloudWatch Logs ingestion and storage (VPC flow logs, Lambda logs, PostgreSQL logs)',
       'CloudWatch GetMetricData and Performance Insights API calls (per metric requested), Lambda invocations',
       'S3 storage and requests for results (small: JSON and logs)',
-      'backup storage beyond the free amount equal to the cluster volume',
+      db.engine === 'postgres'
+        ? 'backup storage beyond the free amount equal to the provisioned storage'
+        : 'backup storage beyond the free amount equal to the cluster volume',
     ],
     sources: cited.map((id) => SOURCES[id]),
   };
+}
+
+/** Aurora: one line per instance (writer, readers), then RDS Proxy per vCPU-hour or ACU-hour behind it. */
+function auroraLines(lab: LabConfig, db: AuroraDatabaseConfig, table: PriceTable, lines: CostLine[]): void {
+  const instances = 1 + db.readers;
+  const roles = ['writer', ...Array.from({ length: db.readers }, (_, i) => `reader ${i + 1}`)];
+
+  // Database: one line per instance.
+  const cap = db.capacity;
+  if (cap.kind === 'provisioned') {
+    const p = auroraInstancePrice(table, cap.instanceClass);
+    for (const role of roles) {
+      lines.push(
+        fixed(
+          'database',
+          `Aurora ${role} ${cap.instanceClass}`,
+          1,
+          'instance-hour',
+          p.usdPerHour,
+          p.source,
+          `1 × $${p.usdPerHour}/h on-demand (${p.vcpus} vCPU, ${p.memoryGiB} GiB)`,
+        ),
+      );
+    }
+  } else {
+    const acu = table.auroraServerlessPerAcuHour;
+    // minCapacity 0 is auto-pause. Assumed not to happen behind an RDS Proxy (listed as incompatible
+    // with scale-to-zero in aws/agent-toolkit-for-aws's Aurora serverless notes): low end 0.5 ACU.
+    const low =
+      cap.minCapacityAcu === 0 && lab.proxies.length > 0 ? SERVERLESS_MIN_RUNNING_ACU : cap.minCapacityAcu;
+    const why =
+      low !== cap.minCapacityAcu
+        ? ` (minCapacity 0 = auto-pause, assumed not to happen behind an RDS Proxy: ${low} ACU)`
+        : '';
+    for (const role of roles) {
+      lines.push(
+        range(
+          'database',
+          `Aurora ${role} serverless v2`,
+          low,
+          cap.maxCapacityAcu,
+          'ACU-hour',
+          acu.usd,
+          acu.source,
+          `${low}–${cap.maxCapacityAcu} ACU × $${acu.usd}/ACU-hour; bills the capacity in use, between min and max${why}`,
+        ),
+      );
+    }
+  }
+
+  // RDS Proxy: per vCPU-hour (provisioned) or ACU-hour (serverless) of every instance behind it.
+  for (const proxy of lab.proxies) {
+    const part = `RDS Proxy ${proxy.name}`;
+    if (cap.kind === 'provisioned') {
+      const p = auroraInstancePrice(table, cap.instanceClass);
+      const vcpus = p.vcpus * instances;
+      const billed = Math.max(table.rdsProxyMinVcpus, vcpus);
+      const price = table.rdsProxyPerVcpuHour;
+      lines.push(
+        fixed(
+          'proxy',
+          part,
+          billed,
+          'vCPU-hour',
+          price.usd,
+          price.source,
+          `${instances} instance(s) × ${p.vcpus} vCPU = ${vcpus} vCPU (minimum ${table.rdsProxyMinVcpus}) × $${price.usd}/vCPU-hour`,
+        ),
+      );
+    } else {
+      const price = table.rdsProxyPerAcuHour;
+      const lo = Math.max(table.rdsProxyMinAcus, cap.minCapacityAcu * instances);
+      const hi = Math.max(table.rdsProxyMinAcus, cap.maxCapacityAcu * instances);
+      lines.push(
+        range(
+          'proxy',
+          part,
+          lo,
+          hi,
+          'ACU-hour',
+          price.usd,
+          price.source,
+          `${instances} instance(s) × ${cap.minCapacityAcu}–${cap.maxCapacityAcu} ACU (minimum ${table.rdsProxyMinAcus} ACU) × $${price.usd}/ACU-hour`,
+        ),
+      );
+    }
+  }
 }
 
 /** Strips float noise (0.30000000000000004) without losing cents on a month of hours. */

@@ -7,6 +7,7 @@
  */
 import { UsageError } from '../core/errors';
 import type { LabConfig } from '../config/types';
+import { databaseSection } from '../config/database';
 import type { ClientsSpec } from '../suite/catalog';
 import { getSuite } from '../suite/catalog';
 import { resolveClients } from '../suite/expand';
@@ -127,10 +128,32 @@ function serverlessMaxConnections(maxAcu: number): number {
   );
 }
 
+/**
+ * RDS for PostgreSQL's default: LEAST({DBInstanceClassMemory/9531392}, 5000), the same formula as
+ * Aurora PostgreSQL's ("Maximum number of database connections", RDS user guide,
+ * https://docs.aws.amazon.com/AmazonRDS/latest/UserGuide/CHAP_Limits.html#RDS_Limits.MaxConnections).
+ * Class memory stands in for DBInstanceClassMemory (which subtracts what the OS and RDS reserve),
+ * so this is an upper bound; null when the class has no price-table entry (memory unknown).
+ */
+export function defaultRdsPostgresMaxConnections(
+  instanceClass: string,
+  region: string = DEFAULT_PRICE_REGION,
+): number | null {
+  const spec =
+    PRICE_TABLES[region]?.rdsPostgresInstances[instanceClass] ??
+    PRICE_TABLES[DEFAULT_PRICE_REGION]?.rdsPostgresInstances[instanceClass];
+  if (!spec) return null;
+  const bytes = spec.memoryGiB * 1024 ** 3;
+  return Math.min(Math.floor(bytes / MAX_CONNECTIONS_BYTES_PER_CONNECTION), MAX_CONNECTIONS_DEFAULT_CAP);
+}
+
 /** The lab's max_connections: the override, else the class default (null when unknown). */
 export function labMaxConnections(lab: LabConfig): number | null {
-  if (lab.aurora.maxConnections !== null) return lab.aurora.maxConnections;
-  const cap = lab.aurora.capacity;
+  const db = lab.database;
+  if (db.maxConnections !== null) return db.maxConnections;
+  if (db.engine === 'postgres')
+    return defaultRdsPostgresMaxConnections(db.instanceClass, lab.region ?? DEFAULT_PRICE_REGION);
+  const cap = db.capacity;
   if (cap.kind === 'serverless') return serverlessMaxConnections(cap.maxCapacityAcu);
   return defaultMaxConnections(cap.instanceClass, lab.region ?? DEFAULT_PRICE_REGION);
 }
@@ -194,7 +217,7 @@ export function runnerCapacityWarningsFor(
           clients: null,
           runnerVcpus: runnerSpec?.vcpus ?? null,
           runnersNeeded: null,
-          message: `suite ${d.suite}: ${spec.times} × ${spec.of} cannot be sized: this lab's max_connections is unknown (set aurora.maxConnections)`,
+          message: `suite ${d.suite}: ${spec.times} × ${spec.of} cannot be sized: this lab's max_connections is unknown (set ${databaseSection(lab.database)}.maxConnections)`,
         });
         continue;
       }

@@ -6,6 +6,8 @@
  * themselves).
  */
 import { AURORA_POSTGRES_INSTANCE_CLASSES } from '../config/instance-classes';
+import { DEFAULTS } from '../config/defaults';
+import { RDS_POSTGRES_INSTANCE_CLASSES } from '../config/rds-postgres';
 import { EC2_INSTANCE_TYPE_PATTERN, REGION_PATTERN } from '../config/schema';
 import type { LabProblem } from '../config/types';
 import { asRecord, formatValue, suggestKey } from '../config/validate';
@@ -48,6 +50,14 @@ export function unpricedProblems(raw: unknown): LabProblem[] {
   if (aurora)
     check('aurora.instanceClass', aurora.instanceClass, table.auroraInstances, (v) =>
       AURORA_POSTGRES_INSTANCE_CLASSES.includes(v),
+    );
+  const postgres = asRecord(lab.postgres);
+  if (postgres)
+    check(
+      'postgres.instanceClass',
+      postgres.instanceClass ?? DEFAULTS.postgres.instanceClass,
+      table.rdsPostgresInstances,
+      (v) => RDS_POSTGRES_INSTANCE_CLASSES.includes(v),
     );
   const runners = asRecord(lab.runners);
   if (runners)

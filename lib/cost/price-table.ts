@@ -23,7 +23,11 @@ export interface PriceSource {
 }
 
 export type SourceId =
-  'experiments-2026' | 'aws-agent-toolkit-2026-03' | 'aws-pricing-pages-2026' | 'ec2-price-list-2026-09';
+  | 'experiments-2026'
+  | 'aws-agent-toolkit-2026-03'
+  | 'aws-pricing-pages-2026'
+  | 'ec2-price-list-2026-09'
+  | 'rds-postgres-2026';
 
 export const SOURCES: Readonly<Record<SourceId, PriceSource>> = {
   'experiments-2026': {
@@ -51,6 +55,16 @@ export const SOURCES: Readonly<Record<SourceId, PriceSource>> = {
     url: 'https://aws.amazon.com/rds/proxy/pricing/',
     readOn: '2026-11-21',
   },
+  'rds-postgres-2026': {
+    id: 'rds-postgres-2026',
+    title:
+      'RDS for PostgreSQL us-east-1 on-demand: db.t4g micro/small/medium single-AZ and Multi-AZ per hour from ' +
+      'infratally.com "AWS RDS pricing explained (2026)" (Multi-AZ exactly twice single-AZ); gp3 storage $0.115/GB-month ' +
+      'from usage.ai "RDS pricing calculator" (June 2026, citing aws.amazon.com/rds/pricing); Multi-AZ storage billed ' +
+      'for primary and standby (AWS RDS user guide, "On-Demand DB instances", USER_OnDemandDBInstances.html)',
+    url: 'https://aws.amazon.com/rds/postgresql/pricing/',
+    readOn: '2026-11-21',
+  },
   'ec2-price-list-2026-09': {
     id: 'ec2-price-list-2026-09',
     title:
@@ -60,6 +74,11 @@ export const SOURCES: Readonly<Record<SourceId, PriceSource>> = {
     readOn: '2026-11-21',
   },
 };
+
+/** An RDS for PostgreSQL instance class: single-AZ and Multi-AZ (primary + standby) per hour. */
+export interface RdsInstancePrice extends InstancePrice {
+  readonly usdPerHourMultiAz: number;
+}
 
 /** An hourly-priced instance class (Aurora DB instance or EC2 runner). */
 export interface InstancePrice {
@@ -87,6 +106,15 @@ export interface PriceTable {
   readonly auroraStoragePerGbMonth: UnitPrice;
   /** Aurora Standard I/O, per million requests. */
   readonly auroraIoPerMillionRequests: UnitPrice;
+  /**
+   * RDS for PostgreSQL, on-demand, per instance-hour. Classes without a sourced price are absent
+   * (db.t3.micro and the m/r families: no dated source found yet); `cost` refuses them by name.
+   */
+  readonly rdsPostgresInstances: Readonly<Record<string, RdsInstancePrice>>;
+  /** RDS gp3 storage, single-AZ, per GB-month (3000 IOPS / 125 MiB/s baseline included). */
+  readonly rdsGp3PerGbMonth: UnitPrice;
+  /** Multi-AZ bills the provisioned storage for primary and standby: this many times the single-AZ rate. */
+  readonly rdsMultiAzStorageFactor: number;
   /** RDS Proxy on provisioned instances: per vCPU-hour of the instances behind it. */
   readonly rdsProxyPerVcpuHour: UnitPrice;
   /** RDS Proxy bills at least this many vCPUs per proxy. */
@@ -115,6 +143,7 @@ const X = 'experiments-2026' as const;
 const T = 'aws-agent-toolkit-2026-03' as const;
 const P = 'aws-pricing-pages-2026' as const;
 const E = 'ec2-price-list-2026-09' as const;
+const R = 'rds-postgres-2026' as const;
 
 const US_EAST_1: PriceTable = {
   region: 'us-east-1',
@@ -152,6 +181,13 @@ const US_EAST_1: PriceTable = {
     'db.r8g.12xlarge': { usdPerHour: 6.624, vcpus: 48, memoryGiB: 384, source: T },
     'db.r8g.16xlarge': { usdPerHour: 8.832, vcpus: 64, memoryGiB: 512, source: T },
   },
+  rdsPostgresInstances: {
+    'db.t4g.micro': { usdPerHour: 0.016, usdPerHourMultiAz: 0.032, vcpus: 2, memoryGiB: 1, source: R },
+    'db.t4g.small': { usdPerHour: 0.032, usdPerHourMultiAz: 0.064, vcpus: 2, memoryGiB: 2, source: R },
+    'db.t4g.medium': { usdPerHour: 0.065, usdPerHourMultiAz: 0.13, vcpus: 2, memoryGiB: 4, source: R },
+  },
+  rdsGp3PerGbMonth: { usd: 0.115, source: R },
+  rdsMultiAzStorageFactor: 2,
   auroraServerlessPerAcuHour: { usd: 0.12, source: T },
   auroraStoragePerGbMonth: { usd: 0.1, source: X },
   auroraIoPerMillionRequests: { usd: 0.2, source: X },

@@ -15,9 +15,9 @@ test('LabDatabase: an engine version outside the accepted list names the constru
   // GIVEN a lab whose aurora section bypassed validation
   const stack = new Stack(new App(), 'Lab');
   const vpc = new ec2.Vpc(stack, 'Vpc');
-  const aurora = { ...labFrom({ name: 'x' }).aurora, engineVersion: '9.9' };
+  const database = { ...labFrom({ name: 'x' }).database, engineVersion: '9.9' };
   // WHEN / THEN
-  expect(() => new LabDatabase(stack, 'Database', { vpc, subnets: {}, aurora })).toThrow(
+  expect(() => new LabDatabase(stack, 'Database', { vpc, subnets: {}, database })).toThrow(
     /^Lab\/Database: engine version 9\.9 is not in ACCEPTED_ENGINE_VERSIONS/,
   );
 });

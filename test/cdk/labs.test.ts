@@ -46,9 +46,13 @@ const EXTRA_SHAPES: Record<string, unknown> = {
   },
 };
 
+/** Fixture labs (test/fixtures/labs): RDS for PostgreSQL Multi-AZ with every option set. */
+const FIXTURES = [path.join(__dirname, '..', 'fixtures', 'labs', 'pocket-multi-az.json')];
+
 beforeAll(() => {
   const sources: Array<[string, LabConfig]> = [
     ...FILES.map((f): [string, LabConfig] => [f, loadLab(f)]),
+    ...FIXTURES.map((f): [string, LabConfig] => [f, loadLab(f)]),
     ...Object.entries(EXTRA_SHAPES).map(([k, raw]): [string, LabConfig] => [`(shape ${k})`, labFrom(raw)]),
   ];
   for (const [file, lab] of sources) {
@@ -73,6 +77,7 @@ test('labs/ holds the default lab and one lab per published experiment E1–E5',
 test.each(FILES.map((f) => [path.basename(f)]))('%s says which published setup it stands in for', (base) => {
   const lab = loadLab(path.join(path.dirname(FILES[0] ?? ''), base));
   if (base === 'default.json') expect(lab.description).toMatch(/db\.t4g\.medium/);
+  else if (base === 'pocket.json') expect(lab.description).toMatch(/Can show:.*Cannot show:/s);
   else expect(lab.description).toMatch(/^Stands in for E[1-5]\b.*Differs:/s);
 });
 
@@ -145,8 +150,15 @@ test('the synthesized templates are real lab stacks (sanity for the lint above)'
       Resources: Record<string, { Type: string }>;
     };
     const types = new Set(Object.values(template.Resources).map((r) => r.Type));
+    const rdsPostgres = Object.values(template.Resources).some(
+      (r) =>
+        r.Type === 'AWS::RDS::DBInstance' &&
+        (r as { Properties?: { Engine?: string } }).Properties?.Engine === 'postgres',
+    );
+    // An RDS for PostgreSQL lab has a DB instance and no cluster; an Aurora lab has the cluster.
+    if (rdsPostgres) expect(types).not.toContain('AWS::RDS::DBCluster');
     const expected = [
-      'AWS::RDS::DBCluster',
+      rdsPostgres ? 'AWS::RDS::DBInstance' : 'AWS::RDS::DBCluster',
       'AWS::EC2::Instance',
       'AWS::S3::Bucket',
       'AWS::Lambda::Function',

@@ -12,6 +12,7 @@ import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { App, CfnResource, TagManager } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
+import { databaseInstanceClass, dbInstanceCount } from '../../lib/config/database';
 import { loadLabFile } from '../../lib/config/load';
 import { stackNameFor } from '../../lib/config/stack-outputs';
 import { RAW_TAGGABLE_TYPES } from '../../lib/constructs/ttl';
@@ -115,14 +116,11 @@ describe.each(labFiles)('%s', (file) => {
   });
 
   test('what the cost estimate counts is what the template deploys', () => {
-    const cap = lab.aurora.capacity;
-    // Database instances: writer + readers, on the lab's class (or serverless).
+    // Database instances: writer + readers (one for RDS for PostgreSQL), on the lab's class (or serverless).
     const dbInstances = ofType('AWS::RDS::DBInstance');
-    expect(dbInstances).toHaveLength(1 + lab.aurora.readers);
+    expect(dbInstances).toHaveLength(dbInstanceCount(lab.database));
     for (const db of dbInstances)
-      expect(db.Properties?.DBInstanceClass).toBe(
-        cap.kind === 'provisioned' ? cap.instanceClass : 'db.serverless',
-      );
+      expect(db.Properties?.DBInstanceClass).toBe(databaseInstanceClass(lab.database) ?? 'db.serverless');
     // One RDS Proxy per lab proxy.
     expect(ofType('AWS::RDS::DBProxy')).toHaveLength(lab.proxies.length);
     // Runners: count × type, root volume size, public IPv4 or not.

@@ -278,7 +278,7 @@ test.each(breaks)(
 );
 
 test('max_connections not as the lab says: ✗ with the reboot fix', async () => {
-  const lab = { ...LAB, aurora: { ...LAB.aurora, maxConnections: 900 } };
+  const lab = { ...LAB, database: { ...LAB.database, maxConnections: 900 } };
   healthy();
   const checks = await runDoctor(lab, 'labs/x.json', OUTPUTS, {
     cloudformation: new CloudFormationClient({ region: 'eu-west-1' }),

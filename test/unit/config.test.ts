@@ -6,11 +6,15 @@ import { expect } from '@jest/globals';
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import * as rds from 'aws-cdk-lib/aws-rds';
 import { UsageError } from '../../lib/core/errors';
 import {
   AURORA_POSTGRES_INSTANCE_CLASSES,
   checkLabFile,
   closestAcceptedVersion,
+  DEFAULT_RDS_POSTGRES_VERSION,
+  RDS_POSTGRES_INSTANCE_CLASSES,
+  RDS_POSTGRES_VERSIONS,
   formatPath,
   formatProblems,
   LabProblem,
@@ -529,7 +533,8 @@ describe('defaults', () => {
         description: '',
         region: null,
         owner: null,
-        aurora: {
+        database: {
+          engine: 'aurora-postgresql',
           engineVersion: '17.9',
           capacity: { kind: 'provisioned', instanceClass: 'db.t4g.medium' },
           readers: 0,
@@ -575,7 +580,7 @@ describe('defaults', () => {
 
   test('serverless replaces the instance class', () => {
     const r = validateLab({ name: 'x', aurora: { serverless: { minCapacity: 0, maxCapacity: 4 } } });
-    expect(r.ok && r.lab.aurora.capacity).toEqual({
+    expect(r.ok && r.lab.database.engine === 'aurora-postgresql' && r.lab.database.capacity).toEqual({
       kind: 'serverless',
       minCapacityAcu: 0,
       maxCapacityAcu: 4,
@@ -790,5 +795,118 @@ describe('helpers', () => {
     expect(out.proxyEndpoints).toEqual({ pool100: 'p.example' });
     expect(out.databasePort).toBe(5432);
     expect(() => parseLabOutputs({ ...raw, DbSecretArn: undefined })).toThrow(/DbSecretArn is missing/);
+  });
+});
+
+describe('RDS for PostgreSQL (postgres section)', () => {
+  test('a minimal postgres section gets every default', () => {
+    const r = validateLab({ name: 'pg', postgres: {} });
+    expect(r.ok && r.lab.database).toEqual({
+      engine: 'postgres',
+      engineVersion: '17.9',
+      instanceClass: 'db.t4g.micro',
+      allocatedStorageGb: 20,
+      storageType: 'gp3',
+      multiAz: false,
+      maxConnections: null,
+      performanceInsights: true,
+      logConnections: false,
+      snapshotOnDestroy: false,
+    });
+  });
+
+  test('neither section: Aurora with its defaults, as before', () => {
+    const r = validateLab({ name: 'x' });
+    expect(r.ok && r.lab.database.engine).toBe('aurora-postgresql');
+  });
+
+  test.each([
+    [
+      'both aurora and postgres',
+      { aurora: {}, postgres: {} },
+      'postgres',
+      /^must not be given together with aurora: .*"aurora".*"postgres"/,
+    ],
+    [
+      'a class RDS for PostgreSQL does not offer, with a close suggestion',
+      { postgres: { instanceClass: 'db.r6g.huge' } },
+      'postgres.instanceClass',
+      /^must be a DB instance class RDS for PostgreSQL offers .*got "db\.r6g\.huge"; did you mean "db\.r6g\.large"\?$/,
+    ],
+    [
+      'Aurora-only serverless class',
+      { postgres: { instanceClass: 'db.serverless' } },
+      'postgres.instanceClass',
+      /^must be a DB instance class RDS for PostgreSQL offers/,
+    ],
+    [
+      'storage under the gp3 minimum',
+      { postgres: { allocatedStorageGb: 10 } },
+      'postgres.allocatedStorageGb',
+      /^must be 20–65536 GiB for gp3 storage .*got 10$/,
+    ],
+    [
+      'storage type without IOPS in the lab file',
+      { postgres: { storageType: 'io1' } },
+      'postgres.storageType',
+      /^must be "gp3" \(io1\/io2 need provisioned IOPS/,
+    ],
+    [
+      'an engine version AWS no longer creates',
+      { postgres: { engineVersion: '11.22' } },
+      'postgres.engineVersion',
+      /^RDS for PostgreSQL 11 is past RDS end of standard support.*14\.20.*18\.3; got "11\.22"$/,
+    ],
+    [
+      'a retired minor',
+      { postgres: { engineVersion: '16.8' } },
+      'postgres.engineVersion',
+      /^RDS for PostgreSQL 16\.8 is no longer creatable \(AWS retired it\); use a creatable version \(closest: 16\.11\)/,
+    ],
+    [
+      'an unknown version',
+      { postgres: { engineVersion: '17.99' } },
+      'postgres.engineVersion',
+      /^must be an RDS for PostgreSQL version aws-cdk-lib knows and AWS still creates \(closest: 17\.9\)/,
+    ],
+    [
+      'an Aurora key in the postgres section',
+      { postgres: { readers: 1 } },
+      'postgres.readers',
+      /^unknown key; allowed keys here: engineVersion, instanceClass, allocatedStorageGb/,
+    ],
+  ])('%s is refused with the field named', (_what, fields, path, message) => {
+    const r = validateLab({ name: 'x', ...fields });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.problems).toEqual([expect.objectContaining({ path, message: expect.stringMatching(message) })]);
+  });
+
+  test('every problem at once, each with its path', () => {
+    const r = validateLab({
+      name: 'x',
+      aurora: {},
+      postgres: { engineVersion: '11.22', instanceClass: 'db.r6g.huge', allocatedStorageGb: 10 },
+    });
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.problems.map((p) => p.path).sort()).toEqual([
+      'postgres',
+      'postgres.allocatedStorageGb',
+      'postgres.engineVersion',
+      'postgres.instanceClass',
+    ]);
+  });
+
+  test('the RDS for PostgreSQL version list maps to aws-cdk-lib constants of the same version', () => {
+    for (const e of RDS_POSTGRES_VERSIONS)
+      expect(rds.PostgresEngineVersion[e.cdkKey].postgresFullVersion).toBe(e.version);
+    expect(RDS_POSTGRES_VERSIONS.map((e) => e.version)).toContain(DEFAULT_RDS_POSTGRES_VERSION);
+  });
+
+  test('class lists differ where the engines differ: micro classes on RDS, not on Aurora', () => {
+    expect(RDS_POSTGRES_INSTANCE_CLASSES).toContain('db.t4g.micro');
+    expect(AURORA_POSTGRES_INSTANCE_CLASSES).not.toContain('db.t4g.micro');
+    expect(RDS_POSTGRES_INSTANCE_CLASSES).not.toContain('db.t2.micro');
   });
 });
