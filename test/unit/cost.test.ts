@@ -11,6 +11,8 @@
  *   runner-fleet.ts): 16 GB runner volumes, a public IPv4 per runner, no NAT, no interface endpoints.
  */
 import { UsageError } from '../../lib/core/errors';
+import * as path from 'node:path';
+import { loadLabFile } from '../../lib/config/load';
 import { validateLab } from '../../lib/config/validate';
 import type { LabConfig } from '../../lib/config/types';
 import { estimateCost } from '../../lib/cost/estimate';
@@ -253,5 +255,41 @@ describe('formatCostTable', () => {
     [{}, { region: 'us-east-1', regionFrom: 'deploy' as const }, /region from the deploy environment/],
   ])('the header says where the price region came from (lab %j, options %j)', (raw, opts, expected) => {
     expect(formatCostTable(estimateCost(lab(raw), opts)).split('\n')[0]).toMatch(expected);
+  });
+});
+
+describe('RDS for PostgreSQL', () => {
+  const ROOT = path.join(__dirname, '..', '..');
+  const fromFile = (rel: string): LabConfig => loadLabFile(path.join(ROOT, rel));
+  const sum = (e: CostEstimate): number => e.lines.reduce((s, l) => s + l.usdPerHourMin, 0);
+
+  test('labs/pocket.json is under $0.10/h and its lines add up', () => {
+    const e = estimateCost(fromFile('labs/pocket.json'));
+    // db.t4g.micro 0.016 + proxy 2 vCPU × 0.015 + c7g.medium 0.0363 + runner EBS 16 GB × 0.08 / 720
+    // + public IPv4 0.005 + gp3 20 GB × 0.115 / 720 + 1 secret × 0.4 / 720
+    const byHand = 0.016 + 0.03 + 0.0363 + (16 * 0.08) / 720 + 0.005 + (20 * 0.115) / 720 + 0.4 / 720;
+    expect(e.totals.perHourUsdMax).toBeCloseTo(byHand, 9);
+    expect(sum(e)).toBeCloseTo(e.totals.perHourUsdMin, 9);
+    expect(e.totals.perHourUsdMax).toBeLessThan(0.1);
+    expect(e.lines.find((l) => l.category === 'proxy')).toMatchObject({ quantityMin: 2, unit: 'vCPU-hour' });
+    expect(e.lines.some((l) => l.part.startsWith('Aurora'))).toBe(false);
+  });
+
+  test('Multi-AZ bills the Multi-AZ instance rate and storage twice; the proxy still bills one instance', () => {
+    const e = estimateCost(fromFile('test/fixtures/labs/pocket-multi-az.json'));
+    expect(e.lines.find((l) => l.category === 'database')).toMatchObject({
+      part: 'RDS for PostgreSQL db.t4g.small Multi-AZ',
+      unitPriceUsd: 0.064,
+      usdPerHourMin: 0.064,
+    });
+    const storage = e.lines.find((l) => l.part.startsWith('RDS gp3 storage'));
+    expect(storage?.usdPerHourMin).toBeCloseTo((30 * 2 * 0.115) / 720, 9);
+    expect(e.lines.find((l) => l.category === 'proxy')?.quantityMin).toBe(2);
+  });
+
+  test('a class without a sourced price is refused by name, not guessed', () => {
+    expect(() => estimateCost(lab({ postgres: { instanceClass: 'db.m7g.large' } }))).toThrow(
+      /unknown RDS for PostgreSQL instance class db\.m7g\.large: no us-east-1 price/,
+    );
   });
 });
