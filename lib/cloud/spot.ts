@@ -123,7 +123,8 @@ export class InterruptionRecorder {
       cause: this.current?.cause ?? 'signal',
       signal: sig,
       notice: this.current?.notice ?? null,
-      stepInFlight: this.current?.stepInFlight ?? this.stepInFlight,
+      // the step running when the signal came is the one lost (the notice may have come a step earlier)
+      stepInFlight: this.stepInFlight,
       resumedAt: null,
     };
     return this.save();
