@@ -38,7 +38,7 @@ test('spot runners: persistent request, stop on interruption, IMDSv2 required in
       },
     },
   });
-  const [[ltId]] = resourcesOfType(spot.template, 'AWS::EC2::LaunchTemplate');
+  const ltId = resourcesOfType(spot.template, 'AWS::EC2::LaunchTemplate')[0]?.[0];
   const instances = resourcesOfType(spot.template, 'AWS::EC2::Instance');
   expect(instances).toHaveLength(2);
   for (const [, p] of instances) {
