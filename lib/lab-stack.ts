@@ -90,6 +90,7 @@ export class LabStack extends Stack {
       instanceType: lab.runners.instanceType,
       count: lab.runners.count,
       placement: lab.runners.placement,
+      spot: lab.runners.spot,
       databaseTargets: [this.database, ...this.proxies.proxies.map((p) => p.proxy)],
       dbSecret: this.database.secret,
       bucket: this.results.bucket,

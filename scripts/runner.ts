@@ -33,6 +33,8 @@ import { softwareVersionOf } from '../lib/config/stack-outputs';
 import { psqlScalarQuery } from '../lib/cloud/targets';
 import { systemClock } from '../lib/engine/ports';
 import { LocalPgbenchExecutor } from '../lib/local/pgbench-executor';
+import { imdsEndpointFrom, imdsV2, InterruptionRecorder, SpotNoticeWatcher } from '../lib/cloud/spot';
+import { runBlobs } from '../lib/cloud/s3-sink';
 
 const USAGE = `usage: node runner.js --request s3://BUCKET/runs/RUNID/request.json --runner-index I [--region R]
   test-only: [--endpoint-url URL]
@@ -62,8 +64,11 @@ export function runnerWorkRoot(runId: string, runnerIndex: number): string {
 export async function main(argv: readonly string[]): Promise<number> {
   const write = (line: string): void => void process.stdout.write(line);
   const abort = new AbortController();
+  // Set once the run is known: a signal (SIGTERM when a spot runner is stopped) is recorded beside the run.
+  let recorder: InterruptionRecorder | null = null;
   const onSignal = (sig: NodeJS.Signals): void => {
     process.stderr.write(`${sig}: stopping; finished steps are in S3, re-run the same command to resume\n`);
+    void recorder?.signal(sig);
     abort.abort();
   };
   process.on('SIGTERM', onSignal);
@@ -73,6 +78,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     return 0;
   }
   let workRoot: string | null = null;
+  let watcher: SpotNoticeWatcher | null = null;
   try {
     const cli = parseRequestRunnerArgv(argv);
     // The run id is in the request's URL: the work root exists (and is removed) even when reading it fails.
@@ -87,6 +93,23 @@ export async function main(argv: readonly string[]): Promise<number> {
     );
     const s3 = new S3Client({ ...config, forcePathStyle });
     const args = runnerArgsFromRequest(await readRunRequest(s3, cli.url), cli.runnerIndex, cli.endpointUrl);
+    const rec = new InterruptionRecorder(
+      runBlobs(s3, args.bucket, args.runId),
+      args.runnerIndex,
+      systemClock,
+      (line) => process.stderr.write(`${line}\n`),
+    );
+    recorder = rec;
+    if (abort.signal.aborted) void rec.signal('SIGTERM');
+    const imdsEndpoint = imdsEndpointFrom(process.env);
+    watcher = imdsEndpoint
+      ? new SpotNoticeWatcher(
+          imdsV2(imdsEndpoint),
+          (action) => void rec.notice(action),
+          (line) => write(`${new Date().toISOString()} info ${line}\n`),
+        )
+      : null;
+    await watcher?.start();
     const executor = new LocalPgbenchExecutor({
       pgbench: 'pgbench',
       workRoot,
@@ -103,6 +126,12 @@ export async function main(argv: readonly string[]): Promise<number> {
       signal: abort.signal,
       pgbenchVersion,
       softwareVersion: ownSoftwareVersion,
+      onProgress: (ev) => {
+        // The run started again in this slot (after the lock and the plan): close an earlier interruption.
+        if (ev.type === 'run-start') void rec.resumed();
+        if (ev.type === 'step-start') rec.setStepInFlight(ev.step.stepId);
+        if (ev.type === 'step-end') rec.setStepInFlight(null);
+      },
     });
     if (result.manifest.status === 'interrupted') return 1;
     return allHeld ? 0 : 1;
@@ -111,6 +140,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`${err instanceof UsageError ? 'error' : 'runner failed'}: ${msg}\n`);
     return exitCodeFor(err);
   } finally {
+    watcher?.stop();
+    // The interruption record reaches S3 before the process ends (the shutdown waits for us).
+    await recorder?.flushed();
     process.removeListener('SIGTERM', onSignal);
     process.removeListener('SIGINT', onSignal);
     // Step work directories are removed one by one; their root would otherwise stay in /tmp.

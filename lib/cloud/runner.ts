@@ -63,6 +63,8 @@ export interface RunnerDeps {
    * @default METRICS_SETTLE_MS
    */
   readonly metricsSettleMs?: number;
+  /** Every engine progress event, after it is logged (the entry tracks the step in flight for spot records). */
+  readonly onProgress?: (ev: ProgressEvent) => void;
 }
 
 /** The runner's software is not the CLI's: it would run code the operator did not deploy. */
@@ -332,6 +334,7 @@ async function runCloudRunnerInner(
     progress: (ev) => {
       const line = progressLine(ev, args.runnerIndex === 0);
       if (line) log.info(`${me}: ${line}`);
+      deps.onProgress?.(ev);
     },
     ...(deps.signal ? { signal: deps.signal } : {}),
     mode: 'cloud',

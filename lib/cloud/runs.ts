@@ -12,6 +12,7 @@ import { copyRun, RunStore } from '../engine/run-store';
 import { RUN_PATHS } from '../suite/run-paths';
 import type { RunManifest } from '../suite/types';
 import { runBlobs } from './s3-sink';
+import { describeInterruption, openInterruptions, readInterruptions, type InterruptionRecord } from './spot';
 
 export interface RunProgress {
   readonly runId: string;
@@ -25,6 +26,11 @@ export interface RunProgress {
   /** Linear estimate from the pace so far; null until a step finished or when done. */
   readonly etaSec: number | null;
   readonly error: string | null;
+  /**
+   * Runners whose interruption (spot notice or signal) no runner has resumed from yet
+   * (lib/cloud/spot.ts); empty once the run was resumed in every interrupted slot.
+   */
+  readonly interruptions: readonly InterruptionRecord[];
 }
 
 export async function readManifest(s3: S3Client, bucket: string, runId: string): Promise<RunManifest | null> {
@@ -41,7 +47,9 @@ export function computeProgress(
   manifest: RunManifest | null,
   stepsDone: number,
   now: Date,
+  interruptions: readonly InterruptionRecord[] = [],
 ): RunProgress {
+  const open = openInterruptions(interruptions);
   if (!manifest) {
     return {
       runId,
@@ -54,6 +62,7 @@ export function computeProgress(
       elapsedSec: null,
       etaSec: null,
       error: null,
+      interruptions: open,
     };
   }
   const total = manifest.stepIds.length;
@@ -76,6 +85,7 @@ export function computeProgress(
     elapsedSec,
     etaSec,
     error: manifest.error ?? null,
+    interruptions: open,
   };
 }
 
@@ -85,11 +95,12 @@ export async function readProgress(
   runId: string,
   now: Date = new Date(),
 ): Promise<RunProgress> {
-  const [manifest, done] = await Promise.all([
+  const [manifest, done, interruptions] = await Promise.all([
     readManifest(s3, bucket, runId),
     countStepFiles(s3, bucket, runId),
+    readInterruptions(runBlobs(s3, bucket, runId)),
   ]);
-  return computeProgress(runId, manifest, done, now);
+  return computeProgress(runId, manifest, done, now, interruptions);
 }
 
 /**
@@ -102,7 +113,10 @@ export function formatProgress(p: RunProgress): string {
   if (p.status === 'not-started') return `${id}: no manifest yet (runners starting?)`;
   const eta = p.etaSec === null ? '' : `, ETA ${formatDuration(p.etaSec)}`;
   const err = p.error ? ` — ${forTerminalLine(p.error)}` : '';
-  return `${id} [${forTerminalLine(String(p.suite))}] ${forTerminalLine(String(p.status))}: ${p.stepsDone}/${p.stepsTotal ?? '?'} steps, elapsed ${formatDuration(p.elapsedSec)}${eta}${err}`;
+  const line = `${id} [${forTerminalLine(String(p.suite))}] ${forTerminalLine(String(p.status))}: ${p.stepsDone}/${p.stepsTotal ?? '?'} steps, elapsed ${formatDuration(p.elapsedSec)}${eta}${err}`;
+  if (p.interruptions.length === 0) return line;
+  const notes = p.interruptions.map((r) => `\n  ${forTerminalLine(describeInterruption(r))}`).join('');
+  return `${line}${notes}\n  finished steps are kept; resume with the same run id: proxylab run --lab FILE --suite ${forTerminalLine(String(p.suite))} --run-id ${id}`;
 }
 
 /** One row of `proxylab status` without a run id: the run's progress, or why it cannot be read. */

@@ -45,6 +45,8 @@ export const DEFAULTS = {
     instanceType: 'c7g.large',
     count: 1,
     placement: 'any' as RunnerPlacement,
+    /** On-demand runners unless the lab asks for Spot capacity. */
+    spot: false,
   },
   results: {
     retainOnDestroy: false,

@@ -348,6 +348,13 @@ const runnersSchema = z.strictObject(
           default: DEFAULTS.runners.placement,
         }),
       ),
+    spot: bool.optional().meta(
+      doc({
+        description:
+          '`true` runs the runners on Spot capacity (a persistent request that *stops* the runner on an interruption and starts it again, EBS intact, when capacity returns). An interruption loses at most the step in flight: `status` says which runner was interrupted and when, and `run` with the same `--run-id` resumes. `cost` shows the on-demand price as the ceiling.',
+        default: DEFAULTS.runners.spot,
+      }),
+    ),
   },
   { error: 'an object such as { "instanceType": "c7g.large", "count": 1 }' },
 );

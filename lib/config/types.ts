@@ -100,6 +100,11 @@ export interface RunnersConfig {
   readonly count: number;
   /** EC2 placement group strategy for the runners; "any" = no placement group. */
   readonly placement: RunnerPlacement;
+  /**
+   * Spot capacity: a persistent Spot request with interruption behaviour `stop` (the runner comes
+   * back with its EBS root when capacity returns; the run resumes with the same run id).
+   */
+  readonly spot: boolean;
 }
 
 export interface ResultsConfig {

@@ -472,6 +472,7 @@ function withDefaults(input: LabFileInput): LabConfig {
       instanceType: input.runners?.instanceType ?? DEFAULTS.runners.instanceType,
       count: input.runners?.count ?? DEFAULTS.runners.count,
       placement: input.runners?.placement ?? DEFAULTS.runners.placement,
+      spot: input.runners?.spot ?? DEFAULTS.runners.spot,
     },
     results: {
       retainOnDestroy: input.results?.retainOnDestroy ?? DEFAULTS.results.retainOnDestroy,
@@ -539,6 +540,6 @@ export function summarizeLab(lab: LabConfig): string {
       : `${lab.proxies.length} prox${lab.proxies.length === 1 ? 'y' : 'ies'} (${lab.proxies
           .map((p) => `${p.name} ${p.maxConnectionsPercent}%`)
           .join(', ')})`;
-  const runners = `${lab.runners.count} × ${lab.runners.instanceType} runner${lab.runners.count === 1 ? '' : 's'}`;
+  const runners = `${lab.runners.count} × ${lab.runners.instanceType}${lab.runners.spot ? ' spot' : ''} runner${lab.runners.count === 1 ? '' : 's'}`;
   return `${lab.name}: ${describeDatabase(db)}, ${maxConn}; ${proxies}; ${runners}; ${lab.ttlHours === null ? 'no expiry' : `ttl ${lab.ttlHours} h`}`;
 }

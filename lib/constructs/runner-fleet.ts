@@ -64,7 +64,33 @@ export interface RunnerFleetProps {
    * @default Duration.minutes(20)
    */
   readonly bootTimeout?: Duration;
+  /**
+   * Run the runners on Spot capacity: a persistent Spot request whose interruption behaviour is
+   * `stop` (see SPOT_MARKET_OPTIONS).
+   * @default false - on-demand runners
+   */
+  readonly spot?: boolean;
 }
+
+/**
+ * The Spot request of a spot runner. `persistent` + `stop` rather than `one-time` + `terminate`:
+ * - EC2 can only *stop* an interrupted Spot Instance when its request is `persistent` ("The Spot
+ *   Instance request type must be persistent", EC2 User Guide, interruption-behavior.html; the
+ *   SpotMarketOptions API: "persistent Spot Instance requests are only supported when the instance
+ *   interruption behavior is either hibernate or stop").
+ * - A stopped runner keeps its instance id and its EBS root (the installed runner software, pgbench),
+ *   and EC2 starts it again "when capacity is available in the same Availability Zone and for the
+ *   same instance type" (same page). The stack's RunnerIds output stays true, so
+ *   `proxylab run --run-id <same id>` resumes on the same runner once it is back.
+ * - `one-time` + `terminate` would end the runner for good: CloudFormation still lists the
+ *   terminated instance, and nothing but a new stack would replace it.
+ * The stop path needs an EBS root (the runners have one; instance-store roots cannot stop).
+ * No MaxPrice: AWS advises against it (more interruptions); the Spot price is paid, capped at on-demand.
+ */
+export const SPOT_MARKET_OPTIONS = {
+  marketType: 'spot',
+  spotOptions: { spotInstanceType: 'persistent', instanceInterruptionBehavior: 'stop' },
+} as const;
 
 /** Graviton instance families (`c7g`, `m6gd`, `c6gn`, `t4g`, `r8g`…) run the arm64 AMI. */
 export function isGraviton(instanceType: string): boolean {
@@ -188,6 +214,21 @@ export class RunnerFleet extends Construct {
           })
         : undefined;
 
+    // ec2.Instance has no market options (AWS::EC2::Instance has no InstanceMarketOptions either):
+    // spot runners launch from a template that carries them, with IMDSv2 required in the same
+    // template (requireImdsv2 would add a second template, and an instance takes only one).
+    const spotTemplate = props.spot
+      ? new ec2.CfnLaunchTemplate(this, 'SpotLaunchTemplate', {
+          launchTemplateData: {
+            metadataOptions: { httpTokens: 'required' },
+            instanceMarketOptions: {
+              marketType: SPOT_MARKET_OPTIONS.marketType,
+              spotOptions: { ...SPOT_MARKET_OPTIONS.spotOptions },
+            },
+          },
+        })
+      : undefined;
+
     const machineImage = ec2.MachineImage.latestAmazonLinux2023({
       cpuType: arm ? ec2.AmazonLinuxCpuType.ARM_64 : ec2.AmazonLinuxCpuType.X86_64,
     });
@@ -208,7 +249,7 @@ export class RunnerFleet extends Construct {
         // EBS-backed instance is only stopped and started on a user-data change, and the new user
         // data never runs (aws-cdk-lib ec2.InstanceProps.userDataCausesReplacement).
         userDataCausesReplacement: true,
-        requireImdsv2: true,
+        requireImdsv2: spotTemplate === undefined,
         associatePublicIpAddress: true,
         placementGroup,
         blockDevices: [
@@ -222,6 +263,12 @@ export class RunnerFleet extends Construct {
           },
         ],
       });
+      if (spotTemplate) {
+        instance.instance.launchTemplate = {
+          launchTemplateId: spotTemplate.ref,
+          version: spotTemplate.attrLatestVersionNumber,
+        };
+      }
       // The boot script's exit code reaches CloudFormation (cfn-signal in an EXIT trap): a runner
       // whose packages or runner software failed to install fails the deploy, not the first run.
       userData.addSignalOnExitCommand(instance);

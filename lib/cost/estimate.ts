@@ -22,6 +22,15 @@ export const HOURS_PER_DAY = 8;
 /** Hours in the "30-day month left running" total. */
 export const HOURS_PER_MONTH = 720;
 
+/**
+ * What the estimate says of spot runners. No Spot price is assumed: it moves with supply and demand
+ * per zone and type, and a lab without a MaxPrice pays "the current Spot price", never more than
+ * on-demand (EC2 API SpotMarketOptions.MaxPrice: "If you do not specify this parameter, you will pay
+ * the current Spot price"; its default ceiling is the on-demand price).
+ */
+export const SPOT_CEILING_NOTE =
+  'priced at the on-demand rate as a ceiling; the Spot price actually billed is usually well below it (it varies by zone and hour, so no Spot price is assumed)';
+
 export type CostCategory = 'database' | 'proxy' | 'runner' | 'network' | 'storage' | 'other';
 
 export interface CostLine {
@@ -206,12 +215,13 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
   lines.push(
     fixed(
       'runner',
-      `Runners ${lab.runners.count} × ${lab.runners.instanceType}`,
+      `Runners ${lab.runners.count} × ${lab.runners.instanceType}${lab.runners.spot ? ' (spot: on-demand as ceiling)' : ''}`,
       lab.runners.count,
       'instance-hour',
       runner.usdPerHour,
       runner.source,
-      `${lab.runners.count} × $${runner.usdPerHour}/h on-demand Linux (${runner.vcpus} vCPU each)`,
+      `${lab.runners.count} × $${runner.usdPerHour}/h on-demand Linux (${runner.vcpus} vCPU each)` +
+        (lab.runners.spot ? `; ${SPOT_CEILING_NOTE}` : ''),
     ),
   );
   const ebsGb = shape.runnerRootVolumeGb * lab.runners.count;
@@ -357,6 +367,7 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
       db.engine === 'aurora-postgresql' && db.capacity.kind === 'serverless'
         ? 'serverless v2 bills the ACUs in use: the low figure is every instance at minCapacity, the high one at maxCapacity'
         : 'provisioned instances bill every hour they exist, busy or idle',
+      ...(lab.runners.spot ? [`spot runners: ${SPOT_CEILING_NOTE}`] : []),
     ],
     notIncluded: [
       'data transfer (inter-AZ, internet, endpoint/NAT data processed)',

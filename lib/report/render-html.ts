@@ -8,6 +8,7 @@ import type { Cell } from './cells';
 import { churnOption, latencyOption, metricOption, renderSvg, tpsOption } from './charts';
 import { fmtConnect, fmtDuration, fmtNumber, fmtSetting, fmtSpread, fmtVerdict } from './format';
 import { html, joinHtml, SafeHtml, trustedSvg } from './html';
+import { columnTitle, type PoolerMatrix } from './pooler-matrix';
 import type {
   ChurnRow,
   ErrorMatrix,
@@ -215,6 +216,27 @@ function matrixSection(matrix: ErrorMatrix): SafeHtml {
   )}</tr></thead><tbody>${matrix.rows.map((r) => html`<tr><th>${r.label}</th>${r.cells.map(matrixCell)}</tr>`)}</tbody></table>`;
 }
 
+function poolerMatrixSection(pm: PoolerMatrix): SafeHtml {
+  return html`<h3>Pooler matrix <span class="sub">${pm.variant}</span></h3><p class="sub">Each pooler and placement side by side per client count: tps, p95 latency, the pooler's CPU (busiest PgBouncer process, mean over the step, % of one core; RDS Proxy publishes none) and whether the pooler was saturated. ? = unknown.</p>
+<table class="pooler-matrix" data-pooler-matrix="${pm.scenario}"><thead><tr><th>clients</th>${pm.columns.map(
+    (c) =>
+      html`<th data-target="${c.targetName}">${columnTitle(c).name}<br><span class="sub">${columnTitle(c).what}</span></th>`,
+  )}</tr></thead><tbody>${pm.rows.map(
+    (r) =>
+      html`<tr><th class="num">${r.clients}</th>${r.cells.map((cell) =>
+        cell === null
+          ? html`<td class="m-none">–</td>`
+          : html`<td class="num${cell.poolerSaturated === true ? ' m-errors' : ''}" data-saturated="${String(cell.poolerSaturated)}"><div>${fmtSpread(cell.tps, 1)} tps</div><div>p95 ${fmtSpread(cell.latencyP95Ms)} ms</div><div>pooler CPU ${cell.poolerCpuPercent === null ? '?' : `${fmtNumber(cell.poolerCpuPercent, 0)} %`}</div>${
+              cell.poolerSaturated === true
+                ? html`<div>⚠ pooler saturated</div>`
+                : cell.poolerSaturated === false
+                  ? html`<div>not saturated</div>`
+                  : ''
+            }</td>`,
+      )}</tr>`,
+  )}</tbody></table>`;
+}
+
 function resultsTable(cells: readonly Cell[]): SafeHtml {
   return html`<details><summary>all results (${cells.length} cells)</summary><table><thead><tr><th>target</th><th>clients</th><th>protocol</th><th>connect</th><th>pool %</th><th>script</th><th>tps</th><th>p50 ms</th><th>p95 ms</th><th>errors</th><th>verdict</th></tr></thead><tbody>${cells.map(
     (c) =>
@@ -241,6 +263,7 @@ ${info?.finding ? html`<p class="sub">${info.experiment ?? ''} published: ${info
 ${panels.map(panelCharts)}
 ${churnSection(churn)}
 ${matrix ? matrixSection(matrix) : ''}
+${model.poolerMatrices.filter((pm) => pm.scenario === scenario).map(poolerMatrixSection)}
 ${
   comparisons.length > 0
     ? html`<h3>Comparisons</h3><ul>${comparisons.map((v) => html`<li>${verdictMark(v.held)} ${v.expected} — ${v.observed}</li>`)}</ul>`

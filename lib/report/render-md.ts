@@ -3,6 +3,7 @@
  * Table cells are escaped for Markdown (pipes, newlines) and HTML (`<`, `>`, `&`), since most
  * Markdown renderers pass inline HTML through.
  */
+import { cellText, columnTitle } from './pooler-matrix';
 import { fmtConnect, fmtDuration, fmtNumber, fmtSpread, fmtVerdict } from './format';
 import type { FindingState, ReportModel, ScenarioLookup } from './shape';
 
@@ -112,6 +113,19 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
         ]),
       ),
     );
+    for (const pm of model.poolerMatrices.filter((x) => x.scenario === scenario)) {
+      out.push('');
+      out.push(
+        `**Pooler matrix** (${mdText(pm.variant)}): tps · p95 · the pooler's CPU (busiest PgBouncer process, % of one core) · saturation`,
+      );
+      out.push('');
+      out.push(
+        mdTable(
+          ['clients', ...pm.columns.map((c) => `${columnTitle(c).name} (${columnTitle(c).what})`)],
+          pm.rows.map((r) => [String(r.clients), ...r.cells.map(cellText)]),
+        ),
+      );
+    }
     const comparisons = (m.scenarioVerdicts ?? []).filter((v) => v.scenario === scenario);
     if (comparisons.length > 0) {
       out.push('');

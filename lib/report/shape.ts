@@ -13,6 +13,7 @@ import type {
 import { CLOUD_REPORT_METRICS, LOCAL_REPORT_METRICS, metricDef } from '../collector/catalog';
 import { type Cell, groupCells, lineLabeller, type Spread, uniqueInOrder } from './cells';
 import type { LoadedMetrics, LoadedRun } from './load';
+import { poolerMatrices, type PoolerMatrix } from './pooler-matrix';
 
 // ---------------------------------------------------------------- per-scenario charts
 
@@ -574,6 +575,8 @@ export interface ReportModel {
   readonly panels: readonly ScenarioPanel[];
   readonly churn: readonly ChurnRow[];
   readonly matrices: readonly ErrorMatrix[];
+  /** Poolers / placements side by side per client count (none when the run has one kind of target). */
+  readonly poolerMatrices: readonly PoolerMatrix[];
   readonly metricPanels: readonly MetricPanel[];
   readonly windows: readonly StepWindow[];
   readonly findings: readonly FindingRow[];
@@ -588,6 +591,7 @@ export function buildModel(run: LoadedRun, lookup: ScenarioLookup): ReportModel 
     panels: scenarioPanels(cells),
     churn: churnRows(cells),
     matrices: errorMatrices(cells),
+    poolerMatrices: poolerMatrices(run, cells),
     metricPanels: metricPanels(run.manifest.mode, run.metrics),
     windows: stepWindows(run.steps),
     findings: findingRows(run, lookup),

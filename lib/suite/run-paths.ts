@@ -11,6 +11,8 @@ export const RUN_PATHS = {
   request: 'request.json',
   /** Cloud: the runner fleet's barrier objects and per-runner parts. */
   fleetDir: 'fleet',
+  /** Cloud: one record per runner slot that was interrupted (spot notice or signal; lib/cloud/spot.ts). */
+  interruptionsDir: 'interruptions',
   /** Cloud: the SSM command output of each runner. */
   ssmDir: 'ssm',
   stepsDir: 'steps',

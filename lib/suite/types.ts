@@ -190,6 +190,8 @@ export interface StepRecord {
   readonly result: StepMeasurement | null;
   readonly verdict: Verdict;
   readonly loadGeneratorSaturated: boolean;
+  /** The pooler was CPU-bound during the step; null: no pooler or not measured; absent in older runs. */
+  readonly poolerSaturated?: boolean | null;
   readonly saturationReason: string | null;
   /** The pgbench command line with secrets removed. */
   readonly command: readonly string[];

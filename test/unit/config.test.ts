@@ -544,7 +544,7 @@ describe('defaults', () => {
           snapshotOnDestroy: false,
         },
         proxies: [],
-        runners: { instanceType: 'c7g.large', count: 1, placement: 'any' },
+        runners: { instanceType: 'c7g.large', count: 1, placement: 'any', spot: false },
         results: { retainOnDestroy: false, expireAfterDays: 30 },
         ttlHours: 8,
         tags: {},

@@ -70,9 +70,15 @@ test('the defaults the schema documents are the defaults validation applies', ()
   };
   const proxy: Record<string, unknown> = { name: 'p' };
   const explicit: Record<string, unknown> = { name: 'x', proxies: [proxy] };
+  const explicitPostgres: Record<string, unknown> = {};
   const rows = labFieldRows(labJsonSchema());
   const defaulted = rows.filter((r) => r.default.startsWith('`') && r.path !== 'proxies');
   for (const row of defaulted) {
+    // `postgres` is the alternative to `aurora` (one database per lab): checked on its own below.
+    if (row.path.startsWith('postgres.')) {
+      explicitPostgres[row.path.slice('postgres.'.length)] = JSON.parse(row.default.slice(1, -1)) as unknown;
+      continue;
+    }
     const value = JSON.parse(row.default.slice(1, -1)) as unknown;
     const [head = '', leaf] = row.path.split('.');
     if (head === 'proxies[]' && leaf !== undefined) proxy[leaf] = value;
@@ -83,6 +89,12 @@ test('the defaults the schema documents are the defaults validation applies', ()
   // THEN it validates to the same LabConfig as the minimal lab
   expect(defaulted.length).toBeGreaterThan(15);
   expect(validateLab(explicit)).toEqual(validateLab({ name: 'x', proxies: [{ name: 'p' }] }));
+  // AND an RDS for PostgreSQL lab spelling out the postgres defaults equals one with `postgres: {}`
+  expect(Object.keys(explicitPostgres).length).toBeGreaterThan(5);
+  const withPostgres = (postgres: object) => validateLab({ ...explicit, aurora: undefined, postgres });
+  const spelled = withPostgres(explicitPostgres);
+  expect(spelled.ok).toBe(true);
+  expect(spelled).toEqual(withPostgres({}));
   expect(schema.properties.ttlHours?.default).toBe(DEFAULTS.ttlHours);
 });
 

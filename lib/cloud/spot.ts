@@ -1,0 +1,302 @@
+/**
+ * Spot runners: notice an interruption, record it beside the run, and say so in `proxylab status`.
+ *
+ * A spot runner (lab `runners.spot`) is stopped by EC2 when capacity is reclaimed. Two minutes
+ * before, EC2 puts `spot/instance-action` into the instance metadata ("A Spot Instance interruption
+ * notice is a warning that is issued two minutes before Amazon EC2 stops or terminates your Spot
+ * Instance … We recommend that you check for these interruption notices every 5 seconds"; the item
+ * is absent (404) until then: EC2 User Guide, spot-instance-termination-notices.html). The runner
+ * polls it over IMDSv2 (token PUT, then GET with the token; the runners require IMDSv2), records
+ * the notice at once, and keeps measuring: a step that ends within the two minutes is kept. When
+ * the OS shuts down it sends SIGTERM; the runner stops pgbench, the engine marks the manifest
+ * `interrupted`, and the record gets the signal. Every finished step is already in S3 (one object
+ * per step, written when the step ends); `proxylab run` with the same `--run-id` resumes, on the same
+ * runner once EC2 starts it again (persistent request, interruption behaviour `stop`) or on a
+ * replacement, and the resumed runner marks the record `resumedAt`.
+ *
+ * Records live at `runs/<runId>/interruptions/runner-<i>.json` (one per runner slot, the latest
+ * interruption); the runner may only PutObject under runs/, so a record is closed, never deleted.
+ */
+import { z } from 'zod';
+import type { BlobStore } from '../engine/blob-store';
+import type { Clock } from '../engine/ports';
+import { RUN_PATHS } from '../suite/run-paths';
+import { parseRunFile } from '../suite/schemas';
+
+/** How often the notice is polled (the EC2 User Guide recommends every 5 seconds). */
+export const SPOT_NOTICE_POLL_MS = 5000;
+
+/** The instance metadata service's default address (IMDSv2). */
+export const IMDS_DEFAULT_ENDPOINT = 'http://169.254.169.254';
+
+/** `spot/instance-action`: what EC2 will do and when (UTC), e.g. `{"action":"stop","time":"…Z"}`. */
+export interface InstanceAction {
+  readonly action: string;
+  readonly time: string;
+}
+
+export const interruptionRecordSchema = z.object({
+  runnerIndex: z.number().int().min(0),
+  /** When the runner first knew: the notice, else the signal. */
+  interruptedAt: z.string(),
+  cause: z.enum(['spot-notice', 'signal']),
+  /** The signal that stopped the runner (SIGTERM at shutdown); null while only the notice is known. */
+  signal: z.string().nullable(),
+  notice: z.object({ action: z.string(), time: z.string() }).nullable(),
+  /** The step that was running (it is measured again on resume); null between steps or unknown. */
+  stepInFlight: z.string().nullable(),
+  /** When a runner resumed the run in this slot; null while the interruption is open. */
+  resumedAt: z.string().nullable(),
+});
+
+export type InterruptionRecord = z.infer<typeof interruptionRecordSchema>;
+
+/** `interruptions/runner-<i>.json`. */
+export function interruptionPath(runnerIndex: number): string {
+  return `${RUN_PATHS.interruptionsDir}/runner-${runnerIndex}.json`;
+}
+
+export async function readInterruptions(blobs: BlobStore): Promise<InterruptionRecord[]> {
+  const keys = (await blobs.list(`${RUN_PATHS.interruptionsDir}/`)).filter((k) => k.endsWith('.json'));
+  const out: InterruptionRecord[] = [];
+  for (const key of keys) {
+    const text = await blobs.read(key);
+    if (text !== null) out.push(parseRunFile(interruptionRecordSchema, blobs.where(key), text));
+  }
+  return out.sort((a, b) => a.runnerIndex - b.runnerIndex);
+}
+
+/** Interruptions no runner has resumed from yet. */
+export function openInterruptions(records: readonly InterruptionRecord[]): InterruptionRecord[] {
+  return records.filter((r) => r.resumedAt === null);
+}
+
+/** `runner 1 interrupted at … (spot notice: stop at …; step … in flight)`. */
+export function describeInterruption(r: InterruptionRecord): string {
+  const why =
+    r.notice !== null
+      ? `spot interruption notice: ${r.notice.action} at ${r.notice.time}${r.signal ? `, then ${r.signal}` : ''}`
+      : `${r.signal ?? 'signal'}, no spot notice seen`;
+  const step = r.stepInFlight ? `; step ${r.stepInFlight} was running and will be measured again` : '';
+  return `runner ${r.runnerIndex + 1} interrupted at ${r.interruptedAt} (${why}${step})`;
+}
+
+/**
+ * One runner slot's interruption record: written when the notice arrives and when the signal
+ * comes, closed (`resumedAt`) when a runner starts the run again in this slot.
+ */
+export class InterruptionRecorder {
+  private current: InterruptionRecord | null = null;
+  private stepInFlight: string | null = null;
+  private writes: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly blobs: BlobStore,
+    private readonly runnerIndex: number,
+    private readonly clock: Clock,
+    private readonly log: (line: string) => void = () => undefined,
+  ) {}
+
+  /** The step now running (null between steps). */
+  setStepInFlight(stepId: string | null): void {
+    this.stepInFlight = stepId;
+  }
+
+  notice(action: InstanceAction): Promise<void> {
+    if (this.current?.notice) return this.writes;
+    this.current = {
+      runnerIndex: this.runnerIndex,
+      interruptedAt: this.current?.interruptedAt ?? this.clock.now().toISOString(),
+      cause: 'spot-notice',
+      signal: this.current?.signal ?? null,
+      notice: { action: action.action, time: action.time },
+      stepInFlight: this.stepInFlight,
+      resumedAt: null,
+    };
+    return this.save();
+  }
+
+  signal(sig: string): Promise<void> {
+    this.current = {
+      runnerIndex: this.runnerIndex,
+      interruptedAt: this.current?.interruptedAt ?? this.clock.now().toISOString(),
+      cause: this.current?.cause ?? 'signal',
+      signal: sig,
+      notice: this.current?.notice ?? null,
+      // the step running when the signal came is the one lost (the notice may have come a step earlier)
+      stepInFlight: this.stepInFlight,
+      resumedAt: null,
+    };
+    return this.save();
+  }
+
+  /**
+   * A runner started the run in this slot (again): close an open record of an earlier attempt.
+   * Queued behind this attempt's own writes, and a no-op once this attempt has a record of its own.
+   */
+  resumed(): Promise<void> {
+    const key = interruptionPath(this.runnerIndex);
+    this.writes = this.writes
+      .then(async () => {
+        if (this.current !== null) return;
+        const text = await this.blobs.read(key);
+        if (text === null) return;
+        const prev = parseRunFile(interruptionRecordSchema, this.blobs.where(key), text);
+        if (prev.resumedAt !== null) return;
+        const closed: InterruptionRecord = { ...prev, resumedAt: this.clock.now().toISOString() };
+        await this.blobs.write(key, JSON.stringify(closed, null, 2) + '\n', 'application/json');
+        this.log(`closed the interruption record of an earlier attempt: ${describeInterruption(prev)}`);
+      })
+      .catch((err: unknown) =>
+        this.log(
+          `could not close the interruption record ${this.blobs.where(key)}: ${err instanceof Error ? err.message : String(err)}`,
+        ),
+      );
+    return this.writes;
+  }
+
+  /** Every record write so far has settled. */
+  flushed(): Promise<void> {
+    return this.writes;
+  }
+
+  private save(): Promise<void> {
+    const record = this.current;
+    if (record === null) return this.writes;
+    const key = interruptionPath(this.runnerIndex);
+    this.writes = this.writes
+      .then(() => this.blobs.write(key, JSON.stringify(record, null, 2) + '\n', 'application/json'))
+      .catch((err: unknown) =>
+        this.log(
+          `could not record the interruption in ${this.blobs.where(key)}: ${err instanceof Error ? err.message : String(err)}`,
+        ),
+      );
+    return this.writes;
+  }
+}
+
+/** What the watcher needs from the instance metadata service. */
+export interface InstanceMetadata {
+  /** `instance-life-cycle`: `spot`, `on-demand`, … ; null when there is no metadata service. */
+  lifeCycle(): Promise<string | null>;
+  /** `spot/instance-action`; null while no interruption is scheduled (404). */
+  instanceAction(): Promise<InstanceAction | null>;
+}
+
+type FetchLike = (
+  url: string,
+  init: { method: string; headers: Record<string, string>; signal: AbortSignal },
+) => Promise<{ status: number; text(): Promise<string> }>;
+
+/**
+ * IMDSv2 over HTTP: a session token (PUT /latest/api/token), then GETs with it. `endpoint` is
+ * `AWS_EC2_METADATA_SERVICE_ENDPOINT` when set (the variable the AWS SDKs read), else 169.254.169.254.
+ */
+export function imdsV2(endpoint: string, fetchImpl: FetchLike = fetch, timeoutMs = 1000): InstanceMetadata {
+  const base = endpoint.replace(/\/+$/, '');
+  let token: string | null = null;
+  const call = async (method: string, path: string, headers: Record<string, string>) =>
+    fetchImpl(`${base}${path}`, { method, headers, signal: AbortSignal.timeout(timeoutMs) });
+  const get = async (path: string): Promise<string | null> => {
+    for (let attempt = 0; attempt < 2; attempt++) {
+      if (token === null) {
+        const res = await call('PUT', '/latest/api/token', {
+          'X-aws-ec2-metadata-token-ttl-seconds': '21600',
+        });
+        if (res.status !== 200) throw new Error(`IMDSv2 token: HTTP ${res.status}`);
+        token = (await res.text()).trim();
+      }
+      const res = await call('GET', path, { 'X-aws-ec2-metadata-token': token });
+      if (res.status === 401) {
+        token = null; // expired token: fetch a new one once
+        continue;
+      }
+      if (res.status === 404) return null;
+      if (res.status !== 200) throw new Error(`IMDS ${path}: HTTP ${res.status}`);
+      return await res.text();
+    }
+    throw new Error(`IMDS ${path}: token refused twice`);
+  };
+  return {
+    lifeCycle: async () => (await get('/latest/meta-data/instance-life-cycle'))?.trim() ?? null,
+    instanceAction: async () => {
+      const text = await get('/latest/meta-data/spot/instance-action');
+      return text === null ? null : parseInstanceAction(text);
+    },
+  };
+}
+
+/** `{"action": "stop", "time": "2017-09-18T08:22:00Z"}`; anything else → null (not a notice we understand). */
+export function parseInstanceAction(text: string): InstanceAction | null {
+  try {
+    const v: unknown = JSON.parse(text);
+    if (typeof v !== 'object' || v === null) return null;
+    const { action, time } = v as Record<string, unknown>;
+    return typeof action === 'string' && typeof time === 'string' ? { action, time } : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The metadata endpoint from the environment; null when `AWS_EC2_METADATA_DISABLED=true`. */
+export function imdsEndpointFrom(env: NodeJS.ProcessEnv): string | null {
+  if ((env.AWS_EC2_METADATA_DISABLED ?? '').toLowerCase() === 'true') return null;
+  return env.AWS_EC2_METADATA_SERVICE_ENDPOINT || IMDS_DEFAULT_ENDPOINT;
+}
+
+/**
+ * Polls `spot/instance-action` every `intervalMs` on a spot instance and calls `onNotice` once.
+ * Off EC2 (no metadata service) or on an on-demand instance it stops after the first look.
+ */
+export class SpotNoticeWatcher {
+  private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly imds: InstanceMetadata,
+    private readonly onNotice: (a: InstanceAction) => void,
+    private readonly log: (line: string) => void,
+    private readonly intervalMs = SPOT_NOTICE_POLL_MS,
+  ) {}
+
+  async start(): Promise<boolean> {
+    let lifeCycle: string | null;
+    try {
+      lifeCycle = await this.imds.lifeCycle();
+    } catch {
+      return false; // not on EC2: nothing to watch
+    }
+    if (lifeCycle !== 'spot') return false;
+    this.log(`spot instance: watching for an interruption notice every ${this.intervalMs / 1000} s`);
+    this.schedule(0);
+    return true;
+  }
+
+  stop(): void {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+  }
+
+  private schedule(ms: number): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => void this.poll(), ms);
+    this.timer.unref();
+  }
+
+  private async poll(): Promise<void> {
+    try {
+      const action = await this.imds.instanceAction();
+      if (action !== null && !this.stopped) {
+        this.log(
+          `spot interruption notice: EC2 will ${action.action} this runner at ${action.time}; finished steps are in S3`,
+        );
+        this.onNotice(action);
+        return; // one notice is enough: the shutdown's SIGTERM follows
+      }
+    } catch {
+      // a failed poll is retried at the next interval
+    }
+    this.schedule(this.intervalMs);
+  }
+}

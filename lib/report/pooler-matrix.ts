@@ -1,0 +1,191 @@
+/**
+ * The pooler matrix: when a run measured targets of several poolers / placements (direct, RDS
+ * Proxy, PgBouncer on a dedicated host, PgBouncer co-located with the load, a local PgBouncer),
+ * they are shown side by side per client count — TPS, p95 latency, the pooler's CPU and whether
+ * the pooler was saturated. Pure: a loaded run in, rows out; the renderers only draw them.
+ *
+ * Pooler CPU (the contract of issue 12): metric series of source `pgbouncer`, name
+ * `process_cpu_percent`, dimensions `{ pooler, process }`, percent of ONE core per PgBouncer
+ * process. A step's figure is, per process, the mean of the points inside the step's window, then
+ * the busiest process (a single-threaded PgBouncer tops out at one core whatever the others do).
+ * A repeated cell shows the busiest repetition. No points: unknown (null), never 0.
+ */
+import type { MetricSeries, StepRecord } from '../suite/types';
+import type { TargetDescriptor } from '../suite/targets';
+import { type Cell, type Spread, uniqueInOrder } from './cells';
+import type { LoadedRun } from './load';
+import { fmtNumber, fmtSpread } from './format';
+
+export const POOLER_CPU_SOURCE = 'pgbouncer';
+export const POOLER_CPU_METRIC = 'process_cpu_percent';
+
+/** One target of the matrix, labelled by what it is and where it runs. */
+export interface PoolerColumn {
+  readonly targetName: string;
+  /** `direct`, `RDS Proxy`, `PgBouncer · dedicated host`, `PgBouncer · co-located`, `PgBouncer · local`. */
+  readonly placementLabel: string;
+  /** Session / transaction for PgBouncer; null otherwise. */
+  readonly poolMode: string | null;
+}
+
+export interface PoolerMatrixCell {
+  readonly tps: Spread | null;
+  readonly latencyP95Ms: Spread | null;
+  /** Busiest PgBouncer process's mean CPU over the step (% of one core); null when not measured. */
+  readonly poolerCpuPercent: number | null;
+  /** true: some repetition's pooler was CPU-bound; false: measured and never; null: unknown / no pooler. */
+  readonly poolerSaturated: boolean | null;
+  readonly troubled: boolean;
+}
+
+export interface PoolerMatrixRow {
+  readonly clients: number;
+  /** One per column; null where that target has no cell at this client count. */
+  readonly cells: ReadonlyArray<PoolerMatrixCell | null>;
+}
+
+export interface PoolerMatrix {
+  readonly scenario: string;
+  /** protocol · connect · script (and pool %) when they distinguish several matrices of a scenario. */
+  readonly variant: string;
+  readonly columns: readonly PoolerColumn[];
+  readonly rows: readonly PoolerMatrixRow[];
+}
+
+/** What kind of pooler sits where: the label a column carries. */
+export function placementLabel(d: Pick<TargetDescriptor, 'pooler' | 'placement'>): string {
+  if (d.pooler === 'none') return 'direct';
+  if (d.pooler === 'rds-proxy') return 'RDS Proxy';
+  const where: Record<TargetDescriptor['placement'], string> = {
+    'dedicated-host': 'dedicated host',
+    'co-located': 'co-located',
+    local: 'local',
+    managed: 'managed',
+  };
+  return `PgBouncer · ${where[d.placement]}`;
+}
+
+/** The pooler CPU series of the run (every metrics file). */
+function poolerCpuSeries(run: LoadedRun): MetricSeries[] {
+  return run.metrics.flatMap((m) =>
+    m.file.series.filter(
+      (s) => s.source === POOLER_CPU_SOURCE && s.name === POOLER_CPU_METRIC && s.points.length > 0,
+    ),
+  );
+}
+
+/**
+ * Which series belong to a target: PgBouncer targets are named `<pooler>-<mode>` (the contract),
+ * so a series with `pooler: bouncer` belongs to `bouncer-session` and `bouncer-transaction`.
+ */
+function seriesOfTarget(series: readonly MetricSeries[], targetName: string): MetricSeries[] {
+  return series.filter((s) => {
+    const pooler = s.dimensions.pooler;
+    return pooler !== undefined && (targetName === pooler || targetName.startsWith(`${pooler}-`));
+  });
+}
+
+/** Busiest process's mean CPU inside the step's window; null when no process has a point in it. */
+export function stepPoolerCpu(
+  series: readonly MetricSeries[],
+  step: Pick<StepRecord, 'startedAt' | 'endedAt'>,
+) {
+  const start = Date.parse(step.startedAt);
+  const end = Date.parse(step.endedAt);
+  if (!Number.isFinite(start) || !Number.isFinite(end)) return null;
+  let busiest: number | null = null;
+  for (const s of series) {
+    const inside = s.points
+      .filter(([t]) => {
+        const at = Date.parse(t);
+        return at >= start && at <= end;
+      })
+      .map(([, v]) => v)
+      .filter((v) => Number.isFinite(v));
+    if (inside.length === 0) continue;
+    const mean = inside.reduce((a, b) => a + b, 0) / inside.length;
+    busiest = busiest === null ? mean : Math.max(busiest, mean);
+  }
+  return busiest;
+}
+
+function saturatedOf(steps: readonly StepRecord[]): boolean | null {
+  const flags = steps.map((s) => s.poolerSaturated ?? null);
+  if (flags.some((f) => f === true)) return true;
+  if (flags.some((f) => f === false)) return false;
+  return null;
+}
+
+function matrixCell(cell: Cell, series: readonly MetricSeries[]): PoolerMatrixCell {
+  const cpus = cell.steps.map((s) => stepPoolerCpu(series, s)).filter((v): v is number => v !== null);
+  return {
+    tps: cell.tps,
+    latencyP95Ms: cell.latencyP95Ms,
+    poolerCpuPercent: cpus.length > 0 ? Math.max(...cpus) : null,
+    poolerSaturated: saturatedOf(cell.steps),
+    troubled: cell.troubled,
+  };
+}
+
+/**
+ * One matrix per scenario × protocol × connect × script × pool % in which targets of at least two
+ * different poolers or placements were measured; none when the run has only one kind of target.
+ */
+export function poolerMatrices(run: LoadedRun, cells: readonly Cell[]): PoolerMatrix[] {
+  const descriptor = (c: Cell) =>
+    run.descriptorOf({ stepId: c.steps[0]?.stepId ?? '', target: c.key.target });
+  const kinds = new Set(cells.map((c) => placementLabel(descriptor(c))));
+  if (kinds.size < 2) return [];
+  const series = poolerCpuSeries(run);
+  const variantOf = (c: Cell) =>
+    [
+      c.key.protocol,
+      c.key.connect === 'per-transaction' ? '-C' : 'persistent',
+      c.key.script,
+      ...(c.key.poolPercent !== null ? [`pool ${c.key.poolPercent}%`] : []),
+      ...(c.key.preparedStatements !== null ? [`max_prepared_statements ${c.key.preparedStatements}`] : []),
+    ].join(' · ');
+  const out: PoolerMatrix[] = [];
+  for (const scenario of uniqueInOrder(cells.map((c) => c.key.scenario))) {
+    const inScenario = cells.filter((c) => c.key.scenario === scenario);
+    for (const variant of uniqueInOrder(inScenario.map(variantOf))) {
+      const own = inScenario.filter((c) => variantOf(c) === variant);
+      const targets = uniqueInOrder(own.map((c) => c.key.target.name));
+      const columns = targets.map((name): PoolerColumn => {
+        const first = own.find((c) => c.key.target.name === name) as Cell;
+        const d = descriptor(first);
+        return { targetName: name, placementLabel: placementLabel(d), poolMode: d.poolMode };
+      });
+      if (new Set(columns.map((c) => c.placementLabel)).size < 2) continue;
+      const clients = uniqueInOrder(own.map((c) => c.key.clients)).sort((a, b) => a - b);
+      // only a PgBouncer target has pooler CPU series (RDS Proxy exposes none; direct has no pooler)
+      const seriesOf = targets.map((name, i) =>
+        columns[i]?.placementLabel.startsWith('PgBouncer') ? seriesOfTarget(series, name) : [],
+      );
+      const rows = clients.map((n) => ({
+        clients: n,
+        cells: targets.map((name, i) => {
+          const cell = own.find((c) => c.key.clients === n && c.key.target.name === name);
+          return cell ? matrixCell(cell, seriesOf[i] ?? []) : null;
+        }),
+      }));
+      out.push({ scenario, variant, columns, rows });
+    }
+  }
+  return out;
+}
+
+/** A column head: `bouncer-session` + `PgBouncer · dedicated host, session`. */
+export function columnTitle(c: PoolerColumn): { name: string; what: string } {
+  return { name: c.targetName, what: `${c.placementLabel}${c.poolMode ? `, ${c.poolMode} pool` : ''}` };
+}
+
+/** `1,234 tps · p95 3.2 ms · CPU 87 % · saturated` (the parts that are known). */
+export function cellText(cell: PoolerMatrixCell | null): string {
+  if (cell === null) return '–';
+  const parts = [`${fmtSpread(cell.tps, 1)} tps`, `p95 ${fmtSpread(cell.latencyP95Ms)} ms`];
+  if (cell.poolerCpuPercent !== null) parts.push(`pooler CPU ${fmtNumber(cell.poolerCpuPercent, 0)} %`);
+  if (cell.poolerSaturated === true) parts.push('pooler saturated');
+  else if (cell.poolerSaturated === false) parts.push('not saturated');
+  return parts.join(' · ');
+}

@@ -1,0 +1,265 @@
+/**
+ * A spot interruption, simulated end to end: the REAL runner bundle (node runner.js) against a
+ * local PostgreSQL (the writer) and PgBouncer (standing in for a proxy), S3 and Secrets Manager on
+ * moto_server, and a stub instance metadata service (IMDSv2: token, `instance-life-cycle` = spot,
+ * `spot/instance-action` 404 until the test schedules the interruption). Mid-run the notice
+ * appears; the runner records it; the next step starts and the "shutdown" SIGTERM kills the runner
+ * mid-step. Then `proxylab status` (lib/cloud/runs) says the runner was interrupted and when; a
+ * runner with the same run id resumes; every step finished before the kill is byte-for-byte the
+ * same object, the interrupted step is measured again, and status no longer says interrupted.
+ */
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as fs from 'node:fs';
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { expect } from '@jest/globals';
+import { bundleRunner } from '../../lib/constructs/runner-bundle';
+import { BENCH_DB, BENCH_USER } from '../../lib/local/postgres';
+import { buildRunRequest, requestRunnerArgv, requestUrl, writeRunRequest } from '../../lib/cloud/run-request';
+import { formatListing, readListing, readProgress } from '../../lib/cloud/runs';
+import type { RunManifest } from '../../lib/suite/types';
+import { startLocalStack, type LocalStack } from '../helpers/local-stack';
+import { motoClientConfig, motoEnv, startMoto, type MotoServer } from '../helpers/moto';
+
+const BUCKET = 'proxylab-spot-it';
+const RUN_ID = 'cloud-spot-1';
+const PASSWORD = `it-${randomBytes(12).toString('hex')}`;
+const NOTICE = { action: 'stop', time: '2026-03-01T10:02:00Z' };
+
+let stack: LocalStack;
+let moto: MotoServer;
+let s3: S3Client;
+let tmp: string;
+let runnerJs: string;
+let imds: http.Server;
+let imdsUrl: string;
+/** What the stub metadata service answers for spot/instance-action (null = 404). */
+let scheduled: typeof NOTICE | null = null;
+const imdsCalls: string[] = [];
+
+interface Proc {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+  /** The step that had started and not ended when SIGTERM was sent. */
+  readonly killedDuring: string | null;
+}
+
+/** A minimal IMDSv2: a token for a PUT, every GET must carry it. */
+function startImds(): Promise<void> {
+  const TOKEN = 'stub-token';
+  imds = http.createServer((req, res) => {
+    imdsCalls.push(`${req.method} ${req.url}`);
+    if (req.method === 'PUT' && req.url === '/latest/api/token') {
+      res.writeHead(200).end(TOKEN);
+      return;
+    }
+    if (req.headers['x-aws-ec2-metadata-token'] !== TOKEN) {
+      res.writeHead(401).end();
+      return;
+    }
+    if (req.url === '/latest/meta-data/instance-life-cycle') res.writeHead(200).end('spot');
+    else if (req.url === '/latest/meta-data/spot/instance-action' && scheduled)
+      res.writeHead(200).end(JSON.stringify(scheduled));
+    else res.writeHead(404).end();
+  });
+  return new Promise((resolve) =>
+    imds.listen(0, '127.0.0.1', () => {
+      imdsUrl = `http://127.0.0.1:${(imds.address() as AddressInfo).port}`;
+      resolve();
+    }),
+  );
+}
+
+/**
+ * The runner as `proxylab run` starts it. With `interrupt`: once step 2 has started the notice is
+ * scheduled (step 2 started or was passed over); once the runner logged it, the next step to start is killed (SIGTERM) right away.
+ */
+function runRunner(interrupt: boolean): Promise<Proc> {
+  const argv = requestRunnerArgv({ url: requestUrl(BUCKET, RUN_ID), runnerIndex: 0, region: null });
+  // motoEnv turns instance metadata off for every other test; this one points it at the stub
+  const env = {
+    ...motoEnv(moto),
+    AWS_EC2_METADATA_DISABLED: 'false',
+    AWS_EC2_METADATA_SERVICE_ENDPOINT: imdsUrl,
+  };
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [runnerJs, ...argv], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    let noticeSeenAt = -1;
+    let killedDuring: string | null = null;
+    child.stdout.on('data', (b: Buffer) => {
+      stdout += b.toString('utf8');
+      if (!interrupt || killedDuring !== null) return;
+      if (scheduled === null && /\[2\/\d+\] \S+: /.test(stdout)) scheduled = NOTICE;
+      if (noticeSeenAt < 0 && stdout.includes('spot interruption notice')) noticeSeenAt = stdout.length;
+      if (noticeSeenAt >= 0) {
+        const after = stdout.slice(noticeSeenAt);
+        const m = /\[\d+\/\d+\] (\S+): start/.exec(after);
+        if (m) {
+          killedDuring = m[1] as string;
+          child.kill('SIGTERM');
+        }
+      }
+    });
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString('utf8')));
+    child.on('close', (code) => resolve({ code, stdout, stderr, killedDuring }));
+  });
+}
+
+async function s3Text(key: string): Promise<string> {
+  const res = await s3.send(new GetObjectCommand({ Bucket: BUCKET, Key: key }));
+  return (await res.Body?.transformToString('utf-8')) ?? '';
+}
+
+/** Every step JSON in S3, as its exact text by step id. */
+async function stepTexts(): Promise<Map<string, string>> {
+  const res = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `runs/${RUN_ID}/steps/` }));
+  const keys = (res.Contents ?? []).map((c) => c.Key as string).filter((k) => k.endsWith('.json'));
+  const out = new Map<string, string>();
+  for (const k of keys) {
+    const text = await s3Text(k);
+    out.set((JSON.parse(text) as { stepId: string }).stepId, text);
+  }
+  return out;
+}
+
+beforeAll(async () => {
+  tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-spot-it-'));
+  runnerJs = bundleRunner(path.join(tmp, 'bundle')).file;
+  [stack, moto] = await Promise.all([startLocalStack(), startMoto(), startImds()]).then(
+    ([st, mo]) => [st, mo] as const,
+  );
+  s3 = new S3Client({ ...motoClientConfig(moto), forcePathStyle: true });
+  await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
+  const sm = new SecretsManagerClient(motoClientConfig(moto));
+  const secret = await sm.send(
+    new CreateSecretCommand({
+      Name: 'proxylab-spot-it-db',
+      SecretString: JSON.stringify({
+        username: BENCH_USER,
+        password: PASSWORD,
+        host: '127.0.0.1',
+        port: stack.postgres.port,
+        dbname: BENCH_DB,
+        engine: 'postgres',
+      }),
+    }),
+  );
+  await writeRunRequest(
+    s3,
+    buildRunRequest(
+      {
+        runId: RUN_ID,
+        suite: 'smoke',
+        bucket: BUCKET,
+        secretArn: secret.ARN as string,
+        writerEndpoint: { host: '127.0.0.1', port: stack.postgres.port },
+        proxies: [
+          {
+            name: 'pgbouncer-transaction',
+            endpoint: { host: '127.0.0.1', port: stack.pgbouncer.port },
+            dbProxyName: 'pgbouncer-transaction',
+            lab: { maxConnectionsPercent: 25, maxIdleConnectionsPercent: 12 },
+          },
+        ],
+        region: null,
+        startAt: null,
+        collector: null,
+        sslmode: 'disable',
+        poolControl: false,
+        barrierTimeoutSec: 900,
+        proxyTargetKind: 'pgbouncer-transaction',
+        expectVersion: null,
+      },
+      1,
+    ),
+  );
+}, 90_000);
+
+afterAll(async () => {
+  await Promise.all([
+    stack?.stop(),
+    moto?.stop(),
+    new Promise<void>((resolve) => (imds ? imds.close(() => resolve()) : resolve())),
+  ]);
+  if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
+});
+
+describe('a spot runner interrupted mid-step, then resumed with the same run id', () => {
+  let first: Proc;
+  let before: Map<string, string>;
+
+  test('the notice is recorded, SIGTERM stops the runner mid-step, status says interrupted and when', async () => {
+    // WHEN the notice appears during the run and the shutdown SIGTERM comes during a later step
+    first = await runRunner(true);
+    // THEN the runner watched over IMDSv2, saw the notice and stopped on the signal
+    expect(first.stdout).toContain('spot instance: watching for an interruption notice');
+    expect(first.stdout).toContain(
+      'spot interruption notice: EC2 will stop this runner at 2026-03-01T10:02:00Z',
+    );
+    expect(first.stderr).toContain('SIGTERM: stopping');
+    expect(first.code).toBe(1);
+    expect(imdsCalls).toContain('PUT /latest/api/token');
+    expect(first.killedDuring).not.toBeNull();
+    const killed = first.killedDuring as string;
+    // the step in flight was not written; the ones before it were
+    before = await stepTexts();
+    expect(before.has(killed)).toBe(false);
+    expect(before.size).toBeGreaterThanOrEqual(2);
+    const manifest = JSON.parse(await s3Text(`runs/${RUN_ID}/manifest.json`)) as RunManifest;
+    expect(manifest.status).toBe('interrupted');
+    expect(before.size).toBeLessThan(manifest.stepIds.length);
+    // status: interrupted, which runner, when, the notice and the step that will be measured again
+    const progress = await readProgress(s3, BUCKET, RUN_ID);
+    expect(progress.status).toBe('interrupted');
+    expect(progress.interruptions).toHaveLength(1);
+    const rec = progress.interruptions[0];
+    expect(rec).toMatchObject({ runnerIndex: 0, cause: 'spot-notice', signal: 'SIGTERM', notice: NOTICE });
+    expect(rec?.stepInFlight).toBe(killed);
+    expect(Date.parse(rec?.interruptedAt ?? '')).toBeLessThanOrEqual(Date.now());
+    const line = formatListing(await readListing(s3, BUCKET, RUN_ID));
+    expect(line).toContain(`runner 1 interrupted at ${rec?.interruptedAt}`);
+    expect(line).toContain('spot interruption notice: stop at 2026-03-01T10:02:00Z, then SIGTERM');
+    expect(line).toContain(`--run-id ${RUN_ID}`);
+  }, 120_000);
+
+  test('resumed: finished steps unchanged, the interrupted step measured again, status no longer interrupted', async () => {
+    // GIVEN capacity is back (no notice scheduled any more)
+    scheduled = null;
+    // WHEN the same run id runs again
+    const second = await runRunner(false);
+    if (second.code !== 0) process.stderr.write(`runner output:\n${second.stdout}\n${second.stderr}\n`);
+    expect(second.code).toBe(0);
+    // THEN every step finished before the kill is the same object, byte for byte, and was skipped
+    const after = await stepTexts();
+    for (const [id, text] of before) {
+      expect(after.get(id)).toBe(text);
+      expect(second.stdout).toContain(`${id}: already done, skipped`);
+    }
+    // the step in flight at the kill was measured again, not skipped
+    const killed = first.killedDuring as string;
+    expect(after.has(killed)).toBe(true);
+    expect(second.stdout).toMatch(new RegExp(`\\] ${killed.replace(/[/.]/g, '\\$&')}: start`));
+    const manifest = JSON.parse(await s3Text(`runs/${RUN_ID}/manifest.json`)) as RunManifest;
+    expect(manifest.status).toBe('completed');
+    expect([...after.keys()].sort()).toEqual([...manifest.stepIds].sort());
+    // status: completed, no open interruption; the record is kept, closed by the resume
+    const progress = await readProgress(s3, BUCKET, RUN_ID);
+    expect(progress.status).toBe('completed');
+    expect(progress.interruptions).toEqual([]);
+    expect(formatListing(await readListing(s3, BUCKET, RUN_ID))).not.toMatch(/interrupted/);
+    const record = JSON.parse(await s3Text(`runs/${RUN_ID}/interruptions/runner-0.json`)) as {
+      resumedAt: string | null;
+      stepInFlight: string;
+    };
+    expect(record.resumedAt).not.toBeNull();
+    expect(record.stepInFlight).toBe(killed);
+  }, 120_000);
+});

@@ -1,0 +1,216 @@
+/**
+ * Spot interruption handling without AWS: the IMDSv2 exchange (token, then the item; 404 = no
+ * notice; a 401 fetches a new token once), the watcher's one notice, the interruption record's
+ * lifecycle in a blob store (notice → signal → closed by the resumed attempt), and what
+ * `proxylab status` prints while an interruption is open and after the resume.
+ */
+import { expect } from '@jest/globals';
+import type { BlobStore } from '../../lib/engine/blob-store';
+import type { Clock } from '../../lib/engine/ports';
+import { computeProgress, formatProgress } from '../../lib/cloud/runs';
+import {
+  imdsEndpointFrom,
+  imdsV2,
+  interruptionPath,
+  InterruptionRecorder,
+  parseInstanceAction,
+  readInterruptions,
+  SpotNoticeWatcher,
+  type InstanceMetadata,
+} from '../../lib/cloud/spot';
+import type { RunManifest } from '../../lib/suite/types';
+
+class MemoryBlobs implements BlobStore {
+  readonly files = new Map<string, string>();
+  where(key: string): string {
+    return `mem://run/${key}`;
+  }
+  read(key: string): Promise<string | null> {
+    return Promise.resolve(this.files.get(key) ?? null);
+  }
+  write(key: string, body: string): Promise<void> {
+    this.files.set(key, body);
+    return Promise.resolve();
+  }
+  list(prefix: string): Promise<string[]> {
+    return Promise.resolve([...this.files.keys()].filter((k) => k.startsWith(prefix)).sort());
+  }
+  exists(key: string): Promise<boolean> {
+    return Promise.resolve(this.files.has(key));
+  }
+}
+
+function clockAt(iso: string): Clock & { set(iso: string): void } {
+  let now = new Date(iso);
+  return { now: () => now, sleep: () => Promise.resolve(), set: (t) => (now = new Date(t)) };
+}
+
+describe('IMDSv2', () => {
+  test('token first, then the item with the token; 404 means no notice', async () => {
+    // GIVEN a metadata service with no interruption scheduled
+    const calls: string[] = [];
+    const imds = imdsV2('http://imds.test/', (url, init) => {
+      calls.push(`${init.method} ${url} ${JSON.stringify(init.headers)}`);
+      if (init.method === 'PUT')
+        return Promise.resolve({ status: 200, text: () => Promise.resolve('tok-1') });
+      return Promise.resolve({ status: 404, text: () => Promise.resolve('') });
+    });
+    // WHEN / THEN
+    await expect(imds.instanceAction()).resolves.toBeNull();
+    expect(calls[0]).toBe(
+      'PUT http://imds.test/latest/api/token {"X-aws-ec2-metadata-token-ttl-seconds":"21600"}',
+    );
+    expect(calls[1]).toBe(
+      'GET http://imds.test/latest/meta-data/spot/instance-action {"X-aws-ec2-metadata-token":"tok-1"}',
+    );
+  });
+
+  test('a notice is parsed; a refused (expired) token is renewed once', async () => {
+    let tokens = 0;
+    const imds = imdsV2('http://imds.test', (_url, init) => {
+      if (init.method === 'PUT')
+        return Promise.resolve({ status: 200, text: () => Promise.resolve(`tok-${++tokens}`) });
+      if (init.headers['X-aws-ec2-metadata-token'] === 'tok-1')
+        return Promise.resolve({ status: 401, text: () => Promise.resolve('') });
+      return Promise.resolve({
+        status: 200,
+        text: () => Promise.resolve('{"action": "stop", "time": "2026-03-01T10:02:00Z"}'),
+      });
+    });
+    await expect(imds.instanceAction()).resolves.toEqual({ action: 'stop', time: '2026-03-01T10:02:00Z' });
+    expect(tokens).toBe(2);
+  });
+
+  test('parseInstanceAction: anything but {action, time} is not a notice', () => {
+    expect(parseInstanceAction('{"action":"terminate","time":"t"}')).toEqual({
+      action: 'terminate',
+      time: 't',
+    });
+    expect(parseInstanceAction('not json')).toBeNull();
+    expect(parseInstanceAction('{"action":1}')).toBeNull();
+  });
+
+  test('the endpoint follows the SDK variables; AWS_EC2_METADATA_DISABLED turns it off', () => {
+    expect(imdsEndpointFrom({})).toBe('http://169.254.169.254');
+    expect(imdsEndpointFrom({ AWS_EC2_METADATA_SERVICE_ENDPOINT: 'http://127.0.0.1:9' })).toBe(
+      'http://127.0.0.1:9',
+    );
+    expect(imdsEndpointFrom({ AWS_EC2_METADATA_DISABLED: 'true' })).toBeNull();
+  });
+});
+
+describe('SpotNoticeWatcher', () => {
+  const fake = (lifeCycle: string | null, actions: Array<{ action: string; time: string } | null>) => {
+    let polls = 0;
+    const imds: InstanceMetadata = {
+      lifeCycle: () =>
+        lifeCycle === null ? Promise.reject(new Error('no IMDS')) : Promise.resolve(lifeCycle),
+      instanceAction: () => Promise.resolve(actions[Math.min(polls++, actions.length - 1)] ?? null),
+    };
+    return { imds, polls: () => polls };
+  };
+
+  test('on a spot instance: polls until the notice, reports it once, then stops polling', async () => {
+    const f = fake('spot', [null, null, { action: 'stop', time: 'T' }]);
+    const notices: string[] = [];
+    const w = new SpotNoticeWatcher(
+      f.imds,
+      (a) => notices.push(a.action),
+      () => undefined,
+      1,
+    );
+    await expect(w.start()).resolves.toBe(true);
+    await new Promise((r) => setTimeout(r, 50));
+    w.stop();
+    expect(notices).toEqual(['stop']);
+    expect(f.polls()).toBe(3);
+  });
+
+  test('on-demand or off EC2: nothing is polled', async () => {
+    for (const lifeCycle of ['on-demand', null]) {
+      const f = fake(lifeCycle, [{ action: 'stop', time: 'T' }]);
+      const w = new SpotNoticeWatcher(
+        f.imds,
+        () => undefined,
+        () => undefined,
+        1,
+      );
+      await expect(w.start()).resolves.toBe(false);
+      await new Promise((r) => setTimeout(r, 10));
+      expect(f.polls()).toBe(0);
+    }
+  });
+});
+
+describe('interruption record and status', () => {
+  const manifest = (status: RunManifest['status']): RunManifest =>
+    ({
+      runId: 'r1',
+      suite: 'smoke',
+      status,
+      stepIds: ['a', 'b', 'c'],
+      startedAt: '2026-03-01T10:00:00Z',
+      endedAt: status === 'running' ? null : '2026-03-01T10:03:00Z',
+    }) as unknown as RunManifest;
+
+  test('notice, then SIGTERM: one open record; status names the runner, the time and the step', async () => {
+    // GIVEN runner 2 of a run, mid-step, when the notice arrives
+    const blobs = new MemoryBlobs();
+    const clock = clockAt('2026-03-01T10:00:30Z');
+    const rec = new InterruptionRecorder(blobs, 1, clock);
+    rec.setStepInFlight('smoke-churn/direct/c5/simple/per-transaction/r1');
+    // WHEN the notice comes, then the shutdown's SIGTERM two minutes later
+    await rec.notice({ action: 'stop', time: '2026-03-01T10:02:30Z' });
+    clock.set('2026-03-01T10:02:29Z');
+    await rec.signal('SIGTERM');
+    // THEN one record, dated by the notice, with the signal and the step in flight
+    const records = await readInterruptions(blobs);
+    expect(records).toEqual([
+      {
+        runnerIndex: 1,
+        interruptedAt: '2026-03-01T10:00:30.000Z',
+        cause: 'spot-notice',
+        signal: 'SIGTERM',
+        notice: { action: 'stop', time: '2026-03-01T10:02:30Z' },
+        stepInFlight: 'smoke-churn/direct/c5/simple/per-transaction/r1',
+        resumedAt: null,
+      },
+    ]);
+    const line = formatProgress(computeProgress('r1', manifest('interrupted'), 1, clock.now(), records));
+    expect(line).toContain('interrupted: 1/3 steps');
+    expect(line).toContain(
+      'runner 2 interrupted at 2026-03-01T10:00:30.000Z (spot interruption notice: stop at',
+    );
+    expect(line).toContain('step smoke-churn/direct/c5/simple/per-transaction/r1 was running');
+    expect(line).toContain('--run-id r1');
+  });
+
+  test('a plain SIGTERM is recorded as a signal without a notice', async () => {
+    const blobs = new MemoryBlobs();
+    await new InterruptionRecorder(blobs, 0, clockAt('2026-03-01T10:00:00Z')).signal('SIGTERM');
+    const [r] = await readInterruptions(blobs);
+    expect(r?.cause).toBe('signal');
+    expect(r?.notice).toBeNull();
+  });
+
+  test('the resumed attempt closes the record; status no longer reports it', async () => {
+    // GIVEN an open record of an earlier attempt
+    const blobs = new MemoryBlobs();
+    await new InterruptionRecorder(blobs, 0, clockAt('2026-03-01T10:00:00Z')).signal('SIGTERM');
+    // WHEN a new attempt in the same slot starts
+    await new InterruptionRecorder(blobs, 0, clockAt('2026-03-01T11:00:00Z')).resumed();
+    // THEN the record is kept, closed, and status says nothing of it
+    const records = await readInterruptions(blobs);
+    expect(records[0]?.resumedAt).toBe('2026-03-01T11:00:00.000Z');
+    const line = formatProgress(computeProgress('r1', manifest('completed'), 3, new Date(), records));
+    expect(line).not.toMatch(/interrupted/);
+  });
+
+  test('an attempt that has its own record does not close it', async () => {
+    const blobs = new MemoryBlobs();
+    const rec = new InterruptionRecorder(blobs, 0, clockAt('2026-03-01T10:00:00Z'));
+    await rec.notice({ action: 'stop', time: 'T' });
+    await rec.resumed();
+    expect(JSON.parse(blobs.files.get(interruptionPath(0)) ?? '{}')).toMatchObject({ resumedAt: null });
+  });
+});

@@ -1,0 +1,253 @@
+/**
+ * The pooler matrix (issue 12): direct, RDS Proxy, PgBouncer on a dedicated host and PgBouncer
+ * co-located side by side per client count, with TPS, p95, the pooler's CPU (busiest process's mean
+ * over the step, from `pgbouncer`/`process_cpu_percent` series) and `poolerSaturated` (absent in
+ * older runs: unknown). Hand-built step records (test/helpers/run-files.ts); `compare` matches the
+ * pooler targets across two runs.
+ */
+import { expect } from '@jest/globals';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { compareRuns } from '../../lib/report/compare';
+import { loadRun, type LoadedRun } from '../../lib/report/load';
+import { cellText, poolerMatrices, stepPoolerCpu } from '../../lib/report/pooler-matrix';
+import { renderHtml } from '../../lib/report/render-html';
+import { renderMarkdown } from '../../lib/report/render-md';
+import { buildModel } from '../../lib/report/shape';
+import { groupCells } from '../../lib/report/cells';
+import { fallbackDescriptor, type TargetDescriptor } from '../../lib/suite/targets';
+import { stepFileName, type MetricSeries, type StepRecord, type TargetRef } from '../../lib/suite/types';
+import { manifestWith, stepRecordWith } from '../helpers/run-files';
+
+const RUN_ID = 'cloud-e5-1';
+const T0 = Date.parse('2026-03-01T10:00:00Z');
+
+const TARGETS: ReadonlyArray<{ ref: TargetRef; patch: Partial<TargetDescriptor> }> = [
+  { ref: { kind: 'direct', name: 'direct' }, patch: {} },
+  { ref: { kind: 'rds-proxy', name: 'pool100' }, patch: {} },
+  { ref: { kind: 'pgbouncer-session', name: 'bouncer-session' }, patch: { placement: 'dedicated-host' } },
+  {
+    ref: { kind: 'pgbouncer-transaction', name: 'onrunner-transaction' },
+    patch: { placement: 'co-located' },
+  },
+];
+
+function descriptorOf(ref: TargetRef): TargetDescriptor {
+  const t = TARGETS.find((x) => x.ref.name === ref.name);
+  return { ...fallbackDescriptor(ref), ...(t?.patch ?? {}) };
+}
+
+/** Step i runs 10 s starting at T0 + 20 s × i. */
+function step(
+  i: number,
+  ref: TargetRef,
+  clients: number,
+  tps: number,
+  extra: Partial<StepRecord> = {},
+): StepRecord {
+  const base = stepRecordWith({});
+  const startedAt = new Date(T0 + i * 20_000).toISOString();
+  const endedAt = new Date(T0 + i * 20_000 + 10_000).toISOString();
+  return stepRecordWith({
+    runId: RUN_ID,
+    stepId: `e5-short/${ref.name}/c${clients}/simple/persistent/r1`,
+    scenario: 'e5-short',
+    target: ref,
+    params: { ...base.params, clients },
+    startedAt,
+    endedAt,
+    status: 'completed',
+    result: base.result ? { ...base.result, tps, latencyP95Ms: 1000 / tps, errors: [] } : null,
+    ...extra,
+  });
+}
+
+function cpuSeries(pooler: string, process: string, points: Array<[number, number]>): MetricSeries {
+  return {
+    source: 'pgbouncer',
+    name: 'process_cpu_percent',
+    stat: 'Average',
+    unit: 'percent',
+    dimensions: { pooler, process },
+    points: points.map(([sec, v]) => [new Date(T0 + sec * 1000).toISOString(), v] as const),
+    status: 'ok',
+  };
+}
+
+/** Four targets × two client counts; the dedicated host's 2 processes, the co-located PgBouncer's 1. */
+function steps(scale = 1): StepRecord[] {
+  const out: StepRecord[] = [];
+  let i = 0;
+  for (const clients of [100, 400]) {
+    for (const { ref } of TARGETS) {
+      const sat =
+        ref.name === 'bouncer-session'
+          ? { poolerSaturated: clients === 400 }
+          : ref.name === 'onrunner-transaction'
+            ? {} // an older step file: no poolerSaturated field at all
+            : { poolerSaturated: null };
+      out.push(step(i++, ref, clients, scale * (clients + out.length * 10), sat));
+    }
+  }
+  return out;
+}
+
+const SERIES: MetricSeries[] = [
+  // dedicated host, step 2 (c100) at 20–30 % and step 6 (c400) at 90–100 % on process 1
+  cpuSeries('bouncer', '0', [
+    [41, 20],
+    [45, 30],
+    [121, 60],
+    [125, 60],
+  ]),
+  cpuSeries('bouncer', '1', [
+    [42, 10],
+    [122, 90],
+    [126, 100],
+    [200, 5], // outside every step window: ignored
+  ]),
+  // co-located: only during its c100 step (3); nothing during c400 (7) → unknown there
+  cpuSeries('onrunner', '0', [[62, 40]]),
+];
+
+function loadedRun(stepRecords: StepRecord[], series: MetricSeries[]): LoadedRun {
+  return {
+    dir: '/nowhere',
+    manifest: manifestWith({
+      runId: RUN_ID,
+      mode: 'cloud',
+      suite: 'e5',
+      stepIds: stepRecords.map((s) => s.stepId),
+    }),
+    steps: stepRecords,
+    metrics: [
+      {
+        name: 'runner',
+        file: {
+          schemaVersion: manifestWith({}).schemaVersion,
+          runId: RUN_ID,
+          window: { start: new Date(T0).toISOString(), end: new Date(T0 + 300_000).toISOString() },
+          collectedAt: new Date(T0 + 300_000).toISOString(),
+          series,
+        },
+      },
+    ],
+    missingStepIds: [],
+    unmeasured: [],
+    problems: [],
+    plan: null,
+    descriptorOf: (s) => descriptorOf(s.target),
+  };
+}
+
+describe('pooler matrix', () => {
+  const run = loadedRun(steps(), SERIES);
+  const [pm] = poolerMatrices(run, groupCells(run.steps));
+
+  test('one column per pooler and placement, one row per client count', () => {
+    expect(pm?.columns.map((c) => [c.targetName, c.placementLabel, c.poolMode])).toEqual([
+      ['direct', 'direct', null],
+      ['pool100', 'RDS Proxy', 'transaction'],
+      ['bouncer-session', 'PgBouncer · dedicated host', 'session'],
+      ['onrunner-transaction', 'PgBouncer · co-located', 'transaction'],
+    ]);
+    expect(pm?.rows.map((r) => r.clients)).toEqual([100, 400]);
+    expect(pm?.rows[1]?.cells[2]?.tps?.median).toBe(400 + 6 * 10);
+  });
+
+  test('pooler CPU: busiest process of the step mean; PgBouncer only; unknown where no point fell in the step', () => {
+    const [c100, c400] = pm?.rows ?? [];
+    // dedicated host: c100 = max(mean(20, 30), 10) = 25; c400 = max(mean(60, 60), mean(90, 100)) = 95
+    expect(c100?.cells[2]?.poolerCpuPercent).toBe(25);
+    expect(c400?.cells[2]?.poolerCpuPercent).toBe(95);
+    // co-located: 40 in its c100 step, nothing in its c400 step → null, never 0
+    expect(c100?.cells[3]?.poolerCpuPercent).toBe(40);
+    expect(c400?.cells[3]?.poolerCpuPercent).toBeNull();
+    // direct and RDS Proxy have no pooler CPU series
+    expect(c100?.cells[0]?.poolerCpuPercent).toBeNull();
+    expect(c100?.cells[1]?.poolerCpuPercent).toBeNull();
+  });
+
+  test('poolerSaturated: true / false as recorded; null or an older file without the field is unknown', () => {
+    const [c100, c400] = pm?.rows ?? [];
+    expect(c100?.cells[2]?.poolerSaturated).toBe(false);
+    expect(c400?.cells[2]?.poolerSaturated).toBe(true);
+    expect(c400?.cells[1]?.poolerSaturated).toBeNull();
+    expect(c400?.cells[3]?.poolerSaturated).toBeNull();
+    expect(cellText(c400?.cells[2] ?? null)).toMatch(/pooler CPU 95 % · pooler saturated$/);
+  });
+
+  test('a run with one kind of target has no pooler matrix', () => {
+    const only = loadedRun(
+      steps().filter((s) => s.target.name === 'direct'),
+      SERIES,
+    );
+    expect(poolerMatrices(only, groupCells(only.steps))).toEqual([]);
+  });
+
+  test('stepPoolerCpu ignores points outside the window', () => {
+    expect(
+      stepPoolerCpu([cpuSeries('b', '0', [[200, 99]])], {
+        startedAt: new Date(T0).toISOString(),
+        endedAt: new Date(T0 + 10_000).toISOString(),
+      }),
+    ).toBeNull();
+  });
+
+  test('HTML and Markdown show the matrix side by side', () => {
+    const model = buildModel(run, () => null);
+    const page = renderHtml(model, { lookup: () => null, generatedAt: new Date(T0) });
+    expect(page).toContain('data-pooler-matrix="e5-short"');
+    for (const label of ['RDS Proxy', 'PgBouncer · dedicated host', 'PgBouncer · co-located'])
+      expect(page).toContain(label);
+    expect(page).toContain('⚠ pooler saturated');
+    expect(page).toContain('pooler CPU 95 %');
+    const md = renderMarkdown(model, () => null);
+    expect(md).toContain('**Pooler matrix**');
+    expect(md).toMatch(
+      /\| clients \| direct \(direct\) \| pool100 \(RDS Proxy, transaction pool\) \| bouncer-session \(PgBouncer · dedicated host, session pool\) \| onrunner-transaction \(PgBouncer · co-located, transaction pool\) \|/,
+    );
+    expect(md).toMatch(/\| 400 \|.*pooler CPU 95 % · pooler saturated \|/);
+  });
+});
+
+describe('compare across pooler targets', () => {
+  let tmp: string;
+  beforeAll(() => {
+    tmp = mkdtempSync(join(tmpdir(), 'proxylab-pooler-compare-'));
+  });
+  afterAll(() => rmSync(tmp, { recursive: true, force: true }));
+
+  function writeRun(name: string, records: StepRecord[]): string {
+    const dir = join(tmp, name);
+    mkdirSync(join(dir, 'steps'), { recursive: true });
+    writeFileSync(
+      join(dir, 'manifest.json'),
+      JSON.stringify(
+        manifestWith({ runId: name, mode: 'cloud', suite: 'e5', stepIds: records.map((s) => s.stepId) }),
+      ),
+    );
+    for (const r of records)
+      writeFileSync(
+        join(dir, 'steps', `${stepFileName(r.stepId)}.json`),
+        JSON.stringify({ ...r, runId: name }),
+      );
+    return dir;
+  }
+
+  test('every pooler target cell is matched by target name and compared', () => {
+    // GIVEN two runs of the same four targets, B twice as fast
+    const a = loadRun(writeRun('a', steps(1)));
+    const b = loadRun(writeRun('b', steps(2)));
+    expect(a.problems).toEqual([]);
+    // WHEN
+    const cmp = compareRuns(a, b);
+    // THEN all 8 cells match, pooler targets included, each at ratio 2
+    expect(cmp.matched).toHaveLength(8);
+    expect(cmp.onlyA).toEqual([]);
+    const names = new Set(cmp.matched.map((c) => c.key.target.name));
+    expect(names).toEqual(new Set(['direct', 'pool100', 'bouncer-session', 'onrunner-transaction']));
+    for (const c of cmp.matched) expect(c.ratio).toBeCloseTo(2);
+  });
+});
