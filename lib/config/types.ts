@@ -1,3 +1,5 @@
+import type { PgbouncerPoolMode, PoolerPlacement } from '../pgbouncer/layout';
+
 /**
  * A validated lab with every default applied. This is what the CDK stack, the cost estimate and
  * the CLI read; the lab FILE format (with optional fields) is documented in docs/lab-file.md.
@@ -14,6 +16,8 @@ export interface LabConfig {
   readonly aurora: AuroraConfig;
   /** Zero or more RDS Proxies in front of the cluster, each with its own pool settings. */
   readonly proxies: readonly ProxyConfig[];
+  /** Zero or more self-hosted PgBouncers (dedicated host or on every runner). */
+  readonly poolers: readonly PoolerConfig[];
   readonly runners: RunnersConfig;
   readonly results: ResultsConfig;
   /**
@@ -55,6 +59,27 @@ export interface ProxyConfig {
   readonly borrowTimeoutSeconds: number;
   readonly requireTls: boolean;
   readonly debugLogging: boolean;
+}
+
+/** A self-hosted pooler, every default applied. */
+export interface PoolerConfig {
+  /** Lab-local name; targets are `<name>-<mode>`. */
+  readonly name: string;
+  readonly kind: 'pgbouncer';
+  readonly placement: PoolerPlacement;
+  /** EC2 type of the dedicated host; null for `on-runners`. */
+  readonly instanceType: string | null;
+  /** A release in PGBOUNCER_RELEASES (lib/config/pgbouncer-releases.ts). */
+  readonly version: string;
+  /** Non-empty, distinct. */
+  readonly poolModes: readonly PgbouncerPoolMode[];
+  /** Share of max_connections opened in total, split across `processes` (RDS Proxy's MaxConnectionsPercent). */
+  readonly poolPercent: number;
+  readonly maxPreparedStatements: number;
+  /** PgBouncer processes sharing the port with so_reuseport. */
+  readonly processes: number;
+  /** Clients must use TLS. */
+  readonly tls: boolean;
 }
 
 export type RunnerPlacement = 'any' | 'cluster' | 'spread';

@@ -17,9 +17,10 @@ import {
 } from './engine-versions';
 import { AURORA_POSTGRES_INSTANCE_CLASSES } from './instance-classes';
 import { DEFAULTS, defaultMaxIdleConnectionsPercent } from './defaults';
+import { PGBOUNCER_RELEASES, findPgbouncerRelease } from './pgbouncer-releases';
 import { SUITE_NAMES } from '../suite/catalog';
 import { labFileSchema, LabFileInput, LIMITS, SUITE_NAME_PATTERN } from './schema';
-import type { LabConfig, LabProblem, LabValidation, ProxyConfig } from './types';
+import type { LabConfig, LabProblem, LabValidation, PoolerConfig, ProxyConfig } from './types';
 
 type PathSegment = PropertyKey;
 
@@ -264,6 +265,62 @@ function checkProxies(proxies: unknown, out: LabProblem[]): void {
   });
 }
 
+/**
+ * Poolers: names unique among proxies AND poolers (case-insensitive: both become target names),
+ * `instanceType` exactly when the placement is dedicated, and a version proxylab has a checksum for.
+ */
+function checkPoolers(poolers: unknown, proxies: unknown, out: LabProblem[]): void {
+  if (!Array.isArray(poolers)) return;
+  const taken = new Map<string, string>();
+  if (Array.isArray(proxies)) {
+    proxies.forEach((p: unknown, i: number) => {
+      const name = asRecord(p)?.name;
+      if (typeof name === 'string' && !taken.has(name.toLowerCase()))
+        taken.set(name.toLowerCase(), `proxies[${i}]`);
+    });
+  }
+  poolers.forEach((p: unknown, i: number) => {
+    const pooler = asRecord(p);
+    if (!pooler) return;
+    const at = (key: string): string => `poolers[${i}].${key}`;
+    const name = pooler.name;
+    if (typeof name === 'string') {
+      const first = taken.get(name.toLowerCase());
+      if (first !== undefined) {
+        out.push({
+          path: at('name'),
+          value: name,
+          message: `must be unique among proxies and poolers (case-insensitive): ${first} is already named like it, got ${formatValue(name)}`,
+        });
+      } else taken.set(name.toLowerCase(), `poolers[${i}]`);
+    }
+    const placement = pooler.placement;
+    if (placement === 'dedicated' && pooler.instanceType === undefined) {
+      out.push({
+        path: at('instanceType'),
+        value: undefined,
+        message:
+          'is required for placement "dedicated": must be an EC2 instance type such as "c7g.xlarge" (the pooler host)',
+      });
+    }
+    if (placement === 'on-runners' && pooler.instanceType !== undefined) {
+      out.push({
+        path: at('instanceType'),
+        value: pooler.instanceType,
+        message: `must not be given for placement "on-runners" (the pooler runs on the runners, runners.instanceType), got ${formatValue(pooler.instanceType)}`,
+      });
+    }
+    const version = pooler.version;
+    if (typeof version === 'string' && !findPgbouncerRelease(version)) {
+      out.push({
+        path: at('version'),
+        value: version,
+        message: `must be a PgBouncer release proxylab has a published checksum for (lib/config/pgbouncer-releases.ts): ${PGBOUNCER_RELEASES.map((r) => r.version).join(', ')}; got ${formatValue(version)}`,
+      });
+    }
+  });
+}
+
 function checkSuites(suites: unknown, out: LabProblem[]): void {
   if (!Array.isArray(suites)) return;
   suites.forEach((name: unknown, i: number) => {
@@ -300,6 +357,7 @@ function crossFieldProblems(raw: unknown): LabProblem[] {
     checkCapacity(aurora, out);
   }
   checkProxies(root.proxies, out);
+  checkPoolers(root.poolers, root.proxies, out);
   checkSuites(root.suites, out);
   checkTagCount(root.tags, out);
   return out;
@@ -329,6 +387,18 @@ function withDefaults(input: LabFileInput): LabConfig {
       debugLogging: p.debugLogging ?? DEFAULTS.proxy.debugLogging,
     };
   });
+  const poolers: PoolerConfig[] = (input.poolers ?? []).map((p) => ({
+    name: p.name,
+    kind: p.kind,
+    placement: p.placement,
+    instanceType: p.instanceType ?? null,
+    version: p.version ?? DEFAULTS.pooler.version,
+    poolModes: p.poolModes ?? DEFAULTS.pooler.poolModes,
+    poolPercent: p.poolPercent ?? DEFAULTS.pooler.poolPercent,
+    maxPreparedStatements: p.maxPreparedStatements ?? DEFAULTS.pooler.maxPreparedStatements,
+    processes: p.processes ?? DEFAULTS.pooler.processes,
+    tls: p.tls ?? DEFAULTS.pooler.tls,
+  }));
   return {
     name: input.name,
     description: input.description ?? DEFAULTS.description,
@@ -344,6 +414,7 @@ function withDefaults(input: LabFileInput): LabConfig {
       snapshotOnDestroy: a.snapshotOnDestroy ?? DEFAULTS.aurora.snapshotOnDestroy,
     },
     proxies,
+    poolers,
     runners: {
       instanceType: input.runners?.instanceType ?? DEFAULTS.runners.instanceType,
       count: input.runners?.count ?? DEFAULTS.runners.count,
@@ -420,6 +491,15 @@ export function summarizeLab(lab: LabConfig): string {
       : `${lab.proxies.length} prox${lab.proxies.length === 1 ? 'y' : 'ies'} (${lab.proxies
           .map((p) => `${p.name} ${p.maxConnectionsPercent}%`)
           .join(', ')})`;
+  const poolers =
+    lab.poolers.length === 0
+      ? ''
+      : `; ${lab.poolers.length} pooler${lab.poolers.length === 1 ? '' : 's'} (${lab.poolers
+          .map(
+            (p) =>
+              `${p.name} PgBouncer ${p.version} ${p.placement === 'dedicated' ? `on ${p.instanceType ?? '?'}` : 'on the runners'} ${p.poolModes.join('/')} ×${p.processes}`,
+          )
+          .join(', ')})`;
   const runners = `${lab.runners.count} × ${lab.runners.instanceType} runner${lab.runners.count === 1 ? '' : 's'}`;
-  return `${lab.name}: Aurora PostgreSQL ${a.engineVersion} on ${capacity}, ${readers}, ${maxConn}; ${proxies}; ${runners}; ${lab.ttlHours === null ? 'no expiry' : `ttl ${lab.ttlHours} h`}`;
+  return `${lab.name}: Aurora PostgreSQL ${a.engineVersion} on ${capacity}, ${readers}, ${maxConn}; ${proxies}${poolers}; ${runners}; ${lab.ttlHours === null ? 'no expiry' : `ttl ${lab.ttlHours} h`}`;
 }
