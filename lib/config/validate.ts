@@ -18,6 +18,7 @@ import {
 import { AURORA_POSTGRES_INSTANCE_CLASSES } from './instance-classes';
 import { DEFAULTS, defaultMaxIdleConnectionsPercent } from './defaults';
 import { PGBOUNCER_RELEASES, findPgbouncerRelease } from './pgbouncer-releases';
+import { PGBOUNCER_PORT, POOLER_ADMIN_PORT_BASE, POOLER_STATS_PORT } from '../pgbouncer/layout';
 import { SUITE_NAMES } from '../suite/catalog';
 import { labFileSchema, LabFileInput, LIMITS, SUITE_NAME_PATTERN } from './schema';
 import type { LabConfig, LabProblem, LabValidation, PoolerConfig, ProxyConfig } from './types';
@@ -267,11 +268,13 @@ function checkProxies(proxies: unknown, out: LabProblem[]): void {
 
 /**
  * Poolers: names unique among proxies AND poolers (case-insensitive: both become target names),
- * `instanceType` exactly when the placement is dedicated, and a version proxylab has a checksum for.
+ * `instanceType` exactly when the placement is dedicated, at most one pooler on the runners (they
+ * would share its ports), and a version proxylab has a checksum for.
  */
 function checkPoolers(poolers: unknown, proxies: unknown, out: LabProblem[]): void {
   if (!Array.isArray(poolers)) return;
   const taken = new Map<string, string>();
+  let firstOnRunners: number | null = null;
   if (Array.isArray(proxies)) {
     proxies.forEach((p: unknown, i: number) => {
       const name = asRecord(p)?.name;
@@ -309,6 +312,15 @@ function checkPoolers(poolers: unknown, proxies: unknown, out: LabProblem[]): vo
         value: pooler.instanceType,
         message: `must not be given for placement "on-runners" (the pooler runs on the runners, runners.instanceType), got ${formatValue(pooler.instanceType)}`,
       });
+    }
+    if (placement === 'on-runners') {
+      if (firstOnRunners === null) firstOnRunners = i;
+      else
+        out.push({
+          path: at('placement'),
+          value: placement,
+          message: `must not be "on-runners" twice: poolers[${firstOnRunners}] already runs on the runners, and both would need ports ${PGBOUNCER_PORT}, ${POOLER_STATS_PORT} and ${POOLER_ADMIN_PORT_BASE}+ there; got ${formatValue(placement)}`,
+        });
     }
     const version = pooler.version;
     if (typeof version === 'string' && !findPgbouncerRelease(version)) {

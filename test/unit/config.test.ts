@@ -638,7 +638,7 @@ describe('poolers', () => {
       poolers: [
         { name: 'pool', kind: 'pgbouncer', placement: 'on-runners' },
         { ...DEDICATED },
-        { ...DEDICATED, placement: 'on-runners', instanceType: undefined },
+        { ...DEDICATED },
       ],
     });
     expect(problems.map((p) => [p.path, p.message.replace(/:.*/, '')])).toEqual([
@@ -647,6 +647,27 @@ describe('poolers', () => {
     ]);
     expect(problems[0]?.message).toContain('proxies[0] is already named like it');
     expect(problems[1]?.message).toContain('poolers[1] is already named like it');
+  });
+
+  test('at most one pooler on the runners (both would listen on 6432 there)', () => {
+    const onRunners = { kind: 'pgbouncer', placement: 'on-runners' };
+    const problems = problemsOf({
+      ...BASE,
+      poolers: [
+        { ...onRunners, name: 'a' },
+        { ...DEDICATED, name: 'b' },
+        { ...onRunners, name: 'c' },
+      ],
+    });
+    expect(problems).toEqual([
+      {
+        path: 'poolers[2].placement',
+        value: 'on-runners',
+        message: expect.stringMatching(
+          /^must not be "on-runners" twice: poolers\[0\] already runs on the runners/,
+        ),
+      },
+    ]);
   });
 
   test('every pooler problem at once', () => {
