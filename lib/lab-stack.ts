@@ -149,9 +149,12 @@ export class LabStack extends Stack {
           this.poolerEndpoints.push(host.endpoint);
         } else {
           const listen = '127.0.0.1';
+          // poolPercent is the pooler's share of max_connections in TOTAL (like RDS Proxy's
+          // MaxConnectionsPercent): with one PgBouncer per runner, each opens its 1/count of it.
+          const perRunner = { ...pooler, poolPercent: pooler.poolPercent / lab.runners.count };
           this.runners.addPooler(
             releaseOf(pooler),
-            poolerHostConfig(this, pooler, poolerDb, adminSecret, listen),
+            poolerHostConfig(this, perRunner, poolerDb, adminSecret, listen),
             adminSecret,
           );
           this.poolerEndpoints.push(poolerEndpointOf(pooler, listen));

@@ -317,7 +317,7 @@ const poolerSchema = z.strictObject(
       .meta(
         doc({
           description:
-            '% of `max_connections` the pooler opens in total (like RDS Proxy `maxConnectionsPercent`), split across `processes`.',
+            '% of `max_connections` the pooler opens in total (like RDS Proxy `maxConnectionsPercent`), split across `processes` (and, on the runners, across the runners).',
           default: DEFAULTS.pooler.poolPercent,
         }),
       ),

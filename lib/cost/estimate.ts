@@ -289,9 +289,9 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
         fixed(
           'pooler',
           `PgBouncer ${pooler.name} on the runners`,
+          lab.runners.count,
+          'runner (shared)',
           0,
-          'instance-hour',
-          runner.usdPerHour,
           runner.source,
           'no extra cost: it runs on the runners (billed above) and shares their CPU with pgbench',
         ),

@@ -199,7 +199,13 @@ describe('pooler on the runners', () => {
       expect(script).toContain('sha256sum -c --strict SHA256SUMS');
       const json =
         /<<'PROXYLAB_POOLER_CONFIG'\n([\s\S]*?)\nPROXYLAB_POOLER_CONFIG\n/.exec(script)?.[1] ?? '{}';
-      expect(JSON.parse(json)).toMatchObject({ name: 'local', listenAddr: '127.0.0.1', processes: 2 });
+      // each of the 2 runners opens half of the pooler's 90 % of max_connections
+      expect(JSON.parse(json)).toMatchObject({
+        name: 'local',
+        listenAddr: '127.0.0.1',
+        processes: 2,
+        poolPercent: 45,
+      });
       // after the bundle (pooler.js) is installed
       expect(script.indexOf('node --check /opt/proxylab/pooler.js')).toBeLessThan(
         script.indexOf('node /opt/proxylab/pooler.js bootstrap'),
