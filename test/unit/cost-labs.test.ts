@@ -7,6 +7,8 @@
  *   EC2: c7g.large 0.0725 · c7g.xlarge 0.145 · c7g.2xlarge 0.29 · c7g.4xlarge 0.58
  *   per runner: 16 GB gp3 × 0.08 / 720 h, one public IPv4 × 0.005
  *   Aurora storage 10 GB × 0.10 / 720 h; I/O 0.2 M/h × 0.20; one secret 0.40 / 720 h
+ *   per dedicated PgBouncer host: its type + the same volume and address as a runner; a lab with
+ *   any pooler has one more secret (0.40 / 720 h); a PgBouncer on the runners adds nothing
  *
  * A lab added to labs/ without an expectation here fails the test: cost it by hand first.
  */
@@ -24,6 +26,9 @@ interface Expected {
   /** part → $/hour, for the lines that depend on the lab. */
   readonly lines: Readonly<Record<string, number>>;
   readonly runners: number;
+  /** Dedicated pooler hosts (volume + address each) and whether there is a pooler secret. */
+  readonly poolerHosts?: number;
+  readonly poolerSecret?: boolean;
 }
 
 const EXPECTED: Readonly<Record<string, Expected>> = {
@@ -73,8 +78,12 @@ const EXPECTED: Readonly<Record<string, Expected>> = {
       'Aurora writer db.r6g.8xlarge': 4.152,
       'RDS Proxy pool100': 32 * 0.015,
       'Runners 2 × c7g.4xlarge': 2 * 0.58,
+      'PgBouncer host bouncer c7g.xlarge': 0.145,
+      'PgBouncer colocated on the runners': 0,
     },
     runners: 2,
+    poolerHosts: 1,
+    poolerSecret: true,
   },
 };
 
@@ -102,7 +111,11 @@ describe.each(labFiles)('%s', (file) => {
     }
     // Nothing database/proxy/runner-instance-priced beyond what is listed.
     const priced = estimate.lines.filter(
-      (l) => l.category === 'database' || l.category === 'proxy' || l.category === 'runner',
+      (l) =>
+        l.category === 'database' ||
+        l.category === 'proxy' ||
+        l.category === 'runner' ||
+        l.category === 'pooler',
     );
     expect(priced.map((l) => l.part).sort()).toEqual(Object.keys(expected.lines).sort());
   });
@@ -110,7 +123,10 @@ describe.each(labFiles)('%s', (file) => {
   test('totals per hour, 8-hour day and 30-day month', () => {
     if (!expected) throw new Error(`no expectation for ${file}`);
     const hour =
-      Object.values(expected.lines).reduce((a, b) => a + b, 0) + expected.runners * PER_RUNNER + SHARED;
+      Object.values(expected.lines).reduce((a, b) => a + b, 0) +
+      (expected.runners + (expected.poolerHosts ?? 0)) * PER_RUNNER +
+      SHARED +
+      (expected.poolerSecret ? 0.4 / 720 : 0);
     expect(estimate.totals.perHourUsdMax).toBeCloseTo(hour, 6);
     expect(estimate.totals.perHourUsdMin).toBeCloseTo(hour, 6);
     expect(estimate.totals.perDayUsdMax).toBeCloseTo(hour * 8, 5);
