@@ -4,6 +4,7 @@
  * anywhere. What it deploys and why: docs/stacks.md.
  */
 import { App, CfnOutput, Stack, StackProps, Tags, Validations } from 'aws-cdk-lib';
+import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { Construct } from 'constructs';
 import type { LabConfig } from './config';
@@ -14,7 +15,16 @@ import { MetricsCollector } from './constructs/metrics-collector';
 import { LabNetwork } from './constructs/network';
 import { LabProxies } from './constructs/proxies';
 import { ResultsBucket } from './constructs/results-bucket';
+import {
+  createPoolerAdminSecret,
+  PoolerHost,
+  poolerEndpointOf,
+  poolerHostConfig,
+  releaseOf,
+  type PoolerDatabase,
+} from './constructs/pooler-host';
 import { RunnerFleet, RunnerSoftware } from './constructs/runner-fleet';
+import type { PoolerEndpoint } from './pgbouncer/layout';
 import { applyLabLifecycle, LabExpiry } from './constructs/ttl';
 import { grantCloudRunner, proxylabRunnerSoftware } from './constructs/runner-asset';
 
@@ -39,6 +49,12 @@ export class LabStack extends Stack {
   readonly results: ResultsBucket;
   readonly collector: MetricsCollector;
   readonly runners: RunnerFleet;
+  /** One per `dedicated` pooler. */
+  readonly poolerHosts: PoolerHost[];
+  /** The pooler admin/stats user's secret; null when the lab has no pooler. */
+  readonly poolerAdminSecret: secretsmanager.ISecret | null;
+  /** Every pooler's stack output entry, in lab order. */
+  readonly poolerEndpoints: PoolerEndpoint[];
   readonly expiry: LabExpiry | null;
 
   constructor(scope: Construct, id: string, props: LabStackProps) {
@@ -84,6 +100,9 @@ export class LabStack extends Stack {
       bucket: this.results.bucket,
       dbInstanceResourceIds: this.database.instances.map((i) => i.resourceId),
     });
+    // The suite runner and the pooler entry (lib/cloud: scripts/runner.ts and scripts/pooler.ts
+    // bundled by esbuild) unless a caller brings its own; pooler hosts install the same bundle.
+    const runnerSoftware = props.runnerSoftware ?? proxylabRunnerSoftware(this);
     this.runners = new RunnerFleet(this, 'Runners', {
       vpc: this.network.vpc,
       subnets: this.network.runnerSubnets,
@@ -96,8 +115,7 @@ export class LabStack extends Stack {
       bucket: this.results.bucket,
       collector: this.collector.function,
       ...(zones ? { availabilityZones: zones.runners } : {}),
-      // The suite runner (lib/cloud: scripts/runner.ts bundled by esbuild) unless a caller brings its own.
-      runnerSoftware: props.runnerSoftware ?? proxylabRunnerSoftware(this),
+      runnerSoftware,
     });
     // On destroy the runners go first (they depend on the bucket's emptying): a runner still
     // writing results while the bucket is emptied would make its deletion fail.
@@ -108,6 +126,44 @@ export class LabStack extends Stack {
       bucket: this.results.bucket,
       proxies: this.proxies.proxies.map((p) => p.proxy),
     });
+
+    // Self-hosted PgBouncers: a dedicated host next to the load, or on every runner at 127.0.0.1.
+    const poolerDb = poolerDatabaseOf(this.database);
+    const adminSecret = lab.poolers.length > 0 ? createPoolerAdminSecret(this) : null;
+    this.poolerAdminSecret = adminSecret;
+    this.poolerHosts = [];
+    this.poolerEndpoints = [];
+    if (adminSecret) {
+      // The runner software reads it for SHOW POOLS/STATS and admin-console pool resizing.
+      adminSecret.grantRead(this.runners.role);
+      for (const pooler of lab.poolers) {
+        if (pooler.placement === 'dedicated') {
+          const host = new PoolerHost(this, `Pooler-${pooler.name}`, {
+            vpc: this.network.vpc,
+            subnets: this.network.runnerSubnets,
+            pooler,
+            database: poolerDb,
+            clients: this.runners.securityGroup,
+            adminSecret,
+            software: runnerSoftware,
+            ...(zones ? { availabilityZones: zones.runners } : {}),
+          });
+          this.poolerHosts.push(host);
+          this.poolerEndpoints.push(host.endpoint);
+        } else {
+          const listen = '127.0.0.1';
+          // poolPercent is the pooler's share of max_connections in TOTAL (like RDS Proxy's
+          // MaxConnectionsPercent): with one PgBouncer per runner, each opens its 1/count of it.
+          const perRunner = { ...pooler, poolPercent: pooler.poolPercent / lab.runners.count };
+          this.runners.addPooler(
+            releaseOf(pooler),
+            poolerHostConfig(this, perRunner, poolerDb, adminSecret, listen),
+            adminSecret,
+          );
+          this.poolerEndpoints.push(poolerEndpointOf(pooler, listen));
+        }
+      }
+    }
 
     this.addOutputs();
   }
@@ -173,11 +229,37 @@ export class LabStack extends Stack {
     );
     out(K.dbSecretArn, this.database.secret.secretArn, 'Secrets Manager ARN of the master credentials');
     out(
+      K.poolerEndpoints,
+      this.toJsonString(Object.fromEntries(this.poolerEndpoints.map((e) => [e.name, e]))),
+      'JSON: pooler name -> PgBouncer endpoint (host, port, admin and stats ports, settings)',
+    );
+    // Only with a pooler: an output needs a non-empty Value, and parseLabOutputs reads a missing
+    // PoolerAdminSecretArn as "no pooler" (null), exactly as it would read "".
+    if (this.poolerAdminSecret)
+      out(
+        K.poolerAdminSecretArn,
+        this.poolerAdminSecret.secretArn,
+        'Secrets Manager ARN of the PgBouncer admin/stats user (JSON: username, password)',
+      );
+    out(
       K.collectorFunctionName,
       this.collector.function.functionName,
       'Metrics collector Lambda function name',
     );
   }
+}
+
+/**
+ * What the poolers take from the database construct, in one place: the writer endpoint, the port,
+ * the master secret and the security group to open (the seam an RDS for PostgreSQL instance fits too).
+ */
+function poolerDatabaseOf(database: LabDatabase): PoolerDatabase {
+  return {
+    writerHost: database.writerEndpoint.hostname,
+    port: database.writerEndpoint.port,
+    secret: database.secret,
+    connectable: database,
+  };
 }
 
 function availabilityZonesFromContext(scope: Construct): { vpc: string[]; runners: string[] } | null {

@@ -9,6 +9,8 @@ import { DEFAULT_ENGINE_VERSION } from './engine-versions';
 import { DEFAULT_INSTANCE_CLASS } from './instance-classes';
 import { DEFAULT_RDS_POSTGRES_INSTANCE_CLASS, DEFAULT_RDS_POSTGRES_VERSION } from './rds-postgres';
 import type { RdsStorageType } from './rds-postgres';
+import { DEFAULT_PGBOUNCER_VERSION } from './pgbouncer-releases';
+import type { PgbouncerPoolMode } from '../pgbouncer/layout';
 import type { RunnerPlacement } from './types';
 
 export const DEFAULTS = {
@@ -41,6 +43,16 @@ export const DEFAULTS = {
     requireTls: true,
     debugLogging: false,
   },
+  pooler: {
+    version: DEFAULT_PGBOUNCER_VERSION,
+    poolModes: ['transaction', 'session'] as readonly PgbouncerPoolMode[],
+    /** Leaves 10 % of max_connections for direct targets and superuser/admin sessions. */
+    poolPercent: 90,
+    /** PgBouncer's own default since 1.24. */
+    maxPreparedStatements: 200,
+    processes: 1,
+    tls: true,
+  },
   runners: {
     instanceType: 'c7g.large',
     count: 1,
@@ -61,6 +73,8 @@ export const DEFAULTS = {
     availabilityZones: 2,
     /** Encrypted gp3 root volume per runner, GiB. */
     runnerRootVolumeGib: 16,
+    /** Encrypted gp3 root volume of a dedicated pooler host, GiB (same as a runner's). */
+    poolerRootVolumeGib: 16,
     masterUsername: 'proxylab',
     databaseName: 'proxylab',
   },

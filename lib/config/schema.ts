@@ -15,6 +15,8 @@ import { ACCEPTED_ENGINE_VERSIONS } from './engine-versions';
 import { DEFAULTS } from './defaults';
 import { AURORA_POSTGRES_INSTANCE_CLASSES } from './instance-classes';
 import { RDS_POSTGRES_VERSIONS, RDS_STORAGE_LIMITS_GIB } from './rds-postgres';
+import { PGBOUNCER_RELEASES } from './pgbouncer-releases';
+import { POOLER_PROCESSES_MAX } from '../pgbouncer/layout';
 
 /** Documentation of one lab-file field: JSON Schema `description` / `default`, plus the docs' text. */
 export interface FieldDoc {
@@ -36,6 +38,11 @@ export const LIMITS = {
   maxConnectionsMax: 262143,
   serverlessAcuMax: 256,
   proxiesMax: 20,
+  poolerNameMaxLength: 32,
+  poolersMax: 4,
+  poolerProcessesMax: POOLER_PROCESSES_MAX,
+  /** PgBouncer's max_prepared_statements is an int; beyond this it is a typo, not a setting. */
+  maxPreparedStatementsMax: 100000,
   borrowTimeoutSecondsMax: 300,
   runnerCountMax: 20,
   expireAfterDaysMax: 3650,
@@ -61,6 +68,8 @@ export const LIMITS = {
 
 /** Lab names become the stack name `proxylab-<name>` and prefix every proxy name. */
 const LAB_NAME_PATTERN = /^[a-z](?:[a-z0-9]|-(?=[a-z0-9]))*$/;
+/** Pooler names: lowercase letters, digits, single hyphens (target names, file names, construct ids). */
+const POOLER_NAME_PATTERN = /^[a-z](?:[a-z0-9]|-(?=[a-z0-9]))*$/;
 /** RDS identifier: a letter first, then letters, digits and single hyphens, no trailing hyphen. */
 const RDS_IDENTIFIER_PATTERN = /^[a-zA-Z](?:[a-zA-Z0-9]|-(?=[a-zA-Z0-9]))*$/;
 /** EC2 instance type such as `c7g.large`, `m7i.2xlarge`, `c6gn.16xlarge`. */
@@ -318,6 +327,114 @@ const proxySchema = z.strictObject(
   { error: 'a proxy object such as { "name": "pool100", "maxConnectionsPercent": 100 }' },
 );
 
+const pgbouncerVersions = PGBOUNCER_RELEASES.map((r) => r.version);
+
+const poolerSchema = z.strictObject(
+  {
+    name: z
+      .string({ error: 'a string' })
+      .min(1, { error: 'a non-empty string' })
+      .max(LIMITS.poolerNameMaxLength, { error: `at most ${LIMITS.poolerNameMaxLength} characters` })
+      .regex(POOLER_NAME_PATTERN, {
+        error: 'lowercase letters, digits and single hyphens, starting with a letter',
+      })
+      .meta(
+        doc({
+          description:
+            'Lowercase letters, digits, single hyphens; unique among proxies and poolers (case-insensitive). Targets are named `<name>-<mode>` (e.g. `bouncer-session`).',
+        }),
+      ),
+    kind: z.literal('pgbouncer', { error: '"pgbouncer"' }).meta(doc({ description: 'The pooler software.' })),
+    placement: z
+      .enum(['dedicated', 'on-runners'], {
+        error:
+          'one of "dedicated", "on-runners" (Aurora\'s own host cannot run a pooler; "on-runners" co-locates it with the load)',
+      })
+      .meta(
+        doc({
+          description:
+            '`dedicated`: its own EC2 host (`instanceType`). `on-runners`: on every runner at 127.0.0.1, sharing the CPU with pgbench (the cloud stand-in for "pooler on the same host"; Aurora\'s host cannot run it).',
+        }),
+      ),
+    // Required for dedicated and refused for on-runners: validate.ts checks it (it depends on placement).
+    instanceType: z
+      .string({ error: 'an EC2 instance type string such as "c7g.xlarge"' })
+      .regex(EC2_INSTANCE_TYPE_PATTERN, { error: 'an EC2 instance type such as "c7g.xlarge"' })
+      .optional()
+      .meta(
+        doc({
+          description:
+            'EC2 type of the dedicated host (required there, refused for `on-runners`); Graviton types get the arm64 AMI. `cost`, `deploy` and `validate` also need its price.',
+          defaultText: 'none (required for dedicated)',
+        }),
+      ),
+    // Checked by validate.ts against PGBOUNCER_RELEASES (the message lists the releases).
+    version: z
+      .string({ error: `a PgBouncer release, one of ${pgbouncerVersions.join(', ')}` })
+      .optional()
+      .meta(
+        doc({
+          description: `PgBouncer release built from the upstream tarball with its published SHA-256 (lib/config/pgbouncer-releases.ts): ${pgbouncerVersions.join(', ')}.`,
+          default: DEFAULTS.pooler.version,
+        }),
+      ),
+    poolModes: z
+      .array(z.enum(['transaction', 'session'], { error: 'one of "transaction", "session"' }), {
+        error: 'a list of pool modes ("transaction", "session")',
+      })
+      .min(1, { error: 'a non-empty list of pool modes ("transaction", "session")' })
+      .max(2, { error: 'at most the two pool modes "transaction" and "session"' })
+      .refine((modes) => new Set(modes).size === modes.length, {
+        error: 'a list of distinct pool modes ("transaction", "session")',
+      })
+      .optional()
+      .meta(
+        doc({
+          description:
+            'Pool modes to serve; each is a target. Transaction = the database name, session = `<db>_session`.',
+          default: [...DEFAULTS.pooler.poolModes],
+        }),
+      ),
+    poolPercent: integer(1, 100)
+      .optional()
+      .meta(
+        doc({
+          description:
+            '% of `max_connections` the pooler opens in total (like RDS Proxy `maxConnectionsPercent`), split across `processes` (and, on the runners, across the runners).',
+          default: DEFAULTS.pooler.poolPercent,
+        }),
+      ),
+    maxPreparedStatements: integer(0, LIMITS.maxPreparedStatementsMax)
+      .optional()
+      .meta(
+        doc({
+          description: 'PgBouncer `max_prepared_statements` (0 = off; transaction pools only).',
+          default: DEFAULTS.pooler.maxPreparedStatements,
+        }),
+      ),
+    processes: integer(1, LIMITS.poolerProcessesMax)
+      .optional()
+      .meta(
+        doc({
+          description:
+            "PgBouncer processes sharing the port (`so_reuseport`): one core each. At most the dedicated host's vCPUs.",
+          default: DEFAULTS.pooler.processes,
+        }),
+      ),
+    tls: bool.optional().meta(
+      doc({
+        description:
+          'Clients must use TLS (`client_tls_sslmode = require`, a key generated on the host), like RDS Proxy `requireTls`. Server side TLS is always on.',
+        default: DEFAULTS.pooler.tls,
+      }),
+    ),
+  },
+  {
+    error:
+      'a pooler object such as { "name": "bouncer", "kind": "pgbouncer", "placement": "dedicated", "instanceType": "c7g.xlarge" }',
+  },
+);
+
 const runnersSchema = z.strictObject(
   {
     instanceType: z
@@ -495,6 +612,17 @@ export const labFileSchema = z.strictObject({
     .meta(
       doc({
         description: 'RDS Proxies in front of the database, each with its own pool settings.',
+        default: [],
+      }),
+    ),
+  poolers: z
+    .array(poolerSchema, { error: 'a list of poolers' })
+    .max(LIMITS.poolersMax, { error: `a list of at most ${LIMITS.poolersMax} poolers` })
+    .optional()
+    .meta(
+      doc({
+        description:
+          'Self-hosted PgBouncers in front of the database: on a dedicated EC2 host or on every runner (docs/stacks.md).',
         default: [],
       }),
     ),

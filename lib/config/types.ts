@@ -2,6 +2,7 @@ import type { RdsStorageType } from './rds-postgres';
 import type { DatabaseEngine } from './stack-outputs';
 
 export type { DatabaseEngine };
+import type { PgbouncerPoolMode, PoolerPlacement } from '../pgbouncer/layout';
 
 /**
  * A validated lab with every default applied. This is what the CDK stack, the cost estimate and
@@ -24,6 +25,8 @@ export interface LabConfig {
   readonly database: DatabaseConfig;
   /** Zero or more RDS Proxies in front of the database, each with its own pool settings. */
   readonly proxies: readonly ProxyConfig[];
+  /** Zero or more self-hosted PgBouncers (dedicated host or on every runner). */
+  readonly poolers: readonly PoolerConfig[];
   readonly runners: RunnersConfig;
   readonly results: ResultsConfig;
   /**
@@ -91,6 +94,27 @@ export interface ProxyConfig {
   readonly borrowTimeoutSeconds: number;
   readonly requireTls: boolean;
   readonly debugLogging: boolean;
+}
+
+/** A self-hosted pooler, every default applied. */
+export interface PoolerConfig {
+  /** Lab-local name; targets are `<name>-<mode>`. */
+  readonly name: string;
+  readonly kind: 'pgbouncer';
+  readonly placement: PoolerPlacement;
+  /** EC2 type of the dedicated host; null for `on-runners`. */
+  readonly instanceType: string | null;
+  /** A release in PGBOUNCER_RELEASES (lib/config/pgbouncer-releases.ts). */
+  readonly version: string;
+  /** Non-empty, distinct. */
+  readonly poolModes: readonly PgbouncerPoolMode[];
+  /** Share of max_connections opened in total, split across `processes` (RDS Proxy's MaxConnectionsPercent). */
+  readonly poolPercent: number;
+  readonly maxPreparedStatements: number;
+  /** PgBouncer processes sharing the port with so_reuseport. */
+  readonly processes: number;
+  /** Clients must use TLS. */
+  readonly tls: boolean;
 }
 
 export type RunnerPlacement = 'any' | 'cluster' | 'spread';

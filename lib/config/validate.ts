@@ -27,6 +27,8 @@ import {
 } from './rds-postgres';
 import { describeDatabase } from './database';
 import { DEFAULTS, defaultMaxIdleConnectionsPercent } from './defaults';
+import { PGBOUNCER_RELEASES, findPgbouncerRelease } from './pgbouncer-releases';
+import { PGBOUNCER_PORT, POOLER_ADMIN_PORT_BASE, POOLER_STATS_PORT } from '../pgbouncer/layout';
 import { SUITE_NAMES } from '../suite/catalog';
 import { labFileSchema, LabFileInput, LIMITS, SUITE_NAME_PATTERN } from './schema';
 import type {
@@ -35,6 +37,7 @@ import type {
   LabConfig,
   LabProblem,
   LabValidation,
+  PoolerConfig,
   ProxyConfig,
 } from './types';
 
@@ -357,6 +360,73 @@ function checkProxies(proxies: unknown, out: LabProblem[]): void {
   });
 }
 
+/**
+ * Poolers: names unique among proxies AND poolers (case-insensitive: both become target names),
+ * `instanceType` exactly when the placement is dedicated, at most one pooler on the runners (they
+ * would share its ports), and a version proxylab has a checksum for.
+ */
+function checkPoolers(poolers: unknown, proxies: unknown, out: LabProblem[]): void {
+  if (!Array.isArray(poolers)) return;
+  const taken = new Map<string, string>();
+  let firstOnRunners: number | null = null;
+  if (Array.isArray(proxies)) {
+    proxies.forEach((p: unknown, i: number) => {
+      const name = asRecord(p)?.name;
+      if (typeof name === 'string' && !taken.has(name.toLowerCase()))
+        taken.set(name.toLowerCase(), `proxies[${i}]`);
+    });
+  }
+  poolers.forEach((p: unknown, i: number) => {
+    const pooler = asRecord(p);
+    if (!pooler) return;
+    const at = (key: string): string => `poolers[${i}].${key}`;
+    const name = pooler.name;
+    if (typeof name === 'string') {
+      const first = taken.get(name.toLowerCase());
+      if (first !== undefined) {
+        out.push({
+          path: at('name'),
+          value: name,
+          message: `must be unique among proxies and poolers (case-insensitive): ${first} is already named like it, got ${formatValue(name)}`,
+        });
+      } else taken.set(name.toLowerCase(), `poolers[${i}]`);
+    }
+    const placement = pooler.placement;
+    if (placement === 'dedicated' && pooler.instanceType === undefined) {
+      out.push({
+        path: at('instanceType'),
+        value: undefined,
+        message:
+          'is required for placement "dedicated": must be an EC2 instance type such as "c7g.xlarge" (the pooler host)',
+      });
+    }
+    if (placement === 'on-runners' && pooler.instanceType !== undefined) {
+      out.push({
+        path: at('instanceType'),
+        value: pooler.instanceType,
+        message: `must not be given for placement "on-runners" (the pooler runs on the runners, runners.instanceType), got ${formatValue(pooler.instanceType)}`,
+      });
+    }
+    if (placement === 'on-runners') {
+      if (firstOnRunners === null) firstOnRunners = i;
+      else
+        out.push({
+          path: at('placement'),
+          value: placement,
+          message: `must not be "on-runners" twice: poolers[${firstOnRunners}] already runs on the runners, and both would need ports ${PGBOUNCER_PORT}, ${POOLER_STATS_PORT} and ${POOLER_ADMIN_PORT_BASE}+ there; got ${formatValue(placement)}`,
+        });
+    }
+    const version = pooler.version;
+    if (typeof version === 'string' && !findPgbouncerRelease(version)) {
+      out.push({
+        path: at('version'),
+        value: version,
+        message: `must be a PgBouncer release proxylab has a published checksum for (lib/config/pgbouncer-releases.ts): ${PGBOUNCER_RELEASES.map((r) => r.version).join(', ')}; got ${formatValue(version)}`,
+      });
+    }
+  });
+}
+
 function checkSuites(suites: unknown, out: LabProblem[]): void {
   if (!Array.isArray(suites)) return;
   suites.forEach((name: unknown, i: number) => {
@@ -403,6 +473,7 @@ function crossFieldProblems(raw: unknown): LabProblem[] {
     });
   }
   checkProxies(root.proxies, out);
+  checkPoolers(root.poolers, root.proxies, out);
   checkSuites(root.suites, out);
   checkTagCount(root.tags, out);
   return out;
@@ -461,6 +532,18 @@ function withDefaults(input: LabFileInput): LabConfig {
       debugLogging: p.debugLogging ?? DEFAULTS.proxy.debugLogging,
     };
   });
+  const poolers: PoolerConfig[] = (input.poolers ?? []).map((p) => ({
+    name: p.name,
+    kind: p.kind,
+    placement: p.placement,
+    instanceType: p.instanceType ?? null,
+    version: p.version ?? DEFAULTS.pooler.version,
+    poolModes: p.poolModes ?? DEFAULTS.pooler.poolModes,
+    poolPercent: p.poolPercent ?? DEFAULTS.pooler.poolPercent,
+    maxPreparedStatements: p.maxPreparedStatements ?? DEFAULTS.pooler.maxPreparedStatements,
+    processes: p.processes ?? DEFAULTS.pooler.processes,
+    tls: p.tls ?? DEFAULTS.pooler.tls,
+  }));
   return {
     name: input.name,
     description: input.description ?? DEFAULTS.description,
@@ -468,6 +551,7 @@ function withDefaults(input: LabFileInput): LabConfig {
     owner: input.owner ?? null,
     database: databaseWithDefaults(input),
     proxies,
+    poolers,
     runners: {
       instanceType: input.runners?.instanceType ?? DEFAULTS.runners.instanceType,
       count: input.runners?.count ?? DEFAULTS.runners.count,
@@ -540,6 +624,15 @@ export function summarizeLab(lab: LabConfig): string {
       : `${lab.proxies.length} prox${lab.proxies.length === 1 ? 'y' : 'ies'} (${lab.proxies
           .map((p) => `${p.name} ${p.maxConnectionsPercent}%`)
           .join(', ')})`;
+  const poolers =
+    lab.poolers.length === 0
+      ? ''
+      : `; ${lab.poolers.length} pooler${lab.poolers.length === 1 ? '' : 's'} (${lab.poolers
+          .map(
+            (p) =>
+              `${p.name} PgBouncer ${p.version} ${p.placement === 'dedicated' ? `on ${p.instanceType ?? '?'}` : 'on the runners'} ${p.poolModes.join('/')} ×${p.processes}`,
+          )
+          .join(', ')})`;
   const runners = `${lab.runners.count} × ${lab.runners.instanceType}${lab.runners.spot ? ' spot' : ''} runner${lab.runners.count === 1 ? '' : 's'}`;
-  return `${lab.name}: ${describeDatabase(db)}, ${maxConn}; ${proxies}; ${runners}; ${lab.ttlHours === null ? 'no expiry' : `ttl ${lab.ttlHours} h`}`;
+  return `${lab.name}: ${describeDatabase(db)}, ${maxConn}; ${proxies}${poolers}; ${runners}; ${lab.ttlHours === null ? 'no expiry' : `ttl ${lab.ttlHours} h`}`;
 }

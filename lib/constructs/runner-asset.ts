@@ -1,7 +1,8 @@
 /**
- * The runner software as a CDK asset: the esbuild bundle of scripts/runner.ts (one file), which
- * the runner fleet's user data downloads to /opt/proxylab/runner and installs as
- * /opt/proxylab/runner.js. Bundled once per process (every lab stack of an app shares it).
+ * The runner software as a CDK asset: the directory holding the esbuild bundles of scripts/runner.ts
+ * and scripts/pooler.ts (runner.js, pooler.js; a zip asset), which the runner fleet's and the pooler
+ * hosts' user data unpack into /opt/proxylab. Bundled once per process (every lab stack of an app
+ * shares it).
  */
 import { Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
@@ -11,6 +12,7 @@ import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import type { Construct } from 'constructs';
 import { runnerBundleOnce } from './runner-bundle';
 import { RUNNER_INSTALL_PATH } from '../config/stack-outputs';
+import { POOLER_INSTALL_PATH } from './pooler-user-data';
 
 /** What the RunnerFleet seam takes: the asset and the install command (run in /opt/proxylab). */
 export interface RunnerSoftwareSpec {
@@ -18,13 +20,13 @@ export interface RunnerSoftwareSpec {
   readonly command: string;
 }
 
-/** Shell run after the download: install the file and make sure Node can load it. */
-function runnerInstallCommand(downloaded = '/opt/proxylab/runner'): string {
-  return `install -m 0644 ${downloaded} ${RUNNER_INSTALL_PATH} && node --check ${RUNNER_INSTALL_PATH} && echo "proxylab runner installed at ${RUNNER_INSTALL_PATH}"`;
+/** Shell run after the zip is unpacked into /opt/proxylab: make sure Node can load both files. */
+function runnerInstallCommand(): string {
+  return `node --check ${RUNNER_INSTALL_PATH} && node --check ${POOLER_INSTALL_PATH} && echo "proxylab runner installed at ${RUNNER_INSTALL_PATH}, pooler at ${POOLER_INSTALL_PATH}"`;
 }
 
 export function proxylabRunnerSoftware(scope: Construct, id = 'RunnerBundle'): RunnerSoftwareSpec {
-  const asset = new s3assets.Asset(Stack.of(scope), id, { path: runnerBundleOnce().file });
+  const asset = new s3assets.Asset(Stack.of(scope), id, { path: runnerBundleOnce().dir });
   return { asset, command: runnerInstallCommand() };
 }
 

@@ -1,9 +1,15 @@
 /**
  * Bundle the runner (scripts/runner.ts and everything it imports, AWS SDK clients included) into
- * ONE JavaScript file with esbuild: platform node, target node20, CommonJS. The lab stack ships
- * it as an S3 asset; user data installs it to /opt/proxylab/runner.js. Used by
- * scripts/build-runner.ts and at synth time by the runner-fleet construct.
+ * ONE JavaScript file with esbuild: platform node, target node20, CommonJS; and beside it the
+ * self-hosted pooler's on-host entry (scripts/pooler.ts → pooler.js) the same way. The lab stack
+ * ships the directory holding both as one S3 asset (a zip); user data unpacks it to /opt/proxylab
+ * (runner.js, pooler.js). Used by scripts/build-runner.ts and at synth time by the lab stack.
+ *
+ * The runner software version (softwareVersionOf runner.js, what `proxylab run` and `doctor`
+ * compare) must change when pooler.js does: runner.js starts with a banner comment naming
+ * pooler.js's SHA-256, so a new pooler is a new runner version.
  */
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -12,11 +18,15 @@ import { softwareVersionOf } from '../config/stack-outputs';
 
 /** scripts/runner.ts, resolved from this file (never from the working directory). */
 const RUNNER_ENTRY = path.resolve(__dirname, '..', '..', 'scripts', 'runner.ts');
+/** scripts/pooler.ts: the pooler bootstrap and agent (installed as /opt/proxylab/pooler.js). */
+const POOLER_ENTRY = path.resolve(__dirname, '..', '..', 'scripts', 'pooler.ts');
 
 export interface RunnerBundle {
-  /** Absolute path of the bundled file. */
+  /** Absolute path of the bundled runner (runner.js). */
   readonly file: string;
-  /** Directory holding only that file (what a CDK asset should point at). */
+  /** Absolute path of the bundled pooler entry (pooler.js), beside `file`. */
+  readonly poolerFile: string;
+  /** Directory holding only those two files (what the CDK asset points at). */
   readonly dir: string;
   readonly bytes: number;
   /** Input bytes by top-level package (for reporting what the bundle is made of). */
@@ -26,10 +36,18 @@ export interface RunnerBundle {
 export function bundleRunner(outDir?: string): RunnerBundle {
   const dir = outDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-runner-'));
   fs.mkdirSync(dir, { recursive: true });
+  const poolerFile = path.join(dir, 'pooler.js');
+  build(POOLER_ENTRY, poolerFile);
+  const poolerSha256 = createHash('sha256').update(fs.readFileSync(poolerFile)).digest('hex');
   const file = path.join(dir, 'runner.js');
+  const meta = build(RUNNER_ENTRY, file, `/* proxylab pooler.js sha256:${poolerSha256} */`);
+  return { file, poolerFile, dir, bytes: fs.statSync(file).size, inputsByPackage: inputsByPackage(meta) };
+}
+
+function build(entry: string, outfile: string, banner?: string): Metafile | undefined {
   const result = buildSync({
-    entryPoints: [RUNNER_ENTRY],
-    outfile: file,
+    entryPoints: [entry],
+    outfile,
     bundle: true,
     platform: 'node',
     target: 'node20',
@@ -39,11 +57,12 @@ export function bundleRunner(outDir?: string): RunnerBundle {
     legalComments: 'none',
     metafile: true,
     logLevel: 'silent',
+    ...(banner ? { banner: { js: banner } } : {}),
     // The CDK and the report/collector code are never reached from the runner; keep them out loudly.
     external: ['aws-cdk-lib', 'constructs', 'cdk-nag'],
   });
   if (result.errors.length > 0) throw new Error(`esbuild: ${result.errors.map((e) => e.text).join('; ')}`);
-  return { file, dir, bytes: fs.statSync(file).size, inputsByPackage: inputsByPackage(result.metafile) };
+  return result.metafile;
 }
 
 let bundled: RunnerBundle | null = null;
@@ -65,14 +84,15 @@ export function runnerBundleOnce(): RunnerBundle {
     const hash = softwareVersionOf(fs.readFileSync(made.file));
     const dir = path.join(RUNNER_BUNDLE_CACHE, `runner-${hash}`);
     const file = path.join(dir, 'runner.js');
-    if (!fs.existsSync(file)) {
+    const poolerFile = path.join(dir, 'pooler.js');
+    if (!fs.existsSync(file) || !fs.existsSync(poolerFile)) {
       try {
         fs.renameSync(work, dir);
       } catch (err) {
-        if (!fs.existsSync(file)) throw err; // another process won the race: same content
+        if (!fs.existsSync(poolerFile)) throw err; // another process won the race: same content
       }
     }
-    bundled = { ...made, dir, file };
+    bundled = { ...made, dir, file, poolerFile };
     return bundled;
   } finally {
     fs.rmSync(work, { recursive: true, force: true });

@@ -7,6 +7,9 @@ import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { RunnerPlacement } from '../config';
+import type { PgbouncerRelease } from '../config/pgbouncer-releases';
+import type { PoolerHostConfig } from '../pgbouncer/layout';
+import { poolerUserDataCommands } from './pooler-user-data';
 import { DEFAULTS } from '../config/defaults';
 import { logicalIdOf } from './metrics-collector';
 
@@ -120,21 +123,39 @@ export const RUNNER_SYSCTLS: Readonly<Record<string, string>> = {
 export const RUNNER_SYSCTL_FILE = '/etc/sysctl.d/90-proxylab-runner.conf';
 
 /**
- * The base user data (bash): installs the CloudFormation helper scripts (cfn-signal), pgbench
- * (postgresql17 + -contrib) and Node 22, widens the ephemeral port range, and fails the boot
- * script loudly if pgbench or Node is missing. Shellcheck-clean; exported for tests.
+ * The first lines of every proxylab boot script (runners and pooler hosts): strict mode, then the
+ * CloudFormation helper scripts, so a failure of anything below still reaches CloudFormation
+ * through the cfn-signal exit trap.
  */
-export function baseUserDataCommands(): string[] {
-  const node = `node-${RUNNER_NODE_MAJOR}`;
+export function cfnBootstrapCommands(): string[] {
   return [
     'set -euo pipefail',
     // cfn-signal (the exit trap) is not on current AL2023 AMIs (amazonlinux/amazon-linux-2023#768):
     // install it first, so a failure of anything below still reaches CloudFormation.
     'dnf install -y aws-cfn-bootstrap',
+  ];
+}
+
+/** Node 22 (for the proxylab bundle) plus `packages`, with `node` resolving to it. */
+export function nodeInstallCommands(packages: readonly string[]): string[] {
+  const node = `node-${RUNNER_NODE_MAJOR}`;
+  return [
     // Node 20 reached end of life on 2026-04-30; AL2023 ships nodejs22 as `node-22`.
-    `dnf install -y postgresql17 postgresql17-contrib nodejs${RUNNER_NODE_MAJOR}`,
+    `dnf install -y ${[...packages, `nodejs${RUNNER_NODE_MAJOR}`].join(' ')}`,
     `# nodejs${RUNNER_NODE_MAJOR} installs ${node}; make \`node\` resolve to it`,
     `if ! command -v node >/dev/null 2>&1; then alternatives --set node /usr/bin/${node} || ln -sf /usr/bin/${node} /usr/local/bin/node; fi`,
+  ];
+}
+
+/**
+ * The base user data (bash): installs the CloudFormation helper scripts (cfn-signal), pgbench
+ * (postgresql17 + -contrib) and Node 22, widens the ephemeral port range, and fails the boot
+ * script loudly if pgbench or Node is missing. Shellcheck-clean; exported for tests.
+ */
+export function baseUserDataCommands(): string[] {
+  return [
+    ...cfnBootstrapCommands(),
+    ...nodeInstallCommands(['postgresql17', 'postgresql17-contrib']),
     `printf '%s\\n' ${Object.entries(RUNNER_SYSCTLS)
       .map(([k, v]) => `'${k} = ${v}'`)
       .join(' ')} > ${RUNNER_SYSCTL_FILE}`,
@@ -145,6 +166,36 @@ export function baseUserDataCommands(): string[] {
     `mkdir -p ${RUNNER_HOME}`,
     `echo "proxylab runner ready" > ${RUNNER_HOME}/READY`,
   ];
+}
+
+/**
+ * Downloads `software.asset` into /opt/proxylab (unpacking a zip there) and runs `software.command`
+ * in that directory. Used by the runners and the pooler hosts (both need the proxylab bundle).
+ */
+export function softwareInstallCommands(software: RunnerSoftware): string[] {
+  const local = `${RUNNER_HOME}/${software.asset.isZipArchive ? 'runner.zip' : 'runner'}`;
+  return [
+    `mkdir -p ${RUNNER_HOME}`,
+    // Own command rather than UserData.addS3DownloadCommand, whose `$(dirname …)` is unquoted (SC2046).
+    `aws s3 cp 's3://${software.asset.s3BucketName}/${software.asset.s3ObjectKey}' '${local}'`,
+    ...(software.asset.isZipArchive ? ['dnf install -y unzip', `unzip -o "${local}" -d ${RUNNER_HOME}`] : []),
+    `cd ${RUNNER_HOME}`,
+    software.command,
+  ];
+}
+
+/**
+ * Lets `role` read exactly the software object: Asset.grantRead would add
+ * s3:GetObject*, List* and GetBucket* on the whole CDK staging bucket (cdk-nag IAM5). The default
+ * bootstrap bucket is SSE-S3: no KMS grant needed.
+ */
+export function grantSoftwareRead(role: iam.IRole, software: RunnerSoftware): void {
+  role.addToPrincipalPolicy(
+    new iam.PolicyStatement({
+      actions: ['s3:GetObject'],
+      resources: [software.asset.bucket.arnForObjects(software.asset.s3ObjectKey)],
+    }),
+  );
 }
 
 /**
@@ -159,6 +210,7 @@ export class RunnerFleet extends Construct {
   /** The commands every runner runs at boot (each instance wraps them with its own cfn-signal). */
   readonly userData: ec2.UserData;
   private hasRunnerSoftware = false;
+  private poolerName: string | null = null;
 
   constructor(scope: Construct, id: string, props: RunnerFleetProps) {
     super(scope, id);
@@ -311,22 +363,26 @@ export class RunnerFleet extends Construct {
     if (this.hasRunnerSoftware)
       throw new Error(`${this.node.path}: runner software is already installed; addRunnerSoftware runs once`);
     this.hasRunnerSoftware = true;
-    const local = `${RUNNER_HOME}/${software.asset.isZipArchive ? 'runner.zip' : 'runner'}`;
-    // Own command rather than UserData.addS3DownloadCommand, whose `$(dirname …)` is unquoted (SC2046).
-    this.userData.addCommands(
-      `aws s3 cp 's3://${software.asset.s3BucketName}/${software.asset.s3ObjectKey}' '${local}'`,
-    );
-    // Exactly this object: Asset.grantRead would add s3:GetObject*/List*/GetBucket* on the whole
-    // CDK staging bucket (cdk-nag IAM5). The default bootstrap bucket is SSE-S3: no KMS grant needed.
-    this.role.addToPolicy(
-      new iam.PolicyStatement({
-        actions: ['s3:GetObject'],
-        resources: [software.asset.bucket.arnForObjects(software.asset.s3ObjectKey)],
-      }),
-    );
-    if (software.asset.isZipArchive) {
-      this.userData.addCommands('dnf install -y unzip', `unzip -o "${local}" -d ${RUNNER_HOME}`);
-    }
-    this.userData.addCommands(`cd ${RUNNER_HOME}`, software.command);
+    this.userData.addCommands(...softwareInstallCommands(software));
+    grantSoftwareRead(this.role, software);
+  }
+
+  /**
+   * Runs a PgBouncer on every runner (placement `on-runners`, listening on 127.0.0.1): the same
+   * install and bootstrap as a dedicated pooler host (pooler-user-data.ts), after the runner
+   * software (which brings pooler.js) and before the runner signals CloudFormation. The runners
+   * may read `adminSecret` (the bootstrap writes it into PgBouncer's userlist; the runner software
+   * uses it for SHOW POOLS/STATS and pool resizing). At most one pooler: all listen on the same ports.
+   */
+  addPooler(release: PgbouncerRelease, config: PoolerHostConfig, adminSecret: secretsmanager.ISecret): void {
+    if (!this.hasRunnerSoftware)
+      throw new Error(`${this.node.path}: add the runner software (it brings pooler.js) before a pooler`);
+    if (this.poolerName !== null)
+      throw new Error(
+        `${this.node.path}: pooler ${this.poolerName} already runs on the runners; ${config.name} would need the same ports`,
+      );
+    this.poolerName = config.name;
+    this.userData.addCommands(...poolerUserDataCommands(release, config));
+    adminSecret.grantRead(this.role);
   }
 }

@@ -31,7 +31,7 @@ export const HOURS_PER_MONTH = 720;
 export const SPOT_CEILING_NOTE =
   'priced at the on-demand rate as a ceiling; the Spot price actually billed is usually well below it (it varies by zone and hour, so no Spot price is assumed)';
 
-export type CostCategory = 'database' | 'proxy' | 'runner' | 'network' | 'storage' | 'other';
+export type CostCategory = 'database' | 'proxy' | 'pooler' | 'runner' | 'network' | 'storage' | 'other';
 
 export interface CostLine {
   readonly category: CostCategory;
@@ -155,8 +155,12 @@ export function rdsPostgresInstancePrice(table: PriceTable, instanceClass: strin
 }
 
 /** The EC2 instance type price, or a UsageError naming the type and the region's known types. */
-export function ec2InstancePrice(table: PriceTable, instanceType: string): InstancePrice {
-  return instancePrice(table, table.ec2Instances, 'runner instance type', instanceType);
+export function ec2InstancePrice(
+  table: PriceTable,
+  instanceType: string,
+  what = 'runner instance type',
+): InstancePrice {
+  return instancePrice(table, table.ec2Instances, what, instanceType);
 }
 
 export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEstimate {
@@ -237,6 +241,52 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
     ),
   );
 
+  // Self-hosted poolers: a dedicated host bills like a runner (EC2 + root volume + public IPv4,
+  // counted with the addresses below); one on the runners adds nothing but competes for their CPU.
+  const poolerHosts = lab.poolers.filter((p) => p.placement === 'dedicated');
+  for (const pooler of lab.poolers) {
+    if (pooler.placement === 'dedicated' && pooler.instanceType !== null) {
+      const p = ec2InstancePrice(table, pooler.instanceType, 'pooler host instance type');
+      lines.push(
+        fixed(
+          'pooler',
+          `PgBouncer host ${pooler.name} ${pooler.instanceType}`,
+          1,
+          'instance-hour',
+          p.usdPerHour,
+          p.source,
+          `1 × $${p.usdPerHour}/h on-demand Linux (${p.vcpus} vCPU; ${pooler.processes} PgBouncer process${pooler.processes === 1 ? '' : 'es'})`,
+        ),
+      );
+    } else {
+      lines.push(
+        fixed(
+          'pooler',
+          `PgBouncer ${pooler.name} on the runners`,
+          lab.runners.count,
+          'runner (shared)',
+          0,
+          runner.source,
+          'no extra cost: it runs on the runners (billed above) and shares their CPU with pgbench',
+        ),
+      );
+    }
+  }
+  if (poolerHosts.length > 0) {
+    const gb = shape.poolerHostRootVolumeGb * poolerHosts.length;
+    lines.push(
+      fixed(
+        'storage',
+        `Pooler host EBS gp3 ${poolerHosts.length} × ${shape.poolerHostRootVolumeGb} GB`,
+        gb / HOURS_PER_MONTH,
+        'GB-month',
+        table.ebsGp3PerGbMonth.usd,
+        table.ebsGp3PerGbMonth.source,
+        `${gb} GB × $${table.ebsGp3PerGbMonth.usd}/GB-month ÷ ${HOURS_PER_MONTH} h`,
+      ),
+    );
+  }
+
   // Network.
   if (shape.interfaceEndpoints.length > 0) {
     const n = shape.interfaceEndpoints.length * shape.availabilityZones;
@@ -267,12 +317,14 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
       ),
     );
   }
-  const publicIps = shape.natGateways + (shape.runnersHavePublicIpv4 ? lab.runners.count : 0);
+  const poolerIps = shape.poolerHostsHavePublicIpv4 ? poolerHosts.length : 0;
+  const publicIps = shape.natGateways + (shape.runnersHavePublicIpv4 ? lab.runners.count : 0) + poolerIps;
   if (publicIps > 0) {
     const price = table.publicIpv4PerHour;
     const why = [
       shape.natGateways > 0 ? `${shape.natGateways} NAT gateway EIP(s)` : '',
       shape.runnersHavePublicIpv4 ? `${lab.runners.count} runner(s)` : '',
+      poolerIps > 0 ? `${poolerIps} pooler host(s)` : '',
     ]
       .filter((s) => s !== '')
       .join(' + ');
@@ -334,15 +386,16 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
 
   // Secrets.
   const sec = table.secretPerMonth;
+  const secrets = shape.secrets + (lab.poolers.length > 0 ? shape.poolerSecrets : 0);
   lines.push(
     fixed(
       'other',
-      `Secrets Manager × ${shape.secrets}`,
-      shape.secrets / HOURS_PER_MONTH,
+      `Secrets Manager × ${secrets}`,
+      secrets / HOURS_PER_MONTH,
       'secret-month',
       sec.usd,
       sec.source,
-      `${shape.secrets} secret(s) × $${sec.usd}/month ÷ ${HOURS_PER_MONTH} h`,
+      `${secrets} secret(s) × $${sec.usd}/month ÷ ${HOURS_PER_MONTH} h`,
     ),
   );
 
@@ -362,7 +415,10 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
       db.engine === 'postgres'
         ? `RDS for PostgreSQL ${db.storageType} storage as provisioned (${db.allocatedStorageGb} GB), baseline IOPS included; no extra IOPS or throughput`
         : `Aurora Standard (not I/O-Optimized): storage ${usage.auroraStorageGb} GB, I/O ${usage.auroraIoMillionsPerHour} million requests per hour`,
-      `runner root volumes ${shape.runnerRootVolumeGb} GB gp3 each`,
+      `runner root volumes ${shape.runnerRootVolumeGb} GB gp3 each` +
+        (poolerHosts.length > 0
+          ? `; pooler host root volumes ${shape.poolerHostRootVolumeGb} GB gp3 each`
+          : ''),
       `a day is ${HOURS_PER_DAY} hours; a month left running is 30 days = ${HOURS_PER_MONTH} hours`,
       db.engine === 'aurora-postgresql' && db.capacity.kind === 'serverless'
         ? 'serverless v2 bills the ACUs in use: the low figure is every instance at minCapacity, the high one at maxCapacity'

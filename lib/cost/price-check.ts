@@ -1,7 +1,8 @@
 /**
- * What `proxylab cost` and `proxylab deploy` will refuse, found while validating: an Aurora class or
- * runner type with no price in the dated price table (an unknown instance type is an error, not a
- * guess). `proxylab validate` reports these beside the schema's problems, so a lab
+ * What `proxylab cost` and `proxylab deploy` will refuse, found while validating: an Aurora class,
+ * runner type or dedicated pooler host type with no price in the dated price table (an unknown instance type is an error, not a
+ * guess), and a dedicated pooler with more PgBouncer processes than its host has vCPUs (known only
+ * from the price table). `proxylab validate` reports these beside the schema's problems, so a lab
  * that validates is a lab that deploys. `cdk synth` does not apply it (CDK users may price a type
  * themselves).
  */
@@ -64,5 +65,28 @@ export function unpricedProblems(raw: unknown): LabProblem[] {
     check('runners.instanceType', runners.instanceType, table.ec2Instances, (v) =>
       EC2_INSTANCE_TYPE_PATTERN.test(v),
     );
+  const poolers = Array.isArray(lab.poolers) ? (lab.poolers as unknown[]) : [];
+  poolers.forEach((p: unknown, i: number) => {
+    const pooler = asRecord(p);
+    if (!pooler || pooler.placement !== 'dedicated') return;
+    const type = pooler.instanceType;
+    check(`poolers[${i}].instanceType`, type, table.ec2Instances, (v) => EC2_INSTANCE_TYPE_PATTERN.test(v));
+    // One PgBouncer process saturates one core: more processes than vCPUs only adds contention.
+    if (typeof type !== 'string') return;
+    const vcpus = table.ec2Instances[type]?.vcpus;
+    const processes = pooler.processes;
+    if (
+      vcpus !== undefined &&
+      typeof processes === 'number' &&
+      Number.isInteger(processes) &&
+      processes > vcpus
+    ) {
+      out.push({
+        path: `poolers[${i}].processes`,
+        value: processes,
+        message: `must be at most the vCPUs of ${type} (${vcpus}): each PgBouncer process uses one core; got ${formatValue(processes)}`,
+      });
+    }
+  });
   return out;
 }

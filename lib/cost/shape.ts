@@ -17,15 +17,23 @@ export interface DeploymentShape {
   readonly runnersHavePublicIpv4: boolean;
   /** Root EBS volume per runner, GB (gp3). */
   readonly runnerRootVolumeGb: number;
+  /** Root EBS volume per dedicated pooler host, GB (gp3). */
+  readonly poolerHostRootVolumeGb: number;
+  /** Whether each dedicated pooler host gets a public IPv4 address (it downloads the PgBouncer release). */
+  readonly poolerHostsHavePublicIpv4: boolean;
   /** Secrets Manager secrets (the database credentials). */
   readonly secrets: number;
+  /** More secrets when the lab has any pooler (the PgBouncer admin/stats user's). */
+  readonly poolerSecrets: number;
 }
 
 /**
  * lib/constructs/network.ts: DEFAULTS.stack.availabilityZones AZs, no NAT gateway, no interface endpoints (an S3 gateway
  * endpoint, which is free); runners sit in public subnets with a public IPv4 each and no inbound
  * rules. lib/constructs/runner-fleet.ts: DEFAULTS.stack.runnerRootVolumeGib gp3 root volume per runner. database.ts: one
- * generated master secret.
+ * generated master secret. lib/constructs/pooler-host.ts: a dedicated pooler host is EC2 like a
+ * runner (DEFAULTS.stack.poolerRootVolumeGib gp3, public IPv4 in the runners' subnets), and a lab
+ * with any pooler has one more secret (the PgBouncer admin user).
  */
 export const LAB_DEPLOYMENT_SHAPE: DeploymentShape = {
   availabilityZones: DEFAULTS.stack.availabilityZones,
@@ -33,5 +41,8 @@ export const LAB_DEPLOYMENT_SHAPE: DeploymentShape = {
   natGateways: 0,
   runnersHavePublicIpv4: true,
   runnerRootVolumeGb: DEFAULTS.stack.runnerRootVolumeGib,
+  poolerHostRootVolumeGb: DEFAULTS.stack.poolerRootVolumeGib,
+  poolerHostsHavePublicIpv4: true,
   secrets: 1,
+  poolerSecrets: 1,
 };

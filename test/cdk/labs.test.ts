@@ -24,6 +24,23 @@ const synthesized: Synthesized[] = [];
 /** Shapes the shipped labs do not cover, checked the same way (nag + cfn-lint). */
 const EXTRA_SHAPES: Record<string, unknown> = {
   'no-proxy': { name: 'no-proxy', proxies: [] },
+  'both-pooler-placements': {
+    name: 'poolers',
+    proxies: [{ name: 'pool100' }],
+    poolers: [
+      {
+        name: 'bouncer',
+        kind: 'pgbouncer',
+        placement: 'dedicated',
+        instanceType: 'm7i.xlarge',
+        poolModes: ['transaction', 'session'],
+        processes: 4,
+        tls: false,
+      },
+      { name: 'near', kind: 'pgbouncer', placement: 'on-runners', version: '1.26.0', processes: 2 },
+    ],
+    runners: { instanceType: 'c7g.xlarge', count: 2 },
+  },
   'serverless-readers-retained': {
     name: 'serverless',
     aurora: {

@@ -123,8 +123,28 @@ describe.each(labFiles)('%s', (file) => {
       expect(db.Properties?.DBInstanceClass).toBe(databaseInstanceClass(lab.database) ?? 'db.serverless');
     // One RDS Proxy per lab proxy.
     expect(ofType('AWS::RDS::DBProxy')).toHaveLength(lab.proxies.length);
+    // Dedicated pooler hosts (`Pooler-<name>/Host`): one per such pooler, its type, volume and address.
+    const isPoolerHost = ([id]: [string, unknown]): boolean => id.startsWith('Pooler');
+    const instances = Object.entries(resources).filter(([, r]) => r.Type === 'AWS::EC2::Instance');
+    const hosts = instances.filter(isPoolerHost).map(([, r]) => r);
+    const dedicated = lab.poolers.filter((p) => p.placement === 'dedicated');
+    expect(hosts.map((h) => h.Properties?.InstanceType).sort()).toEqual(
+      dedicated.map((p) => p.instanceType).sort(),
+    );
+    for (const h of hosts) {
+      const bdm = h.Properties?.BlockDeviceMappings as Array<{
+        Ebs?: { VolumeSize?: number; VolumeType?: string };
+      }>;
+      expect(bdm.map((b) => [b.Ebs?.VolumeSize, b.Ebs?.VolumeType])).toEqual([
+        [LAB_DEPLOYMENT_SHAPE.poolerHostRootVolumeGb, 'gp3'],
+      ]);
+      const nics = (h.Properties?.NetworkInterfaces ?? []) as Array<{ AssociatePublicIpAddress?: boolean }>;
+      expect(nics.some((n) => n.AssociatePublicIpAddress === true)).toBe(
+        LAB_DEPLOYMENT_SHAPE.poolerHostsHavePublicIpv4,
+      );
+    }
     // Runners: count × type, root volume size, public IPv4 or not.
-    const runners = ofType('AWS::EC2::Instance');
+    const runners = instances.filter((e) => !isPoolerHost(e)).map(([, r]) => r);
     expect(runners).toHaveLength(lab.runners.count);
     for (const r of runners) {
       expect(r.Properties?.InstanceType).toBe(lab.runners.instanceType);
@@ -151,6 +171,8 @@ describe.each(labFiles)('%s', (file) => {
     );
     expect(azs.size).toBe(LAB_DEPLOYMENT_SHAPE.availabilityZones);
     // Secrets.
-    expect(ofType('AWS::SecretsManager::Secret')).toHaveLength(LAB_DEPLOYMENT_SHAPE.secrets);
+    expect(ofType('AWS::SecretsManager::Secret')).toHaveLength(
+      LAB_DEPLOYMENT_SHAPE.secrets + (lab.poolers.length > 0 ? LAB_DEPLOYMENT_SHAPE.poolerSecrets : 0),
+    );
   });
 });

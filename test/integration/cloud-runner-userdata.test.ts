@@ -9,33 +9,14 @@ import * as path from 'node:path';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { RUNNER_INSTALL_PATH } from '../../lib/config/stack-outputs';
+import { POOLER_INSTALL_PATH } from '../../lib/constructs/pooler-user-data';
 import { loadLabFile } from '../../lib/config/load';
 import { validateLab } from '../../lib/config';
 import { createLabStack } from '../../lib/lab-stack';
+import { renderIntrinsic } from '../helpers/intrinsic';
 import { scratchDir } from '../helpers/scratch';
 
 const LABS = path.resolve(__dirname, '..', '..', 'labs');
-
-/** Render an intrinsic-function value to text; tokens become shell-safe placeholders. */
-function renderIntrinsic(value: unknown): string {
-  if (typeof value === 'string') return value;
-  if (value && typeof value === 'object') {
-    const obj = value as Record<string, unknown>;
-    if ('Fn::Base64' in obj) return renderIntrinsic(obj['Fn::Base64']);
-    if ('Fn::Join' in obj) {
-      const [sep, parts] = obj['Fn::Join'] as [string, unknown[]];
-      return parts.map(renderIntrinsic).join(sep);
-    }
-    if ('Ref' in obj) return `PLACEHOLDER_${String(obj.Ref).replace(/[^A-Za-z0-9]/g, '_')}`;
-    if ('Fn::Sub' in obj)
-      return String(obj['Fn::Sub']).replace(
-        /\$\{([^}]+)\}/g,
-        (_m, name: string) => `PLACEHOLDER_${name.replace(/[^A-Za-z0-9]/g, '_')}`,
-      );
-    if ('Fn::GetAtt' in obj) return `PLACEHOLDER_${(obj['Fn::GetAtt'] as string[]).join('_')}`;
-  }
-  throw new Error(`cannot render ${JSON.stringify(value)}`);
-}
 
 function userDataOf(lab: ReturnType<typeof loadLabFile>): string[] {
   const app = new App({ outdir: scratchDir('proxylab-ud-'), context: { 'aws:cdk:bundling-stacks': [] } });
@@ -82,19 +63,46 @@ describe('runner user data', () => {
     expect(new Set(scripts).size).toBe(lab.runners.count);
     const script = scripts[0] as string;
     expect(script.startsWith('#!/bin/bash\n')).toBe(true);
-    // … that downloads the bundle asset and installs it where the SSM command runs it
+    // … that downloads the bundle asset (runner.js + pooler.js) and unpacks it where the SSM command runs it
     expect(script).toMatch(
-      /\naws s3 cp 's3:\/\/cdk-hnb659fds-assets-PLACEHOLDER_AWS__AccountId-PLACEHOLDER_AWS__Region\/[0-9a-f]{64}\.js' '\/opt\/proxylab\/runner'\n/,
+      /\naws s3 cp 's3:\/\/cdk-hnb659fds-assets-PLACEHOLDER_AWS__AccountId-PLACEHOLDER_AWS__Region\/[0-9a-f]{64}\.zip' '\/opt\/proxylab\/runner\.zip'\n/,
     );
-    expect(script).toContain(
-      `install -m 0644 /opt/proxylab/runner ${RUNNER_INSTALL_PATH} && node --check ${RUNNER_INSTALL_PATH}`,
-    );
+    expect(script).toContain('unzip -o "/opt/proxylab/runner.zip" -d /opt/proxylab\n');
+    expect(script).toContain(`node --check ${RUNNER_INSTALL_PATH} && node --check ${POOLER_INSTALL_PATH}`);
     // pgbench and node are installed before the runner is checked with node
     expect(script.indexOf('dnf install')).toBeLessThan(script.indexOf('node --check'));
     // … and shellcheck finds nothing, not even style notes
     const res = shellcheck(script);
     expect(res.output).toBe('');
     expect(res.status).toBe(0);
+  });
+
+  test('pooler host and runners with a pooler: rendered from the template, each passes shellcheck', () => {
+    // GIVEN a lab with both placements (the host on x86, to cover the other AMI too)
+    const r = validateLab({
+      name: 'ud-poolers',
+      poolers: [
+        { name: 'host', kind: 'pgbouncer', placement: 'dedicated', instanceType: 'm7i.xlarge', processes: 4 },
+        { name: 'near', kind: 'pgbouncer', placement: 'on-runners', version: '1.24.1' },
+      ],
+      runners: { count: 2 },
+    });
+    if (!r.ok) throw new Error(JSON.stringify(r.problems));
+    // WHEN rendered
+    const scripts = userDataOf(r.lab);
+    // THEN three scripts (the host, two runners), each building PgBouncer and bootstrapping a pooler …
+    expect(scripts).toHaveLength(3);
+    for (const script of scripts) {
+      expect(script).toContain('sha256sum -c --strict SHA256SUMS');
+      expect(script).toMatch(
+        /\nnode \/opt\/proxylab\/pooler\.js bootstrap --config \/etc\/proxylab\/pooler-(host|near)\.json$/,
+      );
+      // … and shellcheck finds nothing
+      const res = shellcheck(script);
+      expect(res.output).toBe('');
+      expect(res.status).toBe(0);
+    }
+    expect(scripts.filter((s) => s.includes('pooler-near.json'))).toHaveLength(2);
   });
 
   test('shellcheck is really checking (a canary with an unquoted expansion is flagged)', () => {

@@ -136,3 +136,41 @@ test('cdk synth with the same bad file fails with the same messages', () => {
   expect(res.stderr).toContain(`error: invalid lab file ${BAD}: 8 problems`);
   for (const line of EXPECTED_LINES) expect(res.stderr).toMatch(line);
 });
+
+test('validate and cdk synth both refuse bad poolers, naming each field', () => {
+  // GIVEN every pooler mistake the issue names, in one file
+  const file = path.join(dir, 'bad-poolers.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      name: 'bad-poolers',
+      poolers: [
+        { name: 'a', kind: 'pgbouncer', placement: 'dedicated', processes: 0, poolPercent: 120 },
+        { name: 'b', kind: 'pgbouncer', placement: 'db-host', version: '1.99.9' },
+        { name: 'c', kind: 'pgbouncer', placement: 'on-runners', version: 'latest' },
+      ],
+    }),
+  );
+  const expected = [
+    /^ {2}poolers\[0\]\.processes: must be an integer 1–32, got 0$/m,
+    /^ {2}poolers\[0\]\.poolPercent: must be an integer 1–100, got 120$/m,
+    /^ {2}poolers\[0\]\.instanceType: is required for placement "dedicated"/m,
+    /^ {2}poolers\[1\]\.placement: must be one of "dedicated", "on-runners" .*got "db-host"$/m,
+    /^ {2}poolers\[1\]\.version: must be a PgBouncer release .*got "1\.99\.9"$/m,
+    /^ {2}poolers\[2\]\.version: must be a PgBouncer release .*got "latest"$/m,
+  ];
+  // WHEN validate, THEN exit 2 with all six
+  const res = proxylab('validate', file);
+  expect(res.status).toBe(2);
+  expect(res.stderr).toContain(`error: invalid lab file ${file}: 6 problems`);
+  for (const line of expected) expect(res.stderr).toMatch(line);
+  // WHEN cdk synth, THEN the same six
+  const synth = spawnSync(
+    path.join(ROOT, 'node_modules', '.bin', 'cdk'),
+    ['synth', '-q', '-c', `lab=${file}`, '-o', path.join(dir, 'cdk-poolers.out')],
+    { cwd: ROOT, encoding: 'utf8' },
+  );
+  expect(synth.status).not.toBe(0);
+  expect(synth.stderr).toContain(`error: invalid lab file ${file}: 6 problems`);
+  for (const line of expected) expect(synth.stderr).toMatch(line);
+});

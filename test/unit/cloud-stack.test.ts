@@ -94,7 +94,8 @@ describe('runner role grants for the runner software', () => {
     const asset = statements.filter((s) => JSON.stringify(s.Resource).includes('cdk-hnb659fds-assets-'));
     expect(asset).toHaveLength(1);
     expect(asset[0]?.Action).toBe('s3:GetObject');
-    expect(JSON.stringify(asset[0]?.Resource)).toMatch(/"\/[0-9a-f]{64}\.js"/);
+    // the bundle directory (runner.js + pooler.js) is a zip asset
+    expect(JSON.stringify(asset[0]?.Resource)).toMatch(/"\/[0-9a-f]{64}\.zip"/);
     for (const s of statements) for (const a of actionsOf(s)) expect(a).not.toContain('*');
   });
 

@@ -15,6 +15,9 @@ import {
   DEFAULT_RDS_POSTGRES_VERSION,
   RDS_POSTGRES_INSTANCE_CLASSES,
   RDS_POSTGRES_VERSIONS,
+  DEFAULT_PGBOUNCER_VERSION,
+  findPgbouncerRelease,
+  PGBOUNCER_RELEASES,
   formatPath,
   formatProblems,
   LabProblem,
@@ -25,6 +28,7 @@ import {
   summarizeLab,
   validateLab,
 } from '../../lib/config';
+import { unpricedProblems } from '../../lib/cost/price-check';
 import { scratchDir } from '../helpers/scratch';
 
 const BASE = { name: 'lab' };
@@ -523,6 +527,244 @@ test('every problem is reported at once, in file order', () => {
   ]);
 });
 
+describe('poolers', () => {
+  const DEDICATED = {
+    name: 'bouncer',
+    kind: 'pgbouncer',
+    placement: 'dedicated',
+    instanceType: 'c7g.xlarge',
+  };
+  const withPooler = (extra: Record<string, unknown>) => ({ ...BASE, poolers: [{ ...DEDICATED, ...extra }] });
+
+  test.each<[string, Record<string, unknown>, string, unknown, RegExp]>([
+    [
+      'processes 0',
+      withPooler({ processes: 0 }),
+      'poolers[0].processes',
+      0,
+      /^must be an integer 1–32, got 0$/,
+    ],
+    [
+      'poolPercent 120',
+      withPooler({ poolPercent: 120 }),
+      'poolers[0].poolPercent',
+      120,
+      /^must be an integer 1–100, got 120$/,
+    ],
+    [
+      'placement db-host',
+      withPooler({ placement: 'db-host' }),
+      'poolers[0].placement',
+      'db-host',
+      /^must be one of "dedicated", "on-runners" \(Aurora's own host cannot run a pooler.*got "db-host"$/,
+    ],
+    [
+      'dedicated without instanceType',
+      { ...BASE, poolers: [{ name: 'b', kind: 'pgbouncer', placement: 'dedicated' }] },
+      'poolers[0].instanceType',
+      undefined,
+      /^is required for placement "dedicated": must be an EC2 instance type such as "c7g\.xlarge"/,
+    ],
+    [
+      'instanceType on-runners',
+      withPooler({ placement: 'on-runners' }),
+      'poolers[0].instanceType',
+      'c7g.xlarge',
+      /^must not be given for placement "on-runners" .*got "c7g\.xlarge"$/,
+    ],
+    [
+      'version not a release',
+      withPooler({ version: '1.99.9' }),
+      'poolers[0].version',
+      '1.99.9',
+      /^must be a PgBouncer release proxylab has a published checksum for .*: 1\.26\.0, 1\.25\.2, 1\.24\.1; got "1\.99\.9"$/,
+    ],
+    [
+      'version latest',
+      withPooler({ version: 'latest' }),
+      'poolers[0].version',
+      'latest',
+      /^must be a PgBouncer release .*got "latest"$/,
+    ],
+    [
+      'empty poolModes',
+      withPooler({ poolModes: [] }),
+      'poolers[0].poolModes',
+      [],
+      /^must be a non-empty list of pool modes/,
+    ],
+    [
+      'repeated poolModes',
+      withPooler({ poolModes: ['session', 'session'] }),
+      'poolers[0].poolModes',
+      ['session', 'session'],
+      /^must be a list of distinct pool modes/,
+    ],
+    [
+      'unknown pool mode',
+      withPooler({ poolModes: ['statement'] }),
+      'poolers[0].poolModes[0]',
+      'statement',
+      /^must be one of "transaction", "session", got "statement"$/,
+    ],
+    ['kind', withPooler({ kind: 'pgdog' }), 'poolers[0].kind', 'pgdog', /^must be "pgbouncer", got "pgdog"$/],
+    [
+      'uppercase name',
+      withPooler({ name: 'Bouncer' }),
+      'poolers[0].name',
+      'Bouncer',
+      /^must be lowercase letters, digits and single hyphens/,
+    ],
+    [
+      'negative maxPreparedStatements',
+      withPooler({ maxPreparedStatements: -1 }),
+      'poolers[0].maxPreparedStatements',
+      -1,
+      /^must be an integer 0–100000, got -1$/,
+    ],
+    [
+      'tls not a boolean',
+      withPooler({ tls: 'yes' }),
+      'poolers[0].tls',
+      'yes',
+      /^must be true or false, got "yes"$/,
+    ],
+  ])('%s', (_name, raw, path, value, message) => {
+    const problems = problemsOf(raw);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toEqual({ path, value, message: expect.stringMatching(message) });
+  });
+
+  test('names are unique across proxies and poolers, case-insensitively', () => {
+    const problems = problemsOf({
+      ...BASE,
+      proxies: [{ name: 'Pool' }],
+      poolers: [
+        { name: 'pool', kind: 'pgbouncer', placement: 'on-runners' },
+        { ...DEDICATED },
+        { ...DEDICATED },
+      ],
+    });
+    expect(problems.map((p) => [p.path, p.message.replace(/:.*/, '')])).toEqual([
+      ['poolers[0].name', 'must be unique among proxies and poolers (case-insensitive)'],
+      ['poolers[2].name', 'must be unique among proxies and poolers (case-insensitive)'],
+    ]);
+    expect(problems[0]?.message).toContain('proxies[0] is already named like it');
+    expect(problems[1]?.message).toContain('poolers[1] is already named like it');
+  });
+
+  test('at most one pooler on the runners (both would listen on 6432 there)', () => {
+    const onRunners = { kind: 'pgbouncer', placement: 'on-runners' };
+    const problems = problemsOf({
+      ...BASE,
+      poolers: [
+        { ...onRunners, name: 'a' },
+        { ...DEDICATED, name: 'b' },
+        { ...onRunners, name: 'c' },
+      ],
+    });
+    expect(problems).toEqual([
+      {
+        path: 'poolers[2].placement',
+        value: 'on-runners',
+        message: expect.stringMatching(
+          /^must not be "on-runners" twice: poolers\[0\] already runs on the runners/,
+        ),
+      },
+    ]);
+  });
+
+  test('every pooler problem at once', () => {
+    const problems = problemsOf({
+      ...BASE,
+      poolers: [
+        {
+          name: 'a',
+          kind: 'pgbouncer',
+          placement: 'dedicated',
+          processes: 0,
+          poolPercent: 120,
+          version: 'latest',
+        },
+        { name: 'b', kind: 'pgbouncer', placement: 'db-host' },
+      ],
+    });
+    expect(problems.map((p) => p.path).sort()).toEqual([
+      'poolers[0].instanceType',
+      'poolers[0].poolPercent',
+      'poolers[0].processes',
+      'poolers[0].version',
+      'poolers[1].placement',
+    ]);
+  });
+
+  test('defaults: every field filled, instanceType null on runners', () => {
+    const r = validateLab({
+      ...BASE,
+      poolers: [DEDICATED, { name: 'local', kind: 'pgbouncer', placement: 'on-runners' }],
+    });
+    expect(r.ok && r.lab.poolers).toEqual([
+      {
+        name: 'bouncer',
+        kind: 'pgbouncer',
+        placement: 'dedicated',
+        instanceType: 'c7g.xlarge',
+        version: '1.25.2',
+        poolModes: ['transaction', 'session'],
+        poolPercent: 90,
+        maxPreparedStatements: 200,
+        processes: 1,
+        tls: true,
+      },
+      {
+        name: 'local',
+        kind: 'pgbouncer',
+        placement: 'on-runners',
+        instanceType: null,
+        version: '1.25.2',
+        poolModes: ['transaction', 'session'],
+        poolPercent: 90,
+        maxPreparedStatements: 200,
+        processes: 1,
+        tls: true,
+      },
+    ]);
+    expect(r.ok && summarizeLab(r.lab)).toContain(
+      '2 poolers (bouncer PgBouncer 1.25.2 on c7g.xlarge transaction/session ×1, local PgBouncer 1.25.2 on the runners transaction/session ×1)',
+    );
+  });
+
+  test('price check: an unpriced host type, and more processes than the host has vCPUs', () => {
+    const problems = unpricedProblems({
+      ...BASE,
+      poolers: [
+        { ...DEDICATED, instanceType: 'c7g.huge' },
+        { ...DEDICATED, name: 'four', processes: 5 },
+        { ...DEDICATED, name: 'fits', processes: 4 },
+        { name: 'local', kind: 'pgbouncer', placement: 'on-runners', processes: 32 },
+      ],
+    });
+    expect(problems.map((p) => [p.path, p.value])).toEqual([
+      ['poolers[0].instanceType', 'c7g.huge'],
+      ['poolers[1].processes', 5],
+    ]);
+    expect(problems[1]?.message).toBe(
+      'must be at most the vCPUs of c7g.xlarge (4): each PgBouncer process uses one core; got 5',
+    );
+  });
+
+  test('every release has an upstream URL and a 64-hex checksum; the default is a release', () => {
+    for (const r of PGBOUNCER_RELEASES) {
+      expect(r.url).toBe(
+        `https://www.pgbouncer.org/downloads/files/${r.version}/pgbouncer-${r.version}.tar.gz`,
+      );
+      expect(r.sha256).toMatch(/^[0-9a-f]{64}$/);
+    }
+    expect(new Set(PGBOUNCER_RELEASES.map((r) => r.sha256)).size).toBe(PGBOUNCER_RELEASES.length);
+    expect(findPgbouncerRelease(DEFAULT_PGBOUNCER_VERSION)).toBeDefined();
+  });
+});
+
 describe('defaults', () => {
   test('a minimal lab gets every default', () => {
     const r = validateLab({ name: 'mini' });
@@ -544,6 +786,7 @@ describe('defaults', () => {
           snapshotOnDestroy: false,
         },
         proxies: [],
+        poolers: [],
         runners: { instanceType: 'c7g.large', count: 1, placement: 'any', spot: false },
         results: { retainOnDestroy: false, expireAfterDays: 30 },
         ttlHours: 8,

@@ -31,6 +31,33 @@ function estimateWith(perHourMin: number, perHourMax: number, labBudget: number 
   };
 }
 
+describe('checkBudget with a pooler host', () => {
+  test('the dedicated PgBouncer host counts against the budget; a pooler on the runners does not', () => {
+    // GIVEN a budget the lab meets without a pooler host
+    const bare = estimateCost(lab({ budget: { maxHourlyUsd: 0.3 } }));
+    expect(checkBudget(bare).allowed).toBe(true);
+    const near = estimateCost(
+      lab({
+        budget: { maxHourlyUsd: 0.3 },
+        poolers: [{ name: 'near', kind: 'pgbouncer', placement: 'on-runners' }],
+      }),
+    );
+    expect(checkBudget(near).allowed).toBe(true);
+    // WHEN the same lab adds a c7g.xlarge PgBouncer host ($0.145/h + volume + address)
+    const hosted = estimateCost(
+      lab({
+        budget: { maxHourlyUsd: 0.3 },
+        poolers: [{ name: 'b', kind: 'pgbouncer', placement: 'dedicated', instanceType: 'c7g.xlarge' }],
+      }),
+    );
+    // THEN deploy's guard refuses it, naming the estimate and the limit
+    const check = checkBudget(hosted);
+    expect(check.allowed).toBe(false);
+    expect(check.estimateUsdPerHour).toBeGreaterThan(bare.totals.perHourUsdMax + 0.145);
+    expect(check.message).toMatch(/exceeds the lab's budget\.maxHourlyUsd \$0\.3\/h/);
+  });
+});
+
 describe('checkBudget', () => {
   test.each([
     // estimate max, flag, lab budget, force → allowed, over, limitFrom

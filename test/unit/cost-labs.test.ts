@@ -7,6 +7,10 @@
  *   EC2: c7g.large 0.0725 · c7g.xlarge 0.145 · c7g.2xlarge 0.29 · c7g.4xlarge 0.58
  *   per runner: 16 GB gp3 × 0.08 / 720 h, one public IPv4 × 0.005
  *   Aurora storage 10 GB × 0.10 / 720 h; I/O 0.2 M/h × 0.20; one secret 0.40 / 720 h
+ *   RDS for PostgreSQL: db.t4g.micro 0.016 single-AZ (2 vCPU); gp3 storage as provisioned × 0.115 / 720 h,
+ *   no I/O charge; RDS Proxy billed on the instance's 2 vCPUs
+ *   per dedicated PgBouncer host: its type + the same volume and address as a runner; a lab with
+ *   any pooler has one more secret (0.40 / 720 h); a PgBouncer on the runners adds nothing
  *
  * A lab added to labs/ without an expectation here fails the test: cost it by hand first.
  */
@@ -18,12 +22,19 @@ import { estimateCost } from '../../lib/cost/estimate';
 const LABS_DIR = join(__dirname, '..', '..', 'labs');
 
 const PER_RUNNER = (16 * 0.08) / 720 + 0.005; // volume + public IPv4
-const SHARED = (10 * 0.1) / 720 + 0.2 * 0.2 + 0.4 / 720; // storage + I/O + secret
+const SHARED = (10 * 0.1) / 720 + 0.2 * 0.2 + 0.4 / 720; // Aurora storage + I/O + secret
+/** RDS for PostgreSQL: provisioned gp3 storage (no I/O charge) + secret. */
+const rdsShared = (storageGb: number): number => (storageGb * 0.115) / 720 + 0.4 / 720;
 
 interface Expected {
   /** part → $/hour, for the lines that depend on the lab. */
   readonly lines: Readonly<Record<string, number>>;
   readonly runners: number;
+  /** Dedicated pooler hosts (volume + address each) and whether there is a pooler secret. */
+  readonly poolerHosts?: number;
+  readonly poolerSecret?: boolean;
+  /** Storage, I/O and secret when not Aurora's SHARED (RDS for PostgreSQL). */
+  readonly shared?: number;
 }
 
 const EXPECTED: Readonly<Record<string, Expected>> = {
@@ -45,11 +56,12 @@ const EXPECTED: Readonly<Record<string, Expected>> = {
   },
   'e2-client-sweep.json': {
     lines: {
-      'Aurora writer db.t4g.medium': 0.073,
+      'RDS for PostgreSQL db.t4g.micro single-AZ': 0.016,
       'RDS Proxy pool100': 2 * 0.015,
       'Runners 1 × c7g.xlarge': 0.145,
     },
     runners: 1,
+    shared: rdsShared(20),
   },
   'e3-connection-churn.json': {
     lines: {
@@ -73,8 +85,22 @@ const EXPECTED: Readonly<Record<string, Expected>> = {
       'Aurora writer db.r6g.8xlarge': 4.152,
       'RDS Proxy pool100': 32 * 0.015,
       'Runners 2 × c7g.4xlarge': 2 * 0.58,
+      'PgBouncer host bouncer c7g.xlarge': 0.145,
+      'PgBouncer colocated on the runners': 0,
     },
     runners: 2,
+    poolerHosts: 1,
+    poolerSecret: true,
+  },
+  'pocket.json': {
+    lines: {
+      'RDS for PostgreSQL db.t4g.micro single-AZ': 0.016,
+      'RDS Proxy pool100': 2 * 0.015,
+      // A spot runner is priced at its on-demand ceiling.
+      'Runners 1 × c7g.medium (spot: on-demand as ceiling)': 0.0363,
+    },
+    runners: 1,
+    shared: rdsShared(20),
   },
 };
 
@@ -102,7 +128,11 @@ describe.each(labFiles)('%s', (file) => {
     }
     // Nothing database/proxy/runner-instance-priced beyond what is listed.
     const priced = estimate.lines.filter(
-      (l) => l.category === 'database' || l.category === 'proxy' || l.category === 'runner',
+      (l) =>
+        l.category === 'database' ||
+        l.category === 'proxy' ||
+        l.category === 'runner' ||
+        l.category === 'pooler',
     );
     expect(priced.map((l) => l.part).sort()).toEqual(Object.keys(expected.lines).sort());
   });
@@ -110,7 +140,10 @@ describe.each(labFiles)('%s', (file) => {
   test('totals per hour, 8-hour day and 30-day month', () => {
     if (!expected) throw new Error(`no expectation for ${file}`);
     const hour =
-      Object.values(expected.lines).reduce((a, b) => a + b, 0) + expected.runners * PER_RUNNER + SHARED;
+      Object.values(expected.lines).reduce((a, b) => a + b, 0) +
+      (expected.runners + (expected.poolerHosts ?? 0)) * PER_RUNNER +
+      (expected.shared ?? SHARED) +
+      (expected.poolerSecret ? 0.4 / 720 : 0);
     expect(estimate.totals.perHourUsdMax).toBeCloseTo(hour, 6);
     expect(estimate.totals.perHourUsdMin).toBeCloseTo(hour, 6);
     expect(estimate.totals.perDayUsdMax).toBeCloseTo(hour * 8, 5);

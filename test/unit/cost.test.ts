@@ -201,7 +201,10 @@ describe('estimateCost, errors and options', () => {
       natGateways: 1,
       runnersHavePublicIpv4: false,
       runnerRootVolumeGb: 16,
+      poolerHostRootVolumeGb: 16,
+      poolerHostsHavePublicIpv4: true,
       secrets: 1,
+      poolerSecrets: 1,
     };
     // WHEN
     const e = estimateCost(lab({ runners: { instanceType: 'c7g.large', count: 3 } }), { shape });
@@ -209,6 +212,58 @@ describe('estimateCost, errors and options', () => {
     expect(line(e, 'VPC interface endpoints').usdPerHourMax).toBeCloseTo(0.12, 6);
     expect(line(e, 'NAT gateway × 1').usdPerHourMax).toBeCloseTo(0.045, 6);
     expect(line(e, 'Public IPv4 × 1').usdPerHourMax).toBeCloseTo(0.005, 6);
+  });
+
+  test('poolers: a dedicated host is its own line with its volume and address; on the runners adds nothing', () => {
+    // GIVEN one pooler on a c7g.xlarge and one on the runners
+    const base = estimateCost(lab({}));
+    const e = estimateCost(
+      lab({
+        poolers: [
+          {
+            name: 'bouncer',
+            kind: 'pgbouncer',
+            placement: 'dedicated',
+            instanceType: 'c7g.xlarge',
+            processes: 4,
+          },
+          { name: 'near', kind: 'pgbouncer', placement: 'on-runners' },
+        ],
+      }),
+    );
+    // THEN the host: 1 × $0.145/h, in its own category
+    const host = line(e, 'PgBouncer host bouncer c7g.xlarge');
+    expect(host).toMatchObject({
+      category: 'pooler',
+      quantityMin: 1,
+      unitPriceUsd: 0.145,
+      basis: 'price-table',
+    });
+    expect(host.usdPerHourMax).toBeCloseTo(0.145, 6);
+    expect(host.note).toContain('4 PgBouncer processes');
+    // its 16 GB gp3 root volume, one more public IPv4 and the admin secret
+    expect(line(e, 'Pooler host EBS gp3 1 × 16 GB').usdPerHourMax).toBeCloseTo((16 * 0.08) / 720, 9);
+    expect(line(e, 'Public IPv4 × 2').note).toContain('1 pooler host(s)');
+    expect(line(e, 'Secrets Manager × 2').usdPerHourMax).toBeCloseTo((2 * 0.4) / 720, 9);
+    // on the runners: a line that says so, at $0
+    const near = line(e, 'PgBouncer near on the runners');
+    expect(near.usdPerHourMax).toBe(0);
+    expect(near.note).toMatch(/no extra cost: it runs on the runners/);
+    // and the total grows by exactly those parts
+    expect(e.totals.perHourUsdMax - base.totals.perHourUsdMax).toBeCloseTo(
+      0.145 + (16 * 0.08) / 720 + 0.005 + 0.4 / 720,
+      9,
+    );
+  });
+
+  test('a pooler host type without a price is refused naming it', () => {
+    expect(() =>
+      estimateCost(
+        lab({
+          poolers: [{ name: 'b', kind: 'pgbouncer', placement: 'dedicated', instanceType: 'c7g.huge' }],
+        }),
+      ),
+    ).toThrow(/unknown pooler host instance type c7g\.huge: no us-east-1 price/);
   });
 
   test('usage assumptions change only their own lines', () => {

@@ -69,10 +69,14 @@ test('the defaults the schema documents are the defaults validation applies', ()
     properties: Record<string, { default?: unknown; properties?: object }>;
   };
   const proxy: Record<string, unknown> = { name: 'p' };
-  const explicit: Record<string, unknown> = { name: 'x', proxies: [proxy] };
+  const required = { name: 'b', kind: 'pgbouncer', placement: 'on-runners' };
+  const pooler: Record<string, unknown> = { ...required };
+  const explicit: Record<string, unknown> = { name: 'x', proxies: [proxy], poolers: [pooler] };
   const explicitPostgres: Record<string, unknown> = {};
   const rows = labFieldRows(labJsonSchema());
-  const defaulted = rows.filter((r) => r.default.startsWith('`') && r.path !== 'proxies');
+  const defaulted = rows.filter(
+    (r) => r.default.startsWith('`') && r.path !== 'proxies' && r.path !== 'poolers',
+  );
   for (const row of defaulted) {
     // `postgres` is the alternative to `aurora` (one database per lab): checked on its own below.
     if (row.path.startsWith('postgres.')) {
@@ -82,13 +86,17 @@ test('the defaults the schema documents are the defaults validation applies', ()
     const value = JSON.parse(row.default.slice(1, -1)) as unknown;
     const [head = '', leaf] = row.path.split('.');
     if (head === 'proxies[]' && leaf !== undefined) proxy[leaf] = value;
+    else if (head === 'poolers[]' && leaf !== undefined) pooler[leaf] = value;
     else if (leaf !== undefined)
       explicit[head] = { ...(explicit[head] as object | undefined), [leaf]: value };
     else explicit[head] = value;
   }
   // THEN it validates to the same LabConfig as the minimal lab
   expect(defaulted.length).toBeGreaterThan(15);
-  expect(validateLab(explicit)).toEqual(validateLab({ name: 'x', proxies: [{ name: 'p' }] }));
+  expect(validateLab(explicit)).toEqual(
+    validateLab({ name: 'x', proxies: [{ name: 'p' }], poolers: [required] }),
+  );
+  expect(Object.keys(pooler).length).toBeGreaterThan(Object.keys(required).length + 5);
   // AND an RDS for PostgreSQL lab spelling out the postgres defaults equals one with `postgres: {}`
   expect(Object.keys(explicitPostgres).length).toBeGreaterThan(5);
   const withPostgres = (postgres: object) => validateLab({ ...explicit, aurora: undefined, postgres });
