@@ -3,6 +3,7 @@
  * Table cells are escaped for Markdown (pipes, newlines) and HTML (`<`, `>`, `&`), since most
  * Markdown renderers pass inline HTML through.
  */
+import { describeRunDatabase } from '../suite/database';
 import { fmtConnect, fmtDuration, fmtNumber, fmtSpread, fmtVerdict } from './format';
 import type { FindingState, ReportModel, ScenarioLookup } from './shape';
 
@@ -36,7 +37,8 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
   out.push(`# proxylab ${mdText(m.suite)} — run ${mdText(m.runId)}`);
   out.push('');
   out.push(
-    `${m.mode === 'local' ? 'Local stand-in (PostgreSQL + PgBouncer)' : 'Cloud lab (Aurora PostgreSQL + RDS Proxy)'}, ` +
+    `${m.mode === 'local' ? 'Local stand-in (PostgreSQL + PgBouncer)' : 'Cloud lab (AWS)'}, ` +
+      `database ${mdText(describeRunDatabase(env.database) ?? 'unknown')}, ` +
       `status **${m.status}** (${m.stepsCompleted}/${m.stepIds.length} steps), started ${m.startedAt}, ${fmtDuration(m.startedAt, m.endedAt)}. ` +
       mdText(
         [

@@ -13,6 +13,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
 import { buildCollectEvent } from '../../lib/cloud/collector-invoke';
 import { runnerArgsFromOutputs } from '../../lib/cloud/operator';
+import { buildRunRequest, runnerArgsFromRequest, runRequestSchema } from '../../lib/cloud/run-request';
 import type { LabOutputs } from '../../lib/config/stack-outputs';
 import { validateLab } from '../../lib/config';
 import {
@@ -217,5 +218,29 @@ describe('the engine reaches the collector event from the stack outputs', () => 
       instanceClasses: { 'pocket-db': 'db.t4g.micro' },
     });
     expect(args.database).toEqual({ engine: 'postgres', instanceClass: 'db.t4g.micro' });
+  });
+
+  test('the run request carries the database; an older request without it reads as null', () => {
+    const r = validateLab({
+      name: 'pocket',
+      postgres: { engineVersion: '17.9', instanceClass: 'db.t4g.micro' },
+    });
+    if (!r.ok) throw new Error(JSON.stringify(r.problems));
+    const args = runnerArgsFromOutputs(OUTPUTS, r.lab, {
+      runId: 'r',
+      suite: 'quick',
+      region: null,
+      startAt: 'x',
+    });
+    const request = runRequestSchema.parse(JSON.parse(JSON.stringify(buildRunRequest(args, 1))));
+    expect(request.targets.database).toEqual({ engine: 'postgres', instanceClass: 'db.t4g.micro' });
+    expect(request.settings.collector?.engine).toBe('postgres');
+    expect(runnerArgsFromRequest(request, 0, null).database).toEqual({
+      engine: 'postgres',
+      instanceClass: 'db.t4g.micro',
+    });
+    const { database: _dropped, ...olderTargets } = request.targets;
+    const older = runRequestSchema.parse({ ...request, targets: olderTargets });
+    expect(runnerArgsFromRequest(older, 0, null).database).toBeNull();
   });
 });
