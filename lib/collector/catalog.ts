@@ -316,6 +316,14 @@ export const CLOUD_REPORT_METRICS: readonly string[] = [
   'cpu_percent',
 ];
 
+/**
+ * The same for runs on RDS for PostgreSQL: it publishes no CommitThroughput (an Aurora metric);
+ * the CPU credit balance is what runs out first on the small burstable classes such labs use.
+ */
+export const RDS_POSTGRES_REPORT_METRICS: readonly string[] = CLOUD_REPORT_METRICS.flatMap((name) =>
+  name === 'CommitThroughput' ? ['CPUCreditBalance'] : [name],
+);
+
 /** The same for local runs (PgBouncer + PostgreSQL on this machine). */
 export const LOCAL_REPORT_METRICS: readonly string[] = [
   'cl_waiting',

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { loadRun } from '../../lib/report/load';
 import { renderHtml } from '../../lib/report/render-html';
 import { renderMarkdown } from '../../lib/report/render-md';
-import { buildModel } from '../../lib/report/shape';
+import { buildModel, metricPanels } from '../../lib/report/shape';
 import { describeRunDatabase } from '../../lib/suite/database';
 import { manifestSchema } from '../../lib/suite/schemas';
 import type { RunDatabase } from '../../lib/suite/types';
@@ -100,5 +100,17 @@ describe('the manifest schema', () => {
     const r = manifestSchema.safeParse(bad);
     expect(r.success).toBe(false);
     expect(r.error?.issues[0]?.path).toEqual(['environment', 'database', 'engine']);
+  });
+});
+
+describe('metric panels follow the engine', () => {
+  test('RDS for PostgreSQL runs show the CPU credit balance where Aurora runs show CommitThroughput', () => {
+    const titles = (engine: RunDatabase['engine'] | null) =>
+      metricPanels('cloud', [], engine).map((p) => p.title);
+    expect(titles('postgres')).toContain('CPU credit balance');
+    expect(titles('postgres')).not.toContain('Commit throughput');
+    expect(titles('aurora-postgresql')).toContain('Commit throughput');
+    // unknown engine (older runs): the list they were always reported with
+    expect(titles(null)).toEqual(titles('aurora-postgresql'));
   });
 });
