@@ -3,7 +3,7 @@
  * validates the event and hands it to lib/collector (the same code `proxylab collect` runs).
  *
  * Event: { runId, window: {start, end}, cluster: {clusterId, instanceIds, piResourceIds,
- * instanceClasses?}, proxies: [names], bucket?, skipPi? } — see lib/collector/event.ts.
+ * instanceClasses?, engine?}, proxies: [names], bucket?, skipPi? } — see lib/collector/event.ts.
  */
 import { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
 import { PIClient } from '@aws-sdk/client-pi';

@@ -47,6 +47,7 @@ export function buildCollectEvent(
       instanceIds: [...spec.instanceIds],
       piResourceIds: [...spec.piResourceIds],
       ...(spec.instanceClasses ? { instanceClasses: { ...spec.instanceClasses } } : {}),
+      ...(spec.engine ? { engine: spec.engine } : {}),
     },
     proxies: [...spec.proxies],
     bucket,

@@ -193,6 +193,8 @@ export function runnerArgsFromOutputs(
     proxies: proxies.map((p) => p.dbProxyName),
     // Burstable classes (db.t4g.*) get CPUCreditBalance; the outputs do not carry the class.
     ...(lab ? { instanceClasses: instanceClassesOf(lab, outputs.dbInstanceIds) } : {}),
+    // Which instance metrics exist: RDS for PostgreSQL publishes no CommitLatency, Aurora no FreeStorageSpace.
+    engine: outputs.databaseEngine,
   };
   return {
     runId: run.runId,
@@ -204,6 +206,7 @@ export function runnerArgsFromOutputs(
       `${outputs.clusterEndpoint}:${outputs.databasePort}`,
       'stack output ClusterEndpoint',
     ),
+    database: { engine: outputs.databaseEngine, instanceClass: outputs.dbInstanceClass },
     region: run.region,
     startAt: run.startAt,
     collector,

@@ -46,6 +46,17 @@ export const runRequestSchema = z.object({
         lab: poolSchema.nullable(),
       }),
     ),
+    /**
+     * What the writer endpoint is (stack outputs DatabaseEngine / DbInstanceClass); the runner
+     * records it in the run environment. Absent in requests from older CLIs: null, unknown.
+     */
+    database: z
+      .object({
+        engine: z.enum(['aurora-postgresql', 'postgres']),
+        instanceClass: z.string().min(1).nullable(),
+      })
+      .nullable()
+      .default(null),
     sslmode: z.enum(['require', 'prefer', 'disable']),
     /** Test-only: the kind the proxies stand for (a local PgBouncer). */
     proxyTargetKind: z.enum(['rds-proxy', 'pgbouncer-transaction', 'pgbouncer-session']),
@@ -61,6 +72,7 @@ export const runRequestSchema = z.object({
         piResourceIds: z.array(z.string()),
         proxies: z.array(z.string()),
         instanceClasses: z.record(z.string(), z.string()).optional(),
+        engine: z.enum(['aurora-postgresql', 'postgres']).optional(),
       })
       .nullable(),
     poolControl: z.boolean(),
@@ -86,6 +98,7 @@ export function buildRunRequest(
     targets: {
       writer: base.writerEndpoint,
       proxies: base.proxies,
+      database: base.database ?? null,
       sslmode: base.sslmode,
       proxyTargetKind: base.proxyTargetKind,
     },
@@ -119,6 +132,7 @@ export function runnerArgsFromRequest(
     secretArn: request.secretArn,
     proxies: request.targets.proxies,
     writerEndpoint: request.targets.writer,
+    database: request.targets.database,
     region: request.settings.region,
     startAt: request.settings.startAt,
     collector: request.settings.collector,

@@ -21,6 +21,18 @@ export interface CollectorSpec {
    * CPUCreditBalance. Absent in argv written by older CLIs: no instance is treated as burstable.
    */
   readonly instanceClasses?: Readonly<Record<string, string>>;
+  /**
+   * Stack output DatabaseEngine: which instance metrics the collector reads. Absent in requests
+   * written by older CLIs: Aurora (the collector's default).
+   */
+  readonly engine?: 'aurora-postgresql' | 'postgres';
+}
+
+/** The database the run ran against (stack outputs DatabaseEngine / DbInstanceClass), for the run environment. */
+export interface DatabaseSpec {
+  readonly engine: 'aurora-postgresql' | 'postgres';
+  /** null when the stack does not say (deployed before the output existed). */
+  readonly instanceClass: string | null;
 }
 
 export interface ProxySpec {
@@ -42,6 +54,11 @@ export interface RunnerArgs {
   readonly secretArn: string;
   readonly proxies: readonly ProxySpec[];
   readonly writerEndpoint: Endpoint;
+  /**
+   * What is behind `writerEndpoint`; null or absent: not said (requests from older CLIs, tests),
+   * recorded in the run environment as unknown.
+   */
+  readonly database?: DatabaseSpec | null;
   readonly region: string | null;
   /** Agreed start of the run (ISO); every runner waits until then before the first step. */
   readonly startAt: string | null;

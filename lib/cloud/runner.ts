@@ -247,6 +247,7 @@ async function runCloudRunnerInner(
   if (prev) checkResumable(prev, args);
 
   const environment: RunEnvironment = {
+    database: args.database ?? null,
     maxConnections,
     serverVersion,
     pgbenchVersion: (await deps.pgbenchVersion?.()) ?? null,

@@ -3,7 +3,7 @@
  * planner (plan.ts) turns these tables into API requests.
  *
  * Sources: EXPERIMENTS.md (facts), the RDS user guide's "Monitoring RDS Proxy metrics with Amazon
- * CloudWatch" table and the Aurora instance-metric reference.
+ * CloudWatch" table and instance-level metric table, and the Aurora instance-metric reference.
  */
 
 export const RDS_NAMESPACE = 'AWS/RDS';
@@ -32,30 +32,63 @@ export interface CloudWatchMetricDef extends MetricDef {
   readonly burstableOnly?: boolean;
 }
 
-/** Aurora instance metrics, dimension `DBInstanceIdentifier`. */
+// Instance metrics both engines publish under dimension `DBInstanceIdentifier` (one object each, so
+// a name has one title and unit whichever engine list it sits in).
+const CPU_UTILIZATION: CloudWatchMetricDef = {
+  name: 'CPUUtilization',
+  title: 'CPU utilization',
+  stats: ['Average', 'Maximum'],
+  unit: 'Percent',
+  aggregation: 'level',
+};
+const DATABASE_CONNECTIONS: CloudWatchMetricDef = {
+  name: 'DatabaseConnections',
+  title: 'Database connections',
+  stats: ['Average', 'Maximum'],
+  unit: 'Count',
+  aggregation: 'level',
+};
+// E4: the story was FreeableMemory falling to nothing; the minimum shows the trough.
+const FREEABLE_MEMORY: CloudWatchMetricDef = {
+  name: 'FreeableMemory',
+  title: 'Freeable memory',
+  stats: ['Average', 'Minimum'],
+  unit: 'Bytes',
+  aggregation: 'level',
+};
+const READ_IOPS: CloudWatchMetricDef = {
+  name: 'ReadIOPS',
+  title: 'Read IOPS',
+  stats: ['Average'],
+  unit: 'Count/Second',
+  aggregation: 'level',
+};
+const WRITE_IOPS: CloudWatchMetricDef = {
+  name: 'WriteIOPS',
+  title: 'Write IOPS',
+  stats: ['Average'],
+  unit: 'Count/Second',
+  aggregation: 'level',
+};
+const CPU_CREDIT_BALANCE: CloudWatchMetricDef = {
+  name: 'CPUCreditBalance',
+  title: 'CPU credit balance',
+  stats: ['Average'],
+  unit: 'Count',
+  aggregation: 'level',
+  burstableOnly: true,
+};
+
+/**
+ * Aurora instance metrics, dimension `DBInstanceIdentifier`. CommitThroughput, CommitLatency,
+ * Deadlocks, BufferCacheHitRatio and ConnectionAttempts are in the Aurora metric reference
+ * ("Instance-level metrics for Amazon Aurora"); the RDS reference lists none of them for RDS for
+ * PostgreSQL (ConnectionAttempts "applies to: MySQL" there), so they are Aurora's only.
+ */
 export const AURORA_INSTANCE_METRICS: readonly CloudWatchMetricDef[] = [
-  {
-    name: 'CPUUtilization',
-    title: 'CPU utilization',
-    stats: ['Average', 'Maximum'],
-    unit: 'Percent',
-    aggregation: 'level',
-  },
-  {
-    name: 'DatabaseConnections',
-    title: 'Database connections',
-    stats: ['Average', 'Maximum'],
-    unit: 'Count',
-    aggregation: 'level',
-  },
-  // E4: the story was FreeableMemory falling to nothing; the minimum shows the trough.
-  {
-    name: 'FreeableMemory',
-    title: 'Freeable memory',
-    stats: ['Average', 'Minimum'],
-    unit: 'Bytes',
-    aggregation: 'level',
-  },
+  CPU_UTILIZATION,
+  DATABASE_CONNECTIONS,
+  FREEABLE_MEMORY,
   {
     name: 'CommitThroughput',
     title: 'Commit throughput',
@@ -85,17 +118,66 @@ export const AURORA_INSTANCE_METRICS: readonly CloudWatchMetricDef[] = [
     unit: 'Count',
     aggregation: 'event-count',
   },
-  { name: 'ReadIOPS', title: 'Read IOPS', stats: ['Average'], unit: 'Count/Second', aggregation: 'level' },
-  { name: 'WriteIOPS', title: 'Write IOPS', stats: ['Average'], unit: 'Count/Second', aggregation: 'level' },
+  READ_IOPS,
+  WRITE_IOPS,
+  CPU_CREDIT_BALANCE,
+];
+
+/**
+ * RDS for PostgreSQL instance metrics, dimension `DBInstanceIdentifier`: the RDS user guide's
+ * "Amazon CloudWatch instance-level metrics for Amazon RDS" table
+ * (https://docs.aws.amazon.com/AmazonRDS/latest/UserGuide/rds-metrics.html#rds-cw-metrics-instance),
+ * every one below marked "applies to: All" there, with the units it gives (ReadLatency and
+ * WriteLatency in Seconds, not milliseconds; FreeStorageSpace and FreeableMemory in Bytes;
+ * DiskQueueDepth a Count; CPUCreditBalance only on burstable db.t* classes). An RDS instance has
+ * its own EBS volume, hence FreeStorageSpace/DiskQueueDepth/latencies, which Aurora's shared
+ * cluster volume does not publish per instance.
+ */
+export const RDS_POSTGRES_INSTANCE_METRICS: readonly CloudWatchMetricDef[] = [
+  CPU_UTILIZATION,
+  DATABASE_CONNECTIONS,
+  FREEABLE_MEMORY,
+  // The minimum is what matters: an instance out of storage stops accepting writes.
   {
-    name: 'CPUCreditBalance',
-    title: 'CPU credit balance',
-    stats: ['Average'],
+    name: 'FreeStorageSpace',
+    title: 'Free storage space',
+    stats: ['Minimum'],
+    unit: 'Bytes',
+    aggregation: 'level',
+  },
+  {
+    name: 'ReadLatency',
+    title: 'Disk read latency',
+    stats: ['Average', 'Maximum'],
+    unit: 'Seconds',
+    aggregation: 'level',
+  },
+  {
+    name: 'WriteLatency',
+    title: 'Disk write latency',
+    stats: ['Average', 'Maximum'],
+    unit: 'Seconds',
+    aggregation: 'level',
+  },
+  READ_IOPS,
+  WRITE_IOPS,
+  {
+    name: 'DiskQueueDepth',
+    title: 'Disk queue depth',
+    stats: ['Average', 'Maximum'],
     unit: 'Count',
     aggregation: 'level',
-    burstableOnly: true,
   },
+  CPU_CREDIT_BALANCE,
 ];
+
+/** The engine behind the lab's `direct` target, as the stack output DatabaseEngine says it. */
+export type CollectorEngine = 'aurora-postgresql' | 'postgres';
+
+/** The instance metric list for an engine (Aurora when a caller does not say: older events). */
+export function instanceMetricsFor(engine: CollectorEngine): readonly CloudWatchMetricDef[] {
+  return engine === 'postgres' ? RDS_POSTGRES_INSTANCE_METRICS : AURORA_INSTANCE_METRICS;
+}
 
 /**
  * RDS Proxy metrics, dimension set 1 (`ProxyName` alone). The current RDS user guide lists set 1
@@ -199,7 +281,7 @@ export const PI_METRICS: readonly PiMetricDef[] = [
   { name: 'db.SQL.queries', title: 'Queries (PI)', stat: 'avg', unit: null },
 ];
 
-/** Aurora burstable classes are the T families (`db.t3.medium`, `db.t4g.large`). */
+/** Burstable classes (Aurora and RDS for PostgreSQL) are the T families (`db.t3.medium`, `db.t4g.large`). */
 export function isBurstableInstanceClass(instanceClass: string): boolean {
   return /^db\.t\d/i.test(instanceClass);
 }
@@ -234,6 +316,14 @@ export const CLOUD_REPORT_METRICS: readonly string[] = [
   'cpu_percent',
 ];
 
+/**
+ * The same for runs on RDS for PostgreSQL: it publishes no CommitThroughput (an Aurora metric);
+ * the CPU credit balance is what runs out first on the small burstable classes such labs use.
+ */
+export const RDS_POSTGRES_REPORT_METRICS: readonly string[] = CLOUD_REPORT_METRICS.flatMap((name) =>
+  name === 'CommitThroughput' ? ['CPUCreditBalance'] : [name],
+);
+
 /** The same for local runs (PgBouncer + PostgreSQL on this machine). */
 export const LOCAL_REPORT_METRICS: readonly string[] = [
   'cl_waiting',
@@ -249,6 +339,7 @@ export const LOCAL_REPORT_METRICS: readonly string[] = [
 
 const ALL_METRICS: readonly MetricDef[] = [
   ...AURORA_INSTANCE_METRICS,
+  ...RDS_POSTGRES_INSTANCE_METRICS.filter((d) => !AURORA_INSTANCE_METRICS.includes(d)),
   ...PROXY_METRICS,
   ...PI_METRICS,
   ...SAMPLER_METRICS,

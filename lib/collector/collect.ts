@@ -64,6 +64,7 @@ export function resourcesFromEvent(event: CollectEvent): LabResources {
     piResourceIds: event.cluster.piResourceIds,
     proxies: event.proxies,
     instanceClasses: event.cluster.instanceClasses,
+    engine: event.cluster.engine ?? 'aurora-postgresql',
   };
 }
 

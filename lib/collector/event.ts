@@ -42,6 +42,12 @@ const collectEventSchema = z
        * burstable (db.t*) classes. Optional: when absent no instance is treated as burstable.
        */
       instanceClasses: z.optional(z.record(z.string(), z.string())),
+      /**
+       * The engine (stack output DatabaseEngine): `postgres` (RDS for PostgreSQL) reads the RDS
+       * instance metrics, `aurora-postgresql` Aurora's. Events from older CLIs carry none: Aurora,
+       * the only engine there was.
+       */
+      engine: z.optional(z.enum(['aurora-postgresql', 'postgres'])),
     }),
     proxies: z._default(z.array(name), []),
     bucket: z.optional(z.string().check(z.minLength(3, 'must be a bucket name'))),
@@ -120,6 +126,8 @@ export interface CollectEventFlags {
   readonly piResourceId?: readonly string[];
   readonly instanceClass?: readonly string[];
   readonly proxy?: readonly string[];
+  /** `aurora-postgresql` (default) or `postgres`. */
+  readonly engine?: string;
 }
 
 /**
@@ -153,6 +161,7 @@ export function eventFromFlags(flags: CollectEventFlags): Record<string, unknown
       instanceIds: [...(flags.instanceId ?? [])],
       piResourceIds: [...(flags.piResourceId ?? [])],
       ...(Object.keys(instanceClasses).length > 0 ? { instanceClasses } : {}),
+      ...(flags.engine !== undefined ? { engine: flags.engine } : {}),
     },
     proxies: [...(flags.proxy ?? [])],
   };

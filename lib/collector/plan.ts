@@ -15,13 +15,14 @@
  */
 import { UsageError } from '../core/errors';
 import {
-  AURORA_INSTANCE_METRICS,
+  instanceMetricsFor,
   isBurstableInstanceClass,
   PI_METRICS,
   PROXY_METRICS,
   RDS_NAMESPACE,
   type CloudWatchAggregation,
   type CloudWatchMetricDef,
+  type CollectorEngine,
   type PiMetricDef,
 } from './catalog';
 
@@ -34,6 +35,12 @@ export interface LabResources {
   readonly proxies: readonly string[];
   /** Instance class per instance id; CPUCreditBalance is read only for burstable (db.t*) ones. */
   readonly instanceClasses?: Readonly<Record<string, string>>;
+  /**
+   * Which instance metrics exist (catalog `instanceMetricsFor`): Aurora publishes CommitLatency,
+   * BufferCacheHitRatio…, RDS for PostgreSQL FreeStorageSpace, DiskQueueDepth, disk latencies.
+   * @default 'aurora-postgresql' (events written before RDS for PostgreSQL labs existed)
+   */
+  readonly engine?: CollectorEngine;
 }
 
 /** ISO-8601 timestamps. */
@@ -128,7 +135,7 @@ export function planCloudWatchQueries(
   for (const instanceId of unique(resources.instanceIds)) {
     const instanceClass = resources.instanceClasses?.[instanceId];
     const burstable = instanceClass !== undefined && isBurstableInstanceClass(instanceClass);
-    for (const def of AURORA_INSTANCE_METRICS) {
+    for (const def of instanceMetricsFor(resources.engine ?? 'aurora-postgresql')) {
       if (def.burstableOnly && !burstable) continue;
       add(def, { DBInstanceIdentifier: instanceId });
     }

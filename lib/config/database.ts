@@ -3,19 +3,11 @@
  * consumer assumes Aurora: what it is called, its class, how many instances it has, which lab-file
  * section configures it. Pure.
  */
-import type { DatabaseConfig, DatabaseEngine } from './types';
+import { databaseEngineName } from '../suite/database';
+import type { DatabaseConfig } from './types';
 
-/** "Aurora PostgreSQL" or "RDS for PostgreSQL". */
-export function databaseEngineName(engine: DatabaseEngine | 'local'): string {
-  switch (engine) {
-    case 'aurora-postgresql':
-      return 'Aurora PostgreSQL';
-    case 'postgres':
-      return 'RDS for PostgreSQL';
-    case 'local':
-      return 'local PostgreSQL';
-  }
-}
+// One wording for lab descriptions and reports (the report may not import config).
+export { databaseEngineName };
 
 /** The lab-file section that configures it: `aurora` or `postgres` (for messages such as "set aurora.maxConnections"). */
 export function databaseSection(db: DatabaseConfig): 'aurora' | 'postgres' {

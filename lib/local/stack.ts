@@ -250,6 +250,7 @@ function makeStack(
     pids: [pg.pid, pgb.pid],
     infrastructure: { failure: currentFailure, signal: down.signal },
     environment: {
+      database: { engine: 'local', instanceClass: null },
       maxConnections: pg.maxConnections,
       serverVersion: pg.serverVersion,
       pgbenchVersion: bins.pgbenchVersion,

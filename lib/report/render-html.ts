@@ -4,6 +4,7 @@
  * slipped through. Charts are static SVG rendered by echarts at build time and inlined; every
  * piece of text goes through the escaping `html` template.
  */
+import { describeRunDatabase } from '../suite/database';
 import type { Cell } from './cells';
 import { churnOption, latencyOption, metricOption, renderSvg, tpsOption } from './charts';
 import { fmtConnect, fmtDuration, fmtNumber, fmtSetting, fmtSpread, fmtVerdict } from './format';
@@ -87,7 +88,8 @@ function headline(model: ReportModel): SafeHtml {
 <dl class="kv">
 <dt>run</dt><dd>${m.runId}</dd>
 <dt>suite</dt><dd>${m.suite}</dd>
-<dt>mode</dt><dd>${m.mode === 'local' ? 'local stand-in (PostgreSQL + PgBouncer on one machine)' : 'cloud lab (Aurora PostgreSQL + RDS Proxy)'}</dd>
+<dt>mode</dt><dd>${m.mode === 'local' ? 'local stand-in (PostgreSQL + PgBouncer on one machine)' : 'cloud lab (AWS)'}</dd>
+<dt>database</dt><dd id="database">${describeRunDatabase(env.database) ?? 'unknown (the run does not name its database)'}</dd>
 <dt>status</dt><dd><span class="badge s-${m.status}">${m.status}</span> ${m.stepsCompleted} of ${m.stepIds.length} steps</dd>
 <dt>started</dt><dd>${m.startedAt}</dd>
 <dt>ended</dt><dd>${m.endedAt ?? 'not ended'} (${fmtDuration(m.startedAt, m.endedAt)})</dd>

@@ -4,6 +4,7 @@
  * Markdown renderers pass inline HTML through.
  */
 import { cellText, columnTitle } from './pooler-matrix';
+import { describeRunDatabase } from '../suite/database';
 import { fmtConnect, fmtDuration, fmtNumber, fmtSpread, fmtVerdict } from './format';
 import type { FindingState, ReportModel, ScenarioLookup } from './shape';
 
@@ -37,7 +38,8 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
   out.push(`# proxylab ${mdText(m.suite)} — run ${mdText(m.runId)}`);
   out.push('');
   out.push(
-    `${m.mode === 'local' ? 'Local stand-in (PostgreSQL + PgBouncer)' : 'Cloud lab (Aurora PostgreSQL + RDS Proxy)'}, ` +
+    `${m.mode === 'local' ? 'Local stand-in (PostgreSQL + PgBouncer)' : 'Cloud lab (AWS)'}, ` +
+      `database ${mdText(describeRunDatabase(env.database) ?? 'unknown')}, ` +
       `status **${m.status}** (${m.stepsCompleted}/${m.stepIds.length} steps), started ${m.startedAt}, ${fmtDuration(m.startedAt, m.endedAt)}. ` +
       mdText(
         [

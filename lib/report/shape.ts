@@ -7,10 +7,16 @@ import type {
   ErrorSummary,
   MetricSeries,
   Protocol,
+  RunDatabase,
   StepRecord,
   TargetKind,
 } from '../suite/types';
-import { CLOUD_REPORT_METRICS, LOCAL_REPORT_METRICS, metricDef } from '../collector/catalog';
+import {
+  CLOUD_REPORT_METRICS,
+  LOCAL_REPORT_METRICS,
+  metricDef,
+  RDS_POSTGRES_REPORT_METRICS,
+} from '../collector/catalog';
 import { type Cell, groupCells, lineLabeller, type Spread, uniqueInOrder } from './cells';
 import type { LoadedMetrics, LoadedRun } from './load';
 import { poolerMatrices, type PoolerMatrix } from './pooler-matrix';
@@ -253,6 +259,8 @@ function wantedFromCatalog(names: readonly string[]): MetricWanted[] {
 /** The metrics the published experiments turned on, in the order the report shows them. */
 export const CLOUD_METRICS: readonly MetricWanted[] = wantedFromCatalog(CLOUD_REPORT_METRICS);
 export const LOCAL_METRICS: readonly MetricWanted[] = wantedFromCatalog(LOCAL_REPORT_METRICS);
+/** Cloud runs on RDS for PostgreSQL (environment.database.engine `postgres`). */
+export const RDS_POSTGRES_METRICS: readonly MetricWanted[] = wantedFromCatalog(RDS_POSTGRES_REPORT_METRICS);
 
 export interface TimeLine {
   readonly label: string;
@@ -329,9 +337,15 @@ export function stepWindows(steps: readonly StepRecord[]): StepWindow[] {
  * metric name the collector wrote. A series with status no-data/error is never drawn: it is
  * listed with its reason, so an empty metric never reads as zero.
  */
-export function metricPanels(mode: 'local' | 'cloud', metrics: readonly LoadedMetrics[]): MetricPanel[] {
+export function metricPanels(
+  mode: 'local' | 'cloud',
+  metrics: readonly LoadedMetrics[],
+  /** The run's database engine (environment.database); unknown runs get the Aurora-era list. */
+  engine: RunDatabase['engine'] | null = null,
+): MetricPanel[] {
   const all = metrics.flatMap((m) => m.file.series);
-  const wanted = mode === 'cloud' ? CLOUD_METRICS : LOCAL_METRICS;
+  const wanted =
+    mode === 'local' ? LOCAL_METRICS : engine === 'postgres' ? RDS_POSTGRES_METRICS : CLOUD_METRICS;
   const used = new Set<MetricSeries>();
   const panelFor = (title: string, series: readonly MetricSeries[]): MetricPanel => {
     const lines: TimeLine[] = [];
@@ -592,7 +606,11 @@ export function buildModel(run: LoadedRun, lookup: ScenarioLookup): ReportModel 
     churn: churnRows(cells),
     matrices: errorMatrices(cells),
     poolerMatrices: poolerMatrices(run, cells),
-    metricPanels: metricPanels(run.manifest.mode, run.metrics),
+    metricPanels: metricPanels(
+      run.manifest.mode,
+      run.metrics,
+      run.manifest.environment.database?.engine ?? null,
+    ),
     windows: stepWindows(run.steps),
     findings: findingRows(run, lookup),
     warnings: reportWarnings(run),

@@ -87,6 +87,14 @@ const stepParams = z.object({
   preparedStatements: preparedMode.nullable().optional(),
 });
 const environment = z.object({
+  // Optional: runs recorded before issue 13 have none (read as unknown).
+  database: z
+    .object({
+      engine: z.enum(['aurora-postgresql', 'postgres', 'local']),
+      instanceClass: z.string().nullable(),
+    })
+    .nullable()
+    .optional(),
   maxConnections: nullableNum,
   serverVersion: z.string().nullable(),
   pgbenchVersion: z.string().nullable(),

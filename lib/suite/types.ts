@@ -210,7 +210,20 @@ export interface RunnerPart {
   readonly cpuMaxPercent: number | null;
 }
 
+/** The database a run ran against; `local` is proxylab local's throwaway PostgreSQL. */
+export interface RunDatabase {
+  readonly engine: 'aurora-postgresql' | 'postgres' | 'local';
+  /** `db.t4g.micro`; null when there is none (local) or the lab did not say. */
+  readonly instanceClass: string | null;
+}
+
 export interface RunEnvironment {
+  /**
+   * What `direct` was: written by the cloud runner from the run request, `local` by proxylab
+   * local. Absent in runs recorded before it existed; null when the request did not say. Both read
+   * as unknown, never as a guessed engine.
+   */
+  readonly database?: RunDatabase | null;
   readonly maxConnections: number | null;
   readonly serverVersion: string | null;
   readonly pgbenchVersion: string | null;

@@ -34,6 +34,7 @@ interface CollectFlags {
   readonly clusterId?: string;
   readonly instanceId?: string[];
   readonly instanceClass?: string[];
+  readonly engine?: string;
   readonly piResourceId?: string[];
   readonly proxy?: string[];
   /** false with --no-pi. */
@@ -56,6 +57,7 @@ const EVENT_FLAGS = [
   'clusterId',
   'instanceId',
   'instanceClass',
+  'engine',
   'piResourceId',
   'proxy',
 ] as const;
@@ -64,8 +66,8 @@ export function register(program: Command): void {
   program
     .command('collect')
     .description(
-      "Collect the database's and the proxies' own metrics for a run window: CloudWatch (Aurora instance " +
-        'and RDS Proxy metrics) and Performance Insights counters, written as runs/<runId>/metrics/cloudwatch.json ' +
+      "Collect the database's and the proxies' own metrics for a run window: CloudWatch (the Aurora or " +
+        'RDS for PostgreSQL instance metrics and RDS Proxy metrics) and Performance Insights counters, written as runs/<runId>/metrics/cloudwatch.json ' +
         'and pi.json to the results bucket (--bucket) or into a local run directory (--out). ' +
         'Honours AWS_ENDPOINT_URL / AWS_ENDPOINT_URL_<SERVICE>, AWS_PROFILE and AWS_REGION.\n\n' +
         'Exit codes: 0 collected (series without data are recorded as no-data), 1 AWS failed for every ' +
@@ -73,7 +75,7 @@ export function register(program: Command): void {
     )
     .option(
       '--event <file>',
-      'collector event as JSON: {runId, window:{start,end}, cluster:{clusterId, instanceIds, piResourceIds, instanceClasses?}, proxies, bucket?, skipPi?} (docs/collector.md)',
+      'collector event as JSON: {runId, window:{start,end}, cluster:{clusterId, instanceIds, piResourceIds, instanceClasses?, engine?}, proxies, bucket?, skipPi?} (docs/collector.md)',
     )
     .option(
       '--lab <file>',
@@ -83,8 +85,12 @@ export function register(program: Command): void {
     .option('--run-id <id>', 'run id (one path segment: letters, digits, . _ -)')
     .option('--start <iso>', 'window start, ISO-8601 with zone (2026-11-21T10:00:00Z)')
     .option('--end <iso>', 'window end, ISO-8601 with zone')
-    .option('--cluster-id <id>', 'Aurora cluster identifier')
-    .option('--instance-id <id>', 'Aurora instance identifier (repeatable)', collectList)
+    .option('--cluster-id <id>', 'Aurora cluster identifier (RDS for PostgreSQL: the DB instance identifier)')
+    .option('--instance-id <id>', 'DB instance identifier (repeatable)', collectList)
+    .option(
+      '--engine <engine>',
+      'aurora-postgresql (default) or postgres (RDS for PostgreSQL): which instance metrics exist',
+    )
     .option(
       '--instance-class <id=class>',
       'instance class, e.g. writer=db.t4g.medium; db.t* adds CPUCreditBalance (repeatable)',

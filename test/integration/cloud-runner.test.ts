@@ -1,6 +1,7 @@
 /**
  * The REAL runner (the esbuild bundle the stack ships) end to end on this machine: a local
- * PostgreSQL stands in for the Aurora writer and PgBouncer's transaction pool for a proxy
+ * PostgreSQL stands in for the database the request describes (RDS for PostgreSQL db.t4g.micro, as
+ * the pocket lab deploys it) and PgBouncer's transaction pool for a proxy
  * (test-only request settings: sslmode disable, proxy target kind pgbouncer-transaction, no pool
  * control); S3 and Secrets Manager are moto_server. Each runner gets only `--request
  * s3://…/request.json --runner-index i`, as `proxylab run` sends it. The run is killed with SIGTERM
@@ -50,6 +51,13 @@ interface Proc {
 }
 
 /**
+ * The database the request describes, as `proxylab run` takes it from the stack outputs
+ * DatabaseEngine / DbInstanceClass: the pocket lab's RDS for PostgreSQL db.t4g.micro (the local
+ * PostgreSQL stands in for it).
+ */
+const RDS_POCKET = { engine: 'postgres', instanceClass: 'db.t4g.micro' } as const;
+
+/**
  * What `proxylab run` does before it sends any command: write the run request to S3. PgBouncer's
  * transaction pool stands in for a proxy; 25/12 is its pool as a % of max_connections.
  */
@@ -66,6 +74,7 @@ async function writeRequest(
       bucket: BUCKET,
       secretArn,
       writerEndpoint: { host: '127.0.0.1', port: stack.postgres.port },
+      database: RDS_POCKET,
       proxies: [
         {
           name: 'pgbouncer-transaction',
@@ -276,11 +285,22 @@ describe('runner → moto S3, killed and resumed, fetched like a local run', () 
     );
     expect(cloudManifest.stepIds).toEqual(localManifest.stepIds);
     expect(cloudManifest.environment.maxConnections).toBe(40);
+    // the fetched run names the database the request described, the local one its own PostgreSQL
+    expect(cloudManifest.environment.database).toEqual({ engine: 'postgres', instanceClass: 'db.t4g.micro' });
+    expect(localManifest.environment.database).toEqual({ engine: 'local', instanceClass: null });
     expect(fs.existsSync(path.join(cloudDir, 'metrics', 'runner.json'))).toBe(true);
     // and the report renders from the fetched run like from a local one
     expect(fetch.stdout()).toContain(`report: ${path.join(cloudDir, 'report.html')}`);
     expect(fs.statSync(path.join(cloudDir, 'report.html')).size).toBeGreaterThan(1000);
-    expect(fs.readFileSync(path.join(cloudDir, 'summary.md'), 'utf8')).toContain('smoke');
+    const summary = fs.readFileSync(path.join(cloudDir, 'summary.md'), 'utf8');
+    expect(summary).toContain('smoke');
+    // and the report text names the engine and class, not an assumed Aurora
+    const reportHtml = fs.readFileSync(path.join(cloudDir, 'report.html'), 'utf8');
+    expect(reportHtml).toContain('<dd id="database">RDS for PostgreSQL db.t4g.micro</dd>');
+    expect(summary).toContain('database RDS for PostgreSQL db.t4g.micro');
+    // (the published findings quote Aurora figures; the database line must not claim Aurora)
+    for (const text of [reportHtml, summary]) expect(text).not.toContain('Aurora PostgreSQL');
+    expect(fs.readFileSync(path.join(localDir, 'summary.md'), 'utf8')).toContain('database local PostgreSQL');
   }, 120_000);
 
   test('the password is nowhere: not in a fetched file, not in the runner output', () => {

@@ -156,6 +156,75 @@ test('proxylab collect reads moto CloudWatch and writes cloudwatch.json to moto 
   expect((listed.Contents ?? []).map((o) => o.Key)).toEqual([`runs/${RUN_ID}/metrics/cloudwatch.json`]);
 });
 
+test('--engine postgres reads the RDS for PostgreSQL instance metrics (moto), none of the Aurora-only ones', async () => {
+  // GIVEN an RDS for PostgreSQL instance's own metrics in moto's CloudWatch
+  const rds = [{ Name: 'DBInstanceIdentifier', Value: 'pocket-db' }];
+  await cloudwatch.send(
+    new PutMetricDataCommand({
+      Namespace: 'AWS/RDS',
+      MetricData: [
+        // two samples in one minute: Minimum 18 GiB
+        { MetricName: 'FreeStorageSpace', Dimensions: rds, Timestamp: at(1, 5), Value: 19 * 2 ** 30 },
+        { MetricName: 'FreeStorageSpace', Dimensions: rds, Timestamp: at(1, 35), Value: 18 * 2 ** 30 },
+        // seconds, as RDS publishes them: Average 0.002
+        { MetricName: 'ReadLatency', Dimensions: rds, Timestamp: at(2, 5), Value: 0.001 },
+        { MetricName: 'ReadLatency', Dimensions: rds, Timestamp: at(2, 6), Value: 0.003 },
+        { MetricName: 'CPUCreditBalance', Dimensions: rds, Timestamp: at(3, 5), Value: 144 },
+      ],
+    }),
+  );
+  const dir = await mkdtemp(path.join(tmpdir(), 'collect-rds-'));
+  try {
+    const runDir = path.join(dir, 'runs', 'rds-run');
+    // WHEN
+    const result = await runCli(
+      [
+        'collect',
+        '--run-id',
+        'rds-run',
+        '--start',
+        iso(0),
+        '--end',
+        iso(5),
+        '--cluster-id',
+        'pocket-db',
+        '--instance-id',
+        'pocket-db',
+        '--engine',
+        'postgres',
+        '--instance-class',
+        'pocket-db=db.t4g.micro',
+        '--no-pi',
+        '--out',
+        runDir,
+      ],
+      motoEnv(moto),
+    );
+    // THEN
+    expect({ code: result.code, err: result.code === 0 ? '' : result.stderr }).toEqual({ code: 0, err: '' });
+    const file = JSON.parse(
+      await readFile(path.join(runDir, 'metrics', 'cloudwatch.json'), 'utf8'),
+    ) as MetricsFile;
+    expect(series(file, 'FreeStorageSpace', 'Minimum', 'pocket-db')).toMatchObject({
+      unit: 'Bytes',
+      status: 'ok',
+      points: [[iso(1), 18 * 2 ** 30]],
+    });
+    expect(series(file, 'ReadLatency', 'Average', 'pocket-db')).toMatchObject({
+      unit: 'Seconds',
+      points: [[iso(2), 0.002]],
+    });
+    expect(series(file, 'CPUCreditBalance', 'Average', 'pocket-db').points).toEqual([[iso(3), 144]]);
+    // nothing put for DiskQueueDepth: read, and recorded as no-data
+    expect(series(file, 'DiskQueueDepth', 'Average', 'pocket-db').status).toBe('no-data');
+    const names = new Set(file.series.map((s) => s.name));
+    for (const auroraOnly of ['CommitLatency', 'BufferCacheHitRatio', 'Deadlocks', 'ConnectionAttempts'])
+      expect(names.has(auroraOnly)).toBe(false);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+});
+
 test('--out writes into a local run directory from an event file, nothing to S3', async () => {
   // GIVEN
   const dir = await mkdtemp(path.join(tmpdir(), 'collect-out-'));

@@ -388,6 +388,7 @@ describe('SSM SendCommand', () => {
       },
     ],
     writerEndpoint: { host: 'lab.cluster-abc.us-east-1.rds.amazonaws.com', port: 5432 },
+    database: { engine: 'aurora-postgresql', instanceClass: 'db.r6g.large' },
     region: 'us-east-1',
     startAt: '2026-11-21T11:00:00.000Z',
     collector: {

@@ -320,6 +320,7 @@ describe('collecting a finished run again (proxylab collect --lab FILE --run-id 
       window: { start: '2026-11-21T10:00:00.000Z', end: '2026-11-21T10:02:30.000Z' },
       cluster: {
         clusterId: 'default-cluster',
+        engine: 'aurora-postgresql',
         instanceIds: ['default-writer'],
         piResourceIds: ['db-ABC'],
         instanceClasses: { 'default-writer': 'db.t4g.medium' },

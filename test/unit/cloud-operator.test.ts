@@ -157,7 +157,10 @@ describe('runner arguments from the stack outputs', () => {
       piResourceIds: ['db-ABC'],
       proxies: ['demo-pool50'],
       instanceClasses: { 'demo-writer': 'db.t4g.medium' },
+      engine: 'aurora-postgresql',
     });
+    // the run environment will name the database the stack outputs describe
+    expect(args.database).toEqual({ engine: 'aurora-postgresql', instanceClass: 'db.r6g.large' });
     expect(args.sslmode).toBe('require');
     expect(args.poolControl).toBe(true);
     // and the runner reads back exactly that from the run request (JSON in S3)

@@ -27,7 +27,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
 import { argvNumber } from '../../lib/cloud/fleet';
 import { runCloudRunner, type RunnerDeps } from '../../lib/cloud/runner';
-import { planSchema } from '../../lib/suite/schemas';
+import { manifestSchema, planSchema } from '../../lib/suite/schemas';
 import type { RunnerArgs } from '../../lib/cloud/runner-args';
 import type { Clock, PgbenchExecutor, PgbenchInvocation, PgbenchOutcome } from '../../lib/engine/ports';
 import type { ConnectionInfo, RunManifest, StepRecord } from '../../lib/suite/types';
@@ -495,5 +495,27 @@ describe('the runner software version', () => {
     const args = argsFor({ poolControl: false, expectVersion: 'aaaaaaaaaaaaaaaa' });
     const out = await runCloudRunner(args, { ...h.deps, softwareVersion: () => 'aaaaaaaaaaaaaaaa' });
     expect(out.result.manifest.status).toBe('completed');
+  });
+});
+
+describe('the run names its database (issue 13)', () => {
+  test('the request says RDS for PostgreSQL db.t4g.micro: manifest and plan environments say so', async () => {
+    const h = harness(sharedClock());
+    const args = argsFor({ ...PGB_PROXY, database: { engine: 'postgres', instanceClass: 'db.t4g.micro' } });
+    const out = await runCloudRunner(args, h.deps);
+    expect(out.result.manifest.environment.database).toEqual({
+      engine: 'postgres',
+      instanceClass: 'db.t4g.micro',
+    });
+    const manifest = manifestSchema.parse(JSON.parse(store.get('runs/run-1/manifest.json') as string));
+    expect(manifest.environment.database).toEqual({ engine: 'postgres', instanceClass: 'db.t4g.micro' });
+    const plan = planSchema.parse(JSON.parse(store.get('runs/run-1/plan.json') as string));
+    expect(plan.environment.database).toEqual({ engine: 'postgres', instanceClass: 'db.t4g.micro' });
+  });
+
+  test('a request that does not say (older CLI): recorded as null, not guessed', async () => {
+    const h = harness(sharedClock());
+    const out = await runCloudRunner(argsFor({ ...PGB_PROXY }), h.deps);
+    expect(out.result.manifest.environment.database).toBeNull();
   });
 });
