@@ -38,6 +38,7 @@ export async function answer(
   event: CustomResourceRequest,
   client: EC2Client,
   respond: Respond,
+  log: (line: string) => void = (line) => console.log(line),
 ): Promise<void> {
   const base = {
     StackId: event.StackId,
@@ -46,7 +47,7 @@ export async function answer(
   };
   let body: CustomResourceResponse;
   try {
-    const result = await handleSpotRequestEvent(event, client, (line) => console.log(line));
+    const result = await handleSpotRequestEvent(event, client, log);
     body = {
       ...base,
       Status: 'SUCCESS',
@@ -56,7 +57,7 @@ export async function answer(
     };
   } catch (err) {
     const reason = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
-    console.error(reason);
+    log(reason);
     body = {
       ...base,
       Status: 'FAILED',
