@@ -142,7 +142,7 @@ module.exports = {
     },
     onlyImports(
       'lambda-thin',
-      'The Lambda handler wires the collector; it needs nothing else.',
+      'The Lambda handlers (collector, spot-request canceller) are thin: they wire lib code and need nothing else.',
       '^lambda/',
       '^lambda/|^lib/(collector|core|suite|config)/',
     ),

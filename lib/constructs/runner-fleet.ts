@@ -1,4 +1,4 @@
-import { Duration, Lazy, Validations } from 'aws-cdk-lib';
+import { Duration, Lazy, Stack, Validations } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
@@ -12,6 +12,7 @@ import type { PoolerHostConfig } from '../pgbouncer/layout';
 import { poolerUserDataCommands } from './pooler-user-data';
 import { DEFAULTS } from '../config/defaults';
 import { logicalIdOf } from './metrics-collector';
+import { SPOT_REQUEST_TAG, SpotRequestCanceller } from './spot-request-canceller';
 
 /**
  * The runner software (the suite runner bundle, lib/constructs/runner-asset.ts, unless a caller brings
@@ -69,7 +70,8 @@ export interface RunnerFleetProps {
   readonly bootTimeout?: Duration;
   /**
    * Run the runners on Spot capacity: a persistent Spot request whose interruption behaviour is
-   * `stop` (see SPOT_MARKET_OPTIONS).
+   * `stop` (see SPOT_MARKET_OPTIONS), cancelled by the stack before the runner is deleted
+   * (SpotRequestCanceller).
    * @default false - on-demand runners
    */
   readonly spot?: boolean;
@@ -209,6 +211,8 @@ export class RunnerFleet extends Construct {
   readonly securityGroup: ec2.SecurityGroup;
   /** The commands every runner runs at boot (each instance wraps them with its own cfn-signal). */
   readonly userData: ec2.UserData;
+  /** Spot runners only: the custom resources that cancel each runner's Spot request on deletion. */
+  readonly spotRequests: SpotRequestCanceller | null;
   private hasRunnerSoftware = false;
   private poolerName: string | null = null;
 
@@ -268,7 +272,10 @@ export class RunnerFleet extends Construct {
 
     // ec2.Instance has no market options (AWS::EC2::Instance has no InstanceMarketOptions either):
     // spot runners launch from a template that carries them, with IMDSv2 required in the same
-    // template (requireImdsv2 would add a second template, and an instance takes only one).
+    // template (requireImdsv2 would add a second template, and an instance takes only one). The
+    // template tags each Spot request with the stack id ("spot-instances-request" is one of the
+    // four resource types a launch template can tag, EC2 API LaunchTemplateTagSpecificationRequest):
+    // the canceller may cancel requests with that tag only.
     const spotTemplate = props.spot
       ? new ec2.CfnLaunchTemplate(this, 'SpotLaunchTemplate', {
           launchTemplateData: {
@@ -277,6 +284,12 @@ export class RunnerFleet extends Construct {
               marketType: SPOT_MARKET_OPTIONS.marketType,
               spotOptions: { ...SPOT_MARKET_OPTIONS.spotOptions },
             },
+            tagSpecifications: [
+              {
+                resourceType: 'spot-instances-request',
+                tags: [{ key: SPOT_REQUEST_TAG, value: Stack.of(this).stackId }],
+              },
+            ],
           },
         })
       : undefined;
@@ -343,6 +356,14 @@ export class RunnerFleet extends Construct {
       });
       return instance;
     });
+    // Without this a deleted runner's persistent request reopens and launches a new instance
+    // outside the stack (lib/constructs/spot-request-canceller.ts).
+    this.spotRequests = null;
+    if (spotTemplate) {
+      const spotRequests = new SpotRequestCanceller(this, 'SpotRequests');
+      for (const instance of this.instances) spotRequests.track(instance);
+      this.spotRequests = spotRequests;
+    }
 
     Validations.of(this.role).acknowledge({
       id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/AmazonSSMManagedInstanceCore]',
