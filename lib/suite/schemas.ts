@@ -109,6 +109,7 @@ export const stepRecordSchema = z.object({
   verdict: z.object({ expected: z.string(), observed: z.string(), held: z.boolean().nullable() }),
   loadGeneratorSaturated: z.boolean(),
   saturationReason: z.string().nullable(),
+  poolerSaturated: z.boolean().nullable().optional(),
   command: z.array(z.string()),
   files: z.object({ stdout: z.string(), stderr: z.string(), log: z.string().nullable() }),
   parts: z

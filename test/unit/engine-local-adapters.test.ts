@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { UsageError } from '../../lib/core/errors';
 import { installCommand, parseToolVersion } from '../../lib/local/binaries';
 import { mergeSeries, FileSystemSink } from '../../lib/local/fs-sink';
-import { pgbouncerIni, poolSizeFor } from '../../lib/local/pgbouncer';
+import { localPgbouncerIni, poolSizeFor } from '../../lib/local/pgbouncer';
 import { parseUnaligned } from '../../lib/local/psql';
 import { defaultRunId, localCapacities, planLocal, validateLocalInput } from '../../lib/local/run-local';
 import type { MetricSeries, MetricsFile } from '../../lib/suite/types';
@@ -58,9 +58,12 @@ describe('poolSizeFor', () => {
   });
 });
 
-describe('pgbouncerIni', () => {
+describe('localPgbouncerIni', () => {
   test('a transaction and a session database on the same server database, trust on 127.0.0.1, admin console', () => {
-    const ini = pgbouncerIni({
+    const ini = localPgbouncerIni({
+      version: '1.18.0',
+      processIndex: 0,
+      socketDirs: ['/x/s0'],
       serverPort: 25000,
       listenPort: 26000,
       poolSize: 10,
@@ -76,7 +79,8 @@ describe('pgbouncerIni', () => {
     expect(ini).toMatch(/^default_pool_size = 10$/m);
     expect(ini).toMatch(/^reserve_pool_size = 0$/m);
     expect(ini).toMatch(/^admin_users = postgres$/m);
-    expect(ini).toMatch(/^unix_socket_dir =$/m);
+    expect(ini).toMatch(/^unix_socket_dir = \/x\/s0$/m);
+    expect(ini).not.toMatch(/so_reuseport|peer_id|\[peers\]/);
   });
 });
 
