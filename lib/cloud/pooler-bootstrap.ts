@@ -15,7 +15,7 @@
 import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { z } from 'zod';
 import { InfrastructureError, UsageError } from '../core/errors';
 import type { Clock } from '../engine/ports';
@@ -40,7 +40,13 @@ import {
   POOLER_PROCESSES_MAX,
   type PoolerHostConfig,
 } from '../pgbouncer/layout';
-import { readDbCredentials, redactingLogger, type DbCredentials, type Logger } from './secrets';
+import {
+  readAdminCredentials,
+  readDbCredentials,
+  redactingLogger,
+  type DbCredentials,
+  type Logger,
+} from './secrets';
 import type { ScalarQuery } from './targets';
 
 const lowerName = /^[A-Za-z][A-Za-z0-9-]*$/;
@@ -83,42 +89,6 @@ export function parsePoolerHostConfig(text: string, file: string): PoolerHostCon
     throw new UsageError(`${file}: ${problems.join('; ')}`);
   }
   return res.data;
-}
-
-export interface AdminCredentials {
-  readonly username: string;
-  readonly password: string;
-}
-
-/** The pooler admin secret: JSON `{ "username": …, "password": … }`. */
-export async function readAdminCredentials(
-  client: SecretsManagerClient,
-  secretId: string,
-): Promise<AdminCredentials> {
-  let text: string | undefined;
-  try {
-    text = (await client.send(new GetSecretValueCommand({ SecretId: secretId }))).SecretString;
-  } catch (err) {
-    throw new InfrastructureError(
-      `could not read secret ${secretId}: ${err instanceof Error ? err.name : 'Error'}`,
-      {
-        cause: err,
-      },
-    );
-  }
-  if (text === undefined) throw new InfrastructureError(`secret ${secretId}: no SecretString`);
-  let obj: unknown;
-  try {
-    obj = JSON.parse(text);
-  } catch {
-    throw new InfrastructureError(`secret ${secretId}: SecretString is not JSON`);
-  }
-  const parsed = z.object({ username: z.string().min(1), password: z.string().min(1) }).safeParse(obj);
-  if (!parsed.success)
-    throw new InfrastructureError(
-      `secret ${secretId}: missing field(s) ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}`,
-    );
-  return parsed.data;
 }
 
 /** Starts the processes: systemd on a host, child processes in tests. */

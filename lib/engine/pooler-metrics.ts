@@ -12,6 +12,7 @@
  * single-threaded PgBouncer process is saturated at 100 whatever the host's core count.
  */
 import type { MetricSeries, TargetRef } from '../suite/types';
+import type { MetricsSampler } from './ports';
 import { CPU_SATURATION_PERCENT } from '../suite/verdict';
 
 export type AdminRow = Readonly<Record<string, string>>;
@@ -406,4 +407,22 @@ export class PoolerSampler {
   private async pollAll(): Promise<void> {
     await Promise.all(this.poolers.map((p) => p.poll()));
   }
+}
+
+/** A sampler that is `base` plus the poolers' series and their saturation judgement. */
+export function withPoolerSampler(base: MetricsSampler, poolers: PoolerSampler | null): MetricsSampler {
+  if (poolers === null || poolers.poolers.length === 0) return base;
+  return {
+    start: async () => {
+      await base.start();
+      await poolers.start();
+    },
+    markStep: (stepId, phase) => base.markStep(stepId, phase),
+    snapshot: () => [...(base.snapshot?.() ?? []), ...poolers.snapshot()],
+    poolerSaturation: (target, start, end) => poolers.poolerSaturation(target, start, end),
+    stop: async () => {
+      const [a, b] = await Promise.all([base.stop(), poolers.stop()]);
+      return [...a, ...b];
+    },
+  };
 }

@@ -66,6 +66,8 @@ async function writeRequest(
       bucket: BUCKET,
       secretArn,
       writerEndpoint: { host: '127.0.0.1', port: stack.postgres.port },
+      poolers: [],
+      poolerAdminSecretArn: null,
       proxies: [
         {
           name: 'pgbouncer-transaction',

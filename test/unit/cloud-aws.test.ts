@@ -387,6 +387,8 @@ describe('SSM SendCommand', () => {
         lab: { maxConnectionsPercent: 100, maxIdleConnectionsPercent: 50 },
       },
     ],
+    poolers: [],
+    poolerAdminSecretArn: null,
     writerEndpoint: { host: 'lab.cluster-abc.us-east-1.rds.amazonaws.com', port: 5432 },
     region: 'us-east-1',
     startAt: '2026-11-21T11:00:00.000Z',
