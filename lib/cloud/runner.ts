@@ -16,7 +16,7 @@ import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { InfrastructureError, UsageError } from '../core/errors';
 import type { Clock, PgbenchExecutor, PoolControl, ResultSink, Target } from '../engine/ports';
 import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run-suite';
-import { getSuite } from '../suite/catalog';
+import { getSuite, type Suite } from '../suite/catalog';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
 import type { RunEnvironment, RunManifest, StepRecord } from '../suite/types';
 import { buildPlan, plannedSteps, type RunPlan } from '../suite/plan';
@@ -81,6 +81,8 @@ export interface RunnerDeps {
   readonly adminQuery?: AdminRowsQuery;
   /** How often the pooler sampler polls SHOW POOLS/STATS and the agent's CPU. @default 2000 ms */
   readonly poolerSampleMs?: number;
+  /** Test-only: where suite names are looked up (a scaled-down sweep). @default the catalog's getSuite */
+  readonly suiteCatalog?: (name: string) => Suite;
   /** This runner's software version (softwareVersionOf its runner.js); null when unknown. */
   readonly softwareVersion?: () => string | null;
   /**
@@ -321,7 +323,7 @@ async function runCloudRunnerInner(
   deps: RunnerDeps,
   secrets: string[],
 ): Promise<RunnerResult> {
-  const suite = getSuite(args.suite);
+  const suite = (deps.suiteCatalog ?? getSuite)(args.suite);
   const log = redactingLogger(deps.write, () => secrets);
   const me = `runner ${args.runnerIndex + 1}/${args.runnerCount}`;
   checkSoftwareVersion(args.expectVersion, deps.softwareVersion?.() ?? null);
