@@ -58,8 +58,7 @@ describe('processCpuPercents', () => {
 });
 
 describe('PoolerMetrics', () => {
-  const rows = (database: string, v: Partial<Record<string, string>>): AdminRow =>
-    ({ database, ...v });
+  const rows = (database: string, v: Partial<Record<string, string>>): AdminRow => ({ database, ...v });
   function metrics(answers: Array<Array<AdminRow[][] | Error>>, cpu: PoolerCpuSnapshot[]) {
     let poll = 0;
     let cpuCall = 0;
