@@ -127,6 +127,15 @@ describe('validateLocalInput', () => {
     fs.writeFileSync(file, '');
     expect(() => validateLocalInput({ out: file }, cwd)).toThrow(/is not a directory/);
   });
+
+  test('--pooler-processes: 1 by default, 1–32, named in the message when out of range', () => {
+    expect(validateLocalInput({}, cwd).poolerProcesses).toBe(1);
+    expect(validateLocalInput({ poolerProcesses: '4' }, cwd).poolerProcesses).toBe(4);
+    expect(() => validateLocalInput({ poolerProcesses: '0' }, cwd)).toThrow(
+      /--pooler-processes must be an integer 1–32, got 0/,
+    );
+    expect(() => validateLocalInput({ poolerProcesses: '33' }, cwd)).toThrow(/--pooler-processes/);
+  });
 });
 
 describe('planning against local capacities', () => {
@@ -138,6 +147,10 @@ describe('planning against local capacities', () => {
       ['pgbouncer-transaction', 10],
       ['pgbouncer-session', 10],
     ]);
+    // 10 over 3 processes: 3 each (rounded down), 9 server connections per pool in all
+    expect(
+      localCapacities({ maxConnections: 40, poolPercent: 25, poolerProcesses: 3 }).map((c) => c.poolSize),
+    ).toEqual([null, 9, 9]);
     const o = validateLocalInput({ suite: 'smoke' }, os.tmpdir());
     expect(planLocal(o).map((s) => s.stepId)).toEqual([
       'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/ps-off/r1',
