@@ -10,7 +10,7 @@
  * manager that starts the processes directly (as the `postgres` OS user: PgBouncer refuses root)
  * and the agent in-process.
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -135,6 +135,36 @@ afterAll(async () => {
   if (base) fs.rmSync(base, { recursive: true, force: true });
 });
 
+/** `SELECT pg_sleep(20)` through psql, interrupted after 700 ms (psql sends a cancel request); its stderr. */
+function cancelledSleep(
+  conn: { host: string; port: number; user: string; dbname: string; env: Record<string, string> },
+  psql: string,
+): Promise<string> {
+  return new Promise((resolve) => {
+    const child = spawn(psql, ['-X', '-c', 'SELECT pg_sleep(20)'], {
+      env: {
+        ...process.env,
+        ...conn.env,
+        PGHOST: conn.host,
+        PGPORT: String(conn.port),
+        PGUSER: conn.user,
+        PGDATABASE: conn.dbname,
+        PGSSLMODE: 'require',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let err = '';
+    child.stderr.on('data', (d: Buffer) => (err += d.toString('utf8')));
+    const timer = setTimeout(() => child.kill('SIGINT'), 700);
+    const hard = setTimeout(() => child.kill('SIGKILL'), 25_000);
+    child.on('close', () => {
+      clearTimeout(timer);
+      clearTimeout(hard);
+      resolve(err);
+    });
+  });
+}
+
 describe.each([
   ['1.18.0', () => '/usr/sbin/pgbouncer'],
   ['1.25.2', () => pgbouncer125('test/integration/pooler-bootstrap.test.ts')],
@@ -257,6 +287,16 @@ describe.each([
         );
         const line = conf.split('\n').find((l) => l.startsWith('conffile|'));
         expect(line?.split('|')[1]).toBe(paths.iniFile(i));
+      }
+      if (version === '1.25.2') {
+        // Peering: a cancel request lands on whichever process the kernel picks; the peer forwards
+        // it to the process running the query. Several tries so both processes see foreign cancels.
+        for (let k = 0; k < 6; k++) {
+          const started = Date.now();
+          const out = await cancelledSleep({ ...client, dbname: BENCH_DB }, bins.psql);
+          expect(out).toMatch(/canceling statement due to user request/);
+          expect(Date.now() - started).toBeLessThan(8000); // the sleep is 20 s
+        }
       }
       const cpu = await fetchPoolerCpu('127.0.0.1', statsPort);
       expect(cpu.processes.map((p) => p.index)).toEqual([0, 1]);
