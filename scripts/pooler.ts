@@ -22,7 +22,7 @@ import { poolerPaths } from '../lib/pgbouncer/host';
 
 const USAGE = `usage: node pooler.js bootstrap --config FILE [--endpoint-url URL]
        node pooler.js agent --config FILE
-Run by the pooler host's user data and systemd; see docs/aws.md. Exit: 0 ok, 1 failed, 2 usage.
+Run by the pooler host's user data and systemd; see docs/pooler-runtime.md. Exit: 0 ok, 1 failed, 2 usage.
 `;
 
 /** The OS user PgBouncer runs as (the release install creates it). */
@@ -47,7 +47,7 @@ function parseArgs(argv: readonly string[]): { command: string; config: string; 
   }
   const config = values.get('--config') ?? '';
   if (config === '') problems.push('--config: required');
-  if (problems.length > 0) throw new UsageError(`pooler: ${problems.join('; ')}\n${USAGE}`);
+  if (problems.length > 0) throw new UsageError(`${problems.join('; ')}\n${USAGE}`);
   return { command: command as string, config, endpointUrl: values.get('--endpoint-url') ?? null };
 }
 
