@@ -1,6 +1,8 @@
+import * as fs from 'node:fs';
 import * as net from 'node:net';
+import * as path from 'node:path';
 import { fetchPoolerCpu, readPoolerCpu } from '../../lib/cloud/pooler-agent';
-import { parsePoolerHostConfig } from '../../lib/cloud/pooler-bootstrap';
+import { parsePoolerHostConfig, systemdProcessManager } from '../../lib/cloud/pooler-bootstrap';
 import {
   adminConnection,
   CompositePoolControl,
@@ -18,7 +20,8 @@ import {
   type PoolerCpuSnapshot,
 } from '../../lib/engine/pooler-metrics';
 import { poolerPaths } from '../../lib/pgbouncer/host';
-import type { PoolerEndpoint } from '../../lib/pgbouncer/layout';
+import type { PoolerEndpoint, PoolerHostConfig } from '../../lib/pgbouncer/layout';
+import { scratchDir } from '../helpers/scratch';
 
 const POOLER: PoolerEndpoint = {
   name: 'bouncer',
@@ -363,4 +366,54 @@ test('run requests written before poolers existed still parse (no poolers, no ad
   expect(
     runRequestSchema.parse({ ...req, targets: { ...req.targets, poolers: [POOLER] } }).targets.poolers,
   ).toEqual([POOLER]);
+});
+
+describe('systemd on the pooler host', () => {
+  test('template units and the enable + restart of each instance', async () => {
+    const dir = scratchDir('pooler-units');
+    const calls: string[] = [];
+    const manager = systemdProcessManager(
+      { name: 'bouncer', pgbouncerPath: '/opt/pgbouncer-1.25.2/bin/pgbouncer' } as PoolerHostConfig,
+      'pgbouncer',
+      (file, args) => {
+        calls.push([file, ...args].join(' '));
+        return Promise.resolve({ code: 0, stdout: '', stderr: '' });
+      },
+      dir,
+    );
+    await manager.prepare();
+    await manager.startPgbouncer(1);
+    await manager.startAgent();
+    const unit = fs.readFileSync(path.join(dir, 'proxylab-pgbouncer@.service'), 'utf8');
+    expect(unit).toMatch(
+      /^ExecStart=\/opt\/pgbouncer-1\.25\.2\/bin\/pgbouncer \/etc\/proxylab\/pgbouncer\/%i\.ini$/m,
+    );
+    expect(unit).toMatch(/^User=pgbouncer$/m);
+    // the instance's socket directory is its runtime directory: /run/proxylab-pgb/bouncer-1
+    expect(unit).toMatch(/^RuntimeDirectory=proxylab-pgb\/%i$/m);
+    expect(poolerPaths('bouncer').socketDir(1)).toBe('/run/proxylab-pgb/bouncer-1');
+    expect(poolerPaths('bouncer').iniFile(1)).toBe('/etc/proxylab/pgbouncer/bouncer-1.ini');
+    expect(fs.readFileSync(path.join(dir, 'proxylab-pooler-agent@.service'), 'utf8')).toMatch(
+      /^ExecStart=\/usr\/bin\/env node \/opt\/proxylab\/pooler\.js agent --config \/etc\/proxylab\/pooler-%i\.json$/m,
+    );
+    expect(calls).toEqual([
+      'systemctl daemon-reload',
+      'systemctl enable proxylab-pgbouncer@bouncer-1.service',
+      'systemctl restart proxylab-pgbouncer@bouncer-1.service',
+      'systemctl enable proxylab-pooler-agent@bouncer.service',
+      'systemctl restart proxylab-pooler-agent@bouncer.service',
+    ]);
+  });
+
+  test('a failing systemctl names the command and its stderr', async () => {
+    const manager = systemdProcessManager(
+      { name: 'bouncer', pgbouncerPath: '/x' } as PoolerHostConfig,
+      'pgbouncer',
+      () => Promise.resolve({ code: 1, stdout: '', stderr: 'Job for x failed.\n' }),
+      scratchDir('pooler-units'),
+    );
+    await expect(manager.startAgent()).rejects.toThrow(
+      /systemctl enable proxylab-pooler-agent@bouncer\.service failed \(exit 1\): Job for x failed\./,
+    );
+  });
 });
