@@ -4,6 +4,12 @@
  * max_connections (the local analogue of RDS Proxy's MaxConnectionsPercent). The admin console
  * (user `postgres`, database `pgbouncer`) resets pools between steps and resizes them at run time.
  *
+ * The ini comes from the shared configuration module (lib/pgbouncer/config.ts), the one the cloud
+ * pooler host renders too. With `processes` > 1 (--pooler-processes) the processes share the TCP
+ * port with so_reuseport, the pool is split across them, and each is reached on its own unix socket
+ * directory (`pgbouncer/s<i>`) for the admin console: resets, resizes and the prepared-statement
+ * switch go to every process.
+ *
  * PgBouncer 1.18 facts this relies on (checked against 1.18.0):
  * - `SET default_pool_size = N` on the admin console is applied at once to databases without their
  *   own pool_size; `SHOW DATABASES` then reports the new pool_size.
