@@ -24,7 +24,7 @@ import {
   type PoolerDatabase,
 } from './constructs/pooler-host';
 import { RunnerFleet, RunnerSoftware } from './constructs/runner-fleet';
-import type { PoolerEndpoint } from './pgbouncer/layout';
+import { poolerDeployments, type PoolerEndpoint } from './pgbouncer/layout';
 import { applyLabLifecycle, LabExpiry } from './constructs/ttl';
 import { grantCloudRunner, proxylabRunnerSoftware } from './constructs/runner-asset';
 
@@ -153,11 +153,18 @@ export class LabStack extends Stack {
         } else {
           const listen = '127.0.0.1';
           // poolPercent is the pooler's share of max_connections in TOTAL (like RDS Proxy's
-          // MaxConnectionsPercent): with one PgBouncer per runner, each opens its 1/count of it.
-          const perRunner = { ...pooler, poolPercent: pooler.poolPercent / lab.runners.count };
+          // MaxConnectionsPercent): with one PgBouncer per runner, each opens its 1/count of it
+          // (sharedBy, applied by the bootstrap and by the runners' pool control alike).
           this.runners.addPooler(
             releaseOf(pooler),
-            poolerHostConfig(this, perRunner, poolerDb, adminSecret, listen),
+            poolerHostConfig(
+              this,
+              pooler,
+              poolerDb,
+              adminSecret,
+              listen,
+              poolerDeployments(pooler.placement, lab.runners.count),
+            ),
             adminSecret,
           );
           this.poolerEndpoints.push(poolerEndpointOf(pooler, listen));

@@ -1,6 +1,109 @@
 /**
  * On-host entry of the self-hosted PgBouncer (installed as /opt/proxylab/pooler.js beside
- * runner.js). Placeholder until the bootstrap and agent land (issue 12).
+ * runner.js). Thin: parse args, build clients, run lib/cloud/pooler-bootstrap.ts or
+ * lib/cloud/pooler-agent.ts, map errors to exit codes.
+ *
+ *   node pooler.js bootstrap --config /etc/proxylab/pooler-<name>.json [--endpoint-url URL]
+ *   node pooler.js agent --config /etc/proxylab/pooler-<name>.json
+ *
+ * bootstrap exits 0 only when every PgBouncer process answers with the pinned version and a
+ * SELECT 1 through the data port reached the server (user data turns the exit code into
+ * cfn-signal). Exit codes: 0 ok, 1 infrastructure failure, 2 usage error.
  */
-process.stderr.write('proxylab pooler: not built yet\n');
-process.exit(2);
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { exitCodeFor, UsageError } from '../lib/core/errors';
+import { bootstrapPooler, parsePoolerHostConfig, systemdProcessManager } from '../lib/cloud/pooler-bootstrap';
+import { startPoolerAgent } from '../lib/cloud/pooler-agent';
+import { psqlScalarQuery } from '../lib/cloud/targets';
+import { systemClock } from '../lib/engine/ports';
+import { poolerPaths } from '../lib/pgbouncer/host';
+
+const USAGE = `usage: node pooler.js bootstrap --config FILE [--endpoint-url URL]
+       node pooler.js agent --config FILE
+Run by the pooler host's user data and systemd; see docs/pooler-runtime.md. Exit: 0 ok, 1 failed, 2 usage.
+`;
+
+/** The OS user PgBouncer runs as (the release install creates it). */
+const PGBOUNCER_USER = 'pgbouncer';
+
+function parseArgs(argv: readonly string[]): { command: string; config: string; endpointUrl: string | null } {
+  const [command, ...rest] = argv;
+  const problems: string[] = [];
+  if (command !== 'bootstrap' && command !== 'agent') problems.push(`unknown command "${command ?? ''}"`);
+  const values = new Map<string, string>();
+  for (let i = 0; i < rest.length; i++) {
+    const raw = rest[i] as string;
+    const eq = raw.indexOf('=');
+    const name = raw.startsWith('--') && eq > 0 ? raw.slice(0, eq) : raw;
+    if (name !== '--config' && name !== '--endpoint-url') {
+      problems.push(`unknown argument "${raw}"`);
+      continue;
+    }
+    const value = eq > 0 ? raw.slice(eq + 1) : rest[++i];
+    if (value === undefined) problems.push(`${name}: missing value`);
+    else values.set(name, value);
+  }
+  const config = values.get('--config') ?? '';
+  if (config === '') problems.push('--config: required');
+  if (problems.length > 0) throw new UsageError(`${problems.join('; ')}\n${USAGE}`);
+  return { command: command as string, config, endpointUrl: values.get('--endpoint-url') ?? null };
+}
+
+function userIds(user: string): { uid: number; gid: number } {
+  const id = (flag: string): number => Number(execFileSync('id', [flag, user], { encoding: 'utf8' }).trim());
+  return { uid: id('-u'), gid: id('-g') };
+}
+
+export async function main(argv: readonly string[]): Promise<number> {
+  if (argv.includes('--help') || argv.includes('-h')) {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  try {
+    const args = parseArgs(argv);
+    let text: string;
+    try {
+      text = fs.readFileSync(args.config, 'utf8');
+    } catch (err) {
+      throw new UsageError(`${args.config}: ${err instanceof Error ? err.message : String(err)}`);
+    }
+    const config = parsePoolerHostConfig(text, args.config);
+    const paths = poolerPaths(config.name);
+    if (args.command === 'agent') {
+      const agent = await startPoolerAgent({ config, paths, log: (l) => process.stdout.write(`${l}\n`) });
+      await new Promise<void>((resolve) => {
+        const done = (): void => resolve();
+        process.once('SIGTERM', done);
+        process.once('SIGINT', done);
+      });
+      await agent.stop();
+      return 0;
+    }
+    const secrets = new SecretsManagerClient({
+      region: config.region,
+      ...(args.endpointUrl ? { endpoint: args.endpointUrl } : {}),
+    });
+    await bootstrapPooler(config, {
+      secrets,
+      query: psqlScalarQuery(),
+      paths,
+      owner: userIds(PGBOUNCER_USER),
+      processes: systemdProcessManager(config, PGBOUNCER_USER),
+      clock: systemClock,
+      write: (line) => void process.stdout.write(line),
+    });
+    return 0;
+  } catch (err) {
+    // Error messages never carry secrets: bootstrap names fields and secret ids, never values.
+    process.stderr.write(`pooler: ${err instanceof Error ? err.message : String(err)}\n`);
+    return exitCodeFor(err);
+  }
+}
+
+if (require.main === module) {
+  void main(process.argv.slice(2)).then((code) => {
+    process.exitCode = code;
+  });
+}

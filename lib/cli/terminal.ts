@@ -29,7 +29,9 @@ export function formatStepLine(index: number, total: number, r: StepRecord): str
   const tps = m?.tps ?? null;
   const what =
     r.status === 'timeout' ? 'TIMEOUT' : r.status === 'completed' ? `${fmtNum(tps, 1)} tps` : r.status;
-  const sat = r.loadGeneratorSaturated ? ' (load generator saturated)' : '';
+  const sat =
+    (r.loadGeneratorSaturated ? ' (load generator saturated)' : '') +
+    (r.poolerSaturated === true ? ' (pooler CPU-bound)' : '');
   if (r.status === 'not-available')
     return `${verdictMark(r.verdict.held)} [${index}/${total}] ${r.stepId}  ${r.note ?? 'not available on this target'}`;
   // Never a finding: the infrastructure failed, so nothing was measured (no ✓/✗).

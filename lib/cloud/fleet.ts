@@ -291,10 +291,18 @@ export function mergeStepRecords(
     result,
     loadGeneratorSaturated: saturatedReasons.length > 0,
     saturationReason: saturatedReasons.length > 0 ? saturatedReasons.join('; ') : null,
+    // A dedicated pooler is judged by runner 0 alone; co-located ones by each runner for its own.
+    poolerSaturated: mergePoolerSaturated(sorted.map((r) => r.record.poolerSaturated ?? null)),
     parts,
     ...(noteParts.length > 0 ? { note: noteParts.join('; ') } : {}),
   };
   return { ...merged, verdict: options.judge(merged) };
+}
+
+/** Any runner's pooler saturated → true; none measured → null; else false. */
+function mergePoolerSaturated(flags: ReadonlyArray<boolean | null>): boolean | null {
+  if (flags.includes(true)) return true;
+  return flags.includes(false) ? false : null;
 }
 
 /** Concatenate the runners' raw files, each under a header naming the runner. */

@@ -202,6 +202,8 @@ export function runnerArgsFromOutputs(
     bucket: outputs.resultsBucketName,
     secretArn: outputs.dbSecretArn,
     proxies,
+    poolers: Object.values(outputs.poolerEndpoints),
+    poolerAdminSecretArn: outputs.poolerAdminSecretArn,
     writerEndpoint: parseEndpoint(
       `${outputs.clusterEndpoint}:${outputs.databasePort}`,
       'stack output ClusterEndpoint',

@@ -9,6 +9,7 @@
  */
 import { z } from 'zod';
 import { UsageError } from '../core/errors';
+import { POOLER_PROCESSES_MAX } from '../pgbouncer/layout';
 import { RUN_PATHS, runKeyPrefix } from '../suite/run-paths';
 import { parseRunFile } from '../suite/schemas';
 import type { RunnerArgs } from './runner-args';
@@ -58,6 +59,26 @@ export const runRequestSchema = z.object({
       .nullable()
       .default(null),
     sslmode: z.enum(['require', 'prefer', 'disable']),
+    /** Self-hosted PgBouncers (absent in requests written before they existed). */
+    poolers: z
+      .array(
+        z.object({
+          name: z.string().regex(/^[A-Za-z][A-Za-z0-9-]*$/),
+          placement: z.enum(['dedicated', 'on-runners']),
+          host: z.string().min(1),
+          port: z.number().int().min(1).max(65535),
+          adminPorts: z.array(z.number().int().min(1).max(65535)).min(1),
+          statsPort: z.number().int().min(1).max(65535),
+          poolModes: z.array(z.enum(['transaction', 'session'])).min(1),
+          processes: z.number().int().min(1).max(POOLER_PROCESSES_MAX),
+          poolPercent: z.number().int().min(1).max(100),
+          maxPreparedStatements: z.number().int().min(0),
+          version: z.string().min(1),
+          tls: z.boolean(),
+        }),
+      )
+      .default([]),
+    poolerAdminSecretArn: z.string().min(1).nullable().default(null),
     /** Test-only: the kind the proxies stand for (a local PgBouncer). */
     proxyTargetKind: z.enum(['rds-proxy', 'pgbouncer-transaction', 'pgbouncer-session']),
   }),
@@ -100,6 +121,8 @@ export function buildRunRequest(
       proxies: base.proxies,
       database: base.database ?? null,
       sslmode: base.sslmode,
+      poolers: base.poolers,
+      poolerAdminSecretArn: base.poolerAdminSecretArn,
       proxyTargetKind: base.proxyTargetKind,
     },
     settings: {
@@ -131,6 +154,8 @@ export function runnerArgsFromRequest(
     runnerCount: request.runnerCount,
     secretArn: request.secretArn,
     proxies: request.targets.proxies,
+    poolers: request.targets.poolers,
+    poolerAdminSecretArn: request.targets.poolerAdminSecretArn,
     writerEndpoint: request.targets.writer,
     database: request.targets.database,
     region: request.settings.region,

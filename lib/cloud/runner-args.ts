@@ -5,6 +5,7 @@
  */
 import type { Endpoint, SslMode } from './targets';
 import type { PoolPercents } from './proxy-pool';
+import type { PoolerEndpoint } from '../pgbouncer/layout';
 
 export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -53,6 +54,10 @@ export interface RunnerArgs {
   readonly runnerCount: number;
   readonly secretArn: string;
   readonly proxies: readonly ProxySpec[];
+  /** The lab's self-hosted PgBouncers (stack output PoolerEndpoints); each pool mode is a target. */
+  readonly poolers: readonly PoolerEndpoint[];
+  /** The pooler admin/stats user's secret (stack output PoolerAdminSecretArn); null without poolers. */
+  readonly poolerAdminSecretArn: string | null;
   readonly writerEndpoint: Endpoint;
   /**
    * What is behind `writerEndpoint`; null or absent: not said (requests from older CLIs, tests),

@@ -14,9 +14,9 @@ import type { RDSClient } from '@aws-sdk/client-rds';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { InfrastructureError, UsageError } from '../core/errors';
-import type { Clock, PgbenchExecutor, PoolControl, ResultSink } from '../engine/ports';
+import type { Clock, PgbenchExecutor, PoolControl, ResultSink, Target } from '../engine/ports';
 import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run-suite';
-import { getSuite } from '../suite/catalog';
+import { getSuite, type Suite } from '../suite/catalog';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
 import type { RunEnvironment, RunManifest, StepRecord } from '../suite/types';
 import { buildPlan, plannedSteps, type RunPlan } from '../suite/plan';
@@ -34,8 +34,30 @@ import { NoopPoolControl, RdsProxyPoolControl, type PoolPercents } from './proxy
 import type { RunnerArgs } from './runner-args';
 import { acquireCloudRunLock } from './run-lock';
 import { S3ResultSink } from './s3-sink';
-import { readDbCredentials, redact, redactingLogger, type Logger } from './secrets';
-import { buildCloudTargets, type ScalarQuery } from './targets';
+import {
+  readAdminCredentials,
+  readDbCredentials,
+  redact,
+  redactingLogger,
+  type DbCredentials,
+  type Logger,
+} from './secrets';
+import { buildCloudTargets, type ScalarQuery, type WriterInfo } from './targets';
+import { fetchPoolerCpu } from './pooler-agent';
+import {
+  buildPoolerTargets,
+  CompositePoolControl,
+  PgbouncerPoolControl,
+  poolerAdminPort,
+  poolerTargetName,
+  probePooler,
+  psqlAdminRows,
+  type AdminRowsQuery,
+  type PoolerProbe,
+  type PoolerTarget,
+} from './pooler-targets';
+import { PoolerMetrics, PoolerSampler, withPoolerSampler } from '../engine/pooler-metrics';
+import { poolDatabaseAlias, type PoolerEndpoint } from '../pgbouncer/layout';
 
 export interface RunnerDeps {
   readonly s3: S3Client;
@@ -55,6 +77,12 @@ export interface RunnerDeps {
   readonly cpus?: number;
   /** Poll interval for proxy changes and fleet barriers (tests shorten it). */
   readonly pollMs?: number;
+  /** PgBouncer admin console queries (psql over TCP to the agent's relay ports). */
+  readonly adminQuery?: AdminRowsQuery;
+  /** How often the pooler sampler polls SHOW POOLS/STATS and the agent's CPU. @default 2000 ms */
+  readonly poolerSampleMs?: number;
+  /** Test-only: where suite names are looked up (a scaled-down sweep). @default the catalog's getSuite */
+  readonly suiteCatalog?: (name: string) => Suite;
   /** This runner's software version (softwareVersionOf its runner.js); null when unknown. */
   readonly softwareVersion?: () => string | null;
   /**
@@ -181,6 +209,96 @@ async function waitForPlan(
   }
 }
 
+/** `RDS Proxy (managed, no version)`, `PgBouncer 1.25.2`, or both; null for direct only. */
+function poolerVersionOf(targets: readonly Target[]): string | null {
+  const names = new Set<string>();
+  for (const t of targets) {
+    if (t.descriptor?.pooler === 'rds-proxy') names.add('RDS Proxy (managed, no version)');
+    if (t.descriptor?.pooler === 'pgbouncer') names.add(`PgBouncer ${t.descriptor.version ?? 'unknown'}`);
+  }
+  return names.size > 0 ? [...names].join('; ') : null;
+}
+
+interface RunnerPoolers {
+  readonly targets: PoolerTarget[];
+  readonly control: PgbouncerPoolControl | null;
+  readonly sampler: PoolerSampler | null;
+  readonly maxPreparedStatements: number | null;
+}
+
+/**
+ * The lab's PgBouncers on this runner: admin secret, probe (version, max_prepared_statements) of
+ * each pooler through process 0's admin console, its targets, its pool control and its sampler.
+ * A dedicated host is changed and sampled by runner 0 only; an on-runners pooler by every runner
+ * (its own, at 127.0.0.1).
+ */
+async function setUpPoolers(
+  args: RunnerArgs,
+  deps: RunnerDeps,
+  credentials: DbCredentials,
+  writer: WriterInfo,
+  secrets: string[],
+  log: Logger,
+  me: string,
+): Promise<RunnerPoolers> {
+  if (args.poolers.length === 0)
+    return { targets: [], control: null, sampler: null, maxPreparedStatements: null };
+  if (args.poolerAdminSecretArn === null)
+    throw new UsageError('the lab has PgBouncer poolers but no PoolerAdminSecretArn output; redeploy');
+  const admin = await readAdminCredentials(deps.secrets, args.poolerAdminSecretArn);
+  secrets.push(admin.password, JSON.stringify(admin.password).slice(1, -1));
+  const query = deps.adminQuery ?? psqlAdminRows();
+  const probes = new Map<string, PoolerProbe>();
+  for (const p of args.poolers) {
+    const probe = await probePooler(p, admin, query).catch((err: unknown) => {
+      throw new InfrastructureError(
+        `${me}: pooler ${p.name} (${p.host}:${p.adminPorts[0] ?? '?'}) did not answer on its admin console: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    });
+    probes.set(p.name, probe);
+    log.info(
+      `${me}: pooler ${p.name} (${p.placement}, ${p.processes} process(es)): PgBouncer ${probe.version ?? 'unknown'}, max_prepared_statements ${probe.maxPreparedStatements ?? 'none'}`,
+    );
+  }
+  const applies = (p: PoolerEndpoint): boolean => p.placement === 'on-runners' || args.runnerIndex === 0;
+  const control = new PgbouncerPoolControl({
+    poolers: args.poolers,
+    admin,
+    query,
+    maxConnections: () => writer.maxConnections(),
+    dbname: credentials.dbname,
+    applies,
+    initialMaxPreparedStatements: (name) => probes.get(name)?.maxPreparedStatements ?? null,
+    runnerCount: args.runnerCount,
+    log: (l) => log.info(`${me}: ${l}`),
+  });
+  const targets = buildPoolerTargets({
+    poolers: args.poolers,
+    probes,
+    credentials,
+    writer,
+    poolPercent: (name) => control.currentPercent(name),
+    runnerCount: args.runnerCount,
+  });
+  const sampled = args.poolers.filter(applies).map(
+    (p) =>
+      new PoolerMetrics({
+        pooler: p.name,
+        admin: poolerAdminPort(p, admin, query),
+        cpu: () => fetchPoolerCpu(p.host, p.statsPort),
+        pools: Object.fromEntries(p.poolModes.map((m) => [poolDatabaseAlias(credentials.dbname, m), m])),
+        targets: p.poolModes.map((m) => poolerTargetName(p.name, m)),
+      }),
+  );
+  const first = args.poolers[0];
+  return {
+    targets,
+    control,
+    sampler: sampled.length > 0 ? new PoolerSampler(sampled, deps.poolerSampleMs ?? 2000) : null,
+    maxPreparedStatements: first ? (probes.get(first.name)?.maxPreparedStatements ?? null) : null,
+  };
+}
+
 export async function runCloudRunner(args: RunnerArgs, deps: RunnerDeps): Promise<RunnerResult> {
   const secrets: string[] = [];
   try {
@@ -209,7 +327,7 @@ async function runCloudRunnerInner(
   deps: RunnerDeps,
   secrets: string[],
 ): Promise<RunnerResult> {
-  const suite = getSuite(args.suite);
+  const suite = (deps.suiteCatalog ?? getSuite)(args.suite);
   const log = redactingLogger(deps.write, () => secrets);
   const me = `runner ${args.runnerIndex + 1}/${args.runnerCount}`;
   checkSoftwareVersion(args.expectVersion, deps.softwareVersion?.() ?? null);
@@ -222,17 +340,22 @@ async function runCloudRunnerInner(
     `${me}: run ${args.runId}, suite ${args.suite}, bucket ${args.bucket}, writer ${args.writerEndpoint.host}, proxies ${args.proxies.map((p) => p.name).join(', ') || 'none'}`,
   );
 
-  const pool = poolControlFor(args, deps, log);
+  const proxyPool = poolControlFor(args, deps, log);
   const proxies = Object.fromEntries(args.proxies.map((p) => [p.name, p.endpoint]));
-  const { targets, writer } = buildCloudTargets({
+  const { targets: proxyTargets, writer } = buildCloudTargets({
     credentials,
     writer: args.writerEndpoint,
     proxies,
     sslmode: args.sslmode,
     query: deps.query,
-    poolPercent: (name) => pool.currentPercent(name),
+    poolPercent: (name) => proxyPool.currentPercent(name),
     proxyKind: args.proxyTargetKind,
   });
+  const poolers = await setUpPoolers(args, deps, credentials, writer, secrets, log, me);
+  const targets: Target[] = [...proxyTargets, ...poolers.targets];
+  const pool: PoolControl = poolers.control
+    ? new CompositePoolControl(proxyPool, poolers.control)
+    : proxyPool;
   const maxConnections = await writer.maxConnections();
   const serverVersion = await writer.serverVersion().catch(() => null);
   log.info(`${me}: max_connections ${maxConnections}, server ${serverVersion ?? 'unknown'}`);
@@ -251,11 +374,9 @@ async function runCloudRunnerInner(
     maxConnections,
     serverVersion,
     pgbenchVersion: (await deps.pgbenchVersion?.()) ?? null,
-    poolerVersion: targets.some((t) => t.descriptor.pooler === 'rds-proxy')
-      ? 'RDS Proxy (managed, no version)'
-      : null,
+    poolerVersion: poolerVersionOf(targets),
     cpus: deps.cpus ?? os.cpus().length,
-    maxPreparedStatements: null,
+    maxPreparedStatements: poolers.maxPreparedStatements,
   };
   // One plan per run, stored with it: runner 0 expands the suite and writes plan.json; the other
   // runners execute their share of that stored plan (they wait for it), and a resume runs it again.
@@ -279,7 +400,7 @@ async function runCloudRunnerInner(
         mode: 'cloud',
         createdAt: deps.clock.now().toISOString(),
         environment,
-        targets: targets.map((t) => t.descriptor),
+        targets: targets.flatMap((t) => (t.descriptor ? [t.descriptor] : [])),
         steps,
         runnerCount: args.runnerCount,
       }),
@@ -330,7 +451,7 @@ async function runCloudRunnerInner(
     executor,
     pool,
     sink,
-    sampler: new RunnerCpuMetricsSampler(`runner-${args.runnerIndex}`),
+    sampler: withPoolerSampler(new RunnerCpuMetricsSampler(`runner-${args.runnerIndex}`), poolers.sampler),
     clock: deps.clock,
     progress: (ev) => {
       const line = progressLine(ev, args.runnerIndex === 0);
@@ -349,6 +470,15 @@ async function runCloudRunnerInner(
         dbProxyName: p.dbProxyName,
         endpoint: p.endpoint.host,
         lab: p.lab,
+      })),
+      poolers: args.poolers.map((p) => ({
+        name: p.name,
+        placement: p.placement,
+        host: p.host,
+        processes: p.processes,
+        poolPercent: p.poolPercent,
+        version: p.version,
+        tls: p.tls,
       })),
       region: args.region,
       sslmode: args.sslmode,

@@ -5,6 +5,7 @@
  * error message here names the missing field, never a value.
  */
 import { GetSecretValueCommand, type SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { z } from 'zod';
 import { InfrastructureError } from '../core/errors';
 
 export interface DbCredentials {
@@ -63,6 +64,42 @@ export async function readDbCredentials(
   if (secretString === undefined)
     throw new InfrastructureError(`secret ${secretId}: no SecretString (binary secrets are not supported)`);
   return parseDbSecret(secretString, secretId);
+}
+
+export interface AdminCredentials {
+  readonly username: string;
+  readonly password: string;
+}
+
+/** The pooler admin secret: JSON `{ "username": …, "password": … }`. */
+export async function readAdminCredentials(
+  client: SecretsManagerClient,
+  secretId: string,
+): Promise<AdminCredentials> {
+  let text: string | undefined;
+  try {
+    text = (await client.send(new GetSecretValueCommand({ SecretId: secretId }))).SecretString;
+  } catch (err) {
+    throw new InfrastructureError(
+      `could not read secret ${secretId}: ${err instanceof Error ? err.name : 'Error'}`,
+      {
+        cause: err,
+      },
+    );
+  }
+  if (text === undefined) throw new InfrastructureError(`secret ${secretId}: no SecretString`);
+  let obj: unknown;
+  try {
+    obj = JSON.parse(text);
+  } catch {
+    throw new InfrastructureError(`secret ${secretId}: SecretString is not JSON`);
+  }
+  const parsed = z.object({ username: z.string().min(1), password: z.string().min(1) }).safeParse(obj);
+  if (!parsed.success)
+    throw new InfrastructureError(
+      `secret ${secretId}: missing field(s) ${parsed.error.issues.map((i) => i.path.join('.')).join(', ')}`,
+    );
+  return parsed.data;
 }
 
 /** Replace every occurrence of each secret in `text` by `***` (belt and braces for logs). */

@@ -301,6 +301,7 @@ const SAMPLER_METRICS: readonly MetricDef[] = [
   { name: 'xact_commit', title: 'Commits per second (pg_stat_database xact_commit)', unit: 'count/s' },
   { name: 'total_xact_count', title: 'Transactions per second through PgBouncer', unit: 'count/s' },
   { name: 'cpu_percent', title: 'Load generator CPU', unit: 'percent' },
+  { name: 'process_cpu_percent', title: 'PgBouncer CPU per process (% of one core)', unit: 'percent' },
 ];
 
 /** The metrics the published experiments turned on, in the order the report shows them (AWS runs). */

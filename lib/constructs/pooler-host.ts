@@ -82,6 +82,8 @@ export function poolerHostConfig(
   database: PoolerDatabase,
   adminSecret: secretsmanager.ISecret,
   listenAddr: string,
+  /** PgBouncer deployments splitting poolPercent (poolerDeployments). @default 1 (a dedicated host) */
+  sharedBy = 1,
 ): PoolerHostConfig {
   return {
     name: pooler.name,
@@ -95,6 +97,7 @@ export function poolerHostConfig(
     poolModes: pooler.poolModes,
     processes: pooler.processes,
     poolPercent: pooler.poolPercent,
+    sharedBy,
     maxPreparedStatements: pooler.maxPreparedStatements,
     tls: pooler.tls,
     pgbouncerPath: PGBOUNCER_BIN,

@@ -131,6 +131,15 @@ export interface MetricsSampler {
   markStep(stepId: string, phase: 'start' | 'end'): void;
   /** Series sampled so far (the engine flushes them after each step so a killed run keeps them). */
   snapshot?(): MetricSeries[];
+  /**
+   * Whether the pooler serving `target` was CPU-bound over [start, end] (its busiest process's
+   * average, percent of one core); saturated null when no measured pooler serves the target.
+   */
+  poolerSaturation?(
+    target: TargetRef,
+    start: string,
+    end: string,
+  ): Promise<{ saturated: boolean | null; percent: number | null }>;
   stop(): Promise<MetricSeries[]>;
 }
 

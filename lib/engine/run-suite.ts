@@ -41,7 +41,14 @@ import {
   type StepRecord,
   type StepStatus,
 } from '../suite/types';
-import { detectSaturation, judgeScenario, judgeStep, runExitCode, verdictTotals } from '../suite/verdict';
+import {
+  CPU_SATURATION_PERCENT,
+  detectSaturation,
+  judgeScenario,
+  judgeStep,
+  runExitCode,
+  verdictTotals,
+} from '../suite/verdict';
 import { summarizeStepLogs } from './step-logs';
 import type {
   Clock,
@@ -303,8 +310,10 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
 
         const stepStart = clock.now();
         sampler?.markStep(step.stepId, 'start');
-        const { record, raw } = await runStep(opts, step, target, note);
+        const measured = await runStep(opts, step, target, note);
         sampler?.markStep(step.stepId, 'end');
+        const record = await withPoolerSaturation(measured.record, sampler, stepStart.toISOString());
+        const raw = measured.raw;
         windows.push({
           stepId: step.stepId,
           scenario: step.scenario,
@@ -571,6 +580,7 @@ async function runStep(
     verdict,
     loadGeneratorSaturated: saturation.saturated,
     saturationReason: saturation.reason,
+    poolerSaturated: null,
     command: redactArgv(argv).map((a) => a.split(dir).join('<workdir>')),
     files: {
       stdout: `steps/${stepFileName(step.stepId)}.stdout`,
@@ -580,6 +590,23 @@ async function runStep(
     ...(notes.length > 0 ? { note: notes.join('; ') } : {}),
   };
   return { record, raw: { stdout: outcome.stdout, stderr: outcome.stderr, log: logs.mergedLog } };
+}
+
+/**
+ * poolerSaturated from the sampler's pooler CPU over the step (null when no measured pooler serves
+ * the target); a saturated pooler is named in the note beside the load generator's.
+ */
+async function withPoolerSaturation(
+  record: StepRecord,
+  sampler: MetricsSampler | undefined,
+  start: string,
+): Promise<StepRecord> {
+  if (!sampler?.poolerSaturation || record.status !== 'completed')
+    return { ...record, poolerSaturated: null };
+  const { saturated, percent } = await sampler.poolerSaturation(record.target, start, record.endedAt);
+  if (percent === null) return { ...record, poolerSaturated: saturated };
+  const line = `busiest PgBouncer process averaged ${percent} % of one core${saturated ? ` (≥ ${CPU_SATURATION_PERCENT} %: the pooler was CPU-bound)` : ''}`;
+  return { ...record, poolerSaturated: saturated, note: record.note ? `${record.note}; ${line}` : line };
 }
 
 /** The run's abort and the infrastructure watch's, as one signal for pgbench. */
@@ -622,6 +649,7 @@ function unavailableRecord(opts: RunSuiteOptions, step: PlannedStep): StepRecord
     verdict: judgeStep(step, 'not-available', null),
     loadGeneratorSaturated: false,
     saturationReason: null,
+    poolerSaturated: null,
     command: [],
     files: { stdout: `${base}.stdout`, stderr: `${base}.stderr`, log: null },
     note: step.unavailable ?? 'not available on this target',

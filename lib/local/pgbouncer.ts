@@ -4,6 +4,12 @@
  * max_connections (the local analogue of RDS Proxy's MaxConnectionsPercent). The admin console
  * (user `postgres`, database `pgbouncer`) resets pools between steps and resizes them at run time.
  *
+ * The ini comes from the shared configuration module (lib/pgbouncer/config.ts), the one the cloud
+ * pooler host renders too. With `processes` > 1 (--pooler-processes) the processes share the TCP
+ * port with so_reuseport, the pool is split across them, and each is reached on its own unix socket
+ * directory (`pgbouncer/s<i>`) for the admin console: resets, resizes and the prepared-statement
+ * switch go to every process.
+ *
  * PgBouncer 1.18 facts this relies on (checked against 1.18.0):
  * - `SET default_pool_size = N` on the admin console is applied at once to databases without their
  *   own pool_size; `SHOW DATABASES` then reports the new pool_size.
@@ -20,6 +26,8 @@ import type { LocalBinaries } from './binaries';
 import { BENCH_DB, BENCH_USER, howExited, SUPERUSER, type PostgresCluster } from './postgres';
 import { findFreePort } from './ports-free';
 import { delay, startServer, type RunAs, type ServerProcess } from './process';
+import { processPoolSize, renderPgbouncerIni, renderUserlist, totalPoolSize } from '../pgbouncer/config';
+import { POOLER_PROCESSES_MAX } from '../pgbouncer/layout';
 import { psqlExec, psqlQueryOne, type PsqlTarget, type Row } from './psql';
 
 export const TRANSACTION_DB = BENCH_DB;
@@ -31,93 +39,146 @@ export interface PgbouncerOptions {
   readonly baseDir: string;
   readonly runAs: RunAs | null;
   readonly server: PostgresCluster;
-  /** Initial pool size as % of the server's max_connections. */
+  /** Initial pool size as % of the server's max_connections (split across processes). */
   readonly poolPercent: number;
+  /** PgBouncer processes sharing the port (so_reuseport). @default 1 */
+  readonly processes?: number;
   readonly maxClientConnections?: number;
   readonly excludePorts?: ReadonlySet<number>;
 }
 
+/** One PgBouncer process of the pooler. */
+export interface PgbouncerProcess {
+  readonly index: number;
+  readonly pid: number;
+  readonly iniFile: string;
+  readonly pidFile: string;
+  readonly logFile: string;
+  /** Its admin console, through its own unix socket directory. */
+  readonly admin: PsqlTarget;
+}
+
 export interface Pgbouncer {
   readonly host: '127.0.0.1';
+  /** The data port every process shares. */
   readonly port: number;
+  /** Process 0's pid, log and ini (the only ones with processes = 1). */
   readonly pid: number;
   readonly logFile: string;
   readonly iniFile: string;
+  readonly processes: readonly PgbouncerProcess[];
   readonly version: string;
-  /** The pool size configured at start. */
+  /** default_pool_size of each process configured at start. */
   readonly initialPoolSize: number;
   /** max_prepared_statements as SHOW CONFIG reported it at start; null when absent (PgBouncer < 1.21). */
   readonly initialMaxPreparedStatements: number | null;
   /** max_prepared_statements in effect now (null: the setting does not exist in this version). */
   maxPreparedStatements(): number | null;
-  /** SET max_prepared_statements = n on the admin console; verified through SHOW CONFIG. */
+  /** SET max_prepared_statements = n on every process's admin console; verified through SHOW CONFIG. */
   setMaxPreparedStatements(n: number): Promise<void>;
-  /** Pool size now in effect. */
+  /** default_pool_size of each process now in effect. */
   poolSize(): number;
+  /** Server connections one pool may open across all processes (poolSize × processes). */
+  totalPoolSize(): number;
+  /** Process 0's admin console. */
   admin(): PsqlTarget;
-  /** KILL + RESUME one database (or both). */
+  /** KILL + RESUME one database (or both) on every process. */
   reset(dbname?: string): Promise<void>;
-  /** Set the pool size of both databases; verified through SHOW DATABASES. */
+  /** Set default_pool_size of every process; verified through SHOW DATABASES. */
   setPoolSize(size: number): Promise<void>;
+  /** SHOW POOLS of every process, rows concatenated. */
   showPools(): Promise<Row[]>;
   stop(): Promise<void>;
-  /** Leave the server running after proxylab exits (--keep). */
+  /** Leave the servers running after proxylab exits (--keep). */
   release(): void;
-  /** Resolves when the PgBouncer process ends, saying how (`was killed by SIGKILL`). */
+  /** Resolves when any PgBouncer process ends, saying which and how (`process 2 was killed by SIGKILL`). */
   readonly exited: Promise<string>;
 }
 
-/** Pool size for a percentage of max_connections: rounded, at least 1. */
+/** Pool size for a percentage of max_connections: rounded, at least 1 (one process). */
 export function poolSizeFor(percent: number, maxConnections: number): number {
-  return Math.max(1, Math.round((percent / 100) * maxConnections));
+  return totalPoolSize(percent, maxConnections);
 }
 
-export function pgbouncerIni(p: {
+/** The local stand-in's ini for process i of n, through the one configuration module. */
+export function localPgbouncerIni(p: {
+  version: string;
   serverPort: number;
   listenPort: number;
   poolSize: number;
+  processIndex: number;
+  socketDirs: readonly string[];
   authFile: string;
   logFile: string;
   pidFile: string;
   maxClientConnections: number;
 }): string {
-  return [
-    '; written by proxylab local: a throwaway pooler, trust auth on 127.0.0.1 only',
-    '[databases]',
-    `${TRANSACTION_DB} = host=127.0.0.1 port=${p.serverPort} dbname=${BENCH_DB} pool_mode=transaction`,
-    `${SESSION_DB} = host=127.0.0.1 port=${p.serverPort} dbname=${BENCH_DB} pool_mode=session`,
-    '',
-    '[pgbouncer]',
-    'listen_addr = 127.0.0.1',
-    `listen_port = ${p.listenPort}`,
-    'unix_socket_dir =',
-    'auth_type = trust',
-    `auth_file = ${p.authFile}`,
-    `admin_users = ${ADMIN_USER}`,
-    'pool_mode = transaction',
-    `default_pool_size = ${p.poolSize}`,
-    'min_pool_size = 0',
-    'reserve_pool_size = 0',
-    `max_client_conn = ${p.maxClientConnections}`,
-    'ignore_startup_parameters = extra_float_digits',
-    'log_connections = 0',
-    'log_disconnections = 0',
-    'stats_period = 1',
-    `logfile = ${p.logFile}`,
-    `pidfile = ${p.pidFile}`,
-    '',
-  ].join('\n');
+  return renderPgbouncerIni({
+    header: 'written by proxylab local: a throwaway pooler, trust auth on 127.0.0.1 only',
+    version: p.version,
+    processIndex: p.processIndex,
+    processes: p.socketDirs.length,
+    listenAddr: '127.0.0.1',
+    listenPort: p.listenPort,
+    socketDirs: p.socketDirs,
+    server: { host: '127.0.0.1', port: p.serverPort, dbname: BENCH_DB },
+    poolModes: ['transaction', 'session'],
+    defaultPoolSize: p.poolSize,
+    // PgBouncer's own default (0 before 1.24, 200 since): the probe reads it, the suite may SET it.
+    maxPreparedStatements: null,
+    authType: 'trust',
+    authFile: p.authFile,
+    adminUsers: [ADMIN_USER],
+    statsUsers: [],
+    serverTlsSslmode: 'disable',
+    clientTls: null,
+    logFile: p.logFile,
+    pidFile: p.pidFile,
+    maxClientConnections: p.maxClientConnections,
+  });
+}
+
+/** Files of process i: process 0 keeps the names of a single-process pooler. */
+function processFiles(
+  root: string,
+  i: number,
+): { ini: string; pid: string; log: string; out: string; sock: string } {
+  const base = i === 0 ? 'pgbouncer' : `pgbouncer-${i}`;
+  return {
+    ini: path.join(root, `${base}.ini`),
+    pid: path.join(root, `${base}.pid`),
+    log: path.join(root, `${base}.log`),
+    out: path.join(root, i === 0 ? 'stdout.log' : `stdout-${i}.log`),
+    // Short: a unix socket path must fit in 107 bytes (sun_path).
+    sock: path.join(root, `s${i}`),
+  };
 }
 
 export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer> {
+  const n = opts.processes ?? 1;
+  if (!Number.isInteger(n) || n < 1 || n > POOLER_PROCESSES_MAX)
+    throw new InfrastructureError(`PgBouncer processes must be 1–${POOLER_PROCESSES_MAX}, got ${n}`);
   const root = path.join(opts.baseDir, 'pgbouncer');
   fs.mkdirSync(root, { recursive: true, mode: 0o700 });
-  if (opts.runAs) fs.chownSync(root, opts.runAs.uid, opts.runAs.gid);
+  const own = (f: string): void => {
+    if (opts.runAs) fs.chownSync(f, opts.runAs.uid, opts.runAs.gid);
+  };
+  own(root);
+  const files = Array.from({ length: n }, (_, i) => processFiles(root, i));
+  for (const f of files) {
+    fs.mkdirSync(f.sock, { recursive: true, mode: 0o700 });
+    own(f.sock);
+  }
   const authFile = path.join(root, 'userlist.txt');
-  fs.writeFileSync(authFile, `"${BENCH_USER}" ""\n"${ADMIN_USER}" ""\n`);
-  const logFile = path.join(root, 'pgbouncer.log');
-  const iniFile = path.join(root, 'pgbouncer.ini');
-  const initialPoolSize = poolSizeFor(opts.poolPercent, opts.server.maxConnections);
+  fs.writeFileSync(
+    authFile,
+    renderUserlist([
+      { username: BENCH_USER, password: '' },
+      { username: ADMIN_USER, password: '' },
+    ]),
+  );
+  own(authFile);
+  const initialPoolSize = processPoolSize(opts.poolPercent, opts.server.maxConnections, n);
   const maxClientConnections = opts.maxClientConnections ?? 2000;
   const excluded = new Set(opts.excludePorts ?? []);
   excluded.add(opts.server.port);
@@ -125,71 +186,80 @@ export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer>
   for (let attempt = 0; attempt < 5; attempt++) {
     const port = await findFreePort(excluded);
     excluded.add(port);
-    fs.writeFileSync(
-      iniFile,
-      pgbouncerIni({
-        serverPort: opts.server.port,
-        listenPort: port,
-        poolSize: initialPoolSize,
-        authFile,
-        logFile,
-        pidFile: path.join(root, 'pgbouncer.pid'),
-        maxClientConnections,
-      }),
-    );
-    for (const f of [authFile, iniFile]) if (opts.runAs) fs.chownSync(f, opts.runAs.uid, opts.runAs.gid);
-    const server = startServer('pgbouncer', opts.bins.pgbouncer, [iniFile], {
-      runAs: opts.runAs,
-      logFile: path.join(root, 'stdout.log'),
-      cwd: root,
-    });
-    const admin: PsqlTarget = {
-      psql: opts.bins.psql,
-      host: '127.0.0.1',
-      port,
-      user: ADMIN_USER,
-      dbname: 'pgbouncer',
-    };
-    const ready = await waitAdminReady(server, admin, iniFile, 15000);
-    if (!ready) {
-      await server.stop('SIGTERM', 5000);
-      lastError = readTail(logFile) || readTail(path.join(root, 'stdout.log'));
+    const servers: ServerProcess[] = [];
+    const procs: PgbouncerProcess[] = [];
+    let failed: string | null = null;
+    for (const [i, f] of files.entries()) {
+      fs.writeFileSync(
+        f.ini,
+        localPgbouncerIni({
+          version: opts.bins.poolerVersion,
+          serverPort: opts.server.port,
+          listenPort: port,
+          poolSize: initialPoolSize,
+          processIndex: i,
+          socketDirs: files.map((x) => x.sock),
+          authFile,
+          logFile: f.log,
+          pidFile: f.pid,
+          maxClientConnections,
+        }),
+      );
+      own(f.ini);
+      const server = startServer('pgbouncer', opts.bins.pgbouncer, [f.ini], {
+        runAs: opts.runAs,
+        logFile: f.out,
+        cwd: root,
+      });
+      servers.push(server);
+      // The admin console of THIS process: its own unix socket (the TCP port is shared by all).
+      const admin: PsqlTarget = {
+        psql: opts.bins.psql,
+        host: f.sock,
+        port,
+        user: ADMIN_USER,
+        dbname: 'pgbouncer',
+      };
+      if (!(await waitAdminReady(server, admin, f.ini, 15000))) {
+        failed = readTail(f.log) || readTail(f.out);
+        break;
+      }
+      procs.push({ index: i, pid: server.pid, iniFile: f.ini, pidFile: f.pid, logFile: f.log, admin });
+    }
+    if (failed !== null) {
+      await Promise.all(servers.map((s) => s.stop('SIGTERM', 5000)));
+      lastError = failed;
       if (/Address already in use|bind/i.test(lastError)) continue;
       throw new InfrastructureError(`PgBouncer did not start on port ${port}: ${lastError}`);
     }
-    const mps = await readMaxPreparedStatements(admin);
-    return makePgbouncer(
-      server,
-      port,
-      admin,
-      logFile,
-      iniFile,
-      opts.bins.poolerVersion,
-      initialPoolSize,
-      mps,
-    );
+    const mps = await readMaxPreparedStatements((procs[0] as PgbouncerProcess).admin);
+    return makePgbouncer(servers, procs, port, opts.bins.poolerVersion, initialPoolSize, mps);
   }
   throw new InfrastructureError(`PgBouncer could not bind a free port after 5 attempts: ${lastError}`);
 }
 
 function makePgbouncer(
-  server: ServerProcess,
+  servers: readonly ServerProcess[],
+  procs: readonly PgbouncerProcess[],
   port: number,
-  admin: PsqlTarget,
-  logFile: string,
-  iniFile: string,
   version: string,
   initialPoolSize: number,
   initialMps: number | null,
 ): Pgbouncer {
   let current = initialPoolSize;
   let mps = initialMps;
+  const first = procs[0] as PgbouncerProcess;
+  const admins = procs.map((p) => p.admin);
+  const each = async (f: (admin: PsqlTarget) => Promise<void>): Promise<void> => {
+    for (const a of admins) await f(a);
+  };
   return {
     host: '127.0.0.1',
     port,
-    pid: server.pid,
-    logFile,
-    iniFile,
+    pid: first.pid,
+    logFile: first.logFile,
+    iniFile: first.iniFile,
+    processes: procs,
     version,
     initialPoolSize,
     initialMaxPreparedStatements: initialMps,
@@ -199,45 +269,60 @@ function makePgbouncer(
         throw new InfrastructureError(`PgBouncer ${version} has no max_prepared_statements (needs ≥ 1.21)`);
       if (!Number.isInteger(n) || n < 0)
         throw new InfrastructureError(`max_prepared_statements must be an integer ≥ 0, got ${n}`);
-      await psqlExec(admin, [`SET max_prepared_statements = ${n}`]);
-      const now = await readMaxPreparedStatements(admin);
-      if (now !== n)
-        throw new InfrastructureError(
-          `PgBouncer did not apply max_prepared_statements ${n} (SHOW CONFIG says ${now ?? 'nothing'})`,
-        );
+      await each(async (admin) => {
+        await psqlExec(admin, [`SET max_prepared_statements = ${n}`]);
+        const now = await readMaxPreparedStatements(admin);
+        if (now !== n)
+          throw new InfrastructureError(
+            `PgBouncer (${admin.host}) did not apply max_prepared_statements ${n} (SHOW CONFIG says ${now ?? 'nothing'})`,
+          );
+      });
       mps = n;
     },
     poolSize: () => current,
-    admin: () => admin,
+    totalPoolSize: () => current * procs.length,
+    admin: () => first.admin,
     async reset(dbname) {
       const dbs = dbname ? [dbname] : [TRANSACTION_DB, SESSION_DB];
-      await psqlExec(
-        admin,
-        dbs.flatMap((db) => [`KILL ${db}`, `RESUME ${db}`]),
+      await each((admin) =>
+        psqlExec(
+          admin,
+          dbs.flatMap((db) => [`KILL ${db}`, `RESUME ${db}`]),
+        ),
       );
     },
     async setPoolSize(size) {
       if (!Number.isInteger(size) || size < 1)
         throw new InfrastructureError(`pool size must be a positive integer, got ${size}`);
-      await psqlExec(admin, [`SET default_pool_size = ${size}`]);
-      const rows = await psqlQueryOne(admin, 'SHOW DATABASES');
-      for (const db of [TRANSACTION_DB, SESSION_DB]) {
-        const row = rows.find((r) => r.name === db);
-        if (!row || Number(row.pool_size) !== size) {
-          throw new InfrastructureError(
-            `PgBouncer did not apply pool size ${size} to ${db} (SHOW DATABASES says ${row?.pool_size ?? 'nothing'})`,
-          );
+      await each(async (admin) => {
+        await psqlExec(admin, [`SET default_pool_size = ${size}`]);
+        const rows = await psqlQueryOne(admin, 'SHOW DATABASES');
+        for (const db of [TRANSACTION_DB, SESSION_DB]) {
+          const row = rows.find((r) => r.name === db);
+          if (!row || Number(row.pool_size) !== size) {
+            throw new InfrastructureError(
+              `PgBouncer (${admin.host}) did not apply pool size ${size} to ${db} (SHOW DATABASES says ${row?.pool_size ?? 'nothing'})`,
+            );
+          }
         }
-      }
+      });
       current = size;
     },
     async showPools() {
-      return await psqlQueryOne(admin, 'SHOW POOLS');
+      const rows: Row[] = [];
+      for (const a of admins) rows.push(...(await psqlQueryOne(a, 'SHOW POOLS')));
+      return rows;
     },
     // SIGTERM = immediate shutdown (SIGINT would wait for clients).
-    release: () => server.release(),
-    stop: () => server.stop('SIGTERM', 10000),
-    exited: howExited(server),
+    release: () => servers.forEach((s) => s.release()),
+    stop: async () => {
+      await Promise.all(servers.map((s) => s.stop('SIGTERM', 10000)));
+    },
+    exited: Promise.race(
+      servers.map((s, i) =>
+        howExited(s).then((how) => (servers.length > 1 ? `process ${i + 1} (pid ${s.pid}) ${how}` : how)),
+      ),
+    ),
   };
 }
 

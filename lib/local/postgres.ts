@@ -24,6 +24,8 @@ export interface PostgresOptions {
   readonly maxConnections: number;
   readonly superuserReservedConnections: number;
   readonly excludePorts?: ReadonlySet<number>;
+  /** More `-c` settings (tests: `ssl=on` with a throwaway certificate). */
+  readonly extraSettings?: Readonly<Record<string, string>>;
 }
 
 export interface PostgresCluster {
@@ -87,6 +89,7 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresClus
       superuser_reserved_connections: String(opts.superuserReservedConnections),
       log_min_messages: 'warning',
       log_connections: 'off',
+      ...(opts.extraSettings ?? {}),
     };
     const args = ['-D', dataDir, ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
     const server = startServer('postgres', opts.bins.postgres, args, {

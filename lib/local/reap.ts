@@ -38,7 +38,13 @@ export interface StackOwner {
   /** OS user the servers run as; null: the owner's own user. */
   readonly runAsUser: string | null;
   readonly postgres: { readonly pid: number; readonly dataDir: string } | null;
-  readonly pgbouncer: { readonly pid: number; readonly pidFile: string; readonly iniFile: string } | null;
+  /** Process 0; `others`: processes 2…N of a multi-process pooler (--pooler-processes). */
+  readonly pgbouncer: {
+    readonly pid: number;
+    readonly pidFile: string;
+    readonly iniFile: string;
+    readonly others?: ReadonlyArray<{ readonly pid: number; readonly pidFile: string }>;
+  } | null;
 }
 
 /** Everything the reaper asks of the machine; injectable for tests. */
@@ -119,7 +125,21 @@ function parseOwner(text: string): StackOwner | null {
       pg && isPid(pg.pid) && typeof pg.dataDir === 'string' ? { pid: pg.pid, dataDir: pg.dataDir } : null,
     pgbouncer:
       pgb && isPid(pgb.pid) && typeof pgb.pidFile === 'string' && typeof pgb.iniFile === 'string'
-        ? { pid: pgb.pid, pidFile: pgb.pidFile, iniFile: pgb.iniFile }
+        ? {
+            pid: pgb.pid,
+            pidFile: pgb.pidFile,
+            iniFile: pgb.iniFile,
+            ...(Array.isArray(pgb.others)
+              ? {
+                  others: (pgb.others as unknown[]).flatMap((x) => {
+                    const o = x as Record<string, unknown> | null;
+                    return o && isPid(o.pid) && typeof o.pidFile === 'string'
+                      ? [{ pid: o.pid, pidFile: o.pidFile }]
+                      : [];
+                  }),
+                }
+              : {}),
+          }
         : null,
   };
 }
@@ -146,6 +166,9 @@ function liveServers(dir: string, owner: StackOwner | null, sys: ReapSystem): Li
     owner?.pgbouncer?.pidFile ?? path.join(dir, 'pgbouncer', 'pgbouncer.pid'),
   );
   for (const pid of [owner?.pgbouncer?.pid, pgbPidFile]) if (pid) candidates.push({ kind: 'PgBouncer', pid });
+  for (const other of owner?.pgbouncer?.others ?? [])
+    for (const pid of [other.pid, sys.readPidFile(other.pidFile)])
+      if (pid) candidates.push({ kind: 'PgBouncer', pid });
   const seen = new Set<number>();
   return candidates.filter((s) => {
     if (seen.has(s.pid)) return false;

@@ -18,6 +18,8 @@ import type { RunManifest, TargetKind } from '../suite/types';
 import { runExitCode, verdictTotals } from '../suite/verdict';
 import { RUN_PATHS } from '../suite/run-paths';
 import { FileSystemSink } from './fs-sink';
+import { processPoolSize } from '../pgbouncer/config';
+import { POOLER_PROCESSES_MAX } from '../pgbouncer/layout';
 import { poolSizeFor } from './pgbouncer';
 import { acquireRunLock, type RunLock } from './run-lock';
 import {
@@ -40,6 +42,7 @@ export interface LocalRunInput {
   readonly runId?: string;
   readonly maxConnections?: number | string;
   readonly poolPercent?: number | string;
+  readonly poolerProcesses?: number | string;
   readonly keep?: boolean;
   readonly install?: boolean;
 }
@@ -53,6 +56,8 @@ export interface LocalRunOptions {
   readonly runIdGiven: boolean;
   readonly maxConnections: number;
   readonly poolPercent: number;
+  /** PgBouncer processes (so_reuseport). */
+  readonly poolerProcesses: number;
   readonly superuserReservedConnections: number;
   readonly keep: boolean;
   readonly install: boolean;
@@ -94,6 +99,11 @@ export function validateLocalInput(
   const poolPercent = toInt(input.poolPercent) ?? DEFAULT_POOL_PERCENT;
   if (!(poolPercent >= 1 && poolPercent <= 100))
     problems.push(`--pool-percent must be an integer 1–100, got ${String(input.poolPercent)}`);
+  const poolerProcesses = toInt(input.poolerProcesses) ?? 1;
+  if (!(poolerProcesses >= 1 && poolerProcesses <= POOLER_PROCESSES_MAX))
+    problems.push(
+      `--pooler-processes must be an integer 1–${POOLER_PROCESSES_MAX}, got ${String(input.poolerProcesses)}`,
+    );
   const runId = input.runId ?? defaultRunId(now);
   if (!RUN_ID_PATTERN.test(runId))
     problems.push(`--run-id must match ${RUN_ID_PATTERN.source} (letters, digits, . _ -), got "${runId}"`);
@@ -108,6 +118,7 @@ export function validateLocalInput(
     runIdGiven: input.runId !== undefined,
     maxConnections,
     poolPercent,
+    poolerProcesses,
     superuserReservedConnections: DEFAULT_SUPERUSER_RESERVED,
     keep: input.keep ?? false,
     install: input.install ?? true,
@@ -119,10 +130,11 @@ export function validateLocalInput(
  * max_prepared_statements); without them, from the kinds alone (version unknown).
  */
 export function localCapacities(
-  opts: Pick<LocalRunOptions, 'maxConnections' | 'poolPercent'>,
+  opts: Pick<LocalRunOptions, 'maxConnections' | 'poolPercent'> & { readonly poolerProcesses?: number },
   descriptors?: readonly TargetDescriptor[],
 ): TargetCapacity[] {
-  const pool = poolSizeFor(opts.poolPercent, opts.maxConnections);
+  const n = opts.poolerProcesses ?? 1;
+  const pool = processPoolSize(opts.poolPercent, opts.maxConnections, n) * n;
   return LOCAL_TARGET_KINDS.map((kind) => {
     const ref = { kind, name: kind };
     const descriptor =
@@ -137,7 +149,9 @@ export function localCapacities(
 }
 
 export function planLocal(
-  opts: Pick<LocalRunOptions, 'suite' | 'maxConnections' | 'poolPercent'>,
+  opts: Pick<LocalRunOptions, 'suite' | 'maxConnections' | 'poolPercent'> & {
+    readonly poolerProcesses?: number;
+  },
   descriptors?: readonly TargetDescriptor[],
 ): PlannedStep[] {
   return expandSuite(opts.suite, localCapacities(opts, descriptors));
@@ -156,12 +170,21 @@ export function resumeCommand(opts: LocalRunOptions): string {
     `--run-id ${opts.runId}`,
     `--max-connections ${opts.maxConnections}`,
     `--pool-percent ${opts.poolPercent}`,
+    ...(opts.poolerProcesses !== 1 ? [`--pooler-processes ${opts.poolerProcesses}`] : []),
   ].join(' ');
 }
 
 /** Settings recorded in the manifest that a resume must match (they change the plan). */
-function planSettings(opts: LocalRunOptions): { maxConnections: number; poolPercent: number } {
-  return { maxConnections: opts.maxConnections, poolPercent: opts.poolPercent };
+function planSettings(opts: LocalRunOptions): {
+  maxConnections: number;
+  poolPercent: number;
+  poolerProcesses: number;
+} {
+  return {
+    maxConnections: opts.maxConnections,
+    poolPercent: opts.poolPercent,
+    poolerProcesses: opts.poolerProcesses,
+  };
 }
 
 function checkResumable(prev: RunManifest, opts: LocalRunOptions): void {
@@ -356,12 +379,13 @@ async function runLocked(
   let keptConnectionHelp: string | null = null;
   try {
     log(
-      `Starting PostgreSQL (max_connections ${opts.maxConnections}) and PgBouncer (pools of ${poolSizeFor(opts.poolPercent, opts.maxConnections)} = ${opts.poolPercent} %)…`,
+      `Starting PostgreSQL (max_connections ${opts.maxConnections}) and PgBouncer (pools of ${poolSizeFor(opts.poolPercent, opts.maxConnections)} = ${opts.poolPercent} %${opts.poolerProcesses > 1 ? `, ${opts.poolerProcesses} processes of ${processPoolSize(opts.poolPercent, opts.maxConnections, opts.poolerProcesses)} each` : ''})…`,
     );
     try {
       stack = await startLocalStack({
         maxConnections: opts.maxConnections,
         poolPercent: opts.poolPercent,
+        poolerProcesses: opts.poolerProcesses,
         superuserReservedConnections: opts.superuserReservedConnections,
         install: opts.install,
         log,
@@ -372,7 +396,7 @@ async function runLocked(
       throw e;
     }
     log(
-      `  PostgreSQL ${stack.postgres.serverVersion} on 127.0.0.1:${stack.postgres.port}, PgBouncer ${stack.pgbouncer.version} on 127.0.0.1:${stack.pgbouncer.port}` +
+      `  PostgreSQL ${stack.postgres.serverVersion} on 127.0.0.1:${stack.postgres.port}, PgBouncer ${stack.pgbouncer.version} on 127.0.0.1:${stack.pgbouncer.port}${stack.pgbouncer.processes.length > 1 ? ` (${stack.pgbouncer.processes.length} processes, so_reuseport)` : ''}` +
         `${stack.runAs ? ` (as OS user ${stack.runAs.user})` : ''}, files in ${stack.baseDir}`,
     );
     if (interruptedBy !== null) throw interrupted(interruptedBy);

@@ -16,7 +16,8 @@ import { describeTarget, type TargetDescriptor } from '../suite/targets';
 import type { RunEnvironment, TargetRef } from '../suite/types';
 import { findBinaries, type LocalBinaries } from './binaries';
 import { LocalPgbenchExecutor } from './pgbench-executor';
-import { poolSizeFor, SESSION_DB, startPgbouncer, TRANSACTION_DB, type Pgbouncer } from './pgbouncer';
+import { processPoolSize } from '../pgbouncer/config';
+import { SESSION_DB, startPgbouncer, TRANSACTION_DB, type Pgbouncer } from './pgbouncer';
 import { BENCH_DB, BENCH_USER, startPostgres, type PostgresCluster } from './postgres';
 import { resolveRunAs, type RunAs } from './process';
 import {
@@ -41,6 +42,11 @@ export interface LocalStackOptions {
   readonly poolPercent?: number;
   /** @default 3 */
   readonly superuserReservedConnections?: number;
+  /**
+   * PgBouncer processes sharing the port (so_reuseport), as on a multi-core pooler host; each has
+   * its own unix socket directory and admin console. @default 1
+   */
+  readonly poolerProcesses?: number;
   /** Install missing PostgreSQL/PgBouncer with the OS package manager. @default false */
   readonly install?: boolean;
   /** Already found binaries (skips the search). */
@@ -109,13 +115,21 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     });
     owner = { ...owner, postgres: { pid: postgres.pid, dataDir: postgres.dataDir } };
     writeOwnerFile(baseDir, owner);
-    pgbouncer = await startPgbouncer({ bins, baseDir, runAs, server: postgres, poolPercent });
+    pgbouncer = await startPgbouncer({
+      bins,
+      baseDir,
+      runAs,
+      server: postgres,
+      poolPercent,
+      processes: opts.poolerProcesses ?? 1,
+    });
     owner = {
       ...owner,
       pgbouncer: {
         pid: pgbouncer.pid,
         pidFile: path.join(path.dirname(pgbouncer.iniFile), 'pgbouncer.pid'),
         iniFile: pgbouncer.iniFile,
+        others: pgbouncer.processes.slice(1).map((p) => ({ pid: p.pid, pidFile: p.pidFile })),
       },
     };
     writeOwnerFile(baseDir, owner);
@@ -161,7 +175,8 @@ function makeStack(
       env: {},
     }),
     maxConnections: () => Promise.resolve(pg.maxConnections),
-    poolSize: () => Promise.resolve(port === pg.port ? null : pgb.poolSize()),
+    // Server connections one pool may open: each process's default_pool_size, times the processes.
+    poolSize: () => Promise.resolve(port === pg.port ? null : pgb.totalPoolSize()),
   });
   const targets: Target[] = [
     target({ kind: 'direct', name: 'direct' }, pg.port, BENCH_DB, pg.serverVersion),
@@ -179,7 +194,7 @@ function makeStack(
     reset: async () => pgb.reset(),
     // The engine asks only targets whose descriptor has a resizable pool.
     setPoolPercent: async (_ref, percent) => {
-      await pgb.setPoolSize(poolSizeFor(percent, pg.maxConnections));
+      await pgb.setPoolSize(processPoolSize(percent, pg.maxConnections, pgb.processes.length));
     },
     // Global in PgBouncer: the engine applies each step's value before the step.
     setMaxPreparedStatements: async (_ref, value) => {
@@ -213,9 +228,12 @@ function makeStack(
   const currentFailure = (): string | null => {
     if (failure === null && !stopped) {
       for (const [name, pid] of [
-        ['PostgreSQL', pg.pid],
-        ['PgBouncer', pgb.pid],
-      ] as const) {
+        ['PostgreSQL', pg.pid] as const,
+        ...pgb.processes.map(
+          (p) =>
+            [pgb.processes.length > 1 ? `PgBouncer process ${p.index + 1}` : 'PgBouncer', p.pid] as const,
+        ),
+      ]) {
         if (!liveness.isAlive(pid)) {
           failure = `${name} (pid ${pid}) is no longer running`;
           down.abort();
@@ -228,7 +246,7 @@ function makeStack(
   // Safety net: if this process ends without stop() (an uncaught exception), take the servers down
   // with it rather than leave orphans. Synchronous, as 'exit' handlers must be.
   const onExit = (): void => {
-    for (const pid of [pgb.pid, pg.pid]) {
+    for (const pid of [...pgb.processes.map((p) => p.pid), pg.pid]) {
       try {
         process.kill(-pid, 'SIGKILL');
       } catch {
@@ -247,7 +265,7 @@ function makeStack(
     targets,
     pool,
     executor,
-    pids: [pg.pid, pgb.pid],
+    pids: [pg.pid, ...pgb.processes.map((p) => p.pid)],
     infrastructure: { failure: currentFailure, signal: down.signal },
     environment: {
       database: { engine: 'local', instanceClass: null },
@@ -270,7 +288,9 @@ function makeStack(
           ? `none (PgBouncer ${pgb.version} < 1.21)`
           : pgb.initialMaxPreparedStatements,
       poolPercent: cfg.poolPercent,
-      poolSize: pgb.initialPoolSize,
+      poolSize: pgb.initialPoolSize * pgb.processes.length,
+      poolerProcesses: pgb.processes.length,
+      ...(pgb.processes.length > 1 ? { poolSizePerProcess: pgb.initialPoolSize } : {}),
       pools: { [TRANSACTION_DB]: 'transaction', [SESSION_DB]: 'session' },
       os: `${os.type()} ${os.release()} ${os.arch()}`,
       cpuModel: os.cpus()[0]?.model ?? null,
@@ -282,7 +302,9 @@ function makeStack(
     },
     createSampler: (intervalMs) =>
       new LocalMetricsSampler({
-        admin: pgb.admin(),
+        admins: pgb.processes.map((p) => p.admin),
+        pgbouncerPids: pgb.processes.map((p) => p.pid),
+        pgbouncerTargets: targets.filter((t) => t.descriptor?.pooler === 'pgbouncer').map((t) => t.ref.name),
         server: pg.superuserTarget(BENCH_DB),
         datname: BENCH_DB,
         pools: { [TRANSACTION_DB]: 'transaction', [SESSION_DB]: 'session' },
@@ -293,8 +315,11 @@ function makeStack(
         `PostgreSQL ${pg.serverVersion}: psql -h 127.0.0.1 -p ${pg.port} -U ${BENCH_USER} ${BENCH_DB}   (superuser: -U postgres; trust auth, no password)`,
         `PgBouncer transaction pool: psql -h 127.0.0.1 -p ${pgb.port} -U ${BENCH_USER} ${TRANSACTION_DB}`,
         `PgBouncer session pool:     psql -h 127.0.0.1 -p ${pgb.port} -U ${BENCH_USER} ${SESSION_DB}`,
-        `PgBouncer admin console:    psql -h 127.0.0.1 -p ${pgb.port} -U postgres pgbouncer`,
-        `Stop them:                  kill ${pgb.pid} ${pg.pid}; rm -rf ${baseDir}`,
+        ...pgb.processes.map(
+          (p) =>
+            `PgBouncer admin console${pgb.processes.length > 1 ? ` ${p.index + 1}` : ''}:${pgb.processes.length > 1 ? '  ' : '    '}psql -h ${p.admin.host} -p ${pgb.port} -U postgres pgbouncer`,
+        ),
+        `Stop them:                  kill ${pgb.processes.map((p) => p.pid).join(' ')} ${pg.pid}; rm -rf ${baseDir}`,
       ].join('\n'),
     release: () => {
       stopped = true;

@@ -25,6 +25,15 @@ export const POOLER_ADMIN_PORT_BASE = 6440;
 /** At most this many processes (ports 6440–6471 are reserved for the relays). */
 export const POOLER_PROCESSES_MAX = 32;
 
+/**
+ * How many PgBouncer deployments share one pooler's `poolPercent`: a dedicated host is one; a
+ * pooler placed on the runners runs once per runner, and together they open the share (so the lab's
+ * percentage means the same — a share of max_connections in total — wherever the pooler runs).
+ */
+export function poolerDeployments(placement: PoolerPlacement, runnerCount: number): number {
+  return placement === 'dedicated' ? 1 : Math.max(1, runnerCount);
+}
+
 export function adminPortOf(processIndex: number): number {
   return POOLER_ADMIN_PORT_BASE + processIndex;
 }
@@ -78,7 +87,10 @@ export interface PoolerHostConfig {
   readonly listenAddr: string;
   readonly poolModes: readonly PgbouncerPoolMode[];
   readonly processes: number;
+  /** The lab's share of max_connections for this pooler in total (not divided). */
   readonly poolPercent: number;
+  /** Deployments that split poolPercent: poolerDeployments(placement, runner count). */
+  readonly sharedBy: number;
   readonly maxPreparedStatements: number;
   readonly tls: boolean;
   /** The installed binary (from the pinned release). */

@@ -480,6 +480,7 @@ export type WarningId =
   | 'infrastructure-error'
   | 'unreadable-files'
   | 'load-generator-saturated'
+  | 'pooler-saturated'
   | 'fewer-transactions'
   | 'pgbouncer-stand-in'
   | 'no-plan'
@@ -536,6 +537,14 @@ export function reportWarnings(run: LoadedRun): ReportWarning[] {
       stepIds: saturated.map((s) => s.stepId),
     });
   }
+  const poolerBound = run.steps.filter((s) => s.poolerSaturated === true);
+  if (poolerBound.length > 0) {
+    out.push({
+      id: 'pooler-saturated',
+      message: `PgBouncer CPU-bound in ${poolerBound.length} step(s): a PgBouncer process averaged ≥ 90 % of one core, so their tps measures the pooler's single thread, not the database (see process_cpu_percent).`,
+      stepIds: poolerBound.map((s) => s.stepId),
+    });
+  }
   const short = run.steps.filter((s) => {
     const r = s.result;
     return (
@@ -561,7 +570,13 @@ export function reportWarnings(run: LoadedRun): ReportWarning[] {
     });
   }
   const standIns = uniqueInOrder(
-    run.steps.filter((s) => run.descriptorOf(s).pooler === 'pgbouncer').map((s) => s.target.name),
+    run.steps
+      .filter((s) => {
+        const d = run.descriptorOf(s);
+        // a PgBouncer deployed in the cloud lab (dedicated host, on the runners) is itself a target, no stand-in
+        return d.pooler === 'pgbouncer' && d.placement !== 'dedicated-host' && d.placement !== 'co-located';
+      })
+      .map((s) => s.target.name),
   );
   if (standIns.length > 0) {
     out.push({ id: 'pgbouncer-stand-in', message: standInNote(run, standIns), stepIds: [] });

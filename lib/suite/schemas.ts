@@ -116,9 +116,8 @@ export const stepRecordSchema = z.object({
   result: measurement.nullable(),
   verdict: z.object({ expected: z.string(), observed: z.string(), held: z.boolean().nullable() }),
   loadGeneratorSaturated: z.boolean(),
-  /** The pooler was CPU-bound during the step; null: no pooler or not measured; absent in older runs. */
-  poolerSaturated: z.boolean().nullable().optional(),
   saturationReason: z.string().nullable(),
+  poolerSaturated: z.boolean().nullable().optional(),
   command: z.array(z.string()),
   files: z.object({ stdout: z.string(), stderr: z.string(), log: z.string().nullable() }),
   parts: z

@@ -190,9 +190,13 @@ export interface StepRecord {
   readonly result: StepMeasurement | null;
   readonly verdict: Verdict;
   readonly loadGeneratorSaturated: boolean;
-  /** The pooler was CPU-bound during the step; null: no pooler or not measured; absent in older runs. */
-  readonly poolerSaturated?: boolean | null;
   readonly saturationReason: string | null;
+  /**
+   * The busiest PgBouncer process serving this step averaged ≥ CPU_SATURATION_PERCENT of one core
+   * over the step (the pooler, not the database, was the limit); null when the target has no
+   * pooler whose CPU was measured. Absent in files written before it existed: read as null.
+   */
+  readonly poolerSaturated?: boolean | null;
   /** The pgbench command line with secrets removed. */
   readonly command: readonly string[];
   /** Paths relative to the run directory. */

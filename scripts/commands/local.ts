@@ -25,6 +25,7 @@ interface LocalFlags {
   readonly runId?: string;
   readonly maxConnections?: string;
   readonly poolPercent?: string;
+  readonly poolerProcesses?: string;
   readonly keep?: boolean;
   /** false with --no-install. */
   readonly install: boolean;
@@ -87,6 +88,13 @@ export function register(program: Command): void {
       String(DEFAULT_POOL_PERCENT),
     )
     .option(
+      '--pooler-processes <n>',
+      'PgBouncer processes sharing the port with so_reuseport (1–32), as on a multi-core pooler host; ' +
+        'the pool is split across them, each is reset, resized and sampled through its own admin console ' +
+        '(unix socket); SHOW POOLS/STATS are summed, CPU is recorded per process',
+      '1',
+    )
+    .option(
       '--keep',
       'leave PostgreSQL and PgBouncer running afterwards and print how to connect (trust auth on 127.0.0.1)',
     )
@@ -102,6 +110,7 @@ export function register(program: Command): void {
           runId: flags.runId,
           maxConnections: flags.maxConnections,
           poolPercent: flags.poolPercent,
+          poolerProcesses: flags.poolerProcesses,
           keep: flags.keep,
           install: flags.install,
         },
@@ -171,5 +180,7 @@ function resumeCommand(flags: LocalFlags, runId: string): string {
     parts.push(`--max-connections ${flags.maxConnections}`);
   if (flags.poolPercent !== undefined && flags.poolPercent !== String(DEFAULT_POOL_PERCENT))
     parts.push(`--pool-percent ${flags.poolPercent}`);
+  if (flags.poolerProcesses !== undefined && flags.poolerProcesses !== '1')
+    parts.push(`--pooler-processes ${flags.poolerProcesses}`);
   return parts.join(' ');
 }

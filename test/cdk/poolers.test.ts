@@ -7,6 +7,7 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { findPgbouncerRelease } from '../../lib/config';
 import { LAB_OUTPUT_KEYS, parseLabOutputs } from '../../lib/config/stack-outputs';
+import { parsePoolerHostConfig } from '../../lib/cloud/pooler-bootstrap';
 import type { LabStack } from '../../lib/lab-stack';
 import { renderIntrinsic } from '../helpers/intrinsic';
 import { labFrom, resourcesOfType, synthLab } from './helpers';
@@ -157,7 +158,10 @@ describe('dedicated pooler host', () => {
       version: '1.26.0',
       pgbouncerPath: '/usr/local/bin/pgbouncer',
       serverPort: 5432,
+      sharedBy: 1,
     });
+    // and the bootstrap accepts what user data wrote (the host-config contract)
+    expect(parsePoolerHostConfig(asDeployed(json), 'pooler-bouncer.json')).toMatchObject({ name: 'bouncer' });
   });
 
   test('CreationPolicy: the deploy waits for the boot script, which signals its exit code', () => {
@@ -189,6 +193,28 @@ describe('dedicated pooler host', () => {
   });
 });
 
+/**
+ * The host config as the instance reads it: CloudFormation has replaced the tokens (rendered here
+ * as `PLACEHOLDER_…`) with the writer's hostname, the region and the secrets' ARNs.
+ */
+function asDeployed(json: string): string {
+  const deployed: Record<string, string> = {
+    serverHost: 'lab-writer.abcdefghij.eu-west-1.rds.amazonaws.com',
+    region: 'eu-west-1',
+    dbSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:db-AbCdEf',
+    adminSecretArn: 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:admin-AbCdEf',
+  };
+  const config = JSON.parse(json) as Record<string, unknown>;
+  for (const [key, value] of Object.entries(config))
+    if (typeof value === 'string' && value.includes('PLACEHOLDER_')) {
+      const v = deployed[key];
+      if (v === undefined)
+        throw new Error(`host config ${key} is a token no test value stands in for: ${value}`);
+      config[key] = v;
+    }
+  return JSON.stringify(config);
+}
+
 describe('pooler on the runners', () => {
   test('every runner builds the same release and bootstraps on 127.0.0.1 before it signals', () => {
     const runnerScripts = [...userDataById()].filter(([id]) => id !== hostInstanceId).map(([, s]) => s);
@@ -199,13 +225,16 @@ describe('pooler on the runners', () => {
       expect(script).toContain('sha256sum -c --strict SHA256SUMS');
       const json =
         /<<'PROXYLAB_POOLER_CONFIG'\n([\s\S]*?)\nPROXYLAB_POOLER_CONFIG\n/.exec(script)?.[1] ?? '{}';
-      // each of the 2 runners opens half of the pooler's 90 % of max_connections
+      // each of the 2 runners opens half of the pooler's 90 % of max_connections (sharedBy 2)
       expect(JSON.parse(json)).toMatchObject({
         name: 'local',
         listenAddr: '127.0.0.1',
         processes: 2,
-        poolPercent: 45,
+        poolPercent: 90,
+        sharedBy: 2,
       });
+      // and the bootstrap on the runner accepts what user data wrote (the host-config contract)
+      expect(parsePoolerHostConfig(asDeployed(json), 'pooler-local.json')).toMatchObject({ sharedBy: 2 });
       // after the bundle (pooler.js) is installed
       expect(script.indexOf('node --check /opt/proxylab/pooler.js')).toBeLessThan(
         script.indexOf('node /opt/proxylab/pooler.js bootstrap'),

@@ -75,6 +75,8 @@ async function writeRequest(
       secretArn,
       writerEndpoint: { host: '127.0.0.1', port: stack.postgres.port },
       database: RDS_POCKET,
+      poolers: [],
+      poolerAdminSecretArn: null,
       proxies: [
         {
           name: 'pgbouncer-transaction',

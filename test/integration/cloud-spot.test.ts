@@ -161,6 +161,8 @@ beforeAll(async () => {
         bucket: BUCKET,
         secretArn: secret.ARN as string,
         writerEndpoint: { host: '127.0.0.1', port: stack.postgres.port },
+        poolers: [],
+        poolerAdminSecretArn: null,
         proxies: [
           {
             name: 'pgbouncer-transaction',

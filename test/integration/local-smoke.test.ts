@@ -328,7 +328,9 @@ describe('on PgBouncer 1.18 (Debian): the max_prepared_statements-on cells are n
   });
 });
 
-describe('proxylab local --suite smoke on PgBouncer 1.25.2', () => {
+// Two PgBouncer processes sharing the port (the shared configuration module, as on a pooler host):
+// the max_prepared_statements switch and the pool resets must reach both.
+describe('proxylab local --suite smoke on PgBouncer 1.25.2 with --pooler-processes 2', () => {
   let runDir: string;
   let exitCode: number | null;
   let stdout: string;
@@ -336,7 +338,18 @@ describe('proxylab local --suite smoke on PgBouncer 1.25.2', () => {
   beforeAll(async () => {
     const bin = pgbouncer125('test/integration/local-smoke.test.ts ("on PgBouncer 1.25.2")');
     const run = spawnCli(
-      ['local', '--suite', 'smoke', '--out', outDir, '--run-id', 'smoke-125', '--no-install'],
+      [
+        'local',
+        '--suite',
+        'smoke',
+        '--out',
+        outDir,
+        '--run-id',
+        'smoke-125',
+        '--no-install',
+        '--pooler-processes',
+        '2',
+      ],
       pathWithPgbouncer(bin),
     );
     exitCode = await run.exit;
@@ -390,5 +403,30 @@ describe('proxylab local --suite smoke on PgBouncer 1.25.2', () => {
     expect(summary).toContain('A local PgBouncer 1.25.2 stands in for RDS Proxy');
     expect(summary).toContain('max_prepared_statements 200 at start');
     expect(summary).toMatch(/pgbouncer-transaction \(max_prepared_statements on\)/);
+  });
+
+  test('two processes: pools summed per database, CPU per process, poolerSaturated judged on PgBouncer steps', () => {
+    expect(stdout).toMatch(/PgBouncer 1\.25\.2 on 127\.0\.0\.1:\d+ \(2 processes, so_reuseport\)/);
+    const manifest = readJson<RunManifest>(path.join(runDir, 'manifest.json'));
+    expect(manifest.settings).toMatchObject({ poolerProcesses: 2, poolSize: 10, poolSizePerProcess: 5 });
+    const metrics = readJson<MetricsFile>(path.join(runDir, 'metrics', 'local.json'));
+    for (const process of ['0', '1']) {
+      const cpu = metrics.series.find(
+        (s) => s.name === 'process_cpu_percent' && s.dimensions.process === process,
+      );
+      expect(cpu?.status).toBe('ok');
+    }
+    const active = metrics.series.find(
+      (s) => s.source === 'pgbouncer' && s.name === 'cl_active' && s.dimensions.database === 'bench',
+    );
+    expect(Math.max(...(active?.points ?? []).map((p) => p[1]))).toBeGreaterThan(0);
+    const on = step(runDir, 'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/ps-on/r1');
+    expect(typeof on.poolerSaturated).toBe('boolean');
+    const direct = fs
+      .readdirSync(path.join(runDir, 'steps'))
+      .filter((f) => f.includes('direct') && f.endsWith('.json'))
+      .map((f) => readJson<StepRecord>(path.join(runDir, 'steps', f)));
+    expect(direct.length).toBeGreaterThan(0);
+    for (const r of direct) expect(r.poolerSaturated).toBeNull();
   });
 });

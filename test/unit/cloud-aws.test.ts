@@ -387,6 +387,8 @@ describe('SSM SendCommand', () => {
         lab: { maxConnectionsPercent: 100, maxIdleConnectionsPercent: 50 },
       },
     ],
+    poolers: [],
+    poolerAdminSecretArn: null,
     writerEndpoint: { host: 'lab.cluster-abc.us-east-1.rds.amazonaws.com', port: 5432 },
     database: { engine: 'aurora-postgresql', instanceClass: 'db.r6g.large' },
     region: 'us-east-1',

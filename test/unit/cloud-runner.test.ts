@@ -203,6 +203,8 @@ function argsFor(over: Partial<RunnerArgs> = {}): RunnerArgs {
     runnerCount: 1,
     secretArn: SECRET_ARN,
     proxies: [],
+    poolers: [],
+    poolerAdminSecretArn: null,
     writerEndpoint: { host: 'writer.example', port: 5432 },
     region: 'us-east-1',
     startAt: null,

@@ -8,7 +8,7 @@ import * as path from 'node:path';
 import { UsageError } from '../../lib/core/errors';
 import { installCommand, parseToolVersion } from '../../lib/local/binaries';
 import { mergeSeries, FileSystemSink } from '../../lib/local/fs-sink';
-import { pgbouncerIni, poolSizeFor } from '../../lib/local/pgbouncer';
+import { localPgbouncerIni, poolSizeFor } from '../../lib/local/pgbouncer';
 import { parseUnaligned } from '../../lib/local/psql';
 import { defaultRunId, localCapacities, planLocal, validateLocalInput } from '../../lib/local/run-local';
 import type { MetricSeries, MetricsFile } from '../../lib/suite/types';
@@ -58,9 +58,12 @@ describe('poolSizeFor', () => {
   });
 });
 
-describe('pgbouncerIni', () => {
+describe('localPgbouncerIni', () => {
   test('a transaction and a session database on the same server database, trust on 127.0.0.1, admin console', () => {
-    const ini = pgbouncerIni({
+    const ini = localPgbouncerIni({
+      version: '1.18.0',
+      processIndex: 0,
+      socketDirs: ['/x/s0'],
       serverPort: 25000,
       listenPort: 26000,
       poolSize: 10,
@@ -76,7 +79,8 @@ describe('pgbouncerIni', () => {
     expect(ini).toMatch(/^default_pool_size = 10$/m);
     expect(ini).toMatch(/^reserve_pool_size = 0$/m);
     expect(ini).toMatch(/^admin_users = postgres$/m);
-    expect(ini).toMatch(/^unix_socket_dir =$/m);
+    expect(ini).toMatch(/^unix_socket_dir = \/x\/s0$/m);
+    expect(ini).not.toMatch(/so_reuseport|peer_id|\[peers\]/);
   });
 });
 
@@ -123,6 +127,15 @@ describe('validateLocalInput', () => {
     fs.writeFileSync(file, '');
     expect(() => validateLocalInput({ out: file }, cwd)).toThrow(/is not a directory/);
   });
+
+  test('--pooler-processes: 1 by default, 1–32, named in the message when out of range', () => {
+    expect(validateLocalInput({}, cwd).poolerProcesses).toBe(1);
+    expect(validateLocalInput({ poolerProcesses: '4' }, cwd).poolerProcesses).toBe(4);
+    expect(() => validateLocalInput({ poolerProcesses: '0' }, cwd)).toThrow(
+      /--pooler-processes must be an integer 1–32, got 0/,
+    );
+    expect(() => validateLocalInput({ poolerProcesses: '33' }, cwd)).toThrow(/--pooler-processes/);
+  });
 });
 
 describe('planning against local capacities', () => {
@@ -134,6 +147,10 @@ describe('planning against local capacities', () => {
       ['pgbouncer-transaction', 10],
       ['pgbouncer-session', 10],
     ]);
+    // 10 over 3 processes: 3 each (rounded down), 9 server connections per pool in all
+    expect(
+      localCapacities({ maxConnections: 40, poolPercent: 25, poolerProcesses: 3 }).map((c) => c.poolSize),
+    ).toEqual([null, 9, 9]);
     const o = validateLocalInput({ suite: 'smoke' }, os.tmpdir());
     expect(planLocal(o).map((s) => s.stepId)).toEqual([
       'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/ps-off/r1',

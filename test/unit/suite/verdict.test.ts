@@ -108,6 +108,15 @@ describe('detectSaturation', () => {
     expect(detectSaturation(smokeStep(SIMPLE), base, 95).reason).toMatch(/CPU peaked at 95 %/);
     expect(detectSaturation(smokeStep(SIMPLE), base, 60).saturated).toBe(false);
   });
+
+  test("a PgBouncer co-located on the runner: the note says the runner's CPU includes PgBouncer's", () => {
+    const step = smokeStep(SIMPLE);
+    const colocated = { ...step, descriptor: { ...step.descriptor, placement: 'co-located' as const } };
+    expect(detectSaturation(colocated, base, 95).reason).toMatch(
+      /CPU peaked at 95 % .*includes the co-located PgBouncer's/,
+    );
+    expect(detectSaturation(step, base, 95).reason).not.toMatch(/co-located/);
+  });
 });
 
 describe('judgeScenario', () => {

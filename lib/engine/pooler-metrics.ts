@@ -1,0 +1,428 @@
+/**
+ * One PgBouncer sampler for local and cloud runs: SHOW POOLS / SHOW STATS on every process's admin
+ * console (through a small port: local runs psql over each process's unix socket, the cloud over
+ * TCP to the agent's admin relay ports) and each process's CPU (local: /proc/<pid>/stat; cloud: the
+ * pooler agent's stats port), into the same MetricSeries shape.
+ *
+ * Processes are SUMMED into one series per database: gauges (cl_active, cl_waiting, sv_*) add up,
+ * maxwait is the longest wait of any process, counters (total_xact_count, total_wait_time) add up
+ * before the per-second rate. A poll in which any process did not answer records nothing for the
+ * pools (a partial sum would read as a drop, and the next full one as a burst) and counts as failed.
+ * CPU is kept PER PROCESS: `process_cpu_percent` {pooler, process}, percent of one core — a
+ * single-threaded PgBouncer process is saturated at 100 whatever the host's core count.
+ */
+import type { MetricSeries, TargetRef } from '../suite/types';
+import type { MetricsSampler } from './ports';
+import { CPU_SATURATION_PERCENT } from '../suite/verdict';
+
+export type AdminRow = Readonly<Record<string, string>>;
+
+/** "Run these admin console statements on process i": one row set per statement. */
+export interface PoolerAdminPort {
+  readonly processes: number;
+  query(processIndex: number, statements: readonly string[], timeoutMs: number): Promise<AdminRow[][]>;
+  close(): Promise<void>;
+}
+
+/** What the pooler agent's stats port answers (and the local /proc reader returns). */
+export interface PoolerCpuSnapshot {
+  readonly at: string;
+  readonly clockTicksPerSecond: number;
+  readonly processes: ReadonlyArray<{
+    readonly index: number;
+    readonly pid: number;
+    readonly cpuTicks: number;
+  }>;
+}
+
+export type PoolerCpuReader = () => Promise<PoolerCpuSnapshot | null>;
+
+export interface PoolerMetricsOptions {
+  /** The pooler's name (dimension `pooler`). */
+  readonly pooler: string;
+  readonly admin: PoolerAdminPort;
+  readonly cpu?: PoolerCpuReader;
+  /** PgBouncer database → pool mode (dimension `pool_mode`). */
+  readonly pools: Readonly<Record<string, string>>;
+  /** Names of the targets this pooler serves (for poolerCpuPercent). */
+  readonly targets: readonly string[];
+  readonly now?: () => number;
+  readonly timeoutMs?: number;
+}
+
+const POOL_GAUGES = ['cl_active', 'cl_waiting', 'sv_active', 'sv_idle', 'sv_used', 'sv_login'] as const;
+
+function num(v: string | undefined): number | null {
+  if (v === undefined || v === '') return null;
+  const n = Number(v);
+  return Number.isFinite(n) ? n : null;
+}
+
+interface Acc {
+  readonly source: MetricSeries['source'];
+  readonly name: string;
+  readonly stat: string;
+  readonly unit: string | null;
+  readonly dimensions: Readonly<Record<string, string>>;
+  readonly points: Array<readonly [string, number]>;
+}
+
+/** Series under construction: gauges as read, counters as per-second rates between two reads. */
+export class SeriesAccumulator {
+  private readonly acc = new Map<string, Acc>();
+  private readonly lastCounters = new Map<string, { at: number; value: number }>();
+
+  push(
+    source: MetricSeries['source'],
+    name: string,
+    stat: string,
+    unit: string | null,
+    dimensions: Record<string, string>,
+    at: string,
+    value: number,
+  ): void {
+    const key = `${source}|${name}|${stat}|${JSON.stringify(dimensions)}`;
+    let a = this.acc.get(key);
+    if (!a) {
+      a = { source, name, stat, unit, dimensions, points: [] };
+      this.acc.set(key, a);
+    }
+    a.points.push([at, Math.round(value * 1000) / 1000]);
+  }
+
+  /** Counter → per-second rate since the previous read (none on the first read or after a reset). */
+  rate(
+    source: MetricSeries['source'],
+    name: string,
+    dimensions: Record<string, string>,
+    atMs: number,
+    value: number,
+    unit = 'count/s',
+  ): void {
+    const key = `${source}|${name}|${JSON.stringify(dimensions)}`;
+    const prev = this.lastCounters.get(key);
+    this.lastCounters.set(key, { at: atMs, value });
+    if (!prev || value < prev.value || atMs <= prev.at) return;
+    this.push(
+      source,
+      name,
+      'rate',
+      unit,
+      dimensions,
+      new Date(atMs).toISOString(),
+      (value - prev.value) / ((atMs - prev.at) / 1000),
+    );
+  }
+
+  has(source: MetricSeries['source']): boolean {
+    return [...this.acc.values()].some((a) => a.source === source);
+  }
+
+  series(): MetricSeries[] {
+    return [...this.acc.values()].map((a) => ({
+      ...a,
+      points: [...a.points],
+      status: a.points.length > 0 ? ('ok' as const) : ('no-data' as const),
+    }));
+  }
+}
+
+/** One CPU interval of one process: percent of one core between two snapshots. */
+interface CpuInterval {
+  readonly process: number;
+  readonly fromMs: number;
+  readonly toMs: number;
+  readonly percent: number;
+}
+
+/** CPU % of one core per process between two snapshots; a process whose pid changed is skipped. */
+export function processCpuPercents(
+  before: PoolerCpuSnapshot,
+  after: PoolerCpuSnapshot,
+): Array<{ index: number; percent: number }> {
+  const seconds = (Date.parse(after.at) - Date.parse(before.at)) / 1000;
+  if (!(seconds > 0) || !(after.clockTicksPerSecond > 0)) return [];
+  const out: Array<{ index: number; percent: number }> = [];
+  for (const p of after.processes) {
+    const b = before.processes.find((x) => x.index === p.index && x.pid === p.pid);
+    if (!b || p.cpuTicks < b.cpuTicks) continue;
+    out.push({
+      index: p.index,
+      percent: ((p.cpuTicks - b.cpuTicks) / after.clockTicksPerSecond / seconds) * 100,
+    });
+  }
+  return out;
+}
+
+/** SHOW POOLS/STATS of every process summed per database, CPU per process. */
+export class PoolerMetrics {
+  private readonly acc = new SeriesAccumulator();
+  private readonly cpuIntervals: CpuInterval[] = [];
+  private lastCpu: PoolerCpuSnapshot | null = null;
+  private polls = 0;
+  private failures = 0;
+  private lastError = '';
+  private cpuFailures = 0;
+  private cpuLastError = '';
+
+  constructor(private readonly opts: PoolerMetricsOptions) {}
+
+  get name(): string {
+    return this.opts.pooler;
+  }
+
+  serves(target: TargetRef): boolean {
+    return this.opts.targets.includes(target.name);
+  }
+
+  async poll(): Promise<void> {
+    this.polls++;
+    const now = this.opts.now ?? Date.now;
+    const atMs = now();
+    const at = new Date(atMs).toISOString();
+    const timeout = this.opts.timeoutMs ?? 5000;
+    const [answers] = await Promise.all([
+      Promise.allSettled(
+        Array.from({ length: this.opts.admin.processes }, (_, i) =>
+          this.opts.admin.query(i, ['SHOW POOLS', 'SHOW STATS'], timeout),
+        ),
+      ),
+      this.pollCpu(),
+    ]);
+    const failed = answers.find((a): a is PromiseRejectedResult => a.status === 'rejected');
+    if (failed) {
+      this.failures++;
+      this.lastError = failed.reason instanceof Error ? failed.reason.message : String(failed.reason);
+      return;
+    }
+    const pools: AdminRow[] = [];
+    const stats: AdminRow[] = [];
+    for (const a of answers) {
+      if (a.status !== 'fulfilled') continue;
+      pools.push(...(a.value[0] ?? []));
+      stats.push(...(a.value[1] ?? []));
+    }
+    this.record(pools, stats, at, atMs);
+  }
+
+  private async pollCpu(): Promise<void> {
+    if (!this.opts.cpu) return;
+    let snap: PoolerCpuSnapshot | null;
+    try {
+      snap = await this.opts.cpu();
+    } catch (err) {
+      this.cpuFailures++;
+      this.cpuLastError = err instanceof Error ? err.message : String(err);
+      return;
+    }
+    if (snap === null) {
+      this.cpuFailures++;
+      this.cpuLastError = 'no CPU figures (process gone or not readable)';
+      return;
+    }
+    if (this.lastCpu) {
+      const fromMs = Date.parse(this.lastCpu.at);
+      const toMs = Date.parse(snap.at);
+      for (const p of processCpuPercents(this.lastCpu, snap)) {
+        this.cpuIntervals.push({ process: p.index, fromMs, toMs, percent: p.percent });
+        this.acc.push(
+          'pgbouncer',
+          'process_cpu_percent',
+          'value',
+          'percent',
+          { pooler: this.opts.pooler, process: String(p.index) },
+          snap.at,
+          p.percent,
+        );
+      }
+    }
+    this.lastCpu = snap;
+  }
+
+  private record(pools: readonly AdminRow[], stats: readonly AdminRow[], at: string, atMs: number): void {
+    for (const [db, mode] of Object.entries(this.opts.pools)) {
+      const dims = { pooler: this.opts.pooler, database: db, pool_mode: mode };
+      // A pool appears in SHOW POOLS only once used; before that every gauge is truly 0.
+      const rows = pools.filter((r) => r.database === db);
+      for (const g of POOL_GAUGES) {
+        const values = rows.map((r) => num(r[g])).filter((v): v is number => v !== null);
+        this.acc.push(
+          'pgbouncer',
+          g,
+          'value',
+          'count',
+          dims,
+          at,
+          values.reduce((a, b) => a + b, 0),
+        );
+      }
+      const waits = rows.map((r) => (num(r.maxwait) ?? 0) * 1000 + (num(r.maxwait_us) ?? 0) / 1000);
+      this.acc.push('pgbouncer', 'maxwait', 'value', 'ms', dims, at, waits.length ? Math.max(...waits) : 0);
+      const st = stats.filter((r) => r.database === db);
+      const sum = (col: string): number | null => {
+        const vs = st.map((r) => num(r[col]));
+        if (vs.length === 0 || vs.some((v) => v === null)) return null;
+        return (vs as number[]).reduce((a, b) => a + b, 0);
+      };
+      const xacts = sum('total_xact_count');
+      if (xacts !== null) this.acc.rate('pgbouncer', 'total_xact_count', dims, atMs, xacts);
+      const waitUs = sum('total_wait_time');
+      // microseconds clients spent waiting, per second of wall time (not a count)
+      if (waitUs !== null) this.acc.rate('pgbouncer', 'total_wait_time_us', dims, atMs, waitUs, 'us/s');
+    }
+  }
+
+  /**
+   * The busiest process's average CPU over [start, end] (percent of one core), weighting each
+   * sampled interval by its overlap with the window; null when no interval overlaps.
+   */
+  cpuAverage(start: string, end: string): number | null {
+    const s = Date.parse(start);
+    const e = Date.parse(end);
+    const byProcess = new Map<number, { weighted: number; ms: number }>();
+    for (const iv of this.cpuIntervals) {
+      const overlap = Math.min(e, iv.toMs) - Math.max(s, iv.fromMs);
+      if (overlap <= 0) continue;
+      const cur = byProcess.get(iv.process) ?? { weighted: 0, ms: 0 };
+      cur.weighted += iv.percent * overlap;
+      cur.ms += overlap;
+      byProcess.set(iv.process, cur);
+    }
+    let max: number | null = null;
+    for (const v of byProcess.values()) {
+      const avg = v.weighted / v.ms;
+      max = max === null ? avg : Math.max(max, avg);
+    }
+    return max;
+  }
+
+  /** Covered up to `end`? (else the caller polls CPU once more before judging the step). */
+  cpuCovers(end: string): boolean {
+    const last = this.cpuIntervals[this.cpuIntervals.length - 1];
+    return last !== undefined && last.toMs >= Date.parse(end);
+  }
+
+  async pollCpuNow(): Promise<void> {
+    await this.pollCpu();
+  }
+
+  series(): MetricSeries[] {
+    const out = this.acc.series();
+    const dims = { pooler: this.opts.pooler };
+    if (this.failures > 0 && !out.some((s) => s.name !== 'process_cpu_percent')) {
+      out.push({
+        source: 'pgbouncer',
+        name: 'poll',
+        stat: 'error',
+        unit: null,
+        dimensions: dims,
+        points: [],
+        status: 'error',
+        reason: `${this.failures} of ${this.polls} polls failed: ${this.lastError}`,
+      });
+    }
+    if (this.opts.cpu && this.cpuFailures > 0 && !out.some((s) => s.name === 'process_cpu_percent')) {
+      out.push({
+        source: 'pgbouncer',
+        name: 'process_cpu_percent',
+        stat: 'value',
+        unit: 'percent',
+        dimensions: dims,
+        points: [],
+        status: 'error',
+        reason: `${this.cpuFailures} of ${this.polls} CPU reads failed: ${this.cpuLastError}`,
+      });
+    }
+    return out;
+  }
+
+  close(): Promise<void> {
+    return this.opts.admin.close();
+  }
+}
+
+/**
+ * poolerSaturated for a step on `target`: true when the busiest process of the pooler serving it
+ * averaged ≥ CPU_SATURATION_PERCENT (the load generator's threshold) of one core over the step,
+ * false below, null when no pooler serves the target or its CPU was not measured.
+ */
+export async function poolerSaturation(
+  poolers: readonly PoolerMetrics[],
+  target: TargetRef,
+  start: string,
+  end: string,
+): Promise<{ saturated: boolean | null; percent: number | null }> {
+  const p = poolers.find((x) => x.serves(target));
+  if (!p) return { saturated: null, percent: null };
+  if (!p.cpuCovers(end)) await p.pollCpuNow();
+  const percent = p.cpuAverage(start, end);
+  if (percent === null) return { saturated: null, percent: null };
+  return { saturated: percent >= CPU_SATURATION_PERCENT, percent: Math.round(percent * 10) / 10 };
+}
+
+/**
+ * A MetricsSampler over one or more poolers (the cloud runner's; local folds PoolerMetrics into its
+ * own sampler): polls every `intervalMs`, never overlapping.
+ */
+export class PoolerSampler {
+  private timer: NodeJS.Timeout | undefined;
+  private inFlight: Promise<void> | null = null;
+
+  constructor(
+    readonly poolers: readonly PoolerMetrics[],
+    private readonly intervalMs = 1000,
+  ) {}
+
+  async start(): Promise<void> {
+    await this.pollAll();
+    this.timer = setInterval(() => {
+      if (this.inFlight) return;
+      this.inFlight = this.pollAll().finally(() => {
+        this.inFlight = null;
+      });
+    }, this.intervalMs);
+    this.timer.unref();
+  }
+
+  markStep(): void {
+    // step windows come from the step records
+  }
+
+  poolerSaturation(target: TargetRef, start: string, end: string): ReturnType<typeof poolerSaturation> {
+    return poolerSaturation(this.poolers, target, start, end);
+  }
+
+  snapshot(): MetricSeries[] {
+    return this.poolers.flatMap((p) => p.series());
+  }
+
+  async stop(): Promise<MetricSeries[]> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
+    if (this.inFlight) await this.inFlight;
+    await Promise.all(this.poolers.map((p) => p.close().catch(() => undefined)));
+    return this.snapshot();
+  }
+
+  private async pollAll(): Promise<void> {
+    await Promise.all(this.poolers.map((p) => p.poll()));
+  }
+}
+
+/** A sampler that is `base` plus the poolers' series and their saturation judgement. */
+export function withPoolerSampler(base: MetricsSampler, poolers: PoolerSampler | null): MetricsSampler {
+  if (poolers === null || poolers.poolers.length === 0) return base;
+  return {
+    start: async () => {
+      await base.start();
+      await poolers.start();
+    },
+    markStep: (stepId, phase) => base.markStep(stepId, phase),
+    snapshot: () => [...(base.snapshot?.() ?? []), ...poolers.snapshot()],
+    poolerSaturation: (target, start, end) => poolers.poolerSaturation(target, start, end),
+    stop: async () => {
+      const [a, b] = await Promise.all([base.stop(), poolers.stop()]);
+      return [...a, ...b];
+    },
+  };
+}

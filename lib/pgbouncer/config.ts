@@ -1,0 +1,217 @@
+/**
+ * The one PgBouncer configuration writer (pure text): the ini of process i of N and the userlist.
+ * `proxylab local` (lib/local/pgbouncer.ts) and the pooler host's bootstrap (lib/cloud) both render
+ * through here, so the local integration tests exercise the configuration the cloud runs.
+ *
+ * Settings whose meaning is not obvious are cited from PgBouncer's doc/config.md
+ * (https://www.pgbouncer.org/config.html, the file doc/config.md in pgbouncer/pgbouncer):
+ * - `so_reuseport = 1`: "Specifies whether to set the socket option SO_REUSEPORT … This allows
+ *   running multiple PgBouncer instances on the same host listening on the same port and having the
+ *   kernel distribute the connections automatically" (PgBouncer ≥ 1.12).
+ * - `peer_id` + `[peers]`: with several processes behind one port, a cancel request arrives on a new
+ *   connection the kernel may hand to another process; with peering, the process that got it
+ *   forwards it to the peer whose id is encoded in the cancel key (PgBouncer ≥ 1.19, pull request
+ *   pgbouncer/pgbouncer#666; doc/config.md's "Example configs for 2 peered PgBouncer processes"
+ *   lists every process — itself included — in `[peers]` by its unix socket directory). Older
+ *   releases get no peering: a cancel then reaches the right process only by chance.
+ * - `default_pool_size`: "How many server connections to allow per user/database pair" — so each
+ *   pool-mode alias (one user) has a pool of this size in EACH process.
+ * - `max_prepared_statements` (≥ 1.21): prepared statements tracked per client in transaction and
+ *   statement pooling; 0 turns the support off (the default was 0 until 1.24, 200 since).
+ * - `server_tls_sslmode` / `client_tls_sslmode`: libpq-style TLS modes towards the server and
+ *   demanded from clients; `require` on the client side needs `client_tls_key_file` and
+ *   `client_tls_cert_file`.
+ * - `ignore_startup_parameters = extra_float_digits`: pgbench/psql/JDBC send it in the startup
+ *   packet; PgBouncer refuses unknown startup parameters unless listed here.
+ * - `stats_period = 1`: SHOW STATS averages are recomputed every second (the sampler polls at 1 Hz).
+ */
+import type { PgbouncerPoolMode } from './layout';
+import { poolDatabaseAlias } from './layout';
+
+/** The first release with peering (`peer_id`, `[peers]`). */
+export const PEERING_SINCE = [1, 19, 0] as const;
+/** The first release with `max_prepared_statements`. */
+export const MAX_PREPARED_STATEMENTS_SINCE = [1, 21, 0] as const;
+
+export type VersionTriple = readonly [number, number, number];
+
+/** `1.25.2`, `PgBouncer 1.18.0`, `1.22` → [1, 25, 2] …; null when no version is found. */
+export function parsePgbouncerVersion(text: string): VersionTriple | null {
+  const m = /(\d+)\.(\d+)(?:\.(\d+))?/.exec(text);
+  if (!m) return null;
+  return [Number(m[1]), Number(m[2]), m[3] === undefined ? 0 : Number(m[3])];
+}
+
+function atLeast(v: VersionTriple | null, min: readonly [number, number, number]): boolean {
+  if (v === null) return false;
+  for (let i = 0; i < 3; i++) {
+    const a = v[i] as number;
+    const b = min[i] as number;
+    if (a !== b) return a > b;
+  }
+  return true;
+}
+
+export function supportsPeering(version: string): boolean {
+  return atLeast(parsePgbouncerVersion(version), PEERING_SINCE);
+}
+
+export function supportsMaxPreparedStatements(version: string): boolean {
+  return atLeast(parsePgbouncerVersion(version), MAX_PREPARED_STATEMENTS_SINCE);
+}
+
+/**
+ * Server connections the pooler may open in total: `poolPercent` % of max_connections, rounded to
+ * the nearest integer (as RDS Proxy's MaxConnectionsPercent is a share of max_connections), at
+ * least 1.
+ */
+export function totalPoolSize(poolPercent: number, maxConnections: number): number {
+  return Math.max(1, Math.round((poolPercent / 100) * maxConnections));
+}
+
+/**
+ * `default_pool_size` of each process: the total split evenly, rounded DOWN so the processes
+ * together never open more than the pooler's share (90 % of 1200 over 4 processes: 1080 → 270
+ * each; 10 over 3: 3 each, 9 in all), but at least 1 per process (then N processes may open N
+ * connections when the share is smaller than N).
+ */
+export function processPoolSize(
+  poolPercent: number,
+  maxConnections: number,
+  processes: number,
+  /** PgBouncer deployments splitting the share (poolerDeployments: the runners, for on-runners). */
+  sharedBy = 1,
+): number {
+  return Math.max(1, Math.floor(totalPoolSize(poolPercent, maxConnections) / (processes * sharedBy)));
+}
+
+export type ServerTlsMode = 'disable' | 'prefer' | 'require';
+
+export interface PgbouncerIniInput {
+  /** The PgBouncer release that will read this file (`1.18.0`, `1.25.2`): decides peering and max_prepared_statements. */
+  readonly version: string;
+  /** 0-based. */
+  readonly processIndex: number;
+  readonly processes: number;
+  /** `0.0.0.0`, `127.0.0.1`. */
+  readonly listenAddr: string;
+  /** The data port every process shares (so_reuseport when processes > 1). */
+  readonly listenPort: number;
+  /** Unix socket directory of each process, in process order (length = processes). */
+  readonly socketDirs: readonly string[];
+  readonly server: { readonly host: string; readonly port: number; readonly dbname: string };
+  readonly poolModes: readonly PgbouncerPoolMode[];
+  /** Per process (processPoolSize). */
+  readonly defaultPoolSize: number;
+  /** Written only when the version has the setting; null leaves PgBouncer's default. */
+  readonly maxPreparedStatements: number | null;
+  readonly authType: 'trust' | 'scram-sha-256' | 'md5' | 'plain';
+  readonly authFile: string;
+  readonly adminUsers: readonly string[];
+  readonly statsUsers: readonly string[];
+  readonly serverTlsSslmode: ServerTlsMode;
+  /** Clients must use TLS (client_tls_sslmode = require) with this key and certificate. */
+  readonly clientTls: { readonly keyFile: string; readonly certFile: string } | null;
+  /** Per process. */
+  readonly logFile: string;
+  readonly pidFile: string;
+  readonly maxClientConnections: number;
+  /** First comment line (who wrote it). */
+  readonly header?: string;
+}
+
+/** A libpq connect-string value: quoted when it has spaces or quotes (single quotes, `\` escapes). */
+function connValue(v: string): string {
+  return /^[A-Za-z0-9_./:-]+$/.test(v) ? v : `'${v.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+/** An ini value must stay on one line: a newline would start a new (attacker-chosen) setting. */
+function oneLine(name: string, v: string): string {
+  if (/[\r\n]/.test(v)) throw new Error(`PgBouncer setting ${name}: value must not contain a line break`);
+  return v;
+}
+
+export function renderPgbouncerIni(p: PgbouncerIniInput): string {
+  if (!Number.isInteger(p.processes) || p.processes < 1)
+    throw new Error(`processes must be an integer ≥ 1, got ${p.processes}`);
+  if (!Number.isInteger(p.processIndex) || p.processIndex < 0 || p.processIndex >= p.processes)
+    throw new Error(`processIndex must be 0–${p.processes - 1}, got ${p.processIndex}`);
+  if (p.socketDirs.length !== p.processes)
+    throw new Error(`one unix socket directory per process: ${p.socketDirs.length} for ${p.processes}`);
+  if (!Number.isInteger(p.defaultPoolSize) || p.defaultPoolSize < 1)
+    throw new Error(`default_pool_size must be an integer ≥ 1, got ${p.defaultPoolSize}`);
+  if (p.poolModes.length === 0) throw new Error('at least one pool mode');
+  const peering = p.processes > 1 && supportsPeering(p.version);
+  const mps = p.maxPreparedStatements !== null && supportsMaxPreparedStatements(p.version);
+  const socketDir = p.socketDirs[p.processIndex] as string;
+  const lines: string[] = [
+    `; ${p.header ?? 'written by proxylab'}: PgBouncer ${p.version}, process ${p.processIndex + 1} of ${p.processes}`,
+    '[databases]',
+  ];
+  for (const mode of p.poolModes) {
+    const alias = poolDatabaseAlias(p.server.dbname, mode);
+    lines.push(
+      oneLine(
+        alias,
+        `${alias} = host=${connValue(p.server.host)} port=${p.server.port} dbname=${connValue(p.server.dbname)} pool_mode=${mode}`,
+      ),
+    );
+  }
+  lines.push('');
+  if (peering) {
+    // Peer ids are 1-based (peer_id 0 means "no peering"); each peer is reached on its unix socket.
+    lines.push('[peers]');
+    p.socketDirs.forEach((dir, i) =>
+      lines.push(oneLine('peers', `${i + 1} = host=${dir} port=${p.listenPort}`)),
+    );
+    lines.push('');
+  }
+  const set = (name: string, value: string | number): void => {
+    lines.push(oneLine(name, `${name} = ${value}`));
+  };
+  lines.push('[pgbouncer]');
+  set('listen_addr', p.listenAddr);
+  set('listen_port', p.listenPort);
+  set('unix_socket_dir', socketDir);
+  if (p.processes > 1) set('so_reuseport', 1);
+  if (peering) set('peer_id', p.processIndex + 1);
+  set('auth_type', p.authType);
+  set('auth_file', p.authFile);
+  set('admin_users', p.adminUsers.join(','));
+  if (p.statsUsers.length > 0) set('stats_users', p.statsUsers.join(','));
+  set('pool_mode', p.poolModes[0] as string);
+  set('default_pool_size', p.defaultPoolSize);
+  set('min_pool_size', 0);
+  set('reserve_pool_size', 0);
+  set('max_client_conn', p.maxClientConnections);
+  if (mps) set('max_prepared_statements', p.maxPreparedStatements);
+  set('server_tls_sslmode', p.serverTlsSslmode);
+  if (p.clientTls) {
+    set('client_tls_sslmode', 'require');
+    set('client_tls_key_file', p.clientTls.keyFile);
+    set('client_tls_cert_file', p.clientTls.certFile);
+  }
+  set('ignore_startup_parameters', 'extra_float_digits');
+  set('log_connections', 0);
+  set('log_disconnections', 0);
+  set('stats_period', 1);
+  set('logfile', p.logFile);
+  set('pidfile', p.pidFile);
+  lines.push('');
+  return lines.join('\n');
+}
+
+/**
+ * auth_file contents: one `"user" "password"` line each. doc/config.md ("Authentication file
+ * format"): "There should be at least 2 fields, surrounded by double quotes … Double quotes in a
+ * field value can be escaped by writing two double quotes."
+ */
+export function renderUserlist(
+  users: ReadonlyArray<{ readonly username: string; readonly password: string }>,
+): string {
+  const q = (s: string, what: string): string => {
+    if (/[\r\n]/.test(s)) throw new Error(`userlist ${what} must not contain a line break`);
+    return `"${s.replace(/"/g, '""')}"`;
+  };
+  return users.map((u) => `${q(u.username, 'user name')} ${q(u.password, 'password')}\n`).join('');
+}

@@ -1,0 +1,433 @@
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+import { fetchPoolerCpu, readPoolerCpu } from '../../lib/cloud/pooler-agent';
+import { parsePoolerHostConfig, systemdProcessManager } from '../../lib/cloud/pooler-bootstrap';
+import {
+  adminConnection,
+  CompositePoolControl,
+  parseUnalignedRows,
+  PgbouncerPoolControl,
+  type AdminRowsQuery,
+} from '../../lib/cloud/pooler-targets';
+import { NoopPoolControl } from '../../lib/cloud/proxy-pool';
+import { runRequestSchema } from '../../lib/cloud/run-request';
+import {
+  PoolerMetrics,
+  poolerSaturation,
+  processCpuPercents,
+  type AdminRow,
+  type PoolerCpuSnapshot,
+} from '../../lib/engine/pooler-metrics';
+import { poolerPaths } from '../../lib/pgbouncer/host';
+import type { PoolerEndpoint, PoolerHostConfig } from '../../lib/pgbouncer/layout';
+import { scratchDir } from '../helpers/scratch';
+
+const POOLER: PoolerEndpoint = {
+  name: 'bouncer',
+  placement: 'dedicated',
+  host: '10.0.1.5',
+  port: 6432,
+  adminPorts: [6440, 6441],
+  statsPort: 6439,
+  poolModes: ['transaction', 'session'],
+  processes: 2,
+  poolPercent: 90,
+  maxPreparedStatements: 200,
+  version: '1.25.2',
+  tls: true,
+};
+
+function snap(at: string, ticks: Array<[number, number, number]>): PoolerCpuSnapshot {
+  return {
+    at,
+    clockTicksPerSecond: 100,
+    processes: ticks.map(([index, pid, cpuTicks]) => ({ index, pid, cpuTicks })),
+  };
+}
+
+describe('processCpuPercents', () => {
+  test('ticks per second of wall time, percent of one core; a restarted process (new pid) is skipped', () => {
+    const a = snap('2026-11-22T10:00:00.000Z', [
+      [0, 100, 1000],
+      [1, 101, 500],
+    ]);
+    const b = snap('2026-11-22T10:00:02.000Z', [
+      [0, 100, 1190],
+      [1, 999, 10],
+    ]);
+    expect(processCpuPercents(a, b)).toEqual([{ index: 0, percent: 95 }]);
+  });
+});
+
+describe('PoolerMetrics', () => {
+  const rows = (database: string, v: Partial<Record<string, string>>): AdminRow => ({ database, ...v });
+  function metrics(answers: Array<Array<AdminRow[][] | Error>>, cpu: PoolerCpuSnapshot[]) {
+    let poll = 0;
+    let cpuCall = 0;
+    let t = Date.parse('2026-11-22T10:00:00.000Z');
+    const m = new PoolerMetrics({
+      pooler: 'bouncer',
+      admin: {
+        processes: 2,
+        query: (i) => {
+          const a = answers[poll]?.[i];
+          return a instanceof Error ? Promise.reject(a) : Promise.resolve(a ?? [[], []]);
+        },
+        close: () => Promise.resolve(),
+      },
+      cpu: () => Promise.resolve(cpu[cpuCall++] ?? null),
+      pools: { app: 'transaction' },
+      targets: ['bouncer-transaction'],
+      now: () => t,
+    });
+    return {
+      m,
+      next: async () => {
+        await m.poll();
+        poll++;
+        t += 1000;
+      },
+    };
+  }
+
+  test('pools summed over the processes, counters as a rate of the sum, CPU per process; a partial poll records no pools', async () => {
+    const proc = (active: string, xacts: string): AdminRow[][] => [
+      [rows('app', { cl_active: active, cl_waiting: '1', sv_active: '3', maxwait: '0', maxwait_us: '5000' })],
+      [rows('app', { total_xact_count: xacts, total_wait_time: '0' })],
+    ];
+    const { m, next } = metrics(
+      [
+        [proc('10', '100'), proc('5', '50')],
+        [proc('11', '300'), proc('6', '150')],
+        [proc('1', '400'), new Error('process 2: connection refused')],
+      ],
+      [
+        snap('2026-11-22T10:00:00.000Z', [
+          [0, 1, 0],
+          [1, 2, 0],
+        ]),
+        snap('2026-11-22T10:00:01.000Z', [
+          [0, 1, 50],
+          [1, 2, 95],
+        ]),
+        snap('2026-11-22T10:00:02.000Z', [
+          [0, 1, 100],
+          [1, 2, 190],
+        ]),
+      ],
+    );
+    await next();
+    await next();
+    await next();
+    const s = m.series();
+    const find = (name: string, dims: Record<string, string> = { database: 'app' }) =>
+      s.find((x) => x.name === name && Object.entries(dims).every(([k, v]) => x.dimensions[k] === v));
+    expect(find('cl_active')?.points.map((p) => p[1])).toEqual([15, 17]); // the third poll was partial
+    expect(find('cl_active')?.dimensions).toEqual({
+      pooler: 'bouncer',
+      database: 'app',
+      pool_mode: 'transaction',
+    });
+    expect(find('maxwait')?.points.map((p) => p[1])).toEqual([5, 5]);
+    expect(find('total_xact_count')?.points.map((p) => p[1])).toEqual([300]); // (450 − 150) / 1 s
+    expect(find('process_cpu_percent', { process: '1' })?.points.map((p) => p[1])).toEqual([95, 95]);
+    expect(find('process_cpu_percent', { process: '0' })?.unit).toBe('percent');
+    // saturation over the window: the busiest process averaged 95 % ≥ 90
+    expect(
+      await poolerSaturation(
+        [m],
+        { kind: 'pgbouncer-transaction', name: 'bouncer-transaction' },
+        '2026-11-22T10:00:00.000Z',
+        '2026-11-22T10:00:02.000Z',
+      ),
+    ).toEqual({ saturated: true, percent: 95 });
+    expect(
+      await poolerSaturation(
+        [m],
+        { kind: 'direct', name: 'direct' },
+        '2026-11-22T10:00:00.000Z',
+        '2026-11-22T10:00:02.000Z',
+      ),
+    ).toEqual({ saturated: null, percent: null });
+  });
+
+  test('every poll failing: one error series with the reason, never zeros', async () => {
+    const err = new Error('no route to host');
+    const { m, next } = metrics([[err, err]], []);
+    await next();
+    const s = m.series();
+    expect(s.find((x) => x.name === 'cl_active')).toBeUndefined();
+    expect(s.find((x) => x.name === 'poll')).toMatchObject({
+      status: 'error',
+      reason: expect.stringContaining('no route to host') as unknown,
+    });
+    expect(s.find((x) => x.name === 'process_cpu_percent')).toMatchObject({ status: 'error' });
+  });
+});
+
+describe('PgbouncerPoolControl', () => {
+  function control(applies: boolean, pooler: PoolerEndpoint = POOLER, runnerCount = 1) {
+    const sent: Array<[number, string]> = [];
+    let size = 486;
+    let mps = 200;
+    const query: AdminRowsQuery = (conn, statements) => {
+      const out: AdminRow[][] = [];
+      for (const s of statements) {
+        sent.push([conn.port, s]);
+        const set = /^SET default_pool_size = (\d+)$/.exec(s);
+        if (set) size = Number(set[1]);
+        const m = /^SET max_prepared_statements = (\d+)$/.exec(s);
+        if (m) mps = Number(m[1]);
+        if (s === 'SHOW DATABASES')
+          out.push([
+            { name: 'postgres', pool_size: String(size) },
+            { name: 'postgres_session', pool_size: String(size) },
+          ]);
+        else if (s === 'SHOW CONFIG') out.push([{ key: 'max_prepared_statements', value: String(mps) }]);
+        else out.push([]);
+      }
+      return Promise.resolve(out);
+    };
+    const c = new PgbouncerPoolControl({
+      poolers: [pooler],
+      admin: { username: 'pgbouncer_admin', password: 'x' },
+      query,
+      maxConnections: () => Promise.resolve(1080),
+      dbname: 'postgres',
+      applies: () => applies,
+      initialMaxPreparedStatements: () => 200,
+      runnerCount,
+    });
+    return { c, sent };
+  }
+  const tx = { kind: 'pgbouncer-transaction' as const, name: 'bouncer-transaction' };
+
+  test('a sweep goes to every process (45 % of 1080 over 2 processes: 243 each), restore puts the lab value back', async () => {
+    const { c, sent } = control(true);
+    await c.setPoolPercent(tx, 45);
+    expect(sent.filter(([, s]) => s.startsWith('SET'))).toEqual([
+      [6440, 'SET default_pool_size = 243'],
+      [6441, 'SET default_pool_size = 243'],
+    ]);
+    expect(c.currentPercent('bouncer')).toBe(45);
+    await c.setMaxPreparedStatements(tx, 0);
+    await c.restore();
+    const sets = sent.filter(([, s]) => s.startsWith('SET')).map(([p, s]) => `${p} ${s}`);
+    expect(sets.slice(-4)).toEqual([
+      '6440 SET default_pool_size = 486',
+      '6441 SET default_pool_size = 486',
+      '6440 SET max_prepared_statements = 200',
+      '6441 SET max_prepared_statements = 200',
+    ]);
+  });
+
+  test('a pooler on the runners splits the % across them: 45 % of 1080 over 3 runners × 2 processes is 81 each', async () => {
+    // GIVEN the same pooler placed on each of 3 runners (the stack's host config says sharedBy 3)
+    const { c, sent } = control(true, { ...POOLER, placement: 'on-runners', host: '127.0.0.1' }, 3);
+    // WHEN a sweep sets 45 %
+    await c.setPoolPercent(tx, 45);
+    // THEN each runner's processes together open a third of the share (486 / 3 / 2 = 81)
+    expect(sent.filter(([, s]) => s.startsWith('SET'))).toEqual([
+      [6440, 'SET default_pool_size = 81'],
+      [6441, 'SET default_pool_size = 81'],
+    ]);
+  });
+
+  test('a runner that does not own the pooler sends nothing but tracks the %', async () => {
+    const { c, sent } = control(false);
+    await c.setPoolPercent(tx, 25);
+    await c.reset();
+    expect(sent).toEqual([]);
+    expect(c.currentPercent('bouncer')).toBe(25);
+  });
+
+  test('the composite sends PgBouncer targets to PgBouncer, others to the proxy control; reset drops every pool', async () => {
+    const { c, sent } = control(true);
+    const composite = new CompositePoolControl(new NoopPoolControl(), c);
+    await composite.reset({ kind: 'direct', name: 'direct' });
+    expect(sent.map(([p, s]) => `${p} ${s}`)).toEqual([
+      '6440 KILL postgres',
+      '6440 RESUME postgres',
+      '6440 KILL postgres_session',
+      '6440 RESUME postgres_session',
+      '6441 KILL postgres',
+      '6441 RESUME postgres',
+      '6441 KILL postgres_session',
+      '6441 RESUME postgres_session',
+    ]);
+    await expect(
+      composite.setMaxPreparedStatements({ kind: 'rds-proxy', name: 'pool100' }, 0),
+    ).rejects.toThrow(/no max_prepared_statements/);
+  });
+
+  test('admin connections go to the relay port of the process, sslmode prefer (the relay ends at a unix socket)', () => {
+    expect(adminConnection(POOLER, 1, { username: 'a', password: 'p' })).toMatchObject({
+      host: '10.0.1.5',
+      port: 6441,
+      dbname: 'pgbouncer',
+      sslmode: 'prefer',
+    });
+  });
+});
+
+test('parseUnalignedRows', () => {
+  expect(parseUnalignedRows('a\u001fb\n1\u001f2\n3\u001f\n')).toEqual([
+    { a: '1', b: '2' },
+    { a: '3', b: '' },
+  ]);
+});
+
+describe('agent', () => {
+  test('readPoolerCpu: pid files and /proc; a process without a pid file is left out', () => {
+    const files: Record<string, string> = {
+      '/r/run/proxylab-pgb/bouncer-0/pgbouncer.pid': '4242\n',
+      '/proc/4242/stat': '4242 (pgbouncer) S 1 2 3 4 5 6 7 8 9 10 300 45 0 0',
+    };
+    const snapText = readPoolerCpu(
+      2,
+      poolerPaths('bouncer', '/r'),
+      (f) => {
+        const t = files[f];
+        if (t === undefined) throw new Error('ENOENT');
+        return t;
+      },
+      () => new Date('2026-11-22T10:00:00.000Z'),
+    );
+    expect(snapText).toEqual({
+      at: '2026-11-22T10:00:00.000Z',
+      clockTicksPerSecond: 100,
+      processes: [{ index: 0, pid: 4242, cpuTicks: 345 }],
+    });
+  });
+
+  test('fetchPoolerCpu checks the line it reads', async () => {
+    const answer = { text: '' };
+    const server = net.createServer((s) => s.end(answer.text));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+    const port = (server.address() as net.AddressInfo).port;
+    try {
+      answer.text =
+        JSON.stringify({ at: '2026-11-22T10:00:00Z', clockTicksPerSecond: 100, processes: [] }) + '\n';
+      await expect(fetchPoolerCpu('127.0.0.1', port)).resolves.toMatchObject({ clockTicksPerSecond: 100 });
+      answer.text = '{"at":"x","clockTicksPerSecond":0,"processes":[]}\n';
+      await expect(fetchPoolerCpu('127.0.0.1', port)).rejects.toThrow(/clockTicksPerSecond|at/);
+      answer.text = 'nope';
+      await expect(fetchPoolerCpu('127.0.0.1', port)).rejects.toThrow(/not JSON/);
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe('pooler host config', () => {
+  const good = {
+    name: 'bouncer',
+    placement: 'dedicated',
+    region: 'eu-west-1',
+    dbSecretArn: 'arn:db',
+    adminSecretArn: 'arn:admin',
+    serverHost: 'writer.example',
+    serverPort: 5432,
+    listenAddr: '0.0.0.0',
+    poolModes: ['session'],
+    processes: 4,
+    poolPercent: 90,
+    sharedBy: 1,
+    maxPreparedStatements: 200,
+    tls: true,
+    pgbouncerPath: '/opt/pgbouncer/bin/pgbouncer',
+    version: '1.25.2',
+  };
+  test('accepted as written', () => {
+    expect(parsePoolerHostConfig(JSON.stringify(good), 'f.json')).toEqual(good);
+  });
+  test('every problem named with its field; unknown keys refused', () => {
+    expect(() =>
+      parsePoolerHostConfig(JSON.stringify({ ...good, processes: 0, poolPercent: 120, extra: 1 }), 'f.json'),
+    ).toThrow(/processes.*poolPercent|poolPercent.*processes/);
+    expect(() => parsePoolerHostConfig(JSON.stringify({ ...good, extra: 1 }), 'f.json')).toThrow(/extra/);
+    expect(() => parsePoolerHostConfig('{', 'f.json')).toThrow(/not JSON/);
+  });
+});
+
+test('run requests written before poolers existed still parse (no poolers, no admin secret)', () => {
+  const req = {
+    requestVersion: 1,
+    runId: 'r1',
+    suite: 'smoke',
+    bucket: 'b',
+    runnerCount: 1,
+    secretArn: 'arn',
+    targets: {
+      writer: { host: 'w', port: 5432 },
+      proxies: [],
+      sslmode: 'require',
+      proxyTargetKind: 'rds-proxy',
+    },
+    settings: {
+      region: null,
+      startAt: null,
+      collector: null,
+      poolControl: true,
+      barrierTimeoutSec: 900,
+      expectVersion: null,
+    },
+  };
+  const parsed = runRequestSchema.parse(req);
+  expect(parsed.targets.poolers).toEqual([]);
+  expect(parsed.targets.poolerAdminSecretArn).toBeNull();
+  expect(
+    runRequestSchema.parse({ ...req, targets: { ...req.targets, poolers: [POOLER] } }).targets.poolers,
+  ).toEqual([POOLER]);
+});
+
+describe('systemd on the pooler host', () => {
+  test('template units and the enable + restart of each instance', async () => {
+    const dir = scratchDir('pooler-units');
+    const calls: string[] = [];
+    const manager = systemdProcessManager(
+      { name: 'bouncer', pgbouncerPath: '/opt/pgbouncer-1.25.2/bin/pgbouncer' } as PoolerHostConfig,
+      'pgbouncer',
+      (file, args) => {
+        calls.push([file, ...args].join(' '));
+        return Promise.resolve({ code: 0, stdout: '', stderr: '' });
+      },
+      dir,
+    );
+    await manager.prepare();
+    await manager.startPgbouncer(1);
+    await manager.startAgent();
+    const unit = fs.readFileSync(path.join(dir, 'proxylab-pgbouncer@.service'), 'utf8');
+    expect(unit).toMatch(
+      /^ExecStart=\/opt\/pgbouncer-1\.25\.2\/bin\/pgbouncer \/etc\/proxylab\/pgbouncer\/%i\.ini$/m,
+    );
+    expect(unit).toMatch(/^User=pgbouncer$/m);
+    // the instance's socket directory is its runtime directory: /run/proxylab-pgb/bouncer-1
+    expect(unit).toMatch(/^RuntimeDirectory=proxylab-pgb\/%i$/m);
+    expect(poolerPaths('bouncer').socketDir(1)).toBe('/run/proxylab-pgb/bouncer-1');
+    expect(poolerPaths('bouncer').iniFile(1)).toBe('/etc/proxylab/pgbouncer/bouncer-1.ini');
+    expect(fs.readFileSync(path.join(dir, 'proxylab-pooler-agent@.service'), 'utf8')).toMatch(
+      /^ExecStart=\/usr\/bin\/env node \/opt\/proxylab\/pooler\.js agent --config \/etc\/proxylab\/pooler-%i\.json$/m,
+    );
+    expect(calls).toEqual([
+      'systemctl daemon-reload',
+      'systemctl enable proxylab-pgbouncer@bouncer-1.service',
+      'systemctl restart proxylab-pgbouncer@bouncer-1.service',
+      'systemctl enable proxylab-pooler-agent@bouncer.service',
+      'systemctl restart proxylab-pooler-agent@bouncer.service',
+    ]);
+  });
+
+  test('a failing systemctl names the command and its stderr', async () => {
+    const manager = systemdProcessManager(
+      { name: 'bouncer', pgbouncerPath: '/x' } as PoolerHostConfig,
+      'pgbouncer',
+      () => Promise.resolve({ code: 1, stdout: '', stderr: 'Job for x failed.\n' }),
+      scratchDir('pooler-units'),
+    );
+    await expect(manager.startAgent()).rejects.toThrow(
+      /systemctl enable proxylab-pooler-agent@bouncer\.service failed \(exit 1\): Job for x failed\./,
+    );
+  });
+});
