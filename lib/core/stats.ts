@@ -23,3 +23,48 @@ export function orderStats(values: readonly number[]): OrderStats | null {
   const median = sorted.length % 2 === 1 ? upper : (lower + upper) / 2;
   return { min, median, max, n: sorted.length };
 }
+
+/** A sampled average over (fromMs, toMs]: what a rate or CPU sample between two polls stands for. */
+export interface SampledInterval {
+  readonly fromMs: number;
+  readonly toMs: number;
+  readonly value: number;
+}
+
+/**
+ * The mean over [startMs, endMs] of sampled interval averages, each weighted by its overlap with
+ * the window. An interval less than `minInsideShare` inside the window is left out: its average is
+ * mostly about what happened before or after (a 1 s CPU sample that caught 0.05 s of a 0.4 s step
+ * says little about that step). null when no interval qualifies: unknown, never 0.
+ */
+export function windowMean(
+  intervals: readonly SampledInterval[],
+  startMs: number,
+  endMs: number,
+  minInsideShare = 0.5,
+): number | null {
+  let weighted = 0;
+  let ms = 0;
+  for (const iv of intervals) {
+    const span = iv.toMs - iv.fromMs;
+    const overlap = Math.min(endMs, iv.toMs) - Math.max(startMs, iv.fromMs);
+    if (span <= 0 || overlap <= 0 || overlap / span < minInsideShare || !Number.isFinite(iv.value)) continue;
+    weighted += iv.value * overlap;
+    ms += overlap;
+  }
+  return ms > 0 ? weighted / ms : null;
+}
+
+/** Intervals from a series of `[iso time, value]` points, each standing for the time since the one before. */
+export function intervalsOfPoints(points: ReadonlyArray<readonly [string, number]>): SampledInterval[] {
+  const out: SampledInterval[] = [];
+  for (let i = 1; i < points.length; i++) {
+    const prev = points[i - 1];
+    const cur = points[i];
+    if (!prev || !cur) continue;
+    const fromMs = Date.parse(prev[0]);
+    const toMs = Date.parse(cur[0]);
+    if (Number.isFinite(fromMs) && Number.isFinite(toMs)) out.push({ fromMs, toMs, value: cur[1] });
+  }
+  return out;
+}

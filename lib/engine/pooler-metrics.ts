@@ -11,6 +11,7 @@
  * CPU is kept PER PROCESS: `process_cpu_percent` {pooler, process}, percent of one core — a
  * single-threaded PgBouncer process is saturated at 100 whatever the host's core count.
  */
+import { type SampledInterval, windowMean } from '../core/stats';
 import type { MetricSeries, TargetRef } from '../suite/types';
 import type { MetricsSampler } from './ports';
 import { CPU_SATURATION_PERCENT } from '../suite/verdict';
@@ -273,25 +274,21 @@ export class PoolerMetrics {
   }
 
   /**
-   * The busiest process's average CPU over [start, end] (percent of one core), weighting each
-   * sampled interval by its overlap with the window; null when no interval overlaps.
+   * The busiest process's average CPU over [start, end] (percent of one core): windowMean of its
+   * sampled intervals (weighted by overlap; an interval mostly outside the step left out); null
+   * when no interval qualifies (a step shorter than half a sampling interval: unknown, not 0).
    */
   cpuAverage(start: string, end: string): number | null {
-    const s = Date.parse(start);
-    const e = Date.parse(end);
-    const byProcess = new Map<number, { weighted: number; ms: number }>();
+    const byProcess = new Map<number, SampledInterval[]>();
     for (const iv of this.cpuIntervals) {
-      const overlap = Math.min(e, iv.toMs) - Math.max(s, iv.fromMs);
-      if (overlap <= 0) continue;
-      const cur = byProcess.get(iv.process) ?? { weighted: 0, ms: 0 };
-      cur.weighted += iv.percent * overlap;
-      cur.ms += overlap;
-      byProcess.set(iv.process, cur);
+      const list = byProcess.get(iv.process) ?? [];
+      list.push({ fromMs: iv.fromMs, toMs: iv.toMs, value: iv.percent });
+      byProcess.set(iv.process, list);
     }
     let max: number | null = null;
-    for (const v of byProcess.values()) {
-      const avg = v.weighted / v.ms;
-      max = max === null ? avg : Math.max(max, avg);
+    for (const list of byProcess.values()) {
+      const avg = windowMean(list, Date.parse(start), Date.parse(end));
+      if (avg !== null) max = max === null ? avg : Math.max(max, avg);
     }
     return max;
   }

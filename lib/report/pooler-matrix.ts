@@ -10,6 +10,7 @@
  * the busiest process (a single-threaded PgBouncer tops out at one core whatever the others do).
  * A repeated cell shows the busiest repetition. No points: unknown (null), never 0.
  */
+import { intervalsOfPoints, windowMean } from '../core/stats';
 import type { MetricSeries, StepRecord } from '../suite/types';
 import type { TargetDescriptor } from '../suite/targets';
 import { type Cell, type Spread, uniqueInOrder } from './cells';
@@ -85,7 +86,11 @@ function seriesOfTarget(series: readonly MetricSeries[], targetName: string): Me
   });
 }
 
-/** Busiest process's mean CPU inside the step's window; null when no process has a point in it. */
+/**
+ * Busiest process's mean CPU over the step's window: each point stands for the interval since the
+ * one before, weighted by its overlap with the step (windowMean, as the runner judges
+ * poolerSaturated); null when no interval lies mostly inside the step — unknown, never 0.
+ */
 export function stepPoolerCpu(
   series: readonly MetricSeries[],
   step: Pick<StepRecord, 'startedAt' | 'endedAt'>,
@@ -95,16 +100,8 @@ export function stepPoolerCpu(
   if (!Number.isFinite(start) || !Number.isFinite(end)) return null;
   let busiest: number | null = null;
   for (const s of series) {
-    const inside = s.points
-      .filter(([t]) => {
-        const at = Date.parse(t);
-        return at >= start && at <= end;
-      })
-      .map(([, v]) => v)
-      .filter((v) => Number.isFinite(v));
-    if (inside.length === 0) continue;
-    const mean = inside.reduce((a, b) => a + b, 0) / inside.length;
-    busiest = busiest === null ? mean : Math.max(busiest, mean);
+    const mean = windowMean(intervalsOfPoints(s.points), start, end);
+    if (mean !== null) busiest = busiest === null ? mean : Math.max(busiest, mean);
   }
   return busiest;
 }

@@ -93,22 +93,36 @@ function steps(scale = 1): StepRecord[] {
   return out;
 }
 
+/**
+ * A series sampled every 2 s from `fromSec` to `toSec` (each point: the mean since the one before),
+ * `valueAt(sec)` at each point.
+ */
+function sampled(
+  pooler: string,
+  process: string,
+  fromSec: number,
+  toSec: number,
+  valueAt: (sec: number) => number,
+): MetricSeries {
+  const points: Array<[number, number]> = [];
+  for (let sec = fromSec; sec <= toSec; sec += 2) points.push([sec, valueAt(sec)]);
+  return cpuSeries(pooler, process, points);
+}
+
+const inStep = (sec: number, startSec: number): boolean => sec > startSec && sec <= startSec + 10;
+
 const SERIES: MetricSeries[] = [
-  // dedicated host, step 2 (c100) at 20–30 % and step 6 (c400) at 90–100 % on process 1
-  cpuSeries('bouncer', '0', [
-    [41, 20],
-    [45, 30],
-    [121, 60],
-    [125, 60],
-  ]),
-  cpuSeries('bouncer', '1', [
-    [42, 10],
-    [122, 90],
-    [126, 100],
-    [200, 5], // outside every step window: ignored
-  ]),
-  // co-located: only during its c100 step (3); nothing during c400 (7) → unknown there
-  cpuSeries('onrunner', '0', [[62, 40]]),
+  // dedicated host, 5 % when idle; step 2 (c100, 40–50 s): process 0 at 20, 20, 30, 30, 25 (mean 25),
+  // process 1 at 10; step 6 (c400, 120–130 s): process 0 at 60, process 1 at 90, 100, 90, 100, 95 (mean 95)
+  sampled('bouncer', '0', 0, 200, (sec) =>
+    inStep(sec, 40) ? ([20, 20, 30, 30, 25][(sec - 42) / 2] ?? 0) : inStep(sec, 120) ? 60 : 5,
+  ),
+  sampled('bouncer', '1', 0, 200, (sec) =>
+    inStep(sec, 40) ? 10 : inStep(sec, 120) ? ([90, 100, 90, 100, 95][(sec - 122) / 2] ?? 0) : 5,
+  ),
+  // co-located: 40 during its c100 step (3, 60–70 s); the series stops at 100 s, so nothing during
+  // its c400 step (7, 140–150 s) → unknown there
+  sampled('onrunner', '0', 0, 100, (sec) => (inStep(sec, 60) ? 40 : 5)),
 ];
 
 function loadedRun(stepRecords: StepRecord[], series: MetricSeries[]): LoadedRun {
@@ -158,7 +172,7 @@ describe('pooler matrix', () => {
 
   test('pooler CPU: busiest process of the step mean; PgBouncer only; unknown where no point fell in the step', () => {
     const [c100, c400] = pm?.rows ?? [];
-    // dedicated host: c100 = max(mean(20, 30), 10) = 25; c400 = max(mean(60, 60), mean(90, 100)) = 95
+    // dedicated host: c100 = max(mean(20, 20, 30, 30, 25), 10) = 25; c400 = max(60, mean(90, 100, 90, 100, 95)) = 95
     expect(c100?.cells[2]?.poolerCpuPercent).toBe(25);
     expect(c400?.cells[2]?.poolerCpuPercent).toBe(95);
     // co-located: 40 in its c100 step, nothing in its c400 step → null, never 0
@@ -184,6 +198,23 @@ describe('pooler matrix', () => {
       SERIES,
     );
     expect(poolerMatrices(only, groupCells(only.steps))).toEqual([]);
+  });
+
+  test('a step shorter than half a sampling interval has unknown pooler CPU, not the diluted sample', () => {
+    // GIVEN samples every 2 s at 0 and 80 % (the interval (2 s, 4 s] averaged 80)
+    const series = [
+      cpuSeries('b', '0', [
+        [0, 0],
+        [2, 0],
+        [4, 80],
+        [6, 0],
+      ]),
+    ];
+    const at = (sec: number) => new Date(T0 + sec * 1000).toISOString();
+    // WHEN the step covers 0.7 s of that 2 s interval, THEN it is unknown
+    expect(stepPoolerCpu(series, { startedAt: at(2.5), endedAt: at(3.2) })).toBeNull();
+    // AND a step covering 1.5 s of it gets that interval's average
+    expect(stepPoolerCpu(series, { startedAt: at(2.3), endedAt: at(3.8) })).toBe(80);
   });
 
   test('stepPoolerCpu ignores points outside the window', () => {
