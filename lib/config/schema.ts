@@ -348,7 +348,7 @@ const poolerSchema = z.strictObject(
     placement: z
       .enum(['dedicated', 'on-runners'], {
         error:
-          'one of "dedicated", "on-runners" (Aurora\'s own host cannot run a pooler; "on-runners" co-locates it with the load)',
+          'one of "dedicated", "on-runners" (a managed database\'s own host — Aurora or RDS — cannot run a pooler; "on-runners" co-locates it with the load)',
       })
       .meta(
         doc({

@@ -556,7 +556,7 @@ describe('poolers', () => {
       withPooler({ placement: 'db-host' }),
       'poolers[0].placement',
       'db-host',
-      /^must be one of "dedicated", "on-runners" \(Aurora's own host cannot run a pooler.*got "db-host"$/,
+      /^must be one of "dedicated", "on-runners" \(a managed database's own host — Aurora or RDS — cannot run a pooler.*got "db-host"$/,
     ],
     [
       'dedicated without instanceType',
