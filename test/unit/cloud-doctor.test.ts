@@ -12,6 +12,7 @@ import {
   SchedulerClient,
   UpdateScheduleCommand,
 } from '@aws-sdk/client-scheduler';
+import { DescribeSpotInstanceRequestsCommand, EC2Client, type Filter } from '@aws-sdk/client-ec2';
 import {
   GetCommandInvocationCommand,
   InvalidInstanceId,
@@ -30,7 +31,8 @@ const rds = mockClient(RDSClient);
 const sched = mockClient(SchedulerClient);
 const ssm = mockClient(SSMClient);
 const lambda = mockClient(LambdaClient);
-afterEach(() => [cfn, rds, sched, ssm, lambda].forEach((m) => m.reset()));
+const ec2 = mockClient(EC2Client);
+afterEach(() => [cfn, rds, sched, ssm, lambda, ec2].forEach((m) => m.reset()));
 
 const LAB_FILE = path.resolve(__dirname, '..', '..', 'labs', 'default.json');
 const LAB = loadLabFile(LAB_FILE);
@@ -97,13 +99,14 @@ function healthy(probe: Record<string, string> = HEALTHY_PROBE): void {
   });
 }
 
-function doctor(): Promise<Check[]> {
-  return runDoctor(LAB, 'labs/default.json', OUTPUTS, {
+function doctor(lab = LAB, outputs = OUTPUTS): Promise<Check[]> {
+  return runDoctor(lab, 'labs/default.json', outputs, {
     cloudformation: new CloudFormationClient({ region: 'eu-west-1' }),
     rds: new RDSClient({ region: 'eu-west-1' }),
     scheduler: new SchedulerClient({ region: 'eu-west-1' }),
     ssm: new SSMClient({ region: 'eu-west-1' }),
     lambda: new LambdaClient({ region: 'eu-west-1' }),
+    ec2: new EC2Client({ region: 'eu-west-1' }),
     softwareVersion: VERSION,
     region: 'eu-west-1',
     now: () => NOW,
@@ -286,6 +289,7 @@ test('max_connections not as the lab says: ✗ with the reboot fix', async () =>
     scheduler: new SchedulerClient({ region: 'eu-west-1' }),
     ssm: new SSMClient({ region: 'eu-west-1' }),
     lambda: new LambdaClient({ region: 'eu-west-1' }),
+    ec2: new EC2Client({ region: 'eu-west-1' }),
     softwareVersion: VERSION,
     region: 'eu-west-1',
     now: () => NOW,
@@ -294,4 +298,113 @@ test('max_connections not as the lab says: ✗ with the reboot fix', async () =>
   expect(formatChecks(checks)).toContain(
     '✗ runner i-0aaa: TLS connection to writer: SHOW max_connections = 405, the lab says 900',
   );
+});
+
+// ---- spot runners: each runner's Spot request, as the stack's canceller will see it ----
+
+const STACK_ID = 'arn:aws:cloudformation:eu-west-1:123456789012:stack/proxylab-default/0b1c';
+const SPOT_LAB = { ...LAB, runners: { ...LAB.runners, spot: true } };
+
+/** The stack id in DescribeStacks; DescribeSpotInstanceRequests answers per filter. */
+function spotLab(answers: { tagged: object[]; byInstance: object[] }): void {
+  healthy();
+  cfn.on(DescribeStacksCommand).resolves({
+    Stacks: [
+      { StackName: 'proxylab-default', StackId: STACK_ID, StackStatus: 'CREATE_COMPLETE', CreationTime: NOW },
+    ],
+  });
+  ec2.on(DescribeSpotInstanceRequestsCommand).callsFake((input: { Filters?: Filter[] }) => {
+    const f = input.Filters?.[0];
+    if (f?.Name === 'tag:proxylab:stack-id' && f.Values?.[0] === STACK_ID)
+      return { SpotInstanceRequests: answers.tagged };
+    if (f?.Name === 'instance-id') return { SpotInstanceRequests: answers.byInstance };
+    throw new Error(`unexpected filter ${JSON.stringify(input.Filters)}`);
+  });
+}
+
+const spotCheck = (checks: Check[]): Check | undefined =>
+  checks.find((c) => c.title === 'runner i-0aaa: Spot request');
+
+test('spot runner: its request is tagged with the stack id, active and its own → ✓', async () => {
+  spotLab({
+    tagged: [{ SpotInstanceRequestId: 'sir-1', InstanceId: 'i-0aaa', State: 'active' }],
+    byInstance: [],
+  });
+  const checks = await doctor(SPOT_LAB);
+  expect(failed(checks)).toEqual([]);
+  expect(spotCheck(checks)?.detail).toBe('sir-1 active, tagged proxylab:stack-id');
+  // one call, filtered on the launch template's tag with the stack id (no instance-id look-up needed)
+  const calls = ec2.commandCalls(DescribeSpotInstanceRequestsCommand);
+  expect(calls.map((c) => c.args[0].input.Filters)).toEqual([
+    [{ Name: 'tag:proxylab:stack-id', Values: [STACK_ID] }],
+  ]);
+});
+
+test('spot runner: a request without the tag → ✗, the canceller could not cancel it; fix names the request', async () => {
+  spotLab({
+    tagged: [],
+    byInstance: [{ SpotInstanceRequestId: 'sir-9', InstanceId: 'i-0aaa', State: 'active' }],
+  });
+  const checks = await doctor(SPOT_LAB);
+  expect(failed(checks)).toHaveLength(1);
+  expect(spotCheck(checks)?.ok).toBe(false);
+  expect(spotCheck(checks)?.detail).toMatch(/sir-9 \(active\) carries no proxylab:stack-id tag/);
+  expect(spotCheck(checks)?.fix).toMatch(/cancel-spot-instance-requests --spot-instance-request-ids sir-9/);
+  expect(ec2.commandCalls(DescribeSpotInstanceRequestsCommand)[1]?.args[0].input.Filters).toEqual([
+    { Name: 'instance-id', Values: ['i-0aaa'] },
+  ]);
+});
+
+test("spot runner: the stack's request belongs to another instance → ✗ naming it", async () => {
+  spotLab({
+    tagged: [{ SpotInstanceRequestId: 'sir-1', InstanceId: 'i-0bbb', State: 'active' }],
+    byInstance: [],
+  });
+  const checks = await doctor(SPOT_LAB);
+  expect(failed(checks)).toHaveLength(1);
+  expect(formatChecks(checks)).toContain(
+    "✗ runner i-0aaa: Spot request: no Spot request for this instance; the stack's requests: sir-1 → i-0bbb (active)",
+  );
+  expect(spotCheck(checks)?.fix).toMatch(
+    /describe-spot-instance-requests --filters Name=tag:proxylab:stack-id,Values=arn:/,
+  );
+});
+
+test('spot runner: a request that is not active (interrupted) → ✗ with its status', async () => {
+  spotLab({
+    tagged: [
+      {
+        SpotInstanceRequestId: 'sir-1',
+        InstanceId: 'i-0aaa',
+        State: 'disabled',
+        Status: { Code: 'instance-stopped-no-capacity', Message: 'stopped' },
+      },
+    ],
+    byInstance: [],
+  });
+  const checks = await doctor(SPOT_LAB);
+  expect(spotCheck(checks)?.detail).toBe('sir-1 disabled (instance-stopped-no-capacity: stopped)');
+});
+
+test('spot runner: DescribeSpotInstanceRequests denied → ✗ naming the IAM action', async () => {
+  healthy();
+  cfn.on(DescribeStacksCommand).resolves({
+    Stacks: [
+      { StackName: 'proxylab-default', StackId: STACK_ID, StackStatus: 'CREATE_COMPLETE', CreationTime: NOW },
+    ],
+  });
+  ec2
+    .on(DescribeSpotInstanceRequestsCommand)
+    .rejects(Object.assign(new Error('not authorized'), { name: 'UnauthorizedOperation' }));
+  const checks = await doctor(SPOT_LAB);
+  expect(failed(checks).map((c) => [c.title, c.detail])).toEqual([
+    ['spot requests', 'UnauthorizedOperation: not authorized'],
+  ]);
+  expect(failed(checks)[0]?.fix).toMatch(/ec2:DescribeSpotInstanceRequests/);
+});
+
+test('an on-demand lab asks EC2 nothing', async () => {
+  healthy();
+  await doctor();
+  expect(ec2).not.toHaveReceivedCommand(DescribeSpotInstanceRequestsCommand);
 });
