@@ -24,6 +24,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
 import { formatChecks, runDoctor, type Check } from '../../lib/cloud/doctor';
 import type { LabOutputs } from '../../lib/cloud/outputs';
+import type { PoolerEndpoint } from '../../lib/pgbouncer/layout';
 import { loadLabFile } from '../../lib/config/load';
 
 const cfn = mockClient(CloudFormationClient);
@@ -407,4 +408,166 @@ test('an on-demand lab asks EC2 nothing', async () => {
   healthy();
   await doctor();
   expect(ec2).not.toHaveReceivedCommand(DescribeSpotInstanceRequestsCommand);
+});
+
+// ---- PgBouncer poolers: probed from each runner ----
+
+const E5 = loadLabFile(path.resolve(__dirname, '..', '..', 'labs', 'e5-big-server.json'));
+const POOLER_LAB = { ...LAB, poolers: E5.poolers };
+const endpoint = (
+  over: Partial<PoolerEndpoint> & Pick<PoolerEndpoint, 'name' | 'placement' | 'host'>,
+): PoolerEndpoint => ({
+  port: 6432,
+  adminPorts: [6440, 6441],
+  statsPort: 6439,
+  poolModes: ['session', 'transaction'],
+  processes: 2,
+  poolPercent: 90,
+  maxPreparedStatements: 200,
+  version: '1.25.2',
+  tls: true,
+  ...over,
+});
+const POOLER_OUTPUTS: LabOutputs = {
+  ...OUTPUTS,
+  poolerEndpoints: {
+    bouncer: endpoint({ name: 'bouncer', placement: 'dedicated', host: '10.0.1.5' }),
+    colocated: endpoint({
+      name: 'colocated',
+      placement: 'on-runners',
+      host: '127.0.0.1',
+      poolModes: ['session'],
+    }),
+  },
+  poolerAdminSecretArn: 'arn:aws:secretsmanager:eu-west-1:1:secret:admin',
+};
+const stats = (indexes: number[]): string =>
+  JSON.stringify({
+    at: '2026-11-21T12:00:00.000Z',
+    clockTicksPerSecond: 100,
+    processes: indexes.map((i) => ({ index: i, pid: 100 + i, cpuTicks: 5 })),
+  });
+const HEALTHY_POOLER_PROBE: Record<string, string> = {
+  ...HEALTHY_PROBE,
+  'pooler.adminsecret': 'ok',
+  'pooler.bouncer.data.session': '1',
+  'pooler.bouncer.data.transaction': '1',
+  'pooler.bouncer.admin.0': 'PgBouncer 1.25.2',
+  'pooler.bouncer.admin.1': 'PgBouncer 1.25.2',
+  'pooler.bouncer.stats': stats([0, 1]),
+  'pooler.colocated.data.session': '1',
+  'pooler.colocated.admin.0': 'PgBouncer 1.25.2',
+  'pooler.colocated.admin.1': 'PgBouncer 1.25.2',
+  'pooler.colocated.stats': stats([0, 1]),
+};
+
+test('poolers: data port with TLS per pool mode, admin consoles at the pinned version, stats → ✓; the probe asks for each', async () => {
+  healthy(HEALTHY_POOLER_PROBE);
+  const checks = await doctor(POOLER_LAB, POOLER_OUTPUTS);
+  const out = formatChecks(checks);
+  process.stdout.write(`--- doctor output (poolers, mocks) ---\n${out}`);
+  expect(failed(checks)).toEqual([]);
+  expect(checks.map((c) => c.title).filter((t) => /pooler/.test(t))).toEqual([
+    'poolers in the stack outputs',
+    'runner i-0aaa: pooler admin secret readable',
+    'runner i-0aaa: pooler bouncer data port 6432 (TLS), session pool',
+    'runner i-0aaa: pooler bouncer data port 6432 (TLS), transaction pool',
+    'runner i-0aaa: pooler bouncer admin consoles',
+    'runner i-0aaa: pooler bouncer stats port 6439',
+    'runner i-0aaa: pooler colocated data port 6432 (TLS), session pool',
+    'runner i-0aaa: pooler colocated admin consoles',
+    'runner i-0aaa: pooler colocated stats port 6439',
+  ]);
+  expect(out).toContain(
+    '✓ runner i-0aaa: pooler bouncer admin consoles: 2 of 2 answer SHOW VERSION: PgBouncer 1.25.2',
+  );
+  const script = (ssm.commandCalls(SendCommandCommand)[0]?.args[0].input.Parameters?.commands ?? []).join(
+    '\n',
+  );
+  // the pool-mode alias around the secret's dbname, TLS required; the admin relays with the admin user
+  expect(script).toContain(
+    `psql 'host=10.0.1.5 port=6432 dbname='"$PGDB"'_session sslmode=require connect_timeout=10' -Atc 'SELECT 1'`,
+  );
+  expect(script).toContain(
+    `psql 'host=10.0.1.5 port=6432 dbname='"$PGDB"' sslmode=require connect_timeout=10' -Atc 'SELECT 1'`,
+  );
+  expect(script).toContain(
+    `PGUSER="$ADMIN_USER" PGPASSWORD="$ADMIN_PASSWORD" psql 'host=10.0.1.5 port=6441 dbname=pgbouncer sslmode=prefer connect_timeout=10' -Atc 'SHOW VERSION'`,
+  );
+  expect(script).toContain(`'exec 3<>/dev/tcp/127.0.0.1/6439 && head -n 1 <&3'`);
+  expect(script).toContain('--secret-id arn:aws:secretsmanager:eu-west-1:1:secret:admin');
+});
+
+const poolerBreaks: Array<[string, Record<string, string>, RegExp, RegExp]> = [
+  [
+    'dedicated data port refused',
+    {
+      'pooler.bouncer.data.session':
+        'psql: error: connection to server at "10.0.1.5", port 6432 failed: Connection refused',
+    },
+    /pooler bouncer data port 6432 \(TLS\), session pool: psql: error: .*Connection refused/,
+    /journalctl -u proxylab-pgbouncer@bouncer-0.*describe-stack-events --stack-name proxylab-default.*security group must admit 6432/,
+  ],
+  [
+    'TLS off on the co-located pooler',
+    { 'pooler.colocated.data.session': 'psql: error: server does not support SSL, but SSL was required' },
+    /pooler colocated data port 6432 \(TLS\), session pool: psql: error: server does not support SSL/,
+    /aws ssm start-session --target i-0aaa.*client_tls_sslmode = require/,
+  ],
+  [
+    'an admin relay down',
+    { 'pooler.bouncer.admin.1': 'psql: error: connection refused' },
+    /pooler bouncer admin consoles: process 1 \(port 6441\): psql: error: connection refused/,
+    /journalctl -u proxylab-pooler-agent@bouncer, systemctl status proxylab-pgbouncer@bouncer-1.*6440–6441/,
+  ],
+  [
+    'another PgBouncer version',
+    { 'pooler.bouncer.admin.0': 'PgBouncer 1.18.0', 'pooler.bouncer.admin.1': 'PgBouncer 1.18.0' },
+    /pooler bouncer admin consoles: process 0 runs PgBouncer 1\.18\.0; process 1 runs PgBouncer 1\.18\.0, the lab pins 1\.25\.2/,
+    /a new release replaces the pooler host/,
+  ],
+  [
+    'stats: a process missing',
+    { 'pooler.bouncer.stats': stats([0]) },
+    /pooler bouncer stats port 6439: 1 entries for 2 processes; process 1 not running/,
+    /systemctl status proxylab-pgbouncer@bouncer-1/,
+  ],
+  [
+    'stats: no answer',
+    { 'pooler.colocated.stats': 'bash: connect: Connection refused' },
+    /pooler colocated stats port 6439: bash: connect: Connection refused/,
+    /journalctl -u proxylab-pooler-agent@colocated/,
+  ],
+  [
+    'admin secret unreadable',
+    {
+      'pooler.adminsecret': 'An error occurred (AccessDeniedException)',
+      'pooler.bouncer.admin.0': 'psql: error: password authentication failed',
+      'pooler.bouncer.admin.1': 'psql: error: password authentication failed',
+      'pooler.colocated.admin.0': 'psql: error: password authentication failed',
+      'pooler.colocated.admin.1': 'psql: error: password authentication failed',
+    },
+    /pooler admin secret readable: An error occurred \(AccessDeniedException\)/,
+    /secretsmanager:GetSecretValue on the secret PoolerAdminSecretArn names/,
+  ],
+];
+
+test.each(poolerBreaks)('pooler broken (%s): its ✗ with the fix', async (_what, broken, detail, fix) => {
+  healthy({ ...HEALTHY_POOLER_PROBE, ...broken });
+  const checks = await doctor(POOLER_LAB, POOLER_OUTPUTS);
+  const out = formatChecks(checks);
+  const first = failed(checks)[0];
+  expect(out).toMatch(new RegExp(`✗ runner i-0aaa: ${detail.source}`));
+  expect(first?.fix).toMatch(fix);
+  // the admin secret case also fails the admin consoles; every other case fails exactly one check
+  expect(failed(checks)).toHaveLength(_what === 'admin secret unreadable' ? 3 : 1);
+});
+
+test('a lab whose poolers the stack outputs lack → ✗ with the redeploy', async () => {
+  healthy(HEALTHY_PROBE);
+  const checks = await doctor(POOLER_LAB, OUTPUTS);
+  expect(formatChecks(checks)).toContain(
+    '✗ poolers in the stack outputs: PoolerEndpoints lacks bouncer, colocated; no PoolerAdminSecretArn',
+  );
+  expect(failed(checks)).toHaveLength(1);
 });
