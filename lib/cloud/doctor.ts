@@ -487,8 +487,8 @@ function poolerMachine(p: PoolerEndpoint, runnerId: string): string {
     : `on this runner (aws ssm start-session --target ${runnerId})`;
 }
 
-/** The pooler part of one runner's probe: data port per pool mode, admin relays, stats port. */
-function runnerPoolerChecks(
+/** The pooler part of one runner's probe (parseProbe's map): data port per pool mode, admin relays, stats port. */
+export function runnerPoolerChecks(
   who: string,
   runnerId: string,
   probe: ReadonlyMap<string, string>,
