@@ -59,8 +59,20 @@ export interface DoctorDeps {
   readonly sleep: (ms: number) => Promise<void>;
   /** @default 5 000 */
   readonly pollMs?: number;
-  /** How long to wait for each runner's probe. @default 180 000 */
+  /** How long to wait for each runner's probe. @default the probe's execution timeout + 60 s, at least 180 000 */
   readonly probeTimeoutMs?: number;
+}
+
+/**
+ * The probe's SSM execution timeout in seconds: 120 s covers the tools, secrets and S3; each
+ * connection attempt may take its whole connect_timeout (10 s, e.g. a security group dropping the
+ * packets), so each one adds 12 s. A pooler adds one attempt per pool mode, per admin port and
+ * for the stats port: e5's two 4-process poolers alone could take 120 s, and a probe SSM kills
+ * reports nothing at all.
+ */
+export function probeExecutionSeconds(targets: number, poolers: readonly PoolerEndpoint[]): number {
+  const attempts = targets + poolers.reduce((n, p) => n + p.poolModes.length + p.adminPorts.length + 1, 0);
+  return 120 + 12 * attempts;
 }
 
 /** The object key each runner's probe writes (and reads back). */
@@ -264,11 +276,12 @@ export async function runDoctor(
     poolers,
     poolerAdminSecretArn: outputs.poolerAdminSecretArn,
   });
+  const executionSeconds = probeExecutionSeconds(targets.length, poolers);
   for (const instanceId of outputs.runnerInstanceIds) {
     checks.push(
       ...(await checkRunner(
         instanceId,
-        script,
+        { lines: script, executionSeconds },
         targets.map((t) => t.name),
         lab,
         labFile,
@@ -327,7 +340,7 @@ export async function runDoctor(
 
 async function checkRunner(
   instanceId: string,
-  script: readonly string[],
+  script: { readonly lines: readonly string[]; readonly executionSeconds: number },
   targetNames: readonly string[],
   lab: LabConfig,
   labFile: string,
@@ -356,7 +369,7 @@ async function checkRunner(
         InstanceIds: [instanceId],
         Comment: 'proxylab doctor (read-only probe)',
         TimeoutSeconds: 60,
-        Parameters: { commands: [...script], executionTimeout: ['120'] },
+        Parameters: { commands: [...script.lines], executionTimeout: [String(script.executionSeconds)] },
       }),
     );
     if (!res.Command?.CommandId) return unreachable('SendCommand returned no command id');
@@ -364,7 +377,8 @@ async function checkRunner(
   } catch (err) {
     return unreachable(message(err));
   }
-  const deadline = deps.now().getTime() + (deps.probeTimeoutMs ?? 180_000);
+  const waitMs = deps.probeTimeoutMs ?? Math.max(180_000, (script.executionSeconds + 60) * 1000);
+  const deadline = deps.now().getTime() + waitMs;
   let stdout = '';
   for (;;) {
     await deps.sleep(deps.pollMs ?? 5_000);
@@ -381,9 +395,7 @@ async function checkRunner(
     if (status === 'Success' || status === 'Failed') break;
     if (!['Pending', 'InProgress', 'Delayed'].includes(status)) return unreachable(`probe ${status}`);
     if (deps.now().getTime() > deadline)
-      return unreachable(
-        `probe still ${status} after ${Math.round((deps.probeTimeoutMs ?? 180_000) / 1000)} s`,
-      );
+      return unreachable(`probe still ${status} after ${Math.round(waitMs / 1000)} s`);
   }
   const p = parseProbe(stdout);
   const checks: Check[] = [ok(`${who}: reachable through SSM`, 'probe ran')];

@@ -496,6 +496,10 @@ test('poolers: data port with TLS per pool mode, admin consoles at the pinned ve
   );
   expect(script).toContain(`'exec 3<>/dev/tcp/127.0.0.1/6439 && head -n 1 <&3'`);
   expect(script).toContain('--secret-id arn:aws:secretsmanager:eu-west-1:1:secret:admin');
+  // 2 targets + bouncer (2 modes, 2 admin ports, stats) + colocated (1 mode, 2 admin ports, stats): 11 attempts
+  expect(ssm.commandCalls(SendCommandCommand)[0]?.args[0].input.Parameters?.executionTimeout).toEqual([
+    String(120 + 12 * 11),
+  ]);
 });
 
 const poolerBreaks: Array<[string, Record<string, string>, RegExp, RegExp]> = [
