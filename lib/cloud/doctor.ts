@@ -292,7 +292,8 @@ export async function runDoctor(
   }
 
   // 4b. spot runners: each runner's Spot request, as the stack's canceller will see it on destroy
-  if (lab.runners.spot) checks.push(...(await spotChecks(deps.ec2, stackId, outputs.runnerInstanceIds)));
+  if (lab.runners.spot)
+    checks.push(...(await spotChecks(deps.ec2, stackId, outputs.runnerInstanceIds, labFile)));
 
   // 5. the collector, for the last 15 minutes
   const end = new Date(Math.floor(deps.now().getTime() / 60_000) * 60_000);
@@ -644,6 +645,7 @@ async function spotChecks(
   ec2: EC2Client,
   stackId: string | null,
   runnerIds: readonly string[],
+  labFile: string,
 ): Promise<Check[]> {
   if (stackId === null)
     return [
@@ -688,7 +690,7 @@ async function spotChecks(
       return bad(
         title,
         `${bare.SpotInstanceRequestId ?? '?'} (${bare.State ?? '?'}) carries no ${SPOT_REQUEST_TAG} tag: the stack's canceller may not cancel it, and a destroy would leave it to reopen`,
-        `the runner was not launched from the stack's spot launch template: npx proxylab destroy, then aws ec2 cancel-spot-instance-requests --spot-instance-request-ids ${bare.SpotInstanceRequestId ?? '<id>'}, and deploy again`,
+        `the runner was not launched from the stack's spot launch template: npx proxylab destroy --lab ${labFile}, then aws ec2 cancel-spot-instance-requests --spot-instance-request-ids ${bare.SpotInstanceRequestId ?? '<id>'}, and deploy again`,
       );
     const others = tagged.map(
       (r) => `${r.SpotInstanceRequestId ?? '?'} → ${r.InstanceId ?? 'no instance'} (${r.State ?? '?'})`,
@@ -696,7 +698,7 @@ async function spotChecks(
     return bad(
       title,
       `no Spot request for this instance${others.length > 0 ? `; the stack's requests: ${others.join(', ')}` : ''}`,
-      `the runner is on-demand or its request now serves another instance: see ${listTagged}; a redeploy (npx proxylab deploy) replaces the runners`,
+      `the runner is on-demand or its request now serves another instance: see ${listTagged}; a redeploy (npx proxylab deploy --lab ${labFile}) replaces the runners`,
     );
   });
 }
