@@ -132,7 +132,8 @@ export async function startPoolerAgent(opts: PoolerAgentOptions): Promise<Pooler
   };
 }
 
-const snapshotSchema = z.object({
+/** The stats line's shape (the runner and `proxylab doctor` check it). */
+export const snapshotSchema = z.object({
   at: z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: 'not a time' }),
   clockTicksPerSecond: z.number().positive(),
   processes: z.array(

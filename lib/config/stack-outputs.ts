@@ -21,6 +21,13 @@ import {
 export const RUNNER_INSTALL_PATH = '/opt/proxylab/runner.js';
 
 /**
+ * Tag the spot runners' launch template puts on each runner's Spot request (value: the stack id,
+ * `AWS::StackId`). The stack's canceller may cancel only requests with it; `proxylab doctor` checks
+ * each runner's request carries it. Part of the contract between the stack and the CLI.
+ */
+export const SPOT_REQUEST_TAG = 'proxylab:stack-id';
+
+/**
  * The runner software version: the first 16 hex digits of the SHA-256 of the bundle (runner.js).
  * The CLI computes it from the bundle it would deploy, the runner from the file it runs.
  */

@@ -29,6 +29,7 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { SPOT_REQUEST_TAG } from '../config/stack-outputs';
 
 /** lambda/cancel-spot-request/index.ts, resolved from this file (not the working directory). */
 const ENTRY = path.join(__dirname, '..', '..', 'lambda', 'cancel-spot-request', 'index.ts');
@@ -39,9 +40,10 @@ export const SPOT_REQUEST_RESOURCE_TYPE = 'Custom::SpotRequest';
 /**
  * Tag the launch template puts on each runner's Spot request (value: the stack id, `AWS::StackId`);
  * the cancel permission is conditioned on it, so the function can cancel this stack's requests only
- * (not another lab's, not a later stack's with the same name).
+ * (not another lab's, not a later stack's with the same name). Defined beside the stack outputs: the
+ * CLI (`proxylab doctor`) filters on it too.
  */
-export const SPOT_REQUEST_TAG = 'proxylab:stack-id';
+export { SPOT_REQUEST_TAG };
 
 export interface SpotRequestCancellerProps {
   /**

@@ -4,7 +4,8 @@
  * errors. It never changes the lab.
  */
 import type { Command } from 'commander';
-import { createAwsClients, requireRegion } from '../../lib/cloud/clients';
+import { EC2Client } from '@aws-sdk/client-ec2';
+import { clientConfig, createAwsClients, requireRegion } from '../../lib/cloud/clients';
 import { formatChecks, runDoctor } from '../../lib/cloud/doctor';
 import { awsSettings } from '../../lib/cloud/operator';
 import { describeLabOutputs, readOutputsFile, stackNameFor } from '../../lib/cloud/outputs';
@@ -27,7 +28,9 @@ export function register(program: Command): void {
       'Check a deployed lab end to end, in a few minutes and a few cents: the stack, the expiry schedule, ' +
         'parameter groups in sync, and on each runner (through SSM) the runner software version, Node and ' +
         'pgbench, the DB secret, TLS connections to the writer and every proxy with max_connections as the ' +
-        'lab says, S3 under runs/; then the collector returning CloudWatch and PI data. Prints ✓/✗ with the ' +
+        'lab says, S3 under runs/, each PgBouncer pooler (data port with TLS, admin consoles at the pinned ' +
+        'version, stats port); the Spot request of each spot runner (tagged for the stack canceller, active, ' +
+        'its own); then the collector returning CloudWatch and PI data. Prints ✓/✗ with the ' +
         'fix for each ✗. Never changes the lab (it writes only under runs/proxylab-doctor/). ' +
         'Exit 0 all checks hold, 1 one failed, 2 usage error.',
     )
@@ -52,6 +55,7 @@ export function register(program: Command): void {
       const checks = await runDoctor(lab, flags.lab, outputs, {
         ...clients,
         scheduler: createSchedulerClient({ ...settings, region }),
+        ec2: new EC2Client(clientConfig({ ...settings, region })),
         softwareVersion: runnerSoftwareVersion(),
         region,
         now: () => new Date(),

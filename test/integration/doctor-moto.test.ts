@@ -4,10 +4,16 @@
  * the wire; what needs a real runner and a real Lambda (the probe's output, the collector) fails
  * with its fix — which is exactly what doctor is for. Exit code 1, the whole checklist printed.
  */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import * as path from 'node:path';
 import { CloudFormationClient, CreateStackCommand } from '@aws-sdk/client-cloudformation';
+import {
+  DescribeImagesCommand,
+  EC2Client,
+  RequestSpotInstancesCommand,
+  type SpotInstanceRequest,
+} from '@aws-sdk/client-ec2';
 import { CreateDBInstanceCommand, RDSClient } from '@aws-sdk/client-rds';
 import { CreateScheduleCommand, SchedulerClient } from '@aws-sdk/client-scheduler';
 import { runCli } from '../helpers/cli';
@@ -15,12 +21,15 @@ import { motoClientConfig, motoEnv, startMoto, type MotoServer } from '../helper
 
 let moto: MotoServer;
 let dir: string;
+/** Two Spot requests in moto: the first tagged with the stack id (as the launch template does), the second not. */
+let tagged: SpotInstanceRequest | undefined;
+let untagged: SpotInstanceRequest | undefined;
 
 beforeAll(async () => {
   moto = await startMoto();
   dir = await mkdtemp(path.join(tmpdir(), 'proxylab-doctor-'));
   const cfg = motoClientConfig(moto);
-  await new CloudFormationClient({ ...cfg, maxAttempts: 1 }).send(
+  const stack = await new CloudFormationClient({ ...cfg, maxAttempts: 1 }).send(
     new CreateStackCommand({
       StackName: 'proxylab-default',
       TemplateBody: JSON.stringify({
@@ -51,6 +60,21 @@ beforeAll(async () => {
       AllocatedStorage: 20,
     }),
   );
+  const ec2 = new EC2Client(cfg);
+  const image = (await ec2.send(new DescribeImagesCommand({}))).Images?.[0]?.ImageId;
+  const spot = (tags: Array<{ Key: string; Value: string }>) =>
+    ec2.send(
+      new RequestSpotInstancesCommand({
+        InstanceCount: 1,
+        Type: 'persistent',
+        LaunchSpecification: { ImageId: image, InstanceType: 't3.micro' },
+        ...(tags.length > 0
+          ? { TagSpecifications: [{ ResourceType: 'spot-instances-request', Tags: tags }] }
+          : {}),
+      }),
+    );
+  tagged = (await spot([{ Key: 'proxylab:stack-id', Value: stack.StackId ?? '' }])).SpotInstanceRequests?.[0];
+  untagged = (await spot([])).SpotInstanceRequests?.[0];
   await writeFile(
     path.join(dir, 'outputs.json'),
     JSON.stringify({
@@ -94,4 +118,43 @@ test('doctor prints the whole checklist: real ✓ where moto answers, ✗ with t
   expect(res.stdout).toMatch(/fix: npx proxylab deploy --lab labs\/default\.json/);
   expect(res.stdout).toMatch(/^✗ collector/m);
   expect(res.stdout).toMatch(/checks failed\n$/);
+}, 180_000);
+
+test('a spot lab: the stack-tagged request of a runner ✓, a runner whose request lacks the tag ✗ with the cancel command (moto answers DescribeSpotInstanceRequests)', async () => {
+  const tag = tagged?.InstanceId;
+  const bare = untagged?.InstanceId;
+  expect(tag).toMatch(/^i-/);
+  expect(bare).toMatch(/^i-/);
+  const lab = JSON.parse(await readFile(path.resolve('labs', 'default.json'), 'utf8')) as Record<
+    string,
+    unknown
+  >;
+  delete lab.$schema;
+  await writeFile(
+    path.join(dir, 'spot-lab.json'),
+    JSON.stringify({ ...lab, runners: { ...(lab.runners as object), count: 2, spot: true } }),
+  );
+  const outputs = JSON.parse(await readFile(path.join(dir, 'outputs.json'), 'utf8')) as Record<
+    string,
+    string
+  >;
+  await writeFile(
+    path.join(dir, 'spot-outputs.json'),
+    JSON.stringify({ ...outputs, RunnerInstanceIds: `${tag ?? ''},${bare ?? ''}` }),
+  );
+  const res = await runCli(
+    ['doctor', '--lab', path.join(dir, 'spot-lab.json'), '--outputs', path.join(dir, 'spot-outputs.json')],
+    motoEnv(moto),
+  );
+  process.stdout.write(`--- proxylab doctor (spot lab) against moto ---\n${res.stdout}${res.stderr}`);
+  expect(res.stderr).toBe('');
+  expect(res.stdout).toContain(
+    `✓ runner ${tag ?? ''}: Spot request: ${tagged?.SpotInstanceRequestId ?? ''} active, tagged proxylab:stack-id`,
+  );
+  expect(res.stdout).toContain(
+    `✗ runner ${bare ?? ''}: Spot request: ${untagged?.SpotInstanceRequestId ?? ''} (active) carries no proxylab:stack-id tag`,
+  );
+  expect(res.stdout).toContain(
+    `cancel-spot-instance-requests --spot-instance-request-ids ${untagged?.SpotInstanceRequestId ?? ''}`,
+  );
 }, 180_000);

@@ -3,6 +3,7 @@ import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { probeScript } from '../../lib/cloud/doctor';
+import type { PoolerEndpoint } from '../../lib/pgbouncer/layout';
 import { scratchDir } from '../helpers/scratch';
 
 test('the runner probe is shellcheck-clean and keeps the password out of argv', () => {
@@ -18,4 +19,40 @@ test('the runner probe is shellcheck-clean and keeps the password out of argv', 
   expect(`${res.stdout}${res.stderr}`).toBe('');
   expect(lines.join('\n')).not.toMatch(/PGPASSWORD=\S*password\S* psql|--password/);
   expect(lines.join('\n')).toContain('export PGUSER PGPASSWORD');
+});
+
+test('with poolers, the probe is still shellcheck-clean and the admin password stays out of argv', () => {
+  const pooler = (name: string, placement: 'dedicated' | 'on-runners', host: string): PoolerEndpoint => ({
+    name,
+    placement,
+    host,
+    port: 6432,
+    adminPorts: [6440, 6441],
+    statsPort: 6439,
+    poolModes: ['transaction', 'session'],
+    processes: 2,
+    poolPercent: 90,
+    maxPreparedStatements: 200,
+    version: '1.25.2',
+    tls: true,
+  });
+  const lines = probeScript({
+    secretArn: 'arn:aws:secretsmanager:eu-west-1:1:secret:x',
+    region: 'eu-west-1',
+    bucket: 'results-bucket',
+    targets: [{ name: 'writer', host: 'w.example', port: 5432 }],
+    poolers: [pooler('bouncer', 'dedicated', '10.0.1.5'), pooler('colocated', 'on-runners', '127.0.0.1')],
+    poolerAdminSecretArn: 'arn:aws:secretsmanager:eu-west-1:1:secret:admin',
+  });
+  const file = path.join(scratchDir('doctor-probe-'), 'probe.sh');
+  writeFileSync(file, `#!/bin/bash\n${lines.join('\n')}\n`);
+  const res = spawnSync('shellcheck', ['--shell=bash', file], { encoding: 'utf8' });
+  expect(`${res.stdout}${res.stderr}`).toBe('');
+  const text = lines.join('\n');
+  // the admin password only as a variable in a command's environment prefix, never an argument
+  expect(text).not.toMatch(/psql[^\n]*ADMIN_PASSWORD/);
+  expect(text).toMatch(/PGPASSWORD="\$ADMIN_PASSWORD" psql /);
+  expect(text).toContain('unset ADMIN_USER ADMIN_PASSWORD');
+  expect(lines.filter((l) => l.includes("-Atc 'SHOW VERSION'"))).toHaveLength(4);
+  expect(lines.filter((l) => l.includes("-Atc 'SELECT 1'"))).toHaveLength(4);
 });

@@ -16,6 +16,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { parseProbe, probeScript, runnerPoolerChecks } from '../../lib/cloud/doctor';
 import { startPoolerAgent, fetchPoolerCpu, type PoolerAgent } from '../../lib/cloud/pooler-agent';
 import { bootstrapPooler, parsePoolerHostConfig } from '../../lib/cloud/pooler-bootstrap';
 import { psqlScalarQuery } from '../../lib/cloud/targets';
@@ -26,7 +27,7 @@ import { BENCH_DB, BENCH_USER, startPostgres, type PostgresCluster } from '../..
 import { resolveRunAs, startServer, type RunAs, type ServerProcess } from '../../lib/local/process';
 import { psqlExec } from '../../lib/local/psql';
 import { poolerPaths } from '../../lib/pgbouncer/host';
-import type { PoolerHostConfig } from '../../lib/pgbouncer/layout';
+import type { PoolerEndpoint, PoolerHostConfig } from '../../lib/pgbouncer/layout';
 import { motoClientConfig, startMoto, type MotoServer } from '../helpers/moto';
 import { pgbouncer125 } from '../helpers/pgbouncer-versions';
 
@@ -161,6 +162,22 @@ function cancelledSleep(
       clearTimeout(timer);
       clearTimeout(hard);
       resolve(err);
+    });
+  });
+}
+
+/** bash -c SCRIPT, its stdout and stderr (killed after 60 s). */
+function runBash(script: string, env: NodeJS.ProcessEnv): Promise<{ stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn('bash', ['-c', script], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
+    const hard = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.on('close', () => {
+      clearTimeout(hard);
+      resolve({ stdout, stderr });
     });
   });
 }
@@ -303,6 +320,94 @@ describe.each([
       expect(cpu.processes.map((p) => p.index)).toEqual([0, 1]);
       expect(cpu.processes.map((p) => p.pid).sort()).toEqual(servers.map((s) => s.pid).sort());
       expect(cpu.clockTicksPerSecond).toBe(100);
+
+      // `proxylab doctor`'s runner probe against this pooler, for real: its psql lines (TLS through
+      // both pool-mode aliases, SHOW VERSION on each relay port with the admin user) and the stats
+      // line through bash's /dev/tcp. A stand-in `aws` on PATH serves the two secrets (the AWS CLI
+      // itself is the runner's, not under test); the S3 lines fail and are not looked at here.
+      const fake = fs.mkdtempSync(path.join(base, 'fake-aws-'));
+      fs.writeFileSync(
+        path.join(fake, 'aws'),
+        '#!/bin/bash\n[ "$1 $2 $3" = "secretsmanager get-secret-value --secret-id" ] && cat "$FAKE_SECRETS/$4" && exit 0\nexit 1\n',
+        { mode: 0o755 },
+      );
+      fs.writeFileSync(
+        path.join(fake, 'db'),
+        JSON.stringify({ username: BENCH_USER, password: DB_PASSWORD, dbname: BENCH_DB }),
+      );
+      fs.writeFileSync(
+        path.join(fake, 'admin'),
+        JSON.stringify({ username: ADMIN_USER, password: ADMIN_PASSWORD }),
+      );
+      const endpoint: PoolerEndpoint = {
+        name: 'bouncer',
+        placement: 'dedicated',
+        host: '127.0.0.1',
+        port: dataPort,
+        adminPorts,
+        statsPort,
+        poolModes: ['transaction', 'session'],
+        processes: 2,
+        poolPercent: 50,
+        maxPreparedStatements: 100,
+        version,
+        tls: true,
+      };
+      const script = probeScript({
+        secretArn: 'db',
+        region: 'us-east-1',
+        bucket: 'no-bucket',
+        targets: [],
+        poolers: [endpoint],
+        poolerAdminSecretArn: 'admin',
+      });
+      // async: the agent answers from this very process, so a blocking spawnSync would starve it
+      const probe = await runBash(script.join('\n'), {
+        ...process.env,
+        PATH: `${fake}:${process.env.PATH ?? ''}`,
+        FAKE_SECRETS: fake,
+      });
+      const probed = parseProbe(probe.stdout);
+      const checks = runnerPoolerChecks(
+        'runner local',
+        'i-local',
+        probed,
+        {
+          poolers: [endpoint],
+          adminSecret: true,
+          stackName: 'proxylab-it',
+        },
+        'npx proxylab deploy --lab x.json',
+      );
+      expect(checks.filter((c) => !c.ok)).toEqual([]);
+      expect(checks.map((c) => c.title)).toEqual([
+        'runner local: pooler admin secret readable',
+        `runner local: pooler bouncer data port ${dataPort} (TLS), transaction pool`,
+        `runner local: pooler bouncer data port ${dataPort} (TLS), session pool`,
+        'runner local: pooler bouncer admin consoles',
+        `runner local: pooler bouncer stats port ${statsPort}`,
+      ]);
+      expect(probed.get('pooler.bouncer.admin.1')).toBe(`PgBouncer ${version}`);
+      // no secret in what the probe prints (SSM keeps a runner's stdout)
+      for (const out of [probe.stdout, probe.stderr]) {
+        expect(out).not.toContain(DB_PASSWORD);
+        expect(out).not.toContain(ADMIN_PASSWORD);
+      }
+      // the same answers judged against another pinned version fail with the redeploy fix
+      const other = runnerPoolerChecks(
+        'runner local',
+        'i-local',
+        probed,
+        {
+          poolers: [{ ...endpoint, version: '1.24.1' }],
+          adminSecret: true,
+          stackName: 'proxylab-it',
+        },
+        'npx proxylab deploy --lab x.json',
+      );
+      expect(other.filter((c) => !c.ok).map((c) => c.detail)).toEqual([
+        `process 0 runs PgBouncer ${version}; process 1 runs PgBouncer ${version}, the lab pins 1.24.1`,
+      ]);
     } finally {
       await (agent as PoolerAgent | null)?.stop();
       await Promise.all(servers.map((s) => s.stop('SIGTERM', 5000)));

@@ -12,6 +12,7 @@ import {
   SchedulerClient,
   UpdateScheduleCommand,
 } from '@aws-sdk/client-scheduler';
+import { DescribeSpotInstanceRequestsCommand, EC2Client, type Filter } from '@aws-sdk/client-ec2';
 import {
   GetCommandInvocationCommand,
   InvalidInstanceId,
@@ -23,6 +24,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
 import { formatChecks, runDoctor, type Check } from '../../lib/cloud/doctor';
 import type { LabOutputs } from '../../lib/cloud/outputs';
+import type { PoolerEndpoint } from '../../lib/pgbouncer/layout';
 import { loadLabFile } from '../../lib/config/load';
 
 const cfn = mockClient(CloudFormationClient);
@@ -30,7 +32,8 @@ const rds = mockClient(RDSClient);
 const sched = mockClient(SchedulerClient);
 const ssm = mockClient(SSMClient);
 const lambda = mockClient(LambdaClient);
-afterEach(() => [cfn, rds, sched, ssm, lambda].forEach((m) => m.reset()));
+const ec2 = mockClient(EC2Client);
+afterEach(() => [cfn, rds, sched, ssm, lambda, ec2].forEach((m) => m.reset()));
 
 const LAB_FILE = path.resolve(__dirname, '..', '..', 'labs', 'default.json');
 const LAB = loadLabFile(LAB_FILE);
@@ -97,13 +100,14 @@ function healthy(probe: Record<string, string> = HEALTHY_PROBE): void {
   });
 }
 
-function doctor(): Promise<Check[]> {
-  return runDoctor(LAB, 'labs/default.json', OUTPUTS, {
+function doctor(lab = LAB, outputs = OUTPUTS): Promise<Check[]> {
+  return runDoctor(lab, 'labs/default.json', outputs, {
     cloudformation: new CloudFormationClient({ region: 'eu-west-1' }),
     rds: new RDSClient({ region: 'eu-west-1' }),
     scheduler: new SchedulerClient({ region: 'eu-west-1' }),
     ssm: new SSMClient({ region: 'eu-west-1' }),
     lambda: new LambdaClient({ region: 'eu-west-1' }),
+    ec2: new EC2Client({ region: 'eu-west-1' }),
     softwareVersion: VERSION,
     region: 'eu-west-1',
     now: () => NOW,
@@ -286,6 +290,7 @@ test('max_connections not as the lab says: ✗ with the reboot fix', async () =>
     scheduler: new SchedulerClient({ region: 'eu-west-1' }),
     ssm: new SSMClient({ region: 'eu-west-1' }),
     lambda: new LambdaClient({ region: 'eu-west-1' }),
+    ec2: new EC2Client({ region: 'eu-west-1' }),
     softwareVersion: VERSION,
     region: 'eu-west-1',
     now: () => NOW,
@@ -294,4 +299,279 @@ test('max_connections not as the lab says: ✗ with the reboot fix', async () =>
   expect(formatChecks(checks)).toContain(
     '✗ runner i-0aaa: TLS connection to writer: SHOW max_connections = 405, the lab says 900',
   );
+});
+
+// ---- spot runners: each runner's Spot request, as the stack's canceller will see it ----
+
+const STACK_ID = 'arn:aws:cloudformation:eu-west-1:123456789012:stack/proxylab-default/0b1c';
+const SPOT_LAB = { ...LAB, runners: { ...LAB.runners, spot: true } };
+
+/** The stack id in DescribeStacks; DescribeSpotInstanceRequests answers per filter. */
+function spotLab(answers: { tagged: object[]; byInstance: object[] }): void {
+  healthy();
+  cfn.on(DescribeStacksCommand).resolves({
+    Stacks: [
+      { StackName: 'proxylab-default', StackId: STACK_ID, StackStatus: 'CREATE_COMPLETE', CreationTime: NOW },
+    ],
+  });
+  ec2.on(DescribeSpotInstanceRequestsCommand).callsFake((input: { Filters?: Filter[] }) => {
+    const f = input.Filters?.[0];
+    if (f?.Name === 'tag:proxylab:stack-id' && f.Values?.[0] === STACK_ID)
+      return { SpotInstanceRequests: answers.tagged };
+    if (f?.Name === 'instance-id') return { SpotInstanceRequests: answers.byInstance };
+    throw new Error(`unexpected filter ${JSON.stringify(input.Filters)}`);
+  });
+}
+
+const spotCheck = (checks: Check[]): Check | undefined =>
+  checks.find((c) => c.title === 'runner i-0aaa: Spot request');
+
+test('spot runner: its request is tagged with the stack id, active and its own → ✓', async () => {
+  spotLab({
+    tagged: [{ SpotInstanceRequestId: 'sir-1', InstanceId: 'i-0aaa', State: 'active' }],
+    byInstance: [],
+  });
+  const checks = await doctor(SPOT_LAB);
+  expect(failed(checks)).toEqual([]);
+  expect(spotCheck(checks)?.detail).toBe('sir-1 active, tagged proxylab:stack-id');
+  // one call, filtered on the launch template's tag with the stack id (no instance-id look-up needed)
+  const calls = ec2.commandCalls(DescribeSpotInstanceRequestsCommand);
+  expect(calls.map((c) => c.args[0].input.Filters)).toEqual([
+    [{ Name: 'tag:proxylab:stack-id', Values: [STACK_ID] }],
+  ]);
+});
+
+test('spot runner: a request without the tag → ✗, the canceller could not cancel it; fix names the request', async () => {
+  spotLab({
+    tagged: [],
+    byInstance: [{ SpotInstanceRequestId: 'sir-9', InstanceId: 'i-0aaa', State: 'active' }],
+  });
+  const checks = await doctor(SPOT_LAB);
+  expect(failed(checks)).toHaveLength(1);
+  expect(spotCheck(checks)?.ok).toBe(false);
+  expect(spotCheck(checks)?.detail).toMatch(/sir-9 \(active\) carries no proxylab:stack-id tag/);
+  expect(spotCheck(checks)?.fix).toMatch(/cancel-spot-instance-requests --spot-instance-request-ids sir-9/);
+  expect(ec2.commandCalls(DescribeSpotInstanceRequestsCommand)[1]?.args[0].input.Filters).toEqual([
+    { Name: 'instance-id', Values: ['i-0aaa'] },
+  ]);
+});
+
+test("spot runner: the stack's request belongs to another instance → ✗ naming it", async () => {
+  spotLab({
+    tagged: [{ SpotInstanceRequestId: 'sir-1', InstanceId: 'i-0bbb', State: 'active' }],
+    byInstance: [],
+  });
+  const checks = await doctor(SPOT_LAB);
+  expect(failed(checks)).toHaveLength(1);
+  expect(formatChecks(checks)).toContain(
+    "✗ runner i-0aaa: Spot request: no Spot request for this instance; the stack's requests: sir-1 → i-0bbb (active)",
+  );
+  expect(spotCheck(checks)?.fix).toMatch(
+    /describe-spot-instance-requests --filters Name=tag:proxylab:stack-id,Values=arn:/,
+  );
+});
+
+test('spot runner: a request that is not active (interrupted) → ✗ with its status', async () => {
+  spotLab({
+    tagged: [
+      {
+        SpotInstanceRequestId: 'sir-1',
+        InstanceId: 'i-0aaa',
+        State: 'disabled',
+        Status: { Code: 'instance-stopped-no-capacity', Message: 'stopped' },
+      },
+    ],
+    byInstance: [],
+  });
+  const checks = await doctor(SPOT_LAB);
+  expect(spotCheck(checks)?.detail).toBe('sir-1 disabled (instance-stopped-no-capacity: stopped)');
+});
+
+test('spot runner: DescribeSpotInstanceRequests denied → ✗ naming the IAM action', async () => {
+  healthy();
+  cfn.on(DescribeStacksCommand).resolves({
+    Stacks: [
+      { StackName: 'proxylab-default', StackId: STACK_ID, StackStatus: 'CREATE_COMPLETE', CreationTime: NOW },
+    ],
+  });
+  ec2
+    .on(DescribeSpotInstanceRequestsCommand)
+    .rejects(Object.assign(new Error('not authorized'), { name: 'UnauthorizedOperation' }));
+  const checks = await doctor(SPOT_LAB);
+  expect(failed(checks).map((c) => [c.title, c.detail])).toEqual([
+    ['spot requests', 'UnauthorizedOperation: not authorized'],
+  ]);
+  expect(failed(checks)[0]?.fix).toMatch(/ec2:DescribeSpotInstanceRequests/);
+});
+
+test('an on-demand lab asks EC2 nothing', async () => {
+  healthy();
+  await doctor();
+  expect(ec2).not.toHaveReceivedCommand(DescribeSpotInstanceRequestsCommand);
+});
+
+// ---- PgBouncer poolers: probed from each runner ----
+
+const E5 = loadLabFile(path.resolve(__dirname, '..', '..', 'labs', 'e5-big-server.json'));
+const POOLER_LAB = { ...LAB, poolers: E5.poolers };
+const endpoint = (
+  over: Partial<PoolerEndpoint> & Pick<PoolerEndpoint, 'name' | 'placement' | 'host'>,
+): PoolerEndpoint => ({
+  port: 6432,
+  adminPorts: [6440, 6441],
+  statsPort: 6439,
+  poolModes: ['session', 'transaction'],
+  processes: 2,
+  poolPercent: 90,
+  maxPreparedStatements: 200,
+  version: '1.25.2',
+  tls: true,
+  ...over,
+});
+const POOLER_OUTPUTS: LabOutputs = {
+  ...OUTPUTS,
+  poolerEndpoints: {
+    bouncer: endpoint({ name: 'bouncer', placement: 'dedicated', host: '10.0.1.5' }),
+    colocated: endpoint({
+      name: 'colocated',
+      placement: 'on-runners',
+      host: '127.0.0.1',
+      poolModes: ['session'],
+    }),
+  },
+  poolerAdminSecretArn: 'arn:aws:secretsmanager:eu-west-1:1:secret:admin',
+};
+const stats = (indexes: number[]): string =>
+  JSON.stringify({
+    at: '2026-11-21T12:00:00.000Z',
+    clockTicksPerSecond: 100,
+    processes: indexes.map((i) => ({ index: i, pid: 100 + i, cpuTicks: 5 })),
+  });
+const HEALTHY_POOLER_PROBE: Record<string, string> = {
+  ...HEALTHY_PROBE,
+  'pooler.adminsecret': 'ok',
+  'pooler.bouncer.data.session': '1',
+  'pooler.bouncer.data.transaction': '1',
+  'pooler.bouncer.admin.0': 'PgBouncer 1.25.2',
+  'pooler.bouncer.admin.1': 'PgBouncer 1.25.2',
+  'pooler.bouncer.stats': stats([0, 1]),
+  'pooler.colocated.data.session': '1',
+  'pooler.colocated.admin.0': 'PgBouncer 1.25.2',
+  'pooler.colocated.admin.1': 'PgBouncer 1.25.2',
+  'pooler.colocated.stats': stats([0, 1]),
+};
+
+test('poolers: data port with TLS per pool mode, admin consoles at the pinned version, stats → ✓; the probe asks for each', async () => {
+  healthy(HEALTHY_POOLER_PROBE);
+  const checks = await doctor(POOLER_LAB, POOLER_OUTPUTS);
+  const out = formatChecks(checks);
+  process.stdout.write(`--- doctor output (poolers, mocks) ---\n${out}`);
+  expect(failed(checks)).toEqual([]);
+  expect(checks.map((c) => c.title).filter((t) => /pooler/.test(t))).toEqual([
+    'poolers in the stack outputs',
+    'runner i-0aaa: pooler admin secret readable',
+    'runner i-0aaa: pooler bouncer data port 6432 (TLS), session pool',
+    'runner i-0aaa: pooler bouncer data port 6432 (TLS), transaction pool',
+    'runner i-0aaa: pooler bouncer admin consoles',
+    'runner i-0aaa: pooler bouncer stats port 6439',
+    'runner i-0aaa: pooler colocated data port 6432 (TLS), session pool',
+    'runner i-0aaa: pooler colocated admin consoles',
+    'runner i-0aaa: pooler colocated stats port 6439',
+  ]);
+  expect(out).toContain(
+    '✓ runner i-0aaa: pooler bouncer admin consoles: 2 of 2 answer SHOW VERSION: PgBouncer 1.25.2',
+  );
+  const script = (ssm.commandCalls(SendCommandCommand)[0]?.args[0].input.Parameters?.commands ?? []).join(
+    '\n',
+  );
+  // the pool-mode alias around the secret's dbname, TLS required; the admin relays with the admin user
+  expect(script).toContain(
+    `psql 'host=10.0.1.5 port=6432 dbname='"$PGDB"'_session sslmode=require connect_timeout=10' -Atc 'SELECT 1'`,
+  );
+  expect(script).toContain(
+    `psql 'host=10.0.1.5 port=6432 dbname='"$PGDB"' sslmode=require connect_timeout=10' -Atc 'SELECT 1'`,
+  );
+  expect(script).toContain(
+    `PGUSER="$ADMIN_USER" PGPASSWORD="$ADMIN_PASSWORD" psql 'host=10.0.1.5 port=6441 dbname=pgbouncer sslmode=prefer connect_timeout=10' -Atc 'SHOW VERSION'`,
+  );
+  expect(script).toContain(`'exec 3<>/dev/tcp/127.0.0.1/6439 && head -n 1 <&3'`);
+  expect(script).toContain('--secret-id arn:aws:secretsmanager:eu-west-1:1:secret:admin');
+  // 2 targets + bouncer (2 modes, 2 admin ports, stats) + colocated (1 mode, 2 admin ports, stats): 11 attempts
+  expect(ssm.commandCalls(SendCommandCommand)[0]?.args[0].input.Parameters?.executionTimeout).toEqual([
+    String(120 + 12 * 11),
+  ]);
+});
+
+const poolerBreaks: Array<[string, Record<string, string>, RegExp, RegExp]> = [
+  [
+    'dedicated data port refused',
+    {
+      'pooler.bouncer.data.session':
+        'psql: error: connection to server at "10.0.1.5", port 6432 failed: Connection refused',
+    },
+    /pooler bouncer data port 6432 \(TLS\), session pool: psql: error: .*Connection refused/,
+    /journalctl -u proxylab-pgbouncer@bouncer-0.*describe-stack-events --stack-name proxylab-default.*security group must admit 6432/,
+  ],
+  [
+    'TLS off on the co-located pooler',
+    { 'pooler.colocated.data.session': 'psql: error: server does not support SSL, but SSL was required' },
+    /pooler colocated data port 6432 \(TLS\), session pool: psql: error: server does not support SSL/,
+    /aws ssm start-session --target i-0aaa.*client_tls_sslmode = require/,
+  ],
+  [
+    'an admin relay down',
+    { 'pooler.bouncer.admin.1': 'psql: error: connection refused' },
+    /pooler bouncer admin consoles: process 1 \(port 6441\): psql: error: connection refused/,
+    /journalctl -u proxylab-pooler-agent@bouncer, systemctl status proxylab-pgbouncer@bouncer-1.*6440–6441/,
+  ],
+  [
+    'another PgBouncer version',
+    { 'pooler.bouncer.admin.0': 'PgBouncer 1.18.0', 'pooler.bouncer.admin.1': 'PgBouncer 1.18.0' },
+    /pooler bouncer admin consoles: process 0 runs PgBouncer 1\.18\.0; process 1 runs PgBouncer 1\.18\.0, the lab pins 1\.25\.2/,
+    /a new release replaces the pooler host/,
+  ],
+  [
+    'stats: a process missing',
+    { 'pooler.bouncer.stats': stats([0]) },
+    /pooler bouncer stats port 6439: 1 entries for 2 processes; process 1 not running/,
+    /systemctl status proxylab-pgbouncer@bouncer-1/,
+  ],
+  [
+    'stats: no answer',
+    { 'pooler.colocated.stats': 'bash: connect: Connection refused' },
+    /pooler colocated stats port 6439: bash: connect: Connection refused/,
+    /journalctl -u proxylab-pooler-agent@colocated/,
+  ],
+  [
+    'admin secret unreadable',
+    {
+      'pooler.adminsecret': 'An error occurred (AccessDeniedException)',
+      'pooler.bouncer.admin.0': 'psql: error: password authentication failed',
+      'pooler.bouncer.admin.1': 'psql: error: password authentication failed',
+      'pooler.colocated.admin.0': 'psql: error: password authentication failed',
+      'pooler.colocated.admin.1': 'psql: error: password authentication failed',
+    },
+    /pooler admin secret readable: An error occurred \(AccessDeniedException\)/,
+    /secretsmanager:GetSecretValue on the secret PoolerAdminSecretArn names/,
+  ],
+];
+
+test.each(poolerBreaks)('pooler broken (%s): its ✗ with the fix', async (_what, broken, detail, fix) => {
+  healthy({ ...HEALTHY_POOLER_PROBE, ...broken });
+  const checks = await doctor(POOLER_LAB, POOLER_OUTPUTS);
+  const out = formatChecks(checks);
+  const first = failed(checks)[0];
+  expect(out).toMatch(new RegExp(`✗ runner i-0aaa: ${detail.source}`));
+  expect(first?.fix).toMatch(fix);
+  // the admin secret case also fails the admin consoles; every other case fails exactly one check
+  expect(failed(checks)).toHaveLength(_what === 'admin secret unreadable' ? 3 : 1);
+});
+
+test('a lab whose poolers the stack outputs lack → ✗ with the redeploy', async () => {
+  healthy(HEALTHY_PROBE);
+  const checks = await doctor(POOLER_LAB, OUTPUTS);
+  expect(formatChecks(checks)).toContain(
+    '✗ poolers in the stack outputs: PoolerEndpoints lacks bouncer, colocated; no PoolerAdminSecretArn',
+  );
+  expect(failed(checks)).toHaveLength(1);
 });
