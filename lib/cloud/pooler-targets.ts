@@ -309,10 +309,15 @@ export class PgbouncerPoolControl implements PoolControl {
     this.o.log?.(
       `pooler ${p.name}: default_pool_size ${size} on each of ${p.processes} process(es) (${percent} %)`,
     );
-    const answers = await this.onEvery(p, [`SET default_pool_size = ${size}`, 'SHOW DATABASES']);
+    // max_user_connections too: the pool-mode aliases share one process's part (lib/pgbouncer/config.ts).
+    const answers = await this.onEvery(p, [
+      `SET default_pool_size = ${size}`,
+      `SET max_user_connections = ${size}`,
+      'SHOW DATABASES',
+    ]);
     const aliases = p.poolModes.map((m) => poolDatabaseAlias(this.o.dbname, m));
     answers.forEach((a, i) => {
-      const dbs = a[1] ?? [];
+      const dbs = a[2] ?? [];
       for (const alias of aliases) {
         const row = dbs.find((r) => r.name === alias);
         if (!row || Number(row.pool_size) !== size)

@@ -28,7 +28,13 @@ import {
 import { describeDatabase } from './database';
 import { DEFAULTS, defaultMaxIdleConnectionsPercent } from './defaults';
 import { PGBOUNCER_RELEASES, findPgbouncerRelease } from './pgbouncer-releases';
-import { PGBOUNCER_PORT, POOLER_ADMIN_PORT_BASE, POOLER_STATS_PORT } from '../pgbouncer/layout';
+import {
+  PGBOUNCER_PORT,
+  POOLER_ADMIN_PORT_BASE,
+  POOLER_STATS_PORT,
+  poolerDeployments,
+} from '../pgbouncer/layout';
+import { totalPoolSize } from '../pgbouncer/config';
 import { SUITE_NAMES } from '../suite/catalog';
 import { labFileSchema, LabFileInput, LIMITS, SUITE_NAME_PATTERN } from './schema';
 import type {
@@ -365,7 +371,24 @@ function checkProxies(proxies: unknown, out: LabProblem[]): void {
  * `instanceType` exactly when the placement is dedicated, at most one pooler on the runners (they
  * would share its ports), and a version proxylab has a checksum for.
  */
-function checkPoolers(poolers: unknown, proxies: unknown, out: LabProblem[]): void {
+/** What a pooler's share is taken from: max_connections when the lab sets it, and the runner count. */
+interface PoolerBudget {
+  readonly maxConnections: number | null;
+  readonly runnerCount: number;
+}
+
+function poolerBudgetOf(root: Record<string, unknown>): PoolerBudget {
+  const db = asRecord(root.postgres) ?? asRecord(root.aurora);
+  const max = db?.maxConnections;
+  const count = asRecord(root.runners)?.count;
+  return {
+    maxConnections: typeof max === 'number' && Number.isInteger(max) && max > 0 ? max : null,
+    runnerCount:
+      typeof count === 'number' && Number.isInteger(count) && count > 0 ? count : DEFAULTS.runners.count,
+  };
+}
+
+function checkPoolers(poolers: unknown, proxies: unknown, out: LabProblem[], budget: PoolerBudget): void {
   if (!Array.isArray(poolers)) return;
   const taken = new Map<string, string>();
   let firstOnRunners: number | null = null;
@@ -414,6 +437,30 @@ function checkPoolers(poolers: unknown, proxies: unknown, out: LabProblem[]): vo
           path: at('placement'),
           value: placement,
           message: `must not be "on-runners" twice: poolers[${firstOnRunners}] already runs on the runners, and both would need ports ${PGBOUNCER_PORT}, ${POOLER_STATS_PORT} and ${POOLER_ADMIN_PORT_BASE}+ there; got ${formatValue(placement)}`,
+        });
+    }
+    // Every process opens at least one server connection: more processes (× runners, on-runners)
+    // than the share of max_connections would break "poolPercent is the share in total". Known
+    // only when the lab sets max_connections (else the engine's formula decides at deploy time).
+    const processes = pooler.processes ?? DEFAULTS.pooler.processes;
+    const percent = pooler.poolPercent ?? DEFAULTS.pooler.poolPercent;
+    if (
+      budget.maxConnections !== null &&
+      (placement === 'dedicated' || placement === 'on-runners') &&
+      typeof processes === 'number' &&
+      Number.isInteger(processes) &&
+      processes >= 1 &&
+      typeof percent === 'number' &&
+      percent >= 1 &&
+      percent <= 100
+    ) {
+      const deployments = poolerDeployments(placement, budget.runnerCount);
+      const share = totalPoolSize(percent, budget.maxConnections);
+      if (processes * deployments > share)
+        out.push({
+          path: at('processes'),
+          value: processes,
+          message: `must leave each PgBouncer process at least one server connection: ${processes} process(es)${deployments > 1 ? ` × ${deployments} runners` : ''} > the pooler's share, ${percent} % of max_connections ${budget.maxConnections} = ${share}; got ${formatValue(processes)}`,
         });
     }
     const version = pooler.version;
@@ -473,7 +520,7 @@ function crossFieldProblems(raw: unknown): LabProblem[] {
     });
   }
   checkProxies(root.proxies, out);
-  checkPoolers(root.poolers, root.proxies, out);
+  checkPoolers(root.poolers, root.proxies, out, poolerBudgetOf(root));
   checkSuites(root.suites, out);
   checkTagCount(root.tags, out);
   return out;

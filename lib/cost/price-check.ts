@@ -68,9 +68,13 @@ export function unpricedProblems(raw: unknown): LabProblem[] {
   const poolers = Array.isArray(lab.poolers) ? (lab.poolers as unknown[]) : [];
   poolers.forEach((p: unknown, i: number) => {
     const pooler = asRecord(p);
-    if (!pooler || pooler.placement !== 'dedicated') return;
-    const type = pooler.instanceType;
-    check(`poolers[${i}].instanceType`, type, table.ec2Instances, (v) => EC2_INSTANCE_TYPE_PATTERN.test(v));
+    if (!pooler) return;
+    const dedicated = pooler.placement === 'dedicated';
+    if (!dedicated && pooler.placement !== 'on-runners') return;
+    // On the runners, PgBouncer shares the runner's cores with pgbench (by design).
+    const type = dedicated ? pooler.instanceType : (runners?.instanceType ?? DEFAULTS.runners.instanceType);
+    if (dedicated)
+      check(`poolers[${i}].instanceType`, type, table.ec2Instances, (v) => EC2_INSTANCE_TYPE_PATTERN.test(v));
     // One PgBouncer process saturates one core: more processes than vCPUs only adds contention.
     if (typeof type !== 'string') return;
     const vcpus = table.ec2Instances[type]?.vcpus;
@@ -84,7 +88,7 @@ export function unpricedProblems(raw: unknown): LabProblem[] {
       out.push({
         path: `poolers[${i}].processes`,
         value: processes,
-        message: `must be at most the vCPUs of ${type} (${vcpus}): each PgBouncer process uses one core; got ${formatValue(processes)}`,
+        message: `must be at most the vCPUs of ${dedicated ? type : `the runners' ${type}`} (${vcpus}): each PgBouncer process uses one core; got ${formatValue(processes)}`,
       });
     }
   });

@@ -295,7 +295,7 @@ function makePgbouncer(
       if (!Number.isInteger(size) || size < 1)
         throw new InfrastructureError(`pool size must be a positive integer, got ${size}`);
       await each(async (admin) => {
-        await psqlExec(admin, [`SET default_pool_size = ${size}`]);
+        await psqlExec(admin, [`SET default_pool_size = ${size}`, `SET max_user_connections = ${size}`]);
         const rows = await psqlQueryOne(admin, 'SHOW DATABASES');
         for (const db of [TRANSACTION_DB, SESSION_DB]) {
           const row = rows.find((r) => r.name === db);

@@ -16,6 +16,11 @@
  *   releases get no peering: a cancel then reaches the right process only by chance.
  * - `default_pool_size`: "How many server connections to allow per user/database pair" — so each
  *   pool-mode alias (one user) has a pool of this size in EACH process.
+ * - `max_user_connections`: "Do not allow more than this many server connections per user
+ *   (regardless of database)" — set to the same size, so the transaction and session aliases of
+ *   a process SHARE its part of the pooler's share instead of each opening it (two aliases would
+ *   otherwise open twice the share of max_connections). Changeable at run time with `SET` on the
+ *   admin console (SHOW CONFIG says `yes` on 1.18.0 and 1.25.2, checked); sweeps set both.
  * - `max_prepared_statements` (≥ 1.21): prepared statements tracked per client in transaction and
  *   statement pooling; 0 turns the support off (the default was 0 until 1.24, 200 since).
  * - `server_tls_sslmode` / `client_tls_sslmode`: libpq-style TLS modes towards the server and
@@ -181,6 +186,7 @@ export function renderPgbouncerIni(p: PgbouncerIniInput): string {
   if (p.statsUsers.length > 0) set('stats_users', p.statsUsers.join(','));
   set('pool_mode', p.poolModes[0] as string);
   set('default_pool_size', p.defaultPoolSize);
+  set('max_user_connections', p.defaultPoolSize);
   set('min_pool_size', 0);
   set('reserve_pool_size', 0);
   set('max_client_conn', p.maxClientConnections);

@@ -72,6 +72,25 @@ describe('PgBouncer pools', () => {
     expect(restored.find((d) => d.name === TRANSACTION_DB)?.pool_size).toBe('6');
   });
 
+  test('the transaction and session pools share one pool of server connections (max_user_connections)', async () => {
+    // GIVEN the pools reset and 5 clients busy on EACH pool of 6 (10 clients in all)
+    await stack.pool.reset(stack.target('pgbouncer-transaction').ref);
+    const busy = [TRANSACTION_DB, SESSION_DB].flatMap((db) =>
+      Array.from({ length: 5 }, () => psqlQuery(viaPool(db), ['SELECT pg_sleep(1.5)'])),
+    );
+    // WHEN the server is asked, while they run, how many bench connections it has
+    await new Promise((r) => setTimeout(r, 700));
+    const [open] = await psqlQueryOne(
+      stack.postgres.superuserTarget(),
+      "SELECT count(*) AS n FROM pg_stat_activity WHERE usename = 'bench' AND backend_type = 'client backend'",
+    );
+    await Promise.all(busy);
+    // THEN the two aliases together opened at most the pool (6), not 6 each: the pooler's share of
+    // max_connections means the same whichever pool modes a lab deploys
+    expect(Number(open?.n)).toBeGreaterThan(0);
+    expect(Number(open?.n)).toBeLessThanOrEqual(6);
+  }, 30_000);
+
   test('reset drops server connections, and with them state left by the previous step', async () => {
     // GIVEN a prepared statement left on the transaction pool's only server connection
     await stack.pool.reset(stack.target('pgbouncer-transaction').ref);

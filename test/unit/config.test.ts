@@ -734,7 +734,7 @@ describe('poolers', () => {
     );
   });
 
-  test('price check: an unpriced host type, and more processes than the host has vCPUs', () => {
+  test('price check: an unpriced host type, and more processes than the host (or the runners) have vCPUs', () => {
     const problems = unpricedProblems({
       ...BASE,
       poolers: [
@@ -747,10 +747,44 @@ describe('poolers', () => {
     expect(problems.map((p) => [p.path, p.value])).toEqual([
       ['poolers[0].instanceType', 'c7g.huge'],
       ['poolers[1].processes', 5],
+      ['poolers[3].processes', 32],
     ]);
     expect(problems[1]?.message).toBe(
       'must be at most the vCPUs of c7g.xlarge (4): each PgBouncer process uses one core; got 5',
     );
+    expect(problems[2]?.message).toBe(
+      "must be at most the vCPUs of the runners' c7g.large (2): each PgBouncer process uses one core; got 32",
+    );
+  });
+
+  test('every PgBouncer process keeps at least one server connection of the share (processes × runners)', () => {
+    // GIVEN max_connections 30: 10 % is a share of 3 server connections
+    const lab = (pooler: Record<string, unknown>, runners = 1) => ({
+      ...BASE,
+      aurora: { maxConnections: 30 },
+      runners: { count: runners },
+      poolers: [{ name: 'p', kind: 'pgbouncer', poolPercent: 10, ...pooler }],
+    });
+    // WHEN 4 processes on a dedicated host, or 2 processes on each of 2 runners, would need 4
+    const tooMany = validateLab(lab({ placement: 'dedicated', instanceType: 'c7g.xlarge', processes: 4 }));
+    const spread = validateLab(lab({ placement: 'on-runners', processes: 2 }, 2));
+    // THEN refused, naming the field, the arithmetic and the share
+    expect(tooMany.ok ? [] : tooMany.problems).toEqual([
+      {
+        path: 'poolers[0].processes',
+        value: 4,
+        message:
+          "must leave each PgBouncer process at least one server connection: 4 process(es) > the pooler's share, 10 % of max_connections 30 = 3; got 4",
+      },
+    ]);
+    expect(spread.ok ? [] : spread.problems.map((p) => p.message)).toEqual([
+      "must leave each PgBouncer process at least one server connection: 2 process(es) × 2 runners > the pooler's share, 10 % of max_connections 30 = 3; got 2",
+    ]);
+    // AND 3 processes fit, as does any count when max_connections is the engine's formula
+    expect(validateLab(lab({ placement: 'dedicated', instanceType: 'c7g.xlarge', processes: 3 })).ok).toBe(
+      true,
+    );
+    expect(validateLab({ ...lab({ placement: 'on-runners', processes: 2 }, 2), aurora: {} }).ok).toBe(true);
   });
 
   test('every release has an upstream URL and a 64-hex checksum; the default is a release', () => {

@@ -208,15 +208,19 @@ describe('PgbouncerPoolControl', () => {
     await c.setPoolPercent(tx, 45);
     expect(sent.filter(([, s]) => s.startsWith('SET'))).toEqual([
       [6440, 'SET default_pool_size = 243'],
+      [6440, 'SET max_user_connections = 243'],
       [6441, 'SET default_pool_size = 243'],
+      [6441, 'SET max_user_connections = 243'],
     ]);
     expect(c.currentPercent('bouncer')).toBe(45);
     await c.setMaxPreparedStatements(tx, 0);
     await c.restore();
     const sets = sent.filter(([, s]) => s.startsWith('SET')).map(([p, s]) => `${p} ${s}`);
-    expect(sets.slice(-4)).toEqual([
+    expect(sets.slice(-6)).toEqual([
       '6440 SET default_pool_size = 486',
+      '6440 SET max_user_connections = 486',
       '6441 SET default_pool_size = 486',
+      '6441 SET max_user_connections = 486',
       '6440 SET max_prepared_statements = 200',
       '6441 SET max_prepared_statements = 200',
     ]);
@@ -230,7 +234,9 @@ describe('PgbouncerPoolControl', () => {
     // THEN each runner's processes together open a third of the share (486 / 3 / 2 = 81)
     expect(sent.filter(([, s]) => s.startsWith('SET'))).toEqual([
       [6440, 'SET default_pool_size = 81'],
+      [6440, 'SET max_user_connections = 81'],
       [6441, 'SET default_pool_size = 81'],
+      [6441, 'SET max_user_connections = 81'],
     ]);
   });
 
