@@ -216,13 +216,19 @@ const postgresSchema = z.strictObject(
           default: DEFAULTS.postgres.instanceClass,
         }),
       ),
-    // Range per storage type is checked in validate.ts (io1/io2 start at 100 GiB).
-    allocatedStorageGb: integer(1, RDS_STORAGE_LIMITS_GIB.gp3.max, 'a whole number of GiB')
+    // Range per storage type is checked in validate.ts (io1/io2 start at 100 GiB), with one message
+    // naming the type; zod only asks for a whole number so a value is not reported twice.
+    // gp3 is the only type a lab may give, so the JSON Schema (editors, the docs table) carries gp3's range.
+    allocatedStorageGb: z
+      .number({ error: 'a whole number of GiB' })
+      .int({ error: 'a whole number of GiB' })
       .optional()
       .meta(
         doc({
           description: `Allocated storage in GiB: gp3 ${RDS_STORAGE_LIMITS_GIB.gp3.min}–${RDS_STORAGE_LIMITS_GIB.gp3.max}.`,
           default: DEFAULTS.postgres.allocatedStorageGb,
+          minimum: RDS_STORAGE_LIMITS_GIB.gp3.min,
+          maximum: RDS_STORAGE_LIMITS_GIB.gp3.max,
         }),
       ),
     storageType: z
