@@ -25,6 +25,12 @@ export interface FieldDoc {
   readonly default?: unknown;
   /** The default in words, when it is a rule rather than a value ("half of maxConnectionsPercent"). */
   readonly defaultText?: string;
+  /**
+   * JSON Schema bounds for a number whose range validate.ts checks itself (one message naming the
+   * rule): editors and the docs table show the range, zod does not report it a second time.
+   */
+  readonly minimum?: number;
+  readonly maximum?: number;
 }
 
 const doc = (d: FieldDoc): FieldDoc & Record<string, unknown> => ({ ...d });
