@@ -171,7 +171,7 @@ function progressLine(ev: ProgressEvent, leader: boolean): string | null {
     case 'init-data':
       return leader
         ? `loading pgbench data, scale ${ev.scale}, through ${ev.target}`
-        : `pgbench data (scale ${ev.scale}) is loaded by runner 1`;
+        : `pgbench data (scale ${ev.scale}) is loaded by runner 0`;
     case 'step-skip':
       return `[${ev.index}/${ev.total}] ${ev.step.stepId}: already done, skipped`;
     case 'step-start':
@@ -196,14 +196,14 @@ async function waitForPlan(
   me: string,
 ): Promise<RunPlan> {
   const deadline = deps.clock.now().getTime() + args.barrierTimeoutSec * 1000;
-  log.info(`${me}: waiting for runner 1 to store the plan (plan.json)`);
+  log.info(`${me}: waiting for runner 0 to store the plan (plan.json)`);
   for (;;) {
     const plan = await sink.readPlan();
     if (plan) return plan;
     if (deps.signal?.aborted) throw new InfrastructureError(`${me}: interrupted while waiting for the plan`);
     if (deps.clock.now().getTime() > deadline)
       throw new InfrastructureError(
-        `${me}: runner 1 did not store plan.json within ${args.barrierTimeoutSec} s (s3://${args.bucket}/runs/${args.runId}/plan.json)`,
+        `${me}: runner 0 did not store plan.json within ${args.barrierTimeoutSec} s (s3://${args.bucket}/runs/${args.runId}/plan.json)`,
       );
     await deps.clock.sleep(deps.pollMs ?? 2000);
   }
@@ -329,7 +329,8 @@ async function runCloudRunnerInner(
 ): Promise<RunnerResult> {
   const suite = (deps.suiteCatalog ?? getSuite)(args.suite);
   const log = redactingLogger(deps.write, () => secrets);
-  const me = `runner ${args.runnerIndex + 1}/${args.runnerCount}`;
+  // 0-based like the files (`runner-<i>`, `part-<i>.json`) and the docs: runner 0 leads.
+  const me = `runner ${args.runnerIndex} (of ${args.runnerCount})`;
   checkSoftwareVersion(args.expectVersion, deps.softwareVersion?.() ?? null);
 
   const credentials = await readDbCredentials(deps.secrets, args.secretArn);

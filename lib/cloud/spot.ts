@@ -71,14 +71,14 @@ export function openInterruptions(records: readonly InterruptionRecord[]): Inter
   return records.filter((r) => r.resumedAt === null);
 }
 
-/** `runner 1 interrupted at … (spot notice: stop at …; step … in flight)`. */
+/** `runner 0 interrupted at … (spot notice: stop at …; step … in flight)`. */
 export function describeInterruption(r: InterruptionRecord): string {
   const why =
     r.notice !== null
       ? `spot interruption notice: ${r.notice.action} at ${r.notice.time}${r.signal ? `, then ${r.signal}` : ''}`
       : `${r.signal ?? 'signal'}, no spot notice seen`;
   const step = r.stepInFlight ? `; step ${r.stepInFlight} was running and will be measured again` : '';
-  return `runner ${r.runnerIndex + 1} interrupted at ${r.interruptedAt} (${why}${step})`;
+  return `runner ${r.runnerIndex} interrupted at ${r.interruptedAt} (${why}${step})`;
 }
 
 /**

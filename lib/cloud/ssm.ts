@@ -58,10 +58,11 @@ export function buildRunCommands(
       input: {
         DocumentName: 'AWS-RunShellScript',
         InstanceIds: [instanceId],
-        Comment: `proxylab ${base.suite} ${base.runId} runner ${runnerIndex + 1}/${instanceIds.length}`.slice(
-          0,
-          100,
-        ),
+        Comment:
+          `proxylab ${base.suite} ${base.runId} runner ${runnerIndex} (of ${instanceIds.length})`.slice(
+            0,
+            100,
+          ),
         // Delivery timeout: how long SSM tries to reach a (still booting) instance.
         TimeoutSeconds: 600,
         Parameters: {

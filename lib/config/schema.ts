@@ -25,6 +25,12 @@ export interface FieldDoc {
   readonly default?: unknown;
   /** The default in words, when it is a rule rather than a value ("half of maxConnectionsPercent"). */
   readonly defaultText?: string;
+  /**
+   * JSON Schema bounds for a number whose range validate.ts checks itself (one message naming the
+   * rule): editors and the docs table show the range, zod does not report it a second time.
+   */
+  readonly minimum?: number;
+  readonly maximum?: number;
 }
 
 const doc = (d: FieldDoc): FieldDoc & Record<string, unknown> => ({ ...d });
@@ -216,13 +222,19 @@ const postgresSchema = z.strictObject(
           default: DEFAULTS.postgres.instanceClass,
         }),
       ),
-    // Range per storage type is checked in validate.ts (io1/io2 start at 100 GiB).
-    allocatedStorageGb: integer(1, RDS_STORAGE_LIMITS_GIB.gp3.max, 'a whole number of GiB')
+    // Range per storage type is checked in validate.ts (io1/io2 start at 100 GiB), with one message
+    // naming the type; zod only asks for a whole number so a value is not reported twice.
+    // gp3 is the only type a lab may give, so the JSON Schema (editors, the docs table) carries gp3's range.
+    allocatedStorageGb: z
+      .number({ error: 'a whole number of GiB' })
+      .int({ error: 'a whole number of GiB' })
       .optional()
       .meta(
         doc({
           description: `Allocated storage in GiB: gp3 ${RDS_STORAGE_LIMITS_GIB.gp3.min}–${RDS_STORAGE_LIMITS_GIB.gp3.max}.`,
           default: DEFAULTS.postgres.allocatedStorageGb,
+          minimum: RDS_STORAGE_LIMITS_GIB.gp3.min,
+          maximum: RDS_STORAGE_LIMITS_GIB.gp3.max,
         }),
       ),
     storageType: z

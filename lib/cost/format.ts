@@ -59,7 +59,8 @@ export function formatCostTable(estimate: CostEstimate): string {
       ],
     ]),
     '',
-    '* usage assumed, see below.',
+    // The footnote explains `*`: only when some line carries it (an RDS for PostgreSQL lab has none).
+    ...(estimate.lines.some((l) => l.basis === 'assumption') ? ['* usage assumed, see below.'] : []),
     'Assumptions:',
     ...estimate.assumptions.map((a) => `  - ${a}`),
     'Not included:',

@@ -11,7 +11,7 @@
  * A repeated cell shows the busiest repetition. No points: unknown (null), never 0.
  */
 import { intervalsOfPoints, windowMean } from '../core/stats';
-import type { MetricSeries, StepRecord } from '../suite/types';
+import type { ErrorClass, MetricSeries, StepRecord } from '../suite/types';
 import type { TargetDescriptor } from '../suite/targets';
 import { type Cell, type Spread, uniqueInOrder } from './cells';
 import type { LoadedRun } from './load';
@@ -37,6 +37,8 @@ export interface PoolerMatrixCell {
   /** true: some repetition's pooler was CPU-bound; false: measured and never; null: unknown / no pooler. */
   readonly poolerSaturated: boolean | null;
   readonly troubled: boolean;
+  /** Error classes the step(s) recorded (summed over repetitions), e.g. `too-many-connections`. */
+  readonly errorClasses: readonly ErrorClass[];
 }
 
 export interface PoolerMatrixRow {
@@ -121,6 +123,7 @@ function matrixCell(cell: Cell, series: readonly MetricSeries[]): PoolerMatrixCe
     poolerCpuPercent: cpus.length > 0 ? Math.max(...cpus) : null,
     poolerSaturated: saturatedOf(cell.steps),
     troubled: cell.troubled,
+    errorClasses: cell.errors.map((e) => e.class),
   };
 }
 
@@ -177,9 +180,29 @@ export function columnTitle(c: PoolerColumn): { name: string; what: string } {
   return { name: c.targetName, what: `${c.placementLabel}${c.poolMode ? `, ${c.poolMode} pool` : ''}` };
 }
 
+/** A Markdown column head: `bouncer-session (PgBouncer · dedicated host, session pool)`; `direct` alone. */
+export function columnHeading(c: PoolerColumn): string {
+  const { name, what } = columnTitle(c);
+  return what === name ? name : `${name} (${what})`;
+}
+
+/**
+ * A cell with no tps whose steps recorded errors: what happened instead of `? tps · p95 ? ms`.
+ * `refused (too-many-connections)` for direct over max_connections; other classes `failed (…)`.
+ * null when the cell has a tps or recorded no error (then it is shown as measured / unknown).
+ */
+export function noTpsOutcome(cell: PoolerMatrixCell): string | null {
+  if (cell.tps !== null || cell.errorClasses.length === 0) return null;
+  return cell.errorClasses.includes('too-many-connections')
+    ? 'refused (too-many-connections)'
+    : `failed (${cell.errorClasses.join(', ')})`;
+}
+
 /** `1,234 tps · p95 3.2 ms · CPU 87 % · saturated` (the parts that are known). */
 export function cellText(cell: PoolerMatrixCell | null): string {
   if (cell === null) return '–';
+  const outcome = noTpsOutcome(cell);
+  if (outcome !== null) return outcome;
   const parts = [`${fmtSpread(cell.tps, 1)} tps`, `p95 ${fmtSpread(cell.latencyP95Ms)} ms`];
   if (cell.poolerCpuPercent !== null) parts.push(`pooler CPU ${fmtNumber(cell.poolerCpuPercent, 0)} %`);
   if (cell.poolerSaturated === true) parts.push('pooler saturated');

@@ -9,7 +9,7 @@ import type { Cell } from './cells';
 import { churnOption, latencyOption, metricOption, renderSvg, tpsOption } from './charts';
 import { fmtConnect, fmtDuration, fmtNumber, fmtSetting, fmtSpread, fmtVerdict } from './format';
 import { html, joinHtml, SafeHtml, trustedSvg } from './html';
-import { columnTitle, type PoolerMatrix } from './pooler-matrix';
+import { columnTitle, noTpsOutcome, type PoolerMatrix } from './pooler-matrix';
 import type {
   ChurnRow,
   ErrorMatrix,
@@ -222,19 +222,23 @@ function poolerMatrixSection(pm: PoolerMatrix): SafeHtml {
   return html`<h3>Pooler matrix <span class="sub">${pm.variant}</span></h3><p class="sub">Each pooler and placement side by side per client count: tps, p95 latency, the pooler's CPU (busiest PgBouncer process, mean over the step, % of one core; RDS Proxy publishes none) and whether the pooler was saturated. ? = unknown.</p>
 <table class="pooler-matrix" data-pooler-matrix="${pm.scenario}"><thead><tr><th>clients</th>${pm.columns.map(
     (c) =>
-      html`<th data-target="${c.targetName}">${columnTitle(c).name}<br><span class="sub">${columnTitle(c).what}</span></th>`,
+      html`<th data-target="${c.targetName}">${columnTitle(c).name}${
+        columnTitle(c).what === c.targetName ? '' : html`<br><span class="sub">${columnTitle(c).what}</span>`
+      }</th>`,
   )}</tr></thead><tbody>${pm.rows.map(
     (r) =>
       html`<tr><th class="num">${r.clients}</th>${r.cells.map((cell) =>
         cell === null
           ? html`<td class="m-none">–</td>`
-          : html`<td class="num${cell.poolerSaturated === true ? ' m-errors' : ''}" data-saturated="${String(cell.poolerSaturated)}"><div>${fmtSpread(cell.tps, 1)} tps</div><div>p95 ${fmtSpread(cell.latencyP95Ms)} ms</div><div>pooler CPU ${cell.poolerCpuPercent === null ? '?' : `${fmtNumber(cell.poolerCpuPercent, 0)} %`}</div>${
-              cell.poolerSaturated === true
-                ? html`<div>⚠ pooler saturated</div>`
-                : cell.poolerSaturated === false
-                  ? html`<div>not saturated</div>`
-                  : ''
-            }</td>`,
+          : noTpsOutcome(cell) !== null
+            ? html`<td data-outcome="no-tps">${noTpsOutcome(cell) ?? ''}</td>`
+            : html`<td class="num${cell.poolerSaturated === true ? ' m-errors' : ''}" data-saturated="${String(cell.poolerSaturated)}"><div>${fmtSpread(cell.tps, 1)} tps</div><div>p95 ${fmtSpread(cell.latencyP95Ms)} ms</div><div>pooler CPU ${cell.poolerCpuPercent === null ? '?' : `${fmtNumber(cell.poolerCpuPercent, 0)} %`}</div>${
+                cell.poolerSaturated === true
+                  ? html`<div>⚠ pooler saturated</div>`
+                  : cell.poolerSaturated === false
+                    ? html`<div>not saturated</div>`
+                    : ''
+              }</td>`,
       )}</tr>`,
   )}</tbody></table>`;
 }

@@ -3,7 +3,7 @@
  * Table cells are escaped for Markdown (pipes, newlines) and HTML (`<`, `>`, `&`), since most
  * Markdown renderers pass inline HTML through.
  */
-import { cellText, columnTitle } from './pooler-matrix';
+import { cellText, columnHeading } from './pooler-matrix';
 import { describeRunDatabase } from '../suite/database';
 import { fmtConnect, fmtDuration, fmtNumber, fmtSpread, fmtVerdict } from './format';
 import type { FindingState, ReportModel, ScenarioLookup } from './shape';
@@ -123,7 +123,7 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
       out.push('');
       out.push(
         mdTable(
-          ['clients', ...pm.columns.map((c) => `${columnTitle(c).name} (${columnTitle(c).what})`)],
+          ['clients', ...pm.columns.map(columnHeading)],
           pm.rows.map((r) => [String(r.clients), ...r.cells.map(cellText)]),
         ),
       );

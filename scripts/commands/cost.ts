@@ -7,6 +7,7 @@ import { UsageError } from '../../lib/core/errors';
 import { loadLabFile } from '../../lib/config/load';
 import { DEFAULT_USAGE, estimateCost } from '../../lib/cost/estimate';
 import { formatCostTable } from '../../lib/cost/format';
+import type { LabConfig } from '../../lib/config/types';
 
 interface CostFlags {
   readonly lab?: string;
@@ -22,6 +23,28 @@ function nonNegative(flag: string, text: string | undefined): number | undefined
   if (text.trim() === '' || !Number.isFinite(n) || n < 0)
     throw new UsageError(`${flag} must be a number ≥ 0, got "${text}"`);
   return n;
+}
+
+/**
+ * `--storage-gb` and `--io-millions-per-hour` are assumptions about an Aurora cluster volume; an RDS
+ * for PostgreSQL instance bills its provisioned `postgres.allocatedStorageGb` instead. Given on such
+ * a lab they change nothing, and the user is told so rather than left to think they did.
+ */
+export function auroraOnlyFlagsNote(
+  lab: LabConfig,
+  flags: Pick<CostFlags, 'storageGb' | 'ioMillionsPerHour'>,
+): string | null {
+  if (lab.database.engine === 'aurora-postgresql') return null;
+  const given = [
+    flags.storageGb !== undefined ? '--storage-gb' : '',
+    flags.ioMillionsPerHour !== undefined ? '--io-millions-per-hour' : '',
+  ].filter((f) => f !== '');
+  if (given.length === 0) return null;
+  return (
+    `note: ${given.join(' and ')} ${given.length === 1 ? 'applies' : 'apply'} to Aurora only and ${given.length === 1 ? 'was' : 'were'} ignored: ` +
+    `lab "${lab.name}" is RDS for PostgreSQL, priced on its provisioned storage (postgres.allocatedStorageGb ` +
+    `${lab.database.allocatedStorageGb} GB)`
+  );
 }
 
 export function register(program: Command): void {
@@ -42,11 +65,11 @@ export function register(program: Command): void {
     .option('--json', 'print the estimate as JSON (lines, totals, assumptions, sources) for scripts')
     .option(
       '--storage-gb <gb>',
-      `assumed Aurora cluster volume in GB (default ${DEFAULT_USAGE.auroraStorageGb})`,
+      `assumed Aurora cluster volume in GB (default ${DEFAULT_USAGE.auroraStorageGb}; Aurora labs only)`,
     )
     .option(
       '--io-millions-per-hour <n>',
-      `assumed Aurora I/O, millions of requests per hour (default ${DEFAULT_USAGE.auroraIoMillionsPerHour})`,
+      `assumed Aurora I/O, millions of requests per hour (default ${DEFAULT_USAGE.auroraIoMillionsPerHour}; Aurora labs only)`,
     )
     .action((fileArg: string | undefined, flags: CostFlags) => {
       if (fileArg !== undefined && flags.lab !== undefined && fileArg !== flags.lab) {
@@ -65,6 +88,8 @@ export function register(program: Command): void {
           ...(ioMillions !== undefined ? { auroraIoMillionsPerHour: ioMillions } : {}),
         },
       });
+      const note = auroraOnlyFlagsNote(lab, flags);
+      if (note !== null) process.stderr.write(note + '\n');
       process.stdout.write(flags.json ? JSON.stringify(estimate, null, 2) + '\n' : formatCostTable(estimate));
     });
 }

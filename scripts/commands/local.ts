@@ -75,7 +75,7 @@ export function register(program: Command): void {
     .option('--out <dir>', 'directory for run directories', DEFAULT_OUT_DIR)
     .option(
       '--run-id <id>',
-      'run id (letters, digits, . _ -); default local-YYYYMMDD-HHMMSS (UTC). An existing run id resumes that run',
+      'run id (letters, digits, . _ -); default local-YYYYMMDD-HHMMSS-xxxx (UTC, xxxx random hex so two runs started in the same second differ). An existing run id resumes that run',
     )
     .option(
       '--max-connections <n>',

@@ -227,7 +227,7 @@ describe('a spot runner interrupted mid-step, then resumed with the same run id'
     expect(rec?.stepInFlight).toBe(killed);
     expect(Date.parse(rec?.interruptedAt ?? '')).toBeLessThanOrEqual(Date.now());
     const line = formatListing(await readListing(s3, BUCKET, RUN_ID));
-    expect(line).toContain(`runner 1 interrupted at ${rec?.interruptedAt}`);
+    expect(line).toContain(`runner 0 interrupted at ${rec?.interruptedAt}`);
     expect(line).toContain('spot interruption notice: stop at 2026-03-01T10:02:00Z, then SIGTERM');
     expect(line).toContain(`--run-id ${RUN_ID}`);
   }, 120_000);

@@ -252,7 +252,7 @@ describe('runners other than 0 execute the plan runner 0 stored', () => {
     const r1 = harness(sharedClock());
     const args = argsFor({ ...PGB_PROXY, runnerCount: 2, runnerIndex: 1, barrierTimeoutSec: 1 });
     await expect(runCloudRunner(args, r1.deps)).rejects.toThrow(
-      /runner 2\/2: runner 1 did not store plan\.json within 1 s \(s3:\/\/[^)]*\/runs\/run-1\/plan\.json\)/,
+      /runner 1 \(of 2\): runner 0 did not store plan\.json within 1 s \(s3:\/\/[^)]*\/runs\/run-1\/plan\.json\)/,
     );
     expect(r1.executor.invocations).toHaveLength(0);
   });

@@ -179,7 +179,7 @@ describe('interruption record and status', () => {
     const line = formatProgress(computeProgress('r1', manifest('interrupted'), 1, clock.now(), records));
     expect(line).toContain('interrupted: 1/3 steps');
     expect(line).toContain(
-      'runner 2 interrupted at 2026-03-01T10:00:30.000Z (spot interruption notice: stop at',
+      'runner 1 interrupted at 2026-03-01T10:00:30.000Z (spot interruption notice: stop at',
     );
     expect(line).toContain('step smoke-churn/direct/c5/simple/per-transaction/r1 was running');
     expect(line).toContain('--run-id r1');

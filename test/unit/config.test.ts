@@ -1123,6 +1123,24 @@ describe('RDS for PostgreSQL (postgres section)', () => {
       /^must be 20–65536 GiB for gp3 storage .*got 10$/,
     ],
     [
+      'storage over the gp3 maximum, reported once',
+      { postgres: { allocatedStorageGb: 70000 } },
+      'postgres.allocatedStorageGb',
+      /^must be 20–65536 GiB for gp3 storage .*got 70000$/,
+    ],
+    [
+      'zero storage, reported once',
+      { postgres: { allocatedStorageGb: 0 } },
+      'postgres.allocatedStorageGb',
+      /^must be 20–65536 GiB for gp3 storage .*got 0$/,
+    ],
+    [
+      'storage that is not a whole number',
+      { postgres: { allocatedStorageGb: 20.5 } },
+      'postgres.allocatedStorageGb',
+      /^must be a whole number of GiB, got 20\.5$/,
+    ],
+    [
       'storage type without IOPS in the lab file',
       { postgres: { storageType: 'io1' } },
       'postgres.storageType',

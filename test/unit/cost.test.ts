@@ -18,6 +18,8 @@ import type { LabConfig } from '../../lib/config/types';
 import { estimateCost } from '../../lib/cost/estimate';
 import type { CostEstimate, CostLine } from '../../lib/cost/estimate';
 import { formatCostTable } from '../../lib/cost/format';
+import { auroraOnlyFlagsNote } from '../../scripts/commands/cost';
+import { runCliInProcess } from '../helpers/cli';
 
 function lab(raw: Record<string, unknown>): LabConfig {
   const v = validateLab({ name: 'unit', ...raw });
@@ -345,6 +347,59 @@ describe('RDS for PostgreSQL', () => {
   test('a class without a sourced price is refused by name, not guessed', () => {
     expect(() => estimateCost(lab({ postgres: { instanceClass: 'db.m7g.large' } }))).toThrow(
       /unknown RDS for PostgreSQL instance class db\.m7g\.large: no us-east-1 price/,
+    );
+  });
+});
+
+describe('usage flags and the assumption footnote', () => {
+  const ROOT = path.join(__dirname, '..', '..');
+  const POCKET = path.join(ROOT, 'labs', 'pocket.json');
+  const DEFAULT = path.join(ROOT, 'labs', 'default.json');
+
+  test.each([
+    ['an Aurora lab (assumed storage and I/O lines)', DEFAULT, true],
+    ['an RDS for PostgreSQL lab (provisioned storage, nothing assumed)', POCKET, false],
+  ])('the "* usage assumed" footnote is printed only when a line is marked *: %s', (_what, file, marked) => {
+    // GIVEN the estimate of a shipped lab
+    const e = estimateCost(loadLabFile(file));
+    // WHEN it is printed
+    const text = formatCostTable(e);
+    // THEN the footnote is there exactly when a line carries the mark
+    expect(e.lines.some((l) => l.basis === 'assumption')).toBe(marked);
+    expect(text.includes('* usage assumed, see below.')).toBe(marked);
+    expect(/ \* +\d/.test(text)).toBe(marked);
+  });
+
+  test.each([
+    [{ storageGb: '500' }, /^note: --storage-gb applies to Aurora only and was ignored: lab "pocket"/],
+    [{ ioMillionsPerHour: '5' }, /^note: --io-millions-per-hour applies to Aurora only/],
+    [{ storageGb: '500', ioMillionsPerHour: '5' }, /^note: --storage-gb and --io-millions-per-hour apply/],
+  ])('an RDS for PostgreSQL lab with Aurora usage flags %j gets a note', (flags, expected) => {
+    expect(auroraOnlyFlagsNote(loadLabFile(POCKET), flags)).toMatch(expected);
+  });
+
+  test('no note on an Aurora lab, nor without the flags', () => {
+    expect(auroraOnlyFlagsNote(loadLabFile(DEFAULT), { storageGb: '500' })).toBeNull();
+    expect(auroraOnlyFlagsNote(loadLabFile(POCKET), {})).toBeNull();
+  });
+
+  test('through the CLI: the note goes to stderr, the estimate is unchanged by the ignored flags', async () => {
+    // GIVEN the pocket lab priced with and without the Aurora-only flags
+    const plain = await runCliInProcess(['cost', POCKET]);
+    const flagged = await runCliInProcess([
+      'cost',
+      POCKET,
+      '--storage-gb',
+      '500',
+      '--io-millions-per-hour',
+      '5',
+    ]);
+    // THEN both succeed, print the same table, and only the flagged run says the flags were ignored
+    expect([plain.code, flagged.code]).toEqual([0, 0]);
+    expect(flagged.out).toBe(plain.out);
+    expect(plain.err).toBe('');
+    expect(flagged.err).toMatch(
+      /--storage-gb and --io-millions-per-hour apply to Aurora only and were ignored/,
     );
   });
 });

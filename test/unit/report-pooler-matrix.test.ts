@@ -237,9 +237,68 @@ describe('pooler matrix', () => {
     const md = renderMarkdown(model, () => null);
     expect(md).toContain('**Pooler matrix**');
     expect(md).toMatch(
-      /\| clients \| direct \(direct\) \| pool100 \(RDS Proxy, transaction pool\) \| bouncer-session \(PgBouncer · dedicated host, session pool\) \| onrunner-transaction \(PgBouncer · co-located, transaction pool\) \|/,
+      /\| clients \| direct \| pool100 \(RDS Proxy, transaction pool\) \| bouncer-session \(PgBouncer · dedicated host, session pool\) \| onrunner-transaction \(PgBouncer · co-located, transaction pool\) \|/,
     );
     expect(md).toMatch(/\| 400 \|.*pooler CPU 95 % · pooler saturated \|/);
+  });
+
+  test('a refused cell says so instead of unknown tps and latency', () => {
+    // GIVEN direct at 400 clients refused by max_connections: no tps, the refusal recorded as errors
+    const records = steps().map((s) =>
+      s.target.name === 'direct' && s.params.clients === 400 && s.result
+        ? {
+            ...s,
+            result: {
+              ...s.result,
+              tps: null,
+              latencyP95Ms: null,
+              errors: [
+                {
+                  class: 'too-many-connections' as const,
+                  count: 300,
+                  sample: 'FATAL:  sorry, too many clients already',
+                },
+              ],
+            },
+          }
+        : s,
+    );
+    const refusedRun = loadedRun(records, SERIES);
+    const [m] = poolerMatrices(refusedRun, groupCells(refusedRun.steps));
+    // WHEN the cells are drawn
+    const [c100, c400] = m?.rows ?? [];
+    // THEN the refused cell names the refusal; a measured cell is unchanged
+    expect(cellText(c400?.cells[0] ?? null)).toBe('refused (too-many-connections)');
+    expect(cellText(c100?.cells[0] ?? null)).toMatch(/^[\d,.]+ tps · p95 [\d.]+ ms$/);
+    const model = buildModel(refusedRun, () => null);
+    expect(renderMarkdown(model, () => null)).toMatch(/\| 400 \| refused \(too-many-connections\) \| /);
+    expect(renderHtml(model, { lookup: () => null, generatedAt: new Date(T0) })).toContain(
+      '<td data-outcome="no-tps">refused (too-many-connections)</td>',
+    );
+  });
+
+  test('a cell without tps and errors of another class says failed, with the classes', () => {
+    const cell = {
+      tps: null,
+      latencyP95Ms: null,
+      poolerCpuPercent: null,
+      poolerSaturated: null,
+      troubled: true,
+      errorClasses: ['backend-died' as const],
+    };
+    expect(cellText(cell)).toBe('failed (backend-died)');
+    expect(cellText({ ...cell, errorClasses: [] })).toBe('? tps · p95 ? ms');
+  });
+
+  test('the direct column head is not repeated; the HTML head has no sub-line for it', () => {
+    const page = renderHtml(
+      buildModel(run, () => null),
+      { lookup: () => null, generatedAt: new Date(T0) },
+    );
+    expect(page).toContain('<th data-target="direct">direct</th>');
+    expect(page).toMatch(
+      /<th data-target="pool100">pool100<br><span class="sub">RDS Proxy, transaction pool<\/span><\/th>/,
+    );
   });
 });
 
