@@ -316,7 +316,7 @@ function checkPostgres(pg: Record<string, unknown>, out: LabProblem[]): void {
     path: 'postgres.instanceClass',
     engine: 'RDS for PostgreSQL',
     classes: RDS_POSTGRES_INSTANCE_CLASSES,
-    examples: 'db.t4g.micro, db.m7g.large',
+    examples: 'db.t4g.micro, db.t4g.medium (the classes with a price)',
     out,
   });
   const size = pg.allocatedStorageGb;
