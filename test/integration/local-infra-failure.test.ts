@@ -54,13 +54,15 @@ afterAll(() => {
 jest.retryTimes(1, { logErrorsBeforeRetry: true });
 
 const RUNNING_STEP = /> \[3\/8\] (\S+)/;
+let attempt = 0;
 
 describe.each([
   ['PostgreSQL', 'pg', /PostgreSQL \(pid \d+\) (was killed by SIGKILL|is no longer running)/],
   ['PgBouncer', 'pgbouncer', /PgBouncer \(pid \d+\) (was killed by SIGKILL|is no longer running)/],
 ] as const)('%s SIGKILLed during a step', (_name, part, cause) => {
   test('the step is an infrastructure error, the run fails within seconds, resume measures it again', async () => {
-    const runId = `kill-${part}`;
+    // A fresh run id per attempt: a retry must not resume the first attempt's run.
+    const runId = `kill-${part}-${++attempt}`;
     const args = ['local', '--suite', 'smoke', '--out', outDir, '--run-id', runId, '--no-install'];
     const runDir = path.join(outDir, runId);
     // GIVEN a smoke run in its third step
@@ -69,8 +71,12 @@ describe.each([
     const running = RUNNING_STEP.exec(first.stdout())?.[1] ?? '';
     const stack = parseStackLine(first.stdout());
     if (!stack) throw new Error(`no stack line in ${first.stdout()}`);
-    // "> [3/8]" is printed before the pool reset: let pgbench start (smoke steps run 5 s).
-    await new Promise((resolve) => setTimeout(resolve, 1500));
+    // "> [3/8]" is printed before the pool reset: wait until pgbench runs (smoke steps run 5 s),
+    // then a little longer, so the kill lands inside the measurement on a loaded machine too.
+    const pgbenchDeadline = Date.now() + 20_000;
+    while (pidsMentioning(path.join(stack.baseDir, 'pgbench')).length === 0 && Date.now() < pgbenchDeadline)
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    await new Promise((resolve) => setTimeout(resolve, 500));
     // WHEN the server dies
     const killedAt = Date.now();
     process.kill(serverPid(stack.baseDir, part), 'SIGKILL');

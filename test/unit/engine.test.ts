@@ -731,6 +731,58 @@ describe('infrastructure failures are not measurements', () => {
     expect(result.allHeld).toBe(true);
   });
 
+  test('a server whose death ends pgbench before the watch sees it: the step still waits and is an infrastructure-error', async () => {
+    // GIVEN step 2's pgbench ending with every client aborted (the server closed the connections)
+    // while the watch learns of the death only on its third look (its exit not observed yet)
+    const h = harness();
+    const w = fakeWatch();
+    let dying = false;
+    let looks = 0;
+    const watch: InfrastructureWatch = {
+      failure: () => (dying && ++looks >= 3 ? KILLED : w.watch.failure()),
+      signal: w.watch.signal,
+    };
+    let n = 0;
+    const answer: Answer = (_inv, name) => {
+      if (++n !== 2) return smokeAnswerFor(h, name);
+      dying = true;
+      return {
+        stdout: '',
+        stderr:
+          'pgbench: error: client 0 aborted in command 1 (SQL) of script 0; perhaps the backend died while processing\n',
+        exitCode: 2,
+        timedOut: false,
+        logFiles: [],
+      };
+    };
+    // WHEN the suite runs
+    await runSuite(h.options(answer, { infrastructure: watch }));
+    // THEN step 2 is not a measurement: infrastructure-error, unjudged, the run failed with the cause
+    const step2 = readStep(h.dir, defined(h.steps[1], 'step 2').stepId);
+    expect(step2.status).toBe('infrastructure-error');
+    expect(step2.verdict.held).toBeNull();
+    expect(readManifest(h.dir).error).toContain(KILLED);
+  });
+
+  test('a failed pgbench with a healthy server is a measurement, after a bounded wait', async () => {
+    // GIVEN a step whose clients fail on their own (a refusal), the server up throughout
+    const h = harness();
+    let n = 0;
+    const answer: Answer = (_inv, name) =>
+      ++n === 1
+        ? {
+            stdout: '',
+            stderr: 'pgbench: error: too many clients already\n',
+            exitCode: 2,
+            timedOut: false,
+            logFiles: [],
+          }
+        : smokeAnswerFor(h, name);
+    await runSuite(h.options(answer, { infrastructure: fakeWatch().watch }));
+    // THEN it is recorded as measured (completed), not as an infrastructure failure
+    expect(readStep(h.dir, defined(h.steps[0], 'step 1').stepId).status).toBe('completed');
+  });
+
   test('pgbench killed by a signal the harness did not send is an infrastructure-error too', async () => {
     const h = harness();
     let n = 0;
