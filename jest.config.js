@@ -19,7 +19,13 @@ module.exports = {
   projects: [
     { ...shared, displayName: 'unit', roots: ['<rootDir>/test/unit'] },
     { ...shared, displayName: 'cdk', roots: ['<rootDir>/test/cdk'] },
-    { ...shared, displayName: 'integration', roots: ['<rootDir>/test/integration'] },
+    {
+      ...shared,
+      displayName: 'integration',
+      roots: ['<rootDir>/test/integration'],
+      // Tests that name no PgBouncer run on Debian's 1.18, whatever PATH puts first.
+      setupFiles: ['<rootDir>/test/helpers/default-pgbouncer.ts'],
+    },
   ],
   // Global only (jest 29 rejects it per project); slow integration steps pass their own timeouts.
   testTimeout: 120000,

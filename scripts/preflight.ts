@@ -23,7 +23,6 @@ import {
   findPostgres,
   MIN_POSTGRES_MAJOR,
   packageInstallCommand,
-  parseToolVersion,
   postgresPackages,
   privilegePrefix,
   runInstall,
@@ -95,14 +94,38 @@ export function findChromium(): string | null {
   return process.platform === 'darwin' && isExecutable(mac) ? mac : null;
 }
 
-/** PgBouncer 1.25.x: $PROXYLAB_PGBOUNCER_1_25, else ../shared/tools/pgbouncer-1.25.2/pgbouncer; null unless it runs. */
+/** Where the tests look for Debian's PgBouncer 1.18 when it is not found on PATH or in /usr/sbin. */
+export const PGBOUNCER_1_18_ENV = 'PROXYLAB_PGBOUNCER_1_18';
+
+/**
+ * A PgBouncer whose version starts with `prefix`: $envVar if set (and only it), else `fallback`,
+ * else the first such binary among PATH and the usual directories (lib/local/binaries.ts). null
+ * unless it runs and reports that version.
+ */
+function findPgbouncerRelease(prefix: string, envVar: string, fallback: string | null): string | null {
+  const accept = (v: string): boolean => v.startsWith(prefix);
+  const fromEnv = process.env[envVar];
+  if (fromEnv !== undefined && fromEnv !== '')
+    return findPgbouncer(process.platform, [fromEnv], accept)?.file ?? null;
+  const candidates = fallback === null ? undefined : [fallback];
+  return (
+    (candidates ? findPgbouncer(process.platform, candidates, accept)?.file : undefined) ??
+    findPgbouncer(process.platform, undefined, accept)?.file ??
+    null
+  );
+}
+
+/**
+ * PgBouncer 1.25.x: $PROXYLAB_PGBOUNCER_1_25, else ../shared/tools/pgbouncer-1.25.2/pgbouncer, else
+ * a 1.25 on PATH (a clone elsewhere with that directory first in PATH).
+ */
 export function findPgbouncer125(): string | null {
-  const fromEnv = process.env[PGBOUNCER_1_25_ENV];
-  const file = fromEnv !== undefined && fromEnv !== '' ? fromEnv : PGBOUNCER_1_25_DEFAULT;
-  if (!isExecutable(file)) return null;
-  const res = spawnSync(file, ['--version'], { encoding: 'utf8', timeout: 10000 });
-  const version = res.status === 0 ? parseToolVersion(`${res.stdout}\n${res.stderr}`) : null;
-  return version !== null && version.startsWith('1.25.') ? file : null;
+  return findPgbouncerRelease('1.25.', PGBOUNCER_1_25_ENV, PGBOUNCER_1_25_DEFAULT);
+}
+
+/** Debian's PgBouncer 1.18 (no max_prepared_statements): $PROXYLAB_PGBOUNCER_1_18, else on PATH or in /usr/sbin. */
+export function findPgbouncer118(): string | null {
+  return findPgbouncerRelease('1.18.', PGBOUNCER_1_18_ENV, null);
 }
 
 function osPackages(apt: string, dnf: string | null, brew: string | null): Install {
@@ -150,6 +173,17 @@ export const TOOLS: readonly Tool[] = [
       how:
         `build it (../shared/tools/pgbouncer-1.25.2/README.md says how) and set ${PGBOUNCER_1_25_ENV}=/path/to/pgbouncer, ` +
         `or clone next to ../shared (CI has it)`,
+    },
+    requiredInCi: true,
+  },
+  {
+    name: 'PgBouncer 1.18 (Debian 12)',
+    purpose: 'the default pooler of the integration tests: the behaviour before max_prepared_statements',
+    usedBy: /\bfindPgbouncer118\(/,
+    find: findPgbouncer118,
+    install: {
+      kind: 'none',
+      how: `Debian 12's \`apt-get install pgbouncer\` (1.18.0); elsewhere build 1.18 and set ${PGBOUNCER_1_18_ENV}=/path/to/pgbouncer`,
     },
     requiredInCi: true,
   },

@@ -142,14 +142,19 @@ export function findPostgres(
   return { found: null, tooOld };
 }
 
+/**
+ * The first PgBouncer among `files` (default: $PROXYLAB_PGBOUNCER, PATH, the usual directories)
+ * whose version `accept`s (default: any).
+ */
 export function findPgbouncer(
   platform: NodeJS.Platform,
   files?: readonly string[],
+  accept: (version: string) => boolean = () => true,
 ): { file: string; version: string } | null {
   for (const file of files ?? pgbouncerCandidates(platform)) {
     if (!isExecutable(file)) continue;
     const version = versionOf(file);
-    if (version !== null) return { file, version };
+    if (version !== null && accept(version)) return { file, version };
   }
   return null;
 }

@@ -1,32 +1,46 @@
 /**
- * PgBouncer 1.25.2 for the tests that exercise both PgBouncer behaviours (Debian's 1.18 has no
- * max_prepared_statements). CI always has `../shared/tools/pgbouncer-1.25.2/` beside the project;
- * a clone without it fails those tests with this message instead of skipping them.
+ * The two PgBouncers the integration tests run against, found the way the preflight finds them
+ * (scripts/preflight.ts): Debian's 1.18 (no max_prepared_statements) and 1.25.2 (../shared/tools,
+ * $PROXYLAB_PGBOUNCER_1_25, or a 1.25 on PATH). A missing one fails the test that needs it with
+ * this message; nothing is skipped.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { REPO_ROOT } from './cli';
+import {
+  findPgbouncer118,
+  findPgbouncer125,
+  PGBOUNCER_1_18_ENV,
+  PGBOUNCER_1_25_ENV,
+} from '../../scripts/preflight';
 
-export const PGBOUNCER_1_25_ENV = 'PROXYLAB_PGBOUNCER_1_25';
-
-/** Absolute path of the PgBouncer 1.25.2 binary; throws a message naming who needs it and where to get it. */
+/** Absolute path of PgBouncer 1.25.x; throws a message naming who needs it and where to get it. */
 export function pgbouncer125(neededBy: string): string {
-  const file =
-    process.env[PGBOUNCER_1_25_ENV] ??
-    path.resolve(REPO_ROOT, '..', 'shared', 'tools', 'pgbouncer-1.25.2', 'pgbouncer');
-  try {
-    fs.accessSync(file, fs.constants.X_OK);
-    return file;
-  } catch {
-    throw new Error(
-      `PgBouncer 1.25.2 not found at ${file}. ${neededBy} needs it (prepared statements through a ` +
-        `transaction pool with max_prepared_statements 0 and on). Get it from ../shared/tools/pgbouncer-1.25.2/ ` +
-        `(see its README: built from the upstream tag pgbouncer_1_25_2), or point ${PGBOUNCER_1_25_ENV} at a 1.25.x binary.`,
-    );
-  }
+  const file = findPgbouncer125();
+  if (file !== null) return file;
+  throw new Error(
+    `PgBouncer 1.25.2 not found (${PGBOUNCER_1_25_ENV}, ../shared/tools/pgbouncer-1.25.2/pgbouncer, PATH). ` +
+      `${neededBy} needs it (prepared statements through a transaction pool with max_prepared_statements 0 and on). ` +
+      `Get it from ../shared/tools/pgbouncer-1.25.2/ (see its README: built from the upstream tag pgbouncer_1_25_2), ` +
+      `put its directory first in PATH, or point ${PGBOUNCER_1_25_ENV} at a 1.25.x binary.`,
+  );
 }
 
-/** Environment that puts that binary first on PATH (proxylab finds PgBouncer on PATH first). */
-export function pathWithPgbouncer(bin: string): Record<string, string> {
-  return { PATH: `${path.dirname(bin)}${path.delimiter}${process.env.PATH ?? ''}` };
+/** Absolute path of PgBouncer 1.18.x (Debian 12's package); throws naming who needs it. */
+export function pgbouncer118(neededBy: string): string {
+  const file = findPgbouncer118();
+  if (file !== null) return file;
+  throw new Error(
+    `PgBouncer 1.18 not found (${PGBOUNCER_1_18_ENV}, PATH, /usr/sbin). ${neededBy} needs it (the behaviour ` +
+      `without max_prepared_statements). Debian 12: apt-get install pgbouncer; elsewhere set ${PGBOUNCER_1_18_ENV}.`,
+  );
+}
+
+/**
+ * Environment that makes proxylab run `bin`: $PROXYLAB_PGBOUNCER (which proxylab reads before PATH)
+ * and its directory first on PATH.
+ */
+export function envWithPgbouncer(bin: string): Record<string, string> {
+  return {
+    PROXYLAB_PGBOUNCER: bin,
+    PATH: `${path.dirname(bin)}${path.delimiter}${process.env.PATH ?? ''}`,
+  };
 }

@@ -13,7 +13,7 @@ import type { MetricsFile, RunManifest, StepRecord } from '../../lib/suite/types
 import { stepFileName } from '../../lib/suite/types';
 import { planSchema } from '../../lib/suite/schemas';
 import { assertStackGone, parseStackLine, spawnCli, type StackLine } from '../helpers/local-stack';
-import { pathWithPgbouncer, pgbouncer125 } from '../helpers/pgbouncer-versions';
+import { envWithPgbouncer, pgbouncer125 } from '../helpers/pgbouncer-versions';
 
 const STEP = {
   preparedViaTx: 'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/ps-off/r1',
@@ -350,7 +350,7 @@ describe('proxylab local --suite smoke on PgBouncer 1.25.2 with --pooler-process
         '--pooler-processes',
         '2',
       ],
-      pathWithPgbouncer(bin),
+      envWithPgbouncer(bin),
     );
     exitCode = await run.exit;
     stdout = run.stdout();

@@ -29,7 +29,7 @@ import { psqlExec } from '../../lib/local/psql';
 import { poolerPaths } from '../../lib/pgbouncer/host';
 import type { PoolerEndpoint, PoolerHostConfig } from '../../lib/pgbouncer/layout';
 import { motoClientConfig, startMoto, type MotoServer } from '../helpers/moto';
-import { pgbouncer125 } from '../helpers/pgbouncer-versions';
+import { pgbouncer118, pgbouncer125 } from '../helpers/pgbouncer-versions';
 
 // A quote and a space in the password: the userlist must double the quote.
 const DB_PASSWORD = `it "pw" ${randomBytes(6).toString('hex')}`;
@@ -183,7 +183,7 @@ function runBash(script: string, env: NodeJS.ProcessEnv): Promise<{ stdout: stri
 }
 
 describe.each([
-  ['1.18.0', () => '/usr/sbin/pgbouncer'],
+  ['1.18.0', () => pgbouncer118('test/integration/pooler-bootstrap.test.ts')],
   ['1.25.2', () => pgbouncer125('test/integration/pooler-bootstrap.test.ts')],
 ])('pooler bootstrap with PgBouncer %s, 2 processes, TLS', (version, binary) => {
   test('writes config, userlist and TLS key, starts both processes, answers through the data port and each admin relay', async () => {

@@ -1,0 +1,10 @@
+/**
+ * Integration tests that do not name a PgBouncer run on Debian's 1.18 — whatever `pgbouncer` comes
+ * first on PATH (a user may put 1.25.2 there): their expectations (the ps-on cells "not available")
+ * are 1.18's. Set here, for the test process and every CLI it spawns; a test that wants 1.25.2 says
+ * so with envWithPgbouncer(pgbouncer125(...)). An explicit $PROXYLAB_PGBOUNCER is left alone.
+ */
+import { pgbouncer118 } from './pgbouncer-versions';
+
+if (!process.env.PROXYLAB_PGBOUNCER)
+  process.env.PROXYLAB_PGBOUNCER = pgbouncer118('the integration tests (their default PgBouncer)');
