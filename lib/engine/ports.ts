@@ -68,6 +68,12 @@ export interface PgbenchOutcome {
 export interface InfrastructureWatch {
   /** Why the infrastructure is down (`PostgreSQL (pid 42) exited: signal SIGKILL`), or null while it is up. */
   failure(): string | null;
+  /**
+   * Looks actively (the servers' ports answer?) after a pgbench that ended with an error, and
+   * returns why the infrastructure is down, or null when it is up. A server's death reaches
+   * pgbench's clients through the network and can end pgbench before `failure()` has seen it.
+   */
+  readonly confirm?: () => Promise<string | null>;
   /** Aborted the moment a failure is seen. */
   readonly signal: AbortSignal;
 }

@@ -532,7 +532,7 @@ async function runStep(
     await opts.executor.removeWorkDir?.(dir);
   }
   if (opts.signal?.aborted) throw new Interrupted();
-  const infraFailure = await settledInfrastructureFailure(outcome, opts.infrastructure, opts.clock);
+  const infraFailure = await settledInfrastructureFailure(outcome, opts.infrastructure);
   if (outcome.aborted && infraFailure === null) throw new Interrupted();
   const endedAt = opts.clock.now().toISOString();
 
@@ -620,30 +620,21 @@ function stepSignal(run: AbortSignal | undefined, infra: AbortSignal | undefined
  * (the watch saw it, during or right after the step), or pgbench itself was killed by a signal the
  * harness did not send (the load generator died: no exit code, not our timeout, not our abort).
  */
-/** How long a failed pgbench waits for the watch to see a server that died under it. */
-const INFRASTRUCTURE_SETTLE_MS = 1000;
-const INFRASTRUCTURE_SETTLE_POLL_MS = 100;
-
 /**
- * infrastructureFailure, but a pgbench that ended with an error gives the watch up to a second to
- * see a server that died under it: the server's death reaches pgbench's clients (and ends pgbench)
- * through the network, and can be observed before the server's own exit is (a loaded 2-core CI
- * machine recorded a step as completed with "other ×5, 5 aborted" for a PostgreSQL killed mid-step,
- * and failed the run only at the next step). A clean pgbench exit waits for nothing.
+ * infrastructureFailure, and for a pgbench that ended with an error the watch's active look
+ * (`confirm`): the server's death reaches pgbench's clients (and ends pgbench) through the network
+ * and can be observed before the server's own exit is (a loaded 2-core CI machine recorded a step
+ * as completed with "other ×5, 5 aborted" for a PostgreSQL killed mid-step, and failed the run only
+ * at the next step). A clean pgbench exit costs nothing.
  */
 async function settledInfrastructureFailure(
   outcome: PgbenchOutcome,
   watch: InfrastructureWatch | undefined,
-  clock: Clock,
 ): Promise<string | null> {
-  let failure = infrastructureFailure(outcome, watch);
-  if (failure !== null || watch === undefined || outcome.exitCode === 0 || outcome.timedOut) return failure;
-  for (let waited = 0; failure === null && waited < INFRASTRUCTURE_SETTLE_MS;) {
-    await clock.sleep(INFRASTRUCTURE_SETTLE_POLL_MS);
-    waited += INFRASTRUCTURE_SETTLE_POLL_MS;
-    failure = infrastructureFailure(outcome, watch);
-  }
-  return failure;
+  const failure = infrastructureFailure(outcome, watch);
+  if (failure !== null || watch?.confirm === undefined || outcome.exitCode === 0 || outcome.timedOut)
+    return failure;
+  return watch.confirm();
 }
 
 function infrastructureFailure(

@@ -14,6 +14,20 @@ export function isPortFree(port: number): Promise<boolean> {
   });
 }
 
+/** true when something accepts a TCP connection on 127.0.0.1:port within `timeoutMs`. */
+export function acceptsConnections(port: number, timeoutMs = 2000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: '127.0.0.1', port });
+    const done = (ok: boolean): void => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.setTimeout(timeoutMs, () => done(false));
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
+}
+
 /** A random free port in PORT_RANGE, avoiding `exclude`; checked by binding it. */
 export async function findFreePort(
   exclude: ReadonlySet<number> = new Set(),

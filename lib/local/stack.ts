@@ -20,6 +20,7 @@ import { processPoolSize } from '../pgbouncer/config';
 import { SESSION_DB, startPgbouncer, TRANSACTION_DB, type Pgbouncer } from './pgbouncer';
 import { BENCH_DB, BENCH_USER, startPostgres, type PostgresCluster } from './postgres';
 import { resolveRunAs, type RunAs } from './process';
+import { acceptsConnections } from './ports-free';
 import {
   currentOwner,
   nodeReapSystem,
@@ -243,6 +244,23 @@ function makeStack(
     }
     return failure;
   };
+  /**
+   * After a pgbench that failed: do the servers still accept connections? A killed postmaster's
+   * (or PgBouncer's) listening socket is closed at once, even while /proc and the exit event lag.
+   */
+  const confirmFailure = async (): Promise<string | null> => {
+    for (const [name, pid, port] of [
+      ['PostgreSQL', pg.pid, pg.port] as const,
+      ['PgBouncer', pgb.pid, pgb.port] as const,
+    ]) {
+      if (currentFailure() !== null) break;
+      if (!stopped && !(await acceptsConnections(port))) {
+        failure ??= `${name} (pid ${pid}) is no longer running (127.0.0.1:${port} refuses connections)`;
+        down.abort();
+      }
+    }
+    return currentFailure();
+  };
   // Safety net: if this process ends without stop() (an uncaught exception), take the servers down
   // with it rather than leave orphans. Synchronous, as 'exit' handlers must be.
   const onExit = (): void => {
@@ -266,7 +284,7 @@ function makeStack(
     pool,
     executor,
     pids: [pg.pid, ...pgb.processes.map((p) => p.pid)],
-    infrastructure: { failure: currentFailure, signal: down.signal },
+    infrastructure: { failure: currentFailure, confirm: confirmFailure, signal: down.signal },
     environment: {
       database: { engine: 'local', instanceClass: null },
       maxConnections: pg.maxConnections,

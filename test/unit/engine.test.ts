@@ -731,16 +731,19 @@ describe('infrastructure failures are not measurements', () => {
     expect(result.allHeld).toBe(true);
   });
 
-  test('a server whose death ends pgbench before the watch sees it: the step still waits and is an infrastructure-error', async () => {
+  test("a server whose death ends pgbench before the watch's exit event: the active look makes it an infrastructure-error", async () => {
     // GIVEN step 2's pgbench ending with every client aborted (the server closed the connections)
-    // while the watch learns of the death only on its third look (its exit not observed yet)
+    // while failure() has not seen the death yet, but the active look (confirm) finds the server gone
     const h = harness();
     const w = fakeWatch();
+    const confirms: string[] = [];
     let dying = false;
-    let looks = 0;
     const watch: InfrastructureWatch = {
-      failure: () => (dying && ++looks >= 3 ? KILLED : w.watch.failure()),
-      signal: w.watch.signal,
+      ...w.watch,
+      confirm: () => {
+        confirms.push(dying ? 'dead' : 'up');
+        return Promise.resolve(dying ? KILLED : null);
+      },
     };
     let n = 0;
     const answer: Answer = (_inv, name) => {
@@ -762,10 +765,12 @@ describe('infrastructure failures are not measurements', () => {
     expect(step2.status).toBe('infrastructure-error');
     expect(step2.verdict.held).toBeNull();
     expect(readManifest(h.dir).error).toContain(KILLED);
+    // AND only failed pgbench runs were looked at (step 1 has expected errors: 'up'; step 2: 'dead')
+    expect(confirms).toEqual(['up', 'dead']);
   });
 
-  test('a failed pgbench with a healthy server is a measurement, after a bounded wait', async () => {
-    // GIVEN a step whose clients fail on their own (a refusal), the server up throughout
+  test('a failed pgbench with a healthy server is a measurement', async () => {
+    // GIVEN a step whose clients fail on their own (a refusal), the active look finding the servers up
     const h = harness();
     let n = 0;
     const answer: Answer = (_inv, name) =>
@@ -778,7 +783,10 @@ describe('infrastructure failures are not measurements', () => {
             logFiles: [],
           }
         : smokeAnswerFor(h, name);
-    await runSuite(h.options(answer, { infrastructure: fakeWatch().watch }));
+    const w = fakeWatch();
+    await runSuite(
+      h.options(answer, { infrastructure: { ...w.watch, confirm: () => Promise.resolve(null) } }),
+    );
     // THEN it is recorded as measured (completed), not as an infrastructure failure
     expect(readStep(h.dir, defined(h.steps[0], 'step 1').stepId).status).toBe('completed');
   });
