@@ -4,6 +4,7 @@
  */
 import * as path from 'node:path';
 import type { Command } from 'commander';
+import { profileOption } from './aws-options';
 import { InfrastructureError, UsageError } from '../../lib/core/errors';
 import { checkOutDir } from '../../lib/core/out-dir';
 import { readJsonFile } from '../../lib/core/read';
@@ -105,7 +106,7 @@ export function register(program: Command): void {
     .option('--no-pi', 'skip Performance Insights (no pi.json)')
     .option('--bucket <name>', "results bucket to write to (default: the event file's bucket)")
     .option('--out <dir>', 'write into this local run directory (DIR/metrics/*.json) instead of S3')
-    .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
+    .addOption(profileOption())
     .option('--region <region>', "AWS region (default: AWS_REGION / the profile's region)")
     .option('--json', 'print the summary as JSON')
     .action(async (flags: CollectFlags) => {

@@ -4,6 +4,7 @@
  * teardown command.
  */
 import type { Command } from 'commander';
+import { profileOption, regionOption } from './aws-options';
 import { InfrastructureError, UsageError } from '../../lib/core/errors';
 import {
   awsSettings,
@@ -45,11 +46,8 @@ export function register(program: Command): void {
         'account/region (`npx cdk bootstrap`).',
     )
     .requiredOption('--lab <file>', 'lab file (JSON), e.g. labs/default.json')
-    .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
-    .option(
-      '--region <region>',
-      "AWS region (default: AWS_REGION / the profile's region, else the lab's region)",
-    )
+    .addOption(profileOption())
+    .addOption(regionOption())
     .option(
       '--max-hourly <usd>',
       "refuse when the estimate's upper bound exceeds this many US dollars per hour (default: the lab's budget.maxHourlyUsd)",

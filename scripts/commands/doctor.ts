@@ -4,6 +4,7 @@
  * errors. It never changes the lab.
  */
 import type { Command } from 'commander';
+import { profileOption, regionOption } from './aws-options';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import { clientConfig, createAwsClients, requireRegion } from '../../lib/cloud/clients';
 import { formatChecks, runDoctor } from '../../lib/cloud/doctor';
@@ -36,11 +37,8 @@ export function register(program: Command): void {
     )
     .requiredOption('--lab <file>', 'lab file (JSON) of the deployed lab')
     .option('--outputs <file>', 'read the stack outputs from this file instead of CloudFormation')
-    .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
-    .option(
-      '--region <region>',
-      "AWS region (default: AWS_REGION / the profile's region, else the lab's region)",
-    )
+    .addOption(profileOption())
+    .addOption(regionOption())
     .action(async (flags: DoctorFlags) => {
       const lab = loadLabFile(flags.lab);
       const settings = awsSettings(flags, lab);

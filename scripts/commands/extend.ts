@@ -2,6 +2,7 @@
  * `proxylab extend --lab FILE --hours N`: move a deployed lab's expiry later by N hours.
  */
 import type { Command } from 'commander';
+import { profileOption, regionOption } from './aws-options';
 import { UsageError } from '../../lib/core/errors';
 import { requireRegion } from '../../lib/cloud/clients';
 import { awsSettings } from '../../lib/cloud/operator';
@@ -32,11 +33,8 @@ export function register(program: Command): void {
     )
     .requiredOption('--lab <file>', 'lab file (JSON) of the deployed lab')
     .requiredOption('--hours <n>', `hours to add to the current deadline (> 0, ≤ ${EXTEND_HOURS_MAX})`)
-    .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
-    .option(
-      '--region <region>',
-      "AWS region (default: AWS_REGION / the profile's region, else the lab's region)",
-    )
+    .addOption(profileOption())
+    .addOption(regionOption())
     .action(async (flags: ExtendFlags) => {
       const hours = Number(flags.hours);
       if (flags.hours.trim() === '' || !Number.isFinite(hours)) {

@@ -4,6 +4,7 @@
  * the run ends (`--detach` returns at once). Runner 0 invokes the metrics collector at the end.
  */
 import type { Command } from 'commander';
+import { profileOption, regionOption } from './aws-options';
 import { runExitCode } from '../../lib/suite/verdict';
 import { UsageError } from '../../lib/core/errors';
 import { createAwsClients, requireRegion } from '../../lib/cloud/clients';
@@ -71,11 +72,8 @@ export function register(program: Command): void {
       "when the suite's estimated end is past the lab's expiry, move the expiry later by the hours missing (default: refuse)",
     )
     .option('--poll-sec <s>', 'progress poll interval in seconds', '15')
-    .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
-    .option(
-      '--region <region>',
-      "AWS region (default: AWS_REGION / the profile's region, else the lab's region)",
-    )
+    .addOption(profileOption())
+    .addOption(regionOption())
     .action(async (flags: RunFlags) => {
       // Everything the user typed is checked before the first AWS call.
       const lab = loadLabFile(flags.lab);

@@ -3,6 +3,7 @@
  * run in the lab's results bucket.
  */
 import type { Command } from 'commander';
+import { profileOption, regionOption } from './aws-options';
 import { UsageError } from '../../lib/core/errors';
 import { createAwsClients, createS3Client, requireRegion } from '../../lib/cloud/clients';
 import { awsSettings, validateRunId } from '../../lib/cloud/operator';
@@ -45,11 +46,8 @@ export function addBucketOptions(cmd: Command): Command {
     .option('--lab <file>', 'lab file (JSON) of the deployed lab (its stack outputs name the results bucket)')
     .option('--bucket <name>', 'results bucket name (instead of --lab)')
     .option('--outputs <file>', 'read the stack outputs from this file instead of CloudFormation')
-    .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
-    .option(
-      '--region <region>',
-      "AWS region (default: AWS_REGION / the profile's region, else the lab's region)",
-    );
+    .addOption(profileOption())
+    .addOption(regionOption());
 }
 
 /** Runs listed without --limit. */
