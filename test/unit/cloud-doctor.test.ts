@@ -272,18 +272,7 @@ test.each(breaks)(
 test('max_connections not as the lab says: ✗ with the reboot fix', async () => {
   const lab = { ...LAB, database: { ...LAB.database, maxConnections: 900 } };
   healthy();
-  const checks = await runDoctor(lab, 'labs/x.json', OUTPUTS, {
-    cloudformation: new CloudFormationClient({ region: 'eu-west-1' }),
-    rds: new RDSClient({ region: 'eu-west-1' }),
-    scheduler: new SchedulerClient({ region: 'eu-west-1' }),
-    ssm: new SSMClient({ region: 'eu-west-1' }),
-    lambda: new LambdaClient({ region: 'eu-west-1' }),
-    ec2: new EC2Client({ region: 'eu-west-1' }),
-    softwareVersion: VERSION,
-    region: 'eu-west-1',
-    now: () => NOW,
-    sleep: () => Promise.resolve(),
-  });
+  const checks = await doctor(lab);
   expect(formatChecks(checks)).toContain(
     '✗ runner i-0aaa: TLS connection to writer: SHOW max_connections = 405, the lab says 900',
   );
