@@ -23,7 +23,7 @@ import {
 } from '../../lib/collector';
 import { createAwsClients } from '../../lib/cloud/clients';
 import { awsSettings, validateRunId } from '../../lib/cloud/operator';
-import { describeLabOutputs, readOutputsFile, stackNameFor } from '../../lib/cloud/outputs';
+import { readLabOutputs } from '../../lib/cloud/outputs';
 import { eventForFinishedRun } from '../../lib/cloud/recollect';
 import { loadLabFile } from '../../lib/config/load';
 
@@ -159,10 +159,7 @@ async function eventFromLab(flags: CollectFlags): Promise<CollectEvent> {
   const settings = awsSettings(flags, lab);
   const clients = createAwsClients(settings);
   try {
-    const stackName = stackNameFor(lab.name);
-    const outputs = flags.outputs
-      ? readOutputsFile(flags.outputs, stackName)
-      : await describeLabOutputs(clients.cloudformation, stackName);
+    const outputs = await readLabOutputs(lab.name, flags.outputs, () => clients.cloudformation);
     return await eventForFinishedRun(clients.s3, outputs, lab, runId);
   } finally {
     clients.s3.destroy();

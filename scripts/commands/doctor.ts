@@ -9,7 +9,7 @@ import { EC2Client } from '@aws-sdk/client-ec2';
 import { clientConfig, createAwsClients, requireRegion } from '../../lib/cloud/clients';
 import { formatChecks, runDoctor } from '../../lib/cloud/doctor';
 import { awsSettings } from '../../lib/cloud/operator';
-import { describeLabOutputs, readOutputsFile, stackNameFor } from '../../lib/cloud/outputs';
+import { readLabOutputs } from '../../lib/cloud/outputs';
 import { runnerSoftwareVersion } from '../../lib/constructs/runner-bundle';
 import { UsageError } from '../../lib/core/errors';
 import { loadLabFile } from '../../lib/config/load';
@@ -44,10 +44,7 @@ export function register(program: Command): void {
       const settings = awsSettings(flags, lab);
       const region = await requireRegion(settings);
       const clients = createAwsClients({ ...settings, region });
-      const stackName = stackNameFor(lab.name);
-      const outputs = flags.outputs
-        ? readOutputsFile(flags.outputs, stackName)
-        : await describeLabOutputs(clients.cloudformation, stackName);
+      const outputs = await readLabOutputs(lab.name, flags.outputs, () => clients.cloudformation);
       if (outputs.labName !== lab.name)
         throw new UsageError(`the outputs are of lab "${outputs.labName}", not "${lab.name}"`);
       const checks = await runDoctor(lab, flags.lab, outputs, {

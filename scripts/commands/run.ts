@@ -17,7 +17,7 @@ import {
   validateSuite,
   verdictCounts,
 } from '../../lib/cloud/operator';
-import { describeLabOutputs, readOutputsFile, stackNameFor, type LabOutputs } from '../../lib/cloud/outputs';
+import { readLabOutputs, stackNameFor } from '../../lib/cloud/outputs';
 import { formatDuration } from '../../lib/core/format';
 import { runnerSoftwareVersion } from '../../lib/constructs/runner-bundle';
 import { decideRunExpiry, estimateSuiteSec } from '../../lib/cloud/run-window';
@@ -87,9 +87,8 @@ export function register(program: Command): void {
       // The runners need the region explicitly (the SDK on EC2 does not read it from IMDS).
       const region = await requireRegion(settings);
       const stackName = stackNameFor(lab.name);
-      const outputs: LabOutputs = flags.outputs
-        ? readOutputsFile(flags.outputs, stackName)
-        : await describeLabOutputs(createAwsClients(settings).cloudformation, stackName);
+      const clients = createAwsClients(settings);
+      const outputs = await readLabOutputs(lab.name, flags.outputs, () => clients.cloudformation);
       if (outputs.labName !== lab.name)
         throw new UsageError(`the outputs are of lab "${outputs.labName}", not "${lab.name}"`);
       const base = runnerArgsFromOutputs(outputs, lab, {
@@ -109,7 +108,6 @@ export function register(program: Command): void {
         );
         return;
       }
-      const clients = createAwsClients(settings);
       // A run must end before the lab deletes itself (and its results bucket).
       if (lab.ttlHours !== null) {
         const scheduler = createSchedulerClient({ ...settings, region });
