@@ -20,11 +20,16 @@ import { DEFAULT_PRICE_REGION, PRICE_TABLES } from '../../lib/cost/price-table';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import type { LabConfig } from '../../lib/config/types';
 import { chooseLabZones, zoneContextArgs } from '../../lib/cloud/availability-zones';
-import { clientConfig, createAwsClients, type AwsSettings } from '../../lib/cloud/clients';
+import {
+  clientConfig,
+  createAwsClients,
+  createSchedulerClient,
+  type AwsSettings,
+} from '../../lib/cloud/clients';
 import { describeLabOutputs } from '../../lib/cloud/outputs';
 import { applyPendingReboots } from '../../lib/cloud/parameters';
 import { formatExpiresAt } from '../../lib/config/expiry';
-import { createSchedulerClient, restartLabExpiry } from '../../lib/cloud/extend';
+import { restartLabExpiry } from '../../lib/cloud/extend';
 import { AZ_CONTEXT_KEYS } from '../../lib/config/stack-outputs';
 
 interface DeployFlags {

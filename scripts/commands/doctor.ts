@@ -6,14 +6,18 @@
 import type { Command } from 'commander';
 import { profileOption, regionOption } from './aws-options';
 import { EC2Client } from '@aws-sdk/client-ec2';
-import { clientConfig, createAwsClients, requireRegion } from '../../lib/cloud/clients';
+import {
+  clientConfig,
+  createAwsClients,
+  createSchedulerClient,
+  requireRegion,
+} from '../../lib/cloud/clients';
 import { formatChecks, runDoctor } from '../../lib/cloud/doctor';
 import { awsSettings } from '../../lib/cloud/operator';
 import { readLabOutputs } from '../../lib/cloud/outputs';
 import { runnerSoftwareVersion } from '../../lib/constructs/runner-bundle';
 import { UsageError } from '../../lib/core/errors';
 import { loadLabFile } from '../../lib/config/load';
-import { createSchedulerClient } from '../../lib/cloud/extend';
 
 interface DoctorFlags {
   readonly lab: string;

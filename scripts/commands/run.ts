@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { profileOption, regionOption } from './aws-options';
 import { runExitCode } from '../../lib/suite/verdict';
 import { UsageError } from '../../lib/core/errors';
-import { createAwsClients, requireRegion } from '../../lib/cloud/clients';
+import { createAwsClients, createSchedulerClient, requireRegion } from '../../lib/cloud/clients';
 import {
   awsSettings,
   defaultCloudRunId,
@@ -22,7 +22,7 @@ import { formatDuration } from '../../lib/core/format';
 import { runnerSoftwareVersion } from '../../lib/constructs/runner-bundle';
 import { decideRunExpiry, estimateSuiteSec } from '../../lib/cloud/run-window';
 import { formatExpiresAt } from '../../lib/config/expiry';
-import { createSchedulerClient, extendLabExpiry, readLabExpiry } from '../../lib/cloud/extend';
+import { extendLabExpiry, readLabExpiry } from '../../lib/cloud/extend';
 import { buildRunCommands, sendRunCommands } from '../../lib/cloud/ssm';
 import { buildRunRequest, writeRunRequest } from '../../lib/cloud/run-request';
 import { loadLabFile } from '../../lib/config/load';
