@@ -8,6 +8,7 @@ import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { RDSClient } from '@aws-sdk/client-rds';
 import { S3Client } from '@aws-sdk/client-s3';
+import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { UsageError } from '../core/errors';
@@ -44,6 +45,11 @@ export function clientConfig(settings: AwsSettings): {
     ...(settings.profile ? { profile: settings.profile } : {}),
     ...(settings.endpointUrl ? { endpoint: settings.endpointUrl } : {}),
   };
+}
+
+/** EventBridge Scheduler, where the lab's expiry schedule lives (lib/cloud/extend.ts). */
+export function createSchedulerClient(settings: AwsSettings = {}): SchedulerClient {
+  return new SchedulerClient(clientConfig(settings));
 }
 
 export function createS3Client(settings: AwsSettings, env: NodeJS.ProcessEnv = process.env): S3Client {

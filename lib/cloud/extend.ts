@@ -13,7 +13,7 @@ import {
   GetScheduleCommand,
   type GetScheduleCommandOutput,
   ResourceNotFoundException,
-  SchedulerClient,
+  type SchedulerClient,
   UpdateScheduleCommand,
 } from '@aws-sdk/client-scheduler';
 import { InfrastructureError, UsageError } from '../core/errors';
@@ -130,7 +130,6 @@ export async function readLabExpiry(scheduler: SchedulerClient, stackName: strin
   }
 }
 
-/** A Scheduler client from the usual settings (`--profile`, `--region`, AWS_* environment). */
 /** The schedule, or null when it does not exist; any other failure is an InfrastructureError. */
 async function readSchedule(
   scheduler: SchedulerClient,
@@ -179,11 +178,4 @@ async function moveSchedule(
       EndDate: current.EndDate,
     }),
   );
-}
-
-export function createSchedulerClient(settings: { region?: string; profile?: string } = {}): SchedulerClient {
-  return new SchedulerClient({
-    ...(settings.region ? { region: settings.region } : {}),
-    ...(settings.profile ? { profile: settings.profile } : {}),
-  });
 }

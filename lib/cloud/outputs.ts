@@ -34,6 +34,21 @@ export async function describeLabOutputs(cfn: CloudFormationClient, stackName: s
   return decode(outputs, `stack ${stackName}`, InfrastructureError);
 }
 
+/**
+ * Lab `labName`'s stack outputs as the CLI's `--outputs FILE` option asks: from the file when one is
+ * given (no AWS call, no client made), else with DescribeStacks through the client `cloudformation()`.
+ */
+export async function readLabOutputs(
+  labName: string,
+  file: string | undefined,
+  cloudformation: () => CloudFormationClient,
+): Promise<LabOutputs> {
+  const stackName = stackNameFor(labName);
+  return file !== undefined
+    ? readOutputsFile(file, stackName)
+    : describeLabOutputs(cloudformation(), stackName);
+}
+
 /** Outputs from a file: cdk's `--outputs-file` JSON, a DescribeStacks response, or a flat map. */
 export function readOutputsFile(file: string, stackName: string | null): LabOutputs {
   let data: unknown;

@@ -6,26 +6,30 @@
  * botocore s3 PutObject input member `IfNoneMatch`, header `If-None-Match`). A concurrent create of
  * the same key can also answer 409 ConditionalRequestConflict; both mean "someone else has it".
  *
- * A held lock is judged like the local one (lib/local/run-lock.ts): on the same host with its pid
- * gone or reused it is taken over — with `If-Match: <etag>` of the stale lock, so two takers cannot
- * both win — and from another host it is refused, naming the holder.
+ * A held lock is judged like the local one (lib/local/run-lock.ts), by lib/suite/run-lock.ts: on the
+ * same host with its pid gone or reused it is taken over — with `If-Match: <etag>` of the stale lock,
+ * so two takers cannot both win — and from another host it is refused, naming the holder.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { describeLockOwner, runLockedError, runLockOwnerSchema, type RunLockOwner } from '../suite/run-lock';
+import {
+  describeLockOwner,
+  lockOwnerAlive,
+  parseLockOwner,
+  runLockedError,
+  type LockOwnerProbe,
+  type RunLockOwner,
+} from '../suite/run-lock';
 
 export function cloudRunLockKey(runId: string, runnerIndex: number): string {
   return `runs/${runId}/locks/runner-${runnerIndex}.lock`;
 }
 
 /** What the lock asks of this machine; injectable for tests. */
-export interface CloudLockHost {
+export interface CloudLockHost extends LockOwnerProbe {
   hostname(): string;
   pid(): number;
-  /** Start time of a process (/proc/<pid>/stat field 22); null when gone or unknown. */
-  procStartTicks(pid: number): number | null;
-  isAlive(pid: number): boolean;
 }
 
 export const nodeLockHost: CloudLockHost = {
@@ -118,37 +122,21 @@ export async function acquireCloudRunLock(
     if (!isConditionFailure(err)) throw err;
   }
   const held = await readLock(s3, bucket, key);
-  const heldOwner = held ? parseOwner(held.text) : null;
-  if (!held || !heldOwner || heldOwner.host !== owner.host || ownerAlive(heldOwner, host))
+  const heldOwner = held ? parseLockOwner(held.text) : null;
+  if (!held || !heldOwner || heldOwner.host !== owner.host || lockOwnerAlive(heldOwner, host))
     throw runLockedError(opts.runId, where, heldOwner);
   try {
     // Replace exactly the stale lock we judged: a racing taker makes this fail with 412.
     await put(held.etag ? { IfMatch: held.etag } : { IfNoneMatch: '*' });
   } catch (err) {
     if (isConditionFailure(err))
-      throw runLockedError(opts.runId, where, parseOwner((await readLock(s3, bucket, key))?.text ?? ''));
+      throw runLockedError(opts.runId, where, parseLockOwner((await readLock(s3, bucket, key))?.text ?? ''));
     throw err;
   }
   opts.log?.(
     `Taking over run ${opts.runId}: its lock was held by ${describeLockOwner(heldOwner)}, which is no longer running.`,
   );
   return lock;
-}
-
-function ownerAlive(o: RunLockOwner, host: CloudLockHost): boolean {
-  if (!host.isAlive(o.pid)) return false;
-  if (o.procStartTicks === null) return true;
-  const now = host.procStartTicks(o.pid);
-  return now === null || now === o.procStartTicks;
-}
-
-function parseOwner(text: string): RunLockOwner | null {
-  try {
-    const r = runLockOwnerSchema.safeParse(JSON.parse(text));
-    return r.success ? r.data : null;
-  } catch {
-    return null;
-  }
 }
 
 async function readLock(

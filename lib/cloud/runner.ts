@@ -187,7 +187,10 @@ function progressLine(ev: ProgressEvent, leader: boolean): string | null {
   }
 }
 
-/** Runners other than 0 run the plan runner 0 stored; wait for it as long as for a step barrier. */
+/**
+ * Runners other than 0 run the plan runner 0 stored; wait for it as long as for a step barrier.
+ * Called once the first read found none (so the wait is logged only when there is one).
+ */
 async function waitForPlan(
   sink: S3ResultSink,
   args: RunnerArgs,
@@ -198,14 +201,14 @@ async function waitForPlan(
   const deadline = deps.clock.now().getTime() + args.barrierTimeoutSec * 1000;
   log.info(`${me}: waiting for runner 0 to store the plan (plan.json)`);
   for (;;) {
-    const plan = await sink.readPlan();
-    if (plan) return plan;
     if (deps.signal?.aborted) throw new InfrastructureError(`${me}: interrupted while waiting for the plan`);
     if (deps.clock.now().getTime() > deadline)
       throw new InfrastructureError(
         `${me}: runner 0 did not store plan.json within ${args.barrierTimeoutSec} s (s3://${args.bucket}/runs/${args.runId}/plan.json)`,
       );
     await deps.clock.sleep(deps.pollMs ?? 2000);
+    const plan = await sink.readPlan();
+    if (plan) return plan;
   }
 }
 

@@ -209,13 +209,15 @@ export async function fetchRun(
   options: { includeFleet?: boolean } = {},
 ): Promise<FetchResult> {
   const from = runBlobs(s3, bucket, runId);
-  if ((await from.list('')).length === 0)
-    throw new UsageError(`run ${runId}: nothing under ${from.where('')} (see proxylab status)`);
-  return copyRun(from, dest, {
+  const res = await copyRun(from, dest, {
     // Writer locks (lib/cloud/run-lock.ts) belong to the bucket's live runners, not to a copy.
     skip: (key) =>
       (!options.includeFleet && key.startsWith(`${RUN_PATHS.fleetDir}/`)) ||
       key.startsWith('locks/') ||
       key === RUN_PATHS.lock,
   });
+  // Listed again only when nothing was copied, to tell "no such run" from "only skipped keys".
+  if (res.files === 0 && res.skipped.length === 0 && (await from.list('')).length === 0)
+    throw new UsageError(`run ${runId}: nothing under ${from.where('')} (see proxylab status)`);
+  return res;
 }

@@ -19,12 +19,7 @@ export interface DbCredentials {
 
 /** Parse the RDS secret JSON. dbname defaults to `postgres` (RDS omits it for the default DB). */
 export function parseDbSecret(secretString: string, secretId: string): DbCredentials {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(secretString);
-  } catch {
-    throw new InfrastructureError(`secret ${secretId}: SecretString is not JSON`);
-  }
+  const parsed = secretJson(secretString, secretId);
   if (!parsed || typeof parsed !== 'object')
     throw new InfrastructureError(`secret ${secretId}: SecretString is not a JSON object`);
   const obj = parsed as Record<string, unknown>;
@@ -53,17 +48,29 @@ export async function readDbCredentials(
   client: SecretsManagerClient,
   secretId: string,
 ): Promise<DbCredentials> {
+  return parseDbSecret(await readSecretString(client, secretId), secretId);
+}
+
+/** A secret's SecretString; the error names the secret and the SDK error class, never a value. */
+async function readSecretString(client: SecretsManagerClient, secretId: string): Promise<string> {
   let secretString: string | undefined;
   try {
-    const res = await client.send(new GetSecretValueCommand({ SecretId: secretId }));
-    secretString = res.SecretString;
+    secretString = (await client.send(new GetSecretValueCommand({ SecretId: secretId }))).SecretString;
   } catch (err) {
     const name = err instanceof Error ? err.name : 'Error';
     throw new InfrastructureError(`could not read secret ${secretId}: ${name}`, { cause: err });
   }
   if (secretString === undefined)
     throw new InfrastructureError(`secret ${secretId}: no SecretString (binary secrets are not supported)`);
-  return parseDbSecret(secretString, secretId);
+  return secretString;
+}
+
+function secretJson(secretString: string, secretId: string): unknown {
+  try {
+    return JSON.parse(secretString) as unknown;
+  } catch {
+    throw new InfrastructureError(`secret ${secretId}: SecretString is not JSON`);
+  }
 }
 
 export interface AdminCredentials {
@@ -76,24 +83,7 @@ export async function readAdminCredentials(
   client: SecretsManagerClient,
   secretId: string,
 ): Promise<AdminCredentials> {
-  let text: string | undefined;
-  try {
-    text = (await client.send(new GetSecretValueCommand({ SecretId: secretId }))).SecretString;
-  } catch (err) {
-    throw new InfrastructureError(
-      `could not read secret ${secretId}: ${err instanceof Error ? err.name : 'Error'}`,
-      {
-        cause: err,
-      },
-    );
-  }
-  if (text === undefined) throw new InfrastructureError(`secret ${secretId}: no SecretString`);
-  let obj: unknown;
-  try {
-    obj = JSON.parse(text);
-  } catch {
-    throw new InfrastructureError(`secret ${secretId}: SecretString is not JSON`);
-  }
+  const obj = secretJson(await readSecretString(client, secretId), secretId);
   const parsed = z.object({ username: z.string().min(1), password: z.string().min(1) }).safeParse(obj);
   if (!parsed.success)
     throw new InfrastructureError(

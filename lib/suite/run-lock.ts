@@ -28,6 +28,31 @@ export const runLockOwnerSchema = z.object({
   acquiredAt: z.string(),
 });
 
+/** The owner record in a lock's text; null when it is not one (half written, another format). */
+export function parseLockOwner(text: string): RunLockOwner | null {
+  try {
+    const r = runLockOwnerSchema.safeParse(JSON.parse(text));
+    return r.success ? r.data : null;
+  } catch {
+    return null;
+  }
+}
+
+/** What judging a lock's owner asks of the machine it runs on (the adapters give /proc and kill 0). */
+export interface LockOwnerProbe {
+  isAlive(pid: number): boolean;
+  /** Start time of a process (/proc/<pid>/stat field 22); null when gone or unknown. */
+  procStartTicks(pid: number): number | null;
+}
+
+/** Is the lock's process still the one that took it? A live pid with another start time was reused. */
+export function lockOwnerAlive(owner: RunLockOwner, probe: LockOwnerProbe): boolean {
+  if (!probe.isAlive(owner.pid)) return false;
+  if (owner.procStartTicks === null) return true;
+  const now = probe.procStartTicks(owner.pid);
+  return now === null || now === owner.procStartTicks;
+}
+
 /** `pid 4242 on host-a since 2026-11-22T18:00:00Z (proxylab local --suite smoke)`. */
 export function describeLockOwner(owner: RunLockOwner): string {
   return `pid ${owner.pid} on ${owner.host} since ${owner.acquiredAt} (${owner.command})`;

@@ -4,6 +4,7 @@
  */
 import * as path from 'node:path';
 import type { Command } from 'commander';
+import { profileOption } from './aws-options';
 import { InfrastructureError, UsageError } from '../../lib/core/errors';
 import { checkOutDir } from '../../lib/core/out-dir';
 import { readJsonFile } from '../../lib/core/read';
@@ -22,7 +23,7 @@ import {
 } from '../../lib/collector';
 import { createAwsClients } from '../../lib/cloud/clients';
 import { awsSettings, validateRunId } from '../../lib/cloud/operator';
-import { describeLabOutputs, readOutputsFile, stackNameFor } from '../../lib/cloud/outputs';
+import { readLabOutputs } from '../../lib/cloud/outputs';
 import { eventForFinishedRun } from '../../lib/cloud/recollect';
 import { loadLabFile } from '../../lib/config/load';
 
@@ -105,7 +106,7 @@ export function register(program: Command): void {
     .option('--no-pi', 'skip Performance Insights (no pi.json)')
     .option('--bucket <name>', "results bucket to write to (default: the event file's bucket)")
     .option('--out <dir>', 'write into this local run directory (DIR/metrics/*.json) instead of S3')
-    .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
+    .addOption(profileOption())
     .option('--region <region>', "AWS region (default: AWS_REGION / the profile's region)")
     .option('--json', 'print the summary as JSON')
     .action(async (flags: CollectFlags) => {
@@ -158,10 +159,7 @@ async function eventFromLab(flags: CollectFlags): Promise<CollectEvent> {
   const settings = awsSettings(flags, lab);
   const clients = createAwsClients(settings);
   try {
-    const stackName = stackNameFor(lab.name);
-    const outputs = flags.outputs
-      ? readOutputsFile(flags.outputs, stackName)
-      : await describeLabOutputs(clients.cloudformation, stackName);
+    const outputs = await readLabOutputs(lab.name, flags.outputs, () => clients.cloudformation);
     return await eventForFinishedRun(clients.s3, outputs, lab, runId);
   } finally {
     clients.s3.destroy();

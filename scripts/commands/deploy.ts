@@ -4,6 +4,7 @@
  * teardown command.
  */
 import type { Command } from 'commander';
+import { profileOption, regionOption } from './aws-options';
 import { InfrastructureError, UsageError } from '../../lib/core/errors';
 import {
   awsSettings,
@@ -19,11 +20,16 @@ import { DEFAULT_PRICE_REGION, PRICE_TABLES } from '../../lib/cost/price-table';
 import { EC2Client } from '@aws-sdk/client-ec2';
 import type { LabConfig } from '../../lib/config/types';
 import { chooseLabZones, zoneContextArgs } from '../../lib/cloud/availability-zones';
-import { clientConfig, createAwsClients, type AwsSettings } from '../../lib/cloud/clients';
+import {
+  clientConfig,
+  createAwsClients,
+  createSchedulerClient,
+  type AwsSettings,
+} from '../../lib/cloud/clients';
 import { describeLabOutputs } from '../../lib/cloud/outputs';
 import { applyPendingReboots } from '../../lib/cloud/parameters';
 import { formatExpiresAt } from '../../lib/config/expiry';
-import { createSchedulerClient, restartLabExpiry } from '../../lib/cloud/extend';
+import { restartLabExpiry } from '../../lib/cloud/extend';
 import { AZ_CONTEXT_KEYS } from '../../lib/config/stack-outputs';
 
 interface DeployFlags {
@@ -45,11 +51,8 @@ export function register(program: Command): void {
         'account/region (`npx cdk bootstrap`).',
     )
     .requiredOption('--lab <file>', 'lab file (JSON), e.g. labs/default.json')
-    .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
-    .option(
-      '--region <region>',
-      "AWS region (default: AWS_REGION / the profile's region, else the lab's region)",
-    )
+    .addOption(profileOption())
+    .addOption(regionOption())
     .option(
       '--max-hourly <usd>',
       "refuse when the estimate's upper bound exceeds this many US dollars per hour (default: the lab's budget.maxHourlyUsd)",

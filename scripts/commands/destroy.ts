@@ -3,6 +3,7 @@
  * file keeps (results bucket, final snapshot), which stays billable.
  */
 import type { Command } from 'commander';
+import { profileOption, regionOption } from './aws-options';
 import { InfrastructureError } from '../../lib/core/errors';
 import {
   awsSettings,
@@ -29,11 +30,8 @@ export function register(program: Command): void {
         '(unless results.retainOnDestroy) the results bucket with its runs. Fetch runs first (proxylab fetch).',
     )
     .requiredOption('--lab <file>', 'lab file (JSON) of the deployed lab')
-    .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
-    .option(
-      '--region <region>',
-      "AWS region (default: AWS_REGION / the profile's region, else the lab's region)",
-    )
+    .addOption(profileOption())
+    .addOption(regionOption())
     .option('--dry-run', 'print what would be kept and the cdk command, destroy nothing')
     .action(async (flags: DestroyFlags) => {
       const lab = loadLabFile(flags.lab);

@@ -4,15 +4,20 @@
  * errors. It never changes the lab.
  */
 import type { Command } from 'commander';
+import { profileOption, regionOption } from './aws-options';
 import { EC2Client } from '@aws-sdk/client-ec2';
-import { clientConfig, createAwsClients, requireRegion } from '../../lib/cloud/clients';
+import {
+  clientConfig,
+  createAwsClients,
+  createSchedulerClient,
+  requireRegion,
+} from '../../lib/cloud/clients';
 import { formatChecks, runDoctor } from '../../lib/cloud/doctor';
 import { awsSettings } from '../../lib/cloud/operator';
-import { describeLabOutputs, readOutputsFile, stackNameFor } from '../../lib/cloud/outputs';
+import { readLabOutputs } from '../../lib/cloud/outputs';
 import { runnerSoftwareVersion } from '../../lib/constructs/runner-bundle';
 import { UsageError } from '../../lib/core/errors';
 import { loadLabFile } from '../../lib/config/load';
-import { createSchedulerClient } from '../../lib/cloud/extend';
 
 interface DoctorFlags {
   readonly lab: string;
@@ -36,20 +41,14 @@ export function register(program: Command): void {
     )
     .requiredOption('--lab <file>', 'lab file (JSON) of the deployed lab')
     .option('--outputs <file>', 'read the stack outputs from this file instead of CloudFormation')
-    .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
-    .option(
-      '--region <region>',
-      "AWS region (default: AWS_REGION / the profile's region, else the lab's region)",
-    )
+    .addOption(profileOption())
+    .addOption(regionOption())
     .action(async (flags: DoctorFlags) => {
       const lab = loadLabFile(flags.lab);
       const settings = awsSettings(flags, lab);
       const region = await requireRegion(settings);
       const clients = createAwsClients({ ...settings, region });
-      const stackName = stackNameFor(lab.name);
-      const outputs = flags.outputs
-        ? readOutputsFile(flags.outputs, stackName)
-        : await describeLabOutputs(clients.cloudformation, stackName);
+      const outputs = await readLabOutputs(lab.name, flags.outputs, () => clients.cloudformation);
       if (outputs.labName !== lab.name)
         throw new UsageError(`the outputs are of lab "${outputs.labName}", not "${lab.name}"`);
       const checks = await runDoctor(lab, flags.lab, outputs, {

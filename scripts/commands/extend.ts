@@ -2,18 +2,14 @@
  * `proxylab extend --lab FILE --hours N`: move a deployed lab's expiry later by N hours.
  */
 import type { Command } from 'commander';
+import { profileOption, regionOption } from './aws-options';
 import { UsageError } from '../../lib/core/errors';
-import { requireRegion } from '../../lib/cloud/clients';
+import { createSchedulerClient, requireRegion } from '../../lib/cloud/clients';
 import { awsSettings } from '../../lib/cloud/operator';
 import { loadLabFile } from '../../lib/config/load';
 import { stackNameFor } from '../../lib/config/stack-outputs';
 import { formatExpiresAt } from '../../lib/config/expiry';
-import {
-  createSchedulerClient,
-  EXTEND_HOURS_MAX,
-  extendLabExpiry,
-  validateExtendHours,
-} from '../../lib/cloud/extend';
+import { EXTEND_HOURS_MAX, extendLabExpiry, validateExtendHours } from '../../lib/cloud/extend';
 
 interface ExtendFlags {
   readonly lab: string;
@@ -32,11 +28,8 @@ export function register(program: Command): void {
     )
     .requiredOption('--lab <file>', 'lab file (JSON) of the deployed lab')
     .requiredOption('--hours <n>', `hours to add to the current deadline (> 0, ≤ ${EXTEND_HOURS_MAX})`)
-    .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
-    .option(
-      '--region <region>',
-      "AWS region (default: AWS_REGION / the profile's region, else the lab's region)",
-    )
+    .addOption(profileOption())
+    .addOption(regionOption())
     .action(async (flags: ExtendFlags) => {
       const hours = Number(flags.hours);
       if (flags.hours.trim() === '' || !Number.isFinite(hours)) {

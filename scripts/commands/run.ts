@@ -4,9 +4,10 @@
  * the run ends (`--detach` returns at once). Runner 0 invokes the metrics collector at the end.
  */
 import type { Command } from 'commander';
+import { profileOption, regionOption } from './aws-options';
 import { runExitCode } from '../../lib/suite/verdict';
 import { UsageError } from '../../lib/core/errors';
-import { createAwsClients, requireRegion } from '../../lib/cloud/clients';
+import { createAwsClients, createSchedulerClient, requireRegion } from '../../lib/cloud/clients';
 import {
   awsSettings,
   defaultCloudRunId,
@@ -16,12 +17,12 @@ import {
   validateSuite,
   verdictCounts,
 } from '../../lib/cloud/operator';
-import { describeLabOutputs, readOutputsFile, stackNameFor, type LabOutputs } from '../../lib/cloud/outputs';
+import { readLabOutputs, stackNameFor } from '../../lib/cloud/outputs';
 import { formatDuration } from '../../lib/core/format';
 import { runnerSoftwareVersion } from '../../lib/constructs/runner-bundle';
 import { decideRunExpiry, estimateSuiteSec } from '../../lib/cloud/run-window';
 import { formatExpiresAt } from '../../lib/config/expiry';
-import { createSchedulerClient, extendLabExpiry, readLabExpiry } from '../../lib/cloud/extend';
+import { extendLabExpiry, readLabExpiry } from '../../lib/cloud/extend';
 import { buildRunCommands, sendRunCommands } from '../../lib/cloud/ssm';
 import { buildRunRequest, writeRunRequest } from '../../lib/cloud/run-request';
 import { loadLabFile } from '../../lib/config/load';
@@ -71,11 +72,8 @@ export function register(program: Command): void {
       "when the suite's estimated end is past the lab's expiry, move the expiry later by the hours missing (default: refuse)",
     )
     .option('--poll-sec <s>', 'progress poll interval in seconds', '15')
-    .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
-    .option(
-      '--region <region>',
-      "AWS region (default: AWS_REGION / the profile's region, else the lab's region)",
-    )
+    .addOption(profileOption())
+    .addOption(regionOption())
     .action(async (flags: RunFlags) => {
       // Everything the user typed is checked before the first AWS call.
       const lab = loadLabFile(flags.lab);
@@ -89,9 +87,8 @@ export function register(program: Command): void {
       // The runners need the region explicitly (the SDK on EC2 does not read it from IMDS).
       const region = await requireRegion(settings);
       const stackName = stackNameFor(lab.name);
-      const outputs: LabOutputs = flags.outputs
-        ? readOutputsFile(flags.outputs, stackName)
-        : await describeLabOutputs(createAwsClients(settings).cloudformation, stackName);
+      const clients = createAwsClients(settings);
+      const outputs = await readLabOutputs(lab.name, flags.outputs, () => clients.cloudformation);
       if (outputs.labName !== lab.name)
         throw new UsageError(`the outputs are of lab "${outputs.labName}", not "${lab.name}"`);
       const base = runnerArgsFromOutputs(outputs, lab, {
@@ -111,7 +108,6 @@ export function register(program: Command): void {
         );
         return;
       }
-      const clients = createAwsClients(settings);
       // A run must end before the lab deletes itself (and its results bucket).
       if (lab.ttlHours !== null) {
         const scheduler = createSchedulerClient({ ...settings, region });

@@ -3,10 +3,12 @@
  * run in the lab's results bucket.
  */
 import type { Command } from 'commander';
+import { profileOption, regionOption } from './aws-options';
 import { UsageError } from '../../lib/core/errors';
-import { createAwsClients, createS3Client, requireRegion } from '../../lib/cloud/clients';
+import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import { clientConfig, createS3Client, requireRegion } from '../../lib/cloud/clients';
 import { awsSettings, validateRunId } from '../../lib/cloud/operator';
-import { describeLabOutputs, readOutputsFile, stackNameFor } from '../../lib/cloud/outputs';
+import { readLabOutputs } from '../../lib/cloud/outputs';
 import { formatListing, LIST_CONCURRENCY, listRuns, mapBounded, readListing } from '../../lib/cloud/runs';
 import { forTerminalLine } from '../../lib/core/terminal-text';
 import { loadLabFile } from '../../lib/config/load';
@@ -33,10 +35,11 @@ export async function resolveBucket(
     throw new UsageError(`--bucket "${flags.bucket}" is not a valid S3 bucket name`);
   await requireRegion(settings);
   if (flags.bucket) return { bucket: flags.bucket, settings, lab };
-  const stackName = stackNameFor((lab as LabConfig).name);
-  const outputs = flags.outputs
-    ? readOutputsFile(flags.outputs, stackName)
-    : await describeLabOutputs(createAwsClients(settings).cloudformation, stackName);
+  const outputs = await readLabOutputs(
+    (lab as LabConfig).name,
+    flags.outputs,
+    () => new CloudFormationClient(clientConfig(settings)),
+  );
   return { bucket: outputs.resultsBucketName, settings, lab };
 }
 
@@ -45,11 +48,8 @@ export function addBucketOptions(cmd: Command): Command {
     .option('--lab <file>', 'lab file (JSON) of the deployed lab (its stack outputs name the results bucket)')
     .option('--bucket <name>', 'results bucket name (instead of --lab)')
     .option('--outputs <file>', 'read the stack outputs from this file instead of CloudFormation')
-    .option('--profile <name>', 'AWS profile (default: AWS_PROFILE / the default credential chain)')
-    .option(
-      '--region <region>',
-      "AWS region (default: AWS_REGION / the profile's region, else the lab's region)",
-    );
+    .addOption(profileOption())
+    .addOption(regionOption());
 }
 
 /** Runs listed without --limit. */

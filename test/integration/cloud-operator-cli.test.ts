@@ -7,28 +7,13 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { REPO_ROOT } from '../../lib/cloud/operator';
-import type { LabOutputs } from '../../lib/cloud/outputs';
+import { labOutputsWith, proxyOutputs } from '../helpers/lab-outputs';
 import { scratchDir } from '../helpers/scratch';
 
-const OUTPUTS: LabOutputs = {
-  labName: 'demo',
+const OUTPUTS = labOutputsWith({
   runnerInstanceIds: ['i-0aaa', 'i-0bbb'],
-  resultsBucketName: 'proxylab-demo-results',
-  clusterIdentifier: 'demo-cluster',
-  clusterEndpoint: 'demo.cluster-x.eu-west-1.rds.amazonaws.com',
-  clusterReaderEndpoint: 'demo.cluster-ro-x.eu-west-1.rds.amazonaws.com',
-  databasePort: 5432,
-  dbInstanceIds: ['demo-writer'],
-  dbInstanceResourceIds: ['db-ABC'],
-  proxyEndpoints: { pool50: 'demo-pool50.proxy-x.eu-west-1.rds.amazonaws.com' },
-  proxyNames: { pool50: 'demo-pool50' },
-  dbSecretArn: 'arn:aws:secretsmanager:eu-west-1:1:secret:demo',
-  collectorFunctionName: 'demo-collector',
-  databaseEngine: 'aurora-postgresql',
-  dbInstanceClass: 'db.r6g.large',
-  poolerEndpoints: {},
-  poolerAdminSecretArn: null,
-};
+  ...proxyOutputs('demo', 'pool50'),
+});
 
 describe('CLI (real entry, no AWS)', () => {
   const cli = path.join(REPO_ROOT, 'scripts', 'proxylab.js');

@@ -14,12 +14,9 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { bundleRunner } from '../../lib/constructs/runner-bundle';
-import { BENCH_DB, BENCH_USER } from '../../lib/local/postgres';
 import { followRun, verdictCounts } from '../../lib/cloud/operator';
 import {
-  buildRunRequest,
   requestRunnerArgv,
   requestUrl,
   runRequestSchema,
@@ -30,6 +27,7 @@ import { planSchema } from '../../lib/suite/schemas';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
 import { runExitCode, type VerdictTotals } from '../../lib/suite/verdict';
 import { spawnCli, startLocalStack, type LocalStack } from '../helpers/local-stack';
+import { createDbSecret, localRunRequest } from '../helpers/cloud-run-request';
 import { motoClientConfig, motoEnv, startMoto, type MotoServer } from '../helpers/moto';
 
 const BUCKET = 'proxylab-it-results';
@@ -67,35 +65,16 @@ async function writeRequest(
   startAt: string | null,
   proxyPort: number = stack.pgbouncer.port,
 ): Promise<RunRequest> {
-  const request = buildRunRequest(
-    {
-      runId,
-      suite: 'smoke',
-      bucket: BUCKET,
-      secretArn,
-      writerEndpoint: { host: '127.0.0.1', port: stack.postgres.port },
-      database: RDS_POCKET,
-      poolers: [],
-      poolerAdminSecretArn: null,
-      proxies: [
-        {
-          name: 'pgbouncer-transaction',
-          endpoint: { host: '127.0.0.1', port: proxyPort },
-          dbProxyName: 'pgbouncer-transaction',
-          lab: { maxConnectionsPercent: 25, maxIdleConnectionsPercent: 12 },
-        },
-      ],
-      region: null,
-      startAt,
-      collector: null,
-      sslmode: 'disable',
-      poolControl: false,
-      barrierTimeoutSec: 900,
-      proxyTargetKind: 'pgbouncer-transaction',
-      expectVersion: null,
-    },
+  const request = localRunRequest({
+    runId,
+    bucket: BUCKET,
+    secretArn,
+    postgresPort: stack.postgres.port,
+    proxyPort,
     runnerCount,
-  );
+    startAt,
+    database: RDS_POCKET,
+  });
   await writeRunRequest(s3, request);
   return request;
 }
@@ -170,22 +149,8 @@ beforeAll(async () => {
   [stack, moto] = await Promise.all([startLocalStack(), startMoto()]);
   s3 = new S3Client({ ...motoClientConfig(moto), forcePathStyle: true });
   await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
-  const sm = new SecretsManagerClient(motoClientConfig(moto));
-  const secret = await sm.send(
-    new CreateSecretCommand({
-      Name: 'proxylab-it-db',
-      // the shape RDS generates for a cluster secret
-      SecretString: JSON.stringify({
-        username: BENCH_USER,
-        password: PASSWORD,
-        host: '127.0.0.1',
-        port: stack.postgres.port,
-        dbname: BENCH_DB,
-        engine: 'postgres',
-      }),
-    }),
-  );
-  secretArn = secret.ARN as string;
+  // the shape RDS generates for a cluster secret
+  secretArn = await createDbSecret(moto, 'proxylab-it-db', stack.postgres.port, PASSWORD);
 }, 90_000);
 
 afterAll(async () => {

@@ -16,14 +16,13 @@ import type { AddressInfo } from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { expect } from '@jest/globals';
 import { bundleRunner } from '../../lib/constructs/runner-bundle';
-import { BENCH_DB, BENCH_USER } from '../../lib/local/postgres';
-import { buildRunRequest, requestRunnerArgv, requestUrl, writeRunRequest } from '../../lib/cloud/run-request';
+import { requestRunnerArgv, requestUrl, writeRunRequest } from '../../lib/cloud/run-request';
 import { formatListing, readListing, readProgress } from '../../lib/cloud/runs';
 import type { RunManifest } from '../../lib/suite/types';
 import { startLocalStack, type LocalStack } from '../helpers/local-stack';
+import { createDbSecret, localRunRequest } from '../helpers/cloud-run-request';
 import { motoClientConfig, motoEnv, startMoto, type MotoServer } from '../helpers/moto';
 
 const BUCKET = 'proxylab-spot-it';
@@ -138,50 +137,17 @@ beforeAll(async () => {
   );
   s3 = new S3Client({ ...motoClientConfig(moto), forcePathStyle: true });
   await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
-  const sm = new SecretsManagerClient(motoClientConfig(moto));
-  const secret = await sm.send(
-    new CreateSecretCommand({
-      Name: 'proxylab-spot-it-db',
-      SecretString: JSON.stringify({
-        username: BENCH_USER,
-        password: PASSWORD,
-        host: '127.0.0.1',
-        port: stack.postgres.port,
-        dbname: BENCH_DB,
-        engine: 'postgres',
-      }),
-    }),
-  );
+  const secretArn = await createDbSecret(moto, 'proxylab-spot-it-db', stack.postgres.port, PASSWORD);
   await writeRunRequest(
     s3,
-    buildRunRequest(
-      {
-        runId: RUN_ID,
-        suite: 'smoke',
-        bucket: BUCKET,
-        secretArn: secret.ARN as string,
-        writerEndpoint: { host: '127.0.0.1', port: stack.postgres.port },
-        poolers: [],
-        poolerAdminSecretArn: null,
-        proxies: [
-          {
-            name: 'pgbouncer-transaction',
-            endpoint: { host: '127.0.0.1', port: stack.pgbouncer.port },
-            dbProxyName: 'pgbouncer-transaction',
-            lab: { maxConnectionsPercent: 25, maxIdleConnectionsPercent: 12 },
-          },
-        ],
-        region: null,
-        startAt: null,
-        collector: null,
-        sslmode: 'disable',
-        poolControl: false,
-        barrierTimeoutSec: 900,
-        proxyTargetKind: 'pgbouncer-transaction',
-        expectVersion: null,
-      },
-      1,
-    ),
+    localRunRequest({
+      runId: RUN_ID,
+      bucket: BUCKET,
+      secretArn,
+      postgresPort: stack.postgres.port,
+      proxyPort: stack.pgbouncer.port,
+      runnerCount: 1,
+    }),
   );
 }, 90_000);
 

@@ -24,6 +24,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
 import { formatChecks, runDoctor, type Check } from '../../lib/cloud/doctor';
 import type { LabOutputs } from '../../lib/cloud/outputs';
+import { labOutputsWith, proxyOutputs } from '../helpers/lab-outputs';
 import type { PoolerEndpoint } from '../../lib/pgbouncer/layout';
 import { loadLabFile } from '../../lib/config/load';
 
@@ -39,25 +40,12 @@ const LAB_FILE = path.resolve(__dirname, '..', '..', 'labs', 'default.json');
 const LAB = loadLabFile(LAB_FILE);
 const NOW = new Date('2026-11-21T12:00:00Z');
 const VERSION = '0123456789abcdef';
-const OUTPUTS: LabOutputs = {
+const OUTPUTS = labOutputsWith({
   labName: 'default',
-  runnerInstanceIds: ['i-0aaa'],
   resultsBucketName: 'results-bucket',
-  clusterIdentifier: 'default-cluster',
-  clusterEndpoint: 'default.cluster-x.eu-west-1.rds.amazonaws.com',
-  clusterReaderEndpoint: 'default.cluster-ro-x.eu-west-1.rds.amazonaws.com',
-  databasePort: 5432,
-  dbInstanceIds: ['default-writer'],
-  dbInstanceResourceIds: ['db-ABC'],
-  proxyEndpoints: { pool100: 'default-pool100.proxy-x.eu-west-1.rds.amazonaws.com' },
-  proxyNames: { pool100: 'default-pool100' },
   dbSecretArn: 'arn:aws:secretsmanager:eu-west-1:1:secret:x',
-  collectorFunctionName: 'default-collector',
-  databaseEngine: 'aurora-postgresql',
-  dbInstanceClass: 'db.r6g.large',
-  poolerEndpoints: {},
-  poolerAdminSecretArn: null,
-};
+  ...proxyOutputs('default', 'pool100'),
+});
 
 /** What a healthy runner's probe prints. */
 const HEALTHY_PROBE: Record<string, string> = {
@@ -284,18 +272,7 @@ test.each(breaks)(
 test('max_connections not as the lab says: ✗ with the reboot fix', async () => {
   const lab = { ...LAB, database: { ...LAB.database, maxConnections: 900 } };
   healthy();
-  const checks = await runDoctor(lab, 'labs/x.json', OUTPUTS, {
-    cloudformation: new CloudFormationClient({ region: 'eu-west-1' }),
-    rds: new RDSClient({ region: 'eu-west-1' }),
-    scheduler: new SchedulerClient({ region: 'eu-west-1' }),
-    ssm: new SSMClient({ region: 'eu-west-1' }),
-    lambda: new LambdaClient({ region: 'eu-west-1' }),
-    ec2: new EC2Client({ region: 'eu-west-1' }),
-    softwareVersion: VERSION,
-    region: 'eu-west-1',
-    now: () => NOW,
-    sleep: () => Promise.resolve(),
-  });
+  const checks = await doctor(lab);
   expect(formatChecks(checks)).toContain(
     '✗ runner i-0aaa: TLS connection to writer: SHOW max_connections = 405, the lab says 900',
   );

@@ -22,7 +22,7 @@ import 'aws-sdk-client-mock-jest';
 import { UsageError } from '../../lib/core/errors';
 import { chooseLabZones, chooseZones, zoneContextArgs } from '../../lib/cloud/availability-zones';
 import { cdkInvocation } from '../../lib/cloud/operator';
-import type { LabOutputs } from '../../lib/cloud/outputs';
+import { labOutputsWith, proxyOutputs } from '../helpers/lab-outputs';
 import { applyPendingReboots } from '../../lib/cloud/parameters';
 import { eventForFinishedRun } from '../../lib/cloud/recollect';
 import { decideRunExpiry, estimateSuiteSec, EXPIRY_MARGIN_SEC } from '../../lib/cloud/run-window';
@@ -271,25 +271,12 @@ describe('the expiry clock and runs that would outlive the lab (item 6)', () => 
 describe('collecting a finished run again (proxylab collect --lab FILE --run-id ID)', () => {
   const s3Mock = mockClient(S3Client);
   afterEach(() => s3Mock.reset());
-  const OUTPUTS: LabOutputs = {
+  const OUTPUTS = labOutputsWith({
     labName: 'default',
-    runnerInstanceIds: ['i-0aaa'],
     resultsBucketName: 'results-bucket',
-    clusterIdentifier: 'default-cluster',
-    clusterEndpoint: 'default.cluster-x.eu-west-1.rds.amazonaws.com',
-    clusterReaderEndpoint: 'default.cluster-ro-x.eu-west-1.rds.amazonaws.com',
-    databasePort: 5432,
-    dbInstanceIds: ['default-writer'],
-    dbInstanceResourceIds: ['db-ABC'],
-    proxyEndpoints: { pool100: 'default-pool100.proxy-x.eu-west-1.rds.amazonaws.com' },
-    proxyNames: { pool100: 'default-pool100' },
     dbSecretArn: 'arn:aws:secretsmanager:eu-west-1:1:secret:x',
-    collectorFunctionName: 'default-collector',
-    databaseEngine: 'aurora-postgresql',
-    dbInstanceClass: 'db.r6g.large',
-    poolerEndpoints: {},
-    poolerAdminSecretArn: null,
-  };
+    ...proxyOutputs('default', 'pool100'),
+  });
   const manifest = (over: Partial<RunManifest>) => ({
     Body: {
       transformToString: () =>

@@ -19,7 +19,7 @@ import {
   verdictCounts,
 } from '../../lib/cloud/operator';
 import { runExitCode } from '../../lib/suite/verdict';
-import type { LabOutputs } from '../../lib/cloud/outputs';
+import { labOutputsWith, proxyOutputs } from '../helpers/lab-outputs';
 import { buildRunRequest, runnerArgsFromRequest, runRequestSchema } from '../../lib/cloud/run-request';
 import { validateLab } from '../../lib/config';
 import type { LabConfig } from '../../lib/config/types';
@@ -45,25 +45,10 @@ function lab(over: Record<string, unknown> = {}): LabConfig {
   return r.lab;
 }
 
-const OUTPUTS: LabOutputs = {
-  labName: 'demo',
+const OUTPUTS = labOutputsWith({
   runnerInstanceIds: ['i-0aaa', 'i-0bbb'],
-  resultsBucketName: 'proxylab-demo-results',
-  clusterIdentifier: 'demo-cluster',
-  clusterEndpoint: 'demo.cluster-x.eu-west-1.rds.amazonaws.com',
-  clusterReaderEndpoint: 'demo.cluster-ro-x.eu-west-1.rds.amazonaws.com',
-  databasePort: 5432,
-  dbInstanceIds: ['demo-writer'],
-  dbInstanceResourceIds: ['db-ABC'],
-  proxyEndpoints: { pool50: 'demo-pool50.proxy-x.eu-west-1.rds.amazonaws.com' },
-  proxyNames: { pool50: 'demo-pool50' },
-  dbSecretArn: 'arn:aws:secretsmanager:eu-west-1:1:secret:demo',
-  collectorFunctionName: 'demo-collector',
-  databaseEngine: 'aurora-postgresql',
-  dbInstanceClass: 'db.r6g.large',
-  poolerEndpoints: {},
-  poolerAdminSecretArn: null,
-};
+  ...proxyOutputs('demo', 'pool50'),
+});
 
 describe('cdk command lines', () => {
   test('deploy: absolute lab path, no approval prompt, outputs file; profile and region as env', () => {

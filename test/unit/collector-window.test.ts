@@ -12,7 +12,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
 import { buildCollectEvent } from '../../lib/cloud/collector-invoke';
 import { instanceClassesOf, runnerArgsFromOutputs } from '../../lib/cloud/operator';
-import type { LabOutputs } from '../../lib/cloud/outputs';
+import { labOutputsWith } from '../helpers/lab-outputs';
 import {
   collectMetrics,
   fetchPi,
@@ -138,25 +138,11 @@ describe('window completeness per source', () => {
 });
 
 describe('CPU credits on burstable classes (issue 14 item 4)', () => {
-  const OUTPUTS: LabOutputs = {
-    labName: 'demo',
-    runnerInstanceIds: ['i-0aaa'],
+  const OUTPUTS = labOutputsWith({
     resultsBucketName: 'b',
-    clusterIdentifier: 'demo-cluster',
-    clusterEndpoint: 'demo.cluster-x.eu-west-1.rds.amazonaws.com',
-    clusterReaderEndpoint: 'demo.cluster-ro-x.eu-west-1.rds.amazonaws.com',
-    databasePort: 5432,
     dbInstanceIds: ['demo-writer', 'demo-reader1'],
     dbInstanceResourceIds: ['db-A', 'db-B'],
-    proxyEndpoints: {},
-    proxyNames: {},
-    dbSecretArn: 'arn:aws:secretsmanager:eu-west-1:1:secret:demo',
-    collectorFunctionName: 'demo-collector',
-    databaseEngine: 'aurora-postgresql',
-    dbInstanceClass: 'db.r6g.large',
-    poolerEndpoints: {},
-    poolerAdminSecretArn: null,
-  };
+  });
   const labWith = (aurora: Record<string, unknown>) => {
     const r = validateLab({ name: 'demo', aurora: { engineVersion: '16.9', ...aurora }, proxies: [] });
     if (!r.ok) throw new Error(JSON.stringify(r.problems));

@@ -1,0 +1,83 @@
+/**
+ * What `proxylab run` prepares before it starts a runner, against the local stack instead of AWS:
+ * the DB secret in moto and the run request, for integration tests that run the bundled runner.
+ */
+import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { buildRunRequest, type RunRequest } from '../../lib/cloud/run-request';
+import type { DatabaseSpec } from '../../lib/cloud/runner-args';
+import { BENCH_DB, BENCH_USER } from '../../lib/local/postgres';
+import { motoClientConfig, type MotoServer } from './moto';
+
+/** A secret named `name` in the shape RDS generates for a cluster, for PostgreSQL at 127.0.0.1:`port`; its ARN. */
+export async function createDbSecret(
+  moto: MotoServer,
+  name: string,
+  port: number,
+  password: string,
+): Promise<string> {
+  const sm = new SecretsManagerClient(motoClientConfig(moto));
+  try {
+    const secret = await sm.send(
+      new CreateSecretCommand({
+        Name: name,
+        SecretString: JSON.stringify({
+          username: BENCH_USER,
+          password,
+          host: '127.0.0.1',
+          port,
+          dbname: BENCH_DB,
+          engine: 'postgres',
+        }),
+      }),
+    );
+    return secret.ARN as string;
+  } finally {
+    sm.destroy();
+  }
+}
+
+/**
+ * The run request of suite `smoke` on the local stack: PostgreSQL at `postgresPort` is the writer and
+ * PgBouncer's transaction pool at `proxyPort` stands in for a proxy (25/12 is its pool as a % of
+ * max_connections); no collector, no pool control, no TLS.
+ */
+export function localRunRequest(o: {
+  readonly runId: string;
+  readonly bucket: string;
+  readonly secretArn: string;
+  readonly postgresPort: number;
+  readonly proxyPort: number;
+  readonly runnerCount: number;
+  readonly startAt?: string | null;
+  readonly database?: DatabaseSpec;
+}): RunRequest {
+  return buildRunRequest(
+    {
+      runId: o.runId,
+      suite: 'smoke',
+      bucket: o.bucket,
+      secretArn: o.secretArn,
+      writerEndpoint: { host: '127.0.0.1', port: o.postgresPort },
+      ...(o.database ? { database: o.database } : {}),
+      poolers: [],
+      poolerAdminSecretArn: null,
+      proxies: [
+        {
+          name: 'pgbouncer-transaction',
+          endpoint: { host: '127.0.0.1', port: o.proxyPort },
+          dbProxyName: 'pgbouncer-transaction',
+          lab: { maxConnectionsPercent: 25, maxIdleConnectionsPercent: 12 },
+        },
+      ],
+      region: null,
+      startAt: o.startAt ?? null,
+      collector: null,
+      sslmode: 'disable',
+      poolControl: false,
+      barrierTimeoutSec: 900,
+      proxyTargetKind: 'pgbouncer-transaction',
+      expectVersion: null,
+    },
+    o.runnerCount,
+  );
+}
