@@ -26,7 +26,7 @@ import type { LocalBinaries } from './binaries';
 import { BENCH_DB, BENCH_USER, howExited, SUPERUSER, type PostgresCluster } from './postgres';
 import { findFreePort } from './ports-free';
 import { delay, startServer, type RunAs, type ServerProcess } from './process';
-import { processPoolSize, renderPgbouncerIni, renderUserlist, totalPoolSize } from '../pgbouncer/config';
+import { processPoolSize, renderPgbouncerIni, renderUserlist } from '../pgbouncer/config';
 import { poolDatabaseAlias, POOLER_PROCESSES_MAX, type PgbouncerPoolMode } from '../pgbouncer/layout';
 import { psqlExec, psqlQueryOne, type PsqlTarget, type Row } from './psql';
 
@@ -99,11 +99,6 @@ export interface Pgbouncer {
   release(): void;
   /** Resolves when any PgBouncer process ends, saying which and how (`process 2 was killed by SIGKILL`). */
   readonly exited: Promise<string>;
-}
-
-/** Pool size for a percentage of max_connections: rounded, at least 1 (one process). */
-export function poolSizeFor(percent: number, maxConnections: number): number {
-  return totalPoolSize(percent, maxConnections);
 }
 
 /** The local stand-in's ini for process i of n, through the one configuration module. */

@@ -18,9 +18,8 @@ import type { RunManifest, TargetKind } from '../suite/types';
 import { runExitCode, verdictTotals } from '../suite/verdict';
 import { RUN_PATHS } from '../suite/run-paths';
 import { FileSystemSink } from './fs-sink';
-import { processPoolSize } from '../pgbouncer/config';
+import { processPoolSize, totalPoolSize } from '../pgbouncer/config';
 import { POOLER_PROCESSES_MAX } from '../pgbouncer/layout';
-import { poolSizeFor } from './pgbouncer';
 import { acquireRunLock, type RunLock } from './run-lock';
 import {
   DEFAULT_MAX_CONNECTIONS,
@@ -379,7 +378,7 @@ async function runLocked(
   let keptConnectionHelp: string | null = null;
   try {
     log(
-      `Starting PostgreSQL (max_connections ${opts.maxConnections}) and PgBouncer (pools of ${poolSizeFor(opts.poolPercent, opts.maxConnections)} = ${opts.poolPercent} %${opts.poolerProcesses > 1 ? `, ${opts.poolerProcesses} processes of ${processPoolSize(opts.poolPercent, opts.maxConnections, opts.poolerProcesses)} each` : ''})…`,
+      `Starting PostgreSQL (max_connections ${opts.maxConnections}) and PgBouncer (pools of ${totalPoolSize(opts.poolPercent, opts.maxConnections)} = ${opts.poolPercent} %${opts.poolerProcesses > 1 ? `, ${opts.poolerProcesses} processes of ${processPoolSize(opts.poolPercent, opts.maxConnections, opts.poolerProcesses)} each` : ''})…`,
     );
     try {
       stack = await startLocalStack({

@@ -57,7 +57,7 @@ function readMachineCpu(): { busy: number; total: number } | null {
 }
 
 /** CPU ticks of each PgBouncer process from /proc; null when none could be read (not Linux). */
-export function readLocalPoolerCpu(
+function readLocalPoolerCpu(
   pids: readonly number[],
   now: () => Date = () => new Date(),
 ): PoolerCpuSnapshot | null {
