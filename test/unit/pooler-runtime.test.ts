@@ -21,22 +21,10 @@ import {
 } from '../../lib/engine/pooler-metrics';
 import { poolerPaths } from '../../lib/pgbouncer/host';
 import type { PoolerEndpoint, PoolerHostConfig } from '../../lib/pgbouncer/layout';
+import { poolerEndpoint } from '../helpers/pooler-endpoint';
 import { scratchDir } from '../helpers/scratch';
 
-const POOLER: PoolerEndpoint = {
-  name: 'bouncer',
-  placement: 'dedicated',
-  host: '10.0.1.5',
-  port: 6432,
-  adminPorts: [6440, 6441],
-  statsPort: 6439,
-  poolModes: ['transaction', 'session'],
-  processes: 2,
-  poolPercent: 90,
-  maxPreparedStatements: 200,
-  version: '1.25.2',
-  tls: true,
-};
+const POOLER = poolerEndpoint();
 
 function snap(at: string, ticks: Array<[number, number, number]>): PoolerCpuSnapshot {
   return {
