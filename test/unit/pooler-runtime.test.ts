@@ -6,10 +6,10 @@ import { parsePoolerHostConfig, systemdProcessManager } from '../../lib/cloud/po
 import {
   adminConnection,
   CompositePoolControl,
-  parseUnalignedRows,
   PgbouncerPoolControl,
   type AdminRowsQuery,
 } from '../../lib/cloud/pooler-targets';
+import { parseUnaligned } from '../../lib/core/psql-text';
 import { NoopPoolControl } from '../../lib/cloud/proxy-pool';
 import { runRequestSchema } from '../../lib/cloud/run-request';
 import {
@@ -265,8 +265,8 @@ describe('PgbouncerPoolControl', () => {
   });
 });
 
-test('parseUnalignedRows', () => {
-  expect(parseUnalignedRows('a\u001fb\n1\u001f2\n3\u001f\n')).toEqual([
+test('parseUnaligned (the admin queries read psql through it)', () => {
+  expect(parseUnaligned('a\u001fb\n1\u001f2\n3\u001f\n')).toEqual([
     { a: '1', b: '2' },
     { a: '3', b: '' },
   ]);
