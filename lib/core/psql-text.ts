@@ -49,3 +49,10 @@ export function parseUnaligned(text: string): PsqlRow[] {
 export function parsePsqlResults(stdout: string): PsqlRow[][] {
   return stdout.split(`${PSQL_RESULT_MARK}\n`).map(parseUnaligned);
 }
+
+/** A numeric cell of a row; null when absent, empty or not a number (unknown, never 0). */
+export function numericCell(v: string | undefined): number | null {
+  if (v === undefined || v === '') return null;
+  const n = Number(v);
+  return Number.isFinite(n) ? n : null;
+}

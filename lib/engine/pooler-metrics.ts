@@ -12,6 +12,7 @@
  * single-threaded PgBouncer process is saturated at 100 whatever the host's core count.
  */
 import { type SampledInterval, windowMean } from '../core/stats';
+import { numericCell as num } from '../core/psql-text';
 import type { MetricSeries, TargetRef } from '../suite/types';
 import type { MetricsSampler } from './ports';
 import { CPU_SATURATION_PERCENT } from '../suite/verdict';
@@ -52,12 +53,6 @@ export interface PoolerMetricsOptions {
 }
 
 const POOL_GAUGES = ['cl_active', 'cl_waiting', 'sv_active', 'sv_idle', 'sv_used', 'sv_login'] as const;
-
-function num(v: string | undefined): number | null {
-  if (v === undefined || v === '') return null;
-  const n = Number(v);
-  return Number.isFinite(n) ? n : null;
-}
 
 interface Acc {
   readonly source: MetricSeries['source'];

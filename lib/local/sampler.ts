@@ -7,6 +7,7 @@
  * poll is counted and the series says so when it has no points.
  */
 import * as fs from 'node:fs';
+import { numericCell as num } from '../core/psql-text';
 import {
   PoolerMetrics,
   poolerSaturation,
@@ -32,12 +33,6 @@ export interface LocalSamplerOptions {
   /** PgBouncer database → pool mode, for dimensions. */
   readonly pools: Readonly<Record<string, string>>;
   readonly intervalMs?: number;
-}
-
-function num(v: string | undefined): number | null {
-  if (v === undefined || v === '') return null;
-  const n = Number(v);
-  return Number.isFinite(n) ? n : null;
 }
 
 /** Machine CPU busy ticks and total ticks from /proc/stat; null when unavailable. */
