@@ -201,7 +201,8 @@ export class PoolerMetrics {
     this.record(pools, stats, at, atMs);
   }
 
-  private async pollCpu(): Promise<void> {
+  /** Read CPU now (every poll does; poolerSaturation once more when a step ended after the last read). */
+  async pollCpu(): Promise<void> {
     if (!this.opts.cpu) return;
     let snap: PoolerCpuSnapshot | null;
     try {
@@ -294,10 +295,6 @@ export class PoolerMetrics {
     return last !== undefined && last.toMs >= Date.parse(end);
   }
 
-  async pollCpuNow(): Promise<void> {
-    await this.pollCpu();
-  }
-
   series(): MetricSeries[] {
     const out = this.acc.series();
     const dims = { pooler: this.opts.pooler };
@@ -346,7 +343,7 @@ export async function poolerSaturation(
 ): Promise<{ saturated: boolean | null; percent: number | null }> {
   const p = poolers.find((x) => x.serves(target));
   if (!p) return { saturated: null, percent: null };
-  if (!p.cpuCovers(end)) await p.pollCpuNow();
+  if (!p.cpuCovers(end)) await p.pollCpu();
   const percent = p.cpuAverage(start, end);
   if (percent === null) return { saturated: null, percent: null };
   return { saturated: percent >= CPU_SATURATION_PERCENT, percent: Math.round(percent * 10) / 10 };
