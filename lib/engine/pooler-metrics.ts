@@ -11,7 +11,7 @@
  * CPU is kept PER PROCESS: `process_cpu_percent` {pooler, process}, percent of one core — a
  * single-threaded PgBouncer process is saturated at 100 whatever the host's core count.
  */
-import { type SampledInterval, windowMean } from '../core/stats';
+import { busiestWindowMean, type SampledInterval } from '../core/stats';
 import { numericCell as num } from '../core/psql-text';
 import type { MetricSeries, TargetRef } from '../suite/types';
 import type { MetricsSampler } from './ports';
@@ -281,12 +281,7 @@ export class PoolerMetrics {
       list.push({ fromMs: iv.fromMs, toMs: iv.toMs, value: iv.percent });
       byProcess.set(iv.process, list);
     }
-    let max: number | null = null;
-    for (const list of byProcess.values()) {
-      const avg = windowMean(list, Date.parse(start), Date.parse(end));
-      if (avg !== null) max = max === null ? avg : Math.max(max, avg);
-    }
-    return max;
+    return busiestWindowMean(byProcess.values(), Date.parse(start), Date.parse(end));
   }
 
   /** Covered up to `end`? (else the caller polls CPU once more before judging the step). */
