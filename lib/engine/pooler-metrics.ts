@@ -123,14 +123,6 @@ export class SeriesAccumulator {
   }
 }
 
-/** One CPU interval of one process: percent of one core between two snapshots. */
-interface CpuInterval {
-  readonly process: number;
-  readonly fromMs: number;
-  readonly toMs: number;
-  readonly percent: number;
-}
-
 /** CPU % of one core per process between two snapshots; a process whose pid changed is skipped. */
 export function processCpuPercents(
   before: PoolerCpuSnapshot,
@@ -153,7 +145,10 @@ export function processCpuPercents(
 /** SHOW POOLS/STATS of every process summed per database, CPU per process. */
 export class PoolerMetrics {
   private readonly acc = new SeriesAccumulator();
-  private readonly cpuIntervals: CpuInterval[] = [];
+  /** Per process: percent of one core between two snapshots. */
+  private readonly cpuIntervals = new Map<number, SampledInterval[]>();
+  /** End of the last CPU interval (ms); null before the second snapshot. */
+  private cpuCoveredToMs: number | null = null;
   private lastCpu: PoolerCpuSnapshot | null = null;
   private polls = 0;
   private failures = 0;
@@ -221,7 +216,10 @@ export class PoolerMetrics {
       const fromMs = Date.parse(this.lastCpu.at);
       const toMs = Date.parse(snap.at);
       for (const p of processCpuPercents(this.lastCpu, snap)) {
-        this.cpuIntervals.push({ process: p.index, fromMs, toMs, percent: p.percent });
+        const list = this.cpuIntervals.get(p.index) ?? [];
+        list.push({ fromMs, toMs, value: p.percent });
+        this.cpuIntervals.set(p.index, list);
+        this.cpuCoveredToMs = toMs;
         this.acc.push(
           'pgbouncer',
           'process_cpu_percent',
@@ -275,19 +273,12 @@ export class PoolerMetrics {
    * when no interval qualifies (a step shorter than half a sampling interval: unknown, not 0).
    */
   cpuAverage(start: string, end: string): number | null {
-    const byProcess = new Map<number, SampledInterval[]>();
-    for (const iv of this.cpuIntervals) {
-      const list = byProcess.get(iv.process) ?? [];
-      list.push({ fromMs: iv.fromMs, toMs: iv.toMs, value: iv.percent });
-      byProcess.set(iv.process, list);
-    }
-    return busiestWindowMean(byProcess.values(), Date.parse(start), Date.parse(end));
+    return busiestWindowMean(this.cpuIntervals.values(), Date.parse(start), Date.parse(end));
   }
 
   /** Covered up to `end`? (else the caller polls CPU once more before judging the step). */
   cpuCovers(end: string): boolean {
-    const last = this.cpuIntervals[this.cpuIntervals.length - 1];
-    return last !== undefined && last.toMs >= Date.parse(end);
+    return this.cpuCoveredToMs !== null && this.cpuCoveredToMs >= Date.parse(end);
   }
 
   series(): MetricSeries[] {
