@@ -181,9 +181,12 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
 
   const previous = await sink.readManifest();
   if (previous) checkResumable(previous, opts);
-  const done = await sink.completedStepIds();
+  // Each stored step file read once: its id is done, its record feeds the comparisons.
+  const storedSteps = (await sink.readSteps?.()) ?? null;
+  const done =
+    storedSteps === null ? await sink.completedStepIds() : new Set(storedSteps.map((r) => r.stepId));
   const records = new Map<string, StepRecord>();
-  for (const r of (await sink.readSteps?.()) ?? []) {
+  for (const r of storedSteps ?? []) {
     // A step the infrastructure failed in was never measured: a resume measures it again.
     if (r.status === 'infrastructure-error') done.delete(r.stepId);
     else if (stepIds.includes(r.stepId)) records.set(r.stepId, r);

@@ -300,9 +300,10 @@ async function runLocked(
   // One plan per run: a resume runs the plan stored with the run, not a fresh expansion.
   const stored: RunPlan | null = prev ? await sink.readPlan() : null;
   let steps: PlannedStep[] = stored ? plannedSteps(stored) : planLocal(opts);
-  const done = await sink.completedStepIds();
+  const storedSteps = await sink.readSteps();
+  const done = new Set(storedSteps.map((r) => r.stepId));
   if (prev && prev.status === 'completed' && steps.every((s) => done.has(s.stepId))) {
-    const records = (await sink.readSteps()).filter((r) => steps.some((s) => s.stepId === r.stepId));
+    const records = storedSteps.filter((r) => steps.some((s) => s.stepId === r.stepId));
     const ordered = steps
       .map((s) => records.find((r) => r.stepId === s.stepId))
       .filter((r): r is NonNullable<typeof r> => r !== undefined);
