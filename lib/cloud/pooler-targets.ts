@@ -18,6 +18,7 @@
  */
 import { spawn } from 'node:child_process';
 import { InfrastructureError, UsageError } from '../core/errors';
+import { parsePsqlResults, psqlStatementArgs } from '../core/psql-text';
 import type { AdminRow, PoolerAdminPort } from '../engine/pooler-metrics';
 import type { PoolControl, Target } from '../engine/ports';
 import { parsePgbouncerVersion, processPoolSize } from '../pgbouncer/config';
@@ -39,30 +40,11 @@ export type AdminRowsQuery = (
   timeoutMs: number,
 ) => Promise<AdminRow[][]>;
 
-const FIELD_SEP = '\u001f';
-const RESULT_MARK = '@@proxylab-result@@';
-
-/** Unaligned psql output (header line, then rows) → records. */
-export function parseUnalignedRows(text: string): AdminRow[] {
-  const [header, ...rows] = text.split('\n').filter((l) => l !== '');
-  if (header === undefined) return [];
-  const cols = header.split(FIELD_SEP);
-  return rows.map((line) => {
-    const cells = line.split(FIELD_SEP);
-    return Object.fromEntries(cols.map((c, i) => [c, cells[i] ?? '']));
-  });
-}
-
 /** `psql` with the connection in PG* variables (the password never in argv). */
 export function psqlAdminRows(psqlPath = 'psql'): AdminRowsQuery {
   return (conn, statements, timeoutMs) =>
     new Promise((resolve, reject) => {
-      const args = ['-X', '-q', '-A', '-F', FIELD_SEP, '-P', 'footer=off', '-v', 'ON_ERROR_STOP=1'];
-      statements.forEach((s, i) => {
-        if (i > 0) args.push('-c', `\\echo ${RESULT_MARK}`);
-        args.push('-c', s);
-      });
-      const child = spawn(psqlPath, args, {
+      const child = spawn(psqlPath, psqlStatementArgs(statements), {
         env: {
           ...process.env,
           PGHOST: conn.host,
@@ -86,7 +68,7 @@ export function psqlAdminRows(psqlPath = 'psql'): AdminRowsQuery {
       });
       child.on('close', (code) => {
         clearTimeout(timer);
-        if (code === 0) resolve(out.split(`${RESULT_MARK}\n`).map(parseUnalignedRows));
+        if (code === 0) resolve(parsePsqlResults(out));
         else
           reject(
             new InfrastructureError(

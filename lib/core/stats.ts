@@ -55,6 +55,23 @@ export function windowMean(
   return ms > 0 ? weighted / ms : null;
 }
 
+/**
+ * The highest windowMean of several interval lists: the busiest of several processes over the
+ * window (a single-threaded process saturates alone). null when no list has a qualifying interval.
+ */
+export function busiestWindowMean(
+  lists: Iterable<readonly SampledInterval[]>,
+  startMs: number,
+  endMs: number,
+): number | null {
+  let busiest: number | null = null;
+  for (const list of lists) {
+    const mean = windowMean(list, startMs, endMs);
+    if (mean !== null) busiest = busiest === null ? mean : Math.max(busiest, mean);
+  }
+  return busiest;
+}
+
 /** Intervals from a series of `[iso time, value]` points, each standing for the time since the one before. */
 export function intervalsOfPoints(points: ReadonlyArray<readonly [string, number]>): SampledInterval[] {
   const out: SampledInterval[] = [];

@@ -11,7 +11,8 @@
  * CPU is kept PER PROCESS: `process_cpu_percent` {pooler, process}, percent of one core — a
  * single-threaded PgBouncer process is saturated at 100 whatever the host's core count.
  */
-import { type SampledInterval, windowMean } from '../core/stats';
+import { busiestWindowMean, type SampledInterval } from '../core/stats';
+import { numericCell as num } from '../core/psql-text';
 import type { MetricSeries, TargetRef } from '../suite/types';
 import type { MetricsSampler } from './ports';
 import { CPU_SATURATION_PERCENT } from '../suite/verdict';
@@ -52,12 +53,6 @@ export interface PoolerMetricsOptions {
 }
 
 const POOL_GAUGES = ['cl_active', 'cl_waiting', 'sv_active', 'sv_idle', 'sv_used', 'sv_login'] as const;
-
-function num(v: string | undefined): number | null {
-  if (v === undefined || v === '') return null;
-  const n = Number(v);
-  return Number.isFinite(n) ? n : null;
-}
 
 interface Acc {
   readonly source: MetricSeries['source'];
@@ -128,14 +123,6 @@ export class SeriesAccumulator {
   }
 }
 
-/** One CPU interval of one process: percent of one core between two snapshots. */
-interface CpuInterval {
-  readonly process: number;
-  readonly fromMs: number;
-  readonly toMs: number;
-  readonly percent: number;
-}
-
 /** CPU % of one core per process between two snapshots; a process whose pid changed is skipped. */
 export function processCpuPercents(
   before: PoolerCpuSnapshot,
@@ -158,7 +145,10 @@ export function processCpuPercents(
 /** SHOW POOLS/STATS of every process summed per database, CPU per process. */
 export class PoolerMetrics {
   private readonly acc = new SeriesAccumulator();
-  private readonly cpuIntervals: CpuInterval[] = [];
+  /** Per process: percent of one core between two snapshots. */
+  private readonly cpuIntervals = new Map<number, SampledInterval[]>();
+  /** End of the last CPU interval (ms); null before the second snapshot. */
+  private cpuCoveredToMs: number | null = null;
   private lastCpu: PoolerCpuSnapshot | null = null;
   private polls = 0;
   private failures = 0;
@@ -206,7 +196,8 @@ export class PoolerMetrics {
     this.record(pools, stats, at, atMs);
   }
 
-  private async pollCpu(): Promise<void> {
+  /** Read CPU now (every poll does; poolerSaturation once more when a step ended after the last read). */
+  async pollCpu(): Promise<void> {
     if (!this.opts.cpu) return;
     let snap: PoolerCpuSnapshot | null;
     try {
@@ -225,7 +216,10 @@ export class PoolerMetrics {
       const fromMs = Date.parse(this.lastCpu.at);
       const toMs = Date.parse(snap.at);
       for (const p of processCpuPercents(this.lastCpu, snap)) {
-        this.cpuIntervals.push({ process: p.index, fromMs, toMs, percent: p.percent });
+        const list = this.cpuIntervals.get(p.index) ?? [];
+        list.push({ fromMs, toMs, value: p.percent });
+        this.cpuIntervals.set(p.index, list);
+        this.cpuCoveredToMs = toMs;
         this.acc.push(
           'pgbouncer',
           'process_cpu_percent',
@@ -279,28 +273,12 @@ export class PoolerMetrics {
    * when no interval qualifies (a step shorter than half a sampling interval: unknown, not 0).
    */
   cpuAverage(start: string, end: string): number | null {
-    const byProcess = new Map<number, SampledInterval[]>();
-    for (const iv of this.cpuIntervals) {
-      const list = byProcess.get(iv.process) ?? [];
-      list.push({ fromMs: iv.fromMs, toMs: iv.toMs, value: iv.percent });
-      byProcess.set(iv.process, list);
-    }
-    let max: number | null = null;
-    for (const list of byProcess.values()) {
-      const avg = windowMean(list, Date.parse(start), Date.parse(end));
-      if (avg !== null) max = max === null ? avg : Math.max(max, avg);
-    }
-    return max;
+    return busiestWindowMean(this.cpuIntervals.values(), Date.parse(start), Date.parse(end));
   }
 
   /** Covered up to `end`? (else the caller polls CPU once more before judging the step). */
   cpuCovers(end: string): boolean {
-    const last = this.cpuIntervals[this.cpuIntervals.length - 1];
-    return last !== undefined && last.toMs >= Date.parse(end);
-  }
-
-  async pollCpuNow(): Promise<void> {
-    await this.pollCpu();
+    return this.cpuCoveredToMs !== null && this.cpuCoveredToMs >= Date.parse(end);
   }
 
   series(): MetricSeries[] {
@@ -351,7 +329,7 @@ export async function poolerSaturation(
 ): Promise<{ saturated: boolean | null; percent: number | null }> {
   const p = poolers.find((x) => x.serves(target));
   if (!p) return { saturated: null, percent: null };
-  if (!p.cpuCovers(end)) await p.pollCpuNow();
+  if (!p.cpuCovers(end)) await p.pollCpu();
   const percent = p.cpuAverage(start, end);
   if (percent === null) return { saturated: null, percent: null };
   return { saturated: percent >= CPU_SATURATION_PERCENT, percent: Math.round(percent * 10) / 10 };

@@ -119,7 +119,10 @@ export interface ResultSink {
   writeStep(record: StepRecord, raw: RawStepFiles): Promise<StepRecord | void>;
   /** Step ids already recorded (for resume). */
   completedStepIds(): Promise<Set<string>>;
-  /** Step records already written (for resume: the final table and scenario comparisons). */
+  /**
+   * Step records already written (for resume: the final table and scenario comparisons); their ids
+   * are completedStepIds(), so a caller that reads these need not ask for both.
+   */
   readSteps?(): Promise<StepRecord[]>;
   writeMetrics(
     name: string,

@@ -181,9 +181,12 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
 
   const previous = await sink.readManifest();
   if (previous) checkResumable(previous, opts);
-  const done = await sink.completedStepIds();
+  // Each stored step file read once: its id is done, its record feeds the comparisons.
+  const storedSteps = (await sink.readSteps?.()) ?? null;
+  const done =
+    storedSteps === null ? await sink.completedStepIds() : new Set(storedSteps.map((r) => r.stepId));
   const records = new Map<string, StepRecord>();
-  for (const r of (await sink.readSteps?.()) ?? []) {
+  for (const r of storedSteps ?? []) {
     // A step the infrastructure failed in was never measured: a resume measures it again.
     if (r.status === 'infrastructure-error') done.delete(r.stepId);
     else if (stepIds.includes(r.stepId)) records.set(r.stepId, r);
@@ -237,6 +240,24 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
   let status: RunStatus = 'completed';
   let error: string | null = null;
 
+  /** A finished step counts: kept for the scenario comparisons, and the manifest's progress moves on. */
+  const markDone = async (stepId: string, record: StepRecord): Promise<void> => {
+    records.set(stepId, record);
+    done.add(stepId);
+    manifest = { ...manifest, stepsCompleted: stepIds.filter((id) => done.has(id)).length };
+    await sink.writeManifest(manifest);
+  };
+  const stepEnd = (i: number, step: PlannedStep, record: StepRecord, etaSec: number | null): void =>
+    emit({
+      type: 'step-end',
+      index: i + 1,
+      total: steps.length,
+      step,
+      record,
+      elapsedSec: elapsedSec(),
+      etaSec,
+    });
+
   if (sampler) await sampler.start();
   try {
     for (const [i, step] of steps.entries()) {
@@ -250,20 +271,9 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
         // Planned but not runnable on this target's version: recorded as such, never judged.
         const record = unavailableRecord(opts, step);
         await sink.writeStep(record, { stdout: '', stderr: '', log: null });
-        records.set(step.stepId, record);
-        done.add(step.stepId);
         eta.skip(step);
-        manifest = { ...manifest, stepsCompleted: stepIds.filter((id) => done.has(id)).length };
-        await sink.writeManifest(manifest);
-        emit({
-          type: 'step-end',
-          index: i + 1,
-          total: steps.length,
-          step,
-          record,
-          elapsedSec: elapsedSec(),
-          etaSec: eta.remainingSec(i + 1),
-        });
+        await markDone(step.stepId, record);
+        stepEnd(i, step, record, eta.remainingSec(i + 1));
       } else {
         const target = findTarget(opts.targets, step);
         // Resize first (sweeps), so the pre-check reads the pool this step really runs against.
@@ -326,34 +336,15 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
         const stored = (await sink.writeStep(record, raw)) ?? record;
         if (stored.status === 'infrastructure-error') {
           // Kept on disk for diagnosis (raw output, the cause in its note) but not finished.
-          emit({
-            type: 'step-end',
-            index: i + 1,
-            total: steps.length,
-            step,
-            record: stored,
-            elapsedSec: elapsedSec(),
-            etaSec: eta.remainingSec(i),
-          });
+          stepEnd(i, step, stored, eta.remainingSec(i));
           throw new InfrastructureDown(
             `step ${step.stepId} was not measured: ${stored.note ?? 'unknown cause'}`,
           );
         }
-        records.set(step.stepId, stored);
-        done.add(step.stepId);
         eta.finish(step, (clock.now().getTime() - stepStart.getTime()) / 1000);
-        manifest = { ...manifest, stepsCompleted: stepIds.filter((id) => done.has(id)).length };
-        await sink.writeManifest(manifest);
+        await markDone(step.stepId, stored);
         await flushMetrics(sampler?.snapshot?.() ?? null);
-        emit({
-          type: 'step-end',
-          index: i + 1,
-          total: steps.length,
-          step,
-          record,
-          elapsedSec: elapsedSec(),
-          etaSec: eta.remainingSec(i + 1),
-        });
+        stepEnd(i, step, record, eta.remainingSec(i + 1));
       }
       const next = steps[i + 1];
       if (!next || next.scenario !== step.scenario) {

@@ -56,7 +56,9 @@ export class FileSystemBlobStore implements BlobStore {
           else if (entry.isFile()) out.push(key);
         }
       };
-      walk(this.root, '');
+      // Only the prefix's directory is walked (`steps/` need not visit raw output and metrics).
+      const dir = prefix.includes('/') ? prefix.slice(0, prefix.lastIndexOf('/')) : '';
+      walk(dir === '' ? this.root : this.file(dir), dir);
       return out.filter((k) => k.startsWith(prefix)).sort();
     });
   }

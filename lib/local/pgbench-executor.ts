@@ -7,6 +7,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { PgbenchExecutor, PgbenchInvocation, PgbenchOutcome } from '../engine/ports';
+import { LINUX_CLOCK_TICKS_PER_SECOND, processCpuTicks } from '../pgbouncer/proc-stat';
 import { childEnv } from './process';
 
 export interface LocalExecutorOptions {
@@ -20,21 +21,13 @@ export interface LocalExecutorOptions {
   readonly cpuSampleMs?: number;
 }
 
-const CLOCK_TICKS_PER_SEC = 100; // USER_HZ on Linux
-
 /** utime + stime (clock ticks) from /proc/<pid>/stat, or null when unreadable (not Linux, gone). */
 function readProcessCpuTicks(pid: number): number | null {
-  let text: string;
   try {
-    text = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return processCpuTicks(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
   } catch {
     return null;
   }
-  // The command name (field 2) may contain spaces: fields after the last ')' are fixed.
-  const rest = text.slice(text.lastIndexOf(')') + 2).split(' ');
-  const utime = Number(rest[11]);
-  const stime = Number(rest[12]);
-  return Number.isFinite(utime) && Number.isFinite(stime) ? utime + stime : null;
 }
 
 export class LocalPgbenchExecutor implements PgbenchExecutor {
@@ -129,7 +122,7 @@ export class LocalPgbenchExecutor implements PgbenchExecutor {
         const ticks = readProcessCpuTicks(child.pid);
         const now = Date.now();
         if (ticks === null) return;
-        const pct = ((ticks - lastTicks) / CLOCK_TICKS_PER_SEC / ((now - lastAt) / 1000)) * 100;
+        const pct = ((ticks - lastTicks) / LINUX_CLOCK_TICKS_PER_SECOND / ((now - lastAt) / 1000)) * 100;
         cpuMax = cpuMax === null ? pct : Math.max(cpuMax, pct);
         lastTicks = ticks;
         lastAt = now;

@@ -26,12 +26,18 @@ import type { LocalBinaries } from './binaries';
 import { BENCH_DB, BENCH_USER, howExited, SUPERUSER, type PostgresCluster } from './postgres';
 import { findFreePort } from './ports-free';
 import { delay, startServer, type RunAs, type ServerProcess } from './process';
-import { processPoolSize, renderPgbouncerIni, renderUserlist, totalPoolSize } from '../pgbouncer/config';
-import { POOLER_PROCESSES_MAX } from '../pgbouncer/layout';
+import { processPoolSize, renderPgbouncerIni, renderUserlist } from '../pgbouncer/config';
+import { poolDatabaseAlias, POOLER_PROCESSES_MAX, type PgbouncerPoolMode } from '../pgbouncer/layout';
 import { psqlExec, psqlQueryOne, type PsqlTarget, type Row } from './psql';
 
-export const TRANSACTION_DB = BENCH_DB;
-export const SESSION_DB = 'bench_session';
+const POOL_MODES: readonly PgbouncerPoolMode[] = ['transaction', 'session'];
+/** The aliases the ini declares (lib/pgbouncer/layout.ts names them). */
+export const TRANSACTION_DB = poolDatabaseAlias(BENCH_DB, 'transaction');
+export const SESSION_DB = poolDatabaseAlias(BENCH_DB, 'session');
+/** PgBouncer database → pool mode (sampler dimensions, the run's settings). */
+export const LOCAL_POOLS: Readonly<Record<string, PgbouncerPoolMode>> = Object.fromEntries(
+  POOL_MODES.map((mode) => [poolDatabaseAlias(BENCH_DB, mode), mode]),
+);
 const ADMIN_USER = SUPERUSER;
 
 export interface PgbouncerOptions {
@@ -95,11 +101,6 @@ export interface Pgbouncer {
   readonly exited: Promise<string>;
 }
 
-/** Pool size for a percentage of max_connections: rounded, at least 1 (one process). */
-export function poolSizeFor(percent: number, maxConnections: number): number {
-  return totalPoolSize(percent, maxConnections);
-}
-
 /** The local stand-in's ini for process i of n, through the one configuration module. */
 export function localPgbouncerIni(p: {
   version: string;
@@ -122,7 +123,7 @@ export function localPgbouncerIni(p: {
     listenPort: p.listenPort,
     socketDirs: p.socketDirs,
     server: { host: '127.0.0.1', port: p.serverPort, dbname: BENCH_DB },
-    poolModes: ['transaction', 'session'],
+    poolModes: POOL_MODES,
     defaultPoolSize: p.poolSize,
     // PgBouncer's own default (0 before 1.24, 200 since): the probe reads it, the suite may SET it.
     maxPreparedStatements: null,

@@ -3,10 +3,15 @@
  * field delimiter, several statements per call separated by `\echo` markers.
  */
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import {
+  parsePsqlResults,
+  parseUnaligned,
+  PSQL_OUTPUT_ARGS,
+  PSQL_RESULT_MARK,
+  psqlStatementArgs,
+  type PsqlRow,
+} from '../core/psql-text';
 import { childEnv, runCommand } from './process';
-
-const FIELD_SEP = '\u001f';
-const RESULT_MARK = '@@proxylab-result@@';
 
 export interface PsqlTarget {
   readonly psql: string;
@@ -17,7 +22,7 @@ export interface PsqlTarget {
   readonly env?: Readonly<Record<string, string>>;
 }
 
-export type Row = Readonly<Record<string, string>>;
+export type Row = PsqlRow;
 
 export class PsqlError extends Error {
   constructor(
@@ -29,22 +34,6 @@ export class PsqlError extends Error {
   }
 }
 
-/** Parse one unaligned result (header line then rows) into records. */
-export function parseUnaligned(text: string): Row[] {
-  const lines = text.split('\n').filter((l) => l !== '');
-  const [headerLine, ...rowLines] = lines;
-  if (headerLine === undefined) return [];
-  const header = headerLine.split(FIELD_SEP);
-  return rowLines.map((line) => {
-    const cells = line.split(FIELD_SEP);
-    const row: Record<string, string> = {};
-    header.forEach((h, i) => {
-      row[h] = cells[i] ?? '';
-    });
-    return row;
-  });
-}
-
 /** Run statements; returns one row set per statement. Throws PsqlError on failure. */
 export async function psqlQuery(
   target: PsqlTarget,
@@ -52,15 +41,6 @@ export async function psqlQuery(
   timeoutMs = 15000,
 ): Promise<Row[][]> {
   const args = [
-    '-X',
-    '-q',
-    '-A',
-    '-F',
-    FIELD_SEP,
-    '-P',
-    'footer=off',
-    '-v',
-    'ON_ERROR_STOP=1',
     '-h',
     target.host,
     '-p',
@@ -69,18 +49,15 @@ export async function psqlQuery(
     target.user,
     '-d',
     target.dbname,
+    ...psqlStatementArgs(statements),
   ];
-  statements.forEach((stmt, i) => {
-    if (i > 0) args.push('-c', `\\echo ${RESULT_MARK}`);
-    args.push('-c', stmt);
-  });
   const res = await runCommand(target.psql, args, { env: target.env, timeoutMs });
   if (res.exitCode !== 0) {
     const msg =
       res.stderr.trim().split('\n').slice(-2).join(' ') || `psql exited with ${res.exitCode ?? res.signal}`;
     throw new PsqlError(`psql ${target.host}:${target.port}/${target.dbname}: ${msg}`, res.stderr);
   }
-  return res.stdout.split(`${RESULT_MARK}\n`).map(parseUnaligned);
+  return parsePsqlResults(res.stdout);
 }
 
 /** Run one statement; returns its rows. Throws PsqlError on failure. */
@@ -139,23 +116,7 @@ export class PsqlSession {
     const t = this.target;
     const child = spawn(
       t.psql,
-      [
-        '-X',
-        '-q',
-        '-A',
-        '-F',
-        FIELD_SEP,
-        '-P',
-        'footer=off',
-        '-h',
-        t.host,
-        '-p',
-        String(t.port),
-        '-U',
-        t.user,
-        '-d',
-        t.dbname,
-      ],
+      [...PSQL_OUTPUT_ARGS, '-h', t.host, '-p', String(t.port), '-U', t.user, '-d', t.dbname],
       { env: childEnv(null, t.env), stdio: ['pipe', 'pipe', 'pipe'] },
     );
     child.stdout.on('data', (b: Buffer) => {
@@ -227,7 +188,7 @@ export class PsqlSession {
 }
 
 /** Printed after every statement in a session: the marker, then whether it failed and why. */
-const SESSION_MARK_COMMAND = `\\echo ${RESULT_MARK} :ERROR :SQLSTATE :LAST_ERROR_MESSAGE`;
+const SESSION_MARK_COMMAND = `\\echo ${PSQL_RESULT_MARK} :ERROR :SQLSTATE :LAST_ERROR_MESSAGE`;
 
 interface SessionAnswer {
   readonly rows: Row[];
@@ -242,7 +203,7 @@ export function splitSessionOutput(stdout: string): SessionAnswer[] {
   const lines = stdout.split('\n');
   lines.pop(); // the text after the last newline is not a complete line yet
   for (const line of lines) {
-    if (line === RESULT_MARK || line.startsWith(`${RESULT_MARK} `)) {
+    if (line === PSQL_RESULT_MARK || line.startsWith(`${PSQL_RESULT_MARK} `)) {
       const [, flag = 'false', sqlstate = '', ...message] = line.split(' ');
       const error =
         flag === 'true'

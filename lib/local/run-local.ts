@@ -18,9 +18,8 @@ import type { RunManifest, TargetKind } from '../suite/types';
 import { runExitCode, verdictTotals } from '../suite/verdict';
 import { RUN_PATHS } from '../suite/run-paths';
 import { FileSystemSink } from './fs-sink';
-import { processPoolSize } from '../pgbouncer/config';
+import { processPoolSize, totalPoolSize } from '../pgbouncer/config';
 import { POOLER_PROCESSES_MAX } from '../pgbouncer/layout';
-import { poolSizeFor } from './pgbouncer';
 import { acquireRunLock, type RunLock } from './run-lock';
 import {
   DEFAULT_MAX_CONNECTIONS,
@@ -301,9 +300,10 @@ async function runLocked(
   // One plan per run: a resume runs the plan stored with the run, not a fresh expansion.
   const stored: RunPlan | null = prev ? await sink.readPlan() : null;
   let steps: PlannedStep[] = stored ? plannedSteps(stored) : planLocal(opts);
-  const done = await sink.completedStepIds();
+  const storedSteps = await sink.readSteps();
+  const done = new Set(storedSteps.map((r) => r.stepId));
   if (prev && prev.status === 'completed' && steps.every((s) => done.has(s.stepId))) {
-    const records = (await sink.readSteps()).filter((r) => steps.some((s) => s.stepId === r.stepId));
+    const records = storedSteps.filter((r) => steps.some((s) => s.stepId === r.stepId));
     const ordered = steps
       .map((s) => records.find((r) => r.stepId === s.stepId))
       .filter((r): r is NonNullable<typeof r> => r !== undefined);
@@ -379,7 +379,7 @@ async function runLocked(
   let keptConnectionHelp: string | null = null;
   try {
     log(
-      `Starting PostgreSQL (max_connections ${opts.maxConnections}) and PgBouncer (pools of ${poolSizeFor(opts.poolPercent, opts.maxConnections)} = ${opts.poolPercent} %${opts.poolerProcesses > 1 ? `, ${opts.poolerProcesses} processes of ${processPoolSize(opts.poolPercent, opts.maxConnections, opts.poolerProcesses)} each` : ''})…`,
+      `Starting PostgreSQL (max_connections ${opts.maxConnections}) and PgBouncer (pools of ${totalPoolSize(opts.poolPercent, opts.maxConnections)} = ${opts.poolPercent} %${opts.poolerProcesses > 1 ? `, ${opts.poolerProcesses} processes of ${processPoolSize(opts.poolPercent, opts.maxConnections, opts.poolerProcesses)} each` : ''})…`,
     );
     try {
       stack = await startLocalStack({

@@ -7,6 +7,7 @@
  * poll is counted and the series says so when it has no points.
  */
 import * as fs from 'node:fs';
+import { numericCell as num } from '../core/psql-text';
 import {
   PoolerMetrics,
   poolerSaturation,
@@ -34,12 +35,6 @@ export interface LocalSamplerOptions {
   readonly intervalMs?: number;
 }
 
-function num(v: string | undefined): number | null {
-  if (v === undefined || v === '') return null;
-  const n = Number(v);
-  return Number.isFinite(n) ? n : null;
-}
-
 /** Machine CPU busy ticks and total ticks from /proc/stat; null when unavailable. */
 function readMachineCpu(): { busy: number; total: number } | null {
   let text: string;
@@ -57,7 +52,7 @@ function readMachineCpu(): { busy: number; total: number } | null {
 }
 
 /** CPU ticks of each PgBouncer process from /proc; null when none could be read (not Linux). */
-export function readLocalPoolerCpu(
+function readLocalPoolerCpu(
   pids: readonly number[],
   now: () => Date = () => new Date(),
 ): PoolerCpuSnapshot | null {

@@ -17,7 +17,7 @@ import type { RunEnvironment, TargetRef } from '../suite/types';
 import { findBinaries, type LocalBinaries } from './binaries';
 import { LocalPgbenchExecutor } from './pgbench-executor';
 import { processPoolSize } from '../pgbouncer/config';
-import { SESSION_DB, startPgbouncer, TRANSACTION_DB, type Pgbouncer } from './pgbouncer';
+import { LOCAL_POOLS, SESSION_DB, startPgbouncer, TRANSACTION_DB, type Pgbouncer } from './pgbouncer';
 import { BENCH_DB, BENCH_USER, startPostgres, type PostgresCluster } from './postgres';
 import { resolveRunAs, type RunAs } from './process';
 import { acceptsConnections } from './ports-free';
@@ -309,7 +309,7 @@ function makeStack(
       poolSize: pgb.initialPoolSize * pgb.processes.length,
       poolerProcesses: pgb.processes.length,
       ...(pgb.processes.length > 1 ? { poolSizePerProcess: pgb.initialPoolSize } : {}),
-      pools: { [TRANSACTION_DB]: 'transaction', [SESSION_DB]: 'session' },
+      pools: LOCAL_POOLS,
       os: `${os.type()} ${os.release()} ${os.arch()}`,
       cpuModel: os.cpus()[0]?.model ?? null,
     },
@@ -325,7 +325,7 @@ function makeStack(
         pgbouncerTargets: targets.filter((t) => t.descriptor?.pooler === 'pgbouncer').map((t) => t.ref.name),
         server: pg.superuserTarget(BENCH_DB),
         datname: BENCH_DB,
-        pools: { [TRANSACTION_DB]: 'transaction', [SESSION_DB]: 'session' },
+        pools: LOCAL_POOLS,
         intervalMs,
       }),
     connectionHelp: () =>

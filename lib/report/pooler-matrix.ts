@@ -10,7 +10,7 @@
  * the busiest process (a single-threaded PgBouncer tops out at one core whatever the others do).
  * A repeated cell shows the busiest repetition. No points: unknown (null), never 0.
  */
-import { intervalsOfPoints, windowMean } from '../core/stats';
+import { busiestWindowMean, intervalsOfPoints } from '../core/stats';
 import type { ErrorClass, MetricSeries, StepRecord } from '../suite/types';
 import type { TargetDescriptor } from '../suite/targets';
 import { type Cell, type Spread, uniqueInOrder } from './cells';
@@ -100,12 +100,11 @@ export function stepPoolerCpu(
   const start = Date.parse(step.startedAt);
   const end = Date.parse(step.endedAt);
   if (!Number.isFinite(start) || !Number.isFinite(end)) return null;
-  let busiest: number | null = null;
-  for (const s of series) {
-    const mean = windowMean(intervalsOfPoints(s.points), start, end);
-    if (mean !== null) busiest = busiest === null ? mean : Math.max(busiest, mean);
-  }
-  return busiest;
+  return busiestWindowMean(
+    series.map((s) => intervalsOfPoints(s.points)),
+    start,
+    end,
+  );
 }
 
 function saturatedOf(steps: readonly StepRecord[]): boolean | null {

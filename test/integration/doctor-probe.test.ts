@@ -4,6 +4,7 @@ import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { probeScript } from '../../lib/cloud/doctor';
 import type { PoolerEndpoint } from '../../lib/pgbouncer/layout';
+import { poolerEndpoint } from '../helpers/pooler-endpoint';
 import { scratchDir } from '../helpers/scratch';
 
 test('the runner probe is shellcheck-clean and keeps the password out of argv', () => {
@@ -22,20 +23,8 @@ test('the runner probe is shellcheck-clean and keeps the password out of argv', 
 });
 
 test('with poolers, the probe is still shellcheck-clean and the admin password stays out of argv', () => {
-  const pooler = (name: string, placement: 'dedicated' | 'on-runners', host: string): PoolerEndpoint => ({
-    name,
-    placement,
-    host,
-    port: 6432,
-    adminPorts: [6440, 6441],
-    statsPort: 6439,
-    poolModes: ['transaction', 'session'],
-    processes: 2,
-    poolPercent: 90,
-    maxPreparedStatements: 200,
-    version: '1.25.2',
-    tls: true,
-  });
+  const pooler = (name: string, placement: 'dedicated' | 'on-runners', host: string): PoolerEndpoint =>
+    poolerEndpoint({ name, placement, host });
   const lines = probeScript({
     secretArn: 'arn:aws:secretsmanager:eu-west-1:1:secret:x',
     region: 'eu-west-1',

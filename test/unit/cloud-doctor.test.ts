@@ -26,6 +26,7 @@ import { formatChecks, runDoctor, type Check } from '../../lib/cloud/doctor';
 import type { LabOutputs } from '../../lib/cloud/outputs';
 import { labOutputsWith, proxyOutputs } from '../helpers/lab-outputs';
 import type { PoolerEndpoint } from '../../lib/pgbouncer/layout';
+import { poolerEndpoint } from '../helpers/pooler-endpoint';
 import { loadLabFile } from '../../lib/config/load';
 
 const cfn = mockClient(CloudFormationClient);
@@ -393,18 +394,7 @@ const E5 = loadLabFile(path.resolve(__dirname, '..', '..', 'labs', 'e5-big-serve
 const POOLER_LAB = { ...LAB, poolers: E5.poolers };
 const endpoint = (
   over: Partial<PoolerEndpoint> & Pick<PoolerEndpoint, 'name' | 'placement' | 'host'>,
-): PoolerEndpoint => ({
-  port: 6432,
-  adminPorts: [6440, 6441],
-  statsPort: 6439,
-  poolModes: ['session', 'transaction'],
-  processes: 2,
-  poolPercent: 90,
-  maxPreparedStatements: 200,
-  version: '1.25.2',
-  tls: true,
-  ...over,
-});
+): PoolerEndpoint => poolerEndpoint({ poolModes: ['session', 'transaction'], ...over });
 const POOLER_OUTPUTS: LabOutputs = {
   ...OUTPUTS,
   poolerEndpoints: {

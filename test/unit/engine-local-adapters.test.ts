@@ -6,10 +6,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { UsageError } from '../../lib/core/errors';
+import { parseUnaligned } from '../../lib/core/psql-text';
 import { installCommand, parseToolVersion } from '../../lib/local/binaries';
 import { mergeSeries, FileSystemSink } from '../../lib/local/fs-sink';
-import { localPgbouncerIni, poolSizeFor } from '../../lib/local/pgbouncer';
-import { parseUnaligned } from '../../lib/local/psql';
+import { localPgbouncerIni } from '../../lib/local/pgbouncer';
+import { totalPoolSize } from '../../lib/pgbouncer/config';
 import { defaultRunId, localCapacities, planLocal, validateLocalInput } from '../../lib/local/run-local';
 import type { MetricSeries, MetricsFile } from '../../lib/suite/types';
 import { scratchDir } from '../helpers/scratch';
@@ -46,7 +47,7 @@ describe('installCommand', () => {
   });
 });
 
-describe('poolSizeFor', () => {
+describe('local pool size (totalPoolSize)', () => {
   test.each([
     [25, 40, 10],
     [50, 40, 20],
@@ -54,7 +55,7 @@ describe('poolSizeFor', () => {
     [1, 40, 1], // rounds to 0, at least one
     [33, 100, 33],
   ])('%i %% of %i → %i', (percent, max, size) => {
-    expect(poolSizeFor(percent, max)).toBe(size);
+    expect(totalPoolSize(percent, max)).toBe(size);
   });
 });
 

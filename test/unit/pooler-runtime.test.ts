@@ -6,10 +6,10 @@ import { parsePoolerHostConfig, systemdProcessManager } from '../../lib/cloud/po
 import {
   adminConnection,
   CompositePoolControl,
-  parseUnalignedRows,
   PgbouncerPoolControl,
   type AdminRowsQuery,
 } from '../../lib/cloud/pooler-targets';
+import { parseUnaligned } from '../../lib/core/psql-text';
 import { NoopPoolControl } from '../../lib/cloud/proxy-pool';
 import { runRequestSchema } from '../../lib/cloud/run-request';
 import {
@@ -21,22 +21,10 @@ import {
 } from '../../lib/engine/pooler-metrics';
 import { poolerPaths } from '../../lib/pgbouncer/host';
 import type { PoolerEndpoint, PoolerHostConfig } from '../../lib/pgbouncer/layout';
+import { poolerEndpoint } from '../helpers/pooler-endpoint';
 import { scratchDir } from '../helpers/scratch';
 
-const POOLER: PoolerEndpoint = {
-  name: 'bouncer',
-  placement: 'dedicated',
-  host: '10.0.1.5',
-  port: 6432,
-  adminPorts: [6440, 6441],
-  statsPort: 6439,
-  poolModes: ['transaction', 'session'],
-  processes: 2,
-  poolPercent: 90,
-  maxPreparedStatements: 200,
-  version: '1.25.2',
-  tls: true,
-};
+const POOLER = poolerEndpoint();
 
 function snap(at: string, ticks: Array<[number, number, number]>): PoolerCpuSnapshot {
   return {
@@ -277,8 +265,8 @@ describe('PgbouncerPoolControl', () => {
   });
 });
 
-test('parseUnalignedRows', () => {
-  expect(parseUnalignedRows('a\u001fb\n1\u001f2\n3\u001f\n')).toEqual([
+test('parseUnaligned (the admin queries read psql through it)', () => {
+  expect(parseUnaligned('a\u001fb\n1\u001f2\n3\u001f\n')).toEqual([
     { a: '1', b: '2' },
     { a: '3', b: '' },
   ]);
