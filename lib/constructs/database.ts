@@ -121,15 +121,7 @@ export class LabDatabase extends Construct implements ec2.IConnectable {
       version: rds.AuroraPostgresEngineVersion[entry.cdkKey],
     });
 
-    const parameters = toInstanceParameters(aurora);
-    const parameterGroup =
-      Object.keys(parameters).length > 0
-        ? new rds.ParameterGroup(this, 'InstanceParameters', {
-            engine,
-            description: 'proxylab instance parameters (max_connections, connection logging)',
-            parameters,
-          })
-        : undefined;
+    const parameterGroup = this.instanceParameterGroup(engine, aurora);
 
     const instanceOptions = {
       enablePerformanceInsights: aurora.performanceInsights,
@@ -180,16 +172,7 @@ export class LabDatabase extends Construct implements ec2.IConnectable {
         },
       ];
     });
-    Validations.of(cluster).acknowledge({
-      id: 'AwsSolutions-RDS10',
-      reason:
-        'A lab is torn down after its experiment (ttlHours); deletion protection would block `proxylab destroy`.',
-    });
-    Validations.of(cluster).acknowledge({
-      id: 'AwsSolutions-RDS11',
-      reason:
-        "RDS Proxy for PostgreSQL always listens on 5432; the cluster keeps the same port so a target is the same URL with another host. Only the lab's own security groups can reach it.",
-    });
+    acknowledgeLabDatabase(cluster, 'cluster');
     acknowledgeSecretRotation(cluster.node.findChild('Secret'));
     return {
       cluster,
@@ -212,15 +195,7 @@ export class LabDatabase extends Construct implements ec2.IConnectable {
         `${this.node.path}: RDS for PostgreSQL version ${pg.engineVersion} is not in RDS_POSTGRES_VERSIONS (validate the lab first)`,
       );
     const engine = rds.DatabaseInstanceEngine.postgres({ version: rds.PostgresEngineVersion[entry.cdkKey] });
-    const parameters = toInstanceParameters(pg);
-    const parameterGroup =
-      Object.keys(parameters).length > 0
-        ? new rds.ParameterGroup(this, 'InstanceParameters', {
-            engine,
-            description: 'proxylab instance parameters (max_connections, connection logging)',
-            parameters,
-          })
-        : undefined;
+    const parameterGroup = this.instanceParameterGroup(engine, pg);
     const instance = new rds.DatabaseInstance(this, 'Instance', {
       engine,
       instanceType: new ec2.InstanceType(pg.instanceClass.replace(/^db\./, '')),
@@ -250,16 +225,7 @@ export class LabDatabase extends Construct implements ec2.IConnectable {
     if (!(resource instanceof rds.CfnDBInstance))
       throw new Error(`${this.node.path}: the instance has no CfnDBInstance`);
 
-    Validations.of(instance).acknowledge({
-      id: 'AwsSolutions-RDS10',
-      reason:
-        'A lab is torn down after its experiment (ttlHours); deletion protection would block `proxylab destroy`.',
-    });
-    Validations.of(instance).acknowledge({
-      id: 'AwsSolutions-RDS11',
-      reason:
-        "RDS Proxy for PostgreSQL always listens on 5432; the instance keeps the same port so a target is the same URL with another host. Only the lab's own security groups can reach it.",
-    });
+    acknowledgeLabDatabase(instance, 'instance');
     if (!pg.multiAz)
       Validations.of(instance).acknowledge({
         id: 'AwsSolutions-RDS3',
@@ -288,6 +254,20 @@ export class LabDatabase extends Construct implements ec2.IConnectable {
       parameterGroup,
     };
   }
+
+  /** A DB parameter group only when the lab overrides something (toInstanceParameters). */
+  private instanceParameterGroup(
+    engine: rds.IEngine,
+    db: Parameters<typeof toInstanceParameters>[0],
+  ): rds.ParameterGroup | undefined {
+    const parameters = toInstanceParameters(db);
+    if (Object.keys(parameters).length === 0) return undefined;
+    return new rds.ParameterGroup(this, 'InstanceParameters', {
+      engine,
+      description: 'proxylab instance parameters (max_connections, connection logging)',
+      parameters,
+    });
+  }
 }
 
 /** What each engine's builder hands back to the engine-neutral construct. */
@@ -302,6 +282,19 @@ interface Built {
   readonly identifier: string;
   readonly proxyTarget: rds.ProxyTarget;
   readonly parameterGroup: rds.ParameterGroup | undefined;
+}
+
+/** What both engines' database acknowledges to cdk-nag: no deletion protection, the default port. */
+function acknowledgeLabDatabase(database: Construct, noun: 'cluster' | 'instance'): void {
+  Validations.of(database).acknowledge({
+    id: 'AwsSolutions-RDS10',
+    reason:
+      'A lab is torn down after its experiment (ttlHours); deletion protection would block `proxylab destroy`.',
+  });
+  Validations.of(database).acknowledge({
+    id: 'AwsSolutions-RDS11',
+    reason: `RDS Proxy for PostgreSQL always listens on 5432; the ${noun} keeps the same port so a target is the same URL with another host. Only the lab's own security groups can reach it.`,
+  });
 }
 
 function acknowledgeSecretRotation(secret: Construct): void {
