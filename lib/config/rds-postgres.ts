@@ -147,8 +147,3 @@ export const RDS_STORAGE_LIMITS_GIB = {
   io1: { min: 100, max: 65536 },
   io2: { min: 100, max: 65536 },
 } as const;
-
-/** Burstable classes (CPU credits): db.t3 / db.t4g. */
-export function isBurstableClass(instanceClass: string): boolean {
-  return /^db\.t\d+g?\./.test(instanceClass);
-}

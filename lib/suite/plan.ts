@@ -116,8 +116,3 @@ export function buildPlan(input: BuildPlanInput): RunPlan {
 export function plannedSteps(plan: RunPlan): PlannedStep[] {
   return plan.steps.map(({ shares: _shares, ...step }) => step);
 }
-
-/** Descriptor of each step id, for judging and reporting a stored run. */
-export function descriptorsByStep(plan: RunPlan): Map<string, TargetDescriptor> {
-  return new Map(plan.steps.map((s) => [s.stepId, s.descriptor]));
-}
