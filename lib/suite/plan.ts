@@ -82,13 +82,8 @@ export function splitStep(step: SplittableStep, runnerCount: number): RunnerShar
   }));
 }
 
-export interface BuildPlanInput {
-  readonly runId: string;
-  readonly suite: string;
-  readonly mode: RunManifest['mode'];
-  readonly createdAt: string;
-  readonly environment: RunEnvironment;
-  readonly targets: readonly TargetDescriptor[];
+/** A plan's header as given (schemaVersion is filled in), its steps before the split. */
+export interface BuildPlanInput extends Omit<RunPlan, 'schemaVersion' | 'runnerCount' | 'steps'> {
   readonly steps: readonly PlannedStep[];
   /** @default 1 */
   readonly runnerCount?: number;
