@@ -37,6 +37,13 @@ export interface LabDbInstance {
   readonly resource: rds.CfnDBInstance;
 }
 
+/** Stack output descriptions of the database's identifier and endpoints (they differ by engine). */
+export interface LabDbOutputDescriptions {
+  readonly identifier: string;
+  readonly writerEndpoint: string;
+  readonly readerEndpoint: string;
+}
+
 /** Where clients connect: a hostname (token) and the port. */
 export interface LabDbEndpoint {
   readonly hostname: string;
@@ -80,6 +87,8 @@ export class LabDatabase extends Construct implements ec2.IConnectable {
   /** What RDS Proxies target. */
   readonly proxyTarget: rds.ProxyTarget;
   readonly parameterGroup: rds.ParameterGroup | undefined;
+  /** How the stack outputs describe `identifier` and the endpoints for this engine. */
+  readonly outputDescriptions: LabDbOutputDescriptions;
 
   constructor(scope: Construct, id: string, props: LabDatabaseProps) {
     super(scope, id);
@@ -106,6 +115,7 @@ export class LabDatabase extends Construct implements ec2.IConnectable {
     this.identifier = built.identifier;
     this.proxyTarget = built.proxyTarget;
     this.parameterGroup = built.parameterGroup;
+    this.outputDescriptions = built.outputDescriptions;
     const writer = this.instances.find((i) => i.role === 'writer');
     if (!writer) throw new Error(`${this.node.path}: the database has no writer instance`);
     this.writer = writer.resource;
@@ -185,6 +195,11 @@ export class LabDatabase extends Construct implements ec2.IConnectable {
       identifier: cluster.clusterIdentifier,
       proxyTarget: rds.ProxyTarget.fromCluster(cluster),
       parameterGroup,
+      outputDescriptions: {
+        identifier: 'Aurora cluster identifier',
+        writerEndpoint: 'Writer endpoint hostname',
+        readerEndpoint: 'Reader endpoint hostname',
+      },
     };
   }
 
@@ -252,6 +267,12 @@ export class LabDatabase extends Construct implements ec2.IConnectable {
       identifier: instance.instanceIdentifier,
       proxyTarget: rds.ProxyTarget.fromInstance(instance),
       parameterGroup,
+      // RDS for PostgreSQL has no cluster: the Cluster* outputs carry the instance (docs/stacks.md).
+      outputDescriptions: {
+        identifier: 'RDS for PostgreSQL DB instance identifier (no cluster)',
+        writerEndpoint: 'Writer (DB instance) endpoint hostname',
+        readerEndpoint: 'The DB instance endpoint again (RDS for PostgreSQL has no readers)',
+      },
     };
   }
 
@@ -282,6 +303,7 @@ interface Built {
   readonly identifier: string;
   readonly proxyTarget: rds.ProxyTarget;
   readonly parameterGroup: rds.ParameterGroup | undefined;
+  readonly outputDescriptions: LabDbOutputDescriptions;
 }
 
 /** What both engines' database acknowledges to cdk-nag: no deletion protection, the default port. */
