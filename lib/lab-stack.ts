@@ -181,7 +181,6 @@ export class LabStack extends Stack {
       new CfnOutput(this, key, { value, description });
     };
     const db = this.database;
-    const isRds = this.lab.database.engine === 'postgres';
     out(K.labName, this.lab.name, 'Lab name');
     out(
       K.runnerInstanceIds,
@@ -190,23 +189,9 @@ export class LabStack extends Stack {
     );
     out(K.resultsBucketName, this.results.bucket.bucketName, 'Results bucket (runs/ prefix)');
     // RDS for PostgreSQL has no cluster: the Cluster* outputs carry the instance (docs/stacks.md).
-    out(
-      K.clusterIdentifier,
-      db.identifier,
-      isRds ? 'RDS for PostgreSQL DB instance identifier (no cluster)' : 'Aurora cluster identifier',
-    );
-    out(
-      K.clusterEndpoint,
-      db.writerEndpoint.hostname,
-      isRds ? 'Writer (DB instance) endpoint hostname' : 'Writer endpoint hostname',
-    );
-    out(
-      K.clusterReaderEndpoint,
-      db.readerEndpoint.hostname,
-      isRds
-        ? 'The DB instance endpoint again (RDS for PostgreSQL has no readers)'
-        : 'Reader endpoint hostname',
-    );
+    out(K.clusterIdentifier, db.identifier, db.outputDescriptions.identifier);
+    out(K.clusterEndpoint, db.writerEndpoint.hostname, db.outputDescriptions.writerEndpoint);
+    out(K.clusterReaderEndpoint, db.readerEndpoint.hostname, db.outputDescriptions.readerEndpoint);
     out(K.databasePort, '5432', 'PostgreSQL port of the database and every proxy');
     out(K.databaseEngine, this.lab.database.engine, 'aurora-postgresql or postgres (RDS for PostgreSQL)');
     out(

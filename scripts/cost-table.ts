@@ -10,6 +10,7 @@
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { dbInstanceCount } from '../lib/config/database';
 import { loadLabFile } from '../lib/config/load';
 import { DEFAULT_USAGE, estimateCost, HOURS_PER_DAY, HOURS_PER_MONTH } from '../lib/cost/estimate';
 import type { CostEstimate } from '../lib/cost/estimate';
@@ -25,7 +26,7 @@ export const LABS_DIR = join(ROOT, 'labs');
 function databaseText(lab: LabConfig): string {
   const db = lab.database;
   if (db.engine === 'postgres') return `RDS PG ${db.instanceClass}${db.multiAz ? ' Multi-AZ' : ''}`;
-  const n = 1 + db.readers;
+  const n = dbInstanceCount(db);
   const cap = db.capacity;
   const what =
     cap.kind === 'provisioned'

@@ -131,13 +131,22 @@ export function findEngineVersion(version: string): EngineVersionEntry | undefin
 
 /** The accepted version of the same major closest at or above `version` (for error hints). */
 export function closestAcceptedVersion(version: string): string | undefined {
+  return closestVersionIn(ACCEPTED_ENGINE_VERSIONS, version);
+}
+
+/**
+ * The version in `entries` (ascending) of the same major as `version` closest at or above it, else
+ * that major's newest; undefined when `version` is not `major.minor` or its major has none.
+ */
+export function closestVersionIn(
+  entries: readonly { readonly version: string }[],
+  version: string,
+): string | undefined {
   const m = /^(\d+)\.(\d+)/.exec(version);
   if (!m) return undefined;
   const major = Number(m[1]);
   const minor = Number(m[2]);
-  const sameMajor = ACCEPTED_ENGINE_VERSIONS.map((e) => e.version.split('.').map(Number)).filter(
-    ([maj]) => maj === major,
-  );
+  const sameMajor = entries.map((e) => e.version.split('.').map(Number)).filter(([maj]) => maj === major);
   const atOrAbove = sameMajor.find(([, min]) => (min ?? 0) >= minor);
   const pick = atOrAbove ?? sameMajor[sameMajor.length - 1];
   return pick ? pick.join('.') : undefined;

@@ -7,6 +7,7 @@
  * `proxylab validate` does not load the CDK.
  */
 import type { PostgresEngineVersion } from 'aws-cdk-lib/aws-rds';
+import { closestVersionIn } from './engine-versions';
 
 /** Name of a `VER_…` static on `PostgresEngineVersion` (type-checked against aws-cdk-lib). */
 export type CdkPostgresVersionKey = Extract<keyof typeof PostgresEngineVersion, `VER_${string}`>;
@@ -76,14 +77,7 @@ export function findRdsPostgresVersion(version: string): RdsPostgresVersionEntry
 
 /** The accepted version of the same major closest at or above `version` (for error hints). */
 export function closestRdsPostgresVersion(version: string): string | undefined {
-  const m = /^(\d+)\.(\d+)/.exec(version);
-  if (!m) return undefined;
-  const [major, minor] = [Number(m[1]), Number(m[2])];
-  const same = RDS_POSTGRES_VERSIONS.map((e) => e.version.split('.').map(Number)).filter(
-    ([maj]) => maj === major,
-  );
-  const pick = same.find(([, min]) => (min ?? 0) >= minor) ?? same[same.length - 1];
-  return pick ? pick.join('.') : undefined;
+  return closestVersionIn(RDS_POSTGRES_VERSIONS, version);
 }
 
 function family(name: string, sizes: readonly string[]): string[] {
@@ -153,8 +147,3 @@ export const RDS_STORAGE_LIMITS_GIB = {
   io1: { min: 100, max: 65536 },
   io2: { min: 100, max: 65536 },
 } as const;
-
-/** Burstable classes (CPU credits): db.t3 / db.t4g. */
-export function isBurstableClass(instanceClass: string): boolean {
-  return /^db\.t\d+g?\./.test(instanceClass);
-}

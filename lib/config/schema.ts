@@ -130,6 +130,40 @@ const serverlessSchema = z.strictObject(
   { error: 'an object such as { "minCapacity": 0.5, "maxCapacity": 4 }' },
 );
 
+/** The settings both database sections end with (same keys, same checks; their own defaults and words). */
+function databaseSettingsFields(o: {
+  maxConnectionsDefault: string;
+  performanceInsights: string;
+  deleted: 'cluster' | 'instance';
+  defaults: { performanceInsights: boolean; logConnections: boolean; snapshotOnDestroy: boolean };
+}) {
+  return {
+    maxConnections: integer(LIMITS.maxConnectionsMin, LIMITS.maxConnectionsMax)
+      .optional()
+      .meta(
+        doc({
+          description: 'Sets `max_connections` in a DB parameter group.',
+          defaultText: o.maxConnectionsDefault,
+        }),
+      ),
+    performanceInsights: bool
+      .optional()
+      .meta(doc({ description: o.performanceInsights, default: o.defaults.performanceInsights })),
+    logConnections: bool.optional().meta(
+      doc({
+        description: '`true` sets `log_connections` and `log_disconnections` (E3).',
+        default: o.defaults.logConnections,
+      }),
+    ),
+    snapshotOnDestroy: bool.optional().meta(
+      doc({
+        description: `\`true\` takes a final snapshot on destroy; otherwise the ${o.deleted} is deleted without one.`,
+        default: o.defaults.snapshotOnDestroy,
+      }),
+    ),
+  };
+}
+
 const auroraSchema = z.strictObject(
   {
     // Checked by validate.ts against ACCEPTED_ENGINE_VERSIONS (the message depends on the value).
@@ -165,33 +199,12 @@ const auroraSchema = z.strictObject(
           default: DEFAULTS.aurora.readers,
         }),
       ),
-    maxConnections: integer(LIMITS.maxConnectionsMin, LIMITS.maxConnectionsMax)
-      .optional()
-      .meta(
-        doc({
-          description: 'Sets `max_connections` in a DB parameter group.',
-          defaultText: "Aurora's formula for the class",
-        }),
-      ),
-    performanceInsights: bool.optional().meta(
-      doc({
-        description: 'Performance Insights with the free 7-day retention.',
-        default: DEFAULTS.aurora.performanceInsights,
-      }),
-    ),
-    logConnections: bool.optional().meta(
-      doc({
-        description: '`true` sets `log_connections` and `log_disconnections` (E3).',
-        default: DEFAULTS.aurora.logConnections,
-      }),
-    ),
-    snapshotOnDestroy: bool.optional().meta(
-      doc({
-        description:
-          '`true` takes a final snapshot on destroy; otherwise the cluster is deleted without one.',
-        default: DEFAULTS.aurora.snapshotOnDestroy,
-      }),
-    ),
+    ...databaseSettingsFields({
+      maxConnectionsDefault: "Aurora's formula for the class",
+      performanceInsights: 'Performance Insights with the free 7-day retention.',
+      deleted: 'cluster',
+      defaults: DEFAULTS.aurora,
+    }),
   },
   { error: 'an object such as { "instanceClass": "db.t4g.medium" } (docs/lab-file.md lists its keys)' },
 );
@@ -253,33 +266,13 @@ const postgresSchema = z.strictObject(
         default: DEFAULTS.postgres.multiAz,
       }),
     ),
-    maxConnections: integer(LIMITS.maxConnectionsMin, LIMITS.maxConnectionsMax)
-      .optional()
-      .meta(
-        doc({
-          description: 'Sets `max_connections` in a DB parameter group.',
-          defaultText: "RDS for PostgreSQL's formula LEAST(DBInstanceClassMemory/9531392, 5000)",
-        }),
-      ),
-    performanceInsights: bool.optional().meta(
-      doc({
-        description: 'Performance Insights with the free 7-day retention (every RDS for PostgreSQL class).',
-        default: DEFAULTS.postgres.performanceInsights,
-      }),
-    ),
-    logConnections: bool.optional().meta(
-      doc({
-        description: '`true` sets `log_connections` and `log_disconnections` (E3).',
-        default: DEFAULTS.postgres.logConnections,
-      }),
-    ),
-    snapshotOnDestroy: bool.optional().meta(
-      doc({
-        description:
-          '`true` takes a final snapshot on destroy; otherwise the instance is deleted without one.',
-        default: DEFAULTS.postgres.snapshotOnDestroy,
-      }),
-    ),
+    ...databaseSettingsFields({
+      maxConnectionsDefault: "RDS for PostgreSQL's formula LEAST(DBInstanceClassMemory/9531392, 5000)",
+      performanceInsights:
+        'Performance Insights with the free 7-day retention (every RDS for PostgreSQL class).',
+      deleted: 'instance',
+      defaults: DEFAULTS.postgres,
+    }),
   },
   { error: 'an object such as { "instanceClass": "db.t4g.micro" } (docs/lab-file.md lists its keys)' },
 );

@@ -37,6 +37,13 @@ export interface LabDbInstance {
   readonly resource: rds.CfnDBInstance;
 }
 
+/** Stack output descriptions of the database's identifier and endpoints (they differ by engine). */
+export interface LabDbOutputDescriptions {
+  readonly identifier: string;
+  readonly writerEndpoint: string;
+  readonly readerEndpoint: string;
+}
+
 /** Where clients connect: a hostname (token) and the port. */
 export interface LabDbEndpoint {
   readonly hostname: string;
@@ -80,6 +87,8 @@ export class LabDatabase extends Construct implements ec2.IConnectable {
   /** What RDS Proxies target. */
   readonly proxyTarget: rds.ProxyTarget;
   readonly parameterGroup: rds.ParameterGroup | undefined;
+  /** How the stack outputs describe `identifier` and the endpoints for this engine. */
+  readonly outputDescriptions: LabDbOutputDescriptions;
 
   constructor(scope: Construct, id: string, props: LabDatabaseProps) {
     super(scope, id);
@@ -106,6 +115,7 @@ export class LabDatabase extends Construct implements ec2.IConnectable {
     this.identifier = built.identifier;
     this.proxyTarget = built.proxyTarget;
     this.parameterGroup = built.parameterGroup;
+    this.outputDescriptions = built.outputDescriptions;
     const writer = this.instances.find((i) => i.role === 'writer');
     if (!writer) throw new Error(`${this.node.path}: the database has no writer instance`);
     this.writer = writer.resource;
@@ -121,15 +131,7 @@ export class LabDatabase extends Construct implements ec2.IConnectable {
       version: rds.AuroraPostgresEngineVersion[entry.cdkKey],
     });
 
-    const parameters = toInstanceParameters(aurora);
-    const parameterGroup =
-      Object.keys(parameters).length > 0
-        ? new rds.ParameterGroup(this, 'InstanceParameters', {
-            engine,
-            description: 'proxylab instance parameters (max_connections, connection logging)',
-            parameters,
-          })
-        : undefined;
+    const parameterGroup = this.instanceParameterGroup(engine, aurora);
 
     const instanceOptions = {
       enablePerformanceInsights: aurora.performanceInsights,
@@ -180,16 +182,7 @@ export class LabDatabase extends Construct implements ec2.IConnectable {
         },
       ];
     });
-    Validations.of(cluster).acknowledge({
-      id: 'AwsSolutions-RDS10',
-      reason:
-        'A lab is torn down after its experiment (ttlHours); deletion protection would block `proxylab destroy`.',
-    });
-    Validations.of(cluster).acknowledge({
-      id: 'AwsSolutions-RDS11',
-      reason:
-        "RDS Proxy for PostgreSQL always listens on 5432; the cluster keeps the same port so a target is the same URL with another host. Only the lab's own security groups can reach it.",
-    });
+    acknowledgeLabDatabase(cluster, 'cluster');
     acknowledgeSecretRotation(cluster.node.findChild('Secret'));
     return {
       cluster,
@@ -202,6 +195,11 @@ export class LabDatabase extends Construct implements ec2.IConnectable {
       identifier: cluster.clusterIdentifier,
       proxyTarget: rds.ProxyTarget.fromCluster(cluster),
       parameterGroup,
+      outputDescriptions: {
+        identifier: 'Aurora cluster identifier',
+        writerEndpoint: 'Writer endpoint hostname',
+        readerEndpoint: 'Reader endpoint hostname',
+      },
     };
   }
 
@@ -212,15 +210,7 @@ export class LabDatabase extends Construct implements ec2.IConnectable {
         `${this.node.path}: RDS for PostgreSQL version ${pg.engineVersion} is not in RDS_POSTGRES_VERSIONS (validate the lab first)`,
       );
     const engine = rds.DatabaseInstanceEngine.postgres({ version: rds.PostgresEngineVersion[entry.cdkKey] });
-    const parameters = toInstanceParameters(pg);
-    const parameterGroup =
-      Object.keys(parameters).length > 0
-        ? new rds.ParameterGroup(this, 'InstanceParameters', {
-            engine,
-            description: 'proxylab instance parameters (max_connections, connection logging)',
-            parameters,
-          })
-        : undefined;
+    const parameterGroup = this.instanceParameterGroup(engine, pg);
     const instance = new rds.DatabaseInstance(this, 'Instance', {
       engine,
       instanceType: new ec2.InstanceType(pg.instanceClass.replace(/^db\./, '')),
@@ -250,16 +240,7 @@ export class LabDatabase extends Construct implements ec2.IConnectable {
     if (!(resource instanceof rds.CfnDBInstance))
       throw new Error(`${this.node.path}: the instance has no CfnDBInstance`);
 
-    Validations.of(instance).acknowledge({
-      id: 'AwsSolutions-RDS10',
-      reason:
-        'A lab is torn down after its experiment (ttlHours); deletion protection would block `proxylab destroy`.',
-    });
-    Validations.of(instance).acknowledge({
-      id: 'AwsSolutions-RDS11',
-      reason:
-        "RDS Proxy for PostgreSQL always listens on 5432; the instance keeps the same port so a target is the same URL with another host. Only the lab's own security groups can reach it.",
-    });
+    acknowledgeLabDatabase(instance, 'instance');
     if (!pg.multiAz)
       Validations.of(instance).acknowledge({
         id: 'AwsSolutions-RDS3',
@@ -286,7 +267,27 @@ export class LabDatabase extends Construct implements ec2.IConnectable {
       identifier: instance.instanceIdentifier,
       proxyTarget: rds.ProxyTarget.fromInstance(instance),
       parameterGroup,
+      // RDS for PostgreSQL has no cluster: the Cluster* outputs carry the instance (docs/stacks.md).
+      outputDescriptions: {
+        identifier: 'RDS for PostgreSQL DB instance identifier (no cluster)',
+        writerEndpoint: 'Writer (DB instance) endpoint hostname',
+        readerEndpoint: 'The DB instance endpoint again (RDS for PostgreSQL has no readers)',
+      },
     };
+  }
+
+  /** A DB parameter group only when the lab overrides something (toInstanceParameters). */
+  private instanceParameterGroup(
+    engine: rds.IEngine,
+    db: Parameters<typeof toInstanceParameters>[0],
+  ): rds.ParameterGroup | undefined {
+    const parameters = toInstanceParameters(db);
+    if (Object.keys(parameters).length === 0) return undefined;
+    return new rds.ParameterGroup(this, 'InstanceParameters', {
+      engine,
+      description: 'proxylab instance parameters (max_connections, connection logging)',
+      parameters,
+    });
   }
 }
 
@@ -302,6 +303,20 @@ interface Built {
   readonly identifier: string;
   readonly proxyTarget: rds.ProxyTarget;
   readonly parameterGroup: rds.ParameterGroup | undefined;
+  readonly outputDescriptions: LabDbOutputDescriptions;
+}
+
+/** What both engines' database acknowledges to cdk-nag: no deletion protection, the default port. */
+function acknowledgeLabDatabase(database: Construct, noun: 'cluster' | 'instance'): void {
+  Validations.of(database).acknowledge({
+    id: 'AwsSolutions-RDS10',
+    reason:
+      'A lab is torn down after its experiment (ttlHours); deletion protection would block `proxylab destroy`.',
+  });
+  Validations.of(database).acknowledge({
+    id: 'AwsSolutions-RDS11',
+    reason: `RDS Proxy for PostgreSQL always listens on 5432; the ${noun} keeps the same port so a target is the same URL with another host. Only the lab's own security groups can reach it.`,
+  });
 }
 
 function acknowledgeSecretRotation(secret: Construct): void {

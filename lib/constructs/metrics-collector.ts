@@ -1,11 +1,11 @@
 import * as path from 'node:path';
-import { CfnResource, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { CfnResource, Duration, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
+import { addLabFunction } from './lab-function';
 
 /** lambda/collect-metrics/index.ts, resolved from this file (not the working directory). */
 const COLLECTOR_ENTRY = path.join(__dirname, '..', '..', 'lambda', 'collect-metrics', 'index.ts');
@@ -41,8 +41,8 @@ export interface MetricsCollectorProps {
 /**
  * The metrics collector Lambda (logic in lambda/collect-metrics and lib/collector). Least
  * privilege by hand (no managed policies): write its own log group, `cloudwatch:GetMetricData`,
- * `pi:GetResourceMetrics` on this lab's instances, `s3:PutObject` under `runs/`.
- * Bundled with the local esbuild, never Docker.
+ * `pi:GetResourceMetrics` on this lab's instances, `s3:PutObject` under `runs/` (the function's
+ * shape: lab-function.ts).
  */
 export class MetricsCollector extends Construct {
   readonly function: NodejsFunction;
@@ -52,69 +52,37 @@ export class MetricsCollector extends Construct {
   constructor(scope: Construct, id: string, props: MetricsCollectorProps) {
     super(scope, id);
     const stack = Stack.of(this);
-    this.logGroup = new logs.LogGroup(this, 'Logs', {
-      retention: props.logRetention ?? logs.RetentionDays.TWO_WEEKS,
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-    this.role = new iam.Role(this, 'Role', {
-      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      description:
-        'proxylab metrics collector: read CloudWatch and Performance Insights, write runs/ in the results bucket',
-    });
-    this.role.addToPolicy(
-      new iam.PolicyStatement({
-        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-        resources: [this.logGroup.logGroupArn],
-      }),
-    );
-    this.role.addToPolicy(
+    const statements = [
       new iam.PolicyStatement({ actions: ['cloudwatch:GetMetricData'], resources: ['*'] }),
-    );
-    if (props.dbInstanceResourceIds.length > 0) {
-      this.role.addToPolicy(
-        new iam.PolicyStatement({
-          actions: ['pi:GetResourceMetrics'],
-          resources: props.dbInstanceResourceIds.map(
-            (id) => `arn:${stack.partition}:pi:${stack.region}:${stack.account}:metrics/rds/${id}`,
-          ),
-        }),
-      );
-    }
-    this.role.addToPolicy(
+      ...(props.dbInstanceResourceIds.length > 0
+        ? [
+            new iam.PolicyStatement({
+              actions: ['pi:GetResourceMetrics'],
+              resources: props.dbInstanceResourceIds.map(
+                (id) => `arn:${stack.partition}:pi:${stack.region}:${stack.account}:metrics/rds/${id}`,
+              ),
+            }),
+          ]
+        : []),
       new iam.PolicyStatement({
         actions: ['s3:PutObject'],
         resources: [props.bucket.arnForObjects('runs/*')],
       }),
-    );
-
-    this.function = new NodejsFunction(this, 'Function', {
+    ];
+    const made = addLabFunction(this, {
       entry: COLLECTOR_ENTRY,
-      handler: 'handler',
-      runtime: lambda.Runtime.NODEJS_24_X,
-      architecture: lambda.Architecture.ARM_64,
+      description: 'proxylab: collect CloudWatch / Performance Insights metrics for a run window into S3',
+      roleDescription:
+        'proxylab metrics collector: read CloudWatch and Performance Insights, write runs/ in the results bucket',
+      logRetention: props.logRetention ?? logs.RetentionDays.TWO_WEEKS,
       memorySize: 512,
       timeout: props.timeout ?? Duration.minutes(5),
-      role: this.role,
-      logGroup: this.logGroup,
       environment: { RESULTS_BUCKET: props.bucket.bucketName },
-      description: 'proxylab: collect CloudWatch / Performance Insights metrics for a run window into S3',
-      bundling: {
-        forceDockerBundling: false,
-        minify: true,
-        sourceMap: false,
-        target: 'node24',
-        format: OutputFormat.CJS,
-        // The SDK v3 clients are bundled (pinned to the versions we test with), not taken from the runtime.
-        externalModules: [],
-      },
+      statements,
     });
-
-    // The function must wait for its inline policy (CDK adds that), but a DependsOn on the role it
-    // already GetAtts is redundant (cfn-lint W3005): state the one dependency that matters.
-    const policy = this.role.node.tryFindChild('DefaultPolicy')?.node.defaultChild;
-    if (policy instanceof CfnResource) {
-      (this.function.node.defaultChild as CfnResource).addOverride('DependsOn', [stack.getLogicalId(policy)]);
-    }
+    this.function = made.function;
+    this.role = made.role;
+    this.logGroup = made.logGroup;
 
     Validations.of(this.role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',

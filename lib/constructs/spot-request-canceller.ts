@@ -25,11 +25,11 @@ import * as path from 'node:path';
 import { CfnResource, CustomResource, Duration, Lazy, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
-import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { SPOT_REQUEST_TAG } from '../config/stack-outputs';
+import { addLabFunction } from './lab-function';
 
 /** lambda/cancel-spot-request/index.ts, resolved from this file (not the working directory). */
 const ENTRY = path.join(__dirname, '..', '..', 'lambda', 'cancel-spot-request', 'index.ts');
@@ -64,57 +64,28 @@ export class SpotRequestCanceller extends Construct {
   constructor(scope: Construct, id: string, props: SpotRequestCancellerProps = {}) {
     super(scope, id);
     const stack = Stack.of(this);
-    // Owned here with DESTROY: a log group the function created itself at run time would outlive the lab.
-    this.logGroup = new logs.LogGroup(this, 'Logs', {
-      retention: props.logRetention ?? logs.RetentionDays.ONE_WEEK,
-      removalPolicy: RemovalPolicy.DESTROY,
-    });
-    this.role = new iam.Role(this, 'Role', {
-      assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
-      description: "proxylab: cancel this lab's spot runners' Spot requests when the runners are deleted",
-    });
-    this.role.addToPolicy(
-      new iam.PolicyStatement({
-        actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
-        resources: [this.logGroup.logGroupArn],
-      }),
-    );
-    this.role.addToPolicy(new iam.PolicyStatement({ actions: ['ec2:DescribeInstances'], resources: ['*'] }));
-    this.role.addToPolicy(
-      new iam.PolicyStatement({
-        actions: ['ec2:CancelSpotInstanceRequests'],
-        resources: [
-          stack.formatArn({ service: 'ec2', resource: 'spot-instances-request', resourceName: '*' }),
-        ],
-        conditions: { StringEquals: { [`aws:ResourceTag/${SPOT_REQUEST_TAG}`]: stack.stackId } },
-      }),
-    );
-
-    this.function = new NodejsFunction(this, 'Function', {
+    const made = addLabFunction(this, {
       entry: ENTRY,
-      handler: 'handler',
-      runtime: lambda.Runtime.NODEJS_24_X,
-      architecture: lambda.Architecture.ARM_64,
+      description: "proxylab: cancel a spot runner's persistent Spot request before the runner is deleted",
+      roleDescription: "proxylab: cancel this lab's spot runners' Spot requests when the runners are deleted",
+      logRetention: props.logRetention ?? logs.RetentionDays.ONE_WEEK,
       memorySize: 256,
       // Two EC2 calls; well under CloudFormation's one-hour wait if something hangs.
       timeout: Duration.minutes(2),
-      role: this.role,
-      logGroup: this.logGroup,
-      description: "proxylab: cancel a spot runner's persistent Spot request before the runner is deleted",
-      bundling: {
-        forceDockerBundling: false,
-        minify: true,
-        sourceMap: false,
-        target: 'node24',
-        format: OutputFormat.CJS,
-        externalModules: [],
-      },
+      statements: [
+        new iam.PolicyStatement({ actions: ['ec2:DescribeInstances'], resources: ['*'] }),
+        new iam.PolicyStatement({
+          actions: ['ec2:CancelSpotInstanceRequests'],
+          resources: [
+            stack.formatArn({ service: 'ec2', resource: 'spot-instances-request', resourceName: '*' }),
+          ],
+          conditions: { StringEquals: { [`aws:ResourceTag/${SPOT_REQUEST_TAG}`]: stack.stackId } },
+        }),
+      ],
     });
-    // Wait for the inline policy (not the role it already GetAtts: cfn-lint W3005), as the collector does.
-    const policy = this.role.node.tryFindChild('DefaultPolicy')?.node.defaultChild;
-    if (policy instanceof CfnResource) {
-      (this.function.node.defaultChild as CfnResource).addOverride('DependsOn', [stack.getLogicalId(policy)]);
-    }
+    this.function = made.function;
+    this.role = made.role;
+    this.logGroup = made.logGroup;
 
     Validations.of(this.role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',

@@ -112,20 +112,31 @@ export function defaultMaxConnections(
   instanceClass: string,
   region: string = DEFAULT_PRICE_REGION,
 ): number | null {
-  const spec =
-    PRICE_TABLES[region]?.auroraInstances[instanceClass] ??
-    PRICE_TABLES[DEFAULT_PRICE_REGION]?.auroraInstances[instanceClass];
-  if (!spec) return null;
-  const bytes = spec.memoryGiB * 1024 ** 3;
-  return Math.min(Math.floor(bytes / MAX_CONNECTIONS_BYTES_PER_CONNECTION), MAX_CONNECTIONS_DEFAULT_CAP);
+  return classMaxConnections('auroraInstances', instanceClass, region);
 }
 
 /** Aurora Serverless v2 at max capacity: 2 GiB per ACU into the same formula. */
 function serverlessMaxConnections(maxAcu: number): number {
+  return maxConnectionsForMemory(maxAcu * 2);
+}
+
+/** `LEAST(DBInstanceClassMemory / 9531392, 5000)` with `memoryGiB` as the class memory. */
+function maxConnectionsForMemory(memoryGiB: number): number {
   return Math.min(
-    Math.floor((maxAcu * 2 * 1024 ** 3) / MAX_CONNECTIONS_BYTES_PER_CONNECTION),
+    Math.floor((memoryGiB * 1024 ** 3) / MAX_CONNECTIONS_BYTES_PER_CONNECTION),
     MAX_CONNECTIONS_DEFAULT_CAP,
   );
+}
+
+/** The formula on a class's memory from `list` of the region's price table (else the default region's); null when neither has it. */
+function classMaxConnections(
+  list: 'auroraInstances' | 'rdsPostgresInstances',
+  instanceClass: string,
+  region: string,
+): number | null {
+  const spec =
+    PRICE_TABLES[region]?.[list][instanceClass] ?? PRICE_TABLES[DEFAULT_PRICE_REGION]?.[list][instanceClass];
+  return spec ? maxConnectionsForMemory(spec.memoryGiB) : null;
 }
 
 /**
@@ -139,12 +150,7 @@ export function defaultRdsPostgresMaxConnections(
   instanceClass: string,
   region: string = DEFAULT_PRICE_REGION,
 ): number | null {
-  const spec =
-    PRICE_TABLES[region]?.rdsPostgresInstances[instanceClass] ??
-    PRICE_TABLES[DEFAULT_PRICE_REGION]?.rdsPostgresInstances[instanceClass];
-  if (!spec) return null;
-  const bytes = spec.memoryGiB * 1024 ** 3;
-  return Math.min(Math.floor(bytes / MAX_CONNECTIONS_BYTES_PER_CONNECTION), MAX_CONNECTIONS_DEFAULT_CAP);
+  return classMaxConnections('rdsPostgresInstances', instanceClass, region);
 }
 
 /** The lab's max_connections: the override, else the class default (null when unknown). */

@@ -82,13 +82,8 @@ export function splitStep(step: SplittableStep, runnerCount: number): RunnerShar
   }));
 }
 
-export interface BuildPlanInput {
-  readonly runId: string;
-  readonly suite: string;
-  readonly mode: RunManifest['mode'];
-  readonly createdAt: string;
-  readonly environment: RunEnvironment;
-  readonly targets: readonly TargetDescriptor[];
+/** A plan's header as given (schemaVersion is filled in), its steps before the split. */
+export interface BuildPlanInput extends Omit<RunPlan, 'schemaVersion' | 'runnerCount' | 'steps'> {
   readonly steps: readonly PlannedStep[];
   /** @default 1 */
   readonly runnerCount?: number;
@@ -115,9 +110,4 @@ export function buildPlan(input: BuildPlanInput): RunPlan {
 /** The planned steps of a stored plan, in order (what the engine runs). */
 export function plannedSteps(plan: RunPlan): PlannedStep[] {
   return plan.steps.map(({ shares: _shares, ...step }) => step);
-}
-
-/** Descriptor of each step id, for judging and reporting a stored run. */
-export function descriptorsByStep(plan: RunPlan): Map<string, TargetDescriptor> {
-  return new Map(plan.steps.map((s) => [s.stepId, s.descriptor]));
 }

@@ -223,18 +223,3 @@ export function selectTargets<T extends { readonly ref: TargetRef }>(
 export function fallbackDescriptor(ref: TargetRef): TargetDescriptor {
   return describeTarget(ref, { version: null });
 }
-
-/** `PgBouncer 1.25.2, transaction pool, max_prepared_statements 0` — for notes and labels. */
-export function describeDescriptor(d: TargetDescriptor): string {
-  const k = KINDS[d.kind];
-  const parts = [`${k.product}${d.version ? ` ${d.version}` : ''}`];
-  if (d.poolMode !== null && d.pooler !== 'none') parts.push(`${d.poolMode} pool`);
-  if (d.settings.maxPreparedStatements !== null)
-    parts.push(`max_prepared_statements ${d.settings.maxPreparedStatements}`);
-  return parts.join(', ');
-}
-
-/** The pooler product of a descriptor (`PgBouncer`, `RDS Proxy`, `PostgreSQL`). */
-export function productOf(d: Pick<TargetDescriptor, 'kind'>): string {
-  return KINDS[d.kind].product;
-}

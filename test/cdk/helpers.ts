@@ -7,9 +7,12 @@
 import { spawnSync } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import * as path from 'node:path';
-import { App } from 'aws-cdk-lib';
+import { expect } from '@jest/globals';
+import { App, Stack } from 'aws-cdk-lib';
+import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import { Template } from 'aws-cdk-lib/assertions';
 import { checkLabFile, formatProblems, LabConfig, validateLab } from '../../lib/config';
+import { LabDatabase } from '../../lib/constructs/database';
 import { createLabStack, LabStack } from '../../lib/lab-stack';
 import { scratchDir } from '../helpers/scratch';
 
@@ -72,4 +75,45 @@ export function resourcesOfType(
     { Properties?: Record<string, unknown> } & Record<string, unknown>
   >;
   return Object.entries(all).map(([id, r]) => [id, r.Properties ?? {}, r]);
+}
+
+/** A VPC for a test stack that holds databases only (no NAT, two AZs). */
+export function testVpc(stack: Stack): ec2.Vpc {
+  return new ec2.Vpc(stack, 'Vpc', { maxAzs: 2, natGateways: 0, restrictDefaultSecurityGroup: false });
+}
+
+/** One LabDatabase per version in `stack`, from a lab whose `section` names only that version; keyed by version. */
+export function databasePerVersion(
+  stack: Stack,
+  section: 'aurora' | 'postgres',
+  versions: readonly { readonly version: string }[],
+): Map<string, LabDatabase> {
+  const vpc = testVpc(stack);
+  const out = new Map<string, LabDatabase>();
+  for (const { version } of versions) {
+    const lab = labFrom({ name: 'v', [section]: { engineVersion: version } });
+    out.set(
+      version,
+      new LabDatabase(stack, `V${version.replace(/\W/g, '_')}`, { vpc, subnets: {}, database: lab.database }),
+    );
+  }
+  return out;
+}
+
+/**
+ * One cfn-lint run over `accepted` and `canary` (a stack on a retired version): the canary is
+ * flagged, every finding is `code` on the canary, and nothing names the accepted stack.
+ */
+export function expectOnlyCanaryFlagged(app: App, accepted: Stack, canary: Stack, code: string): void {
+  const assembly = app.synth();
+  const acceptedFile = path.join(assembly.directory, accepted.templateFile);
+  const canaryFile = path.join(assembly.directory, canary.templateFile);
+  const { output } = cfnLint([acceptedFile, canaryFile]);
+  const findings = output.split(/\n\s*\n/).filter((block) => block.trim() !== '');
+  expect(findings.length).toBeGreaterThan(0);
+  for (const f of findings) {
+    expect(f).toMatch(new RegExp(`^${code} `));
+    expect(f).toContain(canaryFile);
+  }
+  expect(output).not.toContain(acceptedFile);
 }

@@ -6,6 +6,7 @@
 import { execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { SHIPPED_LABS } from '../helpers/shipped-labs';
 import {
   COST_TABLE_END,
   COST_TABLE_START,
@@ -51,15 +52,7 @@ test('the table rows are `proxylab cost --json` figures (default lab, through th
 });
 
 test('the generated block has a row per lab file', () => {
-  const files = [
-    'default',
-    'e1-prepared-statements',
-    'e2-client-sweep',
-    'e3-connection-churn',
-    'e4-pool-share',
-    'e5-big-server',
-  ];
-  for (const f of files) expect(generated).toContain(`| \`labs/${f}.json\` |`);
+  for (const f of SHIPPED_LABS) expect(generated).toContain(`| \`labs/${f}.json\` |`);
 });
 
 test('replace/extract touch only the marked block', () => {

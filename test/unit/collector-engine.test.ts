@@ -199,18 +199,18 @@ describe('the engine reaches the collector event from the stack outputs', () => 
     poolerAdminSecretArn: null,
   };
 
-  test('RDS for PostgreSQL outputs → a postgres event with the instance class; the run names its database', () => {
+  /** The runner arguments for a pocket-like RDS for PostgreSQL lab deployed as OUTPUTS. */
+  function pocketRunnerArgs(): ReturnType<typeof runnerArgsFromOutputs> {
     const r = validateLab({
       name: 'pocket',
       postgres: { engineVersion: '17.9', instanceClass: 'db.t4g.micro' },
     });
     if (!r.ok) throw new Error(JSON.stringify(r.problems));
-    const args = runnerArgsFromOutputs(OUTPUTS, r.lab, {
-      runId: 'r',
-      suite: 'quick',
-      region: null,
-      startAt: 'x',
-    });
+    return runnerArgsFromOutputs(OUTPUTS, r.lab, { runId: 'r', suite: 'quick', region: null, startAt: 'x' });
+  }
+
+  test('RDS for PostgreSQL outputs → a postgres event with the instance class; the run names its database', () => {
+    const args = pocketRunnerArgs();
     if (!args.collector) throw new Error('no collector spec');
     const ev = buildCollectEvent(args.collector, 'r', WINDOW, 'results-bucket');
     expect(ev.cluster).toMatchObject({
@@ -221,17 +221,7 @@ describe('the engine reaches the collector event from the stack outputs', () => 
   });
 
   test('the run request carries the database; an older request without it reads as null', () => {
-    const r = validateLab({
-      name: 'pocket',
-      postgres: { engineVersion: '17.9', instanceClass: 'db.t4g.micro' },
-    });
-    if (!r.ok) throw new Error(JSON.stringify(r.problems));
-    const args = runnerArgsFromOutputs(OUTPUTS, r.lab, {
-      runId: 'r',
-      suite: 'quick',
-      region: null,
-      startAt: 'x',
-    });
+    const args = pocketRunnerArgs();
     const request = runRequestSchema.parse(JSON.parse(JSON.stringify(buildRunRequest(args, 1))));
     expect(request.targets.database).toEqual({ engine: 'postgres', instanceClass: 'db.t4g.micro' });
     expect(request.settings.collector?.engine).toBe('postgres');

@@ -6,6 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { labFileNames, SHIPPED_LABS } from '../helpers/shipped-labs';
 import { validateLab } from '../../lib/config';
 import { DEFAULTS } from '../../lib/config/defaults';
 import { LAB_SCHEMA_FILE, labJsonSchema } from '../../lib/config/json-schema';
@@ -43,14 +44,8 @@ test(`${LAB_SCHEMA_FILE} is the JSON Schema generated from the zod schema`, () =
 });
 
 test('every shipped lab points editors at the schema, and validation accepts and ignores the key', () => {
-  for (const f of [
-    'default',
-    'e1-prepared-statements',
-    'e2-client-sweep',
-    'e3-connection-churn',
-    'e4-pool-share',
-    'e5-big-server',
-  ]) {
+  expect(labFileNames(ROOT)).toEqual([...SHIPPED_LABS].sort());
+  for (const f of SHIPPED_LABS) {
     const raw = JSON.parse(readFileSync(join(ROOT, 'labs', `${f}.json`), 'utf8')) as Record<string, unknown>;
     expect([f, raw.$schema]).toEqual([f, '../docs/lab.schema.json']);
     const { $schema: _ignored, ...rest } = raw;

@@ -1,0 +1,80 @@
+/**
+ * The shape both of the lab's Lambda functions take (the metrics collector, the Spot request
+ * canceller): an owned log group, a role with least privilege by hand, and a NodejsFunction bundled
+ * with the local esbuild (never Docker), SDK v3 clients included. Children are named `Logs`, `Role`,
+ * `Function` under `scope`, so logical ids are those of the constructs that used to spell this out.
+ */
+import { CfnResource, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+
+export interface LabFunctionProps {
+  /** The handler's TypeScript entry (exports `handler`). */
+  readonly entry: string;
+  readonly description: string;
+  readonly roleDescription: string;
+  readonly logRetention: logs.RetentionDays;
+  readonly memorySize: number;
+  readonly timeout: Duration;
+  readonly environment?: Record<string, string>;
+  /** What the function may do beyond writing its own log group, in order. */
+  readonly statements: readonly iam.PolicyStatement[];
+}
+
+export interface LabFunction {
+  readonly function: NodejsFunction;
+  readonly role: iam.Role;
+  readonly logGroup: logs.LogGroup;
+}
+
+export function addLabFunction(scope: Construct, props: LabFunctionProps): LabFunction {
+  // Owned here with DESTROY: a log group the function created itself at run time would outlive the lab.
+  const logGroup = new logs.LogGroup(scope, 'Logs', {
+    retention: props.logRetention,
+    removalPolicy: RemovalPolicy.DESTROY,
+  });
+  const role = new iam.Role(scope, 'Role', {
+    assumedBy: new iam.ServicePrincipal('lambda.amazonaws.com'),
+    description: props.roleDescription,
+  });
+  role.addToPolicy(
+    new iam.PolicyStatement({
+      actions: ['logs:CreateLogStream', 'logs:PutLogEvents'],
+      resources: [logGroup.logGroupArn],
+    }),
+  );
+  for (const statement of props.statements) role.addToPolicy(statement);
+
+  const fn = new NodejsFunction(scope, 'Function', {
+    entry: props.entry,
+    handler: 'handler',
+    runtime: lambda.Runtime.NODEJS_24_X,
+    architecture: lambda.Architecture.ARM_64,
+    memorySize: props.memorySize,
+    timeout: props.timeout,
+    role,
+    logGroup,
+    environment: props.environment,
+    description: props.description,
+    bundling: {
+      forceDockerBundling: false,
+      minify: true,
+      sourceMap: false,
+      target: 'node24',
+      format: OutputFormat.CJS,
+      // The SDK v3 clients are bundled (pinned to the versions we test with), not taken from the runtime.
+      externalModules: [],
+    },
+  });
+
+  // The function must wait for its inline policy (CDK adds that), but a DependsOn on the role it
+  // already GetAtts is redundant (cfn-lint W3005): state the one dependency that matters.
+  const policy = role.node.tryFindChild('DefaultPolicy')?.node.defaultChild;
+  if (policy instanceof CfnResource) {
+    (fn.node.defaultChild as CfnResource).addOverride('DependsOn', [Stack.of(scope).getLogicalId(policy)]);
+  }
+  return { function: fn, role, logGroup };
+}
