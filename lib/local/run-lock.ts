@@ -10,7 +10,13 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { RUN_PATHS } from '../suite/run-paths';
-import { describeLockOwner, runLockedError, runLockOwnerSchema, type RunLockOwner } from '../suite/run-lock';
+import {
+  describeLockOwner,
+  lockOwnerAlive,
+  parseLockOwner,
+  runLockedError,
+  type RunLockOwner,
+} from '../suite/run-lock';
 import { nodeReapSystem, type ReapSystem } from './reap';
 
 /** What the lock asks of the machine (the reaper's liveness checks, zombies included); injectable. */
@@ -34,15 +40,6 @@ export interface AcquireRunLockOptions {
   readonly pid?: number;
 }
 
-function parseOwner(text: string): RunLockOwner | null {
-  try {
-    const r = runLockOwnerSchema.safeParse(JSON.parse(text));
-    return r.success ? r.data : null;
-  } catch {
-    return null;
-  }
-}
-
 function readOrNull(file: string): string | null {
   try {
     return fs.readFileSync(file, 'utf8');
@@ -50,14 +47,6 @@ function readOrNull(file: string): string | null {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw e;
   }
-}
-
-/** Is the lock's process still the one that took it? A live pid with another start time was reused. */
-export function lockOwnerAlive(owner: RunLockOwner, sys: LockSystem): boolean {
-  if (!sys.isAlive(owner.pid)) return false;
-  if (owner.procStartTicks === null) return true;
-  const now = sys.procStartTicks(owner.pid);
-  return now === null || now === owner.procStartTicks;
 }
 
 export function acquireRunLock(runDir: string, opts: AcquireRunLockOptions): RunLock {
@@ -95,7 +84,7 @@ export function acquireRunLock(runDir: string, opts: AcquireRunLockOptions): Run
       }
       const heldText = readOrNull(file);
       if (heldText === null) continue; // released in between: try again
-      const held = parseOwner(heldText);
+      const held = parseLockOwner(heldText);
       if (held === null || held.host !== owner.host || lockOwnerAlive(held, sys))
         throw runLockedError(opts.runId, file, held);
       // The owner is gone: move its lock aside, and make sure what moved is the lock judged dead.
@@ -122,7 +111,7 @@ export function acquireRunLock(runDir: string, opts: AcquireRunLockOptions): Run
         `Taking over run ${opts.runId}: its lock was held by ${describeLockOwner(held)}, which is no longer running.`,
       );
     }
-    throw runLockedError(opts.runId, file, parseOwner(readOrNull(file) ?? ''));
+    throw runLockedError(opts.runId, file, parseLockOwner(readOrNull(file) ?? ''));
   } finally {
     fs.rmSync(tmp, { force: true });
   }
