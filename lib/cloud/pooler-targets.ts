@@ -16,7 +16,6 @@
  * resets it (before the fleet's step barrier, as for RDS Proxy) and samples it; an on-runners
  * pooler is each runner's own PgBouncer at 127.0.0.1, so every runner applies the change to its own.
  */
-import { spawn } from 'node:child_process';
 import { InfrastructureError, UsageError } from '../core/errors';
 import { parsePsqlResults, psqlStatementArgs } from '../core/psql-text';
 import type { AdminRow, PoolerAdminPort } from '../engine/pooler-metrics';
@@ -31,7 +30,7 @@ import {
 import { describeTarget, type TargetDescriptor } from '../suite/targets';
 import type { ConnectionInfo, TargetRef } from '../suite/types';
 import type { AdminCredentials, DbCredentials } from './secrets';
-import type { WriterInfo } from './targets';
+import { runPsql, type WriterInfo } from './targets';
 
 /** Runs admin console statements on one connection; one row set per statement. */
 export type AdminRowsQuery = (
@@ -42,41 +41,10 @@ export type AdminRowsQuery = (
 
 /** `psql` with the connection in PG* variables (the password never in argv). */
 export function psqlAdminRows(psqlPath = 'psql'): AdminRowsQuery {
-  return (conn, statements, timeoutMs) =>
-    new Promise((resolve, reject) => {
-      const child = spawn(psqlPath, psqlStatementArgs(statements), {
-        env: {
-          ...process.env,
-          PGHOST: conn.host,
-          PGPORT: String(conn.port),
-          PGUSER: conn.user,
-          PGDATABASE: conn.dbname,
-          PGCONNECT_TIMEOUT: '10',
-          ...(conn.sslmode ? { PGSSLMODE: conn.sslmode } : {}),
-          ...(conn.env ?? {}),
-        },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
-      child.stderr.on('data', (d: Buffer) => (err += d.toString('utf8')));
-      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-      child.on('error', (e) => {
-        clearTimeout(timer);
-        reject(new InfrastructureError(`could not run ${psqlPath}: ${e.message}`));
-      });
-      child.on('close', (code) => {
-        clearTimeout(timer);
-        if (code === 0) resolve(parsePsqlResults(out));
-        else
-          reject(
-            new InfrastructureError(
-              `PgBouncer admin ${conn.host}:${conn.port}: ${err.trim().split('\n').slice(-1)[0] ?? `exit ${code}`}`,
-            ),
-          );
-      });
-    });
+  return async (conn, statements, timeoutMs) =>
+    parsePsqlResults(
+      await runPsql(psqlPath, conn, psqlStatementArgs(statements), timeoutMs, 'PgBouncer admin'),
+    );
 }
 
 /** The admin console connection of process i of a pooler. */

@@ -19,35 +19,47 @@ export type SslMode = NonNullable<ConnectionInfo['sslmode']>;
 /** Runs one SQL statement and returns its single value as text. */
 export type ScalarQuery = (conn: ConnectionInfo, sql: string) => Promise<string>;
 
-/** `psql -XAtc SQL` with the connection in PG* environment variables (the password never in argv). */
-export function psqlScalarQuery(psqlPath = 'psql', timeoutMs = 30_000): ScalarQuery {
-  return (conn, sql) =>
-    new Promise((resolve, reject) => {
-      const env: NodeJS.ProcessEnv = { ...process.env, ...libpqEnv(conn) };
-      const child = spawn(psqlPath, ['-X', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-c', sql], {
-        env,
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stdout = '';
-      let stderr = '';
-      child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
-      child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
-      const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
-      child.on('error', (err) => {
-        clearTimeout(timer);
-        reject(new InfrastructureError(`could not run ${psqlPath}: ${err.message}`));
-      });
-      child.on('close', (code) => {
-        clearTimeout(timer);
-        if (code === 0) resolve(stdout.trim());
-        else
-          reject(
-            new InfrastructureError(
-              `psql ${conn.host}:${conn.port}/${conn.dbname}: ${stderr.trim().split('\n').slice(-1)[0] ?? `exit ${code}`}`,
-            ),
-          );
-      });
+/**
+ * Runs psql with `args` and the connection in PG* environment variables (the password never in
+ * argv): stdout on exit 0, else an InfrastructureError `<what> host:port: <last stderr line>`.
+ * Killed after `timeoutMs`.
+ */
+export function runPsql(
+  psqlPath: string,
+  conn: ConnectionInfo,
+  args: readonly string[],
+  timeoutMs: number,
+  what = 'psql',
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const env: NodeJS.ProcessEnv = { ...process.env, ...libpqEnv(conn) };
+    const child = spawn(psqlPath, [...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d: Buffer) => (stdout += d.toString('utf8')));
+    child.stderr.on('data', (d: Buffer) => (stderr += d.toString('utf8')));
+    const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
+    child.on('error', (err) => {
+      clearTimeout(timer);
+      reject(new InfrastructureError(`could not run ${psqlPath}: ${err.message}`));
     });
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      if (code === 0) resolve(stdout);
+      else
+        reject(
+          new InfrastructureError(
+            `${what} ${conn.host}:${conn.port}${what === 'psql' ? `/${conn.dbname}` : ''}: ${stderr.trim().split('\n').slice(-1)[0] ?? `exit ${code}`}`,
+          ),
+        );
+    });
+  });
+}
+
+/** `psql -XAtc SQL`: the single value as text. */
+export function psqlScalarQuery(psqlPath = 'psql', timeoutMs = 30_000): ScalarQuery {
+  return async (conn, sql) =>
+    (await runPsql(psqlPath, conn, ['-X', '-A', '-t', '-v', 'ON_ERROR_STOP=1', '-c', sql], timeoutMs)).trim();
 }
 
 /** libpq environment for a connection: host, port, user, database, sslmode and PGPASSWORD. */
