@@ -14,17 +14,23 @@ export function isPortFree(port: number): Promise<boolean> {
   });
 }
 
-/** true when something accepts a TCP connection on 127.0.0.1:port within `timeoutMs`. */
-export function acceptsConnections(port: number, timeoutMs = 2000): Promise<boolean> {
+/**
+ * Does 127.0.0.1:port accept a TCP connection? `refused` only when the kernel says nothing listens
+ * (ECONNREFUSED: a dead server's socket is closed at once); a timeout or another error is `unknown`
+ * (a loaded machine is not a dead server).
+ */
+export function probePort(port: number, timeoutMs = 2000): Promise<'accepts' | 'refused' | 'unknown'> {
   return new Promise((resolve) => {
     const socket = net.connect({ host: '127.0.0.1', port });
-    const done = (ok: boolean): void => {
+    const done = (answer: 'accepts' | 'refused' | 'unknown'): void => {
       socket.destroy();
-      resolve(ok);
+      resolve(answer);
     };
-    socket.setTimeout(timeoutMs, () => done(false));
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
+    socket.setTimeout(timeoutMs, () => done('unknown'));
+    socket.once('connect', () => done('accepts'));
+    socket.once('error', (e: NodeJS.ErrnoException) =>
+      done(e.code === 'ECONNREFUSED' ? 'refused' : 'unknown'),
+    );
   });
 }
 

@@ -20,7 +20,7 @@ import { processPoolSize } from '../pgbouncer/config';
 import { LOCAL_POOLS, SESSION_DB, startPgbouncer, TRANSACTION_DB, type Pgbouncer } from './pgbouncer';
 import { BENCH_DB, BENCH_USER, startPostgres, type PostgresCluster } from './postgres';
 import { resolveRunAs, type RunAs } from './process';
-import { acceptsConnections } from './ports-free';
+import { probePort } from './ports-free';
 import {
   currentOwner,
   nodeReapSystem,
@@ -254,7 +254,7 @@ function makeStack(
       ['PgBouncer', pgb.pid, pgb.port] as const,
     ]) {
       if (currentFailure() !== null) break;
-      if (!stopped && !(await acceptsConnections(port))) {
+      if (!stopped && (await probePort(port)) === 'refused') {
         failure ??= `${name} (pid ${pid}) is no longer running (127.0.0.1:${port} refuses connections)`;
         down.abort();
       }

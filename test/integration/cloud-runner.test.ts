@@ -213,7 +213,9 @@ describe('runner → moto S3, killed and resumed, fetched like a local run', () 
       '--no-install',
     ]);
     const localCode = await local.exit;
-    expect({ localCode, err: localCode === 0 ? '' : local.stderr() }).toEqual({ localCode: 0, err: '' });
+    // On failure the output says why (a broken verdict is on stdout, an error on stderr).
+    const why = localCode === 0 ? '' : `${local.stdout()}\n${local.stderr()}`;
+    expect({ localCode, why }).toEqual({ localCode: 0, why: '' });
     // WHEN the cloud run is fetched from moto
     const fetchOut = path.join(tmp, 'fetched');
     const fetch = spawnCli(

@@ -5,11 +5,13 @@
  * pgbench executor's timeout and logs, the sampler, and a stop that leaves nothing behind.
  */
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import { InfrastructureError } from '../../lib/core/errors';
 import { findBinaries } from '../../lib/local/binaries';
 import { psqlQuery, psqlQueryOne, PsqlError, PsqlSession } from '../../lib/local/psql';
 import { SESSION_DB, TRANSACTION_DB } from '../../lib/local/pgbouncer';
 import { isAlive } from '../../lib/local/process';
+import { findFreePort, probePort } from '../../lib/local/ports-free';
 import { pidsMentioning, startLocalStack, type LocalStack } from '../helpers/local-stack';
 import { defined } from '../helpers/defined';
 import { scratchDir } from '../helpers/scratch';
@@ -249,6 +251,20 @@ describe("PsqlSession (the sampler's long-lived connection)", () => {
     } finally {
       await session.close();
     }
+  });
+});
+
+describe("probePort (the watch's active look after a failed pgbench)", () => {
+  test('a live server accepts; the port of one that stopped is refused, not unknown', async () => {
+    // GIVEN a server listening on a free port
+    const port = await findFreePort();
+    const server = net.createServer((sock) => sock.destroy());
+    await new Promise<void>((resolve) => server.listen(port, '127.0.0.1', resolve));
+    // THEN it accepts
+    expect(await probePort(port)).toBe('accepts');
+    // WHEN it stops, THEN the port is refused at once
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    expect(await probePort(port)).toBe('refused');
   });
 });
 
