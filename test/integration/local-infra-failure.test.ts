@@ -10,7 +10,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
 import { stepFileName } from '../../lib/suite/types';
-import { assertStackGone, parseStackLine, pidsMentioning, spawnCli } from '../helpers/local-stack';
+import { assertStackGone, exitedAs, parseStackLine, pidsMentioning, spawnCli } from '../helpers/local-stack';
 
 let outDir: string;
 
@@ -97,15 +97,14 @@ describe.each([
 
     // WHEN the same run id runs again with servers back
     const second = spawnCli(args);
-    const code2 = await second.exit;
-    if (code2 !== 0) process.stderr.write(`resumed run output:\n${second.stdout()}\n${second.stderr()}\n`);
+    const resumed = await exitedAs(second, 0);
     // THEN the unmeasured step ran again and the run completed with every verdict held
     expect(second.stdout()).toMatch(/Resuming run /);
     expect(second.stdout()).toContain(`] ${running}`);
     expect(step(runDir, running).status).toBe('completed');
     const m2 = readJson<RunManifest>(path.join(runDir, 'manifest.json'));
     expect(m2.status).toBe('completed');
-    expect(code2).toBe(0);
+    expect(resumed).toEqual({ code: 0 });
     expect(fs.existsSync(path.join(runDir, 'run.lock'))).toBe(false);
   }, 200_000);
 });
@@ -116,14 +115,12 @@ describe('two proxylab local on one --out', () => {
     const first = spawnCli(args);
     await first.waitForStdout(/> \[1\/8\]/, 60_000);
     const second = spawnCli(args);
-    const code2 = await second.exit;
-    expect(code2).toBe(2);
+    expect(await exitedAs(second, 2)).toEqual({ code: 2 });
     expect(second.stderr()).toMatch(
       new RegExp(`run twice is already being written: it is held by pid ${first.child.pid} on \\S+ since`),
     );
     expect(second.stdout()).not.toMatch(/Starting PostgreSQL|Resuming/);
-    const code1 = await first.exit;
-    expect(code1).toBe(0);
+    expect(await exitedAs(first, 0)).toEqual({ code: 0 });
     const m = readJson<RunManifest>(path.join(outDir, 'twice', 'manifest.json'));
     expect(m.status).toBe('completed');
     expect(m.stepsCompleted).toBe(8);
