@@ -51,6 +51,8 @@ export interface PgbouncerOptions {
   readonly processes?: number;
   readonly maxClientConnections?: number;
   readonly excludePorts?: ReadonlySet<number>;
+  /** Picks the TCP port to try (tests pick a taken one). @default findFreePort */
+  readonly choosePort?: (excluded: ReadonlySet<number>) => Promise<number>;
 }
 
 /** One PgBouncer process of the pooler. */
@@ -185,7 +187,7 @@ export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer>
   excluded.add(opts.server.port);
   let lastError = '';
   for (let attempt = 0; attempt < 5; attempt++) {
-    const port = await findFreePort(excluded);
+    const port = await (opts.choosePort ?? findFreePort)(excluded);
     excluded.add(port);
     const servers: ServerProcess[] = [];
     const procs: PgbouncerProcess[] = [];
@@ -226,6 +228,16 @@ export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer>
         break;
       }
       procs.push({ index: i, pid: server.pid, iniFile: f.ini, pidFile: f.pid, logFile: f.log, admin });
+    }
+    // The port was free when chosen, but another process may have bound it since. PgBouncer ≥ 1.19
+    // then exits ("Address already in use"); 1.18 logs it and keeps running on its unix socket
+    // alone (checked with Debian's 1.18.0), which the admin check above cannot see. So ask over
+    // TCP whose config answers there.
+    if (failed === null && !(await ownsTcpPort(port, procs))) {
+      failed = `127.0.0.1:${port} is not answered by this PgBouncer (another process bound it first)`;
+      lastError = failed;
+      await Promise.all(servers.map((s) => s.stop('SIGTERM', 5000)));
+      continue;
     }
     if (failed !== null) {
       await Promise.all(servers.map((s) => s.stop('SIGTERM', 5000)));
@@ -360,6 +372,19 @@ async function waitAdminReady(
     }
   }
   return false;
+}
+
+/** Does 127.0.0.1:port reach one of these processes (SHOW CONFIG's conffile is one of their ini files)? */
+async function ownsTcpPort(port: number, procs: readonly PgbouncerProcess[]): Promise<boolean> {
+  const first = procs[0];
+  if (first === undefined) return false;
+  try {
+    const rows = await psqlQueryOne({ ...first.admin, host: '127.0.0.1', port }, 'SHOW CONFIG', 5000);
+    const conf = rows.find((r) => r.key === 'conffile')?.value;
+    return procs.some((p) => p.iniFile === conf);
+  } catch {
+    return false;
+  }
 }
 
 function readTail(file: string): string {

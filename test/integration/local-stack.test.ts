@@ -6,15 +6,17 @@
  */
 import * as fs from 'node:fs';
 import * as net from 'node:net';
+import * as path from 'node:path';
 import { InfrastructureError } from '../../lib/core/errors';
 import { findBinaries } from '../../lib/local/binaries';
 import { psqlQuery, psqlQueryOne, PsqlError, PsqlSession } from '../../lib/local/psql';
-import { SESSION_DB, TRANSACTION_DB } from '../../lib/local/pgbouncer';
+import { SESSION_DB, startPgbouncer, TRANSACTION_DB, type Pgbouncer } from '../../lib/local/pgbouncer';
 import { isAlive } from '../../lib/local/process';
 import { findFreePort, probePort } from '../../lib/local/ports-free';
 import { pidsMentioning, startLocalStack, type LocalStack } from '../helpers/local-stack';
 import { defined } from '../helpers/defined';
 import { scratchDir } from '../helpers/scratch';
+import { pgbouncer125 } from '../helpers/pgbouncer-versions';
 
 let stack: LocalStack;
 
@@ -266,6 +268,57 @@ describe("probePort (the watch's active look after a failed pgbench)", () => {
     await new Promise<void>((resolve) => server.close(() => resolve()));
     expect(await probePort(port)).toBe('refused');
   });
+});
+
+describe('PgBouncer on a TCP port another process bound after it was chosen', () => {
+  // PgBouncer 1.18 logs the failed bind and keeps running on its unix socket alone; 1.25.2 exits.
+  // Either way the pooler must end up answering on a port of its own.
+  test.each([
+    ['1.18 (Debian)', () => ({ bin: stack.bins.pgbouncer, version: stack.bins.poolerVersion })],
+    ['1.25.2', () => ({ bin: pgbouncer125('local-stack.test.ts (taken port)'), version: '1.25.2' })],
+  ])(
+    '%s: starts again on another port, and its TCP port reaches it',
+    async (_name, which) => {
+      // GIVEN a port held by another listener, offered as the first choice
+      const taken = await findFreePort();
+      const squatter = net.createServer((sock) => sock.destroy());
+      await new Promise<void>((resolve) => squatter.listen(taken, '127.0.0.1', resolve));
+      const offered: number[] = [];
+      const choosePort = async (excluded: ReadonlySet<number>): Promise<number> => {
+        const port = offered.length === 0 ? taken : await findFreePort(excluded);
+        offered.push(port);
+        return port;
+      };
+      const { bin, version } = which();
+      const baseDir = path.join(stack.baseDir, `taken-${offered.length}-${Date.now()}`);
+      fs.mkdirSync(baseDir, { mode: 0o755 });
+      let pgb: Pgbouncer | null = null;
+      try {
+        // WHEN PgBouncer starts
+        pgb = await startPgbouncer({
+          bins: { ...stack.bins, pgbouncer: bin, poolerVersion: version },
+          baseDir,
+          runAs: stack.runAs,
+          server: stack.postgres,
+          poolPercent: 20,
+          choosePort,
+        });
+        // THEN it moved off the taken port, and a client over TCP reaches this PgBouncer
+        expect(offered[0]).toBe(taken);
+        expect(pgb.port).not.toBe(taken);
+        expect(offered.length).toBeGreaterThanOrEqual(2);
+        const rows = await psqlQueryOne(
+          { ...pgb.processes[0]!.admin, host: '127.0.0.1', port: pgb.port },
+          'SHOW CONFIG',
+        );
+        expect(rows.find((r) => r.key === 'conffile')?.value).toBe(pgb.iniFile);
+      } finally {
+        await pgb?.stop();
+        await new Promise<void>((resolve) => squatter.close(() => resolve()));
+      }
+    },
+    60_000,
+  );
 });
 
 describe('stop', () => {
