@@ -111,27 +111,28 @@ describe.each([
 
 describe('two proxylab local on one --out', () => {
   test('the same --run-id: the second is refused naming the holder, the first completes intact', async () => {
-    const args = ['local', '--suite', 'smoke', '--out', outDir, '--run-id', 'twice', '--no-install'];
+    const runId = `twice-${++attempt}`;
+    const args = ['local', '--suite', 'smoke', '--out', outDir, '--run-id', runId, '--no-install'];
     const first = spawnCli(args);
     await first.waitForStdout(/> \[1\/8\]/, 60_000);
     const second = spawnCli(args);
     expect(await exitedAs(second, 2)).toEqual({ code: 2 });
     expect(second.stderr()).toMatch(
-      new RegExp(`run twice is already being written: it is held by pid ${first.child.pid} on \\S+ since`),
+      new RegExp(`run ${runId} is already being written: it is held by pid ${first.child.pid} on \\S+ since`),
     );
     expect(second.stdout()).not.toMatch(/Starting PostgreSQL|Resuming/);
     expect(await exitedAs(first, 0)).toEqual({ code: 0 });
-    const m = readJson<RunManifest>(path.join(outDir, 'twice', 'manifest.json'));
+    const m = readJson<RunManifest>(path.join(outDir, runId, 'manifest.json'));
     expect(m.status).toBe('completed');
     expect(m.stepsCompleted).toBe(8);
   }, 150_000);
 
   test('default run ids, started together: two runs intact in two directories', async () => {
-    const out = path.join(outDir, 'defaults');
+    // A directory per attempt: a retry must not count the first attempt's runs.
+    const out = path.join(outDir, `defaults-${++attempt}`);
     const args = ['local', '--suite', 'smoke', '--out', out, '--no-install'];
     const [a, b] = [spawnCli(args), spawnCli(args)];
-    const codes = await Promise.all([a.exit, b.exit]);
-    expect(codes).toEqual([0, 0]);
+    expect(await Promise.all([exitedAs(a, 0), exitedAs(b, 0)])).toEqual([{ code: 0 }, { code: 0 }]);
     const runs = fs.readdirSync(out).sort();
     expect(runs).toHaveLength(2);
     for (const id of runs) {
