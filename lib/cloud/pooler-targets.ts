@@ -121,6 +121,7 @@ export class PoolerTarget implements Target {
       version: probe.version,
       maxPreparedStatements: probe.maxPreparedStatements,
       placement: pooler.placement === 'dedicated' ? 'dedicated-host' : 'co-located',
+      processes: pooler.processes,
     });
   }
 

@@ -166,6 +166,7 @@ function makeStack(
       version,
       maxPreparedStatements: pgb.initialMaxPreparedStatements,
       placement: 'local',
+      ...(ref.kind === 'direct' ? {} : { processes: pgb.processes.length }),
     }),
     connection: (): ConnectionInfo => ({
       host: '127.0.0.1',

@@ -27,6 +27,8 @@ export interface PoolerColumn {
   readonly placementLabel: string;
   /** Session / transaction for PgBouncer; null otherwise. */
   readonly poolMode: string | null;
+  /** PgBouncer processes sharing the port, when the run recorded it; null otherwise. */
+  readonly processes: number | null;
 }
 
 export interface PoolerMatrixCell {
@@ -153,7 +155,12 @@ export function poolerMatrices(run: LoadedRun, cells: readonly Cell[]): PoolerMa
       const columns = targets.map((name): PoolerColumn => {
         const first = own.find((c) => c.key.target.name === name) as Cell;
         const d = descriptor(first);
-        return { targetName: name, placementLabel: placementLabel(d), poolMode: d.poolMode };
+        return {
+          targetName: name,
+          placementLabel: placementLabel(d),
+          poolMode: d.poolMode,
+          processes: d.settings.processes ?? null,
+        };
       });
       if (new Set(columns.map((c) => c.placementLabel)).size < 2) continue;
       const clients = uniqueInOrder(own.map((c) => c.key.clients)).sort((a, b) => a - b);
@@ -174,9 +181,13 @@ export function poolerMatrices(run: LoadedRun, cells: readonly Cell[]): PoolerMa
   return out;
 }
 
-/** A column head: `bouncer-session` + `PgBouncer · dedicated host, session`. */
+/** A column head: `bouncer-session` + `PgBouncer · dedicated host, 4 processes, session pool`. */
 export function columnTitle(c: PoolerColumn): { name: string; what: string } {
-  return { name: c.targetName, what: `${c.placementLabel}${c.poolMode ? `, ${c.poolMode} pool` : ''}` };
+  const processes = c.processes === null ? '' : `, ${c.processes} process${c.processes === 1 ? '' : 'es'}`;
+  return {
+    name: c.targetName,
+    what: `${c.placementLabel}${processes}${c.poolMode ? `, ${c.poolMode} pool` : ''}`,
+  };
 }
 
 /** A Markdown column head: `bouncer-session (PgBouncer · dedicated host, session pool)`; `direct` alone. */

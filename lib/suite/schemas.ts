@@ -185,7 +185,10 @@ export const targetDescriptorSchema = z.object({
   poolMode: z.enum(['transaction', 'session']).nullable(),
   placement: z.enum(['managed', 'dedicated-host', 'co-located', 'local']),
   version: z.string().nullable(),
-  settings: z.object({ maxPreparedStatements: nullableNum }),
+  settings: z.object({
+    maxPreparedStatements: nullableNum,
+    processes: z.number().int().positive().optional(),
+  }),
   capabilities: z.object({
     pooled: z.boolean(),
     multiplexes: z.boolean(),

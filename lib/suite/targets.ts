@@ -56,6 +56,11 @@ export interface TargetCapabilities {
 export interface TargetSettings {
   /** PgBouncer max_prepared_statements in effect; null when the pooler has no such setting. */
   readonly maxPreparedStatements: number | null;
+  /**
+   * PgBouncer processes sharing the port (so_reuseport): a single process tops out on one core.
+   * Absent for other poolers and in plans written before it was recorded.
+   */
+  readonly processes?: number;
 }
 
 export interface TargetDescriptor {
@@ -123,6 +128,8 @@ export interface TargetProbe {
   readonly maxPreparedStatements?: number | null;
   /** Overrides the kind's usual placement (a PgBouncer on a dedicated host). */
   readonly placement?: Placement;
+  /** PgBouncer processes sharing the port (a PgBouncer target only). */
+  readonly processes?: number;
 }
 
 /** The descriptor of one target of a run, from its kind, name and what was probed at run time. */
@@ -136,7 +143,10 @@ export function describeTarget(ref: TargetRef, probe: TargetProbe): TargetDescri
     poolMode: k.poolMode,
     placement: probe.placement ?? k.placement,
     version: probe.version,
-    settings: { maxPreparedStatements: mps },
+    settings: {
+      maxPreparedStatements: mps,
+      ...(k.pooler === 'pgbouncer' && probe.processes !== undefined ? { processes: probe.processes } : {}),
+    },
     capabilities: capabilitiesOf(k, probe.version, mps),
   };
 }

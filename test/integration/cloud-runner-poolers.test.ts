@@ -27,6 +27,7 @@ import { LocalPgbenchExecutor } from '../../lib/local/pgbench-executor';
 import { findFreePort } from '../../lib/local/ports-free';
 import { BENCH_DB, BENCH_USER } from '../../lib/local/postgres';
 import type { PoolerPaths } from '../../lib/pgbouncer/host';
+import { planSchema } from '../../lib/suite/schemas';
 import { getSuite, type Suite } from '../../lib/suite/catalog';
 import type { MetricsFile, StepRecord } from '../../lib/suite/types';
 import { startLocalStack, type LocalStack } from '../../lib/local/stack';
@@ -236,6 +237,13 @@ test('a pool sweep through both pool modes of a 2-process pooler: resized throug
     expect(s.result?.tps ?? 0).toBeGreaterThan(0);
     expect(typeof s.poolerSaturated).toBe('boolean'); // measured: not null
   }
+  // the fetched plan says what the pooler targets were: a dedicated host of 2 processes (direct: none)
+  const plan = planSchema.parse(JSON.parse(fs.readFileSync(path.join(dest, 'plan.json'), 'utf8')));
+  expect(plan.targets.map((t) => [t.name, t.placement, t.settings.processes])).toEqual([
+    ['direct', 'managed', undefined],
+    ['bouncer-transaction', 'dedicated-host', 2],
+    ['bouncer-session', 'dedicated-host', 2],
+  ]);
   const metrics = JSON.parse(
     fs.readFileSync(path.join(dest, 'metrics', 'runner.json'), 'utf8'),
   ) as MetricsFile;

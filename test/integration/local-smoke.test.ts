@@ -393,9 +393,15 @@ describe('proxylab local --suite smoke on PgBouncer 1.25.2 with --pooler-process
       capabilities: { multiplexes: true, carriesPreparedStatements: 'no' },
     });
     expect(cell('on')).toMatchObject({
-      settings: { maxPreparedStatements: 200 },
+      settings: { maxPreparedStatements: 200, processes: 2 },
       capabilities: { carriesPreparedStatements: 'yes' },
     });
+    // the plan records the process count on the PgBouncer targets only
+    expect(plan.targets.map((t) => [t.name, t.settings.processes])).toEqual([
+      ['direct', undefined],
+      ['pgbouncer-transaction', 2],
+      ['pgbouncer-session', 2],
+    ]);
     const summary = fs.readFileSync(path.join(runDir, 'summary.md'), 'utf8');
     expect(summary).toContain('A local PgBouncer 1.25.2 stands in for RDS Proxy');
     expect(summary).toContain('max_prepared_statements 200 at start');

@@ -26,8 +26,12 @@ const T0 = Date.parse('2026-03-01T10:00:00Z');
 const TARGETS: ReadonlyArray<{ ref: TargetRef; patch: Partial<TargetDescriptor> }> = [
   { ref: { kind: 'direct', name: 'direct' }, patch: {} },
   { ref: { kind: 'rds-proxy', name: 'pool100' }, patch: {} },
-  { ref: { kind: 'pgbouncer-session', name: 'bouncer-session' }, patch: { placement: 'dedicated-host' } },
   {
+    ref: { kind: 'pgbouncer-session', name: 'bouncer-session' },
+    patch: { placement: 'dedicated-host', settings: { maxPreparedStatements: 0, processes: 4 } },
+  },
+  {
+    // a plan from before the process count was recorded: no count shown, never a guessed one
     ref: { kind: 'pgbouncer-transaction', name: 'onrunner-transaction' },
     patch: { placement: 'co-located' },
   },
@@ -170,6 +174,16 @@ describe('pooler matrix', () => {
     expect(pm?.rows[1]?.cells[2]?.tps?.median).toBe(400 + 6 * 10);
   });
 
+  test('a PgBouncer column names its process count when the plan recorded it (one process tops out on one core)', () => {
+    expect(pm?.columns.map((c) => c.processes)).toEqual([null, null, 4, null]);
+    const md = renderMarkdown(
+      buildModel(run, () => null),
+      () => null,
+    );
+    expect(md).toContain('bouncer-session (PgBouncer · dedicated host, 4 processes, session pool)');
+    expect(md).toContain('onrunner-transaction (PgBouncer · co-located, transaction pool)');
+  });
+
   test('pooler CPU: busiest process of the step mean; PgBouncer only; unknown where no point fell in the step', () => {
     const [c100, c400] = pm?.rows ?? [];
     // dedicated host: c100 = max(mean(20, 20, 30, 30, 25), 10) = 25; c400 = max(60, mean(90, 100, 90, 100, 95)) = 95
@@ -232,12 +246,13 @@ describe('pooler matrix', () => {
     expect(page).toContain('data-pooler-matrix="e5-short"');
     for (const label of ['RDS Proxy', 'PgBouncer · dedicated host', 'PgBouncer · co-located'])
       expect(page).toContain(label);
+    expect(page).toContain('PgBouncer · dedicated host, 4 processes, session pool');
     expect(page).toContain('⚠ pooler saturated');
     expect(page).toContain('pooler CPU 95 %');
     const md = renderMarkdown(model, () => null);
     expect(md).toContain('**Pooler matrix**');
     expect(md).toMatch(
-      /\| clients \| direct \| pool100 \(RDS Proxy, transaction pool\) \| bouncer-session \(PgBouncer · dedicated host, session pool\) \| onrunner-transaction \(PgBouncer · co-located, transaction pool\) \|/,
+      /\| clients \| direct \| pool100 \(RDS Proxy, transaction pool\) \| bouncer-session \(PgBouncer · dedicated host, 4 processes, session pool\) \| onrunner-transaction \(PgBouncer · co-located, transaction pool\) \|/,
     );
     expect(md).toMatch(/\| 400 \|.*pooler CPU 95 % · pooler saturated \|/);
   });
