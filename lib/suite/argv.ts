@@ -1,6 +1,7 @@
 /**
  * pgbench command lines (pure). Secrets never enter argv: the password travels in the environment
- * (`buildPgbenchEnv`), TLS mode too (PGSSLMODE).
+ * (`buildPgbenchEnv`), TLS mode too (PGSSLMODE), and GSSAPI encryption is switched off there
+ * (PGGSSENCMODE=disable, see buildPgbenchEnv).
  *
  * Flags used and the pgbench version they need:
  *   -h -p -U -c -j -T -t -R -C -M -n -f -b -i -s       all supported versions (≥ 9.6)
@@ -36,9 +37,23 @@ function connectionArgs(conn: ConnectionInfo): string[] {
   return ['-h', conn.host, '-p', String(conn.port), '-U', conn.user];
 }
 
-/** Environment for pgbench: the connection's env (PGPASSWORD…) plus PGSSLMODE when set. */
+/**
+ * Environment for pgbench: the connection's env (PGPASSWORD…), PGSSLMODE when set, and
+ * PGGSSENCMODE=disable. No lab uses Kerberos, and with libpq's default `gssencmode=prefer` every
+ * connection first asks the Kerberos library for a credential cache (fe-connect.c:
+ * `try_gss = pg_GSS_have_cred_cache(...)` unless gssencmode is `disable`; PostgreSQL docs, libpq
+ * "gssencmode"). That is load-generator work in every `-C` connection, and with `-j 2` it races
+ * the process's exit: when a refused connection ends pgbench while the other thread is inside
+ * krb5, pgbench aborts (`krb5int_getspecific: Assertion ... failed`, SIGABRT) — 3 of 150 runs of
+ * `-c 60 -j 2` against max_connections 40 here, none of 200 with `disable`. A connection's own
+ * PGGSSENCMODE wins.
+ */
 export function buildPgbenchEnv(conn: ConnectionInfo): Record<string, string> {
-  return { ...(conn.env ?? {}), ...(conn.sslmode ? { PGSSLMODE: conn.sslmode } : {}) };
+  return {
+    PGGSSENCMODE: 'disable',
+    ...(conn.env ?? {}),
+    ...(conn.sslmode ? { PGSSLMODE: conn.sslmode } : {}),
+  };
 }
 
 /** File name of an inline SQL script inside scriptDir. */

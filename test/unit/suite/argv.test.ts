@@ -131,12 +131,18 @@ test.each([
   expect(skipsVacuum(step(suite, id))).toBe(expected);
 });
 
-test('buildPgbenchEnv: password and TLS mode in the environment only', () => {
+test('buildPgbenchEnv: password and TLS mode in the environment only; GSSAPI encryption off unless the connection says', () => {
   expect(buildPgbenchEnv({ ...CONN, sslmode: 'require' })).toEqual({
+    PGGSSENCMODE: 'disable',
     PGPASSWORD: 's3cret-pw',
     PGSSLMODE: 'require',
   });
-  expect(buildPgbenchEnv({ host: 'h', port: 1, user: 'u', dbname: 'd' })).toEqual({});
+  expect(buildPgbenchEnv({ host: 'h', port: 1, user: 'u', dbname: 'd' })).toEqual({
+    PGGSSENCMODE: 'disable',
+  });
+  expect(
+    buildPgbenchEnv({ host: 'h', port: 1, user: 'u', dbname: 'd', env: { PGGSSENCMODE: 'prefer' } }),
+  ).toEqual({ PGGSSENCMODE: 'prefer' });
 });
 
 test('buildPgbenchInitArgv: scale, init flags, connection, dbname last', () => {
