@@ -50,6 +50,8 @@ export interface PgbenchOutcome {
   readonly stdout: string;
   readonly stderr: string;
   readonly exitCode: number | null;
+  /** The signal that ended pgbench (`SIGABRT`), when one did and the executor knows it. */
+  readonly signal?: string | null;
   readonly timedOut: boolean;
   /** Contents of the aggregate log files pgbench wrote (one per thread). */
   readonly logFiles: readonly string[];

@@ -635,7 +635,7 @@ function infrastructureFailure(
   const down = watch?.failure() ?? null;
   if (down !== null) return down;
   if (!outcome.timedOut && !outcome.aborted && outcome.exitCode === null)
-    return 'pgbench (the load generator) was killed before it finished';
+    return `pgbench (the load generator) was killed${outcome.signal ? ` by ${outcome.signal}` : ''} before it finished`;
   return null;
 }
 

@@ -135,7 +135,7 @@ export class LocalPgbenchExecutor implements PgbenchExecutor {
         inv.signal?.removeEventListener('abort', onAbort);
         reject(e);
       });
-      child.on('close', (code) => {
+      child.on('close', (code, signal) => {
         process.removeListener('exit', onExit);
         clearTimeout(timeout);
         if (killTimer) clearTimeout(killTimer);
@@ -150,6 +150,7 @@ export class LocalPgbenchExecutor implements PgbenchExecutor {
           stdout: Buffer.concat(out).toString('utf8'),
           stderr: Buffer.concat(err).toString('utf8'),
           exitCode: code,
+          signal,
           timedOut,
           logFiles,
           cpuMaxPercent: cpuMax === null ? null : Math.round(cpuMax * 10) / 10,

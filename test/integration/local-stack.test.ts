@@ -184,6 +184,18 @@ describe('pgbench executor', () => {
     expect(out.timedOut).toBe(false);
     expect(pidsMentioning(`-T 61 bench`).length).toBe(0);
   });
+
+  test('a load generator that dies by a signal nobody here sent reports which (SIGABRT: it crashed)', async () => {
+    const dir = await stack.executor.workDir('crash');
+    // the executor runs any program but `pgbench` as given: a process that aborts itself
+    const out = await stack.executor.run({
+      argv: ['sh', '-c', 'kill -ABRT $$'],
+      env: {},
+      timeoutMs: 10_000,
+      logDir: dir,
+    });
+    expect(out).toMatchObject({ exitCode: null, signal: 'SIGABRT', timedOut: false, aborted: false });
+  });
 });
 
 describe('metrics sampler', () => {
