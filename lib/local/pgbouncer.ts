@@ -231,21 +231,17 @@ export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer>
     }
     // The port was free when chosen, but another process may have bound it since. PgBouncer ≥ 1.19
     // then exits ("Address already in use"); 1.18 logs it and keeps running on its unix socket
-    // alone (checked with Debian's 1.18.0), which the admin check above cannot see. So ask over
-    // TCP whose config answers there.
-    if (failed === null && !(await ownsTcpPort(port, procs))) {
-      failed = `127.0.0.1:${port} is not answered by this PgBouncer (another process bound it first)`;
-      lastError = failed;
+    // alone (checked with Debian's 1.18.0), which the admin check above cannot see. So the config
+    // is read over TCP: it must be ours, and it gives max_prepared_statements too.
+    const config = failed === null ? await tcpConfigIfOurs(port, procs) : null;
+    if (config === null) {
       await Promise.all(servers.map((s) => s.stop('SIGTERM', 5000)));
-      continue;
-    }
-    if (failed !== null) {
-      await Promise.all(servers.map((s) => s.stop('SIGTERM', 5000)));
-      lastError = failed;
-      if (/Address already in use|bind/i.test(lastError)) continue;
+      lastError =
+        failed ?? `127.0.0.1:${port} is not answered by this PgBouncer (another process bound it first)`;
+      if (failed === null || /Address already in use|bind/i.test(failed)) continue;
       throw new InfrastructureError(`PgBouncer did not start on port ${port}: ${lastError}`);
     }
-    const mps = await readMaxPreparedStatements((procs[0] as PgbouncerProcess).admin);
+    const mps = maxPreparedStatementsIn(config);
     return makePgbouncer(servers, procs, port, opts.bins.poolerVersion, initialPoolSize, mps);
   }
   throw new InfrastructureError(`PgBouncer could not bind a free port after 5 attempts: ${lastError}`);
@@ -346,8 +342,11 @@ function makePgbouncer(
  * makes pgbench -M prepared through the transaction pool succeed).
  */
 async function readMaxPreparedStatements(admin: PsqlTarget): Promise<number | null> {
-  const rows = await psqlQueryOne(admin, 'SHOW CONFIG');
-  const row = rows.find((r) => r.key === 'max_prepared_statements');
+  return maxPreparedStatementsIn(await psqlQueryOne(admin, 'SHOW CONFIG'));
+}
+
+function maxPreparedStatementsIn(config: readonly Row[]): number | null {
+  const row = config.find((r) => r.key === 'max_prepared_statements');
   if (!row) return null;
   const n = Number(row.value);
   return Number.isInteger(n) ? n : null;
@@ -374,16 +373,19 @@ async function waitAdminReady(
   return false;
 }
 
-/** Does 127.0.0.1:port reach one of these processes (SHOW CONFIG's conffile is one of their ini files)? */
-async function ownsTcpPort(port: number, procs: readonly PgbouncerProcess[]): Promise<boolean> {
+/**
+ * SHOW CONFIG through 127.0.0.1:port when it reaches one of these processes (its conffile is one
+ * of their ini files); null when another process answers there, or nothing does.
+ */
+async function tcpConfigIfOurs(port: number, procs: readonly PgbouncerProcess[]): Promise<Row[] | null> {
   const first = procs[0];
-  if (first === undefined) return false;
+  if (first === undefined) return null;
   try {
     const rows = await psqlQueryOne({ ...first.admin, host: '127.0.0.1', port }, 'SHOW CONFIG', 5000);
     const conf = rows.find((r) => r.key === 'conffile')?.value;
-    return procs.some((p) => p.iniFile === conf);
+    return procs.some((p) => p.iniFile === conf) ? rows : null;
   } catch {
-    return false;
+    return null;
   }
 }
 
