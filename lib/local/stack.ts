@@ -166,7 +166,7 @@ function makeStack(
       version,
       maxPreparedStatements: pgb.initialMaxPreparedStatements,
       placement: 'local',
-      ...(ref.kind === 'direct' ? {} : { processes: pgb.processes.length }),
+      processes: pgb.processes.length, // kept for the PgBouncer targets only (describeTarget)
     }),
     connection: (): ConnectionInfo => ({
       host: '127.0.0.1',
