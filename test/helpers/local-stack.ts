@@ -97,15 +97,19 @@ export function spawnCli(args: readonly string[], env: Readonly<Record<string, s
   };
 }
 
+/** A CLI run's exit code; its output only when the code was not the expected one. */
+export interface CliExit {
+  readonly code: number | null;
+  readonly stdout?: string;
+  readonly stderr?: string;
+}
+
 /**
  * The run's exit code, with everything it printed attached when the code is not `expected`, so a
  * failing `expect(await exitedAs(run, 0)).toEqual({ code: 0 })` shows why (a broken verdict is on
  * stdout, an error on stderr) instead of only "Received: 1".
  */
-export async function exitedAs(
-  run: CliRun,
-  expected: number | null,
-): Promise<{ code: number | null; stdout?: string; stderr?: string }> {
+export async function exitedAs(run: CliRun, expected: number | null): Promise<CliExit> {
   const code = await run.exit;
   return code === expected ? { code } : { code, stdout: run.stdout(), stderr: run.stderr() };
 }

@@ -11,6 +11,7 @@ import * as path from 'node:path';
 import { nodeReapSystem, parseProcState, type StackOwner } from '../../lib/local/reap';
 import {
   assertStackGone,
+  exitedAs,
   parseStackLine,
   pidsMentioning,
   spawnCli,
@@ -71,8 +72,7 @@ test('a stack orphaned by SIGKILL is reaped by the next proxylab local, which th
     { TMPDIR: tmpDir },
   );
   started.push(second);
-  const code = await second.exit;
-  if (code !== 0) process.stderr.write(`second run output:\n${second.stdout()}\n${second.stderr()}\n`);
+  const exit = await exitedAs(second, 0);
 
   // THEN it said it cleaned up the dead proxylab's stack, naming the servers it stopped
   const line = second
@@ -85,7 +85,7 @@ test('a stack orphaned by SIGKILL is reaped by the next proxylab local, which th
   // the old servers, their ports and their directory are gone
   await assertStackGone(stack!);
   // and the new run passed and cleaned up after itself
-  expect(code).toBe(0);
+  expect(exit).toEqual({ code: 0 });
   const newStack = parseStackLine(second.stdout());
   expect(newStack?.baseDir).not.toBe(stack!.baseDir);
   await assertStackGone(newStack!);

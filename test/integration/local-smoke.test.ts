@@ -12,7 +12,14 @@ import * as path from 'node:path';
 import type { MetricsFile, RunManifest, StepRecord } from '../../lib/suite/types';
 import { stepFileName } from '../../lib/suite/types';
 import { planSchema } from '../../lib/suite/schemas';
-import { assertStackGone, exitedAs, parseStackLine, spawnCli, type StackLine } from '../helpers/local-stack';
+import {
+  assertStackGone,
+  exitedAs,
+  type CliExit,
+  parseStackLine,
+  spawnCli,
+  type StackLine,
+} from '../helpers/local-stack';
 import { envWithPgbouncer, pgbouncer125 } from '../helpers/pgbouncer-versions';
 
 const STEP = {
@@ -46,7 +53,7 @@ afterAll(() => {
 
 describe('proxylab local --suite smoke', () => {
   let runDir: string;
-  let exitCode: number | null;
+  let exit: CliExit;
   let stdout: string;
   let stack: StackLine | null;
 
@@ -62,15 +69,14 @@ describe('proxylab local --suite smoke', () => {
       'smoke-e2e',
       '--no-install',
     ]);
-    exitCode = await run.exit;
+    exit = await exitedAs(run, 0);
     stdout = run.stdout();
     stack = parseStackLine(stdout);
     runDir = path.join(outDir, 'smoke-e2e');
-    if (exitCode !== 0) process.stderr.write(`proxylab local output:\n${stdout}\n${run.stderr()}\n`);
   }, 110_000);
 
   test('exits 0 with every verdict held and prints the tables and the run directory', () => {
-    expect(exitCode).toBe(0);
+    expect(exit).toEqual({ code: 0 });
     expect(stdout).toMatch(/target\s+clients\s+protocol\s+connect\s+tps\s+p95 ms\s+errors\s+verdict/);
     expect(stdout).toContain(`Run directory: ${runDir}`);
     expect(stdout).toMatch(/All verdicts held: \d+ held, 0 broke/);
@@ -322,7 +328,7 @@ describe('on PgBouncer 1.18 (Debian): the max_prepared_statements-on cells are n
 // the max_prepared_statements switch and the pool resets must reach both.
 describe('proxylab local --suite smoke on PgBouncer 1.25.2 with --pooler-processes 2', () => {
   let runDir: string;
-  let exitCode: number | null;
+  let exit: CliExit;
   let stdout: string;
 
   beforeAll(async () => {
@@ -342,16 +348,15 @@ describe('proxylab local --suite smoke on PgBouncer 1.25.2 with --pooler-process
       ],
       envWithPgbouncer(bin),
     );
-    exitCode = await run.exit;
+    exit = await exitedAs(run, 0);
     stdout = run.stdout();
     runDir = path.join(outDir, 'smoke-125');
-    if (exitCode !== 0) process.stderr.write(`proxylab local output:\n${stdout}\n${run.stderr()}\n`);
     expect(parseStackLine(stdout)).not.toBeNull();
     await assertStackGone(parseStackLine(stdout) as StackLine);
   }, 110_000);
 
   test('exits 0 with every verdict held', () => {
-    expect(exitCode).toBe(0);
+    expect(exit).toEqual({ code: 0 });
     expect(stdout).toMatch(/All verdicts held: \d+ held, 0 broke/);
   });
 
