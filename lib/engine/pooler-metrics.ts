@@ -14,6 +14,7 @@
 import { busiestWindowMean, type SampledInterval } from '../core/stats';
 import { numericCell as num } from '../core/psql-text';
 import type { MetricSeries, TargetRef } from '../suite/types';
+import { PollLoop } from './poll-loop';
 import type { MetricsSampler } from './ports';
 import { CPU_SATURATION_PERCENT } from '../suite/verdict';
 
@@ -340,23 +341,17 @@ export async function poolerSaturation(
  * own sampler): polls every `intervalMs`, never overlapping.
  */
 export class PoolerSampler {
-  private timer: NodeJS.Timeout | undefined;
-  private inFlight: Promise<void> | null = null;
+  private readonly loop: PollLoop;
 
   constructor(
     readonly poolers: readonly PoolerMetrics[],
-    private readonly intervalMs = 1000,
-  ) {}
+    intervalMs = 1000,
+  ) {
+    this.loop = new PollLoop(() => this.pollAll(), intervalMs, true);
+  }
 
-  async start(): Promise<void> {
-    await this.pollAll();
-    this.timer = setInterval(() => {
-      if (this.inFlight) return;
-      this.inFlight = this.pollAll().finally(() => {
-        this.inFlight = null;
-      });
-    }, this.intervalMs);
-    this.timer.unref();
+  start(): Promise<void> {
+    return this.loop.start();
   }
 
   markStep(): void {
@@ -372,9 +367,7 @@ export class PoolerSampler {
   }
 
   async stop(): Promise<MetricSeries[]> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    if (this.inFlight) await this.inFlight;
+    await this.loop.stop();
     await Promise.all(this.poolers.map((p) => p.close().catch(() => undefined)));
     return this.snapshot();
   }

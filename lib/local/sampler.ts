@@ -14,6 +14,7 @@ import {
   SeriesAccumulator,
   type PoolerCpuSnapshot,
 } from '../engine/pooler-metrics';
+import { PollLoop } from '../engine/poll-loop';
 import type { MetricsSampler, StepWindow } from '../engine/ports';
 import { LINUX_CLOCK_TICKS_PER_SECOND, processCpuTicks } from '../pgbouncer/proc-stat';
 import type { MetricSeries, TargetRef } from '../suite/types';
@@ -72,8 +73,7 @@ function readLocalPoolerCpu(
 export class LocalMetricsSampler implements MetricsSampler {
   private readonly acc = new SeriesAccumulator();
   private readonly marks: Array<{ stepId: string; phase: 'start' | 'end'; at: string }> = [];
-  private timer: NodeJS.Timeout | undefined;
-  private inFlight: Promise<void> | null = null;
+  private readonly loop: PollLoop;
   private lastCpu: { busy: number; total: number } | null = null;
   private errors = 0;
   private lastError = '';
@@ -103,6 +103,7 @@ export class LocalMetricsSampler implements MetricsSampler {
       targets: opts.pgbouncerTargets,
     });
     this.serverSession = new PsqlSession(opts.server);
+    this.loop = new PollLoop(() => this.poll(), opts.intervalMs ?? 1000);
   }
 
   poolerSaturation(
@@ -115,13 +116,7 @@ export class LocalMetricsSampler implements MetricsSampler {
 
   async start(): Promise<void> {
     this.lastCpu = readMachineCpu();
-    await this.poll();
-    this.timer = setInterval(() => {
-      if (this.inFlight) return; // a slow poll: skip this tick rather than pile up
-      this.inFlight = this.poll().finally(() => {
-        this.inFlight = null;
-      });
-    }, this.opts.intervalMs ?? 1000);
+    await this.loop.start();
   }
 
   markStep(stepId: string, phase: 'start' | 'end'): void {
@@ -160,9 +155,7 @@ export class LocalMetricsSampler implements MetricsSampler {
   }
 
   async stop(): Promise<MetricSeries[]> {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-    if (this.inFlight) await this.inFlight;
+    await this.loop.stop();
     await Promise.all([this.pooler.close(), this.serverSession.close()]);
     return this.snapshot();
   }
