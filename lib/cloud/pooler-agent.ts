@@ -17,7 +17,7 @@ import { InfrastructureError } from '../core/errors';
 import type { PoolerCpuSnapshot } from '../engine/pooler-metrics';
 import type { PoolerPaths } from '../pgbouncer/host';
 import { adminPortOf, PGBOUNCER_PORT, POOLER_STATS_PORT, type PoolerHostConfig } from '../pgbouncer/layout';
-import { LINUX_CLOCK_TICKS_PER_SECOND, processCpuTicks } from '../pgbouncer/proc-stat';
+import { LINUX_CLOCK_TICKS_PER_SECOND, processCpuTicks } from '../core/proc-stat';
 
 export interface PoolerAgentOptions {
   readonly config: Pick<PoolerHostConfig, 'name' | 'processes' | 'listenAddr'>;

@@ -10,12 +10,14 @@
  * same host with its pid gone or reused it is taken over — with `If-Match: <etag>` of the stale lock,
  * so two takers cannot both win — and from another host it is refused, naming the holder.
  */
+import { parseProcStartTicks } from '../core/proc-stat';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
 import {
   describeLockOwner,
   lockOwnerAlive,
+  newLockOwner,
   parseLockOwner,
   runLockedError,
   type LockOwnerProbe,
@@ -37,9 +39,7 @@ export const nodeLockHost: CloudLockHost = {
   pid: () => process.pid,
   procStartTicks: (pid) => {
     try {
-      const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-      const v = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19]);
-      return Number.isInteger(v) ? v : null;
+      return parseProcStartTicks(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
     } catch {
       return null;
     }
@@ -87,15 +87,14 @@ export async function acquireCloudRunLock(
   const key = cloudRunLockKey(opts.runId, opts.runnerIndex);
   const where = `s3://${bucket}/${key}`;
   const pid = host.pid();
-  const owner: RunLockOwner = {
-    schemaVersion: 1,
+  const owner = newLockOwner({
     runId: opts.runId,
+    command: opts.command,
     host: host.hostname(),
     pid,
     procStartTicks: host.procStartTicks(pid),
-    command: opts.command,
-    acquiredAt: (opts.now ?? new Date()).toISOString(),
-  };
+    ...(opts.now ? { now: opts.now } : {}),
+  });
   const body = JSON.stringify(owner, null, 2) + '\n';
   const put = (condition: { IfNoneMatch: '*' } | { IfMatch: string }): Promise<unknown> =>
     s3.send(

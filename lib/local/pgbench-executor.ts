@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { PgbenchExecutor, PgbenchInvocation, PgbenchOutcome } from '../engine/ports';
-import { LINUX_CLOCK_TICKS_PER_SECOND, processCpuTicks } from '../pgbouncer/proc-stat';
+import { LINUX_CLOCK_TICKS_PER_SECOND, processCpuTicks } from '../core/proc-stat';
 import { childEnv } from './process';
 
 export interface LocalExecutorOptions {

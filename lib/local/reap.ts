@@ -14,6 +14,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { parseProcStartTicks, parseProcState } from '../core/proc-stat';
 import { delay, isAlive } from './process';
 
 export const STACK_DIR_PREFIX = 'proxylab-local-';
@@ -336,20 +337,6 @@ export function writeOwnerFile(dir: string, owner: StackOwner): void {
 }
 
 // ---- the real machine ------------------------------------------------------------------------
-
-/** `/proc/<pid>/stat` field 22 (starttime). The command name (field 2) may hold spaces and parens. */
-export function parseProcStartTicks(stat: string): number | null {
-  const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  // rest[0] is field 3 (state); starttime is field 22.
-  const v = Number(rest[19]);
-  return Number.isInteger(v) && v >= 0 ? v : null;
-}
-
-/** `/proc/<pid>/stat` field 3 (state: R, S, D, Z, …); null when unreadable. */
-export function parseProcState(stat: string): string | null {
-  const close = stat.lastIndexOf(')');
-  return close < 0 ? null : (stat.slice(close + 2).split(' ')[0] ?? null);
-}
 
 function readProc(pid: number, name: string): string | null {
   try {

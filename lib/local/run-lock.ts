@@ -13,6 +13,7 @@ import { RUN_PATHS } from '../suite/run-paths';
 import {
   describeLockOwner,
   lockOwnerAlive,
+  newLockOwner,
   parseLockOwner,
   runLockedError,
   type RunLockOwner,
@@ -54,15 +55,14 @@ export function acquireRunLock(runDir: string, opts: AcquireRunLockOptions): Run
   const pid = opts.pid ?? process.pid;
   fs.mkdirSync(runDir, { recursive: true });
   const file = path.join(runDir, RUN_PATHS.lock);
-  const owner: RunLockOwner = {
-    schemaVersion: 1,
+  const owner = newLockOwner({
     runId: opts.runId,
+    command: opts.command,
     host: sys.hostname(),
     pid,
     procStartTicks: sys.procStartTicks(pid),
-    command: opts.command,
-    acquiredAt: (opts.now ?? new Date()).toISOString(),
-  };
+    ...(opts.now ? { now: opts.now } : {}),
+  });
   const text = JSON.stringify(owner, null, 2) + '\n';
   const unique = `${pid}.${randomBytes(4).toString('hex')}`;
   const tmp = path.join(runDir, `.${RUN_PATHS.lock}.${unique}.tmp`);

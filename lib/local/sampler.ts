@@ -16,7 +16,7 @@ import {
 } from '../engine/pooler-metrics';
 import { PollLoop } from '../engine/poll-loop';
 import type { MetricsSampler, StepWindow } from '../engine/ports';
-import { LINUX_CLOCK_TICKS_PER_SECOND, processCpuTicks } from '../pgbouncer/proc-stat';
+import { LINUX_CLOCK_TICKS_PER_SECOND, processCpuTicks } from '../core/proc-stat';
 import type { MetricSeries, TargetRef } from '../suite/types';
 import { PsqlSession, type PsqlTarget } from './psql';
 

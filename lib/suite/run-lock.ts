@@ -28,6 +28,26 @@ export const runLockOwnerSchema = z.object({
   acquiredAt: z.string(),
 });
 
+/** The owner record for process `pid` of this machine, taking run `runId` now. */
+export function newLockOwner(o: {
+  readonly runId: string;
+  readonly command: string;
+  readonly host: string;
+  readonly pid: number;
+  readonly procStartTicks: number | null;
+  readonly now?: Date;
+}): RunLockOwner {
+  return {
+    schemaVersion: 1,
+    runId: o.runId,
+    host: o.host,
+    pid: o.pid,
+    procStartTicks: o.procStartTicks,
+    command: o.command,
+    acquiredAt: (o.now ?? new Date()).toISOString(),
+  };
+}
+
 /** The owner record in a lock's text; null when it is not one (half written, another format). */
 export function parseLockOwner(text: string): RunLockOwner | null {
   try {

@@ -8,7 +8,8 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { nodeReapSystem, parseProcState, type StackOwner } from '../../lib/local/reap';
+import { parseProcState } from '../../lib/core/proc-stat';
+import { nodeReapSystem, type StackOwner } from '../../lib/local/reap';
 import {
   assertStackGone,
   exitedAs,

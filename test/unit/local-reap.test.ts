@@ -3,13 +3,8 @@
  * stack, reused pid, fresh ownerless dir, and what a reap signals and removes. The liveness check
  * on a real zombie process is in test/integration/local-reap.test.ts.
  */
-import {
-  decideReap,
-  parseProcStartTicks,
-  reapOrphanedStacks,
-  type ReapSystem,
-  type StackOwner,
-} from '../../lib/local/reap';
+import { parseProcStartTicks } from '../../lib/core/proc-stat';
+import { decideReap, reapOrphanedStacks, type ReapSystem, type StackOwner } from '../../lib/local/reap';
 
 const DIR = '/tmp/proxylab-local-abc123';
 const HOST = 'lab-host';

@@ -8,7 +8,7 @@ import {
   totalPoolSize,
   type PgbouncerIniInput,
 } from '../../lib/pgbouncer/config';
-import { processCpuTicks } from '../../lib/pgbouncer/proc-stat';
+import { processCpuTicks } from '../../lib/core/proc-stat';
 
 const base: PgbouncerIniInput = {
   version: '1.25.2',
