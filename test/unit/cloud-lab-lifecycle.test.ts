@@ -25,7 +25,12 @@ import { cdkInvocation } from '../../lib/cloud/operator';
 import { labOutputsWith, proxyOutputs } from '../helpers/lab-outputs';
 import { applyPendingReboots } from '../../lib/cloud/parameters';
 import { eventForFinishedRun } from '../../lib/cloud/recollect';
-import { decideRunExpiry, estimateSuiteSec, EXPIRY_MARGIN_SEC } from '../../lib/cloud/run-window';
+import {
+  decideRunExpiry,
+  estimateSuiteSec,
+  EXPIRY_MARGIN_SEC,
+  labTargetCapacities,
+} from '../../lib/cloud/run-window';
 import { loadLabFile } from '../../lib/config/load';
 import { AZ_CONTEXT_KEYS } from '../../lib/config/stack-outputs';
 import { readLabExpiry, restartLabExpiry } from '../../lib/cloud/extend';
@@ -218,16 +223,17 @@ describe('the expiry clock and runs that would outlive the lab (item 6)', () => 
     expect(schedMock).not.toHaveReceivedCommand(UpdateScheduleCommand);
   });
 
-  test('e5 (about 7 h of load) fits a 12 h lab right after its deploy', () => {
+  test('e5 (about 14 h with its two PgBouncers) fits the lab TTL right after its deploy', () => {
     const lab = loadLabFile(path.join(LABS, 'e5-big-server.json'));
     const sec = estimateSuiteSec('e5', lab);
-    expect(sec).toBeGreaterThan(5 * 3600);
+    expect(lab.ttlHours).not.toBeNull();
+    expect(sec).toBeGreaterThan(12 * 3600);
     const now = new Date('2026-11-21T10:30:00Z');
     expect(
       decideRunExpiry({
         now,
         estimatedSec: sec,
-        expiresAt: new Date('2026-11-21T22:30:00Z'),
+        expiresAt: new Date(now.getTime() + (lab.ttlHours ?? 0) * 3_600_000),
         allowExtend: false,
         suite: 'e5',
         labFile: 'labs/e5-big-server.json',
@@ -323,5 +329,37 @@ describe('collecting a finished run again (proxylab collect --lab FILE --run-id 
     await expect(
       eventForFinishedRun(new S3Client({ region: 'eu-west-1' }), OUTPUTS, lab, 'cloud-1'),
     ).rejects.toThrow(/has not ended yet/);
+  });
+});
+
+describe('run window counts every target the runners measure (issue 19 item 5)', () => {
+  test('a lab with a PgBouncer is estimated longer than the same lab without it, by its pooler steps', () => {
+    // GIVEN the e5 lab (one dedicated PgBouncer, transaction and session pools) and the same lab without it
+    const lab = loadLabFile(path.join(LABS, 'e5-big-server.json'));
+    expect(lab.poolers.length).toBeGreaterThan(0);
+    const noPoolers = { ...lab, poolers: [] };
+    // WHEN both are estimated for the suite that sweeps pooled targets
+    const withSec = estimateSuiteSec('e5', lab);
+    const withoutSec = estimateSuiteSec('e5', noPoolers);
+    // THEN the pooler's steps count: the estimate that guards the lab's expiry is not too low
+    expect(withSec).toBeGreaterThan(withoutSec);
+  });
+
+  test('the targets are the writer, each proxy and each pooler × pool mode, sized as the runner sizes them', () => {
+    const lab = loadLabFile(path.join(LABS, 'e5-big-server.json'));
+    const caps = labTargetCapacities(lab, 1000);
+    expect(caps.map((c) => c.ref.name)).toEqual([
+      'direct',
+      ...lab.proxies.map((p) => p.name),
+      ...lab.poolers.flatMap((p) => p.poolModes.map((m) => `${p.name}-${m}`)),
+    ]);
+    for (const pooler of lab.poolers) {
+      const share = Math.floor((1000 * pooler.poolPercent) / 100);
+      for (const c of caps.filter((t) => t.ref.name.startsWith(`${pooler.name}-`))) {
+        // at most the pooler's share of max_connections in total (on the runners too), at least one per process
+        expect(c.poolSize).toBeLessThanOrEqual(share);
+        expect(c.poolSize).toBeGreaterThanOrEqual(pooler.processes);
+      }
+    }
   });
 });
