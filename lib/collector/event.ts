@@ -74,8 +74,6 @@ const collectEventSchema = z
 
 /** The validated event (defaults applied, timestamps normalised to UTC `…Z`). */
 export type CollectEvent = z.output<typeof collectEventSchema>;
-/** What a caller sends (Lambda Invoke payload, --event file): piResourceIds and proxies may be left out. */
-export type CollectEventInput = z.input<typeof collectEventSchema>;
 
 /** Performance Insights is read unless the event says skipPi or names no PI resource ids. */
 export function wantsPi(event: CollectEvent): boolean {
