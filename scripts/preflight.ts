@@ -473,6 +473,7 @@ export async function preflight(opts: PreflightOptions): Promise<string | null> 
   }
   missing = missingNow();
   if (missing.length === 0) return null;
+  if (missing.some((m) => m.notBuilt !== undefined)) notes.push('a build did not succeed, see "not built"');
   return missingMessage(missing, pm, notes.length > 0 ? notes.join('; ') : 'still missing after installing');
 }
 

@@ -255,6 +255,9 @@ describe('the preflight with no PgBouncer 1.25.2 anywhere', () => {
       tools: [tool],
     });
     // THEN
+    expect(message).toContain(
+      'The tests need tools that are missing (a build did not succeed, see "not built"):',
+    );
     expect(message).toContain('✗ PgBouncer 1.25.2: prepared statements through a transaction pool');
     expect(message).toContain(`needed by ${tests125.join(', ')}`);
     expect(message).toMatch(
