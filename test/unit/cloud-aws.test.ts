@@ -410,15 +410,25 @@ describe('SSM SendCommand', () => {
 
   test('one AWS-RunShellScript per runner: only the request URL and its index, no endpoint mini-syntax', async () => {
     // GIVEN
-    ssmMock.on(SendCommandCommand).resolves({ Command: { CommandId: '11111111-2222-3333-4444-555555555555' } });
+    ssmMock
+      .on(SendCommandCommand)
+      .resolves({ Command: { CommandId: '11111111-2222-3333-4444-555555555555' } });
     const request = buildRunRequest(base, 2);
     // WHEN
     const plans = buildRunCommands(['i-0aaaaaaaaaaaaaaaa', 'i-0bbbbbbbbbbbbbbbb'], request);
     const sent = await sendRunCommands(new SSMClient({ region: 'us-east-1' }), plans);
     // THEN
     expect(sent).toEqual([
-      { instanceId: 'i-0aaaaaaaaaaaaaaaa', runnerIndex: 0, commandId: '11111111-2222-3333-4444-555555555555' },
-      { instanceId: 'i-0bbbbbbbbbbbbbbbb', runnerIndex: 1, commandId: '11111111-2222-3333-4444-555555555555' },
+      {
+        instanceId: 'i-0aaaaaaaaaaaaaaaa',
+        runnerIndex: 0,
+        commandId: '11111111-2222-3333-4444-555555555555',
+      },
+      {
+        instanceId: 'i-0bbbbbbbbbbbbbbbb',
+        runnerIndex: 1,
+        commandId: '11111111-2222-3333-4444-555555555555',
+      },
     ]);
     expect(ssmMock).toHaveReceivedCommandTimes(SendCommandCommand, 2);
     expect(ssmMock).toHaveReceivedCommandWith(SendCommandCommand, {

@@ -184,7 +184,13 @@ describe('followRun', () => {
     ssm: new SSMClient({ region: 'us-east-1' }),
     bucket: 'b',
     runId: 'r1',
-    sent: [{ instanceId: 'i-0aaaaaaaaaaaaaaaa', runnerIndex: 0, commandId: '11111111-2222-3333-4444-555555555555' }],
+    sent: [
+      {
+        instanceId: 'i-0aaaaaaaaaaaaaaaa',
+        runnerIndex: 0,
+        commandId: '11111111-2222-3333-4444-555555555555',
+      },
+    ],
     since,
     pollMs: 1000,
     print: (l: string) => lines.push(l),
