@@ -4,6 +4,9 @@
  */
 import { GetResourceMetricsCommand, PIClient } from '@aws-sdk/client-pi';
 import { mockClient } from 'aws-sdk-client-mock';
+import { buildRunRequest } from '../../lib/cloud/run-request';
+import type { RunnerArgs } from '../../lib/cloud/runner-args';
+import { buildRunCommands } from '../../lib/cloud/ssm';
 import { fetchPi, planPiRequests } from '../../lib/collector';
 import { compilePattern, modelProblems, serviceModel, skippedPatterns } from '../helpers/aws-calls/model';
 import { expectModelValid, mockModelProblems, sdkCallOf } from '../helpers/aws-calls/model-mocks';
@@ -345,5 +348,36 @@ describe('through the real collector code (lib/collector/fetch-pi.ts) and a mock
     expect(problems).toEqual([
       `PI GetResourceMetrics: PeriodAlignment = "START" is not one of the model's PeriodAlignment values: END_TIME, START_TIME`,
     ]);
+  });
+});
+
+describe('production inputs at their limits', () => {
+  test('SendCommand for the longest run id (128 characters) and a long suite name is valid (Comment ≤ 100, key prefix ≤ 500)', () => {
+    // GIVEN a run request at the run id's limit (RUN_ID_PATTERN: 1 + 127 characters)
+    const args: Omit<RunnerArgs, 'runnerIndex' | 'runnerCount'> = {
+      runId: `r${'x'.repeat(127)}`,
+      suite: 'a-suite-name-as-long-as-anyone-would-write-it',
+      bucket: 'lab-results',
+      secretArn: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:lab-db-AbCdEf',
+      proxies: [],
+      poolers: [],
+      poolerAdminSecretArn: null,
+      writerEndpoint: { host: 'lab.cluster-abc.us-east-1.rds.amazonaws.com', port: 5432 },
+      database: { engine: 'aurora-postgresql', instanceClass: 'db.r6g.large' },
+      region: 'us-east-1',
+      startAt: '2026-11-21T11:00:00.000Z',
+      collector: null,
+      sslmode: 'require',
+      poolControl: false,
+      endpointUrl: null,
+      barrierTimeoutSec: 900,
+      proxyTargetKind: 'rds-proxy',
+      expectVersion: null,
+    };
+    const request = buildRunRequest(args, 3);
+    // WHEN
+    const plans = buildRunCommands([INSTANCE, 'i-0123456789abcdef1', 'i-0123456789abcdef2'], request);
+    // THEN
+    expect(plans.flatMap((p) => modelProblems('SSM', 'SendCommand', p.input))).toEqual([]);
   });
 });
