@@ -18,7 +18,7 @@ interface Stub extends MockWithCalls {
 }
 
 // tslib's __exportStar re-exports through getters, so replacing the inner module's export is what
-// `import { mockClient } from 'aws-sdk-client-mock'` then calls (this file and the test share jest's
+// the package's `mockClient` import then calls (this file and the test share jest's
 // module registry).
 // eslint-disable-next-line @typescript-eslint/no-require-imports
 const inner = require('aws-sdk-client-mock/dist/cjs/mockClient') as {
