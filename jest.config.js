@@ -17,7 +17,13 @@ const shared = {
 /** @type {import('jest').Config} */
 module.exports = {
   projects: [
-    { ...shared, displayName: 'unit', roots: ['<rootDir>/test/unit'] },
+    {
+      ...shared,
+      displayName: 'unit',
+      roots: ['<rootDir>/test/unit'],
+      // Every aws-sdk-client-mock call is checked against the service's botocore model.
+      setupFilesAfterEnv: [...shared.setupFilesAfterEnv, '<rootDir>/test/helpers/aws-calls/model-setup.ts'],
+    },
     { ...shared, displayName: 'cdk', roots: ['<rootDir>/test/cdk'] },
     {
       ...shared,

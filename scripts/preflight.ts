@@ -92,6 +92,11 @@ export interface Tool {
   readonly install: Install;
   /** Checked even when no test names it today (CI always has ../shared: a missing one is a broken CI). */
   readonly requiredInCi?: boolean;
+  /**
+   * Data the tests read in process (no server, no tool run per test), so unit tests may use it:
+   * botocore's service models.
+   */
+  readonly dataOnly?: boolean;
 }
 
 function isExecutable(file: string): boolean {
@@ -187,6 +192,26 @@ export function pgbouncer125Tool(
   };
 }
 
+/** Where botocore's service models are, when not the botocore python3 imports. */
+export const BOTOCORE_DATA_ENV = 'PROXYLAB_BOTOCORE_DATA';
+
+/**
+ * botocore's data directory (its JSON service models: `<service>/<api-version>/service-2.json.gz`):
+ * $PROXYLAB_BOTOCORE_DATA if set (and only it), else the botocore python3 imports; null when absent.
+ */
+export function findBotocoreModels(): string | null {
+  const isModels = (dir: string): boolean => dir !== '' && fs.existsSync(path.join(dir, 'pi'));
+  const fromEnv = process.env[BOTOCORE_DATA_ENV];
+  if (fromEnv !== undefined && fromEnv !== '') return isModels(fromEnv) ? fromEnv : null;
+  const res = spawnSync(
+    'python3',
+    ['-c', 'import botocore, os; print(os.path.join(os.path.dirname(botocore.__file__), "data"))'],
+    { encoding: 'utf8' },
+  );
+  const dir = res.status === 0 ? res.stdout.trim() : '';
+  return isModels(dir) ? dir : null;
+}
+
 function osPackages(apt: string, dnf: string | null, brew: string | null): Install {
   return {
     kind: 'os',
@@ -254,6 +279,16 @@ export const TOOLS: readonly Tool[] = [
     usedBy: /['"]cfn-lint['"]|\bcfnLint\(/,
     find: () => onPath('cfn-lint'),
     install: { kind: 'pip', requirement: 'cfn-lint' },
+  },
+  {
+    name: 'botocore service models',
+    purpose:
+      "AWS's published API models: every mocked AWS call's input is checked against them (test/helpers/aws-calls/model.ts)",
+    // The unit project's setup file checks every aws-sdk-client-mock call; other tests import the checker.
+    usedBy: /aws-calls\/model|['"]aws-sdk-client-mock['"]/,
+    find: findBotocoreModels,
+    install: { kind: 'pip', requirement: 'botocore' },
+    dataOnly: true,
   },
   {
     name: 'moto_server',

@@ -44,7 +44,7 @@ const collectEventSchema = z
       instanceClasses: z.optional(z.record(z.string(), z.string())),
       /**
        * The engine (stack output DatabaseEngine): `postgres` (RDS for PostgreSQL) reads the RDS
-       * instance metrics, `aurora-postgresql` Aurora's. Events from older CLIs carry none: Aurora,
+       * instance metrics and Performance Insights counters, `aurora-postgresql` Aurora's. Events from older CLIs carry none: Aurora,
        * the only engine there was.
        */
       engine: z.optional(z.enum(['aurora-postgresql', 'postgres'])),

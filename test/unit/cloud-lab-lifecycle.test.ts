@@ -187,7 +187,7 @@ describe('the expiry clock and runs that would outlive the lab (item 6)', () => 
     FlexibleTimeWindow: { Mode: 'OFF' as const },
     Target: {
       Arn: 'arn:aws:scheduler:::aws-sdk:cloudformation:deleteStack',
-      RoleArn: 'arn:aws:iam::1:role/r',
+      RoleArn: 'arn:aws:iam::123456789012:role/r',
     },
     State: 'ENABLED' as const,
   };

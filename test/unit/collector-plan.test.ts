@@ -198,7 +198,7 @@ describe('period choice', () => {
 });
 
 describe('planPiRequests', () => {
-  test('one request per instance with the five PostgreSQL counters, ServiceType RDS identifiers', () => {
+  test('one request per instance with the five Aurora PostgreSQL counters, ServiceType RDS identifiers', () => {
     // WHEN
     const plan = planPiRequests(lab(2, 1), HOUR_WINDOW);
     // THEN
@@ -209,7 +209,18 @@ describe('planPiRequests', () => {
       'db.Transactions.xact_commit.avg',
       'db.User.numbackends.avg',
       'db.User.total_auth_attempts.avg',
-      'db.SQL.queries.avg',
+      'db.SQL.Queries.avg',
+    ]);
+  });
+
+  test('RDS for PostgreSQL gets its own documented counters: no total_auth_attempts, no db.SQL.Queries', () => {
+    // WHEN
+    const plan = planPiRequests({ ...lab(1, 0), engine: 'postgres' }, HOUR_WINDOW);
+    // THEN
+    expect(plan.requests[0]!.queries.map((q) => q.metric)).toEqual([
+      'db.load.avg',
+      'db.Transactions.xact_commit.avg',
+      'db.User.numbackends.avg',
     ]);
   });
 

@@ -32,12 +32,14 @@ function tool(name: string): Tool {
   return found;
 }
 
-test('unit tests need no external tool (a test that does belongs in cdk or integration)', () => {
+test('unit tests need no external tool (a test that does belongs in cdk or integration), only data', () => {
   // WHEN
   const users = testsUsing(['unit']);
   // THEN
   expect(
-    [...users].filter(([, tests]) => tests.length > 0).map(([t, tests]) => `${t.name}: ${tests.join(', ')}`),
+    [...users]
+      .filter(([t, tests]) => tests.length > 0 && t.dataOnly !== true)
+      .map(([t, tests]) => `${t.name}: ${tests.join(', ')}`),
   ).toEqual([]);
 });
 
@@ -45,6 +47,8 @@ test.each([
   ['shellcheck', 'test/cdk/constructs.test.ts'],
   ['cfn-lint', 'test/cdk/labs.test.ts'],
   ['moto_server', 'test/integration/collect-moto.test.ts'],
+  ['botocore service models', 'test/unit/aws-model.test.ts'],
+  ['botocore service models', 'test/unit/cloud-runner.test.ts'],
   ['Chromium', 'test/integration/report-browser.test.ts'],
   ['PgBouncer', 'test/integration/local-smoke.test.ts'],
   ['PgBouncer 1.25.2', 'test/integration/pooler-bootstrap.test.ts'],
