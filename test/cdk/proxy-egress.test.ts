@@ -43,7 +43,8 @@ test.each([
       db,
     );
     // WHEN / THEN the group's own egress is the no-traffic rule only: CloudFormation adds no allow-all
-    const group = template.toJSON().Resources[proxySg] as { Properties: Record<string, unknown> };
+    const resources = template.toJSON().Resources as Record<string, { Properties: Record<string, unknown> }>;
+    const group = resources[proxySg] as { Properties: Record<string, unknown> };
     expect(group.Properties.SecurityGroupEgress).toEqual([NO_TRAFFIC]);
     // and its one separate egress rule is TCP to the database group on the database port
     const egress = resourcesOfType(template, 'AWS::EC2::SecurityGroupEgress').filter(
