@@ -78,6 +78,33 @@ const CPU_CREDIT_BALANCE: CloudWatchMetricDef = {
   aggregation: 'level',
   burstableOnly: true,
 };
+/*
+ * Burstable classes run in Unlimited mode on RDS and Aurora (RDS pricing: "T4g and T3 DB instances
+ * run in Unlimited mode, which means that you will be charged if your average CPU utilization over
+ * a rolling 24-hour period exceeds the baseline"): when CPUCreditBalance is zero the instance keeps
+ * bursting on surplus credits (CPUSurplusCreditBalance), and those not paid down by earned credits
+ * are billed (CPUSurplusCreditsCharged). Both are AWS/RDS instance-level metrics by
+ * DBInstanceIdentifier on db.t* classes (rds-metrics.html#rds-cw-metrics-instance; CloudWatch
+ * readings of Aurora db.t4g instances show them for Aurora too), in credits = vCPU-minutes
+ * (CloudWatch unit Count), published every 5 minutes. The charged count per period adds up to the
+ * run's charge (Sum); the surplus balance is a level whose peak matters (Maximum).
+ */
+const CPU_SURPLUS_CREDIT_BALANCE: CloudWatchMetricDef = {
+  name: 'CPUSurplusCreditBalance',
+  title: 'CPU surplus credit balance (Unlimited mode)',
+  stats: ['Maximum'],
+  unit: 'Count',
+  aggregation: 'level',
+  burstableOnly: true,
+};
+const CPU_SURPLUS_CREDITS_CHARGED: CloudWatchMetricDef = {
+  name: 'CPUSurplusCreditsCharged',
+  title: 'CPU surplus credits charged (Unlimited mode)',
+  stats: ['Sum'],
+  unit: 'Count',
+  aggregation: 'event-count',
+  burstableOnly: true,
+};
 
 /**
  * Aurora instance metrics, dimension `DBInstanceIdentifier`. CommitThroughput, CommitLatency,
@@ -121,6 +148,8 @@ export const AURORA_INSTANCE_METRICS: readonly CloudWatchMetricDef[] = [
   READ_IOPS,
   WRITE_IOPS,
   CPU_CREDIT_BALANCE,
+  CPU_SURPLUS_CREDIT_BALANCE,
+  CPU_SURPLUS_CREDITS_CHARGED,
 ];
 
 /**
@@ -129,7 +158,8 @@ export const AURORA_INSTANCE_METRICS: readonly CloudWatchMetricDef[] = [
  * (https://docs.aws.amazon.com/AmazonRDS/latest/UserGuide/rds-metrics.html#rds-cw-metrics-instance),
  * every one below marked "applies to: All" there, with the units it gives (ReadLatency and
  * WriteLatency in Seconds, not milliseconds; FreeStorageSpace and FreeableMemory in Bytes;
- * DiskQueueDepth a Count; CPUCreditBalance only on burstable db.t* classes). An RDS instance has
+ * DiskQueueDepth a Count; CPUCreditBalance and the surplus-credit pair only on burstable db.t*
+ * classes). An RDS instance has
  * its own EBS volume, hence FreeStorageSpace/DiskQueueDepth/latencies, which Aurora's shared
  * cluster volume does not publish per instance.
  */
@@ -169,6 +199,8 @@ export const RDS_POSTGRES_INSTANCE_METRICS: readonly CloudWatchMetricDef[] = [
     aggregation: 'level',
   },
   CPU_CREDIT_BALANCE,
+  CPU_SURPLUS_CREDIT_BALANCE,
+  CPU_SURPLUS_CREDITS_CHARGED,
 ];
 
 /** The engine behind the lab's `direct` target, as the stack output DatabaseEngine says it. */

@@ -1,14 +1,10 @@
 /**
- * The operator's decisions around a lab's lifetime (issue 14): where the runners go (items 12),
- * static parameters applied by a reboot (item 5), the expiry clock starting when the deploy ends
- * and a run refused when it would outlive its lab (item 6). AWS calls through aws-sdk-client-mock.
+ * The operator's decisions around a lab's lifetime (issue 14): static parameters applied by a
+ * reboot (item 5), the expiry clock starting when the deploy ends and a run refused when it would
+ * outlive its lab (item 6). Where the runners go (item 12) is test/unit/cloud-zones.test.ts. AWS
+ * calls through aws-sdk-client-mock.
  */
 import * as path from 'node:path';
-import {
-  DescribeAvailabilityZonesCommand,
-  DescribeInstanceTypeOfferingsCommand,
-  EC2Client,
-} from '@aws-sdk/client-ec2';
 import { DescribeDBInstancesCommand, RDSClient, RebootDBInstanceCommand } from '@aws-sdk/client-rds';
 import {
   GetScheduleCommand,
@@ -20,8 +16,6 @@ import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { mockClient } from 'aws-sdk-client-mock';
 import 'aws-sdk-client-mock-jest';
 import { UsageError } from '../../lib/core/errors';
-import { chooseLabZones, chooseZones, zoneContextArgs } from '../../lib/cloud/availability-zones';
-import { cdkInvocation } from '../../lib/cloud/operator';
 import { labOutputsWith, proxyOutputs } from '../helpers/lab-outputs';
 import { applyPendingReboots } from '../../lib/cloud/parameters';
 import { eventForFinishedRun } from '../../lib/cloud/recollect';
@@ -32,90 +26,18 @@ import {
   labTargetCapacities,
 } from '../../lib/cloud/run-window';
 import { loadLabFile } from '../../lib/config/load';
-import { AZ_CONTEXT_KEYS } from '../../lib/config/stack-outputs';
 import { readLabExpiry, restartLabExpiry } from '../../lib/cloud/extend';
 import type { RunManifest } from '../../lib/suite/types';
 import { manifestWith } from '../helpers/run-files';
 
-const ec2Mock = mockClient(EC2Client);
 const rdsMock = mockClient(RDSClient);
 const schedMock = mockClient(SchedulerClient);
 afterEach(() => {
-  ec2Mock.reset();
   rdsMock.reset();
   schedMock.reset();
 });
 
 const LABS = path.resolve(__dirname, '..', '..', 'labs');
-
-describe('runner Availability Zones (item 12)', () => {
-  test('asks EC2 which zones offer the runner type, and puts the runners there', async () => {
-    // GIVEN c7g.large offered in eu-west-1b and eu-west-1c, not in eu-west-1a
-    ec2Mock.on(DescribeAvailabilityZonesCommand).resolves({
-      AvailabilityZones: [{ ZoneName: 'eu-west-1c' }, { ZoneName: 'eu-west-1a' }, { ZoneName: 'eu-west-1b' }],
-    });
-    ec2Mock
-      .on(DescribeInstanceTypeOfferingsCommand)
-      .resolvesOnce({
-        InstanceTypeOfferings: [
-          { InstanceType: 'c7g.large', LocationType: 'availability-zone', Location: 'eu-west-1c' },
-        ],
-        NextToken: 'page2',
-      })
-      .resolvesOnce({
-        InstanceTypeOfferings: [
-          { InstanceType: 'c7g.large', LocationType: 'availability-zone', Location: 'eu-west-1b' },
-        ],
-      });
-    // WHEN
-    const choice = await chooseLabZones(new EC2Client({ region: 'eu-west-1' }), 'c7g.large');
-    // THEN the exact requests: offerings per zone for this type (both pages), standard zones only
-    expect(ec2Mock).toHaveReceivedCommandWith(DescribeInstanceTypeOfferingsCommand, {
-      LocationType: 'availability-zone',
-      Filters: [{ Name: 'instance-type', Values: ['c7g.large'] }],
-    });
-    expect(ec2Mock).toHaveReceivedCommandWith(DescribeInstanceTypeOfferingsCommand, { NextToken: 'page2' });
-    expect(ec2Mock).toHaveReceivedCommandWith(DescribeAvailabilityZonesCommand, {
-      Filters: [
-        { Name: 'zone-type', Values: ['availability-zone'] },
-        { Name: 'state', Values: ['available'] },
-      ],
-    });
-    expect(choice).toEqual({ vpc: ['eu-west-1b', 'eu-west-1c'], runners: ['eu-west-1b', 'eu-west-1c'] });
-    // AND cdk deploy gets them as context
-    const inv = cdkInvocation(
-      'deploy',
-      'labs/default.json',
-      {},
-      '/repo',
-      zoneContextArgs(choice, AZ_CONTEXT_KEYS),
-    );
-    expect(inv.args).toEqual(
-      expect.arrayContaining([
-        '-c',
-        'proxylab:availabilityZones=eu-west-1b,eu-west-1c',
-        'proxylab:runnerAvailabilityZones=eu-west-1b,eu-west-1c',
-      ]),
-    );
-  });
-
-  test.each([
-    [
-      'one zone offers it: the VPC fills up with another',
-      ['a', 'b', 'c'],
-      ['c'],
-      { vpc: ['c', 'a'], runners: ['c'] },
-    ],
-    ['the first two offer it', ['a', 'b', 'c'], ['a', 'b', 'c'], { vpc: ['a', 'b'], runners: ['a', 'b'] }],
-  ])('%s', (_what, all, offering, expected) => {
-    expect(chooseZones(all, offering, 't')).toEqual(expected);
-  });
-
-  test('no zone offers it: a usage error naming the type', () => {
-    expect(() => chooseZones(['a', 'b'], [], 'x9z.large')).toThrow(UsageError);
-    expect(() => chooseZones(['a', 'b'], [], 'x9z.large')).toThrow(/x9z\.large is not offered/);
-  });
-});
 
 describe('static parameters (item 5)', () => {
   test('an instance whose parameter group is pending-reboot is rebooted, and deploy waits until in-sync', async () => {
