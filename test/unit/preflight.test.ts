@@ -108,10 +108,11 @@ describe.each([
     // Any other way to a 1.25 binary: the finder, its variable, the shared path, the cache, the build.
     direct:
       /\bfindPgbouncer125\b|PGBOUNCER_1_25_ENV|PROXYLAB_PGBOUNCER_1_25|tools\/pgbouncer-1\.25|\bcachedPgbouncer\b|\bbuildPgbouncer\b/,
-    // Only these three start a PgBouncer 1.25.2 today; a new one joins this list on purpose.
+    // Only these start a PgBouncer 1.25.2 today; a new one joins this list on purpose.
     users: [
       'test/integration/local-smoke.test.ts',
       'test/integration/local-stack.test.ts',
+      'test/integration/pgbouncer-stop.test.ts',
       'test/integration/pooler-bootstrap.test.ts',
     ],
   },
