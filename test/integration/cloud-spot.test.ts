@@ -175,9 +175,11 @@ describe('a spot runner interrupted by the notice alone, then resumed with the s
     expect(progress.interruptions).toHaveLength(1);
     const rec = progress.interruptions[0];
     expect(rec).toMatchObject({ runnerIndex: 0, cause: 'spot-notice', signal: null, notice: NOTICE });
+    // The step in flight at the notice (if one was): the runner records the notice first and then
+    // stops the run, so on a loaded machine that step may finish and be written in between. Then it
+    // is a whole measurement and the resume skips it; otherwise the resume measures it again.
     inFlight = rec?.stepInFlight ?? null;
-    // the step in flight at the notice (if one was) was not written
-    if (inFlight !== null) expect(before.has(inFlight)).toBe(false);
+    if (inFlight !== null && before.has(inFlight)) inFlight = null;
     expect(Date.parse(rec?.interruptedAt ?? '')).toBeLessThanOrEqual(Date.now());
     const line = formatListing(await readListing(s3, BUCKET, RUN_ID));
     expect(line).toContain(`runner 0 interrupted at ${rec?.interruptedAt}`);
@@ -199,7 +201,7 @@ describe('a spot runner interrupted by the notice alone, then resumed with the s
       expect(after.get(id)).toBe(text);
       expect(second.stdout).toContain(`${id}: already done, skipped`);
     }
-    // the step in flight at the notice was measured again, not skipped
+    // the step cut short by the stop (if one was) was measured again, not skipped
     if (inFlight !== null) {
       expect(after.has(inFlight)).toBe(true);
       expect(second.stdout).toMatch(new RegExp(`\\] ${inFlight.replace(/[/.]/g, '\\$&')}: start`));

@@ -19,7 +19,7 @@ import {
   cachedPgbouncer,
   type BuildOptions,
 } from '../../scripts/pgbouncer-cache';
-import { pgbouncer125Tool, preflight } from '../../scripts/preflight';
+import { pgbouncer125Tool, preflight, testsUsing } from '../../scripts/preflight';
 import { scratchDir } from '../helpers/scratch';
 
 const VERSION = '1.25.2';
@@ -232,11 +232,12 @@ describe('the preflight with no PgBouncer 1.25.2 anywhere', () => {
     const file = cachedPgbouncer(VERSION, root);
     return fs.existsSync(file) ? file : null;
   };
-  const tests125 = [
-    'test/integration/local-smoke.test.ts',
-    'test/integration/local-stack.test.ts',
-    'test/integration/pooler-bootstrap.test.ts',
-  ];
+  // The files the preflight finds for the 1.25.2 entry (test/unit/preflight.test.ts pins that list).
+  const tool125 = pgbouncer125Tool();
+  const tests125 = testsUsing(['unit', 'cdk', 'integration'], [tool125]).get(tool125) ?? [];
+  test('the 1.25.2 entry is used by some tests (the message below names them)', () => {
+    expect(tests125).toContain('test/integration/local-smoke.test.ts');
+  });
 
   test('stops before any test, naming the tests that need it, why it was not built and how to get it', async () => {
     // GIVEN a download that cannot connect (a port nothing listens on)
