@@ -154,7 +154,7 @@ describe('a corrupted run file names the file and the field', () => {
       d.status = 'finished';
     });
     expect(() => loadRun(dir)).toThrow(UsageError);
-    expect(() => loadRun(dir)).toThrow(/manifest\.json: not a run manifest \(status: /);
+    expect(() => loadRun(dir)).toThrow(/manifest\.json: status: Invalid option/);
   });
 
   test('report: a corrupt step is listed with its file and field; the rest of the run still loads', () => {
