@@ -324,6 +324,22 @@ export function listDirIn(root: string, rel: string): DirEntry[] | null {
 }
 
 /**
+ * Whether `rel` exists under `root` (as anything: a link counts, and is refused when read), its
+ * directories checked like readFileIn's (a linked directory on the way is a FileReadError).
+ */
+export function existsIn(root: string, rel: string): boolean {
+  const segs = segmentsOf(root, rel);
+  if (!checkDirs(root, segs, segs.length - 1)) return false;
+  try {
+    fs.lstatSync(path.join(root, ...segs));
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw openError(path.join(root, ...segs), err);
+  }
+}
+
+/**
  * For writers: every directory from `root` down to `relDir` that exists is a real directory, not a
  * symbolic link (a `steps/` link would make a resume write outside the run directory). Missing
  * ones are fine: the writer creates them. Throws FileReadError (`symlink-refused`, exit 2).
