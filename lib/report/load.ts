@@ -91,7 +91,7 @@ function readFolder<T>(
  */
 export function loadRun(dir: string): LoadedRun {
   const runDir = resolve(dir);
-  let isDir = false;
+  let isDir: boolean;
   try {
     isDir = statSync(runDir).isDirectory();
   } catch {
