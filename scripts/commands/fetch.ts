@@ -9,7 +9,7 @@ import { validateRunId } from '../../lib/cloud/operator';
 import { UsageError } from '../../lib/core/errors';
 import { checkOutDir } from '../../lib/core/out-dir';
 import { writeReport } from '../../lib/report';
-import { fetchRun, formatProgress, readProgress } from '../../lib/cloud/runs';
+import { fetchRun, formatListing, readListing } from '../../lib/cloud/runs';
 import { forTerminalLine } from '../../lib/core/terminal-text';
 import { FileSystemBlobStore } from '../../lib/local/fs-blobs';
 import { addBucketOptions, resolveBucket, type BucketFlags } from './status';
@@ -36,11 +36,12 @@ export function register(program: Command): void {
     checkOutDir(flags.out);
     const { bucket, settings } = await resolveBucket(flags);
     const s3 = createS3Client(settings);
-    const progress = await readProgress(s3, bucket, runId);
+    // Listed like `status` does: an unreadable manifest is named, and the rest is still copied.
+    const progress = await readListing(s3, bucket, runId);
     const runDir = path.resolve(flags.out, runId);
     const res = await fetchRun(s3, bucket, runId, new FileSystemBlobStore(runDir));
     process.stdout.write(
-      `${formatProgress(progress)}\nfetched ${res.files} files (${(res.bytes / 1024).toFixed(0)} KiB) into ${runDir}\n`,
+      `${formatListing(progress)}\nfetched ${res.files} files (${(res.bytes / 1024).toFixed(0)} KiB) into ${runDir}\n`,
     );
     // Key names come from the bucket: shown with control characters made visible.
     for (const s of res.skipped)
