@@ -69,7 +69,7 @@ function readFolder<T>(
 ): Array<{ name: string; value: T }> {
   const out: Array<{ name: string; value: T }> = [];
   for (const entry of listDirIn(runDir, folder) ?? []) {
-    if (!entry.name.endsWith('.json') || !keep(entry.name) || entry.type === 'directory') continue;
+    if (!entry.name.endsWith('.json') || !keep(entry.name)) continue;
     const rel = `${folder}/${entry.name}`;
     try {
       const text = readFileIn(runDir, rel, kind);
