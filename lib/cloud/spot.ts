@@ -25,6 +25,7 @@
  * interruption); the runner may only PutObject under runs/, so a record is closed, never deleted.
  */
 import { z } from 'zod';
+import { UsageError } from '../core/errors';
 import type { BlobStore } from '../engine/blob-store';
 import type { Clock } from '../engine/ports';
 import { RUN_PATHS } from '../suite/run-paths';
@@ -63,12 +64,22 @@ export function interruptionPath(runnerIndex: number): string {
   return `${RUN_PATHS.interruptionsDir}/runner-${runnerIndex}.json`;
 }
 
-export async function readInterruptions(blobs: BlobStore): Promise<InterruptionRecord[]> {
+/**
+ * Every `interruptions/runner-<i>.json`, validated. A record that cannot be read or does not fit its
+ * schema is an error naming the file (the runner's resume must not guess) — or, with `skipped`
+ * (status: partially bad runs are read, docs/report.md), left out and named there.
+ */
+export async function readInterruptions(blobs: BlobStore, skipped?: string[]): Promise<InterruptionRecord[]> {
   const keys = (await blobs.list(`${RUN_PATHS.interruptionsDir}/`)).filter((k) => k.endsWith('.json'));
   const out: InterruptionRecord[] = [];
   for (const key of keys) {
-    const text = await blobs.read(key);
-    if (text !== null) out.push(parseRunFile(interruptionRecordSchema, blobs.where(key), text));
+    try {
+      const text = await blobs.read(key);
+      if (text !== null) out.push(parseRunFile(interruptionRecordSchema, blobs.where(key), text));
+    } catch (err) {
+      if (skipped === undefined || !(err instanceof UsageError)) throw err;
+      skipped.push(err.message);
+    }
   }
   return out.sort((a, b) => a.runnerIndex - b.runnerIndex);
 }

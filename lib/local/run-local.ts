@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { InterruptedError, UsageError } from '../core/errors';
+import { listDirIn } from '../core/read';
 import type { Target } from '../engine/ports';
 import { systemClock } from '../engine/ports';
 import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run-suite';
@@ -292,7 +293,7 @@ async function runLocked(
     throw new UsageError(`${runDir} already holds run ${prev.runId}; pass --run-id to resume it`);
   }
   if (prev) checkResumable(prev, opts);
-  else if (fs.existsSync(runDir) && fs.readdirSync(runDir).filter((n) => !isLockFile(n)).length > 0) {
+  else if ((listDirIn(runDir, '') ?? []).filter((e) => !isLockFile(e.name)).length > 0) {
     throw new UsageError(
       `${runDir} exists and is not a proxylab run directory; choose another --run-id or --out`,
     );
