@@ -26,7 +26,12 @@ import type { LocalBinaries } from './binaries';
 import { BENCH_DB, BENCH_USER, howExited, SUPERUSER, type PostgresCluster } from './postgres';
 import { findFreePort } from './ports-free';
 import { delay, startServer, type RunAs, type ServerProcess } from './process';
-import { processPoolSize, renderPgbouncerIni, renderUserlist } from '../pgbouncer/config';
+import {
+  immediateShutdownSignal,
+  processPoolSize,
+  renderPgbouncerIni,
+  renderUserlist,
+} from '../pgbouncer/config';
 import { poolDatabaseAlias, POOLER_PROCESSES_MAX, type PgbouncerPoolMode } from '../pgbouncer/layout';
 import { psqlExec, psqlQueryOne, type PsqlTarget, type Row } from './psql';
 
@@ -322,10 +327,10 @@ function makePgbouncer(
       for (const a of admins) rows.push(...(await psqlQueryOne(a, 'SHOW POOLS')));
       return rows;
     },
-    // SIGTERM = immediate shutdown (SIGINT would wait for clients).
     release: () => servers.forEach((s) => s.release()),
+    // An immediate shutdown: SIGTERM before 1.23, SIGQUIT since (SIGTERM then waits for clients).
     stop: async () => {
-      await Promise.all(servers.map((s) => s.stop('SIGTERM', 10000)));
+      await Promise.all(servers.map((s) => s.stop(immediateShutdownSignal(version), 10000)));
     },
     exited: Promise.race(
       servers.map((s, i) =>

@@ -279,16 +279,17 @@ export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {})
  * found there is left, and the directory with it.
  */
 function removeUnmeasuredRun(runDir: string): void {
-  const stepsDir = path.join(runDir, RUN_PATHS.stepsDir);
-  if (fs.existsSync(stepsDir) && fs.readdirSync(stepsDir).length > 0) return;
+  try {
+    fs.rmdirSync(path.join(runDir, RUN_PATHS.stepsDir)); // only when empty (nor a link)
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return; // it holds something: keep the run
+  }
   for (const f of [RUN_PATHS.manifest, RUN_PATHS.plan, metricsPath('local'), RUN_PATHS.stepWindows])
     fs.rmSync(path.join(runDir, f), { force: true });
-  for (const d of [RUN_PATHS.metricsDir, RUN_PATHS.stepsDir]) {
-    try {
-      fs.rmdirSync(path.join(runDir, d)); // only when empty
-    } catch {
-      /* absent, or holds something else: keep it */
-    }
+  try {
+    fs.rmdirSync(path.join(runDir, RUN_PATHS.metricsDir)); // only when empty
+  } catch {
+    /* absent, or holds something else: keep it */
   }
 }
 

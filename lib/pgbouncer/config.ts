@@ -66,6 +66,16 @@ export function supportsMaxPreparedStatements(version: string): boolean {
 }
 
 /**
+ * The signal that stops PgBouncer at once. 1.23 made SIGTERM a "super safe shutdown" that waits for
+ * every client to disconnect (SIGINT waits for server connections to be released) and gave the
+ * immediate exit to SIGQUIT (NEWS.md of 1.23.0: "you should now use SIGQUIT"; src/main.c
+ * handle_sigquit); before 1.23 SIGTERM is the immediate exit and SIGQUIT is not handled.
+ */
+export function immediateShutdownSignal(version: string): 'SIGQUIT' | 'SIGTERM' {
+  return atLeast(parsePgbouncerVersion(version), [1, 23, 0]) ? 'SIGQUIT' : 'SIGTERM';
+}
+
+/**
  * Server connections the pooler may open in total: `poolPercent` % of max_connections, rounded to
  * the nearest integer (as RDS Proxy's MaxConnectionsPercent is a share of max_connections), at
  * least 1.

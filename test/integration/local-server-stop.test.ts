@@ -37,12 +37,22 @@ function allSteps(runDir: string): StepRecord[] {
     .map((f) => readJson<StepRecord>(path.join(dir, f)));
 }
 
-/** The server process itself (its children's titles do not name the directory). */
+/**
+ * The server process itself: the postmaster from its pid file (a backend that has just been forked
+ * still carries the postmaster's command line for a moment), PgBouncer by its command line.
+ */
 function serverPid(baseDir: string, part: 'pg' | 'pgbouncer'): number {
-  const pids = pidsMentioning(path.join(baseDir, part)).filter((pid) => {
-    const cmd = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8');
-    return part === 'pg' ? cmd.includes('-D') : cmd.includes('.ini');
-  });
+  if (part === 'pg') {
+    const pid = Number(
+      fs.readFileSync(path.join(baseDir, 'pg', 'data', 'postmaster.pid'), 'utf8').split('\n')[0],
+    );
+    if (!Number.isInteger(pid) || pid <= 0)
+      throw new Error(`no postmaster pid in ${baseDir}/pg/data/postmaster.pid`);
+    return pid;
+  }
+  const pids = pidsMentioning(path.join(baseDir, part)).filter((pid) =>
+    fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('.ini'),
+  );
   if (pids.length !== 1)
     throw new Error(`expected one ${part} server under ${baseDir}, got ${pids.join(',')}`);
   return pids[0] as number;
@@ -72,6 +82,20 @@ async function pgCtlRestart(stack: StackLine): Promise<void> {
   // The run may stop the stack (and remove its directory) while the new server starts: either way
   // pg_ctl ran; what matters is what proxylab recorded and that nothing is left running.
   if (res.exitCode === null) throw new Error(`pg_ctl restart did not finish: ${res.stderr}`);
+}
+
+/** pg_terminate_backend() of every `bench` session (PgBouncer's server connections): 57P01 while the server stays up. */
+async function terminateBenchBackends(stack: StackLine): Promise<void> {
+  const postmaster = serverPid(stack.baseDir, 'pg');
+  const psql = path.join(path.dirname(fs.readlinkSync(`/proc/${postmaster}/exe`)), 'psql');
+  const res = await runCommand(psql, [
+    ...['-h', '127.0.0.1', '-p', String(stack.postgresPort), '-U', 'postgres', '-d', 'postgres', '-At'],
+    ...['-c', "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = 'bench'"],
+  ]);
+  if (res.exitCode !== 0 || !(Number(res.stdout.trim()) > 0))
+    throw new Error(
+      `pg_terminate_backend terminated nothing (exit ${res.exitCode}): ${res.stdout} ${res.stderr}`,
+    );
 }
 
 type Disrupt = (stack: StackLine) => Promise<void>;
@@ -167,6 +191,13 @@ describe('PostgreSQL stopped during a step', () => {
       /server-stopped|PostgreSQL \(pid \d+\)/,
     ],
     ['pg_ctl restart -m fast', 'pg-restart', pgCtlRestart, /server-stopped|PostgreSQL \(pid \d+\)/],
+    // the server stays up: only what pgbench's clients were told shows it (no process watch can)
+    [
+      'pg_terminate_backend() of the bench sessions',
+      'pg-terminate',
+      terminateBenchBackends,
+      /server-stopped ×\d+: .*SQLSTATE 57P01/,
+    ],
   ] as const)(
     '%s: not measured, run failed with exit 1, a resume measures it',
     async (_what, name, disrupt, cause) => {

@@ -1,4 +1,5 @@
 import {
+  immediateShutdownSignal,
   parsePgbouncerVersion,
   processPoolSize,
   renderPgbouncerIni,
@@ -43,6 +44,14 @@ describe('versions', () => {
   ])('%s: peering %s, max_prepared_statements %s', (v, peers, mps) => {
     expect(supportsPeering(v)).toBe(peers);
     expect(supportsMaxPreparedStatements(v)).toBe(mps);
+  });
+  test.each([
+    ['1.18.0', 'SIGTERM'], // SIGTERM exits at once; SIGQUIT is not handled
+    ['1.22.1', 'SIGTERM'],
+    ['1.23.0', 'SIGQUIT'], // SIGTERM now waits for every client to disconnect
+    ['PgBouncer 1.25.2', 'SIGQUIT'],
+  ])('%s stops at once on %s', (v, sig) => {
+    expect(immediateShutdownSignal(v)).toBe(sig);
   });
   test('parse', () => {
     expect(parsePgbouncerVersion('PgBouncer 1.18.0')).toEqual([1, 18, 0]);
