@@ -14,20 +14,20 @@
  * Pure (no I/O): the local adapter and the reaper send what this says.
  */
 
+import { parsePgbouncerVersion, versionAtLeast } from './config';
+
 /** The first release whose SIGTERM waits for clients and whose SIGQUIT is immediate. */
-export const SIGQUIT_IMMEDIATE_SINCE: readonly [number, number] = [1, 23];
+export const SIGQUIT_IMMEDIATE_SINCE: readonly [number, number, number] = [1, 23, 0];
 
 /**
  * The signals that stop PgBouncer `version` immediately, in the order to send them.
- * A known version gets one signal. An unknown one (null, or not `major.minor…`) gets SIGQUIT then
- * SIGTERM: a release before 1.23 ignores the SIGQUIT and stops on the SIGTERM; 1.23 and later
- * stop on the SIGQUIT (a SIGTERM arriving first only starts the wait that the SIGQUIT then cuts short).
+ * A known version (`1.25.2`, `PgBouncer 1.18.0`) gets one signal. An unknown one (null, or no
+ * version in it) gets SIGQUIT then SIGTERM: a release before 1.23 ignores the SIGQUIT and stops on
+ * the SIGTERM; 1.23 and later stop on the SIGQUIT (a SIGTERM arriving first only starts the wait
+ * that the SIGQUIT then cuts short).
  */
 export function immediateStopSignals(version: string | null): readonly NodeJS.Signals[] {
-  const m = version === null ? null : /^(\d+)\.(\d+)/.exec(version.trim());
-  if (m === null) return ['SIGQUIT', 'SIGTERM'];
-  const [major, minor] = [Number(m[1]), Number(m[2])];
-  const [sinceMajor, sinceMinor] = SIGQUIT_IMMEDIATE_SINCE;
-  const sigquit = major > sinceMajor || (major === sinceMajor && minor >= sinceMinor);
-  return sigquit ? ['SIGQUIT'] : ['SIGTERM'];
+  const v = version === null ? null : parsePgbouncerVersion(version);
+  if (v === null) return ['SIGQUIT', 'SIGTERM'];
+  return versionAtLeast(v, SIGQUIT_IMMEDIATE_SINCE) ? ['SIGQUIT'] : ['SIGTERM'];
 }

@@ -17,6 +17,7 @@ const num = z.number();
 const nullableNum = z.number().nullable();
 const protocol = z.enum(['simple', 'extended', 'prepared']);
 const errorClass = z.enum([
+  'server-stopped',
   'too-many-connections',
   'prepared-statement-exists',
   'prepared-statement-missing',

@@ -8,6 +8,8 @@ test.each([
   ['1.23.0', ['SIGQUIT']],
   ['1.25.2', ['SIGQUIT']],
   ['2.0.0', ['SIGQUIT']],
+  ['PgBouncer 1.25.2', ['SIGQUIT']], // as `pgbouncer --version` prints it
+  ['PgBouncer 1.18.0', ['SIGTERM']],
   [null, ['SIGQUIT', 'SIGTERM']],
   ['unknown', ['SIGQUIT', 'SIGTERM']],
 ])('PgBouncer %s: %j', (version, expected) => {
