@@ -158,6 +158,15 @@ export function findPgbouncer118(): string | null {
 }
 
 /**
+ * A test needs a pinned PgBouncer when it imports its helper from test/helpers/pgbouncer-versions.ts
+ * (the only way to one: test/unit/preflight.test.ts checks that). Matching the import, not the bare
+ * name, keeps a capture file named `pgbouncer125-…` from counting as a user.
+ */
+export function importsHelper(name: string): RegExp {
+  return new RegExp(`import\\s*\\{[^}]*\\b${name}\\b[^}]*\\}\\s*from\\s*['"][^'"]*pgbouncer-versions['"]`);
+}
+
+/**
  * The PgBouncer 1.25.2 entry: found as findPgbouncer125() does; when missing, built from `build`'s
  * release (default: the pinned upstream tarball and SHA-256) into its cache (default: the per-user
  * one). Tests pass a local URL, checksum and cache to exercise the build and the stop.
@@ -171,7 +180,7 @@ export function pgbouncer125Tool(
   return {
     name: `PgBouncer ${PGBOUNCER_TEST_VERSION}`,
     purpose: 'prepared statements through a transaction pool (max_prepared_statements)',
-    usedBy: /\bpgbouncer125\b/,
+    usedBy: importsHelper('pgbouncer125'),
     find,
     install: {
       kind: 'build',
@@ -251,7 +260,7 @@ export const TOOLS: readonly Tool[] = [
   {
     name: 'PgBouncer 1.18 (Debian 12)',
     purpose: 'the default pooler of the integration tests: the behaviour before max_prepared_statements',
-    usedBy: /\bpgbouncer118\b/,
+    usedBy: importsHelper('pgbouncer118'),
     find: findPgbouncer118,
     install: {
       kind: 'none',

@@ -18,6 +18,7 @@ import {
   describeTests,
   jestSetupFiles,
   missingMessage,
+  importsHelper,
   pgbouncer125Tool,
   PROJECTS,
   REPO_ROOT,
@@ -104,12 +105,13 @@ const TEST_FILES = new Set(allTestSources().filter((f) => f.endsWith('.test.ts')
 describe.each([
   {
     tool: 'PgBouncer 1.25.2',
-    helper: /\bpgbouncer125\b/,
+    helper: importsHelper('pgbouncer125'),
     // Any other way to a 1.25 binary: the finder, its variable, the shared path, the cache, the build.
     direct:
       /\bfindPgbouncer125\b|PGBOUNCER_1_25_ENV|PROXYLAB_PGBOUNCER_1_25|tools\/pgbouncer-1\.25|\bcachedPgbouncer\b|\bbuildPgbouncer\b/,
     // Only these start a PgBouncer 1.25.2 today; a new one joins this list on purpose.
     users: [
+      'test/integration/local-server-stop.test.ts',
       'test/integration/local-smoke.test.ts',
       'test/integration/local-stack.test.ts',
       'test/integration/pgbouncer-stop.test.ts',
@@ -118,7 +120,7 @@ describe.each([
   },
   {
     tool: 'PgBouncer 1.18 (Debian 12)',
-    helper: /\bpgbouncer118\b/,
+    helper: importsHelper('pgbouncer118'),
     direct: /\bfindPgbouncer118\b|PGBOUNCER_1_18_ENV|PROXYLAB_PGBOUNCER_1_18/,
     // jest's setup file for the integration project hands it to every integration test.
     users: [...TEST_FILES].filter((f) => f.startsWith('test/integration/')),
