@@ -117,7 +117,9 @@ export function operatorPolicy(lab: LabConfig, opts: OperatorPolicyOptions): Iam
         Sid: 'RunCommandDocument',
         Effect: 'Allow',
         Action: 'ssm:SendCommand',
-        Resource: `arn:${p}:ssm:${region}::document/AWS-RunShellScript`,
+        // An AWS-owned document has no account in its ARN: `*` there matches it (and nothing else
+        // is named AWS-RunShellScript).
+        Resource: `arn:${p}:ssm:${region}:*:document/AWS-RunShellScript`,
       },
       // The instance side of SendCommand, limited to this lab's runners by their tag (Systems Manager
       // User Guide, "Restricting Run Command access based on tags": ssm:resourceTag/<key>).

@@ -45,7 +45,7 @@ export interface CloudRunnerGrants {
  *    manifest and lists finished steps; the fleet barrier reads plans and parts;
  *  - s3:DeleteObject on the run-lock keys only (`runs/<id>/locks/runner-<i>.lock`): a runner
  *    releases its lock when it ends, so a resume on a replacement runner is not refused;
- *  - rds:ModifyDBProxyTargetGroup + rds:DescribeDBProxyTargetGroups on this lab's proxies and their
+ *  - rds:DescribeDBProxyTargetGroups on this lab's proxies and rds:ModifyDBProxyTargetGroup on their
  *    `default` target groups only (pool-percent sweeps, then restore).
  */
 export function grantCloudRunner(role: iam.Role, grants: CloudRunnerGrants): void {
@@ -74,11 +74,19 @@ export function grantCloudRunner(role: iam.Role, grants: CloudRunnerGrants): voi
     }),
   );
   if (grants.proxies.length > 0) {
-    const resources = grants.proxies.flatMap((proxy) => [proxy.dbProxyArn, targetGroupArnOf(proxy)]);
+    // Each action on the resource type it takes (Service Authorization Reference, Amazon RDS):
+    // DescribeDBProxyTargetGroups on the proxy (`db-proxy:prx-…`), ModifyDBProxyTargetGroup on the
+    // target group (`target-group:prx-tg-…`).
     role.addToPolicy(
       new iam.PolicyStatement({
-        actions: ['rds:ModifyDBProxyTargetGroup', 'rds:DescribeDBProxyTargetGroups'],
-        resources,
+        actions: ['rds:DescribeDBProxyTargetGroups'],
+        resources: grants.proxies.map((proxy) => proxy.dbProxyArn),
+      }),
+    );
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: ['rds:ModifyDBProxyTargetGroup'],
+        resources: grants.proxies.map(targetGroupArnOf),
       }),
     );
   }

@@ -10,13 +10,14 @@ import {
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
-import { mockClient } from 'aws-sdk-client-mock';
+import { mockAws } from '../helpers/aws-calls/recorder';
+import { RUNNER } from '../helpers/aws-calls/principals';
 import { acquireCloudRunLock, cloudRunLockKey, type CloudLockHost } from '../../lib/cloud/run-lock';
 import { UsageError } from '../../lib/core/errors';
 import type { RunLockOwner } from '../../lib/suite/run-lock';
 import { s3BodyText } from '../helpers/s3-body';
 
-const s3Mock = mockClient(S3Client);
+const s3Mock = mockAws(S3Client, RUNNER);
 const BUCKET = 'results';
 const KEY = cloudRunLockKey('r1', 0);
 

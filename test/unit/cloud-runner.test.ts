@@ -23,7 +23,8 @@ import {
   type PutObjectCommandInput,
 } from '@aws-sdk/client-s3';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { mockClient } from 'aws-sdk-client-mock';
+import { mockAws } from '../helpers/aws-calls/recorder';
+import { RUNNER } from '../helpers/aws-calls/principals';
 import 'aws-sdk-client-mock-jest';
 import { argvNumber } from '../../lib/cloud/fleet';
 import { runCloudRunner, type RunnerDeps } from '../../lib/cloud/runner';
@@ -36,10 +37,10 @@ import { s3BodyText } from '../helpers/s3-body';
 const PASSWORD = 'Sup3r-s3cret/pw+%with spaces "quoted" \\back';
 const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:lab-db-AbCdEf';
 
-const s3Mock = mockClient(S3Client);
-const smMock = mockClient(SecretsManagerClient);
-const rdsMock = mockClient(RDSClient);
-const lambdaMock = mockClient(LambdaClient);
+const s3Mock = mockAws(S3Client, RUNNER);
+const smMock = mockAws(SecretsManagerClient, RUNNER);
+const rdsMock = mockAws(RDSClient, RUNNER);
+const lambdaMock = mockAws(LambdaClient, RUNNER);
 
 /** In-memory bucket behind the S3 mock. */
 let store: Map<string, string>;

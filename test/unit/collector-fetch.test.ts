@@ -12,7 +12,8 @@ import {
   PIClient,
   PIServiceException,
 } from '@aws-sdk/client-pi';
-import { mockClient } from 'aws-sdk-client-mock';
+import { mockAws } from '../helpers/aws-calls/recorder';
+import { COLLECTOR } from '../helpers/aws-calls/principals';
 import 'aws-sdk-client-mock-jest';
 import {
   fetchCloudWatch,
@@ -22,8 +23,8 @@ import {
   type LabResources,
 } from '../../lib/collector';
 
-const cwMock = mockClient(CloudWatchClient);
-const piMock = mockClient(PIClient);
+const cwMock = mockAws(CloudWatchClient, COLLECTOR);
+const piMock = mockAws(PIClient, COLLECTOR);
 
 afterEach(() => {
   cwMock.reset();
