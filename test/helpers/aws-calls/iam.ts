@@ -162,12 +162,13 @@ const ROOT = join(__dirname, '..', '..', '..');
 const operatorPolicies = new Map<string, PolicyJson>();
 
 /** The operator policy `proxylab iam-policy --lab labs/<lab>.json --role <role>` prints (fake account). */
-export function operatorPolicyFor(lab: string, role: OperatorRole): PolicyJson {
-  const key = `${lab}/${role}`;
+export function operatorPolicyFor(lab: string, role: OperatorRole, labFile?: string): PolicyJson {
+  const file = labFile ?? join(ROOT, 'labs', `${lab}.json`);
+  const key = `${file}/${role}`;
   let doc = operatorPolicies.get(key);
   if (!doc) {
-    const r = checkLabFile(join(ROOT, 'labs', `${lab}.json`));
-    if (!r.ok) throw new Error(`labs/${lab}.json is not a valid lab`);
+    const r = checkLabFile(file);
+    if (!r.ok) throw new Error(`${file} is not a valid lab`);
     const fixture = labPolicies(lab);
     doc = operatorPolicy(r.lab, { role, account: fixture.account, region: fixture.region }) as unknown as PolicyJson;
     operatorPolicies.set(key, doc);
@@ -176,10 +177,35 @@ export function operatorPolicyFor(lab: string, role: OperatorRole): PolicyJson {
 }
 
 /** The identity policies that judge `p` (the lab role's, or the operator's). */
+/**
+ * A shipped lab's resources renamed to lab `name` (stack `proxylab-<name>`, its tag): what a lab
+ * file with another name, deployed, would own — for the CLI run on a test's own lab file.
+ */
+function renamedLab(lab: LabPolicies, name: string): LabPolicies {
+  if (name === lab.lab) return lab;
+  const text = JSON.stringify(lab)
+    .split(`proxylab-${lab.lab}`)
+    .join(`proxylab-${name}`)
+    .split(`"proxylab:lab":"${lab.lab}"`)
+    .join(`"proxylab:lab":"${name}"`);
+  return { ...(JSON.parse(text) as LabPolicies), lab: name };
+}
+
+function labNameOf(file: string): string {
+  const r = checkLabFile(file);
+  if (!r.ok) throw new Error(`${file} is not a valid lab`);
+  return r.lab.name;
+}
+
 export function policiesOf(p: Principal): { lab: LabPolicies; policies: NamedPolicy[]; unevaluated: string[] } {
-  const lab = labPolicies(labOf(p));
+  const shipped = labPolicies(labOf(p));
+  const lab = p.kind === 'operator' && p.labFile ? renamedLab(shipped, labNameOf(p.labFile)) : shipped;
   if (p.kind === 'operator')
-    return { lab, policies: [{ name: `operator-${p.role}`, document: operatorPolicyFor(labOf(p), p.role) }], unevaluated: [] };
+    return {
+      lab,
+      policies: [{ name: `operator-${p.role}`, document: operatorPolicyFor(labOf(p), p.role, p.labFile) }],
+      unevaluated: [],
+    };
   const roleId = lab.principals[p.kind];
   const role = roleId ? lab.roles[roleId] : undefined;
   if (!role) throw new Error(`lab ${lab.lab} has no ${p.kind} role (roles: ${Object.keys(lab.roles).join(', ')})`);

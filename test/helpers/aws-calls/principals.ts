@@ -10,7 +10,13 @@ export type LabRoleKind = 'runner' | 'pooler-host' | 'collector' | 'expiry-sched
 
 export type Principal =
   | { readonly kind: LabRoleKind; readonly lab?: string }
-  | { readonly kind: 'operator'; readonly role: OperatorRole; readonly lab?: string };
+  | {
+      readonly kind: 'operator';
+      readonly role: OperatorRole;
+      readonly lab?: string;
+      /** The lab file the CLI was given, when it is not labs/<lab>.json: its policy is printed from it. */
+      readonly labFile?: string;
+    };
 
 /** The lab whose policy judges a principal when it names none. */
 export const DEFAULT_LAB: Readonly<Record<Principal['kind'], string>> = {

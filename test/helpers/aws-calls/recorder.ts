@@ -11,6 +11,7 @@
  *    audit log, lib/core/aws-call-log.ts) and hands the lines to `recordCallLog`.
  */
 import { readFileSync } from 'node:fs';
+import type { MetadataBearer } from '@smithy/types';
 import { mockClient, type AwsStub } from 'aws-sdk-client-mock';
 import { observeAwsCalls } from '../../../lib/core/aws-call-log';
 import { iamProblems } from './iam';
@@ -40,7 +41,7 @@ export function record(call: RecordedCall): void {
 }
 
 interface Registered {
-  readonly mock: AwsStub<object, unknown, unknown>;
+  readonly mock: AwsStub<object, MetadataBearer, unknown>;
   principal: Principal;
   harvested: number;
 }
@@ -66,7 +67,7 @@ function harvest(r: Registered): void {
  * `mockClient(Client)` whose calls are recorded as made by `principal`. `reset()`,
  * `resetHistory()` and `restore()` first take the calls made so far.
  */
-export function mockAws<TInput extends object, TOutput extends object, TConfiguration>(
+export function mockAws<TInput extends object, TOutput extends MetadataBearer, TConfiguration>(
   client: Parameters<typeof mockClient<TInput, TOutput, TConfiguration>>[0],
   principal: Principal,
 ): AwsStub<TInput, TOutput, TConfiguration> {
