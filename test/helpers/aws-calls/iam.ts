@@ -84,6 +84,15 @@ function expiryRoleArns(lab: LabPolicies): string[] {
     .map(([, arn]) => arn);
 }
 
+/**
+ * The lab's secrets a call's `SecretId` stands for: the PgBouncer admin secret when the test's id
+ * names one (`…admin…`), else the database secret(s) — so each grant is checked on its own.
+ */
+function secretsOfKind(input: Input, lab: LabPolicies): string[] {
+  const admin = /admin/i.test(str(input.SecretId) ?? '');
+  return lab.resources.secrets.filter((arn) => /PoolerAdminSecret/.test(arn) === admin);
+}
+
 /** `${service id}:${operation}` → the IAM requests. Add a row when a test makes a new call. */
 export const IAM_REQUESTS: Readonly<Record<string, Mapper>> = {
   'S3:PutObject': (i, lab) => one('s3:PutObject', objectArns(i, lab)),
@@ -96,7 +105,7 @@ export const IAM_REQUESTS: Readonly<Record<string, Mapper>> = {
       buckets(i, lab).map((b) => `arn:aws:s3:::${b}`),
       { 's3:prefix': str(i.Prefix) ?? '' },
     ),
-  'Secrets Manager:GetSecretValue': (_i, lab) => one('secretsmanager:GetSecretValue', lab.resources.secrets),
+  'Secrets Manager:GetSecretValue': (i, lab) => one('secretsmanager:GetSecretValue', secretsOfKind(i, lab)),
   'RDS:DescribeDBProxyTargetGroups': (_i, lab) => one('rds:DescribeDBProxyTargetGroups', lab.resources.proxies),
   'RDS:ModifyDBProxyTargetGroup': (_i, lab) => one('rds:ModifyDBProxyTargetGroup', lab.resources.targetGroups),
   'RDS:DescribeDBInstances': (i, lab) => one('rds:DescribeDBInstances', dbArn(i, lab), labTags(lab)),
@@ -122,7 +131,14 @@ export const IAM_REQUESTS: Readonly<Record<string, Mapper>> = {
   ],
   'SSM:GetCommandInvocation': () => one('ssm:GetCommandInvocation', ['*']),
   'CloudFormation:DescribeStacks': (_i, lab) => one('cloudformation:DescribeStacks', [lab.resources.stackId]),
-  'CloudFormation:DeleteStack': (_i, lab) => one('cloudformation:DeleteStack', [lab.resources.stackId]),
+  'CloudFormation:DeleteStack': (i, lab) => [
+    ...one('cloudformation:DeleteStack', [lab.resources.stackId]),
+    // A RoleARN is passed on to CloudFormation (iam:PassRole, iam:PassedToService).
+    ...(str(i.RoleARN)
+      ? one('iam:PassRole', [str(i.RoleARN) as string], { 'iam:PassedToService': 'cloudformation.amazonaws.com' })
+      : []),
+  ],
+  'SQS:SendMessage': (i) => one('sqs:SendMessage', [str(i.QueueArn) ?? '?']),
   'Scheduler:GetSchedule': (i, lab) => one('scheduler:GetSchedule', scheduleArns(i, lab)),
   'Scheduler:UpdateSchedule': (i, lab) => [
     ...one('scheduler:UpdateSchedule', scheduleArns(i, lab)),
@@ -142,6 +158,16 @@ export const IAM_REQUESTS: Readonly<Record<string, Mapper>> = {
       context: { [`aws:ResourceTag/${SPOT_REQUEST_TAG}`]: lab.resources.stackId },
     })),
   'CloudWatch:GetMetricData': () => one('cloudwatch:GetMetricData', ['*']),
+  // The Lambda runtime's log writes (platform calls, ./lab-policies.ts): on the log stream.
+  'CloudWatch Logs:CreateLogStream': (i, lab) =>
+    one('logs:CreateLogStream', [
+      `${arnBase('logs', lab)}:log-group:${str(i.logGroupName) ?? '?'}:log-stream:${str(i.logStreamName) ?? '?'}`,
+    ]),
+  'CloudWatch Logs:PutLogEvents': (i, lab) =>
+    one('logs:PutLogEvents', [
+      `${arnBase('logs', lab)}:log-group:${str(i.logGroupName) ?? '?'}:log-stream:${str(i.logStreamName) ?? '?'}`,
+    ]),
+  'STS:AssumeRole': (i) => one('sts:AssumeRole', [str(i.RoleArn) ?? '?']),
   'PI:GetResourceMetrics': (_i, lab) =>
     one(
       'pi:GetResourceMetrics',
@@ -197,8 +223,11 @@ function labNameOf(file: string): string {
   return r.lab.name;
 }
 
-export function policiesOf(p: Principal): { lab: LabPolicies; policies: NamedPolicy[]; unevaluated: string[] } {
-  const shipped = labPolicies(labOf(p));
+export function policiesOf(
+  p: Principal,
+  synthesized?: LabPolicies,
+): { lab: LabPolicies; policies: NamedPolicy[]; unevaluated: string[] } {
+  const shipped = synthesized ?? labPolicies(labOf(p));
   const lab = p.kind === 'operator' && p.labFile ? renamedLab(shipped, labNameOf(p.labFile)) : shipped;
   if (p.kind === 'operator')
     return {
@@ -278,8 +307,10 @@ export async function iamProblems(
   call: CallForIam,
   principal: Principal,
   policies?: readonly NamedPolicy[],
+  /** The lab as just synthesized (default: the fixture's). */
+  synthesized?: LabPolicies,
 ): Promise<string[]> {
-  const own = policiesOf(principal);
+  const own = policiesOf(principal, synthesized);
   const judged = policies ?? own.policies;
   const requests = iamRequestsOf(call, own.lab);
   if (typeof requests === 'string') return [requests];

@@ -57,6 +57,19 @@ export interface LabResources {
   readonly tags: Record<string, string>;
 }
 
+/**
+ * A call a principal makes outside the tests' SDK clients: the runner's boot script downloading its
+ * software (`aws s3 cp` in the user data), the Lambda runtime writing a function's logs with the
+ * function's role, `cdk deploy` assuming the bootstrap roles. Taken from the synthesized stack.
+ */
+export interface PlatformCall {
+  readonly principal: LabRoleKind | 'operator-deploy';
+  readonly service: string;
+  readonly operation: string;
+  readonly input: Record<string, unknown>;
+  readonly why: string;
+}
+
 export interface LabPolicies {
   readonly lab: string;
   readonly region: string;
@@ -66,6 +79,7 @@ export interface LabPolicies {
   readonly roles: Record<string, RolePolicies>;
   /** The roles the tests attribute calls to. */
   readonly principals: Partial<Record<LabRoleKind, string>>;
+  readonly platformCalls: PlatformCall[];
 }
 
 type Template = { Resources: Record<string, { Type: string; Properties?: Record<string, unknown> }> };
@@ -158,10 +172,25 @@ class Resolver {
     throw new Error(`no fake value for Fn::GetAtt ${id}.${attr} (${type}): add it to test/helpers/aws-calls/lab-policies.ts`);
   }
 
-  resolve(value: unknown): string {
+  /** `value` resolved; with `lenient`, what cannot be resolved becomes `UNRESOLVED` (user data text). */
+  resolve(value: unknown, lenient = false): string {
+    if (lenient) {
+      try {
+        return this.resolve(value);
+      } catch {
+        if (value && typeof value === 'object' && 'Fn::Base64' in value)
+          return this.resolve((value as { 'Fn::Base64': unknown })['Fn::Base64'], true);
+        if (value && typeof value === 'object' && 'Fn::Join' in value) {
+          const [sep, parts] = (value as { 'Fn::Join': [string, unknown[]] })['Fn::Join'];
+          return parts.map((p) => this.resolve(p, true)).join(sep);
+        }
+        return 'UNRESOLVED';
+      }
+    }
     if (typeof value === 'string') return value;
     if (value && typeof value === 'object') {
       const o = value as Record<string, unknown>;
+      if ('Fn::Base64' in o) return this.resolve(o['Fn::Base64']);
       if ('Ref' in o) return this.ref(String(o.Ref));
       if ('Fn::GetAtt' in o) {
         const [id, attr] = o['Fn::GetAtt'] as [string, string];
@@ -213,6 +242,8 @@ export function labPoliciesOf(
   stackName: string,
   template: Template,
   tags: Record<string, string>,
+  /** The CDK bootstrap roles `cdk deploy` assumes (synthesizer ARNs, `${AWS::AccountId}` etc. unresolved). */
+  deployRoleArns: readonly string[] = [],
   region = FAKE_REGION,
   account = FAKE_ACCOUNT,
 ): LabPolicies {
@@ -243,10 +274,80 @@ export function labPoliciesOf(
     const kind = PRINCIPAL_ROLES.find(([, re]) => re.test(id))?.[0];
     if (kind) principals[kind] = id;
   }
+  const kindOfRole = (roleId: string): LabRoleKind | undefined =>
+    PRINCIPAL_ROLES.find(([, re]) => re.test(roleId))?.[0];
+  const platformCalls: PlatformCall[] = [];
+  for (const id of ofType('AWS::EC2::Instance')) {
+    const props = template.Resources[id]?.Properties ?? {};
+    const profileId = (props.IamInstanceProfile as { Ref?: string } | undefined)?.Ref ?? '';
+    const roleRef = ((template.Resources[profileId]?.Properties?.Roles as Array<{ Ref: string }>) ?? [])[0]?.Ref;
+    const kind = roleRef ? kindOfRole(roleRef) : undefined;
+    if (!kind) continue;
+    const userData = r.resolve(props.UserData, true);
+    for (const m of userData.matchAll(/aws s3 cp '?s3:\/\/([^/' ]+)\/([^' ]+)'?/g))
+      platformCalls.push({
+        principal: kind,
+        service: 'S3',
+        operation: 'GetObject',
+        input: { Bucket: m[1], Key: normalizeAssetKey(m[2] ?? '') },
+        why: `${id}'s user data: aws s3 cp`,
+      });
+  }
+  for (const id of ofType('AWS::Lambda::Function')) {
+    const props = template.Resources[id]?.Properties ?? {};
+    const roleId = (props.Role as { 'Fn::GetAtt'?: [string, string] } | undefined)?.['Fn::GetAtt']?.[0] ?? '';
+    const kind = kindOfRole(roleId);
+    const logGroup = (props.LoggingConfig as { LogGroup?: unknown } | undefined)?.LogGroup;
+    if (!kind || !logGroup) continue;
+    for (const operation of ['CreateLogStream', 'PutLogEvents'])
+      platformCalls.push({
+        principal: kind,
+        service: 'CloudWatch Logs',
+        operation,
+        input: { logGroupName: r.resolve(logGroup), logStreamName: '2026/01/01/[$LATEST]0123456789abcdef' },
+        why: `the Lambda runtime writes ${id}'s logs with its role`,
+      });
+  }
+  // The expiry schedule's universal target (`arn:aws:scheduler:::aws-sdk:<service>:<apiAction>`):
+  // Scheduler makes that call with the schedule's role, and on failure sends it to the DLQ.
+  for (const id of ofType('AWS::Scheduler::Schedule')) {
+    const target = (template.Resources[id]?.Properties?.Target ?? {}) as Record<string, unknown>;
+    const roleId = (target.RoleArn as { 'Fn::GetAtt'?: [string, string] } | undefined)?.['Fn::GetAtt']?.[0] ?? '';
+    const kind = kindOfRole(roleId);
+    const m = /:aws-sdk:(\w+):(\w+)$/.exec(r.resolve(target.Arn));
+    if (!kind || !m) continue;
+    const service = m[1] === 'cloudformation' ? 'CloudFormation' : (m[1] ?? '');
+    const operation = (m[2] ?? '').replace(/^./, (c) => c.toUpperCase());
+    platformCalls.push({
+      principal: kind,
+      service,
+      operation,
+      input: JSON.parse(r.resolve(target.Input)) as Record<string, unknown>,
+      why: `${id}: Scheduler calls its target with the schedule's role`,
+    });
+    const dlq = (target.DeadLetterConfig as { Arn?: unknown } | undefined)?.Arn;
+    if (dlq)
+      platformCalls.push({
+        principal: kind,
+        service: 'SQS',
+        operation: 'SendMessage',
+        input: { QueueArn: r.resolve(dlq) },
+        why: `${id}: a failed call goes to its dead-letter queue`,
+      });
+  }
+  for (const arn of deployRoleArns)
+    platformCalls.push({
+      principal: 'operator-deploy',
+      service: 'STS',
+      operation: 'AssumeRole',
+      input: { RoleArn: r.resolve({ 'Fn::Sub': arn }) },
+      why: 'cdk deploy / destroy assume the bootstrap roles',
+    });
   return {
     lab,
     region,
     account,
+    platformCalls,
     resources: {
       stackName,
       stackId: r.stackId,
