@@ -41,13 +41,15 @@ export function cliPrincipal(args: readonly string[]): Principal {
   const file = i >= 0 ? args[i + 1] : undefined;
   if (!file) return { kind: 'operator', role };
   const abs = path.resolve(REPO_ROOT, file);
-  let name = 'default';
+  let raw: { name?: unknown; runners?: { spot?: unknown } };
   try {
-    name = String((JSON.parse(readFileSync(abs, 'utf8')) as { name?: unknown }).name ?? 'default');
+    raw = JSON.parse(readFileSync(abs, 'utf8')) as typeof raw;
   } catch {
     return { kind: 'operator', role };
   }
-  const shipped = name in loadLabPolicies().labs ? name : 'default';
+  const name = String(raw.name ?? 'default');
+  // A test's own lab file: the shipped lab most like it (the spot lab for a spot one) owns the resources.
+  const shipped = name in loadLabPolicies().labs ? name : raw.runners?.spot === true ? 'pocket' : 'default';
   return { kind: 'operator', role, lab: shipped, labFile: abs };
 }
 
