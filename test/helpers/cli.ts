@@ -47,7 +47,7 @@ export function cliPrincipal(args: readonly string[]): Principal {
   } catch {
     return { kind: 'operator', role };
   }
-  const name = String(raw.name ?? 'default');
+  const name = typeof raw.name === 'string' ? raw.name : 'default';
   // A test's own lab file: the shipped lab most like it (the spot lab for a spot one) owns the resources.
   const shipped = name in loadLabPolicies().labs ? name : raw.runners?.spot === true ? 'pocket' : 'default';
   return { kind: 'operator', role, lab: shipped, labFile: abs };

@@ -148,7 +148,9 @@ describe('release by its owner (issue 20, defect 1)', () => {
       host: host('ip-10-0-0-5', { 300: 7 }),
     });
     const mine = JSON.stringify(lock.owner, null, 2) + '\n';
-    s3Mock.on(GetObjectCommand).resolves({ Body: { transformToString: () => Promise.resolve(mine) } } as never);
+    s3Mock
+      .on(GetObjectCommand)
+      .resolves({ Body: { transformToString: () => Promise.resolve(mine) } } as never);
     // WHEN it ends
     await lock.release();
     // THEN the lock object goes (the IAM check fails this test when the runner role lacks

@@ -461,7 +461,9 @@ describe('proxylab collect from a laptop: the same reads, judged by the operator
     }));
     piMock.on(GetResourceMetricsCommand).resolves({ MetricList: [] });
     // WHEN
-    const cw = await fetchCloudWatch(new CloudWatchClient({ region: 'us-east-1' }), cwPlan, { retry: noSleep });
+    const cw = await fetchCloudWatch(new CloudWatchClient({ region: 'us-east-1' }), cwPlan, {
+      retry: noSleep,
+    });
     const pi = await fetchPi(new PIClient({ region: 'us-east-1' }), planPiRequests(lab(1, 0), WINDOW));
     // THEN both answered (the calls are checked against the operator's policy after the test)
     expect(cw.series.every((s) => s.status === 'ok')).toBe(true);

@@ -44,11 +44,17 @@ function fromRecorded(c: RecordedCallFixture): ScenarioCall {
 function roleScenario(kind: LabRoleKind, lab: string): ScenarioCall[] {
   const platform = labPolicies(lab)
     .platformCalls.filter((c) => c.principal === kind)
-    .map((c) => ({ by: `platform: ${c.why}`, principal: { kind, lab }, service: c.service, operation: c.operation, input: c.input }));
+    .map((c) => ({
+      by: `platform: ${c.why}`,
+      principal: { kind, lab },
+      service: c.service,
+      operation: c.operation,
+      input: c.input,
+    }));
   const tests = recorded
     .filter((c) => c.principal.kind === kind && (c.principal.lab ?? lab) === lab)
     .map(fromRecorded)
-    .map((c) => ({ ...c, principal: { kind, lab } as Principal }));
+    .map((c) => ({ ...c, principal: { kind, lab } }));
   return [...tests, ...platform];
 }
 
@@ -61,7 +67,13 @@ function operatorScenario(role: OperatorRole, lab: string): ScenarioCall[] {
     role === 'deploy'
       ? labPolicies(lab)
           .platformCalls.filter((c) => c.principal === 'operator-deploy')
-          .map((c) => ({ by: `platform: ${c.why}`, principal, service: c.service, operation: c.operation, input: c.input }))
+          .map((c) => ({
+            by: `platform: ${c.why}`,
+            principal,
+            service: c.service,
+            operation: c.operation,
+            input: c.input,
+          }))
       : [];
   const tests = recorded
     .filter(
@@ -83,7 +95,9 @@ function withoutEach(policies: readonly NamedPolicy[]): Array<[string, NamedPoli
       const actions = Array.isArray(st.Action) ? st.Action.join(',') : st.Action;
       const label = `${p.name}#${si}${st.Sid ? ` ${st.Sid}` : ''} ${actions} on ${JSON.stringify(st.Resource)}`;
       const mutated = policies.map((q, qi) =>
-        qi === pi ? { ...q, document: { ...q.document, Statement: q.document.Statement.filter((_, k) => k !== si) } } : q,
+        qi === pi
+          ? { ...q, document: { ...q.document, Statement: q.document.Statement.filter((_, k) => k !== si) } }
+          : q,
       );
       out.push([label, mutated]);
     }),
@@ -104,7 +118,8 @@ async function mutationTable(
   policies: readonly NamedPolicy[],
 ): Promise<{ baseline: string[]; denied: Array<[string, string | null]> }> {
   const baseline: string[] = [];
-  for (const c of scenario) baseline.push(...(await iamProblems(c, c.principal, policies)).map((p) => `${c.by}: ${p}`));
+  for (const c of scenario)
+    baseline.push(...(await iamProblems(c, c.principal, policies)).map((p) => `${c.by}: ${p}`));
   const denied: Array<[string, string | null]> = [];
   for (const [label, mutated] of withoutEach(policies)) {
     const actions = actionsOf(policies, label);
@@ -126,9 +141,13 @@ async function mutationTable(
 /** Statements whose removal no call noticed; each noticed one names a test file or a platform call. */
 function unneeded(denied: Array<[string, string | null]>): string[] {
   if (process.env.PROXYLAB_IAM_REPORT === '1')
-    process.stdout.write(denied.map(([label, hit]) => `- without ${label}\n    denied: ${hit ?? 'NOTHING'}\n`).join(''));
+    process.stdout.write(
+      denied.map(([label, hit]) => `- without ${label}\n    denied: ${hit ?? 'NOTHING'}\n`).join(''),
+    );
   return denied
-    .filter(([, hit]) => hit === null || !/^(test\/(unit|integration)\/\S+\.test\.ts › |platform: )/.test(hit))
+    .filter(
+      ([, hit]) => hit === null || !/^(test\/(unit|integration)\/\S+\.test\.ts › |platform: )/.test(hit),
+    )
     .map(([label]) => label);
 }
 
@@ -153,14 +172,19 @@ describe.each([
   });
 });
 
-describe.each(OPERATOR_ROLES.map((r) => [r] as const))('the published operator policy, role %s (labs/default.json)', (role) => {
-  test('every recorded CLI call is allowed, and removing any one statement denies a named call', async () => {
-    const policies: NamedPolicy[] = [{ name: `operator-${role}`, document: operatorPolicyFor('default', role) }];
-    const { baseline, denied } = await mutationTable(operatorScenario(role, 'default'), policies);
-    expect(baseline).toEqual([]);
-    expect(unneeded(denied)).toEqual([]);
-  });
-});
+describe.each(OPERATOR_ROLES.map((r) => [r] as const))(
+  'the published operator policy, role %s (labs/default.json)',
+  (role) => {
+    test('every recorded CLI call is allowed, and removing any one statement denies a named call', async () => {
+      const policies: NamedPolicy[] = [
+        { name: `operator-${role}`, document: operatorPolicyFor('default', role) },
+      ];
+      const { baseline, denied } = await mutationTable(operatorScenario(role, 'default'), policies);
+      expect(baseline).toEqual([]);
+      expect(unneeded(denied)).toEqual([]);
+    });
+  },
+);
 
 test('the spot lab: its operator may read Spot requests, and needs to (doctor)', async () => {
   const policy: PolicyJson = operatorPolicyFor('pocket', 'run');
@@ -182,11 +206,21 @@ test('the denial names the call and the test: without the lock grant, the runner
   const [, mutated] = withoutEach(policies).find(([label]) => label.includes('s3:DeleteObject')) ?? ['', []];
   // WHEN the recorded scenario is judged by it
   const { denied } = await mutationTable(roleScenario('runner', 'e5-big-server'), mutated);
-  const all = (await Promise.all(roleScenario('runner', 'e5-big-server').map(async (c) => ({ c, p: await iamProblems(c, c.principal, mutated) }))))
-    .filter((x) => x.p.length > 0);
+  const all = (
+    await Promise.all(
+      roleScenario('runner', 'e5-big-server').map(async (c) => ({
+        c,
+        p: await iamProblems(c, c.principal, mutated),
+      })),
+    )
+  ).filter((x) => x.p.length > 0);
   // THEN the lock deletions are denied, named with their tests
   expect(denied.length).toBeGreaterThan(0);
   expect(all.length).toBeGreaterThan(0);
-  expect(all.every((x) => x.c.operation === 'DeleteObject' && /\/locks\/runner-\d+\.lock$/.test(String(x.c.input.Key)))).toBe(true);
+  expect(
+    all.every(
+      (x) => x.c.operation === 'DeleteObject' && /\/locks\/runner-\d+\.lock$/.test(String(x.c.input.Key)),
+    ),
+  ).toBe(true);
   expect(all.map((x) => x.c.by)).toEqual(expect.arrayContaining([expect.stringMatching(/cloud-run-lock/)]));
 });

@@ -26,7 +26,10 @@ const PUBLISHED_BEFORE: NamedPolicy = {
       {
         Effect: 'Allow',
         Action: 'ssm:SendCommand',
-        Resource: ['arn:aws:ssm:us-east-1::document/AWS-RunShellScript', 'arn:aws:ec2:us-east-1:123456789012:instance/*'],
+        Resource: [
+          'arn:aws:ssm:us-east-1::document/AWS-RunShellScript',
+          'arn:aws:ec2:us-east-1:123456789012:instance/*',
+        ],
         Condition: { StringEquals: { 'aws:ResourceTag/proxylab:lab': 'default' } },
       },
       { Effect: 'Allow', Action: 'ssm:GetCommandInvocation', Resource: '*' },
@@ -41,7 +44,11 @@ const PUBLISHED_BEFORE: NamedPolicy = {
         Resource: 'arn:aws:s3:::proxylab-default-resultsbucket260a22ad',
         Condition: { StringLike: { 's3:prefix': 'runs/*' } },
       },
-      { Effect: 'Allow', Action: 's3:GetObject', Resource: 'arn:aws:s3:::proxylab-default-resultsbucket260a22ad/runs/*' },
+      {
+        Effect: 'Allow',
+        Action: 's3:GetObject',
+        Resource: 'arn:aws:s3:::proxylab-default-resultsbucket260a22ad/runs/*',
+      },
     ],
   },
 };

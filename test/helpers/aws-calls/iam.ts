@@ -23,7 +23,13 @@ import { expiryScheduleName } from '../../../lib/config/expiry';
 import { LAB_TAG, operatorPolicy, type OperatorRole } from '../../../lib/cloud/iam-policy';
 import { SPOT_REQUEST_TAG } from '../../../lib/config/stack-outputs';
 import { join } from 'node:path';
-import { labPolicies, normalizeAssetKey, type LabPolicies, type NamedPolicy, type PolicyJson } from './lab-policies';
+import {
+  labPolicies,
+  normalizeAssetKey,
+  type LabPolicies,
+  type NamedPolicy,
+  type PolicyJson,
+} from './lab-policies';
 import { describePrincipal, labOf, type Principal } from './principals';
 
 /** One IAM authorization a call needs: any of `resources` (alternatives) must be allowed. */
@@ -44,7 +50,8 @@ type Input = Record<string, unknown>;
 type Mapper = (input: Input, lab: LabPolicies) => IamRequest[];
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
-const strs = (v: unknown): string[] => (Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : []);
+const strs = (v: unknown): string[] =>
+  Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
 
 /** The lab's bucket(s) a call's `Bucket` stands for; the CDK asset bucket is itself. */
 function buckets(input: Input, lab: LabPolicies): string[] {
@@ -64,7 +71,11 @@ function arnBase(service: string, lab: LabPolicies): string {
 const labTags = (lab: LabPolicies): Record<string, string> =>
   Object.fromEntries(Object.entries(lab.resources.tags).map(([k, v]) => [`aws:ResourceTag/${k}`, v]));
 
-function one(action: string, resources: string[], context: Record<string, string | string[]> = {}): IamRequest[] {
+function one(
+  action: string,
+  resources: string[],
+  context: Record<string, string | string[]> = {},
+): IamRequest[] {
   return [{ action, resources, context }];
 }
 
@@ -106,8 +117,10 @@ export const IAM_REQUESTS: Readonly<Record<string, Mapper>> = {
       { 's3:prefix': str(i.Prefix) ?? '' },
     ),
   'Secrets Manager:GetSecretValue': (i, lab) => one('secretsmanager:GetSecretValue', secretsOfKind(i, lab)),
-  'RDS:DescribeDBProxyTargetGroups': (_i, lab) => one('rds:DescribeDBProxyTargetGroups', lab.resources.proxies),
-  'RDS:ModifyDBProxyTargetGroup': (_i, lab) => one('rds:ModifyDBProxyTargetGroup', lab.resources.targetGroups),
+  'RDS:DescribeDBProxyTargetGroups': (_i, lab) =>
+    one('rds:DescribeDBProxyTargetGroups', lab.resources.proxies),
+  'RDS:ModifyDBProxyTargetGroup': (_i, lab) =>
+    one('rds:ModifyDBProxyTargetGroup', lab.resources.targetGroups),
   'RDS:DescribeDBInstances': (i, lab) => one('rds:DescribeDBInstances', dbArn(i, lab), labTags(lab)),
   'RDS:RebootDBInstance': (i, lab) => one('rds:RebootDBInstance', dbArn(i, lab), labTags(lab)),
   'Lambda:Invoke': (_i, lab) => one('lambda:InvokeFunction', lab.resources.functions, labTags(lab)),
@@ -125,7 +138,9 @@ export const IAM_REQUESTS: Readonly<Record<string, Mapper>> = {
       resources: [`${arnBase('ec2', lab)}:instance/${id}`],
       context: {
         ...labTags(lab),
-        ...Object.fromEntries(Object.entries(lab.resources.tags).map(([k, v]) => [`ssm:resourceTag/${k}`, v])),
+        ...Object.fromEntries(
+          Object.entries(lab.resources.tags).map(([k, v]) => [`ssm:resourceTag/${k}`, v]),
+        ),
       },
     })),
   ],
@@ -135,7 +150,9 @@ export const IAM_REQUESTS: Readonly<Record<string, Mapper>> = {
     ...one('cloudformation:DeleteStack', [lab.resources.stackId]),
     // A RoleARN is passed on to CloudFormation (iam:PassRole, iam:PassedToService).
     ...(str(i.RoleARN)
-      ? one('iam:PassRole', [str(i.RoleARN) as string], { 'iam:PassedToService': 'cloudformation.amazonaws.com' })
+      ? one('iam:PassRole', [str(i.RoleARN) as string], {
+          'iam:PassedToService': 'cloudformation.amazonaws.com',
+        })
       : []),
   ],
   'SQS:SendMessage': (i) => one('sqs:SendMessage', [str(i.QueueArn) ?? '?']),
@@ -196,7 +213,11 @@ export function operatorPolicyFor(lab: string, role: OperatorRole, labFile?: str
     const r = checkLabFile(file);
     if (!r.ok) throw new Error(`${file} is not a valid lab`);
     const fixture = labPolicies(lab);
-    doc = operatorPolicy(r.lab, { role, account: fixture.account, region: fixture.region }) as unknown as PolicyJson;
+    doc = operatorPolicy(r.lab, {
+      role,
+      account: fixture.account,
+      region: fixture.region,
+    }) as unknown as PolicyJson;
     operatorPolicies.set(key, doc);
   }
   return doc;
@@ -237,7 +258,8 @@ export function policiesOf(
     };
   const roleId = lab.principals[p.kind];
   const role = roleId ? lab.roles[roleId] : undefined;
-  if (!role) throw new Error(`lab ${lab.lab} has no ${p.kind} role (roles: ${Object.keys(lab.roles).join(', ')})`);
+  if (!role)
+    throw new Error(`lab ${lab.lab} has no ${p.kind} role (roles: ${Object.keys(lab.roles).join(', ')})`);
   return { lab, policies: role.policies, unevaluated: role.managed };
 }
 
@@ -261,7 +283,7 @@ export async function simulate(
       resource: { resource, accountId: account },
       contextVariables: context,
     },
-  } as unknown as Simulation;
+  };
   const res = await runSimulation(simulation, {});
   if (res.resultType === 'error') return { decision: 'Error', detail: JSON.stringify(res.errors) };
   return { decision: res.overallResult as Decision, detail: '' };
@@ -286,14 +308,30 @@ function statementsForAction(policies: readonly NamedPolicy[], action: string): 
     for (const s of p.document.Statement) {
       const actions = Array.isArray(s.Action) ? s.Action : [s.Action];
       if (actions.some((a) => a === action || a === '*' || a === `${svc}:*`))
-        out.push(`${p.name}${s.Sid ? `/${s.Sid}` : ''} on ${JSON.stringify(s.Resource)}${s.Condition ? ` if ${JSON.stringify(s.Condition)}` : ''}`);
+        out.push(
+          `${p.name}${s.Sid ? `/${s.Sid}` : ''} on ${JSON.stringify(s.Resource)}${s.Condition ? ` if ${JSON.stringify(s.Condition)}` : ''}`,
+        );
     }
   return out;
 }
 
 function describeCall(call: CallForIam): string {
   const input = call.input && typeof call.input === 'object' ? (call.input as Input) : {};
-  const ids = ['Bucket', 'Key', 'Prefix', 'StackName', 'Name', 'FunctionName', 'DocumentName', 'InstanceIds', 'SecretId', 'DBProxyName', 'DBInstanceIdentifier', 'Identifier', 'SpotInstanceRequestIds']
+  const ids = [
+    'Bucket',
+    'Key',
+    'Prefix',
+    'StackName',
+    'Name',
+    'FunctionName',
+    'DocumentName',
+    'InstanceIds',
+    'SecretId',
+    'DBProxyName',
+    'DBInstanceIdentifier',
+    'Identifier',
+    'SpotInstanceRequestIds',
+  ]
     .filter((k) => input[k] !== undefined)
     .map((k) => `${k}=${JSON.stringify(input[k])}`);
   return `${call.service} ${call.operation}${ids.length > 0 ? ` (${ids.join(', ')})` : ''}`;

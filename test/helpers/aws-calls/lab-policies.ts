@@ -169,7 +169,9 @@ class Resolver {
       case 'AWS::RDS::DBInstance.DbiResourceId':
         return `db-${id.toUpperCase()}`;
     }
-    throw new Error(`no fake value for Fn::GetAtt ${id}.${attr} (${type}): add it to test/helpers/aws-calls/lab-policies.ts`);
+    throw new Error(
+      `no fake value for Fn::GetAtt ${id}.${attr} (${type}): add it to test/helpers/aws-calls/lab-policies.ts`,
+    );
   }
 
   /** `value` resolved; with `lenient`, what cannot be resolved becomes `UNRESOLVED` (user data text). */
@@ -179,7 +181,7 @@ class Resolver {
         return this.resolve(value);
       } catch {
         if (value && typeof value === 'object' && 'Fn::Base64' in value)
-          return this.resolve((value as { 'Fn::Base64': unknown })['Fn::Base64'], true);
+          return this.resolve(value['Fn::Base64'], true);
         if (value && typeof value === 'object' && 'Fn::Join' in value) {
           const [sep, parts] = (value as { 'Fn::Join': [string, unknown[]] })['Fn::Join'];
           return parts.map((p) => this.resolve(p, true)).join(sep);
@@ -202,7 +204,9 @@ class Resolver {
       }
       if ('Fn::Sub' in o) {
         const body = o['Fn::Sub'];
-        const [text, vars] = Array.isArray(body) ? (body as [string, Record<string, unknown>]) : [String(body), {}];
+        const [text, vars] = Array.isArray(body)
+          ? (body as [string, Record<string, unknown>])
+          : [String(body), {}];
         return text.replace(/\$\{([^}]+)\}/g, (_m, name: string) => {
           if (name in vars) return this.resolve(vars[name]);
           const [id, attr] = name.split('.');
@@ -221,17 +225,24 @@ function resolveDocument(doc: unknown, r: Resolver): PolicyJson {
   const resolveDeep = (v: unknown): unknown =>
     Array.isArray(v)
       ? v.map(resolveDeep)
-      : v && typeof v === 'object' && !('Ref' in v) && !('Fn::GetAtt' in v) && !('Fn::Join' in v) && !('Fn::Sub' in v)
+      : v &&
+          typeof v === 'object' &&
+          !('Ref' in v) &&
+          !('Fn::GetAtt' in v) &&
+          !('Fn::Join' in v) &&
+          !('Fn::Sub' in v)
         ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, resolveDeep(x)]))
         : r.resolve(v);
   return {
     Version: d.Version,
     Statement: d.Statement.map((s) => ({
-      ...(s.Sid ? { Sid: String(s.Sid) } : {}),
-      Effect: String(s.Effect),
+      ...(typeof s.Sid === 'string' ? { Sid: s.Sid } : {}),
+      Effect: s.Effect === 'Deny' ? 'Deny' : 'Allow',
       Action: s.Action as string | string[],
       Resource: list(s.Resource),
-      ...(s.Condition ? { Condition: resolveDeep(s.Condition) as Record<string, Record<string, unknown>> } : {}),
+      ...(s.Condition
+        ? { Condition: resolveDeep(s.Condition) as Record<string, Record<string, unknown>> }
+        : {}),
     })),
   };
 }
@@ -280,7 +291,8 @@ export function labPoliciesOf(
   for (const id of ofType('AWS::EC2::Instance')) {
     const props = template.Resources[id]?.Properties ?? {};
     const profileId = (props.IamInstanceProfile as { Ref?: string } | undefined)?.Ref ?? '';
-    const roleRef = ((template.Resources[profileId]?.Properties?.Roles as Array<{ Ref: string }>) ?? [])[0]?.Ref;
+    const roleRef = ((template.Resources[profileId]?.Properties?.Roles as Array<{ Ref: string }>) ?? [])[0]
+      ?.Ref;
     const kind = roleRef ? kindOfRole(roleRef) : undefined;
     if (!kind) continue;
     const userData = r.resolve(props.UserData, true);
@@ -312,7 +324,8 @@ export function labPoliciesOf(
   // Scheduler makes that call with the schedule's role, and on failure sends it to the DLQ.
   for (const id of ofType('AWS::Scheduler::Schedule')) {
     const target = (template.Resources[id]?.Properties?.Target ?? {}) as Record<string, unknown>;
-    const roleId = (target.RoleArn as { 'Fn::GetAtt'?: [string, string] } | undefined)?.['Fn::GetAtt']?.[0] ?? '';
+    const roleId =
+      (target.RoleArn as { 'Fn::GetAtt'?: [string, string] } | undefined)?.['Fn::GetAtt']?.[0] ?? '';
     const kind = kindOfRole(roleId);
     const m = /:aws-sdk:(\w+):(\w+)$/.exec(r.resolve(target.Arn));
     if (!kind || !m) continue;

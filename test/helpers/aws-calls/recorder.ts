@@ -105,7 +105,7 @@ export function recordAws<C>(client: C, principal: Principal): C {
 
 /** The lines of a `PROXYLAB_AWS_CALL_LOG` file, recorded as made by `principal`. */
 export function recordCallLog(file: string, principal: Principal): number {
-  let text = '';
+  let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch {
@@ -149,7 +149,10 @@ export async function checkCalls(calls: readonly RecordedCall[]): Promise<string
   for (const call of calls) {
     for (const { name, check } of CALL_CHECKS) {
       for (const p of await check(call)) {
-        const text = name === 'iam' ? p : `${name}: ${call.service} ${call.operation} by ${describePrincipal(call.principal)}: ${p}`;
+        const text =
+          name === 'iam'
+            ? p
+            : `${name}: ${call.service} ${call.operation} by ${describePrincipal(call.principal)}: ${p}`;
         if (!seen.has(text)) {
           seen.add(text);
           problems.push(text);
