@@ -31,6 +31,7 @@ export const RECORDED_FROM: readonly string[] = [
   'test/integration/cloud-operator-cli.test.ts',
   'test/integration/cloud-run-lock-moto.test.ts',
   'test/integration/cloud-runner-poolers.test.ts',
+  'test/integration/cloud-runner.test.ts',
   'test/integration/collect-moto.test.ts',
   'test/integration/cost-extend-cli.test.ts',
   'test/integration/doctor-moto.test.ts',
