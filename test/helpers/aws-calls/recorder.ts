@@ -139,7 +139,12 @@ export const CALL_CHECKS: ReadonlyArray<{
   readonly check: (call: RecordedCall) => Promise<string[]> | string[];
 }> = [
   { name: 'iam', check: (c) => iamProblems(c, c.principal) },
-  { name: 'model', check: (c) => modelProblems(c.service, c.operation, c.input) },
+  // The CLI's audit log keeps identifiers only (no bodies, no secrets): its inputs are incomplete by
+  // design, so the model check sees the full inputs of mocks and recorded SDK clients only.
+  {
+    name: 'model',
+    check: (c) => (c.source === 'cli-log' ? [] : modelProblems(c.service, c.operation, c.input)),
+  },
 ];
 
 /** Every problem of `calls`, each naming the call's principal and source; duplicates once. */
