@@ -302,7 +302,8 @@ export function labPoliciesOf(
         service: 'S3',
         operation: 'GetObject',
         input: { Bucket: m[1], Key: normalizeAssetKey(m[2] ?? '') },
-        why: `${id}'s user data: aws s3 cp`,
+        // (the instance's logical id ends in a hash of its user data, which changes with every runner build)
+        why: `${id.replace(/[0-9a-f]{16}$/, '')}'s user data: aws s3 cp`,
       });
   }
   for (const id of ofType('AWS::Lambda::Function')) {
