@@ -51,6 +51,44 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-non-null-assertion': 'error' },
   },
   {
+    // Reading run files (CONTRIBUTING.md): every reader of a run directory, a bucket's copy of one or a
+    // lab file opens it through lib/core/read.ts (readFileIn / listDirIn / readTextFile), which follows
+    // no link out of the run directory, refuses FIFOs and devices, and bounds sizes and depth. Direct
+    // reads are an error here, whatever the `fs` namespace is called.
+    files: [
+      'lib/report/**/*.ts',
+      'lib/engine/**/*.ts',
+      'lib/suite/**/*.ts',
+      'lib/local/fs-*.ts',
+      'lib/local/run-local.ts',
+      'lib/local/run-lock.ts',
+      'lib/cloud/runs.ts',
+      'lib/cloud/s3-sink.ts',
+      'lib/cloud/spot.ts',
+      'lib/cloud/fleet*.ts',
+      'lib/cloud/outputs.ts',
+      'lib/cloud/run-request.ts',
+      'lib/cloud/recollect.ts',
+      'lib/config/**/*.ts',
+      'scripts/commands/{report,compare,fetch,status,validate,local,run}.ts',
+    ],
+    rules: {
+      'no-restricted-syntax': [
+        'error',
+        {
+          selector:
+            'MemberExpression[property.name=/^(readFileSync|readdirSync|createReadStream|readFile|readdir|opendirSync|opendir)$/]',
+          message: 'read run and lab files through lib/core/read.ts (readFileIn, listDirIn, readTextFile)',
+        },
+        {
+          selector:
+            'ImportDeclaration[source.value=/^(node:)?fs(\\/promises)?$/] > ImportSpecifier[imported.name=/^(readFileSync|readdirSync|createReadStream|readFile|readdir|opendirSync|opendir)$/]',
+          message: 'read run and lab files through lib/core/read.ts (readFileIn, listDirIn, readTextFile)',
+        },
+      ],
+    },
+  },
+  {
     files: ['**/*.js', '**/*.mjs', '**/*.cjs'],
     ...tseslint.configs.disableTypeChecked,
   },

@@ -21,7 +21,13 @@ const CHECKED_CALLS = [...shared.setupFilesAfterEnv, '<rootDir>/test/helpers/aws
 /** @type {import('jest').Config} */
 module.exports = {
   projects: [
-    { ...shared, displayName: 'unit', roots: ['<rootDir>/test/unit'], setupFilesAfterEnv: CHECKED_CALLS },
+    {
+      ...shared,
+      displayName: 'unit',
+      roots: ['<rootDir>/test/unit'],
+      // Every aws-sdk-client-mock call is checked against the service's botocore model.
+      setupFilesAfterEnv: [...CHECKED_CALLS, '<rootDir>/test/helpers/aws-calls/model-setup.ts'],
+    },
     { ...shared, displayName: 'cdk', roots: ['<rootDir>/test/cdk'] },
     {
       ...shared,

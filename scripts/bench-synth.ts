@@ -1,20 +1,55 @@
 /**
  * Times `cdk synth` of every lab the way a user runs it:
  *   npx cdk synth -q -c lab=labs/NAME.json -o <tmp>/NAME
- * one after the other, and prints seconds per lab and the total (aim: < 30 s on 2 cores).
+ * one after the other, and prints seconds per lab and the total (aim: < 30 s on 2 cores; one lab
+ * ≤ 3 s with a warm bundle cache).
  *
- *   npx tsx scripts/bench-synth.ts [--lint] [--keep] [labs/x.json ...]
+ *   npx tsx scripts/bench-synth.ts [--repeat N] [--cold] [--lint] [--keep] [labs/x.json ...]
+ *   npx tsx scripts/bench-synth.ts --save-templates DIR      (before a change)
+ *   npx tsx scripts/bench-synth.ts --compare-templates DIR   (after it: must print "unchanged")
  *
- * --lint  also runs cfn-lint on each synthesized template (not timed) and fails on any output.
- * --keep  keep the output directories and print where they are.
- * Exit code: 0 all synthesized (and lint-clean with --lint), 1 otherwise.
+ * --repeat N  synthesize each lab N times and print the median (wall and CPU) and the range.
+ * --cold      empty the synth-time bundle cache (node_modules/.cache/proxylab/bundles) before every
+ *             synth, so each one rebuilds the runner bundle and the Lambda handlers; without it the
+ *             first synth fills the cache and the rest reuse it (the warm case).
+ * --lint      also run cfn-lint on each synthesized template (not timed) and fail on any output.
+ * --keep      keep the output directories and print where they are.
+ * --save-templates DIR / --compare-templates DIR  synthesize with the clock pinned (context
+ *             proxylab:now, so TTL timestamps are equal) and save, or compare byte for byte, each
+ *             lab's template and assets manifest (whose hashes cover every asset's content).
+ * Exit code: 0 all synthesized (and lint-clean, and unchanged), 1 otherwise.
  */
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import * as path from 'node:path';
 
 const ROOT = path.join(__dirname, '..');
+/** The synth-time bundle cache (lib/constructs/runner-bundle.ts RUNNER_BUNDLE_CACHE; not imported: this times the CLI). */
+const BUNDLE_CACHE = path.join(ROOT, 'node_modules', '.cache', 'proxylab', 'bundles');
+/** Any fixed instant: templates embed the TTL computed from it. */
+const PINNED_NOW = '2026-01-01T00:00:00Z';
+
+function median(xs: readonly number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 === 1 ? (s[mid] as number) : ((s[mid - 1] as number) + (s[mid] as number)) / 2;
+}
+
+function optionValue(argv: readonly string[], name: string): string | null {
+  const i = argv.indexOf(name);
+  if (i < 0) return null;
+  const v = argv[i + 1];
+  if (v === undefined || v.startsWith('--')) throw new Error(`${name} needs a value (got ${v ?? 'nothing'})`);
+  return v;
+}
+
+/** The files compared: each stack's template and its assets manifest. */
+function comparedFiles(outdir: string): string[] {
+  return readdirSync(outdir)
+    .filter((f) => f.endsWith('.template.json') || f.endsWith('.assets.json'))
+    .sort();
+}
 
 interface LabTiming {
   readonly lab: string;
@@ -28,7 +63,16 @@ interface LabTiming {
 function main(argv: string[]): number {
   const lint = argv.includes('--lint');
   const keep = argv.includes('--keep');
-  const explicit = argv.filter((a) => !a.startsWith('--'));
+  const cold = argv.includes('--cold');
+  const repeatArg = optionValue(argv, '--repeat');
+  const repeat = repeatArg === null ? 1 : Number(repeatArg);
+  if (!Number.isInteger(repeat) || repeat < 1) {
+    throw new Error(`--repeat ${repeatArg}: must be a whole number ≥ 1`);
+  }
+  const saveDir = optionValue(argv, '--save-templates');
+  const compareDir = optionValue(argv, '--compare-templates');
+  const valued = new Set([repeatArg, saveDir, compareDir].filter((v): v is string => v !== null));
+  const explicit = argv.filter((a) => !a.startsWith('--') && !valued.has(a));
   const labs =
     explicit.length > 0
       ? explicit
@@ -40,37 +84,73 @@ function main(argv: string[]): number {
   const results: LabTiming[] = [];
   const loadBefore = loadavg()[0] ?? 0;
   const started = process.hrtime.bigint();
+  const changed: string[] = [];
   for (const lab of labs) {
     const name = path.basename(lab, '.json');
-    const outdir = path.join(outRoot, name);
-    const t0 = process.hrtime.bigint();
-    // bash's `time -p` adds the CPU seconds of npx, the cdk CLI and the app (children included):
-    // a figure that, unlike wall time, does not stretch when other work shares the cores.
-    const run = spawnSync(
-      'bash',
-      ['-c', 'time -p npx cdk synth -q -c "lab=$1" -o "$2"', 'synth', lab, outdir],
-      {
-        cwd: ROOT,
-        encoding: 'utf8',
-      },
-    );
-    const durationSec = Number(process.hrtime.bigint() - t0) / 1e9;
-    const cpuSec = ['user', 'sys']
-      .map((k) => Number(new RegExp(`^${k} ([0-9.]+)$`, 'm').exec(run.stderr)?.[1] ?? NaN))
-      .reduce((a, b) => a + b, 0);
-    const ok = run.status === 0;
-    if (!ok) process.stderr.write(`--- ${lab} failed (exit ${run.status}):\n${run.stderr}\n`);
+    const walls: number[] = [];
+    const cpuRuns: number[] = [];
+    let ok = true;
     let lintOut: string | null = null;
-    if (lint && ok) {
-      const templates = readdirSync(outdir)
-        .filter((f) => f.endsWith('.template.json'))
-        .map((f) => path.join(outdir, f));
-      const res = spawnSync('cfn-lint', templates, { encoding: 'utf8' });
-      lintOut = `${res.stdout}${res.stderr}`.trim();
+    for (let run = 0; run < repeat && ok; run++) {
+      const outdir = path.join(outRoot, `${name}-${run}`);
+      if (cold) rmSync(BUNDLE_CACHE, { recursive: true, force: true });
+      const pin = saveDir !== null || compareDir !== null ? `-c "proxylab:now=${PINNED_NOW}"` : '';
+      const t0 = process.hrtime.bigint();
+      // bash's `time -p` adds the CPU seconds of npx, the cdk CLI and the app (children it waited
+      // for; esbuild's service process is not among them, so CPU undercounts esbuild's share).
+      const res = spawnSync(
+        'bash',
+        ['-c', `time -p npx cdk synth -q -c "lab=$1" ${pin} -o "$2"`, 'synth', lab, outdir],
+        { cwd: ROOT, encoding: 'utf8' },
+      );
+      walls.push(Number(process.hrtime.bigint() - t0) / 1e9);
+      const cpuSec = ['user', 'sys']
+        .map((k) => Number(new RegExp(`^${k} ([0-9.]+)$`, 'm').exec(res.stderr)?.[1] ?? NaN))
+        .reduce((a, b) => a + b, 0);
+      if (!Number.isNaN(cpuSec)) cpuRuns.push(cpuSec);
+      ok = res.status === 0;
+      if (!ok) {
+        process.stderr.write(`--- ${lab} failed (exit ${res.status}):\n${res.stderr}\n`);
+        break;
+      }
+      if (run > 0) continue;
+      if (lint) {
+        const templates = readdirSync(outdir)
+          .filter((f) => f.endsWith('.template.json'))
+          .map((f) => path.join(outdir, f));
+        const linted = spawnSync('cfn-lint', templates, { encoding: 'utf8' });
+        lintOut = `${linted.stdout}${linted.stderr}`.trim();
+      }
+      if (saveDir !== null) {
+        mkdirSync(path.join(saveDir, name), { recursive: true });
+        for (const f of comparedFiles(outdir))
+          copyFileSync(path.join(outdir, f), path.join(saveDir, name, f));
+      }
+      if (compareDir !== null) {
+        const before = path.join(compareDir, name);
+        const names = new Set([
+          ...(existsSync(before) ? comparedFiles(before) : []),
+          ...comparedFiles(outdir),
+        ]);
+        for (const f of names) {
+          const a = path.join(before, f);
+          const b = path.join(outdir, f);
+          if (!existsSync(a) || !existsSync(b) || !readFileSync(a).equals(readFileSync(b))) {
+            changed.push(`${name}/${f}`);
+          }
+        }
+      }
     }
-    results.push({ lab, durationSec, cpuSec: Number.isNaN(cpuSec) ? null : cpuSec, ok, lint: lintOut });
+    const durationSec = median(walls);
+    const cpuSec = cpuRuns.length === walls.length && walls.length > 0 ? median(cpuRuns) : null;
+    results.push({ lab, durationSec, cpuSec, ok, lint: lintOut });
+    const range =
+      walls.length > 1
+        ? `  [wall ${Math.min(...walls).toFixed(1)}–${Math.max(...walls).toFixed(1)} s, median of ${walls.length}]`
+        : '';
     process.stdout.write(
-      `${lab.padEnd(40)} ${durationSec.toFixed(1).padStart(6)} s  (cpu ${Number.isNaN(cpuSec) ? '?' : cpuSec.toFixed(1)} s)  ${ok ? 'ok' : 'FAILED'}` +
+      `${lab.padEnd(40)} ${durationSec.toFixed(1).padStart(6)} s  (cpu ${cpuSec === null ? '?' : cpuSec.toFixed(1)} s)  ${ok ? 'ok' : 'FAILED'}` +
+        range +
         (lint && ok ? `  cfn-lint: ${lintOut === '' ? 'clean' : 'FINDINGS'}` : '') +
         '\n',
     );
@@ -81,15 +161,26 @@ function main(argv: string[]): number {
   const cpuKnown = results.every((r) => r.cpuSec !== null);
   const cpuTotal = results.reduce((s, r) => s + (r.cpuSec ?? 0), 0);
   process.stdout.write(
-    `${'total synth'.padEnd(40)} ${synthSec.toFixed(1).padStart(6)} s  (cpu ${cpuKnown ? cpuTotal.toFixed(1) : '?'} s; ${results.length} labs, wall incl. lint ${totalSec.toFixed(1)} s)\n`,
+    `${'total synth'.padEnd(40)} ${synthSec.toFixed(1).padStart(6)} s  (cpu ${cpuKnown ? cpuTotal.toFixed(1) : '?'} s; ${results.length} labs${repeat > 1 ? ', sum of medians' : ''}, wall of the whole script ${totalSec.toFixed(1)} s)\n`,
   );
   // Other work on the machine stretches wall time: print the load so the figure can be judged.
   process.stdout.write(
     `machine: ${cpus().length} cores, 1-min load average ${loadBefore.toFixed(1)} before, ${(loadavg()[0] ?? 0).toFixed(1)} after\n`,
   );
+  process.stdout.write(
+    `bundle cache: ${cold ? 'emptied before every synth (cold)' : 'kept (warm after the first synth)'}\n`,
+  );
+  if (saveDir !== null) process.stdout.write(`templates saved in ${saveDir}\n`);
+  if (compareDir !== null) {
+    process.stdout.write(
+      changed.length === 0
+        ? `templates and assets manifests unchanged against ${compareDir}\n`
+        : `CHANGED against ${compareDir}: ${changed.join(', ')}\n`,
+    );
+  }
   if (keep) process.stdout.write(`outputs kept in ${outRoot}\n`);
   else rmSync(outRoot, { recursive: true, force: true });
-  const failed = results.some((r) => !r.ok || (r.lint !== null && r.lint !== ''));
+  const failed = results.some((r) => !r.ok || (r.lint !== null && r.lint !== '')) || changed.length > 0;
   return failed ? 1 : 0;
 }
 

@@ -1,7 +1,7 @@
 /**
  * Measure the collector Lambda bundle: esbuild with the options the MetricsCollector construct
- * gives NodejsFunction (lib/constructs/metrics-collector.ts: minify, no source map, target node24,
- * CJS, every module bundled including the SDK v3 clients), write the metafile, print the size and
+ * bundles with (lib/constructs/lambda-bundle.ts, NodejsFunction's local-esbuild options: minify,
+ * no source map, target node24, CJS, every module bundled including the SDK v3 clients), write the metafile, print the size and
  * the biggest contributors by package, and the size the same code would have if it relied on the
  * Lambda runtime's own SDK (`@aws-sdk/*` and `@smithy/*` external).
  *

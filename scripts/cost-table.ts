@@ -83,7 +83,9 @@ export function renderCostTable(labsDir: string = LABS_DIR): string {
       `(lib/cost/price-table.ts; every price names its source). A month is ${HOURS_PER_MONTH} hours. ` +
       'Includes the database instances (Aurora, or RDS for PostgreSQL with its provisioned gp3 storage), RDS Proxy (per vCPU-hour of the instances behind it, minimum 2), runners and dedicated PgBouncer hosts with their ' +
       `volumes and public IPv4 addresses (a PgBouncer on the runners adds nothing), the secrets, and for Aurora assumed storage (${DEFAULT_USAGE.auroraStorageGb} GB) and I/O ` +
-      `(${DEFAULT_USAGE.auroraIoMillionsPerHour} million requests per hour). Not included: data transfer, CloudWatch Logs, API calls, S3 requests. ` +
+      `(${DEFAULT_USAGE.auroraIoMillionsPerHour} million requests per hour). On a burstable (db.t3/db.t4g) writer the figures are a range, its ` +
+      `Unlimited-mode CPU credits from $0 idle up to sustained suite load at ${DEFAULT_USAGE.suiteCpuPercent} % CPU (docs/cost.md). ` +
+      'Not included: data transfer, CloudWatch Logs, API calls, S3 requests. ' +
       '`proxylab cost labs/NAME.json` prints every line; `proxylab deploy` prints it first and refuses a lab over ' +
       '`--max-hourly` / `budget.maxHourlyUsd` unless `--force`.',
     COST_TABLE_END,

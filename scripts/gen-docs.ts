@@ -7,6 +7,7 @@
  *   expectations    docs/suite.md                 idem (the expectation rules)
  *   error-classes   docs/suite.md                 from the parser's ERROR_PATTERNS (lib/suite/parser.ts)
  *   operator-policy docs/aws.md                   from `proxylab iam-policy` (lib/cloud/iam-policy.ts) for labs/default.json
+ *   server-stops    docs/suite.md                 from SERVER_STOP_MESSAGES (lib/suite/server-stop.ts)
  *   docs/lab.schema.json                          z.toJSONSchema of the lab schema (lib/config/json-schema.ts)
  *
  *   npx tsx scripts/gen-docs.ts           report what is out of date (exit 1 when something is)
@@ -36,6 +37,7 @@ import {
   type Scenario,
 } from '../lib/suite/catalog';
 import { CLASSES_WITHOUT_PATTERNS, ERROR_PATTERNS } from '../lib/suite/parser';
+import { SERVER_STOP_MESSAGES, SERVER_STOPPED } from '../lib/suite/server-stop';
 import type { TargetMatch } from '../lib/suite/targets';
 
 export const ROOT = join(__dirname, '..');
@@ -293,8 +295,10 @@ function renderErrorClasses(): string {
   return [
     '| class | matched (case-insensitive, first class wins) |',
     '|---|---|',
-    ...ERROR_PATTERNS.map(
-      (e) => `| ${e.class} | ${e.patterns.map((p) => cell(code(p.source.replace(/\\/g, '')))).join(', ')} |`,
+    ...ERROR_PATTERNS.map((e) =>
+      e.class === SERVER_STOPPED
+        ? `| ${e.class} | a server or PgBouncer shut down, restarted or crashed: any message of the table under [Infrastructure failures](#infrastructure-failures-a-server-that-stops-is-never-a-finding) (SQLSTATE 57P01, 57P02, 57P03; PgBouncer's 08P01 shutdown messages) |`
+        : `| ${e.class} | ${e.patterns.map((p) => cell(code(p.source.replace(/\\/g, '')))).join(', ')} |`,
     ),
     ...Object.entries(CLASSES_WITHOUT_PATTERNS).map(([cls, text]) => `| ${cls} | ${cell(text)} |`),
   ].join('\n');
@@ -344,6 +348,17 @@ function renderOperatorPolicy(): string {
   ].join('\n');
 }
 
+function renderServerStops(): string {
+  return [
+    '| message (case-insensitive) | SQLSTATE | from | when |',
+    '|---|---|---|---|',
+    ...SERVER_STOP_MESSAGES.map(
+      (m) =>
+        `| ${cell(code(m.pattern.source.replace(/\\b/g, '').replace(/\\/g, '')))} | ${m.sqlstate} | ${m.source} | ${cell(m.when)} |`,
+    ),
+  ].join('\n');
+}
+
 // ------------------------------------------------------------------------------ blocks and files
 
 export interface GeneratedBlock {
@@ -359,6 +374,7 @@ export const BLOCKS: readonly GeneratedBlock[] = [
   { name: 'expectations', files: ['docs/suite.md'], render: renderExpectations },
   { name: 'error-classes', files: ['docs/suite.md'], render: renderErrorClasses },
   { name: 'operator-policy', files: ['docs/aws.md'], render: renderOperatorPolicy },
+  { name: 'server-stops', files: ['docs/suite.md'], render: renderServerStops },
 ];
 
 export const markers = (name: string): { start: string; end: string } => ({

@@ -1,8 +1,9 @@
 /**
  * Before any test runs: find every external tool the tests use, install what is missing the way
  * `proxylab local` installs PostgreSQL and PgBouncer (lib/local/binaries.ts: apt/dnf/brew as root
- * or with passwordless sudo; pip for the Python tools), or stop with ONE message that names each
- * missing tool, the tests that need it and the exact command that installs it.
+ * or with passwordless sudo; pip for the Python tools; PgBouncer 1.25.2 built from the pinned
+ * upstream release into a per-user cache, scripts/pgbouncer-cache.ts), or stop with ONE message
+ * that names each missing tool, the tests that need it and the exact command that installs it.
  *
  *   npx tsx scripts/preflight.ts [--install | --no-install] [--project unit|cdk|integration]…
  *
@@ -12,10 +13,16 @@
  * that tests of those jest projects use (what `npm run test:cdk` etc. pass).
  *
  * This is the only list of test tools: `npm test`, `npm run test:*` and `.ci/run` all run it. A
- * test that needs a new tool adds an entry here; its `usedBy` pattern finds the tests to name.
+ * test that needs a new tool adds an entry here; its `usedBy` pattern finds the tests to name. A
+ * pattern is matched against each test file and the jest setup files of its project
+ * (jest.config.js), so a tool a setup file uses is needed by every test of that project. A tool a
+ * test reaches through a helper is matched by the helper's name: the two pinned PgBouncers only
+ * through pgbouncer125() / pgbouncer118() (test/helpers/pgbouncer-versions.ts), which
+ * test/unit/preflight.test.ts holds to.
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import {
   detectPackageManager,
@@ -28,6 +35,16 @@ import {
   runInstall,
   type PackageManager,
 } from '../lib/local/binaries';
+import {
+  BUILD_DEPS,
+  buildDepPackages,
+  buildPgbouncer,
+  cachedPgbouncer,
+  manualBuildCommands,
+  PGBOUNCER_TEST_VERSION,
+  pinnedRelease,
+  type BuildOptions,
+} from './pgbouncer-cache';
 
 export const REPO_ROOT = path.resolve(__dirname, '..');
 const TEST_ROOT = path.join(REPO_ROOT, 'test');
@@ -47,10 +64,21 @@ const PGBOUNCER_1_25_DEFAULT = path.resolve(
 /** Which Chromium the report test drives (else `chromium` / `chromium-browser` on PATH). */
 export const CHROMIUM_ENV = 'PROXYLAB_CHROMIUM';
 
-/** How a tool is installed: OS packages per package manager, pip requirements, or not at all. */
+/** What a 'build' install may do: log, install OS packages for its build (null: may not). */
+export type BuildContext = Pick<BuildOptions, 'log' | 'installPackages' | 'packageManager'>;
+
+/**
+ * How a tool is installed: OS packages per package manager, pip requirements, built by us (null
+ * when built, else why not; `how` says how to get it by hand), or not at all.
+ */
 type Install =
   | { readonly kind: 'os'; readonly packages: (pm: PackageManager) => readonly string[] | null }
   | { readonly kind: 'pip'; readonly requirement: string }
+  | {
+      readonly kind: 'build';
+      readonly build: (ctx: BuildContext) => Promise<string | null>;
+      readonly how: string;
+    }
   | { readonly kind: 'none'; readonly how: string };
 
 export interface Tool {
@@ -64,6 +92,11 @@ export interface Tool {
   readonly install: Install;
   /** Checked even when no test names it today (CI always has ../shared: a missing one is a broken CI). */
   readonly requiredInCi?: boolean;
+  /**
+   * Data the tests read in process (no server, no tool run per test), so unit tests may use it:
+   * botocore's service models.
+   */
+  readonly dataOnly?: boolean;
 }
 
 function isExecutable(file: string): boolean {
@@ -98,34 +131,94 @@ export function findChromium(): string | null {
 export const PGBOUNCER_1_18_ENV = 'PROXYLAB_PGBOUNCER_1_18';
 
 /**
- * A PgBouncer whose version starts with `prefix`: $envVar if set (and only it), else `fallback`,
- * else the first such binary among PATH and the usual directories (lib/local/binaries.ts). null
- * unless it runs and reports that version.
+ * PgBouncer 1.25.x: $PROXYLAB_PGBOUNCER_1_25 (and only it, when set), else
+ * ../shared/tools/pgbouncer-1.25.2/pgbouncer, else the preflight's build in the per-user cache
+ * (scripts/pgbouncer-cache.ts), else a 1.25 on PATH.
  */
-function findPgbouncerRelease(prefix: string, envVar: string, fallback: string | null): string | null {
-  const accept = (v: string): boolean => v.startsWith(prefix);
-  const fromEnv = process.env[envVar];
+export function findPgbouncer125(): string | null {
+  const accept = (v: string): boolean => v.startsWith('1.25.');
+  const fromEnv = process.env[PGBOUNCER_1_25_ENV];
   if (fromEnv !== undefined && fromEnv !== '')
     return findPgbouncer(process.platform, [fromEnv], accept)?.file ?? null;
-  const candidates = fallback === null ? undefined : [fallback];
   return (
-    (candidates ? findPgbouncer(process.platform, candidates, accept)?.file : undefined) ??
+    findPgbouncer(process.platform, [PGBOUNCER_1_25_DEFAULT, cachedPgbouncer(PGBOUNCER_TEST_VERSION)], accept)
+      ?.file ??
     findPgbouncer(process.platform, undefined, accept)?.file ??
     null
   );
 }
 
-/**
- * PgBouncer 1.25.x: $PROXYLAB_PGBOUNCER_1_25, else ../shared/tools/pgbouncer-1.25.2/pgbouncer, else
- * a 1.25 on PATH (a clone elsewhere with that directory first in PATH).
- */
-export function findPgbouncer125(): string | null {
-  return findPgbouncerRelease('1.25.', PGBOUNCER_1_25_ENV, PGBOUNCER_1_25_DEFAULT);
-}
-
 /** Debian's PgBouncer 1.18 (no max_prepared_statements): $PROXYLAB_PGBOUNCER_1_18, else on PATH or in /usr/sbin. */
 export function findPgbouncer118(): string | null {
-  return findPgbouncerRelease('1.18.', PGBOUNCER_1_18_ENV, null);
+  const accept = (v: string): boolean => v.startsWith('1.18.');
+  const fromEnv = process.env[PGBOUNCER_1_18_ENV];
+  if (fromEnv !== undefined && fromEnv !== '')
+    return findPgbouncer(process.platform, [fromEnv], accept)?.file ?? null;
+  return findPgbouncer(process.platform, undefined, accept)?.file ?? null;
+}
+
+/**
+ * A test needs a pinned PgBouncer when it imports its helper from test/helpers/pgbouncer-versions.ts
+ * (the only way to one: test/unit/preflight.test.ts checks that). Matching the import, not the bare
+ * name, keeps a capture file named `pgbouncer125-…` from counting as a user.
+ */
+export function importsHelper(name: string): RegExp {
+  return new RegExp(`import\\s*\\{[^}]*\\b${name}\\b[^}]*\\}\\s*from\\s*['"][^'"]*pgbouncer-versions['"]`);
+}
+
+/**
+ * The PgBouncer 1.25.2 entry: found as findPgbouncer125() does; when missing, built from `build`'s
+ * release (default: the pinned upstream tarball and SHA-256) into its cache (default: the per-user
+ * one). Tests pass a local URL, checksum and cache to exercise the build and the stop.
+ */
+export function pgbouncer125Tool(
+  build: Pick<BuildOptions, 'release' | 'root' | 'downloadTimeoutMs' | 'missingDeps'> = {},
+  find: () => string | null = findPgbouncer125,
+): Tool {
+  const release = build.release ?? pinnedRelease(PGBOUNCER_TEST_VERSION);
+  const cached = cachedPgbouncer(release.version, build.root);
+  return {
+    name: `PgBouncer ${PGBOUNCER_TEST_VERSION}`,
+    purpose: 'prepared statements through a transaction pool (max_prepared_statements)',
+    usedBy: importsHelper('pgbouncer125'),
+    find,
+    install: {
+      kind: 'build',
+      build: async (ctx) => {
+        const res = await buildPgbouncer({ ...build, ...ctx, release });
+        return res.ok ? null : res.reason;
+      },
+      how: [
+        `any one of:`,
+        `export ${PGBOUNCER_1_25_ENV}=/path/to/pgbouncer (a PgBouncer 1.25.x binary)`,
+        `put the directory of a PgBouncer 1.25.x first in PATH`,
+        `build the pinned release where the preflight looks (${cached}; needs ${buildDepPackages(BUILD_DEPS, 'apt-get').packages.join(', ')} or the like):`,
+        `  ${manualBuildCommands(release)}`,
+        `clone next to ../shared, whose tools/pgbouncer-1.25.2/ holds it (CI has it; its README.md says how it was built)`,
+      ].join('\n        '),
+    },
+    requiredInCi: true,
+  };
+}
+
+/** Where botocore's service models are, when not the botocore python3 imports. */
+export const BOTOCORE_DATA_ENV = 'PROXYLAB_BOTOCORE_DATA';
+
+/**
+ * botocore's data directory (its JSON service models: `<service>/<api-version>/service-2.json.gz`):
+ * $PROXYLAB_BOTOCORE_DATA if set (and only it), else the botocore python3 imports; null when absent.
+ */
+export function findBotocoreModels(): string | null {
+  const isModels = (dir: string): boolean => dir !== '' && fs.existsSync(path.join(dir, 'pi'));
+  const fromEnv = process.env[BOTOCORE_DATA_ENV];
+  if (fromEnv !== undefined && fromEnv !== '') return isModels(fromEnv) ? fromEnv : null;
+  const res = spawnSync(
+    'python3',
+    ['-c', 'import botocore, os; print(os.path.join(os.path.dirname(botocore.__file__), "data"))'],
+    { encoding: 'utf8' },
+  );
+  const dir = res.status === 0 ? res.stdout.trim() : '';
+  return isModels(dir) ? dir : null;
 }
 
 function osPackages(apt: string, dnf: string | null, brew: string | null): Install {
@@ -163,23 +256,11 @@ export const TOOLS: readonly Tool[] = [
     },
     install: { kind: 'os', packages: (pm) => postgresPackages(pm, { postgres: false, pgbouncer: true }) },
   },
-  {
-    name: 'PgBouncer 1.25.2',
-    purpose: 'prepared statements through a transaction pool (max_prepared_statements)',
-    usedBy: /\bfindPgbouncer125\(/,
-    find: findPgbouncer125,
-    install: {
-      kind: 'none',
-      how:
-        `build it (../shared/tools/pgbouncer-1.25.2/README.md says how) and set ${PGBOUNCER_1_25_ENV}=/path/to/pgbouncer, ` +
-        `or clone next to ../shared (CI has it)`,
-    },
-    requiredInCi: true,
-  },
+  pgbouncer125Tool(),
   {
     name: 'PgBouncer 1.18 (Debian 12)',
     purpose: 'the default pooler of the integration tests: the behaviour before max_prepared_statements',
-    usedBy: /\bfindPgbouncer118\(/,
+    usedBy: importsHelper('pgbouncer118'),
     find: findPgbouncer118,
     install: {
       kind: 'none',
@@ -209,6 +290,16 @@ export const TOOLS: readonly Tool[] = [
     install: { kind: 'pip', requirement: 'cfn-lint' },
   },
   {
+    name: 'botocore service models',
+    purpose:
+      "AWS's published API models: every mocked AWS call's input is checked against them (test/helpers/aws-calls/model.ts)",
+    // The unit project's setup file checks every aws-sdk-client-mock call; other tests import the checker.
+    usedBy: /aws-calls\/model|['"]aws-sdk-client-mock['"]/,
+    find: findBotocoreModels,
+    install: { kind: 'pip', requirement: 'botocore' },
+    dataOnly: true,
+  },
+  {
     name: 'moto_server',
     purpose: 'stands in for S3, CloudWatch, Scheduler (never real AWS)',
     usedBy: /helpers\/moto['"]/,
@@ -227,22 +318,74 @@ function testFiles(dir: string): string[] {
   return out.sort();
 }
 
-/** Test files (relative to the repo) of these projects that need each tool. */
-export function testsUsing(projects: readonly Project[]): Map<Tool, string[]> {
-  const sources = projects.flatMap((p) =>
-    testFiles(path.join(TEST_ROOT, p)).map((f) => ({
-      file: path.relative(REPO_ROOT, f),
-      text: fs.readFileSync(f, 'utf8'),
-    })),
-  );
-  // The test of this list spells every tool's name without using any.
-  const users = sources.filter((s) => s.file !== path.join('test', 'unit', 'preflight.test.ts'));
-  return new Map(TOOLS.map((t) => [t, users.filter((s) => t.usedBy.test(s.text)).map((s) => s.file)]));
+interface JestProjectConfig {
+  readonly displayName?: unknown;
+  readonly setupFiles?: unknown;
+  readonly setupFilesAfterEnv?: unknown;
 }
 
-interface Missing {
+/**
+ * The files jest runs before every test file of `project` (setupFiles, setupFilesAfterEnv in
+ * jest.config.js), relative to the repo: what they use, every test of the project uses.
+ */
+export function jestSetupFiles(project: Project): string[] {
+  const config = createRequire(__filename)(path.join(REPO_ROOT, 'jest.config.js')) as {
+    projects?: readonly JestProjectConfig[];
+  };
+  const entry = (config.projects ?? []).find((p) => p.displayName === project);
+  if (entry === undefined) throw new Error(`jest.config.js has no project with displayName '${project}'`);
+  const list = (v: unknown): string[] =>
+    Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+  return [...list(entry.setupFiles), ...list(entry.setupFilesAfterEnv)].map((f) =>
+    path.relative(REPO_ROOT, f.replace('<rootDir>', REPO_ROOT)),
+  );
+}
+
+/**
+ * Test files (relative to the repo) of these projects that need each tool: its `usedBy` matches
+ * the test file, or a setup file jest runs before it.
+ */
+export function testsUsing(
+  projects: readonly Project[],
+  tools: readonly Tool[] = TOOLS,
+): Map<Tool, string[]> {
+  const read = (rel: string): string => fs.readFileSync(path.join(REPO_ROOT, rel), 'utf8');
+  const sources = projects.flatMap((p) => {
+    const setup = jestSetupFiles(p).map(read);
+    return testFiles(path.join(TEST_ROOT, p)).map((f) => {
+      const file = path.relative(REPO_ROOT, f);
+      return { file, texts: [read(file), ...setup] };
+    });
+  });
+  // The test of this list spells every tool's name without using any.
+  const users = sources.filter((s) => s.file !== path.join('test', 'unit', 'preflight.test.ts'));
+  return new Map(
+    tools.map((t) => [t, users.filter((s) => s.texts.some((x) => t.usedBy.test(x))).map((s) => s.file)]),
+  );
+}
+
+export interface Missing {
   readonly tool: Tool;
   readonly tests: readonly string[];
+  /** Why the preflight did not build it (a 'build' tool whose build was tried). */
+  readonly notBuilt?: string;
+}
+
+/**
+ * `tests` for the message: a project all of whose test files are in it is named once ("every test
+ * in test/integration/ (24 files)"), the rest one by one.
+ */
+export function describeTests(tests: readonly string[], projects: readonly Project[]): string {
+  const parts: string[] = [];
+  let rest = [...tests];
+  for (const p of projects) {
+    const all = testFiles(path.join(TEST_ROOT, p)).map((f) => path.relative(REPO_ROOT, f));
+    if (all.length > 1 && all.every((f) => rest.includes(f))) {
+      parts.push(`every test in test/${p}/ (${all.length} files)`);
+      rest = rest.filter((f) => !all.includes(f));
+    }
+  }
+  return [...parts, ...rest].join(', ');
 }
 
 const pipCommand = (reqs: readonly string[]): string[] => ['python3', '-m', 'pip', 'install', ...reqs];
@@ -281,13 +424,16 @@ export function missingMessage(missing: readonly Missing[], pm: PackageManager |
     const how =
       inst.kind === 'pip'
         ? show(pipCommand([inst.requirement]))
-        : inst.kind === 'none'
+        : inst.kind === 'none' || inst.kind === 'build'
           ? inst.how
           : pkgs !== null
             ? osCommand(pm ?? 'apt-get', pkgs)
             : `install ${m.tool.name} with your package manager`;
-    const tests = m.tests.length > 0 ? m.tests.join(', ') : 'no test yet (checked because CI=true)';
-    lines.push(`  ✗ ${m.tool.name}: ${m.tool.purpose}`, `      needed by ${tests}`, `      install: ${how}`);
+    const tests =
+      m.tests.length > 0 ? describeTests(m.tests, PROJECTS) : 'no test yet (checked because CI=true)';
+    lines.push(`  ✗ ${m.tool.name}: ${m.tool.purpose}`, `      needed by ${tests}`);
+    if (m.notBuilt !== undefined) lines.push(`      not built: ${m.notBuilt.replace(/\n/g, '\n        ')}`);
+    lines.push(`      install: ${how}`);
     if (m.tool.name === 'Chromium')
       lines.push(`      or point ${CHROMIUM_ENV} at a Chromium or Chrome binary`);
   }
@@ -311,15 +457,25 @@ export interface PreflightOptions {
   readonly install: boolean | 'auto';
   readonly projects: readonly Project[];
   readonly log: (line: string) => void;
+  /** Default: TOOLS (tests pass a PgBouncer 1.25.2 entry with a local URL and cache). */
+  readonly tools?: readonly Tool[];
 }
 
-/** null when every tool is there (after installing what we could), else the message to stop with. */
-export function preflight(opts: PreflightOptions): string | null {
-  const users = testsUsing(opts.projects);
+/** null when every tool is there (after installing or building what we could), else the message to stop with. */
+export async function preflight(opts: PreflightOptions): Promise<string | null> {
+  const tools = opts.tools ?? TOOLS;
+  const users = testsUsing(opts.projects, tools);
   const ci = process.env.CI === 'true';
-  const needed = TOOLS.filter((t) => (users.get(t) ?? []).length > 0 || (ci && t.requiredInCi === true));
+  const needed = tools.filter((t) => (users.get(t) ?? []).length > 0 || (ci && t.requiredInCi === true));
+  const notBuilt = new Map<Tool, string>();
   const missingNow = (): Missing[] =>
-    needed.filter((t) => t.find() === null).map((tool) => ({ tool, tests: users.get(tool) ?? [] }));
+    needed
+      .filter((t) => t.find() === null)
+      .map((tool) => {
+        const why = notBuilt.get(tool);
+        const tests = users.get(tool) ?? [];
+        return why === undefined ? { tool, tests } : { tool, tests, notBuilt: why };
+      });
 
   let missing = missingNow();
   if (missing.length === 0) return null;
@@ -346,8 +502,22 @@ export function preflight(opts: PreflightOptions): string | null {
     const res = spawnSync('python3', pipCommand(todo.pip).slice(1), { stdio: 'inherit' });
     if (res.status !== 0) notes.push('pip install failed');
   }
+  // Built after the OS packages: a build may need some of them (or install its own requirements).
+  for (const m of missingNow()) {
+    if (m.tool.install.kind !== 'build') continue;
+    const canInstall = pm !== null && prefix !== null;
+    const why = await m.tool.install.build({
+      log: opts.log,
+      packageManager: pm,
+      installPackages: canInstall
+        ? (pkgs) => runInstall(prefix, packageInstallCommand(pm, pkgs), opts.log)
+        : null,
+    });
+    if (why !== null) notBuilt.set(m.tool, why);
+  }
   missing = missingNow();
   if (missing.length === 0) return null;
+  if (missing.some((m) => m.notBuilt !== undefined)) notes.push('a build did not succeed, see "not built"');
   return missingMessage(missing, pm, notes.length > 0 ? notes.join('; ') : 'still missing after installing');
 }
 
@@ -378,10 +548,20 @@ if (require.main === module) {
     console.error(`preflight: ${err instanceof Error ? err.message : String(err)}`);
     process.exit(2);
   }
-  const message = preflight(opts);
-  if (message !== null) {
-    console.error(message);
-    process.exit(1);
-  }
-  console.error(`preflight: every tool the ${opts.projects.join(', ')} tests use is here.`);
+  const started = Date.now();
+  preflight(opts).then(
+    (message) => {
+      const took = `${((Date.now() - started) / 1000).toFixed(1)} s`;
+      if (message !== null) {
+        console.error(message);
+        console.error(`preflight: stopped before any test (${took}).`);
+        process.exit(1);
+      }
+      console.error(`preflight: every tool the ${opts.projects.join(', ')} tests use is here (${took}).`);
+    },
+    (err: unknown) => {
+      console.error(`preflight: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      process.exit(2);
+    },
+  );
 }

@@ -10,8 +10,8 @@
  * the operator wrote (lib/cloud/run-request.ts), read and schema-checked from S3.
  *
  * Exit codes: 0 completed and every verdict held, 1 a verdict broke / interrupted / infrastructure
- * failure, 2 usage error. SIGTERM/SIGINT stop pgbench and leave every finished step in S3; run the
- * same command again to resume.
+ * failure, 2 usage error. SIGTERM/SIGINT — and on a spot runner the interruption notice — stop
+ * pgbench and leave every finished step in S3; run the same command again to resume.
  */
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -32,9 +32,15 @@ import {
 } from '../lib/cloud/run-request';
 import { softwareVersionOf } from '../lib/config/stack-outputs';
 import { psqlScalarQuery } from '../lib/cloud/targets';
-import { systemClock } from '../lib/engine/ports';
+import { systemClock, type Clock } from '../lib/engine/ports';
 import { LocalPgbenchExecutor } from '../lib/local/pgbench-executor';
-import { imdsEndpointFrom, imdsV2, InterruptionRecorder, SpotNoticeWatcher } from '../lib/cloud/spot';
+import {
+  imdsEndpointFrom,
+  imdsV2,
+  InterruptionRecorder,
+  onSpotNotice,
+  SpotNoticeWatcher,
+} from '../lib/cloud/spot';
 import { runBlobs } from '../lib/cloud/s3-sink';
 
 const USAGE = `usage: node runner.js --request s3://BUCKET/runs/RUNID/request.json --runner-index I [--region R]
@@ -56,6 +62,12 @@ function pgbenchVersion(): Promise<string | null> {
   const m = /pgbench \(PostgreSQL\) (\S+)/.exec(res.stdout ?? '');
   return Promise.resolve(m ? (m[1] as string) : null);
 }
+
+/** The system clock whose sleeps do not keep the process alive (the notice poll's wait). */
+const unrefClock: Clock = {
+  now: () => new Date(),
+  sleep: (ms) => new Promise((resolve) => setTimeout(resolve, ms).unref()),
+};
 
 /** Where the runner's pgbench work directories go; removed when the runner ends, however it ends. */
 export function runnerWorkRoot(runId: string, runnerIndex: number): string {
@@ -103,13 +115,17 @@ export async function main(argv: readonly string[]): Promise<number> {
     );
     recorder = rec;
     if (abort.signal.aborted) void rec.signal('SIGTERM');
+    // On a spot runner the two-minute notice records the interruption and stops the run: the
+    // shutdown's SIGTERM may never reach us (lib/cloud/spot.ts).
     const imdsEndpoint = imdsEndpointFrom(process.env);
+    const info = (line: string): void => write(`${new Date().toISOString()} info ${line}\n`);
     watcher = imdsEndpoint
-      ? new SpotNoticeWatcher(
-          imdsV2(imdsEndpoint),
-          (action) => void rec.notice(action),
-          (line) => write(`${new Date().toISOString()} info ${line}\n`),
-        )
+      ? new SpotNoticeWatcher({
+          imds: imdsV2(imdsEndpoint),
+          clock: unrefClock,
+          log: info,
+          onNotice: onSpotNotice({ recorder: rec, stop: () => abort.abort(), clock: systemClock, log: info }),
+        })
       : null;
     await watcher?.start();
     const executor = new LocalPgbenchExecutor({
@@ -143,6 +159,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     return exitCodeFor(err);
   } finally {
     watcher?.stop();
+    // A notice being handled finishes writing its record first.
+    await watcher?.done();
     // The interruption record reaches S3 before the process ends (the shutdown waits for us).
     await recorder?.flushed();
     process.removeListener('SIGTERM', onSignal);

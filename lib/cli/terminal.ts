@@ -40,10 +40,6 @@ export function formatStepLine(index: number, total: number, r: StepRecord): str
   return `${verdictMark(r.verdict.held)} [${index}/${total}] ${r.stepId}  ${what}, p95 ${fmtNum(m?.latencyP95Ms, 2)} ms, errors ${formatErrors(m?.errors, m?.abortedClients)}${sat}`;
 }
 
-export interface TableOptions {
-  readonly ascii?: boolean;
-}
-
 function pad(s: string, n: number): string {
   // Count code points so ✓/✗ and × line up.
   const len = [...s].length;

@@ -1,13 +1,20 @@
 /**
- * Where the lab's subnets go (issue 14 item 12): not every instance type is offered in every
- * Availability Zone, and an environment-agnostic template always takes the region's first zones
- * (Fn::GetAZs). At deploy time the CLI asks EC2 which zones offer the runners' type and passes the
- * choice to the CDK app as context (AZ_CONTEXT_KEYS); `cdk synth` without it stays region-agnostic.
+ * Where the lab's subnets go (issue 14 item 12, issue 20 defect 5): not every instance type is
+ * offered in every Availability Zone, RDS Proxy is not offered in every zone either, and an
+ * environment-agnostic template always takes the region's first zones (Fn::GetAZs). At deploy
+ * time the CLI asks EC2 which zones offer the runners' type and passes the choice to the CDK app
+ * as context (AZ_CONTEXT_KEYS); `cdk synth` without it stays region-agnostic.
  *
- * EC2 API: DescribeInstanceTypeOfferings with LocationType `availability-zone` lists one offering
- * per zone that offers the type (filter `instance-type`); DescribeAvailabilityZones with the
- * `zone-type` filter `availability-zone` leaves out Local and Wavelength Zones, and without
- * AllAvailabilityZones lists only the zones enabled for the account.
+ * Zones are chosen by zone ID. A zone NAME (us-east-1a) maps to a different physical zone in each
+ * account; the zone ID (use1-az1) is the same zone in every account, and it is what AWS's
+ * restrictions name (RDS_PROXY_UNSUPPORTED_ZONE_IDS). The chosen zones go to CDK by name, the
+ * name this account gives that ID.
+ *
+ * EC2 API: DescribeInstanceTypeOfferings with LocationType `availability-zone-id` lists one
+ * offering per zone ID that offers the type (filter `instance-type`); DescribeAvailabilityZones
+ * returns each zone's ZoneName and ZoneId, with the `zone-type` filter `availability-zone` leaving
+ * out Local and Wavelength Zones, and without AllAvailabilityZones only the zones enabled for the
+ * account.
  */
 import {
   DescribeAvailabilityZonesCommand,
@@ -16,33 +23,61 @@ import {
 } from '@aws-sdk/client-ec2';
 import { UsageError } from '../core/errors';
 
+/**
+ * Zone IDs where RDS Proxy cannot be created — the one list of them. RDS User Guide (and Aurora
+ * User Guide), "Quotas and limitations for RDS Proxy" (rds-proxy.html#rds-proxy.limitations):
+ * "US East (N. Virginia) Region does not support RDS Proxy in the use1-az3 Availability Zone.
+ * US West (N. California) Region does not support RDS Proxy in the usw1-az2 Availability Zone.
+ * When selecting subnets while creating your proxy, make sure that you don't select subnets in the
+ * Availability Zones mentioned above." (A proxy given such a subnet among three or more is created
+ * without it, silently; with two, CreateDBProxy fails.)
+ */
+export const RDS_PROXY_UNSUPPORTED_ZONE_IDS: readonly string[] = ['use1-az3', 'usw1-az2'];
+
+/** A zone as this account sees it: its name here, and the ID that is the same in every account. */
+export interface Zone {
+  readonly name: string;
+  readonly id: string;
+}
+
 export interface ZoneChoice {
-  /** The VPC's zones (Aurora needs subnets in two), the offering ones first. */
+  /** The VPC's zones by name (Aurora needs subnets in two), the offering ones first. */
   readonly vpc: readonly string[];
   /** Those of `vpc` that offer the runners' instance type (never empty). */
   readonly runners: readonly string[];
+  /** Zones of the region left out because the lab's RDS Proxies cannot use them. */
+  readonly excluded: readonly Zone[];
 }
 
-/** The zones of the region that offer `instanceType`, sorted by name. */
-export async function zonesOffering(ec2: EC2Client, instanceType: string): Promise<string[]> {
-  const zones = new Set<string>();
+export interface ZoneNeeds {
+  /** The runners' EC2 instance type. */
+  readonly instanceType: string;
+  /** The lab has RDS Proxies: their subnets (the VPC's isolated ones) must avoid RDS_PROXY_UNSUPPORTED_ZONE_IDS. */
+  readonly rdsProxy: boolean;
+  /** Zones the VPC spans. @default 2 */
+  readonly count?: number;
+}
+
+/** The zone IDs of the region that offer `instanceType`, sorted. */
+export async function zoneIdsOffering(ec2: EC2Client, instanceType: string): Promise<string[]> {
+  const ids = new Set<string>();
   let token: string | undefined;
   do {
     const res = await ec2.send(
       new DescribeInstanceTypeOfferingsCommand({
-        LocationType: 'availability-zone',
+        LocationType: 'availability-zone-id',
         Filters: [{ Name: 'instance-type', Values: [instanceType] }],
         NextToken: token,
       }),
     );
-    for (const o of res.InstanceTypeOfferings ?? []) if (o.Location) zones.add(o.Location);
+    for (const o of res.InstanceTypeOfferings ?? []) if (o.Location) ids.add(o.Location);
     token = res.NextToken || undefined;
   } while (token);
-  return [...zones].sort();
+  return [...ids].sort();
 }
 
-/** The region's available, standard Availability Zones, sorted by name. */
-export async function regionZones(ec2: EC2Client): Promise<string[]> {
+/** The region's available, standard Availability Zones (name and ID), sorted by name. */
+export async function regionZones(ec2: EC2Client): Promise<Zone[]> {
   const res = await ec2.send(
     new DescribeAvailabilityZonesCommand({
       Filters: [
@@ -52,40 +87,54 @@ export async function regionZones(ec2: EC2Client): Promise<string[]> {
     }),
   );
   return (res.AvailabilityZones ?? [])
-    .map((z) => z.ZoneName)
-    .filter((z): z is string => typeof z === 'string' && z !== '')
-    .sort();
+    .filter((z) => z.ZoneName && z.ZoneId)
+    .map((z) => ({ name: z.ZoneName as string, id: z.ZoneId as string }))
+    .sort((a, b) => a.name.localeCompare(b.name));
 }
 
 /**
- * Pure choice: `count` zones for the VPC, those offering the type first (all of them when enough
- * do), filled up with other zones; the runners go into the offering ones.
+ * Pure choice: `count` zones for the VPC, by zone ID. With RDS Proxies the zones it does not
+ * support are left out first. Of the rest, those offering the runners' type come first (all of
+ * them when enough do), filled up with other zones; the runners go into the offering ones.
  */
 export function chooseZones(
-  all: readonly string[],
-  offering: readonly string[],
-  instanceType: string,
-  count = 2,
+  all: readonly Zone[],
+  offeringIds: readonly string[],
+  needs: ZoneNeeds,
 ): ZoneChoice {
-  const available = new Set(all);
-  const good = offering.filter((z) => available.has(z));
+  const count = needs.count ?? 2;
+  const excluded = needs.rdsProxy ? all.filter((z) => RDS_PROXY_UNSUPPORTED_ZONE_IDS.includes(z.id)) : [];
+  const usable = all.filter((z) => !excluded.includes(z));
+  const offering = new Set(offeringIds);
+  const good = usable.filter((z) => offering.has(z.id));
+  const listed = (zones: readonly Zone[]): string =>
+    zones.map((z) => `${z.name} (${z.id})`).join(', ') || 'none found';
+  const why =
+    excluded.length > 0
+      ? `; left out for RDS Proxy, which does not support zone ${excluded.map((z) => z.id).join(', ')}`
+      : '';
   if (good.length === 0) {
     throw new UsageError(
-      `runners.instanceType ${instanceType} is not offered in any Availability Zone of this region (${all.join(', ') || 'none found'}); choose another type or region`,
+      `runners.instanceType ${needs.instanceType} is not offered in any usable Availability Zone of this region ` +
+        `(${listed(usable)}${why}); choose another type or region`,
     );
   }
-  if (all.length < count) {
+  if (usable.length < count) {
     throw new UsageError(
-      `the region has ${all.length} available Availability Zone(s); the lab needs ${count}`,
+      `the region has ${usable.length} usable Availability Zone(s) (${listed(usable)}${why}); the lab needs ${count}`,
     );
   }
-  const vpc = [...good, ...all.filter((z) => !good.includes(z))].slice(0, count);
-  return { vpc, runners: vpc.filter((z) => good.includes(z)) };
+  const vpc = [...good, ...usable.filter((z) => !good.includes(z))].slice(0, count);
+  return {
+    vpc: vpc.map((z) => z.name),
+    runners: vpc.filter((z) => good.includes(z)).map((z) => z.name),
+    excluded,
+  };
 }
 
-export async function chooseLabZones(ec2: EC2Client, instanceType: string): Promise<ZoneChoice> {
-  const [all, offering] = await Promise.all([regionZones(ec2), zonesOffering(ec2, instanceType)]);
-  return chooseZones(all, offering, instanceType);
+export async function chooseLabZones(ec2: EC2Client, needs: ZoneNeeds): Promise<ZoneChoice> {
+  const [all, offering] = await Promise.all([regionZones(ec2), zoneIdsOffering(ec2, needs.instanceType)]);
+  return chooseZones(all, offering, needs);
 }
 
 /** The `-c key=value` pairs for `cdk deploy`. */

@@ -274,7 +274,18 @@ export function mergeStepRecords(
     .map((r) => r.record.endedAt)
     .sort()
     .at(-1) as string;
-  const noteParts = [first.note, sorted.length > 1 ? PERCENTILE_MERGE_NOTE : undefined].filter(
+  // An unmeasured step says why first: each failing runner's cause (runner 0's own note may say nothing of it).
+  const causes =
+    status === 'infrastructure-error' && sorted.length > 1
+      ? sorted
+          .filter(
+            (r) => r.record.status === 'infrastructure-error' && r.runnerIndex !== sorted[0]?.runnerIndex,
+          )
+          .map(
+            (r) => `${runnerId(r.runnerIndex)}: ${r.record.note ?? 'infrastructure failure, cause unknown'}`,
+          )
+      : [];
+  const noteParts = [...causes, first.note, sorted.length > 1 ? PERCENTILE_MERGE_NOTE : undefined].filter(
     (n): n is string => typeof n === 'string' && n.length > 0,
   );
   const merged: StepRecord = {

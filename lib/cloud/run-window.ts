@@ -8,7 +8,10 @@ import { UsageError } from '../core/errors';
 import type { LabConfig } from '../config/types';
 import { getSuite } from '../suite/catalog';
 import { expandSuite, initPlan, type PlannedStep, type TargetCapacity } from '../suite/expand';
+import { poolerDeployments } from '../pgbouncer/layout';
+import { processPoolSize } from '../pgbouncer/config';
 import { METRICS_SETTLE_MS } from './collector-invoke';
+import { poolerTargetName } from './pooler-targets';
 
 /**
  * max_connections assumed when the lab leaves Aurora's default: about the default of a
@@ -27,18 +30,39 @@ function plannedSec(step: PlannedStep): number {
   return step.params.durationSec ?? Math.min(step.timeoutSec, 10);
 }
 
-/** Estimated wall-clock seconds of `suiteName` on `lab`, through the end of the metrics collection. */
-export function estimateSuiteSec(suiteName: string, lab: LabConfig): number {
-  const maxConnections = lab.database.maxConnections ?? ASSUMED_MAX_CONNECTIONS;
-  const targets: TargetCapacity[] = [
+/**
+ * The targets the runners will measure on `lab`, with the capacities expansion needs: the writer,
+ * every proxy and every pooler × pool mode, sized as the runner sizes them (runner.ts, with
+ * PoolerTarget.poolSize). A target left out here is time the estimate does not count.
+ */
+export function labTargetCapacities(lab: LabConfig, maxConnections: number): TargetCapacity[] {
+  return [
     { ref: { kind: 'direct', name: 'direct' }, maxConnections, poolSize: null },
     ...lab.proxies.map((p) => ({
       ref: { kind: 'rds-proxy' as const, name: p.name },
       maxConnections,
       poolSize: Math.floor((maxConnections * p.maxConnectionsPercent) / 100),
     })),
+    ...lab.poolers.flatMap((p) => {
+      const sharedBy = poolerDeployments(p.placement, lab.runners.count);
+      const poolSize =
+        processPoolSize(p.poolPercent, maxConnections, p.processes, sharedBy) * p.processes * sharedBy;
+      return p.poolModes.map((mode) => ({
+        ref: {
+          kind: mode === 'transaction' ? ('pgbouncer-transaction' as const) : ('pgbouncer-session' as const),
+          name: poolerTargetName(p.name, mode),
+        },
+        maxConnections,
+        poolSize,
+      }));
+    }),
   ];
-  const steps = expandSuite(getSuite(suiteName), targets);
+}
+
+/** Estimated wall-clock seconds of `suiteName` on `lab`, through the end of the metrics collection. */
+export function estimateSuiteSec(suiteName: string, lab: LabConfig): number {
+  const maxConnections = lab.database.maxConnections ?? ASSUMED_MAX_CONNECTIONS;
+  const steps = expandSuite(getSuite(suiteName), labTargetCapacities(lab, maxConnections));
   const load = steps.reduce((sum, s) => sum + plannedSec(s) + STEP_OVERHEAD_SEC, 0);
   return load + initPlan(steps).length * INIT_SEC + METRICS_SETTLE_MS / 1000;
 }

@@ -4,7 +4,7 @@
  * `runs/<runId>/` with the same layout `proxylab local` writes.
  */
 import { ListObjectsV2Command, type S3Client } from '@aws-sdk/client-s3';
-import { RunFileError, UsageError } from '../core/errors';
+import { UsageError } from '../core/errors';
 import { formatDuration } from '../core/format';
 import { forTerminalLine } from '../core/terminal-text';
 import type { BlobStore } from '../engine/blob-store';
@@ -31,6 +31,8 @@ export interface RunProgress {
    * (lib/cloud/spot.ts); empty once the run was resumed in every interrupted slot.
    */
   readonly interruptions: readonly InterruptionRecord[];
+  /** Files left out because they could not be read (`<file>: <why>`): the status is PARTIAL. */
+  readonly skipped?: readonly string[];
 }
 
 export async function readManifest(s3: S3Client, bucket: string, runId: string): Promise<RunManifest | null> {
@@ -95,12 +97,15 @@ export async function readProgress(
   runId: string,
   now: Date = new Date(),
 ): Promise<RunProgress> {
+  // Partially bad runs (docs/report.md): an unreadable interruption record is skipped and named;
+  // an unreadable manifest makes the run unreadable (readListing names the file).
+  const skipped: string[] = [];
   const [manifest, done, interruptions] = await Promise.all([
     readManifest(s3, bucket, runId),
     countStepFiles(s3, bucket, runId),
-    readInterruptions(runBlobs(s3, bucket, runId)),
+    readInterruptions(runBlobs(s3, bucket, runId), skipped),
   ]);
-  return computeProgress(runId, manifest, done, now, interruptions);
+  return { ...computeProgress(runId, manifest, done, now, interruptions), skipped };
 }
 
 /**
@@ -113,7 +118,8 @@ export function formatProgress(p: RunProgress): string {
   if (p.status === 'not-started') return `${id}: no manifest yet (runners starting?)`;
   const eta = p.etaSec === null ? '' : `, ETA ${formatDuration(p.etaSec)}`;
   const err = p.error ? ` — ${forTerminalLine(p.error)}` : '';
-  const line = `${id} [${forTerminalLine(String(p.suite))}] ${forTerminalLine(String(p.status))}: ${p.stepsDone}/${p.stepsTotal ?? '?'} steps, elapsed ${formatDuration(p.elapsedSec)}${eta}${err}`;
+  const skipped = (p.skipped ?? []).map((s) => `\n  PARTIAL status: skipped ${forTerminalLine(s)}`).join('');
+  const line = `${id} [${forTerminalLine(String(p.suite))}] ${forTerminalLine(String(p.status))}: ${p.stepsDone}/${p.stepsTotal ?? '?'} steps, elapsed ${formatDuration(p.elapsedSec)}${eta}${err}${skipped}`;
   if (p.interruptions.length === 0) return line;
   const notes = p.interruptions.map((r) => `\n  ${forTerminalLine(describeInterruption(r))}`).join('');
   return `${line}${notes}\n  finished steps are kept; resume with the same run id: proxylab run --lab FILE --suite ${forTerminalLine(String(p.suite))} --run-id ${id}`;
@@ -137,8 +143,9 @@ export async function readListing(
   try {
     return { runId, progress: await readProgress(s3, bucket, runId, now), unreadable: null };
   } catch (err) {
-    // The manifest is checked against its schema where it is read (lib/suite/schemas.ts).
-    if (err instanceof RunFileError) return { runId, progress: null, unreadable: err.problem };
+    // The manifest is checked against its schema where it is read (lib/suite/schemas.ts); the
+    // message names the file (`s3://…/manifest.json: …`).
+    if (err instanceof UsageError) return { runId, progress: null, unreadable: err.message };
     throw err;
   }
 }
@@ -190,8 +197,13 @@ export async function listRuns(s3: S3Client, bucket: string): Promise<string[]> 
 export interface FetchResult {
   readonly files: number;
   readonly bytes: number;
-  /** Keys not downloaded because they would land outside the run directory. */
+  /**
+   * Keys not downloaded, with the reason: they would land outside the run directory, or they could
+   * not be read or do not fit their schema (the copy is PARTIAL).
+   */
   readonly skipped: ReadonlyArray<{ readonly key: string; readonly reason: string }>;
+  /** manifest.json / plan.json among the skipped: the copy is not a run (fetch exits 2). */
+  readonly identityUnreadable: readonly string[];
 }
 
 /**

@@ -12,7 +12,8 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import type { BlobStore } from '../engine/blob-store';
+import { FileReadError, READ_LIMITS } from '../core/read';
+import { readKindOf, type BlobStore } from '../engine/blob-store';
 import { RunStore, type Scrub } from '../engine/run-store';
 import { runKeyPrefix } from '../suite/run-paths';
 
@@ -39,11 +40,28 @@ function isNotFound(err: unknown): boolean {
   );
 }
 
-/** Read an object as text; null when it does not exist. */
-export async function getText(s3: S3Client, bucket: string, key: string): Promise<string | null> {
+/**
+ * Read an object as text; null when it does not exist. With `maxBytes`, an object whose
+ * Content-Length is larger is refused before its body is read (a FileReadError naming it, exit 2).
+ */
+export async function getText(
+  s3: S3Client,
+  bucket: string,
+  key: string,
+  maxBytes?: number,
+): Promise<string | null> {
   try {
     const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
     if (!res.Body) return null;
+    if (maxBytes !== undefined && res.ContentLength !== undefined && res.ContentLength > maxBytes) {
+      // The body is a stream: leaving it unread would hold the connection open.
+      (res.Body as { destroy?: () => void }).destroy?.();
+      throw new FileReadError(
+        `s3://${bucket}/${key}`,
+        `is ${res.ContentLength} bytes; a file of this kind may be at most ${maxBytes} bytes`,
+        'file-too-large',
+      );
+    }
     return await res.Body.transformToString('utf-8');
   } catch (err) {
     if (isNotFound(err)) return null;
@@ -78,7 +96,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   read(key: string): Promise<string | null> {
-    return getText(this.s3, this.bucket, this.prefix + key);
+    return getText(this.s3, this.bucket, this.prefix + key, READ_LIMITS[readKindOf(key)]);
   }
 
   write(key: string, body: string, contentType = 'application/octet-stream'): Promise<void> {

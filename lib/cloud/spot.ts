@@ -1,23 +1,31 @@
 /**
- * Spot runners: notice an interruption, record it beside the run, and say so in `proxylab status`.
+ * Spot runners: notice an interruption, record it beside the run, stop the run, and say so in
+ * `proxylab status`.
  *
  * A spot runner (lab `runners.spot`) is stopped by EC2 when capacity is reclaimed. Two minutes
  * before, EC2 puts `spot/instance-action` into the instance metadata ("A Spot Instance interruption
  * notice is a warning that is issued two minutes before Amazon EC2 stops or terminates your Spot
  * Instance … We recommend that you check for these interruption notices every 5 seconds"; the item
- * is absent (404) until then: EC2 User Guide, spot-instance-termination-notices.html). The runner
- * polls it over IMDSv2 (token PUT, then GET with the token; the runners require IMDSv2), records
- * the notice at once, and keeps measuring: a step that ends within the two minutes is kept. When
- * the OS shuts down it sends SIGTERM; the runner stops pgbench, the engine marks the manifest
- * `interrupted`, and the record gets the signal. Every finished step is already in S3 (one object
- * per step, written when the step ends); `proxylab run` with the same `--run-id` resumes, on the same
- * runner once EC2 starts it again (persistent request, interruption behaviour `stop`) or on a
- * replacement, and the resumed runner marks the record `resumedAt`.
+ * is `{"action": "stop"|"terminate"|"hibernate", "time": "<UTC>"}` and absent (404) until then:
+ * EC2 User Guide, spot-instance-termination-notices.html). The runner polls it over IMDSv2 (token
+ * PUT, then GET with the token; the runners require IMDSv2), and on the notice it writes the
+ * interruption record at once and then stops the run itself: pgbench is stopped, the engine marks
+ * the manifest `interrupted`, every finished step is already in S3 (one object per step, written
+ * when the step ends) and the step in flight is measured again on resume.
+ *
+ * It does not wait for the shutdown's SIGTERM: the runner is a child of the SSM agent (started by
+ * `proxylab run` through SendCommand), and the agent's systemd unit has `KillMode=process` (as the
+ * Systems Manager User Guide's amazon-ssm-agent.service shows), which signals the agent alone; the runner may see nothing until the final SIGKILL, when the
+ * network is already down. A SIGTERM or SIGINT that does arrive is still recorded (`signal`).
+ * `proxylab run` with the same `--run-id` resumes, on the same runner once EC2 starts it again
+ * (persistent request, interruption behaviour `stop`) or on a replacement, and the resumed runner
+ * marks the record `resumedAt`.
  *
  * Records live at `runs/<runId>/interruptions/runner-<i>.json` (one per runner slot, the latest
  * interruption); the runner may only PutObject under runs/, so a record is closed, never deleted.
  */
 import { z } from 'zod';
+import { UsageError } from '../core/errors';
 import type { BlobStore } from '../engine/blob-store';
 import type { Clock } from '../engine/ports';
 import { RUN_PATHS } from '../suite/run-paths';
@@ -56,12 +64,22 @@ export function interruptionPath(runnerIndex: number): string {
   return `${RUN_PATHS.interruptionsDir}/runner-${runnerIndex}.json`;
 }
 
-export async function readInterruptions(blobs: BlobStore): Promise<InterruptionRecord[]> {
+/**
+ * Every `interruptions/runner-<i>.json`, validated. A record that cannot be read or does not fit its
+ * schema is an error naming the file (the runner's resume must not guess) — or, with `skipped`
+ * (status: partially bad runs are read, docs/report.md), left out and named there.
+ */
+export async function readInterruptions(blobs: BlobStore, skipped?: string[]): Promise<InterruptionRecord[]> {
   const keys = (await blobs.list(`${RUN_PATHS.interruptionsDir}/`)).filter((k) => k.endsWith('.json'));
   const out: InterruptionRecord[] = [];
   for (const key of keys) {
-    const text = await blobs.read(key);
-    if (text !== null) out.push(parseRunFile(interruptionRecordSchema, blobs.where(key), text));
+    try {
+      const text = await blobs.read(key);
+      if (text !== null) out.push(parseRunFile(interruptionRecordSchema, blobs.where(key), text));
+    } catch (err) {
+      if (skipped === undefined || !(err instanceof UsageError)) throw err;
+      skipped.push(err.message);
+    }
   }
   return out.sort((a, b) => a.runnerIndex - b.runnerIndex);
 }
@@ -244,59 +262,100 @@ export function imdsEndpointFrom(env: NodeJS.ProcessEnv): string | null {
   return env.AWS_EC2_METADATA_SERVICE_ENDPOINT || IMDS_DEFAULT_ENDPOINT;
 }
 
+export interface SpotNoticeWatcherOptions {
+  readonly imds: InstanceMetadata;
+  /** Called once, with the notice; the watcher waits for it before it is done. */
+  readonly onNotice: (a: InstanceAction) => void | Promise<void>;
+  readonly log: (line: string) => void;
+  /** The wait between polls (`sleep`); a fake clock drives the watcher in tests. */
+  readonly clock: Clock;
+  /** @default SPOT_NOTICE_POLL_MS */
+  readonly intervalMs?: number;
+}
+
 /**
  * Polls `spot/instance-action` every `intervalMs` on a spot instance and calls `onNotice` once.
  * Off EC2 (no metadata service) or on an on-demand instance it stops after the first look.
  */
 export class SpotNoticeWatcher {
-  private timer: NodeJS.Timeout | null = null;
   private stopped = false;
+  private loop: Promise<void> = Promise.resolve();
+  private wake: () => void = () => undefined;
+  private readonly intervalMs: number;
 
-  constructor(
-    private readonly imds: InstanceMetadata,
-    private readonly onNotice: (a: InstanceAction) => void,
-    private readonly log: (line: string) => void,
-    private readonly intervalMs = SPOT_NOTICE_POLL_MS,
-  ) {}
+  constructor(private readonly opts: SpotNoticeWatcherOptions) {
+    this.intervalMs = opts.intervalMs ?? SPOT_NOTICE_POLL_MS;
+  }
 
+  /** True when this is a spot instance and polling started. */
   async start(): Promise<boolean> {
     let lifeCycle: string | null;
     try {
-      lifeCycle = await this.imds.lifeCycle();
+      lifeCycle = await this.opts.imds.lifeCycle();
     } catch {
       return false; // not on EC2: nothing to watch
     }
     if (lifeCycle !== 'spot') return false;
-    this.log(`spot instance: watching for an interruption notice every ${this.intervalMs / 1000} s`);
-    this.schedule(0);
+    this.opts.log(`spot instance: watching for an interruption notice every ${this.intervalMs / 1000} s`);
+    this.loop = this.run();
     return true;
   }
 
+  /** No poll after this one (a wait between polls ends at once); a notice being handled is finished (see done()). */
   stop(): void {
     this.stopped = true;
-    if (this.timer) clearTimeout(this.timer);
-    this.timer = null;
+    this.wake();
   }
 
-  private schedule(ms: number): void {
-    if (this.stopped) return;
-    this.timer = setTimeout(() => void this.poll(), ms);
-    this.timer.unref();
+  /** Resolves when polling has ended: after the notice was handled, or after stop(). */
+  done(): Promise<void> {
+    return this.loop;
   }
 
-  private async poll(): Promise<void> {
-    try {
-      const action = await this.imds.instanceAction();
-      if (action !== null && !this.stopped) {
-        this.log(
-          `spot interruption notice: EC2 will ${action.action} this runner at ${action.time}; finished steps are in S3`,
-        );
-        this.onNotice(action);
-        return; // one notice is enough: the shutdown's SIGTERM follows
+  private async run(): Promise<void> {
+    while (!this.stopped) {
+      let action: InstanceAction | null = null;
+      try {
+        action = await this.opts.imds.instanceAction();
+      } catch {
+        // a failed poll is retried at the next interval
       }
-    } catch {
-      // a failed poll is retried at the next interval
+      if (action !== null && !this.stopped) {
+        this.opts.log(
+          `spot interruption notice: EC2 will ${action.action} this runner at ${action.time}; recording it and stopping the run (finished steps are in S3)`,
+        );
+        await this.opts.onNotice(action);
+        return; // one notice is enough
+      }
+      if (this.stopped) return;
+      await Promise.race([
+        this.opts.clock.sleep(this.intervalMs),
+        new Promise<void>((resolve) => (this.wake = resolve)),
+      ]);
     }
-    this.schedule(this.intervalMs);
   }
+}
+
+/**
+ * What a spot runner does on the notice: write the interruption record (awaited: it must reach S3
+ * while the network is up), then stop the run (`stop`: the runner's abort, as a signal would).
+ * The log says how long is left before EC2 acts, by `clock`.
+ */
+export function onSpotNotice(opts: {
+  readonly recorder: InterruptionRecorder;
+  readonly stop: () => void;
+  readonly clock: Clock;
+  readonly log: (line: string) => void;
+}): (action: InstanceAction) => Promise<void> {
+  return async (action) => {
+    await opts.recorder.notice(action);
+    const leftMs = Date.parse(action.time) - opts.clock.now().getTime();
+    const when = !Number.isFinite(leftMs)
+      ? ''
+      : leftMs >= 0
+        ? ` ${Math.round(leftMs / 1000)} s before EC2 acts`
+        : ` (EC2's time ${action.time} has passed)`;
+    opts.log(`interruption recorded; stopping the run${when}`);
+    opts.stop();
+  };
 }

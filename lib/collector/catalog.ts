@@ -78,6 +78,33 @@ const CPU_CREDIT_BALANCE: CloudWatchMetricDef = {
   aggregation: 'level',
   burstableOnly: true,
 };
+/*
+ * Burstable classes run in Unlimited mode on RDS and Aurora (RDS pricing: "T4g and T3 DB instances
+ * run in Unlimited mode, which means that you will be charged if your average CPU utilization over
+ * a rolling 24-hour period exceeds the baseline"): when CPUCreditBalance is zero the instance keeps
+ * bursting on surplus credits (CPUSurplusCreditBalance), and those not paid down by earned credits
+ * are billed (CPUSurplusCreditsCharged). Both are AWS/RDS instance-level metrics by
+ * DBInstanceIdentifier on db.t* classes (rds-metrics.html#rds-cw-metrics-instance; CloudWatch
+ * readings of Aurora db.t4g instances show them for Aurora too), in credits = vCPU-minutes
+ * (CloudWatch unit Count), published every 5 minutes. The charged count per period adds up to the
+ * run's charge (Sum); the surplus balance is a level whose peak matters (Maximum).
+ */
+const CPU_SURPLUS_CREDIT_BALANCE: CloudWatchMetricDef = {
+  name: 'CPUSurplusCreditBalance',
+  title: 'CPU surplus credit balance (Unlimited mode)',
+  stats: ['Maximum'],
+  unit: 'Count',
+  aggregation: 'level',
+  burstableOnly: true,
+};
+const CPU_SURPLUS_CREDITS_CHARGED: CloudWatchMetricDef = {
+  name: 'CPUSurplusCreditsCharged',
+  title: 'CPU surplus credits charged (Unlimited mode)',
+  stats: ['Sum'],
+  unit: 'Count',
+  aggregation: 'event-count',
+  burstableOnly: true,
+};
 
 /**
  * Aurora instance metrics, dimension `DBInstanceIdentifier`. CommitThroughput, CommitLatency,
@@ -121,6 +148,8 @@ export const AURORA_INSTANCE_METRICS: readonly CloudWatchMetricDef[] = [
   READ_IOPS,
   WRITE_IOPS,
   CPU_CREDIT_BALANCE,
+  CPU_SURPLUS_CREDIT_BALANCE,
+  CPU_SURPLUS_CREDITS_CHARGED,
 ];
 
 /**
@@ -129,7 +158,8 @@ export const AURORA_INSTANCE_METRICS: readonly CloudWatchMetricDef[] = [
  * (https://docs.aws.amazon.com/AmazonRDS/latest/UserGuide/rds-metrics.html#rds-cw-metrics-instance),
  * every one below marked "applies to: All" there, with the units it gives (ReadLatency and
  * WriteLatency in Seconds, not milliseconds; FreeStorageSpace and FreeableMemory in Bytes;
- * DiskQueueDepth a Count; CPUCreditBalance only on burstable db.t* classes). An RDS instance has
+ * DiskQueueDepth a Count; CPUCreditBalance and the surplus-credit pair only on burstable db.t*
+ * classes). An RDS instance has
  * its own EBS volume, hence FreeStorageSpace/DiskQueueDepth/latencies, which Aurora's shared
  * cluster volume does not publish per instance.
  */
@@ -169,6 +199,8 @@ export const RDS_POSTGRES_INSTANCE_METRICS: readonly CloudWatchMetricDef[] = [
     aggregation: 'level',
   },
   CPU_CREDIT_BALANCE,
+  CPU_SURPLUS_CREDIT_BALANCE,
+  CPU_SURPLUS_CREDITS_CHARGED,
 ];
 
 /** The engine behind the lab's `direct` target, as the stack output DatabaseEngine says it. */
@@ -268,18 +300,54 @@ export interface PiMetricDef extends MetricDef {
   readonly unit: string | null;
 }
 
+// Performance Insights counters, queried as `<name>.<stat>`. PI reports counter metrics such as
+// xact_commit as rates; its API returns no unit, so units are recorded only where the counter's
+// meaning fixes them. The two engines document different counter lists (the "Performance Insights
+// counter metrics" page of each user guide), and PI rejects a name the instance does not have, so
+// each engine asks only for names its own list gives, spelled as it spells them:
+// - Aurora PostgreSQL: https://docs.aws.amazon.com/AmazonRDS/latest/AuroraUserGuide/USER_PerfInsights_Counters.html#USER_PerfInsights_Counters.Aurora_PostgreSQL
+// - RDS for PostgreSQL: https://docs.aws.amazon.com/AmazonRDS/latest/UserGuide/USER_PerfInsights_Counters.html#USER_PerfInsights_Counters.PostgreSQL
+// test/fixtures/aws-docs/pi-counters.json holds both lists (with the retrieval date) and
+// test/unit/collector-pi-counters.test.ts fails on a name the engine's list does not have.
+// `db.load` is the DB load metric itself (PI API reference, GetResourceMetrics), on both.
+const PI_DB_LOAD: PiMetricDef = {
+  name: 'db.load',
+  title: 'Database load (PI)',
+  stat: 'avg',
+  unit: 'Sessions',
+};
+const PI_XACT_COMMIT: PiMetricDef = {
+  name: 'db.Transactions.xact_commit',
+  title: 'Commits (PI xact_commit)',
+  stat: 'avg',
+  unit: null,
+};
+const PI_NUMBACKENDS: PiMetricDef = {
+  name: 'db.User.numbackends',
+  title: 'Backends (PI numbackends)',
+  stat: 'avg',
+  unit: 'Count',
+};
+
 /**
- * Performance Insights counters (PostgreSQL), queried as `<name>.<stat>`. PI reports counter
- * metrics such as xact_commit as rates; its API returns no unit, so units are recorded only where
- * the counter's meaning fixes them.
+ * Aurora PostgreSQL: also total_auth_attempts (E3's connection churn) and queries_started, which
+ * the Aurora list spells `db.SQL.Queries`. Neither is in the RDS for PostgreSQL list.
  */
-export const PI_METRICS: readonly PiMetricDef[] = [
-  { name: 'db.load', title: 'Database load (PI)', stat: 'avg', unit: 'Sessions' },
-  { name: 'db.Transactions.xact_commit', title: 'Commits (PI xact_commit)', stat: 'avg', unit: null },
-  { name: 'db.User.numbackends', title: 'Backends (PI numbackends)', stat: 'avg', unit: 'Count' },
+export const AURORA_PI_METRICS: readonly PiMetricDef[] = [
+  PI_DB_LOAD,
+  PI_XACT_COMMIT,
+  PI_NUMBACKENDS,
   { name: 'db.User.total_auth_attempts', title: 'Authentication attempts', stat: 'avg', unit: null },
-  { name: 'db.SQL.queries', title: 'Queries (PI)', stat: 'avg', unit: null },
+  { name: 'db.SQL.Queries', title: 'Queries started (PI)', stat: 'avg', unit: null },
 ];
+
+/** RDS for PostgreSQL: the counters its list shares with Aurora's that the report reads. */
+export const RDS_POSTGRES_PI_METRICS: readonly PiMetricDef[] = [PI_DB_LOAD, PI_XACT_COMMIT, PI_NUMBACKENDS];
+
+/** The Performance Insights counters to read for an engine. */
+export function piMetricsFor(engine: CollectorEngine): readonly PiMetricDef[] {
+  return engine === 'postgres' ? RDS_POSTGRES_PI_METRICS : AURORA_PI_METRICS;
+}
 
 /** Burstable classes (Aurora and RDS for PostgreSQL) are the T families (`db.t3.medium`, `db.t4g.large`). */
 export function isBurstableInstanceClass(instanceClass: string): boolean {
@@ -319,10 +387,12 @@ export const CLOUD_REPORT_METRICS: readonly string[] = [
 
 /**
  * The same for runs on RDS for PostgreSQL: it publishes no CommitThroughput (an Aurora metric);
- * the CPU credit balance is what runs out first on the small burstable classes such labs use.
+ * the CPU credit balance is what runs out first on the small burstable classes such labs use. Its
+ * Performance Insights list has no total_auth_attempts, so that panel is left out rather than
+ * shown as never collected.
  */
 export const RDS_POSTGRES_REPORT_METRICS: readonly string[] = CLOUD_REPORT_METRICS.flatMap((name) =>
-  name === 'CommitThroughput' ? ['CPUCreditBalance'] : [name],
+  name === 'CommitThroughput' ? ['CPUCreditBalance'] : name === 'db.User.total_auth_attempts' ? [] : [name],
 );
 
 /** The same for local runs (PgBouncer + PostgreSQL on this machine). */
@@ -342,7 +412,8 @@ const ALL_METRICS: readonly MetricDef[] = [
   ...AURORA_INSTANCE_METRICS,
   ...RDS_POSTGRES_INSTANCE_METRICS.filter((d) => !AURORA_INSTANCE_METRICS.includes(d)),
   ...PROXY_METRICS,
-  ...PI_METRICS,
+  ...AURORA_PI_METRICS,
+  ...RDS_POSTGRES_PI_METRICS.filter((d) => !AURORA_PI_METRICS.includes(d)),
   ...SAMPLER_METRICS,
 ];
 

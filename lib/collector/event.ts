@@ -44,7 +44,7 @@ const collectEventSchema = z
       instanceClasses: z.optional(z.record(z.string(), z.string())),
       /**
        * The engine (stack output DatabaseEngine): `postgres` (RDS for PostgreSQL) reads the RDS
-       * instance metrics, `aurora-postgresql` Aurora's. Events from older CLIs carry none: Aurora,
+       * instance metrics and Performance Insights counters, `aurora-postgresql` Aurora's. Events from older CLIs carry none: Aurora,
        * the only engine there was.
        */
       engine: z.optional(z.enum(['aurora-postgresql', 'postgres'])),
@@ -74,8 +74,6 @@ const collectEventSchema = z
 
 /** The validated event (defaults applied, timestamps normalised to UTC `…Z`). */
 export type CollectEvent = z.output<typeof collectEventSchema>;
-/** What a caller sends (Lambda Invoke payload, --event file): piResourceIds and proxies may be left out. */
-export type CollectEventInput = z.input<typeof collectEventSchema>;
 
 /** Performance Insights is read unless the event says skipPi or names no PI resource ids. */
 export function wantsPi(event: CollectEvent): boolean {

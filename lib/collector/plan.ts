@@ -17,7 +17,7 @@ import { UsageError } from '../core/errors';
 import {
   instanceMetricsFor,
   isBurstableInstanceClass,
-  PI_METRICS,
+  piMetricsFor,
   PROXY_METRICS,
   RDS_NAMESPACE,
   type CloudWatchAggregation,
@@ -37,7 +37,8 @@ export interface LabResources {
   readonly instanceClasses?: Readonly<Record<string, string>>;
   /**
    * Which instance metrics exist (catalog `instanceMetricsFor`): Aurora publishes CommitLatency,
-   * BufferCacheHitRatio…, RDS for PostgreSQL FreeStorageSpace, DiskQueueDepth, disk latencies.
+   * BufferCacheHitRatio…, RDS for PostgreSQL FreeStorageSpace, DiskQueueDepth, disk latencies; and
+   * which Performance Insights counters (catalog `piMetricsFor`): each engine's documented list.
    * @default 'aurora-postgresql' (events written before RDS for PostgreSQL labs existed)
    */
   readonly engine?: CollectorEngine;
@@ -56,7 +57,7 @@ export interface PlanOptions {
   readonly maxPointsPerSeries?: number;
   /** Smallest PI period considered; 1 enables per-second PI data. @default 60 */
   readonly minPiPeriodSec?: 1 | 60 | 300 | 3600 | 86400;
-  /** Performance Insights counters to read per instance. @default PI_METRICS */
+  /** Performance Insights counters to read per instance. @default piMetricsFor(resources.engine) */
   readonly piMetrics?: readonly PiMetricDef[];
 }
 
@@ -153,7 +154,8 @@ export function planPiRequests(
 ): PiPlan {
   const { startMs, endMs } = parseWindow(window);
   const periodSec = choosePiPeriodSec(startMs, endMs, options);
-  const perInstance: PiQuerySpec[] = (options.piMetrics ?? PI_METRICS).map((def) => ({
+  const defs = options.piMetrics ?? piMetricsFor(resources.engine ?? 'aurora-postgresql');
+  const perInstance: PiQuerySpec[] = defs.map((def) => ({
     metric: `${def.name}.${def.stat}`,
     name: def.name,
     stat: def.stat,

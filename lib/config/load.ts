@@ -3,19 +3,13 @@
  * problems (a LabProblem at path `(file)`), so `proxylab validate` and `cdk synth` print them alike.
  */
 import { UsageError } from '../core/errors';
-import { JsonInputError, parseJsonText, readTextFile } from '../core/read';
+import { JsonInputError, JsonSyntaxError, parseJsonText, readTextFile } from '../core/read';
 import type { LabConfig, LabProblem, LabValidation } from './types';
 import { formatProblems, validateLab, type ValidateOptions } from './validate';
 
-/** 1-based line and column of a character offset. */
-function lineColumn(text: string, offset: number): { line: number; column: number } {
-  const before = text.slice(0, offset);
-  const lines = before.split('\n');
-  return { line: lines.length, column: (lines[lines.length - 1]?.length ?? 0) + 1 };
-}
-
 /**
- * Parses JSON text (a byte order mark accepted); on failure, a problem naming line and column.
+ * Parses JSON text (a byte order mark accepted); on failure, a problem naming line and column
+ * (`1.2.3` is "',' or '}' expected" at the second '.', not a number out of range).
  * Refused as well, each at its JSON path: duplicate keys (JSON.parse would keep the last one
  * silently), nesting deeper than a lab file can be (a hostile file would overflow the parser's
  * stack), and numbers beyond a double's range (`1e400` would become Infinity, then "null").
@@ -37,24 +31,17 @@ export function parseLabJson(
         },
       };
     }
-    if (!(caught instanceof UsageError) || caught.code !== 'invalid-json') throw caught;
-    const err = caught.cause instanceof Error ? caught.cause : caught;
-    text = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-    const msg = err.message;
-    const pos = /at position (\d+)/.exec(msg);
-    const hasLine = /line \d+ column \d+/.test(msg);
-    let where = '';
-    if (pos && !hasLine) {
-      const { line, column } = lineColumn(text, Number(pos[1]));
-      where = ` (line ${line}, column ${column})`;
-    } else if (!pos && /end of JSON input/.test(msg)) {
-      const { line, column } = lineColumn(text, text.length);
-      where = ` (line ${line}, column ${column})`;
+    if (caught instanceof JsonSyntaxError) {
+      return {
+        ok: false,
+        problem: {
+          path: '(file)',
+          value: undefined,
+          message: `is not valid JSON: ${caught.detail} (line ${caught.line}, column ${caught.column})`,
+        },
+      };
     }
-    return {
-      ok: false,
-      problem: { path: '(file)', value: undefined, message: `is not valid JSON: ${msg}${where}` },
-    };
+    throw caught;
   }
 }
 

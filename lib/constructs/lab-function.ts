@@ -1,15 +1,17 @@
 /**
  * The shape both of the lab's Lambda functions take (the metrics collector, the Spot request
  * canceller): an owned log group, a role with least privilege by hand, and a NodejsFunction bundled
- * with the local esbuild (never Docker), SDK v3 clients included. Children are named `Logs`, `Role`,
+ * with the local esbuild (never Docker, through the bundle cache: lambda-bundle.ts), SDK v3 clients
+ * included. Children are named `Logs`, `Role`,
  * `Function` under `scope`, so logical ids are those of the constructs that used to spell this out.
  */
 import { CfnResource, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
+import { cachedLambdaCode } from './lambda-bundle';
 
 export interface LabFunctionProps {
   /** The handler's TypeScript entry (exports `handler`). */
@@ -49,8 +51,6 @@ export function addLabFunction(scope: Construct, props: LabFunctionProps): LabFu
   for (const statement of props.statements) role.addToPolicy(statement);
 
   const fn = new NodejsFunction(scope, 'Function', {
-    entry: props.entry,
-    handler: 'handler',
     runtime: lambda.Runtime.NODEJS_24_X,
     architecture: lambda.Architecture.ARM_64,
     memorySize: props.memorySize,
@@ -59,15 +59,11 @@ export function addLabFunction(scope: Construct, props: LabFunctionProps): LabFu
     logGroup,
     environment: props.environment,
     description: props.description,
-    bundling: {
-      forceDockerBundling: false,
-      minify: true,
-      sourceMap: false,
-      target: 'node24',
-      format: OutputFormat.CJS,
-      // The SDK v3 clients are bundled (pinned to the versions we test with), not taken from the runtime.
-      externalModules: [],
-    },
+    // Bundled as NodejsFunction's local esbuild would (minified CJS for node24, no source map, the
+    // SDK v3 clients bundled — pinned to the versions we test with, not taken from the runtime),
+    // through the synth-time bundle cache: an unchanged handler is not rebuilt on every synth.
+    code: cachedLambdaCode(props.entry, { target: 'node24' }),
+    handler: 'index.handler',
   });
 
   // The function must wait for its inline policy (CDK adds that), but a DependsOn on the role it

@@ -13,7 +13,8 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { buildSync, type Metafile } from 'esbuild';
+import { buildSync, version as esbuildVersion, type BuildOptions, type Metafile } from 'esbuild';
+import { cachedBundle, metafileInputs } from './bundle-cache';
 import { softwareVersionOf } from '../config/stack-outputs';
 
 /** scripts/runner.ts, resolved from this file (never from the working directory). */
@@ -33,33 +34,53 @@ export interface RunnerBundle {
   readonly inputsByPackage: Readonly<Record<string, number>>;
 }
 
+/** The repository root: esbuild's working directory, so its output never depends on the caller's. */
+const ROOT = path.resolve(__dirname, '..', '..');
+
+/** The esbuild options of both entries (the cache key covers them, with esbuild's version). */
+const BUILD_OPTIONS = {
+  bundle: true,
+  platform: 'node',
+  target: 'node20',
+  format: 'cjs',
+  minify: true,
+  keepNames: true,
+  legalComments: 'none',
+  metafile: true,
+  logLevel: 'silent',
+  absWorkingDir: ROOT,
+  // The CDK and the report/collector code are never reached from the runner; keep them out loudly.
+  external: ['aws-cdk-lib', 'constructs', 'cdk-nag'],
+} as const satisfies BuildOptions;
+
 export function bundleRunner(outDir?: string): RunnerBundle {
-  const dir = outDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-runner-'));
+  return buildRunnerInto(outDir ?? fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-runner-'))).bundle;
+}
+
+function buildRunnerInto(dir: string): { bundle: RunnerBundle; inputs: string[] } {
   fs.mkdirSync(dir, { recursive: true });
   const poolerFile = path.join(dir, 'pooler.js');
-  build(POOLER_ENTRY, poolerFile);
+  const poolerMeta = build(POOLER_ENTRY, poolerFile);
   const poolerSha256 = createHash('sha256').update(fs.readFileSync(poolerFile)).digest('hex');
   const file = path.join(dir, 'runner.js');
   const meta = build(RUNNER_ENTRY, file, `/* proxylab pooler.js sha256:${poolerSha256} */`);
-  return { file, poolerFile, dir, bytes: fs.statSync(file).size, inputsByPackage: inputsByPackage(meta) };
+  const inputs = [poolerMeta, meta].flatMap((m) => metafileInputs(m?.inputs ?? {}, ROOT));
+  const bundle = {
+    file,
+    poolerFile,
+    dir,
+    bytes: fs.statSync(file).size,
+    inputsByPackage: inputsByPackage(meta),
+  };
+  return { bundle, inputs };
 }
 
 function build(entry: string, outfile: string, banner?: string): Metafile | undefined {
   const result = buildSync({
+    ...BUILD_OPTIONS,
     entryPoints: [entry],
     outfile,
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'cjs',
-    minify: true,
-    keepNames: true,
-    legalComments: 'none',
-    metafile: true,
-    logLevel: 'silent',
     ...(banner ? { banner: { js: banner } } : {}),
-    // The CDK and the report/collector code are never reached from the runner; keep them out loudly.
-    external: ['aws-cdk-lib', 'constructs', 'cdk-nag'],
   });
   if (result.errors.length > 0) throw new Error(`esbuild: ${result.errors.map((e) => e.text).join('; ')}`);
   return result.metafile;
@@ -67,36 +88,47 @@ function build(entry: string, outfile: string, banner?: string): Metafile | unde
 
 let bundled: RunnerBundle | null = null;
 
-/** Where built runner bundles are kept, one directory per content hash (reused across synths). */
-export const RUNNER_BUNDLE_CACHE = path.resolve(__dirname, '..', '..', 'node_modules', '.cache', 'proxylab');
+/** Where synth-time bundles are kept, one directory per content key (reused across synths). */
+export const RUNNER_BUNDLE_CACHE = path.join(ROOT, 'node_modules', '.cache', 'proxylab', 'bundles');
 
 /**
- * The bundle, built on first use in this process. It lands in `runner-<content hash>/` under
- * RUNNER_BUNDLE_CACHE (built beside it, then renamed: atomic, so parallel synths never see half a
- * file), never in /tmp: every `cdk synth` used to leave a megabyte there.
+ * Files the runner bundle depends on besides esbuild's metafile inputs: how TypeScript is read,
+ * the installed dependency tree, and this bundler code itself (the banner, the two-entry layout).
+ */
+const RUNNER_EXTRA_INPUTS = [
+  path.join(ROOT, 'tsconfig.json'),
+  path.join(ROOT, 'package-lock.json'),
+  __filename,
+  path.join(__dirname, 'bundle-cache.ts'),
+];
+
+/**
+ * The bundle, looked up once per process in RUNNER_BUNDLE_CACHE (see bundle-cache.ts): built only
+ * when a file it was built from, esbuild's version or the options changed; otherwise the directory
+ * of the last build with the same content, so the asset hash (a fingerprint of runner.js and
+ * pooler.js) is the same as a fresh build's. Never in /tmp: every `cdk synth` used to leave a
+ * megabyte there.
  */
 export function runnerBundleOnce(): RunnerBundle {
   if (bundled) return bundled;
-  fs.mkdirSync(RUNNER_BUNDLE_CACHE, { recursive: true });
-  const work = fs.mkdtempSync(path.join(RUNNER_BUNDLE_CACHE, 'build-'));
-  try {
-    const made = bundleRunner(work);
-    const hash = softwareVersionOf(fs.readFileSync(made.file));
-    const dir = path.join(RUNNER_BUNDLE_CACHE, `runner-${hash}`);
-    const file = path.join(dir, 'runner.js');
-    const poolerFile = path.join(dir, 'pooler.js');
-    if (!fs.existsSync(file) || !fs.existsSync(poolerFile)) {
-      try {
-        fs.renameSync(work, dir);
-      } catch (err) {
-        if (!fs.existsSync(poolerFile)) throw err; // another process won the race: same content
-      }
-    }
-    bundled = { ...made, dir, file, poolerFile };
-    return bundled;
-  } finally {
-    fs.rmSync(work, { recursive: true, force: true });
-  }
+  const cached = cachedBundle(RUNNER_BUNDLE_CACHE, {
+    name: 'runner',
+    recipe: { esbuild: esbuildVersion, options: BUILD_OPTIONS, entries: [POOLER_ENTRY, RUNNER_ENTRY] },
+    extraInputs: RUNNER_EXTRA_INPUTS,
+    build: (out) => {
+      const made = buildRunnerInto(out);
+      return { inputs: made.inputs, report: { inputsByPackage: made.bundle.inputsByPackage } };
+    },
+  });
+  const file = path.join(cached.dir, 'runner.js');
+  bundled = {
+    file,
+    poolerFile: path.join(cached.dir, 'pooler.js'),
+    dir: cached.dir,
+    bytes: fs.statSync(file).size,
+    inputsByPackage: cached.report.inputsByPackage,
+  };
+  return bundled;
 }
 
 /**

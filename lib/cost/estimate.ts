@@ -98,9 +98,21 @@ export interface UsageAssumptions {
    * runs such as TPC-B, near zero while idle or on cached read-only runs)
    */
   readonly auroraIoMillionsPerHour: number;
+  /**
+   * CPU utilization of the instance a suite loads (the writer), percent of every vCPU, while a suite
+   * runs: what a burstable (db.t3/db.t4g) class in Unlimited mode bills surplus credits on.
+   * @default 100 — pgbench runs closed-loop (each client sends its next transaction as soon as the
+   * last one returns) and every scenario runs at least 5 clients (smoke), most of them tens to
+   * hundreds (up to 1.5 × max_connections), against 2 vCPUs: the database CPU is the bottleneck.
+   */
+  readonly suiteCpuPercent: number;
 }
 
-export const DEFAULT_USAGE: UsageAssumptions = { auroraStorageGb: 10, auroraIoMillionsPerHour: 0.2 };
+export const DEFAULT_USAGE: UsageAssumptions = {
+  auroraStorageGb: 10,
+  auroraIoMillionsPerHour: 0.2,
+  suiteCpuPercent: 100,
+};
 
 export interface EstimateOptions {
   /** Price region; @default the lab's `region`, else us-east-1. */
@@ -193,6 +205,14 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
           : `1 × $${hourly}/h on-demand (${p.vcpus} vCPU, ${p.memoryGiB} GiB)`,
       ),
     );
+    const credits = burstableCreditsLine(
+      `RDS for PostgreSQL ${db.instanceClass}`,
+      db.instanceClass,
+      p,
+      table.rdsCpuCreditPerVcpuHour,
+      usage.suiteCpuPercent,
+    );
+    if (credits) lines.push(credits);
     // RDS Proxy bills the vCPUs of the instance it targets, at least rdsProxyMinVcpus; a Multi-AZ
     // standby is not a proxy target (it takes over the primary's endpoint on failover) and is not counted.
     for (const proxy of lab.proxies) {
@@ -211,7 +231,7 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
       );
     }
   } else {
-    auroraLines(lab, db, table, lines);
+    auroraLines(lab, db, table, usage, lines);
   }
 
   // Runners.
@@ -424,6 +444,12 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
         ? 'serverless v2 bills the ACUs in use: the low figure is every instance at minCapacity, the high one at maxCapacity'
         : 'provisioned instances bill every hour they exist, busy or idle',
       ...(lab.runners.spot ? [`spot runners: ${SPOT_CEILING_NOTE}`] : []),
+      ...(lines.some((l) => l.part.endsWith(CPU_CREDITS_PART))
+        ? [
+            `burstable database class in Unlimited mode: CPU credits from $0 (idle, or under the baseline on a 24-hour average) ` +
+              `up to sustained suite load at ${usage.suiteCpuPercent} % CPU every hour`,
+          ]
+        : []),
     ],
     notIncluded: [
       'data transfer (inter-AZ, internet, endpoint/NAT data processed)',
@@ -439,7 +465,13 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
 }
 
 /** Aurora: one line per instance (writer, readers), then RDS Proxy per vCPU-hour or ACU-hour behind it. */
-function auroraLines(lab: LabConfig, db: AuroraDatabaseConfig, table: PriceTable, lines: CostLine[]): void {
+function auroraLines(
+  lab: LabConfig,
+  db: AuroraDatabaseConfig,
+  table: PriceTable,
+  usage: UsageAssumptions,
+  lines: CostLine[],
+): void {
   const instances = 1 + db.readers;
   const roles = ['writer', ...Array.from({ length: db.readers }, (_, i) => `reader ${i + 1}`)];
 
@@ -460,6 +492,15 @@ function auroraLines(lab: LabConfig, db: AuroraDatabaseConfig, table: PriceTable
         ),
       );
     }
+    // The suites load the writer; readers stay near idle, under their baseline.
+    const credits = burstableCreditsLine(
+      `Aurora writer ${cap.instanceClass}`,
+      cap.instanceClass,
+      p,
+      table.auroraCpuCreditPerVcpuHour,
+      usage.suiteCpuPercent,
+    );
+    if (credits) lines.push(credits);
   } else {
     const acu = table.auroraServerlessPerAcuHour;
     // minCapacity 0 is auto-pause. Assumed not to happen behind an RDS Proxy (listed as incompatible
@@ -523,6 +564,53 @@ function auroraLines(lab: LabConfig, db: AuroraDatabaseConfig, table: PriceTable
       );
     }
   }
+}
+
+/** What the CPU-credit line's part contains (`… CPU credits (Unlimited mode)`). */
+const CPU_CREDITS_PART = 'CPU credits (Unlimited mode)';
+
+/**
+ * The surplus-CPU-credit line of a burstable (db.t3/db.t4g) instance, null for other classes.
+ *
+ * RDS and Aurora run these classes in Unlimited mode and offer no other (RDS pricing: "T4g and T3
+ * DB instances run in Unlimited mode, which means that you will be charged if your average CPU
+ * utilization over a rolling 24-hour period exceeds the baseline of the instance"). Above its
+ * baseline (baselineCpuPercent per vCPU) the instance spends credits it has earned, then surplus
+ * credits; under sustained load the surplus is billed per vCPU-hour: vCPUs × (CPU − baseline) per
+ * hour. From $0 (idle, or under the baseline on a 24-hour average) to that figure at the suite's
+ * CPU (UsageAssumptions.suiteCpuPercent). A db.t* class without a baseline in the price table is
+ * refused by name rather than costed as if it had no credits.
+ */
+function burstableCreditsLine(
+  what: string,
+  instanceClass: string,
+  p: InstancePrice,
+  credit: { usd: number; source: SourceId },
+  cpuPercent: number,
+): CostLine | null {
+  if (p.baselineCpuPercent === undefined) {
+    if (/^db\.t\d/i.test(instanceClass)) {
+      throw new UsageError(
+        `burstable class ${instanceClass} has no baselineCpuPercent in lib/cost/price-table.ts; ` +
+          'add it (EC2 credit table) rather than leave its Unlimited-mode CPU credits out',
+      );
+    }
+    return null;
+  }
+  const baseline = p.baselineCpuPercent;
+  const surplusVcpus = (p.vcpus * Math.max(0, cpuPercent - baseline)) / 100;
+  const line = range(
+    'database',
+    `${what} ${CPU_CREDITS_PART}`,
+    0,
+    roundNoise(surplusVcpus),
+    'vCPU-hour',
+    credit.usd,
+    credit.source,
+    `assumed sustained load at ${cpuPercent} % CPU while a suite runs: ${p.vcpus} vCPU × (${cpuPercent} − ${baseline} % baseline) = ` +
+      `${roundNoise(surplusVcpus)} surplus vCPU-hours per hour × $${credit.usd}/vCPU-hour; $0 when idle or under the baseline on a 24-hour average`,
+  );
+  return { ...line, basis: 'assumption' };
 }
 
 /** Strips float noise (0.30000000000000004) without losing cents on a month of hours. */

@@ -27,7 +27,9 @@ export type SourceId =
   | 'aws-agent-toolkit-2026-03'
   | 'aws-pricing-pages-2026'
   | 'ec2-price-list-2026-09'
-  | 'rds-postgres-2026';
+  | 'rds-postgres-2026'
+  | 'rds-cpu-credits-2026'
+  | 'aurora-cpu-credits-2024';
 
 export const SOURCES: Readonly<Record<SourceId, PriceSource>> = {
   'experiments-2026': {
@@ -65,6 +67,28 @@ export const SOURCES: Readonly<Record<SourceId, PriceSource>> = {
     url: 'https://aws.amazon.com/rds/postgresql/pricing/',
     readOn: '2026-11-21',
   },
+  'rds-cpu-credits-2026': {
+    id: 'rds-cpu-credits-2026',
+    title:
+      'Amazon RDS pricing, "T4g and T3 CPU Credits": "T4g and T3 DB instances run in Unlimited mode, which means that ' +
+      'you will be charged if your average CPU utilization over a rolling 24-hour period exceeds the baseline of the ' +
+      'instance. CPU Credits are charged at $0.075 per vCPU-Hour. The CPU Credit pricing is the same for all T3 instance ' +
+      'sizes across all regions and is not covered by Reserved Instances" (as quoted from aws.amazon.com/rds/pricing in ' +
+      'public notes, 2026; the RDS instance-types page works its t3.small example at 7.5 cents/vCPU-hour). RDS has no ' +
+      'credit-mode setting: CreateDBInstance/ModifyDBInstance take none. Baselines per vCPU (t3/t4g micro 10 %, small ' +
+      'and medium 20 %, large 30 %) are the EC2 User Guide credit table (burstable-credits-baseline-concepts)',
+    url: 'https://aws.amazon.com/rds/pricing/',
+    readOn: '2026-11-25',
+  },
+  'aurora-cpu-credits-2024': {
+    id: 'aurora-cpu-credits-2024',
+    title:
+      'Amazon Aurora pricing, T4g and T3 CPU credits in Unlimited mode: $0.09 per vCPU-hour for Aurora Standard ' +
+      '($0.12 for I/O-Optimized), as quoted in a public cost note (gist thom-vend/c710e4fb…, February 2024); no newer ' +
+      'dated figure found. Baselines per vCPU as for RDS (EC2 credit table: medium 20 %, large 30 %)',
+    url: 'https://aws.amazon.com/rds/aurora/pricing/',
+    readOn: '2026-11-25',
+  },
   'ec2-price-list-2026-09': {
     id: 'ec2-price-list-2026-09',
     title:
@@ -85,6 +109,11 @@ export interface InstancePrice {
   readonly usdPerHour: number;
   readonly vcpus: number;
   readonly memoryGiB: number;
+  /**
+   * Burstable (db.t3/db.t4g) classes only: the baseline CPU utilization per vCPU, percent. RDS and
+   * Aurora run them in Unlimited mode; sustained CPU above it is billed as surplus credits.
+   */
+  readonly baselineCpuPercent?: number;
   readonly source: SourceId;
 }
 
@@ -115,6 +144,10 @@ export interface PriceTable {
   readonly rdsGp3PerGbMonth: UnitPrice;
   /** Multi-AZ bills the provisioned storage for primary and standby: this many times the single-AZ rate. */
   readonly rdsMultiAzStorageFactor: number;
+  /** RDS for PostgreSQL db.t3/db.t4g (Unlimited mode): surplus CPU credits, per vCPU-hour above the baseline. */
+  readonly rdsCpuCreditPerVcpuHour: UnitPrice;
+  /** Aurora Standard db.t3/db.t4g (Unlimited mode): surplus CPU credits, per vCPU-hour above the baseline. */
+  readonly auroraCpuCreditPerVcpuHour: UnitPrice;
   /** RDS Proxy on provisioned instances: per vCPU-hour of the instances behind it. */
   readonly rdsProxyPerVcpuHour: UnitPrice;
   /** RDS Proxy bills at least this many vCPUs per proxy. */
@@ -145,15 +178,42 @@ const P = 'aws-pricing-pages-2026' as const;
 const E = 'ec2-price-list-2026-09' as const;
 const R = 'rds-postgres-2026' as const;
 
+/** The baseline CPU per vCPU of the burstable sizes (EC2 User Guide credit table; RDS and Aurora classes alike). */
+const BASELINE = { micro: 10, small: 20, medium: 20, large: 30 } as const;
+
 const US_EAST_1: PriceTable = {
   region: 'us-east-1',
   asOf: '2026-11-21',
   currency: 'USD',
   auroraInstances: {
-    'db.t4g.medium': { usdPerHour: 0.073, vcpus: 2, memoryGiB: 4, source: X },
-    'db.t4g.large': { usdPerHour: 0.146, vcpus: 2, memoryGiB: 8, source: T },
-    'db.t3.medium': { usdPerHour: 0.082, vcpus: 2, memoryGiB: 4, source: T },
-    'db.t3.large': { usdPerHour: 0.164, vcpus: 2, memoryGiB: 8, source: T },
+    'db.t4g.medium': {
+      usdPerHour: 0.073,
+      vcpus: 2,
+      memoryGiB: 4,
+      baselineCpuPercent: BASELINE.medium,
+      source: X,
+    },
+    'db.t4g.large': {
+      usdPerHour: 0.146,
+      vcpus: 2,
+      memoryGiB: 8,
+      baselineCpuPercent: BASELINE.large,
+      source: T,
+    },
+    'db.t3.medium': {
+      usdPerHour: 0.082,
+      vcpus: 2,
+      memoryGiB: 4,
+      baselineCpuPercent: BASELINE.medium,
+      source: T,
+    },
+    'db.t3.large': {
+      usdPerHour: 0.164,
+      vcpus: 2,
+      memoryGiB: 8,
+      baselineCpuPercent: BASELINE.large,
+      source: T,
+    },
     'db.r5.large': { usdPerHour: 0.29, vcpus: 2, memoryGiB: 16, source: T },
     'db.r5.xlarge': { usdPerHour: 0.58, vcpus: 4, memoryGiB: 32, source: T },
     'db.r5.2xlarge': { usdPerHour: 1.16, vcpus: 8, memoryGiB: 64, source: T },
@@ -182,12 +242,35 @@ const US_EAST_1: PriceTable = {
     'db.r8g.16xlarge': { usdPerHour: 8.832, vcpus: 64, memoryGiB: 512, source: T },
   },
   rdsPostgresInstances: {
-    'db.t4g.micro': { usdPerHour: 0.016, usdPerHourMultiAz: 0.032, vcpus: 2, memoryGiB: 1, source: R },
-    'db.t4g.small': { usdPerHour: 0.032, usdPerHourMultiAz: 0.064, vcpus: 2, memoryGiB: 2, source: R },
-    'db.t4g.medium': { usdPerHour: 0.065, usdPerHourMultiAz: 0.13, vcpus: 2, memoryGiB: 4, source: R },
+    'db.t4g.micro': {
+      usdPerHour: 0.016,
+      usdPerHourMultiAz: 0.032,
+      vcpus: 2,
+      memoryGiB: 1,
+      baselineCpuPercent: BASELINE.micro,
+      source: R,
+    },
+    'db.t4g.small': {
+      usdPerHour: 0.032,
+      usdPerHourMultiAz: 0.064,
+      vcpus: 2,
+      memoryGiB: 2,
+      baselineCpuPercent: BASELINE.small,
+      source: R,
+    },
+    'db.t4g.medium': {
+      usdPerHour: 0.065,
+      usdPerHourMultiAz: 0.13,
+      vcpus: 2,
+      memoryGiB: 4,
+      baselineCpuPercent: BASELINE.medium,
+      source: R,
+    },
   },
   rdsGp3PerGbMonth: { usd: 0.115, source: R },
   rdsMultiAzStorageFactor: 2,
+  rdsCpuCreditPerVcpuHour: { usd: 0.075, source: 'rds-cpu-credits-2026' },
+  auroraCpuCreditPerVcpuHour: { usd: 0.09, source: 'aurora-cpu-credits-2024' },
   auroraServerlessPerAcuHour: { usd: 0.12, source: T },
   auroraStoragePerGbMonth: { usd: 0.1, source: X },
   auroraIoPerMillionRequests: { usd: 0.2, source: X },

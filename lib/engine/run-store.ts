@@ -9,6 +9,8 @@
  * step with its raw output beside it. `scrub` is applied to every body before it is written (the
  * cloud runner passes its password scrubber).
  */
+import { UsageError } from '../core/errors';
+import { parseJsonText } from '../core/json-text';
 import type { RunPlan } from '../suite/plan';
 import { isStepRecordPath, metricsPath, RUN_PATHS, stepPaths, unsafeRunKey } from '../suite/run-paths';
 import {
@@ -153,7 +155,7 @@ export class RunStore implements ResultSink {
     const text = await this.blobs.read(RUN_PATHS.stepWindows);
     if (text !== null) {
       try {
-        const old = JSON.parse(text) as unknown;
+        const old = parseJsonText(text, { source: this.blobs.where(RUN_PATHS.stepWindows) });
         if (isObject(old) && old.runId === runId && Array.isArray(old.steps)) {
           for (const w of old.steps as StepWindow[]) byId.set(w.stepId, w);
         }
@@ -186,13 +188,23 @@ export function validateRunFile(key: string, where: string, text: string): void 
 export interface CopyResult {
   readonly files: number;
   readonly bytes: number;
-  /** Keys not copied because they would land outside the run directory, with the reason. */
+  /**
+   * Keys not copied, with the reason: they would land outside the run directory, or they could not
+   * be read or do not fit their schema (the copy is then partial).
+   */
   readonly skipped: ReadonlyArray<{ readonly key: string; readonly reason: string }>;
+  /**
+   * manifest.json or plan.json among the skipped: without them the copy is not a run, and `fetch`
+   * fails with exit 2 (docs/report.md, "partially bad runs").
+   */
+  readonly identityUnreadable: readonly string[];
 }
 
 /**
  * Copy a run from one store to another (`proxylab fetch`: S3 → the local run directory), every
  * file validated before it is written. `skip` leaves keys out (the fleet's coordination objects).
+ * The policy for partially bad runs, the same as the report's: a file that cannot be read or does
+ * not fit its schema is skipped and named (never written), the rest is copied.
  */
 export async function copyRun(
   from: BlobStore,
@@ -202,6 +214,7 @@ export async function copyRun(
   let files = 0;
   let bytes = 0;
   const skipped: Array<{ key: string; reason: string }> = [];
+  const identityUnreadable: string[] = [];
   for (const key of await from.list('')) {
     if (key === '' || key.endsWith('/') || options.skip?.(key)) continue;
     const unsafe = unsafeRunKey(key);
@@ -209,14 +222,22 @@ export async function copyRun(
       skipped.push({ key: from.where(key), reason: unsafe });
       continue;
     }
-    const text = await from.read(key);
-    if (text === null) continue;
-    validateRunFile(key, from.where(key), text);
+    let text: string | null;
+    try {
+      text = await from.read(key);
+      if (text === null) continue;
+      validateRunFile(key, from.where(key), text);
+    } catch (err) {
+      if (!(err instanceof UsageError)) throw err;
+      skipped.push({ key: from.where(key), reason: err.message });
+      if (key === RUN_PATHS.manifest || key === RUN_PATHS.plan) identityUnreadable.push(from.where(key));
+      continue;
+    }
     await to.write(key, text);
     bytes += Buffer.byteLength(text, 'utf8');
     files++;
   }
-  return { files, bytes, skipped };
+  return { files, bytes, skipped, identityUnreadable };
 }
 
 function seriesKey(s: MetricSeries): string {

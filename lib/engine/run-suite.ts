@@ -11,9 +11,11 @@
  * NOT recorded, so a resume retries it; the run ends `failed` with the error in the manifest. An
  * abort (Ctrl-C) kills the running pgbench, records nothing for that step and ends `interrupted`.
  * Either way every finished step is already on disk. When the infrastructure under test dies during
- * a step (the InfrastructureWatch port aborts pgbench, or pgbench itself is killed), the step is
- * recorded as `infrastructure-error` (never judged, not finished: a resume measures it again) and the
- * run ends `failed` with the cause at once.
+ * a step (the InfrastructureWatch port aborts pgbench, or pgbench itself is killed), or stops under
+ * it (pgbench's clients got a shutdown, restart or crash message: the `server-stopped` class of
+ * lib/suite/server-stop.ts, unless the scenario measures server stops), the step is recorded as
+ * `infrastructure-error` (never judged, not finished: a resume measures it again) and the run ends
+ * `failed` with the cause at once. Both worlds get this: it needs nothing but pgbench's output.
  */
 import { FileWriteError } from '../core/atomic-write';
 import { InfrastructureError, UsageError } from '../core/errors';
@@ -29,6 +31,14 @@ import type { PlannedStep } from '../suite/expand';
 import type { RunPlan } from '../suite/plan';
 import { fallbackDescriptor } from '../suite/targets';
 import { parsePgbench } from '../suite/parser';
+import {
+  DEFAULT_SERVER_STOP_POLICY,
+  describeServerStop,
+  serverStopCause,
+  serverStopMessageIn,
+  SERVER_STOPPED,
+  type ServerStopPolicy,
+} from '../suite/server-stop';
 import {
   RESULT_SCHEMA_VERSION,
   stepFileName,
@@ -368,6 +378,9 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
       const down = opts.infrastructure?.failure() ?? null;
       if (down !== null && !(e instanceof InfrastructureDown))
         error = `infrastructure failure: ${down} (${error})`;
+      // A pool reset or pre-check refused because the server or pooler is shutting down.
+      else if (!(e instanceof InfrastructureDown) && serverStopMessageIn(error) !== null)
+        error = `infrastructure failure (${SERVER_STOPPED}): ${error}`;
       if (e instanceof FileWriteError && opts.resumeCommand)
         error += `; finished steps are kept: free space (or fix the directory) and resume with ${opts.resumeCommand}`;
     }
@@ -476,9 +489,11 @@ async function initData(
     if (out.aborted) throw new Interrupted();
     if (out.timedOut || out.exitCode !== 0) {
       const why = out.timedOut ? `timed out after ${INIT_TIMEOUT_SEC} s` : `exit ${out.exitCode}`;
-      throw new Error(
-        `pgbench -i -s ${scale} on ${target.ref.name} failed (${why}): ${lastLines(out.stderr)}`,
-      );
+      const failed = `pgbench -i -s ${scale} on ${target.ref.name} failed (${why}): ${lastLines(out.stderr)}`;
+      // The server stopped under the data load: the infrastructure, not this run's input.
+      const stopLine = out.stderr.split('\n').find((l) => serverStopMessageIn(l) !== null);
+      if (stopLine !== undefined) throw new InfrastructureDown(`${failed}; ${describeServerStop(stopLine)}`);
+      throw new Error(failed);
     }
   } finally {
     await opts.executor.removeWorkDir?.(dir);
@@ -527,8 +542,6 @@ async function runStep(
   if (outcome.aborted && infraFailure === null) throw new Interrupted();
   const endedAt = opts.clock.now().toISOString();
 
-  const status: StepStatus =
-    infraFailure !== null ? 'infrastructure-error' : outcome.timedOut ? 'timeout' : 'completed';
   const parsed = parsePgbench({
     stdout: outcome.stdout,
     stderr: outcome.stderr,
@@ -547,6 +560,15 @@ async function runStep(
     series: logs.series,
   };
   if (outcome.timedOut) result = withTimeoutError(result, step.timeoutSec);
+  // The server or pooler stopped under the step (shutdown, restart, crash): not a measurement,
+  // unless stopping servers is what this scenario measures.
+  const stopped = serverStopCause(result, serverStopPolicy(opts, step));
+  const status: StepStatus =
+    infraFailure !== null || stopped !== null
+      ? 'infrastructure-error'
+      : outcome.timedOut
+        ? 'timeout'
+        : 'completed';
   // The script path lives in the step's throwaway work dir: say <workdir>, as `command` does.
   if (result.transactionType !== null)
     result = { ...result, transactionType: result.transactionType.split(dir).join('<workdir>') };
@@ -554,6 +576,7 @@ async function runStep(
   const saturation = detectSaturation(step, result, outcome.cpuMaxPercent ?? null);
   const notes = [
     infraFailure,
+    stopped,
     precheckNote,
     outcome.cpuMaxPercent != null ? `pgbench CPU max ${outcome.cpuMaxPercent} %` : null,
   ].filter((n): n is string => n !== null);
@@ -581,6 +604,13 @@ async function runStep(
     ...(notes.length > 0 ? { note: notes.join('; ') } : {}),
   };
   return { record, raw: { stdout: outcome.stdout, stderr: outcome.stderr, log: logs.mergedLog } };
+}
+
+/** The scenario's answer to a server stopping under its steps (catalog `serverStops`). */
+function serverStopPolicy(opts: RunSuiteOptions, step: PlannedStep): ServerStopPolicy {
+  return (
+    opts.suite.scenarios.find((s) => s.name === step.scenario)?.serverStops ?? DEFAULT_SERVER_STOP_POLICY
+  );
 }
 
 /**

@@ -1,12 +1,16 @@
 /**
- * BlobStore on the local filesystem, rooted at a run directory. Writes are atomic and never follow
- * a symlink at the destination (lib/core/atomic-write.ts); a key that would leave the root is refused.
+ * BlobStore on the local filesystem, rooted at a run directory. Every read and listing goes through
+ * lib/core/read.ts (readFileIn / listDirIn): no symbolic link below the root is followed, special
+ * files are refused by type, sizes are bounded per kind of file. Writes are atomic, never follow a
+ * symlink at the destination (lib/core/atomic-write.ts) and refuse a linked directory on the way
+ * (a `steps/` link would make a resume write outside the run directory); a key that would leave
+ * the root is refused.
  */
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { writeFileAtomic, type WriteFileFn } from '../core/atomic-write';
 import { InfrastructureError } from '../core/errors';
-import type { BlobStore } from '../engine/blob-store';
+import { checkWritableDirIn, existsIn, listDirIn, readFileIn } from '../core/read';
+import { readKindOf, type BlobStore } from '../engine/blob-store';
 
 export class FileSystemBlobStore implements BlobStore {
   readonly root: string;
@@ -32,33 +36,45 @@ export class FileSystemBlobStore implements BlobStore {
 
   read(key: string): Promise<string | null> {
     return settle(() => {
-      const file = this.file(key);
-      return fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : null;
+      this.file(key);
+      return readFileIn(this.root, key, readKindOf(key));
     });
   }
 
   write(key: string, body: string): Promise<void> {
-    return settle(() => writeFileAtomic(this.file(key), body, this.writeFn));
+    return settle(() => {
+      const file = this.file(key);
+      checkWritableDirIn(this.root, path.posix.dirname(key));
+      writeFileAtomic(file, body, this.writeFn);
+    });
   }
 
   exists(key: string): Promise<boolean> {
-    return settle(() => fs.existsSync(this.file(key)));
+    return settle(() => {
+      this.file(key);
+      return existsIn(this.root, key);
+    });
   }
 
+  /**
+   * Keys under a prefix, sorted. Links and special files are listed too (as the keys they sit at),
+   * so reading one refuses it by name instead of leaving it out in silence; a linked directory is
+   * never descended into (listDirIn refuses it).
+   */
   list(prefix: string): Promise<string[]> {
     return settle(() => {
       const out: string[] = [];
-      const walk = (dir: string, rel: string): void => {
-        if (!fs.existsSync(dir)) return;
-        for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const walk = (rel: string): void => {
+        for (const entry of listDirIn(this.root, rel) ?? []) {
           const key = rel === '' ? entry.name : `${rel}/${entry.name}`;
-          if (entry.isDirectory()) walk(path.join(dir, entry.name), key);
-          else if (entry.isFile()) out.push(key);
+          if (entry.type === 'directory') walk(key);
+          else out.push(key);
         }
       };
       // Only the prefix's directory is walked (`steps/` need not visit raw output and metrics).
       const dir = prefix.includes('/') ? prefix.slice(0, prefix.lastIndexOf('/')) : '';
-      walk(dir === '' ? this.root : this.file(dir), dir);
+      if (dir !== '') this.file(dir);
+      walk(dir);
       return out.filter((k) => k.startsWith(prefix)).sort();
     });
   }

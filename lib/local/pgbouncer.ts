@@ -27,6 +27,7 @@ import { BENCH_DB, BENCH_USER, howExited, SUPERUSER, type PostgresCluster } from
 import { findFreePort } from './ports-free';
 import { delay, startServer, type RunAs, type ServerProcess } from './process';
 import { processPoolSize, renderPgbouncerIni, renderUserlist } from '../pgbouncer/config';
+import { immediateStopSignals } from '../pgbouncer/signals';
 import { poolDatabaseAlias, POOLER_PROCESSES_MAX, type PgbouncerPoolMode } from '../pgbouncer/layout';
 import { psqlExec, psqlQueryOne, type PsqlTarget, type Row } from './psql';
 
@@ -235,7 +236,7 @@ export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer>
     // is read over TCP: it must be ours, and it gives max_prepared_statements too.
     const config = failed === null ? await tcpConfigIfOurs(port, procs) : null;
     if (config === null) {
-      await Promise.all(servers.map((s) => s.stop('SIGTERM', 5000)));
+      await stopImmediately(servers, opts.bins.poolerVersion, 5000);
       lastError =
         failed ?? `127.0.0.1:${port} is not answered by this PgBouncer (another process bound it first)`;
       if (failed === null || /Address already in use|bind/i.test(failed)) continue;
@@ -322,17 +323,40 @@ function makePgbouncer(
       for (const a of admins) rows.push(...(await psqlQueryOne(a, 'SHOW POOLS')));
       return rows;
     },
-    // SIGTERM = immediate shutdown (SIGINT would wait for clients).
     release: () => servers.forEach((s) => s.release()),
-    stop: async () => {
-      await Promise.all(servers.map((s) => s.stop('SIGTERM', 10000)));
-    },
+    // Immediate shutdown, clients dropped: SIGQUIT since 1.23, SIGTERM before (lib/pgbouncer/signals.ts).
+    stop: () => stopImmediately(servers, version, 10000),
     exited: Promise.race(
       servers.map((s, i) =>
         howExited(s).then((how) => (servers.length > 1 ? `process ${i + 1} (pid ${s.pid}) ${how}` : how)),
       ),
     ),
   };
+}
+
+/**
+ * Stops every process with PgBouncer `version`'s immediate-shutdown signal(s); a process still
+ * there after `graceMs` is killed with its process group (ServerProcess.stop).
+ */
+async function stopImmediately(
+  servers: readonly ServerProcess[],
+  version: string,
+  graceMs: number,
+): Promise<void> {
+  const signals = immediateStopSignals(version);
+  const last = signals[signals.length - 1] as NodeJS.Signals;
+  await Promise.all(
+    servers.map((s) => {
+      for (const sig of signals.slice(0, -1)) {
+        try {
+          if (!s.exited()) s.child.kill(sig);
+        } catch {
+          /* already gone */
+        }
+      }
+      return s.stop(last, graceMs);
+    }),
+  );
 }
 
 /**

@@ -9,7 +9,7 @@ import * as path from 'node:path';
 import { InfrastructureError } from '../core/errors';
 import type { LocalBinaries } from './binaries';
 import { findFreePort } from './ports-free';
-import { delay, runCommand, startServer, type RunAs, type ServerProcess } from './process';
+import { delay, isAlive, runCommand, startServer, type RunAs, type ServerProcess } from './process';
 import { psqlExec, psqlQueryOne, type PsqlTarget } from './psql';
 
 export const BENCH_USER = 'bench';
@@ -164,9 +164,65 @@ function makeCluster(
     }),
     // SIGINT = fast shutdown (disconnect clients, checkpoint); the process group is killed after the grace.
     release: () => server.release(),
-    stop: () => server.stop('SIGINT', 15000),
+    stop: async () => {
+      // Shut down cleanly before we asked: maybe a restart (`pg_ctl restart`), whose new postmaster
+      // may not have written its pid file yet.
+      const shutDownUnderUs = server.exited() && server.child.exitCode === 0;
+      await server.stop('SIGINT', 15000);
+      await stopSuccessor(dataDir, server.pid, shutDownUnderUs ? SUCCESSOR_WAIT_MS : 0);
+    },
     exited: howExited(server),
   };
+}
+
+/** How long a cleanly shut down server's restart may take to write its pid file. */
+const SUCCESSOR_WAIT_MS = 5000;
+
+/**
+ * A postmaster that is not the one we started but runs our data directory: someone restarted the
+ * server (`pg_ctl restart`), so the new postmaster is no child of ours and `server.stop` cannot see
+ * it. Its pid is in `postmaster.pid` (looked for up to `waitMs`, as a restart writes it a moment
+ * after the old one exits); it is stopped like ours (fast shutdown, then SIGKILL), and only when its
+ * command line names our data directory (a reused pid is left alone).
+ */
+async function stopSuccessor(
+  dataDir: string,
+  ourPid: number,
+  waitMs: number,
+  graceMs = 15000,
+): Promise<void> {
+  const successor = (): number | null => {
+    try {
+      const pid = Number(fs.readFileSync(path.join(dataDir, 'postmaster.pid'), 'utf8').split('\n')[0]);
+      return Number.isInteger(pid) && pid > 0 && pid !== ourPid && isAlive(pid) ? pid : null;
+    } catch {
+      return null; // no pid file: no postmaster runs this directory
+    }
+  };
+  const waitUntil = Date.now() + waitMs;
+  let found = successor();
+  while (found === null && Date.now() < waitUntil) {
+    await delay(100);
+    found = successor();
+  }
+  if (found === null) return;
+  const pid = found;
+  try {
+    if (!fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(dataDir)) return;
+  } catch {
+    return; // gone meanwhile, or no /proc: nothing we can check, so nothing we signal
+  }
+  const signal = (sig: NodeJS.Signals): void => {
+    try {
+      process.kill(pid, sig);
+    } catch {
+      /* already gone */
+    }
+  };
+  signal('SIGINT');
+  const deadline = Date.now() + graceMs;
+  while (isAlive(pid) && Date.now() < deadline) await delay(100);
+  if (isAlive(pid)) signal('SIGKILL');
 }
 
 /** How a server process ended, once it has. */

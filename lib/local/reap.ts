@@ -15,6 +15,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseProcStartTicks, parseProcState } from '../core/proc-stat';
+import { immediateStopSignals } from '../pgbouncer/signals';
 import { delay, isAlive } from './process';
 
 export const STACK_DIR_PREFIX = 'proxylab-local-';
@@ -206,7 +207,11 @@ export function decideReap(dir: string, sys: ReapSystem, graceMs: number = FRESH
   return { action: 'reap', dir, owner: null, servers: [] };
 }
 
-/** PostgreSQL: SIGQUIT = immediate shutdown; PgBouncer: SIGTERM. Then SIGKILL to the process group. */
+/**
+ * PostgreSQL: SIGQUIT = immediate shutdown. PgBouncer, whose version the reaper does not know:
+ * SIGQUIT, then SIGTERM if it is still there (immediate since 1.23 and before it respectively;
+ * lib/pgbouncer/signals.ts). Then SIGKILL to the process group.
+ */
 async function stopServer(s: LiveServer, dir: string, sys: ReapSystem): Promise<boolean> {
   const signalOnce = (pid: number, sig: NodeJS.Signals): void => {
     try {
@@ -222,7 +227,8 @@ async function stopServer(s: LiveServer, dir: string, sys: ReapSystem): Promise<
       await sys.sleep(100);
     }
   };
-  signalOnce(s.pid, s.kind === 'PostgreSQL' ? 'SIGQUIT' : 'SIGTERM');
+  const signals = s.kind === 'PostgreSQL' ? ['SIGQUIT' as const] : immediateStopSignals(null);
+  for (const sig of signals) if (serverRunning(s.pid, dir, sys)) signalOnce(s.pid, sig);
   if (await waitGone(5000)) return true;
   // Servers were started detached: pid = process group, which holds a postmaster's children too.
   signalOnce(-s.pid, 'SIGKILL');

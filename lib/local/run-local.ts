@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { InterruptedError, UsageError } from '../core/errors';
+import { listDirIn } from '../core/read';
 import type { Target } from '../engine/ports';
 import { systemClock } from '../engine/ports';
 import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run-suite';
@@ -16,7 +17,7 @@ import { buildPlan, plannedSteps, type RunPlan } from '../suite/plan';
 import { describeTarget, type TargetDescriptor } from '../suite/targets';
 import type { RunManifest, TargetKind } from '../suite/types';
 import { runExitCode, verdictTotals } from '../suite/verdict';
-import { RUN_PATHS } from '../suite/run-paths';
+import { metricsPath, RUN_PATHS } from '../suite/run-paths';
 import { FileSystemSink } from './fs-sink';
 import { processPoolSize, totalPoolSize } from '../pgbouncer/config';
 import { POOLER_PROCESSES_MAX } from '../pgbouncer/layout';
@@ -273,6 +274,26 @@ export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {})
   }
 }
 
+/**
+ * What the engine writes before the first step — manifest, plan, metrics and step windows — removed
+ * when no step was recorded; then the (empty) run directory goes too. A step file or anything else
+ * found there is left, and the directory with it.
+ */
+function removeUnmeasuredRun(runDir: string): void {
+  try {
+    fs.rmdirSync(path.join(runDir, RUN_PATHS.stepsDir)); // only when empty (nor a link)
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return; // it holds something: keep the run
+  }
+  for (const f of [RUN_PATHS.manifest, RUN_PATHS.plan, metricsPath('local'), RUN_PATHS.stepWindows])
+    fs.rmSync(path.join(runDir, f), { force: true });
+  try {
+    fs.rmdirSync(path.join(runDir, RUN_PATHS.metricsDir)); // only when empty
+  } catch {
+    /* absent, or holds something else: keep it */
+  }
+}
+
 /** Files of the lock itself, which do not make a directory a run directory. */
 function isLockFile(name: string): boolean {
   return name === RUN_PATHS.lock || name.startsWith(`.${RUN_PATHS.lock}.`);
@@ -292,7 +313,7 @@ async function runLocked(
     throw new UsageError(`${runDir} already holds run ${prev.runId}; pass --run-id to resume it`);
   }
   if (prev) checkResumable(prev, opts);
-  else if (fs.existsSync(runDir) && fs.readdirSync(runDir).filter((n) => !isLockFile(n)).length > 0) {
+  else if ((listDirIn(runDir, '') ?? []).filter((e) => !isLockFile(e.name)).length > 0) {
     throw new UsageError(
       `${runDir} exists and is not a proxylab run directory; choose another --run-id or --out`,
     );
@@ -338,8 +359,9 @@ async function runLocked(
 
   const abort = new AbortController();
   let interruptedBy: NodeJS.Signals | null = null;
-  // Steps are measured (and kept) only once the engine has started the run; before that, an
-  // interrupt has nothing to keep, unless an earlier attempt of this run id measured some.
+  // A step is kept once the engine has recorded it (step-end); before that — initdb, server start,
+  // the data load (`pgbench -i`), the first step still running — an interrupt has nothing to keep,
+  // unless an earlier attempt of this run id measured some.
   let measuring = false;
   const keptBefore = done.size > 0;
   const onSignal = (sig: NodeJS.Signals): void => {
@@ -367,7 +389,7 @@ async function runLocked(
     process.stdout.on('error', onStdoutError);
   }
   const progress = (ev: ProgressEvent): void => {
-    if (ev.type === 'run-start') measuring = true;
+    if (ev.type === 'step-end') measuring = true;
     hooks.progress?.(ev);
   };
   const interrupted = (sig: NodeJS.Signals, cause?: unknown): InterruptedError =>
@@ -437,6 +459,13 @@ async function runLocked(
       resumeCommand: resumeCommand(opts),
       infrastructure: stack.infrastructure,
     });
+    if (result.manifest.status === 'interrupted' && !measuring && !keptBefore && prev === null) {
+      // Interrupted before any step was recorded (during pgbench -i, say): nothing was measured, so
+      // no run directory is left behind — as for an interrupt during initdb. The same --run-id
+      // starts afresh.
+      removeUnmeasuredRun(runDir);
+      throw interrupted(interruptedBy ?? 'SIGINT');
+    }
     if (opts.keep) {
       stack.release();
       keptConnectionHelp = stack.connectionHelp();

@@ -9,6 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { readFileIn } from '../core/read';
 import { RUN_PATHS } from '../suite/run-paths';
 import {
   describeLockOwner,
@@ -41,13 +42,9 @@ export interface AcquireRunLockOptions {
   readonly pid?: number;
 }
 
+/** A lock file of the run directory, through lib/core/read.ts (no link followed, no FIFO, bounded). */
 function readOrNull(file: string): string | null {
-  try {
-    return fs.readFileSync(file, 'utf8');
-  } catch (e) {
-    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw e;
-  }
+  return readFileIn(path.dirname(file), path.basename(file), 'runFile');
 }
 
 export function acquireRunLock(runDir: string, opts: AcquireRunLockOptions): RunLock {

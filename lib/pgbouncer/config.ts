@@ -47,7 +47,7 @@ export function parsePgbouncerVersion(text: string): VersionTriple | null {
   return [Number(m[1]), Number(m[2]), m[3] === undefined ? 0 : Number(m[3])];
 }
 
-function atLeast(v: VersionTriple | null, min: readonly [number, number, number]): boolean {
+export function versionAtLeast(v: VersionTriple | null, min: readonly [number, number, number]): boolean {
   if (v === null) return false;
   for (let i = 0; i < 3; i++) {
     const a = v[i] as number;
@@ -58,11 +58,11 @@ function atLeast(v: VersionTriple | null, min: readonly [number, number, number]
 }
 
 export function supportsPeering(version: string): boolean {
-  return atLeast(parsePgbouncerVersion(version), PEERING_SINCE);
+  return versionAtLeast(parsePgbouncerVersion(version), PEERING_SINCE);
 }
 
 export function supportsMaxPreparedStatements(version: string): boolean {
-  return atLeast(parsePgbouncerVersion(version), MAX_PREPARED_STATEMENTS_SINCE);
+  return versionAtLeast(parsePgbouncerVersion(version), MAX_PREPARED_STATEMENTS_SINCE);
 }
 
 /**

@@ -59,9 +59,10 @@ export function agentUnitInstance(name: string): string {
 
 /**
  * systemd units. PgBouncer runs in the foreground (no `-d`: systemd supervises it, Type=simple),
- * as the unprivileged `user`; SIGINT is PgBouncer's "safe shutdown" (wait for clients) and SIGTERM
- * its immediate one, so stop uses SIGTERM after clients had their chance: KillSignal=SIGINT with a
- * short TimeoutStopSec, then systemd's SIGKILL. Each instance's socket directory
+ * as the unprivileged `user`. Stop is PgBouncer's "safe shutdown", SIGINT (it stops accepting and
+ * exits once every server connection is released), with a short TimeoutStopSec after which systemd
+ * sends SIGKILL. Not SIGTERM: since PgBouncer 1.23 that waits for every client to disconnect, and
+ * the immediate shutdown is SIGQUIT (lib/pgbouncer/signals.ts). Each instance's socket directory
  * /run/proxylab-pgb/<name>-<i> is its RuntimeDirectory: created (owned by `user`) at every start,
  * also after a reboot empties /run.
  */

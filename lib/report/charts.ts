@@ -35,18 +35,53 @@ export interface ChartSize {
   readonly height: number;
 }
 
-export function renderSvg(option: EChartsOption, size: ChartSize): string {
+/** Receives what the chart library said about a chart's data, as one sentence for a report warning. */
+export type ChartWarn = (message: string) => void;
+
+function titleOf(option: EChartsOption): string | null {
+  const title = Array.isArray(option.title) ? option.title[0] : option.title;
+  return title && typeof title.text === 'string' ? title.text : null;
+}
+
+/**
+ * The chart as static SVG. ECharts reports data it cannot draw (a tps of 1.7e308 gives an
+ * "Invalid setExtent call … Infinity") with console.warn / console.error; while this chart renders,
+ * those `[ECharts]` lines go to `warn` (the report lists them as warnings) instead of stderr. Other
+ * console output passes through. Without `warn` they reach the console as before.
+ */
+export function renderSvg(option: EChartsOption, size: ChartSize, warn?: ChartWarn): string {
   const chart = echarts.init(null, null, {
     renderer: 'svg',
     ssr: true,
     width: size.width,
     height: size.height,
   });
+  const original = { warn: console.warn, error: console.error };
+  const said: string[] = [];
+  const capture =
+    (pass: (...args: unknown[]) => void) =>
+    (...args: unknown[]): void => {
+      const text = args.map(String).join(' ');
+      if (warn && text.startsWith('[ECharts]')) said.push(text.replace(/^\[ECharts\]\s*/, ''));
+      else pass(...args);
+    };
+  console.warn = capture(original.warn);
+  console.error = capture(original.error);
   try {
     chart.setOption({ animation: false, ...option });
     return chart.renderToSVGString();
   } finally {
+    console.warn = original.warn;
+    console.error = original.error;
     chart.dispose();
+    if (warn && said.length > 0) {
+      const title = titleOf(option);
+      warn(
+        `chart ${title !== null ? `"${title}"` : 'without a title'} could not draw some of the run's data as given ` +
+          `(the chart library said: ${[...new Set(said)].join('; ')}); a value beyond what a chart can draw ` +
+          `(such as 1.7e308) is in the data — the tables show the figures`,
+      );
+    }
   }
 }
 

@@ -6,6 +6,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { writeFileAtomic } from '../core/atomic-write';
+import { forTerminal } from '../core/terminal-text';
 import { join, resolve } from 'node:path';
 import type { EChartsOption } from 'echarts';
 import { type Cell, type CellKey, groupCells, type Spread, uniqueInOrder } from './cells';
@@ -35,6 +36,11 @@ export interface CompareCell {
 export interface ComparisonModel {
   readonly a: LoadedRun;
   readonly b: LoadedRun;
+  /**
+   * Files of either run that could not be read and are left out (the comparison is partial), then
+   * what the chart library could not draw. Shown in compare.md and compare.html.
+   */
+  readonly warnings: readonly string[];
   readonly matched: readonly CompareCell[];
   readonly onlyA: readonly Cell[];
   readonly onlyB: readonly Cell[];
@@ -100,9 +106,16 @@ export function compareRuns(a: LoadedRun, b: LoadedRun): ComparisonModel {
       verdictB: cb.verdictHeld,
     });
   }
+  const skipped = (label: string, run: LoadedRun): string[] =>
+    run.problems.length === 0
+      ? []
+      : [
+          `PARTIAL comparison: ${run.problems.length} file(s) of run ${label} could not be read and are left out: ${run.problems.join('; ')}`,
+        ];
   return {
     a,
     b,
+    warnings: [...skipped('A', a), ...skipped('B', b)],
     matched,
     onlyA: cellsA.filter((c) => !byIdB.has(c.id)),
     onlyB: cellsB.filter((c) => !idsA.has(c.id)),
@@ -129,13 +142,14 @@ function onlyRows(cells: readonly Cell[]): string[][] {
   return cells.map((c) => [c.key.scenario, cellLabel(c.key), fmtSpread(c.tps, 1)]);
 }
 
-function renderCompareMarkdown(model: ComparisonModel): string {
+function renderCompareMarkdown(model: ComparisonModel, warnings: readonly string[]): string {
   const out: string[] = [];
   out.push(`# proxylab compare`);
   out.push('');
   out.push(`- A: ${mdText(runLine(model.a))}`);
   out.push(`- B: ${mdText(runLine(model.b))}`);
   out.push('');
+  for (const w of warnings) out.push(`> ⚠ ${mdText(w)}`, '');
   const beyond = model.matched.filter((c) => c.marker === 'beyond-spread').length;
   const noReps = model.matched.filter((c) => c.marker === 'no-repetitions').length;
   out.push(
@@ -227,8 +241,31 @@ const COMPARE_CSS = new SafeHtml(
     'figure{margin:0}svg{max-width:100%;height:auto}figcaption{font-size:12px;color:#666}',
 );
 
-export function renderCompareHtml(model: ComparisonModel): string {
+/** The page, and what the chart library could not draw (lib/report/charts.ts). */
+export function renderCompareHtml(model: ComparisonModel): {
+  readonly page: string;
+  readonly chartWarnings: string[];
+} {
   const scenarios = uniqueInOrder(model.matched.map((c) => c.key.scenario));
+  const chartWarnings: string[] = [];
+  const warn = (message: string): void => {
+    if (!chartWarnings.includes(message)) chartWarnings.push(message);
+  };
+  const sections = scenarios.map((scenario) => {
+    const cells = model.matched.filter((c) => c.key.scenario === scenario);
+    const drawable = cells.some((c) => c.ratio !== null);
+    return html`<section data-scenario="${scenario}"><h2>${scenario}</h2>${
+      drawable
+        ? html`<figure class="chart" data-chart="ratio">${trustedSvg(renderSvg(ratioOption(cells, scenario), { width: 720, height: 80 + 28 * cells.length }, warn))}<figcaption>orange: beyond the spread between repetitions; green: within it; grey: no repetitions, not judged. Cells without a ratio are only in the table.</figcaption></figure>`
+        : ''
+    }<table><thead><tr><th>cell</th><th>tps A</th><th>tps B</th><th>B/A</th><th>marker</th><th>verdict A → B</th></tr></thead><tbody>${cells.map(
+      (c) =>
+        html`<tr class="${c.marker}"><td>${cellLabel(c.key)}</td><td class="num">${fmtSpread(c.a, 1)}</td><td class="num">${fmtSpread(c.b, 1)}</td><td class="num">${
+          c.ratio !== null ? `${fmtNumber(c.ratio, 2)} ×` : '?'
+        }</td><td title="${c.note}">${MARKER_TEXT[c.marker]}</td><td>${fmtVerdict(c.verdictA)} → ${fmtVerdict(c.verdictB)}</td></tr>`,
+    )}</tbody></table></section>`;
+  });
+  const warnings = [...model.warnings, ...chartWarnings];
   const onlyTable = (title: string, cells: readonly Cell[]): SafeHtml =>
     cells.length === 0
       ? html``
@@ -236,31 +273,20 @@ export function renderCompareHtml(model: ComparisonModel): string {
           (c) =>
             html`<tr><td>${c.key.scenario}</td><td>${cellLabel(c.key)}</td><td class="num">${fmtSpread(c.tps, 1)}</td></tr>`,
         )}</tbody></table>`;
-  return html`<!doctype html>
+  const page = html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'">
 <title>proxylab compare · ${model.a.manifest.runId} vs ${model.b.manifest.runId}</title><style>${COMPARE_CSS}</style></head><body>
 <h1>proxylab compare</h1>
 <ul><li>A: ${runLine(model.a)}</li><li>B: ${runLine(model.b)}</li></ul>
+${warnings.length > 0 ? html`<ul class="warnings" id="warnings">${warnings.map((w) => html`<li>${w}</li>`)}</ul>` : ''}
 <p>Ratio is median tps B / median tps A. ⚠ marks a difference larger than the spread (best − worst) between repetitions; without repetitions the spread is unknown and the difference is not judged.</p>
-${scenarios.map((scenario) => {
-  const cells = model.matched.filter((c) => c.key.scenario === scenario);
-  const drawable = cells.some((c) => c.ratio !== null);
-  return html`<section data-scenario="${scenario}"><h2>${scenario}</h2>${
-    drawable
-      ? html`<figure class="chart" data-chart="ratio">${trustedSvg(renderSvg(ratioOption(cells, scenario), { width: 720, height: 80 + 28 * cells.length }))}<figcaption>orange: beyond the spread between repetitions; green: within it; grey: no repetitions, not judged. Cells without a ratio are only in the table.</figcaption></figure>`
-      : ''
-  }<table><thead><tr><th>cell</th><th>tps A</th><th>tps B</th><th>B/A</th><th>marker</th><th>verdict A → B</th></tr></thead><tbody>${cells.map(
-    (c) =>
-      html`<tr class="${c.marker}"><td>${cellLabel(c.key)}</td><td class="num">${fmtSpread(c.a, 1)}</td><td class="num">${fmtSpread(c.b, 1)}</td><td class="num">${
-        c.ratio !== null ? `${fmtNumber(c.ratio, 2)} ×` : '?'
-      }</td><td title="${c.note}">${MARKER_TEXT[c.marker]}</td><td>${fmtVerdict(c.verdictA)} → ${fmtVerdict(c.verdictB)}</td></tr>`,
-  )}</tbody></table></section>`;
-})}
+${sections}
 ${onlyTable('Only in A', model.onlyA)}
 ${onlyTable('Only in B', model.onlyB)}
 </body></html>
-`.value;
+`;
+  return { page: page.value, chartWarnings };
 }
 
 export interface ComparisonResult {
@@ -268,6 +294,8 @@ export interface ComparisonResult {
   readonly mdPath: string;
   readonly markdown: string;
   readonly model: ComparisonModel;
+  /** Skipped files of either run, then what the chart library could not draw. */
+  readonly warnings: readonly string[];
 }
 
 /** Compare two run directories; writes compare.html and compare.md into outDir (default: B's directory). */
@@ -277,13 +305,16 @@ export function writeComparison(
   opts: { readonly outDir?: string } = {},
 ): ComparisonResult {
   const model = compareRuns(loadRun(dirA), loadRun(dirB));
-  const markdown = renderCompareMarkdown(model);
+  const { page, chartWarnings } = renderCompareHtml(model);
+  const warnings = [...model.warnings, ...chartWarnings];
+  // Data fields are not terminal commands: control characters (ESC, OSC, C0/C1) shown as \xNN.
+  const markdown = forTerminal(renderCompareMarkdown(model, warnings));
   const outDir = resolve(opts.outDir ?? model.b.dir);
   mkdirSync(outDir, { recursive: true });
   const htmlPath = join(outDir, 'compare.html');
   const mdPath = join(outDir, 'compare.md');
   // Atomic and symlink-safe (lib/core/atomic-write): a planted link's target is never written.
-  writeFileAtomic(htmlPath, renderCompareHtml(model));
+  writeFileAtomic(htmlPath, page);
   writeFileAtomic(mdPath, markdown);
-  return { htmlPath, mdPath, markdown, model };
+  return { htmlPath, mdPath, markdown, model, warnings };
 }

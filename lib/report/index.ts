@@ -8,7 +8,8 @@ import { writeFileAtomic } from '../core/atomic-write';
 import { join, resolve } from 'node:path';
 import { catalogLookup } from './catalog-lookup';
 import { loadRun } from './load';
-import { renderHtml } from './render-html';
+import { forTerminal } from '../core/terminal-text';
+import { renderReportHtml } from './render-html';
 import { renderMarkdown } from './render-md';
 import { buildModel, type ReportWarning, type ScenarioLookup } from './shape';
 
@@ -41,9 +42,12 @@ export function writeReport(runDir: string, opts: ReportOptions = {}): ReportRes
   const t0 = performance.now();
   const run = loadRun(runDir);
   const lookup = opts.lookup ?? catalogLookup();
-  const model = buildModel(run, lookup);
-  const page = renderHtml(model, { lookup, generatedAt: opts.now ?? new Date() });
-  const md = renderMarkdown(model, lookup);
+  const shaped = buildModel(run, lookup);
+  const { page, chartWarnings } = renderReportHtml(shaped, { lookup, generatedAt: opts.now ?? new Date() });
+  const model = { ...shaped, warnings: [...shaped.warnings, ...chartWarnings] };
+  // Data fields are not terminal commands: `cat summary.md` must not retitle the terminal, so
+  // control characters (ESC, OSC, C0/C1) are shown as \xNN (our own text has none but \n and \t).
+  const md = forTerminal(renderMarkdown(model, lookup));
   const outDir = resolve(opts.outDir ?? run.dir);
   mkdirSync(outDir, { recursive: true });
   const htmlPath = join(outDir, 'report.html');

@@ -6,7 +6,7 @@
  */
 import { describeRunDatabase } from '../suite/database';
 import type { Cell } from './cells';
-import { churnOption, latencyOption, metricOption, renderSvg, tpsOption } from './charts';
+import { type ChartWarn, churnOption, latencyOption, metricOption, renderSvg, tpsOption } from './charts';
 import { fmtConnect, fmtDuration, fmtNumber, fmtSetting, fmtSpread, fmtVerdict } from './format';
 import { html, joinHtml, SafeHtml, trustedSvg } from './html';
 import { columnTitle, noTpsOutcome, type PoolerMatrix } from './pooler-matrix';
@@ -154,7 +154,7 @@ function chart(kind: string, svg: string, caption: string): SafeHtml {
   return html`<figure class="chart" data-chart="${kind}">${trustedSvg(svg)}<figcaption>${caption}</figcaption></figure>`;
 }
 
-function panelCharts(panel: ScenarioPanel): SafeHtml {
+function panelCharts(panel: ScenarioPanel, warn: ChartWarn): SafeHtml {
   const mode = `${panel.protocol}, ${panel.connect === 'per-transaction' ? 'new connection per transaction (-C)' : 'persistent connections'}`;
   const anyTps = panel.tps.some((l) => l.points.some((p) => p?.value));
   const anyLatency =
@@ -165,12 +165,12 @@ function panelCharts(panel: ScenarioPanel): SafeHtml {
   );
   const size = { width: 560, height: 330 };
   return html`<h3>${mode}</h3><div class="charts">
-${anyTps ? chart('tps', renderSvg(tpsOption(panel, `TPS vs clients — ${mode}`), size), `median tps per target${panel.repeated ? '; band: worst to best repetition' : ''}; ▲ the cell had errors or aborted clients`) : html`<div class="nodata" data-chart="tps">TPS: no data (no step of this panel reported a tps)</div>`}
-${anyLatency ? chart('latency', renderSvg(latencyOption(panel, `Latency vs clients — ${mode}`), size), 'p95 solid, p50 dashed (from pgbench aggregate logs)') : html`<div class="nodata" data-chart="latency">Latency: no data (no aggregate logs with latencies)</div>`}
+${anyTps ? chart('tps', renderSvg(tpsOption(panel, `TPS vs clients — ${mode}`), size, warn), `median tps per target${panel.repeated ? '; band: worst to best repetition' : ''}; ▲ the cell had errors or aborted clients`) : html`<div class="nodata" data-chart="tps">TPS: no data (no step of this panel reported a tps)</div>`}
+${anyLatency ? chart('latency', renderSvg(latencyOption(panel, `Latency vs clients — ${mode}`), size, warn), 'p95 solid, p50 dashed (from pgbench aggregate logs)') : html`<div class="nodata" data-chart="latency">Latency: no data (no aggregate logs with latencies)</div>`}
 </div>${noValue.length > 0 ? html`<p class="sub">No tps (refused or failed, see the error matrix): ${noValue.join('; ')}</p>` : ''}`;
 }
 
-function churnSection(rows: readonly ChurnRow[]): SafeHtml {
+function churnSection(rows: readonly ChurnRow[], warn: ChartWarn): SafeHtml {
   if (rows.length === 0) return html``;
   const drawable = rows.some((r) => r.persistent || r.perTransaction);
   const table = html`<table><thead><tr><th>target</th><th>clients</th><th>protocol</th><th>tps reusing connections</th><th>tps with -C</th><th>cost of churn</th></tr></thead><tbody>${rows.map(
@@ -179,7 +179,7 @@ function churnSection(rows: readonly ChurnRow[]): SafeHtml {
   )}</tbody></table>`;
   return html`<h3>Connection churn: with and without -C</h3>${
     drawable
-      ? html`<div class="charts">${chart('churn', renderSvg(churnOption(rows, 'tps reusing connections vs -C'), { width: 560, height: 330 }), 'median tps; a missing bar was not run or gave no tps')}</div>`
+      ? html`<div class="charts">${chart('churn', renderSvg(churnOption(rows, 'tps reusing connections vs -C'), { width: 560, height: 330 }, warn), 'median tps; a missing bar was not run or gave no tps')}</div>`
       : ''
   }${table}`;
 }
@@ -256,7 +256,12 @@ function resultsTable(cells: readonly Cell[]): SafeHtml {
   )}</tbody></table></details>`;
 }
 
-function scenarioSection(model: ReportModel, scenario: string, lookup: ScenarioLookup): SafeHtml {
+function scenarioSection(
+  model: ReportModel,
+  scenario: string,
+  lookup: ScenarioLookup,
+  warn: ChartWarn,
+): SafeHtml {
   const info = lookup(scenario);
   const cells = model.cells.filter((c) => c.key.scenario === scenario);
   const panels = model.panels.filter((p) => p.scenario === scenario);
@@ -266,8 +271,8 @@ function scenarioSection(model: ReportModel, scenario: string, lookup: ScenarioL
   return html`<section class="scenario" id="${anchor(scenario)}" data-scenario="${scenario}">
 <h2>${scenario}${info?.title ? html` — ${info.title}` : ''}</h2>
 ${info?.finding ? html`<p class="sub">${info.experiment ?? ''} published: ${info.finding}</p>` : ''}
-${panels.map(panelCharts)}
-${churnSection(churn)}
+${panels.map((p) => panelCharts(p, warn))}
+${churnSection(churn, warn)}
 ${matrix ? matrixSection(matrix) : ''}
 ${model.poolerMatrices.filter((pm) => pm.scenario === scenario).map(poolerMatrixSection)}
 ${
@@ -279,7 +284,7 @@ ${resultsTable(cells)}
 </section>`;
 }
 
-function metricPanelHtml(panel: MetricPanel, model: ReportModel): SafeHtml {
+function metricPanelHtml(panel: MetricPanel, model: ReportModel, warn: ChartWarn): SafeHtml {
   const missing = panel.missing.map(
     (m) =>
       html`<li>${m.label}: ${m.status === 'not-collected' ? 'not collected' : 'no data'} (${m.reason})</li>`,
@@ -288,11 +293,11 @@ function metricPanelHtml(panel: MetricPanel, model: ReportModel): SafeHtml {
     return html`<div class="nodata" data-chart="metric-nodata" data-metric="${panel.title}"><strong>${panel.title}</strong>: no data<ul>${missing}</ul></div>`;
   }
   return html`<figure class="chart" data-chart="metric" data-metric="${panel.title}">${trustedSvg(
-    renderSvg(metricOption(panel, model.windows), { width: 560, height: 250 }),
+    renderSvg(metricOption(panel, model.windows), { width: 560, height: 250 }, warn),
   )}${missing.length > 0 ? html`<figcaption><ul>${missing}</ul></figcaption>` : ''}</figure>`;
 }
 
-function metricsSection(model: ReportModel): SafeHtml {
+function metricsSection(model: ReportModel, warn: ChartWarn): SafeHtml {
   const files = model.run.metrics.map((m) => `metrics/${m.name}.json`);
   return html`<section id="metrics"><h2>Metrics over time</h2>
 <p class="sub">${files.length > 0 ? `From ${files.join(', ')}.` : 'This run has no metrics files.'} Shaded bands are steps, numbered in run order; a series the collector could not read is listed as "no data", never drawn as zero.</p>
@@ -300,12 +305,27 @@ function metricsSection(model: ReportModel): SafeHtml {
     (w) =>
       html`<tr><td class="num">${w.index}</td><td>${w.stepId}</td><td>${new Date(w.startMs).toISOString()}</td><td>${new Date(w.endMs).toISOString()}</td></tr>`,
   )}</tbody></table></details>
-<div class="charts">${model.metricPanels.map((p) => metricPanelHtml(p, model))}</div></section>`;
+<div class="charts">${model.metricPanels.map((p) => metricPanelHtml(p, model, warn))}</div></section>`;
 }
 
-export function renderHtml(model: ReportModel, opts: HtmlOptions): string {
+/**
+ * The page, and what the chart library said about data it could not draw (`chart-data` warnings,
+ * also listed on the page): the caller adds them to summary.md and the CLI's warnings.
+ */
+export function renderReportHtml(
+  model: ReportModel,
+  opts: HtmlOptions,
+): { readonly page: string; readonly chartWarnings: readonly ReportWarning[] } {
   const m = model.run.manifest;
   const scenarios = [...new Set(model.cells.map((c) => c.key.scenario))];
+  const chartWarnings: ReportWarning[] = [];
+  const warn: ChartWarn = (message) => {
+    if (!chartWarnings.some((w) => w.message === message))
+      chartWarnings.push({ id: 'chart-data', message, stepIds: [] });
+  };
+  // Charts first: what they warn about joins the warnings at the top of the page.
+  const scenarioHtml = joinHtml(scenarios.map((s) => scenarioSection(model, s, opts.lookup, warn)));
+  const metricsHtml = metricsSection(model, warn);
   const page = html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; img-src data:">
@@ -316,13 +336,17 @@ export function renderHtml(model: ReportModel, opts: HtmlOptions): string {
 <header><h1>proxylab report: suite ${m.suite}, run ${m.runId}</h1>
 <p class="sub">${m.mode} run started ${m.startedAt}; generated ${opts.generatedAt.toISOString()} from the run directory alone.</p></header>
 ${findingsLine(model.findings)}
-${warningsSection(model.warnings)}
+${warningsSection([...model.warnings, ...chartWarnings])}
 ${headline(model)}
 ${findingsSection(model.findings)}
-${joinHtml(scenarios.map((s) => scenarioSection(model, s, opts.lookup)))}
-${metricsSection(model)}
+${scenarioHtml}
+${metricsHtml}
 <footer>proxylab · result schema v${m.schemaVersion} · charts rendered to static SVG with Apache ECharts; this page loads nothing from the network.</footer>
 </body></html>
 `;
-  return page.value;
+  return { page: page.value, chartWarnings };
+}
+
+export function renderHtml(model: ReportModel, opts: HtmlOptions): string {
+  return renderReportHtml(model, opts).page;
 }

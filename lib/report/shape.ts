@@ -484,7 +484,9 @@ export type WarningId =
   | 'fewer-transactions'
   | 'pgbouncer-stand-in'
   | 'no-plan'
-  | 'metrics-failed';
+  | 'metrics-failed'
+  /** The chart library could not draw some data as given (lib/report/charts.ts renderSvg). */
+  | 'chart-data';
 
 export interface ReportWarning {
   readonly id: WarningId;
@@ -494,7 +496,8 @@ export interface ReportWarning {
 }
 
 export function isPartial(run: LoadedRun): boolean {
-  return run.manifest.status !== 'completed' || run.missingStepIds.length > 0;
+  // A file that could not be read leaves the report partial too (docs/report.md, "partially bad runs").
+  return run.manifest.status !== 'completed' || run.missingStepIds.length > 0 || run.problems.length > 0;
 }
 
 export function reportWarnings(run: LoadedRun): ReportWarning[] {
@@ -506,7 +509,9 @@ export function reportWarnings(run: LoadedRun): ReportWarning[] {
         ? 'the run has not recorded its end (still running, or killed before it could)'
         : manifest.status !== 'completed'
           ? `the run ${manifest.status === 'failed' ? 'failed' : 'was interrupted'}${manifest.error ? ` (${manifest.error})` : ''}`
-          : 'the run completed without some planned steps';
+          : run.missingStepIds.length > 0
+            ? 'the run completed without some planned steps'
+            : `${run.problems.length} file(s) of the run could not be read (listed below)`;
     out.push({
       id: 'partial-run',
       message: `Partial run: ${why}; ${run.steps.length} of ${manifest.stepIds.length} planned steps have results. Missing cells are not failures — they were not measured.`,
@@ -524,7 +529,7 @@ export function reportWarnings(run: LoadedRun): ReportWarning[] {
   if (run.problems.length > 0) {
     out.push({
       id: 'unreadable-files',
-      message: `${run.problems.length} file(s) could not be read and are left out: ${run.problems.join('; ')}`,
+      message: `PARTIAL report: ${run.problems.length} file(s) of the run could not be read and are left out: ${run.problems.join('; ')}`,
       stepIds: [],
     });
   }

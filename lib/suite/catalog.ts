@@ -8,6 +8,7 @@
  * (`judgeScenario`). See docs/suite.md for the catalog in words.
  */
 import { UsageError } from '../core/errors';
+import type { ServerStopPolicy } from './server-stop';
 import type { TargetMatch } from './targets';
 import type { ConnectMode, ErrorClass, Outcome, PreparedStatementsMode, Protocol, TargetKind } from './types';
 
@@ -110,6 +111,15 @@ export interface Scenario {
   readonly comparisons?: readonly Comparison[];
   /** Overrides the computed per-step timeout. */
   readonly timeoutSec?: number;
+  /**
+   * A server or pooler that stops during a step (shut down, restarted, crashed: the `server-stopped`
+   * messages of lib/suite/server-stop.ts). `infrastructure`: the step is not measured and the run
+   * fails, resumable. `measured`: the stop is what the scenario measures and its errors are judged
+   * (disruption scenarios, issue 22; E4, whose published finding is a restart under load).
+   * A server process the local stack sees end is an infrastructure failure either way.
+   * @default 'infrastructure'
+   */
+  readonly serverStops?: ServerStopPolicy;
   readonly note?: string;
 }
 
@@ -341,6 +351,9 @@ const E4: Scenario = {
   repetitions: 1,
   targets: ['rds-proxy', 'pgbouncer-transaction'],
   poolPercents: [25, 50, 75, 100],
+  // The published finding is the database restarting (out of memory) under the load: that restart's
+  // errors are the measurement here, and break the `succeeds` rule below.
+  serverStops: 'measured',
   expectations: [
     {
       when: { target: MULTIPLEXING_POOL },

@@ -19,6 +19,7 @@
  * client N` (the connection error itself was printed just before). They drive `complete` and the
  * aborted-client counts.
  */
+import { SERVER_STOP_MESSAGES, SERVER_STOPPED } from './server-stop';
 import type { ErrorClass, ErrorSummary, ParsedRun, ProgressPoint, Protocol } from './types';
 
 export type PgbenchCapture =
@@ -35,6 +36,9 @@ export const ERROR_PATTERNS: ReadonlyArray<{
   readonly class: ErrorClass;
   readonly patterns: readonly RegExp[];
 }> = [
+  // First: a shutdown seen at connect time reads `connection to server … failed: FATAL:  the database
+  // system is shutting down`, which is not a connection-failed measurement.
+  { class: SERVER_STOPPED, patterns: SERVER_STOP_MESSAGES.map((m) => m.pattern) },
   {
     class: 'too-many-connections',
     patterns: [
@@ -97,6 +101,8 @@ const CONNECT_CLASSES: ReadonlySet<ErrorClass> = new Set<ErrorClass>([
   'connection-failed',
 ]);
 
+/** A connection attempt that failed (whatever the class of the reason the server gave). */
+const CONNECT_ATTEMPT_FAILED = /connection to server .* failed/i;
 const ERROR_MARKER = /(?:^|\s|:)(?:error|fatal):|\b(?:ERROR|FATAL|PANIC):/;
 const RUN_ABORTED = /Run was aborted; the above results are incomplete/;
 const ABORTED_CONNECTING = /client (\d+) aborted while establishing connection/;
@@ -253,7 +259,8 @@ export function parsePgbench(input: PgbenchCapture): ParsedRun {
       const cls = classifySegment(errorPart);
       if (cls === null) continue;
       note(cls, errorPart);
-      if (CONNECT_CLASSES.has(cls)) connectErrors += 1;
+      if (CONNECT_CLASSES.has(cls) || (cls === SERVER_STOPPED && CONNECT_ATTEMPT_FAILED.test(errorPart)))
+        connectErrors += 1;
     }
   }
   if (timedOut) note('timeout', 'pgbench was killed by the harness after its time limit');

@@ -7,7 +7,7 @@ import { stepFileName } from './types';
 export const RUN_PATHS = {
   manifest: 'manifest.json',
   plan: 'plan.json',
-  /** Cloud: what the operator asked the runners to run (lib/suite/run-request.ts). */
+  /** Cloud: what the operator asked the runners to run (lib/cloud/run-request.ts). */
   request: 'request.json',
   /** Cloud: the runner fleet's barrier objects and per-runner parts. */
   fleetDir: 'fleet',

@@ -6,7 +6,8 @@
  * file, the field and what was expected.
  */
 import { z } from 'zod';
-import { RunFileError } from '../core/errors';
+import { RunFileError, UsageError } from '../core/errors';
+import { JsonInputError, JsonSyntaxError, parseJsonText } from '../core/json-text';
 import type { PlannedStep } from './expand';
 import type { RunPlan } from './plan';
 import { TARGET_KIND_NAMES, type TargetDescriptor } from './targets';
@@ -16,6 +17,7 @@ const num = z.number();
 const nullableNum = z.number().nullable();
 const protocol = z.enum(['simple', 'extended', 'prepared']);
 const errorClass = z.enum([
+  'server-stopped',
   'too-many-connections',
   'prepared-statement-exists',
   'prepared-statement-missing',
@@ -261,17 +263,25 @@ export type _PlanCheck = Assignable<RunPlan, z.infer<typeof planSchema>>;
 /**
  * Parse a run file's JSON text against its schema; a mismatch is a RunFileError naming the file,
  * the field and what was expected (`steps/x.json: params.clients: expected number, received string`).
+ * The text is checked by lib/core/json-text.ts first: a byte order mark is accepted, a syntax error
+ * is named by line and column, nesting deeper than JSON_MAX_DEPTH is refused.
  */
 export function parseRunFile<S extends z.ZodType>(schema: S, file: string, text: string): z.infer<S> {
   let raw: unknown;
   try {
-    raw = JSON.parse(text) as unknown;
+    // Grammar, depth and number range checked without recursion; no message quotes the text.
+    raw = parseJsonText(text, { source: file });
   } catch (err) {
-    throw new RunFileError(
-      file,
-      null,
-      `not valid JSON (${err instanceof Error ? err.message : String(err)})`,
-    );
+    if (err instanceof JsonSyntaxError)
+      throw new RunFileError(
+        file,
+        null,
+        `not valid JSON: ${err.detail} (line ${err.line}, column ${err.column})`,
+      );
+    if (err instanceof JsonInputError)
+      throw new RunFileError(file, err.jsonPath, `${err.jsonPath}: ${err.detail}`);
+    if (err instanceof UsageError) throw new RunFileError(file, null, err.message);
+    throw err;
   }
   const parsed = schema.safeParse(raw);
   if (!parsed.success) {

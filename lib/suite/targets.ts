@@ -27,7 +27,6 @@ export type Placement = 'managed' | 'dedicated-host' | 'co-located' | 'local';
 export type PreparedSupport = 'yes' | 'no' | 'measured';
 /** How a pool is resized at run time. */
 export type PoolResize = 'rds-api' | 'pgbouncer-admin';
-export const PREPARED_STATEMENTS_MODES: readonly PreparedStatementsMode[] = ['off', 'on'];
 
 /** PgBouncer's own default since 1.24; what `on` sets. */
 export const PGBOUNCER_MAX_PREPARED_STATEMENTS_ON = 200;

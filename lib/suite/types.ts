@@ -41,6 +41,8 @@ export type Protocol = 'simple' | 'extended' | 'prepared';
 export type ConnectMode = 'persistent' | 'per-transaction';
 
 export type ErrorClass =
+  /** The server or pooler was shut down, restarted or crashed under the step (lib/suite/server-stop.ts). */
+  | 'server-stopped'
   | 'too-many-connections'
   | 'prepared-statement-exists'
   | 'prepared-statement-missing'

@@ -88,13 +88,18 @@ export function register(program: Command): void {
       process.stdout.write(`${pre.budget.message}\n`);
       for (const w of pre.warnings) process.stdout.write(`warning [${w.id}]: ${w.message}\n`);
       if (!pre.budget.allowed) throw new UsageError('not deployed: over budget (see above)');
-      // Runners go into zones that offer their instance type (DescribeInstanceTypeOfferings).
-      const zoneArgs = flags.dryRun
-        ? []
-        : zoneContextArgs(
-            await chooseLabZones(createEc2Client(settings), lab.runners.instanceType),
-            AZ_CONTEXT_KEYS,
-          );
+      // Zones by zone ID: runners where their type is offered, none where RDS Proxy is not
+      // (lib/cloud/availability-zones.ts).
+      let zoneArgs: string[] = [];
+      if (!flags.dryRun) {
+        const zones = await chooseLabZones(createEc2Client(settings), {
+          instanceType: lab.runners.instanceType,
+          rdsProxy: lab.proxies.length > 0,
+        });
+        for (const z of zones.excluded)
+          process.stdout.write(`zone ${z.name} (${z.id}) left out: RDS Proxy does not support it\n`);
+        zoneArgs = zoneContextArgs(zones, AZ_CONTEXT_KEYS);
+      }
       const inv = cdkInvocation('deploy', flags.lab, settings, process.cwd(), zoneArgs);
       process.stdout.write(`\n${flags.dryRun ? 'would run' : 'running'}: ${formatInvocation(inv)}\n`);
       if (flags.dryRun) return;

@@ -6,9 +6,10 @@ import type { Command } from 'commander';
 import * as path from 'node:path';
 import { createS3Client } from '../../lib/cloud/clients';
 import { validateRunId } from '../../lib/cloud/operator';
+import { UsageError } from '../../lib/core/errors';
 import { checkOutDir } from '../../lib/core/out-dir';
 import { writeReport } from '../../lib/report';
-import { fetchRun, formatProgress, readProgress } from '../../lib/cloud/runs';
+import { fetchRun, formatListing, readListing } from '../../lib/cloud/runs';
 import { forTerminalLine } from '../../lib/core/terminal-text';
 import { FileSystemBlobStore } from '../../lib/local/fs-blobs';
 import { addBucketOptions, resolveBucket, type BucketFlags } from './status';
@@ -23,7 +24,9 @@ export function register(program: Command): void {
     program
       .command('fetch')
       .description(
-        'Download a cloud run (manifest, step JSON, raw pgbench output, metrics) into OUT/RUNID/, the layout proxylab local writes; then write its report.',
+        'Download a cloud run (manifest, step JSON, raw pgbench output, metrics) into OUT/RUNID/, the layout proxylab local writes; then write its report. ' +
+          'A file that cannot be read or does not fit its schema is skipped and named, and the copy is reported PARTIAL.\n\n' +
+          'Exit codes: 0 copied (possibly partial), 2 no such run, or its manifest.json / plan.json unreadable.',
       )
       .argument('<runId>', 'run id (proxylab status lists them)')
       .option('--out <dir>', 'directory that holds run directories', 'runs')
@@ -33,15 +36,26 @@ export function register(program: Command): void {
     checkOutDir(flags.out);
     const { bucket, settings } = await resolveBucket(flags);
     const s3 = createS3Client(settings);
-    const progress = await readProgress(s3, bucket, runId);
+    // Listed like `status` does: an unreadable manifest is named, and the rest is still copied.
+    const progress = await readListing(s3, bucket, runId);
     const runDir = path.resolve(flags.out, runId);
     const res = await fetchRun(s3, bucket, runId, new FileSystemBlobStore(runDir));
     process.stdout.write(
-      `${formatProgress(progress)}\nfetched ${res.files} files (${(res.bytes / 1024).toFixed(0)} KiB) into ${runDir}\n`,
+      `${formatListing(progress)}\nfetched ${res.files} files (${(res.bytes / 1024).toFixed(0)} KiB) into ${runDir}\n`,
     );
     // Key names come from the bucket: shown with control characters made visible.
     for (const s of res.skipped)
-      process.stderr.write(`warning: skipped ${forTerminalLine(s.key)}: ${s.reason}\n`);
+      process.stderr.write(`warning: skipped ${forTerminalLine(s.key)}: ${forTerminalLine(s.reason)}\n`);
+    // Partially bad runs (docs/report.md): the same policy as report, compare and status.
+    if (res.skipped.length > 0)
+      process.stderr.write(
+        `PARTIAL copy: ${res.skipped.length} file(s) skipped (named above); the rest is in ${runDir}\n`,
+      );
+    if (res.identityUnreadable.length > 0)
+      throw new UsageError(
+        `${res.identityUnreadable.map(forTerminalLine).join(', ')} could not be copied: without it the copy in ${runDir} is not a run (no report written)`,
+        { code: 'run-file-invalid' },
+      );
     if (flags.report) {
       // A report that cannot be written does not fail the fetch: the data is on disk.
       try {

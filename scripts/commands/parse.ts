@@ -130,7 +130,7 @@ export function register(program: Command): void {
     .description(
       'Parse saved pgbench output (pgbench 14–17) and print one JSON object: versions, clients, tps, ' +
         'latency, connection times, schedule lag, aborted clients, complete, errors by class ' +
-        '(too-many-connections, prepared-statement-exists, prepared-statement-missing, portal-missing, ' +
+        '(server-stopped, too-many-connections, prepared-statement-exists, prepared-statement-missing, portal-missing, ' +
         'backend-died, connection-failed, auth-failed, transaction-aborted, timeout, other) with a count and a ' +
         'sample line, and with --log the latency p50/p95/p99 and per-second series. Unknown values are null.\n\n' +
         'Exit codes: 0 parsed, 2 missing or unreadable file (a device, FIFO or file over 512 MiB), input with no ' +

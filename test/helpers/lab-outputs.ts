@@ -9,7 +9,7 @@ export function labOutputsWith(over: Partial<LabOutputs> = {}): LabOutputs {
   const name = over.labName ?? 'demo';
   return {
     labName: name,
-    runnerInstanceIds: ['i-0aaa'],
+    runnerInstanceIds: ['i-0aaaaaaaaaaaaaaaa'],
     resultsBucketName: `proxylab-${name}-results`,
     clusterIdentifier: `${name}-cluster`,
     clusterEndpoint: `${name}.cluster-x.eu-west-1.rds.amazonaws.com`,

@@ -12,7 +12,7 @@ import { labOutputsWith, proxyOutputs } from '../helpers/lab-outputs';
 import { scratchDir } from '../helpers/scratch';
 
 const OUTPUTS = labOutputsWith({
-  runnerInstanceIds: ['i-0aaa', 'i-0bbb'],
+  runnerInstanceIds: ['i-0aaaaaaaaaaaaaaaa', 'i-0bbbbbbbbbbbbbbbb'],
   ...proxyOutputs('demo', 'pool50'),
 });
 
@@ -77,8 +77,8 @@ describe('CLI (real entry, no AWS)', () => {
     expect(JSON.stringify(printed.request)).not.toMatch(/password/i);
     const requests = printed.sendCommands;
     expect(requests.map((r) => [r.DocumentName, r.InstanceIds])).toEqual([
-      ['AWS-RunShellScript', ['i-0aaa']],
-      ['AWS-RunShellScript', ['i-0bbb']],
+      ['AWS-RunShellScript', ['i-0aaaaaaaaaaaaaaaa']],
+      ['AWS-RunShellScript', ['i-0bbbbbbbbbbbbbbbb']],
     ]);
     expect(requests[1]?.Parameters.commands.at(-1)).toBe(
       'node /opt/proxylab/runner.js --request s3://proxylab-demo-results/runs/dry-1/request.json --runner-index 1 --region eu-west-1',

@@ -170,6 +170,10 @@ test('--engine postgres reads the RDS for PostgreSQL instance metrics (moto), no
         { MetricName: 'ReadLatency', Dimensions: rds, Timestamp: at(2, 5), Value: 0.001 },
         { MetricName: 'ReadLatency', Dimensions: rds, Timestamp: at(2, 6), Value: 0.003 },
         { MetricName: 'CPUCreditBalance', Dimensions: rds, Timestamp: at(3, 5), Value: 144 },
+        // Unlimited mode: surplus credits spent (a level) and charged (Sum over the minute: 1.5 + 2)
+        { MetricName: 'CPUSurplusCreditBalance', Dimensions: rds, Timestamp: at(4, 5), Value: 30 },
+        { MetricName: 'CPUSurplusCreditsCharged', Dimensions: rds, Timestamp: at(4, 5), Value: 1.5 },
+        { MetricName: 'CPUSurplusCreditsCharged', Dimensions: rds, Timestamp: at(4, 35), Value: 2 },
       ],
     }),
   );
@@ -215,6 +219,11 @@ test('--engine postgres reads the RDS for PostgreSQL instance metrics (moto), no
       points: [[iso(2), 0.002]],
     });
     expect(series(file, 'CPUCreditBalance', 'Average', 'pocket-db').points).toEqual([[iso(3), 144]]);
+    expect(series(file, 'CPUSurplusCreditBalance', 'Maximum', 'pocket-db').points).toEqual([[iso(4), 30]]);
+    expect(series(file, 'CPUSurplusCreditsCharged', 'Sum', 'pocket-db')).toMatchObject({
+      unit: 'Count',
+      points: [[iso(4), 3.5]],
+    });
     // nothing put for DiskQueueDepth: read, and recorded as no-data
     expect(series(file, 'DiskQueueDepth', 'Average', 'pocket-db').status).toBe('no-data');
     const names = new Set(file.series.map((s) => s.name));

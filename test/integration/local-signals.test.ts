@@ -8,7 +8,7 @@ import { expect } from '@jest/globals';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RunManifest } from '../../lib/suite/types';
-import { assertStackGone, parseStackLine, spawnCli } from '../helpers/local-stack';
+import { assertStackGone, exitedAs, parseStackLine, spawnCli } from '../helpers/local-stack';
 import { scratchDir } from '../helpers/scratch';
 
 const outDir = scratchDir('proxylab-local-signals-');
@@ -69,4 +69,36 @@ describe('proxylab local interrupted before the first step', () => {
     const stack = parseStackLine(run.stdout());
     if (stack) await assertStackGone(stack);
   }, 60_000);
+});
+
+describe('proxylab local interrupted while loading data (pgbench -i), before the first step', () => {
+  test('exits 130, says nothing was measured, and leaves no run directory', async () => {
+    // GIVEN a run whose servers are up and whose data load has started (the init-data event's line)
+    const runId = 'smoke-during-init';
+    const run = spawnCli(['local', '--suite', 'smoke', '--out', outDir, '--run-id', runId, '--no-install']);
+    await run.waitForStdout(/loading pgbench data, scale 1 \(pgbench -i on direct\)/, 60_000);
+    const stack = parseStackLine(run.stdout());
+    expect(stack).not.toBeNull();
+
+    // WHEN Ctrl-C arrives
+    run.child.kill('SIGINT');
+    const code = await run.exit;
+
+    // THEN the same as an interrupt during initdb: 130, nothing kept, no run directory
+    expect(code).toBe(130);
+    const all = run.stdout() + run.stderr();
+    expect(all).not.toContain('finished steps are kept');
+    expect(all).toContain('SIGINT: stopping before the first step; nothing was measured');
+    expect(run.stderr()).toMatch(
+      /^interrupted: interrupted by SIGINT before the first step; nothing was measured$/m,
+    );
+    expect(run.stdout()).not.toMatch(/^> \[1\/8\]/m);
+    expect(fs.existsSync(path.join(outDir, runId))).toBe(false);
+    await assertStackGone(stack!);
+
+    // AND the same run id later starts afresh (no half-made run to resume)
+    const again = spawnCli(['local', '--suite', 'smoke', '--out', outDir, '--run-id', runId, '--no-install']);
+    expect(await exitedAs(again, 0)).toEqual({ code: 0 });
+    expect(again.stdout()).not.toMatch(/Resuming run /);
+  }, 150_000);
 });

@@ -3,7 +3,8 @@
  * PgBouncer: the three findings read back from the run directory, the documented files and fields,
  * nothing left running, and a run interrupted with SIGINT that keeps its finished steps and
  * resumes under the same --run-id without repeating them. Run on Debian's PgBouncer 1.18 and on
- * PgBouncer 1.25.2 (../shared/tools; PROXYLAB_PGBOUNCER_1_25 overrides; absent = a failing test).
+ * PgBouncer 1.25.2 (test/helpers/pgbouncer-versions.ts finds it; absent = a failing test, which the
+ * preflight names before jest starts).
  */
 import { expect } from '@jest/globals';
 import * as fs from 'node:fs';

@@ -11,7 +11,7 @@ import { InfrastructureError } from '../../lib/core/errors';
 import { findBinaries } from '../../lib/local/binaries';
 import { psqlQuery, psqlQueryOne, PsqlError, PsqlSession } from '../../lib/local/psql';
 import { SESSION_DB, startPgbouncer, TRANSACTION_DB, type Pgbouncer } from '../../lib/local/pgbouncer';
-import { isAlive } from '../../lib/local/process';
+import { isAlive, runCommand } from '../../lib/local/process';
 import { findFreePort, probePort } from '../../lib/local/ports-free';
 import { pidsMentioning, startLocalStack, type LocalStack } from '../helpers/local-stack';
 import { defined } from '../helpers/defined';
@@ -346,6 +346,41 @@ describe('stop', () => {
     expect(pidsMentioning(other.baseDir)).toEqual([]);
     expect(fs.existsSync(other.baseDir)).toBe(false);
   }, 60_000);
+
+  test('after a pg_ctl restart, also the new postmaster (no child of ours) is stopped', async () => {
+    // GIVEN a stack whose server someone restarted: the postmaster we started is gone, a new one runs
+    const other = await startLocalStack();
+    const pgCtl = path.join(path.dirname(other.bins.postgres), 'pg_ctl');
+    const pgDir = path.dirname(other.postgres.dataDir);
+    const restarted = await runCommand(
+      pgCtl,
+      [
+        'restart',
+        '-D',
+        other.postgres.dataDir,
+        '-m',
+        'fast',
+        '-w',
+        '-t',
+        '60',
+        '-l',
+        path.join(pgDir, 'restart.log'),
+      ],
+      { runAs: other.runAs, cwd: pgDir, timeoutMs: 90_000 },
+    );
+    expect(restarted.exitCode).toBe(0);
+    const successor = Number(
+      fs.readFileSync(path.join(other.postgres.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0],
+    );
+    expect(successor).not.toBe(other.postgres.pid);
+    expect(isAlive(successor)).toBe(true);
+    // WHEN the stack stops
+    await other.stop();
+    // THEN the new postmaster is gone too, and nothing runs from the removed directory
+    expect(isAlive(successor)).toBe(false);
+    expect(pidsMentioning(other.baseDir)).toEqual([]);
+    expect(fs.existsSync(other.baseDir)).toBe(false);
+  }, 120_000);
 });
 
 describe('findBinaries', () => {

@@ -79,7 +79,9 @@ describe('status lists every run even when some manifests are bad', () => {
       expect.stringMatching(
         /^cloud-20261121-130000 \[smoke\] failed: 0\/2 steps, .* — boom \\x1b\]0;pwned\\x07\\x1b\[2J$/,
       ),
-      expect.stringMatching(/^cloud-20261121-120000: unreadable — not valid JSON/),
+      expect.stringMatching(
+        /^cloud-20261121-120000: unreadable — s3:\/\/\S+\/runs\/cloud-20261121-120000\/manifest\.json: not valid JSON: /,
+      ),
       expect.stringMatching(/^cloud-20261121-110000: unreadable — .*stepIds/),
       expect.stringMatching(/^cloud-20261121-100000 \[smoke\] completed: 1\/2 steps, elapsed 1:00/),
     ]);
@@ -112,5 +114,41 @@ describe('status lists every run even when some manifests are bad', () => {
     expect(fs.existsSync(path.join(out, runId, 'steps', 'a.json'))).toBe(true);
     expect(fs.existsSync(path.join(out, 'escape.json'))).toBe(false);
     expect(fs.existsSync(path.join(path.dirname(out), 'escape.json'))).toBe(false);
+  });
+});
+
+describe('partially bad runs (docs/report.md): fetch skips and names, says PARTIAL, and says which exit', () => {
+  test('one schema-invalid step object: the rest is copied and reported, PARTIAL, exit 0', async () => {
+    const runId = 'cloud-20261122-100000';
+    await put(`runs/${runId}/manifest.json`, manifest(runId));
+    await put(`runs/${runId}/steps/a.json`, step(runId, 'a'));
+    await put(
+      `runs/${runId}/steps/b.json`,
+      JSON.stringify({ ...stepRecordWith({ runId, stepId: 'b' }), status: 'finished' }),
+    );
+    const out = scratchDir('proxylab-fetch-');
+    const res = await runCli(['fetch', runId, '--bucket', BUCKET, '--out', out], motoEnv(moto));
+    expect(res.code).toBe(0);
+    expect(res.stderr).toMatch(
+      new RegExp(
+        `^warning: skipped s3://${BUCKET}/runs/${runId}/steps/b\\.json: s3://\\S+/steps/b\\.json: status: `,
+        'm',
+      ),
+    );
+    expect(res.stderr).toContain(`PARTIAL copy: 1 file(s) skipped (named above)`);
+    expect(fs.existsSync(path.join(out, runId, 'steps', 'b.json'))).toBe(false);
+    expect(fs.readFileSync(path.join(out, runId, 'summary.md'), 'utf8')).toMatch(/Partial run/);
+  });
+
+  test('an unreadable manifest: the rest is copied, no report, exit 2 naming manifest.json', async () => {
+    const runId = 'cloud-20261122-110000';
+    await put(`runs/${runId}/manifest.json`, '{"runId": ');
+    await put(`runs/${runId}/steps/a.json`, step(runId, 'a'));
+    const out = scratchDir('proxylab-fetch-');
+    const res = await runCli(['fetch', runId, '--bucket', BUCKET, '--out', out], motoEnv(moto));
+    expect(res.code).toBe(2);
+    expect(res.stderr).toContain(`s3://${BUCKET}/runs/${runId}/manifest.json could not be copied`);
+    expect(fs.existsSync(path.join(out, runId, 'steps', 'a.json'))).toBe(true);
+    expect(fs.existsSync(path.join(out, runId, 'report.html'))).toBe(false);
   });
 });

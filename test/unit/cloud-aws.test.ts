@@ -418,20 +418,30 @@ describe('SSM SendCommand', () => {
 
   test('one AWS-RunShellScript per runner: only the request URL and its index, no endpoint mini-syntax', async () => {
     // GIVEN
-    ssmMock.on(SendCommandCommand).resolves({ Command: { CommandId: 'cmd-1' } });
+    ssmMock
+      .on(SendCommandCommand)
+      .resolves({ Command: { CommandId: '11111111-2222-3333-4444-555555555555' } });
     const request = buildRunRequest(base, 2);
     // WHEN
-    const plans = buildRunCommands(['i-0aaa', 'i-0bbb'], request);
+    const plans = buildRunCommands(['i-0aaaaaaaaaaaaaaaa', 'i-0bbbbbbbbbbbbbbbb'], request);
     const sent = await sendRunCommands(new SSMClient({ region: 'us-east-1' }), plans);
     // THEN
     expect(sent).toEqual([
-      { instanceId: 'i-0aaa', runnerIndex: 0, commandId: 'cmd-1' },
-      { instanceId: 'i-0bbb', runnerIndex: 1, commandId: 'cmd-1' },
+      {
+        instanceId: 'i-0aaaaaaaaaaaaaaaa',
+        runnerIndex: 0,
+        commandId: '11111111-2222-3333-4444-555555555555',
+      },
+      {
+        instanceId: 'i-0bbbbbbbbbbbbbbbb',
+        runnerIndex: 1,
+        commandId: '11111111-2222-3333-4444-555555555555',
+      },
     ]);
     expect(ssmMock).toHaveReceivedCommandTimes(SendCommandCommand, 2);
     expect(ssmMock).toHaveReceivedCommandWith(SendCommandCommand, {
       DocumentName: 'AWS-RunShellScript',
-      InstanceIds: ['i-0bbb'],
+      InstanceIds: ['i-0bbbbbbbbbbbbbbbb'],
       OutputS3BucketName: 'lab-results',
       OutputS3KeyPrefix: 'runs/r-20261121-1100/ssm/runner-1',
       Parameters: expect.objectContaining({ executionTimeout: ['172800'] }),
@@ -549,7 +559,7 @@ describe('CloudFormation outputs', () => {
   beforeAll(() => attributeMock(cfnMock, operator('read')));
   const outputs = {
     LabName: 'default',
-    RunnerInstanceIds: 'i-0aaa,i-0bbb',
+    RunnerInstanceIds: 'i-0aaaaaaaaaaaaaaaa,i-0bbbbbbbbbbbbbbbb',
     ResultsBucketName: 'proxylab-default-results',
     ClusterIdentifier: 'proxylab-default-cluster',
     ClusterEndpoint: 'c.cluster-x.us-east-1.rds.amazonaws.com',
@@ -578,7 +588,7 @@ describe('CloudFormation outputs', () => {
       new CloudFormationClient({ region: 'us-east-1' }),
       'proxylab-default',
     );
-    expect(out.runnerInstanceIds).toEqual(['i-0aaa', 'i-0bbb']);
+    expect(out.runnerInstanceIds).toEqual(['i-0aaaaaaaaaaaaaaaa', 'i-0bbbbbbbbbbbbbbbb']);
     expect(out.proxyEndpoints).toEqual({ pool100: 'default-pool100.proxy-x.us-east-1.rds.amazonaws.com' });
     expect(out.proxyNames).toEqual({ pool100: 'default-pool100' });
     expect(out.databasePort).toBe(5432);

@@ -76,7 +76,7 @@ function healthy(probe: Record<string, string> = HEALTHY_PROBE): void {
       { DBInstanceStatus: 'available', DBParameterGroups: [{ ParameterApplyStatus: 'in-sync' }] },
     ],
   });
-  ssm.on(SendCommandCommand).resolves({ Command: { CommandId: 'cmd-1' } });
+  ssm.on(SendCommandCommand).resolves({ Command: { CommandId: '11111111-2222-3333-4444-555555555555' } });
   ssm.on(GetCommandInvocationCommand).resolves({
     Status: 'Success',
     StandardOutputContent: Object.entries(probe)
@@ -118,13 +118,13 @@ test('a healthy lab: every check holds, and doctor changed nothing', async () =>
     'stack proxylab-default',
     'expiry schedule',
     'parameter groups in sync',
-    'runner i-0aaa: reachable through SSM',
-    'runner i-0aaa: runner software',
-    'runner i-0aaa: Node and pgbench',
-    'runner i-0aaa: DB secret readable',
-    'runner i-0aaa: TLS connection to writer',
-    'runner i-0aaa: TLS connection to pool100',
-    'runner i-0aaa: S3 under runs/',
+    'runner i-0aaaaaaaaaaaaaaaa: reachable through SSM',
+    'runner i-0aaaaaaaaaaaaaaaa: runner software',
+    'runner i-0aaaaaaaaaaaaaaaa: Node and pgbench',
+    'runner i-0aaaaaaaaaaaaaaaa: DB secret readable',
+    'runner i-0aaaaaaaaaaaaaaaa: TLS connection to writer',
+    'runner i-0aaaaaaaaaaaaaaaa: TLS connection to pool100',
+    'runner i-0aaaaaaaaaaaaaaaa: S3 under runs/',
     'collector: CloudWatch',
     'collector: Performance Insights',
   ]);
@@ -134,7 +134,7 @@ test('a healthy lab: every check holds, and doctor changed nothing', async () =>
   expect(sched).not.toHaveReceivedCommand(UpdateScheduleCommand);
   // the probe went to this runner with sslmode=require on both targets
   const input: SendCommandCommandInput | undefined = ssm.commandCalls(SendCommandCommand)[0]?.args[0].input;
-  expect(input?.InstanceIds).toEqual(['i-0aaa']);
+  expect(input?.InstanceIds).toEqual(['i-0aaaaaaaaaaaaaaaa']);
   const script = (input?.Parameters?.commands ?? []).join('\n');
   expect(script).toContain(
     'host=default.cluster-x.eu-west-1.rds.amazonaws.com port=5432 dbname=postgres sslmode=require',
@@ -179,7 +179,7 @@ const breaks: Array<[string, Breaker, RegExp, RegExp]> = [
     'SSM',
     () =>
       ssm.on(SendCommandCommand).rejects(new InvalidInstanceId({ message: 'not managed', $metadata: {} })),
-    /runner i-0aaa: reachable through SSM: InvalidInstanceId/,
+    /runner i-0aaaaaaaaaaaaaaaa: reachable through SSM: InvalidInstanceId/,
     /aws ssm describe-instance-information/,
   ],
   [
@@ -266,7 +266,7 @@ test.each(breaks)(
     const out = formatChecks(checks);
     const bad = failed(checks);
     expect(bad).toHaveLength(1);
-    expect(out).toMatch(new RegExp(`✗ (runner i-0aaa: )?${detail.source}`));
+    expect(out).toMatch(new RegExp(`✗ (runner i-0aaaaaaaaaaaaaaaa: )?${detail.source}`));
     expect(bad[0]?.fix).toMatch(fix);
     expect(out).toMatch(/1 of \d+ checks failed\n$/);
   },
@@ -277,7 +277,7 @@ test('max_connections not as the lab says: ✗ with the reboot fix', async () =>
   healthy();
   const checks = await doctor(lab);
   expect(formatChecks(checks)).toContain(
-    '✗ runner i-0aaa: TLS connection to writer: SHOW max_connections = 405, the lab says 900',
+    '✗ runner i-0aaaaaaaaaaaaaaaa: TLS connection to writer: SHOW max_connections = 405, the lab says 900',
   );
 });
 
@@ -304,11 +304,11 @@ function spotLab(answers: { tagged: object[]; byInstance: object[] }): void {
 }
 
 const spotCheck = (checks: Check[]): Check | undefined =>
-  checks.find((c) => c.title === 'runner i-0aaa: Spot request');
+  checks.find((c) => c.title === 'runner i-0aaaaaaaaaaaaaaaa: Spot request');
 
 test('spot runner: its request is tagged with the stack id, active and its own → ✓', async () => {
   spotLab({
-    tagged: [{ SpotInstanceRequestId: 'sir-1', InstanceId: 'i-0aaa', State: 'active' }],
+    tagged: [{ SpotInstanceRequestId: 'sir-1', InstanceId: 'i-0aaaaaaaaaaaaaaaa', State: 'active' }],
     byInstance: [],
   });
   const checks = await doctor(SPOT_LAB);
@@ -324,7 +324,7 @@ test('spot runner: its request is tagged with the stack id, active and its own �
 test('spot runner: a request without the tag → ✗, the canceller could not cancel it; fix names the request', async () => {
   spotLab({
     tagged: [],
-    byInstance: [{ SpotInstanceRequestId: 'sir-9', InstanceId: 'i-0aaa', State: 'active' }],
+    byInstance: [{ SpotInstanceRequestId: 'sir-9', InstanceId: 'i-0aaaaaaaaaaaaaaaa', State: 'active' }],
   });
   const checks = await doctor(SPOT_LAB);
   expect(failed(checks)).toHaveLength(1);
@@ -332,19 +332,19 @@ test('spot runner: a request without the tag → ✗, the canceller could not ca
   expect(spotCheck(checks)?.detail).toMatch(/sir-9 \(active\) carries no proxylab:stack-id tag/);
   expect(spotCheck(checks)?.fix).toMatch(/cancel-spot-instance-requests --spot-instance-request-ids sir-9/);
   expect(ec2.commandCalls(DescribeSpotInstanceRequestsCommand)[1]?.args[0].input.Filters).toEqual([
-    { Name: 'instance-id', Values: ['i-0aaa'] },
+    { Name: 'instance-id', Values: ['i-0aaaaaaaaaaaaaaaa'] },
   ]);
 });
 
 test("spot runner: the stack's request belongs to another instance → ✗ naming it", async () => {
   spotLab({
-    tagged: [{ SpotInstanceRequestId: 'sir-1', InstanceId: 'i-0bbb', State: 'active' }],
+    tagged: [{ SpotInstanceRequestId: 'sir-1', InstanceId: 'i-0bbbbbbbbbbbbbbbb', State: 'active' }],
     byInstance: [],
   });
   const checks = await doctor(SPOT_LAB);
   expect(failed(checks)).toHaveLength(1);
   expect(formatChecks(checks)).toContain(
-    "✗ runner i-0aaa: Spot request: no Spot request for this instance; the stack's requests: sir-1 → i-0bbb (active)",
+    "✗ runner i-0aaaaaaaaaaaaaaaa: Spot request: no Spot request for this instance; the stack's requests: sir-1 → i-0bbbbbbbbbbbbbbbb (active)",
   );
   expect(spotCheck(checks)?.fix).toMatch(
     /describe-spot-instance-requests --filters Name=tag:proxylab:stack-id,Values=arn:/,
@@ -356,7 +356,7 @@ test('spot runner: a request that is not active (interrupted) → ✗ with its s
     tagged: [
       {
         SpotInstanceRequestId: 'sir-1',
-        InstanceId: 'i-0aaa',
+        InstanceId: 'i-0aaaaaaaaaaaaaaaa',
         State: 'disabled',
         Status: { Code: 'instance-stopped-no-capacity', Message: 'stopped' },
       },
@@ -438,17 +438,17 @@ test('poolers: data port with TLS per pool mode, admin consoles at the pinned ve
   expect(failed(checks)).toEqual([]);
   expect(checks.map((c) => c.title).filter((t) => /pooler/.test(t))).toEqual([
     'poolers in the stack outputs',
-    'runner i-0aaa: pooler admin secret readable',
-    'runner i-0aaa: pooler bouncer data port 6432 (TLS), session pool',
-    'runner i-0aaa: pooler bouncer data port 6432 (TLS), transaction pool',
-    'runner i-0aaa: pooler bouncer admin consoles',
-    'runner i-0aaa: pooler bouncer stats port 6439',
-    'runner i-0aaa: pooler colocated data port 6432 (TLS), session pool',
-    'runner i-0aaa: pooler colocated admin consoles',
-    'runner i-0aaa: pooler colocated stats port 6439',
+    'runner i-0aaaaaaaaaaaaaaaa: pooler admin secret readable',
+    'runner i-0aaaaaaaaaaaaaaaa: pooler bouncer data port 6432 (TLS), session pool',
+    'runner i-0aaaaaaaaaaaaaaaa: pooler bouncer data port 6432 (TLS), transaction pool',
+    'runner i-0aaaaaaaaaaaaaaaa: pooler bouncer admin consoles',
+    'runner i-0aaaaaaaaaaaaaaaa: pooler bouncer stats port 6439',
+    'runner i-0aaaaaaaaaaaaaaaa: pooler colocated data port 6432 (TLS), session pool',
+    'runner i-0aaaaaaaaaaaaaaaa: pooler colocated admin consoles',
+    'runner i-0aaaaaaaaaaaaaaaa: pooler colocated stats port 6439',
   ]);
   expect(out).toContain(
-    '✓ runner i-0aaa: pooler bouncer admin consoles: 2 of 2 answer SHOW VERSION: PgBouncer 1.25.2',
+    '✓ runner i-0aaaaaaaaaaaaaaaa: pooler bouncer admin consoles: 2 of 2 answer SHOW VERSION: PgBouncer 1.25.2',
   );
   const script = (ssm.commandCalls(SendCommandCommand)[0]?.args[0].input.Parameters?.commands ?? []).join(
     '\n',
@@ -485,7 +485,7 @@ const poolerBreaks: Array<[string, Record<string, string>, RegExp, RegExp]> = [
     'TLS off on the co-located pooler',
     { 'pooler.colocated.data.session': 'psql: error: server does not support SSL, but SSL was required' },
     /pooler colocated data port 6432 \(TLS\), session pool: psql: error: server does not support SSL/,
-    /aws ssm start-session --target i-0aaa.*client_tls_sslmode = require/,
+    /aws ssm start-session --target i-0aaaaaaaaaaaaaaaa.*client_tls_sslmode = require/,
   ],
   [
     'an admin relay down',
@@ -530,7 +530,7 @@ test.each(poolerBreaks)('pooler broken (%s): its ✗ with the fix', async (_what
   const checks = await doctor(POOLER_LAB, POOLER_OUTPUTS);
   const out = formatChecks(checks);
   const first = failed(checks)[0];
-  expect(out).toMatch(new RegExp(`✗ runner i-0aaa: ${detail.source}`));
+  expect(out).toMatch(new RegExp(`✗ runner i-0aaaaaaaaaaaaaaaa: ${detail.source}`));
   expect(first?.fix).toMatch(fix);
   // the admin secret case also fails the admin consoles; every other case fails exactly one check
   expect(failed(checks)).toHaveLength(_what === 'admin secret unreadable' ? 3 : 1);

@@ -44,7 +44,7 @@ test('a run with only fleet objects: nothing copied, no error, listed twice only
   // WHEN
   const res = await fetchRun(new S3Client({ region: 'eu-west-1' }), 'b', 'cloud-1', dest);
   // THEN
-  expect(res).toEqual({ files: 0, bytes: 0, skipped: [] });
+  expect(res).toEqual({ files: 0, bytes: 0, skipped: [], identityUnreadable: [] });
   expect(dest.files.size).toBe(0);
   expect(s3Mock).toHaveReceivedCommandTimes(GetObjectCommand, 0);
   expect(s3Mock).toHaveReceivedCommandTimes(ListObjectsV2Command, 2);

@@ -304,6 +304,42 @@ describe('mergeStepRecords', () => {
     expect(byCpu.saturationReason).toMatch(/runner-1: CPU 97 % ≥ 90 %/);
   });
 
+  test("one runner's server stopped under its share: the merged step is unmeasured and says why first", () => {
+    // GIVEN runner 0's share measured, runner 1's share an infrastructure error (the server shut down)
+    const cause =
+      'infrastructure: server-stopped ×5: the server or pooler stopped during the step; PostgreSQL sent "terminating connection due to administrator command" (SQLSTATE 57P01: …)';
+    const stopped = record(1, 5, {
+      status: 'infrastructure-error',
+      note: cause,
+      result: measurement({
+        clients: 5,
+        complete: false,
+        errors: [
+          {
+            class: 'server-stopped',
+            count: 5,
+            sample: 'FATAL:  terminating connection due to administrator command',
+          },
+        ],
+      }),
+    });
+    const planned = expandSuite(getSuite('quick'), [
+      { ref: { kind: 'direct', name: 'direct' }, maxConnections: 40, poolSize: null },
+    ])[0];
+    if (!planned) throw new Error('quick has no direct step');
+    // WHEN merged and judged as the fleet leader does
+    const merged = mergeStepRecords([record(0, 5, { note: 'pgbench CPU max 40 %' }), stopped], {
+      judge: (r) => judgeStep(planned, r.status, r.result),
+    });
+    // THEN the step is not measured, unjudged, and its note starts with runner 1's cause
+    expect(merged.status).toBe('infrastructure-error');
+    expect(merged.verdict.held).toBeNull();
+    expect(merged.note).toMatch(
+      new RegExp(`^runner-1: ${cause.replace(/[()…×]/g, '.')}; pgbench CPU max 40 %`),
+    );
+    expect(merged.result?.errors.map((e) => e.class)).toContain('server-stopped');
+  });
+
   test('the verdict is re-judged on the merged record', () => {
     const merged = mergeStepRecords([record(0, 5), record(1, 5)], {
       judge: (r) => ({ expected: 'x', observed: `tps ${r.result?.tps}`, held: false }),

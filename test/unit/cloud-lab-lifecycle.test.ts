@@ -1,14 +1,10 @@
 /**
- * The operator's decisions around a lab's lifetime (issue 14): where the runners go (items 12),
- * static parameters applied by a reboot (item 5), the expiry clock starting when the deploy ends
- * and a run refused when it would outlive its lab (item 6). AWS calls through aws-sdk-client-mock.
+ * The operator's decisions around a lab's lifetime (issue 14): static parameters applied by a
+ * reboot (item 5), the expiry clock starting when the deploy ends and a run refused when it would
+ * outlive its lab (item 6). Where the runners go (item 12) is test/unit/cloud-zones.test.ts. AWS
+ * calls through aws-sdk-client-mock.
  */
 import * as path from 'node:path';
-import {
-  DescribeAvailabilityZonesCommand,
-  DescribeInstanceTypeOfferingsCommand,
-  EC2Client,
-} from '@aws-sdk/client-ec2';
 import { DescribeDBInstancesCommand, RDSClient, RebootDBInstanceCommand } from '@aws-sdk/client-rds';
 import {
   GetScheduleCommand,
@@ -21,97 +17,28 @@ import { mockAws } from '../helpers/aws-calls/recorder';
 import { operator } from '../helpers/aws-calls/principals';
 import 'aws-sdk-client-mock-jest';
 import { UsageError } from '../../lib/core/errors';
-import { chooseLabZones, chooseZones, zoneContextArgs } from '../../lib/cloud/availability-zones';
-import { cdkInvocation } from '../../lib/cloud/operator';
 import { labOutputsWith, proxyOutputs } from '../helpers/lab-outputs';
 import { applyPendingReboots } from '../../lib/cloud/parameters';
 import { eventForFinishedRun } from '../../lib/cloud/recollect';
-import { decideRunExpiry, estimateSuiteSec, EXPIRY_MARGIN_SEC } from '../../lib/cloud/run-window';
+import {
+  decideRunExpiry,
+  estimateSuiteSec,
+  EXPIRY_MARGIN_SEC,
+  labTargetCapacities,
+} from '../../lib/cloud/run-window';
 import { loadLabFile } from '../../lib/config/load';
-import { AZ_CONTEXT_KEYS } from '../../lib/config/stack-outputs';
 import { readLabExpiry, restartLabExpiry } from '../../lib/cloud/extend';
 import type { RunManifest } from '../../lib/suite/types';
 import { manifestWith } from '../helpers/run-files';
 
-const ec2Mock = mockAws(EC2Client, operator('deploy'));
 const rdsMock = mockAws(RDSClient, operator('deploy'));
 const schedMock = mockAws(SchedulerClient, operator('deploy'));
 afterEach(() => {
-  ec2Mock.reset();
   rdsMock.reset();
   schedMock.reset();
 });
 
 const LABS = path.resolve(__dirname, '..', '..', 'labs');
-
-describe('runner Availability Zones (item 12)', () => {
-  test('asks EC2 which zones offer the runner type, and puts the runners there', async () => {
-    // GIVEN c7g.large offered in eu-west-1b and eu-west-1c, not in eu-west-1a
-    ec2Mock.on(DescribeAvailabilityZonesCommand).resolves({
-      AvailabilityZones: [{ ZoneName: 'eu-west-1c' }, { ZoneName: 'eu-west-1a' }, { ZoneName: 'eu-west-1b' }],
-    });
-    ec2Mock
-      .on(DescribeInstanceTypeOfferingsCommand)
-      .resolvesOnce({
-        InstanceTypeOfferings: [
-          { InstanceType: 'c7g.large', LocationType: 'availability-zone', Location: 'eu-west-1c' },
-        ],
-        NextToken: 'page2',
-      })
-      .resolvesOnce({
-        InstanceTypeOfferings: [
-          { InstanceType: 'c7g.large', LocationType: 'availability-zone', Location: 'eu-west-1b' },
-        ],
-      });
-    // WHEN
-    const choice = await chooseLabZones(new EC2Client({ region: 'eu-west-1' }), 'c7g.large');
-    // THEN the exact requests: offerings per zone for this type (both pages), standard zones only
-    expect(ec2Mock).toHaveReceivedCommandWith(DescribeInstanceTypeOfferingsCommand, {
-      LocationType: 'availability-zone',
-      Filters: [{ Name: 'instance-type', Values: ['c7g.large'] }],
-    });
-    expect(ec2Mock).toHaveReceivedCommandWith(DescribeInstanceTypeOfferingsCommand, { NextToken: 'page2' });
-    expect(ec2Mock).toHaveReceivedCommandWith(DescribeAvailabilityZonesCommand, {
-      Filters: [
-        { Name: 'zone-type', Values: ['availability-zone'] },
-        { Name: 'state', Values: ['available'] },
-      ],
-    });
-    expect(choice).toEqual({ vpc: ['eu-west-1b', 'eu-west-1c'], runners: ['eu-west-1b', 'eu-west-1c'] });
-    // AND cdk deploy gets them as context
-    const inv = cdkInvocation(
-      'deploy',
-      'labs/default.json',
-      {},
-      '/repo',
-      zoneContextArgs(choice, AZ_CONTEXT_KEYS),
-    );
-    expect(inv.args).toEqual(
-      expect.arrayContaining([
-        '-c',
-        'proxylab:availabilityZones=eu-west-1b,eu-west-1c',
-        'proxylab:runnerAvailabilityZones=eu-west-1b,eu-west-1c',
-      ]),
-    );
-  });
-
-  test.each([
-    [
-      'one zone offers it: the VPC fills up with another',
-      ['a', 'b', 'c'],
-      ['c'],
-      { vpc: ['c', 'a'], runners: ['c'] },
-    ],
-    ['the first two offer it', ['a', 'b', 'c'], ['a', 'b', 'c'], { vpc: ['a', 'b'], runners: ['a', 'b'] }],
-  ])('%s', (_what, all, offering, expected) => {
-    expect(chooseZones(all, offering, 't')).toEqual(expected);
-  });
-
-  test('no zone offers it: a usage error naming the type', () => {
-    expect(() => chooseZones(['a', 'b'], [], 'x9z.large')).toThrow(UsageError);
-    expect(() => chooseZones(['a', 'b'], [], 'x9z.large')).toThrow(/x9z\.large is not offered/);
-  });
-});
 
 describe('static parameters (item 5)', () => {
   test('an instance whose parameter group is pending-reboot is rebooted, and deploy waits until in-sync', async () => {
@@ -183,7 +110,7 @@ describe('the expiry clock and runs that would outlive the lab (item 6)', () => 
     FlexibleTimeWindow: { Mode: 'OFF' as const },
     Target: {
       Arn: 'arn:aws:scheduler:::aws-sdk:cloudformation:deleteStack',
-      RoleArn: 'arn:aws:iam::1:role/r',
+      RoleArn: 'arn:aws:iam::123456789012:role/r',
     },
     State: 'ENABLED' as const,
   };
@@ -219,16 +146,17 @@ describe('the expiry clock and runs that would outlive the lab (item 6)', () => 
     expect(schedMock).not.toHaveReceivedCommand(UpdateScheduleCommand);
   });
 
-  test('e5 (about 7 h of load) fits a 12 h lab right after its deploy', () => {
+  test('e5 (about 14 h with its two PgBouncers) fits the lab TTL right after its deploy', () => {
     const lab = loadLabFile(path.join(LABS, 'e5-big-server.json'));
     const sec = estimateSuiteSec('e5', lab);
-    expect(sec).toBeGreaterThan(5 * 3600);
+    expect(lab.ttlHours).not.toBeNull();
+    expect(sec).toBeGreaterThan(12 * 3600);
     const now = new Date('2026-11-21T10:30:00Z');
     expect(
       decideRunExpiry({
         now,
         estimatedSec: sec,
-        expiresAt: new Date('2026-11-21T22:30:00Z'),
+        expiresAt: new Date(now.getTime() + (lab.ttlHours ?? 0) * 3_600_000),
         allowExtend: false,
         suite: 'e5',
         labFile: 'labs/e5-big-server.json',
@@ -324,5 +252,37 @@ describe('collecting a finished run again (proxylab collect --lab FILE --run-id 
     await expect(
       eventForFinishedRun(new S3Client({ region: 'eu-west-1' }), OUTPUTS, lab, 'cloud-1'),
     ).rejects.toThrow(/has not ended yet/);
+  });
+});
+
+describe('run window counts every target the runners measure (issue 19 item 5)', () => {
+  test('a lab with a PgBouncer is estimated longer than the same lab without it, by its pooler steps', () => {
+    // GIVEN the e5 lab (one dedicated PgBouncer, transaction and session pools) and the same lab without it
+    const lab = loadLabFile(path.join(LABS, 'e5-big-server.json'));
+    expect(lab.poolers.length).toBeGreaterThan(0);
+    const noPoolers = { ...lab, poolers: [] };
+    // WHEN both are estimated for the suite that sweeps pooled targets
+    const withSec = estimateSuiteSec('e5', lab);
+    const withoutSec = estimateSuiteSec('e5', noPoolers);
+    // THEN the pooler's steps count: the estimate that guards the lab's expiry is not too low
+    expect(withSec).toBeGreaterThan(withoutSec);
+  });
+
+  test('the targets are the writer, each proxy and each pooler × pool mode, sized as the runner sizes them', () => {
+    const lab = loadLabFile(path.join(LABS, 'e5-big-server.json'));
+    const caps = labTargetCapacities(lab, 1000);
+    expect(caps.map((c) => c.ref.name)).toEqual([
+      'direct',
+      ...lab.proxies.map((p) => p.name),
+      ...lab.poolers.flatMap((p) => p.poolModes.map((m) => `${p.name}-${m}`)),
+    ]);
+    for (const pooler of lab.poolers) {
+      const share = Math.floor((1000 * pooler.poolPercent) / 100);
+      for (const c of caps.filter((t) => t.ref.name.startsWith(`${pooler.name}-`))) {
+        // at most the pooler's share of max_connections in total (on the runners too), at least one per process
+        expect(c.poolSize).toBeLessThanOrEqual(share);
+        expect(c.poolSize).toBeGreaterThanOrEqual(pooler.processes);
+      }
+    }
   });
 });

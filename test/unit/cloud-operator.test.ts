@@ -47,7 +47,7 @@ function lab(over: Record<string, unknown> = {}): LabConfig {
 }
 
 const OUTPUTS = labOutputsWith({
-  runnerInstanceIds: ['i-0aaa', 'i-0bbb'],
+  runnerInstanceIds: ['i-0aaaaaaaaaaaaaaaa', 'i-0bbbbbbbbbbbbbbbb'],
   ...proxyOutputs('demo', 'pool50'),
 });
 
@@ -185,7 +185,13 @@ describe('followRun', () => {
     ssm: new SSMClient({ region: 'us-east-1' }),
     bucket: 'b',
     runId: 'r1',
-    sent: [{ instanceId: 'i-0aaa', runnerIndex: 0, commandId: 'c1' }],
+    sent: [
+      {
+        instanceId: 'i-0aaaaaaaaaaaaaaaa',
+        runnerIndex: 0,
+        commandId: '11111111-2222-3333-4444-555555555555',
+      },
+    ],
     since,
     pollMs: 1000,
     print: (l: string) => lines.push(l),
@@ -227,7 +233,7 @@ describe('followRun', () => {
       StandardErrorContent: 'proxylab runner not installed at /opt/proxylab/runner.js',
     });
     await expect(followRun(deps([]))).rejects.toThrow(
-      /runner command ended before the run did: i-0aaa Failed: proxylab runner not installed/,
+      /runner command ended before the run did: i-0aaaaaaaaaaaaaaaa Failed: proxylab runner not installed/,
     );
   });
 });

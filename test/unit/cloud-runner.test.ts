@@ -30,6 +30,7 @@ import { RUNNER } from '../helpers/aws-calls/principals';
 import 'aws-sdk-client-mock-jest';
 import { argvNumber } from '../../lib/cloud/fleet';
 import { runCloudRunner, type RunnerDeps } from '../../lib/cloud/runner';
+import { exitCodeFor } from '../../lib/core/errors';
 import { manifestSchema, planSchema } from '../../lib/suite/schemas';
 import type { RunnerArgs } from '../../lib/cloud/runner-args';
 import type { Clock, PgbenchExecutor, PgbenchInvocation, PgbenchOutcome } from '../../lib/engine/ports';
@@ -399,6 +400,52 @@ describe('pool sweep', () => {
     expect(storedSteps().map((s) => s.params.poolPercent)).toEqual([25]);
     const manifest = JSON.parse(store.get('runs/run-1/manifest.json') as string) as RunManifest;
     expect(manifest.status).toBe('failed');
+  });
+});
+
+describe('a database that restarts under a step (issue 21)', () => {
+  test('the step is not measured, the run failed with the cause, the runner exits 1', async () => {
+    // GIVEN a pgbench whose second measured step meets a database that is starting up again (a reboot)
+    class RestartingDatabase extends FakePgbench {
+      private measured = 0;
+      override run(inv: PgbenchInvocation): Promise<PgbenchOutcome> {
+        if (!inv.argv.includes('-i') && ++this.measured === 2) {
+          this.invocations.push(inv);
+          return Promise.resolve({
+            stdout: '',
+            stderr:
+              'pgbench: error: connection to server at "writer.example" (10.0.0.5), port 5432 failed: FATAL:  the database system is starting up\n' +
+              'pgbench: error: could not create connection for setup\n',
+            exitCode: 1,
+            timedOut: false,
+            logFiles: [],
+            cpuMaxPercent: 3,
+          });
+        }
+        return super.run(inv);
+      }
+    }
+    const h = harness(sharedClock(), new RestartingDatabase());
+    // WHEN the runner runs the smoke suite against a proxy target
+    const run = runCloudRunner(argsFor(PGB_PROXY), h.deps);
+    // THEN it fails as an infrastructure failure (exit 1), naming the class and the SQLSTATE
+    const err = await run.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toMatch(
+      /^run run-1 failed: infrastructure failure: step \S+ was not measured: infrastructure: server-stopped ×1: .*SQLSTATE 57P03/,
+    );
+    expect(exitCodeFor(err)).toBe(1);
+    // AND the step is in S3 as not measured, with no verdict; the manifest says failed (resumable)
+    const steps = storedSteps();
+    const unmeasured = steps.filter((r) => r.status === 'infrastructure-error');
+    expect(unmeasured).toHaveLength(1);
+    expect(unmeasured[0]?.verdict.held).toBeNull();
+    const manifest = JSON.parse(store.get('runs/run-1/manifest.json') as string) as RunManifest;
+    expect(manifest.status).toBe('failed');
+    expect(manifest.stepsCompleted).toBe(steps.length - 1);
   });
 });
 

@@ -13,6 +13,7 @@ import {
   imdsV2,
   interruptionPath,
   InterruptionRecorder,
+  onSpotNotice,
   parseInstanceAction,
   readInterruptions,
   SpotNoticeWatcher,
@@ -110,18 +111,37 @@ describe('SpotNoticeWatcher', () => {
     return { imds, polls: () => polls };
   };
 
-  test('on a spot instance: polls until the notice, reports it once, then stops polling', async () => {
+  /** A clock whose sleep moves "now" on at once (no real waiting). */
+  function steppingClock(iso: string): Clock & { sleeps: number[] } {
+    let now = Date.parse(iso);
+    const sleeps: number[] = [];
+    return {
+      sleeps,
+      now: () => new Date(now),
+      sleep: (ms) => {
+        sleeps.push(ms);
+        now += ms;
+        return Promise.resolve();
+      },
+    };
+  }
+
+  test('on a spot instance: polls every interval until the notice, reports it once, then stops polling', async () => {
+    // GIVEN the notice appears at the third poll
     const f = fake('spot', [null, null, { action: 'stop', time: 'T' }]);
+    const clock = steppingClock('2026-03-01T10:00:00Z');
     const notices: string[] = [];
-    const w = new SpotNoticeWatcher(
-      f.imds,
-      (a) => notices.push(a.action),
-      () => undefined,
-      1,
-    );
+    const w = new SpotNoticeWatcher({
+      imds: f.imds,
+      onNotice: (a) => void notices.push(a.action),
+      log: () => undefined,
+      clock,
+    });
+    // WHEN
     await expect(w.start()).resolves.toBe(true);
-    await new Promise((r) => setTimeout(r, 50));
-    w.stop();
+    await w.done();
+    // THEN two waits of the recommended 5 s, one notice, no poll after it
+    expect(clock.sleeps).toEqual([5000, 5000]);
     expect(notices).toEqual(['stop']);
     expect(f.polls()).toBe(3);
   });
@@ -129,16 +149,106 @@ describe('SpotNoticeWatcher', () => {
   test('on-demand or off EC2: nothing is polled', async () => {
     for (const lifeCycle of ['on-demand', null]) {
       const f = fake(lifeCycle, [{ action: 'stop', time: 'T' }]);
-      const w = new SpotNoticeWatcher(
-        f.imds,
-        () => undefined,
-        () => undefined,
-        1,
-      );
+      const w = new SpotNoticeWatcher({
+        imds: f.imds,
+        onNotice: () => undefined,
+        log: () => undefined,
+        clock: steppingClock('2026-03-01T10:00:00Z'),
+      });
       await expect(w.start()).resolves.toBe(false);
-      await new Promise((r) => setTimeout(r, 10));
+      await w.done();
       expect(f.polls()).toBe(0);
     }
+  });
+
+  test('stop() ends a wait between polls at once', async () => {
+    // GIVEN a clock whose sleep never ends by itself
+    const f = fake('spot', [null]);
+    const w = new SpotNoticeWatcher({
+      imds: f.imds,
+      onNotice: () => undefined,
+      log: () => undefined,
+      clock: { now: () => new Date(0), sleep: () => new Promise<void>(() => undefined) },
+    });
+    await w.start();
+    // WHEN / THEN
+    w.stop();
+    await expect(w.done()).resolves.toBeUndefined();
+    expect(f.polls()).toBe(1);
+  });
+});
+
+describe('the two-minute notice, without waiting for a signal (issue 20, defect 7)', () => {
+  test('a notice from IMDSv2 writes the interruption record, then stops the run, before EC2 acts', async () => {
+    // GIVEN a spot runner whose metadata service schedules a stop at 10:02:00 from the third poll on
+    // (an injected fetch speaking IMDSv2: token PUT, then GETs carrying it; 404 = no notice yet)
+    const start = Date.parse('2026-03-01T10:00:00Z');
+    let now = start;
+    const clock: Clock = {
+      now: () => new Date(now),
+      sleep: (ms) => {
+        now += ms;
+        return Promise.resolve();
+      },
+    };
+    const notice = { action: 'stop', time: '2026-03-01T10:02:00Z' };
+    let actionPolls = 0;
+    const imds = imdsV2('http://imds.test', (url, init) => {
+      const reply = (status: number, body = '') =>
+        Promise.resolve({ status, text: () => Promise.resolve(body) });
+      if (init.method === 'PUT') return reply(200, 'tok');
+      if (init.headers['X-aws-ec2-metadata-token'] !== 'tok') return reply(401);
+      if (url.endsWith('/instance-life-cycle')) return reply(200, 'spot');
+      if (url.endsWith('/spot/instance-action'))
+        return ++actionPolls >= 3 ? reply(200, JSON.stringify(notice)) : reply(404);
+      return reply(404);
+    });
+    const blobs = new MemoryBlobs();
+    const events: string[] = [];
+    const write = blobs.write.bind(blobs);
+    blobs.write = (key, body) => {
+      events.push(`write ${key} at ${clock.now().toISOString()}`);
+      return write(key, body);
+    };
+    const recorder = new InterruptionRecorder(blobs, 0, clock);
+    recorder.setStepInFlight('e1/0003');
+    const abort = new AbortController();
+    const lines: string[] = [];
+    const watcher = new SpotNoticeWatcher({
+      imds,
+      clock,
+      log: (l) => lines.push(l),
+      onNotice: onSpotNotice({
+        recorder,
+        clock,
+        log: (l) => lines.push(l),
+        stop: () => {
+          events.push(`stop at ${clock.now().toISOString()}`);
+          abort.abort();
+        },
+      }),
+    });
+    // WHEN the runner watches (no SIGTERM ever comes)
+    await watcher.start();
+    await watcher.done();
+    // THEN the record was written, then the run was stopped, both before the notice's time
+    expect(events).toEqual([
+      'write interruptions/runner-0.json at 2026-03-01T10:00:10.000Z',
+      'stop at 2026-03-01T10:00:10.000Z',
+    ]);
+    expect(abort.signal.aborted).toBe(true);
+    const record = JSON.parse(blobs.files.get(interruptionPath(0)) ?? 'null') as Record<string, unknown>;
+    expect(record).toEqual({
+      runnerIndex: 0,
+      interruptedAt: '2026-03-01T10:00:10.000Z',
+      cause: 'spot-notice',
+      signal: null,
+      notice,
+      stepInFlight: 'e1/0003',
+      resumedAt: null,
+    });
+    expect(Date.parse(record.interruptedAt as string)).toBeLessThan(Date.parse(notice.time));
+    expect(lines).toContain('interruption recorded; stopping the run 110 s before EC2 acts');
   });
 });
 

@@ -182,7 +182,7 @@ describe('GetMetricData for an RDS for PostgreSQL lab (mocked CloudWatch)', () =
 describe('the engine reaches the collector event from the stack outputs', () => {
   const OUTPUTS: LabOutputs = {
     labName: 'pocket',
-    runnerInstanceIds: ['i-0aaa'],
+    runnerInstanceIds: ['i-0aaaaaaaaaaaaaaaa'],
     resultsBucketName: 'b',
     clusterIdentifier: 'pocket-db',
     clusterEndpoint: 'pocket-db.x.eu-west-1.rds.amazonaws.com',

@@ -383,14 +383,14 @@ describe('fetchPi', () => {
   });
 
   test('an invalid metric name costs only its own series', async () => {
-    // GIVEN PI rejects any call that includes db.SQL.queries.avg
+    // GIVEN PI rejects any call that includes db.SQL.Queries.avg
     const plan = planPiRequests(lab(1, 0), WINDOW);
     piMock.on(GetResourceMetricsCommand).callsFake((input: { MetricQueries: Array<{ Metric: string }> }) => {
       const metrics = input.MetricQueries.map((q) => q.Metric);
-      if (metrics.includes('db.SQL.queries.avg')) {
+      if (metrics.includes('db.SQL.Queries.avg')) {
         throw new InvalidArgumentException({
           $metadata: { httpStatusCode: 400 },
-          message: 'Unknown metric db.SQL.queries.avg',
+          message: 'Unknown metric db.SQL.Queries.avg',
         });
       }
       return piAnswer(metrics, 2);
@@ -399,7 +399,7 @@ describe('fetchPi', () => {
     const result = await fetchPi(new PIClient({ region: 'us-east-1' }), plan);
     // THEN 1 combined call + 5 single-metric calls
     expect(piMock).toHaveReceivedCommandTimes(GetResourceMetricsCommand, 6);
-    const bad = result.series.find((s) => s.name === 'db.SQL.queries')!;
+    const bad = result.series.find((s) => s.name === 'db.SQL.Queries')!;
     expect(bad).toMatchObject({
       status: 'error',
       reason: expect.stringContaining('InvalidArgumentException: Unknown metric') as unknown, // @types/jest types matchers as any

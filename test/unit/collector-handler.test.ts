@@ -124,12 +124,10 @@ describe('collect-metrics handler', () => {
       window: { start: START, end: END },
       collectedAt: new Date(NOW_MS).toISOString(),
     });
-    // 13 instance + CPUCreditBalance (db.t4g) + 10 proxy
-    expect(cw.series).toHaveLength(24);
-    expect(cw.series.find((s) => s.name === 'CPUCreditBalance')).toMatchObject({
-      status: 'ok',
-      points: [[START, 11]],
-    });
+    // 13 instance + the three credit series of a db.t4g (balance, surplus balance, surplus charged) + 10 proxy
+    expect(cw.series).toHaveLength(26);
+    for (const name of ['CPUCreditBalance', 'CPUSurplusCreditBalance', 'CPUSurplusCreditsCharged'])
+      expect(cw.series.find((s) => s.name === name)).toMatchObject({ status: 'ok', points: [[START, 11]] });
     expect(cw.series.find((s) => s.name === 'ClientConnections')).toMatchObject({
       status: 'no-data',
       dimensions: { ProxyName: 'lab-proxy' },
@@ -141,7 +139,7 @@ describe('collect-metrics handler', () => {
       window: cw.window,
       cloudwatch: {
         periodSec: 60,
-        series: { ok: 23, noData: 1, error: 0 },
+        series: { ok: 25, noData: 1, error: 0 },
         calls: 1,
         written: 's3://results-bucket-from-env/runs/run-2026-11-21T10-00-00/metrics/cloudwatch.json',
         completeness: ANY_COMPLETENESS,
@@ -236,6 +234,6 @@ describe('collectMetrics to a local run directory', () => {
     expect(summary.written).toEqual([file]);
     const written = JSON.parse(await readFile(file, 'utf8')) as MetricsFile;
     expect(written.collectedAt).toBe(new Date(START_MS + 30 * 60_000).toISOString());
-    expect(written.series.filter((s) => s.status === 'ok')).toHaveLength(23);
+    expect(written.series.filter((s) => s.status === 'ok')).toHaveLength(25);
   });
 });

@@ -23,7 +23,8 @@ function lab(instances: number, proxies: number, instanceClasses?: Record<string
 
 describe('planCloudWatchQueries', () => {
   // 13 instance queries: CPUUtilization (Avg, Max), DatabaseConnections (Avg, Max), FreeableMemory
-  // (Avg, Min) and 7 single-stat metrics; CPUCreditBalance adds one on burstable classes.
+  // (Avg, Min) and 7 single-stat metrics; burstable classes add three: CPUCreditBalance,
+  // CPUSurplusCreditBalance and CPUSurplusCreditsCharged (Unlimited mode).
   // 10 proxy queries: the ten RDS Proxy metrics of PROXY_METRICS, one statistic each.
   test.each<{
     instances: number;
@@ -34,12 +35,12 @@ describe('planCloudWatchQueries', () => {
     { instances: 1, proxies: 0, classes: undefined, expected: 13 },
     { instances: 1, proxies: 1, classes: undefined, expected: 23 },
     { instances: 2, proxies: 2, classes: undefined, expected: 46 },
-    { instances: 3, proxies: 1, classes: { 'lab-instance-1': 'db.t4g.medium' }, expected: 13 * 3 + 1 + 10 },
+    { instances: 3, proxies: 1, classes: { 'lab-instance-1': 'db.t4g.medium' }, expected: 13 * 3 + 3 + 10 },
     {
       instances: 2,
       proxies: 0,
       classes: { 'lab-instance-1': 'db.t3.large', 'lab-instance-2': 'db.t4g.medium' },
-      expected: 28,
+      expected: 32,
     },
     { instances: 1, proxies: 0, classes: { 'lab-instance-1': 'db.r6g.large' }, expected: 13 },
   ])(
@@ -52,14 +53,25 @@ describe('planCloudWatchQueries', () => {
     },
   );
 
-  test('CPUCreditBalance only for burstable (db.t*) instances', () => {
-    // GIVEN
-    const resources = lab(2, 0, { 'lab-instance-1': 'db.t4g.medium', 'lab-instance-2': 'db.r7g.large' });
-    // WHEN
-    const plan = planCloudWatchQueries(resources, HOUR_WINDOW, { now: NOW });
-    // THEN
-    const credit = plan.queries.filter((q) => q.metricName === 'CPUCreditBalance');
-    expect(credit.map((q) => q.dimensions)).toEqual([{ DBInstanceIdentifier: 'lab-instance-1' }]);
+  test.each([
+    ['CPUCreditBalance', 'Average'],
+    ['CPUSurplusCreditBalance', 'Maximum'],
+    ['CPUSurplusCreditsCharged', 'Sum'],
+  ])('%s (%s) only for burstable (db.t*) instances, on both engines', (metricName, stat) => {
+    for (const engine of ['aurora-postgresql', 'postgres'] as const) {
+      // GIVEN a burstable and a memory-optimized instance
+      const resources = {
+        ...lab(2, 0, { 'lab-instance-1': 'db.t4g.micro', 'lab-instance-2': 'db.r7g.large' }),
+        engine,
+      };
+      // WHEN
+      const plan = planCloudWatchQueries(resources, HOUR_WINDOW, { now: NOW });
+      // THEN
+      const credit = plan.queries.filter((q) => q.metricName === metricName);
+      expect(credit.map((q) => [q.namespace, q.stat, q.dimensions])).toEqual([
+        ['AWS/RDS', stat, { DBInstanceIdentifier: 'lab-instance-1' }],
+      ]);
+    }
   });
 
   test.each([
@@ -198,7 +210,7 @@ describe('period choice', () => {
 });
 
 describe('planPiRequests', () => {
-  test('one request per instance with the five PostgreSQL counters, ServiceType RDS identifiers', () => {
+  test('one request per instance with the five Aurora PostgreSQL counters, ServiceType RDS identifiers', () => {
     // WHEN
     const plan = planPiRequests(lab(2, 1), HOUR_WINDOW);
     // THEN
@@ -209,7 +221,18 @@ describe('planPiRequests', () => {
       'db.Transactions.xact_commit.avg',
       'db.User.numbackends.avg',
       'db.User.total_auth_attempts.avg',
-      'db.SQL.queries.avg',
+      'db.SQL.Queries.avg',
+    ]);
+  });
+
+  test('RDS for PostgreSQL gets its own documented counters: no total_auth_attempts, no db.SQL.Queries', () => {
+    // WHEN
+    const plan = planPiRequests({ ...lab(1, 0), engine: 'postgres' }, HOUR_WINDOW);
+    // THEN
+    expect(plan.requests[0]!.queries.map((q) => q.metric)).toEqual([
+      'db.load.avg',
+      'db.Transactions.xact_commit.avg',
+      'db.User.numbackends.avg',
     ]);
   });
 

@@ -896,13 +896,16 @@ describe('files', () => {
     const file = write('bad.json', '{\n  "name": "x",\n  "ttlHours": 8,\n}\n');
     const r = checkLabFile(file);
     expect(r.ok).toBe(false);
-    if (!r.ok) expect(r.problems[0]?.message).toMatch(/^is not valid JSON: .*\(line 4, column 1\)$/);
+    if (!r.ok)
+      expect(r.problems[0]?.message).toBe(
+        "is not valid JSON: '}' after ',' (JSON allows no trailing comma) (line 4, column 1)",
+      );
   });
 
   test('empty file', () => {
     const r = checkLabFile(write('empty.json', ''));
     expect(!r.ok && r.problems[0]?.message).toMatch(
-      /^is not valid JSON: Unexpected end of JSON input \(line 1, column 1\)$/,
+      /^is not valid JSON: there is no JSON value \(the text is empty\) \(line 1, column 1\)$/,
     );
   });
 

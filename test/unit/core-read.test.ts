@@ -3,7 +3,15 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { UsageError } from '../../lib/core/errors';
-import { parseJsonText, readJsonFile, readTextFile } from '../../lib/core/read';
+import {
+  checkWritableDirIn,
+  invalidUtf8Offset,
+  listDirIn,
+  parseJsonText,
+  readFileIn,
+  readJsonFile,
+  readTextFile,
+} from '../../lib/core/read';
 import { forTerminal, forTerminalLine } from '../../lib/core/terminal-text';
 import { scratchDir } from '../helpers/scratch';
 
@@ -95,6 +103,88 @@ describe('parseJsonText', () => {
 
   test('invalid JSON is a usage error naming the source', () => {
     expect(() => parseJsonText('{"a":', src)).toThrow(/^lab\.json is not valid JSON: /);
+  });
+
+  test.each([
+    ['{"a":1,}', "'}' after ',' (JSON allows no trailing comma) (line 1, column 8)"],
+    ['[1,]', "']' after ',' (JSON allows no trailing comma) (line 1, column 4)"],
+    ['{"a":"x', 'a string that never ends (no closing ") (line 1, column 6)'],
+    ['{"a":"\u0001"}', 'U+0001 inside a string (write control characters as \\u00XX) (line 1, column 7)'],
+    ['{"a":"\\q"}', "an unknown escape \\'q' in a string (line 1, column 7)"],
+    ['{"a":"\\u12"}', 'a \\u escape without 4 hex digits (line 1, column 7)'],
+    ['{"a":01}', "'1' where ',' or '}' was expected (line 1, column 7)"],
+    ['{"a":.5}', "'.' where a value was expected (line 1, column 6)"],
+    ['{"a":1} x', "'x' after the end of the JSON value (line 1, column 9)"],
+    ['{a:1}', "'a' where a quoted key was expected (line 1, column 2)"],
+    ['{"a" 1}', "'1' where ':' after a key was expected (line 1, column 6)"],
+    ['', 'there is no JSON value (the text is empty) (line 1, column 1)'],
+    ['[\n  tru\n]', "'t' where a value was expected (line 2, column 3)"],
+  ])('%j: named by line and column, without quoting the text', (text, detail) => {
+    expect(() => parseJsonText(text, src)).toThrow(`lab.json is not valid JSON: ${detail}`);
+  });
+
+  test('what the grammar accepts parses as JSON.parse would', () => {
+    const text = '{"a":[1,-0.5,2e3,true,false,null,"\\u00e9\\n"],"b":{},"c":[]}';
+    expect(parseJsonText(text, src)).toEqual(JSON.parse(text));
+  });
+});
+
+describe('UTF-8', () => {
+  test.each([
+    [[0x61, 0xff], 1],
+    [[0xc0, 0xaf], 0], // overlong '/'
+    [[0xe0, 0x80, 0xaf], 1], // overlong
+    [[0xed, 0xa0, 0x80], 1], // a surrogate
+    [[0xf4, 0x90, 0x80, 0x80], 1], // beyond U+10FFFF
+    [[0x61, 0xe2, 0x82], 1], // truncated at the end
+    [[0x61, 0xe2, 0x82, 0xac, 0xf0, 0x9f, 0x98, 0x80], -1], // € and an emoji
+  ])('%j: first bad byte at %i', (bytes, at) => {
+    expect(invalidUtf8Offset(Uint8Array.from(bytes))).toBe(at);
+  });
+});
+
+describe('readFileIn / listDirIn / checkWritableDirIn', () => {
+  function runDir(): string {
+    const dir = scratchDir('proxylab-read-in-');
+    fs.mkdirSync(path.join(dir, 'steps'));
+    fs.writeFileSync(path.join(dir, 'steps', 'a.json'), '{}');
+    return dir;
+  }
+
+  test('a file, a missing file, and paths that would leave the directory', () => {
+    const dir = runDir();
+    expect(readFileIn(dir, 'steps/a.json', 'stepRecord')).toBe('{}');
+    expect(readFileIn(dir, 'steps/none.json', 'stepRecord')).toBeNull();
+    expect(readFileIn(dir, 'none/a.json', 'stepRecord')).toBeNull();
+    for (const rel of ['../x.json', '/etc/passwd', 'steps//a.json', 'steps/./a.json'])
+      expect(codeOf(() => readFileIn(dir, rel, 'runFile'))).toBe('path-escapes');
+  });
+
+  test('a link inside the run directory is refused too, even to a file inside it', () => {
+    const dir = runDir();
+    fs.symlinkSync(path.join(dir, 'steps', 'a.json'), path.join(dir, 'steps', 'b.json'));
+    expect(codeOf(() => readFileIn(dir, 'steps/b.json', 'stepRecord'))).toBe('symlink-refused');
+    expect(listDirIn(dir, 'steps')?.map((e) => [e.name, e.type])).toEqual([
+      ['a.json', 'file'],
+      ['b.json', 'symlink'],
+    ]);
+  });
+
+  test('the run directory itself may be a link (the user named it)', () => {
+    const dir = runDir();
+    const link = path.join(scratchDir('proxylab-read-in-'), 'latest');
+    fs.symlinkSync(dir, link);
+    expect(readFileIn(link, 'steps/a.json', 'stepRecord')).toBe('{}');
+  });
+
+  test('writers: a linked or plain-file directory on the way is refused, a missing one is fine', () => {
+    const dir = runDir();
+    expect(() => checkWritableDirIn(dir, 'steps')).not.toThrow();
+    expect(() => checkWritableDirIn(dir, 'metrics')).not.toThrow();
+    fs.symlinkSync(scratchDir('proxylab-read-in-'), path.join(dir, 'metrics'));
+    expect(codeOf(() => checkWritableDirIn(dir, 'metrics'))).toBe('symlink-refused');
+    fs.writeFileSync(path.join(dir, 'raw'), '');
+    expect(codeOf(() => checkWritableDirIn(dir, 'raw/x'))).toBe('not-a-directory');
   });
 });
 

@@ -11,6 +11,8 @@
  *   no I/O charge; RDS Proxy billed on the instance's 2 vCPUs
  *   per dedicated PgBouncer host: its type + the same volume and address as a runner; a lab with
  *   any pooler has one more secret (0.40 / 720 h); a PgBouncer on the runners adds nothing
+ *   burstable writer (Unlimited mode): $0 up to 2 vCPU × (100 % suite CPU − baseline) × the credit rate:
+ *   db.t4g.micro (RDS, 10 %) 2 × 0.9 × 0.075 = 0.135 · db.t4g.medium (Aurora, 20 %) 2 × 0.8 × 0.09 = 0.144
  *
  * A lab added to labs/ without an expectation here fails the test: cost it by hand first.
  */
@@ -26,9 +28,13 @@ const SHARED = (10 * 0.1) / 720 + 0.2 * 0.2 + 0.4 / 720; // Aurora storage + I/O
 /** RDS for PostgreSQL: provisioned gp3 storage (no I/O charge) + secret. */
 const rdsShared = (storageGb: number): number => (storageGb * 0.115) / 720 + 0.4 / 720;
 
+/** Surplus CPU credits of a burstable writer: from $0 (idle) to sustained suite load. */
+const RDS_T4G_MICRO_CREDITS: [number, number] = [0, 2 * 0.9 * 0.075];
+const AURORA_T4G_MEDIUM_CREDITS: [number, number] = [0, 2 * 0.8 * 0.09];
+
 interface Expected {
-  /** part → $/hour, for the lines that depend on the lab. */
-  readonly lines: Readonly<Record<string, number>>;
+  /** part → $/hour (or [low, high] for a range), for the lines that depend on the lab. */
+  readonly lines: Readonly<Record<string, number | readonly [number, number]>>;
   readonly runners: number;
   /** Dedicated pooler hosts (volume + address each) and whether there is a pooler secret. */
   readonly poolerHosts?: number;
@@ -41,6 +47,7 @@ const EXPECTED: Readonly<Record<string, Expected>> = {
   'default.json': {
     lines: {
       'Aurora writer db.t4g.medium': 0.073,
+      'Aurora writer db.t4g.medium CPU credits (Unlimited mode)': AURORA_T4G_MEDIUM_CREDITS,
       'RDS Proxy pool100': 2 * 0.015,
       'Runners 1 × c7g.large': 0.0725,
     },
@@ -49,6 +56,7 @@ const EXPECTED: Readonly<Record<string, Expected>> = {
   'e1-prepared-statements.json': {
     lines: {
       'Aurora writer db.t4g.medium': 0.073,
+      'Aurora writer db.t4g.medium CPU credits (Unlimited mode)': AURORA_T4G_MEDIUM_CREDITS,
       'RDS Proxy pool100': 2 * 0.015,
       'Runners 1 × c7g.2xlarge': 0.29,
     },
@@ -57,6 +65,7 @@ const EXPECTED: Readonly<Record<string, Expected>> = {
   'e2-client-sweep.json': {
     lines: {
       'RDS for PostgreSQL db.t4g.micro single-AZ': 0.016,
+      'RDS for PostgreSQL db.t4g.micro CPU credits (Unlimited mode)': RDS_T4G_MICRO_CREDITS,
       'RDS Proxy pool100': 2 * 0.015,
       'Runners 1 × c7g.xlarge': 0.145,
     },
@@ -95,6 +104,7 @@ const EXPECTED: Readonly<Record<string, Expected>> = {
   'pocket.json': {
     lines: {
       'RDS for PostgreSQL db.t4g.micro single-AZ': 0.016,
+      'RDS for PostgreSQL db.t4g.micro CPU credits (Unlimited mode)': RDS_T4G_MICRO_CREDITS,
       'RDS Proxy pool100': 2 * 0.015,
       // A spot runner is priced at its on-demand ceiling.
       'Runners 1 × c7g.medium (spot: on-demand as ceiling)': 0.0363,
@@ -103,6 +113,9 @@ const EXPECTED: Readonly<Record<string, Expected>> = {
     shared: rdsShared(20),
   },
 };
+
+const low = (v: number | readonly [number, number]): number => (typeof v === 'number' ? v : v[0]);
+const high = (v: number | readonly [number, number]): number => (typeof v === 'number' ? v : v[1]);
 
 const labFiles = readdirSync(LABS_DIR)
   .filter((f) => f.endsWith('.json'))
@@ -123,8 +136,8 @@ describe.each(labFiles)('%s', (file) => {
     for (const [part, usd] of Object.entries(expected.lines)) {
       const line = estimate.lines.find((l) => l.part === part);
       expect({ part, found: line !== undefined }).toEqual({ part, found: true });
-      expect(line?.usdPerHourMin).toBeCloseTo(usd, 9);
-      expect(line?.usdPerHourMax).toBeCloseTo(usd, 9);
+      expect(line?.usdPerHourMin).toBeCloseTo(low(usd), 9);
+      expect(line?.usdPerHourMax).toBeCloseTo(high(usd), 9);
     }
     // Nothing database/proxy/runner-instance-priced beyond what is listed.
     const priced = estimate.lines.filter(
@@ -139,14 +152,16 @@ describe.each(labFiles)('%s', (file) => {
 
   test('totals per hour, 8-hour day and 30-day month', () => {
     if (!expected) throw new Error(`no expectation for ${file}`);
-    const hour =
-      Object.values(expected.lines).reduce((a, b) => a + b, 0) +
+    const rest =
       (expected.runners + (expected.poolerHosts ?? 0)) * PER_RUNNER +
       (expected.shared ?? SHARED) +
       (expected.poolerSecret ? 0.4 / 720 : 0);
-    expect(estimate.totals.perHourUsdMax).toBeCloseTo(hour, 6);
-    expect(estimate.totals.perHourUsdMin).toBeCloseTo(hour, 6);
-    expect(estimate.totals.perDayUsdMax).toBeCloseTo(hour * 8, 5);
-    expect(estimate.totals.perMonthUsdMax).toBeCloseTo(hour * 720, 4);
+    const values = Object.values(expected.lines);
+    const hourMin = values.reduce<number>((a, b) => a + low(b), 0) + rest;
+    const hourMax = values.reduce<number>((a, b) => a + high(b), 0) + rest;
+    expect(estimate.totals.perHourUsdMax).toBeCloseTo(hourMax, 6);
+    expect(estimate.totals.perHourUsdMin).toBeCloseTo(hourMin, 6);
+    expect(estimate.totals.perDayUsdMax).toBeCloseTo(hourMax * 8, 5);
+    expect(estimate.totals.perMonthUsdMax).toBeCloseTo(hourMax * 720, 4);
   });
 });

@@ -27,7 +27,10 @@ function lab(raw: Record<string, unknown>): LabConfig {
   return v.lab;
 }
 
+/** The line whose part is `partPrefix` exactly, else the one line starting with it. */
 function line(e: CostEstimate, partPrefix: string): CostLine {
+  const exact = e.lines.find((l) => l.part === partPrefix);
+  if (exact) return exact;
   const found = e.lines.filter((l) => l.part.startsWith(partPrefix));
   if (found.length !== 1)
     throw new Error(
@@ -67,11 +70,31 @@ describe('estimateCost, provisioned', () => {
     expect(line(e, 'Aurora storage').usdPerHourMax).toBeCloseTo(STORAGE_10GB, 6);
     expect(line(e, 'Aurora I/O').usdPerHourMax).toBeCloseTo(IO_0_2M, 6);
     expect(line(e, 'Secrets Manager').usdPerHourMax).toBeCloseTo(SECRET, 6);
+    // db.t4g.medium runs in Unlimited mode: $0 idle, up to 2 vCPU × (100 − 20 %) × $0.09 under a suite
+    const credits = line(e, 'Aurora writer db.t4g.medium CPU credits (Unlimited mode)');
+    expect(credits).toMatchObject({
+      basis: 'assumption',
+      unit: 'vCPU-hour',
+      quantityMin: 0,
+      quantityMax: 1.6,
+    });
+    expect(credits.usdPerHourMin).toBe(0);
+    expect(credits.usdPerHourMax).toBeCloseTo(2 * 0.8 * 0.09, 9);
     const hour = 0.073 + 0.03 + 0.0725 + EBS_16GB + IPV4 + STORAGE_10GB + IO_0_2M + SECRET;
     expect(e.totals.perHourUsdMin).toBeCloseTo(hour, 5);
-    expect(e.totals.perHourUsdMax).toBeCloseTo(hour, 5);
-    expect(e.totals.perDayUsdMax).toBeCloseTo(hour * 8, 4);
-    expect(e.totals.perMonthUsdMax).toBeCloseTo(hour * 720, 3);
+    expect(e.totals.perHourUsdMax).toBeCloseTo(hour + 0.144, 5);
+    expect(e.totals.perDayUsdMax).toBeCloseTo((hour + 0.144) * 8, 4);
+    expect(e.totals.perMonthUsdMax).toBeCloseTo((hour + 0.144) * 720, 3);
+  });
+
+  test('a memory-optimized class has no CPU credits line; readers add none either', () => {
+    const e = estimateCost(lab({ aurora: { instanceClass: 'db.r6g.large', readers: 1 } }));
+    expect(e.lines.some((x) => x.part.includes('CPU credits'))).toBe(false);
+    const t = estimateCost(lab({ aurora: { instanceClass: 'db.t4g.large', readers: 2 } }));
+    // only the writer is loaded by a suite: 2 vCPU × (100 − 30 %) × $0.09
+    expect(
+      t.lines.filter((x) => x.part.includes('CPU credits')).map((x) => [x.part, x.usdPerHourMax]),
+    ).toEqual([['Aurora writer db.t4g.large CPU credits (Unlimited mode)', 2 * 0.7 * 0.09]]);
   });
 
   test('readers: a line per instance, and the proxy bills the vCPUs of writer + readers', () => {
@@ -269,11 +292,18 @@ describe('estimateCost, errors and options', () => {
   });
 
   test('usage assumptions change only their own lines', () => {
-    const e = estimateCost(lab({}), { usage: { auroraStorageGb: 100, auroraIoMillionsPerHour: 3 } });
+    const e = estimateCost(lab({}), {
+      usage: { auroraStorageGb: 100, auroraIoMillionsPerHour: 3, suiteCpuPercent: 50 },
+    });
     expect(line(e, 'Aurora storage 100 GB').usdPerHourMax).toBeCloseTo((100 * 0.1) / 720, 6);
     expect(line(e, 'Aurora I/O 3 M').usdPerHourMax).toBeCloseTo(3 * 0.2, 6);
     expect(line(e, 'Aurora I/O').basis).toBe('assumption');
-    expect(line(e, 'Aurora writer').basis).toBe('price-table');
+    expect(line(e, 'Aurora writer db.t4g.medium').basis).toBe('price-table');
+    // 2 vCPU × (50 − 20 %) × $0.09
+    expect(line(e, 'Aurora writer db.t4g.medium CPU credits').usdPerHourMax).toBeCloseTo(2 * 0.3 * 0.09, 9);
+    // at or under the baseline there is no surplus to bill
+    const idle = estimateCost(lab({}), { usage: { suiteCpuPercent: 20 } });
+    expect(line(idle, 'Aurora writer db.t4g.medium CPU credits').usdPerHourMax).toBe(0);
   });
 
   test("the lab's budget rides along for checkBudget", () => {
@@ -320,14 +350,28 @@ describe('RDS for PostgreSQL', () => {
   const fromFile = (rel: string): LabConfig => loadLabFile(path.join(ROOT, rel));
   const sum = (e: CostEstimate): number => e.lines.reduce((s, l) => s + l.usdPerHourMin, 0);
 
-  test('labs/pocket.json is under $0.10/h and its lines add up', () => {
+  test('labs/pocket.json is under $0.10/h idle; sustained suite load adds the Unlimited-mode CPU credits', () => {
     const e = estimateCost(fromFile('labs/pocket.json'));
     // db.t4g.micro 0.016 + proxy 2 vCPU × 0.015 + c7g.medium 0.0363 + runner EBS 16 GB × 0.08 / 720
     // + public IPv4 0.005 + gp3 20 GB × 0.115 / 720 + 1 secret × 0.4 / 720
     const byHand = 0.016 + 0.03 + 0.0363 + (16 * 0.08) / 720 + 0.005 + (20 * 0.115) / 720 + 0.4 / 720;
-    expect(e.totals.perHourUsdMax).toBeCloseTo(byHand, 9);
+    expect(e.totals.perHourUsdMin).toBeCloseTo(byHand, 9);
     expect(sum(e)).toBeCloseTo(e.totals.perHourUsdMin, 9);
-    expect(e.totals.perHourUsdMax).toBeLessThan(0.1);
+    expect(e.totals.perHourUsdMin).toBeLessThan(0.1);
+    // db.t4g.micro, 10 % baseline per vCPU, Unlimited mode: 2 vCPU × (100 − 10 %) × $0.075/vCPU-hour
+    // = $0.135/h under sustained load — more than the whole lab costs idle
+    const credits = line(e, 'RDS for PostgreSQL db.t4g.micro CPU credits (Unlimited mode)');
+    expect(credits).toMatchObject({
+      basis: 'assumption',
+      quantityMin: 0,
+      quantityMax: 1.8,
+      unitPriceUsd: 0.075,
+    });
+    expect(credits.source).toBe('rds-cpu-credits-2026');
+    expect(credits.usdPerHourMax).toBeCloseTo(0.135, 9);
+    expect(credits.usdPerHourMax).toBeGreaterThan(byHand);
+    expect(e.totals.perHourUsdMax).toBeCloseTo(byHand + 0.135, 9);
+    expect(e.assumptions.join('\n')).toMatch(/Unlimited mode: CPU credits from \$0 .* 100 % CPU/);
     expect(e.lines.find((l) => l.category === 'proxy')).toMatchObject({ quantityMin: 2, unit: 'vCPU-hour' });
     expect(e.lines.some((l) => l.part.startsWith('Aurora'))).toBe(false);
   });
@@ -357,18 +401,23 @@ describe('usage flags and the assumption footnote', () => {
   const DEFAULT = path.join(ROOT, 'labs', 'default.json');
 
   test.each([
-    ['an Aurora lab (assumed storage and I/O lines)', DEFAULT, true],
-    ['an RDS for PostgreSQL lab (provisioned storage, nothing assumed)', POCKET, false],
-  ])('the "* usage assumed" footnote is printed only when a line is marked *: %s', (_what, file, marked) => {
-    // GIVEN the estimate of a shipped lab
-    const e = estimateCost(loadLabFile(file));
-    // WHEN it is printed
-    const text = formatCostTable(e);
-    // THEN the footnote is there exactly when a line carries the mark
-    expect(e.lines.some((l) => l.basis === 'assumption')).toBe(marked);
-    expect(text.includes('* usage assumed, see below.')).toBe(marked);
-    expect(/ \* +\d/.test(text)).toBe(marked);
-  });
+    ['an Aurora lab (assumed storage, I/O and CPU credits)', DEFAULT, false, true],
+    ['an RDS for PostgreSQL lab (assumed CPU credits)', POCKET, false, true],
+    ['an estimate without assumed lines', POCKET, true, false],
+  ])(
+    'the "* usage assumed" footnote is printed only when a line is marked *: %s',
+    (_what, file, dropAssumed, marked) => {
+      // GIVEN the estimate of a shipped lab (or the same without its assumed lines)
+      const full = estimateCost(loadLabFile(file));
+      const e = dropAssumed ? { ...full, lines: full.lines.filter((l) => l.basis !== 'assumption') } : full;
+      // WHEN it is printed
+      const text = formatCostTable(e);
+      // THEN the footnote is there exactly when a line carries the mark
+      expect(e.lines.some((l) => l.basis === 'assumption')).toBe(marked);
+      expect(text.includes('* usage assumed, see below.')).toBe(marked);
+      expect(/ \* +\d/.test(text)).toBe(marked);
+    },
+  );
 
   test.each([
     [{ storageGb: '500' }, /^note: --storage-gb applies to Aurora only and was ignored: lab "pocket"/],

@@ -825,6 +825,143 @@ describe('infrastructure failures are not measurements', () => {
   });
 });
 
+/** A real pgbench capture of a server stopping under it (test/unit/suite/captures). */
+function stopCapture(name: string, exitCode: number): PgbenchOutcome {
+  const dir = path.join(__dirname, 'suite', 'captures');
+  const stdout = path.join(dir, `${name}.stdout`);
+  return {
+    stdout: fs.existsSync(stdout) ? fs.readFileSync(stdout, 'utf8') : '',
+    stderr: fs.readFileSync(path.join(dir, `${name}.stderr`), 'utf8'),
+    exitCode,
+    timedOut: false,
+    logFiles: [],
+  };
+}
+
+describe('a server or pooler stopped under a step is infrastructure, never a finding', () => {
+  /** Step 2's pgbench gets the capture; no process death is seen (the local watch has nothing, the cloud has no watch). */
+  function stopAtStep2(h: Harness, capture: PgbenchOutcome): Answer {
+    let n = 0;
+    return (_inv, name) => (++n === 2 ? capture : smokeAnswerFor(h, name));
+  }
+
+  test.each([
+    ['pg15-fast-shutdown-via-pgbouncer', 2, '57P01'],
+    ['pg15-immediate-shutdown-via-pgbouncer', 2, '57P01'],
+    ['pg15-shutting-down-at-connect', 1, '57P03'],
+    ['pg15-crash-of-another-backend', 2, '57P02'],
+    ['pgbouncer125-sigint-server-shutting-down', 2, '08P01'],
+    ['pgbouncer125-sigterm-pooler-shutting-down', 2, '08P01'],
+  ] as const)(
+    '%s: the step is not measured, the run failed (resumable), no verdict broke',
+    async (name, exitCode, sqlstate) => {
+      // GIVEN step 2's pgbench printing what a stopped server makes it print
+      const h = harness();
+      // WHEN the suite runs
+      const result = await runSuite(h.options(stopAtStep2(h, stopCapture(name, exitCode))));
+      // THEN step 2 is an unjudged infrastructure-error whose note names the class and the SQLSTATE
+      const step2 = readStep(h.dir, defined(h.steps[1], 'step 2').stepId);
+      expect(step2.status).toBe('infrastructure-error');
+      expect(step2.verdict.held).toBeNull();
+      expect(step2.note).toMatch(/^infrastructure: server-stopped ×\d+: /);
+      expect(step2.note).toContain(`SQLSTATE ${sqlstate}`);
+      expect(step2.result?.errors.map((e) => e.class)).toContain('server-stopped');
+      // AND the run failed at once with that cause: nothing after step 2 ran, nothing was judged on it
+      const m = readManifest(h.dir);
+      expect(m.status).toBe('failed');
+      expect(m.error).toMatch(
+        /^infrastructure failure: step \S+ was not measured: infrastructure: server-stopped/,
+      );
+      expect(m.stepsCompleted).toBe(1);
+      expect(h.rec.calls.filter((c) => c.startsWith('run:'))).toHaveLength(2);
+      expect(result.records.map((r) => r.verdict.held)).toEqual([true]);
+      expect(result.allHeld).toBe(false);
+    },
+  );
+
+  test('a resume measures the stopped step again and completes', async () => {
+    const h = harness();
+    await runSuite(h.options(stopAtStep2(h, stopCapture('pg15-fast-shutdown-via-pgbouncer', 2))));
+    h.rec.calls.length = 0;
+    const result = await runSuite(h.options());
+    const ran = h.rec.calls.filter((c) => c.startsWith('run:')).map((c) => c.slice(4));
+    expect(ran[0]).toBe(stepFileName(defined(h.steps[1], 'step 2').stepId));
+    expect(ran).toHaveLength(h.steps.length - 1);
+    expect(result.manifest.status).toBe('completed');
+    expect(readStep(h.dir, defined(h.steps[1], 'step 2').stepId).status).toBe('completed');
+    expect(result.allHeld).toBe(true);
+  });
+
+  test("a scenario that measures server stops (serverStops: 'measured') judges the same output", async () => {
+    // GIVEN the smoke suite with every scenario declaring that server stops are its measurement
+    const smoke = getSuite('smoke');
+    const measuring: Suite = {
+      ...smoke,
+      scenarios: smoke.scenarios.map((s) => ({ ...s, serverStops: 'measured' as const })),
+    };
+    const h = harness(measuring);
+    // WHEN step 2 sees the fast shutdown
+    await runSuite(h.options(stopAtStep2(h, stopCapture('pg15-fast-shutdown-via-pgbouncer', 2))));
+    // THEN it is a measurement: completed and judged (its `succeeds` expectation broke), the run went on
+    const step2 = readStep(h.dir, defined(h.steps[1], 'step 2').stepId);
+    expect(step2.status).toBe('completed');
+    expect(step2.verdict.held).toBe(false);
+    expect(step2.result?.errors.map((e) => e.class)).toEqual(['server-stopped']);
+    expect(readManifest(h.dir).status).toBe('completed');
+    expect(h.rec.calls.filter((c) => c.startsWith('run:'))).toHaveLength(h.steps.length);
+  });
+
+  test('pgbench -i refused by a server shutting down: the run failed as an infrastructure failure', async () => {
+    // GIVEN the data load getting 57P03
+    const h = harness();
+    const o = h.options();
+    const executor: PgbenchExecutor = {
+      workDir: (n) => o.executor.workDir(n),
+      run: (inv) =>
+        inv.argv.includes('-i')
+          ? Promise.resolve({
+              stdout: '',
+              stderr:
+                'pgbench: error: connection to server at "127.0.0.1", port 5432 failed: FATAL:  the database system is shutting down\n',
+              exitCode: 1,
+              timedOut: false,
+              logFiles: [],
+            })
+          : o.executor.run(inv),
+    };
+    // WHEN the suite runs
+    await runSuite({ ...o, executor });
+    // THEN no step ran or was recorded, and the manifest says why, naming the class and the SQLSTATE
+    const m = readManifest(h.dir);
+    expect(m.status).toBe('failed');
+    expect(m.error).toMatch(
+      /^infrastructure failure: pgbench -i -s 1 on direct failed \(exit 1\): .*; infrastructure: server-stopped: .*SQLSTATE 57P03/,
+    );
+    expect(m.stepsCompleted).toBe(0);
+    expect(fs.existsSync(path.join(h.dir, 'steps'))).toBe(false);
+  });
+
+  test('a pool reset refused by a PgBouncer shutting down: the error says infrastructure failure', async () => {
+    const h = harness();
+    const o = h.options();
+    let resets = 0;
+    const pool: PoolControl = {
+      ...o.pool,
+      reset: (t) =>
+        ++resets === 2
+          ? Promise.reject(new Error('psql (admin console) failed: ERROR:  pooler is shutting down'))
+          : o.pool.reset(t),
+    };
+    await runSuite({ ...o, pool });
+    const m = readManifest(h.dir);
+    expect(m.status).toBe('failed');
+    expect(m.error).toBe(
+      'infrastructure failure (server-stopped): psql (admin console) failed: ERROR:  pooler is shutting down',
+    );
+    expect(m.stepsCompleted).toBe(1);
+  });
+});
+
 describe('prepared-statement support as a pool dimension', () => {
   function described(version: string, mps: number | null): TargetCapacity[] {
     return capacities(['pgbouncer-transaction']).map((c) => ({

@@ -39,6 +39,8 @@ function fakeSystem(opts: {
   procs: Record<number, FakeProc>;
   ageMs?: number;
   stubborn?: number[];
+  /** Signals a process ignores (PgBouncer before 1.23 ignores SIGQUIT). */
+  ignores?: Record<number, NodeJS.Signals[]>;
   entries?: string[];
 }) {
   const procs = new Map(Object.entries(opts.procs).map(([k, v]) => [Number(k), v]));
@@ -60,6 +62,7 @@ function fakeSystem(opts: {
       signals.push([pid, signal]);
       const target = Math.abs(pid);
       if (!procs.has(target)) throw Object.assign(new Error('ESRCH'), { code: 'ESRCH' });
+      if ((opts.ignores?.[target] ?? []).includes(signal)) return;
       if (!(opts.stubborn ?? []).includes(target) || signal === 'SIGKILL') procs.delete(target);
     },
     removeDir: (dir) => removed.push(dir),
@@ -152,7 +155,7 @@ describe('decideReap', () => {
 });
 
 describe('reapOrphanedStacks', () => {
-  test('stops PgBouncer then PostgreSQL (SIGQUIT), removes the dir and says so in one line', async () => {
+  test('stops PgBouncer then PostgreSQL (SIGQUIT to both), removes the dir and says so in one line', async () => {
     // GIVEN a stack whose owner 4242 is dead and whose servers still run
     const { sys, signals, removed, procs } = fakeSystem({
       ownerText: JSON.stringify(owner()),
@@ -162,8 +165,9 @@ describe('reapOrphanedStacks', () => {
     // WHEN reaping
     const outcomes = await reapOrphanedStacks({ sys, log: (l) => lines.push(l) });
     // THEN
+    // (SIGQUIT: PgBouncer ≥ 1.23's immediate shutdown; its SIGTERM would wait for clients)
     expect(signals).toEqual([
-      [5002, 'SIGTERM'],
+      [5002, 'SIGQUIT'],
       [5001, 'SIGQUIT'],
     ]);
     expect(procs.size).toBe(0);
@@ -172,6 +176,24 @@ describe('reapOrphanedStacks', () => {
     expect(lines).toEqual([
       `Cleaned up a stack left by proxylab pid 4242 (dir ${DIR}): stopped PgBouncer pid 5002, PostgreSQL pid 5001`,
     ]);
+  });
+
+  test('a PgBouncer before 1.23 ignores SIGQUIT: it gets SIGTERM (its immediate shutdown) at once, no SIGKILL', async () => {
+    // GIVEN PgBouncer 5002 ignores SIGQUIT, as Debian's 1.18.0 does
+    const { sys, signals, removed } = fakeSystem({
+      ownerText: JSON.stringify(owner()),
+      procs: { ...servers },
+      ignores: { 5002: ['SIGQUIT'] },
+    });
+    // WHEN reaping
+    await reapOrphanedStacks({ sys, log: () => undefined });
+    // THEN
+    expect(signals).toEqual([
+      [5002, 'SIGQUIT'],
+      [5002, 'SIGTERM'],
+      [5001, 'SIGQUIT'],
+    ]);
+    expect(removed).toEqual([DIR]);
   });
 
   test('a server that ignores its first signal gets SIGKILL to its process group', async () => {

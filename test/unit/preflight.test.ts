@@ -1,8 +1,31 @@
 /**
  * scripts/preflight.ts, the one list of external tools: which tests it names for each tool, and the
- * one message it stops with. (Hiding tools from PATH for real is shown in the README's Tests.)
+ * one message it stops with. (Hiding tools from PATH for real is shown in the README's Tests; the
+ * build of PgBouncer 1.25.2 into the cache is test/integration/pgbouncer-cache.test.ts.)
  */
-import { missingMessage, testsUsing, TOOLS, type Tool } from '../../scripts/preflight';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { PGBOUNCER_RELEASES } from '../../lib/config/pgbouncer-releases';
+import {
+  BUILD_DEPS,
+  buildDepPackages,
+  missingBuildDeps,
+  pinnedRelease,
+  proxylabCacheRoot,
+} from '../../scripts/pgbouncer-cache';
+import {
+  describeTests,
+  jestSetupFiles,
+  missingMessage,
+  importsHelper,
+  pgbouncer125Tool,
+  PROJECTS,
+  REPO_ROOT,
+  testsUsing,
+  TOOLS,
+  type Tool,
+} from '../../scripts/preflight';
 
 function tool(name: string): Tool {
   const found = TOOLS.find((t) => t.name === name);
@@ -10,12 +33,14 @@ function tool(name: string): Tool {
   return found;
 }
 
-test('unit tests need no external tool (a test that does belongs in cdk or integration)', () => {
+test('unit tests need no external tool (a test that does belongs in cdk or integration), only data', () => {
   // WHEN
   const users = testsUsing(['unit']);
   // THEN
   expect(
-    [...users].filter(([, tests]) => tests.length > 0).map(([t, tests]) => `${t.name}: ${tests.join(', ')}`),
+    [...users]
+      .filter(([t, tests]) => tests.length > 0 && t.dataOnly !== true)
+      .map(([t, tests]) => `${t.name}: ${tests.join(', ')}`),
   ).toEqual([]);
 });
 
@@ -23,8 +48,12 @@ test.each([
   ['shellcheck', 'test/cdk/constructs.test.ts'],
   ['cfn-lint', 'test/cdk/labs.test.ts'],
   ['moto_server', 'test/integration/collect-moto.test.ts'],
+  ['botocore service models', 'test/unit/aws-model.test.ts'],
+  ['botocore service models', 'test/unit/cloud-runner.test.ts'],
   ['Chromium', 'test/integration/report-browser.test.ts'],
   ['PgBouncer', 'test/integration/local-smoke.test.ts'],
+  ['PgBouncer 1.25.2', 'test/integration/pooler-bootstrap.test.ts'],
+  ['PgBouncer 1.18 (Debian 12)', 'test/integration/layering.test.ts'],
 ])('%s is needed by %s', (name, file) => {
   expect(testsUsing(['unit', 'cdk', 'integration']).get(tool(name))).toContain(file);
 });
@@ -52,3 +81,180 @@ test('the message names each missing tool, its tests and one exact install comma
   expect(text).toContain('PROXYLAB_PGBOUNCER_1_25=');
   expect(text.match(/✗ /g)).toHaveLength(3);
 });
+
+/** Every .ts file under test/, relative to the repo. */
+function allTestSources(dir = path.join(REPO_ROOT, 'test')): string[] {
+  return fs
+    .readdirSync(dir, { withFileTypes: true })
+    .flatMap((e) =>
+      e.isDirectory()
+        ? e.name === 'fixtures'
+          ? []
+          : allTestSources(path.join(dir, e.name))
+        : e.name.endsWith('.ts')
+          ? [path.relative(REPO_ROOT, path.join(dir, e.name))]
+          : [],
+    )
+    .sort();
+}
+
+const HELPERS = 'test/helpers/pgbouncer-versions.ts';
+const SETUP_FILES = new Set(PROJECTS.flatMap((p) => jestSetupFiles(p)));
+const TEST_FILES = new Set(allTestSources().filter((f) => f.endsWith('.test.ts')));
+
+describe.each([
+  {
+    tool: 'PgBouncer 1.25.2',
+    helper: importsHelper('pgbouncer125'),
+    // Any other way to a 1.25 binary: the finder, its variable, the shared path, the cache, the build.
+    direct:
+      /\bfindPgbouncer125\b|PGBOUNCER_1_25_ENV|PROXYLAB_PGBOUNCER_1_25|tools\/pgbouncer-1\.25|\bcachedPgbouncer\b|\bbuildPgbouncer\b/,
+    // Only these start a PgBouncer 1.25.2 today; a new one joins this list on purpose.
+    users: [
+      'test/integration/local-server-stop.test.ts',
+      'test/integration/local-smoke.test.ts',
+      'test/integration/local-stack.test.ts',
+      'test/integration/pgbouncer-stop.test.ts',
+      'test/integration/pooler-bootstrap.test.ts',
+    ],
+  },
+  {
+    tool: 'PgBouncer 1.18 (Debian 12)',
+    helper: importsHelper('pgbouncer118'),
+    direct: /\bfindPgbouncer118\b|PGBOUNCER_1_18_ENV|PROXYLAB_PGBOUNCER_1_18/,
+    // jest's setup file for the integration project hands it to every integration test.
+    users: [...TEST_FILES].filter((f) => f.startsWith('test/integration/')),
+  },
+])(
+  '$tool: every test that can start it is named by the preflight',
+  ({ tool: name, helper, direct, users }) => {
+    const sources = allTestSources().map((file) => ({
+      file,
+      text: fs.readFileSync(path.join(REPO_ROOT, file), 'utf8'),
+    }));
+    // This file spells the names; the cache build test builds a fake that only prints the version.
+    const exempt = new Set([
+      HELPERS,
+      'test/unit/preflight.test.ts',
+      'test/integration/pgbouncer-cache.test.ts',
+    ]);
+
+    test(`no test file or helper reaches it except through ${HELPERS}`, () => {
+      expect(sources.filter((s) => !exempt.has(s.file) && direct.test(s.text)).map((s) => s.file)).toEqual(
+        [],
+      );
+    });
+
+    test('its helper is used only by test files and jest setup files (a helper in between would hide them)', () => {
+      const through = sources.filter((s) => !exempt.has(s.file) && helper.test(s.text)).map((s) => s.file);
+      expect(through.filter((f) => !TEST_FILES.has(f) && !SETUP_FILES.has(f))).toEqual([]);
+    });
+
+    test('the preflight names exactly the test files that use the helper, directly or through a setup file', () => {
+      // GIVEN the tests that can start it: they call the helper, or a setup file of their project does
+      const viaSetup = (file: string): boolean =>
+        PROJECTS.some(
+          (p) =>
+            file.startsWith(`test/${p}/`) &&
+            jestSetupFiles(p).some((f) => helper.test(fs.readFileSync(path.join(REPO_ROOT, f), 'utf8'))),
+        );
+      const starters = sources
+        .filter((s) => TEST_FILES.has(s.file) && s.file !== 'test/unit/preflight.test.ts')
+        .filter((s) => helper.test(s.text) || viaSetup(s.file))
+        .map((s) => s.file);
+      // WHEN
+      const named = testsUsing([...PROJECTS]).get(tool(name));
+      // THEN
+      expect(named).toEqual(starters);
+      expect(named).toEqual(users);
+    });
+  },
+);
+
+test('a project all of whose tests need a tool is named once, the others one by one', () => {
+  // GIVEN every integration test and one cdk test
+  const integration = [...TEST_FILES].filter((f) => f.startsWith('test/integration/'));
+  // WHEN
+  const text = describeTests([...integration, 'test/cdk/labs.test.ts'], [...PROJECTS]);
+  // THEN
+  expect(text).toBe(`every test in test/integration/ (${integration.length} files), test/cdk/labs.test.ts`);
+  expect(describeTests(integration.slice(1), [...PROJECTS])).toBe(integration.slice(1).join(', '));
+});
+
+test('PgBouncer 1.25.2 is built from the release the pooler host pins (lib/config/pgbouncer-releases.ts)', () => {
+  // WHEN
+  const release = pinnedRelease();
+  const entry = tool('PgBouncer 1.25.2');
+  // THEN the very entry of the one table, and the message's manual build uses its URL and checksum
+  expect(PGBOUNCER_RELEASES).toContain(release);
+  expect(release.version).toBe('1.25.2');
+  expect(entry.install.kind).toBe('build');
+  const how = entry.install.kind === 'build' ? entry.install.how : '';
+  expect(how).toContain(`curl -fLO ${release.url}`);
+  expect(how).toContain(`echo '${release.sha256}  pgbouncer-1.25.2.tar.gz' | sha256sum -c`);
+  expect(how).toContain(path.join(proxylabCacheRoot(), 'pgbouncer-1.25.2', 'bin', 'pgbouncer'));
+});
+
+test.each([
+  [{ XDG_CACHE_HOME: '/var/cache/u' }, '/var/cache/u/proxylab'],
+  [{ XDG_CACHE_HOME: 'relative/ignored', HOME: '/home/u' }, null],
+  [{ XDG_CACHE_HOME: '' }, null],
+])('the per-user cache for %j', (env, expected) => {
+  // THEN XDG_CACHE_HOME when absolute, else ~/.cache
+  expect(proxylabCacheRoot(env)).toBe(expected ?? path.join(os.homedir(), '.cache', 'proxylab'));
+});
+
+test('a PgBouncer 1.25.2 the preflight could not build: its tests, why, and every way to provide it', () => {
+  // WHEN
+  const text = missingMessage(
+    [
+      {
+        tool: pgbouncer125Tool(),
+        tests: ['test/integration/local-smoke.test.ts, test/integration/local-stack.test.ts'],
+        notBuilt: 'download of https://www.pgbouncer.org/… failed: fetch failed (ENOTFOUND)',
+      },
+    ],
+    'apt-get',
+    'still missing after installing',
+  );
+  // THEN
+  expect(text).toContain('✗ PgBouncer 1.25.2');
+  expect(text).toContain(
+    'needed by test/integration/local-smoke.test.ts, test/integration/local-stack.test.ts',
+  );
+  expect(text).toContain(
+    'not built: download of https://www.pgbouncer.org/… failed: fetch failed (ENOTFOUND)',
+  );
+  expect(text).toContain('export PROXYLAB_PGBOUNCER_1_25=/path/to/pgbouncer');
+  expect(text).toContain('first in PATH');
+  expect(text).toContain('./configure --prefix=');
+  expect(text).toContain('../shared');
+});
+
+test.each([
+  ['apt-get', ['gcc', 'libevent-dev'], []],
+  ['dnf', ['gcc', 'libevent-devel'], []],
+  ['brew', ['libevent'], ['a C compiler (cc)']],
+  [null, [], ['a C compiler (cc)', 'libevent headers (pkg-config libevent)']],
+] as const)(
+  'the build requirements that are missing, and the %s packages that provide them',
+  (pm, packages, unpackaged) => {
+    // GIVEN no C compiler and no libevent headers; everything else probes fine
+    const probed: string[] = [];
+    const probe = (argv: readonly string[]): boolean => {
+      probed.push(argv.join(' '));
+      return !(argv[0] === 'cc' || argv.includes('libevent'));
+    };
+    // WHEN
+    const missing = missingBuildDeps(BUILD_DEPS, probe);
+    const plan = buildDepPackages(missing, pm);
+    // THEN
+    expect(probed).toEqual(BUILD_DEPS.map((d) => d.probe.join(' ')));
+    expect(missing.map((d) => d.name)).toEqual([
+      'a C compiler (cc)',
+      'libevent headers (pkg-config libevent)',
+    ]);
+    expect(plan.packages).toEqual(packages);
+    expect(plan.unpackaged.map((d) => d.name)).toEqual(unpackaged);
+  },
+);

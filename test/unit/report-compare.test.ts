@@ -147,7 +147,7 @@ describe('compareRuns on two synthetic runs', () => {
   test('hostile names stay escaped in compare.html', () => {
     const hostileDir = join(dir, 'H');
     writeRunDir(hostileDir, partialHostileRun());
-    const page = renderCompareHtml(compareRuns(loadRun(hostileDir), loadRun(hostileDir)));
+    const page = renderCompareHtml(compareRuns(loadRun(hostileDir), loadRun(hostileDir))).page;
     expect(page).not.toMatch(/<script/i);
     expect(page).not.toMatch(/<img/i);
     expect(page).toContain('evil&lt;script&gt;alert(1)&lt;/script&gt;');

@@ -155,7 +155,7 @@ describe('a corrupted run file names the file and the field', () => {
       d.status = 'finished';
     });
     expect(() => loadRun(dir)).toThrow(UsageError);
-    expect(() => loadRun(dir)).toThrow(/manifest\.json: not a run manifest \(status: /);
+    expect(() => loadRun(dir)).toThrow(/manifest\.json: status: Invalid option/);
   });
 
   test('report: a corrupt step is listed with its file and field; the rest of the run still loads', () => {
@@ -319,7 +319,7 @@ describe('fetch validates what it copies out of S3', () => {
       } as never);
   }
 
-  test('a valid run lands in <out>/<runId>/; a malformed step record is refused, naming the object and field', async () => {
+  test('a valid run lands in <out>/<runId>/; a malformed step record is skipped (not written), naming the object and field', async () => {
     const out = scratchDir('proxylab-fetch-');
     const manifest = JSON.stringify(manifestWith({ runId: 'r1', mode: 'cloud' }));
     const rec = stepRecordWith({ runId: 'r1' });
@@ -341,11 +341,17 @@ describe('fetch validates what it copies out of S3', () => {
       }),
     });
     const other = path.join(scratchDir('proxylab-fetch-'), 'r1');
-    await expect(fetchRun(s3, 'b', 'r1', new FileSystemBlobStore(other))).rejects.toMatchObject({
-      code: 'run-file-invalid',
-      file: `s3://b/runs/r1/${stepPaths(rec.stepId).json}`,
-      field: 'params.jobs',
-    });
+    const partial = await fetchRun(s3, 'b', 'r1', new FileSystemBlobStore(other));
+    // The policy for partially bad runs (docs/report.md): skipped and named, the rest copied.
+    expect(partial.files).toBe(1);
+    expect(partial.skipped).toEqual([
+      {
+        key: `s3://b/runs/r1/${stepPaths(rec.stepId).json}`,
+        reason: expect.stringMatching(/^s3:\/\/b\/runs\/r1\/steps\/\S+\.json: params\.jobs: /) as unknown,
+      },
+    ]);
+    expect(partial.identityUnreadable).toEqual([]);
+    expect(fs.existsSync(path.join(other, stepPaths(rec.stepId).json))).toBe(false);
   });
 
   test("a live runner's writer lock is not copied (it would lock the local copy)", async () => {

@@ -1,0 +1,258 @@
+/**
+ * JSON text from outside (a lab file, a run file from disk or a bucket) parsed with the checks
+ * JSON.parse lacks: the grammar checked first without recursion, so a problem is named by line and
+ * column without quoting the text around it (JSON.parse's messages do, which would copy a planted
+ * credentials file into a report); nesting depth bounded (a 5000-deep array cannot overflow a
+ * stack later); duplicate keys refused where asked; numbers a double cannot hold named as such
+ * (`1e400` would become Infinity, then "null"). A leading UTF-8 byte order mark is accepted. Pure:
+ * no I/O, so lib/suite's schemas use it too.
+ */
+import { UsageError } from './errors';
+
+/** Nesting deeper than this is not a lab file or a result, and would exhaust the parser's stack. */
+export const JSON_MAX_DEPTH = 64;
+
+export function stripBom(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/** A problem found in JSON text, with where it is (`tags.owner`, `(top level)`) and what it is. */
+export class JsonInputError extends UsageError {
+  constructor(
+    source: string,
+    readonly jsonPath: string,
+    readonly detail: string,
+    code: string,
+    /** The offending key or number literal, when there is one. */
+    readonly offending?: string,
+  ) {
+    super(`${source}: ${jsonPath}: ${detail}`, { code });
+  }
+}
+
+export interface ParseJsonOptions {
+  /** Named in every error. */
+  readonly source: string;
+  /** @default JSON_MAX_DEPTH */
+  readonly maxDepth?: number;
+  /** Refuse `{"a":1,"a":2}` (JSON.parse keeps the last silently). @default false */
+  readonly rejectDuplicateKeys?: boolean;
+}
+
+/**
+ * JSON.parse with the checks it lacks, as one UsageError per problem found first: the grammar, with
+ * line and column (JsonSyntaxError), depth beyond `maxDepth`, duplicate keys (when asked), and numbers
+ * a double cannot hold. A leading byte order mark is accepted (editors write one). The scan is
+ * iterative, so a hostile 5000-deep file is refused instead of overflowing the stack.
+ */
+export function parseJsonText(text: string, options: ParseJsonOptions): unknown {
+  const body = stripBom(text);
+  scanJson(body, options);
+  // The scan accepted the grammar, so JSON.parse cannot fail on it (and its messages, which quote
+  // the text, are never shown).
+  return JSON.parse(body) as unknown;
+}
+
+interface Frame {
+  readonly kind: 'object' | 'array';
+  readonly keys: Set<string>;
+  index: number;
+  key: string | null;
+}
+
+function pathOf(stack: readonly Frame[]): string {
+  let out = '';
+  for (const f of stack) {
+    if (f.kind === 'array') out += `[${f.index}]`;
+    else if (f.key !== null)
+      out += /^[A-Za-z_$][\w$]*$/.test(f.key) ? `.${f.key}` : `[${JSON.stringify(f.key)}]`;
+  }
+  return out.startsWith('.') ? out.slice(1) : out || '(top level)';
+}
+
+/** 1-based line and column (in characters) of an offset in `text`. */
+export function lineColumnOf(text: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  for (let k = 0; k < offset && k < text.length; k++) {
+    if (text.charCodeAt(k) === 10) {
+      line += 1;
+      lineStart = k + 1;
+    }
+  }
+  return { line, column: offset - lineStart + 1 };
+}
+
+/**
+ * JSON text that does not follow the grammar: where (line and column) and what was expected. The
+ * message never quotes the text around the error (JSON.parse's does: a credentials file planted as
+ * a run file would be copied into the report through it); at most the one offending character.
+ */
+export class JsonSyntaxError extends UsageError {
+  constructor(
+    readonly source: string,
+    readonly line: number,
+    readonly column: number,
+    readonly detail: string,
+  ) {
+    super(`${source} is not valid JSON: ${detail} (line ${line}, column ${column})`, {
+      code: 'invalid-json',
+    });
+    this.name = 'JsonSyntaxError';
+  }
+}
+
+/** One character for a message: printable ASCII as itself, anything else by code point (and name). */
+function describeChar(ch: string | undefined): string {
+  if (ch === undefined) return 'the end of the text';
+  const code = ch.codePointAt(0) ?? 0;
+  if (code === 0xfeff) return 'a UTF-8 byte order mark (U+FEFF)';
+  if (code > 0x20 && code < 0x7f) return `'${ch}'`;
+  return `U+${code.toString(16).toUpperCase().padStart(4, '0')}`;
+}
+
+const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
+const LITERALS = ['true', 'false', 'null'] as const;
+const ESCAPES = new Set(['"', '\\', '/', 'b', 'f', 'n', 'r', 't']);
+
+/**
+ * Checks `text` against the JSON grammar (RFC 8259) without recursion, so JSON.parse only ever sees
+ * text it accepts: the first problem is thrown with its line and column (JsonSyntaxError), or at
+ * its JSON path for depth, duplicate keys and numbers a double cannot hold (JsonInputError).
+ */
+function scanJson(text: string, options: ParseJsonOptions): void {
+  const maxDepth = options.maxDepth ?? JSON_MAX_DEPTH;
+  const stack: Frame[] = [];
+  const n = text.length;
+  let i = 0;
+  // value: a value must come; key: a quoted key must come; colon: ':' must come; after: ',' or a close.
+  let state: 'value' | 'key' | 'colon' | 'after' = 'value';
+  // In `value` right after '[' / `key` right after '{', the close is allowed too.
+  let emptyOk = false;
+  const fail = (at: number, what: string): never => {
+    const { line, column } = lineColumnOf(text, at);
+    throw new JsonSyntaxError(options.source, line, column, what);
+  };
+  const scanString = (from: number): number => {
+    let j = from + 1;
+    for (;;) {
+      if (j >= n) fail(from, 'a string that never ends (no closing ")');
+      const c = text.charCodeAt(j);
+      if (c === 0x22) return j + 1;
+      if (c < 0x20) fail(j, `${describeChar(text[j])} inside a string (write control characters as \\u00XX)`);
+      if (c === 0x5c) {
+        const e = text[j + 1];
+        if (e === 'u') {
+          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(j + 2, j + 6)))
+            fail(j, 'a \\u escape without 4 hex digits');
+          j += 6;
+        } else if (e !== undefined && ESCAPES.has(e)) j += 2;
+        else fail(j, `an unknown escape \\${e === undefined ? '' : describeChar(e)} in a string`);
+      } else j += 1;
+    }
+  };
+  for (;;) {
+    while (i < n && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i += 1;
+    const c = text[i];
+    if (state === 'after' && stack.length === 0) {
+      if (c === undefined) return;
+      fail(i, `${describeChar(c)} after the end of the JSON value`);
+    }
+    if (c === undefined)
+      return fail(
+        i,
+        stack.length === 0 && state === 'value'
+          ? 'there is no JSON value (the text is empty)'
+          : 'the text ends before the JSON value is complete',
+      );
+    const top = stack[stack.length - 1];
+    if (state === 'value') {
+      if (emptyOk && c === ']') {
+        stack.pop();
+        state = 'after';
+        i += 1;
+      } else if (c === ']' && top?.kind === 'array') {
+        fail(i, "']' after ',' (JSON allows no trailing comma)");
+      } else if (c === '{' || c === '[') {
+        if (stack.length >= maxDepth) {
+          throw new JsonInputError(
+            options.source,
+            pathOf(stack),
+            `nested deeper than ${maxDepth} levels; not a file proxylab writes or reads`,
+            'json-too-deep',
+          );
+        }
+        stack.push({ kind: c === '{' ? 'object' : 'array', keys: new Set(), index: 0, key: null });
+        state = c === '{' ? 'key' : 'value';
+        emptyOk = true;
+        i += 1;
+        continue;
+      } else if (c === '"') {
+        i = scanString(i);
+        state = 'after';
+      } else if (c === '-' || (c >= '0' && c <= '9')) {
+        NUMBER.lastIndex = i;
+        const m = NUMBER.exec(text);
+        if (!m) fail(i, `a number that does not follow JSON's number format`);
+        const literal = (m as RegExpExecArray)[0];
+        if (!Number.isFinite(Number(literal))) {
+          throw new JsonInputError(
+            options.source,
+            pathOf(stack),
+            `the number ${literal} is out of JSON's range (a double holds up to ±1.8e308)`,
+            'number-out-of-range',
+            literal,
+          );
+        }
+        i += literal.length;
+        state = 'after';
+      } else {
+        const lit = LITERALS.find((l) => text.startsWith(l, i));
+        if (lit === undefined) fail(i, `${describeChar(c)} where a value was expected`);
+        i += (lit as string).length;
+        state = 'after';
+      }
+    } else if (state === 'key') {
+      if (emptyOk && c === '}') {
+        stack.pop();
+        state = 'after';
+        i += 1;
+      } else if (c === '"') {
+        const end = scanString(i);
+        const key = JSON.parse(text.slice(i, end)) as string;
+        const frame = top as Frame;
+        if (options.rejectDuplicateKeys && frame.keys.has(key)) {
+          frame.key = key;
+          throw new JsonInputError(
+            options.source,
+            pathOf(stack),
+            `duplicate key ${JSON.stringify(key)} (JSON keeps only the last; say it once)`,
+            'duplicate-key',
+            key,
+          );
+        }
+        frame.keys.add(key);
+        frame.key = key;
+        i = end;
+        state = 'colon';
+      } else if (c === '}') fail(i, "'}' after ',' (JSON allows no trailing comma)");
+      else fail(i, `${describeChar(c)} where a quoted key was expected`);
+    } else if (state === 'colon') {
+      if (c !== ':') fail(i, `${describeChar(c)} where ':' after a key was expected`);
+      i += 1;
+      state = 'value';
+    } else {
+      const frame = top as Frame;
+      const close = frame.kind === 'array' ? ']' : '}';
+      if (c === ',') {
+        if (frame.kind === 'array') frame.index += 1;
+        state = frame.kind === 'array' ? 'value' : 'key';
+        i += 1;
+      } else if (c === close) {
+        stack.pop();
+        i += 1;
+      } else fail(i, `${describeChar(c)} where ',' or '${close}' was expected`);
+    }
+    emptyOk = false;
+  }
+}

@@ -1,0 +1,33 @@
+/**
+ * Which signal stops PgBouncer at once, dropping its clients: the one place that knows it changed.
+ *
+ * - Before 1.23: SIGTERM is the immediate shutdown, SIGINT the safe one (waits until every server
+ *   connection is released); SIGQUIT is ignored (checked with Debian's 1.18.0: still running 8 s
+ *   after SIGQUIT with a client connected).
+ * - 1.23 and later: SIGQUIT is the immediate shutdown; SIGTERM became a "super safe shutdown" that
+ *   waits for every client to disconnect (a second SIGTERM is immediate); SIGINT stays the safe one.
+ *   Changelog 1.23.0: "SIGTERM doesn't cause immediate shutdown of the PgBouncer process anymore …
+ *   If you relied on the old behaviour of SIGTERM in your Dockerfile or Systemd service file you
+ *   should now use SIGQUIT" (pgbouncer/pgbouncer#902; checked with 1.25.2: SIGTERM leaves it
+ *   running while a client is connected, SIGQUIT ends it in milliseconds).
+ *
+ * Pure (no I/O): the local adapter and the reaper send what this says.
+ */
+
+import { parsePgbouncerVersion, versionAtLeast } from './config';
+
+/** The first release whose SIGTERM waits for clients and whose SIGQUIT is immediate. */
+export const SIGQUIT_IMMEDIATE_SINCE: readonly [number, number, number] = [1, 23, 0];
+
+/**
+ * The signals that stop PgBouncer `version` immediately, in the order to send them.
+ * A known version (`1.25.2`, `PgBouncer 1.18.0`) gets one signal. An unknown one (null, or no
+ * version in it) gets SIGQUIT then SIGTERM: a release before 1.23 ignores the SIGQUIT and stops on
+ * the SIGTERM; 1.23 and later stop on the SIGQUIT (a SIGTERM arriving first only starts the wait
+ * that the SIGQUIT then cuts short).
+ */
+export function immediateStopSignals(version: string | null): readonly NodeJS.Signals[] {
+  const v = version === null ? null : parsePgbouncerVersion(version);
+  if (v === null) return ['SIGQUIT', 'SIGTERM'];
+  return versionAtLeast(v, SIGQUIT_IMMEDIATE_SINCE) ? ['SIGQUIT'] : ['SIGTERM'];
+}
