@@ -40,7 +40,7 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-require-imports': [
         'error',
-        { allow: ['^\\./commands/\\w+$', '^\\.\\./\\.\\./lib/report/after-local-run$'] },
+        { allow: ['^\\./commands/[\\w-]+$', '^\\.\\./\\.\\./lib/report/after-local-run$'] },
       ],
     },
   },

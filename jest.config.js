@@ -14,6 +14,10 @@ const shared = {
   setupFilesAfterEnv: ['<rootDir>/test/helpers/cleanup.ts'],
 };
 
+// Unit and integration tests: every AWS SDK call a test makes is checked after it against the IAM
+// policy of the principal that makes it and the service model (test/helpers/aws-calls).
+const CHECKED_CALLS = [...shared.setupFilesAfterEnv, '<rootDir>/test/helpers/aws-calls/setup.ts'];
+
 /** @type {import('jest').Config} */
 module.exports = {
   projects: [
@@ -22,13 +26,14 @@ module.exports = {
       displayName: 'unit',
       roots: ['<rootDir>/test/unit'],
       // Every aws-sdk-client-mock call is checked against the service's botocore model.
-      setupFilesAfterEnv: [...shared.setupFilesAfterEnv, '<rootDir>/test/helpers/aws-calls/model-setup.ts'],
+      setupFilesAfterEnv: [...CHECKED_CALLS, '<rootDir>/test/helpers/aws-calls/model-setup.ts'],
     },
     { ...shared, displayName: 'cdk', roots: ['<rootDir>/test/cdk'] },
     {
       ...shared,
       displayName: 'integration',
       roots: ['<rootDir>/test/integration'],
+      setupFilesAfterEnv: CHECKED_CALLS,
       // Tests that name no PgBouncer run on Debian's 1.18, whatever PATH puts first.
       setupFiles: ['<rootDir>/test/helpers/default-pgbouncer.ts'],
     },

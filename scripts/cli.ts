@@ -26,6 +26,7 @@ const COMMANDS: ReadonlyArray<readonly [string, () => { register: Registrar }]> 
   ['parse', () => commandModule('parse', require('./commands/parse'))],
   ['extend', () => commandModule('extend', require('./commands/extend'))],
   ['destroy', () => commandModule('destroy', require('./commands/destroy'))],
+  ['iam-policy', () => commandModule('iam-policy', require('./commands/iam-policy'))],
 ];
 
 /** A lazily required command module, checked: `require` is untyped. */

@@ -6,6 +6,7 @@
  *   scenarios       docs/suite.md                 idem
  *   expectations    docs/suite.md                 idem (the expectation rules)
  *   error-classes   docs/suite.md                 from the parser's ERROR_PATTERNS (lib/suite/parser.ts)
+ *   operator-policy docs/aws.md                   from `proxylab iam-policy` (lib/cloud/iam-policy.ts) for labs/default.json
  *   server-stops    docs/suite.md                 from SERVER_STOP_MESSAGES (lib/suite/server-stop.ts)
  *   docs/lab.schema.json                          z.toJSONSchema of the lab schema (lib/config/json-schema.ts)
  *
@@ -18,7 +19,15 @@
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import {
+  OPERATOR_ROLE_COMMANDS,
+  OPERATOR_ROLES,
+  operatorPolicy,
+  type IamStatement,
+  type OperatorRole,
+} from '../lib/cloud/iam-policy';
 import { labJsonSchema, LAB_SCHEMA_FILE, type JsonSchema } from '../lib/config/json-schema';
+import { loadLabFile } from '../lib/config/load';
 import {
   getSuite,
   scriptLabel,
@@ -295,6 +304,50 @@ function renderErrorClasses(): string {
   ].join('\n');
 }
 
+// ------------------------------------------------------------------------------ operator policy
+
+/** AWS's documentation example account: the docs show ARNs pinned the way `--account` pins them. */
+export const DOCS_ACCOUNT = '111122223333';
+
+function statementText(st: IamStatement): string {
+  const list = (v: string | readonly string[]): string =>
+    (typeof v === 'string' ? [v] : v).map(code).join(', ');
+  const condition = st.Condition
+    ? Object.entries(st.Condition)
+        .flatMap(([op, kv]) =>
+          Object.entries(kv).map(([k, v]) => `${op} ${code(k)} = ${list(typeof v === 'string' ? v : v)}`),
+        )
+        .join('; ')
+    : '';
+  return `${list(st.Action)} | ${list(st.Resource)} | ${cell(condition)}`;
+}
+
+function renderOperatorPolicy(): string {
+  const lab = loadLabFile(join(ROOT, 'labs', 'default.json'));
+  const policies = Object.fromEntries(
+    OPERATOR_ROLES.map((role) => [role, operatorPolicy(lab, { role, account: DOCS_ACCOUNT })]),
+  ) as Record<OperatorRole, ReturnType<typeof operatorPolicy>>;
+  const firstRole = (sid: string): OperatorRole =>
+    OPERATOR_ROLES.find((r) => policies[r].Statement.some((st) => st.Sid === sid)) ?? 'deploy';
+  return [
+    `\`proxylab iam-policy --lab labs/default.json --role ROLE --account ${DOCS_ACCOUNT}\` (each role includes the ones above it):`,
+    '',
+    '| role | for |',
+    '|---|---|',
+    ...OPERATOR_ROLES.map((r) => `| ${code(r)} | ${OPERATOR_ROLE_COMMANDS[r]} |`),
+    '',
+    '| statement | from role | actions | resources | condition |',
+    '|---|---|---|---|---|',
+    ...policies.deploy.Statement.map((st) => `| ${st.Sid} | ${firstRole(st.Sid)} | ${statementText(st)} |`),
+    '',
+    'The `run` policy in full (`--role run`):',
+    '',
+    '```json',
+    JSON.stringify(policies.run, null, 2),
+    '```',
+  ].join('\n');
+}
+
 function renderServerStops(): string {
   return [
     '| message (case-insensitive) | SQLSTATE | from | when |',
@@ -320,6 +373,7 @@ export const BLOCKS: readonly GeneratedBlock[] = [
   { name: 'scenarios', files: ['docs/suite.md'], render: renderScenarios },
   { name: 'expectations', files: ['docs/suite.md'], render: renderExpectations },
   { name: 'error-classes', files: ['docs/suite.md'], render: renderErrorClasses },
+  { name: 'operator-policy', files: ['docs/aws.md'], render: renderOperatorPolicy },
   { name: 'server-stops', files: ['docs/suite.md'], render: renderServerStops },
 ];
 

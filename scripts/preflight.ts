@@ -293,8 +293,9 @@ export const TOOLS: readonly Tool[] = [
     name: 'botocore service models',
     purpose:
       "AWS's published API models: every mocked AWS call's input is checked against them (test/helpers/aws-calls/model.ts)",
-    // The unit project's setup file checks every aws-sdk-client-mock call; other tests import the checker.
-    usedBy: /aws-calls\/model|['"]aws-sdk-client-mock['"]/,
+    // The unit project's setup file checks every aws-sdk-client-mock call (tests make their mocks with
+    // mockAws from aws-calls/recorder, which also model-checks recorded SDK clients); others import the checker.
+    usedBy: /aws-calls\/(model|recorder)|['"]aws-sdk-client-mock['"]/,
     find: findBotocoreModels,
     install: { kind: 'pip', requirement: 'botocore' },
     dataOnly: true,

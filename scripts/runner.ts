@@ -18,6 +18,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { exitCodeFor, UsageError } from '../lib/core/errors';
+import { withAwsCallLog } from '../lib/core/aws-call-log';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { RDSClient } from '@aws-sdk/client-rds';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
@@ -103,7 +104,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     const forcePathStyle = Boolean(
       cli.endpointUrl || process.env.AWS_ENDPOINT_URL || process.env.AWS_ENDPOINT_URL_S3,
     );
-    const s3 = new S3Client({ ...config, forcePathStyle });
+    // PROXYLAB_AWS_CALL_LOG: the same audit log as the CLI's (lib/core/aws-call-log.ts).
+    const s3 = withAwsCallLog(new S3Client({ ...config, forcePathStyle }));
     const args = runnerArgsFromRequest(await readRunRequest(s3, cli.url), cli.runnerIndex, cli.endpointUrl);
     const rec = new InterruptionRecorder(
       runBlobs(s3, args.bucket, args.runId),
@@ -132,9 +134,9 @@ export async function main(argv: readonly string[]): Promise<number> {
     });
     const { result, allHeld } = await runCloudRunner(args, {
       s3,
-      secrets: new SecretsManagerClient(config),
-      rds: new RDSClient(config),
-      lambda: new LambdaClient(config),
+      secrets: withAwsCallLog(new SecretsManagerClient(config)),
+      rds: withAwsCallLog(new RDSClient(config)),
+      lambda: withAwsCallLog(new LambdaClient(config)),
       executor,
       query: psqlScalarQuery(),
       clock: systemClock,

@@ -2,15 +2,20 @@
  * AWS SDK clients built from the settings an AWS user expects: `--profile`, `--region`, and the
  * standard environment (`AWS_PROFILE`, `AWS_REGION`, `AWS_ENDPOINT_URL[_<SERVICE>]`). An endpoint
  * override (moto_server in tests, LocalStack) also switches S3 to path-style addressing.
- * One factory per process, passed down explicitly — no module-level singletons.
+ * One factory per process, passed down explicitly — no module-level singletons. With
+ * `PROXYLAB_AWS_CALL_LOG=FILE` every client appends its calls to FILE (lib/core/aws-call-log.ts:
+ * service, operation and resource identifiers, never bodies or secrets) — an audit log for writing
+ * an IAM policy or debugging an AccessDenied.
  */
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import { EC2Client } from '@aws-sdk/client-ec2';
 import { LambdaClient } from '@aws-sdk/client-lambda';
 import { RDSClient } from '@aws-sdk/client-rds';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SchedulerClient } from '@aws-sdk/client-scheduler';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { SSMClient } from '@aws-sdk/client-ssm';
+import { withAwsCallLog } from '../core/aws-call-log';
 import { UsageError } from '../core/errors';
 
 export interface AwsSettings {
@@ -48,12 +53,23 @@ export function clientConfig(settings: AwsSettings): {
 }
 
 /** EventBridge Scheduler, where the lab's expiry schedule lives (lib/cloud/extend.ts). */
-export function createSchedulerClient(settings: AwsSettings = {}): SchedulerClient {
-  return new SchedulerClient(clientConfig(settings));
+export function createSchedulerClient(
+  settings: AwsSettings = {},
+  env: NodeJS.ProcessEnv = process.env,
+): SchedulerClient {
+  return withAwsCallLog(new SchedulerClient(clientConfig(settings)), env);
+}
+
+/** EC2: zone choice before a deploy (lib/cloud/availability-zones.ts), Spot requests in doctor. */
+export function createEc2Client(settings: AwsSettings = {}, env: NodeJS.ProcessEnv = process.env): EC2Client {
+  return withAwsCallLog(new EC2Client(clientConfig(settings)), env);
 }
 
 export function createS3Client(settings: AwsSettings, env: NodeJS.ProcessEnv = process.env): S3Client {
-  return new S3Client({ ...clientConfig(settings), forcePathStyle: usesEndpointOverride(settings, env) });
+  return withAwsCallLog(
+    new S3Client({ ...clientConfig(settings), forcePathStyle: usesEndpointOverride(settings, env) }),
+    env,
+  );
 }
 
 export function createAwsClients(
@@ -63,11 +79,11 @@ export function createAwsClients(
   const base = clientConfig(settings);
   return {
     s3: createS3Client(settings, env),
-    secrets: new SecretsManagerClient(base),
-    rds: new RDSClient(base),
-    ssm: new SSMClient(base),
-    lambda: new LambdaClient(base),
-    cloudformation: new CloudFormationClient(base),
+    secrets: withAwsCallLog(new SecretsManagerClient(base), env),
+    rds: withAwsCallLog(new RDSClient(base), env),
+    ssm: withAwsCallLog(new SSMClient(base), env),
+    lambda: withAwsCallLog(new LambdaClient(base), env),
+    cloudformation: withAwsCallLog(new CloudFormationClient(base), env),
   };
 }
 

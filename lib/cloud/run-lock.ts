@@ -10,6 +10,7 @@
  * same host with its pid gone or reused it is taken over — with `If-Match: <etag>` of the stale lock,
  * so two takers cannot both win — and from another host it is refused, naming the holder.
  */
+import { cloudRunLockKey } from '../config/stack-outputs';
 import { parseProcStartTicks } from '../core/proc-stat';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -24,9 +25,7 @@ import {
   type RunLockOwner,
 } from '../suite/run-lock';
 
-export function cloudRunLockKey(runId: string, runnerIndex: number): string {
-  return `runs/${runId}/locks/runner-${runnerIndex}.lock`;
-}
+export { cloudRunLockKey };
 
 /** What the lock asks of this machine; injectable for tests. */
 export interface CloudLockHost extends LockOwnerProbe {

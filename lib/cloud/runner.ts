@@ -316,7 +316,13 @@ export async function runCloudRunner(args: RunnerArgs, deps: RunnerDeps): Promis
     try {
       return await runCloudRunnerInner(args, deps, secrets);
     } finally {
-      await lock.release().catch(() => undefined);
+      // A lock left behind refuses a resume on a replacement runner ("held by …"): say so, with
+      // the key to delete, instead of swallowing the failure (the run's own outcome still wins).
+      await lock.release().catch((err: unknown) => {
+        deps.write(
+          `${new Date().toISOString()} warn could not release the run lock s3://${args.bucket}/${lock.key}: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}; a resume of run ${args.runId} on another runner is refused until it is deleted (aws s3 rm s3://${args.bucket}/${lock.key})\n`,
+        );
+      });
     }
   } catch (err) {
     // Belt and braces: no error message leaves the runner with the password in it.

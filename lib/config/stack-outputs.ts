@@ -28,6 +28,18 @@ export const RUNNER_INSTALL_PATH = '/opt/proxylab/runner.js';
 export const SPOT_REQUEST_TAG = 'proxylab:stack-id';
 
 /**
+ * The cloud run lock of runner `runnerIndex` in run `runId` (lib/cloud/run-lock.ts), and the
+ * pattern of every such key: the runner role may delete exactly these objects in the results
+ * bucket (lib/constructs/runner-asset.ts) — the lock's owner removes it when it ends, so a resume
+ * on a replacement runner (another host) is not refused. Part of the contract between the stack
+ * and the runner.
+ */
+export function cloudRunLockKey(runId: string, runnerIndex: number): string {
+  return `runs/${runId}/locks/runner-${runnerIndex}.lock`;
+}
+export const CLOUD_RUN_LOCK_KEY_PATTERN = 'runs/*/locks/runner-*.lock';
+
+/**
  * The runner software version: the first 16 hex digits of the SHA-256 of the bundle (runner.js).
  * The CLI computes it from the bundle it would deploy, the runner from the file it runs.
  */

@@ -4,14 +4,15 @@
  * hosts' user data unpack into /opt/proxylab. Bundled once per process (every lab stack of an app
  * shares it).
  */
-import { Stack } from 'aws-cdk-lib';
+import { Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as rds from 'aws-cdk-lib/aws-rds';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
 import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import type { Construct } from 'constructs';
+import { logicalIdOf } from './metrics-collector';
 import { runnerBundleOnce } from './runner-bundle';
-import { RUNNER_INSTALL_PATH } from '../config/stack-outputs';
+import { CLOUD_RUN_LOCK_KEY_PATTERN, RUNNER_INSTALL_PATH } from '../config/stack-outputs';
 import { POOLER_INSTALL_PATH } from './pooler-user-data';
 
 /** What the RunnerFleet seam takes: the asset and the install command (run in /opt/proxylab). */
@@ -42,7 +43,9 @@ export interface CloudRunnerGrants {
  * runs/, read the DB secret and invoke the collector):
  *  - s3:GetObject under runs/ and s3:ListBucket restricted to the runs/ prefix — resume reads the
  *    manifest and lists finished steps; the fleet barrier reads plans and parts;
- *  - rds:ModifyDBProxyTargetGroup + rds:DescribeDBProxyTargetGroups on this lab's proxies and their
+ *  - s3:DeleteObject on the run-lock keys only (`runs/<id>/locks/runner-<i>.lock`): a runner
+ *    releases its lock when it ends, so a resume on a replacement runner is not refused;
+ *  - rds:DescribeDBProxyTargetGroups on this lab's proxies and rds:ModifyDBProxyTargetGroup on their
  *    `default` target groups only (pool-percent sweeps, then restore).
  */
 export function grantCloudRunner(role: iam.Role, grants: CloudRunnerGrants): void {
@@ -54,17 +57,36 @@ export function grantCloudRunner(role: iam.Role, grants: CloudRunnerGrants): voi
   );
   role.addToPolicy(
     new iam.PolicyStatement({
+      actions: ['s3:DeleteObject'],
+      resources: [grants.bucket.arnForObjects(CLOUD_RUN_LOCK_KEY_PATTERN)],
+    }),
+  );
+  Validations.of(role).acknowledge({
+    id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(grants.bucket)}.Arn>/${CLOUD_RUN_LOCK_KEY_PATTERN}]`,
+    reason:
+      'Run ids and runner indexes are chosen at run time; runners may delete only run-lock objects (runs/<id>/locks/runner-<i>.lock), never results.',
+  });
+  role.addToPolicy(
+    new iam.PolicyStatement({
       actions: ['s3:ListBucket'],
       resources: [grants.bucket.bucketArn],
       conditions: { StringLike: { 's3:prefix': ['runs/*'] } },
     }),
   );
   if (grants.proxies.length > 0) {
-    const resources = grants.proxies.flatMap((proxy) => [proxy.dbProxyArn, targetGroupArnOf(proxy)]);
+    // Each action on the resource type it takes (Service Authorization Reference, Amazon RDS):
+    // DescribeDBProxyTargetGroups on the proxy (`db-proxy:prx-…`), ModifyDBProxyTargetGroup on the
+    // target group (`target-group:prx-tg-…`).
     role.addToPolicy(
       new iam.PolicyStatement({
-        actions: ['rds:ModifyDBProxyTargetGroup', 'rds:DescribeDBProxyTargetGroups'],
-        resources,
+        actions: ['rds:DescribeDBProxyTargetGroups'],
+        resources: grants.proxies.map((proxy) => proxy.dbProxyArn),
+      }),
+    );
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: ['rds:ModifyDBProxyTargetGroup'],
+        resources: grants.proxies.map(targetGroupArnOf),
       }),
     );
   }

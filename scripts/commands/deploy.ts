@@ -17,11 +17,10 @@ import { loadLabFile } from '../../lib/config/load';
 import { stackNameFor } from '../../lib/config/stack-outputs';
 import { deployPreflight } from '../../lib/cost/preflight';
 import { DEFAULT_PRICE_REGION, PRICE_TABLES } from '../../lib/cost/price-table';
-import { EC2Client } from '@aws-sdk/client-ec2';
 import type { LabConfig } from '../../lib/config/types';
 import { chooseLabZones, zoneContextArgs } from '../../lib/cloud/availability-zones';
 import {
-  clientConfig,
+  createEc2Client,
   createAwsClients,
   createSchedulerClient,
   type AwsSettings,
@@ -93,7 +92,7 @@ export function register(program: Command): void {
       // (lib/cloud/availability-zones.ts).
       let zoneArgs: string[] = [];
       if (!flags.dryRun) {
-        const zones = await chooseLabZones(new EC2Client(clientConfig(settings)), {
+        const zones = await chooseLabZones(createEc2Client(settings), {
           instanceType: lab.runners.instanceType,
           rdsProxy: lab.proxies.length > 0,
         });

@@ -5,9 +5,8 @@
  */
 import type { Command } from 'commander';
 import { profileOption, regionOption } from './aws-options';
-import { EC2Client } from '@aws-sdk/client-ec2';
 import {
-  clientConfig,
+  createEc2Client,
   createAwsClients,
   createSchedulerClient,
   requireRegion,
@@ -54,7 +53,7 @@ export function register(program: Command): void {
       const checks = await runDoctor(lab, flags.lab, outputs, {
         ...clients,
         scheduler: createSchedulerClient({ ...settings, region }),
-        ec2: new EC2Client(clientConfig({ ...settings, region })),
+        ec2: createEc2Client({ ...settings, region }),
         softwareVersion: runnerSoftwareVersion(),
         region,
         now: () => new Date(),

@@ -364,14 +364,25 @@ describe('runner fleet', () => {
       /"Action":"lambda:InvokeFunction","Effect":"Allow","Resource":\{"Fn::GetAtt":\["CollectorFunction[0-9A-F]+","Arn"\]\}/,
     );
     // Reading back is needed for resume and the fleet barrier (runs/*) and for the runner bundle
-    // (exactly its asset object); nothing broader, nothing destructive.
+    // (exactly its asset object); nothing broader.
     expect(policies).toMatch(
       /"Action":"s3:GetObject","Effect":"Allow","Resource":\{"Fn::Join":\["",\[\{"Fn::GetAtt":\["ResultsBucket[0-9A-F]+","Arn"\]\},"\/runs\/\*"\]\]\}/,
     );
     expect(policies).toMatch(
       /"Action":"s3:ListBucket","Condition":\{"StringLike":\{"s3:prefix":\["runs\/\*"\]\}\}/,
     );
-    expect(policies).not.toMatch(/s3:\*|s3:DeleteObject|"s3:GetObject\*"|"s3:List\*"|"s3:GetBucket\*"/);
+    expect(policies).not.toMatch(/s3:\*|"s3:GetObject\*"|"s3:List\*"|"s3:GetBucket\*"|s3:DeleteObject\*/);
+    // The one delete: a runner releases its own run lock (issue 20, defect 1) — the lock keys only,
+    // never results.
+    const deletes = [
+      ...policies.matchAll(/"Action":"s3:DeleteObject","Effect":"Allow","Resource":(\{"Fn::Join".*?\]\]\})/g),
+    ];
+    expect(deletes.map((m) => m[1])).toEqual([
+      expect.stringMatching(
+        /^\{"Fn::Join":\["",\[\{"Fn::GetAtt":\["ResultsBucket[0-9A-F]+","Arn"\]\},"\/runs\/\*\/locks\/runner-\*\.lock"\]\]\}$/,
+      ),
+    ]);
+    expect(policies.match(/s3:DeleteObject/g)).toHaveLength(1);
     // Pool sweeps: ModifyDBProxyTargetGroup on this lab's proxies only, never on "*".
     expect(policies).toContain('rds:ModifyDBProxyTargetGroup');
     expect(policies).not.toMatch(

@@ -7,6 +7,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { REPO_ROOT } from '../../lib/cloud/operator';
+import { AWS_CALL_LOG_ENV } from '../../lib/core/aws-call-log';
 import { labOutputsWith, proxyOutputs } from '../helpers/lab-outputs';
 import { scratchDir } from '../helpers/scratch';
 
@@ -139,9 +140,16 @@ describe('CLI (real entry, no AWS)', () => {
     [['fetch', 'r1'], /give --lab FILE \(the deployed lab\) or --bucket NAME/],
     [['status', '--bucket', 'Not_A_Bucket'], /--bucket "Not_A_Bucket" is not a valid S3 bucket name/],
   ])('proxylab %j exits 2 before any AWS call', (args, message) => {
-    const res = spawnSync(process.execPath, [cli, ...args], { encoding: 'utf8', env, cwd: REPO_ROOT });
+    // The CLI's AWS call audit log stays empty: no call was made.
+    const callLog = path.join(scratchDir('proxylab-calls-'), 'calls.jsonl');
+    const res = spawnSync(process.execPath, [cli, ...args], {
+      encoding: 'utf8',
+      env: { ...env, [AWS_CALL_LOG_ENV]: callLog },
+      cwd: REPO_ROOT,
+    });
     expect(res.stderr).toMatch(message);
     expect(res.status).toBe(2);
+    expect(fs.existsSync(callLog)).toBe(false);
   });
 
   test.each([

@@ -17,6 +17,8 @@ import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { startPoolerAgent, type PoolerAgent } from '../../lib/cloud/pooler-agent';
 import { runCloudRunner } from '../../lib/cloud/runner';
+import { RUNNER } from '../helpers/aws-calls/principals';
+import { recordAws } from '../helpers/aws-calls/recorder';
 import type { RunnerArgs } from '../../lib/cloud/runner-args';
 import { fetchRun } from '../../lib/cloud/runs';
 import { psqlAdminRows } from '../../lib/cloud/pooler-targets';
@@ -175,11 +177,12 @@ test('a pool sweep through both pool modes of a 2-process pooler: resized throug
   // every admin statement, by the relay port it went to
   const sent = new Map<number, string[]>();
   const realAdmin = psqlAdminRows(stack.bins.psql);
+  // The runner's own clients are recorded: every call is checked against the runner role (e5 has poolers).
   const out = await runCloudRunner(args, {
-    s3,
-    secrets,
-    rds: new RDSClient(motoClientConfig(moto)),
-    lambda: new LambdaClient(motoClientConfig(moto)),
+    s3: recordAws(new S3Client({ ...motoClientConfig(moto), forcePathStyle: true }), RUNNER),
+    secrets: recordAws(new SecretsManagerClient(motoClientConfig(moto)), RUNNER),
+    rds: recordAws(new RDSClient(motoClientConfig(moto)), RUNNER),
+    lambda: recordAws(new LambdaClient(motoClientConfig(moto)), RUNNER),
     executor: new LocalPgbenchExecutor({ pgbench: stack.bins.pgbench, workRoot: path.join(tmp, 'work') }),
     query: psqlScalarQuery(stack.bins.psql),
     adminQuery: (conn, statements, timeoutMs) => {

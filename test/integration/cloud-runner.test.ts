@@ -29,6 +29,10 @@ import { runExitCode, type VerdictTotals } from '../../lib/suite/verdict';
 import { spawnCli, startLocalStack, type LocalStack } from '../helpers/local-stack';
 import { createDbSecret, localRunRequest } from '../helpers/cloud-run-request';
 import { motoClientConfig, motoEnv, startMoto, type MotoServer } from '../helpers/moto';
+import { AWS_CALL_LOG_ENV } from '../../lib/core/aws-call-log';
+import { RUNNER } from '../helpers/aws-calls/principals';
+import { recordCallLog } from '../helpers/aws-calls/recorder';
+import { scratchDir } from '../helpers/scratch';
 
 const BUCKET = 'proxylab-it-results';
 const RUN_ID = 'cloud-it-1';
@@ -86,7 +90,13 @@ function runRunner(runId: string, runnerIndex: number, killAfter: RegExp | null 
   expect(argv.join(' ')).not.toMatch(/--proxies|--writer-endpoint|--secret-arn|=127\.0\.0\.1/);
   const args = [runnerJs, ...argv];
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { env: motoEnv(moto), stdio: ['ignore', 'pipe', 'pipe'] });
+    // The runner's own audit log: its calls are checked against the runner role after the test.
+    const callLog = path.join(scratchDir('proxylab-runner-calls-'), 'calls.jsonl');
+    const child = spawn(process.execPath, args, {
+      env: { ...motoEnv(moto), [AWS_CALL_LOG_ENV]: callLog },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child.on('close', () => recordCallLog(callLog, RUNNER));
     let stdout = '';
     let stderr = '';
     let killed = false;

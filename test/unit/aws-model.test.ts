@@ -3,7 +3,8 @@
  * published models, one row per kind of problem, and the real PI fetcher through a mocked client.
  */
 import { GetResourceMetricsCommand, PIClient } from '@aws-sdk/client-pi';
-import { mockClient } from 'aws-sdk-client-mock';
+import { mockAws } from '../helpers/aws-calls/recorder';
+import { COLLECTOR } from '../helpers/aws-calls/principals';
 import { buildRunRequest } from '../../lib/cloud/run-request';
 import type { RunnerArgs } from '../../lib/cloud/runner-args';
 import { buildRunCommands } from '../../lib/cloud/ssm';
@@ -11,7 +12,7 @@ import { fetchPi, planPiRequests } from '../../lib/collector';
 import { compilePattern, modelProblems, serviceModel, skippedPatterns } from '../helpers/aws-calls/model';
 import { expectModelValid, mockModelProblems, sdkCallOf } from '../helpers/aws-calls/model-mocks';
 
-const piMock = mockClient(PIClient);
+const piMock = mockAws(PIClient, COLLECTOR);
 afterEach(() => piMock.reset());
 
 const UUID = '11111111-2222-3333-4444-555555555555';

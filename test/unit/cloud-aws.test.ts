@@ -25,7 +25,8 @@ import {
   SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
 import { SendCommandCommand, SSMClient } from '@aws-sdk/client-ssm';
-import { mockClient } from 'aws-sdk-client-mock';
+import { attributeMock, mockAws } from '../helpers/aws-calls/recorder';
+import { operator, RUNNER } from '../helpers/aws-calls/principals';
 import 'aws-sdk-client-mock-jest';
 import { InfrastructureError, UsageError } from '../../lib/core/errors';
 import { invokeCollector, buildCollectEvent, collectorWindow } from '../../lib/cloud/collector-invoke';
@@ -51,12 +52,12 @@ import type { RunManifest, StepRecord } from '../../lib/suite/types';
 import { stepRecordWith } from '../helpers/run-files';
 import { s3BodyText } from '../helpers/s3-body';
 
-const s3Mock = mockClient(S3Client);
-const smMock = mockClient(SecretsManagerClient);
-const rdsMock = mockClient(RDSClient);
-const ssmMock = mockClient(SSMClient);
-const lambdaMock = mockClient(LambdaClient);
-const cfnMock = mockClient(CloudFormationClient);
+const s3Mock = mockAws(S3Client, RUNNER);
+const smMock = mockAws(SecretsManagerClient, RUNNER);
+const rdsMock = mockAws(RDSClient, RUNNER);
+const ssmMock = mockAws(SSMClient, RUNNER);
+const lambdaMock = mockAws(LambdaClient, RUNNER);
+const cfnMock = mockAws(CloudFormationClient, RUNNER);
 
 afterEach(() => {
   for (const m of [s3Mock, smMock, rdsMock, ssmMock, lambdaMock, cfnMock]) m.reset();
@@ -374,6 +375,13 @@ describe('RdsProxyPoolControl', () => {
 });
 
 describe('SSM SendCommand', () => {
+  // The CLI (`proxylab run`) sends the commands and writes the request: the operator's run policy.
+  beforeAll(() => {
+    for (const m of [ssmMock, s3Mock]) attributeMock(m, operator('run'));
+  });
+  afterAll(() => {
+    for (const m of [ssmMock, s3Mock]) attributeMock(m, RUNNER);
+  });
   const base: Omit<RunnerArgs, 'runnerIndex' | 'runnerCount'> = {
     runId: 'r-20261121-1100',
     suite: 'e1',
@@ -547,6 +555,8 @@ describe('collector invoke', () => {
 });
 
 describe('CloudFormation outputs', () => {
+  // Read by every CLI command that finds a lab: the operator's read policy.
+  beforeAll(() => attributeMock(cfnMock, operator('read')));
   const outputs = {
     LabName: 'default',
     RunnerInstanceIds: 'i-0aaaaaaaaaaaaaaaa,i-0bbbbbbbbbbbbbbbb',

@@ -20,7 +20,8 @@ import {
   SSMClient,
   type SendCommandCommandInput,
 } from '@aws-sdk/client-ssm';
-import { mockClient } from 'aws-sdk-client-mock';
+import { mockAws } from '../helpers/aws-calls/recorder';
+import { operator } from '../helpers/aws-calls/principals';
 import 'aws-sdk-client-mock-jest';
 import { formatChecks, runDoctor, type Check } from '../../lib/cloud/doctor';
 import type { LabOutputs } from '../../lib/cloud/outputs';
@@ -29,12 +30,13 @@ import type { PoolerEndpoint } from '../../lib/pgbouncer/layout';
 import { poolerEndpoint } from '../helpers/pooler-endpoint';
 import { loadLabFile } from '../../lib/config/load';
 
-const cfn = mockClient(CloudFormationClient);
-const rds = mockClient(RDSClient);
-const sched = mockClient(SchedulerClient);
-const ssm = mockClient(SSMClient);
-const lambda = mockClient(LambdaClient);
-const ec2 = mockClient(EC2Client);
+const cfn = mockAws(CloudFormationClient, operator('run'));
+const rds = mockAws(RDSClient, operator('run'));
+const sched = mockAws(SchedulerClient, operator('run'));
+const ssm = mockAws(SSMClient, operator('run'));
+const lambda = mockAws(LambdaClient, operator('run'));
+// Only spot labs read Spot requests: judged by the spot lab's (pocket) operator policy.
+const ec2 = mockAws(EC2Client, operator('run', 'pocket'));
 afterEach(() => [cfn, rds, sched, ssm, lambda, ec2].forEach((m) => m.reset()));
 
 const LAB_FILE = path.resolve(__dirname, '..', '..', 'labs', 'default.json');

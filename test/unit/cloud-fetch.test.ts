@@ -3,13 +3,14 @@
  * is a usage error; a run whose only objects are skipped (fleet coordination) is fetched as empty.
  */
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { mockClient } from 'aws-sdk-client-mock';
+import { mockAws } from '../helpers/aws-calls/recorder';
+import { operator } from '../helpers/aws-calls/principals';
 import 'aws-sdk-client-mock-jest';
 import { UsageError } from '../../lib/core/errors';
 import type { BlobStore } from '../../lib/engine/blob-store';
 import { fetchRun } from '../../lib/cloud/runs';
 
-const s3Mock = mockClient(S3Client);
+const s3Mock = mockAws(S3Client, operator('read'));
 afterEach(() => s3Mock.reset());
 
 function memoryStore(): BlobStore & { readonly files: Map<string, string> } {

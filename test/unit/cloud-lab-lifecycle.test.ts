@@ -13,7 +13,8 @@ import {
   UpdateScheduleCommand,
 } from '@aws-sdk/client-scheduler';
 import { GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { mockClient } from 'aws-sdk-client-mock';
+import { mockAws } from '../helpers/aws-calls/recorder';
+import { operator } from '../helpers/aws-calls/principals';
 import 'aws-sdk-client-mock-jest';
 import { UsageError } from '../../lib/core/errors';
 import { labOutputsWith, proxyOutputs } from '../helpers/lab-outputs';
@@ -30,8 +31,8 @@ import { readLabExpiry, restartLabExpiry } from '../../lib/cloud/extend';
 import type { RunManifest } from '../../lib/suite/types';
 import { manifestWith } from '../helpers/run-files';
 
-const rdsMock = mockClient(RDSClient);
-const schedMock = mockClient(SchedulerClient);
+const rdsMock = mockAws(RDSClient, operator('deploy'));
+const schedMock = mockAws(SchedulerClient, operator('deploy'));
 afterEach(() => {
   rdsMock.reset();
   schedMock.reset();
@@ -197,7 +198,7 @@ describe('the expiry clock and runs that would outlive the lab (item 6)', () => 
 });
 
 describe('collecting a finished run again (proxylab collect --lab FILE --run-id ID)', () => {
-  const s3Mock = mockClient(S3Client);
+  const s3Mock = mockAws(S3Client, operator('deploy'));
   afterEach(() => s3Mock.reset());
   const OUTPUTS = labOutputsWith({
     labName: 'default',

@@ -6,7 +6,8 @@
 import * as path from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, NoSuchKey, S3Client } from '@aws-sdk/client-s3';
 import { GetCommandInvocationCommand, SSMClient } from '@aws-sdk/client-ssm';
-import { mockClient } from 'aws-sdk-client-mock';
+import { mockAws } from '../helpers/aws-calls/recorder';
+import { operator } from '../helpers/aws-calls/principals';
 import 'aws-sdk-client-mock-jest';
 import {
   awsSettings,
@@ -26,8 +27,8 @@ import type { LabConfig } from '../../lib/config/types';
 import { manifestWith, stepRecordWith } from '../helpers/run-files';
 import type { RunManifest } from '../../lib/suite/types';
 
-const s3Mock = mockClient(S3Client);
-const ssmMock = mockClient(SSMClient);
+const s3Mock = mockAws(S3Client, operator('run'));
+const ssmMock = mockAws(SSMClient, operator('run'));
 afterEach(() => {
   s3Mock.reset();
   ssmMock.reset();

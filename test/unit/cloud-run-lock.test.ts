@@ -10,13 +10,14 @@ import {
   S3Client,
   S3ServiceException,
 } from '@aws-sdk/client-s3';
-import { mockClient } from 'aws-sdk-client-mock';
+import { mockAws } from '../helpers/aws-calls/recorder';
+import { RUNNER } from '../helpers/aws-calls/principals';
 import { acquireCloudRunLock, cloudRunLockKey, type CloudLockHost } from '../../lib/cloud/run-lock';
 import { UsageError } from '../../lib/core/errors';
 import type { RunLockOwner } from '../../lib/suite/run-lock';
 import { s3BodyText } from '../helpers/s3-body';
 
-const s3Mock = mockClient(S3Client);
+const s3Mock = mockAws(S3Client, RUNNER);
 const BUCKET = 'results';
 const KEY = cloudRunLockKey('r1', 0);
 
@@ -133,5 +134,66 @@ describe('the cloud run lock', () => {
     s3Mock.on(GetObjectCommand).resolves(held({ pid: 999 }));
     await lock.release();
     expect(s3Mock.commandCalls(DeleteObjectCommand)).toHaveLength(0);
+  });
+});
+
+describe('release by its owner (issue 20, defect 1)', () => {
+  test('deletes exactly its own key — a call the runner role must be allowed (checked after the test)', async () => {
+    // GIVEN a lock this runner holds
+    s3Mock.on(PutObjectCommand).resolves({});
+    const lock = await acquireCloudRunLock(new S3Client({}), BUCKET, {
+      runId: 'r1',
+      runnerIndex: 0,
+      command: 'runner',
+      host: host('ip-10-0-0-5', { 300: 7 }),
+    });
+    const mine = JSON.stringify(lock.owner, null, 2) + '\n';
+    s3Mock
+      .on(GetObjectCommand)
+      .resolves({ Body: { transformToString: () => Promise.resolve(mine) } } as never);
+    // WHEN it ends
+    await lock.release();
+    // THEN the lock object goes (the IAM check fails this test when the runner role lacks
+    // s3:DeleteObject on runs/*/locks/runner-*.lock)
+    expect(s3Mock.commandCalls(DeleteObjectCommand).map((c) => c.args[0].input)).toEqual([
+      { Bucket: BUCKET, Key: KEY },
+    ]);
+  });
+
+  test('then a replacement runner (another host) takes the run slot without "held by"', async () => {
+    // GIVEN runner A held and released the slot: the key is free again
+    const objects = new Map<string, string>();
+    s3Mock.on(PutObjectCommand).callsFake((input: { Key: string; Body: string; IfNoneMatch?: string }) => {
+      if (input.IfNoneMatch === '*' && objects.has(input.Key)) throw preconditionFailed();
+      objects.set(input.Key, input.Body);
+      return {};
+    });
+    s3Mock.on(GetObjectCommand).callsFake((input: { Key: string }) => {
+      const text = objects.get(input.Key);
+      if (text === undefined) throw Object.assign(new Error('no such key'), { name: 'NoSuchKey' });
+      return { Body: { transformToString: () => Promise.resolve(text) } };
+    });
+    s3Mock.on(DeleteObjectCommand).callsFake((input: { Key: string }) => {
+      objects.delete(input.Key);
+      return {};
+    });
+    const s3 = new S3Client({});
+    const a = await acquireCloudRunLock(s3, BUCKET, {
+      runId: 'r1',
+      runnerIndex: 0,
+      command: 'runner A',
+      host: host('ip-10-0-0-5', { 300: 7 }),
+    });
+    await a.release();
+    // WHEN runner B on another host resumes the run
+    const b = await acquireCloudRunLock(s3, BUCKET, {
+      runId: 'r1',
+      runnerIndex: 0,
+      command: 'runner B',
+      host: host('ip-10-0-0-9', { 300: 7 }),
+    });
+    // THEN it holds the slot
+    expect(b.owner.host).toBe('ip-10-0-0-9');
+    expect(JSON.parse(objects.get(KEY) ?? '{}')).toMatchObject({ host: 'ip-10-0-0-9', command: 'runner B' });
   });
 });

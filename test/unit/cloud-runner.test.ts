@@ -13,17 +13,20 @@ import {
   type ModifyDBProxyTargetGroupCommandInput,
 } from '@aws-sdk/client-rds';
 import {
+  DeleteObjectCommand,
   GetObjectCommand,
   ListObjectsV2Command,
   NoSuchKey,
   PutObjectCommand,
   S3Client,
+  S3ServiceException,
   type GetObjectCommandInput,
   type ListObjectsV2CommandInput,
   type PutObjectCommandInput,
 } from '@aws-sdk/client-s3';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { mockClient } from 'aws-sdk-client-mock';
+import { mockAws } from '../helpers/aws-calls/recorder';
+import { RUNNER } from '../helpers/aws-calls/principals';
 import 'aws-sdk-client-mock-jest';
 import { argvNumber } from '../../lib/cloud/fleet';
 import { runCloudRunner, type RunnerDeps } from '../../lib/cloud/runner';
@@ -37,10 +40,10 @@ import { s3BodyText } from '../helpers/s3-body';
 const PASSWORD = 'Sup3r-s3cret/pw+%with spaces "quoted" \\back';
 const SECRET_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:lab-db-AbCdEf';
 
-const s3Mock = mockClient(S3Client);
-const smMock = mockClient(SecretsManagerClient);
-const rdsMock = mockClient(RDSClient);
-const lambdaMock = mockClient(LambdaClient);
+const s3Mock = mockAws(S3Client, RUNNER);
+const smMock = mockAws(SecretsManagerClient, RUNNER);
+const rdsMock = mockAws(RDSClient, RUNNER);
+const lambdaMock = mockAws(LambdaClient, RUNNER);
 
 /** In-memory bucket behind the S3 mock. */
 let store: Map<string, string>;
@@ -520,6 +523,29 @@ describe('collecting the run window', () => {
     ) as { window: { end: string } };
     expect(invokedAt[0]).toBeGreaterThanOrEqual(Date.parse(payload.window.end) + 300_000);
     expect(h.logs.join('')).toMatch(/waiting \d+ s for CloudWatch and PI/);
+  });
+});
+
+describe('the run lock at the end of a run (issue 20, defect 1)', () => {
+  test('a release the bucket refuses is logged with the key to delete, not swallowed; the run still succeeds', async () => {
+    // GIVEN a bucket that refuses the lock's deletion (a role without s3:DeleteObject on it)
+    s3Mock.on(DeleteObjectCommand).rejects(
+      new S3ServiceException({
+        name: 'AccessDenied',
+        $fault: 'client',
+        $metadata: { httpStatusCode: 403 },
+        message: 'Access Denied',
+      }),
+    );
+    const h = harness(sharedClock());
+    // WHEN the run ends
+    const out = await runCloudRunner(argsFor({ ...PGB_PROXY }), h.deps);
+    // THEN it completed, and the log says the lock stayed, where, and how to remove it
+    expect(out.result.manifest.status).toBe('completed');
+    const warning = h.logs.find((l) => l.includes('could not release the run lock'));
+    expect(warning).toMatch(
+      /warn could not release the run lock s3:\/\/results\/runs\/run-1\/locks\/runner-0\.lock: AccessDenied: Access Denied; a resume of run run-1 on another runner is refused until it is deleted \(aws s3 rm s3:\/\/results\/runs\/run-1\/locks\/runner-0\.lock\)/,
+    );
   });
 });
 

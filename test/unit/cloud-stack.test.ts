@@ -53,19 +53,22 @@ describe('runner role grants for the runner software', () => {
     ]),
   );
 
-  test('pool sweeps: Modify/DescribeDBProxyTargetGroups on exactly the lab proxies and their target groups', () => {
+  test('pool sweeps: DescribeDBProxyTargetGroups on exactly the lab proxies, Modify on exactly their target groups', () => {
+    // Each action on the resource type it takes (Service Authorization Reference, Amazon RDS:
+    // DescribeDBProxyTargetGroups → db-proxy, ModifyDBProxyTargetGroup → target-group).
     const rds = runnerStatements(two.template).filter((s) => actionsOf(s).some((a) => a.startsWith('rds:')));
-    expect(rds).toHaveLength(1);
-    expect(actionsOf(rds[0] as { Action: string | string[] }).sort()).toEqual([
-      'rds:DescribeDBProxyTargetGroups',
-      'rds:ModifyDBProxyTargetGroup',
+    expect(rds.map((s) => actionsOf(s))).toEqual([
+      ['rds:DescribeDBProxyTargetGroups'],
+      ['rds:ModifyDBProxyTargetGroup'],
     ]);
-    const resources = JSON.stringify(rds[0]?.Resource);
-    expect(resources).not.toContain('*');
+    const [describe, modify] = rds.map((s) => JSON.stringify(s.Resource));
+    for (const r of [describe, modify]) expect(r).not.toContain('*');
     for (const p of ['pool25', 'pool100']) {
-      expect(resources).toMatch(new RegExp(`"Proxies${p}Proxy[0-9A-F]{8}","DBProxyArn"`));
-      expect(resources).toMatch(new RegExp(`"Proxies${p}ProxyProxyTargetGroup[0-9A-F]{8}","TargetGroupArn"`));
+      expect(describe).toMatch(new RegExp(`"Proxies${p}Proxy[0-9A-F]{8}","DBProxyArn"`));
+      expect(modify).toMatch(new RegExp(`"Proxies${p}ProxyProxyTargetGroup[0-9A-F]{8}","TargetGroupArn"`));
     }
+    expect(describe).not.toContain('TargetGroupArn');
+    expect(modify).not.toContain('DBProxyArn');
   });
 
   test('resume and the fleet barrier: GetObject under runs/, ListBucket only for the runs/ prefix', () => {

@@ -9,7 +9,8 @@ import {
   DescribeInstanceTypeOfferingsCommand,
   EC2Client,
 } from '@aws-sdk/client-ec2';
-import { mockClient } from 'aws-sdk-client-mock';
+import { mockAws } from '../helpers/aws-calls/recorder';
+import { operator } from '../helpers/aws-calls/principals';
 import 'aws-sdk-client-mock-jest';
 import {
   chooseLabZones,
@@ -22,7 +23,7 @@ import { cdkInvocation } from '../../lib/cloud/operator';
 import { UsageError } from '../../lib/core/errors';
 import { AZ_CONTEXT_KEYS } from '../../lib/config/stack-outputs';
 
-const ec2Mock = mockClient(EC2Client);
+const ec2Mock = mockAws(EC2Client, operator('deploy'));
 afterEach(() => ec2Mock.reset());
 
 /**

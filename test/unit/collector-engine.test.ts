@@ -9,7 +9,8 @@ import {
   GetMetricDataCommand,
   type GetMetricDataCommandInput,
 } from '@aws-sdk/client-cloudwatch';
-import { mockClient } from 'aws-sdk-client-mock';
+import { mockAws } from '../helpers/aws-calls/recorder';
+import { COLLECTOR } from '../helpers/aws-calls/principals';
 import 'aws-sdk-client-mock-jest';
 import { buildCollectEvent } from '../../lib/cloud/collector-invoke';
 import { runnerArgsFromOutputs } from '../../lib/cloud/operator';
@@ -30,7 +31,7 @@ import {
 import { UsageError } from '../../lib/core/errors';
 import type { MetricsFile } from '../../lib/suite/types';
 
-const cwMock = mockClient(CloudWatchClient);
+const cwMock = mockAws(CloudWatchClient, COLLECTOR);
 afterEach(() => cwMock.reset());
 
 const NOW = new Date('2026-11-21T12:00:00Z');

@@ -12,7 +12,8 @@ import {
   PIClient,
   PIServiceException,
 } from '@aws-sdk/client-pi';
-import { mockClient } from 'aws-sdk-client-mock';
+import { attributeMock, mockAws } from '../helpers/aws-calls/recorder';
+import { COLLECTOR, operator } from '../helpers/aws-calls/principals';
 import 'aws-sdk-client-mock-jest';
 import {
   fetchCloudWatch,
@@ -22,8 +23,8 @@ import {
   type LabResources,
 } from '../../lib/collector';
 
-const cwMock = mockClient(CloudWatchClient);
-const piMock = mockClient(PIClient);
+const cwMock = mockAws(CloudWatchClient, COLLECTOR);
+const piMock = mockAws(PIClient, COLLECTOR);
 
 afterEach(() => {
   cwMock.reset();
@@ -438,5 +439,35 @@ describe('fetchPi', () => {
       result.series.filter((s) => s.dimensions.DbiResourceId === id).map((s) => s.status);
     expect(byInstance('db-RES1')).toEqual(['error', 'error', 'error', 'error', 'error']);
     expect(byInstance('db-RES2')).toEqual(['ok', 'ok', 'ok', 'ok', 'ok']);
+  });
+});
+
+describe('proxylab collect from a laptop: the same reads, judged by the operator run policy', () => {
+  // The CLI runs this code with the operator's credentials (proxylab iam-policy --role run).
+  beforeAll(() => {
+    attributeMock(cwMock, operator('run'));
+    attributeMock(piMock, operator('run'));
+  });
+  afterAll(() => {
+    attributeMock(cwMock, COLLECTOR);
+    attributeMock(piMock, COLLECTOR);
+  });
+
+  test('CloudWatch GetMetricData and Performance Insights GetResourceMetrics for the lab', async () => {
+    // GIVEN one instance and one proxy
+    const cwPlan = planCloudWatchQueries(lab(1, 1), WINDOW, { now: NOW });
+    cwMock.on(GetMetricDataCommand).callsFake((input: GetMetricDataCommandInput) => ({
+      MetricDataResults: echoResults(input, () => 1),
+    }));
+    piMock.on(GetResourceMetricsCommand).resolves({ MetricList: [] });
+    // WHEN
+    const cw = await fetchCloudWatch(new CloudWatchClient({ region: 'us-east-1' }), cwPlan, {
+      retry: noSleep,
+    });
+    const pi = await fetchPi(new PIClient({ region: 'us-east-1' }), planPiRequests(lab(1, 0), WINDOW));
+    // THEN both answered (the calls are checked against the operator's policy after the test)
+    expect(cw.series.every((s) => s.status === 'ok')).toBe(true);
+    expect(piMock).toHaveReceivedCommandTimes(GetResourceMetricsCommand, 1);
+    expect(pi.series.length).toBeGreaterThan(0);
   });
 });

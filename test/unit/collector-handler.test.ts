@@ -8,7 +8,8 @@ import {
 } from '@aws-sdk/client-cloudwatch';
 import { GetResourceMetricsCommand, PIClient } from '@aws-sdk/client-pi';
 import { PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { mockClient } from 'aws-sdk-client-mock';
+import { mockAws } from '../helpers/aws-calls/recorder';
+import { COLLECTOR } from '../helpers/aws-calls/principals';
 import 'aws-sdk-client-mock-jest';
 import { handler } from '../../lambda/collect-metrics/index';
 import { UsageError } from '../../lib/core/errors';
@@ -16,9 +17,9 @@ import { collectMetrics, LocalRunWriter, parseCollectEvent } from '../../lib/col
 import type { MetricsFile } from '../../lib/suite/types';
 import { s3BodyText } from '../helpers/s3-body';
 
-const cwMock = mockClient(CloudWatchClient);
-const piMock = mockClient(PIClient);
-const s3Mock = mockClient(S3Client);
+const cwMock = mockAws(CloudWatchClient, COLLECTOR);
+const piMock = mockAws(PIClient, COLLECTOR);
+const s3Mock = mockAws(S3Client, COLLECTOR);
 
 // The handler reads the clock (the period depends on the data's age): the test fixes `Date` at NOW
 // (only Date is faked; the SDK's timers stay real) and puts the window an hour before it.

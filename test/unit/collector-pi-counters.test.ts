@@ -7,7 +7,8 @@
  */
 import { CloudWatchClient, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import { GetResourceMetricsCommand, PIClient } from '@aws-sdk/client-pi';
-import { mockClient } from 'aws-sdk-client-mock';
+import { mockAws } from '../helpers/aws-calls/recorder';
+import { COLLECTOR } from '../helpers/aws-calls/principals';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import {
@@ -20,8 +21,8 @@ import {
 import { collectMetrics, parseCollectEvent, type RunWriter } from '../../lib/collector';
 import { planPiRequests } from '../../lib/collector/plan';
 
-const piMock = mockClient(PIClient);
-const cwMock = mockClient(CloudWatchClient);
+const piMock = mockAws(PIClient, COLLECTOR);
+const cwMock = mockAws(CloudWatchClient, COLLECTOR);
 afterEach(() => {
   piMock.reset();
   cwMock.reset();

@@ -8,7 +8,8 @@ import {
   type GetMetricDataCommandInput,
 } from '@aws-sdk/client-cloudwatch';
 import { GetResourceMetricsCommand, PIClient } from '@aws-sdk/client-pi';
-import { mockClient } from 'aws-sdk-client-mock';
+import { mockAws } from '../helpers/aws-calls/recorder';
+import { COLLECTOR } from '../helpers/aws-calls/principals';
 import 'aws-sdk-client-mock-jest';
 import { buildCollectEvent } from '../../lib/cloud/collector-invoke';
 import { instanceClassesOf, runnerArgsFromOutputs } from '../../lib/cloud/operator';
@@ -25,8 +26,8 @@ import {
 import { validateLab } from '../../lib/config';
 import type { MetricSeries } from '../../lib/suite/types';
 
-const cwMock = mockClient(CloudWatchClient);
-const piMock = mockClient(PIClient);
+const cwMock = mockAws(CloudWatchClient, COLLECTOR);
+const piMock = mockAws(PIClient, COLLECTOR);
 afterEach(() => {
   cwMock.reset();
   piMock.reset();

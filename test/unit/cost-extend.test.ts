@@ -4,12 +4,13 @@ import {
   SchedulerClient,
   UpdateScheduleCommand,
 } from '@aws-sdk/client-scheduler';
-import { mockClient } from 'aws-sdk-client-mock';
+import { mockAws } from '../helpers/aws-calls/recorder';
+import { operator } from '../helpers/aws-calls/principals';
 import 'aws-sdk-client-mock-jest';
 import { InfrastructureError, UsageError } from '../../lib/core/errors';
 import { extendLabExpiry } from '../../lib/cloud/extend';
 
-const schedulerMock = mockClient(SchedulerClient);
+const schedulerMock = mockAws(SchedulerClient, operator('run'));
 const NOW = new Date('2026-11-21T12:00:00Z');
 const TARGET = {
   Arn: 'arn:aws:scheduler:::aws-sdk:cloudformation:deleteStack',

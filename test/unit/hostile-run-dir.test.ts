@@ -12,7 +12,8 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { mockClient } from 'aws-sdk-client-mock';
+import { mockAws } from '../helpers/aws-calls/recorder';
+import { operator } from '../helpers/aws-calls/principals';
 import { fetchRun, formatListing, readListing } from '../../lib/cloud/runs';
 import { checkLabFile, parseLabJson } from '../../lib/config/load';
 import { exitCodeFor, UsageError } from '../../lib/core/errors';
@@ -30,7 +31,7 @@ const RUN_ID = 'synthetic-repeated';
 const STEP = 'quick-e1/direct/c20/simple/persistent/r1';
 const SECRET = 'AKIAHOSTILESECRET0123456789';
 
-const s3Mock = mockClient(S3Client);
+const s3Mock = mockAws(S3Client, operator('read'));
 afterEach(() => s3Mock.reset());
 
 /** A finished run copied to a scratch directory (`H`), with a sibling directory outside it. */

@@ -13,7 +13,8 @@ import {
   PutObjectCommand,
   S3Client,
 } from '@aws-sdk/client-s3';
-import { mockClient } from 'aws-sdk-client-mock';
+import { mockAws } from '../helpers/aws-calls/recorder';
+import { RUNNER } from '../helpers/aws-calls/principals';
 import { fetchRun } from '../../lib/cloud/runs';
 import { S3BlobStore, S3ResultSink } from '../../lib/cloud/s3-sink';
 import { RunStore } from '../../lib/engine/run-store';
@@ -39,7 +40,7 @@ import type { TargetKind } from '../../lib/suite/types';
 import { manifestWith, stepRecordWith } from '../helpers/run-files';
 import { scratchDir } from '../helpers/scratch';
 
-const s3Mock = mockClient(S3Client);
+const s3Mock = mockAws(S3Client, RUNNER);
 afterEach(() => s3Mock.reset());
 
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'runs', 'synthetic-repeated');

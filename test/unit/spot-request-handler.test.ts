@@ -11,7 +11,8 @@ import {
   EC2Client,
   EC2ServiceException,
 } from '@aws-sdk/client-ec2';
-import { mockClient } from 'aws-sdk-client-mock';
+import { mockAws } from '../helpers/aws-calls/recorder';
+import { SPOT_CANCELLER } from '../helpers/aws-calls/principals';
 import 'aws-sdk-client-mock-jest';
 import {
   answer,
@@ -20,7 +21,7 @@ import {
 } from '../../lambda/cancel-spot-request';
 import { handleSpotRequestEvent, type SpotRequestEvent } from '../../lambda/cancel-spot-request/spot-request';
 
-const ec2Mock = mockClient(EC2Client);
+const ec2Mock = mockAws(EC2Client, SPOT_CANCELLER);
 const ec2 = new EC2Client({ region: 'eu-west-1' });
 
 const RUNNER = 'i-0abc1234def567890';

@@ -1,0 +1,209 @@
+/**
+ * The operator's least-privilege IAM policy for one lab, per way of using the kit
+ * (`proxylab iam-policy --lab FILE [--role read|run|deploy]`; docs/aws.md is generated from it):
+ *
+ *   read    status, fetch                        DescribeStacks; list and read runs/
+ *   run     read + run, doctor, collect, extend  + write runs/, SSM Run Command on the lab's runners,
+ *                                                  read and move the expiry schedule, invoke the
+ *                                                  collector, DB instance states, CloudWatch /
+ *                                                  Performance Insights reads
+ *   deploy  run + deploy, destroy                + assume the CDK bootstrap roles, zone lookups,
+ *                                                  reboot pending DB instances
+ *
+ * Each statement names the commands that need it (Sid) and the calls it covers. Resources are
+ * scoped to the lab: its stack (`proxylab-<lab>`), the results bucket CloudFormation names after
+ * the stack (`<stack>-resultsbucket…`, lower case; give `bucket` once it is known), its runners and
+ * DB instances by the `proxylab:lab` tag, its expiry schedule and that schedule's role. Actions and
+ * resource types follow the Service Authorization Reference
+ * (https://docs.aws.amazon.com/service-authorization/latest/reference/): ssm:GetCommandInvocation,
+ * ec2:Describe*, cloudwatch:GetMetricData (on metrics) take no resource (`*`).
+ *
+ * The tests check every AWS call the CLI makes against this policy (test/helpers/aws-calls).
+ */
+import { expiryScheduleName } from '../config/expiry';
+import { stackNameFor } from '../config/stack-outputs';
+import type { LabConfig } from '../config/types';
+import { UsageError } from '../core/errors';
+
+export const OPERATOR_ROLES = ['read', 'run', 'deploy'] as const;
+export type OperatorRole = (typeof OPERATOR_ROLES)[number];
+
+/** The commands each role is for (help text, docs). */
+export const OPERATOR_ROLE_COMMANDS: Readonly<Record<OperatorRole, string>> = {
+  read: 'status, fetch',
+  run: 'run, doctor, collect, extend (and status, fetch)',
+  deploy: 'deploy, destroy (and everything run does)',
+};
+
+/** The tag every lab resource carries (lib/config lifecycle tags): the runner and DB scope. */
+export const LAB_TAG = 'proxylab:lab';
+
+export interface IamStatement {
+  readonly Sid: string;
+  readonly Effect: 'Allow';
+  readonly Action: string | readonly string[];
+  readonly Resource: string | readonly string[];
+  readonly Condition?: Readonly<Record<string, Readonly<Record<string, string | readonly string[]>>>>;
+}
+
+export interface IamPolicyDocument {
+  readonly Version: '2012-10-17';
+  readonly Statement: readonly IamStatement[];
+}
+
+export interface OperatorPolicyOptions {
+  readonly role: OperatorRole;
+  /** @default '*' - any account; give the lab's account id to pin it */
+  readonly account?: string;
+  /** @default the lab's `region`, else '*' */
+  readonly region?: string;
+  /** @default 'aws' */
+  readonly partition?: string;
+  /**
+   * The results bucket's name (the stack output `ResultsBucketName`).
+   * @default `<stack>-resultsbucket*` - the name CloudFormation generates from the stack name
+   */
+  readonly bucket?: string;
+  /**
+   * The CDK bootstrap qualifier of the account (`cdk bootstrap --qualifier`).
+   * @default 'hnb659fds' - the CDK default
+   */
+  readonly cdkQualifier?: string;
+}
+
+export function parseOperatorRole(value: string): OperatorRole {
+  if ((OPERATOR_ROLES as readonly string[]).includes(value)) return value as OperatorRole;
+  throw new UsageError(`--role: "${value}" is not a role; use one of ${OPERATOR_ROLES.join(', ')}`);
+}
+
+const ROLE_RANK: Readonly<Record<OperatorRole, number>> = { read: 0, run: 1, deploy: 2 };
+
+/** The operator policy for `lab` and `opts.role` (each role includes the ones below it). */
+export function operatorPolicy(lab: LabConfig, opts: OperatorPolicyOptions): IamPolicyDocument {
+  const p = opts.partition ?? 'aws';
+  const account = opts.account ?? '*';
+  const region = opts.region ?? lab.region ?? '*';
+  const stack = stackNameFor(lab.name);
+  // CloudFormation names an unnamed bucket `<stack>-<logicalid>-<random>`, in lower case (CloudFormation
+  // User Guide, "Name type"): the lab's one bucket is ResultsBucket.
+  const bucket = opts.bucket ?? `${stack.toLowerCase()}-resultsbucket*`;
+  const bucketArn = `arn:${p}:s3:::${bucket}`;
+  const qualifier = opts.cdkQualifier ?? 'hnb659fds';
+  const schedule = `arn:${p}:scheduler:${region}:${account}:schedule/default/${expiryScheduleName(stack)}`;
+  const labTag = { [`aws:ResourceTag/${LAB_TAG}`]: lab.name };
+  const rank = ROLE_RANK[opts.role];
+  const statements: IamStatement[] = [
+    {
+      Sid: 'ReadStackOutputs',
+      Effect: 'Allow',
+      Action: 'cloudformation:DescribeStacks',
+      Resource: `arn:${p}:cloudformation:${region}:${account}:stack/${stack}/*`,
+    },
+    {
+      Sid: 'ListRuns',
+      Effect: 'Allow',
+      Action: 's3:ListBucket',
+      Resource: bucketArn,
+      Condition: { StringLike: { 's3:prefix': 'runs/*' } },
+    },
+    { Sid: 'ReadRuns', Effect: 'Allow', Action: 's3:GetObject', Resource: `${bucketArn}/runs/*` },
+  ];
+  if (rank >= ROLE_RANK.run) {
+    statements.push(
+      // run writes runs/<id>/request.json before the first SendCommand; doctor its probe objects;
+      // collect the metrics files.
+      { Sid: 'WriteRuns', Effect: 'Allow', Action: 's3:PutObject', Resource: `${bucketArn}/runs/*` },
+      {
+        Sid: 'RunCommandDocument',
+        Effect: 'Allow',
+        Action: 'ssm:SendCommand',
+        // An AWS-owned document has no account in its ARN: `*` there matches it (and nothing else
+        // is named AWS-RunShellScript).
+        Resource: `arn:${p}:ssm:${region}:*:document/AWS-RunShellScript`,
+      },
+      // The instance side of SendCommand, limited to this lab's runners by their tag (Systems Manager
+      // User Guide, "Restricting Run Command access based on tags": ssm:resourceTag/<key>).
+      {
+        Sid: 'RunCommandOnLabRunners',
+        Effect: 'Allow',
+        Action: 'ssm:SendCommand',
+        Resource: `arn:${p}:ec2:${region}:${account}:instance/*`,
+        Condition: { StringEquals: { [`ssm:resourceTag/${LAB_TAG}`]: lab.name } },
+      },
+      { Sid: 'ReadCommandResults', Effect: 'Allow', Action: 'ssm:GetCommandInvocation', Resource: '*' },
+      { Sid: 'ReadExpiry', Effect: 'Allow', Action: 'scheduler:GetSchedule', Resource: schedule },
+      // `extend` and `run --extend` move the expiry; UpdateSchedule hands the schedule's own role
+      // back to Scheduler (iam:PassRole, condition key iam:PassedToService).
+      { Sid: 'MoveExpiry', Effect: 'Allow', Action: 'scheduler:UpdateSchedule', Resource: schedule },
+      {
+        Sid: 'PassExpiryRole',
+        Effect: 'Allow',
+        Action: 'iam:PassRole',
+        Resource: `arn:${p}:iam::${account}:role/${stack}-ExpiryDeleteStackRole*`,
+        Condition: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
+      },
+      {
+        Sid: 'InvokeCollector',
+        Effect: 'Allow',
+        Action: 'lambda:InvokeFunction',
+        Resource: `arn:${p}:lambda:${region}:${account}:function:*`,
+        Condition: { StringEquals: labTag },
+      },
+      {
+        Sid: 'ReadDatabaseStates',
+        Effect: 'Allow',
+        Action: 'rds:DescribeDBInstances',
+        Resource: `arn:${p}:rds:${region}:${account}:db:*`,
+        Condition: { StringEquals: labTag },
+      },
+      // `proxylab collect` from a laptop: GetMetricData takes no resource; PI per DB instance.
+      { Sid: 'ReadMetrics', Effect: 'Allow', Action: 'cloudwatch:GetMetricData', Resource: '*' },
+      ...(lab.database.performanceInsights
+        ? [
+            {
+              Sid: 'ReadPerformanceInsights',
+              Effect: 'Allow' as const,
+              Action: 'pi:GetResourceMetrics',
+              Resource: `arn:${p}:pi:${region}:${account}:metrics/rds/*`,
+            },
+          ]
+        : []),
+      ...(lab.runners.spot
+        ? [
+            {
+              Sid: 'ReadSpotRequests',
+              Effect: 'Allow' as const,
+              Action: 'ec2:DescribeSpotInstanceRequests',
+              Resource: '*',
+            },
+          ]
+        : []),
+    );
+  }
+  if (rank >= ROLE_RANK.deploy) {
+    statements.push(
+      // `cdk deploy` / `cdk destroy` act through the bootstrap roles; CloudFormation does the rest
+      // with the bootstrap execution role.
+      {
+        Sid: 'AssumeCdkBootstrapRoles',
+        Effect: 'Allow',
+        Action: 'sts:AssumeRole',
+        Resource: `arn:${p}:iam::${account}:role/cdk-${qualifier}-*`,
+      },
+      {
+        Sid: 'ChooseZones',
+        Effect: 'Allow',
+        Action: ['ec2:DescribeAvailabilityZones', 'ec2:DescribeInstanceTypeOfferings'],
+        Resource: '*',
+      },
+      {
+        Sid: 'RebootPendingDatabases',
+        Effect: 'Allow',
+        Action: 'rds:RebootDBInstance',
+        Resource: `arn:${p}:rds:${region}:${account}:db:*`,
+        Condition: { StringEquals: labTag },
+      },
+    );
+  }
+  return { Version: '2012-10-17', Statement: statements };
+}

