@@ -25,6 +25,10 @@ import type { RunManifest } from '../../lib/suite/types';
 import { startLocalStack, type LocalStack } from '../helpers/local-stack';
 import { createDbSecret, localRunRequest } from '../helpers/cloud-run-request';
 import { motoClientConfig, motoEnv, startMoto, type MotoServer } from '../helpers/moto';
+import { AWS_CALL_LOG_ENV } from '../../lib/core/aws-call-log';
+import { RUNNER } from '../helpers/aws-calls/principals';
+import { recordCallLog } from '../helpers/aws-calls/recorder';
+import { scratchDir } from '../helpers/scratch';
 
 const BUCKET = 'proxylab-spot-it';
 const RUN_ID = 'cloud-spot-1';
@@ -81,13 +85,17 @@ function startImds(): Promise<void> {
 function runRunner(interrupt: boolean): Promise<Proc> {
   const argv = requestRunnerArgv({ url: requestUrl(BUCKET, RUN_ID), runnerIndex: 0, region: null });
   // motoEnv turns instance metadata off for every other test; this one points it at the stub
+  // The runner's own audit log: its calls are checked against the runner role after the test.
+  const callLog = path.join(scratchDir('proxylab-spot-calls-'), 'calls.jsonl');
   const env = {
     ...motoEnv(moto),
     AWS_EC2_METADATA_DISABLED: 'false',
     AWS_EC2_METADATA_SERVICE_ENDPOINT: imdsUrl,
+    [AWS_CALL_LOG_ENV]: callLog,
   };
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [runnerJs, ...argv], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child.on('close', () => recordCallLog(callLog, RUNNER));
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (b: Buffer) => {
