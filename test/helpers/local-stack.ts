@@ -5,7 +5,9 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { isPortFree } from '../../lib/local/ports-free';
+import { runCommand, type RunAs, type RunResult } from '../../lib/local/process';
 import { CLI, REPO_ROOT } from './cli';
 import {
   startLocalStack as startStack,
@@ -153,4 +155,18 @@ export async function assertStackGone(s: StackLine): Promise<void> {
     if (!(await isPortFree(port))) throw new Error(`port ${port} is still in use`);
   }
   if (fs.existsSync(s.baseDir)) throw new Error(`${s.baseDir} was not removed`);
+}
+
+/**
+ * `pg_ctl restart -m fast` of a stack's data directory, as an operator would (the tests that restart
+ * the server under a run or under a stack): waits up to 60 s for the new server; its log goes beside
+ * the data directory.
+ */
+export function pgCtlRestart(pgCtl: string, dataDir: string, runAs: RunAs | null): Promise<RunResult> {
+  const dir = path.dirname(dataDir);
+  return runCommand(
+    pgCtl,
+    ['restart', '-D', dataDir, '-m', 'fast', '-w', '-t', '60', '-l', path.join(dir, 'restart.log')],
+    { runAs, cwd: dir, timeoutMs: 90_000 },
+  );
 }

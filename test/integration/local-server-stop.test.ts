@@ -16,6 +16,7 @@ import {
   assertStackGone,
   exitedAs,
   parseStackLine,
+  pgCtlRestart,
   pidsMentioning,
   spawnCli,
   type StackLine,
@@ -59,26 +60,11 @@ function serverPid(baseDir: string, part: 'pg' | 'pgbouncer'): number {
 }
 
 /** `pg_ctl restart -m fast` of the stack's cluster, as the OS user the server runs as. */
-async function pgCtlRestart(stack: StackLine): Promise<void> {
+async function restartStackServer(stack: StackLine): Promise<void> {
   const postmaster = serverPid(stack.baseDir, 'pg');
   const pgCtl = path.join(path.dirname(fs.readlinkSync(`/proc/${postmaster}/exe`)), 'pg_ctl');
   const pgDir = path.join(stack.baseDir, 'pg');
-  const res = await runCommand(
-    pgCtl,
-    [
-      'restart',
-      '-D',
-      path.join(pgDir, 'data'),
-      '-m',
-      'fast',
-      '-w',
-      '-t',
-      '60',
-      '-l',
-      path.join(pgDir, 'restart.log'),
-    ],
-    { runAs: resolveRunAs(), cwd: pgDir, timeoutMs: 90_000 },
-  );
+  const res = await pgCtlRestart(pgCtl, path.join(pgDir, 'data'), resolveRunAs());
   // The run may stop the stack (and remove its directory) while the new server starts: either way
   // pg_ctl ran; what matters is what proxylab recorded and that nothing is left running.
   if (res.exitCode === null) throw new Error(`pg_ctl restart did not finish: ${res.stderr}`);
@@ -190,7 +176,7 @@ describe('PostgreSQL stopped during a step', () => {
       signal('pg', 'SIGQUIT'),
       /server-stopped|PostgreSQL \(pid \d+\)/,
     ],
-    ['pg_ctl restart -m fast', 'pg-restart', pgCtlRestart, /server-stopped|PostgreSQL \(pid \d+\)/],
+    ['pg_ctl restart -m fast', 'pg-restart', restartStackServer, /server-stopped|PostgreSQL \(pid \d+\)/],
     // the server stays up: only what pgbench's clients were told shows it (no process watch can)
     [
       'pg_terminate_backend() of the bench sessions',

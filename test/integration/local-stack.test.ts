@@ -11,9 +11,9 @@ import { InfrastructureError } from '../../lib/core/errors';
 import { findBinaries } from '../../lib/local/binaries';
 import { psqlQuery, psqlQueryOne, PsqlError, PsqlSession } from '../../lib/local/psql';
 import { SESSION_DB, startPgbouncer, TRANSACTION_DB, type Pgbouncer } from '../../lib/local/pgbouncer';
-import { isAlive, runCommand } from '../../lib/local/process';
+import { isAlive } from '../../lib/local/process';
 import { findFreePort, probePort } from '../../lib/local/ports-free';
-import { pidsMentioning, startLocalStack, type LocalStack } from '../helpers/local-stack';
+import { pgCtlRestart, pidsMentioning, startLocalStack, type LocalStack } from '../helpers/local-stack';
 import { defined } from '../helpers/defined';
 import { scratchDir } from '../helpers/scratch';
 import { pgbouncer125 } from '../helpers/pgbouncer-versions';
@@ -351,23 +351,7 @@ describe('stop', () => {
     // GIVEN a stack whose server someone restarted: the postmaster we started is gone, a new one runs
     const other = await startLocalStack();
     const pgCtl = path.join(path.dirname(other.bins.postgres), 'pg_ctl');
-    const pgDir = path.dirname(other.postgres.dataDir);
-    const restarted = await runCommand(
-      pgCtl,
-      [
-        'restart',
-        '-D',
-        other.postgres.dataDir,
-        '-m',
-        'fast',
-        '-w',
-        '-t',
-        '60',
-        '-l',
-        path.join(pgDir, 'restart.log'),
-      ],
-      { runAs: other.runAs, cwd: pgDir, timeoutMs: 90_000 },
-    );
+    const restarted = await pgCtlRestart(pgCtl, other.postgres.dataDir, other.runAs);
     expect(restarted.exitCode).toBe(0);
     const successor = Number(
       fs.readFileSync(path.join(other.postgres.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0],
