@@ -8,7 +8,7 @@ import { expect } from '@jest/globals';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RunManifest } from '../../lib/suite/types';
-import { assertStackGone, exitedAs, parseStackLine, spawnCli } from '../helpers/local-stack';
+import { assertStackGone, exitedAs, parseStackLine, spawnCli, type CliRun } from '../helpers/local-stack';
 import { scratchDir } from '../helpers/scratch';
 
 const outDir = scratchDir('proxylab-local-signals-');
@@ -46,6 +46,18 @@ describe.each([
   }, 90_000);
 });
 
+/** A Ctrl-C before the first step: exit 130, no claim of kept steps, and no run directory left. */
+function expectNothingMeasured(run: CliRun, code: number | null, runId: string): void {
+  expect(code).toBe(130);
+  const all = run.stdout() + run.stderr();
+  expect(all).not.toContain('finished steps are kept');
+  expect(all).toContain('SIGINT: stopping before the first step; nothing was measured');
+  expect(run.stderr()).toMatch(
+    /^interrupted: interrupted by SIGINT before the first step; nothing was measured$/m,
+  );
+  expect(fs.existsSync(path.join(outDir, runId))).toBe(false);
+}
+
 describe('proxylab local interrupted before the first step', () => {
   test('exits 130, does not claim kept steps, and leaves no run directory', async () => {
     // GIVEN a run still starting its servers (initdb)
@@ -58,14 +70,7 @@ describe('proxylab local interrupted before the first step', () => {
     const code = await run.exit;
 
     // THEN
-    expect(code).toBe(130);
-    const all = run.stdout() + run.stderr();
-    expect(all).not.toContain('finished steps are kept');
-    expect(all).toContain('SIGINT: stopping before the first step; nothing was measured');
-    expect(run.stderr()).toMatch(
-      /^interrupted: interrupted by SIGINT before the first step; nothing was measured$/m,
-    );
-    expect(fs.existsSync(path.join(outDir, runId))).toBe(false);
+    expectNothingMeasured(run, code, runId);
     const stack = parseStackLine(run.stdout());
     if (stack) await assertStackGone(stack);
   }, 60_000);
@@ -85,15 +90,8 @@ describe('proxylab local interrupted while loading data (pgbench -i), before the
     const code = await run.exit;
 
     // THEN the same as an interrupt during initdb: 130, nothing kept, no run directory
-    expect(code).toBe(130);
-    const all = run.stdout() + run.stderr();
-    expect(all).not.toContain('finished steps are kept');
-    expect(all).toContain('SIGINT: stopping before the first step; nothing was measured');
-    expect(run.stderr()).toMatch(
-      /^interrupted: interrupted by SIGINT before the first step; nothing was measured$/m,
-    );
+    expectNothingMeasured(run, code, runId);
     expect(run.stdout()).not.toMatch(/^> \[1\/8\]/m);
-    expect(fs.existsSync(path.join(outDir, runId))).toBe(false);
     await assertStackGone(stack!);
 
     // AND the same run id later starts afresh (no half-made run to resume)
