@@ -1,24 +1,33 @@
 /**
  * Layering rules, checked by `npm run lint` (dependency-cruiser). Data flows one way:
- * config → plan → execution → results → report (../README.md, CONTRIBUTING.md "Layering").
+ * config → plan → execution → results → report (docs/architecture.md, CONTRIBUTING.md "Layering").
  *
- *   lib/core         errors with codes, formatting: imports nothing of the project
- *   lib/suite        pure suite model (catalog, expansion, argv, parser, verdicts): core only, no I/O
- *   lib/engine       runs steps through ports: suite + core only
- *   lib/local        local adapters  ┐ never import each other; may use engine, suite, config, core
- *   lib/cloud        AWS adapters    ┘
- *   lib/collector    CloudWatch / PI collector (Lambda and CLI): suite, config, core
- *   lib/config       lab files, defaults, validation, the stack's output contract
- *   lib/cost         price table and estimates: config, suite, core
- *   lib/constructs   CDK constructs (synth time): config, core — never runtime adapters
- *   lib/report       reads a run directory: suite (result types), core, the collector's metric catalog
+ *   lib/core         errors with codes, formatting, safe file reads: imports nothing of the project
+ *   lib/suite        pure suite model (catalog, expansion, argv, parser, verdicts, target descriptors): core only, no I/O
+ *   lib/results      the run directory: result schemas, run paths, blob and run stores: suite, core
+ *   lib/poolers      pooler drivers, one folder per product (lib/poolers/<product>/): results, suite, core
+ *   lib/config       lab files, defaults, validation, the stack's output contract: suite, poolers, core
+ *   lib/engine       runs steps through ports: results, suite, poolers, core
+ *   lib/exec         host processes both the local stack and the runner start (process, psql, pgbench)
+ *   lib/local        `proxylab local`'s adapters (throwaway PostgreSQL and poolers)
+ *   lib/aws          AWS plumbing shared by the cloud sides, and the contracts between them (run request,
+ *                    runner arguments, spot record, result sink, pooler agent client, collector invocation)
+ *   lib/operator     the CLI side of the cloud (deploy, run, status, doctor …): never the runner or pooler host
+ *   lib/runner       the code on the EC2 runners: never the operator, the pooler host or lib/local
+ *   lib/pooler-host  the code on a self-hosted pooler's EC2 host: never the operator, runner or lib/local
+ *   lib/collector    CloudWatch / PI collector (Lambda and CLI): results, suite, config, core
+ *   lib/cost         price table and estimates: config, poolers, suite, core
+ *   lib/constructs   CDK constructs (synth time): config, poolers, core — never runtime adapters
+ *   lib/report       reads a run directory through lib/results: results, suite, core, the metric catalog
  *   lib/cli          terminal presentation for the CLI
- *   lib/pgbouncer    PgBouncer layout and configuration (pure): core only; read by local, cloud, constructs
  *   scripts/, bin/, lambda/   entry points: thin, may import lib/
+ * Each bundle that ships (scripts/runner.ts, scripts/pooler.ts, lambda/*) may reach, through any chain
+ * of imports, only the layers it ships with (the *-bundle rules below).
  *
  * Type-only imports count (tsPreCompilationDeps), so a cycle through `import type` is a cycle too.
  */
 const PROJECT = '^(lib|scripts|bin|lambda|bench|test)/';
+const NODE_IO = '^(node:)?(fs|fs/promises|child_process|net|os|http|https|dgram|cluster|worker_threads)$';
 
 /** A rule: files matching `from` may import, of the project's own modules, only those matching `allowed`. */
 function onlyImports(name, comment, from, allowed) {
@@ -28,6 +37,17 @@ function onlyImports(name, comment, from, allowed) {
     severity: 'error',
     from: { path: from },
     to: { path: PROJECT, pathNot: allowed },
+  };
+}
+
+/** A rule: the bundle entry `entry` may reach, through any chain of imports, only `allowed` of lib/. */
+function bundleShips(name, comment, entry, allowed) {
+  return {
+    name,
+    comment,
+    severity: 'error',
+    from: { path: entry },
+    to: { path: '^lib/', pathNot: allowed, reachable: true },
   };
 }
 
@@ -57,81 +77,97 @@ module.exports = {
       comment: 'lib/suite does no I/O: no file system, processes, network or OS calls.',
       severity: 'error',
       from: { path: '^lib/suite/' },
-      to: {
-        dependencyTypes: ['core'],
-        path: '^(node:)?(fs|fs/promises|child_process|net|os|http|https|dgram|cluster|worker_threads)$',
-      },
+      to: { dependencyTypes: ['core'], path: NODE_IO },
     },
     onlyImports(
-      'pgbouncer-config-is-pure',
-      'lib/pgbouncer renders PgBouncer configuration as text: core only, no I/O, shared by local and cloud.',
-      '^lib/pgbouncer/',
-      '^lib/(pgbouncer|core)/',
+      'results-below-readers',
+      'lib/results is the one reader and writer of a run directory: engine, report and collector import it; it imports suite and core.',
+      '^lib/results/',
+      '^lib/(results|suite|core)/',
     ),
-    {
-      name: 'pgbouncer-config-no-io',
-      comment: 'lib/pgbouncer does no I/O; the adapters write the files and start the processes.',
-      severity: 'error',
-      from: { path: '^lib/pgbouncer/' },
-      to: {
-        dependencyTypes: ['core'],
-        path: '^(node:)?(fs|fs/promises|child_process|net|os|http|https|dgram|cluster|worker_threads)$',
-      },
-    },
     onlyImports(
-      'engine-imports-suite-and-core',
+      'poolers-are-drivers',
+      'A pooler driver (lib/poolers/<product>) knows its product, not who runs it: results, suite and core only.',
+      '^lib/poolers/',
+      '^lib/(poolers|results|suite|core)/',
+    ),
+    onlyImports(
+      'engine-imports-model',
       'lib/engine runs steps through ports; it knows nothing of AWS, local processes or the CLI.',
       '^lib/engine/',
-      '^lib/(engine|suite|core)/',
+      '^lib/(engine|results|poolers|suite|core)/',
     ),
-    {
-      name: 'adapters-independent',
-      comment: 'The local and cloud adapters never import each other; what both need moves down a layer.',
-      severity: 'error',
-      from: { path: '^lib/(local|cloud)/' },
-      to: { path: '^lib/(local|cloud)/', pathNot: '^lib/$1/' },
-    },
     onlyImports(
-      'adapters-below-cli',
-      'Adapters import engine, suite, config, collector (cloud) and core — never the CLI, report or constructs.',
-      '^lib/(local|cloud)/',
-      '^lib/(local|cloud|engine|suite|config|collector|pgbouncer|core)/',
+      'exec-runs-processes',
+      'lib/exec starts host processes for the local stack and the runner alike: engine ports, results, poolers, suite, core.',
+      '^lib/exec/',
+      '^lib/(exec|engine|results|poolers|suite|core)/',
+    ),
+    onlyImports(
+      'local-adapters',
+      "proxylab local's adapters: never the cloud sides, the CLI, report or constructs.",
+      '^lib/local/',
+      '^lib/(local|exec|engine|results|poolers|suite|config|core)/',
+    ),
+    onlyImports(
+      'aws-shared-by-cloud-sides',
+      'lib/aws is shared by the operator, runner and pooler host: it imports none of them.',
+      '^lib/aws/',
+      '^lib/(aws|exec|engine|results|poolers|suite|config|collector|core)/',
+    ),
+    onlyImports(
+      'operator-not-hosts',
+      'The operator (CLI side) never imports the code on the runners or the pooler host; what both need lives in lib/aws.',
+      '^lib/operator/',
+      '^lib/(operator|aws|engine|results|poolers|suite|config|collector|core)/',
+    ),
+    onlyImports(
+      'runner-not-operator',
+      'The runner never imports the operator, the pooler host or lib/local; what it shares lives in lib/aws or lib/exec.',
+      '^lib/runner/',
+      '^lib/(runner|aws|exec|engine|results|poolers|suite|config|collector|core)/',
+    ),
+    onlyImports(
+      'pooler-host-alone',
+      'The pooler host imports neither the operator, the runner nor lib/local.',
+      '^lib/pooler-host/',
+      '^lib/(pooler-host|aws|exec|engine|results|poolers|suite|config|core)/',
     ),
     onlyImports(
       'constructs-no-runtime',
-      'CDK constructs run at synth time: config and core only, never runtime adapters, engine or cost.',
+      'CDK constructs run at synth time: config, poolers and core only, never runtime adapters, engine or cost.',
       '^lib/(constructs/|lab-stack\\.ts$)',
-      '^lib/(constructs/|config/|pgbouncer/|core/|lab-stack\\.ts$)',
+      '^lib/(constructs/|config/|poolers/|core/|lab-stack\\.ts$)',
     ),
     onlyImports(
       'report-reads-results',
-      'The report reads only the run directory: result types (suite), core and the metric catalog.',
+      'The report reads only the run directory: results, suite, core and the metric catalog.',
       '^lib/report/',
-      '^lib/(report|suite|core)/|^lib/collector/catalog\\.ts$',
+      '^lib/(report|results|suite|core)/|^lib/collector/catalog\\.ts$',
     ),
     onlyImports(
       'collector-below-adapters',
-      'The collector (Lambda and CLI) uses suite, config and core only.',
+      'The collector (Lambda and CLI) uses results, suite, config and core only.',
       '^lib/collector/',
-      '^lib/(collector|suite|config|core)/',
+      '^lib/(collector|results|suite|config|core)/',
     ),
     onlyImports(
       'config-below-adapters',
-      'Lab configuration is read by everyone and reads only suite names and core.',
+      'Lab configuration is read by everyone and reads only suite names, pooler drivers, results and core.',
       '^lib/config/',
-      '^lib/(config|suite|pgbouncer|core)/',
+      '^lib/(config|suite|poolers|results|core)/',
     ),
     onlyImports(
       'cost-reads-config',
-      'The cost estimate reads lab configuration and suite durations only.',
+      'The cost estimate reads lab configuration, pooler drivers (their host) and suite durations only.',
       '^lib/cost/',
-      '^lib/(cost|config|suite|core)/',
+      '^lib/(cost|config|poolers|suite|results|core)/',
     ),
     onlyImports(
       'cli-presentation',
       'lib/cli formats what the engine and adapters produce; nothing below imports it.',
       '^lib/cli/',
-      '^lib/(cli|engine|suite|config|core)/',
+      '^lib/(cli|engine|results|suite|config|core)/',
     ),
     {
       name: 'lib-not-entry-points',
@@ -144,7 +180,25 @@ module.exports = {
       'lambda-thin',
       'The Lambda handlers (collector, spot-request canceller) are thin: they wire lib code and need nothing else.',
       '^lambda/',
-      '^lambda/|^lib/(collector|core|suite|config)/',
+      '^lambda/|^lib/(collector|results|core|suite|config)/',
+    ),
+    bundleShips(
+      'runner-bundle',
+      'The runner bundle (scripts/runner.ts) ships the runner side only.',
+      '^scripts/runner\\.ts$',
+      '^lib/(runner|aws|exec|engine|results|poolers|suite|config|collector|core)/',
+    ),
+    bundleShips(
+      'pooler-bundle',
+      'The pooler host bundle (scripts/pooler.ts) ships the pooler host side only.',
+      '^scripts/pooler\\.ts$',
+      '^lib/(pooler-host|aws|exec|engine|results|poolers|suite|config|core)/',
+    ),
+    bundleShips(
+      'lambda-bundles',
+      'Each Lambda bundle ships the collector side only.',
+      '^lambda/',
+      '^lib/(collector|results|suite|config|core)/',
     ),
   ],
   options: {

@@ -6,7 +6,7 @@
  *   scenarios       docs/suite.md                 idem
  *   expectations    docs/suite.md                 idem (the expectation rules)
  *   error-classes   docs/suite.md                 from the parser's ERROR_PATTERNS (lib/suite/parser.ts)
- *   operator-policy docs/aws.md                   from `proxylab iam-policy` (lib/cloud/iam-policy.ts) for labs/default.json
+ *   operator-policy docs/aws.md                   from `proxylab iam-policy` (lib/operator/iam-policy.ts) for labs/default.json
  *   server-stops    docs/suite.md                 from SERVER_STOP_MESSAGES (lib/suite/server-stop.ts)
  *   docs/lab.schema.json                          z.toJSONSchema of the lab schema (lib/config/json-schema.ts)
  *
@@ -25,7 +25,7 @@ import {
   operatorPolicy,
   type IamStatement,
   type OperatorRole,
-} from '../lib/cloud/iam-policy';
+} from '../lib/operator/iam-policy';
 import { labJsonSchema, LAB_SCHEMA_FILE, type JsonSchema } from '../lib/config/json-schema';
 import { loadLabFile } from '../lib/config/load';
 import {

@@ -1,7 +1,7 @@
 /**
  * PgBouncer 1.25.2 for the tests when neither PATH, $PROXYLAB_PGBOUNCER_1_25 nor
  * ../shared/tools has it: the preflight (scripts/preflight.ts) builds the pinned upstream release —
- * the same tarball URL and published SHA-256 the pooler host builds (lib/config/pgbouncer-releases.ts,
+ * the same tarball URL and published SHA-256 the pooler host builds (lib/poolers/pgbouncer/releases.ts,
  * lib/constructs/pooler-user-data.ts) — into a per-user cache:
  *
  *   ${XDG_CACHE_HOME:-~/.cache}/proxylab/pgbouncer-1.25.2/bin/pgbouncer
@@ -17,7 +17,7 @@ import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { findPgbouncerRelease, type PgbouncerRelease } from '../lib/config/pgbouncer-releases';
+import { findPgbouncerRelease, type PgbouncerRelease } from '../lib/poolers/pgbouncer/releases';
 import { parseToolVersion, type PackageManager } from '../lib/local/binaries';
 
 /** The PgBouncer release the integration tests run besides Debian's 1.18. */
@@ -27,7 +27,7 @@ export const PGBOUNCER_TEST_VERSION = '1.25.2';
 export function pinnedRelease(version: string = PGBOUNCER_TEST_VERSION): PgbouncerRelease {
   const release = findPgbouncerRelease(version);
   if (release === undefined)
-    throw new Error(`PgBouncer ${version} is not in lib/config/pgbouncer-releases.ts (PGBOUNCER_RELEASES)`);
+    throw new Error(`PgBouncer ${version} is not in lib/poolers/pgbouncer/releases.ts (PGBOUNCER_RELEASES)`);
   return release;
 }
 
@@ -227,7 +227,7 @@ export async function buildPgbouncer(opts: BuildOptions): Promise<BuildResult> {
     return {
       ok: false,
       reason:
-        `refused ${url}: its SHA-256 is ${actual}, but lib/config/pgbouncer-releases.ts pins ${sha256}; ` +
+        `refused ${url}: its SHA-256 is ${actual}, but lib/poolers/pgbouncer/releases.ts pins ${sha256}; ` +
         `nothing was unpacked or built`,
     };
   opts.log(`preflight: ${path.basename(new URL(url).pathname)} matches its pinned SHA-256 ${sha256}`);

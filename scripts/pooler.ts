@@ -1,7 +1,7 @@
 /**
  * On-host entry of the self-hosted PgBouncer (installed as /opt/proxylab/pooler.js beside
- * runner.js). Thin: parse args, build clients, run lib/cloud/pooler-bootstrap.ts or
- * lib/cloud/pooler-agent.ts, map errors to exit codes.
+ * runner.js). Thin: parse args, build clients, run lib/pooler-host/bootstrap.ts or
+ * lib/pooler-host/agent.ts, map errors to exit codes.
  *
  *   node pooler.js bootstrap --config /etc/proxylab/pooler-<name>.json [--endpoint-url URL]
  *   node pooler.js agent --config /etc/proxylab/pooler-<name>.json
@@ -14,11 +14,11 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { exitCodeFor, UsageError } from '../lib/core/errors';
-import { bootstrapPooler, parsePoolerHostConfig, systemdProcessManager } from '../lib/cloud/pooler-bootstrap';
-import { startPoolerAgent } from '../lib/cloud/pooler-agent';
-import { psqlScalarQuery } from '../lib/cloud/targets';
+import { bootstrapPooler, parsePoolerHostConfig, systemdProcessManager } from '../lib/pooler-host/bootstrap';
+import { startPoolerAgent } from '../lib/pooler-host/agent';
+import { psqlScalarQuery } from '../lib/exec/libpq';
 import { systemClock } from '../lib/engine/ports';
-import { poolerPaths } from '../lib/pgbouncer/host';
+import { poolerPaths } from '../lib/poolers/pgbouncer/host';
 
 const USAGE = `usage: node pooler.js bootstrap --config FILE [--endpoint-url URL]
        node pooler.js agent --config FILE

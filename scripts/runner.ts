@@ -1,13 +1,13 @@
 /**
  * On-instance entry of the proxylab runner (installed as /opt/proxylab/runner.js by the stack's
  * user data, started by `proxylab run` through SSM). Thin: parse args, build clients and the
- * local pgbench executor, run lib/cloud/runner.ts, map errors to exit codes.
+ * local pgbench executor, run lib/runner/runner.ts, map errors to exit codes.
  *
  *   node runner.js --request s3://BUCKET/runs/RUNID/request.json --runner-index I [--region R]
  *   test-only: [--endpoint-url URL]
  *
  * Everything else — suite, targets, secret ARN, runner count, collector — is in the run request
- * the operator wrote (lib/cloud/run-request.ts), read and schema-checked from S3.
+ * the operator wrote (lib/aws/run-request.ts), read and schema-checked from S3.
  *
  * Exit codes: 0 completed and every verdict held, 1 a verdict broke / interrupted / infrastructure
  * failure, 2 usage error. SIGTERM/SIGINT — and on a spot runner the interruption notice — stop
@@ -23,25 +23,25 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import { RDSClient } from '@aws-sdk/client-rds';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { S3Client } from '@aws-sdk/client-s3';
-import { runCloudRunner } from '../lib/cloud/runner';
+import { runCloudRunner } from '../lib/runner/runner';
 import {
   parseRequestRunnerArgv,
   parseRequestUrl,
   readRunRequest,
   runnerArgsFromRequest,
-} from '../lib/cloud/run-request';
+} from '../lib/aws/run-request';
 import { softwareVersionOf } from '../lib/config/stack-outputs';
-import { psqlScalarQuery } from '../lib/cloud/targets';
+import { psqlScalarQuery } from '../lib/exec/libpq';
 import { systemClock, type Clock } from '../lib/engine/ports';
-import { LocalPgbenchExecutor } from '../lib/local/pgbench-executor';
+import { LocalPgbenchExecutor } from '../lib/exec/pgbench-executor';
 import {
   imdsEndpointFrom,
   imdsV2,
   InterruptionRecorder,
   onSpotNotice,
   SpotNoticeWatcher,
-} from '../lib/cloud/spot';
-import { runBlobs } from '../lib/cloud/s3-sink';
+} from '../lib/aws/spot';
+import { runBlobs } from '../lib/aws/s3-sink';
 
 const USAGE = `usage: node runner.js --request s3://BUCKET/runs/RUNID/request.json --runner-index I [--region R]
   test-only: [--endpoint-url URL]
@@ -116,7 +116,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     recorder = rec;
     if (abort.signal.aborted) void rec.signal('SIGTERM');
     // On a spot runner the two-minute notice records the interruption and stops the run: the
-    // shutdown's SIGTERM may never reach us (lib/cloud/spot.ts).
+    // shutdown's SIGTERM may never reach us (lib/aws/spot.ts).
     const imdsEndpoint = imdsEndpointFrom(process.env);
     const info = (line: string): void => write(`${new Date().toISOString()} info ${line}\n`);
     watcher = imdsEndpoint

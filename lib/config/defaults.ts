@@ -9,8 +9,8 @@ import { DEFAULT_ENGINE_VERSION } from './engine-versions';
 import { DEFAULT_INSTANCE_CLASS } from './instance-classes';
 import { DEFAULT_RDS_POSTGRES_INSTANCE_CLASS, DEFAULT_RDS_POSTGRES_VERSION } from './rds-postgres';
 import type { RdsStorageType } from './rds-postgres';
-import { DEFAULT_PGBOUNCER_VERSION } from './pgbouncer-releases';
-import type { PgbouncerPoolMode } from '../pgbouncer/layout';
+import { DEFAULT_PGBOUNCER_VERSION } from '../poolers/pgbouncer/releases';
+import type { PgbouncerPoolMode } from '../poolers/pgbouncer/layout';
 import type { RunnerPlacement } from './types';
 
 export const DEFAULTS = {

@@ -27,8 +27,12 @@ export {
 export type { EngineVersionEntry, CdkEngineVersionKey } from './engine-versions';
 export { AURORA_POSTGRES_INSTANCE_CLASSES, DEFAULT_INSTANCE_CLASS } from './instance-classes';
 export { LIMITS } from './schema';
-export { PGBOUNCER_RELEASES, DEFAULT_PGBOUNCER_VERSION, findPgbouncerRelease } from './pgbouncer-releases';
-export type { PgbouncerRelease } from './pgbouncer-releases';
+export {
+  PGBOUNCER_RELEASES,
+  DEFAULT_PGBOUNCER_VERSION,
+  findPgbouncerRelease,
+} from '../poolers/pgbouncer/releases';
+export type { PgbouncerRelease } from '../poolers/pgbouncer/releases';
 export { LAB_OUTPUT_KEYS, parseLabOutputs, stackNameFor } from './stack-outputs';
 export type { LabOutputKey, LabOutputs } from './stack-outputs';
 export {

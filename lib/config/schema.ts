@@ -15,8 +15,8 @@ import { ACCEPTED_ENGINE_VERSIONS } from './engine-versions';
 import { DEFAULTS } from './defaults';
 import { AURORA_POSTGRES_INSTANCE_CLASSES } from './instance-classes';
 import { RDS_POSTGRES_VERSIONS, RDS_STORAGE_LIMITS_GIB } from './rds-postgres';
-import { PGBOUNCER_RELEASES } from './pgbouncer-releases';
-import { POOLER_PROCESSES_MAX } from '../pgbouncer/layout';
+import { PGBOUNCER_RELEASES } from '../poolers/pgbouncer/releases';
+import { POOLER_PROCESSES_MAX } from '../poolers/pgbouncer/layout';
 
 /** Documentation of one lab-file field: JSON Schema `description` / `default`, plus the docs' text. */
 export interface FieldDoc {
@@ -379,7 +379,7 @@ const poolerSchema = z.strictObject(
       .optional()
       .meta(
         doc({
-          description: `PgBouncer release built from the upstream tarball with its published SHA-256 (lib/config/pgbouncer-releases.ts): ${pgbouncerVersions.join(', ')}.`,
+          description: `PgBouncer release built from the upstream tarball with its published SHA-256 (lib/poolers/pgbouncer/releases.ts): ${pgbouncerVersions.join(', ')}.`,
           default: DEFAULTS.pooler.version,
         }),
       ),

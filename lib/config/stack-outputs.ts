@@ -12,7 +12,7 @@ import {
   type PgbouncerPoolMode,
   type PoolerEndpoint,
   type PoolerPlacement,
-} from '../pgbouncer/layout';
+} from '../poolers/pgbouncer/layout';
 
 /**
  * Where the stack's user data installs the bundled runner; the SSM command runs it from there.
@@ -28,7 +28,7 @@ export const RUNNER_INSTALL_PATH = '/opt/proxylab/runner.js';
 export const SPOT_REQUEST_TAG = 'proxylab:stack-id';
 
 /**
- * The cloud run lock of runner `runnerIndex` in run `runId` (lib/cloud/run-lock.ts), and the
+ * The cloud run lock of runner `runnerIndex` in run `runId` (lib/runner/run-lock.ts), and the
  * pattern of every such key: the runner role may delete exactly these objects in the results
  * bucket (lib/constructs/runner-asset.ts) — the lock's owner removes it when it ends, so a resume
  * on a replacement runner (another host) is not refused. Part of the contract between the stack
@@ -78,7 +78,7 @@ export const LAB_OUTPUT_KEYS = {
   databaseEngine: 'DatabaseEngine',
   /** The writer's DB instance class (`db.t4g.micro`), `serverless` for Aurora Serverless v2. Optional. */
   dbInstanceClass: 'DbInstanceClass',
-  /** JSON object: lab pooler name → PoolerEndpoint (lib/pgbouncer/layout.ts); `{}` or absent when none. */
+  /** JSON object: lab pooler name → PoolerEndpoint (lib/poolers/pgbouncer/layout.ts); `{}` or absent when none. */
   poolerEndpoints: 'PoolerEndpoints',
   /** ARN of the pooler admin/stats user's secret (JSON: username, password); `` or absent when no pooler. */
   poolerAdminSecretArn: 'PoolerAdminSecretArn',
@@ -249,7 +249,7 @@ function isRecord(v: unknown): v is Record<string, unknown> {
 }
 
 /**
- * Context keys `proxylab deploy` sets from DescribeInstanceTypeOfferings (lib/cloud/availability-zones.ts):
+ * Context keys `proxylab deploy` sets from DescribeInstanceTypeOfferings (lib/operator/availability-zones.ts):
  * the VPC's zones, and those of them that offer the runners' instance type. Without them (cdk synth,
  * tests) the template stays environment-agnostic.
  */

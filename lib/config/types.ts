@@ -2,7 +2,7 @@ import type { RdsStorageType } from './rds-postgres';
 import type { DatabaseEngine } from './stack-outputs';
 
 export type { DatabaseEngine };
-import type { PgbouncerPoolMode, PoolerPlacement } from '../pgbouncer/layout';
+import type { PgbouncerPoolMode, PoolerPlacement } from '../poolers/pgbouncer/layout';
 
 /**
  * A validated lab with every default applied. This is what the CDK stack, the cost estimate and
@@ -104,7 +104,7 @@ export interface PoolerConfig {
   readonly placement: PoolerPlacement;
   /** EC2 type of the dedicated host; null for `on-runners`. */
   readonly instanceType: string | null;
-  /** A release in PGBOUNCER_RELEASES (lib/config/pgbouncer-releases.ts). */
+  /** A release in PGBOUNCER_RELEASES (lib/poolers/pgbouncer/releases.ts). */
   readonly version: string;
   /** Non-empty, distinct. */
   readonly poolModes: readonly PgbouncerPoolMode[];

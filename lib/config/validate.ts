@@ -27,14 +27,14 @@ import {
 } from './rds-postgres';
 import { describeDatabase } from './database';
 import { DEFAULTS, defaultMaxIdleConnectionsPercent } from './defaults';
-import { PGBOUNCER_RELEASES, findPgbouncerRelease } from './pgbouncer-releases';
+import { PGBOUNCER_RELEASES, findPgbouncerRelease } from '../poolers/pgbouncer/releases';
 import {
   PGBOUNCER_PORT,
   POOLER_ADMIN_PORT_BASE,
   POOLER_STATS_PORT,
   poolerDeployments,
-} from '../pgbouncer/layout';
-import { totalPoolSize } from '../pgbouncer/config';
+} from '../poolers/pgbouncer/layout';
+import { totalPoolSize } from '../poolers/pgbouncer/config';
 import { SUITE_NAMES } from '../suite/catalog';
 import { labFileSchema, LabFileInput, LIMITS, SUITE_NAME_PATTERN } from './schema';
 import type {
@@ -468,7 +468,7 @@ function checkPoolers(poolers: unknown, proxies: unknown, out: LabProblem[], bud
       out.push({
         path: at('version'),
         value: version,
-        message: `must be a PgBouncer release proxylab has a published checksum for (lib/config/pgbouncer-releases.ts): ${PGBOUNCER_RELEASES.map((r) => r.version).join(', ')}; got ${formatValue(version)}`,
+        message: `must be a PgBouncer release proxylab has a published checksum for (lib/poolers/pgbouncer/releases.ts): ${PGBOUNCER_RELEASES.map((r) => r.version).join(', ')}; got ${formatValue(version)}`,
       });
     }
   });

@@ -12,7 +12,7 @@ export interface LabNetworkProps {
   readonly maxAzs?: number;
   /**
    * The Availability Zones, by name (chosen at deploy time so that the runners' instance type is
-   * offered in at least one; see lib/cloud/availability-zones.ts). Overrides `maxAzs`.
+   * offered in at least one; see lib/operator/availability-zones.ts). Overrides `maxAzs`.
    * @default - the first `maxAzs` zones of the region (Fn::GetAZs: the template stays region-agnostic)
    */
   readonly availabilityZones?: readonly string[];

@@ -5,14 +5,14 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { PoolerConfig } from '../config';
 import { DEFAULTS } from '../config/defaults';
-import { findPgbouncerRelease, type PgbouncerRelease } from '../config/pgbouncer-releases';
+import { findPgbouncerRelease, type PgbouncerRelease } from '../poolers/pgbouncer/releases';
 import {
   adminPortOf,
   PGBOUNCER_PORT,
   POOLER_STATS_PORT,
   type PoolerEndpoint,
   type PoolerHostConfig,
-} from '../pgbouncer/layout';
+} from '../poolers/pgbouncer/layout';
 import { PGBOUNCER_BIN, poolerUserDataCommands } from './pooler-user-data';
 import {
   cfnBootstrapCommands,
@@ -70,7 +70,7 @@ export function releaseOf(pooler: PoolerConfig): PgbouncerRelease {
   const release = findPgbouncerRelease(pooler.version);
   if (!release)
     throw new Error(
-      `pooler ${pooler.name}: PgBouncer ${pooler.version} is not in lib/config/pgbouncer-releases.ts (validate the lab first)`,
+      `pooler ${pooler.name}: PgBouncer ${pooler.version} is not in lib/poolers/pgbouncer/releases.ts (validate the lab first)`,
     );
   return release;
 }

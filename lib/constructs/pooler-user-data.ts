@@ -11,8 +11,8 @@
  * Plain bash lines (no CDK): test/integration/cloud-runner-userdata.test.ts renders them from the
  * synthesized template and runs shellcheck on the result.
  */
-import type { PgbouncerRelease } from '../config/pgbouncer-releases';
-import type { PoolerHostConfig } from '../pgbouncer/layout';
+import type { PgbouncerRelease } from '../poolers/pgbouncer/releases';
+import type { PoolerHostConfig } from '../poolers/pgbouncer/layout';
 
 /** Where the runner bundle's pooler entry lands (unpacked beside runner.js). */
 export const POOLER_INSTALL_PATH = '/opt/proxylab/pooler.js';
@@ -47,7 +47,7 @@ export function poolerConfigPath(name: string): string {
  */
 export function pgbouncerInstallCommands(release: PgbouncerRelease): string[] {
   const { version, url, sha256 } = release;
-  // The values come from lib/config/pgbouncer-releases.ts (digits, dots, hex, a fixed URL): safe in
+  // The values come from lib/poolers/pgbouncer/releases.ts (digits, dots, hex, a fixed URL): safe in
   // single quotes, checked here so a bad table entry cannot inject shell.
   if (!/^\d+\.\d+\.\d+$/.test(version) || !/^[0-9a-f]{64}$/.test(sha256) || !/^https:\/\/[\w./-]+$/.test(url))
     throw new Error(`PgBouncer release entry is malformed: ${JSON.stringify(release)}`);

@@ -7,8 +7,8 @@ import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { RunnerPlacement } from '../config';
-import type { PgbouncerRelease } from '../config/pgbouncer-releases';
-import type { PoolerHostConfig } from '../pgbouncer/layout';
+import type { PgbouncerRelease } from '../poolers/pgbouncer/releases';
+import type { PoolerHostConfig } from '../poolers/pgbouncer/layout';
 import { poolerUserDataCommands } from './pooler-user-data';
 import { DEFAULTS } from '../config/defaults';
 import { logicalIdOf } from './metrics-collector';
@@ -58,7 +58,7 @@ export interface RunnerFleetProps {
   readonly runnerSoftware?: RunnerSoftware;
   /**
    * Availability Zones that offer `instanceType` (chosen at deploy time with
-   * DescribeInstanceTypeOfferings, see lib/cloud/availability-zones.ts); runners go only into
+   * DescribeInstanceTypeOfferings, see lib/operator/availability-zones.ts); runners go only into
    * `subnets` in these zones.
    * @default - any zone of `subnets` (the first one: not every type is offered in every zone)
    */

@@ -46,7 +46,7 @@ export class InfrastructureError extends ProxylabError {
 }
 
 /**
- * A run directory's file does not fit its schema (lib/suite/schemas.ts): names the file, the field
+ * A run directory's file does not fit its schema (lib/results/schemas.ts): names the file, the field
  * (null when the file is not even JSON) and what was expected. Exit 2, code `run-file-invalid`.
  */
 export class RunFileError extends UsageError {

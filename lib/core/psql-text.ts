@@ -1,8 +1,8 @@
 /**
  * The text protocol proxylab speaks with the `psql` binary (pure; the adapters run psql): unaligned
  * output with a unit-separator field delimiter, several statements per call with an `\echo` marker
- * between their results. Shared by the local stand-in (lib/local/psql.ts) and the cloud runner's
- * PgBouncer admin queries (lib/cloud/pooler-targets.ts).
+ * between their results. Shared by the local stand-in (lib/exec/psql.ts) and the cloud runner's
+ * PgBouncer admin queries (lib/runner/pooler-targets.ts).
  */
 export const PSQL_FIELD_SEP = '\u001f';
 export const PSQL_RESULT_MARK = '@@proxylab-result@@';

@@ -1,11 +1,10 @@
 /**
  * Ports the engine runs steps through. The engine knows nothing of AWS or of local processes:
- * lib/local/ and lib/cloud/ provide adapters. (Owner of lib/engine may extend these; keep both
+ * lib/local/ and lib/runner/ provide adapters. (Owner of lib/engine may extend these; keep both
  * worlds' adapters compiling.)
  */
-import type { RunPlan } from '../suite/plan';
 import type { TargetDescriptor } from '../suite/targets';
-import type { ConnectionInfo, MetricSeries, RunManifest, StepRecord, TargetRef } from '../suite/types';
+import type { ConnectionInfo, MetricSeries, TargetRef } from '../suite/types';
 
 export interface Target {
   readonly ref: TargetRef;
@@ -91,50 +90,7 @@ export interface PgbenchExecutor {
   removeWorkDir?(dir: string): Promise<void>;
 }
 
-/** When a step ran, for plotting metrics against steps (local: metrics/steps.json). */
-export interface StepWindow {
-  readonly stepId: string;
-  readonly scenario: string;
-  readonly target: string;
-  readonly start: string;
-  readonly end: string;
-}
-
-export interface RawStepFiles {
-  readonly stdout: string;
-  readonly stderr: string;
-  readonly log: string | null;
-}
-
-/** Where results go: the filesystem locally, S3 in the cloud. Writes happen as soon as data exists. */
-export interface ResultSink {
-  /** plan.json: the expanded suite, written once before the first step (lib/suite/plan.ts). */
-  writePlan?(plan: RunPlan): Promise<void>;
-  readPlan?(): Promise<RunPlan | null>;
-  writeManifest(manifest: RunManifest): Promise<void>;
-  readManifest(): Promise<RunManifest | null>;
-  /**
-   * Returns the record as stored when the sink stores another one (a fleet's leader stores the
-   * record merged from every runner's part, judged on the merged measurement): the engine judges
-   * scenario comparisons on what is stored, so the manifest is written right the first time.
-   */
-  writeStep(record: StepRecord, raw: RawStepFiles): Promise<StepRecord | void>;
-  /** Step ids already recorded (for resume). */
-  completedStepIds(): Promise<Set<string>>;
-  /**
-   * Step records already written (for resume: the final table and scenario comparisons); their ids
-   * are completedStepIds(), so a caller that reads these need not ask for both.
-   */
-  readSteps?(): Promise<StepRecord[]>;
-  writeMetrics(
-    name: string,
-    runId: string,
-    window: { start: string; end: string },
-    series: MetricSeries[],
-  ): Promise<void>;
-  /** Record step windows (optional: a StepRecord's startedAt/endedAt say the same). */
-  writeStepWindows?(runId: string, windows: readonly StepWindow[]): Promise<void>;
-}
+export type { RawStepFiles, ResultSink, StepWindow } from '../results/sink';
 
 export interface MetricsSampler {
   start(): Promise<void>;

@@ -1,18 +1,18 @@
 /**
- * ResultSink on the local filesystem: the run store (lib/engine/run-store.ts) on a run directory
+ * ResultSink on the local filesystem: the run store (lib/results/run-store.ts) on a run directory
  * (lib/local/fs-blobs.ts). Every file is written atomically, a step's raw files land before its JSON,
- * and every read is checked against lib/suite/schemas.ts.
+ * and every read is checked against lib/results/schemas.ts.
  */
 import type { WriteFileFn } from '../core/atomic-write';
-import { RunStore } from '../engine/run-store';
-import { stepPaths } from '../suite/run-paths';
+import { RunStore } from '../results/run-store';
+import { stepPaths } from '../results/run-paths';
 import type { StepRecord } from '../suite/types';
 import { FileSystemBlobStore } from './fs-blobs';
 
 // Shared with the cloud adapter (fetch), so it lives in lib/core.
 export { writeFileAtomic } from '../core/atomic-write';
 // Moved to the run store; re-exported for existing callers.
-export { mergeSeries } from '../engine/run-store';
+export { mergeSeries } from '../results/run-store';
 
 export class FileSystemSink extends RunStore {
   /** @param write writes a temporary file (tests inject a failing one to simulate a full disk). */

@@ -4,7 +4,7 @@
  * max_connections (the local analogue of RDS Proxy's MaxConnectionsPercent). The admin console
  * (user `postgres`, database `pgbouncer`) resets pools between steps and resizes them at run time.
  *
- * The ini comes from the shared configuration module (lib/pgbouncer/config.ts), the one the cloud
+ * The ini comes from the shared configuration module (lib/poolers/pgbouncer/config.ts), the one the cloud
  * pooler host renders too. With `processes` > 1 (--pooler-processes) the processes share the TCP
  * port with so_reuseport, the pool is split across them, and each is reached on its own unix socket
  * directory (`pgbouncer/s<i>`) for the admin console: resets, resizes and the prepared-statement
@@ -25,14 +25,14 @@ import { InfrastructureError } from '../core/errors';
 import type { LocalBinaries } from './binaries';
 import { BENCH_DB, BENCH_USER, howExited, SUPERUSER, type PostgresCluster } from './postgres';
 import { findFreePort } from './ports-free';
-import { delay, startServer, type RunAs, type ServerProcess } from './process';
-import { processPoolSize, renderPgbouncerIni, renderUserlist } from '../pgbouncer/config';
-import { immediateStopSignals } from '../pgbouncer/signals';
-import { poolDatabaseAlias, POOLER_PROCESSES_MAX, type PgbouncerPoolMode } from '../pgbouncer/layout';
-import { psqlExec, psqlQueryOne, type PsqlTarget, type Row } from './psql';
+import { delay, startServer, type RunAs, type ServerProcess } from '../exec/process';
+import { processPoolSize, renderPgbouncerIni, renderUserlist } from '../poolers/pgbouncer/config';
+import { immediateStopSignals } from '../poolers/pgbouncer/signals';
+import { poolDatabaseAlias, POOLER_PROCESSES_MAX, type PgbouncerPoolMode } from '../poolers/pgbouncer/layout';
+import { psqlExec, psqlQueryOne, type PsqlTarget, type Row } from '../exec/psql';
 
 const POOL_MODES: readonly PgbouncerPoolMode[] = ['transaction', 'session'];
-/** The aliases the ini declares (lib/pgbouncer/layout.ts names them). */
+/** The aliases the ini declares (lib/poolers/pgbouncer/layout.ts names them). */
 export const TRANSACTION_DB = poolDatabaseAlias(BENCH_DB, 'transaction');
 export const SESSION_DB = poolDatabaseAlias(BENCH_DB, 'session');
 /** PgBouncer database → pool mode (sampler dimensions, the run's settings). */
@@ -324,7 +324,7 @@ function makePgbouncer(
       return rows;
     },
     release: () => servers.forEach((s) => s.release()),
-    // Immediate shutdown, clients dropped: SIGQUIT since 1.23, SIGTERM before (lib/pgbouncer/signals.ts).
+    // Immediate shutdown, clients dropped: SIGQUIT since 1.23, SIGTERM before (lib/poolers/pgbouncer/signals.ts).
     stop: () => stopImmediately(servers, version, 10000),
     exited: Promise.race(
       servers.map((s, i) =>

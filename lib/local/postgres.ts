@@ -9,8 +9,8 @@ import * as path from 'node:path';
 import { InfrastructureError } from '../core/errors';
 import type { LocalBinaries } from './binaries';
 import { findFreePort } from './ports-free';
-import { delay, isAlive, runCommand, startServer, type RunAs, type ServerProcess } from './process';
-import { psqlExec, psqlQueryOne, type PsqlTarget } from './psql';
+import { delay, isAlive, runCommand, startServer, type RunAs, type ServerProcess } from '../exec/process';
+import { psqlExec, psqlQueryOne, type PsqlTarget } from '../exec/psql';
 
 export const BENCH_USER = 'bench';
 export const BENCH_DB = 'bench';

@@ -15,8 +15,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseProcStartTicks, parseProcState } from '../core/proc-stat';
-import { immediateStopSignals } from '../pgbouncer/signals';
-import { delay, isAlive } from './process';
+import { immediateStopSignals } from '../poolers/pgbouncer/signals';
+import { delay, isAlive } from '../exec/process';
 
 export const STACK_DIR_PREFIX = 'proxylab-local-';
 /** What fs.mkdtemp makes of the prefix (6 random characters); `proxylab-local-smoke-…` is not a stack. */
@@ -210,7 +210,7 @@ export function decideReap(dir: string, sys: ReapSystem, graceMs: number = FRESH
 /**
  * PostgreSQL: SIGQUIT = immediate shutdown. PgBouncer, whose version the reaper does not know:
  * SIGQUIT, then SIGTERM if it is still there (immediate since 1.23 and before it respectively;
- * lib/pgbouncer/signals.ts). Then SIGKILL to the process group.
+ * lib/poolers/pgbouncer/signals.ts). Then SIGKILL to the process group.
  */
 async function stopServer(s: LiveServer, dir: string, sys: ReapSystem): Promise<boolean> {
   const signalOnce = (pid: number, sig: NodeJS.Signals): void => {

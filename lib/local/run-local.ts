@@ -17,10 +17,10 @@ import { buildPlan, plannedSteps, type RunPlan } from '../suite/plan';
 import { describeTarget, type TargetDescriptor } from '../suite/targets';
 import type { RunManifest, TargetKind } from '../suite/types';
 import { runExitCode, verdictTotals } from '../suite/verdict';
-import { metricsPath, RUN_PATHS } from '../suite/run-paths';
+import { metricsPath, RUN_PATHS } from '../results/run-paths';
 import { FileSystemSink } from './fs-sink';
-import { processPoolSize, totalPoolSize } from '../pgbouncer/config';
-import { POOLER_PROCESSES_MAX } from '../pgbouncer/layout';
+import { processPoolSize, totalPoolSize } from '../poolers/pgbouncer/config';
+import { POOLER_PROCESSES_MAX } from '../poolers/pgbouncer/layout';
 import { acquireRunLock, type RunLock } from './run-lock';
 import {
   DEFAULT_MAX_CONNECTIONS,

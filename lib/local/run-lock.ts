@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { readFileIn } from '../core/read';
-import { RUN_PATHS } from '../suite/run-paths';
+import { RUN_PATHS } from '../results/run-paths';
 import {
   describeLockOwner,
   lockOwnerAlive,
@@ -18,7 +18,7 @@ import {
   parseLockOwner,
   runLockedError,
   type RunLockOwner,
-} from '../suite/run-lock';
+} from '../results/run-lock';
 import { nodeReapSystem, type ReapSystem } from './reap';
 
 /** What the lock asks of the machine (the reaper's liveness checks, zombies included); injectable. */

@@ -18,7 +18,7 @@ import { PollLoop } from '../engine/poll-loop';
 import type { MetricsSampler, StepWindow } from '../engine/ports';
 import { LINUX_CLOCK_TICKS_PER_SECOND, processCpuTicks } from '../core/proc-stat';
 import type { MetricSeries, TargetRef } from '../suite/types';
-import { PsqlSession, type PsqlTarget } from './psql';
+import { PsqlSession, type PsqlTarget } from '../exec/psql';
 
 export interface LocalSamplerOptions {
   /** Admin console of each PgBouncer process (its unix socket), in process order. */

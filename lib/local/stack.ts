@@ -15,11 +15,11 @@ import type { ConnectionInfo } from '../suite/types';
 import { describeTarget, type TargetDescriptor } from '../suite/targets';
 import type { RunEnvironment, TargetRef } from '../suite/types';
 import { findBinaries, type LocalBinaries } from './binaries';
-import { LocalPgbenchExecutor } from './pgbench-executor';
-import { processPoolSize } from '../pgbouncer/config';
+import { LocalPgbenchExecutor } from '../exec/pgbench-executor';
+import { processPoolSize } from '../poolers/pgbouncer/config';
 import { LOCAL_POOLS, SESSION_DB, startPgbouncer, TRANSACTION_DB, type Pgbouncer } from './pgbouncer';
 import { BENCH_DB, BENCH_USER, startPostgres, type PostgresCluster } from './postgres';
-import { resolveRunAs, type RunAs } from './process';
+import { resolveRunAs, type RunAs } from '../exec/process';
 import { probePort } from './ports-free';
 import {
   currentOwner,

@@ -11,7 +11,7 @@ import { join, resolve } from 'node:path';
 import { RunFileError, UsageError } from '../core/errors';
 import { FileReadError, listDirIn, readFileIn, type ReadKind } from '../core/read';
 import type { RunPlan } from '../suite/plan';
-import { RUN_PATHS } from '../suite/run-paths';
+import { RUN_PATHS } from '../results/run-paths';
 import { fallbackDescriptor, type TargetDescriptor } from '../suite/targets';
 import type { MetricsFile, RunManifest, StepRecord } from '../suite/types';
 import { manifestSchema, metricsFileSchema, parseRunFile, planSchema, stepRecordSchema } from './schema';

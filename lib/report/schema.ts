@@ -1,4 +1,4 @@
-/** The run store's schemas live with the suite model (lib/suite/schemas.ts); re-exported for the report. */
+/** The run store's schemas live with the suite model (lib/results/schemas.ts); re-exported for the report. */
 export {
   describeZodError,
   manifestSchema,
@@ -6,4 +6,4 @@ export {
   parseRunFile,
   planSchema,
   stepRecordSchema,
-} from '../suite/schemas';
+} from '../results/schemas';

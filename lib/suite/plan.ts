@@ -1,8 +1,8 @@
 /**
  * One plan per run (pure): the suite expanded once, with each step's target descriptor,
  * parameters, expectation and per-runner shares, and the environment probed before the first step.
- * Stored as `plan.json` in the run directory (lib/suite/run-paths.ts) and validated by its schema
- * (lib/suite/schemas.ts). No secrets: descriptors, endpoints' names and settings only.
+ * Stored as `plan.json` in the run directory (lib/results/run-paths.ts) and validated by its schema
+ * (lib/results/schemas.ts). No secrets: descriptors, endpoints' names and settings only.
  *
  * `report` / `compare` of a run use the plan stored with it; a run without plan.json (written by an
  * older release) is labelled from today's catalog with `fallbackDescriptor`, and the report says so.
@@ -17,7 +17,7 @@ export interface PlanStep extends PlannedStep {
   readonly shares: readonly RunnerShare[];
 }
 
-/** plan.json (schema: lib/suite/schemas.ts planSchema). */
+/** plan.json (schema: lib/results/schemas.ts planSchema). */
 export interface RunPlan {
   readonly schemaVersion: typeof RESULT_SCHEMA_VERSION;
   readonly runId: string;

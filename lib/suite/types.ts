@@ -14,8 +14,8 @@
  *   metrics/cloudwatch.json        MetricsFile (cloud: CloudWatch)
  *   metrics/pi.json                MetricsFile (cloud: Performance Insights)
  *   report.html, summary.md        written by `proxylab report`
- *   run.lock                       the writer's lock while a local run is written (lib/suite/run-lock.ts);
- *                                  cloud: locks/runner-<i>.lock (lib/cloud/run-lock.ts)
+ *   run.lock                       the writer's lock while a local run is written (lib/results/run-lock.ts);
+ *                                  cloud: locks/runner-<i>.lock (lib/runner/run-lock.ts)
  *
  * Conventions: units in names (Ms, Sec); unknown values are `null`, never 0 or -1; timestamps are
  * ISO-8601 UTC strings.

@@ -1,6 +1,6 @@
 /**
  * `--profile` and `--region`, declared once for every command that calls AWS with a lab file
- * (lib/cloud/operator.ts awsSettings reads them; the lab's region is the last fallback). Factories,
+ * (lib/operator/operator.ts awsSettings reads them; the lab's region is the last fallback). Factories,
  * not shared instances: each command owns its Option objects.
  */
 import { Option } from 'commander';

@@ -21,10 +21,10 @@ import {
   type SourceSummary,
   type CollectEvent,
 } from '../../lib/collector';
-import { createAwsClients } from '../../lib/cloud/clients';
-import { awsSettings, validateRunId } from '../../lib/cloud/operator';
-import { readLabOutputs } from '../../lib/cloud/outputs';
-import { eventForFinishedRun } from '../../lib/cloud/recollect';
+import { createAwsClients } from '../../lib/aws/clients';
+import { awsSettings, validateRunId } from '../../lib/operator/operator';
+import { readLabOutputs } from '../../lib/operator/outputs';
+import { eventForFinishedRun } from '../../lib/operator/recollect';
 import { loadLabFile } from '../../lib/config/load';
 
 interface CollectFlags {

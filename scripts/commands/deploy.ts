@@ -12,23 +12,23 @@ import {
   formatInvocation,
   runInherited,
   teardownCommand,
-} from '../../lib/cloud/operator';
+} from '../../lib/operator/operator';
 import { loadLabFile } from '../../lib/config/load';
 import { stackNameFor } from '../../lib/config/stack-outputs';
 import { deployPreflight } from '../../lib/cost/preflight';
 import { DEFAULT_PRICE_REGION, PRICE_TABLES } from '../../lib/cost/price-table';
 import type { LabConfig } from '../../lib/config/types';
-import { chooseLabZones, zoneContextArgs } from '../../lib/cloud/availability-zones';
+import { chooseLabZones, zoneContextArgs } from '../../lib/operator/availability-zones';
 import {
   createEc2Client,
   createAwsClients,
   createSchedulerClient,
   type AwsSettings,
-} from '../../lib/cloud/clients';
-import { describeLabOutputs } from '../../lib/cloud/outputs';
-import { applyPendingReboots } from '../../lib/cloud/parameters';
+} from '../../lib/aws/clients';
+import { describeLabOutputs } from '../../lib/operator/outputs';
+import { applyPendingReboots } from '../../lib/operator/parameters';
 import { formatExpiresAt } from '../../lib/config/expiry';
-import { restartLabExpiry } from '../../lib/cloud/extend';
+import { restartLabExpiry } from '../../lib/operator/extend';
 import { AZ_CONTEXT_KEYS } from '../../lib/config/stack-outputs';
 
 interface DeployFlags {
@@ -89,7 +89,7 @@ export function register(program: Command): void {
       for (const w of pre.warnings) process.stdout.write(`warning [${w.id}]: ${w.message}\n`);
       if (!pre.budget.allowed) throw new UsageError('not deployed: over budget (see above)');
       // Zones by zone ID: runners where their type is offered, none where RDS Proxy is not
-      // (lib/cloud/availability-zones.ts).
+      // (lib/operator/availability-zones.ts).
       let zoneArgs: string[] = [];
       if (!flags.dryRun) {
         const zones = await chooseLabZones(createEc2Client(settings), {

@@ -11,7 +11,7 @@ import {
   formatInvocation,
   retainedOnDestroy,
   runInherited,
-} from '../../lib/cloud/operator';
+} from '../../lib/operator/operator';
 import { loadLabFile } from '../../lib/config/load';
 import { stackNameFor } from '../../lib/config/stack-outputs';
 

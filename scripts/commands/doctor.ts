@@ -1,5 +1,5 @@
 /**
- * `proxylab doctor --lab FILE`: check a deployed lab end to end (lib/cloud/doctor.ts) and print a
+ * `proxylab doctor --lab FILE`: check a deployed lab end to end (lib/operator/doctor.ts) and print a
  * ✓/✗ checklist with the fix for each ✗. Exit 0 when every check holds, 1 otherwise, 2 for usage
  * errors. It never changes the lab.
  */
@@ -10,10 +10,10 @@ import {
   createAwsClients,
   createSchedulerClient,
   requireRegion,
-} from '../../lib/cloud/clients';
-import { formatChecks, runDoctor } from '../../lib/cloud/doctor';
-import { awsSettings } from '../../lib/cloud/operator';
-import { readLabOutputs } from '../../lib/cloud/outputs';
+} from '../../lib/aws/clients';
+import { formatChecks, runDoctor } from '../../lib/operator/doctor';
+import { awsSettings } from '../../lib/operator/operator';
+import { readLabOutputs } from '../../lib/operator/outputs';
 import { runnerSoftwareVersion } from '../../lib/constructs/runner-bundle';
 import { UsageError } from '../../lib/core/errors';
 import { loadLabFile } from '../../lib/config/load';

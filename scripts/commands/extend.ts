@@ -4,12 +4,12 @@
 import type { Command } from 'commander';
 import { profileOption, regionOption } from './aws-options';
 import { UsageError } from '../../lib/core/errors';
-import { createSchedulerClient, requireRegion } from '../../lib/cloud/clients';
-import { awsSettings } from '../../lib/cloud/operator';
+import { createSchedulerClient, requireRegion } from '../../lib/aws/clients';
+import { awsSettings } from '../../lib/operator/operator';
 import { loadLabFile } from '../../lib/config/load';
 import { stackNameFor } from '../../lib/config/stack-outputs';
 import { formatExpiresAt } from '../../lib/config/expiry';
-import { EXTEND_HOURS_MAX, extendLabExpiry, validateExtendHours } from '../../lib/cloud/extend';
+import { EXTEND_HOURS_MAX, extendLabExpiry, validateExtendHours } from '../../lib/operator/extend';
 
 interface ExtendFlags {
   readonly lab: string;

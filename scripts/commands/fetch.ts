@@ -4,12 +4,12 @@
  */
 import type { Command } from 'commander';
 import * as path from 'node:path';
-import { createS3Client } from '../../lib/cloud/clients';
-import { validateRunId } from '../../lib/cloud/operator';
+import { createS3Client } from '../../lib/aws/clients';
+import { validateRunId } from '../../lib/operator/operator';
 import { UsageError } from '../../lib/core/errors';
 import { checkOutDir } from '../../lib/core/out-dir';
 import { writeReport } from '../../lib/report';
-import { fetchRun, formatListing, readListing } from '../../lib/cloud/runs';
+import { fetchRun, formatListing, readListing } from '../../lib/operator/runs';
 import { forTerminalLine } from '../../lib/core/terminal-text';
 import { FileSystemBlobStore } from '../../lib/local/fs-blobs';
 import { addBucketOptions, resolveBucket, type BucketFlags } from './status';

@@ -1,6 +1,6 @@
 /**
  * `proxylab iam-policy --lab FILE [--role read|run|deploy]`: print the operator's least-privilege
- * IAM policy for a lab (lib/cloud/iam-policy.ts). docs/aws.md shows it for labs/default.json.
+ * IAM policy for a lab (lib/operator/iam-policy.ts). docs/aws.md shows it for labs/default.json.
  * Makes no AWS call.
  */
 import type { Command } from 'commander';
@@ -9,7 +9,7 @@ import {
   OPERATOR_ROLES,
   operatorPolicy,
   parseOperatorRole,
-} from '../../lib/cloud/iam-policy';
+} from '../../lib/operator/iam-policy';
 import { UsageError } from '../../lib/core/errors';
 import { loadLabFile } from '../../lib/config/load';
 

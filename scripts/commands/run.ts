@@ -7,7 +7,7 @@ import type { Command } from 'commander';
 import { profileOption, regionOption } from './aws-options';
 import { runExitCode } from '../../lib/suite/verdict';
 import { UsageError } from '../../lib/core/errors';
-import { createAwsClients, createSchedulerClient, requireRegion } from '../../lib/cloud/clients';
+import { createAwsClients, createSchedulerClient, requireRegion } from '../../lib/aws/clients';
 import {
   awsSettings,
   defaultCloudRunId,
@@ -16,15 +16,15 @@ import {
   validateRunId,
   validateSuite,
   verdictCounts,
-} from '../../lib/cloud/operator';
-import { readLabOutputs, stackNameFor } from '../../lib/cloud/outputs';
+} from '../../lib/operator/operator';
+import { readLabOutputs, stackNameFor } from '../../lib/operator/outputs';
 import { formatDuration } from '../../lib/core/format';
 import { runnerSoftwareVersion } from '../../lib/constructs/runner-bundle';
-import { decideRunExpiry, estimateSuiteSec } from '../../lib/cloud/run-window';
+import { decideRunExpiry, estimateSuiteSec } from '../../lib/operator/run-window';
 import { formatExpiresAt } from '../../lib/config/expiry';
-import { extendLabExpiry, readLabExpiry } from '../../lib/cloud/extend';
-import { buildRunCommands, sendRunCommands } from '../../lib/cloud/ssm';
-import { buildRunRequest, writeRunRequest } from '../../lib/cloud/run-request';
+import { extendLabExpiry, readLabExpiry } from '../../lib/operator/extend';
+import { buildRunCommands, sendRunCommands } from '../../lib/operator/ssm';
+import { buildRunRequest, writeRunRequest } from '../../lib/aws/run-request';
 import { loadLabFile } from '../../lib/config/load';
 
 interface RunFlags {

@@ -6,14 +6,14 @@ import type { Command } from 'commander';
 import { profileOption, regionOption } from './aws-options';
 import { UsageError } from '../../lib/core/errors';
 import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
-import { clientConfig, createS3Client, requireRegion } from '../../lib/cloud/clients';
-import { awsSettings, validateRunId } from '../../lib/cloud/operator';
-import { readLabOutputs } from '../../lib/cloud/outputs';
-import { formatListing, LIST_CONCURRENCY, listRuns, mapBounded, readListing } from '../../lib/cloud/runs';
+import { clientConfig, createS3Client, requireRegion } from '../../lib/aws/clients';
+import { awsSettings, validateRunId } from '../../lib/operator/operator';
+import { readLabOutputs } from '../../lib/operator/outputs';
+import { formatListing, LIST_CONCURRENCY, listRuns, mapBounded, readListing } from '../../lib/operator/runs';
 import { forTerminalLine } from '../../lib/core/terminal-text';
 import { loadLabFile } from '../../lib/config/load';
 import type { LabConfig } from '../../lib/config/types';
-import type { AwsSettings } from '../../lib/cloud/clients';
+import type { AwsSettings } from '../../lib/aws/clients';
 
 export interface BucketFlags {
   readonly lab?: string;

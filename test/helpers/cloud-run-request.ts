@@ -3,8 +3,8 @@
  * the DB secret in moto and the run request, for integration tests that run the bundled runner.
  */
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { buildRunRequest, type RunRequest } from '../../lib/cloud/run-request';
-import type { DatabaseSpec } from '../../lib/cloud/runner-args';
+import { buildRunRequest, type RunRequest } from '../../lib/aws/run-request';
+import type { DatabaseSpec } from '../../lib/aws/runner-args';
 import { BENCH_DB, BENCH_USER } from '../../lib/local/postgres';
 import { motoClientConfig, type MotoServer } from './moto';
 

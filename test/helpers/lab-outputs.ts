@@ -1,9 +1,9 @@
 /**
- * Stack outputs of a deployed Aurora lab as the CLI reads them (lib/cloud/outputs.ts), for tests
+ * Stack outputs of a deployed Aurora lab as the CLI reads them (lib/operator/outputs.ts), for tests
  * that give them to the operator, doctor or collector without a stack. Names follow the lab name;
  * `over` replaces any field.
  */
-import type { LabOutputs } from '../../lib/cloud/outputs';
+import type { LabOutputs } from '../../lib/operator/outputs';
 
 export function labOutputsWith(over: Partial<LabOutputs> = {}): LabOutputs {
   const name = over.labName ?? 'demo';

@@ -7,7 +7,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { isPortFree } from '../../lib/local/ports-free';
-import { runCommand, type RunAs, type RunResult } from '../../lib/local/process';
+import { runCommand, type RunAs, type RunResult } from '../../lib/exec/process';
 import { CLI, REPO_ROOT } from './cli';
 import {
   startLocalStack as startStack,

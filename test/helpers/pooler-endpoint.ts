@@ -1,5 +1,5 @@
 /** A PoolerEndpoint as the stack output carries it: a two-process dedicated PgBouncer 1.25.2 with TLS. */
-import type { PoolerEndpoint } from '../../lib/pgbouncer/layout';
+import type { PoolerEndpoint } from '../../lib/poolers/pgbouncer/layout';
 
 export function poolerEndpoint(over: Partial<PoolerEndpoint> = {}): PoolerEndpoint {
   return {

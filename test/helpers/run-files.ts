@@ -1,6 +1,6 @@
 /**
  * Valid run-store files for tests that only care about a few fields: the readers validate every
- * file against lib/suite/schemas.ts, so a partial object would (rightly) be rejected.
+ * file against lib/results/schemas.ts, so a partial object would (rightly) be rejected.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';

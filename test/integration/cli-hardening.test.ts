@@ -6,7 +6,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { UsageError } from '../../lib/core/errors';
-import { readOutputsFile } from '../../lib/cloud/outputs';
+import { readOutputsFile } from '../../lib/operator/outputs';
 import { runCliInProcess as run } from '../helpers/cli';
 import { main as runnerMain, runnerWorkRoot } from '../../scripts/runner';
 import { scratchDir } from '../helpers/scratch';

@@ -6,7 +6,7 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { REPO_ROOT } from '../../lib/cloud/operator';
+import { REPO_ROOT } from '../../lib/operator/operator';
 import { AWS_CALL_LOG_ENV } from '../../lib/core/aws-call-log';
 import { labOutputsWith, proxyOutputs } from '../helpers/lab-outputs';
 import { scratchDir } from '../helpers/scratch';

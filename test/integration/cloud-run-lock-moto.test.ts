@@ -5,7 +5,7 @@
  * client is recorded (test/helpers/aws-calls): every call is checked against the runner role.
  */
 import { CreateBucketCommand, GetObjectCommand, S3Client } from '@aws-sdk/client-s3';
-import { acquireCloudRunLock, cloudRunLockKey, nodeLockHost } from '../../lib/cloud/run-lock';
+import { acquireCloudRunLock, cloudRunLockKey, nodeLockHost } from '../../lib/runner/run-lock';
 import { RUNNER } from '../helpers/aws-calls/principals';
 import { recordAws } from '../helpers/aws-calls/recorder';
 import { motoClientConfig, startMoto, type MotoServer } from '../helpers/moto';

@@ -1,5 +1,5 @@
 /**
- * A suite through the cloud runner's PgBouncer targets (lib/cloud/runner.ts in-process) with S3 and
+ * A suite through the cloud runner's PgBouncer targets (lib/runner/runner.ts in-process) with S3 and
  * Secrets Manager on moto, a local PostgreSQL standing in for Aurora and a local 2-process
  * PgBouncer (rendered by the shared configuration module) standing in for the dedicated pooler
  * host; the pooler agent runs in-process, relaying each process's admin console to TCP and serving
@@ -15,21 +15,21 @@ import { LambdaClient } from '@aws-sdk/client-lambda';
 import { RDSClient } from '@aws-sdk/client-rds';
 import { CreateBucketCommand, S3Client } from '@aws-sdk/client-s3';
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { startPoolerAgent, type PoolerAgent } from '../../lib/cloud/pooler-agent';
-import { runCloudRunner } from '../../lib/cloud/runner';
+import { startPoolerAgent, type PoolerAgent } from '../../lib/pooler-host/agent';
+import { runCloudRunner } from '../../lib/runner/runner';
 import { RUNNER } from '../helpers/aws-calls/principals';
 import { recordAws } from '../helpers/aws-calls/recorder';
-import type { RunnerArgs } from '../../lib/cloud/runner-args';
-import { fetchRun } from '../../lib/cloud/runs';
-import { psqlAdminRows } from '../../lib/cloud/pooler-targets';
-import { psqlScalarQuery } from '../../lib/cloud/targets';
+import type { RunnerArgs } from '../../lib/aws/runner-args';
+import { fetchRun } from '../../lib/operator/runs';
+import { psqlAdminRows } from '../../lib/runner/pooler-targets';
+import { psqlScalarQuery } from '../../lib/exec/libpq';
 import { systemClock } from '../../lib/engine/ports';
 import { FileSystemBlobStore } from '../../lib/local/fs-blobs';
-import { LocalPgbenchExecutor } from '../../lib/local/pgbench-executor';
+import { LocalPgbenchExecutor } from '../../lib/exec/pgbench-executor';
 import { findFreePort } from '../../lib/local/ports-free';
 import { BENCH_DB, BENCH_USER } from '../../lib/local/postgres';
-import type { PoolerPaths } from '../../lib/pgbouncer/host';
-import { planSchema } from '../../lib/suite/schemas';
+import type { PoolerPaths } from '../../lib/poolers/pgbouncer/host';
+import { planSchema } from '../../lib/results/schemas';
 import { getSuite, type Suite } from '../../lib/suite/catalog';
 import type { MetricsFile, StepRecord } from '../../lib/suite/types';
 import { startLocalStack, type LocalStack } from '../../lib/local/stack';

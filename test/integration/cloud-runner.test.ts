@@ -15,15 +15,15 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { bundleRunner } from '../../lib/constructs/runner-bundle';
-import { followRun, verdictCounts } from '../../lib/cloud/operator';
+import { followRun, verdictCounts } from '../../lib/operator/operator';
 import {
   requestRunnerArgv,
   requestUrl,
   runRequestSchema,
   writeRunRequest,
   type RunRequest,
-} from '../../lib/cloud/run-request';
-import { planSchema } from '../../lib/suite/schemas';
+} from '../../lib/aws/run-request';
+import { planSchema } from '../../lib/results/schemas';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
 import { runExitCode, type VerdictTotals } from '../../lib/suite/verdict';
 import { spawnCli, startLocalStack, type LocalStack } from '../helpers/local-stack';

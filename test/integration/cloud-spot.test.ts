@@ -5,7 +5,7 @@
  * `spot/instance-action` 404 until the test schedules the interruption). Mid-run the notice
  * appears; the runner records it and stops the run itself — no SIGTERM is sent, as on EC2 where the
  * SSM agent's KillMode=process may keep the shutdown's signal from the runner. Then `proxylab
- * status` (lib/cloud/runs) says the runner was interrupted and when; a runner with the same run id
+ * status` (lib/operator/runs) says the runner was interrupted and when; a runner with the same run id
  * resumes; every step finished before the stop is byte-for-byte the same object, the step in
  * flight is measured again, and status no longer says interrupted.
  */
@@ -19,8 +19,8 @@ import * as path from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { expect } from '@jest/globals';
 import { bundleRunner } from '../../lib/constructs/runner-bundle';
-import { requestRunnerArgv, requestUrl, writeRunRequest } from '../../lib/cloud/run-request';
-import { formatListing, readListing, readProgress } from '../../lib/cloud/runs';
+import { requestRunnerArgv, requestUrl, writeRunRequest } from '../../lib/aws/run-request';
+import { formatListing, readListing, readProgress } from '../../lib/operator/runs';
 import type { RunManifest } from '../../lib/suite/types';
 import { startLocalStack, type LocalStack } from '../helpers/local-stack';
 import { createDbSecret, localRunRequest } from '../helpers/cloud-run-request';

@@ -2,8 +2,8 @@
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { probeScript } from '../../lib/cloud/doctor';
-import type { PoolerEndpoint } from '../../lib/pgbouncer/layout';
+import { probeScript } from '../../lib/operator/doctor';
+import type { PoolerEndpoint } from '../../lib/poolers/pgbouncer/layout';
 import { poolerEndpoint } from '../helpers/pooler-endpoint';
 import { scratchDir } from '../helpers/scratch';
 

@@ -22,7 +22,8 @@ function cruise(files: Record<string, string>): { status: number | null; out: st
     fs.mkdirSync(path.dirname(path.join(dir, file)), { recursive: true });
     fs.writeFileSync(path.join(dir, file), content);
   }
-  const res = spawnSync(DEPCRUISE, ['lib', '--config', CONFIG, '--output-type', 'err'], {
+  const roots = ['lib', 'scripts'].filter((d) => fs.existsSync(path.join(dir, d)));
+  const res = spawnSync(DEPCRUISE, [...roots, '--config', CONFIG, '--output-type', 'err'], {
     cwd: dir,
     encoding: 'utf8',
   });
@@ -35,7 +36,7 @@ const CASES: ReadonlyArray<readonly [rule: string, from: string, files: Record<s
   [
     'suite-is-pure',
     'lib/suite/a.ts',
-    { 'lib/suite/a.ts': "import '../cloud/b';\n", 'lib/cloud/b.ts': 'export {};\n' },
+    { 'lib/suite/a.ts': "import '../aws/b';\n", 'lib/aws/b.ts': 'export {};\n' },
   ],
   [
     'suite-no-io',
@@ -43,19 +44,61 @@ const CASES: ReadonlyArray<readonly [rule: string, from: string, files: Record<s
     { 'lib/suite/io.ts': "import * as fs from 'node:fs';\nexport const f = fs;\n" },
   ],
   [
-    'engine-imports-suite-and-core',
+    'engine-imports-model',
     'lib/engine/a.ts',
     { 'lib/engine/a.ts': "import '../local/b';\n", 'lib/local/b.ts': 'export {};\n' },
   ],
   [
-    'adapters-independent',
-    'lib/cloud/c.ts',
-    { 'lib/cloud/c.ts': "import '../local/d';\n", 'lib/local/d.ts': 'export {};\n' },
+    'local-adapters',
+    'lib/local/c.ts',
+    { 'lib/local/c.ts': "import '../runner/d';\n", 'lib/runner/d.ts': 'export {};\n' },
+  ],
+  [
+    'runner-not-operator',
+    'lib/runner/r.ts',
+    { 'lib/runner/r.ts': "import '../operator/o';\n", 'lib/operator/o.ts': 'export {};\n' },
+  ],
+  [
+    'operator-not-hosts',
+    'lib/operator/p.ts',
+    { 'lib/operator/p.ts': "import '../pooler-host/h';\n", 'lib/pooler-host/h.ts': 'export {};\n' },
+  ],
+  [
+    'aws-shared-by-cloud-sides',
+    'lib/aws/a.ts',
+    { 'lib/aws/a.ts': "import '../runner/s';\n", 'lib/runner/s.ts': 'export {};\n' },
+  ],
+  [
+    'results-below-readers',
+    'lib/results/a.ts',
+    { 'lib/results/a.ts': "import '../engine/r';\n", 'lib/engine/r.ts': 'export {};\n' },
+  ],
+  [
+    'poolers-are-drivers',
+    'lib/poolers/x/a.ts',
+    { 'lib/poolers/x/a.ts': "import '../../local/p';\n", 'lib/local/p.ts': 'export {};\n' },
   ],
   [
     'constructs-no-runtime',
     'lib/constructs/a.ts',
-    { 'lib/constructs/a.ts': "import '../cloud/e';\n", 'lib/cloud/e.ts': 'export {};\n' },
+    { 'lib/constructs/a.ts': "import '../runner/e';\n", 'lib/runner/e.ts': 'export {};\n' },
+  ],
+  // scripts/ may import anything, but what a bundle carries is checked through every chain.
+  [
+    'runner-bundle',
+    'scripts/runner.ts',
+    { 'scripts/runner.ts': "import '../lib/report/r';\n", 'lib/report/r.ts': 'export {};\n' },
+  ],
+  // Each edge is allowed (pooler host → aws → collector), yet the pooler bundle does not ship the collector.
+  [
+    'pooler-bundle',
+    'scripts/pooler.ts',
+    {
+      'scripts/pooler.ts': "import '../lib/pooler-host/h2';\n",
+      'lib/pooler-host/h2.ts': "import '../aws/c';\n",
+      'lib/aws/c.ts': "import '../collector/z';\n",
+      'lib/collector/z.ts': 'export {};\n',
+    },
   ],
   [
     'report-reads-results',

@@ -10,7 +10,7 @@
 import { expect } from '@jest/globals';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { resolveRunAs, runCommand } from '../../lib/local/process';
+import { resolveRunAs, runCommand } from '../../lib/exec/process';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
 import {
   assertStackGone,

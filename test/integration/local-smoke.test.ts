@@ -12,7 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { MetricsFile, RunManifest, StepRecord } from '../../lib/suite/types';
 import { stepFileName } from '../../lib/suite/types';
-import { planSchema } from '../../lib/suite/schemas';
+import { planSchema } from '../../lib/results/schemas';
 import {
   assertStackGone,
   exitedAs,

@@ -12,7 +12,7 @@ import * as fs from 'node:fs';
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
-import type { PgbouncerRelease } from '../../lib/config/pgbouncer-releases';
+import type { PgbouncerRelease } from '../../lib/poolers/pgbouncer/releases';
 import {
   BUILD_DEPS,
   buildPgbouncer,

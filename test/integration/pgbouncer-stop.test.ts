@@ -2,15 +2,15 @@
  * Stopping the local PgBouncer while a client is connected is immediate on both PgBouncers the kit
  * meets (Debian's 1.18 and 1.25.2): since 1.23 SIGTERM waits for every client to leave and SIGQUIT
  * is the immediate shutdown; before 1.23 SIGTERM is immediate and SIGQUIT is ignored
- * (lib/pgbouncer/signals.ts). A stop that sent SIGTERM to 1.25.2 would sit out its whole grace
+ * (lib/poolers/pgbouncer/signals.ts). A stop that sent SIGTERM to 1.25.2 would sit out its whole grace
  * period (10 s) and end in SIGKILL.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { expect } from '@jest/globals';
-import { PsqlSession } from '../../lib/local/psql';
+import { PsqlSession } from '../../lib/exec/psql';
 import { SESSION_DB, startPgbouncer, type Pgbouncer } from '../../lib/local/pgbouncer';
-import { isAlive } from '../../lib/local/process';
+import { isAlive } from '../../lib/exec/process';
 import { startLocalStack, type LocalStack } from '../helpers/local-stack';
 import { pgbouncer118, pgbouncer125 } from '../helpers/pgbouncer-versions';
 

@@ -5,9 +5,9 @@
 import { GetResourceMetricsCommand, PIClient } from '@aws-sdk/client-pi';
 import { mockAws } from '../helpers/aws-calls/recorder';
 import { COLLECTOR } from '../helpers/aws-calls/principals';
-import { buildRunRequest } from '../../lib/cloud/run-request';
-import type { RunnerArgs } from '../../lib/cloud/runner-args';
-import { buildRunCommands } from '../../lib/cloud/ssm';
+import { buildRunRequest } from '../../lib/aws/run-request';
+import type { RunnerArgs } from '../../lib/aws/runner-args';
+import { buildRunCommands } from '../../lib/operator/ssm';
 import { fetchPi, planPiRequests } from '../../lib/collector';
 import { compilePattern, modelProblems, serviceModel, skippedPatterns } from '../helpers/aws-calls/model';
 import { expectModelValid, mockModelProblems, sdkCallOf } from '../helpers/aws-calls/model-mocks';

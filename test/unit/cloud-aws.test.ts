@@ -29,9 +29,9 @@ import { attributeMock, mockAws } from '../helpers/aws-calls/recorder';
 import { operator, RUNNER } from '../helpers/aws-calls/principals';
 import 'aws-sdk-client-mock-jest';
 import { InfrastructureError, UsageError } from '../../lib/core/errors';
-import { invokeCollector, buildCollectEvent, collectorWindow } from '../../lib/cloud/collector-invoke';
-import { describeLabOutputs, flattenOutputs } from '../../lib/cloud/outputs';
-import { RdsProxyPoolControl } from '../../lib/cloud/proxy-pool';
+import { invokeCollector, buildCollectEvent, collectorWindow } from '../../lib/aws/collector-invoke';
+import { describeLabOutputs, flattenOutputs } from '../../lib/operator/outputs';
+import { RdsProxyPoolControl } from '../../lib/runner/proxy-pool';
 import {
   buildRunRequest,
   parseRequestRunnerArgv,
@@ -41,12 +41,12 @@ import {
   runnerArgsFromRequest,
   runRequestSchema,
   writeRunRequest,
-} from '../../lib/cloud/run-request';
-import type { RunnerArgs } from '../../lib/cloud/runner-args';
-import { S3ResultSink } from '../../lib/cloud/s3-sink';
-import { parseDbSecret, readDbCredentials } from '../../lib/cloud/secrets';
-import { buildRunCommands, sendRunCommands } from '../../lib/cloud/ssm';
-import { computeProgress } from '../../lib/cloud/runs';
+} from '../../lib/aws/run-request';
+import type { RunnerArgs } from '../../lib/aws/runner-args';
+import { S3ResultSink } from '../../lib/aws/s3-sink';
+import { parseDbSecret, readDbCredentials } from '../../lib/aws/secrets';
+import { buildRunCommands, sendRunCommands } from '../../lib/operator/ssm';
+import { computeProgress } from '../../lib/operator/runs';
 import type { Clock } from '../../lib/engine/ports';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
 import { stepRecordWith } from '../helpers/run-files';

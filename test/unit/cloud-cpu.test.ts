@@ -8,7 +8,7 @@ import {
   cpuPercent,
   parseProcStat,
   RunnerCpuMetricsSampler,
-} from '../../lib/cloud/cpu';
+} from '../../lib/runner/cpu';
 import type { PgbenchExecutor, PgbenchOutcome } from '../../lib/engine/ports';
 
 /** /proc/stat with the aggregate line: user nice system idle iowait irq softirq steal guest guest_nice. */

@@ -23,10 +23,10 @@ import {
 import { mockAws } from '../helpers/aws-calls/recorder';
 import { operator } from '../helpers/aws-calls/principals';
 import 'aws-sdk-client-mock-jest';
-import { formatChecks, runDoctor, type Check } from '../../lib/cloud/doctor';
-import type { LabOutputs } from '../../lib/cloud/outputs';
+import { formatChecks, runDoctor, type Check } from '../../lib/operator/doctor';
+import type { LabOutputs } from '../../lib/operator/outputs';
 import { labOutputsWith, proxyOutputs } from '../helpers/lab-outputs';
-import type { PoolerEndpoint } from '../../lib/pgbouncer/layout';
+import type { PoolerEndpoint } from '../../lib/poolers/pgbouncer/layout';
 import { poolerEndpoint } from '../helpers/pooler-endpoint';
 import { loadLabFile } from '../../lib/config/load';
 

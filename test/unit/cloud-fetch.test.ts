@@ -1,5 +1,5 @@
 /**
- * `proxylab fetch` (lib/cloud/runs.ts fetchRun) against a mocked S3: a run id with nothing under it
+ * `proxylab fetch` (lib/operator/runs.ts fetchRun) against a mocked S3: a run id with nothing under it
  * is a usage error; a run whose only objects are skipped (fleet coordination) is fetched as empty.
  */
 import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
@@ -7,8 +7,8 @@ import { mockAws } from '../helpers/aws-calls/recorder';
 import { operator } from '../helpers/aws-calls/principals';
 import 'aws-sdk-client-mock-jest';
 import { UsageError } from '../../lib/core/errors';
-import type { BlobStore } from '../../lib/engine/blob-store';
-import { fetchRun } from '../../lib/cloud/runs';
+import type { BlobStore } from '../../lib/results/blob-store';
+import { fetchRun } from '../../lib/operator/runs';
 
 const s3Mock = mockAws(S3Client, operator('read'));
 afterEach(() => s3Mock.reset());

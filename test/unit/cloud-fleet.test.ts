@@ -13,7 +13,7 @@ import {
   rewriteArgvForShare,
   splitStep,
   type RunnerStepRecord,
-} from '../../lib/cloud/fleet';
+} from '../../lib/runner/fleet';
 import { getSuite } from '../../lib/suite/catalog';
 import { expandSuite } from '../../lib/suite/expand';
 import type { RunnerPart, StepMeasurement, StepRecord } from '../../lib/suite/types';

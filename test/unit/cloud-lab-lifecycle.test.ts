@@ -18,16 +18,16 @@ import { operator } from '../helpers/aws-calls/principals';
 import 'aws-sdk-client-mock-jest';
 import { UsageError } from '../../lib/core/errors';
 import { labOutputsWith, proxyOutputs } from '../helpers/lab-outputs';
-import { applyPendingReboots } from '../../lib/cloud/parameters';
-import { eventForFinishedRun } from '../../lib/cloud/recollect';
+import { applyPendingReboots } from '../../lib/operator/parameters';
+import { eventForFinishedRun } from '../../lib/operator/recollect';
 import {
   decideRunExpiry,
   estimateSuiteSec,
   EXPIRY_MARGIN_SEC,
   labTargetCapacities,
-} from '../../lib/cloud/run-window';
+} from '../../lib/operator/run-window';
 import { loadLabFile } from '../../lib/config/load';
-import { readLabExpiry, restartLabExpiry } from '../../lib/cloud/extend';
+import { readLabExpiry, restartLabExpiry } from '../../lib/operator/extend';
 import type { RunManifest } from '../../lib/suite/types';
 import { manifestWith } from '../helpers/run-files';
 

@@ -18,10 +18,10 @@ import {
   runnerArgsFromOutputs,
   teardownCommand,
   verdictCounts,
-} from '../../lib/cloud/operator';
+} from '../../lib/operator/operator';
 import { runExitCode } from '../../lib/suite/verdict';
 import { labOutputsWith, proxyOutputs } from '../helpers/lab-outputs';
-import { buildRunRequest, runnerArgsFromRequest, runRequestSchema } from '../../lib/cloud/run-request';
+import { buildRunRequest, runnerArgsFromRequest, runRequestSchema } from '../../lib/aws/run-request';
 import { validateLab } from '../../lib/config';
 import type { LabConfig } from '../../lib/config/types';
 import { manifestWith, stepRecordWith } from '../helpers/run-files';

@@ -1,5 +1,5 @@
 /**
- * The cloud run lock (lib/cloud/run-lock.ts) against a mocked S3: created with If-None-Match *, a
+ * The cloud run lock (lib/runner/run-lock.ts) against a mocked S3: created with If-None-Match *, a
  * 412 PreconditionFailed means another writer holds it (refused, naming it), a stale lock on this
  * host is replaced with If-Match on its ETag, and release deletes only our own lock.
  */
@@ -12,9 +12,9 @@ import {
 } from '@aws-sdk/client-s3';
 import { mockAws } from '../helpers/aws-calls/recorder';
 import { RUNNER } from '../helpers/aws-calls/principals';
-import { acquireCloudRunLock, cloudRunLockKey, type CloudLockHost } from '../../lib/cloud/run-lock';
+import { acquireCloudRunLock, cloudRunLockKey, type CloudLockHost } from '../../lib/runner/run-lock';
 import { UsageError } from '../../lib/core/errors';
-import type { RunLockOwner } from '../../lib/suite/run-lock';
+import type { RunLockOwner } from '../../lib/results/run-lock';
 import { s3BodyText } from '../helpers/s3-body';
 
 const s3Mock = mockAws(S3Client, RUNNER);

@@ -1,5 +1,5 @@
 /**
- * The runner (lib/cloud/runner.ts) end to end through fakes: an in-memory S3 behind
+ * The runner (lib/runner/runner.ts) end to end through fakes: an in-memory S3 behind
  * aws-sdk-client-mock (shared by every runner, as the real bucket is), mocked Secrets Manager /
  * RDS / Lambda, a fake pgbench that prints a pgbench-shaped summary for whatever argv it gets,
  * and a fake clock. Covers a two-runner split and merge, a pool sweep restored after a failing
@@ -28,11 +28,11 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { mockAws } from '../helpers/aws-calls/recorder';
 import { RUNNER } from '../helpers/aws-calls/principals';
 import 'aws-sdk-client-mock-jest';
-import { argvNumber } from '../../lib/cloud/fleet';
-import { runCloudRunner, type RunnerDeps } from '../../lib/cloud/runner';
+import { argvNumber } from '../../lib/runner/fleet';
+import { runCloudRunner, type RunnerDeps } from '../../lib/runner/runner';
 import { exitCodeFor } from '../../lib/core/errors';
-import { manifestSchema, planSchema } from '../../lib/suite/schemas';
-import type { RunnerArgs } from '../../lib/cloud/runner-args';
+import { manifestSchema, planSchema } from '../../lib/results/schemas';
+import type { RunnerArgs } from '../../lib/aws/runner-args';
 import type { Clock, PgbenchExecutor, PgbenchInvocation, PgbenchOutcome } from '../../lib/engine/ports';
 import type { ConnectionInfo, RunManifest, StepRecord } from '../../lib/suite/types';
 import { s3BodyText } from '../helpers/s3-body';
@@ -197,7 +197,7 @@ function harness(clock: Clock, executor = new FakePgbench()): Harness {
   return { deps, executor, logs, queries };
 }
 
-/** The runner's arguments as a run request gives them (lib/cloud/run-request.ts runnerArgsFromRequest). */
+/** The runner's arguments as a run request gives them (lib/aws/run-request.ts runnerArgsFromRequest). */
 function argsFor(over: Partial<RunnerArgs> = {}): RunnerArgs {
   return {
     runId: 'run-1',

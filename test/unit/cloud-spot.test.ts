@@ -5,9 +5,9 @@
  * `proxylab status` prints while an interruption is open and after the resume.
  */
 import { expect } from '@jest/globals';
-import type { BlobStore } from '../../lib/engine/blob-store';
+import type { BlobStore } from '../../lib/results/blob-store';
 import type { Clock } from '../../lib/engine/ports';
-import { computeProgress, formatProgress } from '../../lib/cloud/runs';
+import { computeProgress, formatProgress } from '../../lib/operator/runs';
 import {
   imdsEndpointFrom,
   imdsV2,
@@ -18,7 +18,7 @@ import {
   readInterruptions,
   SpotNoticeWatcher,
   type InstanceMetadata,
-} from '../../lib/cloud/spot';
+} from '../../lib/aws/spot';
 import type { RunManifest } from '../../lib/suite/types';
 
 class MemoryBlobs implements BlobStore {

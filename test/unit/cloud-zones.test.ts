@@ -1,5 +1,5 @@
 /**
- * Where the lab's subnets go (lib/cloud/availability-zones.ts): chosen by zone ID — the runners'
+ * Where the lab's subnets go (lib/operator/availability-zones.ts): chosen by zone ID — the runners'
  * type must be offered there, and with RDS Proxies none of the zone IDs RDS Proxy does not support
  * (RDS_PROXY_UNSUPPORTED_ZONE_IDS) — and handed to CDK by this account's zone names. EC2 through
  * aws-sdk-client-mock.
@@ -18,8 +18,8 @@ import {
   RDS_PROXY_UNSUPPORTED_ZONE_IDS,
   zoneContextArgs,
   type Zone,
-} from '../../lib/cloud/availability-zones';
-import { cdkInvocation } from '../../lib/cloud/operator';
+} from '../../lib/operator/availability-zones';
+import { cdkInvocation } from '../../lib/operator/operator';
 import { UsageError } from '../../lib/core/errors';
 import { AZ_CONTEXT_KEYS } from '../../lib/config/stack-outputs';
 

@@ -12,9 +12,9 @@ import {
 import { mockAws } from '../helpers/aws-calls/recorder';
 import { COLLECTOR } from '../helpers/aws-calls/principals';
 import 'aws-sdk-client-mock-jest';
-import { buildCollectEvent } from '../../lib/cloud/collector-invoke';
-import { runnerArgsFromOutputs } from '../../lib/cloud/operator';
-import { buildRunRequest, runnerArgsFromRequest, runRequestSchema } from '../../lib/cloud/run-request';
+import { buildCollectEvent } from '../../lib/aws/collector-invoke';
+import { runnerArgsFromOutputs } from '../../lib/operator/operator';
+import { buildRunRequest, runnerArgsFromRequest, runRequestSchema } from '../../lib/aws/run-request';
 import type { LabOutputs } from '../../lib/config/stack-outputs';
 import { validateLab } from '../../lib/config';
 import {

@@ -11,8 +11,8 @@ import { GetResourceMetricsCommand, PIClient } from '@aws-sdk/client-pi';
 import { mockAws } from '../helpers/aws-calls/recorder';
 import { COLLECTOR } from '../helpers/aws-calls/principals';
 import 'aws-sdk-client-mock-jest';
-import { buildCollectEvent } from '../../lib/cloud/collector-invoke';
-import { instanceClassesOf, runnerArgsFromOutputs } from '../../lib/cloud/operator';
+import { buildCollectEvent } from '../../lib/aws/collector-invoke';
+import { instanceClassesOf, runnerArgsFromOutputs } from '../../lib/operator/operator';
 import { labOutputsWith } from '../helpers/lab-outputs';
 import {
   collectMetrics,

@@ -8,7 +8,7 @@ import { mockAws } from '../helpers/aws-calls/recorder';
 import { operator } from '../helpers/aws-calls/principals';
 import 'aws-sdk-client-mock-jest';
 import { InfrastructureError, UsageError } from '../../lib/core/errors';
-import { extendLabExpiry } from '../../lib/cloud/extend';
+import { extendLabExpiry } from '../../lib/operator/extend';
 
 const schedulerMock = mockAws(SchedulerClient, operator('run'));
 const NOW = new Date('2026-11-21T12:00:00Z');

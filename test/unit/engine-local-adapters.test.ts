@@ -10,7 +10,7 @@ import { parseUnaligned } from '../../lib/core/psql-text';
 import { installCommand, parseToolVersion } from '../../lib/local/binaries';
 import { mergeSeries, FileSystemSink } from '../../lib/local/fs-sink';
 import { localPgbouncerIni } from '../../lib/local/pgbouncer';
-import { totalPoolSize } from '../../lib/pgbouncer/config';
+import { totalPoolSize } from '../../lib/poolers/pgbouncer/config';
 import { defaultRunId, localCapacities, planLocal, validateLocalInput } from '../../lib/local/run-local';
 import type { MetricSeries, MetricsFile } from '../../lib/suite/types';
 import { scratchDir } from '../helpers/scratch';

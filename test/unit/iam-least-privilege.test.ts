@@ -8,7 +8,7 @@
  * with the test that made it. A statement no call needs is either a missing test or a grant too many.
  */
 import { join } from 'node:path';
-import { OPERATOR_ROLES, type OperatorRole } from '../../lib/cloud/iam-policy';
+import { OPERATOR_ROLES, type OperatorRole } from '../../lib/operator/iam-policy';
 import { iamProblems, operatorPolicyFor } from '../helpers/aws-calls/iam';
 import { labPolicies, type NamedPolicy, type PolicyJson } from '../helpers/aws-calls/lab-policies';
 import type { LabRoleKind, Principal } from '../helpers/aws-calls/principals';

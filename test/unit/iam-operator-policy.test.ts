@@ -1,10 +1,10 @@
 /**
- * The operator's policy from code (`proxylab iam-policy`, lib/cloud/iam-policy.ts), which
+ * The operator's policy from code (`proxylab iam-policy`, lib/operator/iam-policy.ts), which
  * docs/aws.md publishes (test/unit/generated-docs.test.ts keeps the block in step): `proxylab run`'s
  * first write is allowed by it and was denied by the policy the docs published before (issue 20,
  * defect 2); the roles nest; the command checks its flags.
  */
-import { operatorPolicy, OPERATOR_ROLES } from '../../lib/cloud/iam-policy';
+import { operatorPolicy, OPERATOR_ROLES } from '../../lib/operator/iam-policy';
 import { loadLabFile } from '../../lib/config/load';
 import { iamProblems } from '../helpers/aws-calls/iam';
 import type { NamedPolicy } from '../helpers/aws-calls/lab-policies';
@@ -53,7 +53,7 @@ const PUBLISHED_BEFORE: NamedPolicy = {
   },
 };
 
-/** What `proxylab run` sends first: the run request (lib/cloud/run-request.ts writeRunRequest). */
+/** What `proxylab run` sends first: the run request (lib/aws/run-request.ts writeRunRequest). */
 const WRITE_REQUEST = {
   service: 'S3',
   operation: 'PutObject',

@@ -3,7 +3,7 @@
  * marker line psql prints after it (`\echo marker :ERROR :SQLSTATE :LAST_ERROR_MESSAGE`), because
  * stderr is a separate pipe whose text may arrive later than the marker.
  */
-import { splitSessionOutput } from '../../lib/local/psql';
+import { splitSessionOutput } from '../../lib/exec/psql';
 
 const US = '\u001f';
 const MARK = '@@proxylab-result@@';

@@ -7,7 +7,7 @@ import {
   supportsPeering,
   totalPoolSize,
   type PgbouncerIniInput,
-} from '../../lib/pgbouncer/config';
+} from '../../lib/poolers/pgbouncer/config';
 import { processCpuTicks } from '../../lib/core/proc-stat';
 
 const base: PgbouncerIniInput = {

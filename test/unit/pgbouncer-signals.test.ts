@@ -1,6 +1,6 @@
-/** The version → immediate-shutdown signal table (lib/pgbouncer/signals.ts). */
+/** The version → immediate-shutdown signal table (lib/poolers/pgbouncer/signals.ts). */
 import { expect } from '@jest/globals';
-import { immediateStopSignals } from '../../lib/pgbouncer/signals';
+import { immediateStopSignals } from '../../lib/poolers/pgbouncer/signals';
 
 test.each([
   ['1.18.0', ['SIGTERM']],

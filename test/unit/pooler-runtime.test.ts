@@ -1,17 +1,18 @@
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
-import { fetchPoolerCpu, readPoolerCpu } from '../../lib/cloud/pooler-agent';
-import { parsePoolerHostConfig, systemdProcessManager } from '../../lib/cloud/pooler-bootstrap';
+import { readPoolerCpu } from '../../lib/pooler-host/agent';
+import { fetchPoolerCpu } from '../../lib/aws/pooler-agent-client';
+import { parsePoolerHostConfig, systemdProcessManager } from '../../lib/pooler-host/bootstrap';
 import {
   adminConnection,
   CompositePoolControl,
   PgbouncerPoolControl,
   type AdminRowsQuery,
-} from '../../lib/cloud/pooler-targets';
+} from '../../lib/runner/pooler-targets';
 import { parseUnaligned } from '../../lib/core/psql-text';
-import { NoopPoolControl } from '../../lib/cloud/proxy-pool';
-import { runRequestSchema } from '../../lib/cloud/run-request';
+import { NoopPoolControl } from '../../lib/runner/proxy-pool';
+import { runRequestSchema } from '../../lib/aws/run-request';
 import {
   PoolerMetrics,
   poolerSaturation,
@@ -19,8 +20,8 @@ import {
   type AdminRow,
   type PoolerCpuSnapshot,
 } from '../../lib/engine/pooler-metrics';
-import { poolerPaths } from '../../lib/pgbouncer/host';
-import type { PoolerEndpoint, PoolerHostConfig } from '../../lib/pgbouncer/layout';
+import { poolerPaths } from '../../lib/poolers/pgbouncer/host';
+import type { PoolerEndpoint, PoolerHostConfig } from '../../lib/poolers/pgbouncer/layout';
 import { poolerEndpoint } from '../helpers/pooler-endpoint';
 import { scratchDir } from '../helpers/scratch';
 

@@ -6,7 +6,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { PGBOUNCER_RELEASES } from '../../lib/config/pgbouncer-releases';
+import { PGBOUNCER_RELEASES } from '../../lib/poolers/pgbouncer/releases';
 import {
   BUILD_DEPS,
   buildDepPackages,
@@ -181,7 +181,7 @@ test('a project all of whose tests need a tool is named once, the others one by 
   expect(describeTests(integration.slice(1), [...PROJECTS])).toBe(integration.slice(1).join(', '));
 });
 
-test('PgBouncer 1.25.2 is built from the release the pooler host pins (lib/config/pgbouncer-releases.ts)', () => {
+test('PgBouncer 1.25.2 is built from the release the pooler host pins (lib/poolers/pgbouncer/releases.ts)', () => {
   // WHEN
   const release = pinnedRelease();
   const entry = tool('PgBouncer 1.25.2');

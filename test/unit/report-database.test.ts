@@ -12,7 +12,7 @@ import { renderHtml } from '../../lib/report/render-html';
 import { renderMarkdown } from '../../lib/report/render-md';
 import { buildModel, metricPanels } from '../../lib/report/shape';
 import { describeRunDatabase } from '../../lib/suite/database';
-import { manifestSchema } from '../../lib/suite/schemas';
+import { manifestSchema } from '../../lib/results/schemas';
 import type { RunDatabase } from '../../lib/suite/types';
 import { cloudRun, writeRunDir } from '../fixtures/runs/synthetic';
 

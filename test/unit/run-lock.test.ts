@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { exitCodeFor, UsageError } from '../../lib/core/errors';
 import { acquireRunLock, type LockSystem } from '../../lib/local/run-lock';
 import { runLocal, validateLocalInput } from '../../lib/local/run-local';
-import type { RunLockOwner } from '../../lib/suite/run-lock';
+import type { RunLockOwner } from '../../lib/results/run-lock';
 import { scratchDir } from '../helpers/scratch';
 
 /** A machine where `alive` pids run with the given start ticks. */

@@ -4,7 +4,7 @@
  * before the count was recorded still read.
  */
 import { expect } from '@jest/globals';
-import { targetDescriptorSchema } from '../../lib/suite/schemas';
+import { targetDescriptorSchema } from '../../lib/results/schemas';
 import { describeTarget, withPreparedStatements } from '../../lib/suite/targets';
 
 describe('describeTarget: PgBouncer processes', () => {

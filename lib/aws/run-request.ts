@@ -1,0 +1,260 @@
+/**
+ * The run request: what the operator (`proxylab run`) asks the runners to run, written once,
+ * schema-checked, to `s3://<bucket>/runs/<runId>/request.json`. Every runner gets only
+ * `--request s3://…/request.json --runner-index i` (plus the S3 region / endpoint it needs to read
+ * it); runner 0 probes the environment (max_connections, versions) and turns the request into
+ * plan.json, the other runners execute their share of that plan.
+ *
+ * No secret is in it: the runner reads the DB password from Secrets Manager by ARN.
+ */
+import { z } from 'zod';
+import { UsageError } from '../core/errors';
+import { POOLER_PROCESSES_MAX } from '../poolers/pgbouncer/layout';
+import { RUN_PATHS, runKeyPrefix } from '../results/run-paths';
+import { parseRunFile } from '../results/schemas';
+import type { RunnerArgs } from './runner-args';
+import { RUN_ID_PATTERN } from './runner-args';
+import { runBlobs } from './s3-sink';
+import type { S3Client } from '@aws-sdk/client-s3';
+
+export const RUN_REQUEST_VERSION = 1;
+
+const endpointSchema = z.object({ host: z.string().min(1), port: z.number().int().min(1).max(65535) });
+const poolSchema = z
+  .object({
+    maxConnectionsPercent: z.number().int().min(1).max(100),
+    maxIdleConnectionsPercent: z.number().int().min(0).max(100),
+  })
+  .refine((p) => p.maxIdleConnectionsPercent <= p.maxConnectionsPercent, {
+    message: 'idle must be ≤ max',
+  });
+
+export const runRequestSchema = z.object({
+  requestVersion: z.literal(RUN_REQUEST_VERSION),
+  runId: z.string().regex(RUN_ID_PATTERN),
+  suite: z.string().min(1),
+  bucket: z.string().min(1),
+  runnerCount: z.number().int().min(1),
+  secretArn: z.string().min(1),
+  /** The database endpoints as described: the cluster writer and each proxy with its pool settings. */
+  targets: z.object({
+    writer: endpointSchema,
+    proxies: z.array(
+      z.object({
+        name: z.string().regex(/^[A-Za-z][A-Za-z0-9-]*$/),
+        endpoint: endpointSchema,
+        dbProxyName: z.string().min(1),
+        lab: poolSchema.nullable(),
+      }),
+    ),
+    /**
+     * What the writer endpoint is (stack outputs DatabaseEngine / DbInstanceClass); the runner
+     * records it in the run environment. Absent in requests from older CLIs: null, unknown.
+     */
+    database: z
+      .object({
+        engine: z.enum(['aurora-postgresql', 'postgres']),
+        instanceClass: z.string().min(1).nullable(),
+      })
+      .nullable()
+      .default(null),
+    sslmode: z.enum(['require', 'prefer', 'disable']),
+    /** Self-hosted PgBouncers (absent in requests written before they existed). */
+    poolers: z
+      .array(
+        z.object({
+          name: z.string().regex(/^[A-Za-z][A-Za-z0-9-]*$/),
+          placement: z.enum(['dedicated', 'on-runners']),
+          host: z.string().min(1),
+          port: z.number().int().min(1).max(65535),
+          adminPorts: z.array(z.number().int().min(1).max(65535)).min(1),
+          statsPort: z.number().int().min(1).max(65535),
+          poolModes: z.array(z.enum(['transaction', 'session'])).min(1),
+          processes: z.number().int().min(1).max(POOLER_PROCESSES_MAX),
+          poolPercent: z.number().int().min(1).max(100),
+          maxPreparedStatements: z.number().int().min(0),
+          version: z.string().min(1),
+          tls: z.boolean(),
+        }),
+      )
+      .default([]),
+    poolerAdminSecretArn: z.string().min(1).nullable().default(null),
+    /** Test-only: the kind the proxies stand for (a local PgBouncer). */
+    proxyTargetKind: z.enum(['rds-proxy', 'pgbouncer-transaction', 'pgbouncer-session']),
+  }),
+  settings: z.object({
+    region: z.string().nullable(),
+    startAt: z.string().nullable(),
+    collector: z
+      .object({
+        functionName: z.string().min(1),
+        clusterId: z.string().min(1),
+        instanceIds: z.array(z.string()),
+        piResourceIds: z.array(z.string()),
+        proxies: z.array(z.string()),
+        instanceClasses: z.record(z.string(), z.string()).optional(),
+        engine: z.enum(['aurora-postgresql', 'postgres']).optional(),
+      })
+      .nullable(),
+    poolControl: z.boolean(),
+    barrierTimeoutSec: z.number().int().min(1),
+    expectVersion: z.string().nullable(),
+  }),
+});
+
+export type RunRequest = z.infer<typeof runRequestSchema>;
+
+/** The base arguments the operator resolved (runnerArgsFromOutputs) as a request for `runnerCount` runners. */
+export function buildRunRequest(
+  base: Omit<RunnerArgs, 'runnerIndex' | 'runnerCount' | 'endpointUrl'>,
+  runnerCount: number,
+): RunRequest {
+  return runRequestSchema.parse({
+    requestVersion: RUN_REQUEST_VERSION,
+    runId: base.runId,
+    suite: base.suite,
+    bucket: base.bucket,
+    runnerCount,
+    secretArn: base.secretArn,
+    targets: {
+      writer: base.writerEndpoint,
+      proxies: base.proxies,
+      database: base.database ?? null,
+      sslmode: base.sslmode,
+      poolers: base.poolers,
+      poolerAdminSecretArn: base.poolerAdminSecretArn,
+      proxyTargetKind: base.proxyTargetKind,
+    },
+    settings: {
+      region: base.region,
+      startAt: base.startAt,
+      collector: base.collector,
+      poolControl: base.poolControl,
+      barrierTimeoutSec: base.barrierTimeoutSec,
+      expectVersion: base.expectVersion,
+    },
+  });
+}
+
+/** A runner's arguments: the request, its index, and the S3 endpoint override (tests) it was started with. */
+export function runnerArgsFromRequest(
+  request: RunRequest,
+  runnerIndex: number,
+  endpointUrl: string | null,
+): RunnerArgs {
+  if (runnerIndex >= request.runnerCount)
+    throw new UsageError(
+      `--runner-index ${runnerIndex}: the request is for ${request.runnerCount} runner(s) (0–${request.runnerCount - 1})`,
+    );
+  return {
+    runId: request.runId,
+    suite: request.suite,
+    bucket: request.bucket,
+    runnerIndex,
+    runnerCount: request.runnerCount,
+    secretArn: request.secretArn,
+    proxies: request.targets.proxies,
+    poolers: request.targets.poolers,
+    poolerAdminSecretArn: request.targets.poolerAdminSecretArn,
+    writerEndpoint: request.targets.writer,
+    database: request.targets.database,
+    region: request.settings.region,
+    startAt: request.settings.startAt,
+    collector: request.settings.collector,
+    sslmode: request.targets.sslmode,
+    poolControl: request.settings.poolControl,
+    endpointUrl,
+    barrierTimeoutSec: request.settings.barrierTimeoutSec,
+    proxyTargetKind: request.targets.proxyTargetKind,
+    expectVersion: request.settings.expectVersion,
+  };
+}
+
+/** `s3://<bucket>/runs/<runId>/request.json`. */
+export function requestUrl(bucket: string, runId: string): string {
+  return `s3://${bucket}/${runKeyPrefix(runId)}${RUN_PATHS.request}`;
+}
+
+/** `s3://<bucket>/runs/<runId>/request.json` → bucket and run id; anything else is a usage error. */
+export function parseRequestUrl(url: string): { bucket: string; runId: string } {
+  const m = /^s3:\/\/([a-z0-9][a-z0-9.-]{1,61}[a-z0-9])\/runs\/([^/]+)\/request\.json$/.exec(url);
+  if (!m || !RUN_ID_PATTERN.test(m[2] as string) || (m[2] as string).includes('..'))
+    throw new UsageError(`--request: expected s3://BUCKET/runs/RUNID/request.json, got "${url}"`);
+  return { bucket: m[1] as string, runId: m[2] as string };
+}
+
+export async function writeRunRequest(s3: S3Client, request: RunRequest): Promise<void> {
+  const blobs = runBlobs(s3, request.bucket, request.runId);
+  await blobs.write(RUN_PATHS.request, JSON.stringify(request, null, 2) + '\n', 'application/json');
+}
+
+/** The request at its URL, schema-checked (a malformed one names the object and the field). */
+export async function readRunRequest(s3: S3Client, url: string): Promise<RunRequest> {
+  const { bucket, runId } = parseRequestUrl(url);
+  const blobs = runBlobs(s3, bucket, runId);
+  const text = await blobs.read(RUN_PATHS.request);
+  if (text === null) throw new UsageError(`${url}: no such object (did proxylab run write it?)`);
+  const request = parseRunFile(runRequestSchema, blobs.where(RUN_PATHS.request), text);
+  if (request.bucket !== bucket || request.runId !== runId)
+    throw new UsageError(`${url}: the request is for run ${request.runId} in ${request.bucket}`);
+  return request;
+}
+
+/** The runner's whole command line (without `node runner.js`). */
+export function requestRunnerArgv(opts: {
+  readonly url: string;
+  readonly runnerIndex: number;
+  readonly region: string | null;
+  readonly endpointUrl?: string | null;
+}): string[] {
+  const argv = ['--request', opts.url, '--runner-index', String(opts.runnerIndex)];
+  if (opts.region) argv.push('--region', opts.region);
+  if (opts.endpointUrl) argv.push('--endpoint-url', opts.endpointUrl);
+  return argv;
+}
+
+export interface RequestRunnerArgv {
+  readonly url: string;
+  readonly runnerIndex: number;
+  readonly region: string | null;
+  readonly endpointUrl: string | null;
+}
+
+/** Parse the runner's command line; every problem at once as a UsageError. */
+export function parseRequestRunnerArgv(argv: readonly string[]): RequestRunnerArgv {
+  const values = new Map<string, string>();
+  const problems: string[] = [];
+  const known = new Set(['--request', '--runner-index', '--region', '--endpoint-url']);
+  for (let i = 0; i < argv.length; i++) {
+    const raw = argv[i] as string;
+    const eq = raw.indexOf('=');
+    const name = raw.startsWith('--') && eq > 0 ? raw.slice(0, eq) : raw;
+    if (!known.has(name)) {
+      problems.push(`unknown argument "${raw}"`);
+      continue;
+    }
+    const value = eq > 0 && raw.startsWith('--') ? raw.slice(eq + 1) : argv[++i];
+    if (value === undefined) problems.push(`${name}: missing value`);
+    else values.set(name, value);
+  }
+  const url = values.get('--request') ?? '';
+  if (url === '') problems.push('--request: required');
+  else {
+    try {
+      parseRequestUrl(url);
+    } catch (err) {
+      problems.push(err instanceof Error ? err.message : String(err));
+    }
+  }
+  const indexText = values.get('--runner-index') ?? '0';
+  const runnerIndex = Number(indexText);
+  if (!Number.isInteger(runnerIndex) || runnerIndex < 0)
+    problems.push(`--runner-index: must be an integer ≥ 0, got "${indexText}"`);
+  if (problems.length > 0) throw new UsageError(`runner: ${problems.join('; ')}`);
+  return {
+    url,
+    runnerIndex,
+    region: values.get('--region') ?? null,
+    endpointUrl: values.get('--endpoint-url') ?? null,
+  };
+}

@@ -1,0 +1,99 @@
+/**
+ * What a runner runs with: the run request (lib/aws/run-request.ts, read from S3) resolved for
+ * one runner index. Nothing secret is here: the DB password is read by the runner from Secrets
+ * Manager (the ARN is not a secret).
+ */
+import type { Endpoint } from '../aws/endpoint';
+import type { SslMode } from '../exec/libpq';
+import type { PoolerEndpoint } from '../poolers/pgbouncer/layout';
+
+export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+
+/** The collector invocation the runner makes at the end of a run (runner 0 only). */
+export interface CollectorSpec {
+  readonly functionName: string;
+  readonly clusterId: string;
+  readonly instanceIds: readonly string[];
+  readonly piResourceIds: readonly string[];
+  /** DBProxyName of every proxy (the CloudWatch ProxyName dimension). */
+  readonly proxies: readonly string[];
+  /**
+   * Instance class by DB instance id (`db.t4g.medium`): burstable (db.t*) instances get
+   * CPUCreditBalance. Absent in argv written by older CLIs: no instance is treated as burstable.
+   */
+  readonly instanceClasses?: Readonly<Record<string, string>>;
+  /**
+   * Stack output DatabaseEngine: which instance metrics the collector reads. Absent in requests
+   * written by older CLIs: Aurora (the collector's default).
+   */
+  readonly engine?: 'aurora-postgresql' | 'postgres';
+}
+
+/** The database the run ran against (stack outputs DatabaseEngine / DbInstanceClass), for the run environment. */
+export interface DatabaseSpec {
+  readonly engine: 'aurora-postgresql' | 'postgres';
+  /** null when the stack does not say (deployed before the output existed). */
+  readonly instanceClass: string | null;
+}
+
+export interface ProxySpec {
+  /** Lab-local name (`pool100`), the target's name in results. */
+  readonly name: string;
+  readonly endpoint: Endpoint;
+  /** The RDS DBProxyName (`<lab>-<name>`); defaults to `name`. */
+  readonly dbProxyName: string;
+  /** The lab's pool settings to restore after a sweep; read from the proxy when absent. */
+  readonly lab: PoolPercents | null;
+}
+
+export interface RunnerArgs {
+  readonly runId: string;
+  readonly suite: string;
+  readonly bucket: string;
+  readonly runnerIndex: number;
+  readonly runnerCount: number;
+  readonly secretArn: string;
+  readonly proxies: readonly ProxySpec[];
+  /** The lab's self-hosted PgBouncers (stack output PoolerEndpoints); each pool mode is a target. */
+  readonly poolers: readonly PoolerEndpoint[];
+  /** The pooler admin/stats user's secret (stack output PoolerAdminSecretArn); null without poolers. */
+  readonly poolerAdminSecretArn: string | null;
+  readonly writerEndpoint: Endpoint;
+  /**
+   * What is behind `writerEndpoint`; null or absent: not said (requests from older CLIs, tests),
+   * recorded in the run environment as unknown.
+   */
+  readonly database?: DatabaseSpec | null;
+  readonly region: string | null;
+  /** Agreed start of the run (ISO); every runner waits until then before the first step. */
+  readonly startAt: string | null;
+  readonly collector: CollectorSpec | null;
+  /** Test-only: `disable` lets a local PgBouncer stand in for a proxy. @default 'require' */
+  readonly sslmode: SslMode;
+  /** Test-only: do not call the RDS API (pool sweeps then fail with a clear error). */
+  readonly poolControl: boolean;
+  /** S3/Secrets Manager endpoint override (tests with moto_server). */
+  readonly endpointUrl: string | null;
+  /** Seconds to wait for the other runners at a step barrier. @default 900 */
+  readonly barrierTimeoutSec: number;
+  /**
+   * Test-only: the target kind the `--proxies` entries get. `pgbouncer-transaction` lets a local
+   * PgBouncer stand in for a proxy under the suites that only name PgBouncer targets (smoke,
+   * quick). @default 'rds-proxy'
+   */
+  readonly proxyTargetKind: ProxyTargetKind;
+  /**
+   * The runner software version the CLI was built with (`runnerSoftwareVersion()`, the bundle's
+   * content hash); the runner refuses to run when its own differs. null: not checked (tests,
+   * older CLIs).
+   */
+  readonly expectVersion: string | null;
+}
+
+export type ProxyTargetKind = 'rds-proxy' | 'pgbouncer-transaction' | 'pgbouncer-session';
+
+/** An RDS Proxy pool setting, as percentages of max_connections. */
+export interface PoolPercents {
+  readonly maxConnectionsPercent: number;
+  readonly maxIdleConnectionsPercent: number;
+}

@@ -1,0 +1,137 @@
+/**
+ * The pooler agent (`node /opt/proxylab/pooler.js agent --config FILE`, a systemd service beside
+ * the PgBouncer processes), and the runner's client for it:
+ *
+ * - admin relays: TCP `adminPortOf(i)` → process i's unix socket, so a runner reaches the admin
+ *   console of EACH process (the data port's so_reuseport would hand it to any one of them). The
+ *   relay passes bytes only: PgBouncer itself authenticates the admin user.
+ * - stats: `POOLER_STATS_PORT` answers one JSON line and closes:
+ *   `{ "at": iso, "clockTicksPerSecond": n, "processes": [{ "index": i, "pid": p, "cpuTicks": utime+stime }] }`
+ *   read from /proc/<pid>/stat of each process (pid from its pid file; a process not running is
+ *   left out).
+ */
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import { InfrastructureError } from '../core/errors';
+import type { PoolerCpuSnapshot } from '../engine/pooler-metrics';
+import type { PoolerPaths } from '../poolers/pgbouncer/host';
+import {
+  adminPortOf,
+  PGBOUNCER_PORT,
+  POOLER_STATS_PORT,
+  type PoolerHostConfig,
+} from '../poolers/pgbouncer/layout';
+import { LINUX_CLOCK_TICKS_PER_SECOND, processCpuTicks } from '../core/proc-stat';
+
+export interface PoolerAgentOptions {
+  readonly config: Pick<PoolerHostConfig, 'name' | 'processes' | 'listenAddr'>;
+  readonly paths: PoolerPaths;
+  /** Test-only overrides. */
+  readonly dataPort?: number;
+  readonly adminPort?: (i: number) => number;
+  readonly statsPort?: number;
+  readonly readFile?: (file: string) => string;
+  readonly now?: () => Date;
+  readonly log?: (line: string) => void;
+}
+
+export interface PoolerAgent {
+  readonly adminPorts: readonly number[];
+  readonly statsPort: number;
+  stop(): Promise<void>;
+}
+
+/** Per-process CPU ticks now, from the pid files and /proc. */
+export function readPoolerCpu(
+  processes: number,
+  paths: PoolerPaths,
+  readFile: (file: string) => string = (f) => fs.readFileSync(f, 'utf8'),
+  now: () => Date = () => new Date(),
+): PoolerCpuSnapshot {
+  const out: Array<{ index: number; pid: number; cpuTicks: number }> = [];
+  for (let i = 0; i < processes; i++) {
+    try {
+      const pid = Number.parseInt(readFile(paths.pidFile(i)).trim(), 10);
+      if (!Number.isInteger(pid) || pid <= 0) continue;
+      const ticks = processCpuTicks(readFile(`/proc/${pid}/stat`));
+      if (ticks !== null) out.push({ index: i, pid, cpuTicks: ticks });
+    } catch {
+      /* not running (no pid file, or the pid is gone): left out */
+    }
+  }
+  return { at: now().toISOString(), clockTicksPerSecond: LINUX_CLOCK_TICKS_PER_SECOND, processes: out };
+}
+
+function listen(server: net.Server, port: number, host: string): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+export async function startPoolerAgent(opts: PoolerAgentOptions): Promise<PoolerAgent> {
+  const { config, paths } = opts;
+  const dataPort = opts.dataPort ?? PGBOUNCER_PORT;
+  const adminPort = opts.adminPort ?? adminPortOf;
+  const statsPort = opts.statsPort ?? POOLER_STATS_PORT;
+  const log = opts.log ?? (() => undefined);
+  const servers: net.Server[] = [];
+  const sockets = new Set<net.Socket>();
+  const track = (s: net.Socket): void => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  };
+  const stop = async (): Promise<void> => {
+    for (const s of sockets) s.destroy();
+    await Promise.all(servers.map((srv) => new Promise<void>((resolve) => srv.close(() => resolve()))));
+  };
+  try {
+    for (let i = 0; i < config.processes; i++) {
+      const socketFile = paths.socketFile(i, dataPort);
+      const relay = net.createServer((client) => {
+        track(client);
+        const upstream = net.connect(socketFile);
+        track(upstream);
+        client.pipe(upstream);
+        upstream.pipe(client);
+        const close = (): void => {
+          client.destroy();
+          upstream.destroy();
+        };
+        client.on('error', close);
+        upstream.on('error', (err) => {
+          log(`admin relay ${i + 1}: ${socketFile}: ${err.message}`);
+          close();
+        });
+        client.on('close', close);
+        upstream.on('close', close);
+      });
+      servers.push(relay);
+      await listen(relay, adminPort(i), config.listenAddr);
+    }
+    const stats = net.createServer((client) => {
+      track(client);
+      client.on('error', () => client.destroy());
+      const snap = readPoolerCpu(config.processes, paths, opts.readFile, opts.now);
+      client.end(JSON.stringify(snap) + '\n');
+    });
+    servers.push(stats);
+    await listen(stats, statsPort, config.listenAddr);
+  } catch (err) {
+    await stop();
+    throw new InfrastructureError(
+      `pooler agent ${config.name}: could not listen: ${err instanceof Error ? err.message : String(err)}`,
+    );
+  }
+  log(
+    `pooler agent ${config.name}: admin relays on ${Array.from({ length: config.processes }, (_, i) => adminPort(i)).join(', ')}, stats on ${statsPort}`,
+  );
+  return {
+    adminPorts: Array.from({ length: config.processes }, (_, i) => adminPort(i)),
+    statsPort,
+    stop,
+  };
+}

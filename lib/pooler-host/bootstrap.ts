@@ -1,0 +1,371 @@
+/**
+ * The pooler host's bootstrap (`node /opt/proxylab/pooler.js bootstrap --config FILE`), run by user
+ * data after the pinned PgBouncer release is installed: validate the host config, read the
+ * database and admin secrets from Secrets Manager, read `max_connections` from the server, write
+ * one ini per process (lib/poolers/pgbouncer/config.ts, the module `proxylab local` uses too), the userlist
+ * (0600, the pgbouncer user's) and — with `tls` — a self-signed key and certificate, start the
+ * processes and the agent (systemd units it writes; injectable), then check health: every
+ * process's admin console answers `SHOW VERSION` with the pinned version and `SELECT 1` through the
+ * data port reaches the server. It resolves only then; user data turns the exit code into
+ * cfn-signal, so a broken install fails the deploy instead of the first run.
+ *
+ * Secrets go only into the userlist file and into psql's environment (PGPASSWORD); every log line
+ * goes through the redacting logger.
+ */
+import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { z } from 'zod';
+import { InfrastructureError, UsageError } from '../core/errors';
+import type { Clock } from '../engine/ports';
+import {
+  parsePgbouncerVersion,
+  processPoolSize,
+  renderPgbouncerIni,
+  renderUserlist,
+} from '../poolers/pgbouncer/config';
+import {
+  agentUnit,
+  agentUnitInstance,
+  AGENT_UNIT,
+  pgbouncerUnit,
+  pgbouncerUnitInstance,
+  PGBOUNCER_UNIT,
+  type PoolerPaths,
+} from '../poolers/pgbouncer/host';
+import {
+  PGBOUNCER_PORT,
+  poolDatabaseAlias,
+  POOLER_PROCESSES_MAX,
+  type PoolerHostConfig,
+} from '../poolers/pgbouncer/layout';
+import {
+  readAdminCredentials,
+  readDbCredentials,
+  redactingLogger,
+  type DbCredentials,
+  type Logger,
+} from '../aws/secrets';
+import type { ScalarQuery } from '../exec/libpq';
+
+const lowerName = /^[A-Za-z][A-Za-z0-9-]*$/;
+
+/** PoolerHostConfig as JSON from user data: every field checked, unknown keys refused. */
+export const poolerHostConfigSchema = z
+  .object({
+    name: z.string().regex(lowerName),
+    placement: z.enum(['dedicated', 'on-runners']),
+    region: z.string().min(1),
+    dbSecretArn: z.string().min(1),
+    adminSecretArn: z.string().min(1),
+    serverHost: z.string().regex(/^[A-Za-z0-9.-]+$/),
+    serverPort: z.number().int().min(1).max(65535),
+    listenAddr: z.enum(['0.0.0.0', '127.0.0.1']),
+    poolModes: z
+      .array(z.enum(['transaction', 'session']))
+      .min(1)
+      .refine((m) => new Set(m).size === m.length, { message: 'pool modes must be unique' }),
+    processes: z.number().int().min(1).max(POOLER_PROCESSES_MAX),
+    poolPercent: z.number().int().min(1).max(100),
+    sharedBy: z.number().int().min(1),
+    maxPreparedStatements: z.number().int().min(0),
+    tls: z.boolean(),
+    pgbouncerPath: z.string().startsWith('/'),
+    version: z.string().regex(/^\d+\.\d+\.\d+$/),
+  })
+  .strict();
+
+/** Parse the host config file's text; every problem named with its field. */
+export function parsePoolerHostConfig(text: string, file: string): PoolerHostConfig {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch {
+    throw new UsageError(`${file}: not JSON`);
+  }
+  const res = poolerHostConfigSchema.safeParse(raw);
+  if (!res.success) {
+    const problems = res.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
+    throw new UsageError(`${file}: ${problems.join('; ')}`);
+  }
+  return res.data;
+}
+
+/** Starts the processes: systemd on a host, child processes in tests. */
+export interface PoolerProcessManager {
+  /** Install what the starts need (unit files); called once before the first start. */
+  prepare(): Promise<void>;
+  /** (Re)start process i with its ini. */
+  startPgbouncer(processIndex: number): Promise<void>;
+  /** (Re)start the agent. */
+  startAgent(): Promise<void>;
+}
+
+export interface CommandResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+export type CommandRunner = (file: string, args: readonly string[]) => Promise<CommandResult>;
+
+export const execCommand: CommandRunner = (file, args) =>
+  new Promise((resolve) => {
+    execFile(file, [...args], { timeout: 120_000, encoding: 'utf8' }, (err, stdout, stderr) => {
+      const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
+      resolve({ code, stdout, stderr: stderr || (err && !stderr ? err.message : '') });
+    });
+  });
+
+async function must(run: CommandRunner, file: string, args: readonly string[]): Promise<string> {
+  const res = await run(file, args);
+  if (res.code !== 0)
+    throw new InfrastructureError(
+      `${file} ${args.join(' ')} failed (exit ${res.code ?? 'signal'}): ${res.stderr.trim().split('\n').slice(-2).join(' ')}`,
+    );
+  return res.stdout;
+}
+
+/** The host's process manager: writes the template units, then `systemctl enable` + `restart`. */
+export function systemdProcessManager(
+  config: PoolerHostConfig,
+  user: string,
+  run: CommandRunner = execCommand,
+  unitDir = '/etc/systemd/system',
+): PoolerProcessManager {
+  return {
+    async prepare() {
+      fs.writeFileSync(path.join(unitDir, PGBOUNCER_UNIT), pgbouncerUnit(config, user), { mode: 0o644 });
+      fs.writeFileSync(path.join(unitDir, AGENT_UNIT), agentUnit(user), { mode: 0o644 });
+      await must(run, 'systemctl', ['daemon-reload']);
+    },
+    async startPgbouncer(i) {
+      const unit = pgbouncerUnitInstance(config.name, i);
+      await must(run, 'systemctl', ['enable', unit]);
+      // restart, not start: a second bootstrap (a changed config) must load the new ini
+      await must(run, 'systemctl', ['restart', unit]);
+    },
+    async startAgent() {
+      const unit = agentUnitInstance(config.name);
+      await must(run, 'systemctl', ['enable', unit]);
+      await must(run, 'systemctl', ['restart', unit]);
+    },
+  };
+}
+
+export interface BootstrapDeps {
+  readonly secrets: SecretsManagerClient;
+  /** psql: `SHOW max_connections` on the server, `SHOW VERSION` on each admin console, `SELECT 1`. */
+  readonly query: ScalarQuery;
+  readonly paths: PoolerPaths;
+  /** The pgbouncer user's uid/gid (files it must read); null: leave ownership alone (tests as that user). */
+  readonly owner: { readonly uid: number; readonly gid: number } | null;
+  readonly processes: PoolerProcessManager;
+  readonly run?: CommandRunner;
+  readonly clock: Clock;
+  /** Raw line writer; wrapped in a redacting logger. */
+  readonly write: (line: string) => void;
+  /** Test-only: the data port. @default PGBOUNCER_PORT */
+  readonly dataPort?: number;
+  /** @default 60 000 ms */
+  readonly healthTimeoutMs?: number;
+}
+
+export interface BootstrapResult {
+  readonly maxConnections: number;
+  readonly poolSizePerProcess: number;
+  readonly version: string;
+}
+
+/** Write `text` to `file` with `mode`, owned by `owner` (chmod after: the umask never widens it). */
+function writeOwned(
+  file: string,
+  text: string,
+  mode: number,
+  owner: { uid: number; gid: number } | null,
+): void {
+  fs.writeFileSync(file, text, { mode });
+  fs.chmodSync(file, mode);
+  if (owner) fs.chownSync(file, owner.uid, owner.gid);
+}
+
+function mkdirOwned(dir: string, mode: number, owner: { uid: number; gid: number } | null): void {
+  fs.mkdirSync(dir, { recursive: true, mode });
+  if (owner) fs.chownSync(dir, owner.uid, owner.gid);
+}
+
+export async function bootstrapPooler(
+  config: PoolerHostConfig,
+  deps: BootstrapDeps,
+): Promise<BootstrapResult> {
+  const secrets: string[] = [];
+  const log: Logger = redactingLogger(deps.write, () => secrets);
+  const run = deps.run ?? execCommand;
+  const p = deps.paths;
+  const port = deps.dataPort ?? PGBOUNCER_PORT;
+  const me = `pooler ${config.name}`;
+
+  const installed = await must(run, config.pgbouncerPath, ['--version']);
+  const installedVersion = parsePgbouncerVersion(installed);
+  if (installedVersion === null || installedVersion.join('.') !== config.version)
+    throw new InfrastructureError(
+      `${me}: ${config.pgbouncerPath} reports "${installed.trim().split('\n')[0] ?? ''}", not the pinned PgBouncer ${config.version}`,
+    );
+
+  const db: DbCredentials = await readDbCredentials(deps.secrets, config.dbSecretArn);
+  const admin = await readAdminCredentials(deps.secrets, config.adminSecretArn);
+  secrets.push(db.password, admin.password, JSON.stringify(db.password).slice(1, -1));
+  log.info(
+    `${me}: PgBouncer ${config.version}, ${config.processes} process(es), server ${config.serverHost}:${config.serverPort}, user ${db.username}`,
+  );
+
+  const serverText = await deps.query(
+    {
+      host: config.serverHost,
+      port: config.serverPort,
+      user: db.username,
+      dbname: db.dbname,
+      sslmode: 'require',
+      env: { PGPASSWORD: db.password },
+    },
+    'SHOW max_connections',
+  );
+  const maxConnections = Number.parseInt(serverText, 10);
+  if (!Number.isInteger(maxConnections) || maxConnections <= 0)
+    throw new InfrastructureError(`${me}: SHOW max_connections returned "${serverText}"`);
+  const poolSize = processPoolSize(config.poolPercent, maxConnections, config.processes, config.sharedBy);
+  log.info(
+    `${me}: max_connections ${maxConnections}, pool ${config.poolPercent} %${config.sharedBy > 1 ? ` shared by ${config.sharedBy} runners` : ''} → default_pool_size ${poolSize} per process`,
+  );
+
+  mkdirOwned(p.confDir, 0o755, null);
+  for (let i = 0; i < config.processes; i++) {
+    mkdirOwned(path.dirname(p.logFile(i)), 0o755, deps.owner);
+    // systemd recreates it as the unit's RuntimeDirectory; created here too for direct starts
+    mkdirOwned(p.socketDir(i), 0o755, deps.owner);
+  }
+  writeOwned(
+    p.userlist,
+    renderUserlist([
+      { username: db.username, password: db.password },
+      { username: admin.username, password: admin.password },
+    ]),
+    0o600,
+    deps.owner,
+  );
+  if (config.tls) {
+    // A key generated on the host, never leaving it; clients use sslmode=require (no verification),
+    // like RDS Proxy's requireTls without a CA bundle.
+    await must(run, 'openssl', [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-sha256',
+      '-days',
+      '825',
+      '-subj',
+      `/CN=proxylab-pooler-${config.name}`,
+      '-keyout',
+      p.tlsKey,
+      '-out',
+      p.tlsCert,
+    ]);
+    fs.chmodSync(p.tlsKey, 0o600);
+    fs.chmodSync(p.tlsCert, 0o644);
+    if (deps.owner) {
+      fs.chownSync(p.tlsKey, deps.owner.uid, deps.owner.gid);
+      fs.chownSync(p.tlsCert, deps.owner.uid, deps.owner.gid);
+    }
+  }
+  const socketDirs = Array.from({ length: config.processes }, (_, i) => p.socketDir(i));
+  for (let i = 0; i < config.processes; i++) {
+    const ini = renderPgbouncerIni({
+      header: `written by proxylab pooler bootstrap for ${config.name}`,
+      version: config.version,
+      processIndex: i,
+      processes: config.processes,
+      listenAddr: config.listenAddr,
+      listenPort: port,
+      socketDirs,
+      server: { host: config.serverHost, port: config.serverPort, dbname: db.dbname },
+      poolModes: config.poolModes,
+      defaultPoolSize: poolSize,
+      maxPreparedStatements: config.maxPreparedStatements,
+      authType: 'scram-sha-256',
+      authFile: p.userlist,
+      adminUsers: [admin.username],
+      statsUsers: [admin.username],
+      serverTlsSslmode: 'require',
+      clientTls: config.tls ? { keyFile: p.tlsKey, certFile: p.tlsCert } : null,
+      logFile: p.logFile(i),
+      pidFile: p.pidFile(i),
+      maxClientConnections: 10000,
+    });
+    writeOwned(p.iniFile(i), ini, 0o644, deps.owner);
+  }
+
+  await deps.processes.prepare();
+  for (let i = 0; i < config.processes; i++) await deps.processes.startPgbouncer(i);
+  await deps.processes.startAgent();
+
+  // Health: every process's own admin console (its unix socket), then the data path to the server.
+  const deadline = deps.clock.now().getTime() + (deps.healthTimeoutMs ?? 60_000);
+  const retry = async <T>(what: string, f: () => Promise<T>): Promise<T> => {
+    for (;;) {
+      try {
+        return await f();
+      } catch (err) {
+        if (deps.clock.now().getTime() >= deadline)
+          throw new InfrastructureError(
+            `${me}: ${what} did not succeed within ${Math.round((deps.healthTimeoutMs ?? 60_000) / 1000)} s: ${err instanceof Error ? err.message : String(err)}`,
+          );
+        await deps.clock.sleep(500);
+      }
+    }
+  };
+  for (let i = 0; i < config.processes; i++) {
+    const version = await retry(`process ${i + 1}'s admin console`, () =>
+      deps.query(
+        {
+          host: p.socketDir(i),
+          port,
+          user: admin.username,
+          dbname: 'pgbouncer',
+          sslmode: 'disable',
+          env: { PGPASSWORD: admin.password },
+        },
+        'SHOW VERSION',
+      ),
+    );
+    const v = parsePgbouncerVersion(version);
+    if (v === null || v.join('.') !== config.version)
+      throw new InfrastructureError(
+        `${me}: process ${i + 1} answers SHOW VERSION with "${version}", not ${config.version}`,
+      );
+    log.info(`${me}: process ${i + 1}/${config.processes} answers (${version})`);
+  }
+  const alias = poolDatabaseAlias(db.dbname, config.poolModes[0] ?? 'transaction');
+  // so_reuseport spreads connections across processes: as many tries as processes reach most of them
+  for (let k = 0; k < config.processes; k++) {
+    const one = await retry('SELECT 1 through the data port', () =>
+      deps.query(
+        {
+          host: '127.0.0.1',
+          port,
+          user: db.username,
+          dbname: alias,
+          sslmode: config.tls ? 'require' : 'disable',
+          env: { PGPASSWORD: db.password },
+        },
+        'SELECT 1',
+      ),
+    );
+    if (one !== '1') throw new InfrastructureError(`${me}: SELECT 1 through PgBouncer returned "${one}"`);
+  }
+  log.info(
+    `${me}: SELECT 1 through 127.0.0.1:${port}/${alias} reached the server${config.tls ? ' (TLS)' : ''}`,
+  );
+  return { maxConnections, poolSizePerProcess: poolSize, version: config.version };
+}

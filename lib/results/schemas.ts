@@ -1,0 +1,301 @@
+/**
+ * The run store's files as zod schemas: manifest.json, plan.json, steps/*.json, metrics/*.json.
+ * Pure data definitions, so every layer (engine, local and cloud sinks, fleet merge, status, fetch,
+ * report, compare) validates with the same ones. The shared types of lib/suite/types.ts are proved
+ * assignable from them at compile time. `parseRunFile` turns a mismatch into an error naming the
+ * file, the field and what was expected.
+ */
+import { z } from 'zod';
+import { RunFileError, UsageError } from '../core/errors';
+import { JsonInputError, JsonSyntaxError, parseJsonText } from '../core/json-text';
+import type { PlannedStep } from '../suite/expand';
+import type { RunPlan } from '../suite/plan';
+import { TARGET_KIND_NAMES, type TargetDescriptor } from '../suite/targets';
+import type { MetricsFile, RunManifest, StepRecord, TargetKind } from '../suite/types';
+
+const num = z.number();
+const nullableNum = z.number().nullable();
+const protocol = z.enum(['simple', 'extended', 'prepared']);
+const errorClass = z.enum([
+  'server-stopped',
+  'too-many-connections',
+  'prepared-statement-exists',
+  'prepared-statement-missing',
+  'portal-missing',
+  'backend-died',
+  'connection-failed',
+  'auth-failed',
+  'transaction-aborted',
+  'timeout',
+  'other',
+]);
+
+const measurement = z.object({
+  pgbenchVersion: z.string().nullable(),
+  serverVersion: z.string().nullable(),
+  transactionType: z.string().nullable(),
+  protocol: protocol.nullable(),
+  clients: nullableNum,
+  threads: nullableNum,
+  durationSec: nullableNum,
+  transactionsProcessed: nullableNum,
+  transactionsExpected: nullableNum,
+  failedTransactions: nullableNum,
+  tps: nullableNum,
+  tpsMode: z.enum(['excluding-connections', 'including-connections']).nullable(),
+  latencyAvgMs: nullableNum,
+  latencyStddevMs: nullableNum,
+  initialConnectionMs: nullableNum,
+  avgConnectionMs: nullableNum,
+  scheduleLagAvgMs: nullableNum,
+  abortedClients: num,
+  abortedWhileConnecting: num,
+  complete: z.boolean(),
+  exitCode: nullableNum,
+  errors: z.array(z.object({ class: errorClass, count: num, sample: z.string() })),
+  latencyP50Ms: nullableNum,
+  latencyP95Ms: nullableNum,
+  latencyP99Ms: nullableNum,
+  series: z
+    .array(
+      z.object({
+        t: num,
+        transactions: num,
+        latencyAvgMs: nullableNum,
+        latencyMaxMs: nullableNum,
+        lagAvgMs: nullableNum,
+        skipped: nullableNum,
+      }),
+    )
+    .nullable(),
+});
+
+// Every kind the registry knows (lib/suite/targets.ts): a new kind is not spelled again here.
+const targetKind = z.enum(TARGET_KIND_NAMES as readonly [TargetKind, ...TargetKind[]]);
+const targetRef = z.object({ kind: targetKind, name: z.string() });
+const preparedMode = z.enum(['off', 'on']);
+const stepParams = z.object({
+  clients: num,
+  jobs: num,
+  protocol,
+  connect: z.enum(['persistent', 'per-transaction']),
+  script: z.string(),
+  durationSec: nullableNum,
+  transactionsPerClient: nullableNum,
+  rate: nullableNum,
+  scale: num,
+  poolPercent: nullableNum,
+  repetition: num,
+  preparedStatements: preparedMode.nullable().optional(),
+});
+const environment = z.object({
+  // Optional: runs recorded before issue 13 have none (read as unknown).
+  database: z
+    .object({
+      engine: z.enum(['aurora-postgresql', 'postgres', 'local']),
+      instanceClass: z.string().nullable(),
+    })
+    .nullable()
+    .optional(),
+  maxConnections: nullableNum,
+  serverVersion: z.string().nullable(),
+  pgbenchVersion: z.string().nullable(),
+  poolerVersion: z.string().nullable(),
+  cpus: nullableNum,
+  maxPreparedStatements: nullableNum.optional(),
+});
+
+export const stepRecordSchema = z.object({
+  schemaVersion: z.literal(1),
+  runId: z.string(),
+  stepId: z.string(),
+  scenario: z.string(),
+  target: targetRef,
+  params: stepParams,
+  startedAt: z.string(),
+  endedAt: z.string(),
+  status: z.enum(['completed', 'timeout', 'not-available', 'infrastructure-error']),
+  result: measurement.nullable(),
+  verdict: z.object({ expected: z.string(), observed: z.string(), held: z.boolean().nullable() }),
+  loadGeneratorSaturated: z.boolean(),
+  saturationReason: z.string().nullable(),
+  poolerSaturated: z.boolean().nullable().optional(),
+  command: z.array(z.string()),
+  files: z.object({ stdout: z.string(), stderr: z.string(), log: z.string().nullable() }),
+  parts: z
+    .array(
+      z.object({
+        runnerId: z.string(),
+        clients: num,
+        jobs: num,
+        result: measurement.nullable(),
+        cpuMaxPercent: nullableNum,
+      }),
+    )
+    .optional(),
+  note: z.string().optional(),
+});
+
+export const manifestSchema = z.object({
+  schemaVersion: z.literal(1),
+  runId: z.string(),
+  suite: z.string(),
+  mode: z.enum(['local', 'cloud']),
+  settings: z.record(z.string(), z.unknown()),
+  startedAt: z.string(),
+  endedAt: z.string().nullable(),
+  status: z.enum(['running', 'completed', 'failed', 'interrupted']),
+  environment,
+  stepIds: z.array(z.string()),
+  stepsCompleted: num,
+  scenarioVerdicts: z
+    .array(
+      z.object({
+        scenario: z.string(),
+        expected: z.string(),
+        observed: z.string(),
+        held: z.boolean().nullable(),
+      }),
+    )
+    .optional(),
+  error: z.string().optional(),
+});
+
+export const metricsFileSchema = z.object({
+  schemaVersion: z.literal(1),
+  runId: z.string(),
+  window: z.object({ start: z.string(), end: z.string() }),
+  collectedAt: z.string(),
+  series: z.array(
+    z.object({
+      source: z.enum(['cloudwatch', 'pi', 'pgbouncer', 'pg_stat_database', 'runner']),
+      name: z.string(),
+      stat: z.string(),
+      unit: z.string().nullable(),
+      dimensions: z.record(z.string(), z.string()),
+      points: z.array(z.tuple([z.string(), z.number()])),
+      status: z.enum(['ok', 'no-data', 'error']),
+      reason: z.string().optional(),
+    }),
+  ),
+});
+
+export const targetDescriptorSchema = z.object({
+  kind: targetKind,
+  name: z.string(),
+  pooler: z.enum(['none', 'rds-proxy', 'pgbouncer']),
+  poolMode: z.enum(['transaction', 'session']).nullable(),
+  placement: z.enum(['managed', 'dedicated-host', 'co-located', 'local']),
+  version: z.string().nullable(),
+  settings: z.object({
+    maxPreparedStatements: nullableNum,
+    processes: z.number().int().positive().optional(),
+  }),
+  capabilities: z.object({
+    pooled: z.boolean(),
+    multiplexes: z.boolean(),
+    carriesPreparedStatements: z.enum(['yes', 'no', 'measured']),
+    resizablePool: z.enum(['rds-api', 'pgbouncer-admin']).nullable(),
+    preparedStatementsSwitch: z
+      .object({ how: z.literal('pgbouncer-admin'), available: z.boolean(), reason: z.string().nullable() })
+      .nullable(),
+  }),
+});
+
+const scriptPart = z.union([
+  z.object({ builtin: z.enum(['tpcb-like', 'simple-update', 'select-only']), weight: num.optional() }),
+  z.object({ file: z.object({ name: z.string(), sql: z.string() }), weight: num.optional() }),
+]);
+
+export const plannedStepSchema = z.object({
+  stepId: z.string(),
+  scenario: z.string(),
+  experiment: z.enum(['E1', 'E2', 'E3', 'E4', 'E5']),
+  target: targetRef,
+  descriptor: targetDescriptorSchema,
+  unavailable: z.string().nullable(),
+  params: stepParams,
+  expectation: z.object({
+    outcome: z.enum(['succeeds', 'refused', 'errors', 'any']),
+    errorClasses: z.array(errorClass),
+    published: z.string().nullable(),
+    note: z.string().nullable(),
+  }),
+  script: z.object({ parts: z.array(scriptPart) }),
+  initFlags: z.array(z.enum(['--unlogged-tables', '--foreign-keys'])),
+  timeoutSec: num,
+  logSamplingRate: nullableNum,
+  maxConnections: num,
+  poolSize: nullableNum,
+  maxConnectionsBand: z.enum(['below', 'near', 'above']),
+});
+
+/** One runner's part of a step (cloud fleets); a single runner has one share with every client. */
+export const runnerShareSchema = z.object({
+  runnerIndex: num,
+  clients: num,
+  jobs: num,
+  rate: nullableNum,
+});
+
+export const planSchema = z.object({
+  schemaVersion: z.literal(1),
+  runId: z.string(),
+  suite: z.string(),
+  mode: z.enum(['local', 'cloud']),
+  createdAt: z.string(),
+  /** What was probed before the first step (no secrets). */
+  environment,
+  targets: z.array(targetDescriptorSchema),
+  runnerCount: num,
+  steps: z.array(plannedStepSchema.extend({ shares: z.array(runnerShareSchema) })),
+});
+
+// Compile-time proof that the schemas produce the shared types.
+type Assignable<T, U extends T> = U;
+export type _StepCheck = Assignable<StepRecord, z.infer<typeof stepRecordSchema>>;
+export type _ManifestCheck = Assignable<RunManifest, z.infer<typeof manifestSchema>>;
+export type _MetricsCheck = Assignable<MetricsFile, z.infer<typeof metricsFileSchema>>;
+export type _DescriptorCheck = Assignable<TargetDescriptor, z.infer<typeof targetDescriptorSchema>>;
+export type _PlannedStepCheck = Assignable<PlannedStep, z.infer<typeof plannedStepSchema>>;
+export type _PlanCheck = Assignable<RunPlan, z.infer<typeof planSchema>>;
+
+/**
+ * Parse a run file's JSON text against its schema; a mismatch is a RunFileError naming the file,
+ * the field and what was expected (`steps/x.json: params.clients: expected number, received string`).
+ * The text is checked by lib/core/json-text.ts first: a byte order mark is accepted, a syntax error
+ * is named by line and column, nesting deeper than JSON_MAX_DEPTH is refused.
+ */
+export function parseRunFile<S extends z.ZodType>(schema: S, file: string, text: string): z.infer<S> {
+  let raw: unknown;
+  try {
+    // Grammar, depth and number range checked without recursion; no message quotes the text.
+    raw = parseJsonText(text, { source: file });
+  } catch (err) {
+    if (err instanceof JsonSyntaxError)
+      throw new RunFileError(
+        file,
+        null,
+        `not valid JSON: ${err.detail} (line ${err.line}, column ${err.column})`,
+      );
+    if (err instanceof JsonInputError)
+      throw new RunFileError(file, err.jsonPath, `${err.jsonPath}: ${err.detail}`);
+    if (err instanceof UsageError) throw new RunFileError(file, null, err.message);
+    throw err;
+  }
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const first = parsed.error.issues[0];
+    const field = first ? first.path.map(String).join('.') || '(root)' : '(root)';
+    throw new RunFileError(file, field, describeZodError(parsed.error));
+  }
+  return parsed.data;
+}
+
+/** "params.clients: expected number, received string" — the first problem, for a warning line. */
+export function describeZodError(err: z.ZodError): string {
+  return err.issues
+    .slice(0, 3)
+    .map((issue) => `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`)
+    .join('; ');
+}

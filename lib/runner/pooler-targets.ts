@@ -1,0 +1,360 @@
+/**
+ * Self-hosted PgBouncer in the cloud lab, as the runner sees it: each pooler × pool mode is a
+ * target (`<pooler>-<mode>`, kind pgbouncer-transaction / pgbouncer-session, placement
+ * dedicated-host or co-located), probed through the admin console of process 0 (SHOW VERSION,
+ * SHOW CONFIG's max_prepared_statements); pool sweeps and the prepared-statement switch go to the
+ * admin console of EVERY process (`SET default_pool_size`, `SET max_prepared_statements`), like
+ * ModifyDBProxyTargetGroup for RDS Proxy; and the shared sampler (lib/engine/pooler-metrics.ts)
+ * reads SHOW POOLS / SHOW STATS through the same admin ports and CPU from the agent's stats port.
+ *
+ * Admin connections go to the agent's relay (adminPortOf(i) → process i's unix socket) with
+ * sslmode=prefer: the relay ends at a unix socket, where PgBouncer offers no TLS (and does not
+ * demand it: client_tls_sslmode applies to TCP clients); the admin password is never sent in clear
+ * (scram-sha-256). Data connections use sslmode=require when the pooler has `tls`.
+ *
+ * Who touches a pooler: a dedicated host is shared by every runner, so only runner 0 resizes and
+ * resets it (before the fleet's step barrier, as for RDS Proxy) and samples it; an on-runners
+ * pooler is each runner's own PgBouncer at 127.0.0.1, so every runner applies the change to its own.
+ */
+import { InfrastructureError, UsageError } from '../core/errors';
+import { parsePsqlResults, psqlStatementArgs } from '../core/psql-text';
+import type { AdminRow, PoolerAdminPort } from '../engine/pooler-metrics';
+import type { PoolControl, Target } from '../engine/ports';
+import { parsePgbouncerVersion, processPoolSize } from '../poolers/pgbouncer/config';
+import {
+  poolDatabaseAlias,
+  poolerDeployments,
+  poolerTargetName,
+  type PoolerEndpoint,
+} from '../poolers/pgbouncer/layout';
+import { describeTarget, type TargetDescriptor } from '../suite/targets';
+import type { ConnectionInfo, TargetRef } from '../suite/types';
+import type { AdminCredentials, DbCredentials } from '../aws/secrets';
+import { type WriterInfo } from './targets';
+import { runPsql } from '../exec/libpq';
+
+/** Runs admin console statements on one connection; one row set per statement. */
+export type AdminRowsQuery = (
+  conn: ConnectionInfo,
+  statements: readonly string[],
+  timeoutMs: number,
+) => Promise<AdminRow[][]>;
+
+/** `psql` with the connection in PG* variables (the password never in argv). */
+export function psqlAdminRows(psqlPath = 'psql'): AdminRowsQuery {
+  return async (conn, statements, timeoutMs) =>
+    parsePsqlResults(
+      await runPsql(psqlPath, conn, psqlStatementArgs(statements), timeoutMs, 'PgBouncer admin'),
+    );
+}
+
+/** The admin console connection of process i of a pooler. */
+export function adminConnection(p: PoolerEndpoint, i: number, admin: AdminCredentials): ConnectionInfo {
+  const port = p.adminPorts[i];
+  if (port === undefined) throw new UsageError(`pooler ${p.name} has no process ${i + 1}`);
+  return {
+    host: p.host,
+    port,
+    user: admin.username,
+    dbname: 'pgbouncer',
+    sslmode: 'prefer',
+    env: { PGPASSWORD: admin.password },
+  };
+}
+
+/** The sampler's port onto one pooler's admin consoles. */
+export function poolerAdminPort(
+  p: PoolerEndpoint,
+  admin: AdminCredentials,
+  query: AdminRowsQuery,
+): PoolerAdminPort {
+  return {
+    processes: p.processes,
+    query: (i, statements, timeoutMs) => query(adminConnection(p, i, admin), statements, timeoutMs),
+    close: () => Promise.resolve(),
+  };
+}
+
+export interface PoolerProbe {
+  readonly version: string | null;
+  readonly maxPreparedStatements: number | null;
+}
+
+/** SHOW VERSION and SHOW CONFIG on process 0: the version as `1.25.2`, max_prepared_statements (null < 1.21). */
+export async function probePooler(
+  p: PoolerEndpoint,
+  admin: AdminCredentials,
+  query: AdminRowsQuery,
+): Promise<PoolerProbe> {
+  const [versionRows, configRows] = await query(
+    adminConnection(p, 0, admin),
+    ['SHOW VERSION', 'SHOW CONFIG'],
+    30_000,
+  );
+  const versionText = Object.values(versionRows?.[0] ?? {})[0] ?? '';
+  const v = parsePgbouncerVersion(versionText);
+  const mpsRow = (configRows ?? []).find((r) => r.key === 'max_prepared_statements');
+  const mps = mpsRow ? Number(mpsRow.value) : null;
+  return {
+    version: v ? v.join('.') : null,
+    maxPreparedStatements: mps !== null && Number.isInteger(mps) ? mps : null,
+  };
+}
+
+export class PoolerTarget implements Target {
+  readonly descriptor: TargetDescriptor;
+  constructor(
+    readonly ref: TargetRef,
+    readonly pooler: PoolerEndpoint,
+    private readonly conn: ConnectionInfo,
+    private readonly writer: WriterInfo,
+    /** The pooler's pool % now (sweeps change it). */
+    private readonly poolPercent: () => number,
+    probe: PoolerProbe,
+    /** PgBouncer deployments splitting the % (the runners, for a pooler placed on them). */
+    private readonly sharedBy = 1,
+  ) {
+    this.descriptor = describeTarget(ref, {
+      version: probe.version,
+      maxPreparedStatements: probe.maxPreparedStatements,
+      placement: pooler.placement === 'dedicated' ? 'dedicated-host' : 'co-located',
+      processes: pooler.processes,
+    });
+  }
+
+  connection(): ConnectionInfo {
+    return this.conn;
+  }
+
+  maxConnections(): Promise<number> {
+    return this.writer.maxConnections();
+  }
+
+  /**
+   * Server connections this pool may open: each process's default_pool_size × processes, × the
+   * deployments sharing it (every runner's own PgBouncer, for on-runners).
+   */
+  async poolSize(): Promise<number> {
+    const max = await this.writer.maxConnections();
+    const n = this.pooler.processes * this.sharedBy;
+    return processPoolSize(this.poolPercent(), max, this.pooler.processes, this.sharedBy) * n;
+  }
+}
+
+/** One target per pooler × pool mode. */
+export function buildPoolerTargets(input: {
+  readonly poolers: readonly PoolerEndpoint[];
+  readonly probes: ReadonlyMap<string, PoolerProbe>;
+  readonly credentials: DbCredentials;
+  readonly writer: WriterInfo;
+  readonly poolPercent: (pooler: string) => number;
+  /** Runners in the fleet: a pooler on the runners splits its share across them. */
+  readonly runnerCount: number;
+}): PoolerTarget[] {
+  return input.poolers.flatMap((p) =>
+    p.poolModes.map(
+      (mode) =>
+        new PoolerTarget(
+          {
+            kind: mode === 'transaction' ? 'pgbouncer-transaction' : 'pgbouncer-session',
+            name: poolerTargetName(p.name, mode),
+          },
+          p,
+          {
+            host: p.host,
+            port: p.port,
+            user: input.credentials.username,
+            dbname: poolDatabaseAlias(input.credentials.dbname, mode),
+            sslmode: p.tls ? 'require' : 'prefer',
+            env: { PGPASSWORD: input.credentials.password },
+          },
+          input.writer,
+          () => input.poolPercent(p.name),
+          input.probes.get(p.name) ?? { version: null, maxPreparedStatements: null },
+          poolerDeployments(p.placement, input.runnerCount),
+        ),
+    ),
+  );
+}
+
+export interface PgbouncerPoolControlOptions {
+  readonly poolers: readonly PoolerEndpoint[];
+  readonly admin: AdminCredentials;
+  readonly query: AdminRowsQuery;
+  readonly maxConnections: () => Promise<number>;
+  /** The database the aliases are made from (the DB secret's dbname). */
+  readonly dbname: string;
+  /** Does this runner change this pooler? (dedicated: runner 0 only; on-runners: every runner, its own) */
+  readonly applies: (p: PoolerEndpoint) => boolean;
+  /** max_prepared_statements as probed at start (what restore puts back); null: none. */
+  readonly initialMaxPreparedStatements: (pooler: string) => number | null;
+  /** Runners in the fleet: a pooler on the runners splits its share across them. */
+  readonly runnerCount: number;
+  readonly log?: (line: string) => void;
+}
+
+/**
+ * PoolControl for the lab's PgBouncers. `SET default_pool_size` is PgBouncer-wide: a sweep on
+ * `<pooler>-transaction` resizes `<pooler>-session` too, so the current % is kept per pooler.
+ */
+export class PgbouncerPoolControl implements PoolControl {
+  private readonly percent = new Map<string, number>();
+  private readonly mps = new Map<string, number>();
+  private readonly changed = new Set<string>();
+
+  constructor(private readonly o: PgbouncerPoolControlOptions) {}
+
+  manages(target: TargetRef): boolean {
+    return this.poolerOf(target) !== null;
+  }
+
+  currentPercent(pooler: string): number {
+    return this.percent.get(pooler) ?? this.o.poolers.find((p) => p.name === pooler)?.poolPercent ?? 100;
+  }
+
+  private poolerOf(target: TargetRef): PoolerEndpoint | null {
+    return (
+      this.o.poolers.find((p) => p.poolModes.some((m) => poolerTargetName(p.name, m) === target.name)) ?? null
+    );
+  }
+
+  private async onEvery(p: PoolerEndpoint, statements: readonly string[]): Promise<AdminRow[][][]> {
+    const out: AdminRow[][][] = [];
+    for (let i = 0; i < p.processes; i++)
+      out.push(await this.o.query(adminConnection(p, i, this.o.admin), statements, 30_000));
+    return out;
+  }
+
+  /**
+   * KILL + RESUME every pool of every pooler this runner changes, whatever the step's target (as
+   * `proxylab local` does): no state (prepared statements) leaks between steps, and idle server
+   * connections a pooler kept from the previous step do not take max_connections slots from this one.
+   */
+  async reset(): Promise<void> {
+    for (const p of this.o.poolers) {
+      if (!this.o.applies(p)) continue;
+      const aliases = p.poolModes.map((m) => poolDatabaseAlias(this.o.dbname, m));
+      await this.onEvery(
+        p,
+        aliases.flatMap((a) => [`KILL ${a}`, `RESUME ${a}`]),
+      );
+    }
+  }
+
+  async setPoolPercent(target: TargetRef, percent: number): Promise<void> {
+    const p = this.poolerOf(target);
+    if (!p) throw new UsageError(`${target.name} is not a PgBouncer target of this lab`);
+    if (!Number.isInteger(percent) || percent < 1 || percent > 100)
+      throw new UsageError(`pool percent must be an integer 1–100, got ${percent}`);
+    if (this.o.applies(p)) await this.applyPercent(p, percent);
+    this.percent.set(p.name, percent);
+    this.changed.add(p.name);
+  }
+
+  private async applyPercent(p: PoolerEndpoint, percent: number): Promise<void> {
+    const sharedBy = poolerDeployments(p.placement, this.o.runnerCount);
+    const size = processPoolSize(percent, await this.o.maxConnections(), p.processes, sharedBy);
+    this.o.log?.(
+      `pooler ${p.name}: default_pool_size ${size} on each of ${p.processes} process(es) (${percent} %)`,
+    );
+    // max_user_connections too: the pool-mode aliases share one process's part (lib/poolers/pgbouncer/config.ts).
+    const answers = await this.onEvery(p, [
+      `SET default_pool_size = ${size}`,
+      `SET max_user_connections = ${size}`,
+      'SHOW DATABASES',
+    ]);
+    const aliases = p.poolModes.map((m) => poolDatabaseAlias(this.o.dbname, m));
+    answers.forEach((a, i) => {
+      const dbs = a[2] ?? [];
+      for (const alias of aliases) {
+        const row = dbs.find((r) => r.name === alias);
+        if (!row || Number(row.pool_size) !== size)
+          throw new InfrastructureError(
+            `pooler ${p.name} process ${i + 1} did not apply pool size ${size} to ${alias} (SHOW DATABASES says ${row?.pool_size ?? 'nothing'})`,
+          );
+      }
+    });
+  }
+
+  async setMaxPreparedStatements(target: TargetRef, value: number): Promise<void> {
+    const p = this.poolerOf(target);
+    if (!p) throw new UsageError(`${target.name} is not a PgBouncer target of this lab`);
+    if (!Number.isInteger(value) || value < 0)
+      throw new UsageError(`max_prepared_statements must be an integer ≥ 0, got ${value}`);
+    if (this.o.applies(p) && this.mps.get(p.name) !== value) await this.applyMps(p, value);
+    this.mps.set(p.name, value);
+    this.changed.add(p.name);
+  }
+
+  private async applyMps(p: PoolerEndpoint, value: number): Promise<void> {
+    const answers = await this.onEvery(p, [`SET max_prepared_statements = ${value}`, 'SHOW CONFIG']);
+    answers.forEach((a, i) => {
+      const row = (a[1] ?? []).find((r) => r.key === 'max_prepared_statements');
+      if (!row || Number(row.value) !== value)
+        throw new InfrastructureError(
+          `pooler ${p.name} process ${i + 1} did not apply max_prepared_statements ${value} (SHOW CONFIG says ${row?.value ?? 'nothing'})`,
+        );
+    });
+  }
+
+  async restore(): Promise<void> {
+    const failures: string[] = [];
+    for (const name of this.changed) {
+      const p = this.o.poolers.find((x) => x.name === name);
+      if (!p) continue;
+      try {
+        if (this.o.applies(p)) {
+          if (this.percent.has(name) && this.percent.get(name) !== p.poolPercent)
+            await this.applyPercent(p, p.poolPercent);
+          const initial = this.o.initialMaxPreparedStatements(name);
+          if (initial !== null && this.mps.has(name) && this.mps.get(name) !== initial)
+            await this.applyMps(p, initial);
+        }
+        this.percent.delete(name);
+        this.mps.delete(name);
+        this.changed.delete(name);
+      } catch (err) {
+        failures.push(`${name}: ${err instanceof Error ? err.message : String(err)}`);
+      }
+    }
+    if (failures.length > 0)
+      throw new InfrastructureError(`could not restore the lab's PgBouncer settings: ${failures.join('; ')}`);
+  }
+}
+
+/**
+ * Pool control over the RDS proxies and the PgBouncers: each target goes to the control that
+ * manages it (the RDS control refuses names it does not know).
+ */
+export class CompositePoolControl implements PoolControl {
+  constructor(
+    private readonly proxies: PoolControl,
+    private readonly poolers: PgbouncerPoolControl,
+  ) {}
+
+  async reset(target: TargetRef): Promise<void> {
+    await this.poolers.reset();
+    if (!this.poolers.manages(target)) await this.proxies.reset(target);
+  }
+
+  setPoolPercent(target: TargetRef, percent: number): Promise<void> {
+    return this.poolers.manages(target)
+      ? this.poolers.setPoolPercent(target, percent)
+      : this.proxies.setPoolPercent(target, percent);
+  }
+
+  setMaxPreparedStatements(target: TargetRef, value: number): Promise<void> {
+    if (this.poolers.manages(target)) return this.poolers.setMaxPreparedStatements(target, value);
+    if (this.proxies.setMaxPreparedStatements) return this.proxies.setMaxPreparedStatements(target, value);
+    return Promise.reject(new UsageError(`${target.name} has no max_prepared_statements to set`));
+  }
+
+  async restore(): Promise<void> {
+    const results = await Promise.allSettled([this.proxies.restore(), this.poolers.restore()]);
+    const failed = results.filter((r): r is PromiseRejectedResult => r.status === 'rejected');
+    if (failed.length > 0)
+      throw new InfrastructureError(
+        failed.map((f) => (f.reason instanceof Error ? f.reason.message : String(f.reason))).join('; '),
+      );
+  }
+}

@@ -1,0 +1,543 @@
+/**
+ * The runner on an EC2 instance, as a library call (scripts/runner.ts is its thin entry):
+ * read the DB secret, build the targets (writer + each proxy), read max_connections, plan the
+ * suite, and run it through the engine with the cloud adapters — S3 sink, RDS Proxy pool control,
+ * CPU guard, and with several runners the fleet split/merge through S3. Runner 0 invokes the
+ * collector for the run window at the end.
+ *
+ * The password stays in memory and in pgbench's/psql's environment (PGPASSWORD): the logger
+ * scrubs it from every line, and nothing here puts it into argv, a manifest or a step record.
+ */
+import * as os from 'node:os';
+import type { LambdaClient } from '@aws-sdk/client-lambda';
+import type { RDSClient } from '@aws-sdk/client-rds';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { InfrastructureError, UsageError } from '../core/errors';
+import type { Clock, PgbenchExecutor, PoolControl, ResultSink, Target } from '../engine/ports';
+import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run-suite';
+import { getSuite, type Suite } from '../suite/catalog';
+import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
+import type { RunEnvironment, RunManifest, StepRecord } from '../suite/types';
+import { buildPlan, plannedSteps, type RunPlan } from '../suite/plan';
+import { CPU_SATURATION_PERCENT, judgeStep } from '../suite/verdict';
+import {
+  buildCollectEvent,
+  collectorWindow,
+  incompleteSources,
+  invokeCollector,
+  settleWaitMs,
+} from '../aws/collector-invoke';
+import { CpuGuardExecutor, RunnerCpuMetricsSampler } from './cpu';
+import { FleetCoordinator, FleetExecutor, FleetSink } from './fleet-coordinator';
+import { NoopPoolControl, RdsProxyPoolControl } from './proxy-pool';
+import type { PoolPercents, RunnerArgs } from '../aws/runner-args';
+import { acquireCloudRunLock } from './run-lock';
+import { S3ResultSink } from '../aws/s3-sink';
+import { poolerTargetName } from '../poolers/pgbouncer/layout';
+import {
+  readAdminCredentials,
+  readDbCredentials,
+  redact,
+  redactingLogger,
+  type DbCredentials,
+  type Logger,
+} from '../aws/secrets';
+import { buildCloudTargets, type WriterInfo } from './targets';
+import { type ScalarQuery } from '../exec/libpq';
+import { fetchPoolerCpu } from '../aws/pooler-agent-client';
+import {
+  buildPoolerTargets,
+  CompositePoolControl,
+  PgbouncerPoolControl,
+  poolerAdminPort,
+  probePooler,
+  psqlAdminRows,
+  type AdminRowsQuery,
+  type PoolerProbe,
+  type PoolerTarget,
+} from './pooler-targets';
+import { PoolerMetrics, PoolerSampler, withPoolerSampler } from '../engine/pooler-metrics';
+import { poolDatabaseAlias, type PoolerEndpoint } from '../poolers/pgbouncer/layout';
+
+export interface RunnerDeps {
+  readonly s3: S3Client;
+  readonly secrets: SecretsManagerClient;
+  readonly rds: RDSClient;
+  readonly lambda: LambdaClient;
+  /** pgbench runner (the local executor on the instance). */
+  readonly executor: PgbenchExecutor;
+  /** SHOW queries (psql). */
+  readonly query: ScalarQuery;
+  readonly clock: Clock;
+  /** Raw line writer (stdout); the runner wraps it in a redacting logger. */
+  readonly write: (line: string) => void;
+  readonly signal?: AbortSignal;
+  /** `pgbench --version` output, null when unknown. */
+  readonly pgbenchVersion?: () => Promise<string | null>;
+  readonly cpus?: number;
+  /** Poll interval for proxy changes and fleet barriers (tests shorten it). */
+  readonly pollMs?: number;
+  /** PgBouncer admin console queries (psql over TCP to the agent's relay ports). */
+  readonly adminQuery?: AdminRowsQuery;
+  /** How often the pooler sampler polls SHOW POOLS/STATS and the agent's CPU. @default 2000 ms */
+  readonly poolerSampleMs?: number;
+  /** Test-only: where suite names are looked up (a scaled-down sweep). @default the catalog's getSuite */
+  readonly suiteCatalog?: (name: string) => Suite;
+  /** This runner's software version (softwareVersionOf its runner.js); null when unknown. */
+  readonly softwareVersion?: () => string | null;
+  /**
+   * How long after the run's end runner 0 waits before invoking the collector: RDS and RDS Proxy
+   * publish their last minutes late.
+   * @default METRICS_SETTLE_MS
+   */
+  readonly metricsSettleMs?: number;
+  /** Every engine progress event, after it is logged (the entry tracks the step in flight for spot records). */
+  readonly onProgress?: (ev: ProgressEvent) => void;
+}
+
+/** The runner's software is not the CLI's: it would run code the operator did not deploy. */
+export function checkSoftwareVersion(expected: string | null, actual: string | null): void {
+  if (expected === null || expected === actual) return;
+  throw new InfrastructureError(
+    `runner software version ${actual ?? 'unknown'} is not the CLI's version ${expected}: ` +
+      'the runners still have the runner.js of an earlier deploy. Redeploy (npx proxylab deploy --lab FILE), ' +
+      'which replaces the runners, then run again',
+  );
+}
+
+export interface RunnerResult {
+  readonly result: RunSuiteResult;
+  readonly collector: 'invoked' | 'skipped' | 'failed';
+  /**
+   * The run completed and no verdict broke. With several runners the step verdicts are those of
+   * the merged records in S3, judged once by runner 0; a runner's part is a measurement of its share
+   * and carries no verdict (PART_NOT_JUDGED), so other runners only say whether they completed.
+   */
+  readonly allHeld: boolean;
+}
+
+/** Pool control of this runner: only runner 0 touches the proxies. */
+function poolControlFor(
+  args: RunnerArgs,
+  deps: RunnerDeps,
+  log: Logger,
+): PoolControl & { currentPercent(name: string): PoolPercents | null } {
+  const labValues: Record<string, PoolPercents> = {};
+  for (const p of args.proxies) if (p.lab) labValues[p.name] = p.lab;
+  if (args.poolControl && args.runnerIndex === 0) {
+    return new RdsProxyPoolControl(deps.rds, {
+      proxyNames: Object.fromEntries(args.proxies.map((p) => [p.name, p.dbProxyName])),
+      labValues,
+      clock: deps.clock,
+      ...(deps.pollMs !== undefined ? { pollIntervalMs: deps.pollMs } : {}),
+      log: (l) => log.info(l),
+    });
+  }
+  const noop = new NoopPoolControl();
+  const refuse = !args.poolControl;
+  return {
+    reset: () => noop.reset(),
+    restore: () => noop.restore(),
+    setPoolPercent: (target, percent) => {
+      if (refuse) {
+        return Promise.reject(
+          new UsageError(
+            `pool sweep (${target.name} → ${percent} %) needs pool control; this runner was started with --no-pool-control`,
+          ),
+        );
+      }
+      // runners other than 0: runner 0 applies it before it reaches the step barrier
+      return Promise.resolve();
+    },
+    currentPercent: (name) => labValues[name] ?? null,
+  };
+}
+
+function checkResumable(prev: RunManifest, args: RunnerArgs): void {
+  const problems: string[] = [];
+  if (prev.mode !== 'cloud') problems.push(`it is a ${prev.mode} run`);
+  if (prev.suite !== args.suite) problems.push(`it ran suite ${prev.suite}, not ${args.suite}`);
+  const prevCount = prev.settings.runnerCount;
+  if (typeof prevCount === 'number' && prevCount !== args.runnerCount)
+    problems.push(`it ran on ${prevCount} runners, not ${args.runnerCount}`);
+  if (problems.length > 0)
+    throw new UsageError(`cannot resume run ${args.runId}: ${problems.join('; ')}; use a new run id`);
+}
+
+function progressLine(ev: ProgressEvent, leader: boolean): string | null {
+  switch (ev.type) {
+    case 'run-start':
+      return `run ${ev.runId}: ${ev.total} steps${ev.resumed ? `, resuming (${ev.alreadyDone} already done)` : ''}`;
+    case 'init-data':
+      return leader
+        ? `loading pgbench data, scale ${ev.scale}, through ${ev.target}`
+        : `pgbench data (scale ${ev.scale}) is loaded by runner 0`;
+    case 'step-skip':
+      return `[${ev.index}/${ev.total}] ${ev.step.stepId}: already done, skipped`;
+    case 'step-start':
+      return `[${ev.index}/${ev.total}] ${ev.step.stepId}: start${ev.note ? ` (${ev.note})` : ''}${ev.etaSec !== null ? `, ETA ${ev.etaSec} s` : ''}`;
+    case 'step-end': {
+      const r = ev.record.result;
+      return `[${ev.index}/${ev.total}] ${ev.step.stepId}: ${ev.record.status}, tps ${r?.tps ?? 'unknown'}, verdict ${ev.record.verdict.held === null ? '-' : ev.record.verdict.held ? 'held' : 'BROKEN'}`;
+    }
+    case 'scenario-end':
+      return null;
+    case 'run-end':
+      return `run ended: ${ev.status}${ev.error ? ` — ${ev.error}` : ''} after ${Math.round(ev.elapsedSec)} s`;
+  }
+}
+
+/**
+ * Runners other than 0 run the plan runner 0 stored; wait for it as long as for a step barrier.
+ * Called once the first read found none (so the wait is logged only when there is one).
+ */
+async function waitForPlan(
+  sink: S3ResultSink,
+  args: RunnerArgs,
+  deps: RunnerDeps,
+  log: Logger,
+  me: string,
+): Promise<RunPlan> {
+  const deadline = deps.clock.now().getTime() + args.barrierTimeoutSec * 1000;
+  log.info(`${me}: waiting for runner 0 to store the plan (plan.json)`);
+  for (;;) {
+    if (deps.signal?.aborted) throw new InfrastructureError(`${me}: interrupted while waiting for the plan`);
+    if (deps.clock.now().getTime() > deadline)
+      throw new InfrastructureError(
+        `${me}: runner 0 did not store plan.json within ${args.barrierTimeoutSec} s (s3://${args.bucket}/runs/${args.runId}/plan.json)`,
+      );
+    await deps.clock.sleep(deps.pollMs ?? 2000);
+    const plan = await sink.readPlan();
+    if (plan) return plan;
+  }
+}
+
+/** `RDS Proxy (managed, no version)`, `PgBouncer 1.25.2`, or both; null for direct only. */
+function poolerVersionOf(targets: readonly Target[]): string | null {
+  const names = new Set<string>();
+  for (const t of targets) {
+    if (t.descriptor?.pooler === 'rds-proxy') names.add('RDS Proxy (managed, no version)');
+    if (t.descriptor?.pooler === 'pgbouncer') names.add(`PgBouncer ${t.descriptor.version ?? 'unknown'}`);
+  }
+  return names.size > 0 ? [...names].join('; ') : null;
+}
+
+interface RunnerPoolers {
+  readonly targets: PoolerTarget[];
+  readonly control: PgbouncerPoolControl | null;
+  readonly sampler: PoolerSampler | null;
+  readonly maxPreparedStatements: number | null;
+}
+
+/**
+ * The lab's PgBouncers on this runner: admin secret, probe (version, max_prepared_statements) of
+ * each pooler through process 0's admin console, its targets, its pool control and its sampler.
+ * A dedicated host is changed and sampled by runner 0 only; an on-runners pooler by every runner
+ * (its own, at 127.0.0.1).
+ */
+async function setUpPoolers(
+  args: RunnerArgs,
+  deps: RunnerDeps,
+  credentials: DbCredentials,
+  writer: WriterInfo,
+  secrets: string[],
+  log: Logger,
+  me: string,
+): Promise<RunnerPoolers> {
+  if (args.poolers.length === 0)
+    return { targets: [], control: null, sampler: null, maxPreparedStatements: null };
+  if (args.poolerAdminSecretArn === null)
+    throw new UsageError('the lab has PgBouncer poolers but no PoolerAdminSecretArn output; redeploy');
+  const admin = await readAdminCredentials(deps.secrets, args.poolerAdminSecretArn);
+  secrets.push(admin.password, JSON.stringify(admin.password).slice(1, -1));
+  const query = deps.adminQuery ?? psqlAdminRows();
+  const probes = new Map<string, PoolerProbe>();
+  for (const p of args.poolers) {
+    const probe = await probePooler(p, admin, query).catch((err: unknown) => {
+      throw new InfrastructureError(
+        `${me}: pooler ${p.name} (${p.host}:${p.adminPorts[0] ?? '?'}) did not answer on its admin console: ${err instanceof Error ? err.message : String(err)}`,
+      );
+    });
+    probes.set(p.name, probe);
+    log.info(
+      `${me}: pooler ${p.name} (${p.placement}, ${p.processes} process(es)): PgBouncer ${probe.version ?? 'unknown'}, max_prepared_statements ${probe.maxPreparedStatements ?? 'none'}`,
+    );
+  }
+  const applies = (p: PoolerEndpoint): boolean => p.placement === 'on-runners' || args.runnerIndex === 0;
+  const control = new PgbouncerPoolControl({
+    poolers: args.poolers,
+    admin,
+    query,
+    maxConnections: () => writer.maxConnections(),
+    dbname: credentials.dbname,
+    applies,
+    initialMaxPreparedStatements: (name) => probes.get(name)?.maxPreparedStatements ?? null,
+    runnerCount: args.runnerCount,
+    log: (l) => log.info(`${me}: ${l}`),
+  });
+  const targets = buildPoolerTargets({
+    poolers: args.poolers,
+    probes,
+    credentials,
+    writer,
+    poolPercent: (name) => control.currentPercent(name),
+    runnerCount: args.runnerCount,
+  });
+  const sampled = args.poolers.filter(applies).map(
+    (p) =>
+      new PoolerMetrics({
+        pooler: p.name,
+        admin: poolerAdminPort(p, admin, query),
+        cpu: () => fetchPoolerCpu(p.host, p.statsPort),
+        pools: Object.fromEntries(p.poolModes.map((m) => [poolDatabaseAlias(credentials.dbname, m), m])),
+        targets: p.poolModes.map((m) => poolerTargetName(p.name, m)),
+      }),
+  );
+  const first = args.poolers[0];
+  return {
+    targets,
+    control,
+    sampler: sampled.length > 0 ? new PoolerSampler(sampled, deps.poolerSampleMs ?? 2000) : null,
+    maxPreparedStatements: first ? (probes.get(first.name)?.maxPreparedStatements ?? null) : null,
+  };
+}
+
+export async function runCloudRunner(args: RunnerArgs, deps: RunnerDeps): Promise<RunnerResult> {
+  const secrets: string[] = [];
+  try {
+    // One writer per run slot (lib/runner/run-lock.ts): a second runner with the same run id and
+    // index is refused before it touches the run; the lock goes when this runner ends.
+    const lock = await acquireCloudRunLock(deps.s3, args.bucket, {
+      runId: args.runId,
+      runnerIndex: args.runnerIndex,
+      command: `proxylab-runner --run-id ${args.runId} --runner-index ${args.runnerIndex}`,
+      log: (line) => deps.write(`${new Date().toISOString()} info ${line}\n`),
+    });
+    try {
+      return await runCloudRunnerInner(args, deps, secrets);
+    } finally {
+      // A lock left behind refuses a resume on a replacement runner ("held by …"): say so, with
+      // the key to delete, instead of swallowing the failure (the run's own outcome still wins).
+      await lock.release().catch((err: unknown) => {
+        deps.write(
+          `${new Date().toISOString()} warn could not release the run lock s3://${args.bucket}/${lock.key}: ${err instanceof Error ? `${err.name}: ${err.message}` : String(err)}; a resume of run ${args.runId} on another runner is refused until it is deleted (aws s3 rm s3://${args.bucket}/${lock.key})\n`,
+        );
+      });
+    }
+  } catch (err) {
+    // Belt and braces: no error message leaves the runner with the password in it.
+    if (err instanceof Error) err.message = redact(err.message, secrets);
+    throw err;
+  }
+}
+
+async function runCloudRunnerInner(
+  args: RunnerArgs,
+  deps: RunnerDeps,
+  secrets: string[],
+): Promise<RunnerResult> {
+  const suite = (deps.suiteCatalog ?? getSuite)(args.suite);
+  const log = redactingLogger(deps.write, () => secrets);
+  // 0-based like the files (`runner-<i>`, `part-<i>.json`) and the docs: runner 0 leads.
+  const me = `runner ${args.runnerIndex} (of ${args.runnerCount})`;
+  checkSoftwareVersion(args.expectVersion, deps.softwareVersion?.() ?? null);
+
+  const credentials = await readDbCredentials(deps.secrets, args.secretArn);
+  // the password as written in text, and as it appears inside a JSON string (quotes, backslashes)
+  const jsonForm = JSON.stringify(credentials.password).slice(1, -1);
+  secrets.push(...new Set([jsonForm, credentials.password]));
+  log.info(
+    `${me}: run ${args.runId}, suite ${args.suite}, bucket ${args.bucket}, writer ${args.writerEndpoint.host}, proxies ${args.proxies.map((p) => p.name).join(', ') || 'none'}`,
+  );
+
+  const proxyPool = poolControlFor(args, deps, log);
+  const proxies = Object.fromEntries(args.proxies.map((p) => [p.name, p.endpoint]));
+  const { targets: proxyTargets, writer } = buildCloudTargets({
+    credentials,
+    writer: args.writerEndpoint,
+    proxies,
+    sslmode: args.sslmode,
+    query: deps.query,
+    poolPercent: (name) => proxyPool.currentPercent(name),
+    proxyKind: args.proxyTargetKind,
+  });
+  const poolers = await setUpPoolers(args, deps, credentials, writer, secrets, log, me);
+  const targets: Target[] = [...proxyTargets, ...poolers.targets];
+  const pool: PoolControl = poolers.control
+    ? new CompositePoolControl(proxyPool, poolers.control)
+    : proxyPool;
+  const maxConnections = await writer.maxConnections();
+  const serverVersion = await writer.serverVersion().catch(() => null);
+  log.info(`${me}: max_connections ${maxConnections}, server ${serverVersion ?? 'unknown'}`);
+  const capacities: TargetCapacity[] = [];
+  for (const t of targets)
+    capacities.push({ ref: t.ref, descriptor: t.descriptor, maxConnections, poolSize: await t.poolSize() });
+  // Every object the runner writes is scrubbed of the password: the engine records error messages
+  // (manifest.error) and raw pgbench output, and neither is ours to trust.
+  const scrub = (text: string): string => redact(text, secrets);
+  const s3Sink = new S3ResultSink(deps.s3, args.bucket, args.runId, scrub);
+  const prev = await s3Sink.readManifest();
+  if (prev) checkResumable(prev, args);
+
+  const environment: RunEnvironment = {
+    database: args.database ?? null,
+    maxConnections,
+    serverVersion,
+    pgbenchVersion: (await deps.pgbenchVersion?.()) ?? null,
+    poolerVersion: poolerVersionOf(targets),
+    cpus: deps.cpus ?? os.cpus().length,
+    maxPreparedStatements: poolers.maxPreparedStatements,
+  };
+  // One plan per run, stored with it: runner 0 expands the suite and writes plan.json; the other
+  // runners execute their share of that stored plan (they wait for it), and a resume runs it again.
+  let stored = await s3Sink.readPlan();
+  if (!stored && args.runnerIndex > 0) stored = await waitForPlan(s3Sink, args, deps, log, me);
+  if (stored && stored.runnerCount !== args.runnerCount)
+    throw new UsageError(
+      `run ${args.runId}: its plan is for ${stored.runnerCount} runner(s), not ${args.runnerCount}; use a new run id`,
+    );
+  const steps: PlannedStep[] = stored ? plannedSteps(stored) : expandSuite(suite, capacities);
+  if (steps.length === 0) {
+    throw new UsageError(
+      `suite ${suite.name} has no step for this lab's targets (${targets.map((t) => t.ref.name).join(', ')})`,
+    );
+  }
+  if (!stored && args.runnerIndex === 0) {
+    await s3Sink.writePlan(
+      buildPlan({
+        runId: args.runId,
+        suite: suite.name,
+        mode: 'cloud',
+        createdAt: deps.clock.now().toISOString(),
+        environment,
+        targets: targets.flatMap((t) => (t.descriptor ? [t.descriptor] : [])),
+        steps,
+        runnerCount: args.runnerCount,
+      }),
+    );
+  }
+  const stepById = new Map(steps.map((s) => [s.stepId, s]));
+
+  let executor: PgbenchExecutor = new CpuGuardExecutor(deps.executor);
+  let sink: ResultSink = s3Sink;
+  if (args.runnerCount > 1) {
+    const fleet = new FleetCoordinator({
+      s3: deps.s3,
+      bucket: args.bucket,
+      runId: args.runId,
+      runnerIndex: args.runnerIndex,
+      runnerCount: args.runnerCount,
+      attempt: args.startAt ?? 'default',
+      clock: deps.clock,
+      barrierTimeoutMs: args.barrierTimeoutSec * 1000,
+      ...(deps.pollMs !== undefined ? { pollMs: deps.pollMs } : {}),
+      log: (l) => log.info(l),
+      scrub,
+      ...(deps.signal ? { signal: deps.signal } : {}),
+    });
+    executor = new FleetExecutor(executor, fleet);
+    sink = new FleetSink(s3Sink, fleet, {
+      judge: (record: StepRecord) => {
+        const step = stepById.get(record.stepId);
+        return step ? judgeStep(step, record.status, record.result) : record.verdict;
+      },
+      cpuSaturationPercent: CPU_SATURATION_PERCENT,
+    });
+  }
+
+  if (args.startAt) {
+    const waitMs = Date.parse(args.startAt) - deps.clock.now().getTime();
+    if (waitMs > 0) {
+      log.info(`${me}: waiting ${Math.round(waitMs / 1000)} s for the agreed start ${args.startAt}`);
+      await deps.clock.sleep(waitMs);
+    }
+  }
+
+  const result = await runSuite({
+    runId: args.runId,
+    suite,
+    steps,
+    targets,
+    executor,
+    pool,
+    sink,
+    sampler: withPoolerSampler(new RunnerCpuMetricsSampler(`runner-${args.runnerIndex}`), poolers.sampler),
+    clock: deps.clock,
+    progress: (ev) => {
+      const line = progressLine(ev, args.runnerIndex === 0);
+      if (line) log.info(`${me}: ${line}`);
+      deps.onProgress?.(ev);
+    },
+    ...(deps.signal ? { signal: deps.signal } : {}),
+    mode: 'cloud',
+    environment,
+    settings: {
+      suite: suite.name,
+      runnerCount: args.runnerCount,
+      writerEndpoint: args.writerEndpoint.host,
+      proxies: args.proxies.map((p) => ({
+        name: p.name,
+        dbProxyName: p.dbProxyName,
+        endpoint: p.endpoint.host,
+        lab: p.lab,
+      })),
+      poolers: args.poolers.map((p) => ({
+        name: p.name,
+        placement: p.placement,
+        host: p.host,
+        processes: p.processes,
+        poolPercent: p.poolPercent,
+        version: p.version,
+        tls: p.tls,
+      })),
+      region: args.region,
+      sslmode: args.sslmode,
+      maxConnections,
+    },
+    metricsName: 'runner',
+  });
+
+  let collector: RunnerResult['collector'] = 'skipped';
+  if (args.collector && args.runnerIndex === 0 && result.manifest.status !== 'interrupted') {
+    const start = new Date(result.manifest.startedAt);
+    const end = new Date(result.manifest.endedAt ?? deps.clock.now().toISOString());
+    try {
+      const event = buildCollectEvent(args.collector, args.runId, collectorWindow(start, end), args.bucket);
+      // Collect once the metrics of the run's last minutes have been published, not at once.
+      const waitMs = settleWaitMs(new Date(event.window.end), deps.clock.now(), deps.metricsSettleMs);
+      if (waitMs > 0) {
+        log.info(
+          `${me}: waiting ${Math.round(waitMs / 1000)} s for CloudWatch and PI to publish the run's last minutes`,
+        );
+        await deps.clock.sleep(waitMs);
+      }
+      const summary = await invokeCollector(deps.lambda, args.collector.functionName, event);
+      collector = 'invoked';
+      log.info(
+        `${me}: collector ${args.collector.functionName} wrote metrics for ${event.window.start} – ${event.window.end}`,
+      );
+      const incomplete = incompleteSources(summary);
+      if (incomplete.length > 0)
+        log.warn(
+          `${me}: ${incomplete.join(' and ')} had not published the whole window yet; collect again later: npx proxylab collect --lab FILE --run-id ${args.runId}`,
+        );
+    } catch (err) {
+      collector = 'failed';
+      log.warn(
+        `${me}: collector failed (run \`proxylab collect\` later): ${err instanceof Error ? err.message : String(err)}`,
+      );
+    }
+  }
+  // The engine judged every step and comparison on what the sink stored — with several runners,
+  // runner 0's records merged from every part — and wrote the manifest once with them. Other runners
+  // only say whether they completed their parts.
+  const allHeld =
+    args.runnerCount > 1 && args.runnerIndex > 0 ? result.manifest.status === 'completed' : result.allHeld;
+  if (result.manifest.status === 'failed') {
+    throw new InfrastructureError(
+      `run ${args.runId} failed: ${result.manifest.error ?? 'unknown error'} (finished steps are in s3://${args.bucket}/runs/${args.runId}/)`,
+    );
+  }
+  return { result, collector, allHeld };
+}

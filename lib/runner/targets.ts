@@ -1,0 +1,113 @@
+/**
+ * Targets on AWS: the Aurora writer (`direct`) and each RDS Proxy (`rds-proxy`, named as in the
+ * lab). Both use TLS (`sslmode=require`: RDS Proxy requires it, Aurora PostgreSQL 15+ forces it);
+ * credentials come from the cluster secret and reach libpq only through PGPASSWORD.
+ * `max_connections` is read at run time (`SHOW max_connections` on the writer), never assumed
+ * from the instance class: the E1 write-up read 394 where AWS's table says 405.
+ */
+import { InfrastructureError } from '../core/errors';
+import type { Target } from '../engine/ports';
+import type { ConnectionInfo } from '../suite/types';
+import { describeTarget, type TargetDescriptor, type TargetProbe } from '../suite/targets';
+import type { TargetKind, TargetRef } from '../suite/types';
+import type { DbCredentials } from '../aws/secrets';
+import type { ScalarQuery, SslMode } from '../exec/libpq';
+import type { Endpoint } from '../aws/endpoint';
+import type { PoolPercents } from '../aws/runner-args';
+
+/** The server behind every target: one writer, read once per run. */
+export class WriterInfo {
+  private maxConnectionsPromise: Promise<number> | null = null;
+
+  constructor(
+    private readonly writer: ConnectionInfo,
+    private readonly query: ScalarQuery,
+  ) {}
+
+  maxConnections(): Promise<number> {
+    if (!this.maxConnectionsPromise) {
+      this.maxConnectionsPromise = this.query(this.writer, 'SHOW max_connections').then((text) => {
+        const n = Number.parseInt(text, 10);
+        if (!Number.isInteger(n) || n <= 0)
+          throw new InfrastructureError(`SHOW max_connections returned "${text}"`);
+        return n;
+      });
+      this.maxConnectionsPromise.catch(() => {
+        this.maxConnectionsPromise = null; // let a later call retry
+      });
+    }
+    return this.maxConnectionsPromise;
+  }
+
+  serverVersion(): Promise<string> {
+    return this.query(this.writer, 'SHOW server_version');
+  }
+}
+
+export class CloudTarget implements Target {
+  readonly descriptor: TargetDescriptor;
+  constructor(
+    readonly ref: TargetRef,
+    private readonly conn: ConnectionInfo,
+    private readonly writer: WriterInfo,
+    /** Current pool % of a proxy (null for direct / unknown). */
+    private readonly poolPercent: () => PoolPercents | null,
+    probe: TargetProbe = { version: null },
+  ) {
+    this.descriptor = describeTarget(ref, probe);
+  }
+
+  connection(): ConnectionInfo {
+    return this.conn;
+  }
+
+  maxConnections(): Promise<number> {
+    return this.writer.maxConnections();
+  }
+
+  /** RDS Proxy's pool: MaxConnectionsPercent of max_connections (rounded down); null for direct. */
+  async poolSize(): Promise<number | null> {
+    if (!this.descriptor.capabilities.pooled) return null;
+    const pct = this.poolPercent();
+    if (pct === null) return null;
+    return Math.floor(((await this.writer.maxConnections()) * pct.maxConnectionsPercent) / 100);
+  }
+}
+
+export interface CloudTargetsInput {
+  readonly credentials: DbCredentials;
+  readonly writer: Endpoint;
+  /** Lab proxy name → endpoint. */
+  readonly proxies: Readonly<Record<string, Endpoint>>;
+  /** @default 'require' (test-only override: 'disable' to stand PgBouncer in for a proxy locally). */
+  readonly sslmode?: SslMode;
+  readonly query: ScalarQuery;
+  readonly poolPercent: (proxyName: string) => PoolPercents | null;
+  /** Kind of the proxy targets. @default 'rds-proxy' (others: test-only local stand-ins) */
+  readonly proxyKind?: TargetKind;
+}
+
+/** `direct` (the writer) plus one `rds-proxy` target per proxy. */
+export function buildCloudTargets(input: CloudTargetsInput): { targets: CloudTarget[]; writer: WriterInfo } {
+  const sslmode = input.sslmode ?? 'require';
+  const conn = (ep: Endpoint): ConnectionInfo => ({
+    host: ep.host,
+    port: ep.port,
+    user: input.credentials.username,
+    dbname: input.credentials.dbname,
+    sslmode,
+    env: { PGPASSWORD: input.credentials.password },
+  });
+  const writerConn = conn(input.writer);
+  const writer = new WriterInfo(writerConn, input.query);
+  const targets = [
+    new CloudTarget({ kind: 'direct', name: 'direct' }, writerConn, writer, () => null),
+    ...Object.entries(input.proxies).map(
+      ([name, ep]) =>
+        new CloudTarget({ kind: input.proxyKind ?? 'rds-proxy', name }, conn(ep), writer, () =>
+          input.poolPercent(name),
+        ),
+    ),
+  ];
+  return { targets, writer };
+}
