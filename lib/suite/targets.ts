@@ -117,6 +117,11 @@ interface KindEntry {
   readonly poolMode: PoolMode | null;
   readonly placement: Placement;
   readonly product: ProductInfo;
+  /**
+   * What a target's name adds to its instance's (`-transaction`: `bouncer` → `bouncer-transaction`);
+   * null: the name is the instance's.
+   */
+  readonly nameSuffix: string | null;
 }
 
 const POSTGRES: ProductInfo = { id: 'postgres', label: 'PostgreSQL', versioned: true };
@@ -125,15 +130,28 @@ const PGBOUNCER: ProductInfo = { id: 'pgbouncer', label: 'PgBouncer', versioned:
 
 /** Every kind, once. */
 const KINDS: Readonly<Record<TargetKind, KindEntry>> = {
-  direct: { pooler: 'none', poolMode: null, placement: 'managed', product: POSTGRES },
-  'rds-proxy': { pooler: 'rds-proxy', poolMode: 'transaction', placement: 'managed', product: RDS_PROXY },
+  direct: { pooler: 'none', poolMode: null, placement: 'managed', product: POSTGRES, nameSuffix: null },
+  'rds-proxy': {
+    pooler: 'rds-proxy',
+    poolMode: 'transaction',
+    placement: 'managed',
+    product: RDS_PROXY,
+    nameSuffix: null,
+  },
   'pgbouncer-transaction': {
     pooler: 'pgbouncer',
     poolMode: 'transaction',
     placement: 'local',
     product: PGBOUNCER,
+    nameSuffix: '-transaction',
   },
-  'pgbouncer-session': { pooler: 'pgbouncer', poolMode: 'session', placement: 'local', product: PGBOUNCER },
+  'pgbouncer-session': {
+    pooler: 'pgbouncer',
+    poolMode: 'session',
+    placement: 'local',
+    product: PGBOUNCER,
+    nameSuffix: '-session',
+  },
 };
 
 export const TARGET_KIND_NAMES: readonly TargetKind[] = Object.keys(KINDS) as TargetKind[];
@@ -165,7 +183,7 @@ export function managedProxyTarget(name: string): TargetRef {
 export function poolerTarget(product: SelfHostedPooler, instance: string, mode: PoolMode): TargetRef {
   const kind = TARGET_KIND_NAMES.find((k) => KINDS[k].product.id === product && KINDS[k].poolMode === mode);
   if (kind === undefined) throw new RangeError(`no target kind for ${product} in ${mode} mode`);
-  return { kind, name: `${instance}-${mode}` };
+  return { kind, name: `${instance}${KINDS[kind].nameSuffix ?? ''}` };
 }
 
 /** What product a target is (`pgbouncer`, `PgBouncer`). */
@@ -179,9 +197,8 @@ export function targetProduct(d: Pick<TargetRef, 'kind'>): ProductInfo {
  * A pooler's metric series carry it as their `pooler` dimension.
  */
 export function targetInstance(d: TargetRef): string {
-  const mode = KINDS[d.kind].poolMode;
-  const suffix = `-${mode}`;
-  return KINDS[d.kind].pooler === 'pgbouncer' && mode !== null && d.name.endsWith(suffix)
+  const suffix = KINDS[d.kind].nameSuffix;
+  return suffix !== null && d.name.endsWith(suffix) && d.name.length > suffix.length
     ? d.name.slice(0, -suffix.length)
     : d.name;
 }
