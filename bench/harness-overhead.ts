@@ -60,7 +60,8 @@ function benchSuite(kind: TargetKind, clients: number, jobs: number, durationSec
     scale: 1,
     initFlags: [],
     repetitions: 1,
-    targets: [kind],
+    // the local stack's direct target, or its PgBouncer transaction pool
+    targets: [kind === 'direct' ? { pooled: false } : { pooled: true, multiplexes: true }],
     expectations: [{ when: {}, outcome: 'succeeds' }],
   };
   return { name: 'overhead', description: 'harness overhead probe', scenarios: [scenario] };

@@ -38,7 +38,7 @@ import {
 } from '../lib/suite/catalog';
 import { CLASSES_WITHOUT_PATTERNS, ERROR_PATTERNS } from '../lib/suite/parser';
 import { SERVER_STOP_MESSAGES, SERVER_STOPPED } from '../lib/suite/server-stop';
-import type { TargetMatch } from '../lib/suite/targets';
+import { kindsSelected, type TargetMatch } from '../lib/suite/targets';
 
 export const ROOT = join(__dirname, '..');
 
@@ -229,7 +229,7 @@ function renderScenarios(): string {
         code(scriptLabel(s.script)),
         code(pgbenchText(s)),
         cell(clientsText(s.clients)),
-        s.targets.join(', '),
+        kindsSelected(s.targets).join(', '),
         `${s.protocols.join('/')} × ${s.connects.join('/')}`,
         s.poolPercents ? s.poolPercents.join(', ') : '',
         String(s.repetitions),
@@ -247,6 +247,9 @@ function targetMatchText(m: TargetMatch): string {
   if (m.pooled !== undefined) out.push(m.pooled ? 'pooled' : 'not pooled (direct)');
   if (m.multiplexes !== undefined)
     out.push(m.multiplexes ? 'multiplexing (transaction pool)' : 'not multiplexing');
+  if (m.managed !== undefined) out.push(m.managed ? 'managed (run by AWS)' : 'self-hosted');
+  if (m.dedicatedHost !== undefined)
+    out.push(m.dedicatedHost ? 'on a dedicated host' : 'not on a dedicated host');
   if (m.pooler) out.push(`pooler ${m.pooler.join(' or ')}`);
   if (m.carriesPreparedStatements)
     out.push(`carries prepared statements: ${m.carriesPreparedStatements.join(' or ')}`);

@@ -12,6 +12,7 @@ import { UsageError } from '../core/errors';
 import { POOLER_PROCESSES_MAX } from '../poolers/pgbouncer/layout';
 import { RUN_PATHS, runKeyPrefix } from '../results/run-paths';
 import { parseRunFile } from '../results/schemas';
+import { PROXY_TARGET_KINDS } from '../suite/targets';
 import type { RunnerArgs } from './runner-args';
 import { RUN_ID_PATTERN } from './runner-args';
 import { runBlobs } from './s3-sink';
@@ -80,7 +81,7 @@ export const runRequestSchema = z.object({
       .default([]),
     poolerAdminSecretArn: z.string().min(1).nullable().default(null),
     /** Test-only: the kind the proxies stand for (a local PgBouncer). */
-    proxyTargetKind: z.enum(['rds-proxy', 'pgbouncer-transaction', 'pgbouncer-session']),
+    proxyTargetKind: z.enum(PROXY_TARGET_KINDS),
   }),
   settings: z.object({
     region: z.string().nullable(),

@@ -6,6 +6,7 @@
 import type { Endpoint } from '../aws/endpoint';
 import type { SslMode } from '../exec/libpq';
 import type { PoolerEndpoint } from '../poolers/pgbouncer/layout';
+import type { ProxyTargetKind } from '../suite/targets';
 
 export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -90,7 +91,7 @@ export interface RunnerArgs {
   readonly expectVersion: string | null;
 }
 
-export type ProxyTargetKind = 'rds-proxy' | 'pgbouncer-transaction' | 'pgbouncer-session';
+export type { ProxyTargetKind } from '../suite/targets';
 
 /** An RDS Proxy pool setting, as percentages of max_connections. */
 export interface PoolPercents {

@@ -14,8 +14,8 @@ import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run
 import { getSuite, SUITE_NAMES, type Suite } from '../suite/catalog';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
 import { buildPlan, plannedSteps, type RunPlan } from '../suite/plan';
-import { describeTarget, type TargetDescriptor } from '../suite/targets';
-import type { RunManifest, TargetKind } from '../suite/types';
+import { describeTarget, directTarget, poolerTarget, type TargetDescriptor } from '../suite/targets';
+import type { RunManifest, TargetRef } from '../suite/types';
 import { runExitCode, verdictTotals } from '../suite/verdict';
 import { metricsPath, RUN_PATHS } from '../results/run-paths';
 import { FileSystemSink } from './fs-sink';
@@ -26,11 +26,17 @@ import {
   DEFAULT_MAX_CONNECTIONS,
   DEFAULT_POOL_PERCENT,
   DEFAULT_SUPERUSER_RESERVED,
+  LOCAL_POOLER,
   startLocalStack,
   type LocalStack,
 } from './stack';
 
-const LOCAL_TARGET_KINDS: readonly TargetKind[] = ['direct', 'pgbouncer-transaction', 'pgbouncer-session'];
+/** The local stack's targets (lib/local/stack.ts), in its order. */
+const LOCAL_TARGETS: readonly TargetRef[] = [
+  directTarget(),
+  poolerTarget('pgbouncer', LOCAL_POOLER, 'transaction'),
+  poolerTarget('pgbouncer', LOCAL_POOLER, 'session'),
+];
 export const DEFAULT_SUITE = 'quick';
 export const DEFAULT_OUT_DIR = 'runs';
 const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
@@ -135,10 +141,10 @@ export function localCapacities(
 ): TargetCapacity[] {
   const n = opts.poolerProcesses ?? 1;
   const pool = processPoolSize(opts.poolPercent, opts.maxConnections, n) * n;
-  return LOCAL_TARGET_KINDS.map((kind) => {
-    const ref = { kind, name: kind };
+  return LOCAL_TARGETS.map((ref) => {
     const descriptor =
-      descriptors?.find((d) => d.name === kind) ?? describeTarget(ref, { version: null, placement: 'local' });
+      descriptors?.find((d) => d.name === ref.name) ??
+      describeTarget(ref, { version: null, placement: 'local' });
     return {
       ref,
       descriptor,

@@ -12,7 +12,7 @@ import * as path from 'node:path';
 import { InfrastructureError } from '../core/errors';
 import type { InfrastructureWatch, PoolControl, Target } from '../engine/ports';
 import type { ConnectionInfo } from '../suite/types';
-import { describeTarget, type TargetDescriptor } from '../suite/targets';
+import { describeTarget, directTarget, poolerTarget, type TargetDescriptor } from '../suite/targets';
 import type { RunEnvironment, TargetRef } from '../suite/types';
 import { findBinaries, type LocalBinaries } from './binaries';
 import { LocalPgbenchExecutor } from '../exec/pgbench-executor';
@@ -35,6 +35,8 @@ export const DEFAULT_MAX_CONNECTIONS = 40;
 export const DEFAULT_POOL_PERCENT = 25;
 /** As in the fixtures and RDS's default: 3 slots only a superuser may take. */
 export const DEFAULT_SUPERUSER_RESERVED = 3;
+/** The local PgBouncer's instance name: its targets are `pgbouncer-transaction` and `pgbouncer-session`. */
+export const LOCAL_POOLER = 'pgbouncer';
 
 export interface LocalStackOptions {
   /** @default 40 */
@@ -181,14 +183,9 @@ function makeStack(
     poolSize: () => Promise.resolve(port === pg.port ? null : pgb.totalPoolSize()),
   });
   const targets: Target[] = [
-    target({ kind: 'direct', name: 'direct' }, pg.port, BENCH_DB, pg.serverVersion),
-    target(
-      { kind: 'pgbouncer-transaction', name: 'pgbouncer-transaction' },
-      pgb.port,
-      TRANSACTION_DB,
-      pgb.version,
-    ),
-    target({ kind: 'pgbouncer-session', name: 'pgbouncer-session' }, pgb.port, SESSION_DB, pgb.version),
+    target(directTarget(), pg.port, BENCH_DB, pg.serverVersion),
+    target(poolerTarget('pgbouncer', LOCAL_POOLER, 'transaction'), pgb.port, TRANSACTION_DB, pgb.version),
+    target(poolerTarget('pgbouncer', LOCAL_POOLER, 'session'), pgb.port, SESSION_DB, pgb.version),
   ];
   const pool: PoolControl = {
     // Every pool, whatever the step's target: idle server connections held by one pool take

@@ -8,7 +8,8 @@ import { UsageError } from '../core/errors';
 import type { LabConfig } from '../config/types';
 import { getSuite } from '../suite/catalog';
 import { expandSuite, initPlan, type PlannedStep, type TargetCapacity } from '../suite/expand';
-import { poolerDeployments, poolerTargetName } from '../poolers/pgbouncer/layout';
+import { poolerDeployments } from '../poolers/pgbouncer/layout';
+import { directTarget, managedProxyTarget, poolerTarget } from '../suite/targets';
 import { processPoolSize } from '../poolers/pgbouncer/config';
 import { METRICS_SETTLE_MS } from '../aws/collector-invoke';
 
@@ -36,9 +37,9 @@ function plannedSec(step: PlannedStep): number {
  */
 export function labTargetCapacities(lab: LabConfig, maxConnections: number): TargetCapacity[] {
   return [
-    { ref: { kind: 'direct', name: 'direct' }, maxConnections, poolSize: null },
+    { ref: directTarget(), maxConnections, poolSize: null },
     ...lab.proxies.map((p) => ({
-      ref: { kind: 'rds-proxy' as const, name: p.name },
+      ref: managedProxyTarget(p.name),
       maxConnections,
       poolSize: Math.floor((maxConnections * p.maxConnectionsPercent) / 100),
     })),
@@ -47,10 +48,7 @@ export function labTargetCapacities(lab: LabConfig, maxConnections: number): Tar
       const poolSize =
         processPoolSize(p.poolPercent, maxConnections, p.processes, sharedBy) * p.processes * sharedBy;
       return p.poolModes.map((mode) => ({
-        ref: {
-          kind: mode === 'transaction' ? ('pgbouncer-transaction' as const) : ('pgbouncer-session' as const),
-          name: poolerTargetName(p.name, mode),
-        },
+        ref: poolerTarget('pgbouncer', p.name, mode),
         maxConnections,
         poolSize,
       }));

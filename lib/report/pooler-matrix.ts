@@ -11,8 +11,8 @@
  * A repeated cell shows the busiest repetition. No points: unknown (null), never 0.
  */
 import { busiestWindowMean, intervalsOfPoints } from '../core/stats';
-import type { ErrorClass, MetricSeries, StepRecord } from '../suite/types';
-import type { TargetDescriptor } from '../suite/targets';
+import type { ErrorClass, MetricSeries, StepRecord, TargetRef } from '../suite/types';
+import { targetInstance, targetProduct, type TargetDescriptor } from '../suite/targets';
 import { type Cell, type Spread, uniqueInOrder } from './cells';
 import type { LoadedRun } from './load';
 import { fmtNumber, fmtSpread } from './format';
@@ -58,16 +58,20 @@ export interface PoolerMatrix {
 }
 
 /** What kind of pooler sits where: the label a column carries. */
-export function placementLabel(d: Pick<TargetDescriptor, 'pooler' | 'placement'>): string {
-  if (d.pooler === 'none') return 'direct';
-  if (d.pooler === 'rds-proxy') return 'RDS Proxy';
-  const where: Record<TargetDescriptor['placement'], string> = {
+export function placementLabel(d: Pick<TargetDescriptor, 'kind' | 'placement' | 'capabilities'>): string {
+  if (!d.capabilities.pooled) return 'direct';
+  const product = targetProduct(d).label;
+  const where: Record<Exclude<TargetDescriptor['placement'], 'managed'>, string> = {
     'dedicated-host': 'dedicated host',
     'co-located': 'co-located',
     local: 'local',
-    managed: 'managed',
   };
-  return `PgBouncer · ${where[d.placement]}`;
+  return d.placement === 'managed' ? product : `${product} · ${where[d.placement]}`;
+}
+
+/** A self-hosted pooler publishes its processes' CPU; a managed one (RDS Proxy) publishes none. */
+function hasPoolerCpu(d: Pick<TargetDescriptor, 'placement' | 'capabilities'>): boolean {
+  return d.capabilities.pooled && d.placement !== 'managed';
 }
 
 /** The pooler CPU series of the run (every metrics file). */
@@ -80,14 +84,12 @@ function poolerCpuSeries(run: LoadedRun): MetricSeries[] {
 }
 
 /**
- * Which series belong to a target: PgBouncer targets are named `<pooler>-<mode>` (the contract),
- * so a series with `pooler: bouncer` belongs to `bouncer-session` and `bouncer-transaction`.
+ * Which series belong to a target: those whose `pooler` dimension is the target's instance, so a
+ * series with `pooler: bouncer` belongs to `bouncer-session` and `bouncer-transaction`.
  */
-function seriesOfTarget(series: readonly MetricSeries[], targetName: string): MetricSeries[] {
-  return series.filter((s) => {
-    const pooler = s.dimensions.pooler;
-    return pooler !== undefined && (targetName === pooler || targetName.startsWith(`${pooler}-`));
-  });
+function seriesOfTarget(series: readonly MetricSeries[], target: TargetRef): MetricSeries[] {
+  const instance = targetInstance(target);
+  return series.filter((s) => s.dimensions.pooler === instance);
 }
 
 /**
@@ -152,11 +154,11 @@ export function poolerMatrices(run: LoadedRun, cells: readonly Cell[]): PoolerMa
     for (const variant of uniqueInOrder(inScenario.map(variantOf))) {
       const own = inScenario.filter((c) => variantOf(c) === variant);
       const targets = uniqueInOrder(own.map((c) => c.key.target.name));
-      const columns = targets.map((name): PoolerColumn => {
-        const first = own.find((c) => c.key.target.name === name) as Cell;
+      const firsts = targets.map((name) => own.find((c) => c.key.target.name === name) as Cell);
+      const columns = firsts.map((first): PoolerColumn => {
         const d = descriptor(first);
         return {
-          targetName: name,
+          targetName: first.key.target.name,
           placementLabel: placementLabel(d),
           poolMode: d.poolMode,
           processes: d.settings.processes ?? null,
@@ -164,9 +166,9 @@ export function poolerMatrices(run: LoadedRun, cells: readonly Cell[]): PoolerMa
       });
       if (new Set(columns.map((c) => c.placementLabel)).size < 2) continue;
       const clients = uniqueInOrder(own.map((c) => c.key.clients)).sort((a, b) => a - b);
-      // only a PgBouncer target has pooler CPU series (RDS Proxy exposes none; direct has no pooler)
-      const seriesOf = targets.map((name, i) =>
-        columns[i]?.placementLabel.startsWith('PgBouncer') ? seriesOfTarget(series, name) : [],
+      // only a self-hosted pooler has CPU series (RDS Proxy exposes none; direct has no pooler)
+      const seriesOf = firsts.map((first) =>
+        hasPoolerCpu(descriptor(first)) ? seriesOfTarget(series, first.key.target) : [],
       );
       const rows = clients.map((n) => ({
         clients: n,

@@ -9,7 +9,6 @@ import type {
   Protocol,
   RunDatabase,
   StepRecord,
-  TargetKind,
 } from '../suite/types';
 import {
   CLOUD_REPORT_METRICS,
@@ -35,7 +34,6 @@ export interface ChartLine {
   readonly label: string;
   /** Position of this target in the whole run (first appearance), so a target keeps its colour in every chart. */
   readonly colorIndex: number;
-  readonly targetKind: TargetKind;
   /** One per x category; null where this line has no cell at that client count. */
   readonly points: ReadonlyArray<ChartPoint | null>;
 }
@@ -87,7 +85,6 @@ export function scenarioPanels(cells: readonly Cell[]): ScenarioPanel[] {
           return {
             label: lineLabel,
             colorIndex: targetOrder.indexOf(first.key.target.name),
-            targetKind: first.key.target.kind,
             points: clients.map((n) => {
               const cell = own.find((c) => c.key.clients === n);
               return cell ? { clients: n, value: pick(cell), troubled: cell.troubled } : null;
@@ -578,8 +575,8 @@ export function reportWarnings(run: LoadedRun): ReportWarning[] {
     run.steps
       .filter((s) => {
         const d = run.descriptorOf(s);
-        // a PgBouncer deployed in the cloud lab (dedicated host, on the runners) is itself a target, no stand-in
-        return d.pooler === 'pgbouncer' && d.placement !== 'dedicated-host' && d.placement !== 'co-located';
+        // a pooler deployed in the cloud lab (dedicated host, on the runners) is itself a target, no stand-in
+        return d.capabilities.pooled && d.placement === 'local';
       })
       .map((s) => s.target.name),
   );

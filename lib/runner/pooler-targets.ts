@@ -27,7 +27,7 @@ import {
   poolerTargetName,
   type PoolerEndpoint,
 } from '../poolers/pgbouncer/layout';
-import { describeTarget, type TargetDescriptor } from '../suite/targets';
+import { describeTarget, poolerTarget, type TargetDescriptor } from '../suite/targets';
 import type { ConnectionInfo, TargetRef } from '../suite/types';
 import type { AdminCredentials, DbCredentials } from '../aws/secrets';
 import { type WriterInfo } from './targets';
@@ -155,10 +155,7 @@ export function buildPoolerTargets(input: {
     p.poolModes.map(
       (mode) =>
         new PoolerTarget(
-          {
-            kind: mode === 'transaction' ? 'pgbouncer-transaction' : 'pgbouncer-session',
-            name: poolerTargetName(p.name, mode),
-          },
+          poolerTarget('pgbouncer', p.name, mode),
           p,
           {
             host: p.host,

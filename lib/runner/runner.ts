@@ -20,6 +20,7 @@ import { getSuite, type Suite } from '../suite/catalog';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
 import type { RunEnvironment, RunManifest, StepRecord } from '../suite/types';
 import { buildPlan, plannedSteps, type RunPlan } from '../suite/plan';
+import { productVersionLabel } from '../suite/targets';
 import { CPU_SATURATION_PERCENT, judgeStep } from '../suite/verdict';
 import {
   buildCollectEvent,
@@ -217,8 +218,7 @@ async function waitForPlan(
 function poolerVersionOf(targets: readonly Target[]): string | null {
   const names = new Set<string>();
   for (const t of targets) {
-    if (t.descriptor?.pooler === 'rds-proxy') names.add('RDS Proxy (managed, no version)');
-    if (t.descriptor?.pooler === 'pgbouncer') names.add(`PgBouncer ${t.descriptor.version ?? 'unknown'}`);
+    if (t.descriptor?.capabilities.pooled) names.add(productVersionLabel(t.descriptor));
   }
   return names.size > 0 ? [...names].join('; ') : null;
 }

@@ -8,7 +8,13 @@
 import { InfrastructureError } from '../core/errors';
 import type { Target } from '../engine/ports';
 import type { ConnectionInfo } from '../suite/types';
-import { describeTarget, type TargetDescriptor, type TargetProbe } from '../suite/targets';
+import {
+  describeTarget,
+  directTarget,
+  managedProxyTarget,
+  type TargetDescriptor,
+  type TargetProbe,
+} from '../suite/targets';
 import type { TargetKind, TargetRef } from '../suite/types';
 import type { DbCredentials } from '../aws/secrets';
 import type { ScalarQuery, SslMode } from '../exec/libpq';
@@ -101,11 +107,14 @@ export function buildCloudTargets(input: CloudTargetsInput): { targets: CloudTar
   const writerConn = conn(input.writer);
   const writer = new WriterInfo(writerConn, input.query);
   const targets = [
-    new CloudTarget({ kind: 'direct', name: 'direct' }, writerConn, writer, () => null),
+    new CloudTarget(directTarget(), writerConn, writer, () => null),
     ...Object.entries(input.proxies).map(
       ([name, ep]) =>
-        new CloudTarget({ kind: input.proxyKind ?? 'rds-proxy', name }, conn(ep), writer, () =>
-          input.poolPercent(name),
+        new CloudTarget(
+          input.proxyKind ? { kind: input.proxyKind, name } : managedProxyTarget(name),
+          conn(ep),
+          writer,
+          () => input.poolPercent(name),
         ),
     ),
   ];

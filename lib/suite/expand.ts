@@ -11,8 +11,9 @@
  *   falling back to max_connections when no pool size is known. round(times × capacity), at least 1.
  *   Two specs that resolve to the same count in one scenario give one cell (the first).
  * - jobs = min(scenario jobs, clients).
- * - A scenario's target kind with no target present is skipped; `rds-proxy` expands to every
- *   named proxy given. Target names must be unique.
+ * - A scenario names its targets by capability (`TargetMatch`, lib/suite/targets.ts): each entry
+ *   selects every present target it matches (every named RDS Proxy of a lab for a managed pool),
+ *   in the order given; an entry no present target matches is skipped. Target names must be unique.
  * - Pool-percent sweeps apply to pooled targets only; direct runs once per cell (poolPercent null).
  * - Prepared-statement sweeps (`scenario.preparedStatements`) apply to targets whose descriptor can
  *   switch the support (PgBouncer transaction pools): one step per mode, `ps-off` / `ps-on`. A mode

@@ -3,8 +3,12 @@
  * and what it CAN do, as capabilities. This is the one module that reads a target kind string:
  * expectations, comparisons, the engine, pool control, the report and cost ask a descriptor.
  *
- * Adding a kind = one entry in KINDS (here) + its adapter (lib/local or lib/cloud builds the
- * connection, probes the version and settings, and passes them to `describeTarget`).
+ * Adding a kind = one entry in KINDS (here), a constructor of its reference beside the others below
+ * (`directTarget`, `managedProxyTarget`, `poolerTarget`) + its adapter (lib/local, lib/runner build
+ * the connection, probe the version and settings, and pass them to `describeTarget`). Scenarios
+ * choose targets by capability (`TargetMatch`), so the catalog needs no change; what a descriptor
+ * stores is in every plan.json, so a new kind adds no field to it: product and instance are derived
+ * from the kind and name (`targetProduct`, `targetInstance`).
  *
  * Prepared statements across server connections (`carriesPreparedStatements`):
  * - no pooler, or a session pool: `yes` (a client keeps its server connection);
@@ -21,6 +25,13 @@ import type { PreparedStatementsMode, TargetKind, TargetRef } from './types';
 export type { PreparedStatementsMode } from './types';
 
 export type Pooler = 'none' | 'rds-proxy' | 'pgbouncer';
+/**
+ * The product a target is: `postgres` (direct to the server), `rds-proxy`, or a self-hosted pooler
+ * by the name its driver is registered under (lib/poolers/<product>).
+ */
+export type TargetProduct = 'postgres' | 'rds-proxy' | 'pgbouncer';
+/** A self-hosted pooler product (one with a driver in lib/poolers). */
+export type SelfHostedPooler = Extract<TargetProduct, 'pgbouncer'>;
 export type PoolMode = 'transaction' | 'session';
 /** managed: AWS runs it; dedicated-host: its own EC2; co-located: on the load generator; local: this machine. */
 export type Placement = 'managed' | 'dedicated-host' | 'co-located' | 'local';
@@ -75,36 +86,128 @@ export interface TargetDescriptor {
   readonly capabilities: TargetCapabilities;
 }
 
-/** What a catalog rule or comparison side asks of a target; absent fields match anything. */
+/**
+ * What a scenario's target list, a catalog rule or a comparison side asks of a target; absent fields
+ * match anything. Capabilities, never kind names.
+ */
 export interface TargetMatch {
   readonly pooled?: boolean;
+  /** Multiplexes at transaction level: server connections are handed out per transaction. */
   readonly multiplexes?: boolean;
+  /** AWS runs it (RDS Proxy; the RDS database itself for direct), rather than a host of the lab. */
+  readonly managed?: boolean;
+  /** A self-hosted pooler on its own host, not beside the load (nor on this machine). */
+  readonly dedicatedHost?: boolean;
   readonly pooler?: readonly Pooler[];
+  /** Protocol-level prepared statements survive the pool (in transaction mode: the pooler carries them). */
   readonly carriesPreparedStatements?: readonly PreparedSupport[];
+}
+
+/** The product behind a target, for code that names it or decides by it. */
+export interface ProductInfo {
+  readonly id: TargetProduct;
+  /** The product's name in words (`PgBouncer`). */
+  readonly label: string;
+  /** Whether a run can probe its version (RDS Proxy reports none). */
+  readonly versioned: boolean;
 }
 
 interface KindEntry {
   readonly pooler: Pooler;
   readonly poolMode: PoolMode | null;
   readonly placement: Placement;
-  /** The product name for notes (`PgBouncer`). */
-  readonly product: string;
+  readonly product: ProductInfo;
+  /**
+   * What a target's name adds to its instance's (`-transaction`: `bouncer` → `bouncer-transaction`);
+   * null: the name is the instance's.
+   */
+  readonly nameSuffix: string | null;
 }
+
+const POSTGRES: ProductInfo = { id: 'postgres', label: 'PostgreSQL', versioned: true };
+const RDS_PROXY: ProductInfo = { id: 'rds-proxy', label: 'RDS Proxy', versioned: false };
+const PGBOUNCER: ProductInfo = { id: 'pgbouncer', label: 'PgBouncer', versioned: true };
 
 /** Every kind, once. */
 const KINDS: Readonly<Record<TargetKind, KindEntry>> = {
-  direct: { pooler: 'none', poolMode: null, placement: 'managed', product: 'PostgreSQL' },
-  'rds-proxy': { pooler: 'rds-proxy', poolMode: 'transaction', placement: 'managed', product: 'RDS Proxy' },
+  direct: { pooler: 'none', poolMode: null, placement: 'managed', product: POSTGRES, nameSuffix: null },
+  'rds-proxy': {
+    pooler: 'rds-proxy',
+    poolMode: 'transaction',
+    placement: 'managed',
+    product: RDS_PROXY,
+    nameSuffix: null,
+  },
   'pgbouncer-transaction': {
     pooler: 'pgbouncer',
     poolMode: 'transaction',
     placement: 'local',
-    product: 'PgBouncer',
+    product: PGBOUNCER,
+    nameSuffix: '-transaction',
   },
-  'pgbouncer-session': { pooler: 'pgbouncer', poolMode: 'session', placement: 'local', product: 'PgBouncer' },
+  'pgbouncer-session': {
+    pooler: 'pgbouncer',
+    poolMode: 'session',
+    placement: 'local',
+    product: PGBOUNCER,
+    nameSuffix: '-session',
+  },
 };
 
 export const TARGET_KIND_NAMES: readonly TargetKind[] = Object.keys(KINDS) as TargetKind[];
+
+/** The kinds a run request may name for its proxy targets (all but direct): test stand-ins included. */
+export const PROXY_TARGET_KINDS = TARGET_KIND_NAMES.filter((k) => KINDS[k].pooler !== 'none') as [
+  ProxyTargetKind,
+  ...ProxyTargetKind[],
+];
+export type ProxyTargetKind = Exclude<TargetKind, 'direct'>;
+
+// ---------------------------------------------------------------------------------------------
+// References: the adapters build a target's kind and name only through these.
+
+/** The database itself (the writer in a lab, the throwaway server locally). */
+export function directTarget(): TargetRef {
+  return { kind: 'direct', name: 'direct' };
+}
+
+/** An RDS Proxy of the lab, by its name in the lab file. */
+export function managedProxyTarget(name: string): TargetRef {
+  return { kind: 'rds-proxy', name };
+}
+
+/**
+ * One pool mode of a self-hosted pooler `instance` (its name in the lab; `pgbouncer` for the local
+ * one): named `<instance>-<mode>`, the name lib/poolers/pgbouncer/layout.ts `poolerTargetName` gives.
+ */
+export function poolerTarget(product: SelfHostedPooler, instance: string, mode: PoolMode): TargetRef {
+  const kind = TARGET_KIND_NAMES.find((k) => KINDS[k].product.id === product && KINDS[k].poolMode === mode);
+  if (kind === undefined) throw new RangeError(`no target kind for ${product} in ${mode} mode`);
+  return { kind, name: `${instance}${KINDS[kind].nameSuffix ?? ''}` };
+}
+
+/** What product a target is (`pgbouncer`, `PgBouncer`). */
+export function targetProduct(d: Pick<TargetRef, 'kind'>): ProductInfo {
+  return KINDS[d.kind].product;
+}
+
+/**
+ * The lab's name for the thing a target reaches: the proxy's or pooler's name (`bouncer` for the
+ * targets `bouncer-transaction` and `bouncer-session`; `pgbouncer` locally), `direct` for the database.
+ * A pooler's metric series carry it as their `pooler` dimension.
+ */
+export function targetInstance(d: TargetRef): string {
+  const suffix = KINDS[d.kind].nameSuffix;
+  return suffix !== null && d.name.endsWith(suffix) && d.name.length > suffix.length
+    ? d.name.slice(0, -suffix.length)
+    : d.name;
+}
+
+/** `PgBouncer 1.25.2`, `PgBouncer unknown`, `RDS Proxy (managed, no version)`: what a run measured. */
+export function productVersionLabel(d: Pick<TargetDescriptor, 'kind' | 'version'>): string {
+  const p = targetProduct(d);
+  return p.versioned ? `${p.label} ${d.version ?? 'unknown'}` : `${p.label} (managed, no version)`;
+}
 
 /** `1.25.2` ≥ `1.21`; false when the version is unknown. */
 export function versionAtLeast(version: string | null, min: string): boolean {
@@ -172,7 +275,7 @@ function capabilitiesOf(k: KindEntry, version: string | null, mps: number | null
           available,
           reason: available
             ? null
-            : `not available on ${k.product} ${version ?? '(version unknown)'} (needs ≥ ${PGBOUNCER_PREPARED_SINCE})`,
+            : `not available on ${k.product.label} ${version ?? '(version unknown)'} (needs ≥ ${PGBOUNCER_PREPARED_SINCE})`,
         }
       : null,
   };
@@ -207,6 +310,8 @@ export function matchesTarget(d: TargetDescriptor, m: TargetMatch | undefined): 
   const c = d.capabilities;
   if (m.pooled !== undefined && c.pooled !== m.pooled) return false;
   if (m.multiplexes !== undefined && c.multiplexes !== m.multiplexes) return false;
+  if (m.managed !== undefined && (d.placement === 'managed') !== m.managed) return false;
+  if (m.dedicatedHost !== undefined && (d.placement === 'dedicated-host') !== m.dedicatedHost) return false;
   if (m.pooler !== undefined && !m.pooler.includes(d.pooler)) return false;
   if (
     m.carriesPreparedStatements !== undefined &&
@@ -216,12 +321,29 @@ export function matchesTarget(d: TargetDescriptor, m: TargetMatch | undefined): 
   return true;
 }
 
-/** Targets of `kinds` among those present, in the order of `kinds` (a scenario's target list). */
-export function selectTargets<T extends { readonly ref: TargetRef }>(
-  kinds: readonly TargetKind[],
+/**
+ * The targets a scenario's list selects among those present: for each match in order, the present
+ * targets it matches (in their order), each target once (at its first match).
+ */
+export function selectTargets<T extends { readonly descriptor: TargetDescriptor }>(
+  matches: readonly TargetMatch[],
   present: readonly T[],
 ): T[] {
-  return kinds.flatMap((kind) => present.filter((t) => t.ref.kind === kind));
+  const out: T[] = [];
+  for (const m of matches)
+    for (const t of present) if (matchesTarget(t.descriptor, m) && !out.includes(t)) out.push(t);
+  return out;
+}
+
+/**
+ * The kinds a scenario's target list selects, in its order (a target of each kind with its usual
+ * placement, version unknown): what the docs list for it.
+ */
+export function kindsSelected(matches: readonly TargetMatch[]): TargetKind[] {
+  return selectTargets(
+    matches,
+    TARGET_KIND_NAMES.map((kind) => ({ kind, descriptor: fallbackDescriptor({ kind, name: kind }) })),
+  ).map((t) => t.kind);
 }
 
 /**

@@ -31,6 +31,7 @@ import { BENCH_DB, BENCH_USER } from '../../lib/local/postgres';
 import type { PoolerPaths } from '../../lib/poolers/pgbouncer/host';
 import { planSchema } from '../../lib/results/schemas';
 import { getSuite, type Suite } from '../../lib/suite/catalog';
+import { SELF_HOSTED_TRANSACTION_POOL, SESSION_POOL } from '../../lib/suite/experiments/common';
 import type { MetricsFile, StepRecord } from '../../lib/suite/types';
 import { startLocalStack, type LocalStack } from '../../lib/local/stack';
 import { motoClientConfig, startMoto, type MotoServer } from '../helpers/moto';
@@ -71,7 +72,7 @@ function sweepSuite(): Suite {
         jobs: 2,
         durationSec: 3,
         scale: 1,
-        targets: ['pgbouncer-transaction', 'pgbouncer-session'],
+        targets: [SELF_HOSTED_TRANSACTION_POOL, SESSION_POOL],
         poolPercents: [25, 50],
       },
     ],

@@ -197,6 +197,22 @@ describe('pooler matrix', () => {
     expect(c100?.cells[1]?.poolerCpuPercent).toBeNull();
   });
 
+  test("pooler CPU: a target takes only its own pooler's series, not those of a pooler whose name prefixes it", () => {
+    // GIVEN poolers `bouncer` (busy) and `bouncer-eu` (idle) — `bouncer-eu-transaction` starts with `bouncer-`
+    const eu: TargetRef = { kind: 'pgbouncer-transaction', name: 'bouncer-eu-transaction' };
+    const records = [step(0, { kind: 'direct', name: 'direct' }, 100, 100), step(1, eu, 100, 200)];
+    const series = [
+      sampled('bouncer', '0', 0, 100, (sec) => (inStep(sec, 20) ? 90 : 5)),
+      sampled('bouncer-eu', '0', 0, 100, (sec) => (inStep(sec, 20) ? 10 : 5)),
+    ];
+    // WHEN the matrix is built
+    const own = loadedRun(records, series);
+    const [matrix] = poolerMatrices(own, groupCells(own.steps));
+    // THEN the eu target's CPU is its own pooler's, 10 %, not the other's 90 %
+    expect(matrix?.columns.map((c) => c.targetName)).toEqual(['direct', 'bouncer-eu-transaction']);
+    expect(matrix?.rows[0]?.cells[1]?.poolerCpuPercent).toBe(10);
+  });
+
   test('poolerSaturated: true / false as recorded; null or an older file without the field is unknown', () => {
     const [c100, c400] = pm?.rows ?? [];
     expect(c100?.cells[2]?.poolerSaturated).toBe(false);

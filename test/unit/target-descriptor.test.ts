@@ -5,7 +5,26 @@
  */
 import { expect } from '@jest/globals';
 import { targetDescriptorSchema } from '../../lib/results/schemas';
-import { describeTarget, withPreparedStatements } from '../../lib/suite/targets';
+import { poolerTargetName } from '../../lib/poolers/pgbouncer/layout';
+import {
+  describeTarget,
+  directTarget,
+  fallbackDescriptor,
+  kindsSelected,
+  managedProxyTarget,
+  matchesTarget,
+  poolerTarget,
+  productVersionLabel,
+  PROXY_TARGET_KINDS,
+  selectTargets,
+  TARGET_KIND_NAMES,
+  targetInstance,
+  targetProduct,
+  withPreparedStatements,
+  type Placement,
+  type TargetMatch,
+} from '../../lib/suite/targets';
+import type { TargetRef } from '../../lib/suite/types';
 
 describe('describeTarget: PgBouncer processes', () => {
   test('a PgBouncer target carries the count it was given, through the prepared-statement switch too', () => {
@@ -54,5 +73,89 @@ describe('targetDescriptorSchema: processes', () => {
       expect(
         targetDescriptorSchema.safeParse({ ...d, settings: { ...d.settings, processes: bad } }).success,
       ).toBe(false);
+  });
+});
+
+describe('product and instance: from the kind and name alone (nothing new in plan.json)', () => {
+  test.each([
+    [directTarget(), 'postgres', 'PostgreSQL', 'direct'],
+    [managedProxyTarget('pool50'), 'rds-proxy', 'RDS Proxy', 'pool50'],
+    [poolerTarget('pgbouncer', 'bouncer', 'transaction'), 'pgbouncer', 'PgBouncer', 'bouncer'],
+    [poolerTarget('pgbouncer', 'bouncer', 'session'), 'pgbouncer', 'PgBouncer', 'bouncer'],
+    // the local stand-in's targets
+    [poolerTarget('pgbouncer', 'pgbouncer', 'session'), 'pgbouncer', 'PgBouncer', 'pgbouncer'],
+    // a name outside the `<instance>-<mode>` convention is its own instance
+    [{ kind: 'pgbouncer-session' as const, name: 'odd' }, 'pgbouncer', 'PgBouncer', 'odd'],
+  ])('%j is %s (%s), instance %s', (ref, product, label, instance) => {
+    expect(targetProduct(ref).id).toBe(product);
+    expect(targetProduct(ref).label).toBe(label);
+    expect(targetInstance(ref)).toBe(instance);
+  });
+
+  test('a pooler target is named as the lab layout names it, with the kind of its pool mode', () => {
+    for (const mode of ['transaction', 'session'] as const) {
+      const ref = poolerTarget('pgbouncer', 'bouncer', mode);
+      expect(ref.name).toBe(poolerTargetName('bouncer', mode));
+      expect(describeTarget(ref, { version: '1.25.2' }).poolMode).toBe(mode);
+    }
+  });
+
+  test('the version label says which products have none', () => {
+    expect(productVersionLabel({ kind: 'rds-proxy', version: null })).toBe('RDS Proxy (managed, no version)');
+    expect(productVersionLabel({ kind: 'pgbouncer-session', version: '1.25.2' })).toBe('PgBouncer 1.25.2');
+    expect(productVersionLabel({ kind: 'pgbouncer-transaction', version: null })).toBe('PgBouncer unknown');
+  });
+
+  test('the proxy kinds a run request may name are every kind but direct', () => {
+    expect([...PROXY_TARGET_KINDS].sort()).toEqual(
+      TARGET_KIND_NAMES.filter((k) => fallbackDescriptor({ kind: k, name: k }).capabilities.pooled).sort(),
+    );
+    expect(PROXY_TARGET_KINDS).not.toContain(directTarget().kind);
+  });
+});
+
+describe('matchesTarget / selectTargets: by capability', () => {
+  const at = (ref: TargetRef, placement?: Placement) => ({
+    ref,
+    descriptor: describeTarget(ref, { version: '1.25.2', maxPreparedStatements: 200, placement }),
+  });
+  const direct = at(directTarget());
+  const proxyA = at(managedProxyTarget('a'));
+  const proxyB = at(managedProxyTarget('b'));
+  const dedicated = at(poolerTarget('pgbouncer', 'host', 'transaction'), 'dedicated-host');
+  const colocated = at(poolerTarget('pgbouncer', 'beside', 'transaction'), 'co-located');
+  const session = at(poolerTarget('pgbouncer', 'host', 'session'), 'dedicated-host');
+
+  test.each<[string, TargetMatch, string[]]>([
+    ['managed pools: every RDS Proxy', { pooled: true, managed: true }, ['a', 'b']],
+    [
+      'self-hosted pools',
+      { pooled: true, managed: false },
+      ['host-transaction', 'beside-transaction', 'host-session'],
+    ],
+    ['on a dedicated host', { dedicatedHost: true }, ['host-transaction', 'host-session']],
+    ['beside the load', { pooled: true, managed: false, dedicatedHost: false }, ['beside-transaction']],
+    ['multiplexing', { multiplexes: true }, ['a', 'b', 'host-transaction', 'beside-transaction']],
+    ['not pooled', { pooled: false }, ['direct']],
+  ])('%s', (_what, match, names) => {
+    const present = [direct, proxyA, proxyB, dedicated, colocated, session];
+    expect(present.filter((t) => matchesTarget(t.descriptor, match)).map((t) => t.ref.name)).toEqual(names);
+  });
+
+  test('in the order of the matches, each target once (at its first match)', () => {
+    const present = [direct, proxyA, dedicated, session, proxyB];
+    const picked = selectTargets(
+      [{ pooled: true, multiplexes: false }, { pooled: true }, { pooled: false }],
+      present,
+    );
+    expect(picked.map((t) => t.ref.name)).toEqual(['host-session', 'a', 'host-transaction', 'b', 'direct']);
+  });
+
+  test('kindsSelected lists the kinds a target list would select, in its order', () => {
+    expect(kindsSelected([{ pooled: true, multiplexes: false }, { pooled: false }])).toEqual([
+      'pgbouncer-session',
+      'direct',
+    ]);
+    expect(kindsSelected([{ dedicatedHost: true }])).toEqual([]);
   });
 });

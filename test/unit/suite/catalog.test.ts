@@ -15,6 +15,22 @@ import {
   type PlannedStep,
   type TargetCapacity,
 } from '../../../lib/suite/expand';
+import {
+  DIRECT,
+  MANAGED_POOL,
+  SELF_HOSTED_TRANSACTION_POOL,
+  SESSION_POOL,
+} from '../../../lib/suite/experiments/common';
+import {
+  describeTarget,
+  directTarget,
+  kindsSelected,
+  managedProxyTarget,
+  matchesTarget,
+  poolerTarget,
+  TARGET_KIND_NAMES,
+  type Placement,
+} from '../../../lib/suite/targets';
 import { summarizeRepetitions } from '../../../lib/suite/verdict';
 
 const LOCAL: TargetCapacity[] = [
@@ -357,5 +373,75 @@ describe('helpers', () => {
     [[], { best: null, median: null, worst: null, n: 0 }],
   ])('summarizeRepetitions(%j)', (values, expected) => {
     expect(summarizeRepetitions(values)).toEqual(expected);
+  });
+});
+
+describe('scenario targets: chosen by capability', () => {
+  const SELECTORS = { DIRECT, MANAGED_POOL, SELF_HOSTED_TRANSACTION_POOL, SESSION_POOL };
+  const PLACEMENTS: readonly Placement[] = ['managed', 'dedicated-host', 'co-located', 'local'];
+  // Every kind where an adapter may put it (a lab's PgBouncer on its own host or on the runners,
+  // the local stand-in), at a version with and without prepared-statement support.
+  const described = TARGET_KIND_NAMES.flatMap((kind) =>
+    PLACEMENTS.flatMap((placement) =>
+      ['1.25.2', '1.18.0', null].map((version) =>
+        describeTarget({ kind, name: kind }, { version, maxPreparedStatements: 200, placement }),
+      ),
+    ),
+  );
+
+  test('each kind is selected by exactly one of the selectors, wherever it runs', () => {
+    for (const d of described) {
+      const by = Object.entries(SELECTORS).filter(([, m]) => matchesTarget(d, m));
+      expect([d.kind, d.placement, by.map(([name]) => name)]).toEqual([
+        d.kind,
+        d.placement,
+        [expect.any(String)],
+      ]);
+    }
+  });
+
+  test('no scenario lists a selector that selects nothing, or one twice', () => {
+    for (const name of SUITE_NAMES) {
+      for (const s of getSuite(name).scenarios) {
+        expect([s.name, s.targets.map((m) => kindsSelected([m]).length > 0)]).toEqual([
+          s.name,
+          s.targets.map(() => true),
+        ]);
+        expect([s.name, new Set(s.targets).size]).toEqual([s.name, s.targets.length]);
+      }
+    }
+  });
+
+  test('a lab with two proxies and a dedicated PgBouncer: the proxies in their order, then the pooler', () => {
+    // GIVEN the runner's order (direct, proxies, poolers)
+    const targets: TargetCapacity[] = [
+      { ref: directTarget(), maxConnections: 394, poolSize: null },
+      { ref: managedProxyTarget('proxy-b'), maxConnections: 394, poolSize: 197 },
+      { ref: managedProxyTarget('proxy-a'), maxConnections: 394, poolSize: 394 },
+      ...(['transaction', 'session'] as const).map((mode) => {
+        const ref = poolerTarget('pgbouncer', 'bouncer', mode);
+        return {
+          ref,
+          descriptor: describeTarget(ref, {
+            version: '1.25.2',
+            maxPreparedStatements: 200,
+            placement: 'dedicated-host',
+          }),
+          maxConnections: 394,
+          poolSize: 100,
+        };
+      }),
+    ];
+    // WHEN e3 (direct, managed pools, self-hosted transaction pool, session pool) expands
+    const steps = expandSuite(getSuite('e3'), targets);
+    // THEN one cell's targets come in the scenario's order
+    const cell = steps.filter((s) => s.stepId.includes('/per-transaction/'));
+    expect(cell.map((s) => s.target.name)).toEqual([
+      'direct',
+      'proxy-b',
+      'proxy-a',
+      'bouncer-transaction',
+      'bouncer-session',
+    ]);
   });
 });
