@@ -12,6 +12,7 @@ import { UsageError } from '../core/errors';
 import { POOLER_PROCESSES_MAX } from '../poolers/pgbouncer/layout';
 import { RUN_PATHS, runKeyPrefix } from '../results/run-paths';
 import { parseRunFile } from '../results/schemas';
+import { DATABASE_ENGINES } from '../suite/engines';
 import type { RunnerArgs } from './runner-args';
 import { RUN_ID_PATTERN } from './runner-args';
 import { runBlobs } from './s3-sink';
@@ -53,7 +54,7 @@ export const runRequestSchema = z.object({
      */
     database: z
       .object({
-        engine: z.enum(['aurora-postgresql', 'postgres']),
+        engine: z.enum(DATABASE_ENGINES),
         instanceClass: z.string().min(1).nullable(),
       })
       .nullable()
@@ -93,7 +94,7 @@ export const runRequestSchema = z.object({
         piResourceIds: z.array(z.string()),
         proxies: z.array(z.string()),
         instanceClasses: z.record(z.string(), z.string()).optional(),
-        engine: z.enum(['aurora-postgresql', 'postgres']).optional(),
+        engine: z.enum(DATABASE_ENGINES).optional(),
       })
       .nullable(),
     poolControl: z.boolean(),

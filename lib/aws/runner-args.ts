@@ -6,6 +6,7 @@
 import type { Endpoint } from '../aws/endpoint';
 import type { SslMode } from '../exec/libpq';
 import type { PoolerEndpoint } from '../poolers/pgbouncer/layout';
+import type { DatabaseEngine } from '../suite/engines';
 
 export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -26,12 +27,12 @@ export interface CollectorSpec {
    * Stack output DatabaseEngine: which instance metrics the collector reads. Absent in requests
    * written by older CLIs: Aurora (the collector's default).
    */
-  readonly engine?: 'aurora-postgresql' | 'postgres';
+  readonly engine?: DatabaseEngine;
 }
 
 /** The database the run ran against (stack outputs DatabaseEngine / DbInstanceClass), for the run environment. */
 export interface DatabaseSpec {
-  readonly engine: 'aurora-postgresql' | 'postgres';
+  readonly engine: DatabaseEngine;
   /** null when the stack does not say (deployed before the output existed). */
   readonly instanceClass: string | null;
 }
