@@ -14,6 +14,7 @@ import type { DbCredentials } from '../aws/secrets';
 import type { ScalarQuery, SslMode } from '../exec/libpq';
 import type { Endpoint } from '../aws/endpoint';
 import type { PoolPercents } from '../aws/runner-args';
+import { labTargets } from '../config/targets';
 
 /** The server behind every target: one writer, read once per run. */
 export class WriterInfo {
@@ -100,14 +101,14 @@ export function buildCloudTargets(input: CloudTargetsInput): { targets: CloudTar
   });
   const writerConn = conn(input.writer);
   const writer = new WriterInfo(writerConn, input.query);
-  const targets = [
-    new CloudTarget({ kind: 'direct', name: 'direct' }, writerConn, writer, () => null),
-    ...Object.entries(input.proxies).map(
-      ([name, ep]) =>
-        new CloudTarget({ kind: input.proxyKind ?? 'rds-proxy', name }, conn(ep), writer, () =>
-          input.poolPercent(name),
-        ),
-    ),
-  ];
+  const proxies = Object.entries(input.proxies).map(([name, endpoint]) => ({ name, endpoint }));
+  // The pooler targets are buildPoolerTargets' (lib/runner/pooler-targets.ts), from the same list.
+  const targets = labTargets({ proxies, poolers: [] }, input.proxyKind ?? 'rds-proxy').flatMap((t) =>
+    t.role === 'writer'
+      ? [new CloudTarget(t.ref, writerConn, writer, () => null)]
+      : t.role === 'proxy'
+        ? [new CloudTarget(t.ref, conn(t.proxy.endpoint), writer, () => input.poolPercent(t.ref.name))]
+        : [],
+  );
   return { targets, writer };
 }
