@@ -69,18 +69,18 @@ export interface RunnerArgs {
   /** Agreed start of the run (ISO); every runner waits until then before the first step. */
   readonly startAt: string | null;
   readonly collector: CollectorSpec | null;
-  /** Test-only: `disable` lets a local PgBouncer stand in for a proxy. @default 'require' */
+  /** Test-only (RunnerTestSettings): `disable` lets a local PgBouncer stand in for a proxy. @default 'require' */
   readonly sslmode: SslMode;
-  /** Test-only: do not call the RDS API (pool sweeps then fail with a clear error). */
+  /** Test-only (RunnerTestSettings): do not call the RDS API (pool sweeps then fail with a clear error). */
   readonly poolControl: boolean;
-  /** S3/Secrets Manager endpoint override (tests with moto_server). */
+  /** Test-only (RunnerTestSettings): S3/Secrets Manager endpoint override (tests with moto_server). */
   readonly endpointUrl: string | null;
   /** Seconds to wait for the other runners at a step barrier. @default 900 */
   readonly barrierTimeoutSec: number;
   /**
-   * Test-only: the target kind the `--proxies` entries get. `pgbouncer-transaction` lets a local
-   * PgBouncer stand in for a proxy under the suites that only name PgBouncer targets (smoke,
-   * quick). @default 'rds-proxy'
+   * Test-only (RunnerTestSettings): the target kind the proxies get. `pgbouncer-transaction` lets
+   * a local PgBouncer stand in for a proxy under the suites that only name PgBouncer targets
+   * (smoke, quick). @default 'rds-proxy'
    */
   readonly proxyTargetKind: ProxyTargetKind;
   /**
@@ -92,6 +92,30 @@ export interface RunnerArgs {
 }
 
 export type ProxyTargetKind = 'rds-proxy' | 'pgbouncer-transaction' | 'pgbouncer-session';
+
+/**
+ * What only tests change about a runner. The run request (lib/aws/run-request.ts) never carries
+ * these: a production runner runs with PRODUCTION_RUNNER_SETTINGS, and a test gives others on the
+ * runner's command line (`--endpoint-url`, `--test-sslmode`, `--test-proxy-kind`,
+ * `--test-pool-control`; requestRunnerArgv / parseRequestRunnerArgv).
+ */
+export interface RunnerTestSettings {
+  readonly sslmode: SslMode;
+  readonly poolControl: boolean;
+  readonly proxyTargetKind: ProxyTargetKind;
+  readonly endpointUrl: string | null;
+}
+
+/** A production runner: TLS required, RDS Proxy pool control on, proxies are RDS Proxies, real AWS endpoints. */
+export const PRODUCTION_RUNNER_SETTINGS: RunnerTestSettings = {
+  sslmode: 'require',
+  poolControl: true,
+  proxyTargetKind: 'rds-proxy',
+  endpointUrl: null,
+};
+
+/** What the operator resolves for a run and the run request carries: the runner's arguments less its index and the test settings. */
+export type RunRequestArgs = Omit<RunnerArgs, 'runnerIndex' | 'runnerCount' | keyof RunnerTestSettings>;
 
 /** An RDS Proxy pool setting, as percentages of max_connections. */
 export interface PoolPercents {
