@@ -204,7 +204,6 @@ export const RDS_POSTGRES_INSTANCE_METRICS: readonly CloudWatchMetricDef[] = [
   CPU_SURPLUS_CREDITS_CHARGED,
 ];
 
-
 /** The instance metric list for an engine (Aurora when a caller does not say: older events). */
 export function instanceMetricsFor(engine: DatabaseEngine): readonly CloudWatchMetricDef[] {
   return engine === 'postgres' ? RDS_POSTGRES_INSTANCE_METRICS : AURORA_INSTANCE_METRICS;

@@ -30,10 +30,7 @@ afterEach(() => {
 
 interface DocumentedCounters {
   readonly retrieved: string;
-  readonly engines: Record<
-    DatabaseEngine,
-    { readonly source: string; readonly counters: readonly string[] }
-  >;
+  readonly engines: Record<DatabaseEngine, { readonly source: string; readonly counters: readonly string[] }>;
   readonly loadMetric: { readonly name: string; readonly source: string };
 }
 

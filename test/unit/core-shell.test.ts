@@ -15,5 +15,4 @@ describe('shellQuote', () => {
   ])('%j → %s', (arg, quoted) => {
     expect(shellQuote(arg)).toBe(quoted);
   });
-
 });
