@@ -7,27 +7,18 @@ import type { Endpoint } from '../aws/endpoint';
 import type { SslMode } from '../exec/libpq';
 import type { PoolerEndpoint } from '../poolers/pgbouncer/layout';
 import type { DatabaseEngine } from '../suite/engines';
+import type { LabResources } from '../collector/plan';
 
 export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
-/** The collector invocation the runner makes at the end of a run (runner 0 only). */
-export interface CollectorSpec {
+/**
+ * The collector invocation the runner makes at the end of a run (runner 0 only): the collector
+ * function, and what the lab deployed as the collector reads it (lib/collector/plan.ts
+ * LabResources: `proxies` are DBProxyNames, the CloudWatch ProxyName dimension; `instanceClasses`
+ * and `engine` are absent in requests written by older CLIs: no instance burstable, Aurora).
+ */
+export interface CollectorSpec extends LabResources {
   readonly functionName: string;
-  readonly clusterId: string;
-  readonly instanceIds: readonly string[];
-  readonly piResourceIds: readonly string[];
-  /** DBProxyName of every proxy (the CloudWatch ProxyName dimension). */
-  readonly proxies: readonly string[];
-  /**
-   * Instance class by DB instance id (`db.t4g.medium`): burstable (db.t*) instances get
-   * CPUCreditBalance. Absent in argv written by older CLIs: no instance is treated as burstable.
-   */
-  readonly instanceClasses?: Readonly<Record<string, string>>;
-  /**
-   * Stack output DatabaseEngine: which instance metrics the collector reads. Absent in requests
-   * written by older CLIs: Aurora (the collector's default).
-   */
-  readonly engine?: DatabaseEngine;
 }
 
 /** The database the run ran against (stack outputs DatabaseEngine / DbInstanceClass), for the run environment. */
