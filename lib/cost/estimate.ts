@@ -296,16 +296,22 @@ export function runnerLines({ lab, table, shape }: CostInputs): CostLine[] {
       `${lab.runners.count} × $${runner.usdPerHour}/h on-demand Linux (${runner.vcpus} vCPU each)` +
         (lab.runners.spot ? `; ${SPOT_CEILING_NOTE}` : ''),
     ),
-    fixed(
-      'storage',
-      `Runner EBS gp3 ${lab.runners.count} × ${shape.runnerRootVolumeGb} GB`,
-      ebsGb / HOURS_PER_MONTH,
-      'GB-month',
-      table.ebsGp3PerGbMonth.usd,
-      table.ebsGp3PerGbMonth.source,
-      `${ebsGb} GB × $${table.ebsGp3PerGbMonth.usd}/GB-month ÷ ${HOURS_PER_MONTH} h`,
-    ),
+    ebsGp3Line(`Runner EBS gp3 ${lab.runners.count} × ${shape.runnerRootVolumeGb} GB`, ebsGb, table),
   ];
+}
+
+/** `gb` of EC2 root volumes (gp3), billed per GB-month, as a per-hour line. */
+function ebsGp3Line(part: string, gb: number, table: PriceTable): CostLine {
+  const price = table.ebsGp3PerGbMonth;
+  return fixed(
+    'storage',
+    part,
+    gb / HOURS_PER_MONTH,
+    'GB-month',
+    price.usd,
+    price.source,
+    `${gb} GB × $${price.usd}/GB-month ÷ ${HOURS_PER_MONTH} h`,
+  );
 }
 
 /** The lab's poolers on a host of their own (each bills like a runner). */
@@ -323,15 +329,7 @@ export function poolerLines({ lab, table, shape }: CostInputs): CostLine[] {
   if (hosts.length > 0) {
     const gb = shape.poolerHostRootVolumeGb * hosts.length;
     lines.push(
-      fixed(
-        'storage',
-        `Pooler host EBS gp3 ${hosts.length} × ${shape.poolerHostRootVolumeGb} GB`,
-        gb / HOURS_PER_MONTH,
-        'GB-month',
-        table.ebsGp3PerGbMonth.usd,
-        table.ebsGp3PerGbMonth.source,
-        `${gb} GB × $${table.ebsGp3PerGbMonth.usd}/GB-month ÷ ${HOURS_PER_MONTH} h`,
-      ),
+      ebsGp3Line(`Pooler host EBS gp3 ${hosts.length} × ${shape.poolerHostRootVolumeGb} GB`, gb, table),
     );
   }
   return lines;
@@ -672,6 +670,7 @@ function roundNoise(x: number): number {
   return Math.round(x * 1e9) / 1e9;
 }
 
+/** A line whose quantity the lab fixes (low = high). */
 function fixed(
   category: CostCategory,
   part: string,
@@ -681,22 +680,10 @@ function fixed(
   source: SourceId,
   note: string,
 ): CostLine {
-  const usd = roundNoise(quantity * unitPriceUsd);
-  return {
-    category,
-    part,
-    quantityMin: quantity,
-    quantityMax: quantity,
-    unit,
-    unitPriceUsd,
-    usdPerHourMin: usd,
-    usdPerHourMax: usd,
-    basis: 'price-table',
-    note,
-    source,
-  };
+  return range(category, part, quantity, quantity, unit, unitPriceUsd, source, note);
 }
 
+/** A line whose quantity lies between `lo` and `hi` (serverless capacity, CPU credits). */
 function range(
   category: CostCategory,
   part: string,
