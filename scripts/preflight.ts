@@ -24,6 +24,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
+import { shellQuote } from '../lib/core/shell';
 import {
   detectPackageManager,
   findPgbouncer,
@@ -390,8 +391,6 @@ export function describeTests(tests: readonly string[], projects: readonly Proje
 }
 
 const pipCommand = (reqs: readonly string[]): string[] => ['python3', '-m', 'pip', 'install', ...reqs];
-const shellQuote = (arg: string): string =>
-  /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
 const show = (argv: readonly string[]): string => argv.map(shellQuote).join(' ');
 
 /** OS packages and pip requirements for the missing tools; the tools nothing installs. */

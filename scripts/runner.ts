@@ -4,7 +4,7 @@
  * local pgbench executor, run lib/runner/runner.ts, map errors to exit codes.
  *
  *   node runner.js --request s3://BUCKET/runs/RUNID/request.json --runner-index I [--region R]
- *   test-only: [--endpoint-url URL]
+ *   test-only: [--endpoint-url URL] [--test-sslmode M] [--test-proxy-kind K] [--test-pool-control on|off]
  *
  * Everything else — suite, targets, secret ARN, runner count, collector — is in the run request
  * the operator wrote (lib/aws/run-request.ts), read and schema-checked from S3.
@@ -44,7 +44,7 @@ import {
 import { runBlobs } from '../lib/aws/s3-sink';
 
 const USAGE = `usage: node runner.js --request s3://BUCKET/runs/RUNID/request.json --runner-index I [--region R]
-  test-only: [--endpoint-url URL]
+  test-only: [--endpoint-url URL] [--test-sslmode M] [--test-proxy-kind K] [--test-pool-control on|off]
 Started by \`proxylab run\` through SSM; see docs/aws.md. Exit: 0 every verdict held, 1 broke/failed/interrupted, 2 usage.
 `;
 
@@ -106,7 +106,7 @@ export async function main(argv: readonly string[]): Promise<number> {
     );
     // PROXYLAB_AWS_CALL_LOG: the same audit log as the CLI's (lib/core/aws-call-log.ts).
     const s3 = withAwsCallLog(new S3Client({ ...config, forcePathStyle }));
-    const args = runnerArgsFromRequest(await readRunRequest(s3, cli.url), cli.runnerIndex, cli.endpointUrl);
+    const args = runnerArgsFromRequest(await readRunRequest(s3, cli.url), cli.runnerIndex, cli.test);
     const rec = new InterruptionRecorder(
       runBlobs(s3, args.bucket, args.runId),
       args.runnerIndex,

@@ -13,8 +13,10 @@ import { POOLER_PROCESSES_MAX } from '../poolers/pgbouncer/layout';
 import { RUN_PATHS, runKeyPrefix } from '../results/run-paths';
 import { parseRunFile } from '../results/schemas';
 import { PROXY_TARGET_KINDS } from '../suite/targets';
-import type { RunnerArgs } from './runner-args';
-import { RUN_ID_PATTERN } from './runner-args';
+import { DATABASE_ENGINES } from '../suite/engines';
+import type { SslMode } from '../exec/libpq';
+import type { ProxyTargetKind, RunnerArgs, RunnerTestSettings, RunRequestArgs } from './runner-args';
+import { PRODUCTION_RUNNER_SETTINGS, RUN_ID_PATTERN } from './runner-args';
 import { runBlobs } from './s3-sink';
 import type { S3Client } from '@aws-sdk/client-s3';
 
@@ -54,12 +56,11 @@ export const runRequestSchema = z.object({
      */
     database: z
       .object({
-        engine: z.enum(['aurora-postgresql', 'postgres']),
+        engine: z.enum(DATABASE_ENGINES),
         instanceClass: z.string().min(1).nullable(),
       })
       .nullable()
       .default(null),
-    sslmode: z.enum(['require', 'prefer', 'disable']),
     /** Self-hosted PgBouncers (absent in requests written before they existed). */
     poolers: z
       .array(
@@ -80,8 +81,6 @@ export const runRequestSchema = z.object({
       )
       .default([]),
     poolerAdminSecretArn: z.string().min(1).nullable().default(null),
-    /** Test-only: the kind the proxies stand for (a local PgBouncer). */
-    proxyTargetKind: z.enum(PROXY_TARGET_KINDS),
   }),
   settings: z.object({
     region: z.string().nullable(),
@@ -94,10 +93,9 @@ export const runRequestSchema = z.object({
         piResourceIds: z.array(z.string()),
         proxies: z.array(z.string()),
         instanceClasses: z.record(z.string(), z.string()).optional(),
-        engine: z.enum(['aurora-postgresql', 'postgres']).optional(),
+        engine: z.enum(DATABASE_ENGINES).optional(),
       })
       .nullable(),
-    poolControl: z.boolean(),
     barrierTimeoutSec: z.number().int().min(1),
     expectVersion: z.string().nullable(),
   }),
@@ -106,10 +104,7 @@ export const runRequestSchema = z.object({
 export type RunRequest = z.infer<typeof runRequestSchema>;
 
 /** The base arguments the operator resolved (runnerArgsFromOutputs) as a request for `runnerCount` runners. */
-export function buildRunRequest(
-  base: Omit<RunnerArgs, 'runnerIndex' | 'runnerCount' | 'endpointUrl'>,
-  runnerCount: number,
-): RunRequest {
+export function buildRunRequest(base: RunRequestArgs, runnerCount: number): RunRequest {
   return runRequestSchema.parse({
     requestVersion: RUN_REQUEST_VERSION,
     runId: base.runId,
@@ -121,33 +116,35 @@ export function buildRunRequest(
       writer: base.writerEndpoint,
       proxies: base.proxies,
       database: base.database ?? null,
-      sslmode: base.sslmode,
       poolers: base.poolers,
       poolerAdminSecretArn: base.poolerAdminSecretArn,
-      proxyTargetKind: base.proxyTargetKind,
     },
     settings: {
       region: base.region,
       startAt: base.startAt,
       collector: base.collector,
-      poolControl: base.poolControl,
       barrierTimeoutSec: base.barrierTimeoutSec,
       expectVersion: base.expectVersion,
     },
   });
 }
 
-/** A runner's arguments: the request, its index, and the S3 endpoint override (tests) it was started with. */
+/**
+ * A runner's arguments: the request, its index, and the test settings it was started with (none in
+ * production: PRODUCTION_RUNNER_SETTINGS).
+ */
 export function runnerArgsFromRequest(
   request: RunRequest,
   runnerIndex: number,
-  endpointUrl: string | null,
+  test: Partial<RunnerTestSettings> = {},
 ): RunnerArgs {
   if (runnerIndex >= request.runnerCount)
     throw new UsageError(
       `--runner-index ${runnerIndex}: the request is for ${request.runnerCount} runner(s) (0–${request.runnerCount - 1})`,
     );
   return {
+    ...PRODUCTION_RUNNER_SETTINGS,
+    ...test,
     runId: request.runId,
     suite: request.suite,
     bucket: request.bucket,
@@ -162,11 +159,7 @@ export function runnerArgsFromRequest(
     region: request.settings.region,
     startAt: request.settings.startAt,
     collector: request.settings.collector,
-    sslmode: request.targets.sslmode,
-    poolControl: request.settings.poolControl,
-    endpointUrl,
     barrierTimeoutSec: request.settings.barrierTimeoutSec,
-    proxyTargetKind: request.targets.proxyTargetKind,
     expectVersion: request.settings.expectVersion,
   };
 }
@@ -201,16 +194,26 @@ export async function readRunRequest(s3: S3Client, url: string): Promise<RunRequ
   return request;
 }
 
-/** The runner's whole command line (without `node runner.js`). */
+/** The test-only settings a runner takes on its command line besides `--endpoint-url`. */
+export type RunnerArgvTestSettings = Partial<Omit<RunnerTestSettings, 'endpointUrl'>>;
+
+const SSL_MODES: readonly SslMode[] = ['require', 'prefer', 'disable'];
+
+/** The runner's whole command line (without `node runner.js`); `test`: test-only settings, never in production. */
 export function requestRunnerArgv(opts: {
   readonly url: string;
   readonly runnerIndex: number;
   readonly region: string | null;
   readonly endpointUrl?: string | null;
+  readonly test?: RunnerArgvTestSettings;
 }): string[] {
   const argv = ['--request', opts.url, '--runner-index', String(opts.runnerIndex)];
   if (opts.region) argv.push('--region', opts.region);
   if (opts.endpointUrl) argv.push('--endpoint-url', opts.endpointUrl);
+  const test = opts.test ?? {};
+  if (test.sslmode !== undefined) argv.push('--test-sslmode', test.sslmode);
+  if (test.proxyTargetKind !== undefined) argv.push('--test-proxy-kind', test.proxyTargetKind);
+  if (test.poolControl !== undefined) argv.push('--test-pool-control', test.poolControl ? 'on' : 'off');
   return argv;
 }
 
@@ -219,13 +222,23 @@ export interface RequestRunnerArgv {
   readonly runnerIndex: number;
   readonly region: string | null;
   readonly endpointUrl: string | null;
+  /** The test-only settings given (`--endpoint-url` and `--test-*`); empty in production. */
+  readonly test: Partial<RunnerTestSettings>;
 }
 
 /** Parse the runner's command line; every problem at once as a UsageError. */
 export function parseRequestRunnerArgv(argv: readonly string[]): RequestRunnerArgv {
   const values = new Map<string, string>();
   const problems: string[] = [];
-  const known = new Set(['--request', '--runner-index', '--region', '--endpoint-url']);
+  const known = new Set([
+    '--request',
+    '--runner-index',
+    '--region',
+    '--endpoint-url',
+    '--test-sslmode',
+    '--test-proxy-kind',
+    '--test-pool-control',
+  ]);
   for (let i = 0; i < argv.length; i++) {
     const raw = argv[i] as string;
     const eq = raw.indexOf('=');
@@ -251,11 +264,25 @@ export function parseRequestRunnerArgv(argv: readonly string[]): RequestRunnerAr
   const runnerIndex = Number(indexText);
   if (!Number.isInteger(runnerIndex) || runnerIndex < 0)
     problems.push(`--runner-index: must be an integer ≥ 0, got "${indexText}"`);
+  const endpointUrl = values.get('--endpoint-url') ?? null;
+  const test: { -readonly [K in keyof RunnerTestSettings]?: RunnerTestSettings[K] } = {};
+  if (endpointUrl !== null) test.endpointUrl = endpointUrl;
+  const sslmode = values.get('--test-sslmode');
+  if (sslmode !== undefined) {
+    if ((SSL_MODES as readonly string[]).includes(sslmode)) test.sslmode = sslmode as SslMode;
+    else problems.push(`--test-sslmode: one of ${SSL_MODES.join(', ')}, got "${sslmode}"`);
+  }
+  const kind = values.get('--test-proxy-kind');
+  if (kind !== undefined) {
+    if ((PROXY_TARGET_KINDS as readonly string[]).includes(kind))
+      test.proxyTargetKind = kind as ProxyTargetKind;
+    else problems.push(`--test-proxy-kind: one of ${PROXY_TARGET_KINDS.join(', ')}, got "${kind}"`);
+  }
+  const poolControl = values.get('--test-pool-control');
+  if (poolControl !== undefined) {
+    if (poolControl === 'on' || poolControl === 'off') test.poolControl = poolControl === 'on';
+    else problems.push(`--test-pool-control: on or off, got "${poolControl}"`);
+  }
   if (problems.length > 0) throw new UsageError(`runner: ${problems.join('; ')}`);
-  return {
-    url,
-    runnerIndex,
-    region: values.get('--region') ?? null,
-    endpointUrl: values.get('--endpoint-url') ?? null,
-  };
+  return { url, runnerIndex, region: values.get('--region') ?? null, endpointUrl, test };
 }

@@ -7,32 +7,24 @@ import type { Endpoint } from '../aws/endpoint';
 import type { SslMode } from '../exec/libpq';
 import type { PoolerEndpoint } from '../poolers/pgbouncer/layout';
 import type { ProxyTargetKind } from '../suite/targets';
+import type { DatabaseEngine } from '../suite/engines';
+import type { LabResources } from '../collector/plan';
 
 export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
-/** The collector invocation the runner makes at the end of a run (runner 0 only). */
-export interface CollectorSpec {
+/**
+ * The collector invocation the runner makes at the end of a run (runner 0 only): the collector
+ * function, and what the lab deployed as the collector reads it (lib/collector/plan.ts
+ * LabResources: `proxies` are DBProxyNames, the CloudWatch ProxyName dimension; `instanceClasses`
+ * and `engine` are absent in requests written by older CLIs: no instance burstable, Aurora).
+ */
+export interface CollectorSpec extends LabResources {
   readonly functionName: string;
-  readonly clusterId: string;
-  readonly instanceIds: readonly string[];
-  readonly piResourceIds: readonly string[];
-  /** DBProxyName of every proxy (the CloudWatch ProxyName dimension). */
-  readonly proxies: readonly string[];
-  /**
-   * Instance class by DB instance id (`db.t4g.medium`): burstable (db.t*) instances get
-   * CPUCreditBalance. Absent in argv written by older CLIs: no instance is treated as burstable.
-   */
-  readonly instanceClasses?: Readonly<Record<string, string>>;
-  /**
-   * Stack output DatabaseEngine: which instance metrics the collector reads. Absent in requests
-   * written by older CLIs: Aurora (the collector's default).
-   */
-  readonly engine?: 'aurora-postgresql' | 'postgres';
 }
 
 /** The database the run ran against (stack outputs DatabaseEngine / DbInstanceClass), for the run environment. */
 export interface DatabaseSpec {
-  readonly engine: 'aurora-postgresql' | 'postgres';
+  readonly engine: DatabaseEngine;
   /** null when the stack does not say (deployed before the output existed). */
   readonly instanceClass: string | null;
 }
@@ -69,18 +61,18 @@ export interface RunnerArgs {
   /** Agreed start of the run (ISO); every runner waits until then before the first step. */
   readonly startAt: string | null;
   readonly collector: CollectorSpec | null;
-  /** Test-only: `disable` lets a local PgBouncer stand in for a proxy. @default 'require' */
+  /** Test-only (RunnerTestSettings): `disable` lets a local PgBouncer stand in for a proxy. @default 'require' */
   readonly sslmode: SslMode;
-  /** Test-only: do not call the RDS API (pool sweeps then fail with a clear error). */
+  /** Test-only (RunnerTestSettings): do not call the RDS API (pool sweeps then fail with a clear error). */
   readonly poolControl: boolean;
-  /** S3/Secrets Manager endpoint override (tests with moto_server). */
+  /** Test-only (RunnerTestSettings): S3/Secrets Manager endpoint override (tests with moto_server). */
   readonly endpointUrl: string | null;
   /** Seconds to wait for the other runners at a step barrier. @default 900 */
   readonly barrierTimeoutSec: number;
   /**
-   * Test-only: the target kind the `--proxies` entries get. `pgbouncer-transaction` lets a local
-   * PgBouncer stand in for a proxy under the suites that only name PgBouncer targets (smoke,
-   * quick). @default 'rds-proxy'
+   * Test-only (RunnerTestSettings): the target kind the proxies get. `pgbouncer-transaction` lets
+   * a local PgBouncer stand in for a proxy under the suites that only name PgBouncer targets
+   * (smoke, quick). @default 'rds-proxy'
    */
   readonly proxyTargetKind: ProxyTargetKind;
   /**
@@ -92,6 +84,30 @@ export interface RunnerArgs {
 }
 
 export type { ProxyTargetKind } from '../suite/targets';
+
+/**
+ * What only tests change about a runner. The run request (lib/aws/run-request.ts) never carries
+ * these: a production runner runs with PRODUCTION_RUNNER_SETTINGS, and a test gives others on the
+ * runner's command line (`--endpoint-url`, `--test-sslmode`, `--test-proxy-kind`,
+ * `--test-pool-control`; requestRunnerArgv / parseRequestRunnerArgv).
+ */
+export interface RunnerTestSettings {
+  readonly sslmode: SslMode;
+  readonly poolControl: boolean;
+  readonly proxyTargetKind: ProxyTargetKind;
+  readonly endpointUrl: string | null;
+}
+
+/** A production runner: TLS required, RDS Proxy pool control on, proxies are RDS Proxies, real AWS endpoints. */
+export const PRODUCTION_RUNNER_SETTINGS: RunnerTestSettings = {
+  sslmode: 'require',
+  poolControl: true,
+  proxyTargetKind: 'rds-proxy',
+  endpointUrl: null,
+};
+
+/** What the operator resolves for a run and the run request carries: the runner's arguments less its index and the test settings. */
+export type RunRequestArgs = Omit<RunnerArgs, 'runnerIndex' | 'runnerCount' | keyof RunnerTestSettings>;
 
 /** An RDS Proxy pool setting, as percentages of max_connections. */
 export interface PoolPercents {

@@ -5,6 +5,7 @@
  * Sources: EXPERIMENTS.md (facts), the RDS user guide's "Monitoring RDS Proxy metrics with Amazon
  * CloudWatch" table and instance-level metric table, and the Aurora instance-metric reference.
  */
+import type { DatabaseEngine } from '../suite/engines';
 
 export const RDS_NAMESPACE = 'AWS/RDS';
 
@@ -203,11 +204,8 @@ export const RDS_POSTGRES_INSTANCE_METRICS: readonly CloudWatchMetricDef[] = [
   CPU_SURPLUS_CREDITS_CHARGED,
 ];
 
-/** The engine behind the lab's `direct` target, as the stack output DatabaseEngine says it. */
-export type CollectorEngine = 'aurora-postgresql' | 'postgres';
-
 /** The instance metric list for an engine (Aurora when a caller does not say: older events). */
-export function instanceMetricsFor(engine: CollectorEngine): readonly CloudWatchMetricDef[] {
+export function instanceMetricsFor(engine: DatabaseEngine): readonly CloudWatchMetricDef[] {
   return engine === 'postgres' ? RDS_POSTGRES_INSTANCE_METRICS : AURORA_INSTANCE_METRICS;
 }
 
@@ -345,7 +343,7 @@ export const AURORA_PI_METRICS: readonly PiMetricDef[] = [
 export const RDS_POSTGRES_PI_METRICS: readonly PiMetricDef[] = [PI_DB_LOAD, PI_XACT_COMMIT, PI_NUMBACKENDS];
 
 /** The Performance Insights counters to read for an engine. */
-export function piMetricsFor(engine: CollectorEngine): readonly PiMetricDef[] {
+export function piMetricsFor(engine: DatabaseEngine): readonly PiMetricDef[] {
   return engine === 'postgres' ? RDS_POSTGRES_PI_METRICS : AURORA_PI_METRICS;
 }
 

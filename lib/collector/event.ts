@@ -7,6 +7,7 @@
 // docs/collector.md). Namespace import so esbuild can tree-shake it.
 import * as z from 'zod/mini';
 import { UsageError } from '../core/errors';
+import { DATABASE_ENGINES } from '../suite/engines';
 
 /** A run id must be one safe path segment: it becomes `runs/<runId>/` in S3 and on disk. */
 const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -47,7 +48,7 @@ const collectEventSchema = z
        * instance metrics and Performance Insights counters, `aurora-postgresql` Aurora's. Events from older CLIs carry none: Aurora,
        * the only engine there was.
        */
-      engine: z.optional(z.enum(['aurora-postgresql', 'postgres'])),
+      engine: z.optional(z.enum(DATABASE_ENGINES)),
     }),
     proxies: z._default(z.array(name), []),
     bucket: z.optional(z.string().check(z.minLength(3, 'must be a bucket name'))),

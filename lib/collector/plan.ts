@@ -14,6 +14,7 @@
  * rounded up, on epoch multiples of the period), as CloudWatch recommends.
  */
 import { UsageError } from '../core/errors';
+import type { DatabaseEngine } from '../suite/engines';
 import {
   instanceMetricsFor,
   isBurstableInstanceClass,
@@ -22,7 +23,6 @@ import {
   RDS_NAMESPACE,
   type CloudWatchAggregation,
   type CloudWatchMetricDef,
-  type CollectorEngine,
   type PiMetricDef,
 } from './catalog';
 
@@ -41,7 +41,7 @@ export interface LabResources {
    * which Performance Insights counters (catalog `piMetricsFor`): each engine's documented list.
    * @default 'aurora-postgresql' (events written before RDS for PostgreSQL labs existed)
    */
-  readonly engine?: CollectorEngine;
+  readonly engine?: DatabaseEngine;
 }
 
 /** ISO-8601 timestamps. */

@@ -7,6 +7,7 @@
  * (proxy name → endpoint) are JSON objects.
  */
 import { createHash } from 'node:crypto';
+import { DATABASE_ENGINES, isDatabaseEngine, type DatabaseEngine } from '../suite/engines';
 import {
   POOLER_PROCESSES_MAX,
   type PgbouncerPoolMode,
@@ -84,7 +85,7 @@ export const LAB_OUTPUT_KEYS = {
   poolerAdminSecretArn: 'PoolerAdminSecretArn',
 } as const;
 
-export type DatabaseEngine = 'aurora-postgresql' | 'postgres';
+export type { DatabaseEngine };
 
 export type LabOutputKey = (typeof LAB_OUTPUT_KEYS)[keyof typeof LAB_OUTPUT_KEYS];
 
@@ -177,10 +178,11 @@ function nonEmpty(v: string | undefined): string | null {
 }
 
 function parseEngine(v: string | undefined): DatabaseEngine {
-  if (v === undefined || v === '' || v === 'aurora-postgresql') return 'aurora-postgresql';
-  if (v === 'postgres') return 'postgres';
+  // Absent or empty: deployed before the output existed, when Aurora was the only engine.
+  if (v === undefined || v === '') return 'aurora-postgresql';
+  if (isDatabaseEngine(v)) return v;
   throw new Error(
-    `stack output ${LAB_OUTPUT_KEYS.databaseEngine} is "${v}", not aurora-postgresql or postgres`,
+    `stack output ${LAB_OUTPUT_KEYS.databaseEngine} is "${v}", not ${DATABASE_ENGINES.join(' or ')}`,
   );
 }
 

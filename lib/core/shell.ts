@@ -1,4 +1,9 @@
-/** POSIX shell single-quoting, for commands we print or send for a shell to run. */
+/**
+ * POSIX shell single-quoting, for commands we print or send for a shell to run: the one quoting
+ * of the project (SSM commands, doctor probes, resume hints, preflight's install commands).
+ * A word of only characters no POSIX shell treats specially (letters, digits and `_ @ % + = : , . / -`)
+ * stays as it is; anything else goes in single quotes, a `'` inside as `'\\''`.
+ */
 export function shellQuote(arg: string): string {
-  return /^[A-Za-z0-9_./:=@,+-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
+  return /^[\w@%+=:,./-]+$/.test(arg) ? arg : `'${arg.replace(/'/g, `'\\''`)}'`;
 }

@@ -175,6 +175,19 @@ export function ec2InstancePrice(
   return instancePrice(table, table.ec2Instances, what, instanceType);
 }
 
+/** What every phase of the estimate reads: the lab, the region's prices, the usage assumptions and the stack's shape. */
+export interface CostInputs {
+  readonly lab: LabConfig;
+  readonly table: PriceTable;
+  readonly usage: UsageAssumptions;
+  readonly shape: DeploymentShape;
+}
+
+/**
+ * The estimate, one phase per billable resource, in this order: database instances, RDS Proxy,
+ * runners, self-hosted poolers, network, database storage, secrets. Each phase is a function of
+ * `CostInputs` alone (exported, and tested alone in test/unit/cost-phases.test.ts).
+ */
 export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEstimate {
   const region = opts.region ?? lab.region ?? DEFAULT_PRICE_REGION;
   const regionFrom: CostEstimate['regionFrom'] = opts.region
@@ -182,61 +195,97 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
     : lab.region
       ? 'lab'
       : 'default';
-  const table = priceTableFor(region);
-  const usage: UsageAssumptions = { ...DEFAULT_USAGE, ...opts.usage };
-  const shape = opts.shape ?? LAB_DEPLOYMENT_SHAPE;
-  const lines: CostLine[] = [];
+  const inputs: CostInputs = {
+    lab,
+    table: priceTableFor(region),
+    usage: { ...DEFAULT_USAGE, ...opts.usage },
+    shape: opts.shape ?? LAB_DEPLOYMENT_SHAPE,
+  };
+  const lines = [
+    ...databaseLines(inputs),
+    ...proxyLines(inputs),
+    ...runnerLines(inputs),
+    ...poolerLines(inputs),
+    ...networkLines(inputs),
+    ...databaseStorageLines(inputs),
+    ...secretLines(inputs),
+  ];
+  const cited = [...new Set(lines.map((l) => l.source))].sort();
+  return {
+    lab: lab.name,
+    region,
+    regionFrom,
+    priceTableAsOf: inputs.table.asOf,
+    currency: 'USD',
+    labBudgetMaxHourlyUsd: lab.budget?.maxHourlyUsd ?? null,
+    lines,
+    totals: totalsOf(lines),
+    assumptions: assumptionsOf(inputs, region, lines),
+    notIncluded: notIncludedOf(lab),
+    sources: cited.map((id) => SOURCES[id]),
+  };
+}
+
+/** Database instances: one line per instance, and the surplus CPU credits of a burstable class. */
+export function databaseLines({ lab, table, usage }: CostInputs): CostLine[] {
   const db = lab.database;
+  if (db.engine === 'aurora-postgresql') return auroraInstanceLines(lab, db, table, usage);
+  const p = rdsPostgresInstancePrice(table, db.instanceClass);
+  const hourly = db.multiAz ? p.usdPerHourMultiAz : p.usdPerHour;
+  const lines = [
+    fixed(
+      'database',
+      `RDS for PostgreSQL ${db.instanceClass} ${db.multiAz ? 'Multi-AZ' : 'single-AZ'}`,
+      1,
+      'instance-hour',
+      hourly,
+      p.source,
+      db.multiAz
+        ? `1 × $${hourly}/h on-demand Multi-AZ (primary + standby; ${p.vcpus} vCPU, ${p.memoryGiB} GiB each)`
+        : `1 × $${hourly}/h on-demand (${p.vcpus} vCPU, ${p.memoryGiB} GiB)`,
+    ),
+  ];
+  const credits = burstableCreditsLine(
+    `RDS for PostgreSQL ${db.instanceClass}`,
+    db.instanceClass,
+    p,
+    table.rdsCpuCreditPerVcpuHour,
+    usage.suiteCpuPercent,
+  );
+  if (credits) lines.push(credits);
+  return lines;
+}
 
-  // Database: one line per instance, and what RDS Proxy bills on (vCPUs or ACUs behind it).
-  if (db.engine === 'postgres') {
-    const p = rdsPostgresInstancePrice(table, db.instanceClass);
-    const hourly = db.multiAz ? p.usdPerHourMultiAz : p.usdPerHour;
-    lines.push(
-      fixed(
-        'database',
-        `RDS for PostgreSQL ${db.instanceClass} ${db.multiAz ? 'Multi-AZ' : 'single-AZ'}`,
-        1,
-        'instance-hour',
-        hourly,
-        p.source,
-        db.multiAz
-          ? `1 × $${hourly}/h on-demand Multi-AZ (primary + standby; ${p.vcpus} vCPU, ${p.memoryGiB} GiB each)`
-          : `1 × $${hourly}/h on-demand (${p.vcpus} vCPU, ${p.memoryGiB} GiB)`,
-      ),
+/**
+ * RDS Proxy, one line per proxy: it bills the vCPUs (provisioned) or ACUs (serverless) of the
+ * instances it targets, at least rdsProxyMinVcpus / rdsProxyMinAcus.
+ */
+export function proxyLines({ lab, table }: CostInputs): CostLine[] {
+  const db = lab.database;
+  if (db.engine === 'aurora-postgresql') return auroraProxyLines(lab, db, table);
+  // A Multi-AZ standby is not a proxy target (it takes over the primary's endpoint on failover)
+  // and is not counted.
+  const p = rdsPostgresInstancePrice(table, db.instanceClass);
+  return lab.proxies.map((proxy) => {
+    const billed = Math.max(table.rdsProxyMinVcpus, p.vcpus);
+    const price = table.rdsProxyPerVcpuHour;
+    return fixed(
+      'proxy',
+      `RDS Proxy ${proxy.name}`,
+      billed,
+      'vCPU-hour',
+      price.usd,
+      price.source,
+      `1 instance × ${p.vcpus} vCPU (minimum ${table.rdsProxyMinVcpus}) × $${price.usd}/vCPU-hour`,
     );
-    const credits = burstableCreditsLine(
-      `RDS for PostgreSQL ${db.instanceClass}`,
-      db.instanceClass,
-      p,
-      table.rdsCpuCreditPerVcpuHour,
-      usage.suiteCpuPercent,
-    );
-    if (credits) lines.push(credits);
-    // RDS Proxy bills the vCPUs of the instance it targets, at least rdsProxyMinVcpus; a Multi-AZ
-    // standby is not a proxy target (it takes over the primary's endpoint on failover) and is not counted.
-    for (const proxy of lab.proxies) {
-      const billed = Math.max(table.rdsProxyMinVcpus, p.vcpus);
-      const price = table.rdsProxyPerVcpuHour;
-      lines.push(
-        fixed(
-          'proxy',
-          `RDS Proxy ${proxy.name}`,
-          billed,
-          'vCPU-hour',
-          price.usd,
-          price.source,
-          `1 instance × ${p.vcpus} vCPU (minimum ${table.rdsProxyMinVcpus}) × $${price.usd}/vCPU-hour`,
-        ),
-      );
-    }
-  } else {
-    auroraLines(lab, db, table, usage, lines);
-  }
+  });
+}
 
-  // Runners.
+/** The runners (on-demand price, the ceiling for spot) and their root volumes. */
+export function runnerLines({ lab, table, shape }: CostInputs): CostLine[] {
   const runner = ec2InstancePrice(table, lab.runners.instanceType);
-  lines.push(
+  const ebsGb = shape.runnerRootVolumeGb * lab.runners.count;
+  return [
     fixed(
       'runner',
       `Runners ${lab.runners.count} × ${lab.runners.instanceType}${lab.runners.spot ? ' (spot: on-demand as ceiling)' : ''}`,
@@ -247,67 +296,77 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
       `${lab.runners.count} × $${runner.usdPerHour}/h on-demand Linux (${runner.vcpus} vCPU each)` +
         (lab.runners.spot ? `; ${SPOT_CEILING_NOTE}` : ''),
     ),
-  );
-  const ebsGb = shape.runnerRootVolumeGb * lab.runners.count;
-  lines.push(
-    fixed(
-      'storage',
-      `Runner EBS gp3 ${lab.runners.count} × ${shape.runnerRootVolumeGb} GB`,
-      ebsGb / HOURS_PER_MONTH,
-      'GB-month',
-      table.ebsGp3PerGbMonth.usd,
-      table.ebsGp3PerGbMonth.source,
-      `${ebsGb} GB × $${table.ebsGp3PerGbMonth.usd}/GB-month ÷ ${HOURS_PER_MONTH} h`,
-    ),
-  );
+    ebsGp3Line(`Runner EBS gp3 ${lab.runners.count} × ${shape.runnerRootVolumeGb} GB`, ebsGb, table),
+  ];
+}
 
-  // Self-hosted poolers: a dedicated host bills like a runner (EC2 + root volume + public IPv4,
-  // counted with the addresses below); one on the runners adds nothing but competes for their CPU.
-  const poolerHosts = lab.poolers.filter((p) => p.placement === 'dedicated');
-  for (const pooler of lab.poolers) {
-    if (pooler.placement === 'dedicated' && pooler.instanceType !== null) {
-      const p = ec2InstancePrice(table, pooler.instanceType, 'pooler host instance type');
-      lines.push(
-        fixed(
-          'pooler',
-          `PgBouncer host ${pooler.name} ${pooler.instanceType}`,
-          1,
-          'instance-hour',
-          p.usdPerHour,
-          p.source,
-          `1 × $${p.usdPerHour}/h on-demand Linux (${p.vcpus} vCPU; ${pooler.processes} PgBouncer process${pooler.processes === 1 ? '' : 'es'})`,
-        ),
-      );
-    } else {
-      lines.push(
-        fixed(
-          'pooler',
-          `PgBouncer ${pooler.name} on the runners`,
-          lab.runners.count,
-          'runner (shared)',
-          0,
-          runner.source,
-          'no extra cost: it runs on the runners (billed above) and shares their CPU with pgbench',
-        ),
-      );
-    }
-  }
-  if (poolerHosts.length > 0) {
-    const gb = shape.poolerHostRootVolumeGb * poolerHosts.length;
+/** `gb` of EC2 root volumes (gp3), billed per GB-month, as a per-hour line. */
+function ebsGp3Line(part: string, gb: number, table: PriceTable): CostLine {
+  const price = table.ebsGp3PerGbMonth;
+  return fixed(
+    'storage',
+    part,
+    gb / HOURS_PER_MONTH,
+    'GB-month',
+    price.usd,
+    price.source,
+    `${gb} GB × $${price.usd}/GB-month ÷ ${HOURS_PER_MONTH} h`,
+  );
+}
+
+/** The lab's poolers on a host of their own (each bills like a runner). */
+function poolerHosts(lab: LabConfig): LabConfig['poolers'] {
+  return lab.poolers.filter((p) => p.placement === 'dedicated');
+}
+
+/**
+ * Self-hosted poolers: a dedicated host bills like a runner (EC2 + root volume here, its public
+ * IPv4 in networkLines); one on the runners adds nothing but competes for their CPU.
+ */
+export function poolerLines({ lab, table, shape }: CostInputs): CostLine[] {
+  const lines = lab.poolers.map((pooler) => poolerHostLine(pooler, lab, table));
+  const hosts = poolerHosts(lab);
+  if (hosts.length > 0) {
+    const gb = shape.poolerHostRootVolumeGb * hosts.length;
     lines.push(
-      fixed(
-        'storage',
-        `Pooler host EBS gp3 ${poolerHosts.length} × ${shape.poolerHostRootVolumeGb} GB`,
-        gb / HOURS_PER_MONTH,
-        'GB-month',
-        table.ebsGp3PerGbMonth.usd,
-        table.ebsGp3PerGbMonth.source,
-        `${gb} GB × $${table.ebsGp3PerGbMonth.usd}/GB-month ÷ ${HOURS_PER_MONTH} h`,
-      ),
+      ebsGp3Line(`Pooler host EBS gp3 ${hosts.length} × ${shape.poolerHostRootVolumeGb} GB`, gb, table),
     );
   }
+  return lines;
+}
 
-  // Network.
+/** One pooler's compute: its dedicated host's instance-hour, or $0 on the runners. */
+export function poolerHostLine(
+  pooler: LabConfig['poolers'][number],
+  lab: LabConfig,
+  table: PriceTable,
+): CostLine {
+  if (pooler.placement === 'dedicated' && pooler.instanceType !== null) {
+    const p = ec2InstancePrice(table, pooler.instanceType, 'pooler host instance type');
+    return fixed(
+      'pooler',
+      `PgBouncer host ${pooler.name} ${pooler.instanceType}`,
+      1,
+      'instance-hour',
+      p.usdPerHour,
+      p.source,
+      `1 × $${p.usdPerHour}/h on-demand Linux (${p.vcpus} vCPU; ${pooler.processes} PgBouncer process${pooler.processes === 1 ? '' : 'es'})`,
+    );
+  }
+  return fixed(
+    'pooler',
+    `PgBouncer ${pooler.name} on the runners`,
+    lab.runners.count,
+    'runner (shared)',
+    0,
+    ec2InstancePrice(table, lab.runners.instanceType).source,
+    'no extra cost: it runs on the runners (billed above) and shares their CPU with pgbench',
+  );
+}
+
+/** VPC interface endpoints, NAT gateways and public IPv4 addresses (NAT, runners, pooler hosts). */
+export function networkLines({ lab, table, shape }: CostInputs): CostLine[] {
+  const lines: CostLine[] = [];
   if (shape.interfaceEndpoints.length > 0) {
     const n = shape.interfaceEndpoints.length * shape.availabilityZones;
     const price = table.interfaceEndpointPerAzHour;
@@ -337,7 +396,7 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
       ),
     );
   }
-  const poolerIps = shape.poolerHostsHavePublicIpv4 ? poolerHosts.length : 0;
+  const poolerIps = shape.poolerHostsHavePublicIpv4 ? poolerHosts(lab).length : 0;
   const publicIps = shape.natGateways + (shape.runnersHavePublicIpv4 ? lab.runners.count : 0) + poolerIps;
   if (publicIps > 0) {
     const price = table.publicIpv4PerHour;
@@ -360,13 +419,17 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
       ),
     );
   }
+  return lines;
+}
 
-  // Storage (and Aurora I/O: stated assumptions).
+/** Database storage: RDS provisioned storage, or Aurora's volume and I/O (stated assumptions). */
+export function databaseStorageLines({ lab, table, usage }: CostInputs): CostLine[] {
+  const db = lab.database;
   if (db.engine === 'postgres') {
     const gp3 = table.rdsGp3PerGbMonth;
     const factor = db.multiAz ? table.rdsMultiAzStorageFactor : 1;
     const gbMonth = (db.allocatedStorageGb * factor) / HOURS_PER_MONTH;
-    lines.push(
+    return [
       fixed(
         'storage',
         `RDS ${db.storageType} storage ${db.allocatedStorageGb} GB${db.multiAz ? ' × 2 (primary + standby)' : ''}`,
@@ -376,38 +439,37 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
         gp3.source,
         `${db.allocatedStorageGb} GB${db.multiAz ? ` × ${factor}` : ''} × $${gp3.usd}/GB-month ÷ ${HOURS_PER_MONTH} h (provisioned, billed whether used or not)`,
       ),
-    );
-  } else {
-    const st = table.auroraStoragePerGbMonth;
-    lines.push(
-      assumed(
-        'storage',
-        `Aurora storage ${usage.auroraStorageGb} GB (assumed)`,
-        usage.auroraStorageGb / HOURS_PER_MONTH,
-        'GB-month',
-        st.usd,
-        st.source,
-        `assumed ${usage.auroraStorageGb} GB × $${st.usd}/GB-month ÷ ${HOURS_PER_MONTH} h`,
-      ),
-    );
-    const io = table.auroraIoPerMillionRequests;
-    lines.push(
-      assumed(
-        'storage',
-        `Aurora I/O ${usage.auroraIoMillionsPerHour} M requests/h (assumed)`,
-        usage.auroraIoMillionsPerHour,
-        'million requests',
-        io.usd,
-        io.source,
-        `assumed ${usage.auroraIoMillionsPerHour} million I/O requests per hour × $${io.usd}/million (Aurora Standard)`,
-      ),
-    );
+    ];
   }
+  const st = table.auroraStoragePerGbMonth;
+  const io = table.auroraIoPerMillionRequests;
+  return [
+    assumed(
+      'storage',
+      `Aurora storage ${usage.auroraStorageGb} GB (assumed)`,
+      usage.auroraStorageGb / HOURS_PER_MONTH,
+      'GB-month',
+      st.usd,
+      st.source,
+      `assumed ${usage.auroraStorageGb} GB × $${st.usd}/GB-month ÷ ${HOURS_PER_MONTH} h`,
+    ),
+    assumed(
+      'storage',
+      `Aurora I/O ${usage.auroraIoMillionsPerHour} M requests/h (assumed)`,
+      usage.auroraIoMillionsPerHour,
+      'million requests',
+      io.usd,
+      io.source,
+      `assumed ${usage.auroraIoMillionsPerHour} million I/O requests per hour × $${io.usd}/million (Aurora Standard)`,
+    ),
+  ];
+}
 
-  // Secrets.
+/** Secrets Manager: the stack's secrets, and the pooler admin secret when the lab has poolers. */
+export function secretLines({ lab, table, shape }: CostInputs): CostLine[] {
   const sec = table.secretPerMonth;
   const secrets = shape.secrets + (lab.poolers.length > 0 ? shape.poolerSecrets : 0);
-  lines.push(
+  return [
     fixed(
       'other',
       `Secrets Manager × ${secrets}`,
@@ -417,81 +479,74 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
       sec.source,
       `${secrets} secret(s) × $${sec.usd}/month ÷ ${HOURS_PER_MONTH} h`,
     ),
-  );
-
-  const totals = totalsOf(lines);
-  const cited = [...new Set(lines.map((l) => l.source))].sort();
-  return {
-    lab: lab.name,
-    region,
-    regionFrom,
-    priceTableAsOf: table.asOf,
-    currency: 'USD',
-    labBudgetMaxHourlyUsd: lab.budget?.maxHourlyUsd ?? null,
-    lines,
-    totals,
-    assumptions: [
-      `on-demand list prices for ${region} as of ${table.asOf}; no Savings Plans, Reserved Instances or free tier`,
-      db.engine === 'postgres'
-        ? `RDS for PostgreSQL ${db.storageType} storage as provisioned (${db.allocatedStorageGb} GB), baseline IOPS included; no extra IOPS or throughput`
-        : `Aurora Standard (not I/O-Optimized): storage ${usage.auroraStorageGb} GB, I/O ${usage.auroraIoMillionsPerHour} million requests per hour`,
-      `runner root volumes ${shape.runnerRootVolumeGb} GB gp3 each` +
-        (poolerHosts.length > 0
-          ? `; pooler host root volumes ${shape.poolerHostRootVolumeGb} GB gp3 each`
-          : ''),
-      `a day is ${HOURS_PER_DAY} hours; a month left running is 30 days = ${HOURS_PER_MONTH} hours`,
-      db.engine === 'aurora-postgresql' && db.capacity.kind === 'serverless'
-        ? 'serverless v2 bills the ACUs in use: the low figure is every instance at minCapacity, the high one at maxCapacity'
-        : 'provisioned instances bill every hour they exist, busy or idle',
-      ...(lab.runners.spot ? [`spot runners: ${SPOT_CEILING_NOTE}`] : []),
-      ...(lines.some((l) => l.part.endsWith(CPU_CREDITS_PART))
-        ? [
-            `burstable database class in Unlimited mode: CPU credits from $0 (idle, or under the baseline on a 24-hour average) ` +
-              `up to sustained suite load at ${usage.suiteCpuPercent} % CPU every hour`,
-          ]
-        : []),
-    ],
-    notIncluded: [
-      'data transfer (inter-AZ, internet, endpoint/NAT data processed)',
-      'CloudWatch Logs ingestion and storage (VPC flow logs, Lambda logs, PostgreSQL logs)',
-      'CloudWatch GetMetricData and Performance Insights API calls (per metric requested), Lambda invocations',
-      'S3 storage and requests for results (small: JSON and logs)',
-      db.engine === 'postgres'
-        ? 'backup storage beyond the free amount equal to the provisioned storage'
-        : 'backup storage beyond the free amount equal to the cluster volume',
-    ],
-    sources: cited.map((id) => SOURCES[id]),
-  };
+  ];
 }
 
-/** Aurora: one line per instance (writer, readers), then RDS Proxy per vCPU-hour or ACU-hour behind it. */
-function auroraLines(
+/** The assumptions the estimate's `lines` rest on, in words. */
+function assumptionsOf(
+  { lab, table, usage, shape }: CostInputs,
+  region: string,
+  lines: readonly CostLine[],
+): string[] {
+  const db = lab.database;
+  return [
+    `on-demand list prices for ${region} as of ${table.asOf}; no Savings Plans, Reserved Instances or free tier`,
+    db.engine === 'postgres'
+      ? `RDS for PostgreSQL ${db.storageType} storage as provisioned (${db.allocatedStorageGb} GB), baseline IOPS included; no extra IOPS or throughput`
+      : `Aurora Standard (not I/O-Optimized): storage ${usage.auroraStorageGb} GB, I/O ${usage.auroraIoMillionsPerHour} million requests per hour`,
+    `runner root volumes ${shape.runnerRootVolumeGb} GB gp3 each` +
+      (poolerHosts(lab).length > 0
+        ? `; pooler host root volumes ${shape.poolerHostRootVolumeGb} GB gp3 each`
+        : ''),
+    `a day is ${HOURS_PER_DAY} hours; a month left running is 30 days = ${HOURS_PER_MONTH} hours`,
+    db.engine === 'aurora-postgresql' && db.capacity.kind === 'serverless'
+      ? 'serverless v2 bills the ACUs in use: the low figure is every instance at minCapacity, the high one at maxCapacity'
+      : 'provisioned instances bill every hour they exist, busy or idle',
+    ...(lab.runners.spot ? [`spot runners: ${SPOT_CEILING_NOTE}`] : []),
+    ...(lines.some((l) => l.part.endsWith(CPU_CREDITS_PART))
+      ? [
+          `burstable database class in Unlimited mode: CPU credits from $0 (idle, or under the baseline on a 24-hour average) ` +
+            `up to sustained suite load at ${usage.suiteCpuPercent} % CPU every hour`,
+        ]
+      : []),
+  ];
+}
+
+/** Billable things the estimate leaves out, in words. */
+function notIncludedOf(lab: LabConfig): string[] {
+  return [
+    'data transfer (inter-AZ, internet, endpoint/NAT data processed)',
+    'CloudWatch Logs ingestion and storage (VPC flow logs, Lambda logs, PostgreSQL logs)',
+    'CloudWatch GetMetricData and Performance Insights API calls (per metric requested), Lambda invocations',
+    'S3 storage and requests for results (small: JSON and logs)',
+    lab.database.engine === 'postgres'
+      ? 'backup storage beyond the free amount equal to the provisioned storage'
+      : 'backup storage beyond the free amount equal to the cluster volume',
+  ];
+}
+
+/** Aurora instances: one line per instance (writer, readers); CPU credits of a burstable writer. */
+function auroraInstanceLines(
   lab: LabConfig,
   db: AuroraDatabaseConfig,
   table: PriceTable,
   usage: UsageAssumptions,
-  lines: CostLine[],
-): void {
-  const instances = 1 + db.readers;
+): CostLine[] {
   const roles = ['writer', ...Array.from({ length: db.readers }, (_, i) => `reader ${i + 1}`)];
-
-  // Database: one line per instance.
   const cap = db.capacity;
   if (cap.kind === 'provisioned') {
     const p = auroraInstancePrice(table, cap.instanceClass);
-    for (const role of roles) {
-      lines.push(
-        fixed(
-          'database',
-          `Aurora ${role} ${cap.instanceClass}`,
-          1,
-          'instance-hour',
-          p.usdPerHour,
-          p.source,
-          `1 × $${p.usdPerHour}/h on-demand (${p.vcpus} vCPU, ${p.memoryGiB} GiB)`,
-        ),
-      );
-    }
+    const lines = roles.map((role) =>
+      fixed(
+        'database',
+        `Aurora ${role} ${cap.instanceClass}`,
+        1,
+        'instance-hour',
+        p.usdPerHour,
+        p.source,
+        `1 × $${p.usdPerHour}/h on-demand (${p.vcpus} vCPU, ${p.memoryGiB} GiB)`,
+      ),
+    );
     // The suites load the writer; readers stay near idle, under their baseline.
     const credits = burstableCreditsLine(
       `Aurora writer ${cap.instanceClass}`,
@@ -501,69 +556,66 @@ function auroraLines(
       usage.suiteCpuPercent,
     );
     if (credits) lines.push(credits);
-  } else {
-    const acu = table.auroraServerlessPerAcuHour;
-    // minCapacity 0 is auto-pause. Assumed not to happen behind an RDS Proxy (listed as incompatible
-    // with scale-to-zero in aws/agent-toolkit-for-aws's Aurora serverless notes): low end 0.5 ACU.
-    const low =
-      cap.minCapacityAcu === 0 && lab.proxies.length > 0 ? SERVERLESS_MIN_RUNNING_ACU : cap.minCapacityAcu;
-    const why =
-      low !== cap.minCapacityAcu
-        ? ` (minCapacity 0 = auto-pause, assumed not to happen behind an RDS Proxy: ${low} ACU)`
-        : '';
-    for (const role of roles) {
-      lines.push(
-        range(
-          'database',
-          `Aurora ${role} serverless v2`,
-          low,
-          cap.maxCapacityAcu,
-          'ACU-hour',
-          acu.usd,
-          acu.source,
-          `${low}–${cap.maxCapacityAcu} ACU × $${acu.usd}/ACU-hour; bills the capacity in use, between min and max${why}`,
-        ),
-      );
-    }
+    return lines;
   }
+  const acu = table.auroraServerlessPerAcuHour;
+  // minCapacity 0 is auto-pause. Assumed not to happen behind an RDS Proxy (listed as incompatible
+  // with scale-to-zero in aws/agent-toolkit-for-aws's Aurora serverless notes): low end 0.5 ACU.
+  const low =
+    cap.minCapacityAcu === 0 && lab.proxies.length > 0 ? SERVERLESS_MIN_RUNNING_ACU : cap.minCapacityAcu;
+  const why =
+    low !== cap.minCapacityAcu
+      ? ` (minCapacity 0 = auto-pause, assumed not to happen behind an RDS Proxy: ${low} ACU)`
+      : '';
+  return roles.map((role) =>
+    range(
+      'database',
+      `Aurora ${role} serverless v2`,
+      low,
+      cap.maxCapacityAcu,
+      'ACU-hour',
+      acu.usd,
+      acu.source,
+      `${low}–${cap.maxCapacityAcu} ACU × $${acu.usd}/ACU-hour; bills the capacity in use, between min and max${why}`,
+    ),
+  );
+}
 
-  // RDS Proxy: per vCPU-hour (provisioned) or ACU-hour (serverless) of every instance behind it.
-  for (const proxy of lab.proxies) {
+/** Aurora's RDS Proxy lines: per vCPU-hour (provisioned) or ACU-hour (serverless) of every instance behind it. */
+function auroraProxyLines(lab: LabConfig, db: AuroraDatabaseConfig, table: PriceTable): CostLine[] {
+  const instances = 1 + db.readers;
+  const cap = db.capacity;
+  return lab.proxies.map((proxy) => {
     const part = `RDS Proxy ${proxy.name}`;
     if (cap.kind === 'provisioned') {
       const p = auroraInstancePrice(table, cap.instanceClass);
       const vcpus = p.vcpus * instances;
       const billed = Math.max(table.rdsProxyMinVcpus, vcpus);
       const price = table.rdsProxyPerVcpuHour;
-      lines.push(
-        fixed(
-          'proxy',
-          part,
-          billed,
-          'vCPU-hour',
-          price.usd,
-          price.source,
-          `${instances} instance(s) × ${p.vcpus} vCPU = ${vcpus} vCPU (minimum ${table.rdsProxyMinVcpus}) × $${price.usd}/vCPU-hour`,
-        ),
-      );
-    } else {
-      const price = table.rdsProxyPerAcuHour;
-      const lo = Math.max(table.rdsProxyMinAcus, cap.minCapacityAcu * instances);
-      const hi = Math.max(table.rdsProxyMinAcus, cap.maxCapacityAcu * instances);
-      lines.push(
-        range(
-          'proxy',
-          part,
-          lo,
-          hi,
-          'ACU-hour',
-          price.usd,
-          price.source,
-          `${instances} instance(s) × ${cap.minCapacityAcu}–${cap.maxCapacityAcu} ACU (minimum ${table.rdsProxyMinAcus} ACU) × $${price.usd}/ACU-hour`,
-        ),
+      return fixed(
+        'proxy',
+        part,
+        billed,
+        'vCPU-hour',
+        price.usd,
+        price.source,
+        `${instances} instance(s) × ${p.vcpus} vCPU = ${vcpus} vCPU (minimum ${table.rdsProxyMinVcpus}) × $${price.usd}/vCPU-hour`,
       );
     }
-  }
+    const price = table.rdsProxyPerAcuHour;
+    const lo = Math.max(table.rdsProxyMinAcus, cap.minCapacityAcu * instances);
+    const hi = Math.max(table.rdsProxyMinAcus, cap.maxCapacityAcu * instances);
+    return range(
+      'proxy',
+      part,
+      lo,
+      hi,
+      'ACU-hour',
+      price.usd,
+      price.source,
+      `${instances} instance(s) × ${cap.minCapacityAcu}–${cap.maxCapacityAcu} ACU (minimum ${table.rdsProxyMinAcus} ACU) × $${price.usd}/ACU-hour`,
+    );
+  });
 }
 
 /** What the CPU-credit line's part contains (`… CPU credits (Unlimited mode)`). */
@@ -618,6 +670,7 @@ function roundNoise(x: number): number {
   return Math.round(x * 1e9) / 1e9;
 }
 
+/** A line whose quantity the lab fixes (low = high). */
 function fixed(
   category: CostCategory,
   part: string,
@@ -627,22 +680,10 @@ function fixed(
   source: SourceId,
   note: string,
 ): CostLine {
-  const usd = roundNoise(quantity * unitPriceUsd);
-  return {
-    category,
-    part,
-    quantityMin: quantity,
-    quantityMax: quantity,
-    unit,
-    unitPriceUsd,
-    usdPerHourMin: usd,
-    usdPerHourMax: usd,
-    basis: 'price-table',
-    note,
-    source,
-  };
+  return range(category, part, quantity, quantity, unit, unitPriceUsd, source, note);
 }
 
+/** A line whose quantity lies between `lo` and `hi` (serverless capacity, CPU credits). */
 function range(
   category: CostCategory,
   part: string,

@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { InterruptedError, UsageError } from '../core/errors';
+import { shellQuote } from '../core/shell';
 import { listDirIn } from '../core/read';
 import type { Target } from '../engine/ports';
 import { systemClock } from '../engine/ports';
@@ -163,16 +164,12 @@ export function planLocal(
   return expandSuite(opts.suite, localCapacities(opts, descriptors));
 }
 
-function shellWord(s: string): string {
-  return /^[\w./:=@%+-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
 /** The command that continues this run where it stopped (same suite, settings and run id). */
 export function resumeCommand(opts: LocalRunOptions): string {
   return [
     'proxylab local',
     `--suite ${opts.suite.name}`,
-    `--out ${shellWord(opts.outDir)}`,
+    `--out ${shellQuote(opts.outDir)}`,
     `--run-id ${opts.runId}`,
     `--max-connections ${opts.maxConnections}`,
     `--pool-percent ${opts.poolPercent}`,

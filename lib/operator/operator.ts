@@ -15,7 +15,7 @@ import { verdictTotals, type VerdictTotals } from '../suite/verdict';
 import type { AwsSettings } from '../aws/clients';
 import type { LabOutputs } from './outputs';
 import { parseEndpoint } from '../aws/endpoint';
-import { RUN_ID_PATTERN, type CollectorSpec, type ProxySpec, type RunnerArgs } from '../aws/runner-args';
+import { RUN_ID_PATTERN, type CollectorSpec, type ProxySpec, type RunRequestArgs } from '../aws/runner-args';
 import { computeProgress, countStepFiles, formatProgress, readManifest, type RunProgress } from './runs';
 import { runKeyPrefix } from '../results/run-paths';
 import { S3ResultSink } from '../aws/s3-sink';
@@ -170,7 +170,7 @@ export function runnerArgsFromOutputs(
     /** The CLI's runner software version (runnerSoftwareVersion()); null: not checked. */
     expectVersion?: string | null;
   },
-): Omit<RunnerArgs, 'runnerIndex' | 'runnerCount'> {
+): RunRequestArgs {
   const proxies: ProxySpec[] = Object.entries(outputs.proxyEndpoints).map(([name, host]) => {
     const cfg = lab?.proxies.find((p) => p.name === name) ?? null;
     return {
@@ -212,11 +212,7 @@ export function runnerArgsFromOutputs(
     region: run.region,
     startAt: run.startAt,
     collector,
-    sslmode: 'require',
-    poolControl: true,
-    endpointUrl: null,
     barrierTimeoutSec: 900,
-    proxyTargetKind: 'rds-proxy',
     expectVersion: run.expectVersion ?? null,
   };
 }

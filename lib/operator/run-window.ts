@@ -9,7 +9,7 @@ import type { LabConfig } from '../config/types';
 import { getSuite } from '../suite/catalog';
 import { expandSuite, initPlan, type PlannedStep, type TargetCapacity } from '../suite/expand';
 import { poolerDeployments } from '../poolers/pgbouncer/layout';
-import { directTarget, managedProxyTarget, poolerTarget } from '../suite/targets';
+import { labTargets } from '../config/targets';
 import { processPoolSize } from '../poolers/pgbouncer/config';
 import { METRICS_SETTLE_MS } from '../aws/collector-invoke';
 
@@ -36,24 +36,25 @@ function plannedSec(step: PlannedStep): number {
  * PoolerTarget.poolSize). A target left out here is time the estimate does not count.
  */
 export function labTargetCapacities(lab: LabConfig, maxConnections: number): TargetCapacity[] {
-  return [
-    { ref: directTarget(), maxConnections, poolSize: null },
-    ...lab.proxies.map((p) => ({
-      ref: managedProxyTarget(p.name),
-      maxConnections,
-      poolSize: Math.floor((maxConnections * p.maxConnectionsPercent) / 100),
-    })),
-    ...lab.poolers.flatMap((p) => {
-      const sharedBy = poolerDeployments(p.placement, lab.runners.count);
-      const poolSize =
-        processPoolSize(p.poolPercent, maxConnections, p.processes, sharedBy) * p.processes * sharedBy;
-      return p.poolModes.map((mode) => ({
-        ref: poolerTarget('pgbouncer', p.name, mode),
-        maxConnections,
-        poolSize,
-      }));
-    }),
-  ];
+  return labTargets(lab).map((t): TargetCapacity => {
+    switch (t.role) {
+      case 'writer':
+        return { ref: t.ref, maxConnections, poolSize: null };
+      case 'proxy':
+        return {
+          ref: t.ref,
+          maxConnections,
+          poolSize: Math.floor((maxConnections * t.proxy.maxConnectionsPercent) / 100),
+        };
+      case 'pooler': {
+        const p = t.pooler;
+        const sharedBy = poolerDeployments(p.placement, lab.runners.count);
+        const poolSize =
+          processPoolSize(p.poolPercent, maxConnections, p.processes, sharedBy) * p.processes * sharedBy;
+        return { ref: t.ref, maxConnections, poolSize };
+      }
+    }
+  });
 }
 
 /** Estimated wall-clock seconds of `suiteName` on `lab`, through the end of the metrics collection. */

@@ -9,6 +9,7 @@ import { z } from 'zod';
 import { RunFileError, UsageError } from '../core/errors';
 import { JsonInputError, JsonSyntaxError, parseJsonText } from '../core/json-text';
 import type { PlannedStep } from '../suite/expand';
+import { RUN_DATABASE_ENGINES } from '../suite/engines';
 import type { RunPlan } from '../suite/plan';
 import { TARGET_KIND_NAMES, type TargetDescriptor } from '../suite/targets';
 import type { MetricsFile, RunManifest, StepRecord, TargetKind } from '../suite/types';
@@ -92,7 +93,7 @@ const environment = z.object({
   // Optional: runs recorded before issue 13 have none (read as unknown).
   database: z
     .object({
-      engine: z.enum(['aurora-postgresql', 'postgres', 'local']),
+      engine: z.enum(RUN_DATABASE_ENGINES),
       instanceClass: z.string().nullable(),
     })
     .nullable()

@@ -21,13 +21,9 @@ import { parsePsqlResults, psqlStatementArgs } from '../core/psql-text';
 import type { AdminRow, PoolerAdminPort } from '../engine/pooler-metrics';
 import type { PoolControl, Target } from '../engine/ports';
 import { parsePgbouncerVersion, processPoolSize } from '../poolers/pgbouncer/config';
-import {
-  poolDatabaseAlias,
-  poolerDeployments,
-  poolerTargetName,
-  type PoolerEndpoint,
-} from '../poolers/pgbouncer/layout';
-import { describeTarget, poolerTarget, type TargetDescriptor } from '../suite/targets';
+import { poolDatabaseAlias, poolerDeployments, type PoolerEndpoint } from '../poolers/pgbouncer/layout';
+import { describeTarget, type TargetDescriptor } from '../suite/targets';
+import { poolerTargets } from '../config/targets';
 import type { ConnectionInfo, TargetRef } from '../suite/types';
 import type { AdminCredentials, DbCredentials } from '../aws/secrets';
 import { type WriterInfo } from './targets';
@@ -152,10 +148,10 @@ export function buildPoolerTargets(input: {
   readonly runnerCount: number;
 }): PoolerTarget[] {
   return input.poolers.flatMap((p) =>
-    p.poolModes.map(
-      (mode) =>
+    poolerTargets(p).map(
+      ({ ref, mode }) =>
         new PoolerTarget(
-          poolerTarget('pgbouncer', p.name, mode),
+          ref,
           p,
           {
             host: p.host,
@@ -210,9 +206,7 @@ export class PgbouncerPoolControl implements PoolControl {
   }
 
   private poolerOf(target: TargetRef): PoolerEndpoint | null {
-    return (
-      this.o.poolers.find((p) => p.poolModes.some((m) => poolerTargetName(p.name, m) === target.name)) ?? null
-    );
+    return this.o.poolers.find((p) => poolerTargets(p).some((t) => t.ref.name === target.name)) ?? null;
   }
 
   private async onEvery(p: PoolerEndpoint, statements: readonly string[]): Promise<AdminRow[][][]> {

@@ -35,7 +35,7 @@ import { NoopPoolControl, RdsProxyPoolControl } from './proxy-pool';
 import type { PoolPercents, RunnerArgs } from '../aws/runner-args';
 import { acquireCloudRunLock } from './run-lock';
 import { S3ResultSink } from '../aws/s3-sink';
-import { poolerTargetName } from '../poolers/pgbouncer/layout';
+import { poolerTargets } from '../config/targets';
 import {
   readAdminCredentials,
   readDbCredentials,
@@ -291,7 +291,7 @@ async function setUpPoolers(
         admin: poolerAdminPort(p, admin, query),
         cpu: () => fetchPoolerCpu(p.host, p.statsPort),
         pools: Object.fromEntries(p.poolModes.map((m) => [poolDatabaseAlias(credentials.dbname, m), m])),
-        targets: p.poolModes.map((m) => poolerTargetName(p.name, m)),
+        targets: poolerTargets(p).map((t) => t.ref.name),
       }),
   );
   const first = args.poolers[0];

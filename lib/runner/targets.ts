@@ -10,16 +10,16 @@ import type { Target } from '../engine/ports';
 import type { ConnectionInfo } from '../suite/types';
 import {
   describeTarget,
-  directTarget,
-  managedProxyTarget,
   type TargetDescriptor,
+  type ProxyTargetKind,
   type TargetProbe,
 } from '../suite/targets';
-import type { TargetKind, TargetRef } from '../suite/types';
+import type { TargetRef } from '../suite/types';
 import type { DbCredentials } from '../aws/secrets';
 import type { ScalarQuery, SslMode } from '../exec/libpq';
 import type { Endpoint } from '../aws/endpoint';
 import type { PoolPercents } from '../aws/runner-args';
+import { labTargets } from '../config/targets';
 
 /** The server behind every target: one writer, read once per run. */
 export class WriterInfo {
@@ -90,7 +90,7 @@ export interface CloudTargetsInput {
   readonly query: ScalarQuery;
   readonly poolPercent: (proxyName: string) => PoolPercents | null;
   /** Kind of the proxy targets. @default 'rds-proxy' (others: test-only local stand-ins) */
-  readonly proxyKind?: TargetKind;
+  readonly proxyKind?: ProxyTargetKind;
 }
 
 /** `direct` (the writer) plus one `rds-proxy` target per proxy. */
@@ -106,17 +106,14 @@ export function buildCloudTargets(input: CloudTargetsInput): { targets: CloudTar
   });
   const writerConn = conn(input.writer);
   const writer = new WriterInfo(writerConn, input.query);
-  const targets = [
-    new CloudTarget(directTarget(), writerConn, writer, () => null),
-    ...Object.entries(input.proxies).map(
-      ([name, ep]) =>
-        new CloudTarget(
-          input.proxyKind ? { kind: input.proxyKind, name } : managedProxyTarget(name),
-          conn(ep),
-          writer,
-          () => input.poolPercent(name),
-        ),
-    ),
-  ];
+  const proxies = Object.entries(input.proxies).map(([name, endpoint]) => ({ name, endpoint }));
+  // The pooler targets are buildPoolerTargets' (lib/runner/pooler-targets.ts), from the same list.
+  const targets = labTargets({ proxies, poolers: [] }, input.proxyKind ?? 'rds-proxy').flatMap((t) =>
+    t.role === 'writer'
+      ? [new CloudTarget(t.ref, writerConn, writer, () => null)]
+      : t.role === 'proxy'
+        ? [new CloudTarget(t.ref, conn(t.proxy.endpoint), writer, () => input.poolPercent(t.ref.name))]
+        : [],
+  );
   return { targets, writer };
 }

@@ -20,6 +20,7 @@
  * Conventions: units in names (Ms, Sec); unknown values are `null`, never 0 or -1; timestamps are
  * ISO-8601 UTC strings.
  */
+import type { RunDatabaseEngine } from './engines';
 
 export const RESULT_SCHEMA_VERSION = 1 as const;
 
@@ -218,7 +219,7 @@ export interface RunnerPart {
 
 /** The database a run ran against; `local` is proxylab local's throwaway PostgreSQL. */
 export interface RunDatabase {
-  readonly engine: 'aurora-postgresql' | 'postgres' | 'local';
+  readonly engine: RunDatabaseEngine;
   /** `db.t4g.micro`; null when there is none (local) or the lab did not say. */
   readonly instanceClass: string | null;
 }

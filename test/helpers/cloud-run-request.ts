@@ -3,7 +3,7 @@
  * the DB secret in moto and the run request, for integration tests that run the bundled runner.
  */
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { buildRunRequest, type RunRequest } from '../../lib/aws/run-request';
+import { buildRunRequest, type RunnerArgvTestSettings, type RunRequest } from '../../lib/aws/run-request';
 import type { DatabaseSpec } from '../../lib/aws/runner-args';
 import { BENCH_DB, BENCH_USER } from '../../lib/local/postgres';
 import { motoClientConfig, type MotoServer } from './moto';
@@ -37,9 +37,19 @@ export async function createDbSecret(
 }
 
 /**
+ * What the runner is told on its command line (test-only, never in the run request) when the local
+ * stack stands in for the lab: no TLS, PgBouncer's transaction pool as the proxy, no RDS API.
+ */
+export const LOCAL_STAND_IN: RunnerArgvTestSettings = {
+  sslmode: 'disable',
+  proxyTargetKind: 'pgbouncer-transaction',
+  poolControl: false,
+};
+
+/**
  * The run request of suite `smoke` on the local stack: PostgreSQL at `postgresPort` is the writer and
  * PgBouncer's transaction pool at `proxyPort` stands in for a proxy (25/12 is its pool as a % of
- * max_connections); no collector, no pool control, no TLS.
+ * max_connections); no collector. The runner gets LOCAL_STAND_IN on its command line.
  */
 export function localRunRequest(o: {
   readonly runId: string;
@@ -72,10 +82,7 @@ export function localRunRequest(o: {
       region: null,
       startAt: o.startAt ?? null,
       collector: null,
-      sslmode: 'disable',
-      poolControl: false,
       barrierTimeoutSec: 900,
-      proxyTargetKind: 'pgbouncer-transaction',
       expectVersion: null,
     },
     o.runnerCount,

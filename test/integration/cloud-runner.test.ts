@@ -27,7 +27,7 @@ import { planSchema } from '../../lib/results/schemas';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
 import { runExitCode, type VerdictTotals } from '../../lib/suite/verdict';
 import { spawnCli, startLocalStack, type LocalStack } from '../helpers/local-stack';
-import { createDbSecret, localRunRequest } from '../helpers/cloud-run-request';
+import { createDbSecret, LOCAL_STAND_IN, localRunRequest } from '../helpers/cloud-run-request';
 import { motoClientConfig, motoEnv, startMoto, type MotoServer } from '../helpers/moto';
 import { AWS_CALL_LOG_ENV } from '../../lib/core/aws-call-log';
 import { RUNNER } from '../helpers/aws-calls/principals';
@@ -85,7 +85,12 @@ async function writeRequest(
 
 /** Run the bundled runner with the one input it gets; `killAfter` sends SIGTERM once stdout matches it. */
 function runRunner(runId: string, runnerIndex: number, killAfter: RegExp | null = null): Promise<Proc> {
-  const argv = requestRunnerArgv({ url: requestUrl(BUCKET, runId), runnerIndex, region: null });
+  const argv = requestRunnerArgv({
+    url: requestUrl(BUCKET, runId),
+    runnerIndex,
+    region: null,
+    test: LOCAL_STAND_IN,
+  });
   // no endpoint mini-syntax (`name=host[:port]…`) and no target on the command line: all in the request
   expect(argv.join(' ')).not.toMatch(/--proxies|--writer-endpoint|--secret-arn|=127\.0\.0\.1/);
   const args = [runnerJs, ...argv];

@@ -23,7 +23,7 @@ import { requestRunnerArgv, requestUrl, writeRunRequest } from '../../lib/aws/ru
 import { formatListing, readListing, readProgress } from '../../lib/operator/runs';
 import type { RunManifest } from '../../lib/suite/types';
 import { startLocalStack, type LocalStack } from '../helpers/local-stack';
-import { createDbSecret, localRunRequest } from '../helpers/cloud-run-request';
+import { createDbSecret, LOCAL_STAND_IN, localRunRequest } from '../helpers/cloud-run-request';
 import { motoClientConfig, motoEnv, startMoto, type MotoServer } from '../helpers/moto';
 import { AWS_CALL_LOG_ENV } from '../../lib/core/aws-call-log';
 import { RUNNER } from '../helpers/aws-calls/principals';
@@ -83,7 +83,12 @@ function startImds(): Promise<void> {
  * over) the notice is scheduled; nothing else is done to the runner.
  */
 function runRunner(interrupt: boolean): Promise<Proc> {
-  const argv = requestRunnerArgv({ url: requestUrl(BUCKET, RUN_ID), runnerIndex: 0, region: null });
+  const argv = requestRunnerArgv({
+    url: requestUrl(BUCKET, RUN_ID),
+    runnerIndex: 0,
+    region: null,
+    test: LOCAL_STAND_IN,
+  });
   // motoEnv turns instance metadata off for every other test; this one points it at the stub
   // The runner's own audit log: its calls are checked against the runner role after the test.
   const callLog = path.join(scratchDir('proxylab-spot-calls-'), 'calls.jsonl');

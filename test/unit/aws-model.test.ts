@@ -6,7 +6,7 @@ import { GetResourceMetricsCommand, PIClient } from '@aws-sdk/client-pi';
 import { mockAws } from '../helpers/aws-calls/recorder';
 import { COLLECTOR } from '../helpers/aws-calls/principals';
 import { buildRunRequest } from '../../lib/aws/run-request';
-import type { RunnerArgs } from '../../lib/aws/runner-args';
+import type { RunRequestArgs } from '../../lib/aws/runner-args';
 import { buildRunCommands } from '../../lib/operator/ssm';
 import { fetchPi, planPiRequests } from '../../lib/collector';
 import { compilePattern, modelProblems, serviceModel, skippedPatterns } from '../helpers/aws-calls/model';
@@ -355,7 +355,7 @@ describe('through the real collector code (lib/collector/fetch-pi.ts) and a mock
 describe('production inputs at their limits', () => {
   test('SendCommand for the longest run id (128 characters) and a long suite name is valid (Comment ≤ 100, key prefix ≤ 500)', () => {
     // GIVEN a run request at the run id's limit (RUN_ID_PATTERN: 1 + 127 characters)
-    const args: Omit<RunnerArgs, 'runnerIndex' | 'runnerCount'> = {
+    const args: RunRequestArgs = {
       runId: `r${'x'.repeat(127)}`,
       suite: 'a-suite-name-as-long-as-anyone-would-write-it',
       bucket: 'lab-results',
@@ -368,11 +368,7 @@ describe('production inputs at their limits', () => {
       region: 'us-east-1',
       startAt: '2026-11-21T11:00:00.000Z',
       collector: null,
-      sslmode: 'require',
-      poolControl: false,
-      endpointUrl: null,
       barrierTimeoutSec: 900,
-      proxyTargetKind: 'rds-proxy',
       expectVersion: null,
     };
     const request = buildRunRequest(args, 3);

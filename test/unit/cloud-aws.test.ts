@@ -42,7 +42,7 @@ import {
   runRequestSchema,
   writeRunRequest,
 } from '../../lib/aws/run-request';
-import type { RunnerArgs } from '../../lib/aws/runner-args';
+import { PRODUCTION_RUNNER_SETTINGS, type RunRequestArgs } from '../../lib/aws/runner-args';
 import { S3ResultSink } from '../../lib/aws/s3-sink';
 import { parseDbSecret, readDbCredentials } from '../../lib/aws/secrets';
 import { buildRunCommands, sendRunCommands } from '../../lib/operator/ssm';
@@ -382,7 +382,7 @@ describe('SSM SendCommand', () => {
   afterAll(() => {
     for (const m of [ssmMock, s3Mock]) attributeMock(m, RUNNER);
   });
-  const base: Omit<RunnerArgs, 'runnerIndex' | 'runnerCount'> = {
+  const base: RunRequestArgs = {
     runId: 'r-20261121-1100',
     suite: 'e1',
     bucket: 'lab-results',
@@ -408,11 +408,7 @@ describe('SSM SendCommand', () => {
       piResourceIds: ['db-ABC'],
       proxies: ['lab-pool100'],
     },
-    sslmode: 'require',
-    poolControl: true,
-    endpointUrl: null,
     barrierTimeoutSec: 900,
-    proxyTargetKind: 'rds-proxy',
     expectVersion: null,
   };
 
@@ -460,10 +456,11 @@ describe('SSM SendCommand', () => {
       runnerArgsFromRequest(
         runRequestSchema.parse(JSON.parse(JSON.stringify(request))),
         cli.runnerIndex,
-        null,
+        cli.test,
       ),
     ).toEqual({
       ...base,
+      ...PRODUCTION_RUNNER_SETTINGS,
       runnerIndex: 1,
       runnerCount: 2,
     });
@@ -500,7 +497,48 @@ describe('SSM SendCommand', () => {
       /expected s3:\/\/BUCKET\/runs\/RUNID\/request\.json/,
     );
     const request = buildRunRequest(base, 2);
-    expect(() => runnerArgsFromRequest(request, 2, null)).toThrow(/request is for 2 runner/);
+    expect(() => runnerArgsFromRequest(request, 2)).toThrow(/request is for 2 runner/);
+    expect(() =>
+      parseRequestRunnerArgv([
+        '--request',
+        requestUrl('lab-results', base.runId),
+        '--test-sslmode',
+        'off',
+        '--test-proxy-kind',
+        'direct',
+        '--test-pool-control',
+        'no',
+      ]),
+    ).toThrow(
+      /--test-sslmode: one of require, prefer, disable, got "off".*--test-proxy-kind: one of rds-proxy, pgbouncer-transaction, pgbouncer-session, got "direct".*--test-pool-control: on or off, got "no"/,
+    );
+  });
+
+  test('test-only settings travel on the runner command line, never in the request', () => {
+    // GIVEN a request, and a runner started the way the integration tests start it
+    const request = runRequestSchema.parse(JSON.parse(JSON.stringify(buildRunRequest(base, 1))));
+    const argv = requestRunnerArgv({
+      url: requestUrl('lab-results', base.runId),
+      runnerIndex: 0,
+      region: null,
+      endpointUrl: 'http://127.0.0.1:5000',
+      test: { sslmode: 'disable', proxyTargetKind: 'pgbouncer-transaction', poolControl: false },
+    });
+    // WHEN the runner parses its command line and reads the request
+    const cli = parseRequestRunnerArgv(argv);
+    const args = runnerArgsFromRequest(request, cli.runnerIndex, cli.test);
+    // THEN it runs with the test settings; the request itself has no such field
+    expect([args.sslmode, args.proxyTargetKind, args.poolControl, args.endpointUrl]).toEqual([
+      'disable',
+      'pgbouncer-transaction',
+      false,
+      'http://127.0.0.1:5000',
+    ]);
+    expect(Object.keys(request.targets)).not.toContain('sslmode');
+    expect(Object.keys(request.targets)).not.toContain('proxyTargetKind');
+    expect(Object.keys(request.settings)).not.toContain('poolControl');
+    // and without them, a production runner's settings
+    expect(runnerArgsFromRequest(request, 0)).toMatchObject(PRODUCTION_RUNNER_SETTINGS);
   });
 });
 

@@ -22,6 +22,7 @@ import {
 import { runExitCode } from '../../lib/suite/verdict';
 import { labOutputsWith, proxyOutputs } from '../helpers/lab-outputs';
 import { buildRunRequest, runnerArgsFromRequest, runRequestSchema } from '../../lib/aws/run-request';
+import { PRODUCTION_RUNNER_SETTINGS } from '../../lib/aws/runner-args';
 import { validateLab } from '../../lib/config';
 import type { LabConfig } from '../../lib/config/types';
 import { manifestWith, stepRecordWith } from '../helpers/run-files';
@@ -147,11 +148,18 @@ describe('runner arguments from the stack outputs', () => {
     });
     // the run environment will name the database the stack outputs describe
     expect(args.database).toEqual({ engine: 'aurora-postgresql', instanceClass: 'db.r6g.large' });
-    expect(args.sslmode).toBe('require');
-    expect(args.poolControl).toBe(true);
-    // and the runner reads back exactly that from the run request (JSON in S3)
-    const request = runRequestSchema.parse(JSON.parse(JSON.stringify(buildRunRequest(args, 2))));
-    expect(runnerArgsFromRequest(request, 0, null)).toEqual({ ...args, runnerIndex: 0, runnerCount: 2 });
+    // and the runner reads back exactly that from the run request (JSON in S3), with the production
+    // settings the request does not carry: TLS required, pool control on, proxies as RDS Proxies
+    const json = JSON.stringify(buildRunRequest(args, 2));
+    expect(json).not.toMatch(/sslmode|poolControl|proxyTargetKind|endpointUrl/);
+    const request = runRequestSchema.parse(JSON.parse(json));
+    const runner = runnerArgsFromRequest(request, 0);
+    expect(runner).toEqual({ ...args, ...PRODUCTION_RUNNER_SETTINGS, runnerIndex: 0, runnerCount: 2 });
+    expect([runner.sslmode, runner.poolControl, runner.proxyTargetKind]).toEqual([
+      'require',
+      true,
+      'rds-proxy',
+    ]);
   });
 
   test('no Performance Insights ids when the lab turned PI off', () => {

@@ -226,12 +226,12 @@ describe('the engine reaches the collector event from the stack outputs', () => 
     const request = runRequestSchema.parse(JSON.parse(JSON.stringify(buildRunRequest(args, 1))));
     expect(request.targets.database).toEqual({ engine: 'postgres', instanceClass: 'db.t4g.micro' });
     expect(request.settings.collector?.engine).toBe('postgres');
-    expect(runnerArgsFromRequest(request, 0, null).database).toEqual({
+    expect(runnerArgsFromRequest(request, 0).database).toEqual({
       engine: 'postgres',
       instanceClass: 'db.t4g.micro',
     });
     const { database: _dropped, ...olderTargets } = request.targets;
     const older = runRequestSchema.parse({ ...request, targets: olderTargets });
-    expect(runnerArgsFromRequest(older, 0, null).database).toBeNull();
+    expect(runnerArgsFromRequest(older, 0).database).toBeNull();
   });
 });

@@ -16,10 +16,10 @@ import {
   metricDef,
   piMetricsFor,
   RDS_POSTGRES_REPORT_METRICS,
-  type CollectorEngine,
 } from '../../lib/collector/catalog';
 import { collectMetrics, parseCollectEvent, type RunWriter } from '../../lib/collector';
 import { planPiRequests } from '../../lib/collector/plan';
+import type { DatabaseEngine } from '../../lib/suite/engines';
 
 const piMock = mockAws(PIClient, COLLECTOR);
 const cwMock = mockAws(CloudWatchClient, COLLECTOR);
@@ -30,10 +30,7 @@ afterEach(() => {
 
 interface DocumentedCounters {
   readonly retrieved: string;
-  readonly engines: Record<
-    CollectorEngine,
-    { readonly source: string; readonly counters: readonly string[] }
-  >;
+  readonly engines: Record<DatabaseEngine, { readonly source: string; readonly counters: readonly string[] }>;
   readonly loadMetric: { readonly name: string; readonly source: string };
 }
 
@@ -41,10 +38,10 @@ const DOCUMENTED = JSON.parse(
   fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'aws-docs', 'pi-counters.json'), 'utf8'),
 ) as DocumentedCounters;
 
-const ENGINES: readonly CollectorEngine[] = ['aurora-postgresql', 'postgres'];
+const ENGINES: readonly DatabaseEngine[] = ['aurora-postgresql', 'postgres'];
 
 /** The names (without the `.avg` suffix) that `engine`'s documented list does not have. */
-function undocumented(engine: CollectorEngine, names: readonly string[]): string[] {
+function undocumented(engine: DatabaseEngine, names: readonly string[]): string[] {
   const known = new Set([...DOCUMENTED.engines[engine].counters, DOCUMENTED.loadMetric.name]);
   return names.filter((n) => !known.has(n));
 }
@@ -74,7 +71,7 @@ test.each(ENGINES)('every counter the collector plans for %s is in its documente
   expect(piMetricsFor(engine).map((d) => d.name)).toEqual(names);
 });
 
-test.each<[CollectorEngine, string]>([
+test.each<[DatabaseEngine, string]>([
   // the single list's spelling, documented by neither engine
   ['aurora-postgresql', 'db.SQL.queries'],
   ['postgres', 'db.SQL.queries'],
@@ -90,7 +87,7 @@ test('Aurora keeps the counters E3 reads (total_auth_attempts) and RDS for Postg
   expect(piMetricsFor('postgres').map((d) => d.name)).not.toContain('db.User.total_auth_attempts');
 });
 
-test.each<[CollectorEngine, readonly string[]]>([
+test.each<[DatabaseEngine, readonly string[]]>([
   ['aurora-postgresql', CLOUD_REPORT_METRICS],
   ['postgres', RDS_POSTGRES_REPORT_METRICS],
 ])(
@@ -105,7 +102,7 @@ test.each<[CollectorEngine, readonly string[]]>([
   },
 );
 
-test.each<[CollectorEngine | undefined, CollectorEngine]>([
+test.each<[DatabaseEngine | undefined, DatabaseEngine]>([
   ['postgres', 'postgres'],
   ['aurora-postgresql', 'aurora-postgresql'],
   // events from older CLIs name no engine: Aurora, the only engine there was

@@ -1,0 +1,64 @@
+/**
+ * A lab's targets, listed once: the writer (`direct`), one target per RDS Proxy and one per
+ * self-hosted pooler × pool mode. The run-duration estimate (lib/operator/run-window.ts) and the
+ * runner's targets (lib/runner/targets.ts, lib/runner/pooler-targets.ts, the pooler sampler in
+ * lib/runner/runner.ts) all list them through here, so none of them can leave a target out.
+ *
+ * It takes only what it needs of a lab (proxy names; pooler names and pool modes), so the lab
+ * config and the runner's arguments (which carry the same names from the stack outputs) both fit.
+ */
+import type { PgbouncerPoolMode } from '../poolers/pgbouncer/layout';
+import { directTarget, managedProxyTarget, poolerTarget, type ProxyTargetKind } from '../suite/targets';
+import type { TargetRef } from '../suite/types';
+
+/** What `labTargets` reads of a proxy. */
+export interface NamedProxy {
+  readonly name: string;
+}
+
+/** What `labTargets` reads of a self-hosted pooler. */
+export interface PoolerModes {
+  readonly name: string;
+  readonly poolModes: readonly PgbouncerPoolMode[];
+}
+
+export type LabTarget<P extends NamedProxy = NamedProxy, Q extends PoolerModes = PoolerModes> =
+  | { readonly ref: TargetRef; readonly role: 'writer' }
+  | { readonly ref: TargetRef; readonly role: 'proxy'; readonly proxy: P }
+  | {
+      readonly ref: TargetRef;
+      readonly role: 'pooler';
+      readonly pooler: Q;
+      readonly mode: PgbouncerPoolMode;
+    };
+
+/** A pooler's targets: one per pool mode, named `<pooler>-<mode>`. */
+export function poolerTargets<Q extends PoolerModes>(
+  pooler: Q,
+): Array<Extract<LabTarget<NamedProxy, Q>, { role: 'pooler' }>> {
+  return pooler.poolModes.map((mode) => ({
+    ref: poolerTarget('pgbouncer', pooler.name, mode),
+    role: 'pooler' as const,
+    pooler,
+    mode,
+  }));
+}
+
+/**
+ * Every target of a lab, in the order runs list them: `direct`, the proxies, the poolers' pools.
+ * `proxyKind`: what the proxies are (`rds-proxy`; a test stands a local PgBouncer in for them).
+ */
+export function labTargets<P extends NamedProxy, Q extends PoolerModes>(
+  lab: { readonly proxies: readonly P[]; readonly poolers: readonly Q[] },
+  proxyKind: ProxyTargetKind = 'rds-proxy',
+): Array<LabTarget<P, Q>> {
+  return [
+    { ref: directTarget(), role: 'writer' },
+    ...lab.proxies.map((proxy) => ({
+      ref: proxyKind === 'rds-proxy' ? managedProxyTarget(proxy.name) : { kind: proxyKind, name: proxy.name },
+      role: 'proxy' as const,
+      proxy,
+    })),
+    ...lab.poolers.flatMap((pooler) => poolerTargets(pooler)),
+  ];
+}
