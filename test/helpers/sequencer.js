@@ -18,7 +18,8 @@ const Sequencer = require('@jest/test-sequencer').default;
 const SLOW_FILES = {
   'test/integration/local-server-stop.test.ts': 83,
   'test/integration/cloud-runner.test.ts': 71,
-  'test/integration/local-infra-failure.test.ts': 38,
+  'test/integration/local-infra-failure.test.ts': 44,
+  'test/integration/local-two-runs.test.ts': 22,
   'test/integration/local-smoke.test.ts': 27,
   'test/integration/doctor-moto.test.ts': 27,
   'test/integration/report-browser.test.ts': 22,
