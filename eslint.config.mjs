@@ -94,11 +94,11 @@ export default tseslint.config(
     ...tseslint.configs.disableTypeChecked,
   },
   {
-    // CommonJS entry points run by node itself (the launcher, jest's config).
-    files: ['scripts/proxylab.js', 'jest.config.js', '.dependency-cruiser.cjs'],
+    // CommonJS entry points run by node itself (the launcher, jest's config and test sequencer).
+    files: ['scripts/proxylab.js', 'jest.config.js', 'test/helpers/sequencer.js', '.dependency-cruiser.cjs'],
     languageOptions: {
       sourceType: 'commonjs',
-      globals: { require: 'readonly', module: 'writable', process: 'readonly' },
+      globals: { require: 'readonly', module: 'writable', process: 'readonly', __dirname: 'readonly' },
     },
     rules: { '@typescript-eslint/no-require-imports': 'off' },
   },

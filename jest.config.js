@@ -40,6 +40,11 @@ module.exports = {
   ],
   // Global only (jest 29 rejects it per project); slow integration steps pass their own timeouts.
   testTimeout: 120000,
-  // 2 cores, and integration tests start real servers: at most two test files at once.
+  // 2 cores, and integration tests start real servers: at most two test files at once. Inside a file,
+  // tests that each start their own stack and wait mostly on pgbench's fixed -T run side by side
+  // (test.concurrent), at most this many at once.
   maxWorkers: 2,
+  maxConcurrency: 5,
+  // The longest files first, also on a fresh clone that has no timings yet (test/helpers/sequencer.js).
+  testSequencer: '<rootDir>/test/helpers/sequencer.js',
 };

@@ -7,6 +7,11 @@
  * s3://…/request.json --runner-index i`, as `proxylab run` sends it. The run is killed with SIGTERM
  * after two steps and resumed with the same run id; `proxylab fetch` then copies it out of moto,
  * and its step JSON is compared with what `proxylab local` writes for the same suite.
+ *
+ * The two fleet tests wait mostly on the fleet's step barriers and pgbench's fixed -T: they run
+ * side by side with the kill/resume/fetch chain (test.concurrent), each on its own PostgreSQL and
+ * PgBouncer (a refusal above max_connections or a pool's size is only meaningful on a server no
+ * other test is using), all against the one moto.
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -38,12 +43,20 @@ const BUCKET = 'proxylab-it-results';
 const RUN_ID = 'cloud-it-1';
 const PASSWORD = `it-${randomBytes(12).toString('hex')}`;
 
-let stack: LocalStack;
+/** A throwaway PostgreSQL + PgBouncer and the Secrets Manager secret (in moto) that describes it. */
+interface Db {
+  readonly stack: LocalStack;
+  readonly secretArn: string;
+}
+
+/** One database per test that runs at the same time as the others (see the header). */
+let chainDb: Db;
+let fleetDb: Db;
+let brokenFleetDb: Db;
 let moto: MotoServer;
 let s3: S3Client;
 let tmp: string;
 let runnerJs: string;
-let secretArn: string;
 
 interface Proc {
   readonly code: number | null;
@@ -64,16 +77,17 @@ const RDS_POCKET = { engine: 'postgres', instanceClass: 'db.t4g.micro' } as cons
  * transaction pool stands in for a proxy; 25/12 is its pool as a % of max_connections.
  */
 async function writeRequest(
+  db: Db,
   runId: string,
   runnerCount: number,
   startAt: string | null,
-  proxyPort: number = stack.pgbouncer.port,
+  proxyPort: number = db.stack.pgbouncer.port,
 ): Promise<RunRequest> {
   const request = localRunRequest({
     runId,
     bucket: BUCKET,
-    secretArn,
-    postgresPort: stack.postgres.port,
+    secretArn: db.secretArn,
+    postgresPort: db.stack.postgres.port,
     proxyPort,
     runnerCount,
     startAt,
@@ -161,15 +175,28 @@ function shape(rec: StepRecord): Record<string, string[]> {
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-cloud-it-'));
   runnerJs = bundleRunner(path.join(tmp, 'bundle')).file;
-  [stack, moto] = await Promise.all([startLocalStack(), startMoto()]);
+  const stacks = Promise.all([startLocalStack(), startLocalStack(), startLocalStack()]);
+  moto = await startMoto();
   s3 = new S3Client({ ...motoClientConfig(moto), forcePathStyle: true });
   await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
+  const [chain, fleet, brokenFleet] = await stacks;
   // the shape RDS generates for a cluster secret
-  secretArn = await createDbSecret(moto, 'proxylab-it-db', stack.postgres.port, PASSWORD);
+  const withSecret = async (stack: LocalStack, name: string): Promise<Db> => ({
+    stack,
+    secretArn: await createDbSecret(moto, name, stack.postgres.port, PASSWORD),
+  });
+  chainDb = await withSecret(chain, 'proxylab-it-db');
+  fleetDb = await withSecret(fleet, 'proxylab-it-fleet-db');
+  brokenFleetDb = await withSecret(brokenFleet, 'proxylab-it-broken-fleet-db');
 }, 90_000);
 
 afterAll(async () => {
-  await Promise.all([stack?.stop(), moto?.stop()]);
+  await Promise.all([
+    chainDb?.stack.stop(),
+    fleetDb?.stack.stop(),
+    brokenFleetDb?.stack.stop(),
+    moto?.stop(),
+  ]);
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
 });
 
@@ -180,7 +207,7 @@ describe('runner → moto S3, killed and resumed, fetched like a local run', () 
 
   test('SIGTERM after two steps keeps exactly the finished steps in S3', async () => {
     // WHEN the runner is killed right after its second step ended
-    await writeRequest(RUN_ID, 1, null);
+    await writeRequest(chainDb, RUN_ID, 1, null);
     first = await runRunner(RUN_ID, 0, /\[2\/\d+\] \S+: (completed|timeout|not-available)/);
     // THEN it stopped on the signal, cleanly, with the two finished steps written
     expect(first.stderr).toContain('SIGTERM: stopping');
@@ -300,67 +327,71 @@ describe('runner → moto S3, killed and resumed, fetched like a local run', () 
 });
 
 describe('two runner processes split every step through the S3 barrier (moto)', () => {
-  test('each step merged from two parts, clients adding up, data loaded once, findings still hold', async () => {
-    // GIVEN two runners of one run, started together
-    const fleetRun = 'cloud-it-fleet';
-    const startAt = new Date().toISOString();
-    const request = await writeRequest(fleetRun, 2, startAt);
-    // WHEN
-    const [r0, r1] = await Promise.all([runRunner(fleetRun, 0), runRunner(fleetRun, 1)]);
-    // THEN both finished the run
-    if (r0.code !== 0 || r1.code !== 0)
-      process.stderr.write(`runner 0:\n${r0.stdout}${r0.stderr}\nrunner 1:\n${r1.stdout}${r1.stderr}\n`);
-    expect([r0.code, r1.code]).toEqual([0, 0]);
-    expect(r0.stdout).toContain('loading pgbench data');
-    const steps = await s3Steps(fleetRun);
-    const manifest = JSON.parse(await s3Text(`runs/${fleetRun}/manifest.json`)) as RunManifest;
-    expect(manifest.status).toBe('completed');
-    expect(steps.map((s) => s.stepId).sort()).toEqual([...manifest.stepIds].sort());
-    // plan.json, written once by runner 0: every step with its target descriptor and both shares
-    // request.json is what the operator wrote, schema-valid, without the password
-    const stored = await s3Text(`runs/${fleetRun}/request.json`);
-    expect(runRequestSchema.parse(JSON.parse(stored))).toEqual(request);
-    expect(stored).not.toContain(PASSWORD);
-    const plan = planSchema.parse(JSON.parse(await s3Text(`runs/${fleetRun}/plan.json`)));
-    expect(plan.steps.map((s) => s.stepId)).toEqual(manifest.stepIds);
-    expect(plan.runnerCount).toBe(2);
-    for (const s of plan.steps) {
-      expect(s.descriptor.name).toBe(s.target.name);
-      expect(s.shares.map((x) => x.runnerIndex)).toEqual([0, 1]);
-      expect(s.shares.reduce((a, x) => a + x.clients, 0)).toBe(s.params.clients);
-    }
-    expect(JSON.stringify(plan)).not.toContain(PASSWORD);
-    // `proxylab run`'s own code path on what the runners left in S3: every verdict held → exit 0
-    const totals = await operatorVerdict(fleetRun);
-    expect(totals).toMatchObject({ broke: 0, comparisonsBroke: 0, exit: 0 });
-    // the churn comparison (pooled -C faster than direct -C), judged on the merged records, held
-    expect(manifest.scenarioVerdicts?.map((v) => [v.scenario, v.held])).toEqual([['smoke-churn', true]]);
-    for (const step of steps) {
-      // two parts whose clients add up to the step's, each with its own measurement
-      expect(step.parts?.map((p) => p.runnerId)).toEqual(['runner-0', 'runner-1']);
-      expect((step.parts ?? []).reduce((a, p) => a + p.clients, 0)).toBe(step.params.clients);
-      expect(Math.abs((step.parts?.[0]?.clients ?? 0) - (step.parts?.[1]?.clients ?? 0))).toBeLessThanOrEqual(
-        1,
-      );
-      if (step.result?.transactionsProcessed != null) {
-        const partTx = (step.parts ?? []).reduce((a, p) => a + (p.result?.transactionsProcessed ?? 0), 0);
-        expect(step.result.transactionsProcessed).toBe(partTx);
+  test.concurrent(
+    'each step merged from two parts, clients adding up, data loaded once, findings still hold',
+    async () => {
+      // GIVEN two runners of one run, started together
+      const fleetRun = 'cloud-it-fleet';
+      const startAt = new Date().toISOString();
+      const request = await writeRequest(fleetDb, fleetRun, 2, startAt);
+      // WHEN
+      const [r0, r1] = await Promise.all([runRunner(fleetRun, 0), runRunner(fleetRun, 1)]);
+      // THEN both finished the run
+      if (r0.code !== 0 || r1.code !== 0)
+        process.stderr.write(`runner 0:\n${r0.stdout}${r0.stderr}\nrunner 1:\n${r1.stdout}${r1.stderr}\n`);
+      expect([r0.code, r1.code]).toEqual([0, 0]);
+      expect(r0.stdout).toContain('loading pgbench data');
+      const steps = await s3Steps(fleetRun);
+      const manifest = JSON.parse(await s3Text(`runs/${fleetRun}/manifest.json`)) as RunManifest;
+      expect(manifest.status).toBe('completed');
+      expect(steps.map((s) => s.stepId).sort()).toEqual([...manifest.stepIds].sort());
+      // plan.json, written once by runner 0: every step with its target descriptor and both shares
+      // request.json is what the operator wrote, schema-valid, without the password
+      const stored = await s3Text(`runs/${fleetRun}/request.json`);
+      expect(runRequestSchema.parse(JSON.parse(stored))).toEqual(request);
+      expect(stored).not.toContain(PASSWORD);
+      const plan = planSchema.parse(JSON.parse(await s3Text(`runs/${fleetRun}/plan.json`)));
+      expect(plan.steps.map((s) => s.stepId)).toEqual(manifest.stepIds);
+      expect(plan.runnerCount).toBe(2);
+      for (const s of plan.steps) {
+        expect(s.descriptor.name).toBe(s.target.name);
+        expect(s.shares.map((x) => x.runnerIndex)).toEqual([0, 1]);
+        expect(s.shares.reduce((a, x) => a + x.clients, 0)).toBe(s.params.clients);
       }
-      expect(step.verdict.held).not.toBe(false);
-    }
-    // the 60 direct clients were refused in part by the server (30 + 30 > max_connections 40)
-    const refused = steps.find((s) => s.stepId === 'smoke-max-connections/direct/c60/simple/persistent/r1');
-    expect(refused?.result?.errors.some((e) => e.class === 'too-many-connections')).toBe(true);
-    // every part of a step started at the time runner 0 planned once both were ready
-    for (const step of steps.filter((s) => s.result !== null)) {
-      const plan = JSON.parse(
-        await s3Text(
-          `runs/${fleetRun}/fleet/${startAt.replace(/[^A-Za-z0-9._-]+/g, '_')}/${step.stepId.replace(/[^A-Za-z0-9._-]+/g, '_')}/plan.json`,
-        ),
-      ) as { startAt: string };
-      expect(step.startedAt).toBe(plan.startAt);
-    }
-  }, 150_000);
+      expect(JSON.stringify(plan)).not.toContain(PASSWORD);
+      // `proxylab run`'s own code path on what the runners left in S3: every verdict held → exit 0
+      const totals = await operatorVerdict(fleetRun);
+      expect(totals).toMatchObject({ broke: 0, comparisonsBroke: 0, exit: 0 });
+      // the churn comparison (pooled -C faster than direct -C), judged on the merged records, held
+      expect(manifest.scenarioVerdicts?.map((v) => [v.scenario, v.held])).toEqual([['smoke-churn', true]]);
+      for (const step of steps) {
+        // two parts whose clients add up to the step's, each with its own measurement
+        expect(step.parts?.map((p) => p.runnerId)).toEqual(['runner-0', 'runner-1']);
+        expect((step.parts ?? []).reduce((a, p) => a + p.clients, 0)).toBe(step.params.clients);
+        expect(
+          Math.abs((step.parts?.[0]?.clients ?? 0) - (step.parts?.[1]?.clients ?? 0)),
+        ).toBeLessThanOrEqual(1);
+        if (step.result?.transactionsProcessed != null) {
+          const partTx = (step.parts ?? []).reduce((a, p) => a + (p.result?.transactionsProcessed ?? 0), 0);
+          expect(step.result.transactionsProcessed).toBe(partTx);
+        }
+        expect(step.verdict.held).not.toBe(false);
+      }
+      // the 60 direct clients were refused in part by the server (30 + 30 > max_connections 40)
+      const refused = steps.find((s) => s.stepId === 'smoke-max-connections/direct/c60/simple/persistent/r1');
+      expect(refused?.result?.errors.some((e) => e.class === 'too-many-connections')).toBe(true);
+      // every part of a step started at the time runner 0 planned once both were ready
+      for (const step of steps.filter((s) => s.result !== null)) {
+        const plan = JSON.parse(
+          await s3Text(
+            `runs/${fleetRun}/fleet/${startAt.replace(/[^A-Za-z0-9._-]+/g, '_')}/${step.stepId.replace(/[^A-Za-z0-9._-]+/g, '_')}/plan.json`,
+          ),
+        ) as { startAt: string };
+        expect(step.startedAt).toBe(plan.startAt);
+      }
+    },
+    150_000,
+  );
 });
 
 /** What `proxylab run` does once its runners ended: follow the manifest, count verdicts, decide the exit code. */
@@ -382,22 +413,32 @@ async function operatorVerdict(runId: string): Promise<VerdictTotals & { exit: n
 }
 
 describe('two runners where a scenario comparison breaks: proxylab run exits 1', () => {
-  test('the "pooler" is the server itself, so -C through it is no faster than -C direct', async () => {
-    // GIVEN a fleet whose proxy endpoint is PostgreSQL itself (no pooling): the churn comparison
-    // "-C through PgBouncer ≥ 3 × -C direct" cannot hold
-    const runId = 'cloud-it-fleet-broken';
-    await writeRequest(runId, 2, new Date().toISOString(), stack.postgres.port);
-    const [r0, r1] = await Promise.all([runRunner(runId, 0), runRunner(runId, 1)]);
-    // the runners completed (runner 0 exits 1: its merged verdicts broke)
-    const manifest = JSON.parse(await s3Text(`runs/${runId}/manifest.json`)) as RunManifest;
-    expect(manifest.status).toBe('completed');
-    expect([r0.code, r1.code]).toEqual([1, 0]);
-    const churn = manifest.scenarioVerdicts?.find((v) => v.scenario === 'smoke-churn');
-    expect(churn?.held).toBe(false);
-    // WHEN `proxylab run` concludes through the operator code path
-    const totals = await operatorVerdict(runId);
-    // THEN the broken comparison is counted and the exit code is 1
-    expect(totals.comparisonsBroke).toBeGreaterThanOrEqual(1);
-    expect(totals.exit).toBe(1);
-  }, 150_000);
+  test.concurrent(
+    'the "pooler" is the server itself, so -C through it is no faster than -C direct',
+    async () => {
+      // GIVEN a fleet whose proxy endpoint is PostgreSQL itself (no pooling): the churn comparison
+      // "-C through PgBouncer ≥ 3 × -C direct" cannot hold
+      const runId = 'cloud-it-fleet-broken';
+      await writeRequest(
+        brokenFleetDb,
+        runId,
+        2,
+        new Date().toISOString(),
+        brokenFleetDb.stack.postgres.port,
+      );
+      const [r0, r1] = await Promise.all([runRunner(runId, 0), runRunner(runId, 1)]);
+      // the runners completed (runner 0 exits 1: its merged verdicts broke)
+      const manifest = JSON.parse(await s3Text(`runs/${runId}/manifest.json`)) as RunManifest;
+      expect(manifest.status).toBe('completed');
+      expect([r0.code, r1.code]).toEqual([1, 0]);
+      const churn = manifest.scenarioVerdicts?.find((v) => v.scenario === 'smoke-churn');
+      expect(churn?.held).toBe(false);
+      // WHEN `proxylab run` concludes through the operator code path
+      const totals = await operatorVerdict(runId);
+      // THEN the broken comparison is counted and the exit code is 1
+      expect(totals.comparisonsBroke).toBeGreaterThanOrEqual(1);
+      expect(totals.exit).toBe(1);
+    },
+    150_000,
+  );
 });

@@ -159,8 +159,11 @@ async function stopMidStepThenResume(
   );
 }
 
+// Every case starts its own stack (own ports, own directory, own run id) through its own CLI, and
+// most of its time is pgbench's fixed -T: the cases run side by side (test.concurrent, at most
+// jest's maxConcurrency at once) instead of one after the other.
 describe('PostgreSQL stopped during a step', () => {
-  test.each([
+  test.concurrent.each([
     // smart: sessions go on, new connections are refused with 57P03 (a later step sees it)
     [
       'smart shutdown (SIGTERM)',
@@ -199,7 +202,7 @@ describe.each([
 ] as const)('PgBouncer %s stopped during a step', (_version, tag, fixedEnv) => {
   const env = (): Record<string, string> =>
     fixedEnv ?? envWithPgbouncer(pgbouncer125('local-server-stop.test.ts'));
-  test.each([
+  test.concurrent.each([
     ['SIGINT', /server-stopped|PgBouncer \(pid \d+\)/],
     ['SIGTERM', /server-stopped|PgBouncer \(pid \d+\)/],
   ] as const)(

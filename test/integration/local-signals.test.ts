@@ -13,6 +13,9 @@ import { scratchDir } from '../helpers/scratch';
 
 const outDir = scratchDir('proxylab-local-signals-');
 
+// Each test runs its own CLI with its own stack and run id, and waits mostly on the servers and
+// pgbench: the four run side by side (test.concurrent).
+
 function manifestOf(runId: string): RunManifest {
   return JSON.parse(fs.readFileSync(path.join(outDir, runId, 'manifest.json'), 'utf8')) as RunManifest;
 }
@@ -21,29 +24,33 @@ describe.each([
   ['SIGHUP', 129],
   ['SIGQUIT', 131],
 ] as const)('proxylab local receiving %s mid-run', (signal, expectedCode) => {
-  test(`stops both servers, marks the manifest interrupted and exits ${expectedCode}`, async () => {
-    // GIVEN a smoke run that has started its second step
-    const runId = `smoke-${signal.toLowerCase()}`;
-    const run = spawnCli(['local', '--suite', 'smoke', '--out', outDir, '--run-id', runId, '--no-install']);
-    // mid-run: a measured step has started (smoke has 8 steps; some are not available on PgBouncer 1.18)
-    await run.waitForStdout(/> \[3\/8\]/, 60_000);
-    const stack = parseStackLine(run.stdout());
-    expect(stack).not.toBeNull();
+  test.concurrent(
+    `stops both servers, marks the manifest interrupted and exits ${expectedCode}`,
+    async () => {
+      // GIVEN a smoke run that has started its second step
+      const runId = `smoke-${signal.toLowerCase()}`;
+      const run = spawnCli(['local', '--suite', 'smoke', '--out', outDir, '--run-id', runId, '--no-install']);
+      // mid-run: a measured step has started (smoke has 8 steps; some are not available on PgBouncer 1.18)
+      await run.waitForStdout(/> \[3\/8\]/, 60_000);
+      const stack = parseStackLine(run.stdout());
+      expect(stack).not.toBeNull();
 
-    // WHEN the signal arrives
-    run.child.kill(signal);
-    const code = await run.exit;
+      // WHEN the signal arrives
+      run.child.kill(signal);
+      const code = await run.exit;
 
-    // THEN nothing is left running, the manifest says interrupted, and the exit code is 128 + signal
-    expect(code).toBe(expectedCode);
-    await assertStackGone(stack!);
-    const m = manifestOf(runId);
-    expect(m.status).toBe('interrupted');
-    expect(m.stepsCompleted).toBeGreaterThanOrEqual(1);
-    expect(run.stdout()).toContain(
-      `${signal}: stopping pgbench, PostgreSQL and PgBouncer; finished steps are kept`,
-    );
-  }, 90_000);
+      // THEN nothing is left running, the manifest says interrupted, and the exit code is 128 + signal
+      expect(code).toBe(expectedCode);
+      await assertStackGone(stack!);
+      const m = manifestOf(runId);
+      expect(m.status).toBe('interrupted');
+      expect(m.stepsCompleted).toBeGreaterThanOrEqual(1);
+      expect(run.stdout()).toContain(
+        `${signal}: stopping pgbench, PostgreSQL and PgBouncer; finished steps are kept`,
+      );
+    },
+    90_000,
+  );
 });
 
 /** A Ctrl-C before the first step: exit 130, no claim of kept steps, and no run directory left. */
@@ -59,44 +66,61 @@ function expectNothingMeasured(run: CliRun, code: number | null, runId: string):
 }
 
 describe('proxylab local interrupted before the first step', () => {
-  test('exits 130, does not claim kept steps, and leaves no run directory', async () => {
-    // GIVEN a run still starting its servers (initdb)
-    const runId = 'smoke-early';
-    const run = spawnCli(['local', '--suite', 'smoke', '--out', outDir, '--run-id', runId, '--no-install']);
-    await run.waitForStdout(/Starting PostgreSQL/, 30_000);
+  test.concurrent(
+    'exits 130, does not claim kept steps, and leaves no run directory',
+    async () => {
+      // GIVEN a run still starting its servers (initdb)
+      const runId = 'smoke-early';
+      const run = spawnCli(['local', '--suite', 'smoke', '--out', outDir, '--run-id', runId, '--no-install']);
+      await run.waitForStdout(/Starting PostgreSQL/, 30_000);
 
-    // WHEN Ctrl-C arrives
-    run.child.kill('SIGINT');
-    const code = await run.exit;
+      // WHEN Ctrl-C arrives
+      run.child.kill('SIGINT');
+      const code = await run.exit;
 
-    // THEN
-    expectNothingMeasured(run, code, runId);
-    const stack = parseStackLine(run.stdout());
-    if (stack) await assertStackGone(stack);
-  }, 60_000);
+      // THEN
+      expectNothingMeasured(run, code, runId);
+      const stack = parseStackLine(run.stdout());
+      if (stack) await assertStackGone(stack);
+    },
+    60_000,
+  );
 });
 
 describe('proxylab local interrupted while loading data (pgbench -i), before the first step', () => {
-  test('exits 130, says nothing was measured, and leaves no run directory', async () => {
-    // GIVEN a run whose servers are up and whose data load has started (the init-data event's line)
-    const runId = 'smoke-during-init';
-    const run = spawnCli(['local', '--suite', 'smoke', '--out', outDir, '--run-id', runId, '--no-install']);
-    await run.waitForStdout(/loading pgbench data, scale 1 \(pgbench -i on direct\)/, 60_000);
-    const stack = parseStackLine(run.stdout());
-    expect(stack).not.toBeNull();
+  test.concurrent(
+    'exits 130, says nothing was measured, and leaves no run directory',
+    async () => {
+      // GIVEN a run whose servers are up and whose data load has started (the init-data event's line)
+      const runId = 'smoke-during-init';
+      const run = spawnCli(['local', '--suite', 'smoke', '--out', outDir, '--run-id', runId, '--no-install']);
+      await run.waitForStdout(/loading pgbench data, scale 1 \(pgbench -i on direct\)/, 60_000);
+      const stack = parseStackLine(run.stdout());
+      expect(stack).not.toBeNull();
 
-    // WHEN Ctrl-C arrives
-    run.child.kill('SIGINT');
-    const code = await run.exit;
+      // WHEN Ctrl-C arrives
+      run.child.kill('SIGINT');
+      const code = await run.exit;
 
-    // THEN the same as an interrupt during initdb: 130, nothing kept, no run directory
-    expectNothingMeasured(run, code, runId);
-    expect(run.stdout()).not.toMatch(/^> \[1\/8\]/m);
-    await assertStackGone(stack!);
+      // THEN the same as an interrupt during initdb: 130, nothing kept, no run directory
+      expectNothingMeasured(run, code, runId);
+      expect(run.stdout()).not.toMatch(/^> \[1\/8\]/m);
+      await assertStackGone(stack!);
 
-    // AND the same run id later starts afresh (no half-made run to resume)
-    const again = spawnCli(['local', '--suite', 'smoke', '--out', outDir, '--run-id', runId, '--no-install']);
-    expect(await exitedAs(again, 0)).toEqual({ code: 0 });
-    expect(again.stdout()).not.toMatch(/Resuming run /);
-  }, 150_000);
+      // AND the same run id later starts afresh (no half-made run to resume)
+      const again = spawnCli([
+        'local',
+        '--suite',
+        'smoke',
+        '--out',
+        outDir,
+        '--run-id',
+        runId,
+        '--no-install',
+      ]);
+      expect(await exitedAs(again, 0)).toEqual({ code: 0 });
+      expect(again.stdout()).not.toMatch(/Resuming run /);
+    },
+    150_000,
+  );
 });

@@ -17,6 +17,7 @@ import {
   assertStackGone,
   exitedAs,
   type CliExit,
+  type CliRun,
   parseStackLine,
   spawnCli,
   type StackLine,
@@ -36,6 +37,15 @@ const PREPARED_CLASSES = ['prepared-statement-exists', 'prepared-statement-missi
 
 let outDir: string;
 
+/**
+ * The two full smoke runs the describes below read (PgBouncer 1.18, and 1.25.2 with two processes).
+ * Each starts its own stack and most of its time is pgbench's fixed -T, so both start in the root
+ * beforeAll and run side by side, beside the interrupted runs (test.concurrent); each describe's
+ * beforeAll waits for its own.
+ */
+let smokeRun: CliRun;
+let smoke125Run: CliRun | Error;
+
 function readJson<T>(file: string): T {
   return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
 }
@@ -46,6 +56,38 @@ function step(runDir: string, id: string): StepRecord {
 
 beforeAll(() => {
   outDir = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-local-smoke-'));
+  // GIVEN nothing but the binaries; WHEN the real CLI runs the smoke suite
+  smokeRun = spawnCli([
+    'local',
+    '--suite',
+    'smoke',
+    '--out',
+    outDir,
+    '--run-id',
+    'smoke-e2e',
+    '--no-install',
+  ]);
+  try {
+    const bin = pgbouncer125('test/integration/local-smoke.test.ts ("on PgBouncer 1.25.2")');
+    smoke125Run = spawnCli(
+      [
+        'local',
+        '--suite',
+        'smoke',
+        '--out',
+        outDir,
+        '--run-id',
+        'smoke-125',
+        '--no-install',
+        '--pooler-processes',
+        '2',
+      ],
+      envWithPgbouncer(bin),
+    );
+  } catch (err) {
+    // fails the describe that needs it, not the others
+    smoke125Run = err as Error;
+  }
 });
 
 afterAll(() => {
@@ -59,19 +101,8 @@ describe('proxylab local --suite smoke', () => {
   let stack: StackLine | null;
 
   beforeAll(async () => {
-    // GIVEN nothing but the binaries; WHEN the real CLI runs the smoke suite
-    const run = spawnCli([
-      'local',
-      '--suite',
-      'smoke',
-      '--out',
-      outDir,
-      '--run-id',
-      'smoke-e2e',
-      '--no-install',
-    ]);
-    exit = await exitedAs(run, 0);
-    stdout = run.stdout();
+    exit = await exitedAs(smokeRun, 0);
+    stdout = smokeRun.stdout();
     stack = parseStackLine(stdout);
     runDir = path.join(outDir, 'smoke-e2e');
   }, 110_000);
@@ -250,61 +281,71 @@ describe('proxylab local on a run id that already completed', () => {
 });
 
 describe('proxylab local interrupted with SIGINT', () => {
-  test('keeps finished steps, stops everything, and resumes with the same --run-id without repeating them', async () => {
-    // GIVEN a smoke run interrupted after its first two steps
-    const runId = 'smoke-int';
-    const args = ['local', '--suite', 'smoke', '--out', outDir, '--run-id', runId, '--no-install'];
-    const first = spawnCli(args);
-    await first.waitForStdout(/\[3\/8\] smoke-prepared\/pgbouncer-transaction\/c5\/simple\S* +\d/, 60_000);
-    first.child.kill('SIGINT');
-    const runDir = path.join(outDir, runId);
+  test.concurrent(
+    'keeps finished steps, stops everything, and resumes with the same --run-id without repeating them',
+    async () => {
+      // GIVEN a smoke run interrupted after its first two steps
+      const runId = 'smoke-int';
+      const args = ['local', '--suite', 'smoke', '--out', outDir, '--run-id', runId, '--no-install'];
+      const first = spawnCli(args);
+      await first.waitForStdout(/\[3\/8\] smoke-prepared\/pgbouncer-transaction\/c5\/simple\S* +\d/, 60_000);
+      first.child.kill('SIGINT');
+      const runDir = path.join(outDir, runId);
 
-    // THEN it ended as interrupted, exit 130 (128 + SIGINT), with the finished steps on disk and nothing running
-    expect(await exitedAs(first, 130)).toEqual({ code: 130 });
-    const m = readJson<RunManifest>(path.join(runDir, 'manifest.json'));
-    expect(m.status).toBe('interrupted');
-    expect(m.stepsCompleted).toBeGreaterThanOrEqual(2);
-    expect(m.stepsCompleted).toBeLessThan(8);
-    const kept = m.stepIds.slice(0, m.stepsCompleted);
-    const keptStart = new Map(kept.map((id) => [id, step(runDir, id).startedAt]));
-    await assertStackGone(parseStackLine(first.stdout())!);
-    expect(first.stdout()).toContain(
-      `Resume (finished steps are kept): npx proxylab local --suite smoke --run-id ${runId} --out ${outDir}`,
-    );
+      // THEN it ended as interrupted, exit 130 (128 + SIGINT), with the finished steps on disk and nothing running
+      expect(await exitedAs(first, 130)).toEqual({ code: 130 });
+      const m = readJson<RunManifest>(path.join(runDir, 'manifest.json'));
+      expect(m.status).toBe('interrupted');
+      expect(m.stepsCompleted).toBeGreaterThanOrEqual(2);
+      expect(m.stepsCompleted).toBeLessThan(8);
+      const kept = m.stepIds.slice(0, m.stepsCompleted);
+      const keptStart = new Map(kept.map((id) => [id, step(runDir, id).startedAt]));
+      await assertStackGone(parseStackLine(first.stdout())!);
+      expect(first.stdout()).toContain(
+        `Resume (finished steps are kept): npx proxylab local --suite smoke --run-id ${runId} --out ${outDir}`,
+      );
 
-    // WHEN the same run id runs again
-    const second = spawnCli(args);
+      // WHEN the same run id runs again
+      const second = spawnCli(args);
 
-    // THEN it resumed: the kept steps were not repeated, the rest ran, every verdict held
-    expect(await exitedAs(second, 0)).toEqual({ code: 0 });
-    expect(second.stdout()).toContain(`Resuming run ${runId}: ${m.stepsCompleted} of 8 steps already done.`);
-    for (const id of kept) {
-      expect(second.stdout()).not.toContain(`> [${m.stepIds.indexOf(id) + 1}/8] ${id}`);
-      expect(step(runDir, id).startedAt).toBe(keptStart.get(id));
-    }
-    const m2 = readJson<RunManifest>(path.join(runDir, 'manifest.json'));
-    expect(m2.status).toBe('completed');
-    expect(m2.stepsCompleted).toBe(8);
-    expect(m2.startedAt).toBe(m.startedAt);
-    await assertStackGone(parseStackLine(second.stdout())!);
-  }, 110_000);
+      // THEN it resumed: the kept steps were not repeated, the rest ran, every verdict held
+      expect(await exitedAs(second, 0)).toEqual({ code: 0 });
+      expect(second.stdout()).toContain(
+        `Resuming run ${runId}: ${m.stepsCompleted} of 8 steps already done.`,
+      );
+      for (const id of kept) {
+        expect(second.stdout()).not.toContain(`> [${m.stepIds.indexOf(id) + 1}/8] ${id}`);
+        expect(step(runDir, id).startedAt).toBe(keptStart.get(id));
+      }
+      const m2 = readJson<RunManifest>(path.join(runDir, 'manifest.json'));
+      expect(m2.status).toBe('completed');
+      expect(m2.stepsCompleted).toBe(8);
+      expect(m2.startedAt).toBe(m.startedAt);
+      await assertStackGone(parseStackLine(second.stdout())!);
+    },
+    110_000,
+  );
 
-  test('a reader that goes away (`| head`) stops the run like Ctrl-C: no EPIPE crash, manifest says interrupted, exit 141', async () => {
-    // GIVEN a smoke run whose stdout reader closes once the first step has started
-    const runId = 'smoke-pipe';
-    const run = spawnCli(['local', '--suite', 'smoke', '--out', outDir, '--run-id', runId, '--no-install']);
-    await run.waitForStdout(/> \[1\/8\]/, 60_000);
-    const stackLine = parseStackLine(run.stdout());
-    run.child.stdout!.destroy();
-    // THEN
-    const code = await run.exit;
-    expect(run.stderr()).not.toMatch(/EPIPE|Unhandled 'error' event/);
-    expect(code).toBe(141);
-    const m = readJson<RunManifest>(path.join(outDir, runId, 'manifest.json'));
-    expect(m.status).toBe('interrupted');
-    expect(m.stepsCompleted).toBeLessThan(8);
-    await assertStackGone(stackLine!);
-  }, 90_000);
+  test.concurrent(
+    'a reader that goes away (`| head`) stops the run like Ctrl-C: no EPIPE crash, manifest says interrupted, exit 141',
+    async () => {
+      // GIVEN a smoke run whose stdout reader closes once the first step has started
+      const runId = 'smoke-pipe';
+      const run = spawnCli(['local', '--suite', 'smoke', '--out', outDir, '--run-id', runId, '--no-install']);
+      await run.waitForStdout(/> \[1\/8\]/, 60_000);
+      const stackLine = parseStackLine(run.stdout());
+      run.child.stdout!.destroy();
+      // THEN
+      const code = await run.exit;
+      expect(run.stderr()).not.toMatch(/EPIPE|Unhandled 'error' event/);
+      expect(code).toBe(141);
+      const m = readJson<RunManifest>(path.join(outDir, runId, 'manifest.json'));
+      expect(m.status).toBe('interrupted');
+      expect(m.stepsCompleted).toBeLessThan(8);
+      await assertStackGone(stackLine!);
+    },
+    90_000,
+  );
 });
 
 describe('on PgBouncer 1.18 (Debian): the max_prepared_statements-on cells are not available, not broken', () => {
@@ -333,22 +374,8 @@ describe('proxylab local --suite smoke on PgBouncer 1.25.2 with --pooler-process
   let stdout: string;
 
   beforeAll(async () => {
-    const bin = pgbouncer125('test/integration/local-smoke.test.ts ("on PgBouncer 1.25.2")');
-    const run = spawnCli(
-      [
-        'local',
-        '--suite',
-        'smoke',
-        '--out',
-        outDir,
-        '--run-id',
-        'smoke-125',
-        '--no-install',
-        '--pooler-processes',
-        '2',
-      ],
-      envWithPgbouncer(bin),
-    );
+    if (smoke125Run instanceof Error) throw smoke125Run;
+    const run = smoke125Run;
     exit = await exitedAs(run, 0);
     stdout = run.stdout();
     runDir = path.join(outDir, 'smoke-125');
