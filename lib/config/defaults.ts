@@ -11,6 +11,8 @@ import { DEFAULT_RDS_POSTGRES_INSTANCE_CLASS, DEFAULT_RDS_POSTGRES_VERSION } fro
 import type { RdsStorageType } from './rds-postgres';
 import { DEFAULT_PGBOUNCER_VERSION } from '../poolers/pgbouncer/releases';
 import type { PgbouncerPoolMode } from '../poolers/pgbouncer/layout';
+import { pgbouncerDriver } from '../poolers/pgbouncer/driver';
+import { POOL_MODES } from '../poolers/products';
 import type { RunnerPlacement } from './types';
 
 export const DEFAULTS = {
@@ -45,11 +47,11 @@ export const DEFAULTS = {
   },
   pooler: {
     version: DEFAULT_PGBOUNCER_VERSION,
-    poolModes: ['transaction', 'session'] as readonly PgbouncerPoolMode[],
+    poolModes: POOL_MODES as readonly PgbouncerPoolMode[],
     /** Leaves 10 % of max_connections for direct targets and superuser/admin sessions. */
     poolPercent: 90,
     /** PgBouncer's own default since 1.24. */
-    maxPreparedStatements: 200,
+    maxPreparedStatements: pgbouncerDriver.defaultMaxPreparedStatements,
     processes: 1,
     tls: true,
   },

@@ -109,6 +109,7 @@ export function poolerHostConfig(
 export function poolerEndpointOf(pooler: PoolerConfig, host: string): PoolerEndpoint {
   return {
     name: pooler.name,
+    product: pooler.kind,
     placement: pooler.placement,
     host,
     port: PGBOUNCER_PORT,
