@@ -60,9 +60,7 @@ export const runRequestSchema = z.object({
       .default(null),
     sslmode: z.enum(['require', 'prefer', 'disable']),
     /** Self-hosted poolers (absent in requests written before they existed). */
-    poolers: z
-      .array(poolerEndpointSchema)
-      .default([]),
+    poolers: z.array(poolerEndpointSchema).default([]),
     poolerAdminSecretArn: z.string().min(1).nullable().default(null),
     /** Test-only: the kind the proxies stand for (a local PgBouncer). */
     proxyTargetKind: z.enum(['rds-proxy', 'pgbouncer-transaction', 'pgbouncer-session']),

@@ -362,11 +362,10 @@ const poolerSchema = z.strictObject(
       ),
     kind: z
       .enum(POOLER_PRODUCTS, { error: oneOf(POOLER_PRODUCTS) })
-      .meta(doc({ description: 'The pooler software (a driver in lib/poolers/registry.ts).' })),
+      .meta(doc({ description: 'The pooler software.' })),
     placement: z
       .enum(POOLER_PLACEMENTS, {
-        error:
-          `${oneOf(POOLER_PLACEMENTS)} (a managed database\'s own host — Aurora or RDS — cannot run a pooler; "on-runners" co-locates it with the load)`,
+        error: `${oneOf(POOLER_PLACEMENTS)} (a managed database\'s own host — Aurora or RDS — cannot run a pooler; "on-runners" co-locates it with the load)`,
       })
       .meta(
         doc({

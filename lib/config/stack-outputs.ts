@@ -194,9 +194,12 @@ export function parsePoolerEndpoints(v: string | undefined): Record<string, Pool
     if (!r.success) {
       const issue = r.error.issues[0];
       const field = issue && issue.path.length > 0 ? issue.path.map(String).join('.') : '(object)';
-      throw new Error(`output ${key}.${name}.${field} is missing or malformed${issue ? `: ${issue.message}` : ''}`);
+      throw new Error(
+        `output ${key}.${name}.${field} is missing or malformed${issue ? `: ${issue.message}` : ''}`,
+      );
     }
-    if (r.data.name !== name) throw new Error(`output ${key}.${name}.name is missing or malformed: "${r.data.name}"`);
+    if (r.data.name !== name)
+      throw new Error(`output ${key}.${name}.name is missing or malformed: "${r.data.name}"`);
     out[name] = r.data;
   }
   return out;

@@ -69,7 +69,14 @@ export interface PoolSample {
 }
 
 /** The gauges every driver reports in a PoolSample (0 for a pool not yet used). */
-export const POOL_GAUGES = ['cl_active', 'cl_waiting', 'sv_active', 'sv_idle', 'sv_used', 'sv_login'] as const;
+export const POOL_GAUGES = [
+  'cl_active',
+  'cl_waiting',
+  'sv_active',
+  'sv_idle',
+  'sv_used',
+  'sv_login',
+] as const;
 
 /** What a release of the product can do: decided by version, in one place per product. */
 export interface PoolerCapabilities {
@@ -126,13 +133,19 @@ export interface PoolerDriver {
     setPoolSize(size: number, aliases: readonly string[]): AdminOp;
     setMaxPreparedStatements(n: number): AdminOp;
     /** Statements for the probe and how to read them. */
-    readonly probe: { readonly statements: readonly string[]; parse(answers: readonly (readonly AdminRow[])[]): PoolerProbe };
+    readonly probe: {
+      readonly statements: readonly string[];
+      parse(answers: readonly (readonly AdminRow[])[]): PoolerProbe;
+    };
   };
   readonly stats: {
     /** Statements one poll runs on each process. */
     readonly statements: readonly string[];
     /** Every process's answers → one sample per database of `databases`. */
-    parse(perProcess: readonly (readonly (readonly AdminRow[])[])[], databases: readonly string[]): PoolSample[];
+    parse(
+      perProcess: readonly (readonly (readonly AdminRow[])[])[],
+      databases: readonly string[],
+    ): PoolSample[];
   };
   /** Signals that stop a process at once (clients dropped), in order; unknown version: all that may be needed. */
   immediateStopSignals(version: string | null): readonly NodeJS.Signals[];

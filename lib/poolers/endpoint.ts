@@ -10,7 +10,13 @@
  * with one JSON line of per-process CPU ticks.
  */
 import { z } from 'zod';
-import { POOL_MODES, POOLER_PLACEMENTS, POOLER_PRODUCTS, type PoolMode, type PoolerPlacement } from './products';
+import {
+  POOL_MODES,
+  POOLER_PLACEMENTS,
+  POOLER_PRODUCTS,
+  type PoolMode,
+  type PoolerPlacement,
+} from './products';
 
 /** The agent's per-process CPU endpoint (one JSON line, then close). */
 export const POOLER_STATS_PORT = 6439;

@@ -38,7 +38,8 @@ function reset(aliases: readonly string[]): AdminOp {
 }
 
 function setPoolSize(size: number, aliases: readonly string[]): AdminOp {
-  if (!Number.isInteger(size) || size < 1) throw new Error(`pool size must be a positive integer, got ${size}`);
+  if (!Number.isInteger(size) || size < 1)
+    throw new Error(`pool size must be a positive integer, got ${size}`);
   return {
     statements: [`SET default_pool_size = ${size}`, `SET max_user_connections = ${size}`, 'SHOW DATABASES'],
     check: (answers) => {
@@ -54,7 +55,8 @@ function setPoolSize(size: number, aliases: readonly string[]): AdminOp {
 }
 
 function setMaxPreparedStatements(n: number): AdminOp {
-  if (!Number.isInteger(n) || n < 0) throw new Error(`max_prepared_statements must be an integer ≥ 0, got ${n}`);
+  if (!Number.isInteger(n) || n < 0)
+    throw new Error(`max_prepared_statements must be an integer ≥ 0, got ${n}`);
   return {
     statements: [`SET max_prepared_statements = ${n}`, 'SHOW CONFIG'],
     check: (answers) => {
@@ -124,7 +126,10 @@ export const pgbouncerDriver: PoolerDriver = {
       statements: ['SHOW VERSION', 'SHOW CONFIG'],
       parse: ([versionRows, configRows]) => {
         const v = parsePgbouncerVersion(Object.values(versionRows?.[0] ?? {})[0] ?? '');
-        return { version: v ? v.join('.') : null, maxPreparedStatements: maxPreparedStatementsIn(configRows ?? []) };
+        return {
+          version: v ? v.join('.') : null,
+          maxPreparedStatements: maxPreparedStatementsIn(configRows ?? []),
+        };
       },
     },
   },
@@ -140,7 +145,9 @@ export const pgbouncerDriver: PoolerDriver = {
       '/usr/bin/pgbouncer',
       '/usr/local/bin/pgbouncer',
       '/usr/local/sbin/pgbouncer',
-      ...(platform === 'darwin' ? ['/opt/homebrew/bin/pgbouncer', '/usr/local/opt/pgbouncer/bin/pgbouncer'] : []),
+      ...(platform === 'darwin'
+        ? ['/opt/homebrew/bin/pgbouncer', '/usr/local/opt/pgbouncer/bin/pgbouncer']
+        : []),
     ],
     packages: { 'apt-get': 'pgbouncer', dnf: 'pgbouncer', yum: 'pgbouncer', brew: 'pgbouncer' },
     parseVersion: (text) => {
