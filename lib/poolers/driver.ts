@@ -90,6 +90,8 @@ export interface PoolerCapabilities {
 
 /** A pinned upstream release the pooler host builds: URL and its published SHA-256. */
 export interface PoolerRelease {
+  /** Whose release it is (the driver that installs it). */
+  readonly product: PoolerProduct;
   readonly version: string;
   readonly url: string;
   /** 64 lowercase hex digits. */
@@ -152,6 +154,13 @@ export interface PoolerDriver {
   /** Releases a lab may pin, newest first, and the one it gets by default. */
   readonly releases: readonly PoolerRelease[];
   readonly defaultVersion: string;
+  /** How a pooler host installs a pinned release (user data lines) and where the binary lands. */
+  readonly host: {
+    readonly binaryPath: string;
+    /** The unprivileged system user the processes run as. */
+    readonly systemUser: string;
+    installCommands(release: PoolerRelease): string[];
+  };
   readonly localBinary: LocalBinarySpec;
   /** What the lab's cost estimate calls a process on the host (`PgBouncer process`). */
   readonly costLabel: string;

@@ -22,6 +22,7 @@ import { POOL_GAUGES } from '../driver';
 import { POOL_MODES } from '../products';
 import { parsePgbouncerVersion, supportsMaxPreparedStatements, supportsPeering } from './config';
 import { poolDatabaseAlias } from './layout';
+import { PGBOUNCER_BIN, PGBOUNCER_USER, pgbouncerInstallCommands } from './install';
 import { DEFAULT_PGBOUNCER_VERSION, PGBOUNCER_RELEASES } from './releases';
 import { immediateStopSignals } from './signals';
 
@@ -137,6 +138,7 @@ export const pgbouncerDriver: PoolerDriver = {
   immediateStopSignals,
   releases: PGBOUNCER_RELEASES,
   defaultVersion: DEFAULT_PGBOUNCER_VERSION,
+  host: { binaryPath: PGBOUNCER_BIN, systemUser: PGBOUNCER_USER, installCommands: pgbouncerInstallCommands },
   localBinary: {
     executable: 'pgbouncer',
     envVar: 'PROXYLAB_PGBOUNCER',
