@@ -365,7 +365,7 @@ const poolerSchema = z.strictObject(
       .meta(doc({ description: 'The pooler software.' })),
     placement: z
       .enum(POOLER_PLACEMENTS, {
-        error: `${oneOf(POOLER_PLACEMENTS)} (a managed database\'s own host — Aurora or RDS — cannot run a pooler; "on-runners" co-locates it with the load)`,
+        error: `${oneOf(POOLER_PLACEMENTS)} (a managed database's own host — Aurora or RDS — cannot run a pooler; "on-runners" co-locates it with the load)`,
       })
       .meta(
         doc({
