@@ -9,7 +9,6 @@ import { DEFAULT_ENGINE_VERSION } from './engine-versions';
 import { DEFAULT_INSTANCE_CLASS } from './instance-classes';
 import { DEFAULT_RDS_POSTGRES_INSTANCE_CLASS, DEFAULT_RDS_POSTGRES_VERSION } from './rds-postgres';
 import type { RdsStorageType } from './rds-postgres';
-import { DEFAULT_PGBOUNCER_VERSION } from '../poolers/pgbouncer/releases';
 import type { PgbouncerPoolMode } from '../poolers/pgbouncer/layout';
 import { pgbouncerDriver } from '../poolers/pgbouncer/driver';
 import { POOL_MODES } from '../poolers/products';
@@ -46,7 +45,8 @@ export const DEFAULTS = {
     debugLogging: false,
   },
   pooler: {
-    version: DEFAULT_PGBOUNCER_VERSION,
+    /** A lab's pooler of kind pgbouncer; another product's default is its driver's `defaultVersion`. */
+    version: pgbouncerDriver.defaultVersion,
     poolModes: POOL_MODES as readonly PgbouncerPoolMode[],
     /** Leaves 10 % of max_connections for direct targets and superuser/admin sessions. */
     poolPercent: 90,
