@@ -5,7 +5,7 @@
  */
 import type { Endpoint } from '../aws/endpoint';
 import type { SslMode } from '../exec/libpq';
-import type { PoolerEndpoint } from '../poolers/pgbouncer/layout';
+import type { PoolerEndpoint } from '../poolers/endpoint';
 
 export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 

@@ -2,7 +2,7 @@ import type { RdsStorageType } from './rds-postgres';
 import type { DatabaseEngine } from './stack-outputs';
 
 export type { DatabaseEngine };
-import type { PgbouncerPoolMode, PoolerPlacement } from '../poolers/pgbouncer/layout';
+import type { PoolMode as PgbouncerPoolMode, PoolerPlacement } from '../poolers/products';
 import type { PoolerProduct } from '../poolers/products';
 
 /**

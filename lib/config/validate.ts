@@ -29,13 +29,9 @@ import { describeDatabase } from './database';
 import { DEFAULTS, defaultMaxIdleConnectionsPercent } from './defaults';
 import { poolerDriver } from '../poolers/registry';
 import { POOLER_PRODUCTS } from '../poolers/products';
-import {
-  PGBOUNCER_PORT,
-  POOLER_ADMIN_PORT_BASE,
-  POOLER_STATS_PORT,
-  poolerDeployments,
-} from '../poolers/pgbouncer/layout';
-import { totalPoolSize } from '../poolers/pgbouncer/config';
+import { PGBOUNCER_PORT } from '../poolers/pgbouncer/layout';
+import { POOLER_ADMIN_PORT_BASE, POOLER_STATS_PORT, poolerDeployments } from '../poolers/endpoint';
+import { totalPoolSize } from '../poolers/pool-size';
 import { SUITE_NAMES } from '../suite/catalog';
 import { labFileSchema, LabFileInput, LIMITS, SUITE_NAME_PATTERN } from './schema';
 import type {

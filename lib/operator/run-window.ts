@@ -8,8 +8,8 @@ import { UsageError } from '../core/errors';
 import type { LabConfig } from '../config/types';
 import { getSuite } from '../suite/catalog';
 import { expandSuite, initPlan, type PlannedStep, type TargetCapacity } from '../suite/expand';
-import { poolerDeployments, poolerTargetName } from '../poolers/pgbouncer/layout';
-import { processPoolSize } from '../poolers/pgbouncer/config';
+import { poolerDeployments, poolerTargetName } from '../poolers/endpoint';
+import { processPoolSize } from '../poolers/pool-size';
 import { METRICS_SETTLE_MS } from '../aws/collector-invoke';
 
 /**

@@ -28,7 +28,7 @@ import {
   type PoolerProbe,
 } from '../poolers/driver';
 import { poolerDeployments, poolerTargetName, type PoolerEndpoint } from '../poolers/endpoint';
-import { processPoolSize } from '../poolers/pgbouncer/config';
+import { processPoolSize } from '../poolers/pool-size';
 import { poolerDriver } from '../poolers/registry';
 import { describeTarget, type TargetDescriptor } from '../suite/targets';
 import type { ConnectionInfo, TargetRef } from '../suite/types';

@@ -34,7 +34,7 @@ import { NoopPoolControl, RdsProxyPoolControl } from './proxy-pool';
 import type { PoolPercents, RunnerArgs } from '../aws/runner-args';
 import { acquireCloudRunLock } from './run-lock';
 import { S3ResultSink } from '../aws/s3-sink';
-import { poolerTargetName } from '../poolers/pgbouncer/layout';
+import { poolerTargetName } from '../poolers/endpoint';
 import {
   readAdminCredentials,
   readDbCredentials,
