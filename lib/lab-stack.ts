@@ -24,7 +24,7 @@ import {
   type PoolerDatabase,
 } from './constructs/pooler-host';
 import { RunnerFleet, RunnerSoftware } from './constructs/runner-fleet';
-import { poolerDeployments, type PoolerEndpoint } from './poolers/pgbouncer/layout';
+import { poolerDeployments, type PoolerEndpoint } from './poolers/endpoint';
 import { applyLabLifecycle, LabExpiry } from './constructs/ttl';
 import { grantCloudRunner, proxylabRunnerSoftware } from './constructs/runner-asset';
 

@@ -19,14 +19,12 @@ import { startPoolerAgent } from '../lib/pooler-host/agent';
 import { psqlScalarQuery } from '../lib/exec/libpq';
 import { systemClock } from '../lib/engine/ports';
 import { poolerPaths } from '../lib/poolers/pgbouncer/host';
+import { PGBOUNCER_USER } from '../lib/poolers/pgbouncer/install'; // the OS user the release install creates
 
 const USAGE = `usage: node pooler.js bootstrap --config FILE [--endpoint-url URL]
        node pooler.js agent --config FILE
 Run by the pooler host's user data and systemd; see docs/pooler-runtime.md. Exit: 0 ok, 1 failed, 2 usage.
 `;
-
-/** The OS user PgBouncer runs as (the release install creates it). */
-const PGBOUNCER_USER = 'pgbouncer';
 
 function parseArgs(argv: readonly string[]): { command: string; config: string; endpointUrl: string | null } {
   const [command, ...rest] = argv;

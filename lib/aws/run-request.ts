@@ -9,7 +9,7 @@
  */
 import { z } from 'zod';
 import { UsageError } from '../core/errors';
-import { POOLER_PROCESSES_MAX } from '../poolers/pgbouncer/layout';
+import { poolerEndpointSchema } from '../poolers/endpoint';
 import { RUN_PATHS, runKeyPrefix } from '../results/run-paths';
 import { parseRunFile } from '../results/schemas';
 import { PROXY_TARGET_KINDS } from '../suite/targets';
@@ -61,25 +61,8 @@ export const runRequestSchema = z.object({
       })
       .nullable()
       .default(null),
-    /** Self-hosted PgBouncers (absent in requests written before they existed). */
-    poolers: z
-      .array(
-        z.object({
-          name: z.string().regex(/^[A-Za-z][A-Za-z0-9-]*$/),
-          placement: z.enum(['dedicated', 'on-runners']),
-          host: z.string().min(1),
-          port: z.number().int().min(1).max(65535),
-          adminPorts: z.array(z.number().int().min(1).max(65535)).min(1),
-          statsPort: z.number().int().min(1).max(65535),
-          poolModes: z.array(z.enum(['transaction', 'session'])).min(1),
-          processes: z.number().int().min(1).max(POOLER_PROCESSES_MAX),
-          poolPercent: z.number().int().min(1).max(100),
-          maxPreparedStatements: z.number().int().min(0),
-          version: z.string().min(1),
-          tls: z.boolean(),
-        }),
-      )
-      .default([]),
+    /** Self-hosted poolers (absent in requests written before they existed). */
+    poolers: z.array(poolerEndpointSchema).default([]),
     poolerAdminSecretArn: z.string().min(1).nullable().default(null),
   }),
   settings: z.object({

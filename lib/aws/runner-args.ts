@@ -5,7 +5,7 @@
  */
 import type { Endpoint } from '../aws/endpoint';
 import type { SslMode } from '../exec/libpq';
-import type { PoolerEndpoint } from '../poolers/pgbouncer/layout';
+import type { PoolerEndpoint } from '../poolers/endpoint';
 import type { ProxyTargetKind } from '../suite/targets';
 import type { DatabaseEngine } from '../suite/engines';
 import type { LabResources } from '../collector/plan';

@@ -9,8 +9,9 @@ import { DEFAULT_ENGINE_VERSION } from './engine-versions';
 import { DEFAULT_INSTANCE_CLASS } from './instance-classes';
 import { DEFAULT_RDS_POSTGRES_INSTANCE_CLASS, DEFAULT_RDS_POSTGRES_VERSION } from './rds-postgres';
 import type { RdsStorageType } from './rds-postgres';
-import { DEFAULT_PGBOUNCER_VERSION } from '../poolers/pgbouncer/releases';
-import type { PgbouncerPoolMode } from '../poolers/pgbouncer/layout';
+import type { PoolMode } from '../poolers/products';
+import { pgbouncerDriver } from '../poolers/pgbouncer/driver';
+import { POOL_MODES } from '../poolers/products';
 import type { RunnerPlacement } from './types';
 
 export const DEFAULTS = {
@@ -44,12 +45,13 @@ export const DEFAULTS = {
     debugLogging: false,
   },
   pooler: {
-    version: DEFAULT_PGBOUNCER_VERSION,
-    poolModes: ['transaction', 'session'] as readonly PgbouncerPoolMode[],
+    /** A lab's pooler of kind pgbouncer; another product's default is its driver's `defaultVersion`. */
+    version: pgbouncerDriver.defaultVersion,
+    poolModes: POOL_MODES as readonly PoolMode[],
     /** Leaves 10 % of max_connections for direct targets and superuser/admin sessions. */
     poolPercent: 90,
     /** PgBouncer's own default since 1.24. */
-    maxPreparedStatements: 200,
+    maxPreparedStatements: pgbouncerDriver.defaultMaxPreparedStatements,
     processes: 1,
     tls: true,
   },

@@ -16,7 +16,18 @@ import { DEFAULTS } from './defaults';
 import { AURORA_POSTGRES_INSTANCE_CLASSES } from './instance-classes';
 import { RDS_POSTGRES_VERSIONS, RDS_STORAGE_LIMITS_GIB } from './rds-postgres';
 import { PGBOUNCER_RELEASES } from '../poolers/pgbouncer/releases';
-import { POOLER_PROCESSES_MAX } from '../poolers/pgbouncer/layout';
+import { POOLER_PROCESSES_MAX } from '../poolers/endpoint';
+import { POOL_MODES, POOLER_PLACEMENTS, POOLER_PRODUCTS } from '../poolers/products';
+
+/** `"a", "b"`. */
+function quoted(values: readonly string[]): string {
+  return values.map((v) => `"${v}"`).join(', ');
+}
+
+/** `"a"` for one allowed value, `one of "a", "b"` for more. */
+function oneOf(values: readonly string[]): string {
+  return values.length === 1 ? quoted(values) : `one of ${quoted(values)}`;
+}
 
 /** Documentation of one lab-file field: JSON Schema `description` / `default`, plus the docs' text. */
 export interface FieldDoc {
@@ -349,11 +360,12 @@ const poolerSchema = z.strictObject(
             'Lowercase letters, digits, single hyphens; unique among proxies and poolers (case-insensitive). Targets are named `<name>-<mode>` (e.g. `bouncer-session`).',
         }),
       ),
-    kind: z.literal('pgbouncer', { error: '"pgbouncer"' }).meta(doc({ description: 'The pooler software.' })),
+    kind: z
+      .enum(POOLER_PRODUCTS, { error: oneOf(POOLER_PRODUCTS) })
+      .meta(doc({ description: 'The pooler software.' })),
     placement: z
-      .enum(['dedicated', 'on-runners'], {
-        error:
-          'one of "dedicated", "on-runners" (a managed database\'s own host — Aurora or RDS — cannot run a pooler; "on-runners" co-locates it with the load)',
+      .enum(POOLER_PLACEMENTS, {
+        error: `${oneOf(POOLER_PLACEMENTS)} (a managed database's own host — Aurora or RDS — cannot run a pooler; "on-runners" co-locates it with the load)`,
       })
       .meta(
         doc({
@@ -384,13 +396,13 @@ const poolerSchema = z.strictObject(
         }),
       ),
     poolModes: z
-      .array(z.enum(['transaction', 'session'], { error: 'one of "transaction", "session"' }), {
-        error: 'a list of pool modes ("transaction", "session")',
+      .array(z.enum(POOL_MODES, { error: oneOf(POOL_MODES) }), {
+        error: `a list of pool modes (${quoted(POOL_MODES)})`,
       })
-      .min(1, { error: 'a non-empty list of pool modes ("transaction", "session")' })
-      .max(2, { error: 'at most the two pool modes "transaction" and "session"' })
+      .min(1, { error: `a non-empty list of pool modes (${quoted(POOL_MODES)})` })
+      .max(POOL_MODES.length, { error: `at most the ${POOL_MODES.length} pool modes ${quoted(POOL_MODES)}` })
       .refine((modes) => new Set(modes).size === modes.length, {
-        error: 'a list of distinct pool modes ("transaction", "session")',
+        error: `a list of distinct pool modes (${quoted(POOL_MODES)})`,
       })
       .optional()
       .meta(

@@ -8,12 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { DATABASE_ENGINES, isDatabaseEngine, type DatabaseEngine } from '../suite/engines';
-import {
-  POOLER_PROCESSES_MAX,
-  type PgbouncerPoolMode,
-  type PoolerEndpoint,
-  type PoolerPlacement,
-} from '../poolers/pgbouncer/layout';
+import { poolerEndpointSchema, type PoolerEndpoint } from '../poolers/endpoint';
 
 /**
  * Where the stack's user data installs the bundled runner; the SSM command runs it from there.
@@ -79,7 +74,7 @@ export const LAB_OUTPUT_KEYS = {
   databaseEngine: 'DatabaseEngine',
   /** The writer's DB instance class (`db.t4g.micro`), `serverless` for Aurora Serverless v2. Optional. */
   dbInstanceClass: 'DbInstanceClass',
-  /** JSON object: lab pooler name → PoolerEndpoint (lib/poolers/pgbouncer/layout.ts); `{}` or absent when none. */
+  /** JSON object: lab pooler name → PoolerEndpoint (lib/poolers/endpoint.ts); `{}` or absent when none. */
   poolerEndpoints: 'PoolerEndpoints',
   /** ARN of the pooler admin/stats user's secret (JSON: username, password); `` or absent when no pooler. */
   poolerAdminSecretArn: 'PoolerAdminSecretArn',
@@ -186,10 +181,10 @@ function parseEngine(v: string | undefined): DatabaseEngine {
   );
 }
 
-const POOL_MODES: readonly PgbouncerPoolMode[] = ['transaction', 'session'];
-const PLACEMENTS: readonly PoolerPlacement[] = ['dedicated', 'on-runners'];
-
-/** `PoolerEndpoints`: every field checked, so a runner never guesses at a malformed pooler. */
+/**
+ * `PoolerEndpoints`: every field checked against the one endpoint schema (lib/poolers/endpoint.ts),
+ * so a runner never guesses at a malformed pooler.
+ */
 export function parsePoolerEndpoints(v: string | undefined): Record<string, PoolerEndpoint> {
   const key = LAB_OUTPUT_KEYS.poolerEndpoints;
   if (v === undefined || v.trim() === '') return {};
@@ -197,51 +192,17 @@ export function parsePoolerEndpoints(v: string | undefined): Record<string, Pool
   if (!isRecord(parsed)) throw new Error(`output ${key} is not a JSON object`);
   const out: Record<string, PoolerEndpoint> = {};
   for (const [name, e] of Object.entries(parsed)) {
-    const bad = (field: string): Error => new Error(`output ${key}.${name}.${field} is missing or malformed`);
-    if (!isRecord(e)) throw bad('(object)');
-    const int = (field: string, min: number, max: number): number => {
-      const n = e[field];
-      if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) throw bad(field);
-      return n;
-    };
-    const str = (field: string): string => {
-      const s = e[field];
-      if (typeof s !== 'string' || s === '') throw bad(field);
-      return s;
-    };
-    const placement = str('placement');
-    if (!(PLACEMENTS as readonly string[]).includes(placement)) throw bad('placement');
-    const modes = e['poolModes'];
-    if (
-      !Array.isArray(modes) ||
-      modes.length === 0 ||
-      !modes.every((m: unknown) => (POOL_MODES as readonly unknown[]).includes(m))
-    )
-      throw bad('poolModes');
-    const processes = int('processes', 1, POOLER_PROCESSES_MAX);
-    const adminPorts = e['adminPorts'];
-    if (
-      !Array.isArray(adminPorts) ||
-      adminPorts.length !== processes ||
-      !adminPorts.every((p) => typeof p === 'number' && Number.isInteger(p) && p > 0 && p < 65536)
-    )
-      throw bad('adminPorts');
-    if (typeof e['tls'] !== 'boolean') throw bad('tls');
-    if (str('name') !== name) throw bad('name');
-    out[name] = {
-      name,
-      placement: placement as PoolerPlacement,
-      host: str('host'),
-      port: int('port', 1, 65535),
-      adminPorts: adminPorts as number[],
-      statsPort: int('statsPort', 1, 65535),
-      poolModes: modes as PgbouncerPoolMode[],
-      processes,
-      poolPercent: int('poolPercent', 1, 100),
-      maxPreparedStatements: int('maxPreparedStatements', 0, 2_147_483_647),
-      version: str('version'),
-      tls: e['tls'],
-    };
+    const r = poolerEndpointSchema.safeParse(e);
+    if (!r.success) {
+      const issue = r.error.issues[0];
+      const field = issue && issue.path.length > 0 ? issue.path.map(String).join('.') : '(object)';
+      throw new Error(
+        `output ${key}.${name}.${field} is missing or malformed${issue ? `: ${issue.message}` : ''}`,
+      );
+    }
+    if (r.data.name !== name)
+      throw new Error(`output ${key}.${name}.name is missing or malformed: "${r.data.name}"`);
+    out[name] = r.data;
   }
   return out;
 }

@@ -2,7 +2,8 @@ import type { RdsStorageType } from './rds-postgres';
 import type { DatabaseEngine } from './stack-outputs';
 
 export type { DatabaseEngine };
-import type { PgbouncerPoolMode, PoolerPlacement } from '../poolers/pgbouncer/layout';
+import type { PoolMode as PgbouncerPoolMode, PoolerPlacement } from '../poolers/products';
+import type { PoolerProduct } from '../poolers/products';
 
 /**
  * A validated lab with every default applied. This is what the CDK stack, the cost estimate and
@@ -100,7 +101,7 @@ export interface ProxyConfig {
 export interface PoolerConfig {
   /** Lab-local name; targets are `<name>-<mode>`. */
   readonly name: string;
-  readonly kind: 'pgbouncer';
+  readonly kind: PoolerProduct;
   readonly placement: PoolerPlacement;
   /** EC2 type of the dedicated host; null for `on-runners`. */
   readonly instanceType: string | null;

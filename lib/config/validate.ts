@@ -27,14 +27,11 @@ import {
 } from './rds-postgres';
 import { describeDatabase } from './database';
 import { DEFAULTS, defaultMaxIdleConnectionsPercent } from './defaults';
-import { PGBOUNCER_RELEASES, findPgbouncerRelease } from '../poolers/pgbouncer/releases';
-import {
-  PGBOUNCER_PORT,
-  POOLER_ADMIN_PORT_BASE,
-  POOLER_STATS_PORT,
-  poolerDeployments,
-} from '../poolers/pgbouncer/layout';
-import { totalPoolSize } from '../poolers/pgbouncer/config';
+import { poolerDriver } from '../poolers/registry';
+import { POOLER_PRODUCTS } from '../poolers/products';
+import { PGBOUNCER_PORT } from '../poolers/pgbouncer/layout';
+import { POOLER_ADMIN_PORT_BASE, POOLER_STATS_PORT, poolerDeployments } from '../poolers/endpoint';
+import { totalPoolSize } from '../poolers/pool-size';
 import { SUITE_NAMES } from '../suite/catalog';
 import { labFileSchema, LabFileInput, LIMITS, SUITE_NAME_PATTERN } from './schema';
 import type {
@@ -464,11 +461,15 @@ function checkPoolers(poolers: unknown, proxies: unknown, out: LabProblem[], bud
         });
     }
     const version = pooler.version;
-    if (typeof version === 'string' && !findPgbouncerRelease(version)) {
+    // The releases are the driver's; an unknown kind is the schema's error, not this one.
+    const driver = (POOLER_PRODUCTS as readonly unknown[]).includes(pooler.kind)
+      ? poolerDriver(pooler.kind as string)
+      : null;
+    if (typeof version === 'string' && driver && !driver.releases.some((r) => r.version === version)) {
       out.push({
         path: at('version'),
         value: version,
-        message: `must be a PgBouncer release proxylab has a published checksum for (lib/poolers/pgbouncer/releases.ts): ${PGBOUNCER_RELEASES.map((r) => r.version).join(', ')}; got ${formatValue(version)}`,
+        message: `must be a ${driver.displayName} release proxylab has a published checksum for (lib/poolers/${driver.product}/releases.ts): ${driver.releases.map((r) => r.version).join(', ')}; got ${formatValue(version)}`,
       });
     }
   });
@@ -584,7 +585,7 @@ function withDefaults(input: LabFileInput): LabConfig {
     kind: p.kind,
     placement: p.placement,
     instanceType: p.instanceType ?? null,
-    version: p.version ?? DEFAULTS.pooler.version,
+    version: p.version ?? poolerDriver(p.kind).defaultVersion,
     poolModes: p.poolModes ?? DEFAULTS.pooler.poolModes,
     poolPercent: p.poolPercent ?? DEFAULTS.pooler.poolPercent,
     maxPreparedStatements: p.maxPreparedStatements ?? DEFAULTS.pooler.maxPreparedStatements,

@@ -5,7 +5,8 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { PoolerConfig } from '../config';
 import { DEFAULTS } from '../config/defaults';
-import { findPgbouncerRelease, type PgbouncerRelease } from '../poolers/pgbouncer/releases';
+import type { PoolerRelease } from '../poolers/driver';
+import { poolerDriver } from '../poolers/registry';
 import {
   adminPortOf,
   PGBOUNCER_PORT,
@@ -13,7 +14,7 @@ import {
   type PoolerEndpoint,
   type PoolerHostConfig,
 } from '../poolers/pgbouncer/layout';
-import { PGBOUNCER_BIN, poolerUserDataCommands } from './pooler-user-data';
+import { poolerUserDataCommands } from './pooler-user-data';
 import {
   cfnBootstrapCommands,
   grantSoftwareRead,
@@ -65,12 +66,13 @@ export function createPoolerAdminSecret(scope: Construct, id = 'PoolerAdminSecre
   return secret;
 }
 
-/** The PgBouncer release a validated pooler names (validation guarantees it exists). */
-export function releaseOf(pooler: PoolerConfig): PgbouncerRelease {
-  const release = findPgbouncerRelease(pooler.version);
+/** The release a validated pooler names (validation guarantees its driver lists it). */
+export function releaseOf(pooler: PoolerConfig): PoolerRelease {
+  const driver = poolerDriver(pooler.kind);
+  const release = driver.releases.find((r) => r.version === pooler.version);
   if (!release)
     throw new Error(
-      `pooler ${pooler.name}: PgBouncer ${pooler.version} is not in lib/poolers/pgbouncer/releases.ts (validate the lab first)`,
+      `pooler ${pooler.name}: ${driver.displayName} ${pooler.version} is not in lib/poolers/${driver.product}/releases.ts (validate the lab first)`,
     );
   return release;
 }
@@ -100,7 +102,7 @@ export function poolerHostConfig(
     sharedBy,
     maxPreparedStatements: pooler.maxPreparedStatements,
     tls: pooler.tls,
-    pgbouncerPath: PGBOUNCER_BIN,
+    pgbouncerPath: poolerDriver(pooler.kind).host.binaryPath,
     version: pooler.version,
   };
 }
@@ -109,6 +111,7 @@ export function poolerHostConfig(
 export function poolerEndpointOf(pooler: PoolerConfig, host: string): PoolerEndpoint {
   return {
     name: pooler.name,
+    product: pooler.kind,
     placement: pooler.placement,
     host,
     port: PGBOUNCER_PORT,

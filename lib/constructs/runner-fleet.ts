@@ -7,7 +7,7 @@ import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { RunnerPlacement } from '../config';
-import type { PgbouncerRelease } from '../poolers/pgbouncer/releases';
+import type { PoolerRelease } from '../poolers/driver';
 import type { PoolerHostConfig } from '../poolers/pgbouncer/layout';
 import { poolerUserDataCommands } from './pooler-user-data';
 import { DEFAULTS } from '../config/defaults';
@@ -395,7 +395,7 @@ export class RunnerFleet extends Construct {
    * may read `adminSecret` (the bootstrap writes it into PgBouncer's userlist; the runner software
    * uses it for SHOW POOLS/STATS and pool resizing). At most one pooler: all listen on the same ports.
    */
-  addPooler(release: PgbouncerRelease, config: PoolerHostConfig, adminSecret: secretsmanager.ISecret): void {
+  addPooler(release: PoolerRelease, config: PoolerHostConfig, adminSecret: secretsmanager.ISecret): void {
     if (!this.hasRunnerSoftware)
       throw new Error(`${this.node.path}: add the runner software (it brings pooler.js) before a pooler`);
     if (this.poolerName !== null)

@@ -9,6 +9,7 @@
  */
 import type { AuroraDatabaseConfig, LabConfig } from '../config/types';
 import { UsageError } from '../core/errors';
+import { poolerDriver } from '../poolers/registry';
 import { DEFAULT_PRICE_REGION, PRICE_TABLES, SOURCES } from './price-table';
 import type { InstancePrice, PriceTable, RdsInstancePrice, SourceId } from './price-table';
 import { LAB_DEPLOYMENT_SHAPE } from './shape';
@@ -341,21 +342,22 @@ export function poolerHostLine(
   lab: LabConfig,
   table: PriceTable,
 ): CostLine {
+  const driver = poolerDriver(pooler.kind);
   if (pooler.placement === 'dedicated' && pooler.instanceType !== null) {
     const p = ec2InstancePrice(table, pooler.instanceType, 'pooler host instance type');
     return fixed(
       'pooler',
-      `PgBouncer host ${pooler.name} ${pooler.instanceType}`,
+      `${driver.displayName} host ${pooler.name} ${pooler.instanceType}`,
       1,
       'instance-hour',
       p.usdPerHour,
       p.source,
-      `1 × $${p.usdPerHour}/h on-demand Linux (${p.vcpus} vCPU; ${pooler.processes} PgBouncer process${pooler.processes === 1 ? '' : 'es'})`,
+      `1 × $${p.usdPerHour}/h on-demand Linux (${p.vcpus} vCPU; ${pooler.processes} ${driver.costLabel}${pooler.processes === 1 ? '' : 'es'})`,
     );
   }
   return fixed(
     'pooler',
-    `PgBouncer ${pooler.name} on the runners`,
+    `${driver.displayName} ${pooler.name} on the runners`,
     lab.runners.count,
     'runner (shared)',
     0,

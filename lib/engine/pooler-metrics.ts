@@ -1,5 +1,6 @@
 /**
- * One PgBouncer sampler for local and cloud runs: SHOW POOLS / SHOW STATS on every process's admin
+ * One pooler sampler for local and cloud runs: the driver's stats statements (PgBouncer: SHOW POOLS /
+ * SHOW STATS, parsed by lib/poolers/pgbouncer/driver.ts into PoolSample) on every process's admin
  * console (through a small port: local runs psql over each process's unix socket, the cloud over
  * TCP to the agent's admin relay ports) and each process's CPU (local: /proc/<pid>/stat; cloud: the
  * pooler agent's stats port), into the same MetricSeries shape.
@@ -12,13 +13,14 @@
  * single-threaded PgBouncer process is saturated at 100 whatever the host's core count.
  */
 import { busiestWindowMean, type SampledInterval } from '../core/stats';
-import { numericCell as num } from '../core/psql-text';
+import type { AdminRow, PoolSample, PoolerDriver } from '../poolers/driver';
+import { POOL_GAUGES } from '../poolers/driver';
 import type { MetricSeries, TargetRef } from '../suite/types';
 import { PollLoop } from './poll-loop';
 import type { MetricsSampler } from './ports';
 import { CPU_SATURATION_PERCENT } from '../suite/verdict';
 
-export type AdminRow = Readonly<Record<string, string>>;
+export type { AdminRow } from '../poolers/driver';
 
 /** "Run these admin console statements on process i": one row set per statement. */
 export interface PoolerAdminPort {
@@ -44,16 +46,16 @@ export interface PoolerMetricsOptions {
   /** The pooler's name (dimension `pooler`). */
   readonly pooler: string;
   readonly admin: PoolerAdminPort;
+  /** The product's stats statements and their parser (PoolerDriver['stats']). */
+  readonly stats: PoolerDriver['stats'];
   readonly cpu?: PoolerCpuReader;
-  /** PgBouncer database → pool mode (dimension `pool_mode`). */
+  /** Pooler database → pool mode (dimension `pool_mode`). */
   readonly pools: Readonly<Record<string, string>>;
   /** Names of the targets this pooler serves (for poolerCpuPercent). */
   readonly targets: readonly string[];
   readonly now?: () => number;
   readonly timeoutMs?: number;
 }
-
-const POOL_GAUGES = ['cl_active', 'cl_waiting', 'sv_active', 'sv_idle', 'sv_used', 'sv_login'] as const;
 
 interface Acc {
   readonly source: MetricSeries['source'];
@@ -176,7 +178,7 @@ export class PoolerMetrics {
     const [answers] = await Promise.all([
       Promise.allSettled(
         Array.from({ length: this.opts.admin.processes }, (_, i) =>
-          this.opts.admin.query(i, ['SHOW POOLS', 'SHOW STATS'], timeout),
+          this.opts.admin.query(i, this.opts.stats.statements, timeout),
         ),
       ),
       this.pollCpu(),
@@ -187,14 +189,8 @@ export class PoolerMetrics {
       this.lastError = failed.reason instanceof Error ? failed.reason.message : String(failed.reason);
       return;
     }
-    const pools: AdminRow[] = [];
-    const stats: AdminRow[] = [];
-    for (const a of answers) {
-      if (a.status !== 'fulfilled') continue;
-      pools.push(...(a.value[0] ?? []));
-      stats.push(...(a.value[1] ?? []));
-    }
-    this.record(pools, stats, at, atMs);
+    const perProcess = answers.flatMap((a) => (a.status === 'fulfilled' ? [a.value] : []));
+    this.record(this.opts.stats.parse(perProcess, Object.keys(this.opts.pools)), at, atMs);
   }
 
   /** Read CPU now (every poll does; poolerSaturation once more when a step ended after the last read). */
@@ -235,36 +231,19 @@ export class PoolerMetrics {
     this.lastCpu = snap;
   }
 
-  private record(pools: readonly AdminRow[], stats: readonly AdminRow[], at: string, atMs: number): void {
-    for (const [db, mode] of Object.entries(this.opts.pools)) {
-      const dims = { pooler: this.opts.pooler, database: db, pool_mode: mode };
-      // A pool appears in SHOW POOLS only once used; before that every gauge is truly 0.
-      const rows = pools.filter((r) => r.database === db);
-      for (const g of POOL_GAUGES) {
-        const values = rows.map((r) => num(r[g])).filter((v): v is number => v !== null);
-        this.acc.push(
-          'pgbouncer',
-          g,
-          'value',
-          'count',
-          dims,
-          at,
-          values.reduce((a, b) => a + b, 0),
-        );
-      }
-      const waits = rows.map((r) => (num(r.maxwait) ?? 0) * 1000 + (num(r.maxwait_us) ?? 0) / 1000);
-      this.acc.push('pgbouncer', 'maxwait', 'value', 'ms', dims, at, waits.length ? Math.max(...waits) : 0);
-      const st = stats.filter((r) => r.database === db);
-      const sum = (col: string): number | null => {
-        const vs = st.map((r) => num(r[col]));
-        if (vs.length === 0 || vs.some((v) => v === null)) return null;
-        return (vs as number[]).reduce((a, b) => a + b, 0);
-      };
-      const xacts = sum('total_xact_count');
-      if (xacts !== null) this.acc.rate('pgbouncer', 'total_xact_count', dims, atMs, xacts);
-      const waitUs = sum('total_wait_time');
+  private record(samples: readonly PoolSample[], at: string, atMs: number): void {
+    for (const sample of samples) {
+      const mode = this.opts.pools[sample.database];
+      if (mode === undefined) continue;
+      const dims = { pooler: this.opts.pooler, database: sample.database, pool_mode: mode };
+      for (const g of POOL_GAUGES)
+        this.acc.push('pgbouncer', g, 'value', 'count', dims, at, sample.gauges[g] ?? 0);
+      this.acc.push('pgbouncer', 'maxwait', 'value', 'ms', dims, at, sample.maxWaitMs);
+      if (sample.transactions !== null)
+        this.acc.rate('pgbouncer', 'total_xact_count', dims, atMs, sample.transactions);
       // microseconds clients spent waiting, per second of wall time (not a count)
-      if (waitUs !== null) this.acc.rate('pgbouncer', 'total_wait_time_us', dims, atMs, waitUs, 'us/s');
+      if (sample.waitTimeUs !== null)
+        this.acc.rate('pgbouncer', 'total_wait_time_us', dims, atMs, sample.waitTimeUs, 'us/s');
     }
   }
 

@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { InfrastructureError } from '../core/errors';
+import { pgbouncerDriver } from '../poolers/pgbouncer/driver';
 
 export const MIN_POSTGRES_MAJOR = 14;
 
@@ -101,20 +102,15 @@ function postgresCandidateDirs(platform: NodeJS.Platform = process.platform): st
   return [...new Set(dirs)];
 }
 
-function pgbouncerCandidates(platform: NodeJS.Platform = process.platform): string[] {
+/** The pooler's binary: $<envVar>, PATH, then the usual places its driver lists. */
+function poolerCandidates(platform: NodeJS.Platform = process.platform): string[] {
+  const bin = pgbouncerDriver.localBinary;
   const files: string[] = [];
-  const fromEnv = process.env.PROXYLAB_PGBOUNCER;
+  const fromEnv = process.env[bin.envVar];
   if (typeof fromEnv === 'string' && fromEnv !== '') files.push(fromEnv);
   for (const d of (process.env.PATH ?? '').split(path.delimiter))
-    if (d !== '') files.push(path.join(d, 'pgbouncer'));
-  files.push(
-    '/usr/sbin/pgbouncer',
-    '/usr/bin/pgbouncer',
-    '/usr/local/bin/pgbouncer',
-    '/usr/local/sbin/pgbouncer',
-  );
-  if (platform === 'darwin')
-    files.push('/opt/homebrew/bin/pgbouncer', '/usr/local/opt/pgbouncer/bin/pgbouncer');
+    if (d !== '') files.push(path.join(d, bin.executable));
+  files.push(...bin.searchPaths(platform));
   return [...new Set(files)];
 }
 
@@ -151,7 +147,7 @@ export function findPgbouncer(
   files?: readonly string[],
   accept: (version: string) => boolean = () => true,
 ): { file: string; version: string } | null {
-  for (const file of files ?? pgbouncerCandidates(platform)) {
+  for (const file of files ?? poolerCandidates(platform)) {
     if (!isExecutable(file)) continue;
     const version = versionOf(file);
     if (version !== null && accept(version)) return { file, version };
@@ -179,7 +175,8 @@ export function postgresPackages(
       if (missing.postgres) pkgs.push('postgresql@16');
       break;
   }
-  if (missing.pgbouncer) pkgs.push('pgbouncer');
+  const poolerPackage = pgbouncerDriver.localBinary.packages[pm];
+  if (missing.pgbouncer && poolerPackage !== undefined) pkgs.push(poolerPackage);
   return pkgs;
 }
 

@@ -10,14 +10,10 @@
  * directory (`pgbouncer/s<i>`) for the admin console: resets, resizes and the prepared-statement
  * switch go to every process.
  *
- * PgBouncer 1.18 facts this relies on (checked against 1.18.0):
- * - `SET default_pool_size = N` on the admin console is applied at once to databases without their
- *   own pool_size; `SHOW DATABASES` then reports the new pool_size.
- * - `KILL db` drops every client and server connection of db and pauses it; `RESUME db` lifts the
- *   pause. Together they reset the pool (prepared statements left on server connections go too).
- * - PgBouncer refuses to run as root, like PostgreSQL.
- * PgBouncer ≥ 1.21 adds `max_prepared_statements` (0 disables prepared statements through a
- * transaction pool; default 200 since 1.24); the ini leaves PgBouncer's default, the probe reads it.
+ * The admin statements and their checks are the driver's (lib/poolers/pgbouncer/driver.ts, which
+ * the runner's pool control runs too); this adapter runs them over psql. PgBouncer refuses to run
+ * as root, like PostgreSQL. The ini leaves PgBouncer's own max_prepared_statements default; the
+ * probe reads it.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -27,11 +23,12 @@ import { BENCH_DB, BENCH_USER, howExited, SUPERUSER, type PostgresCluster } from
 import { findFreePort } from './ports-free';
 import { delay, startServer, type RunAs, type ServerProcess } from '../exec/process';
 import { processPoolSize, renderPgbouncerIni, renderUserlist } from '../poolers/pgbouncer/config';
-import { immediateStopSignals } from '../poolers/pgbouncer/signals';
 import { poolDatabaseAlias, POOLER_PROCESSES_MAX, type PgbouncerPoolMode } from '../poolers/pgbouncer/layout';
-import { psqlExec, psqlQueryOne, type PsqlTarget, type Row } from '../exec/psql';
+import { psqlQuery, psqlQueryOne, type PsqlTarget, type Row } from '../exec/psql';
+import { applyOnEveryProcess, type AdminOp, type AdminRun } from '../poolers/driver';
+import { maxPreparedStatementsIn, pgbouncerDriver } from '../poolers/pgbouncer/driver';
 
-const POOL_MODES: readonly PgbouncerPoolMode[] = ['transaction', 'session'];
+const POOL_MODES = pgbouncerDriver.poolModes;
 /** The aliases the ini declares (lib/poolers/pgbouncer/layout.ts names them). */
 export const TRANSACTION_DB = poolDatabaseAlias(BENCH_DB, 'transaction');
 export const SESSION_DB = poolDatabaseAlias(BENCH_DB, 'session');
@@ -260,8 +257,16 @@ function makePgbouncer(
   let mps = initialMps;
   const first = procs[0] as PgbouncerProcess;
   const admins = procs.map((p) => p.admin);
-  const each = async (f: (admin: PsqlTarget) => Promise<void>): Promise<void> => {
-    for (const a of admins) await f(a);
+  // The driver says what to run and how to check it; this adapter only runs it (psql per process).
+  const run: AdminRun = (i, statements) => psqlQuery(admins[i] as PsqlTarget, statements);
+  const apply = (op: AdminOp): Promise<void> =>
+    applyOnEveryProcess(run, admins.length, op, (i) => `PgBouncer (${(admins[i] as PsqlTarget).host})`);
+  const usage = (f: () => AdminOp): AdminOp => {
+    try {
+      return f();
+    } catch (err) {
+      throw new InfrastructureError(err instanceof Error ? err.message : String(err));
+    }
   };
   return {
     host: '127.0.0.1',
@@ -276,46 +281,20 @@ function makePgbouncer(
     maxPreparedStatements: () => mps,
     async setMaxPreparedStatements(n) {
       if (mps === null)
-        throw new InfrastructureError(`PgBouncer ${version} has no max_prepared_statements (needs ≥ 1.21)`);
-      if (!Number.isInteger(n) || n < 0)
-        throw new InfrastructureError(`max_prepared_statements must be an integer ≥ 0, got ${n}`);
-      await each(async (admin) => {
-        await psqlExec(admin, [`SET max_prepared_statements = ${n}`]);
-        const now = await readMaxPreparedStatements(admin);
-        if (now !== n)
-          throw new InfrastructureError(
-            `PgBouncer (${admin.host}) did not apply max_prepared_statements ${n} (SHOW CONFIG says ${now ?? 'nothing'})`,
-          );
-      });
+        throw new InfrastructureError(
+          `PgBouncer ${version} has no max_prepared_statements (needs ≥ ${pgbouncerDriver.preparedStatementsSince})`,
+        );
+      await apply(usage(() => pgbouncerDriver.admin.setMaxPreparedStatements(n)));
       mps = n;
     },
     poolSize: () => current,
     totalPoolSize: () => current * procs.length,
     admin: () => first.admin,
     async reset(dbname) {
-      const dbs = dbname ? [dbname] : [TRANSACTION_DB, SESSION_DB];
-      await each((admin) =>
-        psqlExec(
-          admin,
-          dbs.flatMap((db) => [`KILL ${db}`, `RESUME ${db}`]),
-        ),
-      );
+      await apply(pgbouncerDriver.admin.reset(dbname ? [dbname] : [TRANSACTION_DB, SESSION_DB]));
     },
     async setPoolSize(size) {
-      if (!Number.isInteger(size) || size < 1)
-        throw new InfrastructureError(`pool size must be a positive integer, got ${size}`);
-      await each(async (admin) => {
-        await psqlExec(admin, [`SET default_pool_size = ${size}`, `SET max_user_connections = ${size}`]);
-        const rows = await psqlQueryOne(admin, 'SHOW DATABASES');
-        for (const db of [TRANSACTION_DB, SESSION_DB]) {
-          const row = rows.find((r) => r.name === db);
-          if (!row || Number(row.pool_size) !== size) {
-            throw new InfrastructureError(
-              `PgBouncer (${admin.host}) did not apply pool size ${size} to ${db} (SHOW DATABASES says ${row?.pool_size ?? 'nothing'})`,
-            );
-          }
-        }
-      });
+      await apply(usage(() => pgbouncerDriver.admin.setPoolSize(size, [TRANSACTION_DB, SESSION_DB])));
       current = size;
     },
     async showPools() {
@@ -343,7 +322,7 @@ async function stopImmediately(
   version: string,
   graceMs: number,
 ): Promise<void> {
-  const signals = immediateStopSignals(version);
+  const signals = pgbouncerDriver.immediateStopSignals(version);
   const last = signals[signals.length - 1] as NodeJS.Signals;
   await Promise.all(
     servers.map((s) => {
@@ -357,23 +336,6 @@ async function stopImmediately(
       return s.stop(last, graceMs);
     }),
   );
-}
-
-/**
- * max_prepared_statements from SHOW CONFIG; null when PgBouncer has no such setting (< 1.21).
- * PgBouncer ≥ 1.21 reports it `changeable: yes`, so the admin console may SET it at run time
- * (checked against 1.25.2: SET 0 brings back `prepared statement "P_0" already exists`, SET 200
- * makes pgbench -M prepared through the transaction pool succeed).
- */
-async function readMaxPreparedStatements(admin: PsqlTarget): Promise<number | null> {
-  return maxPreparedStatementsIn(await psqlQueryOne(admin, 'SHOW CONFIG'));
-}
-
-function maxPreparedStatementsIn(config: readonly Row[]): number | null {
-  const row = config.find((r) => r.key === 'max_prepared_statements');
-  if (!row) return null;
-  const n = Number(row.value);
-  return Number.isInteger(n) ? n : null;
 }
 
 async function waitAdminReady(

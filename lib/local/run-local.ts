@@ -20,8 +20,8 @@ import type { RunManifest, TargetRef } from '../suite/types';
 import { runExitCode, verdictTotals } from '../suite/verdict';
 import { metricsPath, RUN_PATHS } from '../results/run-paths';
 import { FileSystemSink } from './fs-sink';
-import { processPoolSize, totalPoolSize } from '../poolers/pgbouncer/config';
-import { POOLER_PROCESSES_MAX } from '../poolers/pgbouncer/layout';
+import { processPoolSize, totalPoolSize } from '../poolers/pool-size';
+import { POOLER_PROCESSES_MAX } from '../poolers/endpoint';
 import { acquireRunLock, type RunLock } from './run-lock';
 import {
   DEFAULT_MAX_CONNECTIONS,

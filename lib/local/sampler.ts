@@ -19,6 +19,7 @@ import type { MetricsSampler, StepWindow } from '../engine/ports';
 import { LINUX_CLOCK_TICKS_PER_SECOND, processCpuTicks } from '../core/proc-stat';
 import type { MetricSeries, TargetRef } from '../suite/types';
 import { PsqlSession, type PsqlTarget } from '../exec/psql';
+import { pgbouncerDriver } from '../poolers/pgbouncer/driver';
 
 export interface LocalSamplerOptions {
   /** Admin console of each PgBouncer process (its unix socket), in process order. */
@@ -87,6 +88,7 @@ export class LocalMetricsSampler implements MetricsSampler {
     const sessions = opts.admins.map((a) => new PsqlSession(a));
     this.pooler = new PoolerMetrics({
       pooler: 'pgbouncer',
+      stats: pgbouncerDriver.stats,
       admin: {
         processes: sessions.length,
         query: (i, statements, timeoutMs) => {

@@ -17,6 +17,7 @@ import type { RunEnvironment, TargetRef } from '../suite/types';
 import { findBinaries, type LocalBinaries } from './binaries';
 import { LocalPgbenchExecutor } from '../exec/pgbench-executor';
 import { processPoolSize } from '../poolers/pgbouncer/config';
+import { pgbouncerDriver } from '../poolers/pgbouncer/driver';
 import { LOCAL_POOLS, SESSION_DB, startPgbouncer, TRANSACTION_DB, type Pgbouncer } from './pgbouncer';
 import { BENCH_DB, BENCH_USER, startPostgres, type PostgresCluster } from './postgres';
 import { resolveRunAs, type RunAs } from '../exec/process';
@@ -152,6 +153,10 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   );
 }
 
+/**
+ * A running stack from its phases: targets, pool control, the servers' watch, the exit safety net,
+ * environment, settings, connection help (each a function below).
+ */
 function makeStack(
   bins: LocalBinaries,
   runAs: RunAs | null,
@@ -161,7 +166,76 @@ function makeStack(
   cfg: { maxConnections: number; poolPercent: number; reserved: number },
   owner: StackOwner,
 ): LocalStack {
-  // The adapter says what it probed for each of its targets; the registry says what that means.
+  const targets = localTargets(pg, pgb);
+  const executor = new LocalPgbenchExecutor({
+    pgbench: bins.pgbench,
+    workRoot: path.join(baseDir, 'pgbench'),
+  });
+  const life: Lifecycle = { stopped: false };
+  const infrastructure = watchServers(pg, pgb, life);
+  const onExit = killOnExit(pg, pgb, baseDir);
+  return {
+    bins,
+    runAs,
+    baseDir,
+    postgres: pg,
+    pgbouncer: pgb,
+    targets,
+    pool: localPoolControl(pg, pgb),
+    executor,
+    pids: [pg.pid, ...pgb.processes.map((p) => p.pid)],
+    infrastructure,
+    environment: localEnvironment(bins, pg, pgb),
+    descriptors: targets.map((t) => t.descriptor).filter((d): d is TargetDescriptor => d !== undefined),
+    settings: localSettings(pg, pgb, cfg),
+    target: (name) => {
+      const t = targets.find((x) => x.ref.name === name);
+      if (!t) throw new InfrastructureError(`the local stack has no ${name} target`);
+      return t;
+    },
+    createSampler: (intervalMs) =>
+      new LocalMetricsSampler({
+        admins: pgb.processes.map((p) => p.admin),
+        pgbouncerPids: pgb.processes.map((p) => p.pid),
+        pgbouncerTargets: targets.filter((t) => t.descriptor?.pooler === 'pgbouncer').map((t) => t.ref.name),
+        server: pg.superuserTarget(BENCH_DB),
+        datname: BENCH_DB,
+        pools: LOCAL_POOLS,
+        intervalMs,
+      }),
+    connectionHelp: () => connectionHelp(pg, pgb, baseDir),
+    release: () => {
+      life.stopped = true;
+      // Kept on purpose: a later `proxylab local` must not reap it once this process has exited.
+      writeOwnerFile(baseDir, { ...owner, kept: true });
+      process.removeListener('exit', onExit);
+      pgb.release();
+      pg.release();
+    },
+    stop: async ({ keepFiles = false } = {}) => {
+      if (life.stopped) return;
+      life.stopped = true;
+      try {
+        await pgb.stop();
+        await pg.stop();
+      } finally {
+        process.removeListener('exit', onExit);
+      }
+      if (!keepFiles) fs.rmSync(baseDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Set once stop() or release() has begun: a server ending after that is not a failure. */
+interface Lifecycle {
+  stopped: boolean;
+}
+
+/**
+ * `direct`, `pgbouncer-transaction`, `pgbouncer-session`: the adapter says what it probed for each,
+ * the target registry what that means.
+ */
+function localTargets(pg: PostgresCluster, pgb: Pgbouncer): Target[] {
   const target = (ref: TargetRef, port: number, dbname: string, version: string): Target => ({
     ref,
     descriptor: describeTarget(ref, {
@@ -182,12 +256,15 @@ function makeStack(
     // Server connections one pool may open: each process's default_pool_size, times the processes.
     poolSize: () => Promise.resolve(port === pg.port ? null : pgb.totalPoolSize()),
   });
-  const targets: Target[] = [
+  return [
     target(directTarget(), pg.port, BENCH_DB, pg.serverVersion),
     target(poolerTarget('pgbouncer', LOCAL_POOLER, 'transaction'), pgb.port, TRANSACTION_DB, pgb.version),
     target(poolerTarget('pgbouncer', LOCAL_POOLER, 'session'), pgb.port, SESSION_DB, pgb.version),
   ];
-  const pool: PoolControl = {
+}
+
+function localPoolControl(pg: PostgresCluster, pgb: Pgbouncer): PoolControl {
+  return {
     // Every pool, whatever the step's target: idle server connections held by one pool take
     // max_connections slots from the next step (a direct step would be refused early).
     reset: async () => pgb.reset(),
@@ -205,17 +282,15 @@ function makeStack(
       if (mps !== null && pgb.maxPreparedStatements() !== mps) await pgb.setMaxPreparedStatements(mps);
     },
   };
-  const executor = new LocalPgbenchExecutor({
-    pgbench: bins.pgbench,
-    workRoot: path.join(baseDir, 'pgbench'),
-  });
-  let stopped = false;
-  // A server that ends before stop() died under the run: say which and how, and abort the step now.
+}
+
+/** A server that ends before stop() died under the run: say which and how, and abort the step now. */
+function watchServers(pg: PostgresCluster, pgb: Pgbouncer, life: Lifecycle): InfrastructureWatch {
   const down = new AbortController();
   let failure: string | null = null;
   const watch = (name: string, pid: number, exited: Promise<string>): void => {
     void exited.then((how) => {
-      if (stopped || failure !== null) return;
+      if (life.stopped || failure !== null) return;
       failure = `${name} (pid ${pid}) ${how}`;
       down.abort();
     });
@@ -225,7 +300,7 @@ function makeStack(
   const liveness = nodeReapSystem();
   /** Asked right after each pgbench: the exit event may not have arrived yet, /proc already knows (zombies too). */
   const currentFailure = (): string | null => {
-    if (failure === null && !stopped) {
+    if (failure === null && !life.stopped) {
       for (const [name, pid] of [
         ['PostgreSQL', pg.pid] as const,
         ...pgb.processes.map(
@@ -252,15 +327,22 @@ function makeStack(
       ['PgBouncer', pgb.pid, pgb.port] as const,
     ]) {
       if (currentFailure() !== null) break;
-      if (!stopped && (await probePort(port)) === 'refused') {
+      if (!life.stopped && (await probePort(port)) === 'refused') {
         failure ??= `${name} (pid ${pid}) is no longer running (127.0.0.1:${port} refuses connections)`;
         down.abort();
       }
     }
     return currentFailure();
   };
-  // Safety net: if this process ends without stop() (an uncaught exception), take the servers down
-  // with it rather than leave orphans. Synchronous, as 'exit' handlers must be.
+  return { failure: currentFailure, confirm: confirmFailure, signal: down.signal };
+}
+
+/**
+ * Safety net: if this process ends without stop() (an uncaught exception), take the servers down
+ * with it rather than leave orphans. Synchronous, as 'exit' handlers must be. Returns the listener
+ * (stop and release remove it).
+ */
+function killOnExit(pg: PostgresCluster, pgb: Pgbouncer, baseDir: string): () => void {
   const onExit = (): void => {
     for (const pid of [...pgb.processes.map((p) => p.pid), pg.pid]) {
       try {
@@ -272,89 +354,58 @@ function makeStack(
     fs.rmSync(baseDir, { recursive: true, force: true });
   };
   process.once('exit', onExit);
+  return onExit;
+}
+
+function localEnvironment(bins: LocalBinaries, pg: PostgresCluster, pgb: Pgbouncer): RunEnvironment {
   return {
-    bins,
-    runAs,
-    baseDir,
-    postgres: pg,
-    pgbouncer: pgb,
-    targets,
-    pool,
-    executor,
-    pids: [pg.pid, ...pgb.processes.map((p) => p.pid)],
-    infrastructure: { failure: currentFailure, confirm: confirmFailure, signal: down.signal },
-    environment: {
-      database: { engine: 'local', instanceClass: null },
-      maxConnections: pg.maxConnections,
-      serverVersion: pg.serverVersion,
-      pgbenchVersion: bins.pgbenchVersion,
-      poolerVersion: pgb.version,
-      cpus: os.cpus().length || null,
-      maxPreparedStatements: pgb.initialMaxPreparedStatements,
-    },
-    descriptors: targets.map((t) => t.descriptor).filter((d): d is TargetDescriptor => d !== undefined),
-    settings: {
-      server: `PostgreSQL ${pg.serverVersion} (throwaway cluster, trust auth on 127.0.0.1)`,
-      maxConnections: pg.maxConnections,
-      superuserReservedConnections: cfg.reserved,
-      benchRole: `${BENCH_USER} (not a superuser)`,
-      pooler: `PgBouncer ${pgb.version}`,
-      maxPreparedStatements:
-        pgb.initialMaxPreparedStatements === null
-          ? `none (PgBouncer ${pgb.version} < 1.21)`
-          : pgb.initialMaxPreparedStatements,
-      poolPercent: cfg.poolPercent,
-      poolSize: pgb.initialPoolSize * pgb.processes.length,
-      poolerProcesses: pgb.processes.length,
-      ...(pgb.processes.length > 1 ? { poolSizePerProcess: pgb.initialPoolSize } : {}),
-      pools: LOCAL_POOLS,
-      os: `${os.type()} ${os.release()} ${os.arch()}`,
-      cpuModel: os.cpus()[0]?.model ?? null,
-    },
-    target: (name) => {
-      const t = targets.find((x) => x.ref.name === name);
-      if (!t) throw new InfrastructureError(`the local stack has no ${name} target`);
-      return t;
-    },
-    createSampler: (intervalMs) =>
-      new LocalMetricsSampler({
-        admins: pgb.processes.map((p) => p.admin),
-        pgbouncerPids: pgb.processes.map((p) => p.pid),
-        pgbouncerTargets: targets.filter((t) => t.descriptor?.pooler === 'pgbouncer').map((t) => t.ref.name),
-        server: pg.superuserTarget(BENCH_DB),
-        datname: BENCH_DB,
-        pools: LOCAL_POOLS,
-        intervalMs,
-      }),
-    connectionHelp: () =>
-      [
-        `PostgreSQL ${pg.serverVersion}: psql -h 127.0.0.1 -p ${pg.port} -U ${BENCH_USER} ${BENCH_DB}   (superuser: -U postgres; trust auth, no password)`,
-        `PgBouncer transaction pool: psql -h 127.0.0.1 -p ${pgb.port} -U ${BENCH_USER} ${TRANSACTION_DB}`,
-        `PgBouncer session pool:     psql -h 127.0.0.1 -p ${pgb.port} -U ${BENCH_USER} ${SESSION_DB}`,
-        ...pgb.processes.map(
-          (p) =>
-            `PgBouncer admin console${pgb.processes.length > 1 ? ` ${p.index + 1}` : ''}:${pgb.processes.length > 1 ? '  ' : '    '}psql -h ${p.admin.host} -p ${pgb.port} -U postgres pgbouncer`,
-        ),
-        `Stop them:                  kill ${pgb.processes.map((p) => p.pid).join(' ')} ${pg.pid}; rm -rf ${baseDir}`,
-      ].join('\n'),
-    release: () => {
-      stopped = true;
-      // Kept on purpose: a later `proxylab local` must not reap it once this process has exited.
-      writeOwnerFile(baseDir, { ...owner, kept: true });
-      process.removeListener('exit', onExit);
-      pgb.release();
-      pg.release();
-    },
-    stop: async ({ keepFiles = false } = {}) => {
-      if (stopped) return;
-      stopped = true;
-      try {
-        await pgb.stop();
-        await pg.stop();
-      } finally {
-        process.removeListener('exit', onExit);
-      }
-      if (!keepFiles) fs.rmSync(baseDir, { recursive: true, force: true });
-    },
+    database: { engine: 'local', instanceClass: null },
+    maxConnections: pg.maxConnections,
+    serverVersion: pg.serverVersion,
+    pgbenchVersion: bins.pgbenchVersion,
+    poolerVersion: pgb.version,
+    cpus: os.cpus().length || null,
+    maxPreparedStatements: pgb.initialMaxPreparedStatements,
   };
+}
+
+/** Settings for the manifest (no secrets: trust auth, nothing to hide). */
+function localSettings(
+  pg: PostgresCluster,
+  pgb: Pgbouncer,
+  cfg: { poolPercent: number; reserved: number },
+): Record<string, unknown> {
+  return {
+    server: `PostgreSQL ${pg.serverVersion} (throwaway cluster, trust auth on 127.0.0.1)`,
+    maxConnections: pg.maxConnections,
+    superuserReservedConnections: cfg.reserved,
+    benchRole: `${BENCH_USER} (not a superuser)`,
+    pooler: `PgBouncer ${pgb.version}`,
+    maxPreparedStatements:
+      pgb.initialMaxPreparedStatements === null
+        ? `none (PgBouncer ${pgb.version} < ${pgbouncerDriver.preparedStatementsSince})`
+        : pgb.initialMaxPreparedStatements,
+    poolPercent: cfg.poolPercent,
+    poolSize: pgb.initialPoolSize * pgb.processes.length,
+    poolerProcesses: pgb.processes.length,
+    ...(pgb.processes.length > 1 ? { poolSizePerProcess: pgb.initialPoolSize } : {}),
+    pools: LOCAL_POOLS,
+    os: `${os.type()} ${os.release()} ${os.arch()}`,
+    cpuModel: os.cpus()[0]?.model ?? null,
+  };
+}
+
+/** How to connect by hand (for --keep). */
+function connectionHelp(pg: PostgresCluster, pgb: Pgbouncer, baseDir: string): string {
+  const many = pgb.processes.length > 1;
+  return [
+    `PostgreSQL ${pg.serverVersion}: psql -h 127.0.0.1 -p ${pg.port} -U ${BENCH_USER} ${BENCH_DB}   (superuser: -U postgres; trust auth, no password)`,
+    `PgBouncer transaction pool: psql -h 127.0.0.1 -p ${pgb.port} -U ${BENCH_USER} ${TRANSACTION_DB}`,
+    `PgBouncer session pool:     psql -h 127.0.0.1 -p ${pgb.port} -U ${BENCH_USER} ${SESSION_DB}`,
+    ...pgb.processes.map(
+      (p) =>
+        `PgBouncer admin console${many ? ` ${p.index + 1}` : ''}:${many ? '  ' : '    '}psql -h ${p.admin.host} -p ${pgb.port} -U postgres ${pgbouncerDriver.adminDatabase}`,
+    ),
+    `Stop them:                  kill ${pgb.processes.map((p) => p.pid).join(' ')} ${pg.pid}; rm -rf ${baseDir}`,
+  ].join('\n');
 }

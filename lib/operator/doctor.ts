@@ -32,7 +32,8 @@ import type { LabOutputs } from './outputs';
 import { parameterStates } from './parameters';
 import { RUNNER_INSTALL_PATH, SPOT_REQUEST_TAG } from '../config/stack-outputs';
 import { parsePgbouncerVersion } from '../poolers/pgbouncer/config';
-import { poolDatabaseAlias, type PoolerEndpoint } from '../poolers/pgbouncer/layout';
+import type { PoolerEndpoint } from '../poolers/endpoint';
+import { poolerDriver } from '../poolers/registry';
 import { snapshotSchema } from '../aws/pooler-agent-client';
 
 export interface Check {
@@ -154,13 +155,15 @@ function poolerProbeLines(
     const sslmode = p.tls ? 'require' : 'prefer';
     for (const mode of p.poolModes) {
       // the alias around the secret's dbname, from the layout itself (transaction: <db>, session: <db>_session)
-      const [pre = '', post = ''] = poolDatabaseAlias('\u0000', mode).split('\u0000');
+      const [pre = '', post = ''] = poolerDriver(p.product).poolDatabaseAlias('\u0000', mode).split('\u0000');
       const conn = `${q(`host=${p.host} port=${p.port} dbname=${pre}`)}"$PGDB"${q(`${post} sslmode=${sslmode} connect_timeout=10`)}`;
       lines.push(`echo ${q(`pooler.${p.name}.data.${mode}=`)}"$(psql ${conn} -Atc 'SELECT 1' ${oneLine}`);
     }
     if (adminSecretArn !== null)
       p.adminPorts.forEach((port, i) => {
-        const conn = q(`host=${p.host} port=${port} dbname=pgbouncer sslmode=prefer connect_timeout=10`);
+        const conn = q(
+          `host=${p.host} port=${port} dbname=${poolerDriver(p.product).adminDatabase} sslmode=prefer connect_timeout=10`,
+        );
         lines.push(
           `echo ${q(`pooler.${p.name}.admin.${i}=`)}"$(PGUSER="$ADMIN_USER" PGPASSWORD="$ADMIN_PASSWORD" psql ${conn} -Atc 'SHOW VERSION' ${oneLine}`,
         );
@@ -544,7 +547,7 @@ export function runnerPoolerChecks(
         got === '1'
           ? ok(
               title,
-              `SELECT 1 through ${poolDatabaseAlias('<db>', mode)}${p.tls ? ' with sslmode=require' : ''}`,
+              `SELECT 1 through ${poolerDriver(p.product).poolDatabaseAlias('<db>', mode)}${p.tls ? ' with sslmode=require' : ''}`,
             )
           : bad(
               title,

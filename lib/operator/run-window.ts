@@ -8,9 +8,9 @@ import { UsageError } from '../core/errors';
 import type { LabConfig } from '../config/types';
 import { getSuite } from '../suite/catalog';
 import { expandSuite, initPlan, type PlannedStep, type TargetCapacity } from '../suite/expand';
-import { poolerDeployments } from '../poolers/pgbouncer/layout';
+import { poolerDeployments } from '../poolers/endpoint';
 import { labTargets } from '../config/targets';
-import { processPoolSize } from '../poolers/pgbouncer/config';
+import { processPoolSize } from '../poolers/pool-size';
 import { METRICS_SETTLE_MS } from '../aws/collector-invoke';
 
 /**

@@ -48,6 +48,7 @@ import {
   type Logger,
 } from '../aws/secrets';
 import type { ScalarQuery } from '../exec/libpq';
+import { POOL_MODES, POOLER_PLACEMENTS } from '../poolers/products';
 
 const lowerName = /^[A-Za-z][A-Za-z0-9-]*$/;
 
@@ -55,7 +56,7 @@ const lowerName = /^[A-Za-z][A-Za-z0-9-]*$/;
 export const poolerHostConfigSchema = z
   .object({
     name: z.string().regex(lowerName),
-    placement: z.enum(['dedicated', 'on-runners']),
+    placement: z.enum(POOLER_PLACEMENTS),
     region: z.string().min(1),
     dbSecretArn: z.string().min(1),
     adminSecretArn: z.string().min(1),
@@ -63,7 +64,7 @@ export const poolerHostConfigSchema = z
     serverPort: z.number().int().min(1).max(65535),
     listenAddr: z.enum(['0.0.0.0', '127.0.0.1']),
     poolModes: z
-      .array(z.enum(['transaction', 'session']))
+      .array(z.enum(POOL_MODES))
       .min(1)
       .refine((m) => new Set(m).size === m.length, { message: 'pool modes must be unique' }),
     processes: z.number().int().min(1).max(POOLER_PROCESSES_MAX),

@@ -19,6 +19,7 @@ import {
 import { type Cell, groupCells, lineLabeller, type Spread, uniqueInOrder } from './cells';
 import type { LoadedMetrics, LoadedRun } from './load';
 import { poolerMatrices, type PoolerMatrix } from './pooler-matrix';
+import { PGBOUNCER_MAX_PREPARED_STATEMENTS_ON, PGBOUNCER_PREPARED_SINCE } from '../suite/targets';
 
 // ---------------------------------------------------------------- per-scenario charts
 
@@ -649,8 +650,8 @@ function standInNote(run: LoadedRun, names: readonly string[]): string {
     prepared =
       env.maxPreparedStatements === undefined && run.plan === null
         ? 'its prepared-statement support was not recorded (a run of an older release)'
-        : `it has no max_prepared_statements (needs PgBouncer ≥ 1.21), so its transaction pool does not carry prepared statements across server connections${swept ? '; the max_prepared_statements-on cells are reported as not available' : ''}`;
+        : `it has no max_prepared_statements (needs PgBouncer ≥ ${PGBOUNCER_PREPARED_SINCE}), so its transaction pool does not carry prepared statements across server connections${swept ? '; the max_prepared_statements-on cells are reported as not available' : ''}`;
   else
-    prepared = `max_prepared_statements ${mps} at start${swept ? ', set to 0 and to 200 per step where a cell says so' : ''}: with it above 0 its transaction pool carries prepared statements across server connections, with 0 it does not`;
+    prepared = `max_prepared_statements ${mps} at start${swept ? `, set to 0 and to ${PGBOUNCER_MAX_PREPARED_STATEMENTS_ON} per step where a cell says so` : ''}: with it above 0 its transaction pool carries prepared statements across server connections, with 0 it does not`;
   return `${head}: ${prepared}. RDS Proxy's behaviour with named prepared statements is measured, not predicted; read PgBouncer's results as the local analogue, not as RDS Proxy's.`;
 }

@@ -18,10 +18,18 @@
  */
 import { InfrastructureError, UsageError } from '../core/errors';
 import { parsePsqlResults, psqlStatementArgs } from '../core/psql-text';
-import type { AdminRow, PoolerAdminPort } from '../engine/pooler-metrics';
+import type { PoolerAdminPort } from '../engine/pooler-metrics';
 import type { PoolControl, Target } from '../engine/ports';
-import { parsePgbouncerVersion, processPoolSize } from '../poolers/pgbouncer/config';
-import { poolDatabaseAlias, poolerDeployments, type PoolerEndpoint } from '../poolers/pgbouncer/layout';
+import {
+  applyOnEveryProcess,
+  type AdminOp,
+  type AdminRow,
+  type AdminRun,
+  type PoolerProbe,
+} from '../poolers/driver';
+import { poolerDeployments, type PoolerEndpoint } from '../poolers/endpoint';
+import { processPoolSize } from '../poolers/pool-size';
+import { poolerDriver } from '../poolers/registry';
 import { describeTarget, type TargetDescriptor } from '../suite/targets';
 import { poolerTargets } from '../config/targets';
 import type { ConnectionInfo, TargetRef } from '../suite/types';
@@ -52,7 +60,7 @@ export function adminConnection(p: PoolerEndpoint, i: number, admin: AdminCreden
     host: p.host,
     port,
     user: admin.username,
-    dbname: 'pgbouncer',
+    dbname: poolerDriver(p.product).adminDatabase,
     sslmode: 'prefer',
     env: { PGPASSWORD: admin.password },
   };
@@ -71,30 +79,16 @@ export function poolerAdminPort(
   };
 }
 
-export interface PoolerProbe {
-  readonly version: string | null;
-  readonly maxPreparedStatements: number | null;
-}
+export type { PoolerProbe } from '../poolers/driver';
 
-/** SHOW VERSION and SHOW CONFIG on process 0: the version as `1.25.2`, max_prepared_statements (null < 1.21). */
+/** The driver's probe (PgBouncer: SHOW VERSION and SHOW CONFIG) on process 0. */
 export async function probePooler(
   p: PoolerEndpoint,
   admin: AdminCredentials,
   query: AdminRowsQuery,
 ): Promise<PoolerProbe> {
-  const [versionRows, configRows] = await query(
-    adminConnection(p, 0, admin),
-    ['SHOW VERSION', 'SHOW CONFIG'],
-    30_000,
-  );
-  const versionText = Object.values(versionRows?.[0] ?? {})[0] ?? '';
-  const v = parsePgbouncerVersion(versionText);
-  const mpsRow = (configRows ?? []).find((r) => r.key === 'max_prepared_statements');
-  const mps = mpsRow ? Number(mpsRow.value) : null;
-  return {
-    version: v ? v.join('.') : null,
-    maxPreparedStatements: mps !== null && Number.isInteger(mps) ? mps : null,
-  };
+  const { probe } = poolerDriver(p.product).admin;
+  return probe.parse(await query(adminConnection(p, 0, admin), probe.statements, 30_000));
 }
 
 export class PoolerTarget implements Target {
@@ -157,7 +151,7 @@ export function buildPoolerTargets(input: {
             host: p.host,
             port: p.port,
             user: input.credentials.username,
-            dbname: poolDatabaseAlias(input.credentials.dbname, mode),
+            dbname: poolerDriver(p.product).poolDatabaseAlias(input.credentials.dbname, mode),
             sslmode: p.tls ? 'require' : 'prefer',
             env: { PGPASSWORD: input.credentials.password },
           },
@@ -209,11 +203,16 @@ export class PgbouncerPoolControl implements PoolControl {
     return this.o.poolers.find((p) => poolerTargets(p).some((t) => t.ref.name === target.name)) ?? null;
   }
 
-  private async onEvery(p: PoolerEndpoint, statements: readonly string[]): Promise<AdminRow[][][]> {
-    const out: AdminRow[][][] = [];
-    for (let i = 0; i < p.processes; i++)
-      out.push(await this.o.query(adminConnection(p, i, this.o.admin), statements, 30_000));
-    return out;
+  /** Runs a driver's admin operation on every process of `p`, checking each answer. */
+  private apply(p: PoolerEndpoint, op: AdminOp): Promise<void> {
+    const run: AdminRun = (i, statements) =>
+      this.o.query(adminConnection(p, i, this.o.admin), statements, 30_000);
+    return applyOnEveryProcess(run, p.processes, op, (i) => `pooler ${p.name} process ${i + 1}`);
+  }
+
+  private aliases(p: PoolerEndpoint): string[] {
+    const driver = poolerDriver(p.product);
+    return p.poolModes.map((m) => driver.poolDatabaseAlias(this.o.dbname, m));
   }
 
   /**
@@ -224,11 +223,7 @@ export class PgbouncerPoolControl implements PoolControl {
   async reset(): Promise<void> {
     for (const p of this.o.poolers) {
       if (!this.o.applies(p)) continue;
-      const aliases = p.poolModes.map((m) => poolDatabaseAlias(this.o.dbname, m));
-      await this.onEvery(
-        p,
-        aliases.flatMap((a) => [`KILL ${a}`, `RESUME ${a}`]),
-      );
+      await this.apply(p, poolerDriver(p.product).admin.reset(this.aliases(p)));
     }
   }
 
@@ -248,23 +243,7 @@ export class PgbouncerPoolControl implements PoolControl {
     this.o.log?.(
       `pooler ${p.name}: default_pool_size ${size} on each of ${p.processes} process(es) (${percent} %)`,
     );
-    // max_user_connections too: the pool-mode aliases share one process's part (lib/poolers/pgbouncer/config.ts).
-    const answers = await this.onEvery(p, [
-      `SET default_pool_size = ${size}`,
-      `SET max_user_connections = ${size}`,
-      'SHOW DATABASES',
-    ]);
-    const aliases = p.poolModes.map((m) => poolDatabaseAlias(this.o.dbname, m));
-    answers.forEach((a, i) => {
-      const dbs = a[2] ?? [];
-      for (const alias of aliases) {
-        const row = dbs.find((r) => r.name === alias);
-        if (!row || Number(row.pool_size) !== size)
-          throw new InfrastructureError(
-            `pooler ${p.name} process ${i + 1} did not apply pool size ${size} to ${alias} (SHOW DATABASES says ${row?.pool_size ?? 'nothing'})`,
-          );
-      }
-    });
+    await this.apply(p, poolerDriver(p.product).admin.setPoolSize(size, this.aliases(p)));
   }
 
   async setMaxPreparedStatements(target: TargetRef, value: number): Promise<void> {
@@ -278,14 +257,7 @@ export class PgbouncerPoolControl implements PoolControl {
   }
 
   private async applyMps(p: PoolerEndpoint, value: number): Promise<void> {
-    const answers = await this.onEvery(p, [`SET max_prepared_statements = ${value}`, 'SHOW CONFIG']);
-    answers.forEach((a, i) => {
-      const row = (a[1] ?? []).find((r) => r.key === 'max_prepared_statements');
-      if (!row || Number(row.value) !== value)
-        throw new InfrastructureError(
-          `pooler ${p.name} process ${i + 1} did not apply max_prepared_statements ${value} (SHOW CONFIG says ${row?.value ?? 'nothing'})`,
-        );
-    });
+    await this.apply(p, poolerDriver(p.product).admin.setMaxPreparedStatements(value));
   }
 
   async restore(): Promise<void> {

@@ -59,7 +59,8 @@ import {
   type PoolerTarget,
 } from './pooler-targets';
 import { PoolerMetrics, PoolerSampler, withPoolerSampler } from '../engine/pooler-metrics';
-import { poolDatabaseAlias, type PoolerEndpoint } from '../poolers/pgbouncer/layout';
+import type { PoolerEndpoint } from '../poolers/endpoint';
+import { poolerDriver } from '../poolers/registry';
 
 export interface RunnerDeps {
   readonly s3: S3Client;
@@ -289,8 +290,11 @@ async function setUpPoolers(
       new PoolerMetrics({
         pooler: p.name,
         admin: poolerAdminPort(p, admin, query),
+        stats: poolerDriver(p.product).stats,
         cpu: () => fetchPoolerCpu(p.host, p.statsPort),
-        pools: Object.fromEntries(p.poolModes.map((m) => [poolDatabaseAlias(credentials.dbname, m), m])),
+        pools: Object.fromEntries(
+          p.poolModes.map((m) => [poolerDriver(p.product).poolDatabaseAlias(credentials.dbname, m), m]),
+        ),
         targets: poolerTargets(p).map((t) => t.ref.name),
       }),
   );

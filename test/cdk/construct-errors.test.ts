@@ -111,7 +111,7 @@ describe('poolers', () => {
     const pooler = lab.poolers[0];
     if (!pooler) throw new Error('the lab has a pooler');
     expect(() => releaseOf({ ...pooler, version: '1.99.9' })).toThrow(
-      /^pooler near: PgBouncer 1\.99\.9 is not in lib\/config\/pgbouncer-releases\.ts/,
+      /^pooler near: PgBouncer 1\.99\.9 is not in lib\/poolers\/pgbouncer\/releases\.ts/,
     );
   });
 });

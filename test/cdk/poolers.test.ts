@@ -294,6 +294,7 @@ describe('secrets and outputs', () => {
     expect(parsed.poolerEndpoints).toEqual({
       bouncer: {
         name: 'bouncer',
+        product: 'pgbouncer',
         placement: 'dedicated',
         host: '10.0.1.23',
         port: 6432,
@@ -308,6 +309,7 @@ describe('secrets and outputs', () => {
       },
       local: {
         name: 'local',
+        product: 'pgbouncer',
         placement: 'on-runners',
         host: '127.0.0.1',
         port: 6432,

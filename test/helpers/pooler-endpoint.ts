@@ -4,6 +4,7 @@ import type { PoolerEndpoint } from '../../lib/poolers/pgbouncer/layout';
 export function poolerEndpoint(over: Partial<PoolerEndpoint> = {}): PoolerEndpoint {
   return {
     name: 'bouncer',
+    product: 'pgbouncer',
     placement: 'dedicated',
     host: '10.0.1.5',
     port: 6432,

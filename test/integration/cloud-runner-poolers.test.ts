@@ -148,6 +148,7 @@ test('a pool sweep through both pool modes of a 2-process pooler: resized throug
     poolers: [
       {
         name: 'bouncer',
+        product: 'pgbouncer',
         placement: 'dedicated',
         host: '127.0.0.1',
         port: pgb.port,

@@ -96,6 +96,7 @@ async function serve(body: Buffer | 'hang'): Promise<Served> {
 }
 
 const release = (url: string, sum: string): PgbouncerRelease => ({
+  product: 'pgbouncer',
   version: VERSION,
   url,
   sha256: sum,

@@ -342,6 +342,7 @@ describe.each([
       );
       const endpoint: PoolerEndpoint = {
         name: 'bouncer',
+        product: 'pgbouncer',
         placement: 'dedicated',
         host: '127.0.0.1',
         port: dataPort,

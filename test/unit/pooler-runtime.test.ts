@@ -24,6 +24,7 @@ import { poolerPaths } from '../../lib/poolers/pgbouncer/host';
 import type { PoolerEndpoint, PoolerHostConfig } from '../../lib/poolers/pgbouncer/layout';
 import { poolerEndpoint } from '../helpers/pooler-endpoint';
 import { scratchDir } from '../helpers/scratch';
+import { pgbouncerDriver } from '../../lib/poolers/pgbouncer/driver';
 
 const POOLER = poolerEndpoint();
 
@@ -57,6 +58,7 @@ describe('PoolerMetrics', () => {
     let t = Date.parse('2026-11-22T10:00:00.000Z');
     const m = new PoolerMetrics({
       pooler: 'bouncer',
+      stats: pgbouncerDriver.stats,
       admin: {
         processes: 2,
         query: (i) => {

@@ -30,14 +30,12 @@
  *   packet; PgBouncer refuses unknown startup parameters unless listed here.
  * - `stats_period = 1`: SHOW STATS averages are recomputed every second (the sampler polls at 1 Hz).
  */
+import { PGBOUNCER_PREPARED_SINCE } from '../../suite/targets';
 import type { PgbouncerPoolMode } from './layout';
 import { poolDatabaseAlias } from './layout';
 
 /** The first release with peering (`peer_id`, `[peers]`). */
 export const PEERING_SINCE = [1, 19, 0] as const;
-/** The first release with `max_prepared_statements`. */
-export const MAX_PREPARED_STATEMENTS_SINCE = [1, 21, 0] as const;
-
 export type VersionTriple = readonly [number, number, number];
 
 /** `1.25.2`, `PgBouncer 1.18.0`, `1.22` → [1, 25, 2] …; null when no version is found. */
@@ -45,6 +43,15 @@ export function parsePgbouncerVersion(text: string): VersionTriple | null {
   const m = /(\d+)\.(\d+)(?:\.(\d+))?/.exec(text);
   if (!m) return null;
   return [Number(m[1]), Number(m[2]), m[3] === undefined ? 0 : Number(m[3])];
+}
+
+/** The first release with `max_prepared_statements` (the fact is PGBOUNCER_PREPARED_SINCE, lib/suite/targets.ts). */
+export const MAX_PREPARED_STATEMENTS_SINCE: VersionTriple = releaseTriple(PGBOUNCER_PREPARED_SINCE);
+
+function releaseTriple(version: string): VersionTriple {
+  const v = parsePgbouncerVersion(version);
+  if (v === null) throw new Error(`"${version}" is not a PgBouncer release number`);
+  return v;
 }
 
 export function versionAtLeast(v: VersionTriple | null, min: readonly [number, number, number]): boolean {
@@ -65,30 +72,7 @@ export function supportsMaxPreparedStatements(version: string): boolean {
   return versionAtLeast(parsePgbouncerVersion(version), MAX_PREPARED_STATEMENTS_SINCE);
 }
 
-/**
- * Server connections the pooler may open in total: `poolPercent` % of max_connections, rounded to
- * the nearest integer (as RDS Proxy's MaxConnectionsPercent is a share of max_connections), at
- * least 1.
- */
-export function totalPoolSize(poolPercent: number, maxConnections: number): number {
-  return Math.max(1, Math.round((poolPercent / 100) * maxConnections));
-}
-
-/**
- * `default_pool_size` of each process: the total split evenly, rounded DOWN so the processes
- * together never open more than the pooler's share (90 % of 1200 over 4 processes: 1080 → 270
- * each; 10 over 3: 3 each, 9 in all), but at least 1 per process (then N processes may open N
- * connections when the share is smaller than N).
- */
-export function processPoolSize(
-  poolPercent: number,
-  maxConnections: number,
-  processes: number,
-  /** PgBouncer deployments splitting the share (poolerDeployments: the runners, for on-runners). */
-  sharedBy = 1,
-): number {
-  return Math.max(1, Math.floor(totalPoolSize(poolPercent, maxConnections) / (processes * sharedBy)));
-}
+export { processPoolSize, totalPoolSize } from '../pool-size';
 
 export type ServerTlsMode = 'disable' | 'prefer' | 'require';
 

@@ -6,65 +6,31 @@
  * configuration module (lib/poolers/pgbouncer/config.ts) for its throwaway PgBouncer.
  *
  * Process layout: `processes` PgBouncer processes share the data port with `so_reuseport` (the
- * kernel spreads new connections across them), so a 4-vCPU host is not capped at one core. Each
- * process has its own unix socket directory; its admin console is reachable from the runners on
- * `adminPortOf(i)` through the pooler agent's relay (TCP → that process's unix socket). The agent
- * also answers on `POOLER_STATS_PORT` with one JSON line of per-process CPU ticks.
+ * kernel spreads new connections across them), so a 4-vCPU host is not capped at one core. The
+ * product-neutral endpoint (ports, the stack output's schema) is lib/poolers/endpoint.ts.
  */
 
-/** PgBouncer pool modes proxylab deploys. */
-export type PgbouncerPoolMode = 'transaction' | 'session';
-export type PoolerPlacement = 'dedicated' | 'on-runners';
+import type { PoolMode, PoolerPlacement } from '../products';
+export type { PoolerPlacement } from '../products';
+export {
+  adminPortOf,
+  POOLER_ADMIN_PORT_BASE,
+  POOLER_PROCESSES_MAX,
+  POOLER_STATS_PORT,
+  poolerDeployments,
+  poolerTargetName,
+  type PoolerEndpoint,
+} from '../endpoint';
+
+/** The pool modes PgBouncer serves (all of proxylab's: lib/poolers/products.ts). */
+export type PgbouncerPoolMode = PoolMode;
 
 /** The data port every PgBouncer process listens on (so_reuseport). */
 export const PGBOUNCER_PORT = 6432;
-/** The agent's per-process CPU endpoint (one JSON line, then close). */
-export const POOLER_STATS_PORT = 6439;
-/** First admin relay port; process i (0-based) is at adminPortOf(i). */
-export const POOLER_ADMIN_PORT_BASE = 6440;
-/** At most this many processes (ports 6440–6471 are reserved for the relays). */
-export const POOLER_PROCESSES_MAX = 32;
-
-/**
- * How many PgBouncer deployments share one pooler's `poolPercent`: a dedicated host is one; a
- * pooler placed on the runners runs once per runner, and together they open the share (so the lab's
- * percentage means the same — a share of max_connections in total — wherever the pooler runs).
- */
-export function poolerDeployments(placement: PoolerPlacement, runnerCount: number): number {
-  return placement === 'dedicated' ? 1 : Math.max(1, runnerCount);
-}
-
-export function adminPortOf(processIndex: number): number {
-  return POOLER_ADMIN_PORT_BASE + processIndex;
-}
 
 /** The PgBouncer database alias a pool mode is served under: transaction = the db name itself. */
 export function poolDatabaseAlias(dbname: string, mode: PgbouncerPoolMode): string {
   return mode === 'transaction' ? dbname : `${dbname}_session`;
-}
-
-/**
- * One deployed pooler as the stack output `PoolerEndpoints` carries it (JSON: name → this). No
- * secrets: the admin user's password is in the secret `PoolerAdminSecretArn` names.
- */
-export interface PoolerEndpoint {
-  readonly name: string;
-  readonly placement: PoolerPlacement;
-  /** Private IP of the dedicated host; `127.0.0.1` for on-runners. */
-  readonly host: string;
-  readonly port: number;
-  /** adminPortOf(i) for each process, in process order. */
-  readonly adminPorts: readonly number[];
-  readonly statsPort: number;
-  readonly poolModes: readonly PgbouncerPoolMode[];
-  readonly processes: number;
-  /** Share of max_connections the pooler opens in total, split across processes. */
-  readonly poolPercent: number;
-  readonly maxPreparedStatements: number;
-  /** The pinned PgBouncer release, e.g. `1.25.2`. */
-  readonly version: string;
-  /** Clients must use TLS (client_tls_sslmode = require). */
-  readonly tls: boolean;
 }
 
 /**
@@ -96,9 +62,4 @@ export interface PoolerHostConfig {
   /** The installed binary (from the pinned release). */
   readonly pgbouncerPath: string;
   readonly version: string;
-}
-
-/** A pooler target's name: the lab's pooler name and the pool mode. */
-export function poolerTargetName(pooler: string, mode: PgbouncerPoolMode): string {
-  return `${pooler}-${mode}`;
 }

@@ -17,21 +17,15 @@
  * Pure data: no I/O (lib/config is read by the CDK app, the CLI and the docs generator).
  */
 
-export interface PgbouncerRelease {
-  /** `1.25.2`. */
-  readonly version: string;
-  /** The upstream release tarball. */
-  readonly url: string;
-  /** Its published SHA-256 (64 lowercase hex digits). */
-  readonly sha256: string;
-  /** Where the checksum was read. */
-  readonly checksumSource: string;
-}
+import type { PoolerRelease } from '../driver';
+
+export type PgbouncerRelease = PoolerRelease;
 
 const HOMEBREW = 'Homebrew homebrew-core Formula/p/pgbouncer.rb';
 
 function release(version: string, sha256: string, checksumSource: string): PgbouncerRelease {
   return {
+    product: 'pgbouncer',
     version,
     url: `https://www.pgbouncer.org/downloads/files/${version}/pgbouncer-${version}.tar.gz`,
     sha256,

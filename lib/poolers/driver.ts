@@ -1,0 +1,167 @@
+/**
+ * The pooler driver: everything proxylab knows about one self-hosted pooler product, behind one
+ * interface, so the adapters (`proxylab local`, the runner, the pooler host, the constructs, cost)
+ * ask the driver instead of spelling the product's facts themselves. One folder per product
+ * (lib/poolers/<product>/), one entry per product in lib/poolers/registry.ts.
+ *
+ * Admin control is written once here, as data: an `AdminOp` is the statements to run on one
+ * process's admin console plus the check of their answers. An adapter supplies only "run these
+ * statements on process i" (`AdminRun`: psql over a unix socket locally, psql over the agent's
+ * relay in the cloud) and `applyOnEveryProcess` does the rest.
+ *
+ * Pure (no I/O): lib/poolers may import results, suite and core only.
+ */
+import { InfrastructureError } from '../core/errors';
+import type { PsqlRow } from '../core/psql-text';
+import type { PoolMode, PoolerProduct } from './products';
+
+/** One row of an admin console answer, column → text. */
+export type AdminRow = PsqlRow;
+
+/** "Run these admin console statements on process i": one row set per statement. */
+export type AdminRun = (processIndex: number, statements: readonly string[]) => Promise<AdminRow[][]>;
+
+/** Statements for one process's admin console and the check of what they answered. */
+export interface AdminOp {
+  readonly statements: readonly string[];
+  /** null: applied; otherwise what went wrong (`did not apply pool size 5 to bench (SHOW DATABASES says 4)`). */
+  readonly check: (answers: readonly (readonly AdminRow[])[]) => string | null;
+}
+
+/**
+ * Runs `op` on processes 0 … processes-1 in order, checking each answer; the first failed check
+ * throws, naming the process (`who(i)`: `PgBouncer (/tmp/x/s0)`, `pooler bouncer process 2`).
+ */
+export async function applyOnEveryProcess(
+  run: AdminRun,
+  processes: number,
+  op: AdminOp,
+  who: (processIndex: number) => string,
+): Promise<void> {
+  for (let i = 0; i < processes; i++) {
+    const problem = op.check(await run(i, op.statements));
+    if (problem !== null) throw new InfrastructureError(`${who(i)} ${problem}`);
+  }
+}
+
+/** What the probe of a running pooler found. */
+export interface PoolerProbe {
+  /** `1.25.2`; null when the pooler did not say. */
+  readonly version: string | null;
+  /** The prepared-statement cache size in effect; null when this version has no such setting. */
+  readonly maxPreparedStatements: number | null;
+}
+
+/**
+ * One database's pools at one poll, summed over the pooler's processes, in the one pooler-metrics
+ * schema (lib/engine/pooler-metrics.ts records it): gauges as counts, the longest wait in ms, and
+ * cumulative counters (null when a process did not report the counter: unknown, not 0).
+ */
+export interface PoolSample {
+  readonly database: string;
+  /** cl_active, cl_waiting, sv_active, sv_idle, sv_used, sv_login (PgBouncer's names are the schema's). */
+  readonly gauges: Readonly<Record<string, number>>;
+  readonly maxWaitMs: number;
+  /** Transactions since start (the sampler turns it into a per-second rate). */
+  readonly transactions: number | null;
+  /** Microseconds clients spent waiting since start. */
+  readonly waitTimeUs: number | null;
+}
+
+/** The gauges every driver reports in a PoolSample (0 for a pool not yet used). */
+export const POOL_GAUGES = [
+  'cl_active',
+  'cl_waiting',
+  'sv_active',
+  'sv_idle',
+  'sv_used',
+  'sv_login',
+] as const;
+
+/** What a release of the product can do: decided by version, in one place per product. */
+export interface PoolerCapabilities {
+  /** Prepared statements carried through a transaction pool (PgBouncer: max_prepared_statements). */
+  readonly preparedStatementsInTransactionMode: boolean;
+  /** Several processes on one port (PgBouncer: so_reuseport). */
+  readonly reusePort: boolean;
+  /** Cancel requests forwarded between processes (PgBouncer: peer_id / [peers]). */
+  readonly peering: boolean;
+}
+
+/** A pinned upstream release the pooler host builds: URL and its published SHA-256. */
+export interface PoolerRelease {
+  /** Whose release it is (the driver that installs it). */
+  readonly product: PoolerProduct;
+  readonly version: string;
+  readonly url: string;
+  /** 64 lowercase hex digits. */
+  readonly sha256: string;
+  /** Where the checksum was read. */
+  readonly checksumSource: string;
+}
+
+/** How `proxylab local` finds the product's binary, and which OS packages install it. */
+export interface LocalBinarySpec {
+  /** The executable's file name (`pgbouncer`). */
+  readonly executable: string;
+  /** The environment variable naming the binary (`PROXYLAB_PGBOUNCER`). */
+  readonly envVar: string;
+  /** Usual places, per platform, after PATH. */
+  readonly searchPaths: (platform: NodeJS.Platform) => readonly string[];
+  /** OS package per package manager (`apt-get` → `pgbouncer`); absent: no package there. */
+  readonly packages: Readonly<Partial<Record<string, string>>>;
+  /** `PgBouncer 1.18.0` → `1.18.0`; null when the text names no version. */
+  readonly parseVersion: (versionOutput: string) => string | null;
+}
+
+export interface PoolerDriver {
+  readonly product: PoolerProduct;
+  /** `PgBouncer`: in messages, cost lines and the report. */
+  readonly displayName: string;
+  readonly poolModes: readonly PoolMode[];
+  capabilities(version: string | null): PoolerCapabilities;
+  /** The first release that carries prepared statements through a transaction pool (`1.21`). */
+  readonly preparedStatementsSince: string;
+  /** The prepared-statement cache size a lab gets by default, and the sweep's "on" value. */
+  readonly defaultMaxPreparedStatements: number;
+  /** The database name clients use for `mode` on a server database `dbname`. */
+  poolDatabaseAlias(dbname: string, mode: PoolMode): string;
+  /** The admin console's virtual database (`pgbouncer`). */
+  readonly adminDatabase: string;
+  readonly admin: {
+    /** Drop every client and server connection of the pools and let them reopen. */
+    reset(aliases: readonly string[]): AdminOp;
+    /** Per-process pool size, checked on every alias. */
+    setPoolSize(size: number, aliases: readonly string[]): AdminOp;
+    setMaxPreparedStatements(n: number): AdminOp;
+    /** Statements for the probe and how to read them. */
+    readonly probe: {
+      readonly statements: readonly string[];
+      parse(answers: readonly (readonly AdminRow[])[]): PoolerProbe;
+    };
+  };
+  readonly stats: {
+    /** Statements one poll runs on each process. */
+    readonly statements: readonly string[];
+    /** Every process's answers → one sample per database of `databases`. */
+    parse(
+      perProcess: readonly (readonly (readonly AdminRow[])[])[],
+      databases: readonly string[],
+    ): PoolSample[];
+  };
+  /** Signals that stop a process at once (clients dropped), in order; unknown version: all that may be needed. */
+  immediateStopSignals(version: string | null): readonly NodeJS.Signals[];
+  /** Releases a lab may pin, newest first, and the one it gets by default. */
+  readonly releases: readonly PoolerRelease[];
+  readonly defaultVersion: string;
+  /** How a pooler host installs a pinned release (user data lines) and where the binary lands. */
+  readonly host: {
+    readonly binaryPath: string;
+    /** The unprivileged system user the processes run as. */
+    readonly systemUser: string;
+    installCommands(release: PoolerRelease): string[];
+  };
+  readonly localBinary: LocalBinarySpec;
+  /** What the lab's cost estimate calls a process on the host (`PgBouncer process`). */
+  readonly costLabel: string;
+}

@@ -1,0 +1,161 @@
+/**
+ * PgBouncer as a pooler driver (lib/poolers/driver.ts): every PgBouncer fact the adapters need,
+ * each written once — capabilities by version (config.ts: peering ≥ 1.19, max_prepared_statements
+ * ≥ 1.21; so_reuseport since 1.12, older than any release proxylab supports), the admin console's
+ * statements and their checks (both `proxylab local` and the runner's pool control run these),
+ * SHOW POOLS / SHOW STATS parsed into the pooler-metrics schema, immediate-stop signals by version
+ * (signals.ts), pinned releases (releases.ts) and how `proxylab local` finds the binary.
+ *
+ * Admin console facts (checked against 1.18.0 and 1.25.2):
+ * - `KILL db` drops every client and server connection of db and pauses it; `RESUME db` lifts the
+ *   pause. Together they reset the pool (prepared statements left on server connections go too).
+ * - `SET default_pool_size = N` applies at once to databases without their own pool_size;
+ *   `SHOW DATABASES` then reports it. `max_user_connections` is set with it (config.ts says why).
+ * - `SET max_prepared_statements = N` (≥ 1.21, `changeable: yes` in SHOW CONFIG): SET 0 brings back
+ *   `prepared statement "P_0" already exists` through a transaction pool, SET 200 makes
+ *   pgbench -M prepared succeed (checked against 1.25.2).
+ */
+import { numericCell as num } from '../../core/psql-text';
+import { PGBOUNCER_MAX_PREPARED_STATEMENTS_ON, PGBOUNCER_PREPARED_SINCE } from '../../suite/targets';
+import type { AdminOp, AdminRow, PoolSample, PoolerDriver } from '../driver';
+import { POOL_GAUGES } from '../driver';
+import { POOL_MODES } from '../products';
+import { parsePgbouncerVersion, supportsMaxPreparedStatements, supportsPeering } from './config';
+import { poolDatabaseAlias } from './layout';
+import { PGBOUNCER_BIN, PGBOUNCER_USER, pgbouncerInstallCommands } from './install';
+import { DEFAULT_PGBOUNCER_VERSION, PGBOUNCER_RELEASES } from './releases';
+import { immediateStopSignals } from './signals';
+
+/** max_prepared_statements from SHOW CONFIG rows; null when this PgBouncer has no such setting (< 1.21). */
+export function maxPreparedStatementsIn(config: readonly AdminRow[]): number | null {
+  const row = config.find((r) => r.key === 'max_prepared_statements');
+  if (!row) return null;
+  const n = Number(row.value);
+  return Number.isInteger(n) ? n : null;
+}
+
+function reset(aliases: readonly string[]): AdminOp {
+  return { statements: aliases.flatMap((a) => [`KILL ${a}`, `RESUME ${a}`]), check: () => null };
+}
+
+function setPoolSize(size: number, aliases: readonly string[]): AdminOp {
+  if (!Number.isInteger(size) || size < 1)
+    throw new Error(`pool size must be a positive integer, got ${size}`);
+  return {
+    statements: [`SET default_pool_size = ${size}`, `SET max_user_connections = ${size}`, 'SHOW DATABASES'],
+    check: (answers) => {
+      const dbs = answers[2] ?? [];
+      for (const alias of aliases) {
+        const row = dbs.find((r) => r.name === alias);
+        if (!row || Number(row.pool_size) !== size)
+          return `did not apply pool size ${size} to ${alias} (SHOW DATABASES says ${row?.pool_size ?? 'nothing'})`;
+      }
+      return null;
+    },
+  };
+}
+
+function setMaxPreparedStatements(n: number): AdminOp {
+  if (!Number.isInteger(n) || n < 0)
+    throw new Error(`max_prepared_statements must be an integer ≥ 0, got ${n}`);
+  return {
+    statements: [`SET max_prepared_statements = ${n}`, 'SHOW CONFIG'],
+    check: (answers) => {
+      const row = (answers[1] ?? []).find((r) => r.key === 'max_prepared_statements');
+      return row && Number(row.value) === n
+        ? null
+        : `did not apply max_prepared_statements ${n} (SHOW CONFIG says ${row?.value ?? 'nothing'})`;
+    },
+  };
+}
+
+/**
+ * SHOW POOLS / SHOW STATS of every process, summed per database: gauges add up, maxwait is the
+ * longest of any process, counters add up (null when any process lacks the column).
+ */
+function parseStats(
+  perProcess: readonly (readonly (readonly AdminRow[])[])[],
+  databases: readonly string[],
+): PoolSample[] {
+  const pools = perProcess.flatMap((a) => a[0] ?? []);
+  const stats = perProcess.flatMap((a) => a[1] ?? []);
+  return databases.map((db) => {
+    // A pool appears in SHOW POOLS only once used; before that every gauge is truly 0.
+    const rows = pools.filter((r) => r.database === db);
+    const gauges: Record<string, number> = {};
+    for (const g of POOL_GAUGES)
+      gauges[g] = rows
+        .map((r) => num(r[g]))
+        .filter((v): v is number => v !== null)
+        .reduce((a, b) => a + b, 0);
+    const waits = rows.map((r) => (num(r.maxwait) ?? 0) * 1000 + (num(r.maxwait_us) ?? 0) / 1000);
+    const st = stats.filter((r) => r.database === db);
+    const sum = (col: string): number | null => {
+      const vs = st.map((r) => num(r[col]));
+      if (vs.length === 0 || vs.some((v) => v === null)) return null;
+      return (vs as number[]).reduce((a, b) => a + b, 0);
+    };
+    return {
+      database: db,
+      gauges,
+      maxWaitMs: waits.length ? Math.max(...waits) : 0,
+      transactions: sum('total_xact_count'),
+      waitTimeUs: sum('total_wait_time'),
+    };
+  });
+}
+
+export const pgbouncerDriver: PoolerDriver = {
+  product: 'pgbouncer',
+  displayName: 'PgBouncer',
+  poolModes: POOL_MODES,
+  capabilities: (version) => ({
+    preparedStatementsInTransactionMode: version !== null && supportsMaxPreparedStatements(version),
+    // so_reuseport exists since 1.12, older than every release proxylab pins or finds (Debian 12: 1.18).
+    reusePort: true,
+    peering: version !== null && supportsPeering(version),
+  }),
+  preparedStatementsSince: PGBOUNCER_PREPARED_SINCE,
+  defaultMaxPreparedStatements: PGBOUNCER_MAX_PREPARED_STATEMENTS_ON,
+  poolDatabaseAlias,
+  adminDatabase: 'pgbouncer',
+  admin: {
+    reset,
+    setPoolSize,
+    setMaxPreparedStatements,
+    probe: {
+      statements: ['SHOW VERSION', 'SHOW CONFIG'],
+      parse: ([versionRows, configRows]) => {
+        const v = parsePgbouncerVersion(Object.values(versionRows?.[0] ?? {})[0] ?? '');
+        return {
+          version: v ? v.join('.') : null,
+          maxPreparedStatements: maxPreparedStatementsIn(configRows ?? []),
+        };
+      },
+    },
+  },
+  stats: { statements: ['SHOW POOLS', 'SHOW STATS'], parse: parseStats },
+  immediateStopSignals,
+  releases: PGBOUNCER_RELEASES,
+  defaultVersion: DEFAULT_PGBOUNCER_VERSION,
+  host: { binaryPath: PGBOUNCER_BIN, systemUser: PGBOUNCER_USER, installCommands: pgbouncerInstallCommands },
+  localBinary: {
+    executable: 'pgbouncer',
+    envVar: 'PROXYLAB_PGBOUNCER',
+    searchPaths: (platform) => [
+      '/usr/sbin/pgbouncer',
+      '/usr/bin/pgbouncer',
+      '/usr/local/bin/pgbouncer',
+      '/usr/local/sbin/pgbouncer',
+      ...(platform === 'darwin'
+        ? ['/opt/homebrew/bin/pgbouncer', '/usr/local/opt/pgbouncer/bin/pgbouncer']
+        : []),
+    ],
+    packages: { 'apt-get': 'pgbouncer', dnf: 'pgbouncer', yum: 'pgbouncer', brew: 'pgbouncer' },
+    parseVersion: (text) => {
+      const v = parsePgbouncerVersion(/PgBouncer\s+\S+/i.exec(text)?.[0] ?? '');
+      return v ? v.join('.') : null;
+    },
+  },
+  costLabel: 'PgBouncer process',
+};
