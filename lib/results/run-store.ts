@@ -10,10 +10,16 @@
  * cloud runner passes its password scrubber).
  */
 import { UsageError } from '../core/errors';
-import { parseJsonText } from '../core/json-text';
 import type { RunPlan } from '../suite/plan';
 import { isStepRecordPath, metricsPath, RUN_PATHS, stepPaths, unsafeRunKey } from './run-paths';
-import { manifestSchema, metricsFileSchema, parseRunFile, planSchema, stepRecordSchema } from './schemas';
+import {
+  manifestSchema,
+  metricsFileSchema,
+  parseRunFile,
+  planSchema,
+  stepRecordSchema,
+  stepWindowsFileSchema,
+} from './schemas';
 import {
   RESULT_SCHEMA_VERSION,
   type MetricSeries,
@@ -31,10 +37,6 @@ const TEXT_TYPE = 'text/plain; charset=utf-8';
 
 function jsonText(value: unknown): string {
   return JSON.stringify(value, null, 2) + '\n';
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
 }
 
 export class RunStore implements ResultSink {
@@ -149,10 +151,8 @@ export class RunStore implements ResultSink {
     const text = await this.blobs.read(RUN_PATHS.stepWindows);
     if (text !== null) {
       try {
-        const old = parseJsonText(text, { source: this.blobs.where(RUN_PATHS.stepWindows) });
-        if (isObject(old) && old.runId === runId && Array.isArray(old.steps)) {
-          for (const w of old.steps as StepWindow[]) byId.set(w.stepId, w);
-        }
+        const old = parseRunFile(stepWindowsFileSchema, this.blobs.where(RUN_PATHS.stepWindows), text);
+        if (old.runId === runId) for (const w of old.steps) byId.set(w.stepId, w);
       } catch {
         /* unreadable: replace it */
       }

@@ -12,6 +12,7 @@ import type { PlannedStep } from '../suite/expand';
 import type { RunPlan } from '../suite/plan';
 import { TARGET_KIND_NAMES, type TargetDescriptor } from '../suite/targets';
 import type { MetricsFile, RunManifest, StepRecord, TargetKind } from '../suite/types';
+import type { StepWindow } from './sink';
 
 const num = z.number();
 const nullableNum = z.number().nullable();
@@ -189,6 +190,20 @@ export const metricsFileSchema = z.object({
   ),
 });
 
+/** metrics/steps.json: when each step ran (lib/results/sink.ts StepWindow), for plotting metrics. */
+export const stepWindowSchema = z.object({
+  stepId: z.string(),
+  scenario: z.string(),
+  target: z.string(),
+  start: z.string(),
+  end: z.string(),
+});
+export const stepWindowsFileSchema = z.object({
+  schemaVersion: z.literal(1),
+  runId: z.string(),
+  steps: z.array(stepWindowSchema),
+});
+
 export const targetDescriptorSchema = z.object({
   kind: targetKind,
   name: z.string(),
@@ -283,6 +298,7 @@ export type _MetricsCheck = Holds<SameShape<MetricsFile, z.infer<typeof metricsF
 export type _DescriptorCheck = Holds<SameShape<TargetDescriptor, z.infer<typeof targetDescriptorSchema>>>;
 export type _PlannedStepCheck = Holds<SameShape<PlannedStep, z.infer<typeof plannedStepSchema>>>;
 export type _PlanCheck = Holds<SameShape<RunPlan, z.infer<typeof planSchema>>>;
+export type _StepWindowCheck = Holds<SameShape<StepWindow, z.infer<typeof stepWindowSchema>>>;
 
 /**
  * Parse a run file's JSON text against its schema; a mismatch is a RunFileError naming the file,
