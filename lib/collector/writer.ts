@@ -1,49 +1,39 @@
 /**
- * Where a run's metrics files go: the results bucket (`s3://<bucket>/runs/<runId>/<path>`) or a
- * local run directory (`<runDir>/<path>`). Paths are relative to the run directory
- * (`metrics/cloudwatch.json`), as in the layout at the top of lib/suite/types.ts.
+ * Where the collector's metrics files go: the results bucket (`s3://<bucket>/runs/<runId>/metrics/…`)
+ * or a local run directory (`<runDir>/metrics/…`). Both go through the run store (lib/results), so
+ * the path (run-paths.ts metricsPath), the store and the schema a file is checked against are the
+ * ones every other reader and writer of a run uses.
  */
-import * as path from 'node:path';
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { writeFileAtomic } from '../core/atomic-write';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { FileSystemBlobStore } from '../results/fs-blob-store';
+import { RunStore } from '../results/run-store';
+import { runBlobs } from '../results/s3-blob-store';
+import type { MetricsFile } from '../suite/types';
 
 export interface RunWriter {
-  /** Write one JSON document at `relativePath` inside the run directory; returns where it went. */
-  writeJson(relativePath: string, body: unknown): Promise<string>;
+  /** Write `metrics/<name>.json` of the run (checked against its schema first); returns where it went. */
+  writeMetricsFile(name: string, file: MetricsFile): Promise<string>;
 }
 
-function serialize(body: unknown): string {
-  return JSON.stringify(body, null, 2) + '\n';
-}
+class StoreRunWriter implements RunWriter {
+  constructor(private readonly store: RunStore) {}
 
-export class S3RunWriter implements RunWriter {
-  constructor(
-    private readonly s3: S3Client,
-    private readonly bucket: string,
-    private readonly runId: string,
-  ) {}
-
-  async writeJson(relativePath: string, body: unknown): Promise<string> {
-    const key = `runs/${this.runId}/${relativePath}`;
-    await this.s3.send(
-      new PutObjectCommand({
-        Bucket: this.bucket,
-        Key: key,
-        Body: serialize(body),
-        ContentType: 'application/json',
-      }),
-    );
-    return `s3://${this.bucket}/${key}`;
+  writeMetricsFile(name: string, file: MetricsFile): Promise<string> {
+    return this.store.writeMetricsFile(name, file);
   }
 }
 
-export class LocalRunWriter implements RunWriter {
-  /** @param runDir the run directory itself (`runs/<runId>`), resolved by the caller. */
-  constructor(private readonly runDir: string) {}
+/** The run `runId` in the results bucket. */
+export class S3RunWriter extends StoreRunWriter {
+  constructor(s3: S3Client, bucket: string, runId: string) {
+    super(new RunStore(runBlobs(s3, bucket, runId)));
+  }
+}
 
-  writeJson(relativePath: string, body: unknown): Promise<string> {
-    const file = path.join(this.runDir, relativePath);
-    writeFileAtomic(file, serialize(body));
-    return Promise.resolve(file);
+/** A local run directory. */
+export class LocalRunWriter extends StoreRunWriter {
+  /** @param runDir the run directory itself (`runs/<runId>`), resolved by the caller. */
+  constructor(runDir: string) {
+    super(new RunStore(new FileSystemBlobStore(runDir)));
   }
 }

@@ -1,6 +1,6 @@
 /**
  * The one small storage interface a run directory sits behind: the local filesystem
- * (lib/local/fs-blobs.ts) and an S3 prefix (lib/aws/s3-sink.ts) implement it, and the run store
+ * (lib/results/fs-blob-store.ts) and an S3 prefix (lib/aws/s3-sink.ts) implement it, and the run store
  * (run-store.ts) — every file a run has, validated where read — is written once on top of it.
  *
  * Keys are relative to the store's root (the run directory, or `runs/<runId>/` in the bucket) and

@@ -9,10 +9,11 @@
  * step with its raw output beside it. `scrub` is applied to every body before it is written (the
  * cloud runner passes its password scrubber).
  */
-import { UsageError } from '../core/errors';
+import { RunFileError, UsageError } from '../core/errors';
 import type { RunPlan } from '../suite/plan';
 import { isStepRecordPath, metricsPath, RUN_PATHS, stepPaths, unsafeRunKey } from './run-paths';
 import {
+  describeZodError,
   manifestSchema,
   metricsFileSchema,
   parseRunFile,
@@ -143,6 +144,20 @@ export class RunStore implements ResultSink {
       series: merged,
     };
     await this.putJson(key, data);
+  }
+
+  /**
+   * Write metrics/<name>.json as given (the collector's CloudWatch and PI files, which replace what
+   * is there), checked against its schema first: a file the report would refuse is never written.
+   * Returns where it went.
+   */
+  async writeMetricsFile(name: string, file: MetricsFile): Promise<string> {
+    const key = metricsPath(name);
+    const checked = metricsFileSchema.safeParse(file);
+    if (!checked.success)
+      throw new RunFileError(this.blobs.where(key), null, describeZodError(checked.error));
+    await this.putJson(key, file);
+    return this.blobs.where(key);
   }
 
   /** metrics/steps.json: when each step ran (merged by step id with what is already there). */

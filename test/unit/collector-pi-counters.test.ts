@@ -125,7 +125,7 @@ test.each<[CollectorEngine | undefined, CollectorEngine]>([
     },
     proxies: [],
   });
-  const writer: RunWriter = { writeJson: (rel) => Promise.resolve(`mem://${rel}`) };
+  const writer: RunWriter = { writeMetricsFile: (name) => Promise.resolve(`mem://metrics/${name}.json`) };
   // WHEN
   await collectMetrics(event, {
     cloudwatch: new CloudWatchClient({ region: 'us-east-1' }),

@@ -17,7 +17,7 @@ import { operator } from '../helpers/aws-calls/principals';
 import { fetchRun, formatListing, readListing } from '../../lib/operator/runs';
 import { checkLabFile, parseLabJson } from '../../lib/config/load';
 import { exitCodeFor, UsageError } from '../../lib/core/errors';
-import { FileSystemBlobStore } from '../../lib/local/fs-blobs';
+import { FileSystemBlobStore } from '../../lib/results/fs-blob-store';
 import { FileSystemSink } from '../../lib/local/fs-sink';
 import { runLocal, validateLocalInput } from '../../lib/local/run-local';
 import { loadRun, writeComparison, writeReport } from '../../lib/report';
