@@ -28,7 +28,6 @@ import {
 } from '../suite/argv';
 import type { Suite } from '../suite/catalog';
 import type { PlannedStep } from '../suite/expand';
-import type { RunPlan } from '../suite/plan';
 import { fallbackDescriptor } from '../suite/targets';
 import { parsePgbench } from '../suite/parser';
 import {
@@ -59,6 +58,7 @@ import {
   runExitCode,
   verdictTotals,
 } from '../suite/verdict';
+import { finishedSteps } from './plan-or-resume';
 import { summarizeStepLogs } from './step-logs';
 import type {
   Clock,
@@ -117,8 +117,6 @@ export interface RunSuiteOptions {
   readonly runId: string;
   readonly suite: Suite;
   readonly steps: readonly PlannedStep[];
-  /** Written to plan.json before the first step, when the sink can (lib/suite/plan.ts). */
-  readonly plan?: RunPlan;
   readonly targets: readonly Target[];
   readonly executor: PgbenchExecutor;
   readonly pool: PoolControl;
@@ -193,16 +191,11 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
   if (previous) checkResumable(previous, opts);
   // Each stored step file read once: its id is done, its record feeds the comparisons.
   const storedSteps = (await sink.readSteps?.()) ?? null;
-  const done =
-    storedSteps === null ? await sink.completedStepIds() : new Set(storedSteps.map((r) => r.stepId));
-  const records = new Map<string, StepRecord>();
-  for (const r of storedSteps ?? []) {
-    // A step the infrastructure failed in was never measured: a resume measures it again.
-    if (r.status === 'infrastructure-error') done.delete(r.stepId);
-    else if (stepIds.includes(r.stepId)) records.set(r.stepId, r);
-  }
+  const { done, records } =
+    storedSteps === null
+      ? { done: await sink.completedStepIds(), records: new Map<string, StepRecord>() }
+      : finishedSteps(storedSteps, stepIds);
 
-  if (opts.plan && sink.writePlan) await sink.writePlan(opts.plan);
   let manifest: RunManifest = {
     schemaVersion: RESULT_SCHEMA_VERSION,
     runId: opts.runId,

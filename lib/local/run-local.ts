@@ -10,6 +10,7 @@ import { InterruptedError, UsageError } from '../core/errors';
 import { listDirIn } from '../core/read';
 import type { Target } from '../engine/ports';
 import { systemClock } from '../engine/ports';
+import { planOrResume } from '../engine/plan-or-resume';
 import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run-suite';
 import { getSuite, SUITE_NAMES, type Suite } from '../suite/catalog';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
@@ -320,12 +321,12 @@ async function runLocked(
   }
   // One plan per run: a resume runs the plan stored with the run, not a fresh expansion.
   const stored: RunPlan | null = prev ? await sink.readPlan() : null;
-  let steps: PlannedStep[] = stored ? plannedSteps(stored) : planLocal(opts);
+  const plannedNow: PlannedStep[] = stored ? plannedSteps(stored) : planLocal(opts);
   const storedSteps = await sink.readSteps();
   const done = new Set(storedSteps.map((r) => r.stepId));
-  if (prev && prev.status === 'completed' && steps.every((s) => done.has(s.stepId))) {
-    const records = storedSteps.filter((r) => steps.some((s) => s.stepId === r.stepId));
-    const ordered = steps
+  if (prev && prev.status === 'completed' && plannedNow.every((s) => done.has(s.stepId))) {
+    const records = storedSteps.filter((r) => plannedNow.some((s) => s.stepId === r.stepId));
+    const ordered = plannedNow
       .map((s) => records.find((r) => r.stepId === s.stepId))
       .filter((r): r is NonNullable<typeof r> => r !== undefined);
     const scenarioVerdicts = prev.scenarioVerdicts ?? [];
@@ -423,27 +424,28 @@ async function runLocked(
     );
     if (interruptedBy !== null) throw interrupted(interruptedBy);
     const targets: Target[] = [...stack.targets];
-    let plan: RunPlan | undefined;
-    if (stored) checkSamePooler(stored, stack.environment.poolerVersion, opts.runId);
-    else {
+    const started = stack;
+    const { steps } = await planOrResume(sink, {
+      stored,
+      check: (plan) => checkSamePooler(plan, started.environment.poolerVersion, opts.runId),
       // Planned against what the stack really is: PgBouncer's version decides which cells can run.
-      steps = planLocal(opts, stack.descriptors);
-      plan = buildPlan({
-        runId: opts.runId,
-        suite: opts.suite.name,
-        mode: 'local',
-        createdAt: new Date().toISOString(),
-        environment: stack.environment,
-        targets: stack.descriptors,
-        steps,
-      });
-    }
+      fresh: () =>
+        buildPlan({
+          runId: opts.runId,
+          suite: opts.suite.name,
+          mode: 'local',
+          createdAt: new Date().toISOString(),
+          environment: started.environment,
+          targets: started.descriptors,
+          steps: planLocal(opts, started.descriptors),
+        }),
+      write: true,
+    });
     const sampler = stack.createSampler(hooks.sampleIntervalMs);
     const result = await runSuite({
       runId: opts.runId,
       suite: opts.suite,
       steps,
-      ...(plan ? { plan } : {}),
       targets,
       executor: stack.executor,
       pool: stack.pool,

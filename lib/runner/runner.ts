@@ -15,11 +15,12 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { InfrastructureError, UsageError } from '../core/errors';
 import type { Clock, PgbenchExecutor, PoolControl, ResultSink, Target } from '../engine/ports';
+import { planOrResume } from '../engine/plan-or-resume';
 import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run-suite';
 import { getSuite, type Suite } from '../suite/catalog';
-import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
+import { expandSuite, type TargetCapacity } from '../suite/expand';
 import type { RunEnvironment, RunManifest, StepRecord } from '../suite/types';
-import { buildPlan, plannedSteps, type RunPlan } from '../suite/plan';
+import { buildPlan, type RunPlan } from '../suite/plan';
 import { CPU_SATURATION_PERCENT, judgeStep } from '../suite/verdict';
 import {
   buildCollectEvent,
@@ -393,30 +394,35 @@ async function runCloudRunnerInner(
   // runners execute their share of that stored plan (they wait for it), and a resume runs it again.
   let stored = await s3Sink.readPlan();
   if (!stored && args.runnerIndex > 0) stored = await waitForPlan(s3Sink, args, deps, log, me);
-  if (stored && stored.runnerCount !== args.runnerCount)
-    throw new UsageError(
-      `run ${args.runId}: its plan is for ${stored.runnerCount} runner(s), not ${args.runnerCount}; use a new run id`,
-    );
-  const steps: PlannedStep[] = stored ? plannedSteps(stored) : expandSuite(suite, capacities);
-  if (steps.length === 0) {
-    throw new UsageError(
+  const noSteps = (): UsageError =>
+    new UsageError(
       `suite ${suite.name} has no step for this lab's targets (${targets.map((t) => t.ref.name).join(', ')})`,
     );
-  }
-  if (!stored && args.runnerIndex === 0) {
-    await s3Sink.writePlan(
-      buildPlan({
+  const { steps } = await planOrResume(s3Sink, {
+    stored,
+    check: (plan) => {
+      if (plan.runnerCount !== args.runnerCount)
+        throw new UsageError(
+          `run ${args.runId}: its plan is for ${plan.runnerCount} runner(s), not ${args.runnerCount}; use a new run id`,
+        );
+      if (plan.steps.length === 0) throw noSteps();
+    },
+    fresh: () => {
+      const expanded = expandSuite(suite, capacities);
+      if (expanded.length === 0) throw noSteps();
+      return buildPlan({
         runId: args.runId,
         suite: suite.name,
         mode: 'cloud',
         createdAt: deps.clock.now().toISOString(),
         environment,
         targets: targets.flatMap((t) => (t.descriptor ? [t.descriptor] : [])),
-        steps,
+        steps: expanded,
         runnerCount: args.runnerCount,
-      }),
-    );
-  }
+      });
+    },
+    write: args.runnerIndex === 0,
+  });
   const stepById = new Map(steps.map((s) => [s.stepId, s]));
 
   let executor: PgbenchExecutor = new CpuGuardExecutor(deps.executor);
