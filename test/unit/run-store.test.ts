@@ -489,6 +489,6 @@ describe('the run store writes only what it would read back', () => {
     // AND a file that does not fit its schema is replaced, not merged
     fs.writeFileSync(file, JSON.stringify({ schemaVersion: 1, runId: 'r1', steps: [{ stepId: 'x' }] }));
     await store.writeStepWindows('r1', [w('c', '3')]);
-    expect(JSON.parse(fs.readFileSync(file, 'utf8')).steps).toEqual([w('c', '3')]);
+    expect((JSON.parse(fs.readFileSync(file, 'utf8')) as { steps: unknown }).steps).toEqual([w('c', '3')]);
   });
 });
