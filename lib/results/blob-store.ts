@@ -20,6 +20,13 @@ export function readKindOf(key: string): ReadKind {
   return 'capture';
 }
 
+export const JSON_CONTENT_TYPE = 'application/json';
+
+/** How every JSON file of a run is written: two-space indented, one newline at the end. */
+export function runFileText(value: unknown): string {
+  return JSON.stringify(value, null, 2) + '\n';
+}
+
 export interface BlobStore {
   /** Where a key lives, for messages (`/abs/runs/r1/plan.json`, `s3://bucket/runs/r1/plan.json`). */
   where(key: string): string;

@@ -9,11 +9,10 @@
  * step with its raw output beside it. `scrub` is applied to every body before it is written (the
  * cloud runner passes its password scrubber).
  */
-import { RunFileError, UsageError } from '../core/errors';
+import { UsageError } from '../core/errors';
 import type { RunPlan } from '../suite/plan';
 import { isStepRecordPath, metricsPath, RUN_PATHS, stepPaths, unsafeRunKey } from './run-paths';
 import {
-  describeZodError,
   manifestSchema,
   metricsFileSchema,
   parseRunFile,
@@ -28,17 +27,12 @@ import {
   type RunManifest,
   type StepRecord,
 } from '../suite/types';
-import type { BlobStore } from './blob-store';
+import { JSON_CONTENT_TYPE, runFileText, type BlobStore } from './blob-store';
 import type { RawStepFiles, ResultSink, StepWindow } from './sink';
 
 export type Scrub = (text: string) => string;
 
-const JSON_TYPE = 'application/json';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
-
-function jsonText(value: unknown): string {
-  return JSON.stringify(value, null, 2) + '\n';
-}
 
 export class RunStore implements ResultSink {
   constructor(
@@ -52,7 +46,7 @@ export class RunStore implements ResultSink {
 
   /** Write any JSON document of the run (scrubbed like every other file). */
   putJson(key: string, value: unknown): Promise<void> {
-    return this.put(key, jsonText(value), JSON_TYPE);
+    return this.put(key, runFileText(value), JSON_CONTENT_TYPE);
   }
 
   writeManifest(manifest: RunManifest): Promise<void> {
@@ -144,20 +138,6 @@ export class RunStore implements ResultSink {
       series: merged,
     };
     await this.putJson(key, data);
-  }
-
-  /**
-   * Write metrics/<name>.json as given (the collector's CloudWatch and PI files, which replace what
-   * is there), checked against its schema first: a file the report would refuse is never written.
-   * Returns where it went.
-   */
-  async writeMetricsFile(name: string, file: MetricsFile): Promise<string> {
-    const key = metricsPath(name);
-    const checked = metricsFileSchema.safeParse(file);
-    if (!checked.success)
-      throw new RunFileError(this.blobs.where(key), null, describeZodError(checked.error));
-    await this.putJson(key, file);
-    return this.blobs.where(key);
   }
 
   /** metrics/steps.json: when each step ran (merged by step id with what is already there). */

@@ -34,7 +34,8 @@ import { getSuite } from '../../lib/suite/catalog';
 import { expandSuite } from '../../lib/suite/expand';
 import { buildPlan, plannedSteps } from '../../lib/suite/plan';
 import { stepPaths } from '../../lib/results/run-paths';
-import { parseRunFile, planSchema, stepRecordSchema } from '../../lib/results/schemas';
+import { metricsFileSchema, parseRunFile, planSchema, stepRecordSchema } from '../../lib/results/schemas';
+import { LocalRunWriter } from '../../lib/collector/writer';
 import { describeTarget } from '../../lib/suite/targets';
 import type { MetricsFile, TargetKind } from '../../lib/suite/types';
 import { manifestWith, stepRecordWith } from '../helpers/run-files';
@@ -431,7 +432,7 @@ describe('one run store over two blob stores', () => {
   });
 });
 
-describe('the run store writes only what it would read back', () => {
+describe('metrics and step windows through lib/results', () => {
   const metrics = (status: string): unknown => ({
     schemaVersion: 1,
     runId: 'r1',
@@ -443,26 +444,19 @@ describe('the run store writes only what it would read back', () => {
     completeness: { complete: false, lastPointAt: null, windowEnd: 'b', periodSec: 60 },
   });
 
-  test('a metrics file that fits its schema is written as given, completeness included', async () => {
+  test('the collector writes a metrics file through the run paths and blob store, as given', async () => {
     // GIVEN
     const dir = path.join(scratchDir('proxylab-metrics-'), 'r1');
-    const store = new RunStore(new FileSystemBlobStore(dir));
     // WHEN
-    const where = await store.writeMetricsFile('cloudwatch', metrics('no-data') as MetricsFile);
-    // THEN
-    expect(where).toBe(path.join(dir, 'metrics', 'cloudwatch.json'));
-    expect(JSON.parse(fs.readFileSync(where, 'utf8'))).toEqual(metrics('no-data'));
-  });
-
-  test('a metrics file that does not fit is refused, naming the field, and nothing is written', async () => {
-    // GIVEN a series status the schema does not allow
-    const dir = path.join(scratchDir('proxylab-metrics-'), 'r1');
-    const store = new RunStore(new FileSystemBlobStore(dir));
-    // WHEN / THEN
-    await expect(store.writeMetricsFile('cloudwatch', metrics('maybe') as MetricsFile)).rejects.toThrow(
-      /metrics\/cloudwatch\.json: series\.0\.status/,
+    const where = await new LocalRunWriter(dir).writeMetricsFile(
+      'cloudwatch',
+      metrics('no-data') as MetricsFile,
     );
-    expect(fs.existsSync(path.join(dir, 'metrics', 'cloudwatch.json'))).toBe(false);
+    // THEN it is where every reader looks, and fits the schema they read it with (completeness kept)
+    expect(where).toBe(path.join(dir, 'metrics', 'cloudwatch.json'));
+    const text = fs.readFileSync(where, 'utf8');
+    expect(JSON.parse(text)).toEqual(metrics('no-data'));
+    expect(parseRunFile(metricsFileSchema, where, text)).toEqual(metrics('no-data'));
   });
 
   test('step windows already stored are read through their schema and merged by step id', async () => {
