@@ -4,125 +4,14 @@
  * shared run store (lib/results/run-store.ts), so each step's JSON and raw files are written as soon
  * as the engine hands them over and every read is schema-checked.
  */
-import {
-  GetObjectCommand,
-  HeadObjectCommand,
-  ListObjectsV2Command,
-  NoSuchKey,
-  PutObjectCommand,
-  type S3Client,
-} from '@aws-sdk/client-s3';
-import { FileReadError, READ_LIMITS } from '../core/read';
-import { readKindOf, type BlobStore } from '../results/blob-store';
+import type { S3Client } from '@aws-sdk/client-s3';
 import { RunStore, type Scrub } from '../results/run-store';
 import { runKeyPrefix } from '../results/run-paths';
+import { runBlobs } from '../results/s3-blob-store';
 
+// The S3 store itself lives with the run store (lib/results/s3-blob-store.ts); named here too for the cloud sides.
+export { getText, listKeys, putText, runBlobs, S3BlobStore } from '../results/s3-blob-store';
 export type { Scrub } from '../results/run-store';
-
-/** List every key under a prefix (follows continuation tokens). */
-export async function listKeys(s3: S3Client, bucket: string, prefix: string): Promise<string[]> {
-  const keys: string[] = [];
-  let token: string | undefined;
-  do {
-    const page = await s3.send(
-      new ListObjectsV2Command({ Bucket: bucket, Prefix: prefix, ContinuationToken: token }),
-    );
-    for (const obj of page.Contents ?? []) if (obj.Key) keys.push(obj.Key);
-    token = page.IsTruncated ? page.NextContinuationToken : undefined;
-  } while (token);
-  return keys;
-}
-
-function isNotFound(err: unknown): boolean {
-  return (
-    err instanceof NoSuchKey ||
-    (err instanceof Error && (err.name === 'NoSuchKey' || err.name === 'NotFound'))
-  );
-}
-
-/**
- * Read an object as text; null when it does not exist. With `maxBytes`, an object whose
- * Content-Length is larger is refused before its body is read (a FileReadError naming it, exit 2).
- */
-export async function getText(
-  s3: S3Client,
-  bucket: string,
-  key: string,
-  maxBytes?: number,
-): Promise<string | null> {
-  try {
-    const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
-    if (!res.Body) return null;
-    if (maxBytes !== undefined && res.ContentLength !== undefined && res.ContentLength > maxBytes) {
-      // The body is a stream: leaving it unread would hold the connection open.
-      (res.Body as { destroy?: () => void }).destroy?.();
-      throw new FileReadError(
-        `s3://${bucket}/${key}`,
-        `is ${res.ContentLength} bytes; a file of this kind may be at most ${maxBytes} bytes`,
-        'file-too-large',
-      );
-    }
-    return await res.Body.transformToString('utf-8');
-  } catch (err) {
-    if (isNotFound(err)) return null;
-    throw err;
-  }
-}
-
-export async function putText(
-  s3: S3Client,
-  bucket: string,
-  key: string,
-  body: string,
-  contentType: string,
-): Promise<void> {
-  await s3.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: body, ContentType: contentType }));
-}
-
-/**
- * BlobStore under a key prefix of a bucket. A PutObject is atomic: a reader gets the old object or
- * the new one, never part of one.
- */
-export class S3BlobStore implements BlobStore {
-  constructor(
-    private readonly s3: S3Client,
-    readonly bucket: string,
-    /** Ends with `/` (`runs/<runId>/`). */
-    readonly prefix: string,
-  ) {}
-
-  where(key: string): string {
-    return `s3://${this.bucket}/${this.prefix}${key}`;
-  }
-
-  read(key: string): Promise<string | null> {
-    return getText(this.s3, this.bucket, this.prefix + key, READ_LIMITS[readKindOf(key)]);
-  }
-
-  write(key: string, body: string, contentType = 'application/octet-stream'): Promise<void> {
-    return putText(this.s3, this.bucket, this.prefix + key, body, contentType);
-  }
-
-  async exists(key: string): Promise<boolean> {
-    try {
-      await this.s3.send(new HeadObjectCommand({ Bucket: this.bucket, Key: this.prefix + key }));
-      return true;
-    } catch (err) {
-      if (isNotFound(err)) return false;
-      throw err;
-    }
-  }
-
-  async list(prefix: string): Promise<string[]> {
-    const keys = await listKeys(this.s3, this.bucket, this.prefix + prefix);
-    return keys.map((k) => k.slice(this.prefix.length)).sort();
-  }
-}
-
-/** The store of one run in the results bucket. */
-export function runBlobs(s3: S3Client, bucket: string, runId: string): S3BlobStore {
-  return new S3BlobStore(s3, bucket, runKeyPrefix(runId));
-}
 
 export class S3ResultSink extends RunStore {
   constructor(

@@ -18,9 +18,6 @@ import { planCloudWatchQueries, planPiRequests, type LabResources, type PlanOpti
 import type { RetryOptions } from './retry';
 import type { RunWriter } from './writer';
 
-const CLOUDWATCH_METRICS_PATH = 'metrics/cloudwatch.json';
-const PI_METRICS_PATH = 'metrics/pi.json';
-
 export interface CollectDeps {
   readonly cloudwatch: CloudWatchClient;
   /** null: Performance Insights is not read and pi.json is not written. */
@@ -77,8 +74,8 @@ export async function collectMetrics(event: CollectEvent, deps: CollectDeps): Pr
   const cwPlan = planCloudWatchQueries(resources, window, planOptions);
   const cw = await fetchCloudWatch(deps.cloudwatch, cwPlan, { retry: deps.retry });
   const cwComplete = windowCompleteness(cw.series, window.end, cwPlan.periodSec);
-  const cwWritten = await deps.writer.writeJson(
-    CLOUDWATCH_METRICS_PATH,
+  const cwWritten = await deps.writer.writeMetricsFile(
+    'cloudwatch',
     metricsFile(event.runId, window, now(), cw.series, cwComplete),
   );
   const cloudwatch: SourceSummary = {
@@ -94,8 +91,8 @@ export async function collectMetrics(event: CollectEvent, deps: CollectDeps): Pr
     const piPlan = planPiRequests(resources, window, planOptions);
     const fetched = await fetchPi(deps.pi, piPlan, { retry: deps.retry });
     const piComplete = windowCompleteness(fetched.series, window.end, piPlan.periodSec);
-    const piWritten = await deps.writer.writeJson(
-      PI_METRICS_PATH,
+    const piWritten = await deps.writer.writeMetricsFile(
+      'pi',
       metricsFile(event.runId, window, now(), fetched.series, piComplete),
     );
     pi = {

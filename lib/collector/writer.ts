@@ -1,49 +1,46 @@
 /**
- * Where a run's metrics files go: the results bucket (`s3://<bucket>/runs/<runId>/<path>`) or a
- * local run directory (`<runDir>/<path>`). Paths are relative to the run directory
- * (`metrics/cloudwatch.json`), as in the layout at the top of lib/suite/types.ts.
+ * Where the collector's metrics files go: the results bucket (`s3://<bucket>/runs/<runId>/metrics/…`)
+ * or a local run directory (`<runDir>/metrics/…`), through lib/results' blob stores and run paths —
+ * the same store, path and JSON form every other writer of a run uses.
+ *
+ * Not through RunStore.writeMetricsFile (which also checks the file against its zod schema): the
+ * full zod would add about 400 KiB to the collector Lambda's bundle (its budget is in
+ * test/integration/collector-bundle.test.ts). The check it skips is made at compile time instead:
+ * MetricsFile and metricsFileSchema are proved the same shape (lib/results/schemas.ts SameShape).
  */
-import * as path from 'node:path';
-import { PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
-import { writeFileAtomic } from '../core/atomic-write';
+import type { S3Client } from '@aws-sdk/client-s3';
+import { JSON_CONTENT_TYPE, runFileText, type BlobStore } from '../results/blob-store';
+import { FileSystemBlobStore } from '../results/fs-blob-store';
+import { metricsPath } from '../results/run-paths';
+import { runBlobs } from '../results/s3-blob-store';
+import type { MetricsFile } from '../suite/types';
 
 export interface RunWriter {
-  /** Write one JSON document at `relativePath` inside the run directory; returns where it went. */
-  writeJson(relativePath: string, body: unknown): Promise<string>;
+  /** Write `metrics/<name>.json` of the run; returns where it went. */
+  writeMetricsFile(name: string, file: MetricsFile): Promise<string>;
 }
 
-function serialize(body: unknown): string {
-  return JSON.stringify(body, null, 2) + '\n';
-}
+class BlobRunWriter implements RunWriter {
+  constructor(private readonly blobs: BlobStore) {}
 
-export class S3RunWriter implements RunWriter {
-  constructor(
-    private readonly s3: S3Client,
-    private readonly bucket: string,
-    private readonly runId: string,
-  ) {}
-
-  async writeJson(relativePath: string, body: unknown): Promise<string> {
-    const key = `runs/${this.runId}/${relativePath}`;
-    await this.s3.send(
-      new PutObjectCommand({
-        Bucket: this.bucket,
-        Key: key,
-        Body: serialize(body),
-        ContentType: 'application/json',
-      }),
-    );
-    return `s3://${this.bucket}/${key}`;
+  async writeMetricsFile(name: string, file: MetricsFile): Promise<string> {
+    const key = metricsPath(name);
+    await this.blobs.write(key, runFileText(file), JSON_CONTENT_TYPE);
+    return this.blobs.where(key);
   }
 }
 
-export class LocalRunWriter implements RunWriter {
-  /** @param runDir the run directory itself (`runs/<runId>`), resolved by the caller. */
-  constructor(private readonly runDir: string) {}
+/** The run `runId` in the results bucket. */
+export class S3RunWriter extends BlobRunWriter {
+  constructor(s3: S3Client, bucket: string, runId: string) {
+    super(runBlobs(s3, bucket, runId));
+  }
+}
 
-  writeJson(relativePath: string, body: unknown): Promise<string> {
-    const file = path.join(this.runDir, relativePath);
-    writeFileAtomic(file, serialize(body));
-    return Promise.resolve(file);
+/** A local run directory. */
+export class LocalRunWriter extends BlobRunWriter {
+  /** @param runDir the run directory itself (`runs/<runId>`), resolved by the caller. */
+  constructor(runDir: string) {
+    super(new FileSystemBlobStore(runDir));
   }
 }

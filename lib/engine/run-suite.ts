@@ -28,7 +28,6 @@ import {
 } from '../suite/argv';
 import type { Suite } from '../suite/catalog';
 import type { PlannedStep } from '../suite/expand';
-import type { RunPlan } from '../suite/plan';
 import { fallbackDescriptor } from '../suite/targets';
 import { parsePgbench } from '../suite/parser';
 import {
@@ -43,6 +42,7 @@ import {
   RESULT_SCHEMA_VERSION,
   stepFileName,
   type ErrorSummary,
+  type MetricSeries,
   type RunEnvironment,
   type RunManifest,
   type RunStatus,
@@ -59,6 +59,7 @@ import {
   runExitCode,
   verdictTotals,
 } from '../suite/verdict';
+import { finishedSteps } from './plan-or-resume';
 import { summarizeStepLogs } from './step-logs';
 import type {
   Clock,
@@ -117,8 +118,6 @@ export interface RunSuiteOptions {
   readonly runId: string;
   readonly suite: Suite;
   readonly steps: readonly PlannedStep[];
-  /** Written to plan.json before the first step, when the sink can (lib/suite/plan.ts). */
-  readonly plan?: RunPlan;
   readonly targets: readonly Target[];
   readonly executor: PgbenchExecutor;
   readonly pool: PoolControl;
@@ -189,34 +188,8 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
   const stepIds = steps.map((s) => s.stepId);
   assertUniqueIds(stepIds);
 
-  const previous = await sink.readManifest();
-  if (previous) checkResumable(previous, opts);
-  // Each stored step file read once: its id is done, its record feeds the comparisons.
-  const storedSteps = (await sink.readSteps?.()) ?? null;
-  const done =
-    storedSteps === null ? await sink.completedStepIds() : new Set(storedSteps.map((r) => r.stepId));
-  const records = new Map<string, StepRecord>();
-  for (const r of storedSteps ?? []) {
-    // A step the infrastructure failed in was never measured: a resume measures it again.
-    if (r.status === 'infrastructure-error') done.delete(r.stepId);
-    else if (stepIds.includes(r.stepId)) records.set(r.stepId, r);
-  }
-
-  if (opts.plan && sink.writePlan) await sink.writePlan(opts.plan);
-  let manifest: RunManifest = {
-    schemaVersion: RESULT_SCHEMA_VERSION,
-    runId: opts.runId,
-    suite: opts.suite.name,
-    mode: opts.mode,
-    settings: opts.settings,
-    startedAt: previous?.startedAt ?? started.toISOString(),
-    endedAt: null,
-    status: 'running',
-    environment: opts.environment,
-    stepIds,
-    stepsCompleted: stepIds.filter((id) => done.has(id)).length,
-  };
-  await sink.writeManifest(manifest);
+  const { previous, done, records, first } = await openRun(opts, started);
+  let manifest: RunManifest = first;
   emit({
     type: 'run-start',
     runId: opts.runId,
@@ -245,8 +218,7 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
   const scenarioVerdicts: ScenarioVerdict[] = [];
   /** Scale and init flags of the data loaded now (`4 --foreign-keys --unlogged-tables`). */
   let loadedData: string | null = null;
-  const poolPercentApplied = new Map<string, number>();
-  const preparedApplied = new Map<string, number>();
+  const targetSettings = new TargetSettings(opts.pool);
   let status: RunStatus = 'completed';
   let error: string | null = null;
 
@@ -287,30 +259,7 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
       } else {
         const target = findTarget(opts.targets, step);
         // Resize first (sweeps), so the pre-check reads the pool this step really runs against.
-        // Tracked per target: two proxies in one sweep each need their own resize.
-        if (
-          step.params.poolPercent !== null &&
-          step.descriptor.capabilities.resizablePool !== null &&
-          poolPercentApplied.get(target.ref.name) !== step.params.poolPercent
-        ) {
-          await opts.pool.setPoolPercent(target.ref, step.params.poolPercent);
-          poolPercentApplied.set(target.ref.name, step.params.poolPercent);
-        }
-        const mps = step.descriptor.settings.maxPreparedStatements;
-        // Every step of a target that can switch it runs with its descriptor's value, so a step after
-        // a `ps-off` cell does not inherit 0.
-        if (
-          step.descriptor.capabilities.preparedStatementsSwitch?.available === true &&
-          mps !== null &&
-          preparedApplied.get(target.ref.name) !== mps
-        ) {
-          if (!opts.pool.setMaxPreparedStatements)
-            throw new Error(
-              `step ${step.stepId}: this run's pool control cannot set max_prepared_statements`,
-            );
-          await opts.pool.setMaxPreparedStatements(target.ref, mps);
-          preparedApplied.set(target.ref.name, mps);
-        }
+        await targetSettings.apply(step, target);
         const note = await precheck(step, target);
         const dataKey = [step.params.scale, ...[...step.initFlags].sort()].join(' ');
         if ((opts.initData ?? true) && loadedData !== dataKey) {
@@ -368,42 +317,9 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
       }
     }
   } catch (e) {
-    if (e instanceof Interrupted || opts.signal?.aborted) {
-      status = 'interrupted';
-      error = 'interrupted before the run finished; resume with the same run id';
-    } else {
-      status = 'failed';
-      error = e instanceof Error ? e.message : String(e);
-      // A pool reset or pre-check that failed because a server died: the death is the cause.
-      const down = opts.infrastructure?.failure() ?? null;
-      if (down !== null && !(e instanceof InfrastructureDown))
-        error = `infrastructure failure: ${down} (${error})`;
-      // A pool reset or pre-check refused because the server or pooler is shutting down.
-      else if (!(e instanceof InfrastructureDown) && serverStopMessageIn(error) !== null)
-        error = `infrastructure failure (${SERVER_STOPPED}): ${error}`;
-      if (e instanceof FileWriteError && opts.resumeCommand)
-        error += `; finished steps are kept: free space (or fix the directory) and resume with ${opts.resumeCommand}`;
-    }
+    ({ status, error } = runEndOf(e, opts));
   } finally {
-    try {
-      await opts.pool.restore();
-    } catch (e) {
-      if (status === 'completed') {
-        status = 'failed';
-        error = `restoring pool settings failed: ${(e as Error).message}`;
-      }
-    }
-    if (sampler) {
-      try {
-        const series = await sampler.stop();
-        await flushMetrics(series);
-      } catch (e) {
-        if (status === 'completed') {
-          status = 'failed';
-          error = `writing metrics failed: ${(e as Error).message}`;
-        }
-      }
-    }
+    ({ status, error } = await settleRun(opts, sampler, flushMetrics, { status, error }));
   }
 
   manifest = {
@@ -414,22 +330,167 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
     ...(scenarioVerdicts.length > 0 ? { scenarioVerdicts } : {}),
     ...(error !== null ? { error } : {}),
   };
-  try {
-    await sink.writeManifest(manifest);
-  } catch (e) {
-    // The disk is full (or gone): the manifest stays as last written; say what happened and how to go on.
-    const why = e instanceof Error ? e.message : String(e);
-    const resume = opts.resumeCommand ? `; resume with ${opts.resumeCommand}` : '';
-    throw new InfrastructureError(
-      `run ${opts.runId} ${status}${error !== null ? ` (${error})` : ''}, and its manifest could not be updated: ${why}${resume}`,
-      { code: 'file-write-failed', cause: e },
-    );
-  }
+  await writeFinalManifest(opts, manifest);
   emit({ type: 'run-end', status, elapsedSec: elapsedSec(), error });
 
   const ordered = stepIds.map((id) => records.get(id)).filter((r): r is StepRecord => r !== undefined);
   const allHeld = runExitCode(status === 'completed', verdictTotals(ordered, scenarioVerdicts)) === 0;
   return { manifest, records: ordered, scenarioVerdicts, allHeld };
+}
+
+/** What a run starts from: the previous part's manifest (checked), its finished steps, the first manifest (written). */
+interface OpenedRun {
+  readonly previous: RunManifest | null;
+  readonly done: Set<string>;
+  readonly records: Map<string, StepRecord>;
+  readonly first: RunManifest;
+}
+
+/**
+ * Phase 1: open the run — refuse a run directory of another run, read what an earlier part finished
+ * (each stored step file once: its id is done, its record feeds the comparisons) and write the
+ * manifest `running`.
+ */
+export async function openRun(opts: RunSuiteOptions, started: Date): Promise<OpenedRun> {
+  const { sink } = opts;
+  const stepIds = opts.steps.map((s) => s.stepId);
+  const previous = await sink.readManifest();
+  if (previous) checkResumable(previous, opts);
+  const storedSteps = (await sink.readSteps?.()) ?? null;
+  const { done, records } =
+    storedSteps === null
+      ? { done: await sink.completedStepIds(), records: new Map<string, StepRecord>() }
+      : finishedSteps(storedSteps, stepIds);
+  const first: RunManifest = {
+    schemaVersion: RESULT_SCHEMA_VERSION,
+    runId: opts.runId,
+    suite: opts.suite.name,
+    mode: opts.mode,
+    settings: opts.settings,
+    startedAt: previous?.startedAt ?? started.toISOString(),
+    endedAt: null,
+    status: 'running',
+    environment: opts.environment,
+    stepIds,
+    stepsCompleted: stepIds.filter((id) => done.has(id)).length,
+  };
+  await sink.writeManifest(first);
+  return { previous, done, records, first };
+}
+
+/**
+ * Phase 2, per step: the pool size (sweeps) and max_prepared_statements each step asks of its
+ * target, applied only when they differ from what that target has now (tracked per target: two
+ * proxies in one sweep each need their own resize). Every step of a target that can switch prepared
+ * statements runs with its descriptor's value, so a step after a `ps-off` cell does not inherit 0.
+ */
+export class TargetSettings {
+  private readonly poolPercent = new Map<string, number>();
+  private readonly prepared = new Map<string, number>();
+
+  constructor(private readonly pool: PoolControl) {}
+
+  async apply(step: PlannedStep, target: Target): Promise<void> {
+    const percent = step.params.poolPercent;
+    if (
+      percent !== null &&
+      step.descriptor.capabilities.resizablePool !== null &&
+      this.poolPercent.get(target.ref.name) !== percent
+    ) {
+      await this.pool.setPoolPercent(target.ref, percent);
+      this.poolPercent.set(target.ref.name, percent);
+    }
+    const mps = step.descriptor.settings.maxPreparedStatements;
+    if (
+      step.descriptor.capabilities.preparedStatementsSwitch?.available === true &&
+      mps !== null &&
+      this.prepared.get(target.ref.name) !== mps
+    ) {
+      if (!this.pool.setMaxPreparedStatements)
+        throw new Error(`step ${step.stepId}: this run's pool control cannot set max_prepared_statements`);
+      await this.pool.setMaxPreparedStatements(target.ref, mps);
+      this.prepared.set(target.ref.name, mps);
+    }
+  }
+}
+
+interface RunEnd {
+  readonly status: RunStatus;
+  readonly error: string | null;
+}
+
+/**
+ * Phase 3: how a run that threw ends. An abort is `interrupted`; anything else `failed`, with the
+ * cause named: a server that died or stopped under a pool reset or pre-check is the cause, and a
+ * failed write says how to resume.
+ */
+export function runEndOf(
+  e: unknown,
+  opts: Pick<RunSuiteOptions, 'signal' | 'infrastructure' | 'resumeCommand'>,
+): RunEnd {
+  if (e instanceof Interrupted || opts.signal?.aborted)
+    return {
+      status: 'interrupted',
+      error: 'interrupted before the run finished; resume with the same run id',
+    };
+  let error = e instanceof Error ? e.message : String(e);
+  // A pool reset or pre-check that failed because a server died: the death is the cause.
+  const down = opts.infrastructure?.failure() ?? null;
+  if (down !== null && !(e instanceof InfrastructureDown))
+    error = `infrastructure failure: ${down} (${error})`;
+  // A pool reset or pre-check refused because the server or pooler is shutting down.
+  else if (!(e instanceof InfrastructureDown) && serverStopMessageIn(error) !== null)
+    error = `infrastructure failure (${SERVER_STOPPED}): ${error}`;
+  if (e instanceof FileWriteError && opts.resumeCommand)
+    error += `; finished steps are kept: free space (or fix the directory) and resume with ${opts.resumeCommand}`;
+  return { status: 'failed', error };
+}
+
+/**
+ * Phase 4, whatever happened: the pool settings restored and the sampler's last metrics written. A
+ * failure here fails a run that had completed; it never hides an earlier cause.
+ */
+async function settleRun(
+  opts: RunSuiteOptions,
+  sampler: MetricsSampler | undefined,
+  flushMetrics: (series: MetricSeries[] | null) => Promise<void>,
+  end: RunEnd,
+): Promise<RunEnd> {
+  let { status, error } = end;
+  try {
+    await opts.pool.restore();
+  } catch (e) {
+    if (status === 'completed') {
+      status = 'failed';
+      error = `restoring pool settings failed: ${(e as Error).message}`;
+    }
+  }
+  if (sampler) {
+    try {
+      const series = await sampler.stop();
+      await flushMetrics(series);
+    } catch (e) {
+      if (status === 'completed') {
+        status = 'failed';
+        error = `writing metrics failed: ${(e as Error).message}`;
+      }
+    }
+  }
+  return { status, error };
+}
+
+/** Phase 5: the final manifest. The disk full (or gone): it stays as last written, and the error says how to go on. */
+async function writeFinalManifest(opts: RunSuiteOptions, manifest: RunManifest): Promise<void> {
+  try {
+    await opts.sink.writeManifest(manifest);
+  } catch (e) {
+    const why = e instanceof Error ? e.message : String(e);
+    const resume = opts.resumeCommand ? `; resume with ${opts.resumeCommand}` : '';
+    throw new InfrastructureError(
+      `run ${opts.runId} ${manifest.status}${manifest.error !== undefined ? ` (${manifest.error})` : ''}, and its manifest could not be updated: ${why}${resume}`,
+      { code: 'file-write-failed', cause: e },
+    );
+  }
 }
 
 function assertUniqueIds(ids: readonly string[]): void {

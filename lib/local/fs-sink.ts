@@ -1,13 +1,13 @@
 /**
  * ResultSink on the local filesystem: the run store (lib/results/run-store.ts) on a run directory
- * (lib/local/fs-blobs.ts). Every file is written atomically, a step's raw files land before its JSON,
+ * (lib/results/fs-blob-store.ts). Every file is written atomically, a step's raw files land before its JSON,
  * and every read is checked against lib/results/schemas.ts.
  */
 import type { WriteFileFn } from '../core/atomic-write';
 import { RunStore } from '../results/run-store';
 import { stepPaths } from '../results/run-paths';
 import type { StepRecord } from '../suite/types';
-import { FileSystemBlobStore } from './fs-blobs';
+import { FileSystemBlobStore } from '../results/fs-blob-store';
 
 // Shared with the cloud adapter (fetch), so it lives in lib/core.
 export { writeFileAtomic } from '../core/atomic-write';

@@ -11,12 +11,13 @@ import { shellQuote } from '../core/shell';
 import { listDirIn } from '../core/read';
 import type { Target } from '../engine/ports';
 import { systemClock } from '../engine/ports';
+import { planOrResume } from '../engine/plan-or-resume';
 import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run-suite';
 import { getSuite, SUITE_NAMES, type Suite } from '../suite/catalog';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
 import { buildPlan, plannedSteps, type RunPlan } from '../suite/plan';
 import { describeTarget, directTarget, poolerTarget, type TargetDescriptor } from '../suite/targets';
-import type { RunManifest, TargetRef } from '../suite/types';
+import type { RunManifest, StepRecord, TargetRef } from '../suite/types';
 import { runExitCode, verdictTotals } from '../suite/verdict';
 import { metricsPath, RUN_PATHS } from '../results/run-paths';
 import { FileSystemSink } from './fs-sink';
@@ -302,14 +303,20 @@ function isLockFile(name: string): boolean {
   return name === RUN_PATHS.lock || name.startsWith(`.${RUN_PATHS.lock}.`);
 }
 
-async function runLocked(
-  opts: LocalRunOptions,
-  hooks: LocalRunHooks,
-  runDir: string,
-): Promise<LocalRunResult> {
-  const log = hooks.log ?? (() => undefined);
-  const t0 = Date.now();
-  const sink = new FileSystemSink(runDir);
+/** What the run directory holds before a local run starts (lib/results through the file system sink). */
+interface RunDirState {
+  readonly prev: RunManifest | null;
+  /** The plan stored with the run; null for a new run (or one of a release before plan.json). */
+  readonly stored: RunPlan | null;
+  readonly storedSteps: readonly StepRecord[];
+}
+
+/**
+ * Phase 1 of a local run: the run directory is this run's, or empty. A generated id is new by
+ * construction, so a directory that holds a run is resumed only with --run-id; a resume must use
+ * the same suite and plan settings; a directory that holds anything else is refused.
+ */
+async function openRunDir(sink: FileSystemSink, opts: LocalRunOptions, runDir: string): Promise<RunDirState> {
   const prev = await sink.readManifest();
   if (prev && !opts.runIdGiven) {
     // A generated id is new by construction; never resume (or overwrite) a run by accident.
@@ -322,34 +329,62 @@ async function runLocked(
     );
   }
   // One plan per run: a resume runs the plan stored with the run, not a fresh expansion.
-  const stored: RunPlan | null = prev ? await sink.readPlan() : null;
-  let steps: PlannedStep[] = stored ? plannedSteps(stored) : planLocal(opts);
-  const storedSteps = await sink.readSteps();
+  const stored = prev ? await sink.readPlan() : null;
+  return { prev, stored, storedSteps: await sink.readSteps() };
+}
+
+/**
+ * Phase 2: a completed run whose every planned step is recorded has nothing to run; its result is
+ * the one it ended with (its records in plan order, its verdicts, its own duration). null when
+ * something is left to run.
+ */
+export function alreadyComplete(
+  prev: RunManifest,
+  stored: RunPlan | null,
+  storedSteps: readonly StepRecord[],
+  opts: LocalRunOptions,
+  runDir: string,
+): LocalRunResult | null {
+  const planned: PlannedStep[] = stored ? plannedSteps(stored) : planLocal(opts);
   const done = new Set(storedSteps.map((r) => r.stepId));
-  if (prev && prev.status === 'completed' && steps.every((s) => done.has(s.stepId))) {
-    const records = storedSteps.filter((r) => steps.some((s) => s.stepId === r.stepId));
-    const ordered = steps
-      .map((s) => records.find((r) => r.stepId === s.stepId))
-      .filter((r): r is NonNullable<typeof r> => r !== undefined);
-    const scenarioVerdicts = prev.scenarioVerdicts ?? [];
-    const allHeld = runExitCode(true, verdictTotals(ordered, scenarioVerdicts)) === 0;
+  if (prev.status !== 'completed' || !planned.every((s) => done.has(s.stepId))) return null;
+  const ordered = planned
+    .map((s) => storedSteps.find((r) => r.stepId === s.stepId))
+    .filter((r): r is NonNullable<typeof r> => r !== undefined);
+  const scenarioVerdicts = prev.scenarioVerdicts ?? [];
+  const allHeld = runExitCode(true, verdictTotals(ordered, scenarioVerdicts)) === 0;
+  // The run's own duration (as its summary says), not this no-op's.
+  const wallSec = prev.endedAt
+    ? Math.max(0, (Date.parse(prev.endedAt) - Date.parse(prev.startedAt)) / 1000)
+    : 0;
+  return {
+    manifest: prev,
+    records: ordered,
+    scenarioVerdicts,
+    allHeld,
+    runDir,
+    wallSec,
+    keptConnectionHelp: null,
+    interruptedBy: null,
+    alreadyComplete: true,
+  };
+}
+
+async function runLocked(
+  opts: LocalRunOptions,
+  hooks: LocalRunHooks,
+  runDir: string,
+): Promise<LocalRunResult> {
+  const log = hooks.log ?? (() => undefined);
+  const t0 = Date.now();
+  const sink = new FileSystemSink(runDir);
+  const { prev, stored, storedSteps } = await openRunDir(sink, opts, runDir);
+  const complete = prev ? alreadyComplete(prev, stored, storedSteps, opts, runDir) : null;
+  if (complete) {
     log(`Run ${opts.runId} is already complete; nothing to run.`);
-    // The run's own duration (as its summary says), not this no-op's.
-    const wallSec = prev.endedAt
-      ? Math.max(0, (Date.parse(prev.endedAt) - Date.parse(prev.startedAt)) / 1000)
-      : 0;
-    return {
-      manifest: prev,
-      records: ordered,
-      scenarioVerdicts,
-      allHeld,
-      runDir,
-      wallSec,
-      keptConnectionHelp: null,
-      interruptedBy: null,
-      alreadyComplete: true,
-    };
+    return complete;
   }
+  const done = new Set(storedSteps.map((r) => r.stepId));
   // Created here, removed again if nothing is written into it (an interrupt during initdb, a
   // server that does not start): a run directory exists only once there is something in it.
   const createdRunDir = !fs.existsSync(runDir);
@@ -426,27 +461,28 @@ async function runLocked(
     );
     if (interruptedBy !== null) throw interrupted(interruptedBy);
     const targets: Target[] = [...stack.targets];
-    let plan: RunPlan | undefined;
-    if (stored) checkSamePooler(stored, stack.environment.poolerVersion, opts.runId);
-    else {
+    const started = stack;
+    const { steps } = await planOrResume(sink, {
+      stored,
+      check: (plan) => checkSamePooler(plan, started.environment.poolerVersion, opts.runId),
       // Planned against what the stack really is: PgBouncer's version decides which cells can run.
-      steps = planLocal(opts, stack.descriptors);
-      plan = buildPlan({
-        runId: opts.runId,
-        suite: opts.suite.name,
-        mode: 'local',
-        createdAt: new Date().toISOString(),
-        environment: stack.environment,
-        targets: stack.descriptors,
-        steps,
-      });
-    }
+      fresh: () =>
+        buildPlan({
+          runId: opts.runId,
+          suite: opts.suite.name,
+          mode: 'local',
+          createdAt: new Date().toISOString(),
+          environment: started.environment,
+          targets: started.descriptors,
+          steps: planLocal(opts, started.descriptors),
+        }),
+      write: true,
+    });
     const sampler = stack.createSampler(hooks.sampleIntervalMs);
     const result = await runSuite({
       runId: opts.runId,
       suite: opts.suite,
       steps,
-      ...(plan ? { plan } : {}),
       targets,
       executor: stack.executor,
       pool: stack.pool,

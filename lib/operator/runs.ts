@@ -212,7 +212,7 @@ export interface FetchResult {
 }
 
 /**
- * Copy `runs/<runId>/` into `dest` (the local run directory, lib/local/fs-blobs.ts) through the run
+ * Copy `runs/<runId>/` into `dest` (the local run directory, lib/results/fs-blob-store.ts) through the run
  * store: each manifest, plan, step and metrics file is validated before it is written. Fleet
  * coordination objects (`fleet/`) are skipped: the merged step records already carry the parts. A
  * key that would escape the run directory (`..` segments, an absolute path) is skipped and

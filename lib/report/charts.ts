@@ -15,7 +15,7 @@ import {
   type ChurnRow,
   type MetricPanel,
   type ScenarioPanel,
-  type StepWindow,
+  type ChartStep,
 } from './shape';
 
 /** Colour-blind-friendly palette (Okabe–Ito), one colour per line, stable within a chart. */
@@ -262,7 +262,7 @@ export function churnOption(rows: readonly ChurnRow[], title: string): EChartsOp
  * Long runs (more than MAX_STEP_WINDOWS steps) shade scenarios instead. Lines are downsampled to
  * the chart's resolution (LTTB), so hour-long runs stay small.
  */
-export function metricOption(panel: MetricPanel, steps: readonly StepWindow[]): EChartsOption {
+export function metricOption(panel: MetricPanel, steps: readonly ChartStep[]): EChartsOption {
   const windows = chartWindows(steps);
   const series: LineSeriesOption[] = panel.lines.map((line, i) => ({
     name: line.label,

@@ -280,7 +280,12 @@ export interface MetricPanel {
   readonly missing: readonly MissingSeries[];
 }
 
-export interface StepWindow {
+/**
+ * A measured step as a metric chart draws it: its number in the run and its span in epoch ms. Not
+ * the stored step window (lib/results/sink.ts StepWindow, ISO times in metrics/steps.json): this
+ * one is derived from the step records when the report is built.
+ */
+export interface ChartStep {
   /** 1-based position in the run, the number drawn on the chart. */
   readonly index: number;
   readonly stepId: string;
@@ -299,7 +304,7 @@ export interface ChartWindow {
 /** Above this many steps, metric charts shade scenarios instead of steps (keeps charts legible and small). */
 export const MAX_STEP_WINDOWS = 60;
 
-export function chartWindows(windows: readonly StepWindow[]): ChartWindow[] {
+export function chartWindows(windows: readonly ChartStep[]): ChartWindow[] {
   if (windows.length <= MAX_STEP_WINDOWS)
     return windows.map((w) => ({ label: String(w.index), startMs: w.startMs, endMs: w.endMs }));
   const merged: Array<{ label: string; startMs: number; endMs: number }> = [];
@@ -319,8 +324,8 @@ function seriesLabel(s: MetricSeries): string {
   return [dims.length > 0 ? dims.join(' / ') : s.source, stat].filter((x) => x !== '').join(' · ');
 }
 
-export function stepWindows(steps: readonly StepRecord[]): StepWindow[] {
-  const windows: StepWindow[] = [];
+export function chartSteps(steps: readonly StepRecord[]): ChartStep[] {
+  const windows: ChartStep[] = [];
   steps.forEach((s, i) => {
     const startMs = Date.parse(s.startedAt);
     const endMs = Date.parse(s.endedAt);
@@ -610,7 +615,7 @@ export interface ReportModel {
   /** Poolers / placements side by side per client count (none when the run has one kind of target). */
   readonly poolerMatrices: readonly PoolerMatrix[];
   readonly metricPanels: readonly MetricPanel[];
-  readonly windows: readonly StepWindow[];
+  readonly windows: readonly ChartStep[];
   readonly findings: readonly FindingRow[];
   readonly warnings: readonly ReportWarning[];
 }
@@ -629,7 +634,7 @@ export function buildModel(run: LoadedRun, lookup: ScenarioLookup): ReportModel 
       run.metrics,
       run.manifest.environment.database?.engine ?? null,
     ),
-    windows: stepWindows(run.steps),
+    windows: chartSteps(run.steps),
     findings: findingRows(run, lookup),
     warnings: reportWarnings(run),
   };

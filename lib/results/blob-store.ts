@@ -1,6 +1,6 @@
 /**
  * The one small storage interface a run directory sits behind: the local filesystem
- * (lib/local/fs-blobs.ts) and an S3 prefix (lib/aws/s3-sink.ts) implement it, and the run store
+ * (lib/results/fs-blob-store.ts) and an S3 prefix (lib/aws/s3-sink.ts) implement it, and the run store
  * (run-store.ts) — every file a run has, validated where read — is written once on top of it.
  *
  * Keys are relative to the store's root (the run directory, or `runs/<runId>/` in the bucket) and
@@ -18,6 +18,13 @@ export function readKindOf(key: string): ReadKind {
   if (key.startsWith(`${RUN_PATHS.metricsDir}/`)) return 'metrics';
   if (key.endsWith('.json')) return 'runFile';
   return 'capture';
+}
+
+export const JSON_CONTENT_TYPE = 'application/json';
+
+/** How every JSON file of a run is written: two-space indented, one newline at the end. */
+export function runFileText(value: unknown): string {
+  return JSON.stringify(value, null, 2) + '\n';
 }
 
 export interface BlobStore {

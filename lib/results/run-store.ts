@@ -10,10 +10,16 @@
  * cloud runner passes its password scrubber).
  */
 import { UsageError } from '../core/errors';
-import { parseJsonText } from '../core/json-text';
 import type { RunPlan } from '../suite/plan';
 import { isStepRecordPath, metricsPath, RUN_PATHS, stepPaths, unsafeRunKey } from './run-paths';
-import { manifestSchema, metricsFileSchema, parseRunFile, planSchema, stepRecordSchema } from './schemas';
+import {
+  manifestSchema,
+  metricsFileSchema,
+  parseRunFile,
+  planSchema,
+  stepRecordSchema,
+  stepWindowsFileSchema,
+} from './schemas';
 import {
   RESULT_SCHEMA_VERSION,
   type MetricSeries,
@@ -21,21 +27,12 @@ import {
   type RunManifest,
   type StepRecord,
 } from '../suite/types';
-import type { BlobStore } from './blob-store';
+import { JSON_CONTENT_TYPE, runFileText, type BlobStore } from './blob-store';
 import type { RawStepFiles, ResultSink, StepWindow } from './sink';
 
 export type Scrub = (text: string) => string;
 
-const JSON_TYPE = 'application/json';
 const TEXT_TYPE = 'text/plain; charset=utf-8';
-
-function jsonText(value: unknown): string {
-  return JSON.stringify(value, null, 2) + '\n';
-}
-
-function isObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === 'object' && v !== null && !Array.isArray(v);
-}
 
 export class RunStore implements ResultSink {
   constructor(
@@ -49,7 +46,7 @@ export class RunStore implements ResultSink {
 
   /** Write any JSON document of the run (scrubbed like every other file). */
   putJson(key: string, value: unknown): Promise<void> {
-    return this.put(key, jsonText(value), JSON_TYPE);
+    return this.put(key, runFileText(value), JSON_CONTENT_TYPE);
   }
 
   writeManifest(manifest: RunManifest): Promise<void> {
@@ -149,10 +146,8 @@ export class RunStore implements ResultSink {
     const text = await this.blobs.read(RUN_PATHS.stepWindows);
     if (text !== null) {
       try {
-        const old = parseJsonText(text, { source: this.blobs.where(RUN_PATHS.stepWindows) });
-        if (isObject(old) && old.runId === runId && Array.isArray(old.steps)) {
-          for (const w of old.steps as StepWindow[]) byId.set(w.stepId, w);
-        }
+        const old = parseRunFile(stepWindowsFileSchema, this.blobs.where(RUN_PATHS.stepWindows), text);
+        if (old.runId === runId) for (const w of old.steps) byId.set(w.stepId, w);
       } catch {
         /* unreadable: replace it */
       }

@@ -2,7 +2,7 @@
  * The run store's files as zod schemas: manifest.json, plan.json, steps/*.json, metrics/*.json.
  * Pure data definitions, so every layer (engine, local and cloud sinks, fleet merge, status, fetch,
  * report, compare) validates with the same ones. The shared types of lib/suite/types.ts are proved
- * assignable from them at compile time. `parseRunFile` turns a mismatch into an error naming the
+ * equal to them, both ways, at compile time (SameShape below). `parseRunFile` turns a mismatch into an error naming the
  * file, the field and what was expected.
  */
 import { z } from 'zod';
@@ -13,6 +13,7 @@ import { RUN_DATABASE_ENGINES } from '../suite/engines';
 import type { RunPlan } from '../suite/plan';
 import { TARGET_KIND_NAMES, type TargetDescriptor } from '../suite/targets';
 import type { MetricsFile, RunManifest, StepRecord, TargetKind } from '../suite/types';
+import type { StepWindow } from './sink';
 
 const num = z.number();
 const nullableNum = z.number().nullable();
@@ -167,6 +168,15 @@ export const metricsFileSchema = z.object({
   runId: z.string(),
   window: z.object({ start: z.string(), end: z.string() }),
   collectedAt: z.string(),
+  // CloudWatch/PI files only (lib/collector); absent in local metrics and in files before it existed.
+  completeness: z
+    .object({
+      complete: z.boolean(),
+      lastPointAt: z.string().nullable(),
+      windowEnd: z.string(),
+      periodSec: num,
+    })
+    .optional(),
   series: z.array(
     z.object({
       source: z.enum(['cloudwatch', 'pi', 'pgbouncer', 'pg_stat_database', 'runner']),
@@ -179,6 +189,20 @@ export const metricsFileSchema = z.object({
       reason: z.string().optional(),
     }),
   ),
+});
+
+/** metrics/steps.json: when each step ran (lib/results/sink.ts StepWindow), for plotting metrics. */
+export const stepWindowSchema = z.object({
+  stepId: z.string(),
+  scenario: z.string(),
+  target: z.string(),
+  start: z.string(),
+  end: z.string(),
+});
+export const stepWindowsFileSchema = z.object({
+  schemaVersion: z.literal(1),
+  runId: z.string(),
+  steps: z.array(stepWindowSchema),
 });
 
 export const targetDescriptorSchema = z.object({
@@ -252,14 +276,30 @@ export const planSchema = z.object({
   steps: z.array(plannedStepSchema.extend({ shares: z.array(runnerShareSchema) })),
 });
 
-// Compile-time proof that the schemas produce the shared types.
-type Assignable<T, U extends T> = U;
-export type _StepCheck = Assignable<StepRecord, z.infer<typeof stepRecordSchema>>;
-export type _ManifestCheck = Assignable<RunManifest, z.infer<typeof manifestSchema>>;
-export type _MetricsCheck = Assignable<MetricsFile, z.infer<typeof metricsFileSchema>>;
-export type _DescriptorCheck = Assignable<TargetDescriptor, z.infer<typeof targetDescriptorSchema>>;
-export type _PlannedStepCheck = Assignable<PlannedStep, z.infer<typeof plannedStepSchema>>;
-export type _PlanCheck = Assignable<RunPlan, z.infer<typeof planSchema>>;
+/**
+ * Compile-time proof, both ways, that each schema and the shared type it stands for describe the
+ * same values: a member added to an enum of the result types (`Pooler`, `ExperimentId`,
+ * `TargetKind`, `ErrorClass`, `StepStatus` …) without its schema member, or a schema member the
+ * type lacks, or a required field on one side only, fails `tsc --noEmit` here — before a stored
+ * plan or step of that kind is refused on load. `readonly` is not a difference (the types are
+ * read-only, zod infers mutable). test/unit/result-schemas-types.test.ts shows the check fails.
+ */
+export type DeepReadonly<T> = T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;
+/** `true` when A and B (deeply read-only) are assignable to each other, `false` otherwise. */
+export type SameShape<A, B> = [DeepReadonly<A>] extends [DeepReadonly<B>]
+  ? [DeepReadonly<B>] extends [DeepReadonly<A>]
+    ? true
+    : false
+  : false;
+/** Compiles only when its argument is `true`. */
+export type Holds<T extends true> = T;
+export type _StepCheck = Holds<SameShape<StepRecord, z.infer<typeof stepRecordSchema>>>;
+export type _ManifestCheck = Holds<SameShape<RunManifest, z.infer<typeof manifestSchema>>>;
+export type _MetricsCheck = Holds<SameShape<MetricsFile, z.infer<typeof metricsFileSchema>>>;
+export type _DescriptorCheck = Holds<SameShape<TargetDescriptor, z.infer<typeof targetDescriptorSchema>>>;
+export type _PlannedStepCheck = Holds<SameShape<PlannedStep, z.infer<typeof plannedStepSchema>>>;
+export type _PlanCheck = Holds<SameShape<RunPlan, z.infer<typeof planSchema>>>;
+export type _StepWindowCheck = Holds<SameShape<StepWindow, z.infer<typeof stepWindowSchema>>>;
 
 /**
  * Parse a run file's JSON text against its schema; a mismatch is a RunFileError naming the file,

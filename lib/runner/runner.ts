@@ -15,11 +15,12 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { InfrastructureError, UsageError } from '../core/errors';
 import type { Clock, PgbenchExecutor, PoolControl, ResultSink, Target } from '../engine/ports';
+import { planOrResume } from '../engine/plan-or-resume';
 import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run-suite';
 import { getSuite, type Suite } from '../suite/catalog';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
 import type { RunEnvironment, RunManifest, StepRecord } from '../suite/types';
-import { buildPlan, plannedSteps, type RunPlan } from '../suite/plan';
+import { buildPlan, type RunPlan } from '../suite/plan';
 import { productVersionLabel } from '../suite/targets';
 import { CPU_SATURATION_PERCENT, judgeStep } from '../suite/verdict';
 import {
@@ -397,58 +398,38 @@ async function runCloudRunnerInner(
   // runners execute their share of that stored plan (they wait for it), and a resume runs it again.
   let stored = await s3Sink.readPlan();
   if (!stored && args.runnerIndex > 0) stored = await waitForPlan(s3Sink, args, deps, log, me);
-  if (stored && stored.runnerCount !== args.runnerCount)
-    throw new UsageError(
-      `run ${args.runId}: its plan is for ${stored.runnerCount} runner(s), not ${args.runnerCount}; use a new run id`,
-    );
-  const steps: PlannedStep[] = stored ? plannedSteps(stored) : expandSuite(suite, capacities);
-  if (steps.length === 0) {
-    throw new UsageError(
+  const noSteps = (): UsageError =>
+    new UsageError(
       `suite ${suite.name} has no step for this lab's targets (${targets.map((t) => t.ref.name).join(', ')})`,
     );
-  }
-  if (!stored && args.runnerIndex === 0) {
-    await s3Sink.writePlan(
-      buildPlan({
+  const { steps } = await planOrResume(s3Sink, {
+    stored,
+    check: (plan) => {
+      if (plan.runnerCount !== args.runnerCount)
+        throw new UsageError(
+          `run ${args.runId}: its plan is for ${plan.runnerCount} runner(s), not ${args.runnerCount}; use a new run id`,
+        );
+      if (plan.steps.length === 0) throw noSteps();
+    },
+    fresh: () => {
+      const expanded = expandSuite(suite, capacities);
+      if (expanded.length === 0) throw noSteps();
+      return buildPlan({
         runId: args.runId,
         suite: suite.name,
         mode: 'cloud',
         createdAt: deps.clock.now().toISOString(),
         environment,
         targets: targets.flatMap((t) => (t.descriptor ? [t.descriptor] : [])),
-        steps,
+        steps: expanded,
         runnerCount: args.runnerCount,
-      }),
-    );
-  }
+      });
+    },
+    write: args.runnerIndex === 0,
+  });
   const stepById = new Map(steps.map((s) => [s.stepId, s]));
 
-  let executor: PgbenchExecutor = new CpuGuardExecutor(deps.executor);
-  let sink: ResultSink = s3Sink;
-  if (args.runnerCount > 1) {
-    const fleet = new FleetCoordinator({
-      s3: deps.s3,
-      bucket: args.bucket,
-      runId: args.runId,
-      runnerIndex: args.runnerIndex,
-      runnerCount: args.runnerCount,
-      attempt: args.startAt ?? 'default',
-      clock: deps.clock,
-      barrierTimeoutMs: args.barrierTimeoutSec * 1000,
-      ...(deps.pollMs !== undefined ? { pollMs: deps.pollMs } : {}),
-      log: (l) => log.info(l),
-      scrub,
-      ...(deps.signal ? { signal: deps.signal } : {}),
-    });
-    executor = new FleetExecutor(executor, fleet);
-    sink = new FleetSink(s3Sink, fleet, {
-      judge: (record: StepRecord) => {
-        const step = stepById.get(record.stepId);
-        return step ? judgeStep(step, record.status, record.result) : record.verdict;
-      },
-      cpuSaturationPercent: CPU_SATURATION_PERCENT,
-    });
-  }
+  const { executor, sink } = fleetPorts(args, deps, s3Sink, stepById, scrub, log);
 
   if (args.startAt) {
     const waitMs = Date.parse(args.startAt) - deps.clock.now().getTime();
@@ -476,36 +457,112 @@ async function runCloudRunnerInner(
     ...(deps.signal ? { signal: deps.signal } : {}),
     mode: 'cloud',
     environment,
-    settings: {
-      suite: suite.name,
-      runnerCount: args.runnerCount,
-      writerEndpoint: args.writerEndpoint.host,
-      proxies: args.proxies.map((p) => ({
-        name: p.name,
-        dbProxyName: p.dbProxyName,
-        endpoint: p.endpoint.host,
-        lab: p.lab,
-      })),
-      poolers: args.poolers.map((p) => ({
-        name: p.name,
-        placement: p.placement,
-        host: p.host,
-        processes: p.processes,
-        poolPercent: p.poolPercent,
-        version: p.version,
-        tls: p.tls,
-      })),
-      region: args.region,
-      sslmode: args.sslmode,
-      maxConnections,
-    },
+    settings: runSettings(args, suite.name, maxConnections),
     metricsName: 'runner',
   });
 
+  const collector = await collectAfterRun(args, deps, result.manifest, log, me);
+  // The engine judged every step and comparison on what the sink stored — with several runners,
+  // runner 0's records merged from every part — and wrote the manifest once with them. Other runners
+  // only say whether they completed their parts.
+  const allHeld =
+    args.runnerCount > 1 && args.runnerIndex > 0 ? result.manifest.status === 'completed' : result.allHeld;
+  if (result.manifest.status === 'failed') {
+    throw new InfrastructureError(
+      `run ${args.runId} failed: ${result.manifest.error ?? 'unknown error'} (finished steps are in s3://${args.bucket}/runs/${args.runId}/)`,
+    );
+  }
+  return { result, collector, allHeld };
+}
+
+/**
+ * The executor and sink this runner measures through: with one runner, the S3 run store; in a
+ * fleet, each step's barrier (FleetExecutor) and the leader's merge of every runner's part
+ * (FleetSink, judged on the merged measurement).
+ */
+function fleetPorts(
+  args: RunnerArgs,
+  deps: RunnerDeps,
+  s3Sink: S3ResultSink,
+  stepById: ReadonlyMap<string, PlannedStep>,
+  scrub: (text: string) => string,
+  log: Logger,
+): { executor: PgbenchExecutor; sink: ResultSink } {
+  const executor: PgbenchExecutor = new CpuGuardExecutor(deps.executor);
+  if (args.runnerCount <= 1) return { executor, sink: s3Sink };
+  const fleet = new FleetCoordinator({
+    s3: deps.s3,
+    bucket: args.bucket,
+    runId: args.runId,
+    runnerIndex: args.runnerIndex,
+    runnerCount: args.runnerCount,
+    attempt: args.startAt ?? 'default',
+    clock: deps.clock,
+    barrierTimeoutMs: args.barrierTimeoutSec * 1000,
+    ...(deps.pollMs !== undefined ? { pollMs: deps.pollMs } : {}),
+    log: (l) => log.info(l),
+    scrub,
+    ...(deps.signal ? { signal: deps.signal } : {}),
+  });
+  return {
+    executor: new FleetExecutor(executor, fleet),
+    sink: new FleetSink(s3Sink, fleet, {
+      judge: (record: StepRecord) => {
+        const step = stepById.get(record.stepId);
+        return step ? judgeStep(step, record.status, record.result) : record.verdict;
+      },
+      cpuSaturationPercent: CPU_SATURATION_PERCENT,
+    }),
+  };
+}
+
+/** The manifest's settings of a cloud run: the lab as the runner saw it. Never credentials. */
+export function runSettings(
+  args: RunnerArgs,
+  suite: string,
+  maxConnections: number,
+): Readonly<Record<string, unknown>> {
+  return {
+    suite,
+    runnerCount: args.runnerCount,
+    writerEndpoint: args.writerEndpoint.host,
+    proxies: args.proxies.map((p) => ({
+      name: p.name,
+      dbProxyName: p.dbProxyName,
+      endpoint: p.endpoint.host,
+      lab: p.lab,
+    })),
+    poolers: args.poolers.map((p) => ({
+      name: p.name,
+      placement: p.placement,
+      host: p.host,
+      processes: p.processes,
+      poolPercent: p.poolPercent,
+      version: p.version,
+      tls: p.tls,
+    })),
+    region: args.region,
+    sslmode: args.sslmode,
+    maxConnections,
+  };
+}
+
+/**
+ * Runner 0, after a run that was not interrupted: invoke the metrics collector once CloudWatch and
+ * PI have published the run's last minutes. A failure is a warning (`proxylab collect` later), never
+ * the run's outcome.
+ */
+async function collectAfterRun(
+  args: RunnerArgs,
+  deps: RunnerDeps,
+  manifest: RunManifest,
+  log: Logger,
+  me: string,
+): Promise<RunnerResult['collector']> {
   let collector: RunnerResult['collector'] = 'skipped';
-  if (args.collector && args.runnerIndex === 0 && result.manifest.status !== 'interrupted') {
-    const start = new Date(result.manifest.startedAt);
-    const end = new Date(result.manifest.endedAt ?? deps.clock.now().toISOString());
+  if (args.collector && args.runnerIndex === 0 && manifest.status !== 'interrupted') {
+    const start = new Date(manifest.startedAt);
+    const end = new Date(manifest.endedAt ?? deps.clock.now().toISOString());
     try {
       const event = buildCollectEvent(args.collector, args.runId, collectorWindow(start, end), args.bucket);
       // Collect once the metrics of the run's last minutes have been published, not at once.
@@ -533,15 +590,5 @@ async function runCloudRunnerInner(
       );
     }
   }
-  // The engine judged every step and comparison on what the sink stored — with several runners,
-  // runner 0's records merged from every part — and wrote the manifest once with them. Other runners
-  // only say whether they completed their parts.
-  const allHeld =
-    args.runnerCount > 1 && args.runnerIndex > 0 ? result.manifest.status === 'completed' : result.allHeld;
-  if (result.manifest.status === 'failed') {
-    throw new InfrastructureError(
-      `run ${args.runId} failed: ${result.manifest.error ?? 'unknown error'} (finished steps are in s3://${args.bucket}/runs/${args.runId}/)`,
-    );
-  }
-  return { result, collector, allHeld };
+  return collector;
 }

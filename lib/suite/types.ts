@@ -10,7 +10,7 @@
  *   steps/<stepFile>.stderr        raw pgbench stderr (progress lines and errors)
  *   steps/<stepFile>.log           merged pgbench aggregate log (per-second), when kept
  *   metrics/local.json             MetricsFile (local: pgbouncer + pg_stat_database samples)
- *   metrics/steps.json             { schemaVersion, runId, steps: StepWindow[] } (lib/engine/ports): when each step ran
+ *   metrics/steps.json             { schemaVersion, runId, steps: StepWindow[] } (lib/results/sink.ts): when each step ran
  *   metrics/cloudwatch.json        MetricsFile (cloud: CloudWatch)
  *   metrics/pi.json                MetricsFile (cloud: Performance Insights)
  *   report.html, summary.md        written by `proxylab report`

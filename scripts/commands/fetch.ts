@@ -11,7 +11,7 @@ import { checkOutDir } from '../../lib/core/out-dir';
 import { writeReport } from '../../lib/report';
 import { fetchRun, formatListing, readListing } from '../../lib/operator/runs';
 import { forTerminalLine } from '../../lib/core/terminal-text';
-import { FileSystemBlobStore } from '../../lib/local/fs-blobs';
+import { FileSystemBlobStore } from '../../lib/results/fs-blob-store';
 import { addBucketOptions, resolveBucket, type BucketFlags } from './status';
 
 interface FetchFlags extends BucketFlags {

@@ -24,7 +24,7 @@ import { fetchRun } from '../../lib/operator/runs';
 import { psqlAdminRows } from '../../lib/runner/pooler-targets';
 import { psqlScalarQuery } from '../../lib/exec/libpq';
 import { systemClock } from '../../lib/engine/ports';
-import { FileSystemBlobStore } from '../../lib/local/fs-blobs';
+import { FileSystemBlobStore } from '../../lib/results/fs-blob-store';
 import { LocalPgbenchExecutor } from '../../lib/exec/pgbench-executor';
 import { findFreePort } from '../../lib/local/ports-free';
 import { BENCH_DB, BENCH_USER } from '../../lib/local/postgres';

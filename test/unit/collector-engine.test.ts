@@ -30,6 +30,7 @@ import {
 } from '../../lib/collector';
 import { UsageError } from '../../lib/core/errors';
 import type { MetricsFile } from '../../lib/suite/types';
+import { metricsPath } from '../../lib/results/run-paths';
 
 const cwMock = mockAws(CloudWatchClient, COLLECTOR);
 afterEach(() => cwMock.reset());
@@ -47,9 +48,9 @@ const RDS_ONLY = ['FreeStorageSpace', 'ReadLatency', 'WriteLatency', 'DiskQueueD
 
 class MemoryWriter implements RunWriter {
   readonly files = new Map<string, MetricsFile>();
-  writeJson(relPath: string, body: unknown): Promise<string> {
-    this.files.set(relPath, body as MetricsFile);
-    return Promise.resolve(`mem://${relPath}`);
+  writeMetricsFile(name: string, file: MetricsFile): Promise<string> {
+    this.files.set(metricsPath(name), file);
+    return Promise.resolve(`mem://${metricsPath(name)}`);
   }
 }
 

@@ -122,7 +122,7 @@ test.each<[DatabaseEngine | undefined, DatabaseEngine]>([
     },
     proxies: [],
   });
-  const writer: RunWriter = { writeJson: (rel) => Promise.resolve(`mem://${rel}`) };
+  const writer: RunWriter = { writeMetricsFile: (name) => Promise.resolve(`mem://metrics/${name}.json`) };
   // WHEN
   await collectMetrics(event, {
     cloudwatch: new CloudWatchClient({ region: 'us-east-1' }),

@@ -24,7 +24,8 @@ import {
   type RunWriter,
 } from '../../lib/collector';
 import { validateLab } from '../../lib/config';
-import type { MetricSeries } from '../../lib/suite/types';
+import type { MetricSeries, MetricsFile } from '../../lib/suite/types';
+import { metricsPath } from '../../lib/results/run-paths';
 
 const cwMock = mockAws(CloudWatchClient, COLLECTOR);
 const piMock = mockAws(PIClient, COLLECTOR);
@@ -40,9 +41,9 @@ const minute = (i: number): Date => new Date(T0 + i * 60_000);
 
 class MemoryWriter implements RunWriter {
   readonly files = new Map<string, unknown>();
-  writeJson(rel: string, data: unknown): Promise<string> {
-    this.files.set(rel, data);
-    return Promise.resolve(`mem://${rel}`);
+  writeMetricsFile(name: string, file: MetricsFile): Promise<string> {
+    this.files.set(metricsPath(name), file);
+    return Promise.resolve(`mem://${metricsPath(name)}`);
   }
 }
 

@@ -17,7 +17,7 @@ import { operator } from '../helpers/aws-calls/principals';
 import { fetchRun, formatListing, readListing } from '../../lib/operator/runs';
 import { checkLabFile, parseLabJson } from '../../lib/config/load';
 import { exitCodeFor, UsageError } from '../../lib/core/errors';
-import { FileSystemBlobStore } from '../../lib/local/fs-blobs';
+import { FileSystemBlobStore } from '../../lib/results/fs-blob-store';
 import { FileSystemSink } from '../../lib/local/fs-sink';
 import { runLocal, validateLocalInput } from '../../lib/local/run-local';
 import { loadRun, writeComparison, writeReport } from '../../lib/report';
@@ -130,6 +130,30 @@ describe('symbolic links are never followed out of the run directory', () => {
     expect(run.problems).toEqual([
       `${folder}/zero.json is a symbolic link; links in a run directory are not followed (proxylab never writes one); skipped`,
     ]);
+    expect(run.warnings).toEqual([
+      {
+        code: 'file-unreadable',
+        file: `${folder}/zero.json`,
+        reason: 'is a symbolic link; links in a run directory are not followed (proxylab never writes one)',
+      },
+    ]);
+  });
+
+  test('a step file that does not fit its schema is a named file-invalid warning, the rest of the run is read', () => {
+    // GIVEN a step record whose status is not one the schema allows
+    const { dir } = hostileCopy();
+    fs.writeFileSync(
+      path.join(dir, 'steps', 'bad.json'),
+      JSON.stringify({ ...stepRecordWith({ stepId: 'bad' }), status: 'exploded' }),
+    );
+    // WHEN
+    const run = loadRun(dir);
+    // THEN
+    expect(run.warnings).toEqual([
+      { code: 'file-invalid', file: 'steps/bad.json', reason: expect.stringMatching(/^status: /) as unknown },
+    ]);
+    expect(run.problems).toEqual([`steps/bad.json: ${run.warnings[0]?.reason}; skipped`]);
+    expect(run.steps.length).toBeGreaterThan(0);
   });
 
   test('/dev/zero linked as plan.json: the run is refused (exit 2) before reading', async () => {

@@ -154,6 +154,7 @@ function loadedRun(stepRecords: StepRecord[], series: MetricSeries[]): LoadedRun
     missingStepIds: [],
     unmeasured: [],
     problems: [],
+    warnings: [],
     plan: null,
     descriptorOf: (s) => descriptorOf(s.target),
   };

@@ -13,7 +13,7 @@ import { writeReport } from '../../lib/report';
 import { loadRun } from '../../lib/report/load';
 import { renderHtml } from '../../lib/report/render-html';
 import { mdText, renderMarkdown } from '../../lib/report/render-md';
-import { buildModel, churnRows, metricPanels, scenarioPanels, stepWindows } from '../../lib/report/shape';
+import { buildModel, churnRows, metricPanels, scenarioPanels, chartSteps } from '../../lib/report/shape';
 import { HOSTILE } from '../fixtures/runs/synthetic';
 
 const FIXTURES = join(__dirname, '..', 'fixtures', 'runs');
@@ -164,7 +164,7 @@ describe('chart options carry the right points', () => {
 
   test('metric over time: every step is a shaded, numbered window', () => {
     const panel = metricPanels('local', run.metrics)[0]!;
-    const windows = stepWindows(run.steps);
+    const windows = chartSteps(run.steps);
     const option = metricOption(panel, windows);
     const first = (
       option.series as Array<{ markArea?: { data: unknown[] }; markLine?: { data: unknown[] } }>

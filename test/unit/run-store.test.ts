@@ -19,7 +19,7 @@ import { fetchRun } from '../../lib/operator/runs';
 import { S3BlobStore, S3ResultSink } from '../../lib/aws/s3-sink';
 import { RunStore } from '../../lib/results/run-store';
 import { RunFileError, UsageError } from '../../lib/core/errors';
-import { FileSystemBlobStore } from '../../lib/local/fs-blobs';
+import { FileSystemBlobStore } from '../../lib/results/fs-blob-store';
 import { FileWriteError } from '../../lib/core/atomic-write';
 import { FileSystemSink, writeFileAtomic } from '../../lib/local/fs-sink';
 import { writeReport } from '../../lib/report';
@@ -34,9 +34,10 @@ import { getSuite } from '../../lib/suite/catalog';
 import { expandSuite } from '../../lib/suite/expand';
 import { buildPlan, plannedSteps } from '../../lib/suite/plan';
 import { stepPaths } from '../../lib/results/run-paths';
-import { parseRunFile, planSchema, stepRecordSchema } from '../../lib/results/schemas';
+import { metricsFileSchema, parseRunFile, planSchema, stepRecordSchema } from '../../lib/results/schemas';
+import { LocalRunWriter } from '../../lib/collector/writer';
 import { describeTarget } from '../../lib/suite/targets';
-import type { TargetKind } from '../../lib/suite/types';
+import type { MetricsFile, TargetKind } from '../../lib/suite/types';
 import { manifestWith, stepRecordWith } from '../helpers/run-files';
 import { scratchDir } from '../helpers/scratch';
 
@@ -428,5 +429,60 @@ describe('one run store over two blob stores', () => {
     const blobs = new FileSystemBlobStore(scratchDir('proxylab-blobs-'));
     await expect(blobs.write('../escape.json', '{}')).rejects.toThrow(/escapes/);
     await expect(blobs.exists('x.json')).resolves.toBe(false);
+  });
+});
+
+describe('metrics and step windows through lib/results', () => {
+  const metrics = (status: string): unknown => ({
+    schemaVersion: 1,
+    runId: 'r1',
+    window: { start: 'a', end: 'b' },
+    collectedAt: 'c',
+    series: [
+      { source: 'cloudwatch', name: 'CPU', stat: 'Average', unit: null, dimensions: {}, points: [], status },
+    ],
+    completeness: { complete: false, lastPointAt: null, windowEnd: 'b', periodSec: 60 },
+  });
+
+  test('the collector writes a metrics file through the run paths and blob store, as given', async () => {
+    // GIVEN
+    const dir = path.join(scratchDir('proxylab-metrics-'), 'r1');
+    // WHEN
+    const where = await new LocalRunWriter(dir).writeMetricsFile(
+      'cloudwatch',
+      metrics('no-data') as MetricsFile,
+    );
+    // THEN it is where every reader looks, and fits the schema they read it with (completeness kept)
+    expect(where).toBe(path.join(dir, 'metrics', 'cloudwatch.json'));
+    const text = fs.readFileSync(where, 'utf8');
+    expect(JSON.parse(text)).toEqual(metrics('no-data'));
+    expect(parseRunFile(metricsFileSchema, where, text)).toEqual(metrics('no-data'));
+  });
+
+  test('step windows already stored are read through their schema and merged by step id', async () => {
+    // GIVEN a steps.json with one window of this run, and one that does not fit its schema
+    const dir = path.join(scratchDir('proxylab-windows-'), 'r1');
+    const store = new RunStore(new FileSystemBlobStore(dir));
+    const w = (stepId: string, start: string) => ({
+      stepId,
+      scenario: 's',
+      target: 'direct',
+      start,
+      end: 'z',
+    });
+    await store.writeStepWindows('r1', [w('b', '2')]);
+    // WHEN a later flush adds another
+    await store.writeStepWindows('r1', [w('a', '1')]);
+    // THEN both are there, in time order
+    const file = path.join(dir, 'metrics', 'steps.json');
+    expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual({
+      schemaVersion: 1,
+      runId: 'r1',
+      steps: [w('a', '1'), w('b', '2')],
+    });
+    // AND a file that does not fit its schema is replaced, not merged
+    fs.writeFileSync(file, JSON.stringify({ schemaVersion: 1, runId: 'r1', steps: [{ stepId: 'x' }] }));
+    await store.writeStepWindows('r1', [w('c', '3')]);
+    expect((JSON.parse(fs.readFileSync(file, 'utf8')) as { steps: unknown }).steps).toEqual([w('c', '3')]);
   });
 });

@@ -10,7 +10,7 @@ import * as path from 'node:path';
 import { writeFileAtomic, type WriteFileFn } from '../core/atomic-write';
 import { InfrastructureError } from '../core/errors';
 import { checkWritableDirIn, existsIn, listDirIn, readFileIn } from '../core/read';
-import { readKindOf, type BlobStore } from '../results/blob-store';
+import { readKindOf, type BlobStore } from './blob-store';
 
 export class FileSystemBlobStore implements BlobStore {
   readonly root: string;
