@@ -194,10 +194,10 @@ function clientsText(clients: readonly ClientsSpec[]): string {
   const rel = clients.filter((c): c is Exclude<ClientsSpec, number> => typeof c !== 'number');
   const parts: string[] = [];
   if (abs.length > 0) parts.push(abs.join(', '));
-  for (const of of ['maxConnections', 'poolSize'] as const) {
-    const times = rel.filter((c) => c.of === of).map((c) => c.times);
+  for (const basis of ['maxConnections', 'poolSize'] as const) {
+    const times = rel.filter((c) => c.of === basis).map((c) => c.times);
     if (times.length === 0) continue;
-    const what = of === 'maxConnections' ? 'max_connections' : 'pool size';
+    const what = basis === 'maxConnections' ? 'max_connections' : 'pool size';
     const list =
       times.length > 6
         ? `${round(Math.min(...times))}…${round(Math.max(...times))} (${times.length} values)`
