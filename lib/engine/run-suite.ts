@@ -1,6 +1,6 @@
 /**
  * The suite engine: runs planned steps through ports and records each result the moment it exists.
- * It knows nothing of AWS or of local processes (lib/local and lib/cloud provide the ports).
+ * It knows nothing of AWS or of local processes (lib/local and lib/runner provide the ports).
  *
  * Per step: pre-check → pool percent (sweeps) → pool reset → pgbench under the step timeout →
  * parse (+ aggregate logs) → judge → saturation → write the step (record + raw files) → manifest.

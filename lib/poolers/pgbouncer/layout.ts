@@ -1,7 +1,7 @@
 /**
  * The contract between the lab file, the stack, the pooler host and the runners for a self-hosted
  * PgBouncer (pure: types and constants, no I/O). The stack (lib/constructs) renders these values
- * into user data and a stack output; the pooler bootstrap and agent (lib/cloud) read them on the
+ * into user data and a stack output; the pooler bootstrap and agent (lib/pooler-host) read them on the
  * host; the runner builds pooler targets from the stack output; `proxylab local` uses the same
  * configuration module (lib/poolers/pgbouncer/config.ts) for its throwaway PgBouncer.
  *
