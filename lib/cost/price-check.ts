@@ -81,7 +81,10 @@ export function unpricedProblems(raw: unknown): LabProblem[] {
     // A single-threaded product's process saturates one core: more processes than vCPUs only adds
     // contention. The capability is the driver's, for the lab's version (or the default release).
     if (typeof type !== 'string') return;
-    const driver = typeof pooler.kind === 'string' ? (POOLER_DRIVERS as Record<string, PoolerDriver>)[pooler.kind] : undefined;
+    const driver =
+      typeof pooler.kind === 'string'
+        ? (POOLER_DRIVERS as Record<string, PoolerDriver>)[pooler.kind]
+        : undefined;
     if (driver === undefined) return; // the schema names an unknown kind
     const version = typeof pooler.version === 'string' ? pooler.version : driver.defaultVersion;
     if (!driver.capabilities(version).singleThreaded) return;

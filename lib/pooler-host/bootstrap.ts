@@ -206,7 +206,7 @@ export async function bootstrapPooler(
   const p = driver.host.layout(config.name, root);
   const port = deps.dataPort ?? driver.host.dataPort;
   const me = `pooler ${config.name}`;
-  const parseVersion = driver.host.parseVersion;
+  const parseVersion = (text: string): string | null => driver.host.parseVersion(text);
 
   const installed = await must(run, config.binaryPath, ['--version']);
   if (parseVersion(installed) !== config.version)
@@ -338,7 +338,8 @@ export async function bootstrapPooler(
         'SELECT 1',
       ),
     );
-    if (one !== '1') throw new InfrastructureError(`${me}: SELECT 1 through ${driver.displayName} returned "${one}"`);
+    if (one !== '1')
+      throw new InfrastructureError(`${me}: SELECT 1 through ${driver.displayName} returned "${one}"`);
   }
   log.info(
     `${me}: SELECT 1 through 127.0.0.1:${port}/${alias} reached the server${config.tls ? ' (TLS)' : ''}`,

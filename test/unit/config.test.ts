@@ -758,16 +758,14 @@ describe('poolers', () => {
     );
   });
 
-  test('price check: the one-core-per-process limit is the driver\'s capability, not a fixed fact', () => {
+  test("price check: the one-core-per-process limit is the driver's capability, not a fixed fact", () => {
     // GIVEN a driver that says its processes are multithreaded
-    const caps = jest
-      .spyOn(pgbouncerDriver, 'capabilities')
-      .mockImplementation(() => ({
-        preparedStatementsInTransactionMode: true,
-        reusePort: true,
-        peering: true,
-        singleThreaded: false,
-      }));
+    const caps = jest.spyOn(pgbouncerDriver, 'capabilities').mockImplementation(() => ({
+      preparedStatementsInTransactionMode: true,
+      reusePort: true,
+      peering: true,
+      singleThreaded: false,
+    }));
     try {
       // WHEN 5 processes go on a 4-vCPU host
       const problems = unpricedProblems({ ...BASE, poolers: [{ ...DEDICATED, name: 'four', processes: 5 }] });

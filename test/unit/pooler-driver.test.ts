@@ -257,7 +257,9 @@ describe('what the pooler host writes and starts for PgBouncer', () => {
   test('its template unit, the unit instance of each process, and the versions it reads', () => {
     const units = pgbouncerDriver.host.units(config, 'pgbouncer');
     expect(units.map((u) => u.file)).toEqual(['proxylab-pgbouncer@.service']);
-    expect(units[0]?.text).toMatch(/^ExecStart=\/usr\/local\/bin\/pgbouncer \/etc\/proxylab\/pgbouncer\/%i\.ini$/m);
+    expect(units[0]?.text).toMatch(
+      /^ExecStart=\/usr\/local\/bin\/pgbouncer \/etc\/proxylab\/pgbouncer\/%i\.ini$/m,
+    );
     expect(pgbouncerDriver.host.processUnit('bouncer', 3)).toBe('proxylab-pgbouncer@bouncer-3.service');
     expect(pgbouncerDriver.host.layout('bouncer').socketFile(1, 6432)).toBe(
       '/run/proxylab-pgb/bouncer-1/.s.PGSQL.6432',
