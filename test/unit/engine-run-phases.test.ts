@@ -211,12 +211,9 @@ describe('stepAction (the step loop, before each step)', () => {
 });
 
 describe('checkMeasured (what the sink stored)', () => {
-  test.each(['completed', 'timeout', 'not-available'] as const)(
-    '%s is a finished step',
-    (status) => {
-      expect(() => checkMeasured(stepRecordWith({ status }))).not.toThrow();
-    },
-  );
+  test.each(['completed', 'timeout', 'not-available'] as const)('%s is a finished step', (status) => {
+    expect(() => checkMeasured(stepRecordWith({ status }))).not.toThrow();
+  });
 
   test('an infrastructure error is not finished: the run fails naming the step and its note', () => {
     // GIVEN a stored step whose server stopped under it
