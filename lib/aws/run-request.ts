@@ -181,6 +181,9 @@ export async function readRunRequest(s3: S3Client, url: string): Promise<RunRequ
 export type RunnerArgvTestSettings = Partial<Omit<RunnerTestSettings, 'endpointUrl'>>;
 
 const SSL_MODES: readonly SslMode[] = ['require', 'prefer', 'disable'];
+/** Bounds of `--test-fleet-lead-ms` / `--test-fleet-poll-ms`. */
+const FLEET_MS_MIN = 50;
+const FLEET_MS_MAX = 60_000;
 
 /** The runner's whole command line (without `node runner.js`); `test`: test-only settings, never in production. */
 export function requestRunnerArgv(opts: {
@@ -197,6 +200,8 @@ export function requestRunnerArgv(opts: {
   if (test.sslmode !== undefined) argv.push('--test-sslmode', test.sslmode);
   if (test.proxyTargetKind !== undefined) argv.push('--test-proxy-kind', test.proxyTargetKind);
   if (test.poolControl !== undefined) argv.push('--test-pool-control', test.poolControl ? 'on' : 'off');
+  if (test.fleetLeadMs !== undefined) argv.push('--test-fleet-lead-ms', String(test.fleetLeadMs));
+  if (test.fleetPollMs !== undefined) argv.push('--test-fleet-poll-ms', String(test.fleetPollMs));
   return argv;
 }
 
@@ -221,6 +226,8 @@ export function parseRequestRunnerArgv(argv: readonly string[]): RequestRunnerAr
     '--test-sslmode',
     '--test-proxy-kind',
     '--test-pool-control',
+    '--test-fleet-lead-ms',
+    '--test-fleet-poll-ms',
   ]);
   for (let i = 0; i < argv.length; i++) {
     const raw = argv[i] as string;
@@ -265,6 +272,16 @@ export function parseRequestRunnerArgv(argv: readonly string[]): RequestRunnerAr
   if (poolControl !== undefined) {
     if (poolControl === 'on' || poolControl === 'off') test.poolControl = poolControl === 'on';
     else problems.push(`--test-pool-control: on or off, got "${poolControl}"`);
+  }
+  for (const [flag, key] of [
+    ['--test-fleet-lead-ms', 'fleetLeadMs'],
+    ['--test-fleet-poll-ms', 'fleetPollMs'],
+  ] as const) {
+    const text = values.get(flag);
+    if (text === undefined) continue;
+    const ms = Number(text);
+    if (/^\d+$/.test(text) && ms >= FLEET_MS_MIN && ms <= FLEET_MS_MAX) test[key] = ms;
+    else problems.push(`${flag}: an integer ${FLEET_MS_MIN}–${FLEET_MS_MAX} (ms), got "${text}"`);
   }
   if (problems.length > 0) throw new UsageError(`runner: ${problems.join('; ')}`);
   return { url, runnerIndex, region: values.get('--region') ?? null, endpointUrl, test };

@@ -76,6 +76,13 @@ export interface RunnerArgs {
    */
   readonly proxyTargetKind: ProxyTargetKind;
   /**
+   * Test-only (RunnerTestSettings): a fleet's time between "every runner is ready" and the common
+   * start of a step, and how often a runner polls the bucket at a barrier (FleetCoordinator).
+   * @default 5000 and 1000 ms
+   */
+  readonly fleetLeadMs: number;
+  readonly fleetPollMs: number;
+  /**
    * The runner software version the CLI was built with (`runnerSoftwareVersion()`, the bundle's
    * content hash); the runner refuses to run when its own differs. null: not checked (tests,
    * older CLIs).
@@ -89,13 +96,16 @@ export type { ProxyTargetKind } from '../suite/targets';
  * What only tests change about a runner. The run request (lib/aws/run-request.ts) never carries
  * these: a production runner runs with PRODUCTION_RUNNER_SETTINGS, and a test gives others on the
  * runner's command line (`--endpoint-url`, `--test-sslmode`, `--test-proxy-kind`,
- * `--test-pool-control`; requestRunnerArgv / parseRequestRunnerArgv).
+ * `--test-pool-control`, `--test-fleet-lead-ms`, `--test-fleet-poll-ms`; requestRunnerArgv /
+ * parseRequestRunnerArgv).
  */
 export interface RunnerTestSettings {
   readonly sslmode: SslMode;
   readonly poolControl: boolean;
   readonly proxyTargetKind: ProxyTargetKind;
   readonly endpointUrl: string | null;
+  readonly fleetLeadMs: number;
+  readonly fleetPollMs: number;
 }
 
 /** A production runner: TLS required, RDS Proxy pool control on, proxies are RDS Proxies, real AWS endpoints. */
@@ -104,6 +114,9 @@ export const PRODUCTION_RUNNER_SETTINGS: RunnerTestSettings = {
   poolControl: true,
   proxyTargetKind: 'rds-proxy',
   endpointUrl: null,
+  // Runners on EC2 see one another's S3 objects within a poll; 5 s lets the slowest read the plan.
+  fleetLeadMs: 5_000,
+  fleetPollMs: 1_000,
 };
 
 /** What the operator resolves for a run and the run request carries: the runner's arguments less its index and the test settings. */

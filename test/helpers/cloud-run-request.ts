@@ -44,6 +44,9 @@ export const LOCAL_STAND_IN: RunnerArgvTestSettings = {
   sslmode: 'disable',
   proxyTargetKind: 'pgbouncer-transaction',
   poolControl: false,
+  // Both runners poll one local moto: 1.5 s from "ready" to the start is plenty (EC2 runners get 5 s).
+  fleetLeadMs: 1_500,
+  fleetPollMs: 250,
 };
 
 /**

@@ -172,6 +172,8 @@ test('a pool sweep through both pool modes of a 2-process pooler: resized throug
     endpointUrl: null,
     barrierTimeoutSec: 60,
     proxyTargetKind: 'rds-proxy',
+    fleetLeadMs: 5_000,
+    fleetPollMs: 1_000,
     expectVersion: null,
   };
   const lines: string[] = [];

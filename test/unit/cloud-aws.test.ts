@@ -508,9 +508,13 @@ describe('SSM SendCommand', () => {
         'direct',
         '--test-pool-control',
         'no',
+        '--test-fleet-lead-ms',
+        '1.5',
+        '--test-fleet-poll-ms',
+        '10',
       ]),
     ).toThrow(
-      /--test-sslmode: one of require, prefer, disable, got "off".*--test-proxy-kind: one of rds-proxy, pgbouncer-transaction, pgbouncer-session, got "direct".*--test-pool-control: on or off, got "no"/,
+      /--test-sslmode: one of require, prefer, disable, got "off".*--test-proxy-kind: one of rds-proxy, pgbouncer-transaction, pgbouncer-session, got "direct".*--test-pool-control: on or off, got "no".*--test-fleet-lead-ms: an integer 50–60000 \(ms\), got "1.5".*--test-fleet-poll-ms: an integer 50–60000 \(ms\), got "10"/,
     );
   });
 
@@ -522,18 +526,26 @@ describe('SSM SendCommand', () => {
       runnerIndex: 0,
       region: null,
       endpointUrl: 'http://127.0.0.1:5000',
-      test: { sslmode: 'disable', proxyTargetKind: 'pgbouncer-transaction', poolControl: false },
+      test: {
+        sslmode: 'disable',
+        proxyTargetKind: 'pgbouncer-transaction',
+        poolControl: false,
+        fleetLeadMs: 1500,
+        fleetPollMs: 250,
+      },
     });
     // WHEN the runner parses its command line and reads the request
     const cli = parseRequestRunnerArgv(argv);
     const args = runnerArgsFromRequest(request, cli.runnerIndex, cli.test);
     // THEN it runs with the test settings; the request itself has no such field
-    expect([args.sslmode, args.proxyTargetKind, args.poolControl, args.endpointUrl]).toEqual([
-      'disable',
-      'pgbouncer-transaction',
-      false,
-      'http://127.0.0.1:5000',
-    ]);
+    expect([
+      args.sslmode,
+      args.proxyTargetKind,
+      args.poolControl,
+      args.endpointUrl,
+      args.fleetLeadMs,
+      args.fleetPollMs,
+    ]).toEqual(['disable', 'pgbouncer-transaction', false, 'http://127.0.0.1:5000', 1500, 250]);
     expect(Object.keys(request.targets)).not.toContain('sslmode');
     expect(Object.keys(request.targets)).not.toContain('proxyTargetKind');
     expect(Object.keys(request.settings)).not.toContain('poolControl');

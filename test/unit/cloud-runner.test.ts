@@ -218,6 +218,8 @@ function argsFor(over: Partial<RunnerArgs> = {}): RunnerArgs {
     endpointUrl: null,
     barrierTimeoutSec: 900,
     proxyTargetKind: 'rds-proxy',
+    fleetLeadMs: 5_000,
+    fleetPollMs: 1_000,
     expectVersion: null,
     ...over,
   };
