@@ -7,8 +7,14 @@
  * It takes only what it needs of a lab (proxy names; pooler names and pool modes), so the lab
  * config and the runner's arguments (which carry the same names from the stack outputs) both fit.
  */
-import type { PgbouncerPoolMode } from '../poolers/pgbouncer/layout';
-import { directTarget, managedProxyTarget, poolerTarget, type ProxyTargetKind } from '../suite/targets';
+import {
+  directTarget,
+  managedProxyTarget,
+  poolerTarget,
+  type PoolMode,
+  type ProxyTargetKind,
+  type SelfHostedPooler,
+} from '../suite/targets';
 import type { TargetRef } from '../suite/types';
 
 /** What `labTargets` reads of a proxy. */
@@ -16,10 +22,19 @@ export interface NamedProxy {
   readonly name: string;
 }
 
-/** What `labTargets` reads of a self-hosted pooler. */
-export interface PoolerModes {
+/**
+ * What `labTargets` reads of a self-hosted pooler: its name, pool modes and product — `kind` in the
+ * lab file's pooler (lib/config/types.ts PoolerConfig), `product` in its stack output
+ * (lib/poolers/endpoint.ts PoolerEndpoint).
+ */
+export type PoolerModes = {
   readonly name: string;
-  readonly poolModes: readonly PgbouncerPoolMode[];
+  readonly poolModes: readonly PoolMode[];
+} & ({ readonly product: SelfHostedPooler } | { readonly kind: SelfHostedPooler });
+
+/** The product of a lab-file pooler (`kind`) or of a deployed one (`product`). */
+export function poolerProduct(pooler: PoolerModes): SelfHostedPooler {
+  return 'product' in pooler ? pooler.product : pooler.kind;
 }
 
 export type LabTarget<P extends NamedProxy = NamedProxy, Q extends PoolerModes = PoolerModes> =
@@ -29,15 +44,15 @@ export type LabTarget<P extends NamedProxy = NamedProxy, Q extends PoolerModes =
       readonly ref: TargetRef;
       readonly role: 'pooler';
       readonly pooler: Q;
-      readonly mode: PgbouncerPoolMode;
+      readonly mode: PoolMode;
     };
 
-/** A pooler's targets: one per pool mode, named `<pooler>-<mode>`. */
+/** A pooler's targets: one per pool mode, named `<pooler>-<mode>`, of its product's kinds. */
 export function poolerTargets<Q extends PoolerModes>(
   pooler: Q,
 ): Array<Extract<LabTarget<NamedProxy, Q>, { role: 'pooler' }>> {
   return pooler.poolModes.map((mode) => ({
-    ref: poolerTarget('pgbouncer', pooler.name, mode),
+    ref: poolerTarget(poolerProduct(pooler), pooler.name, mode),
     role: 'pooler' as const,
     pooler,
     mode,

@@ -11,8 +11,14 @@ import { JsonInputError, JsonSyntaxError, parseJsonText } from '../core/json-tex
 import type { PlannedStep } from '../suite/expand';
 import { RUN_DATABASE_ENGINES } from '../suite/engines';
 import type { RunPlan } from '../suite/plan';
-import { TARGET_KIND_NAMES, type TargetDescriptor } from '../suite/targets';
-import type { MetricsFile, RunManifest, StepRecord, TargetKind } from '../suite/types';
+import {
+  PLACEMENTS,
+  POOL_MODES,
+  POOLERS,
+  TARGET_KIND_NAMES,
+  type TargetDescriptor,
+} from '../suite/targets';
+import type { MetricsFile, RunManifest, StepRecord } from '../suite/types';
 import type { StepWindow } from './sink';
 
 const num = z.number();
@@ -73,7 +79,7 @@ const measurement = z.object({
 });
 
 // Every kind the registry knows (lib/suite/targets.ts): a new kind is not spelled again here.
-const targetKind = z.enum(TARGET_KIND_NAMES as readonly [TargetKind, ...TargetKind[]]);
+const targetKind = z.enum(TARGET_KIND_NAMES);
 const targetRef = z.object({ kind: targetKind, name: z.string() });
 const preparedMode = z.enum(['off', 'on']);
 const stepParams = z.object({
@@ -208,9 +214,9 @@ export const stepWindowsFileSchema = z.object({
 export const targetDescriptorSchema = z.object({
   kind: targetKind,
   name: z.string(),
-  pooler: z.enum(['none', 'rds-proxy', 'pgbouncer']),
-  poolMode: z.enum(['transaction', 'session']).nullable(),
-  placement: z.enum(['managed', 'dedicated-host', 'co-located', 'local']),
+  pooler: z.enum(POOLERS),
+  poolMode: z.enum(POOL_MODES).nullable(),
+  placement: z.enum(PLACEMENTS),
   version: z.string().nullable(),
   settings: z.object({
     maxPreparedStatements: nullableNum,

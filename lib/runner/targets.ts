@@ -112,7 +112,7 @@ export function buildCloudTargets(input: CloudTargetsInput): { targets: CloudTar
     t.role === 'writer'
       ? [new CloudTarget(t.ref, writerConn, writer, () => null)]
       : t.role === 'proxy'
-        ? [new CloudTarget(t.ref, conn(t.proxy.endpoint), writer, () => input.poolPercent(t.ref.name))]
+        ? [new CloudTarget(t.ref, conn(t.proxy.endpoint), writer, () => input.poolPercent(t.proxy.name))]
         : [],
   );
   return { targets, writer };

@@ -20,21 +20,36 @@
  *   (2023-11-10) but not whether named statements survive; the run records the outcome and
  *   DatabaseConnectionsCurrentlySessionPinned, it does not predict it.
  */
-import type { PreparedStatementsMode, TargetKind, TargetRef } from './types';
+import {
+  KINDS,
+  PRODUCTS,
+  TARGET_KIND_NAMES,
+  type Placement,
+  type Pooler,
+  type PoolMode,
+  type SelfHostedPooler,
+  type TargetKind,
+  type TargetProduct,
+} from './kinds';
+import type { PreparedStatementsMode, TargetRef } from './types';
 
 export type { PreparedStatementsMode } from './types';
+export {
+  PLACEMENTS,
+  POOL_MODES,
+  POOLERS,
+  PROXY_TARGET_KINDS,
+  SELF_HOSTED_POOLERS,
+  TARGET_KIND_NAMES,
+  type Placement,
+  type Pooler,
+  type PoolMode,
+  type ProxyTargetKind,
+  type SelfHostedPooler,
+  type TargetKind,
+  type TargetProduct,
+} from './kinds';
 
-export type Pooler = 'none' | 'rds-proxy' | 'pgbouncer';
-/**
- * The product a target is: `postgres` (direct to the server), `rds-proxy`, or a self-hosted pooler
- * by the name its driver is registered under (lib/poolers/<product>).
- */
-export type TargetProduct = 'postgres' | 'rds-proxy' | 'pgbouncer';
-/** A self-hosted pooler product (one with a driver in lib/poolers). */
-export type SelfHostedPooler = Extract<TargetProduct, 'pgbouncer'>;
-export type PoolMode = 'transaction' | 'session';
-/** managed: AWS runs it; dedicated-host: its own EC2; co-located: on the load generator; local: this machine. */
-export type Placement = 'managed' | 'dedicated-host' | 'co-located' | 'local';
 export type PreparedSupport = 'yes' | 'no' | 'measured';
 /** How a pool is resized at run time. */
 export type PoolResize = 'rds-api' | 'pgbouncer-admin';
@@ -112,56 +127,7 @@ export interface ProductInfo {
   readonly versioned: boolean;
 }
 
-interface KindEntry {
-  readonly pooler: Pooler;
-  readonly poolMode: PoolMode | null;
-  readonly placement: Placement;
-  readonly product: ProductInfo;
-  /**
-   * What a target's name adds to its instance's (`-transaction`: `bouncer` → `bouncer-transaction`);
-   * null: the name is the instance's.
-   */
-  readonly nameSuffix: string | null;
-}
-
-const POSTGRES: ProductInfo = { id: 'postgres', label: 'PostgreSQL', versioned: true };
-const RDS_PROXY: ProductInfo = { id: 'rds-proxy', label: 'RDS Proxy', versioned: false };
-const PGBOUNCER: ProductInfo = { id: 'pgbouncer', label: 'PgBouncer', versioned: true };
-
-/** Every kind, once. */
-const KINDS: Readonly<Record<TargetKind, KindEntry>> = {
-  direct: { pooler: 'none', poolMode: null, placement: 'managed', product: POSTGRES, nameSuffix: null },
-  'rds-proxy': {
-    pooler: 'rds-proxy',
-    poolMode: 'transaction',
-    placement: 'managed',
-    product: RDS_PROXY,
-    nameSuffix: null,
-  },
-  'pgbouncer-transaction': {
-    pooler: 'pgbouncer',
-    poolMode: 'transaction',
-    placement: 'local',
-    product: PGBOUNCER,
-    nameSuffix: '-transaction',
-  },
-  'pgbouncer-session': {
-    pooler: 'pgbouncer',
-    poolMode: 'session',
-    placement: 'local',
-    product: PGBOUNCER,
-    nameSuffix: '-session',
-  },
-};
-
-export const TARGET_KIND_NAMES: readonly TargetKind[] = Object.keys(KINDS) as TargetKind[];
-
-/** The kinds a run request may name for its proxy targets (all but direct): test stand-ins included. */
-export const PROXY_TARGET_KINDS = TARGET_KIND_NAMES.filter((k) => KINDS[k].pooler !== 'none') as [
-  ProxyTargetKind,
-  ...ProxyTargetKind[],
-];
-export type ProxyTargetKind = Exclude<TargetKind, 'direct'>;
+type KindEntry = (typeof KINDS)[TargetKind];
 
 // ---------------------------------------------------------------------------------------------
 // References: the adapters build a target's kind and name only through these.
@@ -181,14 +147,16 @@ export function managedProxyTarget(name: string): TargetRef {
  * one): named `<instance>-<mode>`, the name lib/poolers/pgbouncer/layout.ts `poolerTargetName` gives.
  */
 export function poolerTarget(product: SelfHostedPooler, instance: string, mode: PoolMode): TargetRef {
-  const kind = TARGET_KIND_NAMES.find((k) => KINDS[k].product.id === product && KINDS[k].poolMode === mode);
+  const kind = TARGET_KIND_NAMES.find((k) => KINDS[k].product === product && KINDS[k].poolMode === mode);
   if (kind === undefined) throw new RangeError(`no target kind for ${product} in ${mode} mode`);
-  return { kind, name: `${instance}${KINDS[kind].nameSuffix ?? ''}` };
+  const suffix: string | null = KINDS[kind].nameSuffix;
+  return { kind, name: `${instance}${suffix ?? ''}` };
 }
 
 /** What product a target is (`pgbouncer`, `PgBouncer`). */
 export function targetProduct(d: Pick<TargetRef, 'kind'>): ProductInfo {
-  return KINDS[d.kind].product;
+  const id = KINDS[d.kind].product;
+  return { id, ...PRODUCTS[id] };
 }
 
 /**
@@ -197,7 +165,7 @@ export function targetProduct(d: Pick<TargetRef, 'kind'>): ProductInfo {
  * A pooler's metric series carry it as their `pooler` dimension.
  */
 export function targetInstance(d: TargetRef): string {
-  const suffix = KINDS[d.kind].nameSuffix;
+  const suffix: string | null = KINDS[d.kind].nameSuffix;
   return suffix !== null && d.name.endsWith(suffix) && d.name.length > suffix.length
     ? d.name.slice(0, -suffix.length)
     : d.name;
@@ -275,7 +243,7 @@ function capabilitiesOf(k: KindEntry, version: string | null, mps: number | null
           available,
           reason: available
             ? null
-            : `not available on ${k.product.label} ${version ?? '(version unknown)'} (needs ≥ ${PGBOUNCER_PREPARED_SINCE})`,
+            : `not available on ${PRODUCTS[k.product].label} ${version ?? '(version unknown)'} (needs ≥ ${PGBOUNCER_PREPARED_SINCE})`,
         }
       : null,
   };

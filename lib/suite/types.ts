@@ -21,14 +21,15 @@
  * ISO-8601 UTC strings.
  */
 import type { RunDatabaseEngine } from './engines';
+import type { TargetKind } from './kinds';
 
 export const RESULT_SCHEMA_VERSION = 1 as const;
 
 /**
- * What a step talks to. `rds-proxy` is each named proxy of a lab; pgbouncer-* are local. What a
- * kind is and can do lives in the registry (lib/suite/targets.ts), the only module that reads it.
+ * What a step talks to: a key of the kind list (lib/suite/kinds.ts). What a kind is and can do lives
+ * in the registry (lib/suite/targets.ts), the only module that reads it.
  */
-export type TargetKind = 'direct' | 'rds-proxy' | 'pgbouncer-transaction' | 'pgbouncer-session';
+export type { TargetKind } from './kinds';
 
 /** A concrete target in a run: kind plus a name (`direct`, the proxy's name, `pgbouncer-transaction`...). */
 export interface TargetRef {
