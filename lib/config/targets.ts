@@ -1,5 +1,5 @@
 /**
- * A lab's targets, listed once: the writer (`direct`), one target per RDS Proxy and one per
+ * A lab's targets, listed once: the writer (`direct`), one target per RDS Proxy endpoint and one per
  * self-hosted pooler × pool mode. The run-duration estimate (lib/operator/run-window.ts) and the
  * runner's targets (lib/runner/targets.ts, lib/runner/pooler-targets.ts, the pooler sampler in
  * lib/runner/runner.ts) all list them through here, so none of them can leave a target out.
@@ -9,7 +9,9 @@
  */
 import {
   directTarget,
+  MANAGED_PROXY_KINDS,
   managedProxyTarget,
+  type ManagedProxyKind,
   poolerTarget,
   type PoolMode,
   type ProxyTargetKind,
@@ -20,6 +22,16 @@ import type { TargetRef } from '../suite/types';
 /** What `labTargets` reads of a proxy. */
 export interface NamedProxy {
   readonly name: string;
+  /**
+   * Its endpoints besides the default one, by the kind of their targets (lib/aws/runner-args.ts
+   * ProxySpec); each is one more target of the proxy.
+   */
+  readonly endpoints?: Readonly<Partial<Record<ManagedProxyKind, unknown>>>;
+}
+
+/** The kinds of a proxy's endpoints besides its default one, in registry order. */
+export function extraEndpointKinds(proxy: NamedProxy): ManagedProxyKind[] {
+  return MANAGED_PROXY_KINDS.filter((k) => k !== 'rds-proxy' && proxy.endpoints?.[k] !== undefined);
 }
 
 /**
@@ -69,11 +81,12 @@ export function labTargets<P extends NamedProxy, Q extends PoolerModes>(
 ): Array<LabTarget<P, Q>> {
   return [
     { ref: directTarget(), role: 'writer' },
-    ...lab.proxies.map((proxy) => ({
-      ref: proxyKind === 'rds-proxy' ? managedProxyTarget(proxy.name) : { kind: proxyKind, name: proxy.name },
-      role: 'proxy' as const,
-      proxy,
-    })),
+    ...lab.proxies.flatMap((proxy) =>
+      [
+        proxyKind === 'rds-proxy' ? managedProxyTarget(proxy.name) : { kind: proxyKind, name: proxy.name },
+        ...extraEndpointKinds(proxy).map((kind) => managedProxyTarget(proxy.name, kind)),
+      ].map((ref) => ({ ref, role: 'proxy' as const, proxy })),
+    ),
     ...lab.poolers.flatMap((pooler) => poolerTargets(pooler)),
   ];
 }

@@ -357,11 +357,10 @@ async function runCloudRunnerInner(
   );
 
   const proxyPool = poolControlFor(args, deps, log);
-  const proxies = Object.fromEntries(args.proxies.map((p) => [p.name, p.endpoint]));
   const { targets: proxyTargets, writer } = buildCloudTargets({
     credentials,
     writer: args.writerEndpoint,
-    proxies,
+    proxies: args.proxies,
     sslmode: args.sslmode,
     query: deps.query,
     poolPercent: (name) => proxyPool.currentPercent(name),

@@ -86,6 +86,18 @@ export type SelfHostedPooler = {
 /** A kind a lab's proxy or pooler gives its targets (every kind but the database itself). */
 export type ProxyTargetKind = { [K in TargetKind]: Kinds[K]['pooler'] extends 'none' ? never : K }[TargetKind];
 
+/**
+ * A kind AWS runs in front of the database: an endpoint of an RDS Proxy (`rds-proxy` is its default
+ * endpoint). A lab proxy's other endpoints are listed by these kinds (lib/aws/runner-args.ts ProxySpec).
+ */
+export type ManagedProxyKind = {
+  [K in TargetKind]: Kinds[K]['placement'] extends 'managed'
+    ? Kinds[K]['pooler'] extends 'none'
+      ? never
+      : K
+    : never;
+}[TargetKind];
+
 /** Every kind in registry order (the order the docs and schema list them). */
 export const TARGET_KIND_NAMES = Object.keys(KINDS) as [TargetKind, ...TargetKind[]];
 
@@ -106,3 +118,8 @@ export const PROXY_TARGET_KINDS = TARGET_KIND_NAMES.filter((k) => KINDS[k].poole
   ProxyTargetKind,
   ...ProxyTargetKind[],
 ];
+
+/** The endpoints' kinds an RDS Proxy's targets may have, in registry order. */
+export const MANAGED_PROXY_KINDS = TARGET_KIND_NAMES.filter(
+  (k) => KINDS[k].placement === 'managed' && KINDS[k].pooler !== 'none',
+) as [ManagedProxyKind, ...ManagedProxyKind[]];

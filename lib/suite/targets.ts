@@ -24,6 +24,7 @@ import {
   KINDS,
   PRODUCTS,
   TARGET_KIND_NAMES,
+  type ManagedProxyKind,
   type Placement,
   type Pooler,
   type PoolMode,
@@ -35,12 +36,14 @@ import type { PreparedStatementsMode, TargetRef } from './types';
 
 export type { PreparedStatementsMode } from './types';
 export {
+  MANAGED_PROXY_KINDS,
   PLACEMENTS,
   POOL_MODES,
   POOLERS,
   PROXY_TARGET_KINDS,
   SELF_HOSTED_POOLERS,
   TARGET_KIND_NAMES,
+  type ManagedProxyKind,
   type Placement,
   type Pooler,
   type PoolMode,
@@ -137,9 +140,13 @@ export function directTarget(): TargetRef {
   return { kind: 'direct', name: 'direct' };
 }
 
-/** An RDS Proxy of the lab, by its name in the lab file. */
-export function managedProxyTarget(name: string): TargetRef {
-  return { kind: 'rds-proxy', name };
+/**
+ * An RDS Proxy of the lab, by its name in the lab file: its default endpoint (`rds-proxy`, named as
+ * the proxy), or another endpoint of it by that endpoint's kind (named with the kind's suffix).
+ */
+export function managedProxyTarget(name: string, kind: ManagedProxyKind = 'rds-proxy'): TargetRef {
+  const suffix: string | null = KINDS[kind].nameSuffix;
+  return { kind, name: `${name}${suffix ?? ''}` };
 }
 
 /**
