@@ -199,7 +199,9 @@ function makeStack(
       new LocalMetricsSampler({
         admins: pgb.processes.map((p) => p.admin),
         pgbouncerPids: pgb.processes.map((p) => p.pid),
-        pgbouncerTargets: targets.filter((t) => t.descriptor?.pooler === LOCAL_POOLER_PRODUCT).map((t) => t.ref.name),
+        pgbouncerTargets: targets
+          .filter((t) => t.descriptor?.pooler === LOCAL_POOLER_PRODUCT)
+          .map((t) => t.ref.name),
         server: pg.superuserTarget(BENCH_DB),
         datname: BENCH_DB,
         pools: LOCAL_POOLS,
@@ -260,7 +262,12 @@ function localTargets(pg: PostgresCluster, pgb: Pgbouncer): Target[] {
   });
   return [
     target(directTarget(), pg.port, BENCH_DB, pg.serverVersion),
-    target(poolerTarget(LOCAL_POOLER_PRODUCT, LOCAL_POOLER, 'transaction'), pgb.port, TRANSACTION_DB, pgb.version),
+    target(
+      poolerTarget(LOCAL_POOLER_PRODUCT, LOCAL_POOLER, 'transaction'),
+      pgb.port,
+      TRANSACTION_DB,
+      pgb.version,
+    ),
     target(poolerTarget(LOCAL_POOLER_PRODUCT, LOCAL_POOLER, 'session'), pgb.port, SESSION_DB, pgb.version),
   ];
 }

@@ -11,13 +11,7 @@ import { JsonInputError, JsonSyntaxError, parseJsonText } from '../core/json-tex
 import type { PlannedStep } from '../suite/expand';
 import { RUN_DATABASE_ENGINES } from '../suite/engines';
 import type { RunPlan } from '../suite/plan';
-import {
-  PLACEMENTS,
-  POOL_MODES,
-  POOLERS,
-  TARGET_KIND_NAMES,
-  type TargetDescriptor,
-} from '../suite/targets';
+import { PLACEMENTS, POOL_MODES, POOLERS, TARGET_KIND_NAMES, type TargetDescriptor } from '../suite/targets';
 import type { MetricsFile, RunManifest, StepRecord } from '../suite/types';
 import type { StepWindow } from './sink';
 

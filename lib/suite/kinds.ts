@@ -84,7 +84,9 @@ export type SelfHostedPooler = {
 }[TargetKind];
 
 /** A kind a lab's proxy or pooler gives its targets (every kind but the database itself). */
-export type ProxyTargetKind = { [K in TargetKind]: Kinds[K]['pooler'] extends 'none' ? never : K }[TargetKind];
+export type ProxyTargetKind = {
+  [K in TargetKind]: Kinds[K]['pooler'] extends 'none' ? never : K;
+}[TargetKind];
 
 /**
  * A kind AWS runs in front of the database: an endpoint of an RDS Proxy (`rds-proxy` is its default
