@@ -11,7 +11,16 @@ import { JsonInputError, JsonSyntaxError, parseJsonText } from '../core/json-tex
 import type { PlannedStep } from '../suite/expand';
 import { RUN_DATABASE_ENGINES } from '../suite/engines';
 import type { RunPlan } from '../suite/plan';
-import { PLACEMENTS, POOL_MODES, POOLERS, TARGET_KIND_NAMES, type TargetDescriptor } from '../suite/targets';
+import {
+  PLACEMENTS,
+  POOL_MODES,
+  POOL_RESIZES,
+  POOLERS,
+  PREPARED_SWITCHES,
+  SELF_HOSTED_POOLERS,
+  TARGET_KIND_NAMES,
+  type TargetDescriptor,
+} from '../suite/targets';
 import type { MetricsFile, RunManifest, StepRecord } from '../suite/types';
 import type { StepWindow } from './sink';
 
@@ -179,7 +188,7 @@ export const metricsFileSchema = z.object({
     .optional(),
   series: z.array(
     z.object({
-      source: z.enum(['cloudwatch', 'pi', 'pgbouncer', 'pg_stat_database', 'runner']),
+      source: z.enum(['cloudwatch', 'pi', ...SELF_HOSTED_POOLERS, 'pg_stat_database', 'runner']),
       name: z.string(),
       stat: z.string(),
       unit: z.string().nullable(),
@@ -220,9 +229,9 @@ export const targetDescriptorSchema = z.object({
     pooled: z.boolean(),
     multiplexes: z.boolean(),
     carriesPreparedStatements: z.enum(['yes', 'no', 'measured']),
-    resizablePool: z.enum(['rds-api', 'pgbouncer-admin']).nullable(),
+    resizablePool: z.enum(POOL_RESIZES).nullable(),
     preparedStatementsSwitch: z
-      .object({ how: z.literal('pgbouncer-admin'), available: z.boolean(), reason: z.string().nullable() })
+      .object({ how: z.enum(PREPARED_SWITCHES), available: z.boolean(), reason: z.string().nullable() })
       .nullable(),
   }),
 });

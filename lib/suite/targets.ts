@@ -54,8 +54,12 @@ export {
 } from './kinds';
 
 export type PreparedSupport = 'yes' | 'no' | 'measured';
-/** How a pool is resized at run time. */
-export type PoolResize = 'rds-api' | 'pgbouncer-admin';
+/** How a pool is resized at run time (the results schema's list). */
+export const POOL_RESIZES = ['rds-api', 'pgbouncer-admin'] as const;
+export type PoolResize = (typeof POOL_RESIZES)[number];
+/** How the prepared-statement support is switched per step (the results schema's list). */
+export const PREPARED_SWITCHES = ['pgbouncer-admin'] as const;
+export type PreparedSwitch = (typeof PREPARED_SWITCHES)[number];
 
 /** PgBouncer's own default since 1.24; what `on` sets. */
 export const PGBOUNCER_MAX_PREPARED_STATEMENTS_ON = 200;
@@ -75,7 +79,7 @@ export interface TargetCapabilities {
    * `available: false` and the reason when this version cannot (PgBouncer < 1.21). null: no switch.
    */
   readonly preparedStatementsSwitch: {
-    readonly how: 'pgbouncer-admin';
+    readonly how: PreparedSwitch;
     readonly available: boolean;
     readonly reason: string | null;
   } | null;

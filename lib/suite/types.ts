@@ -21,7 +21,7 @@
  * ISO-8601 UTC strings.
  */
 import type { RunDatabaseEngine } from './engines';
-import type { TargetKind } from './kinds';
+import type { SelfHostedPooler, TargetKind } from './kinds';
 
 export const RESULT_SCHEMA_VERSION = 1 as const;
 
@@ -270,9 +270,12 @@ export interface RunManifest {
   readonly error?: string;
 }
 
-/** One shared shape for every metric series (CloudWatch, PI, PgBouncer, pg_stat_database, runner CPU). */
+/**
+ * One shared shape for every metric series (CloudWatch, PI, a self-hosted pooler by its product —
+ * `pgbouncer` —, pg_stat_database, runner CPU).
+ */
 export interface MetricSeries {
-  readonly source: 'cloudwatch' | 'pi' | 'pgbouncer' | 'pg_stat_database' | 'runner';
+  readonly source: 'cloudwatch' | 'pi' | SelfHostedPooler | 'pg_stat_database' | 'runner';
   readonly name: string;
   readonly stat: string;
   readonly unit: string | null;
