@@ -3,9 +3,10 @@
  * and what it CAN do, as capabilities. This is the one module that reads a target kind string:
  * expectations, comparisons, the engine, pool control, the report and cost ask a descriptor.
  *
- * Adding a kind = one entry in KINDS (here), a constructor of its reference beside the others below
- * (`directTarget`, `managedProxyTarget`, `poolerTarget`) + its adapter (lib/local, lib/runner build
- * the connection, probe the version and settings, and pass them to `describeTarget`). Scenarios
+ * Adding a kind = one entry in KINDS (./kinds.ts, the data every kind list follows from); its
+ * references are built by `directTarget`, `managedProxyTarget(name, kind)` or
+ * `poolerTarget(product, instance, mode)` below, and its capabilities are decided here from the
+ * entry's fields (a new pooler product adds its rules to `capabilitiesOf`). Scenarios
  * choose targets by capability (`TargetMatch`), so the catalog needs no change; what a descriptor
  * stores is in every plan.json, so a new kind adds no field to it: product and instance are derived
  * from the kind and name (`targetProduct`, `targetInstance`).
