@@ -41,17 +41,30 @@ interface KindSpec {
    * null: the name is the instance's.
    */
   readonly nameSuffix: string | null;
+  /**
+   * It takes writes. false: it serves reads only (an RDS Proxy read-only endpoint goes to the
+   * readers), so a scenario's target list selects it only when it asks for `readOnly` targets.
+   */
+  readonly writes: boolean;
 }
 
 /** Every kind, once. */
 export const KINDS = {
-  direct: { pooler: 'none', poolMode: null, placement: 'managed', product: 'postgres', nameSuffix: null },
+  direct: {
+    pooler: 'none',
+    poolMode: null,
+    placement: 'managed',
+    product: 'postgres',
+    nameSuffix: null,
+    writes: true,
+  },
   'rds-proxy': {
     pooler: 'rds-proxy',
     poolMode: 'transaction',
     placement: 'managed',
     product: 'rds-proxy',
     nameSuffix: null,
+    writes: true,
   },
   'pgbouncer-transaction': {
     pooler: 'pgbouncer',
@@ -59,6 +72,7 @@ export const KINDS = {
     placement: 'local',
     product: 'pgbouncer',
     nameSuffix: '-transaction',
+    writes: true,
   },
   'pgbouncer-session': {
     pooler: 'pgbouncer',
@@ -66,6 +80,7 @@ export const KINDS = {
     placement: 'local',
     product: 'pgbouncer',
     nameSuffix: '-session',
+    writes: true,
   },
 } as const satisfies Record<string, KindSpec>;
 

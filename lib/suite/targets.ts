@@ -122,6 +122,12 @@ export interface TargetMatch {
   /** A self-hosted pooler on its own host, not beside the load (nor on this machine). */
   readonly dedicatedHost?: boolean;
   readonly pooler?: readonly Pooler[];
+  /**
+   * true: targets that serve reads only; false: targets that take writes. Absent: any in a rule or
+   * comparison, but a scenario's target list (`selectTargets`) selects read-only targets only when
+   * it asks for them — a write script through a read-only endpoint fails every transaction.
+   */
+  readonly readOnly?: boolean;
   /** Protocol-level prepared statements survive the pool (in transaction mode: the pooler carries them). */
   readonly carriesPreparedStatements?: readonly PreparedSupport[];
 }
@@ -293,6 +299,7 @@ export function matchesTarget(d: TargetDescriptor, m: TargetMatch | undefined): 
   if (m.managed !== undefined && (d.placement === 'managed') !== m.managed) return false;
   if (m.dedicatedHost !== undefined && (d.placement === 'dedicated-host') !== m.dedicatedHost) return false;
   if (m.pooler !== undefined && !m.pooler.includes(d.pooler)) return false;
+  if (m.readOnly !== undefined && !KINDS[d.kind].writes !== m.readOnly) return false;
   if (
     m.carriesPreparedStatements !== undefined &&
     !m.carriesPreparedStatements.includes(c.carriesPreparedStatements)
@@ -303,7 +310,8 @@ export function matchesTarget(d: TargetDescriptor, m: TargetMatch | undefined): 
 
 /**
  * The targets a scenario's list selects among those present: for each match in order, the present
- * targets it matches (in their order), each target once (at its first match).
+ * targets it matches (in their order), each target once (at its first match); read-only targets
+ * only for a match that asks for them (`readOnly: true`).
  */
 export function selectTargets<T extends { readonly descriptor: TargetDescriptor }>(
   matches: readonly TargetMatch[],
@@ -311,7 +319,9 @@ export function selectTargets<T extends { readonly descriptor: TargetDescriptor 
 ): T[] {
   const out: T[] = [];
   for (const m of matches)
-    for (const t of present) if (matchesTarget(t.descriptor, m) && !out.includes(t)) out.push(t);
+    for (const t of present)
+      if (matchesTarget(t.descriptor, { ...m, readOnly: m.readOnly ?? false }) && !out.includes(t))
+        out.push(t);
   return out;
 }
 

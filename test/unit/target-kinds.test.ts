@@ -16,7 +16,14 @@ import {
   SELF_HOSTED_POOLERS,
   TARGET_KIND_NAMES,
 } from '../../lib/suite/kinds';
-import { managedProxyTarget, poolerTarget, targetInstance } from '../../lib/suite/targets';
+import {
+  fallbackDescriptor,
+  kindsSelected,
+  managedProxyTarget,
+  matchesTarget,
+  poolerTarget,
+  targetInstance,
+} from '../../lib/suite/targets';
 import { targetDescriptorSchema } from '../../lib/results/schemas';
 
 describe('lists derived from KINDS', () => {
@@ -114,5 +121,19 @@ describe('the run request carries a proxy endpoints by kind', () => {
       }).success;
     expect(withEndpoints({ 'rds-proxy': { host: 'p.proxy', port: 5432 } })).toBe(true);
     expect(withEndpoints({ 'pgbouncer-session': { host: 'p.proxy', port: 5432 } })).toBe(false);
+  });
+});
+
+describe('read-only targets', () => {
+  const all = TARGET_KIND_NAMES.map((kind) => fallbackDescriptor({ kind, name: kind }));
+
+  test('every kind today takes writes: `readOnly: true` matches none, `readOnly: false` all', () => {
+    expect(all.filter((d) => matchesTarget(d, { readOnly: true }))).toEqual([]);
+    expect(all.filter((d) => matchesTarget(d, { readOnly: false }))).toEqual(all);
+  });
+
+  test("a scenario's target list selects writing targets unless it asks for read-only ones", () => {
+    expect(kindsSelected([{}])).toEqual(TARGET_KIND_NAMES.filter((k) => KINDS[k].writes));
+    expect(kindsSelected([{ readOnly: true }])).toEqual(TARGET_KIND_NAMES.filter((k) => !KINDS[k].writes));
   });
 });
