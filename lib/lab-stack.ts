@@ -100,7 +100,7 @@ export class LabStack extends Stack {
       bucket: this.results.bucket,
       dbInstanceResourceIds: this.database.instances.map((i) => i.resourceId),
     });
-    // The suite runner and the pooler entry (lib/cloud: scripts/runner.ts and scripts/pooler.ts
+    // The suite runner and the pooler entry (lib/runner, lib/pooler-host: scripts/runner.ts and scripts/pooler.ts
     // bundled by esbuild) unless a caller brings its own; pooler hosts install the same bundle.
     const runnerSoftware = props.runnerSoftware ?? proxylabRunnerSoftware(this);
     this.runners = new RunnerFleet(this, 'Runners', {

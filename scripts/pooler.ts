@@ -1,12 +1,12 @@
 /**
- * On-host entry of the self-hosted PgBouncer (installed as /opt/proxylab/pooler.js beside
+ * On-host entry of a self-hosted pooler (installed as /opt/proxylab/pooler.js beside
  * runner.js). Thin: parse args, build clients, run lib/pooler-host/bootstrap.ts or
  * lib/pooler-host/agent.ts, map errors to exit codes.
  *
  *   node pooler.js bootstrap --config /etc/proxylab/pooler-<name>.json [--endpoint-url URL]
  *   node pooler.js agent --config /etc/proxylab/pooler-<name>.json
  *
- * bootstrap exits 0 only when every PgBouncer process answers with the pinned version and a
+ * bootstrap exits 0 only when every pooler process answers with the pinned version and a
  * SELECT 1 through the data port reached the server (user data turns the exit code into
  * cfn-signal). Exit codes: 0 ok, 1 infrastructure failure, 2 usage error.
  */
@@ -18,8 +18,7 @@ import { bootstrapPooler, parsePoolerHostConfig, systemdProcessManager } from '.
 import { startPoolerAgent } from '../lib/pooler-host/agent';
 import { psqlScalarQuery } from '../lib/exec/libpq';
 import { systemClock } from '../lib/engine/ports';
-import { poolerPaths } from '../lib/poolers/pgbouncer/host';
-import { PGBOUNCER_USER } from '../lib/poolers/pgbouncer/install'; // the OS user the release install creates
+import { poolerDriver } from '../lib/poolers/registry';
 
 const USAGE = `usage: node pooler.js bootstrap --config FILE [--endpoint-url URL]
        node pooler.js agent --config FILE
@@ -68,9 +67,10 @@ export async function main(argv: readonly string[]): Promise<number> {
       throw new UsageError(`${args.config}: ${err instanceof Error ? err.message : String(err)}`);
     }
     const config = parsePoolerHostConfig(text, args.config);
-    const paths = poolerPaths(config.name);
+    // the OS user the driver's release install creates
+    const user = poolerDriver(config.product).host.systemUser;
     if (args.command === 'agent') {
-      const agent = await startPoolerAgent({ config, paths, log: (l) => process.stdout.write(`${l}\n`) });
+      const agent = await startPoolerAgent({ config, log: (l) => process.stdout.write(`${l}\n`) });
       await new Promise<void>((resolve) => {
         const done = (): void => resolve();
         process.once('SIGTERM', done);
@@ -86,9 +86,8 @@ export async function main(argv: readonly string[]): Promise<number> {
     await bootstrapPooler(config, {
       secrets,
       query: psqlScalarQuery(),
-      paths,
-      owner: userIds(PGBOUNCER_USER),
-      processes: systemdProcessManager(config, PGBOUNCER_USER),
+      owner: userIds(user),
+      processes: systemdProcessManager(config, user),
       clock: systemClock,
       write: (line) => void process.stdout.write(line),
     });

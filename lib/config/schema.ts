@@ -15,7 +15,7 @@ import { ACCEPTED_ENGINE_VERSIONS } from './engine-versions';
 import { DEFAULTS } from './defaults';
 import { AURORA_POSTGRES_INSTANCE_CLASSES } from './instance-classes';
 import { RDS_POSTGRES_VERSIONS, RDS_STORAGE_LIMITS_GIB } from './rds-postgres';
-import { PGBOUNCER_RELEASES } from '../poolers/pgbouncer/releases';
+import { POOLER_DRIVERS } from '../poolers/registry';
 import { POOLER_PROCESSES_MAX } from '../poolers/endpoint';
 import { POOL_MODES, POOLER_PLACEMENTS, POOLER_PRODUCTS } from '../poolers/products';
 
@@ -343,7 +343,11 @@ const proxySchema = z.strictObject(
   { error: 'a proxy object such as { "name": "pool100", "maxConnectionsPercent": 100 }' },
 );
 
-const pgbouncerVersions = PGBOUNCER_RELEASES.map((r) => r.version);
+/** Each product's pinned releases, from its driver: `PgBouncer`, `1.26.0, 1.25.2, 1.24.1`. */
+const poolerReleases = POOLER_PRODUCTS.map((product) => {
+  const d = POOLER_DRIVERS[product];
+  return { product, name: d.displayName, versions: d.releases.map((r) => r.version).join(', ') };
+});
 
 const poolerSchema = z.strictObject(
   {
@@ -385,13 +389,18 @@ const poolerSchema = z.strictObject(
           defaultText: 'none (required for dedicated)',
         }),
       ),
-    // Checked by validate.ts against PGBOUNCER_RELEASES (the message lists the releases).
+    // Checked by validate.ts against the kind's driver's releases (the message lists them).
     version: z
-      .string({ error: `a PgBouncer release, one of ${pgbouncerVersions.join(', ')}` })
+      .string({ error: poolerReleases.map((r) => `a ${r.name} release, one of ${r.versions}`).join('; or ') })
       .optional()
       .meta(
         doc({
-          description: `PgBouncer release built from the upstream tarball with its published SHA-256 (lib/poolers/pgbouncer/releases.ts): ${pgbouncerVersions.join(', ')}.`,
+          description: poolerReleases
+            .map(
+              (r) =>
+                `${r.name} release pinned with its published SHA-256 (lib/poolers/${r.product}/releases.ts): ${r.versions}.`,
+            )
+            .join(' '),
           default: DEFAULTS.pooler.version,
         }),
       ),

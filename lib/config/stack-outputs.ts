@@ -12,7 +12,7 @@ import { poolerEndpointSchema, type PoolerEndpoint } from '../poolers/endpoint';
 
 /**
  * Where the stack's user data installs the bundled runner; the SSM command runs it from there.
- * Part of the contract between the stack (lib/constructs) and the CLI (lib/cloud).
+ * Part of the contract between the stack (lib/constructs) and the CLI (lib/operator) and the runner (lib/runner).
  */
 export const RUNNER_INSTALL_PATH = '/opt/proxylab/runner.js';
 

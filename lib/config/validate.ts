@@ -29,7 +29,6 @@ import { describeDatabase } from './database';
 import { DEFAULTS, defaultMaxIdleConnectionsPercent } from './defaults';
 import { poolerDriver } from '../poolers/registry';
 import { POOLER_PRODUCTS } from '../poolers/products';
-import { PGBOUNCER_PORT } from '../poolers/pgbouncer/layout';
 import { POOLER_ADMIN_PORT_BASE, POOLER_STATS_PORT, poolerDeployments } from '../poolers/endpoint';
 import { totalPoolSize } from '../poolers/pool-size';
 import { SUITE_NAMES } from '../suite/catalog';
@@ -427,13 +426,17 @@ function checkPoolers(poolers: unknown, proxies: unknown, out: LabProblem[], bud
         message: `must not be given for placement "on-runners" (the pooler runs on the runners, runners.instanceType), got ${formatValue(pooler.instanceType)}`,
       });
     }
+    // The driver of a known kind (its data port, its name in messages); null: the schema's error.
+    const kindDriver = (POOLER_PRODUCTS as readonly unknown[]).includes(pooler.kind)
+      ? poolerDriver(pooler.kind as string)
+      : null;
     if (placement === 'on-runners') {
       if (firstOnRunners === null) firstOnRunners = i;
       else
         out.push({
           path: at('placement'),
           value: placement,
-          message: `must not be "on-runners" twice: poolers[${firstOnRunners}] already runs on the runners, and both would need ports ${PGBOUNCER_PORT}, ${POOLER_STATS_PORT} and ${POOLER_ADMIN_PORT_BASE}+ there; got ${formatValue(placement)}`,
+          message: `must not be "on-runners" twice: poolers[${firstOnRunners}] already runs on the runners, and both would need ports ${kindDriver ? `${kindDriver.host.dataPort}, ` : ''}${POOLER_STATS_PORT} and ${POOLER_ADMIN_PORT_BASE}+ there; got ${formatValue(placement)}`,
         });
     }
     // Every process opens at least one server connection: more processes (× runners, on-runners)
@@ -457,14 +460,12 @@ function checkPoolers(poolers: unknown, proxies: unknown, out: LabProblem[], bud
         out.push({
           path: at('processes'),
           value: processes,
-          message: `must leave each PgBouncer process at least one server connection: ${processes} process(es)${deployments > 1 ? ` × ${deployments} runners` : ''} > the pooler's share, ${percent} % of max_connections ${budget.maxConnections} = ${share}; got ${formatValue(processes)}`,
+          message: `must leave each ${kindDriver?.displayName ?? 'pooler'} process at least one server connection: ${processes} process(es)${deployments > 1 ? ` × ${deployments} runners` : ''} > the pooler's share, ${percent} % of max_connections ${budget.maxConnections} = ${share}; got ${formatValue(processes)}`,
         });
     }
     const version = pooler.version;
     // The releases are the driver's; an unknown kind is the schema's error, not this one.
-    const driver = (POOLER_PRODUCTS as readonly unknown[]).includes(pooler.kind)
-      ? poolerDriver(pooler.kind as string)
-      : null;
+    const driver = kindDriver;
     if (typeof version === 'string' && driver && !driver.releases.some((r) => r.version === version)) {
       out.push({
         path: at('version'),
@@ -678,7 +679,7 @@ export function summarizeLab(lab: LabConfig): string {
       : `; ${lab.poolers.length} pooler${lab.poolers.length === 1 ? '' : 's'} (${lab.poolers
           .map(
             (p) =>
-              `${p.name} PgBouncer ${p.version} ${p.placement === 'dedicated' ? `on ${p.instanceType ?? '?'}` : 'on the runners'} ${p.poolModes.join('/')} ×${p.processes}`,
+              `${p.name} ${poolerDriver(p.kind).displayName} ${p.version} ${p.placement === 'dedicated' ? `on ${p.instanceType ?? '?'}` : 'on the runners'} ${p.poolModes.join('/')} ×${p.processes}`,
           )
           .join(', ')})`;
   const runners = `${lab.runners.count} × ${lab.runners.instanceType}${lab.runners.spot ? ' spot' : ''} runner${lab.runners.count === 1 ? '' : 's'}`;

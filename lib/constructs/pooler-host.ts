@@ -7,13 +7,8 @@ import type { PoolerConfig } from '../config';
 import { DEFAULTS } from '../config/defaults';
 import type { PoolerRelease } from '../poolers/driver';
 import { poolerDriver } from '../poolers/registry';
-import {
-  adminPortOf,
-  PGBOUNCER_PORT,
-  POOLER_STATS_PORT,
-  type PoolerEndpoint,
-  type PoolerHostConfig,
-} from '../poolers/pgbouncer/layout';
+import { adminPortOf, POOLER_STATS_PORT, type PoolerEndpoint } from '../poolers/endpoint';
+import type { PoolerHostConfig } from '../poolers/host-config';
 import { poolerUserDataCommands } from './pooler-user-data';
 import {
   cfnBootstrapCommands,
@@ -39,17 +34,18 @@ export interface PoolerDatabase {
   readonly connectable: ec2.IConnectable;
 }
 
-/** The admin/stats user PgBouncer lists in admin_users and stats_users (contract 12/13). */
+/** The admin/stats user of every pooler's admin console (PgBouncer: admin_users, stats_users; contract 12/13). The name predates other products and stays: it is in deployed secrets. */
 export const POOLER_ADMIN_USERNAME = 'pgbouncer_admin';
 
 /**
  * One Secrets Manager secret per lab with a pooler: `{ "username": "pgbouncer_admin", "password": … }`,
  * generated at deploy time (never in the template or user data). Letters and digits only: it is
- * written into PgBouncer's userlist, where quotes would need escaping.
+ * written into the pooler's credential file (PgBouncer's userlist), where quotes would need escaping.
  */
 export function createPoolerAdminSecret(scope: Construct, id = 'PoolerAdminSecret'): secretsmanager.Secret {
   const secret = new secretsmanager.Secret(scope, id, {
     description:
+      // one secret for every pooler of the lab; the text is kept so deployed templates do not change
       'proxylab: PgBouncer admin/stats user (SHOW POOLS/STATS, pool resizing) for every pooler of the lab',
     generateSecretString: {
       secretStringTemplate: JSON.stringify({ username: POOLER_ADMIN_USERNAME }),
@@ -84,11 +80,13 @@ export function poolerHostConfig(
   database: PoolerDatabase,
   adminSecret: secretsmanager.ISecret,
   listenAddr: string,
-  /** PgBouncer deployments splitting poolPercent (poolerDeployments). @default 1 (a dedicated host) */
+  /** Pooler deployments splitting poolPercent (poolerDeployments). @default 1 (a dedicated host) */
   sharedBy = 1,
 ): PoolerHostConfig {
+  const driver = poolerDriver(pooler.kind);
   return {
     name: pooler.name,
+    product: driver.product,
     placement: pooler.placement,
     region: Stack.of(scope).region,
     dbSecretArn: database.secret.secretArn,
@@ -102,7 +100,7 @@ export function poolerHostConfig(
     sharedBy,
     maxPreparedStatements: pooler.maxPreparedStatements,
     tls: pooler.tls,
-    pgbouncerPath: poolerDriver(pooler.kind).host.binaryPath,
+    binaryPath: driver.host.binaryPath,
     version: pooler.version,
   };
 }
@@ -114,7 +112,7 @@ export function poolerEndpointOf(pooler: PoolerConfig, host: string): PoolerEndp
     product: pooler.kind,
     placement: pooler.placement,
     host,
-    port: PGBOUNCER_PORT,
+    port: poolerDriver(pooler.kind).host.dataPort,
     adminPorts: Array.from({ length: pooler.processes }, (_, i) => adminPortOf(i)),
     statsPort: POOLER_STATS_PORT,
     poolModes: pooler.poolModes,
@@ -127,17 +125,18 @@ export function poolerEndpointOf(pooler: PoolerConfig, host: string): PoolerEndp
 }
 
 /** The ports the runners reach a pooler on: data, stats, one admin relay per process. */
-export function poolerPorts(processes: number): ec2.Port[] {
+export function poolerPorts(pooler: Pick<PoolerConfig, 'kind' | 'processes'>): ec2.Port[] {
+  const { processes } = pooler;
   const admin =
     processes === 1
       ? ec2.Port.tcp(adminPortOf(0))
       : ec2.Port.tcpRange(adminPortOf(0), adminPortOf(processes - 1));
-  return [ec2.Port.tcp(PGBOUNCER_PORT), ec2.Port.tcp(POOLER_STATS_PORT), admin];
+  return [ec2.Port.tcp(poolerDriver(pooler.kind).host.dataPort), ec2.Port.tcp(POOLER_STATS_PORT), admin];
 }
 
 export interface PoolerHostProps {
   readonly vpc: ec2.IVpc;
-  /** Subnets for the host (the runners' public subnets: it downloads the release from pgbouncer.org). */
+  /** Subnets for the host (the runners' public subnets: it downloads the pinned release). */
   readonly subnets: ec2.SubnetSelection;
   /** The lab's pooler (placement `dedicated`, defaults applied). */
   readonly pooler: PoolerConfig;
@@ -165,9 +164,9 @@ export interface PoolerHostProps {
 }
 
 /**
- * A dedicated PgBouncer host: EC2 like the runners (AL2023, arm64 for Graviton, IMDSv2 only,
+ * A dedicated pooler host (any product: its driver installs and configures it): EC2 like the runners (AL2023, arm64 for Graviton, IMDSv2 only,
  * encrypted gp3 root volume, no key pair, managed through SSM). Inbound only from the runners'
- * security group on the PgBouncer port, the agent's stats port and the admin relay ports; outbound
+ * security group on the pooler's data port, the agent's stats port and the admin relay ports; outbound
  * HTTPS (packages, the release tarball, AWS APIs) and PostgreSQL to the writer. User data builds
  * the pinned release after checking its published SHA-256, then bootstraps the pooler; the
  * instance signals CloudFormation with the script's result (CreationPolicy), so a failed install
@@ -190,25 +189,26 @@ export class PoolerHost extends Construct {
       );
     this.pooler = pooler;
     const release = releaseOf(pooler);
+    const product = poolerDriver(pooler.kind).displayName;
 
     this.securityGroup = new ec2.SecurityGroup(this, 'SecurityGroup', {
       vpc: props.vpc,
-      description: `PgBouncer host ${pooler.name}: inbound from the runners only; outbound HTTPS and PostgreSQL to the writer`,
+      description: `${product} host ${pooler.name}: inbound from the runners only; outbound HTTPS and PostgreSQL to the writer`,
       allowAllOutbound: false,
     });
     this.securityGroup.addEgressRule(
       ec2.Peer.anyIpv4(),
       ec2.Port.tcp(443),
-      'AWS APIs, SSM, the AL2023 repositories and the PgBouncer release',
+      `AWS APIs, SSM, the AL2023 repositories and the ${product} release`,
     );
-    for (const port of poolerPorts(pooler.processes)) {
+    for (const port of poolerPorts(pooler)) {
       // Adds the ingress here and the matching egress on the runners' group (it allows no outbound by default).
-      this.securityGroup.connections.allowFrom(props.clients, port, `runners to PgBouncer ${pooler.name}`);
+      this.securityGroup.connections.allowFrom(props.clients, port, `runners to ${product} ${pooler.name}`);
     }
     this.securityGroup.connections.allowTo(
       props.database.connectable,
       ec2.Port.tcp(props.database.port),
-      `PgBouncer ${pooler.name} to PostgreSQL`,
+      `${product} ${pooler.name} to PostgreSQL`,
     );
 
     this.role = new iam.Role(this, 'Role', {

@@ -1,27 +1,19 @@
 /**
- * The one user-data builder for a self-hosted PgBouncer, used by the dedicated pooler host
- * (pooler-host.ts) and by every runner for `on-runners` (runner-fleet.ts): build the pinned release
- * from its upstream tarball after `sha256sum -c` against the published checksum, create the
- * `pgbouncer` system user, write the host config (PoolerHostConfig, no secrets) and run the
- * bootstrap (/opt/proxylab/pooler.js, from the runner bundle), which writes the PgBouncer
- * configuration, reads the secrets, starts the processes and returns non-zero unless PgBouncer
- * answers. The script runs under `set -euo pipefail` with a cfn-signal exit trap, so any failure
+ * The one user-data builder for a self-hosted pooler, used by the dedicated pooler host
+ * (pooler-host.ts) and by every runner for `on-runners` (runner-fleet.ts): install the pinned
+ * release as its product's driver says (PgBouncer: build the upstream tarball after `sha256sum -c`
+ * against the published checksum, create the `pgbouncer` system user), write the host config
+ * (PoolerHostConfig, no secrets) and run the bootstrap (/opt/proxylab/pooler.js, from the runner
+ * bundle), which writes the pooler's configuration, reads the secrets, starts the processes and
+ * returns non-zero unless the pooler answers. The script runs under `set -euo pipefail` with a cfn-signal exit trap, so any failure
  * here fails the deploy.
  *
  * Plain bash lines (no CDK): test/integration/cloud-runner-userdata.test.ts renders them from the
  * synthesized template and runs shellcheck on the result.
  */
 import type { PoolerRelease } from '../poolers/driver';
-import type { PoolerHostConfig } from '../poolers/pgbouncer/layout';
+import type { PoolerHostConfig } from '../poolers/host-config';
 import { poolerDriver } from '../poolers/registry';
-
-export {
-  PGBOUNCER_BIN,
-  PGBOUNCER_BUILD_PACKAGES,
-  PGBOUNCER_PREFIX,
-  PGBOUNCER_USER,
-  pgbouncerInstallCommands,
-} from '../poolers/pgbouncer/install';
 
 /** Where the runner bundle's pooler entry lands (unpacked beside runner.js). */
 export const POOLER_INSTALL_PATH = '/opt/proxylab/pooler.js';

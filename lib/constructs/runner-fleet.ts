@@ -8,7 +8,7 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { RunnerPlacement } from '../config';
 import type { PoolerRelease } from '../poolers/driver';
-import type { PoolerHostConfig } from '../poolers/pgbouncer/layout';
+import type { PoolerHostConfig } from '../poolers/host-config';
 import { poolerUserDataCommands } from './pooler-user-data';
 import { DEFAULTS } from '../config/defaults';
 import { logicalIdOf } from './metrics-collector';
@@ -389,10 +389,10 @@ export class RunnerFleet extends Construct {
   }
 
   /**
-   * Runs a PgBouncer on every runner (placement `on-runners`, listening on 127.0.0.1): the same
+   * Runs a self-hosted pooler on every runner (placement `on-runners`, listening on 127.0.0.1): the same
    * install and bootstrap as a dedicated pooler host (pooler-user-data.ts), after the runner
    * software (which brings pooler.js) and before the runner signals CloudFormation. The runners
-   * may read `adminSecret` (the bootstrap writes it into PgBouncer's userlist; the runner software
+   * may read `adminSecret` (the bootstrap writes it into the pooler's credentials; the runner software
    * uses it for SHOW POOLS/STATS and pool resizing). At most one pooler: all listen on the same ports.
    */
   addPooler(release: PoolerRelease, config: PoolerHostConfig, adminSecret: secretsmanager.ISecret): void {

@@ -1,7 +1,8 @@
 /**
  * What `proxylab cost` and `proxylab deploy` will refuse, found while validating: an Aurora class,
  * runner type or dedicated pooler host type with no price in the dated price table (an unknown instance type is an error, not a
- * guess), and a dedicated pooler with more PgBouncer processes than its host has vCPUs (known only
+ * guess), and a pooler of a single-threaded product (its driver's capability; PgBouncer) with more
+ * processes than its host has vCPUs (known only
  * from the price table). `proxylab validate` reports these beside the schema's problems, so a lab
  * that validates is a lab that deploys. `cdk synth` does not apply it (CDK users may price a type
  * themselves).
@@ -12,6 +13,8 @@ import { RDS_POSTGRES_INSTANCE_CLASSES } from '../config/rds-postgres';
 import { EC2_INSTANCE_TYPE_PATTERN, REGION_PATTERN } from '../config/schema';
 import type { LabProblem } from '../config/types';
 import { asRecord, formatValue, suggestKey } from '../config/validate';
+import type { PoolerDriver } from '../poolers/driver';
+import { POOLER_DRIVERS } from '../poolers/registry';
 import { DEFAULT_PRICE_REGION, PRICE_TABLES } from './price-table';
 
 /**
@@ -71,12 +74,20 @@ export function unpricedProblems(raw: unknown): LabProblem[] {
     if (!pooler) return;
     const dedicated = pooler.placement === 'dedicated';
     if (!dedicated && pooler.placement !== 'on-runners') return;
-    // On the runners, PgBouncer shares the runner's cores with pgbench (by design).
+    // On the runners, the pooler shares the runner's cores with pgbench (by design).
     const type = dedicated ? pooler.instanceType : (runners?.instanceType ?? DEFAULTS.runners.instanceType);
     if (dedicated)
       check(`poolers[${i}].instanceType`, type, table.ec2Instances, (v) => EC2_INSTANCE_TYPE_PATTERN.test(v));
-    // One PgBouncer process saturates one core: more processes than vCPUs only adds contention.
+    // A single-threaded product's process saturates one core: more processes than vCPUs only adds
+    // contention. The capability is the driver's, for the lab's version (or the default release).
     if (typeof type !== 'string') return;
+    const driver =
+      typeof pooler.kind === 'string'
+        ? (POOLER_DRIVERS as Record<string, PoolerDriver>)[pooler.kind]
+        : undefined;
+    if (driver === undefined) return; // the schema names an unknown kind
+    const version = typeof pooler.version === 'string' ? pooler.version : driver.defaultVersion;
+    if (!driver.capabilities(version).singleThreaded) return;
     const vcpus = table.ec2Instances[type]?.vcpus;
     const processes = pooler.processes;
     if (
@@ -88,7 +99,7 @@ export function unpricedProblems(raw: unknown): LabProblem[] {
       out.push({
         path: `poolers[${i}].processes`,
         value: processes,
-        message: `must be at most the vCPUs of ${dedicated ? type : `the runners' ${type}`} (${vcpus}): each PgBouncer process uses one core; got ${formatValue(processes)}`,
+        message: `must be at most the vCPUs of ${dedicated ? type : `the runners' ${type}`} (${vcpus}): each ${driver.displayName} process uses one core; got ${formatValue(processes)}`,
       });
     }
   });

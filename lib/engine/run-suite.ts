@@ -1,6 +1,6 @@
 /**
  * The suite engine: runs planned steps through ports and records each result the moment it exists.
- * It knows nothing of AWS or of local processes (lib/local and lib/cloud provide the ports).
+ * It knows nothing of AWS or of local processes (lib/local and lib/runner provide the ports).
  *
  * Per step: pre-check → pool percent (sweeps) → pool reset → pgbench under the step timeout →
  * parse (+ aggregate logs) → judge → saturation → write the step (record + raw files) → manifest.
@@ -181,161 +181,215 @@ class InfrastructureDown extends Error {
 const INIT_TIMEOUT_SEC = 1800;
 
 export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
-  const { sink, clock, steps } = opts;
-  const emit = opts.progress ?? (() => undefined);
-  const started = clock.now();
-  const elapsedSec = (): number => (clock.now().getTime() - started.getTime()) / 1000;
-  const stepIds = steps.map((s) => s.stepId);
-  assertUniqueIds(stepIds);
-
-  const { previous, done, records, first } = await openRun(opts, started);
-  let manifest: RunManifest = first;
-  emit({
+  const started = opts.clock.now();
+  assertUniqueIds(opts.steps.map((s) => s.stepId));
+  const opened = await openRun(opts, started);
+  const run = new SuiteRun(opts, started, opened);
+  run.emit({
     type: 'run-start',
     runId: opts.runId,
-    total: steps.length,
-    alreadyDone: manifest.stepsCompleted,
-    resumed: previous !== null,
+    total: opts.steps.length,
+    alreadyDone: opened.first.stepsCompleted,
+    resumed: opened.previous !== null,
   });
-
-  const sampler = opts.sampler;
-  const metricsName = opts.metricsName ?? 'local';
-  const windows: StepWindow[] = [];
-  const flushMetrics = async (
-    series: ReturnType<NonNullable<MetricsSampler['snapshot']>> | null,
-  ): Promise<void> => {
-    if (!series) return;
-    await sink.writeMetrics(
-      metricsName,
-      opts.runId,
-      { start: started.toISOString(), end: clock.now().toISOString() },
-      series,
-    );
-    if (sink.writeStepWindows && windows.length > 0) await sink.writeStepWindows(opts.runId, windows);
-  };
-
-  const eta = new EtaEstimator(steps, opts.stepOverheadSec ?? 1);
-  const scenarioVerdicts: ScenarioVerdict[] = [];
-  /** Scale and init flags of the data loaded now (`4 --foreign-keys --unlogged-tables`). */
-  let loadedData: string | null = null;
-  const targetSettings = new TargetSettings(opts.pool);
-  let status: RunStatus = 'completed';
-  let error: string | null = null;
-
-  /** A finished step counts: kept for the scenario comparisons, and the manifest's progress moves on. */
-  const markDone = async (stepId: string, record: StepRecord): Promise<void> => {
-    records.set(stepId, record);
-    done.add(stepId);
-    manifest = { ...manifest, stepsCompleted: stepIds.filter((id) => done.has(id)).length };
-    await sink.writeManifest(manifest);
-  };
-  const stepEnd = (i: number, step: PlannedStep, record: StepRecord, etaSec: number | null): void =>
-    emit({
-      type: 'step-end',
-      index: i + 1,
-      total: steps.length,
-      step,
-      record,
-      elapsedSec: elapsedSec(),
-      etaSec,
-    });
-
-  if (sampler) await sampler.start();
+  let end: RunEnd = { status: 'completed', error: null };
+  if (opts.sampler) await opts.sampler.start();
   try {
-    for (const [i, step] of steps.entries()) {
-      if (opts.signal?.aborted) throw new Interrupted();
-      const down = opts.infrastructure?.failure() ?? null;
-      if (down !== null) throw new InfrastructureDown(down);
-      if (done.has(step.stepId)) {
-        eta.skip(step);
-        emit({ type: 'step-skip', index: i + 1, total: steps.length, step });
-      } else if (step.unavailable !== null) {
-        // Planned but not runnable on this target's version: recorded as such, never judged.
-        const record = unavailableRecord(opts, step);
-        await sink.writeStep(record, { stdout: '', stderr: '', log: null });
-        eta.skip(step);
-        await markDone(step.stepId, record);
-        stepEnd(i, step, record, eta.remainingSec(i + 1));
-      } else {
-        const target = findTarget(opts.targets, step);
-        // Resize first (sweeps), so the pre-check reads the pool this step really runs against.
-        await targetSettings.apply(step, target);
-        const note = await precheck(step, target);
-        const dataKey = [step.params.scale, ...[...step.initFlags].sort()].join(' ');
-        if ((opts.initData ?? true) && loadedData !== dataKey) {
-          await initData(opts, step.params.scale, step, emit);
-          loadedData = dataKey;
-        }
-        emit({
-          type: 'step-start',
-          index: i + 1,
-          total: steps.length,
-          step,
-          elapsedSec: elapsedSec(),
-          etaSec: eta.remainingSec(i),
-          note,
-        });
-        await opts.pool.reset(target.ref);
-
-        const stepStart = clock.now();
-        sampler?.markStep(step.stepId, 'start');
-        const measured = await runStep(opts, step, target, note);
-        sampler?.markStep(step.stepId, 'end');
-        const record = await withPoolerSaturation(measured.record, sampler, stepStart.toISOString());
-        const raw = measured.raw;
-        windows.push({
-          stepId: step.stepId,
-          scenario: step.scenario,
-          target: step.target.name,
-          start: stepStart.toISOString(),
-          end: record.endedAt,
-        });
-
-        // What the sink stored (a fleet leader: merged from every runner, then judged) is what counts.
-        const stored = (await sink.writeStep(record, raw)) ?? record;
-        if (stored.status === 'infrastructure-error') {
-          // Kept on disk for diagnosis (raw output, the cause in its note) but not finished.
-          stepEnd(i, step, stored, eta.remainingSec(i));
-          throw new InfrastructureDown(
-            `step ${step.stepId} was not measured: ${stored.note ?? 'unknown cause'}`,
-          );
-        }
-        eta.finish(step, (clock.now().getTime() - stepStart.getTime()) / 1000);
-        await markDone(step.stepId, stored);
-        await flushMetrics(sampler?.snapshot?.() ?? null);
-        stepEnd(i, step, record, eta.remainingSec(i + 1));
-      }
-      const next = steps[i + 1];
-      if (!next || next.scenario !== step.scenario) {
-        const verdicts = scenarioComparisons(opts.suite, step.scenario, steps, records);
-        scenarioVerdicts.push(...verdicts);
-        if (verdicts.length > 0) {
-          manifest = { ...manifest, scenarioVerdicts };
-          await sink.writeManifest(manifest);
-        }
-        emit({ type: 'scenario-end', scenario: step.scenario, verdicts });
-      }
+    for (const [i, step] of opts.steps.entries()) {
+      const action = stepAction(step, run.done, opts);
+      if (action === 'skip') run.skip(i, step);
+      else if (action === 'unavailable') await run.recordUnavailable(i, step);
+      else await run.measure(i, step);
+      await run.endScenarioAfter(i, step);
     }
   } catch (e) {
-    ({ status, error } = runEndOf(e, opts));
+    end = runEndOf(e, opts);
   } finally {
-    ({ status, error } = await settleRun(opts, sampler, flushMetrics, { status, error }));
+    end = await settleRun(opts, opts.sampler, (series) => run.flushMetrics(series), end);
+  }
+  return run.finish(end);
+}
+
+/** What the loop does with a step: skip one an earlier part finished, record one this target cannot run, or run it. */
+export type StepAction = 'skip' | 'unavailable' | 'run';
+
+/**
+ * Phase 2a, before each step: stop the run (throws) when it was aborted or the infrastructure
+ * under test died since the last step; else what to do with this step.
+ */
+export function stepAction(
+  step: PlannedStep,
+  done: ReadonlySet<string>,
+  opts: Pick<RunSuiteOptions, 'signal' | 'infrastructure'>,
+): StepAction {
+  if (opts.signal?.aborted) throw new Interrupted();
+  const down = opts.infrastructure?.failure() ?? null;
+  if (down !== null) throw new InfrastructureDown(down);
+  if (done.has(step.stepId)) return 'skip';
+  // Planned but not runnable on this target's version: recorded as such, never judged.
+  if (step.unavailable !== null) return 'unavailable';
+  return 'run';
+}
+
+/**
+ * Phase 2d, after the sink stored a step: an `infrastructure-error` record is kept on disk for
+ * diagnosis (raw output, the cause in its note) but is not finished, and ends the run `failed`
+ * (throws). Any other status is a finished step.
+ */
+export function checkMeasured(stored: StepRecord): void {
+  if (stored.status === 'infrastructure-error')
+    throw new InfrastructureDown(`step ${stored.stepId} was not measured: ${stored.note ?? 'unknown cause'}`);
+}
+
+/** The state of one run between its phases: the manifest as last written, finished steps, ETA, loaded data. */
+class SuiteRun {
+  readonly emit: (ev: ProgressEvent) => void;
+  readonly done: Set<string>;
+  private readonly records: Map<string, StepRecord>;
+  private manifest: RunManifest;
+  private readonly stepIds: readonly string[];
+  private readonly windows: StepWindow[] = [];
+  private readonly eta: EtaEstimator;
+  private readonly scenarioVerdicts: ScenarioVerdict[] = [];
+  /** Scale and init flags of the data loaded now (`4 --foreign-keys --unlogged-tables`). */
+  private loadedData: string | null = null;
+  private readonly targetSettings: TargetSettings;
+
+  constructor(
+    private readonly opts: RunSuiteOptions,
+    private readonly started: Date,
+    opened: OpenedRun,
+  ) {
+    this.emit = opts.progress ?? (() => undefined);
+    this.done = opened.done;
+    this.records = opened.records;
+    this.manifest = opened.first;
+    this.stepIds = opts.steps.map((s) => s.stepId);
+    this.eta = new EtaEstimator(opts.steps, opts.stepOverheadSec ?? 1);
+    this.targetSettings = new TargetSettings(opts.pool);
   }
 
-  manifest = {
-    ...manifest,
-    status,
-    endedAt: clock.now().toISOString(),
-    stepsCompleted: stepIds.filter((id) => done.has(id)).length,
-    ...(scenarioVerdicts.length > 0 ? { scenarioVerdicts } : {}),
-    ...(error !== null ? { error } : {}),
-  };
-  await writeFinalManifest(opts, manifest);
-  emit({ type: 'run-end', status, elapsedSec: elapsedSec(), error });
+  private elapsedSec(): number {
+    return (this.opts.clock.now().getTime() - this.started.getTime()) / 1000;
+  }
 
-  const ordered = stepIds.map((id) => records.get(id)).filter((r): r is StepRecord => r !== undefined);
-  const allHeld = runExitCode(status === 'completed', verdictTotals(ordered, scenarioVerdicts)) === 0;
-  return { manifest, records: ordered, scenarioVerdicts, allHeld };
+  private completedCount(): number {
+    return this.stepIds.filter((id) => this.done.has(id)).length;
+  }
+
+  async flushMetrics(series: MetricSeries[] | null): Promise<void> {
+    if (!series) return;
+    const { sink, runId, clock } = this.opts;
+    const window = { start: this.started.toISOString(), end: clock.now().toISOString() };
+    await sink.writeMetrics(this.opts.metricsName ?? 'local', runId, window, series);
+    if (sink.writeStepWindows && this.windows.length > 0) await sink.writeStepWindows(runId, this.windows);
+  }
+
+  /** A finished step counts: kept for the scenario comparisons, and the manifest's progress moves on. */
+  private async markDone(stepId: string, record: StepRecord): Promise<void> {
+    this.records.set(stepId, record);
+    this.done.add(stepId);
+    this.manifest = { ...this.manifest, stepsCompleted: this.completedCount() };
+    await this.opts.sink.writeManifest(this.manifest);
+  }
+
+  private stepEnd(i: number, step: PlannedStep, record: StepRecord, etaSec: number | null): void {
+    const total = this.opts.steps.length;
+    this.emit({ type: 'step-end', index: i + 1, total, step, record, elapsedSec: this.elapsedSec(), etaSec });
+  }
+
+  skip(i: number, step: PlannedStep): void {
+    this.eta.skip(step);
+    this.emit({ type: 'step-skip', index: i + 1, total: this.opts.steps.length, step });
+  }
+
+  async recordUnavailable(i: number, step: PlannedStep): Promise<void> {
+    const record = unavailableRecord(this.opts, step);
+    await this.opts.sink.writeStep(record, { stdout: '', stderr: '', log: null });
+    this.eta.skip(step);
+    await this.markDone(step.stepId, record);
+    this.stepEnd(i, step, record, this.eta.remainingSec(i + 1));
+  }
+
+  /** Phase 2b: settings, pre-check and data the step needs, then the start announced and the pool reset. */
+  private async prepare(i: number, step: PlannedStep): Promise<{ target: Target; note: string | null }> {
+    const { opts } = this;
+    const target = findTarget(opts.targets, step);
+    // Resize first (sweeps), so the pre-check reads the pool this step really runs against.
+    await this.targetSettings.apply(step, target);
+    const note = await precheck(step, target);
+    const dataKey = [step.params.scale, ...[...step.initFlags].sort()].join(' ');
+    if ((opts.initData ?? true) && this.loadedData !== dataKey) {
+      await initData(opts, step.params.scale, step, this.emit);
+      this.loadedData = dataKey;
+    }
+    const total = opts.steps.length;
+    const etaSec = this.eta.remainingSec(i);
+    this.emit({ type: 'step-start', index: i + 1, total, step, elapsedSec: this.elapsedSec(), etaSec, note });
+    await opts.pool.reset(target.ref);
+    return { target, note };
+  }
+
+  /** Phase 2c: the step measured, stored, and (unless the infrastructure failed under it) finished. */
+  async measure(i: number, step: PlannedStep): Promise<void> {
+    const { opts } = this;
+    const { target, note } = await this.prepare(i, step);
+    const stepStart = opts.clock.now();
+    opts.sampler?.markStep(step.stepId, 'start');
+    const measured = await runStep(opts, step, target, note);
+    opts.sampler?.markStep(step.stepId, 'end');
+    const record = await withPoolerSaturation(measured.record, opts.sampler, stepStart.toISOString());
+    this.windows.push({
+      stepId: step.stepId,
+      scenario: step.scenario,
+      target: step.target.name,
+      start: stepStart.toISOString(),
+      end: record.endedAt,
+    });
+    // What the sink stored (a fleet leader: merged from every runner, then judged) is what counts.
+    const stored = (await opts.sink.writeStep(record, measured.raw)) ?? record;
+    if (stored.status === 'infrastructure-error') this.stepEnd(i, step, stored, this.eta.remainingSec(i));
+    checkMeasured(stored);
+    this.eta.finish(step, (opts.clock.now().getTime() - stepStart.getTime()) / 1000);
+    await this.markDone(step.stepId, stored);
+    await this.flushMetrics(opts.sampler?.snapshot?.() ?? null);
+    this.stepEnd(i, step, record, this.eta.remainingSec(i + 1));
+  }
+
+  /** After a scenario's last step: its comparisons judged and written with the manifest. */
+  async endScenarioAfter(i: number, step: PlannedStep): Promise<void> {
+    const { steps, suite, sink } = this.opts;
+    const next = steps[i + 1];
+    if (next && next.scenario === step.scenario) return;
+    const verdicts = scenarioComparisons(suite, step.scenario, steps, this.records);
+    this.scenarioVerdicts.push(...verdicts);
+    if (verdicts.length > 0) {
+      this.manifest = { ...this.manifest, scenarioVerdicts: this.scenarioVerdicts };
+      await sink.writeManifest(this.manifest);
+    }
+    this.emit({ type: 'scenario-end', scenario: step.scenario, verdicts });
+  }
+
+  /** Phase 5: the final manifest written and the run's result. */
+  async finish({ status, error }: RunEnd): Promise<RunSuiteResult> {
+    const { scenarioVerdicts } = this;
+    const manifest: RunManifest = {
+      ...this.manifest,
+      status,
+      endedAt: this.opts.clock.now().toISOString(),
+      stepsCompleted: this.completedCount(),
+      ...(scenarioVerdicts.length > 0 ? { scenarioVerdicts } : {}),
+      ...(error !== null ? { error } : {}),
+    };
+    this.manifest = manifest;
+    await writeFinalManifest(this.opts, manifest);
+    this.emit({ type: 'run-end', status, elapsedSec: this.elapsedSec(), error });
+    const ordered = this.stepIds
+      .map((id) => this.records.get(id))
+      .filter((r): r is StepRecord => r !== undefined);
+    const allHeld = runExitCode(status === 'completed', verdictTotals(ordered, scenarioVerdicts)) === 0;
+    return { manifest, records: ordered, scenarioVerdicts, allHeld };
+  }
 }
 
 /** What a run starts from: the previous part's manifest (checked), its finished steps, the first manifest (written). */
@@ -567,19 +621,21 @@ function majorOf(version: string | null): number | null {
   return m ? Number(m[1]) : null;
 }
 
-async function runStep(
-  opts: RunSuiteOptions,
-  step: PlannedStep,
-  target: Target,
-  precheckNote: string | null,
-): Promise<{ record: StepRecord; raw: { stdout: string; stderr: string; log: string | null } }> {
+/** pgbench's output of one step and how it was run (argv with the throwaway work dir it ran in). */
+interface ExecutedStep {
+  readonly outcome: PgbenchOutcome;
+  readonly argv: readonly string[];
+  readonly dir: string;
+  readonly startedAt: string;
+}
+
+/** Phase 2c (i): pgbench for the step, in its own work dir, under the step timeout and both aborts. */
+async function executeStep(opts: RunSuiteOptions, step: PlannedStep, target: Target): Promise<ExecutedStep> {
   const conn = target.connection();
   const dir = await opts.executor.workDir(stepFileName(step.stepId));
   const startedAt = opts.clock.now().toISOString();
-  let outcome: PgbenchOutcome;
-  let argv: readonly string[];
   try {
-    argv = [
+    const argv = [
       'pgbench',
       ...buildPgbenchArgv(step, conn, {
         logPrefix: `${dir}/pgbench_log`,
@@ -587,7 +643,7 @@ async function runStep(
         pgbenchMajor: majorOf(opts.environment.pgbenchVersion),
       }),
     ];
-    outcome = await opts.executor.run({
+    const outcome = await opts.executor.run({
       argv,
       env: buildPgbenchEnv(conn),
       timeoutMs: step.timeoutSec * 1000,
@@ -595,53 +651,97 @@ async function runStep(
       files: scriptFilesFor(step).map((f) => ({ path: `${dir}/${f.name}`, content: f.content })),
       signal: stepSignal(opts.signal, opts.infrastructure?.signal),
     });
+    return { outcome, argv, dir, startedAt };
   } finally {
     await opts.executor.removeWorkDir?.(dir);
   }
+}
+
+/**
+ * A step's status: a server that died (`infraFailure`) or stopped (`stopped`) under it makes it an
+ * infrastructure error, even when pgbench also ran into the step timeout; else a timeout, else completed.
+ */
+export function stepStatusOf(
+  infraFailure: string | null,
+  stopped: string | null,
+  timedOut: boolean,
+): StepStatus {
+  if (infraFailure !== null || stopped !== null) return 'infrastructure-error';
+  return timedOut ? 'timeout' : 'completed';
+}
+
+async function runStep(
+  opts: RunSuiteOptions,
+  step: PlannedStep,
+  target: Target,
+  precheckNote: string | null,
+): Promise<{ record: StepRecord; raw: { stdout: string; stderr: string; log: string | null } }> {
+  const executed = await executeStep(opts, step, target);
+  const { outcome } = executed;
   if (opts.signal?.aborted) throw new Interrupted();
   const infraFailure = await settledInfrastructureFailure(outcome, opts.infrastructure);
   if (outcome.aborted && infraFailure === null) throw new Interrupted();
   const endedAt = opts.clock.now().toISOString();
+  const logs = summarizeStepLogs(outcome.logFiles, {
+    samplingRate: step.logSamplingRate,
+    throttled: step.params.rate !== null,
+  });
+  const record = stepRecordOf(opts, step, executed, { endedAt, infraFailure, precheckNote, logs });
+  return { record, raw: { stdout: outcome.stdout, stderr: outcome.stderr, log: logs.mergedLog } };
+}
 
+/** pgbench's summary with the latency percentiles and series of its logs; a harness kill counted as a timeout. */
+function measurementOf(
+  outcome: PgbenchOutcome,
+  logs: ReturnType<typeof summarizeStepLogs>,
+  timeoutSec: number,
+): StepMeasurement {
   const parsed = parsePgbench({
     stdout: outcome.stdout,
     stderr: outcome.stderr,
     exitCode: outcome.exitCode,
     timedOut: outcome.timedOut,
   });
-  const logs = summarizeStepLogs(outcome.logFiles, {
-    samplingRate: step.logSamplingRate,
-    throttled: step.params.rate !== null,
-  });
-  let result: StepMeasurement = {
+  const result: StepMeasurement = {
     ...parsed,
     latencyP50Ms: logs.latencyP50Ms,
     latencyP95Ms: logs.latencyP95Ms,
     latencyP99Ms: logs.latencyP99Ms,
     series: logs.series,
   };
-  if (outcome.timedOut) result = withTimeoutError(result, step.timeoutSec);
+  return outcome.timedOut ? withTimeoutError(result, timeoutSec) : result;
+}
+
+/** Phase 2c (ii): pgbench's output parsed, classified and judged into the step's record. */
+function stepRecordOf(
+  opts: RunSuiteOptions,
+  step: PlannedStep,
+  { outcome, argv, dir, startedAt }: ExecutedStep,
+  found: {
+    endedAt: string;
+    infraFailure: string | null;
+    precheckNote: string | null;
+    logs: ReturnType<typeof summarizeStepLogs>;
+  },
+): StepRecord {
+  const { infraFailure, logs } = found;
+  let result = measurementOf(outcome, logs, step.timeoutSec);
   // The server or pooler stopped under the step (shutdown, restart, crash): not a measurement,
   // unless stopping servers is what this scenario measures.
   const stopped = serverStopCause(result, serverStopPolicy(opts, step));
-  const status: StepStatus =
-    infraFailure !== null || stopped !== null
-      ? 'infrastructure-error'
-      : outcome.timedOut
-        ? 'timeout'
-        : 'completed';
+  const status = stepStatusOf(infraFailure, stopped, outcome.timedOut);
   // The script path lives in the step's throwaway work dir: say <workdir>, as `command` does.
   if (result.transactionType !== null)
     result = { ...result, transactionType: result.transactionType.split(dir).join('<workdir>') };
-  const verdict = judgeStep(step, status, result);
   const saturation = detectSaturation(step, result, outcome.cpuMaxPercent ?? null);
   const notes = [
     infraFailure,
     stopped,
-    precheckNote,
+    found.precheckNote,
     outcome.cpuMaxPercent != null ? `pgbench CPU max ${outcome.cpuMaxPercent} %` : null,
   ].filter((n): n is string => n !== null);
-  const record: StepRecord = {
+  const file = `steps/${stepFileName(step.stepId)}`;
+  return {
     schemaVersion: RESULT_SCHEMA_VERSION,
     runId: opts.runId,
     stepId: step.stepId,
@@ -649,22 +749,21 @@ async function runStep(
     target: step.target,
     params: step.params,
     startedAt,
-    endedAt,
+    endedAt: found.endedAt,
     status,
     result,
-    verdict,
+    verdict: judgeStep(step, status, result),
     loadGeneratorSaturated: saturation.saturated,
     saturationReason: saturation.reason,
     poolerSaturated: null,
     command: redactArgv(argv).map((a) => a.split(dir).join('<workdir>')),
     files: {
-      stdout: `steps/${stepFileName(step.stepId)}.stdout`,
-      stderr: `steps/${stepFileName(step.stepId)}.stderr`,
-      log: logs.mergedLog !== null ? `steps/${stepFileName(step.stepId)}.log` : null,
+      stdout: `${file}.stdout`,
+      stderr: `${file}.stderr`,
+      log: logs.mergedLog !== null ? `${file}.log` : null,
     },
     ...(notes.length > 0 ? { note: notes.join('; ') } : {}),
   };
-  return { record, raw: { stdout: outcome.stdout, stderr: outcome.stderr, log: logs.mergedLog } };
 }
 
 /** The scenario's answer to a server stopping under its steps (catalog `serverStops`). */

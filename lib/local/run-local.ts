@@ -371,6 +371,175 @@ export function alreadyComplete(
   };
 }
 
+/**
+ * Phase 3: how a local run stops. The first of STOP_SIGNALS (or a closed stdout, as SIGPIPE: `proxylab
+ * local | head` stops the run like Ctrl-C does, rather than crashing with EPIPE and leaving the manifest
+ * at "running") aborts the run and is the one the run reports; a second only says it is still stopping.
+ */
+export class RunStopper {
+  readonly abort = new AbortController();
+  private by: NodeJS.Signals | null = null;
+  // A step is kept once the engine has recorded it (step-end); before that — initdb, server start,
+  // the data load (`pgbench -i`), the first step still running — an interrupt has nothing to keep,
+  // unless an earlier attempt of this run id measured some.
+  private measuring = false;
+
+  constructor(
+    private readonly runId: string,
+    private readonly keptBefore: boolean,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  /** The signal that interrupted the run, if any. */
+  get interruptedBy(): NodeJS.Signals | null {
+    return this.by;
+  }
+
+  readonly onSignal = (sig: NodeJS.Signals): void => {
+    if (this.by !== null) {
+      this.log(`${sig} again: still stopping, please wait…`);
+      return;
+    }
+    this.by = sig;
+    this.log(
+      this.measuring || this.keptBefore
+        ? `\n${sig}: stopping pgbench, PostgreSQL and PgBouncer; finished steps are kept (resume with --run-id ${this.runId})…`
+        : `\n${sig}: stopping before the first step; nothing was measured…`,
+    );
+    this.abort.abort();
+  };
+
+  readonly onStdoutError = (err: NodeJS.ErrnoException): void => {
+    // Only once: the "stopping" line itself goes to the closed pipe and fails the same way.
+    if (err.code === 'EPIPE' && this.by === null) this.onSignal('SIGPIPE');
+  };
+
+  /** The engine's progress, passed on; a recorded step (step-end) means there is something to keep. */
+  progress(next?: (ev: ProgressEvent) => void): (ev: ProgressEvent) => void {
+    return (ev) => {
+      if (ev.type === 'step-end') this.measuring = true;
+      next?.(ev);
+    };
+  }
+
+  /** The handlers on the process; the returned function takes them off again. */
+  install(): () => void {
+    for (const sig of STOP_SIGNALS) process.on(sig, this.onSignal);
+    process.stdout.on('error', this.onStdoutError);
+    return () => {
+      for (const sig of STOP_SIGNALS) process.removeListener(sig, this.onSignal);
+      process.stdout.removeListener('error', this.onStdoutError);
+    };
+  }
+
+  /** An interrupted run of which nothing was measured, in this part or an earlier one. */
+  nothingMeasured(status: RunManifest['status'], prev: RunManifest | null): boolean {
+    return status === 'interrupted' && !this.measuring && !this.keptBefore && prev === null;
+  }
+
+  /** The error of an interrupt before the first step (exit 128 + the signal's number). */
+  interrupted(cause?: unknown): InterruptedError {
+    const sig = this.by ?? 'SIGINT';
+    return new InterruptedError(sig, `interrupted by ${sig} before the first step; nothing was measured`, {
+      cause,
+    });
+  }
+}
+
+/**
+ * The run directory created (if it is not there yet) and writable; true when this run created it,
+ * so it is removed again if nothing is written into it (an interrupt during initdb, a server that
+ * does not start): a run directory exists only once there is something in it.
+ */
+function prepareRunDir(runDir: string): boolean {
+  const created = !fs.existsSync(runDir);
+  try {
+    fs.mkdirSync(runDir, { recursive: true });
+    fs.accessSync(runDir, fs.constants.W_OK);
+  } catch (e) {
+    throw new UsageError(`cannot write the run directory ${runDir}: ${(e as Error).message}`);
+  }
+  return created;
+}
+
+/** Phase 4: the throwaway PostgreSQL + PgBouncer; an interrupt while they start is the run's end. */
+async function startStack(
+  opts: LocalRunOptions,
+  log: (line: string) => void,
+  stopper: RunStopper,
+): Promise<LocalStack> {
+  log(
+    `Starting PostgreSQL (max_connections ${opts.maxConnections}) and PgBouncer (pools of ${totalPoolSize(opts.poolPercent, opts.maxConnections)} = ${opts.poolPercent} %${opts.poolerProcesses > 1 ? `, ${opts.poolerProcesses} processes of ${processPoolSize(opts.poolPercent, opts.maxConnections, opts.poolerProcesses)} each` : ''})…`,
+  );
+  let stack: LocalStack;
+  try {
+    stack = await startLocalStack({
+      maxConnections: opts.maxConnections,
+      poolPercent: opts.poolPercent,
+      poolerProcesses: opts.poolerProcesses,
+      superuserReservedConnections: opts.superuserReservedConnections,
+      install: opts.install,
+      log,
+    });
+  } catch (e) {
+    // Ctrl-C on a terminal reaches initdb / pg_ctl too, which then fail: that is the interrupt.
+    if (stopper.interruptedBy !== null) throw stopper.interrupted(e);
+    throw e;
+  }
+  log(
+    `  PostgreSQL ${stack.postgres.serverVersion} on 127.0.0.1:${stack.postgres.port}, PgBouncer ${stack.pgbouncer.version} on 127.0.0.1:${stack.pgbouncer.port}${stack.pgbouncer.processes.length > 1 ? ` (${stack.pgbouncer.processes.length} processes, so_reuseport)` : ''}` +
+      `${stack.runAs ? ` (as OS user ${stack.runAs.user})` : ''}, files in ${stack.baseDir}`,
+  );
+  return stack;
+}
+
+/** Phase 5: the plan (stored, or made against what the stack really is) run through the engine. */
+async function planAndRun(
+  opts: LocalRunOptions,
+  hooks: LocalRunHooks,
+  sink: FileSystemSink,
+  stored: RunPlan | null,
+  stack: LocalStack,
+  stopper: RunStopper,
+): Promise<RunSuiteResult> {
+  const { steps } = await planOrResume(sink, {
+    stored,
+    check: (plan) => checkSamePooler(plan, stack.environment.poolerVersion, opts.runId),
+    // Planned against what the stack really is: PgBouncer's version decides which cells can run.
+    fresh: () =>
+      buildPlan({
+        runId: opts.runId,
+        suite: opts.suite.name,
+        mode: 'local',
+        createdAt: new Date().toISOString(),
+        environment: stack.environment,
+        targets: stack.descriptors,
+        steps: planLocal(opts, stack.descriptors),
+      }),
+    write: true,
+  });
+  const targets: Target[] = [...stack.targets];
+  return runSuite({
+    runId: opts.runId,
+    suite: opts.suite,
+    steps,
+    targets,
+    executor: stack.executor,
+    pool: stack.pool,
+    sink,
+    sampler: stack.createSampler(hooks.sampleIntervalMs),
+    clock: systemClock,
+    progress: stopper.progress(hooks.progress),
+    signal: stopper.abort.signal,
+    mode: 'local',
+    environment: stack.environment,
+    settings: { ...stack.settings, ...planSettings(opts), suite: opts.suite.name },
+    metricsName: 'local',
+    resumeCommand: resumeCommand(opts),
+    infrastructure: stack.infrastructure,
+  });
+}
+
 async function runLocked(
   opts: LocalRunOptions,
   hooks: LocalRunHooks,
@@ -385,148 +554,35 @@ async function runLocked(
     log(`Run ${opts.runId} is already complete; nothing to run.`);
     return complete;
   }
-  const done = new Set(storedSteps.map((r) => r.stepId));
-  // Created here, removed again if nothing is written into it (an interrupt during initdb, a
-  // server that does not start): a run directory exists only once there is something in it.
-  const createdRunDir = !fs.existsSync(runDir);
-  try {
-    fs.mkdirSync(runDir, { recursive: true });
-    fs.accessSync(runDir, fs.constants.W_OK);
-  } catch (e) {
-    throw new UsageError(`cannot write the run directory ${runDir}: ${(e as Error).message}`);
-  }
-
-  const abort = new AbortController();
-  let interruptedBy: NodeJS.Signals | null = null;
-  // A step is kept once the engine has recorded it (step-end); before that — initdb, server start,
-  // the data load (`pgbench -i`), the first step still running — an interrupt has nothing to keep,
-  // unless an earlier attempt of this run id measured some.
-  let measuring = false;
-  const keptBefore = done.size > 0;
-  const onSignal = (sig: NodeJS.Signals): void => {
-    if (interruptedBy === null) {
-      interruptedBy = sig;
-      log(
-        measuring || keptBefore
-          ? `\n${sig}: stopping pgbench, PostgreSQL and PgBouncer; finished steps are kept (resume with --run-id ${opts.runId})…`
-          : `\n${sig}: stopping before the first step; nothing was measured…`,
-      );
-      abort.abort();
-    } else {
-      log(`${sig} again: still stopping, please wait…`);
-    }
-  };
-  // A closed stdout (`proxylab local | head`) stops the run like Ctrl-C does, rather than
-  // crashing with EPIPE and leaving the manifest at "running".
-  const onStdoutError = (err: NodeJS.ErrnoException): void => {
-    // Only once: the "stopping" line itself goes to the closed pipe and fails the same way.
-    if (err.code === 'EPIPE' && interruptedBy === null) onSignal('SIGPIPE');
-  };
-  const handleSignals = hooks.handleSignals ?? true;
-  if (handleSignals) {
-    for (const sig of STOP_SIGNALS) process.on(sig, onSignal);
-    process.stdout.on('error', onStdoutError);
-  }
-  const progress = (ev: ProgressEvent): void => {
-    if (ev.type === 'step-end') measuring = true;
-    hooks.progress?.(ev);
-  };
-  const interrupted = (sig: NodeJS.Signals, cause?: unknown): InterruptedError =>
-    new InterruptedError(sig, `interrupted by ${sig} before the first step; nothing was measured`, {
-      cause,
-    });
-
+  const createdRunDir = prepareRunDir(runDir);
+  const stopper = new RunStopper(opts.runId, storedSteps.length > 0, log);
+  const uninstall = (hooks.handleSignals ?? true) ? stopper.install() : () => undefined;
   let stack: LocalStack | null = null;
   let keptConnectionHelp: string | null = null;
   try {
-    log(
-      `Starting PostgreSQL (max_connections ${opts.maxConnections}) and PgBouncer (pools of ${totalPoolSize(opts.poolPercent, opts.maxConnections)} = ${opts.poolPercent} %${opts.poolerProcesses > 1 ? `, ${opts.poolerProcesses} processes of ${processPoolSize(opts.poolPercent, opts.maxConnections, opts.poolerProcesses)} each` : ''})…`,
-    );
-    try {
-      stack = await startLocalStack({
-        maxConnections: opts.maxConnections,
-        poolPercent: opts.poolPercent,
-        poolerProcesses: opts.poolerProcesses,
-        superuserReservedConnections: opts.superuserReservedConnections,
-        install: opts.install,
-        log,
-      });
-    } catch (e) {
-      // Ctrl-C on a terminal reaches initdb / pg_ctl too, which then fail: that is the interrupt.
-      if (interruptedBy !== null) throw interrupted(interruptedBy, e);
-      throw e;
-    }
-    log(
-      `  PostgreSQL ${stack.postgres.serverVersion} on 127.0.0.1:${stack.postgres.port}, PgBouncer ${stack.pgbouncer.version} on 127.0.0.1:${stack.pgbouncer.port}${stack.pgbouncer.processes.length > 1 ? ` (${stack.pgbouncer.processes.length} processes, so_reuseport)` : ''}` +
-        `${stack.runAs ? ` (as OS user ${stack.runAs.user})` : ''}, files in ${stack.baseDir}`,
-    );
-    if (interruptedBy !== null) throw interrupted(interruptedBy);
-    const targets: Target[] = [...stack.targets];
-    const started = stack;
-    const { steps } = await planOrResume(sink, {
-      stored,
-      check: (plan) => checkSamePooler(plan, started.environment.poolerVersion, opts.runId),
-      // Planned against what the stack really is: PgBouncer's version decides which cells can run.
-      fresh: () =>
-        buildPlan({
-          runId: opts.runId,
-          suite: opts.suite.name,
-          mode: 'local',
-          createdAt: new Date().toISOString(),
-          environment: started.environment,
-          targets: started.descriptors,
-          steps: planLocal(opts, started.descriptors),
-        }),
-      write: true,
-    });
-    const sampler = stack.createSampler(hooks.sampleIntervalMs);
-    const result = await runSuite({
-      runId: opts.runId,
-      suite: opts.suite,
-      steps,
-      targets,
-      executor: stack.executor,
-      pool: stack.pool,
-      sink,
-      sampler,
-      clock: systemClock,
-      progress,
-      signal: abort.signal,
-      mode: 'local',
-      environment: stack.environment,
-      settings: { ...stack.settings, ...planSettings(opts), suite: opts.suite.name },
-      metricsName: 'local',
-      resumeCommand: resumeCommand(opts),
-      infrastructure: stack.infrastructure,
-    });
-    if (result.manifest.status === 'interrupted' && !measuring && !keptBefore && prev === null) {
+    stack = await startStack(opts, log, stopper);
+    if (stopper.interruptedBy !== null) throw stopper.interrupted();
+    const result = await planAndRun(opts, hooks, sink, stored, stack, stopper);
+    if (stopper.nothingMeasured(result.manifest.status, prev)) {
       // Interrupted before any step was recorded (during pgbench -i, say): nothing was measured, so
       // no run directory is left behind — as for an interrupt during initdb. The same --run-id
       // starts afresh.
       removeUnmeasuredRun(runDir);
-      throw interrupted(interruptedBy ?? 'SIGINT');
+      throw stopper.interrupted();
     }
     if (opts.keep) {
       stack.release();
       keptConnectionHelp = stack.connectionHelp();
     }
-    return {
-      ...result,
-      runDir,
-      wallSec: (Date.now() - t0) / 1000,
-      keptConnectionHelp,
-      interruptedBy,
-      alreadyComplete: false,
-    };
+    const wallSec = (Date.now() - t0) / 1000;
+    const { interruptedBy } = stopper;
+    return { ...result, runDir, wallSec, keptConnectionHelp, interruptedBy, alreadyComplete: false };
   } finally {
     if (stack && keptConnectionHelp === null) {
       log('Stopping PgBouncer and PostgreSQL…');
       await stack.stop();
     }
-    if (handleSignals) {
-      for (const sig of STOP_SIGNALS) process.removeListener(sig, onSignal);
-      process.stdout.removeListener('error', onStdoutError);
-    }
+    uninstall();
     if (createdRunDir) {
       try {
         fs.rmdirSync(runDir); // only when empty: anything written stays

@@ -31,7 +31,6 @@ import { runnerArgsFromOutputs } from './operator';
 import type { LabOutputs } from './outputs';
 import { parameterStates } from './parameters';
 import { RUNNER_INSTALL_PATH, SPOT_REQUEST_TAG } from '../config/stack-outputs';
-import { parsePgbouncerVersion } from '../poolers/pgbouncer/config';
 import type { PoolerEndpoint } from '../poolers/endpoint';
 import { poolerDriver } from '../poolers/registry';
 import { snapshotSchema } from '../aws/pooler-agent-client';
@@ -91,7 +90,7 @@ export function probeScript(input: {
   readonly region: string;
   readonly bucket: string;
   readonly targets: ReadonlyArray<{ readonly name: string; readonly host: string; readonly port: number }>;
-  /** The lab's PgBouncers (stack output PoolerEndpoints); on-runners ones are at this runner's 127.0.0.1. */
+  /** The lab's self-hosted poolers (stack output PoolerEndpoints); on-runners ones are at this runner's 127.0.0.1. */
   readonly poolers?: readonly PoolerEndpoint[];
   /** PoolerAdminSecretArn; null when the stack names none. */
   readonly poolerAdminSecretArn?: string | null;
@@ -129,7 +128,8 @@ export function probeScript(input: {
 /**
  * The pooler part of the probe (after the DB secret is in PGUSER/PGPASSWORD and its dbname in PGDB):
  * per pooler, `SELECT 1` through the data port under each pool mode's alias (sslmode=require when the
- * pooler has `tls`, as the runner's targets connect), `SHOW VERSION` on each admin relay port with the
+ * pooler has `tls`, as the runner's targets connect), the driver's version statement (PgBouncer:
+ * `SHOW VERSION`) on each admin relay port with the
  * admin secret's user (sslmode=prefer: the relay ends at a unix socket, see pooler-targets.ts), and
  * one line from the agent's stats port. The admin password only ever sits in a subshell's
  * environment (a `VAR=value cmd` prefix is not argv).
@@ -165,7 +165,7 @@ function poolerProbeLines(
           `host=${p.host} port=${port} dbname=${poolerDriver(p.product).adminDatabase} sslmode=prefer connect_timeout=10`,
         );
         lines.push(
-          `echo ${q(`pooler.${p.name}.admin.${i}=`)}"$(PGUSER="$ADMIN_USER" PGPASSWORD="$ADMIN_PASSWORD" psql ${conn} -Atc 'SHOW VERSION' ${oneLine}`,
+          `echo ${q(`pooler.${p.name}.admin.${i}=`)}"$(PGUSER="$ADMIN_USER" PGPASSWORD="$ADMIN_PASSWORD" psql ${conn} -Atc ${q(poolerDriver(p.product).host.versionStatement)} ${oneLine}`,
         );
       });
     lines.push(
@@ -530,13 +530,16 @@ export function runnerPoolerChecks(
     );
   }
   for (const p of pooling.poolers) {
+    const driver = poolerDriver(p.product);
+    // systemd's name for process i, as journalctl -u and systemctl status take it
+    const unit = (i: number): string => driver.host.processUnit(p.name, i).replace(/\.service$/, '');
     const where = poolerMachine(p, runnerId);
     const sg = (ports: string): string =>
       p.placement === 'dedicated'
         ? `; the pooler host's security group must admit ${ports} from the runners' security group`
         : '';
     const bootLog =
-      `${where}: journalctl -u proxylab-pgbouncer@${p.name}-0 and /var/log/cloud-init-output.log (the bootstrap names the step that failed)` +
+      `${where}: journalctl -u ${unit(0)} and /var/log/cloud-init-output.log (the bootstrap names the step that failed)` +
       (p.placement === 'dedicated'
         ? `; whether the host signalled CloudFormation: aws cloudformation describe-stack-events --stack-name ${pooling.stackName} (the pooler host's CREATE_FAILED reason)`
         : '');
@@ -547,7 +550,7 @@ export function runnerPoolerChecks(
         got === '1'
           ? ok(
               title,
-              `SELECT 1 through ${poolerDriver(p.product).poolDatabaseAlias('<db>', mode)}${p.tls ? ' with sslmode=require' : ''}`,
+              `SELECT 1 through ${driver.poolDatabaseAlias('<db>', mode)}${p.tls ? ' with sslmode=require' : ''}`,
             )
           : bad(
               title,
@@ -564,8 +567,8 @@ export function runnerPoolerChecks(
       const title = `${who}: pooler ${p.name} admin consoles`;
       const answers = p.adminPorts.map((port, i) => {
         const got = probe.get(`pooler.${p.name}.admin.${i}`) ?? 'not run';
-        const v = /PgBouncer/i.test(got) ? parsePgbouncerVersion(got) : null;
-        return { i, port, got, version: v ? v.join('.') : null };
+        // the product's own name must be in the answer: an error text may hold digits too
+        return { i, port, got, version: driver.localBinary.parseVersion(got) };
       });
       const down = answers.filter((a) => a.version === null);
       const other = answers.filter((a) => a.version !== null && a.version !== p.version);
@@ -575,21 +578,24 @@ export function runnerPoolerChecks(
           bad(
             title,
             down.map((a) => `process ${a.i} (port ${a.port}): ${a.got}`).join('; '),
-            `the agent relays ports ${p.adminPorts[0] ?? '?'}–${last ?? '?'} to each process's admin socket: ${where}: journalctl -u proxylab-pooler-agent@${p.name}, systemctl status proxylab-pgbouncer@${p.name}-${down[0]?.i ?? 0}${sg(`${p.adminPorts[0] ?? '?'}–${last ?? '?'}`)}`,
+            `the agent relays ports ${p.adminPorts[0] ?? '?'}–${last ?? '?'} to each process's admin socket: ${where}: journalctl -u proxylab-pooler-agent@${p.name}, systemctl status ${unit(down[0]?.i ?? 0)}${sg(`${p.adminPorts[0] ?? '?'}–${last ?? '?'}`)}`,
           ),
         );
       else if (other.length > 0)
         checks.push(
           bad(
             title,
-            other.map((a) => `process ${a.i} runs PgBouncer ${a.version ?? '?'}`).join('; ') +
+            other.map((a) => `process ${a.i} runs ${driver.displayName} ${a.version ?? '?'}`).join('; ') +
               `, the lab pins ${p.version}`,
             `${redeploy} (a new release replaces the ${p.placement === 'dedicated' ? 'pooler host' : 'runners'})`,
           ),
         );
       else
         checks.push(
-          ok(title, `${answers.length} of ${p.processes} answer SHOW VERSION: PgBouncer ${p.version}`),
+          ok(
+            title,
+            `${answers.length} of ${p.processes} answer ${driver.host.versionStatement}: ${driver.displayName} ${p.version}`,
+          ),
         );
     }
     const title = `${who}: pooler ${p.name} stats port ${p.statsPort}`;
@@ -615,7 +621,7 @@ export function runnerPoolerChecks(
           : bad(
               title,
               `${snap.data.processes.length} entries for ${p.processes} processes${missing.length > 0 ? `; process ${missing.join(', ')} not running` : ''}`,
-              `${where}: systemctl status proxylab-pgbouncer@${p.name}-${missing[0] ?? 0} and journalctl -u proxylab-pgbouncer@${p.name}-${missing[0] ?? 0}`,
+              `${where}: systemctl status ${unit(missing[0] ?? 0)} and journalctl -u ${unit(missing[0] ?? 0)}`,
             ),
       );
     }

@@ -1,6 +1,6 @@
 /**
  * The pooler agent (`node /opt/proxylab/pooler.js agent --config FILE`, a systemd service beside
- * the PgBouncer processes), and the runner's client for it:
+ * the pooler's processes, whatever the product: the driver names the sockets and pid files):
  *
  * - admin relays: TCP `adminPortOf(i)` → process i's unix socket, so a runner reaches the admin
  *   console of EACH process (the data port's so_reuseport would hand it to any one of them). The
@@ -14,18 +14,16 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import { InfrastructureError } from '../core/errors';
 import type { PoolerCpuSnapshot } from '../engine/pooler-metrics';
-import type { PoolerPaths } from '../poolers/pgbouncer/host';
-import {
-  adminPortOf,
-  PGBOUNCER_PORT,
-  POOLER_STATS_PORT,
-  type PoolerHostConfig,
-} from '../poolers/pgbouncer/layout';
+import type { PoolerHostLayout } from '../poolers/driver';
+import { adminPortOf, POOLER_STATS_PORT } from '../poolers/endpoint';
+import type { PoolerHostConfig } from '../poolers/host-config';
+import { poolerDriver } from '../poolers/registry';
 import { LINUX_CLOCK_TICKS_PER_SECOND, processCpuTicks } from '../core/proc-stat';
 
 export interface PoolerAgentOptions {
-  readonly config: Pick<PoolerHostConfig, 'name' | 'processes' | 'listenAddr'>;
-  readonly paths: PoolerPaths;
+  readonly config: Pick<PoolerHostConfig, 'name' | 'product' | 'processes' | 'listenAddr'>;
+  /** @default the driver's host.layout(config.name) */
+  readonly paths?: PoolerHostLayout;
   /** Test-only overrides. */
   readonly dataPort?: number;
   readonly adminPort?: (i: number) => number;
@@ -44,7 +42,7 @@ export interface PoolerAgent {
 /** Per-process CPU ticks now, from the pid files and /proc. */
 export function readPoolerCpu(
   processes: number,
-  paths: PoolerPaths,
+  paths: PoolerHostLayout,
   readFile: (file: string) => string = (f) => fs.readFileSync(f, 'utf8'),
   now: () => Date = () => new Date(),
 ): PoolerCpuSnapshot {
@@ -73,8 +71,10 @@ function listen(server: net.Server, port: number, host: string): Promise<void> {
 }
 
 export async function startPoolerAgent(opts: PoolerAgentOptions): Promise<PoolerAgent> {
-  const { config, paths } = opts;
-  const dataPort = opts.dataPort ?? PGBOUNCER_PORT;
+  const { config } = opts;
+  const driver = poolerDriver(config.product);
+  const paths = opts.paths ?? driver.host.layout(config.name);
+  const dataPort = opts.dataPort ?? driver.host.dataPort;
   const adminPort = opts.adminPort ?? adminPortOf;
   const statsPort = opts.statsPort ?? POOLER_STATS_PORT;
   const log = opts.log ?? (() => undefined);

@@ -1,12 +1,12 @@
 /**
  * The pooler host's bootstrap (`node /opt/proxylab/pooler.js bootstrap --config FILE`), run by user
- * data after the pinned PgBouncer release is installed: validate the host config, read the
- * database and admin secrets from Secrets Manager, read `max_connections` from the server, write
- * one ini per process (lib/poolers/pgbouncer/config.ts, the module `proxylab local` uses too), the userlist
- * (0600, the pgbouncer user's) and — with `tls` — a self-signed key and certificate, start the
- * processes and the agent (systemd units it writes; injectable), then check health: every
- * process's admin console answers `SHOW VERSION` with the pinned version and `SELECT 1` through the
- * data port reaches the server. It resolves only then; user data turns the exit code into
+ * data after the pinned release is installed. It knows no product: the driver of `config.product`
+ * (lib/poolers/registry.ts) renders the files and units and names the sockets. Validate the host
+ * config, read the database and admin secrets from Secrets Manager, read `max_connections` from the
+ * server, write the driver's files (PgBouncer: one ini per process and the 0600 userlist) and — with
+ * `tls` — a self-signed key and certificate, start the processes and the agent (systemd units it
+ * writes; injectable), then check health: every process's admin console answers the driver's
+ * version statement with the pinned version and `SELECT 1` through the data port reaches the server. It resolves only then; user data turns the exit code into
  * cfn-signal, so a broken install fails the deploy instead of the first run.
  *
  * Secrets go only into the userlist file and into psql's environment (PGPASSWORD); every log line
@@ -19,27 +19,10 @@ import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { z } from 'zod';
 import { InfrastructureError, UsageError } from '../core/errors';
 import type { Clock } from '../engine/ports';
-import {
-  parsePgbouncerVersion,
-  processPoolSize,
-  renderPgbouncerIni,
-  renderUserlist,
-} from '../poolers/pgbouncer/config';
-import {
-  agentUnit,
-  agentUnitInstance,
-  AGENT_UNIT,
-  pgbouncerUnit,
-  pgbouncerUnitInstance,
-  PGBOUNCER_UNIT,
-  type PoolerPaths,
-} from '../poolers/pgbouncer/host';
-import {
-  PGBOUNCER_PORT,
-  poolDatabaseAlias,
-  POOLER_PROCESSES_MAX,
-  type PoolerHostConfig,
-} from '../poolers/pgbouncer/layout';
+import { POOLER_PROCESSES_MAX } from '../poolers/endpoint';
+import { agentUnit, agentUnitInstance, AGENT_UNIT, type PoolerHostConfig } from '../poolers/host-config';
+import { processPoolSize } from '../poolers/pool-size';
+import { poolerDriver } from '../poolers/registry';
 import {
   readAdminCredentials,
   readDbCredentials,
@@ -48,14 +31,27 @@ import {
   type Logger,
 } from '../aws/secrets';
 import type { ScalarQuery } from '../exec/libpq';
-import { POOL_MODES, POOLER_PLACEMENTS } from '../poolers/products';
+import { POOL_MODES, POOLER_PLACEMENTS, POOLER_PRODUCTS } from '../poolers/products';
 
 const lowerName = /^[A-Za-z][A-Za-z0-9-]*$/;
 
+/**
+ * A host config written before the host side was product-neutral: PgBouncer was the only product
+ * (no `product`) and the binary was `pgbouncerPath`. Read as `product: pgbouncer`, `binaryPath`.
+ */
+function upgradeOldHostConfig(raw: unknown): unknown {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return raw;
+  const { pgbouncerPath, ...rest } = raw as Record<string, unknown>;
+  if (pgbouncerPath === undefined) return raw;
+  if ('binaryPath' in rest || 'product' in rest) return raw; // both forms: let strict() name the stray key
+  return { ...rest, product: 'pgbouncer', binaryPath: pgbouncerPath };
+}
+
 /** PoolerHostConfig as JSON from user data: every field checked, unknown keys refused. */
-export const poolerHostConfigSchema = z
+const hostConfigObject = z
   .object({
     name: z.string().regex(lowerName),
+    product: z.enum(POOLER_PRODUCTS),
     placement: z.enum(POOLER_PLACEMENTS),
     region: z.string().min(1),
     dbSecretArn: z.string().min(1),
@@ -72,10 +68,11 @@ export const poolerHostConfigSchema = z
     sharedBy: z.number().int().min(1),
     maxPreparedStatements: z.number().int().min(0),
     tls: z.boolean(),
-    pgbouncerPath: z.string().startsWith('/'),
+    binaryPath: z.string().startsWith('/'),
     version: z.string().regex(/^\d+\.\d+\.\d+$/),
   })
   .strict();
+export const poolerHostConfigSchema = z.preprocess(upgradeOldHostConfig, hostConfigObject);
 
 /** Parse the host config file's text; every problem named with its field. */
 export function parsePoolerHostConfig(text: string, file: string): PoolerHostConfig {
@@ -97,8 +94,8 @@ export function parsePoolerHostConfig(text: string, file: string): PoolerHostCon
 export interface PoolerProcessManager {
   /** Install what the starts need (unit files); called once before the first start. */
   prepare(): Promise<void>;
-  /** (Re)start process i with its ini. */
-  startPgbouncer(processIndex: number): Promise<void>;
+  /** (Re)start process i with its configuration. */
+  startProcess(processIndex: number): Promise<void>;
   /** (Re)start the agent. */
   startAgent(): Promise<void>;
 }
@@ -136,14 +133,15 @@ export function systemdProcessManager(
 ): PoolerProcessManager {
   return {
     async prepare() {
-      fs.writeFileSync(path.join(unitDir, PGBOUNCER_UNIT), pgbouncerUnit(config, user), { mode: 0o644 });
+      for (const unit of poolerDriver(config.product).host.units(config, user))
+        fs.writeFileSync(path.join(unitDir, unit.file), unit.text, { mode: 0o644 });
       fs.writeFileSync(path.join(unitDir, AGENT_UNIT), agentUnit(user), { mode: 0o644 });
       await must(run, 'systemctl', ['daemon-reload']);
     },
-    async startPgbouncer(i) {
-      const unit = pgbouncerUnitInstance(config.name, i);
+    async startProcess(i) {
+      const unit = poolerDriver(config.product).host.processUnit(config.name, i);
       await must(run, 'systemctl', ['enable', unit]);
-      // restart, not start: a second bootstrap (a changed config) must load the new ini
+      // restart, not start: a second bootstrap (a changed config) must load the new configuration
       await must(run, 'systemctl', ['restart', unit]);
     },
     async startAgent() {
@@ -158,15 +156,16 @@ export interface BootstrapDeps {
   readonly secrets: SecretsManagerClient;
   /** psql: `SHOW max_connections` on the server, `SHOW VERSION` on each admin console, `SELECT 1`. */
   readonly query: ScalarQuery;
-  readonly paths: PoolerPaths;
-  /** The pgbouncer user's uid/gid (files it must read); null: leave ownership alone (tests as that user). */
+  /** Where the host's paths start: `/` on a host, a temp dir in tests. @default '/' */
+  readonly root?: string;
+  /** The system user's uid/gid (files it must read); null: leave ownership alone (tests as that user). */
   readonly owner: { readonly uid: number; readonly gid: number } | null;
   readonly processes: PoolerProcessManager;
   readonly run?: CommandRunner;
   readonly clock: Clock;
   /** Raw line writer; wrapped in a redacting logger. */
   readonly write: (line: string) => void;
-  /** Test-only: the data port. @default PGBOUNCER_PORT */
+  /** Test-only: the data port. @default the driver's host.dataPort */
   readonly dataPort?: number;
   /** @default 60 000 ms */
   readonly healthTimeoutMs?: number;
@@ -202,22 +201,24 @@ export async function bootstrapPooler(
   const secrets: string[] = [];
   const log: Logger = redactingLogger(deps.write, () => secrets);
   const run = deps.run ?? execCommand;
-  const p = deps.paths;
-  const port = deps.dataPort ?? PGBOUNCER_PORT;
+  const driver = poolerDriver(config.product);
+  const root = deps.root ?? '/';
+  const p = driver.host.layout(config.name, root);
+  const port = deps.dataPort ?? driver.host.dataPort;
   const me = `pooler ${config.name}`;
+  const parseVersion = (text: string): string | null => driver.host.parseVersion(text);
 
-  const installed = await must(run, config.pgbouncerPath, ['--version']);
-  const installedVersion = parsePgbouncerVersion(installed);
-  if (installedVersion === null || installedVersion.join('.') !== config.version)
+  const installed = await must(run, config.binaryPath, ['--version']);
+  if (parseVersion(installed) !== config.version)
     throw new InfrastructureError(
-      `${me}: ${config.pgbouncerPath} reports "${installed.trim().split('\n')[0] ?? ''}", not the pinned PgBouncer ${config.version}`,
+      `${me}: ${config.binaryPath} reports "${installed.trim().split('\n')[0] ?? ''}", not the pinned ${driver.displayName} ${config.version}`,
     );
 
   const db: DbCredentials = await readDbCredentials(deps.secrets, config.dbSecretArn);
   const admin = await readAdminCredentials(deps.secrets, config.adminSecretArn);
   secrets.push(db.password, admin.password, JSON.stringify(db.password).slice(1, -1));
   log.info(
-    `${me}: PgBouncer ${config.version}, ${config.processes} process(es), server ${config.serverHost}:${config.serverPort}, user ${db.username}`,
+    `${me}: ${driver.displayName} ${config.version}, ${config.processes} process(es), server ${config.serverHost}:${config.serverPort}, user ${db.username}`,
   );
 
   const serverText = await deps.query(
@@ -245,15 +246,6 @@ export async function bootstrapPooler(
     // systemd recreates it as the unit's RuntimeDirectory; created here too for direct starts
     mkdirOwned(p.socketDir(i), 0o755, deps.owner);
   }
-  writeOwned(
-    p.userlist,
-    renderUserlist([
-      { username: db.username, password: db.password },
-      { username: admin.username, password: admin.password },
-    ]),
-    0o600,
-    deps.owner,
-  );
   if (config.tls) {
     // A key generated on the host, never leaving it; clients use sslmode=require (no verification),
     // like RDS Proxy's requireTls without a CA bundle.
@@ -280,35 +272,19 @@ export async function bootstrapPooler(
       fs.chownSync(p.tlsCert, deps.owner.uid, deps.owner.gid);
     }
   }
-  const socketDirs = Array.from({ length: config.processes }, (_, i) => p.socketDir(i));
-  for (let i = 0; i < config.processes; i++) {
-    const ini = renderPgbouncerIni({
-      header: `written by proxylab pooler bootstrap for ${config.name}`,
-      version: config.version,
-      processIndex: i,
-      processes: config.processes,
-      listenAddr: config.listenAddr,
-      listenPort: port,
-      socketDirs,
-      server: { host: config.serverHost, port: config.serverPort, dbname: db.dbname },
-      poolModes: config.poolModes,
-      defaultPoolSize: poolSize,
-      maxPreparedStatements: config.maxPreparedStatements,
-      authType: 'scram-sha-256',
-      authFile: p.userlist,
-      adminUsers: [admin.username],
-      statsUsers: [admin.username],
-      serverTlsSslmode: 'require',
-      clientTls: config.tls ? { keyFile: p.tlsKey, certFile: p.tlsCert } : null,
-      logFile: p.logFile(i),
-      pidFile: p.pidFile(i),
-      maxClientConnections: 10000,
-    });
-    writeOwned(p.iniFile(i), ini, 0o644, deps.owner);
-  }
+  const files = driver.host.render({
+    config,
+    root,
+    dataPort: port,
+    poolSizePerProcess: poolSize,
+    dbname: db.dbname,
+    dbUser: { username: db.username, password: db.password },
+    adminUser: { username: admin.username, password: admin.password },
+  });
+  for (const f of files) writeOwned(f.path, f.text, f.mode, deps.owner);
 
   await deps.processes.prepare();
-  for (let i = 0; i < config.processes; i++) await deps.processes.startPgbouncer(i);
+  for (let i = 0; i < config.processes; i++) await deps.processes.startProcess(i);
   await deps.processes.startAgent();
 
   // Health: every process's own admin console (its unix socket), then the data path to the server.
@@ -333,22 +309,21 @@ export async function bootstrapPooler(
           host: p.socketDir(i),
           port,
           user: admin.username,
-          dbname: 'pgbouncer',
+          dbname: driver.adminDatabase,
           sslmode: 'disable',
           env: { PGPASSWORD: admin.password },
         },
-        'SHOW VERSION',
+        driver.host.versionStatement,
       ),
     );
-    const v = parsePgbouncerVersion(version);
-    if (v === null || v.join('.') !== config.version)
+    if (parseVersion(version) !== config.version)
       throw new InfrastructureError(
-        `${me}: process ${i + 1} answers SHOW VERSION with "${version}", not ${config.version}`,
+        `${me}: process ${i + 1} answers ${driver.host.versionStatement} with "${version}", not ${config.version}`,
       );
     log.info(`${me}: process ${i + 1}/${config.processes} answers (${version})`);
   }
-  const alias = poolDatabaseAlias(db.dbname, config.poolModes[0] ?? 'transaction');
-  // so_reuseport spreads connections across processes: as many tries as processes reach most of them
+  const alias = driver.poolDatabaseAlias(db.dbname, config.poolModes[0] ?? 'transaction');
+  // the processes share the port (PgBouncer: so_reuseport), which spreads connections across them: as many tries as processes reach most of them
   for (let k = 0; k < config.processes; k++) {
     const one = await retry('SELECT 1 through the data port', () =>
       deps.query(
@@ -363,7 +338,8 @@ export async function bootstrapPooler(
         'SELECT 1',
       ),
     );
-    if (one !== '1') throw new InfrastructureError(`${me}: SELECT 1 through PgBouncer returned "${one}"`);
+    if (one !== '1')
+      throw new InfrastructureError(`${me}: SELECT 1 through ${driver.displayName} returned "${one}"`);
   }
   log.info(
     `${me}: SELECT 1 through 127.0.0.1:${port}/${alias} reached the server${config.tls ? ' (TLS)' : ''}`,

@@ -13,6 +13,7 @@
  */
 import { InfrastructureError } from '../core/errors';
 import type { PsqlRow } from '../core/psql-text';
+import type { PoolerHostConfig } from './host-config';
 import type { PoolMode, PoolerProduct } from './products';
 
 /** One row of an admin console answer, column → text. */
@@ -86,6 +87,58 @@ export interface PoolerCapabilities {
   readonly reusePort: boolean;
   /** Cancel requests forwarded between processes (PgBouncer: peer_id / [peers]). */
   readonly peering: boolean;
+  /**
+   * One process uses at most one core (PgBouncer: one event-loop thread), so more processes than
+   * vCPUs only adds contention; false for a multithreaded product, which scales within a process.
+   */
+  readonly singleThreaded: boolean;
+}
+
+/**
+ * Where one deployment keeps its runtime pieces on a pooler host, as the product-neutral code sees
+ * them: the bootstrap creates the directories and the TLS pair and checks each process's admin
+ * console on its unix socket; the agent reads the pid files and relays to the sockets.
+ */
+export interface PoolerHostLayout {
+  /** Configuration directory (created 0755 by the bootstrap). */
+  readonly confDir: string;
+  readonly tlsKey: string;
+  readonly tlsCert: string;
+  /** Process i's unix socket directory (psql's `host` for its admin console), owned by the system user. */
+  readonly socketDir: (i: number) => string;
+  readonly pidFile: (i: number) => string;
+  readonly logFile: (i: number) => string;
+  /** The unix socket file of process i listening on `port` (what the agent's admin relay connects to). */
+  readonly socketFile: (i: number, port: number) => string;
+}
+
+/** What the bootstrap knows when it asks the driver for a deployment's files. */
+export interface PoolerHostRenderInput {
+  readonly config: PoolerHostConfig;
+  /** `/` on a host; a temp dir in tests. */
+  readonly root: string;
+  readonly dataPort: number;
+  /** Server connections per process (processPoolSize). */
+  readonly poolSizePerProcess: number;
+  /** The database clients reach through the pools. */
+  readonly dbname: string;
+  /** The database's master user, which clients log in as. */
+  readonly dbUser: { readonly username: string; readonly password: string };
+  /** The admin/stats user of every process's admin console. */
+  readonly adminUser: { readonly username: string; readonly password: string };
+}
+
+/** A file the bootstrap writes, owned by the system user (mode applied after writing). */
+export interface PoolerHostFile {
+  readonly path: string;
+  readonly text: string;
+  readonly mode: number;
+}
+
+/** A systemd unit file (under /etc/systemd/system). */
+export interface PoolerHostUnit {
+  readonly file: string;
+  readonly text: string;
 }
 
 /** A pinned upstream release the pooler host builds: URL and its published SHA-256. */
@@ -154,12 +207,29 @@ export interface PoolerDriver {
   /** Releases a lab may pin, newest first, and the one it gets by default. */
   readonly releases: readonly PoolerRelease[];
   readonly defaultVersion: string;
-  /** How a pooler host installs a pinned release (user data lines) and where the binary lands. */
+  /**
+   * The pooler host: how it installs a pinned release (user data lines), where the binary lands,
+   * and what the bootstrap writes and starts (lib/pooler-host asks these, knowing no product).
+   */
   readonly host: {
     readonly binaryPath: string;
     /** The unprivileged system user the processes run as. */
     readonly systemUser: string;
     installCommands(release: PoolerRelease): string[];
+    /** The data port every process listens on (the stack output's `port`). */
+    readonly dataPort: number;
+    /** Deployment `name`'s paths under `root` (`/` on a host). */
+    layout(name: string, root?: string): PoolerHostLayout;
+    /** The configuration and credential files of every process (the bootstrap writes them). */
+    render(input: PoolerHostRenderInput): readonly PoolerHostFile[];
+    /** Template units the processes run under (the bootstrap writes them before the first start). */
+    units(config: Pick<PoolerHostConfig, 'binaryPath'>, user: string): readonly PoolerHostUnit[];
+    /** The unit instance that runs process i of deployment `name`. */
+    processUnit(name: string, processIndex: number): string;
+    /** An admin console statement whose one-value answer names the running version. */
+    readonly versionStatement: string;
+    /** The version in the binary's `--version` output or the version statement's answer (`1.25.2`); null: none. */
+    parseVersion(text: string): string | null;
   };
   readonly localBinary: LocalBinarySpec;
   /** What the lab's cost estimate calls a process on the host (`PgBouncer process`). */

@@ -348,14 +348,87 @@ async function runCloudRunnerInner(
   const me = `runner ${args.runnerIndex} (of ${args.runnerCount})`;
   checkSoftwareVersion(args.expectVersion, deps.softwareVersion?.() ?? null);
 
+  const credentials = await readDbSecret(args, deps, secrets);
+  log.info(
+    `${me}: run ${args.runId}, suite ${args.suite}, bucket ${args.bucket}, writer ${args.writerEndpoint.host}, proxies ${args.proxies.map((p) => p.name).join(', ') || 'none'}`,
+  );
+  const lab = await connectTargets(args, deps, credentials, secrets, log, me);
+  const probed = await probeTargets(lab.targets, lab.writer, log, me);
+  // Every object the runner writes is scrubbed of the password: the engine records error messages
+  // (manifest.error) and raw pgbench output, and neither is ours to trust.
+  const scrub = (text: string): string => redact(text, secrets);
+  const s3Sink = new S3ResultSink(deps.s3, args.bucket, args.runId, scrub);
+  const prev = await s3Sink.readManifest();
+  if (prev) checkResumable(prev, args);
+  const environment = await cloudEnvironment(args, deps, lab, probed);
+  const steps = await planCloudRun(
+    args,
+    deps,
+    suite,
+    s3Sink,
+    lab.targets,
+    probed.capacities,
+    environment,
+    log,
+    me,
+  );
+  const stepById = new Map(steps.map((s) => [s.stepId, s]));
+  const { executor, sink } = fleetPorts(args, deps, s3Sink, stepById, scrub, log);
+  await waitForAgreedStart(args, deps, log, me);
+
+  const result = await runSuite({
+    runId: args.runId,
+    suite,
+    steps,
+    targets: lab.targets,
+    executor,
+    pool: lab.pool,
+    sink,
+    sampler: withPoolerSampler(
+      new RunnerCpuMetricsSampler(`runner-${args.runnerIndex}`),
+      lab.poolers.sampler,
+    ),
+    clock: deps.clock,
+    progress: progressTo(args, deps, log, me),
+    ...(deps.signal ? { signal: deps.signal } : {}),
+    mode: 'cloud',
+    environment,
+    settings: runSettings(args, suite.name, probed.maxConnections),
+    metricsName: 'runner',
+  });
+  const collector = await collectAfterRun(args, deps, result.manifest, log, me);
+  return { result, collector, allHeld: runnerAllHeld(args, result) };
+}
+
+/** Phase 1: the DB secret, its password (as written and as inside a JSON string) added to what is scrubbed. */
+async function readDbSecret(args: RunnerArgs, deps: RunnerDeps, secrets: string[]): Promise<DbCredentials> {
   const credentials = await readDbCredentials(deps.secrets, args.secretArn);
   // the password as written in text, and as it appears inside a JSON string (quotes, backslashes)
   const jsonForm = JSON.stringify(credentials.password).slice(1, -1);
   secrets.push(...new Set([jsonForm, credentials.password]));
-  log.info(
-    `${me}: run ${args.runId}, suite ${args.suite}, bucket ${args.bucket}, writer ${args.writerEndpoint.host}, proxies ${args.proxies.map((p) => p.name).join(', ') || 'none'}`,
-  );
+  return credentials;
+}
 
+/** The lab's targets as this runner reaches them, and the pool control over all of them. */
+interface LabTargets {
+  readonly targets: Target[];
+  readonly pool: PoolControl;
+  readonly writer: WriterInfo;
+  readonly poolers: RunnerPoolers;
+}
+
+/**
+ * Phase 2: the writer and each proxy as targets, the lab's PgBouncers (probed on their admin
+ * consoles: one that does not answer ends the run naming it), and one pool control over both.
+ */
+async function connectTargets(
+  args: RunnerArgs,
+  deps: RunnerDeps,
+  credentials: DbCredentials,
+  secrets: string[],
+  log: Logger,
+  me: string,
+): Promise<LabTargets> {
   const proxyPool = poolControlFor(args, deps, log);
   const { targets: proxyTargets, writer } = buildCloudTargets({
     credentials,
@@ -367,34 +440,87 @@ async function runCloudRunnerInner(
     proxyKind: args.proxyTargetKind,
   });
   const poolers = await setUpPoolers(args, deps, credentials, writer, secrets, log, me);
-  const targets: Target[] = [...proxyTargets, ...poolers.targets];
   const pool: PoolControl = poolers.control
     ? new CompositePoolControl(proxyPool, poolers.control)
     : proxyPool;
+  return { targets: [...proxyTargets, ...poolers.targets], pool, writer, poolers };
+}
+
+/** What the probes found: the writer's max_connections and version, each target's capacity. */
+export interface ProbedTargets {
+  readonly maxConnections: number;
+  /** null when the writer did not say (the run goes on: it is only recorded). */
+  readonly serverVersion: string | null;
+  readonly capacities: TargetCapacity[];
+}
+
+/**
+ * Phase 3: what the plan is made against. max_connections must be read (a writer that does not
+ * answer ends the run, before anything is planned), and so must each target's pool size (a proxy
+ * or pooler whose pool cannot be read likewise); an unknown server version is recorded as null.
+ */
+export async function probeTargets(
+  targets: readonly Target[],
+  writer: Pick<WriterInfo, 'maxConnections' | 'serverVersion'>,
+  log: Logger,
+  me: string,
+): Promise<ProbedTargets> {
   const maxConnections = await writer.maxConnections();
   const serverVersion = await writer.serverVersion().catch(() => null);
   log.info(`${me}: max_connections ${maxConnections}, server ${serverVersion ?? 'unknown'}`);
   const capacities: TargetCapacity[] = [];
   for (const t of targets)
     capacities.push({ ref: t.ref, descriptor: t.descriptor, maxConnections, poolSize: await t.poolSize() });
-  // Every object the runner writes is scrubbed of the password: the engine records error messages
-  // (manifest.error) and raw pgbench output, and neither is ours to trust.
-  const scrub = (text: string): string => redact(text, secrets);
-  const s3Sink = new S3ResultSink(deps.s3, args.bucket, args.runId, scrub);
-  const prev = await s3Sink.readManifest();
-  if (prev) checkResumable(prev, args);
+  return { maxConnections, serverVersion, capacities };
+}
 
-  const environment: RunEnvironment = {
+/** The run's environment as this runner measured it (recorded in the plan and the manifest). */
+async function cloudEnvironment(
+  args: RunnerArgs,
+  deps: RunnerDeps,
+  lab: LabTargets,
+  probed: ProbedTargets,
+): Promise<RunEnvironment> {
+  return {
     database: args.database ?? null,
-    maxConnections,
-    serverVersion,
+    maxConnections: probed.maxConnections,
+    serverVersion: probed.serverVersion,
     pgbenchVersion: (await deps.pgbenchVersion?.()) ?? null,
-    poolerVersion: poolerVersionOf(targets),
+    poolerVersion: poolerVersionOf(lab.targets),
     cpus: deps.cpus ?? os.cpus().length,
-    maxPreparedStatements: poolers.maxPreparedStatements,
+    maxPreparedStatements: lab.poolers.maxPreparedStatements,
   };
-  // One plan per run, stored with it: runner 0 expands the suite and writes plan.json; the other
-  // runners execute their share of that stored plan (they wait for it), and a resume runs it again.
+}
+
+/** The engine's progress as this runner's log lines, then to the entry's own listener. */
+function progressTo(
+  args: RunnerArgs,
+  deps: RunnerDeps,
+  log: Logger,
+  me: string,
+): (ev: ProgressEvent) => void {
+  return (ev) => {
+    const line = progressLine(ev, args.runnerIndex === 0);
+    if (line) log.info(`${me}: ${line}`);
+    deps.onProgress?.(ev);
+  };
+}
+
+/**
+ * Phase 4: one plan per run, stored with it: runner 0 expands the suite and writes plan.json; the
+ * other runners execute their share of that stored plan (they wait for it), and a resume runs it again.
+ */
+async function planCloudRun(
+  args: RunnerArgs,
+  deps: RunnerDeps,
+  suite: Suite,
+  s3Sink: S3ResultSink,
+  targets: readonly Target[],
+  capacities: readonly TargetCapacity[],
+  environment: RunEnvironment,
+  log: Logger,
+  me: string,
+): Promise<readonly PlannedStep[]> {
   let stored = await s3Sink.readPlan();
   if (!stored && args.runnerIndex > 0) stored = await waitForPlan(s3Sink, args, deps, log, me);
   const noSteps = (): UsageError =>
@@ -426,52 +552,42 @@ async function runCloudRunnerInner(
     },
     write: args.runnerIndex === 0,
   });
-  const stepById = new Map(steps.map((s) => [s.stepId, s]));
+  return steps;
+}
 
-  const { executor, sink } = fleetPorts(args, deps, s3Sink, stepById, scrub, log);
-
-  if (args.startAt) {
-    const waitMs = Date.parse(args.startAt) - deps.clock.now().getTime();
-    if (waitMs > 0) {
-      log.info(`${me}: waiting ${Math.round(waitMs / 1000)} s for the agreed start ${args.startAt}`);
-      await deps.clock.sleep(waitMs);
-    }
+/** Phase 5: a fleet starts together, at the start time the operator agreed with every runner. */
+async function waitForAgreedStart(
+  args: RunnerArgs,
+  deps: RunnerDeps,
+  log: Logger,
+  me: string,
+): Promise<void> {
+  if (!args.startAt) return;
+  const waitMs = Date.parse(args.startAt) - deps.clock.now().getTime();
+  if (waitMs > 0) {
+    log.info(`${me}: waiting ${Math.round(waitMs / 1000)} s for the agreed start ${args.startAt}`);
+    await deps.clock.sleep(waitMs);
   }
+}
 
-  const result = await runSuite({
-    runId: args.runId,
-    suite,
-    steps,
-    targets,
-    executor,
-    pool,
-    sink,
-    sampler: withPoolerSampler(new RunnerCpuMetricsSampler(`runner-${args.runnerIndex}`), poolers.sampler),
-    clock: deps.clock,
-    progress: (ev) => {
-      const line = progressLine(ev, args.runnerIndex === 0);
-      if (line) log.info(`${me}: ${line}`);
-      deps.onProgress?.(ev);
-    },
-    ...(deps.signal ? { signal: deps.signal } : {}),
-    mode: 'cloud',
-    environment,
-    settings: runSettings(args, suite.name, maxConnections),
-    metricsName: 'runner',
-  });
-
-  const collector = await collectAfterRun(args, deps, result.manifest, log, me);
-  // The engine judged every step and comparison on what the sink stored — with several runners,
-  // runner 0's records merged from every part — and wrote the manifest once with them. Other runners
-  // only say whether they completed their parts.
-  const allHeld =
-    args.runnerCount > 1 && args.runnerIndex > 0 ? result.manifest.status === 'completed' : result.allHeld;
+/**
+ * Phase 6: this runner's answer. A failed run throws (its finished steps are in the bucket). The
+ * engine judged every step and comparison on what the sink stored — with several runners, runner
+ * 0's records merged from every part — and wrote the manifest once with them. Other runners only
+ * say whether they completed their parts.
+ */
+export function runnerAllHeld(
+  args: Pick<RunnerArgs, 'runId' | 'bucket' | 'runnerCount' | 'runnerIndex'>,
+  result: Pick<RunSuiteResult, 'manifest' | 'allHeld'>,
+): boolean {
   if (result.manifest.status === 'failed') {
     throw new InfrastructureError(
       `run ${args.runId} failed: ${result.manifest.error ?? 'unknown error'} (finished steps are in s3://${args.bucket}/runs/${args.runId}/)`,
     );
   }
-  return { result, collector, allHeld };
+  return args.runnerCount > 1 && args.runnerIndex > 0
+    ? result.manifest.status === 'completed'
+    : result.allHeld;
 }
 
 /**

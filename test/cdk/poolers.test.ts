@@ -151,12 +151,13 @@ describe('dedicated pooler host', () => {
     const json = /<<'PROXYLAB_POOLER_CONFIG'\n([\s\S]*?)\nPROXYLAB_POOLER_CONFIG\n/.exec(script)?.[1] ?? '{}';
     expect(JSON.parse(json)).toMatchObject({
       name: 'bouncer',
+      product: 'pgbouncer',
       placement: 'dedicated',
       listenAddr: '0.0.0.0',
       processes: 4,
       poolModes: ['session'],
       version: '1.26.0',
-      pgbouncerPath: '/usr/local/bin/pgbouncer',
+      binaryPath: '/usr/local/bin/pgbouncer',
       serverPort: 5432,
       sharedBy: 1,
     });

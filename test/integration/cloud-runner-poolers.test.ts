@@ -130,7 +130,7 @@ test('a pool sweep through both pool modes of a 2-process pooler: resized throug
     socketFile: (i, port) => path.join(proc(i).admin.host, `.s.PGSQL.${port}`),
   };
   agent = await startPoolerAgent({
-    config: { name: 'bouncer', processes: 2, listenAddr: '127.0.0.1' },
+    config: { name: 'bouncer', product: 'pgbouncer', processes: 2, listenAddr: '127.0.0.1' },
     paths,
     dataPort: pgb.port,
     adminPort: (i) => adminPorts[i] as number,

@@ -197,6 +197,7 @@ describe.each([
     const statsPort = await findFreePort(new Set([pg.port, dataPort, ...adminPorts]));
     const configText = JSON.stringify({
       name: 'bouncer',
+      product: 'pgbouncer',
       placement: 'dedicated',
       region: 'us-east-1',
       dbSecretArn,
@@ -210,7 +211,7 @@ describe.each([
       sharedBy: 1,
       maxPreparedStatements: 100,
       tls: true,
-      pgbouncerPath: binary(),
+      binaryPath: binary(),
       version,
     } satisfies PoolerHostConfig);
     const config = parsePoolerHostConfig(configText, 'pooler-bouncer.json');
@@ -221,13 +222,13 @@ describe.each([
       const result = await bootstrapPooler(config, {
         secrets,
         query: psqlScalarQuery(bins.psql),
-        paths,
+        root,
         owner: runAs ? { uid: runAs.uid, gid: runAs.gid } : null,
         processes: {
           prepare: () => Promise.resolve(),
-          startPgbouncer: (i) => {
+          startProcess: (i) => {
             servers.push(
-              startServer('pgbouncer', config.pgbouncerPath, [paths.iniFile(i)], {
+              startServer('pgbouncer', config.binaryPath, [paths.iniFile(i)], {
                 runAs,
                 logFile: path.join(root, `stdout-${i}.log`),
                 cwd: root,

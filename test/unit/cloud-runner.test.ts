@@ -30,7 +30,7 @@ import { RUNNER } from '../helpers/aws-calls/principals';
 import 'aws-sdk-client-mock-jest';
 import { argvNumber } from '../../lib/runner/fleet';
 import { runCloudRunner, type RunnerDeps } from '../../lib/runner/runner';
-import { exitCodeFor } from '../../lib/core/errors';
+import { exitCodeFor, InfrastructureError } from '../../lib/core/errors';
 import { manifestSchema, planSchema } from '../../lib/results/schemas';
 import type { RunnerArgs } from '../../lib/aws/runner-args';
 import type { Clock, PgbenchExecutor, PgbenchInvocation, PgbenchOutcome } from '../../lib/engine/ports';
@@ -433,7 +433,7 @@ describe('a database that restarts under a step (issue 21)', () => {
       () => null,
       (e: unknown) => e,
     );
-    expect(err).toBeInstanceOf(Error);
+    expect(err).toBeInstanceOf(InfrastructureError);
     expect((err as Error).message).toMatch(
       /^run run-1 failed: infrastructure failure: step \S+ was not measured: infrastructure: server-stopped ×1: .*SQLSTATE 57P03/,
     );
@@ -592,5 +592,57 @@ describe('the run names its database (issue 13)', () => {
     const h = harness(sharedClock());
     const out = await runCloudRunner(argsFor({ ...PGB_PROXY }), h.deps);
     expect(out.result.manifest.environment.database).toBeNull();
+  });
+});
+
+describe('connecting to the targets (runCloudRunnerInner phase 2)', () => {
+  const ADMIN_ARN = 'arn:aws:secretsmanager:us-east-1:123456789012:secret:lab-pooler-admin-AbCdEf';
+  const POOLER: RunnerArgs['poolers'][number] = {
+    name: 'bouncer',
+    product: 'pgbouncer',
+    placement: 'dedicated',
+    host: 'pooler.example',
+    port: 6432,
+    adminPorts: [6500, 6501],
+    statsPort: 6600,
+    poolModes: ['transaction'],
+    processes: 2,
+    poolPercent: 25,
+    maxPreparedStatements: 200,
+    version: '1.25.2',
+    tls: false,
+  };
+
+  test('a pooler whose admin console does not answer ends the run naming it, before anything is planned', async () => {
+    // GIVEN a lab with a dedicated PgBouncer that refuses its admin connection
+    smMock
+      .on(GetSecretValueCommand, { SecretId: ADMIN_ARN })
+      .resolves({ SecretString: JSON.stringify({ username: 'pgbouncer_admin', password: 'admin-pw' }) });
+    const h = harness(sharedClock());
+    const deps: RunnerDeps = {
+      ...h.deps,
+      adminQuery: () => Promise.reject(new Error('connection to pooler.example:6500 refused')),
+    };
+    // WHEN
+    const run = runCloudRunner(argsFor({ poolers: [POOLER], poolerAdminSecretArn: ADMIN_ARN }), deps);
+    // THEN an infrastructure error (exit code of one), naming the pooler, its admin port and the cause
+    const err = await run.then(
+      () => null,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(InfrastructureError);
+    expect((err as Error).message).toBe(
+      'runner 0 (of 1): pooler bouncer (pooler.example:6500) did not answer on its admin console: connection to pooler.example:6500 refused',
+    );
+    expect(h.executor.invocations).toHaveLength(0);
+    expect(store.has('runs/run-1/plan.json')).toBe(false);
+  });
+
+  test('a lab with poolers but no admin secret output is refused as a usage error (redeploy)', async () => {
+    const h = harness(sharedClock());
+    await expect(
+      runCloudRunner(argsFor({ poolers: [POOLER], poolerAdminSecretArn: null }), h.deps),
+    ).rejects.toThrow('the lab has PgBouncer poolers but no PoolerAdminSecretArn output; redeploy');
+    expect(store.has('runs/run-1/plan.json')).toBe(false);
   });
 });

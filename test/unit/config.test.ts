@@ -29,6 +29,7 @@ import {
   validateLab,
 } from '../../lib/config';
 import { unpricedProblems } from '../../lib/cost/price-check';
+import { pgbouncerDriver } from '../../lib/poolers/pgbouncer/driver';
 import { scratchDir } from '../helpers/scratch';
 
 const BASE = { name: 'lab' };
@@ -755,6 +756,25 @@ describe('poolers', () => {
     expect(problems[2]?.message).toBe(
       "must be at most the vCPUs of the runners' c7g.large (2): each PgBouncer process uses one core; got 32",
     );
+  });
+
+  test("price check: the one-core-per-process limit is the driver's capability, not a fixed fact", () => {
+    // GIVEN a driver that says its processes are multithreaded
+    const caps = jest.spyOn(pgbouncerDriver, 'capabilities').mockImplementation(() => ({
+      preparedStatementsInTransactionMode: true,
+      reusePort: true,
+      peering: true,
+      singleThreaded: false,
+    }));
+    try {
+      // WHEN 5 processes go on a 4-vCPU host
+      const problems = unpricedProblems({ ...BASE, poolers: [{ ...DEDICATED, name: 'four', processes: 5 }] });
+      // THEN nothing to refuse, and the driver was asked for the lab's release
+      expect(problems).toEqual([]);
+      expect(caps).toHaveBeenCalledWith(pgbouncerDriver.defaultVersion);
+    } finally {
+      caps.mockRestore();
+    }
   });
 
   test('every PgBouncer process keeps at least one server connection of the share (processes × runners)', () => {

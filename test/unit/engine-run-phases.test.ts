@@ -1,11 +1,19 @@
 /**
  * runSuite's phases on their own (lib/engine/run-suite.ts): the pool settings a step asks of its
- * target, applied only when they change and per target; and how a run that threw ends (status and
- * the cause named).
+ * target, applied only when they change and per target; what the step loop does with a step (stop,
+ * skip, record as unavailable, run) and with what the sink stored; a step's status; and how a run
+ * that threw ends (status and the cause named).
  */
 import { FileWriteError } from '../../lib/core/atomic-write';
 import type { PoolControl, Target } from '../../lib/engine/ports';
-import { runEndOf, TargetSettings } from '../../lib/engine/run-suite';
+import {
+  checkMeasured,
+  runEndOf,
+  stepAction,
+  stepStatusOf,
+  TargetSettings,
+} from '../../lib/engine/run-suite';
+import { stepRecordWith } from '../helpers/run-files';
 import type { PlannedStep } from '../../lib/suite/expand';
 import { getSuite } from '../../lib/suite/catalog';
 import { expandSuite } from '../../lib/suite/expand';
@@ -143,5 +151,107 @@ describe('runEndOf (a run that threw)', () => {
     const end = runEndOf(err, opts);
     expect(end.status).toBe(status);
     expect(end.error).toMatch(error);
+  });
+});
+
+/** What a phase threw, as the run ends with it. */
+function endOfThrown(
+  fn: () => unknown,
+  opts: Parameters<typeof runEndOf>[1] = {},
+): ReturnType<typeof runEndOf> {
+  try {
+    fn();
+  } catch (e) {
+    return runEndOf(e, opts);
+  }
+  throw new Error('expected the phase to throw');
+}
+
+describe('stepAction (the step loop, before each step)', () => {
+  const step = stepOn(PROXY_A, null);
+  const watch = (failure: string | null) => ({
+    failure: () => failure,
+    signal: new AbortController().signal,
+  });
+
+  test.each([
+    ['new, runnable', new Set<string>(), step, 'run'],
+    ['finished by an earlier part', new Set([step.stepId]), step, 'skip'],
+    [
+      'not available on this target',
+      new Set<string>(),
+      { ...step, unavailable: 'needs PgBouncer 1.21' },
+      'unavailable',
+    ],
+    // A finished step stays skipped even if it is now marked unavailable: it is not recorded twice.
+    ['finished and unavailable', new Set([step.stepId]), { ...step, unavailable: 'x' }, 'skip'],
+  ])('%s', (_what, done, s, expected) => {
+    // GIVEN no abort and a healthy stack WHEN / THEN
+    expect(stepAction(s, done, { infrastructure: watch(null) })).toBe(expected);
+  });
+
+  test('an aborted run stops before the step, even one already finished, and ends interrupted', () => {
+    // GIVEN an aborted signal
+    const abort = new AbortController();
+    abort.abort();
+    // WHEN / THEN
+    const end = endOfThrown(() => stepAction(step, new Set([step.stepId]), { signal: abort.signal }), {
+      signal: abort.signal,
+    });
+    expect(end.status).toBe('interrupted');
+  });
+
+  test('a server that died since the last step fails the run with the death as its cause', () => {
+    // GIVEN a watch that saw PostgreSQL exit
+    const infrastructure = watch('PostgreSQL exited (code 1)');
+    // WHEN / THEN: the cause is named once, not wrapped a second time by runEndOf
+    const end = endOfThrown(() => stepAction(step, new Set(), { infrastructure }), { infrastructure });
+    expect(end).toEqual({ status: 'failed', error: 'infrastructure failure: PostgreSQL exited (code 1)' });
+  });
+});
+
+describe('checkMeasured (what the sink stored)', () => {
+  test.each(['completed', 'timeout', 'not-available'] as const)('%s is a finished step', (status) => {
+    expect(() => checkMeasured(stepRecordWith({ status }))).not.toThrow();
+  });
+
+  test('an infrastructure error is not finished: the run fails naming the step and its note', () => {
+    // GIVEN a stored step whose server stopped under it
+    const stored = stepRecordWith({
+      stepId: 'quick/s1',
+      status: 'infrastructure-error',
+      note: 'server-stopped',
+    });
+    // WHEN / THEN
+    expect(endOfThrown(() => checkMeasured(stored))).toEqual({
+      status: 'failed',
+      error: 'infrastructure failure: step quick/s1 was not measured: server-stopped',
+    });
+  });
+
+  test('an infrastructure error without a note says the cause is unknown', () => {
+    const stored = stepRecordWith({ stepId: 'quick/s2', status: 'infrastructure-error', note: undefined });
+    expect(endOfThrown(() => checkMeasured(stored)).error).toBe(
+      'infrastructure failure: step quick/s2 was not measured: unknown cause',
+    );
+  });
+});
+
+describe('stepStatusOf', () => {
+  test.each([
+    [null, null, false, 'completed'],
+    [null, null, true, 'timeout'],
+    ['PostgreSQL exited', null, false, 'infrastructure-error'],
+    [
+      null,
+      'server-stopped: terminating connection due to administrator command',
+      false,
+      'infrastructure-error',
+    ],
+    // A server that died under a step that then ran into its timeout: the death, not the timeout.
+    ['PgBouncer exited', null, true, 'infrastructure-error'],
+    [null, 'server-stopped', true, 'infrastructure-error'],
+  ] as const)('died %s, stopped %s, timed out %s → %s', (infra, stopped, timedOut, expected) => {
+    expect(stepStatusOf(infra, stopped, timedOut)).toBe(expected);
   });
 });

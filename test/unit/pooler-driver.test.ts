@@ -2,7 +2,10 @@ import { applyOnEveryProcess, type AdminRow, type AdminRun } from '../../lib/poo
 import { poolerEndpointSchema } from '../../lib/poolers/endpoint';
 import { POOLER_PRODUCTS } from '../../lib/poolers/products';
 import { POOLER_DRIVERS, poolerDriver } from '../../lib/poolers/registry';
+import type { PoolerHostConfig } from '../../lib/poolers/host-config';
+import { renderPgbouncerIni } from '../../lib/poolers/pgbouncer/config';
 import { pgbouncerDriver } from '../../lib/poolers/pgbouncer/driver';
+import { poolerPaths } from '../../lib/poolers/pgbouncer/host';
 import { parsePoolerEndpoints } from '../../lib/config/stack-outputs';
 import { poolerEndpoint } from '../helpers/pooler-endpoint';
 
@@ -40,6 +43,7 @@ describe('PgBouncer capabilities by version', () => {
       preparedStatementsInTransactionMode: false,
       reusePort: true,
       peering: false,
+      singleThreaded: true,
     });
   });
 });
@@ -179,5 +183,89 @@ describe('how the pooler host installs a release', () => {
     expect(lines).toContain(`echo '${release.sha256}  pgbouncer-${release.version}.tar.gz'`);
     expect(lines.indexOf('sha256sum -c')).toBeLessThan(lines.indexOf('./configure'));
     expect(lines).toContain(`${pgbouncerDriver.host.binaryPath} --version`);
+  });
+});
+
+describe('what the pooler host writes and starts for PgBouncer', () => {
+  const config: PoolerHostConfig = {
+    name: 'bouncer',
+    product: 'pgbouncer',
+    placement: 'dedicated',
+    region: 'eu-west-1',
+    dbSecretArn: 'arn:db',
+    adminSecretArn: 'arn:admin',
+    serverHost: 'writer.example',
+    serverPort: 5432,
+    listenAddr: '0.0.0.0',
+    poolModes: ['transaction', 'session'],
+    processes: 2,
+    poolPercent: 90,
+    sharedBy: 1,
+    maxPreparedStatements: 200,
+    tls: true,
+    binaryPath: '/usr/local/bin/pgbouncer',
+    version: '1.25.2',
+  };
+
+  test('the userlist (0600) and one ini per process, as renderPgbouncerIni writes them', () => {
+    // GIVEN / WHEN
+    const files = pgbouncerDriver.host.render({
+      config,
+      root: '/r',
+      dataPort: 6432,
+      poolSizePerProcess: 10,
+      dbname: 'bench',
+      dbUser: { username: 'master', password: 'pw"1' },
+      adminUser: { username: 'pgbouncer_admin', password: 'pw2' },
+    });
+    // THEN
+    const p = poolerPaths('bouncer', '/r');
+    expect(files.map((f) => [f.path, f.mode])).toEqual([
+      ['/r/etc/proxylab/pgbouncer/bouncer.userlist', 0o600],
+      ['/r/etc/proxylab/pgbouncer/bouncer-0.ini', 0o644],
+      ['/r/etc/proxylab/pgbouncer/bouncer-1.ini', 0o644],
+    ]);
+    expect(files[0]?.text).toBe('"master" "pw""1"\n"pgbouncer_admin" "pw2"\n');
+    expect(files[2]?.text).toBe(
+      renderPgbouncerIni({
+        header: 'written by proxylab pooler bootstrap for bouncer',
+        version: '1.25.2',
+        processIndex: 1,
+        processes: 2,
+        listenAddr: '0.0.0.0',
+        listenPort: 6432,
+        socketDirs: [p.socketDir(0), p.socketDir(1)],
+        server: { host: 'writer.example', port: 5432, dbname: 'bench' },
+        poolModes: ['transaction', 'session'],
+        defaultPoolSize: 10,
+        maxPreparedStatements: 200,
+        authType: 'scram-sha-256',
+        authFile: p.userlist,
+        adminUsers: ['pgbouncer_admin'],
+        statsUsers: ['pgbouncer_admin'],
+        serverTlsSslmode: 'require',
+        clientTls: { keyFile: p.tlsKey, certFile: p.tlsCert },
+        logFile: p.logFile(1),
+        pidFile: p.pidFile(1),
+        maxClientConnections: 10000,
+      }),
+    );
+    expect(files[2]?.text).toMatch(/^client_tls_key_file = \/r\/etc\/proxylab\/pgbouncer\/bouncer\.key$/m);
+    expect(files[2]?.text).toMatch(/^peer_id = 2$/m);
+  });
+
+  test('its template unit, the unit instance of each process, and the versions it reads', () => {
+    const units = pgbouncerDriver.host.units(config, 'pgbouncer');
+    expect(units.map((u) => u.file)).toEqual(['proxylab-pgbouncer@.service']);
+    expect(units[0]?.text).toMatch(
+      /^ExecStart=\/usr\/local\/bin\/pgbouncer \/etc\/proxylab\/pgbouncer\/%i\.ini$/m,
+    );
+    expect(pgbouncerDriver.host.processUnit('bouncer', 3)).toBe('proxylab-pgbouncer@bouncer-3.service');
+    expect(pgbouncerDriver.host.layout('bouncer').socketFile(1, 6432)).toBe(
+      '/run/proxylab-pgb/bouncer-1/.s.PGSQL.6432',
+    );
+    expect(pgbouncerDriver.host.dataPort).toBe(6432);
+    expect(pgbouncerDriver.host.parseVersion('PgBouncer 1.25.2\nlibevent 2.1.12-stable')).toBe('1.25.2');
+    expect(pgbouncerDriver.host.parseVersion('no version here')).toBeNull();
   });
 });

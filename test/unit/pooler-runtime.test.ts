@@ -320,6 +320,7 @@ describe('agent', () => {
 describe('pooler host config', () => {
   const good = {
     name: 'bouncer',
+    product: 'pgbouncer',
     placement: 'dedicated',
     region: 'eu-west-1',
     dbSecretArn: 'arn:db',
@@ -333,11 +334,24 @@ describe('pooler host config', () => {
     sharedBy: 1,
     maxPreparedStatements: 200,
     tls: true,
-    pgbouncerPath: '/opt/pgbouncer/bin/pgbouncer',
+    binaryPath: '/opt/pgbouncer/bin/pgbouncer',
     version: '1.25.2',
   };
   test('accepted as written', () => {
     expect(parsePoolerHostConfig(JSON.stringify(good), 'f.json')).toEqual(good);
+  });
+  test('the form older user data wrote (pgbouncerPath, no product) reads as PgBouncer', () => {
+    const { product, binaryPath, ...rest } = good;
+    expect(product).toBe('pgbouncer');
+    const old = { ...rest, pgbouncerPath: binaryPath };
+    expect(parsePoolerHostConfig(JSON.stringify(old), 'f.json')).toEqual(good);
+    // both names at once is not an old config: the stray key is named
+    expect(() =>
+      parsePoolerHostConfig(JSON.stringify({ ...good, pgbouncerPath: binaryPath }), 'f.json'),
+    ).toThrow(/pgbouncerPath/);
+    expect(() => parsePoolerHostConfig(JSON.stringify({ ...good, product: 'odyssey' }), 'f.json')).toThrow(
+      /product/,
+    );
   });
   test('every problem named with its field; unknown keys refused', () => {
     expect(() =>
@@ -384,7 +398,11 @@ describe('systemd on the pooler host', () => {
     const dir = scratchDir('pooler-units');
     const calls: string[] = [];
     const manager = systemdProcessManager(
-      { name: 'bouncer', pgbouncerPath: '/opt/pgbouncer-1.25.2/bin/pgbouncer' } as PoolerHostConfig,
+      {
+        name: 'bouncer',
+        product: 'pgbouncer',
+        binaryPath: '/opt/pgbouncer-1.25.2/bin/pgbouncer',
+      } as PoolerHostConfig,
       'pgbouncer',
       (file, args) => {
         calls.push([file, ...args].join(' '));
@@ -393,7 +411,7 @@ describe('systemd on the pooler host', () => {
       dir,
     );
     await manager.prepare();
-    await manager.startPgbouncer(1);
+    await manager.startProcess(1);
     await manager.startAgent();
     const unit = fs.readFileSync(path.join(dir, 'proxylab-pgbouncer@.service'), 'utf8');
     expect(unit).toMatch(
@@ -418,7 +436,7 @@ describe('systemd on the pooler host', () => {
 
   test('a failing systemctl names the command and its stderr', async () => {
     const manager = systemdProcessManager(
-      { name: 'bouncer', pgbouncerPath: '/x' } as PoolerHostConfig,
+      { name: 'bouncer', product: 'pgbouncer', binaryPath: '/x' } as PoolerHostConfig,
       'pgbouncer',
       () => Promise.resolve({ code: 1, stdout: '', stderr: 'Job for x failed.\n' }),
       scratchDir('pooler-units'),

@@ -1,6 +1,6 @@
 /**
  * The one PgBouncer configuration writer (pure text): the ini of process i of N and the userlist.
- * `proxylab local` (lib/local/pgbouncer.ts) and the pooler host's bootstrap (lib/cloud) both render
+ * `proxylab local` (lib/local/pgbouncer.ts) and the pooler host's bootstrap (lib/pooler-host) both render
  * through here, so the local integration tests exercise the configuration the cloud runs.
  *
  * Settings whose meaning is not obvious are cited from PgBouncer's doc/config.md

@@ -21,7 +21,8 @@ import type { AdminOp, AdminRow, PoolSample, PoolerDriver } from '../driver';
 import { POOL_GAUGES } from '../driver';
 import { POOL_MODES } from '../products';
 import { parsePgbouncerVersion, supportsMaxPreparedStatements, supportsPeering } from './config';
-import { poolDatabaseAlias } from './layout';
+import { pgbouncerUnitInstance, pgbouncerUnits, poolerPaths, renderPgbouncerHostFiles } from './host';
+import { PGBOUNCER_PORT, poolDatabaseAlias } from './layout';
 import { PGBOUNCER_BIN, PGBOUNCER_USER, pgbouncerInstallCommands } from './install';
 import { DEFAULT_PGBOUNCER_VERSION, PGBOUNCER_RELEASES } from './releases';
 import { immediateStopSignals } from './signals';
@@ -114,6 +115,8 @@ export const pgbouncerDriver: PoolerDriver = {
     // so_reuseport exists since 1.12, older than every release proxylab pins or finds (Debian 12: 1.18).
     reusePort: true,
     peering: version !== null && supportsPeering(version),
+    // one event loop per process (hence so_reuseport and several processes for several cores)
+    singleThreaded: true,
   }),
   preparedStatementsSince: PGBOUNCER_PREPARED_SINCE,
   defaultMaxPreparedStatements: PGBOUNCER_MAX_PREPARED_STATEMENTS_ON,
@@ -138,7 +141,18 @@ export const pgbouncerDriver: PoolerDriver = {
   immediateStopSignals,
   releases: PGBOUNCER_RELEASES,
   defaultVersion: DEFAULT_PGBOUNCER_VERSION,
-  host: { binaryPath: PGBOUNCER_BIN, systemUser: PGBOUNCER_USER, installCommands: pgbouncerInstallCommands },
+  host: {
+    binaryPath: PGBOUNCER_BIN,
+    systemUser: PGBOUNCER_USER,
+    installCommands: pgbouncerInstallCommands,
+    dataPort: PGBOUNCER_PORT,
+    layout: poolerPaths,
+    render: renderPgbouncerHostFiles,
+    units: pgbouncerUnits,
+    processUnit: pgbouncerUnitInstance,
+    versionStatement: 'SHOW VERSION',
+    parseVersion: (text) => parsePgbouncerVersion(text)?.join('.') ?? null,
+  },
   localBinary: {
     executable: 'pgbouncer',
     envVar: 'PROXYLAB_PGBOUNCER',

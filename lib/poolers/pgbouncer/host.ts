@@ -1,7 +1,7 @@
 /**
- * Where a pooler host keeps its PgBouncer files and how systemd runs its processes (pure: paths and
- * unit text; lib/pooler-host/bootstrap.ts writes them, lib/pooler-host/agent.ts reads the pid
- * files and sockets). One pooler per name, so a runner could host several co-located poolers.
+ * PgBouncer on a pooler host (the driver's `host`, pure: paths, file and unit text;
+ * lib/pooler-host/bootstrap.ts writes them, lib/pooler-host/agent.ts reads the pid files and
+ * sockets). One pooler per name, so a runner could host several co-located poolers.
  *
  *   /etc/proxylab/pgbouncer/<name>-<i>.ini        process i's configuration (0644, no secrets)
  *   /etc/proxylab/pgbouncer/<name>.userlist       auth_file (0600, the pgbouncer user's)
@@ -10,19 +10,14 @@
  *                                                 (systemd's RuntimeDirectory of the unit instance)
  *   /var/log/proxylab/pgbouncer-<name>-<i>.log    process i's log
  */
-import type { PoolerHostConfig } from './layout';
+import type { PoolerHostFile, PoolerHostLayout, PoolerHostRenderInput, PoolerHostUnit } from '../driver';
+import type { PoolerHostConfig } from '../host-config';
+import { renderPgbouncerIni, renderUserlist } from './config';
 
-export interface PoolerPaths {
-  readonly confDir: string;
+/** PgBouncer's paths: the neutral layout (the socket file is `.s.PGSQL.<port>`) plus its ini files and userlist. */
+export interface PoolerPaths extends PoolerHostLayout {
   readonly iniFile: (i: number) => string;
   readonly userlist: string;
-  readonly tlsKey: string;
-  readonly tlsCert: string;
-  readonly socketDir: (i: number) => string;
-  readonly pidFile: (i: number) => string;
-  readonly logFile: (i: number) => string;
-  /** The socket file PgBouncer creates in its socket dir for `port`: `.s.PGSQL.<port>`. */
-  readonly socketFile: (i: number, port: number) => string;
 }
 
 /** The host paths of pooler `name`, under `root` (`/` on a host; a temp dir in tests). */
@@ -46,15 +41,8 @@ export function poolerPaths(name: string, root = '/'): PoolerPaths {
 
 /** The systemd template unit that runs one PgBouncer process: instance `<name>-<i>`. */
 export const PGBOUNCER_UNIT = 'proxylab-pgbouncer@.service';
-/** The agent's template unit: instance `<name>`. */
-export const AGENT_UNIT = 'proxylab-pooler-agent@.service';
-
 export function pgbouncerUnitInstance(name: string, i: number): string {
   return `proxylab-pgbouncer@${name}-${i}.service`;
-}
-
-export function agentUnitInstance(name: string): string {
-  return `proxylab-pooler-agent@${name}.service`;
 }
 
 /**
@@ -66,7 +54,7 @@ export function agentUnitInstance(name: string): string {
  * /run/proxylab-pgb/<name>-<i> is its RuntimeDirectory: created (owned by `user`) at every start,
  * also after a reboot empties /run.
  */
-export function pgbouncerUnit(c: Pick<PoolerHostConfig, 'pgbouncerPath'>, user: string): string {
+export function pgbouncerUnit(c: Pick<PoolerHostConfig, 'binaryPath'>, user: string): string {
   return [
     '[Unit]',
     'Description=PgBouncer %i (proxylab pooler)',
@@ -79,7 +67,7 @@ export function pgbouncerUnit(c: Pick<PoolerHostConfig, 'pgbouncerPath'>, user: 
     `Group=${user}`,
     'RuntimeDirectory=proxylab-pgb/%i',
     'RuntimeDirectoryMode=0755',
-    `ExecStart=${c.pgbouncerPath} /etc/proxylab/pgbouncer/%i.ini`,
+    `ExecStart=${c.binaryPath} /etc/proxylab/pgbouncer/%i.ini`,
     'ExecReload=/bin/kill -HUP $MAINPID',
     'KillSignal=SIGINT',
     'TimeoutStopSec=15',
@@ -93,22 +81,46 @@ export function pgbouncerUnit(c: Pick<PoolerHostConfig, 'pgbouncerPath'>, user: 
   ].join('\n');
 }
 
-export function agentUnit(user: string, poolerJs = '/opt/proxylab/pooler.js'): string {
-  return [
-    '[Unit]',
-    'Description=proxylab pooler agent %i (admin relays, per-process CPU)',
-    'After=network-online.target',
-    '',
-    '[Service]',
-    'Type=simple',
-    `User=${user}`,
-    `Group=${user}`,
-    `ExecStart=/usr/bin/env node ${poolerJs} agent --config /etc/proxylab/pooler-%i.json`,
-    'Restart=on-failure',
-    'RestartSec=2',
-    '',
-    '[Install]',
-    'WantedBy=multi-user.target',
-    '',
-  ].join('\n');
+/** The template unit of PgBouncer's processes. */
+export function pgbouncerUnits(c: Pick<PoolerHostConfig, 'binaryPath'>, user: string): PoolerHostUnit[] {
+  return [{ file: PGBOUNCER_UNIT, text: pgbouncerUnit(c, user) }];
+}
+
+/**
+ * The userlist (0600: passwords) and one ini per process (0644, no secrets): scram-sha-256 for
+ * clients, TLS to the server, client TLS with the host's self-signed pair when `tls`.
+ */
+export function renderPgbouncerHostFiles(input: PoolerHostRenderInput): PoolerHostFile[] {
+  const { config } = input;
+  const p = poolerPaths(config.name, input.root);
+  const socketDirs = Array.from({ length: config.processes }, (_, i) => p.socketDir(i));
+  const files: PoolerHostFile[] = [
+    { path: p.userlist, text: renderUserlist([input.dbUser, input.adminUser]), mode: 0o600 },
+  ];
+  for (let i = 0; i < config.processes; i++) {
+    const ini = renderPgbouncerIni({
+      header: `written by proxylab pooler bootstrap for ${config.name}`,
+      version: config.version,
+      processIndex: i,
+      processes: config.processes,
+      listenAddr: config.listenAddr,
+      listenPort: input.dataPort,
+      socketDirs,
+      server: { host: config.serverHost, port: config.serverPort, dbname: input.dbname },
+      poolModes: config.poolModes,
+      defaultPoolSize: input.poolSizePerProcess,
+      maxPreparedStatements: config.maxPreparedStatements,
+      authType: 'scram-sha-256',
+      authFile: p.userlist,
+      adminUsers: [input.adminUser.username],
+      statsUsers: [input.adminUser.username],
+      serverTlsSslmode: 'require',
+      clientTls: config.tls ? { keyFile: p.tlsKey, certFile: p.tlsCert } : null,
+      logFile: p.logFile(i),
+      pidFile: p.pidFile(i),
+      maxClientConnections: 10000,
+    });
+    files.push({ path: p.iniFile(i), text: ini, mode: 0o644 });
+  }
+  return files;
 }

@@ -1,16 +1,14 @@
 /**
- * The contract between the lab file, the stack, the pooler host and the runners for a self-hosted
- * PgBouncer (pure: types and constants, no I/O). The stack (lib/constructs) renders these values
- * into user data and a stack output; the pooler bootstrap and agent (lib/cloud) read them on the
- * host; the runner builds pooler targets from the stack output; `proxylab local` uses the same
- * configuration module (lib/poolers/pgbouncer/config.ts) for its throwaway PgBouncer.
+ * PgBouncer's side of the pooler contract (pure: types and constants, no I/O): its data port and
+ * database aliases. The product-neutral host config is lib/poolers/host-config.ts; `proxylab local`
+ * uses the same configuration module (lib/poolers/pgbouncer/config.ts) for its throwaway PgBouncer.
  *
  * Process layout: `processes` PgBouncer processes share the data port with `so_reuseport` (the
  * kernel spreads new connections across them), so a 4-vCPU host is not capped at one core. The
  * product-neutral endpoint (ports, the stack output's schema) is lib/poolers/endpoint.ts.
  */
 
-import type { PoolMode, PoolerPlacement } from '../products';
+import type { PoolMode } from '../products';
 export type { PoolerPlacement } from '../products';
 export {
   adminPortOf,
@@ -33,33 +31,5 @@ export function poolDatabaseAlias(dbname: string, mode: PgbouncerPoolMode): stri
   return mode === 'transaction' ? dbname : `${dbname}_session`;
 }
 
-/**
- * What user data writes to /etc/proxylab/pooler-<name>.json on a pooler host (or a runner, for
- * on-runners) before `node /opt/proxylab/pooler.js bootstrap --config <that file>` runs. No secrets:
- * the bootstrap reads them from Secrets Manager.
- */
-export interface PoolerHostConfig {
-  readonly name: string;
-  readonly placement: PoolerPlacement;
-  readonly region: string;
-  /** Master credentials of the database (JSON secret: username, password, dbname, host, port). */
-  readonly dbSecretArn: string;
-  /** The pooler admin/stats user (JSON secret: username, password). */
-  readonly adminSecretArn: string;
-  /** The database writer (Aurora writer endpoint or the RDS instance endpoint). */
-  readonly serverHost: string;
-  readonly serverPort: number;
-  /** `0.0.0.0` on a dedicated host, `127.0.0.1` on runners. */
-  readonly listenAddr: string;
-  readonly poolModes: readonly PgbouncerPoolMode[];
-  readonly processes: number;
-  /** The lab's share of max_connections for this pooler in total (not divided). */
-  readonly poolPercent: number;
-  /** Deployments that split poolPercent: poolerDeployments(placement, runner count). */
-  readonly sharedBy: number;
-  readonly maxPreparedStatements: number;
-  readonly tls: boolean;
-  /** The installed binary (from the pinned release). */
-  readonly pgbouncerPath: string;
-  readonly version: string;
-}
+/** The product-neutral host config (lib/poolers/host-config.ts), re-exported for older imports. */
+export type { PoolerHostConfig } from '../host-config';
