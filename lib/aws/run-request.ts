@@ -12,7 +12,7 @@ import { UsageError } from '../core/errors';
 import { poolerEndpointSchema } from '../poolers/endpoint';
 import { RUN_PATHS, runKeyPrefix } from '../results/run-paths';
 import { parseRunFile } from '../results/schemas';
-import { PROXY_TARGET_KINDS } from '../suite/targets';
+import { MANAGED_PROXY_KINDS, PROXY_TARGET_KINDS } from '../suite/targets';
 import { DATABASE_ENGINES } from '../suite/engines';
 import type { SslMode } from '../exec/libpq';
 import type { ProxyTargetKind, RunnerArgs, RunnerTestSettings, RunRequestArgs } from './runner-args';
@@ -46,6 +46,8 @@ export const runRequestSchema = z.object({
       z.object({
         name: z.string().regex(/^[A-Za-z][A-Za-z0-9-]*$/),
         endpoint: endpointSchema,
+        /** The proxy's other endpoints by their targets' kind; absent (none) in every request so far. */
+        endpoints: z.partialRecord(z.enum(MANAGED_PROXY_KINDS), endpointSchema).optional(),
         dbProxyName: z.string().min(1),
         lab: poolSchema.nullable(),
       }),

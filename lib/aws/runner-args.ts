@@ -6,7 +6,7 @@
 import type { Endpoint } from '../aws/endpoint';
 import type { SslMode } from '../exec/libpq';
 import type { PoolerEndpoint } from '../poolers/endpoint';
-import type { ProxyTargetKind } from '../suite/targets';
+import type { ManagedProxyKind, ProxyTargetKind } from '../suite/targets';
 import type { DatabaseEngine } from '../suite/engines';
 import type { LabResources } from '../collector/plan';
 
@@ -32,7 +32,13 @@ export interface DatabaseSpec {
 export interface ProxySpec {
   /** Lab-local name (`pool100`), the target's name in results. */
   readonly name: string;
+  /** The proxy's default endpoint (its targets' kind `rds-proxy`). */
   readonly endpoint: Endpoint;
+  /**
+   * Its other endpoints, by the kind of their targets (lib/suite/kinds.ts MANAGED_PROXY_KINDS):
+   * each is a target `managedProxyTarget(name, kind)`. Absent: none.
+   */
+  readonly endpoints?: Readonly<Partial<Record<ManagedProxyKind, Endpoint>>>;
   /** The RDS DBProxyName (`<lab>-<name>`); defaults to `name`. */
   readonly dbProxyName: string;
   /** The lab's pool settings to restore after a sweep; read from the proxy when absent. */

@@ -1,5 +1,5 @@
 /**
- * A lab's targets, listed once: the writer (`direct`), one target per RDS Proxy and one per
+ * A lab's targets, listed once: the writer (`direct`), one target per RDS Proxy endpoint and one per
  * self-hosted pooler × pool mode. The run-duration estimate (lib/operator/run-window.ts) and the
  * runner's targets (lib/runner/targets.ts, lib/runner/pooler-targets.ts, the pooler sampler in
  * lib/runner/runner.ts) all list them through here, so none of them can leave a target out.
@@ -7,19 +7,46 @@
  * It takes only what it needs of a lab (proxy names; pooler names and pool modes), so the lab
  * config and the runner's arguments (which carry the same names from the stack outputs) both fit.
  */
-import type { PgbouncerPoolMode } from '../poolers/pgbouncer/layout';
-import { directTarget, managedProxyTarget, poolerTarget, type ProxyTargetKind } from '../suite/targets';
+import {
+  directTarget,
+  MANAGED_PROXY_KINDS,
+  managedProxyTarget,
+  type ManagedProxyKind,
+  poolerTarget,
+  type PoolMode,
+  type ProxyTargetKind,
+  type SelfHostedPooler,
+} from '../suite/targets';
 import type { TargetRef } from '../suite/types';
 
 /** What `labTargets` reads of a proxy. */
 export interface NamedProxy {
   readonly name: string;
+  /**
+   * Its endpoints besides the default one, by the kind of their targets (lib/aws/runner-args.ts
+   * ProxySpec); each is one more target of the proxy.
+   */
+  readonly endpoints?: Readonly<Partial<Record<ManagedProxyKind, unknown>>>;
 }
 
-/** What `labTargets` reads of a self-hosted pooler. */
-export interface PoolerModes {
+/** The kinds of a proxy's endpoints besides its default one, in registry order. */
+export function extraEndpointKinds(proxy: NamedProxy): ManagedProxyKind[] {
+  return MANAGED_PROXY_KINDS.filter((k) => k !== 'rds-proxy' && proxy.endpoints?.[k] !== undefined);
+}
+
+/**
+ * What `labTargets` reads of a self-hosted pooler: its name, pool modes and product — `kind` in the
+ * lab file's pooler (lib/config/types.ts PoolerConfig), `product` in its stack output
+ * (lib/poolers/endpoint.ts PoolerEndpoint).
+ */
+export type PoolerModes = {
   readonly name: string;
-  readonly poolModes: readonly PgbouncerPoolMode[];
+  readonly poolModes: readonly PoolMode[];
+} & ({ readonly product: SelfHostedPooler } | { readonly kind: SelfHostedPooler });
+
+/** The product of a lab-file pooler (`kind`) or of a deployed one (`product`). */
+export function poolerProduct(pooler: PoolerModes): SelfHostedPooler {
+  return 'product' in pooler ? pooler.product : pooler.kind;
 }
 
 export type LabTarget<P extends NamedProxy = NamedProxy, Q extends PoolerModes = PoolerModes> =
@@ -29,15 +56,15 @@ export type LabTarget<P extends NamedProxy = NamedProxy, Q extends PoolerModes =
       readonly ref: TargetRef;
       readonly role: 'pooler';
       readonly pooler: Q;
-      readonly mode: PgbouncerPoolMode;
+      readonly mode: PoolMode;
     };
 
-/** A pooler's targets: one per pool mode, named `<pooler>-<mode>`. */
+/** A pooler's targets: one per pool mode, named `<pooler>-<mode>`, of its product's kinds. */
 export function poolerTargets<Q extends PoolerModes>(
   pooler: Q,
 ): Array<Extract<LabTarget<NamedProxy, Q>, { role: 'pooler' }>> {
   return pooler.poolModes.map((mode) => ({
-    ref: poolerTarget('pgbouncer', pooler.name, mode),
+    ref: poolerTarget(poolerProduct(pooler), pooler.name, mode),
     role: 'pooler' as const,
     pooler,
     mode,
@@ -54,11 +81,12 @@ export function labTargets<P extends NamedProxy, Q extends PoolerModes>(
 ): Array<LabTarget<P, Q>> {
   return [
     { ref: directTarget(), role: 'writer' },
-    ...lab.proxies.map((proxy) => ({
-      ref: proxyKind === 'rds-proxy' ? managedProxyTarget(proxy.name) : { kind: proxyKind, name: proxy.name },
-      role: 'proxy' as const,
-      proxy,
-    })),
+    ...lab.proxies.flatMap((proxy) =>
+      [
+        proxyKind === 'rds-proxy' ? managedProxyTarget(proxy.name) : { kind: proxyKind, name: proxy.name },
+        ...extraEndpointKinds(proxy).map((kind) => managedProxyTarget(proxy.name, kind)),
+      ].map((ref) => ({ ref, role: 'proxy' as const, proxy })),
+    ),
     ...lab.poolers.flatMap((pooler) => poolerTargets(pooler)),
   ];
 }

@@ -29,6 +29,7 @@ import {
   DEFAULT_POOL_PERCENT,
   DEFAULT_SUPERUSER_RESERVED,
   LOCAL_POOLER,
+  LOCAL_POOLER_PRODUCT,
   startLocalStack,
   type LocalStack,
 } from './stack';
@@ -36,8 +37,8 @@ import {
 /** The local stack's targets (lib/local/stack.ts), in its order. */
 const LOCAL_TARGETS: readonly TargetRef[] = [
   directTarget(),
-  poolerTarget('pgbouncer', LOCAL_POOLER, 'transaction'),
-  poolerTarget('pgbouncer', LOCAL_POOLER, 'session'),
+  poolerTarget(LOCAL_POOLER_PRODUCT, LOCAL_POOLER, 'transaction'),
+  poolerTarget(LOCAL_POOLER_PRODUCT, LOCAL_POOLER, 'session'),
 ];
 export const DEFAULT_SUITE = 'quick';
 export const DEFAULT_OUT_DIR = 'runs';

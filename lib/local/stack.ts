@@ -38,6 +38,8 @@ export const DEFAULT_POOL_PERCENT = 25;
 export const DEFAULT_SUPERUSER_RESERVED = 3;
 /** The local PgBouncer's instance name: its targets are `pgbouncer-transaction` and `pgbouncer-session`. */
 export const LOCAL_POOLER = 'pgbouncer';
+/** The local pooler's product: its driver's (lib/poolers/pgbouncer/driver.ts). */
+export const LOCAL_POOLER_PRODUCT = pgbouncerDriver.product;
 
 export interface LocalStackOptions {
   /** @default 40 */
@@ -197,7 +199,9 @@ function makeStack(
       new LocalMetricsSampler({
         admins: pgb.processes.map((p) => p.admin),
         pgbouncerPids: pgb.processes.map((p) => p.pid),
-        pgbouncerTargets: targets.filter((t) => t.descriptor?.pooler === 'pgbouncer').map((t) => t.ref.name),
+        pgbouncerTargets: targets
+          .filter((t) => t.descriptor?.pooler === LOCAL_POOLER_PRODUCT)
+          .map((t) => t.ref.name),
         server: pg.superuserTarget(BENCH_DB),
         datname: BENCH_DB,
         pools: LOCAL_POOLS,
@@ -258,8 +262,13 @@ function localTargets(pg: PostgresCluster, pgb: Pgbouncer): Target[] {
   });
   return [
     target(directTarget(), pg.port, BENCH_DB, pg.serverVersion),
-    target(poolerTarget('pgbouncer', LOCAL_POOLER, 'transaction'), pgb.port, TRANSACTION_DB, pgb.version),
-    target(poolerTarget('pgbouncer', LOCAL_POOLER, 'session'), pgb.port, SESSION_DB, pgb.version),
+    target(
+      poolerTarget(LOCAL_POOLER_PRODUCT, LOCAL_POOLER, 'transaction'),
+      pgb.port,
+      TRANSACTION_DB,
+      pgb.version,
+    ),
+    target(poolerTarget(LOCAL_POOLER_PRODUCT, LOCAL_POOLER, 'session'), pgb.port, SESSION_DB, pgb.version),
   ];
 }
 

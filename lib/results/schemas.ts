@@ -11,8 +11,17 @@ import { JsonInputError, JsonSyntaxError, parseJsonText } from '../core/json-tex
 import type { PlannedStep } from '../suite/expand';
 import { RUN_DATABASE_ENGINES } from '../suite/engines';
 import type { RunPlan } from '../suite/plan';
-import { TARGET_KIND_NAMES, type TargetDescriptor } from '../suite/targets';
-import type { MetricsFile, RunManifest, StepRecord, TargetKind } from '../suite/types';
+import {
+  PLACEMENTS,
+  POOL_MODES,
+  POOL_RESIZES,
+  POOLERS,
+  PREPARED_SWITCHES,
+  SELF_HOSTED_POOLERS,
+  TARGET_KIND_NAMES,
+  type TargetDescriptor,
+} from '../suite/targets';
+import type { MetricsFile, RunManifest, StepRecord } from '../suite/types';
 import type { StepWindow } from './sink';
 
 const num = z.number();
@@ -73,7 +82,7 @@ const measurement = z.object({
 });
 
 // Every kind the registry knows (lib/suite/targets.ts): a new kind is not spelled again here.
-const targetKind = z.enum(TARGET_KIND_NAMES as readonly [TargetKind, ...TargetKind[]]);
+const targetKind = z.enum(TARGET_KIND_NAMES);
 const targetRef = z.object({ kind: targetKind, name: z.string() });
 const preparedMode = z.enum(['off', 'on']);
 const stepParams = z.object({
@@ -179,7 +188,7 @@ export const metricsFileSchema = z.object({
     .optional(),
   series: z.array(
     z.object({
-      source: z.enum(['cloudwatch', 'pi', 'pgbouncer', 'pg_stat_database', 'runner']),
+      source: z.enum(['cloudwatch', 'pi', ...SELF_HOSTED_POOLERS, 'pg_stat_database', 'runner']),
       name: z.string(),
       stat: z.string(),
       unit: z.string().nullable(),
@@ -208,9 +217,9 @@ export const stepWindowsFileSchema = z.object({
 export const targetDescriptorSchema = z.object({
   kind: targetKind,
   name: z.string(),
-  pooler: z.enum(['none', 'rds-proxy', 'pgbouncer']),
-  poolMode: z.enum(['transaction', 'session']).nullable(),
-  placement: z.enum(['managed', 'dedicated-host', 'co-located', 'local']),
+  pooler: z.enum(POOLERS),
+  poolMode: z.enum(POOL_MODES).nullable(),
+  placement: z.enum(PLACEMENTS),
   version: z.string().nullable(),
   settings: z.object({
     maxPreparedStatements: nullableNum,
@@ -220,9 +229,9 @@ export const targetDescriptorSchema = z.object({
     pooled: z.boolean(),
     multiplexes: z.boolean(),
     carriesPreparedStatements: z.enum(['yes', 'no', 'measured']),
-    resizablePool: z.enum(['rds-api', 'pgbouncer-admin']).nullable(),
+    resizablePool: z.enum(POOL_RESIZES).nullable(),
     preparedStatementsSwitch: z
-      .object({ how: z.literal('pgbouncer-admin'), available: z.boolean(), reason: z.string().nullable() })
+      .object({ how: z.enum(PREPARED_SWITCHES), available: z.boolean(), reason: z.string().nullable() })
       .nullable(),
   }),
 });

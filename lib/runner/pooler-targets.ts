@@ -1,6 +1,6 @@
 /**
  * Self-hosted PgBouncer in the cloud lab, as the runner sees it: each pooler × pool mode is a
- * target (`<pooler>-<mode>`, kind pgbouncer-transaction / pgbouncer-session, placement
+ * target (`<pooler>-<mode>`, of its product's kinds (lib/config/targets.ts poolerTargets), placement
  * dedicated-host or co-located), probed through the admin console of process 0 (SHOW VERSION,
  * SHOW CONFIG's max_prepared_statements); pool sweeps and the prepared-statement switch go to the
  * admin console of EVERY process (`SET default_pool_size`, `SET max_prepared_statements`), like

@@ -22,13 +22,14 @@ import {
 } from '@aws-sdk/client-rds';
 import { InfrastructureError, UsageError } from '../core/errors';
 import type { Clock, PoolControl } from '../engine/ports';
+import { targetInstance } from '../suite/targets';
 import type { TargetRef } from '../suite/types';
 import type { PoolPercents } from '../aws/runner-args';
 
 const PROXY_TARGET_GROUP = 'default';
 
 export interface RdsProxyPoolControlOptions {
-  /** Lab proxy name (TargetRef.name) → DBProxyName. */
+  /** Lab proxy name (a target's instance, `targetInstance`) → DBProxyName. */
   readonly proxyNames: Readonly<Record<string, string>>;
   /** The lab's values per lab proxy name; when absent, read before the first change. */
   readonly labValues?: Readonly<Record<string, PoolPercents>>;
@@ -58,9 +59,12 @@ export class RdsProxyPoolControl implements PoolControl {
     return this.current.get(proxyName) ?? this.options.labValues?.[proxyName] ?? null;
   }
 
-  /** Whether this control manages the target (one of the lab's proxies), rather than testing a kind. */
+  /**
+   * Whether this control manages the target (it reaches one of the lab's proxies), rather than
+   * testing a kind. A proxy's pool is its target group's, whichever of its endpoints the target is.
+   */
   private manages(target: TargetRef): boolean {
-    return Object.prototype.hasOwnProperty.call(this.options.proxyNames, target.name);
+    return Object.prototype.hasOwnProperty.call(this.options.proxyNames, targetInstance(target));
   }
 
   async reset(target: TargetRef): Promise<void> {
@@ -78,17 +82,18 @@ export class RdsProxyPoolControl implements PoolControl {
     if (!Number.isInteger(percent) || percent < 1 || percent > 100) {
       throw new UsageError(`maxConnectionsPercent must be an integer 1–100, got ${percent}`);
     }
-    const dbProxyName = this.dbProxyName(target.name);
-    if (!this.changed.has(target.name)) {
-      const lab = this.options.labValues?.[target.name] ?? (await this.describe(dbProxyName));
-      this.changed.set(target.name, lab);
+    const proxy = targetInstance(target);
+    const dbProxyName = this.dbProxyName(proxy);
+    if (!this.changed.has(proxy)) {
+      const lab = this.options.labValues?.[proxy] ?? (await this.describe(dbProxyName));
+      this.changed.set(proxy, lab);
     }
-    const lab = this.changed.get(target.name) as PoolPercents;
+    const lab = this.changed.get(proxy) as PoolPercents;
     const wanted = {
       maxConnectionsPercent: percent,
       maxIdleConnectionsPercent: Math.min(lab.maxIdleConnectionsPercent, percent),
     };
-    await this.apply(target.name, dbProxyName, wanted);
+    await this.apply(proxy, dbProxyName, wanted);
   }
 
   async restore(): Promise<void> {

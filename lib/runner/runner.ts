@@ -433,7 +433,7 @@ async function connectTargets(
   const { targets: proxyTargets, writer } = buildCloudTargets({
     credentials,
     writer: args.writerEndpoint,
-    proxies: Object.fromEntries(args.proxies.map((p) => [p.name, p.endpoint])),
+    proxies: args.proxies,
     sslmode: args.sslmode,
     query: deps.query,
     poolPercent: (name) => proxyPool.currentPercent(name),

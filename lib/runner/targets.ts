@@ -18,7 +18,7 @@ import type { TargetRef } from '../suite/types';
 import type { DbCredentials } from '../aws/secrets';
 import type { ScalarQuery, SslMode } from '../exec/libpq';
 import type { Endpoint } from '../aws/endpoint';
-import type { PoolPercents } from '../aws/runner-args';
+import type { PoolPercents, ProxySpec } from '../aws/runner-args';
 import { labTargets } from '../config/targets';
 
 /** The server behind every target: one writer, read once per run. */
@@ -83,8 +83,8 @@ export class CloudTarget implements Target {
 export interface CloudTargetsInput {
   readonly credentials: DbCredentials;
   readonly writer: Endpoint;
-  /** Lab proxy name → endpoint. */
-  readonly proxies: Readonly<Record<string, Endpoint>>;
+  /** The lab's proxies with their endpoints (the run request's). */
+  readonly proxies: ReadonlyArray<ProxyEndpoints>;
   /** @default 'require' (test-only override: 'disable' to stand PgBouncer in for a proxy locally). */
   readonly sslmode?: SslMode;
   readonly query: ScalarQuery;
@@ -93,7 +93,16 @@ export interface CloudTargetsInput {
   readonly proxyKind?: ProxyTargetKind;
 }
 
-/** `direct` (the writer) plus one `rds-proxy` target per proxy. */
+/** What the runner's proxy targets read of a proxy. */
+type ProxyEndpoints = Pick<ProxySpec, 'name' | 'endpoint'> & Partial<Pick<ProxySpec, 'endpoints'>>;
+
+/** The endpoint of `proxy` a target of it reaches: the one listed for its kind, else the default one. */
+function proxyEndpoint(proxy: ProxyEndpoints, ref: TargetRef): Endpoint {
+  const byKind: Readonly<Partial<Record<string, Endpoint>>> = proxy.endpoints ?? {};
+  return byKind[ref.kind] ?? proxy.endpoint;
+}
+
+/** `direct` (the writer) plus one target per proxy endpoint (`rds-proxy`: its default endpoint). */
 export function buildCloudTargets(input: CloudTargetsInput): { targets: CloudTarget[]; writer: WriterInfo } {
   const sslmode = input.sslmode ?? 'require';
   const conn = (ep: Endpoint): ConnectionInfo => ({
@@ -106,14 +115,18 @@ export function buildCloudTargets(input: CloudTargetsInput): { targets: CloudTar
   });
   const writerConn = conn(input.writer);
   const writer = new WriterInfo(writerConn, input.query);
-  const proxies = Object.entries(input.proxies).map(([name, endpoint]) => ({ name, endpoint }));
   // The pooler targets are buildPoolerTargets' (lib/runner/pooler-targets.ts), from the same list.
-  const targets = labTargets({ proxies, poolers: [] }, input.proxyKind ?? 'rds-proxy').flatMap((t) =>
-    t.role === 'writer'
-      ? [new CloudTarget(t.ref, writerConn, writer, () => null)]
-      : t.role === 'proxy'
-        ? [new CloudTarget(t.ref, conn(t.proxy.endpoint), writer, () => input.poolPercent(t.ref.name))]
-        : [],
+  const targets = labTargets({ proxies: input.proxies, poolers: [] }, input.proxyKind ?? 'rds-proxy').flatMap(
+    (t) =>
+      t.role === 'writer'
+        ? [new CloudTarget(t.ref, writerConn, writer, () => null)]
+        : t.role === 'proxy'
+          ? [
+              new CloudTarget(t.ref, conn(proxyEndpoint(t.proxy, t.ref)), writer, () =>
+                input.poolPercent(t.proxy.name),
+              ),
+            ]
+          : [],
   );
   return { targets, writer };
 }

@@ -3,9 +3,10 @@
  * and what it CAN do, as capabilities. This is the one module that reads a target kind string:
  * expectations, comparisons, the engine, pool control, the report and cost ask a descriptor.
  *
- * Adding a kind = one entry in KINDS (here), a constructor of its reference beside the others below
- * (`directTarget`, `managedProxyTarget`, `poolerTarget`) + its adapter (lib/local, lib/runner build
- * the connection, probe the version and settings, and pass them to `describeTarget`). Scenarios
+ * Adding a kind = one entry in KINDS (./kinds.ts, the data every kind list follows from); its
+ * references are built by `directTarget`, `managedProxyTarget(name, kind)` or
+ * `poolerTarget(product, instance, mode)` below, and its capabilities are decided here from the
+ * entry's fields (a new pooler product adds its rules to `capabilitiesOf`). Scenarios
  * choose targets by capability (`TargetMatch`), so the catalog needs no change; what a descriptor
  * stores is in every plan.json, so a new kind adds no field to it: product and instance are derived
  * from the kind and name (`targetProduct`, `targetInstance`).
@@ -20,24 +21,46 @@
  *   (2023-11-10) but not whether named statements survive; the run records the outcome and
  *   DatabaseConnectionsCurrentlySessionPinned, it does not predict it.
  */
-import type { PreparedStatementsMode, TargetKind, TargetRef } from './types';
+import {
+  KINDS,
+  PRODUCTS,
+  TARGET_KIND_NAMES,
+  type ManagedProxyKind,
+  type Placement,
+  type Pooler,
+  type PoolMode,
+  type SelfHostedPooler,
+  type TargetKind,
+  type TargetProduct,
+} from './kinds';
+import type { PreparedStatementsMode, TargetRef } from './types';
 
 export type { PreparedStatementsMode } from './types';
+export {
+  MANAGED_PROXY_KINDS,
+  PLACEMENTS,
+  POOL_MODES,
+  POOLERS,
+  PROXY_TARGET_KINDS,
+  SELF_HOSTED_POOLERS,
+  TARGET_KIND_NAMES,
+  type ManagedProxyKind,
+  type Placement,
+  type Pooler,
+  type PoolMode,
+  type ProxyTargetKind,
+  type SelfHostedPooler,
+  type TargetKind,
+  type TargetProduct,
+} from './kinds';
 
-export type Pooler = 'none' | 'rds-proxy' | 'pgbouncer';
-/**
- * The product a target is: `postgres` (direct to the server), `rds-proxy`, or a self-hosted pooler
- * by the name its driver is registered under (lib/poolers/<product>).
- */
-export type TargetProduct = 'postgres' | 'rds-proxy' | 'pgbouncer';
-/** A self-hosted pooler product (one with a driver in lib/poolers). */
-export type SelfHostedPooler = Extract<TargetProduct, 'pgbouncer'>;
-export type PoolMode = 'transaction' | 'session';
-/** managed: AWS runs it; dedicated-host: its own EC2; co-located: on the load generator; local: this machine. */
-export type Placement = 'managed' | 'dedicated-host' | 'co-located' | 'local';
 export type PreparedSupport = 'yes' | 'no' | 'measured';
-/** How a pool is resized at run time. */
-export type PoolResize = 'rds-api' | 'pgbouncer-admin';
+/** How a pool is resized at run time (the results schema's list). */
+export const POOL_RESIZES = ['rds-api', 'pgbouncer-admin'] as const;
+export type PoolResize = (typeof POOL_RESIZES)[number];
+/** How the prepared-statement support is switched per step (the results schema's list). */
+export const PREPARED_SWITCHES = ['pgbouncer-admin'] as const;
+export type PreparedSwitch = (typeof PREPARED_SWITCHES)[number];
 
 /** PgBouncer's own default since 1.24; what `on` sets. */
 export const PGBOUNCER_MAX_PREPARED_STATEMENTS_ON = 200;
@@ -57,7 +80,7 @@ export interface TargetCapabilities {
    * `available: false` and the reason when this version cannot (PgBouncer < 1.21). null: no switch.
    */
   readonly preparedStatementsSwitch: {
-    readonly how: 'pgbouncer-admin';
+    readonly how: PreparedSwitch;
     readonly available: boolean;
     readonly reason: string | null;
   } | null;
@@ -99,6 +122,12 @@ export interface TargetMatch {
   /** A self-hosted pooler on its own host, not beside the load (nor on this machine). */
   readonly dedicatedHost?: boolean;
   readonly pooler?: readonly Pooler[];
+  /**
+   * true: targets that serve reads only; false: targets that take writes. Absent: any in a rule or
+   * comparison, but a scenario's target list (`selectTargets`) selects read-only targets only when
+   * it asks for them — a write script through a read-only endpoint fails every transaction.
+   */
+  readonly readOnly?: boolean;
   /** Protocol-level prepared statements survive the pool (in transaction mode: the pooler carries them). */
   readonly carriesPreparedStatements?: readonly PreparedSupport[];
 }
@@ -112,56 +141,7 @@ export interface ProductInfo {
   readonly versioned: boolean;
 }
 
-interface KindEntry {
-  readonly pooler: Pooler;
-  readonly poolMode: PoolMode | null;
-  readonly placement: Placement;
-  readonly product: ProductInfo;
-  /**
-   * What a target's name adds to its instance's (`-transaction`: `bouncer` → `bouncer-transaction`);
-   * null: the name is the instance's.
-   */
-  readonly nameSuffix: string | null;
-}
-
-const POSTGRES: ProductInfo = { id: 'postgres', label: 'PostgreSQL', versioned: true };
-const RDS_PROXY: ProductInfo = { id: 'rds-proxy', label: 'RDS Proxy', versioned: false };
-const PGBOUNCER: ProductInfo = { id: 'pgbouncer', label: 'PgBouncer', versioned: true };
-
-/** Every kind, once. */
-const KINDS: Readonly<Record<TargetKind, KindEntry>> = {
-  direct: { pooler: 'none', poolMode: null, placement: 'managed', product: POSTGRES, nameSuffix: null },
-  'rds-proxy': {
-    pooler: 'rds-proxy',
-    poolMode: 'transaction',
-    placement: 'managed',
-    product: RDS_PROXY,
-    nameSuffix: null,
-  },
-  'pgbouncer-transaction': {
-    pooler: 'pgbouncer',
-    poolMode: 'transaction',
-    placement: 'local',
-    product: PGBOUNCER,
-    nameSuffix: '-transaction',
-  },
-  'pgbouncer-session': {
-    pooler: 'pgbouncer',
-    poolMode: 'session',
-    placement: 'local',
-    product: PGBOUNCER,
-    nameSuffix: '-session',
-  },
-};
-
-export const TARGET_KIND_NAMES: readonly TargetKind[] = Object.keys(KINDS) as TargetKind[];
-
-/** The kinds a run request may name for its proxy targets (all but direct): test stand-ins included. */
-export const PROXY_TARGET_KINDS = TARGET_KIND_NAMES.filter((k) => KINDS[k].pooler !== 'none') as [
-  ProxyTargetKind,
-  ...ProxyTargetKind[],
-];
-export type ProxyTargetKind = Exclude<TargetKind, 'direct'>;
+type KindEntry = (typeof KINDS)[TargetKind];
 
 // ---------------------------------------------------------------------------------------------
 // References: the adapters build a target's kind and name only through these.
@@ -171,9 +151,13 @@ export function directTarget(): TargetRef {
   return { kind: 'direct', name: 'direct' };
 }
 
-/** An RDS Proxy of the lab, by its name in the lab file. */
-export function managedProxyTarget(name: string): TargetRef {
-  return { kind: 'rds-proxy', name };
+/**
+ * An RDS Proxy of the lab, by its name in the lab file: its default endpoint (`rds-proxy`, named as
+ * the proxy), or another endpoint of it by that endpoint's kind (named with the kind's suffix).
+ */
+export function managedProxyTarget(name: string, kind: ManagedProxyKind = 'rds-proxy'): TargetRef {
+  const suffix: string | null = KINDS[kind].nameSuffix;
+  return { kind, name: `${name}${suffix ?? ''}` };
 }
 
 /**
@@ -181,14 +165,16 @@ export function managedProxyTarget(name: string): TargetRef {
  * one): named `<instance>-<mode>`, the name lib/poolers/pgbouncer/layout.ts `poolerTargetName` gives.
  */
 export function poolerTarget(product: SelfHostedPooler, instance: string, mode: PoolMode): TargetRef {
-  const kind = TARGET_KIND_NAMES.find((k) => KINDS[k].product.id === product && KINDS[k].poolMode === mode);
+  const kind = TARGET_KIND_NAMES.find((k) => KINDS[k].product === product && KINDS[k].poolMode === mode);
   if (kind === undefined) throw new RangeError(`no target kind for ${product} in ${mode} mode`);
-  return { kind, name: `${instance}${KINDS[kind].nameSuffix ?? ''}` };
+  const suffix: string | null = KINDS[kind].nameSuffix;
+  return { kind, name: `${instance}${suffix ?? ''}` };
 }
 
 /** What product a target is (`pgbouncer`, `PgBouncer`). */
 export function targetProduct(d: Pick<TargetRef, 'kind'>): ProductInfo {
-  return KINDS[d.kind].product;
+  const id = KINDS[d.kind].product;
+  return { id, ...PRODUCTS[id] };
 }
 
 /**
@@ -197,7 +183,7 @@ export function targetProduct(d: Pick<TargetRef, 'kind'>): ProductInfo {
  * A pooler's metric series carry it as their `pooler` dimension.
  */
 export function targetInstance(d: TargetRef): string {
-  const suffix = KINDS[d.kind].nameSuffix;
+  const suffix: string | null = KINDS[d.kind].nameSuffix;
   return suffix !== null && d.name.endsWith(suffix) && d.name.length > suffix.length
     ? d.name.slice(0, -suffix.length)
     : d.name;
@@ -275,7 +261,7 @@ function capabilitiesOf(k: KindEntry, version: string | null, mps: number | null
           available,
           reason: available
             ? null
-            : `not available on ${k.product.label} ${version ?? '(version unknown)'} (needs ≥ ${PGBOUNCER_PREPARED_SINCE})`,
+            : `not available on ${PRODUCTS[k.product].label} ${version ?? '(version unknown)'} (needs ≥ ${PGBOUNCER_PREPARED_SINCE})`,
         }
       : null,
   };
@@ -313,6 +299,7 @@ export function matchesTarget(d: TargetDescriptor, m: TargetMatch | undefined): 
   if (m.managed !== undefined && (d.placement === 'managed') !== m.managed) return false;
   if (m.dedicatedHost !== undefined && (d.placement === 'dedicated-host') !== m.dedicatedHost) return false;
   if (m.pooler !== undefined && !m.pooler.includes(d.pooler)) return false;
+  if (m.readOnly !== undefined && !KINDS[d.kind].writes !== m.readOnly) return false;
   if (
     m.carriesPreparedStatements !== undefined &&
     !m.carriesPreparedStatements.includes(c.carriesPreparedStatements)
@@ -323,7 +310,8 @@ export function matchesTarget(d: TargetDescriptor, m: TargetMatch | undefined): 
 
 /**
  * The targets a scenario's list selects among those present: for each match in order, the present
- * targets it matches (in their order), each target once (at its first match).
+ * targets it matches (in their order), each target once (at its first match); read-only targets
+ * only for a match that asks for them (`readOnly: true`).
  */
 export function selectTargets<T extends { readonly descriptor: TargetDescriptor }>(
   matches: readonly TargetMatch[],
@@ -331,7 +319,9 @@ export function selectTargets<T extends { readonly descriptor: TargetDescriptor 
 ): T[] {
   const out: T[] = [];
   for (const m of matches)
-    for (const t of present) if (matchesTarget(t.descriptor, m) && !out.includes(t)) out.push(t);
+    for (const t of present)
+      if (matchesTarget(t.descriptor, { ...m, readOnly: m.readOnly ?? false }) && !out.includes(t))
+        out.push(t);
   return out;
 }
 

@@ -21,14 +21,15 @@
  * ISO-8601 UTC strings.
  */
 import type { RunDatabaseEngine } from './engines';
+import type { SelfHostedPooler, TargetKind } from './kinds';
 
 export const RESULT_SCHEMA_VERSION = 1 as const;
 
 /**
- * What a step talks to. `rds-proxy` is each named proxy of a lab; pgbouncer-* are local. What a
- * kind is and can do lives in the registry (lib/suite/targets.ts), the only module that reads it.
+ * What a step talks to: a key of the kind list (lib/suite/kinds.ts). What a kind is and can do lives
+ * in the registry (lib/suite/targets.ts), the only module that reads it.
  */
-export type TargetKind = 'direct' | 'rds-proxy' | 'pgbouncer-transaction' | 'pgbouncer-session';
+export type { TargetKind } from './kinds';
 
 /** A concrete target in a run: kind plus a name (`direct`, the proxy's name, `pgbouncer-transaction`...). */
 export interface TargetRef {
@@ -269,9 +270,12 @@ export interface RunManifest {
   readonly error?: string;
 }
 
-/** One shared shape for every metric series (CloudWatch, PI, PgBouncer, pg_stat_database, runner CPU). */
+/**
+ * One shared shape for every metric series (CloudWatch, PI, a self-hosted pooler by its product —
+ * `pgbouncer` —, pg_stat_database, runner CPU).
+ */
 export interface MetricSeries {
-  readonly source: 'cloudwatch' | 'pi' | 'pgbouncer' | 'pg_stat_database' | 'runner';
+  readonly source: 'cloudwatch' | 'pi' | SelfHostedPooler | 'pg_stat_database' | 'runner';
   readonly name: string;
   readonly stat: string;
   readonly unit: string | null;

@@ -2,13 +2,13 @@
  * labTargets (lib/config/targets.ts): the one list of a lab's targets, which the run-window
  * estimate and the runner's targets both use.
  */
-import { labTargets, poolerTargets } from '../../lib/config/targets';
+import { labTargets, poolerProduct, poolerTargets } from '../../lib/config/targets';
 
 const LAB = {
   proxies: [{ name: 'pool100' }, { name: 'pool25' }],
   poolers: [
-    { name: 'bouncer', poolModes: ['transaction', 'session'] as const },
-    { name: 'tx', poolModes: ['transaction'] as const },
+    { name: 'bouncer', kind: 'pgbouncer', poolModes: ['transaction', 'session'] } as const,
+    { name: 'tx', product: 'pgbouncer', poolModes: ['transaction'] } as const,
   ],
 };
 
@@ -49,7 +49,15 @@ test.each([
   ['transaction', 'pgbouncer-transaction'],
   ['session', 'pgbouncer-session'],
 ] as const)('a PgBouncer %s pool is kind %s (from the target registry)', (mode, kind) => {
-  expect(poolerTargets({ name: 'b', poolModes: [mode] }).map((t) => t.ref)).toEqual([
+  expect(poolerTargets({ name: 'b', product: 'pgbouncer', poolModes: [mode] }).map((t) => t.ref)).toEqual([
     { kind, name: `b-${mode}` },
   ]);
+});
+
+test('a pooler of the lab file (`kind`) and its stack output (`product`) have the same targets', () => {
+  expect(poolerProduct({ name: 'b', kind: 'pgbouncer', poolModes: ['session'] })).toBe('pgbouncer');
+  expect(poolerProduct({ name: 'b', product: 'pgbouncer', poolModes: ['session'] })).toBe('pgbouncer');
+  expect(poolerTargets({ name: 'b', kind: 'pgbouncer', poolModes: ['session'] })[0]?.ref).toEqual(
+    poolerTargets({ name: 'b', product: 'pgbouncer', poolModes: ['session'] })[0]?.ref,
+  );
 });
