@@ -48,6 +48,8 @@ export interface PoolerMetricsOptions {
   readonly admin: PoolerAdminPort;
   /** The product's stats statements and their parser (PoolerDriver['stats']). */
   readonly stats: PoolerDriver['stats'];
+  /** The product (its driver's), the `source` of every series this pooler yields. */
+  readonly product: PoolerDriver['product'];
   readonly cpu?: PoolerCpuReader;
   /** Pooler database → pool mode (dimension `pool_mode`). */
   readonly pools: Readonly<Record<string, string>>;
@@ -218,7 +220,7 @@ export class PoolerMetrics {
         this.cpuIntervals.set(p.index, list);
         this.cpuCoveredToMs = toMs;
         this.acc.push(
-          'pgbouncer',
+          this.opts.product,
           'process_cpu_percent',
           'value',
           'percent',
@@ -237,13 +239,13 @@ export class PoolerMetrics {
       if (mode === undefined) continue;
       const dims = { pooler: this.opts.pooler, database: sample.database, pool_mode: mode };
       for (const g of POOL_GAUGES)
-        this.acc.push('pgbouncer', g, 'value', 'count', dims, at, sample.gauges[g] ?? 0);
-      this.acc.push('pgbouncer', 'maxwait', 'value', 'ms', dims, at, sample.maxWaitMs);
+        this.acc.push(this.opts.product, g, 'value', 'count', dims, at, sample.gauges[g] ?? 0);
+      this.acc.push(this.opts.product, 'maxwait', 'value', 'ms', dims, at, sample.maxWaitMs);
       if (sample.transactions !== null)
-        this.acc.rate('pgbouncer', 'total_xact_count', dims, atMs, sample.transactions);
+        this.acc.rate(this.opts.product, 'total_xact_count', dims, atMs, sample.transactions);
       // microseconds clients spent waiting, per second of wall time (not a count)
       if (sample.waitTimeUs !== null)
-        this.acc.rate('pgbouncer', 'total_wait_time_us', dims, atMs, sample.waitTimeUs, 'us/s');
+        this.acc.rate(this.opts.product, 'total_wait_time_us', dims, atMs, sample.waitTimeUs, 'us/s');
     }
   }
 
@@ -266,7 +268,7 @@ export class PoolerMetrics {
     const dims = { pooler: this.opts.pooler };
     if (this.failures > 0 && !out.some((s) => s.name !== 'process_cpu_percent')) {
       out.push({
-        source: 'pgbouncer',
+        source: this.opts.product,
         name: 'poll',
         stat: 'error',
         unit: null,
@@ -278,7 +280,7 @@ export class PoolerMetrics {
     }
     if (this.opts.cpu && this.cpuFailures > 0 && !out.some((s) => s.name === 'process_cpu_percent')) {
       out.push({
-        source: 'pgbouncer',
+        source: this.opts.product,
         name: 'process_cpu_percent',
         stat: 'value',
         unit: 'percent',

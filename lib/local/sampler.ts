@@ -88,6 +88,7 @@ export class LocalMetricsSampler implements MetricsSampler {
     const sessions = opts.admins.map((a) => new PsqlSession(a));
     this.pooler = new PoolerMetrics({
       pooler: 'pgbouncer',
+      product: pgbouncerDriver.product,
       stats: pgbouncerDriver.stats,
       admin: {
         processes: sessions.length,

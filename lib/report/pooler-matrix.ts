@@ -12,13 +12,17 @@
  */
 import { busiestWindowMean, intervalsOfPoints } from '../core/stats';
 import type { ErrorClass, MetricSeries, StepRecord, TargetRef } from '../suite/types';
-import { targetInstance, targetProduct, type TargetDescriptor } from '../suite/targets';
+import { SELF_HOSTED_POOLERS, targetInstance, targetProduct, type TargetDescriptor } from '../suite/targets';
 import { type Cell, type Spread, uniqueInOrder } from './cells';
 import type { LoadedRun } from './load';
 import { fmtNumber, fmtSpread } from './format';
 
-export const POOLER_CPU_SOURCE = 'pgbouncer';
 export const POOLER_CPU_METRIC = 'process_cpu_percent';
+
+/** A series a self-hosted pooler yielded (its source is the pooler's product). */
+function isPoolerSource(source: string): boolean {
+  return (SELF_HOSTED_POOLERS as readonly string[]).includes(source);
+}
 
 /** One target of the matrix, labelled by what it is and where it runs. */
 export interface PoolerColumn {
@@ -78,7 +82,7 @@ function hasPoolerCpu(d: Pick<TargetDescriptor, 'placement' | 'capabilities'>): 
 function poolerCpuSeries(run: LoadedRun): MetricSeries[] {
   return run.metrics.flatMap((m) =>
     m.file.series.filter(
-      (s) => s.source === POOLER_CPU_SOURCE && s.name === POOLER_CPU_METRIC && s.points.length > 0,
+      (s) => isPoolerSource(s.source) && s.name === POOLER_CPU_METRIC && s.points.length > 0,
     ),
   );
 }

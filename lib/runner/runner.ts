@@ -291,6 +291,7 @@ async function setUpPoolers(
       new PoolerMetrics({
         pooler: p.name,
         admin: poolerAdminPort(p, admin, query),
+        product: p.product,
         stats: poolerDriver(p.product).stats,
         cpu: () => fetchPoolerCpu(p.host, p.statsPort),
         pools: Object.fromEntries(

@@ -58,6 +58,7 @@ describe('PoolerMetrics', () => {
     let t = Date.parse('2026-11-22T10:00:00.000Z');
     const m = new PoolerMetrics({
       pooler: 'bouncer',
+      product: 'pgbouncer',
       stats: pgbouncerDriver.stats,
       admin: {
         processes: 2,
