@@ -12,7 +12,7 @@ import {
   type WindowCompleteness,
 } from '../suite/types';
 import type { CollectEvent } from './event';
-import { fetchCloudWatch } from './fetch-cloudwatch';
+import { fetchCloudWatch, type FetchResult } from './fetch-cloudwatch';
 import { fetchPi } from './fetch-pi';
 import { planCloudWatchQueries, planPiRequests, type LabResources, type PlanOptions } from './plan';
 import type { RetryOptions } from './retry';
@@ -71,37 +71,29 @@ export async function collectMetrics(event: CollectEvent, deps: CollectDeps): Pr
   const planOptions: PlanOptions = { ...deps.plan, now: now() };
   const window = { start: event.window.start, end: event.window.end };
 
+  /** Judges a fetched source's completeness, writes its metrics file and sums it up. */
+  const writeSource = async (
+    name: string,
+    periodSec: number,
+    fetched: FetchResult,
+  ): Promise<SourceSummary> => {
+    const completeness = windowCompleteness(fetched.series, window.end, periodSec);
+    const written = await deps.writer.writeMetricsFile(
+      name,
+      metricsFile(event.runId, window, now(), fetched.series, completeness),
+    );
+    return { periodSec, series: countStatuses(fetched.series), calls: fetched.calls, written, completeness };
+  };
+
   const cwPlan = planCloudWatchQueries(resources, window, planOptions);
   const cw = await fetchCloudWatch(deps.cloudwatch, cwPlan, { retry: deps.retry });
-  const cwComplete = windowCompleteness(cw.series, window.end, cwPlan.periodSec);
-  const cwWritten = await deps.writer.writeMetricsFile(
-    'cloudwatch',
-    metricsFile(event.runId, window, now(), cw.series, cwComplete),
-  );
-  const cloudwatch: SourceSummary = {
-    periodSec: cwPlan.periodSec,
-    series: countStatuses(cw.series),
-    calls: cw.calls,
-    written: cwWritten,
-    completeness: cwComplete,
-  };
+  const cloudwatch = await writeSource('cloudwatch', cwPlan.periodSec, cw);
 
   let pi: SourceSummary | null = null;
   if (deps.pi) {
     const piPlan = planPiRequests(resources, window, planOptions);
     const fetched = await fetchPi(deps.pi, piPlan, { retry: deps.retry });
-    const piComplete = windowCompleteness(fetched.series, window.end, piPlan.periodSec);
-    const piWritten = await deps.writer.writeMetricsFile(
-      'pi',
-      metricsFile(event.runId, window, now(), fetched.series, piComplete),
-    );
-    pi = {
-      periodSec: piPlan.periodSec,
-      series: countStatuses(fetched.series),
-      calls: fetched.calls,
-      written: piWritten,
-      completeness: piComplete,
-    };
+    pi = await writeSource('pi', piPlan.periodSec, fetched);
   }
   return {
     runId: event.runId,

@@ -291,20 +291,21 @@ export class LabDatabase extends Construct implements ec2.IConnectable {
   }
 }
 
-/** What each engine's builder hands back to the engine-neutral construct. */
-interface Built {
-  readonly cluster: rds.DatabaseCluster | undefined;
-  readonly instance: rds.DatabaseInstance | undefined;
-  readonly secret: secretsmanager.ISecret;
-  readonly connections: ec2.Connections;
-  readonly instances: LabDbInstance[];
-  readonly writerEndpoint: LabDbEndpoint;
-  readonly readerEndpoint: LabDbEndpoint;
-  readonly identifier: string;
-  readonly proxyTarget: rds.ProxyTarget;
-  readonly parameterGroup: rds.ParameterGroup | undefined;
-  readonly outputDescriptions: LabDbOutputDescriptions;
-}
+/** What each engine's builder hands back to the engine-neutral construct (those fields of it). */
+type Built = Pick<
+  LabDatabase,
+  | 'cluster'
+  | 'instance'
+  | 'secret'
+  | 'connections'
+  | 'instances'
+  | 'writerEndpoint'
+  | 'readerEndpoint'
+  | 'identifier'
+  | 'proxyTarget'
+  | 'parameterGroup'
+  | 'outputDescriptions'
+>;
 
 /** What both engines' database acknowledges to cdk-nag: no deletion protection, the default port. */
 function acknowledgeLabDatabase(database: Construct, noun: 'cluster' | 'instance'): void {

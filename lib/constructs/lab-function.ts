@@ -5,7 +5,7 @@
  * included. Children are named `Logs`, `Role`,
  * `Function` under `scope`, so logical ids are those of the constructs that used to spell this out.
  */
-import { CfnResource, Duration, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { CfnResource, Duration, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -24,6 +24,8 @@ export interface LabFunctionProps {
   readonly environment?: Record<string, string>;
   /** What the function may do beyond writing its own log group, in order. */
   readonly statements: readonly iam.PolicyStatement[];
+  /** cdk-nag findings on the role that are accepted, each with why (acknowledged in order). */
+  readonly roleAcknowledgements?: readonly { readonly id: string; readonly reason: string }[];
 }
 
 export interface LabFunction {
@@ -72,5 +74,6 @@ export function addLabFunction(scope: Construct, props: LabFunctionProps): LabFu
   if (policy instanceof CfnResource) {
     (fn.node.defaultChild as CfnResource).addOverride('DependsOn', [Stack.of(scope).getLogicalId(policy)]);
   }
+  for (const ack of props.roleAcknowledgements ?? []) Validations.of(role).acknowledge(ack);
   return { function: fn, role, logGroup };
 }

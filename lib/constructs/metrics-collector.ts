@@ -1,5 +1,5 @@
 import * as path from 'node:path';
-import { CfnResource, Duration, Stack, Validations } from 'aws-cdk-lib';
+import { CfnResource, Duration, Stack } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -79,20 +79,21 @@ export class MetricsCollector extends Construct {
       timeout: props.timeout ?? Duration.minutes(5),
       environment: { RESULTS_BUCKET: props.bucket.bucketName },
       statements,
+      roleAcknowledgements: [
+        {
+          id: 'AwsSolutions-IAM5[Resource::*]',
+          reason:
+            'cloudwatch:GetMetricData supports no resource-level permissions (AWS service authorization reference); it is the only action granted on *.',
+        },
+        {
+          id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(props.bucket)}.Arn>/runs/*]`,
+          reason:
+            "Run ids are chosen at run time; the function may only PutObject under runs/ of this lab's bucket.",
+        },
+      ],
     });
     this.function = made.function;
     this.role = made.role;
     this.logGroup = made.logGroup;
-
-    Validations.of(this.role).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason:
-        'cloudwatch:GetMetricData supports no resource-level permissions (AWS service authorization reference); it is the only action granted on *.',
-    });
-    Validations.of(this.role).acknowledge({
-      id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(props.bucket)}.Arn>/runs/*]`,
-      reason:
-        "Run ids are chosen at run time; the function may only PutObject under runs/ of this lab's bucket.",
-    });
   }
 }

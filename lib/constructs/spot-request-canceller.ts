@@ -22,7 +22,7 @@
  * `ec2:DescribeInstances` supports no resource-level permissions (Resource `*`).
  */
 import * as path from 'node:path';
-import { CfnResource, CustomResource, Duration, Lazy, RemovalPolicy, Stack, Validations } from 'aws-cdk-lib';
+import { CfnResource, CustomResource, Duration, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -82,21 +82,22 @@ export class SpotRequestCanceller extends Construct {
           conditions: { StringEquals: { [`aws:ResourceTag/${SPOT_REQUEST_TAG}`]: stack.stackId } },
         }),
       ],
+      roleAcknowledgements: [
+        {
+          id: 'AwsSolutions-IAM5[Resource::*]',
+          reason:
+            'ec2:DescribeInstances supports no resource-level permissions (Service Authorization Reference, Amazon EC2); it is the only action granted on *.',
+        },
+        {
+          id: 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:spot-instances-request/*]',
+          reason:
+            "Spot request ids exist only after launch; the statement is limited to requests tagged with this stack's id (aws:ResourceTag condition).",
+        },
+      ],
     });
     this.function = made.function;
     this.role = made.role;
     this.logGroup = made.logGroup;
-
-    Validations.of(this.role).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason:
-        'ec2:DescribeInstances supports no resource-level permissions (Service Authorization Reference, Amazon EC2); it is the only action granted on *.',
-    });
-    Validations.of(this.role).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:spot-instances-request/*]',
-      reason:
-        "Spot request ids exist only after launch; the statement is limited to requests tagged with this stack's id (aws:ResourceTag condition).",
-    });
   }
 
   /** The custom resource that cancels `runner`'s Spot request when the runner is deleted. */

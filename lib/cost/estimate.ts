@@ -711,16 +711,9 @@ function range(
   };
 }
 
-function assumed(
-  category: CostCategory,
-  part: string,
-  quantity: number,
-  unit: string,
-  unitPriceUsd: number,
-  source: SourceId,
-  note: string,
-): CostLine {
-  return { ...fixed(category, part, quantity, unit, unitPriceUsd, source, note), basis: 'assumption' };
+/** A fixed line whose quantity is the lab's assumption, not a price-table fact. */
+function assumed(...args: Parameters<typeof fixed>): CostLine {
+  return { ...fixed(...args), basis: 'assumption' };
 }
 
 function totalsOf(lines: readonly CostLine[]): CostTotals {

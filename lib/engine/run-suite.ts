@@ -742,12 +742,7 @@ function stepRecordOf(
   ].filter((n): n is string => n !== null);
   const file = `steps/${stepFileName(step.stepId)}`;
   return {
-    schemaVersion: RESULT_SCHEMA_VERSION,
-    runId: opts.runId,
-    stepId: step.stepId,
-    scenario: step.scenario,
-    target: step.target,
-    params: step.params,
+    ...recordHead(opts, step),
     startedAt,
     endedAt: found.endedAt,
     status,
@@ -829,10 +824,11 @@ function infrastructureFailure(
   return null;
 }
 
-/** The record of a planned cell this target cannot run (its reason in the verdict and note). */
-function unavailableRecord(opts: RunSuiteOptions, step: PlannedStep): StepRecord {
-  const at = opts.clock.now().toISOString();
-  const base = `steps/${stepFileName(step.stepId)}`;
+/** The fields every step record opens with: which run, step, scenario, target and parameters. */
+function recordHead(
+  opts: RunSuiteOptions,
+  step: PlannedStep,
+): Pick<StepRecord, 'schemaVersion' | 'runId' | 'stepId' | 'scenario' | 'target' | 'params'> {
   return {
     schemaVersion: RESULT_SCHEMA_VERSION,
     runId: opts.runId,
@@ -840,6 +836,15 @@ function unavailableRecord(opts: RunSuiteOptions, step: PlannedStep): StepRecord
     scenario: step.scenario,
     target: step.target,
     params: step.params,
+  };
+}
+
+/** The record of a planned cell this target cannot run (its reason in the verdict and note). */
+function unavailableRecord(opts: RunSuiteOptions, step: PlannedStep): StepRecord {
+  const at = opts.clock.now().toISOString();
+  const base = `steps/${stepFileName(step.stepId)}`;
+  return {
+    ...recordHead(opts, step),
     startedAt: at,
     endedAt: at,
     status: 'not-available',

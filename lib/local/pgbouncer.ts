@@ -19,9 +19,16 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { InfrastructureError } from '../core/errors';
 import type { LocalBinaries } from './binaries';
-import { BENCH_DB, BENCH_USER, howExited, SUPERUSER, type PostgresCluster } from './postgres';
+import {
+  BENCH_DB,
+  BENCH_USER,
+  howExited,
+  pollUntilAnswered,
+  SUPERUSER,
+  type PostgresCluster,
+} from './postgres';
 import { findFreePort } from './ports-free';
-import { delay, startServer, type RunAs, type ServerProcess } from '../exec/process';
+import { startServer, type RunAs, type ServerProcess } from '../exec/process';
 import { processPoolSize, renderPgbouncerIni, renderUserlist } from '../poolers/pgbouncer/config';
 import { poolDatabaseAlias, POOLER_PROCESSES_MAX, type PgbouncerPoolMode } from '../poolers/pgbouncer/layout';
 import { psqlQuery, psqlQueryOne, type PsqlTarget, type Row } from '../exec/psql';
@@ -344,19 +351,11 @@ async function waitAdminReady(
   iniFile: string,
   timeoutMs: number,
 ): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (server.exited()) return false;
-    try {
-      // SHOW CONFIG names the ini file: make sure we reached our PgBouncer, not another on that port.
-      const rows = await psqlQueryOne(admin, 'SHOW CONFIG', 5000);
-      const conf = rows.find((r) => r.key === 'conffile');
-      return conf?.value === iniFile && !server.exited();
-    } catch {
-      await delay(100);
-    }
-  }
-  return false;
+  return pollUntilAnswered(server, timeoutMs, async () => {
+    // SHOW CONFIG names the ini file: make sure we reached our PgBouncer, not another on that port.
+    const rows = await psqlQueryOne(admin, 'SHOW CONFIG', 5000);
+    return rows.find((r) => r.key === 'conffile')?.value === iniFile;
+  });
 }
 
 /**

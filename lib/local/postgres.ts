@@ -239,13 +239,27 @@ async function waitReady(
   dataDir: string,
   timeoutMs: number,
 ): Promise<boolean> {
+  return pollUntilAnswered(server, timeoutMs, async () => {
+    const rows = await psqlQueryOne(target, 'SHOW data_directory', 5000);
+    return rows[0]?.data_directory === dataDir;
+  });
+}
+
+/**
+ * Polls `isOurs` every 100 ms until it answers (it throws while the server does not accept
+ * connections yet): true when it says the server that answered is ours and our process is still up,
+ * false when our process exited, `isOurs` says another server took the port, or time ran out.
+ */
+export async function pollUntilAnswered(
+  server: ServerProcess,
+  timeoutMs: number,
+  isOurs: () => Promise<boolean>,
+): Promise<boolean> {
   const deadline = Date.now() + timeoutMs;
   while (Date.now() < deadline) {
     if (server.exited()) return false;
     try {
-      const rows = await psqlQueryOne(target, 'SHOW data_directory', 5000);
-      if (rows[0]?.data_directory !== dataDir) return false;
-      return !server.exited();
+      return (await isOurs()) && !server.exited();
     } catch {
       await delay(100);
     }

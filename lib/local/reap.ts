@@ -251,37 +251,30 @@ async function reapOne(d: Extract<ReapDecision, { action: 'reap' }>, sys: ReapSy
       ? `stopped ${stopped.map((s) => `${s.kind} pid ${s.pid}`).join(', ')}`
       : 'no server was running';
   const ownerPid = d.owner?.pid ?? null;
-  if (stillRunning.length > 0) {
-    const left = stillRunning.map((s) => `${s.kind} pid ${s.pid}`).join(', ');
-    return {
-      dir: d.dir,
-      ownerPid,
-      stopped,
-      stillRunning,
-      removed: false,
-      message: `Could not clean up the stack left by ${whose(d)} (dir ${d.dir}): ${left} would not stop; stop it by hand, then rm -rf ${d.dir}`,
-    };
-  }
-  try {
-    sys.removeDir(d.dir);
-  } catch (e) {
-    return {
-      dir: d.dir,
-      ownerPid,
-      stopped,
-      stillRunning,
-      removed: false,
-      message: `Cleaned up a stack left by ${whose(d)} (dir ${d.dir}): ${what}; but could not remove the directory: ${(e as Error).message}`,
-    };
-  }
-  return {
+  const outcome = (removed: boolean, message: string): ReapOutcome => ({
     dir: d.dir,
     ownerPid,
     stopped,
     stillRunning,
-    removed: true,
-    message: `Cleaned up a stack left by ${whose(d)} (dir ${d.dir}): ${what}`,
-  };
+    removed,
+    message,
+  });
+  if (stillRunning.length > 0) {
+    const left = stillRunning.map((s) => `${s.kind} pid ${s.pid}`).join(', ');
+    return outcome(
+      false,
+      `Could not clean up the stack left by ${whose(d)} (dir ${d.dir}): ${left} would not stop; stop it by hand, then rm -rf ${d.dir}`,
+    );
+  }
+  try {
+    sys.removeDir(d.dir);
+  } catch (e) {
+    return outcome(
+      false,
+      `Cleaned up a stack left by ${whose(d)} (dir ${d.dir}): ${what}; but could not remove the directory: ${(e as Error).message}`,
+    );
+  }
+  return outcome(true, `Cleaned up a stack left by ${whose(d)} (dir ${d.dir}): ${what}`);
 }
 
 /**

@@ -8,7 +8,7 @@ import { UsageError } from '../core/errors';
 import { formatDuration } from '../core/format';
 import { forTerminalLine } from '../core/terminal-text';
 import type { BlobStore } from '../results/blob-store';
-import { copyRun, RunStore } from '../results/run-store';
+import { copyRun, RunStore, type CopyResult } from '../results/run-store';
 import { RUN_PATHS } from '../results/run-paths';
 import type { RunManifest } from '../suite/types';
 import { runBlobs } from '../aws/s3-sink';
@@ -199,17 +199,8 @@ export async function listRuns(s3: S3Client, bucket: string): Promise<string[]> 
   return ids.sort().reverse();
 }
 
-export interface FetchResult {
-  readonly files: number;
-  readonly bytes: number;
-  /**
-   * Keys not downloaded, with the reason: they would land outside the run directory, or they could
-   * not be read or do not fit their schema (the copy is PARTIAL).
-   */
-  readonly skipped: ReadonlyArray<{ readonly key: string; readonly reason: string }>;
-  /** manifest.json / plan.json among the skipped: the copy is not a run (fetch exits 2). */
-  readonly identityUnreadable: readonly string[];
-}
+/** What `proxylab fetch` copied and skipped: copyRun's result (lib/results/run-store.ts). */
+export type FetchResult = CopyResult;
 
 /**
  * Copy `runs/<runId>/` into `dest` (the local run directory, lib/results/fs-blob-store.ts) through the run

@@ -98,6 +98,27 @@ const TEXT = { fontFamily: 'sans-serif', color: '#333' };
 
 const TROUBLED_SYMBOL = 'triangle';
 
+/** Title, text, a legend at the bottom and the grid, for the per-scenario charts (`gridBottom`: room for legend and labels). */
+function frame(title: string, gridBottom: number): EChartsOption {
+  return {
+    title: { text: title, left: 'center', textStyle: { ...TEXT, fontSize: 13 } },
+    textStyle: TEXT,
+    legend: { bottom: 0, textStyle: TEXT },
+    grid: { left: 64, right: 20, top: 52, bottom: gridBottom },
+  };
+}
+
+/** The x axis of a scenario panel: one category per client count. */
+function clientsAxis(panel: ScenarioPanel): EChartsOption['xAxis'] {
+  return {
+    type: 'category',
+    data: panel.clients.map(String),
+    name: 'clients',
+    nameLocation: 'middle',
+    nameGap: 26,
+  };
+}
+
 function medianData(line: ChartLine, pick: (s: Spread) => number): LineSeriesOption['data'] {
   return line.points.map((p) =>
     p && p.value
@@ -173,17 +194,9 @@ export function tpsOption(panel: ScenarioPanel, title: string): EChartsOption {
     }
   });
   return {
-    title: { text: title, left: 'center', textStyle: { ...TEXT, fontSize: 13 } },
-    textStyle: TEXT,
+    ...frame(title, 64),
     legend: { data: panel.tps.map((l) => l.label), bottom: 0, textStyle: TEXT },
-    grid: { left: 64, right: 20, top: 52, bottom: 64 },
-    xAxis: {
-      type: 'category',
-      data: panel.clients.map(String),
-      name: 'clients',
-      nameLocation: 'middle',
-      nameGap: 26,
-    },
+    xAxis: clientsAxis(panel),
     yAxis: { type: 'value', name: 'tps', min: 0 },
     series,
   };
@@ -211,17 +224,8 @@ export function latencyOption(panel: ScenarioPanel, title: string): EChartsOptio
     });
   });
   return {
-    title: { text: title, left: 'center', textStyle: { ...TEXT, fontSize: 13 } },
-    textStyle: TEXT,
-    legend: { bottom: 0, textStyle: TEXT },
-    grid: { left: 64, right: 20, top: 52, bottom: 84 },
-    xAxis: {
-      type: 'category',
-      data: panel.clients.map(String),
-      name: 'clients',
-      nameLocation: 'middle',
-      nameGap: 26,
-    },
+    ...frame(title, 84),
+    xAxis: clientsAxis(panel),
     yAxis: { type: 'value', name: 'latency ms', min: 0 },
     series,
   };
@@ -240,10 +244,7 @@ export function churnOption(rows: readonly ChurnRow[], title: string): EChartsOp
     data: rows.map((r) => pick(r)?.median ?? null),
   });
   return {
-    title: { text: title, left: 'center', textStyle: { ...TEXT, fontSize: 13 } },
-    textStyle: TEXT,
-    legend: { bottom: 0, textStyle: TEXT },
-    grid: { left: 64, right: 20, top: 52, bottom: 90 },
+    ...frame(title, 90),
     xAxis: {
       type: 'category',
       data: rows.map(churnCategory),

@@ -45,6 +45,10 @@ interface Bucket {
   skipped: number;
 }
 
+function emptyBucket(): Bucket {
+  return { n: 0, latencySumUs: 0, latencyMaxUs: 0, lagSumUs: 0, lagN: 0, skipped: 0 };
+}
+
 function fillGaps<B>(
   buckets: Map<number, B>,
   toPoint: (t: number, b: B | undefined) => SeriesPoint,
@@ -102,14 +106,7 @@ export function parseTransactionLogs(
   let sawLag = false;
   let sawSkipped = false;
   forEachTransaction(files, (tx) => {
-    const b = buckets.get(tx.epochSec) ?? {
-      n: 0,
-      latencySumUs: 0,
-      latencyMaxUs: 0,
-      lagSumUs: 0,
-      lagN: 0,
-      skipped: 0,
-    };
+    const b = buckets.get(tx.epochSec) ?? emptyBucket();
     buckets.set(tx.epochSec, b);
     if (tx.skipped) {
       sawSkipped = true;
@@ -169,16 +166,7 @@ export function parseAggregateLogs(
       const f = line.trim().split(/\s+/).map(Number);
       if (f.length < 6 || f.some((x) => !Number.isFinite(x))) continue;
       const [t, cnt, sum, , , max] = f as [number, number, number, number, number, number];
-      const b = buckets.get(t) ?? {
-        n: 0,
-        latencySumUs: 0,
-        latencyMaxUs: 0,
-        lagSumUs: 0,
-        lagN: 0,
-        skipped: 0,
-        hasLag: false,
-        hasSkipped: false,
-      };
+      const b = buckets.get(t) ?? { ...emptyBucket(), hasLag: false, hasSkipped: false };
       buckets.set(t, b);
       b.n += cnt;
       b.latencySumUs += sum;
