@@ -114,6 +114,14 @@ const environment = z.object({
   poolerVersion: z.string().nullable(),
   cpus: nullableNum,
   maxPreparedStatements: nullableNum.optional(),
+  zones: z
+    .array(z.object({ component: z.string(), zone: z.string().nullable() }))
+    .nullable()
+    .optional(),
+  targetPrices: z
+    .array(z.object({ target: z.string(), usdPerHour: nullableNum, basis: z.string() }))
+    .nullable()
+    .optional(),
 });
 
 export const stepRecordSchema = z.object({
@@ -143,6 +151,10 @@ export const stepRecordSchema = z.object({
         cpuMaxPercent: nullableNum,
       }),
     )
+    .optional(),
+  serverConnections: z
+    .object({ before: nullableNum, peak: nullableNum, after: nullableNum })
+    .nullable()
     .optional(),
   note: z.string().optional(),
 });

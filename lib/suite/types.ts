@@ -207,7 +207,23 @@ export interface StepRecord {
   readonly files: { readonly stdout: string; readonly stderr: string; readonly log: string | null };
   /** Cloud fleet: one part per runner, merged into `result`. Absent for single-runner runs. */
   readonly parts?: readonly RunnerPart[];
+  /**
+   * Connections held on the database server around the step, so one target's leftovers (an RDS
+   * Proxy's idle server connections, another pool's) are visible beside the step they could
+   * confound. Absent in files written before it existed; null figures are unknown, never 0.
+   */
+  readonly serverConnections?: ServerConnections | null;
   readonly note?: string;
+}
+
+/** Client backends on the database server (pg_stat_activity, the probe's own session excluded). */
+export interface ServerConnections {
+  /** Just before pgbench started. */
+  readonly before: number | null;
+  /** The most seen while the step ran (sampled). */
+  readonly peak: number | null;
+  /** Just after pgbench ended. */
+  readonly after: number | null;
 }
 
 export interface RunnerPart {
@@ -242,6 +258,32 @@ export interface RunEnvironment {
    * (PgBouncer < 1.21, RDS Proxy). Steps that sweep it record theirs in the plan's descriptors.
    */
   readonly maxPreparedStatements?: number | null;
+  /**
+   * The availability zone of each component (`writer`, `runner-0`, `pooler:bouncer`, …), so a
+   * cross-zone hop is visible in the run. Absent in runs recorded before it existed; a null zone
+   * is unknown. Local runs have none.
+   */
+  readonly zones?: readonly ComponentZone[] | null;
+  /**
+   * What each target adds to the hourly bill (an RDS Proxy's vCPU-hours, a pooler host's
+   * instance), priced by the operator from the lab (lib/cost) and carried in the run request.
+   * Absent for local runs and runs recorded before it existed: the report says "not priced".
+   */
+  readonly targetPrices?: readonly TargetPrice[] | null;
+}
+
+export interface ComponentZone {
+  readonly component: string;
+  readonly zone: string | null;
+}
+
+export interface TargetPrice {
+  /** The target's name (TargetRef.name). */
+  readonly target: string;
+  /** USD per hour the target adds; 0 for direct; null when it could not be priced. */
+  readonly usdPerHour: number | null;
+  /** What the price is for, in words (`RDS Proxy: 2 vCPU of db.r6g.large × $0.015`). */
+  readonly basis: string;
 }
 
 /** A scenario-level comparison verdict (suite/verdict judgeScenario), kept in the manifest. */
