@@ -49,9 +49,12 @@ module.exports = {
   testTimeout: 120000,
   // 2 cores, and integration tests start real servers: at most two test files at once. Inside a file,
   // tests that each start their own stack and wait mostly on pgbench's fixed -T run side by side
-  // (test.concurrent), at most this many at once.
+  // (test.concurrent), at most this many at once: local-server-stop's nine cases, each a cheap run
+  // (test/helpers/local-stack.ts RUN_TO_INTERRUPT, a few % of a core), all at once. Runs at full
+  // speed (smoke) take both cores each: a file runs at most two or three of them side by side
+  // (CONTRIBUTING.md "Test time").
   maxWorkers: 2,
-  maxConcurrency: 5,
+  maxConcurrency: 9,
   // The longest files first, also on a fresh clone that has no timings yet (test/helpers/sequencer.js).
   testSequencer: '<rootDir>/test/helpers/sequencer.js',
 };

@@ -14,6 +14,7 @@ import { systemClock } from '../engine/ports';
 import { planOrResume } from '../engine/plan-or-resume';
 import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run-suite';
 import { getSuite, SUITE_NAMES, type Suite } from '../suite/catalog';
+import { getTestSuite, isTestSuite, TEST_SUITE_NAMES } from '../suite/test-suites';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
 import { buildPlan, plannedSteps, type RunPlan } from '../suite/plan';
 import { describeTarget, directTarget, poolerTarget, type TargetDescriptor } from '../suite/targets';
@@ -47,6 +48,8 @@ const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 /** What the user may pass (flags, before validation). */
 export interface LocalRunInput {
   readonly suite?: string;
+  /** Test-only (`--test-suite`, hidden): a suite of lib/suite/test-suites.ts instead of `suite`. */
+  readonly testSuite?: string;
   readonly out?: string;
   readonly runId?: string;
   readonly maxConnections?: number | string;
@@ -99,7 +102,12 @@ export function validateLocalInput(
   const problems: string[] = [];
   const suiteName = input.suite ?? DEFAULT_SUITE;
   let suite: Suite | null = null;
-  if (!SUITE_NAMES.includes(suiteName))
+  if (input.testSuite !== undefined) {
+    suite = getTestSuite(input.testSuite);
+    if (input.suite !== undefined) problems.push('--test-suite and --suite: give one of them, not both');
+    if (suite === null)
+      problems.push(`--test-suite must be one of ${TEST_SUITE_NAMES.join(', ')}; got "${input.testSuite}"`);
+  } else if (!SUITE_NAMES.includes(suiteName))
     problems.push(`--suite must be one of ${SUITE_NAMES.join(', ')}; got "${suiteName}"`);
   else suite = getSuite(suiteName);
   const maxConnections = toInt(input.maxConnections) ?? DEFAULT_MAX_CONNECTIONS;
@@ -170,7 +178,7 @@ export function planLocal(
 export function resumeCommand(opts: LocalRunOptions): string {
   return [
     'proxylab local',
-    `--suite ${opts.suite.name}`,
+    `${isTestSuite(opts.suite) ? '--test-suite' : '--suite'} ${opts.suite.name}`,
     `--out ${shellQuote(opts.outDir)}`,
     `--run-id ${opts.runId}`,
     `--max-connections ${opts.maxConnections}`,
