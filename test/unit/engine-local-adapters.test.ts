@@ -11,7 +11,15 @@ import { installCommand, parseToolVersion } from '../../lib/local/binaries';
 import { mergeSeries, FileSystemSink } from '../../lib/local/fs-sink';
 import { localPgbouncerIni } from '../../lib/local/pgbouncer';
 import { totalPoolSize } from '../../lib/poolers/pgbouncer/config';
-import { defaultRunId, localCapacities, planLocal, validateLocalInput } from '../../lib/local/run-local';
+import {
+  defaultRunId,
+  localCapacities,
+  planLocal,
+  resumeCommand,
+  validateLocalInput,
+} from '../../lib/local/run-local';
+import { SUITE_NAMES } from '../../lib/suite/catalog';
+import { TEST_SUITE_NAMES } from '../../lib/suite/test-suites';
 import type { MetricSeries, MetricsFile } from '../../lib/suite/types';
 import { scratchDir } from '../helpers/scratch';
 
@@ -136,6 +144,49 @@ describe('validateLocalInput', () => {
       /--pooler-processes must be an integer 1–32, got 0/,
     );
     expect(() => validateLocalInput({ poolerProcesses: '33' }, cwd)).toThrow(/--pooler-processes/);
+  });
+
+  describe('--test-suite (hidden, for proxylab’s own tests: test/helpers/local-stack.ts RUN_TO_INTERRUPT)', () => {
+    test('test-steps: four steps, direct then three through the PgBouncer transaction pool, each a slow transaction', () => {
+      // WHEN
+      const o = validateLocalInput({ testSuite: 'test-steps', runId: 'r', out: cwd }, cwd);
+      // THEN step 3 and 4 go through PgBouncer, every step expects success, and no step is unthrottled SELECT 1
+      const steps = planLocal(o);
+      expect(steps.map((s) => s.stepId)).toEqual([
+        'test-steps/direct/c2/simple/persistent/r1',
+        'test-steps-pooled/pgbouncer-transaction/c2/simple/persistent/r1',
+        'test-steps-pooled/pgbouncer-transaction/c3/simple/persistent/r1',
+        'test-steps-pooled/pgbouncer-transaction/c4/simple/persistent/r1',
+      ]);
+      for (const s of steps) {
+        expect(s.expectation.outcome).toBe('succeeds');
+        expect(s.params.durationSec).toBe(3);
+        expect(s.script.parts).toEqual([
+          { file: { name: 'sleep-50ms.sql', sql: 'SELECT pg_sleep(0.05);\n' } },
+        ]);
+      }
+      // AND the resume command names it the way it was chosen
+      expect(resumeCommand(o)).toMatch(/^proxylab local --test-suite test-steps --out /);
+      expect(resumeCommand(validateLocalInput({ suite: 'smoke', runId: 'r', out: cwd }, cwd))).toMatch(
+        /^proxylab local --suite smoke --out /,
+      );
+    });
+
+    test('is no suite a user sees: not in the catalog, and --suite refuses it naming only the catalog', () => {
+      expect(TEST_SUITE_NAMES).toEqual(['test-steps']);
+      expect(SUITE_NAMES.filter((n) => TEST_SUITE_NAMES.includes(n))).toEqual([]);
+      expect(() => validateLocalInput({ suite: 'test-steps' }, cwd)).toThrow(
+        `--suite must be one of ${SUITE_NAMES.join(', ')}; got "test-steps"`,
+      );
+    });
+
+    test.each([
+      [{ testSuite: 'smoke' }, '--test-suite must be one of test-steps; got "smoke"'],
+      [{ testSuite: 'test-steps', suite: 'smoke' }, '--test-suite and --suite: give one of them, not both'],
+    ])('%j is refused: %s', (input, message) => {
+      expect(() => validateLocalInput(input, cwd)).toThrow(UsageError);
+      expect(() => validateLocalInput(input, cwd)).toThrow(message);
+    });
   });
 });
 
