@@ -50,6 +50,8 @@ export interface LocalRunInput {
   readonly suite?: string;
   /** Test-only (`--test-suite`, hidden): a suite of lib/suite/test-suites.ts instead of `suite`. */
   readonly testSuite?: string;
+  /** Test-only (`--test-pgdata-template`, hidden): copy this data directory instead of running initdb. */
+  readonly testPgdataTemplate?: string;
   readonly out?: string;
   readonly runId?: string;
   readonly maxConnections?: number | string;
@@ -73,6 +75,8 @@ export interface LocalRunOptions {
   readonly superuserReservedConnections: number;
   readonly keep: boolean;
   readonly install: boolean;
+  /** Test-only: a data directory to copy instead of running initdb (lib/local/postgres.ts `dataTemplate`). */
+  readonly dataTemplate: string | null;
 }
 
 function toInt(v: number | string | undefined): number | null {
@@ -127,6 +131,12 @@ export function validateLocalInput(
   const outDir = path.resolve(cwd, input.out ?? DEFAULT_OUT_DIR);
   if (fs.existsSync(outDir) && !fs.statSync(outDir).isDirectory())
     problems.push(`--out ${outDir} exists and is not a directory`);
+  const dataTemplate =
+    input.testPgdataTemplate === undefined ? null : path.resolve(cwd, input.testPgdataTemplate);
+  if (dataTemplate !== null && !fs.existsSync(path.join(dataTemplate, 'PG_VERSION')))
+    problems.push(
+      `--test-pgdata-template ${dataTemplate} is not a PostgreSQL data directory (no PG_VERSION)`,
+    );
   if (problems.length > 0 || suite === null) throw new UsageError(problems.join('\n'));
   return {
     suite,
@@ -139,6 +149,7 @@ export function validateLocalInput(
     superuserReservedConnections: DEFAULT_SUPERUSER_RESERVED,
     keep: input.keep ?? false,
     install: input.install ?? true,
+    dataTemplate,
   };
 }
 
@@ -487,6 +498,7 @@ async function startStack(
       poolerProcesses: opts.poolerProcesses,
       superuserReservedConnections: opts.superuserReservedConnections,
       install: opts.install,
+      dataTemplate: opts.dataTemplate,
       log,
     });
   } catch (e) {

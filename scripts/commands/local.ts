@@ -23,6 +23,8 @@ interface LocalFlags {
   readonly suite?: string;
   /** Test-only, hidden from --help: a suite of lib/suite/test-suites.ts (CONTRIBUTING.md "A run to interrupt"). */
   readonly testSuite?: string;
+  /** Test-only, hidden from --help: a data directory to copy instead of running initdb (test/helpers/pg-template.ts). */
+  readonly testPgdataTemplate?: string;
   readonly out?: string;
   readonly runId?: string;
   readonly maxConnections?: string;
@@ -108,9 +110,11 @@ export function register(program: Command): void {
       'do not write report.html and summary.md into the run directory afterwards (`proxylab report RUN_DIR` writes them later)',
     )
     .option('--json', 'print a JSON summary on stdout at the end (progress goes to stderr)')
-    // For proxylab's own tests only, so not in --help or the docs: a cheap run to interrupt, kill and
-    // resume through this same command (lib/suite/test-suites.ts, CONTRIBUTING.md "A run to interrupt").
+    // For proxylab's own tests only, so not in --help or the docs (CONTRIBUTING.md "Test time"): a
+    // cheap run to interrupt, kill and resume through this same command (lib/suite/test-suites.ts),
+    // and a data directory initdb made once, copied instead of running initdb (test/helpers/pg-template.ts).
     .addOption(new Option('--test-suite <name>').hideHelp())
+    .addOption(new Option('--test-pgdata-template <dir>').hideHelp())
     .action(async (flags: LocalFlags, command: Command) => {
       // Validate everything before starting anything.
       checkOutDir(flags.out ?? DEFAULT_OUT_DIR);
@@ -119,6 +123,7 @@ export function register(program: Command): void {
         {
           suite: flags.testSuite === undefined || suiteGiven ? flags.suite : undefined,
           testSuite: flags.testSuite,
+          testPgdataTemplate: flags.testPgdataTemplate,
           out: flags.out,
           runId: flags.runId,
           maxConnections: flags.maxConnections,

@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { isPortFree } from '../../lib/local/ports-free';
 import { runCommand, type RunAs, type RunResult } from '../../lib/exec/process';
 import { CLI, REPO_ROOT } from './cli';
+import { pgdataTemplate } from './pg-template';
 import {
   startLocalStack as startStack,
   type LocalStack,
@@ -22,12 +23,16 @@ export { CLI, REPO_ROOT } from './cli';
 /**
  * A throwaway PostgreSQL (max_connections 40 by default, non-superuser role `bench`, db `bench`)
  * and PgBouncer (db `bench` transaction pool, `bench_session` session pool, pools of 25 %).
- * Never installs packages. Call `stack.stop()` in afterAll.
+ * Never installs packages. Call `stack.stop()` in afterAll. The cluster is a copy of the tests'
+ * data directory template (./pg-template.ts), not a fresh initdb, unless `initdb: true`.
  */
 export function startLocalStack(
-  opts: Pick<LocalStackOptions, 'maxConnections' | 'poolPercent' | 'superuserReservedConnections'> = {},
+  opts: Pick<LocalStackOptions, 'maxConnections' | 'poolPercent' | 'superuserReservedConnections'> & {
+    readonly initdb?: boolean;
+  } = {},
 ): Promise<LocalStack> {
-  return startStack({ ...opts, install: false });
+  const { initdb, ...rest } = opts;
+  return startStack({ ...rest, install: false, dataTemplate: initdb ? null : pgdataTemplate() });
 }
 
 export interface CliRun {
@@ -112,10 +117,11 @@ export const RUN_TO_INTERRUPT = {
   steps: 4,
   /**
    * The command line: `proxylab local --test-suite test-steps --out OUT [--run-id ID] --no-install
-   * --no-report` — no report.html / summary.md afterwards (a second or two of CPU each: the tests
-   * of the report use smoke runs).
+   * --no-report --test-pgdata-template DIR` — no report.html / summary.md afterwards (a second or
+   * two of CPU each: the tests of the report use smoke runs), and the cluster copied from the tests'
+   * data directory template (./pg-template.ts) unless `initdb: true`.
    */
-  args(out: string, runId?: string): string[] {
+  args(out: string, runId?: string, opts: { readonly initdb?: boolean } = {}): string[] {
     return [
       'local',
       '--test-suite',
@@ -125,6 +131,7 @@ export const RUN_TO_INTERRUPT = {
       ...(runId === undefined ? [] : ['--run-id', runId]),
       '--no-install',
       '--no-report',
+      ...(opts.initdb ? [] : ['--test-pgdata-template', pgdataTemplate()]),
     ];
   },
   /** `> [n/4] <step id>`: printed when step n starts (before its pool reset; pgbench starts after). */

@@ -79,7 +79,7 @@ describe('proxylab local interrupted before the first step', () => {
     async () => {
       // GIVEN a run still starting its servers (initdb)
       const runId = 'run-early';
-      const run = spawnCli(RUN_TO_INTERRUPT.args(outDir, runId));
+      const run = spawnCli(RUN_TO_INTERRUPT.args(outDir, runId, { initdb: true }));
       await run.waitForStdout(/Starting PostgreSQL/, 30_000);
 
       // WHEN Ctrl-C arrives
