@@ -10,6 +10,7 @@ import { parseUnaligned } from '../../lib/core/psql-text';
 import { installCommand, parseToolVersion } from '../../lib/local/binaries';
 import { mergeSeries, FileSystemSink } from '../../lib/local/fs-sink';
 import { localPgbouncerIni } from '../../lib/local/pgbouncer';
+import { dataTemplateProblem } from '../../lib/local/postgres';
 import { totalPoolSize } from '../../lib/poolers/pgbouncer/config';
 import {
   defaultRunId,
@@ -146,7 +147,7 @@ describe('validateLocalInput', () => {
     expect(() => validateLocalInput({ poolerProcesses: '33' }, cwd)).toThrow(/--pooler-processes/);
   });
 
-  describe('--test-suite (hidden, for proxylab’s own tests: test/helpers/local-stack.ts RUN_TO_INTERRUPT)', () => {
+  describe('the hidden test-only flags --test-suite and --test-pgdata-template (CONTRIBUTING.md "Test time")', () => {
     test('test-steps: four steps, direct then three through the PgBouncer transaction pool, each a slow transaction', () => {
       // WHEN
       const o = validateLocalInput({ testSuite: 'test-steps', runId: 'r', out: cwd }, cwd);
@@ -178,6 +179,29 @@ describe('validateLocalInput', () => {
       expect(() => validateLocalInput({ suite: 'test-steps' }, cwd)).toThrow(
         `--suite must be one of ${SUITE_NAMES.join(', ')}; got "test-steps"`,
       );
+    });
+
+    test('--test-pgdata-template: a data directory (PG_VERSION) or refused naming it', () => {
+      const dir = scratchDir('plx-tpl-');
+      expect(() => validateLocalInput({ testPgdataTemplate: dir }, cwd)).toThrow(
+        `--test-pgdata-template ${dir} is not a PostgreSQL data directory (no PG_VERSION)`,
+      );
+      fs.writeFileSync(path.join(dir, 'PG_VERSION'), '15\n');
+      expect(validateLocalInput({ testPgdataTemplate: dir }, cwd).dataTemplate).toBe(dir);
+      expect(validateLocalInput({}, cwd).dataTemplate).toBeNull();
+    });
+
+    test.each([
+      ['15\n', '15.18', null],
+      ['17\n', '17.2', null],
+      ['14\n', '15.18', 'is a PostgreSQL 14 data directory, the server is 15.18'],
+      [null, '15.18', 'is not a PostgreSQL data directory (no readable PG_VERSION'],
+    ])('a template with PG_VERSION %j for server %s: %s', (version, server, problem) => {
+      const dir = scratchDir('plx-tpl-');
+      if (version !== null) fs.writeFileSync(path.join(dir, 'PG_VERSION'), version);
+      const got = dataTemplateProblem(dir, server);
+      if (problem === null) expect(got).toBeNull();
+      else expect(got).toContain(`${dir} ${problem}`);
     });
 
     test.each([
