@@ -19,7 +19,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { bundleRunner } from '../../lib/constructs/runner-bundle';
+import { runnerBundleOnce } from '../../lib/constructs/runner-bundle';
 import { followRun, verdictCounts } from '../../lib/operator/operator';
 import {
   requestRunnerArgv,
@@ -174,7 +174,8 @@ function shape(rec: StepRecord): Record<string, string[]> {
 
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-cloud-it-'));
-  runnerJs = bundleRunner(path.join(tmp, 'bundle')).file;
+  // the bundle `cdk synth` ships (content-keyed cache: built once per checkout and content)
+  runnerJs = runnerBundleOnce().file;
   const stacks = Promise.all([startLocalStack(), startLocalStack(), startLocalStack()]);
   moto = await startMoto();
   s3 = new S3Client({ ...motoClientConfig(moto), forcePathStyle: true });

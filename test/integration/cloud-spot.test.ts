@@ -18,7 +18,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { expect } from '@jest/globals';
-import { bundleRunner } from '../../lib/constructs/runner-bundle';
+import { runnerBundleOnce } from '../../lib/constructs/runner-bundle';
 import { requestRunnerArgv, requestUrl, writeRunRequest } from '../../lib/aws/run-request';
 import { formatListing, readListing, readProgress } from '../../lib/operator/runs';
 import type { RunManifest } from '../../lib/suite/types';
@@ -131,7 +131,8 @@ async function stepTexts(): Promise<Map<string, string>> {
 
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-spot-it-'));
-  runnerJs = bundleRunner(path.join(tmp, 'bundle')).file;
+  // the bundle `cdk synth` ships (content-keyed cache: built once per checkout and content)
+  runnerJs = runnerBundleOnce().file;
   [stack, moto] = await Promise.all([startLocalStack(), startMoto(), startImds()]).then(
     ([st, mo]) => [st, mo] as const,
   );
