@@ -1,6 +1,6 @@
 /**
  * Three jest projects (`npm run test:unit` / `test:cdk` / `test:integration`; `npm test` runs all
- * three after scripts/preflight.ts and `tsc --noEmit`):
+ * three after scripts/preflight.ts, beside `tsc --noEmit` (scripts/test.ts)):
  *  - unit: in-process only, no external tool, no child process of ours, no real server;
  *  - cdk: synthesizes stacks, runs cdk-nag, cfn-lint and shellcheck on what it produces;
  *  - integration: starts real PostgreSQL/PgBouncer/moto/Chromium, or the CLI as a child process.
@@ -8,7 +8,7 @@
 const shared = {
   testEnvironment: 'node',
   testMatch: ['**/*.test.ts'],
-  // Type-checking is done once by `tsc --noEmit` in `npm test`; jest only transpiles, with swc
+  // Type-checking is done once by `tsc --noEmit` beside jest in `npm test`; jest only transpiles, with swc
   // (tsconfig's isolatedModules makes each file transpilable alone). swc transpiles the unit project
   // in about a third of ts-jest's time on 2 cores (bench/README.md "npm test time").
   transform: {
