@@ -88,6 +88,8 @@ export interface RunnerArgs {
    */
   readonly fleetLeadMs: number;
   readonly fleetPollMs: number;
+  /** Test-only (RunnerTestSettings): the suite may be a test-only one (lib/suite/test-suites.ts). @default false */
+  readonly testSuites: boolean;
   /**
    * The runner software version the CLI was built with (`runnerSoftwareVersion()`, the bundle's
    * content hash); the runner refuses to run when its own differs. null: not checked (tests,
@@ -102,8 +104,8 @@ export type { ProxyTargetKind } from '../suite/targets';
  * What only tests change about a runner. The run request (lib/aws/run-request.ts) never carries
  * these: a production runner runs with PRODUCTION_RUNNER_SETTINGS, and a test gives others on the
  * runner's command line (`--endpoint-url`, `--test-sslmode`, `--test-proxy-kind`,
- * `--test-pool-control`, `--test-fleet-lead-ms`, `--test-fleet-poll-ms`; requestRunnerArgv /
- * parseRequestRunnerArgv).
+ * `--test-pool-control`, `--test-fleet-lead-ms`, `--test-fleet-poll-ms`, `--test-suites`;
+ * requestRunnerArgv / parseRequestRunnerArgv).
  */
 export interface RunnerTestSettings {
   readonly sslmode: SslMode;
@@ -112,6 +114,8 @@ export interface RunnerTestSettings {
   readonly endpointUrl: string | null;
   readonly fleetLeadMs: number;
   readonly fleetPollMs: number;
+  /** The run request may name a test-only suite (lib/suite/test-suites.ts) besides the catalog's. */
+  readonly testSuites: boolean;
 }
 
 /** A production runner: TLS required, RDS Proxy pool control on, proxies are RDS Proxies, real AWS endpoints. */
@@ -123,6 +127,7 @@ export const PRODUCTION_RUNNER_SETTINGS: RunnerTestSettings = {
   // Runners on EC2 see one another's S3 objects within a poll; 5 s lets the slowest read the plan.
   fleetLeadMs: 5_000,
   fleetPollMs: 1_000,
+  testSuites: false,
 };
 
 /** What the operator resolves for a run and the run request carries: the runner's arguments less its index and the test settings. */

@@ -13,6 +13,7 @@
  * transaction pool: step 3 goes through PgBouncer as smoke's does, so a test that stops PgBouncer
  * "during step 3" stops the step's own pooler, and step 4 sees a stop that step 3 outlived.
  */
+import { getSuite } from './catalog';
 import type { Scenario, ScriptSpec, Suite } from './scenario';
 import {
   DIRECT,
@@ -61,12 +62,24 @@ const TEST_STEPS_POOLED: Scenario = {
   targets: [SELF_HOSTED_TRANSACTION_POOL],
 };
 
+/**
+ * smoke's own churn scenario (the catalog's, not a copy): -C direct and -C through the transaction
+ * pool at full speed, and the comparison between them — for a test about that comparison (one that
+ * breaks when the "pooler" is the server itself) without smoke's other six steps.
+ */
+const SMOKE_CHURN: readonly Scenario[] = getSuite('smoke').scenarios.filter((s) => s.name === 'smoke-churn');
+
 const TEST_SUITES: readonly Suite[] = [
   {
     name: 'test-steps',
     description:
       'Test-only (proxylab’s own tests): four pgbench -T 3 steps of SELECT pg_sleep(0.05), direct then PgBouncer.',
     scenarios: [TEST_STEPS, TEST_STEPS_POOLED],
+  },
+  {
+    name: 'test-smoke-churn',
+    description: 'Test-only (proxylab’s own tests): smoke’s connection-churn scenario alone, at full speed.',
+    scenarios: SMOKE_CHURN,
   },
 ];
 

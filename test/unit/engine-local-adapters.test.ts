@@ -19,8 +19,8 @@ import {
   resumeCommand,
   validateLocalInput,
 } from '../../lib/local/run-local';
-import { SUITE_NAMES } from '../../lib/suite/catalog';
-import { TEST_SUITE_NAMES } from '../../lib/suite/test-suites';
+import { getSuite, SUITE_NAMES } from '../../lib/suite/catalog';
+import { getTestSuite, TEST_SUITE_NAMES } from '../../lib/suite/test-suites';
 import type { MetricSeries, MetricsFile } from '../../lib/suite/types';
 import { scratchDir } from '../helpers/scratch';
 
@@ -173,8 +173,15 @@ describe('validateLocalInput', () => {
       );
     });
 
+    test('test-smoke-churn is smoke’s own churn scenario (the catalog object, not a copy), comparison included', () => {
+      const churn = getSuite('smoke').scenarios.find((sc) => sc.name === 'smoke-churn');
+      expect(churn?.comparisons?.length).toBeGreaterThan(0);
+      expect(getTestSuite('test-smoke-churn')?.scenarios).toEqual([churn]);
+      expect(getTestSuite('test-smoke-churn')?.scenarios[0]).toBe(churn);
+    });
+
     test('is no suite a user sees: not in the catalog, and --suite refuses it naming only the catalog', () => {
-      expect(TEST_SUITE_NAMES).toEqual(['test-steps']);
+      expect(TEST_SUITE_NAMES).toEqual(['test-steps', 'test-smoke-churn']);
       expect(SUITE_NAMES.filter((n) => TEST_SUITE_NAMES.includes(n))).toEqual([]);
       expect(() => validateLocalInput({ suite: 'test-steps' }, cwd)).toThrow(
         `--suite must be one of ${SUITE_NAMES.join(', ')}; got "test-steps"`,
@@ -205,7 +212,7 @@ describe('validateLocalInput', () => {
     });
 
     test.each([
-      [{ testSuite: 'smoke' }, '--test-suite must be one of test-steps; got "smoke"'],
+      [{ testSuite: 'smoke' }, '--test-suite must be one of test-steps, test-smoke-churn; got "smoke"'],
       [{ testSuite: 'test-steps', suite: 'smoke' }, '--test-suite and --suite: give one of them, not both'],
     ])('%j is refused: %s', (input, message) => {
       expect(() => validateLocalInput(input, cwd)).toThrow(UsageError);
