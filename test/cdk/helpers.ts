@@ -14,7 +14,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { checkLabFile, formatProblems, LabConfig, validateLab } from '../../lib/config';
 import { LabDatabase } from '../../lib/constructs/database';
 import { createLabStack, LabStack } from '../../lib/lab-stack';
-import { scratchDir } from '../helpers/scratch';
+import { testApp } from '../helpers/cdk-app';
 
 export const ROOT = path.join(__dirname, '..', '..');
 export const LABS_DIR = path.join(ROOT, 'labs');
@@ -40,10 +40,9 @@ export function labFrom(raw: unknown): LabConfig {
 }
 
 export function newTestApp(outdir?: string): App {
-  return new App({
-    outdir: outdir ?? scratchDir('proxylab-cdk-test-'),
-    builtinCloudFormationValidation: false,
-    context: { 'aws:cdk:bundling-stacks': [], 'proxylab:now': '2026-01-01T00:00:00Z' },
+  return testApp({
+    ...(outdir === undefined ? {} : { outdir }),
+    context: { 'proxylab:now': '2026-01-01T00:00:00Z' },
   });
 }
 

@@ -17,7 +17,7 @@
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, CfnResource, TagManager, Token } from 'aws-cdk-lib';
+import { CfnResource, TagManager, Token } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { databaseInstanceClass, dbInstanceCount } from '../../lib/config/database';
 import { loadLabFile } from '../../lib/config/load';
@@ -25,7 +25,7 @@ import { stackNameFor } from '../../lib/config/stack-outputs';
 import { RAW_TAGGABLE_TYPES } from '../../lib/constructs/ttl';
 import { LAB_DEPLOYMENT_SHAPE } from '../../lib/cost/shape';
 import { createLabStack } from '../../lib/lab-stack';
-import { scratchDir } from '../helpers/scratch';
+import { testApp } from '../helpers/cdk-app';
 
 const LABS_DIR = join(__dirname, '..', '..', 'labs');
 const labFiles = readdirSync(LABS_DIR)
@@ -83,10 +83,7 @@ const LITERAL_ARN = /arn:(?!\$\{|$)/;
 
 describe.each(labFiles)('%s', (file) => {
   const lab = loadLabFile(join(LABS_DIR, file));
-  const app = new App({
-    outdir: scratchDir('proxylab-cdk-test-'),
-    context: { 'aws:cdk:bundling-stacks': [], 'proxylab:now': '2026-11-21T10:00:00Z' },
-  });
+  const app = testApp({ context: { 'proxylab:now': '2026-11-21T10:00:00Z' } });
   const stack = createLabStack(app, lab);
   const template = Template.fromStack(stack);
   const resources = template.toJSON().Resources as Record<string, CfnJson>;
