@@ -1,8 +1,10 @@
 /**
  * Suites for proxylab's own tests, never for users: not in the catalog (lib/suite/catalog.ts), so
- * not in SUITE_NAMES, `--help`, the generated docs, `--suite`'s error message or a cloud run. Only
- * `proxylab local --test-suite <name>` (a hidden flag, CONTRIBUTING.md "A run to interrupt") runs
- * them, through the same CLI, stack and engine as any suite.
+ * not in SUITE_NAMES, `--help`, the generated docs, `--suite`'s error message or `proxylab run`.
+ * Only `proxylab local --test-suite <name>` (a hidden flag) and a runner started with the test-only
+ * `--test-suites on` (RunnerTestSettings, lib/aws/runner-args.ts: never in a run request, off in
+ * PRODUCTION_RUNNER_SETTINGS) run them, through the same CLI or runner, stack and engine as any
+ * suite (CONTRIBUTING.md "Test time").
  *
  * `test-steps` is the run the tests interrupt, kill, signal, race and resume (SIGINT/SIGTERM/
  * SIGHUP, a server stopped or SIGKILLed mid-step, two runs on one directory, a reaped stack):
