@@ -394,6 +394,9 @@ function localEnvironment(bins: LocalBinaries, pg: PostgresCluster, pgb: Pgbounc
     poolerVersion: pgb.version,
     cpus: os.cpus().length || null,
     maxPreparedStatements: pgb.initialMaxPreparedStatements,
+    // One machine: no zones, and nothing is billed (the report says "not priced (local run)").
+    zones: null,
+    targetPrices: null,
   };
 }
 
