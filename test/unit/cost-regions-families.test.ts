@@ -13,6 +13,7 @@ import { unpricedProblems } from '../../lib/cost/price-check';
 import { PRICE_TABLES } from '../../lib/cost/price-table';
 import { targetPrices } from '../../lib/cost/target-prices';
 import { UsageError } from '../../lib/core/errors';
+import { runTargetPrices } from '../../scripts/commands/run';
 
 function lab(raw: Record<string, unknown>): LabConfig {
   const v = validateLab({ name: 'unit', ...raw });
@@ -156,6 +157,21 @@ describe('targetPrices: what each target adds per hour', () => {
     expect(prices[3]?.basis).toMatch(
       /c7g\.large \$0\.0725\/h .*public IPv4 \$0\.005\/h; shared by its transaction and session pools/,
     );
+  });
+
+  test('a run in a region without prices records every target as not priced, saying why, and goes on', () => {
+    // GIVEN a lab deployed with `deploy --force` into eu-west-1
+    const prices = runTargetPrices(lab(TEAM), 'eu-west-1');
+    // THEN each target, null (unknown), never another region's price
+    expect(prices.map((p) => [p.target, p.usdPerHour])).toEqual([
+      ['direct', null],
+      ['half', null],
+      ['full', null],
+      ['bouncer-transaction', null],
+      ['bouncer-session', null],
+    ]);
+    expect(prices[1]?.basis).toBe('not priced: no price table for eu-west-1 in lib/cost/price-table.ts');
+    expect(runTargetPrices(lab(TEAM), 'us-east-1')[1]?.usdPerHour).toBe(0.06);
   });
 
   test('a pooler on the runners adds nothing, and says why', () => {
