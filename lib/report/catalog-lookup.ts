@@ -47,8 +47,7 @@ export function sourceText(source: unknown): string | null {
   }
   if (typeof source !== 'object' || source === null) return null;
   const r = source as Record<string, unknown>;
-  const text = (k: string): string | null =>
-    typeof r[k] === 'string' && r[k] !== '' ? (r[k]) : null;
+  const text = (k: string): string | null => (typeof r[k] === 'string' && r[k] !== '' ? r[k] : null);
   const head = [text('title'), text('publisher') ?? text('author'), text('date') ?? text('published')]
     .filter((x): x is string => x !== null)
     .join(', ');
