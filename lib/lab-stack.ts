@@ -56,6 +56,8 @@ export class LabStack extends Stack {
   /** Every pooler's stack output entry, in lab order. */
   readonly poolerEndpoints: PoolerEndpoint[];
   readonly expiry: LabExpiry | null;
+  /** The zone of the runners and dedicated pooler hosts (a token without the deploy-time zone choice). */
+  readonly runnerZone: string;
 
   constructor(scope: Construct, id: string, props: LabStackProps) {
     super(scope, id, {
@@ -78,10 +80,24 @@ export class LabStack extends Stack {
       retainOnDestroy: lab.results.retainOnDestroy,
       expireAfterDays: lab.results.expireAfterDays,
     });
+    // The runners and dedicated pooler hosts go into the first subnet of their selection (what
+    // ec2.Instance does with vpcSubnets): the writer goes into that zone too, or into another of
+    // the database subnets' zones when the lab asks for a cross-zone hop (lab.crossZone).
+    const runnerSubnets = zones
+      ? { ...this.network.runnerSubnets, availabilityZones: zones.runners }
+      : this.network.runnerSubnets;
+    this.runnerZone = firstSubnetZone(this.network.vpc.selectSubnets(runnerSubnets).subnets, 'runners');
+    const databaseZones = this.network.vpc
+      .selectSubnets(this.network.databaseSubnets)
+      .subnets.map((sn) => sn.availabilityZone);
+    const otherZone = databaseZones.find((z) => z !== this.runnerZone);
+    if (lab.crossZone && otherZone === undefined)
+      throw new Error(`${this.node.path}: crossZone needs a database subnet outside the runners' zone`);
     this.database = new LabDatabase(this, 'Database', {
       vpc: this.network.vpc,
       subnets: this.network.databaseSubnets,
       database: lab.database,
+      writerAvailabilityZone: lab.crossZone ? otherZone : this.runnerZone,
     });
     this.proxies = new LabProxies(this, 'Proxies', {
       vpc: this.network.vpc,
@@ -233,6 +249,22 @@ export class LabStack extends Stack {
         this.poolerAdminSecret.secretArn,
         'Secrets Manager ARN of the PgBouncer admin/stats user (JSON: username, password)',
       );
+    // Where each component runs, so a run records its zones (environment.zones): the writer's
+    // configured zone (null when RDS chooses it: a Multi-AZ RDS instance), each runner's and each
+    // dedicated pooler host's (Fn::GetAtt AvailabilityZone).
+    out(
+      K.componentZones,
+      this.toJsonString({
+        writer: this.database.writerAvailabilityZone,
+        ...Object.fromEntries(
+          this.runners.instances.map((r, i) => [`runner-${i}`, r.instanceAvailabilityZone]),
+        ),
+        ...Object.fromEntries(
+          this.poolerHosts.map((h) => [`pooler:${h.pooler.name}`, h.instance.instanceAvailabilityZone]),
+        ),
+      }),
+      'JSON: component (writer, runner-<i>, pooler:<name>) -> Availability Zone (null: chosen by RDS)',
+    );
     out(
       K.collectorFunctionName,
       this.collector.function.functionName,
@@ -274,6 +306,13 @@ function availabilityZonesFromContext(scope: Construct): { vpc: string[]; runner
       `context ${AZ_CONTEXT_KEYS.runners} must be a subset of ${AZ_CONTEXT_KEYS.vpc}, and both given together`,
     );
   return { vpc, runners };
+}
+
+/** The zone of the first subnet (where ec2.Instance puts an instance given the selection). */
+function firstSubnetZone(subnets: readonly { availabilityZone: string }[], what: string): string {
+  const [first] = subnets;
+  if (!first) throw new Error(`the lab VPC has no ${what} subnet`);
+  return first.availabilityZone;
 }
 
 /** Comma-joins values that may be tokens (Fn::Join at deploy time). */

@@ -83,6 +83,22 @@ export const runRequestSchema = z.object({
       .nullable(),
     barrierTimeoutSec: z.number().int().min(1),
     expectVersion: z.string().nullable(),
+    /** Absent in requests from older CLIs: null, every zone unknown. */
+    zones: z
+      .array(z.object({ component: z.string().min(1), zone: z.string().min(1).nullable() }))
+      .nullable()
+      .default(null),
+    /** Absent in requests from older CLIs: null, not priced. */
+    targetPrices: z
+      .array(
+        z.object({
+          target: z.string().min(1),
+          usdPerHour: z.number().finite().min(0).nullable(),
+          basis: z.string(),
+        }),
+      )
+      .nullable()
+      .default(null),
   }),
 });
 
@@ -110,6 +126,8 @@ export function buildRunRequest(base: RunRequestArgs, runnerCount: number): RunR
       collector: base.collector,
       barrierTimeoutSec: base.barrierTimeoutSec,
       expectVersion: base.expectVersion,
+      zones: base.zones ?? null,
+      targetPrices: base.targetPrices ?? null,
     },
   });
 }
@@ -146,6 +164,8 @@ export function runnerArgsFromRequest(
     collector: request.settings.collector,
     barrierTimeoutSec: request.settings.barrierTimeoutSec,
     expectVersion: request.settings.expectVersion,
+    zones: request.settings.zones,
+    targetPrices: request.settings.targetPrices,
   };
 }
 

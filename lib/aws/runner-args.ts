@@ -9,6 +9,7 @@ import type { PoolerEndpoint } from '../poolers/endpoint';
 import type { ManagedProxyKind, ProxyTargetKind } from '../suite/targets';
 import type { DatabaseEngine } from '../suite/engines';
 import type { LabResources } from '../collector/plan';
+import type { ComponentZone, TargetPrice } from '../suite/types';
 
 export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -64,6 +65,18 @@ export interface RunnerArgs {
    */
   readonly database?: DatabaseSpec | null;
   readonly region: string | null;
+  /**
+   * Where each component runs, from the stack outputs (ComponentZones): `writer`, `runner-<i>`,
+   * `pooler:<name>`, `proxy:<name>` (null: RDS chooses, or a proxy's endpoints span zones). The
+   * runner replaces its own with what IMDS says and records the list in the run's environment.
+   * null or absent: not said (older CLIs and stacks), recorded as unknown.
+   */
+  readonly zones?: readonly ComponentZone[] | null;
+  /**
+   * What each target adds per hour, priced by the operator from the lab (lib/cost/target-prices.ts);
+   * recorded in the run's environment for the report. null or absent: not priced.
+   */
+  readonly targetPrices?: readonly TargetPrice[] | null;
   /** Agreed start of the run (ISO); every runner waits until then before the first step. */
   readonly startAt: string | null;
   readonly collector: CollectorSpec | null;

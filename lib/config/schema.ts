@@ -15,6 +15,7 @@ import { ACCEPTED_ENGINE_VERSIONS } from './engine-versions';
 import { DEFAULTS } from './defaults';
 import { AURORA_POSTGRES_INSTANCE_CLASSES } from './instance-classes';
 import { RDS_POSTGRES_VERSIONS, RDS_STORAGE_LIMITS_GIB } from './rds-postgres';
+import { AURORA_STORAGE_TYPES } from './types';
 import { POOLER_DRIVERS } from '../poolers/registry';
 import { POOLER_PROCESSES_MAX } from '../poolers/endpoint';
 import { POOL_MODES, POOLER_PLACEMENTS, POOLER_PRODUCTS } from '../poolers/products';
@@ -208,6 +209,17 @@ const auroraSchema = z.strictObject(
         doc({
           description: "Readers; they use the writer's class (or serverless, scaling with the writer).",
           default: DEFAULTS.aurora.readers,
+        }),
+      ),
+    storageType: z
+      .enum(AURORA_STORAGE_TYPES, { error: `one of ${AURORA_STORAGE_TYPES.map((t) => `"${t}"`).join(', ')}` })
+      .optional()
+      .meta(
+        doc({
+          description:
+            'Cluster storage configuration. `standard`: storage and every I/O request billed (`cost` assumes an I/O rate; a write-heavy suite can exceed it many times over). ' +
+            '`io-optimized` (CloudFormation `aurora-iopt1`): no I/O charge, instances 1.3 × and storage 2.25 × the Standard rates, so a benchmark costs what `cost` says.',
+          default: DEFAULTS.aurora.storageType,
         }),
       ),
     ...databaseSettingsFields({
@@ -652,6 +664,15 @@ export const labFileSchema = z.strictObject({
         default: [],
       }),
     ),
+  crossZone: bool.optional().meta(
+    doc({
+      description:
+        '`false`: the writer, the runners and the dedicated pooler hosts share one Availability Zone, so no target has a cross-zone hop the others lack. ' +
+        "`true`: the writer goes to the VPC's other zone, to measure what a cross-zone hop costs (RDS Proxy spans both zones either way). " +
+        "Each component's zone is recorded in the run (environment.zones).",
+      default: DEFAULTS.crossZone,
+    }),
+  ),
   runners: runnersSchema.optional().meta(doc({ description: 'The pgbench runners (EC2).' })),
   results: resultsSchema.optional().meta(doc({ description: 'The results bucket.' })),
   ttlHours: numberIn(

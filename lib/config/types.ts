@@ -29,6 +29,11 @@ export interface LabConfig {
   /** Zero or more self-hosted PgBouncers (dedicated host or on every runner). */
   readonly poolers: readonly PoolerConfig[];
   readonly runners: RunnersConfig;
+  /**
+   * false: the writer in the runners' (and dedicated pooler hosts') zone; true: the writer in the
+   * VPC's other zone. @default false
+   */
+  readonly crossZone: boolean;
   readonly results: ResultsConfig;
   /**
    * Hours after deploy when the lab deletes itself (expiry schedule); null = never (explicit opt-out).
@@ -69,9 +74,15 @@ export interface PostgresDatabaseConfig {
   readonly snapshotOnDestroy: boolean;
 }
 
+/** Aurora cluster storage configurations (CloudFormation StorageType `aurora` / `aurora-iopt1`). */
+export const AURORA_STORAGE_TYPES = ['standard', 'io-optimized'] as const;
+export type AuroraStorageType = (typeof AURORA_STORAGE_TYPES)[number];
+
 export interface AuroraConfig {
   /** One of ACCEPTED_ENGINE_VERSIONS, e.g. "16.9". */
   readonly engineVersion: string;
+  /** Aurora Standard (I/O billed per request) or I/O-Optimized (no I/O charge, dearer instances and storage). */
+  readonly storageType: AuroraStorageType;
   /** Provisioned writer/readers on this class, or serverless v2 (then `instanceClass` is null). */
   readonly capacity:
     | { readonly kind: 'provisioned'; readonly instanceClass: string }

@@ -561,6 +561,7 @@ function databaseWithDefaults(input: LabFileInput): DatabaseConfig {
     engineVersion: a.engineVersion ?? DEFAULTS.aurora.engineVersion,
     capacity,
     readers: a.readers ?? DEFAULTS.aurora.readers,
+    storageType: a.storageType ?? DEFAULTS.aurora.storageType,
     maxConnections: a.maxConnections ?? null,
     performanceInsights: a.performanceInsights ?? DEFAULTS.aurora.performanceInsights,
     logConnections: a.logConnections ?? DEFAULTS.aurora.logConnections,
@@ -607,6 +608,7 @@ function withDefaults(input: LabFileInput): LabConfig {
       placement: input.runners?.placement ?? DEFAULTS.runners.placement,
       spot: input.runners?.spot ?? DEFAULTS.runners.spot,
     },
+    crossZone: input.crossZone ?? DEFAULTS.crossZone,
     results: {
       retainOnDestroy: input.results?.retainOnDestroy ?? DEFAULTS.results.retainOnDestroy,
       expireAfterDays: input.results?.expireAfterDays ?? DEFAULTS.results.expireAfterDays,

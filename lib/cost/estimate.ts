@@ -12,6 +12,7 @@ import { UsageError } from '../core/errors';
 import { poolerDriver } from '../poolers/registry';
 import { DEFAULT_PRICE_REGION, PRICE_TABLES, SOURCES } from './price-table';
 import type { InstancePrice, PriceTable, RdsInstancePrice, SourceId } from './price-table';
+import { unpricedRegionMessage } from './price-check';
 import { LAB_DEPLOYMENT_SHAPE } from './shape';
 import type { DeploymentShape } from './shape';
 
@@ -130,9 +131,7 @@ export interface EstimateOptions {
 export function priceTableFor(region: string): PriceTable {
   const table = PRICE_TABLES[region];
   if (!table) {
-    throw new UsageError(
-      `no prices for region ${region} in the price table (lib/cost/price-table.ts); regions with prices: ${Object.keys(PRICE_TABLES).sort().join(', ')}`,
-    );
+    throw new UsageError(`region ${region} ${unpricedRegionMessage(region)}`, { code: 'unpriced-region' });
   }
   return table;
 }
@@ -443,6 +442,21 @@ export function databaseStorageLines({ lab, table, usage }: CostInputs): CostLin
       ),
     ];
   }
+  const iopt = db.storageType === 'io-optimized' ? table.auroraIoOptimized : null;
+  if (iopt) {
+    const st = iopt.storagePerGbMonth;
+    return [
+      assumed(
+        'storage',
+        `Aurora I/O-Optimized storage ${usage.auroraStorageGb} GB (assumed)`,
+        usage.auroraStorageGb / HOURS_PER_MONTH,
+        'GB-month',
+        st.usd,
+        st.source,
+        `assumed ${usage.auroraStorageGb} GB × $${st.usd}/GB-month ÷ ${HOURS_PER_MONTH} h; I/O requests are not billed (I/O-Optimized)`,
+      ),
+    ];
+  }
   const st = table.auroraStoragePerGbMonth;
   const io = table.auroraIoPerMillionRequests;
   return [
@@ -462,7 +476,9 @@ export function databaseStorageLines({ lab, table, usage }: CostInputs): CostLin
       'million requests',
       io.usd,
       io.source,
-      `assumed ${usage.auroraIoMillionsPerHour} million I/O requests per hour × $${io.usd}/million (Aurora Standard)`,
+      `assumed ${usage.auroraIoMillionsPerHour} million I/O requests per hour × $${io.usd}/million (Aurora Standard); ` +
+        'a sustained write-heavy suite (TPC-B) can issue many times more and the bill follows it: ' +
+        'pass --io-millions-per-hour, or set aurora.storageType "io-optimized" (no I/O charge)',
     ),
   ];
 }
@@ -495,7 +511,9 @@ function assumptionsOf(
     `on-demand list prices for ${region} as of ${table.asOf}; no Savings Plans, Reserved Instances or free tier`,
     db.engine === 'postgres'
       ? `RDS for PostgreSQL ${db.storageType} storage as provisioned (${db.allocatedStorageGb} GB), baseline IOPS included; no extra IOPS or throughput`
-      : `Aurora Standard (not I/O-Optimized): storage ${usage.auroraStorageGb} GB, I/O ${usage.auroraIoMillionsPerHour} million requests per hour`,
+      : db.storageType === 'io-optimized'
+        ? `Aurora I/O-Optimized: storage ${usage.auroraStorageGb} GB, no I/O charge; instances at ${table.auroraIoOptimized.computeMultiplier} × the Aurora Standard rate`
+        : `Aurora Standard (not I/O-Optimized): storage ${usage.auroraStorageGb} GB, I/O ${usage.auroraIoMillionsPerHour} million requests per hour (a write-heavy suite can exceed it; aurora.storageType "io-optimized" removes the I/O charge)`,
     `runner root volumes ${shape.runnerRootVolumeGb} GB gp3 each` +
       (poolerHosts(lab).length > 0
         ? `; pooler host root volumes ${shape.poolerHostRootVolumeGb} GB gp3 each`
@@ -536,17 +554,22 @@ function auroraInstanceLines(
 ): CostLine[] {
   const roles = ['writer', ...Array.from({ length: db.readers }, (_, i) => `reader ${i + 1}`)];
   const cap = db.capacity;
+  const iopt = db.storageType === 'io-optimized' ? table.auroraIoOptimized : null;
   if (cap.kind === 'provisioned') {
-    const p = auroraInstancePrice(table, cap.instanceClass);
+    const standard = auroraInstancePrice(table, cap.instanceClass);
+    const hourly = iopt ? roundNoise(standard.usdPerHour * iopt.computeMultiplier) : standard.usdPerHour;
+    const p = { ...standard, usdPerHour: hourly };
     const lines = roles.map((role) =>
       fixed(
         'database',
-        `Aurora ${role} ${cap.instanceClass}`,
+        `Aurora ${role} ${cap.instanceClass}${iopt ? ' (I/O-Optimized)' : ''}`,
         1,
         'instance-hour',
-        p.usdPerHour,
-        p.source,
-        `1 × $${p.usdPerHour}/h on-demand (${p.vcpus} vCPU, ${p.memoryGiB} GiB)`,
+        hourly,
+        iopt ? iopt.source : standard.source,
+        iopt
+          ? `1 × $${standard.usdPerHour}/h Aurora Standard × ${iopt.computeMultiplier} (I/O-Optimized) = $${hourly}/h on-demand (${p.vcpus} vCPU, ${p.memoryGiB} GiB)`
+          : `1 × $${hourly}/h on-demand (${p.vcpus} vCPU, ${p.memoryGiB} GiB)`,
       ),
     );
     // The suites load the writer; readers stay near idle, under their baseline.
@@ -554,13 +577,13 @@ function auroraInstanceLines(
       `Aurora writer ${cap.instanceClass}`,
       cap.instanceClass,
       p,
-      table.auroraCpuCreditPerVcpuHour,
+      iopt ? iopt.cpuCreditPerVcpuHour : table.auroraCpuCreditPerVcpuHour,
       usage.suiteCpuPercent,
     );
     if (credits) lines.push(credits);
     return lines;
   }
-  const acu = table.auroraServerlessPerAcuHour;
+  const acu = iopt ? iopt.serverlessPerAcuHour : table.auroraServerlessPerAcuHour;
   // minCapacity 0 is auto-pause. Assumed not to happen behind an RDS Proxy (listed as incompatible
   // with scale-to-zero in aws/agent-toolkit-for-aws's Aurora serverless notes): low end 0.5 ACU.
   const low =

@@ -69,6 +69,7 @@ import type {
   PgbenchOutcome,
   PoolControl,
   ResultSink,
+  ServerConnectionsProbe,
   StepWindow,
   Target,
 } from './ports';
@@ -140,6 +141,11 @@ export interface RunSuiteOptions {
   readonly infrastructure?: InfrastructureWatch;
   /** The command that resumes this run (`proxylab local --run-id … `), named when a file write fails. */
   readonly resumeCommand?: string;
+  /**
+   * Watches the connections held on the database around each measured step; its figures go into
+   * the step's `serverConnections`. Absent: not recorded (the field is left out).
+   */
+  readonly serverConnections?: ServerConnectionsProbe;
 }
 
 export interface RunSuiteResult {
@@ -315,6 +321,8 @@ class SuiteRun {
   private async prepare(i: number, step: PlannedStep): Promise<{ target: Target; note: string | null }> {
     const { opts } = this;
     const target = findTarget(opts.targets, step);
+    // The other targets' pools give their server connections back before this one is measured.
+    await opts.pool.isolate?.(target.ref);
     // Resize first (sweeps), so the pre-check reads the pool this step really runs against.
     await this.targetSettings.apply(step, target);
     const note = await precheck(step, target);
@@ -334,11 +342,17 @@ class SuiteRun {
   async measure(i: number, step: PlannedStep): Promise<void> {
     const { opts } = this;
     const { target, note } = await this.prepare(i, step);
+    const watch = await opts.serverConnections?.watch();
     const stepStart = opts.clock.now();
     opts.sampler?.markStep(step.stepId, 'start');
-    const measured = await runStep(opts, step, target, note);
+    const measured = await runStep(opts, step, target, note).finally(() => watch?.stop());
     opts.sampler?.markStep(step.stepId, 'end');
-    const record = await withPoolerSaturation(measured.record, opts.sampler, stepStart.toISOString());
+    const held = watch ? { serverConnections: await watch.stop() } : {};
+    const record = await withPoolerSaturation(
+      { ...measured.record, ...held },
+      opts.sampler,
+      stepStart.toISOString(),
+    );
     this.windows.push({
       stepId: step.stepId,
       scenario: step.scenario,

@@ -537,6 +537,7 @@ async function planAndRun(
     metricsName: 'local',
     resumeCommand: resumeCommand(opts),
     infrastructure: stack.infrastructure,
+    serverConnections: stack.serverConnections,
   });
 }
 

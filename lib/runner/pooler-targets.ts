@@ -300,6 +300,11 @@ export class CompositePoolControl implements PoolControl {
     if (!this.poolers.manages(target)) await this.proxies.reset(target);
   }
 
+  /** PgBouncer pools are drained by reset() before every step; the proxies drain their own. */
+  async isolate(target: TargetRef): Promise<void> {
+    await this.proxies.isolate?.(target);
+  }
+
   setPoolPercent(target: TargetRef, percent: number): Promise<void> {
     return this.poolers.manages(target)
       ? this.poolers.setPoolPercent(target, percent)

@@ -67,6 +67,11 @@ const SUITES: readonly Suite[] = [
 
 export const SUITE_NAMES: readonly string[] = SUITES.map((s) => s.name);
 
+/** The experiment an id names (its published source, its suites), or undefined. */
+export function experimentById(id: string): Experiment | undefined {
+  return EXPERIMENTS.find((e) => e.id === id);
+}
+
 export function getSuite(name: string): Suite {
   const suite = SUITES.find((s) => s.name === name);
   if (!suite) throw new UsageError(`unknown suite "${name}"; valid suites: ${SUITE_NAMES.join(', ')}`);

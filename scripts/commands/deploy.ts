@@ -16,13 +16,16 @@ import {
 import { loadLabFile } from '../../lib/config/load';
 import { stackNameFor } from '../../lib/config/stack-outputs';
 import { deployPreflight } from '../../lib/cost/preflight';
-import { DEFAULT_PRICE_REGION, PRICE_TABLES } from '../../lib/cost/price-table';
+import { PRICE_TABLES } from '../../lib/cost/price-table';
+import { unpricedRegionMessage } from '../../lib/cost/price-check';
+import { labWarnings } from '../../lib/config/warnings';
 import type { LabConfig } from '../../lib/config/types';
 import { chooseLabZones, zoneContextArgs } from '../../lib/operator/availability-zones';
 import {
   createEc2Client,
   createAwsClients,
   createSchedulerClient,
+  requireRegion,
   type AwsSettings,
 } from '../../lib/aws/clients';
 import { describeLabOutputs } from '../../lib/operator/outputs';
@@ -67,27 +70,35 @@ export function register(program: Command): void {
           `--max-hourly must be a number of US dollars per hour, got "${flags.maxHourly}"`,
         );
       }
-      // Price the region we deploy to when the price table has it; say so when it does not.
-      const deployRegion =
-        settings.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? lab.region ?? null;
-      const priceRegion =
-        deployRegion !== null && PRICE_TABLES[deployRegion] ? deployRegion : DEFAULT_PRICE_REGION;
-      if (deployRegion !== null && priceRegion !== deployRegion) {
+      // Price the region cdk will deploy to (flag, AWS_REGION, the lab's region, or the profile's),
+      // resolved without an AWS call: the estimate and the budget guard are for that region, never
+      // another one's prices. A region the price table lacks is refused as `cost` and `validate`
+      // refuse it; --force deploys anyway, with no estimate and no budget check.
+      const deployRegion = await requireRegion(settings);
+      const regionFrom = flags.region !== undefined ? 'flag' : 'deploy';
+      if (!PRICE_TABLES[deployRegion]) {
+        const why = `region ${deployRegion} ${unpricedRegionMessage(deployRegion)}`;
+        if (!flags.force)
+          throw new UsageError(
+            `not deployed: ${why}. --force deploys without an estimate and without the budget check`,
+            { code: 'unpriced-region' },
+          );
         process.stdout.write(
-          `note: no prices for ${deployRegion} in lib/cost/price-table.ts; the estimate uses ${priceRegion} list prices\n`,
+          `warning: ${why}; deploying anyway because --force was given: no cost estimate, no budget check\n`,
         );
+      } else {
+        const pre = deployPreflight(lab, {
+          region: deployRegion,
+          regionFrom,
+          ...(maxHourly !== undefined ? { maxHourlyUsd: maxHourly } : {}),
+          force: flags.force ?? false,
+        });
+        process.stdout.write(pre.table);
+        process.stdout.write(`${pre.budget.message}\n`);
+        for (const w of pre.warnings) process.stdout.write(`warning [${w.id}]: ${w.message}\n`);
+        if (!pre.budget.allowed) throw new UsageError('not deployed: over budget (see above)');
       }
-      const pre = deployPreflight(lab, {
-        region: priceRegion,
-        regionFrom:
-          priceRegion === deployRegion ? (flags.region !== undefined ? 'flag' : 'deploy') : 'default',
-        ...(maxHourly !== undefined ? { maxHourlyUsd: maxHourly } : {}),
-        force: flags.force ?? false,
-      });
-      process.stdout.write(pre.table);
-      process.stdout.write(`${pre.budget.message}\n`);
-      for (const w of pre.warnings) process.stdout.write(`warning [${w.id}]: ${w.message}\n`);
-      if (!pre.budget.allowed) throw new UsageError('not deployed: over budget (see above)');
+      for (const w of labWarnings(lab)) process.stdout.write(`warning [${w.id}]: ${w.path}: ${w.message}\n`);
       // Zones by zone ID: runners where their type is offered, none where RDS Proxy is not
       // (lib/operator/availability-zones.ts).
       let zoneArgs: string[] = [];

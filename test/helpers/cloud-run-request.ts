@@ -4,7 +4,7 @@
  */
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { buildRunRequest, type RunnerArgvTestSettings, type RunRequest } from '../../lib/aws/run-request';
-import type { DatabaseSpec } from '../../lib/aws/runner-args';
+import type { DatabaseSpec, RunRequestArgs } from '../../lib/aws/runner-args';
 import { BENCH_DB, BENCH_USER } from '../../lib/local/postgres';
 import { motoClientConfig, type MotoServer } from './moto';
 
@@ -63,6 +63,9 @@ export function localRunRequest(o: {
   readonly runnerCount: number;
   readonly startAt?: string | null;
   readonly database?: DatabaseSpec;
+  /** What `proxylab run` takes from the stack outputs and the price table (absent: not said). */
+  readonly zones?: RunRequestArgs['zones'];
+  readonly targetPrices?: RunRequestArgs['targetPrices'];
 }): RunRequest {
   return buildRunRequest(
     {
@@ -83,6 +86,8 @@ export function localRunRequest(o: {
         },
       ],
       region: null,
+      ...(o.zones ? { zones: o.zones } : {}),
+      ...(o.targetPrices ? { targetPrices: o.targetPrices } : {}),
       startAt: o.startAt ?? null,
       collector: null,
       barrierTimeoutSec: 900,

@@ -76,6 +76,22 @@ const RDS_POCKET = { engine: 'postgres', instanceClass: 'db.t4g.micro' } as cons
  * What `proxylab run` does before it sends any command: write the run request to S3. PgBouncer's
  * transaction pool stands in for a proxy; 25/12 is its pool as a % of max_connections.
  */
+/**
+ * Where the operator says the components are (stack output ComponentZones, proxies unknown) and
+ * what each target adds per hour (lib/cost/target-prices.ts): the runner records both. runner-0's
+ * `us-east-1b` is what the outputs say; the runner replaces it with what IMDSv2 (moto's metadata
+ * stand-in) says, `us-east-1a`.
+ */
+const ZONES = [
+  { component: 'writer', zone: 'us-east-1a' },
+  { component: 'runner-0', zone: 'us-east-1b' },
+  { component: 'proxy:pgbouncer-transaction', zone: null },
+];
+const TARGET_PRICES = [
+  { target: 'direct', usdPerHour: 0, basis: 'the database itself: billed whichever target is measured' },
+  { target: 'pgbouncer-transaction', usdPerHour: 0.03, basis: 'RDS Proxy stand-in: 2 vCPU × $0.015' },
+];
+
 async function writeRequest(
   db: Db,
   runId: string,
@@ -92,6 +108,8 @@ async function writeRequest(
     runnerCount,
     startAt,
     database: RDS_POCKET,
+    zones: ZONES,
+    targetPrices: TARGET_PRICES,
   });
   await writeRunRequest(s3, request);
   return request;
@@ -112,7 +130,13 @@ function runRunner(runId: string, runnerIndex: number, killAfter: RegExp | null 
     // The runner's own audit log: its calls are checked against the runner role after the test.
     const callLog = path.join(scratchDir('proxylab-runner-calls-'), 'calls.jsonl');
     const child = spawn(process.execPath, args, {
-      env: { ...motoEnv(moto), [AWS_CALL_LOG_ENV]: callLog },
+      // IMDSv2 is moto's instance-metadata stand-in (placement/availability-zone: us-east-1a)
+      env: {
+        ...motoEnv(moto),
+        AWS_EC2_METADATA_DISABLED: 'false',
+        AWS_EC2_METADATA_SERVICE_ENDPOINT: moto.endpoint,
+        [AWS_CALL_LOG_ENV]: callLog,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.on('close', () => recordCallLog(callLog, RUNNER));
@@ -298,6 +322,27 @@ describe('runner → moto S3, killed and resumed, fetched like a local run', () 
     expect(cloudManifest.environment.maxConnections).toBe(40);
     // the fetched run names the database the request described, the local one its own PostgreSQL
     expect(cloudManifest.environment.database).toEqual({ engine: 'postgres', instanceClass: 'db.t4g.micro' });
+    // every component's zone: the outputs', the runner's own from IMDSv2; the prices as the operator sent them
+    expect(cloudManifest.environment.zones).toEqual([
+      { component: 'writer', zone: 'us-east-1a' },
+      { component: 'runner-0', zone: 'us-east-1a' },
+      { component: 'proxy:pgbouncer-transaction', zone: null },
+    ]);
+    expect(cloudManifest.environment.targetPrices).toEqual(TARGET_PRICES);
+    expect([localManifest.environment.zones, localManifest.environment.targetPrices]).toEqual([null, null]);
+    // the connections held on the database, watched by runner 0 around every measured step
+    for (const [id, rec] of cloud) {
+      if (rec.status === 'not-available') continue;
+      const held = rec.serverConnections;
+      expect({
+        id,
+        counted: [held?.before, held?.peak, held?.after].every((n) => typeof n === 'number'),
+      }).toEqual({
+        id,
+        counted: true,
+      });
+      expect(held?.peak ?? 0).toBeGreaterThanOrEqual(held?.before ?? Infinity);
+    }
     expect(localManifest.environment.database).toEqual({ engine: 'local', instanceClass: null });
     expect(fs.existsSync(path.join(cloudDir, 'metrics', 'runner.json'))).toBe(true);
     // and the report renders from the fetched run like from a local one
@@ -305,6 +350,11 @@ describe('runner → moto S3, killed and resumed, fetched like a local run', () 
     expect(fs.statSync(path.join(cloudDir, 'report.html')).size).toBeGreaterThan(1000);
     const summary = fs.readFileSync(path.join(cloudDir, 'summary.md'), 'utf8');
     expect(summary).toContain('smoke');
+    // the fetched run's report opens with the decision table, priced from the run's environment
+    expect(summary.indexOf('## Decision table')).toBeGreaterThan(0);
+    expect(summary.indexOf('## Decision table')).toBeLessThan(summary.indexOf('## Findings'));
+    expect(summary).toMatch(/\| pgbouncer-transaction \| [\d,.]+ †? \|[^\n]*\| \$0\.03 \| \$0\.\d+ \|/);
+    expect(summary).toMatch(/\| direct \| [^\n]*\| \$0 \| (\$0|\?) \|/);
     // and the report text names the engine and class, not an assumed Aurora
     const reportHtml = fs.readFileSync(path.join(cloudDir, 'report.html'), 'utf8');
     expect(reportHtml).toContain('<dd id="database">RDS for PostgreSQL db.t4g.micro</dd>');
