@@ -842,6 +842,7 @@ describe('defaults', () => {
         proxies: [],
         poolers: [],
         runners: { instanceType: 'c7g.large', count: 1, placement: 'any', spot: false },
+        network: { mode: 'create' },
         results: { retainOnDestroy: false, expireAfterDays: 30 },
         ttlHours: 8,
         tags: {},
