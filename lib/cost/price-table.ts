@@ -29,7 +29,8 @@ export type SourceId =
   | 'ec2-price-list-2026-09'
   | 'rds-postgres-2026'
   | 'rds-cpu-credits-2026'
-  | 'aurora-cpu-credits-2024';
+  | 'aurora-cpu-credits-2024'
+  | 'aws-privatelink-2026';
 
 export const SOURCES: Readonly<Record<SourceId, PriceSource>> = {
   'experiments-2026': {
@@ -88,6 +89,17 @@ export const SOURCES: Readonly<Record<SourceId, PriceSource>> = {
       'dated figure found. Baselines per vCPU as for RDS (EC2 credit table: medium 20 %, large 30 %)',
     url: 'https://aws.amazon.com/rds/aurora/pricing/',
     readOn: '2026-11-25',
+  },
+  'aws-privatelink-2026': {
+    id: 'aws-privatelink-2026',
+    title:
+      'AWS PrivateLink pricing, interface endpoints: "billed for each hour that your VPC endpoint remains provisioned in ' +
+      'each Availability Zone … Each partial VPC endpoint-hour consumed is billed as a full hour"; data processed ' +
+      '$0.01 per GB for the first 1 PB a month in the Region (tiered below that). us-east-1 endpoint-hour $0.01 per ' +
+      'endpoint per zone, as also quoted by awsnegotiations.com "AWS PrivateLink Cost Analysis" (May 2026). Gateway ' +
+      'endpoints (S3) are free',
+    url: 'https://aws.amazon.com/privatelink/pricing/',
+    readOn: '2026-11-26',
   },
   'ec2-price-list-2026-09': {
     id: 'ec2-price-list-2026-09',
@@ -162,6 +174,8 @@ export interface PriceTable {
   readonly ebsGp3PerGbMonth: UnitPrice;
   /** VPC interface endpoint, per endpoint per AZ per hour (data processed extra). */
   readonly interfaceEndpointPerAzHour: UnitPrice;
+  /** VPC interface endpoint data processed, per GB (the first-PB tier: a lab never leaves it). */
+  readonly interfaceEndpointPerGb: UnitPrice;
   /** NAT gateway, per gateway-hour (data processed extra). */
   readonly natGatewayPerHour: UnitPrice;
   /** NAT gateway data processed, per GB. */
@@ -287,7 +301,8 @@ const US_EAST_1: PriceTable = {
     'c7g.8xlarge': { usdPerHour: 1.16, vcpus: 32, memoryGiB: 64, source: E },
   },
   ebsGp3PerGbMonth: { usd: 0.08, source: P },
-  interfaceEndpointPerAzHour: { usd: 0.01, source: P },
+  interfaceEndpointPerAzHour: { usd: 0.01, source: 'aws-privatelink-2026' },
+  interfaceEndpointPerGb: { usd: 0.01, source: 'aws-privatelink-2026' },
   natGatewayPerHour: { usd: 0.045, source: X },
   natGatewayPerGb: { usd: 0.045, source: X },
   publicIpv4PerHour: { usd: 0.005, source: X },
