@@ -18,7 +18,17 @@ import { stackNameFor } from '../../lib/config/stack-outputs';
 import { deployPreflight } from '../../lib/cost/preflight';
 import { DEFAULT_PRICE_REGION, PRICE_TABLES } from '../../lib/cost/price-table';
 import type { LabConfig } from '../../lib/config/types';
-import { chooseLabZones, zoneContextArgs } from '../../lib/operator/availability-zones';
+import {
+  chooseExistingVpcZones,
+  chooseLabZones,
+  zoneContextArgs,
+} from '../../lib/operator/availability-zones';
+import {
+  labPoolerReleases,
+  needsStagedPoolerSources,
+  stagePoolerSources,
+} from '../../lib/operator/pooler-sources';
+import { poolerSourcePath } from '../../lib/poolers/sources';
 import {
   createEc2Client,
   createAwsClients,
@@ -70,6 +80,12 @@ export function register(program: Command): void {
       // Price the region we deploy to when the price table has it; say so when it does not.
       const deployRegion =
         settings.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? lab.region ?? null;
+      // An existing VPC binds the stack to the lab's account and region (the lookup): another
+      // region would deploy nothing but a CDK error.
+      if (lab.network.mode === 'existing' && deployRegion !== null && deployRegion !== lab.network.region)
+        throw new UsageError(
+          `the deploy region ${deployRegion} (--region, AWS_REGION or the profile) differs from the lab's region ${lab.network.region}, to which its existing VPC ${lab.network.vpcId} binds the stack`,
+        );
       const priceRegion =
         deployRegion !== null && PRICE_TABLES[deployRegion] ? deployRegion : DEFAULT_PRICE_REGION;
       if (deployRegion !== null && priceRegion !== deployRegion) {
@@ -90,8 +106,32 @@ export function register(program: Command): void {
       if (!pre.budget.allowed) throw new UsageError('not deployed: over budget (see above)');
       // Zones by zone ID: runners where their type is offered, none where RDS Proxy is not
       // (lib/operator/availability-zones.ts).
+      // Hosts without internet get each pinned pooler release from the CDK staging bucket: download it
+      // here, keep it only with its published SHA-256 (lib/operator/pooler-sources.ts).
+      if (needsStagedPoolerSources(lab)) {
+        if (flags.dryRun)
+          for (const r of labPoolerReleases(lab))
+            process.stdout.write(
+              `would stage ${r.product} ${r.version} from ${r.url} (SHA-256 ${r.sha256}) at ${poolerSourcePath(r)}\n`,
+            );
+        else
+          for (const staged of await stagePoolerSources(lab))
+            process.stdout.write(
+              `${staged.release.product} ${staged.release.version} ${staged.action === 'kept' ? 'already staged' : 'staged'} at ${staged.file} (${staged.bytes} bytes, SHA-256 ${staged.release.sha256} as published)\n`,
+            );
+      }
       let zoneArgs: string[] = [];
-      if (!flags.dryRun) {
+      const network = lab.network;
+      if (!flags.dryRun && network.mode === 'existing') {
+        // The VPC's zones are its subnets'; only the runners' zones are chosen (lib/operator/availability-zones.ts).
+        const zones = await chooseExistingVpcZones(createEc2Client(settings), {
+          instanceType: lab.runners.instanceType,
+          rdsProxy: lab.proxies.length > 0,
+          vpcId: network.vpcId,
+          subnetIds: network.subnetIds,
+        });
+        zoneArgs = ['-c', `${AZ_CONTEXT_KEYS.runners}=${zones.runners.join(',')}`];
+      } else if (!flags.dryRun) {
         const zones = await chooseLabZones(createEc2Client(settings), {
           instanceType: lab.runners.instanceType,
           rdsProxy: lab.proxies.length > 0,
