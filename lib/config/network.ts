@@ -116,10 +116,3 @@ export function isPrivateNetwork(network: NetworkConfig): network is ExistingNet
 export function createdEndpointServices(network: NetworkConfig): readonly EndpointService[] {
   return isPrivateNetwork(network) && network.endpoints === 'create' ? PRIVATE_ENDPOINT_SERVICES : [];
 }
-
-/**
- * The context keys CDK's lookups for `network` use, as `cdk.context.json` stores them (the VPC
- * provider's and, for `vpc-endpoints`, the S3 prefix list's). For the docs and for the message a
- * missing lookup gets; the keys themselves are CDK's (ContextProvider.getKey).
- */
-export const LOOKUP_CONTEXT_FILE = 'cdk.context.json';

@@ -6,7 +6,9 @@
  * The asset is keyed by the release's PUBLISHED SHA-256 (`sourceHash`), not by hashing a file at
  * synth: the template (`s3://<staging bucket>/<sha256>.gz`) is the same whether or not the archive
  * is on this machine, so `cdk synth` works offline (CI synthesizes every lab without it). The file
- * only has to exist when `cdk deploy` publishes the assets: `proxylab deploy` stages it first
+ * only has to exist when `cdk deploy` publishes the assets (cdk-assets resolves a file asset's path
+ * against the cloud assembly directory with path.resolve, so this absolute path is read where it
+ * is): `proxylab deploy` stages it first
  * (lib/operator/pooler-sources.ts: download, check the SHA-256, keep). Without it, synth warns
  * (`proxylab:pooler-source-not-staged`) and the asset upload would fail naming the file.
  */
