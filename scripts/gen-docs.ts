@@ -70,6 +70,7 @@ function allowed(js: Js): string {
   const nullable = types.includes('null');
   const type = types.find((t) => t !== 'null');
   const parts: string[] = [];
+  if ('const' in js) return code(JSON.stringify(js.const));
   const list = Array.isArray(js.enum) ? (js.enum as unknown[]) : null;
   if (list) {
     parts.push(
@@ -100,7 +101,7 @@ function allowed(js: Js): string {
       max !== undefined ? `list of at most ${max}` : min !== undefined && min > 0 ? 'non-empty list' : 'list',
     );
   } else if (type === 'object') {
-    parts.push('object of string → string');
+    parts.push(asJs(js.properties) ? 'object (fields below)' : 'object of string → string');
   }
   if (nullable) parts.push('or `null`');
   return parts.join(' ');
@@ -146,6 +147,11 @@ export function labFieldRows(schema: JsonSchema = labJsonSchema({ keepDefaultTex
       });
       const items = asJs(js.items);
       if (js.type === 'array' && items && asJs(items.properties)) walk(items, `${path}[].`);
+      // A choice of a value or an object (`network`: "create" or an existing VPC): the object's fields too.
+      const objectOption = Array.isArray(js.anyOf)
+        ? (js.anyOf as unknown[]).map(asJs).find((o) => o?.type === 'object' && asJs(o.properties))
+        : undefined;
+      if (objectOption) walk(objectOption, `${path}.`);
     }
   };
   walk(schema, '');

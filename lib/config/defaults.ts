@@ -64,6 +64,12 @@ export const DEFAULTS = {
     /** On-demand runners unless the lab asks for Spot capacity. */
     spot: false,
   },
+  /** The lab's own VPC unless the lab names an existing one (lib/config/network.ts). */
+  network: {
+    mode: 'create' as const,
+    /** With `egress: "vpc-endpoints"`: the stack creates the endpoints unless told they exist. */
+    endpoints: 'create' as const,
+  },
   results: {
     retainOnDestroy: false,
     expireAfterDays: 30,

@@ -4,6 +4,9 @@ import type { DatabaseEngine } from './stack-outputs';
 export type { DatabaseEngine };
 import type { PoolMode as PgbouncerPoolMode, PoolerPlacement } from '../poolers/products';
 import type { PoolerProduct } from '../poolers/products';
+import type { NetworkConfig } from './network';
+
+export type { ExistingNetworkConfig, NetworkConfig } from './network';
 
 /**
  * A validated lab with every default applied. This is what the CDK stack, the cost estimate and
@@ -14,7 +17,10 @@ export interface LabConfig {
   readonly name: string;
   /** Free text: what the lab is for, which published setup it stands in for. Default "". */
   readonly description: string;
-  /** Region hint for humans and the cost estimate; the stack itself is environment-agnostic. */
+  /**
+   * Region hint for humans and the cost estimate; the stack itself is environment-agnostic — except
+   * with an existing VPC (`network`), whose lookup binds the stack to this region (required there).
+   */
   readonly region: string | null;
   /** Who to ask about this lab; becomes the `proxylab:owner` tag. */
   readonly owner: string | null;
@@ -34,6 +40,8 @@ export interface LabConfig {
    * VPC's other zone. @default false
    */
   readonly crossZone: boolean;
+  /** Where the hosts live: the lab's own VPC (default) or an existing one, with or without internet egress. */
+  readonly network: NetworkConfig;
   readonly results: ResultsConfig;
   /**
    * Hours after deploy when the lab deletes itself (expiry schedule); null = never (explicit opt-out).

@@ -13,7 +13,7 @@ import { poolerDriver } from '../poolers/registry';
 import { DEFAULT_PRICE_REGION, PRICE_TABLES, SOURCES } from './price-table';
 import type { InstancePrice, PriceTable, RdsInstancePrice, SourceId } from './price-table';
 import { unpricedRegionMessage } from './price-check';
-import { LAB_DEPLOYMENT_SHAPE } from './shape';
+import { labDeploymentShape } from './shape';
 import type { DeploymentShape } from './shape';
 
 /** The smallest running Aurora Serverless v2 capacity (below it, only a paused instance: 0). */
@@ -108,12 +108,20 @@ export interface UsageAssumptions {
    * hundreds (up to 1.5 × max_connections), against 2 vCPUs: the database CPU is the bottleneck.
    */
   readonly suiteCpuPercent: number;
+  /**
+   * Data through the VPC interface endpoints (a lab without internet egress), GB per hour.
+   * @default 0.05 — SSM agent polling, secrets, the collector invocation, RDS and CloudFormation
+   * API calls are kilobytes; results, packages and the runner bundle go through the free S3
+   * gateway endpoint instead
+   */
+  readonly endpointGbPerHour: number;
 }
 
 export const DEFAULT_USAGE: UsageAssumptions = {
   auroraStorageGb: 10,
   auroraIoMillionsPerHour: 0.2,
   suiteCpuPercent: 100,
+  endpointGbPerHour: 0.05,
 };
 
 export interface EstimateOptions {
@@ -123,7 +131,7 @@ export interface EstimateOptions {
   readonly regionFrom?: CostEstimate['regionFrom'];
   /** @default DEFAULT_USAGE */
   readonly usage?: Partial<UsageAssumptions>;
-  /** What the stack deploys besides the lab's own counts. @default LAB_DEPLOYMENT_SHAPE */
+  /** What the stack deploys besides the lab's own counts. @default labDeploymentShape(lab) */
   readonly shape?: DeploymentShape;
 }
 
@@ -199,7 +207,7 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
     lab,
     table: priceTableFor(region),
     usage: { ...DEFAULT_USAGE, ...opts.usage },
-    shape: opts.shape ?? LAB_DEPLOYMENT_SHAPE,
+    shape: opts.shape ?? labDeploymentShape(lab),
   };
   const lines = [
     ...databaseLines(inputs),
@@ -366,20 +374,36 @@ export function poolerHostLine(
 }
 
 /** VPC interface endpoints, NAT gateways and public IPv4 addresses (NAT, runners, pooler hosts). */
-export function networkLines({ lab, table, shape }: CostInputs): CostLine[] {
+export function networkLines({ lab, table, shape, usage }: CostInputs): CostLine[] {
   const lines: CostLine[] = [];
   if (shape.interfaceEndpoints.length > 0) {
     const n = shape.interfaceEndpoints.length * shape.availabilityZones;
     const price = table.interfaceEndpointPerAzHour;
+    const zones =
+      lab.network.mode === 'existing'
+        ? `${shape.availabilityZones} zones (one per subnet of network.subnetIds, at most)`
+        : `${shape.availabilityZones} AZs`;
     lines.push(
       fixed(
         'network',
-        `VPC interface endpoints (${shape.interfaceEndpoints.join(', ')})`,
+        `VPC interface endpoints ${shape.interfaceEndpoints.length} × ${shape.availabilityZones} zones (${shape.interfaceEndpoints.join(', ')})`,
         n,
         'endpoint-AZ-hour',
         price.usd,
         price.source,
-        `${shape.interfaceEndpoints.length} endpoints × ${shape.availabilityZones} AZs × $${price.usd}/h; data processed ($0.01/GB) not included`,
+        `${shape.interfaceEndpoints.length} endpoints × ${zones} × $${price.usd}/h; a partial hour bills as a full one`,
+      ),
+    );
+    const gb = table.interfaceEndpointPerGb;
+    lines.push(
+      assumed(
+        'network',
+        `VPC interface endpoint data ${usage.endpointGbPerHour} GB/h (assumed)`,
+        usage.endpointGbPerHour,
+        'GB',
+        gb.usd,
+        gb.source,
+        `assumed ${usage.endpointGbPerHour} GB per hour × $${gb.usd}/GB (API calls and SSM polling are kilobytes; S3 traffic takes the free gateway endpoint)`,
       ),
     );
   }
@@ -534,8 +558,18 @@ function assumptionsOf(
 
 /** Billable things the estimate leaves out, in words. */
 function notIncludedOf(lab: LabConfig): string[] {
+  const n = lab.network;
   return [
-    'data transfer (inter-AZ, internet, endpoint/NAT data processed)',
+    'data transfer (inter-AZ, internet, NAT data processed)',
+    ...(n.mode === 'existing'
+      ? [
+          n.egress === 'internet'
+            ? `the existing VPC's own route to the internet (${n.vpcId}: its NAT or transit gateway is the network team's)`
+            : n.endpoints === 'existing'
+              ? `the network team's VPC endpoints (${n.vpcId}: endpoints "existing")`
+              : `anything else in the existing VPC ${n.vpcId} (its route tables and other endpoints are the network team's)`,
+        ]
+      : []),
     'CloudWatch Logs ingestion and storage (VPC flow logs, Lambda logs, PostgreSQL logs)',
     'CloudWatch GetMetricData and Performance Insights API calls (per metric requested), Lambda invocations',
     'S3 storage and requests for results (small: JSON and logs)',

@@ -35,7 +35,8 @@ export type SourceId =
   | 'rds-cpu-credits-2026'
   | 'aurora-cpu-credits-2024'
   | 'ec2-public-tables-2026-10'
-  | 'aurora-io-optimized-2025';
+  | 'aurora-io-optimized-2025'
+  | 'aws-privatelink-2026';
 
 export const SOURCES: Readonly<Record<SourceId, PriceSource>> = {
   'experiments-2026': {
@@ -114,6 +115,17 @@ export const SOURCES: Readonly<Record<SourceId, PriceSource>> = {
       'pricing note dated 2025-10-28, SKUs 5YXZF9S373QUR5VW and KG668U3YXJQ6YH9Y). Second-hand: not read from ' +
       'aws.amazon.com itself',
     url: 'https://aws.amazon.com/rds/aurora/pricing/',
+    readOn: '2026-11-26',
+  },
+  'aws-privatelink-2026': {
+    id: 'aws-privatelink-2026',
+    title:
+      'AWS PrivateLink pricing, interface endpoints: "billed for each hour that your VPC endpoint remains provisioned in ' +
+      'each Availability Zone … Each partial VPC endpoint-hour consumed is billed as a full hour"; data processed ' +
+      '$0.01 per GB for the first 1 PB a month in the Region (tiered below that). us-east-1 endpoint-hour $0.01 per ' +
+      'endpoint per zone, as also quoted by awsnegotiations.com "AWS PrivateLink Cost Analysis" (May 2026). Gateway ' +
+      'endpoints (S3) are free',
+    url: 'https://aws.amazon.com/privatelink/pricing/',
     readOn: '2026-11-26',
   },
   'ec2-price-list-2026-09': {
@@ -200,6 +212,8 @@ export interface PriceTable {
   readonly ebsGp3PerGbMonth: UnitPrice;
   /** VPC interface endpoint, per endpoint per AZ per hour (data processed extra). */
   readonly interfaceEndpointPerAzHour: UnitPrice;
+  /** VPC interface endpoint data processed, per GB (the first-PB tier: a lab never leaves it). */
+  readonly interfaceEndpointPerGb: UnitPrice;
   /** NAT gateway, per gateway-hour (data processed extra). */
   readonly natGatewayPerHour: UnitPrice;
   /** NAT gateway data processed, per GB. */
@@ -357,7 +371,8 @@ const US_EAST_1: PriceTable = {
     'm7i.4xlarge': { usdPerHour: 0.8064, vcpus: 16, memoryGiB: 64, source: G },
   },
   ebsGp3PerGbMonth: { usd: 0.08, source: P },
-  interfaceEndpointPerAzHour: { usd: 0.01, source: P },
+  interfaceEndpointPerAzHour: { usd: 0.01, source: 'aws-privatelink-2026' },
+  interfaceEndpointPerGb: { usd: 0.01, source: 'aws-privatelink-2026' },
   natGatewayPerHour: { usd: 0.045, source: X },
   natGatewayPerGb: { usd: 0.045, source: X },
   publicIpv4PerHour: { usd: 0.005, source: X },

@@ -20,7 +20,17 @@ import { PRICE_TABLES } from '../../lib/cost/price-table';
 import { unpricedRegionMessage } from '../../lib/cost/price-check';
 import { labWarnings } from '../../lib/config/warnings';
 import type { LabConfig } from '../../lib/config/types';
-import { chooseLabZones, zoneContextArgs } from '../../lib/operator/availability-zones';
+import {
+  chooseExistingVpcZones,
+  chooseLabZones,
+  zoneContextArgs,
+} from '../../lib/operator/availability-zones';
+import {
+  labPoolerReleases,
+  needsStagedPoolerSources,
+  stagePoolerSources,
+} from '../../lib/operator/pooler-sources';
+import { poolerSourcePath } from '../../lib/poolers/sources';
 import {
   createEc2Client,
   createAwsClients,
@@ -75,6 +85,12 @@ export function register(program: Command): void {
       // another one's prices. A region the price table lacks is refused as `cost` and `validate`
       // refuse it; --force deploys anyway, with no estimate and no budget check.
       const deployRegion = await requireRegion(settings);
+      // An existing VPC binds the stack to the lab's account and region (the lookup): another
+      // region would deploy nothing but a CDK error.
+      if (lab.network.mode === 'existing' && deployRegion !== lab.network.region)
+        throw new UsageError(
+          `the deploy region ${deployRegion} (--region, AWS_REGION or the profile) differs from the lab's region ${lab.network.region}, to which its existing VPC ${lab.network.vpcId} binds the stack`,
+        );
       const regionFrom = flags.region !== undefined ? 'flag' : 'deploy';
       if (!PRICE_TABLES[deployRegion]) {
         const why = `region ${deployRegion} ${unpricedRegionMessage(deployRegion)}`;
@@ -101,8 +117,32 @@ export function register(program: Command): void {
       for (const w of labWarnings(lab)) process.stdout.write(`warning [${w.id}]: ${w.path}: ${w.message}\n`);
       // Zones by zone ID: runners where their type is offered, none where RDS Proxy is not
       // (lib/operator/availability-zones.ts).
+      // Hosts without internet get each pinned pooler release from the CDK staging bucket: download it
+      // here, keep it only with its published SHA-256 (lib/operator/pooler-sources.ts).
+      if (needsStagedPoolerSources(lab)) {
+        if (flags.dryRun)
+          for (const r of labPoolerReleases(lab))
+            process.stdout.write(
+              `would stage ${r.product} ${r.version} from ${r.url} (SHA-256 ${r.sha256}) at ${poolerSourcePath(r)}\n`,
+            );
+        else
+          for (const staged of await stagePoolerSources(lab))
+            process.stdout.write(
+              `${staged.release.product} ${staged.release.version} ${staged.action === 'kept' ? 'already staged' : 'staged'} at ${staged.file} (${staged.bytes} bytes, SHA-256 ${staged.release.sha256} as published)\n`,
+            );
+      }
       let zoneArgs: string[] = [];
-      if (!flags.dryRun) {
+      const network = lab.network;
+      if (!flags.dryRun && network.mode === 'existing') {
+        // The VPC's zones are its subnets'; only the runners' zones are chosen (lib/operator/availability-zones.ts).
+        const zones = await chooseExistingVpcZones(createEc2Client(settings), {
+          instanceType: lab.runners.instanceType,
+          rdsProxy: lab.proxies.length > 0,
+          vpcId: network.vpcId,
+          subnetIds: network.subnetIds,
+        });
+        zoneArgs = ['-c', `${AZ_CONTEXT_KEYS.runners}=${zones.runners.join(',')}`];
+      } else if (!flags.dryRun) {
         const zones = await chooseLabZones(createEc2Client(settings), {
           instanceType: lab.runners.instanceType,
           rdsProxy: lab.proxies.length > 0,

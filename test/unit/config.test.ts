@@ -844,6 +844,7 @@ describe('defaults', () => {
         poolers: [],
         runners: { instanceType: 'c7g.large', count: 1, placement: 'any', spot: false },
         crossZone: false,
+        network: { mode: 'create' },
         results: { retainOnDestroy: false, expireAfterDays: 30 },
         ttlHours: 8,
         tags: {},
