@@ -245,6 +245,14 @@ export const targetDescriptorSchema = z.object({
     preparedStatementsSwitch: z
       .object({ how: z.enum(PREPARED_SWITCHES), available: z.boolean(), reason: z.string().nullable() })
       .nullable(),
+    // Optional: plans written before the session-state probes (issue 24) have none.
+    session: z
+      .object({
+        resetsOnRelease: z.boolean(),
+        trackedParameters: z.array(z.string()),
+        pinsSessions: z.boolean(),
+      })
+      .optional(),
   }),
 });
 
