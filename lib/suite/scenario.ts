@@ -72,7 +72,11 @@ export interface Comparison {
   readonly published?: string;
 }
 
-export type ExperimentId = 'E1' | 'E2' | 'E3' | 'E4' | 'E5';
+/**
+ * E1–E5: the published experiments. SESSION and LATENCY: what proxylab measures beyond them (issue
+ * 24) — the session-state matrix and the latency a pooler adds per statement; not in `all-published`.
+ */
+export type ExperimentId = 'E1' | 'E2' | 'E3' | 'E4' | 'E5' | 'SESSION' | 'LATENCY';
 
 export interface Scenario {
   /** Unique within its suite; first segment of every step id. */
