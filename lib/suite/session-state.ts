@@ -786,15 +786,13 @@ export interface PinWatch {
 }
 
 /** What a session-state probe step records (StepRecord.probe). */
-export interface SessionProbeResult {
-  readonly kind: 'session-state';
+/** What one feature's program showed on one target. */
+export interface SessionFeatureResult {
   readonly feature: SessionFeature;
-  /** interleaved: A and B connected together; sequential: B connected after A left (a session pool of one). */
-  readonly order: 'interleaved' | 'sequential';
-  /** How the adapter made both clients share a server connection, in words (`PgBouncer default_pool_size = 1`). */
-  readonly sharing: string;
   /** true: one of B's checks ran on a server process A had used; false: never; null: unknown. */
   readonly shared: boolean | null;
+  /** What the target should show, decided from the step's descriptor when the probe ran (expectSession). */
+  readonly expected: SessionExpectation;
   readonly outcome: SessionOutcome;
   readonly lost: boolean;
   readonly leaked: boolean;
@@ -802,6 +800,24 @@ export interface SessionProbeResult {
   readonly steps: readonly SessionProbeStep[];
   /** For a target that pins (RDS Proxy): where to read whether it did; null otherwise. */
   readonly pinWatch: PinWatch | null;
+}
+
+/** The session-state probe spec (Scenario.probe): the features each step runs on its target. */
+export interface SessionStateProbe {
+  readonly kind: 'session-state';
+  readonly features: readonly SessionFeature[];
+}
+
+export type ProbeOrder = 'interleaved' | 'sequential';
+
+/** What a session-state step records (StepRecord.probe): every feature's program on the step's target. */
+export interface SessionStateResult {
+  readonly kind: 'session-state';
+  /** interleaved: A and B connected together; sequential: B connected after A left (a session pool of one). */
+  readonly order: ProbeOrder;
+  /** How the adapter made both clients share a server connection, in words (`PgBouncer default_pool_size = 1`). */
+  readonly sharing: string;
+  readonly features: readonly SessionFeatureResult[];
 }
 
 /** SQLSTATE classes that mean the connection or server went away: infrastructure, never a finding. */
@@ -812,7 +828,7 @@ export function isInfrastructureSqlstate(sqlstate: string | null): boolean {
 /** Outcome, lost, leaked, first error and sharing, from the steps as run. */
 export function classifySession(
   steps: readonly SessionProbeStep[],
-): Pick<SessionProbeResult, 'outcome' | 'lost' | 'leaked' | 'error' | 'shared'> {
+): Pick<SessionFeatureResult, 'outcome' | 'lost' | 'leaked' | 'error' | 'shared'> {
   const failed = steps.find((s) => s.sqlstate !== null || s.error !== null);
   const error: SessionProbeError | null = failed
     ? {
@@ -839,7 +855,7 @@ export function classifySession(
 }
 
 /** One line: `leaks: B saw statement_timeout = 41s on A's server process 1234`. */
-export function describeSessionResult(r: SessionProbeResult): string {
+export function describeSessionResult(r: SessionFeatureResult): string {
   const other = r.steps.find(
     (s) =>
       ((s.role === 'other' || s.role === 'scope') && s.present === true) ||
@@ -864,11 +880,16 @@ export function describeSessionResult(r: SessionProbeResult): string {
   }
 }
 
+/** Sequential for a session pool (B can only share A's server connection after A left), else interleaved. */
+export function probeOrder(d: Pick<TargetDescriptor, 'capabilities'>): ProbeOrder {
+  return d.capabilities.pooled && !d.capabilities.multiplexes ? 'sequential' : 'interleaved';
+}
+
 /**
  * The step's verdict from the expectation and the probe. A leak cannot be observed when B never shared
  * A's server connection: then an expected leak is not judged (held null), never called broken.
  */
-export function judgeSession(e: SessionExpectation, r: SessionProbeResult): Verdict {
+export function judgeSession(e: SessionExpectation, r: SessionFeatureResult): Verdict {
   const expected = `${describeSessionExpectation(e)} — ${e.why}`;
   const observed = describeSessionResult(r);
   if (e.outcomes.length === 0) return { expected, observed, held: null };
@@ -878,6 +899,24 @@ export function judgeSession(e: SessionExpectation, r: SessionProbeResult): Verd
   if (held && r.outcome === 'errors' && e.sqlstates.length > 0)
     held = r.error?.sqlstate != null && e.sqlstates.includes(r.error.sqlstate);
   return { expected, observed, held };
+}
+
+/**
+ * The verdict of a session-state step: every feature judged against its own expectation; the step
+ * breaks when one feature does, holds when some held and none broke, and is informational otherwise.
+ */
+export function judgeSessionState(r: SessionStateResult): Pick<Verdict, 'observed' | 'held'> {
+  const judged = r.features.map((f) => ({ f, v: judgeSession(f.expected, f) }));
+  const count = (o: SessionOutcome): number => r.features.filter((f) => f.outcome === o).length;
+  const tally = SESSION_OUTCOMES.map((o) => `${count(o)} ${o}`).join(', ');
+  const broke = judged.filter((j) => j.v.held === false);
+  const held = broke.length > 0 ? false : judged.some((j) => j.v.held === true) ? true : null;
+  const observed =
+    `${r.features.length} features: ${tally}` +
+    (broke.length > 0
+      ? `; broke: ${broke.map((j) => `${j.f.feature} (expected ${describeSessionExpectation(j.f.expected)}, ${describeSessionResult(j.f)})`).join('; ')}`
+      : '');
+  return { observed, held };
 }
 
 // ---------------------------------------------------------------------------------------------

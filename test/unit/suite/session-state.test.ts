@@ -17,7 +17,7 @@ import {
   SESSION_SOURCES,
   type SessionFeature,
   type SessionOutcome,
-  type SessionProbeResult,
+  type SessionFeatureResult,
   type SessionProbeStep,
 } from '../../../lib/suite/session-state';
 import {
@@ -170,12 +170,10 @@ function step(p: Partial<SessionProbeStep> & Pick<SessionProbeStep, 'client'>): 
   };
 }
 
-function result(steps: SessionProbeStep[]): SessionProbeResult {
+function result(steps: SessionProbeStep[]): SessionFeatureResult {
   return {
-    kind: 'session-state',
     feature: 'set-session',
-    order: 'interleaved',
-    sharing: 'test',
+    expected: expectSession('set-session', tx118),
     ...classifySession(steps),
     steps,
     pinWatch: null,
