@@ -37,6 +37,8 @@ export function formatStepLine(index: number, total: number, r: StepRecord): str
   // Never a finding: the infrastructure failed, so nothing was measured (no ✓/✗).
   if (r.status === 'infrastructure-error')
     return `! [${index}/${total}] ${r.stepId}  NOT MEASURED, infrastructure failure: ${r.note ?? 'cause unknown'}`;
+  // A probe step (no pgbench): what its kind's judge observed.
+  if (r.probe) return `${verdictMark(r.verdict.held)} [${index}/${total}] ${r.stepId}  ${r.verdict.observed}`;
   return `${verdictMark(r.verdict.held)} [${index}/${total}] ${r.stepId}  ${what}, p95 ${fmtNum(m?.latencyP95Ms, 2)} ms, errors ${formatErrors(m?.errors, m?.abortedClients)}${sat}`;
 }
 
@@ -229,6 +231,9 @@ export class ProgressPrinter {
       case 'step-end':
         this.status = null;
         this.println(formatStepLine(ev.index, ev.total, ev.record));
+        break;
+      case 'probe-log':
+        this.println(`  ${ev.line}`);
         break;
       case 'scenario-end':
         for (const v of ev.verdicts)

@@ -50,7 +50,9 @@ const BUILD_OPTIONS = {
   logLevel: 'silent',
   absWorkingDir: ROOT,
   // The CDK and the report/collector code are never reached from the runner; keep them out loudly.
-  external: ['aws-cdk-lib', 'constructs', 'cdk-nag'],
+  // pg (node-postgres) requires its optional native binding pg-native inside a try: never shipped,
+  // the pure-JavaScript client is what the probes use.
+  external: ['aws-cdk-lib', 'constructs', 'cdk-nag', 'pg-native'],
 } as const satisfies BuildOptions;
 
 export function bundleRunner(outDir?: string): RunnerBundle {

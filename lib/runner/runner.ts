@@ -182,8 +182,11 @@ function progressLine(ev: ProgressEvent, leader: boolean): string | null {
       return `[${ev.index}/${ev.total}] ${ev.step.stepId}: start${ev.note ? ` (${ev.note})` : ''}${ev.etaSec !== null ? `, ETA ${ev.etaSec} s` : ''}`;
     case 'step-end': {
       const r = ev.record.result;
-      return `[${ev.index}/${ev.total}] ${ev.step.stepId}: ${ev.record.status}, tps ${r?.tps ?? 'unknown'}, verdict ${ev.record.verdict.held === null ? '-' : ev.record.verdict.held ? 'held' : 'BROKEN'}`;
+      const what = ev.record.probe ? ev.record.verdict.observed : `tps ${r?.tps ?? 'unknown'}`;
+      return `[${ev.index}/${ev.total}] ${ev.step.stepId}: ${ev.record.status}, ${what}, verdict ${ev.record.verdict.held === null ? '-' : ev.record.verdict.held ? 'held' : 'BROKEN'}`;
     }
+    case 'probe-log':
+      return `${ev.step.probe?.group ?? ev.step.stepId}: ${ev.line}`;
     case 'scenario-end':
       return null;
     case 'run-end':
