@@ -22,11 +22,18 @@ import {
   type DisruptionProbe,
   type DisruptionResult,
 } from './disruption';
+import {
+  sessionStateDurationSec,
+  sessionStateLabel,
+  validateSessionStateProbe,
+  type SessionStateProbe,
+  type SessionStateResult,
+} from './session-state-kind';
 
 /** What a probe scenario's steps run, by kind (Scenario.probe). */
-export type ProbeSpec = DisruptionProbe;
+export type ProbeSpec = DisruptionProbe | SessionStateProbe;
 /** What one probe step measured, by kind (StepRecord.probe). */
-export type ProbeResult = DisruptionResult;
+export type ProbeResult = DisruptionResult | SessionStateResult;
 export type ProbeKind = ProbeSpec['kind'];
 export type ProbeSpecOf<K extends ProbeKind> = Extract<ProbeSpec, { readonly kind: K }>;
 export type ProbeResultOf<K extends ProbeKind> = Extract<ProbeResult, { readonly kind: K }>;
@@ -62,6 +69,13 @@ export const PROBE_KINDS: { readonly [K in ProbeKind]: ProbeKindInfo<K> } = {
     validate: validateDisruptionProbe,
     label: disruptionLabel,
     durationSec: disruptionDurationSec,
+  },
+  // Each step alone: one target's features, two clients of their own (issue 24).
+  'session-state': {
+    together: 'step',
+    validate: validateSessionStateProbe,
+    label: sessionStateLabel,
+    durationSec: sessionStateDurationSec,
   },
 };
 

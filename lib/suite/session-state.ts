@@ -32,65 +32,28 @@
  *   (2023-11): named protocol-level statements are not on the pinning list, and whether they survive
  *   multiplexing is not documented, so that cell is measured, not predicted.
  */
+import {
+  SESSION_OUTCOMES,
+  type CheckRole,
+  type ProbeOrder,
+  type SessionExpectation,
+  type SessionFeature,
+  type SessionFeatureResult,
+  type SessionOutcome,
+  type SessionProbeError,
+  type SessionProbeStep,
+  type SessionStateResult,
+} from './session-state-kind';
 import { sessionHandling, type TargetDescriptor } from './targets';
 import type { Verdict } from './types';
 
-// ---------------------------------------------------------------------------------------------
-// Outcomes and sources
-
-export const SESSION_OUTCOMES = ['works', 'lost', 'leaks', 'errors'] as const;
-export type SessionOutcome = (typeof SESSION_OUTCOMES)[number];
-
-export const SESSION_SOURCES = {
-  'pgbouncer-features': {
-    title: 'PgBouncer: SQL feature map for pooling modes',
-    url: 'https://www.pgbouncer.org/features.html',
-  },
-  'pgbouncer-reset-query': {
-    title: 'PgBouncer configuration: server_reset_query (not used in transaction pooling)',
-    url: 'https://www.pgbouncer.org/config.html#server_reset_query',
-  },
-  'pgbouncer-track-extra-parameters': {
-    title: 'PgBouncer configuration: track_extra_parameters (1.20, default IntervalStyle)',
-    url: 'https://www.pgbouncer.org/config.html#track_extra_parameters',
-  },
-  'pgbouncer-max-prepared-statements': {
-    title: 'PgBouncer configuration: max_prepared_statements (1.21; default 200 since 1.24)',
-    url: 'https://www.pgbouncer.org/config.html#max_prepared_statements',
-  },
-  'pgbouncer-notification-source': {
-    title: 'PgBouncer src/server.c: a packet from a server connection no client is linked to is skipped',
-    url: 'https://github.com/pgbouncer/pgbouncer/blob/master/src/server.c',
-  },
-  'rds-proxy-pinning': {
-    title: 'AWS: Avoiding pinning an RDS Proxy (conditions that cause pinning for PostgreSQL)',
-    url: 'https://docs.aws.amazon.com/AmazonRDS/latest/AuroraUserGuide/rds-proxy-pinning.html',
-  },
-  'rds-proxy-extended-protocol': {
-    title:
-      'AWS Database Blog: RDS Proxy multiplexing support for PostgreSQL Extended Query Protocol (2023-11)',
-    url: 'https://aws.amazon.com/blogs/database/amazon-rds-proxy-multiplexing-support-for-postgresql-extended-query-protocol/',
-  },
-  postgresql: {
-    title: 'PostgreSQL: a session is one server process (SET, DISCARD, LISTEN, PREPARE, temporary objects)',
-    url: 'https://www.postgresql.org/docs/current/sql-set.html',
-  },
-} as const satisfies Record<string, { readonly title: string; readonly url: string }>;
-export type SessionSource = keyof typeof SESSION_SOURCES;
+export * from './session-state-kind';
 
 // ---------------------------------------------------------------------------------------------
 // The programs
 
 /** The two clients of a probe; `notifier` is a third, direct connection that only sends NOTIFY. */
 export type ProbeClient = 'A' | 'B';
-
-/**
- * What a check means: `own` — A's (or B's) own state must be there (else lost); `other` — B must not
- * see A's state (else it leaked); `victim` — B's own state must survive A's action (else A's action
- * leaked into B's session); `scope` — state must be gone once its transaction ended (else it leaked
- * out of its scope).
- */
-export type CheckRole = 'own' | 'other' | 'victim' | 'scope';
 
 /**
  * One step of a program. Every check returns one row `value text, present boolean, pid int` (the
@@ -145,26 +108,6 @@ export type FeatureScope =
   | 'protocol'
   /** Resets the session: on a shared server connection it resets other clients' state too. */
   | 'reset';
-
-export const SESSION_FEATURES = [
-  'set-session',
-  'set-tracked',
-  'set-local',
-  'search-path',
-  'set-role',
-  'advisory-lock',
-  'advisory-xact-lock',
-  'temp-table',
-  'temp-table-on-commit-drop',
-  'listen-notify',
-  'protocol-prepared',
-  'sql-prepare',
-  'with-hold-cursor',
-  'long-statement',
-  'discard-all',
-  'temp-sequence-nextval',
-] as const;
-export type SessionFeature = (typeof SESSION_FEATURES)[number];
 
 export interface SessionFeatureInfo {
   readonly id: SessionFeature;
@@ -607,18 +550,6 @@ export function sessionFeature(id: SessionFeature): SessionFeatureInfo {
 // ---------------------------------------------------------------------------------------------
 // Expectations
 
-export interface SessionExpectation {
-  /** Any of these holds; empty: nothing is predicted (measured only). */
-  readonly outcomes: readonly SessionOutcome[];
-  /** For `errors`: the SQLSTATEs that count (any one); empty: any. */
-  readonly sqlstates: readonly string[];
-  /** Whether the target pins the session for this feature (RDS Proxy); null: the target does not pin, or it is undocumented. */
-  readonly pins: boolean | null;
-  /** Why, in words, with what the sources say. */
-  readonly why: string;
-  readonly sources: readonly SessionSource[];
-}
-
 /** The outcome a target should show for a feature, from what the descriptor says it is and can do. */
 export function expectSession(feature: SessionFeature, d: TargetDescriptor): SessionExpectation {
   const f = sessionFeature(feature);
@@ -747,78 +678,6 @@ export function describeSessionExpectation(e: SessionExpectation): string {
 
 // ---------------------------------------------------------------------------------------------
 // Observations and their meaning
-
-/** One step as the probe ran it. */
-export interface SessionProbeStep {
-  /** `A`, `B` or `notifier`. */
-  readonly client: string;
-  /** apply, apply-prepared, check, check-prepared, transaction, notify, check-notification, setup. */
-  readonly kind: string;
-  /** For checks: what the check stands for. */
-  readonly role: CheckRole | null;
-  /** The statement (a long literal shortened; no secrets: the probe sends none). */
-  readonly sql: string;
-  /** The server process that answered (pg_backend_pid), when the step read it. */
-  readonly backendPid: number | null;
-  /** What a check read (`41s`), or null. */
-  readonly value: string | null;
-  /** A check's `present`; null for steps that are not checks, or that failed. */
-  readonly present: boolean | null;
-  readonly sqlstate: string | null;
-  readonly error: string | null;
-  readonly ms: number;
-}
-
-export interface SessionProbeError {
-  readonly client: string;
-  readonly kind: string;
-  readonly sqlstate: string | null;
-  readonly message: string;
-}
-
-/** Where the pinning metric of the probe's proxy is, and the window in which the probe held its state. */
-export interface PinWatch {
-  readonly metric: string;
-  readonly dimensions: Readonly<Record<string, string>>;
-  /** From the first statement to the clients' disconnect (ISO). */
-  readonly start: string;
-  readonly end: string;
-}
-
-/** What a session-state probe step records (StepRecord.probe). */
-/** What one feature's program showed on one target. */
-export interface SessionFeatureResult {
-  readonly feature: SessionFeature;
-  /** true: one of B's checks ran on a server process A had used; false: never; null: unknown. */
-  readonly shared: boolean | null;
-  /** What the target should show, decided from the step's descriptor when the probe ran (expectSession). */
-  readonly expected: SessionExpectation;
-  readonly outcome: SessionOutcome;
-  readonly lost: boolean;
-  readonly leaked: boolean;
-  readonly error: SessionProbeError | null;
-  readonly steps: readonly SessionProbeStep[];
-  /** For a target that pins (RDS Proxy): where to read whether it did; null otherwise. */
-  readonly pinWatch: PinWatch | null;
-}
-
-/** The session-state probe spec (Scenario.probe): the features each step runs on its target. */
-export interface SessionStateProbe {
-  readonly kind: 'session-state';
-  readonly features: readonly SessionFeature[];
-}
-
-export type ProbeOrder = 'interleaved' | 'sequential';
-
-/** What a session-state step records (StepRecord.probe): every feature's program on the step's target. */
-export interface SessionStateResult {
-  readonly kind: 'session-state';
-  /** interleaved: A and B connected together; sequential: B connected after A left (a session pool of one). */
-  readonly order: ProbeOrder;
-  /** How the adapter made both clients share a server connection, in words (`PgBouncer default_pool_size = 1`). */
-  readonly sharing: string;
-  readonly features: readonly SessionFeatureResult[];
-}
 
 /** SQLSTATE classes that mean the connection or server went away: infrastructure, never a finding. */
 export function isInfrastructureSqlstate(sqlstate: string | null): boolean {
