@@ -36,6 +36,7 @@ import {
   type ExpectationRule,
   type Scenario,
 } from '../lib/suite/catalog';
+import { probeLabel } from '../lib/suite/probes';
 import { CLASSES_WITHOUT_PATTERNS, ERROR_PATTERNS } from '../lib/suite/parser';
 import { SERVER_STOP_MESSAGES, SERVER_STOPPED } from '../lib/suite/server-stop';
 import { kindsSelected, type TargetMatch } from '../lib/suite/targets';
@@ -226,8 +227,9 @@ function renderScenarios(): string {
         code(s.name),
         suites.join(', '),
         `${s.experiment}: ${cell(s.title)}`,
-        code(scriptLabel(s.script)),
-        code(pgbenchText(s)),
+        // A probe scenario runs no pgbench: its probe in place of the script (lib/suite/probes.ts).
+        code(s.probe ? probeLabel(s.probe) : scriptLabel(s.script)),
+        s.probe ? 'probe, no pgbench' : code(pgbenchText(s)),
         cell(clientsText(s.clients)),
         kindsSelected(s.targets).join(', '),
         `${s.protocols.join('/')} × ${s.connects.join('/')}`,

@@ -17,6 +17,7 @@ import { E3_EXPERIMENT } from './experiments/e3-connection-churn';
 import { E4_EXPERIMENT } from './experiments/e4-pool-share';
 import { E5_EXPERIMENT } from './experiments/e5-big-server';
 import { LATENCY_EXPERIMENT } from './experiments/latency';
+import { SESSION_EXPERIMENT } from './experiments/session-state';
 import type { Experiment, Suite } from './scenario';
 
 export type {
@@ -50,7 +51,7 @@ const EXPERIMENTS: readonly Experiment[] = [
  * name, and together they are the `session` suite. Not in `all-published`, nor in `quick` (which
  * stays ≤ 3 min on 2 cores: it took 2:48 alone on a loaded 2-core machine).
  */
-const MEASUREMENTS: readonly Experiment[] = [LATENCY_EXPERIMENT];
+const MEASUREMENTS: readonly Experiment[] = [SESSION_EXPERIMENT, LATENCY_EXPERIMENT];
 
 const SUITES: readonly Suite[] = [
   {

@@ -63,6 +63,7 @@ describe('catalog', () => {
       'latency',
       'quick',
       'session',
+      'session-state',
       'smoke',
     ]);
   });
@@ -70,7 +71,7 @@ describe('catalog', () => {
   test('getSuite with an unknown name throws a UsageError listing the valid names', () => {
     expect(() => getSuite('e9')).toThrow(UsageError);
     expect(() => getSuite('e9')).toThrow(
-      /valid suites: quick, smoke, session, e1, e2, e3, e4, e5, latency, all-published/,
+      /valid suites: quick, smoke, session, e1, e2, e3, e4, e5, session-state, latency, all-published/,
     );
   });
 
@@ -91,9 +92,11 @@ describe('catalog', () => {
 
   test('the measurements beyond the published experiments are in `session`, not in all-published or quick', () => {
     const session = getSuite('session').scenarios.map((s) => s.experiment);
-    expect([...new Set(session)]).toEqual(['LATENCY']);
+    expect([...new Set(session)]).toEqual(['SESSION', 'LATENCY']);
     for (const name of ['all-published', 'quick', 'smoke'])
-      expect(getSuite(name).scenarios.some((s) => s.experiment === 'LATENCY')).toBe(false);
+      expect(
+        getSuite(name).scenarios.some((s) => s.experiment === 'LATENCY' || s.experiment === 'SESSION'),
+      ).toBe(false);
   });
 
   test('latency: one client through every local target and direct, a repetition running every target back to back', () => {
