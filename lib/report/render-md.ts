@@ -6,23 +6,11 @@
 import { cellText, columnHeading } from './pooler-matrix';
 import { describeRunDatabase } from '../suite/database';
 import { fmtConnect, fmtDuration, fmtNumber, fmtSpread, fmtVerdict } from './format';
+import { ownScenarios, sessionSections, sessionSectionsMd } from './render-session';
 import type { FindingState, ReportModel, ScenarioLookup } from './shape';
 
-export function mdText(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/\\/g, '\\\\')
-    .replace(/\|/g, '\\|')
-    .replace(/`/g, '\\`')
-    .replace(/\r?\n/g, ' ');
-}
-
-export function mdTable(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
-  const line = (cells: readonly string[]): string => `| ${cells.map(mdText).join(' | ')} |`;
-  return [line(header), `|${header.map(() => '---').join('|')}|`, ...rows.map(line)].join('\n');
-}
+export { mdTable, mdText } from './md';
+import { mdTable, mdText } from './md';
 
 const STATE_MD: Readonly<Record<FindingState, string>> = {
   reproduced: '✓ reproduced',
@@ -85,7 +73,11 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
     ),
   );
   out.push('');
-  for (const scenario of [...new Set(model.cells.map((c) => c.key.scenario))]) {
+  // The session-state matrix and the added-latency table (render-session.ts), then the other scenarios.
+  const sessionMd = sessionSectionsMd(sessionSections(model.run, lookup));
+  if (sessionMd !== '') out.push(sessionMd, '');
+  const own = ownScenarios(model.run, lookup);
+  for (const scenario of [...new Set(model.cells.map((c) => c.key.scenario))].filter((s) => !own(s))) {
     const info = lookup(scenario);
     out.push(`## ${mdText(scenario)}${info?.title ? ` — ${mdText(info.title)}` : ''}`);
     out.push('');

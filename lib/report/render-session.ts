@@ -15,7 +15,7 @@ import {
   type LatencyCompareRow,
   type LatencyTable,
 } from './latency';
-import { mdTable, mdText } from './render-md';
+import { mdTable, mdText } from './md';
 import {
   sessionCellHover,
   sessionCellText,
