@@ -17,10 +17,13 @@
  */
 import { Client, type ClientConfig, type Notification } from 'pg';
 import { InfrastructureError } from '../core/errors';
-import type { Clock } from '../engine/ports';
+import type { Clock, ProbeRunner, ProbeStepOutcome } from '../engine/ports';
+import type { PlannedStep } from '../suite/expand';
 import {
   classifySession,
+  describeSessionResult,
   expectSession,
+  judgeSession,
   isInfrastructureSqlstate,
   probeOrder,
   sessionFeature,
@@ -433,4 +436,127 @@ async function holdForMetric(opts: SessionProbeOptions, hold: boolean, firstAt: 
   const until = boundary + periodMs + 2000;
   const wait = until - opts.clock.now().getTime();
   if (wait > 0) await opts.clock.sleep(wait);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The probe runner (ProbeRunner 'session-state'), for the local stack and the cloud runner alike
+
+/** How one world (the local stack, a cloud runner) runs session-state steps. */
+export interface SessionProbeWorld {
+  /** The database itself, for the setup and NOTIFY (see SessionProbeConnections.admin). */
+  readonly admin: ConnectionInfo;
+  /**
+   * Makes the step's two clients share a server connection where the target allows it: what was
+   * done in words, what clears the pool between features, and what undoes it after the step.
+   */
+  share(step: PlannedStep): Promise<{
+    readonly sharing: string;
+    readonly beforeEach?: () => Promise<void>;
+    readonly restore?: () => Promise<void>;
+  }>;
+  /** Where the step's target publishes its pinning metric (RDS Proxy), else null. */
+  pinMetric?(
+    step: PlannedStep,
+  ): { readonly metric: string; readonly dimensions: Readonly<Record<string, string>> } | null;
+  /** Overrides the spec's pin period (s) — test-only stand-ins for RDS Proxy. */
+  readonly pinPeriodSec?: number | null;
+  /** Why this world cannot measure a step (it is then recorded not-available), or null. */
+  unavailable?(step: PlannedStep): string | null;
+}
+
+/** key1 of the probe's advisory locks: from the run id, so two runs on one server never wait on each other. */
+export function lockKeyOf(runId: string): number {
+  let h = 0;
+  for (const ch of runId) h = (Math.imul(h, 31) + ch.charCodeAt(0)) | 0;
+  return (Math.abs(h) % 2_000_000_000) + 1;
+}
+
+/** A transcript of a step: one line per feature, then its statements (stored as the step's .stdout). */
+export function sessionTranscript(r: SessionStateResult): string {
+  const lines = [`order: ${r.order}; sharing: ${r.sharing}`];
+  for (const f of r.features) {
+    const v = judgeSession(f.expected, f);
+    lines.push(
+      `${v.held === true ? '✓' : v.held === false ? '✗' : '–'} ${f.feature}: ${describeSessionResult(f)}`,
+    );
+    lines.push(`    expected: ${v.expected}`);
+    for (const s of f.steps)
+      lines.push(
+        `    ${s.client} ${s.kind}${s.role ? ` (${s.role})` : ''}: ${s.sql}` +
+          `${s.backendPid !== null ? ` [pid ${s.backendPid}]` : ''}` +
+          `${s.present !== null ? ` → ${s.present ? 'present' : 'absent'} (${s.value ?? 'null'})` : ''}` +
+          `${s.error !== null ? ` → ${s.sqlstate ?? 'error'}: ${s.error}` : ''}`,
+      );
+    if (f.pinWatch)
+      lines.push(
+        `    pin watch: ${f.pinWatch.metric} ${JSON.stringify(f.pinWatch.dimensions)} ${f.pinWatch.start} – ${f.pinWatch.end}`,
+      );
+  }
+  return `${lines.join('\n')}\n`;
+}
+
+/**
+ * The session-state probe runner: each step (one target) runs every feature of the spec, the pool
+ * shared as the world arranges; a lost connection makes the step `infrastructure-error`, a step
+ * stopped before its last feature `timeout`.
+ */
+export function sessionProbeRunner(world: SessionProbeWorld): ProbeRunner<'session-state'> {
+  return {
+    ...(world.unavailable ? { unavailable: (step: PlannedStep) => world.unavailable?.(step) ?? null } : {}),
+    async run(run) {
+      const outcomes: Array<ProbeStepOutcome<'session-state'>> = [];
+      for (const step of run.steps) {
+        const startedAt = run.clock.now().toISOString();
+        const target = run.targets.get(step.target.name);
+        if (!target)
+          throw new InfrastructureError(`session probe: no target ${step.target.name} in this run`);
+        let restore: (() => Promise<void>) | undefined;
+        try {
+          const shared = await world.share(step);
+          restore = shared.restore;
+          const pinMetric = world.pinMetric?.(step) ?? null;
+          const result = await runSessionState(
+            { target: target.connection(), admin: world.admin },
+            {
+              features: run.spec.features,
+              descriptor: step.descriptor,
+              sharing: shared.sharing,
+              lockKey: lockKeyOf(run.runId),
+              clock: run.clock,
+              signal: run.signal,
+              metricPeriodSec: world.pinPeriodSec ?? run.spec.pinPeriodSec,
+              ...(pinMetric ? { pinMetric } : {}),
+              ...(shared.beforeEach ? { beforeEach: shared.beforeEach } : {}),
+            },
+          );
+          const complete = result.features.length === run.spec.features.length;
+          outcomes.push({
+            stepId: step.stepId,
+            status: complete ? 'completed' : 'timeout',
+            result,
+            startedAt,
+            endedAt: run.clock.now().toISOString(),
+            transcript: sessionTranscript(result),
+            ...(complete
+              ? {}
+              : { note: `stopped after ${result.features.length} of ${run.spec.features.length} features` }),
+          });
+        } catch (e) {
+          if (!(e instanceof InfrastructureError)) throw e;
+          outcomes.push({
+            stepId: step.stepId,
+            status: 'infrastructure-error',
+            result: null,
+            startedAt,
+            endedAt: run.clock.now().toISOString(),
+            transcript: '',
+            note: e.message,
+          });
+        } finally {
+          await restore?.();
+        }
+      }
+      return outcomes;
+    },
+  };
 }

@@ -84,7 +84,8 @@ function matrixHtml(m: SessionMatrix): SafeHtml {
 <p class="sub">Two clients on one pool (narrowed so they share a server connection where the target allows): A sets the state, B looks for it and sets its own, A looks for its own again. <strong>works</strong>: A keeps it, B never sees it · <strong>lost</strong>: A's later transaction does not find it · <strong>leaks</strong>: B sees A's state (or A's action reaches B's) · <strong>errors</strong>: a statement fails (SQLSTATE) · <strong>pins</strong> (RDS Proxy): the proxy kept the client on its server connection (CloudWatch ${'DatabaseConnectionsCurrentlySessionPinned'}). ✓/✗: the expectation of the sources held or broke. Hover a cell for the expectation, why, the sources and what happened.</p>
 <p class="legend"><span class="so-works">works</span><span class="so-lost">lost</span><span class="so-leaks">leaks</span><span class="so-errors">errors</span><span class="so-not-available">not available / not measured</span> — ${m.totals.held} held, ${m.totals.broke} broke, ${m.totals.informational} not judged</p>
 <table class="session-matrix" id="session-matrix"><thead><tr><th>feature</th>${m.columns.map(
-    (c) => html`<th data-target="${c.target}">${c.target}<br><span class="sub">${c.what}</span></th>`,
+    (c) =>
+      html`<th data-target="${c.target}">${c.target}${c.what === c.target ? '' : html`<br><span class="sub">${c.what}</span>`}</th>`,
   )}</tr></thead><tbody>${m.rows.map(
     (r) =>
       html`<tr data-feature="${r.feature}"><th class="feature" title="${r.what}">${r.label}</th>${r.cells.map(matrixCellHtml)}</tr>`,
@@ -120,7 +121,7 @@ export function sessionMatrixMd(m: SessionMatrix): string {
     `works: A keeps its state, B never sees it · lost: A's later transaction does not find it · leaks: B sees A's state · errors: a statement fails (SQLSTATE) · pins: RDS Proxy kept the client on its server connection. ✓/✗: the sources' expectation held / broke (${m.totals.held} held, ${m.totals.broke} broke, ${m.totals.informational} not judged).`,
     '',
     mdTable(
-      ['feature', ...m.columns.map((c) => `${c.target} (${c.what})`)],
+      ['feature', ...m.columns.map((c) => (c.what === c.target ? c.target : `${c.target} (${c.what})`))],
       m.rows.map((r) => [
         r.label,
         ...r.cells.map((c) => (c === null ? '–' : `${fmtVerdict(c.held)} ${sessionCellText(c)}`)),

@@ -35,6 +35,7 @@ import { FleetCoordinator, FleetExecutor, FleetSink } from './fleet-coordinator'
 import { NoopPoolControl, RdsProxyPoolControl } from './proxy-pool';
 import type { PoolPercents, RunnerArgs } from '../aws/runner-args';
 import { acquireCloudRunLock } from './run-lock';
+import { cloudSessionProbeRunner } from './session-probe-runner';
 import { S3ResultSink } from '../aws/s3-sink';
 import { poolerTargets } from '../config/targets';
 import {
@@ -399,6 +400,16 @@ async function runCloudRunnerInner(
     environment,
     settings: runSettings(args, suite.name, probed.maxConnections),
     metricsName: 'runner',
+    probes: {
+      'session-state': cloudSessionProbeRunner({
+        targets: lab.targets,
+        runnerCount: args.runnerCount,
+        proxyNames: Object.fromEntries(args.proxies.map((p) => [p.name, p.dbProxyName])),
+        narrow: async (target) => (await lab.poolers.control?.narrowToOne(target)) ?? null,
+        reset: (target) => lab.pool.reset(target),
+        pinPeriodMs: args.pinPeriodMs,
+      }),
+    },
   });
   const collector = await collectAfterRun(args, deps, result.manifest, log, me);
   return { result, collector, allHeld: runnerAllHeld(args, result) };
