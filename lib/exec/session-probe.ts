@@ -226,7 +226,7 @@ export async function runSessionProbe(
     const admin = await connect('setup', conns.admin, timeoutMs);
     try {
       for (const sql of feature.setup) {
-        const text = sql.replace(/:probe_user\b/g, admin.client.escapeIdentifier(conns.target.user));
+        const text = sql.replace(/:probe_user_literal\b/g, admin.client.escapeLiteral(conns.target.user));
         await attempt({ client: 'setup', kind: 'setup', role: null, sql: shortSql(text) }, async () => {
           await admin.client.query(text);
           return null;
@@ -433,7 +433,8 @@ async function holdForMetric(opts: SessionProbeOptions, hold: boolean, firstAt: 
   if (!hold) return;
   const periodMs = (opts.metricPeriodSec ?? 60) * 1000;
   const boundary = Math.ceil(firstAt.getTime() / periodMs) * periodMs;
-  const until = boundary + periodMs + 2000;
+  // A little past the period's end, so its datapoint is the state's (at most 2 s, less for short test periods).
+  const until = boundary + periodMs + Math.min(2000, periodMs);
   const wait = until - opts.clock.now().getTime();
   if (wait > 0) await opts.clock.sleep(wait);
 }

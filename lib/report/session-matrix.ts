@@ -123,7 +123,7 @@ export function pinObservation(
   if (!series) return { pinned: null, source, detail: `${watch.metric} is not in metrics/cloudwatch.json` };
   if (series.status !== 'ok')
     return { pinned: null, source, detail: `${series.status}${series.reason ? `: ${series.reason}` : ''}` };
-  return { source, ...pinnedIn(series.points, watch) };
+  return { source, ...pinnedIn(series.points, watch, watch.periodSec) };
 }
 
 function cellOf(run: LoadedRun, step: StepRecord, feature: SessionFeature): SessionCell {

@@ -122,7 +122,7 @@ export interface SessionFeatureInfo {
   readonly pgbouncerRow: string | null;
   /** AWS's pinning page: whether it pins an RDS Proxy session, and the condition quoted. null: not documented. */
   readonly rdsProxy: { readonly pins: boolean | null; readonly condition: string };
-  /** Statements run once on a direct superuser/owner connection before the clients connect (`:probe_user` is the clients' role). */
+  /** Statements run once on a direct superuser/owner connection before the clients connect (`:probe_user_literal` is the clients' role as a string literal). */
   readonly setup?: readonly string[];
   readonly steps: readonly ProbeStepSpec[];
 }
@@ -238,12 +238,29 @@ const FEATURES: readonly SessionFeatureInfo[] = [
     scope: 'session',
     pgbouncerRow: 'SET/RESET',
     rdsProxy: { pins: true, condition: 'Using SET commands' },
+    // Roles made if missing, granted to the probe's user unless it may already SET ROLE to them (a
+    // DBA may create and grant them up front; the probe's user then needs no CREATEROLE). From
+    // PostgreSQL 16 a role's creator holds it WITH ADMIN but without SET, hence the SET check there.
     setup: [
-      `DO $$ BEGIN
-  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'proxylab_probe_a') THEN CREATE ROLE proxylab_probe_a NOLOGIN; END IF;
-  IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = 'proxylab_probe_b') THEN CREATE ROLE proxylab_probe_b NOLOGIN; END IF;
+      `DO $$
+DECLARE
+  r text;
+  can_set boolean;
+BEGIN
+  FOREACH r IN ARRAY ARRAY['proxylab_probe_a', 'proxylab_probe_b'] LOOP
+    IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = r) THEN
+      EXECUTE format('CREATE ROLE %I NOLOGIN', r);
+    END IF;
+    IF current_setting('server_version_num')::int >= 160000 THEN
+      can_set := pg_has_role(:probe_user_literal, r, 'SET');
+    ELSE
+      can_set := pg_has_role(:probe_user_literal, r, 'MEMBER');
+    END IF;
+    IF NOT can_set THEN
+      EXECUTE format('GRANT %I TO %I', r, :probe_user_literal);
+    END IF;
+  END LOOP;
 END $$`,
-      'GRANT proxylab_probe_a, proxylab_probe_b TO :probe_user',
     ],
     steps: [
       { kind: 'apply', client: 'A', sql: 'SET ROLE proxylab_probe_a' },
