@@ -229,18 +229,21 @@ function latencyChange(r: LatencyCompareRow): string {
 export function sessionComparisonMd(c: SessionComparison): string {
   const out: string[] = [];
   if (c.cells.length > 0) {
-    const changed = c.cells.filter((x) => x.changed).length;
+    const changed = c.cells.filter((x) => x.changed);
     out.push(
       '## Session state A → B',
       '',
-      `${c.cells.length} cells in both runs, ${changed} changed.`,
-      '',
-      mdTable(
-        ['feature', 'target', 'A', 'B', ''],
-        c.cells.map((x) => [x.feature, x.target, x.a, x.b, x.changed ? '⚠ changed' : '']),
-      ),
+      `${c.cells.length} cells (feature × target) in both runs, ${changed.length} changed${changed.length > 0 ? ':' : '.'}`,
       '',
     );
+    if (changed.length > 0)
+      out.push(
+        mdTable(
+          ['feature', 'target', 'A', 'B'],
+          changed.map((x) => [x.feature, x.target, x.a, x.b]),
+        ),
+        '',
+      );
   }
   if (c.latency.length > 0)
     out.push(
@@ -273,10 +276,14 @@ export function sessionComparisonHtml(c: SessionComparison): SafeHtml {
   return joinHtml([
     c.cells.length === 0
       ? html``
-      : html`<section id="session-state-compare"><h2>Session state A → B</h2><table><thead><tr><th>feature</th><th>target</th><th>A</th><th>B</th><th></th></tr></thead><tbody>${c.cells.map(
-          (x) =>
-            html`<tr${x.changed ? html` class="beyond-spread"` : ''} data-feature="${x.feature}" data-target="${x.target}"><td>${x.feature}</td><td>${x.target}</td><td>${x.a}</td><td>${x.b}</td><td>${x.changed ? '⚠ changed' : ''}</td></tr>`,
-        )}</tbody></table></section>`,
+      : html`<section id="session-state-compare"><h2>Session state A → B</h2><p>${c.cells.length} cells (feature × target) in both runs, ${c.cells.filter((x) => x.changed).length} changed; unchanged cells under the table.</p><table><thead><tr><th>feature</th><th>target</th><th>A</th><th>B</th></tr></thead><tbody>${c.cells
+          .filter((x) => x.changed)
+          .map(
+            (x) =>
+              html`<tr class="beyond-spread" data-feature="${x.feature}" data-target="${x.target}"><td>${x.feature}</td><td>${x.target}</td><td>${x.a}</td><td>${x.b}</td></tr>`,
+          )}</tbody></table><details><summary>unchanged (${c.cells.filter((x) => !x.changed).length})</summary><ul>${c.cells
+          .filter((x) => !x.changed)
+          .map((x) => html`<li>${x.feature} · ${x.target}: ${x.a}</li>`)}</ul></details></section>`,
     c.latency.length === 0
       ? html``
       : html`<section id="added-latency-compare"><h2>Added latency A → B</h2><table><thead><tr><th>scenario · protocol · target</th><th>added p50 A</th><th>added p50 B</th><th>change</th><th>added p99 A</th><th>added p99 B</th></tr></thead><tbody>${c.latency.map(

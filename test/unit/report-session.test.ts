@@ -6,7 +6,12 @@
  */
 import { expect } from '@jest/globals';
 import { catalogLookup } from '../../lib/report/catalog-lookup';
-import { compareSessions, sessionSections, sessionSectionsMd } from '../../lib/report/render-session';
+import {
+  compareSessions,
+  sessionComparisonMd,
+  sessionSections,
+  sessionSectionsMd,
+} from '../../lib/report/render-session';
 import { fmtAdded, fmtLatency, latencyTable, zoneNote } from '../../lib/report/latency';
 import { loadRun } from '../../lib/report/load';
 import { renderHtml } from '../../lib/report/render-html';
@@ -367,5 +372,14 @@ describe('compare', () => {
       ['SET (session)', 'pool100', 'works · pins', 'works · pin ?'],
       ['advisory lock (transaction)', 'pool100', 'works · no pin', 'works · pin ?'],
     ]);
+  });
+
+  test('compare.md lists only the cells that changed, and says how many did not', () => {
+    const s1 = sessionSections(loadRun(sessionRun('synthetic-session-c', true)), catalogLookup());
+    const s2 = sessionSections(loadRun(sessionRun('synthetic-session-d', false)), catalogLookup());
+    const md = sessionComparisonMd(compareSessions(s1, s2));
+    expect(md).toContain('6 cells (feature × target) in both runs, 2 changed:');
+    expect(md).toContain('| SET (session) | pool100 | works · pins | works · pin ? |');
+    expect(md).not.toContain('| SET (session) | direct |');
   });
 });
