@@ -29,6 +29,7 @@ import {
 import type { Suite } from '../suite/catalog';
 import type { PlannedStep } from '../suite/expand';
 import { fallbackDescriptor } from '../suite/targets';
+import { probeStepSec } from '../suite/probes';
 import { parsePgbench } from '../suite/parser';
 import {
   DEFAULT_SERVER_STOP_POLICY,
@@ -1071,6 +1072,8 @@ class EtaEstimator {
 
 /** Planned seconds of a step: its duration, or an estimate for -t runs. */
 function plannedSec(step: PlannedStep): number {
+  const probe = step.probe ? probeStepSec(step.probe.spec, step.descriptor) : null;
+  if (probe !== null) return probe;
   if (step.params.durationSec !== null) return step.params.durationSec;
   return Math.min(step.timeoutSec, 10);
 }

@@ -177,6 +177,18 @@ export function sessionStateLabel(p: SessionStateProbe): string {
   return `session-state(${p.features.length} feature${p.features.length === 1 ? '' : 's'})`;
 }
 
+/**
+ * Seconds a step is expected to take on a target: a feature's statements, plus on a target that pins
+ * the wait for a whole period after the first statement (1.5 periods on average).
+ */
+export function sessionStateStepSec(
+  p: SessionStateProbe,
+  target: { readonly capabilities: { readonly session?: { readonly pinsSessions: boolean } } },
+): number {
+  const hold = (target.capabilities.session?.pinsSessions ?? false) ? 1.5 * p.pinPeriodSec : 0;
+  return Math.ceil(p.features.length * (1 + hold));
+}
+
 /** Seconds a step may take: every feature, each with the longest pin hold (two periods). */
 export function sessionStateDurationSec(p: SessionStateProbe): number {
   return p.features.length * (FEATURE_SEC + 2 * p.pinPeriodSec + 2);

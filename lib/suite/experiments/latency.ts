@@ -63,7 +63,7 @@ export const LATENCY_EXPERIMENT: Experiment = {
   suite: {
     name: 'latency',
     description:
-      'Added latency per statement (≈ 1.5 min locally): SELECT 1 from one client through every target and direct, back to back and at 500/s, simple and extended protocol, 3 repetitions.',
+      'Added latency per statement (≈ 2.5 min locally): SELECT 1 from one client through every target and direct, back to back and at 500/s, simple and extended protocol, 3 repetitions.',
     scenarios: [LATENCY_SINGLE, LATENCY_RATED],
   },
 };
