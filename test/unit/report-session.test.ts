@@ -191,7 +191,7 @@ describe('the session matrix', () => {
     const proxy = (f: string) => m?.rows.find((r) => r.feature === f)?.cells[2];
     expect(proxy('set-session')?.pins).toMatchObject({
       pinned: true,
-      source: expect.stringContaining('ProxyName=lab-pool100') as unknown,
+      source: expect.stringContaining('ProxyName=lab-pool100'),
     });
     expect(proxy('set-session')?.pinsHeld).toBe(true);
     // AWS: no pin for transaction-level advisory locks, and the metric agrees
