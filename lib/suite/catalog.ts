@@ -66,13 +66,13 @@ const SUITES: readonly Suite[] = [
       'CI (~15–20 s incl. init on 2 cores): prepared via transaction pool fails, direct above max_connections refused, -C churn faster pooled.',
     scenarios: EXPERIMENTS.flatMap((e) => e.smoke ?? []),
   },
+  ...EXPERIMENTS.map((e) => e.suite),
   {
     name: 'session',
     description:
       'What a pooler breaks and what it costs per statement (≈ 3–4 min locally): the session-state matrix and the added latency vs direct.',
     scenarios: MEASUREMENTS.flatMap((e) => e.suite.scenarios),
   },
-  ...EXPERIMENTS.map((e) => e.suite),
   ...MEASUREMENTS.map((e) => e.suite),
   {
     name: 'all-published',

@@ -9,9 +9,9 @@
  * of the answer.
  *
  * Percentiles come from pgbench's per-transaction log (exact, µs resolution). At a fixed rate pgbench
- * measures each transaction from its scheduled start, so its latencies include the schedule lag
- * (reported beside them, tens of µs on an idle client) — the same on every target of the run, so the
- * difference stays the pooler's.
+ * measures each transaction from its scheduled start, so its latencies include the schedule lag and
+ * the client's wake-up (about 0.2 ms on a loaded 2-core machine) — the same on every target of the
+ * run, so the difference stays the pooler's; the unthrottled runs have neither.
  */
 import type { Experiment, Scenario } from '../scenario';
 import {
