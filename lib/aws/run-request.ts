@@ -203,7 +203,7 @@ export async function readRunRequest(s3: S3Client, url: string): Promise<RunRequ
 export type RunnerArgvTestSettings = Partial<Omit<RunnerTestSettings, 'endpointUrl'>>;
 
 const SSL_MODES: readonly SslMode[] = ['require', 'prefer', 'disable'];
-/** Bounds of `--test-fleet-lead-ms` / `--test-fleet-poll-ms`. */
+/** Bounds of `--test-fleet-lead-ms` / `--test-fleet-poll-ms` / `--test-pin-period-ms`. */
 const FLEET_MS_MIN = 50;
 const FLEET_MS_MAX = 60_000;
 
@@ -224,6 +224,7 @@ export function requestRunnerArgv(opts: {
   if (test.poolControl !== undefined) argv.push('--test-pool-control', test.poolControl ? 'on' : 'off');
   if (test.fleetLeadMs !== undefined) argv.push('--test-fleet-lead-ms', String(test.fleetLeadMs));
   if (test.fleetPollMs !== undefined) argv.push('--test-fleet-poll-ms', String(test.fleetPollMs));
+  if (test.pinPeriodMs != null) argv.push('--test-pin-period-ms', String(test.pinPeriodMs));
   return argv;
 }
 
@@ -250,6 +251,7 @@ export function parseRequestRunnerArgv(argv: readonly string[]): RequestRunnerAr
     '--test-pool-control',
     '--test-fleet-lead-ms',
     '--test-fleet-poll-ms',
+    '--test-pin-period-ms',
   ]);
   for (let i = 0; i < argv.length; i++) {
     const raw = argv[i] as string;
@@ -298,6 +300,7 @@ export function parseRequestRunnerArgv(argv: readonly string[]): RequestRunnerAr
   for (const [flag, key] of [
     ['--test-fleet-lead-ms', 'fleetLeadMs'],
     ['--test-fleet-poll-ms', 'fleetPollMs'],
+    ['--test-pin-period-ms', 'pinPeriodMs'],
   ] as const) {
     const text = values.get(flag);
     if (text === undefined) continue;

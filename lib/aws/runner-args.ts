@@ -102,6 +102,12 @@ export interface RunnerArgs {
   readonly fleetLeadMs: number;
   readonly fleetPollMs: number;
   /**
+   * Test-only (RunnerTestSettings): the pinning metric's period a session-state probe holds its state
+   * for on a target that pins, in ms, in place of the catalog's (CloudWatch's minute), so a test with
+   * a local stand-in for RDS Proxy does not wait a minute per feature. null: the catalog's.
+   */
+  readonly pinPeriodMs: number | null;
+  /**
    * The runner software version the CLI was built with (`runnerSoftwareVersion()`, the bundle's
    * content hash); the runner refuses to run when its own differs. null: not checked (tests,
    * older CLIs).
@@ -115,7 +121,7 @@ export type { ProxyTargetKind } from '../suite/targets';
  * What only tests change about a runner. The run request (lib/aws/run-request.ts) never carries
  * these: a production runner runs with PRODUCTION_RUNNER_SETTINGS, and a test gives others on the
  * runner's command line (`--endpoint-url`, `--test-sslmode`, `--test-proxy-kind`,
- * `--test-pool-control`, `--test-fleet-lead-ms`, `--test-fleet-poll-ms`; requestRunnerArgv /
+ * `--test-pool-control`, `--test-fleet-lead-ms`, `--test-fleet-poll-ms`, `--test-pin-period-ms`; requestRunnerArgv /
  * parseRequestRunnerArgv).
  */
 export interface RunnerTestSettings {
@@ -125,6 +131,7 @@ export interface RunnerTestSettings {
   readonly endpointUrl: string | null;
   readonly fleetLeadMs: number;
   readonly fleetPollMs: number;
+  readonly pinPeriodMs: number | null;
 }
 
 /** A production runner: TLS required, RDS Proxy pool control on, proxies are RDS Proxies, real AWS endpoints. */
@@ -136,6 +143,7 @@ export const PRODUCTION_RUNNER_SETTINGS: RunnerTestSettings = {
   // Runners on EC2 see one another's S3 objects within a poll; 5 s lets the slowest read the plan.
   fleetLeadMs: 5_000,
   fleetPollMs: 1_000,
+  pinPeriodMs: null,
 };
 
 /** What the operator resolves for a run and the run request carries: the runner's arguments less its index and the test settings. */

@@ -18,6 +18,15 @@ import { html, SafeHtml, trustedSvg } from './html';
 import { type LoadedRun, loadRun } from './load';
 import { mdTable, mdText } from './render-md';
 import { isPartial } from './shape';
+import { catalogLookup } from './catalog-lookup';
+import {
+  compareSessions,
+  ownScenarios,
+  sessionComparisonHtml,
+  sessionComparisonMd,
+  sessionSections,
+  type SessionComparison,
+} from './render-session';
 
 export type CompareMarker = 'beyond-spread' | 'within-spread' | 'no-repetitions' | 'not-comparable';
 
@@ -58,6 +67,8 @@ export interface ComparisonModel {
   readonly matched: readonly CompareCell[];
   readonly onlyA: readonly Cell[];
   readonly onlyB: readonly Cell[];
+  /** The session-state cells and the added latency of both runs (render-session.ts). */
+  readonly session: SessionComparison;
 }
 
 /** Width of the repetitions' range (best − worst), or null with fewer than two repetitions. */
@@ -102,8 +113,12 @@ export function compareCell(
 }
 
 export function compareRuns(a: LoadedRun, b: LoadedRun): ComparisonModel {
-  const cellsA = groupCells(a.steps);
-  const cellsB = groupCells(b.steps);
+  // Probe steps (the session-state matrix) have no tps: they are compared cell by cell below.
+  const lookup = catalogLookup();
+  const ownA = ownScenarios(a, lookup);
+  const ownB = ownScenarios(b, lookup);
+  const cellsA = groupCells(a.steps.filter((s) => !ownA(s.scenario)));
+  const cellsB = groupCells(b.steps.filter((s) => !ownB(s.scenario)));
   const byIdB = new Map(cellsB.map((c) => [c.id, c] as const));
   const idsA = new Set(cellsA.map((c) => c.id));
   const matched: CompareCell[] = [];
@@ -134,6 +149,7 @@ export function compareRuns(a: LoadedRun, b: LoadedRun): ComparisonModel {
     matched,
     onlyA: cellsA.filter((c) => !byIdB.has(c.id)),
     onlyB: cellsB.filter((c) => !idsA.has(c.id)),
+    session: compareSessions(sessionSections(a, lookup), sessionSections(b, lookup)),
   };
 }
 
@@ -251,6 +267,8 @@ function renderCompareMarkdown(model: ComparisonModel, warnings: readonly string
     );
     out.push('');
   }
+  const session = sessionComparisonMd(model.session);
+  if (session !== '') out.push(session);
   if (model.onlyA.length > 0) {
     out.push('## Only in A');
     out.push('');
@@ -364,6 +382,7 @@ ${warnings.length > 0 ? html`<ul class="warnings" id="warnings">${warnings.map((
 <h2>Cell by cell</h2>
 <p>Ratio is median tps B / median tps A. ⚠ marks a difference larger than the spread (best − worst) between repetitions; without repetitions the spread is unknown and the difference is not judged.</p>
 ${sections}
+${sessionComparisonHtml(model.session)}
 ${onlyTable('Only in A', model.onlyA)}
 ${onlyTable('Only in B', model.onlyB)}
 </body></html>

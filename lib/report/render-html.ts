@@ -19,6 +19,7 @@ import {
 import { DECISION_HEADER, DECISION_LEGEND, decisionCells, decisionNotes } from './decision-text';
 import { html, joinHtml, SafeHtml, trustedSvg } from './html';
 import { columnTitle, noTpsOutcome, type PoolerMatrix } from './pooler-matrix';
+import { ownScenarios, SESSION_CSS, sessionSections, sessionSectionsHtml } from './render-session';
 import type {
   ChurnRow,
   ErrorMatrix,
@@ -61,7 +62,7 @@ footer{margin-top:40px;color:var(--muted);font-size:12px}
 `;
 
 /** A constant of this module, no input in it: inserted as is (escaping would break its quotes). */
-const STYLE = new SafeHtml(CSS);
+const STYLE = new SafeHtml(CSS + SESSION_CSS);
 
 /** ✓/✗ in words, so a predicted failure that happened never reads as "good". */
 const STATE_WORDS: Readonly<Record<FindingState, string>> = {
@@ -351,7 +352,10 @@ export function renderReportHtml(
   opts: HtmlOptions,
 ): { readonly page: string; readonly chartWarnings: readonly ReportWarning[] } {
   const m = model.run.manifest;
-  const scenarios = [...new Set(model.cells.map((c) => c.key.scenario))];
+  // The session-state matrix and the added-latency table have sections of their own (render-session.ts).
+  const own = ownScenarios(model.run, opts.lookup);
+  const scenarios = [...new Set(model.cells.map((c) => c.key.scenario))].filter((s) => !own(s));
+  const sessionHtml = sessionSectionsHtml(sessionSections(model.run, opts.lookup));
   const chartWarnings: ReportWarning[] = [];
   const warn: ChartWarn = (message) => {
     if (!chartWarnings.some((w) => w.message === message))
@@ -374,6 +378,7 @@ ${findingsLine(model.findings)}
 ${warningsSection([...model.warnings, ...chartWarnings])}
 ${headline(model)}
 ${findingsSection(model.findings)}
+${sessionHtml}
 ${scenarioHtml}
 ${metricsHtml}
 <footer>proxylab · result schema v${m.schemaVersion} · charts rendered to static SVG with Apache ECharts; this page loads nothing from the network.</footer>

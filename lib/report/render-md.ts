@@ -9,22 +9,10 @@ import { fmtConnect, fmtDuration, fmtNumber, fmtPrediction, fmtSpread } from './
 import type { FindingRow, FindingState, ReportModel, ScenarioLookup } from './shape';
 import { DECISION_HEADER, DECISION_LEGEND, decisionCells, decisionNotes } from './decision-text';
 import type { DecisionTable } from './decision';
+import { ownScenarios, sessionSections, sessionSectionsMd } from './render-session';
 
-export function mdText(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/\\/g, '\\\\')
-    .replace(/\|/g, '\\|')
-    .replace(/`/g, '\\`')
-    .replace(/\r?\n/g, ' ');
-}
-
-export function mdTable(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
-  const line = (cells: readonly string[]): string => `| ${cells.map(mdText).join(' | ')} |`;
-  return [line(header), `|${header.map(() => '---').join('|')}|`, ...rows.map(line)].join('\n');
-}
+export { mdTable, mdText } from './md';
+import { mdTable, mdText } from './md';
 
 /** ✓/✗ worded so a predicted failure that happened never reads as "good". */
 export const STATE_MD: Readonly<Record<FindingState, string>> = {
@@ -126,7 +114,11 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
     ),
   );
   out.push('');
-  for (const scenario of [...new Set(model.cells.map((c) => c.key.scenario))]) {
+  // The session-state matrix and the added-latency table (render-session.ts), then the other scenarios.
+  const sessionMd = sessionSectionsMd(sessionSections(model.run, lookup));
+  if (sessionMd !== '') out.push(sessionMd, '');
+  const own = ownScenarios(model.run, lookup);
+  for (const scenario of [...new Set(model.cells.map((c) => c.key.scenario))].filter((s) => !own(s))) {
     const info = lookup(scenario);
     out.push(`## ${mdText(scenario)}${info?.title ? ` — ${mdText(info.title)}` : ''}`);
     out.push('');

@@ -42,6 +42,7 @@ import { FleetCoordinator, FleetExecutor, FleetSink } from './fleet-coordinator'
 import { NoopPoolControl, RdsProxyPoolControl } from './proxy-pool';
 import type { PoolPercents, RunnerArgs } from '../aws/runner-args';
 import { acquireCloudRunLock } from './run-lock';
+import { cloudSessionProbeRunner } from './session-probe-runner';
 import { S3ResultSink } from '../aws/s3-sink';
 import { poolerTargets } from '../config/targets';
 import {
@@ -202,8 +203,11 @@ function progressLine(ev: ProgressEvent, leader: boolean): string | null {
       return `[${ev.index}/${ev.total}] ${ev.step.stepId}: start${ev.note ? ` (${ev.note})` : ''}${ev.etaSec !== null ? `, ETA ${ev.etaSec} s` : ''}`;
     case 'step-end': {
       const r = ev.record.result;
-      return `[${ev.index}/${ev.total}] ${ev.step.stepId}: ${ev.record.status}, tps ${r?.tps ?? 'unknown'}, verdict ${ev.record.verdict.held === null ? '-' : ev.record.verdict.held ? 'held' : 'BROKEN'}`;
+      const what = ev.record.probe ? ev.record.verdict.observed : `tps ${r?.tps ?? 'unknown'}`;
+      return `[${ev.index}/${ev.total}] ${ev.step.stepId}: ${ev.record.status}, ${what}, verdict ${ev.record.verdict.held === null ? '-' : ev.record.verdict.held ? 'held' : 'BROKEN'}`;
     }
+    case 'probe-log':
+      return `${ev.step.probe?.group ?? ev.step.stepId}: ${ev.line}`;
     case 'scenario-end':
       return null;
     case 'run-end':
@@ -423,6 +427,16 @@ async function runCloudRunnerInner(
     settings: runSettings(args, suite.name, probed.maxConnections),
     metricsName: 'runner',
     ...(held ? { serverConnections: held } : {}),
+    probes: {
+      'session-state': cloudSessionProbeRunner({
+        targets: lab.targets,
+        runnerCount: args.runnerCount,
+        proxyNames: Object.fromEntries(args.proxies.map((p) => [p.name, p.dbProxyName])),
+        narrow: async (target) => (await lab.poolers.control?.narrowToOne(target)) ?? null,
+        reset: (target) => lab.pool.reset(target),
+        pinPeriodMs: args.pinPeriodMs,
+      }),
+    },
   }).finally(() => held?.close());
   const collector = await collectAfterRun(args, deps, result.manifest, log, me);
   return { result, collector, allHeld: runnerAllHeld(args, result) };

@@ -66,11 +66,15 @@ export function localRunRequest(o: {
   /** What `proxylab run` takes from the stack outputs and the price table (absent: not said). */
   readonly zones?: RunRequestArgs['zones'];
   readonly targetPrices?: RunRequestArgs['targetPrices'];
+  /** @default 'smoke' */
+  readonly suite?: string;
+  /** The proxy's lab name and DBProxyName. @default 'pgbouncer-transaction' for both */
+  readonly proxy?: { readonly name: string; readonly dbProxyName: string };
 }): RunRequest {
   return buildRunRequest(
     {
       runId: o.runId,
-      suite: 'smoke',
+      suite: o.suite ?? 'smoke',
       bucket: o.bucket,
       secretArn: o.secretArn,
       writerEndpoint: { host: '127.0.0.1', port: o.postgresPort },
@@ -79,9 +83,9 @@ export function localRunRequest(o: {
       poolerAdminSecretArn: null,
       proxies: [
         {
-          name: 'pgbouncer-transaction',
+          name: o.proxy?.name ?? 'pgbouncer-transaction',
           endpoint: { host: '127.0.0.1', port: o.proxyPort },
-          dbProxyName: 'pgbouncer-transaction',
+          dbProxyName: o.proxy?.dbProxyName ?? 'pgbouncer-transaction',
           lab: { maxConnectionsPercent: 25, maxIdleConnectionsPercent: 12 },
         },
       ],

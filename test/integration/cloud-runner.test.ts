@@ -26,8 +26,12 @@ import {
   requestUrl,
   runRequestSchema,
   writeRunRequest,
+  type RunnerArgvTestSettings,
   type RunRequest,
 } from '../../lib/aws/run-request';
+import { S3RunWriter } from '../../lib/collector/writer';
+import { psqlQuery } from '../../lib/exec/psql';
+import { PINNED_METRIC, type SessionStateResult } from '../../lib/suite/session-state';
 import { planSchema } from '../../lib/results/schemas';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
 import { runExitCode, type VerdictTotals } from '../../lib/suite/verdict';
@@ -35,8 +39,8 @@ import { spawnCli, startLocalStack, type LocalStack } from '../helpers/local-sta
 import { createDbSecret, LOCAL_STAND_IN, localRunRequest } from '../helpers/cloud-run-request';
 import { motoClientConfig, motoEnv, startMoto, type MotoServer } from '../helpers/moto';
 import { AWS_CALL_LOG_ENV } from '../../lib/core/aws-call-log';
-import { RUNNER } from '../helpers/aws-calls/principals';
-import { recordCallLog } from '../helpers/aws-calls/recorder';
+import { COLLECTOR, RUNNER } from '../helpers/aws-calls/principals';
+import { recordAws, recordCallLog } from '../helpers/aws-calls/recorder';
 import { scratchDir } from '../helpers/scratch';
 
 const BUCKET = 'proxylab-it-results';
@@ -116,12 +120,17 @@ async function writeRequest(
 }
 
 /** Run the bundled runner with the one input it gets; `killAfter` sends SIGTERM once stdout matches it. */
-function runRunner(runId: string, runnerIndex: number, killAfter: RegExp | null = null): Promise<Proc> {
+function runRunner(
+  runId: string,
+  runnerIndex: number,
+  killAfter: RegExp | null = null,
+  test: RunnerArgvTestSettings = LOCAL_STAND_IN,
+): Promise<Proc> {
   const argv = requestRunnerArgv({
     url: requestUrl(BUCKET, runId),
     runnerIndex,
     region: null,
-    test: LOCAL_STAND_IN,
+    test,
   });
   // no endpoint mini-syntax (`name=host[:port]…`) and no target on the command line: all in the request
   expect(argv.join(' ')).not.toMatch(/--proxies|--writer-endpoint|--secret-arn|=127\.0\.0\.1/);
@@ -374,6 +383,122 @@ describe('runner → moto S3, killed and resumed, fetched like a local run', () 
       expect(p.stderr).not.toContain(PASSWORD);
     }
   });
+});
+
+describe('session-state through the runner: a proxy that pins, its pinning metric mocked, the fetched run draws the matrix', () => {
+  const runId = 'cloud-it-session';
+  let steps: StepRecord[];
+
+  test('the runner measures every feature on the writer and the proxy, and records where the proxy’s pins are', async () => {
+    // GIVEN the probe's roles made up front by a DBA (the secret's user may not create roles), and
+    // PostgreSQL itself standing in for an RDS Proxy: for session state, a proxy that pins every
+    // session it changes behaves like a direct connection
+    await psqlQuery(chainDb.stack.postgres.superuserTarget('bench'), [
+      'CREATE ROLE proxylab_probe_a NOLOGIN',
+      'CREATE ROLE proxylab_probe_b NOLOGIN',
+      'GRANT proxylab_probe_a, proxylab_probe_b TO bench',
+    ]);
+    await writeRunRequest(
+      s3,
+      localRunRequest({
+        runId,
+        bucket: BUCKET,
+        secretArn: chainDb.secretArn,
+        postgresPort: chainDb.stack.postgres.port,
+        proxyPort: chainDb.stack.postgres.port,
+        runnerCount: 1,
+        suite: 'session-state',
+        proxy: { name: 'pool100', dbProxyName: 'lab-pool100' },
+      }),
+    );
+    // WHEN the runner runs the suite, the proxy of kind rds-proxy (each feature holds its state for
+    // a whole 200 ms "period" instead of CloudWatch's minute)
+    const proc = await runRunner(runId, 0, null, {
+      ...LOCAL_STAND_IN,
+      proxyTargetKind: 'rds-proxy',
+      pinPeriodMs: 200,
+    });
+    if (proc.code !== 0) process.stderr.write(`runner output:\n${proc.stdout}\n${proc.stderr}\n`);
+    // THEN every feature worked on both, as the sources expect (the proxy pins, so nothing is shared)
+    expect(proc.code).toBe(0);
+    steps = await s3Steps(runId);
+    expect(steps.map((s) => [s.target.name, s.verdict.held]).sort()).toEqual([
+      ['direct', true],
+      ['pool100', true],
+    ]);
+    const proxy = steps.find((s) => s.target.name === 'pool100')?.probe as SessionStateResult;
+    expect(proxy.sharing).toMatch(/^RDS Proxy: not narrowed/);
+    expect(proxy.features).toHaveLength(16);
+    for (const f of proxy.features) {
+      expect({ f: f.feature, outcome: f.outcome }).toEqual({ f: f.feature, outcome: 'works' });
+      expect(f.pinWatch).toMatchObject({
+        metric: PINNED_METRIC,
+        dimensions: { ProxyName: 'lab-pool100' },
+        periodSec: 0.2,
+      });
+      // a whole period lies inside the window the state was held in
+      const start = Date.parse(f.pinWatch?.start ?? '');
+      const end = Date.parse(f.pinWatch?.end ?? '');
+      expect(Math.ceil(start / 200) * 200 + 200).toBeLessThanOrEqual(end);
+    }
+    const direct = steps.find((s) => s.target.name === 'direct')?.probe as SessionStateResult;
+    expect(direct.features.every((f) => f.pinWatch === null)).toBe(true);
+  }, 120_000);
+
+  test('with the collector’s pinning series in the bucket, fetch renders pins where the metric shows them', async () => {
+    // GIVEN the collector's CloudWatch file (mocked): a pinned connection in each feature's whole
+    // period, except the transaction-level advisory lock, which RDS Proxy does not pin
+    const proxy = steps.find((s) => s.target.name === 'pool100')?.probe as SessionStateResult;
+    const points: Array<[string, number]> = proxy.features.map((f) => [
+      new Date(Math.ceil(Date.parse(f.pinWatch?.start ?? '') / 200) * 200).toISOString(),
+      f.feature === 'advisory-xact-lock' ? 0 : 1,
+    ]);
+    const writer = new S3RunWriter(recordAws(s3, COLLECTOR), BUCKET, runId);
+    await writer.writeMetricsFile('cloudwatch', {
+      schemaVersion: 1,
+      runId,
+      window: { start: steps[0]?.startedAt ?? '', end: new Date().toISOString() },
+      collectedAt: new Date().toISOString(),
+      series: [
+        {
+          source: 'cloudwatch',
+          name: PINNED_METRIC,
+          stat: 'Sum',
+          unit: 'Count',
+          dimensions: { ProxyName: 'lab-pool100' },
+          points,
+          status: 'ok',
+        },
+      ],
+    });
+    // WHEN the run is fetched (and its report written)
+    const out = path.join(tmp, 'fetched-session');
+    const fetch = spawnCli(
+      ['fetch', runId, '--bucket', BUCKET, '--out', out],
+      motoEnv(moto) as Record<string, string>,
+    );
+    expect({ code: await fetch.exit, err: fetch.stderr().match(/error.*/i)?.[0] ?? '' }).toEqual({
+      code: 0,
+      err: '',
+    });
+    // THEN the matrix has a column per target, and the proxy's cells say whether the metric saw a pin
+    const page = fs.readFileSync(path.join(out, runId, 'report.html'), 'utf8');
+    expect(page.match(/<td class="so-[a-z-]+" title="/g)?.length).toBe(32);
+    const cell = (feature: string): string =>
+      new RegExp(
+        `data-feature="${feature}" data-target="pool100"[^>]*>[^<]*<span[^>]*>[^<]*</span>[^<]*<span class="pin"[^>]*>([^<]*)<`,
+      ).exec(page)?.[1] ?? 'none';
+    expect(cell('set-session')).toBe('pins');
+    expect(cell('advisory-xact-lock')).toBe('no pin');
+    const summary = fs.readFileSync(path.join(out, runId, 'summary.md'), 'utf8');
+    expect(summary).toContain('| SET (session) | ✓ works | ✓ works · pins |');
+    expect(summary).toContain('| advisory lock (transaction) | ✓ works | ✓ works · no pin |');
+    // the expectation and its source travel with each cell (the hover text)
+    expect(page).toContain('AWS lists &quot;Using SET commands&quot; as pinning');
+    expect(page).toContain(
+      'https://docs.aws.amazon.com/AmazonRDS/latest/AuroraUserGuide/rds-proxy-pinning.html',
+    );
+  }, 120_000);
 });
 
 describe('two runner processes split every step through the S3 barrier (moto)', () => {
