@@ -15,6 +15,7 @@ import { checkLabFile, formatProblems, LabConfig, validateLab } from '../../lib/
 import { LabDatabase } from '../../lib/constructs/database';
 import { createLabStack, LabStack } from '../../lib/lab-stack';
 import { testApp } from '../helpers/cdk-app';
+import { committedLookups } from '../helpers/lab-context';
 
 export const ROOT = path.join(__dirname, '..', '..');
 export const LABS_DIR = path.join(ROOT, 'labs');
@@ -42,7 +43,8 @@ export function labFrom(raw: unknown): LabConfig {
 export function newTestApp(outdir?: string): App {
   return testApp({
     ...(outdir === undefined ? {} : { outdir }),
-    context: { 'proxylab:now': '2026-01-01T00:00:00Z' },
+    // The committed lookups (cdk.context.json): the existing-VPC labs synthesize from them, as with the CLI.
+    context: { ...committedLookups(), 'proxylab:now': '2026-01-01T00:00:00Z' },
   });
 }
 

@@ -9,7 +9,9 @@
  *  - sharing a lab means sharing its template: it deploys into any account and region unchanged —
  *    no 12-digit account id, no region name, no literal ARN (only `${AWS::Partition}` /
  *    `${AWS::Region}` / `${AWS::AccountId}` through Fn::Sub, or Ref AWS::Partition inside
- *    Fn::Join), no context lookups, and the stack's own environment left unresolved.
+ *    Fn::Join), no context lookups, and the stack's own environment left unresolved — except a lab
+ *    in an existing VPC, which CDK looks up in one account and region (committed in
+ *    cdk.context.json): bound to exactly those, and to nothing else.
  *
  * Asset bundling is skipped (`aws:cdk:bundling-stacks: []`): it only changes an asset's hash, not
  * these properties, and saves an esbuild run per lab. (cdk-nag and cfn-lint on every lab:
@@ -23,9 +25,10 @@ import { databaseInstanceClass, dbInstanceCount } from '../../lib/config/databas
 import { loadLabFile } from '../../lib/config/load';
 import { stackNameFor } from '../../lib/config/stack-outputs';
 import { RAW_TAGGABLE_TYPES } from '../../lib/constructs/ttl';
-import { LAB_DEPLOYMENT_SHAPE } from '../../lib/cost/shape';
+import { labDeploymentShape } from '../../lib/cost/shape';
 import { createLabStack } from '../../lib/lab-stack';
 import { testApp } from '../helpers/cdk-app';
+import { committedLookups } from '../helpers/lab-context';
 
 const LABS_DIR = join(__dirname, '..', '..', 'labs');
 const labFiles = readdirSync(LABS_DIR)
@@ -83,9 +86,10 @@ const LITERAL_ARN = /arn:(?!\$\{|$)/;
 
 describe.each(labFiles)('%s', (file) => {
   const lab = loadLabFile(join(LABS_DIR, file));
-  const app = testApp({ context: { 'proxylab:now': '2026-11-21T10:00:00Z' } });
+  const app = testApp({ context: { ...committedLookups(), 'proxylab:now': '2026-11-21T10:00:00Z' } });
   const stack = createLabStack(app, lab);
   const template = Template.fromStack(stack);
+  const shape = labDeploymentShape(lab);
   const resources = template.toJSON().Resources as Record<string, CfnJson>;
   const ofType = (type: string) => Object.values(resources).filter((r) => r.Type === type);
   // Every shipped lab must expire by itself: an opt-out (`ttlHours: null`) is for users' own files.
@@ -102,29 +106,46 @@ describe.each(labFiles)('%s', (file) => {
     logicalIds.reduce((t, id) => t.split(id).join('<id>'), text.replace(ASSET_HASH, '<hash>'));
   const all = strings(json).map((s) => ({ ...s, text: scrub(s.text) }));
 
-  test('the stack has no account or region of its own and made no context lookups', () => {
-    expect(Token.isUnresolved(stack.account)).toBe(true);
-    expect(Token.isUnresolved(stack.region)).toBe(true);
-    expect(app.synth().manifest.missing ?? []).toEqual([]);
-  });
+  const network = lab.network;
+  if (network.mode === 'existing') {
+    // An existing VPC is looked up in its account and region: such a lab is bound to them by design.
+    test("the stack is bound to the VPC's account and the lab's region, and every lookup is committed", () => {
+      expect([stack.account, stack.region]).toEqual([network.account, lab.region]);
+      expect(app.synth().manifest.missing ?? []).toEqual([]);
+    });
 
-  test('no 12-digit account id', () => {
-    expect(all.filter((s) => ACCOUNT_ID.test(s.text))).toEqual([]);
-  });
+    test("the only account id and region in the template are the lab's", () => {
+      const texts = strings(json).map((s) => ({ ...s, text: s.text.replace(ASSET_HASH, '<hash>') }));
+      const accounts = new Set(texts.flatMap((s) => s.text.match(new RegExp(ACCOUNT_ID.source, 'g')) ?? []));
+      const regions = new Set(texts.flatMap((s) => s.text.match(new RegExp(REGION.source, 'g')) ?? []));
+      expect([...accounts]).toEqual([network.account]);
+      expect([...regions]).toEqual([network.region]);
+    });
+  } else {
+    test('the stack has no account or region of its own and made no context lookups', () => {
+      expect(Token.isUnresolved(stack.account)).toBe(true);
+      expect(Token.isUnresolved(stack.region)).toBe(true);
+      expect(app.synth().manifest.missing ?? []).toEqual([]);
+    });
 
-  test('no region name', () => {
-    expect(all.filter((s) => REGION.test(s.text))).toEqual([]);
-  });
+    test('no 12-digit account id', () => {
+      expect(all.filter((s) => ACCOUNT_ID.test(s.text))).toEqual([]);
+    });
 
-  test('no literal ARN: partition, region and account come from pseudo parameters', () => {
-    expect(all.filter((s) => LITERAL_ARN.test(s.text))).toEqual([]);
-    // AND the ARNs that are there use the pseudo parameters (the checks above would pass on an empty template)
-    const text = JSON.stringify(json);
-    expect(text).toContain('"Ref":"AWS::Partition"');
-    expect(text).toMatch(
-      /\$\{AWS::Partition\}:iam::\$\{AWS::AccountId\}:role\/cdk-[a-z0-9]+-cfn-exec-role-\$\{AWS::AccountId\}-\$\{AWS::Region\}/,
-    );
-  });
+    test('no region name', () => {
+      expect(all.filter((s) => REGION.test(s.text))).toEqual([]);
+    });
+
+    test('no literal ARN: partition, region and account come from pseudo parameters', () => {
+      expect(all.filter((s) => LITERAL_ARN.test(s.text))).toEqual([]);
+      // AND the ARNs that are there use the pseudo parameters (the checks above would pass on an empty template)
+      const text = JSON.stringify(json);
+      expect(text).toContain('"Ref":"AWS::Partition"');
+      expect(text).toMatch(
+        /\$\{AWS::Partition\}:iam::\$\{AWS::AccountId\}:role\/cdk-[a-z0-9]+-cfn-exec-role-\$\{AWS::AccountId\}-\$\{AWS::Region\}/,
+      );
+    });
+  }
 
   test('expiry schedule at now + ttlHours; its role may delete only this stack', () => {
     template.hasResourceProperties('AWS::Scheduler::Schedule', {
@@ -196,12 +217,10 @@ describe.each(labFiles)('%s', (file) => {
         Ebs?: { VolumeSize?: number; VolumeType?: string };
       }>;
       expect(bdm.map((b) => [b.Ebs?.VolumeSize, b.Ebs?.VolumeType])).toEqual([
-        [LAB_DEPLOYMENT_SHAPE.poolerHostRootVolumeGb, 'gp3'],
+        [shape.poolerHostRootVolumeGb, 'gp3'],
       ]);
       const nics = (h.Properties?.NetworkInterfaces ?? []) as Array<{ AssociatePublicIpAddress?: boolean }>;
-      expect(nics.some((n) => n.AssociatePublicIpAddress === true)).toBe(
-        LAB_DEPLOYMENT_SHAPE.poolerHostsHavePublicIpv4,
-      );
+      expect(nics.some((n) => n.AssociatePublicIpAddress === true)).toBe(shape.poolerHostsHavePublicIpv4);
     }
     // Runners: count × type, root volume size, public IPv4 or not.
     const runners = instances.filter((e) => !isPoolerHost(e)).map(([, r]) => r);
@@ -212,27 +231,35 @@ describe.each(labFiles)('%s', (file) => {
         Ebs?: { VolumeSize?: number; VolumeType?: string };
       }>;
       expect(bdm.map((b) => [b.Ebs?.VolumeSize, b.Ebs?.VolumeType])).toEqual([
-        [LAB_DEPLOYMENT_SHAPE.runnerRootVolumeGb, 'gp3'],
+        [shape.runnerRootVolumeGb, 'gp3'],
       ]);
       const nics = (r.Properties?.NetworkInterfaces ?? []) as Array<{ AssociatePublicIpAddress?: boolean }>;
-      expect(nics.some((n) => n.AssociatePublicIpAddress === true)).toBe(
-        LAB_DEPLOYMENT_SHAPE.runnersHavePublicIpv4,
-      );
+      expect(nics.some((n) => n.AssociatePublicIpAddress === true)).toBe(shape.runnersHavePublicIpv4);
     }
     // Network: NAT gateways, elastic IPs, interface endpoints, AZs.
-    expect(ofType('AWS::EC2::NatGateway')).toHaveLength(LAB_DEPLOYMENT_SHAPE.natGateways);
-    expect(ofType('AWS::EC2::EIP')).toHaveLength(LAB_DEPLOYMENT_SHAPE.natGateways);
+    expect(ofType('AWS::EC2::NatGateway')).toHaveLength(shape.natGateways);
+    expect(ofType('AWS::EC2::EIP')).toHaveLength(shape.natGateways);
     const interfaceEndpoints = ofType('AWS::EC2::VPCEndpoint').filter(
       (e) => e.Properties?.VpcEndpointType === 'Interface',
     );
-    expect(interfaceEndpoints).toHaveLength(LAB_DEPLOYMENT_SHAPE.interfaceEndpoints.length);
-    const azs = new Set(
-      ofType('AWS::EC2::Subnet').map((s) => JSON.stringify(s.Properties?.AvailabilityZone)),
+    expect(interfaceEndpoints.map((e) => String(e.Properties?.ServiceName).split('.').pop()).sort()).toEqual(
+      [...shape.interfaceEndpoints].sort(),
     );
-    expect(azs.size).toBe(LAB_DEPLOYMENT_SHAPE.availabilityZones);
+    if (lab.network.mode === 'create') {
+      const azs = new Set(
+        ofType('AWS::EC2::Subnet').map((s) => JSON.stringify(s.Properties?.AvailabilityZone)),
+      );
+      expect(azs.size).toBe(shape.availabilityZones);
+    } else {
+      // An existing VPC: no subnet of the stack's own; each endpoint has one interface per subnet
+      // (one per zone: the committed lookup puts the lab's subnets in distinct zones).
+      expect(ofType('AWS::EC2::Subnet')).toHaveLength(0);
+      for (const e of interfaceEndpoints)
+        expect((e.Properties?.SubnetIds as unknown[]).length).toBe(shape.availabilityZones);
+    }
     // Secrets.
     expect(ofType('AWS::SecretsManager::Secret')).toHaveLength(
-      LAB_DEPLOYMENT_SHAPE.secrets + (lab.poolers.length > 0 ? LAB_DEPLOYMENT_SHAPE.poolerSecrets : 0),
+      shape.secrets + (lab.poolers.length > 0 ? shape.poolerSecrets : 0),
     );
   });
 });

@@ -13,7 +13,9 @@ export const SHIPPED_LABS: readonly string[] = [
   'e3-connection-churn',
   'e4-pool-share',
   'e5-big-server',
+  'existing-vpc',
   'pocket',
+  'private',
 ];
 
 /** NAME of every labs/NAME.json, sorted. */

@@ -221,6 +221,7 @@ function argsFor(over: Partial<RunnerArgs> = {}): RunnerArgs {
     fleetLeadMs: 5_000,
     fleetPollMs: 1_000,
     testSuites: false,
+    pinPeriodMs: null,
     expectVersion: null,
     ...over,
   };
