@@ -94,8 +94,15 @@ export default tseslint.config(
     ...tseslint.configs.disableTypeChecked,
   },
   {
-    // CommonJS entry points run by node itself (the launcher, jest's config and test sequencer).
-    files: ['scripts/proxylab.js', 'jest.config.js', 'test/helpers/sequencer.js', '.dependency-cruiser.cjs'],
+    // CommonJS entry points run by node itself (the launcher, jest's config and test sequencer, the
+    // CPU-measuring test environment of bench/README.md "npm test time").
+    files: [
+      'scripts/proxylab.js',
+      'jest.config.js',
+      'test/helpers/sequencer.js',
+      'bench/jest-cpu-env.js',
+      '.dependency-cruiser.cjs',
+    ],
     languageOptions: {
       sourceType: 'commonjs',
       globals: { require: 'readonly', module: 'writable', process: 'readonly', __dirname: 'readonly' },

@@ -1,6 +1,6 @@
 /**
  * Three jest projects (`npm run test:unit` / `test:cdk` / `test:integration`; `npm test` runs all
- * three after scripts/preflight.ts and `tsc --noEmit`):
+ * three after scripts/preflight.ts, beside `tsc --noEmit` (scripts/test.ts)):
  *  - unit: in-process only, no external tool, no child process of ours, no real server;
  *  - cdk: synthesizes stacks, runs cdk-nag, cfn-lint and shellcheck on what it produces;
  *  - integration: starts real PostgreSQL/PgBouncer/moto/Chromium, or the CLI as a child process.
@@ -8,7 +8,7 @@
 const shared = {
   testEnvironment: 'node',
   testMatch: ['**/*.test.ts'],
-  // Type-checking is done once by `tsc --noEmit` in `npm test`; jest only transpiles, with swc
+  // Type-checking is done once by `tsc --noEmit` beside jest in `npm test`; jest only transpiles, with swc
   // (tsconfig's isolatedModules makes each file transpilable alone). swc transpiles the unit project
   // in about a third of ts-jest's time on 2 cores (bench/README.md "npm test time").
   transform: {
@@ -49,9 +49,12 @@ module.exports = {
   testTimeout: 120000,
   // 2 cores, and integration tests start real servers: at most two test files at once. Inside a file,
   // tests that each start their own stack and wait mostly on pgbench's fixed -T run side by side
-  // (test.concurrent), at most this many at once.
+  // (test.concurrent), at most this many at once: local-server-stop's nine cases, each a cheap run
+  // (test/helpers/local-stack.ts RUN_TO_INTERRUPT, a few % of a core), all at once. Runs at full
+  // speed (smoke) take both cores each: a file runs at most two or three of them side by side
+  // (CONTRIBUTING.md "Test time").
   maxWorkers: 2,
-  maxConcurrency: 5,
+  maxConcurrency: 9,
   // The longest files first, also on a fresh clone that has no timings yet (test/helpers/sequencer.js).
   testSequencer: '<rootDir>/test/helpers/sequencer.js',
 };

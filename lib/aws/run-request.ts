@@ -224,6 +224,7 @@ export function requestRunnerArgv(opts: {
   if (test.poolControl !== undefined) argv.push('--test-pool-control', test.poolControl ? 'on' : 'off');
   if (test.fleetLeadMs !== undefined) argv.push('--test-fleet-lead-ms', String(test.fleetLeadMs));
   if (test.fleetPollMs !== undefined) argv.push('--test-fleet-poll-ms', String(test.fleetPollMs));
+  if (test.testSuites !== undefined) argv.push('--test-suites', test.testSuites ? 'on' : 'off');
   if (test.pinPeriodMs != null) argv.push('--test-pin-period-ms', String(test.pinPeriodMs));
   return argv;
 }
@@ -251,6 +252,7 @@ export function parseRequestRunnerArgv(argv: readonly string[]): RequestRunnerAr
     '--test-pool-control',
     '--test-fleet-lead-ms',
     '--test-fleet-poll-ms',
+    '--test-suites',
     '--test-pin-period-ms',
   ]);
   for (let i = 0; i < argv.length; i++) {
@@ -296,6 +298,11 @@ export function parseRequestRunnerArgv(argv: readonly string[]): RequestRunnerAr
   if (poolControl !== undefined) {
     if (poolControl === 'on' || poolControl === 'off') test.poolControl = poolControl === 'on';
     else problems.push(`--test-pool-control: on or off, got "${poolControl}"`);
+  }
+  const testSuites = values.get('--test-suites');
+  if (testSuites !== undefined) {
+    if (testSuites === 'on' || testSuites === 'off') test.testSuites = testSuites === 'on';
+    else problems.push(`--test-suites: on or off, got "${testSuites}"`);
   }
   for (const [flag, key] of [
     ['--test-fleet-lead-ms', 'fleetLeadMs'],

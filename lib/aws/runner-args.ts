@@ -101,6 +101,8 @@ export interface RunnerArgs {
    */
   readonly fleetLeadMs: number;
   readonly fleetPollMs: number;
+  /** Test-only (RunnerTestSettings): the suite may be a test-only one (lib/suite/test-suites.ts). @default false */
+  readonly testSuites: boolean;
   /**
    * Test-only (RunnerTestSettings): the pinning metric's period a session-state probe holds its state
    * for on a target that pins, in ms, in place of the catalog's (CloudWatch's minute), so a test with
@@ -121,8 +123,8 @@ export type { ProxyTargetKind } from '../suite/targets';
  * What only tests change about a runner. The run request (lib/aws/run-request.ts) never carries
  * these: a production runner runs with PRODUCTION_RUNNER_SETTINGS, and a test gives others on the
  * runner's command line (`--endpoint-url`, `--test-sslmode`, `--test-proxy-kind`,
- * `--test-pool-control`, `--test-fleet-lead-ms`, `--test-fleet-poll-ms`, `--test-pin-period-ms`; requestRunnerArgv /
- * parseRequestRunnerArgv).
+ * `--test-pool-control`, `--test-fleet-lead-ms`, `--test-fleet-poll-ms`, `--test-suites`,
+ * `--test-pin-period-ms`; requestRunnerArgv / parseRequestRunnerArgv).
  */
 export interface RunnerTestSettings {
   readonly sslmode: SslMode;
@@ -131,6 +133,8 @@ export interface RunnerTestSettings {
   readonly endpointUrl: string | null;
   readonly fleetLeadMs: number;
   readonly fleetPollMs: number;
+  /** The run request may name a test-only suite (lib/suite/test-suites.ts) besides the catalog's. */
+  readonly testSuites: boolean;
   readonly pinPeriodMs: number | null;
 }
 
@@ -143,6 +147,7 @@ export const PRODUCTION_RUNNER_SETTINGS: RunnerTestSettings = {
   // Runners on EC2 see one another's S3 objects within a poll; 5 s lets the slowest read the plan.
   fleetLeadMs: 5_000,
   fleetPollMs: 1_000,
+  testSuites: false,
   pinPeriodMs: null,
 };
 

@@ -14,6 +14,7 @@ import { systemClock } from '../engine/ports';
 import { planOrResume } from '../engine/plan-or-resume';
 import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run-suite';
 import { getSuite, SUITE_NAMES, type Suite } from '../suite/catalog';
+import { getTestSuite, isTestSuite, TEST_SUITE_NAMES } from '../suite/test-suites';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
 import { buildPlan, plannedSteps, type RunPlan } from '../suite/plan';
 import { describeTarget, directTarget, poolerTarget, type TargetDescriptor } from '../suite/targets';
@@ -49,6 +50,10 @@ const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 /** What the user may pass (flags, before validation). */
 export interface LocalRunInput {
   readonly suite?: string;
+  /** Test-only (`--test-suite`, hidden): a suite of lib/suite/test-suites.ts instead of `suite`. */
+  readonly testSuite?: string;
+  /** Test-only (`--test-pgdata-template`, hidden): copy this data directory instead of running initdb. */
+  readonly testPgdataTemplate?: string;
   readonly out?: string;
   readonly runId?: string;
   readonly maxConnections?: number | string;
@@ -72,6 +77,8 @@ export interface LocalRunOptions {
   readonly superuserReservedConnections: number;
   readonly keep: boolean;
   readonly install: boolean;
+  /** Test-only: a data directory to copy instead of running initdb (lib/local/postgres.ts `dataTemplate`). */
+  readonly dataTemplate: string | null;
 }
 
 function toInt(v: number | string | undefined): number | null {
@@ -101,7 +108,12 @@ export function validateLocalInput(
   const problems: string[] = [];
   const suiteName = input.suite ?? DEFAULT_SUITE;
   let suite: Suite | null = null;
-  if (!SUITE_NAMES.includes(suiteName))
+  if (input.testSuite !== undefined) {
+    suite = getTestSuite(input.testSuite);
+    if (input.suite !== undefined) problems.push('--test-suite and --suite: give one of them, not both');
+    if (suite === null)
+      problems.push(`--test-suite must be one of ${TEST_SUITE_NAMES.join(', ')}; got "${input.testSuite}"`);
+  } else if (!SUITE_NAMES.includes(suiteName))
     problems.push(`--suite must be one of ${SUITE_NAMES.join(', ')}; got "${suiteName}"`);
   else suite = getSuite(suiteName);
   const maxConnections = toInt(input.maxConnections) ?? DEFAULT_MAX_CONNECTIONS;
@@ -121,6 +133,12 @@ export function validateLocalInput(
   const outDir = path.resolve(cwd, input.out ?? DEFAULT_OUT_DIR);
   if (fs.existsSync(outDir) && !fs.statSync(outDir).isDirectory())
     problems.push(`--out ${outDir} exists and is not a directory`);
+  const dataTemplate =
+    input.testPgdataTemplate === undefined ? null : path.resolve(cwd, input.testPgdataTemplate);
+  if (dataTemplate !== null && !fs.existsSync(path.join(dataTemplate, 'PG_VERSION')))
+    problems.push(
+      `--test-pgdata-template ${dataTemplate} is not a PostgreSQL data directory (no PG_VERSION)`,
+    );
   if (problems.length > 0 || suite === null) throw new UsageError(problems.join('\n'));
   return {
     suite,
@@ -133,6 +151,7 @@ export function validateLocalInput(
     superuserReservedConnections: DEFAULT_SUPERUSER_RESERVED,
     keep: input.keep ?? false,
     install: input.install ?? true,
+    dataTemplate,
   };
 }
 
@@ -172,7 +191,7 @@ export function planLocal(
 export function resumeCommand(opts: LocalRunOptions): string {
   return [
     'proxylab local',
-    `--suite ${opts.suite.name}`,
+    `${isTestSuite(opts.suite) ? '--test-suite' : '--suite'} ${opts.suite.name}`,
     `--out ${shellQuote(opts.outDir)}`,
     `--run-id ${opts.runId}`,
     `--max-connections ${opts.maxConnections}`,
@@ -481,6 +500,7 @@ async function startStack(
       poolerProcesses: opts.poolerProcesses,
       superuserReservedConnections: opts.superuserReservedConnections,
       install: opts.install,
+      dataTemplate: opts.dataTemplate,
       log,
     });
   } catch (e) {

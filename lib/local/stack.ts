@@ -58,6 +58,8 @@ export interface LocalStackOptions {
   readonly install?: boolean;
   /** Already found binaries (skips the search). */
   readonly bins?: LocalBinaries;
+  /** Test-only: copy this data directory instead of running initdb (lib/local/postgres.ts `dataTemplate`). */
+  readonly dataTemplate?: string | null;
   readonly log?: (line: string) => void;
   /** First stop stacks left by dead proxylab processes (one log line each). @default true */
   readonly reapOrphans?: boolean;
@@ -124,6 +126,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
       runAs,
       maxConnections,
       superuserReservedConnections: reserved,
+      dataTemplate: opts.dataTemplate ?? null,
     });
     owner = { ...owner, postgres: { pid: postgres.pid, dataDir: postgres.dataDir } };
     writeOwnerFile(baseDir, owner);

@@ -67,11 +67,21 @@ export interface DoctorDeps {
   readonly region: string;
   readonly now: () => Date;
   readonly sleep: (ms: number) => Promise<void>;
-  /** @default 5 000 */
+  /**
+   * Wait between two looks at a probe. @default PROBE_POLL_MS: 1 s, 2 s, then 5 s — a probe that
+   * finishes at once (a quick runner, moto) is seen within a second; a slow one is polled every 5 s.
+   */
   readonly pollMs?: number;
   /** How long to wait for each runner's probe. @default the probe's execution timeout + 60 s, at least 180 000 */
   readonly probeTimeoutMs?: number;
 }
+
+/**
+ * Waits before each GetCommandInvocation of a probe: the first soon (a probe of a ready runner
+ * takes a second or two; one still being delivered answers InvocationDoesNotExist, read as
+ * pending), then every 5 s.
+ */
+export const PROBE_POLL_MS: readonly number[] = [1_000, 2_000, 5_000];
 
 /**
  * The probe's SSM execution timeout in seconds: 120 s covers the tools, secrets and S3; each
@@ -563,8 +573,8 @@ async function checkRunner(
   const waitMs = deps.probeTimeoutMs ?? Math.max(180_000, (script.executionSeconds + 60) * 1000);
   const deadline = deps.now().getTime() + waitMs;
   let stdout = '';
-  for (;;) {
-    await deps.sleep(deps.pollMs ?? 5_000);
+  for (let poll = 0; ; poll++) {
+    await deps.sleep(deps.pollMs ?? PROBE_POLL_MS[Math.min(poll, PROBE_POLL_MS.length - 1)] ?? 5_000);
     let status = 'Pending';
     try {
       const inv = await deps.ssm.send(

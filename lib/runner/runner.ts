@@ -25,6 +25,7 @@ import type {
 import { planOrResume } from '../engine/plan-or-resume';
 import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run-suite';
 import { getSuite, type Suite } from '../suite/catalog';
+import { getTestSuite } from '../suite/test-suites';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
 import type { ComponentZone, ConnectionInfo, RunEnvironment, RunManifest, StepRecord } from '../suite/types';
 import { buildPlan, type RunPlan } from '../suite/plan';
@@ -367,7 +368,7 @@ async function runCloudRunnerInner(
   deps: RunnerDeps,
   secrets: string[],
 ): Promise<RunnerResult> {
-  const suite = (deps.suiteCatalog ?? getSuite)(args.suite);
+  const suite = (deps.suiteCatalog ?? (args.testSuites ? catalogOrTestSuite : getSuite))(args.suite);
   const log = redactingLogger(deps.write, () => secrets);
   // 0-based like the files (`runner-<i>`, `part-<i>.json`) and the docs: runner 0 leads.
   const me = `runner ${args.runnerIndex} (of ${args.runnerCount})`;
@@ -769,4 +770,9 @@ async function collectAfterRun(
     }
   }
   return collector;
+}
+
+/** With `--test-suites on` (tests only): a test-only suite of that name, else the catalog's. */
+function catalogOrTestSuite(name: string): Suite {
+  return getTestSuite(name) ?? getSuite(name);
 }

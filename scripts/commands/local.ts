@@ -4,7 +4,7 @@
  * scenario, and stops everything (also on failure and Ctrl-C). Thin: the work is lib/local.
  */
 import * as os from 'node:os';
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import { checkOutDir } from '../../lib/core/out-dir';
 import { shellQuote } from '../../lib/core/shell';
 import { forTerminal } from '../../lib/core/terminal-text';
@@ -21,6 +21,10 @@ import { getSuite, SUITE_NAMES } from '../../lib/suite/catalog';
 
 interface LocalFlags {
   readonly suite?: string;
+  /** Test-only, hidden from --help: a suite of lib/suite/test-suites.ts (CONTRIBUTING.md "A run to interrupt"). */
+  readonly testSuite?: string;
+  /** Test-only, hidden from --help: a data directory to copy instead of running initdb (test/helpers/pg-template.ts). */
+  readonly testPgdataTemplate?: string;
   readonly out?: string;
   readonly runId?: string;
   readonly maxConnections?: string;
@@ -29,11 +33,13 @@ interface LocalFlags {
   readonly keep?: boolean;
   /** false with --no-install. */
   readonly install: boolean;
+  /** false with --no-report. */
+  readonly report: boolean;
   readonly json?: boolean;
 }
 
 /**
- * Called after every finished local run, in order (e.g. the HTML report). One line per hook:
+ * Called after every finished local run, in order (the HTML report; none with --no-report). One line per hook:
  * `() => require('../../lib/report/after-local-run')`, exporting afterLocalRun(result, print).
  */
 type AfterLocalRun = (result: LocalRunResult, print: (line: string) => void) => Promise<void>;
@@ -99,13 +105,25 @@ export function register(program: Command): void {
       'leave PostgreSQL and PgBouncer running afterwards and print how to connect (trust auth on 127.0.0.1)',
     )
     .option('--no-install', 'never install missing PostgreSQL/PgBouncer packages; print the command instead')
+    .option(
+      '--no-report',
+      'do not write report.html and summary.md into the run directory afterwards (`proxylab report RUN_DIR` writes them later)',
+    )
     .option('--json', 'print a JSON summary on stdout at the end (progress goes to stderr)')
-    .action(async (flags: LocalFlags) => {
+    // For proxylab's own tests only, so not in --help or the docs (CONTRIBUTING.md "Test time"): a
+    // cheap run to interrupt, kill and resume through this same command (lib/suite/test-suites.ts),
+    // and a data directory initdb made once, copied instead of running initdb (test/helpers/pg-template.ts).
+    .addOption(new Option('--test-suite <name>').hideHelp())
+    .addOption(new Option('--test-pgdata-template <dir>').hideHelp())
+    .action(async (flags: LocalFlags, command: Command) => {
       // Validate everything before starting anything.
       checkOutDir(flags.out ?? DEFAULT_OUT_DIR);
+      const suiteGiven = command.getOptionValueSource('suite') !== 'default';
       const opts = validateLocalInput(
         {
-          suite: flags.suite,
+          suite: flags.testSuite === undefined || suiteGiven ? flags.suite : undefined,
+          testSuite: flags.testSuite,
+          testPgdataTemplate: flags.testPgdataTemplate,
           out: flags.out,
           runId: flags.runId,
           maxConnections: flags.maxConnections,
@@ -139,7 +157,8 @@ export function register(program: Command): void {
         print('\nServers left running (--keep):');
         print(result.keptConnectionHelp);
       }
-      for (const load of AFTER_RUN) await load().afterLocalRun(result, print);
+      if (flags.report) for (const load of AFTER_RUN) await load().afterLocalRun(result, print);
+      else print(`Report not written (--no-report): proxylab report ${shellQuote(result.runDir)} writes it`);
       if (flags.json) {
         process.stdout.write(
           JSON.stringify(
@@ -174,7 +193,11 @@ export function register(program: Command): void {
 
 /** The command that resumes this run: same suite and settings, the run id made explicit. */
 function resumeCommand(flags: LocalFlags, runId: string): string {
-  const parts = ['npx proxylab local', `--suite ${flags.suite ?? DEFAULT_SUITE}`, `--run-id ${runId}`];
+  const suite =
+    flags.testSuite !== undefined
+      ? `--test-suite ${flags.testSuite}`
+      : `--suite ${flags.suite ?? DEFAULT_SUITE}`;
+  const parts = ['npx proxylab local', suite, `--run-id ${runId}`];
   if (flags.out !== undefined && flags.out !== DEFAULT_OUT_DIR) parts.push(`--out ${shellQuote(flags.out)}`);
   if (flags.maxConnections !== undefined && flags.maxConnections !== String(DEFAULT_MAX_CONNECTIONS))
     parts.push(`--max-connections ${flags.maxConnections}`);

@@ -14,8 +14,8 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { checkLabFile, formatProblems, LabConfig, validateLab } from '../../lib/config';
 import { LabDatabase } from '../../lib/constructs/database';
 import { createLabStack, LabStack } from '../../lib/lab-stack';
+import { testApp } from '../helpers/cdk-app';
 import { committedLookups } from '../helpers/lab-context';
-import { scratchDir } from '../helpers/scratch';
 
 export const ROOT = path.join(__dirname, '..', '..');
 export const LABS_DIR = path.join(ROOT, 'labs');
@@ -41,11 +41,10 @@ export function labFrom(raw: unknown): LabConfig {
 }
 
 export function newTestApp(outdir?: string): App {
-  return new App({
-    outdir: outdir ?? scratchDir('proxylab-cdk-test-'),
-    builtinCloudFormationValidation: false,
+  return testApp({
+    ...(outdir === undefined ? {} : { outdir }),
     // The committed lookups (cdk.context.json): the existing-VPC labs synthesize from them, as with the CLI.
-    context: { ...committedLookups(), 'aws:cdk:bundling-stacks': [], 'proxylab:now': '2026-01-01T00:00:00Z' },
+    context: { ...committedLookups(), 'proxylab:now': '2026-01-01T00:00:00Z' },
   });
 }
 

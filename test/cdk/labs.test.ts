@@ -21,9 +21,44 @@ interface Synthesized {
 const FILES = labFiles();
 const synthesized: Synthesized[] = [];
 
-/** Shapes the shipped labs do not cover, checked the same way (nag + cfn-lint). */
+/**
+ * Shapes the shipped labs do not cover, checked the same way (nag + cfn-lint). Every lab another
+ * test synthesizes is here or in labs/ (test/helpers/cdk-app.ts: tests synthesize without
+ * aws-cdk-lib's built-in validator, as `cdk synth` does; cfn-lint here is the template check).
+ */
 const EXTRA_SHAPES: Record<string, unknown> = {
   'no-proxy': { name: 'no-proxy', proxies: [] },
+  // test/unit/cloud-stack.test.ts (the runner role's grants; its no-proxy variant is below's)
+  'two-proxies-one-graviton-runner': {
+    name: 'grants',
+    aurora: { engineVersion: '16.9', instanceClass: 'db.t4g.medium' },
+    proxies: [
+      { name: 'pool25', maxConnectionsPercent: 25 },
+      { name: 'pool100', maxConnectionsPercent: 100 },
+    ],
+    runners: { instanceType: 'c7g.large', count: 1 },
+  },
+  'no-proxy-one-graviton-runner': {
+    name: 'grants',
+    aurora: { engineVersion: '16.9', instanceClass: 'db.t4g.medium' },
+    proxies: [],
+    runners: { instanceType: 'c7g.large', count: 1 },
+  },
+  // test/integration/cloud-runner-userdata.test.ts
+  'two-x86-runners-no-proxy': {
+    name: 'ud',
+    aurora: { engineVersion: '16.9', instanceClass: 'db.t4g.medium' },
+    proxies: [],
+    runners: { instanceType: 'm7i.large', count: 2 },
+  },
+  'pooler-host-x86-and-pinned-runner-pooler-no-proxy': {
+    name: 'ud-poolers',
+    poolers: [
+      { name: 'host', kind: 'pgbouncer', placement: 'dedicated', instanceType: 'm7i.xlarge', processes: 4 },
+      { name: 'near', kind: 'pgbouncer', placement: 'on-runners', version: '1.24.1' },
+    ],
+    runners: { count: 2 },
+  },
   'both-pooler-placements': {
     name: 'poolers',
     proxies: [{ name: 'pool100' }],

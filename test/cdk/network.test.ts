@@ -14,7 +14,6 @@
  */
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { App } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import type { LabConfig } from '../../lib/config';
 import { PRIVATE_ENDPOINT_SERVICES } from '../../lib/config/network';
@@ -22,7 +21,7 @@ import { createLabStack } from '../../lib/lab-stack';
 import { pgbouncerDriver } from '../../lib/poolers/pgbouncer/driver';
 import { committedLookups } from '../helpers/lab-context';
 import { renderIntrinsic } from '../helpers/intrinsic';
-import { scratchDir } from '../helpers/scratch';
+import { testApp } from '../helpers/cdk-app';
 import { labFrom, LABS_DIR, loadLab, newTestApp, resourcesOfType, synthLab } from './helpers';
 
 type Json = Record<string, unknown>;
@@ -356,11 +355,7 @@ describe('what the lookup says about network.subnetIds is checked at synth, nami
   const synthWith =
     (subnetIds: string[], context: Record<string, unknown> = {}): (() => void) =>
     () => {
-      const app = new App({
-        outdir: scratchDir('proxylab-cdk-test-'),
-        builtinCloudFormationValidation: false,
-        context: { ...committedLookups(), [lookupKey]: lookup, 'aws:cdk:bundling-stacks': [], ...context },
-      });
+      const app = testApp({ context: { ...committedLookups(), [lookupKey]: lookup, ...context } });
       createLabStack(app, privateVariant({}, { vpcId: VPC, subnetIds }));
     };
 
@@ -382,14 +377,8 @@ describe('what the lookup says about network.subnetIds is checked at synth, nami
   });
 
   test("runner zones from deploy must include one of the subnets' zones", () => {
-    const app = new App({
-      outdir: scratchDir('proxylab-cdk-test-'),
-      builtinCloudFormationValidation: false,
-      context: {
-        ...committedLookups(),
-        'aws:cdk:bundling-stacks': [],
-        'proxylab:runnerAvailabilityZones': 'us-east-1d',
-      },
+    const app = testApp({
+      context: { ...committedLookups(), 'proxylab:runnerAvailabilityZones': 'us-east-1d' },
     });
     expect(() => createLabStack(app, PRIVATE)).toThrow(
       /network\.subnetIds: none is in a zone that offers the runners' instance type \(us-east-1d\)/,
@@ -406,11 +395,7 @@ describe('what the lookup says about network.subnetIds is checked at synth, nami
 
   test('without the lookup in the context, synth reports it missing (the CLI then looks it up) instead of failing', () => {
     // GIVEN no committed lookup for this VPC
-    const app = new App({
-      outdir: scratchDir('proxylab-cdk-test-'),
-      builtinCloudFormationValidation: false,
-      context: { 'aws:cdk:bundling-stacks': [] },
-    });
+    const app = testApp();
     // WHEN
     createLabStack(app, privateVariant({}, { vpcId: 'vpc-0000000000000d001' }));
     const missing = (app.synth().manifest.missing ?? []).map((m) => m.key);

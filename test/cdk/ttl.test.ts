@@ -6,12 +6,12 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { App, CliCredentialsStackSynthesizer, Stack } from 'aws-cdk-lib';
+import { CliCredentialsStackSynthesizer, Stack } from 'aws-cdk-lib';
 import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { NOW_CONTEXT_KEY, applyLabLifecycle } from '../../lib/constructs/ttl';
-import { scratchDir } from '../helpers/scratch';
+import { testApp } from '../helpers/cdk-app';
 
 const NOW = new Date('2026-11-21T10:00:30Z');
 
@@ -19,7 +19,7 @@ function synth(
   lab: { name: string; owner?: string | null; ttlHours?: number | null },
   opts: { context?: Record<string, string>; cliSynth?: boolean } = {},
 ) {
-  const app = new App({ outdir: scratchDir('proxylab-cdk-test-'), context: opts.context });
+  const app = testApp({ context: opts.context });
   const stack = new Stack(
     app,
     `proxylab-${lab.name}`,
@@ -183,7 +183,7 @@ describe('checks', () => {
 
   test('cfn-lint: no errors or warnings on the expiry template', () => {
     // GIVEN a template with only the expiry resources
-    const app = new App({ outdir: scratchDir('proxylab-cdk-test-') });
+    const app = testApp();
     const stack = new Stack(app, 'proxylab-lint');
     applyLabLifecycle(stack, { name: 'lint', ttlHours: 8 }, NOW);
     const dir = mkdtempSync(join(tmpdir(), 'ttl-lint-'));

@@ -50,7 +50,14 @@ export const LOCAL_STAND_IN: RunnerArgvTestSettings = {
 };
 
 /**
- * The run request of suite `smoke` on the local stack: PostgreSQL at `postgresPort` is the writer and
+ * LOCAL_STAND_IN for a run of a test-only suite (lib/suite/test-suites.ts: test-steps, the run to
+ * interrupt; test-smoke-churn): the runner takes them with `--test-suites on`.
+ */
+export const LOCAL_STAND_IN_TEST_SUITES: RunnerArgvTestSettings = { ...LOCAL_STAND_IN, testSuites: true };
+
+/**
+ * The run request of suite `smoke` (or `suite`: a test-only one needs the runner's `--test-suites
+ * on`, LOCAL_STAND_IN_TEST_SUITES) on the local stack: PostgreSQL at `postgresPort` is the writer and
  * PgBouncer's transaction pool at `proxyPort` stands in for a proxy (25/12 is its pool as a % of
  * max_connections); no collector. The runner gets LOCAL_STAND_IN on its command line.
  */

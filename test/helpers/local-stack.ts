@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { isPortFree } from '../../lib/local/ports-free';
 import { runCommand, type RunAs, type RunResult } from '../../lib/exec/process';
 import { CLI, REPO_ROOT } from './cli';
+import { pgdataTemplate } from './pg-template';
 import {
   startLocalStack as startStack,
   type LocalStack,
@@ -22,12 +23,16 @@ export { CLI, REPO_ROOT } from './cli';
 /**
  * A throwaway PostgreSQL (max_connections 40 by default, non-superuser role `bench`, db `bench`)
  * and PgBouncer (db `bench` transaction pool, `bench_session` session pool, pools of 25 %).
- * Never installs packages. Call `stack.stop()` in afterAll.
+ * Never installs packages. Call `stack.stop()` in afterAll. The cluster is a copy of the tests'
+ * data directory template (./pg-template.ts), not a fresh initdb, unless `initdb: true`.
  */
 export function startLocalStack(
-  opts: Pick<LocalStackOptions, 'maxConnections' | 'poolPercent' | 'superuserReservedConnections'> = {},
+  opts: Pick<LocalStackOptions, 'maxConnections' | 'poolPercent' | 'superuserReservedConnections'> & {
+    readonly initdb?: boolean;
+  } = {},
 ): Promise<LocalStack> {
-  return startStack({ ...opts, install: false });
+  const { initdb, ...rest } = opts;
+  return startStack({ ...rest, install: false, dataTemplate: initdb ? null : pgdataTemplate() });
 }
 
 export interface CliRun {
@@ -99,6 +104,46 @@ export function spawnCli(args: readonly string[], env: Readonly<Record<string, s
   };
 }
 
+/**
+ * A `proxylab local` run for tests that interrupt, kill, signal, race or resume one and do not read
+ * its findings (CONTRIBUTING.md "A run to interrupt"): the test-only suite `test-steps`
+ * (lib/suite/test-suites.ts) through the real CLI, stack and engine — initdb, `pgbench -i` at scale
+ * 1, then four `pgbench -T 3` steps of `SELECT pg_sleep(0.05)` (direct, then three through the PgBouncer transaction pool:
+ * step 3 goes through PgBouncer, as smoke's does, and step 4 sees a stop that step 3 outlived). A step takes a few percent of a core where
+ * a smoke step takes both. A test that reads smoke's findings runs `--suite smoke`.
+ */
+export const RUN_TO_INTERRUPT = {
+  /** Steps in the run. */
+  steps: 4,
+  /**
+   * The command line: `proxylab local --test-suite test-steps --out OUT [--run-id ID] --no-install
+   * --no-report --test-pgdata-template DIR` — no report.html / summary.md afterwards (a second or
+   * two of CPU each: the tests of the report use smoke runs), and the cluster copied from the tests'
+   * data directory template (./pg-template.ts) unless `initdb: true`.
+   */
+  args(out: string, runId?: string, opts: { readonly initdb?: boolean } = {}): string[] {
+    return [
+      'local',
+      '--test-suite',
+      'test-steps',
+      '--out',
+      out,
+      ...(runId === undefined ? [] : ['--run-id', runId]),
+      '--no-install',
+      '--no-report',
+      ...(opts.initdb ? [] : ['--test-pgdata-template', pgdataTemplate()]),
+    ];
+  },
+  /** `> [n/4] <step id>`: printed when step n starts (before its pool reset; pgbench starts after). */
+  started(n: number): RegExp {
+    return new RegExp(`> \\[${n}/${RUN_TO_INTERRUPT.steps}\\] (\\S+)`);
+  },
+  /** `✓ [n/4] <step id>  <tps> …`: printed when step n has been measured. */
+  measured(n: number): RegExp {
+    return new RegExp(`✓ \\[${n}/${RUN_TO_INTERRUPT.steps}\\] \\S+ +\\d`);
+  },
+} as const;
+
 /** A CLI run's exit code; its output only when the code was not the expected one. */
 export interface CliExit {
   readonly code: number | null;
@@ -145,6 +190,33 @@ export function pidsMentioning(needle: string): number[] {
     }
   }
   return pids;
+}
+
+/**
+ * The server process of a stack `proxylab local` started: the postmaster from its pid file (a
+ * backend that has just been forked still carries the postmaster's command line for a moment, so a
+ * look at command lines can see several), PgBouncer by its command line (its `.ini`). Throws unless
+ * exactly one.
+ */
+export function stackServerPid(baseDir: string, part: 'pg' | 'pgbouncer'): number {
+  if (part === 'pg') {
+    const pid = Number(
+      fs.readFileSync(path.join(baseDir, 'pg', 'data', 'postmaster.pid'), 'utf8').split('\n')[0],
+    );
+    if (!Number.isInteger(pid) || pid <= 0)
+      throw new Error(`no postmaster pid in ${baseDir}/pg/data/postmaster.pid`);
+    return pid;
+  }
+  const pids = pidsMentioning(path.join(baseDir, part)).filter((pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('.ini');
+    } catch {
+      return false; // gone meanwhile
+    }
+  });
+  if (pids.length !== 1)
+    throw new Error(`expected one ${part} server under ${baseDir}, got ${pids.join(',')}`);
+  return pids[0] as number;
 }
 
 /** Throws unless the stack is fully gone: no process mentions its directory, both ports are free, the directory is removed. */

@@ -31,10 +31,9 @@ const SLOW_FILES = {
   'test/integration/local-reap.test.ts': 18,
   'test/integration/local-stack.test.ts': 17,
   'test/integration/session-state.test.ts': 19,
-  'test/cdk/ttl-labs.test.ts': 13,
+  'test/cdk/shipped-labs.test.ts': 15,
   'test/integration/pooler-bootstrap.test.ts': 13,
   'test/unit/iam-least-privilege.test.ts': 9,
-  'test/cdk/env-agnostic.test.ts': 9,
   'test/integration/cost-extend-cli.test.ts': 9,
 };
 

@@ -6,7 +6,6 @@
 import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { RUNNER_INSTALL_PATH } from '../../lib/config/stack-outputs';
 import { POOLER_INSTALL_PATH } from '../../lib/constructs/pooler-user-data';
@@ -14,17 +13,15 @@ import { loadLabFile } from '../../lib/config/load';
 import { validateLab } from '../../lib/config';
 import { createLabStack } from '../../lib/lab-stack';
 import { renderIntrinsic } from '../helpers/intrinsic';
+import { testApp } from '../helpers/cdk-app';
 import { committedLookups } from '../helpers/lab-context';
 import { scratchDir } from '../helpers/scratch';
 
 const LABS = path.resolve(__dirname, '..', '..', 'labs');
 
 function userDataOf(lab: ReturnType<typeof loadLabFile>): string[] {
-  const app = new App({
-    outdir: scratchDir('proxylab-ud-'),
-    // the committed lookups: labs in an existing VPC synthesize from them
-    context: { ...committedLookups(), 'aws:cdk:bundling-stacks': [] },
-  });
+  // the committed lookups: labs in an existing VPC synthesize from them
+  const app = testApp({ context: committedLookups() });
   const template = Template.fromStack(createLabStack(app, lab));
   const instances = template.findResources('AWS::EC2::Instance') as Record<
     string,

@@ -6,7 +6,11 @@
  * control); S3 and Secrets Manager are moto_server. Each runner gets only `--request
  * s3://…/request.json --runner-index i`, as `proxylab run` sends it. The run is killed with SIGTERM
  * after two steps and resumed with the same run id; `proxylab fetch` then copies it out of moto,
- * and its step JSON is compared with what `proxylab local` writes for the same suite.
+ * and its step JSON is compared with what `proxylab local` writes for the same suite. That chain
+ * checks the run's life cycle and layout, not findings: it runs the test-only cheap run
+ * (`test-steps`, RUN_TO_INTERRUPT's suite, through `--test-suites on`). The smoke findings through
+ * a fleet of two runners are the fleet test's; the broken comparison runs smoke's own churn
+ * scenario alone (`test-smoke-churn`).
  *
  * The two fleet tests wait mostly on the fleet's step barriers and pgbench's fixed -T: they run
  * side by side with the kill/resume/fetch chain (test.concurrent), each on its own PostgreSQL and
@@ -19,7 +23,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
-import { bundleRunner } from '../../lib/constructs/runner-bundle';
+import { runnerBundleOnce } from '../../lib/constructs/runner-bundle';
 import { followRun, verdictCounts } from '../../lib/operator/operator';
 import {
   requestRunnerArgv,
@@ -36,7 +40,13 @@ import { planSchema } from '../../lib/results/schemas';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
 import { runExitCode, type VerdictTotals } from '../../lib/suite/verdict';
 import { spawnCli, startLocalStack, type LocalStack } from '../helpers/local-stack';
-import { createDbSecret, LOCAL_STAND_IN, localRunRequest } from '../helpers/cloud-run-request';
+import { pgdataTemplate } from '../helpers/pg-template';
+import {
+  createDbSecret,
+  LOCAL_STAND_IN,
+  LOCAL_STAND_IN_TEST_SUITES,
+  localRunRequest,
+} from '../helpers/cloud-run-request';
 import { motoClientConfig, motoEnv, startMoto, type MotoServer } from '../helpers/moto';
 import { AWS_CALL_LOG_ENV } from '../../lib/core/aws-call-log';
 import { COLLECTOR, RUNNER } from '../helpers/aws-calls/principals';
@@ -45,6 +55,8 @@ import { scratchDir } from '../helpers/scratch';
 
 const BUCKET = 'proxylab-it-results';
 const RUN_ID = 'cloud-it-1';
+/** The kill/resume/fetch chain's suite: the test-only cheap run (test/helpers/local-stack.ts RUN_TO_INTERRUPT). */
+const CHAIN_SUITE = 'test-steps';
 const PASSWORD = `it-${randomBytes(12).toString('hex')}`;
 
 /** A throwaway PostgreSQL + PgBouncer and the Secrets Manager secret (in moto) that describes it. */
@@ -102,6 +114,7 @@ async function writeRequest(
   runnerCount: number,
   startAt: string | null,
   proxyPort: number = db.stack.pgbouncer.port,
+  suite = 'smoke',
 ): Promise<RunRequest> {
   const request = localRunRequest({
     runId,
@@ -112,6 +125,7 @@ async function writeRequest(
     runnerCount,
     startAt,
     database: RDS_POCKET,
+    suite,
     zones: ZONES,
     targetPrices: TARGET_PRICES,
   });
@@ -119,7 +133,10 @@ async function writeRequest(
   return request;
 }
 
-/** Run the bundled runner with the one input it gets; `killAfter` sends SIGTERM once stdout matches it. */
+/**
+ * Run the bundled runner with the one input it gets; `killAfter` sends SIGTERM once stdout matches
+ * it; `test`: LOCAL_STAND_IN_TEST_SUITES when the request names a test-only suite (`--test-suites on`).
+ */
 function runRunner(
   runId: string,
   runnerIndex: number,
@@ -207,7 +224,8 @@ function shape(rec: StepRecord): Record<string, string[]> {
 
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-cloud-it-'));
-  runnerJs = bundleRunner(path.join(tmp, 'bundle')).file;
+  // the bundle `cdk synth` ships (content-keyed cache: built once per checkout and content)
+  runnerJs = runnerBundleOnce().file;
   const stacks = Promise.all([startLocalStack(), startLocalStack(), startLocalStack()]);
   moto = await startMoto();
   s3 = new S3Client({ ...motoClientConfig(moto), forcePathStyle: true });
@@ -240,8 +258,13 @@ describe('runner → moto S3, killed and resumed, fetched like a local run', () 
 
   test('SIGTERM after two steps keeps exactly the finished steps in S3', async () => {
     // WHEN the runner is killed right after its second step ended
-    await writeRequest(chainDb, RUN_ID, 1, null);
-    first = await runRunner(RUN_ID, 0, /\[2\/\d+\] \S+: (completed|timeout|not-available)/);
+    await writeRequest(chainDb, RUN_ID, 1, null, chainDb.stack.pgbouncer.port, CHAIN_SUITE);
+    first = await runRunner(
+      RUN_ID,
+      0,
+      /\[2\/\d+\] \S+: (completed|timeout|not-available)/,
+      LOCAL_STAND_IN_TEST_SUITES,
+    );
     // THEN it stopped on the signal, cleanly, with the two finished steps written
     expect(first.stderr).toContain('SIGTERM: stopping');
     expect(first.code).toBe(1);
@@ -256,7 +279,7 @@ describe('runner → moto S3, killed and resumed, fetched like a local run', () 
 
   test('a re-run with the same run id finishes the rest without repeating finished steps', async () => {
     // WHEN
-    second = await runRunner(RUN_ID, 0);
+    second = await runRunner(RUN_ID, 0, null, LOCAL_STAND_IN_TEST_SUITES);
     // THEN it completed every planned step
     if (second.code !== 0) process.stderr.write(`runner output:\n${second.stdout}\n${second.stderr}\n`);
     expect(second.stdout).toMatch(/resuming \(\d+ already done\)/);
@@ -269,7 +292,7 @@ describe('runner → moto S3, killed and resumed, fetched like a local run', () 
       expect(after.get(id)?.startedAt).toBe(rec.startedAt);
       expect(second.stdout).toContain(`${id}: already done, skipped`);
     }
-    // the smoke findings hold through the runner too
+    // every verdict held (exit 0)
     expect(second.code).toBe(0);
     expect([...after.values()].every((r) => r.verdict.held !== false)).toBe(true);
   }, 100_000);
@@ -279,13 +302,15 @@ describe('runner → moto S3, killed and resumed, fetched like a local run', () 
     const localOut = path.join(tmp, 'local');
     const local = spawnCli([
       'local',
-      '--suite',
-      'smoke',
+      '--test-suite',
+      CHAIN_SUITE,
       '--out',
       localOut,
       '--run-id',
       'local-ref',
       '--no-install',
+      '--test-pgdata-template',
+      pgdataTemplate(),
     ]);
     const localCode = await local.exit;
     // On failure the output says why (a broken verdict is on stdout, an error on stderr).
@@ -301,7 +326,7 @@ describe('runner → moto S3, killed and resumed, fetched like a local run', () 
     // (stderr may carry the AWS SDK's Node-version notice; only the exit code and errors matter)
     expect({ fetchCode, err: fetchCode === 0 ? '' : fetch.stderr() }).toEqual({ fetchCode: 0, err: '' });
     expect(fetch.stderr()).not.toMatch(/error|failed/i);
-    expect(fetch.stdout()).toMatch(new RegExp(`${RUN_ID} \\[smoke\\] completed: (\\d+)/\\1 steps`));
+    expect(fetch.stdout()).toMatch(new RegExp(`${RUN_ID} \\[${CHAIN_SUITE}\\] completed: (\\d+)/\\1 steps`));
     // THEN the same files and the same step records, shape for shape
     const cloudDir = path.join(fetchOut, RUN_ID);
     const localDir = path.join(localOut, 'local-ref');
@@ -358,11 +383,12 @@ describe('runner → moto S3, killed and resumed, fetched like a local run', () 
     expect(fetch.stdout()).toContain(`report: ${path.join(cloudDir, 'report.html')}`);
     expect(fs.statSync(path.join(cloudDir, 'report.html')).size).toBeGreaterThan(1000);
     const summary = fs.readFileSync(path.join(cloudDir, 'summary.md'), 'utf8');
-    expect(summary).toContain('smoke');
+    expect(summary).toContain(CHAIN_SUITE);
     // the fetched run's report opens with the decision table, priced from the run's environment
     expect(summary.indexOf('## Decision table')).toBeGreaterThan(0);
     expect(summary.indexOf('## Decision table')).toBeLessThan(summary.indexOf('## Findings'));
-    expect(summary).toMatch(/\| pgbouncer-transaction \| [\d,.]+ †? \|[^\n]*\| \$0\.03 \| \$0\.\d+ \|/);
+    // († after tps: figures not comparable across the scenario's targets; smoke's table has it, test-steps' does not)
+    expect(summary).toMatch(/\| pgbouncer-transaction \| [\d,.]+(?: †)? \|[^\n]*\| \$0\.03 \| \$0\.\d+ \|/);
     expect(summary).toMatch(/\| direct \| [^\n]*\| \$0 \| (\$0|\?) \|/);
     // and the report text names the engine and class, not an assumed Aurora
     const reportHtml = fs.readFileSync(path.join(cloudDir, 'report.html'), 'utf8');
@@ -600,8 +626,12 @@ describe('two runners where a scenario comparison breaks: proxylab run exits 1',
         2,
         new Date().toISOString(),
         brokenFleetDb.stack.postgres.port,
+        'test-smoke-churn',
       );
-      const [r0, r1] = await Promise.all([runRunner(runId, 0), runRunner(runId, 1)]);
+      const [r0, r1] = await Promise.all([
+        runRunner(runId, 0, null, LOCAL_STAND_IN_TEST_SUITES),
+        runRunner(runId, 1, null, LOCAL_STAND_IN_TEST_SUITES),
+      ]);
       // the runners completed (runner 0 exits 1: its merged verdicts broke)
       const manifest = JSON.parse(await s3Text(`runs/${runId}/manifest.json`)) as RunManifest;
       expect(manifest.status).toBe('completed');

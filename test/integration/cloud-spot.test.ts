@@ -18,12 +18,12 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { CreateBucketCommand, GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { expect } from '@jest/globals';
-import { bundleRunner } from '../../lib/constructs/runner-bundle';
+import { runnerBundleOnce } from '../../lib/constructs/runner-bundle';
 import { requestRunnerArgv, requestUrl, writeRunRequest } from '../../lib/aws/run-request';
 import { formatListing, readListing, readProgress } from '../../lib/operator/runs';
 import type { RunManifest } from '../../lib/suite/types';
 import { startLocalStack, type LocalStack } from '../helpers/local-stack';
-import { createDbSecret, LOCAL_STAND_IN, localRunRequest } from '../helpers/cloud-run-request';
+import { createDbSecret, LOCAL_STAND_IN_TEST_SUITES, localRunRequest } from '../helpers/cloud-run-request';
 import { motoClientConfig, motoEnv, startMoto, type MotoServer } from '../helpers/moto';
 import { AWS_CALL_LOG_ENV } from '../../lib/core/aws-call-log';
 import { RUNNER } from '../helpers/aws-calls/principals';
@@ -34,6 +34,14 @@ const BUCKET = 'proxylab-spot-it';
 const RUN_ID = 'cloud-spot-1';
 const PASSWORD = `it-${randomBytes(12).toString('hex')}`;
 const NOTICE = { action: 'stop', time: '2026-03-01T10:02:00Z' };
+/**
+ * What is checked is the run's life cycle (the notice stops it, the resume skips what finished and
+ * measures the step in flight again), not a finding: the test-only cheap run
+ * (test/helpers/local-stack.ts RUN_TO_INTERRUPT's suite; four pgbench -T 3 steps, a few % of a
+ * core), which the runner takes with `--test-suites on`. Smoke's findings through the bundled
+ * runner are cloud-runner.test.ts's fleet test.
+ */
+const RUN_SUITE = 'test-steps';
 
 let stack: LocalStack;
 let moto: MotoServer;
@@ -87,7 +95,8 @@ function runRunner(interrupt: boolean): Promise<Proc> {
     url: requestUrl(BUCKET, RUN_ID),
     runnerIndex: 0,
     region: null,
-    test: LOCAL_STAND_IN,
+    // the request names the test-only cheap run (see RUN_SUITE)
+    test: LOCAL_STAND_IN_TEST_SUITES,
   });
   // motoEnv turns instance metadata off for every other test; this one points it at the stub
   // The runner's own audit log: its calls are checked against the runner role after the test.
@@ -131,7 +140,8 @@ async function stepTexts(): Promise<Map<string, string>> {
 
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-spot-it-'));
-  runnerJs = bundleRunner(path.join(tmp, 'bundle')).file;
+  // the bundle `cdk synth` ships (content-keyed cache: built once per checkout and content)
+  runnerJs = runnerBundleOnce().file;
   [stack, moto] = await Promise.all([startLocalStack(), startMoto(), startImds()]).then(
     ([st, mo]) => [st, mo] as const,
   );
@@ -147,6 +157,7 @@ beforeAll(async () => {
       postgresPort: stack.postgres.port,
       proxyPort: stack.pgbouncer.port,
       runnerCount: 1,
+      suite: RUN_SUITE,
     }),
   );
 }, 90_000);

@@ -15,6 +15,7 @@ import {
   exitedAs,
   parseStackLine,
   pidsMentioning,
+  RUN_TO_INTERRUPT,
   spawnCli,
   type CliRun,
 } from '../helpers/local-stack';
@@ -44,10 +45,8 @@ afterAll(() => {
 });
 
 test('a stack orphaned by SIGKILL is reaped by the next proxylab local, which then runs normally', async () => {
-  // GIVEN a smoke run whose stack is up…
-  const first = spawnCli(['local', '--suite', 'smoke', '--out', path.join(outDir, 'first'), '--no-install'], {
-    TMPDIR: tmpDir,
-  });
+  // GIVEN a run whose stack is up (the test-only cheap run: what matters is its stack, not its findings)…
+  const first = spawnCli(RUN_TO_INTERRUPT.args(path.join(outDir, 'first')), { TMPDIR: tmpDir });
   started.push(first);
   await first.waitForStdout(/files in \S+/, 60_000);
   const stack = parseStackLine(first.stdout());
@@ -68,10 +67,7 @@ test('a stack orphaned by SIGKILL is reaped by the next proxylab local, which th
   expect(fs.existsSync(stack!.baseDir)).toBe(true);
 
   // WHEN proxylab local runs again
-  const second = spawnCli(
-    ['local', '--suite', 'smoke', '--out', path.join(outDir, 'second'), '--no-install'],
-    { TMPDIR: tmpDir },
-  );
+  const second = spawnCli(RUN_TO_INTERRUPT.args(path.join(outDir, 'second')), { TMPDIR: tmpDir });
   started.push(second);
   const exit = await exitedAs(second, 0);
 

@@ -5,7 +5,9 @@
  * whose signals mean different things: 1.18 SIGINT = wait for servers, SIGTERM = exit now; 1.23+
  * SIGTERM = wait for clients, SIGINT = wait for servers). Each run must end `failed`, exit 1, with the
  * step not measured and no broken verdict; the same run id then measures what was not measured.
- * The SIGKILL cases are in local-infra-failure.test.ts.
+ * The SIGKILL cases are in local-infra-failure.test.ts. The run is the test-only one made to be
+ * interrupted (RUN_TO_INTERRUPT: slow transactions, step 3 through PgBouncer): what is checked is
+ * the run's life cycle, not a finding.
  */
 import { expect } from '@jest/globals';
 import * as fs from 'node:fs';
@@ -18,7 +20,9 @@ import {
   parseStackLine,
   pgCtlRestart,
   pidsMentioning,
+  RUN_TO_INTERRUPT,
   spawnCli,
+  stackServerPid,
   type StackLine,
 } from '../helpers/local-stack';
 import { envWithPgbouncer, pgbouncer125 } from '../helpers/pgbouncer-versions';
@@ -38,30 +42,9 @@ function allSteps(runDir: string): StepRecord[] {
     .map((f) => readJson<StepRecord>(path.join(dir, f)));
 }
 
-/**
- * The server process itself: the postmaster from its pid file (a backend that has just been forked
- * still carries the postmaster's command line for a moment), PgBouncer by its command line.
- */
-function serverPid(baseDir: string, part: 'pg' | 'pgbouncer'): number {
-  if (part === 'pg') {
-    const pid = Number(
-      fs.readFileSync(path.join(baseDir, 'pg', 'data', 'postmaster.pid'), 'utf8').split('\n')[0],
-    );
-    if (!Number.isInteger(pid) || pid <= 0)
-      throw new Error(`no postmaster pid in ${baseDir}/pg/data/postmaster.pid`);
-    return pid;
-  }
-  const pids = pidsMentioning(path.join(baseDir, part)).filter((pid) =>
-    fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes('.ini'),
-  );
-  if (pids.length !== 1)
-    throw new Error(`expected one ${part} server under ${baseDir}, got ${pids.join(',')}`);
-  return pids[0] as number;
-}
-
 /** `pg_ctl restart -m fast` of the stack's cluster, as the OS user the server runs as. */
 async function restartStackServer(stack: StackLine): Promise<void> {
-  const postmaster = serverPid(stack.baseDir, 'pg');
+  const postmaster = stackServerPid(stack.baseDir, 'pg');
   const pgCtl = path.join(path.dirname(fs.readlinkSync(`/proc/${postmaster}/exe`)), 'pg_ctl');
   const pgDir = path.join(stack.baseDir, 'pg');
   const res = await pgCtlRestart(pgCtl, path.join(pgDir, 'data'), resolveRunAs());
@@ -72,7 +55,7 @@ async function restartStackServer(stack: StackLine): Promise<void> {
 
 /** pg_terminate_backend() of every `bench` session (PgBouncer's server connections): 57P01 while the server stays up. */
 async function terminateBenchBackends(stack: StackLine): Promise<void> {
-  const postmaster = serverPid(stack.baseDir, 'pg');
+  const postmaster = stackServerPid(stack.baseDir, 'pg');
   const psql = path.join(path.dirname(fs.readlinkSync(`/proc/${postmaster}/exe`)), 'psql');
   const res = await runCommand(psql, [
     ...['-h', '127.0.0.1', '-p', String(stack.postgresPort), '-U', 'postgres', '-d', 'postgres', '-At'],
@@ -89,12 +72,12 @@ type Disrupt = (stack: StackLine) => Promise<void>;
 const signal =
   (part: 'pg' | 'pgbouncer', sig: NodeJS.Signals): Disrupt =>
   (stack) => {
-    process.kill(serverPid(stack.baseDir, part), sig);
+    process.kill(stackServerPid(stack.baseDir, part), sig);
     return Promise.resolve();
   };
 
-/** `> [3/8]` is printed on the step-start event, before the pool reset: the signal waits for pgbench. */
-const RUNNING_STEP = /> \[3\/8\] (\S+)/;
+/** Printed on step 3's start event, before the pool reset: the signal waits for pgbench. */
+const RUNNING_STEP = RUN_TO_INTERRUPT.started(3);
 let attempt = 0;
 
 async function stopMidStepThenResume(
@@ -105,9 +88,9 @@ async function stopMidStepThenResume(
   env: Record<string, string> = {},
 ): Promise<void> {
   const runId = `${name}-${++attempt}`;
-  const args = ['local', '--suite', 'smoke', '--out', outDir, '--run-id', runId, '--no-install'];
+  const args = RUN_TO_INTERRUPT.args(outDir, runId);
   const runDir = path.join(outDir, runId);
-  // GIVEN a smoke run whose third step's pgbench is running
+  // GIVEN a run whose third step's pgbench (through PgBouncer) is running
   const first = spawnCli(args, env);
   await first.waitForStdout(RUNNING_STEP, 90_000);
   const stack = parseStackLine(first.stdout());
@@ -133,7 +116,9 @@ async function stopMidStepThenResume(
   else expect(unmeasured.length).toBeLessThanOrEqual(1);
   for (const r of unmeasured) expect(r.verdict.held).toBeNull();
   if (unmeasured.length > 0)
-    expect(first.stdout()).toMatch(/! \[\d\/8\] \S+ {2}NOT MEASURED, infrastructure failure: /);
+    expect(first.stdout()).toMatch(
+      new RegExp(`! \\[\\d/${RUN_TO_INTERRUPT.steps}\\] \\S+ {2}NOT MEASURED, infrastructure failure: `),
+    );
   expect(steps.filter((r) => r.verdict.held === false).map((r) => r.stepId)).toEqual([]);
   expect(first.stdout()).not.toMatch(/^✗ /m);
   expect(first.stdout()).not.toMatch(/verdict\(s\) did not hold/);
@@ -152,7 +137,7 @@ async function stopMidStepThenResume(
   expect(second.stdout()).toContain(`] ${next ?? '?'}`);
   expect(readJson<RunManifest>(path.join(runDir, 'manifest.json'))).toMatchObject({
     status: 'completed',
-    stepsCompleted: 8,
+    stepsCompleted: RUN_TO_INTERRUPT.steps,
   });
   expect(allSteps(runDir).filter((r) => r.status !== 'completed' && r.status !== 'not-available')).toEqual(
     [],
@@ -160,8 +145,8 @@ async function stopMidStepThenResume(
 }
 
 // Every case starts its own stack (own ports, own directory, own run id) through its own CLI, and
-// most of its time is pgbench's fixed -T: the cases run side by side (test.concurrent, at most
-// jest's maxConcurrency at once) instead of one after the other.
+// most of its time is pgbench's fixed -T on slow transactions: the cases run side by side (test.concurrent,
+// at most jest's maxConcurrency at once) instead of one after the other.
 describe('PostgreSQL stopped during a step', () => {
   test.concurrent.each([
     // smart: sessions go on, new connections are refused with 57P03 (a later step sees it)

@@ -8,13 +8,21 @@ import { expect } from '@jest/globals';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RunManifest } from '../../lib/suite/types';
-import { assertStackGone, exitedAs, parseStackLine, spawnCli, type CliRun } from '../helpers/local-stack';
+import {
+  assertStackGone,
+  exitedAs,
+  parseStackLine,
+  RUN_TO_INTERRUPT,
+  spawnCli,
+  type CliRun,
+} from '../helpers/local-stack';
 import { scratchDir } from '../helpers/scratch';
 
 const outDir = scratchDir('proxylab-local-signals-');
 
 // Each test runs its own CLI with its own stack and run id, and waits mostly on the servers and
-// pgbench: the four run side by side (test.concurrent).
+// pgbench: the four run side by side (test.concurrent). The run is the test-only one made to be
+// interrupted (RUN_TO_INTERRUPT): what is checked is how it stops, not a finding.
 
 function manifestOf(runId: string): RunManifest {
   return JSON.parse(fs.readFileSync(path.join(outDir, runId, 'manifest.json'), 'utf8')) as RunManifest;
@@ -27,11 +35,11 @@ describe.each([
   test.concurrent(
     `stops both servers, marks the manifest interrupted and exits ${expectedCode}`,
     async () => {
-      // GIVEN a smoke run that has started its second step
-      const runId = `smoke-${signal.toLowerCase()}`;
-      const run = spawnCli(['local', '--suite', 'smoke', '--out', outDir, '--run-id', runId, '--no-install']);
-      // mid-run: a measured step has started (smoke has 8 steps; some are not available on PgBouncer 1.18)
-      await run.waitForStdout(/> \[3\/8\]/, 60_000);
+      // GIVEN a run that has started its third step
+      const runId = `run-${signal.toLowerCase()}`;
+      const run = spawnCli(RUN_TO_INTERRUPT.args(outDir, runId));
+      // mid-run: two steps measured, the third started
+      await run.waitForStdout(RUN_TO_INTERRUPT.started(3), 60_000);
       const stack = parseStackLine(run.stdout());
       expect(stack).not.toBeNull();
 
@@ -70,8 +78,8 @@ describe('proxylab local interrupted before the first step', () => {
     'exits 130, does not claim kept steps, and leaves no run directory',
     async () => {
       // GIVEN a run still starting its servers (initdb)
-      const runId = 'smoke-early';
-      const run = spawnCli(['local', '--suite', 'smoke', '--out', outDir, '--run-id', runId, '--no-install']);
+      const runId = 'run-early';
+      const run = spawnCli(RUN_TO_INTERRUPT.args(outDir, runId, { initdb: true }));
       await run.waitForStdout(/Starting PostgreSQL/, 30_000);
 
       // WHEN Ctrl-C arrives
@@ -92,8 +100,8 @@ describe('proxylab local interrupted while loading data (pgbench -i), before the
     'exits 130, says nothing was measured, and leaves no run directory',
     async () => {
       // GIVEN a run whose servers are up and whose data load has started (the init-data event's line)
-      const runId = 'smoke-during-init';
-      const run = spawnCli(['local', '--suite', 'smoke', '--out', outDir, '--run-id', runId, '--no-install']);
+      const runId = 'run-during-init';
+      const run = spawnCli(RUN_TO_INTERRUPT.args(outDir, runId));
       await run.waitForStdout(/loading pgbench data, scale 1 \(pgbench -i on direct\)/, 60_000);
       const stack = parseStackLine(run.stdout());
       expect(stack).not.toBeNull();
@@ -104,20 +112,11 @@ describe('proxylab local interrupted while loading data (pgbench -i), before the
 
       // THEN the same as an interrupt during initdb: 130, nothing kept, no run directory
       expectNothingMeasured(run, code, runId);
-      expect(run.stdout()).not.toMatch(/^> \[1\/8\]/m);
+      expect(run.stdout()).not.toMatch(RUN_TO_INTERRUPT.started(1));
       await assertStackGone(stack!);
 
       // AND the same run id later starts afresh (no half-made run to resume)
-      const again = spawnCli([
-        'local',
-        '--suite',
-        'smoke',
-        '--out',
-        outDir,
-        '--run-id',
-        runId,
-        '--no-install',
-      ]);
+      const again = spawnCli(RUN_TO_INTERRUPT.args(outDir, runId));
       expect(await exitedAs(again, 0)).toEqual({ code: 0 });
       expect(again.stdout()).not.toMatch(/Resuming run /);
     },

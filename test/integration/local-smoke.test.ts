@@ -2,9 +2,10 @@
  * `proxylab local --suite smoke` end to end, through the real CLI, against real PostgreSQL and
  * PgBouncer: the three findings read back from the run directory, the documented files and fields,
  * nothing left running, and a run interrupted with SIGINT that keeps its finished steps and
- * resumes under the same --run-id without repeating them. Run on Debian's PgBouncer 1.18 and on
- * PgBouncer 1.25.2 (test/helpers/pgbouncer-versions.ts finds it; absent = a failing test, which the
- * preflight names before jest starts).
+ * resumes under the same --run-id without repeating them (the interrupted runs are the test-only
+ * cheap run, RUN_TO_INTERRUPT: they check the life cycle, not the findings). Run on Debian's
+ * PgBouncer 1.18 and on PgBouncer 1.25.2 (test/helpers/pgbouncer-versions.ts finds it; absent = a
+ * failing test, which the preflight names before jest starts).
  */
 import { expect } from '@jest/globals';
 import * as fs from 'node:fs';
@@ -19,6 +20,7 @@ import {
   type CliExit,
   type CliRun,
   parseStackLine,
+  RUN_TO_INTERRUPT,
   spawnCli,
   type StackLine,
 } from '../helpers/local-stack';
@@ -112,6 +114,10 @@ describe('proxylab local --suite smoke', () => {
     expect(stdout).toMatch(/target\s+clients\s+protocol\s+connect\s+tps\s+p95 ms\s+errors\s+verdict/);
     expect(stdout).toContain(`Run directory: ${runDir}`);
     expect(stdout).toMatch(/All verdicts held: \d+ held, 0 broke/);
+    // and the report, written after the run (unless --no-report)
+    expect(stdout).toMatch(new RegExp(`^Report: ${runDir}/report\\.html \\(\\d+ KiB, \\d+ ms\\)$`, 'm'));
+    expect(fs.statSync(path.join(runDir, 'report.html')).size).toBeGreaterThan(1000);
+    expect(fs.existsSync(path.join(runDir, 'summary.md'))).toBe(true);
   });
 
   test('prepared through the transaction pool fails with prepared-statement errors while simple succeeds', () => {
@@ -277,18 +283,19 @@ describe('proxylab local on a run id that already completed', () => {
     expect(out.status).toBe('completed');
     expect(ranSec).toBeGreaterThan(1);
     expect(out.wallSec).toBeCloseTo(ranSec, 0);
-  }, 30_000);
+    // (a CLI start is 1-2 CPU-s; 30 s ran out once at load 38 beside the concurrent runs)
+  }, 60_000);
 });
 
 describe('proxylab local interrupted with SIGINT', () => {
   test.concurrent(
     'keeps finished steps, stops everything, and resumes with the same --run-id without repeating them',
     async () => {
-      // GIVEN a smoke run interrupted after its first two steps
-      const runId = 'smoke-int';
-      const args = ['local', '--suite', 'smoke', '--out', outDir, '--run-id', runId, '--no-install'];
+      // GIVEN a run interrupted after its first two steps
+      const runId = 'run-int';
+      const args = RUN_TO_INTERRUPT.args(outDir, runId);
       const first = spawnCli(args);
-      await first.waitForStdout(/\[3\/8\] smoke-prepared\/pgbouncer-transaction\/c5\/simple\S* +\d/, 60_000);
+      await first.waitForStdout(RUN_TO_INTERRUPT.measured(2), 60_000);
       first.child.kill('SIGINT');
       const runDir = path.join(outDir, runId);
 
@@ -297,12 +304,12 @@ describe('proxylab local interrupted with SIGINT', () => {
       const m = readJson<RunManifest>(path.join(runDir, 'manifest.json'));
       expect(m.status).toBe('interrupted');
       expect(m.stepsCompleted).toBeGreaterThanOrEqual(2);
-      expect(m.stepsCompleted).toBeLessThan(8);
+      expect(m.stepsCompleted).toBeLessThan(RUN_TO_INTERRUPT.steps);
       const kept = m.stepIds.slice(0, m.stepsCompleted);
       const keptStart = new Map(kept.map((id) => [id, step(runDir, id).startedAt]));
       await assertStackGone(parseStackLine(first.stdout())!);
       expect(first.stdout()).toContain(
-        `Resume (finished steps are kept): npx proxylab local --suite smoke --run-id ${runId} --out ${outDir}`,
+        `Resume (finished steps are kept): npx proxylab local --test-suite test-steps --run-id ${runId} --out ${outDir}`,
       );
 
       // WHEN the same run id runs again
@@ -311,15 +318,17 @@ describe('proxylab local interrupted with SIGINT', () => {
       // THEN it resumed: the kept steps were not repeated, the rest ran, every verdict held
       expect(await exitedAs(second, 0)).toEqual({ code: 0 });
       expect(second.stdout()).toContain(
-        `Resuming run ${runId}: ${m.stepsCompleted} of 8 steps already done.`,
+        `Resuming run ${runId}: ${m.stepsCompleted} of ${RUN_TO_INTERRUPT.steps} steps already done.`,
       );
       for (const id of kept) {
-        expect(second.stdout()).not.toContain(`> [${m.stepIds.indexOf(id) + 1}/8] ${id}`);
+        expect(second.stdout()).not.toContain(
+          `> [${m.stepIds.indexOf(id) + 1}/${RUN_TO_INTERRUPT.steps}] ${id}`,
+        );
         expect(step(runDir, id).startedAt).toBe(keptStart.get(id));
       }
       const m2 = readJson<RunManifest>(path.join(runDir, 'manifest.json'));
       expect(m2.status).toBe('completed');
-      expect(m2.stepsCompleted).toBe(8);
+      expect(m2.stepsCompleted).toBe(RUN_TO_INTERRUPT.steps);
       expect(m2.startedAt).toBe(m.startedAt);
       await assertStackGone(parseStackLine(second.stdout())!);
     },
@@ -329,10 +338,10 @@ describe('proxylab local interrupted with SIGINT', () => {
   test.concurrent(
     'a reader that goes away (`| head`) stops the run like Ctrl-C: no EPIPE crash, manifest says interrupted, exit 141',
     async () => {
-      // GIVEN a smoke run whose stdout reader closes once the first step has started
-      const runId = 'smoke-pipe';
-      const run = spawnCli(['local', '--suite', 'smoke', '--out', outDir, '--run-id', runId, '--no-install']);
-      await run.waitForStdout(/> \[1\/8\]/, 60_000);
+      // GIVEN a run whose stdout reader closes once the first step has started
+      const runId = 'run-pipe';
+      const run = spawnCli(RUN_TO_INTERRUPT.args(outDir, runId));
+      await run.waitForStdout(RUN_TO_INTERRUPT.started(1), 60_000);
       const stackLine = parseStackLine(run.stdout());
       run.child.stdout!.destroy();
       // THEN
@@ -341,7 +350,7 @@ describe('proxylab local interrupted with SIGINT', () => {
       expect(code).toBe(141);
       const m = readJson<RunManifest>(path.join(outDir, runId, 'manifest.json'));
       expect(m.status).toBe('interrupted');
-      expect(m.stepsCompleted).toBeLessThan(8);
+      expect(m.stepsCompleted).toBeLessThan(RUN_TO_INTERRUPT.steps);
       await assertStackGone(stackLine!);
     },
     90_000,

@@ -21,7 +21,8 @@ import { pgbouncer125 } from '../helpers/pgbouncer-versions';
 let stack: LocalStack;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ maxConnections: 30, poolPercent: 20 });
+  // a fresh initdb: this file tests the stack itself (the other stacks of the tests copy a template)
+  stack = await startLocalStack({ maxConnections: 30, poolPercent: 20, initdb: true });
 }, 60_000);
 
 afterAll(async () => {

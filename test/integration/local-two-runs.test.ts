@@ -4,13 +4,14 @@
  * it, and two default run ids started together make two intact runs. (Split from
  * local-infra-failure.test.ts so its timed kill tests run without these beside them.) Each test
  * starts its own stacks and waits mostly on pgbench's fixed -T: the two run side by side
- * (test.concurrent), each in its own run id or directory.
+ * (test.concurrent), each in its own run id or directory. The runs are the test-only cheap ones
+ * (RUN_TO_INTERRUPT): what is checked is who writes where, not a finding.
  */
 import { expect } from '@jest/globals';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
-import { exitedAs, spawnCli } from '../helpers/local-stack';
+import { exitedAs, RUN_TO_INTERRUPT, spawnCli } from '../helpers/local-stack';
 import { scratchDir } from '../helpers/scratch';
 
 const outDir = scratchDir('proxylab-two-runs-');
@@ -32,9 +33,9 @@ describe('two proxylab local on one --out', () => {
     'the same --run-id: the second is refused naming the holder, the first completes intact',
     async () => {
       const runId = `twice-${++attempt}`;
-      const args = ['local', '--suite', 'smoke', '--out', outDir, '--run-id', runId, '--no-install'];
+      const args = RUN_TO_INTERRUPT.args(outDir, runId);
       const first = spawnCli(args);
-      await first.waitForStdout(/> \[1\/8\]/, 60_000);
+      await first.waitForStdout(RUN_TO_INTERRUPT.started(1), 60_000);
       const second = spawnCli(args);
       expect(await exitedAs(second, 2)).toEqual({ code: 2 });
       expect(second.stderr()).toMatch(
@@ -46,7 +47,7 @@ describe('two proxylab local on one --out', () => {
       expect(await exitedAs(first, 0)).toEqual({ code: 0 });
       const m = readJson<RunManifest>(path.join(outDir, runId, 'manifest.json'));
       expect(m.status).toBe('completed');
-      expect(m.stepsCompleted).toBe(8);
+      expect(m.stepsCompleted).toBe(RUN_TO_INTERRUPT.steps);
     },
     150_000,
   );
@@ -56,7 +57,7 @@ describe('two proxylab local on one --out', () => {
     async () => {
       // A directory per attempt: a retry must not count the first attempt's runs.
       const out = path.join(outDir, `defaults-${++attempt}`);
-      const args = ['local', '--suite', 'smoke', '--out', out, '--no-install'];
+      const args = RUN_TO_INTERRUPT.args(out);
       const [a, b] = [spawnCli(args), spawnCli(args)];
       expect(await Promise.all([exitedAs(a, 0), exitedAs(b, 0)])).toEqual([{ code: 0 }, { code: 0 }]);
       const runs = fs.readdirSync(out).sort();
@@ -64,10 +65,15 @@ describe('two proxylab local on one --out', () => {
       for (const id of runs) {
         expect(id).toMatch(/^local-\d{8}-\d{6}-[0-9a-f]{4}$/);
         const m = readJson<RunManifest>(path.join(out, id, 'manifest.json'));
-        expect(m).toMatchObject({ runId: id, status: 'completed', stepsCompleted: 8 });
-        expect(allSteps(path.join(out, id))).toHaveLength(8);
+        expect(m).toMatchObject({ runId: id, status: 'completed', stepsCompleted: RUN_TO_INTERRUPT.steps });
+        expect(allSteps(path.join(out, id))).toHaveLength(RUN_TO_INTERRUPT.steps);
         expect(fs.existsSync(path.join(out, id, 'metrics', 'local.json'))).toBe(true);
+        // --no-report (RUN_TO_INTERRUPT): no report written, and the output says how to write it
+        expect(fs.existsSync(path.join(out, id, 'report.html'))).toBe(false);
+        expect(fs.existsSync(path.join(out, id, 'summary.md'))).toBe(false);
       }
+      for (const run of [a, b])
+        expect(run.stdout()).toMatch(/^Report not written \(--no-report\): proxylab report \S+ writes it$/m);
     },
     240_000,
   );

@@ -21,6 +21,7 @@ import { BENCH_DB } from '../../lib/local/postgres';
 import { planLocal } from '../../lib/local/run-local';
 import { localSessionProbeRunner } from '../../lib/local/session-probe-runner';
 import { startLocalStack, type LocalStack } from '../../lib/local/stack';
+import { pgdataTemplate } from '../helpers/pg-template';
 import { writeReport } from '../../lib/report';
 import { loadRun, type LoadedRun } from '../../lib/report/load';
 import { sessionMatrix, type SessionMatrix } from '../../lib/report/session-matrix';
@@ -90,6 +91,8 @@ async function measure(version: Version): Promise<Measured> {
     install: false,
     reapOrphans: false,
     bins: { ...findBinaries({ install: false }), pgbouncer: pooler.file, poolerVersion: pooler.version },
+    // a copy of the tests' data directory template, not an initdb per stack (test/helpers/pg-template.ts)
+    dataTemplate: pgdataTemplate(),
   });
   const runDir = path.join(work, `session-${version}`);
   const sink = new FileSystemSink(runDir);

@@ -522,9 +522,11 @@ describe('SSM SendCommand', () => {
         '1.5',
         '--test-fleet-poll-ms',
         '10',
+        '--test-suites',
+        'yes',
       ]),
     ).toThrow(
-      /--test-sslmode: one of require, prefer, disable, got "off".*--test-proxy-kind: one of rds-proxy, pgbouncer-transaction, pgbouncer-session, got "direct".*--test-pool-control: on or off, got "no".*--test-fleet-lead-ms: an integer 50–60000 \(ms\), got "1.5".*--test-fleet-poll-ms: an integer 50–60000 \(ms\), got "10"/,
+      /--test-sslmode: one of require, prefer, disable, got "off".*--test-proxy-kind: one of rds-proxy, pgbouncer-transaction, pgbouncer-session, got "direct".*--test-pool-control: on or off, got "no".*--test-suites: on or off, got "yes".*--test-fleet-lead-ms: an integer 50–60000 \(ms\), got "1.5".*--test-fleet-poll-ms: an integer 50–60000 \(ms\), got "10"/,
     );
   });
 
@@ -542,6 +544,7 @@ describe('SSM SendCommand', () => {
         poolControl: false,
         fleetLeadMs: 1500,
         fleetPollMs: 250,
+        testSuites: true,
       },
     });
     // WHEN the runner parses its command line and reads the request
@@ -555,7 +558,8 @@ describe('SSM SendCommand', () => {
       args.endpointUrl,
       args.fleetLeadMs,
       args.fleetPollMs,
-    ]).toEqual(['disable', 'pgbouncer-transaction', false, 'http://127.0.0.1:5000', 1500, 250]);
+      args.testSuites,
+    ]).toEqual(['disable', 'pgbouncer-transaction', false, 'http://127.0.0.1:5000', 1500, 250, true]);
     expect(Object.keys(request.targets)).not.toContain('sslmode');
     expect(Object.keys(request.targets)).not.toContain('proxyTargetKind');
     expect(Object.keys(request.settings)).not.toContain('poolControl');

@@ -23,7 +23,7 @@ import {
 import { mockAws } from '../helpers/aws-calls/recorder';
 import { operator } from '../helpers/aws-calls/principals';
 import 'aws-sdk-client-mock-jest';
-import { formatChecks, runDoctor, type Check } from '../../lib/operator/doctor';
+import { formatChecks, PROBE_POLL_MS, runDoctor, type Check } from '../../lib/operator/doctor';
 import type { LabOutputs } from '../../lib/operator/outputs';
 import { labOutputsWith, proxyOutputs } from '../helpers/lab-outputs';
 import type { PoolerEndpoint } from '../../lib/poolers/pgbouncer/layout';
@@ -63,6 +63,13 @@ const HEALTHY_PROBE: Record<string, string> = {
   's3.list': 'ok',
 };
 
+/** What the probe prints: one `key=value` line per check. */
+function probeOutput(probe: Record<string, string>): string {
+  return Object.entries(probe)
+    .map(([k, v]) => `${k}=${v}`)
+    .join('\n');
+}
+
 function healthy(probe: Record<string, string> = HEALTHY_PROBE): void {
   cfn.on(DescribeStacksCommand).resolves({
     Stacks: [{ StackName: 'proxylab-default', StackStatus: 'CREATE_COMPLETE', CreationTime: NOW }],
@@ -77,12 +84,9 @@ function healthy(probe: Record<string, string> = HEALTHY_PROBE): void {
     ],
   });
   ssm.on(SendCommandCommand).resolves({ Command: { CommandId: '11111111-2222-3333-4444-555555555555' } });
-  ssm.on(GetCommandInvocationCommand).resolves({
-    Status: 'Success',
-    StandardOutputContent: Object.entries(probe)
-      .map(([k, v]) => `${k}=${v}`)
-      .join('\n'),
-  });
+  ssm
+    .on(GetCommandInvocationCommand)
+    .resolves({ Status: 'Success', StandardOutputContent: probeOutput(probe) });
   lambda.on(InvokeCommand).resolves({
     StatusCode: 200,
     Payload: new TextEncoder().encode(
@@ -91,7 +95,11 @@ function healthy(probe: Record<string, string> = HEALTHY_PROBE): void {
   });
 }
 
-function doctor(lab = LAB, outputs = OUTPUTS): Promise<Check[]> {
+function doctor(
+  lab = LAB,
+  outputs = OUTPUTS,
+  sleep: (ms: number) => Promise<void> = () => Promise.resolve(),
+): Promise<Check[]> {
   return runDoctor(lab, 'labs/default.json', outputs, {
     cloudformation: new CloudFormationClient({ region: 'eu-west-1' }),
     rds: new RDSClient({ region: 'eu-west-1' }),
@@ -102,7 +110,7 @@ function doctor(lab = LAB, outputs = OUTPUTS): Promise<Check[]> {
     softwareVersion: VERSION,
     region: 'eu-west-1',
     now: () => NOW,
-    sleep: () => Promise.resolve(),
+    sleep,
   });
 }
 
@@ -543,4 +551,28 @@ test('a lab whose poolers the stack outputs lack → ✗ with the redeploy', asy
     '✗ poolers in the stack outputs: PoolerEndpoints lacks bouncer, colocated; no PoolerAdminSecretArn',
   );
   expect(failed(checks)).toHaveLength(1);
+});
+
+test('the probe is looked at after 1 s, 2 s, then every 5 s until it ends', async () => {
+  // GIVEN a probe that is still being delivered, then runs, then ends
+  healthy();
+  const notYet = Object.assign(new Error('not yet'), { name: 'InvocationDoesNotExist' });
+  ssm
+    .on(GetCommandInvocationCommand)
+    .rejectsOnce(notYet)
+    .resolvesOnce({ Status: 'InProgress' })
+    .resolvesOnce({ Status: 'InProgress' })
+    .resolvesOnce({ Status: 'InProgress' })
+    .resolves({ Status: 'Success', StandardOutputContent: probeOutput(HEALTHY_PROBE) });
+  const waits: number[] = [];
+  // WHEN
+  const checks = await doctor(LAB, OUTPUTS, (ms) => {
+    waits.push(ms);
+    return Promise.resolve();
+  });
+  // THEN five looks, the first soon, and the probe's checks hold
+  expect(PROBE_POLL_MS).toEqual([1_000, 2_000, 5_000]);
+  expect(waits).toEqual([1_000, 2_000, 5_000, 5_000, 5_000]);
+  expect(ssm.commandCalls(GetCommandInvocationCommand)).toHaveLength(5);
+  expect(failed(checks)).toEqual([]);
 });

@@ -220,6 +220,7 @@ function argsFor(over: Partial<RunnerArgs> = {}): RunnerArgs {
     proxyTargetKind: 'rds-proxy',
     fleetLeadMs: 5_000,
     fleetPollMs: 1_000,
+    testSuites: false,
     pinPeriodMs: null,
     expectVersion: null,
     ...over,
@@ -647,5 +648,28 @@ describe('connecting to the targets (runCloudRunnerInner phase 2)', () => {
       runCloudRunner(argsFor({ poolers: [POOLER], poolerAdminSecretArn: null }), h.deps),
     ).rejects.toThrow('the lab has PgBouncer poolers but no PoolerAdminSecretArn output; redeploy');
     expect(store.has('runs/run-1/plan.json')).toBe(false);
+  });
+});
+
+describe('test-only suites (lib/suite/test-suites.ts) need --test-suites on', () => {
+  test('a production runner refuses test-steps as an unknown suite; with testSuites it runs its four steps', async () => {
+    // GIVEN a request for the test-only suite
+    const refused = harness(sharedClock());
+    // WHEN a runner with production settings reads it THEN it is an unknown suite
+    await expect(
+      runCloudRunner(argsFor({ ...PGB_PROXY, suite: 'test-steps' }), refused.deps),
+    ).rejects.toThrow(/unknown suite "test-steps"; valid suites: quick, smoke/);
+    expect(refused.executor.invocations).toHaveLength(0);
+    // WHEN the runner was started with --test-suites on THEN it runs it
+    const h = harness(sharedClock());
+    const out = await runCloudRunner(
+      argsFor({ ...PGB_PROXY, suite: 'test-steps', testSuites: true }),
+      h.deps,
+    );
+    expect(out.result.manifest).toMatchObject({
+      suite: 'test-steps',
+      status: 'completed',
+      stepsCompleted: 4,
+    });
   });
 });

@@ -3,14 +3,14 @@
  * runs/, resize exactly this lab's proxies, read exactly the runner bundle object — and nothing
  * cdk-nag objects to.
  */
-import { App, Stack } from 'aws-cdk-lib';
+import type { App, Stack } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { validateLab } from '../../lib/config';
 import type { LabConfig } from '../../lib/config/types';
 import { createLabStack } from '../../lib/lab-stack';
-import { scratchDir } from '../helpers/scratch';
+import { testApp } from '../helpers/cdk-app';
 
 function lab(proxies: unknown[]): LabConfig {
   const r = validateLab({
@@ -24,7 +24,7 @@ function lab(proxies: unknown[]): LabConfig {
 }
 
 function synth(l: LabConfig): { app: App; stack: Stack; template: Template } {
-  const app = new App({ outdir: scratchDir('proxylab-grants-'), context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = testApp();
   const stack = createLabStack(app, l);
   return { app, stack, template: Template.fromStack(stack) };
 }

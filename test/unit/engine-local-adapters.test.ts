@@ -10,8 +10,17 @@ import { parseUnaligned } from '../../lib/core/psql-text';
 import { installCommand, parseToolVersion } from '../../lib/local/binaries';
 import { mergeSeries, FileSystemSink } from '../../lib/local/fs-sink';
 import { localPgbouncerIni } from '../../lib/local/pgbouncer';
+import { dataTemplateProblem } from '../../lib/local/postgres';
 import { totalPoolSize } from '../../lib/poolers/pgbouncer/config';
-import { defaultRunId, localCapacities, planLocal, validateLocalInput } from '../../lib/local/run-local';
+import {
+  defaultRunId,
+  localCapacities,
+  planLocal,
+  resumeCommand,
+  validateLocalInput,
+} from '../../lib/local/run-local';
+import { getSuite, SUITE_NAMES } from '../../lib/suite/catalog';
+import { getTestSuite, TEST_SUITE_NAMES } from '../../lib/suite/test-suites';
 import type { MetricSeries, MetricsFile } from '../../lib/suite/types';
 import { scratchDir } from '../helpers/scratch';
 
@@ -136,6 +145,79 @@ describe('validateLocalInput', () => {
       /--pooler-processes must be an integer 1–32, got 0/,
     );
     expect(() => validateLocalInput({ poolerProcesses: '33' }, cwd)).toThrow(/--pooler-processes/);
+  });
+
+  describe('the hidden test-only flags --test-suite and --test-pgdata-template (CONTRIBUTING.md "Test time")', () => {
+    test('test-steps: four steps, direct then three through the PgBouncer transaction pool, each a slow transaction', () => {
+      // WHEN
+      const o = validateLocalInput({ testSuite: 'test-steps', runId: 'r', out: cwd }, cwd);
+      // THEN step 3 and 4 go through PgBouncer, every step expects success, and no step is unthrottled SELECT 1
+      const steps = planLocal(o);
+      expect(steps.map((s) => s.stepId)).toEqual([
+        'test-steps/direct/c2/simple/persistent/r1',
+        'test-steps-pooled/pgbouncer-transaction/c2/simple/persistent/r1',
+        'test-steps-pooled/pgbouncer-transaction/c3/simple/persistent/r1',
+        'test-steps-pooled/pgbouncer-transaction/c4/simple/persistent/r1',
+      ]);
+      for (const s of steps) {
+        expect(s.expectation.outcome).toBe('succeeds');
+        expect(s.params.durationSec).toBe(3);
+        expect(s.script.parts).toEqual([
+          { file: { name: 'sleep-50ms.sql', sql: 'SELECT pg_sleep(0.05);\n' } },
+        ]);
+      }
+      // AND the resume command names it the way it was chosen
+      expect(resumeCommand(o)).toMatch(/^proxylab local --test-suite test-steps --out /);
+      expect(resumeCommand(validateLocalInput({ suite: 'smoke', runId: 'r', out: cwd }, cwd))).toMatch(
+        /^proxylab local --suite smoke --out /,
+      );
+    });
+
+    test('test-smoke-churn is smoke’s own churn scenario (the catalog object, not a copy), comparison included', () => {
+      const churn = getSuite('smoke').scenarios.find((sc) => sc.name === 'smoke-churn');
+      expect(churn?.comparisons?.length).toBeGreaterThan(0);
+      expect(getTestSuite('test-smoke-churn')?.scenarios).toEqual([churn]);
+      expect(getTestSuite('test-smoke-churn')?.scenarios[0]).toBe(churn);
+    });
+
+    test('is no suite a user sees: not in the catalog, and --suite refuses it naming only the catalog', () => {
+      expect(TEST_SUITE_NAMES).toEqual(['test-steps', 'test-smoke-churn']);
+      expect(SUITE_NAMES.filter((n) => TEST_SUITE_NAMES.includes(n))).toEqual([]);
+      expect(() => validateLocalInput({ suite: 'test-steps' }, cwd)).toThrow(
+        `--suite must be one of ${SUITE_NAMES.join(', ')}; got "test-steps"`,
+      );
+    });
+
+    test('--test-pgdata-template: a data directory (PG_VERSION) or refused naming it', () => {
+      const dir = scratchDir('plx-tpl-');
+      expect(() => validateLocalInput({ testPgdataTemplate: dir }, cwd)).toThrow(
+        `--test-pgdata-template ${dir} is not a PostgreSQL data directory (no PG_VERSION)`,
+      );
+      fs.writeFileSync(path.join(dir, 'PG_VERSION'), '15\n');
+      expect(validateLocalInput({ testPgdataTemplate: dir }, cwd).dataTemplate).toBe(dir);
+      expect(validateLocalInput({}, cwd).dataTemplate).toBeNull();
+    });
+
+    test.each([
+      ['15\n', '15.18', null],
+      ['17\n', '17.2', null],
+      ['14\n', '15.18', 'is a PostgreSQL 14 data directory, the server is 15.18'],
+      [null, '15.18', 'is not a PostgreSQL data directory (no readable PG_VERSION'],
+    ])('a template with PG_VERSION %j for server %s: %s', (version, server, problem) => {
+      const dir = scratchDir('plx-tpl-');
+      if (version !== null) fs.writeFileSync(path.join(dir, 'PG_VERSION'), version);
+      const got = dataTemplateProblem(dir, server);
+      if (problem === null) expect(got).toBeNull();
+      else expect(got).toContain(`${dir} ${problem}`);
+    });
+
+    test.each([
+      [{ testSuite: 'smoke' }, '--test-suite must be one of test-steps, test-smoke-churn; got "smoke"'],
+      [{ testSuite: 'test-steps', suite: 'smoke' }, '--test-suite and --suite: give one of them, not both'],
+    ])('%j is refused: %s', (input, message) => {
+      expect(() => validateLocalInput(input, cwd)).toThrow(UsageError);
+      expect(() => validateLocalInput(input, cwd)).toThrow(message);
+    });
   });
 });
 

@@ -1,16 +1,25 @@
 /**
- * Every shipped lab, synthesized through the real LabStack:
+ * Every shipped lab, synthesized once through the real LabStack (one app per lab, shared by the
+ * checks below; a synth is a second or more of CPU):
  *  - the expiry schedule is there, named after the stack, at now + ttlHours, and its role may
  *    delete only this stack;
  *  - the lifecycle tags are on every taggable resource;
  *  - what the cost estimate counts (lib/cost/shape.ts plus the lab's own counts) is what the
- *    template deploys, so `proxylab cost` cannot silently drift from the stack.
+ *    template deploys, so `proxylab cost` cannot silently drift from the stack;
+ *  - sharing a lab means sharing its template: it deploys into any account and region unchanged —
+ *    no 12-digit account id, no region name, no literal ARN (only `${AWS::Partition}` /
+ *    `${AWS::Region}` / `${AWS::AccountId}` through Fn::Sub, or Ref AWS::Partition inside
+ *    Fn::Join), no context lookups, and the stack's own environment left unresolved — except a lab
+ *    in an existing VPC, which CDK looks up in one account and region (committed in
+ *    cdk.context.json): bound to exactly those, and to nothing else.
  *
- * Asset bundling is skipped (`aws:cdk:bundling-stacks: []`); it does not change these properties.
+ * Asset bundling is skipped (`aws:cdk:bundling-stacks: []`): it only changes an asset's hash, not
+ * these properties, and saves an esbuild run per lab. (cdk-nag and cfn-lint on every lab:
+ * labs.test.ts.)
  */
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { App, CfnResource, TagManager } from 'aws-cdk-lib';
+import { CfnResource, TagManager, Token } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { databaseInstanceClass, dbInstanceCount } from '../../lib/config/database';
 import { loadLabFile } from '../../lib/config/load';
@@ -18,8 +27,8 @@ import { stackNameFor } from '../../lib/config/stack-outputs';
 import { RAW_TAGGABLE_TYPES } from '../../lib/constructs/ttl';
 import { labDeploymentShape } from '../../lib/cost/shape';
 import { createLabStack } from '../../lib/lab-stack';
+import { testApp } from '../helpers/cdk-app';
 import { committedLookups } from '../helpers/lab-context';
-import { scratchDir } from '../helpers/scratch';
 
 const LABS_DIR = join(__dirname, '..', '..', 'labs');
 const labFiles = readdirSync(LABS_DIR)
@@ -53,12 +62,31 @@ function lifecycleTagsOf(r: CfnJson): Record<string, unknown> {
   return tagMap(props.Tags);
 }
 
+/** Every string in a JSON value, with its path. */
+function strings(value: unknown, path = '$'): Array<{ path: string; text: string }> {
+  if (typeof value === 'string') return [{ path, text: value }];
+  if (Array.isArray(value)) return value.flatMap((v, i) => strings(v, `${path}[${i}]`));
+  if (value && typeof value === 'object')
+    return Object.entries(value).flatMap(([k, v]) => [
+      ...strings(k, `${path}.<key>`),
+      ...strings(v, `${path}.${k}`),
+    ]);
+  if (typeof value === 'number') return [{ path, text: String(value) }];
+  return [];
+}
+
+// Asset hashes (64 hex digits) can contain 12 decimal digits in a row by chance; they name
+// content, not an account.
+const ASSET_HASH = /[0-9a-f]{64}/g;
+const ACCOUNT_ID = /(?<![0-9])[0-9]{12}(?![0-9])/;
+const REGION =
+  /\b(?:us|eu|ap|sa|ca|me|af|il|mx|cn)(?:-gov|-iso[a-z]*)?-(?:north|south|east|west|central|northeast|northwest|southeast|southwest)-\d\b/;
+/** `arn:` followed by anything but the end of the string (Fn::Join piece) or `${` (Fn::Sub). */
+const LITERAL_ARN = /arn:(?!\$\{|$)/;
+
 describe.each(labFiles)('%s', (file) => {
   const lab = loadLabFile(join(LABS_DIR, file));
-  const app = new App({
-    outdir: scratchDir('proxylab-cdk-test-'),
-    context: { ...committedLookups(), 'aws:cdk:bundling-stacks': [], 'proxylab:now': '2026-11-21T10:00:00Z' },
-  });
+  const app = testApp({ context: { ...committedLookups(), 'proxylab:now': '2026-11-21T10:00:00Z' } });
   const stack = createLabStack(app, lab);
   const template = Template.fromStack(stack);
   const shape = labDeploymentShape(lab);
@@ -67,6 +95,57 @@ describe.each(labFiles)('%s', (file) => {
   // Every shipped lab must expire by itself: an opt-out (`ttlHours: null`) is for users' own files.
   if (lab.ttlHours === null) throw new Error(`${file}: shipped labs must set ttlHours`);
   const expiresAt = new Date(NOW_MS + lab.ttlHours * 3_600_000).toISOString().replace('.000Z', 'Z');
+  const json = template.toJSON();
+  // Logical ids (hash suffixes, ports: `...SecurityGroupB892058454325...`) name template entries, not accounts.
+  const logicalIds = (['Resources', 'Outputs', 'Parameters', 'Conditions'] as const)
+    .flatMap((section) =>
+      Object.keys((json as Record<string, Record<string, unknown> | undefined>)[section] ?? {}),
+    )
+    .sort((a, b) => b.length - a.length);
+  const scrub = (text: string): string =>
+    logicalIds.reduce((t, id) => t.split(id).join('<id>'), text.replace(ASSET_HASH, '<hash>'));
+  const all = strings(json).map((s) => ({ ...s, text: scrub(s.text) }));
+
+  const network = lab.network;
+  if (network.mode === 'existing') {
+    // An existing VPC is looked up in its account and region: such a lab is bound to them by design.
+    test("the stack is bound to the VPC's account and the lab's region, and every lookup is committed", () => {
+      expect([stack.account, stack.region]).toEqual([network.account, lab.region]);
+      expect(app.synth().manifest.missing ?? []).toEqual([]);
+    });
+
+    test("the only account id and region in the template are the lab's", () => {
+      const texts = strings(json).map((s) => ({ ...s, text: s.text.replace(ASSET_HASH, '<hash>') }));
+      const accounts = new Set(texts.flatMap((s) => s.text.match(new RegExp(ACCOUNT_ID.source, 'g')) ?? []));
+      const regions = new Set(texts.flatMap((s) => s.text.match(new RegExp(REGION.source, 'g')) ?? []));
+      expect([...accounts]).toEqual([network.account]);
+      expect([...regions]).toEqual([network.region]);
+    });
+  } else {
+    test('the stack has no account or region of its own and made no context lookups', () => {
+      expect(Token.isUnresolved(stack.account)).toBe(true);
+      expect(Token.isUnresolved(stack.region)).toBe(true);
+      expect(app.synth().manifest.missing ?? []).toEqual([]);
+    });
+
+    test('no 12-digit account id', () => {
+      expect(all.filter((s) => ACCOUNT_ID.test(s.text))).toEqual([]);
+    });
+
+    test('no region name', () => {
+      expect(all.filter((s) => REGION.test(s.text))).toEqual([]);
+    });
+
+    test('no literal ARN: partition, region and account come from pseudo parameters', () => {
+      expect(all.filter((s) => LITERAL_ARN.test(s.text))).toEqual([]);
+      // AND the ARNs that are there use the pseudo parameters (the checks above would pass on an empty template)
+      const text = JSON.stringify(json);
+      expect(text).toContain('"Ref":"AWS::Partition"');
+      expect(text).toMatch(
+        /\$\{AWS::Partition\}:iam::\$\{AWS::AccountId\}:role\/cdk-[a-z0-9]+-cfn-exec-role-\$\{AWS::AccountId\}-\$\{AWS::Region\}/,
+      );
+    });
+  }
 
   test('expiry schedule at now + ttlHours; its role may delete only this stack', () => {
     template.hasResourceProperties('AWS::Scheduler::Schedule', {
@@ -182,5 +261,29 @@ describe.each(labFiles)('%s', (file) => {
     expect(ofType('AWS::SecretsManager::Secret')).toHaveLength(
       shape.secrets + (lab.poolers.length > 0 ? shape.poolerSecrets : 0),
     );
+  });
+});
+
+describe('the detectors themselves', () => {
+  test.each([
+    ['arn:aws:iam::123456789012:role/x', true, true, false],
+    ['arn:aws-cn:s3:::bucket', false, false, false],
+    ['ec2.eu-west-1.amazonaws.com', false, false, true],
+    ['arn:${AWS::Partition}:iam::${AWS::AccountId}:role/x', false, false, false],
+    ['arn:', false, false, false],
+    ['cdk-hnb659fds-assets-${AWS::AccountId}-${AWS::Region}', false, false, false],
+    ['at(2026-11-21T18:00:00)', false, false, false],
+  ])('%s → account %s', (text, account, _arnAws, region) => {
+    expect(ACCOUNT_ID.test(text)).toBe(account);
+    expect(REGION.test(text)).toBe(region);
+  });
+
+  test.each([
+    ['arn:aws:iam::123456789012:role/x', true],
+    ['arn:aws-cn:s3:::bucket', true],
+    ['arn:${AWS::Partition}:iam::${AWS::AccountId}:role/x', false],
+    ['arn:', false],
+  ])('literal ARN %s → %s', (text, literal) => {
+    expect(LITERAL_ARN.test(text)).toBe(literal);
   });
 });

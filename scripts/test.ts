@@ -1,0 +1,48 @@
+/**
+ * `npm test` after the preflight: the type-check (`tsc --noEmit`) and jest at the same time, not one
+ * after the other. The type-check is ~35 s of one core on 2 cores; jest's integration files spend
+ * much of their time waiting on pgbench's fixed -T, servers and barriers, so the type-check mostly
+ * fills idle time (bench/README.md "npm test time"). It runs at a lower priority (nice 10) so it
+ * takes nothing jest's timed checks need. Jest's output streams as usual; the type-check's comes
+ * after it, and the exit code is non-zero when either failed.
+ *
+ *   npx tsx scripts/test.ts [JEST ARGS…]      (npm test -- [JEST ARGS…])
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import * as os from 'node:os';
+
+function exitOf(child: ChildProcess): Promise<number> {
+  return new Promise((resolve) => {
+    child.on('error', () => resolve(1));
+    child.on('close', (code, signal) =>
+      resolve(code ?? (signal ? 128 + (os.constants.signals[signal] ?? 0) : 1)),
+    );
+  });
+}
+
+async function main(jestArgs: readonly string[]): Promise<number> {
+  const started = Date.now();
+  const tsc = spawn(process.execPath, [require.resolve('typescript/bin/tsc'), '--noEmit'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  try {
+    if (tsc.pid !== undefined) os.setPriority(tsc.pid, 10);
+  } catch {
+    // not allowed here: it runs at the same priority as jest
+  }
+  let tscOut = '';
+  tsc.stdout?.on('data', (b: Buffer) => (tscOut += b.toString('utf8')));
+  tsc.stderr?.on('data', (b: Buffer) => (tscOut += b.toString('utf8')));
+  const tscExit = exitOf(tsc).then((code) => ({ code, sec: (Date.now() - started) / 1000 }));
+  const jest = spawn(process.execPath, [require.resolve('jest/bin/jest'), ...jestArgs], { stdio: 'inherit' });
+  const jestCode = await exitOf(jest);
+  const typecheck = await tscExit;
+  if (typecheck.code === 0)
+    process.stdout.write(`tsc --noEmit: no type errors (${typecheck.sec.toFixed(0)} s)\n`);
+  else process.stdout.write(`${tscOut.trimEnd()}\ntsc --noEmit: failed (exit ${typecheck.code})\n`);
+  return jestCode !== 0 ? jestCode : typecheck.code;
+}
+
+void main(process.argv.slice(2)).then((code) => {
+  process.exitCode = code;
+});
