@@ -38,7 +38,8 @@ import {
 } from '../lib/suite/catalog';
 import { CLASSES_WITHOUT_PATTERNS, ERROR_PATTERNS } from '../lib/suite/parser';
 import { SERVER_STOP_MESSAGES, SERVER_STOPPED } from '../lib/suite/server-stop';
-import { kindsSelected, type TargetMatch } from '../lib/suite/targets';
+import { kindsSelected } from '../lib/suite/targets';
+import { describeMatch } from '../lib/suite/coverage';
 
 export const ROOT = join(__dirname, '..');
 
@@ -241,24 +242,9 @@ function renderScenarios(): string {
   ].join('\n');
 }
 
-/** A capability match in words: what a target must be for the rule to apply (never a kind name). */
-function targetMatchText(m: TargetMatch): string {
-  const out: string[] = [];
-  if (m.pooled !== undefined) out.push(m.pooled ? 'pooled' : 'not pooled (direct)');
-  if (m.multiplexes !== undefined)
-    out.push(m.multiplexes ? 'multiplexing (transaction pool)' : 'not multiplexing');
-  if (m.managed !== undefined) out.push(m.managed ? 'managed (run by AWS)' : 'self-hosted');
-  if (m.dedicatedHost !== undefined)
-    out.push(m.dedicatedHost ? 'on a dedicated host' : 'not on a dedicated host');
-  if (m.pooler) out.push(`pooler ${m.pooler.join(' or ')}`);
-  if (m.carriesPreparedStatements)
-    out.push(`carries prepared statements: ${m.carriesPreparedStatements.join(' or ')}`);
-  return out.length > 0 ? out.join(', ') : 'any target';
-}
-
 function whenText(rule: ExpectationRule): string {
   const w = rule.when;
-  const parts: string[] = [w.target ? targetMatchText(w.target) : 'any target'];
+  const parts: string[] = [w.target ? describeMatch(w.target) : 'any target'];
   if (w.protocols) parts.push(`protocol ${w.protocols.join('/')}`);
   if (w.connects) parts.push(`connect ${w.connects.join('/')}`);
   if (w.maxConnectionsBand) parts.push(`clients ${w.maxConnectionsBand.join('/')} max_connections`);

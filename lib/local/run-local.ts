@@ -16,6 +16,7 @@ import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run
 import { getSuite, SUITE_NAMES, type Suite } from '../suite/catalog';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
 import { buildPlan, plannedSteps, type RunPlan } from '../suite/plan';
+import { planScenarios } from '../suite/coverage';
 import { describeTarget, directTarget, poolerTarget, type TargetDescriptor } from '../suite/targets';
 import type { RunManifest, StepRecord, TargetRef } from '../suite/types';
 import { runExitCode, verdictTotals } from '../suite/verdict';
@@ -506,16 +507,20 @@ async function planAndRun(
     stored,
     check: (plan) => checkSamePooler(plan, stack.environment.poolerVersion, opts.runId),
     // Planned against what the stack really is: PgBouncer's version decides which cells can run.
-    fresh: () =>
-      buildPlan({
+    fresh: () => {
+      const steps = planLocal(opts, stack.descriptors);
+      return buildPlan({
         runId: opts.runId,
         suite: opts.suite.name,
         mode: 'local',
         createdAt: new Date().toISOString(),
         environment: stack.environment,
         targets: stack.descriptors,
-        steps: planLocal(opts, stack.descriptors),
-      }),
+        steps,
+        // Per scenario: what it re-runs and why any local target is left out.
+        scenarios: planScenarios(opts.suite, localCapacities(opts, stack.descriptors), steps),
+      });
+    },
     write: true,
   });
   const targets: Target[] = [...stack.targets];

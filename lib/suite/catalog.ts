@@ -16,7 +16,7 @@ import { E2_EXPERIMENT } from './experiments/e2-client-sweep';
 import { E3_EXPERIMENT } from './experiments/e3-connection-churn';
 import { E4_EXPERIMENT } from './experiments/e4-pool-share';
 import { E5_EXPERIMENT } from './experiments/e5-big-server';
-import type { Experiment, Suite } from './scenario';
+import type { Experiment, ExperimentId, ExperimentSource, Suite } from './scenario';
 
 export type {
   BuiltinScript,
@@ -26,6 +26,7 @@ export type {
   ExpectationRule,
   Experiment,
   ExperimentId,
+  ExperimentSource,
   InitFlag,
   MaxConnectionsBand,
   Scenario,
@@ -33,7 +34,7 @@ export type {
   ScriptSpec,
   Suite,
 } from './scenario';
-export { scriptLabel, validateScenario } from './scenario';
+export { BUILTIN_SCRIPTS, scriptLabel, validateScenario } from './scenario';
 
 /** In the order their scenarios run in `quick`, `smoke` and `all-published`, and their suites are listed. */
 const EXPERIMENTS: readonly Experiment[] = [
@@ -71,4 +72,34 @@ export function getSuite(name: string): Suite {
   const suite = SUITES.find((s) => s.name === name);
   if (!suite) throw new UsageError(`unknown suite "${name}"; valid suites: ${SUITE_NAMES.join(', ')}`);
   return suite;
+}
+
+/**
+ * The suite a lab's own scenarios form (lib/config/scenarios.ts): `--suite lab` runs the lab file's
+ * `scenarios`. Not in the catalog, so no catalog suite may take the name.
+ */
+export const LAB_SUITE_NAME = 'lab';
+
+/** The published experiments in catalog order: id and source (docs/suite.md, the report's findings). */
+export const EXPERIMENT_SOURCES: ReadonlyArray<{
+  readonly id: ExperimentId;
+  readonly source: ExperimentSource;
+}> = EXPERIMENTS.map((e) => ({ id: e.id, source: e.source }));
+
+/** The source of a published experiment. */
+export function experimentSource(id: ExperimentId): ExperimentSource {
+  const found = EXPERIMENTS.find((e) => e.id === id);
+  if (!found) throw new RangeError(`no experiment ${id} in the catalog`);
+  return found.source;
+}
+
+/**
+ * A source in one line: `Title — Publisher, 2024-08-29, https://…`; what is not public says so
+ * (`not public`), never a guess.
+ */
+export function formatSource(s: ExperimentSource): string {
+  const where = s.url ?? 'not public';
+  return [s.title, [s.publisher, s.date, where].filter((x): x is string => x !== null).join(', ')].join(
+    ' — ',
+  );
 }
