@@ -10,7 +10,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { InfrastructureError, UsageError } from '../core/errors';
 import type { LabConfig } from '../config/types';
 import { databaseInstanceClass } from '../config/database';
-import { getSuite, SUITE_NAMES } from '../suite/catalog';
+import { getSuite, LAB_SUITE_NAME, SUITE_NAMES } from '../suite/catalog';
 import { verdictTotals, type VerdictTotals } from '../suite/verdict';
 import type { AwsSettings } from '../aws/clients';
 import type { LabOutputs } from './outputs';
@@ -199,6 +199,8 @@ export function runnerArgsFromOutputs(
   return {
     runId: run.runId,
     suite: run.suite,
+    // The lab's own scenarios travel with the run (script texts included); a catalog suite needs none.
+    scenarios: run.suite === LAB_SUITE_NAME ? (lab?.scenarios ?? null) : null,
     bucket: outputs.resultsBucketName,
     secretArn: outputs.dbSecretArn,
     proxies,

@@ -846,6 +846,7 @@ describe('defaults', () => {
         ttlHours: 8,
         tags: {},
         suites: ['quick'],
+        scenarios: [],
         budget: null,
       },
     });
