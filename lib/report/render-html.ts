@@ -131,11 +131,12 @@ function findingsSection(findings: readonly FindingRow[]): SafeHtml {
   if (findings.length === 0)
     return html`<section id="findings"><h2>Findings</h2><p>No steps recorded yet.</p></section>`;
   return html`<section id="findings"><h2>Published findings</h2>
-<table><thead><tr><th>experiment</th><th>scenario</th><th>published finding</th><th>this run</th><th>verdicts held / broke / info</th></tr></thead><tbody>
+<table><thead><tr><th>experiment</th><th>scenario</th><th>published finding</th><th>source</th><th>this run</th><th>verdicts held / broke / info</th></tr></thead><tbody>
 ${findings.map(
   (
     f,
   ) => html`<tr><td>${f.experiment ?? '–'}</td><td><a href="#${anchor(f.scenario)}">${f.scenario}</a></td><td>${f.finding ?? '–'}</td>
+<td class="source">${f.source ?? '–'}</td>
 <td><span class="badge s-${f.state}">${STATE_WORDS[f.state]}</span>${
     f.brokenExamples.length > 0
       ? html`<details><summary>what broke</summary><code>${f.brokenExamples.join('\n')}</code></details>`

@@ -74,11 +74,12 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
   out.push('');
   out.push(
     mdTable(
-      ['experiment', 'scenario', 'finding', 'this run', 'held / broke / info'],
+      ['experiment', 'scenario', 'finding', 'source', 'this run', 'held / broke / info'],
       model.findings.map((f) => [
         f.experiment ?? '–',
         f.scenario,
         f.finding ?? '–',
+        f.source ?? '–',
         STATE_MD[f.state],
         `${f.held} / ${f.broke} / ${f.informational}`,
       ]),

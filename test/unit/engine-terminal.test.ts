@@ -224,3 +224,18 @@ describe('a cell the pooler cannot run', () => {
     );
   });
 });
+
+test.each([
+  // GIVEN a local run with a pooled step: the summary says what loopback means for pooled vs direct
+  ['local', 'pgbouncer-transaction', true],
+  // a local run of direct steps only has nothing to compare
+  ['local', 'direct', false],
+  // a cloud run measures real hops
+  ['cloud', 'pgbouncer-transaction', false],
+] as const)('summary of a %s run with a %s step: loopback caveat %s', (mode, kind, said) => {
+  const m = { mode, status: 'completed', stepsCompleted: 1, stepIds: ['a'] } as unknown as RunManifest;
+  // WHEN
+  const text = formatSummary(m, [record({ stepId: 'a', scenario: 's', target: { kind, name: kind } })], '/runs/x', 5);
+  // THEN
+  expect(text.includes('One machine, loopback')).toBe(said);
+});
