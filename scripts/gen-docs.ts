@@ -4,6 +4,7 @@
  *   lab-fields      docs/lab-file.md, README.md   from the zod schema's .meta() (lib/config/schema.ts)
  *   suites          docs/suite.md, README.md      from the suite catalog (lib/suite/catalog.ts)
  *   scenarios       docs/suite.md                 idem
+ *   sources         docs/suite.md                 idem (each experiment's published source)
  *   expectations    docs/suite.md                 idem (the expectation rules)
  *   error-classes   docs/suite.md                 from the parser's ERROR_PATTERNS (lib/suite/parser.ts)
  *   operator-policy docs/aws.md                   from `proxylab iam-policy` (lib/operator/iam-policy.ts) for labs/default.json
@@ -29,6 +30,7 @@ import {
 import { labJsonSchema, LAB_SCHEMA_FILE, type JsonSchema } from '../lib/config/json-schema';
 import { loadLabFile } from '../lib/config/load';
 import {
+  EXPERIMENT_SOURCES,
   getSuite,
   scriptLabel,
   SUITE_NAMES,
@@ -280,6 +282,26 @@ function renderExpectations(): string {
   ].join('\n');
 }
 
+function renderSources(): string {
+  return [
+    '| experiment | source | publisher | date | where |',
+    '|---|---|---|---|---|',
+    ...EXPERIMENT_SOURCES.map(({ id, source: s }) =>
+      [
+        '',
+        id,
+        cell(s.title),
+        cell(s.publisher ?? 'not public'),
+        s.date ?? '—',
+        cell(s.url ?? `not public${s.note ? ` (${s.note.replace(/^not public:\s*/, '')})` : ''}`),
+        '',
+      ]
+        .join(' | ')
+        .trim(),
+    ),
+  ].join('\n');
+}
+
 function renderErrorClasses(): string {
   return [
     '| class | matched (case-insensitive, first class wins) |',
@@ -360,6 +382,7 @@ export const BLOCKS: readonly GeneratedBlock[] = [
   { name: 'lab-fields', files: ['docs/lab-file.md', 'README.md'], render: renderLabFields },
   { name: 'suites', files: ['docs/suite.md', 'README.md'], render: renderSuites },
   { name: 'scenarios', files: ['docs/suite.md'], render: renderScenarios },
+  { name: 'sources', files: ['docs/suite.md'], render: renderSources },
   { name: 'expectations', files: ['docs/suite.md'], render: renderExpectations },
   { name: 'error-classes', files: ['docs/suite.md'], render: renderErrorClasses },
   { name: 'operator-policy', files: ['docs/aws.md'], render: renderOperatorPolicy },

@@ -391,7 +391,11 @@ const poolerSchema = z.strictObject(
       ),
     kind: z
       .enum(POOLER_PRODUCTS, { error: oneOf(POOLER_PRODUCTS) })
-      .meta(doc({ description: 'The pooler software.' })),
+      .meta(
+        doc({
+          description: `The pooler product, an enum with one value per pooler driver (lib/poolers/registry.ts): ${quoted(POOLER_PRODUCTS)}. Any other name is refused until its driver exists (CONTRIBUTING.md, "Add a pooler product").`,
+        }),
+      ),
     placement: z
       .enum(POOLER_PLACEMENTS, {
         error: `${oneOf(POOLER_PLACEMENTS)} (a managed database's own host — Aurora or RDS — cannot run a pooler; "on-runners" co-locates it with the load)`,
