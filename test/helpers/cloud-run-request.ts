@@ -5,6 +5,7 @@
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { buildRunRequest, type RunnerArgvTestSettings, type RunRequest } from '../../lib/aws/run-request';
 import type { DatabaseSpec } from '../../lib/aws/runner-args';
+import type { LabScenario } from '../../lib/config/types';
 import { BENCH_DB, BENCH_USER } from '../../lib/local/postgres';
 import { motoClientConfig, type MotoServer } from './moto';
 
@@ -50,9 +51,10 @@ export const LOCAL_STAND_IN: RunnerArgvTestSettings = {
 };
 
 /**
- * The run request of suite `smoke` on the local stack: PostgreSQL at `postgresPort` is the writer and
- * PgBouncer's transaction pool at `proxyPort` stands in for a proxy (25/12 is its pool as a % of
- * max_connections); no collector. The runner gets LOCAL_STAND_IN on its command line.
+ * The run request of suite `smoke` (or `suite`, with a lab's own `scenarios` for `lab`) on the local
+ * stack: PostgreSQL at `postgresPort` is the writer and PgBouncer's transaction pool at `proxyPort`
+ * stands in for a proxy (25/12 is its pool as a % of max_connections); no collector. The runner
+ * gets LOCAL_STAND_IN on its command line.
  */
 export function localRunRequest(o: {
   readonly runId: string;
@@ -63,11 +65,14 @@ export function localRunRequest(o: {
   readonly runnerCount: number;
   readonly startAt?: string | null;
   readonly database?: DatabaseSpec;
+  readonly suite?: string;
+  readonly scenarios?: readonly LabScenario[];
 }): RunRequest {
   return buildRunRequest(
     {
       runId: o.runId,
-      suite: 'smoke',
+      suite: o.suite ?? 'smoke',
+      ...(o.scenarios ? { scenarios: o.scenarios } : {}),
       bucket: o.bucket,
       secretArn: o.secretArn,
       writerEndpoint: { host: '127.0.0.1', port: o.postgresPort },

@@ -64,6 +64,7 @@ describe('CLI (real entry, no AWS)', () => {
     );
     expect(res.status).toBe(0);
     const printed = JSON.parse(res.stdout) as {
+      plan: { suite: string; stepCount: number; maxConnections: { value: number } };
       request: { runId: string; runnerCount: number; targets: { proxies: unknown[] } };
       sendCommands: Array<{
         DocumentName: string;
@@ -71,6 +72,12 @@ describe('CLI (real entry, no AWS)', () => {
         Parameters: { commands: string[] };
       }>;
     };
+    // the plan `proxylab plan` shows (on stderr in words, in the JSON as data), from the lab file
+    expect(res.stderr).toMatch(/^Plan: suite smoke on lab default: 3 scenarios, \d+ steps, 1 runner$/m);
+    expect(printed.plan).toEqual(
+      expect.objectContaining({ suite: 'smoke', maxConnections: expect.objectContaining({ value: 450 }) }),
+    );
+    expect(printed.plan.stepCount).toBeGreaterThan(0);
     // the request the runners will read from S3 (endpoints described, no secret)
     expect(printed.request).toMatchObject({ runId: 'dry-1', runnerCount: 2 });
     expect(printed.request.targets.proxies.length).toBeGreaterThan(0);

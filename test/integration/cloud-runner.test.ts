@@ -13,6 +13,7 @@
  * PgBouncer (a refusal above max_connections or a pool's size is only meaningful on a server no
  * other test is using), all against the one moto.
  */
+import { expect } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -38,6 +39,7 @@ import { AWS_CALL_LOG_ENV } from '../../lib/core/aws-call-log';
 import { RUNNER } from '../helpers/aws-calls/principals';
 import { recordCallLog } from '../helpers/aws-calls/recorder';
 import { scratchDir } from '../helpers/scratch';
+import { loadLabFile } from '../../lib/config/load';
 
 const BUCKET = 'proxylab-it-results';
 const RUN_ID = 'cloud-it-1';
@@ -53,6 +55,7 @@ interface Db {
 let chainDb: Db;
 let fleetDb: Db;
 let brokenFleetDb: Db;
+let labDb: Db;
 let moto: MotoServer;
 let s3: S3Client;
 let tmp: string;
@@ -92,6 +95,24 @@ async function writeRequest(
     runnerCount,
     startAt,
     database: RDS_POCKET,
+  });
+  await writeRunRequest(s3, request);
+  return request;
+}
+
+/** What `proxylab run --suite lab` writes for labs/own-workload.json: its scenarios, steps shortened to 1 s. */
+async function writeLabRequest(db: Db, runId: string): Promise<RunRequest> {
+  const lab = loadLabFile(path.join(__dirname, '..', '..', 'labs', 'own-workload.json'));
+  const request = localRunRequest({
+    runId,
+    bucket: BUCKET,
+    secretArn: db.secretArn,
+    postgresPort: db.stack.postgres.port,
+    proxyPort: db.stack.pgbouncer.port,
+    runnerCount: 1,
+    database: RDS_POCKET,
+    suite: 'lab',
+    scenarios: lab.scenarios.map((s) => ({ ...s, durationSec: 1 })),
   });
   await writeRunRequest(s3, request);
   return request;
@@ -175,11 +196,11 @@ function shape(rec: StepRecord): Record<string, string[]> {
 beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-cloud-it-'));
   runnerJs = bundleRunner(path.join(tmp, 'bundle')).file;
-  const stacks = Promise.all([startLocalStack(), startLocalStack(), startLocalStack()]);
+  const stacks = Promise.all([startLocalStack(), startLocalStack(), startLocalStack(), startLocalStack()]);
   moto = await startMoto();
   s3 = new S3Client({ ...motoClientConfig(moto), forcePathStyle: true });
   await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
-  const [chain, fleet, brokenFleet] = await stacks;
+  const [chain, fleet, brokenFleet, lab] = await stacks;
   // the shape RDS generates for a cluster secret
   const withSecret = async (stack: LocalStack, name: string): Promise<Db> => ({
     stack,
@@ -188,6 +209,7 @@ beforeAll(async () => {
   chainDb = await withSecret(chain, 'proxylab-it-db');
   fleetDb = await withSecret(fleet, 'proxylab-it-fleet-db');
   brokenFleetDb = await withSecret(brokenFleet, 'proxylab-it-broken-fleet-db');
+  labDb = await withSecret(lab, 'proxylab-it-lab-db');
 }, 90_000);
 
 afterAll(async () => {
@@ -195,6 +217,7 @@ afterAll(async () => {
     chainDb?.stack.stop(),
     fleetDb?.stack.stop(),
     brokenFleetDb?.stack.stop(),
+    labDb?.stack.stop(),
     moto?.stop(),
   ]);
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
@@ -389,6 +412,64 @@ describe('two runner processes split every step through the S3 barrier (moto)', 
         ) as { startAt: string };
         expect(step.startedAt).toBe(plan.startAt);
       }
+    },
+    150_000,
+  );
+});
+
+describe("a lab's own scenario in the cloud: the script travels in the request (moto)", () => {
+  test.concurrent(
+    'labs/own-workload.json through the bundled runner: its script from the request, 3 client counts × 3 repetitions on every target',
+    async () => {
+      // GIVEN the request `proxylab run --lab labs/own-workload.json --suite lab` writes
+      const runId = 'cloud-it-lab';
+      const request = await writeLabRequest(labDb, runId);
+      const sql = fs.readFileSync(path.join(__dirname, '..', '..', 'labs', 'own-workload.sql'), 'utf8');
+      // WHEN one runner runs it
+      const r0 = await runRunner(runId, 0);
+      // THEN it completed, every verdict held
+      if (r0.code !== 0) process.stderr.write(`runner 0:\n${r0.stdout}${r0.stderr}\n`);
+      expect(r0.code).toBe(0);
+      const manifest = JSON.parse(await s3Text(`runs/${runId}/manifest.json`)) as RunManifest;
+      expect([manifest.status, manifest.suite]).toEqual(['completed', 'lab']);
+      // the request in S3 is what the operator wrote: the scenario with its script and SHA-256
+      const stored = runRequestSchema.parse(JSON.parse(await s3Text(`runs/${runId}/request.json`)));
+      expect(stored).toEqual(request);
+      expect(stored.scenarios?.[0]?.workload[0]).toEqual({
+        file: expect.objectContaining({ path: 'own-workload.sql', name: 'own-workload.sql', sql }),
+        weight: 1,
+      });
+      // the plan runner 0 made from it: the lab's scenario on every target the request describes
+      const plan = planSchema.parse(JSON.parse(await s3Text(`runs/${runId}/plan.json`)));
+      expect(plan.scenarios?.map((s) => [s.name, s.experiment, s.targets])).toEqual([
+        [
+          'checkout',
+          null,
+          [
+            { target: 'direct', steps: 9, skipped: null },
+            { target: 'pgbouncer-transaction', steps: 9, skipped: null },
+          ],
+        ],
+      ]);
+      expect(plan.steps.map((s) => s.stepId)).toEqual(manifest.stepIds);
+      expect([...new Set(plan.steps.map((s) => s.params.clients))]).toEqual([4, 8, 16]);
+      expect(
+        plan.steps.every(
+          (s) =>
+            s.script.parts[0] !== undefined &&
+            'file' in s.script.parts[0] &&
+            s.script.parts[0].file.sql === sql,
+        ),
+      ).toBe(true);
+      // every step ran the script, told the scale it was loaded at
+      const steps = await s3Steps(runId);
+      expect(steps).toHaveLength(18);
+      for (const step of steps) {
+        expect(step.status).toBe('completed');
+        expect(step.verdict.held).toBe(true);
+        expect(step.command.join(' ')).toMatch(/ -s 10 .*own-workload\.sql/);
+      }
+      expect(JSON.stringify(plan)).not.toContain(PASSWORD);
     },
     150_000,
   );
