@@ -389,13 +389,11 @@ const poolerSchema = z.strictObject(
             'Lowercase letters, digits, single hyphens; unique among proxies and poolers (case-insensitive). Targets are named `<name>-<mode>` (e.g. `bouncer-session`).',
         }),
       ),
-    kind: z
-      .enum(POOLER_PRODUCTS, { error: oneOf(POOLER_PRODUCTS) })
-      .meta(
-        doc({
-          description: `The pooler product, an enum with one value per pooler driver (lib/poolers/registry.ts): ${quoted(POOLER_PRODUCTS)}. Any other name is refused until its driver exists (CONTRIBUTING.md, "Add a pooler product").`,
-        }),
-      ),
+    kind: z.enum(POOLER_PRODUCTS, { error: oneOf(POOLER_PRODUCTS) }).meta(
+      doc({
+        description: `The pooler product, an enum with one value per pooler driver (lib/poolers/registry.ts): ${quoted(POOLER_PRODUCTS)}. Any other name is refused until its driver exists (CONTRIBUTING.md, "Add a pooler product").`,
+      }),
+    ),
     placement: z
       .enum(POOLER_PLACEMENTS, {
         error: `${oneOf(POOLER_PLACEMENTS)} (a managed database's own host — Aurora or RDS — cannot run a pooler; "on-runners" co-locates it with the load)`,

@@ -148,7 +148,9 @@ export function describeCounterparts(lab: LocalLab): string[] {
     `Lab ${lab.name} on the local stack: ${mapped.map((c) => `${c.lab.name} → ${c.local?.name ?? ''}`).join(', ') || 'nothing maps'}` +
       ' (one machine, loopback: see the report for what that means for pooled vs direct figures)',
     ...(none.length > 0
-      ? [`  no local counterpart, not measured here: ${none.map((c) => `${c.lab.name} (${c.what})`).join(', ')}`]
+      ? [
+          `  no local counterpart, not measured here: ${none.map((c) => `${c.lab.name} (${c.what})`).join(', ')}`,
+        ]
       : []),
   ];
 }
@@ -178,7 +180,9 @@ export function validateLocalInput(
     problems.push(`--max-connections must be an integer 10–5000, got ${String(input.maxConnections)}`);
   // A lab's poolers open their share of max_connections; locally the same share of the local server's.
   const labPoolPercent =
-    labConfig && labConfig.poolers.length > 0 ? Math.min(...labConfig.poolers.map((p) => p.poolPercent)) : null;
+    labConfig && labConfig.poolers.length > 0
+      ? Math.min(...labConfig.poolers.map((p) => p.poolPercent))
+      : null;
   const poolPercent = toInt(input.poolPercent) ?? labPoolPercent ?? DEFAULT_POOL_PERCENT;
   if (!(poolPercent >= 1 && poolPercent <= 100))
     problems.push(`--pool-percent must be an integer 1–100, got ${String(input.poolPercent)}`);
@@ -216,7 +220,9 @@ export function validateLocalInput(
  * max_prepared_statements); without them, from the kinds alone (version unknown).
  */
 export function localCapacities(
-  opts: Pick<LocalRunOptions, 'maxConnections' | 'poolPercent' | 'lab'> & { readonly poolerProcesses?: number },
+  opts: Pick<LocalRunOptions, 'maxConnections' | 'poolPercent' | 'lab'> & {
+    readonly poolerProcesses?: number;
+  },
   descriptors?: readonly TargetDescriptor[],
 ): TargetCapacity[] {
   const n = opts.poolerProcesses ?? 1;

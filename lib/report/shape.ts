@@ -475,7 +475,8 @@ export function findingRows(run: LoadedRun, lookup: ScenarioLookup): FindingRow[
       source:
         info === null
           ? null
-          : (info.source ?? (info.experiment === null ? "none: the lab's own scenario, not a published finding" : null)),
+          : (info.source ??
+            (info.experiment === null ? "none: the lab's own scenario, not a published finding" : null)),
       state,
       held,
       broke: broken.length,

@@ -64,8 +64,8 @@ export function register(program: Command): void {
         'starts them on free ports on 127.0.0.1 in a temporary directory, runs the suite, writes ' +
         'OUT/RUN_ID/ (manifest.json, steps/*.json with raw pgbench output, metrics/local.json), prints a table ' +
         'per scenario and stops everything — also on failure and Ctrl-C. Re-running with the same --run-id ' +
-        'resumes: finished steps are kept and not repeated. With --lab FILE it runs that lab\'s suites (by default ' +
-        "its first: `lab`, its own scenarios, when it has them) on the local counterparts of its targets — direct " +
+        "resumes: finished steps are kept and not repeated. With --lab FILE it runs that lab's suites (by default " +
+        'its first: `lab`, its own scenarios, when it has them) on the local counterparts of its targets — direct ' +
         "and its PgBouncer pools; an RDS Proxy has none and is named as not measured — with its poolers' pool share.\n\n" +
         'Exit codes: 0 every verdict held, 1 a verdict did not hold or the infrastructure failed, 2 usage error,\n' +
         '130 interrupted by Ctrl-C (129 SIGHUP, 131 SIGQUIT, 143 SIGTERM, 141 output pipe closed): servers stopped,\n' +
@@ -77,7 +77,7 @@ export function register(program: Command): void {
     )
     .option(
       '--lab <file>',
-      "a lab file: run its suites (and its own scenarios, `--suite lab`) here, on the local counterparts of its targets",
+      'a lab file: run its suites (and its own scenarios, `--suite lab`) here, on the local counterparts of its targets',
     )
     .option(
       '--suite <name>',
@@ -145,7 +145,9 @@ export function register(program: Command): void {
       print(formatResultTables(opts.suite, result.records, result.scenarioVerdicts));
       print(formatSummary(result.manifest, result.records, result.runDir, result.wallSec));
       if (result.manifest.status === 'interrupted' || result.manifest.status === 'failed') {
-        print(`Resume (finished steps are kept): ${resumeCommand(flags, opts.suite.name, result.manifest.runId)}`);
+        print(
+          `Resume (finished steps are kept): ${resumeCommand(flags, opts.suite.name, result.manifest.runId)}`,
+        );
       }
       if (result.keptConnectionHelp !== null) {
         print('\nServers left running (--keep):');

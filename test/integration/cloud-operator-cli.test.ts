@@ -74,9 +74,7 @@ describe('CLI (real entry, no AWS)', () => {
     };
     // the plan `proxylab plan` shows (on stderr in words, in the JSON as data), from the lab file
     expect(res.stderr).toMatch(/^Plan: suite smoke on lab default: 3 scenarios, \d+ steps, 1 runner$/m);
-    expect(printed.plan).toEqual(
-      expect.objectContaining({ suite: 'smoke', maxConnections: expect.objectContaining({ value: 450 }) }),
-    );
+    expect([printed.plan.suite, printed.plan.maxConnections.value]).toEqual(['smoke', 450]);
     expect(printed.plan.stepCount).toBeGreaterThan(0);
     // the request the runners will read from S3 (endpoints described, no secret)
     expect(printed.request).toMatchObject({ runId: 'dry-1', runnerCount: 2 });

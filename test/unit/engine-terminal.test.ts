@@ -235,7 +235,12 @@ test.each([
 ] as const)('summary of a %s run with a %s step: loopback caveat %s', (mode, kind, said) => {
   const m = { mode, status: 'completed', stepsCompleted: 1, stepIds: ['a'] } as unknown as RunManifest;
   // WHEN
-  const text = formatSummary(m, [record({ stepId: 'a', scenario: 's', target: { kind, name: kind } })], '/runs/x', 5);
+  const text = formatSummary(
+    m,
+    [record({ stepId: 'a', scenario: 's', target: { kind, name: kind } })],
+    '/runs/x',
+    5,
+  );
   // THEN
   expect(text.includes('One machine, loopback')).toBe(said);
 });
