@@ -11,6 +11,7 @@ import { databaseSection } from '../config/database';
 import type { ClientsSpec } from '../suite/catalog';
 import { getSuite } from '../suite/catalog';
 import { resolveClients } from '../suite/expand';
+import { resolveSuite } from '../config/scenarios';
 import type { CostEstimate } from './estimate';
 import { DEFAULT_PRICE_REGION, PRICE_TABLES } from './price-table';
 
@@ -218,11 +219,17 @@ export interface SuiteClientDemand {
   readonly clients: readonly ClientsSpec[];
 }
 
-/** The client counts of catalog suites by name (an unknown name is a UsageError listing the valid ones). */
-export function suiteClientDemands(suiteNames: readonly string[]): SuiteClientDemand[] {
+/**
+ * The client counts of suites by name: the catalog's, and with `lab` given, `lab` for its own
+ * scenarios (an unknown name is a UsageError listing the valid ones).
+ */
+export function suiteClientDemands(
+  suiteNames: readonly string[],
+  lab?: Pick<LabConfig, 'name' | 'scenarios'>,
+): SuiteClientDemand[] {
   return suiteNames.map((name) => ({
     suite: name,
-    clients: getSuite(name).scenarios.flatMap((sc) => sc.clients),
+    clients: (lab ? resolveSuite(name, lab) : getSuite(name)).scenarios.flatMap((sc) => sc.clients),
   }));
 }
 
@@ -245,7 +252,7 @@ export interface RunnerCapacityWarning {
  * for pool-relative counts, the largest proxy pool. An empty list means no concern.
  */
 export function runnerCapacityWarnings(lab: LabConfig, suites: readonly string[]): RunnerCapacityWarning[] {
-  return runnerCapacityWarningsFor(lab, suiteClientDemands(suites));
+  return runnerCapacityWarningsFor(lab, suiteClientDemands(suites, lab));
 }
 
 /** `runnerCapacityWarnings` on explicit client demands (no catalog lookup). */

@@ -73,7 +73,8 @@ export function register(program: Command): void {
     )
     .addHelpText(
       'after',
-      `\nSuites:\n${SUITE_NAMES.map((n) => `  ${n.padEnd(14)} ${getSuite(n).description}`).join('\n')}\n`,
+      `\nSuites:\n${SUITE_NAMES.map((n) => `  ${n.padEnd(14)} ${getSuite(n).description}`).join('\n')}\n` +
+        `  ${'lab'.padEnd(14)} With --lab FILE: the lab file's own scenarios (its \`scenarios\`; docs/lab-file.md).\n`,
     )
     .option(
       '--lab <file>',

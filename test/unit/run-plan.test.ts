@@ -202,3 +202,12 @@ describe('lab time', () => {
     ).toThrow(/or run with --extend \(6 h more at \$0\.92\/h ≈ \$5\.52\)$/);
   });
 });
+
+test("deploy's preflight on a lab that runs its own scenarios checks the runners against them", () => {
+  // GIVEN the own-workload lab (suites: ["lab"]) with one small runner
+  const small: LabConfig = { ...OWN, runners: { ...OWN.runners, count: 1 } };
+  // WHEN deploy's runner check reads the lab's suites
+  const warnings = runnerCapacityWarnings(small, small.suites);
+  // THEN it resolved `lab` to the lab's scenarios: 0.4 × 1802 = 721 clients > 400 on one c7g.large
+  expect(warnings.map((w) => [w.suite, w.clients, w.runnersNeeded])).toEqual([['lab', 721, 2]]);
+});
