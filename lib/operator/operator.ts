@@ -200,7 +200,7 @@ export function runnerArgsFromOutputs(
     runId: run.runId,
     suite: run.suite,
     // The lab's own scenarios travel with the run (script texts included); a catalog suite needs none.
-    scenarios: run.suite === LAB_SUITE_NAME ? (lab?.scenarios ?? null) : null,
+    ...(run.suite === LAB_SUITE_NAME ? { scenarios: lab?.scenarios ?? null } : {}),
     bucket: outputs.resultsBucketName,
     secretArn: outputs.dbSecretArn,
     proxies,

@@ -227,12 +227,12 @@ describe('a cell the pooler cannot run', () => {
 
 test.each([
   // GIVEN a local run with a pooled step: the summary says what loopback means for pooled vs direct
-  ['local', 'pgbouncer-transaction', true],
+  ['pgbouncer-transaction', 'local', true],
   // a local run of direct steps only has nothing to compare
-  ['local', 'direct', false],
+  ['direct', 'local', false],
   // a cloud run measures real hops
-  ['cloud', 'pgbouncer-transaction', false],
-] as const)('summary of a %s run with a %s step: loopback caveat %s', (mode, kind, said) => {
+  ['pgbouncer-transaction', 'cloud', false],
+] as const)('summary with a %s step in a %s run: loopback caveat %s', (kind, mode, said) => {
   const m = { mode, status: 'completed', stepsCompleted: 1, stepIds: ['a'] } as unknown as RunManifest;
   // WHEN
   const text = formatSummary(

@@ -38,7 +38,7 @@ describe('the run request of suite lab', () => {
 
   test('a catalog suite carries none', () => {
     const base = runnerArgsFromOutputs(OUTPUTS, LAB, { ...RUN, suite: 'e3' });
-    expect(base.scenarios).toBeNull();
+    expect(base.scenarios).toBeUndefined();
     expect(buildRunRequest(base, 1).scenarios).toBeNull();
   });
 
