@@ -5,6 +5,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { planLocal, validateLocalInput } from '../../lib/local/run-local';
 import { captureShape, captureText, committedCapture } from '../../scripts/readme-capture';
 
 const README = fs.readFileSync(path.join(__dirname, '..', '..', 'README.md'), 'utf8');
@@ -14,6 +15,26 @@ test('the README holds a generated capture of 8 smoke steps, tables elided', () 
   expect(committed).toMatch(/^Run local-\S+: 8 steps\.$/m);
   expect(committed).toContain('…one table per scenario');
   expect(captureShape(committed).filter((l) => /^[>✓✗·] \[\d+\/8\]/.test(l)).length).toBe(14);
+});
+
+test("the README's steps are the smoke suite's planned steps, in order, each started or skipped and finished", () => {
+  // GIVEN the plan `proxylab local --suite smoke` makes with its default settings
+  const planned = planLocal(validateLocalInput({ suite: 'smoke' }, path.join(__dirname, '..', '..'))).map(
+    (s) => s.stepId,
+  );
+  // WHEN the capture's step lines are read back
+  const lines = captureShape(committed);
+  const ids = (marker: RegExp): string[] =>
+    lines.flatMap((l) => {
+      const m = /^([>✓✗·]) \[(\d+)\/(\d+)\] (\S+)/.exec(l);
+      return m !== null && marker.test(m[1] ?? '') && Number(m[3]) === planned.length ? [m[4] ?? ''] : [];
+    });
+  // THEN every planned step ends (measured or skipped with its reason) in plan order, and only those
+  expect(committed).toMatch(new RegExp(`^Run local-\\S+: ${planned.length} steps\\.$`, 'm'));
+  expect(ids(/[✓✗·]/)).toEqual(planned);
+  // a step that is measured was announced first; a skipped one was not
+  const skipped = ids(/·/);
+  expect(ids(/>/)).toEqual(planned.filter((id) => !skipped.includes(id)));
 });
 
 test('figures, ports, paths and times do not change the shape; a step more or less does', () => {
