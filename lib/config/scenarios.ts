@@ -263,6 +263,20 @@ export function suiteNamesFor(lab: Pick<LabConfig, 'scenarios'>): string[] {
 }
 
 /**
+ * `resolveSuite` for a name given on the command line: an unknown name is the usual flag error
+ * (`--suite must be one of …; got "x"`, the lab's choices); `lab` on a lab without scenarios says so.
+ */
+export function resolveSuiteFlag(
+  name: string,
+  lab: Pick<LabConfig, 'name' | 'scenarios'>,
+  flag = '--suite',
+): Suite {
+  if (name !== LAB_SUITE_NAME && !SUITE_NAMES.includes(name))
+    throw new UsageError(`${flag} must be one of ${suiteNamesFor(lab).join(', ')}; got "${name}"`);
+  return resolveSuite(name, lab);
+}
+
+/**
  * A suite by name for a lab: `lab` is its own scenarios, anything else the catalog's. A UsageError
  * names the choices (and says when `lab` is asked of a lab without scenarios).
  */

@@ -6,6 +6,7 @@
  */
 import type { Command } from 'commander';
 import { loadLabFile } from '../../lib/config/load';
+import { resolveSuiteFlag } from '../../lib/config/scenarios';
 import { formatRunPlan, previewRun } from '../../lib/cost/run-plan';
 
 interface PlanFlags {
@@ -35,7 +36,8 @@ export function register(program: Command): void {
     )
     .action((flags: PlanFlags) => {
       const lab = loadLabFile(flags.lab);
-      const names = flags.suite !== undefined ? [flags.suite] : lab.suites;
+      // The lab file's suites are checked when it loads; --suite here, naming the flag.
+      const names = flags.suite !== undefined ? [resolveSuiteFlag(flags.suite, lab).name] : lab.suites;
       // Every suite is planned before anything is printed: an unknown name is a usage error naming the choices.
       const previews = names.map((name) => previewRun(lab, name));
       if (flags.json) {

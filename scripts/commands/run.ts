@@ -20,7 +20,7 @@ import { readLabOutputs, stackNameFor } from '../../lib/operator/outputs';
 import { formatDuration } from '../../lib/core/format';
 import { runnerSoftwareVersion } from '../../lib/constructs/runner-bundle';
 import { decideRunExpiry } from '../../lib/operator/run-window';
-import { resolveSuite } from '../../lib/config/scenarios';
+import { resolveSuiteFlag } from '../../lib/config/scenarios';
 import { formatRunPlan, previewRun, type RunPlanPreview } from '../../lib/cost/run-plan';
 import { formatExpiresAt } from '../../lib/config/expiry';
 import { extendLabExpiry, readLabExpiry } from '../../lib/operator/extend';
@@ -78,7 +78,7 @@ export function register(program: Command): void {
     .action(async (flags: RunFlags) => {
       // Everything the user typed is checked before the first AWS call.
       const lab = loadLabFile(flags.lab);
-      const suite = resolveSuite(flags.suite, lab).name;
+      const suite = resolveSuiteFlag(flags.suite, lab).name;
       // The plan `proxylab plan` shows: steps, duration, cost, what is not measured (no AWS call).
       const plan = planOrWarn(lab, suite);
       const now = new Date();

@@ -11,7 +11,13 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { checkLabFile, validateLab, type LabProblem } from '../../lib/config';
 import { labTargetCapacities } from '../../lib/config/targets';
-import { labSuite, resolveSuite, suiteNamesFor, type ScriptReader } from '../../lib/config/scenarios';
+import {
+  labSuite,
+  resolveSuite,
+  resolveSuiteFlag,
+  suiteNamesFor,
+  type ScriptReader,
+} from '../../lib/config/scenarios';
 import { UsageError } from '../../lib/core/errors';
 import { expandSuite } from '../../lib/suite/expand';
 import { LAB_SUITE_NAME, SUITE_NAMES } from '../../lib/suite/catalog';
@@ -325,6 +331,31 @@ describe("the suite `lab`: the catalog's scenario model, the one expandSuite", (
   ])('resolveSuite(%s) refuses with the choices', (name, l, message) => {
     expect(() => resolveSuite(name, l)).toThrow(UsageError);
     expect(() => resolveSuite(name, l)).toThrow(message);
+  });
+
+  test.each([
+    // GIVEN a name typed on the command line
+    ['nope', lab.lab, /^--suite must be one of quick, smoke, .*all-published, lab; got "nope"$/],
+    [
+      'nope',
+      { ...lab.lab, scenarios: [] },
+      /^--suite must be one of quick, smoke, .*all-published; got "nope"$/,
+    ],
+    // the lab without scenarios keeps the message that says why `lab` is not a choice there
+    [
+      'lab',
+      { ...lab.lab, scenarios: [] },
+      /^suite "lab" runs the lab file's own scenarios, and lab own-workload has none/,
+    ],
+  ])('resolveSuiteFlag(%s) names the flag, the value and the choices', (name, l, message) => {
+    // WHEN / THEN
+    expect(() => resolveSuiteFlag(name, l)).toThrow(UsageError);
+    expect(() => resolveSuiteFlag(name, l)).toThrow(message);
+  });
+
+  test('resolveSuiteFlag gives the same suite as resolveSuite for a known name', () => {
+    expect(resolveSuiteFlag('lab', lab.lab)).toEqual(resolveSuite('lab', lab.lab));
+    expect(resolveSuiteFlag('smoke', lab.lab).name).toBe('smoke');
   });
 });
 
