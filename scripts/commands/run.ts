@@ -81,6 +81,15 @@ export function register(program: Command): void {
       const suite = resolveSuiteFlag(flags.suite, lab).name;
       // The plan `proxylab plan` shows: steps, duration, cost, what is not measured (no AWS call).
       const plan = planOrWarn(lab, suite);
+      // Shown before the first AWS call, so that the preview needs neither credentials nor a
+      // deployed lab: the plan in words (dry run) or what the suite leaves out (nothing skipped silently).
+      if (flags.dryRun) {
+        if (plan !== null) process.stderr.write(`${formatRunPlan(plan)}\n`);
+      } else {
+        for (const w of plan?.warnings ?? []) {
+          if (w.id !== 'proxylab:outlives-lab') process.stdout.write(`warning: ${w.message}\n`);
+        }
+      }
       const now = new Date();
       const runId = validateRunId(flags.runId ?? defaultCloudRunId(now));
       const pollSec = Number(flags.pollSec);
@@ -105,17 +114,12 @@ export function register(program: Command): void {
       const request = buildRunRequest(base, outputs.runnerInstanceIds.length);
       const plans = buildRunCommands(outputs.runnerInstanceIds, request);
       if (flags.dryRun) {
-        // The plan in words on stderr; on stdout the plan, the request that would be written to S3,
-        // then the exact SendCommand requests, as one JSON document.
-        if (plan !== null) process.stderr.write(`${formatRunPlan(plan)}\n`);
+        // (the plan in words went to stderr above) On stdout the plan, the request that would be
+        // written to S3, then the exact SendCommand requests, as one JSON document.
         process.stdout.write(
           JSON.stringify({ plan, request, sendCommands: plans.map((p) => p.input) }, null, 2) + '\n',
         );
         return;
-      }
-      // What the suite leaves out on this lab, before anything starts (nothing skipped silently).
-      for (const w of plan?.warnings ?? []) {
-        if (w.id !== 'proxylab:outlives-lab') process.stdout.write(`warning: ${w.message}\n`);
       }
       // A run must end before the lab deletes itself (and its results bucket).
       if (lab.ttlHours !== null && plan !== null) {

@@ -90,6 +90,29 @@ describe('CLI (real entry, no AWS)', () => {
     );
   });
 
+  test('run --dry-run shows the plan before its first AWS call: no credentials, no deployed lab, the preview is still there', () => {
+    // GIVEN the issue's lab, no credentials anywhere and no --outputs (the stack outputs would be read)
+    const lab = path.join(REPO_ROOT, 'test', 'fixtures', 'labs', 'issue-25-rds-proxy-vs-pgbouncer.json');
+    const res = spawnSync(process.execPath, [cli, 'run', '--lab', lab, '--suite', 'e5', '--dry-run'], {
+      encoding: 'utf8',
+      env,
+      cwd: REPO_ROOT,
+    });
+    // THEN the plan, its skipped target and its warnings come first; then the AWS failure (exit 1)
+    const planAt = res.stderr.search(
+      /^Plan: suite e5 on lab rds-proxy-vs-pgbouncer: 2 scenarios, 378 steps, 2 runners$/m,
+    );
+    const skippedAt = res.stderr.search(
+      /^ {4}bouncer-transaction {2}skipped: e5-short runs on targets that are/m,
+    );
+    const warnAt = res.stderr.search(/^warning: target bouncer-transaction gets no step in suite e5/m);
+    const failAt = res.stderr.search(/^proxylab failed: DescribeStacks proxylab-rds-proxy-vs-pgbouncer/m);
+    expect([planAt, skippedAt, warnAt, failAt].every((i) => i >= 0)).toBe(true);
+    expect(planAt < skippedAt && skippedAt < warnAt && warnAt < failAt).toBe(true);
+    expect(res.stdout).toBe('');
+    expect(res.status).toBe(1);
+  });
+
   test('deploy prints the cost first, refuses over budget (2), and with --force goes on to cdk deploy; destroy says what is kept', () => {
     const over = spawnSync(
       process.execPath,
