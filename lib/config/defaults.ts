@@ -12,7 +12,7 @@ import type { RdsStorageType } from './rds-postgres';
 import type { PoolMode } from '../poolers/products';
 import { pgbouncerDriver } from '../poolers/pgbouncer/driver';
 import { POOL_MODES } from '../poolers/products';
-import type { RunnerPlacement } from './types';
+import type { AuroraStorageType, RunnerPlacement } from './types';
 
 export const DEFAULTS = {
   description: '',
@@ -23,6 +23,8 @@ export const DEFAULTS = {
     performanceInsights: true,
     logConnections: false,
     snapshotOnDestroy: false,
+    /** Aurora Standard: what AWS creates when the storage type is not given. */
+    storageType: 'standard' as AuroraStorageType,
   },
   /** RDS for PostgreSQL (the `postgres` section, instead of `aurora`). */
   postgres: {
@@ -62,6 +64,12 @@ export const DEFAULTS = {
     /** On-demand runners unless the lab asks for Spot capacity. */
     spot: false,
   },
+  /** The lab's own VPC unless the lab names an existing one (lib/config/network.ts). */
+  network: {
+    mode: 'create' as const,
+    /** With `egress: "vpc-endpoints"`: the stack creates the endpoints unless told they exist. */
+    endpoints: 'create' as const,
+  },
   results: {
     retainOnDestroy: false,
     expireAfterDays: 30,
@@ -80,6 +88,8 @@ export const DEFAULTS = {
     connects: ['persistent'] as const,
     targets: ['all'] as const,
   },
+  /** The writer, runners and pooler hosts in one Availability Zone unless a lab asks for a cross-zone hop. */
+  crossZone: false,
   /** Hours until the lab deletes itself; `null` in a lab file opts out. */
   ttlHours: 8,
   /** Without `scenarios`; a lab with its own scenarios runs them (`["lab"]`) unless it names suites. */

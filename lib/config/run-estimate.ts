@@ -6,6 +6,7 @@
  */
 import type { PlannedStep } from '../suite/expand';
 import { initPlan } from '../suite/expand';
+import { probeStepSec } from '../suite/probes';
 
 /** Per step: pool changes, pauses, writing records. */
 export const STEP_OVERHEAD_SEC = 15;
@@ -20,9 +21,13 @@ export const METRICS_SETTLE_SEC = 5 * 60;
 /** Slack on top of the estimate before a lab's expiry (runners starting, a slow step). */
 export const EXPIRY_MARGIN_SEC = 15 * 60;
 
-/** Seconds of load the engine plans for a step (as run-suite's ETA does): -T, or 10 s for a -t step. */
+/**
+ * Seconds of load the engine plans for a step (as run-suite's ETA does): a probe step as its kind
+ * says, else -T, or 10 s for a -t step.
+ */
 export function plannedSec(step: PlannedStep): number {
-  return step.params.durationSec ?? Math.min(step.timeoutSec, 10);
+  const probe = step.probe ? probeStepSec(step.probe.spec, step.descriptor) : null;
+  return probe ?? step.params.durationSec ?? Math.min(step.timeoutSec, 10);
 }
 
 export interface RunDurationEstimate {

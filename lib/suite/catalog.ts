@@ -16,6 +16,8 @@ import { E2_EXPERIMENT } from './experiments/e2-client-sweep';
 import { E3_EXPERIMENT } from './experiments/e3-connection-churn';
 import { E4_EXPERIMENT } from './experiments/e4-pool-share';
 import { E5_EXPERIMENT } from './experiments/e5-big-server';
+import { LATENCY_EXPERIMENT } from './experiments/latency';
+import { SESSION_EXPERIMENT } from './experiments/session-state';
 import type { Experiment, ExperimentId, ExperimentSource, Suite } from './scenario';
 
 export type {
@@ -45,6 +47,13 @@ const EXPERIMENTS: readonly Experiment[] = [
   E5_EXPERIMENT,
 ];
 
+/**
+ * What proxylab measures beyond the published experiments (issue 24): each has a suite of its own
+ * name, and together they are the `session` suite. Not in `all-published`, nor in `quick` (which
+ * stays ≤ 3 min on 2 cores: it took 2:48 alone on a loaded 2-core machine).
+ */
+const MEASUREMENTS: readonly Experiment[] = [SESSION_EXPERIMENT, LATENCY_EXPERIMENT];
+
 const SUITES: readonly Suite[] = [
   {
     name: 'quick',
@@ -59,6 +68,13 @@ const SUITES: readonly Suite[] = [
     scenarios: EXPERIMENTS.flatMap((e) => e.smoke ?? []),
   },
   ...EXPERIMENTS.map((e) => e.suite),
+  {
+    name: 'session',
+    description:
+      'What a pooler breaks and what it costs per statement (≈ 3–4 min locally): the session-state matrix and the added latency vs direct.',
+    scenarios: MEASUREMENTS.flatMap((e) => e.suite.scenarios),
+  },
+  ...MEASUREMENTS.map((e) => e.suite),
   {
     name: 'all-published',
     description: 'E1–E5 at published scale, one after the other (hours on a large lab).',
@@ -80,15 +96,21 @@ export function getSuite(name: string): Suite {
  */
 export const LAB_SUITE_NAME = 'lab';
 
-/** The published experiments in catalog order: id and source (docs/suite.md, the report's findings). */
+/**
+ * The published experiments in catalog order: id and source (docs/suite.md, the report's
+ * findings). Every one cites its source (test/unit/catalog-sources.test.ts).
+ */
 export const EXPERIMENT_SOURCES: ReadonlyArray<{
   readonly id: ExperimentId;
   readonly source: ExperimentSource;
-}> = EXPERIMENTS.map((e) => ({ id: e.id, source: e.source }));
+}> = EXPERIMENTS.flatMap((e) => (e.source === null ? [] : [{ id: e.id, source: e.source }]));
 
-/** The source of a published experiment. */
-export function experimentSource(id: ExperimentId): ExperimentSource {
-  const found = EXPERIMENTS.find((e) => e.id === id);
+/**
+ * The source of an experiment of the catalog; null for proxylab's own measurements (SESSION,
+ * LATENCY), whose rules cite their sources one by one.
+ */
+export function experimentSource(id: ExperimentId): ExperimentSource | null {
+  const found = [...EXPERIMENTS, ...MEASUREMENTS].find((e) => e.id === id);
   if (!found) throw new RangeError(`no experiment ${id} in the catalog`);
   return found.source;
 }

@@ -5,6 +5,7 @@
  * checks every scenario passes. The entries themselves live in lib/suite/experiments/, one file per
  * experiment; lib/suite/catalog.ts assembles them into suites.
  */
+import { validateProbe, type ProbeSpec } from './probes';
 import type { ServerStopPolicy } from './server-stop';
 import type { TargetMatch } from './targets';
 import type { ConnectMode, ErrorClass, Outcome, PreparedStatementsMode, Protocol } from './types';
@@ -74,7 +75,11 @@ export interface Comparison {
   readonly published?: string;
 }
 
-export type ExperimentId = 'E1' | 'E2' | 'E3' | 'E4' | 'E5';
+/**
+ * E1–E5: the published experiments. SESSION and LATENCY: what proxylab measures beyond them (issue
+ * 24) — the session-state matrix and the latency a pooler adds per statement; not in `all-published`.
+ */
+export type ExperimentId = 'E1' | 'E2' | 'E3' | 'E4' | 'E5' | 'SESSION' | 'LATENCY';
 
 /**
  * Where a published experiment comes from, as far as it can be confirmed: a title always; who
@@ -141,6 +146,13 @@ export interface Scenario {
    * @default 'infrastructure'
    */
   readonly serverStops?: ServerStopPolicy;
+  /**
+   * A probe scenario (lib/suite/probes.ts): its steps are measured by the probe port of this kind
+   * instead of pgbench (a disruption, issue 22). The matrix, ids and expectations are as for pgbench
+   * steps; `script`, `jobs`, `scale` and `initFlags` then describe only optional background load.
+   * Absent: pgbench steps.
+   */
+  readonly probe?: ProbeSpec;
   readonly note?: string;
 }
 
@@ -157,8 +169,11 @@ export interface Suite {
  */
 export interface Experiment {
   readonly id: ExperimentId;
-  /** The write-up it comes from (docs/suite.md, the report's findings). */
-  readonly source: ExperimentSource;
+  /**
+   * The write-up it comes from (docs/suite.md, the report's findings); null for proxylab's own
+   * measurements beyond the published experiments (SESSION, LATENCY), which re-run no one write-up.
+   */
+  readonly source: ExperimentSource | null;
   /** Runs the experiment at its published scale: `e1`, …; its scenarios are also in `all-published`. */
   readonly suite: Suite;
   /** Scaled down for the local default `quick` (≈ 1 min each on 2 cores). */
@@ -217,5 +232,6 @@ export function validateScenario(s: Scenario): string[] {
     ],
   ];
   for (const [bad, message] of rules) if (bad) problems.push(message);
+  if (s.probe !== undefined) problems.push(...validateProbe(s.name, s.probe));
   return problems;
 }

@@ -27,6 +27,12 @@ import { extendLabExpiry, readLabExpiry } from '../../lib/operator/extend';
 import { buildRunCommands, sendRunCommands } from '../../lib/operator/ssm';
 import { buildRunRequest, writeRunRequest } from '../../lib/aws/run-request';
 import { loadLabFile } from '../../lib/config/load';
+import { labWarnings } from '../../lib/config/warnings';
+import { labTargets } from '../../lib/config/targets';
+import type { LabConfig } from '../../lib/config/types';
+import { PRICE_TABLES } from '../../lib/cost/price-table';
+import { targetPrices } from '../../lib/cost/target-prices';
+import type { TargetPrice } from '../../lib/suite/types';
 
 interface RunFlags {
   readonly lab: string;
@@ -90,6 +96,8 @@ export function register(program: Command): void {
           if (w.id !== 'proxylab:outlives-lab') process.stdout.write(`warning: ${w.message}\n`);
         }
       }
+      // The lab's own warnings (pool shares over 100 %, …), from the lab file alone.
+      for (const w of labWarnings(lab)) process.stderr.write(`warning [${w.id}] ${w.path}: ${w.message}\n`);
       const now = new Date();
       const runId = validateRunId(flags.runId ?? defaultCloudRunId(now));
       const pollSec = Number(flags.pollSec);
@@ -110,6 +118,8 @@ export function register(program: Command): void {
         startAt: now.toISOString(),
         // The runners refuse to run another version of the runner software than this checkout's.
         expectVersion: runnerSoftwareVersion(),
+        // What each target adds per hour in the region the lab runs in, for the decision table.
+        targetPrices: runTargetPrices(lab, region),
       });
       const request = buildRunRequest(base, outputs.runnerInstanceIds.length);
       const plans = buildRunCommands(outputs.runnerInstanceIds, request);
@@ -197,4 +207,17 @@ function planOrWarn(lab: Parameters<typeof previewRun>[0], suite: string): RunPl
     process.stdout.write(`warning: ${err.message}; not checking that the run ends before the lab expires\n`);
     return null;
   }
+}
+
+/**
+ * Each target's price per hour in `region`; in a region the price table lacks (a lab deployed with
+ * `deploy --force`), every target is recorded as not priced, saying why, and the run goes on.
+ */
+export function runTargetPrices(lab: LabConfig, region: string): TargetPrice[] {
+  if (PRICE_TABLES[region]) return targetPrices(lab, { region, regionFrom: 'deploy' });
+  return labTargets(lab).map((t) => ({
+    target: t.ref.name,
+    usdPerHour: null,
+    basis: `not priced: no price table for ${region} in lib/cost/price-table.ts`,
+  }));
 }

@@ -9,6 +9,7 @@ import { UsageError } from '../../lib/core/errors';
 import { checkLabFile, formatProblems, summarizeLab, type LabConfig } from '../../lib/config';
 import { unpricedProblems } from '../../lib/cost/price-check';
 import { labSuiteWarnings } from '../../lib/cost/run-plan';
+import { labWarnings } from '../../lib/config/warnings';
 
 interface ValidateFlags {
   readonly json?: boolean;
@@ -43,6 +44,9 @@ export function register(program: Command): void {
           const out = flags.json ? process.stderr : process.stdout;
           for (const w of labSuiteWarnings(result.lab, result.lab.suites))
             out.write(`  warning: ${flags.json ? `${file}: ` : ''}${w.message}\n`);
+          // Warnings never make a lab invalid; with --json stdout stays one JSON document.
+          for (const w of labWarnings(result.lab))
+            process.stderr.write(`${file}: warning [${w.id}] ${w.path}: ${w.message}\n`);
         } else {
           failures.push(`invalid lab file ${formatProblems(result.problems, file)}`);
         }

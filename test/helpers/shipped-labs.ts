@@ -13,8 +13,10 @@ export const SHIPPED_LABS: readonly string[] = [
   'e3-connection-churn',
   'e4-pool-share',
   'e5-big-server',
+  'existing-vpc',
   'own-workload',
   'pocket',
+  'private',
 ];
 
 /** NAME of every labs/NAME.json, sorted. */

@@ -138,6 +138,18 @@ describe('a bad scenario → one problem naming path, value and what is allowed'
     [
       'relative to nothing known',
       scenario({ clients: [{ times: 0.5, of: 'pool' }] }),
+      'scenarios[0].clients[0].of',
+      /^must be one of "maxConnections", "poolSize", got "pool"$/,
+    ],
+    [
+      'relative, no share',
+      scenario({ clients: [{ times: 0, of: 'poolSize' }] }),
+      'scenarios[0].clients[0].times',
+      /^must be a number > 0 and ≤ \d+, got 0$/,
+    ],
+    [
+      'neither a count nor a share',
+      scenario({ clients: ['many'] }),
       'scenarios[0].clients[0]',
       /^must be a number of clients 1–50000, or \{ "times": T/,
     ],
