@@ -112,6 +112,28 @@ test("the plan stored with the run carries the script text, each target's steps 
   expect(record.command.join(' ')).toMatch(/own-workload\.sql/);
 });
 
+test("the summary opens with the decision table: one row per local target, each the median of the lab's 3 repetitions", () => {
+  const md = fs.readFileSync(path.join(summary.runDir, 'summary.md'), 'utf8');
+  const table = md.slice(
+    md.indexOf('## Decision table'),
+    md.indexOf('## Findings: published, then measured'),
+  );
+  // THEN the decision table comes before the findings, with the lab's scenario as its own table
+  expect(md.indexOf('## Decision table')).toBeGreaterThan(0);
+  expect(table).toMatch(/^### checkout — own-workload\.sql · simple · persistent$/m);
+  const rows = table.split('\n').filter((l) => /^\| (direct|pgbouncer-\w+) \|/.test(l));
+  expect(rows.map((r) => r.split(' | ')[0]?.slice(2))).toEqual([
+    'direct',
+    'pgbouncer-transaction',
+    'pgbouncer-session',
+  ]);
+  // every row has a measured tps with the spread of the 3 repetitions; direct is the baseline
+  for (const r of rows) expect(r).toMatch(/\| [\d,.]+ \(best [\d,.]+ \/ worst [\d,.]+, n=3\) \|/);
+  expect(rows[0]).toMatch(/\| baseline \|/);
+  // the RDS Proxy has no local counterpart: not a row
+  expect(table).not.toMatch(/^\| proxy \|/m);
+});
+
 test("the report names the lab's scenario and its source, and says what loopback means", () => {
   const md = fs.readFileSync(path.join(summary.runDir, 'summary.md'), 'utf8');
   expect(md).toContain('## checkout — Our checkout transaction (read, update, insert)');
