@@ -15,6 +15,7 @@ const COMMANDS: ReadonlyArray<readonly [string, () => { register: Registrar }]> 
   ['local', () => commandModule('local', require('./commands/local'))],
   ['validate', () => commandModule('validate', require('./commands/validate'))],
   ['cost', () => commandModule('cost', require('./commands/cost'))],
+  ['plan', () => commandModule('plan', require('./commands/plan'))],
   ['deploy', () => commandModule('deploy', require('./commands/deploy'))],
   ['doctor', () => commandModule('doctor', require('./commands/doctor'))],
   ['run', () => commandModule('run', require('./commands/run'))],

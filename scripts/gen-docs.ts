@@ -4,6 +4,7 @@
  *   lab-fields      docs/lab-file.md, README.md   from the zod schema's .meta() (lib/config/schema.ts)
  *   suites          docs/suite.md, README.md      from the suite catalog (lib/suite/catalog.ts)
  *   scenarios       docs/suite.md                 idem
+ *   sources         docs/suite.md                 idem (each experiment's published source)
  *   expectations    docs/suite.md                 idem (the expectation rules)
  *   error-classes   docs/suite.md                 from the parser's ERROR_PATTERNS (lib/suite/parser.ts)
  *   operator-policy docs/aws.md                   from `proxylab iam-policy` (lib/operator/iam-policy.ts) for labs/default.json
@@ -30,6 +31,7 @@ import {
 import { labJsonSchema, LAB_SCHEMA_FILE, type JsonSchema } from '../lib/config/json-schema';
 import { loadLabFile } from '../lib/config/load';
 import {
+  EXPERIMENT_SOURCES,
   getSuite,
   scriptLabel,
   SUITE_NAMES,
@@ -47,7 +49,6 @@ import {
   managedProxyTarget,
   poolerTarget,
   type TargetDescriptor,
-  type TargetMatch,
 } from '../lib/suite/targets';
 import {
   describeSessionExpectation,
@@ -57,6 +58,7 @@ import {
   SESSION_SOURCES,
   type SessionFeature,
 } from '../lib/suite/session-state';
+import { describeMatch } from '../lib/suite/coverage';
 
 export const ROOT = join(__dirname, '..');
 
@@ -266,24 +268,9 @@ function renderScenarios(): string {
   ].join('\n');
 }
 
-/** A capability match in words: what a target must be for the rule to apply (never a kind name). */
-function targetMatchText(m: TargetMatch): string {
-  const out: string[] = [];
-  if (m.pooled !== undefined) out.push(m.pooled ? 'pooled' : 'not pooled (direct)');
-  if (m.multiplexes !== undefined)
-    out.push(m.multiplexes ? 'multiplexing (transaction pool)' : 'not multiplexing');
-  if (m.managed !== undefined) out.push(m.managed ? 'managed (run by AWS)' : 'self-hosted');
-  if (m.dedicatedHost !== undefined)
-    out.push(m.dedicatedHost ? 'on a dedicated host' : 'not on a dedicated host');
-  if (m.pooler) out.push(`pooler ${m.pooler.join(' or ')}`);
-  if (m.carriesPreparedStatements)
-    out.push(`carries prepared statements: ${m.carriesPreparedStatements.join(' or ')}`);
-  return out.length > 0 ? out.join(', ') : 'any target';
-}
-
 function whenText(rule: ExpectationRule): string {
   const w = rule.when;
-  const parts: string[] = [w.target ? targetMatchText(w.target) : 'any target'];
+  const parts: string[] = [w.target ? describeMatch(w.target) : 'any target'];
   if (w.protocols) parts.push(`protocol ${w.protocols.join('/')}`);
   if (w.connects) parts.push(`connect ${w.connects.join('/')}`);
   if (w.maxConnectionsBand) parts.push(`clients ${w.maxConnectionsBand.join('/')} max_connections`);
@@ -316,6 +303,26 @@ function renderExpectations(): string {
         .join('; ');
       return `| ${cell(whenText(rule))} | ${cell(expectedText(rule))} | ${cell(why)} | ${where.join(', ')} |`;
     }),
+  ].join('\n');
+}
+
+function renderSources(): string {
+  return [
+    '| experiment | source | publisher | date | where |',
+    '|---|---|---|---|---|',
+    ...EXPERIMENT_SOURCES.map(({ id, source: s }) =>
+      [
+        '',
+        id,
+        cell(s.title),
+        cell(s.publisher ?? 'not public'),
+        s.date ?? '—',
+        cell(s.url ?? `not public${s.note ? ` (${s.note.replace(/^not public:\s*/, '')})` : ''}`),
+        '',
+      ]
+        .join(' | ')
+        .trim(),
+    ),
   ].join('\n');
 }
 
@@ -458,6 +465,7 @@ export const BLOCKS: readonly GeneratedBlock[] = [
   { name: 'lab-fields', files: ['docs/lab-file.md', 'README.md'], render: renderLabFields },
   { name: 'suites', files: ['docs/suite.md', 'README.md'], render: renderSuites },
   { name: 'scenarios', files: ['docs/suite.md'], render: renderScenarios },
+  { name: 'sources', files: ['docs/suite.md'], render: renderSources },
   { name: 'expectations', files: ['docs/suite.md'], render: renderExpectations },
   { name: 'error-classes', files: ['docs/suite.md'], render: renderErrorClasses },
   { name: 'operator-policy', files: ['docs/aws.md'], render: renderOperatorPolicy },

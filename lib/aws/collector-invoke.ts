@@ -7,14 +7,14 @@ import { InvokeCommand, type LambdaClient } from '@aws-sdk/client-lambda';
 import { InfrastructureError } from '../core/errors';
 import { parseCollectEvent, type CollectEvent } from '../collector/event';
 import type { CollectorSpec } from './runner-args';
+import { METRICS_SETTLE_SEC } from '../config/run-estimate';
 
 /**
- * How long after a run's end its metrics are worth collecting: RDS and RDS Proxy publish each
- * 1-minute CloudWatch datapoint a few minutes after its period (and PI its counters about as
- * late). Collected earlier, the last minutes of the run are missing (see windowCompleteness);
- * `proxylab collect --lab FILE --run-id ID` collects again.
+ * How long after a run's end its metrics are worth collecting (lib/config/run-estimate.ts, which the
+ * run's duration estimate counts too). Collected earlier, the last minutes of the run are missing
+ * (see windowCompleteness); `proxylab collect --lab FILE --run-id ID` collects again.
  */
-export const METRICS_SETTLE_MS = 5 * 60_000;
+export const METRICS_SETTLE_MS = METRICS_SETTLE_SEC * 1000;
 
 /** Milliseconds still to wait, at `now`, before collecting a window that ended at `end`. */
 export function settleWaitMs(end: Date, now: Date, settleMs: number = METRICS_SETTLE_MS): number {

@@ -18,6 +18,14 @@ import type { SslMode } from '../exec/libpq';
 import type { ProxyTargetKind, RunnerArgs, RunnerTestSettings, RunRequestArgs } from './runner-args';
 import { PRODUCTION_RUNNER_SETTINGS, RUN_ID_PATTERN } from './runner-args';
 import { runBlobs } from './s3-sink';
+import { createHash } from 'node:crypto';
+import { LAB_SUITE_NAME } from '../suite/catalog';
+import { BUILTIN_SCRIPTS } from '../suite/scenario';
+import { CONNECT_MODES, PROTOCOLS } from '../suite/types';
+import { TARGET_SELECTOR_NAMES } from '../suite/experiments/common';
+import { SCENARIO_NAME_PATTERN, SCRIPT_PATH_PATTERN } from '../config/schema';
+import type { LabScenario } from '../config/types';
+import type { Holds, SameShape } from '../results/schemas';
 import type { S3Client } from '@aws-sdk/client-s3';
 
 export const RUN_REQUEST_VERSION = 1;
@@ -31,6 +39,57 @@ const poolSchema = z
   .refine((p) => p.maxIdleConnectionsPercent <= p.maxConnectionsPercent, {
     message: 'idle must be ≤ max',
   });
+
+const positiveInt = z.number().int().min(1);
+const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
+
+/**
+ * A lab's own scenario as the operator validated it (lib/config/scenarios.ts, LabScenario), script
+ * texts included: what `--suite lab` runs. The runner checks every script against its SHA-256.
+ */
+export const labScenarioSchema = z.object({
+  name: z.string().regex(SCENARIO_NAME_PATTERN),
+  description: z.string(),
+  workload: z
+    .array(
+      z.union([
+        z.object({ builtin: z.enum(BUILTIN_SCRIPTS), weight: positiveInt }),
+        z.object({
+          file: z
+            .object({
+              path: z.string().regex(SCRIPT_PATH_PATTERN),
+              name: z.string().regex(/^[A-Za-z0-9_-][A-Za-z0-9._-]*\.sql$/),
+              sql: z.string().min(1),
+              sha256: sha256Hex,
+            })
+            .refine((f) => createHash('sha256').update(f.sql, 'utf8').digest('hex') === f.sha256, {
+              message: 'the script text does not match its sha256',
+            }),
+          weight: positiveInt,
+        }),
+      ]),
+    )
+    .min(1),
+  scale: positiveInt,
+  clients: z
+    .array(
+      z.union([
+        positiveInt,
+        z.object({ times: z.number().positive(), of: z.enum(['maxConnections', 'poolSize']) }),
+      ]),
+    )
+    .min(1),
+  durationSec: positiveInt.nullable(),
+  transactionsPerClient: positiveInt.nullable(),
+  protocols: z.array(z.enum(PROTOCOLS)).min(1),
+  connects: z.array(z.enum(CONNECT_MODES)).min(1),
+  repetitions: positiveInt,
+  rateTps: z.number().positive().nullable(),
+  jobs: positiveInt,
+  targets: z.array(z.enum(['all', ...TARGET_SELECTOR_NAMES])).min(1),
+});
+/** The request's scenario and the validated lab's are the same shape, both ways (tsc fails otherwise). */
+export type _LabScenarioCheck = Holds<SameShape<LabScenario, z.infer<typeof labScenarioSchema>>>;
 
 export const runRequestSchema = z.object({
   requestVersion: z.literal(RUN_REQUEST_VERSION),
@@ -67,6 +126,8 @@ export const runRequestSchema = z.object({
     poolers: z.array(poolerEndpointSchema).default([]),
     poolerAdminSecretArn: z.string().min(1).nullable().default(null),
   }),
+  /** The lab's own scenarios when `suite` is `lab` (absent in requests of other suites and older CLIs). */
+  scenarios: z.array(labScenarioSchema).nullable().default(null),
   settings: z.object({
     region: z.string().nullable(),
     startAt: z.string().nullable(),
@@ -104,8 +165,22 @@ export const runRequestSchema = z.object({
 
 export type RunRequest = z.infer<typeof runRequestSchema>;
 
+/** A request for suite `lab` carries its scenarios, and only such a request does. */
+function checkScenarios(suite: string, scenarios: readonly LabScenario[] | null | undefined): void {
+  const has = scenarios !== null && scenarios !== undefined && scenarios.length > 0;
+  if (suite === LAB_SUITE_NAME && !has)
+    throw new UsageError(
+      `a run of suite "${LAB_SUITE_NAME}" needs the lab's scenarios in its request; it has none`,
+    );
+  if (suite !== LAB_SUITE_NAME && has)
+    throw new UsageError(
+      `a run of suite "${suite}" carries no scenarios of its own (only "${LAB_SUITE_NAME}" does)`,
+    );
+}
+
 /** The base arguments the operator resolved (runnerArgsFromOutputs) as a request for `runnerCount` runners. */
 export function buildRunRequest(base: RunRequestArgs, runnerCount: number): RunRequest {
+  checkScenarios(base.suite, base.scenarios);
   return runRequestSchema.parse({
     requestVersion: RUN_REQUEST_VERSION,
     runId: base.runId,
@@ -120,6 +195,7 @@ export function buildRunRequest(base: RunRequestArgs, runnerCount: number): RunR
       poolers: base.poolers,
       poolerAdminSecretArn: base.poolerAdminSecretArn,
     },
+    scenarios: base.scenarios ?? null,
     settings: {
       region: base.region,
       startAt: base.startAt,
@@ -145,11 +221,13 @@ export function runnerArgsFromRequest(
     throw new UsageError(
       `--runner-index ${runnerIndex}: the request is for ${request.runnerCount} runner(s) (0–${request.runnerCount - 1})`,
     );
+  checkScenarios(request.suite, request.scenarios);
   return {
     ...PRODUCTION_RUNNER_SETTINGS,
     ...test,
     runId: request.runId,
     suite: request.suite,
+    ...(request.scenarios !== null ? { scenarios: request.scenarios } : {}),
     bucket: request.bucket,
     runnerIndex,
     runnerCount: request.runnerCount,

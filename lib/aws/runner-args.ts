@@ -8,6 +8,7 @@ import type { SslMode } from '../exec/libpq';
 import type { PoolerEndpoint } from '../poolers/endpoint';
 import type { ManagedProxyKind, ProxyTargetKind } from '../suite/targets';
 import type { DatabaseEngine } from '../suite/engines';
+import type { LabScenario } from '../config/types';
 import type { LabResources } from '../collector/plan';
 import type { ComponentZone, TargetPrice } from '../suite/types';
 
@@ -49,6 +50,11 @@ export interface ProxySpec {
 export interface RunnerArgs {
   readonly runId: string;
   readonly suite: string;
+  /**
+   * The lab's own scenarios, script texts included, when `suite` is `lab` (lib/config/scenarios.ts):
+   * the runners build the suite from them, never from a file of their own. null or absent otherwise.
+   */
+  readonly scenarios?: readonly LabScenario[] | null;
   readonly bucket: string;
   readonly runnerIndex: number;
   readonly runnerCount: number;

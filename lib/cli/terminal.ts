@@ -6,6 +6,7 @@
 import type { Suite } from '../suite/catalog';
 import type { ErrorSummary, RunManifest, ScenarioVerdict, StepRecord, Verdict } from '../suite/types';
 import type { ProgressEvent } from '../engine/run-suite';
+import { fallbackDescriptor } from '../suite/targets';
 import { formatDuration } from '../core/format';
 import { forTerminal, forTerminalLine } from '../core/terminal-text';
 
@@ -147,6 +148,11 @@ export function formatSummary(
       `${held} held, ${broke} broke, ${info} informational; ${manifest.stepsCompleted}/${manifest.stepIds.length} steps in ${formatDuration(wallSec)}.`,
   ];
   if (manifest.error) lines.push(`Error: ${manifest.error}`);
+  if (manifest.mode === 'local' && records.some((r) => fallbackDescriptor(r.target).capabilities.pooled))
+    lines.push(
+      'One machine, loopback: pooled and direct share these CPUs, so pooled tps below direct is the cost of the hop here, ' +
+        'not a pooler on its own host; refusals, error classes, queueing and -C ratios carry over (the report says more).',
+    );
   lines.push(`Run directory: ${runDir}`);
   return lines.join('\n');
 }

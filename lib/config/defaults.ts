@@ -74,10 +74,25 @@ export const DEFAULTS = {
     retainOnDestroy: false,
     expireAfterDays: 30,
   },
+  /** A lab's own scenario (`scenarios[]`, lib/config/scenarios.ts): what it runs unless it says otherwise. */
+  scenario: {
+    /** pgbench -i -s: ≈ 150 MB, bigger than a toy, loaded in seconds. */
+    scale: 10,
+    /** -T when neither durationSec nor transactionsPerClient is given. */
+    durationSec: 60,
+    /** At least three, so the report shows a spread, not one number. */
+    repetitions: 3,
+    /** pgbench -j (capped at the step's clients, divided across the runners). */
+    jobs: 8,
+    protocols: ['simple'] as const,
+    connects: ['persistent'] as const,
+    targets: ['all'] as const,
+  },
   /** The writer, runners and pooler hosts in one Availability Zone unless a lab asks for a cross-zone hop. */
   crossZone: false,
   /** Hours until the lab deletes itself; `null` in a lab file opts out. */
   ttlHours: 8,
+  /** Without `scenarios`; a lab with its own scenarios runs them (`["lab"]`) unless it names suites. */
   suites: ['quick'] as readonly string[],
   /** What the stack deploys that the lab file does not set (constructs and cost estimate share it). */
   stack: {

@@ -2,8 +2,10 @@
  * Reading lab files from disk. Missing files and invalid JSON are reported the same way as schema
  * problems (a LabProblem at path `(file)`), so `proxylab validate` and `cdk synth` print them alike.
  */
+import * as path from 'node:path';
 import { UsageError } from '../core/errors';
-import { JsonInputError, JsonSyntaxError, parseJsonText, readTextFile } from '../core/read';
+import { JsonInputError, JsonSyntaxError, parseJsonText, readFileIn, readTextFile } from '../core/read';
+import type { ScriptReader } from './scenarios';
 import type { LabConfig, LabProblem, LabValidation } from './types';
 import { formatProblems, validateLab, type ValidateOptions } from './validate';
 
@@ -45,25 +47,45 @@ export function parseLabJson(
   }
 }
 
-/** Reads and validates a lab file; never throws for user mistakes (missing file, bad JSON, bad values). */
-export function checkLabFile(path: string, opts: ValidateOptions = {}): LabValidation {
+/**
+ * Reads the script files a lab names, relative to its folder `dir`, through lib/core/read.ts: no
+ * symbolic link below the folder followed, regular files only, at most READ_LIMITS.script bytes,
+ * UTF-8 checked. (The path itself was checked against SCRIPT_PATH_PATTERN: it cannot leave `dir`.)
+ */
+export function scriptReaderIn(dir: string): ScriptReader {
+  return (rel) => {
+    try {
+      const text = readFileIn(dir, rel, 'script');
+      return text === null ? { problem: `no such file: ${path.join(dir, rel)}` } : { text };
+    } catch (err) {
+      if (err instanceof UsageError) return { problem: err.message };
+      throw err;
+    }
+  };
+}
+
+/**
+ * Reads and validates a lab file; never throws for user mistakes (missing file, bad JSON, bad
+ * values, a script file it names that cannot be read).
+ */
+export function checkLabFile(file: string, opts: ValidateOptions = {}): LabValidation {
   let text: string;
   try {
     // Regular files only, at most READ_LIMITS.lab: /dev/zero or a FIFO is refused at once.
-    text = readTextFile(path, 'lab');
+    text = readTextFile(file, 'lab');
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     const reason =
       err.code === 'file-missing'
-        ? `does not exist: ${path}`
+        ? `does not exist: ${file}`
         : err.code === 'not-a-file' && err.message.includes('is a directory')
-          ? `is a directory, not a lab file: ${path}`
+          ? `is a directory, not a lab file: ${file}`
           : err.message;
-    return { ok: false, problems: [{ path: '(file)', value: path, message: reason }] };
+    return { ok: false, problems: [{ path: '(file)', value: file, message: reason }] };
   }
-  const parsed = parseLabJson(text, path);
+  const parsed = parseLabJson(text, file);
   if (!parsed.ok) return { ok: false, problems: [parsed.problem] };
-  return validateLab(parsed.value, opts);
+  return validateLab(parsed.value, { readScript: scriptReaderIn(path.dirname(file)), ...opts });
 }
 
 /** Reads and validates a lab file; throws a UsageError (exit 2) listing every problem. */

@@ -19,6 +19,9 @@ import { AURORA_STORAGE_TYPES } from './types';
 import { POOLER_DRIVERS } from '../poolers/registry';
 import { POOLER_PROCESSES_MAX } from '../poolers/endpoint';
 import { POOL_MODES, POOLER_PLACEMENTS, POOLER_PRODUCTS } from '../poolers/products';
+import { BUILTIN_SCRIPTS } from '../suite/scenario';
+import { CONNECT_MODES, PROTOCOLS } from '../suite/types';
+import { TARGET_SELECTOR_NAMES } from '../suite/experiments/common';
 import {
   ACCOUNT_ID_PATTERN,
   IPV4_CIDR_PATTERN,
@@ -95,6 +98,20 @@ export const LIMITS = {
   tagValueMaxLength: 256,
   descriptionMaxLength: 1024,
   ownerMaxLength: 256,
+  /** A lab's own scenarios (`scenarios[]`). */
+  scenariosMax: 20,
+  scenarioNameMaxLength: 40,
+  workloadPartsMax: 10,
+  scriptWeightMax: 1000,
+  clientCountsMax: 30,
+  clientsMax: 50000,
+  clientsTimesMax: 100,
+  scaleMax: 100000,
+  durationSecMax: 86400,
+  transactionsPerClientMax: 10_000_000,
+  repetitionsMax: 100,
+  jobsMax: 1000,
+  rateTpsMax: 10_000_000,
 } as const;
 
 /** Lab names become the stack name `proxylab-<name>` and prefix every proxy name. */
@@ -107,6 +124,14 @@ const RDS_IDENTIFIER_PATTERN = /^[a-zA-Z](?:[a-zA-Z0-9]|-(?=[a-zA-Z0-9]))*$/;
 export const EC2_INSTANCE_TYPE_PATTERN = /^[a-z][a-z0-9-]*\.[a-z0-9]+$/;
 export const REGION_PATTERN = /^[a-z]{2}(?:-gov|-iso[a-z]*)?-[a-z]+-\d$/;
 export const SUITE_NAME_PATTERN = /^[a-z0-9][a-z0-9-]*$/;
+/** A lab scenario's name: the first segment of its step ids and file names. */
+export const SCENARIO_NAME_PATTERN = /^[a-z][a-z0-9]*(?:-[a-z0-9]+)*$/;
+/**
+ * A script file a lab names, relative to the lab file's folder: `/`-separated segments of letters,
+ * digits, `.`, `_`, `-` (no `..`, no absolute path), ending in `.sql`. It is read at validate time
+ * and shipped in the run request: a path outside the lab's folder would ship any readable file.
+ */
+export const SCRIPT_PATH_PATTERN = /^(?:[A-Za-z0-9_-][A-Za-z0-9._-]*\/)*[A-Za-z0-9_-][A-Za-z0-9._-]*\.sql$/;
 
 /**
  * AWS tag keys and values: "letters, numbers, and spaces representable in UTF-8, and the following
@@ -389,9 +414,11 @@ const poolerSchema = z.strictObject(
             'Lowercase letters, digits, single hyphens; unique among proxies and poolers (case-insensitive). Targets are named `<name>-<mode>` (e.g. `bouncer-session`).',
         }),
       ),
-    kind: z
-      .enum(POOLER_PRODUCTS, { error: oneOf(POOLER_PRODUCTS) })
-      .meta(doc({ description: 'The pooler software.' })),
+    kind: z.enum(POOLER_PRODUCTS, { error: oneOf(POOLER_PRODUCTS) }).meta(
+      doc({
+        description: `The pooler product, an enum with one value per pooler driver (lib/poolers/registry.ts): ${quoted(POOLER_PRODUCTS)}. Any other name is refused until its driver exists (CONTRIBUTING.md, "Add a pooler product").`,
+      }),
+    ),
     placement: z
       .enum(POOLER_PLACEMENTS, {
         error: `${oneOf(POOLER_PLACEMENTS)} (a managed database's own host — Aurora or RDS — cannot run a pooler; "on-runners" co-locates it with the load)`,
@@ -670,6 +697,207 @@ const tagValue = z
   .regex(TAG_TEXT_PATTERN, { error: `a tag value of ${TAG_CHARACTERS} (AWS's tag characters)` })
   .refine((v) => !startsWithAws(v), { error: 'a tag value not starting with "aws:" (reserved by AWS)' });
 
+const workloadPartSchema = z.strictObject(
+  {
+    builtin: z
+      .enum(BUILTIN_SCRIPTS, { error: oneOf(BUILTIN_SCRIPTS) })
+      .optional()
+      .meta(
+        doc({
+          description: `A pgbench built-in script: ${quoted(BUILTIN_SCRIPTS)}. Give \`builtin\` or \`file\`.`,
+        }),
+      ),
+    file: z
+      .string({ error: 'a path such as "orders.sql", relative to the lab file' })
+      .regex(SCRIPT_PATH_PATTERN, {
+        error:
+          'a path relative to the lab file\'s folder, ending in .sql, of letters, digits, . _ - and / (no "..", not absolute), such as "orders.sql" or "scripts/orders.sql"',
+      })
+      .optional()
+      .meta(
+        doc({
+          description:
+            "Your own pgbench script (SQL and pgbench meta-commands such as `\\set`), relative to the lab file's folder; read when the lab is validated (at most 64 KiB of UTF-8) and shipped to the runners in the run request.",
+        }),
+      ),
+    weight: integer(1, LIMITS.scriptWeightMax)
+      .optional()
+      .meta(doc({ description: 'Relative weight in a mix (`-f file@W`, `-b name@W`).', default: 1 })),
+  },
+  { error: 'an object such as { "file": "orders.sql" } or { "builtin": "tpcb-like", "weight": 2 }' },
+);
+
+const CLIENTS_RELATIVE_TO = ['maxConnections', 'poolSize'] as const;
+const clientsTimesText = `{ "times": T, "of": "maxConnections" | "poolSize" } with T > 0 and ≤ ${LIMITS.clientsTimesMax}`;
+const clientSpecSchema = z.union(
+  [
+    integer(1, LIMITS.clientsMax),
+    // An object given is checked field by field (validate.ts descends into the option whose type
+    // matches), so each field names what it allows.
+    z.strictObject(
+      {
+        times: z
+          .number({ error: `a number > 0 and ≤ ${LIMITS.clientsTimesMax}` })
+          .gt(0, { error: `a number > 0 and ≤ ${LIMITS.clientsTimesMax}` })
+          .max(LIMITS.clientsTimesMax, { error: `a number > 0 and ≤ ${LIMITS.clientsTimesMax}` }),
+        of: z.enum(CLIENTS_RELATIVE_TO, { error: oneOf(CLIENTS_RELATIVE_TO) }),
+      },
+      { error: clientsTimesText },
+    ),
+  ],
+  { error: `a number of clients 1–${LIMITS.clientsMax}, or ${clientsTimesText}` },
+);
+
+const scenarioSchema = z.strictObject(
+  {
+    name: z
+      .string({ error: 'a string' })
+      .max(LIMITS.scenarioNameMaxLength, { error: `at most ${LIMITS.scenarioNameMaxLength} characters` })
+      .regex(SCENARIO_NAME_PATTERN, {
+        error:
+          'lowercase letters, digits and single hyphens, starting with a letter (it begins every step id)',
+      })
+      .meta(
+        doc({
+          description:
+            "Unique among the lab's scenarios; the first segment of every step id (`orders/direct/c50/simple/persistent/r1`).",
+        }),
+      ),
+    description: z
+      .string({ error: 'a string' })
+      .max(LIMITS.descriptionMaxLength, { error: `at most ${LIMITS.descriptionMaxLength} characters` })
+      .regex(NO_CONTROL_EXCEPT_LINES, {
+        error: 'text without control characters (newlines and tabs are allowed)',
+      })
+      .optional()
+      .meta(
+        doc({ description: 'What the scenario asks, in words (the report shows it).', defaultText: 'none' }),
+      ),
+    workload: z
+      .array(workloadPartSchema, { error: 'a list of scripts such as [{ "file": "orders.sql" }]' })
+      .min(1, { error: 'a non-empty list of scripts such as [{ "file": "orders.sql" }]' })
+      .max(LIMITS.workloadPartsMax, { error: `a list of at most ${LIMITS.workloadPartsMax} scripts` })
+      .meta(
+        doc({
+          description:
+            'The scripts pgbench runs: one, or a weighted mix. Each is `{ "builtin": "tpcb-like" }` (or `select-only`, `simple-update`) or `{ "file": "orders.sql" }`, with an optional `weight`.',
+        }),
+      ),
+    scale: integer(1, LIMITS.scaleMax)
+      .optional()
+      .meta(
+        doc({
+          description:
+            'pgbench -i scale of the data loaded before the scenario (your script may use the pgbench tables).',
+          default: DEFAULTS.scenario.scale,
+        }),
+      ),
+    clients: z
+      .array(clientSpecSchema, { error: 'a list of client counts such as [50, 100, 200]' })
+      .min(1, { error: 'a non-empty list of client counts such as [50, 100, 200]' })
+      .max(LIMITS.clientCountsMax, { error: `a list of at most ${LIMITS.clientCountsMax} client counts` })
+      .meta(
+        doc({
+          description:
+            'Client counts: absolute, or relative to the database\'s max_connections or to the smallest pool among the targets (`{ "times": 0.5, "of": "poolSize" }`). Each count is one cell on every target.',
+        }),
+      ),
+    durationSec: integer(1, LIMITS.durationSecMax)
+      .optional()
+      .meta(
+        doc({
+          description: 'pgbench -T per step. Not together with `transactionsPerClient`.',
+          defaultText: `${DEFAULTS.scenario.durationSec} unless transactionsPerClient is given`,
+        }),
+      ),
+    transactionsPerClient: integer(1, LIMITS.transactionsPerClientMax)
+      .optional()
+      .meta(doc({ description: 'pgbench -t per client instead of a duration.', defaultText: 'none' })),
+    protocols: z
+      .array(z.enum(PROTOCOLS, { error: oneOf(PROTOCOLS) }), {
+        error: `a list of protocols (${quoted(PROTOCOLS)})`,
+      })
+      .min(1, { error: `a non-empty list of protocols (${quoted(PROTOCOLS)})` })
+      .max(PROTOCOLS.length, { error: `at most the ${PROTOCOLS.length} protocols` })
+      .refine((l) => new Set(l).size === l.length, {
+        error: `a list of distinct protocols (${quoted(PROTOCOLS)})`,
+      })
+      .optional()
+      .meta(
+        doc({
+          description: 'pgbench --protocol values; each is a cell.',
+          default: [...DEFAULTS.scenario.protocols],
+        }),
+      ),
+    connects: z
+      .array(z.enum(CONNECT_MODES, { error: oneOf(CONNECT_MODES) }), {
+        error: `a list of connect modes (${quoted(CONNECT_MODES)})`,
+      })
+      .min(1, { error: `a non-empty list of connect modes (${quoted(CONNECT_MODES)})` })
+      .max(CONNECT_MODES.length, { error: `at most the ${CONNECT_MODES.length} connect modes` })
+      .refine((l) => new Set(l).size === l.length, {
+        error: `a list of distinct connect modes (${quoted(CONNECT_MODES)})`,
+      })
+      .optional()
+      .meta(
+        doc({
+          description:
+            '`persistent` (one connection per client) and/or `per-transaction` (pgbench -C); each is a cell.',
+          default: [...DEFAULTS.scenario.connects],
+        }),
+      ),
+    repetitions: integer(1, LIMITS.repetitionsMax)
+      .optional()
+      .meta(
+        doc({
+          description: 'Runs of every cell; the report gives the median and the spread.',
+          default: DEFAULTS.scenario.repetitions,
+        }),
+      ),
+    rateTps: numberIn(
+      0.001,
+      LIMITS.rateTpsMax,
+      `a number of transactions per second > 0 and ≤ ${LIMITS.rateTpsMax}`,
+    )
+      .optional()
+      .meta(
+        doc({
+          description:
+            'pgbench -R: the total rate the step aims at (split across the runners); unthrottled when absent.',
+          defaultText: 'none (unthrottled)',
+        }),
+      ),
+    jobs: integer(1, LIMITS.jobsMax)
+      .optional()
+      .meta(
+        doc({
+          description: "pgbench -j threads (at most the step's clients; divided across the runners).",
+          default: DEFAULTS.scenario.jobs,
+        }),
+      ),
+    targets: z
+      .array(z.enum(['all', ...TARGET_SELECTOR_NAMES], { error: oneOf(['all', ...TARGET_SELECTOR_NAMES]) }), {
+        error: `a list of target selectors (${quoted(['all', ...TARGET_SELECTOR_NAMES])})`,
+      })
+      .min(1, {
+        error: `a non-empty list of target selectors (${quoted(['all', ...TARGET_SELECTOR_NAMES])})`,
+      })
+      .refine((l) => new Set(l).size === l.length, { error: 'a list of distinct target selectors' })
+      .optional()
+      .meta(
+        doc({
+          description:
+            "Which of the lab's targets run it, by what they are (as the catalog chooses them): `all`, or `direct`, `managed-pool` (every RDS Proxy), `self-hosted-transaction-pool`, `self-hosted-session-pool`. `proxylab plan` names every target left out and why.",
+          default: [...DEFAULTS.scenario.targets],
+        }),
+      ),
+  },
+  {
+    error:
+      'a scenario object such as { "name": "orders", "workload": [{ "file": "orders.sql" }], "clients": [50, 100, 200] }',
+  },
+);
+
 export const labFileSchema = z.strictObject({
   // Editors read this to find docs/lab.schema.json; validation accepts it and ignores it.
   $schema: z
@@ -822,8 +1050,21 @@ export const labFileSchema = z.strictObject({
     .optional()
     .meta(
       doc({
-        description: 'Suites to run on this lab, from the catalog (lib/suite/catalog.ts; see docs/suite.md).',
-        default: DEFAULTS.suites,
+        description:
+          'Suites to run on this lab: from the catalog (lib/suite/catalog.ts; see docs/suite.md), or `lab` for its own `scenarios`. `validate` warns about a target or billed part none of them measures.',
+        defaultText: '["lab"] when the lab has `scenarios`, else ["quick"]',
+      }),
+    ),
+  scenarios: z
+    .array(scenarioSchema, { error: 'a list of scenarios' })
+    .min(1, { error: 'a non-empty list of scenarios (leave the key out for none)' })
+    .max(LIMITS.scenariosMax, { error: `a list of at most ${LIMITS.scenariosMax} scenarios` })
+    .optional()
+    .meta(
+      doc({
+        description:
+          'Your own scenarios: your workload, client counts, durations and targets, run as the suite `lab` (`proxylab plan|run --suite lab`, `proxylab local --lab FILE`). See docs/lab-file.md.',
+        defaultText: 'none',
       }),
     ),
   budget: budgetSchema

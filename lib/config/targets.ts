@@ -8,6 +8,7 @@
  * config and the runner's arguments (which carry the same names from the stack outputs) both fit.
  */
 import {
+  describeTarget,
   directTarget,
   MANAGED_PROXY_KINDS,
   managedProxyTarget,
@@ -18,6 +19,10 @@ import {
   type SelfHostedPooler,
 } from '../suite/targets';
 import type { TargetRef } from '../suite/types';
+import type { TargetCapacity } from '../suite/expand';
+import { poolerDeployments } from '../poolers/endpoint';
+import { processPoolSize } from '../poolers/pool-size';
+import type { LabConfig } from './types';
 
 /** What `labTargets` reads of a proxy. */
 export interface NamedProxy {
@@ -89,4 +94,45 @@ export function labTargets<P extends NamedProxy, Q extends PoolerModes>(
     ),
     ...lab.poolers.flatMap((pooler) => poolerTargets(pooler)),
   ];
+}
+
+/**
+ * The targets the runners will measure on `lab`, with the capacities expansion needs: the writer,
+ * every proxy and every pooler × pool mode, sized as the runner sizes them (lib/runner/runner.ts,
+ * with PoolerTarget.poolSize) against `maxConnections` — the one figure the lab's plan, `deploy`'s
+ * runner check and the cost of a run share (lib/cost/guards.ts `labMaxConnections`).
+ */
+export function labTargetCapacities(lab: LabConfig, maxConnections: number): TargetCapacity[] {
+  return labTargets(lab).map((t): TargetCapacity => {
+    switch (t.role) {
+      case 'writer':
+        return {
+          ref: t.ref,
+          descriptor: describeTarget(t.ref, { version: lab.database.engineVersion }),
+          maxConnections,
+          poolSize: null,
+        };
+      case 'proxy':
+        return {
+          ref: t.ref,
+          descriptor: describeTarget(t.ref, { version: null }),
+          maxConnections,
+          poolSize: Math.floor((maxConnections * t.proxy.maxConnectionsPercent) / 100),
+        };
+      case 'pooler': {
+        const p = t.pooler;
+        const sharedBy = poolerDeployments(p.placement, lab.runners.count);
+        const poolSize =
+          processPoolSize(p.poolPercent, maxConnections, p.processes, sharedBy) * p.processes * sharedBy;
+        // As the lab pins it (the runner probes the real one): release, setting, placement, processes.
+        const descriptor = describeTarget(t.ref, {
+          version: p.version,
+          maxPreparedStatements: p.maxPreparedStatements,
+          placement: p.placement === 'dedicated' ? 'dedicated-host' : 'co-located',
+          processes: p.processes,
+        });
+        return { ref: t.ref, descriptor, maxConnections, poolSize };
+      }
+    }
+  });
 }

@@ -4,6 +4,9 @@ import type { DatabaseEngine } from './stack-outputs';
 export type { DatabaseEngine };
 import type { PoolMode as PgbouncerPoolMode, PoolerPlacement } from '../poolers/products';
 import type { PoolerProduct } from '../poolers/products';
+import type { BuiltinScript, ClientsSpec } from '../suite/scenario';
+import type { ConnectMode, Protocol } from '../suite/types';
+import type { TargetSelectorName } from '../suite/experiments/common';
 import type { NetworkConfig } from './network';
 
 export type { ExistingNetworkConfig, NetworkConfig } from './network';
@@ -50,13 +53,53 @@ export interface LabConfig {
   readonly ttlHours: number | null;
   /** Extra tags on every resource. */
   readonly tags: Readonly<Record<string, string>>;
-  /** Suite names to run on this lab (the suite catalog checks they exist). */
+  /** Suite names to run on this lab: catalog suites, and `lab` for `scenarios`. */
   readonly suites: readonly string[];
+  /** The lab's own scenarios (suite `lab`, lib/config/scenarios.ts); empty when it has none. */
+  readonly scenarios: readonly LabScenario[];
   /** Spending guard: `proxylab deploy` refuses a lab estimated above it (lib/cost/guards.ts); null = none. */
   readonly budget: { readonly maxHourlyUsd: number } | null;
 }
 
 export type DatabaseConfig = AuroraDatabaseConfig | PostgresDatabaseConfig;
+
+/** One script of a lab scenario's workload, its file read and checked at validate time. */
+export type LabWorkloadPart =
+  | { readonly builtin: BuiltinScript; readonly weight: number }
+  | {
+      readonly file: {
+        /** The path as the lab file gives it, relative to the lab file's folder. */
+        readonly path: string;
+        /** The file's name (its last segment): what pgbench is given, in the step's work folder. */
+        readonly name: string;
+        /** The script's text (UTF-8, at most 64 KiB): shipped to the runners, stored in plan.json. */
+        readonly sql: string;
+        /** SHA-256 of the text, hex: which version of the script a run measured. */
+        readonly sha256: string;
+      };
+      readonly weight: number;
+    };
+
+/** A lab's own scenario, every default applied (lab file `scenarios[]`). */
+export interface LabScenario {
+  readonly name: string;
+  /** Free text; "" when none. */
+  readonly description: string;
+  readonly workload: readonly LabWorkloadPart[];
+  readonly scale: number;
+  readonly clients: readonly ClientsSpec[];
+  /** Exactly one of durationSec and transactionsPerClient is non-null. */
+  readonly durationSec: number | null;
+  readonly transactionsPerClient: number | null;
+  readonly protocols: readonly Protocol[];
+  readonly connects: readonly ConnectMode[];
+  readonly repetitions: number;
+  /** pgbench -R in total; null = unthrottled. */
+  readonly rateTps: number | null;
+  readonly jobs: number;
+  /** `all`, or capability selectors (lib/suite/experiments/common.ts TARGET_SELECTORS). */
+  readonly targets: ReadonlyArray<TargetSelectorName | 'all'>;
+}
 
 export interface AuroraDatabaseConfig extends AuroraConfig {
   readonly engine: 'aurora-postgresql';

@@ -31,7 +31,8 @@ import { poolerDriver } from '../poolers/registry';
 import { POOLER_PRODUCTS } from '../poolers/products';
 import { POOLER_ADMIN_PORT_BASE, POOLER_STATS_PORT, poolerDeployments } from '../poolers/endpoint';
 import { totalPoolSize } from '../poolers/pool-size';
-import { SUITE_NAMES } from '../suite/catalog';
+import { LAB_SUITE_NAME, SUITE_NAMES } from '../suite/catalog';
+import { labScenariosWithDefaults, scenarioProblems, type ScriptReader, type ScriptTexts } from './scenarios';
 import { labFileSchema, LabFileInput, LIMITS, SUITE_NAME_PATTERN } from './schema';
 import type { NetworkConfig } from './network';
 import type {
@@ -498,15 +499,25 @@ function checkPoolers(poolers: unknown, proxies: unknown, out: LabProblem[], bud
   });
 }
 
-function checkSuites(suites: unknown, out: LabProblem[]): void {
+function checkSuites(suites: unknown, scenarios: unknown, out: LabProblem[]): void {
   if (!Array.isArray(suites)) return;
+  const hasScenarios = Array.isArray(scenarios) && scenarios.length > 0;
+  const known = [...SUITE_NAMES, ...(hasScenarios ? [LAB_SUITE_NAME] : [])];
   suites.forEach((name: unknown, i: number) => {
-    if (typeof name !== 'string' || !SUITE_NAME_PATTERN.test(name) || SUITE_NAMES.includes(name)) return;
-    const hint = suggestKey(name, SUITE_NAMES);
+    if (typeof name !== 'string' || !SUITE_NAME_PATTERN.test(name) || known.includes(name)) return;
+    if (name === LAB_SUITE_NAME) {
+      out.push({
+        path: `suites[${i}]`,
+        value: name,
+        message: `must name a suite the lab can run: "${LAB_SUITE_NAME}" is the lab's own scenarios, and this lab has no "scenarios" (docs/lab-file.md); catalog suites: ${SUITE_NAMES.join(', ')}`,
+      });
+      return;
+    }
+    const hint = suggestKey(name, known);
     out.push({
       path: `suites[${i}]`,
       value: name,
-      message: `must be a suite in the catalog (${SUITE_NAMES.join(', ')}), got ${formatValue(name)}${hint ? `; did you mean "${hint}"?` : ''}`,
+      message: `must be a suite in the catalog (${SUITE_NAMES.join(', ')})${hasScenarios ? ` or "${LAB_SUITE_NAME}" (the lab's own scenarios)` : ''}, got ${formatValue(name)}${hint ? `; did you mean "${hint}"?` : ''}`,
     });
   });
 }
@@ -554,7 +565,7 @@ function checkNetwork(root: Record<string, unknown>, out: LabProblem[]): void {
     });
 }
 
-function crossFieldProblems(raw: unknown): LabProblem[] {
+function crossFieldProblems(raw: unknown, readScript: ScriptReader | null, texts: ScriptTexts): LabProblem[] {
   const out: LabProblem[] = [];
   const root = asRecord(raw);
   if (!root) return out;
@@ -575,8 +586,9 @@ function crossFieldProblems(raw: unknown): LabProblem[] {
   }
   checkProxies(root.proxies, out);
   checkPoolers(root.poolers, root.proxies, out, poolerBudgetOf(root));
-  checkSuites(root.suites, out);
+  checkSuites(root.suites, root.scenarios, out);
   checkTagCount(root.tags, out);
+  out.push(...scenarioProblems(root.scenarios, readScript, texts));
   checkNetwork(root, out);
   return out;
 }
@@ -638,7 +650,7 @@ function networkWithDefaults(input: LabFileInput): NetworkConfig {
   };
 }
 
-function withDefaults(input: LabFileInput): LabConfig {
+function withDefaults(input: LabFileInput, texts: ScriptTexts): LabConfig {
   const proxies: ProxyConfig[] = (input.proxies ?? []).map((p) => {
     const maxConnectionsPercent = p.maxConnectionsPercent ?? DEFAULTS.proxy.maxConnectionsPercent;
     return {
@@ -685,7 +697,8 @@ function withDefaults(input: LabFileInput): LabConfig {
     },
     ttlHours: input.ttlHours === undefined ? DEFAULTS.ttlHours : input.ttlHours,
     tags: input.tags ?? {},
-    suites: input.suites ?? DEFAULTS.suites,
+    suites: input.suites ?? (input.scenarios !== undefined ? [LAB_SUITE_NAME] : DEFAULTS.suites),
+    scenarios: labScenariosWithDefaults(input.scenarios, texts),
     budget: input.budget ?? null,
   };
 }
@@ -693,6 +706,11 @@ function withDefaults(input: LabFileInput): LabConfig {
 export interface ValidateOptions {
   /** More checks on the parsed file (e.g. prices), reported among the schema's problems. */
   readonly extraChecks?: (raw: unknown) => LabProblem[];
+  /**
+   * Reads the script files `scenarios[].workload[].file` names, relative to the lab file's folder
+   * (lib/config/load.ts gives one). Without it a lab that names a script file is a problem there.
+   */
+  readonly readScript?: ScriptReader;
 }
 
 /** Validates a parsed lab file (any JSON value); reports every problem at once. */
@@ -703,7 +721,11 @@ export function validateLab(raw: unknown, opts: ValidateOptions = {}): LabValida
   }
   const parsed = labFileSchema.safeParse(raw, { reportInput: true });
   const problems: LabProblem[] = parsed.success ? [] : parsed.error.issues.flatMap(issueToProblems);
-  problems.push(...crossFieldProblems(raw), ...(opts.extraChecks?.(raw) ?? []));
+  const texts: ScriptTexts = new Map();
+  problems.push(
+    ...crossFieldProblems(raw, opts.readScript ?? null, texts),
+    ...(opts.extraChecks?.(raw) ?? []),
+  );
   // Document order of top-level keys, then the order the checks found them (stable sort).
   const topOrder = Object.keys(rootObject);
   const rank = (p: LabProblem): number => {
@@ -720,7 +742,7 @@ export function validateLab(raw: unknown, opts: ValidateOptions = {}): LabValida
     return true;
   });
   if (unique.length > 0 || !parsed.success) return { ok: false, problems: unique };
-  return { ok: true, lab: withDefaults(parsed.data) };
+  return { ok: true, lab: withDefaults(parsed.data, texts) };
 }
 
 /** One line per problem: `path: message`. */

@@ -28,6 +28,11 @@ export {
 export const READ_LIMITS = {
   /** A lab file is a few KiB. */
   lab: 1024 * 1024,
+  /**
+   * A pgbench script file a lab names (its own workload): a few statements. It travels in the run
+   * request and in every step of plan.json, so it stays small.
+   */
+  script: 64 * 1024,
   /** manifest.json, plan.json: a plan of thousands of steps stays well below this. */
   runFile: 64 * 1024 * 1024,
   /** One step record with its per-second series. */

@@ -52,6 +52,12 @@ export interface CostLine {
   /** The arithmetic and any assumption, in words. */
   readonly note: string;
   readonly source: SourceId;
+  /**
+   * The lab resource the line bills, where it is one a run measures or not (`proxylab plan` warns
+   * about a billed one none of its steps touch): `reader:<n>` (an Aurora reader, 1-based),
+   * `proxy:<name>`, `pooler:<name>`. Absent on shared lines (writer, runners, network, storage).
+   */
+  readonly resource?: string;
 }
 
 export interface CostTotals {
@@ -277,14 +283,17 @@ export function proxyLines({ lab, table }: CostInputs): CostLine[] {
   return lab.proxies.map((proxy) => {
     const billed = Math.max(table.rdsProxyMinVcpus, p.vcpus);
     const price = table.rdsProxyPerVcpuHour;
-    return fixed(
-      'proxy',
-      `RDS Proxy ${proxy.name}`,
-      billed,
-      'vCPU-hour',
-      price.usd,
-      price.source,
-      `1 instance × ${p.vcpus} vCPU (minimum ${table.rdsProxyMinVcpus}) × $${price.usd}/vCPU-hour`,
+    return withResource(
+      fixed(
+        'proxy',
+        `RDS Proxy ${proxy.name}`,
+        billed,
+        'vCPU-hour',
+        price.usd,
+        price.source,
+        `1 instance × ${p.vcpus} vCPU (minimum ${table.rdsProxyMinVcpus}) × $${price.usd}/vCPU-hour`,
+      ),
+      `proxy:${proxy.name}`,
     );
   });
 }
@@ -352,14 +361,17 @@ export function poolerHostLine(
   const driver = poolerDriver(pooler.kind);
   if (pooler.placement === 'dedicated' && pooler.instanceType !== null) {
     const p = ec2InstancePrice(table, pooler.instanceType, 'pooler host instance type');
-    return fixed(
-      'pooler',
-      `${driver.displayName} host ${pooler.name} ${pooler.instanceType}`,
-      1,
-      'instance-hour',
-      p.usdPerHour,
-      p.source,
-      `1 × $${p.usdPerHour}/h on-demand Linux (${p.vcpus} vCPU; ${pooler.processes} ${driver.costLabel}${pooler.processes === 1 ? '' : 'es'})`,
+    return withResource(
+      fixed(
+        'pooler',
+        `${driver.displayName} host ${pooler.name} ${pooler.instanceType}`,
+        1,
+        'instance-hour',
+        p.usdPerHour,
+        p.source,
+        `1 × $${p.usdPerHour}/h on-demand Linux (${p.vcpus} vCPU; ${pooler.processes} ${driver.costLabel}${pooler.processes === 1 ? '' : 'es'})`,
+      ),
+      `pooler:${pooler.name}`,
     );
   }
   return fixed(
@@ -593,17 +605,20 @@ function auroraInstanceLines(
     const standard = auroraInstancePrice(table, cap.instanceClass);
     const hourly = iopt ? roundNoise(standard.usdPerHour * iopt.computeMultiplier) : standard.usdPerHour;
     const p = { ...standard, usdPerHour: hourly };
-    const lines = roles.map((role) =>
-      fixed(
-        'database',
-        `Aurora ${role} ${cap.instanceClass}${iopt ? ' (I/O-Optimized)' : ''}`,
-        1,
-        'instance-hour',
-        hourly,
-        iopt ? iopt.source : standard.source,
-        iopt
-          ? `1 × $${standard.usdPerHour}/h Aurora Standard × ${iopt.computeMultiplier} (I/O-Optimized) = $${hourly}/h on-demand (${p.vcpus} vCPU, ${p.memoryGiB} GiB)`
-          : `1 × $${hourly}/h on-demand (${p.vcpus} vCPU, ${p.memoryGiB} GiB)`,
+    const lines = roles.map((role, i) =>
+      withResource(
+        fixed(
+          'database',
+          `Aurora ${role} ${cap.instanceClass}${iopt ? ' (I/O-Optimized)' : ''}`,
+          1,
+          'instance-hour',
+          hourly,
+          iopt ? iopt.source : standard.source,
+          iopt
+            ? `1 × $${standard.usdPerHour}/h Aurora Standard × ${iopt.computeMultiplier} (I/O-Optimized) = $${hourly}/h on-demand (${p.vcpus} vCPU, ${p.memoryGiB} GiB)`
+            : `1 × $${hourly}/h on-demand (${p.vcpus} vCPU, ${p.memoryGiB} GiB)`,
+        ),
+        i === 0 ? undefined : `reader:${i}`,
       ),
     );
     // The suites load the writer; readers stay near idle, under their baseline.
@@ -626,16 +641,19 @@ function auroraInstanceLines(
     low !== cap.minCapacityAcu
       ? ` (minCapacity 0 = auto-pause, assumed not to happen behind an RDS Proxy: ${low} ACU)`
       : '';
-  return roles.map((role) =>
-    range(
-      'database',
-      `Aurora ${role} serverless v2`,
-      low,
-      cap.maxCapacityAcu,
-      'ACU-hour',
-      acu.usd,
-      acu.source,
-      `${low}–${cap.maxCapacityAcu} ACU × $${acu.usd}/ACU-hour; bills the capacity in use, between min and max${why}`,
+  return roles.map((role, i) =>
+    withResource(
+      range(
+        'database',
+        `Aurora ${role} serverless v2`,
+        low,
+        cap.maxCapacityAcu,
+        'ACU-hour',
+        acu.usd,
+        acu.source,
+        `${low}–${cap.maxCapacityAcu} ACU × $${acu.usd}/ACU-hour; bills the capacity in use, between min and max${why}`,
+      ),
+      i === 0 ? undefined : `reader:${i}`,
     ),
   );
 }
@@ -644,37 +662,52 @@ function auroraInstanceLines(
 function auroraProxyLines(lab: LabConfig, db: AuroraDatabaseConfig, table: PriceTable): CostLine[] {
   const instances = 1 + db.readers;
   const cap = db.capacity;
-  return lab.proxies.map((proxy) => {
-    const part = `RDS Proxy ${proxy.name}`;
-    if (cap.kind === 'provisioned') {
-      const p = auroraInstancePrice(table, cap.instanceClass);
-      const vcpus = p.vcpus * instances;
-      const billed = Math.max(table.rdsProxyMinVcpus, vcpus);
-      const price = table.rdsProxyPerVcpuHour;
-      return fixed(
-        'proxy',
-        part,
-        billed,
-        'vCPU-hour',
-        price.usd,
-        price.source,
-        `${instances} instance(s) × ${p.vcpus} vCPU = ${vcpus} vCPU (minimum ${table.rdsProxyMinVcpus}) × $${price.usd}/vCPU-hour`,
-      );
-    }
-    const price = table.rdsProxyPerAcuHour;
-    const lo = Math.max(table.rdsProxyMinAcus, cap.minCapacityAcu * instances);
-    const hi = Math.max(table.rdsProxyMinAcus, cap.maxCapacityAcu * instances);
-    return range(
+  return lab.proxies.map((proxy) =>
+    withResource(auroraProxyLine(proxy.name, instances, cap, table), `proxy:${proxy.name}`),
+  );
+}
+
+/** One RDS Proxy's line: it bills the vCPUs (provisioned) or ACUs (serverless) of every instance behind it. */
+function auroraProxyLine(
+  name: string,
+  instances: number,
+  cap: AuroraDatabaseConfig['capacity'],
+  table: PriceTable,
+): CostLine {
+  const part = `RDS Proxy ${name}`;
+  if (cap.kind === 'provisioned') {
+    const p = auroraInstancePrice(table, cap.instanceClass);
+    const vcpus = p.vcpus * instances;
+    const billed = Math.max(table.rdsProxyMinVcpus, vcpus);
+    const price = table.rdsProxyPerVcpuHour;
+    return fixed(
       'proxy',
       part,
-      lo,
-      hi,
-      'ACU-hour',
+      billed,
+      'vCPU-hour',
       price.usd,
       price.source,
-      `${instances} instance(s) × ${cap.minCapacityAcu}–${cap.maxCapacityAcu} ACU (minimum ${table.rdsProxyMinAcus} ACU) × $${price.usd}/ACU-hour`,
+      `${instances} instance(s) × ${p.vcpus} vCPU = ${vcpus} vCPU (minimum ${table.rdsProxyMinVcpus}) × $${price.usd}/vCPU-hour`,
     );
-  });
+  }
+  const price = table.rdsProxyPerAcuHour;
+  const lo = Math.max(table.rdsProxyMinAcus, cap.minCapacityAcu * instances);
+  const hi = Math.max(table.rdsProxyMinAcus, cap.maxCapacityAcu * instances);
+  return range(
+    'proxy',
+    part,
+    lo,
+    hi,
+    'ACU-hour',
+    price.usd,
+    price.source,
+    `${instances} instance(s) × ${cap.minCapacityAcu}–${cap.maxCapacityAcu} ACU (minimum ${table.rdsProxyMinAcus} ACU) × $${price.usd}/ACU-hour`,
+  );
+}
+
+/** `line` marked as billing `resource` (CostLine.resource); unchanged when there is none. */
+function withResource(line: CostLine, resource: string | undefined): CostLine {
+  return resource === undefined ? line : { ...line, resource };
 }
 
 /** What the CPU-credit line's part contains (`… CPU credits (Unlimited mode)`). */

@@ -11,6 +11,7 @@ import { databaseSection } from '../config/database';
 import type { ClientsSpec } from '../suite/catalog';
 import { getSuite } from '../suite/catalog';
 import { resolveClients } from '../suite/expand';
+import { resolveSuite } from '../config/scenarios';
 import type { CostEstimate } from './estimate';
 import { DEFAULT_PRICE_REGION, PRICE_TABLES } from './price-table';
 
@@ -153,15 +154,62 @@ export function defaultRdsPostgresMaxConnections(
   return classMaxConnections('rdsPostgresInstances', instanceClass, region);
 }
 
+/** max_connections as a lab's plan assumes it before a run measures it, and why. */
+export interface MaxConnectionsAssumption {
+  /** null when neither the lab nor the price table's class memory says. */
+  readonly value: number | null;
+  /** `lab`: the lab sets it; `formula`: the engine's default formula on the class memory; `unknown`. */
+  readonly basis: 'lab' | 'formula' | 'unknown';
+  /** In words, for `proxylab plan` and warnings. */
+  readonly text: string;
+}
+
+/**
+ * THE max_connections every estimate before a run assumes — `proxylab plan` and `run`'s duration
+ * check (lib/cost/run-plan.ts), `deploy`'s runner-capacity warning, relative client counts — so
+ * they never disagree: the lab's own `maxConnections`, else the engine's default formula on the
+ * class memory in the price table (an upper bound: DBInstanceClassMemory is a little less than the
+ * class memory). A run always reads `SHOW max_connections` and plans against that.
+ */
+export function maxConnectionsAssumption(lab: LabConfig): MaxConnectionsAssumption {
+  const db = lab.database;
+  const section = databaseSection(db);
+  if (db.maxConnections !== null)
+    return {
+      value: db.maxConnections,
+      basis: 'lab',
+      text: `${db.maxConnections} (${section}.maxConnections)`,
+    };
+  const region = lab.region ?? DEFAULT_PRICE_REGION;
+  const formula = 'LEAST(DBInstanceClassMemory/9531392, 5000)';
+  let value: number | null;
+  let on: string;
+  if (db.engine === 'postgres') {
+    value = defaultRdsPostgresMaxConnections(db.instanceClass, region);
+    on = db.instanceClass;
+  } else if (db.capacity.kind === 'serverless') {
+    value = serverlessMaxConnections(db.capacity.maxCapacityAcu);
+    on = `${db.capacity.maxCapacityAcu} ACU (2 GiB each)`;
+  } else {
+    value = defaultMaxConnections(db.capacity.instanceClass, region);
+    on = db.capacity.instanceClass;
+  }
+  return value === null
+    ? {
+        value,
+        basis: 'unknown',
+        text: `unknown: ${on} has no memory figure in lib/cost/price-table.ts (set ${section}.maxConnections)`,
+      }
+    : {
+        value,
+        basis: 'formula',
+        text: `${value} (the default ${formula} on ${on}'s memory, an upper bound)`,
+      };
+}
+
 /** The lab's max_connections: the override, else the class default (null when unknown). */
 export function labMaxConnections(lab: LabConfig): number | null {
-  const db = lab.database;
-  if (db.maxConnections !== null) return db.maxConnections;
-  if (db.engine === 'postgres')
-    return defaultRdsPostgresMaxConnections(db.instanceClass, lab.region ?? DEFAULT_PRICE_REGION);
-  const cap = db.capacity;
-  if (cap.kind === 'serverless') return serverlessMaxConnections(cap.maxCapacityAcu);
-  return defaultMaxConnections(cap.instanceClass, lab.region ?? DEFAULT_PRICE_REGION);
+  return maxConnectionsAssumption(lab).value;
 }
 
 /** What the capacity check needs of a suite: its name and every client count its scenarios run. */
@@ -171,11 +219,17 @@ export interface SuiteClientDemand {
   readonly clients: readonly ClientsSpec[];
 }
 
-/** The client counts of catalog suites by name (an unknown name is a UsageError listing the valid ones). */
-export function suiteClientDemands(suiteNames: readonly string[]): SuiteClientDemand[] {
+/**
+ * The client counts of suites by name: the catalog's, and with `lab` given, `lab` for its own
+ * scenarios (an unknown name is a UsageError listing the valid ones).
+ */
+export function suiteClientDemands(
+  suiteNames: readonly string[],
+  lab?: Pick<LabConfig, 'name' | 'scenarios'>,
+): SuiteClientDemand[] {
   return suiteNames.map((name) => ({
     suite: name,
-    clients: getSuite(name).scenarios.flatMap((sc) => sc.clients),
+    clients: (lab ? resolveSuite(name, lab) : getSuite(name)).scenarios.flatMap((sc) => sc.clients),
   }));
 }
 
@@ -198,7 +252,7 @@ export interface RunnerCapacityWarning {
  * for pool-relative counts, the largest proxy pool. An empty list means no concern.
  */
 export function runnerCapacityWarnings(lab: LabConfig, suites: readonly string[]): RunnerCapacityWarning[] {
-  return runnerCapacityWarningsFor(lab, suiteClientDemands(suites));
+  return runnerCapacityWarningsFor(lab, suiteClientDemands(suites, lab));
 }
 
 /** `runnerCapacityWarnings` on explicit client demands (no catalog lookup). */

@@ -15,8 +15,14 @@ import { planOrResume } from '../engine/plan-or-resume';
 import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run-suite';
 import { getSuite, SUITE_NAMES, type Suite } from '../suite/catalog';
 import { getTestSuite, isTestSuite, TEST_SUITE_NAMES } from '../suite/test-suites';
+import { loadLabFile } from '../config/load';
+import { resolveSuite, suiteNamesFor } from '../config/scenarios';
+import { labTargets, poolerProduct } from '../config/targets';
+import type { LabConfig } from '../config/types';
+import { poolerDriver } from '../poolers/registry';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
 import { buildPlan, plannedSteps, type RunPlan } from '../suite/plan';
+import { planScenarios } from '../suite/coverage';
 import { describeTarget, directTarget, poolerTarget, type TargetDescriptor } from '../suite/targets';
 import type { RunManifest, StepRecord, TargetRef } from '../suite/types';
 import { runExitCode, verdictTotals } from '../suite/verdict';
@@ -49,6 +55,8 @@ const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
 /** What the user may pass (flags, before validation). */
 export interface LocalRunInput {
+  /** A lab file: its suites (`lab`: its own scenarios) on the local counterparts of its targets. */
+  readonly lab?: string;
   readonly suite?: string;
   /** Test-only (`--test-suite`, hidden): a suite of lib/suite/test-suites.ts instead of `suite`. */
   readonly testSuite?: string;
@@ -63,8 +71,26 @@ export interface LocalRunInput {
   readonly install?: boolean;
 }
 
+/** A lab target and what stands in for it on the local stack (null: nothing). */
+export interface LocalCounterpart {
+  readonly lab: TargetRef;
+  /** What the lab target is, in a few words (`RDS Proxy`, `PgBouncer 1.25.2 transaction pool`). */
+  readonly what: string;
+  readonly local: TargetRef | null;
+}
+
+/** `--lab FILE`: the lab the run stands in for, and how its targets map onto the local stack. */
+export interface LocalLab {
+  /** The lab file as given (for the resume command). */
+  readonly file: string;
+  readonly name: string;
+  readonly counterparts: readonly LocalCounterpart[];
+}
+
 export interface LocalRunOptions {
   readonly suite: Suite;
+  /** Set with `--lab`: the local targets are the counterparts of the lab's. */
+  readonly lab?: LocalLab;
   /** Absolute directory that holds run directories. */
   readonly outDir: string;
   readonly runId: string;
@@ -100,26 +126,78 @@ export function defaultRunId(
 }
 
 /** Check every flag before anything starts; all problems in one UsageError. `cwd` resolves --out. */
+/**
+ * The local stack's counterpart of each of the lab's targets: the database itself for `direct`,
+ * the local PgBouncer's pool of the same mode for a PgBouncer pool (of any name, placement or
+ * release), nothing for an RDS Proxy (nothing local behaves like it).
+ */
+export function localCounterparts(lab: LabConfig): LocalCounterpart[] {
+  return labTargets(lab).map((t): LocalCounterpart => {
+    switch (t.role) {
+      case 'writer':
+        return { lab: t.ref, what: 'the database itself', local: LOCAL_TARGETS[0] ?? null };
+      case 'proxy':
+        return { lab: t.ref, what: 'RDS Proxy', local: null };
+      case 'pooler': {
+        const product = poolerProduct(t.pooler);
+        const local =
+          product === LOCAL_POOLER_PRODUCT ? poolerTarget(LOCAL_POOLER_PRODUCT, LOCAL_POOLER, t.mode) : null;
+        const label = poolerDriver(product).displayName;
+        return { lab: t.ref, what: `${label} ${t.pooler.version} ${t.mode} pool`, local };
+      }
+    }
+  });
+}
+
+/** The lines `proxylab local --lab` prints before it starts: what stands in for what, and what has no stand-in. */
+export function describeCounterparts(lab: LocalLab): string[] {
+  const mapped = lab.counterparts.filter((c) => c.local !== null);
+  const none = lab.counterparts.filter((c) => c.local === null);
+  return [
+    `Lab ${lab.name} on the local stack: ${mapped.map((c) => `${c.lab.name} → ${c.local?.name ?? ''}`).join(', ') || 'nothing maps'}` +
+      ' (one machine, loopback: see the report for what that means for pooled vs direct figures)',
+    ...(none.length > 0
+      ? [
+          `  no local counterpart, not measured here: ${none.map((c) => `${c.lab.name} (${c.what})`).join(', ')}`,
+        ]
+      : []),
+  ];
+}
+
 export function validateLocalInput(
   input: LocalRunInput,
   cwd: string,
   now: Date = new Date(),
 ): LocalRunOptions {
   const problems: string[] = [];
-  const suiteName = input.suite ?? DEFAULT_SUITE;
+  // --lab: its own suites (and scenarios), its targets' local counterparts, its poolers' share.
+  const labConfig = input.lab !== undefined ? loadLabFile(path.resolve(cwd, input.lab)) : null;
+  const suiteName = input.suite ?? labConfig?.suites[0] ?? DEFAULT_SUITE;
   let suite: Suite | null = null;
   if (input.testSuite !== undefined) {
     suite = getTestSuite(input.testSuite);
     if (input.suite !== undefined) problems.push('--test-suite and --suite: give one of them, not both');
     if (suite === null)
       problems.push(`--test-suite must be one of ${TEST_SUITE_NAMES.join(', ')}; got "${input.testSuite}"`);
+  } else if (labConfig !== null) {
+    try {
+      suite = resolveSuite(suiteName, labConfig);
+    } catch (err) {
+      if (!(err instanceof UsageError)) throw err;
+      problems.push(`--suite must be one of ${suiteNamesFor(labConfig).join(', ')}; got "${suiteName}"`);
+    }
   } else if (!SUITE_NAMES.includes(suiteName))
     problems.push(`--suite must be one of ${SUITE_NAMES.join(', ')}; got "${suiteName}"`);
   else suite = getSuite(suiteName);
   const maxConnections = toInt(input.maxConnections) ?? DEFAULT_MAX_CONNECTIONS;
   if (!(maxConnections >= 10 && maxConnections <= 5000))
     problems.push(`--max-connections must be an integer 10–5000, got ${String(input.maxConnections)}`);
-  const poolPercent = toInt(input.poolPercent) ?? DEFAULT_POOL_PERCENT;
+  // A lab's poolers open their share of max_connections; locally the same share of the local server's.
+  const labPoolPercent =
+    labConfig && labConfig.poolers.length > 0
+      ? Math.min(...labConfig.poolers.map((p) => p.poolPercent))
+      : null;
+  const poolPercent = toInt(input.poolPercent) ?? labPoolPercent ?? DEFAULT_POOL_PERCENT;
   if (!(poolPercent >= 1 && poolPercent <= 100))
     problems.push(`--pool-percent must be an integer 1–100, got ${String(input.poolPercent)}`);
   const poolerProcesses = toInt(input.poolerProcesses) ?? 1;
@@ -142,6 +220,9 @@ export function validateLocalInput(
   if (problems.length > 0 || suite === null) throw new UsageError(problems.join('\n'));
   return {
     suite,
+    ...(labConfig !== null && input.lab !== undefined
+      ? { lab: { file: input.lab, name: labConfig.name, counterparts: localCounterparts(labConfig) } }
+      : {}),
     outDir,
     runId,
     runIdGiven: input.runId !== undefined,
@@ -160,12 +241,14 @@ export function validateLocalInput(
  * max_prepared_statements); without them, from the kinds alone (version unknown).
  */
 export function localCapacities(
-  opts: Pick<LocalRunOptions, 'maxConnections' | 'poolPercent'> & { readonly poolerProcesses?: number },
+  opts: Pick<LocalRunOptions, 'maxConnections' | 'poolPercent' | 'lab'> & {
+    readonly poolerProcesses?: number;
+  },
   descriptors?: readonly TargetDescriptor[],
 ): TargetCapacity[] {
   const n = opts.poolerProcesses ?? 1;
   const pool = processPoolSize(opts.poolPercent, opts.maxConnections, n) * n;
-  return LOCAL_TARGETS.map((ref) => {
+  return localTargetsOf(opts.lab).map((ref) => {
     const descriptor =
       descriptors?.find((d) => d.name === ref.name) ??
       describeTarget(ref, { version: null, placement: 'local' });
@@ -178,8 +261,14 @@ export function localCapacities(
   });
 }
 
+/** The local targets a run measures: all of the stack's, or with `--lab` the counterparts of the lab's (in the stack's order). */
+export function localTargetsOf(lab: LocalLab | undefined): TargetRef[] {
+  if (lab === undefined) return [...LOCAL_TARGETS];
+  return LOCAL_TARGETS.filter((ref) => lab.counterparts.some((c) => c.local?.name === ref.name));
+}
+
 export function planLocal(
-  opts: Pick<LocalRunOptions, 'suite' | 'maxConnections' | 'poolPercent'> & {
+  opts: Pick<LocalRunOptions, 'suite' | 'maxConnections' | 'poolPercent' | 'lab'> & {
     readonly poolerProcesses?: number;
   },
   descriptors?: readonly TargetDescriptor[],
@@ -191,6 +280,7 @@ export function planLocal(
 export function resumeCommand(opts: LocalRunOptions): string {
   return [
     'proxylab local',
+    ...(opts.lab ? [`--lab ${shellQuote(opts.lab.file)}`] : []),
     `${isTestSuite(opts.suite) ? '--test-suite' : '--suite'} ${opts.suite.name}`,
     `--out ${shellQuote(opts.outDir)}`,
     `--run-id ${opts.runId}`,
@@ -205,11 +295,14 @@ function planSettings(opts: LocalRunOptions): {
   maxConnections: number;
   poolPercent: number;
   poolerProcesses: number;
+  lab?: string;
 } {
   return {
     maxConnections: opts.maxConnections,
     poolPercent: opts.poolPercent,
     poolerProcesses: opts.poolerProcesses,
+    // the lab decides which local targets run: a resume must be of the same lab
+    ...(opts.lab ? { lab: opts.lab.name } : {}),
   };
 }
 
@@ -217,6 +310,9 @@ function checkResumable(prev: RunManifest, opts: LocalRunOptions): void {
   const problems: string[] = [];
   if (prev.mode !== 'local') problems.push(`it is a ${prev.mode} run`);
   if (prev.suite !== opts.suite.name) problems.push(`it ran suite ${prev.suite}, not ${opts.suite.name}`);
+  const prevLab = prev.settings.lab;
+  if (typeof prevLab === 'string' && opts.lab === undefined)
+    problems.push(`it ran the targets of lab ${prevLab} (--lab)`);
   for (const [k, v] of Object.entries(planSettings(opts))) {
     const before = prev.settings[k];
     if (before !== undefined && before !== v)
@@ -528,16 +624,20 @@ async function planAndRun(
     stored,
     check: (plan) => checkSamePooler(plan, stack.environment.poolerVersion, opts.runId),
     // Planned against what the stack really is: PgBouncer's version decides which cells can run.
-    fresh: () =>
-      buildPlan({
+    fresh: () => {
+      const steps = planLocal(opts, stack.descriptors);
+      return buildPlan({
         runId: opts.runId,
         suite: opts.suite.name,
         mode: 'local',
         createdAt: new Date().toISOString(),
         environment: stack.environment,
         targets: stack.descriptors,
-        steps: planLocal(opts, stack.descriptors),
-      }),
+        steps,
+        // Per scenario: what it re-runs and why any local target is left out.
+        scenarios: planScenarios(opts.suite, localCapacities(opts, stack.descriptors), steps),
+      });
+    },
     write: true,
   });
   const targets: Target[] = [...stack.targets];

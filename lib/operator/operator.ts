@@ -10,7 +10,7 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { InfrastructureError, UsageError } from '../core/errors';
 import type { LabConfig } from '../config/types';
 import { databaseInstanceClass } from '../config/database';
-import { getSuite, SUITE_NAMES } from '../suite/catalog';
+import { getSuite, LAB_SUITE_NAME, SUITE_NAMES } from '../suite/catalog';
 import { verdictTotals, type VerdictTotals } from '../suite/verdict';
 import type { ComponentZone, TargetPrice } from '../suite/types';
 import type { AwsSettings } from '../aws/clients';
@@ -202,6 +202,8 @@ export function runnerArgsFromOutputs(
   return {
     runId: run.runId,
     suite: run.suite,
+    // The lab's own scenarios travel with the run (script texts included); a catalog suite needs none.
+    ...(run.suite === LAB_SUITE_NAME ? { scenarios: lab?.scenarios ?? null } : {}),
     bucket: outputs.resultsBucketName,
     secretArn: outputs.dbSecretArn,
     proxies,

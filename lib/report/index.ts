@@ -6,7 +6,7 @@
 import { mkdirSync } from 'node:fs';
 import { writeFileAtomic } from '../core/atomic-write';
 import { join, resolve } from 'node:path';
-import { catalogLookup } from './catalog-lookup';
+import { catalogLookup, runLookup } from './catalog-lookup';
 import { loadRun } from './load';
 import { forTerminal } from '../core/terminal-text';
 import { renderReportHtml } from './render-html';
@@ -22,7 +22,7 @@ export type { ComparisonResult } from './compare';
 export interface ReportOptions {
   /** Directory for report.html and summary.md. @default the run directory */
   readonly outDir?: string;
-  /** Scenario → published experiment. @default the suite catalog */
+  /** Scenario → published experiment. @default the run's plan, then the suite catalog */
   readonly lookup?: ScenarioLookup;
   /** "Generated at" time. @default now */
   readonly now?: Date;
@@ -41,7 +41,7 @@ export interface ReportResult {
 export function writeReport(runDir: string, opts: ReportOptions = {}): ReportResult {
   const t0 = performance.now();
   const run = loadRun(runDir);
-  const lookup = opts.lookup ?? catalogLookup();
+  const lookup = opts.lookup ?? runLookup(run.plan, catalogLookup());
   const shaped = buildModel(run, lookup);
   const { page, chartWarnings } = renderReportHtml(shaped, { lookup, generatedAt: opts.now ?? new Date() });
   const model = { ...shaped, warnings: [...shaped.warnings, ...chartWarnings] };

@@ -147,7 +147,7 @@ function findingsSection(findings: readonly FindingRow[]): SafeHtml {
 ${findings.map(
   (
     f,
-  ) => html`<tr><td>${f.experiment ?? '–'}</td><td><a href="#${anchor(f.scenario)}">${f.scenario}</a></td><td data-published="${f.scenario}"><span class="badge">published</span> ${f.finding ?? '–'}${
+  ) => html`<tr><td>${f.experiment ?? '–'}</td><td><a href="#${anchor(f.scenario)}">${f.scenario}</a></td><td data-published="${f.scenario}"><span class="badge">${f.experiment === null ? "the lab's own" : 'published'}</span> ${f.finding ?? '–'}${
     f.claims.length > 0 ? html`<div class="sub">Reported: ${f.claims.join('; ')}</div>` : ''
   }<div class="sub">${f.source ? `Source: ${f.source}` : 'Source: not cited in the catalog'}</div></td>
 <td data-measured="${f.scenario}"><span class="badge">measured</span> ${f.measured.length > 0 ? f.measured.join('; ') : 'see the scenario below'}</td>

@@ -434,7 +434,10 @@ export interface ScenarioInfo {
   readonly finding: string | null;
   /** The scenario's title in the catalog. */
   readonly title: string | null;
-  /** Where the published finding comes from (title, publisher, date, link); null/absent: not cited. */
+  /**
+   * Where the finding was published, in one line (`Title — Publisher, date, link` or `… not
+   * public`); null for a lab's own scenario or one the lookup does not know.
+   */
   readonly source?: string | null;
   /** What the publication reported, as the catalog's rules and comparisons cite it (`published`). */
   readonly claims?: readonly string[];
@@ -449,6 +452,7 @@ export interface FindingRow {
   readonly experiment: string | null;
   /** The published finding (a claim, not a measurement of this run). */
   readonly finding: string | null;
+  /** The published source of the finding (ScenarioInfo.source); null when there is none. */
   readonly source: string | null;
   readonly claims: readonly string[];
   /** What this run measured for it, in the engine's words (each comparison's observed ratio). */
@@ -494,7 +498,11 @@ export function findingRows(run: LoadedRun, lookup: ScenarioLookup): FindingRow[
       scenario,
       experiment: info?.experiment ?? null,
       finding: info?.finding ?? null,
-      source: info?.source ?? null,
+      source:
+        info === null
+          ? null
+          : (info.source ??
+            (info.experiment === null ? "none: the lab's own scenario, not a published finding" : null)),
       claims: info?.claims ?? [],
       measured: comparisons
         .filter((v) => v.scenario === scenario)
@@ -520,6 +528,8 @@ export type WarningId =
   | 'pooler-saturated'
   | 'fewer-transactions'
   | 'pgbouncer-stand-in'
+  /** A local run: load generator, pooler and server on one machine, over loopback. */
+  | 'local-loopback'
   | 'no-plan'
   | 'metrics-failed'
   /** The chart library could not draw some data as given (lib/report/charts.ts renderSvg). */
@@ -623,6 +633,9 @@ export function reportWarnings(run: LoadedRun): ReportWarning[] {
   if (standIns.length > 0) {
     out.push({ id: 'pgbouncer-stand-in', message: standInNote(run, standIns), stepIds: [] });
   }
+  if (manifest.mode === 'local' && run.steps.some((s) => run.descriptorOf(s).capabilities.pooled)) {
+    out.push({ id: 'local-loopback', message: LOCAL_LOOPBACK_NOTE, stepIds: [] });
+  }
   const failedSeries = run.metrics.flatMap((m) =>
     m.file.series
       .filter((s) => s.status === 'error')
@@ -681,12 +694,30 @@ export function buildModel(run: LoadedRun, lookup: ScenarioLookup): ReportModel 
  * What the PgBouncer stand-in was, from the run's environment and plan: its version and whether
  * (and how) it carried prepared statements through the transaction pool.
  */
+/**
+ * What a local run's pooled vs direct figures mean (issue 25 item 8): measured on 2 cores, pooled
+ * tps was 0.42 × direct — the hop, not the pooler's worth in a lab.
+ */
+export const LOCAL_LOOPBACK_NOTE =
+  'One machine, loopback: pgbench, PgBouncer and PostgreSQL share these CPUs and talk over 127.0.0.1. ' +
+  'A pooled step adds a process hop whose CPU (PgBouncer, and pgbench waiting on it) is taken from the same cores ' +
+  'the server and the load generator need, with no network round trip for the pool to save — so pooled tps ' +
+  'below direct here (about 0.4 × on 2 cores) is the cost of that hop on a shared machine, not what a pooler on ' +
+  'its own host in front of a remote database does. What carries over: refusals above max_connections, error ' +
+  'classes (prepared statements through a transaction pool), queueing instead of failing, and per-transaction ' +
+  'connect (-C) ratios; compare pooled with pooled here, and measure throughput on a lab.';
+
 function standInNote(run: LoadedRun, names: readonly string[]): string {
   const env = run.manifest.environment;
   const version = env.poolerVersion;
   const mps = env.maxPreparedStatements ?? null;
   const swept = run.steps.some((s) => (s.params.preparedStatements ?? null) !== null);
-  const head = `A local PgBouncer${version ? ` ${version}` : ''} stands in for RDS Proxy (${names.join(', ')})`;
+  // `proxylab local --lab FILE` records the lab: its PgBouncer pools are what the local one stands in for.
+  const lab = typeof run.manifest.settings.lab === 'string' ? run.manifest.settings.lab : null;
+  const head =
+    lab !== null
+      ? `A local PgBouncer${version ? ` ${version}` : ''} stands in for lab ${lab}'s PgBouncer pools (${names.join(', ')}), whose release, host and pool size differ`
+      : `A local PgBouncer${version ? ` ${version}` : ''} stands in for RDS Proxy (${names.join(', ')})`;
   let prepared: string;
   if (mps === null)
     prepared =
@@ -695,5 +726,9 @@ function standInNote(run: LoadedRun, names: readonly string[]): string {
         : `it has no max_prepared_statements (needs PgBouncer ≥ ${PGBOUNCER_PREPARED_SINCE}), so its transaction pool does not carry prepared statements across server connections${swept ? '; the max_prepared_statements-on cells are reported as not available' : ''}`;
   else
     prepared = `max_prepared_statements ${mps} at start${swept ? `, set to 0 and to ${PGBOUNCER_MAX_PREPARED_STATEMENTS_ON} per step where a cell says so` : ''}: with it above 0 its transaction pool carries prepared statements across server connections, with 0 it does not`;
-  return `${head}: ${prepared}. RDS Proxy's behaviour with named prepared statements is measured, not predicted; read PgBouncer's results as the local analogue, not as RDS Proxy's.`;
+  const tail =
+    lab !== null
+      ? `the lab's RDS Proxies have no local counterpart and were not measured here`
+      : `RDS Proxy's behaviour with named prepared statements is measured, not predicted; read PgBouncer's results as the local analogue, not as RDS Proxy's`;
+  return `${head}: ${prepared}. ${tail[0]?.toUpperCase() ?? ''}${tail.slice(1)}.`;
 }

@@ -248,6 +248,8 @@ export const targetDescriptorSchema = z.object({
   }),
 });
 
+const experimentId = z.enum(['E1', 'E2', 'E3', 'E4', 'E5', 'SESSION', 'LATENCY']);
+
 const scriptPart = z.union([
   z.object({ builtin: z.enum(['tpcb-like', 'simple-update', 'select-only']), weight: num.optional() }),
   z.object({ file: z.object({ name: z.string(), sql: z.string() }), weight: num.optional() }),
@@ -256,7 +258,8 @@ const scriptPart = z.union([
 export const plannedStepSchema = z.object({
   stepId: z.string(),
   scenario: z.string(),
-  experiment: z.enum(['E1', 'E2', 'E3', 'E4', 'E5', 'SESSION', 'LATENCY']),
+  // null: a lab's own scenario (plans of older releases always name one of E1–E5)
+  experiment: experimentId.nullable(),
   target: targetRef,
   descriptor: targetDescriptorSchema,
   unavailable: z.string().nullable(),
@@ -297,6 +300,26 @@ export const planSchema = z.object({
   targets: z.array(targetDescriptorSchema),
   runnerCount: num,
   steps: z.array(plannedStepSchema.extend({ shares: z.array(runnerShareSchema) })),
+  scenarios: z
+    .array(
+      z.object({
+        name: z.string(),
+        experiment: experimentId.nullable(),
+        title: z.string(),
+        finding: z.string(),
+        source: z
+          .object({
+            title: z.string(),
+            publisher: z.string().nullable(),
+            date: z.string().nullable(),
+            url: z.string().nullable(),
+            note: z.string().optional(),
+          })
+          .nullable(),
+        targets: z.array(z.object({ target: z.string(), steps: num, skipped: z.string().nullable() })),
+      }),
+    )
+    .optional(),
 });
 
 /**

@@ -24,11 +24,13 @@ import type {
 } from '../engine/ports';
 import { planOrResume } from '../engine/plan-or-resume';
 import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run-suite';
-import { getSuite, type Suite } from '../suite/catalog';
+import { getSuite, LAB_SUITE_NAME, type Suite } from '../suite/catalog';
 import { getTestSuite } from '../suite/test-suites';
+import { labSuite } from '../config/scenarios';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
 import type { ComponentZone, ConnectionInfo, RunEnvironment, RunManifest, StepRecord } from '../suite/types';
 import { buildPlan, type RunPlan } from '../suite/plan';
+import { planScenarios } from '../suite/coverage';
 import { productVersionLabel } from '../suite/targets';
 import { CPU_SATURATION_PERCENT, judgeStep } from '../suite/verdict';
 import {
@@ -368,7 +370,7 @@ async function runCloudRunnerInner(
   deps: RunnerDeps,
   secrets: string[],
 ): Promise<RunnerResult> {
-  const suite = (deps.suiteCatalog ?? (args.testSuites ? catalogOrTestSuite : getSuite))(args.suite);
+  const suite = runnerSuite(args, deps);
   const log = redactingLogger(deps.write, () => secrets);
   // 0-based like the files (`runner-<i>`, `part-<i>.json`) and the docs: runner 0 leads.
   const me = `runner ${args.runnerIndex} (of ${args.runnerCount})`;
@@ -441,6 +443,22 @@ async function runCloudRunnerInner(
   }).finally(() => held?.close());
   const collector = await collectAfterRun(args, deps, result.manifest, log, me);
   return { result, collector, allHeld: runnerAllHeld(args, result) };
+}
+
+/**
+ * The suite this run executes: the lab's own scenarios as the request carries them (`lab`), else
+ * the catalog's (a test may give its own catalog).
+ */
+export function runnerSuite(
+  args: Pick<RunnerArgs, 'suite' | 'scenarios'> & Partial<Pick<RunnerArgs, 'testSuites'>>,
+  deps: Pick<RunnerDeps, 'suiteCatalog'>,
+): Suite {
+  if (args.suite === LAB_SUITE_NAME) {
+    if (!args.scenarios || args.scenarios.length === 0)
+      throw new UsageError(`suite "${LAB_SUITE_NAME}": the run request carries no scenarios`);
+    return labSuite({ scenarios: args.scenarios });
+  }
+  return (deps.suiteCatalog ?? (args.testSuites ? catalogOrTestSuite : getSuite))(args.suite);
 }
 
 /** Phase 1: the DB secret, its password (as written and as inside a JSON string) added to what is scrubbed. */
@@ -611,6 +629,8 @@ async function planCloudRun(
         targets: targets.flatMap((t) => (t.descriptor ? [t.descriptor] : [])),
         steps: expanded,
         runnerCount: args.runnerCount,
+        // Per scenario: what it re-runs and why any target is left out (nothing skipped silently).
+        scenarios: planScenarios(suite, capacities, expanded),
       });
     },
     write: args.runnerIndex === 0,

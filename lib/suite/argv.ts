@@ -91,6 +91,17 @@ export function skipsVacuum(step: PlannedStep): boolean {
   return step.descriptor.capabilities.pooled || step.script.parts.every((p) => 'file' in p);
 }
 
+/**
+ * Whether pgbench needs `-s` on a run: its `:scale` variable is the scale it reads from
+ * pgbench_branches when a built-in script runs, but only what `-s` says (default 1) when every
+ * script is a file (pgbench docs, `-s`: "when testing only custom benchmarks (-f option), the scale
+ * factor will be reported as 1 unless this option is used"). A lab's own script at scale 10 that
+ * picks `random(1, 100000 * :scale)` must see 10; at scale 1 the flag would say pgbench's default.
+ */
+function scaleForScripts(step: PlannedStep): boolean {
+  return step.params.scale > 1 && step.script.parts.every((p) => 'file' in p);
+}
+
 export function buildPgbenchArgv(
   step: PlannedStep,
   conn: ConnectionInfo,
@@ -111,6 +122,7 @@ export function buildPgbenchArgv(
   if (p.durationSec !== null) argv.push('-T', String(p.durationSec));
   else if (p.transactionsPerClient !== null) argv.push('-t', String(p.transactionsPerClient));
   if (p.rate !== null) argv.push('-R', String(p.rate));
+  if (scaleForScripts(step)) argv.push('-s', String(p.scale));
   argv.push('--log', '--log-prefix', opts.logPrefix);
   if (step.logSamplingRate !== null) argv.push('--sampling-rate', String(step.logSamplingRate));
   if (opts.failuresDetailed) {

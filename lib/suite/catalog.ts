@@ -18,7 +18,7 @@ import { E4_EXPERIMENT } from './experiments/e4-pool-share';
 import { E5_EXPERIMENT } from './experiments/e5-big-server';
 import { LATENCY_EXPERIMENT } from './experiments/latency';
 import { SESSION_EXPERIMENT } from './experiments/session-state';
-import type { Experiment, Suite } from './scenario';
+import type { Experiment, ExperimentId, ExperimentSource, Suite } from './scenario';
 
 export type {
   BuiltinScript,
@@ -28,6 +28,7 @@ export type {
   ExpectationRule,
   Experiment,
   ExperimentId,
+  ExperimentSource,
   InitFlag,
   MaxConnectionsBand,
   Scenario,
@@ -35,7 +36,7 @@ export type {
   ScriptSpec,
   Suite,
 } from './scenario';
-export { scriptLabel, validateScenario } from './scenario';
+export { BUILTIN_SCRIPTS, scriptLabel, validateScenario } from './scenario';
 
 /** In the order their scenarios run in `quick`, `smoke` and `all-published`, and their suites are listed. */
 const EXPERIMENTS: readonly Experiment[] = [
@@ -83,13 +84,44 @@ const SUITES: readonly Suite[] = [
 
 export const SUITE_NAMES: readonly string[] = SUITES.map((s) => s.name);
 
-/** The experiment an id names (its published source, its suites), or undefined. */
-export function experimentById(id: string): Experiment | undefined {
-  return EXPERIMENTS.find((e) => e.id === id);
-}
-
 export function getSuite(name: string): Suite {
   const suite = SUITES.find((s) => s.name === name);
   if (!suite) throw new UsageError(`unknown suite "${name}"; valid suites: ${SUITE_NAMES.join(', ')}`);
   return suite;
+}
+
+/**
+ * The suite a lab's own scenarios form (lib/config/scenarios.ts): `--suite lab` runs the lab file's
+ * `scenarios`. Not in the catalog, so no catalog suite may take the name.
+ */
+export const LAB_SUITE_NAME = 'lab';
+
+/**
+ * The published experiments in catalog order: id and source (docs/suite.md, the report's
+ * findings). Every one cites its source (test/unit/catalog-sources.test.ts).
+ */
+export const EXPERIMENT_SOURCES: ReadonlyArray<{
+  readonly id: ExperimentId;
+  readonly source: ExperimentSource;
+}> = EXPERIMENTS.flatMap((e) => (e.source === null ? [] : [{ id: e.id, source: e.source }]));
+
+/**
+ * The source of an experiment of the catalog; null for proxylab's own measurements (SESSION,
+ * LATENCY), whose rules cite their sources one by one.
+ */
+export function experimentSource(id: ExperimentId): ExperimentSource | null {
+  const found = [...EXPERIMENTS, ...MEASUREMENTS].find((e) => e.id === id);
+  if (!found) throw new RangeError(`no experiment ${id} in the catalog`);
+  return found.source;
+}
+
+/**
+ * A source in one line: `Title — Publisher, 2024-08-29, https://…`; what is not public says so
+ * (`not public`), never a guess.
+ */
+export function formatSource(s: ExperimentSource): string {
+  const where = s.url ?? 'not public';
+  return [s.title, [s.publisher, s.date, where].filter((x): x is string => x !== null).join(', ')].join(
+    ' — ',
+  );
 }

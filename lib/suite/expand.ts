@@ -71,7 +71,8 @@ export interface StepExpectation {
 export interface PlannedStep {
   readonly stepId: string;
   readonly scenario: string;
-  readonly experiment: ExperimentId;
+  /** null: a lab's own scenario. */
+  readonly experiment: ExperimentId | null;
   readonly target: TargetRef;
   /** The target as this step runs it (the prepared-statement dimension applied). */
   readonly descriptor: TargetDescriptor;

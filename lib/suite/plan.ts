@@ -7,6 +7,7 @@
  * `report` / `compare` of a run use the plan stored with it; a run without plan.json (written by an
  * older release) is labelled from today's catalog with `fallbackDescriptor`, and the report says so.
  */
+import type { PlanScenario } from './coverage';
 import type { PlannedStep } from './expand';
 import type { TargetDescriptor } from './targets';
 import type { RunEnvironment, RunManifest } from './types';
@@ -29,6 +30,12 @@ export interface RunPlan {
   readonly targets: readonly TargetDescriptor[];
   readonly runnerCount: number;
   readonly steps: readonly PlanStep[];
+  /**
+   * Each scenario of the suite: what it re-runs, the source of that finding, and every target of
+   * the run with its steps or why it has none — so a report can name a lab's own scenario and
+   * nothing is skipped silently. Absent in plans written before it existed.
+   */
+  readonly scenarios?: readonly PlanScenario[];
 }
 
 /** What a runner does of a step. */
@@ -100,6 +107,7 @@ export function buildPlan(input: BuildPlanInput): RunPlan {
     environment: input.environment,
     targets: [...input.targets],
     runnerCount,
+    ...(input.scenarios !== undefined ? { scenarios: [...input.scenarios] } : {}),
     steps: input.steps.map((s) => ({
       ...s,
       shares: splitStep({ clients: s.params.clients, jobs: s.params.jobs, rate: s.params.rate }, runnerCount),

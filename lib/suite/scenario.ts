@@ -10,7 +10,9 @@ import type { ServerStopPolicy } from './server-stop';
 import type { TargetMatch } from './targets';
 import type { ConnectMode, ErrorClass, Outcome, PreparedStatementsMode, Protocol } from './types';
 
-export type BuiltinScript = 'tpcb-like' | 'simple-update' | 'select-only';
+/** pgbench's built-in scripts (`-b NAME`). */
+export const BUILTIN_SCRIPTS = ['tpcb-like', 'simple-update', 'select-only'] as const;
+export type BuiltinScript = (typeof BUILTIN_SCRIPTS)[number];
 
 /** One script of a scenario: a pgbench builtin or an SQL file whose text travels with the catalog. */
 export type ScriptPart =
@@ -79,10 +81,27 @@ export interface Comparison {
  */
 export type ExperimentId = 'E1' | 'E2' | 'E3' | 'E4' | 'E5' | 'SESSION' | 'LATENCY';
 
+/**
+ * Where a published experiment comes from, as far as it can be confirmed: a title always; who
+ * published it, when and where, each null when not public (never guessed). `note` says what is
+ * known when the write-up itself is not public.
+ */
+export interface ExperimentSource {
+  readonly title: string;
+  /** Who published it (`EDB`, `AWS`, a GitHub organisation); null when not public. */
+  readonly publisher: string | null;
+  /** ISO date (`2024-08-29`) or year-month; null for an undated or unknown one. */
+  readonly date: string | null;
+  /** A public address; null when the write-up is not public. */
+  readonly url: string | null;
+  readonly note?: string;
+}
+
 export interface Scenario {
   /** Unique within its suite; first segment of every step id. */
   readonly name: string;
-  readonly experiment: ExperimentId;
+  /** The published experiment it re-runs; null for a lab's own scenario (lib/config/scenarios.ts). */
+  readonly experiment: ExperimentId | null;
   readonly title: string;
   /** The finding this scenario re-runs, in words. */
   readonly finding: string;
@@ -150,6 +169,11 @@ export interface Suite {
  */
 export interface Experiment {
   readonly id: ExperimentId;
+  /**
+   * The write-up it comes from (docs/suite.md, the report's findings); null for proxylab's own
+   * measurements beyond the published experiments (SESSION, LATENCY), which re-run no one write-up.
+   */
+  readonly source: ExperimentSource | null;
   /** Runs the experiment at its published scale: `e1`, …; its scenarios are also in `all-published`. */
   readonly suite: Suite;
   /** Scaled down for the local default `quick` (≈ 1 min each on 2 cores). */

@@ -39,9 +39,11 @@ export interface TargetRef {
 }
 
 /** pgbench --protocol values. */
-export type Protocol = 'simple' | 'extended' | 'prepared';
+export const PROTOCOLS = ['simple', 'extended', 'prepared'] as const;
+export type Protocol = (typeof PROTOCOLS)[number];
 /** persistent = one connection per client; per-transaction = pgbench -C. */
-export type ConnectMode = 'persistent' | 'per-transaction';
+export const CONNECT_MODES = ['persistent', 'per-transaction'] as const;
+export type ConnectMode = (typeof CONNECT_MODES)[number];
 
 export type { ErrorClass } from './error-class';
 import type { ErrorClass } from './error-class';

@@ -12,6 +12,7 @@ import { formatResultTables, formatSummary, ProgressPrinter } from '../../lib/cl
 import {
   DEFAULT_OUT_DIR,
   DEFAULT_SUITE,
+  describeCounterparts,
   runLocal,
   validateLocalInput,
   type LocalRunResult,
@@ -20,6 +21,7 @@ import { DEFAULT_MAX_CONNECTIONS, DEFAULT_POOL_PERCENT } from '../../lib/local/s
 import { getSuite, SUITE_NAMES } from '../../lib/suite/catalog';
 
 interface LocalFlags {
+  readonly lab?: string;
   readonly suite?: string;
   /** Test-only, hidden from --help: a suite of lib/suite/test-suites.ts (CONTRIBUTING.md "A run to interrupt"). */
   readonly testSuite?: string;
@@ -68,16 +70,26 @@ export function register(program: Command): void {
         'starts them on free ports on 127.0.0.1 in a temporary directory, runs the suite, writes ' +
         'OUT/RUN_ID/ (manifest.json, steps/*.json with raw pgbench output, metrics/local.json), prints a table ' +
         'per scenario and stops everything — also on failure and Ctrl-C. Re-running with the same --run-id ' +
-        'resumes: finished steps are kept and not repeated.\n\n' +
+        "resumes: finished steps are kept and not repeated. With --lab FILE it runs that lab's suites (by default " +
+        'its first: `lab`, its own scenarios, when it has them) on the local counterparts of its targets — direct ' +
+        "and its PgBouncer pools; an RDS Proxy has none and is named as not measured — with its poolers' pool share.\n\n" +
         'Exit codes: 0 every verdict held, 1 a verdict did not hold or the infrastructure failed, 2 usage error,\n' +
         '130 interrupted by Ctrl-C (129 SIGHUP, 131 SIGQUIT, 143 SIGTERM, 141 output pipe closed): servers stopped,\n' +
         'finished steps kept; an interrupt before the first step leaves no run directory.',
     )
     .addHelpText(
       'after',
-      `\nSuites:\n${SUITE_NAMES.map((n) => `  ${n.padEnd(14)} ${getSuite(n).description}`).join('\n')}\n`,
+      `\nSuites:\n${SUITE_NAMES.map((n) => `  ${n.padEnd(14)} ${getSuite(n).description}`).join('\n')}\n` +
+        `  ${'lab'.padEnd(14)} With --lab FILE: the lab file's own scenarios (its \`scenarios\`; docs/lab-file.md).\n`,
     )
-    .option('--suite <name>', `suite to run: ${SUITE_NAMES.join(', ')}`, DEFAULT_SUITE)
+    .option(
+      '--lab <file>',
+      'a lab file: run its suites (and its own scenarios, `--suite lab`) here, on the local counterparts of its targets',
+    )
+    .option(
+      '--suite <name>',
+      `suite to run: ${SUITE_NAMES.join(', ')}, or \`lab\` (with --lab) (default: ${DEFAULT_SUITE}, with --lab the lab's first suite)`,
+    )
     .option('--out <dir>', 'directory for run directories', DEFAULT_OUT_DIR)
     .option(
       '--run-id <id>',
@@ -90,8 +102,7 @@ export function register(program: Command): void {
     )
     .option(
       '--pool-percent <n>',
-      "each PgBouncer pool's size as % of max_connections (1–100), the local analogue of RDS Proxy's MaxConnectionsPercent",
-      String(DEFAULT_POOL_PERCENT),
+      `each PgBouncer pool's size as % of max_connections (1–100), the local analogue of RDS Proxy's MaxConnectionsPercent (default ${DEFAULT_POOL_PERCENT}; with --lab its poolers' poolPercent)`,
     )
     .option(
       '--pooler-processes <n>',
@@ -121,6 +132,7 @@ export function register(program: Command): void {
       const suiteGiven = command.getOptionValueSource('suite') !== 'default';
       const opts = validateLocalInput(
         {
+          ...(flags.lab !== undefined ? { lab: flags.lab } : {}),
           suite: flags.testSuite === undefined || suiteGiven ? flags.suite : undefined,
           testSuite: flags.testSuite,
           testPgdataTemplate: flags.testPgdataTemplate,
@@ -140,6 +152,7 @@ export function register(program: Command): void {
       const print = (line: string): void => {
         human.write(forTerminal(line) + '\n');
       };
+      if (opts.lab) for (const line of describeCounterparts(opts.lab)) print(line);
       const printer = new ProgressPrinter({ stream: human });
       let result: LocalRunResult;
       try {
@@ -151,7 +164,9 @@ export function register(program: Command): void {
       print(formatResultTables(opts.suite, result.records, result.scenarioVerdicts));
       print(formatSummary(result.manifest, result.records, result.runDir, result.wallSec));
       if (result.manifest.status === 'interrupted' || result.manifest.status === 'failed') {
-        print(`Resume (finished steps are kept): ${resumeCommand(flags, result.manifest.runId)}`);
+        print(
+          `Resume (finished steps are kept): ${resumeCommand(flags, opts.suite.name, result.manifest.runId)}`,
+        );
       }
       if (result.keptConnectionHelp !== null) {
         print('\nServers left running (--keep):');
@@ -191,13 +206,14 @@ export function register(program: Command): void {
     });
 }
 
-/** The command that resumes this run: same suite and settings, the run id made explicit. */
-function resumeCommand(flags: LocalFlags, runId: string): string {
-  const suite =
-    flags.testSuite !== undefined
-      ? `--test-suite ${flags.testSuite}`
-      : `--suite ${flags.suite ?? DEFAULT_SUITE}`;
-  const parts = ['npx proxylab local', suite, `--run-id ${runId}`];
+/** The command that resumes this run: same lab, suite and settings, the run id made explicit. */
+function resumeCommand(flags: LocalFlags, suite: string, runId: string): string {
+  const parts = [
+    'npx proxylab local',
+    ...(flags.lab !== undefined ? [`--lab ${shellQuote(flags.lab)}`] : []),
+    flags.testSuite !== undefined ? `--test-suite ${flags.testSuite}` : `--suite ${suite}`,
+    `--run-id ${runId}`,
+  ];
   if (flags.out !== undefined && flags.out !== DEFAULT_OUT_DIR) parts.push(`--out ${shellQuote(flags.out)}`);
   if (flags.maxConnections !== undefined && flags.maxConnections !== String(DEFAULT_MAX_CONNECTIONS))
     parts.push(`--max-connections ${flags.maxConnections}`);

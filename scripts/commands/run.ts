@@ -14,13 +14,14 @@ import {
   followRun,
   runnerArgsFromOutputs,
   validateRunId,
-  validateSuite,
   verdictCounts,
 } from '../../lib/operator/operator';
 import { readLabOutputs, stackNameFor } from '../../lib/operator/outputs';
 import { formatDuration } from '../../lib/core/format';
 import { runnerSoftwareVersion } from '../../lib/constructs/runner-bundle';
-import { decideRunExpiry, estimateSuiteSec } from '../../lib/operator/run-window';
+import { decideRunExpiry } from '../../lib/operator/run-window';
+import { resolveSuiteFlag } from '../../lib/config/scenarios';
+import { formatRunPlan, previewRun, type RunPlanPreview } from '../../lib/cost/run-plan';
 import { formatExpiresAt } from '../../lib/config/expiry';
 import { extendLabExpiry, readLabExpiry } from '../../lib/operator/extend';
 import { buildRunCommands, sendRunCommands } from '../../lib/operator/ssm';
@@ -58,7 +59,7 @@ export function register(program: Command): void {
     .requiredOption('--lab <file>', 'lab file (JSON) of the deployed lab')
     .requiredOption(
       '--suite <name>',
-      'suite to run (proxylab local --help lists them; e1…e5 are the published experiments)',
+      "suite to run (proxylab local --help lists them; e1…e5 are the published experiments; `lab` is the lab file's own scenarios)",
     )
     .option(
       '--run-id <id>',
@@ -67,7 +68,7 @@ export function register(program: Command): void {
     .option('--detach', 'start the run and return at once (follow later with proxylab status RUNID)')
     .option(
       '--dry-run',
-      'print the exact SendCommand requests as JSON and send nothing (still reads the stack outputs from CloudFormation; with --outputs FILE no AWS call at all)',
+      'print the run plan (as `proxylab plan` does, on stderr) and the exact SendCommand requests as JSON, and send nothing (still reads the stack outputs from CloudFormation; with --outputs FILE no AWS call at all)',
     )
     .option(
       '--outputs <file>',
@@ -83,7 +84,20 @@ export function register(program: Command): void {
     .action(async (flags: RunFlags) => {
       // Everything the user typed is checked before the first AWS call.
       const lab = loadLabFile(flags.lab);
-      const suite = validateSuite(flags.suite);
+      const suite = resolveSuiteFlag(flags.suite, lab).name;
+      // The plan `proxylab plan` shows: steps, duration, cost, what is not measured (no AWS call).
+      const plan = planOrWarn(lab, suite);
+      // Shown before the first AWS call, so that the preview needs neither credentials nor a
+      // deployed lab: the plan in words (dry run) or what the suite leaves out (nothing skipped silently).
+      if (flags.dryRun) {
+        if (plan !== null) process.stderr.write(`${formatRunPlan(plan)}\n`);
+      } else {
+        for (const w of plan?.warnings ?? []) {
+          if (w.id !== 'proxylab:outlives-lab') process.stdout.write(`warning: ${w.message}\n`);
+        }
+      }
+      // The lab's own warnings (pool shares over 100 %, …), from the lab file alone.
+      for (const w of labWarnings(lab)) process.stderr.write(`warning [${w.id}] ${w.path}: ${w.message}\n`);
       const now = new Date();
       const runId = validateRunId(flags.runId ?? defaultCloudRunId(now));
       const pollSec = Number(flags.pollSec);
@@ -107,18 +121,18 @@ export function register(program: Command): void {
         // What each target adds per hour in the region the lab runs in, for the decision table.
         targetPrices: runTargetPrices(lab, region),
       });
-      for (const w of labWarnings(lab)) process.stderr.write(`warning [${w.id}] ${w.path}: ${w.message}\n`);
       const request = buildRunRequest(base, outputs.runnerInstanceIds.length);
       const plans = buildRunCommands(outputs.runnerInstanceIds, request);
       if (flags.dryRun) {
-        // The request that would be written to S3, then the exact SendCommand requests.
+        // (the plan in words went to stderr above) On stdout the plan, the request that would be
+        // written to S3, then the exact SendCommand requests, as one JSON document.
         process.stdout.write(
-          JSON.stringify({ request, sendCommands: plans.map((p) => p.input) }, null, 2) + '\n',
+          JSON.stringify({ plan, request, sendCommands: plans.map((p) => p.input) }, null, 2) + '\n',
         );
         return;
       }
       // A run must end before the lab deletes itself (and its results bucket).
-      if (lab.ttlHours !== null) {
+      if (lab.ttlHours !== null && plan !== null) {
         const scheduler = createSchedulerClient({ ...settings, region });
         let expiresAt: Date | null = null;
         try {
@@ -131,11 +145,12 @@ export function register(program: Command): void {
         }
         const decision = decideRunExpiry({
           now,
-          estimatedSec: estimateSuiteSec(suite, lab),
+          estimatedSec: plan.duration.totalSec,
           expiresAt,
           allowExtend: flags.extend ?? false,
           suite,
           labFile: flags.lab,
+          usdPerHour: plan.cost.priced ? plan.cost.usdPerHour : null,
         });
         if (decision.kind === 'extend') {
           const ext = await extendLabExpiry(scheduler, { stackName, hours: decision.hours, now });
@@ -178,6 +193,20 @@ export function register(program: Command): void {
       // The same rule as `proxylab local`: step verdicts and judged comparisons (lib/suite/verdict.ts).
       if (runExitCode(progress.status === 'completed', counts) !== 0) process.exitCode = 1;
     });
+}
+
+/**
+ * The run's plan from the lab file, or null — with a warning — when it cannot be made (the lab's
+ * max_connections unknown): the run still starts, its expiry is then not checked.
+ */
+function planOrWarn(lab: Parameters<typeof previewRun>[0], suite: string): RunPlanPreview | null {
+  try {
+    return previewRun(lab, suite);
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    process.stdout.write(`warning: ${err.message}; not checking that the run ends before the lab expires\n`);
+    return null;
+  }
 }
 
 /**

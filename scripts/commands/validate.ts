@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { UsageError } from '../../lib/core/errors';
 import { checkLabFile, formatProblems, summarizeLab, type LabConfig } from '../../lib/config';
 import { unpricedProblems } from '../../lib/cost/price-check';
+import { labSuiteWarnings } from '../../lib/cost/run-plan';
 import { labWarnings } from '../../lib/config/warnings';
 
 interface ValidateFlags {
@@ -20,7 +21,10 @@ export function register(program: Command): void {
     .description(
       'Check lab files (labs/*.json) against the lab format: every problem at once, each with its\n' +
         'JSON path, the value received and what is allowed; an instance type with no price in the\n' +
-        'price table is a problem too (cost and deploy refuse it). No AWS call. Exit 0 valid, 2 invalid.',
+        'price table is a problem too (cost and deploy refuse it), and so is a script file a scenario\n' +
+        'names that cannot be read. A valid lab is then planned with its `suites`: a warning names each\n' +
+        'target none of them measures (and why), each billed part (reader, proxy, pooler host) no step\n' +
+        'touches, and a suite that would outlive the lab. No AWS call. Exit 0 valid, 2 invalid.',
     )
     .argument('<file...>', 'lab file(s) to check, e.g. labs/default.json')
     .option(
@@ -36,6 +40,10 @@ export function register(program: Command): void {
         if (result.ok) {
           if (flags.json) labs[file] = result.lab;
           else process.stdout.write(`${file}: ok\n  ${summarizeLab(result.lab)}\n`);
+          // Warnings never fail validation; with --json they go to stderr, keeping stdout one document.
+          const out = flags.json ? process.stderr : process.stdout;
+          for (const w of labSuiteWarnings(result.lab, result.lab.suites))
+            out.write(`  warning: ${flags.json ? `${file}: ` : ''}${w.message}\n`);
           // Warnings never make a lab invalid; with --json stdout stays one JSON document.
           for (const w of labWarnings(result.lab))
             process.stderr.write(`${file}: warning [${w.id}] ${w.path}: ${w.message}\n`);

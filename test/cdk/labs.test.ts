@@ -153,6 +153,11 @@ test.each(FILES.map((f) => [path.basename(f)]))('%s says which published setup i
   const lab = loadLab(path.join(path.dirname(FILES[0] ?? ''), base));
   if (base === 'default.json') expect(lab.description).toMatch(/db\.t4g\.medium/);
   else if (base === 'pocket.json') expect(lab.description).toMatch(/Can show:.*Cannot show:/s);
+  // a team's own question rather than a published setup: it says what it asks and how to preview it
+  else if (base === 'own-workload.json')
+    expect(lab.description).toMatch(
+      /own question.*proxylab plan --lab labs\/own-workload\.json --suite lab/s,
+    );
   else if (lab.network.mode === 'existing')
     // an existing-VPC lab says where the regulated-account guide is, and that its ids are placeholders
     expect(lab.description).toMatch(/Regulated accounts.*fake placeholders.*cdk\.context\.json/s);

@@ -5,6 +5,7 @@
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { buildRunRequest, type RunnerArgvTestSettings, type RunRequest } from '../../lib/aws/run-request';
 import type { DatabaseSpec, RunRequestArgs } from '../../lib/aws/runner-args';
+import type { LabScenario } from '../../lib/config/types';
 import { BENCH_DB, BENCH_USER } from '../../lib/local/postgres';
 import { motoClientConfig, type MotoServer } from './moto';
 
@@ -57,7 +58,7 @@ export const LOCAL_STAND_IN_TEST_SUITES: RunnerArgvTestSettings = { ...LOCAL_STA
 
 /**
  * The run request of suite `smoke` (or `suite`: a test-only one needs the runner's `--test-suites
- * on`, LOCAL_STAND_IN_TEST_SUITES) on the local stack: PostgreSQL at `postgresPort` is the writer and
+ * on`, LOCAL_STAND_IN_TEST_SUITES; with a lab's own `scenarios` for `lab`) on the local stack: PostgreSQL at `postgresPort` is the writer and
  * PgBouncer's transaction pool at `proxyPort` stands in for a proxy (25/12 is its pool as a % of
  * max_connections); no collector. The runner gets LOCAL_STAND_IN on its command line.
  */
@@ -77,11 +78,13 @@ export function localRunRequest(o: {
   readonly suite?: string;
   /** The proxy's lab name and DBProxyName. @default 'pgbouncer-transaction' for both */
   readonly proxy?: { readonly name: string; readonly dbProxyName: string };
+  readonly scenarios?: readonly LabScenario[];
 }): RunRequest {
   return buildRunRequest(
     {
       runId: o.runId,
       suite: o.suite ?? 'smoke',
+      ...(o.scenarios ? { scenarios: o.scenarios } : {}),
       bucket: o.bucket,
       secretArn: o.secretArn,
       writerEndpoint: { host: '127.0.0.1', port: o.postgresPort },

@@ -14,6 +14,7 @@ export const SHIPPED_LABS: readonly string[] = [
   'e4-pool-share',
   'e5-big-server',
   'existing-vpc',
+  'own-workload',
   'pocket',
   'private',
 ];

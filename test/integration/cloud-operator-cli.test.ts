@@ -64,6 +64,7 @@ describe('CLI (real entry, no AWS)', () => {
     );
     expect(res.status).toBe(0);
     const printed = JSON.parse(res.stdout) as {
+      plan: { suite: string; stepCount: number; maxConnections: { value: number } };
       request: { runId: string; runnerCount: number; targets: { proxies: unknown[] } };
       sendCommands: Array<{
         DocumentName: string;
@@ -71,6 +72,10 @@ describe('CLI (real entry, no AWS)', () => {
         Parameters: { commands: string[] };
       }>;
     };
+    // the plan `proxylab plan` shows (on stderr in words, in the JSON as data), from the lab file
+    expect(res.stderr).toMatch(/^Plan: suite smoke on lab default: 3 scenarios, \d+ steps, 1 runner$/m);
+    expect([printed.plan.suite, printed.plan.maxConnections.value]).toEqual(['smoke', 450]);
+    expect(printed.plan.stepCount).toBeGreaterThan(0);
     // the request the runners will read from S3 (endpoints described, no secret)
     expect(printed.request).toMatchObject({ runId: 'dry-1', runnerCount: 2 });
     expect(printed.request.targets.proxies.length).toBeGreaterThan(0);
@@ -83,6 +88,29 @@ describe('CLI (real entry, no AWS)', () => {
     expect(requests[1]?.Parameters.commands.at(-1)).toBe(
       'node /opt/proxylab/runner.js --request s3://proxylab-demo-results/runs/dry-1/request.json --runner-index 1 --region eu-west-1',
     );
+  });
+
+  test('run --dry-run shows the plan before its first AWS call: no credentials, no deployed lab, the preview is still there', () => {
+    // GIVEN the issue's lab, no credentials anywhere and no --outputs (the stack outputs would be read)
+    const lab = path.join(REPO_ROOT, 'test', 'fixtures', 'labs', 'issue-25-rds-proxy-vs-pgbouncer.json');
+    const res = spawnSync(process.execPath, [cli, 'run', '--lab', lab, '--suite', 'e5', '--dry-run'], {
+      encoding: 'utf8',
+      env,
+      cwd: REPO_ROOT,
+    });
+    // THEN the plan, its skipped target and its warnings come first; then the AWS failure (exit 1)
+    const planAt = res.stderr.search(
+      /^Plan: suite e5 on lab rds-proxy-vs-pgbouncer: 2 scenarios, 378 steps, 2 runners$/m,
+    );
+    const skippedAt = res.stderr.search(
+      /^ {4}bouncer-transaction {2}skipped: e5-short runs on targets that are/m,
+    );
+    const warnAt = res.stderr.search(/^warning: target bouncer-transaction gets no step in suite e5/m);
+    const failAt = res.stderr.search(/^proxylab failed: DescribeStacks proxylab-rds-proxy-vs-pgbouncer/m);
+    expect([planAt, skippedAt, warnAt, failAt].every((i) => i >= 0)).toBe(true);
+    expect(planAt < skippedAt && skippedAt < warnAt && warnAt < failAt).toBe(true);
+    expect(res.stdout).toBe('');
+    expect(res.status).toBe(1);
   });
 
   test('deploy prices the region it deploys to: refuses over budget (2), refuses an unpriced region (2) unless --force; destroy says what is kept', () => {

@@ -17,6 +17,7 @@
  * PgBouncer (a refusal above max_connections or a pool's size is only meaningful on a server no
  * other test is using), all against the one moto.
  */
+import { expect } from '@jest/globals';
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
@@ -37,6 +38,8 @@ import { S3RunWriter } from '../../lib/collector/writer';
 import { psqlQuery } from '../../lib/exec/psql';
 import { PINNED_METRIC, type SessionStateResult } from '../../lib/suite/session-state';
 import { planSchema } from '../../lib/results/schemas';
+import { escapeHtml } from '../../lib/report/html';
+import { EXPERIMENT_SOURCES } from '../../lib/suite/catalog';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
 import { runExitCode, type VerdictTotals } from '../../lib/suite/verdict';
 import { spawnCli, startLocalStack, type LocalStack } from '../helpers/local-stack';
@@ -52,6 +55,7 @@ import { AWS_CALL_LOG_ENV } from '../../lib/core/aws-call-log';
 import { COLLECTOR, RUNNER } from '../helpers/aws-calls/principals';
 import { recordAws, recordCallLog } from '../helpers/aws-calls/recorder';
 import { scratchDir } from '../helpers/scratch';
+import { loadLabFile } from '../../lib/config/load';
 
 const BUCKET = 'proxylab-it-results';
 const RUN_ID = 'cloud-it-1';
@@ -69,6 +73,7 @@ interface Db {
 let chainDb: Db;
 let fleetDb: Db;
 let brokenFleetDb: Db;
+let labDb: Db;
 let moto: MotoServer;
 let s3: S3Client;
 let tmp: string;
@@ -128,6 +133,24 @@ async function writeRequest(
     suite,
     zones: ZONES,
     targetPrices: TARGET_PRICES,
+  });
+  await writeRunRequest(s3, request);
+  return request;
+}
+
+/** What `proxylab run --suite lab` writes for labs/own-workload.json: its scenarios, steps shortened to 1 s. */
+async function writeLabRequest(db: Db, runId: string): Promise<RunRequest> {
+  const lab = loadLabFile(path.join(__dirname, '..', '..', 'labs', 'own-workload.json'));
+  const request = localRunRequest({
+    runId,
+    bucket: BUCKET,
+    secretArn: db.secretArn,
+    postgresPort: db.stack.postgres.port,
+    proxyPort: db.stack.pgbouncer.port,
+    runnerCount: 1,
+    database: RDS_POCKET,
+    suite: 'lab',
+    scenarios: lab.scenarios.map((s) => ({ ...s, durationSec: 1 })),
   });
   await writeRunRequest(s3, request);
   return request;
@@ -226,11 +249,11 @@ beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-cloud-it-'));
   // the bundle `cdk synth` ships (content-keyed cache: built once per checkout and content)
   runnerJs = runnerBundleOnce().file;
-  const stacks = Promise.all([startLocalStack(), startLocalStack(), startLocalStack()]);
+  const stacks = Promise.all([startLocalStack(), startLocalStack(), startLocalStack(), startLocalStack()]);
   moto = await startMoto();
   s3 = new S3Client({ ...motoClientConfig(moto), forcePathStyle: true });
   await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
-  const [chain, fleet, brokenFleet] = await stacks;
+  const [chain, fleet, brokenFleet, lab] = await stacks;
   // the shape RDS generates for a cluster secret
   const withSecret = async (stack: LocalStack, name: string): Promise<Db> => ({
     stack,
@@ -239,6 +262,7 @@ beforeAll(async () => {
   chainDb = await withSecret(chain, 'proxylab-it-db');
   fleetDb = await withSecret(fleet, 'proxylab-it-fleet-db');
   brokenFleetDb = await withSecret(brokenFleet, 'proxylab-it-broken-fleet-db');
+  labDb = await withSecret(lab, 'proxylab-it-lab-db');
 }, 90_000);
 
 afterAll(async () => {
@@ -246,6 +270,7 @@ afterAll(async () => {
     chainDb?.stack.stop(),
     fleetDb?.stack.stop(),
     brokenFleetDb?.stack.stop(),
+    labDb?.stack.stop(),
     moto?.stop(),
   ]);
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
@@ -394,8 +419,17 @@ describe('runner → moto S3, killed and resumed, fetched like a local run', () 
     const reportHtml = fs.readFileSync(path.join(cloudDir, 'report.html'), 'utf8');
     expect(reportHtml).toContain('<dd id="database">RDS for PostgreSQL db.t4g.micro</dd>');
     expect(summary).toContain('database RDS for PostgreSQL db.t4g.micro');
-    // (the published findings quote Aurora figures; the database line must not claim Aurora)
-    for (const text of [reportHtml, summary]) expect(text).not.toContain('Aurora PostgreSQL');
+    // (the published findings quote Aurora figures and cite sources whose titles name Aurora, e.g.
+    // E3's; outside those citations the report must not claim Aurora)
+    const citedTitles = EXPERIMENT_SOURCES.map((e) => e.source.title);
+    expect(citedTitles.some((t) => t.includes('Aurora PostgreSQL'))).toBe(true);
+    for (const text of [reportHtml, summary]) {
+      const uncited = citedTitles.reduce(
+        (acc, t) => acc.split(t).join('').split(escapeHtml(t)).join(''),
+        text,
+      );
+      expect(uncited).not.toContain('Aurora PostgreSQL');
+    }
     expect(fs.readFileSync(path.join(localDir, 'summary.md'), 'utf8')).toContain('database local PostgreSQL');
   }, 120_000);
 
@@ -590,6 +624,64 @@ describe('two runner processes split every step through the S3 barrier (moto)', 
         ) as { startAt: string };
         expect(step.startedAt).toBe(plan.startAt);
       }
+    },
+    150_000,
+  );
+});
+
+describe("a lab's own scenario in the cloud: the script travels in the request (moto)", () => {
+  test.concurrent(
+    'labs/own-workload.json through the bundled runner: its script from the request, 3 client counts × 3 repetitions on every target',
+    async () => {
+      // GIVEN the request `proxylab run --lab labs/own-workload.json --suite lab` writes
+      const runId = 'cloud-it-lab';
+      const request = await writeLabRequest(labDb, runId);
+      const sql = fs.readFileSync(path.join(__dirname, '..', '..', 'labs', 'own-workload.sql'), 'utf8');
+      // WHEN one runner runs it
+      const r0 = await runRunner(runId, 0);
+      // THEN it completed, every verdict held
+      if (r0.code !== 0) process.stderr.write(`runner 0:\n${r0.stdout}${r0.stderr}\n`);
+      expect(r0.code).toBe(0);
+      const manifest = JSON.parse(await s3Text(`runs/${runId}/manifest.json`)) as RunManifest;
+      expect([manifest.status, manifest.suite]).toEqual(['completed', 'lab']);
+      // the request in S3 is what the operator wrote: the scenario with its script and SHA-256
+      const stored = runRequestSchema.parse(JSON.parse(await s3Text(`runs/${runId}/request.json`)));
+      expect(stored).toEqual(request);
+      expect(stored.scenarios?.[0]?.workload[0]).toEqual({
+        file: expect.objectContaining({ path: 'own-workload.sql', name: 'own-workload.sql', sql }),
+        weight: 1,
+      });
+      // the plan runner 0 made from it: the lab's scenario on every target the request describes
+      const plan = planSchema.parse(JSON.parse(await s3Text(`runs/${runId}/plan.json`)));
+      expect(plan.scenarios?.map((s) => [s.name, s.experiment, s.targets])).toEqual([
+        [
+          'checkout',
+          null,
+          [
+            { target: 'direct', steps: 9, skipped: null },
+            { target: 'pgbouncer-transaction', steps: 9, skipped: null },
+          ],
+        ],
+      ]);
+      expect(plan.steps.map((s) => s.stepId)).toEqual(manifest.stepIds);
+      expect([...new Set(plan.steps.map((s) => s.params.clients))]).toEqual([4, 8, 16]);
+      expect(
+        plan.steps.every(
+          (s) =>
+            s.script.parts[0] !== undefined &&
+            'file' in s.script.parts[0] &&
+            s.script.parts[0].file.sql === sql,
+        ),
+      ).toBe(true);
+      // every step ran the script, told the scale it was loaded at
+      const steps = await s3Steps(runId);
+      expect(steps).toHaveLength(18);
+      for (const step of steps) {
+        expect(step.status).toBe('completed');
+        expect(step.verdict.held).toBe(true);
+        expect(step.command.join(' ')).toMatch(/ -s 10 .*own-workload\.sql/);
+      }
+      expect(JSON.stringify(plan)).not.toContain(PASSWORD);
     },
     150_000,
   );

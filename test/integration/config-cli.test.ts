@@ -174,3 +174,78 @@ test('validate and cdk synth both refuse bad poolers, naming each field', () => 
   expect(synth.stderr).toContain(`error: invalid lab file ${file}: 6 problems`);
   for (const line of expected) expect(synth.stderr).toMatch(line);
 });
+
+const ISSUE_LAB = 'test/fixtures/labs/issue-25-rds-proxy-vs-pgbouncer.json';
+
+test('plan: the own-workload lab, its scenario on every target, from the lab file alone (no AWS)', () => {
+  // WHEN
+  const res = proxylab('plan', '--lab', 'labs/own-workload.json', '--suite', 'lab');
+  // THEN
+  expect(res.stderr).toBe('');
+  expect(res.status).toBe(0);
+  expect(res.stdout).toMatch(/^Plan: suite lab on lab own-workload: 1 scenario, 36 steps, 2 runners$/m);
+  expect(res.stdout).toMatch(/^ {2}scenario checkout \(the lab's own scenario\): Our checkout transaction/m);
+  expect(res.stdout).toMatch(
+    /^ {4}clients 180, 360, 721; simple × persistent, -T 20 s, 3 repetitions, scale 10, own-workload\.sql$/m,
+  );
+  for (const t of ['direct', 'proxy', 'bouncer-transaction', 'bouncer-session'])
+    expect(res.stdout).toMatch(new RegExp(`^ {4}${t} +9 steps$`, 'm'));
+  expect(res.stdout).toMatch(/^ {2}lab time: fits in ttlHours 4/m);
+  expect(res.stdout).toMatch(/^ {2}cost: the lab bills about \$0\.57\/h \(us-east-1/m);
+  expect(res.stdout).not.toMatch(/^warning:/m);
+});
+
+test("plan and validate: e5 on the issue's lab warns that the transaction pooler gets no step, and why", () => {
+  // WHEN
+  const plan = proxylab('plan', '--lab', ISSUE_LAB);
+  const validate = proxylab('validate', ISSUE_LAB);
+  // THEN plan (the lab's suite, e5, by default) names the skipped target, the billed parts, the lab's time
+  expect(plan.status).toBe(0);
+  expect(plan.stdout).toMatch(
+    /^ {4}bouncer-transaction {2}skipped: e5-short runs on targets that are .*; bouncer-transaction is pooled, multiplexing \(transaction pool\)/m,
+  );
+  expect(plan.stdout).toMatch(/^warning: target bouncer-transaction gets no step in suite e5/m);
+  expect(plan.stdout).toMatch(/^warning: aurora\.readers 1: a reader is billed \(\$0\.26\/h\)/m);
+  expect(plan.stdout).toMatch(/^ {2}lab time: does NOT fit in ttlHours 6 .*--extend adds 5 h/m);
+  // AND validate says the same, still exit 0 (warnings never fail validation)
+  expect(validate.status).toBe(0);
+  expect(validate.stdout).toMatch(/^ {2}warning: target bouncer-transaction gets no step in suite e5/m);
+  expect(validate.stdout).toMatch(/^ {2}warning: the pooler host of bouncer \(c7g\.large\) is billed/m);
+});
+
+test('plan --json: steps per target, each scenario with its targets and reasons, duration, cost, warnings', () => {
+  const res = proxylab('plan', '--lab', ISSUE_LAB, '--suite', 'e5', '--json');
+  expect(res.status).toBe(0);
+  const [plan] = JSON.parse(res.stdout) as Array<{
+    stepCount: number;
+    maxConnections: { value: number };
+    targets: Array<{ name: string; steps: number }>;
+    scenarios: Array<{
+      name: string;
+      source: { url: string } | null;
+      targets: Array<{ target: string; skipped: string | null }>;
+    }>;
+    expiry: { fits: boolean; extendHours: number };
+    warnings: Array<{ id: string }>;
+  }>;
+  expect(plan?.stepCount).toBe(378);
+  expect(plan?.maxConnections.value).toBe(1802);
+  expect(plan?.targets.find((t) => t.name === 'bouncer-transaction')?.steps).toBe(0);
+  expect(plan?.scenarios.map((s) => s.source?.url)).toEqual([
+    'https://www.enterprisedb.com/node/1263271',
+    'https://www.enterprisedb.com/node/1263271',
+  ]);
+  expect(plan?.expiry).toEqual(expect.objectContaining({ fits: false, extendHours: 5 }));
+  expect(plan?.warnings.map((w) => w.id)).toContain('proxylab:target-not-measured');
+});
+
+test('plan: an unknown suite, or lab on a lab without scenarios, is a usage error naming the choices', () => {
+  const unknown = proxylab('plan', '--lab', 'labs/own-workload.json', '--suite', 'e9');
+  expect(unknown.status).toBe(2);
+  expect(unknown.stderr).toMatch(/--suite must be one of quick, smoke, .*, all-published, lab; got "e9"/);
+  const noScenarios = proxylab('plan', '--lab', 'labs/default.json', '--suite', 'lab');
+  expect(noScenarios.status).toBe(2);
+  expect(noScenarios.stderr).toMatch(
+    /suite "lab" runs the lab file's own scenarios, and lab default has none/,
+  );
+});

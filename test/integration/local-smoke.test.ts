@@ -25,6 +25,7 @@ import {
   type StackLine,
 } from '../helpers/local-stack';
 import { envWithPgbouncer, pgbouncer125 } from '../helpers/pgbouncer-versions';
+import { captureShape, captureText, committedCapture } from '../../scripts/readme-capture';
 
 const STEP = {
   preparedViaTx: 'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/ps-off/r1',
@@ -118,6 +119,19 @@ describe('proxylab local --suite smoke', () => {
     expect(stdout).toMatch(new RegExp(`^Report: ${runDir}/report\\.html \\(\\d+ KiB, \\d+ ms\\)$`, 'm'));
     expect(fs.statSync(path.join(runDir, 'report.html')).size).toBeGreaterThan(1000);
     expect(fs.existsSync(path.join(runDir, 'summary.md'))).toBe(true);
+  });
+
+  test("the README's capture has the shape of this run: the same steps in order, notes and totals", () => {
+    // GIVEN the capture scripts/readme-capture.ts wrote into the README from a real run
+    const committed = committedCapture(
+      fs.readFileSync(path.join(__dirname, '..', '..', 'README.md'), 'utf8'),
+    );
+    expect(committed).not.toBeNull();
+    // WHEN both are reduced to what must agree (figures, ports, paths and times left out)
+    const real = captureShape(captureText(stdout, outDir));
+    // THEN a step added or dropped (6 in the README where a run has 8), a changed note or total shows here
+    expect(captureShape(committed ?? '')).toEqual(real);
+    expect(real.filter((l) => /^[>✓✗·] \[/.test(l)).length).toBeGreaterThan(6);
   });
 
   test('prepared through the transaction pool fails with prepared-statement errors while simple succeeds', () => {

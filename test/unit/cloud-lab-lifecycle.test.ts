@@ -20,16 +20,18 @@ import { UsageError } from '../../lib/core/errors';
 import { labOutputsWith, proxyOutputs } from '../helpers/lab-outputs';
 import { applyPendingReboots } from '../../lib/operator/parameters';
 import { eventForFinishedRun } from '../../lib/operator/recollect';
-import {
-  decideRunExpiry,
-  estimateSuiteSec,
-  EXPIRY_MARGIN_SEC,
-  labTargetCapacities,
-} from '../../lib/operator/run-window';
+import { decideRunExpiry, EXPIRY_MARGIN_SEC } from '../../lib/operator/run-window';
 import { loadLabFile } from '../../lib/config/load';
+import { labTargetCapacities } from '../../lib/config/targets';
+import { previewRun } from '../../lib/cost/run-plan';
+import type { LabConfig } from '../../lib/config/types';
+
 import { readLabExpiry, restartLabExpiry } from '../../lib/operator/extend';
 import type { RunManifest } from '../../lib/suite/types';
 import { manifestWith } from '../helpers/run-files';
+
+/** The suite's estimated wall clock on the lab, as `proxylab plan` and `run` compute it. */
+const estimateSuiteSec = (suite: string, lab: LabConfig): number => previewRun(lab, suite).duration.totalSec;
 
 const rdsMock = mockAws(RDSClient, operator('deploy'));
 const schedMock = mockAws(SchedulerClient, operator('deploy'));

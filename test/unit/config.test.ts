@@ -849,6 +849,7 @@ describe('defaults', () => {
         ttlHours: 8,
         tags: {},
         suites: ['quick'],
+        scenarios: [],
         budget: null,
       },
     });

@@ -110,6 +110,17 @@ const EXPECTED: Readonly<Record<string, Expected>> = {
     poolerHosts: 1,
     poolerSecret: true,
   },
+  'own-workload.json': {
+    lines: {
+      'Aurora writer db.r6g.large': 0.26,
+      'RDS Proxy proxy': 2 * 0.015,
+      'Runners 2 × c7g.large': 2 * 0.0725,
+      'PgBouncer host bouncer c7g.large': 0.0725,
+    },
+    runners: 2,
+    poolerHosts: 1,
+    poolerSecret: true,
+  },
   'existing-vpc.json': {
     lines: {
       'Aurora writer db.t4g.medium': 0.073,

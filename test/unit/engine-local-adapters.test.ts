@@ -222,7 +222,7 @@ describe('validateLocalInput', () => {
 });
 
 describe('planning against local capacities', () => {
-  test('pool size follows the pool percent; the smoke plan has the documented six steps', () => {
+  test('pool size follows the pool percent; the smoke plan has eight steps as the README capture shows (readme-capture.test.ts)', () => {
     expect(
       localCapacities({ maxConnections: 40, poolPercent: 25 }).map((c) => [c.ref.kind, c.poolSize]),
     ).toEqual([

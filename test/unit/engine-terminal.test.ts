@@ -255,3 +255,23 @@ describe('a cell the pooler cannot run', () => {
     );
   });
 });
+
+test.each([
+  // GIVEN a local run with a pooled step: the summary says what loopback means for pooled vs direct
+  ['pgbouncer-transaction', 'local', true],
+  // a local run of direct steps only has nothing to compare
+  ['direct', 'local', false],
+  // a cloud run measures real hops
+  ['pgbouncer-transaction', 'cloud', false],
+] as const)('summary with a %s step in a %s run: loopback caveat %s', (kind, mode, said) => {
+  const m = { mode, status: 'completed', stepsCompleted: 1, stepIds: ['a'] } as unknown as RunManifest;
+  // WHEN
+  const text = formatSummary(
+    m,
+    [record({ stepId: 'a', scenario: 's', target: { kind, name: kind } })],
+    '/runs/x',
+    5,
+  );
+  // THEN
+  expect(text.includes('One machine, loopback')).toBe(said);
+});

@@ -66,7 +66,15 @@ test('the defaults the schema documents are the defaults validation applies', ()
   const proxy: Record<string, unknown> = { name: 'p' };
   const required = { name: 'b', kind: 'pgbouncer', placement: 'on-runners' };
   const pooler: Record<string, unknown> = { ...required };
-  const explicit: Record<string, unknown> = { name: 'x', proxies: [proxy], poolers: [pooler] };
+  const scenarioRequired = { name: 's', workload: [{ builtin: 'tpcb-like' }], clients: [5] };
+  const part: Record<string, unknown> = { builtin: 'tpcb-like' };
+  const scenario: Record<string, unknown> = { ...scenarioRequired, workload: [part] };
+  const explicit: Record<string, unknown> = {
+    name: 'x',
+    proxies: [proxy],
+    poolers: [pooler],
+    scenarios: [scenario],
+  };
   const explicitPostgres: Record<string, unknown> = {};
   const rows = labFieldRows(labJsonSchema());
   const defaulted = rows.filter(
@@ -85,8 +93,10 @@ test('the defaults the schema documents are the defaults validation applies', ()
       continue;
     }
     const value = JSON.parse(row.default.slice(1, -1)) as unknown;
-    const [head = '', leaf] = row.path.split('.');
-    if (head === 'proxies[]' && leaf !== undefined) proxy[leaf] = value;
+    const [head = '', leaf, sub] = row.path.split('.');
+    if (head === 'scenarios[]' && leaf === 'workload[]' && sub !== undefined) part[sub] = value;
+    else if (head === 'scenarios[]' && leaf !== undefined) scenario[leaf] = value;
+    else if (head === 'proxies[]' && leaf !== undefined) proxy[leaf] = value;
     else if (head === 'poolers[]' && leaf !== undefined) pooler[leaf] = value;
     else if (leaf !== undefined)
       explicit[head] = { ...(explicit[head] as object | undefined), [leaf]: value };
@@ -95,9 +105,17 @@ test('the defaults the schema documents are the defaults validation applies', ()
   // THEN it validates to the same LabConfig as the minimal lab
   expect(defaulted.length).toBeGreaterThan(15);
   expect(validateLab(explicit)).toEqual(
-    validateLab({ name: 'x', proxies: [{ name: 'p' }], poolers: [required] }),
+    validateLab({
+      name: 'x',
+      proxies: [{ name: 'p' }],
+      poolers: [required],
+      scenarios: [scenarioRequired],
+    }),
   );
+  expect(validateLab(explicit).ok).toBe(true);
   expect(Object.keys(pooler).length).toBeGreaterThan(Object.keys(required).length + 5);
+  expect(Object.keys(scenario).length).toBeGreaterThan(Object.keys(scenarioRequired).length + 5);
+  expect(Object.keys(part)).toEqual(['builtin', 'weight']);
   // AND an RDS for PostgreSQL lab spelling out the postgres defaults equals one with `postgres: {}`
   expect(Object.keys(explicitPostgres).length).toBeGreaterThan(5);
   const withPostgres = (postgres: object) => validateLab({ ...explicit, aurora: undefined, postgres });

@@ -37,7 +37,9 @@ type DescriptorWithNewPooler = Omit<TargetDescriptor, 'pooler'> & { readonly poo
 export type NewPoolerCaught = Holds<SameShape<DescriptorWithNewPooler, DescriptorFromSchema>>;
 
 // A new experiment added to `ExperimentId` only (lib/suite/catalog.ts).
-type PlannedStepWithE6 = Omit<PlannedStep, 'experiment'> & { readonly experiment: ExperimentId | 'E6' };
+type PlannedStepWithE6 = Omit<PlannedStep, 'experiment'> & {
+  readonly experiment: ExperimentId | 'E6' | null;
+};
 // @ts-expect-error the schema has no 'E6'
 export type NewExperimentCaught = Holds<SameShape<PlannedStepWithE6, PlannedStepFromSchema>>;
 

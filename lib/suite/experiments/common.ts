@@ -83,3 +83,38 @@ export const POOLED_SUCCEEDS: ExpectationRule = {
 };
 
 /** k/24 × max_connections, k = 1..20: 50..1000 clients on E5's max_connections = 1200. */
+
+/**
+ * The capability selectors a lab's own scenario may name (lab file `scenarios[].targets`, besides
+ * `all`), in the order a scenario lists what they select: the same four the catalog uses.
+ */
+export const TARGET_SELECTORS = {
+  direct: DIRECT,
+  'managed-pool': MANAGED_POOL,
+  'self-hosted-transaction-pool': SELF_HOSTED_TRANSACTION_POOL,
+  'self-hosted-session-pool': SESSION_POOL,
+} as const satisfies Readonly<Record<string, TargetMatch>>;
+export type TargetSelectorName = keyof typeof TARGET_SELECTORS;
+export const TARGET_SELECTOR_NAMES = Object.keys(TARGET_SELECTORS) as TargetSelectorName[];
+
+/**
+ * What a lab's own scenario expects of each target: only what the target's capabilities predict
+ * for any workload (direct above max_connections refused; a pool queues clients; a transaction pool
+ * that does not carry prepared statements breaks `-M prepared`; RDS Proxy's handling of named
+ * statements is recorded, not predicted). What the team's own SQL does (SET, temporary tables,
+ * advisory locks through a transaction pool) the lab cannot know: such a failure shows as a broken
+ * `succeeds` with its error classes.
+ */
+export const OWN_WORKLOAD_EXPECTATIONS: readonly ExpectationRule[] = [
+  DIRECT_ABOVE_REFUSED,
+  DIRECT_NEAR_ANY,
+  DIRECT_BELOW_SUCCEEDS,
+  {
+    when: { target: { carriesPreparedStatements: ['measured'] }, protocols: ['prepared'] },
+    outcome: 'any',
+    note: 'named prepared statements through RDS Proxy: recorded (with DatabaseConnectionsCurrentlySessionPinned), not predicted',
+  },
+  MULTIPLEXED_PREPARED_FAILS,
+  PGBOUNCER_SESSION_OVER_POOL,
+  POOLED_SUCCEEDS,
+];

@@ -92,6 +92,13 @@ const SMOKE_PREPARED: Scenario = {
 
 export const E1_EXPERIMENT: Experiment = {
   id: 'E1',
+  // The write-up's README (one commit, read with `git log` on a clone of the repository).
+  source: {
+    title: 'ActiveSG pgbench: RDS Proxy with --protocol prepared above max_connections',
+    publisher: 'Open Government Products (github.com/opengovsg)',
+    date: '2024-08-29',
+    url: 'https://github.com/opengovsg/activesg-pgbench',
+  },
   suite: {
     name: 'e1',
     description: 'E1 at published scale: prepared statements through a multiplexing proxy.',

@@ -78,6 +78,14 @@ const SMOKE_MAX_CONNECTIONS: Scenario = {
 
 export const E2_EXPERIMENT: Experiment = {
   id: 'E2',
+  source: {
+    title:
+      'Client sweep, direct vs RDS Proxy: pgbench 14.1 -S -t 10 against RDS for PostgreSQL 11.10 on db.t2.micro',
+    publisher: null,
+    date: null,
+    url: null,
+    note: 'not public: known from its published pgbench captures (test/fixtures/pgbench/pg14-rds/); no public address could be confirmed',
+  },
   suite: {
     name: 'e2',
     description: 'E2 at published scale: client sweep direct vs proxy, -S -t 10.',

@@ -101,6 +101,13 @@ const SMOKE_CHURN: Scenario = {
 
 export const E3_EXPERIMENT: Experiment = {
   id: 'E3',
+  source: {
+    title: 'Managing Aurora PostgreSQL connection churn with pooling (Amazon Aurora User Guide)',
+    publisher: 'AWS',
+    date: null,
+    url: 'https://docs.aws.amazon.com/AmazonRDS/latest/AuroraUserGuide/AuroraPostgreSQL.BestPractices.connection_pooling.html',
+    note: 'a living page of the user guide, undated',
+  },
   suite: {
     name: 'e3',
     description: 'E3 at published scale: connection churn, TPC-B -T 60 -c 20 with and without -C.',

@@ -52,6 +52,14 @@ const E4: Scenario = {
 
 export const E4_EXPERIMENT: Experiment = {
   id: 'E4',
+  source: {
+    title:
+      'Two RDS Proxies (MaxConnectionsPercent 50 % and 25 %) in front of one Aurora cluster, a production application',
+    publisher: null,
+    date: null,
+    url: null,
+    note: 'not public: a team report of a real application; no public write-up could be confirmed',
+  },
   suite: {
     name: 'e4',
     description: 'E4: pool-percent sweep (25/50/75/100 %) under a mixed read/write workload.',

@@ -91,6 +91,13 @@ const E5_LONG: Scenario = {
 
 export const E5_EXPERIMENT: Experiment = {
   id: 'E5',
+  // Published 2023-08-22; a revised version of the same post is dated 2023-08-29 (enterprisedb.com/node/1263321).
+  source: {
+    title: 'EDB Postgres Advanced Server 15 TPS Benchmark',
+    publisher: 'EDB (EnterpriseDB blog)',
+    date: '2023-08-22',
+    url: 'https://www.enterprisedb.com/node/1263271',
+  },
   suite: {
     name: 'e5',
     description:

@@ -60,6 +60,8 @@ export const LATENCY_RATED: Scenario = {
 
 export const LATENCY_EXPERIMENT: Experiment = {
   id: 'LATENCY',
+  // proxylab's own measurement: the figure people quote ("1–3 ms") has no source to cite
+  source: null,
   suite: {
     name: 'latency',
     description:

@@ -45,6 +45,8 @@ export const SESSION_STATE: Scenario = {
 
 export const SESSION_EXPERIMENT: Experiment = {
   id: 'SESSION',
+  // no one write-up: each feature's expectation cites its own (lib/suite/session-state.ts SESSION_SOURCES)
+  source: null,
   suite: {
     name: 'session-state',
     description:

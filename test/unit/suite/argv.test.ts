@@ -64,6 +64,23 @@ describe('buildPgbenchArgv', () => {
     ]);
   });
 
+  test.each([
+    // GIVEN a script-file-only scenario at scale 10: pgbench's :scale would be 1 without -s
+    [{ file: { name: 'own.sql', sql: 'SELECT 1;' } }, 10, ['-s', '10']],
+    // at scale 1 pgbench's default already says 1
+    [{ file: { name: 'own.sql', sql: 'SELECT 1;' } }, 1, null],
+    // a built-in script reads the scale from pgbench_branches (pgbench ignores -s there)
+    [{ builtin: 'tpcb-like' as const }, 10, null],
+  ])('script %j at scale %d: -s %j', (part, scale, expected) => {
+    const base = step('smoke', 'smoke-churn/direct/c5/simple/per-transaction/r1');
+    const s: PlannedStep = { ...base, script: { parts: [part] }, params: { ...base.params, scale } };
+    // WHEN
+    const argv = buildPgbenchArgv(s, CONN, OPTS);
+    // THEN
+    const i = argv.indexOf('-s');
+    expect(i < 0 ? null : argv.slice(i, i + 2)).toEqual(expected);
+  });
+
   test('-C for per-transaction connect; never the password', () => {
     const s = step('smoke', 'smoke-churn/direct/c5/simple/per-transaction/r1');
     const argv = buildPgbenchArgv(s, CONN, OPTS);

@@ -1,0 +1,49 @@
+/**
+ * `proxylab plan --lab FILE [--suite NAME]`: what a run of the suite on this lab would do, from the
+ * lab file alone (no AWS call): steps per scenario and target, every target left out and why, the
+ * duration against the lab's ttlHours (and what `--extend` would cost), the run's cost, and the
+ * warnings `validate` and `run` print. `run --dry-run` prints the same plan.
+ */
+import type { Command } from 'commander';
+import { loadLabFile } from '../../lib/config/load';
+import { resolveSuiteFlag } from '../../lib/config/scenarios';
+import { formatRunPlan, previewRun } from '../../lib/cost/run-plan';
+
+interface PlanFlags {
+  readonly lab: string;
+  readonly suite?: string;
+  readonly json?: boolean;
+}
+
+export function register(program: Command): void {
+  program
+    .command('plan')
+    .description(
+      "Preview a run without AWS: the suite expanded against the lab's targets (the steps a run plans), " +
+        "steps per target with the reason for any target left out, the duration against the lab's ttlHours " +
+        '(and what --extend would cost), the cost of the run, and warnings for targets and billed parts ' +
+        '(readers, proxies, pooler hosts) no step measures. max_connections is the one figure deploy assumes ' +
+        "too (the lab's, else the class default). Exit 0, 2 for usage errors.",
+    )
+    .requiredOption('--lab <file>', 'lab file (JSON)')
+    .option(
+      '--suite <name>',
+      "suite to plan: a catalog suite (e1…e5, quick, smoke, all-published) or `lab` for the lab's own scenarios (default: each of the lab's `suites`)",
+    )
+    .option(
+      '--json',
+      'print the plans as a JSON array (steps per target, scenarios with skip reasons, duration, cost, warnings)',
+    )
+    .action((flags: PlanFlags) => {
+      const lab = loadLabFile(flags.lab);
+      // The lab file's suites are checked when it loads; --suite here, naming the flag.
+      const names = flags.suite !== undefined ? [resolveSuiteFlag(flags.suite, lab).name] : lab.suites;
+      // Every suite is planned before anything is printed: an unknown name is a usage error naming the choices.
+      const previews = names.map((name) => previewRun(lab, name));
+      if (flags.json) {
+        process.stdout.write(`${JSON.stringify(previews, null, 2)}\n`);
+        return;
+      }
+      process.stdout.write(`${previews.map(formatRunPlan).join('\n\n')}\n`);
+    });
+}

@@ -1,0 +1,144 @@
+/**
+ * `proxylab local --lab FILE` end to end, through the real CLI against a real PostgreSQL and
+ * PgBouncer: the shipped labs/own-workload.json (its own pgbench script, 3 client counts relative
+ * to max_connections, 3 repetitions, every target) runs its suite `lab` on the local counterparts
+ * of its targets — the RDS Proxy named as not measured — with the lab's pool share; the plan
+ * stored with the run holds the script text and each target's steps; the report names the lab's
+ * scenario, its source (none: the lab's own) and what loopback on one machine means.
+ *
+ * The lab is copied beside its script with 1-second steps: the same scenario, shorter.
+ */
+import { expect } from '@jest/globals';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { planSchema } from '../../lib/results/schemas';
+import type { RunManifest, StepRecord } from '../../lib/suite/types';
+import { exitedAs, spawnCli, type CliRun } from '../helpers/local-stack';
+import { scratchDir } from '../helpers/scratch';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const SQL = fs.readFileSync(path.join(ROOT, 'labs', 'own-workload.sql'), 'utf8');
+
+let dir: string;
+let run: CliRun;
+let summary: {
+  runDir: string;
+  status: string;
+  allHeld: boolean;
+  steps: Array<{ stepId: string; status: string; tps: number | null; held: boolean | null }>;
+};
+
+beforeAll(async () => {
+  // GIVEN the shipped lab and its script, steps shortened to 1 s
+  dir = scratchDir('proxylab-local-lab-');
+  const lab = JSON.parse(fs.readFileSync(path.join(ROOT, 'labs', 'own-workload.json'), 'utf8')) as {
+    $schema?: string;
+    scenarios: Array<Record<string, unknown>>;
+  };
+  delete lab.$schema;
+  lab.scenarios = lab.scenarios.map((s) => ({ ...s, durationSec: 1 }));
+  fs.writeFileSync(path.join(dir, 'own-workload.json'), JSON.stringify(lab));
+  fs.writeFileSync(path.join(dir, 'own-workload.sql'), SQL);
+  // WHEN the real CLI runs it locally
+  run = spawnCli([
+    'local',
+    '--lab',
+    path.join(dir, 'own-workload.json'),
+    '--out',
+    path.join(dir, 'runs'),
+    '--no-install',
+    '--json',
+  ]);
+  const exit = await exitedAs(run, 0);
+  expect(exit).toEqual({ code: 0 });
+  summary = JSON.parse(run.stdout()) as typeof summary;
+}, 180_000);
+
+test('it says what stands in for which lab target, and which has none', () => {
+  expect(run.stderr()).toMatch(
+    /^Lab own-workload on the local stack: direct → direct, bouncer-transaction → pgbouncer-transaction, bouncer-session → pgbouncer-session /m,
+  );
+  expect(run.stderr()).toMatch(/^ {2}no local counterpart, not measured here: proxy \(RDS Proxy\)$/m);
+  // the lab's poolers open 45 % of max_connections: so does the local one
+  expect(run.stderr()).toMatch(/PgBouncer \(pools of 18 = 45 %\)/);
+});
+
+test("the lab's scenario ran: 3 client counts × 3 repetitions on each of the 3 local targets, every verdict held", () => {
+  expect(summary.status).toBe('completed');
+  expect(summary.allHeld).toBe(true);
+  expect(summary.steps).toHaveLength(27);
+  const cells = new Set(summary.steps.map((s) => s.stepId.replace(/\/r\d$/, '')));
+  expect(cells.size).toBe(9);
+  expect([...cells].every((c) => c.startsWith('checkout/'))).toBe(true);
+  // relative to the local max_connections 40: 0.1 ×, 0.2 ×, 0.4 ×
+  expect([...new Set(summary.steps.map((s) => /\/c(\d+)\//.exec(s.stepId)?.[1]))]).toEqual(['4', '8', '16']);
+  expect(summary.steps.every((s) => s.status === 'completed' && s.tps !== null && s.tps > 0)).toBe(true);
+});
+
+test("the plan stored with the run carries the script text, each target's steps and the lab", () => {
+  const plan = planSchema.parse(JSON.parse(fs.readFileSync(path.join(summary.runDir, 'plan.json'), 'utf8')));
+  expect(plan.suite).toBe('lab');
+  expect(plan.scenarios).toEqual([
+    expect.objectContaining({
+      name: 'checkout',
+      experiment: null,
+      source: null,
+      targets: [
+        { target: 'direct', steps: 9, skipped: null },
+        { target: 'pgbouncer-transaction', steps: 9, skipped: null },
+        { target: 'pgbouncer-session', steps: 9, skipped: null },
+      ],
+    }),
+  ]);
+  expect(
+    plan.steps.every(
+      (s) =>
+        JSON.stringify(s.script) ===
+        JSON.stringify({ parts: [{ file: { name: 'own-workload.sql', sql: SQL } }] }),
+    ),
+  ).toBe(true);
+  const manifest = JSON.parse(
+    fs.readFileSync(path.join(summary.runDir, 'manifest.json'), 'utf8'),
+  ) as RunManifest;
+  expect(manifest.settings).toEqual(
+    expect.objectContaining({ lab: 'own-workload', poolPercent: 45, suite: 'lab' }),
+  );
+  // pgbench was told the scale, so the script's :scale is the 10 the data was loaded at
+  const first = summary.steps[0]?.stepId ?? '';
+  const record = JSON.parse(
+    fs.readFileSync(path.join(summary.runDir, 'steps', `${first.replace(/\//g, '_')}.json`), 'utf8'),
+  ) as StepRecord;
+  expect(record.command.join(' ')).toMatch(/ -s 10 /);
+  expect(record.command.join(' ')).toMatch(/own-workload\.sql/);
+});
+
+test("the summary opens with the decision table: one row per local target, each the median of the lab's 3 repetitions", () => {
+  const md = fs.readFileSync(path.join(summary.runDir, 'summary.md'), 'utf8');
+  const table = md.slice(
+    md.indexOf('## Decision table'),
+    md.indexOf('## Findings: published, then measured'),
+  );
+  // THEN the decision table comes before the findings, with the lab's scenario as its own table
+  expect(md.indexOf('## Decision table')).toBeGreaterThan(0);
+  expect(table).toMatch(/^### checkout — own-workload\.sql · simple · persistent$/m);
+  const rows = table.split('\n').filter((l) => /^\| (direct|pgbouncer-\w+) \|/.test(l));
+  expect(rows.map((r) => r.split(' | ')[0]?.slice(2))).toEqual([
+    'direct',
+    'pgbouncer-transaction',
+    'pgbouncer-session',
+  ]);
+  // every row has a measured tps with the spread of the 3 repetitions; direct is the baseline
+  for (const r of rows) expect(r).toMatch(/\| [\d,.]+ \(best [\d,.]+ \/ worst [\d,.]+, n=3\) \|/);
+  expect(rows[0]).toMatch(/\| baseline \|/);
+  // the RDS Proxy has no local counterpart: not a row
+  expect(table).not.toMatch(/^\| proxy \|/m);
+});
+
+test("the report names the lab's scenario and its source, and says what loopback means", () => {
+  const md = fs.readFileSync(path.join(summary.runDir, 'summary.md'), 'utf8');
+  expect(md).toContain('## checkout — Our checkout transaction (read, update, insert)');
+  expect(md).toContain("none: the lab's own scenario, not a published finding");
+  expect(md).toMatch(/One machine, loopback: pgbench, PgBouncer and PostgreSQL share these CPUs/);
+  expect(md).toMatch(/stands in for lab own-workload's PgBouncer pools/);
+  expect(run.stderr()).toMatch(/^One machine, loopback: pooled and direct share these CPUs/m);
+});

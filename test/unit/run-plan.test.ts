@@ -1,0 +1,213 @@
+/**
+ * The plan of a run from the lab file alone (`proxylab plan`, `run --dry-run`, `run`'s duration
+ * check, `validate`'s warnings): the steps the engine would plan, every target left out with its
+ * reason, billed parts no step measures, the duration against ttlHours, the cost — and one
+ * max_connections assumption shared with `deploy`.
+ */
+import { expect } from '@jest/globals';
+import * as path from 'node:path';
+import { loadLabFile } from '../../lib/config/load';
+import { validateLab } from '../../lib/config';
+import type { LabConfig } from '../../lib/config/types';
+import { UsageError } from '../../lib/core/errors';
+import { labMaxConnections, maxConnectionsAssumption, runnerCapacityWarnings } from '../../lib/cost/guards';
+import { formatRunPlan, labSuiteWarnings, previewRun } from '../../lib/cost/run-plan';
+import { decideRunExpiry } from '../../lib/operator/run-window';
+
+const ROOT = path.resolve(__dirname, '..', '..');
+/** The lab of issue 25: Aurora db.r6g.large + 1 reader, RDS Proxy at 50 % and 100 %, PgBouncer on a dedicated c7g.large, 2 runners. */
+const ISSUE_LAB = loadLabFile(
+  path.join(ROOT, 'test', 'fixtures', 'labs', 'issue-25-rds-proxy-vs-pgbouncer.json'),
+);
+const OWN = loadLabFile(path.join(ROOT, 'labs', 'own-workload.json'));
+
+function lab(raw: Record<string, unknown>): LabConfig {
+  const r = validateLab({ name: 'unit', ...raw });
+  if (!r.ok) throw new Error(JSON.stringify(r.problems));
+  return r.lab;
+}
+
+describe("e5 on the issue's lab: nothing skipped silently", () => {
+  const plan = previewRun(ISSUE_LAB, 'e5');
+
+  test('the transaction pooler gets no step, and the plan says why per scenario', () => {
+    expect(plan.targets.map((t) => [t.name, t.steps])).toEqual([
+      ['direct', 126],
+      ['pool50', 126],
+      ['pool100', 126],
+      ['bouncer-transaction', 0],
+    ]);
+    for (const s of plan.scenarios) {
+      const bouncer = s.targets.find((t) => t.target === 'bouncer-transaction');
+      expect(bouncer?.steps).toBe(0);
+      expect(bouncer?.skipped).toBe(
+        `${s.name} runs on targets that are [not pooled (direct)] or [pooled, not multiplexing, self-hosted] or ` +
+          '[pooled, managed (run by AWS)]; bouncer-transaction is pooled, multiplexing (transaction pool), self-hosted, ' +
+          'on a dedicated host (PgBouncer)',
+      );
+    }
+  });
+
+  test('it warns: the unmeasured target, the billed reader and pooler host, the lab outlived, too few runners', () => {
+    const byId = (id: string): string[] => plan.warnings.filter((w) => w.id === id).map((w) => w.message);
+    expect(byId('proxylab:target-not-measured')).toEqual([
+      expect.stringMatching(
+        /^target bouncer-transaction gets no step in suite e5: e5-short, e5-long: each runs on/,
+      ),
+    ]);
+    expect(byId('proxylab:billed-not-measured')).toEqual([
+      expect.stringMatching(/^aurora\.readers 1: a reader is billed \(\$0\.26\/h\) and no step measures it/),
+      'the pooler host of bouncer (c7g.large) is billed ($0.07/h) and suite e5 never measures its pools (bouncer-transaction)',
+    ]);
+    expect(byId('proxylab:outlives-lab')).toEqual([
+      expect.stringMatching(
+        /more than the lab's ttlHours 6 from a fresh deploy: run it with --extend \(adds 5 h ≈ \$4\.\d\d\)/,
+      ),
+    ]);
+    expect(byId('proxylab:runners-too-few')).toHaveLength(1);
+  });
+
+  test("duration against the lab: about 10.7 h does not fit ttlHours 6; --extend would add 5 h at the lab's hourly price", () => {
+    expect(plan.stepCount).toBe(378);
+    expect(plan.duration.totalSec / 3600).toBeCloseTo(10.7, 1);
+    expect(plan.expiry).toEqual({
+      ttlHours: 6,
+      neededSec: plan.duration.totalSec + 15 * 60,
+      fits: false,
+      extendHours: 5,
+      extendUsd: expect.closeTo(5 * (plan.cost.priced ? plan.cost.usdPerHour : NaN), 6),
+    });
+    expect(plan.cost).toEqual(
+      expect.objectContaining({ priced: true, region: 'us-east-1', usdPerHour: expect.closeTo(0.92, 2) }),
+    );
+    const c = plan.cost.priced ? plan.cost : null;
+    expect(c?.runUsd).toBeCloseTo((plan.duration.totalSec / 3600) * (c?.usdPerHour ?? 0), 6);
+  });
+
+  test('in words: steps per target, every skip reason, duration, lab time, cost, warnings', () => {
+    const text = formatRunPlan(plan);
+    expect(text).toMatch(
+      /^Plan: suite e5 on lab rds-proxy-vs-pgbouncer: 2 scenarios, 378 steps, 2 runners$/m,
+    );
+    expect(text).toMatch(/^ {4}bouncer-transaction {2}skipped: e5-short runs on targets that are/m);
+    expect(text).toMatch(/^ {4}bouncer-transaction {2}0 {5}not measured/m);
+    expect(text).toMatch(/^ {2}lab time: does NOT fit in ttlHours 6 .*--extend adds 5 h ≈ \$4\.\d\d$/m);
+    expect(text).toMatch(/^ {2}cost: the lab bills about \$0\.92\/h \(us-east-1/m);
+    expect(text).toMatch(/^warning: target bouncer-transaction gets no step/m);
+  });
+
+  test("the same warnings in validate (the lab's suites together)", () => {
+    expect(labSuiteWarnings(ISSUE_LAB, ISSUE_LAB.suites).map((w) => w.id)).toEqual([
+      'proxylab:target-not-measured',
+      'proxylab:billed-not-measured',
+      'proxylab:billed-not-measured',
+      'proxylab:outlives-lab',
+      'proxylab:runners-too-few',
+    ]);
+  });
+
+  test("a target measured by one of the lab's suites is not called unmeasured", () => {
+    // GIVEN e5 (session pools) and e3 (which runs a transaction pool too)
+    const warnings = labSuiteWarnings(ISSUE_LAB, ['e5', 'e3']);
+    expect(warnings.some((w) => w.message.startsWith('target bouncer-transaction'))).toBe(false);
+    expect(warnings.some((w) => w.message.startsWith('the pooler host of bouncer'))).toBe(false);
+  });
+});
+
+describe('one max_connections assumption for plan, run and deploy', () => {
+  test("db.r6g.large without an override: the class formula (1802), in the plan and in deploy's runner check", () => {
+    // GIVEN the lab the issue found assumed 400 by `run` and ≈ 1802 by `deploy`
+    const m = maxConnectionsAssumption(ISSUE_LAB);
+    expect(m).toEqual({ value: 1802, basis: 'formula', text: expect.stringMatching(/^1802 \(the default /) });
+    expect(labMaxConnections(ISSUE_LAB)).toBe(1802);
+    // WHEN the plan resolves e5's largest client count (20/24 × max_connections) and deploy checks the runners
+    const plan = previewRun(ISSUE_LAB, 'e5');
+    const largest = Math.max(...plan.scenarios.flatMap((s) => s.clients));
+    const deploy = runnerCapacityWarnings(ISSUE_LAB, ['e5']);
+    // THEN both saw the same clients, from the same max_connections
+    expect(plan.maxConnections).toEqual(m);
+    expect(largest).toBe(Math.round((20 / 24) * 1802));
+    expect(deploy.map((w) => w.clients)).toEqual([largest]);
+  });
+
+  test.each([
+    [{ aurora: { instanceClass: 'db.r6g.large', maxConnections: 1200 } }, 1200, 'lab'],
+    [{ aurora: { instanceClass: 'db.t4g.medium' } }, 450, 'formula'],
+    [{ aurora: { serverless: { minCapacity: 0.5, maxCapacity: 4 } } }, 901, 'formula'],
+    [{ postgres: { instanceClass: 'db.t4g.micro' } }, 112, 'formula'],
+  ])('%j → %d (%s)', (raw, value, basis) => {
+    expect(maxConnectionsAssumption(lab(raw))).toEqual(expect.objectContaining({ value, basis }));
+  });
+
+  test('a class without a memory figure cannot be planned: the error names the fix', () => {
+    // (built past validation: every class the validator accepts is to have a price)
+    const unknownClass: LabConfig = {
+      ...OWN,
+      database: {
+        ...(OWN.database as Extract<LabConfig['database'], { engine: 'aurora-postgresql' }>),
+        capacity: { kind: 'provisioned', instanceClass: 'db.zz9.large' },
+      },
+    };
+    expect(maxConnectionsAssumption(unknownClass).basis).toBe('unknown');
+    expect(() => previewRun(unknownClass, 'quick')).toThrow(UsageError);
+    expect(() => previewRun(unknownClass, 'quick')).toThrow(/set aurora\.maxConnections/);
+  });
+});
+
+describe('the own-workload lab: its own scenario on every target', () => {
+  const plan = previewRun(OWN, 'lab');
+
+  test('36 steps, 9 per target, none skipped, fits its ttl, priced', () => {
+    expect(plan.suite).toBe('lab');
+    expect(plan.stepCount).toBe(36);
+    expect(plan.targets.map((t) => [t.name, t.steps])).toEqual([
+      ['direct', 9],
+      ['proxy', 9],
+      ['bouncer-transaction', 9],
+      ['bouncer-session', 9],
+    ]);
+    expect(plan.scenarios.map((s) => [s.name, s.experiment, s.source, s.clients])).toEqual([
+      ['checkout', null, null, [180, 360, 721]],
+    ]);
+    expect(plan.expiry.fits).toBe(true);
+    expect(plan.warnings).toEqual([]);
+  });
+
+  test('a catalog suite on it warns about what that suite leaves out (e4 has no direct step)', () => {
+    expect(previewRun(OWN, 'e4').warnings.map((w) => w.message)).toContainEqual(
+      expect.stringMatching(/^target direct gets no step in suite e4: e4 runs on targets that are/),
+    );
+  });
+});
+
+describe('lab time', () => {
+  test('no expiry: nothing to outlive', () => {
+    const plan = previewRun({ ...OWN, ttlHours: null }, 'lab');
+    expect(plan.expiry).toEqual(expect.objectContaining({ ttlHours: null, fits: null, extendHours: 0 }));
+    expect(formatRunPlan(plan)).toMatch(/lab time: no expiry/);
+  });
+
+  test("run's refusal says what the missing hours cost", () => {
+    const now = new Date('2026-11-21T10:00:00Z');
+    expect(() =>
+      decideRunExpiry({
+        now,
+        estimatedSec: 11 * 3600,
+        expiresAt: new Date(now.getTime() + 6 * 3_600_000),
+        allowExtend: false,
+        suite: 'e5',
+        labFile: 'lab.json',
+        usdPerHour: 0.92,
+      }),
+    ).toThrow(/or run with --extend \(6 h more at \$0\.92\/h ≈ \$5\.52\)$/);
+  });
+});
+
+test("deploy's preflight on a lab that runs its own scenarios checks the runners against them", () => {
+  // GIVEN the own-workload lab (suites: ["lab"]) with one small runner
+  const small: LabConfig = { ...OWN, runners: { ...OWN.runners, count: 1 } };
+  // WHEN deploy's runner check reads the lab's suites
+  const warnings = runnerCapacityWarnings(small, small.suites);
+  // THEN it resolved `lab` to the lab's scenarios: 0.4 × 1802 = 721 clients > 400 on one c7g.large
+  expect(warnings.map((w) => [w.suite, w.clients, w.runnersNeeded])).toEqual([['lab', 721, 2]]);
+});
