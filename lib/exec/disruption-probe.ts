@@ -12,6 +12,7 @@
  * the clients stop at T0 + the recovery window. Bounded: no attempt starts after the window, each
  * is abandoned after the attempt timeout, and a client makes at most window / interval + 1 attempts.
  */
+import { setMaxListeners } from 'node:events';
 import type { Clock, ProbeRun, ProbeRunner, ProbeStepOutcome, Target } from '../engine/ports';
 import { describeDisruption } from '../suite/disruption-verdict';
 import type { DisruptionEvent, DisruptionProbe, DisruptionResult } from '../suite/disruption';
@@ -107,10 +108,12 @@ export interface DisruptionRunnerDeps {
 
 /** The disruption ProbeRunner over a world. */
 export function disruptionProbeRunner(deps: DisruptionRunnerDeps): ProbeRunner<'disruption'> {
+  // The floor of a target is measured once per run (its first group), not before every repetition.
+  const floors = new Map<string, Floor>();
   return {
     unavailable: (step) =>
       step.probe?.spec.kind === 'disruption' ? deps.world.unavailable(step, step.probe.spec) : null,
-    run: (run) => runGroup(run, deps),
+    run: (run) => runGroup(run, deps, floors),
   };
 }
 
@@ -132,6 +135,7 @@ interface Floor {
 async function runGroup(
   run: ProbeRun<'disruption'>,
   deps: DisruptionRunnerDeps,
+  knownFloors: Map<string, Floor>,
 ): Promise<ProbeStepOutcome<'disruption'>[]> {
   const clock = deps.clock ?? realProbeClock;
   const spec = run.spec;
@@ -160,8 +164,10 @@ async function runGroup(
     await session.restore().catch(() => undefined);
     return fail(`could not create the ledger table: ${(err as Error).message}`);
   }
-  const floors = await measureFloors(run, session, deps, spec);
+  const floors = await measureFloors(run, session, deps, spec, knownFloors);
   const plans = clientPlans(run, session, spec);
+  // Every client waits on the run's signal: one abort listener each.
+  setMaxListeners(plans.length + 16, run.signal);
   const events: Array<Omit<DisruptionEvent, 'atMs'> & { atClockMs: number }> = [];
   const sink: EventSink = (name, source, detail = null) => {
     events.push({ name, source, detail, atClockMs: clock.now() });
@@ -270,9 +276,9 @@ async function measureFloors(
   session: DisruptionSession,
   deps: DisruptionRunnerDeps,
   spec: DisruptionProbe,
+  out: Map<string, Floor>,
 ): Promise<Map<string, Floor>> {
   const clock = deps.clock ?? realProbeClock;
-  const out = new Map<string, Floor>();
   for (const step of run.steps) {
     const name = step.target.name;
     if (out.has(name)) continue;

@@ -146,10 +146,26 @@ function configFor(ep: ProbeEndpoint, h: ProbeHost): ClientConfig {
   };
 }
 
+/**
+ * Why an idle connection broke (the server's FATAL, a reset), kept from its 'error' event: node-
+ * postgres then refuses every query with "Client has encountered a connection error and is not
+ * queryable", so the next operation reports this cause instead, as not sent.
+ */
+const brokenBy = new WeakMap<Client, unknown>();
+
 async function connectOne(ep: ProbeEndpoint, h: ProbeHost, deadline: number): Promise<Client> {
   const client = new Client(configFor(ep, h));
-  // A lost connection emits 'error' on an idle client: handled by the next operation, never thrown.
-  client.on('error', () => undefined);
+  // A lost connection emits 'error' on an idle client: kept, reported by the next operation.
+  client.on('error', (err) => {
+    if (!brokenBy.has(client)) brokenBy.set(client, err);
+  });
+  client.on('end', () => {
+    if (!brokenBy.has(client))
+      brokenBy.set(
+        client,
+        Object.assign(new Error('the server closed the connection'), { code: 'ECONNRESET' }),
+      );
+  });
   const left = Math.max(1, deadline - Date.now());
   await timed(client, left, `connect to ${h.host}:${h.port}`, 'connect', () => client.connect());
   if (ep.targetSessionAttrs === 'read-write') {
@@ -198,9 +214,16 @@ export const pgConnector: ProbeConnector = async (ep, timeoutMs) => {
   );
 };
 
+/** An operation on a connection that broke while idle: it fails as never sent, with the cause. */
+function notSentIfBroken(client: Client): void {
+  const cause = brokenBy.get(client);
+  if (cause !== undefined) throw new ProbeError({ ...probeFailureOf(cause, 'connect'), phase: 'connect' });
+}
+
 function wrap(client: Client): ProbeConnection {
   return {
     async write(row, timeoutMs) {
+      notSentIfBroken(client);
       const res = await timed(client, timeoutMs, 'ledger write', 'write', () =>
         client.query<{ server: string | null; in_recovery: boolean | null }>(LEDGER_INSERT, [
           row.runId,
@@ -212,6 +235,7 @@ function wrap(client: Client): ProbeConnection {
       return { server: r?.server ?? null, inRecovery: r?.in_recovery ?? null };
     },
     async select1(timeoutMs) {
+      notSentIfBroken(client);
       await timed(client, timeoutMs, 'SELECT 1', 'write', () => client.query('SELECT 1'));
     },
     async ensureLedger(timeoutMs) {

@@ -97,7 +97,14 @@ function postgresCandidateDirs(platform: NodeJS.Platform = process.platform): st
     }
     dirs.push('/Applications/Postgres.app/Contents/Versions/latest/bin');
   }
-  dirs.push(...(process.env.PATH ?? '').split(path.delimiter).filter((d) => d !== ''));
+  // Resolved now: the servers run with another working directory, where a relative PATH entry
+  // (`PATH=../shared/tools/…:$PATH`) would name nothing.
+  dirs.push(
+    ...(process.env.PATH ?? '')
+      .split(path.delimiter)
+      .filter((d) => d !== '')
+      .map((d) => path.resolve(d)),
+  );
   dirs.push('/usr/bin', '/usr/local/bin', '/usr/local/pgsql/bin');
   return [...new Set(dirs)];
 }
@@ -107,9 +114,10 @@ function poolerCandidates(platform: NodeJS.Platform = process.platform): string[
   const bin = pgbouncerDriver.localBinary;
   const files: string[] = [];
   const fromEnv = process.env[bin.envVar];
-  if (typeof fromEnv === 'string' && fromEnv !== '') files.push(fromEnv);
+  if (typeof fromEnv === 'string' && fromEnv !== '') files.push(path.resolve(fromEnv));
+  // Absolute: PgBouncer is started in its own directory, where a relative PATH entry names nothing.
   for (const d of (process.env.PATH ?? '').split(path.delimiter))
-    if (d !== '') files.push(path.join(d, bin.executable));
+    if (d !== '') files.push(path.resolve(d, bin.executable));
   files.push(...bin.searchPaths(platform));
   return [...new Set(files)];
 }

@@ -24,6 +24,9 @@ import { FileSystemSink } from './fs-sink';
 import { processPoolSize, totalPoolSize } from '../poolers/pool-size';
 import { POOLER_PROCESSES_MAX } from '../poolers/endpoint';
 import { acquireRunLock, type RunLock } from './run-lock';
+import { disruptionProbeRunner } from '../exec/disruption-probe';
+import { pgConnector } from '../exec/pg-probe';
+import { localDisruptionWorld } from './disruptions';
 import {
   DEFAULT_MAX_CONNECTIONS,
   DEFAULT_POOL_PERCENT,
@@ -537,6 +540,10 @@ async function planAndRun(
     metricsName: 'local',
     resumeCommand: resumeCommand(opts),
     infrastructure: stack.infrastructure,
+    // Disruption steps: real restarts, kills, pauses and failovers on this stack (lib/local/disruptions.ts).
+    probes: {
+      disruption: disruptionProbeRunner({ world: localDisruptionWorld(stack), connector: pgConnector }),
+    },
   });
 }
 

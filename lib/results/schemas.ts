@@ -18,6 +18,7 @@ import {
   POOL_RESIZES,
   POOLERS,
   PREPARED_SWITCHES,
+  ROLLING_RESTARTS,
   SELF_HOSTED_POOLERS,
   TARGET_KIND_NAMES,
   type TargetDescriptor,
@@ -237,6 +238,8 @@ export const targetDescriptorSchema = z.object({
     preparedStatementsSwitch: z
       .object({ how: z.enum(PREPARED_SWITCHES), available: z.boolean(), reason: z.string().nullable() })
       .nullable(),
+    // Absent in plans written before the disruption lab.
+    rollingRestart: z.enum(ROLLING_RESTARTS).nullable().optional(),
   }),
 });
 
@@ -248,7 +251,7 @@ const scriptPart = z.union([
 export const plannedStepSchema = z.object({
   stepId: z.string(),
   scenario: z.string(),
-  experiment: z.enum(['E1', 'E2', 'E3', 'E4', 'E5']),
+  experiment: z.enum(['E1', 'E2', 'E3', 'E4', 'E5', 'E6']),
   target: targetRef,
   descriptor: targetDescriptorSchema,
   unavailable: z.string().nullable(),

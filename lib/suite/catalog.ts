@@ -16,6 +16,7 @@ import { E2_EXPERIMENT } from './experiments/e2-client-sweep';
 import { E3_EXPERIMENT } from './experiments/e3-connection-churn';
 import { E4_EXPERIMENT } from './experiments/e4-pool-share';
 import { E5_EXPERIMENT } from './experiments/e5-big-server';
+import { E6_EXPERIMENT, LOCAL_DISRUPTIONS } from './experiments/e6-disruptions';
 import type { Experiment, Suite } from './scenario';
 
 export type {
@@ -58,6 +59,14 @@ const SUITES: readonly Suite[] = [
     scenarios: EXPERIMENTS.flatMap((e) => e.smoke ?? []),
   },
   ...EXPERIMENTS.map((e) => e.suite),
+  {
+    name: 'disruption',
+    description:
+      'Local disruptions (≈ 3 min on 2 cores): PostgreSQL restart (fast, immediate), backend kill, PAUSE/RESUME, PgBouncer rolling restart, primary failover — probe clients direct and through PgBouncer, 3 repetitions each.',
+    scenarios: LOCAL_DISRUPTIONS,
+  },
+  // The disruption lab on AWS; not in all-published: a failover is a choice, not a benchmark.
+  E6_EXPERIMENT.suite,
   {
     name: 'all-published',
     description: 'E1–E5 at published scale, one after the other (hours on a large lab).',

@@ -73,8 +73,18 @@ export function classifyProbeFailure(f: ProbeFailure): ErrorClass {
 export function writeFate(f: ProbeFailure): 'failed' | 'unknown' {
   if (f.phase === 'connect') return 'failed';
   if (f.severity === 'ERROR') return 'failed';
+  // A pooler's refusal to hand the query a server connection: it never reached the database.
+  if (NO_SERVER_REACHED.test(f.message)) return 'failed';
   return 'unknown';
 }
+
+/**
+ * PgBouncer's errors for a query it could not give a server connection (src/janitor.c, objects.c):
+ * the query was never forwarded. `server_login_retry`: a login to the server failed less than
+ * server_login_retry ago; `query_wait_timeout`: no server connection came in time.
+ */
+const NO_SERVER_REACHED =
+  /server login has been failing|query_wait_timeout|no server available|pooler is shutting down/i;
 
 /** One attempt of one probe client, on the probe's monotonic clock. */
 export interface AttemptRecord {

@@ -73,7 +73,8 @@ export interface Comparison {
   readonly published?: string;
 }
 
-export type ExperimentId = 'E1' | 'E2' | 'E3' | 'E4' | 'E5';
+/** E1–E5: the published write-ups; E6: the disruption lab (issue 22). */
+export type ExperimentId = 'E1' | 'E2' | 'E3' | 'E4' | 'E5' | 'E6';
 
 export interface Scenario {
   /** Unique within its suite; first segment of every step id. */

@@ -17,6 +17,7 @@ const Sequencer = require('@jest/test-sequencer').default;
 /** Seconds each file took alone (2 cores, 2026-11-25); the rest take under 10 s. */
 const SLOW_FILES = {
   'test/integration/local-server-stop.test.ts': 83,
+  'test/integration/local-disruptions.test.ts': 80,
   'test/integration/cloud-runner.test.ts': 40,
   'test/integration/local-infra-failure.test.ts': 44,
   'test/integration/local-two-runs.test.ts': 22,
