@@ -12,6 +12,7 @@ import type { EChartsOption } from 'echarts';
 import { type Cell, type CellKey, groupCells, type Spread, uniqueInOrder } from './cells';
 import { PALETTE, renderSvg } from './charts';
 import { fmtConnect, fmtNumber, fmtSpread, fmtVerdict } from './format';
+import { compareDowntime, compareDowntimeHtml, compareDowntimeMarkdown } from './disruptions';
 import { html, SafeHtml, trustedSvg } from './html';
 import { type LoadedRun, loadRun } from './load';
 import { mdTable, mdText } from './render-md';
@@ -88,8 +89,9 @@ export function compareCell(
 }
 
 export function compareRuns(a: LoadedRun, b: LoadedRun): ComparisonModel {
-  const cellsA = groupCells(a.steps);
-  const cellsB = groupCells(b.steps);
+  // Disruption steps have no tps: compared by their downtime rows (./disruptions.ts) instead.
+  const cellsA = groupCells(a.steps.filter((s) => !s.probe));
+  const cellsB = groupCells(b.steps.filter((s) => !s.probe));
   const byIdB = new Map(cellsB.map((c) => [c.id, c] as const));
   const idsA = new Set(cellsA.map((c) => c.id));
   const matched: CompareCell[] = [];
@@ -177,6 +179,7 @@ function renderCompareMarkdown(model: ComparisonModel, warnings: readonly string
     );
     out.push('');
   }
+  out.push(...compareDowntimeMarkdown(compareDowntime(model.a.steps, model.b.steps)));
   if (model.onlyA.length > 0) {
     out.push('## Only in A');
     out.push('');
@@ -282,6 +285,7 @@ export function renderCompareHtml(model: ComparisonModel): {
 ${warnings.length > 0 ? html`<ul class="warnings" id="warnings">${warnings.map((w) => html`<li>${w}</li>`)}</ul>` : ''}
 <p>Ratio is median tps B / median tps A. ⚠ marks a difference larger than the spread (best − worst) between repetitions; without repetitions the spread is unknown and the difference is not judged.</p>
 ${sections}
+${compareDowntimeHtml(compareDowntime(model.a.steps, model.b.steps))}
 ${onlyTable('Only in A', model.onlyA)}
 ${onlyTable('Only in B', model.onlyB)}
 </body></html>

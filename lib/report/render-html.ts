@@ -8,6 +8,7 @@ import { describeRunDatabase } from '../suite/database';
 import type { Cell } from './cells';
 import { type ChartWarn, churnOption, latencyOption, metricOption, renderSvg, tpsOption } from './charts';
 import { fmtConnect, fmtDuration, fmtNumber, fmtSetting, fmtSpread, fmtVerdict } from './format';
+import { disruptionScenarios, disruptionSectionsHtml } from './disruptions';
 import { html, joinHtml, SafeHtml, trustedSvg } from './html';
 import { columnTitle, noTpsOutcome, type PoolerMatrix } from './pooler-matrix';
 import type {
@@ -317,14 +318,23 @@ export function renderReportHtml(
   opts: HtmlOptions,
 ): { readonly page: string; readonly chartWarnings: readonly ReportWarning[] } {
   const m = model.run.manifest;
-  const scenarios = [...new Set(model.cells.map((c) => c.key.scenario))];
+  // Disruption scenarios have no pgbench cells to draw: their own sections (./disruptions.ts).
+  const disrupted = new Set(disruptionScenarios(model.run.steps));
+  const scenarios = [...new Set(model.cells.map((c) => c.key.scenario))].filter((s) => !disrupted.has(s));
   const chartWarnings: ReportWarning[] = [];
   const warn: ChartWarn = (message) => {
     if (!chartWarnings.some((w) => w.message === message))
       chartWarnings.push({ id: 'chart-data', message, stepIds: [] });
   };
   // Charts first: what they warn about joins the warnings at the top of the page.
-  const scenarioHtml = joinHtml(scenarios.map((s) => scenarioSection(model, s, opts.lookup, warn)));
+  const scenarioHtml = joinHtml([
+    ...scenarios.map((s) => scenarioSection(model, s, opts.lookup, warn)),
+    disruptionSectionsHtml(
+      model.run.steps,
+      (s) => ({ title: opts.lookup(s)?.title ?? null, finding: opts.lookup(s)?.finding ?? null }),
+      warn,
+    ),
+  ]);
   const metricsHtml = metricsSection(model, warn);
   const page = html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">

@@ -3,26 +3,15 @@
  * Table cells are escaped for Markdown (pipes, newlines) and HTML (`<`, `>`, `&`), since most
  * Markdown renderers pass inline HTML through.
  */
+import { disruptionMarkdown, disruptionScenarios } from './disruptions';
 import { cellText, columnHeading } from './pooler-matrix';
 import { describeRunDatabase } from '../suite/database';
 import { fmtConnect, fmtDuration, fmtNumber, fmtSpread, fmtVerdict } from './format';
 import type { FindingState, ReportModel, ScenarioLookup } from './shape';
 
-export function mdText(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/\\/g, '\\\\')
-    .replace(/\|/g, '\\|')
-    .replace(/`/g, '\\`')
-    .replace(/\r?\n/g, ' ');
-}
-
-export function mdTable(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
-  const line = (cells: readonly string[]): string => `| ${cells.map(mdText).join(' | ')} |`;
-  return [line(header), `|${header.map(() => '---').join('|')}|`, ...rows.map(line)].join('\n');
-}
+// Moved to ./md-table (the disruption section uses them too); re-exported for existing callers.
+export { mdTable, mdText } from './md-table';
+import { mdTable, mdText } from './md-table';
 
 const STATE_MD: Readonly<Record<FindingState, string>> = {
   reproduced: '✓ reproduced',
@@ -85,7 +74,11 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
     ),
   );
   out.push('');
-  for (const scenario of [...new Set(model.cells.map((c) => c.key.scenario))]) {
+  const disrupted = new Set(disruptionScenarios(model.run.steps));
+  out.push(...disruptionMarkdown(model.run.steps, (s) => lookup(s)?.title ?? null));
+  for (const scenario of [...new Set(model.cells.map((c) => c.key.scenario))].filter(
+    (s) => !disrupted.has(s),
+  )) {
     const info = lookup(scenario);
     out.push(`## ${mdText(scenario)}${info?.title ? ` — ${mdText(info.title)}` : ''}`);
     out.push('');
