@@ -13,7 +13,16 @@
  * is abandoned after the attempt timeout, and a client makes at most window / interval + 1 attempts.
  */
 import { setMaxListeners } from 'node:events';
-import type { Clock, ProbeRun, ProbeRunner, ProbeStepOutcome, Target } from '../engine/ports';
+import type {
+  Clock,
+  PgbenchExecutor,
+  ProbeRun,
+  ProbeRunner,
+  ProbeStepOutcome,
+  Target,
+} from '../engine/ports';
+import { summarizeStepLogs } from '../engine/step-logs';
+import { buildPgbenchEnv } from '../suite/argv';
 import { describeDisruption } from '../suite/disruption-verdict';
 import type { DisruptionEvent, DisruptionProbe, DisruptionResult } from '../suite/disruption';
 import {
@@ -63,8 +72,17 @@ export const realProbeClock: ProbeClock = {
     }),
 };
 
-/** An event of the disruption, stamped on the probe clock (`at`) by the world. */
-export type EventSink = (name: string, source: DisruptionEvent['source'], detail?: string | null) => void;
+/**
+ * An event of the disruption, stamped on the probe clock when it is said — or, given `at` (a wall
+ * time someone else stamped: an RDS event's Date, a poll's answer), placed on the probe clock from it
+ * (the run clock's now less how long ago `at` was).
+ */
+export type EventSink = (
+  name: string,
+  source: DisruptionEvent['source'],
+  detail?: string | null,
+  at?: Date,
+) => void;
 
 /** What a world does around and at T0. */
 export interface DisruptionSession {
@@ -169,8 +187,10 @@ async function runGroup(
   // Every client waits on the run's signal: one abort listener each.
   setMaxListeners(plans.length + 16, run.signal);
   const events: Array<Omit<DisruptionEvent, 'atMs'> & { atClockMs: number }> = [];
-  const sink: EventSink = (name, source, detail = null) => {
-    events.push({ name, source, detail, atClockMs: clock.now() });
+  const sink: EventSink = (name, source, detail = null, at) => {
+    const atClockMs =
+      at === undefined ? clock.now() : clock.now() - (run.clock.now().getTime() - at.getTime());
+    events.push({ name, source, detail, atClockMs });
     run.log(`${name}${detail ? `: ${detail}` : ''}`);
   };
   const startMs = clock.now() + 50;
@@ -493,4 +513,71 @@ function fmt(v: number | null): string {
 
 function round(v: number | null): number | null {
   return v === null ? null : Math.round(v * 100) / 100;
+}
+
+/** SELECT 1 transactions of pgbench's floor run. */
+const PGBENCH_FLOOR_TRANSACTIONS = 200;
+
+/**
+ * pgbench's SELECT 1 p50 on a target (ms): one client, extended protocol, per-transaction log, run
+ * through the world's pgbench executor (the local stack's, the runner's). null when pgbench failed.
+ */
+export async function pgbenchSelectFloor(executor: PgbenchExecutor, target: Target): Promise<number | null> {
+  const conn = target.connection();
+  const dir = await executor.workDir(`floor-${target.ref.name}`);
+  try {
+    const out = await executor.run({
+      argv: [
+        'pgbench',
+        '-n',
+        '-c',
+        '1',
+        '-j',
+        '1',
+        '-t',
+        String(PGBENCH_FLOOR_TRANSACTIONS),
+        '-M',
+        'extended',
+        '-f',
+        `${dir}/select-1.sql`,
+        '--log',
+        '--log-prefix',
+        `${dir}/floor`,
+        '-h',
+        conn.host,
+        '-p',
+        String(conn.port),
+        '-U',
+        conn.user,
+        conn.dbname,
+      ],
+      env: buildPgbenchEnv(conn),
+      timeoutMs: 30000,
+      logDir: dir,
+      files: [{ path: `${dir}/select-1.sql`, content: 'SELECT 1;\n' }],
+    });
+    if (out.exitCode !== 0) return null;
+    return summarizeStepLogs(out.logFiles, { samplingRate: null, throttled: false }).latencyP50Ms;
+  } finally {
+    await executor.removeWorkDir?.(dir);
+  }
+}
+
+/**
+ * A probe endpoint for a target as the world's pgbench reaches it: its host and port, user and
+ * database, sslmode (RDS and RDS Proxy require TLS) and password (PGPASSWORD of its libpq
+ * environment, never logged: the label has none).
+ */
+export function targetProbeEndpoint(target: Target): ProbeEndpoint {
+  const c = target.connection();
+  const password = c.env?.PGPASSWORD;
+  return {
+    hosts: [{ host: c.host, port: c.port }],
+    user: c.user,
+    dbname: c.dbname,
+    ...(password !== undefined ? { password } : {}),
+    sslmode: c.sslmode ?? 'disable',
+    targetSessionAttrs: 'any',
+    label: `${c.host}:${c.port}/${c.dbname}${c.sslmode ? ` sslmode=${c.sslmode}` : ''}`,
+  };
 }

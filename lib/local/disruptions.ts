@@ -26,13 +26,16 @@
 import * as fs from 'node:fs';
 import { InfrastructureError } from '../core/errors';
 import type { Target } from '../engine/ports';
-import { summarizeStepLogs } from '../engine/step-logs';
-import type { DisruptionSession, DisruptionWorld, EventSink } from '../exec/disruption-probe';
+import {
+  pgbenchSelectFloor,
+  type DisruptionSession,
+  type DisruptionWorld,
+  type EventSink,
+} from '../exec/disruption-probe';
 import type { ProbeEndpoint } from '../exec/pg-probe';
 import { psqlQueryOne } from '../exec/psql';
 import type { DisruptionAction, DisruptionProbe } from '../suite/disruption';
 import type { PlannedStep } from '../suite/expand';
-import { buildPgbenchEnv } from '../suite/argv';
 import { TRANSACTION_DB } from './pgbouncer';
 import { BENCH_DB, BENCH_USER, startStandby, type PostgresCluster } from './postgres';
 import type { LocalStack } from './stack';
@@ -45,9 +48,6 @@ export const LOCAL_DISRUPTIONS: readonly DisruptionAction[] = [
   'pooler-restart',
   'primary-failover',
 ];
-
-/** SELECT 1 transactions of pgbench's floor run. */
-const PGBENCH_FLOOR_TRANSACTIONS = 200;
 
 export function localDisruptionWorld(stack: LocalStack): DisruptionWorld {
   return {
@@ -203,48 +203,6 @@ async function openSession(stack: LocalStack, spec: DisruptionProbe): Promise<Di
       if (pg.plannedDown() !== null)
         throw new InfrastructureError('PostgreSQL is still down after the disruption');
     },
-    pgbenchFloor: (target) => pgbenchFloor(stack, target),
+    pgbenchFloor: (target) => pgbenchSelectFloor(stack.executor, target),
   };
-}
-
-/** pgbench's SELECT 1 p50 on the target (ms): one client, extended protocol, per-transaction log. */
-async function pgbenchFloor(stack: LocalStack, target: Target): Promise<number | null> {
-  const conn = target.connection();
-  const dir = await stack.executor.workDir(`floor-${target.ref.name}`);
-  try {
-    const out = await stack.executor.run({
-      argv: [
-        'pgbench',
-        '-n',
-        '-c',
-        '1',
-        '-j',
-        '1',
-        '-t',
-        String(PGBENCH_FLOOR_TRANSACTIONS),
-        '-M',
-        'extended',
-        '-f',
-        `${dir}/select-1.sql`,
-        '--log',
-        '--log-prefix',
-        `${dir}/floor`,
-        '-h',
-        conn.host,
-        '-p',
-        String(conn.port),
-        '-U',
-        conn.user,
-        conn.dbname,
-      ],
-      env: buildPgbenchEnv(conn),
-      timeoutMs: 30000,
-      logDir: dir,
-      files: [{ path: `${dir}/select-1.sql`, content: 'SELECT 1;\n' }],
-    });
-    if (out.exitCode !== 0) return null;
-    return summarizeStepLogs(out.logFiles, { samplingRate: null, throttled: false }).latencyP50Ms;
-  } finally {
-    await stack.executor.removeWorkDir?.(dir);
-  }
 }

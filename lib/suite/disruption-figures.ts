@@ -81,10 +81,11 @@ export function writeFate(f: ProbeFailure): 'failed' | 'unknown' {
 /**
  * PgBouncer's errors for a query it could not give a server connection (src/janitor.c, objects.c):
  * the query was never forwarded. `server_login_retry`: a login to the server failed less than
- * server_login_retry ago; `query_wait_timeout`: no server connection came in time.
+ * server_login_retry ago; `query_wait_timeout`: no server connection came in time. ("pooler is
+ * shutting down" is not among them: a client may get it while its query is on a server connection,
+ * so whether that write committed is left to the ledger.)
  */
-const NO_SERVER_REACHED =
-  /server login has been failing|query_wait_timeout|no server available|pooler is shutting down/i;
+const NO_SERVER_REACHED = /server login has been failing|query_wait_timeout|no server available/i;
 
 /** One attempt of one probe client, on the probe's monotonic clock. */
 export interface AttemptRecord {
@@ -332,7 +333,10 @@ export function eventsFromT0(
   t0Ms: number | null,
 ): DisruptionEvent[] {
   const origin = t0Ms ?? 0;
-  return events.map(({ atClockMs, ...e }) => ({ ...e, atMs: round1(atClockMs - origin) }));
+  // In time order: events placed from someone else's clock (RDS) arrive after the fact.
+  return [...events]
+    .sort((a, b) => a.atClockMs - b.atClockMs)
+    .map(({ atClockMs, ...e }) => ({ ...e, atMs: round1(atClockMs - origin) }));
 }
 
 /** Server addresses the writes reached, in order of first appearance. */

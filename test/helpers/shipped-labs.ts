@@ -13,6 +13,8 @@ export const SHIPPED_LABS: readonly string[] = [
   'e3-connection-churn',
   'e4-pool-share',
   'e5-big-server',
+  'failover-aurora',
+  'failover-rds',
   'pocket',
 ];
 

@@ -89,7 +89,8 @@ describe('classifyProbeFailure and writeFate', () => {
       'PgBouncer query_wait_timeout',
       { sqlstate: '08P01', message: 'query_wait_timeout', severity: 'FATAL' },
       'timeout',
-      'unknown',
+      // queued in the pooler, never forwarded to a server
+      'failed',
     ],
     [
       'anything else',
