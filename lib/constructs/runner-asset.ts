@@ -59,9 +59,9 @@ export interface CloudRunnerGrants {
  *  - rds:DescribeDBProxyTargetGroups on this lab's proxies and rds:ModifyDBProxyTargetGroup on their
  *    `default` target groups only (pool-percent sweeps, then restore);
  *  - for the disruptions the lab's suites inject, and only then: rds:FailoverDBCluster on the
- *    lab's cluster and its instances (aurora-failover), rds:RebootDBInstance on its instances
- *    (rds-reboot, rds-reboot-failover), rds:DescribeDBClusters / rds:DescribeDBInstances on the same
- *    ARNs (the writer polled through the window), and rds:DescribeEvents, which takes no resource.
+ *    lab's cluster and its instances and rds:DescribeDBClusters on the cluster (aurora-failover: the
+ *    writer polled through the window), rds:RebootDBInstance and rds:DescribeDBInstances on its
+ *    instances (rds-reboot, rds-reboot-failover), and rds:DescribeEvents, which takes no resource.
  */
 export function grantCloudRunner(role: iam.Role, grants: CloudRunnerGrants): void {
   grantDisruptions(role, grants.disruptions);
@@ -121,7 +121,8 @@ function targetGroupArnOf(proxy: rds.DatabaseProxy): string {
  * The disruption grants (grantCloudRunner). Each action on the resource types the Service
  * Authorization Reference lists for it (Amazon RDS): FailoverDBCluster on `cluster` (required) and
  * `db` (the TargetDBInstanceIdentifier); RebootDBInstance on `db`; DescribeDBClusters on `cluster`
- * and DescribeDBInstances on `db`; DescribeEvents on no resource type at all (only `*` can allow it).
+ * and DescribeDBInstances on `db` (each only where its disruption polls it); DescribeEvents on no
+ * resource type at all (only `*` can allow it).
  */
 function grantDisruptions(role: iam.Role, d: CloudRunnerGrants['disruptions']): void {
   if (!d || d.actions.length === 0) return;
@@ -138,14 +139,15 @@ function grantDisruptions(role: iam.Role, d: CloudRunnerGrants['disruptions']): 
       new iam.PolicyStatement({ actions: ['rds:DescribeDBClusters'], resources: [d.clusterArn as string] }),
     );
   }
-  if (reboot)
+  if (reboot) {
     role.addToPolicy(
       new iam.PolicyStatement({ actions: ['rds:RebootDBInstance'], resources: [...d.instanceArns] }),
     );
-  if (failover || reboot) {
     role.addToPolicy(
       new iam.PolicyStatement({ actions: ['rds:DescribeDBInstances'], resources: [...d.instanceArns] }),
     );
+  }
+  if (failover || reboot) {
     role.addToPolicy(new iam.PolicyStatement({ actions: ['rds:DescribeEvents'], resources: ['*'] }));
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',

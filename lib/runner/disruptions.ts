@@ -273,7 +273,8 @@ async function readEvents(
         { SourceType: type, SourceIdentifier: id, StartTime: since, EndTime: end },
       ))
         for (const e of page.Events ?? [])
-          if (e.Date)
+          // (the window again on this side: a server that ignores StartTime adds nothing older)
+          if (e.Date && e.Date.getTime() >= since.getTime())
             event(
               e.Message ?? '(no message)',
               'rds-events',
