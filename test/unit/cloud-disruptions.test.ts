@@ -21,7 +21,7 @@ import { cloudDisruptionWorld, cloudUnavailable } from '../../lib/runner/disrupt
 import type { DisruptionAction, DisruptionProbe } from '../../lib/suite/disruption';
 import type { PlannedStep } from '../../lib/suite/expand';
 import { directTarget } from '../../lib/suite/targets';
-import { mockAws } from '../helpers/aws-calls/recorder';
+import { attributeMock, mockAws } from '../helpers/aws-calls/recorder';
 
 const AURORA_RUNNER = { kind: 'runner', lab: 'failover-aurora' } as const;
 const RDS_RUNNER = { kind: 'runner', lab: 'failover-rds' } as const;
@@ -250,7 +250,6 @@ describe.each([
 
   test('reboots the lab instance, polls it through rebooting back to available, says where the primary went', async () => {
     // GIVEN an instance that reboots for 3 polls (and, with ForceFailover, comes back in the other zone)
-    const { attributeMock } = await import('../helpers/aws-calls/recorder');
     attributeMock(rds, RDS_RUNNER);
     let polls = -1;
     rds.on(DescribeDBInstancesCommand, { DBInstanceIdentifier: 'lab-db' }).callsFake(() => {
