@@ -317,7 +317,7 @@ export const E6_EXPERIMENT: Experiment = {
   suite: {
     name: 'failover',
     description:
-      'Cloud disruptions (≈ 8–10 min per disruption × 3 repetitions): Aurora failover, RDS Multi-AZ failover, RDS reboot, pooler rolling restart — each only where the lab can undergo it.',
+      'Cloud disruptions (≈ 8–10 min per disruption × 3 repetitions): Aurora failover, RDS Multi-AZ failover, RDS reboot — each only where the lab can undergo it; the pooler rolling restart is recorded not available on a lab for now (docs/disruptions.md).',
     scenarios: CLOUD_DISRUPTIONS,
   },
 };
