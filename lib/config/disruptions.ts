@@ -22,7 +22,7 @@ export function cloudDisruptionsOf(suites: readonly string[], engine: DatabaseEn
   for (const name of suites) {
     if (!SUITE_NAMES.includes(name)) continue;
     for (const s of getSuite(name).scenarios) {
-      const action = s.probe?.disruption.action;
+      const action = s.probe?.kind === 'disruption' ? s.probe.disruption.action : undefined;
       if (action !== undefined && CLOUD_DISRUPTION_ENGINES[action] === engine && !out.includes(action))
         out.push(action);
     }

@@ -132,11 +132,11 @@ function grantDisruptions(role: iam.Role, d: CloudRunnerGrants['disruptions']): 
     role.addToPolicy(
       new iam.PolicyStatement({
         actions: ['rds:FailoverDBCluster'],
-        resources: [d.clusterArn as string, ...d.instanceArns],
+        resources: [d.clusterArn, ...d.instanceArns],
       }),
     );
     role.addToPolicy(
-      new iam.PolicyStatement({ actions: ['rds:DescribeDBClusters'], resources: [d.clusterArn as string] }),
+      new iam.PolicyStatement({ actions: ['rds:DescribeDBClusters'], resources: [d.clusterArn] }),
     );
   }
   if (reboot) {

@@ -50,8 +50,8 @@ const BUILD_OPTIONS = {
   logLevel: 'silent',
   absWorkingDir: ROOT,
   // The CDK and the report/collector code are never reached from the runner; keep them out loudly.
-  // pg (node-postgres) requires its optional native binding pg-native inside a try: never shipped,
-  // the pure-JavaScript client is what the probes use.
+  // pg-native: node-postgres's optional libpq binding, required only inside a try (`pg.native`):
+  // never shipped; the server-connections watch and the probes use the pure-JavaScript client.
   external: ['aws-cdk-lib', 'constructs', 'cdk-nag', 'pg-native'],
 } as const satisfies BuildOptions;
 

@@ -6,7 +6,7 @@
 import type { PlannedStep } from '../suite/expand';
 import type { ProbeKind, ProbeResultOf, ProbeSpecOf } from '../suite/probes';
 import type { TargetDescriptor } from '../suite/targets';
-import type { ConnectionInfo, MetricSeries, TargetRef } from '../suite/types';
+import type { ConnectionInfo, MetricSeries, ServerConnections, TargetRef } from '../suite/types';
 
 export interface Target {
   readonly ref: TargetRef;
@@ -32,6 +32,29 @@ export interface PoolControl {
   setMaxPreparedStatements?(target: TargetRef, value: number): Promise<void>;
   /** Restore the configured pool settings (called at the end of a run, also on failure). */
   restore(): Promise<void>;
+  /**
+   * Before each step: release the server connections the OTHER targets' pools hold, so they do not
+   * take max_connections slots from the target measured next, and give `target` its own pool back if
+   * an earlier call released it. Resolves once the pools' settings are in effect. An adapter whose
+   * `reset` already drains every pool before every step (PgBouncer: KILL + RESUME of every pool)
+   * need not implement it. Optional: absent, nothing is drained between targets.
+   */
+  isolate?(target: TargetRef): Promise<void>;
+}
+
+/**
+ * The connections held on the database server, watched around each step (pg_stat_activity's client
+ * backends, the watcher's own session excluded), so one target's leftovers are visible beside the
+ * step they could confound. Never throws: what it cannot read is null.
+ */
+export interface ServerConnectionsProbe {
+  /** The count now (`before`), then sampled while pgbench runs, until the watch is stopped. */
+  watch(): Promise<ServerConnectionsWatch>;
+}
+
+export interface ServerConnectionsWatch {
+  /** Stops sampling: `before`, the most seen while watching (`peak`), and the count now (`after`). */
+  stop(): Promise<ServerConnections>;
 }
 
 export interface PgbenchInvocation {

@@ -38,8 +38,10 @@ export function probeRunnerFor(
 ): ProbeRunner<ProbeKind> | null {
   const kind = step.probe?.spec.kind;
   if (kind === undefined) return null;
-  // Widened once here, so a kind added to the union needs no change in this function.
-  const byKind: Readonly<Partial<Record<ProbeKind, ProbeRunner<ProbeKind>>>> = probes ?? {};
+  // Widened once here, so a kind added to the union needs no change in this function. The runner
+  // of a kind is only ever called with a group of its own kind's steps (one spec per group), which
+  // the types cannot see once the union has two members: hence the cast through unknown.
+  const byKind = (probes ?? {}) as unknown as Readonly<Partial<Record<ProbeKind, ProbeRunner<ProbeKind>>>>;
   return byKind[kind] ?? null;
 }
 

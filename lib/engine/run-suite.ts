@@ -29,6 +29,7 @@ import {
 import type { Suite } from '../suite/catalog';
 import type { PlannedStep } from '../suite/expand';
 import { fallbackDescriptor } from '../suite/targets';
+import { probeStepSec } from '../suite/probes';
 import { parsePgbench } from '../suite/parser';
 import {
   DEFAULT_SERVER_STOP_POLICY,
@@ -72,6 +73,7 @@ import type {
   ProbeRunners,
   ProbeStepOutcome,
   ResultSink,
+  ServerConnectionsProbe,
   StepWindow,
   Target,
 } from './ports';
@@ -149,6 +151,11 @@ export interface RunSuiteOptions {
   readonly infrastructure?: InfrastructureWatch;
   /** The command that resumes this run (`proxylab local --run-id … `), named when a file write fails. */
   readonly resumeCommand?: string;
+  /**
+   * Watches the connections held on the database around each measured step; its figures go into
+   * the step's `serverConnections`. Absent: not recorded (the field is left out).
+   */
+  readonly serverConnections?: ServerConnectionsProbe;
   /**
    * Runners of probe steps by kind (lib/suite/probes.ts); a probe step whose kind has none is
    * recorded `not-available` with the reason.
@@ -336,6 +343,8 @@ class SuiteRun {
   private async prepare(i: number, step: PlannedStep): Promise<{ target: Target; note: string | null }> {
     const { opts } = this;
     const target = findTarget(opts.targets, step);
+    // The other targets' pools give their server connections back before this one is measured.
+    await opts.pool.isolate?.(target.ref);
     // Resize first (sweeps), so the pre-check reads the pool this step really runs against.
     await this.targetSettings.apply(step, target);
     const note = await precheck(step, target);
@@ -355,11 +364,17 @@ class SuiteRun {
   async measure(i: number, step: PlannedStep): Promise<void> {
     const { opts } = this;
     const { target, note } = await this.prepare(i, step);
+    const watch = await opts.serverConnections?.watch();
     const stepStart = opts.clock.now();
     opts.sampler?.markStep(step.stepId, 'start');
-    const measured = await runStep(opts, step, target, note);
+    const measured = await runStep(opts, step, target, note).finally(() => watch?.stop());
     opts.sampler?.markStep(step.stepId, 'end');
-    const record = await withPoolerSaturation(measured.record, opts.sampler, stepStart.toISOString());
+    const held = watch ? { serverConnections: await watch.stop() } : {};
+    const record = await withPoolerSaturation(
+      { ...measured.record, ...held },
+      opts.sampler,
+      stepStart.toISOString(),
+    );
     this.windows.push({
       stepId: step.stepId,
       scenario: step.scenario,
@@ -1074,6 +1089,8 @@ class EtaEstimator {
 
 /** Planned seconds of a step: its duration, or an estimate for -t runs. */
 function plannedSec(step: PlannedStep): number {
+  const probe = step.probe ? probeStepSec(step.probe.spec, step.descriptor) : null;
+  if (probe !== null) return probe;
   if (step.params.durationSec !== null) return step.params.durationSec;
   return Math.min(step.timeoutSec, 10);
 }

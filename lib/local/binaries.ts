@@ -97,8 +97,8 @@ function postgresCandidateDirs(platform: NodeJS.Platform = process.platform): st
     }
     dirs.push('/Applications/Postgres.app/Contents/Versions/latest/bin');
   }
-  // Resolved now: the servers run with another working directory, where a relative PATH entry
-  // (`PATH=../shared/tools/…:$PATH`) would name nothing.
+  // Absolute: a relative PATH entry (`PATH=../shared/tools/…:$PATH`) would be resolved again against
+  // the servers' own working directory, where it names nothing.
   dirs.push(
     ...(process.env.PATH ?? '')
       .split(path.delimiter)
@@ -115,7 +115,7 @@ function poolerCandidates(platform: NodeJS.Platform = process.platform): string[
   const files: string[] = [];
   const fromEnv = process.env[bin.envVar];
   if (typeof fromEnv === 'string' && fromEnv !== '') files.push(path.resolve(fromEnv));
-  // Absolute: PgBouncer is started in its own directory, where a relative PATH entry names nothing.
+  // Absolute (see postgresCandidateDirs): PgBouncer runs in its own working directory.
   for (const d of (process.env.PATH ?? '').split(path.delimiter))
     if (d !== '') files.push(path.resolve(d, bin.executable));
   files.push(...bin.searchPaths(platform));

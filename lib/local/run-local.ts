@@ -27,6 +27,8 @@ import { acquireRunLock, type RunLock } from './run-lock';
 import { disruptionProbeRunner } from '../exec/disruption-probe';
 import { pgConnector } from '../exec/pg-probe';
 import { localDisruptionWorld } from './disruptions';
+import { BENCH_DB } from './postgres';
+import { localSessionProbeRunner } from './session-probe-runner';
 import {
   DEFAULT_MAX_CONNECTIONS,
   DEFAULT_POOL_PERCENT,
@@ -540,8 +542,10 @@ async function planAndRun(
     metricsName: 'local',
     resumeCommand: resumeCommand(opts),
     infrastructure: stack.infrastructure,
-    // Disruption steps: real restarts, kills, pauses and failovers on this stack (lib/local/disruptions.ts).
+    serverConnections: stack.serverConnections,
     probes: {
+      'session-state': localSessionProbeRunner(stack, BENCH_DB),
+      // Disruption steps: real restarts, kills, pauses and failovers on this stack (lib/local/disruptions.ts).
       disruption: disruptionProbeRunner({ world: localDisruptionWorld(stack), connector: pgConnector }),
     },
   });

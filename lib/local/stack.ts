@@ -10,6 +10,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { InfrastructureError } from '../core/errors';
+import { PgServerConnections } from '../exec/server-connections';
 import type { InfrastructureWatch, PoolControl, Target } from '../engine/ports';
 import type { ConnectionInfo } from '../suite/types';
 import { describeTarget, directTarget, poolerTarget, type TargetDescriptor } from '../suite/targets';
@@ -97,6 +98,11 @@ export interface LocalStack {
   readonly pids: readonly number[];
   /** Sees PostgreSQL or PgBouncer die (process exit) before stop(): the engine aborts the step at once. */
   readonly infrastructure: InfrastructureWatch;
+  /**
+   * Connections held on PostgreSQL around each step (the superuser's session, in a reserved slot the
+   * bench role cannot take); opened at the first step, closed by stop() and release().
+   */
+  readonly serverConnections: PgServerConnections;
 }
 
 export async function startLocalStack(opts: LocalStackOptions = {}): Promise<LocalStack> {
@@ -183,7 +189,18 @@ function makeStack(
   const life: Lifecycle = { stopped: false };
   const infrastructure = watchServers(pg, pgb, life);
   const onExit = killOnExit(pg, pgb, baseDir);
+  const superuser = pg.superuserTarget(BENCH_DB);
+  const serverConnections = new PgServerConnections({
+    connection: {
+      host: superuser.host,
+      port: superuser.port,
+      user: superuser.user,
+      dbname: superuser.dbname,
+      sslmode: 'disable',
+    },
+  });
   return {
+    serverConnections,
     bins,
     runAs,
     baseDir,
@@ -219,6 +236,7 @@ function makeStack(
     connectionHelp: () => connectionHelp(pg, pgb, baseDir),
     release: () => {
       life.stopped = true;
+      void serverConnections.close();
       // Kept on purpose: a later `proxylab local` must not reap it once this process has exited.
       writeOwnerFile(baseDir, { ...owner, kept: true });
       process.removeListener('exit', onExit);
@@ -229,6 +247,7 @@ function makeStack(
       if (life.stopped) return;
       life.stopped = true;
       try {
+        await serverConnections.close();
         await pgb.stop();
         await pg.stop();
       } finally {
@@ -406,6 +425,9 @@ function localEnvironment(bins: LocalBinaries, pg: PostgresCluster, pgb: Pgbounc
     poolerVersion: pgb.version,
     cpus: os.cpus().length || null,
     maxPreparedStatements: pgb.initialMaxPreparedStatements,
+    // One machine: no zones, and nothing is billed (the report says "not priced (local run)").
+    zones: null,
+    targetPrices: null,
   };
 }
 

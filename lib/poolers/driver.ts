@@ -153,6 +153,20 @@ export interface PoolerRelease {
   readonly checksumSource: string;
 }
 
+/**
+ * Where a host fetches a release's source archive: its upstream `url` (hosts with internet
+ * egress), or a byte-identical copy staged in S3 (a lab without internet: `proxylab deploy`
+ * downloads it and checks the published SHA-256 before it becomes a CDK asset; lib/operator/pooler-sources.ts).
+ * The host checks the same published SHA-256 either way before building anything.
+ */
+export type PoolerSourceLocation =
+  | { readonly kind: 'upstream' }
+  | {
+      readonly kind: 's3';
+      /** `s3://bucket/key` (may hold CDK tokens: the staging bucket's name). */
+      readonly uri: string;
+    };
+
 /** How `proxylab local` finds the product's binary, and which OS packages install it. */
 export interface LocalBinarySpec {
   /** The executable's file name (`pgbouncer`). */
@@ -229,7 +243,8 @@ export interface PoolerDriver {
     readonly binaryPath: string;
     /** The unprivileged system user the processes run as. */
     readonly systemUser: string;
-    installCommands(release: PoolerRelease): string[];
+    /** User data lines that install `release`, fetching its source from `source` (@default upstream). */
+    installCommands(release: PoolerRelease, source?: PoolerSourceLocation): string[];
     /** The data port every process listens on (the stack output's `port`). */
     readonly dataPort: number;
     /** Deployment `name`'s paths under `root` (`/` on a host). */

@@ -22,7 +22,7 @@ import type { StepRecord } from '../suite/types';
 import { PALETTE, renderSvg, type ChartWarn } from './charts';
 import { fmtVerdict } from './format';
 import { html, joinHtml, SafeHtml, trustedSvg } from './html';
-import { mdTable, mdText } from './md-table';
+import { mdTable, mdText } from './md';
 
 type DisruptionStep = StepRecord & { readonly probe: DisruptionResult };
 

@@ -6,19 +6,55 @@
 import { disruptionMarkdown, disruptionScenarios } from './disruptions';
 import { cellText, columnHeading } from './pooler-matrix';
 import { describeRunDatabase } from '../suite/database';
-import { fmtConnect, fmtDuration, fmtNumber, fmtSpread, fmtVerdict } from './format';
-import type { FindingState, ReportModel, ScenarioLookup } from './shape';
+import { fmtConnect, fmtDuration, fmtNumber, fmtPrediction, fmtSpread } from './format';
+import type { FindingRow, FindingState, ReportModel, ScenarioLookup } from './shape';
+import { DECISION_HEADER, DECISION_LEGEND, decisionCells, decisionNotes } from './decision-text';
+import type { DecisionTable } from './decision';
+import { ownScenarios, sessionSections, sessionSectionsMd } from './render-session';
 
-// Moved to ./md-table (the disruption section uses them too); re-exported for existing callers.
-export { mdTable, mdText } from './md-table';
-import { mdTable, mdText } from './md-table';
+export { mdTable, mdText } from './md';
+import { mdTable, mdText } from './md';
 
-const STATE_MD: Readonly<Record<FindingState, string>> = {
-  reproduced: '✓ reproduced',
-  'held-so-far': '… held so far (partial run)',
-  contradicted: '✗ contradicted',
-  informational: '– informational',
+/** ✓/✗ worded so a predicted failure that happened never reads as "good". */
+export const STATE_MD: Readonly<Record<FindingState, string>> = {
+  reproduced: '✓ as the experiment predicts',
+  'held-so-far': '… as predicted so far (partial run)',
+  contradicted: '✗ contrary to it',
+  informational: '– nothing predicted (informational)',
 };
+
+/** The decision tables: what summary.md and compare open with. */
+export function decisionMarkdown(tables: readonly DecisionTable[], headingLevel = 3): string[] {
+  const out: string[] = [];
+  const h = '#'.repeat(headingLevel);
+  for (const t of tables) {
+    out.push(`${h} ${mdText(t.scenario)} — ${mdText(t.workload)}`);
+    out.push('');
+    out.push(
+      mdTable(
+        DECISION_HEADER,
+        t.rows.map((r) => decisionCells(t, r)),
+      ),
+    );
+    out.push('');
+    for (const note of decisionNotes(t)) out.push(`${mdText(note)}  `);
+    out.push('');
+  }
+  return out;
+}
+
+/** `E2 (quick-e2)`: published claim (with its source), measured, verdict. */
+function findingLines(f: FindingRow): string[] {
+  return [
+    f.experiment ?? '–',
+    f.scenario,
+    `${f.finding ?? '–'}${f.claims.length > 0 ? ` Reported: ${f.claims.join('; ')}.` : ''}${f.source ? ` Source: ${f.source}` : ' Source: not cited in the catalog.'}`,
+    f.measured.length > 0
+      ? f.measured.join('; ')
+      : `${f.held + f.broke + f.informational} verdicts: ${f.held} as predicted, ${f.broke} contrary, ${f.informational} not judged`,
+    STATE_MD[f.state],
+  ];
+}
 
 export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): string {
   const m = model.run.manifest;
@@ -42,6 +78,12 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
       ),
   );
   out.push('');
+  out.push('## Decision table');
+  out.push('');
+  out.push(mdText(DECISION_LEGEND));
+  out.push('');
+  if (model.decisions.length === 0) out.push('No step was measured yet.', '');
+  out.push(...decisionMarkdown(model.decisions));
   const byState = (['reproduced', 'held-so-far', 'contradicted'] as const)
     .map((state) => ({ state, rows: model.findings.filter((f) => f.state === state) }))
     .filter((x) => x.rows.length > 0)
@@ -59,25 +101,29 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
     for (const w of model.warnings) out.push(`- ⚠ ${mdText(w.message)}`);
     out.push('');
   }
-  out.push('## Published findings');
+  out.push('## Findings: published, then measured');
+  out.push('');
+  out.push(
+    'The published column is what the source reported, not a measurement of this run; the measured column is this run. ' +
+      '✓ means the run behaved as the experiment predicts — for a predicted refusal or error, that it failed; ✗ that it did not.',
+  );
   out.push('');
   out.push(
     mdTable(
-      ['experiment', 'scenario', 'finding', 'this run', 'held / broke / info'],
-      model.findings.map((f) => [
-        f.experiment ?? '–',
-        f.scenario,
-        f.finding ?? '–',
-        STATE_MD[f.state],
-        `${f.held} / ${f.broke} / ${f.informational}`,
-      ]),
+      ['experiment', 'scenario', 'published (claim and source)', 'measured in this run', 'verdict'],
+      model.findings.map(findingLines),
     ),
   );
   out.push('');
+  // The session-state matrix and the added-latency table (render-session.ts), the disruptions
+  // (disruptions.ts), then the other scenarios.
+  const sessionMd = sessionSectionsMd(sessionSections(model.run, lookup));
+  if (sessionMd !== '') out.push(sessionMd, '');
   const disrupted = new Set(disruptionScenarios(model.run.steps));
   out.push(...disruptionMarkdown(model.run.steps, (s) => lookup(s)?.title ?? null));
+  const own = ownScenarios(model.run, lookup);
   for (const scenario of [...new Set(model.cells.map((c) => c.key.scenario))].filter(
-    (s) => !disrupted.has(s),
+    (s) => !own(s) && !disrupted.has(s),
   )) {
     const info = lookup(scenario);
     out.push(`## ${mdText(scenario)}${info?.title ? ` — ${mdText(info.title)}` : ''}`);
@@ -104,7 +150,7 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
               : c.statuses.some((s) => s !== 'completed')
                 ? c.statuses.filter((s) => s !== 'completed').join(', ')
                 : '–',
-          `${fmtVerdict(c.verdictHeld)} ${c.steps[0]?.verdict.expected ?? ''}`,
+          fmtPrediction(c.verdictHeld, c.steps[0]?.verdict.expected ?? '?'),
         ]),
       ),
     );
@@ -125,7 +171,7 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
     if (comparisons.length > 0) {
       out.push('');
       for (const v of comparisons)
-        out.push(`- ${fmtVerdict(v.held)} ${mdText(v.expected)} — ${mdText(v.observed)}`);
+        out.push(`- ${mdText(fmtPrediction(v.held, v.expected))} — measured: ${mdText(v.observed)}`);
     }
     const churn = model.churn.filter((r) => r.scenario === scenario && r.churnCost !== null);
     if (churn.length > 0) {

@@ -12,6 +12,14 @@ import {
   type DisruptionResult,
 } from '../suite/disruption';
 import type { PlannedProbe, ProbeResult, ProbeSpec } from '../suite/probes';
+import {
+  SESSION_FEATURES,
+  SESSION_OUTCOMES,
+  SESSION_SOURCES,
+  type SessionSource,
+  type SessionStateProbe,
+  type SessionStateResult,
+} from '../suite/session-state-kind';
 import { ERROR_CLASSES } from '../suite/error-class';
 import type { Holds, SameShape } from './same-shape';
 
@@ -91,15 +99,87 @@ export const disruptionResultSchema = z.object({
   attempts: z.array(z.tuple([num, nullableNum, z.string(), z.string().nullable()])),
 });
 
+export const sessionStateProbeSchema = z.object({
+  kind: z.literal('session-state'),
+  features: z.array(z.enum(SESSION_FEATURES)),
+  pinPeriodSec: num,
+});
+
+const sessionOutcome = z.enum(SESSION_OUTCOMES);
+const checkRole = z.enum(['own', 'other', 'victim', 'scope']);
+const sessionSource = z.enum(Object.keys(SESSION_SOURCES) as [SessionSource, ...SessionSource[]]);
+
+export const sessionStateResultSchema = z.object({
+  kind: z.literal('session-state'),
+  order: z.enum(['interleaved', 'sequential']),
+  sharing: z.string(),
+  features: z.array(
+    z.object({
+      feature: z.enum(SESSION_FEATURES),
+      shared: z.boolean().nullable(),
+      expected: z.object({
+        outcomes: z.array(sessionOutcome),
+        sqlstates: z.array(z.string()),
+        pins: z.boolean().nullable(),
+        why: z.string(),
+        sources: z.array(sessionSource),
+      }),
+      outcome: sessionOutcome,
+      lost: z.boolean(),
+      leaked: z.boolean(),
+      error: z
+        .object({
+          client: z.string(),
+          kind: z.string(),
+          sqlstate: z.string().nullable(),
+          message: z.string(),
+        })
+        .nullable(),
+      steps: z.array(
+        z.object({
+          client: z.string(),
+          kind: z.string(),
+          role: checkRole.nullable(),
+          sql: z.string(),
+          backendPid: nullableNum,
+          value: z.string().nullable(),
+          present: z.boolean().nullable(),
+          sqlstate: z.string().nullable(),
+          error: z.string().nullable(),
+          ms: num,
+        }),
+      ),
+      pinWatch: z
+        .object({
+          metric: z.string(),
+          dimensions: z.record(z.string(), z.string()),
+          periodSec: num,
+          start: z.string(),
+          end: z.string(),
+        })
+        .nullable(),
+    }),
+  ),
+});
+
 /** Scenario.probe / PlannedProbe.spec, by kind. */
-export const probeSpecSchema = z.discriminatedUnion('kind', [disruptionProbeSchema]);
+export const probeSpecSchema = z.discriminatedUnion('kind', [disruptionProbeSchema, sessionStateProbeSchema]);
 /** StepRecord.probe, by kind. */
-export const probeResultSchema = z.discriminatedUnion('kind', [disruptionResultSchema]);
+export const probeResultSchema = z.discriminatedUnion('kind', [
+  disruptionResultSchema,
+  sessionStateResultSchema,
+]);
 export const plannedProbeSchema = z.object({ group: z.string(), spec: probeSpecSchema });
 
 export type _DisruptionProbeCheck = Holds<SameShape<DisruptionProbe, z.infer<typeof disruptionProbeSchema>>>;
 export type _DisruptionResultCheck = Holds<
   SameShape<DisruptionResult, z.infer<typeof disruptionResultSchema>>
+>;
+export type _SessionStateProbeCheck = Holds<
+  SameShape<SessionStateProbe, z.infer<typeof sessionStateProbeSchema>>
+>;
+export type _SessionStateResultCheck = Holds<
+  SameShape<SessionStateResult, z.infer<typeof sessionStateResultSchema>>
 >;
 export type _ProbeSpecCheck = Holds<SameShape<ProbeSpec, z.infer<typeof probeSpecSchema>>>;
 export type _ProbeResultCheck = Holds<SameShape<ProbeResult, z.infer<typeof probeResultSchema>>>;

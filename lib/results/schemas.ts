@@ -240,6 +240,14 @@ export const targetDescriptorSchema = z.object({
       .nullable(),
     // Absent in plans written before the disruption lab.
     rollingRestart: z.enum(ROLLING_RESTARTS).nullable().optional(),
+    // Optional: plans written before the session-state probes (issue 24) have none.
+    session: z
+      .object({
+        resetsOnRelease: z.boolean(),
+        trackedParameters: z.array(z.string()),
+        pinsSessions: z.boolean(),
+      })
+      .optional(),
   }),
 });
 
@@ -251,7 +259,7 @@ const scriptPart = z.union([
 export const plannedStepSchema = z.object({
   stepId: z.string(),
   scenario: z.string(),
-  experiment: z.enum(['E1', 'E2', 'E3', 'E4', 'E5', 'E6']),
+  experiment: z.enum(['E1', 'E2', 'E3', 'E4', 'E5', 'E6', 'SESSION', 'LATENCY']),
   target: targetRef,
   descriptor: targetDescriptorSchema,
   unavailable: z.string().nullable(),

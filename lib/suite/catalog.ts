@@ -17,6 +17,8 @@ import { E3_EXPERIMENT } from './experiments/e3-connection-churn';
 import { E4_EXPERIMENT } from './experiments/e4-pool-share';
 import { E5_EXPERIMENT } from './experiments/e5-big-server';
 import { E6_EXPERIMENT, LOCAL_DISRUPTIONS } from './experiments/e6-disruptions';
+import { LATENCY_EXPERIMENT } from './experiments/latency';
+import { SESSION_EXPERIMENT } from './experiments/session-state';
 import type { Experiment, Suite } from './scenario';
 
 export type {
@@ -45,6 +47,13 @@ const EXPERIMENTS: readonly Experiment[] = [
   E5_EXPERIMENT,
 ];
 
+/**
+ * What proxylab measures beyond the published experiments (issue 24): each has a suite of its own
+ * name, and together they are the `session` suite. Not in `all-published`, nor in `quick` (which
+ * stays ≤ 3 min on 2 cores: it took 2:48 alone on a loaded 2-core machine).
+ */
+const MEASUREMENTS: readonly Experiment[] = [SESSION_EXPERIMENT, LATENCY_EXPERIMENT];
+
 const SUITES: readonly Suite[] = [
   {
     name: 'quick',
@@ -59,6 +68,13 @@ const SUITES: readonly Suite[] = [
     scenarios: EXPERIMENTS.flatMap((e) => e.smoke ?? []),
   },
   ...EXPERIMENTS.map((e) => e.suite),
+  {
+    name: 'session',
+    description:
+      'What a pooler breaks and what it costs per statement (≈ 3–4 min locally): the session-state matrix and the added latency vs direct.',
+    scenarios: MEASUREMENTS.flatMap((e) => e.suite.scenarios),
+  },
+  ...MEASUREMENTS.map((e) => e.suite),
   {
     name: 'disruption',
     description:
@@ -75,6 +91,11 @@ const SUITES: readonly Suite[] = [
 ];
 
 export const SUITE_NAMES: readonly string[] = SUITES.map((s) => s.name);
+
+/** The experiment an id names (its published source, its suites), or undefined. */
+export function experimentById(id: string): Experiment | undefined {
+  return EXPERIMENTS.find((e) => e.id === id);
+}
 
 export function getSuite(name: string): Suite {
   const suite = SUITES.find((s) => s.name === name);

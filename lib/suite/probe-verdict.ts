@@ -4,6 +4,7 @@
  * Each kind's judge reads the step's expectation (matched by capability when the plan was made).
  */
 import { judgeDisruption } from './disruption-verdict';
+import { judgeSessionState } from './session-state';
 import type { PlannedStep, StepExpectation } from './expand';
 import type { ProbeKind, ProbeResult, ProbeResultOf } from './probes';
 import type { StepStatus, Verdict } from './types';
@@ -16,6 +17,8 @@ type Judge<K extends ProbeKind> = (
 
 export const PROBE_JUDGES: { readonly [K in ProbeKind]: Judge<K> } = {
   disruption: judgeDisruption,
+  // Each feature against its own expectation (decided from the step's descriptor, in the result).
+  'session-state': (_e, r) => judgeSessionState(r),
 };
 
 export function judgeProbeStep(step: PlannedStep, status: StepStatus, probe: ProbeResult | null): Verdict {

@@ -22,11 +22,27 @@ import {
   type DisruptionProbe,
   type DisruptionResult,
 } from './disruption';
+import {
+  sessionStateDurationSec,
+  sessionStateLabel,
+  sessionStateStepSec,
+  validateSessionStateProbe,
+  type SessionStateProbe,
+  type SessionStateResult,
+} from './session-state-kind';
+
+/**
+ * What a kind's stepSec reads of a step's target: a TargetDescriptor (lib/suite/targets.ts) fits;
+ * spelled out here because lib/suite/types.ts reads this module and targets.ts reads types.ts.
+ */
+export interface ProbeTarget {
+  readonly capabilities: { readonly session?: { readonly pinsSessions: boolean } };
+}
 
 /** What a probe scenario's steps run, by kind (Scenario.probe). */
-export type ProbeSpec = DisruptionProbe;
+export type ProbeSpec = DisruptionProbe | SessionStateProbe;
 /** What one probe step measured, by kind (StepRecord.probe). */
-export type ProbeResult = DisruptionResult;
+export type ProbeResult = DisruptionResult | SessionStateResult;
 export type ProbeKind = ProbeSpec['kind'];
 export type ProbeSpecOf<K extends ProbeKind> = Extract<ProbeSpec, { readonly kind: K }>;
 export type ProbeResultOf<K extends ProbeKind> = Extract<ProbeResult, { readonly kind: K }>;
@@ -54,6 +70,12 @@ export interface ProbeKindInfo<K extends ProbeKind> {
   label(spec: ProbeSpecOf<K>): string;
   /** Seconds one execution takes, for the ETA and the step timeout. */
   durationSec(spec: ProbeSpecOf<K>): number;
+  /**
+   * Seconds one step is expected to take on its target, when that depends on the target (a
+   * session-state step holds each feature's state for a metric period only on a target that pins).
+   * Absent: the scenario's duration.
+   */
+  stepSec?(spec: ProbeSpecOf<K>, target: ProbeTarget): number;
 }
 
 export const PROBE_KINDS: { readonly [K in ProbeKind]: ProbeKindInfo<K> } = {
@@ -62,6 +84,14 @@ export const PROBE_KINDS: { readonly [K in ProbeKind]: ProbeKindInfo<K> } = {
     validate: validateDisruptionProbe,
     label: disruptionLabel,
     durationSec: disruptionDurationSec,
+  },
+  // Each step alone: one target's features, two clients of their own (issue 24).
+  'session-state': {
+    together: 'step',
+    validate: validateSessionStateProbe,
+    label: sessionStateLabel,
+    durationSec: sessionStateDurationSec,
+    stepSec: sessionStateStepSec,
   },
 };
 
@@ -85,6 +115,11 @@ export function probeLabel(spec: ProbeSpec): string {
 
 export function probeDurationSec(spec: ProbeSpec): number {
   return infoOf(spec)?.durationSec(spec) ?? 0;
+}
+
+/** Seconds a probe step is expected to take on its target (its kind's stepSec), or null: the scenario's duration. */
+export function probeStepSec(spec: ProbeSpec, target: ProbeTarget): number | null {
+  return infoOf(spec)?.stepSec?.(spec, target) ?? null;
 }
 
 /** The group of a probe step: `<scenario>/r<repetition>` for kinds run together, else the step id. */

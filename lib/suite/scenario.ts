@@ -73,8 +73,12 @@ export interface Comparison {
   readonly published?: string;
 }
 
-/** E1–E5: the published write-ups; E6: the disruption lab (issue 22). */
-export type ExperimentId = 'E1' | 'E2' | 'E3' | 'E4' | 'E5' | 'E6';
+/**
+ * E1–E5: the published experiments. E6: the disruption lab (issue 22). SESSION and LATENCY: what
+ * proxylab measures beyond them (issue 24) — the session-state matrix and the latency a pooler adds
+ * per statement. Neither E6 nor SESSION/LATENCY is in `all-published`.
+ */
+export type ExperimentId = 'E1' | 'E2' | 'E3' | 'E4' | 'E5' | 'E6' | 'SESSION' | 'LATENCY';
 
 export interface Scenario {
   /** Unique within its suite; first segment of every step id. */

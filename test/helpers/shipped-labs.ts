@@ -13,9 +13,11 @@ export const SHIPPED_LABS: readonly string[] = [
   'e3-connection-churn',
   'e4-pool-share',
   'e5-big-server',
+  'existing-vpc',
   'failover-aurora',
   'failover-rds',
   'pocket',
+  'private',
 ];
 
 /** NAME of every labs/NAME.json, sorted. */

@@ -66,7 +66,8 @@ afterAll(async () => {
 /** The failover suite's Aurora scenario at test scale: 1.5 s warm-up, 6 s window, 2 repetitions. */
 function failoverSuite(): Suite {
   const aurora = getSuite('failover').scenarios.find((s) => s.name === 'failover-aurora');
-  if (!aurora?.probe) throw new Error('the failover suite has no failover-aurora probe scenario');
+  if (aurora?.probe?.kind !== 'disruption')
+    throw new Error('the failover suite has no failover-aurora probe scenario');
   const probe: DisruptionProbe = { ...aurora.probe, warmupSec: 1.5, recoverySec: 6, attemptTimeoutMs: 2000 };
   return {
     name: 'it-failover',

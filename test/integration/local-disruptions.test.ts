@@ -35,17 +35,20 @@ const SUITE: Suite = {
   scenarios: LOCAL_DISRUPTIONS.map((s) => ({
     ...s,
     repetitions: 1,
-    probe: s.probe && {
-      ...s.probe,
-      warmupSec: 1,
-      // crash recovery, and a pool's way back after a failover (server_login_retry 2 s), need longer
-      recoverySec:
-        s.probe.disruption.shutdown === 'immediate'
-          ? 8
-          : s.probe.disruption.action === 'primary-failover'
-            ? 6
-            : 4,
-    },
+    probe:
+      s.probe?.kind === 'disruption'
+        ? {
+            ...s.probe,
+            warmupSec: 1,
+            // crash recovery, and a pool's way back after a failover (server_login_retry 2 s), need longer
+            recoverySec:
+              s.probe.disruption.shutdown === 'immediate'
+                ? 8
+                : s.probe.disruption.action === 'primary-failover'
+                  ? 6
+                  : 4,
+          }
+        : s.probe,
   })),
 };
 

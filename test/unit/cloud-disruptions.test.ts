@@ -15,7 +15,7 @@ import {
   RebootDBInstanceCommand,
 } from '@aws-sdk/client-rds';
 import type { Target } from '../../lib/engine/ports';
-import type { DisruptionSession, EventSink } from '../../lib/exec/disruption-probe';
+import type { EventSink } from '../../lib/exec/disruption-probe';
 import type { DatabaseResources } from '../../lib/aws/runner-args';
 import { cloudDisruptionWorld, cloudUnavailable } from '../../lib/runner/disruptions';
 import type { DisruptionAction, DisruptionProbe } from '../../lib/suite/disruption';
@@ -101,7 +101,7 @@ async function session(database: DatabaseResources, s: DisruptionProbe, time = f
     pollMs: 1000,
     settleMs: 30_000,
   });
-  return world.open(s, [], new Map(), () => undefined) as Promise<DisruptionSession>;
+  return world.open(s, [], new Map(), () => undefined);
 }
 
 describe('cloudUnavailable: what the runner refuses, and why', () => {

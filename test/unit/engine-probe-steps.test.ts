@@ -238,7 +238,7 @@ describe('probe steps in the plan', () => {
   });
 
   test.each([
-    ['an unknown kind', { kind: 'nope' }, /probe\.kind must be one of disruption, got nope/],
+    ['an unknown kind', { kind: 'nope' }, /probe\.kind must be one of disruption, session-state, got nope/],
     [
       'an interval outside 20–1000',
       { ...SCENARIO.probe, intervalMs: 5 },
@@ -283,7 +283,7 @@ describe('probe steps in the engine', () => {
     const direct = readStepFile(h.runDir, 'restart/direct/c2/extended/persistent/r1');
     expect(direct.result).toBeNull();
     expect(direct.probe?.kind).toBe('disruption');
-    expect(direct.probe?.errors[0]?.sqlstate).toBe('57P01');
+    expect(direct.probe?.kind === 'disruption' ? direct.probe.errors[0]?.sqlstate : null).toBe('57P01');
     expect(direct.command).toEqual(['proxylab-probe', 'disruption', 'disruption(postgres-restart fast)']);
     expect(direct.verdict.held).toBe(true);
     expect(direct.verdict.expected).toBe('errors: server-stopped (disruption)');

@@ -5,6 +5,9 @@
  */
 import type { ScatterSeriesOption } from 'echarts';
 import { renderSvg } from '../../lib/report/charts';
+import type { LoadedRun } from '../../lib/report/load';
+import { buildModel } from '../../lib/report/shape';
+import { fallbackDescriptor } from '../../lib/suite/targets';
 import {
   compareDowntime,
   compareDowntimeMarkdown,
@@ -16,6 +19,7 @@ import {
 import type { ProbeErrorCount } from '../../lib/suite/disruption';
 import type { StepRecord } from '../../lib/suite/types';
 import { disruptionResult, type DisruptionResultInput } from '../helpers/disruption-result';
+import { manifestWith, stepRecordWith } from '../helpers/run-files';
 
 const STOPPED: ProbeErrorCount = {
   class: 'server-stopped',
@@ -151,5 +155,28 @@ describe('the report: disruptions', () => {
       /\| restart · direct · persistent \| 0\.80 s \(0\.70–0\.90\) \| 2\.00 s \| none \| none \| 0 \| 0 \|/,
     );
     expect(cmp).toMatch(/\| restart · pgbouncer-transaction · persistent \| – \| not in this run \|/);
+  });
+
+  test('the decision table leaves a disruption out (it measures downtime, not tps) and keeps the pgbench scenarios', () => {
+    // GIVEN a run with a disruption scenario and a pgbench step
+    const pgbench = stepRecordWith({ scenario: 'quick-e1' });
+    const steps = [...RUN, pgbench];
+    const run: LoadedRun = {
+      dir: '/nonexistent',
+      manifest: manifestWith({ stepIds: steps.map((r) => r.stepId), stepsCompleted: steps.length }),
+      steps,
+      metrics: [],
+      missingStepIds: [],
+      unmeasured: [],
+      problems: [],
+      warnings: [],
+      plan: null,
+      descriptorOf: (st) => fallbackDescriptor(st.target),
+    };
+    // WHEN the model is built
+    const model = buildModel(run, () => null);
+    // THEN the disruption has cells but no decision table of unknowns
+    expect(model.cells.some((c) => c.key.scenario === 'restart')).toBe(true);
+    expect(model.decisions.map((t) => t.scenario)).toEqual(['quick-e1']);
   });
 });

@@ -53,15 +53,27 @@ function byId(steps: PlannedStep[], id: string): PlannedStep {
 
 describe('catalog', () => {
   test('suite names', () => {
-    expect([...SUITE_NAMES].sort()).toEqual(
-      ['all-published', 'e1', 'e2', 'e3', 'e4', 'e5', 'disruption', 'failover', 'quick', 'smoke'].sort(),
-    );
+    expect([...SUITE_NAMES].sort()).toEqual([
+      'all-published',
+      'disruption',
+      'e1',
+      'e2',
+      'e3',
+      'e4',
+      'e5',
+      'failover',
+      'latency',
+      'quick',
+      'session',
+      'session-state',
+      'smoke',
+    ]);
   });
 
   test('getSuite with an unknown name throws a UsageError listing the valid names', () => {
     expect(() => getSuite('e9')).toThrow(UsageError);
     expect(() => getSuite('e9')).toThrow(
-      /valid suites: quick, smoke, e1, e2, e3, e4, e5, disruption, failover, all-published/,
+      /valid suites: quick, smoke, e1, e2, e3, e4, e5, session, session-state, latency, disruption, failover, all-published/,
     );
   });
 
@@ -78,6 +90,40 @@ describe('catalog', () => {
       expect(s.finding.length).toBeGreaterThan(20);
       expect(s.expectations.length).toBeGreaterThan(0);
     }
+  });
+
+  test('the measurements beyond the published experiments are in `session`, not in all-published or quick', () => {
+    const session = getSuite('session').scenarios.map((s) => s.experiment);
+    expect([...new Set(session)]).toEqual(['SESSION', 'LATENCY']);
+    for (const name of ['all-published', 'quick', 'smoke'])
+      expect(
+        getSuite(name).scenarios.some((s) => s.experiment === 'LATENCY' || s.experiment === 'SESSION'),
+      ).toBe(false);
+  });
+
+  test('latency: one client through every local target and direct, a repetition running every target back to back', () => {
+    // GIVEN the local stand-in's targets WHEN the latency suite is expanded
+    const steps = expandSuite(getSuite('latency'), LOCAL);
+    // THEN every step is one client on one connection, and within a repetition and protocol every target follows direct
+    expect(new Set(steps.map((s) => s.params.clients))).toEqual(new Set([1]));
+    expect(
+      steps
+        .filter((s) => s.scenario === 'latency-single')
+        .map((s) => s.stepId)
+        .slice(0, 6),
+    ).toEqual([
+      'latency-single/direct/c1/simple/persistent/r1',
+      'latency-single/pgbouncer-transaction/c1/simple/persistent/r1',
+      'latency-single/pgbouncer-session/c1/simple/persistent/r1',
+      'latency-single/direct/c1/extended/persistent/r1',
+      'latency-single/pgbouncer-transaction/c1/extended/persistent/r1',
+      'latency-single/pgbouncer-session/c1/extended/persistent/r1',
+    ]);
+    expect(steps.filter((s) => s.scenario === 'latency-rated').every((s) => s.params.rate === 500)).toBe(
+      true,
+    );
+    expect(steps).toHaveLength(2 * 3 * 2 * 3);
+    expect(steps.every((s) => s.expectation.outcome === 'succeeds')).toBe(true);
   });
 
   test.each(SUITE_NAMES.map((n) => [n]))('every scenario of %s is valid data', (name) => {
@@ -442,12 +488,13 @@ describe('scenario targets: chosen by capability', () => {
 });
 
 describe('the disruption lab (E6)', () => {
+  const disruptionOf = (s: Scenario) => (s.probe?.kind === 'disruption' ? s.probe : undefined);
   const local = getSuite('disruption');
   const cloud = getSuite('failover');
 
   test('local: every local disruption, probed in both modes, 3 repetitions, measured stops, in about 2 minutes of windows', () => {
     // GIVEN / WHEN / THEN
-    expect(local.scenarios.map((s) => s.probe?.disruption)).toEqual([
+    expect(local.scenarios.map((s) => disruptionOf(s)?.disruption)).toEqual([
       { action: 'postgres-restart', shutdown: 'fast' },
       { action: 'postgres-restart', shutdown: 'immediate' },
       { action: 'backend-terminate', shutdown: null },
@@ -471,16 +518,16 @@ describe('the disruption lab (E6)', () => {
       });
       expect(validateScenario(s)).toEqual([]);
     }
-    const windowSec = local.scenarios.reduce(
-      (a, s) => a + (s.probe ? (s.probe.warmupSec + s.probe.recoverySec) * s.repetitions : 0),
-      0,
-    );
+    const windowSec = local.scenarios.reduce((a, s) => {
+      const p = disruptionOf(s);
+      return a + (p ? (p.warmupSec + p.recoverySec) * s.repetitions : 0);
+    }, 0);
     expect(windowSec).toBeLessThanOrEqual(130);
   });
 
   test('cloud: the AWS disruptions and the pooler restart, each citing its sources', () => {
     // GIVEN / WHEN / THEN
-    expect(cloud.scenarios.map((s) => s.probe?.disruption.action)).toEqual([
+    expect(cloud.scenarios.map((s) => disruptionOf(s)?.disruption.action)).toEqual([
       'aurora-failover',
       'rds-reboot-failover',
       'rds-reboot',
@@ -512,7 +559,7 @@ describe('the disruption lab (E6)', () => {
       const steps = expandSuite(
         {
           ...local,
-          scenarios: local.scenarios.filter((s) => s.probe?.disruption.action === 'pooler-restart'),
+          scenarios: local.scenarios.filter((s) => disruptionOf(s)?.disruption.action === 'pooler-restart'),
         },
         [
           {

@@ -1,4 +1,8 @@
-/** Markdown text and tables for summary.md and compare.md: every cell escaped, on one line. */
+/**
+ * Markdown table cells, escaped for Markdown (pipes, newlines) and HTML (`<`, `>`, `&`), since most
+ * Markdown renderers pass inline HTML through. Shared by summary.md, compare.md and the sections of
+ * render-session.ts.
+ */
 export function mdText(text: string): string {
   return text
     .replace(/&/g, '&amp;')
