@@ -279,7 +279,7 @@ export function disruptionSectionsHtml(
       });
       return html`<section class="scenario disruption" id="disruption-${scenario.replace(/[^A-Za-z0-9_-]+/g, '_')}" data-scenario="${scenario}">
 <h2>${scenario}${info.title ? html` — ${info.title}` : ''}</h2>
-${info.finding ? html`<p class="sub">E6: ${info.finding}</p>` : ''}
+${info.finding ? html`<p class="sub">DISRUPT: ${info.finding}</p>` : ''}
 <ul class="lived" data-lived="${scenario}">${rows.map((r) => html`<li>${livedThrough(r)}</li>`)}</ul>
 <h3>Downtime, over ${String(reps.length)} repetition(s)</h3>
 ${table(HEADER, rows.map(rowCells))}

@@ -259,7 +259,7 @@ const scriptPart = z.union([
 export const plannedStepSchema = z.object({
   stepId: z.string(),
   scenario: z.string(),
-  experiment: z.enum(['E1', 'E2', 'E3', 'E4', 'E5', 'E6', 'SESSION', 'LATENCY']),
+  experiment: z.enum(['E1', 'E2', 'E3', 'E4', 'E5', 'SESSION', 'LATENCY', 'DISRUPT']),
   target: targetRef,
   descriptor: targetDescriptorSchema,
   unavailable: z.string().nullable(),

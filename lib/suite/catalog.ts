@@ -16,7 +16,7 @@ import { E2_EXPERIMENT } from './experiments/e2-client-sweep';
 import { E3_EXPERIMENT } from './experiments/e3-connection-churn';
 import { E4_EXPERIMENT } from './experiments/e4-pool-share';
 import { E5_EXPERIMENT } from './experiments/e5-big-server';
-import { E6_EXPERIMENT, LOCAL_DISRUPTIONS } from './experiments/e6-disruptions';
+import { DISRUPT_EXPERIMENT, LOCAL_DISRUPTIONS } from './experiments/disruptions';
 import { LATENCY_EXPERIMENT } from './experiments/latency';
 import { SESSION_EXPERIMENT } from './experiments/session-state';
 import type { Experiment, Suite } from './scenario';
@@ -82,7 +82,7 @@ const SUITES: readonly Suite[] = [
     scenarios: LOCAL_DISRUPTIONS,
   },
   // The disruption lab on AWS; not in all-published: a failover is a choice, not a benchmark.
-  E6_EXPERIMENT.suite,
+  DISRUPT_EXPERIMENT.suite,
   {
     name: 'all-published',
     description: 'E1–E5 at published scale, one after the other (hours on a large lab).',

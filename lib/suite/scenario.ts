@@ -74,11 +74,11 @@ export interface Comparison {
 }
 
 /**
- * E1–E5: the published experiments. E6: the disruption lab (issue 22). SESSION and LATENCY: what
+ * E1–E5: the published experiments. DISRUPT: the disruption lab (issue 22). SESSION and LATENCY: what
  * proxylab measures beyond them (issue 24) — the session-state matrix and the latency a pooler adds
- * per statement. Neither E6 nor SESSION/LATENCY is in `all-published`.
+ * per statement. Neither DISRUPT nor SESSION/LATENCY is in `all-published`.
  */
-export type ExperimentId = 'E1' | 'E2' | 'E3' | 'E4' | 'E5' | 'E6' | 'SESSION' | 'LATENCY';
+export type ExperimentId = 'E1' | 'E2' | 'E3' | 'E4' | 'E5' | 'SESSION' | 'LATENCY' | 'DISRUPT';
 
 export interface Scenario {
   /** Unique within its suite; first segment of every step id. */

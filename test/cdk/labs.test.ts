@@ -118,7 +118,7 @@ test.each(FILES.map((f) => [path.basename(f)]))('%s says which published setup i
   const lab = loadLab(path.join(path.dirname(FILES[0] ?? ''), base));
   if (base === 'default.json') expect(lab.description).toMatch(/db\.t4g\.medium/);
   else if (base === 'pocket.json') expect(lab.description).toMatch(/Can show:.*Cannot show:/s);
-  // the disruption labs (E6, issue 22) stand in for no one write-up: they say what they can show
+  // the disruption labs (DISRUPT, issue 22) stand in for no one write-up: they say what they can show
   else if (base.startsWith('failover-'))
     expect(lab.description).toMatch(/^The disruption lab .*Can show:.*Cannot show:/s);
   else if (lab.network.mode === 'existing')

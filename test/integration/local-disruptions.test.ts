@@ -21,7 +21,7 @@ import { startLocalStack, type LocalStack } from '../../lib/local/stack';
 import type { Suite } from '../../lib/suite/catalog';
 import type { DisruptionResult } from '../../lib/suite/disruption';
 import { expandSuite } from '../../lib/suite/expand';
-import { LOCAL_DISRUPTIONS } from '../../lib/suite/experiments/e6-disruptions';
+import { LOCAL_DISRUPTIONS } from '../../lib/suite/experiments/disruptions';
 import type { StepRecord } from '../../lib/suite/types';
 import { pgbouncer118, pgbouncer125 } from '../helpers/pgbouncer-versions';
 import { scratchDir } from '../helpers/scratch';

@@ -487,7 +487,7 @@ describe('scenario targets: chosen by capability', () => {
   });
 });
 
-describe('the disruption lab (E6)', () => {
+describe('the disruption lab (DISRUPT)', () => {
   const disruptionOf = (s: Scenario) => (s.probe?.kind === 'disruption' ? s.probe : undefined);
   const local = getSuite('disruption');
   const cloud = getSuite('failover');
@@ -511,7 +511,7 @@ describe('the disruption lab (E6)', () => {
         connects: s.connects,
       }).toEqual({
         name: s.name,
-        experiment: 'E6',
+        experiment: 'DISRUPT',
         stops: 'measured',
         reps: 3,
         connects: ['persistent', 'per-transaction'],

@@ -1,5 +1,5 @@
 /**
- * E6: what happens to the clients' connections when the database or the pooler goes away — a
+ * DISRUPT: what happens to the clients' connections when the database or the pooler goes away — a
  * restart, a backend kill, a planned pause, a pooler's rolling restart, a failover — direct vs
  * through a pool, per client, with error and stall windows and a durability check (issue 22).
  *
@@ -88,7 +88,7 @@ function disruption(input: {
   };
   return {
     name: input.name,
-    experiment: 'E6',
+    experiment: 'DISRUPT',
     title: input.title,
     finding: input.finding,
     // The probe writes; pgbench's script is not run (no background load in these scenarios).
@@ -117,10 +117,23 @@ const POOLED_INFORMATIONAL: ExpectationRule = {
 };
 
 const DIRECT_SEES_RESTART: ExpectationRule = {
-  when: { target: UNPOOLED },
+  when: { target: UNPOOLED, connects: ['persistent'] },
   outcome: 'errors',
   published: SOURCES.shutdown,
-  note: 'direct clients lose their session and are refused until the server is back',
+  note: 'a direct persistent client loses its session: its next write fails',
+};
+
+/**
+ * A direct client that connects for each write only sees a local outage that lasts longer than the
+ * gap between two of its writes: a fast restart on a quiet machine is over in ≈ 0.1 s, the probe's
+ * interval (measured: 130 of 130 writes acknowledged in one repetition, errors in the others). So
+ * locally its figures are the result; in the cloud (outages of seconds) it is judged.
+ */
+const DIRECT_PER_WRITE_LOCAL: ExpectationRule = {
+  when: { target: UNPOOLED, connects: ['per-transaction'] },
+  outcome: 'any',
+  published: SOURCES.shutdown,
+  note: 'informational: an outage shorter than the gap between two writes falls between them (nothing to see is not a failure)',
 };
 
 /** Local timing: a 2-core machine runs the whole `disruption` suite in about 3 minutes. */
@@ -141,7 +154,7 @@ function restart(shutdown: ShutdownMode): Scenario {
     action: 'postgres-restart',
     shutdown,
     targets: ALL_WRITE_TARGETS,
-    expectations: [DIRECT_SEES_RESTART, POOLED_INFORMATIONAL],
+    expectations: [DIRECT_SEES_RESTART, DIRECT_PER_WRITE_LOCAL, POOLED_INFORMATIONAL],
     ...(shutdown === 'immediate' ? LOCAL_LONG : LOCAL),
   });
 }
@@ -179,6 +192,7 @@ const POOLER_PAUSE = disruption({
   targets: [DIRECT, SELF_HOSTED_TRANSACTION_POOL],
   expectations: [
     DIRECT_SEES_RESTART,
+    DIRECT_PER_WRITE_LOCAL,
     {
       when: { target: SELF_HOSTED_TRANSACTION_POOL },
       outcome: 'succeeds',
@@ -223,11 +237,12 @@ const PRIMARY_FAILOVER = disruption({
   targets: ALL_WRITE_TARGETS,
   expectations: [
     {
-      when: { target: UNPOOLED },
+      when: { target: UNPOOLED, connects: ['persistent'] },
       outcome: 'errors',
       published: `${SOURCES.auroraProbe}; ${SOURCES.aws}`,
-      note: 'refused (the primary is gone), then read-only (25006) until the promotion',
+      note: 'its session on the stopped primary is gone: refused, then read-only (25006) until the promotion',
     },
+    DIRECT_PER_WRITE_LOCAL,
     POOLED_INFORMATIONAL,
   ],
   ...LOCAL,
@@ -312,8 +327,8 @@ export const CLOUD_DISRUPTIONS: readonly Scenario[] = [
   }),
 ];
 
-export const E6_EXPERIMENT: Experiment = {
-  id: 'E6',
+export const DISRUPT_EXPERIMENT: Experiment = {
+  id: 'DISRUPT',
   suite: {
     name: 'failover',
     description:
