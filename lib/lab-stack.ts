@@ -27,6 +27,7 @@ import {
 } from './constructs/pooler-host';
 import { RunnerFleet, RunnerSoftware, type PoolerSource } from './constructs/runner-fleet';
 import type { PoolerRelease } from './poolers/driver';
+import { cloudDisruptionsOf } from './config/disruptions';
 import { poolerDeployments, type PoolerEndpoint } from './poolers/endpoint';
 import { applyLabLifecycle, LabExpiry } from './constructs/ttl';
 import { grantCloudRunner, proxylabRunnerSoftware } from './constructs/runner-asset';
@@ -161,6 +162,11 @@ export class LabStack extends Stack {
     grantCloudRunner(this.runners.role, {
       bucket: this.results.bucket,
       proxies: this.proxies.proxies.map((p) => p.proxy),
+      disruptions: {
+        actions: cloudDisruptionsOf(lab.suites, lab.database.engine),
+        clusterArn: this.database.cluster?.clusterArn ?? null,
+        instanceArns: this.database.instances.map((i) => i.resource.attrDbInstanceArn),
+      },
     });
 
     // Self-hosted PgBouncers: a dedicated host next to the load, or on every runner at 127.0.0.1.

@@ -122,6 +122,18 @@ export const runRequestSchema = z.object({
       })
       .nullable()
       .default(null),
+    /**
+     * The database's RDS identifiers (stack outputs ClusterIdentifier, DbInstanceIds), what a cloud
+     * disruption acts on. Absent in requests from older CLIs: null, nothing to disrupt.
+     */
+    databaseResources: z
+      .object({
+        engine: z.enum(DATABASE_ENGINES),
+        clusterId: z.string().min(1).nullable(),
+        instanceIds: z.array(z.string().min(1)),
+      })
+      .nullable()
+      .default(null),
     /** Self-hosted poolers (absent in requests written before they existed). */
     poolers: z.array(poolerEndpointSchema).default([]),
     poolerAdminSecretArn: z.string().min(1).nullable().default(null),
@@ -192,6 +204,7 @@ export function buildRunRequest(base: RunRequestArgs, runnerCount: number): RunR
       writer: base.writerEndpoint,
       proxies: base.proxies,
       database: base.database ?? null,
+      databaseResources: base.databaseResources ?? null,
       poolers: base.poolers,
       poolerAdminSecretArn: base.poolerAdminSecretArn,
     },
@@ -237,6 +250,7 @@ export function runnerArgsFromRequest(
     poolerAdminSecretArn: request.targets.poolerAdminSecretArn,
     writerEndpoint: request.targets.writer,
     database: request.targets.database,
+    databaseResources: request.targets.databaseResources,
     region: request.settings.region,
     startAt: request.settings.startAt,
     collector: request.settings.collector,

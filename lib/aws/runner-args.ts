@@ -31,6 +31,18 @@ export interface DatabaseSpec {
   readonly instanceClass: string | null;
 }
 
+/**
+ * The lab's database by its RDS identifiers (stack outputs ClusterIdentifier, DbInstanceIds): what
+ * a cloud disruption acts on (lib/runner/disruptions.ts), and nothing else.
+ */
+export interface DatabaseResources {
+  readonly engine: DatabaseEngine;
+  /** The Aurora cluster; null for RDS for PostgreSQL (no cluster). */
+  readonly clusterId: string | null;
+  /** Every DB instance, writer first (as deployed: a failover moves the writer). */
+  readonly instanceIds: readonly string[];
+}
+
 export interface ProxySpec {
   /** Lab-local name (`pool100`), the target's name in results. */
   readonly name: string;
@@ -70,6 +82,8 @@ export interface RunnerArgs {
    * recorded in the run environment as unknown.
    */
   readonly database?: DatabaseSpec | null;
+  /** What a cloud disruption may act on; null or absent: not said (older CLIs, tests): none is injected. */
+  readonly databaseResources?: DatabaseResources | null;
   readonly region: string | null;
   /**
    * Where each component runs, from the stack outputs (ComponentZones): `writer`, `runner-<i>`,

@@ -3,6 +3,7 @@
  * ETA) redrawn in place on a TTY and as plain lines otherwise (CI), then a table per scenario.
  * Formatting is pure (tested); only ProgressPrinter writes to a stream.
  */
+import { downtimeRows, formatSpreadSec } from '../suite/disruption-summary';
 import type { Suite } from '../suite/catalog';
 import type { ErrorSummary, RunManifest, ScenarioVerdict, StepRecord, Verdict } from '../suite/types';
 import type { ProgressEvent } from '../engine/run-suite';
@@ -65,6 +66,10 @@ export function formatResultTables(
   for (const name of scenarios) {
     const scenario = suite.scenarios.find((s) => s.name === name);
     out.push(`${name}${scenario ? ` — ${scenario.title}` : ''}`);
+    if (records.some((r) => r.scenario === name && r.probe?.kind === 'disruption')) {
+      out.push(...downtimeTable(records.filter((r) => r.scenario === name)), '');
+      continue;
+    }
     const header = [
       'target',
       'clients',
@@ -128,6 +133,57 @@ export function formatResultTables(
     out.push('');
   }
   return out.join('\n');
+}
+
+/**
+ * A disruption scenario's downtime table: per target × mode over the repetitions, the error and stall
+ * windows (median, and the range when they differ), writes lost, unknown outcomes, the verdicts;
+ * steps not measured are listed under it with their reason.
+ */
+function downtimeTable(records: readonly StepRecord[]): string[] {
+  const header = [
+    'target',
+    'connect',
+    'reps',
+    'errors',
+    'error window',
+    'stall',
+    'max ms',
+    'lost',
+    'unknown',
+    'verdicts',
+  ];
+  const rows = downtimeRows(records).map((r) => [
+    r.target.name,
+    r.mode === 'per-transaction' ? 'per write' : 'persistent',
+    String(r.repetitions),
+    `${r.withErrors}/${r.repetitions}`,
+    formatSpreadSec(r.errorWindowMs, r.withErrors > 0 ? 'open' : '–'),
+    r.stallWindowMs === null ? '?' : r.stallWindowMs.max === 0 ? 'none' : formatSpreadSec(r.stallWindowMs),
+    fmtNum(r.maxLatencyMs?.max, 0),
+    r.lost === null ? '?' : String(r.lost),
+    r.unknown === 0 ? '0' : `${r.unknown} (${r.unknownCommitted} committed)`,
+    `${r.held > 0 ? `✓${r.held} ` : ''}${r.broke > 0 ? `✗${r.broke} ` : ''}${r.informational > 0 ? `·${r.informational}` : ''}`.trim(),
+  ]);
+  const widths = header.map((h, i) =>
+    Math.max([...h].length, ...rows.map((row) => [...(row[i] ?? '')].length)),
+  );
+  const line = (cells: readonly string[]): string =>
+    '  ' +
+    cells
+      .map((c, i) => pad(c, widths[i] ?? 0))
+      .join('  ')
+      .trimEnd();
+  const notMeasured = records
+    .filter((r) => r.status !== 'completed')
+    .map(
+      (r) =>
+        `  ${r.status === 'infrastructure-error' ? '!' : verdictMark(r.verdict.held)} ${r.stepId}: ${r.note ?? r.status}`,
+    );
+  const broken = records
+    .filter((r) => r.verdict.held === false)
+    .map((r) => `  ✗ ${r.stepId}: expected ${r.verdict.expected} — ${r.verdict.observed}`);
+  return [line(header), ...rows.map(line), ...broken, ...notMeasured];
 }
 
 /** The closing lines: counts of held / broken / informational verdicts and where the results are. */

@@ -36,6 +36,17 @@ export interface CloudRunnerGrants {
   readonly bucket: s3.IBucket;
   /** This lab's proxies: pool sweeps resize them. */
   readonly proxies: readonly rds.DatabaseProxy[];
+  /**
+   * The AWS disruptions the lab's suites inject (lib/config/disruptions.ts) and the lab's own
+   * database ARNs they act on. Absent or no actions: no disruption grant.
+   */
+  readonly disruptions?: {
+    readonly actions: readonly string[];
+    /** The Aurora cluster's ARN; null for RDS for PostgreSQL. */
+    readonly clusterArn: string | null;
+    /** Every DB instance of the lab (writer and readers). */
+    readonly instanceArns: readonly string[];
+  };
 }
 
 /**
@@ -46,9 +57,14 @@ export interface CloudRunnerGrants {
  *  - s3:DeleteObject on the run-lock keys only (`runs/<id>/locks/runner-<i>.lock`): a runner
  *    releases its lock when it ends, so a resume on a replacement runner is not refused;
  *  - rds:DescribeDBProxyTargetGroups on this lab's proxies and rds:ModifyDBProxyTargetGroup on their
- *    `default` target groups only (pool-percent sweeps, then restore).
+ *    `default` target groups only (pool-percent sweeps, then restore);
+ *  - for the disruptions the lab's suites inject, and only then: rds:FailoverDBCluster on the
+ *    lab's cluster and its instances and rds:DescribeDBClusters on the cluster (aurora-failover: the
+ *    writer polled through the window), rds:RebootDBInstance and rds:DescribeDBInstances on its
+ *    instances (rds-reboot, rds-reboot-failover), and rds:DescribeEvents, which takes no resource.
  */
 export function grantCloudRunner(role: iam.Role, grants: CloudRunnerGrants): void {
+  grantDisruptions(role, grants.disruptions);
   role.addToPolicy(
     new iam.PolicyStatement({
       actions: ['s3:GetObject'],
@@ -99,4 +115,44 @@ function targetGroupArnOf(proxy: rds.DatabaseProxy): string {
     throw new Error(`proxy ${proxy.node.path} has no ProxyTargetGroup child (aws-cdk-lib changed?)`);
   }
   return child.attrTargetGroupArn;
+}
+
+/**
+ * The disruption grants (grantCloudRunner). Each action on the resource types the Service
+ * Authorization Reference lists for it (Amazon RDS): FailoverDBCluster on `cluster` (required) and
+ * `db` (the TargetDBInstanceIdentifier); RebootDBInstance on `db`; DescribeDBClusters on `cluster`
+ * and DescribeDBInstances on `db` (each only where its disruption polls it); DescribeEvents on no
+ * resource type at all (only `*` can allow it).
+ */
+function grantDisruptions(role: iam.Role, d: CloudRunnerGrants['disruptions']): void {
+  if (!d || d.actions.length === 0) return;
+  const failover = d.actions.includes('aurora-failover') && d.clusterArn !== null;
+  const reboot = d.actions.some((a) => a === 'rds-reboot' || a === 'rds-reboot-failover');
+  if (failover) {
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: ['rds:FailoverDBCluster'],
+        resources: [d.clusterArn, ...d.instanceArns],
+      }),
+    );
+    role.addToPolicy(
+      new iam.PolicyStatement({ actions: ['rds:DescribeDBClusters'], resources: [d.clusterArn] }),
+    );
+  }
+  if (reboot) {
+    role.addToPolicy(
+      new iam.PolicyStatement({ actions: ['rds:RebootDBInstance'], resources: [...d.instanceArns] }),
+    );
+    role.addToPolicy(
+      new iam.PolicyStatement({ actions: ['rds:DescribeDBInstances'], resources: [...d.instanceArns] }),
+    );
+  }
+  if (failover || reboot) {
+    role.addToPolicy(new iam.PolicyStatement({ actions: ['rds:DescribeEvents'], resources: ['*'] }));
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason:
+        'rds:DescribeEvents takes no resource (Service Authorization Reference: no resource types), so only * can allow it; it reads the event log the disruption lab aligns on the run clock, nothing else.',
+    });
+  }
 }

@@ -1050,7 +1050,10 @@ class EtaEstimator {
     private readonly steps: readonly PlannedStep[],
     overheadSec: number,
   ) {
-    this.planned = steps.map((s) => plannedSec(s) + overheadSec);
+    // A probe group runs its steps together: its time is counted once, on its first step.
+    this.planned = steps.map((s, i) =>
+      s.probe && steps[i - 1]?.probe?.group === s.probe.group ? 0 : plannedSec(s) + overheadSec,
+    );
   }
 
   skip(step: PlannedStep): void {

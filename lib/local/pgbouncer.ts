@@ -44,6 +44,12 @@ export const LOCAL_POOLS: Readonly<Record<string, PgbouncerPoolMode>> = Object.f
   POOL_MODES.map((mode) => [poolDatabaseAlias(BENCH_DB, mode), mode]),
 );
 const ADMIN_USER = SUPERUSER;
+/**
+ * server_login_retry of the local pooler (PgBouncer's default is 15 s): short, so a disruption's few
+ * seconds of recovery window show the pool coming back, and one disruption does not leave the pool
+ * refusing logins into the next one. The run's settings record it.
+ */
+export const LOCAL_SERVER_LOGIN_RETRY_SEC = 2;
 
 export interface PgbouncerOptions {
   readonly bins: LocalBinaries;
@@ -60,9 +66,10 @@ export interface PgbouncerOptions {
   readonly choosePort?: (excluded: ReadonlySet<number>) => Promise<number>;
 }
 
-/** One PgBouncer process of the pooler. */
+/** One PgBouncer process of the pooler (a rolling restart replaces its pid, then puts its files back). */
 export interface PgbouncerProcess {
   readonly index: number;
+  /** The process serving this slot now. */
   readonly pid: number;
   readonly iniFile: string;
   readonly pidFile: string;
@@ -104,8 +111,28 @@ export interface Pgbouncer {
   stop(): Promise<void>;
   /** Leave the servers running after proxylab exits (--keep). */
   release(): void;
-  /** Resolves when any PgBouncer process ends, saying which and how (`process 2 was killed by SIGKILL`). */
+  /**
+   * Resolves when a PgBouncer process ends that we did not retire on purpose, saying which and how
+   * (`process 2 was killed by SIGKILL`); a process a rolling restart retires is not one.
+   */
   readonly exited: Promise<string>;
+  /** PAUSE every alias on every process (returns once their server connections are closed); checked. */
+  pause(aliases: readonly string[]): Promise<void>;
+  /** RESUME every alias on every process; checked. */
+  resume(aliases: readonly string[]): Promise<void>;
+  /** The server port the [databases] entries point at now. */
+  serverPort(): number;
+  /** Rewrite every process's ini to point at `port` and RELOAD, as an operator re-points a pooler; checked. */
+  repoint(port: number): Promise<void>;
+  /**
+   * Rolling restart: for each process, a new one on the same port (so_reuseport) with its own
+   * socket directory, then the old one sent the signal its version documents for it
+   * (`rollingStopSignal`); resolves once every old process was signalled (it exits when its
+   * clients or servers let it). `event` names each moment.
+   */
+  rollingRestart(event: (name: string, detail: string) => void): Promise<void>;
+  /** After a rolling restart: wait for the old processes to be gone and put every process back on its first files. */
+  restoreAfterRoll(): Promise<void>;
 }
 
 /** The local stand-in's ini for process i of n, through the one configuration module. */
@@ -143,22 +170,33 @@ export function localPgbouncerIni(p: {
     logFile: p.logFile,
     pidFile: p.pidFile,
     maxClientConnections: p.maxClientConnections,
+    // A rolling restart (the pooler-restart disruption) starts a second process on the port.
+    reusePort: true,
+    serverLoginRetrySec: LOCAL_SERVER_LOGIN_RETRY_SEC,
   });
 }
 
-/** Files of process i: process 0 keeps the names of a single-process pooler. */
-function processFiles(
-  root: string,
-  i: number,
-): { ini: string; pid: string; log: string; out: string; sock: string } {
-  const base = i === 0 ? 'pgbouncer' : `pgbouncer-${i}`;
+interface ProcessFiles {
+  readonly ini: string;
+  readonly pid: string;
+  readonly log: string;
+  readonly out: string;
+  readonly sock: string;
+}
+
+/**
+ * Files of process i: process 0 keeps the names of a single-process pooler. `rolled`: the files of
+ * the process a rolling restart starts beside it (its own socket directory and pid file).
+ */
+function processFiles(root: string, i: number, rolled = false): ProcessFiles {
+  const base = `${i === 0 ? 'pgbouncer' : `pgbouncer-${i}`}${rolled ? '-r' : ''}`;
   return {
     ini: path.join(root, `${base}.ini`),
     pid: path.join(root, `${base}.pid`),
     log: path.join(root, `${base}.log`),
-    out: path.join(root, i === 0 ? 'stdout.log' : `stdout-${i}.log`),
+    out: path.join(root, `stdout${i === 0 ? '' : `-${i}`}${rolled ? '-r' : ''}.log`),
     // Short: a unix socket path must fit in 107 bytes (sun_path).
-    sock: path.join(root, `s${i}`),
+    sock: path.join(root, `s${i}${rolled ? 'r' : ''}`),
   };
 }
 
@@ -247,23 +285,96 @@ export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer>
       throw new InfrastructureError(`PgBouncer did not start on port ${port}: ${lastError}`);
     }
     const mps = maxPreparedStatementsIn(config);
-    return makePgbouncer(servers, procs, port, opts.bins.poolerVersion, initialPoolSize, mps);
+    const render = (i: number, serverPort: number, socketDirs: readonly string[], f: ProcessFiles): string =>
+      localPgbouncerIni({
+        version: opts.bins.poolerVersion,
+        serverPort,
+        listenPort: port,
+        poolSize: initialPoolSize,
+        processIndex: i,
+        socketDirs,
+        authFile,
+        logFile: f.log,
+        pidFile: f.pid,
+        maxClientConnections,
+      });
+    const start = (f: ProcessFiles): ServerProcess => {
+      const server = startServer('pgbouncer', opts.bins.pgbouncer, [f.ini], {
+        runAs: opts.runAs,
+        logFile: f.out,
+        cwd: root,
+      });
+      return server;
+    };
+    return makePgbouncer(servers, procs, port, opts.bins.poolerVersion, initialPoolSize, mps, {
+      root,
+      files,
+      render,
+      start,
+      own,
+      serverPort: opts.server.port,
+      psql: opts.bins.psql,
+    });
   }
   throw new InfrastructureError(`PgBouncer could not bind a free port after 5 attempts: ${lastError}`);
 }
 
+/** What a running pooler needs to re-render and restart its processes. */
+interface PgbouncerLayout {
+  readonly root: string;
+  readonly files: readonly ProcessFiles[];
+  readonly render: (i: number, serverPort: number, socketDirs: readonly string[], f: ProcessFiles) => string;
+  readonly start: (f: ProcessFiles) => ServerProcess;
+  readonly own: (file: string) => void;
+  readonly serverPort: number;
+  readonly psql: string;
+}
+
+/**
+ * How long a retired process may take to leave after the window before it is stopped at once. The
+ * probes' clients are gone by then; what keeps a SIGTERM'd ≥ 1.23 process waiting is an admin
+ * console session (the metrics sampler's), which counts as a client too.
+ */
+const RETIRE_WAIT_MS = 1500;
+
 function makePgbouncer(
-  servers: readonly ServerProcess[],
-  procs: readonly PgbouncerProcess[],
+  firstServers: readonly ServerProcess[],
+  firstProcs: readonly PgbouncerProcess[],
   port: number,
   version: string,
   initialPoolSize: number,
   initialMps: number | null,
+  layout: PgbouncerLayout,
 ): Pgbouncer {
   let current = initialPoolSize;
   let mps = initialMps;
+  let serverPort = layout.serverPort;
+  const servers = [...firstServers];
+  // Processes a rolling restart retired (signalled; they leave when their clients do).
+  const retiring = new Set<ServerProcess>();
+  const admins: PsqlTarget[] = firstProcs.map((p) => p.admin);
+  const procs: PgbouncerProcess[] = firstProcs.map((p) => ({
+    index: p.index,
+    get pid() {
+      return (servers[p.index] as ServerProcess).pid;
+    },
+    iniFile: p.iniFile,
+    pidFile: p.pidFile,
+    logFile: p.logFile,
+    get admin() {
+      return admins[p.index] as PsqlTarget;
+    },
+  }));
   const first = procs[0] as PgbouncerProcess;
-  const admins = procs.map((p) => p.admin);
+  let unexpected: (how: string) => void = () => undefined;
+  const exited = new Promise<string>((resolve) => (unexpected = resolve));
+  const arm = (s: ServerProcess, index: number): void => {
+    void howExited(s).then((how) => {
+      if (retiring.has(s) || !servers.includes(s)) return;
+      unexpected(servers.length > 1 ? `process ${index + 1} (pid ${s.pid}) ${how}` : how);
+    });
+  };
+  servers.forEach((s, i) => arm(s, i));
   // The driver says what to run and how to check it; this adapter only runs it (psql per process).
   const run: AdminRun = (i, statements) => psqlQuery(admins[i] as PsqlTarget, statements);
   const apply = (op: AdminOp): Promise<void> =>
@@ -275,10 +386,52 @@ function makePgbouncer(
       throw new InfrastructureError(err instanceof Error ? err.message : String(err));
     }
   };
+  const socketDirs = (): string[] => admins.map((a) => a.host);
+  const writeIni = (i: number, f: ProcessFiles, dirs: readonly string[]): void => {
+    fs.writeFileSync(f.ini, layout.render(i, serverPort, dirs, f));
+    layout.own(f.ini);
+  };
+  /** Start process i on files `f` (its socket directory in `dirs`), ready on its admin console. */
+  const startOn = async (
+    i: number,
+    f: ProcessFiles,
+    dirs: readonly string[],
+  ): Promise<{ server: ServerProcess; admin: PsqlTarget }> => {
+    fs.mkdirSync(f.sock, { recursive: true, mode: 0o700 });
+    layout.own(f.sock);
+    writeIni(i, f, dirs);
+    const server = layout.start(f);
+    const admin: PsqlTarget = {
+      psql: layout.psql,
+      host: f.sock,
+      port,
+      user: ADMIN_USER,
+      dbname: 'pgbouncer',
+    };
+    if (!(await waitAdminReady(server, admin, f.ini, 15000))) {
+      await server.stop('SIGKILL', 2000);
+      throw new InfrastructureError(
+        `PgBouncer (${f.ini}) did not start: ${readTail(f.log) || readTail(f.out)}`,
+      );
+    }
+    return { server, admin };
+  };
+  /** Replace process i by `next` (its exit becomes a failure; the old one's does not). */
+  const swap = (i: number, next: ServerProcess, admin: PsqlTarget): ServerProcess => {
+    const old = servers[i] as ServerProcess;
+    retiring.add(old);
+    servers[i] = next;
+    admins[i] = admin;
+    arm(next, i);
+    return old;
+  };
+  const retired: Array<{ index: number; old: ServerProcess }> = [];
   return {
     host: '127.0.0.1',
     port,
-    pid: first.pid,
+    get pid() {
+      return first.pid;
+    },
     logFile: first.logFile,
     iniFile: first.iniFile,
     processes: procs,
@@ -311,12 +464,58 @@ function makePgbouncer(
     },
     release: () => servers.forEach((s) => s.release()),
     // Immediate shutdown, clients dropped: SIGQUIT since 1.23, SIGTERM before (lib/poolers/pgbouncer/signals.ts).
-    stop: () => stopImmediately(servers, version, 10000),
-    exited: Promise.race(
-      servers.map((s, i) =>
-        howExited(s).then((how) => (servers.length > 1 ? `process ${i + 1} (pid ${s.pid}) ${how}` : how)),
-      ),
-    ),
+    stop: () => {
+      for (const s of servers) retiring.add(s);
+      return stopImmediately([...servers, ...retired.map((r) => r.old)], version, 10000);
+    },
+    exited,
+    pause: (aliases) => apply(pgbouncerDriver.admin.pause(aliases)),
+    resume: (aliases) => apply(pgbouncerDriver.admin.resume(aliases)),
+    serverPort: () => serverPort,
+    async repoint(to) {
+      serverPort = to;
+      procs.forEach((p, i) => writeIni(i, layout.files[i] as ProcessFiles, socketDirs()));
+      await apply(pgbouncerDriver.admin.reload([TRANSACTION_DB, SESSION_DB], to));
+    },
+    async rollingRestart(event) {
+      const { signal, does } = pgbouncerDriver.rollingStopSignal(version);
+      for (const p of procs) {
+        const i = p.index;
+        const files = processFiles(layout.root, i, true);
+        const dirs = socketDirs().map((d, j) => (j === i ? files.sock : d));
+        const { server, admin } = await startOn(i, files, dirs);
+        event(
+          'new-process-up',
+          `PgBouncer process ${i + 1}: pid ${server.pid} on port ${port} (so_reuseport)`,
+        );
+        const old = swap(i, server, admin);
+        retired.push({ index: i, old });
+        try {
+          old.child.kill(signal);
+        } catch {
+          /* already gone */
+        }
+        event('old-process-signalled', `pid ${old.pid} sent ${signal}: ${does}`);
+        void old.exit.then(() => event('old-process-exited', `pid ${old.pid}`));
+      }
+    },
+    async restoreAfterRoll() {
+      for (const { index: i, old } of retired.splice(0)) {
+        // The probes' clients are gone: the old process leaves now; if not, it is stopped at once.
+        if (!old.exited()) {
+          const left = await Promise.race([
+            old.exit.then(() => true),
+            new Promise<boolean>((r) => setTimeout(() => r(false), RETIRE_WAIT_MS)),
+          ]);
+          if (!left) await stopImmediately([old], version, 5000);
+        }
+        const files = layout.files[i] as ProcessFiles;
+        const dirs = socketDirs().map((d, j) => (j === i ? files.sock : d));
+        const { server, admin } = await startOn(i, files, dirs);
+        const rolled = swap(i, server, admin);
+        await stopImmediately([rolled], version, 5000);
+      }
+    },
   };
 }
 

@@ -65,6 +65,7 @@ export interface PostgresCluster {
   readonly port: number;
   readonly dataDir: string;
   readonly logFile: string;
+  /** The postmaster running now (a restart starts a new one). */
   readonly pid: number;
   readonly maxConnections: number;
   /** `SHOW server_version`, e.g. `15.18 (Debian 15.18-0+deb12u1)` trimmed to `15.18`. */
@@ -76,8 +77,20 @@ export interface PostgresCluster {
   stop(): Promise<void>;
   /** Leave the server running after proxylab exits (--keep). */
   release(): void;
-  /** Resolves when the server process ends, saying how (`killed by SIGKILL`, `exited with code 1`). */
+  /**
+   * Resolves when a postmaster ends that we did not stop on purpose (a crash, a kill), saying how
+   * (`killed by SIGKILL`, `exited with code 1`). A planned stop (`stopPlanned`, `restart`) is not one.
+   */
   readonly exited: Promise<string>;
+  /**
+   * A stop we cause (a disruption): SIGINT (fast) or SIGQUIT (immediate) to the postmaster, resolved
+   * once it exited. Until `start()` brings it back, `plannedDown()` says since when and why.
+   */
+  stopPlanned(mode: 'fast' | 'immediate'): Promise<void>;
+  /** Start the postmaster again on the same port and data directory; resolves once it answers. */
+  start(timeoutMs?: number): Promise<void>;
+  /** Since when (Date.now() ms) and why the server is down on purpose, or null when it runs. */
+  plannedDown(): { readonly sinceMs: number; readonly why: string } | null;
 }
 
 function chownTree(dir: string, runAs: RunAs | null): void {
@@ -135,12 +148,8 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresClus
       log_connections: 'off',
       ...(opts.extraSettings ?? {}),
     };
-    const args = ['-D', dataDir, ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
-    const server = startServer('postgres', opts.bins.postgres, args, {
-      runAs: opts.runAs,
-      logFile,
-      cwd: root,
-    });
+    const launch = (): ServerProcess => launchPostmaster(opts, dataDir, logFile, root, settings);
+    const server = launch();
     const superuser: PsqlTarget = {
       psql: opts.bins.psql,
       host: '127.0.0.1',
@@ -163,7 +172,7 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresClus
       const rows = await psqlQueryOne(superuser, 'SHOW server_version');
       const reported = rows[0]?.server_version ?? opts.bins.serverVersion;
       const serverVersion = reported.split(' ')[0] ?? reported;
-      return makeCluster(server, port, dataDir, logFile, opts, settings, serverVersion);
+      return makeCluster(server, launch, port, dataDir, logFile, opts, settings, serverVersion);
     } catch (e) {
       await server.stop('SIGINT', 10000);
       throw new InfrastructureError(`PostgreSQL started but could not be prepared: ${(e as Error).message}`, {
@@ -174,8 +183,24 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresClus
   throw new InfrastructureError(`PostgreSQL could not bind a free port after 5 attempts: ${lastError}`);
 }
 
+/** A postmaster on `dataDir` with `settings` (its port among them), output appended to `logFile`. */
+function launchPostmaster(
+  opts: Pick<PostgresOptions, 'bins' | 'runAs'>,
+  dataDir: string,
+  logFile: string,
+  cwd: string,
+  settings: Readonly<Record<string, string>>,
+): ServerProcess {
+  const args = ['-D', dataDir, ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
+  return startServer('postgres', opts.bins.postgres, args, { runAs: opts.runAs, logFile, cwd });
+}
+
+/** How long a planned stop may wait for the postmaster before its process group is killed. */
+const PLANNED_STOP_GRACE_MS = 15000;
+
 function makeCluster(
-  server: ServerProcess,
+  first: ServerProcess,
+  launch: () => ServerProcess,
   port: number,
   dataDir: string,
   logFile: string,
@@ -183,22 +208,36 @@ function makeCluster(
   settings: Readonly<Record<string, string>>,
   serverVersion: string,
 ): PostgresCluster {
+  let server = first;
+  let planned: { sinceMs: number; why: string } | null = null;
+  let unexpected: (how: string) => void = () => undefined;
+  const exited = new Promise<string>((resolve) => (unexpected = resolve));
+  // Only the running postmaster's end counts, and only when we did not stop it.
+  const arm = (s: ServerProcess): void => {
+    void howExited(s).then((how) => {
+      if (s === server && planned === null) unexpected(how);
+    });
+  };
+  arm(first);
+  const superuserTarget = (dbname = 'postgres'): PsqlTarget => ({
+    psql: opts.bins.psql,
+    host: '127.0.0.1',
+    port,
+    user: SUPERUSER,
+    dbname,
+  });
   return {
     host: '127.0.0.1',
     port,
     dataDir,
     logFile,
-    pid: server.pid,
+    get pid() {
+      return server.pid;
+    },
     maxConnections: opts.maxConnections,
     serverVersion,
     settings,
-    superuserTarget: (dbname = 'postgres') => ({
-      psql: opts.bins.psql,
-      host: '127.0.0.1',
-      port,
-      user: SUPERUSER,
-      dbname,
-    }),
+    superuserTarget,
     benchTarget: () => ({
       psql: opts.bins.psql,
       host: '127.0.0.1',
@@ -211,12 +250,37 @@ function makeCluster(
     stop: async () => {
       // Shut down cleanly before we asked: maybe a restart (`pg_ctl restart`), whose new postmaster
       // may not have written its pid file yet.
-      const shutDownUnderUs = server.exited() && server.child.exitCode === 0;
+      const shutDownUnderUs = server.exited() && server.child.exitCode === 0 && planned === null;
+      planned = { sinceMs: Date.now(), why: 'stopped with the stack' };
       await server.stop('SIGINT', 15000);
       await stopSuccessor(dataDir, server.pid, shutDownUnderUs ? SUCCESSOR_WAIT_MS : 0);
     },
-    exited: howExited(server),
+    exited,
+    plannedDown: () => planned,
+    stopPlanned: async (mode) => {
+      planned = { sinceMs: Date.now(), why: `${mode} shutdown` };
+      // PostgreSQL's shutdown modes: SIGINT fast, SIGQUIT immediate (docs: "Shutting Down the Server").
+      await server.stop(mode === 'fast' ? 'SIGINT' : 'SIGQUIT', PLANNED_STOP_GRACE_MS);
+    },
+    start: async (timeoutMs = 60000) => {
+      const next = launch();
+      server = next;
+      arm(next);
+      if (!(await waitReady(next, superuserTarget(), dataDir, timeoutMs)))
+        throw new InfrastructureError(
+          `PostgreSQL did not start again on port ${port} within ${timeoutMs} ms: ${tail(readLog(logFile))}`,
+        );
+      planned = null;
+    },
   };
+}
+
+function readLog(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
 }
 
 /** How long a cleanly shut down server's restart may take to write its pid file. */
@@ -313,4 +377,104 @@ export async function pollUntilAnswered(
 
 function tail(text: string, lines = 3): string {
   return text.trim().split('\n').slice(-lines).join(' | ');
+}
+
+/**
+ * A streaming standby of `primary` (the local primary-failover disruption): `pg_basebackup -R -X
+ * stream` of the primary into `<baseDir>/<name>/data` (the -R writes primary_conninfo and
+ * standby.signal: PostgreSQL docs, pg_basebackup), started on a free port with the primary's
+ * settings, hot_standby (the default) so it answers read-only connections. Resolves once the
+ * primary reports it streaming. Promote it with `promote()`.
+ */
+export async function startStandby(
+  opts: PostgresOptions & { readonly primary: PostgresCluster; readonly name: string },
+): Promise<PostgresCluster & { promote(timeoutSec?: number): Promise<void> }> {
+  const root = path.join(opts.baseDir, opts.name);
+  fs.rmSync(root, { recursive: true, force: true });
+  fs.mkdirSync(root, { recursive: true, mode: 0o700 });
+  chownTree(root, opts.runAs);
+  const dataDir = path.join(root, 'data');
+  const sockDir = path.join(root, 'sock');
+  fs.mkdirSync(sockDir, { mode: 0o700 });
+  chownTree(sockDir, opts.runAs);
+  const logFile = path.join(root, 'postgres.log');
+  fs.writeFileSync(logFile, '');
+  chownTree(logFile, opts.runAs);
+  const basebackup = path.join(opts.bins.bindir, 'pg_basebackup');
+  const copy = await runCommand(
+    basebackup,
+    [
+      '-h',
+      '127.0.0.1',
+      '-p',
+      String(opts.primary.port),
+      '-U',
+      SUPERUSER,
+      '-D',
+      dataDir,
+      '-R',
+      '-X',
+      'stream',
+      '-c',
+      'fast',
+      '--no-sync',
+    ],
+    { runAs: opts.runAs, cwd: root, timeoutMs: 120000 },
+  );
+  if (copy.exitCode !== 0)
+    throw new InfrastructureError(
+      `pg_basebackup of the primary failed (exit ${copy.exitCode ?? copy.signal}): ${tail(copy.stderr || copy.stdout)}`,
+    );
+  const excluded = new Set([opts.primary.port, ...(opts.excludePorts ?? [])]);
+  const port = await findFreePort(excluded);
+  const settings = { ...opts.primary.settings, port: String(port), unix_socket_directories: sockDir };
+  const launch = (): ServerProcess => launchPostmaster(opts, dataDir, logFile, root, settings);
+  const server = launch();
+  const superuser: PsqlTarget = {
+    psql: opts.bins.psql,
+    host: '127.0.0.1',
+    port,
+    user: SUPERUSER,
+    dbname: 'postgres',
+  };
+  if (!(await waitReady(server, superuser, dataDir, 30000))) {
+    await server.stop('SIGINT', 5000);
+    throw new InfrastructureError(`the standby did not start on port ${port}: ${tail(readLog(logFile))}`);
+  }
+  const deadline = Date.now() + 30000;
+  for (;;) {
+    const rows = await psqlQueryOne(
+      opts.primary.superuserTarget(),
+      "SELECT count(*) AS n FROM pg_stat_replication WHERE state = 'streaming'",
+      5000,
+    );
+    if (Number(rows[0]?.n ?? 0) >= 1) break;
+    if (Date.now() > deadline) {
+      await server.stop('SIGINT', 5000);
+      throw new InfrastructureError(`the standby on port ${port} did not start streaming within 30 s`);
+    }
+    await delay(100);
+  }
+  const cluster = makeCluster(
+    server,
+    launch,
+    port,
+    dataDir,
+    logFile,
+    opts,
+    settings,
+    opts.primary.serverVersion,
+  );
+  return Object.assign(cluster, {
+    // pg_promote(wait, wait_seconds) returns true once the promotion completed (PostgreSQL ≥ 12).
+    promote: async (timeoutSec = 30): Promise<void> => {
+      const rows = await psqlQueryOne(
+        superuser,
+        `SELECT pg_promote(true, ${timeoutSec}) AS promoted`,
+        (timeoutSec + 5) * 1000,
+      );
+      if (rows[0]?.promoted !== 't')
+        throw new InfrastructureError(`the standby on port ${port} was not promoted within ${timeoutSec} s`);
+    },
+  });
 }

@@ -31,6 +31,9 @@ import { FileSystemSink } from './fs-sink';
 import { processPoolSize, totalPoolSize } from '../poolers/pool-size';
 import { POOLER_PROCESSES_MAX } from '../poolers/endpoint';
 import { acquireRunLock, type RunLock } from './run-lock';
+import { disruptionProbeRunner } from '../exec/disruption-probe';
+import { pgConnector } from '../exec/pg-probe';
+import { localDisruptionWorld } from './disruptions';
 import { BENCH_DB } from './postgres';
 import { localSessionProbeRunner } from './session-probe-runner';
 import {
@@ -660,7 +663,11 @@ async function planAndRun(
     resumeCommand: resumeCommand(opts),
     infrastructure: stack.infrastructure,
     serverConnections: stack.serverConnections,
-    probes: { 'session-state': localSessionProbeRunner(stack, BENCH_DB) },
+    probes: {
+      'session-state': localSessionProbeRunner(stack, BENCH_DB),
+      // Disruption steps: real restarts, kills, pauses and failovers on this stack (lib/local/disruptions.ts).
+      disruption: disruptionProbeRunner({ world: localDisruptionWorld(stack), connector: pgConnector }),
+    },
   });
 }
 

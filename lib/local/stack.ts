@@ -19,7 +19,14 @@ import { findBinaries, type LocalBinaries } from './binaries';
 import { LocalPgbenchExecutor } from '../exec/pgbench-executor';
 import { processPoolSize } from '../poolers/pgbouncer/config';
 import { pgbouncerDriver } from '../poolers/pgbouncer/driver';
-import { LOCAL_POOLS, SESSION_DB, startPgbouncer, TRANSACTION_DB, type Pgbouncer } from './pgbouncer';
+import {
+  LOCAL_POOLS,
+  LOCAL_SERVER_LOGIN_RETRY_SEC,
+  SESSION_DB,
+  startPgbouncer,
+  TRANSACTION_DB,
+  type Pgbouncer,
+} from './pgbouncer';
 import { BENCH_DB, BENCH_USER, startPostgres, type PostgresCluster } from './postgres';
 import { resolveRunAs, type RunAs } from '../exec/process';
 import { probePort } from './ports-free';
@@ -205,7 +212,9 @@ function makeStack(
     targets,
     pool: localPoolControl(pg, pgb),
     executor,
-    pids: [pg.pid, ...pgb.processes.map((p) => p.pid)],
+    get pids() {
+      return [pg.pid, ...pgb.processes.map((p) => p.pid)];
+    },
     infrastructure,
     environment: localEnvironment(bins, pg, pgb),
     descriptors: targets.map((t) => t.descriptor).filter((d): d is TargetDescriptor => d !== undefined),
@@ -315,25 +324,47 @@ function localPoolControl(pg: PostgresCluster, pgb: Pgbouncer): PoolControl {
   };
 }
 
-/** A server that ends before stop() died under the run: say which and how, and abort the step now. */
+/**
+ * How long a server stopped on purpose (a disruption) may stay down before the watch calls it a
+ * failure: the disruption expects it back; its staying down is the infrastructure failing.
+ */
+export const PLANNED_DOWN_LIMIT_MS = 60_000;
+
+/**
+ * A server that ends before stop() died under the run: say which and how, and abort the step now.
+ * A stop a disruption causes (PostgresCluster.stopPlanned, a pooler's rolling restart) is expected
+ * and not a failure — unless the server stays down longer than PLANNED_DOWN_LIMIT_MS.
+ */
 function watchServers(pg: PostgresCluster, pgb: Pgbouncer, life: Lifecycle): InfrastructureWatch {
   const down = new AbortController();
   let failure: string | null = null;
-  const watch = (name: string, pid: number, exited: Promise<string>): void => {
+  const watch = (name: string, pid: () => number, exited: Promise<string>): void => {
     void exited.then((how) => {
       if (life.stopped || failure !== null) return;
-      failure = `${name} (pid ${pid}) ${how}`;
+      failure = `${name} (pid ${pid()}) ${how}`;
       down.abort();
     });
   };
-  watch('PostgreSQL', pg.pid, pg.exited);
-  watch('PgBouncer', pgb.pid, pgb.exited);
+  watch('PostgreSQL', () => pg.pid, pg.exited);
+  watch('PgBouncer', () => pgb.pid, pgb.exited);
   const liveness = nodeReapSystem();
+  /** Down on purpose for too long, or null. */
+  const downTooLong = (): string | null => {
+    const planned = pg.plannedDown();
+    if (planned === null || Date.now() - planned.sinceMs <= PLANNED_DOWN_LIMIT_MS) return null;
+    return `PostgreSQL was stopped on purpose (${planned.why}) ${Math.round((Date.now() - planned.sinceMs) / 1000)} s ago and is still down`;
+  };
   /** Asked right after each pgbench: the exit event may not have arrived yet, /proc already knows (zombies too). */
   const currentFailure = (): string | null => {
     if (failure === null && !life.stopped) {
+      const stuck = downTooLong();
+      if (stuck !== null) {
+        failure = stuck;
+        down.abort();
+        return failure;
+      }
       for (const [name, pid] of [
-        ['PostgreSQL', pg.pid] as const,
+        ...(pg.plannedDown() === null ? [['PostgreSQL', pg.pid] as const] : []),
         ...pgb.processes.map(
           (p) =>
             [pgb.processes.length > 1 ? `PgBouncer process ${p.index + 1}` : 'PgBouncer', p.pid] as const,
@@ -354,7 +385,7 @@ function watchServers(pg: PostgresCluster, pgb: Pgbouncer, life: Lifecycle): Inf
    */
   const confirmFailure = async (): Promise<string | null> => {
     for (const [name, pid, port] of [
-      ['PostgreSQL', pg.pid, pg.port] as const,
+      ...(pg.plannedDown() === null ? [['PostgreSQL', pg.pid, pg.port] as const] : []),
       ['PgBouncer', pgb.pid, pgb.port] as const,
     ]) {
       if (currentFailure() !== null) break;
@@ -422,6 +453,7 @@ function localSettings(
     poolPercent: cfg.poolPercent,
     poolSize: pgb.initialPoolSize * pgb.processes.length,
     poolerProcesses: pgb.processes.length,
+    serverLoginRetry: `${LOCAL_SERVER_LOGIN_RETRY_SEC} s (PgBouncer's default: 15 s)`,
     ...(pgb.processes.length > 1 ? { poolSizePerProcess: pgb.initialPoolSize } : {}),
     pools: LOCAL_POOLS,
     os: `${os.type()} ${os.release()} ${os.arch()}`,

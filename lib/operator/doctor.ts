@@ -130,6 +130,8 @@ export function probeScript(input: {
     `echo "version=$(sha256sum ${RUNNER_INSTALL_PATH} 2>/dev/null | cut -c1-16)"`,
     'echo "node=$(node --version 2>&1)"',
     'echo "pgbench=$(pgbench --version 2>&1)"',
+    // The runner's clock: disruption events (RDS's dates) and the probe are aligned on it.
+    'echo "chrony=$(chronyc -c tracking 2>&1 | head -1)"',
     `if SECRET=$(aws secretsmanager get-secret-value --secret-id ${q(input.secretArn)} --region ${q(input.region)} --query SecretString --output text 2>&1); then echo "secret=ok"; else echo "secret=$(echo "$SECRET" | tail -1)"; SECRET='{}'; fi`,
     `PGUSER=$(printf '%s' "$SECRET" | ${field('username')})`,
     `PGPASSWORD=$(printf '%s' "$SECRET" | ${field('password')})`,
@@ -200,6 +202,30 @@ function poolerProbeLines(
   }
   if (adminSecretArn !== null) lines.push('unset ADMIN_USER ADMIN_PASSWORD');
   return lines;
+}
+
+/** How far off the runner's clock may be for doctor to call it in sync (the disruption timelines are in ms). */
+export const MAX_CLOCK_OFFSET_MS = 10;
+
+/**
+ * The runner's clock from `chronyc -c tracking` (CSV: reference id, reference name, stratum, reference
+ * time, system time offset in seconds, …, leap status last; chronyc(1)): synchronised ("Normal") and
+ * within MAX_CLOCK_OFFSET_MS. The events of a disruption (the API call's time, RDS's event dates, the
+ * writer poll) and the probe's attempts are placed on the runner's clock; Amazon Linux 2023 keeps it
+ * with chrony and the Amazon Time Sync Service (169.254.169.123, fd00:ec2::123).
+ */
+export function timeSyncCheck(who: string, instanceId: string, line: string): Check {
+  const title = `${who}: clock in sync (chrony)`;
+  const f = line.split(',');
+  const offsetMs = f.length >= 14 ? Number(f[4]) * 1000 : NaN;
+  const leap = f.at(-1)?.trim() ?? '';
+  const source = f[1] || 'no time source';
+  const fix = `chronyd must run and follow a time source (aws ssm start-session --target ${instanceId}; then chronyc sources; sudo systemctl enable --now chronyd). Disruption timelines align RDS events and the probe on this clock`;
+  if (!Number.isFinite(offsetMs)) return bad(title, `chronyc tracking: ${line || 'no output'}`, fix);
+  const detail = `${source === '169.254.169.123' || source === 'fd00:ec2::123' ? 'Amazon Time Sync' : source}, offset ${Math.abs(offsetMs).toFixed(3)} ms, leap status ${leap}`;
+  return leap === 'Normal' && Math.abs(offsetMs) <= MAX_CLOCK_OFFSET_MS
+    ? ok(title, detail)
+    : bad(title, detail, fix);
 }
 
 /**
@@ -616,6 +642,7 @@ async function checkRunner(
           `the boot script failed: read /var/log/cloud-init-output.log (aws ssm start-session --target ${instanceId}); ${redeploy} replaces the runner`,
         ),
   );
+  checks.push(timeSyncCheck(who, instanceId, p.get('chrony') ?? 'not run'));
   const secret = p.get('secret') ?? 'not run';
   checks.push(
     secret === 'ok'

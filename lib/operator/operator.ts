@@ -214,6 +214,12 @@ export function runnerArgsFromOutputs(
       'stack output ClusterEndpoint',
     ),
     database: { engine: outputs.databaseEngine, instanceClass: outputs.dbInstanceClass },
+    // What a cloud disruption may act on (RDS for PostgreSQL's ClusterIdentifier is its instance).
+    databaseResources: {
+      engine: outputs.databaseEngine,
+      clusterId: outputs.databaseEngine === 'aurora-postgresql' ? outputs.clusterIdentifier : null,
+      instanceIds: outputs.dbInstanceIds,
+    },
     region: run.region,
     zones: componentZonesOf(outputs, proxies),
     targetPrices: run.targetPrices ?? null,

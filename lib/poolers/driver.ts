@@ -201,6 +201,15 @@ export interface PoolerDriver {
     /** Per-process pool size, checked on every alias. */
     setPoolSize(size: number, aliases: readonly string[]): AdminOp;
     setMaxPreparedStatements(n: number): AdminOp;
+    /**
+     * Stop handing out server connections and close them once released (the planned-maintenance
+     * recipe: pause, restart the server, resume); checked: every alias reports paused.
+     */
+    pause(aliases: readonly string[]): AdminOp;
+    /** Lift a pause; checked: no alias reports paused. */
+    resume(aliases: readonly string[]): AdminOp;
+    /** Re-read the configuration file; checked: every alias now points at `port`. */
+    reload(aliases: readonly string[], port: number): AdminOp;
     /** Statements for the probe and how to read them. */
     readonly probe: {
       readonly statements: readonly string[];
@@ -218,6 +227,11 @@ export interface PoolerDriver {
   };
   /** Signals that stop a process at once (clients dropped), in order; unknown version: all that may be needed. */
   immediateStopSignals(version: string | null): readonly NodeJS.Signals[];
+  /**
+   * The signal that retires the old process of a rolling restart (a new one already listens on the
+   * same port with so_reuseport), as this version documents it, and what it does, in words.
+   */
+  rollingStopSignal(version: string | null): { readonly signal: NodeJS.Signals; readonly does: string };
   /** Releases a lab may pin, newest first, and the one it gets by default. */
   readonly releases: readonly PoolerRelease[];
   readonly defaultVersion: string;

@@ -14,6 +14,7 @@ import { PALETTE, renderSvg } from './charts';
 import { fmtConnect, fmtNumber, fmtSpread, fmtUsd, fmtVerdict } from './format';
 import { decisionTables, type DecisionRow, type DecisionTable } from './decision';
 import { connectionsText, errorsText } from './decision-text';
+import { compareDowntime, compareDowntimeHtml, compareDowntimeMarkdown } from './disruptions';
 import { html, SafeHtml, trustedSvg } from './html';
 import { type LoadedRun, loadRun } from './load';
 import { mdTable, mdText } from './render-md';
@@ -113,12 +114,13 @@ export function compareCell(
 }
 
 export function compareRuns(a: LoadedRun, b: LoadedRun): ComparisonModel {
-  // Probe steps (the session-state matrix) have no tps: they are compared cell by cell below.
+  // Probe steps have no tps: the session-state matrix is compared cell by cell, the disruptions by
+  // their downtime rows (./disruptions.ts), below.
   const lookup = catalogLookup();
   const ownA = ownScenarios(a, lookup);
   const ownB = ownScenarios(b, lookup);
-  const cellsA = groupCells(a.steps.filter((s) => !ownA(s.scenario)));
-  const cellsB = groupCells(b.steps.filter((s) => !ownB(s.scenario)));
+  const cellsA = groupCells(a.steps.filter((s) => !ownA(s.scenario) && s.probe?.kind !== 'disruption'));
+  const cellsB = groupCells(b.steps.filter((s) => !ownB(s.scenario) && s.probe?.kind !== 'disruption'));
   const byIdB = new Map(cellsB.map((c) => [c.id, c] as const));
   const idsA = new Set(cellsA.map((c) => c.id));
   const matched: CompareCell[] = [];
@@ -267,6 +269,7 @@ function renderCompareMarkdown(model: ComparisonModel, warnings: readonly string
     );
     out.push('');
   }
+  out.push(...compareDowntimeMarkdown(compareDowntime(model.a.steps, model.b.steps)));
   const session = sessionComparisonMd(model.session);
   if (session !== '') out.push(session);
   if (model.onlyA.length > 0) {
@@ -382,6 +385,7 @@ ${warnings.length > 0 ? html`<ul class="warnings" id="warnings">${warnings.map((
 <h2>Cell by cell</h2>
 <p>Ratio is median tps B / median tps A. ⚠ marks a difference larger than the spread (best − worst) between repetitions; without repetitions the spread is unknown and the difference is not judged.</p>
 ${sections}
+${compareDowntimeHtml(compareDowntime(model.a.steps, model.b.steps))}
 ${sessionComparisonHtml(model.session)}
 ${onlyTable('Only in A', model.onlyA)}
 ${onlyTable('Only in B', model.onlyB)}

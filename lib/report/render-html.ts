@@ -17,6 +17,7 @@ import {
   fmtVerdict,
 } from './format';
 import { DECISION_HEADER, DECISION_LEGEND, decisionCells, decisionNotes } from './decision-text';
+import { disruptionScenarios, disruptionSectionsHtml } from './disruptions';
 import { html, joinHtml, SafeHtml, trustedSvg } from './html';
 import { columnTitle, noTpsOutcome, type PoolerMatrix } from './pooler-matrix';
 import { ownScenarios, SESSION_CSS, sessionSections, sessionSectionsHtml } from './render-session';
@@ -352,9 +353,13 @@ export function renderReportHtml(
   opts: HtmlOptions,
 ): { readonly page: string; readonly chartWarnings: readonly ReportWarning[] } {
   const m = model.run.manifest;
-  // The session-state matrix and the added-latency table have sections of their own (render-session.ts).
+  // The session-state matrix and the added-latency table (render-session.ts) and the disruptions
+  // (./disruptions.ts: no pgbench cells to draw) have sections of their own.
   const own = ownScenarios(model.run, opts.lookup);
-  const scenarios = [...new Set(model.cells.map((c) => c.key.scenario))].filter((s) => !own(s));
+  const disrupted = new Set(disruptionScenarios(model.run.steps));
+  const scenarios = [...new Set(model.cells.map((c) => c.key.scenario))].filter(
+    (s) => !own(s) && !disrupted.has(s),
+  );
   const sessionHtml = sessionSectionsHtml(sessionSections(model.run, opts.lookup));
   const chartWarnings: ReportWarning[] = [];
   const warn: ChartWarn = (message) => {
@@ -362,7 +367,14 @@ export function renderReportHtml(
       chartWarnings.push({ id: 'chart-data', message, stepIds: [] });
   };
   // Charts first: what they warn about joins the warnings at the top of the page.
-  const scenarioHtml = joinHtml(scenarios.map((s) => scenarioSection(model, s, opts.lookup, warn)));
+  const scenarioHtml = joinHtml([
+    ...scenarios.map((s) => scenarioSection(model, s, opts.lookup, warn)),
+    disruptionSectionsHtml(
+      model.run.steps,
+      (s) => ({ title: opts.lookup(s)?.title ?? null, finding: opts.lookup(s)?.finding ?? null }),
+      warn,
+    ),
+  ]);
   const metricsHtml = metricsSection(model, warn);
   const page = html`<!doctype html>
 <html lang="en"><head><meta charset="utf-8">

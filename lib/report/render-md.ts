@@ -3,6 +3,7 @@
  * Table cells are escaped for Markdown (pipes, newlines) and HTML (`<`, `>`, `&`), since most
  * Markdown renderers pass inline HTML through.
  */
+import { disruptionMarkdown, disruptionScenarios } from './disruptions';
 import { cellText, columnHeading } from './pooler-matrix';
 import { describeRunDatabase } from '../suite/database';
 import { fmtConnect, fmtDuration, fmtNumber, fmtPrediction, fmtSpread } from './format';
@@ -114,11 +115,16 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
     ),
   );
   out.push('');
-  // The session-state matrix and the added-latency table (render-session.ts), then the other scenarios.
+  // The session-state matrix and the added-latency table (render-session.ts), the disruptions
+  // (disruptions.ts), then the other scenarios.
   const sessionMd = sessionSectionsMd(sessionSections(model.run, lookup));
   if (sessionMd !== '') out.push(sessionMd, '');
+  const disrupted = new Set(disruptionScenarios(model.run.steps));
+  out.push(...disruptionMarkdown(model.run.steps, (s) => lookup(s)?.title ?? null));
   const own = ownScenarios(model.run, lookup);
-  for (const scenario of [...new Set(model.cells.map((c) => c.key.scenario))].filter((s) => !own(s))) {
+  for (const scenario of [...new Set(model.cells.map((c) => c.key.scenario))].filter(
+    (s) => !own(s) && !disrupted.has(s),
+  )) {
     const info = lookup(scenario);
     out.push(`## ${mdText(scenario)}${info?.title ? ` — ${mdText(info.title)}` : ''}`);
     out.push('');

@@ -686,7 +686,12 @@ export function buildModel(run: LoadedRun, lookup: ScenarioLookup): ReportModel 
     windows: chartSteps(run.steps),
     findings: findingRows(run, lookup),
     warnings: reportWarnings(run),
-    decisions: decisionTables(run, cells),
+    // A disruption step measures downtime, not throughput: its scenario has its own downtime table
+    // (./disruptions.ts), not a decision table of unknowns.
+    decisions: decisionTables(
+      run,
+      cells.filter((c) => !c.steps.some((s) => s.probe?.kind === 'disruption')),
+    ),
   };
 }
 

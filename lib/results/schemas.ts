@@ -18,6 +18,7 @@ import {
   POOL_RESIZES,
   POOLERS,
   PREPARED_SWITCHES,
+  ROLLING_RESTARTS,
   SELF_HOSTED_POOLERS,
   TARGET_KIND_NAMES,
   type TargetDescriptor,
@@ -237,6 +238,8 @@ export const targetDescriptorSchema = z.object({
     preparedStatementsSwitch: z
       .object({ how: z.enum(PREPARED_SWITCHES), available: z.boolean(), reason: z.string().nullable() })
       .nullable(),
+    // Absent in plans written before the disruption lab.
+    rollingRestart: z.enum(ROLLING_RESTARTS).nullable().optional(),
     // Optional: plans written before the session-state probes (issue 24) have none.
     session: z
       .object({
@@ -248,7 +251,7 @@ export const targetDescriptorSchema = z.object({
   }),
 });
 
-const experimentId = z.enum(['E1', 'E2', 'E3', 'E4', 'E5', 'SESSION', 'LATENCY']);
+const experimentId = z.enum(['E1', 'E2', 'E3', 'E4', 'E5', 'SESSION', 'LATENCY', 'DISRUPT']);
 
 const scriptPart = z.union([
   z.object({ builtin: z.enum(['tpcb-like', 'simple-update', 'select-only']), weight: num.optional() }),

@@ -73,6 +73,10 @@ import {
 import { PoolerMetrics, PoolerSampler, withPoolerSampler } from '../engine/pooler-metrics';
 import type { PoolerEndpoint } from '../poolers/endpoint';
 import { poolerDriver } from '../poolers/registry';
+import { disruptionProbeRunner, pgbenchSelectFloor } from '../exec/disruption-probe';
+import { pgConnector } from '../exec/pg-probe';
+import type { ProbeRunner } from '../engine/ports';
+import { cloudDisruptionWorld } from './disruptions';
 
 export interface RunnerDeps {
   readonly s3: S3Client;
@@ -439,6 +443,7 @@ async function runCloudRunnerInner(
         reset: (target) => lab.pool.reset(target),
         pinPeriodMs: args.pinPeriodMs,
       }),
+      disruption: disruptionRunner(args, deps, lab.targets),
     },
   }).finally(() => held?.close());
   const collector = await collectAfterRun(args, deps, result.manifest, log, me);
@@ -795,4 +800,47 @@ async function collectAfterRun(
 /** With `--test-suites on` (tests only): a test-only suite of that name, else the catalog's. */
 function catalogOrTestSuite(name: string): Suite {
   return getTestSuite(name) ?? getSuite(name);
+}
+
+/**
+ * The disruption probe of a cloud run (lib/runner/disruptions.ts): probe clients on every target,
+ * the disruption on the lab's own database (the request's databaseResources), its events on the
+ * run's clock, the ledger on the writer endpoint.
+ */
+function disruptionRunner(
+  args: RunnerArgs,
+  deps: RunnerDeps,
+  targets: readonly Target[],
+): ProbeRunner<'disruption'> {
+  const direct = targets.find((t) => t.descriptor !== undefined && !t.descriptor.capabilities.pooled);
+  const ledger = direct ?? targets[0];
+  if (ledger === undefined) throw new InfrastructureError('the run has no target to keep the ledger on');
+  return disruptionProbeRunner({
+    connector: pgConnector,
+    world: cloudDisruptionWorld({
+      rds: deps.rds,
+      database: args.databaseResources ?? null,
+      proxyNames: args.proxies.map((p) => p.dbProxyName),
+      runnerCount: args.runnerCount,
+      ledger,
+      now: () => deps.clock.now(),
+      sleep: (ms, signal) => sleepUnless(deps.clock, ms, signal),
+      ...(deps.pollMs !== undefined ? { pollMs: deps.pollMs } : {}),
+      pgbenchFloor: (t) => pgbenchSelectFloor(deps.executor, t),
+    }),
+  });
+}
+
+/** The clock's sleep, cut short when `signal` aborts. */
+function sleepUnless(clock: Clock, ms: number, signal?: AbortSignal): Promise<void> {
+  if (!signal) return clock.sleep(ms);
+  if (signal.aborted) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    signal.addEventListener('abort', done, { once: true });
+    void clock.sleep(ms).then(done);
+  });
 }

@@ -16,6 +16,7 @@ import { E2_EXPERIMENT } from './experiments/e2-client-sweep';
 import { E3_EXPERIMENT } from './experiments/e3-connection-churn';
 import { E4_EXPERIMENT } from './experiments/e4-pool-share';
 import { E5_EXPERIMENT } from './experiments/e5-big-server';
+import { DISRUPT_EXPERIMENT, LOCAL_DISRUPTIONS } from './experiments/disruptions';
 import { LATENCY_EXPERIMENT } from './experiments/latency';
 import { SESSION_EXPERIMENT } from './experiments/session-state';
 import type { Experiment, ExperimentId, ExperimentSource, Suite } from './scenario';
@@ -76,6 +77,14 @@ const SUITES: readonly Suite[] = [
   },
   ...MEASUREMENTS.map((e) => e.suite),
   {
+    name: 'disruption',
+    description:
+      'Local disruptions (≈ 3 min on 2 cores): PostgreSQL restart (fast, immediate), backend kill, PAUSE/RESUME, PgBouncer rolling restart, primary failover — probe clients direct and through PgBouncer, 3 repetitions each.',
+    scenarios: LOCAL_DISRUPTIONS,
+  },
+  // The disruption lab on AWS; not in all-published: a failover is a choice, not a benchmark.
+  DISRUPT_EXPERIMENT.suite,
+  {
     name: 'all-published',
     description: 'E1–E5 at published scale, one after the other (hours on a large lab).',
     scenarios: EXPERIMENTS.flatMap((e) => e.suite.scenarios),
@@ -107,10 +116,10 @@ export const EXPERIMENT_SOURCES: ReadonlyArray<{
 
 /**
  * The source of an experiment of the catalog; null for proxylab's own measurements (SESSION,
- * LATENCY), whose rules cite their sources one by one.
+ * LATENCY, DISRUPT), whose rules cite their sources one by one.
  */
 export function experimentSource(id: ExperimentId): ExperimentSource | null {
-  const found = [...EXPERIMENTS, ...MEASUREMENTS].find((e) => e.id === id);
+  const found = [...EXPERIMENTS, ...MEASUREMENTS, DISRUPT_EXPERIMENT].find((e) => e.id === id);
   if (!found) throw new RangeError(`no experiment ${id} in the catalog`);
   return found.source;
 }

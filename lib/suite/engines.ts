@@ -9,6 +9,12 @@
 export const DATABASE_ENGINES = ['aurora-postgresql', 'postgres'] as const;
 export type DatabaseEngine = (typeof DATABASE_ENGINES)[number];
 
+/** Each engine in words. */
+export const DATABASE_ENGINE_NAMES: Readonly<Record<DatabaseEngine, string>> = {
+  'aurora-postgresql': 'Aurora PostgreSQL',
+  postgres: 'RDS for PostgreSQL',
+};
+
 /** What a run's environment records: a lab's engine, or `local`. */
 export const RUN_DATABASE_ENGINES = [...DATABASE_ENGINES, 'local'] as const;
 export type RunDatabaseEngine = (typeof RUN_DATABASE_ENGINES)[number];

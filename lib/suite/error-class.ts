@@ -14,6 +14,8 @@ export const ERROR_CLASSES = [
   'connection-failed',
   'auth-failed',
   'transaction-aborted',
+  /** A write refused by a server that accepts reads only (SQLSTATE 25006): a standby, after a failover. */
+  'read-only',
   'timeout',
   'other',
 ] as const;

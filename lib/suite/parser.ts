@@ -74,6 +74,8 @@ export const ERROR_PATTERNS: ReadonlyArray<{
     ],
   },
   { class: 'transaction-aborted', patterns: [/current transaction is aborted/i] },
+  // SQLSTATE 25006 read_only_sql_transaction: `cannot execute INSERT in a read-only transaction`.
+  { class: 'read-only', patterns: [/in a read-only transaction/i] },
   {
     class: 'connection-failed',
     patterns: [

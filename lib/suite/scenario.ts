@@ -76,10 +76,11 @@ export interface Comparison {
 }
 
 /**
- * E1–E5: the published experiments. SESSION and LATENCY: what proxylab measures beyond them (issue
- * 24) — the session-state matrix and the latency a pooler adds per statement; not in `all-published`.
+ * E1–E5: the published experiments. DISRUPT: the disruption lab (issue 22). SESSION and LATENCY: what
+ * proxylab measures beyond them (issue 24) — the session-state matrix and the latency a pooler adds
+ * per statement. Neither DISRUPT nor SESSION/LATENCY is in `all-published`.
  */
-export type ExperimentId = 'E1' | 'E2' | 'E3' | 'E4' | 'E5' | 'SESSION' | 'LATENCY';
+export type ExperimentId = 'E1' | 'E2' | 'E3' | 'E4' | 'E5' | 'SESSION' | 'LATENCY' | 'DISRUPT';
 
 /**
  * Where a published experiment comes from, as far as it can be confirmed: a title always; who
@@ -171,7 +172,7 @@ export interface Experiment {
   readonly id: ExperimentId;
   /**
    * The write-up it comes from (docs/suite.md, the report's findings); null for proxylab's own
-   * measurements beyond the published experiments (SESSION, LATENCY), which re-run no one write-up.
+   * measurements beyond the published experiments (SESSION, LATENCY, DISRUPT), which re-run no one write-up.
    */
   readonly source: ExperimentSource | null;
   /** Runs the experiment at its published scale: `e1`, …; its scenarios are also in `all-published`. */

@@ -62,6 +62,17 @@ export type PoolResize = (typeof POOL_RESIZES)[number];
 export const PREPARED_SWITCHES = ['pgbouncer-admin'] as const;
 export type PreparedSwitch = (typeof PREPARED_SWITCHES)[number];
 
+/**
+ * What a pooler's old process does in a rolling restart (a new process already listens on the same
+ * port with so_reuseport): `stops-listening` — it stops accepting and leaves once its clients have
+ * (PgBouncer ≥ 1.23, SIGTERM); `keeps-listening` — its shutdown keeps the listening socket while it
+ * waits (PgBouncer < 1.23, SIGINT: pgbouncer/pgbouncer#902).
+ */
+export const ROLLING_RESTARTS = ['stops-listening', 'keeps-listening'] as const;
+export type RollingRestart = (typeof ROLLING_RESTARTS)[number];
+/** First PgBouncer release whose SIGTERM retires a process for a rolling restart (changelog 1.23.0). */
+export const PGBOUNCER_ROLLING_RESTART_SINCE = '1.23';
+
 /** PgBouncer's own default since 1.24; what `on` sets. */
 export const PGBOUNCER_MAX_PREPARED_STATEMENTS_ON = 200;
 /** First PgBouncer release with max_prepared_statements. */
@@ -103,6 +114,11 @@ export interface TargetCapabilities {
     readonly available: boolean;
     readonly reason: string | null;
   } | null;
+  /**
+   * How a rolling restart retires its old process (a self-hosted pooler, by version); null: not a
+   * pooler that restarts that way (or its version is unknown). Absent in plans written before it.
+   */
+  readonly rollingRestart?: RollingRestart | null;
   /**
    * What the target does with a client's session state (SET, temporary tables, advisory locks…), which
    * the session-state probes (lib/suite/session-state.ts) judge. Absent in plans written before it
@@ -177,6 +193,8 @@ export interface TargetMatch {
   readonly readOnly?: boolean;
   /** Protocol-level prepared statements survive the pool (in transaction mode: the pooler carries them). */
   readonly carriesPreparedStatements?: readonly PreparedSupport[];
+  /** How a rolling restart retires the old process (TargetCapabilities.rollingRestart). */
+  readonly rollingRestart?: readonly RollingRestart[];
 }
 
 /** The product behind a target, for code that names it or decides by it. */
@@ -297,8 +315,15 @@ function capabilitiesOf(k: KindEntry, version: string | null, mps: number | null
     k.pooler === 'rds-proxy' ? 'rds-api' : k.pooler === 'pgbouncer' ? 'pgbouncer-admin' : null;
   const switchable = k.pooler === 'pgbouncer' && multiplexes;
   const available = versionAtLeast(version, PGBOUNCER_PREPARED_SINCE);
+  const rollingRestart: RollingRestart | null =
+    k.pooler !== 'pgbouncer' || version === null
+      ? null
+      : versionAtLeast(version, PGBOUNCER_ROLLING_RESTART_SINCE)
+        ? 'stops-listening'
+        : 'keeps-listening';
   return {
     pooled,
+    rollingRestart,
     multiplexes,
     carriesPreparedStatements: carries,
     resizablePool,
@@ -378,6 +403,8 @@ export function matchesTarget(d: TargetDescriptor, m: TargetMatch | undefined): 
     m.carriesPreparedStatements !== undefined &&
     !m.carriesPreparedStatements.includes(c.carriesPreparedStatements)
   )
+    return false;
+  if (m.rollingRestart !== undefined && !m.rollingRestart.includes(c.rollingRestart as RollingRestart))
     return false;
   return true;
 }

@@ -27,6 +27,7 @@ import { extendLabExpiry, readLabExpiry } from '../../lib/operator/extend';
 import { buildRunCommands, sendRunCommands } from '../../lib/operator/ssm';
 import { buildRunRequest, writeRunRequest } from '../../lib/aws/run-request';
 import { loadLabFile } from '../../lib/config/load';
+import { checkDisruptionGrants, disruptionNotice } from '../../lib/config/disruptions';
 import { labWarnings } from '../../lib/config/warnings';
 import { labTargets } from '../../lib/config/targets';
 import type { LabConfig } from '../../lib/config/types';
@@ -103,6 +104,8 @@ export function register(program: Command): void {
       const pollSec = Number(flags.pollSec);
       if (!Number.isFinite(pollSec) || pollSec < 1)
         throw new UsageError(`--poll-sec must be a number ≥ 1, got "${flags.pollSec}"`);
+      // A disruption the runner role was not granted at deploy time is refused now, not at T0.
+      checkDisruptionGrants(suite, lab.suites, lab.database.engine, flags.lab);
       const settings = awsSettings(flags, lab);
       // The runners need the region explicitly (the SDK on EC2 does not read it from IMDS).
       const region = await requireRegion(settings);
@@ -123,14 +126,33 @@ export function register(program: Command): void {
       });
       const request = buildRunRequest(base, outputs.runnerInstanceIds.length);
       const plans = buildRunCommands(outputs.runnerInstanceIds, request);
+      // What this run will disrupt on the lab (failover, reboot), said before anything starts.
+      const disrupts = disruptionNotice(suite, {
+        engine: outputs.databaseEngine,
+        clusterId: base.databaseResources?.clusterId ?? null,
+        instanceIds: base.databaseResources?.instanceIds ?? [],
+      });
       if (flags.dryRun) {
         // (the plan in words went to stderr above) On stdout the plan, the request that would be
-        // written to S3, then the exact SendCommand requests, as one JSON document.
+        // written to S3, what it disrupts, then the exact SendCommand requests, as one JSON document.
         process.stdout.write(
-          JSON.stringify({ plan, request, sendCommands: plans.map((p) => p.input) }, null, 2) + '\n',
+          JSON.stringify(
+            {
+              plan,
+              request,
+              disrupts: disrupts.map((l) => l.trim()),
+              sendCommands: plans.map((p) => p.input),
+            },
+            null,
+            2,
+          ) + '\n',
         );
         return;
       }
+      if (disrupts.length > 0)
+        process.stdout.write(
+          `run ${runId} disrupts the lab's own database (docs/disruptions.md):\n${disrupts.join('\n')}\n`,
+        );
       // A run must end before the lab deletes itself (and its results bucket).
       if (lab.ttlHours !== null && plan !== null) {
         const scheduler = createSchedulerClient({ ...settings, region });

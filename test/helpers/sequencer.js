@@ -18,7 +18,9 @@ const Sequencer = require('@jest/test-sequencer').default;
 const SLOW_FILES = {
   'test/integration/local-server-stop.test.ts': 83,
   'test/integration/local-lab.test.ts': 60,
+  'test/integration/local-disruptions.test.ts': 80,
   'test/integration/cloud-runner.test.ts': 40,
+  'test/integration/cloud-disruption.test.ts': 30,
   'test/integration/local-infra-failure.test.ts': 44,
   'test/integration/local-two-runs.test.ts': 22,
   'test/integration/local-smoke.test.ts': 27,

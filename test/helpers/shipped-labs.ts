@@ -15,6 +15,8 @@ export const SHIPPED_LABS: readonly string[] = [
   'e5-big-server',
   'existing-vpc',
   'own-workload',
+  'failover-aurora',
+  'failover-rds',
   'pocket',
   'private',
 ];

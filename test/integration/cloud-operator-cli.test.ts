@@ -113,6 +113,70 @@ describe('CLI (real entry, no AWS)', () => {
     expect(res.status).toBe(1);
   });
 
+  test('run --dry-run on a failover lab says what it will disrupt; a lab not granted the disruption is refused (2) before any AWS call', () => {
+    // GIVEN the outputs of a deployed labs/failover-aurora.json (a writer and a reader)
+    const aurora = labOutputsWith({
+      labName: 'failover-aurora',
+      ...proxyOutputs('failover-aurora', 'pool100'),
+    });
+    const file = path.join(scratchDir('proxylab-outputs-'), 'outputs.json');
+    fs.writeFileSync(
+      file,
+      JSON.stringify({
+        'proxylab-failover-aurora': {
+          ...Object.fromEntries(
+            Object.entries(aurora).map(([k, v]) => [
+              k[0]?.toUpperCase() + k.slice(1),
+              Array.isArray(v) ? v.join(',') : typeof v === 'object' ? JSON.stringify(v) : String(v),
+            ]),
+          ),
+          DbInstanceIds: 'fa-writer,fa-reader1',
+          DbInstanceResourceIds: 'db-A,db-B',
+          DbSecretArn: aurora.dbSecretArn,
+        },
+      }),
+    );
+    const run = (lab: string) =>
+      spawnSync(
+        process.execPath,
+        [
+          cli,
+          'run',
+          '--lab',
+          path.join(REPO_ROOT, 'labs', lab),
+          '--suite',
+          'failover',
+          '--outputs',
+          file,
+          '--dry-run',
+        ],
+        { encoding: 'utf8', env },
+      );
+    // WHEN
+    const res = run('failover-aurora.json');
+    // THEN the request names the database's identifiers, and what it disrupts is said
+    expect(res.status).toBe(0);
+    const printed = JSON.parse(res.stdout) as {
+      request: { targets: { databaseResources: unknown } };
+      disrupts: string[];
+    };
+    expect(printed.request.targets.databaseResources).toEqual({
+      engine: 'aurora-postgresql',
+      clusterId: 'failover-aurora-cluster',
+      instanceIds: ['fa-writer', 'fa-reader1'],
+    });
+    expect(printed.disrupts[0]).toBe(
+      'failover-aurora: fail the Aurora cluster over to a reader (FailoverDBCluster) on cluster failover-aurora-cluster (instances fa-writer, fa-reader1), 3 time(s), each after a 20 s warm-up, probed for 120 s',
+    );
+    // the default lab's runners were not granted FailoverDBCluster: refused, naming the lab's suites
+    const refused = run('default.json');
+    expect(refused.status).toBe(2);
+    expect(refused.stderr).toMatch(
+      /suite failover injects aurora-failover, which the runners of this lab may not/,
+    );
+    expect(refused.stdout).toBe('');
+  });
+
   test('deploy prices the region it deploys to: refuses over budget (2), refuses an unpriced region (2) unless --force; destroy says what is kept', () => {
     // GIVEN the deploy goes to us-east-1 (priced): the cost comes first, then the budget refusal
     const usEast = { ...env, AWS_REGION: 'us-east-1' };

@@ -399,6 +399,12 @@ describe('SSM SendCommand', () => {
     poolerAdminSecretArn: null,
     writerEndpoint: { host: 'lab.cluster-abc.us-east-1.rds.amazonaws.com', port: 5432 },
     database: { engine: 'aurora-postgresql', instanceClass: 'db.r6g.large' },
+    // what a disruption acts on (issue 22): carried unchanged
+    databaseResources: {
+      engine: 'aurora-postgresql',
+      clusterId: 'lab-cluster',
+      instanceIds: ['lab-writer', 'lab-reader1'],
+    },
     region: 'us-east-1',
     // what the operator adds for the decision table and the zone record: carried unchanged
     zones: [

@@ -58,6 +58,9 @@ const HEALTHY_PROBE: Record<string, string> = {
   version: VERSION,
   node: 'v22.12.0',
   pgbench: 'pgbench (PostgreSQL) 17.4',
+  // chronyc -c tracking on an AL2023 runner (Amazon Time Sync)
+  chrony:
+    'A9FEA97B,169.254.169.123,3,1795953600.123456789,0.000012345,-0.000003000,0.000021000,-12.345,0.001,0.045,0.000321,0.000123,64.2,Normal',
   secret: 'ok',
   'maxconn.writer': '405',
   'maxconn.pool100': '405',

@@ -55,6 +55,9 @@ const HEALTHY_PROBE: Record<string, string> = {
   version: VERSION,
   node: 'v22.12.0',
   pgbench: 'pgbench (PostgreSQL) 17.4',
+  // chronyc -c tracking on an AL2023 runner (Amazon Time Sync)
+  chrony:
+    'A9FEA97B,169.254.169.123,3,1795953600.123456789,0.000012345,-0.000003000,0.000021000,-12.345,0.001,0.045,0.000321,0.000123,64.2,Normal',
   secret: 'ok',
   'maxconn.writer': '405',
   'maxconn.pool100': '405',
@@ -129,6 +132,7 @@ test('a healthy lab: every check holds, and doctor changed nothing', async () =>
     'runner i-0aaaaaaaaaaaaaaaa: reachable through SSM',
     'runner i-0aaaaaaaaaaaaaaaa: runner software',
     'runner i-0aaaaaaaaaaaaaaaa: Node and pgbench',
+    'runner i-0aaaaaaaaaaaaaaaa: clock in sync (chrony)',
     'runner i-0aaaaaaaaaaaaaaaa: DB secret readable',
     'runner i-0aaaaaaaaaaaaaaaa: TLS connection to writer',
     'runner i-0aaaaaaaaaaaaaaaa: TLS connection to pool100',
@@ -136,7 +140,7 @@ test('a healthy lab: every check holds, and doctor changed nothing', async () =>
     'collector: CloudWatch',
     'collector: Performance Insights',
   ]);
-  expect(out).toMatch(/all 12 checks hold\n$/);
+  expect(out).toMatch(/all 13 checks hold\n$/);
   // read-only towards the lab: no reboot, no schedule update
   expect(rds).not.toHaveReceivedCommand(RebootDBInstanceCommand);
   expect(sched).not.toHaveReceivedCommand(UpdateScheduleCommand);
@@ -201,6 +205,19 @@ const breaks: Array<[string, Breaker, RegExp, RegExp]> = [
     () => healthy({ ...HEALTHY_PROBE, pgbench: 'bash: pgbench: command not found' }),
     /Node and pgbench: node: v22\.12\.0; pgbench: bash: pgbench: command not found/,
     /cloud-init-output\.log/,
+  ],
+  [
+    'clock not synchronised',
+    () =>
+      healthy({ ...HEALTHY_PROBE, chrony: '506C6F63,,0,0.0,0.523000000,0,0,0,0,0,1,1,0,Not synchronised' }),
+    /clock in sync \(chrony\): no time source, offset 523\.000 ms, leap status Not synchronised/,
+    /systemctl enable --now chronyd/,
+  ],
+  [
+    'no chronyc',
+    () => healthy({ ...HEALTHY_PROBE, chrony: 'bash: chronyc: command not found' }),
+    /clock in sync \(chrony\): chronyc tracking: bash: chronyc: command not found/,
+    /chronyd must run/,
   ],
   [
     'secret',

@@ -1232,3 +1232,43 @@ describe('RDS for PostgreSQL (postgres section)', () => {
     expect(RDS_POSTGRES_INSTANCE_CLASSES).not.toContain('db.t2.micro');
   });
 });
+
+describe('disruption suites: a lab must have something to fail over to (issue 22)', () => {
+  test.each([
+    [
+      'Aurora without a reader',
+      { aurora: { readers: 0 }, suites: ['failover'] },
+      'aurora.readers',
+      /^must be an integer ≥ 1: an Aurora failover \(FailoverDBCluster\) promotes a reader, and this lab has none; got 0 \(suite failover, scenario failover-aurora\)$/,
+    ],
+    [
+      'Aurora with readers left to the default (0)',
+      { aurora: {}, suites: ['failover'] },
+      'aurora.readers',
+      /; got "absent \(0 by default\)" \(suite failover/,
+    ],
+    [
+      'RDS for PostgreSQL single-AZ',
+      { postgres: { multiAz: false }, suites: ['quick', 'failover'] },
+      'postgres.multiAz',
+      /^must be true: a reboot with failover \(RebootDBInstance ForceFailover\) needs a Multi-AZ standby, and this lab has none; got false \(suite failover, scenario failover-rds\)$/,
+    ],
+  ])('%s → one problem on %s', (_what, lab, path, message) => {
+    // WHEN
+    const problems = problemsOf({ ...BASE, ...lab });
+    // THEN
+    expect(problems).toEqual([expect.objectContaining({ path, message: expect.stringMatching(message) })]);
+  });
+
+  test.each([
+    ['Aurora with a reader', { aurora: { readers: 1 }, suites: ['failover'] }],
+    ['RDS for PostgreSQL Multi-AZ', { postgres: { multiAz: true }, suites: ['failover'] }],
+    // the local disruption suite injects nothing into AWS: no reader needed
+    [
+      'Aurora without a reader, local disruption suite only',
+      { aurora: { readers: 0 }, suites: ['disruption'] },
+    ],
+  ])('%s is valid', (_what, lab) => {
+    expect(validateLab({ ...BASE, ...lab }).ok).toBe(true);
+  });
+});

@@ -7,8 +7,9 @@
  *   EC2: c7g.large 0.0725 · c7g.xlarge 0.145 · c7g.2xlarge 0.29 · c7g.4xlarge 0.58
  *   per runner: 16 GB gp3 × 0.08 / 720 h, one public IPv4 × 0.005
  *   Aurora storage 10 GB × 0.10 / 720 h; I/O 0.2 M/h × 0.20; one secret 0.40 / 720 h
- *   RDS for PostgreSQL: db.t4g.micro 0.016 single-AZ (2 vCPU); gp3 storage as provisioned × 0.115 / 720 h,
- *   no I/O charge; RDS Proxy billed on the instance's 2 vCPUs
+ *   RDS for PostgreSQL: db.t4g.micro 0.016 single-AZ, 0.032 Multi-AZ (2 vCPU); gp3 storage as provisioned
+ *   × 0.115 / 720 h (Multi-AZ: primary and standby), no I/O charge; RDS Proxy billed on the instance's 2 vCPUs
+ *   EC2 c7g.medium 0.0363 (runner and pooler host prices alike)
  *   per dedicated PgBouncer host: its type + the same volume and address as a runner; a lab with
  *   any pooler has one more secret (0.40 / 720 h); a PgBouncer on the runners adds nothing
  *   existing VPC (labs/private.json, labs/existing-vpc.json): no public IPv4 on any host; without internet
@@ -120,6 +121,34 @@ const EXPECTED: Readonly<Record<string, Expected>> = {
     runners: 2,
     poolerHosts: 1,
     poolerSecret: true,
+  },
+  'failover-aurora.json': {
+    lines: {
+      'Aurora writer db.t4g.medium': 0.073,
+      'Aurora reader 1 db.t4g.medium': 0.073,
+      'Aurora writer db.t4g.medium CPU credits (Unlimited mode)': AURORA_T4G_MEDIUM_CREDITS,
+      // the proxy bills on the vCPUs of every instance behind it: writer and reader, 2 each
+      'RDS Proxy pool100': 4 * 0.015,
+      'Runners 1 × c7g.medium': 0.0363,
+      'PgBouncer host bouncer c7g.large': 0.0725,
+    },
+    runners: 1,
+    poolerHosts: 1,
+    poolerSecret: true,
+  },
+  'failover-rds.json': {
+    lines: {
+      'RDS for PostgreSQL db.t4g.micro Multi-AZ': 0.032,
+      'RDS for PostgreSQL db.t4g.micro CPU credits (Unlimited mode)': RDS_T4G_MICRO_CREDITS,
+      'RDS Proxy pool100': 2 * 0.015,
+      'Runners 1 × c7g.medium': 0.0363,
+      'PgBouncer host bouncer c7g.large': 0.0725,
+    },
+    runners: 1,
+    poolerHosts: 1,
+    poolerSecret: true,
+    // 20 GB on the primary and 20 GB on the standby
+    shared: rdsShared(40),
   },
   'existing-vpc.json': {
     lines: {

@@ -90,7 +90,12 @@ describe('localPgbouncerIni', () => {
     expect(ini).toMatch(/^reserve_pool_size = 0$/m);
     expect(ini).toMatch(/^admin_users = postgres$/m);
     expect(ini).toMatch(/^unix_socket_dir = \/x\/s0$/m);
-    expect(ini).not.toMatch(/so_reuseport|peer_id|\[peers\]/);
+    // so_reuseport even for one process: the pooler-restart disruption starts a second one on the
+    // port; no peering with one process
+    expect(ini).toMatch(/^so_reuseport = 1$/m);
+    expect(ini).not.toMatch(/peer_id|\[peers\]/);
+    // a short server_login_retry, so a disruption's window sees the pool come back (default 15 s)
+    expect(ini).toMatch(/^server_login_retry = 2$/m);
   });
 });
 

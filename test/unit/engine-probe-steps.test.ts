@@ -293,7 +293,12 @@ describe('probe steps in the engine', () => {
     expect(pooled.verdict.held).toBeNull();
     // the report reads a run of probe steps without a pgbench result
     const report = writeReport(h.runDir, { now: new Date('2026-11-21T11:00:00Z') });
-    expect(fs.readFileSync(report.htmlPath, 'utf8')).toContain('restart/direct/c2/extended/persistent/r1');
+    const page = fs.readFileSync(report.htmlPath, 'utf8');
+    // the disruption's own section (timeline, downtime table), not pgbench's tps panels
+    expect(page).toContain('data-chart="timeline"');
+    expect(page).toMatch(/<li>direct \(persistent, reconnecting\), a PostgreSQL restart: errors in 2 of 2/);
+    expect(page).not.toContain('data-chart="tps"');
+    expect(fs.readFileSync(report.mdPath, 'utf8')).toMatch(/^## restart$/m);
     // progress: one start per group, one end per step, the runner's lines passed on
     expect(h.events.filter((e) => e.type === 'step-start')).toHaveLength(2);
     expect(h.events.filter((e) => e.type === 'step-end')).toHaveLength(8);

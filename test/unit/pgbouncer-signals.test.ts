@@ -1,6 +1,6 @@
 /** The version → immediate-shutdown signal table (lib/poolers/pgbouncer/signals.ts). */
 import { expect } from '@jest/globals';
-import { immediateStopSignals } from '../../lib/poolers/pgbouncer/signals';
+import { immediateStopSignals, rollingStopSignal } from '../../lib/poolers/pgbouncer/signals';
 
 test.each([
   ['1.18.0', ['SIGTERM']],
@@ -14,4 +14,17 @@ test.each([
   ['unknown', ['SIGQUIT', 'SIGTERM']],
 ])('PgBouncer %s: %j', (version, expected) => {
   expect(immediateStopSignals(version)).toEqual(expected);
+});
+
+/** The signal that retires a rolling restart's old process (changelog 1.23.0, pgbouncer#902). */
+test.each([
+  ['1.18.0', 'SIGINT', /keeps listening/],
+  ['1.22.1', 'SIGINT', /keeps listening/],
+  ['1.23.0', 'SIGTERM', /stops listening/],
+  ['1.25.2', 'SIGTERM', /stops listening/],
+  [null, 'SIGINT', /keeps listening/],
+])('rolling restart of PgBouncer %s: %s', (version, signal, does) => {
+  const r = rollingStopSignal(version);
+  expect(r.signal).toBe(signal);
+  expect(r.does).toMatch(does);
 });

@@ -68,6 +68,35 @@ describe('PgBouncer admin statements and their checks', () => {
     expect(op.check([[], [], dbs({ bench: '5' })])).toMatch(/bench_session \(SHOW DATABASES says nothing\)$/);
   });
 
+  // SHOW DATABASES as PgBouncer 1.18.0 answered after `PAUSE bench` (captured; columns trimmed).
+  const paused = (bench: string, session: string, port = '21985'): AdminRow[] => [
+    { name: 'bench', host: '127.0.0.1', port, pool_mode: 'transaction', paused: bench, disabled: '0' },
+    { name: 'bench_session', host: '127.0.0.1', port, pool_mode: 'session', paused: session, disabled: '0' },
+    { name: 'pgbouncer', host: '', port: '30562', pool_mode: 'statement', paused: '0', disabled: '0' },
+  ];
+
+  test('PAUSE and RESUME per alias, checked through SHOW DATABASES', () => {
+    // GIVEN
+    const pause = pgbouncerDriver.admin.pause(['bench']);
+    const resume = pgbouncerDriver.admin.resume(['bench']);
+    // THEN
+    expect(pause.statements).toEqual(['PAUSE bench', 'SHOW DATABASES']);
+    expect(pause.check([[], paused('1', '0')])).toBeNull();
+    expect(pause.check([[], paused('0', '0')])).toBe('did not pause bench (SHOW DATABASES paused ≠ 1)');
+    expect(resume.statements).toEqual(['RESUME bench', 'SHOW DATABASES']);
+    expect(resume.check([[], paused('0', '0')])).toBeNull();
+    expect(resume.check([[], paused('1', '0')])).toBe('did not resume bench (SHOW DATABASES paused ≠ 0)');
+  });
+
+  test('RELOAD after re-pointing: every alias must name the new port', () => {
+    const op = pgbouncerDriver.admin.reload(['bench', 'bench_session'], 26687);
+    expect(op.statements).toEqual(['RELOAD', 'SHOW DATABASES']);
+    expect(op.check([[], paused('0', '0', '26687')])).toBeNull();
+    expect(op.check([[], paused('0', '0')])).toBe(
+      'did not re-point bench, bench_session to port 26687 (SHOW DATABASES after RELOAD)',
+    );
+  });
+
   test('max_prepared_statements: checked through SHOW CONFIG', () => {
     const op = pgbouncerDriver.admin.setMaxPreparedStatements(0);
     expect(op.statements).toEqual(['SET max_prepared_statements = 0', 'SHOW CONFIG']);

@@ -111,6 +111,7 @@ describe.each([
       /\bfindPgbouncer125\b|PGBOUNCER_1_25_ENV|PROXYLAB_PGBOUNCER_1_25|tools\/pgbouncer-1\.25|\bcachedPgbouncer\b|\bbuildPgbouncer\b/,
     // Only these start a PgBouncer 1.25.2 today; a new one joins this list on purpose.
     users: [
+      'test/integration/local-disruptions.test.ts',
       'test/integration/local-server-stop.test.ts',
       'test/integration/local-smoke.test.ts',
       'test/integration/local-stack.test.ts',

@@ -159,3 +159,21 @@ describe('matchesTarget / selectTargets: by capability', () => {
     expect(kindsSelected([{ dedicatedHost: true }])).toEqual([]);
   });
 });
+
+describe('describeTarget: how a rolling restart retires the old process', () => {
+  test.each<[TargetRef, string | null, string | null]>([
+    [{ kind: 'pgbouncer-transaction', name: 'p' }, '1.25.2', 'stops-listening'],
+    [{ kind: 'pgbouncer-session', name: 'p' }, '1.23.0', 'stops-listening'],
+    [{ kind: 'pgbouncer-transaction', name: 'p' }, '1.22.1', 'keeps-listening'],
+    [{ kind: 'pgbouncer-session', name: 'p' }, '1.18.0', 'keeps-listening'],
+    [{ kind: 'pgbouncer-transaction', name: 'p' }, null, null],
+    [{ kind: 'rds-proxy', name: 'pool' }, null, null],
+    [{ kind: 'direct', name: 'direct' }, '15.18', null],
+  ])('%j at version %s: %s', (ref, version, expected) => {
+    // GIVEN / WHEN
+    const d = describeTarget(ref, { version });
+    // THEN the capability, and a match on it
+    expect(d.capabilities.rollingRestart).toBe(expected);
+    expect(matchesTarget(d, { rollingRestart: ['stops-listening'] })).toBe(expected === 'stops-listening');
+  });
+});

@@ -107,6 +107,16 @@ export interface PgbouncerIniInput {
   readonly maxClientConnections: number;
   /** First comment line (who wrote it). */
   readonly header?: string;
+  /**
+   * so_reuseport even with one process, so a rolling restart can start a second process on the
+   * port (the local stand-in's pooler-restart disruption). @default false (set when processes > 1)
+   */
+  readonly reusePort?: boolean;
+  /**
+   * server_login_retry in seconds: how long a pool waits after a failed login to the server before
+   * trying again (clients get "server login has been failing" meanwhile). @default PgBouncer's own (15 s)
+   */
+  readonly serverLoginRetrySec?: number;
 }
 
 /** A libpq connect-string value: quoted when it has spaces or quotes (single quotes, `\` escapes). */
@@ -162,7 +172,7 @@ export function renderPgbouncerIni(p: PgbouncerIniInput): string {
   set('listen_addr', p.listenAddr);
   set('listen_port', p.listenPort);
   set('unix_socket_dir', socketDir);
-  if (p.processes > 1) set('so_reuseport', 1);
+  if (p.processes > 1 || p.reusePort === true) set('so_reuseport', 1);
   if (peering) set('peer_id', p.processIndex + 1);
   set('auth_type', p.authType);
   set('auth_file', p.authFile);
@@ -181,6 +191,7 @@ export function renderPgbouncerIni(p: PgbouncerIniInput): string {
     set('client_tls_key_file', p.clientTls.keyFile);
     set('client_tls_cert_file', p.clientTls.certFile);
   }
+  if (p.serverLoginRetrySec !== undefined) set('server_login_retry', p.serverLoginRetrySec);
   set('ignore_startup_parameters', 'extra_float_digits');
   set('log_connections', 0);
   set('log_disconnections', 0);

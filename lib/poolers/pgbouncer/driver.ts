@@ -25,7 +25,7 @@ import { pgbouncerUnitInstance, pgbouncerUnits, poolerPaths, renderPgbouncerHost
 import { PGBOUNCER_PORT, poolDatabaseAlias } from './layout';
 import { PGBOUNCER_BIN, PGBOUNCER_USER, pgbouncerInstallCommands } from './install';
 import { DEFAULT_PGBOUNCER_VERSION, PGBOUNCER_RELEASES } from './releases';
-import { immediateStopSignals } from './signals';
+import { immediateStopSignals, rollingStopSignal } from './signals';
 
 /** max_prepared_statements from SHOW CONFIG rows; null when this PgBouncer has no such setting (< 1.21). */
 export function maxPreparedStatementsIn(config: readonly AdminRow[]): number | null {
@@ -66,6 +66,49 @@ function setMaxPreparedStatements(n: number): AdminOp {
       return row && Number(row.value) === n
         ? null
         : `did not apply max_prepared_statements ${n} (SHOW CONFIG says ${row?.value ?? 'nothing'})`;
+    },
+  };
+}
+
+/** SHOW DATABASES (the last answer) rows of `aliases` whose `paused` column is not `want` (1 paused, 0 not). */
+function pausedCheck(aliases: readonly string[], want: '0' | '1', what: string): AdminOp['check'] {
+  return (answers) => {
+    const dbs = answers[answers.length - 1] ?? [];
+    const wrong = aliases.filter((a) => dbs.find((r) => r.name === a)?.paused !== want);
+    return wrong.length === 0
+      ? null
+      : `did not ${what} ${wrong.join(', ')} (SHOW DATABASES paused ≠ ${want})`;
+  };
+}
+
+/**
+ * PAUSE returns once every server connection is released and closed (doc/usage.md: "in session
+ * pooling mode the client must disconnect"): through a session pool with connected clients it
+ * waits for them, so the local disruption pauses transaction pools only.
+ */
+function pause(aliases: readonly string[]): AdminOp {
+  return {
+    statements: [...aliases.map((a) => `PAUSE ${a}`), 'SHOW DATABASES'],
+    check: pausedCheck(aliases, '1', 'pause'),
+  };
+}
+
+function resume(aliases: readonly string[]): AdminOp {
+  return {
+    statements: [...aliases.map((a) => `RESUME ${a}`), 'SHOW DATABASES'],
+    check: pausedCheck(aliases, '0', 'resume'),
+  };
+}
+
+function reload(aliases: readonly string[], port: number): AdminOp {
+  return {
+    statements: ['RELOAD', 'SHOW DATABASES'],
+    check: (answers) => {
+      const dbs = answers[1] ?? [];
+      const wrong = aliases.filter((a) => dbs.find((r) => r.name === a)?.port !== String(port));
+      return wrong.length === 0
+        ? null
+        : `did not re-point ${wrong.join(', ')} to port ${port} (SHOW DATABASES after RELOAD)`;
     },
   };
 }
@@ -126,6 +169,9 @@ export const pgbouncerDriver: PoolerDriver = {
     reset,
     setPoolSize,
     setMaxPreparedStatements,
+    pause,
+    resume,
+    reload,
     probe: {
       statements: ['SHOW VERSION', 'SHOW CONFIG'],
       parse: ([versionRows, configRows]) => {
@@ -139,6 +185,7 @@ export const pgbouncerDriver: PoolerDriver = {
   },
   stats: { statements: ['SHOW POOLS', 'SHOW STATS'], parse: parseStats },
   immediateStopSignals,
+  rollingStopSignal,
   releases: PGBOUNCER_RELEASES,
   defaultVersion: DEFAULT_PGBOUNCER_VERSION,
   host: {

@@ -31,3 +31,28 @@ export function immediateStopSignals(version: string | null): readonly NodeJS.Si
   if (v === null) return ['SIGQUIT', 'SIGTERM'];
   return versionAtLeast(v, SIGQUIT_IMMEDIATE_SINCE) ? ['SIGQUIT'] : ['SIGTERM'];
 }
+
+/**
+ * The signal that retires the old process of a rolling restart, by version:
+ * - 1.23 and later: SIGTERM, the "super safe shutdown" introduced for rolling restarts: the process
+ *   stops listening (new connections go to the other process on the port) and exits once its
+ *   clients have disconnected (changelog 1.23.0, pgbouncer/pgbouncer#902: "The new SIGTERM
+ *   behaviour allows rolling restarts of multiple PgBouncer processes … listening on the same port
+ *   using so_reuseport").
+ * - before 1.23: SIGINT, the safe shutdown (waits until every server connection is released); it
+ *   is what an operator had short of `-R` (online restart, deprecated since 1.20). #902 notes that
+ *   this safe shutdown "didn't actually allow for zero-downtime rolling restarts": it kept
+ *   listening while it waited.
+ */
+export function rollingStopSignal(version: string | null): { signal: NodeJS.Signals; does: string } {
+  const v = version === null ? null : parsePgbouncerVersion(version);
+  if (v !== null && versionAtLeast(v, SIGQUIT_IMMEDIATE_SINCE))
+    return {
+      signal: 'SIGTERM',
+      does: 'super safe shutdown: stops listening, exits once its clients have disconnected (≥ 1.23)',
+    };
+  return {
+    signal: 'SIGINT',
+    does: 'safe shutdown: exits once its server connections are released; before 1.23 it keeps listening meanwhile',
+  };
+}

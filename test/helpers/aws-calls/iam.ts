@@ -79,8 +79,23 @@ function one(
   return [{ action, resources, context }];
 }
 
+/**
+ * The DB instance a call names, and the lab's DB instances it stands for (a test's identifier is a
+ * stand-in: the runner's grant names the lab's own instance ARNs, the operator's matches by tag).
+ */
 function dbArn(input: Input, lab: LabPolicies): string[] {
-  return [`${arnBase('rds', lab)}:db:${str(input.DBInstanceIdentifier) ?? 'any'}`];
+  return [
+    `${arnBase('rds', lab)}:db:${str(input.DBInstanceIdentifier) ?? 'any'}`,
+    ...lab.resources.dbInstances,
+  ];
+}
+
+/** The Aurora cluster a call names, and the lab's cluster it stands for. */
+function clusterArn(input: Input, lab: LabPolicies): string[] {
+  return [
+    `${arnBase('rds', lab)}:cluster:${str(input.DBClusterIdentifier) ?? 'any'}`,
+    ...lab.resources.clusters,
+  ];
 }
 
 function scheduleArns(input: Input, lab: LabPolicies): string[] {
@@ -123,6 +138,21 @@ export const IAM_REQUESTS: Readonly<Record<string, Mapper>> = {
     one('rds:ModifyDBProxyTargetGroup', lab.resources.targetGroups),
   'RDS:DescribeDBInstances': (i, lab) => one('rds:DescribeDBInstances', dbArn(i, lab), labTags(lab)),
   'RDS:RebootDBInstance': (i, lab) => one('rds:RebootDBInstance', dbArn(i, lab), labTags(lab)),
+  // FailoverDBCluster: the `cluster` resource type (required) and, for TargetDBInstanceIdentifier,
+  // `db` (Service Authorization Reference, Amazon RDS).
+  'RDS:FailoverDBCluster': (i, lab) => [
+    ...one('rds:FailoverDBCluster', clusterArn(i, lab), labTags(lab)),
+    ...(str(i.TargetDBInstanceIdentifier)
+      ? one(
+          'rds:FailoverDBCluster',
+          dbArn({ DBInstanceIdentifier: i.TargetDBInstanceIdentifier }, lab),
+          labTags(lab),
+        )
+      : []),
+  ],
+  'RDS:DescribeDBClusters': (i, lab) => one('rds:DescribeDBClusters', clusterArn(i, lab), labTags(lab)),
+  // DescribeEvents has no resource type: only `*` allows it.
+  'RDS:DescribeEvents': () => one('rds:DescribeEvents', ['*']),
   'Lambda:Invoke': (_i, lab) => one('lambda:InvokeFunction', lab.resources.functions, labTags(lab)),
   'SSM:SendCommand': (i, lab) => [
     // An AWS-owned document's ARN has no account (`arn:aws:ssm:<region>::document/AWS-RunShellScript`);

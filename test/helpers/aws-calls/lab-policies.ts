@@ -53,6 +53,10 @@ export interface LabResources {
   readonly proxies: string[];
   readonly targetGroups: string[];
   readonly dbiResourceIds: string[];
+  /** The Aurora cluster's ARN (none for RDS for PostgreSQL). */
+  readonly clusters: string[];
+  /** Every DB instance's ARN (writer and readers). */
+  readonly dbInstances: string[];
   readonly roles: Record<string, string>;
   readonly tags: Record<string, string>;
 }
@@ -168,6 +172,8 @@ class Resolver {
         return `arn:aws:rds:${r}:${a}:target-group:prx-tg-${id.toLowerCase()}`;
       case 'AWS::RDS::DBInstance.DbiResourceId':
         return `db-${id.toUpperCase()}`;
+      case 'AWS::RDS::DBInstance.DBInstanceArn':
+        return `arn:aws:rds:${r}:${a}:db:${name}`;
     }
     throw new Error(
       `no fake value for Fn::GetAtt ${id}.${attr} (${type}): add it to test/helpers/aws-calls/lab-policies.ts`,
@@ -371,6 +377,10 @@ export function labPoliciesOf(
       proxies: ofType('AWS::RDS::DBProxy').map((id) => r.getAtt(id, 'DBProxyArn')),
       targetGroups: ofType('AWS::RDS::DBProxyTargetGroup').map((id) => r.getAtt(id, 'TargetGroupArn')),
       dbiResourceIds: ofType('AWS::RDS::DBInstance').map((id) => r.getAtt(id, 'DbiResourceId')),
+      clusters: ofType('AWS::RDS::DBCluster').map(
+        (id) => `arn:aws:rds:${region}:${account}:cluster:${r.ref(id)}`,
+      ),
+      dbInstances: ofType('AWS::RDS::DBInstance').map((id) => r.getAtt(id, 'DBInstanceArn')),
       roles: Object.fromEntries(Object.keys(roles).map((id) => [id, r.getAtt(id, 'Arn')])),
       tags,
     },

@@ -55,11 +55,13 @@ describe('catalog', () => {
   test('suite names', () => {
     expect([...SUITE_NAMES].sort()).toEqual([
       'all-published',
+      'disruption',
       'e1',
       'e2',
       'e3',
       'e4',
       'e5',
+      'failover',
       'latency',
       'quick',
       'session',
@@ -71,7 +73,7 @@ describe('catalog', () => {
   test('getSuite with an unknown name throws a UsageError listing the valid names', () => {
     expect(() => getSuite('e9')).toThrow(UsageError);
     expect(() => getSuite('e9')).toThrow(
-      /valid suites: quick, smoke, e1, e2, e3, e4, e5, session, session-state, latency, all-published/,
+      /valid suites: quick, smoke, e1, e2, e3, e4, e5, session, session-state, latency, disruption, failover, all-published/,
     );
   });
 
@@ -483,4 +485,93 @@ describe('scenario targets: chosen by capability', () => {
       'bouncer-session',
     ]);
   });
+});
+
+describe('the disruption lab (DISRUPT)', () => {
+  const disruptionOf = (s: Scenario) => (s.probe?.kind === 'disruption' ? s.probe : undefined);
+  const local = getSuite('disruption');
+  const cloud = getSuite('failover');
+
+  test('local: every local disruption, probed in both modes, 3 repetitions, measured stops, in about 2 minutes of windows', () => {
+    // GIVEN / WHEN / THEN
+    expect(local.scenarios.map((s) => disruptionOf(s)?.disruption)).toEqual([
+      { action: 'postgres-restart', shutdown: 'fast' },
+      { action: 'postgres-restart', shutdown: 'immediate' },
+      { action: 'backend-terminate', shutdown: null },
+      { action: 'pooler-pause', shutdown: null },
+      { action: 'pooler-restart', shutdown: null },
+      { action: 'primary-failover', shutdown: null },
+    ]);
+    for (const s of local.scenarios) {
+      expect({
+        name: s.name,
+        experiment: s.experiment,
+        stops: s.serverStops,
+        reps: s.repetitions,
+        connects: s.connects,
+      }).toEqual({
+        name: s.name,
+        experiment: 'DISRUPT',
+        stops: 'measured',
+        reps: 3,
+        connects: ['persistent', 'per-transaction'],
+      });
+      expect(validateScenario(s)).toEqual([]);
+    }
+    const windowSec = local.scenarios.reduce((a, s) => {
+      const p = disruptionOf(s);
+      return a + (p ? (p.warmupSec + p.recoverySec) * s.repetitions : 0);
+    }, 0);
+    expect(windowSec).toBeLessThanOrEqual(130);
+  });
+
+  test('cloud: the AWS disruptions and the pooler restart, each citing its sources', () => {
+    // GIVEN / WHEN / THEN
+    expect(cloud.scenarios.map((s) => disruptionOf(s)?.disruption.action)).toEqual([
+      'aurora-failover',
+      'rds-reboot-failover',
+      'rds-reboot',
+      'pooler-restart',
+    ]);
+    for (const s of [...cloud.scenarios, ...local.scenarios])
+      for (const rule of s.expectations)
+        if (rule.outcome !== 'any' || rule.when.target?.pooled === true)
+          expect({
+            scenario: s.name,
+            rule: rule.when,
+            cites: (rule.published ?? rule.note ?? '').length > 20,
+          }).toEqual({
+            scenario: s.name,
+            rule: rule.when,
+            cites: true,
+          });
+  });
+
+  test.each([
+    ['1.25.2', 'succeeds'],
+    ['1.18.0', 'any'],
+    [null, 'any'],
+  ])(
+    'a rolling restart of PgBouncer %s through its transaction pool is expected to be: %s',
+    (version, outcome) => {
+      // GIVEN a PgBouncer transaction pool of that version
+      const ref = { kind: 'pgbouncer-transaction' as const, name: 'pgbouncer-transaction' };
+      const steps = expandSuite(
+        {
+          ...local,
+          scenarios: local.scenarios.filter((s) => disruptionOf(s)?.disruption.action === 'pooler-restart'),
+        },
+        [
+          {
+            ref,
+            descriptor: describeTarget(ref, { version, placement: 'local' }),
+            maxConnections: 40,
+            poolSize: 10,
+          },
+        ],
+      );
+      // WHEN / THEN (by capability: whether the old process stops listening, decided from the version)
+      expect([...new Set(steps.map((s) => s.expectation.outcome))]).toEqual([outcome]);
+    },
+  );
 });

@@ -1,0 +1,208 @@
+/**
+ * The disruptions of `proxylab local`, for real on the throwaway stack (the world of the disruption
+ * probe, lib/exec/disruption-probe.ts):
+ *
+ * - `postgres-restart`: the postmaster stopped (fast: SIGINT; immediate: SIGQUIT, crash recovery on
+ *   start) and started again on the same port and data directory.
+ * - `backend-terminate`: `pg_terminate_backend` of every client backend of the bench role (the
+ *   probes' direct sessions and PgBouncer's server connections).
+ * - `pooler-pause`: the planned-maintenance recipe: PAUSE the transaction pool (returns once its
+ *   server connections are closed), restart PostgreSQL (fast), RESUME.
+ * - `pooler-restart`: a rolling restart: a new PgBouncer process on the same port (so_reuseport,
+ *   its own socket directory), then the old one sent the signal its version documents (SIGTERM
+ *   since 1.23, SIGINT before: lib/poolers/pgbouncer/signals.ts). After the window the pooler is
+ *   put back on its first files.
+ * - `primary-failover`: a streaming standby is made before the warm-up (pg_basebackup, not
+ *   measured); at T0 the primary is stopped (fast: its WAL reaches the standby before it exits), the
+ *   standby promoted (pg_promote), and PgBouncer re-pointed to it as an operator would (the ini's
+ *   [databases] rewritten, RELOAD). Direct clients connect to both nodes with libpq's multi-host
+ *   rule, target_session_attrs=read-write. After the window the standby is removed and the first
+ *   primary started again (its data is from before T0: the run's later steps do not need what the
+ *   probes wrote), and PgBouncer re-pointed back.
+ *
+ * Each stop is one the stack's InfrastructureWatch expects (PostgresCluster.stopPlanned, the
+ * pooler's retired processes); a server that does not come back is still a failure.
+ */
+import * as fs from 'node:fs';
+import { InfrastructureError } from '../core/errors';
+import type { Target } from '../engine/ports';
+import {
+  pgbenchSelectFloor,
+  type DisruptionSession,
+  type DisruptionWorld,
+  type EventSink,
+} from '../exec/disruption-probe';
+import type { ProbeEndpoint } from '../exec/pg-probe';
+import { psqlQueryOne } from '../exec/psql';
+import type { DisruptionAction, DisruptionProbe } from '../suite/disruption';
+import type { PlannedStep } from '../suite/expand';
+import { TRANSACTION_DB } from './pgbouncer';
+import { BENCH_DB, BENCH_USER, startStandby, type PostgresCluster } from './postgres';
+import type { LocalStack } from './stack';
+
+/** The disruptions the local stack can do. */
+export const LOCAL_DISRUPTIONS: readonly DisruptionAction[] = [
+  'postgres-restart',
+  'backend-terminate',
+  'pooler-pause',
+  'pooler-restart',
+  'primary-failover',
+];
+
+export function localDisruptionWorld(stack: LocalStack): DisruptionWorld {
+  return {
+    unavailable: (step, spec) => unavailable(stack, step, spec),
+    open: (spec) => openSession(stack, spec),
+  };
+}
+
+function unavailable(stack: LocalStack, step: PlannedStep, spec: DisruptionProbe): string | null {
+  const action = spec.disruption.action;
+  if (!LOCAL_DISRUPTIONS.includes(action))
+    return `${action} is a cloud disruption (an RDS or Aurora API call): run it on a lab with proxylab run`;
+  if (step.descriptor.placement !== 'local' && step.target.kind !== 'direct')
+    return `${step.target.name} is not a target of the local stack`;
+  if (
+    action === 'pooler-pause' &&
+    step.descriptor.capabilities.pooled &&
+    !step.descriptor.capabilities.multiplexes
+  )
+    return 'PAUSE waits until every client of a session pool disconnects (doc/usage.md): not a maintenance recipe for session pools';
+  if (action === 'primary-failover' && !fs.existsSync(`${stack.bins.bindir}/pg_basebackup`))
+    return `primary-failover needs pg_basebackup beside postgres, not found in ${stack.bins.bindir}`;
+  return null;
+}
+
+function endpointOf(target: Target, hosts: ProbeEndpoint['hosts'], readWrite: boolean): ProbeEndpoint {
+  const c = target.connection();
+  const list = hosts.map((h) => `${h.host}:${h.port}`).join(',');
+  return {
+    hosts,
+    user: c.user,
+    dbname: c.dbname,
+    sslmode: 'disable',
+    targetSessionAttrs: readWrite ? 'read-write' : 'any',
+    label: `${list}/${c.dbname}${readWrite ? ' target_session_attrs=read-write' : ''}`,
+  };
+}
+
+function ledgerAt(port: number): ProbeEndpoint {
+  return {
+    hosts: [{ host: '127.0.0.1', port }],
+    user: BENCH_USER,
+    dbname: BENCH_DB,
+    sslmode: 'disable',
+    targetSessionAttrs: 'read-write',
+    label: `ledger 127.0.0.1:${port}/${BENCH_DB}`,
+  };
+}
+
+/** Fast or immediate stop, then start, with each moment named. */
+async function restartPostgres(
+  pg: PostgresCluster,
+  mode: 'fast' | 'immediate',
+  event: EventSink,
+): Promise<void> {
+  event(
+    'stop-issued',
+    'local',
+    `${mode} shutdown (${mode === 'fast' ? 'SIGINT' : 'SIGQUIT'} to the postmaster)`,
+  );
+  await pg.stopPlanned(mode);
+  event('server-down', 'local', 'postmaster exited');
+  event('start-issued', 'local', null);
+  await pg.start();
+  event('server-up', 'local', 'accepting connections');
+}
+
+async function openSession(stack: LocalStack, spec: DisruptionProbe): Promise<DisruptionSession> {
+  const pg = stack.postgres;
+  const pgb = stack.pgbouncer;
+  const action = spec.disruption.action;
+  const standby =
+    action === 'primary-failover'
+      ? await startStandby({
+          bins: stack.bins,
+          baseDir: stack.baseDir,
+          runAs: stack.runAs,
+          maxConnections: pg.maxConnections,
+          superuserReservedConnections: Number(pg.settings.superuser_reserved_connections ?? 3),
+          primary: pg,
+          name: 'pg-standby',
+          excludePorts: new Set([pgb.port]),
+        })
+      : null;
+  let primaryPort = pg.port;
+  return {
+    endpoint: (step, target) => {
+      const c = target.connection();
+      const failover = standby !== null && !step.descriptor.capabilities.pooled;
+      return endpointOf(
+        target,
+        failover
+          ? [
+              { host: c.host, port: pg.port },
+              { host: c.host, port: standby.port },
+            ]
+          : [{ host: c.host, port: c.port }],
+        failover,
+      );
+    },
+    ledgerEndpoint: () => ledgerAt(primaryPort),
+    inject: async (event) => {
+      switch (action) {
+        case 'postgres-restart':
+          return restartPostgres(pg, spec.disruption.shutdown ?? 'fast', event);
+        case 'backend-terminate': {
+          event('terminate-issued', 'local', `pg_terminate_backend of every client backend of ${BENCH_USER}`);
+          const rows = await psqlQueryOne(
+            pg.superuserTarget(),
+            `SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND usename = '${BENCH_USER}' AND pid <> pg_backend_pid()`,
+            10000,
+          );
+          event('terminated', 'local', `${rows[0]?.n ?? '?'} backends`);
+          return;
+        }
+        case 'pooler-pause':
+          event('pause-issued', 'local', `PAUSE ${TRANSACTION_DB}`);
+          await pgb.pause([TRANSACTION_DB]);
+          event('paused', 'local', 'server connections released and closed');
+          await restartPostgres(pg, 'fast', event);
+          event('resume-issued', 'local', `RESUME ${TRANSACTION_DB}`);
+          await pgb.resume([TRANSACTION_DB]);
+          event('resumed', 'local', null);
+          return;
+        case 'pooler-restart':
+          return pgb.rollingRestart((name, detail) => event(name, 'local', detail));
+        case 'primary-failover': {
+          if (standby === null) throw new InfrastructureError('no standby to fail over to');
+          event('stop-issued', 'local', `primary 127.0.0.1:${pg.port}: fast shutdown`);
+          await pg.stopPlanned('fast');
+          event('server-down', 'local', 'primary exited');
+          event('promote-issued', 'local', `standby 127.0.0.1:${standby.port}: pg_promote()`);
+          await standby.promote();
+          primaryPort = standby.port;
+          event('promote-finished', 'local', 'the standby accepts writes');
+          await pgb.repoint(standby.port);
+          event('pooler-repointed', 'local', `PgBouncer [databases] → 127.0.0.1:${standby.port}, RELOAD`);
+          return;
+        }
+        default:
+          throw new InfrastructureError(`${action} is not a local disruption`);
+      }
+    },
+    restore: async () => {
+      if (action === 'pooler-restart') await pgb.restoreAfterRoll();
+      if (standby !== null) {
+        await standby.stop();
+        fs.rmSync(`${stack.baseDir}/pg-standby`, { recursive: true, force: true });
+        if (pg.plannedDown() !== null) await pg.start();
+        primaryPort = pg.port;
+        if (pgb.serverPort() !== pg.port) await pgb.repoint(pg.port);
+      }
+      if (pg.plannedDown() !== null)
+        throw new InfrastructureError('PostgreSQL is still down after the disruption');
+    },
+    pgbenchFloor: (target) => pgbenchSelectFloor(stack.executor, target),
+  };
+}

@@ -1,0 +1,357 @@
+/**
+ * The disruption lab in the report (issue 22), in its own module so the pgbench sections and the
+ * decision table stay apart: per disruption scenario, one line per target × mode saying what a
+ * client lived through, the downtime table over the repetitions, the probe's floor and jitter, and a
+ * timeline per repetition — seconds from T0 on x, one lane per target × mode, the latency of every
+ * successful write (log scale), failed attempts marked by error class, the disruption's events as
+ * vertical markers. Plus the same rows for summary.md and for `compare` across runs.
+ *
+ * Reads step records only (their `probe` result); renders with echarts to static SVG like the rest
+ * of the report (./charts.ts).
+ */
+import type { EChartsOption, ScatterSeriesOption } from 'echarts';
+import type { DisruptionResult } from '../suite/disruption';
+import {
+  downtimeRows,
+  formatSpreadSec,
+  livedThrough,
+  type DowntimeRow,
+  type FigureSpread,
+} from '../suite/disruption-summary';
+import type { StepRecord } from '../suite/types';
+import { PALETTE, renderSvg, type ChartWarn } from './charts';
+import { fmtVerdict } from './format';
+import { html, joinHtml, SafeHtml, trustedSvg } from './html';
+import { mdTable, mdText } from './md';
+
+type DisruptionStep = StepRecord & { readonly probe: DisruptionResult };
+
+function isDisruption(r: StepRecord): r is DisruptionStep {
+  return r.probe?.kind === 'disruption';
+}
+
+/** Scenarios of the run whose steps are disruptions (the report draws them here, not as pgbench cells). */
+export function disruptionScenarios(steps: readonly StepRecord[]): string[] {
+  return [...new Set(steps.filter(isDisruption).map((r) => r.scenario))];
+}
+
+/** One colour per error class, stable across charts (Okabe–Ito, from the end of the palette). */
+const CLASS_COLORS: Readonly<Record<string, string>> = {
+  'server-stopped': '#D55E00',
+  'connection-failed': '#CC79A7',
+  'backend-died': '#E69F00',
+  timeout: '#000000',
+  'read-only': '#56B4E9',
+  'too-many-connections': '#F0E442',
+  other: '#999999',
+};
+
+function modeLabel(mode: string): string {
+  return mode === 'per-transaction' ? 'per write' : 'persistent';
+}
+
+/** The lanes of one repetition's timeline, in plan order. */
+function lanesOf(group: readonly DisruptionStep[]): Array<{ label: string; step: DisruptionStep }> {
+  return group.map((step) => ({ label: `${step.target.name} · ${modeLabel(step.params.connect)}`, step }));
+}
+
+const LANE_HEIGHT = 64;
+
+/** The echarts option of one repetition's timeline (pure). */
+export function timelineOption(group: readonly DisruptionStep[], title: string): EChartsOption {
+  const lanes = lanesOf(group);
+  const all = lanes.flatMap((l) => l.step.probe.attempts);
+  const xs = all.map((a) => a[0] / 1000);
+  const minX = Math.floor(Math.min(0, ...xs));
+  const maxX = Math.ceil(Math.max(1, ...xs));
+  const lat = all.map((a) => a[1]).filter((v): v is number => v !== null && v > 0);
+  const yMax = Math.pow(10, Math.ceil(Math.log10(Math.max(10, ...lat))));
+  const yMin = Math.pow(10, Math.floor(Math.log10(Math.max(0.1, Math.min(yMax / 100, ...lat)))));
+  const events = group[0]?.probe.events ?? [];
+  const classes = [...new Set(all.map((a) => a[2]).filter((c) => c !== 'ok'))];
+  const top = 40;
+  const series: ScatterSeriesOption[] = [];
+  lanes.forEach((lane, i) => {
+    const attempts = lane.step.probe.attempts;
+    series.push({
+      type: 'scatter',
+      name: 'successful write (latency)',
+      xAxisIndex: i,
+      yAxisIndex: i,
+      symbolSize: 4,
+      itemStyle: { color: PALETTE[0] },
+      data: attempts
+        .filter((a) => a[2] === 'ok' && a[1] !== null)
+        .map((a) => [a[0] / 1000, Math.max(yMin, a[1] as number)]),
+      markLine: {
+        symbol: 'none',
+        silent: true,
+        lineStyle: { color: '#666', type: 'dashed', width: 1 },
+        // Named in the caption: labels of events milliseconds apart would overlap.
+        label: { show: false },
+        data: events.map((e) => ({ name: e.name, xAxis: e.atMs / 1000 })),
+      },
+    });
+    for (const cls of classes)
+      series.push({
+        type: 'scatter',
+        name: cls,
+        xAxisIndex: i,
+        yAxisIndex: i,
+        symbol: 'triangle',
+        symbolSize: 7,
+        itemStyle: { color: CLASS_COLORS[cls] ?? '#999999' },
+        // A failed attempt at the latency it failed after (no answer: the top of the lane).
+        data: attempts
+          .filter((a) => a[2] === cls)
+          .map((a) => [a[0] / 1000, Math.min(yMax, Math.max(yMin, a[1] ?? yMax))]),
+      });
+  });
+  return {
+    title: { text: title, left: 'center', textStyle: { fontSize: 13, fontFamily: 'sans-serif' } },
+    textStyle: { fontFamily: 'sans-serif', color: '#333' },
+    legend: { bottom: 0, data: ['successful write (latency)', ...classes] },
+    grid: lanes.map((_, i) => ({
+      left: 190,
+      right: 24,
+      top: top + i * LANE_HEIGHT,
+      height: LANE_HEIGHT - 16,
+    })),
+    xAxis: lanes.map((_, i) => ({
+      type: 'value',
+      gridIndex: i,
+      min: minX,
+      max: maxX,
+      axisLabel: { show: i === lanes.length - 1 },
+      ...(i === lanes.length - 1 ? { name: 'seconds from T0', nameLocation: 'middle', nameGap: 24 } : {}),
+      splitLine: { show: false },
+    })),
+    // Lane names as free text at fixed places: an axis name makes ECharts move its grid to fit it.
+    graphic: lanes.map((lane, i) => ({
+      type: 'text',
+      left: 8,
+      top: top + i * LANE_HEIGHT + (LANE_HEIGHT - 16) / 2 - 7,
+      style: { text: lane.label, fontSize: 11, fill: '#333', fontFamily: 'sans-serif' },
+    })),
+    yAxis: lanes.map((_, i) => ({
+      type: 'log',
+      gridIndex: i,
+      min: yMin,
+      max: yMax,
+      axisLabel: { fontSize: 9, formatter: (v: number) => `${v} ms` },
+      splitNumber: 2,
+    })),
+    series,
+  };
+}
+
+/** The repetitions of one scenario, each its steps in plan order. */
+function repetitions(steps: readonly StepRecord[], scenario: string): DisruptionStep[][] {
+  const byRep = new Map<number, DisruptionStep[]>();
+  for (const r of steps)
+    if (isDisruption(r) && r.scenario === scenario && r.status === 'completed') {
+      const list = byRep.get(r.params.repetition) ?? [];
+      list.push(r);
+      byRep.set(r.params.repetition, list);
+    }
+  return [...byRep.entries()].sort((a, b) => a[0] - b[0]).map(([, v]) => v);
+}
+
+function stallText(s: FigureSpread | null): string {
+  return s === null ? '?' : s.max === 0 ? 'none' : formatSpreadSec(s);
+}
+
+function verdicts(r: DowntimeRow): string {
+  return [
+    r.held > 0 ? `${r.held} held` : '',
+    r.broke > 0 ? `${r.broke} broke` : '',
+    r.informational > 0 ? `${r.informational} info` : '',
+  ]
+    .filter((x) => x !== '')
+    .join(', ');
+}
+
+/** The downtime table's cells of a row (HTML and Markdown share them). */
+function rowCells(r: DowntimeRow): string[] {
+  return [
+    r.target.name,
+    modeLabel(r.mode),
+    String(r.repetitions),
+    `${r.withErrors}/${r.repetitions}`,
+    formatSpreadSec(r.timeToFirstErrorMs),
+    formatSpreadSec(r.errorWindowMs, r.withErrors > 0 ? 'not over in the window' : '–'),
+    stallText(r.stallWindowMs),
+    r.maxLatencyMs === null ? '?' : `${Math.round(r.maxLatencyMs.max)}`,
+    formatSpreadSec(r.recoveryMs, 'not within the window'),
+    r.errorClasses.map((c) => `${c.label} ×${c.count}`).join(', ') || '–',
+    r.lost === null ? 'not checked' : `${r.lost} of ${r.acknowledged}`,
+    r.unknown === 0
+      ? '0'
+      : `${r.unknown} (${r.unknownCommitted} committed, ${r.unknown - r.unknownCommitted} not)`,
+    String(r.readOnlyRefusals),
+    String(r.reconnects),
+    verdicts(r),
+  ];
+}
+
+const HEADER = [
+  'target',
+  'clients',
+  'reps',
+  'with errors',
+  'first error',
+  'error window',
+  'stall window',
+  'max ms',
+  'recovery',
+  'errors by class',
+  'acknowledged lost',
+  'unknown (resolved)',
+  '25006',
+  'reconnects',
+  'verdicts',
+];
+
+/** The probe's floor and jitter per target, from the first repetition that measured them. */
+function floorRows(steps: readonly DisruptionStep[]): string[][] {
+  const seen = new Map<string, DisruptionStep>();
+  for (const s of steps) if (!seen.has(s.target.name)) seen.set(s.target.name, s);
+  const n = (v: number | null): string => (v === null ? '?' : String(Math.round(v * 100) / 100));
+  return [...seen.values()].map((s) => {
+    const f = s.probe.floor;
+    return [
+      s.target.name,
+      n(f.selectP50Ms),
+      n(f.selectP99Ms),
+      n(f.pgbenchSelectP50Ms),
+      n(f.jitterP50Ms),
+      n(f.jitterP99Ms),
+      n(f.jitterMaxMs),
+    ];
+  });
+}
+const FLOOR_HEADER = [
+  'target',
+  'probe SELECT 1 p50 ms',
+  'p99 ms',
+  'pgbench SELECT 1 p50 ms',
+  'interval jitter p50 ms',
+  'p99 ms',
+  'max ms',
+];
+
+function table(header: readonly string[], rows: readonly (readonly string[])[]): SafeHtml {
+  return html`<table><thead><tr>${header.map((h) => html`<th>${h}</th>`)}</tr></thead><tbody>${rows.map(
+    (r) => html`<tr>${r.map((c) => html`<td>${c}</td>`)}</tr>`,
+  )}</tbody></table>`;
+}
+
+/** One section per disruption scenario. `title`: the catalog's title of a scenario, when known. */
+export function disruptionSectionsHtml(
+  steps: readonly StepRecord[],
+  title: (scenario: string) => { title: string | null; finding: string | null },
+  warn: ChartWarn,
+): SafeHtml {
+  const scenarios = disruptionScenarios(steps);
+  if (scenarios.length === 0) return html``;
+  return joinHtml(
+    scenarios.map((scenario) => {
+      const mine = steps.filter((r) => r.scenario === scenario);
+      const rows = downtimeRows(mine);
+      const reps = repetitions(steps, scenario);
+      const info = title(scenario);
+      const notMeasured = mine.filter((r) => r.status !== 'completed');
+      const broke = mine.filter((r) => r.verdict.held === false);
+      // The first repetition's timeline (each chart holds every attempt: one per repetition would
+      // triple the page); the downtime table covers every repetition.
+      const charts = reps.slice(0, 1).map((group) => {
+        const rep = group[0]?.params.repetition ?? 1;
+        const svg = renderSvg(
+          timelineOption(group, `${scenario}, repetition ${rep}: every attempt, seconds from T0`),
+          { width: 960, height: 70 + LANE_HEIGHT * group.length + 30 },
+          warn,
+        );
+        const events = (group[0]?.probe.events ?? []).map(
+          (e) => `${(e.atMs / 1000).toFixed(2)} s ${e.name}${e.detail ? ` (${e.detail})` : ''}`,
+        );
+        const figure = html`<figure class="chart" data-chart="timeline" data-repetition="${rep}">${trustedSvg(svg)}<figcaption>dots: successful writes at their latency (log scale), at the second they started; triangles: failed attempts by error class (no answer: top of the lane); dashed lines: the disruption's events${group[0]?.probe.t0 ? `, T0 ${group[0].probe.t0}` : ''}: ${events.join('; ') || 'none'}</figcaption></figure>`;
+        return figure;
+      });
+      return html`<section class="scenario disruption" id="disruption-${scenario.replace(/[^A-Za-z0-9_-]+/g, '_')}" data-scenario="${scenario}">
+<h2>${scenario}${info.title ? html` — ${info.title}` : ''}</h2>
+${info.finding ? html`<p class="sub">DISRUPT: ${info.finding}</p>` : ''}
+<ul class="lived" data-lived="${scenario}">${rows.map((r) => html`<li>${livedThrough(r)}</li>`)}</ul>
+<h3>Downtime, over ${String(reps.length)} repetition(s)</h3>
+${table(HEADER, rows.map(rowCells))}
+<p class="sub">Windows: median of the repetitions (range when they differ). error window: first error → first success after the last one; stall window: successes slower than 10 × the warm-up p99; recovery: T0 → the rolling 1 s p99 back within 1.2 × the warm-up p99; unknown: sent without an answer, resolved from the ledger afterwards (docs/disruptions.md).</p>
+${broke.length > 0 ? html`<ul class="warnings">${broke.map((r) => html`<li>${fmtVerdict(false)} ${r.stepId}: expected ${r.verdict.expected} — ${r.verdict.observed}</li>`)}</ul>` : ''}
+${notMeasured.length > 0 ? html`<ul class="warnings">${notMeasured.map((r) => html`<li>${r.stepId}: ${r.status} — ${r.note ?? ''}</li>`)}</ul>` : ''}
+<div class="charts">${charts}</div>
+<details><summary>the probe's own floor and interval jitter</summary>${table(FLOOR_HEADER, floorRows(reps.flat()))}</details>
+</section>`;
+    }),
+  );
+}
+
+/** summary.md's lines for the disruption scenarios. */
+export function disruptionMarkdown(
+  steps: readonly StepRecord[],
+  title: (scenario: string) => string | null,
+): string[] {
+  const out: string[] = [];
+  for (const scenario of disruptionScenarios(steps)) {
+    const rows = downtimeRows(steps.filter((r) => r.scenario === scenario));
+    const t = title(scenario);
+    out.push(`## ${mdText(scenario)}${t ? ` — ${mdText(t)}` : ''}`, '');
+    for (const r of rows) out.push(`- ${mdText(livedThrough(r))}`);
+    out.push('', mdTable(HEADER, rows.map(rowCells)), '');
+  }
+  return out;
+}
+
+/** A downtime row of run A beside run B (`compare`): the median windows and the ledger. */
+export interface DowntimeComparison {
+  readonly key: string;
+  readonly a: DowntimeRow | null;
+  readonly b: DowntimeRow | null;
+}
+
+export function compareDowntime(a: readonly StepRecord[], b: readonly StepRecord[]): DowntimeComparison[] {
+  const key = (r: DowntimeRow): string => `${r.scenario} · ${r.target.name} · ${modeLabel(r.mode)}`;
+  const ra = new Map(downtimeRows(a).map((r) => [key(r), r]));
+  const rb = new Map(downtimeRows(b).map((r) => [key(r), r]));
+  return [...new Set([...ra.keys(), ...rb.keys()])].map((k) => ({
+    key: k,
+    a: ra.get(k) ?? null,
+    b: rb.get(k) ?? null,
+  }));
+}
+
+const COMPARE_HEADER = [
+  'scenario · target · clients',
+  'error window A',
+  'error window B',
+  'stall A',
+  'stall B',
+  'lost A',
+  'lost B',
+];
+
+function compareCells(c: DowntimeComparison): string[] {
+  const win = (r: DowntimeRow | null): string =>
+    r === null ? 'not in this run' : formatSpreadSec(r.errorWindowMs, r.withErrors > 0 ? 'not over' : '–');
+  const stall = (r: DowntimeRow | null): string => (r === null ? '–' : stallText(r.stallWindowMs));
+  const lost = (r: DowntimeRow | null): string =>
+    r === null ? '–' : r.lost === null ? 'not checked' : String(r.lost);
+  return [c.key, win(c.a), win(c.b), stall(c.a), stall(c.b), lost(c.a), lost(c.b)];
+}
+
+export function compareDowntimeMarkdown(rows: readonly DowntimeComparison[]): string[] {
+  if (rows.length === 0) return [];
+  return ['## Disruptions: downtime A vs B', '', mdTable(COMPARE_HEADER, rows.map(compareCells)), ''];
+}
+
+export function compareDowntimeHtml(rows: readonly DowntimeComparison[]): SafeHtml {
+  if (rows.length === 0) return html``;
+  return html`<section id="disruptions"><h2>Disruptions: downtime A vs B</h2>${table(COMPARE_HEADER, rows.map(compareCells))}<p>Median of each run's repetitions (range when they differ).</p></section>`;
+}

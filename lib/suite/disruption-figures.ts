@@ -1,0 +1,358 @@
+/**
+ * The figures of a disruption step (pure): from the probe's attempts, timed on a monotonic clock,
+ * and the ledger read back afterwards, to the `DisruptionResult` a step records. Each figure is
+ * defined in docs/disruptions.md; what could not be measured is null, never 0.
+ *
+ * Times: every attempt carries its scheduled slot, start and end in milliseconds of one monotonic
+ * clock (the probe's); T0 is on the same clock. An error or a success is *seen* at its end.
+ */
+import type {
+  DisruptionEvent,
+  DisruptionFigures,
+  LedgerCheck,
+  ProbeAttempt,
+  ProbeErrorCount,
+} from './disruption';
+import type { ErrorClass } from './error-class';
+import { serverStopMessageIn } from './server-stop';
+
+/** What the client library reported for an attempt that did not succeed. */
+export interface ProbeFailure {
+  /** PostgreSQL's SQLSTATE (5 characters) when the server or pooler sent an error. */
+  readonly sqlstate: string | null;
+  /** The socket's error code (ECONNREFUSED …), or `timeout` for an attempt the probe abandoned. */
+  readonly code: string | null;
+  readonly message: string;
+  /** ERROR, FATAL, PANIC (the error response's severity); null for a socket error. */
+  readonly severity: string | null;
+  /** `connect`: before the write was sent; `write`: after. */
+  readonly phase: 'connect' | 'write';
+}
+
+const SOCKET_CONNECT_FAILED = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+]);
+const SOCKET_LOST = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
+
+/**
+ * The error class of a failed attempt, by SQLSTATE first (PostgreSQL's errcodes.txt; PgBouncer
+ * sends 08P01 for its own errors, told apart by their text), then the socket code, then the text.
+ */
+export function classifyProbeFailure(f: ProbeFailure): ErrorClass {
+  const s = f.sqlstate;
+  if (s === '57P01' || s === '57P02' || s === '57P03') return 'server-stopped';
+  if (s === '53300') return 'too-many-connections';
+  if (s === '25006') return 'read-only';
+  if (s === '28P01' || s === '28000') return 'auth-failed';
+  if (s === '25P02') return 'transaction-aborted';
+  if (s === '57014') return 'timeout';
+  if (serverStopMessageIn(f.message) !== null) return 'server-stopped';
+  if (/server login has been failing|no server available|could not connect to server/i.test(f.message))
+    return 'connection-failed';
+  if (/query_wait_timeout|query_timeout|client_login_timeout/i.test(f.message)) return 'timeout';
+  if (/no more connections allowed|too many connections|remaining connection slots/i.test(f.message))
+    return 'too-many-connections';
+  if (f.code === 'timeout') return 'timeout';
+  if (f.code !== null && SOCKET_CONNECT_FAILED.has(f.code)) return 'connection-failed';
+  if (f.code !== null && SOCKET_LOST.has(f.code)) return 'backend-died';
+  if (/connection terminated|server conn crashed|unexpected(ly)? (eof|end)/i.test(f.message))
+    return f.phase === 'connect' ? 'connection-failed' : 'backend-died';
+  if (s !== null && s.startsWith('08')) return f.phase === 'connect' ? 'connection-failed' : 'backend-died';
+  return 'other';
+}
+
+/**
+ * Whether a failed attempt's write may still have committed: a failure before the write was sent,
+ * or an ERROR the server answered it with (the transaction rolled back), did not; a lost connection,
+ * a FATAL, or no answer after sending may have — its fate is read from the ledger.
+ */
+export function writeFate(f: ProbeFailure): 'failed' | 'unknown' {
+  if (f.phase === 'connect') return 'failed';
+  if (f.severity === 'ERROR') return 'failed';
+  // A pooler's refusal to hand the query a server connection: it never reached the database.
+  if (NO_SERVER_REACHED.test(f.message)) return 'failed';
+  return 'unknown';
+}
+
+/**
+ * PgBouncer's errors for a query it could not give a server connection (src/janitor.c, objects.c):
+ * the query was never forwarded. `server_login_retry`: a login to the server failed less than
+ * server_login_retry ago; `query_wait_timeout`: no server connection came in time. ("pooler is
+ * shutting down" is not among them: a client may get it while its query is on a server connection,
+ * so whether that write committed is left to the ledger.)
+ */
+const NO_SERVER_REACHED = /server login has been failing|query_wait_timeout|no server available/i;
+
+/** One attempt of one probe client, on the probe's monotonic clock. */
+export interface AttemptRecord {
+  /** The ledger id its write inserts (unique in the run). */
+  readonly id: string;
+  readonly client: number;
+  /** When it was due (its slot: start of the probe + n × interval). */
+  readonly scheduledMs: number;
+  readonly startMs: number;
+  /** When the answer (or the error) arrived; null: abandoned at the end of the window without one. */
+  readonly endMs: number | null;
+  readonly outcome: 'ok' | 'failed' | 'unknown';
+  readonly failure: ProbeFailure | null;
+  /** inet_server_addr() the write returned (null: no answer, or a unix socket). */
+  readonly server: string | null;
+  /** A persistent client opened a connection for this attempt (its first, or a reconnect). */
+  readonly connected: boolean;
+}
+
+export interface FigureWindow {
+  /** T0 on the attempts' clock; null when the disruption was never issued. */
+  readonly t0Ms: number | null;
+  /** When the warm-up started (the first slot). */
+  readonly warmupStartMs: number;
+  /** When the recovery window ended (no attempt is started after it). */
+  readonly endMs: number;
+}
+
+/** Nearest-rank percentile of the values (p in 0–100); null when there are none. */
+export function percentile(values: readonly number[], p: number): number | null {
+  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
+  if (sorted.length === 0) return null;
+  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
+  return sorted[Math.min(rank, sorted.length) - 1] ?? null;
+}
+
+function latency(a: AttemptRecord): number | null {
+  return a.endMs === null ? null : a.endMs - a.startMs;
+}
+
+/** The warm-up's baseline: attempts that ended before T0. */
+export function warmupOf(
+  attempts: readonly AttemptRecord[],
+  w: FigureWindow,
+): { attempts: number; p50Ms: number | null; p99Ms: number | null; successPerSec: number | null } {
+  const t0 = w.t0Ms ?? w.endMs;
+  const before = attempts.filter((a) => a.endMs !== null && a.endMs < t0);
+  const ok = before.filter((a) => a.outcome === 'ok').map((a) => latency(a) as number);
+  const spanSec = (t0 - w.warmupStartMs) / 1000;
+  return {
+    attempts: before.length,
+    p50Ms: round(percentile(ok, 50)),
+    p99Ms: round(percentile(ok, 99)),
+    successPerSec: spanSec > 0 && ok.length > 0 ? round(ok.length / spanSec) : null,
+  };
+}
+
+/** Rolling windows of successes are this long for the recovery figure. */
+export const ROLLING_WINDOW_MS = 1000;
+/** A stall is a success slower than this many times the warm-up p99. */
+export const STALL_FACTOR = 10;
+/** Recovered when the rolling p99 is back within this many times the warm-up p99. */
+export const RECOVERY_FACTOR = 1.2;
+
+/** The figures of one step's attempts (docs/disruptions.md). */
+export function disruptionFigures(attempts: readonly AttemptRecord[], w: FigureWindow): DisruptionFigures {
+  const warm = warmupOf(attempts, w);
+  const t0 = w.t0Ms;
+  const after = t0 === null ? [] : attempts.filter((a) => (a.endMs ?? w.endMs) >= t0);
+  const failures = after.filter((a) => a.outcome !== 'ok');
+  const successes = after.filter((a) => a.outcome === 'ok');
+  const seen = (a: AttemptRecord): number => a.endMs ?? w.endMs;
+  const firstError = failures.length > 0 ? Math.min(...failures.map(seen)) : null;
+  const lastError = failures.length > 0 ? Math.max(...failures.map(seen)) : null;
+  const successAfterLast =
+    lastError === null
+      ? null
+      : (successes
+          .map(seen)
+          .filter((t) => t >= lastError)
+          .sort((a, b) => a - b)[0] ?? null);
+  const threshold = warm.p99Ms === null ? null : warm.p99Ms * STALL_FACTOR;
+  const slow = threshold === null ? [] : successes.filter((a) => (latency(a) ?? 0) > threshold);
+  const stallWindowMs =
+    threshold === null
+      ? null
+      : slow.length === 0
+        ? 0
+        : Math.max(...slow.map(seen)) - Math.min(...slow.map((a) => a.startMs));
+  const latencies = successes.map((a) => latency(a) as number);
+  return {
+    timeToFirstErrorMs: t0 === null || firstError === null ? null : round(firstError - t0),
+    errorWindowMs:
+      firstError === null || successAfterLast === null ? null : round(successAfterLast - firstError),
+    stallThresholdMs: round(threshold),
+    stallWindowMs: round(stallWindowMs),
+    maxLatencyMs: latencies.length > 0 ? round(Math.max(...latencies)) : null,
+    recoveryMs: t0 === null ? null : round(recoveryMs(successes, lastError, t0, warm.p99Ms, w.endMs)),
+    throughputDip: t0 === null ? null : round(throughputDip(successes, warm.successPerSec, t0, w.endMs)),
+    recovered: t0 !== null && (lastError === null ? successes.length > 0 : successAfterLast !== null),
+    reconnects: t0 === null ? 0 : attempts.filter((a) => a.connected && a.startMs >= t0).length,
+    readOnlyRefusals: after.filter((a) => a.failure?.sqlstate === '25006').length,
+  };
+}
+
+/**
+ * T0 → the first moment t (a success's end, after the last error) from which every rolling window
+ * of successes ending at or after t has its p99 within RECOVERY_FACTOR × the warm-up p99; null when
+ * no such moment came before the window ended (or there is no warm-up p99).
+ */
+function recoveryMs(
+  successes: readonly AttemptRecord[],
+  lastError: number | null,
+  t0: number,
+  warmP99: number | null,
+  endMs: number,
+): number | null {
+  if (warmP99 === null) return null;
+  const limit = warmP99 * RECOVERY_FACTOR;
+  const ends = successes
+    .map((a) => ({ end: a.endMs ?? endMs, ms: latency(a) ?? Number.POSITIVE_INFINITY }))
+    .filter((x) => lastError === null || x.end >= lastError)
+    .sort((a, b) => a.end - b.end);
+  let candidate: number | null = null;
+  // Backwards: the earliest end from which no later window is over the limit.
+  for (let i = ends.length - 1; i >= 0; i--) {
+    const cur = ends[i] as { end: number; ms: number };
+    const window = ends
+      .filter((x) => x.end > cur.end - ROLLING_WINDOW_MS && x.end <= cur.end)
+      .map((x) => x.ms);
+    const p99 = percentile(window, 99);
+    if (p99 === null || p99 > limit) break;
+    candidate = cur.end;
+  }
+  return candidate === null ? null : Math.max(0, candidate - t0);
+}
+
+/** Successful writes missing after T0 against the warm-up rate (writes). */
+function throughputDip(
+  successes: readonly AttemptRecord[],
+  ratePerSec: number | null,
+  t0: number,
+  endMs: number,
+): number | null {
+  if (ratePerSec === null) return null;
+  const expected = (ratePerSec * (endMs - t0)) / 1000;
+  const got = successes.filter((a) => a.startMs >= t0 && a.startMs < endMs).length;
+  return Math.max(0, expected - got);
+}
+
+/** Failed and unknown attempts by class, SQLSTATE and socket code, most frequent first. */
+export function errorCounts(attempts: readonly AttemptRecord[]): ProbeErrorCount[] {
+  const byKey = new Map<string, ProbeErrorCount>();
+  for (const a of attempts) {
+    if (a.outcome === 'ok' || a.failure === null) continue;
+    const f = a.failure;
+    const cls = classifyProbeFailure(f);
+    const code = f.sqlstate === null ? f.code : null;
+    const key = `${cls}|${f.sqlstate ?? ''}|${code ?? ''}`;
+    const prev = byKey.get(key);
+    byKey.set(
+      key,
+      prev
+        ? { ...prev, count: prev.count + 1 }
+        : { class: cls, sqlstate: f.sqlstate, code, count: 1, sample: f.message.slice(0, 300) },
+    );
+  }
+  return [...byKey.values()].sort((a, b) => b.count - a.count);
+}
+
+/**
+ * The writes reconciled against the ledger: `ledger` is how often each id was found, or null when
+ * the ledger could not be read (then nothing that needs it is known).
+ */
+export function reconcile(
+  attempts: readonly AttemptRecord[],
+  ledger: ReadonlyMap<string, number> | null,
+): LedgerCheck {
+  const acknowledged = attempts.filter((a) => a.outcome === 'ok');
+  const unknown = attempts.filter((a) => a.outcome === 'unknown');
+  const failed = attempts.filter((a) => a.outcome === 'failed').length;
+  if (ledger === null)
+    return {
+      acknowledged: acknowledged.length,
+      failed,
+      unknown: unknown.length,
+      unknownCommitted: 0,
+      unknownNotCommitted: 0,
+      acknowledgedMissing: null,
+      duplicates: null,
+      reconciled: false,
+    };
+  const committed = unknown.filter((a) => (ledger.get(a.id) ?? 0) > 0).length;
+  const ids = new Set(attempts.map((a) => a.id));
+  return {
+    acknowledged: acknowledged.length,
+    failed,
+    unknown: unknown.length,
+    unknownCommitted: committed,
+    unknownNotCommitted: unknown.length - committed,
+    acknowledgedMissing: acknowledged.filter((a) => (ledger.get(a.id) ?? 0) === 0).length,
+    duplicates: [...ledger].filter(([id, n]) => ids.has(id) && n > 1).length,
+    reconciled: true,
+  };
+}
+
+/** Attempts a failed write was said to fail for, but that the ledger holds (should be none). */
+export function failedButCommitted(
+  attempts: readonly AttemptRecord[],
+  ledger: ReadonlyMap<string, number>,
+): number {
+  return attempts.filter((a) => a.outcome === 'failed' && (ledger.get(a.id) ?? 0) > 0).length;
+}
+
+/** The timeline a step records: times from T0 (or from the first slot, when T0 never came). */
+export function timeline(attempts: readonly AttemptRecord[], w: FigureWindow): ProbeAttempt[] {
+  const origin = w.t0Ms ?? w.warmupStartMs;
+  return [...attempts]
+    .sort((a, b) => a.startMs - b.startMs)
+    .map((a): ProbeAttempt => [
+      round1(a.startMs - origin),
+      a.endMs === null ? null : round2(a.endMs - a.startMs),
+      a.outcome === 'ok' ? 'ok' : a.failure ? classifyProbeFailure(a.failure) : a.outcome,
+      a.server,
+    ]);
+}
+
+/** Interval jitter (how late attempts started after their slot): p50, p99, max. */
+export function jitter(attempts: readonly AttemptRecord[]): {
+  p50Ms: number | null;
+  p99Ms: number | null;
+  maxMs: number | null;
+} {
+  const late = attempts.map((a) => Math.max(0, a.startMs - a.scheduledMs));
+  return {
+    p50Ms: round(percentile(late, 50)),
+    p99Ms: round(percentile(late, 99)),
+    maxMs: late.length > 0 ? round(Math.max(...late)) : null,
+  };
+}
+
+/** Events on the attempts' clock, as ms from T0. */
+export function eventsFromT0(
+  events: ReadonlyArray<Omit<DisruptionEvent, 'atMs'> & { readonly atClockMs: number }>,
+  t0Ms: number | null,
+): DisruptionEvent[] {
+  const origin = t0Ms ?? 0;
+  // In time order: events placed from someone else's clock (RDS) arrive after the fact.
+  return [...events]
+    .sort((a, b) => a.atClockMs - b.atClockMs)
+    .map(({ atClockMs, ...e }) => ({ ...e, atMs: round1(atClockMs - origin) }));
+}
+
+/** Server addresses the writes reached, in order of first appearance. */
+export function serversOf(attempts: readonly AttemptRecord[]): string[] {
+  const out: string[] = [];
+  for (const a of [...attempts].sort((x, y) => x.startMs - y.startMs))
+    if (a.server !== null && !out.includes(a.server)) out.push(a.server);
+  return out;
+}
+
+function round(v: number | null): number | null {
+  return v === null ? null : Math.round(v * 100) / 100;
+}
+function round1(v: number): number {
+  return Math.round(v * 10) / 10;
+}
+function round2(v: number): number {
+  return Math.round(v * 100) / 100;
+}

@@ -1,0 +1,340 @@
+/**
+ * DISRUPT: what happens to the clients' connections when the database or the pooler goes away — a
+ * restart, a backend kill, a planned pause, a pooler's rolling restart, a failover — direct vs
+ * through a pool, per client, with error and stall windows and a durability check (issue 22).
+ *
+ * Each scenario is a disruption probe (lib/suite/disruption.ts): probe clients on every selected
+ * target, in both connect modes (a persistent connection that reconnects; a connection per write),
+ * write into a ledger every interval; the disruption comes at T0 after the warm-up, and the clients
+ * keep writing through the recovery window. Every step of a repetition sees the same disruption.
+ *
+ * Verdicts (lib/suite/disruption-verdict.ts), by what the target can do:
+ * - hard, every scenario: no acknowledged write is missing from the ledger afterwards;
+ * - expected (held/broke): direct clients see errors through a restart, a backend kill or a
+ *   failover; PAUSE/RESUME around a server restart gives a stall and no error through the pool;
+ *   a pooler whose old process stops listening (PgBouncer ≥ 1.23) restarts without an error; the
+ *   database's clients are untouched by a pooler restart;
+ * - informational, the figures are the result: how a pool fares against direct (RDS Proxy's error
+ *   window vs direct's; PgBouncer's recovery vs `server_login_retry`, 15 s by default), idle
+ *   proxy connections surviving a failover, stalls that replace errors.
+ * Sources are in each rule's `published`; docs/disruptions.md explains each figure.
+ */
+import type { DisruptionAction, DisruptionProbe, ShutdownMode } from '../disruption';
+import type { ExpectationRule, Experiment, Scenario } from '../scenario';
+import type { TargetMatch } from '../targets';
+import {
+  DIRECT,
+  MANAGED_POOL,
+  SELECT_1,
+  SELF_HOSTED_TRANSACTION_POOL,
+  SESSION_POOL,
+  UNPOOLED,
+} from './common';
+
+const SOURCES = {
+  shutdown:
+    'PostgreSQL docs, "Shutting Down the Server": fast shutdown (SIGINT) and immediate (SIGQUIT) end every session (SQLSTATE 57P01) and refuse connections until the server is up again (57P03 while it starts)',
+  terminate:
+    'PostgreSQL docs, pg_terminate_backend: the session ends with 57P01 "terminating connection due to administrator command"',
+  auroraProbe:
+    'a 1 s psycopg2 probe saw 10–16 s outages through an Aurora PostgreSQL failover, connecting direct',
+  proxyHang:
+    'a 1 s probe through RDS Proxy during an RDS Multi-AZ change saw the errors turn into a ~32 s hang ("the proxy conceals downtime behind a longer timeout")',
+  proxyDocs:
+    'AWS, RDS Proxy docs: the proxy keeps idle client connections open through a failover and shortens client recovery by up to 79 % (Aurora MySQL) and 32 % (RDS MySQL); no PostgreSQL figure is published',
+  pause:
+    'PgBouncer docs (usage.md), PAUSE/RESUME: PAUSE waits for server connections to be released and closes them, clients wait instead of failing until RESUME — the planned-maintenance recipe',
+  loginRetry:
+    'PgBouncer docs (config.md): server_login_retry (default 15 s) — after a failed login to the server the pool waits this long before trying again',
+  rolling:
+    'PgBouncer changelog 1.23.0 (pgbouncer/pgbouncer#902): SIGTERM became a "super safe shutdown" that stops listening and waits for clients, which "allows rolling restarts of multiple PgBouncer processes … listening on the same port using so_reuseport"; before 1.23 the safe shutdown (SIGINT) kept listening',
+  aws: 'AWS resilience guidance (guidance for resilient applications with Aurora and RDS Proxy) probes at 20 requests/s and counts failed requests, to the second',
+} as const;
+
+/** Every target the lab has that takes writes, pools first where a pool is the point. */
+const ALL_WRITE_TARGETS: readonly TargetMatch[] = [
+  DIRECT,
+  MANAGED_POOL,
+  SELF_HOSTED_TRANSACTION_POOL,
+  SESSION_POOL,
+];
+
+const NOTHING_LOST_NOTE = 'hard, in every disruption: no acknowledged write may be missing from the ledger';
+
+/** A disruption scenario with the probe's timing; `seconds`: warm-up and recovery window. */
+function disruption(input: {
+  readonly name: string;
+  readonly title: string;
+  readonly finding: string;
+  readonly action: DisruptionAction;
+  readonly shutdown?: ShutdownMode;
+  readonly targets: readonly TargetMatch[];
+  readonly expectations: readonly ExpectationRule[];
+  readonly warmupSec: number;
+  readonly recoverySec: number;
+  readonly repetitions: number;
+  readonly intervalMs?: number;
+  readonly attemptTimeoutMs?: number;
+  readonly clients?: number;
+  readonly note?: string;
+}): Scenario {
+  const probe: DisruptionProbe = {
+    kind: 'disruption',
+    disruption: { action: input.action, shutdown: input.shutdown ?? null },
+    intervalMs: input.intervalMs ?? 100,
+    warmupSec: input.warmupSec,
+    recoverySec: input.recoverySec,
+    attemptTimeoutMs: input.attemptTimeoutMs ?? 2000,
+  };
+  return {
+    name: input.name,
+    experiment: 'DISRUPT',
+    title: input.title,
+    finding: input.finding,
+    // The probe writes; pgbench's script is not run (no background load in these scenarios).
+    script: SELECT_1,
+    protocols: ['extended'],
+    connects: ['persistent', 'per-transaction'],
+    clients: [input.clients ?? 2],
+    jobs: 1,
+    durationSec: input.warmupSec + input.recoverySec,
+    scale: 1,
+    initFlags: [],
+    repetitions: input.repetitions,
+    targets: input.targets,
+    serverStops: 'measured',
+    probe,
+    expectations: input.expectations,
+    ...(input.note ? { note: input.note } : {}),
+  };
+}
+
+const POOLED_INFORMATIONAL: ExpectationRule = {
+  when: { target: { pooled: true } },
+  outcome: 'any',
+  published: `${SOURCES.proxyDocs}; ${SOURCES.loginRetry}`,
+  note: `informational: what a client of the pool lived through, beside direct's (${NOTHING_LOST_NOTE})`,
+};
+
+const DIRECT_SEES_RESTART: ExpectationRule = {
+  when: { target: UNPOOLED, connects: ['persistent'] },
+  outcome: 'errors',
+  published: SOURCES.shutdown,
+  note: 'a direct persistent client loses its session: its next write fails',
+};
+
+/**
+ * A direct client that connects for each write only sees a local outage that lasts longer than the
+ * gap between two of its writes: a fast restart on a quiet machine is over in ≈ 0.1 s, the probe's
+ * interval (measured: 130 of 130 writes acknowledged in one repetition, errors in the others). So
+ * locally its figures are the result; in the cloud (outages of seconds) it is judged.
+ */
+const DIRECT_PER_WRITE_LOCAL: ExpectationRule = {
+  when: { target: UNPOOLED, connects: ['per-transaction'] },
+  outcome: 'any',
+  published: SOURCES.shutdown,
+  note: 'informational: an outage shorter than the gap between two writes falls between them (nothing to see is not a failure)',
+};
+
+/** Local timing: a 2-core machine runs the whole `disruption` suite in about 3 minutes. */
+const LOCAL = { warmupSec: 1.5, recoverySec: 5, repetitions: 3 } as const;
+/** Local events that are over in well under a second (a kill, a pooler restart) need a shorter window. */
+const LOCAL_SHORT = { ...LOCAL, recoverySec: 4 } as const;
+/** Crash recovery after an immediate shutdown took 4–6 s on a loaded 2-core machine. */
+const LOCAL_LONG = { ...LOCAL, recoverySec: 9 } as const;
+
+function restart(shutdown: ShutdownMode): Scenario {
+  return disruption({
+    name: `disrupt-restart-${shutdown}`,
+    title: `PostgreSQL restart (${shutdown} shutdown) under probe clients`,
+    finding:
+      shutdown === 'fast'
+        ? 'A fast restart ends every session and refuses connections until the server is up: direct clients see errors; a pooler may turn them into a wait or pass them on.'
+        : 'An immediate restart (as a crash) adds crash recovery to the outage; nothing acknowledged may be lost.',
+    action: 'postgres-restart',
+    shutdown,
+    targets: ALL_WRITE_TARGETS,
+    expectations: [DIRECT_SEES_RESTART, DIRECT_PER_WRITE_LOCAL, POOLED_INFORMATIONAL],
+    ...(shutdown === 'immediate' ? LOCAL_LONG : LOCAL),
+  });
+}
+
+const BACKEND_TERMINATE = disruption({
+  name: 'disrupt-terminate',
+  title: 'pg_terminate_backend of every client backend',
+  finding:
+    'Killing the server sessions drops a direct persistent client (57P01); a transaction pool replaces an idle server connection before its client notices.',
+  action: 'backend-terminate',
+  targets: ALL_WRITE_TARGETS,
+  expectations: [
+    {
+      when: { target: UNPOOLED, connects: ['persistent'] },
+      outcome: 'errors',
+      errorClasses: ['server-stopped'],
+      published: SOURCES.terminate,
+    },
+    {
+      when: { target: UNPOOLED },
+      outcome: 'any',
+      note: 'a client that connects for each write holds a session only for milliseconds: it is rarely caught',
+    },
+    POOLED_INFORMATIONAL,
+  ],
+  ...LOCAL_SHORT,
+});
+
+const POOLER_PAUSE = disruption({
+  name: 'disrupt-pause',
+  title: 'PAUSE, restart PostgreSQL, RESUME (planned maintenance through the pooler)',
+  finding:
+    "Around PAUSE/RESUME a server restart is a stall for the pool's clients, not an error; direct clients (the control) see the restart.",
+  action: 'pooler-pause',
+  targets: [DIRECT, SELF_HOSTED_TRANSACTION_POOL],
+  expectations: [
+    DIRECT_SEES_RESTART,
+    DIRECT_PER_WRITE_LOCAL,
+    {
+      when: { target: SELF_HOSTED_TRANSACTION_POOL },
+      outcome: 'succeeds',
+      published: SOURCES.pause,
+      note: 'a stall, no error',
+    },
+  ],
+  ...LOCAL,
+});
+
+const POOLER_RESTART = disruption({
+  name: 'disrupt-pooler-restart',
+  title: 'Rolling restart of the pooler (so_reuseport: new process, old one retired)',
+  finding:
+    'A new process on the port and the old one retired with the signal its version documents: since PgBouncer 1.23 no client sees an error; before, the old process keeps listening while it shuts down.',
+  action: 'pooler-restart',
+  targets: [DIRECT, SELF_HOSTED_TRANSACTION_POOL, SESSION_POOL],
+  expectations: [
+    { when: { target: UNPOOLED }, outcome: 'succeeds', note: 'control: the server is not touched' },
+    {
+      when: { target: { pooled: true, managed: false, rollingRestart: ['stops-listening'] } },
+      outcome: 'succeeds',
+      published: SOURCES.rolling,
+      note: 'the old process stops listening and keeps its clients until they leave: no refused connection, no error',
+    },
+    {
+      when: { target: { pooled: true, managed: false } },
+      outcome: 'any',
+      published: SOURCES.rolling,
+      note: 'before 1.23 (or version unknown) the safe shutdown keeps listening: what clients see is measured, not predicted',
+    },
+  ],
+  ...LOCAL_SHORT,
+});
+
+const PRIMARY_FAILOVER = disruption({
+  name: 'disrupt-failover',
+  title: 'Primary stopped, streaming standby promoted, pooler re-pointed',
+  finding:
+    'Direct clients (libpq multi-host, target_session_attrs=read-write) see errors until the standby is promoted; the pooler passes errors on until it is re-pointed; nothing acknowledged is lost.',
+  action: 'primary-failover',
+  targets: ALL_WRITE_TARGETS,
+  expectations: [
+    {
+      when: { target: UNPOOLED, connects: ['persistent'] },
+      outcome: 'errors',
+      published: `${SOURCES.auroraProbe}; ${SOURCES.aws}`,
+      note: 'its session on the stopped primary is gone: refused, then read-only (25006) until the promotion',
+    },
+    DIRECT_PER_WRITE_LOCAL,
+    POOLED_INFORMATIONAL,
+  ],
+  ...LOCAL,
+  note: 'the local standby is asynchronous; the primary stops with a fast shutdown, which sends its WAL to the standby before it exits',
+});
+
+/** The local disruption suite: every local disruption, 3 repetitions each. */
+export const LOCAL_DISRUPTIONS: readonly Scenario[] = [
+  restart('fast'),
+  restart('immediate'),
+  BACKEND_TERMINATE,
+  POOLER_PAUSE,
+  POOLER_RESTART,
+  PRIMARY_FAILOVER,
+];
+
+/** Cloud timing: failovers take tens of seconds; the window must see the clients back. */
+const CLOUD = {
+  warmupSec: 20,
+  recoverySec: 120,
+  repetitions: 3,
+  intervalMs: 100,
+  attemptTimeoutMs: 5000,
+} as const;
+
+const CLOUD_FAILOVER_RULES: readonly ExpectationRule[] = [
+  {
+    when: { target: UNPOOLED },
+    outcome: 'errors',
+    published: `${SOURCES.auroraProbe}; ${SOURCES.aws}`,
+  },
+  {
+    when: { target: MANAGED_POOL },
+    outcome: 'any',
+    published: `${SOURCES.proxyDocs}; ${SOURCES.proxyHang}`,
+    note: "informational: RDS Proxy's error and stall windows beside direct's",
+  },
+  POOLED_INFORMATIONAL,
+];
+
+/** The cloud `failover` suite: the lab's own database failed over or rebooted, every target probed. */
+export const CLOUD_DISRUPTIONS: readonly Scenario[] = [
+  disruption({
+    name: 'failover-aurora',
+    title: 'Aurora failover (FailoverDBCluster to the reader)',
+    finding:
+      'The writer moves to the reader: how long each client is refused, stalled or read-only, and whether anything acknowledged is lost.',
+    action: 'aurora-failover',
+    targets: ALL_WRITE_TARGETS,
+    expectations: CLOUD_FAILOVER_RULES,
+    ...CLOUD,
+  }),
+  disruption({
+    name: 'failover-rds',
+    title: 'RDS Multi-AZ failover (RebootDBInstance with ForceFailover)',
+    finding:
+      "The standby in the other zone takes over: each client's error and stall windows, direct vs RDS Proxy vs PgBouncer.",
+    action: 'rds-reboot-failover',
+    targets: ALL_WRITE_TARGETS,
+    expectations: CLOUD_FAILOVER_RULES,
+    ...CLOUD,
+  }),
+  disruption({
+    name: 'reboot-rds',
+    title: 'RDS reboot without failover (RebootDBInstance)',
+    finding: 'A reboot in place: every client is refused until the instance is back.',
+    action: 'rds-reboot',
+    targets: ALL_WRITE_TARGETS,
+    expectations: CLOUD_FAILOVER_RULES,
+    ...CLOUD,
+  }),
+  disruption({
+    name: 'pooler-restart-cloud',
+    title: "Rolling restart of the lab's PgBouncers",
+    finding: 'The pooler host restarts its processes one by one; the database is not touched.',
+    action: 'pooler-restart',
+    targets: [DIRECT, SELF_HOSTED_TRANSACTION_POOL, SESSION_POOL],
+    expectations: POOLER_RESTART.expectations,
+    warmupSec: 10,
+    recoverySec: 30,
+    repetitions: 3,
+  }),
+];
+
+export const DISRUPT_EXPERIMENT: Experiment = {
+  id: 'DISRUPT',
+  // proxylab's own measurement: each expectation cites its source (SOURCES above) in `published`
+  source: null,
+  suite: {
+    name: 'failover',
+    description:
+      'Cloud disruptions (≈ 8–10 min per disruption × 3 repetitions): Aurora failover, RDS Multi-AZ failover, RDS reboot — each only where the lab can undergo it; the pooler rolling restart is recorded not available on a lab for now (docs/disruptions.md).',
+    scenarios: CLOUD_DISRUPTIONS,
+  },
+};

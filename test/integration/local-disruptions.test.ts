@@ -1,0 +1,239 @@
+/**
+ * Every local disruption, for real (restarts, kills, PAUSE/RESUME, a rolling restart, a promoted
+ * standby), through the engine and the node-postgres probe, on a throwaway stack per PgBouncer
+ * version the kit meets: Debian's 1.18 and 1.25.2. Each version's stack runs the `disruption`
+ * suite's scenarios once (one repetition, short windows) in one test; the two run side by side.
+ * Asserted: what each disruption really did (its events, in order), what direct clients saw, what
+ * the pool's clients saw where the sources say (PAUSE: no error; a ≥ 1.23 rolling restart: no
+ * error), that nothing acknowledged was lost, and that the stack is whole afterwards (the watch saw
+ * no failure; PostgreSQL is the primary on its port again; PgBouncer points at it).
+ */
+import { expect } from '@jest/globals';
+import { systemClock } from '../../lib/engine/ports';
+import { runSuite } from '../../lib/engine/run-suite';
+import { disruptionProbeRunner } from '../../lib/exec/disruption-probe';
+import { pgConnector } from '../../lib/exec/pg-probe';
+import { psqlQueryOne } from '../../lib/exec/psql';
+import { findBinaries } from '../../lib/local/binaries';
+import { localDisruptionWorld } from '../../lib/local/disruptions';
+import { FileSystemSink } from '../../lib/local/fs-sink';
+import { startLocalStack, type LocalStack } from '../../lib/local/stack';
+import type { Suite } from '../../lib/suite/catalog';
+import type { DisruptionResult } from '../../lib/suite/disruption';
+import { expandSuite } from '../../lib/suite/expand';
+import { LOCAL_DISRUPTIONS } from '../../lib/suite/experiments/disruptions';
+import type { StepRecord } from '../../lib/suite/types';
+import { pgbouncer118, pgbouncer125 } from '../helpers/pgbouncer-versions';
+import { scratchDir } from '../helpers/scratch';
+
+const FILE = 'test/integration/local-disruptions.test.ts';
+
+/** The local suite, one repetition, shorter windows (the immediate restart keeps room for crash recovery). */
+const SUITE: Suite = {
+  name: 'disruption',
+  description: 'test',
+  scenarios: LOCAL_DISRUPTIONS.map((s) => ({
+    ...s,
+    repetitions: 1,
+    probe:
+      s.probe?.kind === 'disruption'
+        ? {
+            ...s.probe,
+            warmupSec: 1,
+            // crash recovery, and a pool's way back after a failover (server_login_retry 2 s), need longer
+            recoverySec:
+              s.probe.disruption.shutdown === 'immediate'
+                ? 8
+                : s.probe.disruption.action === 'primary-failover'
+                  ? 6
+                  : 4,
+          }
+        : s.probe,
+  })),
+};
+
+const stacks = new Map<string, LocalStack>();
+
+beforeAll(async () => {
+  const base = findBinaries({ install: false });
+  const versions: Array<[string, string]> = [
+    ['1.18.0', pgbouncer118(FILE)],
+    ['1.25.2', pgbouncer125(FILE)],
+  ];
+  await Promise.all(
+    versions.map(async ([version, bin]) => {
+      const stack = await startLocalStack({
+        install: false,
+        reapOrphans: false,
+        bins: { ...base, pgbouncer: bin, poolerVersion: version },
+      });
+      stacks.set(version, stack);
+    }),
+  );
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([...stacks.values()].map((s) => s.stop()));
+});
+
+function probeOf(r: StepRecord | undefined): DisruptionResult {
+  const p = r?.probe;
+  if (p?.kind !== 'disruption')
+    throw new Error(`no disruption result in ${r?.stepId ?? 'a missing step'}: ${r?.note ?? ''}`);
+  return p;
+}
+
+test.concurrent.each([['1.18.0'], ['1.25.2']])(
+  'PgBouncer %s: every local disruption for real, nothing acknowledged lost, the stack whole afterwards',
+  async (version) => {
+    // GIVEN a stack of that version and the suite planned against it
+    const stack = stacks.get(version) as LocalStack;
+    const pid0 = stack.postgres.pid;
+    const pgbPid0 = stack.pgbouncer.pid;
+    const steps = expandSuite(
+      SUITE,
+      stack.targets.map((t) => ({
+        ref: t.ref,
+        ...(t.descriptor ? { descriptor: t.descriptor } : {}),
+        maxConnections: stack.postgres.maxConnections,
+        poolSize: t.descriptor?.capabilities.pooled ? stack.pgbouncer.totalPoolSize() : null,
+      })),
+    );
+    // WHEN the engine runs it with the real probe and the real disruptions
+    const result = await runSuite({
+      runId: `disrupt-${version}`,
+      suite: SUITE,
+      steps,
+      targets: stack.targets,
+      executor: stack.executor,
+      pool: stack.pool,
+      sink: new FileSystemSink(scratchDir('proxylab-disruptions-')),
+      clock: systemClock,
+      mode: 'local',
+      environment: stack.environment,
+      settings: stack.settings,
+      infrastructure: stack.infrastructure,
+      probes: {
+        disruption: disruptionProbeRunner({ world: localDisruptionWorld(stack), connector: pgConnector }),
+      },
+    });
+    const rec = (
+      scenario: string,
+      target: string,
+      mode: 'persistent' | 'per-transaction',
+    ): DisruptionResult =>
+      probeOf(
+        result.records.find(
+          (r) => r.scenario === scenario && r.target.name === target && r.params.connect === mode,
+        ),
+      );
+    const events = (scenario: string): string[] =>
+      rec(scenario, 'direct', 'persistent').events.map((e) => e.name);
+
+    // THEN the run completed, every step measured, and nothing acknowledged was lost anywhere
+    expect({ status: result.manifest.status, error: result.manifest.error }).toEqual({
+      status: 'completed',
+      error: undefined,
+    });
+    expect(result.records.every((r) => r.status === 'completed')).toBe(true);
+    for (const r of result.records) {
+      const w = probeOf(r).writes;
+      expect({
+        step: r.stepId,
+        lost: w.acknowledgedMissing,
+        reconciled: w.reconciled,
+        acked: w.acknowledged > 0,
+      }).toEqual({
+        step: r.stepId,
+        lost: 0,
+        reconciled: true,
+        acked: true,
+      });
+    }
+
+    // a fast restart: stopped, down, started, up — and direct clients saw it
+    expect(events('disrupt-restart-fast')).toEqual([
+      'stop-issued',
+      'server-down',
+      'start-issued',
+      'server-up',
+    ]);
+    for (const mode of ['persistent', 'per-transaction'] as const) {
+      const direct = rec('disrupt-restart-fast', 'direct', mode);
+      expect(direct.errors.map((e) => e.class)).toEqual(
+        expect.arrayContaining([expect.stringMatching(/server-stopped|connection-failed/)]),
+      );
+      expect(direct.figures.recovered).toBe(true);
+    }
+    // an immediate restart: crash recovery, then up again
+    expect(events('disrupt-restart-immediate')).toEqual([
+      'stop-issued',
+      'server-down',
+      'start-issued',
+      'server-up',
+    ]);
+    expect(
+      rec('disrupt-restart-immediate', 'direct', 'persistent').figures.timeToFirstErrorMs,
+    ).not.toBeNull();
+    expect(stack.postgres.pid).not.toBe(pid0);
+
+    // pg_terminate_backend: a direct persistent client loses its session with 57P01
+    expect(rec('disrupt-terminate', 'direct', 'persistent').errors.map((e) => e.sqlstate)).toContain('57P01');
+
+    // PAUSE, restart, RESUME: the transaction pool's clients see no error; direct ones do
+    expect(events('disrupt-pause')).toEqual([
+      'pause-issued',
+      'paused',
+      'stop-issued',
+      'server-down',
+      'start-issued',
+      'server-up',
+      'resume-issued',
+      'resumed',
+    ]);
+    for (const mode of ['persistent', 'per-transaction'] as const) {
+      expect(rec('disrupt-pause', 'pgbouncer-transaction', mode).errors).toEqual([]);
+      expect(rec('disrupt-pause', 'direct', mode).errors.length).toBeGreaterThan(0);
+    }
+
+    // a rolling restart: the old process retired with the signal its version documents
+    const roll = rec('disrupt-pooler-restart', 'pgbouncer-transaction', 'per-transaction');
+    const signalled = roll.events.find((e) => e.name === 'old-process-signalled')?.detail ?? '';
+    expect(signalled).toMatch(version === '1.25.2' ? /sent SIGTERM/ : /sent SIGINT/);
+    expect(rec('disrupt-pooler-restart', 'direct', 'persistent').errors).toEqual([]);
+    if (version === '1.25.2') {
+      // since 1.23 the old process stops listening and keeps its clients: no client sees an error
+      for (const target of ['pgbouncer-transaction', 'pgbouncer-session'])
+        for (const mode of ['persistent', 'per-transaction'] as const)
+          expect({ target, mode, errors: rec('disrupt-pooler-restart', target, mode).errors }).toEqual({
+            target,
+            mode,
+            errors: [],
+          });
+    }
+    // and the pooler is back on its own files: its admin console answers where it did
+    expect(stack.pgbouncer.pid).not.toBe(pgbPid0);
+    expect((await psqlQueryOne(stack.pgbouncer.admin(), 'SHOW VERSION')).length).toBe(1);
+
+    // a failover: stopped, promoted, re-pointed; direct clients reached the new primary (read-only meanwhile)
+    expect(events('disrupt-failover')).toEqual([
+      'stop-issued',
+      'server-down',
+      'promote-issued',
+      'promote-finished',
+      'pooler-repointed',
+    ]);
+    const failover = rec('disrupt-failover', 'direct', 'persistent');
+    expect(failover.errors.length).toBeGreaterThan(0);
+    expect(failover.figures.recovered).toBe(true);
+    for (const target of ['pgbouncer-transaction', 'pgbouncer-session'])
+      expect(rec('disrupt-failover', target, 'persistent').figures.recovered).toBe(true);
+
+    // the stack is whole: no failure seen, PostgreSQL the primary on its port, PgBouncer pointing at it
+    expect(stack.infrastructure.failure()).toBeNull();
+    const [row] = await psqlQueryOne(stack.postgres.superuserTarget(), 'SELECT pg_is_in_recovery() AS r');
+    expect(row?.r).toBe('f');
+    expect(stack.pgbouncer.serverPort()).toBe(stack.postgres.port);
+  },
+  240_000,
+);

@@ -1,0 +1,77 @@
+/**
+ * Which AWS disruptions a lab's suites inject (lib/config/disruptions.ts): what the stack grants the
+ * runner role and what `proxylab run` announces.
+ */
+import { expect } from '@jest/globals';
+import {
+  checkDisruptionGrants,
+  cloudDisruptionsOf,
+  disruptionNotice,
+  DISRUPTION_WORDS,
+} from '../../lib/config/disruptions';
+import { DISRUPTION_ACTIONS } from '../../lib/suite/disruption';
+
+describe('cloudDisruptionsOf', () => {
+  test.each([
+    ['failover suite on Aurora', ['failover'], 'aurora-postgresql', ['aurora-failover']],
+    ['failover suite on RDS for PostgreSQL', ['failover'], 'postgres', ['rds-reboot-failover', 'rds-reboot']],
+    [
+      'twice the same suite: each action once',
+      ['failover', 'failover'],
+      'postgres',
+      ['rds-reboot-failover', 'rds-reboot'],
+    ],
+    ['the local disruption suite calls no AWS API', ['disruption'], 'aurora-postgresql', []],
+    ['pgbench suites', ['quick', 'e1'], 'postgres', []],
+    ['an unknown suite name is ignored (validate reports it)', ['nope'], 'postgres', []],
+  ] as const)('%s', (_what, suites, engine, expected) => {
+    expect(cloudDisruptionsOf(suites, engine)).toEqual(expected);
+  });
+
+  test('every disruption has words for `proxylab run`', () => {
+    for (const a of DISRUPTION_ACTIONS) expect(DISRUPTION_WORDS[a]).toMatch(/\w/);
+  });
+});
+
+describe('what `proxylab run` says and refuses before it starts', () => {
+  const AURORA = {
+    engine: 'aurora-postgresql',
+    clusterId: 'proxylab-failover-aurora-cluster',
+    instanceIds: ['writer-1', 'reader-1'],
+  } as const;
+  const RDS = { engine: 'postgres', clusterId: null, instanceIds: ['db-1'] } as const;
+
+  test('the failover suite on Aurora: the failover on the cluster; the RDS reboots and the pooler restart not injected', () => {
+    expect(disruptionNotice('failover', AURORA)).toEqual([
+      '  failover-aurora: fail the Aurora cluster over to a reader (FailoverDBCluster) on cluster proxylab-failover-aurora-cluster (instances writer-1, reader-1), 3 time(s), each after a 20 s warm-up, probed for 120 s',
+      "  failover-rds: not for this lab's engine (recorded not available)",
+      "  reboot-rds: not for this lab's engine (recorded not available)",
+      '  pooler-restart-cloud: restart the pooler process by process — not injected on a lab (recorded not available)',
+    ]);
+  });
+
+  test('the failover suite on RDS for PostgreSQL: the Multi-AZ failover and the reboot on its instance', () => {
+    const lines = disruptionNotice('failover', RDS);
+    expect(lines[1]).toMatch(
+      /^ {2}failover-rds: reboot the RDS instance with a Multi-AZ failover .* on instance db-1, 3 time/,
+    );
+    expect(lines[2]).toMatch(
+      /^ {2}reboot-rds: reboot the RDS instance in place \(RebootDBInstance\) on instance db-1/,
+    );
+  });
+
+  test('a pgbench suite disrupts nothing', () => {
+    expect(disruptionNotice('quick', AURORA)).toEqual([]);
+  });
+
+  test('a suite whose disruptions the runner role was not granted is refused, naming the lab field', () => {
+    expect(() => checkDisruptionGrants('failover', ['quick'], 'aurora-postgresql', 'labs/x.json')).toThrow(
+      /suite failover injects aurora-failover, which the runners of this lab may not: .*\(labs\/x\.json: suites \["quick"\]\)\. Add "failover" to suites, deploy again/,
+    );
+    expect(() =>
+      checkDisruptionGrants('failover', ['failover'], 'aurora-postgresql', 'labs/x.json'),
+    ).not.toThrow();
+    // the local disruption suite and pgbench suites need no grant
+    expect(() => checkDisruptionGrants('quick', [], 'postgres', 'labs/x.json')).not.toThrow();
+  });
+});
