@@ -10,6 +10,7 @@ import type { RunnerPlacement } from '../config';
 import type { PoolerRelease } from '../poolers/driver';
 import type { PoolerHostConfig } from '../poolers/host-config';
 import { poolerUserDataCommands } from './pooler-user-data';
+import { poolerDriver } from '../poolers/registry';
 import { DEFAULTS } from '../config/defaults';
 import { logicalIdOf } from './metrics-collector';
 import { SPOT_REQUEST_TAG, SpotRequestCanceller } from './spot-request-canceller';
@@ -215,6 +216,7 @@ export class RunnerFleet extends Construct {
   readonly spotRequests: SpotRequestCanceller | null;
   private hasRunnerSoftware = false;
   private poolerName: string | null = null;
+  private poolerBootMinutes = 20;
 
   constructor(scope: Construct, id: string, props: RunnerFleetProps) {
     super(scope, id);
@@ -258,7 +260,12 @@ export class RunnerFleet extends Construct {
     this.userData = ec2.UserData.forLinux({ shebang: '#!/bin/bash' });
     this.userData.addCommands(...baseUserDataCommands());
     if (props.runnerSoftware) this.addRunnerSoftware(props.runnerSoftware);
-    const bootTimeout = props.bootTimeout ?? Duration.minutes(20);
+    // A pooler on the runners (addPooler, after this) may build for longer than 20 minutes (PgDoorman:
+    // its driver's host.bootMinutes): the timeout is read when the template is rendered.
+    const bootTimeout = Lazy.string({
+      produce: () =>
+        (props.bootTimeout ?? Duration.minutes(Math.max(20, this.poolerBootMinutes))).toIsoString(),
+    });
 
     const placementGroup =
       props.placement && props.placement !== 'any'
@@ -342,7 +349,7 @@ export class RunnerFleet extends Construct {
         Lazy.string({ produce: () => this.userData.render().replace(/^#!\/bin\/bash\n/, '') }),
       );
       instance.instance.cfnOptions.creationPolicy = {
-        resourceSignal: { count: 1, timeout: bootTimeout.toIsoString() },
+        resourceSignal: { count: 1, timeout: bootTimeout },
       };
       Validations.of(instance).acknowledge({
         id: 'AwsSolutions-EC28',
@@ -403,6 +410,7 @@ export class RunnerFleet extends Construct {
         `${this.node.path}: pooler ${this.poolerName} already runs on the runners; ${config.name} would need the same ports`,
       );
     this.poolerName = config.name;
+    this.poolerBootMinutes = poolerDriver(release.product).host.bootMinutes ?? 20;
     this.userData.addCommands(...poolerUserDataCommands(release, config));
     adminSecret.grantRead(this.role);
   }

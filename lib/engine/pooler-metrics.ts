@@ -10,7 +10,9 @@
  * before the per-second rate. A poll in which any process did not answer records nothing for the
  * pools (a partial sum would read as a drop, and the next full one as a burst) and counts as failed.
  * CPU is kept PER PROCESS: `process_cpu_percent` {pooler, process}, percent of one core — a
- * single-threaded PgBouncer process is saturated at 100 whatever the host's core count.
+ * single-threaded PgBouncer process is saturated at 100 whatever the host's core count; a
+ * multithreaded one (PgDoorman) at 100 × its worker threads (the snapshot's coresPerProcess), and
+ * its threads get `thread_cpu_percent` {pooler, process, thread} series too.
  */
 import { busiestWindowMean, type SampledInterval } from '../core/stats';
 import type { AdminRow, PoolSample, PoolerDriver } from '../poolers/driver';
@@ -33,10 +35,21 @@ export interface PoolerAdminPort {
 export interface PoolerCpuSnapshot {
   readonly at: string;
   readonly clockTicksPerSecond: number;
+  /**
+   * Cores one process can keep busy (the driver's coresPerProcess: 1 for PgBouncer, PgDoorman's
+   * worker threads). Absent: 1 (agents before multithreaded products).
+   */
+  readonly coresPerProcess?: number;
   readonly processes: ReadonlyArray<{
     readonly index: number;
     readonly pid: number;
     readonly cpuTicks: number;
+    /** Each thread's ticks (/proc/<pid>/task/<tid>/stat), for a multithreaded product; absent otherwise. */
+    readonly threads?: ReadonlyArray<{
+      readonly tid: number;
+      readonly name: string;
+      readonly cpuTicks: number;
+    }>;
   }>;
 }
 
@@ -128,6 +141,33 @@ export class SeriesAccumulator {
   }
 }
 
+/**
+ * CPU % of one core per thread between two snapshots (processes that report threads); a thread that
+ * is new, or a process whose pid changed, is skipped.
+ */
+export function threadCpuPercents(
+  before: PoolerCpuSnapshot,
+  after: PoolerCpuSnapshot,
+): Array<{ index: number; tid: number; name: string; percent: number }> {
+  const seconds = (Date.parse(after.at) - Date.parse(before.at)) / 1000;
+  if (!(seconds > 0) || !(after.clockTicksPerSecond > 0)) return [];
+  const out: Array<{ index: number; tid: number; name: string; percent: number }> = [];
+  for (const p of after.processes) {
+    const b = before.processes.find((x) => x.index === p.index && x.pid === p.pid);
+    for (const t of p.threads ?? []) {
+      const bt = b?.threads?.find((x) => x.tid === t.tid);
+      if (!bt || t.cpuTicks < bt.cpuTicks) continue;
+      out.push({
+        index: p.index,
+        tid: t.tid,
+        name: t.name,
+        percent: ((t.cpuTicks - bt.cpuTicks) / after.clockTicksPerSecond / seconds) * 100,
+      });
+    }
+  }
+  return out;
+}
+
 /** CPU % of one core per process between two snapshots; a process whose pid changed is skipped. */
 export function processCpuPercents(
   before: PoolerCpuSnapshot,
@@ -214,9 +254,11 @@ export class PoolerMetrics {
     if (this.lastCpu) {
       const fromMs = Date.parse(this.lastCpu.at);
       const toMs = Date.parse(snap.at);
+      // saturation is judged per core a process can use (a multithreaded process: its worker threads)
+      const cores = Math.max(1, snap.coresPerProcess ?? 1);
       for (const p of processCpuPercents(this.lastCpu, snap)) {
         const list = this.cpuIntervals.get(p.index) ?? [];
-        list.push({ fromMs, toMs, value: p.percent });
+        list.push({ fromMs, toMs, value: p.percent / cores });
         this.cpuIntervals.set(p.index, list);
         this.cpuCoveredToMs = toMs;
         this.acc.push(
@@ -229,6 +271,16 @@ export class PoolerMetrics {
           p.percent,
         );
       }
+      for (const t of threadCpuPercents(this.lastCpu, snap))
+        this.acc.push(
+          this.opts.product,
+          'thread_cpu_percent',
+          'value',
+          'percent',
+          { pooler: this.opts.pooler, process: String(t.index), thread: `${t.name}-${t.tid}` },
+          snap.at,
+          t.percent,
+        );
     }
     this.lastCpu = snap;
   }
@@ -250,7 +302,8 @@ export class PoolerMetrics {
   }
 
   /**
-   * The busiest process's average CPU over [start, end] (percent of one core): windowMean of its
+   * The busiest process's average CPU over [start, end] (percent of the cores it can use: one core
+   * for a single-threaded product, its worker threads for a multithreaded one): windowMean of its
    * sampled intervals (weighted by overlap; an interval mostly outside the step left out); null
    * when no interval qualifies (a step shorter than half a sampling interval: unknown, not 0).
    */

@@ -236,12 +236,14 @@ export const targetDescriptorSchema = z.object({
   settings: z.object({
     maxPreparedStatements: nullableNum,
     processes: z.number().int().positive().optional(),
+    workerThreads: z.number().int().positive().optional(),
   }),
   capabilities: z.object({
     pooled: z.boolean(),
     multiplexes: z.boolean(),
     carriesPreparedStatements: z.enum(['yes', 'no', 'measured']),
     resizablePool: z.enum(POOL_RESIZES).nullable(),
+    fixedPoolReason: z.string().optional(),
     preparedStatementsSwitch: z
       .object({ how: z.enum(PREPARED_SWITCHES), available: z.boolean(), reason: z.string().nullable() })
       .nullable(),

@@ -61,7 +61,8 @@ export function adminConnection(p: PoolerEndpoint, i: number, admin: AdminCreden
     port,
     user: admin.username,
     dbname: poolerDriver(p.product).adminDatabase,
-    sslmode: 'prefer',
+    // PgBouncer's unix socket answers a TLS request with "no", PgDoorman's with an error (the driver says)
+    sslmode: poolerDriver(p.product).admin.relaySslmode,
     env: { PGPASSWORD: admin.password },
   };
 }
@@ -104,11 +105,22 @@ export class PoolerTarget implements Target {
     /** PgBouncer deployments splitting the % (the runners, for a pooler placed on them). */
     private readonly sharedBy = 1,
   ) {
+    const driver = poolerDriver(pooler.product);
     this.descriptor = describeTarget(ref, {
       version: probe.version,
-      maxPreparedStatements: probe.maxPreparedStatements,
+      // a console that does not report it (PgDoorman): the size the lab configured
+      maxPreparedStatements: driver.admin.probe.preparedStatementsFromConfig
+        ? probe.version === null
+          ? null
+          : pooler.maxPreparedStatements
+        : probe.maxPreparedStatements,
       placement: pooler.placement === 'dedicated' ? 'dedicated-host' : 'co-located',
       processes: pooler.processes,
+      ...(driver.capabilities(probe.version).runtimePoolResize === 'config-reload'
+        ? {
+            poolResizeUnavailable: `${driver.displayName} resizes a pool by rewriting its configuration file and RELOAD; the runners reach only its admin console`,
+          }
+        : {}),
     });
   }
 

@@ -17,6 +17,8 @@
  *   (PgBouncer's doc/config.md: 0 disables the support; the default is 200 since 1.24, and the
  *   admin console `SET max_prepared_statements = N` changes it at run time — SHOW CONFIG says
  *   `changeable: yes`; checked against 1.25.2). PgBouncer 1.18 has no such setting: `no`;
+ * - PgDoorman transaction pool: `yes` while `prepared_statements` is on (its pool-level cache of
+ *   `prepared_statements_cache_size` > 0; on by default), in every release proxylab knows;
  * - RDS Proxy: `measured` — AWS documents that it keeps multiplexing extended-protocol connections
  *   (2023-11-10) but not whether named statements survive; the run records the outcome and
  *   DatabaseConnectionsCurrentlySessionPinned, it does not predict it.
@@ -56,7 +58,7 @@ export {
 
 export type PreparedSupport = 'yes' | 'no' | 'measured';
 /** How a pool is resized at run time (the results schema's list). */
-export const POOL_RESIZES = ['rds-api', 'pgbouncer-admin'] as const;
+export const POOL_RESIZES = ['rds-api', 'pgbouncer-admin', 'pgdoorman-reload'] as const;
 export type PoolResize = (typeof POOL_RESIZES)[number];
 /** How the prepared-statement support is switched per step (the results schema's list). */
 export const PREPARED_SWITCHES = ['pgbouncer-admin'] as const;
@@ -66,6 +68,11 @@ export type PreparedSwitch = (typeof PREPARED_SWITCHES)[number];
 export const PGBOUNCER_MAX_PREPARED_STATEMENTS_ON = 200;
 /** First PgBouncer release with max_prepared_statements. */
 export const PGBOUNCER_PREPARED_SINCE = '1.21';
+/**
+ * PgDoorman carries prepared statements through transaction pooling with `prepared_statements`
+ * (a pool-level cache; on by default): already in 1.7.7, the oldest release in its changelog.
+ */
+export const PGDOORMAN_PREPARED_SINCE = '1.7.7';
 
 export interface TargetCapabilities {
   /** Clients share a pool of server connections. */
@@ -75,6 +82,12 @@ export interface TargetCapabilities {
   readonly carriesPreparedStatements: PreparedSupport;
   /** null: the pool size is fixed (or there is no pool). */
   readonly resizablePool: PoolResize | null;
+  /**
+   * Why a pool whose product can be resized cannot be here (PgDoorman on a pooler host: it resizes by
+   * rewriting its configuration file, which the runners cannot); a pool-percent sweep's cells on it
+   * are planned as not available with this reason. Absent: resizable, or no pool.
+   */
+  readonly fixedPoolReason?: string;
   /**
    * The prepared-statement support can be switched per step (PgBouncer transaction pool), with
    * `available: false` and the reason when this version cannot (PgBouncer < 1.21). null: no switch.
@@ -94,6 +107,8 @@ export interface TargetSettings {
    * Absent for other poolers and in plans written before it was recorded.
    */
   readonly processes?: number;
+  /** Worker threads of each process of a multithreaded pooler (PgDoorman). Absent for others. */
+  readonly workerThreads?: number;
 }
 
 export interface TargetDescriptor {
@@ -216,14 +231,21 @@ export interface TargetProbe {
   readonly maxPreparedStatements?: number | null;
   /** Overrides the kind's usual placement (a PgBouncer on a dedicated host). */
   readonly placement?: Placement;
-  /** PgBouncer processes sharing the port (a PgBouncer target only). */
+  /** Pooler processes sharing the port (a self-hosted pooler's target only). */
   readonly processes?: number;
+  /** Worker threads of a multithreaded pooler's process (a PgDoorman target only). */
+  readonly workerThreads?: number;
+  /** This adapter cannot resize the pool at run time, and why (capabilities.fixedPoolReason). */
+  readonly poolResizeUnavailable?: string;
 }
 
 /** The descriptor of one target of a run, from its kind, name and what was probed at run time. */
 export function describeTarget(ref: TargetRef, probe: TargetProbe): TargetDescriptor {
   const k = KINDS[ref.kind];
-  const mps = k.pooler === 'pgbouncer' ? (probe.maxPreparedStatements ?? null) : null;
+  const selfHosted = k.pooler === 'pgbouncer' || k.pooler === 'pgdoorman';
+  const mps = selfHosted ? (probe.maxPreparedStatements ?? null) : null;
+  const caps = capabilitiesOf(k, probe.version, mps);
+  const fixed = caps.resizablePool !== null ? probe.poolResizeUnavailable : undefined;
   return {
     kind: ref.kind,
     name: ref.name,
@@ -233,9 +255,12 @@ export function describeTarget(ref: TargetRef, probe: TargetProbe): TargetDescri
     version: probe.version,
     settings: {
       maxPreparedStatements: mps,
-      ...(k.pooler === 'pgbouncer' && probe.processes !== undefined ? { processes: probe.processes } : {}),
+      ...(selfHosted && probe.processes !== undefined ? { processes: probe.processes } : {}),
+      ...(k.pooler === 'pgdoorman' && probe.workerThreads !== undefined
+        ? { workerThreads: probe.workerThreads }
+        : {}),
     },
-    capabilities: capabilitiesOf(k, probe.version, mps),
+    capabilities: fixed === undefined ? caps : { ...caps, resizablePool: null, fixedPoolReason: fixed },
   };
 }
 
@@ -246,8 +271,18 @@ function capabilitiesOf(k: KindEntry, version: string | null, mps: number | null
   if (k.pooler === 'rds-proxy') carries = 'measured';
   else if (k.pooler === 'pgbouncer' && multiplexes)
     carries = versionAtLeast(version, PGBOUNCER_PREPARED_SINCE) && mps !== null && mps > 0 ? 'yes' : 'no';
+  // PgDoorman: its pool-level cache carries them while `prepared_statements` is on (cache size > 0)
+  else if (k.pooler === 'pgdoorman' && multiplexes)
+    carries = versionAtLeast(version, PGDOORMAN_PREPARED_SINCE) && mps !== null && mps > 0 ? 'yes' : 'no';
   const resizablePool: PoolResize | null =
-    k.pooler === 'rds-proxy' ? 'rds-api' : k.pooler === 'pgbouncer' ? 'pgbouncer-admin' : null;
+    k.pooler === 'rds-proxy'
+      ? 'rds-api'
+      : k.pooler === 'pgbouncer'
+        ? 'pgbouncer-admin'
+        : k.pooler === 'pgdoorman'
+          ? 'pgdoorman-reload'
+          : null;
+  // PgDoorman reads prepared_statements at start: no per-step switch (the target runs each cell once)
   const switchable = k.pooler === 'pgbouncer' && multiplexes;
   const available = versionAtLeast(version, PGBOUNCER_PREPARED_SINCE);
   return {

@@ -31,6 +31,8 @@ export const PGBOUNCER_BUILD_PACKAGES: readonly string[] = [
  * download error, a checksum mismatch, a build error, or a binary that is not this version.
  */
 export function pgbouncerInstallCommands(release: PoolerRelease): string[] {
+  if (release.sha256 === undefined)
+    throw new Error(`PgBouncer releases are tarballs pinned by SHA-256: ${JSON.stringify(release)}`);
   const { version, url, sha256 } = release;
   // The values come from lib/poolers/pgbouncer/releases.ts (digits, dots, hex, a fixed URL): safe in
   // single quotes, checked here so a bad table entry cannot inject shell.
