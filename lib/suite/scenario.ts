@@ -129,6 +129,11 @@ export interface Suite {
   readonly name: string;
   readonly description: string;
   readonly scenarios: readonly Scenario[];
+  /**
+   * The poolers `proxylab local` starts for this suite when `--poolers` does not say
+   * (`pgbouncer,pgbouncer:2,pgdoorman`: product[:processes], lib/local/pooler.ts). Absent: one PgBouncer.
+   */
+  readonly localPoolers?: string;
 }
 
 /**

@@ -82,11 +82,14 @@ export interface PgdoormanTomlInput {
 /** A TOML basic string: quotes, backslashes and control characters escaped; no line breaks allowed. */
 function str(name: string, v: string): string {
   if (/[\r\n]/.test(v)) throw new Error(`PgDoorman setting ${name}: value must not contain a line break`);
-  // eslint-disable-next-line no-control-regex
-  return `"${v
-    .replace(/\\/g, '\\\\')
-    .replace(/"/g, '\\"')
-    .replace(/[\u0000-\u001f\u007f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`)}"`;
+  const escaped = [...v]
+    .map((c) => {
+      const code = c.charCodeAt(0);
+      if (c === '\\' || c === '"') return `\\${c}`;
+      return code < 0x20 || code === 0x7f ? `\\u${code.toString(16).padStart(4, '0')}` : c;
+    })
+    .join('');
+  return `"${escaped}"`;
 }
 
 /** A TOML key: bare when it can be, else quoted. */
