@@ -258,7 +258,7 @@ const scriptPart = z.union([
 export const plannedStepSchema = z.object({
   stepId: z.string(),
   scenario: z.string(),
-  experiment: z.enum(['E1', 'E2', 'E3', 'E4', 'E5']),
+  experiment: z.enum(['E1', 'E2', 'E3', 'E4', 'E5', 'E6']),
   target: targetRef,
   descriptor: targetDescriptorSchema,
   unavailable: z.string().nullable(),

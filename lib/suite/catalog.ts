@@ -16,6 +16,7 @@ import { E2_EXPERIMENT } from './experiments/e2-client-sweep';
 import { E3_EXPERIMENT } from './experiments/e3-connection-churn';
 import { E4_EXPERIMENT } from './experiments/e4-pool-share';
 import { E5_EXPERIMENT } from './experiments/e5-big-server';
+import { E6_EXPERIMENT } from './experiments/e6-pooler-benchmark';
 import type { Experiment, Suite } from './scenario';
 
 export type {
@@ -42,6 +43,7 @@ const EXPERIMENTS: readonly Experiment[] = [
   E3_EXPERIMENT,
   E4_EXPERIMENT,
   E5_EXPERIMENT,
+  E6_EXPERIMENT,
 ];
 
 const SUITES: readonly Suite[] = [
@@ -58,9 +60,10 @@ const SUITES: readonly Suite[] = [
     scenarios: EXPERIMENTS.flatMap((e) => e.smoke ?? []),
   },
   ...EXPERIMENTS.map((e) => e.suite),
+  ...EXPERIMENTS.flatMap((e) => e.extraSuites ?? []),
   {
     name: 'all-published',
-    description: 'E1–E5 at published scale, one after the other (hours on a large lab).',
+    description: 'E1–E6 at published scale, one after the other (hours on a large lab).',
     scenarios: EXPERIMENTS.flatMap((e) => e.suite.scenarios),
   },
 ];

@@ -72,7 +72,7 @@ export interface Comparison {
   readonly published?: string;
 }
 
-export type ExperimentId = 'E1' | 'E2' | 'E3' | 'E4' | 'E5';
+export type ExperimentId = 'E1' | 'E2' | 'E3' | 'E4' | 'E5' | 'E6';
 
 export interface Scenario {
   /** Unique within its suite; first segment of every step id. */
@@ -149,6 +149,8 @@ export interface Experiment {
   readonly quick?: readonly Scenario[];
   /** Seconds-long checks for `smoke` (CI). */
   readonly smoke?: readonly Scenario[];
+  /** Suites of its own beside the published one (E6's scaled-down `e6-local`, with its own poolers). */
+  readonly extraSuites?: readonly Suite[];
 }
 
 /** A label for StepParams.script: `select-only`, `select-1.sql`, `mixed(select-only@8,tpcb-like@2)`. */

@@ -145,6 +145,11 @@ export interface TargetMatch {
   readonly readOnly?: boolean;
   /** Protocol-level prepared statements survive the pool (in transaction mode: the pooler carries them). */
   readonly carriesPreparedStatements?: readonly PreparedSupport[];
+  /**
+   * true: a pooler running several processes on one port (PgBouncer with so_reuseport); false: one
+   * process (a single PgBouncer, PgDoorman's one multithreaded process). Absent: either.
+   */
+  readonly multiProcess?: boolean;
 }
 
 /** The product behind a target, for code that names it or decides by it. */
@@ -340,6 +345,7 @@ export function matchesTarget(d: TargetDescriptor, m: TargetMatch | undefined): 
     !m.carriesPreparedStatements.includes(c.carriesPreparedStatements)
   )
     return false;
+  if (m.multiProcess !== undefined && (d.settings.processes ?? 1) > 1 !== m.multiProcess) return false;
   return true;
 }
 

@@ -258,10 +258,10 @@ describe('single bad value → one problem naming path, value and what is allowe
     ['empty suites', { suites: [] }, 'suites', [], /^must be a non-empty list of suite names, got \[\]$/],
     [
       'unknown suite',
-      { suites: ['quick', 'e6'] },
+      { suites: ['quick', 'e7'] },
       'suites[1]',
-      'e6',
-      /^must be a suite in the catalog \(quick, smoke, e1, .*\), got "e6"; did you mean "e1"\?$/,
+      'e7',
+      /^must be a suite in the catalog \(quick, smoke, e1, .*\), got "e7"; did you mean "e1"\?$/,
     ],
     [
       'suite name malformed',

@@ -37,9 +37,9 @@ type DescriptorWithNewPooler = Omit<TargetDescriptor, 'pooler'> & { readonly poo
 export type NewPoolerCaught = Holds<SameShape<DescriptorWithNewPooler, DescriptorFromSchema>>;
 
 // A new experiment added to `ExperimentId` only (lib/suite/catalog.ts).
-type PlannedStepWithE6 = Omit<PlannedStep, 'experiment'> & { readonly experiment: ExperimentId | 'E6' };
-// @ts-expect-error the schema has no 'E6'
-export type NewExperimentCaught = Holds<SameShape<PlannedStepWithE6, PlannedStepFromSchema>>;
+type PlannedStepWithE7 = Omit<PlannedStep, 'experiment'> & { readonly experiment: ExperimentId | 'E7' };
+// @ts-expect-error the schema has no 'E7'
+export type NewExperimentCaught = Holds<SameShape<PlannedStepWithE7, PlannedStepFromSchema>>;
 
 // A new target kind added to `TargetKind` only (the schema's enum comes from the registry's names).
 type DescriptorWithNewKind = Omit<TargetDescriptor, 'kind'> & {
