@@ -17,6 +17,8 @@ import { pgdoormanDriver as d } from '../../lib/poolers/pgdoorman/driver';
 import { pgdoormanPaths } from '../../lib/poolers/pgdoorman/host';
 import { PGDOORMAN_RELEASES } from '../../lib/poolers/pgdoorman/releases';
 import { parsePoolerSpecs } from '../../lib/local/pooler';
+import { getSuite } from '../../lib/suite/catalog';
+import { expandSuite } from '../../lib/suite/expand';
 import { describeTarget, poolerTarget } from '../../lib/suite/targets';
 
 const CAPTURE = JSON.parse(
@@ -395,5 +397,30 @@ describe('local --poolers', () => {
     ['', /at least one of pgbouncer, pgdoorman/],
   ])('%p is refused naming the entry', (text, message) => {
     expect(parsePoolerSpecs(text).problems.join('\n')).toMatch(message);
+  });
+});
+
+describe('a pool-percent sweep on a pool this run cannot resize', () => {
+  test('its cells are planned as not available with the reason; a resizable one runs them', () => {
+    // GIVEN E4's sweep and two PgDoorman targets, one of which the adapter cannot resize
+    const ref = (n: string) => ({ kind: 'pgdoorman-transaction' as const, name: n });
+    const fixed = describeTarget(ref('fixed'), {
+      version: '3.10.7',
+      maxPreparedStatements: 8192,
+      poolResizeUnavailable: 'the runners reach only its admin console',
+    });
+    const free = describeTarget(ref('free'), { version: '3.10.7', maxPreparedStatements: 8192 });
+    // WHEN
+    const steps = expandSuite(getSuite('e4'), [
+      { ref: ref('fixed'), descriptor: fixed, maxConnections: 400, poolSize: 40 },
+      { ref: ref('free'), descriptor: free, maxConnections: 400, poolSize: 40 },
+    ]);
+    // THEN
+    const of = (n: string) => steps.filter((s) => s.target.name === n);
+    expect(of('fixed').length).toBeGreaterThan(0);
+    expect(new Set(of('fixed').map((s) => s.unavailable))).toEqual(
+      new Set(['pool of fixed cannot be resized at run time: the runners reach only its admin console']),
+    );
+    expect(of('free').every((s) => s.unavailable === null)).toBe(true);
   });
 });
