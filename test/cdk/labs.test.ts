@@ -85,17 +85,18 @@ beforeAll(() => {
   }
 });
 
-test('labs/ holds the default lab and one lab per published experiment E1–E5', () => {
+test('labs/ holds the default lab and one lab per published experiment E1–E6', () => {
   const names = FILES.map((f) => path.basename(f, '.json'));
   expect(names).toContain('default');
-  for (const e of ['e1', 'e2', 'e3', 'e4', 'e5']) expect(names.some((n) => n.startsWith(`${e}-`))).toBe(true);
+  for (const e of ['e1', 'e2', 'e3', 'e4', 'e5', 'e6'])
+    expect(names.some((n) => n.startsWith(`${e}-`))).toBe(true);
 });
 
 test.each(FILES.map((f) => [path.basename(f)]))('%s says which published setup it stands in for', (base) => {
   const lab = loadLab(path.join(path.dirname(FILES[0] ?? ''), base));
   if (base === 'default.json') expect(lab.description).toMatch(/db\.t4g\.medium/);
   else if (base === 'pocket.json') expect(lab.description).toMatch(/Can show:.*Cannot show:/s);
-  else expect(lab.description).toMatch(/^Stands in for E[1-5]\b.*Differs:/s);
+  else expect(lab.description).toMatch(/^Stands in for E[1-6]\b.*Differs:/s);
 });
 
 test('the lab name matches the file name (stack proxylab-<file>)', () => {

@@ -25,7 +25,10 @@ export { CLI, REPO_ROOT } from './cli';
  * Never installs packages. Call `stack.stop()` in afterAll.
  */
 export function startLocalStack(
-  opts: Pick<LocalStackOptions, 'maxConnections' | 'poolPercent' | 'superuserReservedConnections'> = {},
+  opts: Pick<
+    LocalStackOptions,
+    'maxConnections' | 'poolPercent' | 'superuserReservedConnections' | 'poolers'
+  > = {},
 ): Promise<LocalStack> {
   return startStack({ ...opts, install: false });
 }

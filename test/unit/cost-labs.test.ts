@@ -2,14 +2,14 @@
  * The shipped labs, costed by hand. Each expectation below is arithmetic on the us-east-1 price
  * table's numbers, written out (lib/cost/price-table.ts, as of 2026-11-21):
  *
- *   Aurora: db.t4g.medium 0.073 (2 vCPU) · db.r6g.large 0.26 (2) · db.r6g.4xlarge 2.076 (16) · db.r6g.8xlarge 4.152 (32)
+ *   Aurora: db.t4g.medium 0.073 (2 vCPU) · db.r6g.large 0.26 (2) · db.r6g.2xlarge 1.038 (8) · db.r6g.4xlarge 2.076 (16) · db.r6g.8xlarge 4.152 (32)
  *   RDS Proxy 0.015 per vCPU-hour of the instances behind it (minimum 2 vCPU)
  *   EC2: c7g.large 0.0725 · c7g.xlarge 0.145 · c7g.2xlarge 0.29 · c7g.4xlarge 0.58
  *   per runner: 16 GB gp3 × 0.08 / 720 h, one public IPv4 × 0.005
  *   Aurora storage 10 GB × 0.10 / 720 h; I/O 0.2 M/h × 0.20; one secret 0.40 / 720 h
  *   RDS for PostgreSQL: db.t4g.micro 0.016 single-AZ (2 vCPU); gp3 storage as provisioned × 0.115 / 720 h,
  *   no I/O charge; RDS Proxy billed on the instance's 2 vCPUs
- *   per dedicated PgBouncer host: its type + the same volume and address as a runner; a lab with
+ *   per dedicated pooler host (PgBouncer or PgDoorman): its type + the same volume and address as a runner; a lab with
  *   any pooler has one more secret (0.40 / 720 h); a PgBouncer on the runners adds nothing
  *   burstable writer (Unlimited mode): $0 up to 2 vCPU × (100 % suite CPU − baseline) × the credit rate:
  *   db.t4g.micro (RDS, 10 %) 2 × 0.9 × 0.075 = 0.135 · db.t4g.medium (Aurora, 20 %) 2 × 0.8 × 0.09 = 0.144
@@ -99,6 +99,19 @@ const EXPECTED: Readonly<Record<string, Expected>> = {
     },
     runners: 2,
     poolerHosts: 1,
+    poolerSecret: true,
+  },
+  'e6-poolers.json': {
+    lines: {
+      'Aurora writer db.r6g.2xlarge': 1.038,
+      'RDS Proxy proxy40': 8 * 0.015,
+      'Runners 2 × c7g.4xlarge': 2 * 0.58,
+      'PgDoorman host doorman c7g.2xlarge': 0.29,
+      'PgBouncer host bouncer1 c7g.2xlarge': 0.29,
+      'PgBouncer host bouncer8 c7g.2xlarge': 0.29,
+    },
+    runners: 2,
+    poolerHosts: 3,
     poolerSecret: true,
   },
   'pocket.json': {
