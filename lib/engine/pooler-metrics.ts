@@ -19,7 +19,7 @@ import type { AdminRow, PoolSample, PoolerDriver } from '../poolers/driver';
 import { POOL_GAUGES } from '../poolers/driver';
 import type { MetricSeries, TargetRef } from '../suite/types';
 import { PollLoop } from './poll-loop';
-import type { MetricsSampler } from './ports';
+import type { MetricsSampler, PoolerSaturation } from './ports';
 import { CPU_SATURATION_PERCENT } from '../suite/verdict';
 
 export type { AdminRow } from '../poolers/driver';
@@ -200,11 +200,18 @@ export class PoolerMetrics {
   private lastError = '';
   private cpuFailures = 0;
   private cpuLastError = '';
+  /** Cores one process can keep busy, as the last CPU snapshot said (1 until one says more). */
+  private cores = 1;
 
   constructor(private readonly opts: PoolerMetricsOptions) {}
 
   get name(): string {
     return this.opts.pooler;
+  }
+
+  /** The product (the driver's) and the cores one of its processes can use, for the saturation note. */
+  get cpuScale(): { readonly product: PoolerDriver['product']; readonly cores: number } {
+    return { product: this.opts.product, cores: this.cores };
   }
 
   serves(target: TargetRef): boolean {
@@ -256,6 +263,7 @@ export class PoolerMetrics {
       const toMs = Date.parse(snap.at);
       // saturation is judged per core a process can use (a multithreaded process: its worker threads)
       const cores = Math.max(1, snap.coresPerProcess ?? 1);
+      this.cores = cores;
       for (const p of processCpuPercents(this.lastCpu, snap)) {
         const list = this.cpuIntervals.get(p.index) ?? [];
         list.push({ fromMs, toMs, value: p.percent / cores });
@@ -353,21 +361,26 @@ export class PoolerMetrics {
 
 /**
  * poolerSaturated for a step on `target`: true when the busiest process of the pooler serving it
- * averaged ≥ CPU_SATURATION_PERCENT (the load generator's threshold) of one core over the step,
- * false below, null when no pooler serves the target or its CPU was not measured.
+ * averaged ≥ CPU_SATURATION_PERCENT (the load generator's threshold) of the cores it can use over
+ * the step (one for PgBouncer, its worker threads for PgDoorman: `cores`), false below, null when
+ * no pooler serves the target or its CPU was not measured.
  */
 export async function poolerSaturation(
   poolers: readonly PoolerMetrics[],
   target: TargetRef,
   start: string,
   end: string,
-): Promise<{ saturated: boolean | null; percent: number | null }> {
+): Promise<PoolerSaturation> {
   const p = poolers.find((x) => x.serves(target));
   if (!p) return { saturated: null, percent: null };
   if (!p.cpuCovers(end)) await p.pollCpu();
   const percent = p.cpuAverage(start, end);
   if (percent === null) return { saturated: null, percent: null };
-  return { saturated: percent >= CPU_SATURATION_PERCENT, percent: Math.round(percent * 10) / 10 };
+  return {
+    saturated: percent >= CPU_SATURATION_PERCENT,
+    percent: Math.round(percent * 10) / 10,
+    ...p.cpuScale,
+  };
 }
 
 /**

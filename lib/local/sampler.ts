@@ -15,7 +15,7 @@ import {
   type PoolerCpuSnapshot,
 } from '../engine/pooler-metrics';
 import { PollLoop } from '../engine/poll-loop';
-import type { MetricsSampler, StepWindow } from '../engine/ports';
+import type { MetricsSampler, PoolerSaturation, StepWindow } from '../engine/ports';
 import { LINUX_CLOCK_TICKS_PER_SECOND, processCpuTicks } from '../core/proc-stat';
 import type { MetricSeries, TargetRef } from '../suite/types';
 import { PsqlSession, type PsqlTarget } from '../exec/psql';
@@ -150,11 +150,7 @@ export class LocalMetricsSampler implements MetricsSampler {
     this.loop = new PollLoop(() => this.poll(), opts.intervalMs ?? 1000);
   }
 
-  poolerSaturation(
-    target: TargetRef,
-    start: string,
-    end: string,
-  ): Promise<{ saturated: boolean | null; percent: number | null }> {
+  poolerSaturation(target: TargetRef, start: string, end: string): Promise<PoolerSaturation> {
     return poolerSaturation(this.poolers, target, start, end);
   }
 

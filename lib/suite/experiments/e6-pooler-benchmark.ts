@@ -183,6 +183,8 @@ const E6_LOCAL: Scenario = {
   ...E6,
   name: 'e6-local',
   title: 'E6 scaled down: PgDoorman beside PgBouncer with 1 and 2 processes, 3 × the pool, three protocols',
+  finding:
+    'Scaled down to two shared cores, E6 checks what does not depend on the machine: every pooled step succeeds and prepared statements go through PgDoorman’s transaction pool. The page’s throughput ratios (x2.9–x12.0 on 60 vCPU) are reported beside PgBouncer with 1 and 2 processes, not judged.',
   protocols: ['simple', 'extended', 'prepared'],
   connects: ['persistent'],
   clients: [{ times: 3, of: 'poolSize' }],
@@ -196,6 +198,8 @@ const E6_LOCAL_CONNECT: Scenario = {
   ...E6_LOCAL,
   name: 'e6-local-connect',
   title: 'E6 scaled down: a new connection per transaction (-C) through each pooler, 1 × the pool',
+  finding:
+    'Scaled down, a new connection per transaction (-C) through each pooler succeeds; the page’s -C ratios (x1.6–x1.8) are reported, not judged.',
   protocols: ['simple'],
   connects: ['per-transaction'],
   clients: [{ times: 1, of: 'poolSize' }],
