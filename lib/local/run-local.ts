@@ -545,7 +545,7 @@ async function startStack(
     throw e;
   }
   log(
-    `  PostgreSQL ${stack.postgres.serverVersion} on 127.0.0.1:${stack.postgres.port}, ${stack.poolers.map(poolerLine).join(', ')}` +
+    `  PostgreSQL ${stack.postgres.serverVersion} on 127.0.0.1:${stack.postgres.port}, ${stack.poolers.map(poolerLine).join(', ') || 'no pooler'}` +
       `${stack.runAs ? ` (as OS user ${stack.runAs.user})` : ''}, files in ${stack.baseDir}`,
   );
   return stack;

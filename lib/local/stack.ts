@@ -235,8 +235,13 @@ function availablePoolers(
       continue;
     }
     const how = driver.localBinary.howToGet ?? [];
+    const named = process.env[driver.localBinary.envVar];
+    const where =
+      named !== undefined && named !== ''
+        ? `$${driver.localBinary.envVar}=${named} is not a ${driver.displayName} that answers --version`
+        : `$${driver.localBinary.envVar}, PATH, ../shared/tools`;
     const why =
-      `${driver.displayName} not found ($${driver.localBinary.envVar}, PATH, ../shared/tools): running without ${spec.instance}.` +
+      `${driver.displayName} not found (${where}): running without ${spec.instance}.` +
       (how.length > 0 ? ` To get it:\n    ${how.join('\n    ')}` : '');
     log(why);
     skipped.push({ spec, why });

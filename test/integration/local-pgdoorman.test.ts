@@ -179,6 +179,25 @@ test('proxylab local --suite smoke --poolers pgdoorman: the smoke findings throu
   ]);
 }, 120_000);
 
+test('without PgDoorman, local says how to get it and runs the other poolers', async () => {
+  // GIVEN $PROXYLAB_PGDOORMAN naming nothing (it wins over PATH and ../shared/tools)
+  const out = scratchDir('proxylab-pgd-missing-');
+  // WHEN
+  const run = spawnCli(
+    ['local', '--suite', 'smoke', '--poolers', 'pgbouncer,pgdoorman', '--no-install', '--out', out],
+    { PROXYLAB_PGDOORMAN: '/nonexistent/pg_doorman' },
+  );
+  // THEN the run goes on (exit 0) through PgBouncer, after saying what is missing and how to get it
+  expect(await exitedAs(run, 0)).toEqual({ code: 0 });
+  expect(run.stdout()).toContain(
+    'PgDoorman not found ($PROXYLAB_PGDOORMAN=/nonexistent/pg_doorman is not a PgDoorman that answers --version): running without pgdoorman.',
+  );
+  expect(run.stdout()).toContain('sudo add-apt-repository ppa:vadv/pg-doorman');
+  const runDir = path.join(out, defined(fs.readdirSync(out)[0], 'run dir'));
+  const kinds = new Set(readRunDir(runDir).steps.map((r) => r.target.kind));
+  expect([...kinds].sort()).toEqual(['direct', 'pgbouncer-transaction']);
+}, 120_000);
+
 test('stop ends PgDoorman (SIGTERM) and removes its files', async () => {
   // GIVEN a second stack of its own
   const s = await startLocalStack({
