@@ -470,7 +470,7 @@ const poolerSchema = z.strictObject(
     tls: bool.optional().meta(
       doc({
         description:
-          'Clients must use TLS (`client_tls_sslmode = require`, a key generated on the host), like RDS Proxy `requireTls`. Server side TLS is always on.',
+          'Clients must use TLS (PgBouncer `client_tls_sslmode = require`, PgDoorman `tls_mode = "require"`; a key generated on the host), like RDS Proxy `requireTls`. Server side TLS is always on.',
         default: DEFAULTS.pooler.tls,
       }),
     ),
@@ -668,7 +668,7 @@ export const labFileSchema = z.strictObject({
     .meta(
       doc({
         description:
-          'Self-hosted PgBouncers in front of the database: on a dedicated EC2 host or on every runner (docs/stacks.md).',
+          'Self-hosted poolers (PgBouncer, PgDoorman) in front of the database: on a dedicated EC2 host or on every runner (docs/stacks.md).',
         default: [],
       }),
     ),
