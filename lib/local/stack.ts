@@ -159,28 +159,15 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     writeOwnerFile(baseDir, owner);
     const excludePorts = new Set<number>();
     for (const spec of specs) {
-      const pooler =
-        spec.product === 'pgbouncer'
-          ? await startPgbouncer({
-              bins,
-              baseDir,
-              runAs,
-              server: postgres,
-              poolPercent,
-              processes: spec.processes,
-              instance: spec.instance,
-              excludePorts,
-            })
-          : await startPgdoorman({
-              binary: binaries.get(spec.product) as { file: string; version: string },
-              psql: bins.psql,
-              baseDir,
-              runAs,
-              server: postgres,
-              poolPercent,
-              instance: spec.instance,
-              excludePorts,
-            });
+      const pooler = await startPooler(spec, {
+        bins,
+        binary: binaries.get(spec.product),
+        baseDir,
+        runAs,
+        server: postgres,
+        poolPercent,
+        excludePorts,
+      });
       poolers.push(pooler);
       excludePorts.add(pooler.port);
       owner = withPoolers(owner, poolers);
@@ -202,6 +189,44 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     { maxConnections, poolPercent, reserved },
     owner,
   );
+}
+
+/**
+ * Starts one pooler of the stack by its product's local adapter: the one place a product's adapter
+ * is chosen (a new product is a compile error here until it has one).
+ */
+async function startPooler(
+  spec: LocalPoolerSpec,
+  o: {
+    readonly bins: LocalBinaries;
+    /** A product found by its driver (not PgBouncer, which comes with PostgreSQL's binaries). */
+    readonly binary: { file: string; version: string } | undefined;
+    readonly baseDir: string;
+    readonly runAs: RunAs | null;
+    readonly server: PostgresCluster;
+    readonly poolPercent: number;
+    readonly excludePorts: Set<number>;
+  },
+): Promise<LocalPooler> {
+  const common = {
+    baseDir: o.baseDir,
+    runAs: o.runAs,
+    server: o.server,
+    poolPercent: o.poolPercent,
+    instance: spec.instance,
+    excludePorts: o.excludePorts,
+  };
+  switch (spec.product) {
+    case 'pgbouncer':
+      return startPgbouncer({ ...common, bins: o.bins, processes: spec.processes });
+    case 'pgdoorman':
+      if (o.binary === undefined) throw new Error(`no PgDoorman binary for ${spec.instance}`);
+      return startPgdoorman({ ...common, binary: o.binary, psql: o.bins.psql });
+    default: {
+      const unknown: never = spec.product;
+      throw new Error(`no local adapter for pooler ${String(unknown)}`);
+    }
+  }
 }
 
 /**
