@@ -1,7 +1,8 @@
 /**
  * LabStack: one CloudFormation stack per lab file, composed of one construct per concern.
  * Environment-agnostic (no account/region, no context lookups): the same template deploys
- * anywhere. What it deploys and why: docs/stacks.md.
+ * anywhere — unless the lab names an existing VPC (`network`), which CDK looks up in the lab's
+ * account and region, binding the stack to them. What it deploys and why: docs/stacks.md.
  */
 import { App, CfnOutput, Stack, StackProps, Tags, Validations } from 'aws-cdk-lib';
 import type * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
@@ -12,7 +13,8 @@ import { databaseEngineName, databaseInstanceClass } from './config/database';
 import { AZ_CONTEXT_KEYS, LAB_OUTPUT_KEYS, stackNameFor } from './config/stack-outputs';
 import { LabDatabase } from './constructs/database';
 import { MetricsCollector } from './constructs/metrics-collector';
-import { LabNetwork } from './constructs/network';
+import { ExistingLabNetwork, LabNetwork, type LabNetworkPlacement } from './constructs/network';
+import { stagedPoolerSource } from './constructs/pooler-sources';
 import { LabProxies } from './constructs/proxies';
 import { ResultsBucket } from './constructs/results-bucket';
 import {
@@ -23,7 +25,8 @@ import {
   releaseOf,
   type PoolerDatabase,
 } from './constructs/pooler-host';
-import { RunnerFleet, RunnerSoftware } from './constructs/runner-fleet';
+import { RunnerFleet, RunnerSoftware, type PoolerSource } from './constructs/runner-fleet';
+import type { PoolerRelease } from './poolers/driver';
 import { poolerDeployments, type PoolerEndpoint } from './poolers/endpoint';
 import { applyLabLifecycle, LabExpiry } from './constructs/ttl';
 import { grantCloudRunner, proxylabRunnerSoftware } from './constructs/runner-asset';
@@ -43,7 +46,8 @@ export interface LabStackProps extends StackProps {
 
 export class LabStack extends Stack {
   readonly lab: LabConfig;
-  readonly network: LabNetwork;
+  /** The lab's own VPC (LabNetwork) or an existing one (ExistingLabNetwork). */
+  readonly network: LabNetworkPlacement;
   readonly database: LabDatabase;
   readonly proxies: LabProxies;
   readonly results: ResultsBucket;
@@ -56,6 +60,8 @@ export class LabStack extends Stack {
   /** Every pooler's stack output entry, in lab order. */
   readonly poolerEndpoints: PoolerEndpoint[];
   readonly expiry: LabExpiry | null;
+  /** The zone of the runners and dedicated pooler hosts (a token without the deploy-time zone choice). */
+  readonly runnerZone: string;
 
   constructor(scope: Construct, id: string, props: LabStackProps) {
     super(scope, id, {
@@ -72,16 +78,45 @@ export class LabStack extends Stack {
     this.expiry = applyLabLifecycle(this, { name: lab.name, owner: lab.owner, ttlHours: lab.ttlHours });
     for (const [key, value] of Object.entries(lab.tags)) Tags.of(this).add(key, value);
 
-    const zones = availabilityZonesFromContext(this);
-    this.network = new LabNetwork(this, 'Network', zones ? { availabilityZones: zones.vpc } : {});
+    const existing = lab.network.mode === 'existing' ? lab.network : null;
+    // An existing VPC's zones are its subnets'; deploy then chooses only the runners' zones.
+    const zones = existing ? null : availabilityZonesFromContext(this);
+    const runnerZones = existing ? runnerZonesFromContext(this) : (zones?.runners ?? null);
+    this.network = existing
+      ? new ExistingLabNetwork(this, 'Network', {
+          network: existing,
+          ...(runnerZones ? { runnerAvailabilityZones: runnerZones } : {}),
+        })
+      : new LabNetwork(this, 'Network', zones ? { availabilityZones: zones.vpc } : {});
+    const egress = this.network.hostEgress;
+    // Hosts without internet get each pinned pooler release from the CDK staging bucket instead
+    // (staged by `proxylab deploy`, checked against its published SHA-256 there and on the host).
+    const poolerSource = (release: PoolerRelease): PoolerSource | undefined =>
+      egress.internet ? undefined : stagedPoolerSource(this, release);
+    // An existing VPC's runner subnets are already narrowed to the runner zones.
+    const hostZones = !existing && zones ? { availabilityZones: zones.runners } : {};
     this.results = new ResultsBucket(this, 'ResultsBucket', {
       retainOnDestroy: lab.results.retainOnDestroy,
       expireAfterDays: lab.results.expireAfterDays,
     });
+    // The runners and dedicated pooler hosts go into the first subnet of their selection (what
+    // ec2.Instance does with vpcSubnets): the writer goes into that zone too, or into another of
+    // the database subnets' zones when the lab asks for a cross-zone hop (lab.crossZone).
+    const runnerSubnets = zones
+      ? { ...this.network.runnerSubnets, availabilityZones: zones.runners }
+      : this.network.runnerSubnets;
+    this.runnerZone = firstSubnetZone(this.network.vpc.selectSubnets(runnerSubnets).subnets, 'runners');
+    const databaseZones = this.network.vpc
+      .selectSubnets(this.network.databaseSubnets)
+      .subnets.map((sn) => sn.availabilityZone);
+    const otherZone = databaseZones.find((z) => z !== this.runnerZone);
+    if (lab.crossZone && otherZone === undefined)
+      throw new Error(`${this.node.path}: crossZone needs a database subnet outside the runners' zone`);
     this.database = new LabDatabase(this, 'Database', {
       vpc: this.network.vpc,
       subnets: this.network.databaseSubnets,
       database: lab.database,
+      writerAvailabilityZone: lab.crossZone ? otherZone : this.runnerZone,
     });
     this.proxies = new LabProxies(this, 'Proxies', {
       vpc: this.network.vpc,
@@ -106,6 +141,7 @@ export class LabStack extends Stack {
     this.runners = new RunnerFleet(this, 'Runners', {
       vpc: this.network.vpc,
       subnets: this.network.runnerSubnets,
+      egress,
       instanceType: lab.runners.instanceType,
       count: lab.runners.count,
       placement: lab.runners.placement,
@@ -114,7 +150,7 @@ export class LabStack extends Stack {
       dbSecret: this.database.secret,
       bucket: this.results.bucket,
       collector: this.collector.function,
-      ...(zones ? { availabilityZones: zones.runners } : {}),
+      ...hostZones,
       runnerSoftware,
     });
     // On destroy the runners go first (they depend on the bucket's emptying): a runner still
@@ -141,12 +177,14 @@ export class LabStack extends Stack {
           const host = new PoolerHost(this, `Pooler-${pooler.name}`, {
             vpc: this.network.vpc,
             subnets: this.network.runnerSubnets,
+            egress,
             pooler,
             database: poolerDb,
             clients: this.runners.securityGroup,
             adminSecret,
             software: runnerSoftware,
-            ...(zones ? { availabilityZones: zones.runners } : {}),
+            source: poolerSource(releaseOf(pooler)),
+            ...hostZones,
           });
           this.poolerHosts.push(host);
           this.poolerEndpoints.push(host.endpoint);
@@ -166,11 +204,19 @@ export class LabStack extends Stack {
               poolerDeployments(pooler.placement, lab.runners.count),
             ),
             adminSecret,
+            poolerSource(releaseOf(pooler)),
           );
           this.poolerEndpoints.push(poolerEndpointOf(pooler, listen));
         }
       }
     }
+
+    // In an existing VPC the subnet fixes each host's zone, and CDK writes that zone's name too;
+    // CloudFormation takes the zone from the network interface's subnet (AWS::EC2::Instance
+    // AvailabilityZone is optional), and a literal zone name is what cfn-lint W3010 warns about.
+    if (existing)
+      for (const host of [...this.runners.instances, ...this.poolerHosts.map((h) => h.instance)])
+        host.instance.addPropertyDeletionOverride('AvailabilityZone');
 
     this.addOutputs();
   }
@@ -233,6 +279,22 @@ export class LabStack extends Stack {
         this.poolerAdminSecret.secretArn,
         'Secrets Manager ARN of the PgBouncer admin/stats user (JSON: username, password)',
       );
+    // Where each component runs, so a run records its zones (environment.zones): the writer's
+    // configured zone (null when RDS chooses it: a Multi-AZ RDS instance), each runner's and each
+    // dedicated pooler host's (Fn::GetAtt AvailabilityZone).
+    out(
+      K.componentZones,
+      this.toJsonString({
+        writer: this.database.writerAvailabilityZone,
+        ...Object.fromEntries(
+          this.runners.instances.map((r, i) => [`runner-${i}`, r.instanceAvailabilityZone]),
+        ),
+        ...Object.fromEntries(
+          this.poolerHosts.map((h) => [`pooler:${h.pooler.name}`, h.instance.instanceAvailabilityZone]),
+        ),
+      }),
+      'JSON: component (writer, runner-<i>, pooler:<name>) -> Availability Zone (null: chosen by RDS)',
+    );
     out(
       K.collectorFunctionName,
       this.collector.function.functionName,
@@ -276,18 +338,45 @@ function availabilityZonesFromContext(scope: Construct): { vpc: string[]; runner
   return { vpc, runners };
 }
 
+/** The zone of the first subnet (where ec2.Instance puts an instance given the selection). */
+function firstSubnetZone(subnets: readonly { availabilityZone: string }[], what: string): string {
+  const [first] = subnets;
+  if (!first) throw new Error(`the lab VPC has no ${what} subnet`);
+  return first.availabilityZone;
+}
+
+/** An existing VPC: only the runners' zones come from deploy (the VPC's are its subnets'). */
+function runnerZonesFromContext(scope: Construct): string[] | null {
+  const v: unknown = scope.node.tryGetContext(AZ_CONTEXT_KEYS.runners);
+  if (v === undefined) return null;
+  const items = Array.isArray(v) ? v : typeof v === 'string' ? v.split(',') : null;
+  const names = items?.map((x) => String(x).trim()).filter((x) => x !== '') ?? [];
+  if (names.length === 0 || names.some((n) => !/^[a-z]{2}(-[a-z]+)+-\d[a-z]$/.test(n)))
+    throw new Error(
+      `context ${AZ_CONTEXT_KEYS.runners} must be Availability Zone names (eu-west-1a,eu-west-1b), got ${JSON.stringify(v)}`,
+    );
+  return names;
+}
+
 /** Comma-joins values that may be tokens (Fn::Join at deploy time). */
 function joinList(values: readonly string[]): string {
   return values.length === 0 ? '' : values.join(',');
 }
 
-/** Builds the stack for a lab: named `proxylab-<name>`, environment-agnostic. */
+/**
+ * Builds the stack for a lab: named `proxylab-<name>`, environment-agnostic — or, with an existing
+ * VPC, bound to the VPC's account and the lab's region, as CDK's context lookups require ("Cannot
+ * retrieve value from context provider … since account/region are not specified at the stack
+ * level": aws-cdk-lib ContextProvider.getValue).
+ */
 export function createLabStack(
   scope: Construct,
   lab: LabConfig,
   props: Omit<LabStackProps, 'lab'> = {},
 ): LabStack {
-  return new LabStack(scope, stackNameFor(lab.name), { ...props, lab });
+  const n = lab.network;
+  const env = n.mode === 'existing' ? { env: { account: n.account, region: n.region } } : {};
+  return new LabStack(scope, stackNameFor(lab.name), { ...env, ...props, lab });
 }
 
 /**

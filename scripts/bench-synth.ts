@@ -17,6 +17,11 @@
  * --save-templates DIR / --compare-templates DIR  synthesize with the clock pinned (context
  *             proxylab:now, so TTL timestamps are equal) and save, or compare byte for byte, each
  *             lab's template and assets manifest (whose hashes cover every asset's content).
+ * --ignore-asset-hashes  with --compare-templates: compare with every asset hash (64 hex digits) and
+ *             every user-data hash in a logical id (`userDataCausesReplacement`: 16 hex digits after the
+ *             8-digit id hash) and every asset destination id masked — "the template is unchanged but for the content of code
+ *             assets" (a change to code the runner bundle ships, such as lib/config, moves its hash,
+ *             and so the runners' user data and logical ids, whatever it does to the stack).
  * Exit code: 0 all synthesized (and lint-clean, and unchanged), 1 otherwise.
  */
 import { spawnSync } from 'node:child_process';
@@ -51,6 +56,17 @@ function comparedFiles(outdir: string): string[] {
     .sort();
 }
 
+/** A template or assets manifest with asset hashes and user-data hashes masked (--ignore-asset-hashes). */
+function maskAssetHashes(text: string): string {
+  return (
+    text
+      .replace(/[0-9a-f]{64}/g, '<asset-hash>')
+      .replace(/([A-Za-z0-9]*[0-9A-F]{8})[0-9a-f]{16}(?![0-9a-f])/g, '$1<user-data-hash>')
+      // the assets manifest's destination ids: `<account>-<region>-<8 hex of the object key>`
+      .replace(/(current_account-current_region-)[0-9a-f]{8}\b/g, '$1<destination-hash>')
+  );
+}
+
 interface LabTiming {
   readonly lab: string;
   readonly durationSec: number;
@@ -64,6 +80,7 @@ function main(argv: string[]): number {
   const lint = argv.includes('--lint');
   const keep = argv.includes('--keep');
   const cold = argv.includes('--cold');
+  const ignoreHashes = argv.includes('--ignore-asset-hashes');
   const repeatArg = optionValue(argv, '--repeat');
   const repeat = repeatArg === null ? 1 : Number(repeatArg);
   if (!Number.isInteger(repeat) || repeat < 1) {
@@ -135,7 +152,11 @@ function main(argv: string[]): number {
         for (const f of names) {
           const a = path.join(before, f);
           const b = path.join(outdir, f);
-          if (!existsSync(a) || !existsSync(b) || !readFileSync(a).equals(readFileSync(b))) {
+          const same = (x: Buffer, y: Buffer): boolean =>
+            ignoreHashes
+              ? maskAssetHashes(x.toString('utf8')) === maskAssetHashes(y.toString('utf8'))
+              : x.equals(y);
+          if (!existsSync(a) || !existsSync(b) || !same(readFileSync(a), readFileSync(b))) {
             changed.push(`${name}/${f}`);
           }
         }
@@ -174,7 +195,7 @@ function main(argv: string[]): number {
   if (compareDir !== null) {
     process.stdout.write(
       changed.length === 0
-        ? `templates and assets manifests unchanged against ${compareDir}\n`
+        ? `templates and assets manifests unchanged against ${compareDir}${ignoreHashes ? ' (asset and user-data hashes masked)' : ''}\n`
         : `CHANGED against ${compareDir}: ${changed.join(', ')}\n`,
     );
   }

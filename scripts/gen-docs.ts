@@ -8,6 +8,7 @@
  *   error-classes   docs/suite.md                 from the parser's ERROR_PATTERNS (lib/suite/parser.ts)
  *   operator-policy docs/aws.md                   from `proxylab iam-policy` (lib/operator/iam-policy.ts) for labs/default.json
  *   server-stops    docs/suite.md                 from SERVER_STOP_MESSAGES (lib/suite/server-stop.ts)
+ *   session-features docs/session-state.md       from the session-state programs and expectations (lib/suite/session-state.ts)
  *   docs/lab.schema.json                          z.toJSONSchema of the lab schema (lib/config/json-schema.ts)
  *
  *   npx tsx scripts/gen-docs.ts           report what is out of date (exit 1 when something is)
@@ -36,9 +37,26 @@ import {
   type ExpectationRule,
   type Scenario,
 } from '../lib/suite/catalog';
+import { probeLabel } from '../lib/suite/probes';
 import { CLASSES_WITHOUT_PATTERNS, ERROR_PATTERNS } from '../lib/suite/parser';
 import { SERVER_STOP_MESSAGES, SERVER_STOPPED } from '../lib/suite/server-stop';
-import { kindsSelected, type TargetMatch } from '../lib/suite/targets';
+import {
+  describeTarget,
+  directTarget,
+  kindsSelected,
+  managedProxyTarget,
+  poolerTarget,
+  type TargetDescriptor,
+  type TargetMatch,
+} from '../lib/suite/targets';
+import {
+  describeSessionExpectation,
+  expectSession,
+  SESSION_FEATURE_INFO,
+  SESSION_FEATURES,
+  SESSION_SOURCES,
+  type SessionFeature,
+} from '../lib/suite/session-state';
 
 export const ROOT = join(__dirname, '..');
 
@@ -70,6 +88,7 @@ function allowed(js: Js): string {
   const nullable = types.includes('null');
   const type = types.find((t) => t !== 'null');
   const parts: string[] = [];
+  if ('const' in js) return code(JSON.stringify(js.const));
   const list = Array.isArray(js.enum) ? (js.enum as unknown[]) : null;
   if (list) {
     parts.push(
@@ -100,7 +119,7 @@ function allowed(js: Js): string {
       max !== undefined ? `list of at most ${max}` : min !== undefined && min > 0 ? 'non-empty list' : 'list',
     );
   } else if (type === 'object') {
-    parts.push('object of string → string');
+    parts.push(asJs(js.properties) ? 'object (fields below)' : 'object of string → string');
   }
   if (nullable) parts.push('or `null`');
   return parts.join(' ');
@@ -146,6 +165,11 @@ export function labFieldRows(schema: JsonSchema = labJsonSchema({ keepDefaultTex
       });
       const items = asJs(js.items);
       if (js.type === 'array' && items && asJs(items.properties)) walk(items, `${path}[].`);
+      // A choice of a value or an object (`network`: "create" or an existing VPC): the object's fields too.
+      const objectOption = Array.isArray(js.anyOf)
+        ? (js.anyOf as unknown[]).map(asJs).find((o) => o?.type === 'object' && asJs(o.properties))
+        : undefined;
+      if (objectOption) walk(objectOption, `${path}.`);
     }
   };
   walk(schema, '');
@@ -226,8 +250,9 @@ function renderScenarios(): string {
         code(s.name),
         suites.join(', '),
         `${s.experiment}: ${cell(s.title)}`,
-        code(scriptLabel(s.script)),
-        code(pgbenchText(s)),
+        // A probe scenario runs no pgbench: its probe in place of the script (lib/suite/probes.ts).
+        code(s.probe ? probeLabel(s.probe) : scriptLabel(s.script)),
+        s.probe ? 'probe, no pgbench' : code(pgbenchText(s)),
         cell(clientsText(s.clients)),
         kindsSelected(s.targets).join(', '),
         `${s.protocols.join('/')} × ${s.connects.join('/')}`,
@@ -362,6 +387,65 @@ function renderServerStops(): string {
   ].join('\n');
 }
 
+/**
+ * The session-state features: what each program does, and what each kind of target is expected to
+ * show, decided by expectSession from a representative descriptor — so the table follows the code.
+ */
+function renderSessionFeatures(): string {
+  const targets: ReadonlyArray<[string, TargetDescriptor]> = [
+    ['direct', describeTarget(directTarget(), { version: '17' })],
+    [
+      'PgBouncer 1.18 transaction',
+      describeTarget(poolerTarget('pgbouncer', 'b', 'transaction'), {
+        version: '1.18.0',
+        maxPreparedStatements: null,
+      }),
+    ],
+    [
+      'PgBouncer 1.25 transaction',
+      describeTarget(poolerTarget('pgbouncer', 'b', 'transaction'), {
+        version: '1.25.2',
+        maxPreparedStatements: 200,
+      }),
+    ],
+    [
+      'PgBouncer session',
+      describeTarget(poolerTarget('pgbouncer', 'b', 'session'), {
+        version: '1.25.2',
+        maxPreparedStatements: 200,
+      }),
+    ],
+    ['RDS Proxy', describeTarget(managedProxyTarget('proxy'), { version: null })],
+  ];
+  const expected = (f: SessionFeature, d: TargetDescriptor): string => {
+    const e = expectSession(f, d);
+    const pins = e.pins === null ? '' : e.pins ? ', pins' : ', no pin';
+    return `${describeSessionExpectation(e)}${pins}`;
+  };
+  const sourcesOf = (f: SessionFeature): string =>
+    [...new Set(targets.flatMap(([, d]) => expectSession(f, d).sources))]
+      .map((id) => `[${id}](${SESSION_SOURCES[id].url})`)
+      .join(', ');
+  return [
+    `| feature | what the probe does | ${targets.map(([n]) => n).join(' | ')} | RDS Proxy's pinning condition | sources |`,
+    `|---|---|${targets.map(() => '---').join('|')}|---|---|`,
+    ...SESSION_FEATURES.map((f) => {
+      const info = SESSION_FEATURE_INFO[f];
+      return [
+        '',
+        `${cell(info.label)} (\`${f}\`)`,
+        cell(info.what),
+        ...targets.map(([, d]) => expected(f, d)),
+        cell(info.rdsProxy.condition),
+        sourcesOf(f),
+        '',
+      ]
+        .join(' | ')
+        .trim();
+    }),
+  ].join('\n');
+}
+
 // ------------------------------------------------------------------------------ blocks and files
 
 export interface GeneratedBlock {
@@ -378,6 +462,7 @@ export const BLOCKS: readonly GeneratedBlock[] = [
   { name: 'error-classes', files: ['docs/suite.md'], render: renderErrorClasses },
   { name: 'operator-policy', files: ['docs/aws.md'], render: renderOperatorPolicy },
   { name: 'server-stops', files: ['docs/suite.md'], render: renderServerStops },
+  { name: 'session-features', files: ['docs/session-state.md'], render: renderSessionFeatures },
 ];
 
 export const markers = (name: string): { start: string; end: string } => ({

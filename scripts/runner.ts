@@ -32,9 +32,11 @@ import {
 } from '../lib/aws/run-request';
 import { softwareVersionOf } from '../lib/config/stack-outputs';
 import { psqlScalarQuery } from '../lib/exec/libpq';
+import { PgServerConnections } from '../lib/exec/server-connections';
 import { systemClock, type Clock } from '../lib/engine/ports';
 import { LocalPgbenchExecutor } from '../lib/exec/pgbench-executor';
 import {
+  ownAvailabilityZone,
   imdsEndpointFrom,
   imdsV2,
   InterruptionRecorder,
@@ -144,6 +146,8 @@ export async function main(argv: readonly string[]): Promise<number> {
       signal: abort.signal,
       pgbenchVersion,
       softwareVersion: ownSoftwareVersion,
+      ownZone: () => ownAvailabilityZone(process.env),
+      serverConnections: (writer, log) => new PgServerConnections({ connection: writer, log }),
       onProgress: (ev) => {
         // The run started again in this slot (after the lock and the plan): close an earlier interruption.
         if (ev.type === 'run-start') void rec.resumed();

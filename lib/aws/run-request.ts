@@ -83,6 +83,22 @@ export const runRequestSchema = z.object({
       .nullable(),
     barrierTimeoutSec: z.number().int().min(1),
     expectVersion: z.string().nullable(),
+    /** Absent in requests from older CLIs: null, every zone unknown. */
+    zones: z
+      .array(z.object({ component: z.string().min(1), zone: z.string().min(1).nullable() }))
+      .nullable()
+      .default(null),
+    /** Absent in requests from older CLIs: null, not priced. */
+    targetPrices: z
+      .array(
+        z.object({
+          target: z.string().min(1),
+          usdPerHour: z.number().finite().min(0).nullable(),
+          basis: z.string(),
+        }),
+      )
+      .nullable()
+      .default(null),
   }),
 });
 
@@ -110,6 +126,8 @@ export function buildRunRequest(base: RunRequestArgs, runnerCount: number): RunR
       collector: base.collector,
       barrierTimeoutSec: base.barrierTimeoutSec,
       expectVersion: base.expectVersion,
+      zones: base.zones ?? null,
+      targetPrices: base.targetPrices ?? null,
     },
   });
 }
@@ -146,6 +164,8 @@ export function runnerArgsFromRequest(
     collector: request.settings.collector,
     barrierTimeoutSec: request.settings.barrierTimeoutSec,
     expectVersion: request.settings.expectVersion,
+    zones: request.settings.zones,
+    targetPrices: request.settings.targetPrices,
   };
 }
 
@@ -183,7 +203,7 @@ export async function readRunRequest(s3: S3Client, url: string): Promise<RunRequ
 export type RunnerArgvTestSettings = Partial<Omit<RunnerTestSettings, 'endpointUrl'>>;
 
 const SSL_MODES: readonly SslMode[] = ['require', 'prefer', 'disable'];
-/** Bounds of `--test-fleet-lead-ms` / `--test-fleet-poll-ms`. */
+/** Bounds of `--test-fleet-lead-ms` / `--test-fleet-poll-ms` / `--test-pin-period-ms`. */
 const FLEET_MS_MIN = 50;
 const FLEET_MS_MAX = 60_000;
 
@@ -204,6 +224,7 @@ export function requestRunnerArgv(opts: {
   if (test.poolControl !== undefined) argv.push('--test-pool-control', test.poolControl ? 'on' : 'off');
   if (test.fleetLeadMs !== undefined) argv.push('--test-fleet-lead-ms', String(test.fleetLeadMs));
   if (test.fleetPollMs !== undefined) argv.push('--test-fleet-poll-ms', String(test.fleetPollMs));
+  if (test.pinPeriodMs != null) argv.push('--test-pin-period-ms', String(test.pinPeriodMs));
   return argv;
 }
 
@@ -230,6 +251,7 @@ export function parseRequestRunnerArgv(argv: readonly string[]): RequestRunnerAr
     '--test-pool-control',
     '--test-fleet-lead-ms',
     '--test-fleet-poll-ms',
+    '--test-pin-period-ms',
   ]);
   for (let i = 0; i < argv.length; i++) {
     const raw = argv[i] as string;
@@ -278,6 +300,7 @@ export function parseRequestRunnerArgv(argv: readonly string[]): RequestRunnerAr
   for (const [flag, key] of [
     ['--test-fleet-lead-ms', 'fleetLeadMs'],
     ['--test-fleet-poll-ms', 'fleetPollMs'],
+    ['--test-pin-period-ms', 'pinPeriodMs'],
   ] as const) {
     const text = values.get(flag);
     if (text === undefined) continue;

@@ -9,6 +9,7 @@ import type { PoolerEndpoint } from '../poolers/endpoint';
 import type { ManagedProxyKind, ProxyTargetKind } from '../suite/targets';
 import type { DatabaseEngine } from '../suite/engines';
 import type { LabResources } from '../collector/plan';
+import type { ComponentZone, TargetPrice } from '../suite/types';
 
 export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -64,6 +65,18 @@ export interface RunnerArgs {
    */
   readonly database?: DatabaseSpec | null;
   readonly region: string | null;
+  /**
+   * Where each component runs, from the stack outputs (ComponentZones): `writer`, `runner-<i>`,
+   * `pooler:<name>`, `proxy:<name>` (null: RDS chooses, or a proxy's endpoints span zones). The
+   * runner replaces its own with what IMDS says and records the list in the run's environment.
+   * null or absent: not said (older CLIs and stacks), recorded as unknown.
+   */
+  readonly zones?: readonly ComponentZone[] | null;
+  /**
+   * What each target adds per hour, priced by the operator from the lab (lib/cost/target-prices.ts);
+   * recorded in the run's environment for the report. null or absent: not priced.
+   */
+  readonly targetPrices?: readonly TargetPrice[] | null;
   /** Agreed start of the run (ISO); every runner waits until then before the first step. */
   readonly startAt: string | null;
   readonly collector: CollectorSpec | null;
@@ -89,6 +102,12 @@ export interface RunnerArgs {
   readonly fleetLeadMs: number;
   readonly fleetPollMs: number;
   /**
+   * Test-only (RunnerTestSettings): the pinning metric's period a session-state probe holds its state
+   * for on a target that pins, in ms, in place of the catalog's (CloudWatch's minute), so a test with
+   * a local stand-in for RDS Proxy does not wait a minute per feature. null: the catalog's.
+   */
+  readonly pinPeriodMs: number | null;
+  /**
    * The runner software version the CLI was built with (`runnerSoftwareVersion()`, the bundle's
    * content hash); the runner refuses to run when its own differs. null: not checked (tests,
    * older CLIs).
@@ -102,7 +121,7 @@ export type { ProxyTargetKind } from '../suite/targets';
  * What only tests change about a runner. The run request (lib/aws/run-request.ts) never carries
  * these: a production runner runs with PRODUCTION_RUNNER_SETTINGS, and a test gives others on the
  * runner's command line (`--endpoint-url`, `--test-sslmode`, `--test-proxy-kind`,
- * `--test-pool-control`, `--test-fleet-lead-ms`, `--test-fleet-poll-ms`; requestRunnerArgv /
+ * `--test-pool-control`, `--test-fleet-lead-ms`, `--test-fleet-poll-ms`, `--test-pin-period-ms`; requestRunnerArgv /
  * parseRequestRunnerArgv).
  */
 export interface RunnerTestSettings {
@@ -112,6 +131,7 @@ export interface RunnerTestSettings {
   readonly endpointUrl: string | null;
   readonly fleetLeadMs: number;
   readonly fleetPollMs: number;
+  readonly pinPeriodMs: number | null;
 }
 
 /** A production runner: TLS required, RDS Proxy pool control on, proxies are RDS Proxies, real AWS endpoints. */
@@ -123,6 +143,7 @@ export const PRODUCTION_RUNNER_SETTINGS: RunnerTestSettings = {
   // Runners on EC2 see one another's S3 objects within a poll; 5 s lets the slowest read the plan.
   fleetLeadMs: 5_000,
   fleetPollMs: 1_000,
+  pinPeriodMs: null,
 };
 
 /** What the operator resolves for a run and the run request carries: the runner's arguments less its index and the test settings. */

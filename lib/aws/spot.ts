@@ -210,7 +210,11 @@ type FetchLike = (
  * IMDSv2 over HTTP: a session token (PUT /latest/api/token), then GETs with it. `endpoint` is
  * `AWS_EC2_METADATA_SERVICE_ENDPOINT` when set (the variable the AWS SDKs read), else 169.254.169.254.
  */
-export function imdsV2(endpoint: string, fetchImpl: FetchLike = fetch, timeoutMs = 1000): InstanceMetadata {
+export function imdsV2(
+  endpoint: string,
+  fetchImpl: FetchLike = fetch,
+  timeoutMs = 1000,
+): InstanceMetadata & InstanceZone {
   const base = endpoint.replace(/\/+$/, '');
   let token: string | null = null;
   const call = async (method: string, path: string, headers: Record<string, string>) =>
@@ -241,7 +245,32 @@ export function imdsV2(endpoint: string, fetchImpl: FetchLike = fetch, timeoutMs
       const text = await get('/latest/meta-data/spot/instance-action');
       return text === null ? null : parseInstanceAction(text);
     },
+    availabilityZone: async () => {
+      // EC2 User Guide, "Instance metadata categories": placement/availability-zone.
+      const zone = (await get('/latest/meta-data/placement/availability-zone'))?.trim() ?? null;
+      return zone !== null && /^[a-z]{2}(-[a-z]+)+-\d[a-z]$/.test(zone) ? zone : null;
+    },
   };
+}
+
+/** This instance's Availability Zone (the runner records its own in the run's environment). */
+export interface InstanceZone {
+  /** `us-east-1a`; null when the service does not say. Throws when it cannot be reached. */
+  availabilityZone(): Promise<string | null>;
+}
+
+/**
+ * The runner's own zone through IMDSv2, or null — off EC2, with AWS_EC2_METADATA_DISABLED=true, or
+ * when the service does not answer: a zone is recorded, never required.
+ */
+export async function ownAvailabilityZone(env: NodeJS.ProcessEnv = process.env): Promise<string | null> {
+  const endpoint = imdsEndpointFrom(env);
+  if (endpoint === null) return null;
+  try {
+    return await imdsV2(endpoint).availabilityZone();
+  } catch {
+    return null;
+  }
 }
 
 /** `{"action": "stop", "time": "2017-09-18T08:22:00Z"}`; anything else → null (not a notice we understand). */

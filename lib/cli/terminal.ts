@@ -37,6 +37,8 @@ export function formatStepLine(index: number, total: number, r: StepRecord): str
   // Never a finding: the infrastructure failed, so nothing was measured (no ✓/✗).
   if (r.status === 'infrastructure-error')
     return `! [${index}/${total}] ${r.stepId}  NOT MEASURED, infrastructure failure: ${r.note ?? 'cause unknown'}`;
+  // A probe step (no pgbench): what its kind's judge observed.
+  if (r.probe) return `${verdictMark(r.verdict.held)} [${index}/${total}] ${r.stepId}  ${r.verdict.observed}`;
   return `${verdictMark(r.verdict.held)} [${index}/${total}] ${r.stepId}  ${what}, p95 ${fmtNum(m?.latencyP95Ms, 2)} ms, errors ${formatErrors(m?.errors, m?.abortedClients)}${sat}`;
 }
 
@@ -73,30 +75,36 @@ export function formatResultTables(
       'errors',
       'verdict',
     ];
-    const rows = records
-      .filter((r) => r.scenario === name)
-      .map((r) => [
-        r.target.name +
-          (r.params.preparedStatements == null
-            ? ''
-            : ` (max_prepared_statements ${r.params.preparedStatements === 'on' ? 'on' : '0'})`),
-        String(r.params.clients),
-        r.params.protocol,
-        r.params.connect === 'per-transaction' ? '-C' : 'persistent',
-        r.params.poolPercent === null ? '-' : String(r.params.poolPercent),
-        r.status === 'timeout'
-          ? 'timeout'
-          : r.status === 'infrastructure-error'
-            ? 'not measured'
-            : fmtNum(r.result?.tps, 1),
-        fmtNum(r.result?.latencyP95Ms, 2),
-        r.status === 'not-available' || r.status === 'infrastructure-error'
-          ? (r.note ?? r.status)
+    const own = records.filter((r) => r.scenario === name);
+    // Probe steps (no pgbench) have no tps or p95: their row says what the probe observed instead.
+    const probeOnly = own.length > 0 && own.every((r) => r.probe != null);
+    if (probeOnly) header[7] = 'observed';
+    const rows = own.map((r) => [
+      r.target.name +
+        (r.params.preparedStatements == null
+          ? ''
+          : ` (max_prepared_statements ${r.params.preparedStatements === 'on' ? 'on' : '0'})`),
+      String(r.params.clients),
+      r.params.protocol,
+      r.params.connect === 'per-transaction' ? '-C' : 'persistent',
+      r.params.poolPercent === null ? '-' : String(r.params.poolPercent),
+      r.status === 'timeout'
+        ? 'timeout'
+        : r.status === 'infrastructure-error'
+          ? 'not measured'
+          : fmtNum(r.result?.tps, 1),
+      fmtNum(r.result?.latencyP95Ms, 2),
+      r.status === 'not-available' || r.status === 'infrastructure-error'
+        ? (r.note ?? r.status)
+        : r.probe
+          ? r.verdict.observed
           : formatErrors(r.result?.errors, r.result?.abortedClients),
-        `${verdictMark(r.verdict.held)} ${r.verdict.expected}`,
-      ]);
+      `${verdictMark(r.verdict.held)} ${r.verdict.expected}`,
+    ]);
     const showPool = rows.some((row) => row[4] !== '-');
-    const cols = header.map((_, i) => i).filter((i) => showPool || i !== 4);
+    const cols = header
+      .map((_, i) => i)
+      .filter((i) => (showPool || i !== 4) && !(probeOnly && (i === 5 || i === 6)));
     const widths = cols.map((i) =>
       Math.max([...(header[i] ?? '')].length, ...rows.map((row) => [...(row[i] ?? '')].length)),
     );
@@ -229,6 +237,9 @@ export class ProgressPrinter {
       case 'step-end':
         this.status = null;
         this.println(formatStepLine(ev.index, ev.total, ev.record));
+        break;
+      case 'probe-log':
+        this.println(`  ${ev.line}`);
         break;
       case 'scenario-end':
         for (const v of ev.verdicts)

@@ -12,7 +12,7 @@ import type { RdsStorageType } from './rds-postgres';
 import type { PoolMode } from '../poolers/products';
 import { pgbouncerDriver } from '../poolers/pgbouncer/driver';
 import { POOL_MODES } from '../poolers/products';
-import type { RunnerPlacement } from './types';
+import type { AuroraStorageType, RunnerPlacement } from './types';
 
 export const DEFAULTS = {
   description: '',
@@ -23,6 +23,8 @@ export const DEFAULTS = {
     performanceInsights: true,
     logConnections: false,
     snapshotOnDestroy: false,
+    /** Aurora Standard: what AWS creates when the storage type is not given. */
+    storageType: 'standard' as AuroraStorageType,
   },
   /** RDS for PostgreSQL (the `postgres` section, instead of `aurora`). */
   postgres: {
@@ -62,10 +64,18 @@ export const DEFAULTS = {
     /** On-demand runners unless the lab asks for Spot capacity. */
     spot: false,
   },
+  /** The lab's own VPC unless the lab names an existing one (lib/config/network.ts). */
+  network: {
+    mode: 'create' as const,
+    /** With `egress: "vpc-endpoints"`: the stack creates the endpoints unless told they exist. */
+    endpoints: 'create' as const,
+  },
   results: {
     retainOnDestroy: false,
     expireAfterDays: 30,
   },
+  /** The writer, runners and pooler hosts in one Availability Zone unless a lab asks for a cross-zone hop. */
+  crossZone: false,
   /** Hours until the lab deletes itself; `null` in a lab file opts out. */
   ttlHours: 8,
   suites: ['quick'] as readonly string[],

@@ -15,9 +15,19 @@ import { ACCEPTED_ENGINE_VERSIONS } from './engine-versions';
 import { DEFAULTS } from './defaults';
 import { AURORA_POSTGRES_INSTANCE_CLASSES } from './instance-classes';
 import { RDS_POSTGRES_VERSIONS, RDS_STORAGE_LIMITS_GIB } from './rds-postgres';
+import { AURORA_STORAGE_TYPES } from './types';
 import { POOLER_DRIVERS } from '../poolers/registry';
 import { POOLER_PROCESSES_MAX, POOLER_WORKER_THREADS_MAX } from '../poolers/endpoint';
 import { POOL_MODES, POOLER_PLACEMENTS, POOLER_PRODUCTS } from '../poolers/products';
+import {
+  ACCOUNT_ID_PATTERN,
+  IPV4_CIDR_PATTERN,
+  NETWORK_EGRESS,
+  NETWORK_ENDPOINTS,
+  PRIVATE_ENDPOINT_SERVICES,
+  SUBNET_ID_PATTERN,
+  VPC_ID_PATTERN,
+} from './network';
 
 /** `"a", "b"`. */
 function quoted(values: readonly string[]): string {
@@ -63,6 +73,10 @@ export const LIMITS = {
   maxPreparedStatementsMax: 100000,
   borrowTimeoutSecondsMax: 300,
   runnerCountMax: 20,
+  /** Subnets an existing-VPC lab names: the database subnet group needs two zones; more than one per zone is pointless. */
+  networkSubnetsMin: 2,
+  networkSubnetsMax: 16,
+  endpointCidrsMax: 16,
   expireAfterDaysMax: 3650,
   /**
    * A deploy (Aurora cluster, instances, RDS Proxies, runners) takes 15–30 minutes; a lab that
@@ -209,6 +223,17 @@ const auroraSchema = z.strictObject(
         doc({
           description: "Readers; they use the writer's class (or serverless, scaling with the writer).",
           default: DEFAULTS.aurora.readers,
+        }),
+      ),
+    storageType: z
+      .enum(AURORA_STORAGE_TYPES, { error: `one of ${AURORA_STORAGE_TYPES.map((t) => `"${t}"`).join(', ')}` })
+      .optional()
+      .meta(
+        doc({
+          description:
+            'Cluster storage configuration. `standard`: storage and every I/O request billed (`cost` assumes an I/O rate; a write-heavy suite can exceed it many times over). ' +
+            '`io-optimized` (CloudFormation `aurora-iopt1`): no I/O charge, instances 1.3 × and storage 2.25 × the Standard rates, so a benchmark costs what `cost` says.',
+          default: DEFAULTS.aurora.storageType,
         }),
       ),
     ...databaseSettingsFields({
@@ -522,6 +547,96 @@ const runnersSchema = z.strictObject(
   { error: 'an object such as { "instanceType": "c7g.large", "count": 1 }' },
 );
 
+const subnetIdText = 'a subnet id such as "subnet-0123456789abcdef0"';
+
+const existingNetworkSchema = z.strictObject(
+  {
+    vpcId: z
+      .string({ error: 'a VPC id such as "vpc-0123456789abcdef0"' })
+      .regex(VPC_ID_PATTERN, {
+        error: 'a VPC id such as "vpc-0123456789abcdef0" (vpc- and 8 or 17 hex digits)',
+      })
+      .meta(
+        doc({
+          description:
+            'An existing VPC, looked up at synth time (CDK VPC context lookup: the values land in cdk.context.json). Needs DNS resolution and DNS hostnames on for `vpc-endpoints`.',
+        }),
+      ),
+    subnetIds: z
+      .array(
+        z
+          .string({ error: subnetIdText })
+          .regex(SUBNET_ID_PATTERN, { error: `${subnetIdText} (subnet- and 8 or 17 hex digits)` }),
+        { error: `a list of ${LIMITS.networkSubnetsMin}–${LIMITS.networkSubnetsMax} subnet ids` },
+      )
+      .min(LIMITS.networkSubnetsMin, {
+        error: `a list of at least ${LIMITS.networkSubnetsMin} subnet ids in at least two Availability Zones (the database subnet group needs two)`,
+      })
+      .max(LIMITS.networkSubnetsMax, { error: `a list of at most ${LIMITS.networkSubnetsMax} subnet ids` })
+      .refine((ids) => new Set(ids).size === ids.length, { error: 'a list of distinct subnet ids' })
+      .meta(
+        doc({
+          description:
+            'Private subnets of that VPC (no route to an internet gateway), in at least two Availability Zones: the database, the proxies, the runners, the pooler hosts and the interface endpoints go there. No host gets a public IP.',
+        }),
+      ),
+    account: z
+      .string({ error: 'a 12-digit AWS account id in quotes, such as "111122223333"' })
+      .regex(ACCOUNT_ID_PATTERN, { error: 'a 12-digit AWS account id in quotes, such as "111122223333"' })
+      .meta(
+        doc({
+          description:
+            "The VPC's account: the stack is bound to it and to the lab's `region` (required then), as CDK lookups need.",
+        }),
+      ),
+    egress: z
+      .enum(NETWORK_EGRESS, {
+        error: `${oneOf(NETWORK_EGRESS)} ("vpc-endpoints": no internet path, AWS APIs through VPC endpoints; "internet": the subnets already route to the internet through a NAT or transit gateway the network team runs)`,
+      })
+      .meta(
+        doc({
+          description: `\`vpc-endpoints\`: no internet path; the hosts reach AWS only through interface endpoints (${PRIVATE_ENDPOINT_SERVICES.map((e) => e.service).join(', ')}) and an S3 gateway endpoint, and install nothing from the internet. \`internet\`: the subnets route to the internet already (NAT or transit gateway); the lab adds no endpoint.`,
+        }),
+      ),
+    endpoints: z
+      .enum(NETWORK_ENDPOINTS, { error: oneOf(NETWORK_ENDPOINTS) })
+      .optional()
+      .meta(
+        doc({
+          description:
+            "`vpc-endpoints` only. `create`: the stack adds the interface endpoints (billed per zone-hour, see `proxylab cost`) and an S3 gateway endpoint on the subnets' route tables. `existing`: the network team's endpoints serve the VPC (private DNS on, S3 gateway on those route tables); the lab opens HTTPS to `endpointCidrs`.",
+          default: DEFAULTS.network.endpoints,
+        }),
+      ),
+    endpointCidrs: z
+      .array(
+        z
+          .string({ error: 'an IPv4 CIDR block such as "10.0.0.0/16"' })
+          .regex(IPV4_CIDR_PATTERN, { error: 'an IPv4 CIDR block such as "10.0.0.0/16"' }),
+        { error: 'a list of IPv4 CIDR blocks' },
+      )
+      .min(1, { error: 'a non-empty list of IPv4 CIDR blocks' })
+      .max(LIMITS.endpointCidrsMax, { error: `a list of at most ${LIMITS.endpointCidrsMax} CIDR blocks` })
+      .optional()
+      .meta(
+        doc({
+          description:
+            "`endpoints: existing` only: where the network team's interface endpoints are (the hosts get HTTPS egress to these blocks and nowhere else besides S3).",
+          defaultText: "the VPC's CIDR block",
+        }),
+      ),
+  },
+  {
+    error:
+      '"create", or an object such as { "vpcId": "vpc-…", "subnetIds": ["subnet-…", "subnet-…"], "account": "111122223333", "egress": "vpc-endpoints" }',
+  },
+);
+
+const networkSchema = z.union([z.literal('create', { error: '"create"' }), existingNetworkSchema], {
+  error:
+    '"create" (the lab\'s own VPC), or an existing VPC as an object such as { "vpcId": "vpc-…", "subnetIds": ["subnet-…", "subnet-…"], "account": "111122223333", "egress": "vpc-endpoints" }',
+});
+
 const resultsSchema = z.strictObject(
   {
     retainOnDestroy: bool.optional().meta(
@@ -619,7 +734,7 @@ export const labFileSchema = z.strictObject({
     .meta(
       doc({
         description:
-          'Region hint such as `eu-west-1` (cost estimate, humans). The stack stays environment-agnostic; you deploy with your own credentials and region.',
+          'Region hint such as `eu-west-1` (cost estimate, humans). The stack stays environment-agnostic; you deploy with your own credentials and region. Required with an existing VPC (`network`): the lookup binds the stack to this region.',
         defaultText: 'none',
       }),
     ),
@@ -672,7 +787,23 @@ export const labFileSchema = z.strictObject({
         default: [],
       }),
     ),
+  crossZone: bool.optional().meta(
+    doc({
+      description:
+        '`false`: the writer, the runners and the dedicated pooler hosts share one Availability Zone, so no target has a cross-zone hop the others lack. ' +
+        "`true`: the writer goes to the VPC's other zone, to measure what a cross-zone hop costs (RDS Proxy spans both zones either way). " +
+        "Each component's zone is recorded in the run (environment.zones).",
+      default: DEFAULTS.crossZone,
+    }),
+  ),
   runners: runnersSchema.optional().meta(doc({ description: 'The pgbench runners (EC2).' })),
+  network: networkSchema.optional().meta(
+    doc({
+      description:
+        'Where the hosts live: `"create"` builds the lab\'s own VPC (public IPv4 per runner, no inbound rules); an object names an existing VPC and private subnets (docs/aws.md, "Regulated accounts").',
+      default: DEFAULTS.network.mode,
+    }),
+  ),
   results: resultsSchema.optional().meta(doc({ description: 'The results bucket.' })),
   ttlHours: numberIn(
     LIMITS.ttlHoursMin,

@@ -78,6 +78,11 @@ export const LAB_OUTPUT_KEYS = {
   poolerEndpoints: 'PoolerEndpoints',
   /** ARN of the pooler admin/stats user's secret (JSON: username, password); `` or absent when no pooler. */
   poolerAdminSecretArn: 'PoolerAdminSecretArn',
+  /**
+   * JSON object: component (`writer`, `runner-<i>`, `pooler:<name>`) → Availability Zone name, or
+   * null where RDS chooses it. Absent on stacks before issue 25: every zone unknown.
+   */
+  componentZones: 'ComponentZones',
 } as const;
 
 export type { DatabaseEngine };
@@ -105,6 +110,8 @@ export interface LabOutputs {
   readonly poolerEndpoints: Record<string, PoolerEndpoint>;
   /** null when the lab has no pooler. */
   readonly poolerAdminSecretArn: string | null;
+  /** Component → zone (null: chosen by RDS); `{}` when the stack does not say (deployed before it existed). */
+  readonly componentZones: Record<string, string | null>;
 }
 
 /** The CloudFormation stack name of a lab. */
@@ -165,7 +172,25 @@ export function parseLabOutputs(raw: Readonly<Record<string, string | undefined>
     dbInstanceClass: nonEmpty(raw[LAB_OUTPUT_KEYS.dbInstanceClass]),
     poolerEndpoints: parsePoolerEndpoints(raw[LAB_OUTPUT_KEYS.poolerEndpoints]),
     poolerAdminSecretArn: nonEmpty(raw[LAB_OUTPUT_KEYS.poolerAdminSecretArn]),
+    componentZones: parseComponentZones(raw[LAB_OUTPUT_KEYS.componentZones]),
   };
+}
+
+/** `ComponentZones`: names to zone names or null; absent or empty: `{}` (every zone unknown). */
+export function parseComponentZones(v: string | undefined): Record<string, string | null> {
+  const key = LAB_OUTPUT_KEYS.componentZones;
+  if (v === undefined || v.trim() === '') return {};
+  const parsed: unknown = JSON.parse(v);
+  if (!isRecord(parsed)) throw new Error(`output ${key} is not a JSON object`);
+  const out: Record<string, string | null> = {};
+  for (const [component, zone] of Object.entries(parsed)) {
+    if (zone !== null && (typeof zone !== 'string' || !/^[a-z]{2}(-[a-z]+)+-\d[a-z]$/.test(zone)))
+      throw new Error(
+        `output ${key}.${component} is not an Availability Zone name or null: ${JSON.stringify(zone)}`,
+      );
+    out[component] = zone;
+  }
+  return out;
 }
 
 function nonEmpty(v: string | undefined): string | null {

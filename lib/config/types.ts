@@ -4,6 +4,9 @@ import type { DatabaseEngine } from './stack-outputs';
 export type { DatabaseEngine };
 import type { PoolMode as PgbouncerPoolMode, PoolerPlacement } from '../poolers/products';
 import type { PoolerProduct } from '../poolers/products';
+import type { NetworkConfig } from './network';
+
+export type { ExistingNetworkConfig, NetworkConfig } from './network';
 
 /**
  * A validated lab with every default applied. This is what the CDK stack, the cost estimate and
@@ -14,7 +17,10 @@ export interface LabConfig {
   readonly name: string;
   /** Free text: what the lab is for, which published setup it stands in for. Default "". */
   readonly description: string;
-  /** Region hint for humans and the cost estimate; the stack itself is environment-agnostic. */
+  /**
+   * Region hint for humans and the cost estimate; the stack itself is environment-agnostic — except
+   * with an existing VPC (`network`), whose lookup binds the stack to this region (required there).
+   */
   readonly region: string | null;
   /** Who to ask about this lab; becomes the `proxylab:owner` tag. */
   readonly owner: string | null;
@@ -29,6 +35,13 @@ export interface LabConfig {
   /** Zero or more self-hosted PgBouncers (dedicated host or on every runner). */
   readonly poolers: readonly PoolerConfig[];
   readonly runners: RunnersConfig;
+  /**
+   * false: the writer in the runners' (and dedicated pooler hosts') zone; true: the writer in the
+   * VPC's other zone. @default false
+   */
+  readonly crossZone: boolean;
+  /** Where the hosts live: the lab's own VPC (default) or an existing one, with or without internet egress. */
+  readonly network: NetworkConfig;
   readonly results: ResultsConfig;
   /**
    * Hours after deploy when the lab deletes itself (expiry schedule); null = never (explicit opt-out).
@@ -69,9 +82,15 @@ export interface PostgresDatabaseConfig {
   readonly snapshotOnDestroy: boolean;
 }
 
+/** Aurora cluster storage configurations (CloudFormation StorageType `aurora` / `aurora-iopt1`). */
+export const AURORA_STORAGE_TYPES = ['standard', 'io-optimized'] as const;
+export type AuroraStorageType = (typeof AURORA_STORAGE_TYPES)[number];
+
 export interface AuroraConfig {
   /** One of ACCEPTED_ENGINE_VERSIONS, e.g. "16.9". */
   readonly engineVersion: string;
+  /** Aurora Standard (I/O billed per request) or I/O-Optimized (no I/O charge, dearer instances and storage). */
+  readonly storageType: AuroraStorageType;
   /** Provisioned writer/readers on this class, or serverless v2 (then `instanceClass` is null). */
   readonly capacity:
     | { readonly kind: 'provisioned'; readonly instanceClass: string }

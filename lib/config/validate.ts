@@ -33,6 +33,7 @@ import { POOLER_ADMIN_PORT_BASE, POOLER_STATS_PORT, poolerDeployments } from '..
 import { totalPoolSize } from '../poolers/pool-size';
 import { SUITE_NAMES } from '../suite/catalog';
 import { labFileSchema, LabFileInput, LIMITS, SUITE_NAME_PATTERN } from './schema';
+import type { NetworkConfig } from './network';
 import type {
   AuroraConfig,
   DatabaseConfig,
@@ -145,8 +146,13 @@ function knownKeysAt(path: readonly PathSegment[]): string[] {
       } else return cur;
     }
   };
+  // A union of a literal and an object (`network`): its keys are the object option's.
+  const objectOf = (s: z.ZodType): z.ZodType =>
+    s instanceof z.ZodUnion
+      ? ((s.options as readonly z.ZodType[]).find((o) => o instanceof z.ZodObject) ?? s)
+      : s;
   for (const seg of path) {
-    schema = unwrap(schema);
+    schema = objectOf(unwrap(schema));
     if (schema instanceof z.ZodArray && typeof seg === 'number') schema = schema.element as z.ZodType;
     else if (schema instanceof z.ZodObject && typeof seg === 'string') {
       const next = (schema.shape as Record<string, z.ZodType | undefined>)[seg];
@@ -154,7 +160,7 @@ function knownKeysAt(path: readonly PathSegment[]): string[] {
       schema = next;
     } else return [];
   }
-  schema = unwrap(schema);
+  schema = objectOf(unwrap(schema));
   // `$schema` is for editors; listing it among the lab's fields would only distract.
   return schema instanceof z.ZodObject ? Object.keys(schema.shape).filter((k) => k !== '$schema') : [];
 }
@@ -162,7 +168,23 @@ function knownKeysAt(path: readonly PathSegment[]): string[] {
 // ---------------------------------------------------------------------------------------------
 // pass 1: schema issues → problems
 
+/**
+ * A union (`network`: "create" or an object) that failed: when the input has the type of exactly
+ * one option (an object given where the other option is a string), that option's issues are the
+ * ones that name fields; the union's own message only says what the whole may be.
+ */
+function matchedUnionOption(issue: z.core.$ZodIssue): z.core.$ZodIssue[] | null {
+  if (issue.code !== 'invalid_union') return null;
+  const typeMismatch = (i: z.core.$ZodIssue): boolean =>
+    i.path.length === 0 && (i.code === 'invalid_type' || i.code === 'invalid_value');
+  const matched = issue.errors.filter((branch) => !(branch.length === 1 && branch.every(typeMismatch)));
+  if (matched.length !== 1) return null;
+  return (matched[0] ?? []).map((i) => ({ ...i, path: [...issue.path, ...i.path] }));
+}
+
 function issueToProblems(issue: z.core.$ZodIssue): LabProblem[] {
+  const inner = matchedUnionOption(issue);
+  if (inner) return inner.flatMap(issueToProblems);
   const input: unknown = (issue as { input?: unknown }).input;
   if (issue.code === 'unrecognized_keys') {
     const known = knownKeysAt(issue.path);
@@ -521,6 +543,50 @@ function checkTagCount(tags: unknown, out: LabProblem[]): void {
   }
 }
 
+/**
+ * An existing VPC: the lookup needs the lab's `region` (the stack is bound to account and region);
+ * `endpoints` means something only without internet egress, `endpointCidrs` only with the network
+ * team's endpoints.
+ */
+function checkNetwork(root: Record<string, unknown>, out: LabProblem[]): void {
+  const network = asRecord(root.network);
+  if (!network) return;
+  // Without internet a pooler host installs only what deploy can stage (a tarball with a published
+  // SHA-256); a product whose install fetches more says what (its driver's host.needsInternet).
+  if (network.egress === 'vpc-endpoints' && Array.isArray(root.poolers))
+    root.poolers.forEach((p: unknown, i: number) => {
+      const kind = asRecord(p)?.kind;
+      if (!(POOLER_PRODUCTS as readonly unknown[]).includes(kind)) return;
+      const driver = poolerDriver(kind as string);
+      if (driver.host.needsInternet !== null)
+        out.push({
+          path: `poolers[${i}].kind`,
+          value: kind,
+          message: `must be a pooler a host without internet can install (network.egress "vpc-endpoints"): ${driver.displayName} cannot, because ${driver.host.needsInternet}. Use network.egress "internet" (a NAT or transit gateway that reaches those hosts) or a pooler whose release deploy stages (${POOLER_PRODUCTS.filter((k) => poolerDriver(k).host.needsInternet === null).join(', ')}); got ${formatValue(kind)}`,
+        });
+    });
+  if (root.region === undefined)
+    out.push({
+      path: 'region',
+      value: undefined,
+      message:
+        'is required with an existing VPC (network.vpcId): CDK looks the VPC up in that account and region, so the stack is bound to them; must be an AWS region such as "eu-west-1"',
+    });
+  if (network.egress === 'internet' && network.endpoints !== undefined)
+    out.push({
+      path: 'network.endpoints',
+      value: network.endpoints,
+      message: `must not be given with egress "internet" (the hosts reach AWS through the VPC's own route to the internet; endpoints are for egress "vpc-endpoints"), got ${formatValue(network.endpoints)}`,
+    });
+  const endpoints = network.endpoints ?? DEFAULTS.network.endpoints;
+  if (network.endpointCidrs !== undefined && (network.egress === 'internet' || endpoints !== 'existing'))
+    out.push({
+      path: 'network.endpointCidrs',
+      value: network.endpointCidrs,
+      message: `must be given only with egress "vpc-endpoints" and endpoints "existing" (where the network team's endpoints are; the endpoints the lab creates get their own security group), got ${formatValue(network.endpointCidrs)}`,
+    });
+}
+
 function crossFieldProblems(raw: unknown): LabProblem[] {
   const out: LabProblem[] = [];
   const root = asRecord(raw);
@@ -544,6 +610,7 @@ function crossFieldProblems(raw: unknown): LabProblem[] {
   checkPoolers(root.poolers, root.proxies, out, poolerBudgetOf(root));
   checkSuites(root.suites, out);
   checkTagCount(root.tags, out);
+  checkNetwork(root, out);
   return out;
 }
 
@@ -580,10 +647,27 @@ function databaseWithDefaults(input: LabFileInput): DatabaseConfig {
     engineVersion: a.engineVersion ?? DEFAULTS.aurora.engineVersion,
     capacity,
     readers: a.readers ?? DEFAULTS.aurora.readers,
+    storageType: a.storageType ?? DEFAULTS.aurora.storageType,
     maxConnections: a.maxConnections ?? null,
     performanceInsights: a.performanceInsights ?? DEFAULTS.aurora.performanceInsights,
     logConnections: a.logConnections ?? DEFAULTS.aurora.logConnections,
     snapshotOnDestroy: a.snapshotOnDestroy ?? DEFAULTS.aurora.snapshotOnDestroy,
+  };
+}
+
+function networkWithDefaults(input: LabFileInput): NetworkConfig {
+  const n = input.network;
+  if (n === undefined || n === 'create') return { mode: 'create' };
+  return {
+    mode: 'existing',
+    account: n.account,
+    // validate.ts requires the region with an existing VPC (checkNetwork)
+    region: input.region ?? '',
+    vpcId: n.vpcId,
+    subnetIds: n.subnetIds,
+    egress: n.egress,
+    endpoints: n.endpoints ?? DEFAULTS.network.endpoints,
+    endpointCidrs: n.endpointCidrs ?? [],
   };
 }
 
@@ -627,6 +711,8 @@ function withDefaults(input: LabFileInput): LabConfig {
       placement: input.runners?.placement ?? DEFAULTS.runners.placement,
       spot: input.runners?.spot ?? DEFAULTS.runners.spot,
     },
+    crossZone: input.crossZone ?? DEFAULTS.crossZone,
+    network: networkWithDefaults(input),
     results: {
       retainOnDestroy: input.results?.retainOnDestroy ?? DEFAULTS.results.retainOnDestroy,
       expireAfterDays: input.results?.expireAfterDays ?? DEFAULTS.results.expireAfterDays,
@@ -703,5 +789,10 @@ export function summarizeLab(lab: LabConfig): string {
           )
           .join(', ')})`;
   const runners = `${lab.runners.count} × ${lab.runners.instanceType}${lab.runners.spot ? ' spot' : ''} runner${lab.runners.count === 1 ? '' : 's'}`;
-  return `${lab.name}: ${describeDatabase(db)}, ${maxConn}; ${proxies}${poolers}; ${runners}; ${lab.ttlHours === null ? 'no expiry' : `ttl ${lab.ttlHours} h`}`;
+  const n = lab.network;
+  const network =
+    n.mode === 'existing'
+      ? `; existing ${n.vpcId} (${n.subnetIds.length} subnets, egress ${n.egress}${n.egress === 'vpc-endpoints' ? `, ${n.endpoints} endpoints` : ''})`
+      : '';
+  return `${lab.name}: ${describeDatabase(db)}, ${maxConn}; ${proxies}${poolers}; ${runners}${network}; ${lab.ttlHours === null ? 'no expiry' : `ttl ${lab.ttlHours} h`}`;
 }

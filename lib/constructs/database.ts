@@ -1,4 +1,4 @@
-import { RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { RemovalPolicy, Token, Validations } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as rds from 'aws-cdk-lib/aws-rds';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
@@ -14,6 +14,15 @@ export interface LabDatabaseProps {
   readonly subnets: ec2.SubnetSelection;
   /** The lab's database (`aurora` or `postgres` section), defaults applied. */
   readonly database: DatabaseConfig;
+  /**
+   * The Availability Zone of the writer (Aurora's writer instance, or the RDS for PostgreSQL
+   * instance): the lab puts it in the runners' zone so no target's hop to the database crosses zones
+   * unless the lab asks for it (`crossZone`). Ignored for a Multi-AZ RDS instance (CloudFormation
+   * refuses AvailabilityZone with MultiAZ; the primary's zone is RDS's choice).
+   * @default - none: RDS chooses ("A random, system-chosen Availability Zone", aws-cdk-lib
+   * ClusterInstanceOptions.availabilityZone / DatabaseInstanceProps.availabilityZone)
+   */
+  readonly writerAvailabilityZone?: string;
   /**
    * Master user name stored in the generated secret.
    * @default 'proxylab'
@@ -89,6 +98,8 @@ export class LabDatabase extends Construct implements ec2.IConnectable {
   readonly parameterGroup: rds.ParameterGroup | undefined;
   /** How the stack outputs describe `identifier` and the endpoints for this engine. */
   readonly outputDescriptions: LabDbOutputDescriptions;
+  /** The zone the writer was placed in (`writerAvailabilityZone`), null when RDS chooses it. */
+  readonly writerAvailabilityZone: string | null;
 
   constructor(scope: Construct, id: string, props: LabDatabaseProps) {
     super(scope, id);
@@ -116,9 +127,26 @@ export class LabDatabase extends Construct implements ec2.IConnectable {
     this.proxyTarget = built.proxyTarget;
     this.parameterGroup = built.parameterGroup;
     this.outputDescriptions = built.outputDescriptions;
+    this.writerAvailabilityZone =
+      props.writerAvailabilityZone === undefined ||
+      (props.database.engine === 'postgres' && props.database.multiAz)
+        ? null
+        : props.writerAvailabilityZone;
     const writer = this.instances.find((i) => i.role === 'writer');
     if (!writer) throw new Error(`${this.node.path}: the database has no writer instance`);
     this.writer = writer.resource;
+    // In an existing VPC the runners' zone is a looked-up subnet's, a literal name: the writer is
+    // pinned there on purpose (same-zone measurements), which is what cfn-lint's W3010 warns about.
+    if (this.writerAvailabilityZone !== null && !Token.isUnresolved(this.writerAvailabilityZone))
+      this.writer.addMetadata('cfn-lint', {
+        config: {
+          ignore_checks: ['W3010'],
+          ignore_reasons: {
+            W3010:
+              "the writer is placed in the runners' zone, a zone of the lab's own subnets, so runners and writer share a zone",
+          },
+        },
+      });
   }
 
   private buildCluster(props: LabDatabaseProps, aurora: AuroraConfig): Built {
@@ -144,16 +172,28 @@ export class LabDatabase extends Construct implements ec2.IConnectable {
       autoMinorVersionUpgrade: false,
     };
     const capacity = aurora.capacity;
+    // Only the writer is placed: the suites load it; readers stay where RDS puts them.
+    const writerZone =
+      props.writerAvailabilityZone !== undefined ? { availabilityZone: props.writerAvailabilityZone } : {};
     const makeInstance = (name: string, isReader: boolean): rds.IClusterInstance =>
       capacity.kind === 'provisioned'
         ? rds.ClusterInstance.provisioned(name, {
             ...instanceOptions,
+            ...(isReader ? {} : writerZone),
             instanceType: new ec2.InstanceType(capacity.instanceClass.replace(/^db\./, '')),
           })
-        : rds.ClusterInstance.serverlessV2(name, { ...instanceOptions, scaleWithWriter: isReader });
+        : rds.ClusterInstance.serverlessV2(name, {
+            ...instanceOptions,
+            ...(isReader ? {} : writerZone),
+            scaleWithWriter: isReader,
+          });
 
     const cluster = new rds.DatabaseCluster(this, 'Cluster', {
       engine,
+      // Aurora I/O-Optimized (StorageType aurora-iopt1); absent keeps Aurora Standard, the default.
+      ...(aurora.storageType === 'io-optimized'
+        ? { storageType: rds.DBClusterStorageType.AURORA_IOPT1 }
+        : {}),
       writer: makeInstance('writer', false),
       readers: Array.from({ length: aurora.readers }, (_, i) => makeInstance(`reader${i + 1}`, true)),
       serverlessV2MinCapacity: capacity.kind === 'serverless' ? capacity.minCapacityAcu : undefined,
@@ -217,6 +257,10 @@ export class LabDatabase extends Construct implements ec2.IConnectable {
       allocatedStorage: pg.allocatedStorageGb,
       storageType: rds.StorageType.GP3,
       multiAz: pg.multiAz,
+      // CloudFormation: AvailabilityZone cannot be given for a Multi-AZ instance.
+      ...(props.writerAvailabilityZone !== undefined && !pg.multiAz
+        ? { availabilityZone: props.writerAvailabilityZone }
+        : {}),
       vpc: props.vpc,
       vpcSubnets: props.subnets,
       securityGroups: [this.securityGroup],

@@ -16,8 +16,10 @@ import {
   isGraviton,
   nodeInstallCommands,
   softwareInstallCommands,
+  type PoolerSource,
   type RunnerSoftware,
 } from './runner-fleet';
+import { DEFAULT_HOST_EGRESS, type HostEgress } from './network';
 
 /**
  * What a pooler needs of the database, and nothing more: where the writer is, its master secret,
@@ -137,8 +139,19 @@ export function poolerPorts(pooler: Pick<PoolerConfig, 'kind' | 'processes'>): e
 
 export interface PoolerHostProps {
   readonly vpc: ec2.IVpc;
-  /** Subnets for the host (the runners' public subnets: it downloads the pinned release). */
+  /** Subnets for the host (the runners' subnets: public ones in the lab's own VPC, where it downloads the pinned release). */
   readonly subnets: ec2.SubnetSelection;
+  /**
+   * How the host reaches AWS APIs and packages (lib/constructs/network.ts).
+   * @default - a public IPv4 address and HTTPS to anywhere
+   */
+  readonly egress?: HostEgress;
+  /**
+   * Where the pinned release's source comes from: a staged copy in S3 for hosts without internet
+   * (lib/constructs/pooler-sources.ts).
+   * @default - its upstream URL
+   */
+  readonly source?: PoolerSource;
   /** The lab's pooler (placement `dedicated`, defaults applied). */
   readonly pooler: PoolerConfig;
   readonly database: PoolerDatabase;
@@ -197,10 +210,16 @@ export class PoolerHost extends Construct {
       description: `${product} host ${pooler.name}: inbound from the runners only; outbound HTTPS and PostgreSQL to the writer`,
       allowAllOutbound: false,
     });
-    this.securityGroup.addEgressRule(
-      ec2.Peer.anyIpv4(),
-      ec2.Port.tcp(443),
-      `AWS APIs, SSM, the AL2023 repositories and the ${product} release`,
+    const egress = props.egress ?? DEFAULT_HOST_EGRESS;
+    if (!egress.internet && !props.source)
+      throw new Error(
+        `${this.node.path}: pooler ${pooler.name}: the host has no internet path, so the ${product} ${pooler.version} source must be staged (props.source)`,
+      );
+    egress.allowHttps(
+      this.securityGroup,
+      egress.internet
+        ? `AWS APIs, SSM, the AL2023 repositories and the ${product} release`
+        : 'AWS APIs, SSM and the AL2023 repositories',
     );
     for (const port of poolerPorts(pooler)) {
       // Adds the ingress here and the matching egress on the runners' group (it allows no outbound by default).
@@ -220,6 +239,7 @@ export class PoolerHost extends Construct {
     props.database.secret.grantRead(this.role);
     props.adminSecret.grantRead(this.role);
     grantSoftwareRead(this.role, props.software);
+    props.source?.grantRead(this.role);
 
     const config = poolerHostConfig(this, pooler, props.database, props.adminSecret, '0.0.0.0');
     // The same order as on a runner: base tools, the proxylab bundle (brings pooler.js), the pooler.
@@ -229,7 +249,7 @@ export class PoolerHost extends Construct {
       'psql --version',
       'node --version',
       ...softwareInstallCommands(props.software),
-      ...poolerUserDataCommands(release, config),
+      ...poolerUserDataCommands(release, config, props.source?.location),
     ];
 
     const userData = ec2.UserData.forLinux({ shebang: '#!/bin/bash' });
@@ -250,7 +270,7 @@ export class PoolerHost extends Construct {
       // instance only stops and starts it, and the new script never runs.
       userDataCausesReplacement: true,
       requireImdsv2: true,
-      associatePublicIpAddress: true,
+      associatePublicIpAddress: egress.publicIpv4,
       blockDevices: [
         {
           deviceName: '/dev/xvda',

@@ -11,7 +11,7 @@
  * Plain bash lines (no CDK): test/integration/cloud-runner-userdata.test.ts renders them from the
  * synthesized template and runs shellcheck on the result.
  */
-import type { PoolerRelease } from '../poolers/driver';
+import type { PoolerRelease, PoolerSourceLocation } from '../poolers/driver';
 import type { PoolerHostConfig } from '../poolers/host-config';
 import { poolerDriver } from '../poolers/registry';
 
@@ -44,8 +44,16 @@ export function poolerBootstrapCommands(config: PoolerHostConfig): string[] {
  * Install the release (its product's driver says how) and bootstrap the pooler: what a pooler
  * host and each runner run.
  */
-export function poolerUserDataCommands(release: PoolerRelease, config: PoolerHostConfig): string[] {
+export function poolerUserDataCommands(
+  release: PoolerRelease,
+  config: PoolerHostConfig,
+  /** Where the release's source comes from. @default upstream (its URL) */
+  source?: PoolerSourceLocation,
+): string[] {
   if (release.version !== config.version)
     throw new Error(`pooler ${config.name}: release ${release.version} is not its version ${config.version}`);
-  return [...poolerDriver(release.product).host.installCommands(release), ...poolerBootstrapCommands(config)];
+  return [
+    ...poolerDriver(release.product).host.installCommands(release, source),
+    ...poolerBootstrapCommands(config),
+  ];
 }

@@ -50,7 +50,9 @@ const BUILD_OPTIONS = {
   logLevel: 'silent',
   absWorkingDir: ROOT,
   // The CDK and the report/collector code are never reached from the runner; keep them out loudly.
-  external: ['aws-cdk-lib', 'constructs', 'cdk-nag'],
+  // pg-native: node-postgres's optional libpq binding, required only inside a try (`pg.native`):
+  // never shipped; the server-connections watch and the probes use the pure-JavaScript client.
+  external: ['aws-cdk-lib', 'constructs', 'cdk-nag', 'pg-native'],
 } as const satisfies BuildOptions;
 
 export function bundleRunner(outDir?: string): RunnerBundle {

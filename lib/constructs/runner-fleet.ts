@@ -7,7 +7,8 @@ import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import { Construct } from 'constructs';
 import type { RunnerPlacement } from '../config';
-import type { PoolerRelease } from '../poolers/driver';
+import type { PoolerRelease, PoolerSourceLocation } from '../poolers/driver';
+import { DEFAULT_HOST_EGRESS, type HostEgress } from './network';
 import type { PoolerHostConfig } from '../poolers/host-config';
 import { poolerUserDataCommands } from './pooler-user-data';
 import { poolerDriver } from '../poolers/registry';
@@ -28,8 +29,13 @@ export interface RunnerSoftware {
 
 export interface RunnerFleetProps {
   readonly vpc: ec2.IVpc;
-  /** Subnets for the runners (public ones: the instances get a public IPv4, no inbound rules). */
+  /** Subnets for the runners (public ones when `egress.publicIpv4`: each runner gets a public IPv4, no inbound rules). */
   readonly subnets: ec2.SubnetSelection;
+  /**
+   * How the runners reach AWS APIs and packages (the network decides: lib/constructs/network.ts).
+   * @default - a public IPv4 address and HTTPS to anywhere
+   */
+  readonly egress?: HostEgress;
   /** EC2 instance type; Graviton types (`c7g.large`) get the arm64 AMI, others x86_64. */
   readonly instanceType: string;
   /** How many runners. */
@@ -97,6 +103,12 @@ export const SPOT_MARKET_OPTIONS = {
   marketType: 'spot',
   spotOptions: { spotInstanceType: 'persistent', instanceInterruptionBehavior: 'stop' },
 } as const;
+
+/** A pooler release's source for a host: where it is, and the read grant a host role needs for it. */
+export interface PoolerSource {
+  readonly location: PoolerSourceLocation;
+  grantRead(role: iam.IRole): void;
+}
 
 /** Graviton instance families (`c7g`, `m6gd`, `c6gn`, `t4g`, `r8g`…) run the arm64 AMI. */
 export function isGraviton(instanceType: string): boolean {
@@ -214,6 +226,8 @@ export class RunnerFleet extends Construct {
   readonly userData: ec2.UserData;
   /** Spot runners only: the custom resources that cancel each runner's Spot request on deletion. */
   readonly spotRequests: SpotRequestCanceller | null;
+  /** How the runners reach AWS (the network's HostEgress). */
+  readonly egress: HostEgress;
   private hasRunnerSoftware = false;
   private poolerName: string | null = null;
   private poolerBootMinutes = 20;
@@ -228,11 +242,9 @@ export class RunnerFleet extends Construct {
         'pgbench runners: no inbound; outbound HTTPS (SSM, AWS APIs, AL2023 repositories over S3) and PostgreSQL',
       allowAllOutbound: false,
     });
-    this.securityGroup.addEgressRule(
-      ec2.Peer.anyIpv4(),
-      ec2.Port.tcp(443),
-      'AWS APIs, SSM and the AL2023 repositories',
-    );
+    const egress = props.egress ?? DEFAULT_HOST_EGRESS;
+    this.egress = egress;
+    egress.allowHttps(this.securityGroup, 'AWS APIs, SSM and the AL2023 repositories');
     for (const target of props.databaseTargets) {
       this.securityGroup.connections.allowTo(target, ec2.Port.tcp(5432), 'runners to PostgreSQL');
     }
@@ -322,7 +334,7 @@ export class RunnerFleet extends Construct {
         // data never runs (aws-cdk-lib ec2.InstanceProps.userDataCausesReplacement).
         userDataCausesReplacement: true,
         requireImdsv2: spotTemplate === undefined,
-        associatePublicIpAddress: true,
+        associatePublicIpAddress: egress.publicIpv4,
         placementGroup,
         blockDevices: [
           {
@@ -402,16 +414,27 @@ export class RunnerFleet extends Construct {
    * may read `adminSecret` (the bootstrap writes it into the pooler's credentials; the runner software
    * uses it for SHOW POOLS/STATS and pool resizing). At most one pooler: all listen on the same ports.
    */
-  addPooler(release: PoolerRelease, config: PoolerHostConfig, adminSecret: secretsmanager.ISecret): void {
+  addPooler(
+    release: PoolerRelease,
+    config: PoolerHostConfig,
+    adminSecret: secretsmanager.ISecret,
+    /** Where the release's source comes from (a staged copy without internet). @default upstream */
+    source?: PoolerSource,
+  ): void {
     if (!this.hasRunnerSoftware)
       throw new Error(`${this.node.path}: add the runner software (it brings pooler.js) before a pooler`);
     if (this.poolerName !== null)
       throw new Error(
         `${this.node.path}: pooler ${this.poolerName} already runs on the runners; ${config.name} would need the same ports`,
       );
+    if (!this.egress.internet && !source)
+      throw new Error(
+        `${this.node.path}: pooler ${config.name}: the runners have no internet path, so the ${release.product} ${release.version} source must be staged (the source argument)`,
+      );
     this.poolerName = config.name;
     this.poolerBootMinutes = poolerDriver(release.product).host.bootMinutes ?? 20;
-    this.userData.addCommands(...poolerUserDataCommands(release, config));
+    this.userData.addCommands(...poolerUserDataCommands(release, config, source?.location));
+    source?.grantRead(this.role);
     adminSecret.grantRead(this.role);
   }
 }

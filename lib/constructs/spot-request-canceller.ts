@@ -22,7 +22,7 @@
  * `ec2:DescribeInstances` supports no resource-level permissions (Resource `*`).
  */
 import * as path from 'node:path';
-import { CfnResource, CustomResource, Duration, Lazy, RemovalPolicy, Stack } from 'aws-cdk-lib';
+import { CfnResource, CustomResource, Duration, Lazy, RemovalPolicy, Stack, Token } from 'aws-cdk-lib';
 import * as ec2 from 'aws-cdk-lib/aws-ec2';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
@@ -89,7 +89,9 @@ export class SpotRequestCanceller extends Construct {
             'ec2:DescribeInstances supports no resource-level permissions (Service Authorization Reference, Amazon EC2); it is the only action granted on *.',
         },
         {
-          id: 'AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:<AWS::Region>:<AWS::AccountId>:spot-instances-request/*]',
+          // As cdk-nag prints the ARN: pseudo parameters, or the literal region and account of a
+          // stack bound to them (a lab in an existing VPC).
+          id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:ec2:${nagText(stack.region, '<AWS::Region>')}:${nagText(stack.account, '<AWS::AccountId>')}:spot-instances-request/*]`,
           reason:
             "Spot request ids exist only after launch; the statement is limited to requests tagged with this stack's id (aws:ResourceTag condition).",
         },
@@ -122,4 +124,9 @@ export class SpotRequestCanceller extends Construct {
     this.resources.push(resource);
     return resource;
   }
+}
+
+/** A stack's region or account as cdk-nag writes it in a finding: the literal, or the pseudo parameter. */
+function nagText(value: string, pseudo: string): string {
+  return Token.isUnresolved(value) ? pseudo : value;
 }

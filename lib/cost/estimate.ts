@@ -12,7 +12,8 @@ import { UsageError } from '../core/errors';
 import { poolerDriver } from '../poolers/registry';
 import { DEFAULT_PRICE_REGION, PRICE_TABLES, SOURCES } from './price-table';
 import type { InstancePrice, PriceTable, RdsInstancePrice, SourceId } from './price-table';
-import { LAB_DEPLOYMENT_SHAPE } from './shape';
+import { unpricedRegionMessage } from './price-check';
+import { labDeploymentShape } from './shape';
 import type { DeploymentShape } from './shape';
 
 /** The smallest running Aurora Serverless v2 capacity (below it, only a paused instance: 0). */
@@ -107,12 +108,20 @@ export interface UsageAssumptions {
    * hundreds (up to 1.5 × max_connections), against 2 vCPUs: the database CPU is the bottleneck.
    */
   readonly suiteCpuPercent: number;
+  /**
+   * Data through the VPC interface endpoints (a lab without internet egress), GB per hour.
+   * @default 0.05 — SSM agent polling, secrets, the collector invocation, RDS and CloudFormation
+   * API calls are kilobytes; results, packages and the runner bundle go through the free S3
+   * gateway endpoint instead
+   */
+  readonly endpointGbPerHour: number;
 }
 
 export const DEFAULT_USAGE: UsageAssumptions = {
   auroraStorageGb: 10,
   auroraIoMillionsPerHour: 0.2,
   suiteCpuPercent: 100,
+  endpointGbPerHour: 0.05,
 };
 
 export interface EstimateOptions {
@@ -122,7 +131,7 @@ export interface EstimateOptions {
   readonly regionFrom?: CostEstimate['regionFrom'];
   /** @default DEFAULT_USAGE */
   readonly usage?: Partial<UsageAssumptions>;
-  /** What the stack deploys besides the lab's own counts. @default LAB_DEPLOYMENT_SHAPE */
+  /** What the stack deploys besides the lab's own counts. @default labDeploymentShape(lab) */
   readonly shape?: DeploymentShape;
 }
 
@@ -130,9 +139,7 @@ export interface EstimateOptions {
 export function priceTableFor(region: string): PriceTable {
   const table = PRICE_TABLES[region];
   if (!table) {
-    throw new UsageError(
-      `no prices for region ${region} in the price table (lib/cost/price-table.ts); regions with prices: ${Object.keys(PRICE_TABLES).sort().join(', ')}`,
-    );
+    throw new UsageError(`region ${region} ${unpricedRegionMessage(region)}`, { code: 'unpriced-region' });
   }
   return table;
 }
@@ -200,7 +207,7 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
     lab,
     table: priceTableFor(region),
     usage: { ...DEFAULT_USAGE, ...opts.usage },
-    shape: opts.shape ?? LAB_DEPLOYMENT_SHAPE,
+    shape: opts.shape ?? labDeploymentShape(lab),
   };
   const lines = [
     ...databaseLines(inputs),
@@ -367,20 +374,36 @@ export function poolerHostLine(
 }
 
 /** VPC interface endpoints, NAT gateways and public IPv4 addresses (NAT, runners, pooler hosts). */
-export function networkLines({ lab, table, shape }: CostInputs): CostLine[] {
+export function networkLines({ lab, table, shape, usage }: CostInputs): CostLine[] {
   const lines: CostLine[] = [];
   if (shape.interfaceEndpoints.length > 0) {
     const n = shape.interfaceEndpoints.length * shape.availabilityZones;
     const price = table.interfaceEndpointPerAzHour;
+    const zones =
+      lab.network.mode === 'existing'
+        ? `${shape.availabilityZones} zones (one per subnet of network.subnetIds, at most)`
+        : `${shape.availabilityZones} AZs`;
     lines.push(
       fixed(
         'network',
-        `VPC interface endpoints (${shape.interfaceEndpoints.join(', ')})`,
+        `VPC interface endpoints ${shape.interfaceEndpoints.length} × ${shape.availabilityZones} zones (${shape.interfaceEndpoints.join(', ')})`,
         n,
         'endpoint-AZ-hour',
         price.usd,
         price.source,
-        `${shape.interfaceEndpoints.length} endpoints × ${shape.availabilityZones} AZs × $${price.usd}/h; data processed ($0.01/GB) not included`,
+        `${shape.interfaceEndpoints.length} endpoints × ${zones} × $${price.usd}/h; a partial hour bills as a full one`,
+      ),
+    );
+    const gb = table.interfaceEndpointPerGb;
+    lines.push(
+      assumed(
+        'network',
+        `VPC interface endpoint data ${usage.endpointGbPerHour} GB/h (assumed)`,
+        usage.endpointGbPerHour,
+        'GB',
+        gb.usd,
+        gb.source,
+        `assumed ${usage.endpointGbPerHour} GB per hour × $${gb.usd}/GB (API calls and SSM polling are kilobytes; S3 traffic takes the free gateway endpoint)`,
       ),
     );
   }
@@ -443,6 +466,21 @@ export function databaseStorageLines({ lab, table, usage }: CostInputs): CostLin
       ),
     ];
   }
+  const iopt = db.storageType === 'io-optimized' ? table.auroraIoOptimized : null;
+  if (iopt) {
+    const st = iopt.storagePerGbMonth;
+    return [
+      assumed(
+        'storage',
+        `Aurora I/O-Optimized storage ${usage.auroraStorageGb} GB (assumed)`,
+        usage.auroraStorageGb / HOURS_PER_MONTH,
+        'GB-month',
+        st.usd,
+        st.source,
+        `assumed ${usage.auroraStorageGb} GB × $${st.usd}/GB-month ÷ ${HOURS_PER_MONTH} h; I/O requests are not billed (I/O-Optimized)`,
+      ),
+    ];
+  }
   const st = table.auroraStoragePerGbMonth;
   const io = table.auroraIoPerMillionRequests;
   return [
@@ -462,7 +500,9 @@ export function databaseStorageLines({ lab, table, usage }: CostInputs): CostLin
       'million requests',
       io.usd,
       io.source,
-      `assumed ${usage.auroraIoMillionsPerHour} million I/O requests per hour × $${io.usd}/million (Aurora Standard)`,
+      `assumed ${usage.auroraIoMillionsPerHour} million I/O requests per hour × $${io.usd}/million (Aurora Standard); ` +
+        'a sustained write-heavy suite (TPC-B) can issue many times more and the bill follows it: ' +
+        'pass --io-millions-per-hour, or set aurora.storageType "io-optimized" (no I/O charge)',
     ),
   ];
 }
@@ -495,7 +535,9 @@ function assumptionsOf(
     `on-demand list prices for ${region} as of ${table.asOf}; no Savings Plans, Reserved Instances or free tier`,
     db.engine === 'postgres'
       ? `RDS for PostgreSQL ${db.storageType} storage as provisioned (${db.allocatedStorageGb} GB), baseline IOPS included; no extra IOPS or throughput`
-      : `Aurora Standard (not I/O-Optimized): storage ${usage.auroraStorageGb} GB, I/O ${usage.auroraIoMillionsPerHour} million requests per hour`,
+      : db.storageType === 'io-optimized'
+        ? `Aurora I/O-Optimized: storage ${usage.auroraStorageGb} GB, no I/O charge; instances at ${table.auroraIoOptimized.computeMultiplier} × the Aurora Standard rate`
+        : `Aurora Standard (not I/O-Optimized): storage ${usage.auroraStorageGb} GB, I/O ${usage.auroraIoMillionsPerHour} million requests per hour (a write-heavy suite can exceed it; aurora.storageType "io-optimized" removes the I/O charge)`,
     `runner root volumes ${shape.runnerRootVolumeGb} GB gp3 each` +
       (poolerHosts(lab).length > 0
         ? `; pooler host root volumes ${shape.poolerHostRootVolumeGb} GB gp3 each`
@@ -516,8 +558,18 @@ function assumptionsOf(
 
 /** Billable things the estimate leaves out, in words. */
 function notIncludedOf(lab: LabConfig): string[] {
+  const n = lab.network;
   return [
-    'data transfer (inter-AZ, internet, endpoint/NAT data processed)',
+    'data transfer (inter-AZ, internet, NAT data processed)',
+    ...(n.mode === 'existing'
+      ? [
+          n.egress === 'internet'
+            ? `the existing VPC's own route to the internet (${n.vpcId}: its NAT or transit gateway is the network team's)`
+            : n.endpoints === 'existing'
+              ? `the network team's VPC endpoints (${n.vpcId}: endpoints "existing")`
+              : `anything else in the existing VPC ${n.vpcId} (its route tables and other endpoints are the network team's)`,
+        ]
+      : []),
     'CloudWatch Logs ingestion and storage (VPC flow logs, Lambda logs, PostgreSQL logs)',
     'CloudWatch GetMetricData and Performance Insights API calls (per metric requested), Lambda invocations',
     'S3 storage and requests for results (small: JSON and logs)',
@@ -536,17 +588,22 @@ function auroraInstanceLines(
 ): CostLine[] {
   const roles = ['writer', ...Array.from({ length: db.readers }, (_, i) => `reader ${i + 1}`)];
   const cap = db.capacity;
+  const iopt = db.storageType === 'io-optimized' ? table.auroraIoOptimized : null;
   if (cap.kind === 'provisioned') {
-    const p = auroraInstancePrice(table, cap.instanceClass);
+    const standard = auroraInstancePrice(table, cap.instanceClass);
+    const hourly = iopt ? roundNoise(standard.usdPerHour * iopt.computeMultiplier) : standard.usdPerHour;
+    const p = { ...standard, usdPerHour: hourly };
     const lines = roles.map((role) =>
       fixed(
         'database',
-        `Aurora ${role} ${cap.instanceClass}`,
+        `Aurora ${role} ${cap.instanceClass}${iopt ? ' (I/O-Optimized)' : ''}`,
         1,
         'instance-hour',
-        p.usdPerHour,
-        p.source,
-        `1 × $${p.usdPerHour}/h on-demand (${p.vcpus} vCPU, ${p.memoryGiB} GiB)`,
+        hourly,
+        iopt ? iopt.source : standard.source,
+        iopt
+          ? `1 × $${standard.usdPerHour}/h Aurora Standard × ${iopt.computeMultiplier} (I/O-Optimized) = $${hourly}/h on-demand (${p.vcpus} vCPU, ${p.memoryGiB} GiB)`
+          : `1 × $${hourly}/h on-demand (${p.vcpus} vCPU, ${p.memoryGiB} GiB)`,
       ),
     );
     // The suites load the writer; readers stay near idle, under their baseline.
@@ -554,13 +611,13 @@ function auroraInstanceLines(
       `Aurora writer ${cap.instanceClass}`,
       cap.instanceClass,
       p,
-      table.auroraCpuCreditPerVcpuHour,
+      iopt ? iopt.cpuCreditPerVcpuHour : table.auroraCpuCreditPerVcpuHour,
       usage.suiteCpuPercent,
     );
     if (credits) lines.push(credits);
     return lines;
   }
-  const acu = table.auroraServerlessPerAcuHour;
+  const acu = iopt ? iopt.serverlessPerAcuHour : table.auroraServerlessPerAcuHour;
   // minCapacity 0 is auto-pause. Assumed not to happen behind an RDS Proxy (listed as incompatible
   // with scale-to-zero in aws/agent-toolkit-for-aws's Aurora serverless notes): low end 0.5 ACU.
   const low =

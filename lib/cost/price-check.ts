@@ -24,10 +24,14 @@ import { DEFAULT_PRICE_REGION, PRICE_TABLES } from './price-table';
 export function unpricedProblems(raw: unknown): LabProblem[] {
   const lab = asRecord(raw);
   if (!lab) return [];
+  // A region without a price table: `cost` cannot price the lab and `deploy` refuses to deploy
+  // into it, so the lab is refused here, naming the region (its instance types cannot be checked
+  // against prices that do not exist).
+  if (typeof lab.region === 'string' && REGION_PATTERN.test(lab.region) && !PRICE_TABLES[lab.region]) {
+    return [unpricedRegionProblem(lab.region)];
+  }
   const region =
-    typeof lab.region === 'string' && REGION_PATTERN.test(lab.region) && PRICE_TABLES[lab.region]
-      ? lab.region
-      : DEFAULT_PRICE_REGION;
+    typeof lab.region === 'string' && PRICE_TABLES[lab.region] ? lab.region : DEFAULT_PRICE_REGION;
   const table = PRICE_TABLES[region];
   // Only reachable if lib/cost/price-table.ts drops its default region: a programming error.
   if (!table) throw new Error(`lib/cost/price-table.ts has no prices for ${region}`);
@@ -104,4 +108,22 @@ export function unpricedProblems(raw: unknown): LabProblem[] {
     }
   });
   return out;
+}
+
+/** The problem `validate` reports for a lab whose `region` has no price table (the same words `cost` and `deploy` use). */
+export function unpricedRegionProblem(region: string): LabProblem {
+  return { path: 'region', value: region, message: unpricedRegionMessage(region) };
+}
+
+/**
+ * Why a region cannot be priced, and what to do: one sentence shared by `validate`, `cost` and
+ * `deploy` so the three refuse in the same words.
+ */
+export function unpricedRegionMessage(region: string): string {
+  const priced = Object.keys(PRICE_TABLES).sort();
+  return (
+    `has no price table in lib/cost/price-table.ts, so \`proxylab cost\` cannot price the lab and \`proxylab deploy\` ` +
+    `refuses to deploy into it (a guess from another region's prices would be wrong); regions with prices: ` +
+    `${priced.join(', ')}; got ${formatValue(region)} (add a dated table with its sources, or deploy to a priced region)`
+  );
 }

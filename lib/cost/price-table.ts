@@ -4,7 +4,11 @@
  * reproducible from the repository alone, and a lab must be costed before any AWS call.
  *
  * One table per region. A region that is not here is an error naming the regions that are
- * (a guess from another region's prices would be a wrong number with a confident face).
+ * (a guess from another region's prices would be a wrong number with a confident face): `validate`
+ * refuses a lab whose `region` has none, `cost` refuses to price it, and `deploy` (with `--dry-run`
+ * too) refuses to deploy into it unless `--force` (then without an estimate or budget check).
+ * eu-west-1 and other regions are not here yet: no dated first- or second-hand source agreeing on
+ * their Aurora, RDS Proxy and EC2 rates was found (issue 25); add a table with its sources to price one.
  *
  * Every price names its source; `SOURCES` says what each source is and when it was read.
  * When you update a price, update its source date too, and run `npx tsx scripts/cost-table.ts`
@@ -29,7 +33,10 @@ export type SourceId =
   | 'ec2-price-list-2026-09'
   | 'rds-postgres-2026'
   | 'rds-cpu-credits-2026'
-  | 'aurora-cpu-credits-2024';
+  | 'aurora-cpu-credits-2024'
+  | 'ec2-public-tables-2026-10'
+  | 'aurora-io-optimized-2025'
+  | 'aws-privatelink-2026';
 
 export const SOURCES: Readonly<Record<SourceId, PriceSource>> = {
   'experiments-2026': {
@@ -89,6 +96,38 @@ export const SOURCES: Readonly<Record<SourceId, PriceSource>> = {
     url: 'https://aws.amazon.com/rds/aurora/pricing/',
     readOn: '2026-11-25',
   },
+  'ec2-public-tables-2026-10': {
+    id: 'ec2-public-tables-2026-10',
+    title:
+      'SECOND-HAND: EC2 Linux on-demand us-east-1 as pinned in several independent public cost tables on GitHub ' +
+      '(one states "AWS Price List API, read 2026-10-05"); they agree on every figure used here (c7i.large $0.08925, ' +
+      'c6i.large $0.085, c6g.large $0.068, m7g.large $0.0816, m7i.large $0.1008, c8g.large $0.07976, c7g.12xlarge ' +
+      '$1.74; sizes scale linearly within a family). Not read from aws.amazon.com itself',
+    url: null,
+    readOn: '2026-11-26',
+  },
+  'aurora-io-optimized-2025': {
+    id: 'aurora-io-optimized-2025',
+    title:
+      'Aurora I/O-Optimized, us-east-1: instances 1.30 × the Aurora Standard rate (aws/agent-toolkit-for-aws ' +
+      'io-optimized-pricing.md "Compute multiplier 1.30× (30% premium)"; nOps "instance cost times 1.3"), storage ' +
+      '$0.225/GB-month and Serverless v2 $0.16/ACU-hour, no I/O charge (AWS Price List API as transcribed in a public ' +
+      'pricing note dated 2025-10-28, SKUs 5YXZF9S373QUR5VW and KG668U3YXJQ6YH9Y). Second-hand: not read from ' +
+      'aws.amazon.com itself',
+    url: 'https://aws.amazon.com/rds/aurora/pricing/',
+    readOn: '2026-11-26',
+  },
+  'aws-privatelink-2026': {
+    id: 'aws-privatelink-2026',
+    title:
+      'AWS PrivateLink pricing, interface endpoints: "billed for each hour that your VPC endpoint remains provisioned in ' +
+      'each Availability Zone … Each partial VPC endpoint-hour consumed is billed as a full hour"; data processed ' +
+      '$0.01 per GB for the first 1 PB a month in the Region (tiered below that). us-east-1 endpoint-hour $0.01 per ' +
+      'endpoint per zone, as also quoted by awsnegotiations.com "AWS PrivateLink Cost Analysis" (May 2026). Gateway ' +
+      'endpoints (S3) are free',
+    url: 'https://aws.amazon.com/privatelink/pricing/',
+    readOn: '2026-11-26',
+  },
   'ec2-price-list-2026-09': {
     id: 'ec2-price-list-2026-09',
     title:
@@ -136,6 +175,17 @@ export interface PriceTable {
   /** Aurora Standard I/O, per million requests. */
   readonly auroraIoPerMillionRequests: UnitPrice;
   /**
+   * Aurora I/O-Optimized (`aurora.storageType: "io-optimized"`): instances bill `computeMultiplier` ×
+   * the Standard rate, storage and Serverless v2 ACUs their own rates, and I/O nothing.
+   */
+  readonly auroraIoOptimized: {
+    readonly computeMultiplier: number;
+    readonly storagePerGbMonth: UnitPrice;
+    readonly serverlessPerAcuHour: UnitPrice;
+    readonly cpuCreditPerVcpuHour: UnitPrice;
+    readonly source: SourceId;
+  };
+  /**
    * RDS for PostgreSQL, on-demand, per instance-hour. Classes without a sourced price are absent
    * (db.t3.micro and the m/r families: no dated source found yet); `cost` refuses them by name.
    */
@@ -162,6 +212,8 @@ export interface PriceTable {
   readonly ebsGp3PerGbMonth: UnitPrice;
   /** VPC interface endpoint, per endpoint per AZ per hour (data processed extra). */
   readonly interfaceEndpointPerAzHour: UnitPrice;
+  /** VPC interface endpoint data processed, per GB (the first-PB tier: a lab never leaves it). */
+  readonly interfaceEndpointPerGb: UnitPrice;
   /** NAT gateway, per gateway-hour (data processed extra). */
   readonly natGatewayPerHour: UnitPrice;
   /** NAT gateway data processed, per GB. */
@@ -177,6 +229,7 @@ const T = 'aws-agent-toolkit-2026-03' as const;
 const P = 'aws-pricing-pages-2026' as const;
 const E = 'ec2-price-list-2026-09' as const;
 const R = 'rds-postgres-2026' as const;
+const G = 'ec2-public-tables-2026-10' as const;
 
 /** The baseline CPU per vCPU of the burstable sizes (EC2 User Guide credit table; RDS and Aurora classes alike). */
 const BASELINE = { micro: 10, small: 20, medium: 20, large: 30 } as const;
@@ -274,6 +327,13 @@ const US_EAST_1: PriceTable = {
   auroraServerlessPerAcuHour: { usd: 0.12, source: T },
   auroraStoragePerGbMonth: { usd: 0.1, source: X },
   auroraIoPerMillionRequests: { usd: 0.2, source: X },
+  auroraIoOptimized: {
+    computeMultiplier: 1.3,
+    storagePerGbMonth: { usd: 0.225, source: 'aurora-io-optimized-2025' },
+    serverlessPerAcuHour: { usd: 0.16, source: 'aurora-io-optimized-2025' },
+    cpuCreditPerVcpuHour: { usd: 0.12, source: 'aurora-cpu-credits-2024' },
+    source: 'aurora-io-optimized-2025',
+  },
   rdsProxyPerVcpuHour: { usd: 0.015, source: X },
   rdsProxyMinVcpus: 2,
   rdsProxyPerAcuHour: { usd: 0.015, source: P },
@@ -285,9 +345,34 @@ const US_EAST_1: PriceTable = {
     'c7g.2xlarge': { usdPerHour: 0.29, vcpus: 8, memoryGiB: 16, source: E },
     'c7g.4xlarge': { usdPerHour: 0.58, vcpus: 16, memoryGiB: 32, source: E },
     'c7g.8xlarge': { usdPerHour: 1.16, vcpus: 32, memoryGiB: 64, source: E },
+    'c7g.12xlarge': { usdPerHour: 1.74, vcpus: 48, memoryGiB: 96, source: G },
+    'c7g.16xlarge': { usdPerHour: 2.32, vcpus: 64, memoryGiB: 128, source: G },
+    // Graviton 2 and 4, and x86 (Intel) compute and general-purpose families: runners and pooler hosts.
+    'c6g.large': { usdPerHour: 0.068, vcpus: 2, memoryGiB: 4, source: G },
+    'c6g.xlarge': { usdPerHour: 0.136, vcpus: 4, memoryGiB: 8, source: G },
+    'c6g.2xlarge': { usdPerHour: 0.272, vcpus: 8, memoryGiB: 16, source: G },
+    'c8g.large': { usdPerHour: 0.07976, vcpus: 2, memoryGiB: 4, source: G },
+    'c6i.large': { usdPerHour: 0.085, vcpus: 2, memoryGiB: 4, source: G },
+    'c6i.xlarge': { usdPerHour: 0.17, vcpus: 4, memoryGiB: 8, source: G },
+    'c6i.2xlarge': { usdPerHour: 0.34, vcpus: 8, memoryGiB: 16, source: G },
+    'c6i.4xlarge': { usdPerHour: 0.68, vcpus: 16, memoryGiB: 32, source: G },
+    'c6i.8xlarge': { usdPerHour: 1.36, vcpus: 32, memoryGiB: 64, source: G },
+    'c7i.large': { usdPerHour: 0.08925, vcpus: 2, memoryGiB: 4, source: G },
+    'c7i.xlarge': { usdPerHour: 0.1785, vcpus: 4, memoryGiB: 8, source: G },
+    'c7i.2xlarge': { usdPerHour: 0.357, vcpus: 8, memoryGiB: 16, source: G },
+    'c7i.4xlarge': { usdPerHour: 0.714, vcpus: 16, memoryGiB: 32, source: G },
+    'm7g.large': { usdPerHour: 0.0816, vcpus: 2, memoryGiB: 8, source: G },
+    'm7g.xlarge': { usdPerHour: 0.1632, vcpus: 4, memoryGiB: 16, source: G },
+    'm7g.2xlarge': { usdPerHour: 0.3264, vcpus: 8, memoryGiB: 32, source: G },
+    'm7g.4xlarge': { usdPerHour: 0.6528, vcpus: 16, memoryGiB: 64, source: G },
+    'm7i.large': { usdPerHour: 0.1008, vcpus: 2, memoryGiB: 8, source: G },
+    'm7i.xlarge': { usdPerHour: 0.2016, vcpus: 4, memoryGiB: 16, source: G },
+    'm7i.2xlarge': { usdPerHour: 0.4032, vcpus: 8, memoryGiB: 32, source: G },
+    'm7i.4xlarge': { usdPerHour: 0.8064, vcpus: 16, memoryGiB: 64, source: G },
   },
   ebsGp3PerGbMonth: { usd: 0.08, source: P },
-  interfaceEndpointPerAzHour: { usd: 0.01, source: P },
+  interfaceEndpointPerAzHour: { usd: 0.01, source: 'aws-privatelink-2026' },
+  interfaceEndpointPerGb: { usd: 0.01, source: 'aws-privatelink-2026' },
   natGatewayPerHour: { usd: 0.045, source: X },
   natGatewayPerGb: { usd: 0.045, source: X },
   publicIpv4PerHour: { usd: 0.005, source: X },

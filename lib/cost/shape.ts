@@ -1,4 +1,6 @@
 import { DEFAULTS } from '../config/defaults';
+import { createdEndpointServices } from '../config/network';
+import type { LabConfig } from '../config/types';
 
 /**
  * What a lab stack deploys that the lab file does not count itself: endpoints, NAT gateways,
@@ -46,3 +48,22 @@ export const LAB_DEPLOYMENT_SHAPE: DeploymentShape = {
   secrets: 1,
   poolerSecrets: 1,
 };
+
+/**
+ * What `lab`'s stack deploys: LAB_DEPLOYMENT_SHAPE for the lab's own VPC; in an existing VPC
+ * (lib/constructs/network.ts ExistingLabNetwork) no host has a public IPv4 address, and with
+ * `egress: "vpc-endpoints"` and `endpoints: "create"` the stack adds one interface endpoint per
+ * PRIVATE_ENDPOINT_SERVICES entry with a network interface in each zone of `network.subnetIds` —
+ * counted as one zone per subnet, the most it can be (two subnets in one zone share one).
+ */
+export function labDeploymentShape(lab: LabConfig): DeploymentShape {
+  const n = lab.network;
+  if (n.mode === 'create') return LAB_DEPLOYMENT_SHAPE;
+  return {
+    ...LAB_DEPLOYMENT_SHAPE,
+    availabilityZones: n.subnetIds.length,
+    interfaceEndpoints: createdEndpointServices(n).map((e) => e.service),
+    runnersHavePublicIpv4: false,
+    poolerHostsHavePublicIpv4: false,
+  };
+}

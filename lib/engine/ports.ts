@@ -4,8 +4,10 @@
  * worlds' adapters compiling.)
  */
 import type { PoolerProduct } from '../poolers/products';
+import type { PlannedStep } from '../suite/expand';
+import type { ProbeKind, ProbeResultOf, ProbeSpecOf } from '../suite/probes';
 import type { TargetDescriptor } from '../suite/targets';
-import type { ConnectionInfo, MetricSeries, TargetRef } from '../suite/types';
+import type { ConnectionInfo, MetricSeries, ServerConnections, TargetRef } from '../suite/types';
 
 export interface Target {
   readonly ref: TargetRef;
@@ -31,6 +33,29 @@ export interface PoolControl {
   setMaxPreparedStatements?(target: TargetRef, value: number): Promise<void>;
   /** Restore the configured pool settings (called at the end of a run, also on failure). */
   restore(): Promise<void>;
+  /**
+   * Before each step: release the server connections the OTHER targets' pools hold, so they do not
+   * take max_connections slots from the target measured next, and give `target` its own pool back if
+   * an earlier call released it. Resolves once the pools' settings are in effect. An adapter whose
+   * `reset` already drains every pool before every step (PgBouncer: KILL + RESUME of every pool)
+   * need not implement it. Optional: absent, nothing is drained between targets.
+   */
+  isolate?(target: TargetRef): Promise<void>;
+}
+
+/**
+ * The connections held on the database server, watched around each step (pg_stat_activity's client
+ * backends, the watcher's own session excluded), so one target's leftovers are visible beside the
+ * step they could confound. Never throws: what it cannot read is null.
+ */
+export interface ServerConnectionsProbe {
+  /** The count now (`before`), then sampled while pgbench runs, until the watch is stopped. */
+  watch(): Promise<ServerConnectionsWatch>;
+}
+
+export interface ServerConnectionsWatch {
+  /** Stops sampling: `before`, the most seen while watching (`peak`), and the count now (`after`). */
+  stop(): Promise<ServerConnections>;
 }
 
 export interface PgbenchInvocation {
@@ -119,6 +144,58 @@ export interface MetricsSampler {
   poolerSaturation?(target: TargetRef, start: string, end: string): Promise<PoolerSaturation>;
   stop(): Promise<MetricSeries[]>;
 }
+
+/**
+ * One execution of a probe (lib/suite/probes.ts): the steps of one group, measured together
+ * (a disruption: every target and mode of one repetition see one disruption).
+ */
+export interface ProbeRun<K extends ProbeKind = ProbeKind> {
+  readonly runId: string;
+  /** The group's steps, in plan order; each names its target, parameters and expectation. */
+  readonly steps: readonly PlannedStep[];
+  /** The spec the steps share (`steps[i].probe.spec`). */
+  readonly spec: ProbeSpecOf<K>;
+  /** The run's target of each step, by target name. */
+  readonly targets: ReadonlyMap<string, Target>;
+  readonly clock: Clock;
+  /**
+   * Aborted on Ctrl-C, when the infrastructure watch sees a server die, or when the group's time is
+   * up (the largest step timeout): the runner stops its clients and returns what it has.
+   */
+  readonly signal: AbortSignal;
+  /** The run's infrastructure watch, for a runner that stops a server on purpose (`expect…`). */
+  readonly infrastructure?: InfrastructureWatch;
+  /** Lines about what the probe does (the disruption it issues), for the run's progress output. */
+  readonly log: (line: string) => void;
+}
+
+/** What one step of a probe execution measured. */
+export interface ProbeStepOutcome<K extends ProbeKind = ProbeKind> {
+  readonly stepId: string;
+  /** `infrastructure-error`: not a measurement (the run ends failed, a resume measures it again). */
+  readonly status: 'completed' | 'timeout' | 'infrastructure-error';
+  readonly result: ProbeResultOf<K> | null;
+  readonly startedAt: string;
+  readonly endedAt: string;
+  /** Human-readable account of the step (stored as its `.stdout`); no secrets. */
+  readonly transcript: string;
+  /** Why it is not a measurement, or what to know about it. */
+  readonly note?: string;
+}
+
+/** Executes the steps of one probe kind (lib/local and lib/runner provide them). */
+export interface ProbeRunner<K extends ProbeKind = ProbeKind> {
+  /**
+   * Why this run cannot measure `step` (the target cannot undergo it, the stack lacks a standby, a
+   * pooler version lacks a feature), or null when it can: such a step is recorded `not-available`.
+   */
+  unavailable?(step: PlannedStep): string | null;
+  /** One outcome per step of `run.steps`, in any order. */
+  run(run: ProbeRun<K>): Promise<ReadonlyArray<ProbeStepOutcome<K>>>;
+}
+
+/** The probe runners of a run, by kind; a kind without one records its steps `not-available`. */
+export type ProbeRunners = { readonly [K in ProbeKind]?: ProbeRunner<K> };
 
 export interface Clock {
   now(): Date;

@@ -30,6 +30,7 @@ import { poolerDriver } from '../poolers/registry';
 import type { Suite } from '../suite/catalog';
 import type { PlannedStep } from '../suite/expand';
 import { fallbackDescriptor } from '../suite/targets';
+import { probeStepSec } from '../suite/probes';
 import { parsePgbench } from '../suite/parser';
 import {
   DEFAULT_SERVER_STOP_POLICY,
@@ -61,6 +62,7 @@ import {
   verdictTotals,
 } from '../suite/verdict';
 import { finishedSteps } from './plan-or-resume';
+import { probeGroupMembers, probeRecord, probeRunnerFor, probeUnavailable } from './probe-steps';
 import { summarizeStepLogs } from './step-logs';
 import type {
   Clock,
@@ -69,7 +71,10 @@ import type {
   PgbenchExecutor,
   PgbenchOutcome,
   PoolControl,
+  ProbeRunners,
+  ProbeStepOutcome,
   ResultSink,
+  ServerConnectionsProbe,
   StepWindow,
   Target,
 } from './ports';
@@ -102,6 +107,12 @@ export type ProgressEvent =
       readonly record: StepRecord;
       readonly elapsedSec: number;
       readonly etaSec: number | null;
+    }
+  | {
+      /** What a probe step's runner does (the disruption it issues), while its group runs. */
+      readonly type: 'probe-log';
+      readonly step: PlannedStep;
+      readonly line: string;
     }
   | {
       readonly type: 'scenario-end';
@@ -141,6 +152,16 @@ export interface RunSuiteOptions {
   readonly infrastructure?: InfrastructureWatch;
   /** The command that resumes this run (`proxylab local --run-id … `), named when a file write fails. */
   readonly resumeCommand?: string;
+  /**
+   * Watches the connections held on the database around each measured step; its figures go into
+   * the step's `serverConnections`. Absent: not recorded (the field is left out).
+   */
+  readonly serverConnections?: ServerConnectionsProbe;
+  /**
+   * Runners of probe steps by kind (lib/suite/probes.ts); a probe step whose kind has none is
+   * recorded `not-available` with the reason.
+   */
+  readonly probes?: ProbeRunners;
 }
 
 export interface RunSuiteResult {
@@ -197,10 +218,14 @@ export async function runSuite(opts: RunSuiteOptions): Promise<RunSuiteResult> {
   if (opts.sampler) await opts.sampler.start();
   try {
     for (const [i, step] of opts.steps.entries()) {
-      const action = stepAction(step, run.done, opts);
-      if (action === 'skip') run.skip(i, step);
-      else if (action === 'unavailable') await run.recordUnavailable(i, step);
-      else await run.measure(i, step);
+      // Recorded already, with the probe group an earlier step of this loop measured.
+      if (!run.measuredInGroup(step)) {
+        const action = stepAction(step, run.done, opts);
+        if (action === 'skip') run.skip(i, step);
+        else if (action === 'unavailable') await run.recordUnavailable(i, step);
+        else if (step.probe) await run.measureProbeGroup(i, step);
+        else await run.measure(i, step);
+      }
       await run.endScenarioAfter(i, step);
     }
   } catch (e) {
@@ -304,8 +329,11 @@ class SuiteRun {
     this.emit({ type: 'step-skip', index: i + 1, total: this.opts.steps.length, step });
   }
 
-  async recordUnavailable(i: number, step: PlannedStep): Promise<void> {
-    const record = unavailableRecord(this.opts, step);
+  async recordUnavailable(i: number, step: PlannedStep, reason?: string): Promise<void> {
+    const record = unavailableRecord(
+      this.opts,
+      reason === undefined ? step : { ...step, unavailable: reason },
+    );
     await this.opts.sink.writeStep(record, { stdout: '', stderr: '', log: null });
     this.eta.skip(step);
     await this.markDone(step.stepId, record);
@@ -316,6 +344,8 @@ class SuiteRun {
   private async prepare(i: number, step: PlannedStep): Promise<{ target: Target; note: string | null }> {
     const { opts } = this;
     const target = findTarget(opts.targets, step);
+    // The other targets' pools give their server connections back before this one is measured.
+    await opts.pool.isolate?.(target.ref);
     // Resize first (sweeps), so the pre-check reads the pool this step really runs against.
     await this.targetSettings.apply(step, target);
     const note = await precheck(step, target);
@@ -335,11 +365,17 @@ class SuiteRun {
   async measure(i: number, step: PlannedStep): Promise<void> {
     const { opts } = this;
     const { target, note } = await this.prepare(i, step);
+    const watch = await opts.serverConnections?.watch();
     const stepStart = opts.clock.now();
     opts.sampler?.markStep(step.stepId, 'start');
-    const measured = await runStep(opts, step, target, note);
+    const measured = await runStep(opts, step, target, note).finally(() => watch?.stop());
     opts.sampler?.markStep(step.stepId, 'end');
-    const record = await withPoolerSaturation(measured.record, opts.sampler, stepStart.toISOString());
+    const held = watch ? { serverConnections: await watch.stop() } : {};
+    const record = await withPoolerSaturation(
+      { ...measured.record, ...held },
+      opts.sampler,
+      stepStart.toISOString(),
+    );
     this.windows.push({
       stepId: step.stepId,
       scenario: step.scenario,
@@ -355,6 +391,102 @@ class SuiteRun {
     await this.markDone(step.stepId, stored);
     await this.flushMetrics(opts.sampler?.snapshot?.() ?? null);
     this.stepEnd(i, step, record, this.eta.remainingSec(i + 1));
+  }
+
+  /** Steps a probe group measured together with an earlier step of this loop. */
+  private readonly together = new Set<string>();
+
+  measuredInGroup(step: PlannedStep): boolean {
+    return this.together.has(step.stepId);
+  }
+
+  /**
+   * A probe step and the rest of its group (lib/suite/probes.ts), in one execution of the kind's
+   * runner: each step that this run cannot measure is recorded `not-available` with the reason;
+   * the others are prepared (settings, pool reset), run together, and each recorded, judged and
+   * finished as a pgbench step is. An infrastructure failure under the group ends the run after
+   * every step of it is stored.
+   */
+  async measureProbeGroup(i: number, step: PlannedStep): Promise<void> {
+    const { opts } = this;
+    const members = probeGroupMembers(opts.steps, i, this.done);
+    for (const m of members.slice(1)) this.together.add(m.stepId);
+    const runner = probeRunnerFor(opts.probes, step);
+    const measured: PlannedStep[] = [];
+    for (const m of members) {
+      const why = probeUnavailable(runner, m);
+      if (why === null) measured.push(m);
+      else await this.recordUnavailable(opts.steps.indexOf(m), m, why);
+    }
+    const [first] = measured;
+    if (runner === null || first === undefined || !first.probe) return;
+    const targets = new Map<string, Target>();
+    for (const m of measured) {
+      const target = findTarget(opts.targets, m);
+      await this.targetSettings.apply(m, target);
+      targets.set(target.ref.name, target);
+    }
+    for (const t of targets.values()) await opts.pool.reset(t.ref);
+    const total = opts.steps.length;
+    const note =
+      measured.length > 1 ? `${measured.length} steps measured together (${first.probe.group})` : null;
+    const index = opts.steps.indexOf(first);
+    this.emit({
+      type: 'step-start',
+      index: index + 1,
+      total,
+      step: first,
+      elapsedSec: this.elapsedSec(),
+      etaSec: this.eta.remainingSec(index),
+      note,
+    });
+    const groupStart = opts.clock.now();
+    for (const m of measured) opts.sampler?.markStep(m.stepId, 'start');
+    const deadline = AbortSignal.timeout(Math.max(...measured.map((m) => m.timeoutSec)) * 1000);
+    const signal = AbortSignal.any([
+      deadline,
+      ...[opts.signal, opts.infrastructure?.signal].filter((s): s is AbortSignal => s !== undefined),
+    ]);
+    const outcomes = await runner.run({
+      runId: opts.runId,
+      steps: measured,
+      spec: first.probe.spec,
+      targets,
+      clock: opts.clock,
+      signal,
+      ...(opts.infrastructure ? { infrastructure: opts.infrastructure } : {}),
+      log: (line) => this.emit({ type: 'probe-log', step: first, line }),
+    });
+    for (const m of measured) opts.sampler?.markStep(m.stepId, 'end');
+    if (opts.signal?.aborted) throw new Interrupted();
+    const infraFailure = opts.infrastructure?.failure() ?? null;
+    const byId = new Map(outcomes.map((o) => [o.stepId, o]));
+    const stored: StepRecord[] = [];
+    for (const m of measured) {
+      const outcome: ProbeStepOutcome = byId.get(m.stepId) ?? missingOutcome(m, groupStart, opts.clock.now());
+      const record = probeRecord(opts.runId, m, outcome, infraFailure);
+      this.windows.push({
+        stepId: m.stepId,
+        scenario: m.scenario,
+        target: m.target.name,
+        start: record.startedAt,
+        end: record.endedAt,
+      });
+      const kept =
+        (await opts.sink.writeStep(record, { stdout: outcome.transcript, stderr: '', log: null })) ?? record;
+      stored.push(kept);
+      const at = opts.steps.indexOf(m);
+      if (kept.status === 'infrastructure-error') {
+        this.stepEnd(at, m, kept, this.eta.remainingSec(at));
+        continue;
+      }
+      if (m === first) this.eta.finish(m, (opts.clock.now().getTime() - groupStart.getTime()) / 1000);
+      else this.eta.skip(m);
+      await this.markDone(m.stepId, kept);
+      this.stepEnd(at, m, kept, this.eta.remainingSec(at + 1));
+    }
+    await this.flushMetrics(opts.sampler?.snapshot?.() ?? null);
+    for (const kept of stored) checkMeasured(kept);
   }
 
   /** After a scenario's last step: its comparisons judged and written with the manifest. */
@@ -867,6 +999,19 @@ function unavailableRecord(opts: RunSuiteOptions, step: PlannedStep): StepRecord
   };
 }
 
+/** A step the probe runner returned nothing for: not a measurement (a resume measures it again). */
+function missingOutcome(step: PlannedStep, start: Date, end: Date): ProbeStepOutcome {
+  return {
+    stepId: step.stepId,
+    status: 'infrastructure-error',
+    result: null,
+    startedAt: start.toISOString(),
+    endedAt: end.toISOString(),
+    transcript: '',
+    note: `the ${step.probe?.spec.kind ?? ''} probe runner returned no outcome for this step`,
+  };
+}
+
 /** A harness kill is an error class of its own (the parser may already have added it). */
 function withTimeoutError(m: StepMeasurement, timeoutSec: number): StepMeasurement {
   if (m.errors.some((e) => e.class === 'timeout')) return m;
@@ -949,6 +1094,8 @@ class EtaEstimator {
 
 /** Planned seconds of a step: its duration, or an estimate for -t runs. */
 function plannedSec(step: PlannedStep): number {
+  const probe = step.probe ? probeStepSec(step.probe.spec, step.descriptor) : null;
+  if (probe !== null) return probe;
   if (step.params.durationSec !== null) return step.params.durationSec;
   return Math.min(step.timeoutSec, 10);
 }

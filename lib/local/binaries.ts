@@ -137,7 +137,14 @@ function postgresCandidateDirs(platform: NodeJS.Platform = process.platform): st
     }
     dirs.push('/Applications/Postgres.app/Contents/Versions/latest/bin');
   }
-  dirs.push(...(process.env.PATH ?? '').split(path.delimiter).filter((d) => d !== ''));
+  // Absolute: a relative PATH entry (`PATH=../shared/tools/…:$PATH`) would be resolved again against
+  // the servers' own working directory, where it names nothing.
+  dirs.push(
+    ...(process.env.PATH ?? '')
+      .split(path.delimiter)
+      .filter((d) => d !== '')
+      .map((d) => path.resolve(d)),
+  );
   dirs.push('/usr/bin', '/usr/local/bin', '/usr/local/pgsql/bin');
   return [...new Set(dirs)];
 }
@@ -147,9 +154,10 @@ function poolerCandidates(platform: NodeJS.Platform = process.platform): string[
   const bin = pgbouncerDriver.localBinary;
   const files: string[] = [];
   const fromEnv = process.env[bin.envVar];
-  if (typeof fromEnv === 'string' && fromEnv !== '') files.push(fromEnv);
+  if (typeof fromEnv === 'string' && fromEnv !== '') files.push(path.resolve(fromEnv));
+  // Absolute (see postgresCandidateDirs): PgBouncer runs in its own working directory.
   for (const d of (process.env.PATH ?? '').split(path.delimiter))
-    if (d !== '') files.push(path.join(d, bin.executable));
+    if (d !== '') files.push(path.resolve(d, bin.executable));
   files.push(...bin.searchPaths(platform));
   return [...new Set(files)];
 }

@@ -33,6 +33,8 @@ import { FileSystemSink } from './fs-sink';
 import { processPoolSize, totalPoolSize } from '../poolers/pool-size';
 import { POOLER_PROCESSES_MAX } from '../poolers/endpoint';
 import { acquireRunLock, type RunLock } from './run-lock';
+import { BENCH_DB } from './postgres';
+import { localSessionProbeRunner } from './session-probe-runner';
 import {
   DEFAULT_MAX_CONNECTIONS,
   DEFAULT_POOL_PERCENT,
@@ -602,6 +604,8 @@ async function planAndRun(
     metricsName: 'local',
     resumeCommand: resumeCommand(opts),
     infrastructure: stack.infrastructure,
+    serverConnections: stack.serverConnections,
+    probes: { 'session-state': localSessionProbeRunner(stack, BENCH_DB) },
   });
 }
 

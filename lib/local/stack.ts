@@ -11,6 +11,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { InfrastructureError } from '../core/errors';
+import { PgServerConnections } from '../exec/server-connections';
 import type { InfrastructureWatch, PoolControl, Target } from '../engine/ports';
 import type { ConnectionInfo } from '../suite/types';
 import {
@@ -94,6 +95,8 @@ export interface LocalStack {
   readonly skippedPoolers: readonly { readonly spec: LocalPoolerSpec; readonly why: string }[];
   /** The first PgBouncer (throws when the stack runs none). */
   readonly pgbouncer: Pgbouncer;
+  /** The pooler behind a target (`pgdoorman-transaction` → PgDoorman); null for direct. */
+  poolerFor(target: TargetRef): LocalPooler | null;
   readonly targets: readonly Target[];
   readonly pool: PoolControl;
   readonly executor: LocalPgbenchExecutor;
@@ -115,6 +118,11 @@ export interface LocalStack {
   readonly pids: readonly number[];
   /** Sees PostgreSQL or PgBouncer die (process exit) before stop(): the engine aborts the step at once. */
   readonly infrastructure: InfrastructureWatch;
+  /**
+   * Connections held on PostgreSQL around each step (the superuser's session, in a reserved slot the
+   * bench role cannot take); opened at the first step, closed by stop() and release().
+   */
+  readonly serverConnections: PgServerConnections;
 }
 
 export async function startLocalStack(opts: LocalStackOptions = {}): Promise<LocalStack> {
@@ -324,7 +332,18 @@ function makeStack(
   const infrastructure = watchServers(pg, poolers, life);
   const onExit = killOnExit(pg, poolers, baseDir);
   const firstBouncer = poolers.find((p): p is Pgbouncer => p.product === 'pgbouncer');
+  const superuser = pg.superuserTarget(BENCH_DB);
+  const serverConnections = new PgServerConnections({
+    connection: {
+      host: superuser.host,
+      port: superuser.port,
+      user: superuser.user,
+      dbname: superuser.dbname,
+      sslmode: 'disable',
+    },
+  });
   return {
+    serverConnections,
     bins,
     runAs,
     baseDir,
@@ -335,6 +354,7 @@ function makeStack(
       if (!firstBouncer) throw new InfrastructureError('this local stack runs no PgBouncer');
       return firstBouncer;
     },
+    poolerFor: (ref) => poolerOf({ ref }, poolers),
     targets,
     pool: localPoolControl(pg, poolers, targets),
     executor,
@@ -367,6 +387,7 @@ function makeStack(
     connectionHelp: () => connectionHelp(pg, poolers, baseDir),
     release: () => {
       life.stopped = true;
+      void serverConnections.close();
       // Kept on purpose: a later `proxylab local` must not reap it once this process has exited.
       writeOwnerFile(baseDir, { ...owner, kept: true });
       process.removeListener('exit', onExit);
@@ -377,6 +398,7 @@ function makeStack(
       if (life.stopped) return;
       life.stopped = true;
       try {
+        await serverConnections.close();
         for (const p of poolers) await p.stop();
         await pg.stop();
       } finally {
@@ -581,6 +603,9 @@ function localEnvironment(
     poolerVersion: first?.version ?? null,
     cpus: os.cpus().length || null,
     maxPreparedStatements: first?.initialMaxPreparedStatements ?? null,
+    // One machine: no zones, and nothing is billed (the report says "not priced (local run)").
+    zones: null,
+    targetPrices: null,
   };
 }
 

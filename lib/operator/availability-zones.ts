@@ -19,6 +19,7 @@
 import {
   DescribeAvailabilityZonesCommand,
   DescribeInstanceTypeOfferingsCommand,
+  DescribeSubnetsCommand,
   type EC2Client,
 } from '@aws-sdk/client-ec2';
 import { UsageError } from '../core/errors';
@@ -140,4 +141,77 @@ export async function chooseLabZones(ec2: EC2Client, needs: ZoneNeeds): Promise<
 /** The `-c key=value` pairs for `cdk deploy`. */
 export function zoneContextArgs(choice: ZoneChoice, keys: { vpc: string; runners: string }): string[] {
   return ['-c', `${keys.vpc}=${choice.vpc.join(',')}`, '-c', `${keys.runners}=${choice.runners.join(',')}`];
+}
+
+/** One of an existing VPC's subnets as EC2 describes it (DescribeSubnets). */
+export interface SubnetZone {
+  readonly subnetId: string;
+  readonly vpcId: string;
+  readonly zone: Zone;
+}
+
+/** The lab's subnets with their zones (DescribeSubnets, SubnetIds; EC2 fails naming an unknown id). */
+export async function describeSubnetZones(
+  ec2: EC2Client,
+  subnetIds: readonly string[],
+): Promise<SubnetZone[]> {
+  const res = await ec2.send(new DescribeSubnetsCommand({ SubnetIds: [...subnetIds] }));
+  return (res.Subnets ?? [])
+    .filter((s) => s.SubnetId && s.VpcId && s.AvailabilityZone && s.AvailabilityZoneId)
+    .map((s) => ({
+      subnetId: s.SubnetId as string,
+      vpcId: s.VpcId as string,
+      zone: { name: s.AvailabilityZone as string, id: s.AvailabilityZoneId as string },
+    }));
+}
+
+/**
+ * An existing VPC (lab `network`): its subnets fix the zones, so the choice is only where the
+ * runners go — the subnets' zones that offer their type. Refused (naming `network.subnetIds`), before
+ * CloudFormation would fail on it: a subnet EC2 does not know or that is in another VPC, fewer than
+ * two zones (the DB subnet group), a zone RDS Proxy does not support when the lab has proxies.
+ */
+export function chooseZonesInSubnets(
+  subnets: readonly SubnetZone[],
+  offeringIds: readonly string[],
+  needs: ZoneNeeds & { readonly vpcId: string; readonly subnetIds: readonly string[] },
+): { readonly runners: readonly string[] } {
+  const problems: string[] = [];
+  needs.subnetIds.forEach((id, i) => {
+    const s = subnets.find((x) => x.subnetId === id);
+    if (!s)
+      problems.push(`network.subnetIds[${i}] ${id}: EC2 does not describe it in this account and region`);
+    else if (s.vpcId !== needs.vpcId)
+      problems.push(`network.subnetIds[${i}] ${id}: in ${s.vpcId}, not network.vpcId ${needs.vpcId}`);
+    else if (needs.rdsProxy && RDS_PROXY_UNSUPPORTED_ZONE_IDS.includes(s.zone.id))
+      problems.push(
+        `network.subnetIds[${i}] ${id}: in zone ${s.zone.name} (${s.zone.id}), where RDS Proxy cannot be created ("Quotas and limitations for RDS Proxy"); name a subnet in another zone`,
+      );
+  });
+  const mine = subnets.filter((s) => needs.subnetIds.includes(s.subnetId) && s.vpcId === needs.vpcId);
+  const zones = [...new Map(mine.map((s) => [s.zone.id, s.zone])).values()];
+  if (problems.length === 0 && zones.length < 2)
+    problems.push(
+      `network.subnetIds: all in ${zones.map((z) => `${z.name} (${z.id})`).join(', ') || 'no zone'}; the database subnet group needs subnets in at least two Availability Zones`,
+    );
+  const offering = new Set(offeringIds);
+  const runners = zones.filter((z) => offering.has(z.id)).map((z) => z.name);
+  if (problems.length === 0 && runners.length === 0)
+    problems.push(
+      `runners.instanceType ${needs.instanceType} is not offered in any zone of network.subnetIds (${zones.map((z) => `${z.name} (${z.id})`).join(', ')}); choose another type or add a subnet in a zone that offers it`,
+    );
+  if (problems.length > 0) throw new UsageError(problems.join('; '));
+  return { runners: runners.sort() };
+}
+
+/** deploy, existing VPC: the runners' zones among the lab's subnets. */
+export async function chooseExistingVpcZones(
+  ec2: EC2Client,
+  needs: ZoneNeeds & { readonly vpcId: string; readonly subnetIds: readonly string[] },
+): Promise<{ readonly runners: readonly string[] }> {
+  const [subnets, offering] = await Promise.all([
+    describeSubnetZones(ec2, needs.subnetIds),
+    zoneIdsOffering(ec2, needs.instanceType),
+  ]);
+  return chooseZonesInSubnets(subnets, offering, needs);
 }

@@ -8,7 +8,9 @@
  *                                                  collector, DB instance states, CloudWatch /
  *                                                  Performance Insights reads
  *   deploy  run + deploy, destroy                + assume the CDK bootstrap roles, zone lookups,
- *                                                  reboot pending DB instances
+ *                                                  reboot pending DB instances; with an existing
+ *                                                  VPC the synth-time lookups (VPC, subnets, route
+ *                                                  tables, S3 prefix list)
  *
  * Each statement names the commands that need it (Sid) and the calls it covers. Resources are
  * scoped to the lab: its stack (`proxylab-<lab>`), the results bucket CloudFormation names after
@@ -53,7 +55,7 @@ export interface IamPolicyDocument {
 
 export interface OperatorPolicyOptions {
   readonly role: OperatorRole;
-  /** @default '*' - any account; give the lab's account id to pin it */
+  /** @default the lab's `network.account` (existing VPC), else '*' - any account; give the lab's account id to pin it */
   readonly account?: string;
   /** @default the lab's `region`, else '*' */
   readonly region?: string;
@@ -81,7 +83,8 @@ const ROLE_RANK: Readonly<Record<OperatorRole, number>> = { read: 0, run: 1, dep
 /** The operator policy for `lab` and `opts.role` (each role includes the ones below it). */
 export function operatorPolicy(lab: LabConfig, opts: OperatorPolicyOptions): IamPolicyDocument {
   const p = opts.partition ?? 'aws';
-  const account = opts.account ?? '*';
+  // An existing VPC names its account: the policy is for that account unless told otherwise.
+  const account = opts.account ?? (lab.network.mode === 'existing' ? lab.network.account : '*');
   const region = opts.region ?? lab.region ?? '*';
   const stack = stackNameFor(lab.name);
   // CloudFormation names an unnamed bucket `<stack>-<logicalid>-<random>`, in lower case (CloudFormation
@@ -168,6 +171,18 @@ export function operatorPolicy(lab: LabConfig, opts: OperatorPolicyOptions): Iam
             },
           ]
         : []),
+      // doctor, a lab without internet: no route of the lab's subnets may lead to an internet
+      // gateway (DescribeRouteTables takes no resource-level permissions).
+      ...(lab.network.mode === 'existing' && lab.network.egress === 'vpc-endpoints'
+        ? [
+            {
+              Sid: 'ReadRouteTables',
+              Effect: 'Allow' as const,
+              Action: 'ec2:DescribeRouteTables',
+              Resource: '*',
+            },
+          ]
+        : []),
       ...(lab.runners.spot
         ? [
             {
@@ -196,6 +211,38 @@ export function operatorPolicy(lab: LabConfig, opts: OperatorPolicyOptions): Iam
         Action: ['ec2:DescribeAvailabilityZones', 'ec2:DescribeInstanceTypeOfferings'],
         Resource: '*',
       },
+      // An existing VPC: `cdk synth` looks it up (aws-cdk's VPC context provider: DescribeVpcs,
+      // DescribeSubnets, DescribeRouteTables; DescribeVpnGateways is skipped, the lab passes
+      // returnVpnGateways: false) through the bootstrap lookup role when it exists
+      // (AssumeCdkBootstrapRoles), else with these credentials; deploy reads the subnets' zones.
+      // Without internet egress also the S3 prefix list (PrefixList.fromLookup: a Cloud Control
+      // ListResources of AWS::EC2::PrefixList, whose handler reads the managed prefix lists).
+      ...(lab.network.mode === 'existing'
+        ? [
+            {
+              Sid: 'LookUpVpc',
+              Effect: 'Allow' as const,
+              Action: ['ec2:DescribeVpcs', 'ec2:DescribeSubnets', 'ec2:DescribeRouteTables'],
+              Resource: '*',
+            },
+          ]
+        : []),
+      ...(lab.network.mode === 'existing' && lab.network.egress === 'vpc-endpoints'
+        ? [
+            {
+              Sid: 'LookUpS3PrefixList',
+              Effect: 'Allow' as const,
+              Action: ['cloudformation:ListResources', 'ec2:DescribeManagedPrefixLists'],
+              Resource: '*',
+            },
+            {
+              Sid: 'ReadS3PrefixListEntries',
+              Effect: 'Allow' as const,
+              Action: 'ec2:GetManagedPrefixListEntries',
+              Resource: `arn:${p}:ec2:${region}:*:prefix-list/*`,
+            },
+          ]
+        : []),
       {
         Sid: 'RebootPendingDatabases',
         Effect: 'Allow',

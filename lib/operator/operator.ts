@@ -12,6 +12,7 @@ import type { LabConfig } from '../config/types';
 import { databaseInstanceClass } from '../config/database';
 import { getSuite, SUITE_NAMES } from '../suite/catalog';
 import { verdictTotals, type VerdictTotals } from '../suite/verdict';
+import type { ComponentZone, TargetPrice } from '../suite/types';
 import type { AwsSettings } from '../aws/clients';
 import type { LabOutputs } from './outputs';
 import { parseEndpoint } from '../aws/endpoint';
@@ -169,6 +170,8 @@ export function runnerArgsFromOutputs(
     startAt: string;
     /** The CLI's runner software version (runnerSoftwareVersion()); null: not checked. */
     expectVersion?: string | null;
+    /** What each target adds per hour (the command prices them with lib/cost); absent: not priced. */
+    targetPrices?: readonly TargetPrice[] | null;
   },
 ): RunRequestArgs {
   const proxies: ProxySpec[] = Object.entries(outputs.proxyEndpoints).map(([name, host]) => {
@@ -210,11 +213,30 @@ export function runnerArgsFromOutputs(
     ),
     database: { engine: outputs.databaseEngine, instanceClass: outputs.dbInstanceClass },
     region: run.region,
+    zones: componentZonesOf(outputs, proxies),
+    targetPrices: run.targetPrices ?? null,
     startAt: run.startAt,
     collector,
     barrierTimeoutSec: 900,
     expectVersion: run.expectVersion ?? null,
   };
+}
+
+/**
+ * Every component's zone as the stack outputs give it (ComponentZones), and each RDS Proxy as null:
+ * a proxy has an endpoint in every subnet it is given, one per zone of the VPC, and which one a
+ * connection reaches is DNS's choice. A stack without the output gives `null` (not said).
+ */
+export function componentZonesOf(
+  outputs: Pick<LabOutputs, 'componentZones'>,
+  proxies: readonly Pick<ProxySpec, 'name'>[],
+): ComponentZone[] | null {
+  const entries = Object.entries(outputs.componentZones);
+  if (entries.length === 0) return null;
+  return [
+    ...entries.map(([component, zone]) => ({ component, zone })),
+    ...proxies.map((p) => ({ component: `proxy:${p.name}`, zone: null })),
+  ];
 }
 
 /**

@@ -12,6 +12,7 @@ import { poolerDeployments } from '../poolers/endpoint';
 import { labTargets } from '../config/targets';
 import { processPoolSize } from '../poolers/pool-size';
 import { METRICS_SETTLE_MS } from '../aws/collector-invoke';
+import { probeStepSec } from '../suite/probes';
 
 /**
  * max_connections assumed when the lab leaves Aurora's default: about the default of a
@@ -25,9 +26,10 @@ export const INIT_SEC = 120;
 /** Slack on top of the estimate (runners starting, a slow step). */
 export const EXPIRY_MARGIN_SEC = 15 * 60;
 
-/** Seconds of load the engine plans for a step (as run-suite's ETA does). */
+/** Seconds of load the engine plans for a step (as run-suite's ETA does; a probe step as its kind says). */
 function plannedSec(step: PlannedStep): number {
-  return step.params.durationSec ?? Math.min(step.timeoutSec, 10);
+  const probe = step.probe ? probeStepSec(step.probe.spec, step.descriptor) : null;
+  return probe ?? step.params.durationSec ?? Math.min(step.timeoutSec, 10);
 }
 
 /**

@@ -268,6 +268,20 @@ export interface PinnedDownload {
   readonly checksumSource: string;
 }
 
+/**
+ * Where a host fetches a release's source archive: its upstream `url` (hosts with internet
+ * egress), or a byte-identical copy staged in S3 (a lab without internet: `proxylab deploy`
+ * downloads it and checks the published SHA-256 before it becomes a CDK asset; lib/operator/pooler-sources.ts).
+ * The host checks the same published SHA-256 either way before building anything.
+ */
+export type PoolerSourceLocation =
+  | { readonly kind: 'upstream' }
+  | {
+      readonly kind: 's3';
+      /** `s3://bucket/key` (may hold CDK tokens: the staging bucket's name). */
+      readonly uri: string;
+    };
+
 /** How `proxylab local` finds the product's binary, and which OS packages install it. */
 export interface LocalBinarySpec {
   /** The executable's file name (`pgbouncer`). */
@@ -288,6 +302,8 @@ export interface PoolerDriver {
   readonly product: PoolerProduct;
   /** `PgBouncer`: in messages, cost lines and the report. */
   readonly displayName: string;
+  /** The settings a pool resize changes, in the product's words (`default_pool_size`, `pool_size`). */
+  readonly poolSizeSettings: readonly string[];
   readonly poolModes: readonly PoolMode[];
   capabilities(version: string | null): PoolerCapabilities;
   /** The first release that carries prepared statements through a transaction pool (`1.21`). */
@@ -352,7 +368,15 @@ export interface PoolerDriver {
     readonly binaryPath: string;
     /** The unprivileged system user the processes run as. */
     readonly systemUser: string;
-    installCommands(release: PoolerRelease): string[];
+    /** User data lines that install `release`, fetching its source from `source` (@default upstream). */
+    installCommands(release: PoolerRelease, source?: PoolerSourceLocation): string[];
+    /**
+     * null: a host without internet (`network.egress: "vpc-endpoints"`) installs a release from the
+     * archive `proxylab deploy` staged (a tarball with a published SHA-256, `source` of kind `s3`).
+     * Otherwise what the install fetches from the internet that cannot be staged that way: lab
+     * validation refuses this product in such a lab with it.
+     */
+    readonly needsInternet: string | null;
     /** The data port every process listens on (the stack output's `port`). */
     readonly dataPort: number;
     /** Deployment `name`'s paths under `root` (`/` on a host). */

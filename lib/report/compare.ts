@@ -11,11 +11,22 @@ import { join, resolve } from 'node:path';
 import type { EChartsOption } from 'echarts';
 import { type Cell, type CellKey, groupCells, type Spread, uniqueInOrder } from './cells';
 import { PALETTE, renderSvg } from './charts';
-import { fmtConnect, fmtNumber, fmtSpread, fmtVerdict } from './format';
+import { fmtConnect, fmtNumber, fmtSpread, fmtUsd, fmtVerdict } from './format';
+import { decisionTables, type DecisionRow, type DecisionTable } from './decision';
+import { connectionsText, errorsText } from './decision-text';
 import { html, SafeHtml, trustedSvg } from './html';
 import { type LoadedRun, loadRun } from './load';
 import { mdTable, mdText } from './render-md';
 import { isPartial } from './shape';
+import { catalogLookup } from './catalog-lookup';
+import {
+  compareSessions,
+  ownScenarios,
+  sessionComparisonHtml,
+  sessionComparisonMd,
+  sessionSections,
+  type SessionComparison,
+} from './render-session';
 
 export type CompareMarker = 'beyond-spread' | 'within-spread' | 'no-repetitions' | 'not-comparable';
 
@@ -33,9 +44,21 @@ export interface CompareCell {
   readonly verdictB: boolean | null;
 }
 
+/** One target of a scenario both runs measured: its decision-table row in A and in B. */
+export interface DecisionPair {
+  readonly scenario: string;
+  readonly label: string;
+  readonly a: DecisionRow | null;
+  readonly b: DecisionRow | null;
+  /** median tps B / A; null when either is unknown. */
+  readonly ratio: number | null;
+}
+
 export interface ComparisonModel {
   readonly a: LoadedRun;
   readonly b: LoadedRun;
+  /** The decision tables of both runs, row by row (scenarios either run has). */
+  readonly decisions: readonly DecisionPair[];
   /**
    * Files of either run that could not be read and are left out (the comparison is partial), then
    * what the chart library could not draw. Shown in compare.md and compare.html.
@@ -44,6 +67,8 @@ export interface ComparisonModel {
   readonly matched: readonly CompareCell[];
   readonly onlyA: readonly Cell[];
   readonly onlyB: readonly Cell[];
+  /** The session-state cells and the added latency of both runs (render-session.ts). */
+  readonly session: SessionComparison;
 }
 
 /** Width of the repetitions' range (best − worst), or null with fewer than two repetitions. */
@@ -88,8 +113,12 @@ export function compareCell(
 }
 
 export function compareRuns(a: LoadedRun, b: LoadedRun): ComparisonModel {
-  const cellsA = groupCells(a.steps);
-  const cellsB = groupCells(b.steps);
+  // Probe steps (the session-state matrix) have no tps: they are compared cell by cell below.
+  const lookup = catalogLookup();
+  const ownA = ownScenarios(a, lookup);
+  const ownB = ownScenarios(b, lookup);
+  const cellsA = groupCells(a.steps.filter((s) => !ownA(s.scenario)));
+  const cellsB = groupCells(b.steps.filter((s) => !ownB(s.scenario)));
   const byIdB = new Map(cellsB.map((c) => [c.id, c] as const));
   const idsA = new Set(cellsA.map((c) => c.id));
   const matched: CompareCell[] = [];
@@ -115,11 +144,58 @@ export function compareRuns(a: LoadedRun, b: LoadedRun): ComparisonModel {
   return {
     a,
     b,
+    decisions: decisionPairs(decisionTables(a, cellsA), decisionTables(b, cellsB)),
     warnings: [...skipped('A', a), ...skipped('B', b)],
     matched,
     onlyA: cellsA.filter((c) => !byIdB.has(c.id)),
     onlyB: cellsB.filter((c) => !idsA.has(c.id)),
+    session: compareSessions(sessionSections(a, lookup), sessionSections(b, lookup)),
   };
+}
+
+/** Rows of the same scenario and label side by side, A's order first, then rows only B has. */
+export function decisionPairs(a: readonly DecisionTable[], b: readonly DecisionTable[]): DecisionPair[] {
+  const out: DecisionPair[] = [];
+  const scenarios = uniqueInOrder([...a.map((t) => t.scenario), ...b.map((t) => t.scenario)]);
+  for (const scenario of scenarios) {
+    const ra = a.find((t) => t.scenario === scenario)?.rows ?? [];
+    const rb = b.find((t) => t.scenario === scenario)?.rows ?? [];
+    for (const label of uniqueInOrder([...ra.map((r) => r.label), ...rb.map((r) => r.label)])) {
+      const x = ra.find((r) => r.label === label) ?? null;
+      const y = rb.find((r) => r.label === label) ?? null;
+      const ratio = x?.tps && y?.tps && x.tps.median !== 0 ? y.tps.median / x.tps.median : null;
+      out.push({ scenario, label, a: x, b: y, ratio });
+    }
+  }
+  return out;
+}
+
+const DECISION_COMPARE_HEADER = [
+  'scenario',
+  'target',
+  'tps A',
+  'tps B',
+  'B/A',
+  'p95 ms A → B',
+  'errors A → B',
+  'DB connections peak A → B',
+  '$ per M tx A → B',
+] as const;
+
+function decisionPairCells(p: DecisionPair): string[] {
+  const side = (r: DecisionRow | null, f: (r: DecisionRow) => string): string =>
+    r === null ? 'not in this run' : r.notMeasured !== null ? 'not measured' : f(r);
+  return [
+    p.scenario,
+    p.label,
+    side(p.a, (r) => fmtSpread(r.tps, 1)),
+    side(p.b, (r) => fmtSpread(r.tps, 1)),
+    p.ratio !== null ? `${fmtNumber(p.ratio, 2)} ×` : '?',
+    `${side(p.a, (r) => fmtNumber(r.latencyP95Ms))} → ${side(p.b, (r) => fmtNumber(r.latencyP95Ms))}`,
+    `${side(p.a, errorsText)} → ${side(p.b, errorsText)}`,
+    `${side(p.a, connectionsText)} → ${side(p.b, connectionsText)}`,
+    `${side(p.a, (r) => fmtUsd(r.usdPerMillionTransactions))} → ${side(p.b, (r) => fmtUsd(r.usdPerMillionTransactions))}`,
+  ];
 }
 
 const MARKER_TEXT: Readonly<Record<CompareMarker, string>> = {
@@ -150,6 +226,20 @@ function renderCompareMarkdown(model: ComparisonModel, warnings: readonly string
   out.push(`- B: ${mdText(runLine(model.b))}`);
   out.push('');
   for (const w of warnings) out.push(`> ⚠ ${mdText(w)}`, '');
+  out.push('## Decision table, A beside B');
+  out.push('');
+  out.push(
+    "Each run's decision-table row per target (the rules of `proxylab report`, docs/report.md): tps over the cells every target of that run measured with a tps; B/A of the medians.",
+  );
+  out.push('');
+  out.push(
+    model.decisions.length > 0
+      ? mdTable(DECISION_COMPARE_HEADER, model.decisions.map(decisionPairCells))
+      : 'No measured step in either run.',
+  );
+  out.push('');
+  out.push('## Cell by cell');
+  out.push('');
   const beyond = model.matched.filter((c) => c.marker === 'beyond-spread').length;
   const noReps = model.matched.filter((c) => c.marker === 'no-repetitions').length;
   out.push(
@@ -177,6 +267,8 @@ function renderCompareMarkdown(model: ComparisonModel, warnings: readonly string
     );
     out.push('');
   }
+  const session = sessionComparisonMd(model.session);
+  if (session !== '') out.push(session);
   if (model.onlyA.length > 0) {
     out.push('## Only in A');
     out.push('');
@@ -280,8 +372,17 @@ export function renderCompareHtml(model: ComparisonModel): {
 <h1>proxylab compare</h1>
 <ul><li>A: ${runLine(model.a)}</li><li>B: ${runLine(model.b)}</li></ul>
 ${warnings.length > 0 ? html`<ul class="warnings" id="warnings">${warnings.map((w) => html`<li>${w}</li>`)}</ul>` : ''}
+<section id="decision"><h2>Decision table, A beside B</h2><p>Each run's decision-table row per target (the rules of <code>proxylab report</code>): tps over the cells every target of that run measured with a tps; B/A of the medians.</p>${
+    model.decisions.length > 0
+      ? html`<table class="decision"><thead><tr>${DECISION_COMPARE_HEADER.map((h) => html`<th>${h}</th>`)}</tr></thead><tbody>${model.decisions.map(
+          (p) => html`<tr>${decisionPairCells(p).map((c) => html`<td>${c}</td>`)}</tr>`,
+        )}</tbody></table>`
+      : html`<p>No measured step in either run.</p>`
+  }</section>
+<h2>Cell by cell</h2>
 <p>Ratio is median tps B / median tps A. ⚠ marks a difference larger than the spread (best − worst) between repetitions; without repetitions the spread is unknown and the difference is not judged.</p>
 ${sections}
+${sessionComparisonHtml(model.session)}
 ${onlyTable('Only in A', model.onlyA)}
 ${onlyTable('Only in B', model.onlyB)}
 </body></html>

@@ -7,10 +7,20 @@
 import { describeRunDatabase } from '../suite/database';
 import type { Cell } from './cells';
 import { type ChartWarn, churnOption, latencyOption, metricOption, renderSvg, tpsOption } from './charts';
-import { fmtConnect, fmtDuration, fmtNumber, fmtSetting, fmtSpread, fmtVerdict } from './format';
+import {
+  fmtConnect,
+  fmtDuration,
+  fmtNumber,
+  fmtPrediction,
+  fmtSetting,
+  fmtSpread,
+  fmtVerdict,
+} from './format';
+import { DECISION_HEADER, DECISION_LEGEND, decisionCells, decisionNotes } from './decision-text';
 import { html, joinHtml, SafeHtml, trustedSvg } from './html';
 import { columnTitle, noTpsOutcome, type PoolerMatrix } from './pooler-matrix';
 import { poolersText } from './shape';
+import { ownScenarios, SESSION_CSS, sessionSections, sessionSectionsHtml } from './render-session';
 import type {
   ChurnRow,
   ErrorMatrix,
@@ -53,13 +63,14 @@ footer{margin-top:40px;color:var(--muted);font-size:12px}
 `;
 
 /** A constant of this module, no input in it: inserted as is (escaping would break its quotes). */
-const STYLE = new SafeHtml(CSS);
+const STYLE = new SafeHtml(CSS + SESSION_CSS);
 
+/** ✓/✗ in words, so a predicted failure that happened never reads as "good". */
 const STATE_WORDS: Readonly<Record<FindingState, string>> = {
-  reproduced: 'reproduced',
-  'held-so-far': 'held so far (partial run)',
-  contradicted: 'contradicted',
-  informational: 'informational (nothing judged)',
+  reproduced: '✓ as the experiment predicts',
+  'held-so-far': '… as predicted so far (partial run)',
+  contradicted: '✗ contrary to it',
+  informational: '– nothing predicted (informational)',
 };
 
 export interface HtmlOptions {
@@ -131,19 +142,38 @@ function findingsLine(findings: readonly FindingRow[]): SafeHtml {
 function findingsSection(findings: readonly FindingRow[]): SafeHtml {
   if (findings.length === 0)
     return html`<section id="findings"><h2>Findings</h2><p>No steps recorded yet.</p></section>`;
-  return html`<section id="findings"><h2>Published findings</h2>
-<table><thead><tr><th>experiment</th><th>scenario</th><th>published finding</th><th>this run</th><th>verdicts held / broke / info</th></tr></thead><tbody>
+  return html`<section id="findings"><h2>Findings: published, then measured</h2>
+<p class="sub">The published column is what the source reported — a claim, not a measurement of this run; the measured column is this run. ✓ means the run behaved as the experiment predicts (for a predicted refusal or error: that it failed); ✗ that it did not.</p>
+<table><thead><tr><th>experiment</th><th>scenario</th><th>published (claim and source)</th><th>measured in this run</th><th>verdict</th><th>verdicts as predicted / contrary / not judged</th></tr></thead><tbody>
 ${findings.map(
   (
     f,
-  ) => html`<tr><td>${f.experiment ?? '–'}</td><td><a href="#${anchor(f.scenario)}">${f.scenario}</a></td><td>${f.finding ?? '–'}</td>
+  ) => html`<tr><td>${f.experiment ?? '–'}</td><td><a href="#${anchor(f.scenario)}">${f.scenario}</a></td><td data-published="${f.scenario}"><span class="badge">published</span> ${f.finding ?? '–'}${
+    f.claims.length > 0 ? html`<div class="sub">Reported: ${f.claims.join('; ')}</div>` : ''
+  }<div class="sub">${f.source ? `Source: ${f.source}` : 'Source: not cited in the catalog'}</div></td>
+<td data-measured="${f.scenario}"><span class="badge">measured</span> ${f.measured.length > 0 ? f.measured.join('; ') : 'see the scenario below'}</td>
 <td><span class="badge s-${f.state}">${STATE_WORDS[f.state]}</span>${
     f.brokenExamples.length > 0
-      ? html`<details><summary>what broke</summary><code>${f.brokenExamples.join('\n')}</code></details>`
+      ? html`<details><summary>what went contrary</summary><code>${f.brokenExamples.join('\n')}</code></details>`
       : ''
   }</td><td class="num">${f.held} / ${f.broke} / ${f.informational}</td></tr>`,
 )}
 </tbody></table></section>`;
+}
+
+/** The decision tables, first on the page. */
+function decisionSection(model: ReportModel): SafeHtml {
+  const tables = model.decisions.map(
+    (t) => html`<h3>${t.scenario} <span class="sub">${t.workload}</span></h3>
+<table class="decision"><thead><tr>${DECISION_HEADER.map((h) => html`<th>${h}</th>`)}</tr></thead><tbody>${t.rows.map(
+      (r, row) =>
+        // no target name in an attribute: names come from the run directory (hostile text stays element content)
+        html`<tr data-row="${row}">${decisionCells(t, r).map((c, i) => (i === 0 ? html`<th>${c}</th>` : html`<td>${c}</td>`))}</tr>`,
+    )}</tbody></table>${decisionNotes(t).map((n) => html`<p class="sub">${n}</p>`)}`,
+  );
+  return html`<section id="decision"><h2>Decision table</h2><p class="sub">${DECISION_LEGEND}</p>${
+    tables.length > 0 ? tables : html`<p>No step was measured yet.</p>`
+  }</section>`;
 }
 
 /** An id-safe anchor for a scenario name (the visible text stays escaped, not mangled). */
@@ -156,7 +186,6 @@ function chart(kind: string, svg: string, caption: string): SafeHtml {
 }
 
 function panelCharts(panel: ScenarioPanel, warn: ChartWarn): SafeHtml {
-  const mode = `${panel.protocol}, ${panel.connect === 'per-transaction' ? 'new connection per transaction (-C)' : 'persistent connections'}`;
   const anyTps = panel.tps.some((l) => l.points.some((p) => p?.value));
   const anyLatency =
     panel.latencyP95Ms.some((l) => l.points.some((p) => p?.value)) ||
@@ -165,10 +194,16 @@ function panelCharts(panel: ScenarioPanel, warn: ChartWarn): SafeHtml {
     l.points.flatMap((p) => (p !== null && p.value === null ? [`${l.label} at ${p.clients} clients`] : [])),
   );
   const size = { width: 560, height: 330 };
-  return html`<h3>${mode}</h3><div class="charts">
-${anyTps ? chart('tps', renderSvg(tpsOption(panel, `TPS vs clients — ${mode}`), size, warn), `median tps per target${panel.repeated ? '; band: worst to best repetition' : ''}; ▲ the cell had errors or aborted clients`) : html`<div class="nodata" data-chart="tps">TPS: no data (no step of this panel reported a tps)</div>`}
-${anyLatency ? chart('latency', renderSvg(latencyOption(panel, `Latency vs clients — ${mode}`), size, warn), 'p95 solid, p50 dashed (from pgbench aggregate logs)') : html`<div class="nodata" data-chart="latency">Latency: no data (no aggregate logs with latencies)</div>`}
-</div>${noValue.length > 0 ? html`<p class="sub">No tps (refused or failed, see the error matrix): ${noValue.join('; ')}</p>` : ''}`;
+  const gaps =
+    noValue.length > 0
+      ? html`<p class="sub">No tps (refused or failed, see the error matrix): ${noValue.join('; ')}</p>`
+      : '';
+  if (!panel.drawable)
+    return html`<p class="sub" data-chart="single-point">${panel.modes}: one client count (${panel.clients.join(', ')}), so no chart over client counts — every target would be a single point; the tables give the figures.</p>${gaps}`;
+  return html`<h3>${panel.modes}</h3><div class="charts">
+${anyTps ? chart('tps', renderSvg(tpsOption(panel, `TPS vs clients — ${panel.scenario}`), size, warn), `median tps, one series per target${panel.repeated ? '; band: worst to best repetition' : ''}; ▲ the cell had errors or aborted clients`) : html`<div class="nodata" data-chart="tps">TPS: no data (no step of this scenario reported a tps)</div>`}
+${anyLatency ? chart('latency', renderSvg(latencyOption(panel, `Latency vs clients — ${panel.scenario}`), size, warn), 'p95 solid, p50 dashed (from pgbench per-transaction logs)') : html`<div class="nodata" data-chart="latency">Latency: no data (no logs with latencies)</div>`}
+</div>${gaps}`;
 }
 
 function churnSection(rows: readonly ChurnRow[], warn: ChartWarn): SafeHtml {
@@ -213,7 +248,7 @@ function matrixCell(cell: MatrixCell | null): SafeHtml {
 }
 
 function matrixSection(matrix: ErrorMatrix): SafeHtml {
-  return html`<h3>Error matrix</h3><p class="sub">✓/✗: the step's expectation held or broke; hover a cell for the expectation, what happened and one sample line per error class.</p>
+  return html`<h3>Error matrix</h3><p class="sub">✓: as the experiment predicts (for a predicted refusal or error, it happened); ✗: contrary to it; hover a cell for the expectation, what happened and one sample line per error class.</p>
 <table class="matrix" data-matrix="${matrix.scenario}"><thead><tr><th>target</th>${matrix.columns.map(
     (c) => html`<th>${c.clients} clients<br>${c.protocol}<br>${fmtConnect(c.connect)}</th>`,
   )}</tr></thead><tbody>${matrix.rows.map((r) => html`<tr><th>${r.label}</th>${r.cells.map(matrixCell)}</tr>`)}</tbody></table>`;
@@ -271,14 +306,14 @@ function scenarioSection(
   const comparisons = (model.run.manifest.scenarioVerdicts ?? []).filter((v) => v.scenario === scenario);
   return html`<section class="scenario" id="${anchor(scenario)}" data-scenario="${scenario}">
 <h2>${scenario}${info?.title ? html` — ${info.title}` : ''}</h2>
-${info?.finding ? html`<p class="sub">${info.experiment ?? ''} published: ${info.finding}</p>` : ''}
+${info?.finding ? html`<p class="sub"><span class="badge">published</span> ${info.experiment ?? ''}: ${info.finding}${info.source ? ` (${info.source})` : ''}</p>` : ''}
 ${panels.map((p) => panelCharts(p, warn))}
 ${churnSection(churn, warn)}
 ${matrix ? matrixSection(matrix) : ''}
 ${model.poolerMatrices.filter((pm) => pm.scenario === scenario).map(poolerMatrixSection)}
 ${
   comparisons.length > 0
-    ? html`<h3>Comparisons</h3><ul>${comparisons.map((v) => html`<li>${verdictMark(v.held)} ${v.expected} — ${v.observed}</li>`)}</ul>`
+    ? html`<h3>Comparisons</h3><ul>${comparisons.map((v) => html`<li>${fmtPrediction(v.held, v.expected)} — measured: ${v.observed}</li>`)}</ul>`
     : ''
 }
 ${resultsTable(cells)}
@@ -318,7 +353,10 @@ export function renderReportHtml(
   opts: HtmlOptions,
 ): { readonly page: string; readonly chartWarnings: readonly ReportWarning[] } {
   const m = model.run.manifest;
-  const scenarios = [...new Set(model.cells.map((c) => c.key.scenario))];
+  // The session-state matrix and the added-latency table have sections of their own (render-session.ts).
+  const own = ownScenarios(model.run, opts.lookup);
+  const scenarios = [...new Set(model.cells.map((c) => c.key.scenario))].filter((s) => !own(s));
+  const sessionHtml = sessionSectionsHtml(sessionSections(model.run, opts.lookup));
   const chartWarnings: ReportWarning[] = [];
   const warn: ChartWarn = (message) => {
     if (!chartWarnings.some((w) => w.message === message))
@@ -336,10 +374,12 @@ export function renderReportHtml(
 <body>
 <header><h1>proxylab report: suite ${m.suite}, run ${m.runId}</h1>
 <p class="sub">${m.mode} run started ${m.startedAt}; generated ${opts.generatedAt.toISOString()} from the run directory alone.</p></header>
+${decisionSection(model)}
 ${findingsLine(model.findings)}
 ${warningsSection([...model.warnings, ...chartWarnings])}
 ${headline(model)}
 ${findingsSection(model.findings)}
+${sessionHtml}
 ${scenarioHtml}
 ${metricsHtml}
 <footer>proxylab · result schema v${m.schemaVersion} · charts rendered to static SVG with Apache ECharts; this page loads nothing from the network.</footer>

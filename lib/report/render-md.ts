@@ -5,31 +5,55 @@
  */
 import { cellText, columnHeading } from './pooler-matrix';
 import { describeRunDatabase } from '../suite/database';
-import { fmtConnect, fmtDuration, fmtNumber, fmtSpread, fmtVerdict } from './format';
-import { poolersText, type FindingState, type ReportModel, type ScenarioLookup } from './shape';
+import { fmtConnect, fmtDuration, fmtNumber, fmtPrediction, fmtSpread } from './format';
+import { poolersText, type FindingRow, type FindingState, type ReportModel, type ScenarioLookup } from './shape';
+import { DECISION_HEADER, DECISION_LEGEND, decisionCells, decisionNotes } from './decision-text';
+import type { DecisionTable } from './decision';
+import { ownScenarios, sessionSections, sessionSectionsMd } from './render-session';
 
-export function mdText(text: string): string {
-  return text
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/\\/g, '\\\\')
-    .replace(/\|/g, '\\|')
-    .replace(/`/g, '\\`')
-    .replace(/\r?\n/g, ' ');
-}
+export { mdTable, mdText } from './md';
+import { mdTable, mdText } from './md';
 
-export function mdTable(header: readonly string[], rows: ReadonlyArray<readonly string[]>): string {
-  const line = (cells: readonly string[]): string => `| ${cells.map(mdText).join(' | ')} |`;
-  return [line(header), `|${header.map(() => '---').join('|')}|`, ...rows.map(line)].join('\n');
-}
-
-const STATE_MD: Readonly<Record<FindingState, string>> = {
-  reproduced: '✓ reproduced',
-  'held-so-far': '… held so far (partial run)',
-  contradicted: '✗ contradicted',
-  informational: '– informational',
+/** ✓/✗ worded so a predicted failure that happened never reads as "good". */
+export const STATE_MD: Readonly<Record<FindingState, string>> = {
+  reproduced: '✓ as the experiment predicts',
+  'held-so-far': '… as predicted so far (partial run)',
+  contradicted: '✗ contrary to it',
+  informational: '– nothing predicted (informational)',
 };
+
+/** The decision tables: what summary.md and compare open with. */
+export function decisionMarkdown(tables: readonly DecisionTable[], headingLevel = 3): string[] {
+  const out: string[] = [];
+  const h = '#'.repeat(headingLevel);
+  for (const t of tables) {
+    out.push(`${h} ${mdText(t.scenario)} — ${mdText(t.workload)}`);
+    out.push('');
+    out.push(
+      mdTable(
+        DECISION_HEADER,
+        t.rows.map((r) => decisionCells(t, r)),
+      ),
+    );
+    out.push('');
+    for (const note of decisionNotes(t)) out.push(`${mdText(note)}  `);
+    out.push('');
+  }
+  return out;
+}
+
+/** `E2 (quick-e2)`: published claim (with its source), measured, verdict. */
+function findingLines(f: FindingRow): string[] {
+  return [
+    f.experiment ?? '–',
+    f.scenario,
+    `${f.finding ?? '–'}${f.claims.length > 0 ? ` Reported: ${f.claims.join('; ')}.` : ''}${f.source ? ` Source: ${f.source}` : ' Source: not cited in the catalog.'}`,
+    f.measured.length > 0
+      ? f.measured.join('; ')
+      : `${f.held + f.broke + f.informational} verdicts: ${f.held} as predicted, ${f.broke} contrary, ${f.informational} not judged`,
+    STATE_MD[f.state],
+  ];
+}
 
 export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): string {
   const m = model.run.manifest;
@@ -53,6 +77,12 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
       ),
   );
   out.push('');
+  out.push('## Decision table');
+  out.push('');
+  out.push(mdText(DECISION_LEGEND));
+  out.push('');
+  if (model.decisions.length === 0) out.push('No step was measured yet.', '');
+  out.push(...decisionMarkdown(model.decisions));
   const byState = (['reproduced', 'held-so-far', 'contradicted'] as const)
     .map((state) => ({ state, rows: model.findings.filter((f) => f.state === state) }))
     .filter((x) => x.rows.length > 0)
@@ -70,22 +100,25 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
     for (const w of model.warnings) out.push(`- ⚠ ${mdText(w.message)}`);
     out.push('');
   }
-  out.push('## Published findings');
+  out.push('## Findings: published, then measured');
+  out.push('');
+  out.push(
+    'The published column is what the source reported, not a measurement of this run; the measured column is this run. ' +
+      '✓ means the run behaved as the experiment predicts — for a predicted refusal or error, that it failed; ✗ that it did not.',
+  );
   out.push('');
   out.push(
     mdTable(
-      ['experiment', 'scenario', 'finding', 'this run', 'held / broke / info'],
-      model.findings.map((f) => [
-        f.experiment ?? '–',
-        f.scenario,
-        f.finding ?? '–',
-        STATE_MD[f.state],
-        `${f.held} / ${f.broke} / ${f.informational}`,
-      ]),
+      ['experiment', 'scenario', 'published (claim and source)', 'measured in this run', 'verdict'],
+      model.findings.map(findingLines),
     ),
   );
   out.push('');
-  for (const scenario of [...new Set(model.cells.map((c) => c.key.scenario))]) {
+  // The session-state matrix and the added-latency table (render-session.ts), then the other scenarios.
+  const sessionMd = sessionSectionsMd(sessionSections(model.run, lookup));
+  if (sessionMd !== '') out.push(sessionMd, '');
+  const own = ownScenarios(model.run, lookup);
+  for (const scenario of [...new Set(model.cells.map((c) => c.key.scenario))].filter((s) => !own(s))) {
     const info = lookup(scenario);
     out.push(`## ${mdText(scenario)}${info?.title ? ` — ${mdText(info.title)}` : ''}`);
     out.push('');
@@ -111,7 +144,7 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
               : c.statuses.some((s) => s !== 'completed')
                 ? c.statuses.filter((s) => s !== 'completed').join(', ')
                 : '–',
-          `${fmtVerdict(c.verdictHeld)} ${c.steps[0]?.verdict.expected ?? ''}`,
+          fmtPrediction(c.verdictHeld, c.steps[0]?.verdict.expected ?? '?'),
         ]),
       ),
     );
@@ -132,7 +165,7 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
     if (comparisons.length > 0) {
       out.push('');
       for (const v of comparisons)
-        out.push(`- ${fmtVerdict(v.held)} ${mdText(v.expected)} — ${mdText(v.observed)}`);
+        out.push(`- ${mdText(fmtPrediction(v.held, v.expected))} — measured: ${mdText(v.observed)}`);
     }
     const churn = model.churn.filter((r) => r.scenario === scenario && r.churnCost !== null);
     if (churn.length > 0) {

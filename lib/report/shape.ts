@@ -19,6 +19,7 @@ import {
 import { type Cell, groupCells, lineLabeller, type Spread, uniqueInOrder } from './cells';
 import type { LoadedMetrics, LoadedRun } from './load';
 import { poolerMatrices, type PoolerMatrix } from './pooler-matrix';
+import { decisionTables, type DecisionTable } from './decision';
 import {
   PGBOUNCER_MAX_PREPARED_STATEMENTS_ON,
   PGBOUNCER_PREPARED_SINCE,
@@ -46,15 +47,21 @@ export interface ChartLine {
 
 export interface ScenarioPanel {
   readonly scenario: string;
-  readonly protocol: Protocol;
-  readonly connect: ConnectMode;
-  /** x categories: the client counts of this panel, ascending. */
+  /** What the scenario's cells ran, in words: `simple, prepared · persistent` (every mode of its series). */
+  readonly modes: string;
+  /** x categories: the client counts of the scenario, ascending. */
   readonly clients: readonly number[];
+  /** One line per target (plus pool % / prepared-statement mode / script, and protocol and connect mode when the scenario varies them). */
   readonly tps: readonly ChartLine[];
   readonly latencyP50Ms: readonly ChartLine[];
   readonly latencyP95Ms: readonly ChartLine[];
   /** Any line with more than one repetition at some point (draw best/worst bands). */
   readonly repeated: boolean;
+  /**
+   * A chart over client counts needs at least two of them: with one, every series would be a lone
+   * point, so the report says so and points at the table instead of drawing it.
+   */
+  readonly drawable: boolean;
 }
 
 /** The first item for each distinct key, in order. */
@@ -68,48 +75,61 @@ function scenarioNames(cells: readonly Cell[]): string[] {
   return uniqueInOrder(cells.map((c) => c.key.scenario));
 }
 
-/** One panel per scenario × protocol × connect mode; one line per target (and pool % / script). */
+/** `simple` / `simple -C` / `prepared`: a cell's protocol and connect mode as a series suffix. */
+function modeLabel(c: Cell): string {
+  return `${c.key.protocol}${c.key.connect === 'per-transaction' ? ' -C' : ''}`;
+}
+
+/**
+ * One panel per scenario: every target is a series over the scenario's client counts. When the
+ * scenario runs several protocols or connect modes, each becomes its own series of that target
+ * (`direct · prepared`, `direct · simple -C`), never a separate chart of a few points.
+ */
 export function scenarioPanels(cells: readonly Cell[]): ScenarioPanel[] {
   const panels: ScenarioPanel[] = [];
   const targetOrder = uniqueInOrder(cells.map((c) => c.key.target.name));
   for (const scenario of scenarioNames(cells)) {
     const inScenario = cells.filter((c) => c.key.scenario === scenario);
     const label = lineLabeller(inScenario);
-    const modes = distinctBy(
-      inScenario.map((c) => ({ protocol: c.key.protocol, connect: c.key.connect })),
-      (m) => `${m.protocol}|${m.connect}`,
-    );
-    for (const { protocol, connect } of modes) {
-      const inPanel = inScenario.filter((c) => c.key.protocol === protocol && c.key.connect === connect);
-      const clients = uniqueInOrder(inPanel.map((c) => c.key.clients)).sort((a, b) => a - b);
-      const lineLabels = uniqueInOrder(inPanel.map((c) => label(c.key)));
-      const build = (pick: (c: Cell) => Spread | null): ChartLine[] =>
-        lineLabels.flatMap((lineLabel) => {
-          const own = inPanel.filter((c) => label(c.key) === lineLabel);
-          const [first] = own;
-          if (!first) return [];
-          return {
-            label: lineLabel,
-            colorIndex: targetOrder.indexOf(first.key.target.name),
-            points: clients.map((n) => {
-              const cell = own.find((c) => c.key.clients === n);
-              return cell ? { clients: n, value: pick(cell), troubled: cell.troubled } : null;
-            }),
-          };
-        });
-      panels.push({
-        scenario,
-        protocol,
-        connect,
-        clients,
-        tps: build((c) => c.tps),
-        latencyP50Ms: build((c) => c.latencyP50Ms),
-        latencyP95Ms: build((c) => c.latencyP95Ms),
-        repeated: inPanel.some((c) => (c.tps?.n ?? 0) > 1),
+    const modes = distinctBy(inScenario, modeLabel);
+    const byMode = modes.length > 1;
+    const seriesLabel = (c: Cell): string => (byMode ? `${label(c.key)} · ${modeLabel(c)}` : label(c.key));
+    const clients = uniqueInOrder(inScenario.map((c) => c.key.clients)).sort((a, b) => a - b);
+    const lineLabels = uniqueInOrder(inScenario.map(seriesLabel));
+    const build = (pick: (c: Cell) => Spread | null): ChartLine[] =>
+      lineLabels.flatMap((lineLabel, lineIndex) => {
+        const own = inScenario.filter((c) => seriesLabel(c) === lineLabel);
+        const [first] = own;
+        if (!first) return [];
+        return {
+          label: lineLabel,
+          // a target keeps its colour across scenarios; with several modes each series gets its own
+          colorIndex: byMode ? lineIndex : targetOrder.indexOf(first.key.target.name),
+          points: clients.map((n) => {
+            const cell = own.find((c) => c.key.clients === n);
+            return cell ? { clients: n, value: pick(cell), troubled: cell.troubled } : null;
+          }),
+        };
       });
-    }
+    panels.push({
+      scenario,
+      modes: [
+        uniqueInOrder(inScenario.map((c) => c.key.protocol)).join(', '),
+        uniqueInOrder(inScenario.map((c) => fmtConnectMode(c.key.connect))).join(', '),
+      ].join(' · '),
+      clients,
+      tps: build((c) => c.tps),
+      latencyP50Ms: build((c) => c.latencyP50Ms),
+      latencyP95Ms: build((c) => c.latencyP95Ms),
+      repeated: inScenario.some((c) => (c.tps?.n ?? 0) > 1),
+      drawable: clients.length > 1,
+    });
   }
   return panels;
+}
+
+function fmtConnectMode(connect: ConnectMode): string {
+  return connect === 'per-transaction' ? 'new connection per transaction (-C)' : 'persistent connections';
 }
 
 // ---------------------------------------------------------------- churn (-C) comparison
@@ -419,6 +439,10 @@ export interface ScenarioInfo {
   readonly finding: string | null;
   /** The scenario's title in the catalog. */
   readonly title: string | null;
+  /** Where the published finding comes from (title, publisher, date, link); null/absent: not cited. */
+  readonly source?: string | null;
+  /** What the publication reported, as the catalog's rules and comparisons cite it (`published`). */
+  readonly claims?: readonly string[];
 }
 
 export type ScenarioLookup = (scenario: string) => ScenarioInfo | null;
@@ -428,7 +452,12 @@ export type FindingState = 'reproduced' | 'held-so-far' | 'contradicted' | 'info
 export interface FindingRow {
   readonly scenario: string;
   readonly experiment: string | null;
+  /** The published finding (a claim, not a measurement of this run). */
   readonly finding: string | null;
+  readonly source: string | null;
+  readonly claims: readonly string[];
+  /** What this run measured for it, in the engine's words (each comparison's observed ratio). */
+  readonly measured: readonly string[];
   readonly state: FindingState;
   readonly held: number;
   readonly broke: number;
@@ -470,6 +499,11 @@ export function findingRows(run: LoadedRun, lookup: ScenarioLookup): FindingRow[
       scenario,
       experiment: info?.experiment ?? null,
       finding: info?.finding ?? null,
+      source: info?.source ?? null,
+      claims: info?.claims ?? [],
+      measured: comparisons
+        .filter((v) => v.scenario === scenario)
+        .map((v) => `${v.observed} (${v.expected})`),
       state,
       held,
       broke: broken.length,
@@ -630,6 +664,8 @@ export interface ReportModel {
   readonly windows: readonly ChartStep[];
   readonly findings: readonly FindingRow[];
   readonly warnings: readonly ReportWarning[];
+  /** One decision table per scenario (lib/report/decision.ts). */
+  readonly decisions: readonly DecisionTable[];
 }
 
 export function buildModel(run: LoadedRun, lookup: ScenarioLookup): ReportModel {
@@ -649,6 +685,7 @@ export function buildModel(run: LoadedRun, lookup: ScenarioLookup): ReportModel 
     windows: chartSteps(run.steps),
     findings: findingRows(run, lookup),
     warnings: reportWarnings(run),
+    decisions: decisionTables(run, cells),
   };
 }
 

@@ -10,6 +10,7 @@ import { RunFileError, UsageError } from '../core/errors';
 import { JsonInputError, JsonSyntaxError, parseJsonText } from '../core/json-text';
 import type { PlannedStep } from '../suite/expand';
 import { RUN_DATABASE_ENGINES } from '../suite/engines';
+import { ERROR_CLASSES } from '../suite/error-class';
 import type { RunPlan } from '../suite/plan';
 import {
   PLACEMENTS,
@@ -17,29 +18,19 @@ import {
   POOL_RESIZES,
   POOLERS,
   PREPARED_SWITCHES,
+  SESSION_CLEANUPS,
   SELF_HOSTED_POOLERS,
   TARGET_KIND_NAMES,
   type TargetDescriptor,
 } from '../suite/targets';
 import type { MetricsFile, RunManifest, StepRecord } from '../suite/types';
+import { plannedProbeSchema, probeResultSchema } from './probe-schemas';
 import type { StepWindow } from './sink';
 
 const num = z.number();
 const nullableNum = z.number().nullable();
 const protocol = z.enum(['simple', 'extended', 'prepared']);
-const errorClass = z.enum([
-  'server-stopped',
-  'too-many-connections',
-  'prepared-statement-exists',
-  'prepared-statement-missing',
-  'portal-missing',
-  'backend-died',
-  'connection-failed',
-  'auth-failed',
-  'transaction-aborted',
-  'timeout',
-  'other',
-]);
+const errorClass = z.enum(ERROR_CLASSES);
 
 const measurement = z.object({
   pgbenchVersion: z.string().nullable(),
@@ -156,6 +147,8 @@ export const stepRecordSchema = z.object({
     .object({ before: nullableNum, peak: nullableNum, after: nullableNum })
     .nullable()
     .optional(),
+  // Probe steps only (lib/suite/probes.ts); absent in pgbench steps and in files before probes existed.
+  probe: probeResultSchema.nullable().optional(),
   note: z.string().optional(),
 });
 
@@ -247,6 +240,16 @@ export const targetDescriptorSchema = z.object({
     preparedStatementsSwitch: z
       .object({ how: z.enum(PREPARED_SWITCHES), available: z.boolean(), reason: z.string().nullable() })
       .nullable(),
+    // Optional: plans written before the session-state probes (issue 24) have none.
+    session: z
+      .object({
+        resetsOnRelease: z.boolean(),
+        trackedParameters: z.array(z.string()),
+        pinsSessions: z.boolean(),
+        // Optional: plans written before PgDoorman have none.
+        cleansOnRelease: z.array(z.enum(SESSION_CLEANUPS)).optional(),
+      })
+      .optional(),
   }),
 });
 
@@ -258,7 +261,7 @@ const scriptPart = z.union([
 export const plannedStepSchema = z.object({
   stepId: z.string(),
   scenario: z.string(),
-  experiment: z.enum(['E1', 'E2', 'E3', 'E4', 'E5', 'E6']),
+  experiment: z.enum(['E1', 'E2', 'E3', 'E4', 'E5', 'E6', 'SESSION', 'LATENCY']),
   target: targetRef,
   descriptor: targetDescriptorSchema,
   unavailable: z.string().nullable(),
@@ -276,6 +279,8 @@ export const plannedStepSchema = z.object({
   maxConnections: num,
   poolSize: nullableNum,
   maxConnectionsBand: z.enum(['below', 'near', 'above']),
+  // Probe steps only; absent in plans written before probes existed.
+  probe: plannedProbeSchema.nullable().optional(),
 });
 
 /** One runner's part of a step (cloud fleets); a single runner has one share with every client. */
@@ -307,15 +312,8 @@ export const planSchema = z.object({
  * plan or step of that kind is refused on load. `readonly` is not a difference (the types are
  * read-only, zod infers mutable). test/unit/result-schemas-types.test.ts shows the check fails.
  */
-export type DeepReadonly<T> = T extends object ? { readonly [K in keyof T]: DeepReadonly<T[K]> } : T;
-/** `true` when A and B (deeply read-only) are assignable to each other, `false` otherwise. */
-export type SameShape<A, B> = [DeepReadonly<A>] extends [DeepReadonly<B>]
-  ? [DeepReadonly<B>] extends [DeepReadonly<A>]
-    ? true
-    : false
-  : false;
-/** Compiles only when its argument is `true`. */
-export type Holds<T extends true> = T;
+export type { DeepReadonly, Holds, SameShape } from './same-shape';
+import type { Holds, SameShape } from './same-shape';
 export type _StepCheck = Holds<SameShape<StepRecord, z.infer<typeof stepRecordSchema>>>;
 export type _ManifestCheck = Holds<SameShape<RunManifest, z.infer<typeof manifestSchema>>>;
 export type _MetricsCheck = Holds<SameShape<MetricsFile, z.infer<typeof metricsFileSchema>>>;

@@ -258,6 +258,25 @@ export class PgbouncerPoolControl implements PoolControl {
     await this.apply(p, poolerDriver(p.product).admin.setPoolSize(size, this.aliases(p)));
   }
 
+  /**
+   * Narrows `target`'s pooler to one server connection per process (`default_pool_size` and
+   * `max_user_connections` 1 on every process's admin console), so the two clients of a session-state
+   * probe share one; `restore` puts the current pool percent back. null: not a pooler of this lab, or
+   * one this runner does not change.
+   */
+  async narrowToOne(target: TargetRef): Promise<{ sharing: string; restore: () => Promise<void> } | null> {
+    const p = this.poolerOf(target);
+    if (!p || !this.o.applies(p)) return null;
+    await this.apply(p, poolerDriver(p.product).admin.setPoolSize(1, this.aliases(p)));
+    return {
+      sharing:
+        `PgBouncer ${p.name}: default_pool_size = 1 and max_user_connections = 1 for the step` +
+        (p.processes > 1 ? ` on each of ${p.processes} processes (clients may land on different ones)` : '') +
+        '; the pool reset before each feature',
+      restore: () => this.applyPercent(p, this.currentPercent(p.name)),
+    };
+  }
+
   async setMaxPreparedStatements(target: TargetRef, value: number): Promise<void> {
     const p = this.poolerOf(target);
     if (!p) throw new UsageError(`${target.name} is not a PgBouncer target of this lab`);
@@ -310,6 +329,11 @@ export class CompositePoolControl implements PoolControl {
   async reset(target: TargetRef): Promise<void> {
     await this.poolers.reset();
     if (!this.poolers.manages(target)) await this.proxies.reset(target);
+  }
+
+  /** PgBouncer pools are drained by reset() before every step; the proxies drain their own. */
+  async isolate(target: TargetRef): Promise<void> {
+    await this.proxies.isolate?.(target);
   }
 
   setPoolPercent(target: TargetRef, percent: number): Promise<void> {

@@ -9,6 +9,16 @@
  *  - restore: puts back the lab's values (given, or the values read before the first change) for
  *    every proxy this run changed, waits for each, and reports every failure at once. The runner
  *    calls it in a `finally`, so a failing step still restores.
+ *  - isolate (before each step): every proxy that is not the step's target gets
+ *    MaxIdleConnectionsPercent 0 (its MaxConnectionsPercent unchanged) until its own next step, when
+ *    its values come back. RDS Proxy has no call that closes its server connections; what AWS offers
+ *    is this setting, which "controls how actively the proxy closes idle database connections in the
+ *    connection pool … A low value causes the proxy to close more idle connections and return them to
+ *    the database" (RDS API reference, ConnectionPoolConfiguration.MaxIdleConnectionsPercent: 0 to
+ *    MaxConnectionsPercent). How fast the proxy then closes them is not documented, so nothing waits
+ *    for it: each step records the connections still held on the database (serverConnections.before),
+ *    which shows whether a proxy's leftovers were there. Two target-group changes per switch away from
+ *    and back to a proxy, each waited for like a sweep's.
  *  - reset: RDS Proxy has no API to drop its server connections. Nothing can be reset; the proxy
  *    cleans up session state itself when it reuses a connection (and pins what it cannot). We
  *    optionally wait `settleMs` so idle connections from the previous step can be reclaimed, and
@@ -48,6 +58,8 @@ export class RdsProxyPoolControl implements PoolControl {
   private readonly changed = new Map<string, PoolPercents>();
   /** Current percent per lab proxy name (what Targets use for poolSize). */
   private readonly current = new Map<string, PoolPercents>();
+  /** Proxies isolate() set to MaxIdleConnectionsPercent 0, with the values to give back. */
+  private readonly drained = new Map<string, PoolPercents>();
 
   constructor(
     private readonly rds: RDSClient,
@@ -65,6 +77,38 @@ export class RdsProxyPoolControl implements PoolControl {
    */
   private manages(target: TargetRef): boolean {
     return Object.prototype.hasOwnProperty.call(this.options.proxyNames, targetInstance(target));
+  }
+
+  /**
+   * Before a step on `target`: every other proxy closes its idle server connections (idle % 0), and
+   * `target`'s own proxy, if an earlier step drained it, gets its values back. Changed proxies are
+   * put back by restore().
+   */
+  async isolate(target: TargetRef): Promise<void> {
+    const measured = this.manages(target) ? targetInstance(target) : null;
+    // The others first: their connections go back before the measured proxy may open its own.
+    for (const name of Object.keys(this.options.proxyNames)) {
+      const dbProxyName = this.dbProxyName(name);
+      if (name === measured || this.drained.has(name)) continue;
+      const now =
+        this.current.get(name) ?? this.options.labValues?.[name] ?? (await this.describe(dbProxyName));
+      const values = {
+        maxConnectionsPercent: now.maxConnectionsPercent,
+        maxIdleConnectionsPercent: now.maxIdleConnectionsPercent,
+      };
+      if (!this.changed.has(name)) this.changed.set(name, this.options.labValues?.[name] ?? values);
+      this.drained.set(name, values);
+      if (values.maxIdleConnectionsPercent === 0) continue; // keeps nothing idle already
+      this.options.log?.(
+        `proxy ${name}: releasing its idle server connections while another target is measured`,
+      );
+      await this.apply(name, dbProxyName, { ...values, maxIdleConnectionsPercent: 0 });
+    }
+    const back = measured === null ? undefined : this.drained.get(measured);
+    if (measured !== null && back) {
+      await this.apply(measured, this.dbProxyName(measured), back);
+      this.drained.delete(measured);
+    }
   }
 
   async reset(target: TargetRef): Promise<void> {
@@ -102,6 +146,7 @@ export class RdsProxyPoolControl implements PoolControl {
       try {
         await this.apply(name, this.dbProxyName(name), lab);
         this.changed.delete(name);
+        this.drained.delete(name);
       } catch (err) {
         failures.push(`${name}: ${err instanceof Error ? err.message : String(err)}`);
       }

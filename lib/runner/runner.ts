@@ -14,12 +14,19 @@ import type { RDSClient } from '@aws-sdk/client-rds';
 import type { S3Client } from '@aws-sdk/client-s3';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { InfrastructureError, UsageError } from '../core/errors';
-import type { Clock, PgbenchExecutor, PoolControl, ResultSink, Target } from '../engine/ports';
+import type {
+  Clock,
+  PgbenchExecutor,
+  PoolControl,
+  ResultSink,
+  ServerConnectionsProbe,
+  Target,
+} from '../engine/ports';
 import { planOrResume } from '../engine/plan-or-resume';
 import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run-suite';
 import { getSuite, type Suite } from '../suite/catalog';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
-import type { RunEnvironment, RunManifest, StepRecord } from '../suite/types';
+import type { ComponentZone, ConnectionInfo, RunEnvironment, RunManifest, StepRecord } from '../suite/types';
 import { buildPlan, type RunPlan } from '../suite/plan';
 import { productVersionLabel } from '../suite/targets';
 import { CPU_SATURATION_PERCENT, judgeStep } from '../suite/verdict';
@@ -35,6 +42,7 @@ import { FleetCoordinator, FleetExecutor, FleetSink } from './fleet-coordinator'
 import { NoopPoolControl, RdsProxyPoolControl } from './proxy-pool';
 import type { PoolPercents, RunnerArgs } from '../aws/runner-args';
 import { acquireCloudRunLock } from './run-lock';
+import { cloudSessionProbeRunner } from './session-probe-runner';
 import { S3ResultSink } from '../aws/s3-sink';
 import { poolerTargets } from '../config/targets';
 import {
@@ -97,6 +105,19 @@ export interface RunnerDeps {
   readonly metricsSettleMs?: number;
   /** Every engine progress event, after it is logged (the entry tracks the step in flight for spot records). */
   readonly onProgress?: (ev: ProgressEvent) => void;
+  /**
+   * This instance's Availability Zone (IMDSv2: lib/aws/spot.ts ownAvailabilityZone); it replaces
+   * the stack outputs' `runner-<i>` in the run's zones. Absent or null: the outputs' value is kept.
+   */
+  readonly ownZone?: () => Promise<string | null>;
+  /**
+   * Opens the watch on the connections held on the database (runner 0 only: the database is shared),
+   * given the writer's connection. Absent: steps record no serverConnections.
+   */
+  readonly serverConnections?: (
+    writer: ConnectionInfo,
+    log: (line: string) => void,
+  ) => ServerConnectionsProbe & { close(): Promise<void> };
 }
 
 /** The runner's software is not the CLI's: it would run code the operator did not deploy. */
@@ -182,8 +203,11 @@ function progressLine(ev: ProgressEvent, leader: boolean): string | null {
       return `[${ev.index}/${ev.total}] ${ev.step.stepId}: start${ev.note ? ` (${ev.note})` : ''}${ev.etaSec !== null ? `, ETA ${ev.etaSec} s` : ''}`;
     case 'step-end': {
       const r = ev.record.result;
-      return `[${ev.index}/${ev.total}] ${ev.step.stepId}: ${ev.record.status}, tps ${r?.tps ?? 'unknown'}, verdict ${ev.record.verdict.held === null ? '-' : ev.record.verdict.held ? 'held' : 'BROKEN'}`;
+      const what = ev.record.probe ? ev.record.verdict.observed : `tps ${r?.tps ?? 'unknown'}`;
+      return `[${ev.index}/${ev.total}] ${ev.step.stepId}: ${ev.record.status}, ${what}, verdict ${ev.record.verdict.held === null ? '-' : ev.record.verdict.held ? 'held' : 'BROKEN'}`;
     }
+    case 'probe-log':
+      return `${ev.step.probe?.group ?? ev.step.stepId}: ${ev.line}`;
     case 'scenario-end':
       return null;
     case 'run-end':
@@ -377,6 +401,12 @@ async function runCloudRunnerInner(
   const { executor, sink } = fleetPorts(args, deps, s3Sink, stepById, scrub, log);
   await waitForAgreedStart(args, deps, log, me);
 
+  // Runner 0 watches the connections held on the (shared) database around each step.
+  const direct = lab.targets.find((t) => !(t.descriptor?.capabilities.pooled ?? true));
+  const held =
+    args.runnerIndex === 0 && direct && deps.serverConnections
+      ? deps.serverConnections(direct.connection(), (line) => log.warn(`${me}: ${line}`))
+      : null;
   const result = await runSuite({
     runId: args.runId,
     suite,
@@ -396,7 +426,18 @@ async function runCloudRunnerInner(
     environment,
     settings: runSettings(args, suite.name, probed.maxConnections),
     metricsName: 'runner',
-  });
+    ...(held ? { serverConnections: held } : {}),
+    probes: {
+      'session-state': cloudSessionProbeRunner({
+        targets: lab.targets,
+        runnerCount: args.runnerCount,
+        proxyNames: Object.fromEntries(args.proxies.map((p) => [p.name, p.dbProxyName])),
+        narrow: async (target) => (await lab.poolers.control?.narrowToOne(target)) ?? null,
+        reset: (target) => lab.pool.reset(target),
+        pinPeriodMs: args.pinPeriodMs,
+      }),
+    },
+  }).finally(() => held?.close());
   const collector = await collectAfterRun(args, deps, result.manifest, log, me);
   return { result, collector, allHeld: runnerAllHeld(args, result) };
 }
@@ -490,7 +531,27 @@ async function cloudEnvironment(
     poolerVersion: poolerVersionOf(lab.targets),
     cpus: deps.cpus ?? os.cpus().length,
     maxPreparedStatements: lab.poolers.maxPreparedStatements,
+    zones: runZones(args, (await deps.ownZone?.()) ?? null),
+    targetPrices: args.targetPrices ?? null,
   };
+}
+
+/**
+ * The run's zones: the stack outputs' (carried in the request), with this runner's own from IMDS in
+ * place of its `runner-<i>` entry; null when neither says anything.
+ */
+export function runZones(
+  args: Pick<RunnerArgs, 'zones' | 'runnerIndex'>,
+  own: string | null,
+): ComponentZone[] | null {
+  const me = `runner-${args.runnerIndex}`;
+  const listed = [...(args.zones ?? [])];
+  if (own !== null) {
+    const i = listed.findIndex((z) => z.component === me);
+    if (i >= 0) listed[i] = { component: me, zone: own };
+    else listed.push({ component: me, zone: own });
+  }
+  return listed.length > 0 ? listed : null;
 }
 
 /** The engine's progress as this runner's log lines, then to the entry's own listener. */

@@ -17,6 +17,8 @@ import { E3_EXPERIMENT } from './experiments/e3-connection-churn';
 import { E4_EXPERIMENT } from './experiments/e4-pool-share';
 import { E5_EXPERIMENT } from './experiments/e5-big-server';
 import { E6_EXPERIMENT } from './experiments/e6-pooler-benchmark';
+import { LATENCY_EXPERIMENT } from './experiments/latency';
+import { SESSION_EXPERIMENT } from './experiments/session-state';
 import type { Experiment, Suite } from './scenario';
 
 export type {
@@ -46,6 +48,13 @@ const EXPERIMENTS: readonly Experiment[] = [
   E6_EXPERIMENT,
 ];
 
+/**
+ * What proxylab measures beyond the published experiments (issue 24): each has a suite of its own
+ * name, and together they are the `session` suite. Not in `all-published`, nor in `quick` (which
+ * stays ≤ 3 min on 2 cores: it took 2:48 alone on a loaded 2-core machine).
+ */
+const MEASUREMENTS: readonly Experiment[] = [SESSION_EXPERIMENT, LATENCY_EXPERIMENT];
+
 const SUITES: readonly Suite[] = [
   {
     name: 'quick',
@@ -62,6 +71,13 @@ const SUITES: readonly Suite[] = [
   ...EXPERIMENTS.map((e) => e.suite),
   ...EXPERIMENTS.flatMap((e) => e.extraSuites ?? []),
   {
+    name: 'session',
+    description:
+      'What a pooler breaks and what it costs per statement (≈ 3–4 min locally): the session-state matrix and the added latency vs direct.',
+    scenarios: MEASUREMENTS.flatMap((e) => e.suite.scenarios),
+  },
+  ...MEASUREMENTS.map((e) => e.suite),
+  {
     name: 'all-published',
     description: 'E1–E6 at published scale, one after the other (hours on a large lab).',
     scenarios: EXPERIMENTS.flatMap((e) => e.suite.scenarios),
@@ -69,6 +85,11 @@ const SUITES: readonly Suite[] = [
 ];
 
 export const SUITE_NAMES: readonly string[] = SUITES.map((s) => s.name);
+
+/** The experiment an id names (its published source, its suites), or undefined. */
+export function experimentById(id: string): Experiment | undefined {
+  return EXPERIMENTS.find((e) => e.id === id);
+}
 
 export function getSuite(name: string): Suite {
   const suite = SUITES.find((s) => s.name === name);

@@ -21,6 +21,10 @@
  *   switch the support (PgBouncer transaction pools): one step per mode, `ps-off` / `ps-on`. A mode
  *   the target's version cannot run is still planned, with `unavailable` saying why; the engine
  *   records it as not available instead of running it. Expectations match the step's descriptor.
+ * - Probe scenarios (`scenario.probe`, lib/suite/probes.ts) expand the same way; each step carries
+ *   `probe` (the spec and its group). A kind run together per repetition (a disruption) groups the
+ *   repetition's steps as `<scenario>/r<n>` and reverses the target order on even repetitions, so
+ *   no target is always first; its timeout follows the probe's duration.
  * - Order: scenario → pool percent → repetition → clients → protocol → connect → target → mode.
  */
 import { UsageError } from '../core/errors';
@@ -42,6 +46,7 @@ import {
   type PreparedStatementsMode,
   type TargetDescriptor,
 } from './targets';
+import { alternatesTargets, probeDurationSec, probeGroup, probeLabel, type PlannedProbe } from './probes';
 import type { ErrorClass, Outcome, StepParams, TargetRef } from './types';
 
 export interface TargetCapacity {
@@ -86,6 +91,12 @@ export interface PlannedStep {
   readonly maxConnections: number;
   readonly poolSize: number | null;
   readonly maxConnectionsBand: MaxConnectionsBand;
+  /**
+   * A probe step (lib/suite/probes.ts): measured by the probe port of its kind, together with the
+   * other steps of its group, instead of by pgbench. Absent or null: a pgbench step (plans written
+   * before probes existed have none).
+   */
+  readonly probe?: PlannedProbe | null;
 }
 
 export interface ExpandOptions {
@@ -217,7 +228,7 @@ export function expandScenario(
   const repetitions = opts.repetitionsOverride ?? scenario.repetitions;
   const sweep: ReadonlyArray<number | null> =
     scenario.poolPercents && scenario.poolPercents.length > 0 ? scenario.poolPercents : [null];
-  const label = scriptLabel(scenario.script);
+  const label = scenario.probe ? probeLabel(scenario.probe) : scriptLabel(scenario.script);
 
   const steps: PlannedStep[] = [];
   sweep.forEach((percent, sweepIndex) => {
@@ -232,7 +243,12 @@ export function expandScenario(
       for (const clients of clientCounts) {
         for (const protocol of scenario.protocols) {
           for (const connect of scenario.connects) {
-            for (const { target, ps, descriptor, unavailable } of withDimension(scenario, present)) {
+            // A probe run together per repetition alternates its target order (r2 reversed, …).
+            const order =
+              scenario.probe && alternatesTargets(scenario.probe) && rep % 2 === 0
+                ? [...present].reverse()
+                : present;
+            for (const { target, ps, descriptor, unavailable } of withDimension(scenario, order)) {
               const pooled = target.descriptor.capabilities.pooled;
               // direct does not depend on the pool: once per cell, in the first sweep group
               if (!pooled && sweepIndex > 0) continue;
@@ -244,6 +260,7 @@ export function expandScenario(
                 : null;
               const band = maxConnectionsBand(clients, target.maxConnections);
               const run = { durationSec, transactionsPerClient };
+              const probeSec = scenario.probe ? probeDurationSec(scenario.probe) : null;
               const stepId = [
                 scenario.name,
                 target.ref.name,
@@ -285,11 +302,21 @@ export function expandScenario(
                 }),
                 script: scenario.script,
                 initFlags: scenario.initFlags,
-                timeoutSec: scenario.timeoutSec ?? timeoutSecFor(clients, run),
+                timeoutSec:
+                  scenario.timeoutSec ??
+                  (probeSec !== null ? Math.ceil(probeSec * 1.5) + 60 : timeoutSecFor(clients, run)),
                 logSamplingRate: logSamplingRateFor(clients, run, opts.maxLogLines),
                 maxConnections: target.maxConnections,
                 poolSize,
                 maxConnectionsBand: band,
+                ...(scenario.probe
+                  ? {
+                      probe: {
+                        group: probeGroup(scenario.probe, scenario.name, rep, stepId),
+                        spec: scenario.probe,
+                      },
+                    }
+                  : {}),
               });
             }
           }

@@ -5,6 +5,7 @@
  * checks every scenario passes. The entries themselves live in lib/suite/experiments/, one file per
  * experiment; lib/suite/catalog.ts assembles them into suites.
  */
+import { validateProbe, type ProbeSpec } from './probes';
 import type { ServerStopPolicy } from './server-stop';
 import type { TargetMatch } from './targets';
 import type { ConnectMode, ErrorClass, Outcome, PreparedStatementsMode, Protocol } from './types';
@@ -72,7 +73,11 @@ export interface Comparison {
   readonly published?: string;
 }
 
-export type ExperimentId = 'E1' | 'E2' | 'E3' | 'E4' | 'E5' | 'E6';
+/**
+ * E1–E6: the published experiments. SESSION and LATENCY: what proxylab measures beyond them (issue
+ * 24) — the session-state matrix and the latency a pooler adds per statement; not in `all-published`.
+ */
+export type ExperimentId = 'E1' | 'E2' | 'E3' | 'E4' | 'E5' | 'E6' | 'SESSION' | 'LATENCY';
 
 export interface Scenario {
   /** Unique within its suite; first segment of every step id. */
@@ -122,6 +127,13 @@ export interface Scenario {
    * @default 'infrastructure'
    */
   readonly serverStops?: ServerStopPolicy;
+  /**
+   * A probe scenario (lib/suite/probes.ts): its steps are measured by the probe port of this kind
+   * instead of pgbench (a disruption, issue 22). The matrix, ids and expectations are as for pgbench
+   * steps; `script`, `jobs`, `scale` and `initFlags` then describe only optional background load.
+   * Absent: pgbench steps.
+   */
+  readonly probe?: ProbeSpec;
   readonly note?: string;
 }
 
@@ -203,5 +215,6 @@ export function validateScenario(s: Scenario): string[] {
     ],
   ];
   for (const [bad, message] of rules) if (bad) problems.push(message);
+  if (s.probe !== undefined) problems.push(...validateProbe(s.name, s.probe));
   return problems;
 }

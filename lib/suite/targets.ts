@@ -73,6 +73,25 @@ export const PGBOUNCER_PREPARED_SINCE = '1.21';
  * (a pool-level cache; on by default): already in 1.7.7, the oldest release in its changelog.
  */
 export const PGDOORMAN_PREPARED_SINCE = '1.7.7';
+/**
+ * Parameters PgBouncer restores per client whatever its version (doc/config.md, track_extra_parameters:
+ * "By default, PgBouncer tracks client_encoding, datestyle, timezone, standard_conforming_strings and
+ * application_name parameters per client"), lowercase as PostgreSQL reports them.
+ */
+export const PGBOUNCER_TRACKED_PARAMETERS = [
+  'client_encoding',
+  'datestyle',
+  'timezone',
+  'standard_conforming_strings',
+  'application_name',
+] as const;
+/**
+ * First PgBouncer release with `track_extra_parameters`, whose default (`IntervalStyle`) adds that
+ * parameter to the tracked ones (NEWS.md, 1.20.0: "Now PgBouncer also tracks IntervalStyle by default").
+ */
+export const PGBOUNCER_TRACK_EXTRA_SINCE = '1.20';
+/** track_extra_parameters' default (doc/config.md: "Default: IntervalStyle"). */
+export const PGBOUNCER_TRACK_EXTRA_DEFAULT = ['intervalstyle'] as const;
 
 export interface TargetCapabilities {
   /** Clients share a pool of server connections. */
@@ -97,6 +116,59 @@ export interface TargetCapabilities {
     readonly available: boolean;
     readonly reason: string | null;
   } | null;
+  /**
+   * What the target does with a client's session state (SET, temporary tables, advisory locks…), which
+   * the session-state probes (lib/suite/session-state.ts) judge. Absent in plans written before it
+   * existed: `sessionHandling(descriptor)` reads it from the kind then.
+   */
+  readonly session?: SessionHandling;
+}
+
+/**
+ * Session state a pooler resets, when the client changed it, as a server connection goes back to the
+ * pool (PgDoorman's `cleanup_server_connections`): `role` RESET ROLE, `settings` RESET ALL, `prepared`
+ * DEALLOCATE ALL, `cursors` CLOSE ALL. Less than DISCARD ALL: temporary objects, advisory locks and
+ * LISTEN stay.
+ */
+export const SESSION_CLEANUPS = ['role', 'settings', 'prepared', 'cursors'] as const;
+export type SessionCleanup = (typeof SESSION_CLEANUPS)[number];
+
+/**
+ * PgDoorman's `cleanup_server_connections` (a pool setting, default true; proxylab leaves it): "When
+ * enabled and the session was modified, pg_doorman sends: `RESET ROLE`, plus conditionally `RESET
+ * ALL` (if SET was used), `DEALLOCATE ALL` (if PREPARE was used), `CLOSE ALL` (if cursors were
+ * opened)" — "Prevents state leaking between clients in transaction mode" (the configuration
+ * reference pg_doorman 3.10.7 carries; its 3.12.0 changelog turns the setting into off / adaptive /
+ * always modes, not pinned here).
+ */
+export const PGDOORMAN_CLEANUP: readonly SessionCleanup[] = ['role', 'settings', 'prepared', 'cursors'];
+
+/** How a target treats session state between a client's transactions and between its clients. */
+export interface SessionHandling {
+  /**
+   * The pooler resets a server connection before another client gets it: PgBouncer in session pooling
+   * runs `server_reset_query` (`DISCARD ALL` by default) on release; in transaction pooling it does not
+   * (doc/config.md: "When transaction pooling is used, the server_reset_query is not used";
+   * `server_reset_query_always` is off by default and proxylab leaves it off).
+   */
+  readonly resetsOnRelease: boolean;
+  /**
+   * Parameters the pooler restores for each client when it hands it a server connection (PgBouncer's
+   * tracked parameters; IntervalStyle from 1.20), lowercase. Empty: none (direct needs none).
+   */
+  readonly trackedParameters: readonly string[];
+  /**
+   * The pooler pins a client to its server connection when the client changes session state, as AWS
+   * documents for RDS Proxy ("Avoiding pinning an RDS Proxy"): which features pin is the catalog's,
+   * whether they did is measured (DatabaseConnectionsCurrentlySessionPinned).
+   */
+  readonly pinsSessions: boolean;
+  /**
+   * What the pooler resets (when changed) as a server connection returns to the pool, in either pool
+   * mode: after each transaction in transaction pooling, at disconnect in session pooling. Absent
+   * (plans written before PgDoorman) or empty: nothing beyond `resetsOnRelease`.
+   */
+  readonly cleansOnRelease?: readonly SessionCleanup[];
 }
 
 export interface TargetSettings {
@@ -295,6 +367,7 @@ function capabilitiesOf(k: KindEntry, version: string | null, mps: number | null
     multiplexes,
     carriesPreparedStatements: carries,
     resizablePool,
+    session: sessionHandlingOf(k, version),
     preparedStatementsSwitch: switchable
       ? {
           how: 'pgbouncer-admin',
@@ -305,6 +378,35 @@ function capabilitiesOf(k: KindEntry, version: string | null, mps: number | null
         }
       : null,
   };
+}
+
+/**
+ * What a kind does with session state, by product and version (see SessionHandling). A PgBouncer of
+ * unknown version is read as the oldest (no IntervalStyle tracking), as for prepared statements.
+ */
+function sessionHandlingOf(k: KindEntry, version: string | null): SessionHandling {
+  if (k.pooler === 'pgbouncer')
+    return {
+      resetsOnRelease: k.poolMode === 'session',
+      trackedParameters: [
+        ...PGBOUNCER_TRACKED_PARAMETERS,
+        ...(versionAtLeast(version, PGBOUNCER_TRACK_EXTRA_SINCE) ? PGBOUNCER_TRACK_EXTRA_DEFAULT : []),
+      ],
+      pinsSessions: false,
+    };
+  // PgDoorman tracks no parameter a client SETs (sync_server_parameters is off by default) but cleans up.
+  if (k.pooler === 'pgdoorman')
+    return { resetsOnRelease: false, trackedParameters: [], pinsSessions: false, cleansOnRelease: PGDOORMAN_CLEANUP };
+  // RDS Proxy tracks no PostgreSQL parameter: "for PostgreSQL setting a variable leads to session pinning".
+  if (k.pooler === 'rds-proxy') return { resetsOnRelease: false, trackedParameters: [], pinsSessions: true };
+  return { resetsOnRelease: false, trackedParameters: [], pinsSessions: false };
+}
+
+/** A descriptor's session handling; for a plan stored before it was recorded, from the kind and version. */
+export function sessionHandling(
+  d: Pick<TargetDescriptor, 'kind' | 'version' | 'capabilities'>,
+): SessionHandling {
+  return d.capabilities.session ?? sessionHandlingOf(KINDS[d.kind], d.version);
 }
 
 /**

@@ -21,6 +21,7 @@
  * ISO-8601 UTC strings.
  */
 import type { RunDatabaseEngine } from './engines';
+import type { ProbeResult } from './probes';
 import type { SelfHostedPooler, TargetKind } from './kinds';
 
 export const RESULT_SCHEMA_VERSION = 1 as const;
@@ -42,19 +43,8 @@ export type Protocol = 'simple' | 'extended' | 'prepared';
 /** persistent = one connection per client; per-transaction = pgbench -C. */
 export type ConnectMode = 'persistent' | 'per-transaction';
 
-export type ErrorClass =
-  /** The server or pooler was shut down, restarted or crashed under the step (lib/suite/server-stop.ts). */
-  | 'server-stopped'
-  | 'too-many-connections'
-  | 'prepared-statement-exists'
-  | 'prepared-statement-missing'
-  | 'portal-missing'
-  | 'backend-died'
-  | 'connection-failed'
-  | 'auth-failed'
-  | 'transaction-aborted'
-  | 'timeout'
-  | 'other';
+export type { ErrorClass } from './error-class';
+import type { ErrorClass } from './error-class';
 
 export interface ErrorSummary {
   readonly class: ErrorClass;
@@ -213,6 +203,11 @@ export interface StepRecord {
    * confound. Absent in files written before it existed; null figures are unknown, never 0.
    */
   readonly serverConnections?: ServerConnections | null;
+  /**
+   * What a probe step measured (lib/suite/probes.ts), by kind; `result` is then null (no pgbench).
+   * Absent or null for pgbench steps and in files written before probes existed.
+   */
+  readonly probe?: ProbeResult | null;
   readonly note?: string;
 }
 

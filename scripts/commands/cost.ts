@@ -15,6 +15,7 @@ interface CostFlags {
   readonly json?: boolean;
   readonly storageGb?: string;
   readonly ioMillionsPerHour?: string;
+  readonly endpointGbPerHour?: string;
 }
 
 function nonNegative(flag: string, text: string | undefined): number | undefined {
@@ -71,6 +72,10 @@ export function register(program: Command): void {
       '--io-millions-per-hour <n>',
       `assumed Aurora I/O, millions of requests per hour (default ${DEFAULT_USAGE.auroraIoMillionsPerHour}; Aurora labs only)`,
     )
+    .option(
+      '--endpoint-gb-per-hour <gb>',
+      `assumed data through the VPC interface endpoints, GB per hour (default ${DEFAULT_USAGE.endpointGbPerHour}; labs with network.egress "vpc-endpoints")`,
+    )
     .action((fileArg: string | undefined, flags: CostFlags) => {
       if (fileArg !== undefined && flags.lab !== undefined && fileArg !== flags.lab) {
         throw new UsageError(`give the lab file once: FILE "${fileArg}" and --lab "${flags.lab}" differ`);
@@ -80,12 +85,14 @@ export function register(program: Command): void {
         throw new UsageError('give a lab file: proxylab cost labs/default.json (or --lab FILE)');
       const storageGb = nonNegative('--storage-gb', flags.storageGb);
       const ioMillions = nonNegative('--io-millions-per-hour', flags.ioMillionsPerHour);
+      const endpointGb = nonNegative('--endpoint-gb-per-hour', flags.endpointGbPerHour);
       const lab = loadLabFile(file);
       const estimate = estimateCost(lab, {
         ...(flags.region ? { region: flags.region } : {}),
         usage: {
           ...(storageGb !== undefined ? { auroraStorageGb: storageGb } : {}),
           ...(ioMillions !== undefined ? { auroraIoMillionsPerHour: ioMillions } : {}),
+          ...(endpointGb !== undefined ? { endpointGbPerHour: endpointGb } : {}),
         },
       });
       const note = auroraOnlyFlagsNote(lab, flags);

@@ -16,13 +16,26 @@ import {
 import { loadLabFile } from '../../lib/config/load';
 import { stackNameFor } from '../../lib/config/stack-outputs';
 import { deployPreflight } from '../../lib/cost/preflight';
-import { DEFAULT_PRICE_REGION, PRICE_TABLES } from '../../lib/cost/price-table';
+import { PRICE_TABLES } from '../../lib/cost/price-table';
+import { unpricedRegionMessage } from '../../lib/cost/price-check';
+import { labWarnings } from '../../lib/config/warnings';
 import type { LabConfig } from '../../lib/config/types';
-import { chooseLabZones, zoneContextArgs } from '../../lib/operator/availability-zones';
+import {
+  chooseExistingVpcZones,
+  chooseLabZones,
+  zoneContextArgs,
+} from '../../lib/operator/availability-zones';
+import {
+  labPoolerReleases,
+  needsStagedPoolerSources,
+  stagePoolerSources,
+} from '../../lib/operator/pooler-sources';
+import { poolerSourcePath } from '../../lib/poolers/sources';
 import {
   createEc2Client,
   createAwsClients,
   createSchedulerClient,
+  requireRegion,
   type AwsSettings,
 } from '../../lib/aws/clients';
 import { describeLabOutputs } from '../../lib/operator/outputs';
@@ -67,31 +80,69 @@ export function register(program: Command): void {
           `--max-hourly must be a number of US dollars per hour, got "${flags.maxHourly}"`,
         );
       }
-      // Price the region we deploy to when the price table has it; say so when it does not.
-      const deployRegion =
-        settings.region ?? process.env.AWS_REGION ?? process.env.AWS_DEFAULT_REGION ?? lab.region ?? null;
-      const priceRegion =
-        deployRegion !== null && PRICE_TABLES[deployRegion] ? deployRegion : DEFAULT_PRICE_REGION;
-      if (deployRegion !== null && priceRegion !== deployRegion) {
-        process.stdout.write(
-          `note: no prices for ${deployRegion} in lib/cost/price-table.ts; the estimate uses ${priceRegion} list prices\n`,
+      // Price the region cdk will deploy to (flag, AWS_REGION, the lab's region, or the profile's),
+      // resolved without an AWS call: the estimate and the budget guard are for that region, never
+      // another one's prices. A region the price table lacks is refused as `cost` and `validate`
+      // refuse it; --force deploys anyway, with no estimate and no budget check.
+      const deployRegion = await requireRegion(settings);
+      // An existing VPC binds the stack to the lab's account and region (the lookup): another
+      // region would deploy nothing but a CDK error.
+      if (lab.network.mode === 'existing' && deployRegion !== lab.network.region)
+        throw new UsageError(
+          `the deploy region ${deployRegion} (--region, AWS_REGION or the profile) differs from the lab's region ${lab.network.region}, to which its existing VPC ${lab.network.vpcId} binds the stack`,
         );
+      const regionFrom = flags.region !== undefined ? 'flag' : 'deploy';
+      if (!PRICE_TABLES[deployRegion]) {
+        const why = `region ${deployRegion} ${unpricedRegionMessage(deployRegion)}`;
+        if (!flags.force)
+          throw new UsageError(
+            `not deployed: ${why}. --force deploys without an estimate and without the budget check`,
+            { code: 'unpriced-region' },
+          );
+        process.stdout.write(
+          `warning: ${why}; deploying anyway because --force was given: no cost estimate, no budget check\n`,
+        );
+      } else {
+        const pre = deployPreflight(lab, {
+          region: deployRegion,
+          regionFrom,
+          ...(maxHourly !== undefined ? { maxHourlyUsd: maxHourly } : {}),
+          force: flags.force ?? false,
+        });
+        process.stdout.write(pre.table);
+        process.stdout.write(`${pre.budget.message}\n`);
+        for (const w of pre.warnings) process.stdout.write(`warning [${w.id}]: ${w.message}\n`);
+        if (!pre.budget.allowed) throw new UsageError('not deployed: over budget (see above)');
       }
-      const pre = deployPreflight(lab, {
-        region: priceRegion,
-        regionFrom:
-          priceRegion === deployRegion ? (flags.region !== undefined ? 'flag' : 'deploy') : 'default',
-        ...(maxHourly !== undefined ? { maxHourlyUsd: maxHourly } : {}),
-        force: flags.force ?? false,
-      });
-      process.stdout.write(pre.table);
-      process.stdout.write(`${pre.budget.message}\n`);
-      for (const w of pre.warnings) process.stdout.write(`warning [${w.id}]: ${w.message}\n`);
-      if (!pre.budget.allowed) throw new UsageError('not deployed: over budget (see above)');
+      for (const w of labWarnings(lab)) process.stdout.write(`warning [${w.id}]: ${w.path}: ${w.message}\n`);
       // Zones by zone ID: runners where their type is offered, none where RDS Proxy is not
       // (lib/operator/availability-zones.ts).
+      // Hosts without internet get each pinned pooler release from the CDK staging bucket: download it
+      // here, keep it only with its published SHA-256 (lib/operator/pooler-sources.ts).
+      if (needsStagedPoolerSources(lab)) {
+        if (flags.dryRun)
+          for (const r of labPoolerReleases(lab))
+            process.stdout.write(
+              `would stage ${r.product} ${r.version} from ${r.url} (SHA-256 ${r.sha256}) at ${poolerSourcePath(r)}\n`,
+            );
+        else
+          for (const staged of await stagePoolerSources(lab))
+            process.stdout.write(
+              `${staged.release.product} ${staged.release.version} ${staged.action === 'kept' ? 'already staged' : 'staged'} at ${staged.file} (${staged.bytes} bytes, SHA-256 ${staged.release.sha256} as published)\n`,
+            );
+      }
       let zoneArgs: string[] = [];
-      if (!flags.dryRun) {
+      const network = lab.network;
+      if (!flags.dryRun && network.mode === 'existing') {
+        // The VPC's zones are its subnets'; only the runners' zones are chosen (lib/operator/availability-zones.ts).
+        const zones = await chooseExistingVpcZones(createEc2Client(settings), {
+          instanceType: lab.runners.instanceType,
+          rdsProxy: lab.proxies.length > 0,
+          vpcId: network.vpcId,
+          subnetIds: network.subnetIds,
+        });
+        zoneArgs = ['-c', `${AZ_CONTEXT_KEYS.runners}=${zones.runners.join(',')}`];
+      } else if (!flags.dryRun) {
         const zones = await chooseLabZones(createEc2Client(settings), {
           instanceType: lab.runners.instanceType,
           rdsProxy: lab.proxies.length > 0,

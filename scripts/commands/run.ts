@@ -26,6 +26,12 @@ import { extendLabExpiry, readLabExpiry } from '../../lib/operator/extend';
 import { buildRunCommands, sendRunCommands } from '../../lib/operator/ssm';
 import { buildRunRequest, writeRunRequest } from '../../lib/aws/run-request';
 import { loadLabFile } from '../../lib/config/load';
+import { labWarnings } from '../../lib/config/warnings';
+import { labTargets } from '../../lib/config/targets';
+import type { LabConfig } from '../../lib/config/types';
+import { PRICE_TABLES } from '../../lib/cost/price-table';
+import { targetPrices } from '../../lib/cost/target-prices';
+import type { TargetPrice } from '../../lib/suite/types';
 
 interface RunFlags {
   readonly lab: string;
@@ -98,7 +104,10 @@ export function register(program: Command): void {
         startAt: now.toISOString(),
         // The runners refuse to run another version of the runner software than this checkout's.
         expectVersion: runnerSoftwareVersion(),
+        // What each target adds per hour in the region the lab runs in, for the decision table.
+        targetPrices: runTargetPrices(lab, region),
       });
+      for (const w of labWarnings(lab)) process.stderr.write(`warning [${w.id}] ${w.path}: ${w.message}\n`);
       const request = buildRunRequest(base, outputs.runnerInstanceIds.length);
       const plans = buildRunCommands(outputs.runnerInstanceIds, request);
       if (flags.dryRun) {
@@ -169,4 +178,17 @@ export function register(program: Command): void {
       // The same rule as `proxylab local`: step verdicts and judged comparisons (lib/suite/verdict.ts).
       if (runExitCode(progress.status === 'completed', counts) !== 0) process.exitCode = 1;
     });
+}
+
+/**
+ * Each target's price per hour in `region`; in a region the price table lacks (a lab deployed with
+ * `deploy --force`), every target is recorded as not priced, saying why, and the run goes on.
+ */
+export function runTargetPrices(lab: LabConfig, region: string): TargetPrice[] {
+  if (PRICE_TABLES[region]) return targetPrices(lab, { region, regionFrom: 'deploy' });
+  return labTargets(lab).map((t) => ({
+    target: t.ref.name,
+    usdPerHour: null,
+    basis: `not priced: no price table for ${region} in lib/cost/price-table.ts`,
+  }));
 }

@@ -8,6 +8,7 @@ import type { Command } from 'commander';
 import { UsageError } from '../../lib/core/errors';
 import { checkLabFile, formatProblems, summarizeLab, type LabConfig } from '../../lib/config';
 import { unpricedProblems } from '../../lib/cost/price-check';
+import { labWarnings } from '../../lib/config/warnings';
 
 interface ValidateFlags {
   readonly json?: boolean;
@@ -35,6 +36,9 @@ export function register(program: Command): void {
         if (result.ok) {
           if (flags.json) labs[file] = result.lab;
           else process.stdout.write(`${file}: ok\n  ${summarizeLab(result.lab)}\n`);
+          // Warnings never make a lab invalid; with --json stdout stays one JSON document.
+          for (const w of labWarnings(result.lab))
+            process.stderr.write(`${file}: warning [${w.id}] ${w.path}: ${w.message}\n`);
         } else {
           failures.push(`invalid lab file ${formatProblems(result.problems, file)}`);
         }

@@ -1,7 +1,8 @@
 /**
  * Sharing a lab means sharing its template: every synthesized lab must deploy into any account
- * and region unchanged. For every file in labs/: no 12-digit account id, no region name, no
- * literal ARN (only `${AWS::Partition}` / `${AWS::Region}` / `${AWS::AccountId}` through Fn::Sub,
+ * and region unchanged — except a lab in an existing VPC, which CDK looks up in one account and
+ * region (its own describe block: bound to exactly those, and to nothing else). For every other
+ * file in labs/: no 12-digit account id, no region name, no literal ARN (only `${AWS::Partition}` / `${AWS::Region}` / `${AWS::AccountId}` through Fn::Sub,
  * or Ref AWS::Partition inside Fn::Join), no context lookups, and the stack's own environment left
  * unresolved.
  *
@@ -14,12 +15,16 @@ import { App, Token } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { loadLabFile } from '../../lib/config/load';
 import { createLabStack } from '../../lib/lab-stack';
+import { committedLookups } from '../helpers/lab-context';
 import { scratchDir } from '../helpers/scratch';
 
 const LABS_DIR = join(__dirname, '..', '..', 'labs');
-const labFiles = readdirSync(LABS_DIR)
+const allLabFiles = readdirSync(LABS_DIR)
   .filter((f) => f.endsWith('.json'))
   .sort();
+/** An existing VPC is looked up in its account and region: those labs are bound to them by design. */
+const boundLabFiles = allLabFiles.filter((f) => loadLabFile(join(LABS_DIR, f)).network.mode === 'existing');
+const labFiles = allLabFiles.filter((f) => !boundLabFiles.includes(f));
 
 /** Every string in a JSON value, with its path. */
 function strings(value: unknown, path = '$'): Array<{ path: string; text: string }> {
@@ -82,6 +87,31 @@ describe.each(labFiles)('%s', (file) => {
     expect(json).toMatch(
       /\$\{AWS::Partition\}:iam::\$\{AWS::AccountId\}:role\/cdk-[a-z0-9]+-cfn-exec-role-\$\{AWS::AccountId\}-\$\{AWS::Region\}/,
     );
+  });
+});
+
+describe.each(boundLabFiles)('%s (an existing VPC)', (file) => {
+  const lab = loadLabFile(join(LABS_DIR, file));
+  if (lab.network.mode !== 'existing') throw new Error(`${file}: not an existing-VPC lab`);
+  const network = lab.network;
+  const app = new App({
+    outdir: scratchDir('proxylab-cdk-test-'),
+    context: { ...committedLookups(), 'aws:cdk:bundling-stacks': [], 'proxylab:now': '2026-11-21T10:00:00Z' },
+  });
+  const stack = createLabStack(app, lab);
+  const template = Template.fromStack(stack).toJSON();
+  const texts = strings(template).map((s) => ({ ...s, text: s.text.replace(ASSET_HASH, '<hash>') }));
+
+  test("the stack is bound to the VPC's account and the lab's region, and every lookup is committed", () => {
+    expect([stack.account, stack.region]).toEqual([network.account, lab.region]);
+    expect(app.synth().manifest.missing ?? []).toEqual([]);
+  });
+
+  test("the only account id and region in the template are the lab's", () => {
+    const accounts = new Set(texts.flatMap((s) => s.text.match(new RegExp(ACCOUNT_ID.source, 'g')) ?? []));
+    const regions = new Set(texts.flatMap((s) => s.text.match(new RegExp(REGION.source, 'g')) ?? []));
+    expect([...accounts]).toEqual([network.account]);
+    expect([...regions]).toEqual([network.region]);
   });
 });
 

@@ -14,6 +14,7 @@ import { Template } from 'aws-cdk-lib/assertions';
 import { checkLabFile, formatProblems, LabConfig, validateLab } from '../../lib/config';
 import { LabDatabase } from '../../lib/constructs/database';
 import { createLabStack, LabStack } from '../../lib/lab-stack';
+import { committedLookups } from '../helpers/lab-context';
 import { scratchDir } from '../helpers/scratch';
 
 export const ROOT = path.join(__dirname, '..', '..');
@@ -43,7 +44,8 @@ export function newTestApp(outdir?: string): App {
   return new App({
     outdir: outdir ?? scratchDir('proxylab-cdk-test-'),
     builtinCloudFormationValidation: false,
-    context: { 'aws:cdk:bundling-stacks': [], 'proxylab:now': '2026-01-01T00:00:00Z' },
+    // The committed lookups (cdk.context.json): the existing-VPC labs synthesize from them, as with the CLI.
+    context: { ...committedLookups(), 'aws:cdk:bundling-stacks': [], 'proxylab:now': '2026-01-01T00:00:00Z' },
   });
 }
 

@@ -39,14 +39,23 @@ beforeAll(() => {
         .map((t) => [t.Key, t.Value]),
     );
     const synthesizer = stack.synthesizer as DefaultStackSynthesizer;
+    // A lab in an existing VPC is bound to its account and region: its ARNs are those, not the fakes.
+    const bound = lab.network.mode === 'existing' ? [lab.network.region, lab.network.account] : [];
     synthesized.push(
-      labPoliciesOf(path.basename(file, '.json'), stack.stackName, json, tags, [
-        synthesizer.deployRoleArn,
-        DefaultStackSynthesizer.DEFAULT_FILE_ASSET_PUBLISHING_ROLE_ARN.replace(
-          '${Qualifier}',
-          DefaultStackSynthesizer.DEFAULT_QUALIFIER,
-        ),
-      ]),
+      labPoliciesOf(
+        path.basename(file, '.json'),
+        stack.stackName,
+        json,
+        tags,
+        [
+          synthesizer.deployRoleArn,
+          DefaultStackSynthesizer.DEFAULT_FILE_ASSET_PUBLISHING_ROLE_ARN.replace(
+            '${Qualifier}',
+            DefaultStackSynthesizer.DEFAULT_QUALIFIER,
+          ),
+        ],
+        ...bound,
+      ),
     );
   }
 }, 300_000);

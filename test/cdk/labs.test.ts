@@ -41,6 +41,22 @@ const EXTRA_SHAPES: Record<string, unknown> = {
     ],
     runners: { instanceType: 'c7g.xlarge', count: 2 },
   },
+  // labs/private.json's VPC with the network team's endpoints, and a spot runner with a pooler on it.
+  'private-shared-endpoints-spot-on-runners': {
+    name: 'shared-endpoints',
+    region: 'us-east-1',
+    proxies: [{ name: 'pool100' }],
+    poolers: [{ name: 'near', kind: 'pgbouncer', placement: 'on-runners' }],
+    runners: { instanceType: 'c7g.large', count: 2, spot: true },
+    network: {
+      vpcId: 'vpc-0000000000000a001',
+      subnetIds: ['subnet-0000000000000a011', 'subnet-0000000000000a012', 'subnet-0000000000000a013'],
+      account: '111122223333',
+      egress: 'vpc-endpoints',
+      endpoints: 'existing',
+      endpointCidrs: ['10.20.0.0/24'],
+    },
+  },
   'serverless-readers-retained': {
     name: 'serverless',
     aurora: {
@@ -85,17 +101,26 @@ beforeAll(() => {
   }
 });
 
-test('labs/ holds the default lab and one lab per published experiment E1–E6', () => {
+test('labs/ holds the default lab, one lab per published experiment E1–E6 and one per network mode', () => {
   const names = FILES.map((f) => path.basename(f, '.json'));
   expect(names).toContain('default');
-  for (const e of ['e1', 'e2', 'e3', 'e4', 'e5', 'e6'])
-    expect(names.some((n) => n.startsWith(`${e}-`))).toBe(true);
+  for (const e of ['e1', 'e2', 'e3', 'e4', 'e5', 'e6']) expect(names.some((n) => n.startsWith(`${e}-`))).toBe(true);
+  // network: the lab's own VPC (the rest), an existing VPC without internet, one with it
+  const modes = FILES.map((f) => {
+    const n = loadLab(f).network;
+    return n.mode === 'create' ? 'create' : `existing/${n.egress}`;
+  });
+  expect(new Set(modes)).toEqual(new Set(['create', 'existing/vpc-endpoints', 'existing/internet']));
+  expect(names).toContain('private');
 });
 
 test.each(FILES.map((f) => [path.basename(f)]))('%s says which published setup it stands in for', (base) => {
   const lab = loadLab(path.join(path.dirname(FILES[0] ?? ''), base));
   if (base === 'default.json') expect(lab.description).toMatch(/db\.t4g\.medium/);
   else if (base === 'pocket.json') expect(lab.description).toMatch(/Can show:.*Cannot show:/s);
+  else if (lab.network.mode === 'existing')
+    // an existing-VPC lab says where the regulated-account guide is, and that its ids are placeholders
+    expect(lab.description).toMatch(/Regulated accounts.*fake placeholders.*cdk\.context\.json/s);
   else expect(lab.description).toMatch(/^Stands in for E[1-6]\b.*Differs:/s);
 });
 

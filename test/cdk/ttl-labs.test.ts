@@ -16,8 +16,9 @@ import { databaseInstanceClass, dbInstanceCount } from '../../lib/config/databas
 import { loadLabFile } from '../../lib/config/load';
 import { stackNameFor } from '../../lib/config/stack-outputs';
 import { RAW_TAGGABLE_TYPES } from '../../lib/constructs/ttl';
-import { LAB_DEPLOYMENT_SHAPE } from '../../lib/cost/shape';
+import { labDeploymentShape } from '../../lib/cost/shape';
 import { createLabStack } from '../../lib/lab-stack';
+import { committedLookups } from '../helpers/lab-context';
 import { scratchDir } from '../helpers/scratch';
 
 const LABS_DIR = join(__dirname, '..', '..', 'labs');
@@ -56,10 +57,11 @@ describe.each(labFiles)('%s', (file) => {
   const lab = loadLabFile(join(LABS_DIR, file));
   const app = new App({
     outdir: scratchDir('proxylab-cdk-test-'),
-    context: { 'aws:cdk:bundling-stacks': [], 'proxylab:now': '2026-11-21T10:00:00Z' },
+    context: { ...committedLookups(), 'aws:cdk:bundling-stacks': [], 'proxylab:now': '2026-11-21T10:00:00Z' },
   });
   const stack = createLabStack(app, lab);
   const template = Template.fromStack(stack);
+  const shape = labDeploymentShape(lab);
   const resources = template.toJSON().Resources as Record<string, CfnJson>;
   const ofType = (type: string) => Object.values(resources).filter((r) => r.Type === type);
   // Every shipped lab must expire by itself: an opt-out (`ttlHours: null`) is for users' own files.
@@ -136,12 +138,10 @@ describe.each(labFiles)('%s', (file) => {
         Ebs?: { VolumeSize?: number; VolumeType?: string };
       }>;
       expect(bdm.map((b) => [b.Ebs?.VolumeSize, b.Ebs?.VolumeType])).toEqual([
-        [LAB_DEPLOYMENT_SHAPE.poolerHostRootVolumeGb, 'gp3'],
+        [shape.poolerHostRootVolumeGb, 'gp3'],
       ]);
       const nics = (h.Properties?.NetworkInterfaces ?? []) as Array<{ AssociatePublicIpAddress?: boolean }>;
-      expect(nics.some((n) => n.AssociatePublicIpAddress === true)).toBe(
-        LAB_DEPLOYMENT_SHAPE.poolerHostsHavePublicIpv4,
-      );
+      expect(nics.some((n) => n.AssociatePublicIpAddress === true)).toBe(shape.poolerHostsHavePublicIpv4);
     }
     // Runners: count × type, root volume size, public IPv4 or not.
     const runners = instances.filter((e) => !isPoolerHost(e)).map(([, r]) => r);
@@ -152,27 +152,35 @@ describe.each(labFiles)('%s', (file) => {
         Ebs?: { VolumeSize?: number; VolumeType?: string };
       }>;
       expect(bdm.map((b) => [b.Ebs?.VolumeSize, b.Ebs?.VolumeType])).toEqual([
-        [LAB_DEPLOYMENT_SHAPE.runnerRootVolumeGb, 'gp3'],
+        [shape.runnerRootVolumeGb, 'gp3'],
       ]);
       const nics = (r.Properties?.NetworkInterfaces ?? []) as Array<{ AssociatePublicIpAddress?: boolean }>;
-      expect(nics.some((n) => n.AssociatePublicIpAddress === true)).toBe(
-        LAB_DEPLOYMENT_SHAPE.runnersHavePublicIpv4,
-      );
+      expect(nics.some((n) => n.AssociatePublicIpAddress === true)).toBe(shape.runnersHavePublicIpv4);
     }
     // Network: NAT gateways, elastic IPs, interface endpoints, AZs.
-    expect(ofType('AWS::EC2::NatGateway')).toHaveLength(LAB_DEPLOYMENT_SHAPE.natGateways);
-    expect(ofType('AWS::EC2::EIP')).toHaveLength(LAB_DEPLOYMENT_SHAPE.natGateways);
+    expect(ofType('AWS::EC2::NatGateway')).toHaveLength(shape.natGateways);
+    expect(ofType('AWS::EC2::EIP')).toHaveLength(shape.natGateways);
     const interfaceEndpoints = ofType('AWS::EC2::VPCEndpoint').filter(
       (e) => e.Properties?.VpcEndpointType === 'Interface',
     );
-    expect(interfaceEndpoints).toHaveLength(LAB_DEPLOYMENT_SHAPE.interfaceEndpoints.length);
-    const azs = new Set(
-      ofType('AWS::EC2::Subnet').map((s) => JSON.stringify(s.Properties?.AvailabilityZone)),
+    expect(interfaceEndpoints.map((e) => String(e.Properties?.ServiceName).split('.').pop()).sort()).toEqual(
+      [...shape.interfaceEndpoints].sort(),
     );
-    expect(azs.size).toBe(LAB_DEPLOYMENT_SHAPE.availabilityZones);
+    if (lab.network.mode === 'create') {
+      const azs = new Set(
+        ofType('AWS::EC2::Subnet').map((s) => JSON.stringify(s.Properties?.AvailabilityZone)),
+      );
+      expect(azs.size).toBe(shape.availabilityZones);
+    } else {
+      // An existing VPC: no subnet of the stack's own; each endpoint has one interface per subnet
+      // (one per zone: the committed lookup puts the lab's subnets in distinct zones).
+      expect(ofType('AWS::EC2::Subnet')).toHaveLength(0);
+      for (const e of interfaceEndpoints)
+        expect((e.Properties?.SubnetIds as unknown[]).length).toBe(shape.availabilityZones);
+    }
     // Secrets.
     expect(ofType('AWS::SecretsManager::Secret')).toHaveLength(
-      LAB_DEPLOYMENT_SHAPE.secrets + (lab.poolers.length > 0 ? LAB_DEPLOYMENT_SHAPE.poolerSecrets : 0),
+      shape.secrets + (lab.poolers.length > 0 ? shape.poolerSecrets : 0),
     );
   });
 });

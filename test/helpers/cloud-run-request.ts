@@ -4,7 +4,7 @@
  */
 import { CreateSecretCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { buildRunRequest, type RunnerArgvTestSettings, type RunRequest } from '../../lib/aws/run-request';
-import type { DatabaseSpec } from '../../lib/aws/runner-args';
+import type { DatabaseSpec, RunRequestArgs } from '../../lib/aws/runner-args';
 import { BENCH_DB, BENCH_USER } from '../../lib/local/postgres';
 import { motoClientConfig, type MotoServer } from './moto';
 
@@ -63,11 +63,18 @@ export function localRunRequest(o: {
   readonly runnerCount: number;
   readonly startAt?: string | null;
   readonly database?: DatabaseSpec;
+  /** What `proxylab run` takes from the stack outputs and the price table (absent: not said). */
+  readonly zones?: RunRequestArgs['zones'];
+  readonly targetPrices?: RunRequestArgs['targetPrices'];
+  /** @default 'smoke' */
+  readonly suite?: string;
+  /** The proxy's lab name and DBProxyName. @default 'pgbouncer-transaction' for both */
+  readonly proxy?: { readonly name: string; readonly dbProxyName: string };
 }): RunRequest {
   return buildRunRequest(
     {
       runId: o.runId,
-      suite: 'smoke',
+      suite: o.suite ?? 'smoke',
       bucket: o.bucket,
       secretArn: o.secretArn,
       writerEndpoint: { host: '127.0.0.1', port: o.postgresPort },
@@ -76,13 +83,15 @@ export function localRunRequest(o: {
       poolerAdminSecretArn: null,
       proxies: [
         {
-          name: 'pgbouncer-transaction',
+          name: o.proxy?.name ?? 'pgbouncer-transaction',
           endpoint: { host: '127.0.0.1', port: o.proxyPort },
-          dbProxyName: 'pgbouncer-transaction',
+          dbProxyName: o.proxy?.dbProxyName ?? 'pgbouncer-transaction',
           lab: { maxConnectionsPercent: 25, maxIdleConnectionsPercent: 12 },
         },
       ],
       region: null,
+      ...(o.zones ? { zones: o.zones } : {}),
+      ...(o.targetPrices ? { targetPrices: o.targetPrices } : {}),
       startAt: o.startAt ?? null,
       collector: null,
       barrierTimeoutSec: 900,

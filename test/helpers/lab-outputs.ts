@@ -25,6 +25,7 @@ export function labOutputsWith(over: Partial<LabOutputs> = {}): LabOutputs {
     dbInstanceClass: 'db.r6g.large',
     poolerEndpoints: {},
     poolerAdminSecretArn: null,
+    componentZones: { writer: 'eu-west-1a', 'runner-0': 'eu-west-1a' },
     ...over,
   };
 }

@@ -30,6 +30,7 @@ const SLOW_FILES = {
   'test/integration/cloud-runner-poolers.test.ts': 18,
   'test/integration/local-reap.test.ts': 18,
   'test/integration/local-stack.test.ts': 17,
+  'test/integration/session-state.test.ts': 19,
   'test/cdk/ttl-labs.test.ts': 13,
   'test/integration/pooler-bootstrap.test.ts': 13,
   'test/unit/iam-least-privilege.test.ts': 9,

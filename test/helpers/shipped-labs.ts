@@ -14,7 +14,9 @@ export const SHIPPED_LABS: readonly string[] = [
   'e4-pool-share',
   'e5-big-server',
   'e6-poolers',
+  'existing-vpc',
   'pocket',
+  'private',
 ];
 
 /** NAME of every labs/NAME.json, sorted. */

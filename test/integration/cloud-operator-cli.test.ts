@@ -85,16 +85,32 @@ describe('CLI (real entry, no AWS)', () => {
     );
   });
 
-  test('deploy prints the cost first, refuses over budget (2), and with --force goes on to cdk deploy; destroy says what is kept', () => {
+  test('deploy prices the region it deploys to: refuses over budget (2), refuses an unpriced region (2) unless --force; destroy says what is kept', () => {
+    // GIVEN the deploy goes to us-east-1 (priced): the cost comes first, then the budget refusal
+    const usEast = { ...env, AWS_REGION: 'us-east-1' };
     const over = spawnSync(
       process.execPath,
       [cli, 'deploy', '--lab', 'labs/default.json', '--max-hourly', '0.05', '--dry-run'],
-      { encoding: 'utf8', env, cwd: REPO_ROOT },
+      { encoding: 'utf8', env: usEast, cwd: REPO_ROOT },
     );
     expect(over.status).toBe(2);
-    expect(over.stdout).toMatch(/^(note: .*\n)?Cost estimate for lab "default"/);
+    expect(over.stdout).toMatch(
+      /^Cost estimate for lab "default" in us-east-1 \(region from the deploy environment/,
+    );
     expect(over.stdout).toMatch(/exceeds --max-hourly \$0\.05\/h .*refusing to deploy/);
     expect(over.stdout).not.toContain('cdk deploy');
+    // GIVEN the deploy goes to eu-west-1 (AWS_REGION), which has no price table: refused in the
+    // words `cost` and `validate` use, never priced with another region's list prices
+    const unpriced = spawnSync(process.execPath, [cli, 'deploy', '--lab', 'labs/default.json', '--dry-run'], {
+      encoding: 'utf8',
+      env,
+      cwd: REPO_ROOT,
+    });
+    expect(unpriced.status).toBe(2);
+    expect(unpriced.stderr).toMatch(
+      /^error: not deployed: region eu-west-1 has no price table in lib\/cost\/price-table\.ts.*--force deploys without an estimate/m,
+    );
+    expect(unpriced.stdout).not.toMatch(/Cost estimate|us-east-1/);
     const forced = spawnSync(
       process.execPath,
       [
@@ -112,9 +128,8 @@ describe('CLI (real entry, no AWS)', () => {
       { encoding: 'utf8', env, cwd: REPO_ROOT },
     );
     expect(forced.status).toBe(0);
-    // deploying to eu-west-1 (AWS_REGION): priced with us-east-1 list prices, and said so
     expect(forced.stdout).toMatch(
-      /^note: no prices for eu-west-1 in lib\/cost\/price-table\.ts; the estimate uses us-east-1 list prices/,
+      /^warning: region eu-west-1 has no price table .*deploying anyway because --force was given: no cost estimate, no budget check/,
     );
     expect(forced.stdout).toMatch(
       /would run: AWS_PROFILE=lab npx cdk deploy -c lab=\S+\/labs\/default\.json --require-approval never/,

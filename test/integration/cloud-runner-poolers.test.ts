@@ -174,6 +174,7 @@ test('a pool sweep through both pool modes of a 2-process pooler: resized throug
     proxyTargetKind: 'rds-proxy',
     fleetLeadMs: 5_000,
     fleetPollMs: 1_000,
+    pinPeriodMs: null,
     expectVersion: null,
   };
   const lines: string[] = [];

@@ -14,12 +14,17 @@ import { loadLabFile } from '../../lib/config/load';
 import { validateLab } from '../../lib/config';
 import { createLabStack } from '../../lib/lab-stack';
 import { renderIntrinsic } from '../helpers/intrinsic';
+import { committedLookups } from '../helpers/lab-context';
 import { scratchDir } from '../helpers/scratch';
 
 const LABS = path.resolve(__dirname, '..', '..', 'labs');
 
 function userDataOf(lab: ReturnType<typeof loadLabFile>): string[] {
-  const app = new App({ outdir: scratchDir('proxylab-ud-'), context: { 'aws:cdk:bundling-stacks': [] } });
+  const app = new App({
+    outdir: scratchDir('proxylab-ud-'),
+    // the committed lookups: labs in an existing VPC synthesize from them
+    context: { ...committedLookups(), 'aws:cdk:bundling-stacks': [] },
+  });
   const template = Template.fromStack(createLabStack(app, lab));
   const instances = template.findResources('AWS::EC2::Instance') as Record<
     string,
@@ -127,6 +132,23 @@ describe('runner user data', () => {
         /\nnode \/opt\/proxylab\/pooler\.js bootstrap --config \/etc\/proxylab\/pooler-(doorman|near)\.json$/,
       );
       // … and shellcheck finds nothing
+      const res = shellcheck(script);
+      expect(res.output).toBe('');
+      expect(res.status).toBe(0);
+    }
+  });
+
+  test('labs/private.json (no internet): the runner and the pooler host fetch from S3 only, and pass shellcheck', () => {
+    // GIVEN the lab without internet (a dedicated PgBouncer host) WHEN rendered
+    const scripts = userDataOf(loadLabFile(path.join(LABS, 'private.json')));
+    // THEN the runner and the host, each fetching only from the staging bucket, shellcheck-clean
+    expect(scripts).toHaveLength(2);
+    const host = scripts.find((s) => s.includes('pooler-bouncer.json')) ?? '';
+    expect(host).toMatch(
+      /\naws s3 cp 's3:\/\/cdk-hnb659fds-assets-111122223333-us-east-1\/[0-9a-f]{64}\.gz' "\$\{pgbouncer_src\}\/pgbouncer-[\d.]+\.tar\.gz"\n/,
+    );
+    for (const script of scripts) {
+      expect(script).not.toMatch(/\bcurl\b|https?:\/\//);
       const res = shellcheck(script);
       expect(res.output).toBe('');
       expect(res.status).toBe(0);

@@ -26,8 +26,12 @@ import {
   requestUrl,
   runRequestSchema,
   writeRunRequest,
+  type RunnerArgvTestSettings,
   type RunRequest,
 } from '../../lib/aws/run-request';
+import { S3RunWriter } from '../../lib/collector/writer';
+import { psqlQuery } from '../../lib/exec/psql';
+import { PINNED_METRIC, type SessionStateResult } from '../../lib/suite/session-state';
 import { planSchema } from '../../lib/results/schemas';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
 import { runExitCode, type VerdictTotals } from '../../lib/suite/verdict';
@@ -35,8 +39,8 @@ import { spawnCli, startLocalStack, type LocalStack } from '../helpers/local-sta
 import { createDbSecret, LOCAL_STAND_IN, localRunRequest } from '../helpers/cloud-run-request';
 import { motoClientConfig, motoEnv, startMoto, type MotoServer } from '../helpers/moto';
 import { AWS_CALL_LOG_ENV } from '../../lib/core/aws-call-log';
-import { RUNNER } from '../helpers/aws-calls/principals';
-import { recordCallLog } from '../helpers/aws-calls/recorder';
+import { COLLECTOR, RUNNER } from '../helpers/aws-calls/principals';
+import { recordAws, recordCallLog } from '../helpers/aws-calls/recorder';
 import { scratchDir } from '../helpers/scratch';
 
 const BUCKET = 'proxylab-it-results';
@@ -76,6 +80,22 @@ const RDS_POCKET = { engine: 'postgres', instanceClass: 'db.t4g.micro' } as cons
  * What `proxylab run` does before it sends any command: write the run request to S3. PgBouncer's
  * transaction pool stands in for a proxy; 25/12 is its pool as a % of max_connections.
  */
+/**
+ * Where the operator says the components are (stack output ComponentZones, proxies unknown) and
+ * what each target adds per hour (lib/cost/target-prices.ts): the runner records both. runner-0's
+ * `us-east-1b` is what the outputs say; the runner replaces it with what IMDSv2 (moto's metadata
+ * stand-in) says, `us-east-1a`.
+ */
+const ZONES = [
+  { component: 'writer', zone: 'us-east-1a' },
+  { component: 'runner-0', zone: 'us-east-1b' },
+  { component: 'proxy:pgbouncer-transaction', zone: null },
+];
+const TARGET_PRICES = [
+  { target: 'direct', usdPerHour: 0, basis: 'the database itself: billed whichever target is measured' },
+  { target: 'pgbouncer-transaction', usdPerHour: 0.03, basis: 'RDS Proxy stand-in: 2 vCPU × $0.015' },
+];
+
 async function writeRequest(
   db: Db,
   runId: string,
@@ -92,18 +112,25 @@ async function writeRequest(
     runnerCount,
     startAt,
     database: RDS_POCKET,
+    zones: ZONES,
+    targetPrices: TARGET_PRICES,
   });
   await writeRunRequest(s3, request);
   return request;
 }
 
 /** Run the bundled runner with the one input it gets; `killAfter` sends SIGTERM once stdout matches it. */
-function runRunner(runId: string, runnerIndex: number, killAfter: RegExp | null = null): Promise<Proc> {
+function runRunner(
+  runId: string,
+  runnerIndex: number,
+  killAfter: RegExp | null = null,
+  test: RunnerArgvTestSettings = LOCAL_STAND_IN,
+): Promise<Proc> {
   const argv = requestRunnerArgv({
     url: requestUrl(BUCKET, runId),
     runnerIndex,
     region: null,
-    test: LOCAL_STAND_IN,
+    test,
   });
   // no endpoint mini-syntax (`name=host[:port]…`) and no target on the command line: all in the request
   expect(argv.join(' ')).not.toMatch(/--proxies|--writer-endpoint|--secret-arn|=127\.0\.0\.1/);
@@ -112,7 +139,13 @@ function runRunner(runId: string, runnerIndex: number, killAfter: RegExp | null 
     // The runner's own audit log: its calls are checked against the runner role after the test.
     const callLog = path.join(scratchDir('proxylab-runner-calls-'), 'calls.jsonl');
     const child = spawn(process.execPath, args, {
-      env: { ...motoEnv(moto), [AWS_CALL_LOG_ENV]: callLog },
+      // IMDSv2 is moto's instance-metadata stand-in (placement/availability-zone: us-east-1a)
+      env: {
+        ...motoEnv(moto),
+        AWS_EC2_METADATA_DISABLED: 'false',
+        AWS_EC2_METADATA_SERVICE_ENDPOINT: moto.endpoint,
+        [AWS_CALL_LOG_ENV]: callLog,
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child.on('close', () => recordCallLog(callLog, RUNNER));
@@ -298,6 +331,27 @@ describe('runner → moto S3, killed and resumed, fetched like a local run', () 
     expect(cloudManifest.environment.maxConnections).toBe(40);
     // the fetched run names the database the request described, the local one its own PostgreSQL
     expect(cloudManifest.environment.database).toEqual({ engine: 'postgres', instanceClass: 'db.t4g.micro' });
+    // every component's zone: the outputs', the runner's own from IMDSv2; the prices as the operator sent them
+    expect(cloudManifest.environment.zones).toEqual([
+      { component: 'writer', zone: 'us-east-1a' },
+      { component: 'runner-0', zone: 'us-east-1a' },
+      { component: 'proxy:pgbouncer-transaction', zone: null },
+    ]);
+    expect(cloudManifest.environment.targetPrices).toEqual(TARGET_PRICES);
+    expect([localManifest.environment.zones, localManifest.environment.targetPrices]).toEqual([null, null]);
+    // the connections held on the database, watched by runner 0 around every measured step
+    for (const [id, rec] of cloud) {
+      if (rec.status === 'not-available') continue;
+      const held = rec.serverConnections;
+      expect({
+        id,
+        counted: [held?.before, held?.peak, held?.after].every((n) => typeof n === 'number'),
+      }).toEqual({
+        id,
+        counted: true,
+      });
+      expect(held?.peak ?? 0).toBeGreaterThanOrEqual(held?.before ?? Infinity);
+    }
     expect(localManifest.environment.database).toEqual({ engine: 'local', instanceClass: null });
     expect(fs.existsSync(path.join(cloudDir, 'metrics', 'runner.json'))).toBe(true);
     // and the report renders from the fetched run like from a local one
@@ -305,6 +359,11 @@ describe('runner → moto S3, killed and resumed, fetched like a local run', () 
     expect(fs.statSync(path.join(cloudDir, 'report.html')).size).toBeGreaterThan(1000);
     const summary = fs.readFileSync(path.join(cloudDir, 'summary.md'), 'utf8');
     expect(summary).toContain('smoke');
+    // the fetched run's report opens with the decision table, priced from the run's environment
+    expect(summary.indexOf('## Decision table')).toBeGreaterThan(0);
+    expect(summary.indexOf('## Decision table')).toBeLessThan(summary.indexOf('## Findings'));
+    expect(summary).toMatch(/\| pgbouncer-transaction \| [\d,.]+ †? \|[^\n]*\| \$0\.03 \| \$0\.\d+ \|/);
+    expect(summary).toMatch(/\| direct \| [^\n]*\| \$0 \| (\$0|\?) \|/);
     // and the report text names the engine and class, not an assumed Aurora
     const reportHtml = fs.readFileSync(path.join(cloudDir, 'report.html'), 'utf8');
     expect(reportHtml).toContain('<dd id="database">RDS for PostgreSQL db.t4g.micro</dd>');
@@ -324,6 +383,122 @@ describe('runner → moto S3, killed and resumed, fetched like a local run', () 
       expect(p.stderr).not.toContain(PASSWORD);
     }
   });
+});
+
+describe('session-state through the runner: a proxy that pins, its pinning metric mocked, the fetched run draws the matrix', () => {
+  const runId = 'cloud-it-session';
+  let steps: StepRecord[];
+
+  test('the runner measures every feature on the writer and the proxy, and records where the proxy’s pins are', async () => {
+    // GIVEN the probe's roles made up front by a DBA (the secret's user may not create roles), and
+    // PostgreSQL itself standing in for an RDS Proxy: for session state, a proxy that pins every
+    // session it changes behaves like a direct connection
+    await psqlQuery(chainDb.stack.postgres.superuserTarget('bench'), [
+      'CREATE ROLE proxylab_probe_a NOLOGIN',
+      'CREATE ROLE proxylab_probe_b NOLOGIN',
+      'GRANT proxylab_probe_a, proxylab_probe_b TO bench',
+    ]);
+    await writeRunRequest(
+      s3,
+      localRunRequest({
+        runId,
+        bucket: BUCKET,
+        secretArn: chainDb.secretArn,
+        postgresPort: chainDb.stack.postgres.port,
+        proxyPort: chainDb.stack.postgres.port,
+        runnerCount: 1,
+        suite: 'session-state',
+        proxy: { name: 'pool100', dbProxyName: 'lab-pool100' },
+      }),
+    );
+    // WHEN the runner runs the suite, the proxy of kind rds-proxy (each feature holds its state for
+    // a whole 200 ms "period" instead of CloudWatch's minute)
+    const proc = await runRunner(runId, 0, null, {
+      ...LOCAL_STAND_IN,
+      proxyTargetKind: 'rds-proxy',
+      pinPeriodMs: 200,
+    });
+    if (proc.code !== 0) process.stderr.write(`runner output:\n${proc.stdout}\n${proc.stderr}\n`);
+    // THEN every feature worked on both, as the sources expect (the proxy pins, so nothing is shared)
+    expect(proc.code).toBe(0);
+    steps = await s3Steps(runId);
+    expect(steps.map((s) => [s.target.name, s.verdict.held]).sort()).toEqual([
+      ['direct', true],
+      ['pool100', true],
+    ]);
+    const proxy = steps.find((s) => s.target.name === 'pool100')?.probe as SessionStateResult;
+    expect(proxy.sharing).toMatch(/^RDS Proxy: not narrowed/);
+    expect(proxy.features).toHaveLength(16);
+    for (const f of proxy.features) {
+      expect({ f: f.feature, outcome: f.outcome }).toEqual({ f: f.feature, outcome: 'works' });
+      expect(f.pinWatch).toMatchObject({
+        metric: PINNED_METRIC,
+        dimensions: { ProxyName: 'lab-pool100' },
+        periodSec: 0.2,
+      });
+      // a whole period lies inside the window the state was held in
+      const start = Date.parse(f.pinWatch?.start ?? '');
+      const end = Date.parse(f.pinWatch?.end ?? '');
+      expect(Math.ceil(start / 200) * 200 + 200).toBeLessThanOrEqual(end);
+    }
+    const direct = steps.find((s) => s.target.name === 'direct')?.probe as SessionStateResult;
+    expect(direct.features.every((f) => f.pinWatch === null)).toBe(true);
+  }, 120_000);
+
+  test('with the collector’s pinning series in the bucket, fetch renders pins where the metric shows them', async () => {
+    // GIVEN the collector's CloudWatch file (mocked): a pinned connection in each feature's whole
+    // period, except the transaction-level advisory lock, which RDS Proxy does not pin
+    const proxy = steps.find((s) => s.target.name === 'pool100')?.probe as SessionStateResult;
+    const points: Array<[string, number]> = proxy.features.map((f) => [
+      new Date(Math.ceil(Date.parse(f.pinWatch?.start ?? '') / 200) * 200).toISOString(),
+      f.feature === 'advisory-xact-lock' ? 0 : 1,
+    ]);
+    const writer = new S3RunWriter(recordAws(s3, COLLECTOR), BUCKET, runId);
+    await writer.writeMetricsFile('cloudwatch', {
+      schemaVersion: 1,
+      runId,
+      window: { start: steps[0]?.startedAt ?? '', end: new Date().toISOString() },
+      collectedAt: new Date().toISOString(),
+      series: [
+        {
+          source: 'cloudwatch',
+          name: PINNED_METRIC,
+          stat: 'Sum',
+          unit: 'Count',
+          dimensions: { ProxyName: 'lab-pool100' },
+          points,
+          status: 'ok',
+        },
+      ],
+    });
+    // WHEN the run is fetched (and its report written)
+    const out = path.join(tmp, 'fetched-session');
+    const fetch = spawnCli(
+      ['fetch', runId, '--bucket', BUCKET, '--out', out],
+      motoEnv(moto) as Record<string, string>,
+    );
+    expect({ code: await fetch.exit, err: fetch.stderr().match(/error.*/i)?.[0] ?? '' }).toEqual({
+      code: 0,
+      err: '',
+    });
+    // THEN the matrix has a column per target, and the proxy's cells say whether the metric saw a pin
+    const page = fs.readFileSync(path.join(out, runId, 'report.html'), 'utf8');
+    expect(page.match(/<td class="so-[a-z-]+" title="/g)?.length).toBe(32);
+    const cell = (feature: string): string =>
+      new RegExp(
+        `data-feature="${feature}" data-target="pool100"[^>]*>[^<]*<span[^>]*>[^<]*</span>[^<]*<span class="pin"[^>]*>([^<]*)<`,
+      ).exec(page)?.[1] ?? 'none';
+    expect(cell('set-session')).toBe('pins');
+    expect(cell('advisory-xact-lock')).toBe('no pin');
+    const summary = fs.readFileSync(path.join(out, runId, 'summary.md'), 'utf8');
+    expect(summary).toContain('| SET (session) | ✓ works | ✓ works · pins |');
+    expect(summary).toContain('| advisory lock (transaction) | ✓ works | ✓ works · no pin |');
+    // the expectation and its source travel with each cell (the hover text)
+    expect(page).toContain('AWS lists &quot;Using SET commands&quot; as pinning');
+    expect(page).toContain(
+      'https://docs.aws.amazon.com/AmazonRDS/latest/AuroraUserGuide/rds-proxy-pinning.html',
+    );
+  }, 120_000);
 });
 
 describe('two runner processes split every step through the S3 barrier (moto)', () => {

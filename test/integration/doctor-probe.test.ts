@@ -2,6 +2,7 @@
 import { spawnSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import * as path from 'node:path';
+import { PRIVATE_ENDPOINT_SERVICES } from '../../lib/config/network';
 import { probeScript } from '../../lib/operator/doctor';
 import type { PoolerEndpoint } from '../../lib/poolers/pgbouncer/layout';
 import { poolerEndpoint } from '../helpers/pooler-endpoint';
@@ -44,4 +45,24 @@ test('with poolers, the probe is still shellcheck-clean and the admin password s
   expect(text).toContain('unset ADMIN_USER ADMIN_PASSWORD');
   expect(lines.filter((l) => l.includes("-Atc 'SHOW VERSION'"))).toHaveLength(4);
   expect(lines.filter((l) => l.includes("-Atc 'SELECT 1'"))).toHaveLength(4);
+});
+
+test('without internet, the endpoint lines are shellcheck-clean and ask each service by its usual hostname', () => {
+  const lines = probeScript({
+    secretArn: 'arn:aws:secretsmanager:us-east-1:1:secret:x',
+    region: 'us-east-1',
+    bucket: 'results-bucket',
+    targets: [{ name: 'writer', host: 'w.example', port: 5432 }],
+    endpointServices: PRIVATE_ENDPOINT_SERVICES.map((e) => e.service),
+  });
+  const file = path.join(scratchDir('doctor-probe-'), 'probe.sh');
+  writeFileSync(file, `#!/bin/bash\n${lines.join('\n')}\n`);
+  const res = spawnSync('shellcheck', ['--shell=bash', file], { encoding: 'utf8' });
+  expect(`${res.stdout}${res.stderr}`).toBe('');
+  const curls = lines.filter((l) => l.includes('curl '));
+  expect(curls.map((l) => /https:\/\/([a-z0-9.-]+)\//.exec(l)?.[1])).toEqual(
+    PRIVATE_ENDPOINT_SERVICES.map((e) => `${e.service}.us-east-1.amazonaws.com`),
+  );
+  // one line of output per service, whatever curl prints
+  for (const l of curls) expect(l).toMatch(/--max-time 10 .*\| tr '\\n' ' '\)"$/);
 });

@@ -189,11 +189,25 @@ describe('report.html from a real smoke run, in headless Chromium', () => {
       }),
     );
     const count = (kind: string): number => figures.filter((f) => f.kind === kind).length;
-    const panelsWithTps = model.panels.filter((p) =>
-      p.tps.some((l) => l.points.some((pt) => pt?.value)),
+    // one tps chart per scenario over two or more client counts; smoke's scenarios each ran one
+    // client count, so each says so in a sentence instead of drawing single points
+    const drawable = model.panels.filter(
+      (p) => p.drawable && p.tps.some((l) => l.points.some((pt) => pt?.value)),
     ).length;
-    expect(panelsWithTps).toBeGreaterThanOrEqual(3);
-    expect(count('tps')).toBe(panelsWithTps);
+    expect(count('tps')).toBe(drawable);
+    const singlePoint = await page.$$eval(
+      '[data-chart="single-point"]',
+      (els: readonly PageElement[]) => els.length,
+    );
+    expect(singlePoint).toBe(model.panels.filter((p) => !p.drawable).length);
+    expect(singlePoint + drawable).toBe(model.panels.length);
+    expect(model.panels.length).toBeGreaterThanOrEqual(3);
+    // the decision table comes first, one table per scenario
+    const decisions = await page.$$eval(
+      '#decision table.decision',
+      (els: readonly PageElement[]) => els.length,
+    );
+    expect(decisions).toBe(model.decisions.length);
     expect(count('churn')).toBe(new Set(model.churn.map((r) => r.scenario)).size);
     expect(count('metric')).toBe(model.metricPanels.filter((p) => p.lines.length > 0).length);
     expect(count('metric')).toBeGreaterThanOrEqual(3);

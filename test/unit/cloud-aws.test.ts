@@ -400,6 +400,16 @@ describe('SSM SendCommand', () => {
     writerEndpoint: { host: 'lab.cluster-abc.us-east-1.rds.amazonaws.com', port: 5432 },
     database: { engine: 'aurora-postgresql', instanceClass: 'db.r6g.large' },
     region: 'us-east-1',
+    // what the operator adds for the decision table and the zone record: carried unchanged
+    zones: [
+      { component: 'writer', zone: 'us-east-1a' },
+      { component: 'runner-0', zone: 'us-east-1a' },
+      { component: 'proxy:pool100', zone: null },
+    ],
+    targetPrices: [
+      { target: 'direct', usdPerHour: 0, basis: 'the database itself' },
+      { target: 'pool100', usdPerHour: 0.03, basis: 'RDS Proxy pool100: 2 vCPU × $0.015' },
+    ],
     startAt: '2026-11-21T11:00:00.000Z',
     collector: {
       functionName: 'lab-collector',

@@ -146,6 +146,17 @@ describe('the expiry clock and runs that would outlive the lab (item 6)', () => 
     expect(schedMock).not.toHaveReceivedCommand(UpdateScheduleCommand);
   });
 
+  test('session-state: a proxy step holds a CloudWatch minute per feature, the writer step does not', () => {
+    // GIVEN the default lab: the writer and one RDS Proxy
+    const lab = loadLabFile(path.join(LABS, 'default.json'));
+    // WHEN the session-state suite is estimated
+    const sec = estimateSuiteSec('session-state', lab);
+    // THEN ≈ 16 features × (1 s + 1.5 minutes) on the proxy, 16 s on the writer, plus overheads and the settle wait
+    const proxy = 16 * (1 + 90);
+    expect(sec).toBeGreaterThan(proxy + 16);
+    expect(sec).toBeLessThan(proxy + 16 + 2 * 15 + 120 + 20 * 60);
+  });
+
   test('e5 (about 14 h with its two PgBouncers) fits the lab TTL right after its deploy', () => {
     const lab = loadLabFile(path.join(LABS, 'e5-big-server.json'));
     const sec = estimateSuiteSec('e5', lab);

@@ -220,6 +220,7 @@ function argsFor(over: Partial<RunnerArgs> = {}): RunnerArgs {
     proxyTargetKind: 'rds-proxy',
     fleetLeadMs: 5_000,
     fleetPollMs: 1_000,
+    pinPeriodMs: null,
     expectVersion: null,
     ...over,
   };

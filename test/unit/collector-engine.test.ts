@@ -197,6 +197,7 @@ describe('the engine reaches the collector event from the stack outputs', () => 
     collectorFunctionName: 'pocket-collector',
     databaseEngine: 'postgres',
     dbInstanceClass: 'db.t4g.micro',
+    componentZones: {},
     poolerEndpoints: {},
     poolerAdminSecretArn: null,
   };

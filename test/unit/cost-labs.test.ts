@@ -11,6 +11,8 @@
  *   no I/O charge; RDS Proxy billed on the instance's 2 vCPUs
  *   per dedicated pooler host (PgBouncer or PgDoorman): its type + the same volume and address as a runner; a lab with
  *   any pooler has one more secret (0.40 / 720 h); a PgBouncer on the runners adds nothing
+ *   existing VPC (labs/private.json, labs/existing-vpc.json): no public IPv4 on any host; without internet
+ *   7 interface endpoints × 2 zones × 0.01 per endpoint-hour, and 0.05 GB/h × 0.01 per GB assumed through them
  *   burstable writer (Unlimited mode): $0 up to 2 vCPU × (100 % suite CPU − baseline) × the credit rate:
  *   db.t4g.micro (RDS, 10 %) 2 × 0.9 × 0.075 = 0.135 · db.t4g.medium (Aurora, 20 %) 2 × 0.8 × 0.09 = 0.144
  *
@@ -41,7 +43,14 @@ interface Expected {
   readonly poolerSecret?: boolean;
   /** Storage, I/O and secret when not Aurora's SHARED (RDS for PostgreSQL). */
   readonly shared?: number;
+  /** Hosts get a public IPv4 (the lab's own VPC). @default true */
+  readonly publicIpv4?: boolean;
+  /** The network lines (VPC endpoints: zone-hours and data), part → $/hour. */
+  readonly network?: Readonly<Record<string, number>>;
 }
+
+const PRIVATE_ENDPOINTS =
+  'VPC interface endpoints 7 × 2 zones (ssm, ssmmessages, ec2messages, secretsmanager, lambda, rds, cloudformation)';
 
 const EXPECTED: Readonly<Record<string, Expected>> = {
   'default.json': {
@@ -114,6 +123,34 @@ const EXPECTED: Readonly<Record<string, Expected>> = {
     poolerHosts: 3,
     poolerSecret: true,
   },
+  'existing-vpc.json': {
+    lines: {
+      'Aurora writer db.t4g.medium': 0.073,
+      'Aurora writer db.t4g.medium CPU credits (Unlimited mode)': AURORA_T4G_MEDIUM_CREDITS,
+      'RDS Proxy pool100': 2 * 0.015,
+      'Runners 1 × c7g.large': 0.0725,
+    },
+    runners: 1,
+    publicIpv4: false,
+    network: {},
+  },
+  'private.json': {
+    lines: {
+      'Aurora writer db.t4g.medium': 0.073,
+      'Aurora writer db.t4g.medium CPU credits (Unlimited mode)': AURORA_T4G_MEDIUM_CREDITS,
+      'RDS Proxy pool100': 2 * 0.015,
+      'Runners 1 × c7g.large': 0.0725,
+      'PgBouncer host bouncer c7g.medium': 0.0363,
+    },
+    runners: 1,
+    poolerHosts: 1,
+    poolerSecret: true,
+    publicIpv4: false,
+    network: {
+      [PRIVATE_ENDPOINTS]: 7 * 2 * 0.01,
+      'VPC interface endpoint data 0.05 GB/h (assumed)': 0.05 * 0.01,
+    },
+  },
   'pocket.json': {
     lines: {
       'RDS for PostgreSQL db.t4g.micro single-AZ': 0.016,
@@ -163,10 +200,25 @@ describe.each(labFiles)('%s', (file) => {
     expect(priced.map((l) => l.part).sort()).toEqual(Object.keys(expected.lines).sort());
   });
 
+  test('network lines: public addresses, or the VPC endpoints by zone-hour and by GB', () => {
+    if (!expected) throw new Error(`no expectation for ${file}`);
+    const network = estimate.lines.filter((l) => l.category === 'network');
+    const hosts = expected.runners + (expected.poolerHosts ?? 0);
+    const want =
+      expected.network ??
+      (expected.publicIpv4 === false ? {} : { [`Public IPv4 × ${hosts}`]: hosts * 0.005 });
+    expect(network.map((l) => l.part).sort()).toEqual(Object.keys(want).sort());
+    for (const [part, usd] of Object.entries(want))
+      expect(network.find((l) => l.part === part)?.usdPerHourMax).toBeCloseTo(usd, 9);
+  });
+
   test('totals per hour, 8-hour day and 30-day month', () => {
     if (!expected) throw new Error(`no expectation for ${file}`);
+    const perHost = expected.publicIpv4 === false ? PER_RUNNER - 0.005 : PER_RUNNER;
+    const network = Object.values(expected.network ?? {}).reduce((a, b) => a + b, 0);
     const rest =
-      (expected.runners + (expected.poolerHosts ?? 0)) * PER_RUNNER +
+      network +
+      (expected.runners + (expected.poolerHosts ?? 0)) * perHost +
       (expected.shared ?? SHARED) +
       (expected.poolerSecret ? 0.4 / 720 : 0);
     const values = Object.values(expected.lines);

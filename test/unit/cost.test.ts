@@ -206,7 +206,7 @@ describe('estimateCost, errors and options', () => {
 
   test('a region without prices is an error naming the regions that have them', () => {
     expect(() => estimateCost(lab({}), { region: 'eu-west-1' })).toThrow(
-      /no prices for region eu-west-1.*regions with prices: us-east-1/,
+      /region eu-west-1 has no price table .*regions with prices: us-east-1/,
     );
   });
 

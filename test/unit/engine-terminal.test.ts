@@ -94,6 +94,37 @@ test('the scenario table shows target, clients, protocol, connect, tps, p95, err
   expect(lines[4]).toBe('  ✗ [x] ratio ≥ 3 — 1 vs 2');
 });
 
+test('a probe scenario (no pgbench) shows what each probe observed instead of tps, p95 and errors', () => {
+  // GIVEN the session-state scenario's steps: a probe result beside a null pgbench result
+  const suite = getSuite('session-state');
+  const probe = (observed: string, target: string): StepRecord =>
+    record({
+      stepId: `session-state/${target}/c2/simple/persistent/r1`,
+      scenario: 'session-state',
+      target: { kind: target === 'direct' ? 'direct' : 'pgbouncer-transaction', name: target },
+      params: { ...record({ stepId: 'x', scenario: 'x' }).params, clients: 2 },
+      probe: { kind: 'session-state', order: 'interleaved', sharing: 'direct', features: [] },
+      verdict: { expected: 'succeeds (session-state)', observed, held: true },
+    });
+  // WHEN the closing table is drawn
+  const lines = formatResultTables(
+    suite,
+    [
+      probe('16 features: 16 works, 0 lost, 0 leaks, 0 errors', 'direct'),
+      probe('16 features: 4 works, 0 lost, 11 leaks, 1 errors', 'pgbouncer-transaction'),
+    ],
+    [],
+  ).split('\n');
+  // THEN no tps or p95 column (never a "?" for what a probe does not measure), the observation instead
+  expect(lines[1]).toMatch(/^ {2}target +clients +protocol +connect +observed +verdict$/);
+  expect(lines[2]).toMatch(
+    /^ {2}direct +2 +simple +persistent +16 features: 16 works, 0 lost, 0 leaks, 0 errors +✓ succeeds \(session-state\)$/,
+  );
+  expect(lines[3]).toMatch(
+    /^ {2}pgbouncer-transaction +2 +simple +persistent +16 features: 4 works, 0 lost, 11 leaks/,
+  );
+});
+
 test('the summary counts held, broken and informational verdicts and names the run directory', () => {
   const m = {
     status: 'completed',

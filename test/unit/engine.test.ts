@@ -13,6 +13,7 @@ import type {
   PgbenchInvocation,
   PgbenchOutcome,
   PoolControl,
+  ServerConnectionsProbe,
   Target,
 } from '../../lib/engine/ports';
 import { runSuite, type ProgressEvent, type RunSuiteOptions } from '../../lib/engine/run-suite';
@@ -240,6 +241,53 @@ describe('runSuite', () => {
     expect(h.rec.calls).toEqual(expected);
     expect(result.manifest.status).toBe('completed');
     expect(result.records.map((r) => r.stepId)).toEqual(h.steps.map((s) => s.stepId));
+  });
+
+  test('isolates each step’s target first, and records the connections held around every measured step', async () => {
+    // GIVEN a pool control that can isolate targets, and a probe whose counts are scripted:
+    // before = 3, one sample of 9 while pgbench runs, after = 4 (per step)
+    const h = harness();
+    const base = h.options();
+    const pool: PoolControl = {
+      ...base.pool,
+      isolate: (t: TargetRef) => {
+        h.rec.calls.push(`isolate:${t.name}`);
+        return Promise.resolve();
+      },
+    };
+    let watched = 0;
+    const serverConnections: ServerConnectionsProbe = {
+      watch: () => {
+        watched++;
+        h.rec.calls.push('watch');
+        return Promise.resolve({
+          stop: () => Promise.resolve({ before: 3, peak: 9, after: 4 }),
+        });
+      },
+    };
+    // WHEN
+    await runSuite({ ...base, pool, serverConnections });
+    // THEN before each step: isolate its target, reset, watch, run; and every record carries the figures
+    expect(h.rec.calls).toEqual([
+      ...h.steps.flatMap((s, i) => [
+        `isolate:${s.target.name}`,
+        ...(i === 0 ? ['init'] : []),
+        `reset:${s.target.name}`,
+        'watch',
+        `run:${stepFileName(s.stepId)}`,
+      ]),
+      'restore',
+    ]);
+    expect(watched).toBe(h.steps.length);
+    for (const s of h.steps)
+      expect(readStep(h.dir, s.stepId).serverConnections).toEqual({ before: 3, peak: 9, after: 4 });
+  });
+
+  test('without a probe the step records leave serverConnections out (old readers see no change)', async () => {
+    const h = harness();
+    await runSuite(h.options());
+    const first = defined(h.steps[0], 'a step');
+    expect('serverConnections' in readStep(h.dir, first.stepId)).toBe(false);
   });
 
   test('loads data again when the scale or the init flags change, not otherwise', async () => {

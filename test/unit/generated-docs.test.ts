@@ -72,7 +72,13 @@ test('the defaults the schema documents are the defaults validation applies', ()
   const defaulted = rows.filter(
     (r) => r.default.startsWith('`') && r.path !== 'proxies' && r.path !== 'poolers',
   );
+  const explicitNetwork: Record<string, unknown> = {};
   for (const row of defaulted) {
+    // An existing VPC's fields (`network` is "create" or that object): checked on their own below.
+    if (row.path.startsWith('network.')) {
+      explicitNetwork[row.path.slice('network.'.length)] = JSON.parse(row.default.slice(1, -1)) as unknown;
+      continue;
+    }
     // `postgres` is the alternative to `aurora` (one database per lab): checked on its own below.
     if (row.path.startsWith('postgres.')) {
       explicitPostgres[row.path.slice('postgres.'.length)] = JSON.parse(row.default.slice(1, -1)) as unknown;
@@ -98,6 +104,17 @@ test('the defaults the schema documents are the defaults validation applies', ()
   const spelled = withPostgres(explicitPostgres);
   expect(spelled.ok).toBe(true);
   expect(spelled).toEqual(withPostgres({}));
+  // AND an existing VPC spelling out its defaults equals one that gives only the required fields
+  expect(Object.keys(explicitNetwork)).toEqual(['endpoints']);
+  const vpc = {
+    vpcId: 'vpc-0123456789abcdef0',
+    subnetIds: ['subnet-0123456789abcdef1', 'subnet-0123456789abcdef2'],
+    account: '111122223333',
+    egress: 'vpc-endpoints',
+  };
+  const withNetwork = (network: object) => validateLab({ ...explicit, region: 'eu-west-1', network });
+  expect(withNetwork({ ...vpc, ...explicitNetwork }).ok).toBe(true);
+  expect(withNetwork({ ...vpc, ...explicitNetwork })).toEqual(withNetwork(vpc));
   expect(schema.properties.ttlHours?.default).toBe(DEFAULTS.ttlHours);
 });
 

@@ -287,6 +287,45 @@ describe('PgbouncerPoolControl', () => {
     ]);
   });
 
+  test('a session-state step narrows the pooler to one server connection per process, and restore puts the current % back', async () => {
+    // GIVEN a sweep left the pooler at 45 %
+    const { c, sent } = control(true);
+    await c.setPoolPercent(tx, 45);
+    sent.length = 0;
+    // WHEN a probe narrows it, then restores it
+    const narrowed = await c.narrowToOne(tx);
+    const during = sent.filter(([, s]) => s.startsWith('SET')).map(([p, s]) => `${p} ${s}`);
+    await narrowed?.restore();
+    // THEN one server connection on every process, then the 45 % it had (not the lab's value)
+    expect(during).toEqual([
+      '6440 SET default_pool_size = 1',
+      '6440 SET max_user_connections = 1',
+      '6441 SET default_pool_size = 1',
+      '6441 SET max_user_connections = 1',
+    ]);
+    expect(narrowed?.sharing).toMatch(
+      /default_pool_size = 1 .* on each of 2 processes \(clients may land on different ones\)/,
+    );
+    expect(
+      sent
+        .filter(([, s]) => s.startsWith('SET'))
+        .slice(-4)
+        .map(([p, s]) => `${p} ${s}`),
+    ).toEqual([
+      '6440 SET default_pool_size = 243',
+      '6440 SET max_user_connections = 243',
+      '6441 SET default_pool_size = 243',
+      '6441 SET max_user_connections = 243',
+    ]);
+  });
+
+  test('a runner that does not own the pooler does not narrow it, and an RDS Proxy is not one of its poolers', async () => {
+    const { c, sent } = control(false);
+    expect(await c.narrowToOne(tx)).toBeNull();
+    expect(await control(true).c.narrowToOne({ kind: 'rds-proxy', name: 'pool100' })).toBeNull();
+    expect(sent).toEqual([]);
+  });
+
   test('a runner that does not own the pooler sends nothing but tracks the %', async () => {
     const { c, sent } = control(false);
     await c.setPoolPercent(tx, 25);

@@ -116,6 +116,7 @@ describe.each([
       'test/integration/local-stack.test.ts',
       'test/integration/pgbouncer-stop.test.ts',
       'test/integration/pooler-bootstrap.test.ts',
+      'test/integration/session-state.test.ts',
     ],
   },
   {

@@ -124,6 +124,25 @@ describe('compareRuns on two synthetic runs', () => {
     expect(model.onlyB.map((c) => c.key.clients)).toEqual([100]);
   });
 
+  test('compare opens with the two runs’ decision tables side by side, row by row', () => {
+    // WHEN
+    const r = writeComparison(join(dir, 'A'), join(dir, 'B'), { outDir: join(dir, 'out-decision') });
+    // THEN the decision table comes before the cell-by-cell tables
+    expect(r.markdown.indexOf('## Decision table, A beside B')).toBeGreaterThan(0);
+    expect(r.markdown.indexOf('## Decision table, A beside B')).toBeLessThan(
+      r.markdown.indexOf('## Cell by cell'),
+    );
+    // B's quick-e1 direct·simple is 1.5 × A's over the cells every target measured with a tps (20 clients)
+    const pair = r.model.decisions.find((p) => p.scenario === 'quick-e1' && p.label === 'direct · simple');
+    expect(pair?.ratio).toBeCloseTo(1.5);
+    expect(r.markdown).toContain(
+      '| quick-e1 | direct · simple | 10,000.0 (best 11,000.0 / worst 9,000.0, n=3) | 15,000.0 (best 16,500.0 / worst 13,500.0, n=3) | 1.50 × |',
+    );
+    expect(readFileSync(r.htmlPath, 'utf8')).toContain(
+      '<section id="decision"><h2>Decision table, A beside B</h2>',
+    );
+  });
+
   test('writeComparison writes compare.md / compare.html and returns the Markdown', () => {
     const out = join(dir, 'out');
     // WHEN

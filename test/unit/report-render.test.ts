@@ -100,8 +100,12 @@ describe('report.html is self-contained', () => {
   test('one inline SVG per chart figure, with unique element ids across charts', () => {
     const figures = page.match(/<figure class="chart"/g) ?? [];
     const svgs = page.match(/<svg /g) ?? [];
-    // 4 panels × (tps + latency) + 1 churn + the metric panels with data (cl_waiting, sv_active, maxwait)
-    expect(figures.length).toBe(4 * 2 + 1 + 3);
+    // quick-e1 over 20 and 60 clients (tps + latency, every target and mode a series); quick-e3 ran
+    // one client count (no chart of single points) + 1 churn + the metric panels with data
+    expect(figures.length).toBe(2 + 1 + 3);
+    expect(page).toMatch(
+      /data-chart="single-point">simple · persistent connections, new connection per transaction \(-C\): one client count \(10\), so no chart over client counts/,
+    );
     expect(svgs.length).toBe(figures.length);
     const ids = [...page.matchAll(/\sid="(zr[^"]+)"/g)].map((m) => m[1]);
     expect(new Set(ids).size).toBe(ids.length);
@@ -127,30 +131,39 @@ describe('chart options carry the right points', () => {
   const cells = groupCells(run.steps);
   const [simple] = scenarioPanels(cells);
 
-  test('tps: median line per target, refused cell null (a gap), band = worst + (best − worst)', () => {
+  test('tps: one chart for the scenario, a median line per target and mode, refused cell null (a gap), band = worst + (best − worst)', () => {
     // WHEN
     const option = tpsOption(simple!, 't');
     const series = option.series as Array<{ name: string; data: unknown[]; stack?: string }>;
     // THEN
-    const direct = series.find((s) => s.name === 'direct')!;
+    const direct = series.find((s) => s.name === 'direct · simple')!;
     expect(direct.data[0]).toEqual(expect.objectContaining({ value: 10000, symbol: 'circle' }));
     expect(direct.data[1]).toBeNull();
-    const worst = series.find((s) => s.name === 'pgbouncer-transaction worst')!;
-    const width = series.find((s) => s.name === 'pgbouncer-transaction best')!;
+    const worst = series.find((s) => s.name === 'pgbouncer-transaction · simple worst')!;
+    const width = series.find((s) => s.name === 'pgbouncer-transaction · simple best')!;
     expect(worst.stack).toBe(width.stack);
     expect(worst.data[0]).toBeCloseTo(8100);
     expect(width.data[0]).toBeCloseTo(1800);
-    expect((option.legend as { data: string[] }).data).toEqual(['direct', 'pgbouncer-transaction']);
+    expect((option.legend as { data: string[] }).data).toEqual([
+      'direct · simple',
+      'pgbouncer-transaction · simple',
+      'direct · prepared',
+      'pgbouncer-transaction · prepared',
+    ]);
     expect((option.xAxis as { data: string[] }).data).toEqual(['20', '60']);
   });
 
-  test('latency: p95 and p50 per target', () => {
+  test('latency: p95 and p50 per target and mode', () => {
     const names = (latencyOption(simple!, 't').series as Array<{ name: string }>).map((s) => s.name);
     expect(names).toEqual([
-      'direct p95',
-      'pgbouncer-transaction p95',
-      'direct p50',
-      'pgbouncer-transaction p50',
+      'direct · simple p95',
+      'pgbouncer-transaction · simple p95',
+      'direct · prepared p95',
+      'pgbouncer-transaction · prepared p95',
+      'direct · simple p50',
+      'pgbouncer-transaction · simple p50',
+      'direct · prepared p50',
+      'pgbouncer-transaction · prepared p50',
     ]);
   });
 
@@ -193,13 +206,13 @@ describe('writeReport', () => {
       const md = readFileSync(r.mdPath, 'utf8');
       expect(md).toMatch(/^# proxylab quick — run synthetic-repeated/);
       expect(md).toContain('| E1 | quick-e1 |');
-      expect(md).toContain('**Findings**: ✓ reproduced: E1 (quick-e1), E3 (quick-e3)');
+      expect(md).toContain('**Findings**: ✓ as the experiment predicts: E1 (quick-e1), E3 (quick-e3)');
       expect(readFileSync(r.htmlPath, 'utf8')).toContain(
-        '<p class="findings-line" id="findings-line"><span class="badge s-reproduced">reproduced</span> E1 (quick-e1), E3 (quick-e3)</p>',
+        '<p class="findings-line" id="findings-line"><span class="badge s-reproduced">✓ as the experiment predicts</span> E1 (quick-e1), E3 (quick-e3)</p>',
       );
       // the refused cell: unknown tps, the error class, the verdict that held
       expect(md).toMatch(
-        /\| direct \| 60 \| simple \| persistent \| \? \| \? \| too-many-connections ×3 \| ✓ refused: too-many-connections \|/,
+        /\| direct \| 60 \| simple \| persistent \| \? \| \? \| too-many-connections ×3 \| ✓ as the experiment predicts: refused: too-many-connections \|/,
       );
       // repeated cells show best / worst
       expect(md).toContain('9,000.0 (best 9,900.0 / worst 8,100.0, n=3)');

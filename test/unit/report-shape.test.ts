@@ -106,24 +106,27 @@ describe('loadRun', () => {
 describe('scenario charts: which points go where', () => {
   const panels = scenarioPanels(groupCells(repeated.steps));
 
-  test('one panel per scenario × protocol × connect, x = the client counts of that panel', () => {
-    expect(panels.map((p) => [p.scenario, p.protocol, p.connect, p.clients])).toEqual([
-      ['quick-e1', 'simple', 'persistent', [20, 60]],
-      ['quick-e1', 'prepared', 'persistent', [20, 60]],
-      ['quick-e3', 'simple', 'persistent', [10]],
-      ['quick-e3', 'simple', 'per-transaction', [10]],
+  test('one panel per scenario, x = its client counts; a scenario of one client count is not drawable', () => {
+    expect(panels.map((p) => [p.scenario, p.modes, p.clients, p.drawable])).toEqual([
+      ['quick-e1', 'simple, prepared · persistent connections', [20, 60], true],
+      ['quick-e3', 'simple · persistent connections, new connection per transaction (-C)', [10], false],
     ]);
   });
 
-  test('one line per target, medians with best/worst from the three repetitions', () => {
+  test('one line per target and mode, medians with best/worst from the three repetitions', () => {
     // GIVEN quick-e1 simple: pgbouncer-transaction tps 9000/9500 × (1, 1.1, 0.9)
-    const simple = panels[0]!;
-    // THEN
-    expect(simple.tps.map((l) => l.label)).toEqual(['direct', 'pgbouncer-transaction']);
-    const pooled = simple.tps[1]!;
+    const e1 = panels[0]!;
+    // THEN every target and protocol is a series of the one chart
+    expect(e1.tps.map((l) => l.label)).toEqual([
+      'direct · simple',
+      'pgbouncer-transaction · simple',
+      'direct · prepared',
+      'pgbouncer-transaction · prepared',
+    ]);
+    const pooled = e1.tps[1]!;
     expect(pooled.points[0]?.value).toEqual({ best: 9900, median: 9000, worst: 8100, n: 3 });
     expect(pooled.points[1]?.value?.median).toBeCloseTo(9500);
-    expect(simple.repeated).toBe(true);
+    expect(e1.repeated).toBe(true);
   });
 
   test('a refused cell is a gap (null value, flagged troubled), never a zero', () => {
@@ -139,9 +142,19 @@ describe('scenario charts: which points go where', () => {
     expect(direct95.points[0]?.value).toEqual({ best: 3.6, median: 4, worst: 4.4, n: 3 });
   });
 
-  test('a target keeps its colour index across panels', () => {
-    const e3 = panels[3]!;
-    expect(e3.tps.map((l) => [l.label, l.colorIndex])).toEqual([
+  test('series of one mode per scenario keep their target’s colour; several modes get one colour each', () => {
+    expect(panels[0]!.tps.map((l) => [l.label, l.colorIndex])).toEqual([
+      ['direct · simple', 0],
+      ['pgbouncer-transaction · simple', 1],
+      ['direct · prepared', 2],
+      ['pgbouncer-transaction · prepared', 3],
+    ]);
+    const single = scenarioPanels(
+      groupCells(
+        repeated.steps.filter((s) => s.params.protocol === 'simple' && s.params.connect === 'persistent'),
+      ),
+    );
+    expect(single[0]!.tps.map((l) => [l.label, l.colorIndex])).toEqual([
       ['direct', 0],
       ['pgbouncer-transaction', 1],
     ]);

@@ -72,6 +72,7 @@ function setMaxPreparedStatements(n: number): AdminOp {
 export const pgbouncerDriver: PoolerDriver = {
   product: 'pgbouncer',
   displayName: 'PgBouncer',
+  poolSizeSettings: ['default_pool_size', 'max_user_connections'],
   poolModes: POOL_MODES,
   capabilities: (version) => ({
     preparedStatementsInTransactionMode: version !== null && supportsMaxPreparedStatements(version),
@@ -114,6 +115,7 @@ export const pgbouncerDriver: PoolerDriver = {
     binaryPath: PGBOUNCER_BIN,
     systemUser: PGBOUNCER_USER,
     installCommands: pgbouncerInstallCommands,
+    needsInternet: null,
     dataPort: PGBOUNCER_PORT,
     layout: poolerPaths,
     render: renderPgbouncerHostFiles,

@@ -3,7 +3,7 @@
  * bash lines for the user data (lib/constructs/pooler-user-data.ts runs them before the bootstrap).
  * Pure text, no CDK.
  */
-import type { PoolerRelease } from '../driver';
+import type { PoolerRelease, PoolerSourceLocation } from '../driver';
 
 /** Prefix the release is installed under: the binary is /usr/local/bin/pgbouncer. */
 export const PGBOUNCER_PREFIX = '/usr/local';
@@ -30,7 +30,10 @@ export const PGBOUNCER_BUILD_PACKAGES: readonly string[] = [
  * Download, verify, build and install `release`; create the `pgbouncer` user. Fails (set -e) on a
  * download error, a checksum mismatch, a build error, or a binary that is not this version.
  */
-export function pgbouncerInstallCommands(release: PoolerRelease): string[] {
+export function pgbouncerInstallCommands(
+  release: PoolerRelease,
+  source: PoolerSourceLocation = { kind: 'upstream' },
+): string[] {
   if (release.sha256 === undefined)
     throw new Error(`PgBouncer releases are tarballs pinned by SHA-256: ${JSON.stringify(release)}`);
   const { version, url, sha256 } = release;
@@ -38,12 +41,20 @@ export function pgbouncerInstallCommands(release: PoolerRelease): string[] {
   // single quotes, checked here so a bad table entry cannot inject shell.
   if (!/^\d+\.\d+\.\d+$/.test(version) || !/^[0-9a-f]{64}$/.test(sha256) || !/^https:\/\/[\w./-]+$/.test(url))
     throw new Error(`PgBouncer release entry is malformed: ${JSON.stringify(release)}`);
+  // An S3 URI may carry CDK tokens (`${Token[…]}`, rendered into the bucket name at synth): no quotes or spaces.
+  if (source.kind === 's3' && !/^s3:\/\/[^\s'"]+$/.test(source.uri))
+    throw new Error(`PgBouncer source URI is malformed: ${JSON.stringify(source.uri)}`);
   const tarball = `pgbouncer-${version}.tar.gz`;
+  const fetch =
+    source.kind === 'upstream'
+      ? `curl --fail --silent --show-error --location --retry 5 --retry-delay 5 --output "\${pgbouncer_src}/${tarball}" '${url}'`
+      : // the copy `proxylab deploy` staged (the same bytes: it checked the published SHA-256 first), through the S3 gateway endpoint
+        `aws s3 cp '${source.uri}' "\${pgbouncer_src}/${tarball}"`;
   return [
-    `# PgBouncer ${version} from the upstream release; its published SHA-256 is checked before anything is built`,
+    `# PgBouncer ${version} from ${source.kind === 'upstream' ? 'the upstream release' : 'the staged copy of the upstream release'}; its published SHA-256 is checked before anything is built`,
     `dnf install -y ${PGBOUNCER_BUILD_PACKAGES.join(' ')}`,
     'pgbouncer_src=$(mktemp -d)',
-    `curl --fail --silent --show-error --location --retry 5 --retry-delay 5 --output "\${pgbouncer_src}/${tarball}" '${url}'`,
+    fetch,
     `echo '${sha256}  ${tarball}' > "\${pgbouncer_src}/SHA256SUMS"`,
     '(cd "${pgbouncer_src}" && sha256sum -c --strict SHA256SUMS)',
     `tar -xzf "\${pgbouncer_src}/${tarball}" -C "\${pgbouncer_src}"`,

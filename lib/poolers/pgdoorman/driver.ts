@@ -32,7 +32,7 @@ import { PGBOUNCER_PORT } from '../pgbouncer/layout';
 import { PGDOORMAN_PREPARED_SINCE, versionAtLeast } from '../../suite/targets';
 import { parsePgdoormanVersion, pgdoormanPoolName, withPoolSize } from './config';
 import { pgdoormanPaths, pgdoormanUnitInstance, pgdoormanUnits, renderPgdoormanHostFiles } from './host';
-import { PGDOORMAN_BIN, PGDOORMAN_USER, pgdoormanInstallCommands } from './install';
+import { PGDOORMAN_BIN, PGDOORMAN_NEEDS_INTERNET, PGDOORMAN_USER, pgdoormanInstallCommands } from './install';
 import { DEFAULT_PGDOORMAN_VERSION, PGDOORMAN_RELEASES } from './releases';
 
 /**
@@ -113,6 +113,7 @@ export const PGDOORMAN_LIFECYCLE: PoolerLifecycle = {
 export const pgdoormanDriver: PoolerDriver = {
   product: 'pgdoorman',
   displayName: 'PgDoorman',
+  poolSizeSettings: ['pool_size'],
   poolModes: POOL_MODES,
   capabilities: (version) => ({
     preparedStatementsInTransactionMode: known(version, PGDOORMAN_PREPARED_SINCE),
@@ -156,6 +157,7 @@ export const pgdoormanDriver: PoolerDriver = {
     binaryPath: PGDOORMAN_BIN,
     systemUser: PGDOORMAN_USER,
     installCommands: pgdoormanInstallCommands,
+    needsInternet: PGDOORMAN_NEEDS_INTERNET,
     // the port PgBouncer's and PgDoorman's examples both use
     dataPort: PGBOUNCER_PORT,
     layout: pgdoormanPaths,

@@ -6,7 +6,7 @@
  * published SHA-256 before it runs; every crate checked by cargo against the tree's Cargo.lock.
  * Pure text, no CDK.
  */
-import type { PoolerRelease } from '../driver';
+import type { PoolerRelease, PoolerSourceLocation } from '../driver';
 import { PGDOORMAN_RUST_TOOLCHAIN } from './releases';
 
 /** Where the binary is installed. */
@@ -39,12 +39,27 @@ const HEX64 = /^[0-9a-f]{64}$/;
 const URL_SAFE = /^https:\/\/[\w./-]+$/;
 
 /**
+ * What the build fetches from the internet, none of it one archive with a published SHA-256 that
+ * `proxylab deploy` could stage for a host without internet (lib/operator/pooler-sources.ts): lab
+ * validation names it when a lab without internet asks for PgDoorman.
+ */
+export const PGDOORMAN_NEEDS_INTERNET =
+  'its host builds the pinned tag from source and fetches github.com (the tag, checked by commit), static.rust-lang.org (rustup-init, checked by SHA-256, and the Rust toolchain) and index.crates.io / static.crates.io (its crates, checked against Cargo.lock); no PgDoorman archive with a published SHA-256 exists for deploy to stage';
+
+/**
  * Clone, verify, build and install `release`; create the `pgdoorman` user. Fails (set -e) on a
  * download error, a checksum or commit mismatch, a build error, or a binary that is not this version.
  */
-export function pgdoormanInstallCommands(release: PoolerRelease): string[] {
+export function pgdoormanInstallCommands(
+  release: PoolerRelease,
+  source: PoolerSourceLocation = { kind: 'upstream' },
+): string[] {
   if (release.gitCommit === undefined)
     throw new Error(`PgDoorman releases are git tags pinned by commit: ${JSON.stringify(release)}`);
+  if (source.kind !== 'upstream')
+    throw new Error(
+      `PgDoorman ${release.version} cannot be installed from a staged archive (${source.uri}): ${PGDOORMAN_NEEDS_INTERNET}`,
+    );
   const { version, url, tag, gitCommit, buildInputs } = release;
   // The values come from ./releases.ts; checked here so a bad table entry cannot inject shell.
   if (

@@ -167,6 +167,13 @@ export const IAM_REQUESTS: Readonly<Record<string, Mapper>> = {
   'EC2:DescribeAvailabilityZones': () => one('ec2:DescribeAvailabilityZones', ['*']),
   'EC2:DescribeInstanceTypeOfferings': () => one('ec2:DescribeInstanceTypeOfferings', ['*']),
   'EC2:DescribeInstances': () => one('ec2:DescribeInstances', ['*']),
+  // doctor's route-table check and deploy's subnet zones (an existing VPC): no resource-level permissions.
+  'EC2:DescribeRouteTables': () => one('ec2:DescribeRouteTables', ['*']),
+  'EC2:DescribeSubnets': () => one('ec2:DescribeSubnets', ['*']),
+  // What `cdk synth` looks up for an existing VPC (aws-cdk's VPC and Cloud Control context providers).
+  'EC2:DescribeVpcs': () => one('ec2:DescribeVpcs', ['*']),
+  'EC2:DescribeManagedPrefixLists': () => one('ec2:DescribeManagedPrefixLists', ['*']),
+  'CloudControl:ListResources': () => one('cloudformation:ListResources', ['*']),
   'EC2:DescribeSpotInstanceRequests': () => one('ec2:DescribeSpotInstanceRequests', ['*']),
   'EC2:CancelSpotInstanceRequests': (i, lab) =>
     strs(i.SpotInstanceRequestIds).map((id) => ({

@@ -62,14 +62,19 @@ describe('catalog', () => {
       'e5',
       'e6',
       'e6-local',
+      'latency',
       'quick',
+      'session',
+      'session-state',
       'smoke',
     ]);
   });
 
   test('getSuite with an unknown name throws a UsageError listing the valid names', () => {
     expect(() => getSuite('e9')).toThrow(UsageError);
-    expect(() => getSuite('e9')).toThrow(/valid suites: quick, smoke, e1, e2, e3, e4, e5, e6, e6-local, all-published/);
+    expect(() => getSuite('e9')).toThrow(
+      /valid suites: quick, smoke, e1, e2, e3, e4, e5, e6, e6-local, session, session-state, latency, all-published/,
+    );
   });
 
   test('every experiment E1–E6 is in all-published, with a finding and expectations', () => {
@@ -86,6 +91,40 @@ describe('catalog', () => {
       expect(s.finding.length).toBeGreaterThan(20);
       expect(s.expectations.length).toBeGreaterThan(0);
     }
+  });
+
+  test('the measurements beyond the published experiments are in `session`, not in all-published or quick', () => {
+    const session = getSuite('session').scenarios.map((s) => s.experiment);
+    expect([...new Set(session)]).toEqual(['SESSION', 'LATENCY']);
+    for (const name of ['all-published', 'quick', 'smoke'])
+      expect(
+        getSuite(name).scenarios.some((s) => s.experiment === 'LATENCY' || s.experiment === 'SESSION'),
+      ).toBe(false);
+  });
+
+  test('latency: one client through every local target and direct, a repetition running every target back to back', () => {
+    // GIVEN the local stand-in's targets WHEN the latency suite is expanded
+    const steps = expandSuite(getSuite('latency'), LOCAL);
+    // THEN every step is one client on one connection, and within a repetition and protocol every target follows direct
+    expect(new Set(steps.map((s) => s.params.clients))).toEqual(new Set([1]));
+    expect(
+      steps
+        .filter((s) => s.scenario === 'latency-single')
+        .map((s) => s.stepId)
+        .slice(0, 6),
+    ).toEqual([
+      'latency-single/direct/c1/simple/persistent/r1',
+      'latency-single/pgbouncer-transaction/c1/simple/persistent/r1',
+      'latency-single/pgbouncer-session/c1/simple/persistent/r1',
+      'latency-single/direct/c1/extended/persistent/r1',
+      'latency-single/pgbouncer-transaction/c1/extended/persistent/r1',
+      'latency-single/pgbouncer-session/c1/extended/persistent/r1',
+    ]);
+    expect(steps.filter((s) => s.scenario === 'latency-rated').every((s) => s.params.rate === 500)).toBe(
+      true,
+    );
+    expect(steps).toHaveLength(2 * 3 * 2 * 3);
+    expect(steps.every((s) => s.expectation.outcome === 'succeeds')).toBe(true);
   });
 
   test.each(SUITE_NAMES.map((n) => [n]))('every scenario of %s is valid data', (name) => {

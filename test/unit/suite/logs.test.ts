@@ -66,6 +66,19 @@ describe('per-transaction logs (--log)', () => {
     expect(r.series[0]?.latencyAvgMs).toBeCloseTo(2008 / 6 / 1000, 9);
   });
 
+  test('a percentile on 0 µs entries (pgbench’s lazily read clock) is unknown, not 0 ms', () => {
+    // GIVEN a fast direct step: 6 of 10 transactions logged at 0 µs (started and completed within
+    // one pass of pgbench's state machine, one clock reading), the rest 20–90 µs
+    const lines = [0, 0, 0, 0, 0, 0, 20, 40, 60, 90].map((us, i) => `0 ${i} ${us} 0 300 ${i}`).join('\n');
+    // WHEN
+    const r = parseTransactionLogs([lines]);
+    // THEN p50 lands on a 0 µs entry: unknown; p95 and p99 are real
+    expect(r.latencyP50Ms).toBeNull();
+    expect(r.latencyP95Ms).toBe(0.09);
+    expect(r.latencyP99Ms).toBe(0.09);
+    expect(r.sampledTransactions).toBe(10);
+  });
+
   test('two threads merge into the same seconds; failed transactions are not counted; lag read when present', () => {
     const threadA = '0 1 1000 0 200 10 50\n0 2 3000 0 201 10 150\n';
     const threadB = '1 1 2000 0 200 99 100\n1 2 failed 0 201 50 0\n1 3 skipped 0 203 0 0\n';

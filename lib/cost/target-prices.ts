@@ -1,0 +1,73 @@
+/**
+ * What each target of a lab adds to the hourly bill, for the report's decision table ($/h and $ per
+ * million transactions). Priced by the operator from the lab and the dated price table
+ * (`proxylab run` carries the result in the run request; the runner writes it into the run's
+ * environment), never on the runners and never fetched.
+ *
+ * - `direct` adds nothing: the database is billed whichever target is measured.
+ * - An RDS Proxy target adds its proxy's line (vCPU- or ACU-hours of the instances behind it; a
+ *   serverless range is priced at its upper end and says so).
+ * - A self-hosted pooler target adds its dedicated host: the instance, its root volume and, when the
+ *   stack gives the host one, its public IPv4 address. A pooler's pool modes share that host: each of
+ *   its targets carries the whole host (choosing either mode means paying for the host) and says so.
+ *   A pooler on the runners adds nothing (it shares the runners' CPU with pgbench).
+ */
+import type { LabConfig } from '../config/types';
+import { labTargets } from '../config/targets';
+import type { TargetPrice } from '../suite/types';
+import { estimateCost, HOURS_PER_MONTH, type EstimateOptions } from './estimate';
+import { LAB_DEPLOYMENT_SHAPE } from './shape';
+
+/** Every target of the lab with the USD per hour it adds, in the order runs list them. */
+export function targetPrices(lab: LabConfig, opts: EstimateOptions = {}): TargetPrice[] {
+  const estimate = estimateCost(lab, opts);
+  const shape = opts.shape ?? LAB_DEPLOYMENT_SHAPE;
+  const line = (part: string) => estimate.lines.find((l) => l.part === part);
+  const round = (x: number) => Math.round(x * 1e6) / 1e6;
+  return labTargets(lab).map((t): TargetPrice => {
+    if (t.role === 'writer')
+      return {
+        target: t.ref.name,
+        usdPerHour: 0,
+        basis: 'the database itself: billed whichever target is measured',
+      };
+    if (t.role === 'proxy') {
+      const l = line(`RDS Proxy ${t.proxy.name}`);
+      if (!l)
+        return { target: t.ref.name, usdPerHour: null, basis: `no cost line for RDS Proxy ${t.proxy.name}` };
+      const range = l.usdPerHourMin !== l.usdPerHourMax;
+      return {
+        target: t.ref.name,
+        usdPerHour: l.usdPerHourMax,
+        basis: `RDS Proxy ${t.proxy.name}: ${l.note}${range ? ' (upper end of the range)' : ''}`,
+      };
+    }
+    const pooler = lab.poolers.find((p) => p.name === t.pooler.name);
+    if (!pooler || pooler.placement !== 'dedicated' || pooler.instanceType === null)
+      return {
+        target: t.ref.name,
+        usdPerHour: 0,
+        basis: `pooler ${t.pooler.name} runs on the runners: no host of its own (it shares their CPU with pgbench)`,
+      };
+    const host = estimate.lines.find(
+      (l) => l.category === 'pooler' && l.part.endsWith(` host ${pooler.name} ${pooler.instanceType}`),
+    );
+    const ebs = estimate.lines.find((l) => l.part.startsWith('Pooler host EBS'));
+    const ipv4 = estimate.lines.find((l) => l.part.startsWith('Public IPv4'));
+    if (!host)
+      return { target: t.ref.name, usdPerHour: null, basis: `no cost line for pooler host ${pooler.name}` };
+    const volume = ebs ? (shape.poolerHostRootVolumeGb * ebs.unitPriceUsd) / HOURS_PER_MONTH : 0;
+    const address = ipv4 && shape.poolerHostsHavePublicIpv4 ? ipv4.unitPriceUsd : 0;
+    const shared =
+      pooler.poolModes.length > 1 ? `; shared by its ${pooler.poolModes.join(' and ')} pools` : '';
+    return {
+      target: t.ref.name,
+      usdPerHour: round(host.usdPerHourMax + volume + address),
+      basis:
+        `pooler host ${pooler.name}: ${pooler.instanceType} $${host.unitPriceUsd}/h` +
+        (volume > 0 ? ` + ${shape.poolerHostRootVolumeGb} GB gp3 $${round(volume)}/h` : '') +
+        (address > 0 ? ` + public IPv4 $${address}/h` : '') +
+        shared,
+    };
+  });
+}
