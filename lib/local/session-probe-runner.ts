@@ -17,7 +17,10 @@ import { poolerDriver } from '../poolers/registry';
 import type { LocalPooler } from './pooler';
 
 /** What the runner needs of a local pooler (PgBouncer or PgDoorman: lib/local/pooler.ts). */
-export type SessionProbePooler = Pick<LocalPooler, 'product' | 'processes' | 'poolSize' | 'setPoolSize' | 'reset'>;
+export type SessionProbePooler = Pick<
+  LocalPooler,
+  'product' | 'processes' | 'poolSize' | 'setPoolSize' | 'reset'
+>;
 
 /** What the runner needs of the local stack. */
 export interface SessionProbeStack {

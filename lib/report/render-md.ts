@@ -6,7 +6,13 @@
 import { cellText, columnHeading } from './pooler-matrix';
 import { describeRunDatabase } from '../suite/database';
 import { fmtConnect, fmtDuration, fmtNumber, fmtPrediction, fmtSpread } from './format';
-import { poolersText, type FindingRow, type FindingState, type ReportModel, type ScenarioLookup } from './shape';
+import {
+  poolersText,
+  type FindingRow,
+  type FindingState,
+  type ReportModel,
+  type ScenarioLookup,
+} from './shape';
 import { DECISION_HEADER, DECISION_LEGEND, decisionCells, decisionNotes } from './decision-text';
 import type { DecisionTable } from './decision';
 import { ownScenarios, sessionSections, sessionSectionsMd } from './render-session';

@@ -396,7 +396,12 @@ function sessionHandlingOf(k: KindEntry, version: string | null): SessionHandlin
     };
   // PgDoorman tracks no parameter a client SETs (sync_server_parameters is off by default) but cleans up.
   if (k.pooler === 'pgdoorman')
-    return { resetsOnRelease: false, trackedParameters: [], pinsSessions: false, cleansOnRelease: PGDOORMAN_CLEANUP };
+    return {
+      resetsOnRelease: false,
+      trackedParameters: [],
+      pinsSessions: false,
+      cleansOnRelease: PGDOORMAN_CLEANUP,
+    };
   // RDS Proxy tracks no PostgreSQL parameter: "for PostgreSQL setting a variable leads to session pinning".
   if (k.pooler === 'rds-proxy') return { resetsOnRelease: false, trackedParameters: [], pinsSessions: true };
   return { resetsOnRelease: false, trackedParameters: [], pinsSessions: false };

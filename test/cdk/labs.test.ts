@@ -104,7 +104,8 @@ beforeAll(() => {
 test('labs/ holds the default lab, one lab per published experiment E1–E6 and one per network mode', () => {
   const names = FILES.map((f) => path.basename(f, '.json'));
   expect(names).toContain('default');
-  for (const e of ['e1', 'e2', 'e3', 'e4', 'e5', 'e6']) expect(names.some((n) => n.startsWith(`${e}-`))).toBe(true);
+  for (const e of ['e1', 'e2', 'e3', 'e4', 'e5', 'e6'])
+    expect(names.some((n) => n.startsWith(`${e}-`))).toBe(true);
   // network: the lab's own VPC (the rest), an existing VPC without internet, one with it
   const modes = FILES.map((f) => {
     const n = loadLab(f).network;

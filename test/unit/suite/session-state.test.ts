@@ -155,6 +155,81 @@ describe('expectSession', () => {
   });
 });
 
+const doormanTx = describeTarget(
+  { kind: 'pgdoorman-transaction', name: 'pgdoorman-transaction' },
+  { version: '3.10.7', maxPreparedStatements: 8192 },
+);
+const doormanSession = describeTarget(
+  { kind: 'pgdoorman-session', name: 'pgdoorman-session' },
+  { version: '3.10.7', maxPreparedStatements: 8192 },
+);
+
+/**
+ * PgDoorman: its cleanup_server_connections (RESET ROLE / RESET ALL / DEALLOCATE ALL / CLOSE ALL) makes
+ * SET-like state lost, not leaked, through its transaction pool; what it does not clean still leaks. The
+ * transaction column is what `proxylab local --suite session-state --poolers pgdoorman` measured on
+ * 3.10.7 (every cell held).
+ */
+const DOORMAN: ReadonlyArray<[SessionFeature, SessionOutcome[], SessionOutcome[]]> = [
+  // feature, transaction pool, session pool
+  ['set-session', ['lost'], ['works']],
+  ['set-tracked', ['lost'], ['works']],
+  ['set-local', ['works'], ['works']],
+  ['search-path', ['lost'], ['works']],
+  ['set-role', ['lost'], ['works']],
+  ['advisory-lock', ['leaks'], ['leaks']],
+  ['advisory-xact-lock', ['works'], ['works']],
+  ['temp-table', ['leaks'], ['leaks']],
+  ['temp-table-on-commit-drop', ['works'], ['works']],
+  ['listen-notify', ['leaks'], ['leaks']],
+  ['protocol-prepared', ['works'], ['works']],
+  ['sql-prepare', ['lost', 'leaks'], ['works']],
+  ['with-hold-cursor', ['lost'], ['works']],
+  ['long-statement', ['works'], ['works']],
+  ['discard-all', ['leaks'], ['works']],
+  ['temp-sequence-nextval', ['leaks'], ['leaks']],
+];
+
+describe('expectSession on PgDoorman (cleanup_server_connections)', () => {
+  test('its descriptors say what it cleans, and track no parameter', () => {
+    for (const d of [doormanTx, doormanSession]) {
+      expect(sessionHandling(d)).toEqual({
+        resetsOnRelease: false,
+        trackedParameters: [],
+        pinsSessions: false,
+        cleansOnRelease: ['role', 'settings', 'prepared', 'cursors'],
+      });
+      expect(targetDescriptorSchema.safeParse(d).success).toBe(true);
+    }
+    // a cleanup the schema does not know is refused
+    const bad = {
+      ...doormanTx,
+      capabilities: {
+        ...doormanTx.capabilities,
+        session: { ...sessionHandling(doormanTx), cleansOnRelease: ['temp'] },
+      },
+    };
+    expect(targetDescriptorSchema.safeParse(bad).success).toBe(false);
+  });
+
+  test('the table covers every feature once', () => {
+    expect(DOORMAN.map((r) => r[0]).sort()).toEqual([...SESSION_FEATURES].sort());
+  });
+
+  test.each(DOORMAN)('%s', (feature, onTx, onSession) => {
+    const tx = expectSession(feature, doormanTx);
+    expect(tx.outcomes).toEqual(onTx);
+    expect(expectSession(feature, doormanSession).outcomes).toEqual(onSession);
+    // a cleaned cell names PgDoorman's setting as its source
+    if (onTx.includes('lost')) expect(tx.sources).toEqual(['pgdoorman-cleanup']);
+  });
+
+  test('without the cleanup (a PgBouncer), the same features leak: the expectation follows the capability', () => {
+    for (const f of ['set-session', 'search-path', 'set-role', 'with-hold-cursor'] as const)
+      expect(expectSession(f, tx125).outcomes).toEqual(['leaks']);
+  });
+});
+
 function step(p: Partial<SessionProbeStep> & Pick<SessionProbeStep, 'client'>): SessionProbeStep {
   return {
     kind: 'check',
