@@ -267,10 +267,11 @@ export class PgbouncerPoolControl implements PoolControl {
   async narrowToOne(target: TargetRef): Promise<{ sharing: string; restore: () => Promise<void> } | null> {
     const p = this.poolerOf(target);
     if (!p || !this.o.applies(p)) return null;
-    await this.apply(p, poolerDriver(p.product).admin.setPoolSize(1, this.aliases(p)));
+    const driver = poolerDriver(p.product);
+    await this.apply(p, driver.admin.setPoolSize(1, this.aliases(p)));
     return {
       sharing:
-        `PgBouncer ${p.name}: default_pool_size = 1 and max_user_connections = 1 for the step` +
+        `${driver.displayName} ${p.name}: ${driver.poolSizeSettings.map((x) => `${x} = 1`).join(' and ')} for the step` +
         (p.processes > 1 ? ` on each of ${p.processes} processes (clients may land on different ones)` : '') +
         '; the pool reset before each feature',
       restore: () => this.applyPercent(p, this.currentPercent(p.name)),

@@ -46,7 +46,14 @@ import {
   type PreparedStatementsMode,
   type TargetDescriptor,
 } from './targets';
-import { alternatesTargets, probeDurationSec, probeGroup, probeLabel, type PlannedProbe } from './probes';
+import {
+  alternatesTargets,
+  probeDurationSec,
+  probeGroup,
+  probeLabel,
+  probeUnavailableOn,
+  type PlannedProbe,
+} from './probes';
 import type { ErrorClass, Outcome, StepParams, TargetRef } from './types';
 
 export interface TargetCapacity {
@@ -277,7 +284,10 @@ export function expandScenario(
                 experiment: scenario.experiment,
                 target: target.ref,
                 descriptor,
-                unavailable: unavailable ?? fixedPoolCell(target.descriptor, stepPercent),
+                unavailable:
+                  unavailable ??
+                  fixedPoolCell(target.descriptor, stepPercent) ??
+                  (scenario.probe ? probeUnavailableOn(scenario.probe, target.descriptor) : null),
                 params: {
                   clients,
                   jobs: Math.min(scenario.jobs, clients),

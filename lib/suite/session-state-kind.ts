@@ -194,6 +194,28 @@ export function sessionStateStepSec(
   return Math.ceil(p.features.length * (1 + hold));
 }
 
+/**
+ * A self-hosted pool this run cannot narrow to one server connection (PgDoorman on a pooler host,
+ * whose file the runners cannot rewrite: `resizablePool` null) would let the two clients each keep a
+ * connection of their own, and every feature would read "works": such a step is planned not
+ * available with the reason. A pool that pins (RDS Proxy) is observed, never narrowed.
+ */
+export function sessionStateUnavailableOn(
+  _p: SessionStateProbe,
+  target: {
+    readonly capabilities: {
+      readonly pooled?: boolean;
+      readonly resizablePool?: string | null;
+      readonly fixedPoolReason?: string;
+      readonly session?: { readonly pinsSessions: boolean };
+    };
+  },
+): string | null {
+  const c = target.capabilities;
+  if (c.pooled !== true || (c.session?.pinsSessions ?? false) || c.resizablePool !== null) return null;
+  return `the session-state probe narrows the pool to one server connection, and this run cannot resize it${c.fixedPoolReason ? ` (${c.fixedPoolReason})` : ''}`;
+}
+
 /** Seconds a step may take: every feature, each with the longest pin hold (two periods). */
 export function sessionStateDurationSec(p: SessionStateProbe): number {
   return p.features.length * (FEATURE_SEC + 2 * p.pinPeriodSec + 2);

@@ -6,6 +6,8 @@
  */
 import { expect } from '@jest/globals';
 import { targetDescriptorSchema } from '../../../lib/results/schemas';
+import { getSuite } from '../../../lib/suite/catalog';
+import { expandSuite } from '../../../lib/suite/expand';
 import {
   classifySession,
   describeSessionExpectation,
@@ -406,5 +408,43 @@ describe('the programs', () => {
   test('the long statement is above RDS Proxy’s 16 KB', () => {
     const s = SESSION_FEATURE_INFO['long-statement'].steps[0];
     expect(s && s.kind === 'check' ? s.sql.length : 0).toBeGreaterThan(16 * 1024);
+  });
+});
+
+describe('planning the session-state probe on a pool this run cannot narrow', () => {
+  const at = (descriptor: TargetDescriptor) => ({
+    ref: { kind: descriptor.kind, name: descriptor.name },
+    descriptor,
+    maxConnections: 40,
+    poolSize: descriptor.capabilities.pooled ? 10 : null,
+  });
+  // PgDoorman on a pooler host: the runners cannot rewrite its file, so its pool is fixed
+  const fixedDoorman = describeTarget(
+    { kind: 'pgdoorman-transaction', name: 'doorman-transaction' },
+    {
+      version: '3.10.7',
+      maxPreparedStatements: 8192,
+      poolResizeUnavailable: 'PgDoorman on a pooler host: the runners cannot rewrite its file',
+    },
+  );
+
+  test.each<[string, TargetDescriptor, RegExp | null]>([
+    [
+      'PgDoorman with a fixed pool: not available, with the reason',
+      fixedDoorman,
+      /^the session-state probe narrows the pool to one server connection, and this run cannot resize it \(PgDoorman on a pooler host: the runners cannot rewrite its file\)$/,
+    ],
+    ['PgDoorman resizable (local): planned', doormanTx, null],
+    ['PgBouncer: planned', tx125, null],
+    ['RDS Proxy (observed, never narrowed): planned', proxy, null],
+    ['direct: planned', direct, null],
+  ])('%s', (_what, descriptor, reason) => {
+    // WHEN the session-state suite is expanded on that target
+    const steps = expandSuite(getSuite('session-state'), [at(descriptor)]);
+    // THEN one step, unavailable only where the pool cannot be narrowed
+    expect(steps).toHaveLength(1);
+    const unavailable = steps[0]?.unavailable ?? null;
+    if (reason === null) expect(unavailable).toBeNull();
+    else expect(unavailable).toMatch(reason);
   });
 });
