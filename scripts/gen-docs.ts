@@ -422,6 +422,20 @@ function renderSessionFeatures(): string {
         maxPreparedStatements: 200,
       }),
     ],
+    [
+      'PgDoorman 3.10 transaction',
+      describeTarget(poolerTarget('pgdoorman', 'd', 'transaction'), {
+        version: '3.10.7',
+        maxPreparedStatements: 8192,
+      }),
+    ],
+    [
+      'PgDoorman session',
+      describeTarget(poolerTarget('pgdoorman', 'd', 'session'), {
+        version: '3.10.7',
+        maxPreparedStatements: 8192,
+      }),
+    ],
     ['RDS Proxy', describeTarget(managedProxyTarget('proxy'), { version: null })],
   ];
   const expected = (f: SessionFeature, d: TargetDescriptor): string => {

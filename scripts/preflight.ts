@@ -25,8 +25,10 @@ import * as fs from 'node:fs';
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { shellQuote } from '../lib/core/shell';
+import { pgdoormanDriver } from '../lib/poolers/pgdoorman/driver';
 import {
   detectPackageManager,
+  findPoolerBinary,
   findPgbouncer,
   findPostgres,
   MIN_POSTGRES_MAJOR,
@@ -266,6 +268,25 @@ export const TOOLS: readonly Tool[] = [
     install: {
       kind: 'none',
       how: `Debian 12's \`apt-get install pgbouncer\` (1.18.0); elsewhere build 1.18 and set ${PGBOUNCER_1_18_ENV}=/path/to/pgbouncer`,
+    },
+    requiredInCi: true,
+  },
+  {
+    name: 'PgDoorman',
+    purpose:
+      'the second self-hosted pooler: its driver against the real binary (local stack, --poolers, e6-local)',
+    // A test gets it through test/helpers/pgdoorman.ts's pgdoorman().
+    usedBy: /import\s*\{[^}]*\bpgdoorman\b[^}]*\}\s*from\s*['"][^'"]*helpers\/pgdoorman['"]/,
+    find: () => {
+      const b = findPoolerBinary(pgdoormanDriver);
+      return b ? `${b.file} (PgDoorman ${b.version})` : null;
+    },
+    install: {
+      kind: 'none',
+      how: [
+        ...(pgdoormanDriver.localBinary.howToGet ?? []),
+        'or clone next to ../shared, whose tools/pg_doorman-3.10.7/ holds it (CI has it; its README.md says how it was built)',
+      ].join('\n        '),
     },
     requiredInCi: true,
   },

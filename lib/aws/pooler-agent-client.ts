@@ -11,11 +11,22 @@ import type { PoolerCpuSnapshot } from '../engine/pooler-metrics';
 export const snapshotSchema = z.object({
   at: z.string().refine((s) => !Number.isNaN(Date.parse(s)), { message: 'not a time' }),
   clockTicksPerSecond: z.number().positive(),
+  coresPerProcess: z.number().int().positive().optional(),
   processes: z.array(
     z.object({
       index: z.number().int().min(0),
       pid: z.number().int().positive(),
       cpuTicks: z.number().int().min(0),
+      threads: z
+        .array(
+          z.object({
+            tid: z.number().int().positive(),
+            name: z.string().max(64),
+            cpuTicks: z.number().int().min(0),
+          }),
+        )
+        .max(4096)
+        .optional(),
     }),
   ),
 });

@@ -52,7 +52,7 @@ export const DEFAULTS = {
     poolModes: POOL_MODES as readonly PoolMode[],
     /** Leaves 10 % of max_connections for direct targets and superuser/admin sessions. */
     poolPercent: 90,
-    /** PgBouncer's own default since 1.24. */
+    /** PgBouncer's own default since 1.24 (a pgbouncer pooler's; another product's is its driver's). */
     maxPreparedStatements: pgbouncerDriver.defaultMaxPreparedStatements,
     processes: 1,
     tls: true,

@@ -17,7 +17,7 @@ import { AURORA_POSTGRES_INSTANCE_CLASSES } from './instance-classes';
 import { RDS_POSTGRES_VERSIONS, RDS_STORAGE_LIMITS_GIB } from './rds-postgres';
 import { AURORA_STORAGE_TYPES } from './types';
 import { POOLER_DRIVERS } from '../poolers/registry';
-import { POOLER_PROCESSES_MAX } from '../poolers/endpoint';
+import { POOLER_PROCESSES_MAX, POOLER_WORKER_THREADS_MAX } from '../poolers/endpoint';
 import { POOL_MODES, POOLER_PLACEMENTS, POOLER_PRODUCTS } from '../poolers/products';
 import { BUILTIN_SCRIPTS } from '../suite/scenario';
 import { CONNECT_MODES, PROTOCOLS } from '../suite/types';
@@ -71,6 +71,7 @@ export const LIMITS = {
   poolerNameMaxLength: 32,
   poolersMax: 4,
   poolerProcessesMax: POOLER_PROCESSES_MAX,
+  poolerWorkerThreadsMax: POOLER_WORKER_THREADS_MAX,
   /** PgBouncer's max_prepared_statements is an int; beyond this it is a typo, not a setting. */
   maxPreparedStatementsMax: 100000,
   borrowTimeoutSecondsMax: 300,
@@ -396,7 +397,17 @@ const proxySchema = z.strictObject(
 /** Each product's pinned releases, from its driver: `PgBouncer`, `1.26.0, 1.25.2, 1.24.1`. */
 const poolerReleases = POOLER_PRODUCTS.map((product) => {
   const d = POOLER_DRIVERS[product];
-  return { product, name: d.displayName, versions: d.releases.map((r) => r.version).join(', ') };
+  const pins = [
+    ...new Set(
+      d.releases.map((r) => (r.gitCommit !== undefined ? "its tag's commit id" : 'its published SHA-256')),
+    ),
+  ];
+  return {
+    product,
+    name: d.displayName,
+    versions: d.releases.map((r) => r.version).join(', '),
+    pin: pins.join(' or '),
+  };
 });
 
 const poolerSchema = z.strictObject(
@@ -450,7 +461,7 @@ const poolerSchema = z.strictObject(
           description: poolerReleases
             .map(
               (r) =>
-                `${r.name} release pinned with its published SHA-256 (lib/poolers/${r.product}/releases.ts): ${r.versions}.`,
+                `${r.name} release pinned by ${r.pin} (lib/poolers/${r.product}/releases.ts): ${r.versions}.`,
             )
             .join(' '),
           default: DEFAULTS.pooler.version,
@@ -486,7 +497,8 @@ const poolerSchema = z.strictObject(
       .optional()
       .meta(
         doc({
-          description: 'PgBouncer `max_prepared_statements` (0 = off; transaction pools only).',
+          description:
+            'PgBouncer `max_prepared_statements` (0 = off; transaction pools only); PgDoorman `prepared_statements_cache_size` (0 = `prepared_statements` off).',
           default: DEFAULTS.pooler.maxPreparedStatements,
         }),
       ),
@@ -495,14 +507,22 @@ const poolerSchema = z.strictObject(
       .meta(
         doc({
           description:
-            "PgBouncer processes sharing the port (`so_reuseport`): one core each. At most the dedicated host's vCPUs.",
+            "PgBouncer processes sharing the port (`so_reuseport`): one core each. At most the dedicated host's vCPUs. A multithreaded product (PgDoorman) runs 1: set `workerThreads`.",
           default: DEFAULTS.pooler.processes,
+        }),
+      ),
+    workerThreads: integer(1, LIMITS.poolerWorkerThreadsMax)
+      .optional()
+      .meta(
+        doc({
+          description:
+            "PgDoorman `worker_threads` (one process, this many threads). Default: the host's vCPUs (the dedicated host's, or the runners'), read at boot. Only for a multithreaded product.",
         }),
       ),
     tls: bool.optional().meta(
       doc({
         description:
-          'Clients must use TLS (`client_tls_sslmode = require`, a key generated on the host), like RDS Proxy `requireTls`. Server side TLS is always on.',
+          'Clients must use TLS (PgBouncer `client_tls_sslmode = require`, PgDoorman `tls_mode = "require"`; a key generated on the host), like RDS Proxy `requireTls`. Server side TLS is always on.',
         default: DEFAULTS.pooler.tls,
       }),
     ),
@@ -991,7 +1011,7 @@ export const labFileSchema = z.strictObject({
     .meta(
       doc({
         description:
-          'Self-hosted PgBouncers in front of the database: on a dedicated EC2 host or on every runner (docs/stacks.md).',
+          'Self-hosted poolers (PgBouncer, PgDoorman) in front of the database: on a dedicated EC2 host or on every runner (docs/stacks.md).',
         default: [],
       }),
     ),

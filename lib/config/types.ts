@@ -167,15 +167,18 @@ export interface PoolerConfig {
   readonly placement: PoolerPlacement;
   /** EC2 type of the dedicated host; null for `on-runners`. */
   readonly instanceType: string | null;
-  /** A release in PGBOUNCER_RELEASES (lib/poolers/pgbouncer/releases.ts). */
+  /** A release of the kind's driver (lib/poolers/<kind>/releases.ts). */
   readonly version: string;
   /** Non-empty, distinct. */
   readonly poolModes: readonly PgbouncerPoolMode[];
   /** Share of max_connections opened in total, split across `processes` (RDS Proxy's MaxConnectionsPercent). */
   readonly poolPercent: number;
+  /** PgBouncer max_prepared_statements; PgDoorman prepared_statements_cache_size (0: off). */
   readonly maxPreparedStatements: number;
-  /** PgBouncer processes sharing the port with so_reuseport. */
+  /** PgBouncer processes sharing the port with so_reuseport; 1 for a multithreaded product. */
   readonly processes: number;
+  /** Worker threads of a multithreaded product's process (PgDoorman); null: the host's vCPUs. */
+  readonly workerThreads: number | null;
   /** Clients must use TLS. */
   readonly tls: boolean;
 }

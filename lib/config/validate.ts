@@ -487,6 +487,25 @@ function checkPoolers(poolers: unknown, proxies: unknown, out: LabProblem[], bud
           message: `must leave each ${kindDriver?.displayName ?? 'pooler'} process at least one server connection: ${processes} process(es)${deployments > 1 ? ` × ${deployments} runners` : ''} > the pooler's share, ${percent} % of max_connections ${budget.maxConnections} = ${share}; got ${formatValue(processes)}`,
         });
     }
+    // A multithreaded product scales inside one process (its worker threads); a single-threaded one
+    // across processes. Each knob belongs to one kind of product.
+    if (kindDriver) {
+      const multithreaded = !kindDriver.capabilities(
+        typeof pooler.version === 'string' ? pooler.version : kindDriver.defaultVersion,
+      ).singleThreaded;
+      if (multithreaded && typeof processes === 'number' && processes !== 1)
+        out.push({
+          path: at('processes'),
+          value: processes,
+          message: `must be 1 for ${kindDriver.displayName}: it runs one multithreaded process (set workerThreads for more cores); got ${formatValue(processes)}`,
+        });
+      if (!multithreaded && pooler.workerThreads !== undefined)
+        out.push({
+          path: at('workerThreads'),
+          value: pooler.workerThreads,
+          message: `must not be given for ${kindDriver.displayName}: each process has one thread (set processes for more cores); got ${formatValue(pooler.workerThreads)}`,
+        });
+    }
     const version = pooler.version;
     // The releases are the driver's; an unknown kind is the schema's error, not this one.
     const driver = kindDriver;
@@ -494,7 +513,7 @@ function checkPoolers(poolers: unknown, proxies: unknown, out: LabProblem[], bud
       out.push({
         path: at('version'),
         value: version,
-        message: `must be a ${driver.displayName} release proxylab has a published checksum for (lib/poolers/${driver.product}/releases.ts): ${driver.releases.map((r) => r.version).join(', ')}; got ${formatValue(version)}`,
+        message: `must be a ${driver.displayName} release proxylab has pinned (lib/poolers/${driver.product}/releases.ts): ${driver.releases.map((r) => r.version).join(', ')}; got ${formatValue(version)}`,
       });
     }
   });
@@ -601,6 +620,20 @@ function checkTagCount(tags: unknown, out: LabProblem[]): void {
 function checkNetwork(root: Record<string, unknown>, out: LabProblem[]): void {
   const network = asRecord(root.network);
   if (!network) return;
+  // Without internet a pooler host installs only what deploy can stage (a tarball with a published
+  // SHA-256); a product whose install fetches more says what (its driver's host.needsInternet).
+  if (network.egress === 'vpc-endpoints' && Array.isArray(root.poolers))
+    root.poolers.forEach((p: unknown, i: number) => {
+      const kind = asRecord(p)?.kind;
+      if (!(POOLER_PRODUCTS as readonly unknown[]).includes(kind)) return;
+      const driver = poolerDriver(kind as string);
+      if (driver.host.needsInternet !== null)
+        out.push({
+          path: `poolers[${i}].kind`,
+          value: kind,
+          message: `must be a pooler a host without internet can install (network.egress "vpc-endpoints"): ${driver.displayName} cannot, because ${driver.host.needsInternet}. Use network.egress "internet" (a NAT or transit gateway that reaches those hosts) or a pooler whose release deploy stages (${POOLER_PRODUCTS.filter((k) => poolerDriver(k).host.needsInternet === null).join(', ')}); got ${formatValue(kind)}`,
+        });
+    });
   if (root.region === undefined)
     out.push({
       path: 'region',
@@ -730,8 +763,9 @@ function withDefaults(input: LabFileInput, texts: ScriptTexts): LabConfig {
     version: p.version ?? poolerDriver(p.kind).defaultVersion,
     poolModes: p.poolModes ?? DEFAULTS.pooler.poolModes,
     poolPercent: p.poolPercent ?? DEFAULTS.pooler.poolPercent,
-    maxPreparedStatements: p.maxPreparedStatements ?? DEFAULTS.pooler.maxPreparedStatements,
+    maxPreparedStatements: p.maxPreparedStatements ?? poolerDriver(p.kind).defaultMaxPreparedStatements,
     processes: p.processes ?? DEFAULTS.pooler.processes,
+    workerThreads: p.workerThreads ?? null,
     tls: p.tls ?? DEFAULTS.pooler.tls,
   }));
   return {

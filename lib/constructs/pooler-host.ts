@@ -98,6 +98,7 @@ export function poolerHostConfig(
     listenAddr,
     poolModes: pooler.poolModes,
     processes: pooler.processes,
+    workerThreads: pooler.workerThreads,
     poolPercent: pooler.poolPercent,
     sharedBy,
     maxPreparedStatements: pooler.maxPreparedStatements,
@@ -171,7 +172,7 @@ export interface PoolerHostProps {
   readonly volumeSizeGib?: number;
   /**
    * How long CloudFormation waits for the boot script (build + bootstrap) to signal success.
-   * @default Duration.minutes(20)
+   * @default the driver's host.bootMinutes (PgBouncer 20, PgDoorman 60: a Rust release build)
    */
   readonly bootTimeout?: Duration;
 }
@@ -285,7 +286,12 @@ export class PoolerHost extends Construct {
     userData.addSignalOnExitCommand(this.instance);
     userData.addCommands(Lazy.string({ produce: () => commands.join('\n') }));
     this.instance.instance.cfnOptions.creationPolicy = {
-      resourceSignal: { count: 1, timeout: (props.bootTimeout ?? Duration.minutes(20)).toIsoString() },
+      resourceSignal: {
+        count: 1,
+        timeout: (
+          props.bootTimeout ?? Duration.minutes(poolerDriver(pooler.kind).host.bootMinutes ?? 20)
+        ).toIsoString(),
+      },
     };
     this.endpoint = poolerEndpointOf(pooler, this.instance.instancePrivateIp);
 

@@ -36,19 +36,21 @@ export function stagedPoolerSource(
   const key = `${release.product}-${release.version}`;
   const known = perStack.get(key);
   if (known) return known;
-  if (!/^[0-9a-f]{64}$/.test(release.sha256))
+  const sha256 = release.sha256;
+  // A git release (PgDoorman) has none: lab validation refuses it without internet (driver.host.needsInternet).
+  if (sha256 === undefined || !/^[0-9a-f]{64}$/.test(sha256))
     throw new Error(
       `${release.product} ${release.version}: no published SHA-256 to key its staged source by`,
     );
   const location = stack.synthesizer.addFileAsset({
-    sourceHash: release.sha256,
+    sourceHash: sha256,
     fileName: file,
     packaging: FileAssetPackaging.FILE,
   });
   if (!existsSync(file))
     Annotations.of(stack).addWarningV2(
       'proxylab:pooler-source-not-staged',
-      `${release.product} ${release.version} is not staged at ${file}: \`proxylab deploy\` downloads it (checking SHA-256 ${release.sha256}) before \`cdk deploy\` uploads it; a plain \`cdk deploy\` would fail to upload it`,
+      `${release.product} ${release.version} is not staged at ${file}: \`proxylab deploy\` downloads it (checking SHA-256 ${sha256}) before \`cdk deploy\` uploads it; a plain \`cdk deploy\` would fail to upload it`,
     );
   const bucket = s3.Bucket.fromBucketName(
     stack,

@@ -11,6 +11,7 @@ import type { PoolerRelease, PoolerSourceLocation } from '../poolers/driver';
 import { DEFAULT_HOST_EGRESS, type HostEgress } from './network';
 import type { PoolerHostConfig } from '../poolers/host-config';
 import { poolerUserDataCommands } from './pooler-user-data';
+import { poolerDriver } from '../poolers/registry';
 import { DEFAULTS } from '../config/defaults';
 import { logicalIdOf } from './metrics-collector';
 import { SPOT_REQUEST_TAG, SpotRequestCanceller } from './spot-request-canceller';
@@ -229,6 +230,7 @@ export class RunnerFleet extends Construct {
   readonly egress: HostEgress;
   private hasRunnerSoftware = false;
   private poolerName: string | null = null;
+  private poolerBootMinutes = 20;
 
   constructor(scope: Construct, id: string, props: RunnerFleetProps) {
     super(scope, id);
@@ -270,7 +272,12 @@ export class RunnerFleet extends Construct {
     this.userData = ec2.UserData.forLinux({ shebang: '#!/bin/bash' });
     this.userData.addCommands(...baseUserDataCommands());
     if (props.runnerSoftware) this.addRunnerSoftware(props.runnerSoftware);
-    const bootTimeout = props.bootTimeout ?? Duration.minutes(20);
+    // A pooler on the runners (addPooler, after this) may build for longer than 20 minutes (PgDoorman:
+    // its driver's host.bootMinutes): the timeout is read when the template is rendered.
+    const bootTimeout = Lazy.string({
+      produce: () =>
+        (props.bootTimeout ?? Duration.minutes(Math.max(20, this.poolerBootMinutes))).toIsoString(),
+    });
 
     const placementGroup =
       props.placement && props.placement !== 'any'
@@ -354,7 +361,7 @@ export class RunnerFleet extends Construct {
         Lazy.string({ produce: () => this.userData.render().replace(/^#!\/bin\/bash\n/, '') }),
       );
       instance.instance.cfnOptions.creationPolicy = {
-        resourceSignal: { count: 1, timeout: bootTimeout.toIsoString() },
+        resourceSignal: { count: 1, timeout: bootTimeout },
       };
       Validations.of(instance).acknowledge({
         id: 'AwsSolutions-EC28',
@@ -425,6 +432,7 @@ export class RunnerFleet extends Construct {
         `${this.node.path}: pooler ${config.name}: the runners have no internet path, so the ${release.product} ${release.version} source must be staged (the source argument)`,
       );
     this.poolerName = config.name;
+    this.poolerBootMinutes = poolerDriver(release.product).host.bootMinutes ?? 20;
     this.userData.addCommands(...poolerUserDataCommands(release, config, source?.location));
     source?.grantRead(this.role);
     adminSecret.grantRead(this.role);

@@ -10,14 +10,16 @@
  * before the per-second rate. A poll in which any process did not answer records nothing for the
  * pools (a partial sum would read as a drop, and the next full one as a burst) and counts as failed.
  * CPU is kept PER PROCESS: `process_cpu_percent` {pooler, process}, percent of one core — a
- * single-threaded PgBouncer process is saturated at 100 whatever the host's core count.
+ * single-threaded PgBouncer process is saturated at 100 whatever the host's core count; a
+ * multithreaded one (PgDoorman) at 100 × its worker threads (the snapshot's coresPerProcess), and
+ * its threads get `thread_cpu_percent` {pooler, process, thread} series too.
  */
 import { busiestWindowMean, type SampledInterval } from '../core/stats';
 import type { AdminRow, PoolSample, PoolerDriver } from '../poolers/driver';
 import { POOL_GAUGES } from '../poolers/driver';
 import type { MetricSeries, TargetRef } from '../suite/types';
 import { PollLoop } from './poll-loop';
-import type { MetricsSampler } from './ports';
+import type { MetricsSampler, PoolerSaturation } from './ports';
 import { CPU_SATURATION_PERCENT } from '../suite/verdict';
 
 export type { AdminRow } from '../poolers/driver';
@@ -33,10 +35,21 @@ export interface PoolerAdminPort {
 export interface PoolerCpuSnapshot {
   readonly at: string;
   readonly clockTicksPerSecond: number;
+  /**
+   * Cores one process can keep busy (the driver's coresPerProcess: 1 for PgBouncer, PgDoorman's
+   * worker threads). Absent: 1 (agents before multithreaded products).
+   */
+  readonly coresPerProcess?: number;
   readonly processes: ReadonlyArray<{
     readonly index: number;
     readonly pid: number;
     readonly cpuTicks: number;
+    /** Each thread's ticks (/proc/<pid>/task/<tid>/stat), for a multithreaded product; absent otherwise. */
+    readonly threads?: ReadonlyArray<{
+      readonly tid: number;
+      readonly name: string;
+      readonly cpuTicks: number;
+    }>;
   }>;
 }
 
@@ -128,6 +141,33 @@ export class SeriesAccumulator {
   }
 }
 
+/**
+ * CPU % of one core per thread between two snapshots (processes that report threads); a thread that
+ * is new, or a process whose pid changed, is skipped.
+ */
+export function threadCpuPercents(
+  before: PoolerCpuSnapshot,
+  after: PoolerCpuSnapshot,
+): Array<{ index: number; tid: number; name: string; percent: number }> {
+  const seconds = (Date.parse(after.at) - Date.parse(before.at)) / 1000;
+  if (!(seconds > 0) || !(after.clockTicksPerSecond > 0)) return [];
+  const out: Array<{ index: number; tid: number; name: string; percent: number }> = [];
+  for (const p of after.processes) {
+    const b = before.processes.find((x) => x.index === p.index && x.pid === p.pid);
+    for (const t of p.threads ?? []) {
+      const bt = b?.threads?.find((x) => x.tid === t.tid);
+      if (!bt || t.cpuTicks < bt.cpuTicks) continue;
+      out.push({
+        index: p.index,
+        tid: t.tid,
+        name: t.name,
+        percent: ((t.cpuTicks - bt.cpuTicks) / after.clockTicksPerSecond / seconds) * 100,
+      });
+    }
+  }
+  return out;
+}
+
 /** CPU % of one core per process between two snapshots; a process whose pid changed is skipped. */
 export function processCpuPercents(
   before: PoolerCpuSnapshot,
@@ -160,11 +200,18 @@ export class PoolerMetrics {
   private lastError = '';
   private cpuFailures = 0;
   private cpuLastError = '';
+  /** Cores one process can keep busy, as the last CPU snapshot said (1 until one says more). */
+  private cores = 1;
 
   constructor(private readonly opts: PoolerMetricsOptions) {}
 
   get name(): string {
     return this.opts.pooler;
+  }
+
+  /** The product (the driver's) and the cores one of its processes can use, for the saturation note. */
+  get cpuScale(): { readonly product: PoolerDriver['product']; readonly cores: number } {
+    return { product: this.opts.product, cores: this.cores };
   }
 
   serves(target: TargetRef): boolean {
@@ -214,9 +261,12 @@ export class PoolerMetrics {
     if (this.lastCpu) {
       const fromMs = Date.parse(this.lastCpu.at);
       const toMs = Date.parse(snap.at);
+      // saturation is judged per core a process can use (a multithreaded process: its worker threads)
+      const cores = Math.max(1, snap.coresPerProcess ?? 1);
+      this.cores = cores;
       for (const p of processCpuPercents(this.lastCpu, snap)) {
         const list = this.cpuIntervals.get(p.index) ?? [];
-        list.push({ fromMs, toMs, value: p.percent });
+        list.push({ fromMs, toMs, value: p.percent / cores });
         this.cpuIntervals.set(p.index, list);
         this.cpuCoveredToMs = toMs;
         this.acc.push(
@@ -229,6 +279,16 @@ export class PoolerMetrics {
           p.percent,
         );
       }
+      for (const t of threadCpuPercents(this.lastCpu, snap))
+        this.acc.push(
+          this.opts.product,
+          'thread_cpu_percent',
+          'value',
+          'percent',
+          { pooler: this.opts.pooler, process: String(t.index), thread: `${t.name}-${t.tid}` },
+          snap.at,
+          t.percent,
+        );
     }
     this.lastCpu = snap;
   }
@@ -250,7 +310,8 @@ export class PoolerMetrics {
   }
 
   /**
-   * The busiest process's average CPU over [start, end] (percent of one core): windowMean of its
+   * The busiest process's average CPU over [start, end] (percent of the cores it can use: one core
+   * for a single-threaded product, its worker threads for a multithreaded one): windowMean of its
    * sampled intervals (weighted by overlap; an interval mostly outside the step left out); null
    * when no interval qualifies (a step shorter than half a sampling interval: unknown, not 0).
    */
@@ -300,21 +361,26 @@ export class PoolerMetrics {
 
 /**
  * poolerSaturated for a step on `target`: true when the busiest process of the pooler serving it
- * averaged ≥ CPU_SATURATION_PERCENT (the load generator's threshold) of one core over the step,
- * false below, null when no pooler serves the target or its CPU was not measured.
+ * averaged ≥ CPU_SATURATION_PERCENT (the load generator's threshold) of the cores it can use over
+ * the step (one for PgBouncer, its worker threads for PgDoorman: `cores`), false below, null when
+ * no pooler serves the target or its CPU was not measured.
  */
 export async function poolerSaturation(
   poolers: readonly PoolerMetrics[],
   target: TargetRef,
   start: string,
   end: string,
-): Promise<{ saturated: boolean | null; percent: number | null }> {
+): Promise<PoolerSaturation> {
   const p = poolers.find((x) => x.serves(target));
   if (!p) return { saturated: null, percent: null };
   if (!p.cpuCovers(end)) await p.pollCpu();
   const percent = p.cpuAverage(start, end);
   if (percent === null) return { saturated: null, percent: null };
-  return { saturated: percent >= CPU_SATURATION_PERCENT, percent: Math.round(percent * 10) / 10 };
+  return {
+    saturated: percent >= CPU_SATURATION_PERCENT,
+    percent: Math.round(percent * 10) / 10,
+    ...p.cpuScale,
+  };
 }
 
 /**

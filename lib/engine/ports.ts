@@ -3,6 +3,7 @@
  * lib/local/ and lib/runner/ provide adapters. (Owner of lib/engine may extend these; keep both
  * worlds' adapters compiling.)
  */
+import type { PoolerProduct } from '../poolers/products';
 import type { PlannedStep } from '../suite/expand';
 import type { ProbeKind, ProbeResultOf, ProbeSpecOf } from '../suite/probes';
 import type { TargetDescriptor } from '../suite/targets';
@@ -117,6 +118,18 @@ export interface PgbenchExecutor {
 
 export type { RawStepFiles, ResultSink, StepWindow } from '../results/sink';
 
+/** What a sampler found about the CPU of the pooler serving a step's target. */
+export interface PoolerSaturation {
+  /** null: no measured pooler serves the target, or no CPU interval fell in the step. */
+  readonly saturated: boolean | null;
+  /** The busiest process's mean CPU over the step, percent of `cores` cores; null: unknown. */
+  readonly percent: number | null;
+  /** Its product (present with a percent). */
+  readonly product?: PoolerProduct;
+  /** Cores one of its processes can use: 1 (PgBouncer) or its worker threads (PgDoorman). */
+  readonly cores?: number;
+}
+
 export interface MetricsSampler {
   start(): Promise<void>;
   /** Mark a step boundary so plots can show it. */
@@ -125,13 +138,10 @@ export interface MetricsSampler {
   snapshot?(): MetricSeries[];
   /**
    * Whether the pooler serving `target` was CPU-bound over [start, end] (its busiest process's
-   * average, percent of one core); saturated null when no measured pooler serves the target.
+   * average, percent of the cores one process can use); saturated null when no measured pooler
+   * serves the target.
    */
-  poolerSaturation?(
-    target: TargetRef,
-    start: string,
-    end: string,
-  ): Promise<{ saturated: boolean | null; percent: number | null }>;
+  poolerSaturation?(target: TargetRef, start: string, end: string): Promise<PoolerSaturation>;
   stop(): Promise<MetricSeries[]>;
 }
 

@@ -26,6 +26,7 @@ import {
   redactArgv,
   scriptFilesFor,
 } from '../suite/argv';
+import { poolerDriver } from '../poolers/registry';
 import type { Suite } from '../suite/catalog';
 import type { PlannedStep } from '../suite/expand';
 import { fallbackDescriptor } from '../suite/targets';
@@ -911,9 +912,16 @@ async function withPoolerSaturation(
 ): Promise<StepRecord> {
   if (!sampler?.poolerSaturation || record.status !== 'completed')
     return { ...record, poolerSaturated: null };
-  const { saturated, percent } = await sampler.poolerSaturation(record.target, start, record.endedAt);
+  const {
+    saturated,
+    percent,
+    product,
+    cores = 1,
+  } = await sampler.poolerSaturation(record.target, start, record.endedAt);
   if (percent === null) return { ...record, poolerSaturated: saturated };
-  const line = `busiest PgBouncer process averaged ${percent} % of one core${saturated ? ` (≥ ${CPU_SATURATION_PERCENT} %: the pooler was CPU-bound)` : ''}`;
+  const who = product ? poolerDriver(product).displayName : 'pooler';
+  const of = cores === 1 ? 'one core' : `its ${cores} cores (worker threads)`;
+  const line = `busiest ${who} process averaged ${percent} % of ${of}${saturated ? ` (≥ ${CPU_SATURATION_PERCENT} %: the pooler was CPU-bound)` : ''}`;
   return { ...record, poolerSaturated: saturated, note: record.note ? `${record.note}; ${line}` : line };
 }
 

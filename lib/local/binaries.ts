@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { InfrastructureError } from '../core/errors';
+import type { PoolerDriver } from '../poolers/driver';
 import { pgbouncerDriver } from '../poolers/pgbouncer/driver';
 
 export const MIN_POSTGRES_MAJOR = 14;
@@ -17,16 +18,55 @@ export interface LocalBinaries {
   readonly postgres: string;
   readonly pgbench: string;
   readonly psql: string;
+  /** '' when the run needs no PgBouncer and none was found. */
   readonly pgbouncer: string;
   /** `15.18` */
   readonly serverVersion: string;
   readonly pgbenchVersion: string;
+  /** PgBouncer's version; '' with no PgBouncer. */
   readonly poolerVersion: string;
+}
+
+/**
+ * Where a clone of proxylab next to the project's shared tools finds the pooler binaries built for
+ * the tests (`../shared/tools/<dir>/<executable>`, as in CI): resolved from this file, not the cwd.
+ */
+export const SHARED_TOOLS_DIR = path.resolve(__dirname, '..', '..', '..', 'shared', 'tools');
+
+/**
+ * A pooler product's binary that is not installed from OS packages (PgDoorman): $<envVar>, PATH, the
+ * usual places its driver lists, then ../shared/tools/<executable>-<version>/ (newest first).
+ * Returns null when none runs and names a version.
+ */
+export function findPoolerBinary(
+  driver: Pick<PoolerDriver, 'localBinary'>,
+  platform: NodeJS.Platform = process.platform,
+  sharedTools: string = SHARED_TOOLS_DIR,
+): { file: string; version: string } | null {
+  const bin = driver.localBinary;
+  const fromEnv = process.env[bin.envVar];
+  const files: string[] = [];
+  if (typeof fromEnv === 'string' && fromEnv !== '') files.push(fromEnv);
+  else {
+    for (const d of (process.env.PATH ?? '').split(path.delimiter))
+      if (d !== '') files.push(path.join(d, bin.executable));
+    files.push(...bin.searchPaths(platform));
+    files.push(...globVersionDirs(sharedTools, new RegExp(`^${bin.executable}-\\d`), bin.executable));
+  }
+  for (const file of new Set(files)) {
+    if (!isExecutable(file)) continue;
+    const res = spawnSync(file, ['--version'], { encoding: 'utf8', timeout: 10000 });
+    const version = res.status === 0 ? bin.parseVersion(`${res.stdout}\n${res.stderr}`) : null;
+    if (version !== null) return { file, version };
+  }
+  return null;
 }
 
 export interface FindOptions {
   /** Install missing packages with the OS package manager (root or passwordless sudo only). */
   readonly install: boolean;
+  /** The run starts a PgBouncer (a missing one is an error, or installed). @default true */
+  readonly needPgbouncer?: boolean;
   readonly log?: (line: string) => void;
   readonly platform?: NodeJS.Platform;
   /** Look only here (tests): PostgreSQL bin directories and PgBouncer binaries. */
@@ -259,20 +299,24 @@ export function findBinaries(opts: FindOptions): LocalBinaries {
   const platform = opts.platform ?? process.platform;
   const log = opts.log ?? (() => undefined);
   const search = opts.searchPaths;
+  const needPgbouncer = opts.needPgbouncer ?? true;
   let pg = findPostgres(platform, search?.postgresDirs);
   let bouncer = findPgbouncer(platform, search?.pgbouncerFiles);
-  if ((pg.found === null || bouncer === null) && opts.install) {
+  if ((pg.found === null || (bouncer === null && needPgbouncer)) && opts.install) {
     const pm = detectPackageManager(platform);
     const prefix = pm ? privilegePrefix(pm) : null;
     if (pm && prefix) {
-      const cmd = installCommand(pm, { postgres: pg.found === null, pgbouncer: bouncer === null });
+      const cmd = installCommand(pm, {
+        postgres: pg.found === null,
+        pgbouncer: bouncer === null && needPgbouncer,
+      });
       if (!runInstall(prefix, cmd, log)) log(`install command failed: ${[...prefix, ...cmd].join(' ')}`);
       pg = findPostgres(platform, search?.postgresDirs);
       bouncer = findPgbouncer(platform, search?.pgbouncerFiles);
     }
   }
-  if (pg.found === null || bouncer === null) {
-    const missing = { postgres: pg.found === null, pgbouncer: bouncer === null };
+  if (pg.found === null || (bouncer === null && needPgbouncer)) {
+    const missing = { postgres: pg.found === null, pgbouncer: bouncer === null && needPgbouncer };
     const what = [
       missing.postgres ? `PostgreSQL >= ${MIN_POSTGRES_MAJOR} (initdb, postgres, pgbench, psql)` : null,
       missing.pgbouncer ? 'PgBouncer' : null,
@@ -297,9 +341,9 @@ export function findBinaries(opts: FindOptions): LocalBinaries {
     postgres: path.join(dir, 'postgres'),
     pgbench: path.join(dir, 'pgbench'),
     psql: path.join(dir, 'psql'),
-    pgbouncer: bouncer.file,
+    pgbouncer: bouncer?.file ?? '',
     serverVersion: pg.found.version,
     pgbenchVersion,
-    poolerVersion: bouncer.version,
+    poolerVersion: bouncer?.version ?? '',
   };
 }

@@ -34,6 +34,8 @@ import { poolDatabaseAlias, POOLER_PROCESSES_MAX, type PgbouncerPoolMode } from 
 import { psqlQuery, psqlQueryOne, type PsqlTarget, type Row } from '../exec/psql';
 import { applyOnEveryProcess, type AdminOp, type AdminRun } from '../poolers/driver';
 import { maxPreparedStatementsIn, pgbouncerDriver } from '../poolers/pgbouncer/driver';
+import { rollingStopSignal } from '../poolers/pgbouncer/signals';
+import type { LocalPooler, LocalPoolerProcess } from './pooler';
 
 const POOL_MODES = pgbouncerDriver.poolModes;
 /** The aliases the ini declares (lib/poolers/pgbouncer/layout.ts names them). */
@@ -64,21 +66,19 @@ export interface PgbouncerOptions {
   readonly excludePorts?: ReadonlySet<number>;
   /** Picks the TCP port to try (tests pick a taken one). @default findFreePort */
   readonly choosePort?: (excluded: ReadonlySet<number>) => Promise<number>;
+  /** Its instance name: its directory under baseDir and its targets' prefix. @default 'pgbouncer' */
+  readonly instance?: string;
+  /** The binary and its version. @default bins.pgbouncer, bins.poolerVersion */
+  readonly binary?: { readonly file: string; readonly version: string };
 }
 
 /** One PgBouncer process of the pooler (a rolling restart replaces its pid, then puts its files back). */
-export interface PgbouncerProcess {
-  readonly index: number;
-  /** The process serving this slot now. */
-  readonly pid: number;
+export interface PgbouncerProcess extends LocalPoolerProcess {
   readonly iniFile: string;
   readonly pidFile: string;
-  readonly logFile: string;
-  /** Its admin console, through its own unix socket directory. */
-  readonly admin: PsqlTarget;
 }
 
-export interface Pgbouncer {
+export interface Pgbouncer extends LocalPooler {
   readonly host: '127.0.0.1';
   /** The data port every process shares. */
   readonly port: number;
@@ -204,7 +204,9 @@ export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer>
   const n = opts.processes ?? 1;
   if (!Number.isInteger(n) || n < 1 || n > POOLER_PROCESSES_MAX)
     throw new InfrastructureError(`PgBouncer processes must be 1–${POOLER_PROCESSES_MAX}, got ${n}`);
-  const root = path.join(opts.baseDir, 'pgbouncer');
+  const instance = opts.instance ?? 'pgbouncer';
+  const binary = opts.binary ?? { file: opts.bins.pgbouncer, version: opts.bins.poolerVersion };
+  const root = path.join(opts.baseDir, instance);
   fs.mkdirSync(root, { recursive: true, mode: 0o700 });
   const own = (f: string): void => {
     if (opts.runAs) fs.chownSync(f, opts.runAs.uid, opts.runAs.gid);
@@ -239,7 +241,7 @@ export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer>
       fs.writeFileSync(
         f.ini,
         localPgbouncerIni({
-          version: opts.bins.poolerVersion,
+          version: binary.version,
           serverPort: opts.server.port,
           listenPort: port,
           poolSize: initialPoolSize,
@@ -252,7 +254,7 @@ export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer>
         }),
       );
       own(f.ini);
-      const server = startServer('pgbouncer', opts.bins.pgbouncer, [f.ini], {
+      const server = startServer('pgbouncer', binary.file, [f.ini], {
         runAs: opts.runAs,
         logFile: f.out,
         cwd: root,
@@ -270,7 +272,15 @@ export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer>
         failed = readTail(f.log) || readTail(f.out);
         break;
       }
-      procs.push({ index: i, pid: server.pid, iniFile: f.ini, pidFile: f.pid, logFile: f.log, admin });
+      procs.push({
+        index: i,
+        pid: server.pid,
+        iniFile: f.ini,
+        configFile: f.ini,
+        pidFile: f.pid,
+        logFile: f.log,
+        admin,
+      });
     }
     // The port was free when chosen, but another process may have bound it since. PgBouncer ≥ 1.19
     // then exits ("Address already in use"); 1.18 logs it and keeps running on its unix socket
@@ -278,7 +288,7 @@ export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer>
     // is read over TCP: it must be ours, and it gives max_prepared_statements too.
     const config = failed === null ? await tcpConfigIfOurs(port, procs) : null;
     if (config === null) {
-      await stopImmediately(servers, opts.bins.poolerVersion, 5000);
+      await stopImmediately(servers, binary.version, 5000);
       lastError =
         failed ?? `127.0.0.1:${port} is not answered by this PgBouncer (another process bound it first)`;
       if (failed === null || /Address already in use|bind/i.test(failed)) continue;
@@ -287,7 +297,7 @@ export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer>
     const mps = maxPreparedStatementsIn(config);
     const render = (i: number, serverPort: number, socketDirs: readonly string[], f: ProcessFiles): string =>
       localPgbouncerIni({
-        version: opts.bins.poolerVersion,
+        version: binary.version,
         serverPort,
         listenPort: port,
         poolSize: initialPoolSize,
@@ -299,14 +309,14 @@ export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer>
         maxClientConnections,
       });
     const start = (f: ProcessFiles): ServerProcess => {
-      const server = startServer('pgbouncer', opts.bins.pgbouncer, [f.ini], {
+      const server = startServer('pgbouncer', binary.file, [f.ini], {
         runAs: opts.runAs,
         logFile: f.out,
         cwd: root,
       });
       return server;
     };
-    return makePgbouncer(servers, procs, port, opts.bins.poolerVersion, initialPoolSize, mps, {
+    return makePgbouncer(servers, procs, port, binary.version, initialPoolSize, mps, instance, {
       root,
       files,
       render,
@@ -344,6 +354,7 @@ function makePgbouncer(
   version: string,
   initialPoolSize: number,
   initialMps: number | null,
+  instance: string,
   layout: PgbouncerLayout,
 ): Pgbouncer {
   let current = initialPoolSize;
@@ -359,6 +370,7 @@ function makePgbouncer(
       return (servers[p.index] as ServerProcess).pid;
     },
     iniFile: p.iniFile,
+    configFile: p.configFile,
     pidFile: p.pidFile,
     logFile: p.logFile,
     get admin() {
@@ -427,6 +439,10 @@ function makePgbouncer(
   };
   const retired: Array<{ index: number; old: ServerProcess }> = [];
   return {
+    instance,
+    product: pgbouncerDriver.product,
+    workerThreads: null,
+    pools: LOCAL_POOLS,
     host: '127.0.0.1',
     port,
     get pid() {
@@ -478,7 +494,7 @@ function makePgbouncer(
       await apply(pgbouncerDriver.admin.reload([TRANSACTION_DB, SESSION_DB], to));
     },
     async rollingRestart(event) {
-      const { signal, does } = pgbouncerDriver.rollingStopSignal(version);
+      const { signal, does } = rollingStopSignal(version);
       for (const p of procs) {
         const i = p.index;
         const files = processFiles(layout.root, i, true);

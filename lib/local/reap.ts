@@ -15,14 +15,19 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { parseProcStartTicks, parseProcState } from '../core/proc-stat';
-import { immediateStopSignals } from '../poolers/pgbouncer/signals';
+import { POOLER_PRODUCTS, type PoolerProduct } from '../poolers/products';
+import { poolerDriver } from '../poolers/registry';
 import { delay, isAlive } from '../exec/process';
 
 export const STACK_DIR_PREFIX = 'proxylab-local-';
 /** What fs.mkdtemp makes of the prefix (6 random characters); `proxylab-local-smoke-…` is not a stack. */
 const STACK_DIR_PATTERN = new RegExp(`^${STACK_DIR_PREFIX}[A-Za-z0-9]{6}$`);
-/** All a stack directory ever holds; an ownerless directory with anything else is not ours to remove. */
-const STACK_ENTRIES = new Set(['pg', 'pgbouncer', 'pgbench']);
+/**
+ * All a stack directory ever holds (PostgreSQL, pgbench, one directory per pooler instance:
+ * `pgbouncer`, `pgbouncer-2p`, `pgdoorman`); an ownerless directory with anything else is not ours.
+ */
+const STACK_ENTRIES = new Set(['pg', 'pgbench']);
+const POOLER_DIR = new RegExp(`^(?:${POOLER_PRODUCTS.join('|')})(?:-\\d+p)?$`);
 const OWNER_FILE = 'owner.json';
 /** A directory without an owner file younger than this may be a stack being started: left alone. */
 const FRESH_DIR_GRACE_MS = 60_000;
@@ -47,6 +52,12 @@ export interface StackOwner {
     readonly iniFile: string;
     readonly others?: ReadonlyArray<{ readonly pid: number; readonly pidFile: string }>;
   } | null;
+  /** Every pooler the stack started, by product (the PgBouncer above included); absent in older files. */
+  readonly poolers?: ReadonlyArray<{
+    readonly product: PoolerProduct;
+    readonly instance: string;
+    readonly processes: ReadonlyArray<{ readonly pid: number; readonly pidFile: string | null }>;
+  }>;
 }
 
 /** Everything the reaper asks of the machine; injectable for tests. */
@@ -88,8 +99,11 @@ export type ReapDecision =
     };
 
 export interface LiveServer {
-  readonly kind: 'PostgreSQL' | 'PgBouncer';
+  /** `PostgreSQL`, or the pooler product's name (`PgBouncer`, `PgDoorman`). */
+  readonly kind: string;
   readonly pid: number;
+  /** The pooler's product (its driver says how to stop it); absent for PostgreSQL. */
+  readonly product?: PoolerProduct;
 }
 
 export interface ReapOutcome {
@@ -143,7 +157,25 @@ function parseOwner(text: string): StackOwner | null {
               : {}),
           }
         : null,
+    ...(Array.isArray(o.poolers) ? { poolers: parseOwnerPoolers(o.poolers as unknown[]) } : {}),
   };
+}
+
+function parseOwnerPoolers(list: unknown[]): NonNullable<StackOwner['poolers']> {
+  return list.flatMap((x) => {
+    const p = x as Record<string, unknown> | null;
+    if (!p || !(POOLER_PRODUCTS as readonly unknown[]).includes(p.product) || typeof p.instance !== 'string')
+      return [];
+    const processes = Array.isArray(p.processes)
+      ? (p.processes as unknown[]).flatMap((y) => {
+          const q = y as Record<string, unknown> | null;
+          return q && isPid(q.pid)
+            ? [{ pid: q.pid, pidFile: typeof q.pidFile === 'string' ? q.pidFile : null }]
+            : [];
+        })
+      : [];
+    return [{ product: p.product as PoolerProduct, instance: p.instance, processes }];
+  });
 }
 
 function isPid(v: unknown): v is number {
@@ -167,10 +199,16 @@ function liveServers(dir: string, owner: StackOwner | null, sys: ReapSystem): Li
   const pgbPidFile = sys.readPidFile(
     owner?.pgbouncer?.pidFile ?? path.join(dir, 'pgbouncer', 'pgbouncer.pid'),
   );
-  for (const pid of [owner?.pgbouncer?.pid, pgbPidFile]) if (pid) candidates.push({ kind: 'PgBouncer', pid });
+  const bouncer = { kind: 'PgBouncer', product: 'pgbouncer' } as const;
+  for (const pid of [owner?.pgbouncer?.pid, pgbPidFile]) if (pid) candidates.push({ ...bouncer, pid });
   for (const other of owner?.pgbouncer?.others ?? [])
     for (const pid of [other.pid, sys.readPidFile(other.pidFile)])
-      if (pid) candidates.push({ kind: 'PgBouncer', pid });
+      if (pid) candidates.push({ ...bouncer, pid });
+  for (const pooler of owner?.poolers ?? [])
+    for (const proc of pooler.processes)
+      for (const pid of [proc.pid, proc.pidFile === null ? null : sys.readPidFile(proc.pidFile)])
+        if (pid)
+          candidates.push({ kind: poolerDriver(pooler.product).displayName, product: pooler.product, pid });
   const seen = new Set<number>();
   return candidates.filter((s) => {
     if (seen.has(s.pid)) return false;
@@ -201,16 +239,17 @@ export function decideReap(dir: string, sys: ReapSystem, graceMs: number = FRESH
   if (ageMs < graceMs) return { action: 'skip', dir, reason: 'fresh' };
   const entries = sys.dirEntries(dir);
   if (entries === null) return { action: 'skip', dir, reason: 'gone' };
-  if (!entries.every((e) => STACK_ENTRIES.has(e) || e.startsWith(OWNER_FILE)))
+  if (!entries.every((e) => STACK_ENTRIES.has(e) || POOLER_DIR.test(e) || e.startsWith(OWNER_FILE)))
     return { action: 'skip', dir, reason: 'not-a-stack' };
   if (sys.processesMentioning(dir).length > 0) return { action: 'skip', dir, reason: 'in-use' };
   return { action: 'reap', dir, owner: null, servers: [] };
 }
 
 /**
- * PostgreSQL: SIGQUIT = immediate shutdown. PgBouncer, whose version the reaper does not know:
- * SIGQUIT, then SIGTERM if it is still there (immediate since 1.23 and before it respectively;
- * lib/poolers/pgbouncer/signals.ts). Then SIGKILL to the process group.
+ * PostgreSQL: SIGQUIT = immediate shutdown. A pooler, whose version the reaper does not know: its
+ * driver's immediate-stop signals for an unknown version (PgBouncer: SIGQUIT, then SIGTERM if it is
+ * still there — immediate since 1.23 and before it respectively; PgDoorman: SIGTERM, never SIGINT,
+ * which starts a binary upgrade). Then SIGKILL to the process group.
  */
 async function stopServer(s: LiveServer, dir: string, sys: ReapSystem): Promise<boolean> {
   const signalOnce = (pid: number, sig: NodeJS.Signals): void => {
@@ -227,7 +266,8 @@ async function stopServer(s: LiveServer, dir: string, sys: ReapSystem): Promise<
       await sys.sleep(100);
     }
   };
-  const signals = s.kind === 'PostgreSQL' ? ['SIGQUIT' as const] : immediateStopSignals(null);
+  const signals =
+    s.product === undefined ? ['SIGQUIT' as const] : poolerDriver(s.product).immediateStopSignals(null);
   for (const sig of signals) if (serverRunning(s.pid, dir, sys)) signalOnce(s.pid, sig);
   if (await waitGone(5000)) return true;
   // Servers were started detached: pid = process group, which holds a postmaster's children too.
@@ -243,8 +283,10 @@ function whose(d: Extract<ReapDecision, { action: 'reap' }>): string {
 async function reapOne(d: Extract<ReapDecision, { action: 'reap' }>, sys: ReapSystem): Promise<ReapOutcome> {
   const stopped: LiveServer[] = [];
   const stillRunning: LiveServer[] = [];
-  // PgBouncer first: it holds connections to PostgreSQL.
-  const ordered = [...d.servers].sort((a, b) => (a.kind === b.kind ? 0 : a.kind === 'PgBouncer' ? -1 : 1));
+  // Poolers first: they hold connections to PostgreSQL.
+  const ordered = [...d.servers].sort(
+    (a, b) => (a.product === undefined ? 1 : 0) - (b.product === undefined ? 1 : 0),
+  );
   for (const s of ordered) ((await stopServer(s, d.dir, sys)) ? stopped : stillRunning).push(s);
   const what =
     stopped.length > 0

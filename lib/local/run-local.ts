@@ -23,7 +23,15 @@ import { poolerDriver } from '../poolers/registry';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
 import { buildPlan, plannedSteps, type RunPlan } from '../suite/plan';
 import { planScenarios } from '../suite/coverage';
-import { describeTarget, directTarget, poolerTarget, type TargetDescriptor } from '../suite/targets';
+import {
+  describeTarget,
+  directTarget,
+  POOL_MODES,
+  poolerTarget,
+  targetInstance,
+  type TargetDescriptor,
+} from '../suite/targets';
+import { DEFAULT_LOCAL_POOLERS, formatPoolerSpecs, parsePoolerSpecs, type LocalPoolerSpec } from './pooler';
 import type { RunManifest, StepRecord, TargetRef } from '../suite/types';
 import { runExitCode, verdictTotals } from '../suite/verdict';
 import { metricsPath, RUN_PATHS } from '../results/run-paths';
@@ -46,12 +54,13 @@ import {
   type LocalStack,
 } from './stack';
 
-/** The local stack's targets (lib/local/stack.ts), in its order. */
-const LOCAL_TARGETS: readonly TargetRef[] = [
-  directTarget(),
-  poolerTarget(LOCAL_POOLER_PRODUCT, LOCAL_POOLER, 'transaction'),
-  poolerTarget(LOCAL_POOLER_PRODUCT, LOCAL_POOLER, 'session'),
-];
+/** The local stack's targets (lib/local/stack.ts) for these poolers, in its order. */
+function localTargetRefs(poolers: readonly LocalPoolerSpec[]): TargetRef[] {
+  return [
+    directTarget(),
+    ...poolers.flatMap((p) => POOL_MODES.map((mode) => poolerTarget(p.product, p.instance, mode))),
+  ];
+}
 export const DEFAULT_SUITE = 'quick';
 export const DEFAULT_OUT_DIR = 'runs';
 const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
@@ -70,6 +79,8 @@ export interface LocalRunInput {
   readonly maxConnections?: number | string;
   readonly poolPercent?: number | string;
   readonly poolerProcesses?: number | string;
+  /** `pgbouncer,pgbouncer:2,pgdoorman`; absent: the suite's `localPoolers`, else one PgBouncer. */
+  readonly poolers?: string;
   readonly keep?: boolean;
   readonly install?: boolean;
 }
@@ -101,8 +112,10 @@ export interface LocalRunOptions {
   readonly runIdGiven: boolean;
   readonly maxConnections: number;
   readonly poolPercent: number;
-  /** PgBouncer processes (so_reuseport). */
+  /** PgBouncer processes (so_reuseport) of an entry that does not say. */
   readonly poolerProcesses: number;
+  /** The poolers to start, in order (lib/local/pooler.ts). */
+  readonly poolers: readonly LocalPoolerSpec[];
   readonly superuserReservedConnections: number;
   readonly keep: boolean;
   readonly install: boolean;
@@ -138,7 +151,7 @@ export function localCounterparts(lab: LabConfig): LocalCounterpart[] {
   return labTargets(lab).map((t): LocalCounterpart => {
     switch (t.role) {
       case 'writer':
-        return { lab: t.ref, what: 'the database itself', local: LOCAL_TARGETS[0] ?? null };
+        return { lab: t.ref, what: 'the database itself', local: directTarget() };
       case 'proxy':
         return { lab: t.ref, what: 'RDS Proxy', local: null };
       case 'pooler': {
@@ -208,6 +221,15 @@ export function validateLocalInput(
     problems.push(
       `--pooler-processes must be an integer 1–${POOLER_PROCESSES_MAX}, got ${String(input.poolerProcesses)}`,
     );
+  let poolers: LocalPoolerSpec[] = [];
+  if (poolerProcesses >= 1 && poolerProcesses <= POOLER_PROCESSES_MAX) {
+    const parsed = parsePoolerSpecs(
+      input.poolers ?? suite?.localPoolers ?? DEFAULT_LOCAL_POOLERS,
+      poolerProcesses,
+    );
+    problems.push(...parsed.problems);
+    poolers = parsed.specs;
+  }
   const runId = input.runId ?? defaultRunId(now);
   if (!RUN_ID_PATTERN.test(runId))
     problems.push(`--run-id must match ${RUN_ID_PATTERN.source} (letters, digits, . _ -), got "${runId}"`);
@@ -232,6 +254,7 @@ export function validateLocalInput(
     maxConnections,
     poolPercent,
     poolerProcesses,
+    poolers,
     superuserReservedConnections: DEFAULT_SUPERUSER_RESERVED,
     keep: input.keep ?? false,
     install: input.install ?? true,
@@ -246,33 +269,43 @@ export function validateLocalInput(
 export function localCapacities(
   opts: Pick<LocalRunOptions, 'maxConnections' | 'poolPercent' | 'lab'> & {
     readonly poolerProcesses?: number;
+    readonly poolers?: readonly LocalPoolerSpec[];
   },
   descriptors?: readonly TargetDescriptor[],
 ): TargetCapacity[] {
-  const n = opts.poolerProcesses ?? 1;
-  const pool = processPoolSize(opts.poolPercent, opts.maxConnections, n) * n;
-  return localTargetsOf(opts.lab).map((ref) => {
-    const descriptor =
-      descriptors?.find((d) => d.name === ref.name) ??
-      describeTarget(ref, { version: null, placement: 'local' });
-    return {
-      ref,
-      descriptor,
-      maxConnections: opts.maxConnections,
-      poolSize: descriptor.capabilities.pooled ? pool : null,
-    };
-  });
+  const specs = opts.poolers ?? [
+    { product: 'pgbouncer' as const, processes: opts.poolerProcesses ?? 1, instance: LOCAL_POOLER },
+  ];
+  return localTargetsOf(opts.lab, specs)
+    .map((ref) => {
+      const stored = descriptors?.find((d) => d.name === ref.name);
+      // a started stack's descriptors: a pooler it left out (no binary) has no targets
+      if (descriptors !== undefined && stored === undefined) return null;
+      const descriptor = stored ?? describeTarget(ref, { version: null, placement: 'local' });
+      const n = specs.find((s) => s.instance === targetInstance(ref))?.processes ?? 1;
+      return {
+        ref,
+        descriptor,
+        maxConnections: opts.maxConnections,
+        poolSize: descriptor.capabilities.pooled
+          ? processPoolSize(opts.poolPercent, opts.maxConnections, n) * n
+          : null,
+      };
+    })
+    .filter((t): t is NonNullable<typeof t> => t !== null);
 }
 
 /** The local targets a run measures: all of the stack's, or with `--lab` the counterparts of the lab's (in the stack's order). */
-export function localTargetsOf(lab: LocalLab | undefined): TargetRef[] {
-  if (lab === undefined) return [...LOCAL_TARGETS];
-  return LOCAL_TARGETS.filter((ref) => lab.counterparts.some((c) => c.local?.name === ref.name));
+export function localTargetsOf(lab: LocalLab | undefined, poolers: readonly LocalPoolerSpec[]): TargetRef[] {
+  const refs = localTargetRefs(poolers);
+  if (lab === undefined) return refs;
+  return refs.filter((ref) => lab.counterparts.some((c) => c.local?.name === ref.name));
 }
 
 export function planLocal(
   opts: Pick<LocalRunOptions, 'suite' | 'maxConnections' | 'poolPercent' | 'lab'> & {
     readonly poolerProcesses?: number;
+    readonly poolers?: readonly LocalPoolerSpec[];
   },
   descriptors?: readonly TargetDescriptor[],
 ): PlannedStep[] {
@@ -290,7 +323,15 @@ export function resumeCommand(opts: LocalRunOptions): string {
     `--max-connections ${opts.maxConnections}`,
     `--pool-percent ${opts.poolPercent}`,
     ...(opts.poolerProcesses !== 1 ? [`--pooler-processes ${opts.poolerProcesses}`] : []),
+    ...(formatPoolerSpecs(opts.poolers) !== formatPoolerSpecs(defaultSpecs(opts))
+      ? [`--poolers ${formatPoolerSpecs(opts.poolers)}`]
+      : []),
   ].join(' ');
+}
+
+/** What the run would start without --poolers (the suite's list, else one PgBouncer). */
+function defaultSpecs(opts: Pick<LocalRunOptions, 'suite' | 'poolerProcesses'>): LocalPoolerSpec[] {
+  return parsePoolerSpecs(opts.suite.localPoolers ?? DEFAULT_LOCAL_POOLERS, opts.poolerProcesses).specs;
 }
 
 /** Settings recorded in the manifest that a resume must match (they change the plan). */
@@ -299,6 +340,7 @@ function planSettings(opts: LocalRunOptions): {
   poolPercent: number;
   poolerProcesses: number;
   lab?: string;
+  poolers: string;
 } {
   return {
     maxConnections: opts.maxConnections,
@@ -306,6 +348,7 @@ function planSettings(opts: LocalRunOptions): {
     poolerProcesses: opts.poolerProcesses,
     // the lab decides which local targets run: a resume must be of the same lab
     ...(opts.lab ? { lab: opts.lab.name } : {}),
+    poolers: formatPoolerSpecs(opts.poolers),
   };
 }
 
@@ -588,8 +631,21 @@ async function startStack(
   log: (line: string) => void,
   stopper: RunStopper,
 ): Promise<LocalStack> {
+  const pool = `pools of ${totalPoolSize(opts.poolPercent, opts.maxConnections)} = ${opts.poolPercent} %`;
+  const what = opts.poolers.map((p) => {
+    const name = poolerDriver(p.product).displayName;
+    const split =
+      p.processes > 1
+        ? `${p.processes} processes of ${processPoolSize(opts.poolPercent, opts.maxConnections, p.processes)} each`
+        : '';
+    return opts.poolers.length === 1
+      ? `${name} (${pool}${split ? `, ${split}` : ''})`
+      : split
+        ? `${name} (${split})`
+        : name;
+  });
   log(
-    `Starting PostgreSQL (max_connections ${opts.maxConnections}) and PgBouncer (pools of ${totalPoolSize(opts.poolPercent, opts.maxConnections)} = ${opts.poolPercent} %${opts.poolerProcesses > 1 ? `, ${opts.poolerProcesses} processes of ${processPoolSize(opts.poolPercent, opts.maxConnections, opts.poolerProcesses)} each` : ''})…`,
+    `Starting PostgreSQL (max_connections ${opts.maxConnections}) and ${what.join(', ') || 'no pooler'}${opts.poolers.length > 1 ? ` (${pool} each)` : ''}…`,
   );
   let stack: LocalStack;
   try {
@@ -597,6 +653,7 @@ async function startStack(
       maxConnections: opts.maxConnections,
       poolPercent: opts.poolPercent,
       poolerProcesses: opts.poolerProcesses,
+      poolers: opts.poolers,
       superuserReservedConnections: opts.superuserReservedConnections,
       install: opts.install,
       dataTemplate: opts.dataTemplate,
@@ -608,10 +665,17 @@ async function startStack(
     throw e;
   }
   log(
-    `  PostgreSQL ${stack.postgres.serverVersion} on 127.0.0.1:${stack.postgres.port}, PgBouncer ${stack.pgbouncer.version} on 127.0.0.1:${stack.pgbouncer.port}${stack.pgbouncer.processes.length > 1 ? ` (${stack.pgbouncer.processes.length} processes, so_reuseport)` : ''}` +
+    `  PostgreSQL ${stack.postgres.serverVersion} on 127.0.0.1:${stack.postgres.port}, ${stack.poolers.map(poolerLine).join(', ') || 'no pooler'}` +
       `${stack.runAs ? ` (as OS user ${stack.runAs.user})` : ''}, files in ${stack.baseDir}`,
   );
   return stack;
+}
+
+/** `PgBouncer 1.25.2 on 127.0.0.1:24914 (2 processes, so_reuseport)`, `PgDoorman 3.10.7 on … (2 worker threads)`. */
+function poolerLine(p: LocalStack['poolers'][number]): string {
+  const head = `${poolerDriver(p.product).displayName} ${p.version} on 127.0.0.1:${p.port}`;
+  if (p.workerThreads !== null) return `${head} (${p.workerThreads} worker threads)`;
+  return p.processes.length > 1 ? `${head} (${p.processes.length} processes, so_reuseport)` : head;
 }
 
 /** Phase 5: the plan (stored, or made against what the stack really is) run through the engine. */
@@ -710,7 +774,8 @@ async function runLocked(
     return { ...result, runDir, wallSec, keptConnectionHelp, interruptedBy, alreadyComplete: false };
   } finally {
     if (stack && keptConnectionHelp === null) {
-      log('Stopping PgBouncer and PostgreSQL…');
+      const names = [...new Set(stack.poolers.map((p) => poolerDriver(p.product).displayName))];
+      log(`Stopping ${[...names, 'PostgreSQL'].join(' and ')}…`);
       await stack.stop();
     }
     uninstall();

@@ -1,6 +1,6 @@
 /**
- * MetricsSampler for the local stand-in: once a second, every PgBouncer process's admin console
- * (`SHOW POOLS`, `SHOW STATS`) and CPU through the shared pooler sampler (lib/engine/pooler-metrics.ts:
+ * MetricsSampler for the local stand-in: once a second, every pooler's (each PgBouncer process's,
+ * PgDoorman's) admin console (`SHOW POOLS`, `SHOW STATS`) and CPU through the shared pooler sampler (lib/engine/pooler-metrics.ts:
  * pools summed across processes, CPU per process from /proc/<pid>/stat), the server's
  * `pg_stat_database` row for the bench database, and this machine's CPU (/proc/stat). Gauges are
  * stored as read; counters become per-second rates between two polls. Polls never overlap; a failed
@@ -15,25 +15,38 @@ import {
   type PoolerCpuSnapshot,
 } from '../engine/pooler-metrics';
 import { PollLoop } from '../engine/poll-loop';
-import type { MetricsSampler, StepWindow } from '../engine/ports';
+import type { MetricsSampler, PoolerSaturation, StepWindow } from '../engine/ports';
 import { LINUX_CLOCK_TICKS_PER_SECOND, processCpuTicks } from '../core/proc-stat';
 import type { MetricSeries, TargetRef } from '../suite/types';
 import { PsqlSession, type PsqlTarget } from '../exec/psql';
-import { pgbouncerDriver } from '../poolers/pgbouncer/driver';
+import type { PoolerProduct } from '../poolers/products';
+import { poolerDriver } from '../poolers/registry';
+
+/** One pooler of the stack, as the sampler reads it. */
+export interface LocalSamplerPooler {
+  /** Its instance name (the series' `pooler` dimension). */
+  readonly name: string;
+  readonly product: PoolerProduct;
+  /** Admin console of each process (its unix socket), in process order. */
+  readonly admins: readonly PsqlTarget[];
+  /** Process ids, in process order (CPU from /proc/<pid>/stat). */
+  readonly pids: readonly number[];
+  /** Targets it serves (poolerSaturated is judged for their steps). */
+  readonly targets: readonly string[];
+  /** Pooler database → pool mode, for dimensions. */
+  readonly pools: Readonly<Record<string, string>>;
+  /** Cores one process can keep busy (the driver's coresPerProcess). @default 1 */
+  readonly coresPerProcess?: number;
+  /** Read each thread's CPU too (a multithreaded product). @default false */
+  readonly threads?: boolean;
+}
 
 export interface LocalSamplerOptions {
-  /** Admin console of each PgBouncer process (its unix socket), in process order. */
-  readonly admins: readonly PsqlTarget[];
-  /** PgBouncer process ids, in process order (CPU from /proc/<pid>/stat). */
-  readonly pgbouncerPids: readonly number[];
-  /** Targets PgBouncer serves (poolerSaturated is judged for their steps). */
-  readonly pgbouncerTargets: readonly string[];
+  readonly poolers: readonly LocalSamplerPooler[];
   /** Superuser connection to the server (uses a reserved slot, so it works while bench is refused). */
   readonly server: PsqlTarget;
   /** Database name in pg_stat_database. */
   readonly datname: string;
-  /** PgBouncer database → pool mode, for dimensions. */
-  readonly pools: Readonly<Record<string, string>>;
   readonly intervalMs?: number;
 }
 
@@ -53,22 +66,47 @@ function readMachineCpu(): { busy: number; total: number } | null {
   return { busy: total - idle, total };
 }
 
-/** CPU ticks of each PgBouncer process from /proc; null when none could be read (not Linux). */
+/** Each thread of `pid`: ticks and name (/proc/<pid>/task); [] when unreadable. */
+function readThreads(pid: number): Array<{ tid: number; name: string; cpuTicks: number }> {
+  let tids: string[];
+  try {
+    tids = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return [];
+  }
+  return tids.flatMap((t) => {
+    try {
+      const ticks = processCpuTicks(fs.readFileSync(`/proc/${pid}/task/${t}/stat`, 'utf8'));
+      const name = fs.readFileSync(`/proc/${pid}/task/${t}/comm`, 'utf8').trim();
+      return ticks === null ? [] : [{ tid: Number(t), name, cpuTicks: ticks }];
+    } catch {
+      return []; // gone meanwhile
+    }
+  });
+}
+
+/** CPU ticks of each pooler process (and thread) from /proc; null when none could be read (not Linux). */
 function readLocalPoolerCpu(
-  pids: readonly number[],
+  p: Pick<LocalSamplerPooler, 'pids' | 'coresPerProcess' | 'threads'>,
   now: () => Date = () => new Date(),
 ): PoolerCpuSnapshot | null {
-  const processes: Array<{ index: number; pid: number; cpuTicks: number }> = [];
-  pids.forEach((pid, index) => {
+  const processes: Array<PoolerCpuSnapshot['processes'][number]> = [];
+  p.pids.forEach((pid, index) => {
     try {
       const ticks = processCpuTicks(fs.readFileSync(`/proc/${pid}/stat`, 'utf8'));
-      if (ticks !== null) processes.push({ index, pid, cpuTicks: ticks });
+      if (ticks !== null)
+        processes.push({ index, pid, cpuTicks: ticks, ...(p.threads ? { threads: readThreads(pid) } : {}) });
     } catch {
       /* gone or not Linux: this process is unknown */
     }
   });
   if (processes.length === 0) return null;
-  return { at: now().toISOString(), clockTicksPerSecond: LINUX_CLOCK_TICKS_PER_SECOND, processes };
+  return {
+    at: now().toISOString(),
+    clockTicksPerSecond: LINUX_CLOCK_TICKS_PER_SECOND,
+    ...(p.coresPerProcess !== undefined ? { coresPerProcess: p.coresPerProcess } : {}),
+    processes,
+  };
 }
 
 export class LocalMetricsSampler implements MetricsSampler {
@@ -80,41 +118,40 @@ export class LocalMetricsSampler implements MetricsSampler {
   private lastError = '';
   private polls = 0;
   private readonly serverSession: PsqlSession;
-  readonly pooler: PoolerMetrics;
+  readonly poolers: readonly PoolerMetrics[];
 
   constructor(private readonly opts: LocalSamplerOptions) {
-    // Long-lived connections: a new psql process and server backend every second costs the
-    // benchmark it is watching (measured: ~13 % tps on 2 cores for a select-only run).
-    const sessions = opts.admins.map((a) => new PsqlSession(a));
-    this.pooler = new PoolerMetrics({
-      pooler: 'pgbouncer',
-      product: pgbouncerDriver.product,
-      stats: pgbouncerDriver.stats,
-      admin: {
-        processes: sessions.length,
-        query: (i, statements, timeoutMs) => {
-          const session = sessions[i];
-          if (!session) return Promise.reject(new Error(`no PgBouncer process ${i}`));
-          return session.query(statements, timeoutMs);
+    this.poolers = opts.poolers.map((p) => {
+      // Long-lived connections: a new psql process and server backend every second costs the
+      // benchmark it is watching (measured: ~13 % tps on 2 cores for a select-only run).
+      const sessions = p.admins.map((a) => new PsqlSession(a));
+      const driver = poolerDriver(p.product);
+      return new PoolerMetrics({
+        pooler: p.name,
+        product: driver.product,
+        stats: driver.stats,
+        admin: {
+          processes: sessions.length,
+          query: (i, statements, timeoutMs) => {
+            const session = sessions[i];
+            if (!session) return Promise.reject(new Error(`no ${driver.displayName} process ${i}`));
+            return session.query(statements, timeoutMs);
+          },
+          close: async () => {
+            await Promise.all(sessions.map((x) => x.close()));
+          },
         },
-        close: async () => {
-          await Promise.all(sessions.map((x) => x.close()));
-        },
-      },
-      cpu: () => Promise.resolve(readLocalPoolerCpu(opts.pgbouncerPids)),
-      pools: opts.pools,
-      targets: opts.pgbouncerTargets,
+        cpu: () => Promise.resolve(readLocalPoolerCpu(p)),
+        pools: p.pools,
+        targets: p.targets,
+      });
     });
     this.serverSession = new PsqlSession(opts.server);
     this.loop = new PollLoop(() => this.poll(), opts.intervalMs ?? 1000);
   }
 
-  poolerSaturation(
-    target: TargetRef,
-    start: string,
-    end: string,
-  ): Promise<{ saturated: boolean | null; percent: number | null }> {
-    return poolerSaturation([this.pooler], target, start, end);
+  poolerSaturation(target: TargetRef, start: string, end: string): Promise<PoolerSaturation> {
+    return poolerSaturation(this.poolers, target, start, end);
   }
 
   async start(): Promise<void> {
@@ -141,7 +178,7 @@ export class LocalMetricsSampler implements MetricsSampler {
   }
 
   snapshot(): MetricSeries[] {
-    const series = [...this.pooler.series(), ...this.acc.series()];
+    const series = [...this.poolers.flatMap((p) => p.series()), ...this.acc.series()];
     if (this.errors > 0 && !this.acc.has('pg_stat_database')) {
       series.push({
         source: 'pg_stat_database',
@@ -159,7 +196,7 @@ export class LocalMetricsSampler implements MetricsSampler {
 
   async stop(): Promise<MetricSeries[]> {
     await this.loop.stop();
-    await Promise.all([this.pooler.close(), this.serverSession.close()]);
+    await Promise.all([...this.poolers.map((p) => p.close()), this.serverSession.close()]);
     return this.snapshot();
   }
 
@@ -168,7 +205,7 @@ export class LocalMetricsSampler implements MetricsSampler {
     const atMs = Date.now();
     const at = new Date(atMs).toISOString();
     const [, server] = await Promise.allSettled([
-      this.pooler.poll(),
+      Promise.all(this.poolers.map((p) => p.poll())),
       this.serverSession.query(
         [
           `SELECT numbackends, xact_commit, xact_rollback FROM pg_stat_database WHERE datname = '${this.opts.datname.replace(/'/g, "''")}'`,

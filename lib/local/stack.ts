@@ -1,7 +1,8 @@
 /**
- * The local stand-in as one object: binaries found (or installed), a throwaway PostgreSQL, a
- * PgBouncer with a transaction and a session pool in front of it, and the engine ports bound to
- * them (targets, pool control, pgbench executor, metrics sampler). `stop()` ends every process we
+ * The local stand-in as one object: binaries found (or installed), a throwaway PostgreSQL, one or
+ * more self-hosted poolers (PgBouncer by default; `poolers` lists them: PgBouncer with 1 and 2
+ * processes and PgDoorman side by side, say), each with a transaction and a session pool in front
+ * of it, and the engine ports bound to them (targets, pool control, pgbench executor, metrics sampler). `stop()` ends every process we
  * started and removes the temporary directory unless asked to keep it. The directory holds
  * `owner.json` (this process, the servers, `kept`), so a later start can reap a stack whose
  * proxylab was killed before it could clean up (lib/local/reap.ts).
@@ -13,20 +14,24 @@ import { InfrastructureError } from '../core/errors';
 import { PgServerConnections } from '../exec/server-connections';
 import type { InfrastructureWatch, PoolControl, Target } from '../engine/ports';
 import type { ConnectionInfo } from '../suite/types';
-import { describeTarget, directTarget, poolerTarget, type TargetDescriptor } from '../suite/targets';
+import {
+  describeTarget,
+  directTarget,
+  poolerTarget,
+  targetInstance,
+  targetProduct,
+  type TargetDescriptor,
+} from '../suite/targets';
 import type { RunEnvironment, TargetRef } from '../suite/types';
-import { findBinaries, type LocalBinaries } from './binaries';
+import { findBinaries, findPoolerBinary, type LocalBinaries } from './binaries';
 import { LocalPgbenchExecutor } from '../exec/pgbench-executor';
 import { processPoolSize } from '../poolers/pgbouncer/config';
 import { pgbouncerDriver } from '../poolers/pgbouncer/driver';
-import {
-  LOCAL_POOLS,
-  LOCAL_SERVER_LOGIN_RETRY_SEC,
-  SESSION_DB,
-  startPgbouncer,
-  TRANSACTION_DB,
-  type Pgbouncer,
-} from './pgbouncer';
+import { poolerDriver } from '../poolers/registry';
+import type { PoolerProduct } from '../poolers/products';
+import { LOCAL_SERVER_LOGIN_RETRY_SEC, startPgbouncer, type Pgbouncer } from './pgbouncer';
+import { startPgdoorman } from './pgdoorman';
+import type { LocalPooler, LocalPoolerSpec } from './pooler';
 import { BENCH_DB, BENCH_USER, startPostgres, type PostgresCluster } from './postgres';
 import { resolveRunAs, type RunAs } from '../exec/process';
 import { probePort } from './ports-free';
@@ -61,6 +66,14 @@ export interface LocalStackOptions {
    * its own unix socket directory and admin console. @default 1
    */
   readonly poolerProcesses?: number;
+  /**
+   * The poolers to start, in order (lib/local/pooler.ts parsePoolerSpecs). A product whose binary
+   * is not found is left out with a line saying how to get it (PgBouncer is installed or required
+   * as before). @default one PgBouncer named `pgbouncer` with `poolerProcesses` processes
+   */
+  readonly poolers?: readonly LocalPoolerSpec[];
+  /** Already found binaries of other products (tests). @default findPoolerBinary */
+  readonly poolerBinaries?: Partial<Record<PoolerProduct, { file: string; version: string } | null>>;
   /** Install missing PostgreSQL/PgBouncer with the OS package manager. @default false */
   readonly install?: boolean;
   /** Already found binaries (skips the search). */
@@ -78,7 +91,14 @@ export interface LocalStack {
   /** Temporary directory holding the cluster, PgBouncer's files and pgbench work dirs. */
   readonly baseDir: string;
   readonly postgres: PostgresCluster;
+  /** Every pooler started, in the order asked. */
+  readonly poolers: readonly LocalPooler[];
+  /** Poolers asked for but not started (no binary), with what was said about them. */
+  readonly skippedPoolers: readonly { readonly spec: LocalPoolerSpec; readonly why: string }[];
+  /** The first PgBouncer (throws when the stack runs none). */
   readonly pgbouncer: Pgbouncer;
+  /** The pooler behind a target (`pgdoorman-transaction` → PgDoorman); null for direct. */
+  poolerFor(target: TargetRef): LocalPooler | null;
   readonly targets: readonly Target[];
   readonly pool: PoolControl;
   readonly executor: LocalPgbenchExecutor;
@@ -111,18 +131,29 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   const maxConnections = opts.maxConnections ?? DEFAULT_MAX_CONNECTIONS;
   const poolPercent = opts.poolPercent ?? DEFAULT_POOL_PERCENT;
   const reserved = opts.superuserReservedConnections ?? DEFAULT_SUPERUSER_RESERVED;
-  const bins = opts.bins ?? findBinaries({ install: opts.install ?? false, log: opts.log });
+  const asked: readonly LocalPoolerSpec[] = opts.poolers ?? [
+    { product: 'pgbouncer', processes: opts.poolerProcesses ?? 1, instance: LOCAL_POOLER },
+  ];
+  const log = opts.log ?? (() => undefined);
+  const bins =
+    opts.bins ??
+    findBinaries({
+      install: opts.install ?? false,
+      log: opts.log,
+      needPgbouncer: asked.some((p) => p.product === 'pgbouncer'),
+    });
+  const { specs, skipped, binaries } = availablePoolers(asked, opts.poolerBinaries, log);
   const runAs = resolveRunAs();
   if (typeof process.getuid === 'function' && process.getuid() === 0 && runAs === null) {
     throw new InfrastructureError(
-      'running as root, and there is no unprivileged `postgres` OS user to run PostgreSQL and PgBouncer as (create one: useradd --system postgres)',
+      'running as root, and there is no unprivileged `postgres` OS user to run PostgreSQL and the poolers as (create one: useradd --system postgres)',
     );
   }
   if (opts.reapOrphans ?? true) await reapOrphanedStacks({ log: opts.log });
   const baseDir = fs.mkdtempSync(path.join(os.tmpdir(), STACK_DIR_PREFIX));
   let owner: StackOwner = currentOwner(runAs?.user ?? null);
   let postgres: PostgresCluster | null = null;
-  let pgbouncer: Pgbouncer;
+  const poolers: LocalPooler[] = [];
   try {
     // At once, so a reaper never takes this directory for an ownerless leftover.
     writeOwnerFile(baseDir, owner);
@@ -137,25 +168,24 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     });
     owner = { ...owner, postgres: { pid: postgres.pid, dataDir: postgres.dataDir } };
     writeOwnerFile(baseDir, owner);
-    pgbouncer = await startPgbouncer({
-      bins,
-      baseDir,
-      runAs,
-      server: postgres,
-      poolPercent,
-      processes: opts.poolerProcesses ?? 1,
-    });
-    owner = {
-      ...owner,
-      pgbouncer: {
-        pid: pgbouncer.pid,
-        pidFile: path.join(path.dirname(pgbouncer.iniFile), 'pgbouncer.pid'),
-        iniFile: pgbouncer.iniFile,
-        others: pgbouncer.processes.slice(1).map((p) => ({ pid: p.pid, pidFile: p.pidFile })),
-      },
-    };
-    writeOwnerFile(baseDir, owner);
+    const excludePorts = new Set<number>();
+    for (const spec of specs) {
+      const pooler = await startPooler(spec, {
+        bins,
+        binary: binaries.get(spec.product),
+        baseDir,
+        runAs,
+        server: postgres,
+        poolPercent,
+        excludePorts,
+      });
+      poolers.push(pooler);
+      excludePorts.add(pooler.port);
+      owner = withPoolers(owner, poolers);
+      writeOwnerFile(baseDir, owner);
+    }
   } catch (e) {
+    for (const p of poolers) await p.stop();
     if (postgres) await postgres.stop();
     fs.rmSync(baseDir, { recursive: true, force: true });
     throw e;
@@ -165,10 +195,121 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     runAs,
     baseDir,
     postgres,
-    pgbouncer,
+    poolers,
+    skipped,
     { maxConnections, poolPercent, reserved },
     owner,
   );
+}
+
+/**
+ * Starts one pooler of the stack by its product's local adapter: the one place a product's adapter
+ * is chosen (a new product is a compile error here until it has one).
+ */
+async function startPooler(
+  spec: LocalPoolerSpec,
+  o: {
+    readonly bins: LocalBinaries;
+    /** A product found by its driver (not PgBouncer, which comes with PostgreSQL's binaries). */
+    readonly binary: { file: string; version: string } | undefined;
+    readonly baseDir: string;
+    readonly runAs: RunAs | null;
+    readonly server: PostgresCluster;
+    readonly poolPercent: number;
+    readonly excludePorts: Set<number>;
+  },
+): Promise<LocalPooler> {
+  const common = {
+    baseDir: o.baseDir,
+    runAs: o.runAs,
+    server: o.server,
+    poolPercent: o.poolPercent,
+    instance: spec.instance,
+    excludePorts: o.excludePorts,
+  };
+  switch (spec.product) {
+    case 'pgbouncer':
+      return startPgbouncer({ ...common, bins: o.bins, processes: spec.processes });
+    case 'pgdoorman':
+      if (o.binary === undefined) throw new Error(`no PgDoorman binary for ${spec.instance}`);
+      return startPgdoorman({ ...common, binary: o.binary, psql: o.bins.psql });
+    default: {
+      const unknown: never = spec.product;
+      throw new Error(`no local adapter for pooler ${String(unknown)}`);
+    }
+  }
+}
+
+/**
+ * The specs whose binary is here: PgBouncer's was found (or required) with PostgreSQL's; another
+ * product's is looked up by its driver (PATH, its variable, ../shared/tools), and a missing one is
+ * left out with one line saying how to get it.
+ */
+function availablePoolers(
+  asked: readonly LocalPoolerSpec[],
+  given: LocalStackOptions['poolerBinaries'],
+  log: (line: string) => void,
+): {
+  specs: LocalPoolerSpec[];
+  skipped: Array<{ spec: LocalPoolerSpec; why: string }>;
+  binaries: Map<PoolerProduct, { file: string; version: string }>;
+} {
+  const binaries = new Map<PoolerProduct, { file: string; version: string }>();
+  const specs: LocalPoolerSpec[] = [];
+  const skipped: Array<{ spec: LocalPoolerSpec; why: string }> = [];
+  for (const spec of asked) {
+    if (spec.product === 'pgbouncer') {
+      specs.push(spec);
+      continue;
+    }
+    const driver = poolerDriver(spec.product);
+    const found =
+      given !== undefined && spec.product in given ? (given[spec.product] ?? null) : findPoolerBinary(driver);
+    if (found !== null) {
+      binaries.set(spec.product, found);
+      specs.push(spec);
+      continue;
+    }
+    const how = driver.localBinary.howToGet ?? [];
+    const named = process.env[driver.localBinary.envVar];
+    const where =
+      named !== undefined && named !== ''
+        ? `$${driver.localBinary.envVar}=${named} is not a ${driver.displayName} that answers --version`
+        : `$${driver.localBinary.envVar}, PATH, ../shared/tools`;
+    const why =
+      `${driver.displayName} not found (${where}): running without ${spec.instance}.` +
+      (how.length > 0 ? ` To get it:\n    ${how.join('\n    ')}` : '');
+    log(why);
+    skipped.push({ spec, why });
+  }
+  return { specs, skipped, binaries };
+}
+
+/** The owner record with every started pooler (the first PgBouncer also under `pgbouncer`, as older reapers read). */
+function withPoolers(owner: StackOwner, poolers: readonly LocalPooler[]): StackOwner {
+  const first = poolers.find((p): p is Pgbouncer => p.product === 'pgbouncer');
+  return {
+    ...owner,
+    pgbouncer: first
+      ? {
+          pid: first.pid,
+          pidFile: first.processes[0]?.pidFile ?? path.join(path.dirname(first.iniFile), 'pgbouncer.pid'),
+          iniFile: first.iniFile,
+          others: first.processes.slice(1).map((p) => ({ pid: p.pid, pidFile: p.pidFile })),
+        }
+      : null,
+    poolers: poolers.map((p) => ({
+      product: p.product,
+      instance: p.instance,
+      processes: p.processes.map((x) => ({ pid: x.pid, pidFile: x.pidFile })),
+    })),
+  };
+}
+
+/** `PgBouncer` for the default instance (the messages of a single-PgBouncer stack), else `PgDoorman (pgdoorman)`. */
+function poolerLabel(p: LocalPooler): string {
+  const name = poolerDriver(p.product).displayName;
+  return p.instance === LOCAL_POOLER && p.product === 'pgbouncer' ? name : `${name} ${p.instance}`;
 }
 
 /**
@@ -180,18 +321,20 @@ function makeStack(
   runAs: RunAs | null,
   baseDir: string,
   pg: PostgresCluster,
-  pgb: Pgbouncer,
+  poolers: readonly LocalPooler[],
+  skippedPoolers: ReadonlyArray<{ spec: LocalPoolerSpec; why: string }>,
   cfg: { maxConnections: number; poolPercent: number; reserved: number },
   owner: StackOwner,
 ): LocalStack {
-  const targets = localTargets(pg, pgb);
+  const targets = localTargets(pg, poolers);
   const executor = new LocalPgbenchExecutor({
     pgbench: bins.pgbench,
     workRoot: path.join(baseDir, 'pgbench'),
   });
   const life: Lifecycle = { stopped: false };
-  const infrastructure = watchServers(pg, pgb, life);
-  const onExit = killOnExit(pg, pgb, baseDir);
+  const infrastructure = watchServers(pg, poolers, life);
+  const onExit = killOnExit(pg, poolers, baseDir);
+  const firstBouncer = poolers.find((p): p is Pgbouncer => p.product === 'pgbouncer');
   const superuser = pg.superuserTarget(BENCH_DB);
   const serverConnections = new PgServerConnections({
     connection: {
@@ -208,17 +351,23 @@ function makeStack(
     runAs,
     baseDir,
     postgres: pg,
-    pgbouncer: pgb,
+    poolers,
+    skippedPoolers,
+    get pgbouncer(): Pgbouncer {
+      if (!firstBouncer) throw new InfrastructureError('this local stack runs no PgBouncer');
+      return firstBouncer;
+    },
+    poolerFor: (ref) => poolerOf({ ref }, poolers),
     targets,
-    pool: localPoolControl(pg, pgb),
+    pool: localPoolControl(pg, poolers, targets),
     executor,
     get pids() {
-      return [pg.pid, ...pgb.processes.map((p) => p.pid)];
+      return [pg.pid, ...poolers.flatMap((p) => p.processes.map((x) => x.pid))];
     },
     infrastructure,
-    environment: localEnvironment(bins, pg, pgb),
+    environment: localEnvironment(bins, pg, poolers),
     descriptors: targets.map((t) => t.descriptor).filter((d): d is TargetDescriptor => d !== undefined),
-    settings: localSettings(pg, pgb, cfg),
+    settings: localSettings(pg, poolers, cfg),
     target: (name) => {
       const t = targets.find((x) => x.ref.name === name);
       if (!t) throw new InfrastructureError(`the local stack has no ${name} target`);
@@ -226,24 +375,28 @@ function makeStack(
     },
     createSampler: (intervalMs) =>
       new LocalMetricsSampler({
-        admins: pgb.processes.map((p) => p.admin),
-        pgbouncerPids: pgb.processes.map((p) => p.pid),
-        pgbouncerTargets: targets
-          .filter((t) => t.descriptor?.pooler === LOCAL_POOLER_PRODUCT)
-          .map((t) => t.ref.name),
+        poolers: poolers.map((p) => ({
+          name: p.instance,
+          product: p.product,
+          admins: p.processes.map((x) => x.admin),
+          pids: p.processes.map((x) => x.pid),
+          targets: targets.filter((t) => poolerOf(t, poolers) === p).map((t) => t.ref.name),
+          pools: p.pools,
+          coresPerProcess: poolerDriver(p.product).coresPerProcess(p.workerThreads),
+          threads: p.workerThreads !== null,
+        })),
         server: pg.superuserTarget(BENCH_DB),
         datname: BENCH_DB,
-        pools: LOCAL_POOLS,
         intervalMs,
       }),
-    connectionHelp: () => connectionHelp(pg, pgb, baseDir),
+    connectionHelp: () => connectionHelp(pg, poolers, baseDir),
     release: () => {
       life.stopped = true;
       void serverConnections.close();
       // Kept on purpose: a later `proxylab local` must not reap it once this process has exited.
       writeOwnerFile(baseDir, { ...owner, kept: true });
       process.removeListener('exit', onExit);
-      pgb.release();
+      for (const p of poolers) p.release();
       pg.release();
     },
     stop: async ({ keepFiles = false } = {}) => {
@@ -251,7 +404,7 @@ function makeStack(
       life.stopped = true;
       try {
         await serverConnections.close();
-        await pgb.stop();
+        for (const p of poolers) await p.stop();
         await pg.stop();
       } finally {
         process.removeListener('exit', onExit);
@@ -267,59 +420,92 @@ interface Lifecycle {
 }
 
 /**
- * `direct`, `pgbouncer-transaction`, `pgbouncer-session`: the adapter says what it probed for each,
- * the target registry what that means.
+ * `direct`, then `<instance>-transaction` and `<instance>-session` of every pooler: the adapter says
+ * what it probed for each, the target registry what that means.
  */
-function localTargets(pg: PostgresCluster, pgb: Pgbouncer): Target[] {
-  const target = (ref: TargetRef, port: number, dbname: string, version: string): Target => ({
-    ref,
-    descriptor: describeTarget(ref, {
-      version,
-      maxPreparedStatements: pgb.initialMaxPreparedStatements,
-      placement: 'local',
-      processes: pgb.processes.length, // kept for the PgBouncer targets only (describeTarget)
-    }),
+function localTargets(pg: PostgresCluster, poolers: readonly LocalPooler[]): Target[] {
+  const direct: Target = {
+    ref: directTarget(),
+    descriptor: describeTarget(directTarget(), { version: pg.serverVersion, placement: 'local' }),
     connection: (): ConnectionInfo => ({
       host: '127.0.0.1',
-      port,
+      port: pg.port,
       user: BENCH_USER,
-      dbname,
+      dbname: BENCH_DB,
       sslmode: 'disable',
       env: {},
     }),
     maxConnections: () => Promise.resolve(pg.maxConnections),
-    // Server connections one pool may open: each process's default_pool_size, times the processes.
-    poolSize: () => Promise.resolve(port === pg.port ? null : pgb.totalPoolSize()),
-  });
-  return [
-    target(directTarget(), pg.port, BENCH_DB, pg.serverVersion),
-    target(
-      poolerTarget(LOCAL_POOLER_PRODUCT, LOCAL_POOLER, 'transaction'),
-      pgb.port,
-      TRANSACTION_DB,
-      pgb.version,
-    ),
-    target(poolerTarget(LOCAL_POOLER_PRODUCT, LOCAL_POOLER, 'session'), pgb.port, SESSION_DB, pgb.version),
-  ];
+    poolSize: () => Promise.resolve(null),
+  };
+  const pooled = poolers.flatMap((p) =>
+    Object.entries(p.pools).map(([dbname, mode]): Target => {
+      const ref = poolerTarget(p.product, p.instance, mode);
+      return {
+        ref,
+        descriptor: describeTarget(ref, {
+          version: p.version,
+          maxPreparedStatements: p.initialMaxPreparedStatements,
+          placement: 'local',
+          processes: p.processes.length,
+          ...(p.workerThreads !== null ? { workerThreads: p.workerThreads } : {}),
+        }),
+        connection: (): ConnectionInfo => ({
+          host: '127.0.0.1',
+          port: p.port,
+          user: BENCH_USER,
+          dbname,
+          sslmode: 'disable',
+          env: {},
+        }),
+        maxConnections: () => Promise.resolve(pg.maxConnections),
+        // Server connections one pool may open: each process's pool size, times the processes.
+        poolSize: () => Promise.resolve(p.totalPoolSize()),
+      };
+    }),
+  );
+  return [direct, ...pooled];
 }
 
-function localPoolControl(pg: PostgresCluster, pgb: Pgbouncer): PoolControl {
+/** The pooler serving a target (null for direct). */
+function poolerOf(t: Pick<Target, 'ref'>, poolers: readonly LocalPooler[]): LocalPooler | null {
+  const instance = targetInstance(t.ref);
+  return poolers.find((p) => p.instance === instance && p.product === targetProduct(t.ref).id) ?? null;
+}
+
+function localPoolControl(
+  pg: PostgresCluster,
+  poolers: readonly LocalPooler[],
+  targets: readonly Target[],
+): PoolControl {
+  const of = (ref: TargetRef): LocalPooler => {
+    const p = poolerOf({ ref }, poolers);
+    if (!p) throw new InfrastructureError(`${ref.name} is not a pooler target of the local stack`);
+    return p;
+  };
+  void targets;
   return {
-    // Every pool, whatever the step's target: idle server connections held by one pool take
-    // max_connections slots from the next step (a direct step would be refused early).
-    reset: async () => pgb.reset(),
+    // Every pool of every pooler, whatever the step's target: idle server connections held by one
+    // pool take max_connections slots from the next step (a direct step would be refused early).
+    reset: async () => {
+      for (const p of poolers) await p.reset();
+    },
     // The engine asks only targets whose descriptor has a resizable pool.
-    setPoolPercent: async (_ref, percent) => {
-      await pgb.setPoolSize(processPoolSize(percent, pg.maxConnections, pgb.processes.length));
+    setPoolPercent: async (ref, percent) => {
+      const p = of(ref);
+      await p.setPoolSize(processPoolSize(percent, pg.maxConnections, p.processes.length));
     },
     // Global in PgBouncer: the engine applies each step's value before the step.
-    setMaxPreparedStatements: async (_ref, value) => {
-      if (pgb.maxPreparedStatements() !== value) await pgb.setMaxPreparedStatements(value);
+    setMaxPreparedStatements: async (ref, value) => {
+      const p = of(ref);
+      if (p.maxPreparedStatements() !== value) await p.setMaxPreparedStatements(value);
     },
     restore: async () => {
-      if (pgb.poolSize() !== pgb.initialPoolSize) await pgb.setPoolSize(pgb.initialPoolSize);
-      const mps = pgb.initialMaxPreparedStatements;
-      if (mps !== null && pgb.maxPreparedStatements() !== mps) await pgb.setMaxPreparedStatements(mps);
+      for (const p of poolers) {
+        if (p.poolSize() !== p.initialPoolSize) await p.setPoolSize(p.initialPoolSize);
+        const mps = p.initialMaxPreparedStatements;
+        if (mps !== null && p.maxPreparedStatements() !== mps) await p.setMaxPreparedStatements(mps);
+      }
     },
   };
 }
@@ -335,7 +521,11 @@ export const PLANNED_DOWN_LIMIT_MS = 60_000;
  * A stop a disruption causes (PostgresCluster.stopPlanned, a pooler's rolling restart) is expected
  * and not a failure — unless the server stays down longer than PLANNED_DOWN_LIMIT_MS.
  */
-function watchServers(pg: PostgresCluster, pgb: Pgbouncer, life: Lifecycle): InfrastructureWatch {
+function watchServers(
+  pg: PostgresCluster,
+  poolers: readonly LocalPooler[],
+  life: Lifecycle,
+): InfrastructureWatch {
   const down = new AbortController();
   let failure: string | null = null;
   const watch = (name: string, pid: () => number, exited: Promise<string>): void => {
@@ -346,7 +536,7 @@ function watchServers(pg: PostgresCluster, pgb: Pgbouncer, life: Lifecycle): Inf
     });
   };
   watch('PostgreSQL', () => pg.pid, pg.exited);
-  watch('PgBouncer', () => pgb.pid, pgb.exited);
+  for (const p of poolers) watch(poolerLabel(p), () => p.pid, p.exited);
   const liveness = nodeReapSystem();
   /** Down on purpose for too long, or null. */
   const downTooLong = (): string | null => {
@@ -354,6 +544,19 @@ function watchServers(pg: PostgresCluster, pgb: Pgbouncer, life: Lifecycle): Inf
     if (planned === null || Date.now() - planned.sinceMs <= PLANNED_DOWN_LIMIT_MS) return null;
     return `PostgreSQL was stopped on purpose (${planned.why}) ${Math.round((Date.now() - planned.sinceMs) / 1000)} s ago and is still down`;
   };
+  /** The processes that must be running now: a disruption replaces pids (a restart, a rolling restart). */
+  const processes = (): Array<readonly [string, number]> => [
+    ...(pg.plannedDown() === null ? [['PostgreSQL', pg.pid] as const] : []),
+    ...poolers.flatMap((p) =>
+      p.processes.map(
+        (x) =>
+          [
+            p.processes.length > 1 ? `${poolerLabel(p)} process ${x.index + 1}` : poolerLabel(p),
+            x.pid,
+          ] as const,
+      ),
+    ),
+  ];
   /** Asked right after each pgbench: the exit event may not have arrived yet, /proc already knows (zombies too). */
   const currentFailure = (): string | null => {
     if (failure === null && !life.stopped) {
@@ -363,13 +566,7 @@ function watchServers(pg: PostgresCluster, pgb: Pgbouncer, life: Lifecycle): Inf
         down.abort();
         return failure;
       }
-      for (const [name, pid] of [
-        ...(pg.plannedDown() === null ? [['PostgreSQL', pg.pid] as const] : []),
-        ...pgb.processes.map(
-          (p) =>
-            [pgb.processes.length > 1 ? `PgBouncer process ${p.index + 1}` : 'PgBouncer', p.pid] as const,
-        ),
-      ]) {
+      for (const [name, pid] of processes()) {
         if (!liveness.isAlive(pid)) {
           failure = `${name} (pid ${pid}) is no longer running`;
           down.abort();
@@ -381,12 +578,12 @@ function watchServers(pg: PostgresCluster, pgb: Pgbouncer, life: Lifecycle): Inf
   };
   /**
    * After a pgbench that failed: do the servers still accept connections? A killed postmaster's
-   * (or PgBouncer's) listening socket is closed at once, even while /proc and the exit event lag.
+   * (or pooler's) listening socket is closed at once, even while /proc and the exit event lag.
    */
   const confirmFailure = async (): Promise<string | null> => {
     for (const [name, pid, port] of [
       ...(pg.plannedDown() === null ? [['PostgreSQL', pg.pid, pg.port] as const] : []),
-      ['PgBouncer', pgb.pid, pgb.port] as const,
+      ...poolers.map((p) => [poolerLabel(p), p.pid, p.port] as const),
     ]) {
       if (currentFailure() !== null) break;
       if (!life.stopped && (await probePort(port)) === 'refused') {
@@ -404,9 +601,9 @@ function watchServers(pg: PostgresCluster, pgb: Pgbouncer, life: Lifecycle): Inf
  * with it rather than leave orphans. Synchronous, as 'exit' handlers must be. Returns the listener
  * (stop and release remove it).
  */
-function killOnExit(pg: PostgresCluster, pgb: Pgbouncer, baseDir: string): () => void {
+function killOnExit(pg: PostgresCluster, poolers: readonly LocalPooler[], baseDir: string): () => void {
   const onExit = (): void => {
-    for (const pid of [...pgb.processes.map((p) => p.pid), pg.pid]) {
+    for (const pid of [...poolers.flatMap((p) => p.processes.map((x) => x.pid)), pg.pid]) {
       try {
         process.kill(-pid, 'SIGKILL');
       } catch {
@@ -419,59 +616,96 @@ function killOnExit(pg: PostgresCluster, pgb: Pgbouncer, baseDir: string): () =>
   return onExit;
 }
 
-function localEnvironment(bins: LocalBinaries, pg: PostgresCluster, pgb: Pgbouncer): RunEnvironment {
+function localEnvironment(
+  bins: LocalBinaries,
+  pg: PostgresCluster,
+  poolers: readonly LocalPooler[],
+): RunEnvironment {
+  const first = poolers[0];
   return {
     database: { engine: 'local', instanceClass: null },
     maxConnections: pg.maxConnections,
     serverVersion: pg.serverVersion,
     pgbenchVersion: bins.pgbenchVersion,
-    poolerVersion: pgb.version,
+    // the first pooler's (each target's descriptor carries its own)
+    poolerVersion: first?.version ?? null,
     cpus: os.cpus().length || null,
-    maxPreparedStatements: pgb.initialMaxPreparedStatements,
+    maxPreparedStatements: first?.initialMaxPreparedStatements ?? null,
     // One machine: no zones, and nothing is billed (the report says "not priced (local run)").
     zones: null,
     targetPrices: null,
   };
 }
 
+/** `PgBouncer 1.25.2`, `PgBouncer 1.25.2 (2 processes, so_reuseport)`, `PgDoorman 3.10.7 (2 worker threads)`. */
+export function describeLocalPooler(p: LocalPooler): string {
+  const base = `${poolerDriver(p.product).displayName} ${p.version}`;
+  if (p.workerThreads !== null) return `${base} (${p.workerThreads} worker threads)`;
+  return p.processes.length > 1 ? `${base} (${p.processes.length} processes, so_reuseport)` : base;
+}
+
 /** Settings for the manifest (no secrets: trust auth, nothing to hide). */
 function localSettings(
   pg: PostgresCluster,
-  pgb: Pgbouncer,
+  poolers: readonly LocalPooler[],
   cfg: { poolPercent: number; reserved: number },
 ): Record<string, unknown> {
+  const first = poolers[0];
+  const firstDriver = first ? poolerDriver(first.product) : pgbouncerDriver;
   return {
     server: `PostgreSQL ${pg.serverVersion} (throwaway cluster, trust auth on 127.0.0.1)`,
     maxConnections: pg.maxConnections,
     superuserReservedConnections: cfg.reserved,
     benchRole: `${BENCH_USER} (not a superuser)`,
-    pooler: `PgBouncer ${pgb.version}`,
+    pooler: poolers.map(describeLocalPooler).join(', ') || 'none',
     maxPreparedStatements:
-      pgb.initialMaxPreparedStatements === null
-        ? `none (PgBouncer ${pgb.version} < ${pgbouncerDriver.preparedStatementsSince})`
-        : pgb.initialMaxPreparedStatements,
+      first === undefined
+        ? null
+        : first.initialMaxPreparedStatements === null
+          ? `none (${firstDriver.displayName} ${first.version} < ${firstDriver.preparedStatementsSince})`
+          : first.initialMaxPreparedStatements,
     poolPercent: cfg.poolPercent,
-    poolSize: pgb.initialPoolSize * pgb.processes.length,
-    poolerProcesses: pgb.processes.length,
-    serverLoginRetry: `${LOCAL_SERVER_LOGIN_RETRY_SEC} s (PgBouncer's default: 15 s)`,
-    ...(pgb.processes.length > 1 ? { poolSizePerProcess: pgb.initialPoolSize } : {}),
-    pools: LOCAL_POOLS,
+    poolSize: first ? first.totalPoolSize() : null,
+    poolerProcesses: first ? first.processes.length : null,
+    ...(first && first.processes.length > 1 ? { poolSizePerProcess: first.initialPoolSize } : {}),
+    pools: first ? first.pools : {},
+    ...(poolers.some((p) => p.product === 'pgbouncer')
+      ? { serverLoginRetry: `${LOCAL_SERVER_LOGIN_RETRY_SEC} s (PgBouncer's default: 15 s)` }
+      : {}),
+    ...(poolers.length > 1 || first?.instance !== LOCAL_POOLER
+      ? {
+          poolerInstances: Object.fromEntries(
+            poolers.map((p) => [
+              p.instance,
+              { pooler: describeLocalPooler(p), poolSize: p.totalPoolSize(), pools: p.pools },
+            ]),
+          ),
+        }
+      : {}),
     os: `${os.type()} ${os.release()} ${os.arch()}`,
     cpuModel: os.cpus()[0]?.model ?? null,
   };
 }
 
 /** How to connect by hand (for --keep). */
-function connectionHelp(pg: PostgresCluster, pgb: Pgbouncer, baseDir: string): string {
-  const many = pgb.processes.length > 1;
-  return [
+function connectionHelp(pg: PostgresCluster, poolers: readonly LocalPooler[], baseDir: string): string {
+  const lines = [
     `PostgreSQL ${pg.serverVersion}: psql -h 127.0.0.1 -p ${pg.port} -U ${BENCH_USER} ${BENCH_DB}   (superuser: -U postgres; trust auth, no password)`,
-    `PgBouncer transaction pool: psql -h 127.0.0.1 -p ${pgb.port} -U ${BENCH_USER} ${TRANSACTION_DB}`,
-    `PgBouncer session pool:     psql -h 127.0.0.1 -p ${pgb.port} -U ${BENCH_USER} ${SESSION_DB}`,
-    ...pgb.processes.map(
-      (p) =>
-        `PgBouncer admin console${many ? ` ${p.index + 1}` : ''}:${many ? '  ' : '    '}psql -h ${p.admin.host} -p ${pgb.port} -U postgres ${pgbouncerDriver.adminDatabase}`,
-    ),
-    `Stop them:                  kill ${pgb.processes.map((p) => p.pid).join(' ')} ${pg.pid}; rm -rf ${baseDir}`,
-  ].join('\n');
+  ];
+  for (const p of poolers) {
+    const label = poolerLabel(p);
+    const many = p.processes.length > 1;
+    for (const [dbname, mode] of Object.entries(p.pools))
+      lines.push(
+        `${`${label} ${mode} pool:`.padEnd(28)}psql -h 127.0.0.1 -p ${p.port} -U ${BENCH_USER} ${dbname}`,
+      );
+    for (const x of p.processes)
+      lines.push(
+        `${`${label} admin console${many ? ` ${x.index + 1}` : ''}:`.padEnd(28)}psql -h ${x.admin.host} -p ${p.port} -U ${x.admin.user} ${poolerDriver(p.product).adminDatabase}`,
+      );
+  }
+  lines.push(
+    `${'Stop them:'.padEnd(28)}kill ${poolers.flatMap((p) => p.processes.map((x) => x.pid)).join(' ')} ${pg.pid}; rm -rf ${baseDir}`,
+  );
+  return lines.join('\n');
 }

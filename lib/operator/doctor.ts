@@ -158,7 +158,8 @@ export function probeScript(input: {
  * per pooler, `SELECT 1` through the data port under each pool mode's alias (sslmode=require when the
  * pooler has `tls`, as the runner's targets connect), the driver's version statement (PgBouncer:
  * `SHOW VERSION`) on each admin relay port with the
- * admin secret's user (sslmode=prefer: the relay ends at a unix socket, see pooler-targets.ts), and
+ * admin secret's user (the driver's relay sslmode: the relay ends at a unix socket, where PgBouncer
+ * declines TLS — `prefer` — and PgDoorman answers the request with an error — `disable`), and
  * one line from the agent's stats port. The admin password only ever sits in a subshell's
  * environment (a `VAR=value cmd` prefix is not argv).
  */
@@ -190,7 +191,7 @@ function poolerProbeLines(
     if (adminSecretArn !== null)
       p.adminPorts.forEach((port, i) => {
         const conn = q(
-          `host=${p.host} port=${port} dbname=${poolerDriver(p.product).adminDatabase} sslmode=prefer connect_timeout=10`,
+          `host=${p.host} port=${port} dbname=${poolerDriver(p.product).adminDatabase} sslmode=${poolerDriver(p.product).admin.relaySslmode} connect_timeout=10`,
         );
         lines.push(
           `echo ${q(`pooler.${p.name}.admin.${i}=`)}"$(PGUSER="$ADMIN_USER" PGPASSWORD="$ADMIN_PASSWORD" psql ${conn} -Atc ${q(poolerDriver(p.product).host.versionStatement)} ${oneLine}`,

@@ -14,12 +14,12 @@ import * as path from 'node:path';
 import { writeFileAtomic } from '../core/atomic-write';
 import { InfrastructureError } from '../core/errors';
 import type { LabConfig } from '../config/types';
-import type { PoolerRelease } from '../poolers/driver';
+import type { TarballRelease } from '../poolers/driver';
 import { poolerDriver } from '../poolers/registry';
 import { poolerSourcePath } from '../poolers/sources';
 
 export interface StagedPoolerSource {
-  readonly release: PoolerRelease;
+  readonly release: TarballRelease;
   readonly file: string;
   /** `downloaded` now, or `kept`: already there with the published SHA-256. */
   readonly action: 'downloaded' | 'kept';
@@ -34,17 +34,24 @@ export interface StageOptions {
   /** Per download. @default 120 000 */
   readonly timeoutMs?: number;
   /** Release → its upstream URL (tests serve it from 127.0.0.1). @default release.url */
-  readonly urlOf?: (release: PoolerRelease) => string;
+  readonly urlOf?: (release: TarballRelease) => string;
 }
 
-/** The releases a lab's poolers pin, once each. */
-export function labPoolerReleases(lab: LabConfig): PoolerRelease[] {
-  const out = new Map<string, PoolerRelease>();
+/** The releases a lab's poolers pin, once each: tarballs with a published SHA-256, the only kind deploy stages. */
+export function labPoolerReleases(lab: LabConfig): TarballRelease[] {
+  const out = new Map<string, TarballRelease>();
   for (const p of lab.poolers) {
-    const release = poolerDriver(p.kind).releases.find((r) => r.version === p.version);
+    const driver = poolerDriver(p.kind);
+    const release = driver.releases.find((r) => r.version === p.version);
     if (!release)
       throw new InfrastructureError(
         `pooler ${p.name}: ${p.kind} ${p.version} has no release entry (validate the lab first)`,
+      );
+    // Lab validation refuses such a pooler without internet; reached only with an unvalidated lab.
+    if (release.sha256 === undefined)
+      throw new InfrastructureError(
+        `pooler ${p.name}: ${driver.displayName} ${p.version} cannot be staged for hosts without internet: ${driver.host.needsInternet ?? 'its release has no published SHA-256'}`,
+        { code: 'pooler-source-not-stageable' },
       );
     out.set(`${release.product}-${release.version}`, release);
   }
@@ -70,7 +77,7 @@ export async function stagePoolerSources(
 
 /** Downloads (or keeps) each release, checked against its published SHA-256. */
 export async function stageReleases(
-  releases: readonly PoolerRelease[],
+  releases: readonly TarballRelease[],
   opts: StageOptions = {},
 ): Promise<StagedPoolerSource[]> {
   const fetchFn = opts.fetch ?? globalThis.fetch;

@@ -12,6 +12,7 @@
  */
 import * as fs from 'node:fs';
 import * as net from 'node:net';
+import * as os from 'node:os';
 import { InfrastructureError } from '../core/errors';
 import type { PoolerCpuSnapshot } from '../engine/pooler-metrics';
 import type { PoolerHostLayout } from '../poolers/driver';
@@ -21,7 +22,7 @@ import { poolerDriver } from '../poolers/registry';
 import { LINUX_CLOCK_TICKS_PER_SECOND, processCpuTicks } from '../core/proc-stat';
 
 export interface PoolerAgentOptions {
-  readonly config: Pick<PoolerHostConfig, 'name' | 'product' | 'processes' | 'listenAddr'>;
+  readonly config: Pick<PoolerHostConfig, 'name' | 'product' | 'processes' | 'listenAddr' | 'workerThreads'>;
   /** @default the driver's host.layout(config.name) */
   readonly paths?: PoolerHostLayout;
   /** Test-only overrides. */
@@ -29,8 +30,12 @@ export interface PoolerAgentOptions {
   readonly adminPort?: (i: number) => number;
   readonly statsPort?: number;
   readonly readFile?: (file: string) => string;
+  /** Thread ids of a process (/proc/<pid>/task). */
+  readonly listThreads?: (pid: number) => readonly number[];
   readonly now?: () => Date;
   readonly log?: (line: string) => void;
+  /** The host's vCPUs (a multithreaded pooler's worker threads when the config leaves them open). */
+  readonly cpus?: number;
 }
 
 export interface PoolerAgent {
@@ -39,25 +44,76 @@ export interface PoolerAgent {
   stop(): Promise<void>;
 }
 
-/** Per-process CPU ticks now, from the pid files and /proc. */
+/** Thread ids of `pid` from /proc/<pid>/task; [] when it cannot be read. */
+function procThreads(pid: number): number[] {
+  try {
+    return fs
+      .readdirSync(`/proc/${pid}/task`)
+      .map(Number)
+      .filter((t) => Number.isInteger(t) && t > 0);
+  } catch {
+    return [];
+  }
+}
+
+type ProcessCpu = PoolerCpuSnapshot['processes'][number];
+
+/**
+ * Per-process CPU ticks now, from the pid files and /proc; with `threads`, each thread's ticks and
+ * name too (/proc/<pid>/task/<tid>/stat and comm: PgDoorman's workers are `worker-pg-doorm`).
+ */
 export function readPoolerCpu(
   processes: number,
   paths: PoolerHostLayout,
   readFile: (file: string) => string = (f) => fs.readFileSync(f, 'utf8'),
   now: () => Date = () => new Date(),
+  threads: {
+    readonly list: (pid: number) => readonly number[];
+    readonly coresPerProcess: number;
+  } | null = null,
 ): PoolerCpuSnapshot {
-  const out: Array<{ index: number; pid: number; cpuTicks: number }> = [];
+  const out: ProcessCpu[] = [];
   for (let i = 0; i < processes; i++) {
     try {
       const pid = Number.parseInt(readFile(paths.pidFile(i)).trim(), 10);
       if (!Number.isInteger(pid) || pid <= 0) continue;
       const ticks = processCpuTicks(readFile(`/proc/${pid}/stat`));
-      if (ticks !== null) out.push({ index: i, pid, cpuTicks: ticks });
+      if (ticks === null) continue;
+      out.push({
+        index: i,
+        pid,
+        cpuTicks: ticks,
+        ...(threads ? { threads: readThreads(pid, threads.list, readFile) } : {}),
+      });
     } catch {
       /* not running (no pid file, or the pid is gone): left out */
     }
   }
-  return { at: now().toISOString(), clockTicksPerSecond: LINUX_CLOCK_TICKS_PER_SECOND, processes: out };
+  return {
+    at: now().toISOString(),
+    clockTicksPerSecond: LINUX_CLOCK_TICKS_PER_SECOND,
+    ...(threads ? { coresPerProcess: threads.coresPerProcess } : {}),
+    processes: out,
+  };
+}
+
+/** Each thread's ticks and name; a thread gone between the listing and the read is left out. */
+export function readThreads(
+  pid: number,
+  list: (pid: number) => readonly number[],
+  readFile: (file: string) => string,
+): NonNullable<ProcessCpu['threads']> {
+  const out: Array<{ tid: number; name: string; cpuTicks: number }> = [];
+  for (const tid of list(pid)) {
+    try {
+      const ticks = processCpuTicks(readFile(`/proc/${pid}/task/${tid}/stat`));
+      if (ticks === null) continue;
+      out.push({ tid, name: readFile(`/proc/${pid}/task/${tid}/comm`).trim(), cpuTicks: ticks });
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return out;
 }
 
 function listen(server: net.Server, port: number, host: string): Promise<void> {
@@ -78,6 +134,13 @@ export async function startPoolerAgent(opts: PoolerAgentOptions): Promise<Pooler
   const adminPort = opts.adminPort ?? adminPortOf;
   const statsPort = opts.statsPort ?? POOLER_STATS_PORT;
   const log = opts.log ?? (() => undefined);
+  // A multithreaded product: its threads too, and how many cores a process can use.
+  const threads = driver.capabilities(null).singleThreaded
+    ? null
+    : {
+        list: opts.listThreads ?? procThreads,
+        coresPerProcess: driver.coresPerProcess(config.workerThreads ?? opts.cpus ?? os.cpus().length),
+      };
   const servers: net.Server[] = [];
   const sockets = new Set<net.Socket>();
   const track = (s: net.Socket): void => {
@@ -115,7 +178,7 @@ export async function startPoolerAgent(opts: PoolerAgentOptions): Promise<Pooler
     const stats = net.createServer((client) => {
       track(client);
       client.on('error', () => client.destroy());
-      const snap = readPoolerCpu(config.processes, paths, opts.readFile, opts.now);
+      const snap = readPoolerCpu(config.processes, paths, opts.readFile, opts.now, threads);
       client.end(JSON.stringify(snap) + '\n');
     });
     servers.push(stats);

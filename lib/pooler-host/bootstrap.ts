@@ -13,13 +13,15 @@
  * goes through the redacting logger.
  */
 import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import * as os from 'node:os';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { z } from 'zod';
 import { InfrastructureError, UsageError } from '../core/errors';
 import type { Clock } from '../engine/ports';
-import { POOLER_PROCESSES_MAX } from '../poolers/endpoint';
+import { POOLER_PROCESSES_MAX, POOLER_WORKER_THREADS_MAX } from '../poolers/endpoint';
 import { agentUnit, agentUnitInstance, AGENT_UNIT, type PoolerHostConfig } from '../poolers/host-config';
 import { processPoolSize } from '../poolers/pool-size';
 import { poolerDriver } from '../poolers/registry';
@@ -64,6 +66,7 @@ const hostConfigObject = z
       .min(1)
       .refine((m) => new Set(m).size === m.length, { message: 'pool modes must be unique' }),
     processes: z.number().int().min(1).max(POOLER_PROCESSES_MAX),
+    workerThreads: z.number().int().min(1).max(POOLER_WORKER_THREADS_MAX).nullable().optional(),
     poolPercent: z.number().int().min(1).max(100),
     sharedBy: z.number().int().min(1),
     maxPreparedStatements: z.number().int().min(0),
@@ -169,6 +172,8 @@ export interface BootstrapDeps {
   readonly dataPort?: number;
   /** @default 60 000 ms */
   readonly healthTimeoutMs?: number;
+  /** The host's vCPUs (a multithreaded pooler's worker threads when the config leaves them open). @default os.cpus().length */
+  readonly cpus?: number;
 }
 
 export interface BootstrapResult {
@@ -272,6 +277,9 @@ export async function bootstrapPooler(
       fs.chownSync(p.tlsCert, deps.owner.uid, deps.owner.gid);
     }
   }
+  const workerThreads = config.workerThreads ?? Math.max(1, deps.cpus ?? os.cpus().length);
+  if (!driver.capabilities(config.version).singleThreaded)
+    log.info(`${me}: ${workerThreads} worker thread(s) per process`);
   const files = driver.host.render({
     config,
     root,
@@ -280,6 +288,8 @@ export async function bootstrapPooler(
     dbname: db.dbname,
     dbUser: { username: db.username, password: db.password },
     adminUser: { username: admin.username, password: admin.password },
+    workerThreads,
+    random: randomBytes,
   });
   for (const f of files) writeOwned(f.path, f.text, f.mode, deps.owner);
 

@@ -27,19 +27,37 @@ export interface AdminOp {
   readonly statements: readonly string[];
   /** null: applied; otherwise what went wrong (`did not apply pool size 5 to bench (SHOW DATABASES says 4)`). */
   readonly check: (answers: readonly (readonly AdminRow[])[]) => string | null;
+  /**
+   * The statements only take effect once the process's configuration file says this (PgDoorman
+   * resizes a pool by `RELOAD` of a changed file: its admin console has no `SET` for it): the
+   * rewrite of the file's text, applied before the statements. Absent: nothing to rewrite.
+   */
+  readonly rewriteConfig?: (text: string) => string;
 }
+
+/** "Rewrite process i's configuration file with `edit`": only an adapter that owns the file can. */
+export type ConfigRewrite = (processIndex: number, edit: (text: string) => string) => Promise<void>;
 
 /**
  * Runs `op` on processes 0 … processes-1 in order, checking each answer; the first failed check
- * throws, naming the process (`who(i)`: `PgBouncer (/tmp/x/s0)`, `pooler bouncer process 2`).
+ * throws, naming the process (`who(i)`: `PgBouncer (/tmp/x/s0)`, `pooler bouncer process 2`). An op
+ * that needs its configuration rewritten first gets it through `rewrite`; without one it is refused
+ * before anything is sent (never applied half-way, never reported as applied).
  */
 export async function applyOnEveryProcess(
   run: AdminRun,
   processes: number,
   op: AdminOp,
   who: (processIndex: number) => string,
+  rewrite?: ConfigRewrite,
 ): Promise<void> {
+  const edit = op.rewriteConfig;
+  if (edit !== undefined && rewrite === undefined)
+    throw new InfrastructureError(
+      `${who(0)} needs its configuration file rewritten for this change (${op.statements.join('; ')}), which this adapter cannot do`,
+    );
   for (let i = 0; i < processes; i++) {
+    if (edit !== undefined && rewrite !== undefined) await rewrite(i, edit);
     const problem = op.check(await run(i, op.statements));
     if (problem !== null) throw new InfrastructureError(`${who(i)} ${problem}`);
   }
@@ -89,10 +107,70 @@ export interface PoolerCapabilities {
   readonly peering: boolean;
   /**
    * One process uses at most one core (PgBouncer: one event-loop thread), so more processes than
-   * vCPUs only adds contention; false for a multithreaded product, which scales within a process.
+   * vCPUs only adds contention; false for a multithreaded product, which scales within a process
+   * (PgDoorman: `worker_threads`).
    */
   readonly singleThreaded: boolean;
+  /**
+   * How a pool is resized while the pooler runs: `admin-set` (a `SET` on the admin console, PgBouncer)
+   * or `config-reload` (the configuration file rewritten, then `RELOAD`, PgDoorman). An adapter that
+   * cannot rewrite a pooler's file cannot resize it (the plan records such sweep cells as not available).
+   */
+  readonly runtimePoolResize: 'admin-set' | 'config-reload';
+  /**
+   * A new binary takes over the listening socket and the idle clients without a refused connection
+   * (PgDoorman ≥ 3.3.1: SIGUSR2 or `UPGRADE`); false: a process is replaced by starting another on
+   * the same port (so_reuseport) and stopping the old one.
+   */
+  readonly gracefulBinaryUpgrade: boolean;
 }
+
+/**
+ * What stopping, reloading, pausing and replacing a running pooler does, by version: the facts a
+ * disruption (a pooler restart or pause under load) needs, written once per product. The action
+ * itself belongs to the adapter that runs it (lib/local, lib/runner); this is only what to send
+ * and what it does.
+ */
+export interface PoolerLifecycle {
+  /** Re-read the configuration without dropping connections: a signal and the admin statement. */
+  readonly reload: { readonly signal: NodeJS.Signals; readonly adminStatement: string };
+  /**
+   * Stop handing server connections out and give them back (`pause`), then carry on (`resume`);
+   * `database` null: every pool. `drainsServers`: PAUSE waits until the server connections are
+   * released (PgBouncer) rather than only blocking new checkouts (PgDoorman). null: no pause.
+   */
+  pause(
+    version: string | null,
+    database: string | null,
+  ): {
+    readonly pause: readonly string[];
+    readonly resume: readonly string[];
+    readonly drainsServers: boolean;
+  } | null;
+  /** How one process is replaced under load without refusing new connections. */
+  restart(version: string | null): PoolerRestart;
+  /** Signals that end the process only after its clients' transactions (graceful), in order; [] when none is documented. */
+  gracefulStopSignals(version: string | null): readonly NodeJS.Signals[];
+}
+
+/** How a running pooler is replaced by a new process (a binary upgrade or a restart). */
+export type PoolerRestart =
+  | {
+      /** The process hands its listening socket (and idle clients) to a new one it starts itself. */
+      readonly kind: 'binary-upgrade';
+      readonly signal: NodeJS.Signals;
+      /** The admin console statement that does the same (`UPGRADE`); null: none. */
+      readonly adminStatement: string | null;
+      /** Idle clients move to the new process on their connection (no reconnect). */
+      readonly migratesIdleClients: boolean;
+      /** The old process drains for at most this long (ms) before it closes what is left. */
+      readonly drainTimeoutMs: number | null;
+    }
+  | {
+      /** Start a new process on the same port (so_reuseport), then stop the old one with `stopOldWith`. */
+      readonly kind: 'reuseport-rolling';
+      readonly stopOldWith: readonly NodeJS.Signals[];
+    };
 
 /**
  * Where one deployment keeps its runtime pieces on a pooler host, as the product-neutral code sees
@@ -126,6 +204,10 @@ export interface PoolerHostRenderInput {
   readonly dbUser: { readonly username: string; readonly password: string };
   /** The admin/stats user of every process's admin console. */
   readonly adminUser: { readonly username: string; readonly password: string };
+  /** Worker threads of a multithreaded product's process (the host config's, or the host's vCPUs). */
+  readonly workerThreads: number;
+  /** Random bytes (salts of password verifiers a product stores instead of passwords). */
+  readonly random: (bytes: number) => Buffer;
 }
 
 /** A file the bootstrap writes, owned by the system user (mode applied after writing). */
@@ -141,15 +223,48 @@ export interface PoolerHostUnit {
   readonly text: string;
 }
 
-/** A pinned upstream release the pooler host builds: URL and its published SHA-256. */
-export interface PoolerRelease {
+/**
+ * A pinned upstream release the pooler host builds, and how it is verified before anything from it
+ * runs: a tarball by its published SHA-256 (PgBouncer), or a git tag by its full commit id, a content
+ * address of the whole source tree (PgDoorman: no checksum is published for its source archives;
+ * its Cargo.lock, inside that tree, pins every crate by SHA-256, which cargo checks).
+ */
+export type PoolerRelease = TarballRelease | GitRelease;
+
+interface ReleaseBase {
   /** Whose release it is (the driver that installs it). */
   readonly product: PoolerProduct;
   readonly version: string;
   readonly url: string;
+  /** Where the checksum (or commit id) was read. */
+  readonly checksumSource: string;
+}
+
+/** A release tarball and its published SHA-256. */
+export interface TarballRelease extends ReleaseBase {
   /** 64 lowercase hex digits. */
   readonly sha256: string;
-  /** Where the checksum was read. */
+  readonly gitCommit?: undefined;
+}
+
+/** A git tag of the upstream repository at `url`, pinned by its commit, built with pinned inputs. */
+export interface GitRelease extends ReleaseBase {
+  readonly sha256?: undefined;
+  /** The tag (`v3.10.7`). */
+  readonly tag: string;
+  /** The tag's full commit id, 40 lowercase hex digits: `git rev-parse HEAD` must say it after the clone. */
+  readonly gitCommit: string;
+  /** Downloads the build runs (a toolchain installer), per CPU architecture, each with its published SHA-256. */
+  readonly buildInputs: readonly PinnedDownload[];
+}
+
+/** One download of a build, for one CPU architecture (`uname -m`), with its published SHA-256. */
+export interface PinnedDownload {
+  readonly name: string;
+  /** `x86_64`, `aarch64`. */
+  readonly arch: string;
+  readonly url: string;
+  readonly sha256: string;
   readonly checksumSource: string;
 }
 
@@ -179,12 +294,16 @@ export interface LocalBinarySpec {
   readonly packages: Readonly<Partial<Record<string, string>>>;
   /** `PgBouncer 1.18.0` → `1.18.0`; null when the text names no version. */
   readonly parseVersion: (versionOutput: string) => string | null;
+  /** How to get it when no OS package installs it (lines for the message); absent: its packages say. */
+  readonly howToGet?: readonly string[];
 }
 
 export interface PoolerDriver {
   readonly product: PoolerProduct;
   /** `PgBouncer`: in messages, cost lines and the report. */
   readonly displayName: string;
+  /** The settings a pool resize changes, in the product's words (`default_pool_size`, `pool_size`). */
+  readonly poolSizeSettings: readonly string[];
   readonly poolModes: readonly PoolMode[];
   capabilities(version: string | null): PoolerCapabilities;
   /** The first release that carries prepared statements through a transaction pool (`1.21`). */
@@ -196,6 +315,13 @@ export interface PoolerDriver {
   /** The admin console's virtual database (`pgbouncer`). */
   readonly adminDatabase: string;
   readonly admin: {
+    /**
+     * sslmode of an admin console connection through the pooler agent's relay (TCP → the process's
+     * unix socket): PgBouncer answers the TLS request on its unix socket with "no" (`prefer`);
+     * PgDoorman answers it with an error, so its relay connections say `disable` (the admin password
+     * still never crosses in clear: both ask for SCRAM).
+     */
+    readonly relaySslmode: 'prefer' | 'disable';
     /** Drop every client and server connection of the pools and let them reopen. */
     reset(aliases: readonly string[]): AdminOp;
     /** Per-process pool size, checked on every alias. */
@@ -214,6 +340,11 @@ export interface PoolerDriver {
     readonly probe: {
       readonly statements: readonly string[];
       parse(answers: readonly (readonly AdminRow[])[]): PoolerProbe;
+      /**
+       * The console does not report the prepared-statement cache (PgDoorman's SHOW CONFIG omits
+       * it): the probe says null, and the adapter records the size it configured instead.
+       */
+      readonly preparedStatementsFromConfig?: boolean;
     };
   };
   readonly stats: {
@@ -227,11 +358,14 @@ export interface PoolerDriver {
   };
   /** Signals that stop a process at once (clients dropped), in order; unknown version: all that may be needed. */
   immediateStopSignals(version: string | null): readonly NodeJS.Signals[];
+  /** Reload, pause, restart and graceful stop semantics by version (the disruption lab's facts). */
+  readonly lifecycle: PoolerLifecycle;
   /**
-   * The signal that retires the old process of a rolling restart (a new one already listens on the
-   * same port with so_reuseport), as this version documents it, and what it does, in words.
+   * Cores one process can keep busy: 1 for a single-threaded product, its worker threads for a
+   * multithreaded one (`workerThreads` as configured). The sampler judges a pooler saturated when
+   * its busiest process averages ≥ CPU_SATURATION_PERCENT of this many cores.
    */
-  rollingStopSignal(version: string | null): { readonly signal: NodeJS.Signals; readonly does: string };
+  coresPerProcess(workerThreads: number | null): number;
   /** Releases a lab may pin, newest first, and the one it gets by default. */
   readonly releases: readonly PoolerRelease[];
   readonly defaultVersion: string;
@@ -245,6 +379,13 @@ export interface PoolerDriver {
     readonly systemUser: string;
     /** User data lines that install `release`, fetching its source from `source` (@default upstream). */
     installCommands(release: PoolerRelease, source?: PoolerSourceLocation): string[];
+    /**
+     * null: a host without internet (`network.egress: "vpc-endpoints"`) installs a release from the
+     * archive `proxylab deploy` staged (a tarball with a published SHA-256, `source` of kind `s3`).
+     * Otherwise what the install fetches from the internet that cannot be staged that way: lab
+     * validation refuses this product in such a lab with it.
+     */
+    readonly needsInternet: string | null;
     /** The data port every process listens on (the stack output's `port`). */
     readonly dataPort: number;
     /** Deployment `name`'s paths under `root` (`/` on a host). */
@@ -257,6 +398,11 @@ export interface PoolerDriver {
     processUnit(name: string, processIndex: number): string;
     /** An admin console statement whose one-value answer names the running version. */
     readonly versionStatement: string;
+    /**
+     * How long a host's boot script (install, then bootstrap) may take before CloudFormation gives
+     * up, in minutes. @default 20 (PgBouncer's C build)
+     */
+    readonly bootMinutes?: number;
     /** The version in the binary's `--version` output or the version statement's answer (`1.25.2`); null: none. */
     parseVersion(text: string): string | null;
   };

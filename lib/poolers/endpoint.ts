@@ -24,6 +24,8 @@ export const POOLER_STATS_PORT = 6439;
 export const POOLER_ADMIN_PORT_BASE = 6440;
 /** At most this many processes (ports 6440–6471 are reserved for the relays). */
 export const POOLER_PROCESSES_MAX = 32;
+/** At most this many worker threads in one process of a multithreaded pooler (PgDoorman). */
+export const POOLER_WORKER_THREADS_MAX = 128;
 
 export function adminPortOf(processIndex: number): number {
   return POOLER_ADMIN_PORT_BASE + processIndex;

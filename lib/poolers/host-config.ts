@@ -32,6 +32,12 @@ export interface PoolerHostConfig {
   readonly listenAddr: string;
   readonly poolModes: readonly PoolMode[];
   readonly processes: number;
+  /**
+   * Worker threads of each process of a multithreaded product (PgDoorman `worker_threads`); null:
+   * the host's vCPU count, read at boot. Absent in host configs written before PgDoorman (PgBouncer
+   * has one thread per process).
+   */
+  readonly workerThreads?: number | null;
   /** The lab's share of max_connections for this pooler in total (not divided). */
   readonly poolPercent: number;
   /** Deployments that split poolPercent: poolerDeployments(placement, runner count). */

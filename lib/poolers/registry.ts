@@ -5,10 +5,12 @@
  */
 import type { PoolerDriver } from './driver';
 import { pgbouncerDriver } from './pgbouncer/driver';
+import { pgdoormanDriver } from './pgdoorman/driver';
 import { POOLER_PRODUCTS, type PoolerProduct } from './products';
 
 export const POOLER_DRIVERS: Readonly<Record<PoolerProduct, PoolerDriver>> = {
   pgbouncer: pgbouncerDriver,
+  pgdoorman: pgdoormanDriver,
 };
 
 /** The driver of `product`; throws naming the products there are for anything else. */

@@ -4,10 +4,11 @@
  * they are shown side by side per client count — TPS, p95 latency, the pooler's CPU and whether
  * the pooler was saturated. Pure: a loaded run in, rows out; the renderers only draw them.
  *
- * Pooler CPU (the contract of issue 12): metric series of source `pgbouncer`, name
- * `process_cpu_percent`, dimensions `{ pooler, process }`, percent of ONE core per PgBouncer
- * process. A step's figure is, per process, the mean of the points inside the step's window, then
- * the busiest process (a single-threaded PgBouncer tops out at one core whatever the others do).
+ * Pooler CPU (the contract of issue 12): metric series of a self-hosted pooler's source
+ * (`pgbouncer`, `pgdoorman`), name `process_cpu_percent`, dimensions `{ pooler, process }`, percent
+ * of ONE core per process. A step's figure is, per process, the mean of the points inside the
+ * step's window, then the busiest process (a single-threaded PgBouncer tops out at one core
+ * whatever the others do; PgDoorman's one process at 100 × its worker threads).
  * A repeated cell shows the busiest repetition. No points: unknown (null), never 0.
  */
 import { busiestWindowMean, intervalsOfPoints } from '../core/stats';
@@ -33,12 +34,14 @@ export interface PoolerColumn {
   readonly poolMode: string | null;
   /** PgBouncer processes sharing the port, when the run recorded it; null otherwise. */
   readonly processes: number | null;
+  /** Worker threads of a multithreaded pooler's one process (PgDoorman), when recorded; null otherwise. */
+  readonly workerThreads: number | null;
 }
 
 export interface PoolerMatrixCell {
   readonly tps: Spread | null;
   readonly latencyP95Ms: Spread | null;
-  /** Busiest PgBouncer process's mean CPU over the step (% of one core); null when not measured. */
+  /** Busiest pooler process's mean CPU over the step (% of one core); null when not measured. */
   readonly poolerCpuPercent: number | null;
   /** true: some repetition's pooler was CPU-bound; false: measured and never; null: unknown / no pooler. */
   readonly poolerSaturated: boolean | null;
@@ -166,6 +169,7 @@ export function poolerMatrices(run: LoadedRun, cells: readonly Cell[]): PoolerMa
           placementLabel: placementLabel(d),
           poolMode: d.poolMode,
           processes: d.settings.processes ?? null,
+          workerThreads: d.settings.workerThreads ?? null,
         };
       });
       if (new Set(columns.map((c) => c.placementLabel)).size < 2) continue;
@@ -187,9 +191,17 @@ export function poolerMatrices(run: LoadedRun, cells: readonly Cell[]): PoolerMa
   return out;
 }
 
-/** A column head: `bouncer-session` + `PgBouncer · dedicated host, 4 processes, session pool`. */
+/**
+ * A column head: `bouncer-session` + `PgBouncer · dedicated host, 4 processes, session pool`;
+ * a multithreaded pooler's one process by its threads: `PgDoorman · local, 2 worker threads, …`.
+ */
 export function columnTitle(c: PoolerColumn): { name: string; what: string } {
-  const processes = c.processes === null ? '' : `, ${c.processes} process${c.processes === 1 ? '' : 'es'}`;
+  const processes =
+    c.workerThreads !== null
+      ? `, ${c.workerThreads} worker thread${c.workerThreads === 1 ? '' : 's'}`
+      : c.processes === null
+        ? ''
+        : `, ${c.processes} process${c.processes === 1 ? '' : 'es'}`;
   return {
     name: c.targetName,
     what: `${c.placementLabel}${processes}${c.poolMode ? `, ${c.poolMode} pool` : ''}`,

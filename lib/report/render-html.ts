@@ -20,6 +20,7 @@ import { DECISION_HEADER, DECISION_LEGEND, decisionCells, decisionNotes } from '
 import { disruptionScenarios, disruptionSectionsHtml } from './disruptions';
 import { html, joinHtml, SafeHtml, trustedSvg } from './html';
 import { columnTitle, noTpsOutcome, type PoolerMatrix } from './pooler-matrix';
+import { poolersText } from './shape';
 import { ownScenarios, SESSION_CSS, sessionSections, sessionSectionsHtml } from './render-session';
 import type {
   ChurnRow,
@@ -89,7 +90,7 @@ function headline(model: ReportModel): SafeHtml {
   const envText = [
     env.serverVersion !== null ? `PostgreSQL ${env.serverVersion}` : null,
     env.pgbenchVersion !== null ? `pgbench ${env.pgbenchVersion}` : null,
-    env.poolerVersion !== null ? `pooler ${env.poolerVersion}` : null,
+    poolersText(model.run),
     env.maxConnections !== null ? `max_connections ${env.maxConnections}` : null,
     env.cpus !== null ? `${env.cpus} CPUs` : null,
   ]
@@ -100,7 +101,7 @@ function headline(model: ReportModel): SafeHtml {
 <dl class="kv">
 <dt>run</dt><dd>${m.runId}</dd>
 <dt>suite</dt><dd>${m.suite}</dd>
-<dt>mode</dt><dd>${m.mode === 'local' ? 'local stand-in (PostgreSQL + PgBouncer on one machine)' : 'cloud lab (AWS)'}</dd>
+<dt>mode</dt><dd>${m.mode === 'local' ? 'local stand-in (PostgreSQL and its poolers on one machine)' : 'cloud lab (AWS)'}</dd>
 <dt>database</dt><dd id="database">${describeRunDatabase(env.database) ?? 'unknown (the run does not name its database)'}</dd>
 <dt>status</dt><dd><span class="badge s-${m.status}">${m.status}</span> ${m.stepsCompleted} of ${m.stepIds.length} steps</dd>
 <dt>started</dt><dd>${m.startedAt}</dd>
@@ -255,7 +256,7 @@ function matrixSection(matrix: ErrorMatrix): SafeHtml {
 }
 
 function poolerMatrixSection(pm: PoolerMatrix): SafeHtml {
-  return html`<h3>Pooler matrix <span class="sub">${pm.variant}</span></h3><p class="sub">Each pooler and placement side by side per client count: tps, p95 latency, the pooler's CPU (busiest PgBouncer process, mean over the step, % of one core; RDS Proxy publishes none) and whether the pooler was saturated. ? = unknown.</p>
+  return html`<h3>Pooler matrix <span class="sub">${pm.variant}</span></h3><p class="sub">Each pooler and placement side by side per client count: tps, p95 latency, the pooler's CPU (busiest process, mean over the step, % of one core: a PgBouncer process tops out at 100 %, PgDoorman's at 100 × its worker threads; RDS Proxy publishes none) and whether the pooler was saturated. ? = unknown.</p>
 <table class="pooler-matrix" data-pooler-matrix="${pm.scenario}"><thead><tr><th>clients</th>${pm.columns.map(
     (c) =>
       html`<th data-target="${c.targetName}">${columnTitle(c).name}${

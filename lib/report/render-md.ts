@@ -7,7 +7,13 @@ import { disruptionMarkdown, disruptionScenarios } from './disruptions';
 import { cellText, columnHeading } from './pooler-matrix';
 import { describeRunDatabase } from '../suite/database';
 import { fmtConnect, fmtDuration, fmtNumber, fmtPrediction, fmtSpread } from './format';
-import type { FindingRow, FindingState, ReportModel, ScenarioLookup } from './shape';
+import {
+  poolersText,
+  type FindingRow,
+  type FindingState,
+  type ReportModel,
+  type ScenarioLookup,
+} from './shape';
 import { DECISION_HEADER, DECISION_LEGEND, decisionCells, decisionNotes } from './decision-text';
 import type { DecisionTable } from './decision';
 import { ownScenarios, sessionSections, sessionSectionsMd } from './render-session';
@@ -63,13 +69,13 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
   out.push(`# proxylab ${mdText(m.suite)} — run ${mdText(m.runId)}`);
   out.push('');
   out.push(
-    `${m.mode === 'local' ? 'Local stand-in (PostgreSQL + PgBouncer)' : 'Cloud lab (AWS)'}, ` +
+    `${m.mode === 'local' ? 'Local stand-in (PostgreSQL and its poolers on one machine)' : 'Cloud lab (AWS)'}, ` +
       `database ${mdText(describeRunDatabase(env.database) ?? 'unknown')}, ` +
       `status **${m.status}** (${m.stepsCompleted}/${m.stepIds.length} steps), started ${m.startedAt}, ${fmtDuration(m.startedAt, m.endedAt)}. ` +
       mdText(
         [
           env.serverVersion !== null ? `PostgreSQL ${env.serverVersion}` : null,
-          env.poolerVersion !== null ? `pooler ${env.poolerVersion}` : null,
+          poolersText(model.run),
           env.maxConnections !== null ? `max_connections ${env.maxConnections}` : null,
           env.cpus !== null ? `${env.cpus} CPUs` : null,
         ]
@@ -157,7 +163,7 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
     for (const pm of model.poolerMatrices.filter((x) => x.scenario === scenario)) {
       out.push('');
       out.push(
-        `**Pooler matrix** (${mdText(pm.variant)}): tps · p95 · the pooler's CPU (busiest PgBouncer process, % of one core) · saturation`,
+        `**Pooler matrix** (${mdText(pm.variant)}): tps · p95 · the pooler's CPU (busiest process, % of one core: a PgBouncer process tops out at 100 %, PgDoorman's at 100 × its worker threads) · saturation`,
       );
       out.push('');
       out.push(

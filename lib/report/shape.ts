@@ -20,7 +20,12 @@ import { type Cell, groupCells, lineLabeller, type Spread, uniqueInOrder } from 
 import type { LoadedMetrics, LoadedRun } from './load';
 import { poolerMatrices, type PoolerMatrix } from './pooler-matrix';
 import { decisionTables, type DecisionTable } from './decision';
-import { PGBOUNCER_MAX_PREPARED_STATEMENTS_ON, PGBOUNCER_PREPARED_SINCE } from '../suite/targets';
+import {
+  PGBOUNCER_MAX_PREPARED_STATEMENTS_ON,
+  PGBOUNCER_PREPARED_SINCE,
+  targetProduct,
+  type TargetDescriptor,
+} from '../suite/targets';
 
 // ---------------------------------------------------------------- per-scenario charts
 
@@ -530,6 +535,8 @@ export type WarningId =
   | 'pgbouncer-stand-in'
   /** A local run: load generator, pooler and server on one machine, over loopback. */
   | 'local-loopback'
+  /** A local pooler of another product (PgDoorman) stands in for a pooled target. */
+  | 'pooler-stand-in'
   | 'no-plan'
   | 'metrics-failed'
   /** The chart library could not draw some data as given (lib/report/charts.ts renderSvg). */
@@ -593,7 +600,7 @@ export function reportWarnings(run: LoadedRun): ReportWarning[] {
   if (poolerBound.length > 0) {
     out.push({
       id: 'pooler-saturated',
-      message: `PgBouncer CPU-bound in ${poolerBound.length} step(s): a PgBouncer process averaged ≥ 90 % of one core, so their tps measures the pooler's single thread, not the database (see process_cpu_percent).`,
+      message: `Pooler CPU-bound in ${poolerBound.length} step(s): a pooler process averaged ≥ 90 % of the cores it can use (one for a PgBouncer process, its worker threads for PgDoorman), so their tps measures the pooler, not the database (see process_cpu_percent).`,
       stepIds: poolerBound.map((s) => s.stepId),
     });
   }
@@ -621,17 +628,22 @@ export function reportWarnings(run: LoadedRun): ReportWarning[] {
       stepIds: [],
     });
   }
-  const standIns = uniqueInOrder(
-    run.steps
-      .filter((s) => {
-        const d = run.descriptorOf(s);
-        // a pooler deployed in the cloud lab (dedicated host, on the runners) is itself a target, no stand-in
-        return d.capabilities.pooled && d.placement === 'local';
-      })
-      .map((s) => s.target.name),
+  // a pooler deployed in the cloud lab (dedicated host, on the runners) is itself a target, no stand-in
+  const standIns = run.steps.filter((s) => {
+    const d = run.descriptorOf(s);
+    return d.capabilities.pooled && d.placement === 'local';
+  });
+  const bouncers = uniqueInOrder(
+    standIns.filter((s) => targetProduct(s.target).id === 'pgbouncer').map((s) => s.target.name),
   );
-  if (standIns.length > 0) {
-    out.push({ id: 'pgbouncer-stand-in', message: standInNote(run, standIns), stepIds: [] });
+  if (bouncers.length > 0) {
+    out.push({ id: 'pgbouncer-stand-in', message: standInNote(run, bouncers), stepIds: [] });
+  }
+  const others = standIns.filter((s) => targetProduct(s.target).id !== 'pgbouncer');
+  for (const name of uniqueInOrder(others.map((s) => s.target.name))) {
+    const step = others.find((s) => s.target.name === name);
+    if (step)
+      out.push({ id: 'pooler-stand-in', message: otherStandInNote(run.descriptorOf(step)), stepIds: [] });
   }
   if (manifest.mode === 'local' && run.steps.some((s) => run.descriptorOf(s).capabilities.pooled)) {
     out.push({ id: 'local-loopback', message: LOCAL_LOOPBACK_NOTE, stepIds: [] });
@@ -696,6 +708,40 @@ export function buildModel(run: LoadedRun, lookup: ScenarioLookup): ReportModel 
 }
 
 /**
+ * The self-hosted poolers the run measured, by product and version (`PgBouncer 1.25.2, PgDoorman
+ * 3.10.7`), from the plan's descriptors; without a plan, the environment's one pooler version.
+ * null when there is none.
+ */
+export function poolersText(run: LoadedRun): string | null {
+  const seen = uniqueInOrder(
+    run.steps
+      .map((s) => run.descriptorOf(s))
+      .filter((d) => d.capabilities.pooled && d.placement !== 'managed')
+      .map((d) => `${targetProduct(d).label}${d.version ? ` ${d.version}` : ''}`),
+  );
+  if (run.plan !== null && seen.length > 0) return seen.join(', ');
+  const v = run.manifest.environment.poolerVersion;
+  return v === null ? null : `pooler ${v}`;
+}
+
+/**
+ * A local pooler of another product than PgBouncer (PgDoorman), from its descriptor in the plan:
+ * its version, and whether its transaction pool carried prepared statements.
+ */
+function otherStandInNote(d: TargetDescriptor): string {
+  const label = targetProduct(d).label;
+  const mps = d.settings.maxPreparedStatements;
+  const threads = d.settings.workerThreads;
+  const carried =
+    d.poolMode !== 'transaction'
+      ? 'a session pool: each client keeps its server connection, prepared statements included'
+      : d.capabilities.carriesPreparedStatements === 'yes'
+        ? `its transaction pool carries prepared statements across server connections (cache of ${mps ?? '?'})`
+        : 'its transaction pool does not carry prepared statements across server connections (its cache is off)';
+  return `A local ${label}${d.version ? ` ${d.version}` : ''}${threads ? ` with ${threads} worker threads` : ''} (${d.name}) shares the machine with PostgreSQL, pgbench and the other poolers: ${carried}. Read its figures beside the other local poolers', not as what it does on a host of its own.`;
+}
+
+/**
  * What the PgBouncer stand-in was, from the run's environment and plan: its version and whether
  * (and how) it carried prepared statements through the transaction pool.
  */
@@ -714,8 +760,16 @@ export const LOCAL_LOOPBACK_NOTE =
 
 function standInNote(run: LoadedRun, names: readonly string[]): string {
   const env = run.manifest.environment;
-  const version = env.poolerVersion;
-  const mps = env.maxPreparedStatements ?? null;
+  // the plan's descriptor says which PgBouncer it was (a run may have PgDoorman's version in env too)
+  // (the environment names the first local pooler's, which may be another product's); a step of a
+  // prepared-statement sweep runs with the cell's setting, not the one at start
+  const ownSteps = run.plan === null ? [] : run.steps.filter((s) => names.includes(s.target.name));
+  const planned = ownSteps.map((s) => run.descriptorOf(s))[0];
+  const atStart = ownSteps.find((s) => (s.params.preparedStatements ?? null) === null);
+  const version = planned?.version ?? env.poolerVersion;
+  const mps = atStart
+    ? run.descriptorOf(atStart).settings.maxPreparedStatements
+    : (env.maxPreparedStatements ?? null);
   const swept = run.steps.some((s) => (s.params.preparedStatements ?? null) !== null);
   // `proxylab local --lab FILE` records the lab: its PgBouncer pools are what the local one stands in for.
   const lab = typeof run.manifest.settings.lab === 'string' ? run.manifest.settings.lab : null;

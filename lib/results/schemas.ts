@@ -19,6 +19,7 @@ import {
   POOLERS,
   PREPARED_SWITCHES,
   ROLLING_RESTARTS,
+  SESSION_CLEANUPS,
   SELF_HOSTED_POOLERS,
   TARGET_KIND_NAMES,
   type TargetDescriptor,
@@ -229,12 +230,14 @@ export const targetDescriptorSchema = z.object({
   settings: z.object({
     maxPreparedStatements: nullableNum,
     processes: z.number().int().positive().optional(),
+    workerThreads: z.number().int().positive().optional(),
   }),
   capabilities: z.object({
     pooled: z.boolean(),
     multiplexes: z.boolean(),
     carriesPreparedStatements: z.enum(['yes', 'no', 'measured']),
     resizablePool: z.enum(POOL_RESIZES).nullable(),
+    fixedPoolReason: z.string().optional(),
     preparedStatementsSwitch: z
       .object({ how: z.enum(PREPARED_SWITCHES), available: z.boolean(), reason: z.string().nullable() })
       .nullable(),
@@ -246,12 +249,14 @@ export const targetDescriptorSchema = z.object({
         resetsOnRelease: z.boolean(),
         trackedParameters: z.array(z.string()),
         pinsSessions: z.boolean(),
+        // Optional: plans written before PgDoorman have none.
+        cleansOnRelease: z.array(z.enum(SESSION_CLEANUPS)).optional(),
       })
       .optional(),
   }),
 });
 
-const experimentId = z.enum(['E1', 'E2', 'E3', 'E4', 'E5', 'SESSION', 'LATENCY', 'DISRUPT']);
+const experimentId = z.enum(['E1', 'E2', 'E3', 'E4', 'E5', 'E6', 'SESSION', 'LATENCY', 'DISRUPT']);
 
 const scriptPart = z.union([
   z.object({ builtin: z.enum(['tpcb-like', 'simple-update', 'select-only']), weight: num.optional() }),

@@ -61,7 +61,8 @@ export function adminConnection(p: PoolerEndpoint, i: number, admin: AdminCreden
     port,
     user: admin.username,
     dbname: poolerDriver(p.product).adminDatabase,
-    sslmode: 'prefer',
+    // PgBouncer's unix socket answers a TLS request with "no", PgDoorman's with an error (the driver says)
+    sslmode: poolerDriver(p.product).admin.relaySslmode,
     env: { PGPASSWORD: admin.password },
   };
 }
@@ -104,11 +105,22 @@ export class PoolerTarget implements Target {
     /** PgBouncer deployments splitting the % (the runners, for a pooler placed on them). */
     private readonly sharedBy = 1,
   ) {
+    const driver = poolerDriver(pooler.product);
     this.descriptor = describeTarget(ref, {
       version: probe.version,
-      maxPreparedStatements: probe.maxPreparedStatements,
+      // a console that does not report it (PgDoorman): the size the lab configured
+      maxPreparedStatements: driver.admin.probe.preparedStatementsFromConfig
+        ? probe.version === null
+          ? null
+          : pooler.maxPreparedStatements
+        : probe.maxPreparedStatements,
       placement: pooler.placement === 'dedicated' ? 'dedicated-host' : 'co-located',
       processes: pooler.processes,
+      ...(driver.capabilities(probe.version).runtimePoolResize === 'config-reload'
+        ? {
+            poolResizeUnavailable: `${driver.displayName} resizes a pool by rewriting its configuration file and RELOAD; the runners reach only its admin console`,
+          }
+        : {}),
     });
   }
 
@@ -255,10 +267,11 @@ export class PgbouncerPoolControl implements PoolControl {
   async narrowToOne(target: TargetRef): Promise<{ sharing: string; restore: () => Promise<void> } | null> {
     const p = this.poolerOf(target);
     if (!p || !this.o.applies(p)) return null;
-    await this.apply(p, poolerDriver(p.product).admin.setPoolSize(1, this.aliases(p)));
+    const driver = poolerDriver(p.product);
+    await this.apply(p, driver.admin.setPoolSize(1, this.aliases(p)));
     return {
       sharing:
-        `PgBouncer ${p.name}: default_pool_size = 1 and max_user_connections = 1 for the step` +
+        `${driver.displayName} ${p.name}: ${driver.poolSizeSettings.map((x) => `${x} = 1`).join(' and ')} for the step` +
         (p.processes > 1 ? ` on each of ${p.processes} processes (clients may land on different ones)` : '') +
         '; the pool reset before each feature',
       restore: () => this.applyPercent(p, this.currentPercent(p.name)),

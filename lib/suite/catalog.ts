@@ -17,6 +17,7 @@ import { E3_EXPERIMENT } from './experiments/e3-connection-churn';
 import { E4_EXPERIMENT } from './experiments/e4-pool-share';
 import { E5_EXPERIMENT } from './experiments/e5-big-server';
 import { DISRUPT_EXPERIMENT, LOCAL_DISRUPTIONS } from './experiments/disruptions';
+import { E6_EXPERIMENT } from './experiments/e6-pooler-benchmark';
 import { LATENCY_EXPERIMENT } from './experiments/latency';
 import { SESSION_EXPERIMENT } from './experiments/session-state';
 import type { Experiment, ExperimentId, ExperimentSource, Suite } from './scenario';
@@ -46,6 +47,7 @@ const EXPERIMENTS: readonly Experiment[] = [
   E3_EXPERIMENT,
   E4_EXPERIMENT,
   E5_EXPERIMENT,
+  E6_EXPERIMENT,
 ];
 
 /**
@@ -69,6 +71,7 @@ const SUITES: readonly Suite[] = [
     scenarios: EXPERIMENTS.flatMap((e) => e.smoke ?? []),
   },
   ...EXPERIMENTS.map((e) => e.suite),
+  ...EXPERIMENTS.flatMap((e) => e.extraSuites ?? []),
   {
     name: 'session',
     description:
@@ -86,7 +89,7 @@ const SUITES: readonly Suite[] = [
   DISRUPT_EXPERIMENT.suite,
   {
     name: 'all-published',
-    description: 'E1–E5 at published scale, one after the other (hours on a large lab).',
+    description: 'E1–E6 at published scale, one after the other (hours on a large lab).',
     scenarios: EXPERIMENTS.flatMap((e) => e.suite.scenarios),
   },
 ];

@@ -14,7 +14,9 @@
  * - A scenario names its targets by capability (`TargetMatch`, lib/suite/targets.ts): each entry
  *   selects every present target it matches (every named RDS Proxy of a lab for a managed pool),
  *   in the order given; an entry no present target matches is skipped. Target names must be unique.
- * - Pool-percent sweeps apply to pooled targets only; direct runs once per cell (poolPercent null).
+ * - Pool-percent sweeps apply to pooled targets only; direct runs once per cell (poolPercent null). A
+ *   pooled target whose pool cannot be resized here (`resizablePool` null) gets the sweep's cells
+ *   planned as not available, with its descriptor's reason, never run at another size.
  * - Prepared-statement sweeps (`scenario.preparedStatements`) apply to targets whose descriptor can
  *   switch the support (PgBouncer transaction pools): one step per mode, `ps-off` / `ps-on`. A mode
  *   the target's version cannot run is still planned, with `unavailable` saying why; the engine
@@ -44,7 +46,14 @@ import {
   type PreparedStatementsMode,
   type TargetDescriptor,
 } from './targets';
-import { alternatesTargets, probeDurationSec, probeGroup, probeLabel, type PlannedProbe } from './probes';
+import {
+  alternatesTargets,
+  probeDurationSec,
+  probeGroup,
+  probeLabel,
+  probeUnavailableOn,
+  type PlannedProbe,
+} from './probes';
 import type { ErrorClass, Outcome, StepParams, TargetRef } from './types';
 
 export interface TargetCapacity {
@@ -276,7 +285,10 @@ export function expandScenario(
                 experiment: scenario.experiment,
                 target: target.ref,
                 descriptor,
-                unavailable,
+                unavailable:
+                  unavailable ??
+                  fixedPoolCell(target.descriptor, stepPercent) ??
+                  (scenario.probe ? probeUnavailableOn(scenario.probe, target.descriptor) : null),
                 params: {
                   clients,
                   jobs: Math.min(scenario.jobs, clients),
@@ -324,6 +336,16 @@ export function expandScenario(
     }
   });
   return steps;
+}
+
+/**
+ * Why a pool-percent cell cannot run on a pooled target whose pool cannot be resized here (its
+ * descriptor says so); null when it can, or when the cell sweeps nothing. Never run at another size
+ * under the cell's percent.
+ */
+function fixedPoolCell(d: TargetDescriptor, percent: number | null): string | null {
+  if (percent === null || !d.capabilities.pooled || d.capabilities.resizablePool !== null) return null;
+  return `pool of ${d.name} cannot be resized at run time${d.capabilities.fixedPoolReason ? `: ${d.capabilities.fixedPoolReason}` : ''}`;
 }
 
 /**

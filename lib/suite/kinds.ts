@@ -26,6 +26,7 @@ export const PRODUCTS = {
   postgres: { label: 'PostgreSQL', versioned: true },
   'rds-proxy': { label: 'RDS Proxy', versioned: false },
   pgbouncer: { label: 'PgBouncer', versioned: true },
+  pgdoorman: { label: 'PgDoorman', versioned: true },
 } as const satisfies Record<string, { readonly label: string; readonly versioned: boolean }>;
 export type TargetProduct = keyof typeof PRODUCTS;
 
@@ -82,11 +83,27 @@ export const KINDS = {
     nameSuffix: '-session',
     writes: true,
   },
+  'pgdoorman-transaction': {
+    pooler: 'pgdoorman',
+    poolMode: 'transaction',
+    placement: 'local',
+    product: 'pgdoorman',
+    nameSuffix: '-transaction',
+    writes: true,
+  },
+  'pgdoorman-session': {
+    pooler: 'pgdoorman',
+    poolMode: 'session',
+    placement: 'local',
+    product: 'pgdoorman',
+    nameSuffix: '-session',
+    writes: true,
+  },
 } as const satisfies Record<string, KindSpec>;
 
 /**
- * What a step talks to. `rds-proxy` is each named proxy of a lab; pgbouncer-* are a self-hosted
- * PgBouncer's pools.
+ * What a step talks to. `rds-proxy` is each named proxy of a lab; pgbouncer-* and pgdoorman-* are a
+ * self-hosted PgBouncer's or PgDoorman's pools.
  */
 export type TargetKind = keyof typeof KINDS;
 type Kinds = typeof KINDS;

@@ -26,6 +26,7 @@ import {
   sessionStateDurationSec,
   sessionStateLabel,
   sessionStateStepSec,
+  sessionStateUnavailableOn,
   validateSessionStateProbe,
   type SessionStateProbe,
   type SessionStateResult,
@@ -36,7 +37,12 @@ import {
  * spelled out here because lib/suite/types.ts reads this module and targets.ts reads types.ts.
  */
 export interface ProbeTarget {
-  readonly capabilities: { readonly session?: { readonly pinsSessions: boolean } };
+  readonly capabilities: {
+    readonly pooled?: boolean;
+    readonly resizablePool?: string | null;
+    readonly fixedPoolReason?: string;
+    readonly session?: { readonly pinsSessions: boolean };
+  };
 }
 
 /** What a probe scenario's steps run, by kind (Scenario.probe). */
@@ -76,6 +82,11 @@ export interface ProbeKindInfo<K extends ProbeKind> {
    * Absent: the scenario's duration.
    */
   stepSec?(spec: ProbeSpecOf<K>, target: ProbeTarget): number;
+  /**
+   * Why a step of this kind cannot run on its target in this run (planned `not-available` with that
+   * reason, never run otherwise), or null. Absent: it can run on any target.
+   */
+  unavailableOn?(spec: ProbeSpecOf<K>, target: ProbeTarget): string | null;
 }
 
 export const PROBE_KINDS: { readonly [K in ProbeKind]: ProbeKindInfo<K> } = {
@@ -92,6 +103,7 @@ export const PROBE_KINDS: { readonly [K in ProbeKind]: ProbeKindInfo<K> } = {
     label: sessionStateLabel,
     durationSec: sessionStateDurationSec,
     stepSec: sessionStateStepSec,
+    unavailableOn: sessionStateUnavailableOn,
   },
 };
 
@@ -120,6 +132,11 @@ export function probeDurationSec(spec: ProbeSpec): number {
 /** Seconds a probe step is expected to take on its target (its kind's stepSec), or null: the scenario's duration. */
 export function probeStepSec(spec: ProbeSpec, target: ProbeTarget): number | null {
   return infoOf(spec)?.stepSec?.(spec, target) ?? null;
+}
+
+/** Why a probe step cannot run on its target in this run (its kind's unavailableOn), or null. */
+export function probeUnavailableOn(spec: ProbeSpec, target: ProbeTarget): string | null {
+  return infoOf(spec)?.unavailableOn?.(spec, target) ?? null;
 }
 
 /** The group of a probe step: `<scenario>/r<repetition>` for kinds run together, else the step id. */

@@ -76,11 +76,11 @@ export interface Comparison {
 }
 
 /**
- * E1–E5: the published experiments. DISRUPT: the disruption lab (issue 22). SESSION and LATENCY: what
+ * E1–E6: the published experiments. DISRUPT: the disruption lab (issue 22). SESSION and LATENCY: what
  * proxylab measures beyond them (issue 24) — the session-state matrix and the latency a pooler adds
  * per statement. Neither DISRUPT nor SESSION/LATENCY is in `all-published`.
  */
-export type ExperimentId = 'E1' | 'E2' | 'E3' | 'E4' | 'E5' | 'SESSION' | 'LATENCY' | 'DISRUPT';
+export type ExperimentId = 'E1' | 'E2' | 'E3' | 'E4' | 'E5' | 'E6' | 'SESSION' | 'LATENCY' | 'DISRUPT';
 
 /**
  * Where a published experiment comes from, as far as it can be confirmed: a title always; who
@@ -161,6 +161,11 @@ export interface Suite {
   readonly name: string;
   readonly description: string;
   readonly scenarios: readonly Scenario[];
+  /**
+   * The poolers `proxylab local` starts for this suite when `--poolers` does not say
+   * (`pgbouncer,pgbouncer:2,pgdoorman`: product[:processes], lib/local/pooler.ts). Absent: one PgBouncer.
+   */
+  readonly localPoolers?: string;
 }
 
 /**
@@ -181,6 +186,8 @@ export interface Experiment {
   readonly quick?: readonly Scenario[];
   /** Seconds-long checks for `smoke` (CI). */
   readonly smoke?: readonly Scenario[];
+  /** Suites of its own beside the published one (E6's scaled-down `e6-local`, with its own poolers). */
+  readonly extraSuites?: readonly Suite[];
 }
 
 /** A label for StepParams.script: `select-only`, `select-1.sql`, `mixed(select-only@8,tpcb-like@2)`. */

@@ -30,6 +30,11 @@ export const SESSION_SOURCES = {
     title: 'PgBouncer src/server.c: a packet from a server connection no client is linked to is skipped',
     url: 'https://github.com/pgbouncer/pgbouncer/blob/master/src/server.c',
   },
+  'pgdoorman-cleanup': {
+    title:
+      'PgDoorman configuration: cleanup_server_connections (default true: RESET ROLE, RESET ALL, DEALLOCATE ALL, CLOSE ALL on a modified connection returning to the pool)',
+    url: 'https://github.com/ozontech/pg_doorman/blob/v3.10.7/src/config/pool.rs',
+  },
   'rds-proxy-pinning': {
     title: 'AWS: Avoiding pinning an RDS Proxy (conditions that cause pinning for PostgreSQL)',
     url: 'https://docs.aws.amazon.com/AmazonRDS/latest/AuroraUserGuide/rds-proxy-pinning.html',
@@ -187,6 +192,28 @@ export function sessionStateStepSec(
 ): number {
   const hold = (target.capabilities.session?.pinsSessions ?? false) ? 1.5 * p.pinPeriodSec : 0;
   return Math.ceil(p.features.length * (1 + hold));
+}
+
+/**
+ * A self-hosted pool this run cannot narrow to one server connection (PgDoorman on a pooler host,
+ * whose file the runners cannot rewrite: `resizablePool` null) would let the two clients each keep a
+ * connection of their own, and every feature would read "works": such a step is planned not
+ * available with the reason. A pool that pins (RDS Proxy) is observed, never narrowed.
+ */
+export function sessionStateUnavailableOn(
+  _p: SessionStateProbe,
+  target: {
+    readonly capabilities: {
+      readonly pooled?: boolean;
+      readonly resizablePool?: string | null;
+      readonly fixedPoolReason?: string;
+      readonly session?: { readonly pinsSessions: boolean };
+    };
+  },
+): string | null {
+  const c = target.capabilities;
+  if (c.pooled !== true || (c.session?.pinsSessions ?? false) || c.resizablePool !== null) return null;
+  return `the session-state probe narrows the pool to one server connection, and this run cannot resize it${c.fixedPoolReason ? ` (${c.fixedPoolReason})` : ''}`;
 }
 
 /** Seconds a step may take: every feature, each with the longest pin hold (two periods). */

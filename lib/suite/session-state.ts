@@ -44,7 +44,7 @@ import {
   type SessionProbeStep,
   type SessionStateResult,
 } from './session-state-kind';
-import { sessionHandling, type TargetDescriptor } from './targets';
+import { sessionHandling, type SessionCleanup, type TargetDescriptor } from './targets';
 import type { Verdict } from './types';
 
 export * from './session-state-kind';
@@ -120,6 +120,8 @@ export interface SessionFeatureInfo {
   readonly parameter?: string;
   /** The row of PgBouncer's feature map this is, when it has one. */
   readonly pgbouncerRow: string | null;
+  /** The cleanup that undoes this state when a pooler resets a returned connection (SessionHandling.cleansOnRelease). */
+  readonly cleanedBy?: SessionCleanup;
   /** AWS's pinning page: whether it pins an RDS Proxy session, and the condition quoted. null: not documented. */
   readonly rdsProxy: { readonly pins: boolean | null; readonly condition: string };
   /** Statements run once on a direct superuser/owner connection before the clients connect (`:probe_user_literal` is the clients' role as a string literal). */
@@ -154,6 +156,7 @@ const FEATURES: readonly SessionFeatureInfo[] = [
     scope: 'session',
     parameter: 'statement_timeout',
     pgbouncerRow: 'SET/RESET',
+    cleanedBy: 'settings',
     rdsProxy: { pins: true, condition: 'Using SET commands' },
     steps: [
       { kind: 'apply', client: 'A', sql: "SET statement_timeout = '41s'" },
@@ -169,6 +172,7 @@ const FEATURES: readonly SessionFeatureInfo[] = [
     scope: 'session',
     parameter: 'intervalstyle',
     pgbouncerRow: 'SET/RESET',
+    cleanedBy: 'settings',
     rdsProxy: { pins: true, condition: 'Using SET commands' },
     steps: [
       { kind: 'apply', client: 'A', sql: "SET IntervalStyle = 'iso_8601'" },
@@ -207,6 +211,7 @@ const FEATURES: readonly SessionFeatureInfo[] = [
     scope: 'session',
     parameter: 'search_path',
     pgbouncerRow: 'SET/RESET',
+    cleanedBy: 'settings',
     rdsProxy: { pins: true, condition: 'Using SET commands' },
     steps: [
       { kind: 'apply', client: 'A', sql: 'SET search_path = proxylab_probe_a, public' },
@@ -237,6 +242,7 @@ const FEATURES: readonly SessionFeatureInfo[] = [
     what: 'SET ROLE proxylab_probe_a (a NOLOGIN role granted to the probe user); B sets proxylab_probe_b',
     scope: 'session',
     pgbouncerRow: 'SET/RESET',
+    cleanedBy: 'role',
     rdsProxy: { pins: true, condition: 'Using SET commands' },
     // Roles made if missing, granted to the probe's user unless it may already SET ROLE to them (a
     // DBA may create and grant them up front; the probe's user then needs no CREATEROLE). From
@@ -422,6 +428,7 @@ END $$`,
     what: "PREPARE proxylab_probe_a AS SELECT 'a'; B prepares proxylab_probe_b; each looks in pg_prepared_statements",
     scope: 'session',
     pgbouncerRow: 'PREPARE / DEALLOCATE',
+    cleanedBy: 'prepared',
     rdsProxy: {
       pins: true,
       condition: 'Using PREPARE, DISCARD, DEALLOCATE, or EXECUTE commands to manage prepared statements',
@@ -455,6 +462,7 @@ END $$`,
     what: 'DECLARE proxylab_probe_a CURSOR WITH HOLD FOR SELECT …; B declares proxylab_probe_b; each looks in pg_cursors',
     scope: 'session',
     pgbouncerRow: 'WITH HOLD CURSOR',
+    cleanedBy: 'cursors',
     rdsProxy: { pins: true, condition: 'Declaring cursors' },
     steps: [
       {
@@ -567,6 +575,14 @@ export function sessionFeature(id: SessionFeature): SessionFeatureInfo {
 // ---------------------------------------------------------------------------------------------
 // Expectations
 
+/** The statement a cleanup runs (PgDoorman's cleanup_server_connections). */
+const CLEANUP_STATEMENT: Record<SessionCleanup, string> = {
+  role: 'RESET ROLE',
+  settings: 'RESET ALL',
+  prepared: 'DEALLOCATE ALL',
+  cursors: 'CLOSE ALL',
+};
+
 /** The outcome a target should show for a feature, from what the descriptor says it is and can do. */
 export function expectSession(feature: SessionFeature, d: TargetDescriptor): SessionExpectation {
   const f = sessionFeature(feature);
@@ -581,7 +597,15 @@ export function expectSession(feature: SessionFeature, d: TargetDescriptor): Ses
       why: 'a direct connection is one session: its state stays with it and no other client shares its server process',
       sources: ['postgresql'],
     };
+  const cleaned = f.cleanedBy !== undefined && (s.cleansOnRelease ?? []).includes(f.cleanedBy);
   if (!c.multiplexes) {
+    if (cleaned && !s.resetsOnRelease && f.scope === 'session')
+      return {
+        ...none,
+        outcomes: ['works'],
+        why: `a session pool gives the client one server connection for its whole session, and the pooler resets this state (${CLEANUP_STATEMENT[f.cleanedBy ?? 'settings']}) before the next client gets it`,
+        sources: ['pgdoorman-cleanup'],
+      };
     if (s.resetsOnRelease || f.scope !== 'session')
       return {
         ...none,
@@ -657,6 +681,20 @@ export function expectSession(feature: SessionFeature, d: TargetDescriptor): Ses
         sources: ['pgbouncer-reset-query', 'postgresql'],
       };
     case 'session':
+      if (cleaned && f.cleanedBy === 'prepared')
+        return {
+          ...none,
+          outcomes: ['lost', 'leaks'],
+          why: `the pooler's cleanup runs DEALLOCATE ALL "if PREPARE was used" when the server connection returns to the pool after the transaction (lost); PgDoorman 3.10.7, measured locally, left a SQL PREPARE on the shared connection (leaks): either is accepted until its documentation and its behaviour agree`,
+          sources: ['pgdoorman-cleanup'],
+        };
+      if (cleaned)
+        return {
+          ...none,
+          outcomes: ['lost'],
+          why: `the pooler resets this state (${CLEANUP_STATEMENT[f.cleanedBy ?? 'settings']}) when the server connection returns to the pool after each transaction: A's later transaction does not find it and the next client never sees it`,
+          sources: ['pgdoorman-cleanup'],
+        };
       if (f.parameter !== undefined && s.trackedParameters.includes(f.parameter))
         return {
           ...none,

@@ -17,6 +17,8 @@
  *   (PgBouncer's doc/config.md: 0 disables the support; the default is 200 since 1.24, and the
  *   admin console `SET max_prepared_statements = N` changes it at run time — SHOW CONFIG says
  *   `changeable: yes`; checked against 1.25.2). PgBouncer 1.18 has no such setting: `no`;
+ * - PgDoorman transaction pool: `yes` while `prepared_statements` is on (its pool-level cache of
+ *   `prepared_statements_cache_size` > 0; on by default), in every release proxylab knows;
  * - RDS Proxy: `measured` — AWS documents that it keeps multiplexing extended-protocol connections
  *   (2023-11-10) but not whether named statements survive; the run records the outcome and
  *   DatabaseConnectionsCurrentlySessionPinned, it does not predict it.
@@ -56,7 +58,7 @@ export {
 
 export type PreparedSupport = 'yes' | 'no' | 'measured';
 /** How a pool is resized at run time (the results schema's list). */
-export const POOL_RESIZES = ['rds-api', 'pgbouncer-admin'] as const;
+export const POOL_RESIZES = ['rds-api', 'pgbouncer-admin', 'pgdoorman-reload'] as const;
 export type PoolResize = (typeof POOL_RESIZES)[number];
 /** How the prepared-statement support is switched per step (the results schema's list). */
 export const PREPARED_SWITCHES = ['pgbouncer-admin'] as const;
@@ -77,6 +79,11 @@ export const PGBOUNCER_ROLLING_RESTART_SINCE = '1.23';
 export const PGBOUNCER_MAX_PREPARED_STATEMENTS_ON = 200;
 /** First PgBouncer release with max_prepared_statements. */
 export const PGBOUNCER_PREPARED_SINCE = '1.21';
+/**
+ * PgDoorman carries prepared statements through transaction pooling with `prepared_statements`
+ * (a pool-level cache; on by default): already in 1.7.7, the oldest release in its changelog.
+ */
+export const PGDOORMAN_PREPARED_SINCE = '1.7.7';
 /**
  * Parameters PgBouncer restores per client whatever its version (doc/config.md, track_extra_parameters:
  * "By default, PgBouncer tracks client_encoding, datestyle, timezone, standard_conforming_strings and
@@ -106,6 +113,12 @@ export interface TargetCapabilities {
   /** null: the pool size is fixed (or there is no pool). */
   readonly resizablePool: PoolResize | null;
   /**
+   * Why a pool whose product can be resized cannot be here (PgDoorman on a pooler host: it resizes by
+   * rewriting its configuration file, which the runners cannot); a pool-percent sweep's cells on it
+   * are planned as not available with this reason. Absent: resizable, or no pool.
+   */
+  readonly fixedPoolReason?: string;
+  /**
    * The prepared-statement support can be switched per step (PgBouncer transaction pool), with
    * `available: false` and the reason when this version cannot (PgBouncer < 1.21). null: no switch.
    */
@@ -127,6 +140,25 @@ export interface TargetCapabilities {
   readonly session?: SessionHandling;
 }
 
+/**
+ * Session state a pooler resets, when the client changed it, as a server connection goes back to the
+ * pool (PgDoorman's `cleanup_server_connections`): `role` RESET ROLE, `settings` RESET ALL, `prepared`
+ * DEALLOCATE ALL, `cursors` CLOSE ALL. Less than DISCARD ALL: temporary objects, advisory locks and
+ * LISTEN stay.
+ */
+export const SESSION_CLEANUPS = ['role', 'settings', 'prepared', 'cursors'] as const;
+export type SessionCleanup = (typeof SESSION_CLEANUPS)[number];
+
+/**
+ * PgDoorman's `cleanup_server_connections` (a pool setting, default true; proxylab leaves it): "When
+ * enabled and the session was modified, pg_doorman sends: `RESET ROLE`, plus conditionally `RESET
+ * ALL` (if SET was used), `DEALLOCATE ALL` (if PREPARE was used), `CLOSE ALL` (if cursors were
+ * opened)" — "Prevents state leaking between clients in transaction mode" (the configuration
+ * reference pg_doorman 3.10.7 carries; its 3.12.0 changelog turns the setting into off / adaptive /
+ * always modes, not pinned here).
+ */
+export const PGDOORMAN_CLEANUP: readonly SessionCleanup[] = ['role', 'settings', 'prepared', 'cursors'];
+
 /** How a target treats session state between a client's transactions and between its clients. */
 export interface SessionHandling {
   /**
@@ -147,6 +179,12 @@ export interface SessionHandling {
    * whether they did is measured (DatabaseConnectionsCurrentlySessionPinned).
    */
   readonly pinsSessions: boolean;
+  /**
+   * What the pooler resets (when changed) as a server connection returns to the pool, in either pool
+   * mode: after each transaction in transaction pooling, at disconnect in session pooling. Absent
+   * (plans written before PgDoorman) or empty: nothing beyond `resetsOnRelease`.
+   */
+  readonly cleansOnRelease?: readonly SessionCleanup[];
 }
 
 export interface TargetSettings {
@@ -157,6 +195,8 @@ export interface TargetSettings {
    * Absent for other poolers and in plans written before it was recorded.
    */
   readonly processes?: number;
+  /** Worker threads of each process of a multithreaded pooler (PgDoorman). Absent for others. */
+  readonly workerThreads?: number;
 }
 
 export interface TargetDescriptor {
@@ -195,6 +235,11 @@ export interface TargetMatch {
   readonly carriesPreparedStatements?: readonly PreparedSupport[];
   /** How a rolling restart retires the old process (TargetCapabilities.rollingRestart). */
   readonly rollingRestart?: readonly RollingRestart[];
+  /**
+   * true: a pooler running several processes on one port (PgBouncer with so_reuseport); false: one
+   * process (a single PgBouncer, PgDoorman's one multithreaded process). Absent: either.
+   */
+  readonly multiProcess?: boolean;
 }
 
 /** The product behind a target, for code that names it or decides by it. */
@@ -281,14 +326,21 @@ export interface TargetProbe {
   readonly maxPreparedStatements?: number | null;
   /** Overrides the kind's usual placement (a PgBouncer on a dedicated host). */
   readonly placement?: Placement;
-  /** PgBouncer processes sharing the port (a PgBouncer target only). */
+  /** Pooler processes sharing the port (a self-hosted pooler's target only). */
   readonly processes?: number;
+  /** Worker threads of a multithreaded pooler's process (a PgDoorman target only). */
+  readonly workerThreads?: number;
+  /** This adapter cannot resize the pool at run time, and why (capabilities.fixedPoolReason). */
+  readonly poolResizeUnavailable?: string;
 }
 
 /** The descriptor of one target of a run, from its kind, name and what was probed at run time. */
 export function describeTarget(ref: TargetRef, probe: TargetProbe): TargetDescriptor {
   const k = KINDS[ref.kind];
-  const mps = k.pooler === 'pgbouncer' ? (probe.maxPreparedStatements ?? null) : null;
+  const selfHosted = k.pooler === 'pgbouncer' || k.pooler === 'pgdoorman';
+  const mps = selfHosted ? (probe.maxPreparedStatements ?? null) : null;
+  const caps = capabilitiesOf(k, probe.version, mps);
+  const fixed = caps.resizablePool !== null ? probe.poolResizeUnavailable : undefined;
   return {
     kind: ref.kind,
     name: ref.name,
@@ -298,9 +350,12 @@ export function describeTarget(ref: TargetRef, probe: TargetProbe): TargetDescri
     version: probe.version,
     settings: {
       maxPreparedStatements: mps,
-      ...(k.pooler === 'pgbouncer' && probe.processes !== undefined ? { processes: probe.processes } : {}),
+      ...(selfHosted && probe.processes !== undefined ? { processes: probe.processes } : {}),
+      ...(k.pooler === 'pgdoorman' && probe.workerThreads !== undefined
+        ? { workerThreads: probe.workerThreads }
+        : {}),
     },
-    capabilities: capabilitiesOf(k, probe.version, mps),
+    capabilities: fixed === undefined ? caps : { ...caps, resizablePool: null, fixedPoolReason: fixed },
   };
 }
 
@@ -311,8 +366,18 @@ function capabilitiesOf(k: KindEntry, version: string | null, mps: number | null
   if (k.pooler === 'rds-proxy') carries = 'measured';
   else if (k.pooler === 'pgbouncer' && multiplexes)
     carries = versionAtLeast(version, PGBOUNCER_PREPARED_SINCE) && mps !== null && mps > 0 ? 'yes' : 'no';
+  // PgDoorman: its pool-level cache carries them while `prepared_statements` is on (cache size > 0)
+  else if (k.pooler === 'pgdoorman' && multiplexes)
+    carries = versionAtLeast(version, PGDOORMAN_PREPARED_SINCE) && mps !== null && mps > 0 ? 'yes' : 'no';
   const resizablePool: PoolResize | null =
-    k.pooler === 'rds-proxy' ? 'rds-api' : k.pooler === 'pgbouncer' ? 'pgbouncer-admin' : null;
+    k.pooler === 'rds-proxy'
+      ? 'rds-api'
+      : k.pooler === 'pgbouncer'
+        ? 'pgbouncer-admin'
+        : k.pooler === 'pgdoorman'
+          ? 'pgdoorman-reload'
+          : null;
+  // PgDoorman reads prepared_statements at start: no per-step switch (the target runs each cell once)
   const switchable = k.pooler === 'pgbouncer' && multiplexes;
   const available = versionAtLeast(version, PGBOUNCER_PREPARED_SINCE);
   const rollingRestart: RollingRestart | null =
@@ -353,6 +418,14 @@ function sessionHandlingOf(k: KindEntry, version: string | null): SessionHandlin
         ...(versionAtLeast(version, PGBOUNCER_TRACK_EXTRA_SINCE) ? PGBOUNCER_TRACK_EXTRA_DEFAULT : []),
       ],
       pinsSessions: false,
+    };
+  // PgDoorman tracks no parameter a client SETs (sync_server_parameters is off by default) but cleans up.
+  if (k.pooler === 'pgdoorman')
+    return {
+      resetsOnRelease: false,
+      trackedParameters: [],
+      pinsSessions: false,
+      cleansOnRelease: PGDOORMAN_CLEANUP,
     };
   // RDS Proxy tracks no PostgreSQL parameter: "for PostgreSQL setting a variable leads to session pinning".
   if (k.pooler === 'rds-proxy') return { resetsOnRelease: false, trackedParameters: [], pinsSessions: true };
@@ -406,6 +479,7 @@ export function matchesTarget(d: TargetDescriptor, m: TargetMatch | undefined): 
     return false;
   if (m.rollingRestart !== undefined && !m.rollingRestart.includes(c.rollingRestart as RollingRestart))
     return false;
+  if (m.multiProcess !== undefined && (d.settings.processes ?? 1) > 1 !== m.multiProcess) return false;
   return true;
 }
 

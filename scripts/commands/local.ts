@@ -32,6 +32,7 @@ interface LocalFlags {
   readonly maxConnections?: string;
   readonly poolPercent?: string;
   readonly poolerProcesses?: string;
+  readonly poolers?: string;
   readonly keep?: boolean;
   /** false with --no-install. */
   readonly install: boolean;
@@ -65,7 +66,7 @@ export function register(program: Command): void {
   program
     .command('local')
     .description(
-      'Run a suite against a throwaway PostgreSQL + PgBouncer on this machine (the embedded default). ' +
+      'Run a suite against a throwaway PostgreSQL + PgBouncer (and, with --poolers, PgDoorman) on this machine (the embedded default). ' +
         'Finds PostgreSQL >= 14 and PgBouncer (installs them with apt-get/dnf/brew when it can, unless --no-install), ' +
         'starts them on free ports on 127.0.0.1 in a temporary directory, runs the suite, writes ' +
         'OUT/RUN_ID/ (manifest.json, steps/*.json with raw pgbench output, metrics/local.json), prints a table ' +
@@ -112,6 +113,14 @@ export function register(program: Command): void {
       '1',
     )
     .option(
+      '--poolers <list>',
+      'the self-hosted poolers to run side by side, each with a transaction and a session pool: ' +
+        'product[:processes], comma-separated, e.g. pgbouncer,pgbouncer:2,pgdoorman (targets pgbouncer-1p-…, ' +
+        "pgbouncer-2p-…, pgdoorman-…). Default: the suite's own list (e6-local runs all three), else pgbouncer. " +
+        'PgDoorman is found through $PROXYLAB_PGDOORMAN, PATH or ../shared/tools; when it is missing the run says ' +
+        'how to get it and goes on without it',
+    )
+    .option(
       '--keep',
       'leave PostgreSQL and PgBouncer running afterwards and print how to connect (trust auth on 127.0.0.1)',
     )
@@ -141,6 +150,7 @@ export function register(program: Command): void {
           maxConnections: flags.maxConnections,
           poolPercent: flags.poolPercent,
           poolerProcesses: flags.poolerProcesses,
+          poolers: flags.poolers,
           keep: flags.keep,
           install: flags.install,
         },
@@ -221,5 +231,6 @@ function resumeCommand(flags: LocalFlags, suite: string, runId: string): string 
     parts.push(`--pool-percent ${flags.poolPercent}`);
   if (flags.poolerProcesses !== undefined && flags.poolerProcesses !== '1')
     parts.push(`--pooler-processes ${flags.poolerProcesses}`);
+  if (flags.poolers !== undefined) parts.push(`--poolers ${shellQuote(flags.poolers)}`);
   return parts.join(' ');
 }

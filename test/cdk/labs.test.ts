@@ -136,10 +136,11 @@ beforeAll(() => {
   }
 });
 
-test('labs/ holds the default lab, one lab per published experiment E1–E5 and one per network mode', () => {
+test('labs/ holds the default lab, one lab per published experiment E1–E6 and one per network mode', () => {
   const names = FILES.map((f) => path.basename(f, '.json'));
   expect(names).toContain('default');
-  for (const e of ['e1', 'e2', 'e3', 'e4', 'e5']) expect(names.some((n) => n.startsWith(`${e}-`))).toBe(true);
+  for (const e of ['e1', 'e2', 'e3', 'e4', 'e5', 'e6'])
+    expect(names.some((n) => n.startsWith(`${e}-`))).toBe(true);
   // network: the lab's own VPC (the rest), an existing VPC without internet, one with it
   const modes = FILES.map((f) => {
     const n = loadLab(f).network;
@@ -164,7 +165,7 @@ test.each(FILES.map((f) => [path.basename(f)]))('%s says which published setup i
   else if (lab.network.mode === 'existing')
     // an existing-VPC lab says where the regulated-account guide is, and that its ids are placeholders
     expect(lab.description).toMatch(/Regulated accounts.*fake placeholders.*cdk\.context\.json/s);
-  else expect(lab.description).toMatch(/^Stands in for E[1-5]\b.*Differs:/s);
+  else expect(lab.description).toMatch(/^Stands in for E[1-6]\b.*Differs:/s);
 });
 
 test('the lab name matches the file name (stack proxylab-<file>)', () => {

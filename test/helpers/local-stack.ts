@@ -27,7 +27,10 @@ export { CLI, REPO_ROOT } from './cli';
  * data directory template (./pg-template.ts), not a fresh initdb, unless `initdb: true`.
  */
 export function startLocalStack(
-  opts: Pick<LocalStackOptions, 'maxConnections' | 'poolPercent' | 'superuserReservedConnections'> & {
+  opts: Pick<
+    LocalStackOptions,
+    'maxConnections' | 'poolPercent' | 'superuserReservedConnections' | 'poolers'
+  > & {
     readonly initdb?: boolean;
   } = {},
 ): Promise<LocalStack> {

@@ -13,6 +13,7 @@ export const SHIPPED_LABS: readonly string[] = [
   'e3-connection-churn',
   'e4-pool-share',
   'e5-big-server',
+  'e6-poolers',
   'existing-vpc',
   'own-workload',
   'failover-aurora',

@@ -107,6 +107,34 @@ describe('runner user data', () => {
     expect(scripts.filter((s) => s.includes('pooler-near.json'))).toHaveLength(2);
   });
 
+  test('a PgDoorman host and PgDoorman on the runners: each script checks before it builds and passes shellcheck', () => {
+    // GIVEN a lab with both placements of PgDoorman
+    const r = validateLab({
+      name: 'ud-doorman',
+      poolers: [
+        { name: 'doorman', kind: 'pgdoorman', placement: 'dedicated', instanceType: 'c7g.2xlarge' },
+        { name: 'near', kind: 'pgdoorman', placement: 'on-runners', workerThreads: 2 },
+      ],
+      runners: { count: 1 },
+    });
+    if (!r.ok) throw new Error(JSON.stringify(r.problems));
+    // WHEN rendered
+    const scripts = userDataOf(r.lab);
+    // THEN two scripts, each checking rustup-init and the tag's commit before the build …
+    expect(scripts).toHaveLength(2);
+    for (const script of scripts) {
+      expect(script).toContain('sha256sum -c --strict -');
+      expect(script).toMatch(/if \[ "\$\{pgdoorman_commit\}" != '[0-9a-f]{40}' \]; then/);
+      expect(script).toMatch(
+        /\nnode \/opt\/proxylab\/pooler\.js bootstrap --config \/etc\/proxylab\/pooler-(doorman|near)\.json$/,
+      );
+      // … and shellcheck finds nothing
+      const res = shellcheck(script);
+      expect(res.output).toBe('');
+      expect(res.status).toBe(0);
+    }
+  });
+
   test('labs/private.json (no internet): the runner and the pooler host fetch from S3 only, and pass shellcheck', () => {
     // GIVEN the lab without internet (a dedicated PgBouncer host) WHEN rendered
     const scripts = userDataOf(loadLabFile(path.join(LABS, 'private.json')));

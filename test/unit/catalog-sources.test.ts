@@ -8,8 +8,8 @@ import { EXPERIMENT_SOURCES, experimentSource, formatSource } from '../../lib/su
 
 const SUITE_MD = fs.readFileSync(path.join(__dirname, '..', '..', 'docs', 'suite.md'), 'utf8');
 
-test('E1–E5 each cite a source, in catalog order', () => {
-  expect(EXPERIMENT_SOURCES.map((e) => e.id)).toEqual(['E1', 'E2', 'E3', 'E4', 'E5']);
+test('E1–E6 each cite a source, in catalog order', () => {
+  expect(EXPERIMENT_SOURCES.map((e) => e.id)).toEqual(['E1', 'E2', 'E3', 'E4', 'E5', 'E6']);
 });
 
 test.each(EXPERIMENT_SOURCES.map((e) => [e.id, e.source] as const))(
@@ -27,7 +27,7 @@ test.each(EXPERIMENT_SOURCES.map((e) => [e.id, e.source] as const))(
   },
 );
 
-test.each([['SESSION'], ['LATENCY']] as const)(
+test.each([['SESSION'], ['LATENCY'], ['DISRUPT']] as const)(
   '%s is proxylab’s own measurement: no one write-up (its rules cite theirs)',
   (id) => {
     expect(experimentSource(id)).toBeNull();

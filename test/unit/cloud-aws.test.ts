@@ -532,7 +532,7 @@ describe('SSM SendCommand', () => {
         'yes',
       ]),
     ).toThrow(
-      /--test-sslmode: one of require, prefer, disable, got "off".*--test-proxy-kind: one of rds-proxy, pgbouncer-transaction, pgbouncer-session, got "direct".*--test-pool-control: on or off, got "no".*--test-suites: on or off, got "yes".*--test-fleet-lead-ms: an integer 50–60000 \(ms\), got "1.5".*--test-fleet-poll-ms: an integer 50–60000 \(ms\), got "10"/,
+      /--test-sslmode: one of require, prefer, disable, got "off".*--test-proxy-kind: one of rds-proxy, pgbouncer-transaction, pgbouncer-session, pgdoorman-transaction, pgdoorman-session, got "direct".*--test-pool-control: on or off, got "no".*--test-fleet-lead-ms: an integer 50–60000 \(ms\), got "1.5".*--test-fleet-poll-ms: an integer 50–60000 \(ms\), got "10"/,
     );
   });
 

@@ -496,6 +496,61 @@ test('poolers: data port with TLS per pool mode, admin consoles at the pinned ve
   ]);
 });
 
+test('a PgDoorman pooler: its admin database, relay without TLS (its socket answers a TLS request with an error), its version', async () => {
+  // GIVEN a lab with one dedicated PgDoorman
+  const lab = {
+    ...LAB,
+    poolers: [
+      {
+        ...(E5.poolers[0] as (typeof E5.poolers)[number]),
+        name: 'doorman',
+        kind: 'pgdoorman' as const,
+        processes: 1,
+        version: '3.10.7',
+        workerThreads: 8,
+        maxPreparedStatements: 8192,
+      },
+    ],
+  };
+  const outputs: LabOutputs = {
+    ...OUTPUTS,
+    poolerEndpoints: {
+      doorman: endpoint({
+        name: 'doorman',
+        product: 'pgdoorman',
+        placement: 'dedicated',
+        host: '10.0.1.6',
+        adminPorts: [6440],
+        processes: 1,
+        version: '3.10.7',
+        maxPreparedStatements: 8192,
+      }),
+    },
+    poolerAdminSecretArn: 'arn:aws:secretsmanager:eu-west-1:1:secret:admin',
+  };
+  healthy({
+    ...HEALTHY_PROBE,
+    'pooler.adminsecret': 'ok',
+    'pooler.doorman.data.session': '1',
+    'pooler.doorman.data.transaction': '1',
+    'pooler.doorman.admin.0': 'PgDoorman 3.10.7',
+    'pooler.doorman.stats': stats([0]),
+  });
+  // WHEN
+  const checks = await doctor(lab, outputs);
+  // THEN all good, and the probe spoke to its admin console as PgDoorman needs
+  expect(failed(checks)).toEqual([]);
+  expect(formatChecks(checks)).toContain(
+    '✓ runner i-0aaaaaaaaaaaaaaaa: pooler doorman admin consoles: 1 of 1 answer SHOW VERSION: PgDoorman 3.10.7',
+  );
+  const script = (ssm.commandCalls(SendCommandCommand)[0]?.args[0].input.Parameters?.commands ?? []).join(
+    '\n',
+  );
+  expect(script).toContain(
+    `PGUSER="$ADMIN_USER" PGPASSWORD="$ADMIN_PASSWORD" psql 'host=10.0.1.6 port=6440 dbname=pgdoorman sslmode=disable connect_timeout=10' -Atc 'SHOW VERSION'`,
+  );
+});
+
 const poolerBreaks: Array<[string, Record<string, string>, RegExp, RegExp]> = [
   [
     'dedicated data port refused',

@@ -27,7 +27,9 @@ import {
   stagePoolerSources,
   stageReleases,
 } from '../../lib/operator/pooler-sources';
-import type { PoolerRelease } from '../../lib/poolers/driver';
+import type { TarballRelease } from '../../lib/poolers/driver';
+import { pgdoormanInstallCommands } from '../../lib/poolers/pgdoorman/install';
+import { PGDOORMAN_RELEASES } from '../../lib/poolers/pgdoorman/releases';
 import { poolerSourcePath } from '../../lib/poolers/sources';
 import { iamProblems } from '../helpers/aws-calls/iam';
 import { operator } from '../helpers/aws-calls/principals';
@@ -166,7 +168,7 @@ describe('proxylab iam-policy for an existing VPC', () => {
 });
 
 describe('deploy stages the pooler sources of a lab without internet', () => {
-  const release = labPoolerReleases(PRIVATE)[0] as PoolerRelease;
+  const release = labPoolerReleases(PRIVATE)[0] as TarballRelease;
   const bytes = new TextEncoder().encode('a tarball standing in for the release');
   const sha = createHash('sha256').update(bytes).digest('hex');
   const fake = { ...release, sha256: sha };
@@ -200,6 +202,35 @@ describe('deploy stages the pooler sources of a lab without internet', () => {
     expect(second).toEqual([{ release: fake, file, action: 'kept', bytes: bytes.length }]);
     expect(urls).toEqual([fake.url]);
     expect(readFileSync(file)).toEqual(Buffer.from(bytes));
+  });
+
+  test('a PgDoorman pooler (a git tag built on the host) cannot be staged: deploy stops naming what its build fetches', () => {
+    // GIVEN the private lab with its pooler turned into PgDoorman, past validation (which refuses it)
+    const doorman = PRIVATE.poolers[0];
+    if (!doorman) throw new Error('labs/private.json has no pooler');
+    const lab: LabConfig = {
+      ...PRIVATE,
+      poolers: [{ ...doorman, kind: 'pgdoorman', version: PGDOORMAN_RELEASES[0]?.version ?? '?' }],
+    };
+    // WHEN
+    const err = (() => {
+      try {
+        labPoolerReleases(lab);
+        return null;
+      } catch (e) {
+        return e;
+      }
+    })();
+    // THEN
+    expect(err).toMatchObject({ code: 'pooler-source-not-stageable' });
+    expect((err as Error).message).toMatch(/PgDoorman 3\.10\.7 cannot be staged .*github\.com/);
+    // and its install lines refuse a staged source instead of fetching from upstream anyway
+    const release = PGDOORMAN_RELEASES[0];
+    if (!release) throw new Error('no PgDoorman release');
+    expect(() => pgdoormanInstallCommands(release, { kind: 's3', uri: 's3://bucket/key.gz' })).toThrow(
+      /cannot be installed from a staged archive \(s3:\/\/bucket\/key\.gz\): its host builds the pinned tag/,
+    );
+    expect(pgdoormanInstallCommands(release).join('\n')).toContain('git clone');
   });
 
   test("the lab's releases are its poolers' pinned versions, once each", () => {

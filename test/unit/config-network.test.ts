@@ -213,3 +213,32 @@ describe('bad network values: one problem each, naming the field, the value and 
     );
   });
 });
+
+describe('a pooler whose install needs the internet, in a lab without it', () => {
+  const doorman = { name: 'doorman', kind: 'pgdoorman', placement: 'dedicated', instanceType: 'c7g.large' };
+  const bouncer = { name: 'bouncer', kind: 'pgbouncer', placement: 'dedicated', instanceType: 'c7g.large' };
+
+  test('PgDoorman without internet is refused at its kind, saying what its build fetches and what to use', () => {
+    // GIVEN a private lab with a PgBouncer (staged by deploy) and a PgDoorman (built from its tag)
+    const problems = problemsOf({
+      name: 'n',
+      region: 'eu-west-1',
+      network: EXISTING,
+      poolers: [bouncer, doorman],
+    });
+    // THEN one problem, on PgDoorman only
+    expect(problems.map((p) => [p.path, p.value])).toEqual([['poolers[1].kind', 'pgdoorman']]);
+    expect(problems[0]?.message).toMatch(
+      /^must be a pooler a host without internet can install \(network\.egress "vpc-endpoints"\): PgDoorman cannot, because .*github\.com.*static\.rust-lang\.org.*crates\.io.*Use network\.egress "internet" .* \(pgbouncer\); got "pgdoorman"$/,
+    );
+  });
+
+  test.each<[string, unknown]>([
+    ['an existing VPC with internet egress', { ...EXISTING, egress: 'internet' }],
+    ["the lab's own VPC", 'create'],
+  ])('PgDoorman is accepted in %s', (_what, network) => {
+    const r = validateLab({ name: 'n', region: 'eu-west-1', network, poolers: [doorman] });
+    if (!r.ok) throw new Error(formatProblems(r.problems));
+    expect(r.lab.poolers.map((p) => p.kind)).toEqual(['pgdoorman']);
+  });
+});

@@ -258,10 +258,10 @@ describe('single bad value → one problem naming path, value and what is allowe
     ['empty suites', { suites: [] }, 'suites', [], /^must be a non-empty list of suite names, got \[\]$/],
     [
       'unknown suite',
-      { suites: ['quick', 'e6'] },
+      { suites: ['quick', 'e7'] },
       'suites[1]',
-      'e6',
-      /^must be a suite in the catalog \(quick, smoke, e1, .*\), got "e6"; did you mean "e1"\?$/,
+      'e7',
+      /^must be a suite in the catalog \(quick, smoke, e1, .*\), got "e7"; did you mean "e1"\?$/,
     ],
     [
       'suite name malformed',
@@ -578,7 +578,7 @@ describe('poolers', () => {
       withPooler({ version: '1.99.9' }),
       'poolers[0].version',
       '1.99.9',
-      /^must be a PgBouncer release proxylab has a published checksum for .*: 1\.26\.0, 1\.25\.2, 1\.24\.1; got "1\.99\.9"$/,
+      /^must be a PgBouncer release proxylab has pinned .*: 1\.26\.0, 1\.25\.2, 1\.24\.1; got "1\.99\.9"$/,
     ],
     [
       'version latest',
@@ -608,7 +608,13 @@ describe('poolers', () => {
       'statement',
       /^must be one of "transaction", "session", got "statement"$/,
     ],
-    ['kind', withPooler({ kind: 'pgdog' }), 'poolers[0].kind', 'pgdog', /^must be "pgbouncer", got "pgdog"$/],
+    [
+      'kind',
+      withPooler({ kind: 'pgdog' }),
+      'poolers[0].kind',
+      'pgdog',
+      /^must be one of "pgbouncer", "pgdoorman", got "pgdog"$/,
+    ],
     [
       'uppercase name',
       withPooler({ name: 'Bouncer' }),
@@ -715,6 +721,7 @@ describe('poolers', () => {
         poolPercent: 90,
         maxPreparedStatements: 200,
         processes: 1,
+        workerThreads: null,
         tls: true,
       },
       {
@@ -727,11 +734,63 @@ describe('poolers', () => {
         poolPercent: 90,
         maxPreparedStatements: 200,
         processes: 1,
+        workerThreads: null,
         tls: true,
       },
     ]);
     expect(r.ok && summarizeLab(r.lab)).toContain(
       '2 poolers (bouncer PgBouncer 1.25.2 on c7g.xlarge transaction/session ×1, local PgBouncer 1.25.2 on the runners transaction/session ×1)',
+    );
+  });
+
+  test("a PgDoorman pooler gets its driver's release and prepared-statement cache, worker threads left to the host", () => {
+    // GIVEN / WHEN
+    const r = validateLab({
+      ...BASE,
+      poolers: [{ name: 'doorman', kind: 'pgdoorman', placement: 'dedicated', instanceType: 'c7g.xlarge' }],
+    });
+    // THEN
+    expect(r.ok && r.lab.poolers[0]).toMatchObject({
+      kind: 'pgdoorman',
+      version: '3.10.7',
+      maxPreparedStatements: 8192,
+      processes: 1,
+      workerThreads: null,
+    });
+  });
+
+  test.each([
+    [
+      'PgDoorman with several processes',
+      { kind: 'pgdoorman', processes: 2 },
+      'poolers[0].processes',
+      2,
+      /^must be 1 for PgDoorman: it runs one multithreaded process \(set workerThreads for more cores\); got 2$/,
+    ],
+    [
+      'PgBouncer with worker threads',
+      { kind: 'pgbouncer', workerThreads: 4 },
+      'poolers[0].workerThreads',
+      4,
+      /^must not be given for PgBouncer: each process has one thread \(set processes for more cores\); got 4$/,
+    ],
+    [
+      'PgDoorman worker threads out of range',
+      { kind: 'pgdoorman', workerThreads: 0 },
+      'poolers[0].workerThreads',
+      0,
+      /1–128/,
+    ],
+  ])('%s is refused naming the field', (_what, pooler, path, value, message) => {
+    // GIVEN / WHEN
+    const r = validateLab({
+      ...BASE,
+      poolers: [{ name: 'p', placement: 'dedicated', instanceType: 'c7g.xlarge', ...pooler }],
+    });
+    // THEN
+    expect(r.ok).toBe(false);
+    expect(!r.ok && r.problems).toContainEqual(
+      expect.objectContaining({ path, value, message: expect.stringMatching(message) }),
     );
   });
 
@@ -765,6 +824,8 @@ describe('poolers', () => {
       reusePort: true,
       peering: true,
       singleThreaded: false,
+      runtimePoolResize: 'admin-set',
+      gracefulBinaryUpgrade: false,
     }));
     try {
       // WHEN 5 processes go on a 4-vCPU host

@@ -2,7 +2,7 @@
  * The shipped labs, costed by hand. Each expectation below is arithmetic on the us-east-1 price
  * table's numbers, written out (lib/cost/price-table.ts, as of 2026-11-21):
  *
- *   Aurora: db.t4g.medium 0.073 (2 vCPU) · db.r6g.large 0.26 (2) · db.r6g.4xlarge 2.076 (16) · db.r6g.8xlarge 4.152 (32)
+ *   Aurora: db.t4g.medium 0.073 (2 vCPU) · db.r6g.large 0.26 (2) · db.r6g.2xlarge 1.038 (8) · db.r6g.4xlarge 2.076 (16) · db.r6g.8xlarge 4.152 (32)
  *   RDS Proxy 0.015 per vCPU-hour of the instances behind it (minimum 2 vCPU)
  *   EC2: c7g.large 0.0725 · c7g.xlarge 0.145 · c7g.2xlarge 0.29 · c7g.4xlarge 0.58
  *   per runner: 16 GB gp3 × 0.08 / 720 h, one public IPv4 × 0.005
@@ -10,7 +10,7 @@
  *   RDS for PostgreSQL: db.t4g.micro 0.016 single-AZ, 0.032 Multi-AZ (2 vCPU); gp3 storage as provisioned
  *   × 0.115 / 720 h (Multi-AZ: primary and standby), no I/O charge; RDS Proxy billed on the instance's 2 vCPUs
  *   EC2 c7g.medium 0.0363 (runner and pooler host prices alike)
- *   per dedicated PgBouncer host: its type + the same volume and address as a runner; a lab with
+ *   per dedicated pooler host (PgBouncer or PgDoorman): its type + the same volume and address as a runner; a lab with
  *   any pooler has one more secret (0.40 / 720 h); a PgBouncer on the runners adds nothing
  *   existing VPC (labs/private.json, labs/existing-vpc.json): no public IPv4 on any host; without internet
  *   7 interface endpoints × 2 zones × 0.01 per endpoint-hour, and 0.05 GB/h × 0.01 per GB assumed through them
@@ -149,6 +149,19 @@ const EXPECTED: Readonly<Record<string, Expected>> = {
     poolerSecret: true,
     // 20 GB on the primary and 20 GB on the standby
     shared: rdsShared(40),
+  },
+  'e6-poolers.json': {
+    lines: {
+      'Aurora writer db.r6g.2xlarge': 1.038,
+      'RDS Proxy proxy40': 8 * 0.015,
+      'Runners 2 × c7g.4xlarge': 2 * 0.58,
+      'PgDoorman host doorman c7g.2xlarge': 0.29,
+      'PgBouncer host bouncer1 c7g.2xlarge': 0.29,
+      'PgBouncer host bouncer8 c7g.2xlarge': 0.29,
+    },
+    runners: 2,
+    poolerHosts: 3,
+    poolerSecret: true,
   },
   'existing-vpc.json': {
     lines: {

@@ -132,7 +132,7 @@ describe('decideReap', () => {
     expect(d.action).toBe('reap');
     expect(d.action === 'reap' && d.servers).toEqual([
       { kind: 'PostgreSQL', pid: 5001 },
-      { kind: 'PgBouncer', pid: 5002 },
+      { kind: 'PgBouncer', product: 'pgbouncer', pid: 5002 },
     ]);
   });
 

@@ -21,7 +21,9 @@ describe('the driver registry', () => {
   });
 
   test('an unknown product names the products there are', () => {
-    expect(() => poolerDriver('pgdog')).toThrow(/^pooler product "pgdog" has no driver; one of pgbouncer$/);
+    expect(() => poolerDriver('pgdog')).toThrow(
+      /^pooler product "pgdog" has no driver; one of pgbouncer, pgdoorman$/,
+    );
     expect(Object.keys(POOLER_DRIVERS).sort()).toEqual([...POOLER_PRODUCTS].sort());
   });
 });
@@ -44,6 +46,8 @@ describe('PgBouncer capabilities by version', () => {
       reusePort: true,
       peering: false,
       singleThreaded: true,
+      runtimePoolResize: 'admin-set',
+      gracefulBinaryUpgrade: false,
     });
   });
 });
@@ -246,6 +250,8 @@ describe('what the pooler host writes and starts for PgBouncer', () => {
       dbname: 'bench',
       dbUser: { username: 'master', password: 'pw"1' },
       adminUser: { username: 'pgbouncer_admin', password: 'pw2' },
+      workerThreads: 1,
+      random: (n) => Buffer.alloc(n, 7),
     });
     // THEN
     const p = poolerPaths('bouncer', '/r');

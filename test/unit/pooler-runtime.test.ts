@@ -21,6 +21,7 @@ import {
   type PoolerCpuSnapshot,
 } from '../../lib/engine/pooler-metrics';
 import { poolerPaths } from '../../lib/poolers/pgbouncer/host';
+import { pgdoormanPaths } from '../../lib/poolers/pgdoorman/host';
 import type { PoolerEndpoint, PoolerHostConfig } from '../../lib/poolers/pgbouncer/layout';
 import { poolerEndpoint } from '../helpers/pooler-endpoint';
 import { scratchDir } from '../helpers/scratch';
@@ -133,7 +134,7 @@ describe('PoolerMetrics', () => {
         '2026-11-22T10:00:00.000Z',
         '2026-11-22T10:00:02.000Z',
       ),
-    ).toEqual({ saturated: true, percent: 95 });
+    ).toEqual({ saturated: true, percent: 95, product: 'pgbouncer', cores: 1 });
     expect(
       await poolerSaturation(
         [m],
@@ -142,6 +143,60 @@ describe('PoolerMetrics', () => {
         '2026-11-22T10:00:02.000Z',
       ),
     ).toEqual({ saturated: null, percent: null });
+  });
+
+  test('a multithreaded process (PgDoorman, 4 worker threads): saturation per the cores it can use, each thread its own series', async () => {
+    // GIVEN a process that used 3 of its 4 cores for 2 s, one worker at 100 %, another at 50 %
+    const at = (s: number) => `2026-11-22T10:00:0${s}.000Z`;
+    const doorman = (s: number, ticks: number, w0: number, w1: number): PoolerCpuSnapshot => ({
+      at: at(s),
+      clockTicksPerSecond: 100,
+      coresPerProcess: 4,
+      processes: [
+        {
+          index: 0,
+          pid: 7,
+          cpuTicks: ticks,
+          threads: [
+            { tid: 8, name: 'worker-pg-doorm', cpuTicks: w0 },
+            { tid: 9, name: 'worker-pg-doorm', cpuTicks: w1 },
+          ],
+        },
+      ],
+    });
+    let i = 0;
+    const cpu = [doorman(0, 0, 0, 0), doorman(1, 300, 100, 50), doorman(2, 600, 200, 100)];
+    const m = new PoolerMetrics({
+      pooler: 'doorman',
+      product: 'pgdoorman',
+      stats: pgbouncerDriver.stats,
+      admin: { processes: 1, query: () => Promise.resolve([[], []]), close: () => Promise.resolve() },
+      cpu: () => Promise.resolve(cpu[i++] ?? null),
+      pools: { app: 'transaction' },
+      targets: ['doorman-transaction'],
+    });
+    // WHEN polled three times
+    for (let n = 0; n < 3; n++) await m.pollCpu();
+    // THEN the process series is % of one core (300), its saturation % of its 4 cores (75: not saturated)
+    const s = m.series();
+    expect(s.find((x) => x.name === 'process_cpu_percent')?.points.map((p) => p[1])).toEqual([300, 300]);
+    expect(
+      await poolerSaturation(
+        [m],
+        { kind: 'pgdoorman-transaction', name: 'doorman-transaction' },
+        at(0),
+        at(2),
+      ),
+    ).toEqual({ saturated: false, percent: 75, product: 'pgdoorman', cores: 4 });
+    // and each worker thread is a series of its own
+    expect(
+      s
+        .filter((x) => x.name === 'thread_cpu_percent')
+        .map((x) => [x.source, x.dimensions, x.points.map((p) => p[1])]),
+    ).toEqual([
+      ['pgdoorman', { pooler: 'doorman', process: '0', thread: 'worker-pg-doorm-8' }, [100, 100]],
+      ['pgdoorman', { pooler: 'doorman', process: '0', thread: 'worker-pg-doorm-9' }, [50, 50]],
+    ]);
   });
 
   test('every poll failing: one error series with the reason, never zeros', async () => {
@@ -335,6 +390,34 @@ describe('agent', () => {
       at: '2026-11-22T10:00:00.000Z',
       clockTicksPerSecond: 100,
       processes: [{ index: 0, pid: 4242, cpuTicks: 345 }],
+    });
+  });
+
+  test('readPoolerCpu with threads: each thread’s ticks and name from /proc/<pid>/task, one gone meanwhile left out', () => {
+    const files: Record<string, string> = {
+      '/r/run/proxylab-pgd/doorman-0/pg_doorman.pid': '77\n',
+      '/proc/77/stat': '77 (pg_doorman) S 1 2 3 4 5 6 7 8 9 10 500 100 0 0',
+      '/proc/77/task/78/stat': '78 (worker-pg-doorm) S 1 2 3 4 5 6 7 8 9 10 200 20 0 0',
+      '/proc/77/task/78/comm': 'worker-pg-doorm\n',
+    };
+    const snapText = readPoolerCpu(
+      1,
+      pgdoormanPaths('doorman', '/r'),
+      (f) => {
+        const t = files[f];
+        if (t === undefined) throw new Error('ENOENT');
+        return t;
+      },
+      () => new Date('2026-11-22T10:00:00.000Z'),
+      { list: () => [78, 79], coresPerProcess: 4 },
+    );
+    expect(snapText).toEqual({
+      at: '2026-11-22T10:00:00.000Z',
+      clockTicksPerSecond: 100,
+      coresPerProcess: 4,
+      processes: [
+        { index: 0, pid: 77, cpuTicks: 600, threads: [{ tid: 78, name: 'worker-pg-doorm', cpuTicks: 220 }] },
+      ],
     });
   });
 

@@ -16,7 +16,12 @@ import { renderHtml } from '../../lib/report/render-html';
 import { renderMarkdown } from '../../lib/report/render-md';
 import { buildModel } from '../../lib/report/shape';
 import { groupCells } from '../../lib/report/cells';
-import { fallbackDescriptor, type TargetDescriptor } from '../../lib/suite/targets';
+import {
+  describeTarget,
+  fallbackDescriptor,
+  type TargetDescriptor,
+  type TargetProbe,
+} from '../../lib/suite/targets';
 import { stepFileName, type MetricSeries, type StepRecord, type TargetRef } from '../../lib/suite/types';
 import { manifestWith, stepRecordWith } from '../helpers/run-files';
 
@@ -371,5 +376,137 @@ describe('compare across pooler targets', () => {
     const names = new Set(cmp.matched.map((c) => c.key.target.name));
     expect(names).toEqual(new Set(['direct', 'pool100', 'bouncer-session', 'onrunner-transaction']));
     for (const c of cmp.matched) expect(c.ratio).toBeCloseTo(2);
+  });
+});
+
+describe('E6: PgDoorman beside PgBouncer with 1 and 8 processes', () => {
+  const E6_TARGETS: ReadonlyArray<{ ref: TargetRef; patch: Partial<TargetDescriptor> }> = [
+    { ref: { kind: 'direct', name: 'direct' }, patch: {} },
+    {
+      ref: { kind: 'pgbouncer-transaction', name: 'bouncer1-transaction' },
+      patch: {
+        placement: 'dedicated-host',
+        version: '1.25.2',
+        settings: { maxPreparedStatements: 200, processes: 1 },
+      },
+    },
+    {
+      ref: { kind: 'pgbouncer-transaction', name: 'bouncer8-transaction' },
+      patch: {
+        placement: 'dedicated-host',
+        version: '1.25.2',
+        settings: { maxPreparedStatements: 200, processes: 8 },
+      },
+    },
+    {
+      ref: { kind: 'pgdoorman-transaction', name: 'doorman-transaction' },
+      patch: {
+        placement: 'dedicated-host',
+        version: '3.10.7',
+        settings: { maxPreparedStatements: 8192, processes: 1, workerThreads: 8 },
+      },
+    },
+  ];
+  const e6Steps = E6_TARGETS.map(({ ref }, i) => step(i, ref, 120, 1000 * (i + 1)));
+  // PgDoorman's one process at 400 % of one core (4 of its 8 threads' cores) during its step (60–70 s)
+  const doormanCpu: MetricSeries = {
+    ...sampled('doorman', '0', 0, 100, (sec) => (inStep(sec, 60) ? 400 : 10)),
+    source: 'pgdoorman',
+  };
+  const run: LoadedRun = {
+    ...loadedRun(e6Steps, [doormanCpu]),
+    descriptorOf: (s) => {
+      const t = E6_TARGETS.find((x) => x.ref.name === s.target.name);
+      return { ...fallbackDescriptor(s.target), ...(t?.patch ?? {}) };
+    },
+  };
+
+  test('PgDoorman’s column names its worker threads, PgBouncer’s its processes; its CPU comes from its own series', () => {
+    // WHEN
+    const [pm] = poolerMatrices(run, groupCells(run.steps));
+    // THEN
+    expect(pm?.columns.map((c) => [c.targetName, c.placementLabel, c.processes, c.workerThreads])).toEqual([
+      ['direct', 'direct', null, null],
+      ['bouncer1-transaction', 'PgBouncer · dedicated host', 1, null],
+      ['bouncer8-transaction', 'PgBouncer · dedicated host', 8, null],
+      ['doorman-transaction', 'PgDoorman · dedicated host', 1, 8],
+    ]);
+    expect(pm?.rows[0]?.cells[3]?.poolerCpuPercent).toBe(400);
+    // the PgBouncers have no series in this run: unknown, never 0
+    expect(pm?.rows[0]?.cells[1]?.poolerCpuPercent).toBeNull();
+    const md = renderMarkdown(
+      buildModel(run, () => null),
+      () => null,
+    );
+    expect(md).toContain(
+      'doorman-transaction (PgDoorman · dedicated host, 8 worker threads, transaction pool)',
+    );
+    expect(md).toContain('bouncer8-transaction (PgBouncer · dedicated host, 8 processes, transaction pool)');
+    expect(md).toContain("PgDoorman's at 100 × its worker threads");
+  });
+});
+
+describe('a local run with PgBouncer and PgDoorman side by side (e6-local)', () => {
+  // described as the local stack describes them (capabilities from version and settings)
+  const LOCAL: ReadonlyArray<{ ref: TargetRef; probe: TargetProbe }> = [
+    {
+      ref: { kind: 'pgbouncer-transaction', name: 'pgbouncer-1p-transaction' },
+      probe: { version: '1.25.2', maxPreparedStatements: 200, processes: 1 },
+    },
+    {
+      ref: { kind: 'pgdoorman-transaction', name: 'pgdoorman-transaction' },
+      probe: { version: '3.10.7', maxPreparedStatements: 8192, processes: 1, workerThreads: 2 },
+    },
+  ];
+  const descriptor = (ref: TargetRef): TargetDescriptor =>
+    describeTarget(ref, LOCAL.find((x) => x.ref.name === ref.name)?.probe ?? { version: null });
+  const records = LOCAL.map(({ ref }, i) => step(i, ref, 30, 1000));
+  const base = loadedRun(records, []);
+  // the environment names the first pooler only; a plan exists, so the descriptors speak
+  const run: LoadedRun = {
+    ...base,
+    manifest: {
+      ...base.manifest,
+      mode: 'local',
+      environment: { ...base.manifest.environment, poolerVersion: '3.10.7', maxPreparedStatements: 8192 },
+    },
+    plan: {
+      schemaVersion: base.manifest.schemaVersion,
+      runId: RUN_ID,
+      suite: 'e6-local',
+      mode: 'local',
+      createdAt: new Date(T0).toISOString(),
+      environment: base.manifest.environment,
+      targets: LOCAL.map((t) => descriptor(t.ref)),
+      runnerCount: 1,
+      steps: [],
+    },
+    descriptorOf: (s) => descriptor(s.target),
+  };
+
+  test('each local pooler is described by its own product, version and prepared-statement setting', () => {
+    // WHEN
+    const warnings = buildModel(run, () => null).warnings;
+    // THEN PgBouncer's note names only PgBouncer's target, with its own version and setting …
+    const bouncer = warnings.find((w) => w.id === 'pgbouncer-stand-in')?.message ?? '';
+    expect(bouncer).toMatch(
+      /^A local PgBouncer 1\.25\.2 stands in for RDS Proxy \(pgbouncer-1p-transaction\): max_prepared_statements 200 at start/,
+    );
+    expect(bouncer).not.toContain('pgdoorman');
+    // … and PgDoorman gets a note of its own
+    expect(warnings.filter((w) => w.id === 'pooler-stand-in').map((w) => w.message)).toEqual([
+      expect.stringMatching(
+        /^A local PgDoorman 3\.10\.7 with 2 worker threads \(pgdoorman-transaction\) .*carries prepared statements across server connections \(cache of 8192\)/,
+      ),
+    ]);
+  });
+
+  test('the headline names every pooler and its version', () => {
+    const md = renderMarkdown(
+      buildModel(run, () => null),
+      () => null,
+    );
+    expect(md).toContain('PgBouncer 1.25.2, PgDoorman 3.10.7');
+    expect(md).toContain('Local stand-in (PostgreSQL and its poolers on one machine)');
   });
 });

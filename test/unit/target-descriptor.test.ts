@@ -154,6 +154,7 @@ describe('matchesTarget / selectTargets: by capability', () => {
   test('kindsSelected lists the kinds a target list would select, in its order', () => {
     expect(kindsSelected([{ pooled: true, multiplexes: false }, { pooled: false }])).toEqual([
       'pgbouncer-session',
+      'pgdoorman-session',
       'direct',
     ]);
     expect(kindsSelected([{ dedicatedHost: true }])).toEqual([]);

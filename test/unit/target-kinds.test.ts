@@ -28,11 +28,24 @@ import { targetDescriptorSchema } from '../../lib/results/schemas';
 
 describe('lists derived from KINDS', () => {
   test('kinds, poolers, proxy kinds and self-hosted products, in registry order', () => {
-    expect(TARGET_KIND_NAMES).toEqual(['direct', 'rds-proxy', 'pgbouncer-transaction', 'pgbouncer-session']);
-    expect(POOLERS).toEqual(['none', 'rds-proxy', 'pgbouncer']);
-    expect(PROXY_TARGET_KINDS).toEqual(['rds-proxy', 'pgbouncer-transaction', 'pgbouncer-session']);
+    expect(TARGET_KIND_NAMES).toEqual([
+      'direct',
+      'rds-proxy',
+      'pgbouncer-transaction',
+      'pgbouncer-session',
+      'pgdoorman-transaction',
+      'pgdoorman-session',
+    ]);
+    expect(POOLERS).toEqual(['none', 'rds-proxy', 'pgbouncer', 'pgdoorman']);
+    expect(PROXY_TARGET_KINDS).toEqual([
+      'rds-proxy',
+      'pgbouncer-transaction',
+      'pgbouncer-session',
+      'pgdoorman-transaction',
+      'pgdoorman-session',
+    ]);
     expect(MANAGED_PROXY_KINDS).toEqual(['rds-proxy']);
-    expect(SELF_HOSTED_POOLERS).toEqual(['pgbouncer']);
+    expect(SELF_HOSTED_POOLERS).toEqual(['pgbouncer', 'pgdoorman']);
   });
 
   test('lib/poolers reads the products and pool modes from the same lists', () => {

@@ -15,17 +15,16 @@
  *   `prepared statement "P_0" already exists` through a transaction pool, SET 200 makes
  *   pgbench -M prepared succeed (checked against 1.25.2).
  */
-import { numericCell as num } from '../../core/psql-text';
 import { PGBOUNCER_MAX_PREPARED_STATEMENTS_ON, PGBOUNCER_PREPARED_SINCE } from '../../suite/targets';
-import type { AdminOp, AdminRow, PoolSample, PoolerDriver } from '../driver';
-import { POOL_GAUGES } from '../driver';
+import type { AdminOp, AdminRow, PoolerDriver } from '../driver';
+import { parsePoolsAndStats } from '../show-stats';
 import { POOL_MODES } from '../products';
 import { parsePgbouncerVersion, supportsMaxPreparedStatements, supportsPeering } from './config';
 import { pgbouncerUnitInstance, pgbouncerUnits, poolerPaths, renderPgbouncerHostFiles } from './host';
 import { PGBOUNCER_PORT, poolDatabaseAlias } from './layout';
 import { PGBOUNCER_BIN, PGBOUNCER_USER, pgbouncerInstallCommands } from './install';
 import { DEFAULT_PGBOUNCER_VERSION, PGBOUNCER_RELEASES } from './releases';
-import { immediateStopSignals, rollingStopSignal } from './signals';
+import { immediateStopSignals, PGBOUNCER_LIFECYCLE } from './signals';
 
 /** max_prepared_statements from SHOW CONFIG rows; null when this PgBouncer has no such setting (< 1.21). */
 export function maxPreparedStatementsIn(config: readonly AdminRow[]): number | null {
@@ -113,45 +112,10 @@ function reload(aliases: readonly string[], port: number): AdminOp {
   };
 }
 
-/**
- * SHOW POOLS / SHOW STATS of every process, summed per database: gauges add up, maxwait is the
- * longest of any process, counters add up (null when any process lacks the column).
- */
-function parseStats(
-  perProcess: readonly (readonly (readonly AdminRow[])[])[],
-  databases: readonly string[],
-): PoolSample[] {
-  const pools = perProcess.flatMap((a) => a[0] ?? []);
-  const stats = perProcess.flatMap((a) => a[1] ?? []);
-  return databases.map((db) => {
-    // A pool appears in SHOW POOLS only once used; before that every gauge is truly 0.
-    const rows = pools.filter((r) => r.database === db);
-    const gauges: Record<string, number> = {};
-    for (const g of POOL_GAUGES)
-      gauges[g] = rows
-        .map((r) => num(r[g]))
-        .filter((v): v is number => v !== null)
-        .reduce((a, b) => a + b, 0);
-    const waits = rows.map((r) => (num(r.maxwait) ?? 0) * 1000 + (num(r.maxwait_us) ?? 0) / 1000);
-    const st = stats.filter((r) => r.database === db);
-    const sum = (col: string): number | null => {
-      const vs = st.map((r) => num(r[col]));
-      if (vs.length === 0 || vs.some((v) => v === null)) return null;
-      return (vs as number[]).reduce((a, b) => a + b, 0);
-    };
-    return {
-      database: db,
-      gauges,
-      maxWaitMs: waits.length ? Math.max(...waits) : 0,
-      transactions: sum('total_xact_count'),
-      waitTimeUs: sum('total_wait_time'),
-    };
-  });
-}
-
 export const pgbouncerDriver: PoolerDriver = {
   product: 'pgbouncer',
   displayName: 'PgBouncer',
+  poolSizeSettings: ['default_pool_size', 'max_user_connections'],
   poolModes: POOL_MODES,
   capabilities: (version) => ({
     preparedStatementsInTransactionMode: version !== null && supportsMaxPreparedStatements(version),
@@ -160,12 +124,16 @@ export const pgbouncerDriver: PoolerDriver = {
     peering: version !== null && supportsPeering(version),
     // one event loop per process (hence so_reuseport and several processes for several cores)
     singleThreaded: true,
+    runtimePoolResize: 'admin-set',
+    // -R (online restart) is deprecated since 1.20; a process is replaced by a so_reuseport sibling
+    gracefulBinaryUpgrade: false,
   }),
   preparedStatementsSince: PGBOUNCER_PREPARED_SINCE,
   defaultMaxPreparedStatements: PGBOUNCER_MAX_PREPARED_STATEMENTS_ON,
   poolDatabaseAlias,
   adminDatabase: 'pgbouncer',
   admin: {
+    relaySslmode: 'prefer',
     reset,
     setPoolSize,
     setMaxPreparedStatements,
@@ -183,15 +151,17 @@ export const pgbouncerDriver: PoolerDriver = {
       },
     },
   },
-  stats: { statements: ['SHOW POOLS', 'SHOW STATS'], parse: parseStats },
+  stats: { statements: ['SHOW POOLS', 'SHOW STATS'], parse: parsePoolsAndStats },
   immediateStopSignals,
-  rollingStopSignal,
+  lifecycle: PGBOUNCER_LIFECYCLE,
+  coresPerProcess: () => 1,
   releases: PGBOUNCER_RELEASES,
   defaultVersion: DEFAULT_PGBOUNCER_VERSION,
   host: {
     binaryPath: PGBOUNCER_BIN,
     systemUser: PGBOUNCER_USER,
     installCommands: pgbouncerInstallCommands,
+    needsInternet: null,
     dataPort: PGBOUNCER_PORT,
     layout: poolerPaths,
     render: renderPgbouncerHostFiles,

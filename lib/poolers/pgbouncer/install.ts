@@ -34,6 +34,8 @@ export function pgbouncerInstallCommands(
   release: PoolerRelease,
   source: PoolerSourceLocation = { kind: 'upstream' },
 ): string[] {
+  if (release.sha256 === undefined)
+    throw new Error(`PgBouncer releases are tarballs pinned by SHA-256: ${JSON.stringify(release)}`);
   const { version, url, sha256 } = release;
   // The values come from lib/poolers/pgbouncer/releases.ts (digits, dots, hex, a fixed URL): safe in
   // single quotes, checked here so a bad table entry cannot inject shell.

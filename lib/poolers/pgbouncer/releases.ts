@@ -17,9 +17,9 @@
  * Pure data: no I/O (lib/config is read by the CDK app, the CLI and the docs generator).
  */
 
-import type { PoolerRelease } from '../driver';
+import type { TarballRelease } from '../driver';
 
-export type PgbouncerRelease = PoolerRelease;
+export type PgbouncerRelease = TarballRelease;
 
 const HOMEBREW = 'Homebrew homebrew-core Formula/p/pgbouncer.rb';
 

@@ -14,6 +14,7 @@
  * Pure (no I/O): the local adapter and the reaper send what this says.
  */
 
+import type { PoolerLifecycle } from '../driver';
 import { parsePgbouncerVersion, versionAtLeast } from './config';
 
 /** The first release whose SIGTERM waits for clients and whose SIGQUIT is immediate. */
@@ -56,3 +57,25 @@ export function rollingStopSignal(version: string | null): { signal: NodeJS.Sign
     does: 'safe shutdown: exits once its server connections are released; before 1.23 it keeps listening meanwhile',
   };
 }
+
+/**
+ * PgBouncer's reload, pause and restart semantics (doc/usage.md, "Admin console" and "Signals"):
+ * - `RELOAD` / SIGHUP re-read the configuration file; connections stay.
+ * - `PAUSE [db]`: "PgBouncer tries to disconnect from all servers … The command will not return before
+ *   all server connections have been disconnected" (in transaction pooling, at the end of each
+ *   transaction); `RESUME [db]` lifts it. So a PAUSE drains the server side: the planned-maintenance
+ *   recipe around a server restart.
+ * - No binary upgrade: `-R` (online restart) is deprecated since 1.20; a process is replaced by
+ *   starting a sibling on the same port with so_reuseport and retiring the old one with the signal
+ *   `rollingStopSignal` gives for its version (above).
+ */
+export const PGBOUNCER_LIFECYCLE: PoolerLifecycle = {
+  reload: { signal: 'SIGHUP', adminStatement: 'RELOAD' },
+  pause: (_version, database) => ({
+    pause: [database === null ? 'PAUSE' : `PAUSE ${database}`],
+    resume: [database === null ? 'RESUME' : `RESUME ${database}`],
+    drainsServers: true,
+  }),
+  restart: (version) => ({ kind: 'reuseport-rolling', stopOldWith: [rollingStopSignal(version).signal] }),
+  gracefulStopSignals: () => ['SIGINT'],
+};

@@ -61,6 +61,8 @@ describe('catalog', () => {
       'e3',
       'e4',
       'e5',
+      'e6',
+      'e6-local',
       'failover',
       'latency',
       'quick',
@@ -73,11 +75,11 @@ describe('catalog', () => {
   test('getSuite with an unknown name throws a UsageError listing the valid names', () => {
     expect(() => getSuite('e9')).toThrow(UsageError);
     expect(() => getSuite('e9')).toThrow(
-      /valid suites: quick, smoke, e1, e2, e3, e4, e5, session, session-state, latency, disruption, failover, all-published/,
+      /valid suites: quick, smoke, e1, e2, e3, e4, e5, e6, e6-local, session, session-state, latency, disruption, failover, all-published/,
     );
   });
 
-  test('every experiment E1–E5 is in all-published, with a finding and expectations', () => {
+  test('every experiment E1–E6 is in all-published, with a finding and expectations', () => {
     const suite = getSuite('all-published');
     expect([...new Set(suite.scenarios.map((s) => s.experiment))].sort()).toEqual([
       'E1',
@@ -85,6 +87,7 @@ describe('catalog', () => {
       'E3',
       'E4',
       'E5',
+      'E6',
     ]);
     for (const s of suite.scenarios) {
       expect(s.finding.length).toBeGreaterThan(20);

@@ -6,6 +6,8 @@
  */
 import { expect } from '@jest/globals';
 import { targetDescriptorSchema } from '../../../lib/results/schemas';
+import { getSuite } from '../../../lib/suite/catalog';
+import { expandSuite } from '../../../lib/suite/expand';
 import {
   classifySession,
   describeSessionExpectation,
@@ -152,6 +154,81 @@ describe('expectSession', () => {
     expect(e.outcomes).toEqual(['errors']);
     expect(describeSessionExpectation(e)).toBe('errors (42P05 | 26000)');
     expect(e.why).toContain('max_prepared_statements = 0');
+  });
+});
+
+const doormanTx = describeTarget(
+  { kind: 'pgdoorman-transaction', name: 'pgdoorman-transaction' },
+  { version: '3.10.7', maxPreparedStatements: 8192 },
+);
+const doormanSession = describeTarget(
+  { kind: 'pgdoorman-session', name: 'pgdoorman-session' },
+  { version: '3.10.7', maxPreparedStatements: 8192 },
+);
+
+/**
+ * PgDoorman: its cleanup_server_connections (RESET ROLE / RESET ALL / DEALLOCATE ALL / CLOSE ALL) makes
+ * SET-like state lost, not leaked, through its transaction pool; what it does not clean still leaks. The
+ * transaction column is what `proxylab local --suite session-state --poolers pgdoorman` measured on
+ * 3.10.7 (every cell held).
+ */
+const DOORMAN: ReadonlyArray<[SessionFeature, SessionOutcome[], SessionOutcome[]]> = [
+  // feature, transaction pool, session pool
+  ['set-session', ['lost'], ['works']],
+  ['set-tracked', ['lost'], ['works']],
+  ['set-local', ['works'], ['works']],
+  ['search-path', ['lost'], ['works']],
+  ['set-role', ['lost'], ['works']],
+  ['advisory-lock', ['leaks'], ['leaks']],
+  ['advisory-xact-lock', ['works'], ['works']],
+  ['temp-table', ['leaks'], ['leaks']],
+  ['temp-table-on-commit-drop', ['works'], ['works']],
+  ['listen-notify', ['leaks'], ['leaks']],
+  ['protocol-prepared', ['works'], ['works']],
+  ['sql-prepare', ['lost', 'leaks'], ['works']],
+  ['with-hold-cursor', ['lost'], ['works']],
+  ['long-statement', ['works'], ['works']],
+  ['discard-all', ['leaks'], ['works']],
+  ['temp-sequence-nextval', ['leaks'], ['leaks']],
+];
+
+describe('expectSession on PgDoorman (cleanup_server_connections)', () => {
+  test('its descriptors say what it cleans, and track no parameter', () => {
+    for (const d of [doormanTx, doormanSession]) {
+      expect(sessionHandling(d)).toEqual({
+        resetsOnRelease: false,
+        trackedParameters: [],
+        pinsSessions: false,
+        cleansOnRelease: ['role', 'settings', 'prepared', 'cursors'],
+      });
+      expect(targetDescriptorSchema.safeParse(d).success).toBe(true);
+    }
+    // a cleanup the schema does not know is refused
+    const bad = {
+      ...doormanTx,
+      capabilities: {
+        ...doormanTx.capabilities,
+        session: { ...sessionHandling(doormanTx), cleansOnRelease: ['temp'] },
+      },
+    };
+    expect(targetDescriptorSchema.safeParse(bad).success).toBe(false);
+  });
+
+  test('the table covers every feature once', () => {
+    expect(DOORMAN.map((r) => r[0]).sort()).toEqual([...SESSION_FEATURES].sort());
+  });
+
+  test.each(DOORMAN)('%s', (feature, onTx, onSession) => {
+    const tx = expectSession(feature, doormanTx);
+    expect(tx.outcomes).toEqual(onTx);
+    expect(expectSession(feature, doormanSession).outcomes).toEqual(onSession);
+    // a cleaned cell names PgDoorman's setting as its source
+    if (onTx.includes('lost')) expect(tx.sources).toEqual(['pgdoorman-cleanup']);
+  });
+
+  test('without the cleanup (a PgBouncer), the same features leak: the expectation follows the capability', () => {
+    for (const f of ['set-session', 'search-path', 'set-role', 'with-hold-cursor'] as const)
+      expect(expectSession(f, tx125).outcomes).toEqual(['leaks']);
   });
 });
 
@@ -331,5 +408,43 @@ describe('the programs', () => {
   test('the long statement is above RDS Proxy’s 16 KB', () => {
     const s = SESSION_FEATURE_INFO['long-statement'].steps[0];
     expect(s && s.kind === 'check' ? s.sql.length : 0).toBeGreaterThan(16 * 1024);
+  });
+});
+
+describe('planning the session-state probe on a pool this run cannot narrow', () => {
+  const at = (descriptor: TargetDescriptor) => ({
+    ref: { kind: descriptor.kind, name: descriptor.name },
+    descriptor,
+    maxConnections: 40,
+    poolSize: descriptor.capabilities.pooled ? 10 : null,
+  });
+  // PgDoorman on a pooler host: the runners cannot rewrite its file, so its pool is fixed
+  const fixedDoorman = describeTarget(
+    { kind: 'pgdoorman-transaction', name: 'doorman-transaction' },
+    {
+      version: '3.10.7',
+      maxPreparedStatements: 8192,
+      poolResizeUnavailable: 'PgDoorman on a pooler host: the runners cannot rewrite its file',
+    },
+  );
+
+  test.each<[string, TargetDescriptor, RegExp | null]>([
+    [
+      'PgDoorman with a fixed pool: not available, with the reason',
+      fixedDoorman,
+      /^the session-state probe narrows the pool to one server connection, and this run cannot resize it \(PgDoorman on a pooler host: the runners cannot rewrite its file\)$/,
+    ],
+    ['PgDoorman resizable (local): planned', doormanTx, null],
+    ['PgBouncer: planned', tx125, null],
+    ['RDS Proxy (observed, never narrowed): planned', proxy, null],
+    ['direct: planned', direct, null],
+  ])('%s', (_what, descriptor, reason) => {
+    // WHEN the session-state suite is expanded on that target
+    const steps = expandSuite(getSuite('session-state'), [at(descriptor)]);
+    // THEN one step, unavailable only where the pool cannot be narrowed
+    expect(steps).toHaveLength(1);
+    const unavailable = steps[0]?.unavailable ?? null;
+    if (reason === null) expect(unavailable).toBeNull();
+    else expect(unavailable).toMatch(reason);
   });
 });

@@ -4,6 +4,7 @@ import { getSuite } from '../../../lib/suite/catalog';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../../../lib/suite/expand';
 import { parsePgbench } from '../../../lib/suite/parser';
 import type { StepMeasurement, StepRecord, StepStatus } from '../../../lib/suite/types';
+import { describeTarget } from '../../../lib/suite/targets';
 import { describeExpectation, detectSaturation, judgeScenario, judgeStep } from '../../../lib/suite/verdict';
 
 const FIXTURES = path.resolve(__dirname, '../../fixtures/pgbench/pg15-local');
@@ -240,5 +241,113 @@ describe('judgeScenario', () => {
     expect(judgeScenario(churn, [record(smokeStep(SIMPLE), 'pgb_sel1_simple_c5')])).toEqual([]);
     const maxConn = getSuite('smoke').scenarios.find((s) => s.name === 'smoke-max-connections')!;
     expect(judgeScenario(maxConn, [record(smokeStep(POOLED_ABOVE), 'pgb_S_simple_c60')])).toEqual([]);
+  });
+});
+
+describe('E6: the page’s direction judged, the counterparts reported (hand-made records)', () => {
+  // GIVEN a lab with direct, PgBouncer with 1 and with 4 processes, and PgDoorman: a pool of 40
+  const desc = (name: string, kind: 'pgbouncer-transaction' | 'pgdoorman-transaction', processes: number) =>
+    describeTarget(
+      { kind, name },
+      {
+        version: kind === 'pgdoorman-transaction' ? '3.10.7' : '1.25.2',
+        maxPreparedStatements: 200,
+        processes,
+      },
+    );
+  const targets: TargetCapacity[] = [
+    { ref: { kind: 'direct', name: 'direct' }, maxConnections: 405, poolSize: null },
+    {
+      ref: { kind: 'pgbouncer-transaction', name: 'one-transaction' },
+      descriptor: desc('one-transaction', 'pgbouncer-transaction', 1),
+      maxConnections: 405,
+      poolSize: 40,
+    },
+    {
+      ref: { kind: 'pgbouncer-transaction', name: 'four-transaction' },
+      descriptor: desc('four-transaction', 'pgbouncer-transaction', 4),
+      maxConnections: 405,
+      poolSize: 40,
+    },
+    {
+      ref: { kind: 'pgdoorman-transaction', name: 'doorman-transaction' },
+      descriptor: desc('doorman-transaction', 'pgdoorman-transaction', 1),
+      maxConnections: 405,
+      poolSize: 40,
+    },
+  ];
+  const e6 = getSuite('e6').scenarios.find((s) => s.name === 'e6')!;
+  const steps = expandSuite({ name: 'x', description: 'x', scenarios: [e6] }, targets).filter(
+    (s) => s.params.clients === 120 && s.params.protocol === 'prepared' && s.params.connect === 'persistent',
+  );
+  const tps: Record<string, number> = {
+    direct: 5000,
+    'one-transaction': 10000,
+    'four-transaction': 30000,
+  };
+  const records = (doorman: number): StepRecord[] =>
+    steps.map((s) => ({
+      schemaVersion: 1,
+      runId: 'r',
+      stepId: s.stepId,
+      scenario: s.scenario,
+      target: s.target,
+      params: s.params,
+      startedAt: '2026-11-21T10:00:00Z',
+      endedAt: '2026-11-21T10:01:00Z',
+      status: 'completed',
+      result: {
+        ...capture('pgbtx_C_sel1_c5'),
+        tps: s.target.name === 'doorman-transaction' ? doorman : (tps[s.target.name] ?? 0),
+      },
+      verdict: { expected: '', observed: '', held: null },
+      loadGeneratorSaturated: false,
+      saturationReason: null,
+      command: [],
+      files: { stdout: 'x.stdout', stderr: 'x.stderr', log: null },
+    }));
+  const describe2 = (r: StepRecord) => steps.find((s) => s.stepId === r.stepId)!.descriptor;
+
+  test.each([
+    [120000, true],
+    [9000, false],
+  ])(
+    'PgDoorman at %p tps vs one PgBouncer process at 10000: direction held %p; the N-process ratio only reported',
+    (doorman, held) => {
+      // WHEN
+      const v = judgeScenario(e6, records(doorman), describe2);
+      // THEN the page's comparison is judged against the one-process PgBouncer only
+      const judged = v.filter((x) => x.held !== null);
+      expect(judged).toHaveLength(1);
+      expect(judged[0]?.expected).toMatch(
+        /^\[pgdoorman-vs-pgbouncer-one-process\] doorman-transaction vs one-transaction c120\/prepared\/persistent/,
+      );
+      expect(judged[0]?.held).toBe(held);
+      // and the fair counterpart (4 processes), the processes' gain and direct are reported
+      expect(
+        v.filter((x) => x.held === null).map((x) => x.expected.slice(0, x.expected.indexOf(']') + 1)),
+      ).toEqual([
+        '[pgdoorman-vs-pgbouncer-processes]',
+        '[pgbouncer-processes-vs-one-process]',
+        '[pgdoorman-vs-direct]',
+      ]);
+    },
+  );
+
+  test('prepared statements through PgDoorman’s transaction pool are expected to succeed, through a PgBouncer with max_prepared_statements 0 to fail', () => {
+    const doorman = steps.find((s) => s.target.name === 'doorman-transaction')!;
+    expect(doorman.expectation.outcome).toBe('succeeds');
+    const off = expandSuite({ name: 'x', description: 'x', scenarios: [e6] }, [
+      {
+        ref: { kind: 'pgbouncer-transaction', name: 'p' },
+        descriptor: describeTarget(
+          { kind: 'pgbouncer-transaction', name: 'p' },
+          { version: '1.25.2', maxPreparedStatements: 0 },
+        ),
+        maxConnections: 405,
+        poolSize: 40,
+      },
+    ]).find((s) => s.params.protocol === 'prepared');
+    expect(off?.expectation.outcome).toBe('errors');
   });
 });
