@@ -11,6 +11,7 @@ import type { LocalBinaries } from './binaries';
 import { findFreePort } from './ports-free';
 import { delay, isAlive, runCommand, startServer, type RunAs, type ServerProcess } from '../exec/process';
 import { psqlExec, psqlQueryOne, type PsqlTarget } from '../exec/psql';
+import { nodeReapSystem } from './reap';
 
 export const BENCH_USER = 'bench';
 export const BENCH_DB = 'bench';
@@ -285,6 +286,12 @@ function readLog(file: string): string {
 
 /** How long a cleanly shut down server's restart may take to write its pid file. */
 const SUCCESSOR_WAIT_MS = 5000;
+/**
+ * How long past SUCCESSOR_WAIT_MS to keep looking while a process still names our data directory
+ * (the `pg_ctl restart` that drives it, or the new postmaster before its pid file): on a loaded
+ * machine a restart took longer than 5 s to write the file, and the new postmaster outlived the stack.
+ */
+const SUCCESSOR_RESTARTING_MS = 30_000;
 
 /**
  * A postmaster that is not the one we started but runs our data directory: someone restarted the
@@ -308,8 +315,14 @@ async function stopSuccessor(
     }
   };
   const waitUntil = Date.now() + waitMs;
+  const restarting = (): boolean =>
+    waitMs > 0 &&
+    Date.now() < waitUntil + SUCCESSOR_RESTARTING_MS &&
+    nodeReapSystem()
+      .processesMentioning(dataDir)
+      .some((pid) => pid !== ourPid);
   let found = successor();
-  while (found === null && Date.now() < waitUntil) {
+  while (found === null && (Date.now() < waitUntil || restarting())) {
     await delay(100);
     found = successor();
   }
