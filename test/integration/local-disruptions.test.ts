@@ -199,10 +199,10 @@ test.concurrent.each([['1.18.0'], ['1.25.2']])(
       'resume-issued',
       'resumed',
     ]);
-    for (const mode of ['persistent', 'per-transaction'] as const) {
+    for (const mode of ['persistent', 'per-transaction'] as const)
       expect(rec('disrupt-pause', 'pgbouncer-transaction', mode).errors).toEqual([]);
-      expect(rec('disrupt-pause', 'direct', mode).errors.length).toBeGreaterThan(0);
-    }
+    // the control: direct's persistent session ends with the restart (a per-write client may miss it)
+    expect(rec('disrupt-pause', 'direct', 'persistent').errors.length).toBeGreaterThan(0);
 
     // a rolling restart: the old process retired with the signal its version documents
     const roll = rec('disrupt-pooler-restart', 'pgbouncer-transaction', 'per-transaction');
