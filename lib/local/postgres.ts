@@ -99,17 +99,28 @@ function chownTree(dir: string, runAs: RunAs | null): void {
   fs.chownSync(dir, runAs.uid, runAs.gid);
 }
 
-export async function startPostgres(opts: PostgresOptions): Promise<PostgresCluster> {
-  const root = path.join(opts.baseDir, 'pg');
+/**
+ * A cluster's directory `root` (mode 0700) with its socket directory and an empty log, owned by the
+ * server's OS user; the data directory's path (initdb, a template copy or pg_basebackup fills it).
+ */
+function clusterDirs(
+  root: string,
+  runAs: RunAs | null,
+): { dataDir: string; sockDir: string; logFile: string } {
   fs.mkdirSync(root, { recursive: true, mode: 0o700 });
-  chownTree(root, opts.runAs);
-  const dataDir = path.join(root, 'data');
+  chownTree(root, runAs);
   const sockDir = path.join(root, 'sock');
   fs.mkdirSync(sockDir, { mode: 0o700 });
-  chownTree(sockDir, opts.runAs);
+  chownTree(sockDir, runAs);
   const logFile = path.join(root, 'postgres.log');
   fs.writeFileSync(logFile, '');
-  chownTree(logFile, opts.runAs);
+  chownTree(logFile, runAs);
+  return { dataDir: path.join(root, 'data'), sockDir, logFile };
+}
+
+export async function startPostgres(opts: PostgresOptions): Promise<PostgresCluster> {
+  const root = path.join(opts.baseDir, 'pg');
+  const { dataDir, sockDir, logFile } = clusterDirs(root, opts.runAs);
 
   const template = opts.dataTemplate ?? null;
   if (template !== null) {
@@ -404,15 +415,7 @@ export async function startStandby(
 ): Promise<PostgresCluster & { promote(timeoutSec?: number): Promise<void> }> {
   const root = path.join(opts.baseDir, opts.name);
   fs.rmSync(root, { recursive: true, force: true });
-  fs.mkdirSync(root, { recursive: true, mode: 0o700 });
-  chownTree(root, opts.runAs);
-  const dataDir = path.join(root, 'data');
-  const sockDir = path.join(root, 'sock');
-  fs.mkdirSync(sockDir, { mode: 0o700 });
-  chownTree(sockDir, opts.runAs);
-  const logFile = path.join(root, 'postgres.log');
-  fs.writeFileSync(logFile, '');
-  chownTree(logFile, opts.runAs);
+  const { dataDir, sockDir, logFile } = clusterDirs(root, opts.runAs);
   const basebackup = path.join(opts.bins.bindir, 'pg_basebackup');
   const copy = await runCommand(
     basebackup,
