@@ -201,6 +201,9 @@ const POOLER_PAUSE = disruption({
     },
   ],
   ...LOCAL,
+  // PAUSE makes a client wait for the restart by design: its attempt may take as long as the
+  // restart (over 2 s on a loaded machine, where a 2 s attempt timeout turned the stall into an error)
+  attemptTimeoutMs: 4000,
 });
 
 const POOLER_RESTART = disruption({
