@@ -10,7 +10,9 @@ import { forTerminal } from '../lib/core/terminal-text';
 type Registrar = (program: Command) => void;
 
 // One entry per subcommand, in the order `--help` lists them (the everyday path first).
-// Modules are loaded lazily: `proxylab local` loads only local's code, `--help` loads them all.
+// Modules are loaded lazily: `proxylab local` loads only local's module, `--help` loads them all. A
+// command module imports statically only what its help needs; the rest of its work (lib/ modules
+// with the AWS SDK, pg, echarts) it requires when its action runs, so `--help` loads none of those.
 const COMMANDS: ReadonlyArray<readonly [string, () => { register: Registrar }]> = [
   ['local', () => commandModule('local', require('./commands/local'))],
   ['validate', () => commandModule('validate', require('./commands/validate'))],

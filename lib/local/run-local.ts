@@ -45,14 +45,13 @@ import { localDisruptionWorld } from './disruptions';
 import { BENCH_DB } from './postgres';
 import { localSessionProbeRunner } from './session-probe-runner';
 import {
-  DEFAULT_MAX_CONNECTIONS,
-  DEFAULT_POOL_PERCENT,
   DEFAULT_SUPERUSER_RESERVED,
   LOCAL_POOLER,
   LOCAL_POOLER_PRODUCT,
   startLocalStack,
   type LocalStack,
 } from './stack';
+import { DEFAULT_MAX_CONNECTIONS, DEFAULT_OUT_DIR, DEFAULT_POOL_PERCENT, DEFAULT_SUITE } from './defaults';
 
 /** The local stack's targets (lib/local/stack.ts) for these poolers, in its order. */
 function localTargetRefs(poolers: readonly LocalPoolerSpec[]): TargetRef[] {
@@ -61,8 +60,6 @@ function localTargetRefs(poolers: readonly LocalPoolerSpec[]): TargetRef[] {
     ...poolers.flatMap((p) => POOL_MODES.map((mode) => poolerTarget(p.product, p.instance, mode))),
   ];
 }
-export const DEFAULT_SUITE = 'quick';
-export const DEFAULT_OUT_DIR = 'runs';
 const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 
 /** What the user may pass (flags, before validation). */

@@ -44,9 +44,8 @@ import {
   type StackOwner,
 } from './reap';
 import { LocalMetricsSampler } from './sampler';
+import { DEFAULT_MAX_CONNECTIONS, DEFAULT_POOL_PERCENT } from './defaults';
 
-export const DEFAULT_MAX_CONNECTIONS = 40;
-export const DEFAULT_POOL_PERCENT = 25;
 /** As in the fixtures and RDS's default: 3 slots only a superuser may take. */
 export const DEFAULT_SUPERUSER_RESERVED = 3;
 /** The local PgBouncer's instance name: its targets are `pgbouncer-transaction` and `pgbouncer-session`. */

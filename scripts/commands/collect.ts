@@ -8,24 +8,25 @@ import { profileOption } from './aws-options';
 import { InfrastructureError, UsageError } from '../../lib/core/errors';
 import { checkOutDir } from '../../lib/core/out-dir';
 import { readJsonFile } from '../../lib/core/read';
-import {
-  collectMetrics,
-  createCollectorClients,
-  eventFromFlags,
-  LocalRunWriter,
-  parseCollectEvent,
-  S3RunWriter,
-  wantsPi,
-  type CollectSummary,
-  type RunWriter,
-  type SourceSummary,
-  type CollectEvent,
-} from '../../lib/collector';
-import { createAwsClients } from '../../lib/aws/clients';
-import { awsSettings, validateRunId } from '../../lib/operator/operator';
-import { readLabOutputs } from '../../lib/operator/outputs';
-import { eventForFinishedRun } from '../../lib/operator/recollect';
-import { loadLabFile } from '../../lib/config/load';
+import type * as CollectorModule from '../../lib/collector';
+import type { CollectSummary, RunWriter, SourceSummary, CollectEvent } from '../../lib/collector';
+import type * as ClientsModule from '../../lib/aws/clients';
+import type * as OperatorModule from '../../lib/operator/operator';
+import type * as OutputsModule from '../../lib/operator/outputs';
+import type * as RecollectModule from '../../lib/operator/recollect';
+import type * as LoadModule from '../../lib/config/load';
+
+// Loaded when the command runs, not when `proxylab --help` lists it (scripts/cli.ts).
+const collectorModule = (): typeof CollectorModule =>
+  require('../../lib/collector') as typeof CollectorModule;
+const clientsModule = (): typeof ClientsModule => require('../../lib/aws/clients') as typeof ClientsModule;
+const operatorModule = (): typeof OperatorModule =>
+  require('../../lib/operator/operator') as typeof OperatorModule;
+const outputsModule = (): typeof OutputsModule =>
+  require('../../lib/operator/outputs') as typeof OutputsModule;
+const recollectModule = (): typeof RecollectModule =>
+  require('../../lib/operator/recollect') as typeof RecollectModule;
+const loadModule = (): typeof LoadModule => require('../../lib/config/load') as typeof LoadModule;
 
 interface CollectFlags {
   readonly event?: string;
@@ -110,7 +111,10 @@ export function register(program: Command): void {
     .option('--region <region>', "AWS region (default: AWS_REGION / the profile's region)")
     .option('--json', 'print the summary as JSON')
     .action(async (flags: CollectFlags) => {
-      const event = flags.lab !== undefined ? await eventFromLab(flags) : parseCollectEvent(readEvent(flags));
+      const event =
+        flags.lab !== undefined
+          ? await eventFromLab(flags)
+          : collectorModule().parseCollectEvent(readEvent(flags));
       const request = flags.pi ? event : { ...event, skipPi: true };
       const bucket = flags.bucket ?? request.bucket;
       if (flags.out !== undefined && flags.bucket !== undefined)
@@ -119,15 +123,18 @@ export function register(program: Command): void {
         throw new UsageError('no destination: give --bucket NAME or --out DIR');
       if (flags.out !== undefined) checkOutDir(flags.out);
 
-      const clients = createCollectorClients({ region: flags.region, profile: flags.profile });
+      const clients = collectorModule().createCollectorClients({
+        region: flags.region,
+        profile: flags.profile,
+      });
       try {
         const writer: RunWriter =
           flags.out !== undefined
-            ? new LocalRunWriter(path.resolve(flags.out))
-            : new S3RunWriter(clients.s3, requireBucket(bucket), request.runId);
-        const summary = await collectMetrics(request, {
+            ? new (collectorModule().LocalRunWriter)(path.resolve(flags.out))
+            : new (collectorModule().S3RunWriter)(clients.s3, requireBucket(bucket), request.runId);
+        const summary = await collectorModule().collectMetrics(request, {
           cloudwatch: clients.cloudwatch,
-          pi: wantsPi(request) ? clients.pi : null,
+          pi: collectorModule().wantsPi(request) ? clients.pi : null,
           writer,
         });
         process.stdout.write(flags.json ? JSON.stringify(summary, null, 2) + '\n' : formatSummary(summary));
@@ -147,7 +154,7 @@ export function register(program: Command): void {
 
 /** `--lab FILE --run-id ID`: the event runner 0 sent, rebuilt from the manifest and the outputs. */
 async function eventFromLab(flags: CollectFlags): Promise<CollectEvent> {
-  const lab = loadLabFile(flags.lab as string);
+  const lab = loadModule().loadLabFile(flags.lab as string);
   const others = EVENT_FLAGS.filter((k) => k !== 'runId' && flags[k] !== undefined);
   if (flags.event !== undefined || others.length > 0)
     throw new UsageError(
@@ -155,12 +162,16 @@ async function eventFromLab(flags: CollectFlags): Promise<CollectEvent> {
     );
   if (flags.runId === undefined)
     throw new UsageError('--lab needs --run-id (the finished run to collect again)');
-  const runId = validateRunId(flags.runId);
-  const settings = awsSettings(flags, lab);
-  const clients = createAwsClients(settings);
+  const runId = operatorModule().validateRunId(flags.runId);
+  const settings = operatorModule().awsSettings(flags, lab);
+  const clients = clientsModule().createAwsClients(settings);
   try {
-    const outputs = await readLabOutputs(lab.name, flags.outputs, () => clients.cloudformation);
-    return await eventForFinishedRun(clients.s3, outputs, lab, runId);
+    const outputs = await outputsModule().readLabOutputs(
+      lab.name,
+      flags.outputs,
+      () => clients.cloudformation,
+    );
+    return await recollectModule().eventForFinishedRun(clients.s3, outputs, lab, runId);
   } finally {
     clients.s3.destroy();
     clients.cloudformation.destroy();
@@ -169,7 +180,7 @@ async function eventFromLab(flags: CollectFlags): Promise<CollectEvent> {
 
 function readEvent(flags: CollectFlags): unknown {
   const given = EVENT_FLAGS.filter((k) => flags[k] !== undefined);
-  if (flags.event === undefined) return eventFromFlags(flags);
+  if (flags.event === undefined) return collectorModule().eventFromFlags(flags);
   if (given.length > 0)
     throw new UsageError(
       '--event FILE cannot be combined with --run-id/--start/--end/--cluster-id/--instance-id/--instance-class/--pi-resource-id/--proxy',

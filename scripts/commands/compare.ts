@@ -4,7 +4,10 @@
 import type { Command } from 'commander';
 import { checkOutDir } from '../../lib/core/out-dir';
 import { forTerminal } from '../../lib/core/terminal-text';
-import { writeComparison } from '../../lib/report';
+import type * as ReportModule from '../../lib/report';
+
+// Loaded when the command runs, not when `proxylab --help` lists it (scripts/cli.ts).
+const reportModule = (): typeof ReportModule => require('../../lib/report') as typeof ReportModule;
 
 interface CompareFlags {
   readonly out?: string;
@@ -25,7 +28,7 @@ export function register(program: Command): void {
     .option('--out <dir>', 'directory for compare.html and compare.md (default: the directory of runB)')
     .action((runA: string, runB: string, flags: CompareFlags) => {
       if (flags.out !== undefined) checkOutDir(flags.out);
-      const r = writeComparison(runA, runB, { outDir: flags.out });
+      const r = reportModule().writeComparison(runA, runB, { outDir: flags.out });
       // The Markdown quotes both run directories (run ids, suites, error samples): on a terminal,
       // control characters are shown, not obeyed.
       process.stdout.write(forTerminal(r.markdown) + '\n');

@@ -6,43 +6,44 @@
 import type { Command } from 'commander';
 import { profileOption, regionOption } from './aws-options';
 import { InfrastructureError, UsageError } from '../../lib/core/errors';
-import {
-  awsSettings,
-  cdkInvocation,
-  formatInvocation,
-  runInherited,
-  teardownCommand,
-} from '../../lib/operator/operator';
-import { loadLabFile } from '../../lib/config/load';
-import { stackNameFor } from '../../lib/config/stack-outputs';
-import { deployPreflight } from '../../lib/cost/preflight';
+import type * as OperatorModule from '../../lib/operator/operator';
+import type * as LoadModule from '../../lib/config/load';
+import type * as StackOutputsModule from '../../lib/config/stack-outputs';
+import type * as PreflightModule from '../../lib/cost/preflight';
 import { PRICE_TABLES } from '../../lib/cost/price-table';
-import { unpricedRegionMessage } from '../../lib/cost/price-check';
+import type * as PriceCheckModule from '../../lib/cost/price-check';
 import { labWarnings } from '../../lib/config/warnings';
 import type { LabConfig } from '../../lib/config/types';
-import {
-  chooseExistingVpcZones,
-  chooseLabZones,
-  zoneContextArgs,
-} from '../../lib/operator/availability-zones';
-import {
-  labPoolerReleases,
-  needsStagedPoolerSources,
-  stagePoolerSources,
-} from '../../lib/operator/pooler-sources';
+import type * as AvailabilityZonesModule from '../../lib/operator/availability-zones';
+import type * as PoolerSourcesModule from '../../lib/operator/pooler-sources';
 import { poolerSourcePath } from '../../lib/poolers/sources';
-import {
-  createEc2Client,
-  createAwsClients,
-  createSchedulerClient,
-  requireRegion,
-  type AwsSettings,
-} from '../../lib/aws/clients';
-import { describeLabOutputs } from '../../lib/operator/outputs';
-import { applyPendingReboots } from '../../lib/operator/parameters';
+import type * as ClientsModule from '../../lib/aws/clients';
+import type { AwsSettings } from '../../lib/aws/clients';
+import type * as OutputsModule from '../../lib/operator/outputs';
+import type * as ParametersModule from '../../lib/operator/parameters';
 import { formatExpiresAt } from '../../lib/config/expiry';
-import { restartLabExpiry } from '../../lib/operator/extend';
-import { AZ_CONTEXT_KEYS } from '../../lib/config/stack-outputs';
+import type * as ExtendModule from '../../lib/operator/extend';
+
+// Loaded when the command runs, not when `proxylab --help` lists it (scripts/cli.ts).
+const operatorModule = (): typeof OperatorModule =>
+  require('../../lib/operator/operator') as typeof OperatorModule;
+const loadModule = (): typeof LoadModule => require('../../lib/config/load') as typeof LoadModule;
+const stackOutputsModule = (): typeof StackOutputsModule =>
+  require('../../lib/config/stack-outputs') as typeof StackOutputsModule;
+const preflightModule = (): typeof PreflightModule =>
+  require('../../lib/cost/preflight') as typeof PreflightModule;
+const priceCheckModule = (): typeof PriceCheckModule =>
+  require('../../lib/cost/price-check') as typeof PriceCheckModule;
+const availabilityZonesModule = (): typeof AvailabilityZonesModule =>
+  require('../../lib/operator/availability-zones') as typeof AvailabilityZonesModule;
+const poolerSourcesModule = (): typeof PoolerSourcesModule =>
+  require('../../lib/operator/pooler-sources') as typeof PoolerSourcesModule;
+const clientsModule = (): typeof ClientsModule => require('../../lib/aws/clients') as typeof ClientsModule;
+const outputsModule = (): typeof OutputsModule =>
+  require('../../lib/operator/outputs') as typeof OutputsModule;
+const parametersModule = (): typeof ParametersModule =>
+  require('../../lib/operator/parameters') as typeof ParametersModule;
+const extendModule = (): typeof ExtendModule => require('../../lib/operator/extend') as typeof ExtendModule;
 
 interface DeployFlags {
   readonly lab: string;
@@ -72,8 +73,8 @@ export function register(program: Command): void {
     .option('--force', 'deploy even when over budget')
     .option('--dry-run', 'print the estimate and the cdk command, deploy nothing')
     .action(async (flags: DeployFlags) => {
-      const lab = loadLabFile(flags.lab);
-      const settings = awsSettings(flags, lab);
+      const lab = loadModule().loadLabFile(flags.lab);
+      const settings = operatorModule().awsSettings(flags, lab);
       const maxHourly = flags.maxHourly === undefined ? undefined : Number(flags.maxHourly);
       if (maxHourly !== undefined && (flags.maxHourly?.trim() === '' || !Number.isFinite(maxHourly))) {
         throw new UsageError(
@@ -84,7 +85,7 @@ export function register(program: Command): void {
       // resolved without an AWS call: the estimate and the budget guard are for that region, never
       // another one's prices. A region the price table lacks is refused as `cost` and `validate`
       // refuse it; --force deploys anyway, with no estimate and no budget check.
-      const deployRegion = await requireRegion(settings);
+      const deployRegion = await clientsModule().requireRegion(settings);
       // An existing VPC binds the stack to the lab's account and region (the lookup): another
       // region would deploy nothing but a CDK error.
       if (lab.network.mode === 'existing' && deployRegion !== lab.network.region)
@@ -93,7 +94,7 @@ export function register(program: Command): void {
         );
       const regionFrom = flags.region !== undefined ? 'flag' : 'deploy';
       if (!PRICE_TABLES[deployRegion]) {
-        const why = `region ${deployRegion} ${unpricedRegionMessage(deployRegion)}`;
+        const why = `region ${deployRegion} ${priceCheckModule().unpricedRegionMessage(deployRegion)}`;
         if (!flags.force)
           throw new UsageError(
             `not deployed: ${why}. --force deploys without an estimate and without the budget check`,
@@ -103,7 +104,7 @@ export function register(program: Command): void {
           `warning: ${why}; deploying anyway because --force was given: no cost estimate, no budget check\n`,
         );
       } else {
-        const pre = deployPreflight(lab, {
+        const pre = preflightModule().deployPreflight(lab, {
           region: deployRegion,
           regionFrom,
           ...(maxHourly !== undefined ? { maxHourlyUsd: maxHourly } : {}),
@@ -119,14 +120,14 @@ export function register(program: Command): void {
       // (lib/operator/availability-zones.ts).
       // Hosts without internet get each pinned pooler release from the CDK staging bucket: download it
       // here, keep it only with its published SHA-256 (lib/operator/pooler-sources.ts).
-      if (needsStagedPoolerSources(lab)) {
+      if (poolerSourcesModule().needsStagedPoolerSources(lab)) {
         if (flags.dryRun)
-          for (const r of labPoolerReleases(lab))
+          for (const r of poolerSourcesModule().labPoolerReleases(lab))
             process.stdout.write(
               `would stage ${r.product} ${r.version} from ${r.url} (SHA-256 ${r.sha256}) at ${poolerSourcePath(r)}\n`,
             );
         else
-          for (const staged of await stagePoolerSources(lab))
+          for (const staged of await poolerSourcesModule().stagePoolerSources(lab))
             process.stdout.write(
               `${staged.release.product} ${staged.release.version} ${staged.action === 'kept' ? 'already staged' : 'staged'} at ${staged.file} (${staged.bytes} bytes, SHA-256 ${staged.release.sha256} as published)\n`,
             );
@@ -135,35 +136,43 @@ export function register(program: Command): void {
       const network = lab.network;
       if (!flags.dryRun && network.mode === 'existing') {
         // The VPC's zones are its subnets'; only the runners' zones are chosen (lib/operator/availability-zones.ts).
-        const zones = await chooseExistingVpcZones(createEc2Client(settings), {
-          instanceType: lab.runners.instanceType,
-          rdsProxy: lab.proxies.length > 0,
-          vpcId: network.vpcId,
-          subnetIds: network.subnetIds,
-        });
-        zoneArgs = ['-c', `${AZ_CONTEXT_KEYS.runners}=${zones.runners.join(',')}`];
+        const zones = await availabilityZonesModule().chooseExistingVpcZones(
+          clientsModule().createEc2Client(settings),
+          {
+            instanceType: lab.runners.instanceType,
+            rdsProxy: lab.proxies.length > 0,
+            vpcId: network.vpcId,
+            subnetIds: network.subnetIds,
+          },
+        );
+        zoneArgs = ['-c', `${stackOutputsModule().AZ_CONTEXT_KEYS.runners}=${zones.runners.join(',')}`];
       } else if (!flags.dryRun) {
-        const zones = await chooseLabZones(createEc2Client(settings), {
-          instanceType: lab.runners.instanceType,
-          rdsProxy: lab.proxies.length > 0,
-        });
+        const zones = await availabilityZonesModule().chooseLabZones(
+          clientsModule().createEc2Client(settings),
+          {
+            instanceType: lab.runners.instanceType,
+            rdsProxy: lab.proxies.length > 0,
+          },
+        );
         for (const z of zones.excluded)
           process.stdout.write(`zone ${z.name} (${z.id}) left out: RDS Proxy does not support it\n`);
-        zoneArgs = zoneContextArgs(zones, AZ_CONTEXT_KEYS);
+        zoneArgs = availabilityZonesModule().zoneContextArgs(zones, stackOutputsModule().AZ_CONTEXT_KEYS);
       }
-      const inv = cdkInvocation('deploy', flags.lab, settings, process.cwd(), zoneArgs);
-      process.stdout.write(`\n${flags.dryRun ? 'would run' : 'running'}: ${formatInvocation(inv)}\n`);
+      const inv = operatorModule().cdkInvocation('deploy', flags.lab, settings, process.cwd(), zoneArgs);
+      process.stdout.write(
+        `\n${flags.dryRun ? 'would run' : 'running'}: ${operatorModule().formatInvocation(inv)}\n`,
+      );
       if (flags.dryRun) return;
-      const code = await runInherited(inv);
+      const code = await operatorModule().runInherited(inv);
       if (code !== 0)
         throw new InfrastructureError(
-          `cdk deploy of stack ${stackNameFor(lab.name)} exited with ${code}; see its output above`,
+          `cdk deploy of stack ${stackOutputsModule().stackNameFor(lab.name)} exited with ${code}; see its output above`,
         );
       await afterDeploy(lab, settings);
       process.stdout.write(
-        `\nLab ${lab.name} is up (stack ${stackNameFor(lab.name)}). It costs money every hour it exists.\n` +
+        `\nLab ${lab.name} is up (stack ${stackOutputsModule().stackNameFor(lab.name)}). It costs money every hour it exists.\n` +
           `Run a suite:   npx proxylab run --lab ${flags.lab} --suite ${lab.suites[0] ?? 'quick'}\n` +
-          `Tear it down:  ${teardownCommand(flags.lab, flags)}\n`,
+          `Tear it down:  ${operatorModule().teardownCommand(flags.lab, flags)}\n`,
       );
     });
 }
@@ -173,17 +182,17 @@ export function register(program: Command): void {
  * expiry clock started at synth, before a 20–30 minute deploy (restart it now).
  */
 async function afterDeploy(lab: LabConfig, settings: AwsSettings): Promise<void> {
-  const stackName = stackNameFor(lab.name);
-  const clients = createAwsClients(settings);
-  const outputs = await describeLabOutputs(clients.cloudformation, stackName);
-  const rebooted = await applyPendingReboots(clients.rds, outputs.dbInstanceIds, {
+  const stackName = stackOutputsModule().stackNameFor(lab.name);
+  const clients = clientsModule().createAwsClients(settings);
+  const outputs = await outputsModule().describeLabOutputs(clients.cloudformation, stackName);
+  const rebooted = await parametersModule().applyPendingReboots(clients.rds, outputs.dbInstanceIds, {
     sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
     now: () => new Date(),
     print: (line) => process.stdout.write(`${line}\n`),
   });
   if (rebooted.length > 0) process.stdout.write(`parameters applied on ${rebooted.join(', ')}\n`);
   if (lab.ttlHours !== null) {
-    const expiresAt = await restartLabExpiry(createSchedulerClient(settings), {
+    const expiresAt = await extendModule().restartLabExpiry(clientsModule().createSchedulerClient(settings), {
       stackName,
       ttlHours: lab.ttlHours,
     });

@@ -5,15 +5,16 @@
 import type { Command } from 'commander';
 import { profileOption, regionOption } from './aws-options';
 import { InfrastructureError } from '../../lib/core/errors';
-import {
-  awsSettings,
-  cdkInvocation,
-  formatInvocation,
-  retainedOnDestroy,
-  runInherited,
-} from '../../lib/operator/operator';
-import { loadLabFile } from '../../lib/config/load';
-import { stackNameFor } from '../../lib/config/stack-outputs';
+import type * as OperatorModule from '../../lib/operator/operator';
+import type * as LoadModule from '../../lib/config/load';
+import type * as StackOutputsModule from '../../lib/config/stack-outputs';
+
+// Loaded when the command runs, not when `proxylab --help` lists it (scripts/cli.ts).
+const operatorModule = (): typeof OperatorModule =>
+  require('../../lib/operator/operator') as typeof OperatorModule;
+const loadModule = (): typeof LoadModule => require('../../lib/config/load') as typeof LoadModule;
+const stackOutputsModule = (): typeof StackOutputsModule =>
+  require('../../lib/config/stack-outputs') as typeof StackOutputsModule;
 
 interface DestroyFlags {
   readonly lab: string;
@@ -34,10 +35,10 @@ export function register(program: Command): void {
     .addOption(regionOption())
     .option('--dry-run', 'print what would be kept and the cdk command, destroy nothing')
     .action(async (flags: DestroyFlags) => {
-      const lab = loadLabFile(flags.lab);
-      const settings = awsSettings(flags, lab);
-      const kept = retainedOnDestroy(lab);
-      const stack = stackNameFor(lab.name);
+      const lab = loadModule().loadLabFile(flags.lab);
+      const settings = operatorModule().awsSettings(flags, lab);
+      const kept = operatorModule().retainedOnDestroy(lab);
+      const stack = stackOutputsModule().stackNameFor(lab.name);
       // A dry run makes no AWS call, so it cannot know whether the stack exists: it says what a
       // destroy would do, not that one is happening.
       const what = flags.dryRun
@@ -48,14 +49,16 @@ export function register(program: Command): void {
           ? `${what}: nothing ${flags.dryRun ? 'would be' : 'is'} retained (results bucket emptied and deleted, no final snapshot).\n`
           : `${what}; retained afterwards:\n${kept.map((k) => `  - ${k}\n`).join('')}`,
       );
-      const inv = cdkInvocation('destroy', flags.lab, settings);
-      process.stdout.write(`${flags.dryRun ? 'would run' : 'running'}: ${formatInvocation(inv)}\n`);
+      const inv = operatorModule().cdkInvocation('destroy', flags.lab, settings);
+      process.stdout.write(
+        `${flags.dryRun ? 'would run' : 'running'}: ${operatorModule().formatInvocation(inv)}\n`,
+      );
       if (flags.dryRun) return;
-      const code = await runInherited(inv);
+      const code = await operatorModule().runInherited(inv);
       if (code !== 0)
         throw new InfrastructureError(
-          `cdk destroy of stack ${stackNameFor(lab.name)} exited with ${code}; see its output above`,
+          `cdk destroy of stack ${stackOutputsModule().stackNameFor(lab.name)} exited with ${code}; see its output above`,
         );
-      process.stdout.write(`Stack ${stackNameFor(lab.name)} deleted.\n`);
+      process.stdout.write(`Stack ${stackOutputsModule().stackNameFor(lab.name)} deleted.\n`);
     });
 }

@@ -5,18 +5,24 @@
  */
 import type { Command } from 'commander';
 import { profileOption, regionOption } from './aws-options';
-import {
-  createEc2Client,
-  createAwsClients,
-  createSchedulerClient,
-  requireRegion,
-} from '../../lib/aws/clients';
-import { formatChecks, runDoctor } from '../../lib/operator/doctor';
-import { awsSettings } from '../../lib/operator/operator';
-import { readLabOutputs } from '../../lib/operator/outputs';
-import { runnerSoftwareVersion } from '../../lib/constructs/runner-bundle';
+import type * as ClientsModule from '../../lib/aws/clients';
+import type * as DoctorModule from '../../lib/operator/doctor';
+import type * as OperatorModule from '../../lib/operator/operator';
+import type * as OutputsModule from '../../lib/operator/outputs';
+import type * as RunnerBundleModule from '../../lib/constructs/runner-bundle';
 import { UsageError } from '../../lib/core/errors';
-import { loadLabFile } from '../../lib/config/load';
+import type * as LoadModule from '../../lib/config/load';
+
+// Loaded when the command runs, not when `proxylab --help` lists it (scripts/cli.ts).
+const clientsModule = (): typeof ClientsModule => require('../../lib/aws/clients') as typeof ClientsModule;
+const doctorModule = (): typeof DoctorModule => require('../../lib/operator/doctor') as typeof DoctorModule;
+const operatorModule = (): typeof OperatorModule =>
+  require('../../lib/operator/operator') as typeof OperatorModule;
+const outputsModule = (): typeof OutputsModule =>
+  require('../../lib/operator/outputs') as typeof OutputsModule;
+const runnerBundleModule = (): typeof RunnerBundleModule =>
+  require('../../lib/constructs/runner-bundle') as typeof RunnerBundleModule;
+const loadModule = (): typeof LoadModule => require('../../lib/config/load') as typeof LoadModule;
 
 interface DoctorFlags {
   readonly lab: string;
@@ -43,23 +49,27 @@ export function register(program: Command): void {
     .addOption(profileOption())
     .addOption(regionOption())
     .action(async (flags: DoctorFlags) => {
-      const lab = loadLabFile(flags.lab);
-      const settings = awsSettings(flags, lab);
-      const region = await requireRegion(settings);
-      const clients = createAwsClients({ ...settings, region });
-      const outputs = await readLabOutputs(lab.name, flags.outputs, () => clients.cloudformation);
+      const lab = loadModule().loadLabFile(flags.lab);
+      const settings = operatorModule().awsSettings(flags, lab);
+      const region = await clientsModule().requireRegion(settings);
+      const clients = clientsModule().createAwsClients({ ...settings, region });
+      const outputs = await outputsModule().readLabOutputs(
+        lab.name,
+        flags.outputs,
+        () => clients.cloudformation,
+      );
       if (outputs.labName !== lab.name)
         throw new UsageError(`the outputs are of lab "${outputs.labName}", not "${lab.name}"`);
-      const checks = await runDoctor(lab, flags.lab, outputs, {
+      const checks = await doctorModule().runDoctor(lab, flags.lab, outputs, {
         ...clients,
-        scheduler: createSchedulerClient({ ...settings, region }),
-        ec2: createEc2Client({ ...settings, region }),
-        softwareVersion: runnerSoftwareVersion(),
+        scheduler: clientsModule().createSchedulerClient({ ...settings, region }),
+        ec2: clientsModule().createEc2Client({ ...settings, region }),
+        softwareVersion: runnerBundleModule().runnerSoftwareVersion(),
         region,
         now: () => new Date(),
         sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
       });
-      process.stdout.write(formatChecks(checks));
+      process.stdout.write(doctorModule().formatChecks(checks));
       if (checks.some((c) => !c.ok)) process.exitCode = 1;
     });
 }

@@ -4,12 +4,23 @@
 import type { Command } from 'commander';
 import { profileOption, regionOption } from './aws-options';
 import { UsageError } from '../../lib/core/errors';
-import { createSchedulerClient, requireRegion } from '../../lib/aws/clients';
-import { awsSettings } from '../../lib/operator/operator';
-import { loadLabFile } from '../../lib/config/load';
-import { stackNameFor } from '../../lib/config/stack-outputs';
+import type * as ClientsModule from '../../lib/aws/clients';
+import type * as OperatorModule from '../../lib/operator/operator';
+import type * as LoadModule from '../../lib/config/load';
+import type * as StackOutputsModule from '../../lib/config/stack-outputs';
 import { formatExpiresAt } from '../../lib/config/expiry';
-import { EXTEND_HOURS_MAX, extendLabExpiry, validateExtendHours } from '../../lib/operator/extend';
+// EXTEND_HOURS_MAX (lib/operator/extend.ts) is the schema's ttlHoursMax: read here without the AWS client.
+import { LIMITS } from '../../lib/config/schema';
+import type * as ExtendModule from '../../lib/operator/extend';
+
+// Loaded when the command runs, not when `proxylab --help` lists it (scripts/cli.ts).
+const clientsModule = (): typeof ClientsModule => require('../../lib/aws/clients') as typeof ClientsModule;
+const operatorModule = (): typeof OperatorModule =>
+  require('../../lib/operator/operator') as typeof OperatorModule;
+const loadModule = (): typeof LoadModule => require('../../lib/config/load') as typeof LoadModule;
+const stackOutputsModule = (): typeof StackOutputsModule =>
+  require('../../lib/config/stack-outputs') as typeof StackOutputsModule;
+const extendModule = (): typeof ExtendModule => require('../../lib/operator/extend') as typeof ExtendModule;
 
 interface ExtendFlags {
   readonly lab: string;
@@ -27,7 +38,7 @@ export function register(program: Command): void {
         'keep the deploy-time value; a new deploy restarts the clock at ttlHours from then.',
     )
     .requiredOption('--lab <file>', 'lab file (JSON) of the deployed lab')
-    .requiredOption('--hours <n>', `hours to add to the current deadline (> 0, ≤ ${EXTEND_HOURS_MAX})`)
+    .requiredOption('--hours <n>', `hours to add to the current deadline (> 0, ≤ ${LIMITS.ttlHoursMax})`)
     .addOption(profileOption())
     .addOption(regionOption())
     .action(async (flags: ExtendFlags) => {
@@ -35,16 +46,19 @@ export function register(program: Command): void {
       if (flags.hours.trim() === '' || !Number.isFinite(hours)) {
         throw new UsageError(`--hours must be a number, got "${flags.hours}"`);
       }
-      validateExtendHours(hours); // before any AWS client exists
-      const lab = loadLabFile(flags.lab);
+      extendModule().validateExtendHours(hours); // before any AWS client exists
+      const lab = loadModule().loadLabFile(flags.lab);
       // Region: --region, else what the SDK finds (AWS_REGION, the profile), else the lab's region.
-      const settings = awsSettings(flags, lab);
-      const scheduler = createSchedulerClient({
-        region: await requireRegion(settings),
+      const settings = operatorModule().awsSettings(flags, lab);
+      const scheduler = clientsModule().createSchedulerClient({
+        region: await clientsModule().requireRegion(settings),
         profile: settings.profile,
       });
       try {
-        const r = await extendLabExpiry(scheduler, { stackName: stackNameFor(lab.name), hours });
+        const r = await extendModule().extendLabExpiry(scheduler, {
+          stackName: stackOutputsModule().stackNameFor(lab.name),
+          hours,
+        });
         process.stdout.write(
           `lab ${lab.name} (stack ${r.stackName}): expiry moved from ${formatExpiresAt(r.previousExpiresAt)} ` +
             `to ${formatExpiresAt(r.expiresAt)} (schedule ${r.scheduleName})\n`,

@@ -4,15 +4,22 @@
  */
 import type { Command } from 'commander';
 import * as path from 'node:path';
-import { createS3Client } from '../../lib/aws/clients';
-import { validateRunId } from '../../lib/operator/operator';
+import type * as ClientsModule from '../../lib/aws/clients';
+import type * as OperatorModule from '../../lib/operator/operator';
 import { UsageError } from '../../lib/core/errors';
 import { checkOutDir } from '../../lib/core/out-dir';
-import { writeReport } from '../../lib/report';
-import { fetchRun, formatListing, readListing } from '../../lib/operator/runs';
+import type * as ReportModule from '../../lib/report';
+import type * as RunsModule from '../../lib/operator/runs';
 import { forTerminalLine } from '../../lib/core/terminal-text';
 import { FileSystemBlobStore } from '../../lib/results/fs-blob-store';
 import { addBucketOptions, resolveBucket, type BucketFlags } from './status';
+
+// Loaded when the command runs, not when `proxylab --help` lists it (scripts/cli.ts).
+const clientsModule = (): typeof ClientsModule => require('../../lib/aws/clients') as typeof ClientsModule;
+const operatorModule = (): typeof OperatorModule =>
+  require('../../lib/operator/operator') as typeof OperatorModule;
+const reportModule = (): typeof ReportModule => require('../../lib/report') as typeof ReportModule;
+const runsModule = (): typeof RunsModule => require('../../lib/operator/runs') as typeof RunsModule;
 
 interface FetchFlags extends BucketFlags {
   readonly out: string;
@@ -32,16 +39,16 @@ export function register(program: Command): void {
       .option('--out <dir>', 'directory that holds run directories', 'runs')
       .option('--no-report', 'do not write report.html / summary.md after fetching'),
   ).action(async (runId: string, flags: FetchFlags) => {
-    validateRunId(runId);
+    operatorModule().validateRunId(runId);
     checkOutDir(flags.out);
     const { bucket, settings } = await resolveBucket(flags);
-    const s3 = createS3Client(settings);
+    const s3 = clientsModule().createS3Client(settings);
     // Listed like `status` does: an unreadable manifest is named, and the rest is still copied.
-    const progress = await readListing(s3, bucket, runId);
+    const progress = await runsModule().readListing(s3, bucket, runId);
     const runDir = path.resolve(flags.out, runId);
-    const res = await fetchRun(s3, bucket, runId, new FileSystemBlobStore(runDir));
+    const res = await runsModule().fetchRun(s3, bucket, runId, new FileSystemBlobStore(runDir));
     process.stdout.write(
-      `${formatListing(progress)}\nfetched ${res.files} files (${(res.bytes / 1024).toFixed(0)} KiB) into ${runDir}\n`,
+      `${runsModule().formatListing(progress)}\nfetched ${res.files} files (${(res.bytes / 1024).toFixed(0)} KiB) into ${runDir}\n`,
     );
     // Key names come from the bucket: shown with control characters made visible.
     for (const s of res.skipped)
@@ -59,7 +66,7 @@ export function register(program: Command): void {
     if (flags.report) {
       // A report that cannot be written does not fail the fetch: the data is on disk.
       try {
-        const r = writeReport(runDir);
+        const r = reportModule().writeReport(runDir);
         process.stdout.write(`report: ${r.htmlPath}\nsummary: ${r.mdPath}\n`);
       } catch (err) {
         process.stdout.write(

@@ -9,16 +9,19 @@ import { checkOutDir } from '../../lib/core/out-dir';
 import { shellQuote } from '../../lib/core/shell';
 import { forTerminal } from '../../lib/core/terminal-text';
 import { formatResultTables, formatSummary, ProgressPrinter } from '../../lib/cli/terminal';
+import type * as RunLocalModule from '../../lib/local/run-local';
+import type { LocalRunResult } from '../../lib/local/run-local';
 import {
+  DEFAULT_MAX_CONNECTIONS,
   DEFAULT_OUT_DIR,
+  DEFAULT_POOL_PERCENT,
   DEFAULT_SUITE,
-  describeCounterparts,
-  runLocal,
-  validateLocalInput,
-  type LocalRunResult,
-} from '../../lib/local/run-local';
-import { DEFAULT_MAX_CONNECTIONS, DEFAULT_POOL_PERCENT } from '../../lib/local/stack';
+} from '../../lib/local/defaults';
 import { getSuite, SUITE_NAMES } from '../../lib/suite/catalog';
+
+// Loaded when the command runs, not when `proxylab --help` lists it (scripts/cli.ts).
+const runLocalModule = (): typeof RunLocalModule =>
+  require('../../lib/local/run-local') as typeof RunLocalModule;
 
 interface LocalFlags {
   readonly lab?: string;
@@ -139,7 +142,7 @@ export function register(program: Command): void {
       // Validate everything before starting anything.
       checkOutDir(flags.out ?? DEFAULT_OUT_DIR);
       const suiteGiven = command.getOptionValueSource('suite') !== 'default';
-      const opts = validateLocalInput(
+      const opts = runLocalModule().validateLocalInput(
         {
           ...(flags.lab !== undefined ? { lab: flags.lab } : {}),
           suite: flags.testSuite === undefined || suiteGiven ? flags.suite : undefined,
@@ -162,11 +165,11 @@ export function register(program: Command): void {
       const print = (line: string): void => {
         human.write(forTerminal(line) + '\n');
       };
-      if (opts.lab) for (const line of describeCounterparts(opts.lab)) print(line);
+      if (opts.lab) for (const line of runLocalModule().describeCounterparts(opts.lab)) print(line);
       const printer = new ProgressPrinter({ stream: human });
       let result: LocalRunResult;
       try {
-        result = await runLocal(opts, { progress: printer.handle, log: print });
+        result = await runLocalModule().runLocal(opts, { progress: printer.handle, log: print });
       } finally {
         printer.close();
       }

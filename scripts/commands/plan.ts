@@ -5,9 +5,15 @@
  * warnings `validate` and `run` print. `run --dry-run` prints the same plan.
  */
 import type { Command } from 'commander';
-import { loadLabFile } from '../../lib/config/load';
-import { resolveSuiteFlag } from '../../lib/config/scenarios';
-import { formatRunPlan, previewRun } from '../../lib/cost/run-plan';
+import type * as LoadModule from '../../lib/config/load';
+import type * as ScenariosModule from '../../lib/config/scenarios';
+import type * as RunPlanModule from '../../lib/cost/run-plan';
+
+// Loaded when the command runs, not when `proxylab --help` lists it (scripts/cli.ts).
+const loadModule = (): typeof LoadModule => require('../../lib/config/load') as typeof LoadModule;
+const scenariosModule = (): typeof ScenariosModule =>
+  require('../../lib/config/scenarios') as typeof ScenariosModule;
+const runPlanModule = (): typeof RunPlanModule => require('../../lib/cost/run-plan') as typeof RunPlanModule;
 
 interface PlanFlags {
   readonly lab: string;
@@ -35,15 +41,16 @@ export function register(program: Command): void {
       'print the plans as a JSON array (steps per target, scenarios with skip reasons, duration, cost, warnings)',
     )
     .action((flags: PlanFlags) => {
-      const lab = loadLabFile(flags.lab);
+      const lab = loadModule().loadLabFile(flags.lab);
       // The lab file's suites are checked when it loads; --suite here, naming the flag.
-      const names = flags.suite !== undefined ? [resolveSuiteFlag(flags.suite, lab).name] : lab.suites;
+      const names =
+        flags.suite !== undefined ? [scenariosModule().resolveSuiteFlag(flags.suite, lab).name] : lab.suites;
       // Every suite is planned before anything is printed: an unknown name is a usage error naming the choices.
-      const previews = names.map((name) => previewRun(lab, name));
+      const previews = names.map((name) => runPlanModule().previewRun(lab, name));
       if (flags.json) {
         process.stdout.write(`${JSON.stringify(previews, null, 2)}\n`);
         return;
       }
-      process.stdout.write(`${previews.map(formatRunPlan).join('\n\n')}\n`);
+      process.stdout.write(`${previews.map(runPlanModule().formatRunPlan).join('\n\n')}\n`);
     });
 }

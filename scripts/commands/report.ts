@@ -5,7 +5,10 @@
 import type { Command } from 'commander';
 import { checkOutDir } from '../../lib/core/out-dir';
 import { forTerminalLine } from '../../lib/core/terminal-text';
-import { writeReport } from '../../lib/report';
+import type * as ReportModule from '../../lib/report';
+
+// Loaded when the command runs, not when `proxylab --help` lists it (scripts/cli.ts).
+const reportModule = (): typeof ReportModule => require('../../lib/report') as typeof ReportModule;
 
 interface ReportFlags {
   readonly out?: string;
@@ -24,7 +27,7 @@ export function register(program: Command): void {
     .option('--out <dir>', 'directory for report.html and summary.md (default: the run directory)')
     .action((runDir: string, flags: ReportFlags) => {
       if (flags.out !== undefined) checkOutDir(flags.out);
-      const r = writeReport(runDir, { outDir: flags.out });
+      const r = reportModule().writeReport(runDir, { outDir: flags.out });
       process.stdout.write(
         `Report: ${r.htmlPath} (${(r.bytes / 1024).toFixed(0)} KiB, ${Math.round(r.ms)} ms)\n`,
       );

@@ -7,33 +7,47 @@ import type { Command } from 'commander';
 import { profileOption, regionOption } from './aws-options';
 import { runExitCode } from '../../lib/suite/verdict';
 import { UsageError } from '../../lib/core/errors';
-import { createAwsClients, createSchedulerClient, requireRegion } from '../../lib/aws/clients';
-import {
-  awsSettings,
-  defaultCloudRunId,
-  followRun,
-  runnerArgsFromOutputs,
-  validateRunId,
-  verdictCounts,
-} from '../../lib/operator/operator';
-import { readLabOutputs, stackNameFor } from '../../lib/operator/outputs';
+import type * as ClientsModule from '../../lib/aws/clients';
+import type * as OperatorModule from '../../lib/operator/operator';
+import type * as OutputsModule from '../../lib/operator/outputs';
 import { formatDuration } from '../../lib/core/format';
-import { runnerSoftwareVersion } from '../../lib/constructs/runner-bundle';
+import type * as RunnerBundleModule from '../../lib/constructs/runner-bundle';
 import { decideRunExpiry } from '../../lib/operator/run-window';
-import { resolveSuiteFlag } from '../../lib/config/scenarios';
-import { formatRunPlan, previewRun, type RunPlanPreview } from '../../lib/cost/run-plan';
+import type * as ScenariosModule from '../../lib/config/scenarios';
+import type * as RunPlanModule from '../../lib/cost/run-plan';
+import type { RunPlanPreview } from '../../lib/cost/run-plan';
 import { formatExpiresAt } from '../../lib/config/expiry';
-import { extendLabExpiry, readLabExpiry } from '../../lib/operator/extend';
-import { buildRunCommands, sendRunCommands } from '../../lib/operator/ssm';
-import { buildRunRequest, writeRunRequest } from '../../lib/aws/run-request';
-import { loadLabFile } from '../../lib/config/load';
+import type * as ExtendModule from '../../lib/operator/extend';
+import type * as SsmModule from '../../lib/operator/ssm';
+import type * as RunRequestModule from '../../lib/aws/run-request';
+import type * as LoadModule from '../../lib/config/load';
 import { checkDisruptionGrants, disruptionNotice } from '../../lib/config/disruptions';
 import { labWarnings } from '../../lib/config/warnings';
-import { labTargets } from '../../lib/config/targets';
+import type * as TargetsModule from '../../lib/config/targets';
 import type { LabConfig } from '../../lib/config/types';
 import { PRICE_TABLES } from '../../lib/cost/price-table';
-import { targetPrices } from '../../lib/cost/target-prices';
+import type * as TargetPricesModule from '../../lib/cost/target-prices';
 import type { TargetPrice } from '../../lib/suite/types';
+
+// Loaded when the command runs, not when `proxylab --help` lists it (scripts/cli.ts).
+const clientsModule = (): typeof ClientsModule => require('../../lib/aws/clients') as typeof ClientsModule;
+const operatorModule = (): typeof OperatorModule =>
+  require('../../lib/operator/operator') as typeof OperatorModule;
+const outputsModule = (): typeof OutputsModule =>
+  require('../../lib/operator/outputs') as typeof OutputsModule;
+const runnerBundleModule = (): typeof RunnerBundleModule =>
+  require('../../lib/constructs/runner-bundle') as typeof RunnerBundleModule;
+const scenariosModule = (): typeof ScenariosModule =>
+  require('../../lib/config/scenarios') as typeof ScenariosModule;
+const runPlanModule = (): typeof RunPlanModule => require('../../lib/cost/run-plan') as typeof RunPlanModule;
+const extendModule = (): typeof ExtendModule => require('../../lib/operator/extend') as typeof ExtendModule;
+const ssmModule = (): typeof SsmModule => require('../../lib/operator/ssm') as typeof SsmModule;
+const runRequestModule = (): typeof RunRequestModule =>
+  require('../../lib/aws/run-request') as typeof RunRequestModule;
+const loadModule = (): typeof LoadModule => require('../../lib/config/load') as typeof LoadModule;
+const targetsModule = (): typeof TargetsModule => require('../../lib/config/targets') as typeof TargetsModule;
+const targetPricesModule = (): typeof TargetPricesModule =>
+  require('../../lib/cost/target-prices') as typeof TargetPricesModule;
 
 interface RunFlags {
   readonly lab: string;
@@ -84,14 +98,14 @@ export function register(program: Command): void {
     .addOption(regionOption())
     .action(async (flags: RunFlags) => {
       // Everything the user typed is checked before the first AWS call.
-      const lab = loadLabFile(flags.lab);
-      const suite = resolveSuiteFlag(flags.suite, lab).name;
+      const lab = loadModule().loadLabFile(flags.lab);
+      const suite = scenariosModule().resolveSuiteFlag(flags.suite, lab).name;
       // The plan `proxylab plan` shows: steps, duration, cost, what is not measured (no AWS call).
       const plan = planOrWarn(lab, suite);
       // Shown before the first AWS call, so that the preview needs neither credentials nor a
       // deployed lab: the plan in words (dry run) or what the suite leaves out (nothing skipped silently).
       if (flags.dryRun) {
-        if (plan !== null) process.stderr.write(`${formatRunPlan(plan)}\n`);
+        if (plan !== null) process.stderr.write(`${runPlanModule().formatRunPlan(plan)}\n`);
       } else {
         for (const w of plan?.warnings ?? []) {
           if (w.id !== 'proxylab:outlives-lab') process.stdout.write(`warning: ${w.message}\n`);
@@ -100,32 +114,36 @@ export function register(program: Command): void {
       // The lab's own warnings (pool shares over 100 %, …), from the lab file alone.
       for (const w of labWarnings(lab)) process.stderr.write(`warning [${w.id}] ${w.path}: ${w.message}\n`);
       const now = new Date();
-      const runId = validateRunId(flags.runId ?? defaultCloudRunId(now));
+      const runId = operatorModule().validateRunId(flags.runId ?? operatorModule().defaultCloudRunId(now));
       const pollSec = Number(flags.pollSec);
       if (!Number.isFinite(pollSec) || pollSec < 1)
         throw new UsageError(`--poll-sec must be a number ≥ 1, got "${flags.pollSec}"`);
       // A disruption the runner role was not granted at deploy time is refused now, not at T0.
       checkDisruptionGrants(suite, lab.suites, lab.database.engine, flags.lab);
-      const settings = awsSettings(flags, lab);
+      const settings = operatorModule().awsSettings(flags, lab);
       // The runners need the region explicitly (the SDK on EC2 does not read it from IMDS).
-      const region = await requireRegion(settings);
-      const stackName = stackNameFor(lab.name);
-      const clients = createAwsClients(settings);
-      const outputs = await readLabOutputs(lab.name, flags.outputs, () => clients.cloudformation);
+      const region = await clientsModule().requireRegion(settings);
+      const stackName = outputsModule().stackNameFor(lab.name);
+      const clients = clientsModule().createAwsClients(settings);
+      const outputs = await outputsModule().readLabOutputs(
+        lab.name,
+        flags.outputs,
+        () => clients.cloudformation,
+      );
       if (outputs.labName !== lab.name)
         throw new UsageError(`the outputs are of lab "${outputs.labName}", not "${lab.name}"`);
-      const base = runnerArgsFromOutputs(outputs, lab, {
+      const base = operatorModule().runnerArgsFromOutputs(outputs, lab, {
         runId,
         suite,
         region,
         startAt: now.toISOString(),
         // The runners refuse to run another version of the runner software than this checkout's.
-        expectVersion: runnerSoftwareVersion(),
+        expectVersion: runnerBundleModule().runnerSoftwareVersion(),
         // What each target adds per hour in the region the lab runs in, for the decision table.
         targetPrices: runTargetPrices(lab, region),
       });
-      const request = buildRunRequest(base, outputs.runnerInstanceIds.length);
-      const plans = buildRunCommands(outputs.runnerInstanceIds, request);
+      const request = runRequestModule().buildRunRequest(base, outputs.runnerInstanceIds.length);
+      const plans = ssmModule().buildRunCommands(outputs.runnerInstanceIds, request);
       // What this run will disrupt on the lab (failover, reboot), said before anything starts.
       const disrupts = disruptionNotice(suite, {
         engine: outputs.databaseEngine,
@@ -155,10 +173,10 @@ export function register(program: Command): void {
         );
       // A run must end before the lab deletes itself (and its results bucket).
       if (lab.ttlHours !== null && plan !== null) {
-        const scheduler = createSchedulerClient({ ...settings, region });
+        const scheduler = clientsModule().createSchedulerClient({ ...settings, region });
         let expiresAt: Date | null = null;
         try {
-          expiresAt = await readLabExpiry(scheduler, stackName);
+          expiresAt = await extendModule().readLabExpiry(scheduler, stackName);
         } catch (err) {
           // Without scheduler:GetSchedule the run still starts; say what was not checked.
           process.stdout.write(
@@ -175,15 +193,19 @@ export function register(program: Command): void {
           usdPerHour: plan.cost.priced ? plan.cost.usdPerHour : null,
         });
         if (decision.kind === 'extend') {
-          const ext = await extendLabExpiry(scheduler, { stackName, hours: decision.hours, now });
+          const ext = await extendModule().extendLabExpiry(scheduler, {
+            stackName,
+            hours: decision.hours,
+            now,
+          });
           process.stdout.write(
             `extended the lab by ${decision.hours} h: it now expires at ${formatExpiresAt(ext.expiresAt)} (run ends about ${formatExpiresAt(decision.estimatedEnd)})\n`,
           );
         }
       }
       // The runners read what to run from S3: the request goes there before any of them starts.
-      await writeRunRequest(clients.s3, request);
-      const sent = await sendRunCommands(clients.ssm, plans);
+      await runRequestModule().writeRunRequest(clients.s3, request);
+      const sent = await ssmModule().sendRunCommands(clients.ssm, plans);
       process.stdout.write(
         `run ${runId}: suite ${suite} on ${sent.length} runner(s) (${sent.map((s) => `${s.instanceId}: ${s.commandId}`).join(', ')})\n` +
           `results: s3://${outputs.resultsBucketName}/runs/${runId}/\n`,
@@ -195,7 +217,7 @@ export function register(program: Command): void {
         return;
       }
       process.stdout.write('following progress (Ctrl-C stops following, not the run)…\n');
-      const progress = await followRun({
+      const progress = await operatorModule().followRun({
         s3: clients.s3,
         ssm: clients.ssm,
         bucket: outputs.resultsBucketName,
@@ -207,7 +229,7 @@ export function register(program: Command): void {
         sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
         now: () => new Date(),
       });
-      const counts = await verdictCounts(clients.s3, outputs.resultsBucketName, runId);
+      const counts = await operatorModule().verdictCounts(clients.s3, outputs.resultsBucketName, runId);
       process.stdout.write(
         `run ${runId} ${progress.status} in ${formatDuration(progress.elapsedSec)}: ${counts.held} verdicts held, ${counts.broke} broken (${counts.comparisonsBroke} of them scenario comparisons), ${counts.informational} informational.\n` +
           `Fetch it: npx proxylab fetch ${runId} --lab ${flags.lab}\n`,
@@ -221,9 +243,12 @@ export function register(program: Command): void {
  * The run's plan from the lab file, or null — with a warning — when it cannot be made (the lab's
  * max_connections unknown): the run still starts, its expiry is then not checked.
  */
-function planOrWarn(lab: Parameters<typeof previewRun>[0], suite: string): RunPlanPreview | null {
+function planOrWarn(
+  lab: Parameters<typeof RunPlanModule.previewRun>[0],
+  suite: string,
+): RunPlanPreview | null {
   try {
-    return previewRun(lab, suite);
+    return runPlanModule().previewRun(lab, suite);
   } catch (err) {
     if (!(err instanceof UsageError)) throw err;
     process.stdout.write(`warning: ${err.message}; not checking that the run ends before the lab expires\n`);
@@ -236,10 +261,12 @@ function planOrWarn(lab: Parameters<typeof previewRun>[0], suite: string): RunPl
  * `deploy --force`), every target is recorded as not priced, saying why, and the run goes on.
  */
 export function runTargetPrices(lab: LabConfig, region: string): TargetPrice[] {
-  if (PRICE_TABLES[region]) return targetPrices(lab, { region, regionFrom: 'deploy' });
-  return labTargets(lab).map((t) => ({
-    target: t.ref.name,
-    usdPerHour: null,
-    basis: `not priced: no price table for ${region} in lib/cost/price-table.ts`,
-  }));
+  if (PRICE_TABLES[region]) return targetPricesModule().targetPrices(lab, { region, regionFrom: 'deploy' });
+  return targetsModule()
+    .labTargets(lab)
+    .map((t) => ({
+      target: t.ref.name,
+      usdPerHour: null,
+      basis: `not priced: no price table for ${region} in lib/cost/price-table.ts`,
+    }));
 }

@@ -5,15 +5,26 @@
 import type { Command } from 'commander';
 import { profileOption, regionOption } from './aws-options';
 import { UsageError } from '../../lib/core/errors';
-import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
-import { clientConfig, createS3Client, requireRegion } from '../../lib/aws/clients';
-import { awsSettings, validateRunId } from '../../lib/operator/operator';
-import { readLabOutputs } from '../../lib/operator/outputs';
-import { formatListing, LIST_CONCURRENCY, listRuns, mapBounded, readListing } from '../../lib/operator/runs';
+import type * as CloudformationModule from '@aws-sdk/client-cloudformation';
+import type * as ClientsModule from '../../lib/aws/clients';
+import type * as OperatorModule from '../../lib/operator/operator';
+import type * as OutputsModule from '../../lib/operator/outputs';
+import type * as RunsModule from '../../lib/operator/runs';
 import { forTerminalLine } from '../../lib/core/terminal-text';
-import { loadLabFile } from '../../lib/config/load';
+import type * as LoadModule from '../../lib/config/load';
 import type { LabConfig } from '../../lib/config/types';
 import type { AwsSettings } from '../../lib/aws/clients';
+
+// Loaded when the command runs, not when `proxylab --help` lists it (scripts/cli.ts).
+const cloudformationModule = (): typeof CloudformationModule =>
+  require('@aws-sdk/client-cloudformation') as typeof CloudformationModule;
+const clientsModule = (): typeof ClientsModule => require('../../lib/aws/clients') as typeof ClientsModule;
+const operatorModule = (): typeof OperatorModule =>
+  require('../../lib/operator/operator') as typeof OperatorModule;
+const outputsModule = (): typeof OutputsModule =>
+  require('../../lib/operator/outputs') as typeof OutputsModule;
+const runsModule = (): typeof RunsModule => require('../../lib/operator/runs') as typeof RunsModule;
+const loadModule = (): typeof LoadModule => require('../../lib/config/load') as typeof LoadModule;
 
 export interface BucketFlags {
   readonly lab?: string;
@@ -29,16 +40,16 @@ export async function resolveBucket(
 ): Promise<{ bucket: string; settings: AwsSettings; lab: LabConfig | null }> {
   if (!flags.bucket && !flags.lab)
     throw new UsageError('give --lab FILE (the deployed lab) or --bucket NAME');
-  const lab = flags.lab ? loadLabFile(flags.lab) : null;
-  const settings = awsSettings(flags, lab);
+  const lab = flags.lab ? loadModule().loadLabFile(flags.lab) : null;
+  const settings = operatorModule().awsSettings(flags, lab);
   if (flags.bucket && !/^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$/.test(flags.bucket))
     throw new UsageError(`--bucket "${flags.bucket}" is not a valid S3 bucket name`);
-  await requireRegion(settings);
+  await clientsModule().requireRegion(settings);
   if (flags.bucket) return { bucket: flags.bucket, settings, lab };
-  const outputs = await readLabOutputs(
+  const outputs = await outputsModule().readLabOutputs(
     (lab as LabConfig).name,
     flags.outputs,
-    () => new CloudFormationClient(clientConfig(settings)),
+    () => new (cloudformationModule().CloudFormationClient)(clientsModule().clientConfig(settings)),
   );
   return { bucket: outputs.resultsBucketName, settings, lab };
 }
@@ -81,22 +92,26 @@ export function register(program: Command): void {
         String(DEFAULT_STATUS_LIMIT),
       ),
   ).action(async (runId: string | undefined, flags: StatusFlags) => {
-    if (runId !== undefined) validateRunId(runId);
+    if (runId !== undefined) operatorModule().validateRunId(runId);
     const limit = parseLimit(flags.limit);
     const { bucket, settings } = await resolveBucket(flags);
-    const s3 = createS3Client(settings);
+    const s3 = clientsModule().createS3Client(settings);
     if (runId !== undefined) {
-      process.stdout.write(`${formatListing(await readListing(s3, bucket, runId))}\n`);
+      process.stdout.write(
+        `${runsModule().formatListing(await runsModule().readListing(s3, bucket, runId))}\n`,
+      );
       return;
     }
-    const ids = await listRuns(s3, bucket); // newest first
+    const ids = await runsModule().listRuns(s3, bucket); // newest first
     if (ids.length === 0) {
       process.stdout.write(`no runs in s3://${bucket}/runs/\n`);
       return;
     }
     const shown = ids.slice(0, limit);
-    const rows = await mapBounded(shown, LIST_CONCURRENCY, (id) => readListing(s3, bucket, id));
-    for (const row of rows) process.stdout.write(`${formatListing(row)}\n`);
+    const rows = await runsModule().mapBounded(shown, runsModule().LIST_CONCURRENCY, (id) =>
+      runsModule().readListing(s3, bucket, id),
+    );
+    for (const row of rows) process.stdout.write(`${runsModule().formatListing(row)}\n`);
     if (shown.length < ids.length)
       process.stdout.write(
         `… ${shown.length} of ${ids.length} runs shown, newest first; --limit N for more, --limit 0 for all (bucket ${forTerminalLine(bucket)})\n`,

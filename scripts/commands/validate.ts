@@ -6,10 +6,17 @@
  */
 import type { Command } from 'commander';
 import { UsageError } from '../../lib/core/errors';
-import { checkLabFile, formatProblems, summarizeLab, type LabConfig } from '../../lib/config';
-import { unpricedProblems } from '../../lib/cost/price-check';
-import { labSuiteWarnings } from '../../lib/cost/run-plan';
+import type * as ConfigModule from '../../lib/config';
+import type { LabConfig } from '../../lib/config';
+import type * as PriceCheckModule from '../../lib/cost/price-check';
+import type * as RunPlanModule from '../../lib/cost/run-plan';
 import { labWarnings } from '../../lib/config/warnings';
+
+// Loaded when the command runs, not when `proxylab --help` lists it (scripts/cli.ts).
+const configModule = (): typeof ConfigModule => require('../../lib/config') as typeof ConfigModule;
+const priceCheckModule = (): typeof PriceCheckModule =>
+  require('../../lib/cost/price-check') as typeof PriceCheckModule;
+const runPlanModule = (): typeof RunPlanModule => require('../../lib/cost/run-plan') as typeof RunPlanModule;
 
 interface ValidateFlags {
   readonly json?: boolean;
@@ -36,19 +43,21 @@ export function register(program: Command): void {
       const failures: string[] = [];
       const labs: Record<string, LabConfig> = {};
       for (const file of files) {
-        const result = checkLabFile(file, { extraChecks: unpricedProblems });
+        const result = configModule().checkLabFile(file, {
+          extraChecks: priceCheckModule().unpricedProblems,
+        });
         if (result.ok) {
           if (flags.json) labs[file] = result.lab;
-          else process.stdout.write(`${file}: ok\n  ${summarizeLab(result.lab)}\n`);
+          else process.stdout.write(`${file}: ok\n  ${configModule().summarizeLab(result.lab)}\n`);
           // Warnings never fail validation; with --json they go to stderr, keeping stdout one document.
           const out = flags.json ? process.stderr : process.stdout;
-          for (const w of labSuiteWarnings(result.lab, result.lab.suites))
+          for (const w of runPlanModule().labSuiteWarnings(result.lab, result.lab.suites))
             out.write(`  warning: ${flags.json ? `${file}: ` : ''}${w.message}\n`);
           // Warnings never make a lab invalid; with --json stdout stays one JSON document.
           for (const w of labWarnings(result.lab))
             process.stderr.write(`${file}: warning [${w.id}] ${w.path}: ${w.message}\n`);
         } else {
-          failures.push(`invalid lab file ${formatProblems(result.problems, file)}`);
+          failures.push(`invalid lab file ${configModule().formatProblems(result.problems, file)}`);
         }
       }
       // One JSON document on stdout, whatever the number of files (problems go to stderr).
