@@ -14,8 +14,9 @@ import * as lambda from 'aws-cdk-lib/aws-lambda';
 import { buildSync, version as esbuildVersion, type BuildOptions } from 'esbuild';
 import { cachedBundle, metafileInputs } from './bundle-cache';
 import { RUNNER_BUNDLE_CACHE } from './runner-bundle';
+import { REPO_ROOT } from '../core/repo-root';
 
-const ROOT = path.resolve(__dirname, '..', '..');
+const ROOT = REPO_ROOT;
 
 export interface LambdaBundleOptions {
   /** esbuild's target, e.g. `node24` (NodejsFunction derives it from the runtime). */
@@ -55,8 +56,8 @@ export function lambdaBundleDir(
     extraInputs: [
       path.join(ROOT, 'tsconfig.json'),
       path.join(ROOT, 'package-lock.json'),
-      __filename,
-      path.join(__dirname, 'bundle-cache.ts'),
+      path.join(ROOT, 'lib', 'constructs', 'lambda-bundle.ts'),
+      path.join(ROOT, 'lib', 'constructs', 'bundle-cache.ts'),
     ],
     build: (out) => {
       const result = buildSync({ ...esbuildOptions, outfile: path.join(out, 'index.js') });

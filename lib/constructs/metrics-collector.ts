@@ -6,9 +6,10 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { Construct } from 'constructs';
 import { addLabFunction } from './lab-function';
+import { REPO_ROOT } from '../core/repo-root';
 
 /** lambda/collect-metrics/index.ts, resolved from this file (not the working directory). */
-const COLLECTOR_ENTRY = path.join(__dirname, '..', '..', 'lambda', 'collect-metrics', 'index.ts');
+const COLLECTOR_ENTRY = path.join(REPO_ROOT, 'lambda', 'collect-metrics', 'index.ts');
 
 /**
  * The logical id cdk-nag prints for a bucket's ARN in IAM5 findings (`<ResultsBucket260A22AD.Arn>`),

@@ -16,11 +16,12 @@ import * as path from 'node:path';
 import { buildSync, version as esbuildVersion, type BuildOptions, type Metafile } from 'esbuild';
 import { cachedBundle, metafileInputs } from './bundle-cache';
 import { softwareVersionOf } from '../config/stack-outputs';
+import { REPO_ROOT } from '../core/repo-root';
 
-/** scripts/runner.ts, resolved from this file (never from the working directory). */
-const RUNNER_ENTRY = path.resolve(__dirname, '..', '..', 'scripts', 'runner.ts');
+/** scripts/runner.ts, resolved from the checkout (never from the working directory). */
+const RUNNER_ENTRY = path.join(REPO_ROOT, 'scripts', 'runner.ts');
 /** scripts/pooler.ts: the pooler bootstrap and agent (installed as /opt/proxylab/pooler.js). */
-const POOLER_ENTRY = path.resolve(__dirname, '..', '..', 'scripts', 'pooler.ts');
+const POOLER_ENTRY = path.join(REPO_ROOT, 'scripts', 'pooler.ts');
 
 export interface RunnerBundle {
   /** Absolute path of the bundled runner (runner.js). */
@@ -35,7 +36,7 @@ export interface RunnerBundle {
 }
 
 /** The repository root: esbuild's working directory, so its output never depends on the caller's. */
-const ROOT = path.resolve(__dirname, '..', '..');
+const ROOT = REPO_ROOT;
 
 /** The esbuild options of both entries (the cache key covers them, with esbuild's version). */
 const BUILD_OPTIONS = {
@@ -100,8 +101,10 @@ export const RUNNER_BUNDLE_CACHE = path.join(ROOT, 'node_modules', '.cache', 'pr
 const RUNNER_EXTRA_INPUTS = [
   path.join(ROOT, 'tsconfig.json'),
   path.join(ROOT, 'package-lock.json'),
-  __filename,
-  path.join(__dirname, 'bundle-cache.ts'),
+  // By path in the checkout, not __filename: bundled into the CLI (scripts/proxylab.js) this code
+  // runs from the CLI bundle, whose content is not what shapes the runner bundle.
+  path.join(ROOT, 'lib', 'constructs', 'runner-bundle.ts'),
+  path.join(ROOT, 'lib', 'constructs', 'bundle-cache.ts'),
 ];
 
 /**

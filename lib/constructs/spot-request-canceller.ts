@@ -30,9 +30,10 @@ import * as logs from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { SPOT_REQUEST_TAG } from '../config/stack-outputs';
 import { addLabFunction } from './lab-function';
+import { REPO_ROOT } from '../core/repo-root';
 
 /** lambda/cancel-spot-request/index.ts, resolved from this file (not the working directory). */
-const ENTRY = path.join(__dirname, '..', '..', 'lambda', 'cancel-spot-request', 'index.ts');
+const ENTRY = path.join(REPO_ROOT, 'lambda', 'cancel-spot-request', 'index.ts');
 
 /** CloudFormation type of the per-runner custom resource. */
 export const SPOT_REQUEST_RESOURCE_TYPE = 'Custom::SpotRequest';

@@ -8,6 +8,7 @@ import * as path from 'node:path';
 import { InfrastructureError } from '../core/errors';
 import type { PoolerDriver } from '../poolers/driver';
 import { pgbouncerDriver } from '../poolers/pgbouncer/driver';
+import { REPO_ROOT } from '../core/repo-root';
 
 export const MIN_POSTGRES_MAJOR = 14;
 
@@ -29,9 +30,10 @@ export interface LocalBinaries {
 
 /**
  * Where a clone of proxylab next to the project's shared tools finds the pooler binaries built for
- * the tests (`../shared/tools/<dir>/<executable>`, as in CI): resolved from this file, not the cwd.
+ * the tests (`../shared/tools/<dir>/<executable>`, as in CI): resolved from the checkout
+ * (lib/core/repo-root.ts), not the cwd.
  */
-export const SHARED_TOOLS_DIR = path.resolve(__dirname, '..', '..', '..', 'shared', 'tools');
+export const SHARED_TOOLS_DIR = path.resolve(REPO_ROOT, '..', 'shared', 'tools');
 
 /**
  * A pooler product's binary that is not installed from OS packages (PgDoorman): $<envVar>, PATH, the

@@ -21,9 +21,10 @@ import { computeProgress, countStepFiles, formatProgress, readManifest, type Run
 import { runKeyPrefix } from '../results/run-paths';
 import { S3ResultSink } from '../aws/s3-sink';
 import type { SentCommand } from './ssm';
+import { REPO_ROOT } from '../core/repo-root';
 
-/** The repository root (cdk.json lives there), from this file — never the working directory. */
-export const REPO_ROOT = path.resolve(__dirname, '..', '..');
+/** The repository root (cdk.json lives there) — never the working directory (lib/core/repo-root.ts). */
+export { REPO_ROOT };
 
 export interface CommonAwsFlags {
   readonly profile?: string;
