@@ -100,6 +100,7 @@ export default tseslint.config(
     // CPU-measuring test environment of bench/README.md "npm test time").
     files: [
       'scripts/proxylab.js',
+      'scripts/cli-bundle.js',
       'jest.config.js',
       'test/helpers/sequencer.js',
       'bench/jest-cpu-env.js',
