@@ -42,9 +42,14 @@ export default tseslint.config(
     rules: {
       '@typescript-eslint/no-require-imports': [
         'error',
-        { allow: ['^\\./commands/[\\w-]+$', '^\\.\\./\\.\\./lib/', '^@aws-sdk/client-[a-z-]+$'] },
+        { allow: ['^\\./commands/[\\w-]+$', '^\\.\\./\\.\\./lib/', '^@aws-sdk/client-[a-z0-9-]+$'] },
       ],
     },
+  },
+  {
+    // AWS SDK clients: each service's package loads when its first client is made (a typed lazy require).
+    files: ['lib/aws/clients.ts'],
+    rules: { '@typescript-eslint/no-require-imports': ['error', { allow: ['^@aws-sdk/client-[a-z0-9-]+$'] }] },
   },
   {
     // Shipped code states what it does when an index or lookup misses (noUncheckedIndexedAccess is on);

@@ -7,16 +7,37 @@
  * service, operation and resource identifiers, never bodies or secrets) — an audit log for writing
  * an IAM policy or debugging an AccessDenied.
  */
-import { CloudFormationClient } from '@aws-sdk/client-cloudformation';
-import { EC2Client } from '@aws-sdk/client-ec2';
-import { LambdaClient } from '@aws-sdk/client-lambda';
-import { RDSClient } from '@aws-sdk/client-rds';
-import { S3Client } from '@aws-sdk/client-s3';
-import { SchedulerClient } from '@aws-sdk/client-scheduler';
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { SSMClient } from '@aws-sdk/client-ssm';
+import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
+import type { EC2Client } from '@aws-sdk/client-ec2';
+import type { LambdaClient } from '@aws-sdk/client-lambda';
+import type { RDSClient } from '@aws-sdk/client-rds';
+import type { S3Client } from '@aws-sdk/client-s3';
+import type { SchedulerClient } from '@aws-sdk/client-scheduler';
+import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import type { SSMClient } from '@aws-sdk/client-ssm';
+import type * as CloudFormation from '@aws-sdk/client-cloudformation';
+import type * as EC2 from '@aws-sdk/client-ec2';
+import type * as Lambda from '@aws-sdk/client-lambda';
+import type * as RDS from '@aws-sdk/client-rds';
+import type * as S3 from '@aws-sdk/client-s3';
+import type * as Scheduler from '@aws-sdk/client-scheduler';
+import type * as SecretsManager from '@aws-sdk/client-secrets-manager';
+import type * as SSM from '@aws-sdk/client-ssm';
 import { withAwsCallLog } from '../core/aws-call-log';
 import { UsageError } from '../core/errors';
+
+// Each service's package is loaded when its first client is made: a CLI command that talks to S3
+// alone (status, fetch) does not load EC2's or RDS's (a few tenths of a CPU second each per start).
+const cloudFormation = (): typeof CloudFormation =>
+  require('@aws-sdk/client-cloudformation') as typeof CloudFormation;
+const ec2 = (): typeof EC2 => require('@aws-sdk/client-ec2') as typeof EC2;
+const lambda = (): typeof Lambda => require('@aws-sdk/client-lambda') as typeof Lambda;
+const rds = (): typeof RDS => require('@aws-sdk/client-rds') as typeof RDS;
+const s3 = (): typeof S3 => require('@aws-sdk/client-s3') as typeof S3;
+const scheduler = (): typeof Scheduler => require('@aws-sdk/client-scheduler') as typeof Scheduler;
+const secretsManager = (): typeof SecretsManager =>
+  require('@aws-sdk/client-secrets-manager') as typeof SecretsManager;
+const ssm = (): typeof SSM => require('@aws-sdk/client-ssm') as typeof SSM;
 
 export interface AwsSettings {
   readonly region?: string;
@@ -57,17 +78,17 @@ export function createSchedulerClient(
   settings: AwsSettings = {},
   env: NodeJS.ProcessEnv = process.env,
 ): SchedulerClient {
-  return withAwsCallLog(new SchedulerClient(clientConfig(settings)), env);
+  return withAwsCallLog(new (scheduler().SchedulerClient)(clientConfig(settings)), env);
 }
 
 /** EC2: zone choice before a deploy (lib/operator/availability-zones.ts), Spot requests in doctor. */
 export function createEc2Client(settings: AwsSettings = {}, env: NodeJS.ProcessEnv = process.env): EC2Client {
-  return withAwsCallLog(new EC2Client(clientConfig(settings)), env);
+  return withAwsCallLog(new (ec2().EC2Client)(clientConfig(settings)), env);
 }
 
 export function createS3Client(settings: AwsSettings, env: NodeJS.ProcessEnv = process.env): S3Client {
   return withAwsCallLog(
-    new S3Client({ ...clientConfig(settings), forcePathStyle: usesEndpointOverride(settings, env) }),
+    new (s3().S3Client)({ ...clientConfig(settings), forcePathStyle: usesEndpointOverride(settings, env) }),
     env,
   );
 }
@@ -79,11 +100,11 @@ export function createAwsClients(
   const base = clientConfig(settings);
   return {
     s3: createS3Client(settings, env),
-    secrets: withAwsCallLog(new SecretsManagerClient(base), env),
-    rds: withAwsCallLog(new RDSClient(base), env),
-    ssm: withAwsCallLog(new SSMClient(base), env),
-    lambda: withAwsCallLog(new LambdaClient(base), env),
-    cloudformation: withAwsCallLog(new CloudFormationClient(base), env),
+    secrets: withAwsCallLog(new (secretsManager().SecretsManagerClient)(base), env),
+    rds: withAwsCallLog(new (rds().RDSClient)(base), env),
+    ssm: withAwsCallLog(new (ssm().SSMClient)(base), env),
+    lambda: withAwsCallLog(new (lambda().LambdaClient)(base), env),
+    cloudformation: withAwsCallLog(new (cloudFormation().CloudFormationClient)(base), env),
   };
 }
 
@@ -94,7 +115,7 @@ export function createAwsClients(
  */
 export async function requireRegion(settings: AwsSettings): Promise<string> {
   if (settings.region) return settings.region;
-  const probe = new S3Client(clientConfig(settings));
+  const probe = new (s3().S3Client)(clientConfig(settings));
   try {
     const region = await probe.config.region();
     if (region) return region;
