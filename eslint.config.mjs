@@ -49,7 +49,9 @@ export default tseslint.config(
   {
     // AWS SDK clients: each service's package loads when its first client is made (a typed lazy require).
     files: ['lib/aws/clients.ts'],
-    rules: { '@typescript-eslint/no-require-imports': ['error', { allow: ['^@aws-sdk/client-[a-z0-9-]+$'] }] },
+    rules: {
+      '@typescript-eslint/no-require-imports': ['error', { allow: ['^@aws-sdk/client-[a-z0-9-]+$'] }],
+    },
   },
   {
     // Shipped code states what it does when an index or lookup misses (noUncheckedIndexedAccess is on);
