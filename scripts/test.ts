@@ -10,6 +10,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as os from 'node:os';
+import { cliBundle } from './cli-bundle';
 
 function exitOf(child: ChildProcess): Promise<number> {
   return new Promise((resolve) => {
@@ -22,6 +23,14 @@ function exitOf(child: ChildProcess): Promise<number> {
 
 async function main(jestArgs: readonly string[]): Promise<number> {
   const started = Date.now();
+  // The CLI bundle (scripts/cli-bundle.js), built here once: on a fresh clone the first CLIs the tests
+  // start side by side would each build it (≈ 0.4 CPU-s apiece). A failure is left to the launcher,
+  // which then says why or falls back to tsx.
+  try {
+    cliBundle();
+  } catch {
+    // the tests' first CLI tries again
+  }
   const tsc = spawn(process.execPath, [require.resolve('typescript/bin/tsc'), '--noEmit'], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
