@@ -221,12 +221,15 @@ test.concurrent(
   'without PgDoorman, local says how to get it and runs the other poolers',
   async () => {
     // GIVEN $PROXYLAB_PGDOORMAN naming nothing (it wins over PATH and ../shared/tools), and the
-    // test-only cheap run (RUN_TO_INTERRUPT: direct and pooled steps, as smoke has)
+    // test-only cheap run (RUN_TO_INTERRUPT, short: direct and pooled steps, as smoke has)
     const out = scratchDir('proxylab-pgd-missing-');
     // WHEN
-    const run = spawnCli([...RUN_TO_INTERRUPT.args(out), '--poolers', 'pgbouncer,pgdoorman'], {
-      PROXYLAB_PGDOORMAN: '/nonexistent/pg_doorman',
-    });
+    const run = spawnCli(
+      [...RUN_TO_INTERRUPT.args(out, undefined, { short: true }), '--poolers', 'pgbouncer,pgdoorman'],
+      {
+        PROXYLAB_PGDOORMAN: '/nonexistent/pg_doorman',
+      },
+    );
     // THEN the run goes on (exit 0) through PgBouncer, after saying what is missing and how to get it
     expect(await exitedAs(run, 0)).toEqual({ code: 0 });
     expect(run.stdout()).toContain(

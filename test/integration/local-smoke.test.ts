@@ -368,9 +368,10 @@ describe('proxylab local interrupted with SIGINT', () => {
   test.concurrent(
     'a reader that goes away (`| head`) stops the run like Ctrl-C: no EPIPE crash, manifest says interrupted, exit 141',
     async () => {
-      // GIVEN a run whose stdout reader closes once the first step has started
+      // GIVEN a run whose stdout reader closes once the first step has started (the short run: the
+      // reader goes as a step starts, not inside its window)
       const runId = 'run-pipe';
-      const run = spawnCli(RUN_TO_INTERRUPT.args(outDir, runId));
+      const run = spawnCli(RUN_TO_INTERRUPT.args(outDir, runId, { short: true }));
       await run.waitForStdout(RUN_TO_INTERRUPT.started(1), 60_000);
       const stackLine = parseStackLine(run.stdout());
       run.child.stdout!.destroy();
