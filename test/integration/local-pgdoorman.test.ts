@@ -4,9 +4,9 @@
  * rewritten, RELOAD, SHOW POOLS), its stats and CPU (per process and per thread) in the metrics,
  * the E1 prepared cell with prepared statements carried, and a stop that leaves nothing behind.
  *
- * The three runs (the E1 cell, the smoke findings, the run without PgDoorman) each start their own
- * stack and wait mostly on pgbench's fixed -T: they run side by side (test.concurrent), beside the
- * tests on the shared stack. Only the smoke run is a catalog suite as users run it; the E1 cell is
+ * The three runs (the E1 cell, the smoke findings, the run without PgDoorman) and the stop test
+ * each start their own stack, and the runs wait mostly on pgbench's fixed -T: they run side by side
+ * (test.concurrent), beside the tests on the shared stack. Only the smoke run is a catalog suite as users run it; the E1 cell is
  * its prepared cells alone, and the run without PgDoorman is the test-only cheap run (its point is
  * the message and the poolers that run, not a finding).
  */
@@ -243,16 +243,20 @@ test.concurrent(
   120_000,
 );
 
-test('stop ends PgDoorman (SIGTERM) and removes its files', async () => {
-  // GIVEN a second stack of its own
-  const s = await startLocalStack({
-    maxConnections: 20,
-    poolers: [{ product: 'pgdoorman', processes: 1, instance: 'pgdoorman' }],
-  });
-  const pid = defined(s.poolers[0], 'pooler').pid;
-  // WHEN
-  await s.stop();
-  // THEN
-  expect(isAlive(pid)).toBe(false);
-  expect(fs.existsSync(s.baseDir)).toBe(false);
-}, 60_000);
+test.concurrent(
+  'stop ends PgDoorman (SIGTERM) and removes its files',
+  async () => {
+    // GIVEN a second stack of its own
+    const s = await startLocalStack({
+      maxConnections: 20,
+      poolers: [{ product: 'pgdoorman', processes: 1, instance: 'pgdoorman' }],
+    });
+    const pid = defined(s.poolers[0], 'pooler').pid;
+    // WHEN
+    await s.stop();
+    // THEN
+    expect(isAlive(pid)).toBe(false);
+    expect(fs.existsSync(s.baseDir)).toBe(false);
+  },
+  60_000,
+);
