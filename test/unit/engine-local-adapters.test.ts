@@ -232,7 +232,10 @@ describe('validateLocalInput', () => {
     });
 
     test.each([
-      [{ testSuite: 'smoke' }, '--test-suite must be one of test-steps, test-steps-short, test-smoke-churn; got "smoke"'],
+      [
+        { testSuite: 'smoke' },
+        '--test-suite must be one of test-steps, test-steps-short, test-smoke-churn; got "smoke"',
+      ],
       [{ testSuite: 'test-steps', suite: 'smoke' }, '--test-suite and --suite: give one of them, not both'],
     ])('%j is refused: %s', (input, message) => {
       expect(() => validateLocalInput(input, cwd)).toThrow(UsageError);
