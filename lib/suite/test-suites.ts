@@ -71,12 +71,28 @@ const TEST_STEPS_POOLED: Scenario = {
  */
 const SMOKE_CHURN: readonly Scenario[] = getSuite('smoke').scenarios.filter((s) => s.name === 'smoke-churn');
 
+/**
+ * test-steps' own two scenarios (the objects above, not copies) at pgbench -T 1: the same four steps
+ * in a third of the time, for a run that only has to complete, or that is interrupted before its
+ * steps or at a step's start (a reaped stack's successor, a fresh start after an interrupt, SIGHUP
+ * as step 3 starts) — never one whose server is stopped *inside* a step's window (those keep -T 3).
+ */
+const SHORT_STEPS: readonly Scenario[] = [TEST_STEPS, TEST_STEPS_POOLED].map((s) => ({
+  ...s,
+  durationSec: 1,
+}));
+
 const TEST_SUITES: readonly Suite[] = [
   {
     name: 'test-steps',
     description:
       'Test-only (proxylab’s own tests): four pgbench -T 3 steps of SELECT pg_sleep(0.05), direct then PgBouncer.',
     scenarios: [TEST_STEPS, TEST_STEPS_POOLED],
+  },
+  {
+    name: 'test-steps-short',
+    description: 'Test-only (proxylab’s own tests): test-steps at pgbench -T 1.',
+    scenarios: SHORT_STEPS,
   },
   {
     name: 'test-smoke-churn',

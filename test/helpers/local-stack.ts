@@ -122,13 +122,20 @@ export const RUN_TO_INTERRUPT = {
    * The command line: `proxylab local --test-suite test-steps --out OUT [--run-id ID] --no-install
    * --no-report --test-pgdata-template DIR` — no report.html / summary.md afterwards (a second or
    * two of CPU each: the tests of the report use smoke runs), and the cluster copied from the tests'
-   * data directory template (./pg-template.ts) unless `initdb: true`.
+   * data directory template (./pg-template.ts) unless `initdb: true`. `short: true` runs
+   * `test-steps-short` instead: the same four steps at `-T 1` (≈ 5 s instead of ≈ 13 s), for a run
+   * that only has to complete or is interrupted before a step or as one starts; a test that stops a
+   * server *inside* a step's window keeps `-T 3`.
    */
-  args(out: string, runId?: string, opts: { readonly initdb?: boolean } = {}): string[] {
+  args(
+    out: string,
+    runId?: string,
+    opts: { readonly initdb?: boolean; readonly short?: boolean } = {},
+  ): string[] {
     return [
       'local',
       '--test-suite',
-      'test-steps',
+      opts.short ? 'test-steps-short' : 'test-steps',
       '--out',
       out,
       ...(runId === undefined ? [] : ['--run-id', runId]),

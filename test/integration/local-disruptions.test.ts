@@ -23,6 +23,7 @@ import type { DisruptionResult } from '../../lib/suite/disruption';
 import { expandSuite } from '../../lib/suite/expand';
 import { LOCAL_DISRUPTIONS } from '../../lib/suite/experiments/disruptions';
 import type { StepRecord } from '../../lib/suite/types';
+import { pgdataTemplate } from '../helpers/pg-template';
 import { pgbouncer118, pgbouncer125 } from '../helpers/pgbouncer-versions';
 import { scratchDir } from '../helpers/scratch';
 
@@ -66,6 +67,9 @@ beforeAll(async () => {
         install: false,
         reapOrphans: false,
         bins: { ...base, pgbouncer: bin, poolerVersion: version },
+        // a copy of the tests' data directory template, not an initdb per stack (the failover's
+        // standby is still made by pg_basebackup from the running primary)
+        dataTemplate: pgdataTemplate(),
       });
       stacks.set(version, stack);
     }),

@@ -6,7 +6,12 @@
  * stored with the run holds the script text and each target's steps; the report names the lab's
  * scenario, its source (none: the lab's own) and what loopback on one machine means.
  *
- * The lab is copied beside its script with 1-second steps: the same scenario, shorter.
+ * The lab is copied beside its script with each step a fixed 10 transactions per client
+ * (`transactionsPerClient`, pgbench -t) instead of its 20 s (-T): the same scenario — its script,
+ * scale, client counts, repetitions and targets — each of its 27 steps over in a fraction of a
+ * second instead of a second or more of pgbench and PostgreSQL at full speed on both cores (what is
+ * checked is what ran and where it is written, not how fast). The cluster is a copy of the tests'
+ * data directory template (initdb is not the point).
  */
 import { expect } from '@jest/globals';
 import * as fs from 'node:fs';
@@ -14,9 +19,12 @@ import * as path from 'node:path';
 import { planSchema } from '../../lib/results/schemas';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
 import { exitedAs, spawnCli, type CliRun } from '../helpers/local-stack';
+import { pgdataTemplate } from '../helpers/pg-template';
 import { scratchDir } from '../helpers/scratch';
 
 const ROOT = path.resolve(__dirname, '..', '..');
+/** pgbench -t of the lab's copy (the shipped lab runs each step 20 s). */
+const TRANSACTIONS_PER_CLIENT = 10;
 const SQL = fs.readFileSync(path.join(ROOT, 'labs', 'own-workload.sql'), 'utf8');
 
 let dir: string;
@@ -29,14 +37,17 @@ let summary: {
 };
 
 beforeAll(async () => {
-  // GIVEN the shipped lab and its script, steps shortened to 1 s
+  // GIVEN the shipped lab and its script, each step 10 transactions per client instead of 20 s
   dir = scratchDir('proxylab-local-lab-');
   const lab = JSON.parse(fs.readFileSync(path.join(ROOT, 'labs', 'own-workload.json'), 'utf8')) as {
     $schema?: string;
     scenarios: Array<Record<string, unknown>>;
   };
   delete lab.$schema;
-  lab.scenarios = lab.scenarios.map((s) => ({ ...s, durationSec: 1 }));
+  lab.scenarios = lab.scenarios.map(({ durationSec, ...s }) => {
+    expect(durationSec).toBe(20); // the shipped lab's, replaced below
+    return { ...s, transactionsPerClient: TRANSACTIONS_PER_CLIENT };
+  });
   fs.writeFileSync(path.join(dir, 'own-workload.json'), JSON.stringify(lab));
   fs.writeFileSync(path.join(dir, 'own-workload.sql'), SQL);
   // WHEN the real CLI runs it locally
@@ -48,6 +59,7 @@ beforeAll(async () => {
     path.join(dir, 'runs'),
     '--no-install',
     '--json',
+    ...['--test-pgdata-template', pgdataTemplate()],
   ]);
   const exit = await exitedAs(run, 0);
   expect(exit).toEqual({ code: 0 });
@@ -110,6 +122,9 @@ test("the plan stored with the run carries the script text, each target's steps 
   ) as StepRecord;
   expect(record.command.join(' ')).toMatch(/ -s 10 /);
   expect(record.command.join(' ')).toMatch(/own-workload\.sql/);
+  // every client ran the lab copy's transactions (pgbench -t), so each step measured something
+  expect(record.command.join(' ')).toMatch(new RegExp(` -t ${TRANSACTIONS_PER_CLIENT} `));
+  expect(record.result?.complete).toBe(true);
 });
 
 test("the summary opens with the decision table: one row per local target, each the median of the lab's 3 repetitions", () => {

@@ -3,6 +3,12 @@
  * smoke findings through it with the CLI, a pool resize through its admin console (the file
  * rewritten, RELOAD, SHOW POOLS), its stats and CPU (per process and per thread) in the metrics,
  * the E1 prepared cell with prepared statements carried, and a stop that leaves nothing behind.
+ *
+ * The three runs (the E1 cell, the smoke findings, the run without PgDoorman) and the stop test
+ * each start their own stack, and the runs wait mostly on pgbench's fixed -T: they run side by side
+ * (test.concurrent), beside the tests on the shared stack. Only the smoke run is a catalog suite as users run it; the E1 cell is
+ * its prepared cells alone, and the run without PgDoorman is the test-only cheap run (its point is
+ * the message and the poolers that run, not a finding).
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -10,8 +16,15 @@ import { psqlQueryOne } from '../../lib/exec/psql';
 import { runLocal, validateLocalInput } from '../../lib/local/run-local';
 import { getSuite } from '../../lib/suite/catalog';
 import { isAlive } from '../../lib/exec/process';
-import { exitedAs, spawnCli, startLocalStack, type LocalStack } from '../helpers/local-stack';
+import {
+  exitedAs,
+  RUN_TO_INTERRUPT,
+  spawnCli,
+  startLocalStack,
+  type LocalStack,
+} from '../helpers/local-stack';
 import { defined } from '../helpers/defined';
+import { pgdataTemplate } from '../helpers/pg-template';
 import { scratchDir } from '../helpers/scratch';
 import { pgdoorman } from '../helpers/pgdoorman';
 import { readRunDir } from '../../lib/results/run-reader';
@@ -126,88 +139,124 @@ test('its stats and CPU (per process and per worker thread) reach the metrics wh
   expect(threads.some((s) => /^worker-pg-doorm-\d+$/.test(s.dimensions.thread ?? ''))).toBe(true);
 }, 60_000);
 
-test('the E1 prepared cell holds through its transaction pool: prepared statements carried, 1.5 × max_connections', async () => {
-  // GIVEN quick-e1 (its expectations), shortened, through PgDoorman only
-  const quickE1 = defined(
-    getSuite('quick').scenarios.find((s) => s.name === 'quick-e1'),
-    'quick-e1',
-  );
-  const out = scratchDir('proxylab-pgd-e1-');
-  const opts = {
-    ...validateLocalInput({ suite: 'quick', out, poolers: 'pgdoorman', install: false }, out),
-    suite: { name: 'quick', description: 'quick-e1 only', scenarios: [{ ...quickE1, durationSec: 3 }] },
-  };
-  // WHEN
-  const result = await runLocal(opts, { handleSignals: false });
-  // THEN every prepared step through PgDoorman completed without an error and was expected to
-  const prepared = result.records.filter(
-    (r) => r.target.name === 'pgdoorman-transaction' && r.params.protocol === 'prepared',
-  );
-  expect(prepared.map((r) => r.params.clients).sort((a, b) => a - b)).toEqual([20, 60]);
-  for (const r of prepared) {
-    expect(r.status).toBe('completed');
-    expect(r.verdict.held).toBe(true);
-    expect(r.result?.failedTransactions ?? null).toBe(0);
-    expect(r.result?.tps ?? 0).toBeGreaterThan(0);
-  }
-  expect(result.allHeld).toBe(true);
-}, 120_000);
+test.concurrent(
+  'the E1 prepared cell holds through its transaction pool: prepared statements carried, 1.5 × max_connections',
+  async () => {
+    // GIVEN quick-e1 (its expectations), shortened, its prepared cells only (direct, the control
+    // refused at 1.5 ×, and PgDoorman's pool: the simple ones are smoke's below), PgDoorman the only
+    // pooler, on a copy of the tests' data directory template (initdb is not the point)
+    const quickE1 = defined(
+      getSuite('quick').scenarios.find((s) => s.name === 'quick-e1'),
+      'quick-e1',
+    );
+    const out = scratchDir('proxylab-pgd-e1-');
+    const opts = {
+      ...validateLocalInput({ suite: 'quick', out, poolers: 'pgdoorman', install: false }, out),
+      suite: {
+        name: 'quick',
+        description: 'quick-e1 prepared only',
+        scenarios: [{ ...quickE1, durationSec: 3, protocols: ['prepared' as const] }],
+      },
+      dataTemplate: pgdataTemplate(),
+    };
+    // WHEN
+    const result = await runLocal(opts, { handleSignals: false });
+    // THEN every prepared step through PgDoorman completed without an error and was expected to
+    const prepared = result.records.filter(
+      (r) => r.target.name === 'pgdoorman-transaction' && r.params.protocol === 'prepared',
+    );
+    expect(prepared.map((r) => r.params.clients).sort((a, b) => a - b)).toEqual([20, 60]);
+    // (the run is the prepared cells: direct's and PgDoorman's, below and above max_connections)
+    expect(result.records.map((r) => `${r.target.name}/${r.params.protocol}`).sort()).toEqual([
+      'direct/prepared',
+      'direct/prepared',
+      'pgdoorman-transaction/prepared',
+      'pgdoorman-transaction/prepared',
+    ]);
+    for (const r of prepared) {
+      expect(r.status).toBe('completed');
+      expect(r.verdict.held).toBe(true);
+      expect(r.result?.failedTransactions ?? null).toBe(0);
+      expect(r.result?.tps ?? 0).toBeGreaterThan(0);
+    }
+    expect(result.allHeld).toBe(true);
+  },
+  120_000,
+);
 
-test('proxylab local --suite smoke --poolers pgdoorman: the smoke findings through PgDoorman, exit 0', async () => {
-  // GIVEN
-  const out = scratchDir('proxylab-pgd-smoke-');
-  // WHEN
-  const run = spawnCli(
-    ['local', '--suite', 'smoke', '--poolers', 'pgdoorman', '--no-install', '--out', out],
-    ENV,
-  );
-  // THEN
-  expect(await exitedAs(run, 0)).toEqual({ code: 0 });
-  expect(run.stdout()).toMatch(/PgDoorman \S+ on 127\.0\.0\.1:\d+ \(\d+ worker threads\)/);
-  const runDir = path.join(out, defined(fs.readdirSync(out)[0], 'run dir'));
-  const { steps: records } = readRunDir(runDir);
-  const through = records.filter((r) => r.target.name === 'pgdoorman-transaction');
-  expect(
-    through
-      .map((r) => `${r.scenario}/${r.params.protocol}/${r.params.connect}:${String(r.verdict.held)}`)
-      .sort(),
-  ).toEqual([
-    'smoke-churn/simple/per-transaction:true',
-    'smoke-max-connections/simple/persistent:true',
-    'smoke-prepared/prepared/persistent:true',
-    'smoke-prepared/simple/persistent:true',
-  ]);
-}, 120_000);
+test.concurrent(
+  'proxylab local --suite smoke --poolers pgdoorman: the smoke findings through PgDoorman, exit 0',
+  async () => {
+    // GIVEN (a copy of the tests' data directory template: initdb is local-smoke's to test)
+    const out = scratchDir('proxylab-pgd-smoke-');
+    // WHEN
+    const run = spawnCli(
+      [
+        ...['local', '--suite', 'smoke', '--poolers', 'pgdoorman', '--no-install', '--out', out],
+        ...['--test-pgdata-template', pgdataTemplate()],
+      ],
+      ENV,
+    );
+    // THEN
+    expect(await exitedAs(run, 0)).toEqual({ code: 0 });
+    expect(run.stdout()).toMatch(/PgDoorman \S+ on 127\.0\.0\.1:\d+ \(\d+ worker threads\)/);
+    const runDir = path.join(out, defined(fs.readdirSync(out)[0], 'run dir'));
+    const { steps: records } = readRunDir(runDir);
+    const through = records.filter((r) => r.target.name === 'pgdoorman-transaction');
+    expect(
+      through
+        .map((r) => `${r.scenario}/${r.params.protocol}/${r.params.connect}:${String(r.verdict.held)}`)
+        .sort(),
+    ).toEqual([
+      'smoke-churn/simple/per-transaction:true',
+      'smoke-max-connections/simple/persistent:true',
+      'smoke-prepared/prepared/persistent:true',
+      'smoke-prepared/simple/persistent:true',
+    ]);
+  },
+  120_000,
+);
 
-test('without PgDoorman, local says how to get it and runs the other poolers', async () => {
-  // GIVEN $PROXYLAB_PGDOORMAN naming nothing (it wins over PATH and ../shared/tools)
-  const out = scratchDir('proxylab-pgd-missing-');
-  // WHEN
-  const run = spawnCli(
-    ['local', '--suite', 'smoke', '--poolers', 'pgbouncer,pgdoorman', '--no-install', '--out', out],
-    { PROXYLAB_PGDOORMAN: '/nonexistent/pg_doorman' },
-  );
-  // THEN the run goes on (exit 0) through PgBouncer, after saying what is missing and how to get it
-  expect(await exitedAs(run, 0)).toEqual({ code: 0 });
-  expect(run.stdout()).toContain(
-    'PgDoorman not found ($PROXYLAB_PGDOORMAN=/nonexistent/pg_doorman is not a PgDoorman that answers --version): running without pgdoorman.',
-  );
-  expect(run.stdout()).toContain('sudo add-apt-repository ppa:vadv/pg-doorman');
-  const runDir = path.join(out, defined(fs.readdirSync(out)[0], 'run dir'));
-  const kinds = new Set(readRunDir(runDir).steps.map((r) => r.target.kind));
-  expect([...kinds].sort()).toEqual(['direct', 'pgbouncer-transaction']);
-}, 120_000);
+test.concurrent(
+  'without PgDoorman, local says how to get it and runs the other poolers',
+  async () => {
+    // GIVEN $PROXYLAB_PGDOORMAN naming nothing (it wins over PATH and ../shared/tools), and the
+    // test-only cheap run (RUN_TO_INTERRUPT, short: direct and pooled steps, as smoke has)
+    const out = scratchDir('proxylab-pgd-missing-');
+    // WHEN
+    const run = spawnCli(
+      [...RUN_TO_INTERRUPT.args(out, undefined, { short: true }), '--poolers', 'pgbouncer,pgdoorman'],
+      {
+        PROXYLAB_PGDOORMAN: '/nonexistent/pg_doorman',
+      },
+    );
+    // THEN the run goes on (exit 0) through PgBouncer, after saying what is missing and how to get it
+    expect(await exitedAs(run, 0)).toEqual({ code: 0 });
+    expect(run.stdout()).toContain(
+      'PgDoorman not found ($PROXYLAB_PGDOORMAN=/nonexistent/pg_doorman is not a PgDoorman that answers --version): running without pgdoorman.',
+    );
+    expect(run.stdout()).toContain('sudo add-apt-repository ppa:vadv/pg-doorman');
+    const runDir = path.join(out, defined(fs.readdirSync(out)[0], 'run dir'));
+    const kinds = new Set(readRunDir(runDir).steps.map((r) => r.target.kind));
+    expect([...kinds].sort()).toEqual(['direct', 'pgbouncer-transaction']);
+  },
+  120_000,
+);
 
-test('stop ends PgDoorman (SIGTERM) and removes its files', async () => {
-  // GIVEN a second stack of its own
-  const s = await startLocalStack({
-    maxConnections: 20,
-    poolers: [{ product: 'pgdoorman', processes: 1, instance: 'pgdoorman' }],
-  });
-  const pid = defined(s.poolers[0], 'pooler').pid;
-  // WHEN
-  await s.stop();
-  // THEN
-  expect(isAlive(pid)).toBe(false);
-  expect(fs.existsSync(s.baseDir)).toBe(false);
-}, 60_000);
+test.concurrent(
+  'stop ends PgDoorman (SIGTERM) and removes its files',
+  async () => {
+    // GIVEN a second stack of its own
+    const s = await startLocalStack({
+      maxConnections: 20,
+      poolers: [{ product: 'pgdoorman', processes: 1, instance: 'pgdoorman' }],
+    });
+    const pid = defined(s.poolers[0], 'pooler').pid;
+    // WHEN
+    await s.stop();
+    // THEN
+    expect(isAlive(pid)).toBe(false);
+    expect(fs.existsSync(s.baseDir)).toBe(false);
+  },
+  60_000,
+);

@@ -45,8 +45,11 @@ afterAll(() => {
 });
 
 test('a stack orphaned by SIGKILL is reaped by the next proxylab local, which then runs normally', async () => {
-  // GIVEN a run whose stack is up (the test-only cheap run: what matters is its stack, not its findings)…
-  const first = spawnCli(RUN_TO_INTERRUPT.args(path.join(outDir, 'first')), { TMPDIR: tmpDir });
+  // GIVEN a run whose stack is up (the test-only cheap run, short: what matters is its stack, and
+  // that the next run completes, not its findings)…
+  const first = spawnCli(RUN_TO_INTERRUPT.args(path.join(outDir, 'first'), undefined, { short: true }), {
+    TMPDIR: tmpDir,
+  });
   started.push(first);
   await first.waitForStdout(/files in \S+/, 60_000);
   const stack = parseStackLine(first.stdout());
@@ -67,7 +70,9 @@ test('a stack orphaned by SIGKILL is reaped by the next proxylab local, which th
   expect(fs.existsSync(stack!.baseDir)).toBe(true);
 
   // WHEN proxylab local runs again
-  const second = spawnCli(RUN_TO_INTERRUPT.args(path.join(outDir, 'second')), { TMPDIR: tmpDir });
+  const second = spawnCli(RUN_TO_INTERRUPT.args(path.join(outDir, 'second'), undefined, { short: true }), {
+    TMPDIR: tmpDir,
+  });
   started.push(second);
   const exit = await exitedAs(second, 0);
 

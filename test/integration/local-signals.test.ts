@@ -22,7 +22,9 @@ const outDir = scratchDir('proxylab-local-signals-');
 
 // Each test runs its own CLI with its own stack and run id, and waits mostly on the servers and
 // pgbench: the four run side by side (test.concurrent). The run is the test-only one made to be
-// interrupted (RUN_TO_INTERRUPT): what is checked is how it stops, not a finding.
+// interrupted (RUN_TO_INTERRUPT): what is checked is how it stops, not a finding. Every signal here
+// lands before a step or as one starts, never inside a step's window: the short one (-T 1 steps).
+const SHORT = { short: true } as const;
 
 function manifestOf(runId: string): RunManifest {
   return JSON.parse(fs.readFileSync(path.join(outDir, runId, 'manifest.json'), 'utf8')) as RunManifest;
@@ -37,7 +39,7 @@ describe.each([
     async () => {
       // GIVEN a run that has started its third step
       const runId = `run-${signal.toLowerCase()}`;
-      const run = spawnCli(RUN_TO_INTERRUPT.args(outDir, runId));
+      const run = spawnCli(RUN_TO_INTERRUPT.args(outDir, runId, SHORT));
       // mid-run: two steps measured, the third started
       await run.waitForStdout(RUN_TO_INTERRUPT.started(3), 60_000);
       const stack = parseStackLine(run.stdout());
@@ -79,7 +81,7 @@ describe('proxylab local interrupted before the first step', () => {
     async () => {
       // GIVEN a run still starting its servers (initdb)
       const runId = 'run-early';
-      const run = spawnCli(RUN_TO_INTERRUPT.args(outDir, runId, { initdb: true }));
+      const run = spawnCli(RUN_TO_INTERRUPT.args(outDir, runId, { ...SHORT, initdb: true }));
       await run.waitForStdout(/Starting PostgreSQL/, 30_000);
 
       // WHEN Ctrl-C arrives
@@ -101,7 +103,7 @@ describe('proxylab local interrupted while loading data (pgbench -i), before the
     async () => {
       // GIVEN a run whose servers are up and whose data load has started (the init-data event's line)
       const runId = 'run-during-init';
-      const run = spawnCli(RUN_TO_INTERRUPT.args(outDir, runId));
+      const run = spawnCli(RUN_TO_INTERRUPT.args(outDir, runId, SHORT));
       await run.waitForStdout(/loading pgbench data, scale 1 \(pgbench -i on direct\)/, 60_000);
       const stack = parseStackLine(run.stdout());
       expect(stack).not.toBeNull();
@@ -116,7 +118,7 @@ describe('proxylab local interrupted while loading data (pgbench -i), before the
       await assertStackGone(stack!);
 
       // AND the same run id later starts afresh (no half-made run to resume)
-      const again = spawnCli(RUN_TO_INTERRUPT.args(outDir, runId));
+      const again = spawnCli(RUN_TO_INTERRUPT.args(outDir, runId, SHORT));
       expect(await exitedAs(again, 0)).toEqual({ code: 0 });
       expect(again.stdout()).not.toMatch(/Resuming run /);
     },

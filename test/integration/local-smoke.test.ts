@@ -1,11 +1,18 @@
 /**
  * `proxylab local --suite smoke` end to end, through the real CLI, against real PostgreSQL and
  * PgBouncer: the three findings read back from the run directory, the documented files and fields,
- * nothing left running, and a run interrupted with SIGINT that keeps its finished steps and
+ * its report in a real browser, nothing left running, and a run interrupted with SIGINT that keeps its finished steps and
  * resumes under the same --run-id without repeating them (the interrupted runs are the test-only
  * cheap run, RUN_TO_INTERRUPT: they check the life cycle, not the findings). Run on Debian's
  * PgBouncer 1.18 and on PgBouncer 1.25.2 (test/helpers/pgbouncer-versions.ts finds it; absent = a
  * failing test, which the preflight names before jest starts).
+ *
+ * The report in a real browser: the smoke run's own run directory (PgBouncer 1.18), rendered again
+ * by `proxylab report`, opened from a file:// URL in Debian's Chromium (headless, fresh profile). The
+ * page must load with no console errors and no network request but itself, show its charts with
+ * plotted data, and not be blank. The screenshots are kept at <tmpdir>/proxylab-report-browser*.png
+ * for a human look. (These tests had a file and a smoke run of their own, report-browser.test.ts:
+ * the same command line as the run here but the run id.)
  */
 import { expect } from '@jest/globals';
 import * as fs from 'node:fs';
@@ -26,6 +33,15 @@ import {
 } from '../helpers/local-stack';
 import { envWithPgbouncer, pgbouncer125 } from '../helpers/pgbouncer-versions';
 import { captureShape, captureText, committedCapture } from '../../scripts/readme-capture';
+import { pathToFileURL } from 'node:url';
+import { type BrowserContext, chromium } from 'playwright-core';
+import { buildModel } from '../../lib/report/shape';
+import { loadRun } from '../../lib/report/load';
+import { findChromium } from '../../scripts/preflight';
+import { CHROMIUM_ARGS, inkOf, type PageElement, VIEWPORT } from '../helpers/browser-page';
+
+// scripts/preflight.ts (run by npm test) makes sure there is one, or stops before jest.
+const CHROMIUM = findChromium();
 
 const STEP = {
   preparedViaTx: 'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/ps-off/r1',
@@ -352,9 +368,10 @@ describe('proxylab local interrupted with SIGINT', () => {
   test.concurrent(
     'a reader that goes away (`| head`) stops the run like Ctrl-C: no EPIPE crash, manifest says interrupted, exit 141',
     async () => {
-      // GIVEN a run whose stdout reader closes once the first step has started
+      // GIVEN a run whose stdout reader closes once the first step has started (the short run: the
+      // reader goes as a step starts, not inside its window)
       const runId = 'run-pipe';
-      const run = spawnCli(RUN_TO_INTERRUPT.args(outDir, runId));
+      const run = spawnCli(RUN_TO_INTERRUPT.args(outDir, runId, { short: true }));
       await run.waitForStdout(RUN_TO_INTERRUPT.started(1), 60_000);
       const stackLine = parseStackLine(run.stdout());
       run.child.stdout!.destroy();
@@ -387,6 +404,150 @@ describe('on PgBouncer 1.18 (Debian): the max_prepared_statements-on cells are n
       expect([rec.status, rec.verdict.held]).toEqual(['not-available', null]);
     }
   });
+});
+
+describe('report.html of the smoke run, in headless Chromium', () => {
+  let work: string;
+  let runDir: string;
+  let reportPath: string;
+  let localOutput: string;
+  let reportOutput: string;
+  let context: BrowserContext;
+
+  beforeAll(async () => {
+    work = fs.mkdtempSync(path.join(os.tmpdir(), 'report-browser-'));
+    // GIVEN the real run directory the smoke suite made through the real CLI (smoke-e2e, above)
+    expect(await exitedAs(smokeRun, 0)).toEqual({ code: 0 });
+    localOutput = smokeRun.stdout();
+    runDir = path.join(outDir, 'smoke-e2e');
+    // WHEN the report is written by `proxylab report` into its own directory
+    const report = spawnCli(['report', runDir, '--out', path.join(work, 'report')]);
+    expect(await exitedAs(report, 0)).toEqual({ code: 0 });
+    reportOutput = report.stdout();
+    reportPath = path.join(work, 'report', 'report.html');
+    const executablePath = CHROMIUM;
+    if (executablePath === null)
+      throw new Error('Chromium not found: set PROXYLAB_CHROMIUM (npm test checks first)');
+    context = await chromium.launchPersistentContext(path.join(work, 'profile'), {
+      executablePath,
+      headless: true,
+      args: CHROMIUM_ARGS,
+      viewport: VIEWPORT,
+    });
+  }, 180_000);
+
+  afterAll(async () => {
+    await context?.close();
+    if (work) fs.rmSync(work, { recursive: true, force: true });
+  });
+
+  test('proxylab local wrote the report at the end of the run, proxylab report printed its paths', () => {
+    expect(localOutput).toContain(`Report: ${path.join(runDir, 'report.html')}`);
+    expect(fs.existsSync(path.join(runDir, 'report.html'))).toBe(true);
+    expect(reportOutput).toMatch(
+      new RegExp(
+        `^Report: ${reportPath.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')} \\(\\d+ KiB, \\d+ ms\\)$`,
+        'm',
+      ),
+    );
+    expect(fs.readFileSync(path.join(work, 'report', 'summary.md'), 'utf8')).toMatch(
+      /^# proxylab smoke — run smoke-e2e/,
+    );
+  });
+
+  test('loads from disk with no console errors and no request but the file itself; charts are drawn; not blank', async () => {
+    const page = await context.newPage();
+    const requests: string[] = [];
+    const problems: string[] = [];
+    page.on('request', (r) => requests.push(r.url()));
+    page.on('console', (m) => {
+      if (m.type() === 'error' || m.type() === 'warning') problems.push(`${m.type()}: ${m.text()}`);
+    });
+    page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+    const url = pathToFileURL(reportPath).href;
+
+    // WHEN
+    const response = await page.goto(url, { waitUntil: 'load' });
+
+    // THEN it loaded, said nothing wrong, fetched nothing
+    expect(response?.ok()).toBe(true);
+    expect(problems).toEqual([]);
+    expect(requests).toEqual([url]);
+
+    // the charts: as many as the run's data calls for, each one SVG with plotted marks
+    const model = buildModel(loadRun(runDir), () => null);
+    const figures = await page.$$eval('figure.chart', (els: readonly PageElement[]) =>
+      els.map((f) => {
+        const svg = f.querySelector('svg');
+        return {
+          kind: f.getAttribute('data-chart'),
+          svgs: f.querySelectorAll('svg').length,
+          width: svg ? svg.getBoundingClientRect().width : 0,
+          // series lines (clipped to the plot area) and data symbols/bars (not the silent step shading)
+          plotted: f.querySelectorAll(
+            'svg g[clip-path] path, svg [ecmeta_ssr_type="chart"]:not([ecmeta_silent="true"])',
+          ).length,
+        };
+      }),
+    );
+    const count = (kind: string): number => figures.filter((f) => f.kind === kind).length;
+    // one tps chart per scenario over two or more client counts; smoke's scenarios each ran one
+    // client count, so each says so in a sentence instead of drawing single points
+    const drawable = model.panels.filter(
+      (p) => p.drawable && p.tps.some((l) => l.points.some((pt) => pt?.value)),
+    ).length;
+    expect(count('tps')).toBe(drawable);
+    const singlePoint = await page.$$eval(
+      '[data-chart="single-point"]',
+      (els: readonly PageElement[]) => els.length,
+    );
+    expect(singlePoint).toBe(model.panels.filter((p) => !p.drawable).length);
+    expect(singlePoint + drawable).toBe(model.panels.length);
+    expect(model.panels.length).toBeGreaterThanOrEqual(3);
+    // the decision table comes first, one table per scenario
+    const decisions = await page.$$eval(
+      '#decision table.decision',
+      (els: readonly PageElement[]) => els.length,
+    );
+    expect(decisions).toBe(model.decisions.length);
+    expect(count('churn')).toBe(new Set(model.churn.map((r) => r.scenario)).size);
+    expect(count('metric')).toBe(model.metricPanels.filter((p) => p.lines.length > 0).length);
+    expect(count('metric')).toBeGreaterThanOrEqual(3);
+    for (const f of figures) {
+      expect(f).toEqual(expect.objectContaining({ svgs: 1 }));
+      expect(f.width).toBeGreaterThan(200);
+      expect(f.plotted).toBeGreaterThan(0);
+    }
+
+    // the error matrix carries a real pgbench error line on hover
+    const titles = await page.$$eval('td[data-state="errors"]', (tds: readonly PageElement[]) =>
+      tds.map((td) => td.getAttribute('title') ?? ''),
+    );
+    expect(titles.some((t) => /prepared statement "P_0"/.test(t))).toBe(true);
+    expect(
+      titles.some((t) =>
+        /too-many-connections ×\d+: .*(remaining connection slots|too many clients)/.test(t),
+      ),
+    ).toBe(true);
+
+    // and it is not blank: compared with an empty page of the same size
+    const shot = await page.screenshot({ path: path.join(os.tmpdir(), 'proxylab-report-browser.png') });
+    await page.screenshot({
+      path: path.join(os.tmpdir(), 'proxylab-report-browser-full.png'),
+      fullPage: true,
+    });
+    const blankPage = await context.newPage();
+    await blankPage.setContent('<!doctype html><html><body></body></html>');
+    const blank = await blankPage.screenshot();
+    const ink = await inkOf(blankPage, shot);
+    const blankInk = await inkOf(blankPage, blank);
+    expect(blankInk.inked).toBe(0);
+    expect(ink.inked).toBeGreaterThan(0.03);
+    expect(ink.colours).toBeGreaterThan(50);
+    expect(shot.length).toBeGreaterThan(blank.length * 5);
+    await blankPage.close();
+    await page.close();
+  }, 120_000);
 });
 
 // Two PgBouncer processes sharing the port (the shared configuration module, as on a pooler host):

@@ -334,38 +334,48 @@ describe('PgBouncer on a TCP port another process bound after it was chosen', ()
   );
 });
 
+// Each starts a stack of its own and times nothing: the two run side by side (test.concurrent),
+// beside the tests of the shared stack above.
 describe('stop', () => {
-  test('ends PostgreSQL and PgBouncer and removes the temporary directory', async () => {
-    // GIVEN a second stack of our own
-    const other = await startLocalStack();
-    const pids = [...other.pids];
-    expect(pids.every(isAlive)).toBe(true);
-    // WHEN
-    await other.stop();
-    // THEN
-    expect(pids.filter(isAlive)).toEqual([]);
-    expect(pidsMentioning(other.baseDir)).toEqual([]);
-    expect(fs.existsSync(other.baseDir)).toBe(false);
-  }, 60_000);
+  test.concurrent(
+    'ends PostgreSQL and PgBouncer and removes the temporary directory',
+    async () => {
+      // GIVEN a second stack of our own
+      const other = await startLocalStack();
+      const pids = [...other.pids];
+      expect(pids.every(isAlive)).toBe(true);
+      // WHEN
+      await other.stop();
+      // THEN
+      expect(pids.filter(isAlive)).toEqual([]);
+      expect(pidsMentioning(other.baseDir)).toEqual([]);
+      expect(fs.existsSync(other.baseDir)).toBe(false);
+    },
+    60_000,
+  );
 
-  test('after a pg_ctl restart, also the new postmaster (no child of ours) is stopped', async () => {
-    // GIVEN a stack whose server someone restarted: the postmaster we started is gone, a new one runs
-    const other = await startLocalStack();
-    const pgCtl = path.join(path.dirname(other.bins.postgres), 'pg_ctl');
-    const restarted = await pgCtlRestart(pgCtl, other.postgres.dataDir, other.runAs);
-    expect(restarted.exitCode).toBe(0);
-    const successor = Number(
-      fs.readFileSync(path.join(other.postgres.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0],
-    );
-    expect(successor).not.toBe(other.postgres.pid);
-    expect(isAlive(successor)).toBe(true);
-    // WHEN the stack stops
-    await other.stop();
-    // THEN the new postmaster is gone too, and nothing runs from the removed directory
-    expect(isAlive(successor)).toBe(false);
-    expect(pidsMentioning(other.baseDir)).toEqual([]);
-    expect(fs.existsSync(other.baseDir)).toBe(false);
-  }, 120_000);
+  test.concurrent(
+    'after a pg_ctl restart, also the new postmaster (no child of ours) is stopped',
+    async () => {
+      // GIVEN a stack whose server someone restarted: the postmaster we started is gone, a new one runs
+      const other = await startLocalStack();
+      const pgCtl = path.join(path.dirname(other.bins.postgres), 'pg_ctl');
+      const restarted = await pgCtlRestart(pgCtl, other.postgres.dataDir, other.runAs);
+      expect(restarted.exitCode).toBe(0);
+      const successor = Number(
+        fs.readFileSync(path.join(other.postgres.dataDir, 'postmaster.pid'), 'utf8').split('\n')[0],
+      );
+      expect(successor).not.toBe(other.postgres.pid);
+      expect(isAlive(successor)).toBe(true);
+      // WHEN the stack stops
+      await other.stop();
+      // THEN the new postmaster is gone too, and nothing runs from the removed directory
+      expect(isAlive(successor)).toBe(false);
+      expect(pidsMentioning(other.baseDir)).toEqual([]);
+      expect(fs.existsSync(other.baseDir)).toBe(false);
+    },
+    120_000,
+  );
 });
 
 describe('findBinaries', () => {

@@ -55,9 +55,11 @@ describe('two proxylab local on one --out', () => {
   test.concurrent(
     'default run ids, started together: two runs intact in two directories',
     async () => {
-      // A directory per attempt: a retry must not count the first attempt's runs.
+      // A directory per attempt: a retry must not count the first attempt's runs. The short run (-T 1
+      // steps): both only have to complete. (The test above keeps -T 3: its first run must still
+      // hold the run id when the second CLI has started.)
       const out = path.join(outDir, `defaults-${++attempt}`);
-      const args = RUN_TO_INTERRUPT.args(out);
+      const args = RUN_TO_INTERRUPT.args(out, undefined, { short: true });
       const [a, b] = [spawnCli(args), spawnCli(args)];
       expect(await Promise.all([exitedAs(a, 0), exitedAs(b, 0)])).toEqual([{ code: 0 }, { code: 0 }]);
       const runs = fs.readdirSync(out).sort();

@@ -178,6 +178,21 @@ describe('validateLocalInput', () => {
       );
     });
 
+    test('test-steps-short: test-steps’ four steps at pgbench -T 1, the rest of each scenario the same', () => {
+      // WHEN
+      const o = validateLocalInput({ testSuite: 'test-steps-short', runId: 'r', out: cwd }, cwd);
+      const full = planLocal(validateLocalInput({ testSuite: 'test-steps', runId: 'r', out: cwd }, cwd));
+      // THEN the same step ids, scripts, targets and expectations; only the duration differs
+      const steps = planLocal(o);
+      expect(steps.map((s) => s.stepId)).toEqual(full.map((s) => s.stepId));
+      expect(steps.map((s) => s.params.durationSec)).toEqual([1, 1, 1, 1]);
+      const shortSuite = getTestSuite('test-steps-short');
+      const fullSuite = getTestSuite('test-steps');
+      expect(shortSuite?.scenarios.map((sc) => ({ ...sc, durationSec: 3 }))).toEqual(fullSuite?.scenarios);
+      expect(steps.map((s) => s.expectation)).toEqual(full.map((s) => s.expectation));
+      expect(resumeCommand(o)).toMatch(/^proxylab local --test-suite test-steps-short --out /);
+    });
+
     test('test-smoke-churn is smoke’s own churn scenario (the catalog object, not a copy), comparison included', () => {
       const churn = getSuite('smoke').scenarios.find((sc) => sc.name === 'smoke-churn');
       expect(churn?.comparisons?.length).toBeGreaterThan(0);
@@ -186,7 +201,7 @@ describe('validateLocalInput', () => {
     });
 
     test('is no suite a user sees: not in the catalog, and --suite refuses it naming only the catalog', () => {
-      expect(TEST_SUITE_NAMES).toEqual(['test-steps', 'test-smoke-churn']);
+      expect(TEST_SUITE_NAMES).toEqual(['test-steps', 'test-steps-short', 'test-smoke-churn']);
       expect(SUITE_NAMES.filter((n) => TEST_SUITE_NAMES.includes(n))).toEqual([]);
       expect(() => validateLocalInput({ suite: 'test-steps' }, cwd)).toThrow(
         `--suite must be one of ${SUITE_NAMES.join(', ')}; got "test-steps"`,
@@ -217,7 +232,10 @@ describe('validateLocalInput', () => {
     });
 
     test.each([
-      [{ testSuite: 'smoke' }, '--test-suite must be one of test-steps, test-smoke-churn; got "smoke"'],
+      [
+        { testSuite: 'smoke' },
+        '--test-suite must be one of test-steps, test-steps-short, test-smoke-churn; got "smoke"',
+      ],
       [{ testSuite: 'test-steps', suite: 'smoke' }, '--test-suite and --suite: give one of them, not both'],
     ])('%j is refused: %s', (input, message) => {
       expect(() => validateLocalInput(input, cwd)).toThrow(UsageError);

@@ -50,7 +50,7 @@ test.each([
   ['moto_server', 'test/integration/collect-moto.test.ts'],
   ['botocore service models', 'test/unit/aws-model.test.ts'],
   ['botocore service models', 'test/unit/cloud-runner.test.ts'],
-  ['Chromium', 'test/integration/report-browser.test.ts'],
+  ['Chromium', 'test/integration/local-smoke.test.ts'],
   ['PgBouncer', 'test/integration/local-smoke.test.ts'],
   ['PgBouncer 1.25.2', 'test/integration/pooler-bootstrap.test.ts'],
   ['PgBouncer 1.18 (Debian 12)', 'test/integration/layering.test.ts'],
