@@ -22,7 +22,7 @@ export interface RdsPostgresVersionEntry {
  * RDS for PostgreSQL versions a lab may ask for. Each entry holds all of:
  *  - aws-cdk-lib 2.276 has a `PostgresEngineVersion.VER_x_y` constant for it;
  *  - cfn-lint 1.51 knows it for Engine `postgres` (E3691) and does not flag it deprecated (W3691);
- *    test/cdk/rds-postgres-versions.test.ts synthesizes an instance per entry and runs cfn-lint;
+ *    test/cdk/engine-versions.test.ts synthesizes an instance per entry and runs cfn-lint;
  *  - AWS still creates it under standard support. AWS stopped creating 14.14–14.17, 15.9–15.12,
  *    16.5–16.8 and 17.1–17.4 on 1 May 2026 (moving them to 14.20, 15.15, 16.11, 17.7 or higher;
  *    the RDS health notice quoted at

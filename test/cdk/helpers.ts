@@ -101,20 +101,42 @@ export function databasePerVersion(
   return out;
 }
 
-/**
- * One cfn-lint run over `accepted` and `canary` (a stack on a retired version): the canary is
- * flagged, every finding is `code` on the canary, and nothing names the accepted stack.
- */
-export function expectOnlyCanaryFlagged(app: App, accepted: Stack, canary: Stack, code: string): void {
+/** A stack of accepted versions and a canary stack on a retired one, which cfn-lint flags with `code`. */
+export interface CanaryPair {
+  readonly accepted: Stack;
+  readonly canary: Stack;
+  readonly code: string;
+}
+
+/** What one cfn-lint run said about the templates of an app's canary pairs. */
+export interface CanaryLint {
+  readonly output: string;
+  /** The template file a stack was synthesized to. */
+  readonly file: (stack: Stack) => string;
+  readonly pairs: readonly CanaryPair[];
+}
+
+/** One cfn-lint run over every pair's `accepted` and `canary` templates (its start-up is the cost). */
+export function lintCanaryPairs(app: App, pairs: readonly CanaryPair[]): CanaryLint {
   const assembly = app.synth();
-  const acceptedFile = path.join(assembly.directory, accepted.templateFile);
-  const canaryFile = path.join(assembly.directory, canary.templateFile);
-  const { output } = cfnLint([acceptedFile, canaryFile]);
-  const findings = output.split(/\n\s*\n/).filter((block) => block.trim() !== '');
-  expect(findings.length).toBeGreaterThan(0);
-  for (const f of findings) {
-    expect(f).toMatch(new RegExp(`^${code} `));
-    expect(f).toContain(canaryFile);
-  }
-  expect(output).not.toContain(acceptedFile);
+  const file = (s: Stack): string => path.join(assembly.directory, s.templateFile);
+  const { output } = cfnLint(pairs.flatMap((p) => [file(p.accepted), file(p.canary)]));
+  return { output, file, pairs };
+}
+
+/**
+ * For `pair` of the run: its canary is flagged, every finding on it is its `code`, and nothing names
+ * its accepted stack; and nothing at all is reported outside the run's canaries.
+ */
+export function expectOnlyCanaryFlagged(lint: CanaryLint, pair: CanaryPair): void {
+  const findings = lint.output.split(/\n\s*\n/).filter((block) => block.trim() !== '');
+  const onCanary = findings.filter((f) => f.includes(lint.file(pair.canary)));
+  expect(onCanary.length).toBeGreaterThan(0);
+  for (const f of onCanary) expect(f).toMatch(new RegExp(`^${pair.code} `));
+  expect(lint.output).not.toContain(lint.file(pair.accepted));
+  for (const f of findings)
+    expect({ finding: f, onACanary: lint.pairs.some((p) => f.includes(lint.file(p.canary))) }).toEqual({
+      finding: f,
+      onACanary: true,
+    });
 }

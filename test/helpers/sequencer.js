@@ -14,30 +14,33 @@
 const path = require('node:path');
 const Sequencer = require('@jest/test-sequencer').default;
 
-/** Seconds each file took alone (2 cores, 2026-11-25); the rest take under 10 s. */
+/** Seconds each file took alone (2 cores, 2026-11-25 to 11-27); the rest take under 10 s. */
 const SLOW_FILES = {
   'test/integration/local-server-stop.test.ts': 52,
   'test/integration/local-lab.test.ts': 16,
   'test/integration/local-disruptions.test.ts': 50,
-  'test/integration/cloud-runner.test.ts': 40,
-  'test/integration/cloud-disruption.test.ts': 30,
+  'test/integration/cloud-runner.test.ts': 41,
+  'test/integration/cloud-disruption.test.ts': 21,
   'test/integration/local-infra-failure.test.ts': 27,
   'test/integration/local-two-runs.test.ts': 22,
   'test/integration/local-smoke.test.ts': 50,
   'test/integration/local-pgdoorman.test.ts': 30,
-  'test/integration/doctor-moto.test.ts': 27,
-  'test/cdk/labs.test.ts': 22,
+  'test/integration/doctor-moto.test.ts': 14,
+  'test/cdk/labs.test.ts': 40,
   'test/integration/local-signals.test.ts': 17,
-  'test/integration/cloud-operator-cli.test.ts': 20,
+  'test/integration/cloud-operator-cli.test.ts': 30,
   'test/integration/cloud-spot.test.ts': 19,
-  'test/integration/cloud-runner-poolers.test.ts': 18,
+  'test/integration/cloud-runner-poolers.test.ts': 17,
   'test/integration/local-reap.test.ts': 15,
   'test/integration/local-stack.test.ts': 15,
   'test/integration/session-state.test.ts': 15,
   'test/cdk/shipped-labs.test.ts': 15,
   'test/integration/pooler-bootstrap.test.ts': 13,
-  'test/unit/iam-least-privilege.test.ts': 9,
-  'test/integration/cost-extend-cli.test.ts': 9,
+  'test/integration/status-fetch-moto.test.ts': 15,
+  'test/integration/collect-moto.test.ts': 16,
+  'test/integration/config-cli.test.ts': 15,
+  'test/cdk/engine-versions.test.ts': 19,
+  'test/integration/cost-extend-cli.test.ts': 12,
 };
 
 const ROOT = path.resolve(__dirname, '..', '..');

@@ -41,6 +41,7 @@ import type { StepRecord } from '../../lib/suite/types';
 import { recordAws } from '../helpers/aws-calls/recorder';
 import { createDbSecret, LOCAL_STAND_IN, localRunRequest } from '../helpers/cloud-run-request';
 import { motoClientConfig, startMoto, type MotoServer } from '../helpers/moto';
+import { pgdataTemplate } from '../helpers/pg-template';
 
 const BUCKET = 'proxylab-it-disruption';
 const RUN_ID = 'cloud-disruption-1';
@@ -52,8 +53,12 @@ let moto: MotoServer;
 let tmp: string;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ install: false });
-  moto = await startMoto();
+  // (started together: neither needs the other)
+  // (the cluster: a copy of the tests' data directory template, not an initdb: test/helpers/pg-template.ts)
+  [stack, moto] = await Promise.all([
+    startLocalStack({ install: false, dataTemplate: pgdataTemplate() }),
+    startMoto(),
+  ]);
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-it-disruption-'));
 }, 120_000);
 

@@ -2,14 +2,45 @@
  * The operator's CLI through the real entry point (`node scripts/proxylab.js`, child processes, no
  * AWS call: outputs come from a file): `run --dry-run`, deploy's cost guard, validation errors.
  * The in-process operator tests are test/unit/cloud-operator.test.ts.
+ *
+ * Every test starts its own CLI processes on its own files and waits for them: they run side by
+ * side (test.concurrent), so the file takes about its CPU time over the cores rather than the sum of
+ * every process's start-up one after the other (CONTRIBUTING.md "Test time").
  */
-import { spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { REPO_ROOT } from '../../lib/operator/operator';
 import { AWS_CALL_LOG_ENV } from '../../lib/core/aws-call-log';
 import { labOutputsWith, proxyOutputs } from '../helpers/lab-outputs';
 import { scratchDir } from '../helpers/scratch';
+
+interface Exit {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** `node scripts/proxylab.js ARGS` to its end, as spawnSync would run it, without blocking the worker. */
+function proxylab(
+  cli: string,
+  args: readonly string[],
+  opts: { readonly env: NodeJS.ProcessEnv; readonly cwd?: string },
+): Promise<Exit> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [cli, ...args], {
+      env: opts.env,
+      ...(opts.cwd === undefined ? {} : { cwd: opts.cwd }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (b: Buffer) => (stdout += b.toString('utf8')));
+    child.stderr.on('data', (b: Buffer) => (stderr += b.toString('utf8')));
+    child.on('error', reject);
+    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  });
+}
 
 const OUTPUTS = labOutputsWith({
   runnerInstanceIds: ['i-0aaaaaaaaaaaaaaaa', 'i-0bbbbbbbbbbbbbbbb'],
@@ -44,11 +75,10 @@ describe('CLI (real entry, no AWS)', () => {
     AWS_EC2_METADATA_DISABLED: 'true',
   };
 
-  test('run --dry-run prints the exact SendCommand requests and exits 0', () => {
-    const res = spawnSync(
-      process.execPath,
+  test.concurrent('run --dry-run prints the exact SendCommand requests and exits 0', async () => {
+    const res = await proxylab(
+      cli,
       [
-        cli,
         'run',
         '--lab',
         path.join(REPO_ROOT, 'labs', 'default.json'),
@@ -60,7 +90,7 @@ describe('CLI (real entry, no AWS)', () => {
         'dry-1',
         '--dry-run',
       ],
-      { encoding: 'utf8', env },
+      { env },
     );
     expect(res.status).toBe(0);
     const printed = JSON.parse(res.stdout) as {
@@ -90,154 +120,154 @@ describe('CLI (real entry, no AWS)', () => {
     );
   });
 
-  test('run --dry-run shows the plan before its first AWS call: no credentials, no deployed lab, the preview is still there', () => {
-    // GIVEN the issue's lab, no credentials anywhere and no --outputs (the stack outputs would be read)
-    const lab = path.join(REPO_ROOT, 'test', 'fixtures', 'labs', 'issue-25-rds-proxy-vs-pgbouncer.json');
-    const res = spawnSync(process.execPath, [cli, 'run', '--lab', lab, '--suite', 'e5', '--dry-run'], {
-      encoding: 'utf8',
-      env,
-      cwd: REPO_ROOT,
-    });
-    // THEN the plan, its skipped target and its warnings come first; then the AWS failure (exit 1)
-    const planAt = res.stderr.search(
-      /^Plan: suite e5 on lab rds-proxy-vs-pgbouncer: 2 scenarios, 378 steps, 2 runners$/m,
-    );
-    const skippedAt = res.stderr.search(
-      /^ {4}bouncer-transaction {2}skipped: e5-short runs on targets that are/m,
-    );
-    const warnAt = res.stderr.search(/^warning: target bouncer-transaction gets no step in suite e5/m);
-    const failAt = res.stderr.search(/^proxylab failed: DescribeStacks proxylab-rds-proxy-vs-pgbouncer/m);
-    expect([planAt, skippedAt, warnAt, failAt].every((i) => i >= 0)).toBe(true);
-    expect(planAt < skippedAt && skippedAt < warnAt && warnAt < failAt).toBe(true);
-    expect(res.stdout).toBe('');
-    expect(res.status).toBe(1);
-  });
-
-  test('run --dry-run on a failover lab says what it will disrupt; a lab not granted the disruption is refused (2) before any AWS call', () => {
-    // GIVEN the outputs of a deployed labs/failover-aurora.json (a writer and a reader)
-    const aurora = labOutputsWith({
-      labName: 'failover-aurora',
-      ...proxyOutputs('failover-aurora', 'pool100'),
-    });
-    const file = path.join(scratchDir('proxylab-outputs-'), 'outputs.json');
-    fs.writeFileSync(
-      file,
-      JSON.stringify({
-        'proxylab-failover-aurora': {
-          ...Object.fromEntries(
-            Object.entries(aurora).map(([k, v]) => [
-              k[0]?.toUpperCase() + k.slice(1),
-              Array.isArray(v) ? v.join(',') : typeof v === 'object' ? JSON.stringify(v) : String(v),
-            ]),
-          ),
-          DbInstanceIds: 'fa-writer,fa-reader1',
-          DbInstanceResourceIds: 'db-A,db-B',
-          DbSecretArn: aurora.dbSecretArn,
-        },
-      }),
-    );
-    const run = (lab: string) =>
-      spawnSync(
-        process.execPath,
-        [
-          cli,
-          'run',
-          '--lab',
-          path.join(REPO_ROOT, 'labs', lab),
-          '--suite',
-          'failover',
-          '--outputs',
-          file,
-          '--dry-run',
-        ],
-        { encoding: 'utf8', env },
+  test.concurrent(
+    'run --dry-run shows the plan before its first AWS call: no credentials, no deployed lab, the preview is still there',
+    async () => {
+      // GIVEN the issue's lab, no credentials anywhere and no --outputs (the stack outputs would be read)
+      const lab = path.join(REPO_ROOT, 'test', 'fixtures', 'labs', 'issue-25-rds-proxy-vs-pgbouncer.json');
+      const res = await proxylab(cli, ['run', '--lab', lab, '--suite', 'e5', '--dry-run'], {
+        env,
+        cwd: REPO_ROOT,
+      });
+      // THEN the plan, its skipped target and its warnings come first; then the AWS failure (exit 1)
+      const planAt = res.stderr.search(
+        /^Plan: suite e5 on lab rds-proxy-vs-pgbouncer: 2 scenarios, 378 steps, 2 runners$/m,
       );
-    // WHEN
-    const res = run('failover-aurora.json');
-    // THEN the request names the database's identifiers, and what it disrupts is said
-    expect(res.status).toBe(0);
-    const printed = JSON.parse(res.stdout) as {
-      request: { targets: { databaseResources: unknown } };
-      disrupts: string[];
-    };
-    expect(printed.request.targets.databaseResources).toEqual({
-      engine: 'aurora-postgresql',
-      clusterId: 'failover-aurora-cluster',
-      instanceIds: ['fa-writer', 'fa-reader1'],
-    });
-    expect(printed.disrupts[0]).toBe(
-      'failover-aurora: fail the Aurora cluster over to a reader (FailoverDBCluster) on cluster failover-aurora-cluster (instances fa-writer, fa-reader1), 3 time(s), each after a 20 s warm-up, probed for 120 s',
-    );
-    // the default lab's runners were not granted FailoverDBCluster: refused, naming the lab's suites
-    const refused = run('default.json');
-    expect(refused.status).toBe(2);
-    expect(refused.stderr).toMatch(
-      /suite failover injects aurora-failover, which the runners of this lab may not/,
-    );
-    expect(refused.stdout).toBe('');
-  });
+      const skippedAt = res.stderr.search(
+        /^ {4}bouncer-transaction {2}skipped: e5-short runs on targets that are/m,
+      );
+      const warnAt = res.stderr.search(/^warning: target bouncer-transaction gets no step in suite e5/m);
+      const failAt = res.stderr.search(/^proxylab failed: DescribeStacks proxylab-rds-proxy-vs-pgbouncer/m);
+      expect([planAt, skippedAt, warnAt, failAt].every((i) => i >= 0)).toBe(true);
+      expect(planAt < skippedAt && skippedAt < warnAt && warnAt < failAt).toBe(true);
+      expect(res.stdout).toBe('');
+      expect(res.status).toBe(1);
+    },
+  );
 
-  test('deploy prices the region it deploys to: refuses over budget (2), refuses an unpriced region (2) unless --force; destroy says what is kept', () => {
-    // GIVEN the deploy goes to us-east-1 (priced): the cost comes first, then the budget refusal
-    const usEast = { ...env, AWS_REGION: 'us-east-1' };
-    const over = spawnSync(
-      process.execPath,
-      [cli, 'deploy', '--lab', 'labs/default.json', '--max-hourly', '0.05', '--dry-run'],
-      { encoding: 'utf8', env: usEast, cwd: REPO_ROOT },
-    );
-    expect(over.status).toBe(2);
-    expect(over.stdout).toMatch(
-      /^Cost estimate for lab "default" in us-east-1 \(region from the deploy environment/,
-    );
-    expect(over.stdout).toMatch(/exceeds --max-hourly \$0\.05\/h .*refusing to deploy/);
-    expect(over.stdout).not.toContain('cdk deploy');
-    // GIVEN the deploy goes to eu-west-1 (AWS_REGION), which has no price table: refused in the
-    // words `cost` and `validate` use, never priced with another region's list prices
-    const unpriced = spawnSync(process.execPath, [cli, 'deploy', '--lab', 'labs/default.json', '--dry-run'], {
-      encoding: 'utf8',
-      env,
-      cwd: REPO_ROOT,
-    });
-    expect(unpriced.status).toBe(2);
-    expect(unpriced.stderr).toMatch(
-      /^error: not deployed: region eu-west-1 has no price table in lib\/cost\/price-table\.ts.*--force deploys without an estimate/m,
-    );
-    expect(unpriced.stdout).not.toMatch(/Cost estimate|us-east-1/);
-    const forced = spawnSync(
-      process.execPath,
-      [
-        cli,
-        'deploy',
-        '--lab',
-        'labs/default.json',
-        '--max-hourly',
-        '0.05',
-        '--force',
-        '--dry-run',
-        '--profile',
-        'lab',
-      ],
-      { encoding: 'utf8', env, cwd: REPO_ROOT },
-    );
-    expect(forced.status).toBe(0);
-    expect(forced.stdout).toMatch(
-      /^warning: region eu-west-1 has no price table .*deploying anyway because --force was given: no cost estimate, no budget check/,
-    );
-    expect(forced.stdout).toMatch(
-      /would run: AWS_PROFILE=lab npx cdk deploy -c lab=\S+\/labs\/default\.json --require-approval never/,
-    );
-    const destroy = spawnSync(process.execPath, [cli, 'destroy', '--lab', 'labs/default.json', '--dry-run'], {
-      encoding: 'utf8',
-      env,
-      cwd: REPO_ROOT,
-    });
-    expect(destroy.status).toBe(0);
-    expect(destroy.stdout).toMatch(
-      /^Dry run: would destroy stack proxylab-default if it is deployed[^]*nothing would be retained[^]*would run: .*npx cdk destroy -c lab=\S+ --force/,
-    );
-  });
+  test.concurrent(
+    'run --dry-run on a failover lab says what it will disrupt; a lab not granted the disruption is refused (2) before any AWS call',
+    async () => {
+      // GIVEN the outputs of a deployed labs/failover-aurora.json (a writer and a reader)
+      const aurora = labOutputsWith({
+        labName: 'failover-aurora',
+        ...proxyOutputs('failover-aurora', 'pool100'),
+      });
+      const file = path.join(scratchDir('proxylab-outputs-'), 'outputs.json');
+      fs.writeFileSync(
+        file,
+        JSON.stringify({
+          'proxylab-failover-aurora': {
+            ...Object.fromEntries(
+              Object.entries(aurora).map(([k, v]) => [
+                k[0]?.toUpperCase() + k.slice(1),
+                Array.isArray(v) ? v.join(',') : typeof v === 'object' ? JSON.stringify(v) : String(v),
+              ]),
+            ),
+            DbInstanceIds: 'fa-writer,fa-reader1',
+            DbInstanceResourceIds: 'db-A,db-B',
+            DbSecretArn: aurora.dbSecretArn,
+          },
+        }),
+      );
+      const run = (lab: string) =>
+        proxylab(
+          cli,
+          [
+            'run',
+            '--lab',
+            path.join(REPO_ROOT, 'labs', lab),
+            '--suite',
+            'failover',
+            '--outputs',
+            file,
+            '--dry-run',
+          ],
+          { env },
+        );
+      // WHEN (the two runs side by side)
+      const [res, refused] = await Promise.all([run('failover-aurora.json'), run('default.json')]);
+      // THEN the request names the database's identifiers, and what it disrupts is said
+      expect(res.status).toBe(0);
+      const printed = JSON.parse(res.stdout) as {
+        request: { targets: { databaseResources: unknown } };
+        disrupts: string[];
+      };
+      expect(printed.request.targets.databaseResources).toEqual({
+        engine: 'aurora-postgresql',
+        clusterId: 'failover-aurora-cluster',
+        instanceIds: ['fa-writer', 'fa-reader1'],
+      });
+      expect(printed.disrupts[0]).toBe(
+        'failover-aurora: fail the Aurora cluster over to a reader (FailoverDBCluster) on cluster failover-aurora-cluster (instances fa-writer, fa-reader1), 3 time(s), each after a 20 s warm-up, probed for 120 s',
+      );
+      // the default lab's runners were not granted FailoverDBCluster: refused, naming the lab's suites
+      expect(refused.status).toBe(2);
+      expect(refused.stderr).toMatch(
+        /suite failover injects aurora-failover, which the runners of this lab may not/,
+      );
+      expect(refused.stdout).toBe('');
+    },
+  );
 
-  test.each([
+  test.concurrent(
+    'deploy prices the region it deploys to: refuses over budget (2), refuses an unpriced region (2) unless --force; destroy says what is kept',
+    async () => {
+      // GIVEN a deploy to us-east-1 (priced), one to eu-west-1 (no price table), with and without --force
+      const usEast = { ...env, AWS_REGION: 'us-east-1' };
+      // (the four CLI runs are independent: started together, checked one after the other)
+      const [over, unpriced, forced, destroy] = await Promise.all([
+        proxylab(cli, ['deploy', '--lab', 'labs/default.json', '--max-hourly', '0.05', '--dry-run'], {
+          env: usEast,
+          cwd: REPO_ROOT,
+        }),
+        proxylab(cli, ['deploy', '--lab', 'labs/default.json', '--dry-run'], { env, cwd: REPO_ROOT }),
+        proxylab(
+          cli,
+          [
+            'deploy',
+            '--lab',
+            'labs/default.json',
+            '--max-hourly',
+            '0.05',
+            '--force',
+            '--dry-run',
+            '--profile',
+            'lab',
+          ],
+          { env, cwd: REPO_ROOT },
+        ),
+        proxylab(cli, ['destroy', '--lab', 'labs/default.json', '--dry-run'], { env, cwd: REPO_ROOT }),
+      ]);
+      // THEN to us-east-1: the cost comes first, then the budget refusal
+      expect(over.status).toBe(2);
+      expect(over.stdout).toMatch(
+        /^Cost estimate for lab "default" in us-east-1 \(region from the deploy environment/,
+      );
+      expect(over.stdout).toMatch(/exceeds --max-hourly \$0\.05\/h .*refusing to deploy/);
+      expect(over.stdout).not.toContain('cdk deploy');
+      // the deploy to eu-west-1 (AWS_REGION), which has no price table: refused in the words
+      // `cost` and `validate` use, never priced with another region's list prices
+      expect(unpriced.status).toBe(2);
+      expect(unpriced.stderr).toMatch(
+        /^error: not deployed: region eu-west-1 has no price table in lib\/cost\/price-table\.ts.*--force deploys without an estimate/m,
+      );
+      expect(unpriced.stdout).not.toMatch(/Cost estimate|us-east-1/);
+      expect(forced.status).toBe(0);
+      expect(forced.stdout).toMatch(
+        /^warning: region eu-west-1 has no price table .*deploying anyway because --force was given: no cost estimate, no budget check/,
+      );
+      expect(forced.stdout).toMatch(
+        /would run: AWS_PROFILE=lab npx cdk deploy -c lab=\S+\/labs\/default\.json --require-approval never/,
+      );
+      expect(destroy.status).toBe(0);
+      expect(destroy.stdout).toMatch(
+        /^Dry run: would destroy stack proxylab-default if it is deployed[^]*nothing would be retained[^]*would run: .*npx cdk destroy -c lab=\S+ --force/,
+      );
+    },
+  );
+
+  test.concurrent.each([
     [['run', '--lab', 'labs/default.json', '--suite', 'nope'], /--suite must be one of quick, smoke/],
     [
       ['run', '--lab', 'labs/default.json', '--suite', 'smoke', '--run-id', '../etc'],
@@ -246,11 +276,10 @@ describe('CLI (real entry, no AWS)', () => {
     [['run', '--lab', 'labs/missing.json', '--suite', 'smoke'], /missing\.json/],
     [['fetch', 'r1'], /give --lab FILE \(the deployed lab\) or --bucket NAME/],
     [['status', '--bucket', 'Not_A_Bucket'], /--bucket "Not_A_Bucket" is not a valid S3 bucket name/],
-  ])('proxylab %j exits 2 before any AWS call', (args, message) => {
+  ])('proxylab %j exits 2 before any AWS call', async (args, message) => {
     // The CLI's AWS call audit log stays empty: no call was made.
     const callLog = path.join(scratchDir('proxylab-calls-'), 'calls.jsonl');
-    const res = spawnSync(process.execPath, [cli, ...args], {
-      encoding: 'utf8',
+    const res = await proxylab(cli, [...args], {
       env: { ...env, [AWS_CALL_LOG_ENV]: callLog },
       cwd: REPO_ROOT,
     });
@@ -259,19 +288,18 @@ describe('CLI (real entry, no AWS)', () => {
     expect(fs.existsSync(callLog)).toBe(false);
   });
 
-  test.each([
+  test.concurrent.each([
     [['run', '--lab', 'labs/default.json', '--suite', 'smoke', '--dry-run']],
     [['status', 'r1', '--lab', 'labs/default.json']],
     [['fetch', 'r1', '--bucket', 'some-results-bucket']],
     [['extend', '--lab', 'labs/default.json', '--hours', '2']],
   ])(
     'with no region anywhere, proxylab %j is a usage error (2) naming the ways to give one, before any AWS call',
-    (args) => {
+    async (args) => {
       // GIVEN no AWS_REGION, no profile region, a lab without "region"
       const rest: NodeJS.ProcessEnv = { ...env };
       for (const k of ['AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_PROFILE']) delete rest[k];
-      const res = spawnSync(process.execPath, [cli, ...args], {
-        encoding: 'utf8',
+      const res = await proxylab(cli, [...args], {
         env: rest,
         cwd: REPO_ROOT,
       });
@@ -283,9 +311,8 @@ describe('CLI (real entry, no AWS)', () => {
     },
   );
 
-  test('extend --hours -3 is refused before any AWS client exists', () => {
-    const res = spawnSync(process.execPath, [cli, 'extend', '--lab', 'labs/default.json', '--hours', '-3'], {
-      encoding: 'utf8',
+  test.concurrent('extend --hours -3 is refused before any AWS client exists', async () => {
+    const res = await proxylab(cli, ['extend', '--lab', 'labs/default.json', '--hours', '-3'], {
       env,
       cwd: REPO_ROOT,
     });

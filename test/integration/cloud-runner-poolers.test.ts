@@ -35,6 +35,7 @@ import { SELF_HOSTED_TRANSACTION_POOL, SESSION_POOL } from '../../lib/suite/expe
 import type { MetricsFile, StepRecord } from '../../lib/suite/types';
 import { startLocalStack, type LocalStack } from '../../lib/local/stack';
 import { motoClientConfig, startMoto, type MotoServer } from '../helpers/moto';
+import { pgdataTemplate } from '../helpers/pg-template';
 
 const BUCKET = 'proxylab-it-poolers';
 const RUN_ID = 'cloud-poolers-1';
@@ -45,8 +46,12 @@ let agent: PoolerAgent | null = null;
 let tmp: string;
 
 beforeAll(async () => {
-  stack = await startLocalStack({ poolerProcesses: 2, poolPercent: 25, install: false });
-  moto = await startMoto();
+  // (started together: neither needs the other)
+  [stack, moto] = await Promise.all([
+    // a copy of the tests' data directory template, not an initdb (test/helpers/pg-template.ts)
+    startLocalStack({ poolerProcesses: 2, poolPercent: 25, install: false, dataTemplate: pgdataTemplate() }),
+    startMoto(),
+  ]);
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-it-poolers-'));
 }, 120_000);
 

@@ -13,9 +13,11 @@
  * scenario alone (`test-smoke-churn`).
  *
  * The two fleet tests wait mostly on the fleet's step barriers and pgbench's fixed -T: they run
- * side by side with the kill/resume/fetch chain (test.concurrent), each on its own PostgreSQL and
- * PgBouncer (a refusal above max_connections or a pool's size is only meaningful on a server no
- * other test is using), all against the one moto.
+ * side by side with the kill/resume/fetch chain (test.concurrent), as do the lab test and the
+ * session-state pair, each on its own PostgreSQL and PgBouncer (a refusal above max_connections or a
+ * pool's size is only meaningful on a server no other test is using), all against the one moto. The
+ * chain's reference run (`proxylab local`, its own stack) starts in the top-level beforeAll and
+ * is awaited where it is compared, so the chain waits for the kill and the resume only.
  */
 import { expect } from '@jest/globals';
 import { spawn } from 'node:child_process';
@@ -74,6 +76,9 @@ let chainDb: Db;
 let fleetDb: Db;
 let brokenFleetDb: Db;
 let labDb: Db;
+let sessionDb: Db;
+/** The chain's reference: `proxylab local` of the same suite, started in beforeAll (its own stack and directory). */
+let localRef: { readonly out: string; readonly code: Promise<number | null>; readonly output: () => string };
 let moto: MotoServer;
 let s3: S3Client;
 let tmp: string;
@@ -138,7 +143,18 @@ async function writeRequest(
   return request;
 }
 
-/** What `proxylab run --suite lab` writes for labs/own-workload.json: its scenarios, steps shortened to 1 s. */
+/**
+ * Each step of the lab test: a fixed number of the lab's transactions per client (pgbench -t)
+ * instead of its 20 s (-T 20). What is checked is that the script travels in the request and runs
+ * on every target at every client count, not a measurement: -t ends each step after a few dozen
+ * transactions, where even -T 1 kept pgbench and PostgreSQL at full speed on both cores for 18 s.
+ */
+const LAB_TRANSACTIONS_PER_CLIENT = 20;
+
+/**
+ * What `proxylab run --suite lab` writes for labs/own-workload.json: its scenarios, each step
+ * shortened to LAB_TRANSACTIONS_PER_CLIENT transactions per client (the lab's `transactionsPerClient`).
+ */
 async function writeLabRequest(db: Db, runId: string): Promise<RunRequest> {
   const lab = loadLabFile(path.join(__dirname, '..', '..', 'labs', 'own-workload.json'));
   const request = localRunRequest({
@@ -150,7 +166,11 @@ async function writeLabRequest(db: Db, runId: string): Promise<RunRequest> {
     runnerCount: 1,
     database: RDS_POCKET,
     suite: 'lab',
-    scenarios: lab.scenarios.map((s) => ({ ...s, durationSec: 1 })),
+    scenarios: lab.scenarios.map((s) => ({
+      ...s,
+      durationSec: null,
+      transactionsPerClient: LAB_TRANSACTIONS_PER_CLIENT,
+    })),
   });
   await writeRunRequest(s3, request);
   return request;
@@ -249,11 +269,32 @@ beforeAll(async () => {
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-cloud-it-'));
   // the bundle `cdk synth` ships (content-keyed cache: built once per checkout and content)
   runnerJs = runnerBundleOnce().file;
-  const stacks = Promise.all([startLocalStack(), startLocalStack(), startLocalStack(), startLocalStack()]);
+  // the chain's reference run needs nothing from the others: it runs while they are set up and run
+  const localOut = path.join(tmp, 'local');
+  const local = spawnCli([
+    'local',
+    '--test-suite',
+    CHAIN_SUITE,
+    '--out',
+    localOut,
+    '--run-id',
+    'local-ref',
+    '--no-install',
+    '--test-pgdata-template',
+    pgdataTemplate(),
+  ]);
+  localRef = { out: localOut, code: local.exit, output: () => `${local.stdout()}\n${local.stderr()}` };
+  const stacks = Promise.all([
+    startLocalStack(),
+    startLocalStack(),
+    startLocalStack(),
+    startLocalStack(),
+    startLocalStack(),
+  ]);
   moto = await startMoto();
   s3 = new S3Client({ ...motoClientConfig(moto), forcePathStyle: true });
   await s3.send(new CreateBucketCommand({ Bucket: BUCKET }));
-  const [chain, fleet, brokenFleet, lab] = await stacks;
+  const [chain, fleet, brokenFleet, lab, session] = await stacks;
   // the shape RDS generates for a cluster secret
   const withSecret = async (stack: LocalStack, name: string): Promise<Db> => ({
     stack,
@@ -263,6 +304,7 @@ beforeAll(async () => {
   fleetDb = await withSecret(fleet, 'proxylab-it-fleet-db');
   brokenFleetDb = await withSecret(brokenFleet, 'proxylab-it-broken-fleet-db');
   labDb = await withSecret(lab, 'proxylab-it-lab-db');
+  sessionDb = await withSecret(session, 'proxylab-it-session-db');
 }, 90_000);
 
 afterAll(async () => {
@@ -271,6 +313,9 @@ afterAll(async () => {
     fleetDb?.stack.stop(),
     brokenFleetDb?.stack.stop(),
     labDb?.stack.stop(),
+    sessionDb?.stack.stop(),
+    // (a failed beforeAll may leave the reference run going: it ends with its steps)
+    localRef?.code,
     moto?.stop(),
   ]);
   if (tmp) fs.rmSync(tmp, { recursive: true, force: true });
@@ -323,23 +368,11 @@ describe('runner → moto S3, killed and resumed, fetched like a local run', () 
   }, 100_000);
 
   test('fetch copies the run into the layout proxylab local writes, with the same step shape', async () => {
-    // GIVEN what proxylab local writes for the same suite
-    const localOut = path.join(tmp, 'local');
-    const local = spawnCli([
-      'local',
-      '--test-suite',
-      CHAIN_SUITE,
-      '--out',
-      localOut,
-      '--run-id',
-      'local-ref',
-      '--no-install',
-      '--test-pgdata-template',
-      pgdataTemplate(),
-    ]);
-    const localCode = await local.exit;
+    // GIVEN what proxylab local writes for the same suite (the run started in beforeAll)
+    const localOut = localRef.out;
+    const localCode = await localRef.code;
     // On failure the output says why (a broken verdict is on stdout, an error on stderr).
-    const why = localCode === 0 ? '' : `${local.stdout()}\n${local.stderr()}`;
+    const why = localCode === 0 ? '' : localRef.output();
     expect({ localCode, why }).toEqual({ localCode: 0, why: '' });
     // WHEN the cloud run is fetched from moto
     const fetchOut = path.join(tmp, 'fetched');
@@ -447,13 +480,30 @@ describe('runner → moto S3, killed and resumed, fetched like a local run', () 
 
 describe('session-state through the runner: a proxy that pins, its pinning metric mocked, the fetched run draws the matrix', () => {
   const runId = 'cloud-it-session';
-  let steps: StepRecord[];
+  /**
+   * The two tests run beside the chain on their own database (test.concurrent); the second reads
+   * what the first measured: it waits for the step records (null: the first failed before them).
+   */
+  let measured: (steps: StepRecord[] | null) => void = () => undefined;
+  const sessionSteps = new Promise<StepRecord[] | null>((resolve) => (measured = resolve));
 
-  test('the runner measures every feature on the writer and the proxy, and records where the proxy’s pins are', async () => {
+  test.concurrent(
+    'the runner measures every feature on the writer and the proxy, and records where the proxy’s pins are',
+    async () => {
+      try {
+        await measureSessionState();
+      } finally {
+        measured(null); // (no effect once the records were handed over)
+      }
+    },
+    120_000,
+  );
+
+  async function measureSessionState(): Promise<void> {
     // GIVEN the probe's roles made up front by a DBA (the secret's user may not create roles), and
     // PostgreSQL itself standing in for an RDS Proxy: for session state, a proxy that pins every
     // session it changes behaves like a direct connection
-    await psqlQuery(chainDb.stack.postgres.superuserTarget('bench'), [
+    await psqlQuery(sessionDb.stack.postgres.superuserTarget('bench'), [
       'CREATE ROLE proxylab_probe_a NOLOGIN',
       'CREATE ROLE proxylab_probe_b NOLOGIN',
       'GRANT proxylab_probe_a, proxylab_probe_b TO bench',
@@ -463,9 +513,9 @@ describe('session-state through the runner: a proxy that pins, its pinning metri
       localRunRequest({
         runId,
         bucket: BUCKET,
-        secretArn: chainDb.secretArn,
-        postgresPort: chainDb.stack.postgres.port,
-        proxyPort: chainDb.stack.postgres.port,
+        secretArn: sessionDb.secretArn,
+        postgresPort: sessionDb.stack.postgres.port,
+        proxyPort: sessionDb.stack.postgres.port,
         runnerCount: 1,
         suite: 'session-state',
         proxy: { name: 'pool100', dbProxyName: 'lab-pool100' },
@@ -481,7 +531,8 @@ describe('session-state through the runner: a proxy that pins, its pinning metri
     if (proc.code !== 0) process.stderr.write(`runner output:\n${proc.stdout}\n${proc.stderr}\n`);
     // THEN every feature worked on both, as the sources expect (the proxy pins, so nothing is shared)
     expect(proc.code).toBe(0);
-    steps = await s3Steps(runId);
+    const steps = await s3Steps(runId);
+    measured(steps);
     expect(steps.map((s) => [s.target.name, s.verdict.held]).sort()).toEqual([
       ['direct', true],
       ['pool100', true],
@@ -503,62 +554,75 @@ describe('session-state through the runner: a proxy that pins, its pinning metri
     }
     const direct = steps.find((s) => s.target.name === 'direct')?.probe as SessionStateResult;
     expect(direct.features.every((f) => f.pinWatch === null)).toBe(true);
-  }, 120_000);
+  }
 
-  test('with the collector’s pinning series in the bucket, fetch renders pins where the metric shows them', async () => {
-    // GIVEN the collector's CloudWatch file (mocked): a pinned connection in each feature's whole
-    // period, except the transaction-level advisory lock, which RDS Proxy does not pin
-    const proxy = steps.find((s) => s.target.name === 'pool100')?.probe as SessionStateResult;
-    const points: Array<[string, number]> = proxy.features.map((f) => [
-      new Date(Math.ceil(Date.parse(f.pinWatch?.start ?? '') / 200) * 200).toISOString(),
-      f.feature === 'advisory-xact-lock' ? 0 : 1,
-    ]);
-    const writer = new S3RunWriter(recordAws(s3, COLLECTOR), BUCKET, runId);
-    await writer.writeMetricsFile('cloudwatch', {
-      schemaVersion: 1,
-      runId,
-      window: { start: steps[0]?.startedAt ?? '', end: new Date().toISOString() },
-      collectedAt: new Date().toISOString(),
-      series: [
-        {
-          source: 'cloudwatch',
-          name: PINNED_METRIC,
-          stat: 'Sum',
-          unit: 'Count',
-          dimensions: { ProxyName: 'lab-pool100' },
-          points,
-          status: 'ok',
-        },
-      ],
-    });
-    // WHEN the run is fetched (and its report written)
-    const out = path.join(tmp, 'fetched-session');
-    const fetch = spawnCli(
-      ['fetch', runId, '--bucket', BUCKET, '--out', out],
-      motoEnv(moto) as Record<string, string>,
-    );
-    expect({ code: await fetch.exit, err: fetch.stderr().match(/error.*/i)?.[0] ?? '' }).toEqual({
-      code: 0,
-      err: '',
-    });
-    // THEN the matrix has a column per target, and the proxy's cells say whether the metric saw a pin
-    const page = fs.readFileSync(path.join(out, runId, 'report.html'), 'utf8');
-    expect(page.match(/<td class="so-[a-z-]+" title="/g)?.length).toBe(32);
-    const cell = (feature: string): string =>
-      new RegExp(
-        `data-feature="${feature}" data-target="pool100"[^>]*>[^<]*<span[^>]*>[^<]*</span>[^<]*<span class="pin"[^>]*>([^<]*)<`,
-      ).exec(page)?.[1] ?? 'none';
-    expect(cell('set-session')).toBe('pins');
-    expect(cell('advisory-xact-lock')).toBe('no pin');
-    const summary = fs.readFileSync(path.join(out, runId, 'summary.md'), 'utf8');
-    expect(summary).toContain('| SET (session) | ✓ works | ✓ works · pins |');
-    expect(summary).toContain('| advisory lock (transaction) | ✓ works | ✓ works · no pin |');
-    // the expectation and its source travel with each cell (the hover text)
-    expect(page).toContain('AWS lists &quot;Using SET commands&quot; as pinning');
-    expect(page).toContain(
-      'https://docs.aws.amazon.com/AmazonRDS/latest/AuroraUserGuide/rds-proxy-pinning.html',
-    );
-  }, 120_000);
+  test.concurrent(
+    'with the collector’s pinning series in the bucket, fetch renders pins where the metric shows them',
+    async () => {
+      const steps = await sessionSteps;
+      if (steps === null)
+        throw new Error('the runner test above failed before it read its steps: nothing to fetch');
+      // GIVEN the collector's CloudWatch file (mocked): a pinned connection in each feature's whole
+      // period, except the transaction-level advisory lock, which RDS Proxy does not pin
+      const proxy = steps.find((s) => s.target.name === 'pool100')?.probe as SessionStateResult;
+      const points: Array<[string, number]> = proxy.features.map((f) => [
+        new Date(Math.ceil(Date.parse(f.pinWatch?.start ?? '') / 200) * 200).toISOString(),
+        f.feature === 'advisory-xact-lock' ? 0 : 1,
+      ]);
+      // (a client of its own: recordAws marks every later call of a client as the collector's, and the
+      // tests beside this one use the shared one)
+      const collectorS3 = recordAws(
+        new S3Client({ ...motoClientConfig(moto), forcePathStyle: true }),
+        COLLECTOR,
+      );
+      const writer = new S3RunWriter(collectorS3, BUCKET, runId);
+      await writer.writeMetricsFile('cloudwatch', {
+        schemaVersion: 1,
+        runId,
+        window: { start: steps[0]?.startedAt ?? '', end: new Date().toISOString() },
+        collectedAt: new Date().toISOString(),
+        series: [
+          {
+            source: 'cloudwatch',
+            name: PINNED_METRIC,
+            stat: 'Sum',
+            unit: 'Count',
+            dimensions: { ProxyName: 'lab-pool100' },
+            points,
+            status: 'ok',
+          },
+        ],
+      });
+      // WHEN the run is fetched (and its report written)
+      const out = path.join(tmp, 'fetched-session');
+      const fetch = spawnCli(
+        ['fetch', runId, '--bucket', BUCKET, '--out', out],
+        motoEnv(moto) as Record<string, string>,
+      );
+      expect({ code: await fetch.exit, err: fetch.stderr().match(/error.*/i)?.[0] ?? '' }).toEqual({
+        code: 0,
+        err: '',
+      });
+      // THEN the matrix has a column per target, and the proxy's cells say whether the metric saw a pin
+      const page = fs.readFileSync(path.join(out, runId, 'report.html'), 'utf8');
+      expect(page.match(/<td class="so-[a-z-]+" title="/g)?.length).toBe(32);
+      const cell = (feature: string): string =>
+        new RegExp(
+          `data-feature="${feature}" data-target="pool100"[^>]*>[^<]*<span[^>]*>[^<]*</span>[^<]*<span class="pin"[^>]*>([^<]*)<`,
+        ).exec(page)?.[1] ?? 'none';
+      expect(cell('set-session')).toBe('pins');
+      expect(cell('advisory-xact-lock')).toBe('no pin');
+      const summary = fs.readFileSync(path.join(out, runId, 'summary.md'), 'utf8');
+      expect(summary).toContain('| SET (session) | ✓ works | ✓ works · pins |');
+      expect(summary).toContain('| advisory lock (transaction) | ✓ works | ✓ works · no pin |');
+      // the expectation and its source travel with each cell (the hover text)
+      expect(page).toContain('AWS lists &quot;Using SET commands&quot; as pinning');
+      expect(page).toContain(
+        'https://docs.aws.amazon.com/AmazonRDS/latest/AuroraUserGuide/rds-proxy-pinning.html',
+      );
+    },
+    120_000,
+  );
 });
 
 describe('two runner processes split every step through the S3 barrier (moto)', () => {
@@ -680,6 +744,9 @@ describe("a lab's own scenario in the cloud: the script travels in the request (
         expect(step.status).toBe('completed');
         expect(step.verdict.held).toBe(true);
         expect(step.command.join(' ')).toMatch(/ -s 10 .*own-workload\.sql/);
+        // each client ran its share of the lab's transactions, and all of them were processed
+        expect(step.command.join(' ')).toMatch(new RegExp(` -t ${LAB_TRANSACTIONS_PER_CLIENT} `));
+        expect(step.result?.transactionsProcessed).toBe(step.params.clients * LAB_TRANSACTIONS_PER_CLIENT);
       }
       expect(JSON.stringify(plan)).not.toContain(PASSWORD);
     },

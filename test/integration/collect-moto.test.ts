@@ -2,6 +2,8 @@
  * The real `proxylab collect` CLI against moto_server: metric data put into moto's CloudWatch for
  * an Aurora instance and an RDS Proxy comes back, with the planned statistics, from moto's S3 as
  * runs/<runId>/metrics/cloudwatch.json. Performance Insights is disabled (moto has no PI API).
+ * Each test collects its own run (its own run id, instance and destination): they run side by
+ * side (test.concurrent).
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -91,150 +93,159 @@ function series(file: MetricsFile, name: string, stat: string, dimension: string
   return found;
 }
 
-test('proxylab collect reads moto CloudWatch and writes cloudwatch.json to moto S3 with the values put in', async () => {
-  // WHEN
-  const result = await runCli(
-    [
-      'collect',
-      '--run-id',
-      RUN_ID,
-      '--start',
-      iso(0),
-      '--end',
-      iso(5),
-      '--cluster-id',
-      'lab-cluster',
-      '--instance-id',
-      'lab-writer',
-      '--proxy',
-      'lab-proxy',
-      '--no-pi',
-      '--bucket',
-      BUCKET,
-    ],
-    motoEnv(moto),
-  );
-  // THEN
-  expect(result.stderr).not.toMatch(/proxylab failed|error:/);
-  expect(result.code).toBe(0);
-  expect(result.stdout).toContain(`s3://${BUCKET}/runs/${RUN_ID}/metrics/cloudwatch.json`);
-  expect(result.stdout).toContain('pi: skipped');
-
-  const file = await readMetrics(`runs/${RUN_ID}/metrics/cloudwatch.json`);
-  expect(file).toMatchObject({ schemaVersion: 1, runId: RUN_ID, window: { start: iso(0), end: iso(5) } });
-  expect(series(file, 'CPUUtilization', 'Average', 'lab-writer')).toMatchObject({
-    source: 'cloudwatch',
-    unit: 'Percent',
-    dimensions: { DBInstanceIdentifier: 'lab-writer' },
-    status: 'ok',
-    points: [
-      [iso(1), 10],
-      [iso(2), 20],
-      [iso(3), 30],
-    ],
-  });
-  expect(series(file, 'DatabaseConnections', 'Average', 'lab-writer').points).toEqual([[iso(2), 150]]);
-  expect(series(file, 'DatabaseConnections', 'Maximum', 'lab-writer').points).toEqual([[iso(2), 200]]);
-  expect(series(file, 'ClientConnections', 'Sum', 'lab-proxy')).toMatchObject({
-    dimensions: { ProxyName: 'lab-proxy' },
-    points: [[iso(1), 12]],
-  });
-  expect(series(file, 'DatabaseConnectionsCurrentlySessionPinned', 'Sum', 'lab-proxy').points).toEqual([
-    [iso(2), 7],
-  ]);
-  expect(series(file, 'DatabaseConnectionsBorrowLatency', 'Average', 'lab-proxy')).toMatchObject({
-    unit: 'Microseconds',
-    points: [[iso(3), 1000]],
-  });
-  // nothing was put for FreeableMemory: recorded as no-data, not as zeros
-  expect(series(file, 'FreeableMemory', 'Minimum', 'lab-writer')).toMatchObject({
-    status: 'no-data',
-    points: [],
-  });
-  // PI disabled: no pi.json
-  const listed = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `runs/${RUN_ID}/` }));
-  expect((listed.Contents ?? []).map((o) => o.Key)).toEqual([`runs/${RUN_ID}/metrics/cloudwatch.json`]);
-});
-
-test('--engine postgres reads the RDS for PostgreSQL instance metrics (moto), none of the Aurora-only ones', async () => {
-  // GIVEN an RDS for PostgreSQL instance's own metrics in moto's CloudWatch
-  const rds = [{ Name: 'DBInstanceIdentifier', Value: 'pocket-db' }];
-  await cloudwatch.send(
-    new PutMetricDataCommand({
-      Namespace: 'AWS/RDS',
-      MetricData: [
-        // two samples in one minute: Minimum 18 GiB
-        { MetricName: 'FreeStorageSpace', Dimensions: rds, Timestamp: at(1, 5), Value: 19 * 2 ** 30 },
-        { MetricName: 'FreeStorageSpace', Dimensions: rds, Timestamp: at(1, 35), Value: 18 * 2 ** 30 },
-        // seconds, as RDS publishes them: Average 0.002
-        { MetricName: 'ReadLatency', Dimensions: rds, Timestamp: at(2, 5), Value: 0.001 },
-        { MetricName: 'ReadLatency', Dimensions: rds, Timestamp: at(2, 6), Value: 0.003 },
-        { MetricName: 'CPUCreditBalance', Dimensions: rds, Timestamp: at(3, 5), Value: 144 },
-        // Unlimited mode: surplus credits spent (a level) and charged (Sum over the minute: 1.5 + 2)
-        { MetricName: 'CPUSurplusCreditBalance', Dimensions: rds, Timestamp: at(4, 5), Value: 30 },
-        { MetricName: 'CPUSurplusCreditsCharged', Dimensions: rds, Timestamp: at(4, 5), Value: 1.5 },
-        { MetricName: 'CPUSurplusCreditsCharged', Dimensions: rds, Timestamp: at(4, 35), Value: 2 },
-      ],
-    }),
-  );
-  const dir = await mkdtemp(path.join(tmpdir(), 'collect-rds-'));
-  try {
-    const runDir = path.join(dir, 'runs', 'rds-run');
+test.concurrent(
+  'proxylab collect reads moto CloudWatch and writes cloudwatch.json to moto S3 with the values put in',
+  async () => {
     // WHEN
     const result = await runCli(
       [
         'collect',
         '--run-id',
-        'rds-run',
+        RUN_ID,
         '--start',
         iso(0),
         '--end',
         iso(5),
         '--cluster-id',
-        'pocket-db',
+        'lab-cluster',
         '--instance-id',
-        'pocket-db',
-        '--engine',
-        'postgres',
-        '--instance-class',
-        'pocket-db=db.t4g.micro',
+        'lab-writer',
+        '--proxy',
+        'lab-proxy',
         '--no-pi',
-        '--out',
-        runDir,
+        '--bucket',
+        BUCKET,
       ],
       motoEnv(moto),
     );
     // THEN
-    expect({ code: result.code, err: result.code === 0 ? '' : result.stderr }).toEqual({ code: 0, err: '' });
-    const file = JSON.parse(
-      await readFile(path.join(runDir, 'metrics', 'cloudwatch.json'), 'utf8'),
-    ) as MetricsFile;
-    expect(series(file, 'FreeStorageSpace', 'Minimum', 'pocket-db')).toMatchObject({
-      unit: 'Bytes',
-      status: 'ok',
-      points: [[iso(1), 18 * 2 ** 30]],
-    });
-    expect(series(file, 'ReadLatency', 'Average', 'pocket-db')).toMatchObject({
-      unit: 'Seconds',
-      points: [[iso(2), 0.002]],
-    });
-    expect(series(file, 'CPUCreditBalance', 'Average', 'pocket-db').points).toEqual([[iso(3), 144]]);
-    expect(series(file, 'CPUSurplusCreditBalance', 'Maximum', 'pocket-db').points).toEqual([[iso(4), 30]]);
-    expect(series(file, 'CPUSurplusCreditsCharged', 'Sum', 'pocket-db')).toMatchObject({
-      unit: 'Count',
-      points: [[iso(4), 3.5]],
-    });
-    // nothing put for DiskQueueDepth: read, and recorded as no-data
-    expect(series(file, 'DiskQueueDepth', 'Average', 'pocket-db').status).toBe('no-data');
-    const names = new Set(file.series.map((s) => s.name));
-    for (const auroraOnly of ['CommitLatency', 'BufferCacheHitRatio', 'Deadlocks', 'ConnectionAttempts'])
-      expect(names.has(auroraOnly)).toBe(false);
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-});
+    expect(result.stderr).not.toMatch(/proxylab failed|error:/);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain(`s3://${BUCKET}/runs/${RUN_ID}/metrics/cloudwatch.json`);
+    expect(result.stdout).toContain('pi: skipped');
 
-test('--out writes into a local run directory from an event file, nothing to S3', async () => {
+    const file = await readMetrics(`runs/${RUN_ID}/metrics/cloudwatch.json`);
+    expect(file).toMatchObject({ schemaVersion: 1, runId: RUN_ID, window: { start: iso(0), end: iso(5) } });
+    expect(series(file, 'CPUUtilization', 'Average', 'lab-writer')).toMatchObject({
+      source: 'cloudwatch',
+      unit: 'Percent',
+      dimensions: { DBInstanceIdentifier: 'lab-writer' },
+      status: 'ok',
+      points: [
+        [iso(1), 10],
+        [iso(2), 20],
+        [iso(3), 30],
+      ],
+    });
+    expect(series(file, 'DatabaseConnections', 'Average', 'lab-writer').points).toEqual([[iso(2), 150]]);
+    expect(series(file, 'DatabaseConnections', 'Maximum', 'lab-writer').points).toEqual([[iso(2), 200]]);
+    expect(series(file, 'ClientConnections', 'Sum', 'lab-proxy')).toMatchObject({
+      dimensions: { ProxyName: 'lab-proxy' },
+      points: [[iso(1), 12]],
+    });
+    expect(series(file, 'DatabaseConnectionsCurrentlySessionPinned', 'Sum', 'lab-proxy').points).toEqual([
+      [iso(2), 7],
+    ]);
+    expect(series(file, 'DatabaseConnectionsBorrowLatency', 'Average', 'lab-proxy')).toMatchObject({
+      unit: 'Microseconds',
+      points: [[iso(3), 1000]],
+    });
+    // nothing was put for FreeableMemory: recorded as no-data, not as zeros
+    expect(series(file, 'FreeableMemory', 'Minimum', 'lab-writer')).toMatchObject({
+      status: 'no-data',
+      points: [],
+    });
+    // PI disabled: no pi.json
+    const listed = await s3.send(new ListObjectsV2Command({ Bucket: BUCKET, Prefix: `runs/${RUN_ID}/` }));
+    expect((listed.Contents ?? []).map((o) => o.Key)).toEqual([`runs/${RUN_ID}/metrics/cloudwatch.json`]);
+  },
+);
+
+test.concurrent(
+  '--engine postgres reads the RDS for PostgreSQL instance metrics (moto), none of the Aurora-only ones',
+  async () => {
+    // GIVEN an RDS for PostgreSQL instance's own metrics in moto's CloudWatch
+    const rds = [{ Name: 'DBInstanceIdentifier', Value: 'pocket-db' }];
+    await cloudwatch.send(
+      new PutMetricDataCommand({
+        Namespace: 'AWS/RDS',
+        MetricData: [
+          // two samples in one minute: Minimum 18 GiB
+          { MetricName: 'FreeStorageSpace', Dimensions: rds, Timestamp: at(1, 5), Value: 19 * 2 ** 30 },
+          { MetricName: 'FreeStorageSpace', Dimensions: rds, Timestamp: at(1, 35), Value: 18 * 2 ** 30 },
+          // seconds, as RDS publishes them: Average 0.002
+          { MetricName: 'ReadLatency', Dimensions: rds, Timestamp: at(2, 5), Value: 0.001 },
+          { MetricName: 'ReadLatency', Dimensions: rds, Timestamp: at(2, 6), Value: 0.003 },
+          { MetricName: 'CPUCreditBalance', Dimensions: rds, Timestamp: at(3, 5), Value: 144 },
+          // Unlimited mode: surplus credits spent (a level) and charged (Sum over the minute: 1.5 + 2)
+          { MetricName: 'CPUSurplusCreditBalance', Dimensions: rds, Timestamp: at(4, 5), Value: 30 },
+          { MetricName: 'CPUSurplusCreditsCharged', Dimensions: rds, Timestamp: at(4, 5), Value: 1.5 },
+          { MetricName: 'CPUSurplusCreditsCharged', Dimensions: rds, Timestamp: at(4, 35), Value: 2 },
+        ],
+      }),
+    );
+    const dir = await mkdtemp(path.join(tmpdir(), 'collect-rds-'));
+    try {
+      const runDir = path.join(dir, 'runs', 'rds-run');
+      // WHEN
+      const result = await runCli(
+        [
+          'collect',
+          '--run-id',
+          'rds-run',
+          '--start',
+          iso(0),
+          '--end',
+          iso(5),
+          '--cluster-id',
+          'pocket-db',
+          '--instance-id',
+          'pocket-db',
+          '--engine',
+          'postgres',
+          '--instance-class',
+          'pocket-db=db.t4g.micro',
+          '--no-pi',
+          '--out',
+          runDir,
+        ],
+        motoEnv(moto),
+      );
+      // THEN
+      expect({ code: result.code, err: result.code === 0 ? '' : result.stderr }).toEqual({
+        code: 0,
+        err: '',
+      });
+      const file = JSON.parse(
+        await readFile(path.join(runDir, 'metrics', 'cloudwatch.json'), 'utf8'),
+      ) as MetricsFile;
+      expect(series(file, 'FreeStorageSpace', 'Minimum', 'pocket-db')).toMatchObject({
+        unit: 'Bytes',
+        status: 'ok',
+        points: [[iso(1), 18 * 2 ** 30]],
+      });
+      expect(series(file, 'ReadLatency', 'Average', 'pocket-db')).toMatchObject({
+        unit: 'Seconds',
+        points: [[iso(2), 0.002]],
+      });
+      expect(series(file, 'CPUCreditBalance', 'Average', 'pocket-db').points).toEqual([[iso(3), 144]]);
+      expect(series(file, 'CPUSurplusCreditBalance', 'Maximum', 'pocket-db').points).toEqual([[iso(4), 30]]);
+      expect(series(file, 'CPUSurplusCreditsCharged', 'Sum', 'pocket-db')).toMatchObject({
+        unit: 'Count',
+        points: [[iso(4), 3.5]],
+      });
+      // nothing put for DiskQueueDepth: read, and recorded as no-data
+      expect(series(file, 'DiskQueueDepth', 'Average', 'pocket-db').status).toBe('no-data');
+      const names = new Set(file.series.map((s) => s.name));
+      for (const auroraOnly of ['CommitLatency', 'BufferCacheHitRatio', 'Deadlocks', 'ConnectionAttempts'])
+        expect(names.has(auroraOnly)).toBe(false);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test.concurrent('--out writes into a local run directory from an event file, nothing to S3', async () => {
   // GIVEN
   const dir = await mkdtemp(path.join(tmpdir(), 'collect-out-'));
   try {
@@ -262,7 +273,7 @@ test('--out writes into a local run directory from an event file, nothing to S3'
   }
 });
 
-test.each([
+test.concurrent.each([
   {
     name: 'no destination',
     args: ['--run-id', 'r', '--start', iso(0), '--end', iso(5), '--cluster-id', 'c'],

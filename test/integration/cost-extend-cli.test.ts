@@ -1,7 +1,8 @@
 /**
  * The real `proxylab extend` CLI against moto_server's EventBridge Scheduler (never real AWS):
  * a schedule shaped like the one the expiry construct deploys is moved 3 hours later, every other
- * field intact; a lab without a schedule exits 2. Also `proxylab cost` exit codes.
+ * field intact; a lab without a schedule exits 2. Also `proxylab cost` exit codes. Each test runs
+ * its own CLI processes on its own lab or schedule: they run side by side (test.concurrent).
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -31,7 +32,7 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-test('extend moves the deployed schedule by --hours and keeps its target', async () => {
+test.concurrent('extend moves the deployed schedule by --hours and keeps its target', async () => {
   // GIVEN the schedule the expiry construct would deploy for stack proxylab-it, due in two days
   const due = new Date(Date.now() + 48 * 3_600_000);
   due.setUTCSeconds(0, 0);
@@ -63,13 +64,13 @@ test('extend moves the deployed schedule by --hours and keeps its target', async
   expect(after.State).toBe('ENABLED');
 });
 
-test('extend on a lab with no schedule here exits 2 and says where to look', async () => {
+test.concurrent('extend on a lab with no schedule here exits 2 and says where to look', async () => {
   const r = await runCli(['extend', '--lab', path.join(dir, 'ghost.json'), '--hours', '1'], motoEnv(moto));
   expect(r.code).toBe(2);
   expect(r.stderr).toMatch(/no expiry schedule proxylab-ghost-expiry .*--profile\/--region/);
 });
 
-test.each([
+test.concurrent.each([
   [['extend', '--lab', 'x.json', '--hours', 'soon'], /--hours must be a number, got "soon"/],
   [['cost', 'labs/does-not-exist.json'], /does not exist/],
   [
@@ -88,13 +89,16 @@ test.each([
   expect(r.stderr).toMatch(message);
 });
 
-test('cost --lab FILE prints the same estimate as cost FILE (the flag every other lab command takes)', async () => {
-  const lab = path.resolve(__dirname, '../../labs/e4-pool-share.json');
-  const [a, b] = await Promise.all([
-    runCli(['cost', lab, '--json'], process.env),
-    runCli(['cost', '--lab', lab, '--json'], process.env),
-  ]);
-  expect([a.code, b.code]).toEqual([0, 0]);
-  expect(JSON.parse(b.stdout)).toEqual(JSON.parse(a.stdout));
-  expect((JSON.parse(a.stdout) as { lab: string }).lab).toBe('e4-pool-share');
-});
+test.concurrent(
+  'cost --lab FILE prints the same estimate as cost FILE (the flag every other lab command takes)',
+  async () => {
+    const lab = path.resolve(__dirname, '../../labs/e4-pool-share.json');
+    const [a, b] = await Promise.all([
+      runCli(['cost', lab, '--json'], process.env),
+      runCli(['cost', '--lab', lab, '--json'], process.env),
+    ]);
+    expect([a.code, b.code]).toEqual([0, 0]);
+    expect(JSON.parse(b.stdout)).toEqual(JSON.parse(a.stdout));
+    expect((JSON.parse(a.stdout) as { lab: string }).lab).toBe('e4-pool-share');
+  },
+);

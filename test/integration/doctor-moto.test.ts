@@ -3,6 +3,8 @@
  * expiry schedule, the DB instance's parameter group, SSM SendCommand) is checked for real over
  * the wire; what needs a real runner and a real Lambda (the probe's output, the collector) fails
  * with its fix — which is exactly what doctor is for. Exit code 1, the whole checklist printed.
+ * The two doctor runs read what beforeAll put in moto and write nothing there: they run side by
+ * side (test.concurrent), each waiting out its own probe polls.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -100,61 +102,69 @@ afterAll(async () => {
   if (dir) await rm(dir, { recursive: true, force: true });
 });
 
-test('doctor prints the whole checklist: real ✓ where moto answers, ✗ with the fix where only a lab can', async () => {
-  const res = await runCli(
-    ['doctor', '--lab', 'labs/default.json', '--outputs', path.join(dir, 'outputs.json')],
-    motoEnv(moto),
-  );
-  process.stdout.write(`--- proxylab doctor against moto ---\n${res.stdout}${res.stderr}`);
-  expect(res.stderr).toBe('');
-  expect(res.code).toBe(1);
-  expect(res.stdout).toMatch(/^✓ stack proxylab-default: CREATE_COMPLETE$/m);
-  expect(res.stdout).toMatch(/^✓ expiry schedule: deletes the lab at /m);
-  expect(res.stdout).toMatch(/^✓ parameter groups in sync: default-writer$/m);
-  // no real runner behind SSM: the probe printed nothing
-  expect(res.stdout).toMatch(
-    /^✗ runner i-0123456789abcdef0: runner software: \/opt\/proxylab\/runner\.js missing$/m,
-  );
-  expect(res.stdout).toMatch(/fix: npx proxylab deploy --lab labs\/default\.json/);
-  expect(res.stdout).toMatch(/^✗ collector/m);
-  expect(res.stdout).toMatch(/checks failed\n$/);
-}, 180_000);
+test.concurrent(
+  'doctor prints the whole checklist: real ✓ where moto answers, ✗ with the fix where only a lab can',
+  async () => {
+    const res = await runCli(
+      ['doctor', '--lab', 'labs/default.json', '--outputs', path.join(dir, 'outputs.json')],
+      motoEnv(moto),
+    );
+    process.stdout.write(`--- proxylab doctor against moto ---\n${res.stdout}${res.stderr}`);
+    expect(res.stderr).toBe('');
+    expect(res.code).toBe(1);
+    expect(res.stdout).toMatch(/^✓ stack proxylab-default: CREATE_COMPLETE$/m);
+    expect(res.stdout).toMatch(/^✓ expiry schedule: deletes the lab at /m);
+    expect(res.stdout).toMatch(/^✓ parameter groups in sync: default-writer$/m);
+    // no real runner behind SSM: the probe printed nothing
+    expect(res.stdout).toMatch(
+      /^✗ runner i-0123456789abcdef0: runner software: \/opt\/proxylab\/runner\.js missing$/m,
+    );
+    expect(res.stdout).toMatch(/fix: npx proxylab deploy --lab labs\/default\.json/);
+    expect(res.stdout).toMatch(/^✗ collector/m);
+    expect(res.stdout).toMatch(/checks failed\n$/);
+  },
+  180_000,
+);
 
-test('a spot lab: the stack-tagged request of a runner ✓, a runner whose request lacks the tag ✗ with the cancel command (moto answers DescribeSpotInstanceRequests)', async () => {
-  const tag = tagged?.InstanceId;
-  const bare = untagged?.InstanceId;
-  expect(tag).toMatch(/^i-/);
-  expect(bare).toMatch(/^i-/);
-  const lab = JSON.parse(await readFile(path.resolve('labs', 'default.json'), 'utf8')) as Record<
-    string,
-    unknown
-  >;
-  delete lab.$schema;
-  await writeFile(
-    path.join(dir, 'spot-lab.json'),
-    JSON.stringify({ ...lab, runners: { ...(lab.runners as object), count: 2, spot: true } }),
-  );
-  const outputs = JSON.parse(await readFile(path.join(dir, 'outputs.json'), 'utf8')) as Record<
-    string,
-    string
-  >;
-  await writeFile(
-    path.join(dir, 'spot-outputs.json'),
-    JSON.stringify({ ...outputs, RunnerInstanceIds: `${tag ?? ''},${bare ?? ''}` }),
-  );
-  const res = await runCli(
-    ['doctor', '--lab', path.join(dir, 'spot-lab.json'), '--outputs', path.join(dir, 'spot-outputs.json')],
-    motoEnv(moto),
-  );
-  process.stdout.write(`--- proxylab doctor (spot lab) against moto ---\n${res.stdout}${res.stderr}`);
-  expect(res.stderr).toBe('');
-  expect(res.stdout).toContain(
-    `✓ runner ${tag ?? ''}: Spot request: ${tagged?.SpotInstanceRequestId ?? ''} active, tagged proxylab:stack-id`,
-  );
-  expect(res.stdout).toContain(
-    `✗ runner ${bare ?? ''}: Spot request: ${untagged?.SpotInstanceRequestId ?? ''} (active) carries no proxylab:stack-id tag`,
-  );
-  expect(res.stdout).toContain(
-    `cancel-spot-instance-requests --spot-instance-request-ids ${untagged?.SpotInstanceRequestId ?? ''}`,
-  );
-}, 180_000);
+test.concurrent(
+  'a spot lab: the stack-tagged request of a runner ✓, a runner whose request lacks the tag ✗ with the cancel command (moto answers DescribeSpotInstanceRequests)',
+  async () => {
+    const tag = tagged?.InstanceId;
+    const bare = untagged?.InstanceId;
+    expect(tag).toMatch(/^i-/);
+    expect(bare).toMatch(/^i-/);
+    const lab = JSON.parse(await readFile(path.resolve('labs', 'default.json'), 'utf8')) as Record<
+      string,
+      unknown
+    >;
+    delete lab.$schema;
+    await writeFile(
+      path.join(dir, 'spot-lab.json'),
+      JSON.stringify({ ...lab, runners: { ...(lab.runners as object), count: 2, spot: true } }),
+    );
+    const outputs = JSON.parse(await readFile(path.join(dir, 'outputs.json'), 'utf8')) as Record<
+      string,
+      string
+    >;
+    await writeFile(
+      path.join(dir, 'spot-outputs.json'),
+      JSON.stringify({ ...outputs, RunnerInstanceIds: `${tag ?? ''},${bare ?? ''}` }),
+    );
+    const res = await runCli(
+      ['doctor', '--lab', path.join(dir, 'spot-lab.json'), '--outputs', path.join(dir, 'spot-outputs.json')],
+      motoEnv(moto),
+    );
+    process.stdout.write(`--- proxylab doctor (spot lab) against moto ---\n${res.stdout}${res.stderr}`);
+    expect(res.stderr).toBe('');
+    expect(res.stdout).toContain(
+      `✓ runner ${tag ?? ''}: Spot request: ${tagged?.SpotInstanceRequestId ?? ''} active, tagged proxylab:stack-id`,
+    );
+    expect(res.stdout).toContain(
+      `✗ runner ${bare ?? ''}: Spot request: ${untagged?.SpotInstanceRequestId ?? ''} (active) carries no proxylab:stack-id tag`,
+    );
+    expect(res.stdout).toContain(
+      `cancel-spot-instance-requests --spot-instance-request-ids ${untagged?.SpotInstanceRequestId ?? ''}`,
+    );
+  },
+  180_000,
+);

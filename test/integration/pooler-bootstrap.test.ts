@@ -30,6 +30,7 @@ import { psqlExec } from '../../lib/exec/psql';
 import { poolerPaths } from '../../lib/poolers/pgbouncer/host';
 import type { PoolerEndpoint, PoolerHostConfig } from '../../lib/poolers/pgbouncer/layout';
 import { motoClientConfig, startMoto, type MotoServer } from '../helpers/moto';
+import { pgdataTemplate } from '../helpers/pg-template';
 import { pgbouncer118, pgbouncer125 } from '../helpers/pgbouncer-versions';
 
 // A quote and a space in the password: the userlist must double the quote.
@@ -47,6 +48,8 @@ let dbSecretArn: string;
 let adminSecretArn: string;
 
 beforeAll(async () => {
+  // moto starts while PostgreSQL is set up (neither needs the other)
+  const motoStarting = startMoto();
   bins = findBinaries({ install: false });
   runAs = resolveRunAs();
   base = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-pooler-it-'));
@@ -80,6 +83,8 @@ beforeAll(async () => {
     bins,
     baseDir: base,
     runAs,
+    // the shared template data directory (initdb once per machine), not an initdb of its own
+    dataTemplate: pgdataTemplate(),
     maxConnections: 40,
     superuserReservedConnections: 3,
     extraSettings: {
@@ -102,7 +107,7 @@ beforeAll(async () => {
     ].join('\n'),
   );
   await psqlExec(pg.superuserTarget(), ['SELECT pg_reload_conf()']);
-  moto = await startMoto();
+  moto = await motoStarting;
   secrets = new SecretsManagerClient(motoClientConfig(moto));
   dbSecretArn =
     (

@@ -22,7 +22,7 @@ import { checkLabFile } from '../../../lib/config';
 import { expiryScheduleName } from '../../../lib/config/expiry';
 import { operatorPolicy, type OperatorRole } from '../../../lib/operator/iam-policy';
 import { SPOT_REQUEST_TAG } from '../../../lib/config/stack-outputs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import {
   labPolicies,
   normalizeAssetKey,
@@ -31,6 +31,37 @@ import {
   type PolicyJson,
 } from './lab-policies';
 import { describePrincipal, labOf, type Principal } from './principals';
+
+memoizeResourceTypeMatching();
+
+/**
+ * iam-simulate asks @cloud-copilot/iam-utils which of an action's resource types a resource ARN
+ * matches (`mostSpecificMatchingResourceTypePatterns`) on every simulation, and the wildcard
+ * pattern intersection behind it was most of the CPU of the IAM checks (≈ 60 % of
+ * test/unit/iam-least-privilege.test.ts, which simulates each recorded call once per statement
+ * removed). The answer depends only on the ARN and the patterns, so it is kept per pair here. The
+ * function is replaced on the module object iam-utils' index re-exports through a getter (CommonJS,
+ * what jest loads); if a later iam-utils no longer has it there, nothing is cached and nothing else
+ * changes.
+ */
+function memoizeResourceTypeMatching(): void {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the module file behind the package's index
+  const mod = require(join(dirname(require.resolve('@cloud-copilot/iam-utils')), 'resourceTypes.js')) as {
+    mostSpecificMatchingResourceTypePatterns?: (resource: string, patterns: readonly string[]) => string[];
+  };
+  const original = mod.mostSpecificMatchingResourceTypePatterns;
+  if (typeof original !== 'function') return;
+  const cache = new Map<string, readonly string[]>();
+  mod.mostSpecificMatchingResourceTypePatterns = (resource, patterns) => {
+    const key = `${resource}\n${patterns.join('\n')}`;
+    let hit = cache.get(key);
+    if (hit === undefined) {
+      hit = original(resource, patterns);
+      cache.set(key, hit);
+    }
+    return [...hit];
+  };
+}
 
 /** One IAM authorization a call needs: any of `resources` (alternatives) must be allowed. */
 export interface IamRequest {
