@@ -8,25 +8,15 @@ import { profileOption } from './aws-options';
 import { InfrastructureError, UsageError } from '../../lib/core/errors';
 import { checkOutDir } from '../../lib/core/out-dir';
 import { readJsonFile } from '../../lib/core/read';
-import type * as CollectorModule from '../../lib/collector';
 import type { CollectSummary, RunWriter, SourceSummary, CollectEvent } from '../../lib/collector';
-import type * as ClientsModule from '../../lib/aws/clients';
-import type * as OperatorModule from '../../lib/operator/operator';
-import type * as OutputsModule from '../../lib/operator/outputs';
-import type * as RecollectModule from '../../lib/operator/recollect';
-import type * as LoadModule from '../../lib/config/load';
-
-// Loaded when the command runs, not when `proxylab --help` lists it (scripts/cli.ts).
-const collectorModule = (): typeof CollectorModule =>
-  require('../../lib/collector') as typeof CollectorModule;
-const clientsModule = (): typeof ClientsModule => require('../../lib/aws/clients') as typeof ClientsModule;
-const operatorModule = (): typeof OperatorModule =>
-  require('../../lib/operator/operator') as typeof OperatorModule;
-const outputsModule = (): typeof OutputsModule =>
-  require('../../lib/operator/outputs') as typeof OutputsModule;
-const recollectModule = (): typeof RecollectModule =>
-  require('../../lib/operator/recollect') as typeof RecollectModule;
-const loadModule = (): typeof LoadModule => require('../../lib/config/load') as typeof LoadModule;
+import {
+  clientsModule,
+  collectorModule,
+  loadModule,
+  operatorModule,
+  outputsModule,
+  recollectModule,
+} from './lazy';
 
 interface CollectFlags {
   readonly event?: string;

@@ -6,44 +6,25 @@
 import type { Command } from 'commander';
 import { profileOption, regionOption } from './aws-options';
 import { InfrastructureError, UsageError } from '../../lib/core/errors';
-import type * as OperatorModule from '../../lib/operator/operator';
-import type * as LoadModule from '../../lib/config/load';
-import type * as StackOutputsModule from '../../lib/config/stack-outputs';
-import type * as PreflightModule from '../../lib/cost/preflight';
 import { PRICE_TABLES } from '../../lib/cost/price-table';
-import type * as PriceCheckModule from '../../lib/cost/price-check';
 import { labWarnings } from '../../lib/config/warnings';
 import type { LabConfig } from '../../lib/config/types';
-import type * as AvailabilityZonesModule from '../../lib/operator/availability-zones';
-import type * as PoolerSourcesModule from '../../lib/operator/pooler-sources';
 import { poolerSourcePath } from '../../lib/poolers/sources';
-import type * as ClientsModule from '../../lib/aws/clients';
 import type { AwsSettings } from '../../lib/aws/clients';
-import type * as OutputsModule from '../../lib/operator/outputs';
-import type * as ParametersModule from '../../lib/operator/parameters';
 import { formatExpiresAt } from '../../lib/config/expiry';
-import type * as ExtendModule from '../../lib/operator/extend';
-
-// Loaded when the command runs, not when `proxylab --help` lists it (scripts/cli.ts).
-const operatorModule = (): typeof OperatorModule =>
-  require('../../lib/operator/operator') as typeof OperatorModule;
-const loadModule = (): typeof LoadModule => require('../../lib/config/load') as typeof LoadModule;
-const stackOutputsModule = (): typeof StackOutputsModule =>
-  require('../../lib/config/stack-outputs') as typeof StackOutputsModule;
-const preflightModule = (): typeof PreflightModule =>
-  require('../../lib/cost/preflight') as typeof PreflightModule;
-const priceCheckModule = (): typeof PriceCheckModule =>
-  require('../../lib/cost/price-check') as typeof PriceCheckModule;
-const availabilityZonesModule = (): typeof AvailabilityZonesModule =>
-  require('../../lib/operator/availability-zones') as typeof AvailabilityZonesModule;
-const poolerSourcesModule = (): typeof PoolerSourcesModule =>
-  require('../../lib/operator/pooler-sources') as typeof PoolerSourcesModule;
-const clientsModule = (): typeof ClientsModule => require('../../lib/aws/clients') as typeof ClientsModule;
-const outputsModule = (): typeof OutputsModule =>
-  require('../../lib/operator/outputs') as typeof OutputsModule;
-const parametersModule = (): typeof ParametersModule =>
-  require('../../lib/operator/parameters') as typeof ParametersModule;
-const extendModule = (): typeof ExtendModule => require('../../lib/operator/extend') as typeof ExtendModule;
+import {
+  availabilityZonesModule,
+  clientsModule,
+  extendModule,
+  loadModule,
+  operatorModule,
+  outputsModule,
+  parametersModule,
+  poolerSourcesModule,
+  preflightModule,
+  priceCheckModule,
+  stackOutputsModule,
+} from './lazy';
 
 interface DeployFlags {
   readonly lab: string;

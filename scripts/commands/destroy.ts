@@ -5,16 +5,7 @@
 import type { Command } from 'commander';
 import { profileOption, regionOption } from './aws-options';
 import { InfrastructureError } from '../../lib/core/errors';
-import type * as OperatorModule from '../../lib/operator/operator';
-import type * as LoadModule from '../../lib/config/load';
-import type * as StackOutputsModule from '../../lib/config/stack-outputs';
-
-// Loaded when the command runs, not when `proxylab --help` lists it (scripts/cli.ts).
-const operatorModule = (): typeof OperatorModule =>
-  require('../../lib/operator/operator') as typeof OperatorModule;
-const loadModule = (): typeof LoadModule => require('../../lib/config/load') as typeof LoadModule;
-const stackOutputsModule = (): typeof StackOutputsModule =>
-  require('../../lib/config/stack-outputs') as typeof StackOutputsModule;
+import { loadModule, operatorModule, stackOutputsModule } from './lazy';
 
 interface DestroyFlags {
   readonly lab: string;

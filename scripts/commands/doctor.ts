@@ -5,24 +5,15 @@
  */
 import type { Command } from 'commander';
 import { profileOption, regionOption } from './aws-options';
-import type * as ClientsModule from '../../lib/aws/clients';
-import type * as DoctorModule from '../../lib/operator/doctor';
-import type * as OperatorModule from '../../lib/operator/operator';
-import type * as OutputsModule from '../../lib/operator/outputs';
-import type * as RunnerBundleModule from '../../lib/constructs/runner-bundle';
 import { UsageError } from '../../lib/core/errors';
-import type * as LoadModule from '../../lib/config/load';
-
-// Loaded when the command runs, not when `proxylab --help` lists it (scripts/cli.ts).
-const clientsModule = (): typeof ClientsModule => require('../../lib/aws/clients') as typeof ClientsModule;
-const doctorModule = (): typeof DoctorModule => require('../../lib/operator/doctor') as typeof DoctorModule;
-const operatorModule = (): typeof OperatorModule =>
-  require('../../lib/operator/operator') as typeof OperatorModule;
-const outputsModule = (): typeof OutputsModule =>
-  require('../../lib/operator/outputs') as typeof OutputsModule;
-const runnerBundleModule = (): typeof RunnerBundleModule =>
-  require('../../lib/constructs/runner-bundle') as typeof RunnerBundleModule;
-const loadModule = (): typeof LoadModule => require('../../lib/config/load') as typeof LoadModule;
+import {
+  clientsModule,
+  doctorModule,
+  loadModule,
+  operatorModule,
+  outputsModule,
+  runnerBundleModule,
+} from './lazy';
 
 interface DoctorFlags {
   readonly lab: string;

@@ -4,23 +4,10 @@
 import type { Command } from 'commander';
 import { profileOption, regionOption } from './aws-options';
 import { UsageError } from '../../lib/core/errors';
-import type * as ClientsModule from '../../lib/aws/clients';
-import type * as OperatorModule from '../../lib/operator/operator';
-import type * as LoadModule from '../../lib/config/load';
-import type * as StackOutputsModule from '../../lib/config/stack-outputs';
 import { formatExpiresAt } from '../../lib/config/expiry';
 // EXTEND_HOURS_MAX (lib/operator/extend.ts) is the schema's ttlHoursMax: read here without the AWS client.
 import { LIMITS } from '../../lib/config/schema';
-import type * as ExtendModule from '../../lib/operator/extend';
-
-// Loaded when the command runs, not when `proxylab --help` lists it (scripts/cli.ts).
-const clientsModule = (): typeof ClientsModule => require('../../lib/aws/clients') as typeof ClientsModule;
-const operatorModule = (): typeof OperatorModule =>
-  require('../../lib/operator/operator') as typeof OperatorModule;
-const loadModule = (): typeof LoadModule => require('../../lib/config/load') as typeof LoadModule;
-const stackOutputsModule = (): typeof StackOutputsModule =>
-  require('../../lib/config/stack-outputs') as typeof StackOutputsModule;
-const extendModule = (): typeof ExtendModule => require('../../lib/operator/extend') as typeof ExtendModule;
+import { clientsModule, extendModule, loadModule, operatorModule, stackOutputsModule } from './lazy';
 
 interface ExtendFlags {
   readonly lab: string;

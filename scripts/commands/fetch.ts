@@ -4,22 +4,12 @@
  */
 import type { Command } from 'commander';
 import * as path from 'node:path';
-import type * as ClientsModule from '../../lib/aws/clients';
-import type * as OperatorModule from '../../lib/operator/operator';
 import { UsageError } from '../../lib/core/errors';
 import { checkOutDir } from '../../lib/core/out-dir';
-import type * as ReportModule from '../../lib/report';
-import type * as RunsModule from '../../lib/operator/runs';
 import { forTerminalLine } from '../../lib/core/terminal-text';
 import { FileSystemBlobStore } from '../../lib/results/fs-blob-store';
 import { addBucketOptions, resolveBucket, type BucketFlags } from './status';
-
-// Loaded when the command runs, not when `proxylab --help` lists it (scripts/cli.ts).
-const clientsModule = (): typeof ClientsModule => require('../../lib/aws/clients') as typeof ClientsModule;
-const operatorModule = (): typeof OperatorModule =>
-  require('../../lib/operator/operator') as typeof OperatorModule;
-const reportModule = (): typeof ReportModule => require('../../lib/report') as typeof ReportModule;
-const runsModule = (): typeof RunsModule => require('../../lib/operator/runs') as typeof RunsModule;
+import { clientsModule, operatorModule, reportModule, runsModule } from './lazy';
 
 interface FetchFlags extends BucketFlags {
   readonly out: string;

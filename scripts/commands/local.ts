@@ -9,7 +9,6 @@ import { checkOutDir } from '../../lib/core/out-dir';
 import { shellQuote } from '../../lib/core/shell';
 import { forTerminal } from '../../lib/core/terminal-text';
 import { formatResultTables, formatSummary, ProgressPrinter } from '../../lib/cli/terminal';
-import type * as RunLocalModule from '../../lib/local/run-local';
 import type { LocalRunResult } from '../../lib/local/run-local';
 import {
   DEFAULT_MAX_CONNECTIONS,
@@ -18,10 +17,7 @@ import {
   DEFAULT_SUITE,
 } from '../../lib/local/defaults';
 import { getSuite, SUITE_NAMES } from '../../lib/suite/catalog';
-
-// Loaded when the command runs, not when `proxylab --help` lists it (scripts/cli.ts).
-const runLocalModule = (): typeof RunLocalModule =>
-  require('../../lib/local/run-local') as typeof RunLocalModule;
+import { runLocalModule } from './lazy';
 
 interface LocalFlags {
   readonly lab?: string;

@@ -5,15 +5,7 @@
  * warnings `validate` and `run` print. `run --dry-run` prints the same plan.
  */
 import type { Command } from 'commander';
-import type * as LoadModule from '../../lib/config/load';
-import type * as ScenariosModule from '../../lib/config/scenarios';
-import type * as RunPlanModule from '../../lib/cost/run-plan';
-
-// Loaded when the command runs, not when `proxylab --help` lists it (scripts/cli.ts).
-const loadModule = (): typeof LoadModule => require('../../lib/config/load') as typeof LoadModule;
-const scenariosModule = (): typeof ScenariosModule =>
-  require('../../lib/config/scenarios') as typeof ScenariosModule;
-const runPlanModule = (): typeof RunPlanModule => require('../../lib/cost/run-plan') as typeof RunPlanModule;
+import { loadModule, runPlanModule, scenariosModule } from './lazy';
 
 interface PlanFlags {
   readonly lab: string;

@@ -5,10 +5,7 @@
 import type { Command } from 'commander';
 import { checkOutDir } from '../../lib/core/out-dir';
 import { forTerminalLine } from '../../lib/core/terminal-text';
-import type * as ReportModule from '../../lib/report';
-
-// Loaded when the command runs, not when `proxylab --help` lists it (scripts/cli.ts).
-const reportModule = (): typeof ReportModule => require('../../lib/report') as typeof ReportModule;
+import { reportModule } from './lazy';
 
 interface ReportFlags {
   readonly out?: string;

@@ -7,47 +7,30 @@ import type { Command } from 'commander';
 import { profileOption, regionOption } from './aws-options';
 import { runExitCode } from '../../lib/suite/verdict';
 import { UsageError } from '../../lib/core/errors';
-import type * as ClientsModule from '../../lib/aws/clients';
-import type * as OperatorModule from '../../lib/operator/operator';
-import type * as OutputsModule from '../../lib/operator/outputs';
 import { formatDuration } from '../../lib/core/format';
-import type * as RunnerBundleModule from '../../lib/constructs/runner-bundle';
 import { decideRunExpiry } from '../../lib/operator/run-window';
-import type * as ScenariosModule from '../../lib/config/scenarios';
 import type * as RunPlanModule from '../../lib/cost/run-plan';
 import type { RunPlanPreview } from '../../lib/cost/run-plan';
 import { formatExpiresAt } from '../../lib/config/expiry';
-import type * as ExtendModule from '../../lib/operator/extend';
-import type * as SsmModule from '../../lib/operator/ssm';
-import type * as RunRequestModule from '../../lib/aws/run-request';
-import type * as LoadModule from '../../lib/config/load';
 import { checkDisruptionGrants, disruptionNotice } from '../../lib/config/disruptions';
 import { labWarnings } from '../../lib/config/warnings';
-import type * as TargetsModule from '../../lib/config/targets';
 import type { LabConfig } from '../../lib/config/types';
 import { PRICE_TABLES } from '../../lib/cost/price-table';
-import type * as TargetPricesModule from '../../lib/cost/target-prices';
 import type { TargetPrice } from '../../lib/suite/types';
-
-// Loaded when the command runs, not when `proxylab --help` lists it (scripts/cli.ts).
-const clientsModule = (): typeof ClientsModule => require('../../lib/aws/clients') as typeof ClientsModule;
-const operatorModule = (): typeof OperatorModule =>
-  require('../../lib/operator/operator') as typeof OperatorModule;
-const outputsModule = (): typeof OutputsModule =>
-  require('../../lib/operator/outputs') as typeof OutputsModule;
-const runnerBundleModule = (): typeof RunnerBundleModule =>
-  require('../../lib/constructs/runner-bundle') as typeof RunnerBundleModule;
-const scenariosModule = (): typeof ScenariosModule =>
-  require('../../lib/config/scenarios') as typeof ScenariosModule;
-const runPlanModule = (): typeof RunPlanModule => require('../../lib/cost/run-plan') as typeof RunPlanModule;
-const extendModule = (): typeof ExtendModule => require('../../lib/operator/extend') as typeof ExtendModule;
-const ssmModule = (): typeof SsmModule => require('../../lib/operator/ssm') as typeof SsmModule;
-const runRequestModule = (): typeof RunRequestModule =>
-  require('../../lib/aws/run-request') as typeof RunRequestModule;
-const loadModule = (): typeof LoadModule => require('../../lib/config/load') as typeof LoadModule;
-const targetsModule = (): typeof TargetsModule => require('../../lib/config/targets') as typeof TargetsModule;
-const targetPricesModule = (): typeof TargetPricesModule =>
-  require('../../lib/cost/target-prices') as typeof TargetPricesModule;
+import {
+  clientsModule,
+  extendModule,
+  loadModule,
+  operatorModule,
+  outputsModule,
+  runPlanModule,
+  runRequestModule,
+  runnerBundleModule,
+  scenariosModule,
+  ssmModule,
+  targetPricesModule,
+  targetsModule,
+} from './lazy';
 
 interface RunFlags {
   readonly lab: string;

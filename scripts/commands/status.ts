@@ -5,26 +5,17 @@
 import type { Command } from 'commander';
 import { profileOption, regionOption } from './aws-options';
 import { UsageError } from '../../lib/core/errors';
-import type * as CloudformationModule from '@aws-sdk/client-cloudformation';
-import type * as ClientsModule from '../../lib/aws/clients';
-import type * as OperatorModule from '../../lib/operator/operator';
-import type * as OutputsModule from '../../lib/operator/outputs';
-import type * as RunsModule from '../../lib/operator/runs';
 import { forTerminalLine } from '../../lib/core/terminal-text';
-import type * as LoadModule from '../../lib/config/load';
 import type { LabConfig } from '../../lib/config/types';
 import type { AwsSettings } from '../../lib/aws/clients';
-
-// Loaded when the command runs, not when `proxylab --help` lists it (scripts/cli.ts).
-const cloudformationModule = (): typeof CloudformationModule =>
-  require('@aws-sdk/client-cloudformation') as typeof CloudformationModule;
-const clientsModule = (): typeof ClientsModule => require('../../lib/aws/clients') as typeof ClientsModule;
-const operatorModule = (): typeof OperatorModule =>
-  require('../../lib/operator/operator') as typeof OperatorModule;
-const outputsModule = (): typeof OutputsModule =>
-  require('../../lib/operator/outputs') as typeof OutputsModule;
-const runsModule = (): typeof RunsModule => require('../../lib/operator/runs') as typeof RunsModule;
-const loadModule = (): typeof LoadModule => require('../../lib/config/load') as typeof LoadModule;
+import {
+  clientsModule,
+  cloudformationModule,
+  loadModule,
+  operatorModule,
+  outputsModule,
+  runsModule,
+} from './lazy';
 
 export interface BucketFlags {
   readonly lab?: string;

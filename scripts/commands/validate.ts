@@ -6,17 +6,9 @@
  */
 import type { Command } from 'commander';
 import { UsageError } from '../../lib/core/errors';
-import type * as ConfigModule from '../../lib/config';
 import type { LabConfig } from '../../lib/config';
-import type * as PriceCheckModule from '../../lib/cost/price-check';
-import type * as RunPlanModule from '../../lib/cost/run-plan';
 import { labWarnings } from '../../lib/config/warnings';
-
-// Loaded when the command runs, not when `proxylab --help` lists it (scripts/cli.ts).
-const configModule = (): typeof ConfigModule => require('../../lib/config') as typeof ConfigModule;
-const priceCheckModule = (): typeof PriceCheckModule =>
-  require('../../lib/cost/price-check') as typeof PriceCheckModule;
-const runPlanModule = (): typeof RunPlanModule => require('../../lib/cost/run-plan') as typeof RunPlanModule;
+import { configModule, priceCheckModule, runPlanModule } from './lazy';
 
 interface ValidateFlags {
   readonly json?: boolean;

@@ -1,8 +1,9 @@
 /**
- * The CLI's command modules load their work lazily (scripts/cli.ts): `const xModule = (): typeof X =>
- * require('P') as typeof X`, with `import type * as X from 'P'`. The cast is what TypeScript checks the
- * action against, so it must name the very module the `require` loads: a copy-paste slip would type
- * one module's exports and run another's.
+ * The CLI's command modules load their work lazily (scripts/cli.ts) through the loaders of
+ * scripts/commands/lazy.ts: `const xModule = (): typeof X => require('P') as typeof X`, with
+ * `import type * as X from 'P'`. The cast is what TypeScript checks the action against, so it must
+ * name the very module the `require` loads: a copy-paste slip would type one module's exports and run
+ * another's.
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
@@ -31,11 +32,17 @@ const files = [
 ];
 
 test('the command modules do load something lazily (the pattern below still matches them)', () => {
-  // GIVEN the command modules WHEN their lazy accessors are listed THEN the AWS commands have some
+  // GIVEN the command modules WHEN their lazy accessors are listed THEN the shared loaders have them
   const names = files.filter((f) => accessors(f).length > 0).map((f) => path.basename(f, '.ts'));
-  expect(names).toEqual(
-    expect.arrayContaining(['status', 'run', 'deploy', 'local', 'fetch', 'report', 'clients']),
-  );
+  expect(names).toEqual(expect.arrayContaining(['lazy', 'clients']));
+  // AND the commands that reach AWS, the local stack or the report take their work from those loaders
+  for (const command of ['status', 'run', 'deploy', 'local', 'fetch', 'report']) {
+    const text = fs.readFileSync(path.join(COMMANDS, `${command}.ts`), 'utf8');
+    expect({ command, lazy: /import \{[^}]+\} from '\.\/lazy';/.test(text) }).toEqual({
+      command,
+      lazy: true,
+    });
+  }
 });
 
 test.each(files.map((f) => [path.basename(f), f]))(
