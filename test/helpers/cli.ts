@@ -1,5 +1,4 @@
 /** The real `proxylab` CLI as a child process, for tests that check what a user would see. */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
 import type { OperatorRole } from '../../lib/operator/iam-policy';
@@ -9,6 +8,7 @@ import { loadLabPolicies } from './aws-calls/lab-policies';
 import type { Principal } from './aws-calls/principals';
 import { recordCallLog } from './aws-calls/recorder';
 import { scratchDir } from './scratch';
+import { spawnToEnd } from './spawn';
 
 export const REPO_ROOT = path.resolve(__dirname, '..', '..');
 export const CLI = path.join(REPO_ROOT, 'scripts', 'proxylab.js');
@@ -65,21 +65,12 @@ export function runCli(
   principal: Principal = cliPrincipal(args),
 ): Promise<CliResult> {
   const callLog = env[AWS_CALL_LOG_ENV] ?? path.join(scratchDir('proxylab-cli-calls-'), 'calls.jsonl');
-  return new Promise<CliResult>((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], {
-      cwd: REPO_ROOT,
-      env: { ...env, [AWS_CALL_LOG_ENV]: callLog },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-    child.on('error', reject);
-    child.on('close', (code) => {
-      recordCallLog(callLog, principal);
-      resolve({ code, stdout, stderr });
-    });
+  return spawnToEnd(process.execPath, [CLI, ...args], {
+    cwd: REPO_ROOT,
+    env: { ...env, [AWS_CALL_LOG_ENV]: callLog },
+  }).then((result) => {
+    recordCallLog(callLog, principal);
+    return result;
   });
 }
 

@@ -6,12 +6,12 @@
  * repository's own cache — which the other CLI tests use — is never touched. It is inside the
  * checkout, as the real one: the bundle loads packages from the node_modules above it.
  */
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { CLI, REPO_ROOT } from '../helpers/cli';
 import { scratchDir } from '../helpers/scratch';
+import { spawnToEnd } from '../helpers/spawn';
 
 interface Started {
   readonly code: number | null;
@@ -20,15 +20,7 @@ interface Started {
 }
 
 function start(args: readonly string[], env: NodeJS.ProcessEnv, cwd = REPO_ROOT): Promise<Started> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLI, ...args], { cwd, env, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (c: Buffer) => (stdout += c.toString('utf8')));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout, stderr }));
-  });
+  return spawnToEnd(process.execPath, [CLI, ...args], { cwd, env });
 }
 
 const caches: string[] = [];

@@ -7,13 +7,13 @@
  * side (test.concurrent), so the file takes about its CPU time over the cores rather than the sum of
  * every process's start-up one after the other (CONTRIBUTING.md "Test time").
  */
-import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { REPO_ROOT } from '../../lib/operator/operator';
 import { AWS_CALL_LOG_ENV } from '../../lib/core/aws-call-log';
 import { labOutputsWith, proxyOutputs } from '../helpers/lab-outputs';
 import { scratchDir } from '../helpers/scratch';
+import { spawnToEnd } from '../helpers/spawn';
 
 interface Exit {
   readonly status: number | null;
@@ -22,24 +22,16 @@ interface Exit {
 }
 
 /** `node scripts/proxylab.js ARGS` to its end, as spawnSync would run it, without blocking the worker. */
-function proxylab(
+async function proxylab(
   cli: string,
   args: readonly string[],
   opts: { readonly env: NodeJS.ProcessEnv; readonly cwd?: string },
 ): Promise<Exit> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [cli, ...args], {
-      env: opts.env,
-      ...(opts.cwd === undefined ? {} : { cwd: opts.cwd }),
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString('utf8')));
-    child.stderr.on('data', (b: Buffer) => (stderr += b.toString('utf8')));
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
+  const { code, stdout, stderr } = await spawnToEnd(process.execPath, [cli, ...args], {
+    env: opts.env,
+    ...(opts.cwd === undefined ? {} : { cwd: opts.cwd }),
   });
+  return { status: code, stdout, stderr };
 }
 
 const OUTPUTS = labOutputsWith({

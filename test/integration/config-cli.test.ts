@@ -3,10 +3,10 @@
  * Runs the real entry points as a user would. Each test runs its own processes on its own files:
  * they run side by side (test.concurrent), as do the processes inside a test.
  */
-import { spawn } from 'node:child_process';
 import { readdirSync, writeFileSync } from 'node:fs';
 import * as path from 'node:path';
 import { scratchDir } from '../helpers/scratch';
+import { spawnToEnd } from '../helpers/spawn';
 
 const ROOT = path.join(__dirname, '..', '..');
 const dir = scratchDir('proxylab-validate-');
@@ -43,16 +43,9 @@ interface Exit {
 }
 
 /** `command ARGS` in the checkout to its end (as spawnSync would), without blocking the worker. */
-function run(command: string, args: readonly string[]): Promise<Exit> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(command, args, { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (b: Buffer) => (stdout += b.toString('utf8')));
-    child.stderr.on('data', (b: Buffer) => (stderr += b.toString('utf8')));
-    child.on('error', reject);
-    child.on('close', (status) => resolve({ status, stdout, stderr }));
-  });
+async function run(command: string, args: readonly string[]): Promise<Exit> {
+  const { code, stdout, stderr } = await spawnToEnd(command, args, { cwd: ROOT });
+  return { status: code, stdout, stderr };
 }
 
 function proxylab(...args: string[]): Promise<Exit> {
