@@ -162,13 +162,7 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresClus
     };
     const launch = (): ServerProcess => launchPostmaster(opts, dataDir, logFile, root, settings);
     const server = launch();
-    const superuser: PsqlTarget = {
-      psql: opts.bins.psql,
-      host: '127.0.0.1',
-      port,
-      user: SUPERUSER,
-      dbname: 'postgres',
-    };
+    const superuser = superuserAt(opts.bins.psql, port);
     const ready = await waitReady(server, superuser, dataDir, 30000);
     if (!ready) {
       await server.stop('SIGINT', 5000);
@@ -193,6 +187,11 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresClus
     }
   }
   throw new InfrastructureError(`PostgreSQL could not bind a free port after 5 attempts: ${lastError}`);
+}
+
+/** The superuser's connection to a server of this stack on 127.0.0.1:`port` (its postgres database). */
+function superuserAt(psql: string, port: number): PsqlTarget {
+  return { psql, host: '127.0.0.1', port, user: SUPERUSER, dbname: 'postgres' };
 }
 
 /** A postmaster on `dataDir` with `settings` (its port among them), output appended to `logFile`. */
@@ -446,13 +445,7 @@ export async function startStandby(
   const settings = { ...opts.primary.settings, port: String(port), unix_socket_directories: sockDir };
   const launch = (): ServerProcess => launchPostmaster(opts, dataDir, logFile, root, settings);
   const server = launch();
-  const superuser: PsqlTarget = {
-    psql: opts.bins.psql,
-    host: '127.0.0.1',
-    port,
-    user: SUPERUSER,
-    dbname: 'postgres',
-  };
+  const superuser = superuserAt(opts.bins.psql, port);
   if (!(await waitReady(server, superuser, dataDir, 30000))) {
     await server.stop('SIGINT', 5000);
     throw new InfrastructureError(`the standby did not start on port ${port}: ${tail(readLog(logFile))}`);
