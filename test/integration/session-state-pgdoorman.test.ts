@@ -12,13 +12,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { systemClock } from '../../lib/engine/ports';
 import { planOrResume } from '../../lib/engine/plan-or-resume';
-import { runSuite, type RunSuiteResult } from '../../lib/engine/run-suite';
+import type { RunSuiteResult } from '../../lib/engine/run-suite';
 import { FileSystemSink } from '../../lib/local/fs-sink';
-import { BENCH_DB } from '../../lib/local/postgres';
 import { planLocal } from '../../lib/local/run-local';
-import { localSessionProbeRunner } from '../../lib/local/session-probe-runner';
 import { startLocalStack, type LocalStack } from '../../lib/local/stack';
 import { loadRun } from '../../lib/report/load';
 import { sessionMatrix, type SessionMatrix } from '../../lib/report/session-matrix';
@@ -26,6 +23,7 @@ import { getSuite } from '../../lib/suite/catalog';
 import { buildPlan } from '../../lib/suite/plan';
 import { SESSION_FEATURES, type SessionFeature, type SessionOutcome } from '../../lib/suite/session-state';
 import { pgdoorman } from '../helpers/pgdoorman';
+import { runOnLocalStack } from '../helpers/session-run';
 
 /** PgDoorman's transaction pool, feature by feature (RESET ROLE / RESET ALL / CLOSE ALL on release). */
 const TX: Readonly<Record<SessionFeature, SessionOutcome>> = {
@@ -85,21 +83,7 @@ beforeAll(async () => {
       }),
     write: true,
   });
-  result = await runSuite({
-    runId: 'session-doorman',
-    suite,
-    steps,
-    targets: stack.targets,
-    executor: stack.executor,
-    pool: stack.pool,
-    sink,
-    clock: systemClock,
-    mode: 'local',
-    environment: stack.environment,
-    settings: { suite: suite.name },
-    infrastructure: stack.infrastructure,
-    probes: { 'session-state': localSessionProbeRunner(stack, BENCH_DB) },
-  });
+  result = await runOnLocalStack(stack, { runId: 'session-doorman', suite, steps, sink });
   const m = sessionMatrix(loadRun(runDir));
   if (m === null) throw new Error(`no session-state steps in ${runDir}`);
   matrix = m;

@@ -12,14 +12,11 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { systemClock } from '../../lib/engine/ports';
 import { planOrResume } from '../../lib/engine/plan-or-resume';
-import { runSuite, type RunSuiteResult } from '../../lib/engine/run-suite';
+import type { RunSuiteResult } from '../../lib/engine/run-suite';
 import { findBinaries, findPgbouncer } from '../../lib/local/binaries';
 import { FileSystemSink } from '../../lib/local/fs-sink';
-import { BENCH_DB } from '../../lib/local/postgres';
 import { planLocal } from '../../lib/local/run-local';
-import { localSessionProbeRunner } from '../../lib/local/session-probe-runner';
 import { startLocalStack, type LocalStack } from '../../lib/local/stack';
 import { pgdataTemplate } from '../helpers/pg-template';
 import { writeReport } from '../../lib/report';
@@ -29,6 +26,7 @@ import { getSuite } from '../../lib/suite/catalog';
 import { buildPlan } from '../../lib/suite/plan';
 import { SESSION_FEATURES, type SessionFeature, type SessionOutcome } from '../../lib/suite/session-state';
 import { pgbouncer118, pgbouncer125 } from '../helpers/pgbouncer-versions';
+import { runOnLocalStack } from '../helpers/session-run';
 
 type Cell = SessionOutcome | `errors ${string}`;
 /** What each target showed, per feature: [direct, transaction pool, session pool]. */
@@ -113,21 +111,7 @@ async function measure(version: Version): Promise<Measured> {
       }),
     write: true,
   });
-  const result = await runSuite({
-    runId: `session-${version}`,
-    suite,
-    steps,
-    targets: stack.targets,
-    executor: stack.executor,
-    pool: stack.pool,
-    sink,
-    clock: systemClock,
-    mode: 'local',
-    environment: stack.environment,
-    settings: { suite: suite.name },
-    infrastructure: stack.infrastructure,
-    probes: { 'session-state': localSessionProbeRunner(stack, BENCH_DB) },
-  });
+  const result = await runOnLocalStack(stack, { runId: `session-${version}`, suite, steps, sink });
   const run = loadRun(runDir);
   const matrix = sessionMatrix(run);
   if (matrix === null) throw new Error(`no session-state steps in ${runDir}`);
