@@ -9,8 +9,9 @@
  * and its step JSON is compared with what `proxylab local` writes for the same suite. That chain
  * checks the run's life cycle and layout, not findings: it runs the test-only cheap run
  * (`test-steps`, RUN_TO_INTERRUPT's suite, through `--test-suites on`). The smoke findings through
- * a fleet of two runners are the fleet test's; the broken comparison runs smoke's own churn
- * scenario alone (`test-smoke-churn`).
+ * a fleet of two runners are the fleet test's, on smoke's scenarios at -T 1 (`test-smoke-short`:
+ * the merge of two runners' parts is the point, and local-smoke runs smoke itself at -T 3); the
+ * broken comparison runs smoke's own churn scenario alone (`test-smoke-churn`).
  *
  * The two fleet tests wait mostly on the fleet's step barriers and pgbench's fixed -T: they run
  * side by side with the kill/resume/fetch chain (test.concurrent), as do the lab test and the
@@ -632,9 +633,20 @@ describe('two runner processes split every step through the S3 barrier (moto)', 
       // GIVEN two runners of one run, started together
       const fleetRun = 'cloud-it-fleet';
       const startAt = new Date().toISOString();
-      const request = await writeRequest(fleetDb, fleetRun, 2, startAt);
+      // (smoke's scenarios and findings at -T 1, test-smoke-short: the fleet's merge is the point)
+      const request = await writeRequest(
+        fleetDb,
+        fleetRun,
+        2,
+        startAt,
+        fleetDb.stack.pgbouncer.port,
+        'test-smoke-short',
+      );
       // WHEN
-      const [r0, r1] = await Promise.all([runRunner(fleetRun, 0), runRunner(fleetRun, 1)]);
+      const [r0, r1] = await Promise.all([
+        runRunner(fleetRun, 0, null, LOCAL_STAND_IN_TEST_SUITES),
+        runRunner(fleetRun, 1, null, LOCAL_STAND_IN_TEST_SUITES),
+      ]);
       // THEN both finished the run
       if (r0.code !== 0 || r1.code !== 0)
         process.stderr.write(`runner 0:\n${r0.stdout}${r0.stderr}\nrunner 1:\n${r1.stdout}${r1.stderr}\n`);

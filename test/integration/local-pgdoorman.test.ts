@@ -142,7 +142,7 @@ test('its stats and CPU (per process and per worker thread) reach the metrics wh
 test.concurrent(
   'the E1 prepared cell holds through its transaction pool: prepared statements carried, 1.5 × max_connections',
   async () => {
-    // GIVEN quick-e1 (its expectations), shortened, its prepared cells only (direct, the control
+    // GIVEN quick-e1 (its expectations), shortened to -T 1, its prepared cells only (direct, the control
     // refused at 1.5 ×, and PgDoorman's pool: the simple ones are smoke's below), PgDoorman the only
     // pooler, on a copy of the tests' data directory template (initdb is not the point)
     const quickE1 = defined(
@@ -155,7 +155,7 @@ test.concurrent(
       suite: {
         name: 'quick',
         description: 'quick-e1 prepared only',
-        scenarios: [{ ...quickE1, durationSec: 3, protocols: ['prepared' as const] }],
+        scenarios: [{ ...quickE1, durationSec: 1, protocols: ['prepared' as const] }],
       },
       dataTemplate: pgdataTemplate(),
     };
@@ -185,14 +185,16 @@ test.concurrent(
 );
 
 test.concurrent(
-  'proxylab local --suite smoke --poolers pgdoorman: the smoke findings through PgDoorman, exit 0',
+  'proxylab local --poolers pgdoorman: the smoke findings through PgDoorman (smoke at -T 1), exit 0',
   async () => {
-    // GIVEN (a copy of the tests' data directory template: initdb is local-smoke's to test)
+    // GIVEN smoke's scenarios and findings at -T 1 (test-smoke-short), on a copy of the tests' data
+    // directory template (initdb and smoke's -T 3 are local-smoke's to test)
     const out = scratchDir('proxylab-pgd-smoke-');
     // WHEN
     const run = spawnCli(
       [
-        ...['local', '--suite', 'smoke', '--poolers', 'pgdoorman', '--no-install', '--out', out],
+        ...['local', '--test-suite', 'test-smoke-short', '--poolers', 'pgdoorman', '--no-install'],
+        ...['--out', out],
         ...['--test-pgdata-template', pgdataTemplate()],
       ],
       ENV,

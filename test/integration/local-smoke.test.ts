@@ -57,7 +57,8 @@ const PREPARED_CLASSES = ['prepared-statement-exists', 'prepared-statement-missi
 let outDir: string;
 
 /**
- * The two full smoke runs the describes below read (PgBouncer 1.18, and 1.25.2 with two processes).
+ * The two smoke runs the describes below read: `--suite smoke` on PgBouncer 1.18, as users run it,
+ * and smoke's scenarios at -T 1 (test-smoke-short) on 1.25.2 with two processes.
  * Each starts its own stack and most of its time is pgbench's fixed -T, so both start in the root
  * beforeAll and run side by side, beside the interrupted runs (test.concurrent); each describe's
  * beforeAll waits for its own.
@@ -88,11 +89,13 @@ beforeAll(() => {
   ]);
   try {
     const bin = pgbouncer125('test/integration/local-smoke.test.ts ("on PgBouncer 1.25.2")');
+    // smoke's scenarios and findings at -T 1 (test-smoke-short): what this run adds is PgBouncer
+    // 1.25.2, its prepared statements and two processes, not smoke's -T 3 again
     smoke125Run = spawnCli(
       [
         'local',
-        '--suite',
-        'smoke',
+        '--test-suite',
+        'test-smoke-short',
         '--out',
         outDir,
         '--run-id',
@@ -552,7 +555,7 @@ describe('report.html of the smoke run, in headless Chromium', () => {
 
 // Two PgBouncer processes sharing the port (the shared configuration module, as on a pooler host):
 // the max_prepared_statements switch and the pool resets must reach both.
-describe('proxylab local --suite smoke on PgBouncer 1.25.2 with --pooler-processes 2', () => {
+describe("smoke's findings at -T 1 (--test-suite test-smoke-short) on PgBouncer 1.25.2 with --pooler-processes 2", () => {
   let runDir: string;
   let exit: CliExit;
   let stdout: string;

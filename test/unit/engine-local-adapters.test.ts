@@ -193,15 +193,37 @@ describe('validateLocalInput', () => {
       expect(resumeCommand(o)).toMatch(/^proxylab local --test-suite test-steps-short --out /);
     });
 
-    test('test-smoke-churn is smoke’s own churn scenario (the catalog object, not a copy), comparison included', () => {
-      const churn = getSuite('smoke').scenarios.find((sc) => sc.name === 'smoke-churn');
+    test('test-smoke-short: smoke’s steps, expectations and comparisons at pgbench -T 1, nothing else changed', () => {
+      // WHEN
+      const o = validateLocalInput({ testSuite: 'test-smoke-short', runId: 'r', out: cwd }, cwd);
+      const smoke = planLocal(validateLocalInput({ suite: 'smoke', runId: 'r', out: cwd }, cwd));
+      // THEN the same step ids, scripts, targets and expectations; only the duration differs
+      const steps = planLocal(o);
+      expect(steps.map((s) => s.stepId)).toEqual(smoke.map((s) => s.stepId));
+      expect(steps.map((s) => s.expectation)).toEqual(smoke.map((s) => s.expectation));
+      expect(new Set(smoke.map((s) => s.params.durationSec))).toEqual(new Set([3]));
+      expect(new Set(steps.map((s) => s.params.durationSec))).toEqual(new Set([1]));
+      // each scenario is the catalog's own, its comparisons and findings included, but -T
+      const short = getTestSuite('test-smoke-short')?.scenarios ?? [];
+      expect(short.map((sc) => ({ ...sc, durationSec: 3 }))).toEqual(getSuite('smoke').scenarios);
+      expect(resumeCommand(o)).toMatch(/^proxylab local --test-suite test-smoke-short --out /);
+    });
+
+    test('test-smoke-churn is test-smoke-short’s churn scenario alone, comparison included', () => {
+      const churn = getTestSuite('test-smoke-short')?.scenarios.find((sc) => sc.name === 'smoke-churn');
       expect(churn?.comparisons?.length).toBeGreaterThan(0);
+      expect(churn?.durationSec).toBe(1);
       expect(getTestSuite('test-smoke-churn')?.scenarios).toEqual([churn]);
       expect(getTestSuite('test-smoke-churn')?.scenarios[0]).toBe(churn);
     });
 
     test('is no suite a user sees: not in the catalog, and --suite refuses it naming only the catalog', () => {
-      expect(TEST_SUITE_NAMES).toEqual(['test-steps', 'test-steps-short', 'test-smoke-churn']);
+      expect(TEST_SUITE_NAMES).toEqual([
+        'test-steps',
+        'test-steps-short',
+        'test-smoke-short',
+        'test-smoke-churn',
+      ]);
       expect(SUITE_NAMES.filter((n) => TEST_SUITE_NAMES.includes(n))).toEqual([]);
       expect(() => validateLocalInput({ suite: 'test-steps' }, cwd)).toThrow(
         `--suite must be one of ${SUITE_NAMES.join(', ')}; got "test-steps"`,
@@ -234,7 +256,7 @@ describe('validateLocalInput', () => {
     test.each([
       [
         { testSuite: 'smoke' },
-        '--test-suite must be one of test-steps, test-steps-short, test-smoke-churn; got "smoke"',
+        '--test-suite must be one of test-steps, test-steps-short, test-smoke-short, test-smoke-churn; got "smoke"',
       ],
       [{ testSuite: 'test-steps', suite: 'smoke' }, '--test-suite and --suite: give one of them, not both'],
     ])('%j is refused: %s', (input, message) => {
