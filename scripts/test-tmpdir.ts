@@ -92,25 +92,28 @@ export function staleDirs(
 /** The proxylab-made directories under `root` and the pid each names as its owner. */
 function ownersIn(root: string): Map<string, number | null> {
   const out = new Map<string, number | null>();
-  let names: string[] = [];
+  let names: string[];
   try {
     names = fs.readdirSync(root).filter((n) => /^plt-[A-Za-z0-9]{6}$/.test(n));
   } catch {
     return out;
   }
   for (const name of names) {
-    let pid: number | null = null;
-    try {
-      const st = fs.lstatSync(path.join(root, name));
-      // only directories this user made (another user's are theirs to clean)
-      if (!st.isDirectory() || st.uid !== process.getuid?.()) continue;
-      pid = Number(fs.readFileSync(path.join(root, name, OWNER_FILE), 'utf8').trim());
-    } catch {
-      pid = null;
-    }
-    out.set(name, pid);
+    const dir = path.join(root, name);
+    const st = fs.lstatSync(dir, { throwIfNoEntry: false });
+    // only directories this user made (another user's are theirs to clean)
+    if (st === undefined || !st.isDirectory() || st.uid !== process.getuid?.()) continue;
+    out.set(name, ownerPid(path.join(dir, OWNER_FILE)));
   }
   return out;
+}
+
+function ownerPid(file: string): number | null {
+  try {
+    return Number(fs.readFileSync(file, 'utf8').trim());
+  } catch {
+    return null;
+  }
 }
 
 export function testTmpdir(env: NodeJS.ProcessEnv, fsys: TmpdirFs = realFs): TestTmpdir {
