@@ -12,6 +12,7 @@ import type { PlannedStep } from '../suite/expand';
 import { RUN_DATABASE_ENGINES } from '../suite/engines';
 import { ERROR_CLASSES } from '../suite/error-class';
 import type { RunPlan } from '../suite/plan';
+import { INIT_FLAGS } from '../suite/scenario';
 import {
   PLACEMENTS,
   POOL_MODES,
@@ -279,7 +280,7 @@ export const plannedStepSchema = z.object({
     note: z.string().nullable(),
   }),
   script: z.object({ parts: z.array(scriptPart) }),
-  initFlags: z.array(z.enum(['--unlogged-tables', '--foreign-keys'])),
+  initFlags: z.array(z.enum(INIT_FLAGS)),
   timeoutSec: num,
   logSamplingRate: nullableNum,
   maxConnections: num,

@@ -35,7 +35,14 @@ export type ClientsSpec = number | { readonly times: number; readonly of: 'maxCo
  */
 export type MaxConnectionsBand = 'below' | 'near' | 'above';
 
-export type InitFlag = '--unlogged-tables' | '--foreign-keys';
+/**
+ * pgbench -i options a scenario may add: unlogged tables and foreign keys (E2's published load), or
+ * `--init-steps=dt` — create the tables, load no rows — for a script that never reads them (the
+ * test-only `pg_sleep` steps; `pgbench -i` at scale 1 otherwise costs ≈ 0.3 CPU-s per stack).
+ * The plan's schema reads this list (lib/results/schemas.ts).
+ */
+export const INIT_FLAGS = ['--unlogged-tables', '--foreign-keys', '--init-steps=dt'] as const;
+export type InitFlag = (typeof INIT_FLAGS)[number];
 
 export interface ExpectationRule {
   /** Conditions, all optional; an absent condition matches everything. */
