@@ -10,6 +10,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as os from 'node:os';
+import * as path from 'node:path';
 import { cliBundle } from './cli-bundle';
 import { testTmpdir } from './test-tmpdir';
 
@@ -21,6 +22,8 @@ function exitOf(child: ChildProcess): Promise<number> {
     );
   });
 }
+
+const TSC_BUILD_INFO = path.join(__dirname, '..', 'node_modules', '.cache', 'proxylab', 'tsc', 'tsbuildinfo');
 
 async function main(jestArgs: readonly string[]): Promise<number> {
   const started = Date.now();
@@ -37,9 +40,16 @@ async function main(jestArgs: readonly string[]): Promise<number> {
   // 60 clusters cost a third of the CPU there (scripts/test-tmpdir.ts).
   const tmp = testTmpdir(process.env);
   if (tmp.note) process.stdout.write(`${tmp.note}\n`);
-  const tsc = spawn(process.execPath, [require.resolve('typescript/bin/tsc'), '--noEmit'], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  // Incremental: the type-check's results per file are kept in node_modules/.cache, so a later
+  // `npm test` re-checks only what changed and what depends on it (≈ 29 instead of ≈ 60 CPU-s when
+  // nothing did; a fresh clone pays the whole check once).
+  const tsc = spawn(
+    process.execPath,
+    [require.resolve('typescript/bin/tsc'), '--noEmit', '--incremental', '--tsBuildInfoFile', TSC_BUILD_INFO],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   try {
     if (tsc.pid !== undefined) os.setPriority(tsc.pid, 10);
   } catch {
