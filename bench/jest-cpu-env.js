@@ -44,6 +44,9 @@ class CpuEnvironment extends TestEnvironment {
       file: this.file,
       project: this.project,
       wall: (end.at - this.start.at) / 1000,
+      // when the file started and ended (ms since the epoch): the run's timeline, idle cores included
+      startedAt: this.start.at,
+      endedAt: end.at,
       user: d('user'),
       sys: d('sys'),
       cuser: d('cuser'),
