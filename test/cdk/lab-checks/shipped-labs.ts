@@ -107,8 +107,12 @@ export function shippedLabChecks(
           Object.keys((json as Record<string, Record<string, unknown> | undefined>)[section] ?? {}),
         )
         .sort((a, b) => b.length - a.length);
+      // (`includes` first: the same result, without a split and join of every string for each of ~130 ids)
       const scrub = (text: string): string =>
-        logicalIds.reduce((t, id) => t.split(id).join('<id>'), text.replace(ASSET_HASH, '<hash>'));
+        logicalIds.reduce(
+          (t, id) => (t.includes(id) ? t.split(id).join('<id>') : t),
+          text.replace(ASSET_HASH, '<hash>'),
+        );
       all = strings(json).map((s) => ({ ...s, text: scrub(s.text) }));
     });
 
