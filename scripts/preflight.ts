@@ -307,7 +307,7 @@ export const TOOLS: readonly Tool[] = [
   {
     name: 'cfn-lint',
     purpose: 'lints every synthesized CloudFormation template',
-    usedBy: /['"]cfn-lint['"]|\bcfnLint\(/,
+    usedBy: /['"]cfn-lint['"]|\bcfnLint(?:InBackground)?\(/,
     find: () => onPath('cfn-lint'),
     install: { kind: 'pip', requirement: 'cfn-lint' },
   },

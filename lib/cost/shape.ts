@@ -6,8 +6,8 @@ import type { LabConfig } from '../config/types';
  * What a lab stack deploys that the lab file does not count itself: endpoints, NAT gateways,
  * public addresses, runner volumes, secrets. Mirrors lib/constructs/network.ts and
  * lib/constructs/runner-fleet.ts without loading aws-cdk-lib (the estimate must be cheap and run
- * before any synth); test/cdk/shipped-labs.test.ts synthesizes the stack and fails when
- * these numbers drift from the template.
+ * before any synth); test/cdk/labs.test.ts (lab-checks/shipped-labs.ts) synthesizes the stack and
+ * fails when these numbers drift from the template.
  */
 export interface DeploymentShape {
   /** Availability zones the VPC spans (interface endpoints bill per AZ). */

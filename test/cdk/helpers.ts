@@ -15,6 +15,7 @@ import { checkLabFile, formatProblems, LabConfig, validateLab } from '../../lib/
 import { LabDatabase } from '../../lib/constructs/database';
 import { createLabStack, LabStack } from '../../lib/lab-stack';
 import { testApp } from '../helpers/cdk-app';
+import { spawnToEnd } from '../helpers/spawn';
 import { committedLookups } from '../helpers/lab-context';
 
 export const ROOT = path.join(__dirname, '..', '..');
@@ -40,11 +41,14 @@ export function labFrom(raw: unknown): LabConfig {
   return r.lab;
 }
 
+/** "Now" in every newTestApp (`proxylab:now`): the expiry schedule a lab gets is at TEST_NOW + ttlHours. */
+export const TEST_NOW = '2026-01-01T00:00:00Z';
+
 export function newTestApp(outdir?: string): App {
   return testApp({
     ...(outdir === undefined ? {} : { outdir }),
     // The committed lookups (cdk.context.json): the existing-VPC labs synthesize from them, as with the CLI.
-    context: { ...committedLookups(), 'proxylab:now': '2026-01-01T00:00:00Z' },
+    context: { ...committedLookups(), 'proxylab:now': TEST_NOW },
   });
 }
 
@@ -59,11 +63,26 @@ export function synthLab(lab: LabConfig, app: App = newTestApp()): SynthesizedLa
   return { app, stack, template: Template.fromStack(stack) };
 }
 
+/** What cfn-lint said: its combined output (empty = clean) and exit code. */
+export interface CfnLintResult {
+  readonly output: string;
+  readonly status: number | null;
+}
+
 /** Runs cfn-lint on template files; returns its combined output (empty = clean) and exit code. */
-export function cfnLint(templates: readonly string[]): { output: string; status: number | null } {
+export function cfnLint(templates: readonly string[]): CfnLintResult {
   const res = spawnSync('cfn-lint', [...templates], { encoding: 'utf8' });
   if (res.error) throw res.error;
   return { output: `${res.stdout}${res.stderr}`.trim(), status: res.status };
+}
+
+/**
+ * cfnLint without holding the worker: a test.concurrent test starts it right after beforeAll, and
+ * the file's other tests run beside it (cfn-lint takes one core for most of a minute over every lab).
+ */
+export async function cfnLintInBackground(templates: readonly string[]): Promise<CfnLintResult> {
+  const res = await spawnToEnd('cfn-lint', [...templates]);
+  return { output: `${res.stdout}${res.stderr}`.trim(), status: res.code };
 }
 
 /** Every resource of a type, as [logicalId, properties, whole resource]. */

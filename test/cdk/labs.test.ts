@@ -1,19 +1,36 @@
 /**
- * Every file in labs/: valid, synthesizes, cdk-nag AwsSolutions finds nothing unacknowledged,
- * and cfn-lint prints nothing for its template. One app per lab, synthesized once (beforeAll).
+ * Every lab, synthesized once (one app per lab, beforeAll) for every check that needs its stack:
+ * each file in labs/, the fixtures and the shapes other tests synthesize (EXTRA_SHAPES).
+ *  - Every lab: valid, synthesizes, cdk-nag AwsSolutions finds nothing unacknowledged, and cfn-lint
+ *    prints nothing for its template (below).
+ *  - Each shipped lab as users deploy it: portable across accounts and regions, expires by itself,
+ *    tagged, and what the cost estimate counts (lab-checks/shipped-labs.ts).
+ *  - The IAM policies of each shipped lab, and the fixture the call checks judge by
+ *    (lab-checks/iam-policies.ts).
+ * One file, because each of these needs the same synthesized stacks: as three files they made three
+ * synths of every shipped lab and loaded aws-cdk-lib three times (bench/README.md "npm test time").
  */
 import { readFileSync } from 'node:fs';
 import * as path from 'node:path';
-import { App, Stack, Validations } from 'aws-cdk-lib';
+import { Stack, Validations } from 'aws-cdk-lib';
 import * as s3 from 'aws-cdk-lib/aws-s3';
 import { AwsSolutionsChecks } from 'cdk-nag';
 import { addLabChecks } from '../../lib/lab-stack';
 import type { LabConfig } from '../../lib/config';
-import { cfnLint, labFiles, labFrom, loadLab, newTestApp, synthLab } from './helpers';
+import {
+  cfnLintInBackground,
+  labFiles,
+  labFrom,
+  loadLab,
+  newTestApp,
+  synthLab,
+  type SynthesizedLab,
+} from './helpers';
+import { iamPolicyChecks } from './lab-checks/iam-policies';
+import { shippedLabChecks } from './lab-checks/shipped-labs';
 
-interface Synthesized {
+interface Synthesized extends SynthesizedLab {
   readonly file: string;
-  readonly app: App;
   readonly templatePath: string;
   readonly stackName: string;
 }
@@ -124,17 +141,25 @@ beforeAll(() => {
     ...Object.entries(EXTRA_SHAPES).map(([k, raw]): [string, LabConfig] => [`(shape ${k})`, labFrom(raw)]),
   ];
   for (const [file, lab] of sources) {
-    const { app, stack } = synthLab(lab);
-    addLabChecks(app); // as bin/proxylab.ts does: an unacknowledged finding would throw here
-    const assembly = app.synth();
+    // cdk-nag is not registered here: the tests below run it on each app with validateScope, which
+    // is what the plugin addLabChecks registers runs at synth (that wiring: its own test below).
+    const made = synthLab(lab);
+    const assembly = made.app.synth(); // the assembly Template.fromStack made in synthLab
     synthesized.push({
+      ...made,
       file,
-      app,
-      templatePath: path.join(assembly.directory, stack.templateFile),
-      stackName: stack.stackName,
+      templatePath: path.join(assembly.directory, made.stack.templateFile),
+      stackName: made.stack.stackName,
     });
   }
-});
+}, 300_000);
+
+/** The synth of labs/ file `labPath` made above (for the checks in lab-checks/). */
+function synthesizedLab(labPath: string): SynthesizedLab {
+  const found = synthesized.find((s) => s.file === labPath);
+  if (!found) throw new Error(`${labPath} was not synthesized: not a file in labs/`);
+  return found;
+}
 
 test('labs/ holds the default lab, one lab per published experiment E1–E6 and one per network mode', () => {
   const names = FILES.map((f) => path.basename(f, '.json'));
@@ -223,13 +248,18 @@ test('every acknowledgement carries a concrete reason', () => {
   }
 });
 
-test('cfn-lint prints nothing for any synthesized lab', () => {
-  // WHEN (one cfn-lint process for all templates: its start-up dominates)
-  const { output, status } = cfnLint(synthesized.map((s) => s.templatePath));
-  // THEN
-  expect(output).toBe('');
-  expect(status).toBe(0);
-});
+// Concurrent: it starts right after beforeAll, and the file's other tests run while cfn-lint does.
+test.concurrent(
+  'cfn-lint prints nothing for any synthesized lab',
+  async () => {
+    // WHEN (one cfn-lint process for all templates: its start-up would be paid once per process)
+    const { output, status } = await cfnLintInBackground(synthesized.map((s) => s.templatePath));
+    // THEN
+    expect(output).toBe('');
+    expect(status).toBe(0);
+  },
+  300_000,
+);
 
 test('the synthesized templates are real lab stacks (sanity for the lint above)', () => {
   for (const s of synthesized) {
@@ -256,3 +286,10 @@ test('the synthesized templates are real lab stacks (sanity for the lint above)'
     }
   }
 });
+
+shippedLabChecks(
+  FILES.map((f) => path.basename(f)),
+  synthesizedLab,
+);
+
+iamPolicyChecks(synthesizedLab);

@@ -10,10 +10,16 @@ import { Match, Template } from 'aws-cdk-lib/assertions';
 import * as s3assets from 'aws-cdk-lib/aws-s3-assets';
 import { createLabStack, AZ_CONTEXT_KEYS } from '../../lib/lab-stack';
 import { RUNNER_SYSCTLS } from '../../lib/constructs/runner-fleet';
-import { loadLab, LABS_DIR, newTestApp, resourcesOfType, synthLab } from './helpers';
+import { loadLab, LABS_DIR, newTestApp, resourcesOfType, synthLab, type SynthesizedLab } from './helpers';
 import { scratchDir } from '../helpers/scratch';
 
 const DEFAULT = loadLab(path.join(LABS_DIR, 'default.json'));
+let defaultSynth: SynthesizedLab | undefined;
+/** labs/default.json as `cdk synth` makes it, synthesized once for the tests that only read it. */
+function synthDefault(): SynthesizedLab {
+  defaultSynth ??= synthLab(DEFAULT);
+  return defaultSynth;
+}
 
 /** The one element of a list (fails the test otherwise). */
 function only<T>(items: readonly T[]): T {
@@ -52,7 +58,7 @@ describe('runner software updates (item 1)', () => {
 });
 
 describe('boot failures fail the deploy (item 11)', () => {
-  const { template } = synthLab(DEFAULT);
+  const { template } = synthDefault();
 
   test('each runner has a creation policy waiting for one signal', () => {
     for (const [, , whole] of resourcesOfType(template, 'AWS::EC2::Instance'))
@@ -74,7 +80,7 @@ describe('boot failures fail the deploy (item 11)', () => {
 
 describe('ephemeral ports under -C (item 10)', () => {
   test('user data widens the port range and reuses TIME_WAIT ports, persistently', () => {
-    const { template } = synthLab(DEFAULT);
+    const { template } = synthDefault();
     for (const [, script] of userDataOf(template)) {
       expect(script).toContain(
         "printf '%s\\n' 'net.ipv4.ip_local_port_range = 10000 65535' 'net.ipv4.tcp_tw_reuse = 1' > /etc/sysctl.d/90-proxylab-runner.conf",
@@ -87,7 +93,7 @@ describe('ephemeral ports under -C (item 10)', () => {
 
 describe('runner Availability Zone (item 12)', () => {
   test('without context the template stays region-agnostic (Fn::GetAZs)', () => {
-    const { template } = synthLab(DEFAULT);
+    const { template } = synthDefault();
     const subnets = resourcesOfType(template, 'AWS::EC2::Subnet').map(([, p]) =>
       JSON.stringify(p.AvailabilityZone),
     );
@@ -127,7 +133,7 @@ describe('runner Availability Zone (item 12)', () => {
 });
 
 describe('a failed expiry is visible (item 7)', () => {
-  const { template } = synthLab(DEFAULT);
+  const { template } = synthDefault();
 
   test('the schedule has a dead-letter queue its role may send to, and an alarm on it', () => {
     const [queueId] = only(resourcesOfType(template, 'AWS::SQS::Queue'));
@@ -159,7 +165,7 @@ describe('a failed expiry is visible (item 7)', () => {
 });
 
 describe('nothing left behind (item 8)', () => {
-  const { template } = synthLab(DEFAULT);
+  const { template } = synthDefault();
   const json = template.toJSON() as { Resources: Record<string, Record<string, unknown>> };
 
   test('the S3 auto-delete handler logs into a log group the stack owns, kept until the emptying is done', () => {
@@ -198,7 +204,7 @@ describe('nothing left behind (item 8)', () => {
 
 describe('destroy during a run (item 9)', () => {
   test('runners are terminated before the bucket is emptied (they depend on the emptying)', () => {
-    const { template } = synthLab(DEFAULT);
+    const { template } = synthDefault();
     const [crId] = only(resourcesOfType(template, 'Custom::S3AutoDeleteObjects'));
     for (const [, , whole] of resourcesOfType(template, 'AWS::EC2::Instance'))
       expect(whole.DependsOn).toEqual(expect.arrayContaining([crId]));

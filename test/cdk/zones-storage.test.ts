@@ -26,6 +26,13 @@ function synthInZones(raw: Record<string, unknown>) {
   return synthLab(labFrom(raw), app);
 }
 
+let withPoolerInZones: ReturnType<typeof synthLab> | undefined;
+/** synthInZones(WITH_POOLER), made once for the tests that only read it. */
+function synthWithPoolerInZones(): ReturnType<typeof synthLab> {
+  withPoolerInZones ??= synthInZones(WITH_POOLER);
+  return withPoolerInZones;
+}
+
 /** The AvailabilityZone of every DB instance, writer first (by logical id). */
 function dbInstanceZones(template: ReturnType<typeof synthLab>['template']): Record<string, unknown> {
   return Object.fromEntries(
@@ -36,7 +43,7 @@ function dbInstanceZones(template: ReturnType<typeof synthLab>['template']): Rec
 describe('one zone by default', () => {
   test('the writer goes to the runners’ zone, the reader stays RDS’s choice; runners and pooler host are there', () => {
     // WHEN the lab is synthesized with the deploy-time zone choice
-    const { template } = synthInZones(WITH_POOLER);
+    const { template } = synthWithPoolerInZones();
     // THEN the writer instance is pinned to eu-west-1b, the reader is not pinned
     const zones = dbInstanceZones(template);
     const writer = Object.entries(zones).find(([id]) => /writer/i.test(id));
@@ -77,7 +84,7 @@ describe('one zone by default', () => {
   );
 
   test('the ComponentZones output names the writer, each runner and each pooler host', () => {
-    const { template } = synthInZones(WITH_POOLER);
+    const { template } = synthWithPoolerInZones();
     const outputs = template.toJSON().Outputs as Record<string, { Value: unknown }>;
     const text = JSON.stringify(outputs.ComponentZones?.Value);
     // a JSON object built at deploy time: the writer's zone literal, the instances' GetAtt AvailabilityZone

@@ -2,9 +2,9 @@
  * The IAM policies of a synthesized lab stack, with CloudFormation intrinsics resolved to concrete
  * ARNs (fixed fake account and region, physical names made from the stack name and logical id the
  * way CloudFormation names unnamed resources), and the lab's resources by kind. The CDK test
- * test/cdk/iam-policies.test.ts synthesizes every shipped lab and keeps the result in
+ * test/cdk/labs.test.ts synthesizes every shipped lab and keeps the result in
  * test/fixtures/iam/lab-policies.json (it fails when the fixture drifts; rewrite it with
- * `PROXYLAB_WRITE_IAM_FIXTURE=1 npx jest test/cdk/iam-policies.test.ts`), so
+ * `PROXYLAB_WRITE_IAM_FIXTURE=1 npx jest test/cdk/labs.test.ts -t lab-policies.json`), so
  * unit and integration tests judge calls against the stack's own policies without a synth.
  */
 import { readFileSync } from 'node:fs';
