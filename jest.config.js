@@ -34,6 +34,7 @@ module.exports = {
       roots: ['<rootDir>/test/unit'],
       // Every aws-sdk-client-mock call is checked against the service's botocore model.
       setupFilesAfterEnv: [...CHECKED_CALLS, '<rootDir>/test/helpers/aws-calls/model-setup.ts'],
+      globalSetup: '<rootDir>/test/helpers/global-setup.ts',
     },
     { ...shared, displayName: 'cdk', roots: ['<rootDir>/test/cdk'] },
     {
@@ -41,6 +42,7 @@ module.exports = {
       displayName: 'integration',
       roots: ['<rootDir>/test/integration'],
       setupFilesAfterEnv: CHECKED_CALLS,
+      globalSetup: '<rootDir>/test/helpers/global-setup.ts',
       // Tests that name no PgBouncer run on Debian's 1.18, whatever PATH puts first.
       setupFiles: ['<rootDir>/test/helpers/default-pgbouncer.ts'],
     },
