@@ -9,7 +9,15 @@ import { buildRunRequest } from '../../lib/aws/run-request';
 import type { RunRequestArgs } from '../../lib/aws/runner-args';
 import { buildRunCommands } from '../../lib/operator/ssm';
 import { fetchPi, planPiRequests } from '../../lib/collector';
-import { compilePattern, modelProblems, serviceModel, skippedPatterns } from '../helpers/aws-calls/model';
+import {
+  compilePattern,
+  modelProblems,
+  newestModelFile,
+  readFullModel,
+  serviceModel,
+  SHAPE_FIELDS,
+  skippedPatterns,
+} from '../helpers/aws-calls/model';
 import { expectModelValid, mockModelProblems, sdkCallOf } from '../helpers/aws-calls/model-mocks';
 
 const piMock = mockAws(PIClient, COLLECTOR);
@@ -286,6 +294,57 @@ describe('which model', () => {
   test('a serviceId whose botocore directory has another name is found by its metadata', () => {
     // "CloudWatch Logs" lives in botocore/data/logs
     expect(serviceModel('CloudWatch Logs')?.metadata.serviceId).toBe('CloudWatch Logs');
+  });
+});
+
+describe('the slim model the checks read (kept on disk per model file)', () => {
+  test.each([
+    ['S3', 's3'],
+    ['EC2', 'ec2'],
+    ['RDS', 'rds'],
+    ['SSM', 'ssm'],
+    ['CloudWatch', 'cloudwatch'],
+    ['PI', 'pi'],
+    ['Lambda', 'lambda'],
+    ['Secrets Manager', 'secretsmanager'],
+  ])('%s: every operation, and every field the check reads of each shape an input reaches', (id, dir) => {
+    // GIVEN the model as botocore publishes it
+    const file = newestModelFile(dir);
+    if (file === null) throw new Error(`botocore has no ${dir} model`);
+    const full = readFullModel(file);
+    // WHEN
+    const slim = serviceModel(id);
+    // THEN the same metadata and operations, each with its input shape
+    expect(slim?.metadata).toEqual(full.metadata);
+    expect(Object.keys(slim?.operations ?? {})).toEqual(Object.keys(full.operations));
+    for (const [name, op] of Object.entries(full.operations))
+      expect(slim?.operations[name]?.input?.shape).toBe(op.input?.shape);
+    // every shape reached from an input is there, with the fields the check reads
+    const reached = new Set<string>();
+    const visit = (name: string): void => {
+      if (reached.has(name)) return;
+      reached.add(name);
+      const shape = full.shapes[name];
+      for (const m of Object.values(shape?.members ?? {})) visit(m.shape);
+      for (const r of [shape?.member, shape?.key, shape?.value]) if (r) visit(r.shape);
+    };
+    for (const op of Object.values(full.operations)) if (op.input) visit(op.input.shape);
+    expect(Object.keys(slim?.shapes ?? {}).sort()).toEqual([...reached].sort());
+    for (const name of reached) {
+      const want = full.shapes[name];
+      const got = slim?.shapes[name];
+      for (const field of SHAPE_FIELDS) {
+        if (field === 'members')
+          for (const [k, m] of Object.entries(want?.members ?? {})) {
+            expect(got?.members?.[k]?.shape).toBe(m.shape);
+            expect(got?.members?.[k]?.idempotencyToken).toBe(m.idempotencyToken);
+          }
+        else if (field === 'member' || field === 'key' || field === 'value')
+          expect(got?.[field]?.shape).toBe(want?.[field]?.shape);
+        else expect(got?.[field]).toEqual(want?.[field]);
+      }
+      expect(Object.keys(got?.members ?? {})).toEqual(Object.keys(want?.members ?? {}));
+    }
   });
 });
 
