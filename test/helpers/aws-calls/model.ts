@@ -106,6 +106,10 @@ export const SHAPE_FIELDS = [
   'document',
   'streaming',
 ] as const satisfies readonly (keyof Shape)[];
+// …and every field of Shape is one of them (a type error here names a field the slim model drops).
+type Dropped = Exclude<keyof Shape, (typeof SHAPE_FIELDS)[number]>;
+const NOTHING_DROPPED: [Dropped] extends [never] ? true : Dropped = true;
+void NOTHING_DROPPED;
 
 /** The value `make` gives, read from the cache when an entry for `key` is there, else made and stored. */
 function cachedJson<T>(key: unknown, make: () => T): T {
