@@ -34,6 +34,8 @@ module.exports = {
       roots: ['<rootDir>/test/unit'],
       // Every aws-sdk-client-mock call is checked against the service's botocore model.
       setupFilesAfterEnv: [...CHECKED_CALLS, '<rootDir>/test/helpers/aws-calls/model-setup.ts'],
+      // botocore's data directory, found once per run (not once per test file that checks a call)
+      globalSetup: '<rootDir>/test/helpers/global-setup.ts',
     },
     { ...shared, displayName: 'cdk', roots: ['<rootDir>/test/cdk'] },
     {
@@ -41,6 +43,10 @@ module.exports = {
       displayName: 'integration',
       roots: ['<rootDir>/test/integration'],
       setupFilesAfterEnv: CHECKED_CALLS,
+      // botocore's data directory found once, and one moto_server per run shared by the files that
+      // ask for one (test/helpers/moto.ts), stopped after the last.
+      globalSetup: '<rootDir>/test/helpers/integration-setup.ts',
+      globalTeardown: '<rootDir>/test/helpers/integration-teardown.ts',
       // Tests that name no PgBouncer run on Debian's 1.18, whatever PATH puts first.
       setupFiles: ['<rootDir>/test/helpers/default-pgbouncer.ts'],
     },

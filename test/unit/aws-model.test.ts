@@ -9,7 +9,15 @@ import { buildRunRequest } from '../../lib/aws/run-request';
 import type { RunRequestArgs } from '../../lib/aws/runner-args';
 import { buildRunCommands } from '../../lib/operator/ssm';
 import { fetchPi, planPiRequests } from '../../lib/collector';
-import { compilePattern, modelProblems, serviceModel, skippedPatterns } from '../helpers/aws-calls/model';
+import {
+  compilePattern,
+  modelProblems,
+  newestModelFile,
+  readFullModel,
+  serviceModel,
+  SHAPE_FIELDS,
+  skippedPatterns,
+} from '../helpers/aws-calls/model';
 import { expectModelValid, mockModelProblems, sdkCallOf } from '../helpers/aws-calls/model-mocks';
 
 const piMock = mockAws(PIClient, COLLECTOR);
@@ -286,6 +294,54 @@ describe('which model', () => {
   test('a serviceId whose botocore directory has another name is found by its metadata', () => {
     // "CloudWatch Logs" lives in botocore/data/logs
     expect(serviceModel('CloudWatch Logs')?.metadata.serviceId).toBe('CloudWatch Logs');
+  });
+});
+
+describe('the slim model the checks read (kept on disk per model file)', () => {
+  test.each([
+    ['S3', 's3'],
+    ['EC2', 'ec2'],
+    ['RDS', 'rds'],
+    ['SSM', 'ssm'],
+    ['CloudWatch', 'cloudwatch'],
+    ['PI', 'pi'],
+    ['Lambda', 'lambda'],
+    ['Secrets Manager', 'secretsmanager'],
+  ])('%s: every operation, and every field the check reads of each shape an input reaches', (id, dir) => {
+    // GIVEN the model as botocore publishes it
+    const file = newestModelFile(dir);
+    if (file === null) throw new Error(`botocore has no ${dir} model`);
+    const full = readFullModel(file);
+    // WHEN
+    const slim = serviceModel(id);
+    // THEN the same metadata and operations, each with its input shape
+    expect(slim?.metadata).toEqual(full.metadata);
+    const inputs = (ops: typeof full.operations): [string, string | undefined][] =>
+      Object.entries(ops).map(([name, op]) => [name, op.input?.shape]);
+    expect(inputs(slim?.operations ?? {})).toEqual(inputs(full.operations));
+    // every shape reached from an input is there, with the fields the check reads
+    const reached = new Set<string>();
+    const visit = (name: string): void => {
+      if (reached.has(name)) return;
+      reached.add(name);
+      const shape = full.shapes[name];
+      for (const m of Object.values(shape?.members ?? {})) visit(m.shape);
+      for (const r of [shape?.member, shape?.key, shape?.value]) if (r) visit(r.shape);
+    };
+    for (const op of Object.values(full.operations)) if (op.input) visit(op.input.shape);
+    expect(Object.keys(slim?.shapes ?? {}).sort()).toEqual([...reached].sort());
+    // one comparison per shape, as JSON (EC2 alone has ~1900 shapes of up to 13 fields)
+    const kept = (shape: (typeof full.shapes)[string] | undefined): string =>
+      JSON.stringify(
+        SHAPE_FIELDS.map((field) => {
+          if (field === 'members')
+            return Object.entries(shape?.members ?? {}).map(([k, m]) => [k, m.shape, m.idempotencyToken]);
+          if (field === 'member' || field === 'key' || field === 'value') return shape?.[field]?.shape;
+          return shape?.[field];
+        }),
+      );
+    const differ = [...reached].filter((name) => kept(slim?.shapes[name]) !== kept(full.shapes[name]));
+    expect(differ).toEqual([]);
   });
 });
 

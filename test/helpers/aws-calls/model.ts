@@ -21,6 +21,7 @@
  * Not checked: idempotency tokens left out (the SDK fills them in), `document` members (free JSON),
  * and members the model marks with `hostLabel` beyond their pattern.
  */
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { gunzipSync } from 'node:zlib';
@@ -70,8 +71,110 @@ export function botocoreDataDir(): string {
 const modelCache = new Map<string, ServiceModel>();
 let serviceIdIndex: Map<string, string> | undefined;
 
-/** The newest api version's model in botocore's `serviceDir`, or null when there is none. */
-function loadModel(serviceDir: string): ServiceModel | null {
+/**
+ * What a checked model keeps of botocore's (below), kept on disk per model file: jest loads this
+ * module afresh for every test file, and gunzip + JSON.parse of the full models cost each file that
+ * makes AWS calls up to a tenth of a CPU-second (EC2's is 3.9 MB, mostly documentation and output
+ * shapes). Keyed by the model file's path, size and mtime, so a botocore upgrade is a new entry.
+ * Bump SLIM_FORMAT when what `slimModel` keeps changes.
+ */
+const SLIM_CACHE = path.join(
+  __dirname,
+  '..',
+  '..',
+  '..',
+  'node_modules',
+  '.cache',
+  'proxylab-test',
+  'botocore',
+);
+const SLIM_FORMAT = 1;
+
+/** The shape fields `checkValue` reads; every other field (documentation, …) is dropped. */
+export const SHAPE_FIELDS = [
+  'type',
+  'members',
+  'required',
+  'member',
+  'key',
+  'value',
+  'enum',
+  'min',
+  'max',
+  'pattern',
+  'union',
+  'document',
+  'streaming',
+] as const satisfies readonly (keyof Shape)[];
+// …and every field of Shape is one of them (a type error here names a field the slim model drops).
+type Dropped = Exclude<keyof Shape, (typeof SHAPE_FIELDS)[number]>;
+const NOTHING_DROPPED: [Dropped] extends [never] ? true : Dropped = true;
+void NOTHING_DROPPED;
+
+/** The value `make` gives, read from the cache when an entry for `key` is there, else made and stored. */
+function cachedJson<T>(key: unknown, make: () => T): T {
+  const name = createHash('sha256')
+    .update(JSON.stringify([SLIM_FORMAT, key]))
+    .digest('hex')
+    .slice(0, 32);
+  const file = path.join(SLIM_CACHE, `${name}.json`);
+  try {
+    return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
+  } catch {
+    // not stored yet (or unreadable): made below
+  }
+  const value = make();
+  try {
+    fs.mkdirSync(SLIM_CACHE, { recursive: true });
+    // written whole under another name, then renamed: a worker reading at the same time sees the
+    // old state or the whole entry, never a part of it
+    const part = `${file}.${process.pid}.part`;
+    fs.writeFileSync(part, JSON.stringify(value));
+    fs.renameSync(part, file);
+  } catch {
+    // a read-only node_modules: no cache, the same answers
+  }
+  return value;
+}
+
+/**
+ * The model as the checks read it: its metadata, each operation's input shape, and the shapes
+ * reachable from an input, with only the fields of SHAPE_FIELDS (members: their shape and
+ * idempotencyToken). `checkValue` starts at an operation's input and follows only these fields,
+ * so what it reports is the same as over the whole model.
+ */
+function slimModel(full: ServiceModel): ServiceModel {
+  const shapes: Record<string, Shape> = {};
+  const ref = (r: { readonly shape: string } | undefined): { shape: string } | undefined =>
+    r === undefined ? undefined : { shape: r.shape };
+  const visit = (name: string): void => {
+    const shape = full.shapes[name];
+    if (shape === undefined || name in shapes) return;
+    const kept: Record<string, unknown> = {};
+    for (const field of SHAPE_FIELDS) if (shape[field] !== undefined) kept[field] = shape[field];
+    if (shape.members !== undefined)
+      kept.members = Object.fromEntries(
+        Object.entries(shape.members).map(([k, m]) => [
+          k,
+          m.idempotencyToken === true ? { shape: m.shape, idempotencyToken: true } : { shape: m.shape },
+        ]),
+      );
+    for (const field of ['member', 'key', 'value'] as const)
+      if (shape[field] !== undefined) kept[field] = ref(shape[field]);
+    shapes[name] = kept as unknown as Shape;
+    for (const m of Object.values(shape.members ?? {})) visit(m.shape);
+    for (const r of [shape.member, shape.key, shape.value]) if (r !== undefined) visit(r.shape);
+  };
+  const operations: Record<string, { input?: { shape: string } }> = {};
+  for (const [name, op] of Object.entries(full.operations)) {
+    operations[name] = op.input === undefined ? {} : { input: { shape: op.input.shape } };
+    if (op.input !== undefined) visit(op.input.shape);
+  }
+  return { metadata: full.metadata, operations, shapes };
+}
+
+/** The newest api version's model file in botocore's `serviceDir`, or null when there is none. */
+export function newestModelFile(serviceDir: string): string | null {
   const base = path.join(botocoreDataDir(), serviceDir);
   let versions: string[];
   try {
@@ -83,10 +186,20 @@ function loadModel(serviceDir: string): ServiceModel | null {
     return null;
   }
   const newest = versions.at(-1);
-  if (newest === undefined) return null;
-  return JSON.parse(
-    gunzipSync(fs.readFileSync(path.join(base, newest, 'service-2.json.gz'))).toString('utf8'),
-  ) as ServiceModel;
+  return newest === undefined ? null : path.join(base, newest, 'service-2.json.gz');
+}
+
+/** A botocore model file as published (not slimmed). */
+export function readFullModel(file: string): ServiceModel {
+  return JSON.parse(gunzipSync(fs.readFileSync(file)).toString('utf8')) as ServiceModel;
+}
+
+/** The newest api version's model in botocore's `serviceDir` (slim), or null when there is none. */
+function loadModel(serviceDir: string): ServiceModel | null {
+  const file = newestModelFile(serviceDir);
+  if (file === null) return null;
+  const { size, mtimeMs } = fs.statSync(file);
+  return cachedJson(['model', file, size, mtimeMs], () => slimModel(readFullModel(file)));
 }
 
 function readModel(serviceDir: string): ServiceModel | null {
@@ -98,24 +211,39 @@ function readModel(serviceDir: string): ServiceModel | null {
 }
 
 /**
+ * botocore's serviceId → directory map, from every service's newest model (read whole the first
+ * time: about 2 s for botocore's ~400 services; stored like the slim models, keyed by every model
+ * file's path, size and mtime).
+ */
+function buildServiceIdIndex(): Map<string, string> {
+  const files: [string, string, number, number][] = [];
+  for (const dir of fs.readdirSync(botocoreDataDir()).sort()) {
+    if (!fs.statSync(path.join(botocoreDataDir(), dir)).isDirectory()) continue;
+    const file = newestModelFile(dir);
+    if (file === null) continue;
+    const { size, mtimeMs } = fs.statSync(file);
+    files.push([dir, file, size, mtimeMs]);
+  }
+  const entries = cachedJson(['serviceIds', files], () =>
+    files.flatMap(([dir, file]): [string, string][] => {
+      const id = (modelCache.get(dir) ?? readFullModel(file)).metadata.serviceId as string | undefined;
+      return id === undefined ? [] : [[id, dir]];
+    }),
+  );
+  return new Map(entries);
+}
+
+/**
  * The model whose metadata.serviceId is `serviceId` (the SDK v3 client's `config.serviceId`). The
  * directory is guessed first (serviceId lower-cased without spaces: "Secrets Manager" →
  * secretsmanager) and accepted only when its own metadata says that serviceId; otherwise every
- * service directory is read once to build the serviceId → directory map.
+ * service directory is looked at once to build the serviceId → directory map.
  */
 export function serviceModel(serviceId: string): ServiceModel | null {
   const guess = serviceId.toLowerCase().replace(/\s+/g, '');
   const guessed = readModel(guess);
   if (guessed?.metadata.serviceId === serviceId) return guessed;
-  if (serviceIdIndex === undefined) {
-    // Once per process (about 2 s for botocore's ~400 services); only the model asked for is kept.
-    serviceIdIndex = new Map();
-    for (const dir of fs.readdirSync(botocoreDataDir()).sort()) {
-      if (!fs.statSync(path.join(botocoreDataDir(), dir)).isDirectory()) continue;
-      const id = (modelCache.get(dir) ?? loadModel(dir))?.metadata.serviceId;
-      if (id !== undefined) serviceIdIndex.set(id, dir);
-    }
-  }
+  serviceIdIndex ??= buildServiceIdIndex();
   const dir = serviceIdIndex.get(serviceId);
   return dir === undefined ? null : readModel(dir);
 }

@@ -12,12 +12,24 @@
  */
 import { readFileSync } from 'node:fs';
 import type { MetadataBearer } from '@smithy/types';
-import { mockClient, type AwsStub } from 'aws-sdk-client-mock';
+import type { AwsStub, mockClient } from 'aws-sdk-client-mock';
 import { observeAwsCalls } from '../../../lib/core/aws-call-log';
-import { iamProblems } from './iam';
-import { modelProblems } from './model';
+import type * as IamChecks from './iam';
+import type * as ModelChecks from './model';
 import type { Principal } from './principals';
 import { describePrincipal } from './principals';
+
+// This file is a setup file of every unit and integration test file (through ./setup.ts), and jest
+// loads a file's modules afresh for each test file: what only a test with AWS calls needs loads on
+// first use. ./iam.ts brings lib/config, the IAM simulator and the Service Authorization Reference,
+// ./model.ts the preflight, aws-sdk-client-mock brings sinon; most test files make no AWS call
+// (bench/README.md "npm test time").
+/* eslint-disable @typescript-eslint/no-require-imports */
+const iamChecks = (): typeof IamChecks => require('./iam') as typeof IamChecks;
+const modelChecks = (): typeof ModelChecks => require('./model') as typeof ModelChecks;
+const mockLibrary = (): { mockClient: typeof mockClient } =>
+  require('aws-sdk-client-mock') as { mockClient: typeof mockClient };
+/* eslint-enable @typescript-eslint/no-require-imports */
 
 export type CallSource = 'mock' | 'sdk' | 'cli-log';
 
@@ -71,7 +83,7 @@ export function mockAws<TInput extends object, TOutput extends MetadataBearer, T
   client: Parameters<typeof mockClient<TInput, TOutput, TConfiguration>>[0],
   principal: Principal,
 ): AwsStub<TInput, TOutput, TConfiguration> {
-  const mock = mockClient<TInput, TOutput, TConfiguration>(client);
+  const mock = mockLibrary().mockClient<TInput, TOutput, TConfiguration>(client);
   const r: Registered = { mock: mock as unknown as Registered['mock'], principal, harvested: 0 };
   mocks.push(r);
   for (const method of ['reset', 'resetHistory', 'restore'] as const) {
@@ -138,12 +150,12 @@ export const CALL_CHECKS: ReadonlyArray<{
   readonly name: string;
   readonly check: (call: RecordedCall) => Promise<string[]> | string[];
 }> = [
-  { name: 'iam', check: (c) => iamProblems(c, c.principal) },
+  { name: 'iam', check: (c) => iamChecks().iamProblems(c, c.principal) },
   // The model check of mock calls is model-setup.ts's (unit project); the CLI's audit log keeps
   // identifiers only (incomplete inputs by design): the real SDK clients recorded here remain.
   {
     name: 'model',
-    check: (c) => (c.source === 'sdk' ? modelProblems(c.service, c.operation, c.input) : []),
+    check: (c) => (c.source === 'sdk' ? modelChecks().modelProblems(c.service, c.operation, c.input) : []),
   },
 ];
 
