@@ -37,6 +37,18 @@ interface CfnJson {
   Properties?: Record<string, unknown>;
 }
 
+/** An EC2 instance's one root volume (gp3 of `rootGb`) and whether a network interface asks for a public IPv4. */
+function expectRootAndIpv4(instance: CfnJson, rootGb: number, publicIpv4: boolean): void {
+  const bdm = instance.Properties?.BlockDeviceMappings as Array<{
+    Ebs?: { VolumeSize?: number; VolumeType?: string };
+  }>;
+  expect(bdm.map((b) => [b.Ebs?.VolumeSize, b.Ebs?.VolumeType])).toEqual([[rootGb, 'gp3']]);
+  const nics = (instance.Properties?.NetworkInterfaces ?? []) as Array<{
+    AssociatePublicIpAddress?: boolean;
+  }>;
+  expect(nics.some((n) => n.AssociatePublicIpAddress === true)).toBe(publicIpv4);
+}
+
 function tagMap(tags: unknown): Record<string, unknown> {
   if (Array.isArray(tags)) {
     return Object.fromEntries(tags.map((t: { Key?: unknown; Value?: unknown }) => [String(t.Key), t.Value]));
@@ -226,29 +238,14 @@ export function shippedLabChecks(
       expect(hosts.map((h) => h.Properties?.InstanceType).sort()).toEqual(
         dedicated.map((p) => p.instanceType).sort(),
       );
-      for (const h of hosts) {
-        const bdm = h.Properties?.BlockDeviceMappings as Array<{
-          Ebs?: { VolumeSize?: number; VolumeType?: string };
-        }>;
-        expect(bdm.map((b) => [b.Ebs?.VolumeSize, b.Ebs?.VolumeType])).toEqual([
-          [shape.poolerHostRootVolumeGb, 'gp3'],
-        ]);
-        const nics = (h.Properties?.NetworkInterfaces ?? []) as Array<{ AssociatePublicIpAddress?: boolean }>;
-        expect(nics.some((n) => n.AssociatePublicIpAddress === true)).toBe(shape.poolerHostsHavePublicIpv4);
-      }
+      for (const h of hosts)
+        expectRootAndIpv4(h, shape.poolerHostRootVolumeGb, shape.poolerHostsHavePublicIpv4);
       // Runners: count × type, root volume size, public IPv4 or not.
       const runners = instances.filter((e) => !isPoolerHost(e)).map(([, r]) => r);
       expect(runners).toHaveLength(lab.runners.count);
       for (const r of runners) {
         expect(r.Properties?.InstanceType).toBe(lab.runners.instanceType);
-        const bdm = r.Properties?.BlockDeviceMappings as Array<{
-          Ebs?: { VolumeSize?: number; VolumeType?: string };
-        }>;
-        expect(bdm.map((b) => [b.Ebs?.VolumeSize, b.Ebs?.VolumeType])).toEqual([
-          [shape.runnerRootVolumeGb, 'gp3'],
-        ]);
-        const nics = (r.Properties?.NetworkInterfaces ?? []) as Array<{ AssociatePublicIpAddress?: boolean }>;
-        expect(nics.some((n) => n.AssociatePublicIpAddress === true)).toBe(shape.runnersHavePublicIpv4);
+        expectRootAndIpv4(r, shape.runnerRootVolumeGb, shape.runnersHavePublicIpv4);
       }
       // Network: NAT gateways, elastic IPs, interface endpoints, AZs.
       expect(ofType('AWS::EC2::NatGateway')).toHaveLength(shape.natGateways);
