@@ -47,6 +47,8 @@ const BUCKET = 'proxylab-it-disruption';
 const RUN_ID = 'cloud-disruption-1';
 const CLUSTER = 'failover-aurora-cluster';
 const RUNNER_AURORA = { kind: 'runner', lab: 'failover-aurora' } as const;
+/** How long the stand-in writer is down in a failover: ten of the probe's 100 ms intervals. */
+const WRITER_DOWN_MS = 1000;
 
 let stack: LocalStack;
 let moto: MotoServer;
@@ -141,14 +143,23 @@ test('an Aurora failover through the cloud runner: the API call, the writer chan
     databaseResources: { engine: 'aurora-postgresql', clusterId: CLUSTER, instanceIds },
   } as const;
   // The runner's RDS client, recorded as the lab's runner role; a failover that reaches moto also
-  // restarts the stand-in writer, as AWS's drops the writer's sessions.
+  // restarts the stand-in writer, as AWS's drops the writer's sessions. The writer stays down for
+  // WRITER_DOWN_MS, as a real failover's writer does for seconds: a bare fast restart on a tmpfs is
+  // over in under the probe's 100 ms interval, and a client that connects for each write can then
+  // miss it (it did: one direct per-transaction step saw no error), while the cloud rules judge
+  // direct clients by the outage they see (lib/suite/experiments/disruptions.ts CLOUD_FAILOVER_RULES).
   const rds = recordAws(new RDSClient(motoClientConfig(moto)), RUNNER_AURORA);
   const restarts: Array<Promise<void>> = [];
   rds.middlewareStack.add(
     (next) => async (input) => {
       const out = await next(input);
       if ((input.input as { TargetDBInstanceIdentifier?: unknown }).TargetDBInstanceIdentifier !== undefined)
-        restarts.push(stack.postgres.stopPlanned('fast').then(() => stack.postgres.start()));
+        restarts.push(
+          stack.postgres
+            .stopPlanned('fast')
+            .then(() => new Promise((r) => setTimeout(r, WRITER_DOWN_MS)))
+            .then(() => stack.postgres.start()),
+        );
       return out;
     },
     { step: 'initialize', name: 'itFailoverRestartsTheWriter' },
