@@ -31,6 +31,21 @@ export default tseslint.config(
         'error',
         { considerDefaultExhaustiveForUnions: true },
       ],
+      // The type-check resolves aws-cdk-lib's root to its core module (tsconfig.typecheck.json): a
+      // service module comes from its subpath.
+      'no-restricted-imports': [
+        'error',
+        {
+          patterns: [
+            {
+              regex: '^aws-cdk-lib$',
+              importNamePattern: '^aws_',
+              message:
+                "import AWS service modules from their subpaths ('aws-cdk-lib/aws-ec2'): the type-check maps aws-cdk-lib's root to core (tsconfig.typecheck.json)",
+            },
+          ],
+        },
+      ],
     },
   },
   {
