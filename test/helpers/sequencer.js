@@ -1,6 +1,6 @@
 /**
  * Jest test sequencer (jest.config.js `testSequencer`): the longest test files start first, so the
- * two workers end together instead of one running a long integration file alone at the end.
+ * workers end together instead of one running a long integration file alone at the end.
  *
  * Jest's own sequencer orders by the durations of the last run in its cache and, without one, by
  * file size. A fresh clone (CI, `npm test` in a new checkout) has no cache, and file size says
