@@ -56,11 +56,12 @@ module.exports = {
   // Three test files at once on 2 cores: many integration files mostly wait (a probe's window, a
   // server's stop, a runner's barrier: cloud-spot uses 6 CPU-s in 18 s), and with two workers two of
   // them side by side left a core idle (≈ 60 of ≈ 500 core-seconds); a third file keeps both cores
-  // busy (jest 247–264 s with two, 198–239 s with three; bench/README.md "Fifth round"). Inside a file, tests that each start their own stack and wait mostly on pgbench's fixed
-  // -T run side by side (test.concurrent), at most this many at once: local-server-stop's nine cases,
-  // each a cheap run (test/helpers/local-stack.ts RUN_TO_INTERRUPT, a few % of a core), all at once.
-  // Runs at full speed (smoke) take both cores each: a file runs at most two or three of them side by
-  // side (CONTRIBUTING.md "Test time").
+  // busy (jest 247–264 s with two, 198–239 s with three; bench/README.md "Fifth round").
+  // Inside a file, tests that each start their own stack and wait mostly on pgbench's fixed -T run
+  // side by side (test.concurrent), at most this many at once: local-server-stop's nine cases, each
+  // a cheap run (test/helpers/local-stack.ts RUN_TO_INTERRUPT, a few % of a core), all at once. Runs
+  // at full speed (smoke) take both cores each: a file runs at most two or three of them side by side
+  // (CONTRIBUTING.md "Test time").
   maxWorkers: 3,
   maxConcurrency: 9,
   // The longest files first, also on a fresh clone that has no timings yet (test/helpers/sequencer.js).

@@ -2,9 +2,10 @@
  * `npm test` after the preflight: the type-check (`tsc -p tsconfig.typecheck.json --noEmit`, as `npm
  * run typecheck`) and jest at the same time, not one after the other. The type-check is ≈ 40 CPU-s;
  * jest's integration files spend much of their time waiting on pgbench's fixed -T, servers and
- * barriers, so the type-check mostly fills idle time (bench/README.md "npm test time"). It runs at a
- * lower priority (nice 10) so it takes nothing jest's timed checks need. Jest's output streams as
- * usual; the type-check's comes after it, and the exit code is non-zero when either failed.
+ * barriers, so the type-check uses what they leave (bench/README.md "npm test time"). It runs at a
+ * lower priority (nice 10), so jest's files and their timed checks go first; on a fresh clone it
+ * ends about two minutes in. Jest's output streams as usual; the type-check's comes after it, and
+ * the exit code is non-zero when either failed.
  *
  *   npx tsx scripts/test.ts [JEST ARGS…]      (npm test -- [JEST ARGS…])
  */

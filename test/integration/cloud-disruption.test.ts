@@ -146,7 +146,7 @@ test('an Aurora failover through the cloud runner: the API call, the writer chan
   // restarts the stand-in writer, as AWS's drops the writer's sessions. The writer stays down for
   // WRITER_DOWN_MS, as a real failover's writer does for seconds: a bare fast restart on a tmpfs is
   // over in under the probe's 100 ms interval, and a client that connects for each write can then
-  // miss it (it did: one direct per-transaction step saw no error), while the cloud rules judge
+  // miss it (it did once: a direct step saw no error), while the cloud rules judge
   // direct clients by the outage they see (lib/suite/experiments/disruptions.ts CLOUD_FAILOVER_RULES).
   const rds = recordAws(new RDSClient(motoClientConfig(moto)), RUNNER_AURORA);
   const restarts: Array<Promise<void>> = [];
