@@ -18,10 +18,11 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { isAlive } from '../lib/exec/process';
 
 /** statfs f_type of a tmpfs (linux/magic.h TMPFS_MAGIC). */
 const TMPFS_MAGIC = 0x01021994;
-/** What the tests write at most at once (two workers, ≈ 10 clusters of ≈ 60 MB, logs, run dirs), with room to spare. */
+/** What the tests write at most at once (three workers, ≈ 15 clusters of ≈ 60 MB, logs, run dirs), with room to spare. */
 export const MIN_FREE_BYTES = 4 * 1024 ** 3;
 const SHM = '/dev/shm';
 /**
@@ -57,14 +58,7 @@ const realFs: TmpdirFs = {
       return null;
     }
   },
-  pidAlive(pid) {
-    try {
-      process.kill(pid, 0);
-      return true;
-    } catch (e) {
-      return (e as NodeJS.ErrnoException).code === 'EPERM';
-    }
-  },
+  pidAlive: isAlive,
 };
 
 /** Whether `dir` is a tmpfs with at least MIN_FREE_BYTES available, or why not. */
@@ -94,7 +88,9 @@ function ownersIn(root: string): Map<string, number | null> {
   const out = new Map<string, number | null>();
   let names: string[];
   try {
-    names = fs.readdirSync(root).filter((n) => /^plt-[A-Za-z0-9]{6}$/.test(n));
+    names = fs
+      .readdirSync(root)
+      .filter((n) => n.startsWith(PREFIX) && /^[A-Za-z0-9]{6}$/.test(n.slice(PREFIX.length)));
   } catch {
     return out;
   }

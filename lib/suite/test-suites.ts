@@ -70,10 +70,11 @@ const TEST_STEPS_POOLED: Scenario = {
  * smoke's own scenarios (the catalog's objects, their expectations and comparisons unchanged) at
  * pgbench -T 1 instead of -T 3: the same steps and the same findings — prepared statements failing
  * through a transaction pool that does not carry them, direct refused above max_connections while
- * the pool queues, -C several times faster through the pooler — at a third of the full-speed CPU.
- * None of these findings depends on the step's length: they are error classes, refusals and a
- * throughput ratio of 7–22 × against the 3 × judged (EXPERIMENTS.md E3; a 1 s step still counts
- * hundreds of -C transactions direct and thousands pooled). For tests whose point is the findings
+ * the pool queues, -C several times faster through the pooler — at about 40 % of the full-speed
+ * CPU (9.7 CPU-s a run against 22.7). None of these findings depends on the step's length: they are
+ * error classes, refusals and a throughput ratio of 7–22 × against the 3 × judged (EXPERIMENTS.md
+ * E3; a 1 s step still counts hundreds of -C transactions direct and thousands pooled; measured at
+ * -T 1: 27.5–31.6 ×). For tests whose point is the findings
  * through something else (a fleet of runners, PgDoorman, PgBouncer 1.25.2 with two processes);
  * local-smoke.test.ts runs `--suite smoke` itself, at -T 3, as users do.
  */
