@@ -1,9 +1,11 @@
 /**
  * Before any test runs: find every external tool the tests use, install what is missing the way
  * `proxylab local` installs PostgreSQL and PgBouncer (lib/local/binaries.ts: apt/dnf/brew as root
- * or with passwordless sudo; pip for the Python tools; PgBouncer 1.25.2 built from the pinned
- * upstream release into a per-user cache, scripts/pgbouncer-cache.ts), or stop with ONE message
+ * or with passwordless sudo; pip for the Python tools; a current PgBouncer built from Debian's
+ * source package into a per-user cache, scripts/pgbouncer-debian.ts), or stop with ONE message
  * that names each missing tool, the tests that need it and the exact command that installs it.
+ * PgDoorman, which no registry here provides, is optional: without a binary its tests do not run
+ * and the preflight (and `npm test`, after jest) names them.
  *
  *   npx tsx scripts/preflight.ts [--install | --no-install] [--project unit|cdk|integration]…
  *
@@ -16,8 +18,8 @@
  * test that needs a new tool adds an entry here; its `usedBy` pattern finds the tests to name. A
  * pattern is matched against each test file and the jest setup files of its project
  * (jest.config.js), so a tool a setup file uses is needed by every test of that project. A tool a
- * test reaches through a helper is matched by the helper's name: the two pinned PgBouncers only
- * through pgbouncer125() / pgbouncer118() (test/helpers/pgbouncer-versions.ts), which
+ * test reaches through a helper is matched by the helper's name: the two PgBouncers only through
+ * pgbouncerModern() / pgbouncer118() (test/helpers/pgbouncer-versions.ts), which
  * test/unit/preflight.test.ts holds to.
  */
 import { spawnSync } from 'node:child_process';
@@ -43,27 +45,25 @@ import {
   buildDepPackages,
   buildPgbouncer,
   cachedPgbouncer,
+  checkCachedPgbouncer,
+  DEBIAN_PGBOUNCER,
+  DEBIAN_SOURCE_DEPS,
   manualBuildCommands,
-  PGBOUNCER_TEST_VERSION,
+  PGBOUNCER_SOURCE_ENV,
+  PGBOUNCER_UPSTREAM_VERSION,
   pinnedRelease,
   type BuildOptions,
 } from './pgbouncer-cache';
+import { buildFromDebianSource, type DebianBuildOptions } from './pgbouncer-debian';
+import { supportsMaxPreparedStatements } from '../lib/poolers/pgbouncer/config';
 
 export const REPO_ROOT = path.resolve(__dirname, '..');
 const TEST_ROOT = path.join(REPO_ROOT, 'test');
 export const PROJECTS = ['unit', 'cdk', 'integration'] as const;
 export type Project = (typeof PROJECTS)[number];
 
-/** Where the tests look for PgBouncer 1.25.2 (not packaged anywhere we install from). */
-export const PGBOUNCER_1_25_ENV = 'PROXYLAB_PGBOUNCER_1_25';
-const PGBOUNCER_1_25_DEFAULT = path.resolve(
-  REPO_ROOT,
-  '..',
-  'shared',
-  'tools',
-  'pgbouncer-1.25.2',
-  'pgbouncer',
-);
+/** Where the tests look for a current PgBouncer (≥ 1.21) before the preflight's build of it. */
+export const PGBOUNCER_MODERN_ENV = 'PROXYLAB_PGBOUNCER_MODERN';
 /** Which Chromium the report test drives (else `chromium` / `chromium-browser` on PATH). */
 export const CHROMIUM_ENV = 'PROXYLAB_CHROMIUM';
 
@@ -93,8 +93,14 @@ export interface Tool {
   /** Path (or a description) when present, null when missing. */
   readonly find: () => string | null;
   readonly install: Install;
-  /** Checked even when no test names it today (CI always has ../shared: a missing one is a broken CI). */
+  /** Checked even when no test names it today (CI installs every required tool: a missing one is a broken CI). */
   readonly requiredInCi?: boolean;
+  /**
+   * Set for a product no package registry here provides (PgDoorman): when it is missing, its tests
+   * do not run (their helper makes them describe.skip) and the preflight and `npm test` say which
+   * and why, instead of stopping. The one exception to "nothing is skipped".
+   */
+  readonly optional?: string;
   /**
    * Data the tests read in process (no server, no tool run per test), so unit tests may use it:
    * botocore's service models.
@@ -134,20 +140,24 @@ export function findChromium(): string | null {
 export const PGBOUNCER_1_18_ENV = 'PROXYLAB_PGBOUNCER_1_18';
 
 /**
- * PgBouncer 1.25.x: $PROXYLAB_PGBOUNCER_1_25 (and only it, when set), else
- * ../shared/tools/pgbouncer-1.25.2/pgbouncer, else the preflight's build in the per-user cache
- * (scripts/pgbouncer-cache.ts), else a 1.25 on PATH.
+ * A current PgBouncer (≥ 1.21, the first with max_prepared_statements): $PROXYLAB_PGBOUNCER_MODERN
+ * (and only it, when set), else the preflight's build of Debian's source package in the per-user
+ * cache (checked: not a link, the version and SHA-256 its build recorded), else the pinned upstream
+ * release built there by `PROXYLAB_PGBOUNCER_SOURCE=upstream`, else a ≥ 1.21 on PATH or in the
+ * usual places. The version is what the binary reports: tests expect what that version can do.
  */
-export function findPgbouncer125(): string | null {
-  const accept = (v: string): boolean => v.startsWith('1.25.');
-  const fromEnv = process.env[PGBOUNCER_1_25_ENV];
+export function findPgbouncerModern(): { file: string; version: string } | null {
+  const fromEnv = process.env[PGBOUNCER_MODERN_ENV];
   if (fromEnv !== undefined && fromEnv !== '')
-    return findPgbouncer(process.platform, [fromEnv], accept)?.file ?? null;
+    return findPgbouncer(process.platform, [fromEnv], supportsMaxPreparedStatements);
+  const cached = checkCachedPgbouncer();
+  if (cached.ok) return { file: cached.file, version: cached.version };
   return (
-    findPgbouncer(process.platform, [PGBOUNCER_1_25_DEFAULT, cachedPgbouncer(PGBOUNCER_TEST_VERSION)], accept)
-      ?.file ??
-    findPgbouncer(process.platform, undefined, accept)?.file ??
-    null
+    findPgbouncer(
+      process.platform,
+      [cachedPgbouncer(PGBOUNCER_UPSTREAM_VERSION)],
+      supportsMaxPreparedStatements,
+    ) ?? findPgbouncer(process.platform, undefined, supportsMaxPreparedStatements)
   );
 }
 
@@ -169,39 +179,69 @@ export function importsHelper(name: string): RegExp {
   return new RegExp(`import\\s*\\{[^}]*\\b${name}\\b[^}]*\\}\\s*from\\s*['"][^'"]*pgbouncer-versions['"]`);
 }
 
+/** Options of the current-PgBouncer entry's build (tests pass a local archive, a cache and short timeouts). */
+export type ModernBuild = Pick<DebianBuildOptions, 'root' | 'archive' | 'aptTimeoutMs' | 'missingDeps'> &
+  Pick<BuildOptions, 'release' | 'downloadTimeoutMs'> & {
+    /** Default: `upstream` when $PROXYLAB_PGBOUNCER_SOURCE says so, else Debian's source package. */
+    readonly source?: 'debian' | 'upstream';
+  };
+
 /**
- * The PgBouncer 1.25.2 entry: found as findPgbouncer125() does; when missing, built from `build`'s
- * release (default: the pinned upstream tarball and SHA-256) into its cache (default: the per-user
- * one). Tests pass a local URL, checksum and cache to exercise the build and the stop.
+ * The current-PgBouncer entry (≥ 1.21): found as findPgbouncerModern() does; when missing, built
+ * from Debian's source package (scripts/pgbouncer-debian.ts) into the cache, or from the pinned
+ * upstream release with PROXYLAB_PGBOUNCER_SOURCE=upstream (scripts/pgbouncer-cache.ts).
  */
-export function pgbouncer125Tool(
-  build: Pick<BuildOptions, 'release' | 'root' | 'downloadTimeoutMs' | 'missingDeps'> = {},
-  find: () => string | null = findPgbouncer125,
+export function pgbouncerModernTool(
+  build: ModernBuild = {},
+  find: () => string | null = () => {
+    const f = findPgbouncerModern();
+    return f === null ? null : `${f.file} (PgBouncer ${f.version}${describeCachedBuild(f.file)})`;
+  },
 ): Tool {
-  const release = build.release ?? pinnedRelease(PGBOUNCER_TEST_VERSION);
-  const cached = cachedPgbouncer(release.version, build.root);
+  const d = DEBIAN_PGBOUNCER;
+  const cached = cachedPgbouncer(d.upstreamVersion, build.root);
+  const upstream =
+    (build.source ?? (process.env[PGBOUNCER_SOURCE_ENV] === 'upstream' ? 'upstream' : 'debian')) ===
+    'upstream';
   return {
-    name: `PgBouncer ${PGBOUNCER_TEST_VERSION}`,
-    purpose: 'prepared statements through a transaction pool (max_prepared_statements)',
-    usedBy: importsHelper('pgbouncer125'),
+    name: 'PgBouncer ≥ 1.21',
+    purpose: 'prepared statements through a transaction pool (max_prepared_statements), rolling restarts',
+    usedBy: importsHelper('pgbouncerModern'),
     find,
     install: {
       kind: 'build',
       build: async (ctx) => {
-        const res = await buildPgbouncer({ ...build, ...ctx, release });
+        const before = checkCachedPgbouncer(
+          upstream ? PGBOUNCER_UPSTREAM_VERSION : d.upstreamVersion,
+          build.root,
+        );
+        if (!before.ok && !before.absent)
+          ctx.log(`preflight: the cached build is not trusted (${before.reason}): building it again`);
+        const res = upstream
+          ? await buildPgbouncer({ ...build, ...ctx, release: build.release ?? pinnedRelease() })
+          : await buildFromDebianSource({ ...build, ...ctx });
         return res.ok ? null : res.reason;
       },
       how: [
         `any one of:`,
-        `export ${PGBOUNCER_1_25_ENV}=/path/to/pgbouncer (a PgBouncer 1.25.x binary)`,
-        `put the directory of a PgBouncer 1.25.x first in PATH`,
-        `build the pinned release where the preflight looks (${cached}; needs ${buildDepPackages(BUILD_DEPS, 'apt-get').packages.join(', ')} or the like):`,
-        `  ${manualBuildCommands(release)}`,
-        `clone next to ../shared, whose tools/pgbouncer-1.25.2/ holds it (CI has it; its README.md says how it was built)`,
+        `let the preflight build Debian's source package ${d.sourcePackage} ${d.debianVersion} into ${cached}`,
+        `  (needs Debian's archive and ${buildDepPackages([...DEBIAN_SOURCE_DEPS, ...BUILD_DEPS], 'apt-get').packages.join(', ')})`,
+        `export ${PGBOUNCER_MODERN_ENV}=/path/to/pgbouncer (any PgBouncer ≥ 1.21)`,
+        `install a distribution package of PgBouncer ≥ 1.21 (Debian 13, Ubuntu 24.04, PGDG, Homebrew) on PATH`,
+        `with the internet: ${PGBOUNCER_SOURCE_ENV}=upstream npm run preflight builds the pinned upstream ${PGBOUNCER_UPSTREAM_VERSION}, or by hand:`,
+        `  ${manualBuildCommands(pinnedRelease())}`,
       ].join('\n        '),
     },
     requiredInCi: true,
   };
+}
+
+/** `, built from <source> on <date>` for a binary in the cache, else ''. */
+function describeCachedBuild(file: string): string {
+  const state = checkCachedPgbouncer();
+  return state.ok && state.file === file
+    ? `, built from ${state.manifest.source} on ${state.manifest.builtAt.slice(0, 10)}`
+    : '';
 }
 
 /** Where botocore's service models are, when not the botocore python3 imports. */
@@ -259,7 +299,7 @@ export const TOOLS: readonly Tool[] = [
     },
     install: { kind: 'os', packages: (pm) => postgresPackages(pm, { postgres: false, pgbouncer: true }) },
   },
-  pgbouncer125Tool(),
+  pgbouncerModernTool(),
   {
     name: 'PgBouncer 1.18 (Debian 12)',
     purpose: 'the default pooler of the integration tests: the behaviour before max_prepared_statements',
@@ -275,20 +315,17 @@ export const TOOLS: readonly Tool[] = [
     name: 'PgDoorman',
     purpose:
       'the second self-hosted pooler: its driver against the real binary (local stack, --poolers, e6-local)',
-    // A test gets it through test/helpers/pgdoorman.ts's pgdoorman().
-    usedBy: /import\s*\{[^}]*\bpgdoorman\b[^}]*\}\s*from\s*['"][^'"]*helpers\/pgdoorman['"]/,
+    // A test gets it through test/helpers/pgdoorman.ts's describeWithPgdoorman().
+    usedBy: /import\s*\{[^}]*\bdescribeWithPgdoorman\b[^}]*\}\s*from\s*['"][^'"]*helpers\/pgdoorman['"]/,
     find: () => {
       const b = findPoolerBinary(pgdoormanDriver);
       return b ? `${b.file} (PgDoorman ${b.version})` : null;
     },
     install: {
       kind: 'none',
-      how: [
-        ...(pgdoormanDriver.localBinary.howToGet ?? []),
-        'or clone next to ../shared, whose tools/pg_doorman-3.10.7/ holds it (CI has it; its README.md says how it was built)',
-      ].join('\n        '),
+      how: (pgdoormanDriver.localBinary.howToGet ?? []).join('\n        '),
     },
-    requiredInCi: true,
+    optional: `PgDoorman is on no package registry this machine reaches: give a binary with $${pgdoormanDriver.localBinary.envVar} or PATH to run them`,
   },
   {
     name: 'shellcheck',
@@ -478,7 +515,7 @@ export interface PreflightOptions {
   readonly install: boolean | 'auto';
   readonly projects: readonly Project[];
   readonly log: (line: string) => void;
-  /** Default: TOOLS (tests pass a PgBouncer 1.25.2 entry with a local URL and cache). */
+  /** Default: TOOLS (tests pass a current-PgBouncer entry with a local archive or URL and cache). */
   readonly tools?: readonly Tool[];
 }
 
@@ -487,7 +524,10 @@ export async function preflight(opts: PreflightOptions): Promise<string | null> 
   const tools = opts.tools ?? TOOLS;
   const users = testsUsing(opts.projects, tools);
   const ci = process.env.CI === 'true';
-  const needed = tools.filter((t) => (users.get(t) ?? []).length > 0 || (ci && t.requiredInCi === true));
+  const needed = tools.filter(
+    (t) => t.optional === undefined && ((users.get(t) ?? []).length > 0 || (ci && t.requiredInCi === true)),
+  );
+  for (const line of notRunLines(opts.projects, tools)) opts.log(line);
   const notBuilt = new Map<Tool, string>();
   const missingNow = (): Missing[] =>
     needed
@@ -542,6 +582,29 @@ export async function preflight(opts: PreflightOptions): Promise<string | null> 
   return missingMessage(missing, pm, notes.length > 0 ? notes.join('; ') : 'still missing after installing');
 }
 
+/**
+ * One line per optional tool that is missing, naming each test file that will not run and why
+ * (printed by the preflight before jest and by scripts/test.ts after it); [] when all are here.
+ */
+export function notRunLines(projects: readonly Project[], tools: readonly Tool[] = TOOLS): string[] {
+  const optional = tools.filter((t) => t.optional !== undefined);
+  if (optional.length === 0) return [];
+  const users = testsUsing(projects, optional);
+  return optional
+    .filter((t) => (users.get(t) ?? []).length > 0 && t.find() === null)
+    .map(
+      (t) => `not run: ${(users.get(t) ?? []).join(', ')} — no ${t.name} binary found; ${t.optional ?? ''}.`,
+    );
+}
+
+/** What the tests will use of the tools whose version decides expectations (printed after the check). */
+export function usedToolLines(projects: readonly Project[], tools: readonly Tool[] = TOOLS): string[] {
+  const users = testsUsing(projects, tools);
+  return tools
+    .filter((t) => /^PgBouncer [≥1]|^PgDoorman/.test(t.name) && (users.get(t) ?? []).length > 0)
+    .map((t) => `preflight: ${t.name}: ${t.find() ?? 'not found'}`);
+}
+
 function parseArgs(argv: readonly string[]): PreflightOptions {
   const env = process.env.PROXYLAB_TEST_INSTALL;
   let install: boolean | 'auto' = env === '0' ? false : env === '1' ? true : 'auto';
@@ -578,6 +641,7 @@ if (require.main === module) {
         console.error(`preflight: stopped before any test (${took}).`);
         process.exit(1);
       }
+      for (const line of usedToolLines(opts.projects)) console.error(line);
       console.error(`preflight: every tool the ${opts.projects.join(', ')} tests use is here (${took}).`);
     },
     (err: unknown) => {

@@ -13,6 +13,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { cliBundle } from './cli-bundle';
+import { notRunLines, PROJECTS } from './preflight';
 import { testTmpdir } from './test-tmpdir';
 
 function exitOf(child: ChildProcess): Promise<number> {
@@ -76,6 +77,9 @@ async function main(jestArgs: readonly string[]): Promise<number> {
     });
   const jestCode = await exitOf(jest);
   tmp.remove();
+  // The tests that did not run for want of a product no registry here provides (PgDoorman), again
+  // after jest's summary, where a reader looks.
+  for (const line of notRunLines(PROJECTS)) process.stdout.write(`${line}\n`);
   const typecheck = await tscExit;
   if (typecheck.code === 0)
     process.stdout.write(`tsc --noEmit: no type errors (${typecheck.sec.toFixed(0)} s)\n`);

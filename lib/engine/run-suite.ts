@@ -37,6 +37,7 @@ import {
   describeServerStop,
   serverStopCause,
   serverStopMessageIn,
+  socketGoneIn,
   SERVER_STOPPED,
   type ServerStopPolicy,
 } from '../suite/server-stop';
@@ -628,6 +629,8 @@ export function runEndOf(
   // A pool reset or pre-check refused because the server or pooler is shutting down.
   else if (!(e instanceof InfrastructureDown) && serverStopMessageIn(error) !== null)
     error = `infrastructure failure (${SERVER_STOPPED}): ${error}`;
+  else if (!(e instanceof InfrastructureDown) && socketGoneIn(error) !== null)
+    error = `infrastructure failure (${SERVER_STOPPED}): ${socketGoneIn(error) ?? ''}: ${error}`;
   if (e instanceof FileWriteError && opts.resumeCommand)
     error += `; finished steps are kept: free space (or fix the directory) and resume with ${opts.resumeCommand}`;
   return { status: 'failed', error };

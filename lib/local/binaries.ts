@@ -8,7 +8,6 @@ import * as path from 'node:path';
 import { InfrastructureError } from '../core/errors';
 import type { PoolerDriver } from '../poolers/driver';
 import { pgbouncerDriver } from '../poolers/pgbouncer/driver';
-import { REPO_ROOT } from '../core/repo-root';
 
 export const MIN_POSTGRES_MAJOR = 14;
 
@@ -29,21 +28,12 @@ export interface LocalBinaries {
 }
 
 /**
- * Where a clone of proxylab next to the project's shared tools finds the pooler binaries built for
- * the tests (`../shared/tools/<dir>/<executable>`, as in CI): resolved from the checkout
- * (lib/core/repo-root.ts), not the cwd.
- */
-export const SHARED_TOOLS_DIR = path.resolve(REPO_ROOT, '..', 'shared', 'tools');
-
-/**
- * A pooler product's binary that is not installed from OS packages (PgDoorman): $<envVar>, PATH, the
- * usual places its driver lists, then ../shared/tools/<executable>-<version>/ (newest first).
- * Returns null when none runs and names a version.
+ * A pooler product's binary that is not installed from OS packages (PgDoorman): $<envVar>, PATH,
+ * then the usual places its driver lists. Returns null when none runs and names a version.
  */
 export function findPoolerBinary(
   driver: Pick<PoolerDriver, 'localBinary'>,
   platform: NodeJS.Platform = process.platform,
-  sharedTools: string = SHARED_TOOLS_DIR,
 ): { file: string; version: string } | null {
   const bin = driver.localBinary;
   const fromEnv = process.env[bin.envVar];
@@ -53,7 +43,6 @@ export function findPoolerBinary(
     for (const d of (process.env.PATH ?? '').split(path.delimiter))
       if (d !== '') files.push(path.join(d, bin.executable));
     files.push(...bin.searchPaths(platform));
-    files.push(...globVersionDirs(sharedTools, new RegExp(`^${bin.executable}-\\d`), bin.executable));
   }
   for (const file of new Set(files)) {
     if (!isExecutable(file)) continue;
@@ -139,7 +128,7 @@ function postgresCandidateDirs(platform: NodeJS.Platform = process.platform): st
     }
     dirs.push('/Applications/Postgres.app/Contents/Versions/latest/bin');
   }
-  // Absolute: a relative PATH entry (`PATH=../shared/tools/…:$PATH`) would be resolved again against
+  // Absolute: a relative PATH entry (`PATH=../tools/…:$PATH`) would be resolved again against
   // the servers' own working directory, where it names nothing.
   dirs.push(
     ...(process.env.PATH ?? '')

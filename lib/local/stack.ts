@@ -241,7 +241,7 @@ async function startPooler(
 
 /**
  * The specs whose binary is here: PgBouncer's was found (or required) with PostgreSQL's; another
- * product's is looked up by its driver (PATH, its variable, ../shared/tools), and a missing one is
+ * product's is looked up by its driver (its variable, PATH, the usual places), and a missing one is
  * left out with one line saying how to get it.
  */
 function availablePoolers(
@@ -274,7 +274,7 @@ function availablePoolers(
     const where =
       named !== undefined && named !== ''
         ? `$${driver.localBinary.envVar}=${named} is not a ${driver.displayName} that answers --version`
-        : `$${driver.localBinary.envVar}, PATH, ../shared/tools`;
+        : `$${driver.localBinary.envVar}, PATH`;
     const why =
       `${driver.displayName} not found (${where}): running without ${spec.instance}.` +
       (how.length > 0 ? ` To get it:\n    ${how.join('\n    ')}` : '');

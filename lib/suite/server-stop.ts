@@ -117,6 +117,27 @@ export const SERVER_STOP_MESSAGES: readonly ServerStopMessage[] = [
   },
 ];
 
+/**
+ * A client (psql, libpq) that found no socket file where the kit's own server or pooler listens:
+ * `connection to server on socket "<dir>/.s.PGSQL.<port>" failed: No such file or directory`
+ * (libpq's connectDBComplete message). The kit made that directory and the server made the socket,
+ * so a missing one means the server stopped listening — it is shutting down. PgBouncer before 1.25
+ * removes its unix sockets at the start of a SIGTERM or SIGINT shutdown while it keeps running for
+ * its clients (1.24.1 src/main.c: handle_sigterm/handle_sigint → cleanup_sockets(); NEWS.md 1.25.0
+ * "Enable access to the PgBouncer UNIX socket during shutdown for admin connections", #1305), so the
+ * kit's next admin command meets no socket while the process is still alive. Not a pgbench error
+ * class (pgbench reaches targets over TCP): for pool-control and pre-check errors only.
+ */
+const SOCKET_GONE = /on socket "[^"]*\/\.s\.PGSQL\.\d+" failed: No such file or directory/;
+
+/** Why a pool-control or pre-check error means its server stopped listening, or null. */
+export function socketGoneIn(text: string): string | null {
+  const m = SOCKET_GONE.exec(text);
+  return m === null
+    ? null
+    : `the socket ${/"([^"]*)"/.exec(m[0])?.[1] ?? ''} is gone: its server or pooler stopped listening (shutting down)`;
+}
+
 /** The message a text carries, or null: for pgbench -i output and pool-control errors too. */
 export function serverStopMessageIn(text: string): ServerStopMessage | null {
   return SERVER_STOP_MESSAGES.find((m) => m.pattern.test(text)) ?? null;

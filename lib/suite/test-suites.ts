@@ -75,7 +75,7 @@ const TEST_STEPS_POOLED: Scenario = {
  * error classes, refusals and a throughput ratio of 7–22 × against the 3 × judged (EXPERIMENTS.md
  * E3; a 1 s step still counts hundreds of -C transactions direct and thousands pooled; measured at
  * -T 1: 27.5–31.6 ×). For tests whose point is the findings
- * through something else (a fleet of runners, PgDoorman, PgBouncer 1.25.2 with two processes);
+ * through something else (a fleet of runners, PgDoorman, the current PgBouncer with two processes);
  * local-smoke.test.ts runs `--suite smoke` itself, at -T 3, as users do.
  */
 const SMOKE_SHORT: readonly Scenario[] = getSuite('smoke').scenarios.map((s) => ({ ...s, durationSec: 1 }));

@@ -116,7 +116,7 @@ export function register(program: Command): void {
       'the self-hosted poolers to run side by side, each with a transaction and a session pool: ' +
         'product[:processes], comma-separated, e.g. pgbouncer,pgbouncer:2,pgdoorman (targets pgbouncer-1p-…, ' +
         "pgbouncer-2p-…, pgdoorman-…). Default: the suite's own list (e6-local runs all three), else pgbouncer. " +
-        'PgDoorman is found through $PROXYLAB_PGDOORMAN, PATH or ../shared/tools; when it is missing the run says ' +
+        'PgDoorman is found through $PROXYLAB_PGDOORMAN or PATH; when it is missing the run says ' +
         'how to get it and goes on without it',
     )
     .option(

@@ -1,10 +1,12 @@
 /**
  * Every way a server stops under a step is infrastructure, never a finding (issue 21), end to end
  * against real PostgreSQL and PgBouncer through the real CLI: a smart, fast or immediate shutdown of
- * the postmaster, a `pg_ctl restart`, and PgBouncer told to shut down (Debian's 1.18 and 1.25.2,
- * whose signals mean different things: 1.18 SIGINT = wait for servers, SIGTERM = exit now; 1.23+
- * SIGTERM = wait for clients, SIGINT = wait for servers). Each run must end `failed`, exit 1, with the
- * step not measured and no broken verdict; the same run id then measures what was not measured.
+ * the postmaster, a `pg_ctl restart`, and PgBouncer told to shut down (Debian's 1.18 and the
+ * current one, ≥ 1.21, that test/helpers/pgbouncer-versions.ts finds, whose signals may mean
+ * different things: 1.18 SIGINT = wait for servers, SIGTERM = exit now; 1.23+ SIGTERM = wait for
+ * clients, SIGINT = wait for servers). Whatever the version, each run must end `failed`, exit 1,
+ * with the step not measured and no broken verdict; the same run id then measures what was not
+ * measured.
  * The SIGKILL cases are in local-infra-failure.test.ts. The run is the test-only one made to be
  * interrupted (RUN_TO_INTERRUPT: slow transactions, step 3 through PgBouncer): what is checked is
  * the run's life cycle, not a finding.
@@ -25,10 +27,14 @@ import {
   stackServerPid,
   type StackLine,
 } from '../helpers/local-stack';
-import { envWithPgbouncer, pgbouncer125 } from '../helpers/pgbouncer-versions';
+import { lookUp } from '../helpers/looked-up';
+import { envWithPgbouncer, pgbouncerModern } from '../helpers/pgbouncer-versions';
 import { scratchDir } from '../helpers/scratch';
 
 const outDir = scratchDir('proxylab-server-stop-');
+
+/** The current PgBouncer, looked up as the file loads: its version names its describe. */
+const modern = lookUp(() => pgbouncerModern('local-server-stop.test.ts'));
 
 function readJson<T>(file: string): T {
   return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
@@ -183,10 +189,9 @@ describe('PostgreSQL stopped during a step', () => {
 
 describe.each([
   ['1.18 (Debian)', 'b118', {}],
-  ['1.25.2', 'b125', null],
+  [modern.value?.version ?? '≥ 1.21 (none found)', 'bmodern', null],
 ] as const)('PgBouncer %s stopped during a step', (_version, tag, fixedEnv) => {
-  const env = (): Record<string, string> =>
-    fixedEnv ?? envWithPgbouncer(pgbouncer125('local-server-stop.test.ts'));
+  const env = (): Record<string, string> => fixedEnv ?? envWithPgbouncer(modern.get().file);
   test.concurrent.each([
     ['SIGINT', /server-stopped|PgBouncer \(pid \d+\)/],
     ['SIGTERM', /server-stopped|PgBouncer \(pid \d+\)/],

@@ -4,8 +4,9 @@
  * its report in a real browser, nothing left running, and a run interrupted with SIGINT that keeps its finished steps and
  * resumes under the same --run-id without repeating them (the interrupted runs are the test-only
  * cheap run, RUN_TO_INTERRUPT: they check the life cycle, not the findings). Run on Debian's
- * PgBouncer 1.18 and on PgBouncer 1.25.2 (test/helpers/pgbouncer-versions.ts finds it; absent = a
- * failing test, which the preflight names before jest starts).
+ * PgBouncer 1.18 and on the current PgBouncer, ≥ 1.21 (test/helpers/pgbouncer-versions.ts finds it;
+ * absent = a failing describe, which the preflight names before jest starts); what the latter's run
+ * states follows its version (test/helpers/pgbouncer-defaults.ts), not one release's number.
  *
  * The report in a real browser: the smoke run's own run directory (PgBouncer 1.18), rendered again
  * by `proxylab report`, opened from a file:// URL in Debian's Chromium (headless, fresh profile). The
@@ -31,7 +32,11 @@ import {
   spawnCli,
   type StackLine,
 } from '../helpers/local-stack';
-import { envWithPgbouncer, pgbouncer125 } from '../helpers/pgbouncer-versions';
+import { lookUp } from '../helpers/looked-up';
+import { defaultMaxPreparedStatements } from '../helpers/pgbouncer-defaults';
+import { envWithPgbouncer, pgbouncerModern } from '../helpers/pgbouncer-versions';
+import { supportsMaxPreparedStatements } from '../../lib/poolers/pgbouncer/config';
+import { PGBOUNCER_MAX_PREPARED_STATEMENTS_ON } from '../../lib/suite/targets';
 import { captureShape, captureText, committedCapture } from '../../scripts/readme-capture';
 import { pathToFileURL } from 'node:url';
 import { type BrowserContext, chromium } from 'playwright-core';
@@ -54,17 +59,23 @@ const STEP = {
 
 const PREPARED_CLASSES = ['prepared-statement-exists', 'prepared-statement-missing', 'portal-missing'];
 
+/** The current PgBouncer, looked up as the file loads: its version names the describe that needs it. */
+const modern = lookUp(() =>
+  pgbouncerModern('test/integration/local-smoke.test.ts ("on the current PgBouncer")'),
+);
+const MODERN_LABEL = modern.value?.version ?? '≥ 1.21 (none found)';
+
 let outDir: string;
 
 /**
  * The two smoke runs the describes below read: `--suite smoke` on PgBouncer 1.18, as users run it,
- * and smoke's scenarios at -T 1 (test-smoke-short) on 1.25.2 with two processes.
+ * and smoke's scenarios at -T 1 (test-smoke-short) on the current PgBouncer with two processes.
  * Each starts its own stack and most of its time is pgbench's fixed -T, so both start in the root
  * beforeAll and run side by side, beside the interrupted runs (test.concurrent); each describe's
  * beforeAll waits for its own.
  */
 let smokeRun: CliRun;
-let smoke125Run: CliRun | Error;
+let smokeModernRun: CliRun | Error;
 
 function readJson<T>(file: string): T {
   return JSON.parse(fs.readFileSync(file, 'utf8')) as T;
@@ -88,10 +99,10 @@ beforeAll(() => {
     '--no-install',
   ]);
   try {
-    const bin = pgbouncer125('test/integration/local-smoke.test.ts ("on PgBouncer 1.25.2")');
-    // smoke's scenarios and findings at -T 1 (test-smoke-short): what this run adds is PgBouncer
-    // 1.25.2, its prepared statements and two processes, not smoke's -T 3 again
-    smoke125Run = spawnCli(
+    const { file } = modern.get();
+    // smoke's scenarios and findings at -T 1 (test-smoke-short): what this run adds is a current
+    // PgBouncer, its prepared statements and two processes, not smoke's -T 3 again
+    smokeModernRun = spawnCli(
       [
         'local',
         '--test-suite',
@@ -99,16 +110,16 @@ beforeAll(() => {
         '--out',
         outDir,
         '--run-id',
-        'smoke-125',
+        'smoke-modern',
         '--no-install',
         '--pooler-processes',
         '2',
       ],
-      envWithPgbouncer(bin),
+      envWithPgbouncer(file),
     );
   } catch (err) {
     // fails the describe that needs it, not the others
-    smoke125Run = err as Error;
+    smokeModernRun = err as Error;
   }
 });
 
@@ -555,17 +566,19 @@ describe('report.html of the smoke run, in headless Chromium', () => {
 
 // Two PgBouncer processes sharing the port (the shared configuration module, as on a pooler host):
 // the max_prepared_statements switch and the pool resets must reach both.
-describe("smoke's findings at -T 1 (--test-suite test-smoke-short) on PgBouncer 1.25.2 with --pooler-processes 2", () => {
+describe(`smoke's findings at -T 1 (--test-suite test-smoke-short) on PgBouncer ${MODERN_LABEL} with --pooler-processes 2`, () => {
   let runDir: string;
   let exit: CliExit;
   let stdout: string;
+  let version: string;
 
   beforeAll(async () => {
-    if (smoke125Run instanceof Error) throw smoke125Run;
-    const run = smoke125Run;
+    if (smokeModernRun instanceof Error) throw smokeModernRun;
+    version = modern.get().version;
+    const run = smokeModernRun;
     exit = await exitedAs(run, 0);
     stdout = run.stdout();
-    runDir = path.join(outDir, 'smoke-125');
+    runDir = path.join(outDir, 'smoke-modern');
     expect(parseStackLine(stdout)).not.toBeNull();
     await assertStackGone(parseStackLine(stdout) as StackLine);
   }, 110_000);
@@ -576,6 +589,8 @@ describe("smoke's findings at -T 1 (--test-suite test-smoke-short) on PgBouncer 
   });
 
   test('prepared through the transaction pool fails with max_prepared_statements = 0 and succeeds with it on', () => {
+    // a PgBouncer ≥ 1.21 has the setting: both cells are measured, none is "not available"
+    expect(supportsMaxPreparedStatements(version)).toBe(true);
     const off = step(runDir, 'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/ps-off/r1');
     const on = step(runDir, 'smoke-prepared/pgbouncer-transaction/c5/prepared/persistent/ps-on/r1');
     const prepared = (r: StepRecord) =>
@@ -591,7 +606,9 @@ describe("smoke's findings at -T 1 (--test-suite test-smoke-short) on PgBouncer 
 
   test('the environment, plan and report state the pooler version and its prepared-statement setting', () => {
     const manifest = readJson<RunManifest>(path.join(runDir, 'manifest.json'));
-    expect(manifest.environment).toMatchObject({ poolerVersion: '1.25.2', maxPreparedStatements: 200 });
+    // the stack leaves max_prepared_statements at the version's own default (200 since 1.24)
+    const atStart = defaultMaxPreparedStatements(version);
+    expect(manifest.environment).toMatchObject({ poolerVersion: version, maxPreparedStatements: atStart });
     const plan = planSchema.parse(readJson(path.join(runDir, 'plan.json')));
     const cell = (ps: 'off' | 'on') =>
       plan.steps.find(
@@ -601,12 +618,12 @@ describe("smoke's findings at -T 1 (--test-suite test-smoke-short) on PgBouncer 
           s.params.preparedStatements === ps,
       )?.descriptor;
     expect(cell('off')).toMatchObject({
-      version: '1.25.2',
+      version,
       settings: { maxPreparedStatements: 0 },
       capabilities: { multiplexes: true, carriesPreparedStatements: 'no' },
     });
     expect(cell('on')).toMatchObject({
-      settings: { maxPreparedStatements: 200, processes: 2 },
+      settings: { maxPreparedStatements: PGBOUNCER_MAX_PREPARED_STATEMENTS_ON, processes: 2 },
       capabilities: { carriesPreparedStatements: 'yes' },
     });
     // the plan records the process count on the PgBouncer targets only
@@ -616,13 +633,17 @@ describe("smoke's findings at -T 1 (--test-suite test-smoke-short) on PgBouncer 
       ['pgbouncer-session', 2],
     ]);
     const summary = fs.readFileSync(path.join(runDir, 'summary.md'), 'utf8');
-    expect(summary).toContain('A local PgBouncer 1.25.2 stands in for RDS Proxy');
-    expect(summary).toContain('max_prepared_statements 200 at start');
+    expect(summary).toContain(`A local PgBouncer ${version} stands in for RDS Proxy`);
+    expect(summary).toContain(`max_prepared_statements ${String(atStart)} at start`);
     expect(summary).toMatch(/pgbouncer-transaction \(max_prepared_statements on\)/);
   });
 
   test('two processes: pools summed per database, CPU per process, poolerSaturated judged on PgBouncer steps', () => {
-    expect(stdout).toMatch(/PgBouncer 1\.25\.2 on 127\.0\.0\.1:\d+ \(2 processes, so_reuseport\)/);
+    expect(stdout).toMatch(
+      new RegExp(
+        `PgBouncer ${version.replace(/\./g, '\\.')} on 127\\.0\\.0\\.1:\\d+ \\(2 processes, so_reuseport\\)`,
+      ),
+    );
     const manifest = readJson<RunManifest>(path.join(runDir, 'manifest.json'));
     expect(manifest.settings).toMatchObject({ poolerProcesses: 2, poolSize: 10, poolSizePerProcess: 5 });
     const metrics = readJson<MetricsFile>(path.join(runDir, 'metrics', 'local.json'));

@@ -1,8 +1,10 @@
 /**
  * The pooler host's bootstrap after the package install, for real, with BOTH PgBouncer binaries
- * (Debian's 1.18.0 and 1.25.2): config generation, secrets (moto) → userlist, TLS key, start of 2
- * processes, health check; then a client through the data port with sslmode=require, and an admin
- * query through each of the agent's relay ports reaching its own process.
+ * (Debian's 1.18.0 and the current one, ≥ 1.21, that test/helpers/pgbouncer-versions.ts finds;
+ * what each writes and does follows its version's capabilities: peering since 1.19,
+ * max_prepared_statements since 1.21): config generation, secrets (moto) → userlist, TLS key,
+ * start of 2 processes, health check; then a client through the data port with sslmode=require,
+ * and an admin query through each of the agent's relay ports reaching its own process.
  *
  * The server is a local PostgreSQL with ssl=on (a throwaway self-signed certificate) whose
  * pg_hba accepts TCP only as `hostssl … scram-sha-256`: PgBouncer's server_tls_sslmode=require and
@@ -27,11 +29,19 @@ import { findFreePort } from '../../lib/local/ports-free';
 import { BENCH_DB, BENCH_USER, startPostgres, type PostgresCluster } from '../../lib/local/postgres';
 import { resolveRunAs, startServer, type RunAs, type ServerProcess } from '../../lib/exec/process';
 import { psqlExec } from '../../lib/exec/psql';
+import { supportsMaxPreparedStatements, supportsPeering } from '../../lib/poolers/pgbouncer/config';
 import { poolerPaths } from '../../lib/poolers/pgbouncer/host';
+import { PGBOUNCER_RELEASES } from '../../lib/poolers/pgbouncer/releases';
 import type { PoolerEndpoint, PoolerHostConfig } from '../../lib/poolers/pgbouncer/layout';
+import { defined } from '../helpers/defined';
 import { motoClientConfig, startMoto, type MotoServer } from '../helpers/moto';
 import { pgdataTemplate } from '../helpers/pg-template';
-import { pgbouncer118, pgbouncer125 } from '../helpers/pgbouncer-versions';
+import { lookUp } from '../helpers/looked-up';
+import { pgbouncer118, pgbouncerModern } from '../helpers/pgbouncer-versions';
+
+const FILE = 'test/integration/pooler-bootstrap.test.ts';
+/** The current PgBouncer, looked up as the file loads: its version names its describe. */
+const modern = lookUp(() => pgbouncerModern(FILE));
 
 // A quote and a space in the password: the userlist must double the quote.
 const DB_PASSWORD = `it "pw" ${randomBytes(6).toString('hex')}`;
@@ -189,10 +199,11 @@ function runBash(script: string, env: NodeJS.ProcessEnv): Promise<{ stdout: stri
 }
 
 describe.each([
-  ['1.18.0', () => pgbouncer118('test/integration/pooler-bootstrap.test.ts')],
-  ['1.25.2', () => pgbouncer125('test/integration/pooler-bootstrap.test.ts')],
-])('pooler bootstrap with PgBouncer %s, 2 processes, TLS', (version, binary) => {
+  ['1.18.0', () => ({ file: pgbouncer118(FILE), version: '1.18.0' })],
+  [modern.value?.version ?? '≥ 1.21 (none found)', () => modern.get()],
+])('pooler bootstrap with PgBouncer %s, 2 processes, TLS', (_label, which) => {
   test('writes config, userlist and TLS key, starts both processes, answers through the data port and each admin relay', async () => {
+    const { file, version } = which();
     const root = fs.mkdtempSync(path.join(base, 'host-'));
     fs.chmodSync(root, 0o755);
     const paths = poolerPaths('bouncer', root);
@@ -216,7 +227,7 @@ describe.each([
       sharedBy: 1,
       maxPreparedStatements: 100,
       tls: true,
-      binaryPath: binary(),
+      binaryPath: file,
       version,
     } satisfies PoolerHostConfig);
     const config = parsePoolerHostConfig(configText, 'pooler-bouncer.json');
@@ -273,10 +284,11 @@ describe.each([
       const ini1 = fs.readFileSync(paths.iniFile(1), 'utf8');
       expect(ini1).toMatch(/^so_reuseport = 1$/m);
       expect(ini1).toMatch(/^default_pool_size = 10$/m);
-      if (version === '1.25.2') {
-        expect(ini1).toMatch(/^peer_id = 2$/m);
-        expect(ini1).toMatch(/^max_prepared_statements = 100$/m);
-      } else expect(ini1).not.toMatch(/peer_id|max_prepared_statements/);
+      // each setting only where this version has it (lib/poolers/pgbouncer/config.ts)
+      if (supportsPeering(version)) expect(ini1).toMatch(/^peer_id = 2$/m);
+      else expect(ini1).not.toMatch(/peer_id/);
+      if (supportsMaxPreparedStatements(version)) expect(ini1).toMatch(/^max_prepared_statements = 100$/m);
+      else expect(ini1).not.toMatch(/max_prepared_statements/);
 
       // A client through the data port with TLS; the server side is TLS too (pg_stat_ssl).
       const query = psqlScalarQuery(bins.psql);
@@ -313,7 +325,7 @@ describe.each([
         const line = conf.split('\n').find((l) => l.startsWith('conffile|'));
         expect(line?.split('|')[1]).toBe(paths.iniFile(i));
       }
-      if (version === '1.25.2') {
+      if (supportsPeering(version)) {
         // Peering: a cancel request lands on whichever process the kernel picks; the peer forwards
         // it to the process running the query. Several tries so both processes see foreign cancels.
         for (let k = 0; k < 6; k++) {
@@ -401,20 +413,25 @@ describe.each([
         expect(out).not.toContain(DB_PASSWORD);
         expect(out).not.toContain(ADMIN_PASSWORD);
       }
-      // the same answers judged against another pinned version fail with the redeploy fix
+      // the same answers judged against another pinned version (a release a lab can pin, not the
+      // one running here) fail with the redeploy fix
+      const pinned = defined(
+        PGBOUNCER_RELEASES.find((r) => r.version !== version)?.version,
+        `a pinnable PgBouncer release other than ${version}`,
+      );
       const other = runnerPoolerChecks(
         'runner local',
         'i-local',
         probed,
         {
-          poolers: [{ ...endpoint, version: '1.24.1' }],
+          poolers: [{ ...endpoint, version: pinned }],
           adminSecret: true,
           stackName: 'proxylab-it',
         },
         'npx proxylab deploy --lab x.json',
       );
       expect(other.filter((c) => !c.ok).map((c) => c.detail)).toEqual([
-        `process 0 runs PgBouncer ${version}; process 1 runs PgBouncer ${version}, the lab pins 1.24.1`,
+        `process 0 runs PgBouncer ${version}; process 1 runs PgBouncer ${version}, the lab pins ${pinned}`,
       ]);
     } finally {
       await (agent as PoolerAgent | null)?.stop();

@@ -22,7 +22,7 @@ import { sessionMatrix, type SessionMatrix } from '../../lib/report/session-matr
 import { getSuite } from '../../lib/suite/catalog';
 import { buildPlan } from '../../lib/suite/plan';
 import { SESSION_FEATURES, type SessionFeature, type SessionOutcome } from '../../lib/suite/session-state';
-import { pgdoorman } from '../helpers/pgdoorman';
+import { describeWithPgdoorman } from '../helpers/pgdoorman';
 import { runOnLocalStack } from '../helpers/session-run';
 
 /** PgDoorman's transaction pool, feature by feature (RESET ROLE / RESET ALL / CLOSE ALL on release). */
@@ -45,78 +45,79 @@ const TX: Readonly<Record<SessionFeature, SessionOutcome>> = {
   'temp-sequence-nextval': 'leaks',
 };
 
-const bin = pgdoorman('test/integration/session-state-pgdoorman.test.ts');
-let stack: LocalStack;
-let work: string;
-let result: RunSuiteResult;
-let matrix: SessionMatrix;
-let runDir: string;
-let bouncerPoolBefore: number;
+describeWithPgdoorman('test/integration/session-state-pgdoorman.test.ts', (bin) => {
+  let stack: LocalStack;
+  let work: string;
+  let result: RunSuiteResult;
+  let matrix: SessionMatrix;
+  let runDir: string;
+  let bouncerPoolBefore: number;
 
-beforeAll(async () => {
-  process.env.PROXYLAB_PGDOORMAN = bin.file;
-  work = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-session-doorman-'));
-  // GIVEN a PgBouncer first and PgDoorman second, as `--poolers pgbouncer,pgdoorman` starts them
-  const poolers = [
-    { product: 'pgbouncer', processes: 1, instance: 'pgbouncer' },
-    { product: 'pgdoorman', processes: 1, instance: 'pgdoorman' },
-  ] as const;
-  stack = await startLocalStack({ install: false, reapOrphans: false, poolers });
-  bouncerPoolBefore = stack.pgbouncer.poolSize();
-  runDir = path.join(work, 'session-doorman');
-  const sink = new FileSystemSink(runDir);
-  const suite = getSuite('session-state');
-  const opts = { suite, maxConnections: stack.postgres.maxConnections, poolPercent: 25, poolers };
-  // WHEN the session-state scenario runs on PgDoorman's transaction pool through the engine
-  const { steps } = await planOrResume(sink, {
-    stored: null,
-    check: () => undefined,
-    fresh: () =>
-      buildPlan({
-        runId: 'session-doorman',
-        suite: suite.name,
-        mode: 'local',
-        createdAt: new Date().toISOString(),
-        environment: stack.environment,
-        targets: stack.descriptors,
-        steps: planLocal(opts, stack.descriptors).filter((s) => s.target.name === 'pgdoorman-transaction'),
-      }),
-    write: true,
+  beforeAll(async () => {
+    process.env.PROXYLAB_PGDOORMAN = bin.file;
+    work = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-session-doorman-'));
+    // GIVEN a PgBouncer first and PgDoorman second, as `--poolers pgbouncer,pgdoorman` starts them
+    const poolers = [
+      { product: 'pgbouncer', processes: 1, instance: 'pgbouncer' },
+      { product: 'pgdoorman', processes: 1, instance: 'pgdoorman' },
+    ] as const;
+    stack = await startLocalStack({ install: false, reapOrphans: false, poolers });
+    bouncerPoolBefore = stack.pgbouncer.poolSize();
+    runDir = path.join(work, 'session-doorman');
+    const sink = new FileSystemSink(runDir);
+    const suite = getSuite('session-state');
+    const opts = { suite, maxConnections: stack.postgres.maxConnections, poolPercent: 25, poolers };
+    // WHEN the session-state scenario runs on PgDoorman's transaction pool through the engine
+    const { steps } = await planOrResume(sink, {
+      stored: null,
+      check: () => undefined,
+      fresh: () =>
+        buildPlan({
+          runId: 'session-doorman',
+          suite: suite.name,
+          mode: 'local',
+          createdAt: new Date().toISOString(),
+          environment: stack.environment,
+          targets: stack.descriptors,
+          steps: planLocal(opts, stack.descriptors).filter((s) => s.target.name === 'pgdoorman-transaction'),
+        }),
+      write: true,
+    });
+    result = await runOnLocalStack(stack, { runId: 'session-doorman', suite, steps, sink });
+    const m = sessionMatrix(loadRun(runDir));
+    if (m === null) throw new Error(`no session-state steps in ${runDir}`);
+    matrix = m;
+  }, 180_000);
+
+  afterAll(async () => {
+    await stack?.stop();
+    if (work) fs.rmSync(work, { recursive: true, force: true });
   });
-  result = await runOnLocalStack(stack, { runId: 'session-doorman', suite, steps, sink });
-  const m = sessionMatrix(loadRun(runDir));
-  if (m === null) throw new Error(`no session-state steps in ${runDir}`);
-  matrix = m;
-}, 180_000);
 
-afterAll(async () => {
-  await stack?.stop();
-  if (work) fs.rmSync(work, { recursive: true, force: true });
-});
-
-test('one step on PgDoorman, completed, every expectation held', () => {
-  expect(matrix.columns.map((c) => c.target)).toEqual(['pgdoorman-transaction']);
-  expect(result.manifest.status).toBe('completed');
-  expect(result.allHeld).toBe(true);
-  expect(matrix.totals).toEqual({ held: 16, broke: 0, informational: 0 });
-});
-
-test.each([...SESSION_FEATURES])('%s: as measured, as its sources expect', (feature) => {
-  const cell = matrix.rows.find((r) => r.feature === feature)?.cells[0];
-  expect({ feature, state: cell?.state, held: cell?.held }).toEqual({
-    feature,
-    state: TX[feature],
-    held: true,
+  test('one step on PgDoorman, completed, every expectation held', () => {
+    expect(matrix.columns.map((c) => c.target)).toEqual(['pgdoorman-transaction']);
+    expect(result.manifest.status).toBe('completed');
+    expect(result.allHeld).toBe(true);
+    expect(matrix.totals).toEqual({ held: 16, broke: 0, informational: 0 });
   });
-});
 
-test("the clients shared PgDoorman's one server connection; the PgBouncer beside it was left alone", () => {
-  // GIVEN the transcript of the step
-  const step = loadRun(runDir).steps.find((s) => s.target.name === 'pgdoorman-transaction');
-  const transcript = fs.readFileSync(path.join(runDir, step?.files.stdout ?? 'missing'), 'utf8');
-  // THEN the narrowing was PgDoorman's, the clients met on one backend, and PgBouncer's pool is as it was
-  expect(transcript).toMatch(/^order: interleaved; sharing: PgDoorman pool_size = 1 for the step; /);
-  const shared = matrix.rows.filter((r) => r.feature !== 'long-statement').map((r) => r.cells[0]?.shared);
-  expect(new Set(shared)).toEqual(new Set([true]));
-  expect(stack.pgbouncer.poolSize()).toBe(bouncerPoolBefore);
+  test.each([...SESSION_FEATURES])('%s: as measured, as its sources expect', (feature) => {
+    const cell = matrix.rows.find((r) => r.feature === feature)?.cells[0];
+    expect({ feature, state: cell?.state, held: cell?.held }).toEqual({
+      feature,
+      state: TX[feature],
+      held: true,
+    });
+  });
+
+  test("the clients shared PgDoorman's one server connection; the PgBouncer beside it was left alone", () => {
+    // GIVEN the transcript of the step
+    const step = loadRun(runDir).steps.find((s) => s.target.name === 'pgdoorman-transaction');
+    const transcript = fs.readFileSync(path.join(runDir, step?.files.stdout ?? 'missing'), 'utf8');
+    // THEN the narrowing was PgDoorman's, the clients met on one backend, and PgBouncer's pool is as it was
+    expect(transcript).toMatch(/^order: interleaved; sharing: PgDoorman pool_size = 1 for the step; /);
+    const shared = matrix.rows.filter((r) => r.feature !== 'long-statement').map((r) => r.cells[0]?.shared);
+    expect(new Set(shared)).toEqual(new Set([true]));
+    expect(stack.pgbouncer.poolSize()).toBe(bouncerPoolBefore);
+  });
 });

@@ -1,13 +1,16 @@
 /**
  * The session-state matrix against a real PostgreSQL and the two real PgBouncers (Debian's 1.18 and
- * 1.25.2): the `session-state` suite runs through the engine with the local probe runner, one stack
- * per version (started together), and every cell — feature × direct, transaction pool, session pool
+ * the current one, ≥ 1.21, that test/helpers/pgbouncer-versions.ts finds): the `session-state`
+ * suite runs through the engine with the local probe runner, one stack per version (started
+ * together), and every cell — feature × direct, transaction pool, session pool
  * — is asserted: the outcome measured, the expectation of its sources held, the step records
  * schema-checked on the way back, and the report drawing the matrix.
  *
- * The two versions differ where their sources say they do: IntervalStyle is tracked per client from
- * 1.20 (track_extra_parameters), and protocol-level prepared statements survive a transaction pool
- * from 1.21 with max_prepared_statements > 0 (1.25.2's default is 200).
+ * The versions differ where their sources say they do, and each one's expected cells follow from
+ * what it can do, not from its number: IntervalStyle is tracked per client from 1.20
+ * (track_extra_parameters), and protocol-level prepared statements survive a transaction pool from
+ * 1.21 with max_prepared_statements > 0 — which the stack leaves at PgBouncer's own default: 0 until
+ * 1.24, 200 since (test/helpers/pgbouncer-defaults.ts).
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -25,7 +28,9 @@ import { sessionMatrix, type SessionMatrix } from '../../lib/report/session-matr
 import { getSuite } from '../../lib/suite/catalog';
 import { buildPlan } from '../../lib/suite/plan';
 import { SESSION_FEATURES, type SessionFeature, type SessionOutcome } from '../../lib/suite/session-state';
-import { pgbouncer118, pgbouncer125 } from '../helpers/pgbouncer-versions';
+import { PGBOUNCER_TRACK_EXTRA_SINCE, versionAtLeast } from '../../lib/suite/targets';
+import { defaultMaxPreparedStatements } from '../helpers/pgbouncer-defaults';
+import { pgbouncer118, pgbouncerModern } from '../helpers/pgbouncer-versions';
 import { runOnLocalStack } from '../helpers/session-run';
 
 type Cell = SessionOutcome | `errors ${string}`;
@@ -49,26 +54,33 @@ const COMMON: Readonly<Record<Exclude<SessionFeature, 'set-tracked' | 'protocol-
   'temp-sequence-nextval': ['works', 'leaks', 'works'],
 };
 
-const VERSIONS = {
-  '1.18': {
-    bin: () => pgbouncer118('test/integration/session-state.test.ts'),
-    rows: {
-      ...COMMON,
-      // IntervalStyle is tracked only since 1.20; prepared statements collide without max_prepared_statements (1.21)
-      'set-tracked': ['works', 'leaks', 'works'],
-      'protocol-prepared': ['works', 'errors 42P05', 'works'],
-    } as Readonly<Record<SessionFeature, Row>>,
-  },
-  '1.25.2': {
-    bin: () => pgbouncer125('test/integration/session-state.test.ts (the matrix on 1.25.2)'),
-    rows: {
-      ...COMMON,
-      'set-tracked': ['works', 'works', 'works'],
-      'protocol-prepared': ['works', 'works', 'works'],
-    } as Readonly<Record<SessionFeature, Row>>,
-  },
-} as const;
-type Version = keyof typeof VERSIONS;
+/** The cells PgBouncer `version` gives, from what it can do. */
+function rowsFor(version: string): Readonly<Record<SessionFeature, Row>> {
+  const mps = defaultMaxPreparedStatements(version);
+  return {
+    ...COMMON,
+    // IntervalStyle is tracked per client since 1.20 (track_extra_parameters); before, it leaks
+    'set-tracked': [
+      'works',
+      versionAtLeast(version, PGBOUNCER_TRACK_EXTRA_SINCE) ? 'works' : 'leaks',
+      'works',
+    ],
+    // two clients' statements of one name collide on the shared server connection unless
+    // max_prepared_statements (1.21) is on, here at this version's default
+    'protocol-prepared': ['works', mps !== null && mps > 0 ? 'works' : 'errors 42P05', 'works'],
+  };
+}
+
+const modern = pgbouncerModern(
+  'test/integration/session-state.test.ts (the matrix on the current PgBouncer)',
+);
+
+/** The two PgBouncers (their binaries), by version: Debian's 1.18 and the one found, by what it reports. */
+const VERSIONS: ReadonlyMap<string, () => string> = new Map([
+  ['1.18', () => pgbouncer118('test/integration/session-state.test.ts')],
+  [modern.version, () => modern.file],
+]);
+type Version = string;
 
 interface Measured {
   readonly stack: LocalStack;
@@ -83,7 +95,9 @@ let work: string;
 
 /** One stack of `version`, the session-state suite through the engine, the run read back as the report reads it. */
 async function measure(version: Version): Promise<Measured> {
-  const pooler = findPgbouncer(process.platform, [VERSIONS[version].bin()]);
+  const bin = VERSIONS.get(version);
+  if (bin === undefined) throw new Error(`PgBouncer ${version}: not one of this file's versions`);
+  const pooler = findPgbouncer(process.platform, [bin()]);
   if (pooler === null) throw new Error(`PgBouncer ${version}: no version from its binary`);
   const stack = await startLocalStack({
     install: false,
@@ -120,7 +134,7 @@ async function measure(version: Version): Promise<Measured> {
 
 beforeAll(async () => {
   work = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-session-it-'));
-  const versions = Object.keys(VERSIONS) as Version[];
+  const versions = [...VERSIONS.keys()];
   const done = await Promise.all(versions.map((v) => measure(v)));
   versions.forEach((v, i) => measured.set(v, done[i] as Measured));
 }, 240_000);
@@ -136,10 +150,14 @@ function get(version: Version): Measured {
   return m;
 }
 
-describe.each(Object.keys(VERSIONS) as Version[])('PgBouncer %s', (version) => {
+describe.each([...VERSIONS.keys()])('PgBouncer %s', (version) => {
   test('it is the PgBouncer asked for, and the run completed with every verdict held', () => {
     const m = get(version);
     expect(m.stack.pgbouncer.version.startsWith(version)).toBe(true);
+    // the stack leaves max_prepared_statements at this version's default: what rowsFor() builds on
+    expect(m.stack.pgbouncer.initialMaxPreparedStatements).toBe(
+      defaultMaxPreparedStatements(m.stack.pgbouncer.version),
+    );
     expect(m.result.manifest.status).toBe('completed');
     expect(m.result.allHeld).toBe(true);
     expect(m.run.problems).toEqual([]);
@@ -158,7 +176,10 @@ describe.each(Object.keys(VERSIONS) as Version[])('PgBouncer %s', (version) => {
     const cells = (row?.cells ?? []).map((c) =>
       c === null ? null : c.state === 'errors' ? `errors ${c.sqlstate ?? '?'}` : c.state,
     );
-    expect({ feature, cells }).toEqual({ feature, cells: [...VERSIONS[version].rows[feature]] });
+    expect({ feature, cells }).toEqual({
+      feature,
+      cells: [...rowsFor(get(version).stack.pgbouncer.version)[feature]],
+    });
     expect({ feature, held: row?.cells.map((c) => c?.held) }).toEqual({ feature, held: [true, true, true] });
   });
 

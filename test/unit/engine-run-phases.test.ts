@@ -141,6 +141,17 @@ describe('runEndOf (a run that threw)', () => {
       /^infrastructure failure \(server-stopped\): ERROR: pooler is shutting down$/,
     ],
     [
+      // PgBouncer < 1.25 removes its unix sockets when a SIGTERM/SIGINT shutdown starts, while it
+      // still runs for its clients: the next admin command finds no socket (seen with 1.24.1)
+      'a pooler whose admin socket is gone under a pool check',
+      new Error(
+        'psql -c SHOW POOLS: psql: error: connection to server on socket "/tmp/p/pgbouncer/s0/.s.PGSQL.24910" failed: No such file or directory',
+      ),
+      {},
+      'failed',
+      /^infrastructure failure \(server-stopped\): the socket \/tmp\/p\/pgbouncer\/s0\/\.s\.PGSQL\.24910 is gone: its server or pooler stopped listening \(shutting down\): psql -c SHOW POOLS/,
+    ],
+    [
       'a failed write',
       new FileWriteError('/runs/r1/steps/x.json', new Error('ENOSPC')),
       { resumeCommand: 'proxylab local --run-id r1' },

@@ -1,7 +1,7 @@
 /**
  * scripts/preflight.ts, the one list of external tools: which tests it names for each tool, and the
  * one message it stops with. (Hiding tools from PATH for real is shown in the README's Tests; the
- * build of PgBouncer 1.25.2 into the cache is test/integration/pgbouncer-cache.test.ts.)
+ * builds of a current PgBouncer into the cache are test/integration/pgbouncer-cache.test.ts.)
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
@@ -10,16 +10,25 @@ import { PGBOUNCER_RELEASES } from '../../lib/poolers/pgbouncer/releases';
 import {
   BUILD_DEPS,
   buildDepPackages,
+  DEBIAN_PGBOUNCER,
   missingBuildDeps,
   pinnedRelease,
   proxylabCacheRoot,
+  ROOT_CACHE_ROOT,
 } from '../../scripts/pgbouncer-cache';
+import {
+  debianArchive,
+  debianArchives,
+  privateAptOptions,
+  privateSourcesList,
+} from '../../scripts/pgbouncer-debian';
 import {
   describeTests,
   jestSetupFiles,
   missingMessage,
   importsHelper,
-  pgbouncer125Tool,
+  notRunLines,
+  pgbouncerModernTool,
   PROJECTS,
   REPO_ROOT,
   testsUsing,
@@ -52,7 +61,8 @@ test.each([
   ['botocore service models', 'test/unit/cloud-runner.test.ts'],
   ['Chromium', 'test/integration/local-smoke.test.ts'],
   ['PgBouncer', 'test/integration/local-smoke.test.ts'],
-  ['PgBouncer 1.25.2', 'test/integration/pooler-bootstrap.test.ts'],
+  ['PgBouncer ≥ 1.21', 'test/integration/pooler-bootstrap.test.ts'],
+  ['PgDoorman', 'test/integration/local-pgdoorman.test.ts'],
   ['PgBouncer 1.18 (Debian 12)', 'test/integration/layering.test.ts'],
 ])('%s is needed by %s', (name, file) => {
   expect(testsUsing(['unit', 'cdk', 'integration']).get(tool(name))).toContain(file);
@@ -64,7 +74,7 @@ test('the message names each missing tool, its tests and one exact install comma
     [
       { tool: tool('shellcheck'), tests: ['test/cdk/constructs.test.ts'] },
       { tool: tool('moto_server'), tests: ['test/integration/collect-moto.test.ts'] },
-      { tool: tool('PgBouncer 1.25.2'), tests: [] },
+      { tool: tool('PgBouncer ≥ 1.21'), tests: [] },
     ],
     'apt-get',
     'report only',
@@ -77,8 +87,8 @@ test('the message names each missing tool, its tests and one exact install comma
     /install: (sudo )?apt-get update && (sudo )?apt-get install -y --no-install-recommends shellcheck\n/,
   );
   expect(text).toContain("install: python3 -m pip install 'moto[server]'");
-  expect(text).toContain('✗ PgBouncer 1.25.2');
-  expect(text).toContain('PROXYLAB_PGBOUNCER_1_25=');
+  expect(text).toContain('✗ PgBouncer ≥ 1.21');
+  expect(text).toContain('PROXYLAB_PGBOUNCER_MODERN=');
   expect(text.match(/✗ /g)).toHaveLength(3);
 });
 
@@ -104,12 +114,12 @@ const TEST_FILES = new Set(allTestSources().filter((f) => f.endsWith('.test.ts')
 
 describe.each([
   {
-    tool: 'PgBouncer 1.25.2',
-    helper: importsHelper('pgbouncer125'),
-    // Any other way to a 1.25 binary: the finder, its variable, the shared path, the cache, the build.
+    tool: 'PgBouncer ≥ 1.21',
+    helper: importsHelper('pgbouncerModern'),
+    // Any other way to a current binary: the finder, its variable, the cache, the builds.
     direct:
-      /\bfindPgbouncer125\b|PGBOUNCER_1_25_ENV|PROXYLAB_PGBOUNCER_1_25|tools\/pgbouncer-1\.25|\bcachedPgbouncer\b|\bbuildPgbouncer\b/,
-    // Only these start a PgBouncer 1.25.2 today; a new one joins this list on purpose.
+      /\bfindPgbouncerModern\b|PGBOUNCER_MODERN_ENV|PROXYLAB_PGBOUNCER_MODERN|\bcachedPgbouncer\b|\bcheckCachedPgbouncer\b|\bbuildPgbouncer\b|\bbuildFromDebianSource\b/,
+    // Only these start a current PgBouncer today; a new one joins this list on purpose.
     users: [
       'test/integration/local-disruptions.test.ts',
       'test/integration/local-server-stop.test.ts',
@@ -183,54 +193,122 @@ test('a project all of whose tests need a tool is named once, the others one by 
   expect(describeTests(integration.slice(1), [...PROJECTS])).toBe(integration.slice(1).join(', '));
 });
 
-test('PgBouncer 1.25.2 is built from the release the pooler host pins (lib/poolers/pgbouncer/releases.ts)', () => {
+test("a current PgBouncer is built from Debian's source package, or the release the pooler host pins", () => {
   // WHEN
   const release = pinnedRelease();
-  const entry = tool('PgBouncer 1.25.2');
-  // THEN the very entry of the one table, and the message's manual build uses its URL and checksum
+  const entry = tool('PgBouncer ≥ 1.21');
+  // THEN the Debian version is pinned once, with its .dsc checksum, and the upstream way is the very
+  // entry of the one table the pooler host uses
+  expect(DEBIAN_PGBOUNCER).toMatchObject({
+    sourcePackage: 'pgbouncer',
+    upstreamVersion: '1.24.1',
+    dsc: `pgbouncer_${DEBIAN_PGBOUNCER.debianVersion}.dsc`,
+  });
+  expect(DEBIAN_PGBOUNCER.debianVersion.startsWith(`${DEBIAN_PGBOUNCER.upstreamVersion}-`)).toBe(true);
+  expect(DEBIAN_PGBOUNCER.dscSha256).toMatch(/^[0-9a-f]{64}$/);
   expect(PGBOUNCER_RELEASES).toContain(release);
-  expect(release.version).toBe('1.25.2');
   expect(entry.install.kind).toBe('build');
   const how = entry.install.kind === 'build' ? entry.install.how : '';
+  expect(how).toContain(`Debian's source package pgbouncer ${DEBIAN_PGBOUNCER.debianVersion}`);
+  expect(how).toContain(path.join(proxylabCacheRoot(), 'pgbouncer-1.24.1', 'bin', 'pgbouncer'));
+  expect(how).toContain('dpkg-dev');
   expect(how).toContain(`curl -fLO ${release.url}`);
-  expect(how).toContain(`echo '${release.sha256}  pgbouncer-1.25.2.tar.gz' | sha256sum -c`);
-  expect(how).toContain(path.join(proxylabCacheRoot(), 'pgbouncer-1.25.2', 'bin', 'pgbouncer'));
+  expect(how).toContain(`echo '${release.sha256}  pgbouncer-${release.version}.tar.gz' | sha256sum -c`);
 });
 
 test.each([
-  [{ XDG_CACHE_HOME: '/var/cache/u' }, '/var/cache/u/proxylab'],
-  [{ XDG_CACHE_HOME: 'relative/ignored', HOME: '/home/u' }, null],
-  [{ XDG_CACHE_HOME: '' }, null],
-])('the per-user cache for %j', (env, expected) => {
-  // THEN XDG_CACHE_HOME when absolute, else ~/.cache
-  expect(proxylabCacheRoot(env)).toBe(expected ?? path.join(os.homedir(), '.cache', 'proxylab'));
+  [{ XDG_CACHE_HOME: '/var/cache/u' }, 1000, '/var/cache/u/proxylab'],
+  [{ XDG_CACHE_HOME: '/var/cache/u' }, 0, '/var/cache/u/proxylab'],
+  [{ XDG_CACHE_HOME: 'relative/ignored', HOME: '/home/u' }, 1000, null],
+  [{ XDG_CACHE_HOME: '' }, 1000, null],
+  [{}, 0, ROOT_CACHE_ROOT],
+])('the build cache for %j as uid %d', (env, uid, expected) => {
+  // THEN XDG_CACHE_HOME when absolute, else ~/.cache — for root /var/cache/proxylab, which the
+  // unprivileged user that runs the servers can enter
+  expect(proxylabCacheRoot(env, uid)).toBe(expected ?? path.join(os.homedir(), '.cache', 'proxylab'));
 });
 
-test('a PgBouncer 1.25.2 the preflight could not build: its tests, why, and every way to provide it', () => {
+test('a current PgBouncer the preflight could not build: its tests, why, and every way to provide it', () => {
   // WHEN
   const text = missingMessage(
     [
       {
-        tool: pgbouncer125Tool(),
+        tool: pgbouncerModernTool(),
         tests: ['test/integration/local-smoke.test.ts, test/integration/local-stack.test.ts'],
-        notBuilt: 'download of https://www.pgbouncer.org/… failed: fetch failed (ENOTFOUND)',
+        notBuilt: 'http://deb.debian.org/debian: `apt-get … update --error-on=any` exited with 100',
       },
     ],
     'apt-get',
     'still missing after installing',
   );
   // THEN
-  expect(text).toContain('✗ PgBouncer 1.25.2');
+  expect(text).toContain('✗ PgBouncer ≥ 1.21');
   expect(text).toContain(
     'needed by test/integration/local-smoke.test.ts, test/integration/local-stack.test.ts',
   );
   expect(text).toContain(
-    'not built: download of https://www.pgbouncer.org/… failed: fetch failed (ENOTFOUND)',
+    'not built: http://deb.debian.org/debian: `apt-get … update --error-on=any` exited with 100',
   );
-  expect(text).toContain('export PROXYLAB_PGBOUNCER_1_25=/path/to/pgbouncer');
-  expect(text).toContain('first in PATH');
+  expect(text).toContain('export PROXYLAB_PGBOUNCER_MODERN=/path/to/pgbouncer');
+  expect(text).toContain('a distribution package of PgBouncer ≥ 1.21');
+  expect(text).toContain('PROXYLAB_PGBOUNCER_SOURCE=upstream');
   expect(text).toContain('./configure --prefix=');
-  expect(text).toContain('../shared');
+  expect(text).not.toContain('../shared');
+});
+
+test("the private apt configuration: one deb-src line on the machine's Debian archive, its own directories", () => {
+  // GIVEN apt sources in both formats, the security archive among them
+  const deb822 = [
+    'Types: deb',
+    '# http://snapshot.debian.org/archive/debian/20250520T000000Z',
+    'URIs: http://deb.debian.org/debian',
+    'Suites: bookworm bookworm-updates',
+    '',
+    'Types: deb',
+    'URIs: http://deb.debian.org/debian-security',
+  ].join('\n');
+  const oneLine = 'deb [arch=amd64] http://mirror.example/debian/ bookworm main\n# deb http://old/debian x y';
+  // WHEN / THEN
+  expect(debianArchives(deb822)).toEqual(['http://deb.debian.org/debian']);
+  expect(debianArchives(oneLine)).toEqual(['http://mirror.example/debian']);
+  expect(debianArchives('deb https://download.docker.com/linux/debian bookworm stable')).toEqual([
+    'https://download.docker.com/linux/debian',
+  ]);
+  expect(debianArchive({ PROXYLAB_DEBIAN_ARCHIVE: 'http://127.0.0.1:9/debian/' })).toBe(
+    'http://127.0.0.1:9/debian',
+  );
+  expect(debianArchive({}, '/nonexistent')).toBe('http://deb.debian.org/debian');
+  expect(privateSourcesList('http://deb.debian.org/debian')).toBe(
+    'deb-src [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] http://deb.debian.org/debian trixie main\n',
+  );
+  // every directory apt reads sources from or writes to is the private one
+  const opts = privateAptOptions('/tmp/b/apt', false).filter((o) => o !== '-o');
+  expect(opts.filter((o) => o.startsWith('Dir::'))).toEqual([
+    'Dir::Etc::SourceList=/tmp/b/apt/sources.list',
+    'Dir::Etc::SourceParts=/tmp/b/apt/sources.list.d',
+    'Dir::State::Lists=/tmp/b/apt/lists',
+    'Dir::Cache=/tmp/b/apt/cache',
+  ]);
+  expect(opts).toContain('Acquire::Retries=0');
+  expect(opts).not.toContain('APT::Sandbox::User=root');
+  expect(privateAptOptions('/tmp/b/apt', true)).toContain('APT::Sandbox::User=root');
+});
+
+test('PgDoorman is optional: its missing binary names the tests that will not run instead of stopping', () => {
+  // GIVEN a PgDoorman entry that finds nothing
+  const doorman = { ...tool('PgDoorman'), find: () => null };
+  // WHEN
+  const lines = notRunLines(['integration'], [doorman]);
+  // THEN one line, each file that starts a real one, and why
+  expect(lines).toEqual([
+    'not run: test/integration/local-pgdoorman.test.ts, test/integration/session-state-pgdoorman.test.ts — ' +
+      'no PgDoorman binary found; PgDoorman is on no package registry this machine reaches: give a binary ' +
+      'with $PROXYLAB_PGDOORMAN or PATH to run them.',
+  ]);
+  // and none when one is found
+  expect(
+    notRunLines(['integration'], [{ ...doorman, find: () => '/usr/bin/pg_doorman (PgDoorman 3.10.7)' }]),
+  ).toEqual([]);
 });
 
 test.each([

@@ -40,7 +40,7 @@ export const PGBOUNCER_RELEASES: readonly PgbouncerRelease[] = [
   release('1.24.1', 'da72a3aba13072876d055a3e58dd4aba4a5de4ed6148e73033185245598fd3e0', HOMEBREW),
 ];
 
-/** The release a pooler gets when the lab names none: the one the local integration tests run. */
+/** The release a cloud pooler host gets when the lab names none (the local integration tests run Debian's 1.24.1 build and 1.18). */
 export const DEFAULT_PGBOUNCER_VERSION = '1.25.2';
 
 export function findPgbouncerRelease(version: string): PgbouncerRelease | undefined {

@@ -21,7 +21,7 @@
  * 1.87.0 toolchain rust-toolchain.toml names, checking each component against its channel manifest.
  *
  * The commit id is the tag's in the upstream repository (`git rev-parse v3.10.7^{commit}`, read
- * 2026-11-26); ../shared/tools/pg_doorman-3.10.7, which the integration tests run, was built from
+ * 2026-11-26); the PgDoorman 3.10.7 the integration tests ran when a binary was given was built from
  * the same commit. No checksum of a PgDoorman artifact is published, so the pin is that commit: only
  * a real deploy shows the build completing on AL2023 within the host's boot timeout.
  */
