@@ -219,7 +219,7 @@ const POOLER_RESTART = disruption({
       when: { target: { pooled: true, managed: false, rollingRestart: ['stops-listening'] } },
       outcome: 'succeeds',
       published: SOURCES.rolling,
-      note: 'the old process stops listening and keeps its clients until they leave: no refused connection, no error',
+      note: "the old process stops listening and keeps its clients until they leave: no refused connection, no error (with Linux moving the closed listener's queued connections, net.ipv4.tcp_migrate_req = 1; else one connecting at that instant may be reset, see the step's events)",
     },
     {
       when: { target: { pooled: true, managed: false } },
