@@ -20,6 +20,7 @@ import { PRODUCTION_RUNNER_SETTINGS, RUN_ID_PATTERN } from './runner-args';
 import { runBlobs } from './s3-sink';
 import { createHash } from 'node:crypto';
 import { LAB_SUITE_NAME } from '../suite/catalog';
+import { shellScriptProblem } from '../suite/pgbench-script';
 import { BUILTIN_SCRIPTS } from '../suite/scenario';
 import { CONNECT_MODES, PROTOCOLS } from '../suite/types';
 import { TARGET_SELECTOR_NAMES } from '../suite/experiments/common';
@@ -45,7 +46,8 @@ const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/);
 
 /**
  * A lab's own scenario as the operator validated it (lib/config/scenarios.ts, LabScenario), script
- * texts included: what `--suite lab` runs. The runner checks every script against its SHA-256.
+ * texts included: what `--suite lab` runs. The runner checks every script against its SHA-256, and
+ * refuses one that runs shell commands (`\shell`, `\setshell`).
  */
 export const labScenarioSchema = z.object({
   name: z.string().regex(SCENARIO_NAME_PATTERN),
@@ -64,6 +66,12 @@ export const labScenarioSchema = z.object({
             })
             .refine((f) => createHash('sha256').update(f.sql, 'utf8').digest('hex') === f.sha256, {
               message: 'the script text does not match its sha256',
+            })
+            // The operator's validation refuses \shell / \setshell already; a request written by
+            // other means is refused here too, before runner 0 plans it (lib/suite/pgbench-script.ts).
+            .superRefine((f, ctx) => {
+              const problem = shellScriptProblem(f.path, f.sql);
+              if (problem !== null) ctx.addIssue({ code: 'custom', path: ['sql'], message: problem });
             }),
           weight: positiveInt,
         }),

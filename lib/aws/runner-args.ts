@@ -15,6 +15,14 @@ import type { ComponentZone, TargetPrice } from '../suite/types';
 export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 /**
+ * A run id: RUN_ID_PATTERN and no `..` (it names the S3 prefix `runs/<id>/` and a local
+ * directory `runs/<id>`). A prefix of a bucket that is not one (`..`, `..%2f..%2fx`) is no run.
+ */
+export function isRunId(id: string): boolean {
+  return RUN_ID_PATTERN.test(id) && !id.includes('..');
+}
+
+/**
  * The collector invocation the runner makes at the end of a run (runner 0 only): the collector
  * function, and what the lab deployed as the collector reads it (lib/collector/plan.ts
  * LabResources: `proxies` are DBProxyNames, the CloudWatch ProxyName dimension; `instanceClasses`

@@ -4,7 +4,14 @@
  */
 import * as path from 'node:path';
 import { UsageError } from '../core/errors';
-import { JsonInputError, JsonSyntaxError, parseJsonText, readFileIn, readTextFile } from '../core/read';
+import {
+  FileReadError,
+  JsonInputError,
+  JsonSyntaxError,
+  parseJsonText,
+  readFileIn,
+  readTextFile,
+} from '../core/read';
 import type { ScriptReader } from './scenarios';
 import type { LabConfig, LabProblem, LabValidation } from './types';
 import { formatProblems, validateLab, type ValidateOptions } from './validate';
@@ -51,17 +58,31 @@ export function parseLabJson(
  * Reads the script files a lab names, relative to its folder `dir`, through lib/core/read.ts: no
  * symbolic link below the folder followed, regular files only, at most READ_LIMITS.script bytes,
  * UTF-8 checked. (The path itself was checked against SCRIPT_PATH_PATTERN: it cannot leave `dir`.)
+ * A link is refused in the lab's words, naming the script file and the link (lib/core/read.ts says
+ * "a run directory", whose reader it mostly is).
  */
 export function scriptReaderIn(dir: string): ScriptReader {
   return (rel) => {
+    const file = path.join(dir, rel);
     try {
       const text = readFileIn(dir, rel, 'script');
-      return text === null ? { problem: `no such file: ${path.join(dir, rel)}` } : { text };
+      return text === null ? { problem: `no such file: ${file}` } : { text };
     } catch (err) {
+      if (err instanceof FileReadError && err.code === 'symlink-refused')
+        return { problem: linkedScriptProblem(file, err.file, dir) };
       if (err instanceof UsageError) return { problem: err.message };
       throw err;
     }
   };
+}
+
+/** A lab's script file that is, or lies below, a symbolic link: what it is and what to do. */
+function linkedScriptProblem(file: string, link: string, dir: string): string {
+  const where = link === file ? 'is a symbolic link' : `is below ${link}, which is a symbolic link`;
+  return (
+    `the lab's script file ${file} ${where}; script files are read from the lab file's folder ` +
+    `(${dir}) without following links, so a lab cannot read files outside it: copy the script there`
+  );
 }
 
 /**

@@ -8,6 +8,8 @@
  * the lab file's folder, no symbolic link below it followed, regular files only, 64 KiB at most,
  * UTF-8 checked) and handed in as a `ScriptReader`, so validation itself stays free of I/O. Their
  * text travels with the lab: in the run request to the runners, and in plan.json with every step.
+ * A script that runs shell commands (`\shell`, `\setshell`: lib/suite/pgbench-script.ts) is refused
+ * here, naming the line, so `validate` and every command that loads the lab refuse it before any work.
  */
 import { createHash } from 'node:crypto';
 import { UsageError } from '../core/errors';
@@ -18,6 +20,7 @@ import {
   TARGET_SELECTOR_NAMES,
   type TargetSelectorName,
 } from '../suite/experiments/common';
+import { shellScriptProblem } from '../suite/pgbench-script';
 import type { Scenario, ScriptPart, Suite } from '../suite/scenario';
 import type { TargetMatch } from '../suite/targets';
 import { DEFAULTS } from './defaults';
@@ -144,6 +147,12 @@ function workloadProblems(
         value: file,
         message: 'must hold at least one statement or meta-command (the file is empty or only comments)',
       });
+      return;
+    }
+    // \shell / \setshell would run a program on every transaction, here and on the runners.
+    const shell = shellScriptProblem(file, got.text);
+    if (shell !== null) {
+      out.push({ path: `${here}.file`, value: file, message: shell });
       return;
     }
     texts.set(file, got.text);

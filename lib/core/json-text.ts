@@ -60,13 +60,33 @@ interface Frame {
   key: string | null;
 }
 
-function pathOf(stack: readonly Frame[]): string {
-  let out = '';
-  for (const f of stack) {
-    if (f.kind === 'array') out += `[${f.index}]`;
-    else if (f.key !== null)
-      out += /^[A-Za-z_$][\w$]*$/.test(f.key) ? `.${f.key}` : `[${JSON.stringify(f.key)}]`;
-  }
+/** A key longer than this is cut in a path (`["aaaa…"]`): a key of the file must not fill the message. */
+const PATH_KEY_MAX = 40;
+/** A shortened path keeps at most this many segments: the first ones, `…`, the last. */
+const PATH_SHORT_SEGMENTS = 4;
+
+/** The segments of the path to the current value: `[0]`, `.name`, `["a b"]`. */
+function segmentsOf(stack: readonly Frame[]): string[] {
+  return stack.flatMap((f) => {
+    if (f.kind === 'array') return [`[${f.index}]`];
+    if (f.key === null) return [];
+    const key = f.key.length > PATH_KEY_MAX ? `${f.key.slice(0, PATH_KEY_MAX)}…` : f.key;
+    return [/^[A-Za-z_$][\w$]*$/.test(f.key) ? `.${key}` : `[${JSON.stringify(key)}]`];
+  });
+}
+
+/**
+ * The path of the current value (`tags.owner`, `(top level)`). `short`: more than PATH_SHORT_SEGMENTS
+ * segments become the first three, `…` and the last (`note[0][0]…[0]`), so a too-deep file's
+ * error is one short line, not 64 levels of path.
+ */
+function pathOf(stack: readonly Frame[], short = false): string {
+  const segs = segmentsOf(stack);
+  const shown =
+    short && segs.length > PATH_SHORT_SEGMENTS
+      ? [...segs.slice(0, PATH_SHORT_SEGMENTS - 1), '…', ...segs.slice(-1)]
+      : segs;
+  const out = shown.join('');
   return out.startsWith('.') ? out.slice(1) : out || '(top level)';
 }
 
@@ -177,8 +197,10 @@ function scanJson(text: string, options: ParseJsonOptions): void {
         if (stack.length >= maxDepth) {
           throw new JsonInputError(
             options.source,
-            pathOf(stack),
-            `nested deeper than ${maxDepth} levels; not a file proxylab writes or reads`,
+            pathOf(stack, true),
+            `nested deeper than ${maxDepth} levels (${stack.length + 1} levels at ${
+              segmentsOf(stack).length > PATH_SHORT_SEGMENTS ? 'the path shown, shortened' : 'this path'
+            }); not a file proxylab writes or reads`,
             'json-too-deep',
           );
         }

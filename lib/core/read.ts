@@ -30,7 +30,7 @@ export const READ_LIMITS = {
   lab: 1024 * 1024,
   /**
    * A pgbench script file a lab names (its own workload): a few statements. It travels in the run
-   * request and in every step of plan.json, so it stays small.
+   * request and in plan.json (once, by its SHA-256: lib/results/plan-file.ts), so it stays small.
    */
   script: 64 * 1024,
   /** manifest.json, plan.json: a plan of thousands of steps stays well below this. */

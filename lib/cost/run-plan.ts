@@ -14,8 +14,10 @@ import { databaseSection } from '../config/database';
 import { estimateRunSec, EXPIRY_MARGIN_SEC, plannedSec, STEP_OVERHEAD_SEC } from '../config/run-estimate';
 import type { RunDurationEstimate } from '../config/run-estimate';
 import { describeTargetTraits, planScenarios, unmeasuredTargets, type PlanScenario } from '../suite/coverage';
-import { expandSuite, type PlannedStep } from '../suite/expand';
+import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
+import { buildPlan } from '../suite/plan';
 import { fallbackDescriptor } from '../suite/targets';
+import { PLAN_FILE_MAX_BYTES, planFileBytes } from '../results/plan-file';
 import type { TargetKind } from '../suite/types';
 import { estimateCost, type CostEstimate } from './estimate';
 import { maxConnectionsAssumption, runnerCapacityWarningsFor, type MaxConnectionsAssumption } from './guards';
@@ -26,7 +28,8 @@ export type PlanWarningId =
   | 'proxylab:outlives-lab'
   | 'proxylab:runners-too-few'
   | 'proxylab:client-count-unknown'
-  | 'proxylab:no-steps';
+  | 'proxylab:no-steps'
+  | 'proxylab:plan-too-large';
 
 export interface PlanWarning {
   /** Stable id (tests, filters). */
@@ -98,12 +101,74 @@ export interface RunPlanPreview {
 export interface PreviewOptions {
   /** A cost estimate already made (deploy's region); @default estimateCost(lab) */
   readonly estimate?: CostEstimate;
+  /**
+   * The size plan.json may have: every reader of a run (`report`, resume, the cloud runner) refuses
+   * a larger one. @default PLAN_FILE_MAX_BYTES (64 MiB, READ_LIMITS.runFile)
+   */
+  readonly planFileMaxBytes?: number;
 }
 
 /** What `previewRun` expands: the suite's steps on the lab and their coverage. */
 interface Expanded {
   readonly steps: readonly PlannedStep[];
   readonly scenarios: readonly PlanScenario[];
+}
+
+/**
+ * plan.json's share of its readers' limit above which `plan` and `validate` warn: the estimate is
+ * made from the lab file, a run's plan from what it probes (versions, settings, the environment), so
+ * the two differ by a little; 90 % leaves that room.
+ */
+export const PLAN_FILE_WARN_SHARE = 0.9;
+
+/**
+ * The bytes plan.json of a run of these steps would take (lib/results/plan-file.ts writes it: each
+ * script file's text once): the plan a run would store, built from the lab file's targets.
+ */
+export function estimatePlanFileBytes(
+  lab: LabConfig,
+  suite: string,
+  capacities: readonly TargetCapacity[],
+  expanded: Expanded,
+): number {
+  return planFileBytes(
+    buildPlan({
+      runId: 'plan-preview',
+      suite,
+      mode: 'cloud',
+      createdAt: new Date(0).toISOString(),
+      environment: {
+        maxConnections: capacities[0]?.maxConnections ?? null,
+        serverVersion: null,
+        pgbenchVersion: null,
+        poolerVersion: null,
+        cpus: null,
+      },
+      targets: capacities.map((c) => c.descriptor ?? fallbackDescriptor(c.ref)),
+      steps: expanded.steps,
+      runnerCount: lab.runners.count,
+      scenarios: expanded.scenarios,
+    }),
+  );
+}
+
+const mib = (bytes: number): string => `${(bytes / 1024 / 1024).toFixed(1)} MiB`;
+
+/** The warning for a plan.json its own readers would refuse (or nearly), null when it fits. */
+function planSizeWarning(
+  suite: string,
+  stepCount: number,
+  bytes: number,
+  maxBytes: number,
+): PlanWarning | null {
+  if (bytes <= maxBytes * PLAN_FILE_WARN_SHARE) return null;
+  return {
+    id: 'proxylab:plan-too-large',
+    message:
+      `suite ${suite} plans ${stepCount} steps whose plan.json would be about ${mib(bytes)} ` +
+      `(each script stored once), and \`report\`, resume and the runners read at most ${mib(maxBytes)} of it: ` +
+      'a run would be refused by its own readers; run fewer steps per run (client counts, repetitions, scenarios)',
+  };
 }
 
 function expandOnLab(lab: LabConfig, suiteName: string, maxConnections: MaxConnectionsAssumption): Expanded {
@@ -146,8 +211,10 @@ export function formatHours(sec: number): string {
 export function previewRun(lab: LabConfig, suiteName: string, opts: PreviewOptions = {}): RunPlanPreview {
   const maxConnections = maxConnectionsAssumption(lab);
   const suite = resolveSuite(suiteName, lab);
-  const { steps, scenarios } = expandOnLab(lab, suiteName, maxConnections);
+  const expanded = expandOnLab(lab, suiteName, maxConnections);
+  const { steps, scenarios } = expanded;
   const capacities = labTargetCapacities(lab, maxConnections.value ?? 0);
+  const planBytes = estimatePlanFileBytes(lab, suite.name, capacities, expanded);
   const targets: PreviewTarget[] = capacities.map((c) => {
     const mine = steps.filter((s) => s.target.name === c.ref.name);
     return {
@@ -219,6 +286,9 @@ export function previewRun(lab: LabConfig, suiteName: string, opts: PreviewOptio
       typeof estimate === 'string' ? null : estimate,
     ),
     ...expiryWarnings(suite.name, expiry, duration),
+    ...[
+      planSizeWarning(suite.name, steps.length, planBytes, opts.planFileMaxBytes ?? PLAN_FILE_MAX_BYTES),
+    ].filter((w): w is PlanWarning => w !== null),
     ...runnerCapacityWarningsFor(lab, [
       { suite: suite.name, clients: suite.scenarios.flatMap((sc) => sc.clients) },
     ]).map((w) => ({ id: w.id, message: w.message })),
@@ -321,16 +391,21 @@ export function coverageWarnings(
 
 /**
  * The warnings of a lab's suites together (`validate`): what none of them measures, and, per
- * suite, a run that would outlive the lab or need more runners. A suite that cannot be planned
- * (max_connections unknown) is one warning saying so.
+ * suite, a run that would outlive the lab or need more runners, or whose plan.json its own readers
+ * would refuse (`proxylab:plan-too-large`). A suite that cannot be planned (max_connections
+ * unknown) is one warning saying so.
  */
-export function labSuiteWarnings(lab: LabConfig, suites: readonly string[]): PlanWarning[] {
+export function labSuiteWarnings(
+  lab: LabConfig,
+  suites: readonly string[],
+  opts: Pick<PreviewOptions, 'planFileMaxBytes'> = {},
+): PlanWarning[] {
   const estimate = costOf(lab, {});
   const out: PlanWarning[] = [];
   const covered: Array<{ suite: string; scenarios: readonly PlanScenario[] }> = [];
   for (const name of suites) {
     try {
-      const p = previewRun(lab, name, typeof estimate === 'string' ? {} : { estimate });
+      const p = previewRun(lab, name, typeof estimate === 'string' ? opts : { ...opts, estimate });
       covered.push({ suite: name, scenarios: p.scenarios });
       out.push(
         ...p.warnings.filter(

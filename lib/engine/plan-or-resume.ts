@@ -4,8 +4,14 @@
  * count), and a new run expands its suite once into a plan and stores it before the first step. And
  * what a resume finds already done: the step records kept, with the ones the infrastructure failed
  * in (never measured) set apart so they run again.
+ *
+ * Every plan a run is about to execute, stored or fresh, is refused when a script of it runs shell
+ * commands (`\shell`, `\setshell`; lib/suite/pgbench-script.ts): the last line of defence behind
+ * lab validation and the run request's schema, for a plan.json found in a run directory or bucket.
  */
+import { UsageError } from '../core/errors';
 import type { PlannedStep } from '../suite/expand';
+import { firstShellScriptProblem } from '../suite/pgbench-script';
 import { plannedSteps, type RunPlan } from '../suite/plan';
 import type { StepRecord } from '../suite/types';
 import type { ResultSink } from './ports';
@@ -35,14 +41,26 @@ export async function planOrResume(
 ): Promise<ResolvedPlan> {
   if (o.stored) {
     o.check(o.stored);
-    return { plan: o.stored, steps: plannedSteps(o.stored), isNew: false };
+    const steps = plannedSteps(o.stored);
+    refuseShellScripts(steps, 'the stored plan (plan.json) of this run');
+    return { plan: o.stored, steps, isNew: false };
   }
   const plan = o.fresh();
+  refuseShellScripts(plannedSteps(plan), 'the plan of this run');
   if (o.write) {
     if (!sink.writePlan) throw new Error('this result sink cannot store plan.json');
     await sink.writePlan(plan);
   }
   return { plan, steps: plannedSteps(plan), isNew: true };
+}
+
+/** Throws a UsageError (`shell-script-refused`) when a step's script runs shell commands. */
+function refuseShellScripts(steps: readonly PlannedStep[], what: string): void {
+  const problem = firstShellScriptProblem(
+    steps.flatMap((s) => s.script.parts.flatMap((p) => ('file' in p ? [p.file] : []))),
+  );
+  if (problem !== null)
+    throw new UsageError(`${what}: ${problem}; nothing was run`, { code: 'shell-script-refused' });
 }
 
 /** What a run holds of its steps, for resume. */

@@ -116,7 +116,7 @@ export interface PgbenchExecutor {
   removeWorkDir?(dir: string): Promise<void>;
 }
 
-export type { RawStepFiles, ResultSink, StepWindow } from '../results/sink';
+export type { RawStepFiles, ResultSink, StepReadContext, StepWindow } from '../results/sink';
 
 /** What a sampler found about the CPU of the pooler serving a step's target. */
 export interface PoolerSaturation {

@@ -544,7 +544,9 @@ export async function openRun(opts: RunSuiteOptions, started: Date): Promise<Ope
   const stepIds = opts.steps.map((s) => s.stepId);
   const previous = await sink.readManifest();
   if (previous) checkResumable(previous, opts);
-  const storedSteps = (await sink.readSteps?.()) ?? null;
+  // Only this run's step files, of steps of its plan: another is refused, naming it (never skipped,
+  // never counted as done).
+  const storedSteps = (await sink.readSteps?.({ runId: opts.runId, stepIds })) ?? null;
   const { done, records } =
     storedSteps === null
       ? { done: await sink.completedStepIds(), records: new Map<string, StepRecord>() }

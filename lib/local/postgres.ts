@@ -206,6 +206,9 @@ function launchPostmaster(
   return startServer('postgres', opts.bins.postgres, args, { runAs: opts.runAs, logFile, cwd });
 }
 
+/** The planned stop of `stop()`: the stack's end, not a disruption's. */
+const STOPPED_WITH_STACK = 'stopped with the stack';
+
 /** How long a planned stop may wait for the postmaster before its process group is killed. */
 const PLANNED_STOP_GRACE_MS = 15000;
 
@@ -262,7 +265,7 @@ function makeCluster(
       // Shut down cleanly before we asked: maybe a restart (`pg_ctl restart`), whose new postmaster
       // may not have written its pid file yet.
       const shutDownUnderUs = server.exited() && server.child.exitCode === 0 && planned === null;
-      planned = { sinceMs: Date.now(), why: 'stopped with the stack' };
+      planned = { sinceMs: Date.now(), why: STOPPED_WITH_STACK };
       await server.stop('SIGINT', 15000);
       await stopSuccessor(dataDir, server.pid, shutDownUnderUs ? SUCCESSOR_WAIT_MS : 0);
     },
@@ -277,10 +280,16 @@ function makeCluster(
       const next = launch();
       server = next;
       arm(next);
-      if (!(await waitReady(next, superuserTarget(), dataDir, timeoutMs)))
+      const outcome = await pollOutcome(next, timeoutMs, isOurServer(superuserTarget(), dataDir));
+      if (outcome !== 'ready') {
+        // A stop while it started (the stack's, on Ctrl-C) says so; the log's tail says the rest.
+        const stoppedBy = planned?.why === STOPPED_WITH_STACK ? STOPPED_WITH_STACK : null;
+        const why = await notStartedReason(next, outcome, port, timeoutMs, stoppedBy);
+        const log = tail(readLog(logFile));
         throw new InfrastructureError(
-          `PostgreSQL did not start again on port ${port} within ${timeoutMs} ms: ${tail(readLog(logFile))}`,
+          `PostgreSQL did not start again on port ${port}: ${why}${log ? `; its log ends: ${log}` : ''}`,
         );
+      }
       planned = null;
     },
   };
@@ -370,32 +379,68 @@ async function waitReady(
   dataDir: string,
   timeoutMs: number,
 ): Promise<boolean> {
-  return pollUntilAnswered(server, timeoutMs, async () => {
+  return (await pollOutcome(server, timeoutMs, isOurServer(target, dataDir))) === 'ready';
+}
+
+function isOurServer(target: PsqlTarget, dataDir: string): () => Promise<boolean> {
+  return async () => {
     const rows = await psqlQueryOne(target, 'SHOW data_directory', 5000);
     return rows[0]?.data_directory === dataDir;
-  });
+  };
 }
+
+/** How a wait for a server ended: it answered, its process ended, another server answered, or time ran out. */
+type PollOutcome = 'ready' | 'exited' | 'not-ours' | 'timed-out';
 
 /**
  * Polls `isOurs` every 100 ms until it answers (it throws while the server does not accept
- * connections yet): true when it says the server that answered is ours and our process is still up,
- * false when our process exited, `isOurs` says another server took the port, or time ran out.
+ * connections yet): `ready` when it says the server that answered is ours and our process is still
+ * up; else why not — our process `exited` (a bad setting, or a stop while it started), `isOurs`
+ * said another server took the port (`not-ours`), or `timeoutMs` ran out (`timed-out`).
  */
+async function pollOutcome(
+  server: ServerProcess,
+  timeoutMs: number,
+  isOurs: () => Promise<boolean>,
+): Promise<PollOutcome> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (server.exited()) return 'exited';
+    try {
+      const ours = await isOurs();
+      return server.exited() ? 'exited' : ours ? 'ready' : 'not-ours';
+    } catch {
+      await delay(100);
+    }
+  }
+  return server.exited() ? 'exited' : 'timed-out';
+}
+
+/** `pollOutcome`, as a yes or no. */
 export async function pollUntilAnswered(
   server: ServerProcess,
   timeoutMs: number,
   isOurs: () => Promise<boolean>,
 ): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (server.exited()) return false;
-    try {
-      return (await isOurs()) && !server.exited();
-    } catch {
-      await delay(100);
-    }
-  }
-  return false;
+  return (await pollOutcome(server, timeoutMs, isOurs)) === 'ready';
+}
+
+/**
+ * Why a server we started again is not up, in words: what happened to its process (its exit code
+ * or signal, and who stopped it when we did), another server on its port, or the time that ran out
+ * — only when it did.
+ */
+async function notStartedReason(
+  server: ServerProcess,
+  outcome: Exclude<PollOutcome, 'ready'>,
+  port: number,
+  timeoutMs: number,
+  stoppedBy: string | null,
+): Promise<string> {
+  if (outcome === 'exited')
+    return `the postmaster (pid ${server.pid}) ${await howExited(server)} before it accepted connections${stoppedBy !== null ? ` (${stoppedBy})` : ''}`;
+  if (outcome === 'not-ours') return `another server answers on port ${port}`;
+  return `no answer within ${timeoutMs} ms (the postmaster, pid ${server.pid}, is still running)`;
 }
 
 function tail(text: string, lines = 3): string {

@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { InterruptedError, UsageError } from '../core/errors';
+import { UsageError } from '../core/errors';
 import { shellQuote } from '../core/shell';
 import { listDirIn } from '../core/read';
 import type { Target } from '../engine/ports';
@@ -35,6 +35,7 @@ import { DEFAULT_LOCAL_POOLERS, formatPoolerSpecs, parsePoolerSpecs, type LocalP
 import type { RunManifest, StepRecord, TargetRef } from '../suite/types';
 import { runExitCode, verdictTotals } from '../suite/verdict';
 import { metricsPath, RUN_PATHS } from '../results/run-paths';
+import { checkPlanIdentity } from '../results/run-consistency';
 import { FileSystemSink } from './fs-sink';
 import { processPoolSize, totalPoolSize } from '../poolers/pool-size';
 import { POOLER_PROCESSES_MAX } from '../poolers/endpoint';
@@ -44,6 +45,7 @@ import { pgConnector } from '../exec/pg-probe';
 import { localDisruptionWorld } from './disruptions';
 import { BENCH_DB } from './postgres';
 import { localSessionProbeRunner } from './session-probe-runner';
+import { RunStopper } from './run-stopper';
 import {
   DEFAULT_SUPERUSER_RESERVED,
   LOCAL_POOLER,
@@ -52,6 +54,8 @@ import {
   type LocalStack,
 } from './stack';
 import { DEFAULT_MAX_CONNECTIONS, DEFAULT_OUT_DIR, DEFAULT_POOL_PERCENT, DEFAULT_SUITE } from './defaults';
+
+export { RunStopper, STOP_SIGNALS } from './run-stopper';
 
 /** The local stack's targets (lib/local/stack.ts) for these poolers, in its order. */
 function localTargetRefs(poolers: readonly LocalPoolerSpec[]): TargetRef[] {
@@ -379,13 +383,6 @@ function checkSamePooler(plan: RunPlan, poolerVersion: string | null, runId: str
   }
 }
 
-/**
- * Signals that stop a run cleanly (servers stopped, manifest `interrupted`, exit 128 + signal):
- * Ctrl-C, `kill`, a closed terminal or SSH session (SIGHUP), and Ctrl-\ (SIGQUIT). Without a
- * handler, SIGHUP and SIGQUIT would end proxylab at once and leave both servers running.
- */
-export const STOP_SIGNALS: readonly NodeJS.Signals[] = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT'];
-
 export interface LocalRunHooks {
   readonly progress?: (ev: ProgressEvent) => void;
   /** Lines about the stack (starting, stopping, kept servers). */
@@ -489,9 +486,13 @@ async function openRunDir(sink: FileSystemSink, opts: LocalRunOptions, runDir: s
       `${runDir} exists and is not a proxylab run directory; choose another --run-id or --out`,
     );
   }
-  // One plan per run: a resume runs the plan stored with the run, not a fresh expansion.
+  // One plan per run: a resume runs the plan stored with the run, not a fresh expansion. It must be
+  // this run's (manifest.json's run, suite, mode and steps), and every step file one of its steps.
   const stored = prev ? await sink.readPlan() : null;
-  return { prev, stored, storedSteps: await sink.readSteps() };
+  if (prev && stored) checkPlanIdentity(stored, prev, 'manifest.json', sink.blobs.where(RUN_PATHS.plan));
+  const stepIds = stored?.steps.map((s) => s.stepId);
+  const storedSteps = await sink.readSteps({ runId: opts.runId, ...(stepIds ? { stepIds } : {}) });
+  return { prev, stored, storedSteps };
 }
 
 /**
@@ -529,81 +530,6 @@ export function alreadyComplete(
     interruptedBy: null,
     alreadyComplete: true,
   };
-}
-
-/**
- * Phase 3: how a local run stops. The first of STOP_SIGNALS (or a closed stdout, as SIGPIPE: `proxylab
- * local | head` stops the run like Ctrl-C does, rather than crashing with EPIPE and leaving the manifest
- * at "running") aborts the run and is the one the run reports; a second only says it is still stopping.
- */
-export class RunStopper {
-  readonly abort = new AbortController();
-  private by: NodeJS.Signals | null = null;
-  // A step is kept once the engine has recorded it (step-end); before that — initdb, server start,
-  // the data load (`pgbench -i`), the first step still running — an interrupt has nothing to keep,
-  // unless an earlier attempt of this run id measured some.
-  private measuring = false;
-
-  constructor(
-    private readonly runId: string,
-    private readonly keptBefore: boolean,
-    private readonly log: (line: string) => void,
-  ) {}
-
-  /** The signal that interrupted the run, if any. */
-  get interruptedBy(): NodeJS.Signals | null {
-    return this.by;
-  }
-
-  readonly onSignal = (sig: NodeJS.Signals): void => {
-    if (this.by !== null) {
-      this.log(`${sig} again: still stopping, please wait…`);
-      return;
-    }
-    this.by = sig;
-    this.log(
-      this.measuring || this.keptBefore
-        ? `\n${sig}: stopping pgbench, PostgreSQL and PgBouncer; finished steps are kept (resume with --run-id ${this.runId})…`
-        : `\n${sig}: stopping before the first step; nothing was measured…`,
-    );
-    this.abort.abort();
-  };
-
-  readonly onStdoutError = (err: NodeJS.ErrnoException): void => {
-    // Only once: the "stopping" line itself goes to the closed pipe and fails the same way.
-    if (err.code === 'EPIPE' && this.by === null) this.onSignal('SIGPIPE');
-  };
-
-  /** The engine's progress, passed on; a recorded step (step-end) means there is something to keep. */
-  progress(next?: (ev: ProgressEvent) => void): (ev: ProgressEvent) => void {
-    return (ev) => {
-      if (ev.type === 'step-end') this.measuring = true;
-      next?.(ev);
-    };
-  }
-
-  /** The handlers on the process; the returned function takes them off again. */
-  install(): () => void {
-    for (const sig of STOP_SIGNALS) process.on(sig, this.onSignal);
-    process.stdout.on('error', this.onStdoutError);
-    return () => {
-      for (const sig of STOP_SIGNALS) process.removeListener(sig, this.onSignal);
-      process.stdout.removeListener('error', this.onStdoutError);
-    };
-  }
-
-  /** An interrupted run of which nothing was measured, in this part or an earlier one. */
-  nothingMeasured(status: RunManifest['status'], prev: RunManifest | null): boolean {
-    return status === 'interrupted' && !this.measuring && !this.keptBefore && prev === null;
-  }
-
-  /** The error of an interrupt before the first step (exit 128 + the signal's number). */
-  interrupted(cause?: unknown): InterruptedError {
-    const sig = this.by ?? 'SIGINT';
-    return new InterruptedError(sig, `interrupted by ${sig} before the first step; nothing was measured`, {
-      cause,
-    });
-  }
 }
 
 /**
@@ -756,9 +682,9 @@ async function runLocked(
     if (stopper.interruptedBy !== null) throw stopper.interrupted();
     const result = await planAndRun(opts, hooks, sink, stored, stack, stopper);
     if (stopper.nothingMeasured(result.manifest.status, prev)) {
-      // Interrupted before any step was recorded (during pgbench -i, say): nothing was measured, so
-      // no run directory is left behind — as for an interrupt during initdb. The same --run-id
-      // starts afresh.
+      // Interrupted before any step started (during pgbench -i, say): nothing was measured, so no
+      // run directory is left behind — as for an interrupt during initdb. The same --run-id starts
+      // afresh.
       removeUnmeasuredRun(runDir);
       throw stopper.interrupted();
     }

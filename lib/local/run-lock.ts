@@ -9,7 +9,7 @@
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { readFileIn } from '../core/read';
+import { checkWritableDirIn, readFileIn } from '../core/read';
 import { RUN_PATHS } from '../results/run-paths';
 import {
   describeLockOwner,
@@ -47,9 +47,17 @@ function readOrNull(file: string): string | null {
   return readFileIn(path.dirname(file), path.basename(file), 'runFile');
 }
 
+/**
+ * Takes the run directory's lock, creating the directory. `runs/<id>` itself must be a real
+ * directory: a symbolic link there (or a file) is refused before anything is written, as a linked
+ * `steps/` below it is (lib/core/read.ts checkWritableDirIn: FileReadError `symlink-refused`, exit 2)
+ * — through the link, the run and its lock would be written wherever it points.
+ */
 export function acquireRunLock(runDir: string, opts: AcquireRunLockOptions): RunLock {
   const sys = opts.sys ?? nodeReapSystem();
   const pid = opts.pid ?? process.pid;
+  const abs = path.resolve(runDir);
+  checkWritableDirIn(path.dirname(abs), path.basename(abs));
   fs.mkdirSync(runDir, { recursive: true });
   const file = path.join(runDir, RUN_PATHS.lock);
   const owner = newLockOwner({

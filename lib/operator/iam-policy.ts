@@ -22,6 +22,12 @@
  *
  * The tests check every AWS call the CLI makes against this policy (test/helpers/aws-calls).
  */
+import {
+  ACCOUNT_ID_PATTERN,
+  cdkQualifierProblem,
+  regionProblem,
+  s3BucketNameProblem,
+} from '../config/aws-names';
 import { expiryScheduleName } from '../config/expiry';
 import { stackNameFor } from '../config/stack-outputs';
 import type { LabConfig } from '../config/types';
@@ -73,6 +79,44 @@ export interface OperatorPolicyOptions {
   readonly cdkQualifier?: string;
 }
 
+/** The `proxylab iam-policy` flag of each option a user gives (error messages name the flag). */
+const OPTION_FLAGS = {
+  account: '--account',
+  region: '--region',
+  bucket: '--bucket',
+  cdkQualifier: '--cdk-qualifier',
+  partition: 'partition',
+} as const;
+
+/**
+ * Every given option checked against AWS's naming rules (lib/config/aws-names.ts), all problems at
+ * once: each lands in an ARN, where `*` and `?` are wildcards — `--bucket '*'` would grant
+ * s3:ListBucket on every bucket, `--cdk-qualifier '*'` sts:AssumeRole on every account's CDK roles.
+ * Throws a UsageError (exit 2) naming each flag, what is allowed and the value given.
+ */
+export function checkOperatorPolicyOptions(opts: Omit<OperatorPolicyOptions, 'role'>): void {
+  const checks: Array<[keyof typeof OPTION_FLAGS, string | undefined, (v: string) => string | null]> = [
+    [
+      'account',
+      opts.account,
+      (v) => (ACCOUNT_ID_PATTERN.test(v) ? null : `must be a 12-digit AWS account id, got "${v}"`),
+    ],
+    ['region', opts.region, regionProblem],
+    ['bucket', opts.bucket, s3BucketNameProblem],
+    ['cdkQualifier', opts.cdkQualifier, cdkQualifierProblem],
+    [
+      'partition',
+      opts.partition,
+      (v) => (/^aws(?:-[a-z]+)*$/.test(v) ? null : `must be an AWS partition such as aws, got "${v}"`),
+    ],
+  ];
+  const problems = checks.flatMap(([key, value, check]) => {
+    const problem = value === undefined ? null : check(value);
+    return problem === null ? [] : [`${OPTION_FLAGS[key]} ${problem}`];
+  });
+  if (problems.length > 0) throw new UsageError(problems.join('\n'), { code: 'iam-policy-option' });
+}
+
 export function parseOperatorRole(value: string): OperatorRole {
   if ((OPERATOR_ROLES as readonly string[]).includes(value)) return value as OperatorRole;
   throw new UsageError(`--role: "${value}" is not a role; use one of ${OPERATOR_ROLES.join(', ')}`);
@@ -82,6 +126,7 @@ const ROLE_RANK: Readonly<Record<OperatorRole, number>> = { read: 0, run: 1, dep
 
 /** The operator policy for `lab` and `opts.role` (each role includes the ones below it). */
 export function operatorPolicy(lab: LabConfig, opts: OperatorPolicyOptions): IamPolicyDocument {
+  checkOperatorPolicyOptions(opts);
   const p = opts.partition ?? 'aws';
   // An existing VPC names its account: the policy is for that account unless told otherwise.
   const account = opts.account ?? (lab.network.mode === 'existing' ? lab.network.account : '*');

@@ -10,18 +10,20 @@ import type { S3Client } from '@aws-sdk/client-s3';
 import { InfrastructureError, UsageError } from '../core/errors';
 import type { LabConfig } from '../config/types';
 import { databaseInstanceClass } from '../config/database';
+import { REGION_PATTERN } from '../config/schema';
 import { getSuite, LAB_SUITE_NAME, SUITE_NAMES } from '../suite/catalog';
 import { verdictTotals, type VerdictTotals } from '../suite/verdict';
 import type { ComponentZone, TargetPrice } from '../suite/types';
 import type { AwsSettings } from '../aws/clients';
 import type { LabOutputs } from './outputs';
 import { parseEndpoint } from '../aws/endpoint';
-import { RUN_ID_PATTERN, type CollectorSpec, type ProxySpec, type RunRequestArgs } from '../aws/runner-args';
+import { isRunId, type CollectorSpec, type ProxySpec, type RunRequestArgs } from '../aws/runner-args';
 import { computeProgress, countStepFiles, formatProgress, readManifest, type RunProgress } from './runs';
 import { runKeyPrefix } from '../results/run-paths';
 import { S3ResultSink } from '../aws/s3-sink';
 import type { SentCommand } from './ssm';
 import { REPO_ROOT } from '../core/repo-root';
+import { shellQuote } from '../core/shell';
 
 /** The repository root (cdk.json lives there) — never the working directory (lib/core/repo-root.ts). */
 export { REPO_ROOT };
@@ -40,7 +42,7 @@ export function awsSettings(
   lab: LabConfig | null,
   env: NodeJS.ProcessEnv = process.env,
 ): AwsSettings {
-  if (flags.region !== undefined && !/^[a-z]{2}(?:-gov|-iso[a-z]*)?-[a-z]+-\d$/.test(flags.region)) {
+  if (flags.region !== undefined && !REGION_PATTERN.test(flags.region)) {
     throw new UsageError(`--region must look like us-east-1, got "${flags.region}"`);
   }
   if (flags.profile !== undefined && !/^[A-Za-z0-9_.+=,@-]+$/.test(flags.profile)) {
@@ -89,8 +91,11 @@ export function cdkInvocation(
 }
 
 export function formatInvocation(inv: CdkInvocation): string {
-  const env = Object.entries(inv.env).map(([k, v]) => `${k}=${v}`);
-  return [...env, inv.command, ...inv.args].join(' ');
+  // Quoted for a POSIX shell (lib/core/shell.ts): the line is printed to be copied, and a lab
+  // file's name (`x;curl …|sh;.json`) must stay one argument there. A variable's value is quoted
+  // after its `NAME=`, so the word stays an assignment.
+  const env = Object.entries(inv.env).map(([k, v]) => `${k}=${shellQuote(v)}`);
+  return [...env, ...[inv.command, ...inv.args].map(shellQuote)].join(' ');
 }
 
 /** Run a cdk command with the terminal attached; resolves with its exit code. */
@@ -112,9 +117,9 @@ export function runInherited(inv: CdkInvocation): Promise<number> {
 export function teardownCommand(labFile: string, flags: CommonAwsFlags): string {
   return [
     'npx proxylab destroy --lab',
-    labFile,
-    ...(flags.profile ? ['--profile', flags.profile] : []),
-    ...(flags.region ? ['--region', flags.region] : []),
+    shellQuote(labFile),
+    ...(flags.profile ? ['--profile', shellQuote(flags.profile)] : []),
+    ...(flags.region ? ['--region', shellQuote(flags.region)] : []),
   ].join(' ');
 }
 
@@ -142,7 +147,7 @@ export function defaultCloudRunId(now: Date = new Date()): string {
 }
 
 export function validateRunId(runId: string): string {
-  if (!RUN_ID_PATTERN.test(runId) || runId.includes('..')) {
+  if (!isRunId(runId)) {
     throw new UsageError(
       `run id must be letters, digits, ".", "_", "-" (no "/"), at most 128 characters; got "${runId}"`,
     );

@@ -11,6 +11,7 @@ import type { BlobStore } from '../results/blob-store';
 import { copyRun, RunStore, type CopyResult } from '../results/run-store';
 import { RUN_PATHS } from '../results/run-paths';
 import type { RunManifest } from '../suite/types';
+import { isRunId } from '../aws/runner-args';
 import { runBlobs } from '../aws/s3-sink';
 import {
   describeInterruption,
@@ -183,8 +184,16 @@ export async function mapBounded<T, R>(
 export const LIST_CONCURRENCY = 16;
 
 /** Run ids in the bucket (`runs/<runId>/`), newest manifest first where known. */
-export async function listRuns(s3: S3Client, bucket: string): Promise<string[]> {
+/** The runs of a bucket, newest first, and the prefixes under `runs/` that are not run ids. */
+export interface RunList {
+  readonly ids: string[];
+  /** `runs/<x>/` prefixes whose `<x>` is no run id (`..`, `..%2f..%2fx`): not listed as runs. */
+  readonly ignored: string[];
+}
+
+export async function listRuns(s3: S3Client, bucket: string): Promise<RunList> {
   const ids: string[] = [];
+  const ignored: string[] = [];
   let token: string | undefined;
   do {
     const page = await s3.send(
@@ -192,11 +201,22 @@ export async function listRuns(s3: S3Client, bucket: string): Promise<string[]> 
     );
     for (const p of page.CommonPrefixes ?? []) {
       const id = p.Prefix?.slice('runs/'.length).replace(/\/$/, '');
-      if (id) ids.push(id);
+      if (id === undefined || id === '') continue;
+      // Only a run id names a run (what `proxylab run` writes and `status RUNID` / `fetch` accept).
+      if (isRunId(id)) ids.push(id);
+      else ignored.push(id);
     }
     token = page.IsTruncated ? page.NextContinuationToken : undefined;
   } while (token);
-  return ids.sort().reverse();
+  return { ids: ids.sort().reverse(), ignored };
+}
+
+/** The note `status` prints for ignored prefixes (at most 3 named, shown as data), or null. */
+export function formatIgnoredPrefixes(ignored: readonly string[]): string | null {
+  if (ignored.length === 0) return null;
+  const named = ignored.slice(0, 3).map((p) => JSON.stringify(forTerminalLine(p)));
+  const more = ignored.length > 3 ? ` and ${ignored.length - 3} more` : '';
+  return `note: ${ignored.length} prefix(es) under runs/ are not run ids and are not listed: ${named.join(', ')}${more}`;
 }
 
 /** What `proxylab fetch` copied and skipped: copyRun's result (lib/results/run-store.ts). */

@@ -71,7 +71,7 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
   out.push(
     `${m.mode === 'local' ? 'Local stand-in (PostgreSQL and its poolers on one machine)' : 'Cloud lab (AWS)'}, ` +
       `database ${mdText(describeRunDatabase(env.database) ?? 'unknown')}, ` +
-      `status **${m.status}** (${m.stepsCompleted}/${m.stepIds.length} steps), started ${m.startedAt}, ${fmtDuration(m.startedAt, m.endedAt)}. ` +
+      `status **${m.status}** (${m.stepsCompleted}/${m.stepIds.length} steps), started ${mdText(m.startedAt)}, ${fmtDuration(m.startedAt, m.endedAt)}. ` +
       mdText(
         [
           env.serverVersion !== null ? `PostgreSQL ${env.serverVersion}` : null,

@@ -152,7 +152,7 @@ export function latencyMd(t: LatencyTable): string {
   ];
   if (t.zones && t.zones.length > 0)
     out.push(
-      `Zones: ${t.zones.map((z) => `${z.component} ${z.zone ?? '?'}`).join(' · ')}${t.zoneNote ? ` — ${t.zoneNote}` : ''}`,
+      `Zones: ${mdText(t.zones.map((z) => `${z.component} ${z.zone ?? '?'}`).join(' · '))}${t.zoneNote ? ` — ${mdText(t.zoneNote)}` : ''}`,
       '',
     );
   out.push(

@@ -3,6 +3,7 @@
  * `probe.spec`) and result (a step record's `probe`), joined into unions discriminated by `kind`.
  * Proved equal to the types both ways at compile time, as the other run-file schemas are
  * (./schemas.ts SameShape). Adding a kind = its two schemas here and one member in each union.
+ * Figures are bounded as every run file's are (./figures.ts).
  */
 import { z } from 'zod';
 import {
@@ -21,10 +22,15 @@ import {
   type SessionStateResult,
 } from '../suite/session-state-kind';
 import { ERROR_CLASSES } from '../suite/error-class';
+import { count, ELAPSED_MS_MAX, ms, offsetMs, sec, timestamp, tps, TPS_MAX } from './figures';
 import type { Holds, SameShape } from './same-shape';
 
-const num = z.number();
-const nullableNum = z.number().nullable();
+/** Writes missing against the warm-up rate (negative: more than it): no more than TPS_MAX for a year. */
+const WRITES_MAX = TPS_MAX * (ELAPSED_MS_MAX / 1000);
+const dipWrites = z
+  .number()
+  .min(-WRITES_MAX, { message: `expected at least -${WRITES_MAX} writes` })
+  .max(WRITES_MAX, { message: `expected at most ${WRITES_MAX} writes` });
 
 const disruption = z.object({
   action: z.enum(DISRUPTION_ACTIONS),
@@ -34,75 +40,82 @@ const disruption = z.object({
 export const disruptionProbeSchema = z.object({
   kind: z.literal('disruption'),
   disruption,
-  intervalMs: num,
-  warmupSec: num,
-  recoverySec: num,
-  attemptTimeoutMs: num,
+  intervalMs: ms,
+  warmupSec: sec,
+  recoverySec: sec,
+  attemptTimeoutMs: ms,
 });
 
 export const disruptionResultSchema = z.object({
   kind: z.literal('disruption'),
   disruption,
   mode: z.enum(['persistent', 'per-transaction']),
-  clients: num,
-  intervalMs: num,
-  t0: z.string().nullable(),
+  clients: count,
+  intervalMs: ms,
+  t0: timestamp.nullable(),
   events: z.array(
     z.object({
-      atMs: num,
+      atMs: offsetMs,
       name: z.string(),
       source: z.enum(['local', 'api', 'rds-events', 'writer-poll']),
       detail: z.string().nullable(),
     }),
   ),
-  warmup: z.object({ attempts: num, p50Ms: nullableNum, p99Ms: nullableNum, successPerSec: nullableNum }),
+  warmup: z.object({
+    attempts: count,
+    p50Ms: ms.nullable(),
+    p99Ms: ms.nullable(),
+    successPerSec: tps.nullable(),
+  }),
   floor: z.object({
-    selectP50Ms: nullableNum,
-    selectP99Ms: nullableNum,
-    pgbenchSelectP50Ms: nullableNum,
-    jitterP50Ms: nullableNum,
-    jitterP99Ms: nullableNum,
-    jitterMaxMs: nullableNum,
+    selectP50Ms: ms.nullable(),
+    selectP99Ms: ms.nullable(),
+    pgbenchSelectP50Ms: ms.nullable(),
+    jitterP50Ms: ms.nullable(),
+    jitterP99Ms: ms.nullable(),
+    jitterMaxMs: ms.nullable(),
   }),
   figures: z.object({
-    timeToFirstErrorMs: nullableNum,
-    errorWindowMs: nullableNum,
-    stallThresholdMs: nullableNum,
-    stallWindowMs: nullableNum,
-    maxLatencyMs: nullableNum,
-    recoveryMs: nullableNum,
-    throughputDip: nullableNum,
+    // From T0: an error that came before it is negative.
+    timeToFirstErrorMs: offsetMs.nullable(),
+    errorWindowMs: ms.nullable(),
+    stallThresholdMs: ms.nullable(),
+    stallWindowMs: ms.nullable(),
+    maxLatencyMs: ms.nullable(),
+    recoveryMs: offsetMs.nullable(),
+    throughputDip: dipWrites.nullable(),
     recovered: z.boolean(),
-    reconnects: num,
-    readOnlyRefusals: num,
+    reconnects: count,
+    readOnlyRefusals: count,
   }),
   errors: z.array(
     z.object({
       class: z.enum(ERROR_CLASSES),
       sqlstate: z.string().nullable(),
       code: z.string().nullable(),
-      count: num,
+      count,
       sample: z.string(),
     }),
   ),
   writes: z.object({
-    acknowledged: num,
-    failed: num,
-    unknown: num,
-    unknownCommitted: num,
-    unknownNotCommitted: num,
-    acknowledgedMissing: nullableNum,
-    duplicates: nullableNum,
+    acknowledged: count,
+    failed: count,
+    unknown: count,
+    unknownCommitted: count,
+    unknownNotCommitted: count,
+    acknowledgedMissing: count.nullable(),
+    duplicates: count.nullable(),
     reconciled: z.boolean(),
   }),
   servers: z.array(z.string()),
-  attempts: z.array(z.tuple([num, nullableNum, z.string(), z.string().nullable()])),
+  // [ms from T0 at its start, latency ms, outcome, server]
+  attempts: z.array(z.tuple([offsetMs, ms.nullable(), z.string(), z.string().nullable()])),
 });
 
 export const sessionStateProbeSchema = z.object({
   kind: z.literal('session-state'),
   features: z.array(z.enum(SESSION_FEATURES)),
-  pinPeriodSec: num,
+  pinPeriodSec: sec,
 });
 
 const sessionOutcome = z.enum(SESSION_OUTCOMES);
@@ -141,21 +154,21 @@ export const sessionStateResultSchema = z.object({
           kind: z.string(),
           role: checkRole.nullable(),
           sql: z.string(),
-          backendPid: nullableNum,
+          backendPid: count.nullable(),
           value: z.string().nullable(),
           present: z.boolean().nullable(),
           sqlstate: z.string().nullable(),
           error: z.string().nullable(),
-          ms: num,
+          ms,
         }),
       ),
       pinWatch: z
         .object({
           metric: z.string(),
           dimensions: z.record(z.string(), z.string()),
-          periodSec: num,
-          start: z.string(),
-          end: z.string(),
+          periodSec: sec,
+          start: timestamp,
+          end: timestamp,
         })
         .nullable(),
     }),

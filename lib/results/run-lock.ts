@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { UsageError } from '../core/errors';
+import { parseJsonText } from '../core/json-text';
 
 export interface RunLockOwner {
   readonly schemaVersion: 1;
@@ -48,10 +49,15 @@ export function newLockOwner(o: {
   };
 }
 
-/** The owner record in a lock's text; null when it is not one (half written, another format). */
+/**
+ * The owner record in a lock's text; null when it is not one (half written, another format, a key
+ * given twice — `"pid": 1, "pid": 2` is no owner to judge). A lock that holds none is never taken over.
+ */
 export function parseLockOwner(text: string): RunLockOwner | null {
   try {
-    const r = runLockOwnerSchema.safeParse(JSON.parse(text));
+    const r = runLockOwnerSchema.safeParse(
+      parseJsonText(text, { source: 'run.lock', rejectDuplicateKeys: true }),
+    );
     return r.success ? r.data : null;
   } catch {
     return null;

@@ -3,7 +3,10 @@
  * halfway, a step file that does not parse, or a missing metrics file still gives a report — each
  * file left out is a named warning (RunWarning) — because a partial answer is worth reading. Only a
  * missing or unreadable manifest.json or plan.json is an error: without them, the directory is not
- * a run (docs/report.md, "partially bad runs"). The engine's reader is the strict one, RunStore
+ * a run (docs/report.md, "partially bad runs"), and so is a plan.json that names another run, suite,
+ * mode or steps than manifest.json. A step file that is not a step of this run (its stepId is
+ * another file's, its runId another run's, or its step is not in the plan: run-consistency.ts) is
+ * left out like one that does not parse. The engine's reader is the strict one, RunStore
  * (run-store.ts): resume must not guess.
  *
  * Same paths (run-paths.ts) and schemas (schemas.ts) as the run store; every file is opened through
@@ -15,6 +18,7 @@ import { RunFileError, UsageError } from '../core/errors';
 import { FileReadError, listDirIn, readFileIn, type ReadKind } from '../core/read';
 import type { RunPlan } from '../suite/plan';
 import type { MetricsFile, RunManifest, StepRecord } from '../suite/types';
+import { checkPlanIdentity, checkStepFile, stepFileContext } from './run-consistency';
 import { RUN_PATHS } from './run-paths';
 import { manifestSchema, metricsFileSchema, parseRunFile, planSchema, stepRecordSchema } from './schemas';
 
@@ -100,17 +104,22 @@ export function readRunDir(dir: string): RunDirContents {
   const manifest = parseRunFile(manifestSchema, join(runDir, RUN_PATHS.manifest), manifestText);
   const warnings: RunWarning[] = [];
 
-  // The plan says what the run is: a malformed plan.json is an error (naming the file and field), a
-  // missing one means a run of an older release.
+  // The plan says what the run is: a malformed plan.json, or one of another run than the manifest's,
+  // is an error (naming the file and field); a missing one means a run of an older release.
   const planText = readFileIn(runDir, RUN_PATHS.plan, 'runFile');
-  const plan = planText === null ? null : parseRunFile(planSchema, join(runDir, RUN_PATHS.plan), planText);
+  const planFile = join(runDir, RUN_PATHS.plan);
+  const plan =
+    planText === null
+      ? null
+      : checkPlanIdentity(parseRunFile(planSchema, planFile, planText), manifest, 'manifest.json', planFile);
 
+  const context = stepFileContext(manifest, plan);
   const steps = readFolder(
     runDir,
     RUN_PATHS.stepsDir,
     'stepRecord',
     (name) => !name.startsWith('.'),
-    (rel, text) => parseRunFile(stepRecordSchema, rel, text),
+    (rel, text) => checkStepFile(rel, rel, parseRunFile(stepRecordSchema, rel, text), context),
     warnings,
   ).map((r) => r.value);
 

@@ -3,7 +3,9 @@
  * windows) written and read once, for both worlds, through a BlobStore (the local run directory or
  * `s3://<bucket>/runs/<runId>/`). Paths come from lib/results/run-paths.ts; every read is checked
  * against lib/results/schemas.ts, so a malformed manifest, plan or step file is a RunFileError naming
- * the file and the field (resume must not guess).
+ * the file and the field (resume must not guess), and so is a step file that is not a step of the run
+ * (run-consistency.ts: its stepId another file's, or not in the plan). plan.json is written by
+ * plan-file.ts (each script text once, by its SHA-256) and read in either of its forms.
  *
  * A step's raw files are written before its JSON, so a listed step JSON always means a finished
  * step with its raw output beside it. `scrub` is applied to every body before it is written (the
@@ -12,6 +14,8 @@
 import { UsageError } from '../core/errors';
 import type { RunPlan } from '../suite/plan';
 import { isStepRecordPath, metricsPath, RUN_PATHS, stepPaths, unsafeRunKey } from './run-paths';
+import { planFileOf } from './plan-file';
+import { checkPlanIdentity, checkStepFile, stepFileContext, type StepFileContext } from './run-consistency';
 import {
   manifestSchema,
   metricsFileSchema,
@@ -28,9 +32,11 @@ import {
   type StepRecord,
 } from '../suite/types';
 import { JSON_CONTENT_TYPE, runFileText, type BlobStore } from './blob-store';
-import type { RawStepFiles, ResultSink, StepWindow } from './sink';
+import type { RawStepFiles, ResultSink, StepReadContext, StepWindow } from './sink';
 
 export type Scrub = (text: string) => string;
+
+const NO_CONTEXT: StepFileContext = { runId: null, stepIds: null };
 
 const TEXT_TYPE = 'text/plain; charset=utf-8';
 
@@ -58,8 +64,9 @@ export class RunStore implements ResultSink {
     return text === null ? null : parseRunFile(manifestSchema, this.blobs.where(RUN_PATHS.manifest), text);
   }
 
+  /** plan.json, each script file's text stored once (lib/results/plan-file.ts). */
   writePlan(plan: RunPlan): Promise<void> {
-    return this.putJson(RUN_PATHS.plan, plan);
+    return this.putJson(RUN_PATHS.plan, planFileOf(plan));
   }
 
   /** plan.json, validated; null for a run without one (yet, or of an older release). */
@@ -80,10 +87,15 @@ export class RunStore implements ResultSink {
   async readStep(stepId: string): Promise<StepRecord | null> {
     const key = stepPaths(stepId).json;
     const text = await this.blobs.read(key);
-    return text === null ? null : parseRunFile(stepRecordSchema, this.blobs.where(key), text);
+    if (text === null) return null;
+    const where = this.blobs.where(key);
+    return checkStepFile(key, where, parseRunFile(stepRecordSchema, where, text), NO_CONTEXT);
   }
 
-  /** Step ids already recorded. A step file that does not fit its schema is an error (never skipped). */
+  /**
+   * Step ids already recorded. A step file that does not fit its schema, or is not the step it is
+   * named after, is an error (never skipped).
+   */
   async completedStepIds(): Promise<Set<string>> {
     return new Set((await this.readSteps()).map((r) => r.stepId));
   }
@@ -93,12 +105,22 @@ export class RunStore implements ResultSink {
     return (await this.blobs.list(`${RUN_PATHS.stepsDir}/`)).filter(isStepRecordPath);
   }
 
-  /** Every step record of the run, validated (for resume: the final table and scenario comparisons). */
-  async readSteps(): Promise<StepRecord[]> {
+  /**
+   * Every step record of the run, validated (for resume: the final table and scenario comparisons).
+   * Each must be the step its file is named after and, when `run` says so, of that run id and among
+   * the plan's steps; one that is not is a RunFileError naming the file (resume must not guess).
+   */
+  async readSteps(run: StepReadContext = {}): Promise<StepRecord[]> {
+    const context: StepFileContext = {
+      runId: run.runId ?? null,
+      stepIds: run.stepIds === undefined ? null : new Set(run.stepIds),
+    };
     const records: StepRecord[] = [];
     for (const key of await this.stepRecordKeys()) {
       const text = await this.blobs.read(key);
-      if (text !== null) records.push(parseRunFile(stepRecordSchema, this.blobs.where(key), text));
+      if (text === null) continue;
+      const where = this.blobs.where(key);
+      records.push(checkStepFile(key, where, parseRunFile(stepRecordSchema, where, text), context));
     }
     return records;
   }
@@ -160,12 +182,19 @@ export class RunStore implements ResultSink {
 
 /**
  * A run file that does not fit its schema is an error naming the file and the field: manifest,
- * plan, step records and metrics series files are checked; raw output and step windows pass.
+ * plan, step records and metrics series files are checked; raw output and step windows pass. A step
+ * record must be the step its key is named after and, with `context`, of that run and plan.
  */
-export function validateRunFile(key: string, where: string, text: string): void {
+export function validateRunFile(
+  key: string,
+  where: string,
+  text: string,
+  context: StepFileContext = NO_CONTEXT,
+): void {
   if (key === RUN_PATHS.manifest) parseRunFile(manifestSchema, where, text);
   else if (key === RUN_PATHS.plan) parseRunFile(planSchema, where, text);
-  else if (isStepRecordPath(key)) parseRunFile(stepRecordSchema, where, text);
+  else if (isStepRecordPath(key))
+    checkStepFile(key, where, parseRunFile(stepRecordSchema, where, text), context);
   else if (
     key.startsWith(`${RUN_PATHS.metricsDir}/`) &&
     key.endsWith('.json') &&
@@ -189,11 +218,54 @@ export interface CopyResult {
   readonly identityUnreadable: readonly string[];
 }
 
+/** manifest.json and plan.json of a run being copied, as read (text) and checked (value); null when absent or refused. */
+interface CopiedIdentity {
+  readonly manifest: RunManifest | null;
+  readonly plan: RunPlan | null;
+  /** The text of each of the two that was read and fits its schema (and plan.json its manifest). */
+  readonly texts: ReadonlyMap<string, string>;
+}
+
+/**
+ * manifest.json and plan.json of the source, each read once and checked (plan.json against the
+ * manifest: same run, suite, mode and steps); a file that fails is null, with its reason in `skipped`.
+ */
+async function readIdentity(
+  from: BlobStore,
+  keys: readonly string[],
+  skipped: Array<{ key: string; reason: string }>,
+): Promise<CopiedIdentity> {
+  const texts = new Map<string, string>();
+  const attempt = async <T>(key: string, read: (text: string, where: string) => T): Promise<T | null> => {
+    if (!keys.includes(key)) return null;
+    try {
+      const text = await from.read(key);
+      if (text === null) return null;
+      const value = read(text, from.where(key));
+      texts.set(key, text);
+      return value;
+    } catch (err) {
+      if (!(err instanceof UsageError)) throw err;
+      skipped.push({ key: from.where(key), reason: err.message });
+      return null;
+    }
+  };
+  const manifest = await attempt(RUN_PATHS.manifest, (text, where) =>
+    parseRunFile(manifestSchema, where, text),
+  );
+  const plan = await attempt(RUN_PATHS.plan, (text, where) => {
+    const read = parseRunFile(planSchema, where, text);
+    return manifest === null ? read : checkPlanIdentity(read, manifest, 'manifest.json', where);
+  });
+  return { manifest, plan, texts };
+}
+
 /**
  * Copy a run from one store to another (`proxylab fetch`: S3 → the local run directory), every
  * file validated before it is written. `skip` leaves keys out (the fleet's coordination objects).
  * The policy for partially bad runs, the same as the report's: a file that cannot be read or does
- * not fit its schema is skipped and named (never written), the rest is copied.
+ * not fit its schema is skipped and named (never written), the rest is copied. manifest.json and
+ * plan.json are read first, so that each step file is checked against them (its run, its plan).
  */
 export async function copyRun(
   from: BlobStore,
@@ -203,9 +275,20 @@ export async function copyRun(
   let files = 0;
   let bytes = 0;
   const skipped: Array<{ key: string; reason: string }> = [];
-  const identityUnreadable: string[] = [];
-  for (const key of await from.list('')) {
+  const keys = await from.list('');
+  const identity = await readIdentity(from, keys, skipped);
+  const identityUnreadable = skipped.map((s) => s.key);
+  const context = stepFileContext(identity.manifest, identity.plan);
+  for (const key of keys) {
     if (key === '' || key.endsWith('/') || options.skip?.(key)) continue;
+    if (key === RUN_PATHS.manifest || key === RUN_PATHS.plan) {
+      const text = identity.texts.get(key);
+      if (text === undefined) continue; // refused above (named in `skipped`), or gone
+      await to.write(key, text);
+      bytes += Buffer.byteLength(text, 'utf8');
+      files++;
+      continue;
+    }
     const unsafe = unsafeRunKey(key);
     if (unsafe !== null) {
       skipped.push({ key: from.where(key), reason: unsafe });
@@ -215,11 +298,10 @@ export async function copyRun(
     try {
       text = await from.read(key);
       if (text === null) continue;
-      validateRunFile(key, from.where(key), text);
+      validateRunFile(key, from.where(key), text, context);
     } catch (err) {
       if (!(err instanceof UsageError)) throw err;
       skipped.push({ key: from.where(key), reason: err.message });
-      if (key === RUN_PATHS.manifest || key === RUN_PATHS.plan) identityUnreadable.push(from.where(key));
       continue;
     }
     await to.write(key, text);

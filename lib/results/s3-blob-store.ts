@@ -12,7 +12,7 @@ import {
   PutObjectCommand,
   type S3Client,
 } from '@aws-sdk/client-s3';
-import { FileReadError, READ_LIMITS } from '../core/read';
+import { decodeUtf8, FileReadError, READ_LIMITS } from '../core/read';
 import { readKindOf, type BlobStore } from './blob-store';
 import { runKeyPrefix } from './run-paths';
 
@@ -40,12 +40,16 @@ function isNotFound(err: unknown): boolean {
 /**
  * Read an object as text; null when it does not exist. With `maxBytes`, an object whose
  * Content-Length is larger is refused before its body is read (a FileReadError naming it, exit 2).
+ * The body is UTF-8 as a file of a run directory is (lib/core/read.ts decodeUtf8): a byte that is
+ * not is a FileReadError naming the object and the byte offset, never a U+FFFD in silence — unless
+ * `strict` is false (captured program output, read leniently as on disk).
  */
 export async function getText(
   s3: S3Client,
   bucket: string,
   key: string,
   maxBytes?: number,
+  strict = true,
 ): Promise<string | null> {
   try {
     const res = await s3.send(new GetObjectCommand({ Bucket: bucket, Key: key }));
@@ -59,7 +63,7 @@ export async function getText(
         'file-too-large',
       );
     }
-    return await res.Body.transformToString('utf-8');
+    return decodeUtf8(await res.Body.transformToByteArray(), `s3://${bucket}/${key}`, strict);
   } catch (err) {
     if (isNotFound(err)) return null;
     throw err;
@@ -93,7 +97,8 @@ export class S3BlobStore implements BlobStore {
   }
 
   read(key: string): Promise<string | null> {
-    return getText(this.s3, this.bucket, this.prefix + key, READ_LIMITS[readKindOf(key)]);
+    const kind = readKindOf(key);
+    return getText(this.s3, this.bucket, this.prefix + key, READ_LIMITS[kind], kind !== 'capture');
   }
 
   write(key: string, body: string, contentType = 'application/octet-stream'): Promise<void> {

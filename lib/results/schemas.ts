@@ -3,8 +3,14 @@
  * Pure data definitions, so every layer (engine, local and cloud sinks, fleet merge, status, fetch,
  * report, compare) validates with the same ones. The shared types of lib/suite/types.ts are proved
  * equal to them, both ways, at compile time (SameShape below). `parseRunFile` turns a mismatch into an error naming the
- * file, the field and what was expected.
+ * file, the field and what was expected. Every figure is bounded to what a measurement can give
+ * (./figures.ts): a negative tps or latency, or `1.7e308` tps, is refused, not drawn.
+ *
+ * plan.json comes in two forms (planSchema reads both into the same RunPlan): schemaVersion 1 holds
+ * each script file's text in every step that runs it; schemaVersion 2 (./plan-file.ts writes it when
+ * a plan has script files) holds each text once, in `scripts` by its SHA-256, and the steps name it.
  */
+import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { RunFileError, UsageError } from '../core/errors';
 import { JsonInputError, JsonSyntaxError, parseJsonText } from '../core/json-text';
@@ -26,11 +32,22 @@ import {
   type TargetDescriptor,
 } from '../suite/targets';
 import type { MetricsFile, RunManifest, StepRecord } from '../suite/types';
+import {
+  count,
+  cpuPercent,
+  exitCode,
+  fraction,
+  ms,
+  percent,
+  positiveCount,
+  sec,
+  timestamp,
+  tps,
+  usdPerHour,
+} from './figures';
 import { plannedProbeSchema, probeResultSchema } from './probe-schemas';
 import type { StepWindow } from './sink';
 
-const num = z.number();
-const nullableNum = z.number().nullable();
 const protocol = z.enum(['simple', 'extended', 'prepared']);
 const errorClass = z.enum(ERROR_CLASSES);
 
@@ -39,36 +56,37 @@ const measurement = z.object({
   serverVersion: z.string().nullable(),
   transactionType: z.string().nullable(),
   protocol: protocol.nullable(),
-  clients: nullableNum,
-  threads: nullableNum,
-  durationSec: nullableNum,
-  transactionsProcessed: nullableNum,
-  transactionsExpected: nullableNum,
-  failedTransactions: nullableNum,
-  tps: nullableNum,
+  clients: count.nullable(),
+  threads: count.nullable(),
+  durationSec: sec.nullable(),
+  transactionsProcessed: count.nullable(),
+  transactionsExpected: count.nullable(),
+  failedTransactions: count.nullable(),
+  tps: tps.nullable(),
   tpsMode: z.enum(['excluding-connections', 'including-connections']).nullable(),
-  latencyAvgMs: nullableNum,
-  latencyStddevMs: nullableNum,
-  initialConnectionMs: nullableNum,
-  avgConnectionMs: nullableNum,
-  scheduleLagAvgMs: nullableNum,
-  abortedClients: num,
-  abortedWhileConnecting: num,
+  latencyAvgMs: ms.nullable(),
+  latencyStddevMs: ms.nullable(),
+  initialConnectionMs: ms.nullable(),
+  avgConnectionMs: ms.nullable(),
+  scheduleLagAvgMs: ms.nullable(),
+  abortedClients: count,
+  abortedWhileConnecting: count,
   complete: z.boolean(),
-  exitCode: nullableNum,
-  errors: z.array(z.object({ class: errorClass, count: num, sample: z.string() })),
-  latencyP50Ms: nullableNum,
-  latencyP95Ms: nullableNum,
-  latencyP99Ms: nullableNum,
+  exitCode: exitCode.nullable(),
+  errors: z.array(z.object({ class: errorClass, count, sample: z.string() })),
+  latencyP50Ms: ms.nullable(),
+  latencyP95Ms: ms.nullable(),
+  latencyP99Ms: ms.nullable(),
   series: z
     .array(
       z.object({
-        t: num,
-        transactions: num,
-        latencyAvgMs: nullableNum,
-        latencyMaxMs: nullableNum,
-        lagAvgMs: nullableNum,
-        skipped: nullableNum,
+        // Interval start, epoch seconds (pgbench's aggregate log).
+        t: count,
+        transactions: count,
+        latencyAvgMs: ms.nullable(),
+        latencyMaxMs: ms.nullable(),
+        lagAvgMs: ms.nullable(),
+        skipped: count.nullable(),
       }),
     )
     .nullable(),
@@ -79,17 +97,17 @@ const targetKind = z.enum(TARGET_KIND_NAMES);
 const targetRef = z.object({ kind: targetKind, name: z.string() });
 const preparedMode = z.enum(['off', 'on']);
 const stepParams = z.object({
-  clients: num,
-  jobs: num,
+  clients: count,
+  jobs: count,
   protocol,
   connect: z.enum(['persistent', 'per-transaction']),
   script: z.string(),
-  durationSec: nullableNum,
-  transactionsPerClient: nullableNum,
-  rate: nullableNum,
-  scale: num,
-  poolPercent: nullableNum,
-  repetition: num,
+  durationSec: sec.nullable(),
+  transactionsPerClient: count.nullable(),
+  rate: tps.nullable(),
+  scale: positiveCount,
+  poolPercent: percent.nullable(),
+  repetition: positiveCount,
   preparedStatements: preparedMode.nullable().optional(),
 });
 const environment = z.object({
@@ -101,18 +119,18 @@ const environment = z.object({
     })
     .nullable()
     .optional(),
-  maxConnections: nullableNum,
+  maxConnections: count.nullable(),
   serverVersion: z.string().nullable(),
   pgbenchVersion: z.string().nullable(),
   poolerVersion: z.string().nullable(),
-  cpus: nullableNum,
-  maxPreparedStatements: nullableNum.optional(),
+  cpus: count.nullable(),
+  maxPreparedStatements: count.nullable().optional(),
   zones: z
     .array(z.object({ component: z.string(), zone: z.string().nullable() }))
     .nullable()
     .optional(),
   targetPrices: z
-    .array(z.object({ target: z.string(), usdPerHour: nullableNum, basis: z.string() }))
+    .array(z.object({ target: z.string(), usdPerHour: usdPerHour.nullable(), basis: z.string() }))
     .nullable()
     .optional(),
 });
@@ -124,8 +142,8 @@ export const stepRecordSchema = z.object({
   scenario: z.string(),
   target: targetRef,
   params: stepParams,
-  startedAt: z.string(),
-  endedAt: z.string(),
+  startedAt: timestamp,
+  endedAt: timestamp,
   status: z.enum(['completed', 'timeout', 'not-available', 'infrastructure-error']),
   result: measurement.nullable(),
   verdict: z.object({ expected: z.string(), observed: z.string(), held: z.boolean().nullable() }),
@@ -138,15 +156,15 @@ export const stepRecordSchema = z.object({
     .array(
       z.object({
         runnerId: z.string(),
-        clients: num,
-        jobs: num,
+        clients: count,
+        jobs: count,
         result: measurement.nullable(),
-        cpuMaxPercent: nullableNum,
+        cpuMaxPercent: cpuPercent.nullable(),
       }),
     )
     .optional(),
   serverConnections: z
-    .object({ before: nullableNum, peak: nullableNum, after: nullableNum })
+    .object({ before: count.nullable(), peak: count.nullable(), after: count.nullable() })
     .nullable()
     .optional(),
   // Probe steps only (lib/suite/probes.ts); absent in pgbench steps and in files before probes existed.
@@ -160,12 +178,12 @@ export const manifestSchema = z.object({
   suite: z.string(),
   mode: z.enum(['local', 'cloud']),
   settings: z.record(z.string(), z.unknown()),
-  startedAt: z.string(),
-  endedAt: z.string().nullable(),
+  startedAt: timestamp,
+  endedAt: timestamp.nullable(),
   status: z.enum(['running', 'completed', 'failed', 'interrupted']),
   environment,
   stepIds: z.array(z.string()),
-  stepsCompleted: num,
+  stepsCompleted: count,
   scenarioVerdicts: z
     .array(
       z.object({
@@ -182,15 +200,15 @@ export const manifestSchema = z.object({
 export const metricsFileSchema = z.object({
   schemaVersion: z.literal(1),
   runId: z.string(),
-  window: z.object({ start: z.string(), end: z.string() }),
-  collectedAt: z.string(),
+  window: z.object({ start: timestamp, end: timestamp }),
+  collectedAt: timestamp,
   // CloudWatch/PI files only (lib/collector); absent in local metrics and in files before it existed.
   completeness: z
     .object({
       complete: z.boolean(),
-      lastPointAt: z.string().nullable(),
-      windowEnd: z.string(),
-      periodSec: num,
+      lastPointAt: timestamp.nullable(),
+      windowEnd: timestamp,
+      periodSec: positiveCount,
     })
     .optional(),
   series: z.array(
@@ -200,7 +218,8 @@ export const metricsFileSchema = z.object({
       stat: z.string(),
       unit: z.string().nullable(),
       dimensions: z.record(z.string(), z.string()),
-      points: z.array(z.tuple([z.string(), z.number()])),
+      // A value in the series' own unit (connections, %, bytes, ms …): any number JSON holds.
+      points: z.array(z.tuple([timestamp, z.number()])),
       status: z.enum(['ok', 'no-data', 'error']),
       reason: z.string().optional(),
     }),
@@ -229,9 +248,9 @@ export const targetDescriptorSchema = z.object({
   placement: z.enum(PLACEMENTS),
   version: z.string().nullable(),
   settings: z.object({
-    maxPreparedStatements: nullableNum,
-    processes: z.number().int().positive().optional(),
-    workerThreads: z.number().int().positive().optional(),
+    maxPreparedStatements: count.nullable(),
+    processes: positiveCount.optional(),
+    workerThreads: positiveCount.optional(),
   }),
   capabilities: z.object({
     pooled: z.boolean(),
@@ -259,9 +278,13 @@ export const targetDescriptorSchema = z.object({
 
 const experimentId = z.enum(['E1', 'E2', 'E3', 'E4', 'E5', 'E6', 'SESSION', 'LATENCY', 'DISRUPT']);
 
+const builtinScriptPart = z.object({
+  builtin: z.enum(['tpcb-like', 'simple-update', 'select-only']),
+  weight: positiveCount.optional(),
+});
 const scriptPart = z.union([
-  z.object({ builtin: z.enum(['tpcb-like', 'simple-update', 'select-only']), weight: num.optional() }),
-  z.object({ file: z.object({ name: z.string(), sql: z.string() }), weight: num.optional() }),
+  builtinScriptPart,
+  z.object({ file: z.object({ name: z.string(), sql: z.string() }), weight: positiveCount.optional() }),
 ]);
 
 export const plannedStepSchema = z.object({
@@ -281,10 +304,10 @@ export const plannedStepSchema = z.object({
   }),
   script: z.object({ parts: z.array(scriptPart) }),
   initFlags: z.array(z.enum(INIT_FLAGS)),
-  timeoutSec: num,
-  logSamplingRate: nullableNum,
-  maxConnections: num,
-  poolSize: nullableNum,
+  timeoutSec: sec,
+  logSamplingRate: fraction.nullable(),
+  maxConnections: count,
+  poolSize: count.nullable(),
   maxConnectionsBand: z.enum(['below', 'near', 'above']),
   // Probe steps only; absent in plans written before probes existed.
   probe: plannedProbeSchema.nullable().optional(),
@@ -292,23 +315,27 @@ export const plannedStepSchema = z.object({
 
 /** One runner's part of a step (cloud fleets); a single runner has one share with every client. */
 export const runnerShareSchema = z.object({
-  runnerIndex: num,
-  clients: num,
-  jobs: num,
-  rate: nullableNum,
+  runnerIndex: count,
+  clients: count,
+  jobs: count,
+  rate: tps.nullable(),
 });
 
-export const planSchema = z.object({
-  schemaVersion: z.literal(1),
+/** A SHA-256 in lowercase hex: how plan.json of schemaVersion 2 names a script's text. */
+const sha256Hex = z
+  .string()
+  .regex(/^[0-9a-f]{64}$/, { message: 'expected a SHA-256 in hex (64 characters 0-9, a-f)' });
+
+/** The plan's header: everything but its steps (the same in both forms of plan.json). */
+const planHeader = {
   runId: z.string(),
   suite: z.string(),
   mode: z.enum(['local', 'cloud']),
-  createdAt: z.string(),
+  createdAt: timestamp,
   /** What was probed before the first step (no secrets). */
   environment,
   targets: z.array(targetDescriptorSchema),
-  runnerCount: num,
-  steps: z.array(plannedStepSchema.extend({ shares: z.array(runnerShareSchema) })),
+  runnerCount: positiveCount,
   scenarios: z
     .array(
       z.object({
@@ -325,11 +352,98 @@ export const planSchema = z.object({
             note: z.string().optional(),
           })
           .nullable(),
-        targets: z.array(z.object({ target: z.string(), steps: num, skipped: z.string().nullable() })),
+        targets: z.array(z.object({ target: z.string(), steps: count, skipped: z.string().nullable() })),
       }),
     )
     .optional(),
+};
+
+/**
+ * The plan as the engine runs it (RunPlan, lib/suite/plan.ts): every script file's text in each
+ * step that runs it. plan.json of schemaVersion 1 is stored this way (every plan of a release
+ * before scripts were stored once, and every plan without script files since).
+ */
+export const expandedPlanSchema = z.object({
+  schemaVersion: z.literal(1),
+  ...planHeader,
+  steps: z.array(plannedStepSchema.extend({ shares: z.array(runnerShareSchema) })),
 });
+
+/** plan.json's schemaVersion when each script text is stored once, by its SHA-256 (lib/results/plan-file.ts). */
+export const PLAN_SCRIPTS_BY_HASH = 2 as const;
+
+/**
+ * plan.json of schemaVersion 2: each script file's text once, in `scripts` by its SHA-256, and each
+ * step's file part naming it (`{ "file": { "name": "x.sql", "sha256": "…" } }`). A 60 KiB script run
+ * by 1,100 steps is 60 KiB of the file, not 181 MiB. Every name must be in `scripts`, and every text
+ * must have the SHA-256 it is stored under.
+ */
+export const planFileV2Schema = z
+  .object({
+    schemaVersion: z.literal(PLAN_SCRIPTS_BY_HASH),
+    ...planHeader,
+    scripts: z.record(sha256Hex, z.string()),
+    steps: z.array(
+      plannedStepSchema.extend({
+        script: z.object({
+          parts: z.array(
+            z.union([
+              builtinScriptPart,
+              z.object({
+                file: z.object({ name: z.string(), sha256: sha256Hex }),
+                weight: positiveCount.optional(),
+              }),
+            ]),
+          ),
+        }),
+        shares: z.array(runnerShareSchema),
+      }),
+    ),
+  })
+  .superRefine((plan, ctx) => {
+    for (const [hash, sql] of Object.entries(plan.scripts))
+      if (createHash('sha256').update(sql, 'utf8').digest('hex') !== hash)
+        ctx.addIssue({
+          code: 'custom',
+          path: ['scripts', hash],
+          message: 'the script text does not match the SHA-256 it is stored under',
+        });
+    for (const [i, step] of plan.steps.entries())
+      for (const [j, part] of step.script.parts.entries())
+        if ('file' in part && !Object.hasOwn(plan.scripts, part.file.sha256))
+          ctx.addIssue({
+            code: 'custom',
+            path: ['steps', i, 'script', 'parts', j, 'file', 'sha256'],
+            message: 'names a script that is not in `scripts`',
+          });
+  });
+
+type ExpandedPlan = z.infer<typeof expandedPlanSchema>;
+
+/** A plan.json of either form as the engine runs it: schemaVersion 2's script names replaced by their text. */
+function expandPlanFile(plan: ExpandedPlan | z.infer<typeof planFileV2Schema>): ExpandedPlan {
+  if (plan.schemaVersion === 1) return plan;
+  const { scripts, steps, schemaVersion: _stored, ...header } = plan;
+  return {
+    schemaVersion: 1,
+    ...header,
+    steps: steps.map((step) => ({
+      ...step,
+      script: {
+        parts: step.script.parts.map((part) =>
+          'file' in part
+            ? { ...part, file: { name: part.file.name, sql: scripts[part.file.sha256] as string } }
+            : part,
+        ),
+      },
+    })),
+  };
+}
+
+/** plan.json, of either form (schemaVersion 1 or 2), read as the plan the engine runs (RunPlan). */
+export const planSchema = z
+  .discriminatedUnion('schemaVersion', [expandedPlanSchema, planFileV2Schema])
+  .transform(expandPlanFile);
 
 /**
  * Compile-time proof, both ways, that each schema and the shared type it stands for describe the
@@ -346,20 +460,24 @@ export type _ManifestCheck = Holds<SameShape<RunManifest, z.infer<typeof manifes
 export type _MetricsCheck = Holds<SameShape<MetricsFile, z.infer<typeof metricsFileSchema>>>;
 export type _DescriptorCheck = Holds<SameShape<TargetDescriptor, z.infer<typeof targetDescriptorSchema>>>;
 export type _PlannedStepCheck = Holds<SameShape<PlannedStep, z.infer<typeof plannedStepSchema>>>;
-export type _PlanCheck = Holds<SameShape<RunPlan, z.infer<typeof planSchema>>>;
+export type _PlanCheck = Holds<SameShape<RunPlan, z.infer<typeof expandedPlanSchema>>>;
+export type _PlanReadCheck = Holds<SameShape<RunPlan, z.infer<typeof planSchema>>>;
 export type _StepWindowCheck = Holds<SameShape<StepWindow, z.infer<typeof stepWindowSchema>>>;
 
 /**
  * Parse a run file's JSON text against its schema; a mismatch is a RunFileError naming the file,
  * the field and what was expected (`steps/x.json: params.clients: expected number, received string`).
  * The text is checked by lib/core/json-text.ts first: a byte order mark is accepted, a syntax error
- * is named by line and column, nesting deeper than JSON_MAX_DEPTH is refused.
+ * is named by line and column, nesting deeper than JSON_MAX_DEPTH and a key given twice in one object
+ * are refused.
  */
 export function parseRunFile<S extends z.ZodType>(schema: S, file: string, text: string): z.infer<S> {
   let raw: unknown;
   try {
-    // Grammar, depth and number range checked without recursion; no message quotes the text.
-    raw = parseJsonText(text, { source: file });
+    // Grammar, depth, number range and duplicate keys checked without recursion; no message quotes
+    // the text. A duplicate key is refused: JSON.parse would keep the last one, so `"tps": 154.6,
+    // "tps": 999999` would read as 999,999 tps and `"held": true, "held": false` flip a verdict.
+    raw = parseJsonText(text, { source: file, rejectDuplicateKeys: true });
   } catch (err) {
     if (err instanceof JsonSyntaxError)
       throw new RunFileError(

@@ -17,6 +17,14 @@ export interface RawStepFiles {
   readonly log: string | null;
 }
 
+/** What the step files read for a resume must belong to (ResultSink.readSteps). */
+export interface StepReadContext {
+  /** The run's id: a step file of another run is refused. */
+  readonly runId?: string;
+  /** The plan's step ids: a step file of a step the plan lacks is refused. */
+  readonly stepIds?: readonly string[];
+}
+
 /** Where results go: the filesystem locally, S3 in the cloud. Writes happen as soon as data exists. */
 export interface ResultSink {
   /** plan.json: the expanded suite, written once before the first step (lib/suite/plan.ts). */
@@ -34,9 +42,11 @@ export interface ResultSink {
   completedStepIds(): Promise<Set<string>>;
   /**
    * Step records already written (for resume: the final table and scenario comparisons); their ids
-   * are completedStepIds(), so a caller that reads these need not ask for both.
+   * are completedStepIds(), so a caller that reads these need not ask for both. A step file that is
+   * not the step it is named after, or (with `run`) of another run or not in the plan, is refused
+   * (a RunFileError naming it: resume must not guess).
    */
-  readSteps?(): Promise<StepRecord[]>;
+  readSteps?(run?: StepReadContext): Promise<StepRecord[]>;
   writeMetrics(
     name: string,
     runId: string,

@@ -22,6 +22,7 @@ import type {
   PgbenchOutcome,
   RawStepFiles,
   ResultSink,
+  StepReadContext,
   StepWindow,
 } from '../engine/ports';
 import { stepFileName, type MetricSeries, type RunManifest, type StepRecord } from '../suite/types';
@@ -38,6 +39,7 @@ import {
 import type { BlobStore } from '../results/blob-store';
 import { RUN_PATHS } from '../results/run-paths';
 import { parseRunFile, runnerShareSchema, stepRecordSchema } from '../results/schemas';
+import { cpuPercent, positiveCount, timestamp } from '../results/figures';
 import { z } from 'zod';
 import { runBlobs } from '../aws/s3-sink';
 import type { S3Client } from '@aws-sdk/client-s3';
@@ -70,8 +72,11 @@ const partDocumentSchema = z.object({
   share: runnerShareSchema.nullable(),
   record: stepRecordSchema,
   raw: z.object({ stdout: z.string(), stderr: z.string(), log: z.string().nullable() }),
-  cpuMaxPercent: z.number().nullable(),
+  cpuMaxPercent: cpuPercent.nullable(),
 });
+
+/** `fleet/<attempt>/<step>/plan.json`: when the runners start a step, as runner 0 agreed it. */
+const startPlanSchema = z.object({ startAt: timestamp, runnerCount: positiveCount });
 
 interface PartDocument {
   readonly runnerIndex: number;
@@ -133,10 +138,8 @@ export class FleetCoordinator {
         async () => this.blobs.read(`${prefix}plan.json`),
         `start plan for ${stepFile}`,
       );
-      const parsed = JSON.parse(text) as { startAt?: unknown };
-      if (typeof parsed.startAt !== 'string')
-        throw new InfrastructureError(`${this.blobs.where(`${prefix}plan.json`)} has no startAt`);
-      startAt = new Date(parsed.startAt);
+      // Checked like every run file: its schema, and no key twice.
+      startAt = new Date(parseRunFile(startPlanSchema, this.blobs.where(`${prefix}plan.json`), text).startAt);
     }
     const waitMs = startAt.getTime() - clock.now().getTime();
     if (waitMs > 0) await clock.sleep(waitMs);
@@ -284,8 +287,8 @@ export class FleetSink implements ResultSink {
     return this.inner.completedStepIds();
   }
 
-  async readSteps(): Promise<StepRecord[]> {
-    return (await this.inner.readSteps?.()) ?? [];
+  async readSteps(run?: StepReadContext): Promise<StepRecord[]> {
+    return (await this.inner.readSteps?.(run)) ?? [];
   }
 
   /**

@@ -47,6 +47,8 @@ import type { PoolPercents, RunnerArgs } from '../aws/runner-args';
 import { acquireCloudRunLock } from './run-lock';
 import { cloudSessionProbeRunner } from './session-probe-runner';
 import { S3ResultSink } from '../aws/s3-sink';
+import { checkPlanIdentity } from '../results/run-consistency';
+import { RUN_PATHS } from '../results/run-paths';
 import { poolerTargets } from '../config/targets';
 import {
   readAdminCredentials,
@@ -616,6 +618,13 @@ async function planCloudRun(
   const { steps } = await planOrResume(s3Sink, {
     stored,
     check: (plan) => {
+      // The plan of this run (its id, suite and mode; the engine checks manifest.json the same way).
+      checkPlanIdentity(
+        plan,
+        { runId: args.runId, suite: suite.name, mode: 'cloud' },
+        'the run request',
+        s3Sink.blobs.where(RUN_PATHS.plan),
+      );
       if (plan.runnerCount !== args.runnerCount)
         throw new UsageError(
           `run ${args.runId}: its plan is for ${plan.runnerCount} runner(s), not ${args.runnerCount}; use a new run id`,

@@ -1,7 +1,8 @@
 /**
  * One plan per run (pure): the suite expanded once, with each step's target descriptor,
  * parameters, expectation and per-runner shares, and the environment probed before the first step.
- * Stored as `plan.json` in the run directory (lib/results/run-paths.ts) and validated by its schema
+ * Stored as `plan.json` in the run directory (lib/results/run-paths.ts; written by
+ * lib/results/plan-file.ts, each script file's text once) and validated by its schema
  * (lib/results/schemas.ts). No secrets: descriptors, endpoints' names and settings only.
  *
  * `report` / `compare` of a run use the plan stored with it; a run without plan.json (written by an

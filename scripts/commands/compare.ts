@@ -20,7 +20,8 @@ export function register(program: Command): void {
         'the ratio B/A, and a ⚠ marker where the difference exceeds the spread between repetitions (without ' +
         'repetitions the spread is unknown and the difference is not judged). Cells found in only one run are listed. ' +
         'Prints Markdown on stdout and writes compare.md and compare.html.\n\n' +
-        'Exit codes: 0 written, 2 not a run directory.',
+        'Exit codes: 0 written, 1 compare.html or compare.md could not be written (a read-only directory: give --out DIR; ' +
+        'a full disk), 2 not a run directory.',
     )
     .option('--out <dir>', 'directory for compare.html and compare.md (default: the directory of runB)')
     .action((runA: string, runB: string, flags: CompareFlags) => {

@@ -6,6 +6,7 @@
 import type { Command } from 'commander';
 import { profileOption, regionOption } from './aws-options';
 import { InfrastructureError, UsageError } from '../../lib/core/errors';
+import { shellQuote } from '../../lib/core/shell';
 import { PRICE_TABLES } from '../../lib/cost/price-table';
 import { labWarnings } from '../../lib/config/warnings';
 import type { LabConfig } from '../../lib/config/types';
@@ -152,7 +153,7 @@ export function register(program: Command): void {
       await afterDeploy(lab, settings);
       process.stdout.write(
         `\nLab ${lab.name} is up (stack ${stackOutputsModule().stackNameFor(lab.name)}). It costs money every hour it exists.\n` +
-          `Run a suite:   npx proxylab run --lab ${flags.lab} --suite ${lab.suites[0] ?? 'quick'}\n` +
+          `Run a suite:   npx proxylab run --lab ${shellQuote(flags.lab)} --suite ${lab.suites[0] ?? 'quick'}\n` +
           `Tear it down:  ${operatorModule().teardownCommand(flags.lab, flags)}\n`,
       );
     });

@@ -37,8 +37,14 @@ export function register(program: Command): void {
     const progress = await runsModule().readListing(s3, bucket, runId);
     const runDir = path.resolve(flags.out, runId);
     const res = await runsModule().fetchRun(s3, bucket, runId, new FileSystemBlobStore(runDir));
+    // The store makes runDir with the first file it writes: with none written, no message names it
+    // as the place of a copy (it may not exist).
+    const copied = res.files > 0;
     process.stdout.write(
-      `${runsModule().formatListing(progress)}\nfetched ${res.files} files (${(res.bytes / 1024).toFixed(0)} KiB) into ${runDir}\n`,
+      `${runsModule().formatListing(progress)}\n` +
+        (copied
+          ? `fetched ${res.files} files (${(res.bytes / 1024).toFixed(0)} KiB) into ${runDir}\n`
+          : `fetched no file: nothing written to ${runDir}\n`),
     );
     // Key names come from the bucket: shown with control characters made visible.
     for (const s of res.skipped)
@@ -46,11 +52,14 @@ export function register(program: Command): void {
     // Partially bad runs (docs/report.md): the same policy as report, compare and status.
     if (res.skipped.length > 0)
       process.stderr.write(
-        `PARTIAL copy: ${res.skipped.length} file(s) skipped (named above); the rest is in ${runDir}\n`,
+        `PARTIAL copy: ${res.skipped.length} file(s) skipped (named above); ${copied ? `the rest is in ${runDir}` : 'nothing else was copied'}\n`,
       );
     if (res.identityUnreadable.length > 0)
       throw new UsageError(
-        `${res.identityUnreadable.map(forTerminalLine).join(', ')} could not be copied: without it the copy in ${runDir} is not a run (no report written)`,
+        `${res.identityUnreadable.map(forTerminalLine).join(', ')} could not be copied: ` +
+          (copied
+            ? `without it the copy in ${runDir} is not a run (no report written)`
+            : 'nothing else was copied either, so no run directory was made (no report written)'),
         { code: 'run-file-invalid' },
       );
     if (flags.report) {

@@ -5,12 +5,12 @@
  */
 import type { Command } from 'commander';
 import {
+  checkOperatorPolicyOptions,
   OPERATOR_ROLE_COMMANDS,
   OPERATOR_ROLES,
   operatorPolicy,
   parseOperatorRole,
 } from '../../lib/operator/iam-policy';
-import { UsageError } from '../../lib/core/errors';
 import { loadLabFile } from '../../lib/config/load';
 
 interface IamPolicyFlags {
@@ -21,8 +21,6 @@ interface IamPolicyFlags {
   readonly bucket?: string;
   readonly cdkQualifier?: string;
 }
-
-const ACCOUNT_PATTERN = /^\d{12}$/;
 
 export function register(program: Command): void {
   program
@@ -36,21 +34,28 @@ export function register(program: Command): void {
     .requiredOption('--lab <file>', 'lab file (JSON)')
     .option('--role <role>', `one of ${OPERATOR_ROLES.join(', ')}`, 'run')
     .option('--account <id>', 'the 12-digit account id to pin ARNs to (default: any account, *)')
-    .option('--region <region>', "the region to pin ARNs to (default: the lab's region, else *)")
-    .option('--bucket <name>', 'the results bucket (stack output ResultsBucketName), once deployed')
-    .option('--cdk-qualifier <q>', 'the CDK bootstrap qualifier', 'hnb659fds')
+    .option(
+      '--region <region>',
+      "the region to pin ARNs to, e.g. eu-west-1 (default: the lab's region, else *)",
+    )
+    .option(
+      '--bucket <name>',
+      'the results bucket (stack output ResultsBucketName), once deployed; an S3 bucket name, no wildcards',
+    )
+    .option('--cdk-qualifier <q>', 'the CDK bootstrap qualifier (1–10 letters, digits, _ and -)', 'hnb659fds')
     .action((flags: IamPolicyFlags) => {
       const role = parseOperatorRole(flags.role);
-      if (flags.account !== undefined && !ACCOUNT_PATTERN.test(flags.account))
-        throw new UsageError(`--account must be a 12-digit AWS account id, got "${flags.account}"`);
-      const lab = loadLabFile(flags.lab);
-      const policy = operatorPolicy(lab, {
-        role,
+      const options = {
         ...(flags.account !== undefined ? { account: flags.account } : {}),
         ...(flags.region !== undefined ? { region: flags.region } : {}),
         ...(flags.bucket !== undefined ? { bucket: flags.bucket } : {}),
         ...(flags.cdkQualifier !== undefined ? { cdkQualifier: flags.cdkQualifier } : {}),
-      });
+      };
+      // AWS's naming rules, before the lab is read and before any policy is printed (exit 2):
+      // a wildcard in a flag would widen the policy it pins.
+      checkOperatorPolicyOptions(options);
+      const lab = loadLabFile(flags.lab);
+      const policy = operatorPolicy(lab, { role, ...options });
       process.stdout.write(JSON.stringify(policy, null, 2) + '\n');
     });
 }

@@ -19,7 +19,8 @@ export function register(program: Command): void {
       'Write report.html (one self-contained file: TPS and latency vs clients per target, error matrix with ' +
         'sample lines, churn with/without -C, metrics over time with step boundaries, warnings, which published ' +
         'findings the run reproduced) and summary.md (Markdown for pull requests and chat). Works on partial runs; a step or metrics file that cannot be read is skipped, named, and the report says PARTIAL.\n\n' +
-        'Exit codes: 0 written, 2 not a run directory.',
+        'Exit codes: 0 written, 1 report.html or summary.md could not be written (a read-only directory: give --out DIR; ' +
+        'a full disk), 2 not a run directory.',
     )
     .option('--out <dir>', 'directory for report.html and summary.md (default: the run directory)')
     .action((runDir: string, flags: ReportFlags) => {

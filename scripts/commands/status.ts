@@ -93,7 +93,9 @@ export function register(program: Command): void {
       );
       return;
     }
-    const ids = await runsModule().listRuns(s3, bucket); // newest first
+    const { ids, ignored } = await runsModule().listRuns(s3, bucket); // newest first
+    const note = runsModule().formatIgnoredPrefixes(ignored);
+    if (note !== null) process.stderr.write(`${note}\n`);
     if (ids.length === 0) {
       process.stdout.write(`no runs in s3://${bucket}/runs/\n`);
       return;

@@ -18,12 +18,16 @@ export function register(program: Command): void {
   program
     .command('validate')
     .description(
-      'Check lab files (labs/*.json) against the lab format: every problem at once, each with its\n' +
-        'JSON path, the value received and what is allowed; an instance type with no price in the\n' +
-        'price table is a problem too (cost and deploy refuse it), and so is a script file a scenario\n' +
-        'names that cannot be read. A valid lab is then planned with its `suites`: a warning names each\n' +
-        'target none of them measures (and why), each billed part (reader, proxy, pooler host) no step\n' +
-        'touches, and a suite that would outlive the lab. No AWS call. Exit 0 valid, 2 invalid.',
+      // One paragraph per string: commander wraps it to the terminal's width (a `\n` inside would
+      // break a wrapped line mid-sentence).
+      'Check lab files (labs/*.json) against the lab format: every problem at once, each with its ' +
+        'JSON path, the value received and what is allowed; an instance type with no price in the ' +
+        'price table is a problem too (cost and deploy refuse it), and so is a script file a scenario ' +
+        'names that cannot be read or that runs shell commands (\\shell, \\setshell). A valid lab is then ' +
+        'planned with its `suites`: a warning names each target none of them measures (and why), each ' +
+        'billed part (reader, proxy, pooler host) no step touches, and a suite that would outlive the lab. ' +
+        'No AWS call.\n\n' +
+        'Exit codes: 0 valid, 2 invalid.',
     )
     .argument('<file...>', 'lab file(s) to check, e.g. labs/default.json')
     .option(

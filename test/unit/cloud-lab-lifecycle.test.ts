@@ -29,6 +29,7 @@ import type { LabConfig } from '../../lib/config/types';
 import { readLabExpiry, restartLabExpiry } from '../../lib/operator/extend';
 import type { RunManifest } from '../../lib/suite/types';
 import { manifestWith } from '../helpers/run-files';
+import { s3GetBody } from '../helpers/s3-body';
 
 /** The suite's estimated wall clock on the lab, as `proxylab plan` and `run` compute it. */
 const estimateSuiteSec = (suite: string, lab: LabConfig): number => previewRun(lab, suite).duration.totalSec;
@@ -220,22 +221,19 @@ describe('collecting a finished run again (proxylab collect --lab FILE --run-id 
     ...proxyOutputs('default', 'pool100'),
   });
   const manifest = (over: Partial<RunManifest>) => ({
-    Body: {
-      transformToString: () =>
-        Promise.resolve(
-          JSON.stringify(
-            manifestWith({
-              runId: 'cloud-1',
-              suite: 'quick',
-              mode: 'cloud',
-              status: 'completed',
-              startedAt: '2026-11-21T10:00:00.000Z',
-              endedAt: '2026-11-21T10:02:30.000Z',
-              ...over,
-            }),
-          ),
-        ),
-    },
+    Body: s3GetBody(
+      JSON.stringify(
+        manifestWith({
+          runId: 'cloud-1',
+          suite: 'quick',
+          mode: 'cloud',
+          status: 'completed',
+          startedAt: '2026-11-21T10:00:00.000Z',
+          endedAt: '2026-11-21T10:02:30.000Z',
+          ...over,
+        }),
+      ),
+    ),
   });
 
   test('the window is the run manifest, the resources the stack outputs: the event runner 0 sent', async () => {

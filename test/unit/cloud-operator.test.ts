@@ -26,6 +26,7 @@ import { PRODUCTION_RUNNER_SETTINGS } from '../../lib/aws/runner-args';
 import { validateLab } from '../../lib/config';
 import type { LabConfig } from '../../lib/config/types';
 import { manifestWith, stepRecordWith } from '../helpers/run-files';
+import { s3GetBody } from '../helpers/s3-body';
 import type { RunManifest } from '../../lib/suite/types';
 
 const s3Mock = mockAws(S3Client, operator('run'));
@@ -211,13 +212,13 @@ describe('followRun', () => {
     s3Mock
       .on(GetObjectCommand, { Key: 'runs/r1/manifest.json' })
       .resolvesOnce({
-        Body: { transformToString: () => Promise.resolve(manifest('interrupted', '2026-11-21T10:30:00Z')) },
+        Body: s3GetBody(manifest('interrupted', '2026-11-21T10:30:00Z')),
       } as never)
       .resolvesOnce({
-        Body: { transformToString: () => Promise.resolve(manifest('running', null)) },
+        Body: s3GetBody(manifest('running', null)),
       } as never)
       .resolves({
-        Body: { transformToString: () => Promise.resolve(manifest('completed', '2026-11-21T11:05:00Z')) },
+        Body: s3GetBody(manifest('completed', '2026-11-21T11:05:00Z')),
       } as never);
     s3Mock
       .on(ListObjectsV2Command)
@@ -257,7 +258,7 @@ describe('verdictCounts: `proxylab run` counts scenario comparisons like `proxyl
     for (const r of steps)
       s3Mock
         .on(GetObjectCommand, { Key: `runs/r1/steps/${r.stepId.replace(/\//g, '_')}.json` })
-        .resolves({ Body: { transformToString: () => Promise.resolve(JSON.stringify(r)) } } as never);
+        .resolves({ Body: s3GetBody(JSON.stringify(r)) } as never);
     const manifest = manifestWith({
       runId: 'r1',
       mode: 'cloud',
@@ -269,7 +270,7 @@ describe('verdictCounts: `proxylab run` counts scenario comparisons like `proxyl
     });
     s3Mock
       .on(GetObjectCommand, { Key: 'runs/r1/manifest.json' })
-      .resolves({ Body: { transformToString: () => Promise.resolve(JSON.stringify(manifest)) } } as never);
+      .resolves({ Body: s3GetBody(JSON.stringify(manifest)) } as never);
   }
 
   test('every step held but a comparison broke: 1 broken, exit code 1', async () => {
@@ -290,9 +291,7 @@ describe('verdictCounts: `proxylab run` counts scenario comparisons like `proxyl
   test('a malformed step record in S3 is an error naming the object and field', async () => {
     store(true);
     s3Mock.on(GetObjectCommand, { Key: 'runs/r1/steps/a_direct_r1.json' }).resolves({
-      Body: {
-        transformToString: () => Promise.resolve(JSON.stringify({ ...stepRecordWith({}), status: 'done' })),
-      },
+      Body: s3GetBody(JSON.stringify({ ...stepRecordWith({}), status: 'done' })),
     } as never);
     await expect(verdictCounts(new S3Client({ region: 'us-east-1' }), 'b', 'r1')).rejects.toMatchObject({
       code: 'run-file-invalid',

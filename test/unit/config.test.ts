@@ -1074,7 +1074,7 @@ describe('files', () => {
     expect(() => loadLabFile(file)).toThrow(UsageError);
     const r = checkLabFile(file);
     expect(!r.ok && r.problems[0]?.message).toBe(
-      'nested deeper than 64 levels; not a file proxylab writes or reads',
+      'nested deeper than 64 levels (65 levels at the path shown, shortened); not a file proxylab writes or reads',
     );
   });
 

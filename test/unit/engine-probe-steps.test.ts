@@ -17,6 +17,7 @@ import type {
 } from '../../lib/engine/ports';
 import { runSuite, type ProgressEvent, type RunSuiteOptions } from '../../lib/engine/run-suite';
 import { FileSystemSink } from '../../lib/local/fs-sink';
+import { RunStopper } from '../../lib/local/run-stopper';
 import { writeReport } from '../../lib/report';
 import { planSchema, parseRunFile, stepRecordSchema } from '../../lib/results/schemas';
 import type { Scenario, Suite } from '../../lib/suite/catalog';
@@ -405,6 +406,34 @@ describe('probe steps in the engine', () => {
       ),
     ).toBe(true);
     expect(result.allHeld).toBe(false);
+  });
+
+  test('Ctrl-C during the first group: nothing recorded, but the local run keeps its directory', async () => {
+    // GIVEN proxylab local's stopper (lib/local/run-stopper.ts) on the engine's progress and signal,
+    // and a group whose disruption is under way when SIGINT arrives
+    const h = harness();
+    const lines: string[] = [];
+    const stopper = new RunStopper('p1', false, (l) => lines.push(l));
+    const runner: ProbeRunner<'disruption'> = {
+      run: (run) => {
+        stopper.onSignal('SIGINT');
+        return new FakeDisruptionRunner().run(run);
+      },
+    };
+    // WHEN
+    const result = await runSuite(
+      h.options({
+        probes: { disruption: runner },
+        progress: stopper.progress((ev) => h.events.push(ev)),
+        signal: stopper.abort.signal,
+      }),
+    );
+    // THEN the run is interrupted with no step recorded (the group runs again on resume) ...
+    expect(result.manifest.status).toBe('interrupted');
+    expect(result.records).toEqual([]);
+    // ... and runLocal keeps the run directory (no removeUnmeasuredRun): the group had started
+    expect(stopper.nothingMeasured(result.manifest.status, null)).toBe(false);
+    expect(lines[0]).toMatch(/the step is not recorded, the run directory is kept/);
   });
 
   test('a missing outcome from the runner is an infrastructure error naming the runner', async () => {

@@ -426,6 +426,35 @@ describe('script files are read through lib/core/read.ts, relative to the lab fi
     expect(problems[0]?.message).toMatch(message);
   });
 
+  test.each<[string, (dir: string) => void, (dir: string) => string]>([
+    [
+      'the script file is a link',
+      (dir) => fs.symlinkSync('/etc/hostname', path.join(dir, 'scripts', 'orders.sql')),
+      (dir) => `${path.join(dir, 'scripts', 'orders.sql')} is a symbolic link`,
+    ],
+    [
+      'a folder on its way is a link',
+      (dir) => {
+        fs.rmdirSync(path.join(dir, 'scripts'));
+        fs.symlinkSync('/etc', path.join(dir, 'scripts'));
+      },
+      (dir) =>
+        `${path.join(dir, 'scripts', 'orders.sql')} is below ${path.join(dir, 'scripts')}, which is a symbolic link`,
+    ],
+  ])("%s: refused as the lab's script file, naming it, not as a run directory", (_what, make, named) => {
+    // GIVEN a lab whose script is reached through a symbolic link
+    const file = labDir(make);
+    const dir = path.dirname(file);
+    // WHEN
+    const r = checkLabFile(file);
+    // THEN the problem is the lab's script file, named, with what to do
+    const message = r.ok ? '' : (r.problems[0]?.message ?? '');
+    expect(message).toBe(
+      `cannot be used: the lab's script file ${named(dir)}; script files are read from the lab file's folder (${dir}) without following links, so a lab cannot read files outside it: copy the script there`,
+    );
+    expect(message).not.toMatch(/run directory/);
+  });
+
   test('a regular script in a sub-folder is read', () => {
     const file = labDir((dir) => fs.writeFileSync(path.join(dir, 'scripts', 'orders.sql'), SQL));
     const r = checkLabFile(file);

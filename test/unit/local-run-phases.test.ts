@@ -97,6 +97,31 @@ describe('RunStopper (signals and a closed stdout)', () => {
     expect(stop.nothingMeasured('interrupted', null)).toBe(false);
   });
 
+  test.each([
+    ['a pgbench step', 'pgbench'],
+    ['a disruption group (its steps measured together)', 'disruption'],
+  ])(
+    'once %s has started, a signal keeps the run directory although no step is recorded yet',
+    (_what, kind) => {
+      // GIVEN the first step started in this part (step-start: settings applied, pools reset, the
+      // load or the disruption's probe under way), none recorded
+      const { stop, lines } = stopper();
+      const started = {
+        type: 'step-start',
+        note: kind === 'disruption' ? '4 steps measured together (postgres-restart)' : null,
+      } as ProgressEvent;
+      stop.progress()(started);
+      // WHEN
+      stop.onSignal('SIGINT');
+      // THEN the run is not "nothing measured" (the run directory stays, with the metrics sampled
+      // during the step), and the line says the step itself is not recorded
+      expect(stop.nothingMeasured('interrupted', null)).toBe(false);
+      expect(lines).toEqual([
+        '\nSIGINT: stopping the first step, PostgreSQL and PgBouncer; the step is not recorded, the run directory is kept with what was sampled during it (resume with --run-id r1)…',
+      ]);
+    },
+  );
+
   test('a resumed run with steps from an earlier part keeps them even when interrupted before a step', () => {
     const { stop, lines } = stopper(true);
     stop.onSignal('SIGINT');

@@ -39,6 +39,7 @@ import { LocalRunWriter } from '../../lib/collector/writer';
 import { describeTarget } from '../../lib/suite/targets';
 import type { MetricsFile, TargetKind } from '../../lib/suite/types';
 import { manifestWith, stepRecordWith } from '../helpers/run-files';
+import { s3GetBody } from '../helpers/s3-body';
 import { scratchDir } from '../helpers/scratch';
 
 const s3Mock = mockAws(S3Client, RUNNER);
@@ -316,7 +317,7 @@ describe('fetch validates what it copies out of S3', () => {
     s3Mock.on(ListObjectsV2Command).resolves({ Contents: Object.keys(objects).map((Key) => ({ Key })) });
     for (const [Key, text] of Object.entries(objects))
       s3Mock.on(GetObjectCommand, { Key }).resolves({
-        Body: { transformToString: () => Promise.resolve(text) },
+        Body: s3GetBody(text),
       } as never);
   }
 
@@ -436,12 +437,17 @@ describe('metrics and step windows through lib/results', () => {
   const metrics = (status: string): unknown => ({
     schemaVersion: 1,
     runId: 'r1',
-    window: { start: 'a', end: 'b' },
-    collectedAt: 'c',
+    window: { start: '2026-11-21T10:00:00.000Z', end: '2026-11-21T11:00:00.000Z' },
+    collectedAt: '2026-11-21T11:05:00.000Z',
     series: [
       { source: 'cloudwatch', name: 'CPU', stat: 'Average', unit: null, dimensions: {}, points: [], status },
     ],
-    completeness: { complete: false, lastPointAt: null, windowEnd: 'b', periodSec: 60 },
+    completeness: {
+      complete: false,
+      lastPointAt: null,
+      windowEnd: '2026-11-21T11:00:00.000Z',
+      periodSec: 60,
+    },
   });
 
   test('the collector writes a metrics file through the run paths and blob store, as given', async () => {
