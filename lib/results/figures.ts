@@ -118,3 +118,18 @@ export const usdPerHour = z
   .number()
   .min(0, { message: 'expected US dollars per hour ≥ 0' })
   .max(1_000_000, { message: 'expected less than $1,000,000 per hour' });
+
+/**
+ * The largest value a metric series holds. Every series the kit records counts or measures
+ * something that cannot be negative (connections, rates per second, percent, bytes, latencies,
+ * credits; counters become rates between two reads, none after a reset: lib/engine/pooler-metrics.ts),
+ * and the largest quantities are bytes: an Aurora cluster stores at most 256 TiB (≈ 2.8 × 10¹⁴), so
+ * 10¹⁸ (an exabyte) is far above anything a lab's database, proxy or pooler reports.
+ */
+export const METRIC_VALUE_MAX = 1e18;
+
+/** A metric point's value, in its series' own unit: 0 to METRIC_VALUE_MAX. */
+export const metricValue = z
+  .number()
+  .min(0, { message: 'expected a metric value ≥ 0 (every series counts or measures)' })
+  .max(METRIC_VALUE_MAX, { message: `expected a metric value at most ${METRIC_VALUE_MAX}` });

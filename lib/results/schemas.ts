@@ -37,6 +37,7 @@ import {
   cpuPercent,
   exitCode,
   fraction,
+  metricValue,
   ms,
   percent,
   positiveCount,
@@ -218,8 +219,8 @@ export const metricsFileSchema = z.object({
       stat: z.string(),
       unit: z.string().nullable(),
       dimensions: z.record(z.string(), z.string()),
-      // A value in the series' own unit (connections, %, bytes, ms …): any number JSON holds.
-      points: z.array(z.tuple([timestamp, z.number()])),
+      // A value in the series' own unit (connections, %, bytes, ms …), bounded (figures.ts metricValue).
+      points: z.array(z.tuple([timestamp, metricValue])),
       status: z.enum(['ok', 'no-data', 'error']),
       reason: z.string().optional(),
     }),
@@ -231,8 +232,8 @@ export const stepWindowSchema = z.object({
   stepId: z.string(),
   scenario: z.string(),
   target: z.string(),
-  start: z.string(),
-  end: z.string(),
+  start: timestamp,
+  end: timestamp,
 });
 export const stepWindowsFileSchema = z.object({
   schemaVersion: z.literal(1),

@@ -124,6 +124,9 @@ describe('manifest and metrics files', () => {
     ['window.start', '1999-12-31T23:59:59.000Z'],
     ['collectedAt', ''],
     ['series.0.points.0.0', '12:00'],
+    // every series counts or measures something that cannot be negative; none reaches an exabyte
+    ['series.0.points.0.1', -3],
+    ['series.0.points.0.1', 1.7e308],
   ])('metrics %s = %p is refused', (field, value) => {
     const file = {
       schemaVersion: 1,

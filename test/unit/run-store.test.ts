@@ -469,26 +469,26 @@ describe('metrics and step windows through lib/results', () => {
     // GIVEN a steps.json with one window of this run, and one that does not fit its schema
     const dir = path.join(scratchDir('proxylab-windows-'), 'r1');
     const store = new RunStore(new FileSystemBlobStore(dir));
-    const w = (stepId: string, start: string) => ({
+    const w = (stepId: string, second: number) => ({
       stepId,
       scenario: 's',
       target: 'direct',
-      start,
-      end: 'z',
+      start: `2026-11-21T10:00:0${second}.000Z`,
+      end: '2026-11-21T10:00:09.000Z',
     });
-    await store.writeStepWindows('r1', [w('b', '2')]);
+    await store.writeStepWindows('r1', [w('b', 2)]);
     // WHEN a later flush adds another
-    await store.writeStepWindows('r1', [w('a', '1')]);
+    await store.writeStepWindows('r1', [w('a', 1)]);
     // THEN both are there, in time order
     const file = path.join(dir, 'metrics', 'steps.json');
     expect(JSON.parse(fs.readFileSync(file, 'utf8'))).toEqual({
       schemaVersion: 1,
       runId: 'r1',
-      steps: [w('a', '1'), w('b', '2')],
+      steps: [w('a', 1), w('b', 2)],
     });
     // AND a file that does not fit its schema is replaced, not merged
     fs.writeFileSync(file, JSON.stringify({ schemaVersion: 1, runId: 'r1', steps: [{ stepId: 'x' }] }));
-    await store.writeStepWindows('r1', [w('c', '3')]);
-    expect((JSON.parse(fs.readFileSync(file, 'utf8')) as { steps: unknown }).steps).toEqual([w('c', '3')]);
+    await store.writeStepWindows('r1', [w('c', 3)]);
+    expect((JSON.parse(fs.readFileSync(file, 'utf8')) as { steps: unknown }).steps).toEqual([w('c', 3)]);
   });
 });
