@@ -84,13 +84,14 @@ interface Served {
   readonly close: () => Promise<void>;
 }
 
-/** Serve `body` on 127.0.0.1 (or hold every request unanswered when body is 'hang'). */
-async function serve(body: Buffer | 'hang'): Promise<Served> {
+/** Serve `body` on 127.0.0.1 (or hold every request unanswered for 'hang', or answer 404 for 'not-found'). */
+async function serve(body: Buffer | 'hang' | 'not-found'): Promise<Served> {
   let count = 0;
   const held: http.ServerResponse[] = [];
   const server = http.createServer((_req, res) => {
     count++;
     if (body === 'hang') held.push(res);
+    else if (body === 'not-found') res.writeHead(404).end('not here');
     else res.writeHead(200, { 'content-type': 'application/gzip' }).end(body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -134,7 +135,7 @@ const servers: Served[] = [];
 afterEach(async () => {
   await Promise.all(servers.splice(0).map((s) => s.close()));
 });
-async function served(body: Buffer | 'hang'): Promise<Served> {
+async function served(body: Buffer | 'hang' | 'not-found'): Promise<Served> {
   const s = await serve(body);
   servers.push(s);
   return s;
@@ -258,28 +259,10 @@ function debianOptions(
   };
 }
 
-/** An HTTP server on 127.0.0.1 answering every request with 404 (or holding it, for 'hang'). */
+/** A Debian archive on 127.0.0.1 that answers every request with 404 (or holds it, for 'hang'). */
 async function archive(mode: '404' | 'hang'): Promise<{ url: string; requests: () => number }> {
-  let count = 0;
-  const held: http.ServerResponse[] = [];
-  const server = http.createServer((_req, res) => {
-    count++;
-    if (mode === 'hang') held.push(res);
-    else res.writeHead(404).end('not here');
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  servers.push({
-    url: '',
-    requests: () => count,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const res of held) res.destroy();
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  });
-  return { url: `http://127.0.0.1:${port}/debian`, requests: () => count };
+  const s = await served(mode === '404' ? 'not-found' : 'hang');
+  return { url: `${new URL(s.url).origin}/debian`, requests: s.requests };
 }
 
 /** A fake cached build of `version` under `root` printing `prints`, with a build.json naming it. */
