@@ -20,7 +20,7 @@ import {
   type BuildOptions,
 } from './pgbouncer-cache';
 import { buildFromDebianSource, type DebianBuildOptions } from './pgbouncer-debian';
-import type { Tool } from './preflight';
+import type { Tool } from './preflight-tool';
 
 /** Where the tests look for a current PgBouncer (≥ 1.21) before the preflight's build of it. */
 export const PGBOUNCER_MODERN_ENV = 'PROXYLAB_PGBOUNCER_MODERN';
