@@ -11,6 +11,7 @@ import { Construct } from 'constructs';
 import type { LabConfig } from './config';
 import { databaseEngineName, databaseInstanceClass } from './config/database';
 import { AZ_CONTEXT_KEYS, LAB_OUTPUT_KEYS, stackNameFor } from './config/stack-outputs';
+import { resultsBucketName } from './config/lab-resource-names';
 import { LabDatabase } from './constructs/database';
 import { MetricsCollector } from './constructs/metrics-collector';
 import { ExistingLabNetwork, LabNetwork, type LabNetworkPlacement } from './constructs/network';
@@ -97,6 +98,8 @@ export class LabStack extends Stack {
     // An existing VPC's runner subnets are already narrowed to the runner zones.
     const hostZones = !existing && zones ? { availabilityZones: zones.runners } : {};
     this.results = new ResultsBucket(this, 'ResultsBucket', {
+      // Named, not generated: the operator's policy names it (lib/config/lab-resource-names.ts).
+      bucketName: resultsBucketName(this.stackName, this.account, this.region),
       retainOnDestroy: lab.results.retainOnDestroy,
       expireAfterDays: lab.results.expireAfterDays,
     });

@@ -9,6 +9,7 @@
  */
 import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { EC2Client } from '@aws-sdk/client-ec2';
+import type { KMSClient } from '@aws-sdk/client-kms';
 import type { LambdaClient } from '@aws-sdk/client-lambda';
 import type { RDSClient } from '@aws-sdk/client-rds';
 import type { S3Client } from '@aws-sdk/client-s3';
@@ -17,6 +18,7 @@ import type { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import type { SSMClient } from '@aws-sdk/client-ssm';
 import type * as CloudFormation from '@aws-sdk/client-cloudformation';
 import type * as EC2 from '@aws-sdk/client-ec2';
+import type * as KMS from '@aws-sdk/client-kms';
 import type * as Lambda from '@aws-sdk/client-lambda';
 import type * as RDS from '@aws-sdk/client-rds';
 import type * as S3 from '@aws-sdk/client-s3';
@@ -31,6 +33,7 @@ import { UsageError } from '../core/errors';
 const cloudFormation = (): typeof CloudFormation =>
   require('@aws-sdk/client-cloudformation') as typeof CloudFormation;
 const ec2 = (): typeof EC2 => require('@aws-sdk/client-ec2') as typeof EC2;
+const kms = (): typeof KMS => require('@aws-sdk/client-kms') as typeof KMS;
 const lambda = (): typeof Lambda => require('@aws-sdk/client-lambda') as typeof Lambda;
 const rds = (): typeof RDS => require('@aws-sdk/client-rds') as typeof RDS;
 const s3 = (): typeof S3 => require('@aws-sdk/client-s3') as typeof S3;
@@ -84,6 +87,11 @@ export function createSchedulerClient(
 /** EC2: zone choice before a deploy (lib/operator/availability-zones.ts), Spot requests in doctor. */
 export function createEc2Client(settings: AwsSettings = {}, env: NodeJS.ProcessEnv = process.env): EC2Client {
   return withAwsCallLog(new (ec2().EC2Client)(clientConfig(settings)), env);
+}
+
+/** KMS (doctor reads the CDK staging bucket's key and its policy: lib/operator/staging-key.ts). */
+export function createKmsClient(settings: AwsSettings = {}, env: NodeJS.ProcessEnv = process.env): KMSClient {
+  return withAwsCallLog(new (kms().KMSClient)(clientConfig(settings)), env);
 }
 
 export function createS3Client(settings: AwsSettings, env: NodeJS.ProcessEnv = process.env): S3Client {

@@ -2,12 +2,15 @@
  * The cloud disruptions a lab's suites will inject (pure): each scenario of the lab's `suites` whose
  * probe is a disruption the lab's database can undergo. The lab stack grants the runner role exactly
  * the actions those need, on the lab's own ARNs (lib/constructs/runner-asset.ts); `proxylab run`
- * names them before it starts.
+ * names them before it starts. Why a run will NOT inject one (`cloudDisruptionUnavailable`) is
+ * decided here once: the runner records it, and the plan shows it before the run.
  */
 import { UsageError } from '../core/errors';
-import { getSuite, SUITE_NAMES } from '../suite/catalog';
+import { getSuite, SUITE_NAMES, type Suite } from '../suite/catalog';
 import type { DisruptionAction } from '../suite/disruption';
-import type { DatabaseEngine } from '../suite/engines';
+import { DATABASE_ENGINE_NAMES, type DatabaseEngine } from '../suite/engines';
+import { dbInstanceCount } from './database';
+import type { DatabaseConfig } from './types';
 
 /** The disruption actions that call AWS, and the engine each applies to. */
 export const CLOUD_DISRUPTION_ENGINES: Readonly<Partial<Record<DisruptionAction, DatabaseEngine>>> = {
@@ -52,28 +55,74 @@ export interface DisruptedDatabase {
 }
 
 /**
- * What a run of `suite` will disrupt on this lab, in words, one line per disruption scenario (empty:
- * the suite disrupts nothing). `proxylab run` prints it before it starts anything.
+ * The lab's database as its file describes it, for what is decided before a deploy (the plan): the
+ * engine and how many instances it has. The identifiers are the deployed stack's, so they are named
+ * here by role (`writer`, `reader-1`), never printed as the lab's.
  */
-export function disruptionNotice(suite: string, db: DisruptedDatabase): string[] {
+export function labDatabaseShape(db: DatabaseConfig): DisruptedDatabase {
+  const readers = Math.max(0, dbInstanceCount(db) - 1);
+  return {
+    engine: db.engine,
+    clusterId: db.engine === 'aurora-postgresql' ? 'cluster' : null,
+    instanceIds: ['writer', ...Array.from({ length: readers }, (_, i) => `reader-${i + 1}`)],
+  };
+}
+
+/** What decides whether a cloud run can inject a disruption: the lab's database and the run's runners. */
+export interface CloudDisruptionRun {
+  /** The lab's database; null when the run request does not name it (written by an older CLI). */
+  readonly database: DisruptedDatabase | null;
+  readonly runnerCount: number;
+}
+
+/**
+ * Why a cloud run cannot inject `action` into the lab, or null: the reason the runner records on
+ * each step of the disruption (`not-available`, lib/runner/disruptions.ts), and the one `plan`,
+ * `validate` and `run` show before anything starts (lib/cost/run-plan.ts, `disruptionNotice`).
+ */
+export function cloudDisruptionUnavailable(action: DisruptionAction, o: CloudDisruptionRun): string | null {
+  const engine = CLOUD_DISRUPTION_ENGINES[action];
+  if (engine === undefined)
+    return action === 'pooler-restart'
+      ? "pooler-restart on a lab's pooler hosts is not built on the runner yet (it runs on proxylab local's stack; docs/disruptions.md)"
+      : `${action} is a local disruption (proxylab local's throwaway stack), not one of a lab`;
+  if (o.database === null)
+    return 'the run request does not name the lab database (written by an older CLI): run it again with this one';
+  if (o.database.engine !== engine)
+    return `${action} needs ${DATABASE_ENGINE_NAMES[engine]}; this lab runs ${DATABASE_ENGINE_NAMES[o.database.engine]}`;
+  if (action === 'aurora-failover' && (o.database.clusterId === null || o.database.instanceIds.length < 2))
+    return 'the Aurora cluster has no reader to fail over to (aurora.readers must be ≥ 1)';
+  if (o.runnerCount > 1)
+    return `a disruption is injected once, by one runner: this run has ${o.runnerCount} (use a lab with runners.count 1)`;
+  return null;
+}
+
+/**
+ * What a run of `suite` will disrupt on this lab, in words, one line per disruption scenario (empty:
+ * the suite disrupts nothing); a disruption the runners will not inject says why, in the words the
+ * runner records. `proxylab run` prints it before it starts anything.
+ */
+export function disruptionNotice(
+  suite: Pick<Suite, 'scenarios'>,
+  db: DisruptedDatabase,
+  runnerCount: number,
+): string[] {
   const lines: string[] = [];
-  for (const s of getSuite(suite).scenarios) {
+  for (const s of suite.scenarios) {
     const p = s.probe;
     if (p?.kind !== 'disruption') continue;
     const action = p.disruption.action;
-    const engine = CLOUD_DISRUPTION_ENGINES[action];
-    const times = `${s.repetitions} time(s), each after a ${p.warmupSec} s warm-up, probed for ${p.recoverySec} s`;
-    if (engine === undefined)
-      lines.push(`  ${s.name}: ${DISRUPTION_WORDS[action]} — not injected on a lab (recorded not available)`);
-    else if (engine !== db.engine)
-      lines.push(`  ${s.name}: not for this lab's engine (recorded not available)`);
-    else {
-      const on =
-        action === 'aurora-failover'
-          ? `cluster ${db.clusterId ?? '?'} (instances ${db.instanceIds.join(', ')})`
-          : `instance ${db.instanceIds[0] ?? '?'}`;
-      lines.push(`  ${s.name}: ${DISRUPTION_WORDS[action]} on ${on}, ${times}`);
+    const why = cloudDisruptionUnavailable(action, { database: db, runnerCount });
+    if (why !== null) {
+      lines.push(`  ${s.name}: ${DISRUPTION_WORDS[action]} — not injected: ${why} (recorded not available)`);
+      continue;
     }
+    const times = `${s.repetitions} time(s), each after a ${p.warmupSec} s warm-up, probed for ${p.recoverySec} s`;
+    const on =
+      action === 'aurora-failover'
+        ? `cluster ${db.clusterId ?? '?'} (instances ${db.instanceIds.join(', ')})`
+        : `instance ${db.instanceIds[0] ?? '?'}`;
+    lines.push(`  ${s.name}: ${DISRUPTION_WORDS[action]} on ${on}, ${times}`);
   }
   return lines;
 }

@@ -74,8 +74,9 @@ export interface LabNetworkProps {
  *  - `database` subnets are isolated (no route out): the cluster and every RDS Proxy live there;
  *  - `runners` subnets are public: runners get a public IPv4 address and a security group with no
  *    inbound rules, which reaches SSM, Secrets Manager, Lambda, RDS and the AL2023 repositories
- *    for $0.005/h per runner (a NAT gateway would be $0.045/h plus $0.045/GB; the six interface
- *    endpoints that would be needed instead cost about $0.12/h in 2 AZs);
+ *    for $0.005/h per runner (a NAT gateway would be $0.045/h plus $0.045/GB; the seven interface
+ *    endpoints that would be needed instead, PRIVATE_ENDPOINT_SERVICES in lib/config/network.ts,
+ *    cost about $0.14/h in 2 AZs: 7 × 2 × $0.01 per endpoint-zone-hour, plus $0.01/GB);
  *  - an S3 gateway endpoint (free) keeps S3 traffic (results, AL2023 repositories) inside AWS;
  *  - flow logs (all traffic) go to a CloudWatch log group that is deleted with the stack.
  */

@@ -7,6 +7,7 @@ import type { PoolerConfig } from '../config';
 import { DEFAULTS } from '../config/defaults';
 import type { PoolerRelease } from '../poolers/driver';
 import { poolerDriver } from '../poolers/registry';
+import { poolerEndpointOf } from '../config/pooler-endpoint';
 import { adminPortOf, POOLER_STATS_PORT, type PoolerEndpoint } from '../poolers/endpoint';
 import type { PoolerHostConfig } from '../poolers/host-config';
 import { poolerUserDataCommands } from './pooler-user-data';
@@ -20,6 +21,9 @@ import {
   type RunnerSoftware,
 } from './runner-fleet';
 import { DEFAULT_HOST_EGRESS, type HostEgress } from './network';
+
+/** (lib/config/pooler-endpoint.ts: the run's dry run describes an undeployed pooler the same way) */
+export { poolerEndpointOf };
 
 /**
  * What a pooler needs of the database, and nothing more: where the writer is, its master secret,
@@ -105,25 +109,6 @@ export function poolerHostConfig(
     tls: pooler.tls,
     binaryPath: driver.host.binaryPath,
     version: pooler.version,
-  };
-}
-
-/** The stack output entry for `pooler` reached at `host`. */
-export function poolerEndpointOf(pooler: PoolerConfig, host: string): PoolerEndpoint {
-  return {
-    name: pooler.name,
-    product: pooler.kind,
-    placement: pooler.placement,
-    host,
-    port: poolerDriver(pooler.kind).host.dataPort,
-    adminPorts: Array.from({ length: pooler.processes }, (_, i) => adminPortOf(i)),
-    statsPort: POOLER_STATS_PORT,
-    poolModes: pooler.poolModes,
-    processes: pooler.processes,
-    poolPercent: pooler.poolPercent,
-    maxPreparedStatements: pooler.maxPreparedStatements,
-    version: pooler.version,
-    tls: pooler.tls,
   };
 }
 

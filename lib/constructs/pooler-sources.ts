@@ -59,8 +59,8 @@ export function stagedPoolerSource(
   );
   const source: PoolerSource = {
     location: { kind: 's3', uri: `s3://${location.bucketName}/${location.objectKey}` },
-    // Exactly this object (as grantSoftwareRead does for the runner bundle); the default bootstrap
-    // bucket is SSE-S3, so no KMS grant.
+    // Exactly this object (as grantSoftwareRead does for the runner bundle, which says why there is
+    // no KMS grant: the bootstrap bucket is SSE-KMS, by default with the AWS managed key aws/s3).
     grantRead: (role: iam.IRole) =>
       role.addToPrincipalPolicy(
         new iam.PolicyStatement({

@@ -6,6 +6,12 @@ import { DEFAULTS } from '../config/defaults';
 
 export interface ResultsBucketProps {
   /**
+   * The bucket's name. A lab stack gives it `resultsBucketName` (lib/config/lab-resource-names.ts),
+   * the name the operator's policy names.
+   * @default - assigned by CloudFormation (`<stack>-<logicalid>-<random>`, cut to fit 63 characters)
+   */
+  readonly bucketName?: string;
+  /**
    * Keep the bucket and its objects when the stack is destroyed.
    * @default DEFAULTS.results.retainOnDestroy (false) - the bucket is emptied (auto-delete custom resource) and removed on destroy
    */
@@ -37,6 +43,7 @@ export class ResultsBucket extends Construct {
     super(scope, id);
     const retain = props.retainOnDestroy ?? DEFAULTS.results.retainOnDestroy;
     this.bucket = new s3.Bucket(this, 'Bucket', {
+      ...(props.bucketName === undefined ? {} : { bucketName: props.bucketName }),
       encryption: s3.BucketEncryption.S3_MANAGED,
       enforceSSL: true,
       blockPublicAccess: s3.BlockPublicAccess.BLOCK_ALL,

@@ -60,8 +60,10 @@ export interface CloudRunnerGrants {
  *    `default` target groups only (pool-percent sweeps, then restore);
  *  - for the disruptions the lab's suites inject, and only then: rds:FailoverDBCluster on the
  *    lab's cluster and its instances and rds:DescribeDBClusters on the cluster (aurora-failover: the
- *    writer polled through the window), rds:RebootDBInstance and rds:DescribeDBInstances on its
- *    instances (rds-reboot, rds-reboot-failover), and rds:DescribeEvents, which takes no resource.
+ *    writer polled through the window), rds:RebootDBInstance on its instances (rds-reboot,
+ *    rds-reboot-failover), rds:DescribeDBInstances on its instances (the rebooted instance polled;
+ *    after an Aurora failover, every instance waited for before the next repetition), and
+ *    rds:DescribeEvents, which takes no resource.
  */
 export function grantCloudRunner(role: iam.Role, grants: CloudRunnerGrants): void {
   grantDisruptions(role, grants.disruptions);
@@ -121,8 +123,10 @@ function targetGroupArnOf(proxy: rds.DatabaseProxy): string {
  * The disruption grants (grantCloudRunner). Each action on the resource types the Service
  * Authorization Reference lists for it (Amazon RDS): FailoverDBCluster on `cluster` (required) and
  * `db` (the TargetDBInstanceIdentifier); RebootDBInstance on `db`; DescribeDBClusters on `cluster`
- * and DescribeDBInstances on `db` (each only where its disruption polls it); DescribeEvents on no
- * resource type at all (only `*` can allow it).
+ * and DescribeDBInstances on `db` (each only where its disruption polls it: DescribeDBInstances for
+ * both kinds, the runner naming each instance by its DBInstanceIdentifier — a call without one, e.g.
+ * with a `db-cluster-id` Filter, is authorized on `db:*`, every instance of the account, which is not
+ * granted); DescribeEvents on no resource type at all (only `*` can allow it).
  */
 function grantDisruptions(role: iam.Role, d: CloudRunnerGrants['disruptions']): void {
   if (!d || d.actions.length === 0) return;
@@ -143,11 +147,13 @@ function grantDisruptions(role: iam.Role, d: CloudRunnerGrants['disruptions']): 
     role.addToPolicy(
       new iam.PolicyStatement({ actions: ['rds:RebootDBInstance'], resources: [...d.instanceArns] }),
     );
+  }
+  if (failover || reboot) {
+    // A reboot polls its instance; after a failover the runner waits for every instance to be
+    // `available` before the next repetition (lib/runner/disruptions.ts waitAvailable).
     role.addToPolicy(
       new iam.PolicyStatement({ actions: ['rds:DescribeDBInstances'], resources: [...d.instanceArns] }),
     );
-  }
-  if (failover || reboot) {
     role.addToPolicy(new iam.PolicyStatement({ actions: ['rds:DescribeEvents'], resources: ['*'] }));
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',

@@ -201,8 +201,15 @@ export function softwareInstallCommands(software: RunnerSoftware): string[] {
 
 /**
  * Lets `role` read exactly the software object: Asset.grantRead would add
- * s3:GetObject*, List* and GetBucket* on the whole CDK staging bucket (cdk-nag IAM5). The default
- * bootstrap bucket is SSE-S3: no KMS grant needed.
+ * s3:GetObject*, List* and GetBucket* on the whole CDK staging bucket (cdk-nag IAM5). No KMS grant:
+ * the bootstrap bucket is SSE-KMS (aws-cdk's bootstrap-template.yaml, `StagingBucket`:
+ * `SSEAlgorithm: aws:kms`), by default with the AWS managed key aws/s3 (the CLI passes
+ * `FileAssetsBucketKmsKeyId` `AWS_MANAGED_KEY` unless told otherwise), which S3 uses for any
+ * principal of the account it lets read the object; `--bootstrap-customer-key` creates a key whose
+ * policy allows the account's principals kms:Decrypt through S3 (`kms:CallerAccount`,
+ * `kms:ViaService`). A key given with `--bootstrap-kms-key-id` must allow the hosts' roles itself:
+ * an IAM grant here would not do without the key policy's consent (KMS Developer Guide, "Key
+ * policies"), and `proxylab doctor` checks it (lib/operator/staging-key.ts).
  */
 export function grantSoftwareRead(role: iam.IRole, software: RunnerSoftware): void {
   role.addToPrincipalPolicy(

@@ -4,10 +4,11 @@
  * synth time + ttlHours, through the Scheduler universal target (no Lambda to maintain).
  *
  * Who may delete what:
- *  - The schedule's role may call `cloudformation:DeleteStack` on this stack's id (`AWS::StackId`,
- *    the ARN with its unique suffix: not another stack, not a later stack with the same name) and
- *    `iam:PassRole` on the CDK bootstrap CloudFormation execution role, only towards
- *    cloudformation.amazonaws.com. It may do nothing else.
+ *  - The schedule's role (IAM path `/<stack>/expiry/`, which the operator's iam:PassRole names) may
+ *    call `cloudformation:DeleteStack` on this stack's id (`AWS::StackId`, the ARN with its unique
+ *    suffix: not another stack, not a later stack with the same name) and `iam:PassRole` on the CDK
+ *    bootstrap CloudFormation execution role, only towards cloudformation.amazonaws.com. It may do
+ *    nothing else.
  *  - CloudFormation then deletes the resources with that execution role's credentials, the same
  *    role `cdk deploy` created them with (DeleteStack is called with `RoleARN` set to it). A role
  *    that can only call DeleteStack could not delete an Aurora cluster itself; CloudFormation
@@ -51,6 +52,7 @@ import {
   formatAtExpression,
   formatExpiresAt,
 } from '../config/expiry';
+import { expiryRolePath } from '../config/lab-resource-names';
 
 /** Context key that pins "now" for the expiry computation (ISO-8601), e.g. in tests. */
 export const NOW_CONTEXT_KEY = 'proxylab:now';
@@ -85,6 +87,9 @@ export class LabExpiry extends Construct {
     this.scheduleName = expiryScheduleName(stack.stackName);
 
     this.role = new iam.Role(this, 'DeleteStackRole', {
+      // `proxylab extend` passes this role back to Scheduler: the operator's policy names it by
+      // this path, whatever name CloudFormation generates (lib/config/lab-resource-names.ts).
+      path: expiryRolePath(stack.stackName),
       description: `EventBridge Scheduler: deletes stack ${stack.stackName} when the lab expires`,
       assumedBy: new iam.ServicePrincipal('scheduler.amazonaws.com', {
         conditions: { StringEquals: { 'aws:SourceAccount': stack.account } },

@@ -7,6 +7,7 @@
  * assumption written next to them. A serverless cluster has a range (min–max ACU); every line and
  * total carries `usdPerHourMin`/`usdPerHourMax` (equal for fixed-price parts).
  */
+import { cloudDisruptionsOf } from '../config/disruptions';
 import type { AuroraDatabaseConfig, LabConfig } from '../config/types';
 import { UsageError } from '../core/errors';
 import { poolerDriver } from '../poolers/registry';
@@ -53,6 +54,11 @@ export interface CostLine {
   readonly note: string;
   readonly source: SourceId;
   /**
+   * Present (true) when the line's unit price has no AWS source (its source's `unsourced` says what
+   * is missing): the figure is a third party's, shown but marked (`†` in the printed table).
+   */
+  readonly unsourced?: true;
+  /**
    * The lab resource the line bills, where it is one a run measures or not (`proxylab plan` warns
    * about a billed one none of its steps touch): `reader:<n>` (an Aurora reader, 1-based),
    * `proxy:<name>`, `pooler:<name>`. Absent on shared lines (writer, runners, network, storage).
@@ -93,6 +99,8 @@ export interface CostEstimate {
     readonly title: string;
     readonly url: string | null;
     readonly readOn: string;
+    /** What no AWS source gives (PriceSource.unsourced). */
+    readonly unsourced?: string;
   }>;
 }
 
@@ -629,7 +637,7 @@ function auroraInstanceLines(
       iopt ? iopt.cpuCreditPerVcpuHour : table.auroraCpuCreditPerVcpuHour,
       usage.suiteCpuPercent,
     );
-    if (credits) lines.push(credits);
+    if (credits) lines.push(failsOver(lab, db) ? withMovingWriter(credits, roles) : credits);
     return lines;
   }
   const acu = iopt ? iopt.serverlessPerAcuHour : table.auroraServerlessPerAcuHour;
@@ -656,6 +664,29 @@ function auroraInstanceLines(
       i === 0 ? undefined : `reader:${i}`,
     ),
   );
+}
+
+/** The lab's suites fail the cluster over (FailoverDBCluster): the writer role moves to a reader. */
+function failsOver(lab: LabConfig, db: AuroraDatabaseConfig): boolean {
+  return db.readers > 0 && cloudDisruptionsOf(lab.suites, 'aurora-postgresql').includes('aurora-failover');
+}
+
+/**
+ * The credits line of a lab that fails over: the load follows the writer role from one instance to
+ * another, so the surplus is billed to whichever holds it. Each instance in Unlimited mode bills its
+ * own surplus only (its CPU over its own baseline, "average CPU utilization over a rolling 24-hour
+ * period": RDS pricing, as quoted in SOURCES['rds-cpu-credits-2026']), and the suites load one
+ * writer at a time, so the instances together bill at most one loaded instance's surplus per hour:
+ * the same quantity, priced once — a second line for the reader would count the same load twice.
+ */
+function withMovingWriter(line: CostLine, roles: readonly string[]): CostLine {
+  return {
+    ...line,
+    note:
+      `${line.note}; the suites fail over (FailoverDBCluster), so the writer role, and the load with it, moves ` +
+      `between the ${roles.join(' and ')} instances: each bills the surplus of the hours it holds the role, one at a ` +
+      'time, together at most this',
+  };
 }
 
 /** Aurora's RDS Proxy lines: per vCPU-hour (provisioned) or ACU-hour (serverless) of every instance behind it. */
@@ -798,6 +829,7 @@ function range(
     basis: 'price-table',
     note,
     source,
+    ...(SOURCES[source].unsourced !== undefined ? { unsourced: true as const } : {}),
   };
 }
 

@@ -27,7 +27,7 @@ function totalLines(rows: ReadonlyArray<readonly [string, string, string]>): str
 /** A table with a line per billable part and totals per hour, 8-hour day and 30-day month. */
 export function formatCostTable(estimate: CostEstimate): string {
   const rows = estimate.lines.map((l) => [
-    l.part + (l.basis === 'assumption' ? ' *' : ''),
+    l.part + (l.basis === 'assumption' ? ' *' : '') + (l.unsourced ? ' †' : ''),
     `${quantityText(l)} ${l.unit}`,
     `$${l.unitPriceUsd}`,
     formatUsdRange(l.usdPerHourMin, l.usdPerHourMax, 4),
@@ -61,13 +61,18 @@ export function formatCostTable(estimate: CostEstimate): string {
     '',
     // The footnote explains `*`: only when some line carries it (an RDS for PostgreSQL lab has none).
     ...(estimate.lines.some((l) => l.basis === 'assumption') ? ['* usage assumed, see below.'] : []),
+    // `†`: a unit price no AWS source gives (PriceSource.unsourced), shown rather than left out.
+    ...(estimate.lines.some((l) => l.unsourced)
+      ? ["† unit price not from an AWS source (a third party's figure; see its source below)."]
+      : []),
     'Assumptions:',
     ...estimate.assumptions.map((a) => `  - ${a}`),
     'Not included:',
     ...estimate.notIncluded.map((a) => `  - ${a}`),
     'Sources:',
     ...estimate.sources.map(
-      (s) => `  - [${s.id}] ${s.title}${s.url ? ` <${s.url}>` : ''} (read ${s.readOn})`,
+      (s) =>
+        `  - [${s.id}]${s.unsourced !== undefined ? ` † UNSOURCED: ${s.unsourced}.` : ''} ${s.title}${s.url ? ` <${s.url}>` : ''} (read ${s.readOn})`,
     ),
   );
   return out.join('\n') + '\n';

@@ -1,13 +1,16 @@
 /**
  * One call for `proxylab deploy` before it touches AWS: the estimate and its table (printed
- * first), the budget decision, and the runner-capacity warnings for the suites the lab will run.
+ * first), the budget decision, and the runner-capacity warnings for the suites the lab will run;
+ * and every warning line it prints (`deployWarningLines`).
  */
 import type { LabConfig } from '../config/types';
+import { labWarnings } from '../config/warnings';
 import { estimateCost } from './estimate';
 import type { CostEstimate } from './estimate';
 import { formatCostTable } from './format';
 import { checkBudget, runnerCapacityWarnings } from './guards';
 import type { BudgetCheck, RunnerCapacityWarning } from './guards';
+import { labSuiteWarnings } from './run-plan';
 
 export interface DeployPreflightOptions {
   /** Price region (`--region`); @default the lab's region, else us-east-1. */
@@ -47,4 +50,23 @@ export function deployPreflight(lab: LabConfig, opts: DeployPreflightOptions = {
     budget: checkBudget(estimate, opts.maxHourlyUsd, opts.force ?? false),
     warnings: runnerCapacityWarnings(lab, opts.suites ?? lab.suites),
   };
+}
+
+/**
+ * The warning lines `proxylab deploy` prints, `--dry-run` included: everything `proxylab validate`
+ * warns about a valid lab — its suites' plan (a target or billed part none of them measures, a suite
+ * that would outlive the lab or need more runners: labSuiteWarnings) and the lab's own
+ * (lib/config/warnings.ts) — and the preflight's runner-capacity warnings, each once (the plan
+ * repeats the capacity warnings word for word). `warning [id]: message`, lab warnings with their path.
+ */
+export function deployWarningLines(
+  lab: LabConfig,
+  preflight: readonly { readonly id: string; readonly message: string }[] = [],
+): string[] {
+  const lines = [
+    ...preflight.map((w) => `warning [${w.id}]: ${w.message}`),
+    ...labSuiteWarnings(lab, lab.suites).map((w) => `warning [${w.id}]: ${w.message}`),
+    ...labWarnings(lab).map((w) => `warning [${w.id}]: ${w.path}: ${w.message}`),
+  ];
+  return [...new Set(lines)];
 }

@@ -1,9 +1,10 @@
 /**
  * What `proxylab cost` and `proxylab deploy` will refuse, found while validating: an Aurora class,
  * runner type or dedicated pooler host type with no price in the dated price table (an unknown instance type is an error, not a
- * guess), and a pooler of a single-threaded product (its driver's capability; PgBouncer) with more
- * processes than its host has vCPUs (known only
- * from the price table). `proxylab validate` reports these beside the schema's problems, so a lab
+ * guess), a pooler of a single-threaded product (its driver's capability; PgBouncer) with more
+ * processes than its host has vCPUs, and a host with less memory than its pooler's build from
+ * source needs (its driver's `host.buildMemory`; PgDoorman) — vCPUs and memory known only
+ * from the price table. `proxylab validate` reports these beside the schema's problems, so a lab
  * that validates is a lab that deploys. `cdk synth` does not apply it (CDK users may price a type
  * themselves).
  */
@@ -15,7 +16,7 @@ import type { LabProblem } from '../config/types';
 import { asRecord, formatValue, suggestKey } from '../config/validate';
 import type { PoolerDriver } from '../poolers/driver';
 import { POOLER_DRIVERS } from '../poolers/registry';
-import { DEFAULT_PRICE_REGION, PRICE_TABLES } from './price-table';
+import { DEFAULT_PRICE_REGION, PRICE_TABLES, type PriceTable } from './price-table';
 
 /**
  * Problems for instance types the price table lacks, read from a parsed (not necessarily valid)
@@ -91,6 +92,8 @@ export function unpricedProblems(raw: unknown): LabProblem[] {
         : undefined;
     if (driver === undefined) return; // the schema names an unknown kind
     const version = typeof pooler.version === 'string' ? pooler.version : driver.defaultVersion;
+    const small = buildMemoryProblem(driver, version, type, dedicated, i, table);
+    if (small) out.push(small);
     if (!driver.capabilities(version).singleThreaded) return;
     const vcpus = table.ec2Instances[type]?.vcpus;
     const processes = pooler.processes;
@@ -108,6 +111,41 @@ export function unpricedProblems(raw: unknown): LabProblem[] {
     }
   });
   return out;
+}
+
+/**
+ * A host too small to build the pooler it installs (the driver's `host.buildMemory`, by the
+ * type's memory in the price table): a dedicated host at `poolers[i].instanceType`, the runners
+ * (every runner builds an `on-runners` pooler) at `runners.instanceType`. Null when the product needs
+ * no minimum or the type has no price (that is its own problem).
+ */
+function buildMemoryProblem(
+  driver: PoolerDriver,
+  version: string,
+  type: string,
+  dedicated: boolean,
+  i: number,
+  table: PriceTable,
+): LabProblem | null {
+  const build = driver.host.buildMemory;
+  const memory = table.ec2Instances[type]?.memoryGiB;
+  if (build === undefined || memory === undefined || memory >= build.minGiB) return null;
+  const min = build.minGiB;
+  const family = type.split('.')[0] ?? '';
+  const bigger = Object.entries(table.ec2Instances)
+    .filter(([t, p]) => t.startsWith(`${family}.`) && p.memoryGiB >= min)
+    .sort(([, a], [, b]) => a.memoryGiB - b.memoryGiB)[0]?.[0];
+  const where = dedicated
+    ? `poolers[${i}] (its pooler host)`
+    : `each runner (poolers[${i}] runs on the runners)`;
+  return {
+    path: dedicated ? `poolers[${i}].instanceType` : 'runners.instanceType',
+    value: type,
+    message:
+      `must have at least ${min} GiB of memory: ${driver.displayName} ${version} is built from source on ${where}, ` +
+      `${build.what}, and ${type} has ${memory} GiB` +
+      `${bigger ? `; ${bigger} (${table.ec2Instances[bigger]?.memoryGiB ?? '?'} GiB) is the smallest ${family} with enough` : ''}; got ${formatValue(type)}`,
+  };
 }
 
 /** The problem `validate` reports for a lab whose `region` has no price table (the same words `cost` and `deploy` use). */

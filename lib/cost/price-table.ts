@@ -24,6 +24,12 @@ export interface PriceSource {
   readonly url: string | null;
   /** When the price was read (ISO date). */
   readonly readOn: string;
+  /**
+   * Set when no AWS page, API or statement gives the figure: what is missing, in words. Every cost
+   * line priced from such a source carries `unsourced: true` (`proxylab cost --json`), and the
+   * printed table marks it `†` (lib/cost/format.ts). Never a figure invented to fill the gap.
+   */
+  readonly unsourced?: string;
 }
 
 export type SourceId =
@@ -87,14 +93,23 @@ export const SOURCES: Readonly<Record<SourceId, PriceSource>> = {
     url: 'https://aws.amazon.com/rds/pricing/',
     readOn: '2026-11-25',
   },
+  // Not AWS's word: searched again on 2026-11-28 (the Aurora pricing page, the Aurora User Guide's
+  // "DB instance billing for Aurora", AWS re:Post) and no AWS page, API or statement giving an
+  // Aurora CPU-credit rate was found — the Aurora pricing page as stored shows no credit rate, and
+  // "DB instance billing for Aurora" lists no credit component. RDS's $0.075/vCPU-hour IS AWS's
+  // (rds-cpu-credits-2026) but is RDS's, not Aurora's. The figures below are a third party's quote,
+  // kept (an estimate without the credits would read $0 under sustained load) and marked unsourced.
   'aurora-cpu-credits-2024': {
     id: 'aurora-cpu-credits-2024',
     title:
-      'Amazon Aurora pricing, T4g and T3 CPU credits in Unlimited mode: $0.09 per vCPU-hour for Aurora Standard ' +
-      '($0.12 for I/O-Optimized), as quoted in a public cost note (gist thom-vend/c710e4fb…, February 2024); no newer ' +
-      'dated figure found. Baselines per vCPU as for RDS (EC2 credit table: medium 20 %, large 30 %)',
-    url: 'https://aws.amazon.com/rds/aurora/pricing/',
-    readOn: '2026-11-25',
+      'Aurora T4g and T3 CPU credits in Unlimited mode, $0.09 per vCPU-hour for Aurora Standard ($0.12 for ' +
+      'I/O-Optimized), as written in a public cost note that cites no page (gist thom-vend/c710e4fb…, February ' +
+      '2024). Baselines per vCPU as for RDS (EC2 credit table: medium 20 %, large 30 %)',
+    url: 'https://gist.github.com/thom-vend/c710e4fb173b4bea91bc12204c25ee86',
+    readOn: '2026-11-28',
+    unsourced:
+      "no AWS page, API or statement found gives Aurora's CPU-credit rate (RDS's $0.075/vCPU-hour is AWS's own, " +
+      "but RDS's)",
   },
   'ec2-public-tables-2026-10': {
     id: 'ec2-public-tables-2026-10',
@@ -196,7 +211,10 @@ export interface PriceTable {
   readonly rdsMultiAzStorageFactor: number;
   /** RDS for PostgreSQL db.t3/db.t4g (Unlimited mode): surplus CPU credits, per vCPU-hour above the baseline. */
   readonly rdsCpuCreditPerVcpuHour: UnitPrice;
-  /** Aurora Standard db.t3/db.t4g (Unlimited mode): surplus CPU credits, per vCPU-hour above the baseline. */
+  /**
+   * Aurora Standard db.t3/db.t4g (Unlimited mode): surplus CPU credits, per vCPU-hour above the
+   * baseline. us-east-1's is unsourced (SOURCES['aurora-cpu-credits-2024'].unsourced).
+   */
   readonly auroraCpuCreditPerVcpuHour: UnitPrice;
   /** RDS Proxy on provisioned instances: per vCPU-hour of the instances behind it. */
   readonly rdsProxyPerVcpuHour: UnitPrice;
@@ -323,6 +341,7 @@ const US_EAST_1: PriceTable = {
   rdsGp3PerGbMonth: { usd: 0.115, source: R },
   rdsMultiAzStorageFactor: 2,
   rdsCpuCreditPerVcpuHour: { usd: 0.075, source: 'rds-cpu-credits-2026' },
+  // unsourced: no AWS page gives an Aurora credit rate (see SOURCES['aurora-cpu-credits-2024'])
   auroraCpuCreditPerVcpuHour: { usd: 0.09, source: 'aurora-cpu-credits-2024' },
   auroraServerlessPerAcuHour: { usd: 0.12, source: T },
   auroraStoragePerGbMonth: { usd: 0.1, source: X },
@@ -331,6 +350,7 @@ const US_EAST_1: PriceTable = {
     computeMultiplier: 1.3,
     storagePerGbMonth: { usd: 0.225, source: 'aurora-io-optimized-2025' },
     serverlessPerAcuHour: { usd: 0.16, source: 'aurora-io-optimized-2025' },
+    // unsourced, as the Standard rate above
     cpuCreditPerVcpuHour: { usd: 0.12, source: 'aurora-cpu-credits-2024' },
     source: 'aurora-io-optimized-2025',
   },

@@ -11,8 +11,10 @@ import type { LabConfig } from '../config/types';
 import { resolveSuite } from '../config/scenarios';
 import { labTargetCapacities } from '../config/targets';
 import { databaseSection } from '../config/database';
-import { estimateRunSec, EXPIRY_MARGIN_SEC, plannedSec, STEP_OVERHEAD_SEC } from '../config/run-estimate';
+import { cloudDisruptionsOf } from '../config/disruptions';
+import { estimateRunSec, EXPIRY_MARGIN_SEC, runUnits, STEP_OVERHEAD_SEC } from '../config/run-estimate';
 import type { RunDurationEstimate } from '../config/run-estimate';
+import { cloudProbeUnavailable, labProbeRun } from '../config/cloud-probes';
 import { describeTargetTraits, planScenarios, unmeasuredTargets, type PlanScenario } from '../suite/coverage';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
 import { buildPlan } from '../suite/plan';
@@ -29,7 +31,8 @@ export type PlanWarningId =
   | 'proxylab:runners-too-few'
   | 'proxylab:client-count-unknown'
   | 'proxylab:no-steps'
-  | 'proxylab:plan-too-large';
+  | 'proxylab:plan-too-large'
+  | 'proxylab:needs-one-runner';
 
 export interface PlanWarning {
   /** Stable id (tests, filters). */
@@ -43,8 +46,19 @@ export interface PreviewTarget {
   /** What it is, in the words the skip reasons use. */
   readonly what: string;
   readonly steps: number;
-  /** Seconds of load and step overhead planned on it. */
+  /** Of its steps, those planned not available on this lab (recorded so, not run). */
+  readonly notAvailable: number;
+  /** Seconds of load and step overhead planned on it (a probe group it is in: the group's). */
   readonly sec: number;
+}
+
+/** Steps of a scenario the runners will record not available on this lab, by reason. */
+export interface NotAvailable {
+  /** In the runner's words (lib/config/cloud-probes.ts, or the target's version: lib/suite/expand.ts). */
+  readonly reason: string;
+  readonly steps: number;
+  /** Each target's share of those steps. */
+  readonly targets: ReadonlyArray<{ readonly target: string; readonly steps: number }>;
 }
 
 export interface PreviewScenario extends PlanScenario {
@@ -53,6 +67,8 @@ export interface PreviewScenario extends PlanScenario {
   readonly clients: readonly number[];
   /** Its matrix in words: `simple × persistent, -T 20 s, 3 repetitions, scale 10, own-workload.sql`. */
   readonly cells: string;
+  /** Its steps the runners will record not available on this lab, with the reasons (empty: none). */
+  readonly notAvailable: readonly NotAvailable[];
 }
 
 /** The lab's time against the run: from a fresh deploy, the lab lives `ttlHours`. */
@@ -90,6 +106,8 @@ export interface RunPlanPreview {
   readonly maxConnections: MaxConnectionsAssumption;
   readonly runnerCount: number;
   readonly stepCount: number;
+  /** Of `stepCount`, the steps planned not available on this lab (recorded so, not run, no time). */
+  readonly notAvailableCount: number;
   readonly targets: readonly PreviewTarget[];
   readonly scenarios: readonly PreviewScenario[];
   readonly duration: RunDurationEstimate;
@@ -204,40 +222,118 @@ export function formatHours(sec: number): string {
 }
 
 /**
- * The plan of `suiteName` on `lab`: steps per scenario and target (with the reason for every
- * target left out), the duration against the lab's ttl, the cost, and the warnings. A UsageError
- * for an unknown suite, or when max_connections cannot be known.
+ * The steps as the runners of this lab will take them: a probe step a cloud run cannot measure here
+ * (its kind's reason for the lab's database and `runnerCount`, lib/config/cloud-probes.ts — what the
+ * runner's probe runners ask) is planned not available with the reason the runner records.
  */
-export function previewRun(lab: LabConfig, suiteName: string, opts: PreviewOptions = {}): RunPlanPreview {
-  const maxConnections = maxConnectionsAssumption(lab);
-  const suite = resolveSuite(suiteName, lab);
-  const expanded = expandOnLab(lab, suiteName, maxConnections);
-  const { steps, scenarios } = expanded;
-  const capacities = labTargetCapacities(lab, maxConnections.value ?? 0);
-  const planBytes = estimatePlanFileBytes(lab, suite.name, capacities, expanded);
-  const targets: PreviewTarget[] = capacities.map((c) => {
+export function withCloudAvailability(
+  lab: LabConfig,
+  steps: readonly PlannedStep[],
+  runnerCount: number = lab.runners.count,
+): PlannedStep[] {
+  const run = { ...labProbeRun(lab), runnerCount };
+  return steps.map((s) => {
+    if (!s.probe || s.unavailable !== null) return s;
+    const why = cloudProbeUnavailable(s.probe.spec, run);
+    return why === null ? s : { ...s, unavailable: why };
+  });
+}
+
+/** The not-available steps among `steps`, by reason, with each target's share. */
+function notAvailableOf(steps: readonly PlannedStep[]): NotAvailable[] {
+  const byReason = new Map<string, Map<string, number>>();
+  for (const s of steps) {
+    if (s.unavailable === null) continue;
+    const targets = byReason.get(s.unavailable) ?? new Map<string, number>();
+    targets.set(s.target.name, (targets.get(s.target.name) ?? 0) + 1);
+    byReason.set(s.unavailable, targets);
+  }
+  return [...byReason].map(([reason, targets]) => ({
+    reason,
+    steps: [...targets.values()].reduce((a, b) => a + b, 0),
+    targets: [...targets].map(([target, n]) => ({ target, steps: n })),
+  }));
+}
+
+/**
+ * Steps the lab's runner count makes not available (a disruption is injected by one runner, a
+ * session-state probe is one runner's): what `validate` would otherwise never say.
+ */
+function oneRunnerWarnings(lab: LabConfig, suite: string, steps: readonly PlannedStep[]): PlanWarning[] {
+  if (lab.runners.count <= 1) return [];
+  const here = withCloudAvailability(lab, steps);
+  const alone = withCloudAvailability(lab, steps, 1);
+  const lost = here.filter((s, i) => s.unavailable !== null && alone[i]?.unavailable === null);
+  if (lost.length === 0) return [];
+  const parts = [...new Set(lost.map((s) => s.scenario))].map((scenario) => {
+    const mine = lost.filter((s) => s.scenario === scenario);
+    return `${scenario} (${mine.length} steps): ${mine[0]?.unavailable ?? ''}`;
+  });
+  return [
+    {
+      id: 'proxylab:needs-one-runner',
+      message:
+        `suite ${suite}: ${lost.length} steps need a lab with runners.count 1 and lab ${lab.name} has ${lab.runners.count}: ` +
+        `the runners will record them not available — ${parts.join('; ')}`,
+    },
+  ];
+}
+
+/** Each lab target's steps, its not-available ones, and the time of every unit (step or probe group) it is in. */
+function previewTargets(
+  capacities: readonly TargetCapacity[],
+  steps: readonly PlannedStep[],
+): PreviewTarget[] {
+  const units = runUnits(steps);
+  return capacities.map((c) => {
     const mine = steps.filter((s) => s.target.name === c.ref.name);
     return {
       name: c.ref.name,
       kind: c.ref.kind,
       what: describeTargetTraits(c.descriptor ?? fallbackDescriptor(c.ref)),
       steps: mine.length,
-      sec: mine.reduce((sum, s) => sum + plannedSec(s) + STEP_OVERHEAD_SEC, 0),
+      notAvailable: mine.filter((s) => s.unavailable !== null).length,
+      sec: units
+        .filter((u) => u.steps.some((s) => s.target.name === c.ref.name))
+        .reduce((sum, u) => sum + u.sec + STEP_OVERHEAD_SEC, 0),
     };
   });
-  const duration = estimateRunSec(steps);
-  const estimate = costOf(lab, opts);
-  const hourly = typeof estimate === 'string' ? null : estimate.totals.perHourUsdMax;
+}
+
+/** The lab's time against the run's: from a fresh deploy, the lab lives `ttlHours`. */
+function expiryCheck(lab: LabConfig, duration: RunDurationEstimate, hourly: number | null): ExpiryCheck {
   const neededSec = duration.totalSec + EXPIRY_MARGIN_SEC;
   const ttlSec = lab.ttlHours === null ? null : lab.ttlHours * 3600;
   const extendHours = ttlSec === null || neededSec <= ttlSec ? 0 : Math.ceil((neededSec - ttlSec) / 3600);
-  const expiry: ExpiryCheck = {
+  return {
     ttlHours: lab.ttlHours,
     neededSec,
     fits: ttlSec === null ? null : neededSec <= ttlSec,
     extendHours,
     extendUsd: hourly === null ? null : extendHours * hourly,
   };
+}
+
+/**
+ * The plan of `suiteName` on `lab`: steps per scenario and target (with the reason for every
+ * target left out, and for every step the runners will record not available), the duration against
+ * the lab's ttl, the cost, and the warnings. A UsageError for an unknown suite, or when
+ * max_connections cannot be known.
+ */
+export function previewRun(lab: LabConfig, suiteName: string, opts: PreviewOptions = {}): RunPlanPreview {
+  const maxConnections = maxConnectionsAssumption(lab);
+  const suite = resolveSuite(suiteName, lab);
+  const expanded = expandOnLab(lab, suiteName, maxConnections);
+  const { scenarios } = expanded;
+  // What the runners of this lab will take: the probe steps they cannot measure here planned so.
+  const steps = withCloudAvailability(lab, expanded.steps);
+  const capacities = labTargetCapacities(lab, maxConnections.value ?? 0);
+  const planBytes = estimatePlanFileBytes(lab, suite.name, capacities, expanded);
+  const targets = previewTargets(capacities, steps);
+  const duration = estimateRunSec(steps);
+  const estimate = costOf(lab, opts);
+  const hourly = typeof estimate === 'string' ? null : estimate.totals.perHourUsdMax;
+  const expiry = expiryCheck(lab, duration, hourly);
   const cost: PlanCost =
     typeof estimate === 'string'
       ? { priced: false, reason: estimate }
@@ -256,6 +352,7 @@ export function previewRun(lab: LabConfig, suiteName: string, opts: PreviewOptio
     maxConnections,
     runnerCount: lab.runners.count,
     stepCount: steps.length,
+    notAvailableCount: duration.notAvailable,
     targets,
     scenarios: scenarios.map((s) => {
       const scenario = suite.scenarios.find((x) => x.name === s.name);
@@ -265,6 +362,7 @@ export function previewRun(lab: LabConfig, suiteName: string, opts: PreviewOptio
         steps: mine.length,
         clients: [...new Set(mine.map((x) => x.params.clients))].sort((a, b) => a - b),
         cells: scenario ? cellsText(mine, scenario.repetitions) : '',
+        notAvailable: notAvailableOf(mine),
       };
     }),
     duration,
@@ -280,6 +378,7 @@ export function previewRun(lab: LabConfig, suiteName: string, opts: PreviewOptio
           },
         ]
       : []),
+    ...oneRunnerWarnings(lab, suite.name, expanded.steps),
     ...coverageWarnings(
       lab,
       [{ suite: suite.name, scenarios }],
@@ -354,7 +453,12 @@ export function coverageWarnings(
     return ` (${usd(line.reduce((sum, l) => sum + l.usdPerHourMax, 0))}/h)`;
   };
   const db = lab.database;
-  if (db.engine === 'aurora-postgresql' && db.readers > 0) {
+  // An Aurora failover promotes a reader: the suites that inject one measure it.
+  const failsOver = cloudDisruptionsOf(
+    suites.map((x) => x.suite),
+    db.engine,
+  ).includes('aurora-failover');
+  if (db.engine === 'aurora-postgresql' && db.readers > 0 && !failsOver) {
     const readers = Array.from({ length: db.readers }, (_, i) => `reader:${i + 1}`);
     const perHour = estimate
       ? estimate.lines.filter((l) => l.resource !== undefined && readers.includes(l.resource))
@@ -427,11 +531,28 @@ function pad(s: string, n: number): string {
   return s.length >= n ? s : s + ' '.repeat(n - s.length);
 }
 
+/** A target's time in the plan, or why it has none. */
+function targetTime(t: PreviewTarget): string {
+  if (t.steps === 0) return 'not measured';
+  if (t.notAvailable === t.steps) return 'not available';
+  return `about ${formatHours(t.sec)}${t.notAvailable > 0 ? ` (${t.notAvailable} not available)` : ''}`;
+}
+
+/** How the steps' time was counted: `load + 15 s each; 18 measured with their probe group; 66 not available`. */
+function stepsCounted(d: RunDurationEstimate): string {
+  return [
+    `load + ${STEP_OVERHEAD_SEC} s each`,
+    ...(d.together > 0 ? [`${d.together} run together with their probe group, counted once`] : []),
+    ...(d.notAvailable > 0 ? [`${d.notAvailable} not available, not run`] : []),
+  ].join('; ');
+}
+
 /** The preview for a terminal: what runs where, how long, what it costs, and every warning. */
 export function formatRunPlan(p: RunPlanPreview): string {
   const lines: string[] = [];
+  const notAvailable = p.notAvailableCount > 0 ? ` (${p.notAvailableCount} not available on this lab)` : '';
   lines.push(
-    `Plan: suite ${p.suite} on lab ${p.lab}: ${p.scenarios.length} scenario${p.scenarios.length === 1 ? '' : 's'}, ${p.stepCount} steps, ${p.runnerCount} runner${p.runnerCount === 1 ? '' : 's'}`,
+    `Plan: suite ${p.suite} on lab ${p.lab}: ${p.scenarios.length} scenario${p.scenarios.length === 1 ? '' : 's'}, ${p.stepCount} steps${notAvailable}, ${p.runnerCount} runner${p.runnerCount === 1 ? '' : 's'}`,
   );
   lines.push(
     `  max_connections assumed: ${p.maxConnections.text}; a run reads SHOW max_connections and plans against that`,
@@ -446,21 +567,27 @@ export function formatRunPlan(p: RunPlanPreview): string {
         `    source: ${[s.source.title, s.source.publisher, s.source.date, s.source.url ?? 'not public'].filter((x) => x !== null).join(', ')}`,
       );
     lines.push(`    clients ${s.clients.join(', ') || '–'}; ${s.cells}`);
-    for (const t of s.targets)
-      lines.push(
-        `    ${pad(t.target, width)}${t.steps > 0 ? `${t.steps} steps` : `skipped: ${t.skipped ?? ''}`}`,
+    for (const t of s.targets) {
+      const na = s.notAvailable.reduce(
+        (n, x) => n + (x.targets.find((y) => y.target === t.target)?.steps ?? 0),
+        0,
       );
+      const also = na === 0 ? '' : na === t.steps ? ', not available' : `, ${na} not available`;
+      lines.push(
+        `    ${pad(t.target, width)}${t.steps > 0 ? `${t.steps} steps${also}` : `skipped: ${t.skipped ?? ''}`}`,
+      );
+    }
+    for (const x of s.notAvailable)
+      lines.push(`    not available (${x.steps} steps, recorded so by the runners, not run): ${x.reason}`);
   }
   lines.push('');
   lines.push('  steps per target (whole suite):');
   for (const t of p.targets)
-    lines.push(
-      `    ${pad(t.name, width)}${pad(String(t.steps), 6)}${t.steps > 0 ? `about ${formatHours(t.sec)}` : 'not measured'}   ${t.what}`,
-    );
+    lines.push(`    ${pad(t.name, width)}${pad(String(t.steps), 6)}${targetTime(t)}   ${t.what}`);
   const d = p.duration;
   lines.push('');
   lines.push(
-    `  duration: about ${formatHours(d.totalSec)} = steps ${formatHours(d.stepsSec)} (load + ${STEP_OVERHEAD_SEC} s each) + ${d.initCount} data load${d.initCount === 1 ? '' : 's'} ${formatHours(d.initSec)} + metrics settle ${formatHours(d.settleSec)}`,
+    `  duration: about ${formatHours(d.totalSec)} = steps ${formatHours(d.stepsSec)} (${stepsCounted(d)}) + ${d.initCount} data load${d.initCount === 1 ? '' : 's'} ${formatHours(d.initSec)} + metrics settle ${formatHours(d.settleSec)}`,
   );
   const e = p.expiry;
   if (e.ttlHours === null) lines.push('  lab time: no expiry (ttlHours null): nothing to outlive');

@@ -97,6 +97,11 @@ export interface DisruptionSession {
    * on its first primary). Throws when it cannot: the infrastructure is then down.
    */
   restore(): Promise<void>;
+  /**
+   * After `restore`: why the group's server-side events may be incomplete (a cloud world's RDS events
+   * still arriving after its last read), or null. Absent: the world says its events as they happen.
+   */
+  timelineNote?(): string | null;
   /** pgbench's SELECT 1 p50 on a target (ms), where the world can run pgbench; null otherwise. */
   pgbenchFloor?(target: Target): Promise<number | null>;
 }
@@ -221,20 +226,25 @@ async function runGroup(
   } catch (err) {
     restoreError = (err as Error).message;
   }
+  const timelineNote = session.timelineNote?.() ?? null;
+  if (timelineNote !== null) run.log(timelineNote);
   const endedAt = run.clock.now().toISOString();
   return run.steps.map((step) => {
     const own = plans.flatMap((p, i) => (p.step === step ? (attemptsByClient[i] ?? []) : []));
     const fw: FigureWindow = { t0Ms, warmupStartMs: startMs, endMs };
-    const result = resultOf(
-      step,
-      spec,
-      own,
-      fw,
-      ledger.ids,
-      floors.get(step.target.name) ?? null,
-      eventsFromT0(events, t0Ms),
-      wallT0(run.clock, clock, t0Ms),
-    );
+    const result: DisruptionResult = {
+      ...resultOf(
+        step,
+        spec,
+        own,
+        fw,
+        ledger.ids,
+        floors.get(step.target.name) ?? null,
+        eventsFromT0(events, t0Ms),
+        wallT0(run.clock, clock, t0Ms),
+      ),
+      ...(timelineNote !== null ? { timelineNote } : {}),
+    };
     const problems = [
       injectError && `the disruption failed: ${injectError}`,
       restoreError && `the stack could not be put back after the window: ${restoreError}`,
@@ -498,6 +508,7 @@ function transcriptOf(
       (e) =>
         `  ${fmt(t0Ms === null ? null : e.atClockMs - t0Ms)} ms  ${e.name} (${e.source})${e.detail ? `: ${e.detail}` : ''}`,
     ),
+    ...(r.timelineNote !== undefined ? [`  (${r.timelineNote})`] : []),
     `result: ${describeDisruption(r)}`,
     `figures: ${JSON.stringify(r.figures)}`,
     ...r.errors.map((e) => `  ${e.class} ${e.sqlstate ?? e.code ?? ''} ×${e.count}: ${e.sample}`),

@@ -9,10 +9,13 @@
  * accept read-write transactions by default (that is, the server must not be in hot standby mode
  * and the default_transaction_read_only parameter must be off)"): node-postgres connects to one host
  * only, so the hosts are tried here in order, and a session that reports `transaction_read_only =
- * on` is closed and the next host tried — what libpq does after connecting.
+ * on` is closed and the next host tried — what libpq does after connecting. `sslmode=prefer` is
+ * libpq's too (TLS, then plain when the server has none: ./pg-sslmode.ts), so a pooler without TLS
+ * is reached.
  */
 import { Client, type ClientConfig, DatabaseError } from 'pg';
 import type { ProbeFailure } from '../suite/disruption-figures';
+import { connectWithSslmode } from './pg-sslmode';
 
 export interface ProbeHost {
   readonly host: string;
@@ -133,15 +136,19 @@ function destroy(client: Client): void {
   (client as unknown as { connection?: { stream?: { destroy(): void } } }).connection?.stream?.destroy();
 }
 
-function configFor(ep: ProbeEndpoint, h: ProbeHost): ClientConfig {
+/**
+ * The client configuration of one attempt; `ssl` from the endpoint's sslmode (./pg-sslmode.ts:
+ * RDS Proxy and RDS require TLS, and the lab does not pin the CA, as pgbench's sslmode=require;
+ * `prefer` tries TLS, then plain when the server has none, as libpq does).
+ */
+function configFor(ep: ProbeEndpoint, h: ProbeHost, ssl: ClientConfig['ssl']): ClientConfig {
   return {
     host: h.host,
     port: h.port,
     user: ep.user,
     database: ep.dbname,
     ...(ep.password !== undefined ? { password: ep.password } : {}),
-    // RDS Proxy and RDS require TLS; the lab does not pin the CA here (as pgbench's sslmode=require).
-    ssl: ep.sslmode === 'disable' ? false : { rejectUnauthorized: false },
+    ssl,
     application_name: 'proxylab-probe',
   };
 }
@@ -153,8 +160,14 @@ function configFor(ep: ProbeEndpoint, h: ProbeHost): ClientConfig {
  */
 const brokenBy = new WeakMap<Client, unknown>();
 
-async function connectOne(ep: ProbeEndpoint, h: ProbeHost, deadline: number): Promise<Client> {
-  const client = new Client(configFor(ep, h));
+/** One client to `h`, connected with `ssl` within the deadline; rejects with a ProbeError. */
+async function openClient(
+  ep: ProbeEndpoint,
+  h: ProbeHost,
+  ssl: ClientConfig['ssl'],
+  deadline: number,
+): Promise<Client> {
+  const client = new Client(configFor(ep, h, ssl));
   // A lost connection emits 'error' on an idle client: kept, reported by the next operation.
   client.on('error', (err) => {
     if (!brokenBy.has(client)) brokenBy.set(client, err);
@@ -168,6 +181,11 @@ async function connectOne(ep: ProbeEndpoint, h: ProbeHost, deadline: number): Pr
   });
   const left = Math.max(1, deadline - Date.now());
   await timed(client, left, `connect to ${h.host}:${h.port}`, 'connect', () => client.connect());
+  return client;
+}
+
+async function connectOne(ep: ProbeEndpoint, h: ProbeHost, deadline: number): Promise<Client> {
+  const client = await connectWithSslmode(ep.sslmode, (ssl) => openClient(ep, h, ssl, deadline));
   if (ep.targetSessionAttrs === 'read-write') {
     const res = await timed(
       client,

@@ -14,6 +14,7 @@
 import { Client } from 'pg';
 import type { ServerConnectionsProbe, ServerConnectionsWatch } from '../engine/ports';
 import type { ConnectionInfo, ServerConnections } from '../suite/types';
+import { connectWithSslmode } from './pg-sslmode';
 
 /**
  * Client backends (backend_type since PostgreSQL 10: not autovacuum, walwriter, …) other than this
@@ -119,24 +120,27 @@ class PgSession {
   private async open(): Promise<Client> {
     if (this.client) return this.client;
     const c = this.conn;
-    const client = new Client({
-      host: c.host,
-      port: c.port,
-      user: c.user,
-      database: c.dbname,
-      ...(c.env?.PGPASSWORD !== undefined ? { password: c.env.PGPASSWORD } : {}),
-      // libpq's `require` encrypts without verifying the certificate; `prefer` and `disable` go
-      // without TLS here (node-postgres has no fallback mode).
-      ssl: c.sslmode === 'require' ? { rejectUnauthorized: false } : false,
-      application_name: 'proxylab-connection-probe',
-      connectionTimeoutMillis: 10_000,
-      query_timeout: 10_000,
+    // libpq's sslmode (./pg-sslmode.ts): `require` encrypts without verifying the certificate,
+    // `prefer` tries TLS and goes plain only when the server has none.
+    const client = await connectWithSslmode(c.sslmode ?? 'disable', async (ssl) => {
+      const attempt = new Client({
+        host: c.host,
+        port: c.port,
+        user: c.user,
+        database: c.dbname,
+        ...(c.env?.PGPASSWORD !== undefined ? { password: c.env.PGPASSWORD } : {}),
+        ssl,
+        application_name: 'proxylab-connection-probe',
+        connectionTimeoutMillis: 10_000,
+        query_timeout: 10_000,
+      });
+      // A session the server ends (a restart) must not crash the process: the next count reopens it.
+      attempt.on('error', () => {
+        if (this.client === attempt) this.client = null;
+      });
+      await attempt.connect();
+      return attempt;
     });
-    // A session the server ends (a restart) must not crash the process: the next count reopens it.
-    client.on('error', () => {
-      if (this.client === client) this.client = null;
-    });
-    await client.connect();
     this.client = client;
     return client;
   }

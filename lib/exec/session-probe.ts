@@ -37,6 +37,7 @@ import {
 } from '../suite/session-state';
 import { sessionHandling, type TargetDescriptor } from '../suite/targets';
 import type { ConnectionInfo } from '../suite/types';
+import { connectWithSslmode } from './pg-sslmode';
 
 export interface SessionProbeConnections {
   /** The target under test: both clients connect here. */
@@ -87,15 +88,22 @@ const CONNECT_TIMEOUT_MS = 10_000;
 /** A literal longer than this is shortened in the record (the long-statement feature). */
 const MAX_RECORDED_SQL = 400;
 
-/** node-postgres configuration for a ConnectionInfo (password from its env, TLS without verification as libpq's `require`). */
-export function pgConfig(conn: ConnectionInfo, queryTimeoutMs: number): ClientConfig {
+/**
+ * node-postgres configuration for a ConnectionInfo (password from its env) and one attempt's `ssl`
+ * (./pg-sslmode.ts: TLS without verification as libpq's `require`; `prefer` tries TLS, then plain).
+ */
+export function pgConfig(
+  conn: ConnectionInfo,
+  queryTimeoutMs: number,
+  ssl: ClientConfig['ssl'],
+): ClientConfig {
   return {
     host: conn.host,
     port: conn.port,
     user: conn.user,
     database: conn.dbname,
     ...(conn.env?.PGPASSWORD !== undefined ? { password: conn.env.PGPASSWORD } : {}),
-    ssl: conn.sslmode === 'require' ? { rejectUnauthorized: false } : false,
+    ssl,
     connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
     query_timeout: queryTimeoutMs,
     application_name: 'proxylab-session-probe',
@@ -130,13 +138,17 @@ function withParams(sql: string, lockKey: number): string {
 }
 
 async function connect(name: string, conn: ConnectionInfo, timeoutMs: number): Promise<ProbeConn> {
-  const client = new Client(pgConfig(conn, timeoutMs));
   const notifications: Notification[] = [];
-  client.on('notification', (n) => notifications.push(n));
-  // An error on an idle client (the server went away) must not crash the process; the next query fails.
-  client.on('error', () => undefined);
+  let client: Client;
   try {
-    await client.connect();
+    client = await connectWithSslmode(conn.sslmode ?? 'disable', async (ssl) => {
+      const c = new Client(pgConfig(conn, timeoutMs, ssl));
+      c.on('notification', (n) => notifications.push(n));
+      // An error on an idle client (the server went away) must not crash the process; the next query fails.
+      c.on('error', () => undefined);
+      await c.connect();
+      return c;
+    });
   } catch (e) {
     const { message } = errorOf(e);
     throw new InfrastructureError(

@@ -5,7 +5,8 @@
  * (which writes one small object under runs/proxylab-doctor/ to prove the runner can write), and
  * invokes the collector for the last minutes (which writes runs/proxylab-doctor/metrics/).
  *
- * Checks, in order: stack status; expiry schedule; parameter groups in sync; for a lab without
+ * Checks, in order: stack status; with `deps.stagingKey`, that the hosts can decrypt the CDK staging
+ * bucket's assets (./staging-key.ts); expiry schedule; parameter groups in sync; for a lab without
  * internet egress, no route of its subnets to an internet or NAT gateway; per runner: SSM
  * reachable, runner software version, Node and pgbench, the DB secret readable, TLS connections
  * to the writer and each proxy with `SHOW max_connections` matching the lab, S3 write/read/list
@@ -38,6 +39,7 @@ import { RUNNER_INSTALL_PATH, SPOT_REQUEST_TAG } from '../config/stack-outputs';
 import type { PoolerEndpoint } from '../poolers/endpoint';
 import { poolerDriver } from '../poolers/registry';
 import { snapshotSchema } from '../aws/pooler-agent-client';
+import { stagingKeyChecksOfStack, type StagingKeyReader } from './staging-key';
 import {
   endpointHostname,
   isPrivateNetwork,
@@ -74,6 +76,11 @@ export interface DoctorDeps {
   readonly pollMs?: number;
   /** How long to wait for each runner's probe. @default the probe's execution timeout + 60 s, at least 180 000 */
   readonly probeTimeoutMs?: number;
+  /**
+   * Reads the CDK staging bucket's encryption and key (./staging-key.ts): whether the hosts can
+   * decrypt the runner bundle. @default - not checked
+   */
+  readonly stagingKey?: StagingKeyReader;
 }
 
 /**
@@ -426,6 +433,9 @@ export async function runDoctor(
   } catch (err) {
     checks.push(bad(`stack ${stackName}`, message(err), `${redeploy} (check --profile/--region)`));
   }
+
+  // 1b. the CDK staging bucket's key: the hosts must be able to decrypt the runner bundle
+  if (deps.stagingKey) checks.push(...(await stagingKeyChecksOfStack(deps.stagingKey, stackId, deps.region)));
 
   // 2. the expiry schedule
   if (lab.ttlHours !== null) {

@@ -13,9 +13,10 @@
  *                                                  tables, S3 prefix list)
  *
  * Each statement names the commands that need it (Sid) and the calls it covers. Resources are
- * scoped to the lab: its stack (`proxylab-<lab>`), the results bucket CloudFormation names after
- * the stack (`<stack>-resultsbucket…`, lower case; give `bucket` once it is known), its runners and
- * DB instances by the `proxylab:lab` tag, its expiry schedule and that schedule's role. Actions and
+ * scoped to the lab: its stack (`proxylab-<lab>`), its results bucket and the expiry role by the
+ * names the stack gives them (lib/config/lab-resource-names.ts: `<stack>-<account>-<region>`, the
+ * role path `/<stack>/expiry/` — never a name CloudFormation generates, which it cuts to fit), its
+ * runners and DB instances by the `proxylab:lab` tag, its expiry schedule by name. Actions and
  * resource types follow the Service Authorization Reference
  * (https://docs.aws.amazon.com/service-authorization/latest/reference/): ssm:GetCommandInvocation,
  * ec2:Describe*, cloudwatch:GetMetricData (on metrics) take no resource (`*`).
@@ -29,6 +30,12 @@ import {
   s3BucketNameProblem,
 } from '../config/aws-names';
 import { expiryScheduleName } from '../config/expiry';
+import {
+  ANY_ACCOUNT_ID,
+  expiryRolePath,
+  resultsBucketName,
+  stagingBucketName,
+} from '../config/lab-resource-names';
 import { stackNameFor } from '../config/stack-outputs';
 import type { LabConfig } from '../config/types';
 import { UsageError } from '../core/errors';
@@ -69,7 +76,8 @@ export interface OperatorPolicyOptions {
   readonly partition?: string;
   /**
    * The results bucket's name (the stack output `ResultsBucketName`).
-   * @default `<stack>-resultsbucket*` - the name CloudFormation generates from the stack name
+   * @default `<stack>-<account>-<region>` - the name the stack gives it (resultsBucketName), with
+   * 12 `?` for an account and `*` for a region the policy is not pinned to
    */
   readonly bucket?: string;
   /**
@@ -132,9 +140,7 @@ export function operatorPolicy(lab: LabConfig, opts: OperatorPolicyOptions): Iam
   const account = opts.account ?? (lab.network.mode === 'existing' ? lab.network.account : '*');
   const region = opts.region ?? lab.region ?? '*';
   const stack = stackNameFor(lab.name);
-  // CloudFormation names an unnamed bucket `<stack>-<logicalid>-<random>`, in lower case (CloudFormation
-  // User Guide, "Name type"): the lab's one bucket is ResultsBucket.
-  const bucket = opts.bucket ?? `${stack.toLowerCase()}-resultsbucket*`;
+  const bucket = opts.bucket ?? resultsBucketName(stack, account === '*' ? ANY_ACCOUNT_ID : account, region);
   const bucketArn = `arn:${p}:s3:::${bucket}`;
   const qualifier = opts.cdkQualifier ?? 'hnb659fds';
   const schedule = `arn:${p}:scheduler:${region}:${account}:schedule/default/${expiryScheduleName(stack)}`;
@@ -179,6 +185,23 @@ export function operatorPolicy(lab: LabConfig, opts: OperatorPolicyOptions): Iam
         Condition: { StringEquals: { [`ssm:resourceTag/${LAB_TAG}`]: lab.name } },
       },
       { Sid: 'ReadCommandResults', Effect: 'Allow', Action: 'ssm:GetCommandInvocation', Resource: '*' },
+      // doctor: can the hosts decrypt what they read from the CDK staging bucket (lib/operator/
+      // staging-key.ts)? The bucket's default encryption (GetBucketEncryption is authorized by
+      // s3:GetEncryptionConfiguration on the bucket, Service Authorization Reference, Amazon S3), then
+      // the key it names and that key's policy (kms:DescribeKey, kms:GetKeyPolicy on the `key`
+      // resource type, Service Authorization Reference, AWS KMS).
+      {
+        Sid: 'ReadStagingBucketEncryption',
+        Effect: 'Allow',
+        Action: 's3:GetEncryptionConfiguration',
+        Resource: `arn:${p}:s3:::${stagingBucketName({ account, region, partition: p, qualifier })}`,
+      },
+      {
+        Sid: 'ReadStagingKeyPolicy',
+        Effect: 'Allow',
+        Action: ['kms:DescribeKey', 'kms:GetKeyPolicy'],
+        Resource: `arn:${p}:kms:${region}:${account}:key/*`,
+      },
       { Sid: 'ReadExpiry', Effect: 'Allow', Action: 'scheduler:GetSchedule', Resource: schedule },
       // `extend` and `run --extend` move the expiry; UpdateSchedule hands the schedule's own role
       // back to Scheduler (iam:PassRole, condition key iam:PassedToService).
@@ -187,7 +210,7 @@ export function operatorPolicy(lab: LabConfig, opts: OperatorPolicyOptions): Iam
         Sid: 'PassExpiryRole',
         Effect: 'Allow',
         Action: 'iam:PassRole',
-        Resource: `arn:${p}:iam::${account}:role/${stack}-ExpiryDeleteStackRole*`,
+        Resource: `arn:${p}:iam::${account}:role${expiryRolePath(stack)}*`,
         Condition: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
       },
       {

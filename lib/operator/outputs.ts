@@ -7,6 +7,9 @@ import { DescribeStacksCommand, type CloudFormationClient } from '@aws-sdk/clien
 import { InfrastructureError, UsageError } from '../core/errors';
 import { readJsonFile } from '../core/read';
 import { LAB_OUTPUT_KEYS, parseLabOutputs, stackNameFor, type LabOutputs } from '../config/stack-outputs';
+import { databaseInstanceClass, dbInstanceCount } from '../config/database';
+import { poolerEndpointOf } from '../config/pooler-endpoint';
+import type { LabConfig } from '../config/types';
 
 export { stackNameFor };
 export type { LabOutputs };
@@ -115,4 +118,77 @@ function decode(
   } catch (err) {
     throw new ErrorClass(`${what}: ${err instanceof Error ? err.message : String(err)}`);
   }
+}
+
+/**
+ * What stands in for the stack outputs in `run --dry-run` when they cannot be read (no `--outputs`,
+ * no credentials, no deployed stack): every value the deployed stack decides, named as a
+ * placeholder — `<results bucket: from the stack outputs>`, host names ending in
+ * `.from-the-stack-outputs.invalid` (a host name must stay one; `.invalid` never resolves, RFC 2606)
+ * — and what the lab file decides already (engine, instance class, pooler ports), as it will be.
+ */
+export interface PlaceholderOutputs {
+  readonly outputs: LabOutputs;
+  /** Each placeholder value, for the note that says they are not the lab's. */
+  readonly placeholders: readonly string[];
+}
+
+/** A placeholder value: `<what: from the stack outputs>`. */
+const stand = (what: string): string => `<${what}: from the stack outputs>`;
+/** A placeholder host name (a host name must stay one: the request's endpoints are parsed). */
+const host = (what: string): string => `${what}.from-the-stack-outputs.invalid`;
+
+export function placeholderLabOutputs(lab: LabConfig): PlaceholderOutputs {
+  const n = lab.runners.count;
+  const aurora = lab.database.engine === 'aurora-postgresql';
+  const instances = dbInstanceCount(lab.database);
+  const instanceIds = Array.from({ length: instances }, (_, i) =>
+    stand(`DB instance id ${i + 1} of ${instances}${i === 0 ? ' (writer)' : ''}`),
+  );
+  const outputs: LabOutputs = {
+    labName: lab.name,
+    runnerInstanceIds: Array.from({ length: n }, (_, i) => stand(`runner instance id ${i + 1} of ${n}`)),
+    resultsBucketName: stand('results bucket'),
+    clusterIdentifier: aurora ? stand('Aurora cluster id') : (instanceIds[0] ?? stand('DB instance id')),
+    clusterEndpoint: host('writer-endpoint'),
+    clusterReaderEndpoint: host('reader-endpoint'),
+    // The stack's port of the database and every proxy (lib/lab-stack.ts).
+    databasePort: 5432,
+    dbInstanceIds: instanceIds,
+    dbInstanceResourceIds: instanceIds.map((_, i) =>
+      stand(`Performance Insights id of DB instance ${i + 1} of ${instances}`),
+    ),
+    proxyEndpoints: Object.fromEntries(lab.proxies.map((p) => [p.name, host(`proxy-${p.name}-endpoint`)])),
+    proxyNames: Object.fromEntries(lab.proxies.map((p) => [p.name, stand(`RDS name of proxy ${p.name}`)])),
+    dbSecretArn: stand('DB secret ARN'),
+    collectorFunctionName: stand('collector function name'),
+    databaseEngine: lab.database.engine,
+    dbInstanceClass: databaseInstanceClass(lab.database) ?? 'serverless',
+    poolerEndpoints: Object.fromEntries(
+      lab.poolers.map((p) => [
+        p.name,
+        poolerEndpointOf(p, p.placement === 'dedicated' ? host(`pooler-${p.name}-host`) : '127.0.0.1'),
+      ]),
+    ),
+    poolerAdminSecretArn: lab.poolers.length > 0 ? stand('pooler admin secret ARN') : null,
+    // Chosen at deploy (proxylab deploy: the zones that offer the runners' type): unknown here.
+    componentZones: {},
+  };
+  const placeholders = [
+    ...outputs.runnerInstanceIds,
+    outputs.resultsBucketName,
+    ...(aurora ? [outputs.clusterIdentifier] : []),
+    outputs.clusterEndpoint,
+    ...outputs.dbInstanceIds,
+    ...outputs.dbInstanceResourceIds,
+    ...Object.values(outputs.proxyEndpoints),
+    ...Object.values(outputs.proxyNames),
+    outputs.dbSecretArn,
+    outputs.collectorFunctionName,
+    ...Object.values(outputs.poolerEndpoints)
+      .map((e) => e.host)
+      .filter((h) => h !== '127.0.0.1'),
+    ...(outputs.poolerAdminSecretArn !== null ? [outputs.poolerAdminSecretArn] : []),
+  ];
+  return { outputs, placeholders };
 }

@@ -403,6 +403,14 @@ export interface PoolerDriver {
      * up, in minutes. @default 20 (PgBouncer's C build)
      */
     readonly bootMinutes?: number;
+    /**
+     * The least memory (GiB) of a host that installs a release, when the install is a build that
+     * needs much of it, and what that build is (PgDoorman: a Rust release build with link-time
+     * optimization). Lab validation refuses a smaller pooler host, or runner for `on-runners`, by its
+     * type's memory in the price table (lib/cost/price-check.ts). @default - no minimum (PgBouncer's
+     * C build is small)
+     */
+    readonly buildMemory?: { readonly minGiB: number; readonly what: string };
     /** The version in the binary's `--version` output or the version statement's answer (`1.25.2`); null: none. */
     parseVersion(text: string): string | null;
   };

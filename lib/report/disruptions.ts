@@ -274,7 +274,7 @@ export function disruptionSectionsHtml(
         const events = (group[0]?.probe.events ?? []).map(
           (e) => `${(e.atMs / 1000).toFixed(2)} s ${e.name}${e.detail ? ` (${e.detail})` : ''}`,
         );
-        const figure = html`<figure class="chart" data-chart="timeline" data-repetition="${rep}">${trustedSvg(svg)}<figcaption>dots: successful writes at their latency (log scale), at the second they started; triangles: failed attempts by error class (no answer: top of the lane); dashed lines: the disruption's events${group[0]?.probe.t0 ? `, T0 ${group[0].probe.t0}` : ''}: ${events.join('; ') || 'none'}</figcaption></figure>`;
+        const figure = html`<figure class="chart" data-chart="timeline" data-repetition="${rep}">${trustedSvg(svg)}<figcaption>dots: successful writes at their latency (log scale), at the second they started; triangles: failed attempts by error class (no answer: top of the lane); dashed lines: the disruption's events${group[0]?.probe.t0 ? `, T0 ${group[0].probe.t0}` : ''}: ${events.join('; ') || 'none'}${group[0]?.probe.timelineNote ? ` (${group[0].probe.timelineNote})` : ''}</figcaption></figure>`;
         return figure;
       });
       return html`<section class="scenario disruption" id="disruption-${scenario.replace(/[^A-Za-z0-9_-]+/g, '_')}" data-scenario="${scenario}">

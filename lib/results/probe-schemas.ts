@@ -61,6 +61,8 @@ export const disruptionResultSchema = z.object({
       detail: z.string().nullable(),
     }),
   ),
+  // optional: runs written before the runner re-read RDS events have none
+  timelineNote: z.string().optional(),
   warmup: z.object({
     attempts: count,
     p50Ms: ms.nullable(),

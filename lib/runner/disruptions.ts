@@ -14,10 +14,11 @@
  * Server-side events on the run's clock: the API call (sent, answered), the writer polled through the
  * window (DescribeDBClusters' IsClusterWriter; DescribeDBInstances' status and AvailabilityZone:
  * a Multi-AZ failover moves the primary to the standby's zone), and, after the window, DescribeEvents
- * of the cluster, each instance and each proxy from the group's start (RDS stamps each event's Date;
- * the runner keeps time with chrony and Amazon Time Sync, which `proxylab doctor` checks). They are
- * stored in every step of the group (DisruptionResult.events). Before the next group the database
- * must be `available` again, or the run ends as an infrastructure failure.
+ * of the cluster, each instance and each proxy from the group's start, read again until two reads
+ * agree (./rds-events.ts; RDS stamps each event's Date; the runner keeps time with chrony and Amazon
+ * Time Sync, which `proxylab doctor` checks). They are stored in every step of the group
+ * (DisruptionResult.events). Before the next group the database must be `available` again — on
+ * Aurora the cluster and every instance (waitAvailable) — or the run ends as an infrastructure failure.
  *
  * The runner role may call exactly these actions on the lab's ARNs (lib/constructs/runner-asset.ts).
  */
@@ -25,10 +26,8 @@ import {
   DescribeDBClustersCommand,
   DescribeDBInstancesCommand,
   FailoverDBClusterCommand,
-  paginateDescribeEvents,
   RebootDBInstanceCommand,
   type RDSClient,
-  type SourceType,
 } from '@aws-sdk/client-rds';
 import { InfrastructureError } from '../core/errors';
 import type { Target } from '../engine/ports';
@@ -38,11 +37,11 @@ import {
   type DisruptionWorld,
   type EventSink,
 } from '../exec/disruption-probe';
-import { CLOUD_DISRUPTION_ENGINES } from '../config/disruptions';
+import { cloudDisruptionUnavailable } from '../config/disruptions';
 import type { DatabaseResources } from '../aws/runner-args';
 import type { DisruptionAction, DisruptionProbe } from '../suite/disruption';
-import { DATABASE_ENGINE_NAMES } from '../suite/engines';
 import type { PlannedStep } from '../suite/expand';
+import { readRdsEventsUntilStable, type RdsEventSource } from './rds-events';
 
 export interface CloudDisruptionOptions {
   readonly rds: RDSClient;
@@ -59,31 +58,28 @@ export interface CloudDisruptionOptions {
   readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
   /** How often the writer is polled through the window. @default 1000 */
   readonly pollMs?: number;
-  /** How long the database may take to be `available` again after the window. @default 1_200_000 (20 min) */
+  /**
+   * How long the database may take to be `available` again after the window (Aurora: the cluster,
+   * its writer and every instance). @default 1_200_000 (20 min)
+   */
   readonly settleMs?: number;
+  /** At most this many reads of a group's RDS events (./rds-events.ts). @default RDS_EVENT_READS (4) */
+  readonly eventReads?: number;
+  /** Between two reads of a group's RDS events. @default RDS_EVENT_READ_DELAY_MS (30 s) */
+  readonly eventReadDelayMs?: number;
   /** pgbench's SELECT 1 p50 on a target (the runner's executor); absent: not measured. */
   readonly pgbenchFloor?: (target: Target) => Promise<number | null>;
 }
 
-/** Why the runner cannot inject `action` into this lab, or null. */
+/**
+ * Why the runner cannot inject `action` into this lab, or null: lib/config/disruptions.ts, where the
+ * plan before a run asks the same question.
+ */
 export function cloudUnavailable(
   action: DisruptionAction,
   o: Pick<CloudDisruptionOptions, 'database' | 'runnerCount'>,
 ): string | null {
-  const engine = CLOUD_DISRUPTION_ENGINES[action];
-  if (engine === undefined)
-    return action === 'pooler-restart'
-      ? "pooler-restart on a lab's pooler hosts is not built on the runner yet (it runs on proxylab local's stack; docs/disruptions.md)"
-      : `${action} is a local disruption (proxylab local's throwaway stack), not one of a lab`;
-  if (o.database === null)
-    return 'the run request does not name the lab database (written by an older CLI): run it again with this one';
-  if (o.database.engine !== engine)
-    return `${action} needs ${DATABASE_ENGINE_NAMES[engine]}; this lab runs ${DATABASE_ENGINE_NAMES[o.database.engine]}`;
-  if (action === 'aurora-failover' && (o.database.clusterId === null || o.database.instanceIds.length < 2))
-    return 'the Aurora cluster has no reader to fail over to (aurora.readers must be ≥ 1)';
-  if (o.runnerCount > 1)
-    return `a disruption is injected once, by one runner: this run has ${o.runnerCount} (use a lab with runners.count 1)`;
-  return null;
+  return cloudDisruptionUnavailable(action, o);
 }
 
 export function cloudDisruptionWorld(o: CloudDisruptionOptions): DisruptionWorld {
@@ -98,6 +94,7 @@ function openSession(o: CloudDisruptionOptions, spec: DisruptionProbe): Disrupti
   if (db === null) throw new InfrastructureError('no database named to disrupt');
   const openedAt = o.now();
   let said: EventSink | null = null;
+  let timelineNote: string | null = null;
   return {
     endpoint: (_step, target) => targetProbeEndpoint(target),
     ledgerEndpoint: () => targetProbeEndpoint(o.ledger),
@@ -118,8 +115,21 @@ function openSession(o: CloudDisruptionOptions, spec: DisruptionProbe): Disrupti
     },
     restore: async () => {
       await waitAvailable(o, db);
-      if (said !== null) await readEvents(o, db, openedAt, said);
+      if (said !== null)
+        timelineNote = await readRdsEventsUntilStable(
+          {
+            rds: o.rds,
+            now: o.now,
+            sleep: (ms) => o.sleep(ms),
+            ...(o.eventReads !== undefined ? { reads: o.eventReads } : {}),
+            ...(o.eventReadDelayMs !== undefined ? { delayMs: o.eventReadDelayMs } : {}),
+          },
+          eventSources(o, db),
+          openedAt,
+          said,
+        );
     },
+    timelineNote: () => timelineNote,
     ...(o.pgbenchFloor ? { pgbenchFloor: o.pgbenchFloor } : {}),
   };
 }
@@ -226,63 +236,78 @@ async function rdsReboot(
   }
 }
 
-/** After the window: the database `available` again (writer and every instance), or the run cannot go on. */
+/** The settle poll's verdict, and what it saw (for the message when it gives up). */
+interface Settled {
+  readonly ok: boolean;
+  readonly seen: string;
+}
+
+/**
+ * After the window: the database `available` again, or the run cannot go on. On Aurora that is the
+ * cluster `available` with a writer AND every instance of the lab `available`: neither the cluster's
+ * Status nor its members say how each instance is (botocore's DBClusterMember has
+ * DBInstanceIdentifier, IsClusterWriter, DBClusterParameterGroupStatus and PromotionTier, no status),
+ * and the cluster is `available` again once the failover is completed ("The status returns to
+ * Available when the failover is completed", Aurora User Guide, "Failing over an Amazon Aurora DB
+ * cluster") while the old writer may still be rebooting as a reader. The next repetition's
+ * FailoverDBCluster would target it and fail with InvalidDBInstanceStateFault ("The DB instance isn't
+ * in a valid state", one of FailoverDBCluster's errors in the model).
+ *
+ * Each instance is read with DescribeDBInstances by its DBInstanceIdentifier, not with the
+ * `db-cluster-id` Filter the API also offers: IAM authorizes a call naming an instance on that
+ * instance's `db` ARN (Service Authorization Reference, Amazon RDS: DescribeDBInstances, resource
+ * type `db`), which the runner role is granted for the lab's own instances only
+ * (lib/constructs/runner-asset.ts); a call without an identifier — a filtered one — is authorized on
+ * `arn:aws:rds:<region>:<account>:db:*`, every instance of the account, which this role never gets.
+ */
 async function waitAvailable(o: CloudDisruptionOptions, db: DatabaseResources): Promise<void> {
-  const deadline = o.now().getTime() + (o.settleMs ?? 1_200_000);
-  let seen = 'unknown';
+  const settleMs = o.settleMs ?? 1_200_000;
+  const deadline = o.now().getTime() + settleMs;
+  const cluster = db.engine === 'aurora-postgresql' ? db.clusterId : null;
+  const waitedFor =
+    cluster !== null
+      ? `cluster ${cluster} available with a writer and each of its instances (${db.instanceIds.join(', ')}) available`
+      : `instance ${db.instanceIds[0] ?? '?'} available`;
   for (;;) {
-    const ok =
-      db.clusterId !== null && db.engine === 'aurora-postgresql'
-        ? await clusterState(o.rds, db.clusterId).then((c) => {
-            seen = `cluster ${c.status ?? '?'}, writer ${c.writer ?? 'none'}`;
-            return c.status === 'available' && c.writer !== null;
-          })
-        : await instanceState(o.rds, db.instanceIds[0] ?? '').then((i) => {
-            seen = `instance ${i.status ?? '?'}`;
-            return i.status === 'available';
-          });
-    if (ok) return;
+    const s =
+      cluster !== null
+        ? await auroraSettled(o.rds, cluster, db.instanceIds)
+        : await instanceState(o.rds, db.instanceIds[0] ?? '').then((i): Settled => ({
+            ok: i.status === 'available',
+            seen: `instance ${i.status ?? '?'}`,
+          }));
+    if (s.ok) return;
     if (o.now().getTime() >= deadline)
       throw new InfrastructureError(
-        `the database is not available ${Math.round((o.settleMs ?? 1_200_000) / 1000)} s after the disruption (${seen})`,
+        `the database is not available ${Math.round(settleMs / 1000)} s after the disruption (${s.seen}); waited for ${waitedFor}`,
       );
     await o.sleep(o.pollMs ?? 1000);
   }
 }
 
-/** DescribeEvents of the cluster, each instance and each proxy since the group opened, on the run's clock. */
-async function readEvents(
-  o: CloudDisruptionOptions,
-  db: DatabaseResources,
-  since: Date,
-  event: EventSink,
-): Promise<void> {
-  const sources: Array<[SourceType, string]> = [
+/** The cluster available with a writer, then every instance of the lab available (each read by its identifier). */
+async function auroraSettled(
+  rds: RDSClient,
+  clusterId: string,
+  instanceIds: readonly string[],
+): Promise<Settled> {
+  const c = await clusterState(rds, clusterId);
+  const seen = `cluster ${c.status ?? '?'}, writer ${c.writer ?? 'none'}`;
+  if (c.status !== 'available' || c.writer === null) return { ok: false, seen };
+  const states = await Promise.all(instanceIds.map((id) => instanceState(rds, id)));
+  return {
+    ok: states.every((i) => i.status === 'available'),
+    seen: `${seen}; ${instanceIds.map((id, k) => `${id} ${states[k]?.status ?? '?'}`).join(', ')}`,
+  };
+}
+
+/** Whose RDS events a group reads: the cluster (Aurora), each instance, each proxy. */
+function eventSources(o: CloudDisruptionOptions, db: DatabaseResources): RdsEventSource[] {
+  return [
     ...(db.engine === 'aurora-postgresql' && db.clusterId !== null
-      ? [['db-cluster', db.clusterId] as [SourceType, string]]
+      ? [['db-cluster', db.clusterId] as const]
       : []),
-    ...db.instanceIds.map((id) => ['db-instance', id] as [SourceType, string]),
-    ...o.proxyNames.map((n) => ['db-proxy', n] as [SourceType, string]),
+    ...db.instanceIds.map((id) => ['db-instance', id] as const),
+    ...o.proxyNames.map((n) => ['db-proxy', n] as const),
   ];
-  const end = o.now();
-  for (const [type, id] of sources) {
-    try {
-      // SourceIdentifier needs its SourceType (botocore: "If SourceIdentifier is supplied, SourceType must also be provided").
-      for await (const page of paginateDescribeEvents(
-        { client: o.rds, pageSize: 100 },
-        { SourceType: type, SourceIdentifier: id, StartTime: since, EndTime: end },
-      ))
-        for (const e of page.Events ?? [])
-          // (the window again on this side: a server that ignores StartTime adds nothing older)
-          if (e.Date && e.Date.getTime() >= since.getTime())
-            event(
-              e.Message ?? '(no message)',
-              'rds-events',
-              `${type} ${id}${e.EventCategories?.length ? ` [${e.EventCategories.join(', ')}]` : ''}`,
-              e.Date,
-            );
-    } catch (err) {
-      event('events-unreadable', 'rds-events', `${type} ${id}: ${(err as Error).message}`);
-    }
-  }
 }

@@ -98,6 +98,11 @@ export interface RunnerDeps {
   readonly cpus?: number;
   /** Poll interval for proxy changes and fleet barriers (tests shorten it). */
   readonly pollMs?: number;
+  /**
+   * Between two reads of a disruption group's RDS events (lib/runner/rds-events.ts; tests shorten it).
+   * @default RDS_EVENT_READ_DELAY_MS (30 s)
+   */
+  readonly eventReadDelayMs?: number;
   /** PgBouncer admin console queries (psql over TCP to the agent's relay ports). */
   readonly adminQuery?: AdminRowsQuery;
   /** How often the pooler sampler polls SHOW POOLS/STATS and the agent's CPU. @default 2000 ms */
@@ -835,6 +840,7 @@ function disruptionRunner(
       now: () => deps.clock.now(),
       sleep: (ms, signal) => sleepUnless(deps.clock, ms, signal),
       ...(deps.pollMs !== undefined ? { pollMs: deps.pollMs } : {}),
+      ...(deps.eventReadDelayMs !== undefined ? { eventReadDelayMs: deps.eventReadDelayMs } : {}),
       pgbenchFloor: (t) => pgbenchSelectFloor(deps.executor, t),
     }),
   });

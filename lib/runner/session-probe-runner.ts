@@ -12,6 +12,7 @@
  * A fleet: the probe's two clients are one runner's; the fleet merge carries no probe results yet,
  * so a run with several runners records session-state steps as not available.
  */
+import { cloudSessionStateUnavailable } from '../config/cloud-probes';
 import type { ProbeRunner, Target } from '../engine/ports';
 import { sessionProbeRunner } from '../exec/session-probe';
 import { PINNED_METRIC } from '../suite/session-state';
@@ -37,11 +38,8 @@ export function cloudSessionProbeRunner(o: CloudSessionProbeOptions): ProbeRunne
     // No direct target would leave setup and NOTIFY nowhere to go: unavailable() says so first.
     admin: writer?.connection() ?? { host: '', port: 0, user: '', dbname: '' },
     unavailable: () =>
-      o.runnerCount > 1
-        ? `session-state probes run on a single runner (this run has ${o.runnerCount}): the fleet merge carries no probe result`
-        : writer === undefined
-          ? 'session-state probes need the writer (direct) as a target of the run'
-          : null,
+      cloudSessionStateUnavailable(o.runnerCount) ??
+      (writer === undefined ? 'session-state probes need the writer (direct) as a target of the run' : null),
     pinPeriodSec: o.pinPeriodMs === null ? null : o.pinPeriodMs / 1000,
     pinMetric: (step) => {
       if (!sessionHandling(step.descriptor).pinsSessions) return null;

@@ -133,6 +133,12 @@ export interface DisruptionResult {
   /** When the disruption was issued (wall clock, ISO); null when it never was (the step failed before T0). */
   readonly t0: string | null;
   readonly events: readonly DisruptionEvent[];
+  /**
+   * Why `events` may be incomplete: RDS events still arriving after the runner's last read, or a
+   * source it could not read (lib/runner/rds-events.ts). Absent: nothing known to be missing (and in
+   * every run written before the runner re-read its events).
+   */
+  readonly timelineNote?: string;
   readonly warmup: {
     readonly attempts: number;
     readonly p50Ms: number | null;

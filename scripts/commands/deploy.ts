@@ -8,7 +8,6 @@ import { profileOption, regionOption } from './aws-options';
 import { InfrastructureError, UsageError } from '../../lib/core/errors';
 import { shellQuote } from '../../lib/core/shell';
 import { PRICE_TABLES } from '../../lib/cost/price-table';
-import { labWarnings } from '../../lib/config/warnings';
 import type { LabConfig } from '../../lib/config/types';
 import { poolerSourcePath } from '../../lib/poolers/sources';
 import type { AwsSettings } from '../../lib/aws/clients';
@@ -75,6 +74,12 @@ export function register(program: Command): void {
           `the deploy region ${deployRegion} (--region, AWS_REGION or the profile) differs from the lab's region ${lab.network.region}, to which its existing VPC ${lab.network.vpcId} binds the stack`,
         );
       const regionFrom = flags.region !== undefined ? 'flag' : 'deploy';
+      // What `validate` warns about, and the runner-capacity warnings: printed with --dry-run too,
+      // before an over-budget refusal (lib/cost/preflight.ts deployWarningLines).
+      const printWarnings = (capacity: readonly { id: string; message: string }[] = []): void => {
+        for (const line of preflightModule().deployWarningLines(lab, capacity))
+          process.stdout.write(`${line}\n`);
+      };
       if (!PRICE_TABLES[deployRegion]) {
         const why = `region ${deployRegion} ${priceCheckModule().unpricedRegionMessage(deployRegion)}`;
         if (!flags.force)
@@ -85,6 +90,7 @@ export function register(program: Command): void {
         process.stdout.write(
           `warning: ${why}; deploying anyway because --force was given: no cost estimate, no budget check\n`,
         );
+        printWarnings();
       } else {
         const pre = preflightModule().deployPreflight(lab, {
           region: deployRegion,
@@ -94,10 +100,9 @@ export function register(program: Command): void {
         });
         process.stdout.write(pre.table);
         process.stdout.write(`${pre.budget.message}\n`);
-        for (const w of pre.warnings) process.stdout.write(`warning [${w.id}]: ${w.message}\n`);
+        printWarnings(pre.warnings);
         if (!pre.budget.allowed) throw new UsageError('not deployed: over budget (see above)');
       }
-      for (const w of labWarnings(lab)) process.stdout.write(`warning [${w.id}]: ${w.path}: ${w.message}\n`);
       // Zones by zone ID: runners where their type is offered, none where RDS Proxy is not
       // (lib/operator/availability-zones.ts).
       // Hosts without internet get each pinned pooler release from the CDK staging bucket: download it

@@ -13,6 +13,7 @@ import {
   operatorModule,
   outputsModule,
   runnerBundleModule,
+  stagingKeyModule,
 } from './lazy';
 
 interface DoctorFlags {
@@ -55,6 +56,11 @@ export function register(program: Command): void {
         ...clients,
         scheduler: clientsModule().createSchedulerClient({ ...settings, region }),
         ec2: clientsModule().createEc2Client({ ...settings, region }),
+        // the hosts can decrypt the CDK staging bucket's objects (its KMS key's policy)
+        stagingKey: stagingKeyModule().awsStagingKeyReader(
+          clients.s3,
+          clientsModule().createKmsClient({ ...settings, region }),
+        ),
         softwareVersion: runnerBundleModule().runnerSoftwareVersion(),
         region,
         now: () => new Date(),

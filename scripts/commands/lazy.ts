@@ -19,6 +19,7 @@ import type * as TargetPricesModule from '../../lib/cost/target-prices';
 import type * as RunLocalModule from '../../lib/local/run-local';
 import type * as AvailabilityZonesModule from '../../lib/operator/availability-zones';
 import type * as DoctorModule from '../../lib/operator/doctor';
+import type * as StagingKeyModule from '../../lib/operator/staging-key';
 import type * as ExtendModule from '../../lib/operator/extend';
 import type * as OperatorModule from '../../lib/operator/operator';
 import type * as OutputsModule from '../../lib/operator/outputs';
@@ -60,6 +61,8 @@ export const availabilityZonesModule = (): typeof AvailabilityZonesModule =>
   require('../../lib/operator/availability-zones') as typeof AvailabilityZonesModule;
 export const doctorModule = (): typeof DoctorModule =>
   require('../../lib/operator/doctor') as typeof DoctorModule;
+export const stagingKeyModule = (): typeof StagingKeyModule =>
+  require('../../lib/operator/staging-key') as typeof StagingKeyModule;
 export const extendModule = (): typeof ExtendModule =>
   require('../../lib/operator/extend') as typeof ExtendModule;
 export const operatorModule = (): typeof OperatorModule =>

@@ -3,6 +3,8 @@
  * (AWS-RunShellScript, one command per runner), print the run id, follow progress from S3 until
  * the run ends (`--detach` returns at once). Runner 0 invokes the metrics collector at the end.
  */
+import * as path from 'node:path';
+import type { CloudFormationClient } from '@aws-sdk/client-cloudformation';
 import type { Command } from 'commander';
 import { profileOption, regionOption } from './aws-options';
 import { runExitCode } from '../../lib/suite/verdict';
@@ -15,6 +17,8 @@ import { formatExpiresAt } from '../../lib/config/expiry';
 import { checkDisruptionGrants, disruptionNotice } from '../../lib/config/disruptions';
 import { labWarnings } from '../../lib/config/warnings';
 import type { LabConfig } from '../../lib/config/types';
+import type { LabOutputs } from '../../lib/operator/outputs';
+import type { AwsSettings } from '../../lib/aws/clients';
 import { PRICE_TABLES } from '../../lib/cost/price-table';
 import type { TargetPrice } from '../../lib/suite/types';
 import {
@@ -66,11 +70,11 @@ export function register(program: Command): void {
     .option('--detach', 'start the run and return at once (follow later with proxylab status RUNID)')
     .option(
       '--dry-run',
-      'print the run plan (as `proxylab plan` does, on stderr) and the exact SendCommand requests as JSON, and send nothing (still reads the stack outputs from CloudFormation; with --outputs FILE no AWS call at all)',
+      'print the run plan (as `proxylab plan` does, on stderr) and the exact SendCommand requests as JSON, and send nothing (reads the stack outputs from CloudFormation, with --outputs FILE no AWS call at all; where they cannot be read, placeholders named as such stand in for them)',
     )
     .option(
       '--outputs <file>',
-      'read the stack outputs from this file (cdk --outputs-file JSON or DescribeStacks JSON) instead of CloudFormation',
+      'read the stack outputs from this file (cdk --outputs-file JSON, which `proxylab deploy` writes to cdk.out/outputs-<lab file name>.json, or DescribeStacks JSON) instead of CloudFormation',
     )
     .option(
       '--extend',
@@ -82,7 +86,8 @@ export function register(program: Command): void {
     .action(async (flags: RunFlags) => {
       // Everything the user typed is checked before the first AWS call.
       const lab = loadModule().loadLabFile(flags.lab);
-      const suite = scenariosModule().resolveSuiteFlag(flags.suite, lab).name;
+      const resolved = scenariosModule().resolveSuiteFlag(flags.suite, lab);
+      const suite = resolved.name;
       // The plan `proxylab plan` shows: steps, duration, cost, what is not measured (no AWS call).
       const plan = planOrWarn(lab, suite);
       // Shown before the first AWS call, so that the preview needs neither credentials nor a
@@ -108,11 +113,7 @@ export function register(program: Command): void {
       const region = await clientsModule().requireRegion(settings);
       const stackName = outputsModule().stackNameFor(lab.name);
       const clients = clientsModule().createAwsClients(settings);
-      const outputs = await outputsModule().readLabOutputs(
-        lab.name,
-        flags.outputs,
-        () => clients.cloudformation,
-      );
+      const { outputs, placeholders } = await stackOutputs(flags, lab, () => clients.cloudformation);
       if (outputs.labName !== lab.name)
         throw new UsageError(`the outputs are of lab "${outputs.labName}", not "${lab.name}"`);
       const base = operatorModule().runnerArgsFromOutputs(outputs, lab, {
@@ -128,11 +129,15 @@ export function register(program: Command): void {
       const request = runRequestModule().buildRunRequest(base, outputs.runnerInstanceIds.length);
       const plans = ssmModule().buildRunCommands(outputs.runnerInstanceIds, request);
       // What this run will disrupt on the lab (failover, reboot), said before anything starts.
-      const disrupts = disruptionNotice(suite, {
-        engine: outputs.databaseEngine,
-        clusterId: base.databaseResources?.clusterId ?? null,
-        instanceIds: base.databaseResources?.instanceIds ?? [],
-      });
+      const disrupts = disruptionNotice(
+        resolved,
+        {
+          engine: outputs.databaseEngine,
+          clusterId: base.databaseResources?.clusterId ?? null,
+          instanceIds: base.databaseResources?.instanceIds ?? [],
+        },
+        request.runnerCount,
+      );
       if (flags.dryRun) {
         // (the plan in words went to stderr above) On stdout the plan, the request that would be
         // written to S3, what it disrupts, then the exact SendCommand requests, as one JSON document.
@@ -143,6 +148,8 @@ export function register(program: Command): void {
               request,
               disrupts: disrupts.map((l) => l.trim()),
               sendCommands: plans.map((p) => p.input),
+              // Values that are not the lab's: what the deployed stack decides, read from neither (see stderr).
+              placeholders,
             },
             null,
             2,
@@ -155,37 +162,8 @@ export function register(program: Command): void {
           `run ${runId} disrupts the lab's own database (docs/disruptions.md):\n${disrupts.join('\n')}\n`,
         );
       // A run must end before the lab deletes itself (and its results bucket).
-      if (lab.ttlHours !== null && plan !== null) {
-        const scheduler = clientsModule().createSchedulerClient({ ...settings, region });
-        let expiresAt: Date | null = null;
-        try {
-          expiresAt = await extendModule().readLabExpiry(scheduler, stackName);
-        } catch (err) {
-          // Without scheduler:GetSchedule the run still starts; say what was not checked.
-          process.stdout.write(
-            `warning: could not read the expiry schedule (${err instanceof Error ? err.message : String(err)}); not checking that the run ends before the lab expires\n`,
-          );
-        }
-        const decision = decideRunExpiry({
-          now,
-          estimatedSec: plan.duration.totalSec,
-          expiresAt,
-          allowExtend: flags.extend ?? false,
-          suite,
-          labFile: flags.lab,
-          usdPerHour: plan.cost.priced ? plan.cost.usdPerHour : null,
-        });
-        if (decision.kind === 'extend') {
-          const ext = await extendModule().extendLabExpiry(scheduler, {
-            stackName,
-            hours: decision.hours,
-            now,
-          });
-          process.stdout.write(
-            `extended the lab by ${decision.hours} h: it now expires at ${formatExpiresAt(ext.expiresAt)} (run ends about ${formatExpiresAt(decision.estimatedEnd)})\n`,
-          );
-        }
-      }
+      if (lab.ttlHours !== null && plan !== null)
+        await checkLabExpiry({ flags, suite, plan, now, stackName, settings: { ...settings, region } });
       // The runners read what to run from S3: the request goes there before any of them starts.
       await runRequestModule().writeRunRequest(clients.s3, request);
       const sent = await ssmModule().sendRunCommands(clients.ssm, plans);
@@ -220,6 +198,76 @@ export function register(program: Command): void {
       // The same rule as `proxylab local`: step verdicts and judged comparisons (lib/suite/verdict.ts).
       if (runExitCode(progress.status === 'completed', counts) !== 0) process.exitCode = 1;
     });
+}
+
+/**
+ * Refuses a run whose estimated end is past the lab's expiry, or (`--extend`) moves the expiry by
+ * the hours missing. Without scheduler:GetSchedule the run still starts, saying what was not checked.
+ */
+async function checkLabExpiry(o: {
+  readonly flags: RunFlags;
+  readonly suite: string;
+  readonly plan: RunPlanPreview;
+  readonly now: Date;
+  readonly stackName: string;
+  readonly settings: AwsSettings;
+}): Promise<void> {
+  const { flags, plan, now, stackName } = o;
+  const scheduler = clientsModule().createSchedulerClient(o.settings);
+  let expiresAt: Date | null = null;
+  try {
+    expiresAt = await extendModule().readLabExpiry(scheduler, stackName);
+  } catch (err) {
+    process.stdout.write(
+      `warning: could not read the expiry schedule (${err instanceof Error ? err.message : String(err)}); not checking that the run ends before the lab expires\n`,
+    );
+  }
+  const decision = decideRunExpiry({
+    now,
+    estimatedSec: plan.duration.totalSec,
+    expiresAt,
+    allowExtend: flags.extend ?? false,
+    suite: o.suite,
+    labFile: flags.lab,
+    usdPerHour: plan.cost.priced ? plan.cost.usdPerHour : null,
+  });
+  if (decision.kind !== 'extend') return;
+  const ext = await extendModule().extendLabExpiry(scheduler, { stackName, hours: decision.hours, now });
+  process.stdout.write(
+    `extended the lab by ${decision.hours} h: it now expires at ${formatExpiresAt(ext.expiresAt)} (run ends about ${formatExpiresAt(decision.estimatedEnd)})\n`,
+  );
+}
+
+/**
+ * The stack outputs (`--outputs FILE`, else DescribeStacks). A dry run shows its requests even where
+ * they cannot be read (no credentials, nothing deployed yet): with placeholders for what the
+ * deployed stack decides, each named as one (lib/operator/outputs.ts), listed on stderr with the
+ * ways to the real values. Only without `--outputs`: a file the user names is read or refused.
+ */
+async function stackOutputs(
+  flags: RunFlags,
+  lab: LabConfig,
+  cloudformation: () => CloudFormationClient,
+): Promise<{ readonly outputs: LabOutputs; readonly placeholders: readonly string[] }> {
+  try {
+    return {
+      outputs: await outputsModule().readLabOutputs(lab.name, flags.outputs, cloudformation),
+      placeholders: [],
+    };
+  } catch (err) {
+    if (!flags.dryRun || flags.outputs !== undefined) throw err;
+    const stand = outputsModule().placeholderLabOutputs(lab);
+    const stack = outputsModule().stackNameFor(lab.name);
+    process.stderr.write(
+      `note: the stack outputs were not read (${err instanceof Error ? err.message : String(err)}), so the request ` +
+        'and the SendCommand requests below hold PLACEHOLDERS where the deployed stack decides a value:\n' +
+        stand.placeholders.map((p) => `  ${p}\n`).join('') +
+        'For the real values, give --outputs FILE with the stack outputs (`cdk deploy --outputs-file FILE` writes them; ' +
+        `\`proxylab deploy --lab ${flags.lab}\` writes cdk.out/outputs-${path.basename(flags.lab, '.json')}.json), ` +
+        `or run with AWS credentials that may read stack ${stack} (cloudformation:DescribeStacks).\n`,
+    );
+    return stand;
+  }
 }
 
 /**

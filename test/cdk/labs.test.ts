@@ -7,6 +7,8 @@
  *    tagged, and what the cost estimate counts (lab-checks/shipped-labs.ts).
  *  - The IAM policies of each shipped lab, and the fixture the call checks judge by
  *    (lab-checks/iam-policies.ts).
+ *  - The operator's policy names each shipped lab's resources, and the longest lab name's, as
+ *    CloudFormation deploys them (lab-checks/operator-names.ts).
  * One file, because each of these needs the same synthesized stacks: as three files they made three
  * synths of every shipped lab and loaded aws-cdk-lib three times (bench/README.md "npm test time").
  */
@@ -27,6 +29,7 @@ import {
   type SynthesizedLab,
 } from './helpers';
 import { iamPolicyChecks } from './lab-checks/iam-policies';
+import { LONGEST_NAME_SHAPE, operatorNameChecks } from './lab-checks/operator-names';
 import { shippedLabChecks } from './lab-checks/shipped-labs';
 
 interface Synthesized extends SynthesizedLab {
@@ -129,6 +132,8 @@ const EXTRA_SHAPES: Record<string, unknown> = {
     runners: { instanceType: 'm7i.large', count: 3, placement: 'spread' },
     results: { retainOnDestroy: true },
   },
+  // lab-checks/operator-names.ts: the longest stack name, the longest bucket name
+  'longest-lab-name': LONGEST_NAME_SHAPE,
 };
 
 /** Fixture labs (test/fixtures/labs): RDS for PostgreSQL Multi-AZ with every option set. */
@@ -154,10 +159,10 @@ beforeAll(() => {
   }
 }, 300_000);
 
-/** The synth of labs/ file `labPath` made above (for the checks in lab-checks/). */
+/** The synth of labs/ file `labPath` (or `(shape NAME)`) made above (for the checks in lab-checks/). */
 function synthesizedLab(labPath: string): SynthesizedLab {
   const found = synthesized.find((s) => s.file === labPath);
-  if (!found) throw new Error(`${labPath} was not synthesized: not a file in labs/`);
+  if (!found) throw new Error(`${labPath} was not synthesized: not a file in labs/ nor a shape`);
   return found;
 }
 
@@ -293,3 +298,11 @@ shippedLabChecks(
 );
 
 iamPolicyChecks(synthesizedLab);
+
+operatorNameChecks(
+  [
+    ...FILES.map((f): [string, LabConfig] => [f, loadLab(f)]),
+    ['(shape longest-lab-name)', labFrom(LONGEST_NAME_SHAPE)],
+  ],
+  synthesizedLab,
+);

@@ -31,6 +31,7 @@ const SLOW_FILES = {
   'test/integration/cloud-operator-cli.test.ts': 30,
   'test/integration/cloud-spot.test.ts': 19,
   'test/integration/cloud-runner-poolers.test.ts': 17,
+  'test/integration/cloud-run-lab.test.ts': 14,
   'test/integration/local-reap.test.ts': 15,
   'test/integration/local-stack.test.ts': 15,
   'test/integration/session-state.test.ts': 15,

@@ -178,6 +178,8 @@ test('an Aurora failover through the cloud runner: the API call, the writer chan
     write: (l) => lines.push(l),
     cpus: 2,
     pollMs: 200,
+    // (moto's events are all there at the first read: two reads agree, 0.2 s apart, not 30 s)
+    eventReadDelayMs: 200,
     suiteCatalog: (name) => (name === suite.name ? suite : getSuite(name)),
   });
   await Promise.all(restarts);

@@ -121,7 +121,8 @@ describe('CLI (real entry, no AWS)', () => {
         env,
         cwd: REPO_ROOT,
       });
-      // THEN the plan, its skipped target and its warnings come first; then the AWS failure (exit 1)
+      // THEN the plan, its skipped target and its warnings come first; then why the outputs were not
+      // read, and the requests with placeholders (exit 0: a dry run needs no AWS)
       const planAt = res.stderr.search(
         /^Plan: suite e5 on lab rds-proxy-vs-pgbouncer: 2 scenarios, 378 steps, 2 runners$/m,
       );
@@ -129,11 +130,79 @@ describe('CLI (real entry, no AWS)', () => {
         /^ {4}bouncer-transaction {2}skipped: e5-short runs on targets that are/m,
       );
       const warnAt = res.stderr.search(/^warning: target bouncer-transaction gets no step in suite e5/m);
-      const failAt = res.stderr.search(/^proxylab failed: DescribeStacks proxylab-rds-proxy-vs-pgbouncer/m);
-      expect([planAt, skippedAt, warnAt, failAt].every((i) => i >= 0)).toBe(true);
-      expect(planAt < skippedAt && skippedAt < warnAt && warnAt < failAt).toBe(true);
-      expect(res.stdout).toBe('');
-      expect(res.status).toBe(1);
+      const noteAt = res.stderr.search(
+        /^note: the stack outputs were not read \(DescribeStacks proxylab-rds-proxy-vs-pgbouncer: .*credentials/m,
+      );
+      expect([planAt, skippedAt, warnAt, noteAt].every((i) => i >= 0)).toBe(true);
+      expect(planAt < skippedAt && skippedAt < warnAt && warnAt < noteAt).toBe(true);
+      expect(res.status).toBe(0);
+      const printed = JSON.parse(res.stdout) as { request: { suite: string }; placeholders: string[] };
+      expect(printed.request.suite).toBe('e5');
+      expect(printed.placeholders).toContain('<results bucket: from the stack outputs>');
+    },
+  );
+
+  test.concurrent(
+    "run --suite lab --dry-run on the own-workload lab: the plan and the requests, the lab's scenario in the request, without credentials or an outputs file (placeholders named as such), exit 0",
+    async () => {
+      // GIVEN the team's own scenarios (labs/own-workload.json, 2 runners), no credentials, no --outputs
+      const res = await proxylab(
+        cli,
+        ['run', '--lab', 'labs/own-workload.json', '--suite', 'lab', '--run-id', 'dry-lab', '--dry-run'],
+        { env, cwd: REPO_ROOT },
+      );
+      // THEN exit 0: the plan in words, then what stands in for the stack outputs, and how to get them
+      expect(res.status).toBe(0);
+      expect(res.stderr).not.toMatch(/unknown suite|proxylab failed|^error:/m);
+      expect(res.stderr).toMatch(/^Plan: suite lab on lab own-workload: 1 scenario, 36 steps, 2 runners$/m);
+      expect(res.stderr).toMatch(
+        /^note: the stack outputs were not read \(DescribeStacks proxylab-own-workload: [^\n]*\), so the request and the SendCommand requests below hold PLACEHOLDERS/m,
+      );
+      expect(res.stderr).toMatch(
+        /^For the real values, give --outputs FILE with the stack outputs \(`cdk deploy --outputs-file FILE` writes them; `proxylab deploy --lab labs\/own-workload\.json` writes cdk\.out\/outputs-own-workload\.json\), or run with AWS credentials that may read stack proxylab-own-workload/m,
+      );
+      const printed = JSON.parse(res.stdout) as {
+        plan: { suite: string; stepCount: number };
+        request: {
+          suite: string;
+          runnerCount: number;
+          bucket: string;
+          scenarios: Array<{ name: string; workload: Array<{ file?: { sql: string } }> }>;
+          targets: {
+            writer: { host: string };
+            proxies: Array<{ name: string }>;
+            poolers: Array<{ name: string }>;
+          };
+        };
+        sendCommands: Array<{ InstanceIds: string[]; Parameters: { commands: string[] } }>;
+        placeholders: string[];
+      };
+      // the request carries the lab's own scenario, its script text with it: what the runners run
+      expect([printed.plan.suite, printed.plan.stepCount]).toEqual(['lab', 36]);
+      expect(printed.request).toMatchObject({ suite: 'lab', runnerCount: 2 });
+      expect(printed.request.scenarios.map((x) => x.name)).toEqual(['checkout']);
+      expect(printed.request.scenarios[0]?.workload[0]?.file?.sql).toMatch(/UPDATE pgbench_accounts/);
+      expect(printed.request.targets.proxies.map((p) => p.name)).toEqual(['proxy']);
+      expect(printed.request.targets.poolers.map((p) => p.name)).toEqual(['bouncer']);
+      // every value only the deployed stack knows is a placeholder, named as one, on stderr too
+      expect(printed.request.bucket).toBe('<results bucket: from the stack outputs>');
+      expect(printed.request.targets.writer.host).toBe('writer-endpoint.from-the-stack-outputs.invalid');
+      expect(printed.sendCommands.map((c) => c.InstanceIds)).toEqual([
+        ['<runner instance id 1 of 2: from the stack outputs>'],
+        ['<runner instance id 2 of 2: from the stack outputs>'],
+      ]);
+      expect(printed.sendCommands[0]?.Parameters.commands.at(-1)).toBe(
+        "node /opt/proxylab/runner.js --request 's3://<results bucket: from the stack outputs>/runs/dry-lab/request.json' --runner-index 0 --region eu-west-1",
+      );
+      for (const p of printed.placeholders) expect(res.stderr).toContain(`\n  ${p}\n`);
+      expect(printed.placeholders).toEqual(
+        expect.arrayContaining([
+          '<DB secret ARN: from the stack outputs>',
+          'proxy-proxy-endpoint.from-the-stack-outputs.invalid',
+          'pooler-bouncer-host.from-the-stack-outputs.invalid',
+        ]),
+      );
+      expect(JSON.stringify(printed.request)).not.toMatch(/password/i);
     },
   );
 
@@ -203,12 +272,12 @@ describe('CLI (real entry, no AWS)', () => {
   );
 
   test.concurrent(
-    'deploy prices the region it deploys to: refuses over budget (2), refuses an unpriced region (2) unless --force; destroy says what is kept',
+    'deploy prices the region it deploys to: refuses over budget (2), refuses an unpriced region (2) unless --force, warns as validate does (--dry-run too); destroy says what is kept',
     async () => {
       // GIVEN a deploy to us-east-1 (priced), one to eu-west-1 (no price table), with and without --force
       const usEast = { ...env, AWS_REGION: 'us-east-1' };
       // (the four CLI runs are independent: started together, checked one after the other)
-      const [over, unpriced, forced, destroy] = await Promise.all([
+      const [over, unpriced, forced, destroy, warned] = await Promise.all([
         proxylab(cli, ['deploy', '--lab', 'labs/default.json', '--max-hourly', '0.05', '--dry-run'], {
           env: usEast,
           cwd: REPO_ROOT,
@@ -230,6 +299,11 @@ describe('CLI (real entry, no AWS)', () => {
           { env, cwd: REPO_ROOT },
         ),
         proxylab(cli, ['destroy', '--lab', 'labs/default.json', '--dry-run'], { env, cwd: REPO_ROOT }),
+        // a lab whose suite measures no direct target: validate warns, and so does deploy --dry-run
+        proxylab(cli, ['deploy', '--lab', 'labs/e4-pool-share.json', '--dry-run'], {
+          env: usEast,
+          cwd: REPO_ROOT,
+        }),
       ]);
       // THEN to us-east-1: the cost comes first, then the budget refusal
       expect(over.status).toBe(2);
@@ -252,6 +326,11 @@ describe('CLI (real entry, no AWS)', () => {
       expect(forced.stdout).toMatch(
         /would run: AWS_PROFILE=lab npx cdk deploy -c lab=\S+\/labs\/default\.json --require-approval never/,
       );
+      expect(warned.status).toBe(0);
+      expect(warned.stdout).toMatch(
+        /^warning \[proxylab:target-not-measured\]: target direct gets no step in suite e4: /m,
+      );
+      expect(warned.stdout).toMatch(/^would run: npx cdk deploy -c lab=\S+\/labs\/e4-pool-share\.json/m);
       expect(destroy.status).toBe(0);
       expect(destroy.stdout).toMatch(
         /^Dry run: would destroy stack proxylab-default if it is deployed[^]*nothing would be retained[^]*would run: .*npx cdk destroy -c lab=\S+ --force/,

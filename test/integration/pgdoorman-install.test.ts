@@ -48,7 +48,10 @@ function stubs(dir: string, cloneCommit: string): string {
 function runInstall(release: GitRelease, cloneCommit: string) {
   const dir = scratchDir('proxylab-pgd-install-');
   const bin = stubs(dir, cloneCommit);
-  const script = ['set -euo pipefail', ...pgdoormanInstallCommands(release)].join('\n');
+  // the build root the host uses is /var/tmp (PGDOORMAN_BUILD_ROOT); here the scratch directory
+  const script = ['set -euo pipefail', ...pgdoormanInstallCommands(release, { kind: 'upstream' }, dir)].join(
+    '\n',
+  );
   const res = spawnSync('bash', ['-c', script], {
     encoding: 'utf8',
     // stdin not a socket: bash would read ~/.bashrc as if started by rshd
@@ -64,6 +67,11 @@ function runInstall(release: GitRelease, cloneCommit: string) {
     stderr: res.stderr,
     rustupRan: fs.existsSync(path.join(dir, 'rustup-init-ran')),
     calls: calls.map((c) => c.split(' ')[0]),
+    // what mktemp made under the build root (the script stopped before its rm -rf)
+    buildDirs: fs
+      .readdirSync(dir)
+      .filter((f) => f.startsWith('proxylab-pgdoorman.'))
+      .map((f) => fs.readdirSync(path.join(dir, f)).sort()),
   };
 }
 
@@ -104,6 +112,8 @@ test('a clone whose commit is not the pinned one stops before the build', () => 
     `PgDoorman ${pinned.tag} is commit ${moved}, not the pinned ${pinned.gitCommit}`,
   );
   expect(r.calls).toEqual(['dnf', 'uname', 'curl', 'git', 'git']);
+  // AND it worked in one directory under the build root, with the compilers' TMPDIR inside
+  expect(r.buildDirs).toEqual([['pg_doorman', 'rustup-init', 'tmp']]);
 });
 
 test('with both checks passing it goes on to the build (here: no cargo, so it stops there)', () => {

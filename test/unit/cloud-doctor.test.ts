@@ -24,6 +24,9 @@ import { mockAws } from '../helpers/aws-calls/recorder';
 import { operator } from '../helpers/aws-calls/principals';
 import 'aws-sdk-client-mock-jest';
 import { formatChecks, PROBE_POLL_MS, runDoctor, type Check } from '../../lib/operator/doctor';
+import { awsStagingKeyReader } from '../../lib/operator/staging-key';
+import { GetBucketEncryptionCommand, S3Client } from '@aws-sdk/client-s3';
+import { DescribeKeyCommand, GetKeyPolicyCommand, KMSClient } from '@aws-sdk/client-kms';
 import type { LabOutputs } from '../../lib/operator/outputs';
 import { labOutputsWith, proxyOutputs } from '../helpers/lab-outputs';
 import type { PoolerEndpoint } from '../../lib/poolers/pgbouncer/layout';
@@ -34,6 +37,8 @@ const cfn = mockAws(CloudFormationClient, operator('run'));
 const rds = mockAws(RDSClient, operator('run'));
 const sched = mockAws(SchedulerClient, operator('run'));
 const ssm = mockAws(SSMClient, operator('run'));
+const s3 = mockAws(S3Client, operator('run'));
+const kms = mockAws(KMSClient, operator('run'));
 const lambda = mockAws(LambdaClient, operator('run'));
 // Only spot labs read Spot requests: judged by the spot lab's (pocket) operator policy.
 const ec2 = mockAws(EC2Client, operator('run', 'pocket'));
@@ -296,6 +301,80 @@ test.each(breaks)(
     expect(out).toMatch(/1 of \d+ checks failed\n$/);
   },
 );
+
+test('with a staging-key reader: a bucket under a customer key the host roles cannot use → ✗ right after the stack, naming the statement to add', async () => {
+  // GIVEN a healthy lab (us-east-1, as labs/default.json says) in account 123456789012 whose CDK staging bucket uses a customer managed key
+  // with KMS's default policy (only IAM policies could grant kms:Decrypt, and the host roles have none)
+  healthy();
+  cfn.on(DescribeStacksCommand).resolves({
+    Stacks: [
+      {
+        StackName: 'proxylab-default',
+        StackId: 'arn:aws:cloudformation:us-east-1:123456789012:stack/proxylab-default/0d1e2f',
+        StackStatus: 'CREATE_COMPLETE',
+        CreationTime: NOW,
+      },
+    ],
+  });
+  const key = 'arn:aws:kms:us-east-1:123456789012:key/k1';
+  s3.on(GetBucketEncryptionCommand).resolves({
+    ServerSideEncryptionConfiguration: {
+      Rules: [{ ApplyServerSideEncryptionByDefault: { SSEAlgorithm: 'aws:kms', KMSMasterKeyID: key } }],
+    },
+  });
+  kms.on(DescribeKeyCommand).resolves({
+    KeyMetadata: { KeyId: 'k1', Arn: key, KeyManager: 'CUSTOMER', KeyState: 'Enabled' },
+  });
+  kms.on(GetKeyPolicyCommand).resolves({
+    Policy: JSON.stringify({
+      Statement: [
+        {
+          Effect: 'Allow',
+          Principal: { AWS: 'arn:aws:iam::123456789012:root' },
+          Action: 'kms:*',
+          Resource: '*',
+        },
+      ],
+    }),
+  });
+  // the reader on the SDK clients doctor gets: its calls are checked against the run role's policy
+  const stagingKey = awsStagingKeyReader(
+    new S3Client({ region: 'us-east-1' }),
+    new KMSClient({ region: 'us-east-1' }),
+  );
+  // WHEN doctor runs with the reader
+  const checks = await runDoctor(LAB, 'labs/default.json', OUTPUTS, {
+    cloudformation: new CloudFormationClient({ region: 'us-east-1' }),
+    rds: new RDSClient({ region: 'us-east-1' }),
+    scheduler: new SchedulerClient({ region: 'us-east-1' }),
+    ssm: new SSMClient({ region: 'us-east-1' }),
+    lambda: new LambdaClient({ region: 'us-east-1' }),
+    ec2: new EC2Client({ region: 'us-east-1' }),
+    softwareVersion: VERSION,
+    region: 'us-east-1',
+    now: () => NOW,
+    sleep: () => Promise.resolve(),
+    stagingKey,
+  });
+  // THEN the staging bucket of the stack's account and region was read, and its check failed
+  expect(s3.commandCalls(GetBucketEncryptionCommand).map((c) => c.args[0].input.Bucket)).toEqual([
+    'cdk-hnb659fds-assets-123456789012-us-east-1',
+  ]);
+  expect(kms.commandCalls(GetKeyPolicyCommand).map((c) => c.args[0].input)).toEqual([
+    { KeyId: key, PolicyName: 'default' },
+  ]);
+  expect(checks[1]).toMatchObject({
+    title: 'CDK staging bucket: the hosts can decrypt the assets',
+    ok: false,
+  });
+  expect(checks[1]?.detail).toMatch(
+    /customer managed key arn:aws:kms:us-east-1:123456789012:key\/k1: no statement allows/,
+  );
+  expect(checks[1]?.fix).toContain('"kms:ViaService":"s3.us-east-1.amazonaws.com"');
+  expect(failed(checks).map((c) => c.title)).toEqual([
+    'CDK staging bucket: the hosts can decrypt the assets',
+  ]);
+});
 
 test('max_connections not as the lab says: ✗ with the reboot fix', async () => {
   const lab = { ...LAB, database: { ...LAB.database, maxConnections: 900 } };

@@ -3,12 +3,17 @@
  * runner role and what `proxylab run` announces.
  */
 import { expect } from '@jest/globals';
+import * as path from 'node:path';
 import {
   checkDisruptionGrants,
   cloudDisruptionsOf,
   disruptionNotice,
   DISRUPTION_WORDS,
 } from '../../lib/config/disruptions';
+import { labSuite } from '../../lib/config/scenarios';
+import { loadLabFile } from '../../lib/config/load';
+import { cloudUnavailable } from '../../lib/runner/disruptions';
+import { getSuite } from '../../lib/suite/catalog';
 import { DISRUPTION_ACTIONS } from '../../lib/suite/disruption';
 
 describe('cloudDisruptionsOf', () => {
@@ -42,16 +47,16 @@ describe('what `proxylab run` says and refuses before it starts', () => {
   const RDS = { engine: 'postgres', clusterId: null, instanceIds: ['db-1'] } as const;
 
   test('the failover suite on Aurora: the failover on the cluster; the RDS reboots and the pooler restart not injected', () => {
-    expect(disruptionNotice('failover', AURORA)).toEqual([
+    expect(disruptionNotice(getSuite('failover'), AURORA, 1)).toEqual([
       '  failover-aurora: fail the Aurora cluster over to a reader (FailoverDBCluster) on cluster proxylab-failover-aurora-cluster (instances writer-1, reader-1), 3 time(s), each after a 20 s warm-up, probed for 120 s',
-      "  failover-rds: not for this lab's engine (recorded not available)",
-      "  reboot-rds: not for this lab's engine (recorded not available)",
-      '  pooler-restart-cloud: restart the pooler process by process — not injected on a lab (recorded not available)',
+      '  failover-rds: reboot the RDS instance with a Multi-AZ failover (RebootDBInstance ForceFailover) — not injected: rds-reboot-failover needs RDS for PostgreSQL; this lab runs Aurora PostgreSQL (recorded not available)',
+      '  reboot-rds: reboot the RDS instance in place (RebootDBInstance) — not injected: rds-reboot needs RDS for PostgreSQL; this lab runs Aurora PostgreSQL (recorded not available)',
+      "  pooler-restart-cloud: restart the pooler process by process — not injected: pooler-restart on a lab's pooler hosts is not built on the runner yet (it runs on proxylab local's stack; docs/disruptions.md) (recorded not available)",
     ]);
   });
 
   test('the failover suite on RDS for PostgreSQL: the Multi-AZ failover and the reboot on its instance', () => {
-    const lines = disruptionNotice('failover', RDS);
+    const lines = disruptionNotice(getSuite('failover'), RDS, 1);
     expect(lines[1]).toMatch(
       /^ {2}failover-rds: reboot the RDS instance with a Multi-AZ failover .* on instance db-1, 3 time/,
     );
@@ -61,7 +66,26 @@ describe('what `proxylab run` says and refuses before it starts', () => {
   });
 
   test('a pgbench suite disrupts nothing', () => {
-    expect(disruptionNotice('quick', AURORA)).toEqual([]);
+    expect(disruptionNotice(getSuite('quick'), AURORA, 1)).toEqual([]);
+  });
+
+  test("a lab's own scenarios (suite lab) disrupt nothing: no catalog lookup of a suite named lab", () => {
+    // GIVEN the suite `run --lab labs/own-workload.json --suite lab` resolves: the lab file's scenarios
+    const lab = loadLabFile(path.join(__dirname, '..', '..', 'labs', 'own-workload.json'));
+    // WHEN run says what it disrupts / THEN nothing, and no `unknown suite "lab"`
+    expect(disruptionNotice(labSuite(lab), AURORA, 2)).toEqual([]);
+  });
+
+  test('with two runners no failover is promised: each disruption is not injected, in the words the runner records', () => {
+    // GIVEN the failover suite on an Aurora lab with a reader, run by 2 runners
+    const lines = disruptionNotice(getSuite('failover'), AURORA, 2);
+    // THEN the failover is announced as not injected, with the runner's own reason
+    const why = cloudUnavailable('aurora-failover', { database: AURORA, runnerCount: 2 });
+    expect(why).toMatch(/injected once, by one runner: this run has 2/);
+    expect(lines[0]).toBe(
+      `  failover-aurora: fail the Aurora cluster over to a reader (FailoverDBCluster) — not injected: ${why ?? ''} (recorded not available)`,
+    );
+    expect(lines.some((l) => / \d+ time\(s\)/.test(l))).toBe(false);
   });
 
   test('a suite whose disruptions the runner role was not granted is refused, naming the lab field', () => {

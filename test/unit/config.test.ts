@@ -817,6 +817,42 @@ describe('poolers', () => {
     );
   });
 
+  test.each([
+    [
+      'a PgDoorman host of 2 GiB',
+      { name: 'doorman', kind: 'pgdoorman', placement: 'dedicated', instanceType: 'c7g.medium' },
+      {},
+      'poolers[0].instanceType',
+      'c7g.medium',
+      'must have at least 4 GiB of memory: PgDoorman 3.10.7 is built from source on poolers[0] (its pooler host), a Rust release build with link-time optimization, and c7g.medium has 2 GiB; c7g.large (4 GiB) is the smallest c7g with enough; got "c7g.medium"',
+    ],
+    [
+      'PgDoorman on runners of 2 GiB',
+      { name: 'near', kind: 'pgdoorman', placement: 'on-runners' },
+      { runners: { instanceType: 'c7g.medium' } },
+      'runners.instanceType',
+      'c7g.medium',
+      'must have at least 4 GiB of memory: PgDoorman 3.10.7 is built from source on each runner (poolers[0] runs on the runners), a Rust release build with link-time optimization, and c7g.medium has 2 GiB; c7g.large (4 GiB) is the smallest c7g with enough; got "c7g.medium"',
+    ],
+  ])(
+    'price check: %s is refused, its build needs the memory (driver host.buildMemory)',
+    (_what, pooler, extra, path, value, message) => {
+      // GIVEN / WHEN
+      const problems = unpricedProblems({ ...BASE, ...extra, poolers: [pooler] });
+      // THEN
+      expect(problems).toEqual([{ path, value, message }]);
+    },
+  );
+
+  test.each([
+    ['PgDoorman on 4 GiB (c7g.large)', { kind: 'pgdoorman', instanceType: 'c7g.large' }],
+    ['PgBouncer on 2 GiB (c7g.medium): a small C build', { kind: 'pgbouncer', instanceType: 'c7g.medium' }],
+  ])('price check: %s has memory enough', (_what, pooler) => {
+    expect(
+      unpricedProblems({ ...BASE, poolers: [{ name: 'p', placement: 'dedicated', ...pooler }] }),
+    ).toEqual([]);
+  });
+
   test("price check: the one-core-per-process limit is the driver's capability, not a fixed fact", () => {
     // GIVEN a driver that says its processes are multithreaded
     const caps = jest.spyOn(pgbouncerDriver, 'capabilities').mockImplementation(() => ({

@@ -13,7 +13,7 @@ import {
   runnerCapacityWarningsFor,
   suiteClientDemands,
 } from '../../lib/cost/guards';
-import { deployPreflight } from '../../lib/cost/preflight';
+import { deployPreflight, deployWarningLines } from '../../lib/cost/preflight';
 
 function lab(raw: Record<string, unknown>): LabConfig {
   const v = validateLab({ name: 'unit', ...raw });
@@ -223,5 +223,36 @@ describe('deployPreflight', () => {
       limitUsdPerHour: 0.15,
     });
     expect(forced.warnings).toEqual([]);
+  });
+});
+
+describe('deployWarningLines: what deploy prints, --dry-run included', () => {
+  test("validate's warnings (the suites' plan, the lab's own) beside the preflight's, each once", () => {
+    // GIVEN a lab whose suite measures no direct target, whose pools add up past 100 % and whose
+    // runners are too few for the suite
+    const l = lab({
+      aurora: { instanceClass: 'db.r6g.large' },
+      proxies: [{ name: 'pool100' }],
+      poolers: [{ name: 'bouncer', kind: 'pgbouncer', placement: 'dedicated', instanceType: 'c7g.large' }],
+      suites: ['e4'],
+    });
+    const pre = deployPreflight(l);
+    // WHEN
+    const lines = deployWarningLines(l, pre.warnings);
+    // THEN every warning validate gives is there, the lab's with its path
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^warning \[proxylab:runners-too-few\]: suite e4 runs up to/),
+        expect.stringMatching(
+          /^warning \[proxylab:target-not-measured\]: target direct gets no step in suite e4/,
+        ),
+        expect.stringMatching(
+          /^warning \[pool-shares-over-100\]: proxies\[0\]\.maxConnectionsPercent \+ poolers\[0\]\.poolPercent: /,
+        ),
+      ]),
+    );
+    // AND the capacity warning, which the preflight and the plan both give, once
+    expect(lines.filter((x) => x.includes('[proxylab:runners-too-few]'))).toHaveLength(1);
+    expect(new Set(lines).size).toBe(lines.length);
   });
 });

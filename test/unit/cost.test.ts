@@ -452,3 +452,44 @@ describe('usage flags and the assumption footnote', () => {
     );
   });
 });
+
+describe('Aurora CPU credits (issue 37 item 9)', () => {
+  const ROOT = path.join(__dirname, '..', '..');
+  const fromFile = (rel: string): LabConfig => loadLabFile(path.join(ROOT, rel));
+  const CREDITS = 'Aurora writer db.t4g.medium CPU credits (Unlimited mode)';
+
+  test("Aurora's credit rate has no AWS source: its line says so (unsourced, †); RDS's, AWS's own, does not", () => {
+    // GIVEN the default lab (a db.t4g.medium Aurora writer) and the pocket lab (RDS for PostgreSQL db.t4g.micro)
+    const aurora = estimateCost(fromFile('labs/default.json'));
+    const rds = estimateCost(fromFile('labs/pocket.json'));
+    // WHEN priced and printed
+    const table = formatCostTable(aurora);
+    // THEN only the Aurora credit line is unsourced, and the printed table marks it and says why
+    expect(aurora.lines.filter((l) => l.unsourced).map((l) => l.part)).toEqual([CREDITS]);
+    expect(table).toContain(`${CREDITS} * †`);
+    expect(table).toMatch(/^† unit price not from an AWS source/m);
+    expect(table).toMatch(
+      /^ {2}- \[aurora-cpu-credits-2024\] † UNSOURCED: no AWS page, API or statement found/m,
+    );
+    expect(rds.lines.some((l) => l.unsourced)).toBe(false);
+    expect(formatCostTable(rds)).not.toContain('†');
+  });
+
+  test.each([
+    ['labs/failover-aurora.json (suite failover: FailoverDBCluster)', ['failover'], true],
+    ['the same lab and reader with suites that never fail over', ['quick'], false],
+  ])('%s: one credit line, its note says whether the writer role moves', (_what, suites, moves) => {
+    // GIVEN the failover lab (a db.t4g.medium writer and one reader) with these suites
+    const l = fromFile('labs/failover-aurora.json');
+    // WHEN
+    const e = estimateCost({ ...l, suites });
+    const credits = e.lines.filter((l) => l.part.includes('CPU credits'));
+    // THEN one line, priced once: 2 vCPU × (100 − 20 %) × $0.09, whichever instance holds the role
+    expect(credits.map((l) => [l.part, l.quantityMax])).toEqual([[CREDITS, 1.6]]);
+    expect(
+      credits[0]?.note.includes(
+        'the writer role, and the load with it, moves between the writer and reader 1',
+      ),
+    ).toBe(moves);
+  });
+});

@@ -17,6 +17,7 @@ import {
   type ProbeEndpoint,
 } from '../../lib/exec/pg-probe';
 import type { Clock, ProbeRun, Target } from '../../lib/engine/ports';
+import { disruptionResultSchema } from '../../lib/results/probe-schemas';
 import type { DisruptionProbe } from '../../lib/suite/disruption';
 import {
   classifyProbeFailure,
@@ -294,7 +295,7 @@ function world(
   server: FakeServer,
   clock: VirtualClock,
   downMs: number,
-  opts: { restoreFails?: boolean } = {},
+  opts: { restoreFails?: boolean; timelineNote?: string } = {},
 ): DisruptionWorld {
   const ep: ProbeEndpoint = {
     hosts: [{ host: '127.0.0.1', port: 1 }],
@@ -318,6 +319,7 @@ function world(
     restore: () =>
       opts.restoreFails ? Promise.reject(new Error('PostgreSQL did not start')) : Promise.resolve(),
     pgbenchFloor: () => Promise.resolve(0.25),
+    ...(opts.timelineNote !== undefined ? { timelineNote: () => opts.timelineNote ?? null } : {}),
   };
   return {
     unavailable: (step) => (step.target.kind === 'direct' ? null : 'only direct here'),
@@ -463,6 +465,41 @@ describe('disruptionProbeRunner on virtual time', () => {
     expect(outcomes.every((o) => o.status === 'infrastructure-error')).toBe(true);
     expect(outcomes[0]?.note).toMatch(/could not be put back after the window: PostgreSQL did not start/);
   });
+
+  test.each([
+    [
+      'says its timeline may be incomplete',
+      'timeline may be incomplete: RDS events still arriving after 4 reads',
+    ],
+    ['has nothing to add', undefined],
+  ])(
+    'a world that %s: the note is in every step of the group, its transcript, and read back',
+    async (_w, note) => {
+      // GIVEN a world whose session may say, after restore, that its events may be incomplete
+      const clock = new VirtualClock();
+      const server = new FakeServer(clock);
+      const runner = disruptionProbeRunner({
+        world: world(server, clock, 100, note !== undefined ? { timelineNote: note } : {}),
+        connector: server.connector,
+        clock,
+        floorQueries: 1,
+      });
+      // WHEN
+      const outcomes = await runner.run(probeRun(steps()));
+      // THEN
+      expect(outcomes.length).toBeGreaterThan(0);
+      for (const o of outcomes) {
+        expect(o.status).toBe('completed');
+        if (note === undefined) expect(o.result).not.toHaveProperty('timelineNote');
+        else {
+          expect(o.result?.timelineNote).toBe(note);
+          expect(o.transcript).toContain(`(${note})`);
+        }
+        // what is stored is what the run-file schema reads back (an old result has no note: still read)
+        expect(disruptionResultSchema.parse(o.result)).toEqual(o.result);
+      }
+    },
+  );
 
   test('the world says which steps it cannot disrupt', () => {
     // GIVEN / WHEN / THEN

@@ -65,7 +65,7 @@ describe('proxylab run writes runs/<id>/request.json first (issue 20, defect 2)'
     const problems = await iamProblems(WRITE_REQUEST, operator('run'), [PUBLISHED_BEFORE]);
     expect(problems).toHaveLength(1);
     expect(problems[0]).toMatch(
-      /may not s3:PutObject on arn:aws:s3:::proxylab-default-resultsbucket260a22ad\/runs\/r-20261125-0100\/request\.json — call S3 PutObject .*ImplicitlyDenied\. Missing statement: \{"Effect":"Allow","Action":"s3:PutObject"/,
+      /may not s3:PutObject on arn:aws:s3:::proxylab-default-123456789012-us-east-1\/runs\/r-20261125-0100\/request\.json — call S3 PutObject .*ImplicitlyDenied\. Missing statement: \{"Effect":"Allow","Action":"s3:PutObject"/,
     );
   });
 
@@ -91,12 +91,29 @@ describe('the operator roles', () => {
     expect(sids('run').length).toBeLessThan(sids('deploy').length);
   });
 
+  // The name the stack gives the bucket (lib/config/lab-resource-names.ts): any 12-character account
+  // (`?` is one character) and any region unless pinned.
   test.each([
-    [{}, 'arn:aws:s3:::proxylab-default-resultsbucket*/runs/*'],
+    [{}, 'arn:aws:s3:::proxylab-default-????????????-*/runs/*'],
+    [{ account: '111122223333' }, 'arn:aws:s3:::proxylab-default-111122223333-*/runs/*'],
+    [
+      { account: '111122223333', region: 'eu-west-1' },
+      'arn:aws:s3:::proxylab-default-111122223333-eu-west-1/runs/*',
+    ],
     [{ bucket: 'my-results' }, 'arn:aws:s3:::my-results/runs/*'],
   ])('the results bucket: %j → %s', (opts, arn) => {
     const read = operatorPolicy(lab, { role: 'read', ...opts }).Statement.find((s) => s.Sid === 'ReadRuns');
     expect(read?.Resource).toBe(arn);
+  });
+
+  test.each([
+    [{}, 'arn:aws:iam::*:role/proxylab-default/expiry/*'],
+    [{ account: '111122223333' }, 'arn:aws:iam::111122223333:role/proxylab-default/expiry/*'],
+  ])("the expiry role extend passes back to Scheduler, by the stack's path for it: %j → %s", (opts, arn) => {
+    const pass = operatorPolicy(lab, { role: 'run', ...opts }).Statement.find(
+      (s) => s.Sid === 'PassExpiryRole',
+    );
+    expect(pass?.Resource).toBe(arn);
   });
 
   test('Spot request reads only for a spot lab; Performance Insights only when the lab has it', () => {

@@ -15,6 +15,7 @@ import {
 } from '../../lib/poolers/pgdoorman/config';
 import { pgdoormanDriver as d } from '../../lib/poolers/pgdoorman/driver';
 import { pgdoormanPaths } from '../../lib/poolers/pgdoorman/host';
+import { pgdoormanInstallCommands } from '../../lib/poolers/pgdoorman/install';
 import { PGDOORMAN_RELEASES } from '../../lib/poolers/pgdoorman/releases';
 import { parsePoolerSpecs } from '../../lib/local/pooler';
 import { getSuite } from '../../lib/suite/catalog';
@@ -326,6 +327,35 @@ describe('PgDoorman on a pooler host', () => {
     );
     expect(lines).toContain("/usr/local/bin/pg_doorman --version | grep -F 'pg_doorman 3.10.7'");
     for (const b of release.buildInputs) expect(lines.join('\n')).toContain(`rustup_sha256='${b.sha256}'`);
+  });
+
+  test('install: built on the root volume (/var/tmp), never in AL2023’s tmpfs /tmp, compilers’ TMPDIR included', () => {
+    // GIVEN the pinned release
+    const release = PGDOORMAN_RELEASES[0];
+    if (!release) throw new Error('no release');
+    // WHEN its install lines are rendered
+    const lines = d.host.installCommands(release);
+    // THEN the build directory is made under /var/tmp, and rustup and cargo get a TMPDIR inside it
+    expect(lines).toContain("pgdoorman_src=$(mktemp -d '/var/tmp/proxylab-pgdoorman.XXXXXXXX')");
+    const tmpdir = 'TMPDIR="${pgdoorman_src}/tmp"';
+    const at = (re: RegExp): number => lines.findIndex((l) => re.test(l));
+    expect(at(/^mkdir "\$\{pgdoorman_src\}\/tmp"$/)).toBeGreaterThan(at(/mktemp -d/));
+    expect(lines[at(/rustup-init" -y/)]).toContain(tmpdir);
+    expect(lines[at(/cargo" build --release/)]).toContain(tmpdir);
+    // AND nothing in the lines names /tmp itself (a bare `mktemp -d` would land there)
+    expect(lines.filter((l) => /(^|[^r])\/tmp\b/.test(l.replace(/\$\{pgdoorman_src\}\/tmp/g, '')))).toEqual(
+      [],
+    );
+    expect(lines.filter((l) => /mktemp -d\)/.test(l))).toEqual([]);
+  });
+
+  test('a build root that is not a plain absolute path is refused', () => {
+    const release = PGDOORMAN_RELEASES[0];
+    if (!release) throw new Error('no release');
+    expect(() => pgdoormanInstallCommands(release, { kind: 'upstream' }, "/var/tmp'; rm -rf /")).toThrow(
+      /build root must be an absolute path/,
+    );
+    expect(() => pgdoormanInstallCommands(release, { kind: 'upstream' }, 'var/tmp')).toThrow(/build root/);
   });
 
   test('a malformed release entry (shell in the tag) is refused', () => {

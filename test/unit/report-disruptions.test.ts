@@ -112,6 +112,26 @@ describe('the report: disruptions', () => {
     expect(warned).toEqual([]);
   });
 
+  test('a timeline that may be incomplete says so under its chart; one that is not says nothing', () => {
+    // GIVEN the same run, its first repetition's events with a note from the runner
+    const note = 'timeline may be incomplete: RDS events still arriving after 4 reads 30 s apart';
+    const noted = RUN.map((r) =>
+      r.params.repetition === 1 ? { ...r, probe: { ...r.probe, timelineNote: note } } : r,
+    );
+    // WHEN rendered
+    const render = (steps: typeof RUN) =>
+      disruptionSectionsHtml(
+        steps,
+        () => ({ title: null, finding: null }),
+        () => undefined,
+      ).value;
+    // THEN the caption names the events, then the note
+    expect(render(noted)).toMatch(
+      /0\.64 s server-up \(timeline may be incomplete: RDS events still arriving after 4 reads 30 s apart\)<\/figcaption>/,
+    );
+    expect(render(RUN)).not.toContain('timeline may be incomplete');
+  });
+
   test('the timeline: one lane per target × mode, failures by class, the events as vertical markers', () => {
     // GIVEN repetition 1 WHEN its option is built
     const option = timelineOption(

@@ -13,6 +13,9 @@ import { UsageError } from '../../lib/core/errors';
 import { labMaxConnections, maxConnectionsAssumption, runnerCapacityWarnings } from '../../lib/cost/guards';
 import { formatRunPlan, labSuiteWarnings, previewRun } from '../../lib/cost/run-plan';
 import { decideRunExpiry } from '../../lib/operator/run-window';
+import { cloudUnavailable } from '../../lib/runner/disruptions';
+import { cloudSessionProbeRunner } from '../../lib/runner/session-probe-runner';
+import type { PlannedStep } from '../../lib/suite/expand';
 
 const ROOT = path.resolve(__dirname, '..', '..');
 /** The lab of issue 25: Aurora db.r6g.large + 1 reader, RDS Proxy at 50 % and 100 %, PgBouncer on a dedicated c7g.large, 2 runners. */
@@ -210,4 +213,145 @@ test("deploy's preflight on a lab that runs its own scenarios checks the runners
   const warnings = runnerCapacityWarnings(small, small.suites);
   // THEN it resolved `lab` to the lab's scenarios: 0.4 × 1802 = 721 clients > 400 on one c7g.large
   expect(warnings.map((w) => [w.suite, w.clients, w.runnersNeeded])).toEqual([['lab', 721, 2]]);
+});
+
+/**
+ * The failover labs (issue 37): a disruption's steps of one repetition run together (one failover
+ * under every target: a probe group), and a scenario the lab cannot undergo is recorded not
+ * available by the runner, in no time. The plan counts what runs, and says what will not, and why.
+ */
+describe('disruption plans: groups, not steps; only what the lab can run', () => {
+  const FAILOVER_AURORA = loadLabFile(path.join(ROOT, 'labs', 'failover-aurora.json'));
+  /** One repetition of a cloud disruption: 20 s warm-up + 120 s window, + the 15 s per-step overhead once. */
+  const GROUP_SEC = 20 + 120 + 15;
+  const SETTLE_SEC = 5 * 60;
+
+  test.each([
+    // Aurora: failover-aurora's 3 repetitions; the RDS reboots and the pooler restart are not available
+    ['failover-aurora.json', 3, 66, 3 * GROUP_SEC + SETTLE_SEC],
+    // RDS Multi-AZ: failover-rds' and reboot-rds' 3 repetitions each
+    ['failover-rds.json', 6, 42, 6 * GROUP_SEC + SETTLE_SEC],
+  ])('the failover suite on labs/%s: %i groups, %i steps not available, %i s', (file, groups, na, sec) => {
+    // WHEN the failover suite is planned on the lab
+    const plan = previewRun(loadLabFile(path.join(ROOT, 'labs', file)), 'failover');
+    // THEN each repetition counts once, the not-available scenarios and the (absent) data load not at all
+    expect(plan.duration.totalSec).toBe(sec);
+    // the lab's description promises the suite "under an hour"
+    expect(plan.duration.totalSec).toBeLessThan(3600);
+    expect(plan.stepCount).toBe(90);
+    expect(plan.notAvailableCount).toBe(na);
+    expect(plan.duration).toEqual(
+      expect.objectContaining({ initCount: 0, notAvailable: na, stepsSec: groups * GROUP_SEC }),
+    );
+    const c = plan.cost.priced ? plan.cost : null;
+    expect(c?.runUsd).toBeCloseTo((sec / 3600) * (c?.usdPerHour ?? NaN), 6);
+  });
+
+  test("an Aurora reader is measured by a suite that fails over to it: no 'billed, not measured' warning", () => {
+    // GIVEN the Aurora failover lab (one reader), planned with the failover suite and with a suite without failover
+    const billed = (suite: string): string[] =>
+      previewRun(FAILOVER_AURORA, suite)
+        .warnings.filter((w) => w.id === 'proxylab:billed-not-measured')
+        .map((w) => w.message);
+    // THEN only the suite that never fails over says the reader is not measured
+    expect(billed('failover').filter((m) => m.startsWith('aurora.readers'))).toEqual([]);
+    expect(billed('quick').filter((m) => m.startsWith('aurora.readers'))).toEqual([
+      expect.stringMatching(/^aurora\.readers 1: a reader is billed .* and no step measures it/),
+    ]);
+  });
+
+  test('what the lab cannot undergo is planned not available, with the reason the runner records', () => {
+    // GIVEN the Aurora failover lab (one runner)
+    const plan = previewRun(FAILOVER_AURORA, 'failover');
+    const aurora = { engine: 'aurora-postgresql', clusterId: 'c', instanceIds: ['w', 'r'] } as const;
+    const reasons = Object.fromEntries(
+      plan.scenarios.map((s) => [s.name, s.notAvailable.map((x) => x.reason)]),
+    );
+    // THEN the runner's own reasons (lib/runner/disruptions.ts), scenario by scenario
+    expect(reasons).toEqual({
+      'failover-aurora': [],
+      'failover-rds': [cloudUnavailable('rds-reboot-failover', { database: aurora, runnerCount: 1 })],
+      'reboot-rds': [cloudUnavailable('rds-reboot', { database: aurora, runnerCount: 1 })],
+      'pooler-restart-cloud': [cloudUnavailable('pooler-restart', { database: aurora, runnerCount: 1 })],
+    });
+    expect(reasons['failover-rds']?.[0]).toMatch(/needs RDS for PostgreSQL; this lab runs Aurora PostgreSQL/);
+    // AND in words: the counts in the header, each scenario's reason, each target's time
+    const text = formatRunPlan(plan);
+    expect(text).toMatch(
+      /^Plan: suite failover on lab failover-aurora: 4 scenarios, 90 steps \(66 not available on this lab\), 1 runner$/m,
+    );
+    expect(text).toMatch(/^ {4}direct {15}6 steps, not available$/m);
+    expect(text).toMatch(
+      /^ {4}not available \(24 steps, recorded so by the runners, not run\): rds-reboot needs RDS for PostgreSQL/m,
+    );
+    expect(text).toMatch(/^ {4}direct {15}24 {4}about 8 min \(18 not available\) /m);
+    expect(text).toMatch(/^ {2}duration: about 13 min = steps 8 min \(load \+ 15 s each; 21 run together/m);
+  });
+});
+
+describe('runner count vs steps that need one runner', () => {
+  /** The Aurora failover lab with two runners. */
+  const TWO = ((l: LabConfig): LabConfig => ({ ...l, runners: { ...l.runners, count: 2 } }))(
+    loadLabFile(path.join(ROOT, 'labs', 'failover-aurora.json')),
+  );
+
+  test("a failover on two runners: planned not available with the runner's reason; no failover, no time", () => {
+    // WHEN the failover suite is planned for a lab of two runners
+    const plan = previewRun(TWO, 'failover');
+    // THEN every disruption step is not available, failover-aurora's for the runner count
+    expect(plan.notAvailableCount).toBe(plan.stepCount);
+    const aurora = plan.scenarios.find((s) => s.name === 'failover-aurora');
+    expect(aurora?.notAvailable.map((x) => [x.reason, x.steps])).toEqual([
+      [
+        cloudUnavailable('aurora-failover', {
+          database: { engine: 'aurora-postgresql', clusterId: 'c', instanceIds: ['w', 'r'] },
+          runnerCount: 2,
+        }),
+        24,
+      ],
+    ]);
+    expect(plan.duration.stepsSec).toBe(0);
+    expect(formatRunPlan(plan)).toMatch(
+      /^ {4}not available \(24 steps, recorded so by the runners, not run\): a disruption is injected once, by one runner: this run has 2 \(use a lab with runners\.count 1\)$/m,
+    );
+  });
+
+  test.each([
+    ['plan and run --dry-run', (l: LabConfig) => previewRun(l, 'failover').warnings],
+    ['validate', (l: LabConfig) => labSuiteWarnings(l, l.suites)],
+  ])('%s warn that the runner count makes them not available', (_where, warningsOf) => {
+    expect(warningsOf(TWO).filter((w) => w.id === 'proxylab:needs-one-runner')).toEqual([
+      {
+        id: 'proxylab:needs-one-runner',
+        message: expect.stringMatching(
+          /^suite failover: 24 steps need a lab with runners\.count 1 and lab failover-aurora has 2: the runners will record them not available — failover-aurora \(24 steps\): a disruption is injected once, by one runner: this run has 2/,
+        ),
+      },
+    ]);
+    // one runner: nothing to warn about
+    expect(warningsOf({ ...TWO, runners: { ...TWO.runners, count: 1 } }).map((w) => w.id)).not.toContain(
+      'proxylab:needs-one-runner',
+    );
+  });
+
+  test('session-state on two runners: the reason the runner records', () => {
+    // GIVEN the session-state suite planned on a lab of two runners
+    const plan = previewRun({ ...OWN, runners: { ...OWN.runners, count: 2 } }, 'session-state');
+    const runner = cloudSessionProbeRunner({
+      targets: [],
+      runnerCount: 2,
+      proxyNames: {},
+      narrow: () => Promise.resolve(null),
+      reset: () => Promise.resolve(),
+      pinPeriodMs: null,
+    });
+    const [scenario] = plan.scenarios;
+    // THEN every step of it is not available, for the reason the session-state runner gives
+    expect(plan.notAvailableCount).toBe(plan.stepCount);
+    expect(scenario?.notAvailable.map((x) => x.reason)).toEqual([runner.unavailable?.({} as PlannedStep)]);
+    expect(scenario?.notAvailable[0]?.reason).toMatch(
+      /^session-state probes run on a single runner \(this run has 2\)/,
+    );
+    expect(plan.warnings.map((w) => w.id)).toContain('proxylab:needs-one-runner');
+  });
 });

@@ -10,9 +10,12 @@ import { labTargetCapacities } from '../../lib/config/targets';
 import { UsageError } from '../../lib/core/errors';
 import { buildRunRequest, runnerArgsFromRequest, runRequestSchema } from '../../lib/aws/run-request';
 import { runnerArgsFromOutputs } from '../../lib/operator/operator';
+import { placeholderLabOutputs } from '../../lib/operator/outputs';
+import { buildRunCommands } from '../../lib/operator/ssm';
 import { runnerSuite } from '../../lib/runner/runner';
 import { expandSuite } from '../../lib/suite/expand';
 import { labOutputsWith, proxyOutputs } from '../helpers/lab-outputs';
+import { SHIPPED_LABS } from '../helpers/shipped-labs';
 
 const LAB = loadLabFile(path.resolve(__dirname, '..', '..', 'labs', 'own-workload.json'));
 const OUTPUTS = labOutputsWith({ labName: LAB.name, ...proxyOutputs(LAB.name, 'proxy') });
@@ -70,4 +73,41 @@ describe('the run request of suite lab', () => {
       /the run request carries no scenarios/,
     );
   });
+});
+
+describe('run --dry-run without the stack outputs: placeholders, named as such', () => {
+  test.each(SHIPPED_LABS)(
+    'labs/%s.json: the request and the commands build; every value the stack decides is a placeholder',
+    (name) => {
+      // GIVEN a shipped lab, and no stack outputs to read (no --outputs, no credentials)
+      const lab = loadLabFile(path.resolve(__dirname, '..', '..', 'labs', `${name}.json`));
+      const suite = lab.scenarios.length > 0 ? 'lab' : (lab.suites[0] ?? 'quick');
+      // WHEN the dry run builds its requests on the stand-ins
+      const { outputs, placeholders } = placeholderLabOutputs(lab);
+      const request = buildRunRequest(
+        runnerArgsFromOutputs(outputs, lab, { ...RUN, suite }),
+        outputs.runnerInstanceIds.length,
+      );
+      const commands = buildRunCommands(outputs.runnerInstanceIds, request);
+      // THEN one command per runner of the lab, with the lab's targets, and each stand-in says what it is
+      expect(commands).toHaveLength(lab.runners.count);
+      expect(request.targets.proxies.map((p) => p.name)).toEqual(lab.proxies.map((p) => p.name));
+      expect(request.targets.poolers.map((p) => p.name)).toEqual(lab.poolers.map((p) => p.name));
+      expect([request.bucket, request.secretArn, request.targets.writer.host]).toEqual([
+        '<results bucket: from the stack outputs>',
+        '<DB secret ARN: from the stack outputs>',
+        'writer-endpoint.from-the-stack-outputs.invalid',
+      ]);
+      expect(commands.map((c) => c.instanceId)).toEqual(
+        Array.from(
+          { length: lab.runners.count },
+          (_, i) => `<runner instance id ${i + 1} of ${lab.runners.count}: from the stack outputs>`,
+        ),
+      );
+      for (const p of placeholders)
+        expect(p).toMatch(/^<[^<>]+: from the stack outputs>$|^[a-z0-9-]+\.from-the-stack-outputs\.invalid$/);
+      const text = JSON.stringify({ request, commands: commands.map((c) => c.input) });
+      for (const p of placeholders) expect(text).toContain(p);
+    },
+  );
 });

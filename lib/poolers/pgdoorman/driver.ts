@@ -32,7 +32,13 @@ import { PGBOUNCER_PORT } from '../pgbouncer/layout';
 import { PGDOORMAN_PREPARED_SINCE, versionAtLeast } from '../../suite/targets';
 import { parsePgdoormanVersion, pgdoormanPoolName, withPoolSize } from './config';
 import { pgdoormanPaths, pgdoormanUnitInstance, pgdoormanUnits, renderPgdoormanHostFiles } from './host';
-import { PGDOORMAN_BIN, PGDOORMAN_NEEDS_INTERNET, PGDOORMAN_USER, pgdoormanInstallCommands } from './install';
+import {
+  PGDOORMAN_BIN,
+  PGDOORMAN_BUILD_MIN_MEMORY_GIB,
+  PGDOORMAN_NEEDS_INTERNET,
+  PGDOORMAN_USER,
+  pgdoormanInstallCommands,
+} from './install';
 import { DEFAULT_PGDOORMAN_VERSION, PGDOORMAN_RELEASES } from './releases';
 
 /**
@@ -192,6 +198,10 @@ export const pgdoormanDriver: PoolerDriver = {
     parseVersion: parsePgdoormanVersion,
     // `cargo build --release` with LTO on a 2-vCPU host, before the bootstrap
     bootMinutes: 60,
+    buildMemory: {
+      minGiB: PGDOORMAN_BUILD_MIN_MEMORY_GIB,
+      what: 'a Rust release build with link-time optimization',
+    },
   },
   localBinary: {
     executable: 'pg_doorman',

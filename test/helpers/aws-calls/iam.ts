@@ -150,6 +150,15 @@ function secretsOfKind(input: Input, lab: LabPolicies): string[] {
   return lab.resources.secrets.filter((arn) => /PoolerAdminSecret/.test(arn) === admin);
 }
 
+/** A KMS key id, alias-free key id or ARN as the request names it, as the key's ARN. */
+function kmsKeyArn(keyId: string | null, lab: LabPolicies): string {
+  if (keyId === null) return `${arnBase('kms', lab)}:key/?`;
+  return keyId.startsWith('arn:') ? keyId : `${arnBase('kms', lab)}:key/${keyId}`;
+}
+
+/** The instance a DescribeDBInstances without DBInstanceIdentifier stands for (AWS: `db:*`). */
+const EVERY_INSTANCE = 'every-instance-of-the-account';
+
 /** `${service id}:${operation}` → the IAM requests. Add a row when a test makes a new call. */
 export const IAM_REQUESTS: Readonly<Record<string, Mapper>> = {
   'S3:PutObject': (i, lab) => one('s3:PutObject', objectArns(i, lab)),
@@ -167,7 +176,15 @@ export const IAM_REQUESTS: Readonly<Record<string, Mapper>> = {
     one('rds:DescribeDBProxyTargetGroups', lab.resources.proxies),
   'RDS:ModifyDBProxyTargetGroup': (_i, lab) =>
     one('rds:ModifyDBProxyTargetGroup', lab.resources.targetGroups),
-  'RDS:DescribeDBInstances': (i, lab) => one('rds:DescribeDBInstances', dbArn(i, lab), labTags(lab)),
+  // DescribeDBInstances naming an instance is authorized on that instance's `db` ARN; without one
+  // (every instance, or a Filter such as `db-cluster-id`) on `db:*` — AWS's AccessDenied names
+  // `arn:aws:rds:<region>:<account>:db:*` — which a grant on the lab's own instances does not allow.
+  // iam-simulate reads a `*` in the request's ARN as a wildcard (a grant on one instance would then
+  // allow it), so the request names a stand-in no lab instance has: only `db:*` or `*` allows it.
+  'RDS:DescribeDBInstances': (i, lab) =>
+    str(i.DBInstanceIdentifier)
+      ? one('rds:DescribeDBInstances', dbArn(i, lab), labTags(lab))
+      : one('rds:DescribeDBInstances', [`${arnBase('rds', lab)}:db:${EVERY_INSTANCE}`]),
   'RDS:RebootDBInstance': (i, lab) => one('rds:RebootDBInstance', dbArn(i, lab), labTags(lab)),
   // FailoverDBCluster: the `cluster` resource type (required) and, for TargetDBInstanceIdentifier,
   // `db` (Service Authorization Reference, Amazon RDS).
@@ -225,6 +242,12 @@ export const IAM_REQUESTS: Readonly<Record<string, Mapper>> = {
       ? one('iam:PassRole', expiryRoleArns(lab), { 'iam:PassedToService': 'scheduler.amazonaws.com' })
       : []),
   ],
+  // doctor's staging-key check: GetBucketEncryption is authorized by s3:GetEncryptionConfiguration
+  // on the bucket; DescribeKey and GetKeyPolicy on the `key` resource (Service Authorization Reference).
+  'S3:GetBucketEncryption': (i) =>
+    one('s3:GetEncryptionConfiguration', [`arn:aws:s3:::${str(i.Bucket) ?? '?'}`]),
+  'KMS:DescribeKey': (i, lab) => one('kms:DescribeKey', [kmsKeyArn(str(i.KeyId), lab)]),
+  'KMS:GetKeyPolicy': (i, lab) => one('kms:GetKeyPolicy', [kmsKeyArn(str(i.KeyId), lab)]),
   'EC2:DescribeAvailabilityZones': () => one('ec2:DescribeAvailabilityZones', ['*']),
   'EC2:DescribeInstanceTypeOfferings': () => one('ec2:DescribeInstanceTypeOfferings', ['*']),
   'EC2:DescribeInstances': () => one('ec2:DescribeInstances', ['*']),
@@ -345,6 +368,26 @@ export async function simulate(
     identityPolicies: policies.map((p) => ({ name: p.name, policy: p.document as never })),
     serviceControlPolicies: [],
     resourceControlPolicies: [],
+    // A KMS key's own policy decides first ("Unless the key policy explicitly allows it, you cannot
+    // use IAM policies to allow access to a KMS key", KMS Developer Guide, "Key policies in AWS KMS");
+    // iam-simulate models that. A key is judged with KMS's default key policy, whose "Enable IAM
+    // User Permissions" statement (Principal the account's root, kms:*) lets IAM policies grant.
+    ...(action.startsWith('kms:')
+      ? {
+          resourcePolicy: {
+            Version: '2012-10-17',
+            Statement: [
+              {
+                Sid: 'Enable IAM User Permissions',
+                Effect: 'Allow',
+                Principal: { AWS: `arn:aws:iam::${account}:root` },
+                Action: 'kms:*',
+                Resource: '*',
+              },
+            ],
+          },
+        }
+      : {}),
     request: {
       action,
       principal: `arn:aws:iam::${account}:role/proxylab-test-principal`,
@@ -417,8 +460,20 @@ export async function iamProblems(
   synthesized?: LabPolicies,
 ): Promise<string[]> {
   const own = policiesOf(principal, synthesized);
-  const judged = policies ?? own.policies;
-  const requests = iamRequestsOf(call, own.lab);
+  return judgeCall(call, own.lab, policies ?? own.policies, describePrincipal(principal));
+}
+
+/**
+ * The IAM problems of one call on `lab`'s resources, judged by `judged` (`who`: the principal, in
+ * words). iamProblems with the principal's policies given, for a lab without a labs/ file.
+ */
+export async function judgeCall(
+  call: CallForIam,
+  lab: LabPolicies,
+  judged: readonly NamedPolicy[],
+  who: string,
+): Promise<string[]> {
+  const requests = iamRequestsOf(call, lab);
   if (typeof requests === 'string') return [requests];
   const problems: string[] = [];
   for (const req of requests) {
@@ -430,7 +485,7 @@ export async function iamProblems(
     let allowed = false;
     const outcomes: string[] = [];
     for (const resource of req.resources) {
-      const r = await simulate(judged, req.action, resource, req.context, own.lab.account);
+      const r = await simulate(judged, req.action, resource, req.context, lab.account);
       if (r.decision === 'Allowed') {
         allowed = true;
         break;
@@ -441,7 +496,7 @@ export async function iamProblems(
     const resource = req.resources[0] ?? '*';
     const granting = statementsForAction(judged, req.action);
     problems.push(
-      `IAM: ${describePrincipal(principal)} may not ${req.action} on ${resource} — call ${describeCall(call)}: ` +
+      `IAM: ${who} may not ${req.action} on ${resource} — call ${describeCall(call)}: ` +
         `${outcomes[0] ?? 'no resource'}. Missing statement: ${missingStatement(req, resource)}. ` +
         (granting.length > 0
           ? `Statements with ${req.action} that did not match: ${granting.join('; ')}.`

@@ -1,7 +1,8 @@
 /**
  * The IAM policies of a synthesized lab stack, with CloudFormation intrinsics resolved to concrete
- * ARNs (fixed fake account and region, physical names made from the stack name and logical id the
- * way CloudFormation names unnamed resources), and the lab's resources by kind. The CDK test
+ * ARNs (fixed fake account and region; a resource's name from its template where it has one, else
+ * the name CloudFormation generates, cut to the service's limit as CloudFormation cuts it:
+ * ./cfn-names.ts), and the lab's resources by kind. The CDK test
  * test/cdk/labs.test.ts synthesizes every shipped lab and keeps the result in
  * test/fixtures/iam/lab-policies.json (it fails when the fixture drifts; rewrite it with
  * `PROXYLAB_WRITE_IAM_FIXTURE=1 npx jest test/cdk/labs.test.ts -t lab-policies.json`), so
@@ -9,6 +10,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { cloudFormationGeneratedName, GENERATED_NAME_RULES } from './cfn-names';
 import type { LabRoleKind } from './principals';
 
 export const FAKE_ACCOUNT = '123456789012';
@@ -120,10 +122,17 @@ class Resolver {
     return r.Type;
   }
 
-  /** CloudFormation's generated physical name: `<stack>-<logicalId>` (its random suffix left out). */
+  /** The resource's name: the one its template gives, else the one CloudFormation generates. */
   physicalName(id: string): string {
-    const name = `${this.stackName}-${id}`;
-    return this.type(id) === 'AWS::S3::Bucket' ? name.toLowerCase() : name;
+    const type = this.type(id);
+    const given = this.template.Resources[id]?.Properties?.[GENERATED_NAME_RULES[type]?.nameProperty ?? ''];
+    return given === undefined ? cloudFormationGeneratedName(type, this.stackName, id) : this.resolve(given);
+  }
+
+  /** An IAM role's path (`Path`, default `/`): part of its ARN. */
+  private rolePath(id: string): string {
+    const path = this.template.Resources[id]?.Properties?.Path;
+    return path === undefined ? '/' : this.resolve(path);
   }
 
   ref(id: string): string {
@@ -165,7 +174,7 @@ class Resolver {
       case 'AWS::SQS::Queue.Arn':
         return `arn:aws:sqs:${r}:${a}:${name}`;
       case 'AWS::IAM::Role.Arn':
-        return `arn:aws:iam::${a}:role/${name}`;
+        return `arn:aws:iam::${a}:role${this.rolePath(id)}${name}`;
       case 'AWS::RDS::DBProxy.DBProxyArn':
         return `arn:aws:rds:${r}:${a}:db-proxy:prx-${id.toLowerCase()}`;
       case 'AWS::RDS::DBProxyTargetGroup.TargetGroupArn':
