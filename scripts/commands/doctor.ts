@@ -27,7 +27,8 @@ export function register(program: Command): void {
   program
     .command('doctor')
     .description(
-      'Check a deployed lab end to end, in a few minutes and a few cents: the stack, the expiry schedule, ' +
+      'Check a deployed lab end to end, in a few minutes and a few cents: the stack, that the hosts may decrypt ' +
+        "the CDK staging bucket's KMS key, the expiry schedule, " +
         'parameter groups in sync, and on each runner (through SSM) the runner software version, Node and ' +
         'pgbench, the DB secret, TLS connections to the writer and every proxy with max_connections as the ' +
         'lab says, S3 under runs/, each PgBouncer pooler (data port with TLS, admin consoles at the pinned ' +
