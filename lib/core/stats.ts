@@ -24,6 +24,35 @@ export function orderStats(values: readonly number[]): OrderStats | null {
   return { min, median, max, n: sorted.length };
 }
 
+/**
+ * Nearest-rank percentiles of the finite values, one per p of `ps` (p in 0–100): the value at rank
+ * ⌈p / 100 × n⌉ of the n finite values in ascending order (rank kept within 1…n), so always a value
+ * that occurred, never an interpolation between two. The values come in any order and are left as
+ * they are (a copy is sorted, once for all of `ps`); NaN and ±Infinity are left out; each is null when
+ * no finite value is left (unknown, never 0).
+ */
+export function percentiles(values: ArrayLike<number>, ps: readonly number[]): (number | null)[] {
+  let n = 0;
+  for (let i = 0; i < values.length; i++) if (Number.isFinite(values[i])) n++;
+  const sorted = new Float64Array(n);
+  let at = 0;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i] as number;
+    if (Number.isFinite(v)) sorted[at++] = v;
+  }
+  sorted.sort(); // a typed array sorts numerically
+  return ps.map((p) => {
+    if (n === 0) return null;
+    const rank = Math.min(n, Math.max(1, Math.ceil((p / 100) * n)));
+    return sorted[rank - 1] ?? null;
+  });
+}
+
+/** The nearest-rank percentile p (0–100) of the finite values, in any order: `percentiles(values, [p])`. */
+export function percentile(values: ArrayLike<number>, p: number): number | null {
+  return percentiles(values, [p])[0] ?? null;
+}
+
 /** A sampled average over (fromMs, toMs]: what a rate or CPU sample between two polls stands for. */
 export interface SampledInterval {
   readonly fromMs: number;

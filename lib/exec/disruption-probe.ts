@@ -13,6 +13,7 @@
  * is abandoned after the attempt timeout, and a client makes at most window / interval + 1 attempts.
  */
 import { setMaxListeners } from 'node:events';
+import { percentile } from '../core/stats';
 import type {
   Clock,
   PgbenchExecutor,
@@ -31,7 +32,6 @@ import {
   eventsFromT0,
   failedButCommitted,
   jitter,
-  percentile,
   reconcile,
   serversOf,
   timeline,

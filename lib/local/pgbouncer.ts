@@ -27,7 +27,7 @@ import {
   SUPERUSER,
   type PostgresCluster,
 } from './postgres';
-import { findFreePort } from './ports-free';
+import { startOnFreePort } from './port-retry';
 import { startServer, type RunAs, type ServerProcess } from '../exec/process';
 import { processPoolSize, renderPgbouncerIni, renderUserlist } from '../poolers/pgbouncer/config';
 import { poolDatabaseAlias, POOLER_PROCESSES_MAX, type PgbouncerPoolMode } from '../poolers/pgbouncer/layout';
@@ -228,12 +228,14 @@ export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer>
   own(authFile);
   const initialPoolSize = processPoolSize(opts.poolPercent, opts.server.maxConnections, n);
   const maxClientConnections = opts.maxClientConnections ?? 2000;
-  const excluded = new Set(opts.excludePorts ?? []);
-  excluded.add(opts.server.port);
-  let lastError = '';
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const port = await (opts.choosePort ?? findFreePort)(excluded);
-    excluded.add(port);
+  const policy = {
+    server: 'PgBouncer',
+    tries: 5,
+    portTaken: (failed: string) => /Address already in use|bind/i.test(failed),
+    exclude: [...(opts.excludePorts ?? []), opts.server.port],
+    choosePort: opts.choosePort,
+  };
+  return startOnFreePort<Pgbouncer>(policy, async (port) => {
     const servers: ServerProcess[] = [];
     const procs: PgbouncerProcess[] = [];
     let failed: string | null = null;
@@ -289,10 +291,12 @@ export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer>
     const config = failed === null ? await tcpConfigIfOurs(port, procs) : null;
     if (config === null) {
       await stopImmediately(servers, binary.version, 5000);
-      lastError =
-        failed ?? `127.0.0.1:${port} is not answered by this PgBouncer (another process bound it first)`;
-      if (failed === null || /Address already in use|bind/i.test(failed)) continue;
-      throw new InfrastructureError(`PgBouncer did not start on port ${port}: ${lastError}`);
+      return failed === null
+        ? {
+            failed: `127.0.0.1:${port} is not answered by this PgBouncer (another process bound it first)`,
+            portTaken: true,
+          }
+        : { failed };
     }
     const mps = maxPreparedStatementsIn(config);
     const render = (i: number, serverPort: number, socketDirs: readonly string[], f: ProcessFiles): string =>
@@ -316,17 +320,18 @@ export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer>
       });
       return server;
     };
-    return makePgbouncer(servers, procs, port, binary.version, initialPoolSize, mps, instance, {
-      root,
-      files,
-      render,
-      start,
-      own,
-      serverPort: opts.server.port,
-      psql: opts.bins.psql,
-    });
-  }
-  throw new InfrastructureError(`PgBouncer could not bind a free port after 5 attempts: ${lastError}`);
+    return {
+      started: makePgbouncer(servers, procs, port, binary.version, initialPoolSize, mps, instance, {
+        root,
+        files,
+        render,
+        start,
+        own,
+        serverPort: opts.server.port,
+        psql: opts.bins.psql,
+      }),
+    };
+  });
 }
 
 /** What a running pooler needs to re-render and restart its processes. */

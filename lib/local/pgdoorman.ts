@@ -26,7 +26,7 @@ import { POOL_MODES } from '../poolers/products';
 import { md5Verifier, pgdoormanPoolName, renderPgdoormanToml } from '../poolers/pgdoorman/config';
 import { pgdoormanDriver } from '../poolers/pgdoorman/driver';
 import type { LocalPooler, LocalPoolerProcess } from './pooler';
-import { findFreePort } from './ports-free';
+import { startOnFreePort } from './port-retry';
 import { BENCH_DB, BENCH_USER, howExited, pollUntilAnswered, type PostgresCluster } from './postgres';
 
 const driver = pgdoormanDriver;
@@ -103,12 +103,14 @@ export async function startPgdoorman(opts: PgdoormanOptions): Promise<LocalPoole
   const poolSize = processPoolSize(opts.poolPercent, opts.server.maxConnections, 1);
   // This stack's own admin user: how a TCP connection tells this PgDoorman from another on the port.
   const adminUser = `proxylab_${randomBytes(4).toString('hex')}`;
-  const excluded = new Set(opts.excludePorts ?? []);
-  excluded.add(opts.server.port);
-  let lastError = '';
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const port = await (opts.choosePort ?? findFreePort)(excluded);
-    excluded.add(port);
+  const policy = {
+    server: 'PgDoorman',
+    tries: 5,
+    portTaken: (failed: string) => /can't bind|Address already in use/i.test(failed),
+    exclude: [...(opts.excludePorts ?? []), opts.server.port],
+    choosePort: opts.choosePort,
+  };
+  return startOnFreePort<LocalPooler>(policy, async (port) => {
     fs.writeFileSync(
       configFile,
       localPgdoormanToml({
@@ -150,16 +152,16 @@ export async function startPgdoorman(opts: PgdoormanOptions): Promise<LocalPoole
         configFile,
         admin,
       };
-      return makePgdoorman(server, proc, instance, port, opts.binary.version, poolSize, workerThreads);
+      return {
+        started: makePgdoorman(server, proc, instance, port, opts.binary.version, poolSize, workerThreads),
+      };
     }
-    lastError = ready
+    const failed = ready
       ? `127.0.0.1:${port} is shared with another process (SO_REUSEPORT)`
       : readTail(logFile) || 'it did not answer on its admin console within 15 s';
     await server.stop('SIGTERM', 5000);
-    if (ready || /can't bind|Address already in use/i.test(lastError)) continue;
-    throw new InfrastructureError(`PgDoorman did not start on port ${port}: ${lastError}`);
-  }
-  throw new InfrastructureError(`PgDoorman could not bind a free port after 5 attempts: ${lastError}`);
+    return { failed, portTaken: ready };
+  });
 }
 
 /** Three TCP connections to the port all reach this stack's admin user (else the port is shared). */

@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { InfrastructureError } from '../core/errors';
 import type { LocalBinaries } from './binaries';
 import { findFreePort } from './ports-free';
+import { startOnFreePort } from './port-retry';
 import { delay, isAlive, runCommand, startServer, type RunAs, type ServerProcess } from '../exec/process';
 import { psqlExec, psqlQueryOne, type PsqlTarget } from '../exec/psql';
 import { nodeReapSystem } from './reap';
@@ -145,11 +146,14 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresClus
     );
   }
 
-  const excluded = new Set(opts.excludePorts ?? []);
-  let lastError = '';
-  for (let attempt = 0; attempt < 5; attempt++) {
-    const port = await findFreePort(excluded);
-    excluded.add(port);
+  const policy = {
+    server: 'PostgreSQL',
+    tries: 5,
+    portTaken: (failed: string) =>
+      /could not (bind|create listen socket)|Address already in use/i.test(failed),
+    exclude: opts.excludePorts,
+  };
+  return startOnFreePort<PostgresCluster>(policy, async (port) => {
     const settings: Record<string, string> = {
       listen_addresses: '127.0.0.1',
       port: String(port),
@@ -166,9 +170,7 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresClus
     const ready = await waitReady(server, superuser, dataDir, 30000);
     if (!ready) {
       await server.stop('SIGINT', 5000);
-      lastError = tail(fs.readFileSync(logFile, 'utf8'));
-      if (/could not (bind|create listen socket)|Address already in use/i.test(lastError)) continue;
-      throw new InfrastructureError(`PostgreSQL did not start on port ${port}: ${lastError}`);
+      return { failed: tail(fs.readFileSync(logFile, 'utf8')) };
     }
     try {
       await psqlExec(superuser, [
@@ -178,15 +180,14 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresClus
       const rows = await psqlQueryOne(superuser, 'SHOW server_version');
       const reported = rows[0]?.server_version ?? opts.bins.serverVersion;
       const serverVersion = reported.split(' ')[0] ?? reported;
-      return makeCluster(server, launch, port, dataDir, logFile, opts, settings, serverVersion);
+      return { started: makeCluster(server, launch, port, dataDir, logFile, opts, settings, serverVersion) };
     } catch (e) {
       await server.stop('SIGINT', 10000);
       throw new InfrastructureError(`PostgreSQL started but could not be prepared: ${(e as Error).message}`, {
         cause: e,
       });
     }
-  }
-  throw new InfrastructureError(`PostgreSQL could not bind a free port after 5 attempts: ${lastError}`);
+  });
 }
 
 /** The superuser's connection to a server of this stack on 127.0.0.1:`port` (its postgres database). */

@@ -13,6 +13,7 @@ import type {
   ProbeAttempt,
   ProbeErrorCount,
 } from './disruption';
+import { percentile } from '../core/stats';
 import type { ErrorClass } from './error-class';
 import { serverStopMessageIn } from './server-stop';
 
@@ -112,14 +113,6 @@ export interface FigureWindow {
   readonly warmupStartMs: number;
   /** When the recovery window ended (no attempt is started after it). */
   readonly endMs: number;
-}
-
-/** Nearest-rank percentile of the values (p in 0–100); null when there are none. */
-export function percentile(values: readonly number[], p: number): number | null {
-  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
-  if (sorted.length === 0) return null;
-  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
-  return sorted[Math.min(rank, sorted.length) - 1] ?? null;
 }
 
 function latency(a: AttemptRecord): number | null {

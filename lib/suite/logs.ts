@@ -16,6 +16,7 @@
  *   pg18:     … plus other_sql_failures
  * pg15+ writes zeros for lag without `--rate`: pass `{ throttled: false }` so lag reads as unknown.
  */
+import { percentiles } from '../core/stats';
 import type { SeriesPoint } from './types';
 
 export interface TransactionLogSummary {
@@ -27,13 +28,6 @@ export interface TransactionLogSummary {
   readonly sampledTransactions: number;
   /** Sampling rate applied to the series counts (1 = every transaction logged). */
   readonly samplingRate: number;
-}
-
-/** Nearest-rank percentile of sorted values (p in 0..100). */
-export function percentile(sorted: ArrayLike<number>, p: number): number | null {
-  if (sorted.length === 0) return null;
-  const rank = Math.min(sorted.length, Math.max(1, Math.ceil((p / 100) * sorted.length)));
-  return sorted[rank - 1] ?? null;
 }
 
 interface Bucket {
@@ -124,7 +118,7 @@ export function parseTransactionLogs(
       b.lagN += 1;
     }
   });
-  const sorted = Float64Array.from(latencies).sort();
+  const [p50 = null, p95 = null, p99 = null] = percentiles(latencies, [50, 95, 99]);
   // A percentile that lands on a 0 µs entry is unknown, not 0: pgbench reads its clock lazily, once
   // per pass of a client's state machine (pg_time_now_lazy in advanceConnectionState: txn_begin and
   // the end of a transaction can share one reading), so a transaction that starts and completes
@@ -140,9 +134,9 @@ export function parseTransactionLogs(
     skipped: sawSkipped ? Math.round((b?.skipped ?? 0) / rate) : null,
   }));
   return {
-    latencyP50Ms: ms(percentile(sorted, 50)),
-    latencyP95Ms: ms(percentile(sorted, 95)),
-    latencyP99Ms: ms(percentile(sorted, 99)),
+    latencyP50Ms: ms(p50),
+    latencyP95Ms: ms(p95),
+    latencyP99Ms: ms(p99),
     series,
     sampledTransactions: latencies.length,
     samplingRate: rate,

@@ -1,6 +1,6 @@
 import { readFileSync } from 'fs';
 import * as path from 'path';
-import { detectLogKind, parseAggregateLogs, parseTransactionLogs, percentile } from '../../../lib/suite/logs';
+import { detectLogKind, parseAggregateLogs, parseTransactionLogs } from '../../../lib/suite/logs';
 
 const LOGS = path.resolve(__dirname, '../../fixtures/pgbench/pg15-local/logs');
 const read = (name: string): string => readFileSync(path.join(LOGS, name), 'utf8');
@@ -105,15 +105,6 @@ describe('per-transaction logs (--log)', () => {
     const r = parseTransactionLogs(['']);
     expect(r).toMatchObject({ latencyP50Ms: null, latencyP95Ms: null, latencyP99Ms: null, series: [] });
   });
-});
-
-test.each([
-  [[1, 2, 3, 4], 50, 2],
-  [[1, 2, 3, 4], 100, 4],
-  [[5], 99, 5],
-  [[], 50, null],
-])('percentile(%j, %i) = %s', (values, p, expected) => {
-  expect(percentile(values, p)).toBe(expected);
 });
 
 test.each([
