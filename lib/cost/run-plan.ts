@@ -18,6 +18,8 @@ import { cloudProbeUnavailable, labProbeRun } from '../config/cloud-probes';
 import { describeTargetTraits, planScenarios, unmeasuredTargets, type PlanScenario } from '../suite/coverage';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
 import { buildPlan } from '../suite/plan';
+import type { Scenario } from '../suite/scenario';
+import { scenarioScripts, sessionFeatureLines } from '../suite/script-features';
 import { fallbackDescriptor } from '../suite/targets';
 import { PLAN_FILE_MAX_BYTES, planFileBytes } from '../results/plan-file';
 import type { TargetKind } from '../suite/types';
@@ -113,6 +115,8 @@ export interface RunPlanPreview {
   readonly duration: RunDurationEstimate;
   readonly expiry: ExpiryCheck;
   readonly cost: PlanCost;
+  /** Per own scenario whose scripts use session features: one line, then a hint (sessionFeaturesOf). */
+  readonly sessionFeatures: readonly string[];
   readonly warnings: readonly PlanWarning[];
 }
 
@@ -368,6 +372,7 @@ export function previewRun(lab: LabConfig, suiteName: string, opts: PreviewOptio
     duration,
     expiry,
     cost,
+    sessionFeatures: sessionFeaturesOf(suite.scenarios),
   };
   const warnings = [
     ...(steps.length === 0
@@ -393,6 +398,11 @@ export function previewRun(lab: LabConfig, suiteName: string, opts: PreviewOptio
     ]).map((w) => ({ id: w.id, message: w.message })),
   ];
   return { ...preview, warnings };
+}
+
+/** The session features the lab's own scenarios' scripts use (lib/suite/script-features.ts); empty when none. */
+export function sessionFeaturesOf(scenarios: readonly Scenario[]): string[] {
+  return sessionFeatureLines(scenarios.filter((s) => s.experiment === null).map(scenarioScripts));
 }
 
 /** The matrix of a scenario's steps in words. */
@@ -580,6 +590,7 @@ export function formatRunPlan(p: RunPlanPreview): string {
     for (const x of s.notAvailable)
       lines.push(`    not available (${x.steps} steps, recorded so by the runners, not run): ${x.reason}`);
   }
+  if (p.sessionFeatures.length > 0) lines.push('', ...p.sessionFeatures.map((l) => `  ${l}`));
   lines.push('');
   lines.push('  steps per target (whole suite):');
   for (const t of p.targets)

@@ -2,13 +2,14 @@
  * `proxylab validate FILE...`: checks lab files before any AWS call. Prints `FILE: ok` and a
  * one-line summary per valid file, or every problem (path: message) of every invalid one.
  * Exit 0 when all are valid, 2 otherwise (missing file and invalid JSON included). Instance types
- * the price table lacks are problems too: `cost` and `deploy` refuse them.
+ * the price table lacks are problems too: `cost` and `deploy` refuse them. Under the summary, one
+ * line per own scenario whose scripts use session features (lib/suite/script-features.ts).
  */
 import type { Command } from 'commander';
 import { UsageError } from '../../lib/core/errors';
 import type { LabConfig } from '../../lib/config';
 import { labWarnings } from '../../lib/config/warnings';
-import { configModule, priceCheckModule, runPlanModule } from './lazy';
+import { configModule, priceCheckModule, runPlanModule, scenariosModule } from './lazy';
 
 interface ValidateFlags {
   readonly json?: boolean;
@@ -26,6 +27,8 @@ export function register(program: Command): void {
         'names that cannot be read or that runs shell commands (\\shell, \\setshell). A valid lab is then ' +
         'planned with its `suites`: a warning names each target none of them measures (and why), each ' +
         'billed part (reader, proxy, pooler host) no step touches, and a suite that would outlive the lab. ' +
+        "Each own scenario's scripts are read for the session features they use (session SET, advisory " +
+        'locks, PREPARE, LISTEN, temporary tables, WITH HOLD cursors, DISCARD): one line per scenario. ' +
         'No AWS call.\n\n' +
         'Exit codes: 0 valid, 2 invalid.',
     )
@@ -44,7 +47,12 @@ export function register(program: Command): void {
         });
         if (result.ok) {
           if (flags.json) labs[file] = result.lab;
-          else process.stdout.write(`${file}: ok\n  ${configModule().summarizeLab(result.lab)}\n`);
+          else {
+            process.stdout.write(`${file}: ok\n  ${configModule().summarizeLab(result.lab)}\n`);
+            // What each own scenario's scripts keep in the session (nothing when none does).
+            const own = scenariosModule().labSuite(result.lab).scenarios;
+            for (const line of runPlanModule().sessionFeaturesOf(own)) process.stdout.write(`  ${line}\n`);
+          }
           // Warnings never fail validation; with --json they go to stderr, keeping stdout one document.
           const out = flags.json ? process.stderr : process.stdout;
           for (const w of runPlanModule().labSuiteWarnings(result.lab, result.lab.suites))
