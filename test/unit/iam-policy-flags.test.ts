@@ -11,16 +11,7 @@ import { cdkQualifierProblem, s3BucketNameProblem } from '../../lib/config/aws-n
 import { exitCodeFor } from '../../lib/core/errors';
 import { operatorPolicy } from '../../lib/operator/iam-policy';
 import { REPO_ROOT, runCliInProcess } from '../helpers/cli';
-
-/** What `fn` throws (the test fails when it throws nothing). */
-function caught(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected an error');
-}
+import { caught } from '../helpers/caught';
 
 describe('S3 bucket names (S3 User Guide, "General purpose bucket naming rules")', () => {
   test.each([

@@ -24,18 +24,9 @@ import { describeTarget } from '../../lib/suite/targets';
 import { runCliInProcess } from '../helpers/cli';
 import { labOutputsWith, proxyOutputs } from '../helpers/lab-outputs';
 import { scratchDir } from '../helpers/scratch';
+import { caught } from '../helpers/caught';
 
 const SELECT = 'SELECT abalance FROM pgbench_accounts WHERE aid = 1;\n';
-
-/** What `fn` throws (the test fails when it throws nothing). */
-function caught(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected an error');
-}
 
 describe('which lines pgbench would run as \\shell or \\setshell', () => {
   // Each form checked against pgbench 15.18: a `\shell` with no command is its syntax error

@@ -9,6 +9,7 @@ import * as path from 'node:path';
 import { acquireRunLock } from '../../lib/local/run-lock';
 import { runLocal, validateLocalInput } from '../../lib/local/run-local';
 import { scratchDir } from '../helpers/scratch';
+import { caught } from '../helpers/caught';
 
 const RUN_ID = 'local-linked';
 
@@ -23,16 +24,6 @@ function linkedRunDir(): { out: string; runDir: string; target: string } {
   const runDir = path.join(out, RUN_ID);
   fs.symlinkSync(target, runDir);
   return { out, runDir, target };
-}
-
-/** What `fn` throws (the test fails when it throws nothing). */
-function caught(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (err) {
-    return err;
-  }
-  throw new Error('expected an error');
 }
 
 const MESSAGE = (runDir: string): string =>

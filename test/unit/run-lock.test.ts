@@ -12,6 +12,7 @@ import { acquireRunLock, type LockSystem } from '../../lib/local/run-lock';
 import { runLocal, validateLocalInput } from '../../lib/local/run-local';
 import type { RunLockOwner } from '../../lib/results/run-lock';
 import { scratchDir } from '../helpers/scratch';
+import { caught } from '../helpers/caught';
 
 /** A machine where `alive` pids run with the given start ticks. */
 function machine(alive: Record<number, number>, host = 'host-a'): LockSystem {
@@ -24,15 +25,6 @@ function machine(alive: Record<number, number>, host = 'host-a'): LockSystem {
 
 function lockOf(dir: string): RunLockOwner {
   return JSON.parse(fs.readFileSync(path.join(dir, 'run.lock'), 'utf8')) as RunLockOwner;
-}
-
-function caught(fn: () => unknown): unknown {
-  try {
-    fn();
-  } catch (e) {
-    return e;
-  }
-  throw new Error('expected a throw');
 }
 
 describe('the run lock', () => {
