@@ -203,21 +203,7 @@ async function runGroup(
   const endMs = t0Planned + spec.recoverySec * 1000;
   const window = { startMs, endMs };
   const clients = plans.map((p) => runClient(p, window, run, deps.connector, clock, spec));
-  let t0Ms: number | null = null;
-  let injectError: string | null = null;
-  await clock.sleepUntil(t0Planned, run.signal);
-  if (!run.signal.aborted) {
-    t0Ms = clock.now();
-    run.log(
-      `T0: ${spec.disruption.action}${spec.disruption.shutdown ? ` (${spec.disruption.shutdown})` : ''}`,
-    );
-    try {
-      await session.inject(sink, run.signal);
-    } catch (err) {
-      injectError = (err as Error).message;
-      sink('disruption-failed', 'local', injectError);
-    }
-  }
+  const { t0Ms, injectError } = await injectAtT0(run, session, clock, t0Planned, sink);
   const attemptsByClient = await Promise.all(clients);
   const ledger = await readLedger(deps, session, run, spec);
   let restoreError: string | null = null;
@@ -278,6 +264,32 @@ async function runGroup(
         : {}),
     };
   });
+}
+
+/**
+ * Wait for the planned T0 and inject the disruption then (nothing when the run was aborted first):
+ * T0 on the probe clock (null: not reached) and the injection's error, if any (also an event).
+ */
+async function injectAtT0(
+  run: ProbeRun<'disruption'>,
+  session: DisruptionSession,
+  clock: ProbeClock,
+  t0Planned: number,
+  sink: EventSink,
+): Promise<{ t0Ms: number | null; injectError: string | null }> {
+  await clock.sleepUntil(t0Planned, run.signal);
+  if (run.signal.aborted) return { t0Ms: null, injectError: null };
+  const t0Ms = clock.now();
+  const { action, shutdown } = run.spec.disruption;
+  run.log(`T0: ${action}${shutdown ? ` (${shutdown})` : ''}`);
+  try {
+    await session.inject(sink, run.signal);
+    return { t0Ms, injectError: null };
+  } catch (err) {
+    const injectError = (err as Error).message;
+    sink('disruption-failed', 'local', injectError);
+    return { t0Ms, injectError };
+  }
 }
 
 /** The wall time of T0: the run clock's now, less how long ago T0 was on the probe clock. */

@@ -132,6 +132,18 @@ export function parseOperatorRole(value: string): OperatorRole {
 
 const ROLE_RANK: Readonly<Record<OperatorRole, number>> = { read: 0, run: 1, deploy: 2 };
 
+/** What every statement of one lab's operator policy names. */
+interface PolicyScope {
+  readonly p: string;
+  readonly account: string;
+  readonly region: string;
+  readonly stack: string;
+  readonly bucketArn: string;
+  readonly qualifier: string;
+  readonly schedule: string;
+  readonly labTag: Record<string, string>;
+}
+
 /** The operator policy for `lab` and `opts.role` (each role includes the ones below it). */
 export function operatorPolicy(lab: LabConfig, opts: OperatorPolicyOptions): IamPolicyDocument {
   checkOperatorPolicyOptions(opts);
@@ -141,12 +153,28 @@ export function operatorPolicy(lab: LabConfig, opts: OperatorPolicyOptions): Iam
   const region = opts.region ?? lab.region ?? '*';
   const stack = stackNameFor(lab.name);
   const bucket = opts.bucket ?? resultsBucketName(stack, account === '*' ? ANY_ACCOUNT_ID : account, region);
-  const bucketArn = `arn:${p}:s3:::${bucket}`;
-  const qualifier = opts.cdkQualifier ?? 'hnb659fds';
-  const schedule = `arn:${p}:scheduler:${region}:${account}:schedule/default/${expiryScheduleName(stack)}`;
-  const labTag = { [`aws:ResourceTag/${LAB_TAG}`]: lab.name };
+  const scope: PolicyScope = {
+    p,
+    account,
+    region,
+    stack,
+    bucketArn: `arn:${p}:s3:::${bucket}`,
+    qualifier: opts.cdkQualifier ?? 'hnb659fds',
+    schedule: `arn:${p}:scheduler:${region}:${account}:schedule/default/${expiryScheduleName(stack)}`,
+    labTag: { [`aws:ResourceTag/${LAB_TAG}`]: lab.name },
+  };
   const rank = ROLE_RANK[opts.role];
   const statements: IamStatement[] = [
+    ...readStatements(scope),
+    ...(rank >= ROLE_RANK.run ? runStatements(lab, scope) : []),
+    ...(rank >= ROLE_RANK.deploy ? deployStatements(lab, scope) : []),
+  ];
+  return { Version: '2012-10-17', Statement: statements };
+}
+
+/** `read`: the stack's outputs and the runs in the results bucket. */
+function readStatements({ p, region, account, stack, bucketArn }: PolicyScope): IamStatement[] {
+  return [
     {
       Sid: 'ReadStackOutputs',
       Effect: 'Allow',
@@ -162,163 +190,172 @@ export function operatorPolicy(lab: LabConfig, opts: OperatorPolicyOptions): Iam
     },
     { Sid: 'ReadRuns', Effect: 'Allow', Action: 's3:GetObject', Resource: `${bucketArn}/runs/*` },
   ];
-  if (rank >= ROLE_RANK.run) {
-    statements.push(
-      // run writes runs/<id>/request.json before the first SendCommand; doctor its probe objects;
-      // collect the metrics files.
-      { Sid: 'WriteRuns', Effect: 'Allow', Action: 's3:PutObject', Resource: `${bucketArn}/runs/*` },
-      {
-        Sid: 'RunCommandDocument',
-        Effect: 'Allow',
-        Action: 'ssm:SendCommand',
-        // An AWS-owned document has no account in its ARN: `*` there matches it (and nothing else
-        // is named AWS-RunShellScript).
-        Resource: `arn:${p}:ssm:${region}:*:document/AWS-RunShellScript`,
-      },
-      // The instance side of SendCommand, limited to this lab's runners by their tag (Systems Manager
-      // User Guide, "Restricting Run Command access based on tags": ssm:resourceTag/<key>).
-      {
-        Sid: 'RunCommandOnLabRunners',
-        Effect: 'Allow',
-        Action: 'ssm:SendCommand',
-        Resource: `arn:${p}:ec2:${region}:${account}:instance/*`,
-        Condition: { StringEquals: { [`ssm:resourceTag/${LAB_TAG}`]: lab.name } },
-      },
-      { Sid: 'ReadCommandResults', Effect: 'Allow', Action: 'ssm:GetCommandInvocation', Resource: '*' },
-      // doctor: can the hosts decrypt what they read from the CDK staging bucket (lib/operator/
-      // staging-key.ts)? The bucket's default encryption (GetBucketEncryption is authorized by
-      // s3:GetEncryptionConfiguration on the bucket, Service Authorization Reference, Amazon S3), then
-      // the key it names and that key's policy (kms:DescribeKey, kms:GetKeyPolicy on the `key`
-      // resource type, Service Authorization Reference, AWS KMS).
-      {
-        Sid: 'ReadStagingBucketEncryption',
-        Effect: 'Allow',
-        Action: 's3:GetEncryptionConfiguration',
-        Resource: `arn:${p}:s3:::${stagingBucketName({ account, region, partition: p, qualifier })}`,
-      },
-      {
-        Sid: 'ReadStagingKeyPolicy',
-        Effect: 'Allow',
-        Action: ['kms:DescribeKey', 'kms:GetKeyPolicy'],
-        Resource: `arn:${p}:kms:${region}:${account}:key/*`,
-      },
-      { Sid: 'ReadExpiry', Effect: 'Allow', Action: 'scheduler:GetSchedule', Resource: schedule },
-      // `extend` and `run --extend` move the expiry; UpdateSchedule hands the schedule's own role
-      // back to Scheduler (iam:PassRole, condition key iam:PassedToService).
-      { Sid: 'MoveExpiry', Effect: 'Allow', Action: 'scheduler:UpdateSchedule', Resource: schedule },
-      {
-        Sid: 'PassExpiryRole',
-        Effect: 'Allow',
-        Action: 'iam:PassRole',
-        Resource: `arn:${p}:iam::${account}:role${expiryRolePath(stack)}*`,
-        Condition: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
-      },
-      {
-        Sid: 'InvokeCollector',
-        Effect: 'Allow',
-        Action: 'lambda:InvokeFunction',
-        Resource: `arn:${p}:lambda:${region}:${account}:function:*`,
-        Condition: { StringEquals: labTag },
-      },
-      {
-        Sid: 'ReadDatabaseStates',
-        Effect: 'Allow',
-        Action: 'rds:DescribeDBInstances',
-        Resource: `arn:${p}:rds:${region}:${account}:db:*`,
-        Condition: { StringEquals: labTag },
-      },
-      // `proxylab collect` from a laptop: GetMetricData takes no resource; PI per DB instance.
-      { Sid: 'ReadMetrics', Effect: 'Allow', Action: 'cloudwatch:GetMetricData', Resource: '*' },
-      ...(lab.database.performanceInsights
-        ? [
-            {
-              Sid: 'ReadPerformanceInsights',
-              Effect: 'Allow' as const,
-              Action: 'pi:GetResourceMetrics',
-              Resource: `arn:${p}:pi:${region}:${account}:metrics/rds/*`,
-            },
-          ]
-        : []),
-      // doctor, a lab without internet: no route of the lab's subnets may lead to an internet
-      // gateway (DescribeRouteTables takes no resource-level permissions).
-      ...(lab.network.mode === 'existing' && lab.network.egress === 'vpc-endpoints'
-        ? [
-            {
-              Sid: 'ReadRouteTables',
-              Effect: 'Allow' as const,
-              Action: 'ec2:DescribeRouteTables',
-              Resource: '*',
-            },
-          ]
-        : []),
-      ...(lab.runners.spot
-        ? [
-            {
-              Sid: 'ReadSpotRequests',
-              Effect: 'Allow' as const,
-              Action: 'ec2:DescribeSpotInstanceRequests',
-              Resource: '*',
-            },
-          ]
-        : []),
-    );
-  }
-  if (rank >= ROLE_RANK.deploy) {
-    statements.push(
-      // `cdk deploy` / `cdk destroy` act through the bootstrap roles; CloudFormation does the rest
-      // with the bootstrap execution role.
-      {
-        Sid: 'AssumeCdkBootstrapRoles',
-        Effect: 'Allow',
-        Action: 'sts:AssumeRole',
-        Resource: `arn:${p}:iam::${account}:role/cdk-${qualifier}-*`,
-      },
-      {
-        Sid: 'ChooseZones',
-        Effect: 'Allow',
-        Action: ['ec2:DescribeAvailabilityZones', 'ec2:DescribeInstanceTypeOfferings'],
-        Resource: '*',
-      },
-      // An existing VPC: `cdk synth` looks it up (aws-cdk's VPC context provider: DescribeVpcs,
-      // DescribeSubnets, DescribeRouteTables; DescribeVpnGateways is skipped, the lab passes
-      // returnVpnGateways: false) through the bootstrap lookup role when it exists
-      // (AssumeCdkBootstrapRoles), else with these credentials; deploy reads the subnets' zones.
-      // Without internet egress also the S3 prefix list (PrefixList.fromLookup: a Cloud Control
-      // ListResources of AWS::EC2::PrefixList, whose handler reads the managed prefix lists).
-      ...(lab.network.mode === 'existing'
-        ? [
-            {
-              Sid: 'LookUpVpc',
-              Effect: 'Allow' as const,
-              Action: ['ec2:DescribeVpcs', 'ec2:DescribeSubnets', 'ec2:DescribeRouteTables'],
-              Resource: '*',
-            },
-          ]
-        : []),
-      ...(lab.network.mode === 'existing' && lab.network.egress === 'vpc-endpoints'
-        ? [
-            {
-              Sid: 'LookUpS3PrefixList',
-              Effect: 'Allow' as const,
-              Action: ['cloudformation:ListResources', 'ec2:DescribeManagedPrefixLists'],
-              Resource: '*',
-            },
-            {
-              Sid: 'ReadS3PrefixListEntries',
-              Effect: 'Allow' as const,
-              Action: 'ec2:GetManagedPrefixListEntries',
-              Resource: `arn:${p}:ec2:${region}:*:prefix-list/*`,
-            },
-          ]
-        : []),
-      {
-        Sid: 'RebootPendingDatabases',
-        Effect: 'Allow',
-        Action: 'rds:RebootDBInstance',
-        Resource: `arn:${p}:rds:${region}:${account}:db:*`,
-        Condition: { StringEquals: labTag },
-      },
-    );
-  }
-  return { Version: '2012-10-17', Statement: statements };
+}
+
+/** `run` adds: start and follow runs, doctor, collect, extend. */
+function runStatements(
+  lab: LabConfig,
+  { p, region, account, stack, bucketArn, qualifier, schedule, labTag }: PolicyScope,
+): IamStatement[] {
+  return [
+    // run writes runs/<id>/request.json before the first SendCommand; doctor its probe objects;
+    // collect the metrics files.
+    { Sid: 'WriteRuns', Effect: 'Allow', Action: 's3:PutObject', Resource: `${bucketArn}/runs/*` },
+    {
+      Sid: 'RunCommandDocument',
+      Effect: 'Allow',
+      Action: 'ssm:SendCommand',
+      // An AWS-owned document has no account in its ARN: `*` there matches it (and nothing else
+      // is named AWS-RunShellScript).
+      Resource: `arn:${p}:ssm:${region}:*:document/AWS-RunShellScript`,
+    },
+    // The instance side of SendCommand, limited to this lab's runners by their tag (Systems Manager
+    // User Guide, "Restricting Run Command access based on tags": ssm:resourceTag/<key>).
+    {
+      Sid: 'RunCommandOnLabRunners',
+      Effect: 'Allow',
+      Action: 'ssm:SendCommand',
+      Resource: `arn:${p}:ec2:${region}:${account}:instance/*`,
+      Condition: { StringEquals: { [`ssm:resourceTag/${LAB_TAG}`]: lab.name } },
+    },
+    { Sid: 'ReadCommandResults', Effect: 'Allow', Action: 'ssm:GetCommandInvocation', Resource: '*' },
+    // doctor: can the hosts decrypt what they read from the CDK staging bucket (lib/operator/
+    // staging-key.ts)? The bucket's default encryption (GetBucketEncryption is authorized by
+    // s3:GetEncryptionConfiguration on the bucket, Service Authorization Reference, Amazon S3), then
+    // the key it names and that key's policy (kms:DescribeKey, kms:GetKeyPolicy on the `key`
+    // resource type, Service Authorization Reference, AWS KMS).
+    {
+      Sid: 'ReadStagingBucketEncryption',
+      Effect: 'Allow',
+      Action: 's3:GetEncryptionConfiguration',
+      Resource: `arn:${p}:s3:::${stagingBucketName({ account, region, partition: p, qualifier })}`,
+    },
+    {
+      Sid: 'ReadStagingKeyPolicy',
+      Effect: 'Allow',
+      Action: ['kms:DescribeKey', 'kms:GetKeyPolicy'],
+      Resource: `arn:${p}:kms:${region}:${account}:key/*`,
+    },
+    { Sid: 'ReadExpiry', Effect: 'Allow', Action: 'scheduler:GetSchedule', Resource: schedule },
+    // `extend` and `run --extend` move the expiry; UpdateSchedule hands the schedule's own role
+    // back to Scheduler (iam:PassRole, condition key iam:PassedToService).
+    { Sid: 'MoveExpiry', Effect: 'Allow', Action: 'scheduler:UpdateSchedule', Resource: schedule },
+    {
+      Sid: 'PassExpiryRole',
+      Effect: 'Allow',
+      Action: 'iam:PassRole',
+      Resource: `arn:${p}:iam::${account}:role${expiryRolePath(stack)}*`,
+      Condition: { StringEquals: { 'iam:PassedToService': 'scheduler.amazonaws.com' } },
+    },
+    {
+      Sid: 'InvokeCollector',
+      Effect: 'Allow',
+      Action: 'lambda:InvokeFunction',
+      Resource: `arn:${p}:lambda:${region}:${account}:function:*`,
+      Condition: { StringEquals: labTag },
+    },
+    {
+      Sid: 'ReadDatabaseStates',
+      Effect: 'Allow',
+      Action: 'rds:DescribeDBInstances',
+      Resource: `arn:${p}:rds:${region}:${account}:db:*`,
+      Condition: { StringEquals: labTag },
+    },
+    // `proxylab collect` from a laptop: GetMetricData takes no resource; PI per DB instance.
+    { Sid: 'ReadMetrics', Effect: 'Allow', Action: 'cloudwatch:GetMetricData', Resource: '*' },
+    ...(lab.database.performanceInsights
+      ? [
+          {
+            Sid: 'ReadPerformanceInsights',
+            Effect: 'Allow' as const,
+            Action: 'pi:GetResourceMetrics',
+            Resource: `arn:${p}:pi:${region}:${account}:metrics/rds/*`,
+          },
+        ]
+      : []),
+    // doctor, a lab without internet: no route of the lab's subnets may lead to an internet
+    // gateway (DescribeRouteTables takes no resource-level permissions).
+    ...(lab.network.mode === 'existing' && lab.network.egress === 'vpc-endpoints'
+      ? [
+          {
+            Sid: 'ReadRouteTables',
+            Effect: 'Allow' as const,
+            Action: 'ec2:DescribeRouteTables',
+            Resource: '*',
+          },
+        ]
+      : []),
+    ...(lab.runners.spot
+      ? [
+          {
+            Sid: 'ReadSpotRequests',
+            Effect: 'Allow' as const,
+            Action: 'ec2:DescribeSpotInstanceRequests',
+            Resource: '*',
+          },
+        ]
+      : []),
+  ];
+}
+
+/** `deploy` adds: cdk deploy and destroy through the bootstrap roles, and what synth looks up. */
+function deployStatements(
+  lab: LabConfig,
+  { p, region, account, qualifier, labTag }: PolicyScope,
+): IamStatement[] {
+  return [
+    // `cdk deploy` / `cdk destroy` act through the bootstrap roles; CloudFormation does the rest
+    // with the bootstrap execution role.
+    {
+      Sid: 'AssumeCdkBootstrapRoles',
+      Effect: 'Allow',
+      Action: 'sts:AssumeRole',
+      Resource: `arn:${p}:iam::${account}:role/cdk-${qualifier}-*`,
+    },
+    {
+      Sid: 'ChooseZones',
+      Effect: 'Allow',
+      Action: ['ec2:DescribeAvailabilityZones', 'ec2:DescribeInstanceTypeOfferings'],
+      Resource: '*',
+    },
+    // An existing VPC: `cdk synth` looks it up (aws-cdk's VPC context provider: DescribeVpcs,
+    // DescribeSubnets, DescribeRouteTables; DescribeVpnGateways is skipped, the lab passes
+    // returnVpnGateways: false) through the bootstrap lookup role when it exists
+    // (AssumeCdkBootstrapRoles), else with these credentials; deploy reads the subnets' zones.
+    // Without internet egress also the S3 prefix list (PrefixList.fromLookup: a Cloud Control
+    // ListResources of AWS::EC2::PrefixList, whose handler reads the managed prefix lists).
+    ...(lab.network.mode === 'existing'
+      ? [
+          {
+            Sid: 'LookUpVpc',
+            Effect: 'Allow' as const,
+            Action: ['ec2:DescribeVpcs', 'ec2:DescribeSubnets', 'ec2:DescribeRouteTables'],
+            Resource: '*',
+          },
+        ]
+      : []),
+    ...(lab.network.mode === 'existing' && lab.network.egress === 'vpc-endpoints'
+      ? [
+          {
+            Sid: 'LookUpS3PrefixList',
+            Effect: 'Allow' as const,
+            Action: ['cloudformation:ListResources', 'ec2:DescribeManagedPrefixLists'],
+            Resource: '*',
+          },
+          {
+            Sid: 'ReadS3PrefixListEntries',
+            Effect: 'Allow' as const,
+            Action: 'ec2:GetManagedPrefixListEntries',
+            Resource: `arn:${p}:ec2:${region}:*:prefix-list/*`,
+          },
+        ]
+      : []),
+    {
+      Sid: 'RebootPendingDatabases',
+      Effect: 'Allow',
+      Action: 'rds:RebootDBInstance',
+      Resource: `arn:${p}:rds:${region}:${account}:db:*`,
+      Condition: { StringEquals: labTag },
+    },
+  ];
 }
