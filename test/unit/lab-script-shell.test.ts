@@ -7,7 +7,6 @@
  * (lib/engine/plan-or-resume.ts). Which forms pgbench runs: lib/suite/pgbench-script.ts.
  */
 import { createHash } from 'node:crypto';
-import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { buildRunRequest, runRequestSchema } from '../../lib/aws/run-request';
 import { checkLabFile, loadLabFile } from '../../lib/config/load';
@@ -23,8 +22,8 @@ import { buildPlan, type RunPlan } from '../../lib/suite/plan';
 import { describeTarget } from '../../lib/suite/targets';
 import { runCliInProcess } from '../helpers/cli';
 import { labOutputsWith, proxyOutputs } from '../helpers/lab-outputs';
-import { scratchDir } from '../helpers/scratch';
 import { caught } from '../helpers/caught';
+import { labWithScript } from '../helpers/lab-with-script';
 
 const SELECT = 'SELECT abalance FROM pgbench_accounts WHERE aid = 1;\n';
 
@@ -57,21 +56,6 @@ describe('which lines pgbench would run as \\shell or \\setshell', () => {
     expect(shellMetaCommands(sql)).toEqual(expected);
   });
 });
-
-/** A lab folder with `orders.sql` holding `sql`, and the lab file naming it. */
-function labWithScript(sql: string): string {
-  const dir = scratchDir('proxylab-shell-');
-  fs.writeFileSync(path.join(dir, 'orders.sql'), sql);
-  const file = path.join(dir, 'lab.json');
-  fs.writeFileSync(
-    file,
-    JSON.stringify({
-      name: 'shared',
-      scenarios: [{ name: 'orders', workload: [{ file: 'orders.sql' }], clients: [2] }],
-    }),
-  );
-  return file;
-}
 
 const EVIL = `${SELECT}  \\SHELL touch /tmp/proxylab-pwned\n${SELECT}\\setshell v id\n`;
 

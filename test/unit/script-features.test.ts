@@ -5,8 +5,6 @@
  * `validate` and `plan` list them per own scenario (lib/suite/script-features.ts).
  */
 import { expect } from '@jest/globals';
-import * as fs from 'node:fs';
-import * as path from 'node:path';
 import { loadLabFile } from '../../lib/config/load';
 import { formatRunPlan, previewRun } from '../../lib/cost/run-plan';
 import {
@@ -16,7 +14,7 @@ import {
 } from '../../lib/suite/script-features';
 import { SESSION_FEATURES } from '../../lib/suite/session-state-kind';
 import { runCliInProcess } from '../helpers/cli';
-import { scratchDir } from '../helpers/scratch';
+import { labWithScript } from '../helpers/lab-with-script';
 
 type Found = Pick<ScriptFeatureUse, 'label' | 'line' | 'scope' | 'sessionFeature'>;
 
@@ -213,23 +211,6 @@ describe('one line per scenario, one hint, nothing without a session feature', (
   });
 });
 
-/** A lab folder with `orders.sql` holding `sql`, and a lab file naming it in scenario `orders`. */
-function labWithScript(sql: string): string {
-  const dir = scratchDir('proxylab-features-');
-  fs.writeFileSync(path.join(dir, 'orders.sql'), sql);
-  const file = path.join(dir, 'lab.json');
-  fs.writeFileSync(
-    file,
-    JSON.stringify({
-      name: 'shared',
-      scenarios: [
-        { name: 'orders', workload: [{ file: 'orders.sql' }, { builtin: 'select-only' }], clients: [2] },
-      ],
-    }),
-  );
-  return file;
-}
-
 const SESSION_SCRIPT = `\\set aid random(1, 100000 * :scale)\nSET search_path = app, public;\n${SELECT}SELECT pg_advisory_lock(:aid);\n`;
 const ORDERS_LINE =
   'scenario orders: session features (→ session-state feature): SET search_path (line 2) → search-path; session advisory lock (line 4) → advisory-lock';
@@ -237,7 +218,7 @@ const ORDERS_LINE =
 describe('validate and plan list the session features of each own scenario', () => {
   test('validate prints the scenario line and the hint under the summary', async () => {
     // GIVEN
-    const file = labWithScript(SESSION_SCRIPT);
+    const file = labWithScript(SESSION_SCRIPT, [{ builtin: 'select-only' }]);
     // WHEN
     const { code, out } = await runCliInProcess(['validate', file]);
     // THEN
@@ -252,7 +233,10 @@ describe('validate and plan list the session features of each own scenario', () 
 
   test('validate prints nothing more for a script without session features', async () => {
     // WHEN
-    const { code, out } = await runCliInProcess(['validate', labWithScript(SELECT)]);
+    const { code, out } = await runCliInProcess([
+      'validate',
+      labWithScript(SELECT, [{ builtin: 'select-only' }]),
+    ]);
     // THEN
     expect(code).toBe(0);
     expect(out).not.toContain('session features');
@@ -261,7 +245,7 @@ describe('validate and plan list the session features of each own scenario', () 
 
   test('plan lists them for the suite lab, not for a catalog suite', () => {
     // GIVEN
-    const lab = loadLabFile(labWithScript(SESSION_SCRIPT));
+    const lab = loadLabFile(labWithScript(SESSION_SCRIPT, [{ builtin: 'select-only' }]));
     // WHEN
     const own = previewRun(lab, 'lab');
     // THEN
