@@ -7,7 +7,7 @@
  * assumption written next to them. A serverless cluster has a range (min–max ACU); every line and
  * total carries `usdPerHourMin`/`usdPerHourMax` (equal for fixed-price parts).
  */
-import { cloudDisruptionsOf } from '../config/disruptions';
+import { failsOver, withMovingWriter } from './moving-writer';
 import type { AuroraDatabaseConfig, LabConfig } from '../config/types';
 import { UsageError } from '../core/errors';
 import { poolerDriver } from '../poolers/registry';
@@ -664,29 +664,6 @@ function auroraInstanceLines(
       i === 0 ? undefined : `reader:${i}`,
     ),
   );
-}
-
-/** The lab's suites fail the cluster over (FailoverDBCluster): the writer role moves to a reader. */
-function failsOver(lab: LabConfig, db: AuroraDatabaseConfig): boolean {
-  return db.readers > 0 && cloudDisruptionsOf(lab.suites, 'aurora-postgresql').includes('aurora-failover');
-}
-
-/**
- * The credits line of a lab that fails over: the load follows the writer role from one instance to
- * another, so the surplus is billed to whichever holds it. Each instance in Unlimited mode bills its
- * own surplus only (its CPU over its own baseline, "average CPU utilization over a rolling 24-hour
- * period": RDS pricing, as quoted in SOURCES['rds-cpu-credits-2026']), and the suites load one
- * writer at a time, so the instances together bill at most one loaded instance's surplus per hour:
- * the same quantity, priced once — a second line for the reader would count the same load twice.
- */
-function withMovingWriter(line: CostLine, roles: readonly string[]): CostLine {
-  return {
-    ...line,
-    note:
-      `${line.note}; the suites fail over (FailoverDBCluster), so the writer role, and the load with it, moves ` +
-      `between the ${roles.join(' and ')} instances: each bills the surplus of the hours it holds the role, one at a ` +
-      'time, together at most this',
-  };
 }
 
 /** Aurora's RDS Proxy lines: per vCPU-hour (provisioned) or ACU-hour (serverless) of every instance behind it. */
