@@ -3,6 +3,7 @@
  * config → plan → execution → results → report (docs/architecture.md, CONTRIBUTING.md "Layering").
  *
  *   lib/core         errors with codes, formatting, safe file reads: imports nothing of the project
+ *   lib/products     what each product is and can do (kinds, capabilities, settings catalogue): core only, no I/O
  *   lib/suite        pure suite model (catalog, expansion, argv, parser, verdicts, target descriptors): core only, no I/O
  *   lib/results      the run directory: result schemas, run paths, blob and run stores: suite, core
  *   lib/poolers      pooler drivers, one folder per product (lib/poolers/<product>/): results, suite, core
@@ -67,10 +68,23 @@ module.exports = {
       '^lib/core/',
     ),
     onlyImports(
+      'products-at-the-bottom',
+      'lib/products holds what each product IS and CAN do (kinds, capabilities by version, settings catalogue): the bottom of the pure layer, it imports only itself and lib/core.',
+      '^lib/products/',
+      '^lib/(products|core)/',
+    ),
+    {
+      name: 'products-no-io',
+      comment: 'lib/products is data and pure functions: no file system, processes, network or OS calls.',
+      severity: 'error',
+      from: { path: '^lib/products/' },
+      to: { dependencyTypes: ['core'], path: NODE_IO },
+    },
+    onlyImports(
       'suite-is-pure',
       'lib/suite is the pure suite model: it imports only itself and lib/core.',
       '^lib/suite/',
-      '^lib/(suite|core)/',
+      '^lib/(suite|products|core)/',
     ),
     {
       name: 'suite-no-io',
@@ -83,91 +97,91 @@ module.exports = {
       'results-below-readers',
       'lib/results is the one reader and writer of a run directory: engine, report and collector import it; it imports suite and core.',
       '^lib/results/',
-      '^lib/(results|suite|core)/',
+      '^lib/(results|suite|products|core)/',
     ),
     onlyImports(
       'poolers-are-drivers',
       'A pooler driver (lib/poolers/<product>) knows its product, not who runs it: results, suite and core only.',
       '^lib/poolers/',
-      '^lib/(poolers|results|suite|core)/',
+      '^lib/(poolers|results|suite|products|core)/',
     ),
     onlyImports(
       'engine-imports-model',
       'lib/engine runs steps through ports; it knows nothing of AWS, local processes or the CLI.',
       '^lib/engine/',
-      '^lib/(engine|results|poolers|suite|core)/',
+      '^lib/(engine|results|poolers|suite|products|core)/',
     ),
     onlyImports(
       'exec-runs-processes',
       'lib/exec starts host processes for the local stack and the runner alike: engine ports, results, poolers, suite, core.',
       '^lib/exec/',
-      '^lib/(exec|engine|results|poolers|suite|core)/',
+      '^lib/(exec|engine|results|poolers|suite|products|core)/',
     ),
     onlyImports(
       'local-adapters',
       "proxylab local's adapters: never the cloud sides, the CLI, report or constructs.",
       '^lib/local/',
-      '^lib/(local|exec|engine|results|poolers|suite|config|core)/',
+      '^lib/(local|exec|engine|results|poolers|suite|products|config|core)/',
     ),
     onlyImports(
       'aws-shared-by-cloud-sides',
       'lib/aws is shared by the operator, runner and pooler host: it imports none of them.',
       '^lib/aws/',
-      '^lib/(aws|exec|engine|results|poolers|suite|config|collector|core)/',
+      '^lib/(aws|exec|engine|results|poolers|suite|products|config|collector|core)/',
     ),
     onlyImports(
       'operator-not-hosts',
       'The operator (CLI side) never imports the code on the runners or the pooler host; what both need lives in lib/aws.',
       '^lib/operator/',
-      '^lib/(operator|aws|engine|results|poolers|suite|config|collector|core)/',
+      '^lib/(operator|aws|engine|results|poolers|suite|products|config|collector|core)/',
     ),
     onlyImports(
       'runner-not-operator',
       'The runner never imports the operator, the pooler host or lib/local; what it shares lives in lib/aws or lib/exec.',
       '^lib/runner/',
-      '^lib/(runner|aws|exec|engine|results|poolers|suite|config|collector|core)/',
+      '^lib/(runner|aws|exec|engine|results|poolers|suite|products|config|collector|core)/',
     ),
     onlyImports(
       'pooler-host-alone',
       'The pooler host imports neither the operator, the runner nor lib/local.',
       '^lib/pooler-host/',
-      '^lib/(pooler-host|aws|exec|engine|results|poolers|suite|config|core)/',
+      '^lib/(pooler-host|aws|exec|engine|results|poolers|suite|products|config|core)/',
     ),
     onlyImports(
       'constructs-no-runtime',
       'CDK constructs run at synth time: config, poolers and core only, never runtime adapters, engine or cost.',
       '^lib/(constructs/|lab-stack\\.ts$)',
-      '^lib/(constructs/|config/|poolers/|core/|lab-stack\\.ts$)',
+      '^lib/(constructs/|config/|poolers/|products/|core/|lab-stack\\.ts$)',
     ),
     onlyImports(
       'report-reads-results',
       'The report reads only the run directory: results, suite, core and the metric catalog.',
       '^lib/report/',
-      '^lib/(report|results|suite|core)/|^lib/collector/catalog\\.ts$',
+      '^lib/(report|results|suite|products|core)/|^lib/collector/catalog\\.ts$',
     ),
     onlyImports(
       'collector-below-adapters',
       'The collector (Lambda and CLI) uses results, suite, config and core only.',
       '^lib/collector/',
-      '^lib/(collector|results|suite|config|core)/',
+      '^lib/(collector|results|suite|products|config|core)/',
     ),
     onlyImports(
       'config-below-adapters',
       'Lab configuration is read by everyone and reads only suite names, pooler drivers, results and core.',
       '^lib/config/',
-      '^lib/(config|suite|poolers|results|core)/',
+      '^lib/(config|suite|products|poolers|results|core)/',
     ),
     onlyImports(
       'cost-reads-config',
       'The cost estimate reads lab configuration, pooler drivers (their host) and suite durations only.',
       '^lib/cost/',
-      '^lib/(cost|config|poolers|suite|results|core)/',
+      '^lib/(cost|config|poolers|suite|products|results|core)/',
     ),
     onlyImports(
       'cli-presentation',
       'lib/cli formats what the engine and adapters produce; nothing below imports it.',
       '^lib/cli/',
-      '^lib/(cli|engine|results|suite|config|core)/',
+      '^lib/(cli|engine|results|suite|products|config|core)/',
     ),
     {
       name: 'lib-not-entry-points',
@@ -180,25 +194,25 @@ module.exports = {
       'lambda-thin',
       'The Lambda handlers (collector, spot-request canceller) are thin: they wire lib code and need nothing else.',
       '^lambda/',
-      '^lambda/|^lib/(collector|results|core|suite|config)/',
+      '^lambda/|^lib/(collector|results|core|suite|products|config)/',
     ),
     bundleShips(
       'runner-bundle',
       'The runner bundle (scripts/runner.ts) ships the runner side only.',
       '^scripts/runner\\.ts$',
-      '^lib/(runner|aws|exec|engine|results|poolers|suite|config|collector|core)/',
+      '^lib/(runner|aws|exec|engine|results|poolers|suite|products|config|collector|core)/',
     ),
     bundleShips(
       'pooler-bundle',
       'The pooler host bundle (scripts/pooler.ts) ships the pooler host side only.',
       '^scripts/pooler\\.ts$',
-      '^lib/(pooler-host|aws|exec|engine|results|poolers|suite|config|core)/',
+      '^lib/(pooler-host|aws|exec|engine|results|poolers|suite|products|config|core)/',
     ),
     bundleShips(
       'lambda-bundles',
       'Each Lambda bundle ships the collector side only.',
       '^lambda/',
-      '^lib/(collector|results|suite|config|core)/',
+      '^lib/(collector|results|suite|products|config|core)/',
     ),
   ],
   options: {

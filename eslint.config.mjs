@@ -4,6 +4,33 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import prettier from 'eslint-config-prettier';
 
+// No code outside a product's entry (lib/products/) branches on a product's or a kind's name: it asks
+// the entry (capabilities, settings, disruptions). `x.pooler === 'pgbouncer'`, `kind !== 'direct'`,
+// `targetProduct(d).id === 'rds-proxy'`, `case 'pgdoorman':` on such a value are errors elsewhere.
+const PRODUCT_NAMES =
+  '/^(postgres|rds-proxy|pgbouncer|pgdoorman|direct|pgbouncer-transaction|pgbouncer-session|pgdoorman-transaction|pgdoorman-session)$/';
+const PRODUCT_FIELD = '/^(pooler|product|kind|id)$/';
+const PRODUCT_BRANCH_MESSAGE =
+  "product-name branch: ask the product's entry (lib/products: capabilities, settings, disruptions) instead of comparing its name";
+const PRODUCT_BRANCHES = [
+  {
+    selector: `BinaryExpression[operator=/^[!=]==?$/][left.property.name=${PRODUCT_FIELD}][right.value=${PRODUCT_NAMES}]`,
+    message: PRODUCT_BRANCH_MESSAGE,
+  },
+  {
+    selector: `BinaryExpression[operator=/^[!=]==?$/][right.property.name=${PRODUCT_FIELD}][left.value=${PRODUCT_NAMES}]`,
+    message: PRODUCT_BRANCH_MESSAGE,
+  },
+  {
+    selector: `BinaryExpression[operator=/^[!=]==?$/][left.property.name='pooler'][right.value='none']`,
+    message: PRODUCT_BRANCH_MESSAGE,
+  },
+  {
+    selector: `SwitchStatement[discriminant.property.name=${PRODUCT_FIELD}] > SwitchCase[test.value=${PRODUCT_NAMES}]`,
+    message: PRODUCT_BRANCH_MESSAGE,
+  },
+];
+
 export default tseslint.config(
   {
     ignores: [
@@ -80,6 +107,11 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-non-null-assertion': 'error' },
   },
   {
+    files: ['lib/**/*.ts', 'scripts/**/*.ts', 'lambda/**/*.ts', 'bin/**/*.ts'],
+    ignores: ['lib/products/**'],
+    rules: { 'no-restricted-syntax': ['error', ...PRODUCT_BRANCHES] },
+  },
+  {
     // Reading run files (CONTRIBUTING.md): every reader of a run directory, a bucket's copy of one or a
     // lab file opens it through lib/core/read.ts (readFileIn / listDirIn / readTextFile), which follows
     // no link out of the run directory, refuses FIFOs and devices, and bounds sizes and depth. Direct
@@ -105,6 +137,7 @@ export default tseslint.config(
     rules: {
       'no-restricted-syntax': [
         'error',
+        ...PRODUCT_BRANCHES,
         {
           selector:
             'MemberExpression[property.name=/^(readFileSync|readdirSync|createReadStream|readFile|readdir|opendirSync|opendir)$/]',

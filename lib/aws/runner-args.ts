@@ -57,7 +57,7 @@ export interface ProxySpec {
   /** The proxy's default endpoint (its targets' kind `rds-proxy`). */
   readonly endpoint: Endpoint;
   /**
-   * Its other endpoints, by the kind of their targets (lib/suite/kinds.ts MANAGED_PROXY_KINDS):
+   * Its other endpoints, by the kind of their targets (lib/products/kinds.ts MANAGED_PROXY_KINDS):
    * each is a target `managedProxyTarget(name, kind)`. Absent: none.
    */
   readonly endpoints?: Readonly<Partial<Record<ManagedProxyKind, Endpoint>>>;

@@ -19,6 +19,7 @@ import { AURORA_STORAGE_TYPES } from './types';
 import { POOLER_DRIVERS } from '../poolers/registry';
 import { POOLER_PROCESSES_MAX, POOLER_WORKER_THREADS_MAX } from '../poolers/endpoint';
 import { POOL_MODES, POOLER_PLACEMENTS, POOLER_PRODUCTS } from '../poolers/products';
+import { settingsSchema } from './settings';
 import { BUILTIN_SCRIPTS } from '../suite/scenario';
 import { CONNECT_MODES, PROTOCOLS } from '../suite/types';
 import { TARGET_SELECTOR_NAMES } from '../suite/experiments/common';
@@ -58,6 +59,14 @@ export interface FieldDoc {
 }
 
 const doc = (d: FieldDoc): FieldDoc & Record<string, unknown> => ({ ...d });
+
+/** The `settings` field's documentation, for a proxy or a pooler. */
+function SETTINGS_DOC(product: string, cli: string, example: string): FieldDoc {
+  return {
+    description: `The team's values for ${product}'s documented settings, by their own names (e.g. ${example}); every other setting runs at the product's default for the pinned version. Checked against the settings catalogue for that version (\`proxylab settings ${cli}\` lists names, types, ranges, defaults and sources): an unknown name, a wrong type, a value out of range or a setting the version lacks is refused; settings proxylab derives from a field (pool size, pool modes, TLS…) name that field instead. Recorded with their defaults in plan.json.`,
+    defaultText: "{} (the product's defaults)",
+  };
+}
 
 /** Bounds shared by the schema, the cross-field checks and the docs. */
 export const LIMITS = {
@@ -390,6 +399,15 @@ const proxySchema = z.strictObject(
       .meta(
         doc({ description: 'Proxy debug logs (may contain SQL).', default: DEFAULTS.proxy.debugLogging }),
       ),
+    settings: settingsSchema('RDS Proxy').meta(
+      doc(
+        SETTINGS_DOC(
+          'RDS Proxy',
+          'rds-proxy',
+          '{ "InitQuery": "SET search_path = app, public", "IdleClientTimeout": 900 }',
+        ),
+      ),
+    ),
   },
   { error: 'a proxy object such as { "name": "pool100", "maxConnectionsPercent": 100 }' },
 );
@@ -525,6 +543,15 @@ const poolerSchema = z.strictObject(
           'Clients must use TLS (PgBouncer `client_tls_sslmode = require`, PgDoorman `tls_mode = "require"`; a key generated on the host), like RDS Proxy `requireTls`. Server side TLS is always on.',
         default: DEFAULTS.pooler.tls,
       }),
+    ),
+    settings: settingsSchema('pooler').meta(
+      doc(
+        SETTINGS_DOC(
+          'the pooler (by its `kind`)',
+          'pgbouncer',
+          '{ "server_login_retry": 2, "query_wait_timeout": 30 }',
+        ),
+      ),
     ),
   },
   {

@@ -4,6 +4,7 @@ import type { DatabaseEngine } from './stack-outputs';
 export type { DatabaseEngine };
 import type { PoolMode as PgbouncerPoolMode, PoolerPlacement } from '../poolers/products';
 import type { PoolerProduct } from '../poolers/products';
+import type { SettingValue } from '../products/types';
 import type { BuiltinScript, ClientsSpec } from '../suite/scenario';
 import type { ConnectMode, Protocol } from '../suite/types';
 import type { TargetSelectorName } from '../suite/experiments/common';
@@ -157,6 +158,8 @@ export interface ProxyConfig {
   readonly borrowTimeoutSeconds: number;
   readonly requireTls: boolean;
   readonly debugLogging: boolean;
+  /** The team's values for RDS Proxy's other settings (InitQuery, IdleClientTimeout), checked; `{}`: defaults. */
+  readonly settings: Readonly<Record<string, SettingValue>>;
 }
 
 /** A self-hosted pooler, every default applied. */
@@ -181,6 +184,11 @@ export interface PoolerConfig {
   readonly workerThreads: number | null;
   /** Clients must use TLS. */
   readonly tls: boolean;
+  /**
+   * The team's values for the product's documented settings (lib/products/<kind>/settings.ts), checked
+   * for `version`; every other setting runs at the product's default. `{}`: all defaults.
+   */
+  readonly settings: Readonly<Record<string, SettingValue>>;
 }
 
 export type RunnerPlacement = 'any' | 'cluster' | 'spread';

@@ -31,6 +31,7 @@ import { poolerDriver } from '../poolers/registry';
 import { POOLER_PRODUCTS } from '../poolers/products';
 import { POOLER_ADMIN_PORT_BASE, POOLER_STATS_PORT, poolerDeployments } from '../poolers/endpoint';
 import { totalPoolSize } from '../poolers/pool-size';
+import { settingsOf, settingsProblems } from './settings';
 import { getSuite, LAB_SUITE_NAME, SUITE_NAMES } from '../suite/catalog';
 import type { DisruptionAction } from '../suite/disruption';
 import { labScenariosWithDefaults, scenarioProblems, type ScriptReader, type ScriptTexts } from './scenarios';
@@ -677,12 +678,36 @@ function crossFieldProblems(raw: unknown, readScript: ScriptReader | null, texts
   }
   checkProxies(root.proxies, out);
   checkPoolers(root.poolers, root.proxies, out, poolerBudgetOf(root));
+  checkSettingsOf(root, out);
   checkSuites(root.suites, root.scenarios, out);
   checkDisruptions(root, out);
   checkTagCount(root.tags, out);
   out.push(...scenarioProblems(root.scenarios, readScript, texts));
   checkNetwork(root, out);
   return out;
+}
+
+/**
+ * Each proxy's and pooler's `settings` against its product's catalogue, for the version it pins (a
+ * pooler's `version`, else its driver's default; RDS Proxy has none). A pooler of an unknown kind or
+ * version is left to the checks that name those.
+ */
+function checkSettingsOf(root: Record<string, unknown>, out: LabProblem[]): void {
+  if (Array.isArray(root.proxies))
+    root.proxies.forEach((p: unknown, i: number) => {
+      const r = asRecord(p);
+      if (r) out.push(...settingsProblems('rds-proxy', null, r.settings, `proxies[${i}].settings`));
+    });
+  if (Array.isArray(root.poolers))
+    root.poolers.forEach((p: unknown, i: number) => {
+      const r = asRecord(p);
+      if (!r || typeof r.kind !== 'string' || !(POOLER_PRODUCTS as readonly string[]).includes(r.kind))
+        return;
+      const driver = poolerDriver(r.kind);
+      const version = typeof r.version === 'string' ? r.version : driver.defaultVersion;
+      if (!driver.releases.some((x) => x.version === version)) return;
+      out.push(...settingsProblems(r.kind, version, r.settings, `poolers[${i}].settings`));
+    });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -753,6 +778,7 @@ function withDefaults(input: LabFileInput, texts: ScriptTexts): LabConfig {
       borrowTimeoutSeconds: p.borrowTimeoutSeconds ?? DEFAULTS.proxy.borrowTimeoutSeconds,
       requireTls: p.requireTls ?? DEFAULTS.proxy.requireTls,
       debugLogging: p.debugLogging ?? DEFAULTS.proxy.debugLogging,
+      settings: settingsOf(p.settings),
     };
   });
   const poolers: PoolerConfig[] = (input.poolers ?? []).map((p) => ({
@@ -767,6 +793,7 @@ function withDefaults(input: LabFileInput, texts: ScriptTexts): LabConfig {
     processes: p.processes ?? DEFAULTS.pooler.processes,
     workerThreads: p.workerThreads ?? null,
     tls: p.tls ?? DEFAULTS.pooler.tls,
+    settings: settingsOf(p.settings),
   }));
   return {
     name: input.name,

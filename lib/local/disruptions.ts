@@ -60,7 +60,8 @@ function unavailable(stack: LocalStack, step: PlannedStep, spec: DisruptionProbe
   const action = spec.disruption.action;
   if (!LOCAL_DISRUPTIONS.includes(action))
     return `${action} is a cloud disruption (an RDS or Aurora API call): run it on a lab with proxylab run`;
-  if (step.descriptor.placement !== 'local' && step.target.kind !== 'direct')
+  // the database itself is the local stack's whatever its descriptor's placement; a pooler must be local
+  if (step.descriptor.placement !== 'local' && step.descriptor.capabilities.pooled)
     return `${step.target.name} is not a target of the local stack`;
   if (
     action === 'pooler-pause' &&

@@ -20,12 +20,9 @@ import { type Cell, groupCells, lineLabeller, type Spread, uniqueInOrder } from 
 import type { LoadedMetrics, LoadedRun } from './load';
 import { poolerMatrices, type PoolerMatrix } from './pooler-matrix';
 import { decisionTables, type DecisionTable } from './decision';
-import {
-  PGBOUNCER_MAX_PREPARED_STATEMENTS_ON,
-  PGBOUNCER_PREPARED_SINCE,
-  targetProduct,
-  type TargetDescriptor,
-} from '../suite/targets';
+import { productEntry } from '../products';
+import { PGBOUNCER_MAX_PREPARED_STATEMENTS_ON, PGBOUNCER_PREPARED_SINCE } from '../products/pgbouncer/entry';
+import { targetProduct, type TargetDescriptor } from '../suite/targets';
 
 // ---------------------------------------------------------------- per-scenario charts
 
@@ -633,13 +630,15 @@ export function reportWarnings(run: LoadedRun): ReportWarning[] {
     const d = run.descriptorOf(s);
     return d.capabilities.pooled && d.placement === 'local';
   });
-  const bouncers = uniqueInOrder(
-    standIns.filter((s) => targetProduct(s.target).id === 'pgbouncer').map((s) => s.target.name),
-  );
+  // a product whose prepared-statement support is switched per step (PgBouncer) gets the note that
+  // explains its sweep; every other stand-in the general one
+  const switches = (s: (typeof standIns)[number]): boolean =>
+    (productEntry(targetProduct(s.target).id).prepared?.onValue ?? null) !== null;
+  const bouncers = uniqueInOrder(standIns.filter(switches).map((s) => s.target.name));
   if (bouncers.length > 0) {
     out.push({ id: 'pgbouncer-stand-in', message: standInNote(run, bouncers), stepIds: [] });
   }
-  const others = standIns.filter((s) => targetProduct(s.target).id !== 'pgbouncer');
+  const others = standIns.filter((s) => !switches(s));
   for (const name of uniqueInOrder(others.map((s) => s.target.name))) {
     const step = others.find((s) => s.target.name === name);
     if (step)

@@ -1,31 +1,17 @@
 /**
- * The target registry (pure): what each kind of target IS — its pooler, pool mode, where it runs —
- * and what it CAN do, as capabilities. This is the one module that reads a target kind string:
- * expectations, comparisons, the engine, pool control, the report and cost ask a descriptor.
- *
- * Adding a kind = one entry in KINDS (./kinds.ts, the data every kind list follows from); its
- * references are built by `directTarget`, `managedProxyTarget(name, kind)` or
- * `poolerTarget(product, instance, mode)` below, and its capabilities are decided here from the
- * entry's fields (a new pooler product adds its rules to `capabilitiesOf`). Scenarios
- * choose targets by capability (`TargetMatch`), so the catalog needs no change; what a descriptor
+ * Targets (pure): references a run's adapters build (`directTarget`, `managedProxyTarget`,
+ * `poolerTarget`), the descriptor of each (`describeTarget`: what the kind IS, and what its product's
+ * entry says it CAN do at this version and with these settings — lib/products), and the matching
+ * scenarios select targets by (`TargetMatch`: capabilities, never kind names). What a descriptor
  * stores is in every plan.json, so a new kind adds no field to it: product and instance are derived
  * from the kind and name (`targetProduct`, `targetInstance`).
  *
- * Prepared statements across server connections (`carriesPreparedStatements`):
- * - no pooler, or a session pool: `yes` (a client keeps its server connection);
- * - PgBouncer transaction pool: `yes` only on PgBouncer ≥ 1.21 with `max_prepared_statements` > 0
- *   (PgBouncer's doc/config.md: 0 disables the support; the default is 200 since 1.24, and the
- *   admin console `SET max_prepared_statements = N` changes it at run time — SHOW CONFIG says
- *   `changeable: yes`; checked against 1.25.2). PgBouncer 1.18 has no such setting: `no`;
- * - PgDoorman transaction pool: `yes` while `prepared_statements` is on (its pool-level cache of
- *   `prepared_statements_cache_size` > 0; on by default), in every release proxylab knows;
- * - RDS Proxy: `measured` — AWS documents that it keeps multiplexing extended-protocol connections
- *   (2023-11-10) but not whether named statements survive; the run records the outcome and
- *   DatabaseConnectionsCurrentlySessionPinned, it does not predict it.
+ * Prepared statements across server connections (`carriesPreparedStatements`) and every other
+ * product fact are the product entries' (lib/products/<product>/entry.ts), with their sources.
  */
+import { productEntry } from '../products';
 import {
   KINDS,
-  PRODUCTS,
   TARGET_KIND_NAMES,
   type ManagedProxyKind,
   type Placement,
@@ -34,7 +20,15 @@ import {
   type SelfHostedPooler,
   type TargetKind,
   type TargetProduct,
-} from './kinds';
+} from '../products/kinds';
+import { effectiveSettings, type EffectiveSetting } from '../products/settings';
+import type {
+  PreparedSupport,
+  RollingRestart,
+  SessionHandling,
+  SettingValue,
+  TargetCapabilities,
+} from '../products/types';
 import type { PreparedStatementsMode, TargetRef } from './types';
 
 export type { PreparedStatementsMode } from './types';
@@ -54,138 +48,21 @@ export {
   type SelfHostedPooler,
   type TargetKind,
   type TargetProduct,
-} from './kinds';
-
-export type PreparedSupport = 'yes' | 'no' | 'measured';
-/** How a pool is resized at run time (the results schema's list). */
-export const POOL_RESIZES = ['rds-api', 'pgbouncer-admin', 'pgdoorman-reload'] as const;
-export type PoolResize = (typeof POOL_RESIZES)[number];
-/** How the prepared-statement support is switched per step (the results schema's list). */
-export const PREPARED_SWITCHES = ['pgbouncer-admin'] as const;
-export type PreparedSwitch = (typeof PREPARED_SWITCHES)[number];
-
-/**
- * What a pooler's old process does in a rolling restart (a new process already listens on the same
- * port with so_reuseport): `stops-listening` — it stops accepting and leaves once its clients have
- * (PgBouncer ≥ 1.23, SIGTERM); `keeps-listening` — its shutdown keeps the listening socket while it
- * waits (PgBouncer < 1.23, SIGINT: pgbouncer/pgbouncer#902).
- */
-export const ROLLING_RESTARTS = ['stops-listening', 'keeps-listening'] as const;
-export type RollingRestart = (typeof ROLLING_RESTARTS)[number];
-/** First PgBouncer release whose SIGTERM retires a process for a rolling restart (changelog 1.23.0). */
-export const PGBOUNCER_ROLLING_RESTART_SINCE = '1.23';
-
-/** PgBouncer's own default since 1.24; what `on` sets. */
-export const PGBOUNCER_MAX_PREPARED_STATEMENTS_ON = 200;
-/** First PgBouncer release with max_prepared_statements. */
-export const PGBOUNCER_PREPARED_SINCE = '1.21';
-/**
- * PgDoorman carries prepared statements through transaction pooling with `prepared_statements`
- * (a pool-level cache; on by default): already in 1.7.7, the oldest release in its changelog.
- */
-export const PGDOORMAN_PREPARED_SINCE = '1.7.7';
-/**
- * Parameters PgBouncer restores per client whatever its version (doc/config.md, track_extra_parameters:
- * "By default, PgBouncer tracks client_encoding, datestyle, timezone, standard_conforming_strings and
- * application_name parameters per client"), lowercase as PostgreSQL reports them.
- */
-export const PGBOUNCER_TRACKED_PARAMETERS = [
-  'client_encoding',
-  'datestyle',
-  'timezone',
-  'standard_conforming_strings',
-  'application_name',
-] as const;
-/**
- * First PgBouncer release with `track_extra_parameters`, whose default (`IntervalStyle`) adds that
- * parameter to the tracked ones (NEWS.md, 1.20.0: "Now PgBouncer also tracks IntervalStyle by default").
- */
-export const PGBOUNCER_TRACK_EXTRA_SINCE = '1.20';
-/** track_extra_parameters' default (doc/config.md: "Default: IntervalStyle"). */
-export const PGBOUNCER_TRACK_EXTRA_DEFAULT = ['intervalstyle'] as const;
-
-export interface TargetCapabilities {
-  /** Clients share a pool of server connections. */
-  readonly pooled: boolean;
-  /** Server connections are handed out per transaction (not held for a client's session). */
-  readonly multiplexes: boolean;
-  readonly carriesPreparedStatements: PreparedSupport;
-  /** null: the pool size is fixed (or there is no pool). */
-  readonly resizablePool: PoolResize | null;
-  /**
-   * Why a pool whose product can be resized cannot be here (PgDoorman on a pooler host: it resizes by
-   * rewriting its configuration file, which the runners cannot); a pool-percent sweep's cells on it
-   * are planned as not available with this reason. Absent: resizable, or no pool.
-   */
-  readonly fixedPoolReason?: string;
-  /**
-   * The prepared-statement support can be switched per step (PgBouncer transaction pool), with
-   * `available: false` and the reason when this version cannot (PgBouncer < 1.21). null: no switch.
-   */
-  readonly preparedStatementsSwitch: {
-    readonly how: PreparedSwitch;
-    readonly available: boolean;
-    readonly reason: string | null;
-  } | null;
-  /**
-   * How a rolling restart retires its old process (a self-hosted pooler, by version); null: not a
-   * pooler that restarts that way (or its version is unknown). Absent in plans written before it.
-   */
-  readonly rollingRestart?: RollingRestart | null;
-  /**
-   * What the target does with a client's session state (SET, temporary tables, advisory locks…), which
-   * the session-state probes (lib/suite/session-state.ts) judge. Absent in plans written before it
-   * existed: `sessionHandling(descriptor)` reads it from the kind then.
-   */
-  readonly session?: SessionHandling;
-}
-
-/**
- * Session state a pooler resets, when the client changed it, as a server connection goes back to the
- * pool (PgDoorman's `cleanup_server_connections`): `role` RESET ROLE, `settings` RESET ALL, `prepared`
- * DEALLOCATE ALL, `cursors` CLOSE ALL. Less than DISCARD ALL: temporary objects, advisory locks and
- * LISTEN stay.
- */
-export const SESSION_CLEANUPS = ['role', 'settings', 'prepared', 'cursors'] as const;
-export type SessionCleanup = (typeof SESSION_CLEANUPS)[number];
-
-/**
- * PgDoorman's `cleanup_server_connections` (a pool setting, default true; proxylab leaves it): "When
- * enabled and the session was modified, pg_doorman sends: `RESET ROLE`, plus conditionally `RESET
- * ALL` (if SET was used), `DEALLOCATE ALL` (if PREPARE was used), `CLOSE ALL` (if cursors were
- * opened)" — "Prevents state leaking between clients in transaction mode" (the configuration
- * reference pg_doorman 3.10.7 carries; its 3.12.0 changelog turns the setting into off / adaptive /
- * always modes, not pinned here).
- */
-export const PGDOORMAN_CLEANUP: readonly SessionCleanup[] = ['role', 'settings', 'prepared', 'cursors'];
-
-/** How a target treats session state between a client's transactions and between its clients. */
-export interface SessionHandling {
-  /**
-   * The pooler resets a server connection before another client gets it: PgBouncer in session pooling
-   * runs `server_reset_query` (`DISCARD ALL` by default) on release; in transaction pooling it does not
-   * (doc/config.md: "When transaction pooling is used, the server_reset_query is not used";
-   * `server_reset_query_always` is off by default and proxylab leaves it off).
-   */
-  readonly resetsOnRelease: boolean;
-  /**
-   * Parameters the pooler restores for each client when it hands it a server connection (PgBouncer's
-   * tracked parameters; IntervalStyle from 1.20), lowercase. Empty: none (direct needs none).
-   */
-  readonly trackedParameters: readonly string[];
-  /**
-   * The pooler pins a client to its server connection when the client changes session state, as AWS
-   * documents for RDS Proxy ("Avoiding pinning an RDS Proxy"): which features pin is the catalog's,
-   * whether they did is measured (DatabaseConnectionsCurrentlySessionPinned).
-   */
-  readonly pinsSessions: boolean;
-  /**
-   * What the pooler resets (when changed) as a server connection returns to the pool, in either pool
-   * mode: after each transaction in transaction pooling, at disconnect in session pooling. Absent
-   * (plans written before PgDoorman) or empty: nothing beyond `resetsOnRelease`.
-   */
-  readonly cleansOnRelease?: readonly SessionCleanup[];
-}
+} from '../products/kinds';
+export {
+  POOL_RESIZES,
+  PREPARED_SWITCHES,
+  ROLLING_RESTARTS,
+  SESSION_CLEANUPS,
+  type PoolResize,
+  type PreparedSupport,
+  type PreparedSwitch,
+  type RollingRestart,
+  type SessionCleanup,
+  type SessionHandling,
+  type TargetCapabilities,
+} from '../products/types';
+export { versionAtLeast } from '../products/version';
 
 export interface TargetSettings {
   /** PgBouncer max_prepared_statements in effect; null when the pooler has no such setting. */
@@ -197,6 +74,12 @@ export interface TargetSettings {
   readonly processes?: number;
   /** Worker threads of each process of a multithreaded pooler (PgDoorman). Absent for others. */
   readonly workerThreads?: number;
+  /**
+   * Every catalogued setting of the product at this version as the target ran it: the lab's value,
+   * the kit's, or the product's default (lib/products/settings.ts `effectiveSettings`). Absent: a
+   * product without a catalogue (direct), or a plan written before settings were recorded.
+   */
+  readonly effective?: Readonly<Record<string, EffectiveSetting>>;
 }
 
 export interface TargetDescriptor {
@@ -251,8 +134,6 @@ export interface ProductInfo {
   readonly versioned: boolean;
 }
 
-type KindEntry = (typeof KINDS)[TargetKind];
-
 // ---------------------------------------------------------------------------------------------
 // References: the adapters build a target's kind and name only through these.
 
@@ -283,8 +164,8 @@ export function poolerTarget(product: SelfHostedPooler, instance: string, mode: 
 
 /** What product a target is (`pgbouncer`, `PgBouncer`). */
 export function targetProduct(d: Pick<TargetRef, 'kind'>): ProductInfo {
-  const id = KINDS[d.kind].product;
-  return { id, ...PRODUCTS[id] };
+  const e = productEntry(KINDS[d.kind].product);
+  return { id: e.id, label: e.label, versioned: e.versioned };
 }
 
 /**
@@ -305,20 +186,6 @@ export function productVersionLabel(d: Pick<TargetDescriptor, 'kind' | 'version'
   return p.versioned ? `${p.label} ${d.version ?? 'unknown'}` : `${p.label} (managed, no version)`;
 }
 
-/** `1.25.2` ≥ `1.21`; false when the version is unknown. */
-export function versionAtLeast(version: string | null, min: string): boolean {
-  if (version === null) return false;
-  const a = /^(\d+)(?:\.(\d+))?(?:\.(\d+))?/.exec(version.trim());
-  const b = /^(\d+)(?:\.(\d+))?(?:\.(\d+))?/.exec(min);
-  if (!a || !b) return false;
-  for (let i = 1; i <= 3; i++) {
-    const x = Number(a[i] ?? 0);
-    const y = Number(b[i] ?? 0);
-    if (x !== y) return x > y;
-  }
-  return true;
-}
-
 export interface TargetProbe {
   /** Pooler version (PgBouncer `1.25.2`), server version for direct; null unknown. */
   readonly version: string | null;
@@ -332,15 +199,24 @@ export interface TargetProbe {
   readonly workerThreads?: number;
   /** This adapter cannot resize the pool at run time, and why (capabilities.fixedPoolReason). */
   readonly poolResizeUnavailable?: string;
+  /** The lab's `settings` of this target's pooler or proxy (checked against its product's catalogue). */
+  readonly settings?: Readonly<Record<string, SettingValue>>;
+  /** Settings the kit set for its own measurement or from a lab field (their effective value). */
+  readonly kitSettings?: Readonly<Record<string, SettingValue | null>>;
 }
 
 /** The descriptor of one target of a run, from its kind, name and what was probed at run time. */
 export function describeTarget(ref: TargetRef, probe: TargetProbe): TargetDescriptor {
   const k = KINDS[ref.kind];
-  const selfHosted = k.pooler === 'pgbouncer' || k.pooler === 'pgdoorman';
-  const mps = selfHosted ? (probe.maxPreparedStatements ?? null) : null;
-  const caps = capabilitiesOf(k, probe.version, mps);
+  const entry = productEntry(k.product);
+  const mps = entry.prepared !== null ? (probe.maxPreparedStatements ?? null) : null;
+  const caps = entry.capabilities(k, probe.version, { maxPreparedStatements: mps });
   const fixed = caps.resizablePool !== null ? probe.poolResizeUnavailable : undefined;
+  const selfHosted = k.placement !== 'managed';
+  const effective =
+    entry.settings !== null && (probe.settings !== undefined || probe.kitSettings !== undefined)
+      ? effectiveSettings(entry.settings, probe.version, probe.settings ?? {}, probe.kitSettings ?? {})
+      : undefined;
   return {
     kind: ref.kind,
     name: ref.name,
@@ -351,92 +227,19 @@ export function describeTarget(ref: TargetRef, probe: TargetProbe): TargetDescri
     settings: {
       maxPreparedStatements: mps,
       ...(selfHosted && probe.processes !== undefined ? { processes: probe.processes } : {}),
-      ...(k.pooler === 'pgdoorman' && probe.workerThreads !== undefined
-        ? { workerThreads: probe.workerThreads }
-        : {}),
+      ...(selfHosted && probe.workerThreads !== undefined ? { workerThreads: probe.workerThreads } : {}),
+      ...(effective !== undefined ? { effective } : {}),
     },
     capabilities: fixed === undefined ? caps : { ...caps, resizablePool: null, fixedPoolReason: fixed },
   };
-}
-
-function capabilitiesOf(k: KindEntry, version: string | null, mps: number | null): TargetCapabilities {
-  const pooled = k.pooler !== 'none';
-  const multiplexes = k.poolMode === 'transaction';
-  let carries: PreparedSupport = 'yes';
-  if (k.pooler === 'rds-proxy') carries = 'measured';
-  else if (k.pooler === 'pgbouncer' && multiplexes)
-    carries = versionAtLeast(version, PGBOUNCER_PREPARED_SINCE) && mps !== null && mps > 0 ? 'yes' : 'no';
-  // PgDoorman: its pool-level cache carries them while `prepared_statements` is on (cache size > 0)
-  else if (k.pooler === 'pgdoorman' && multiplexes)
-    carries = versionAtLeast(version, PGDOORMAN_PREPARED_SINCE) && mps !== null && mps > 0 ? 'yes' : 'no';
-  const resizablePool: PoolResize | null =
-    k.pooler === 'rds-proxy'
-      ? 'rds-api'
-      : k.pooler === 'pgbouncer'
-        ? 'pgbouncer-admin'
-        : k.pooler === 'pgdoorman'
-          ? 'pgdoorman-reload'
-          : null;
-  // PgDoorman reads prepared_statements at start: no per-step switch (the target runs each cell once)
-  const switchable = k.pooler === 'pgbouncer' && multiplexes;
-  const available = versionAtLeast(version, PGBOUNCER_PREPARED_SINCE);
-  const rollingRestart: RollingRestart | null =
-    k.pooler !== 'pgbouncer' || version === null
-      ? null
-      : versionAtLeast(version, PGBOUNCER_ROLLING_RESTART_SINCE)
-        ? 'stops-listening'
-        : 'keeps-listening';
-  return {
-    pooled,
-    rollingRestart,
-    multiplexes,
-    carriesPreparedStatements: carries,
-    resizablePool,
-    session: sessionHandlingOf(k, version),
-    preparedStatementsSwitch: switchable
-      ? {
-          how: 'pgbouncer-admin',
-          available,
-          reason: available
-            ? null
-            : `not available on ${PRODUCTS[k.product].label} ${version ?? '(version unknown)'} (needs ≥ ${PGBOUNCER_PREPARED_SINCE})`,
-        }
-      : null,
-  };
-}
-
-/**
- * What a kind does with session state, by product and version (see SessionHandling). A PgBouncer of
- * unknown version is read as the oldest (no IntervalStyle tracking), as for prepared statements.
- */
-function sessionHandlingOf(k: KindEntry, version: string | null): SessionHandling {
-  if (k.pooler === 'pgbouncer')
-    return {
-      resetsOnRelease: k.poolMode === 'session',
-      trackedParameters: [
-        ...PGBOUNCER_TRACKED_PARAMETERS,
-        ...(versionAtLeast(version, PGBOUNCER_TRACK_EXTRA_SINCE) ? PGBOUNCER_TRACK_EXTRA_DEFAULT : []),
-      ],
-      pinsSessions: false,
-    };
-  // PgDoorman tracks no parameter a client SETs (sync_server_parameters is off by default) but cleans up.
-  if (k.pooler === 'pgdoorman')
-    return {
-      resetsOnRelease: false,
-      trackedParameters: [],
-      pinsSessions: false,
-      cleansOnRelease: PGDOORMAN_CLEANUP,
-    };
-  // RDS Proxy tracks no PostgreSQL parameter: "for PostgreSQL setting a variable leads to session pinning".
-  if (k.pooler === 'rds-proxy') return { resetsOnRelease: false, trackedParameters: [], pinsSessions: true };
-  return { resetsOnRelease: false, trackedParameters: [], pinsSessions: false };
 }
 
 /** A descriptor's session handling; for a plan stored before it was recorded, from the kind and version. */
 export function sessionHandling(
   d: Pick<TargetDescriptor, 'kind' | 'version' | 'capabilities'>,
 ): SessionHandling {
-  return d.capabilities.session ?? sessionHandlingOf(KINDS[d.kind], d.version);
+  const k = KINDS[d.kind];
+  return d.capabilities.session ?? productEntry(k.product).session(k, d.version);
 }
 
 /**
@@ -451,13 +254,14 @@ export function withPreparedStatements(
   if (sw === null) return { descriptor: d, unavailable: null };
   // Without the setting (PgBouncer < 1.21) the pool behaves as `off`: that cell runs, `on` cannot.
   if (!sw.available) return { descriptor: d, unavailable: mode === 'on' ? sw.reason : null };
-  const mps = mode === 'on' ? PGBOUNCER_MAX_PREPARED_STATEMENTS_ON : 0;
   const k = KINDS[d.kind];
+  const entry = productEntry(k.product);
+  const mps = mode === 'on' ? (entry.prepared?.onValue ?? 0) : 0;
   return {
     descriptor: {
       ...d,
       settings: { ...d.settings, maxPreparedStatements: mps },
-      capabilities: capabilitiesOf(k, d.version, mps),
+      capabilities: entry.capabilities(k, d.version, { maxPreparedStatements: mps }),
     },
     unavailable: null,
   };

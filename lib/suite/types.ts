@@ -22,15 +22,15 @@
  */
 import type { RunDatabaseEngine } from './engines';
 import type { ProbeResult } from './probes';
-import type { SelfHostedPooler, TargetKind } from './kinds';
+import type { SelfHostedPooler, TargetKind } from '../products/kinds';
 
 export const RESULT_SCHEMA_VERSION = 1 as const;
 
 /**
- * What a step talks to: a key of the kind list (lib/suite/kinds.ts). What a kind is and can do lives
+ * What a step talks to: a key of the kind list (lib/products/kinds.ts). What a kind is and can do lives
  * in the registry (lib/suite/targets.ts), the only module that reads it.
  */
-export type { TargetKind } from './kinds';
+export type { TargetKind } from '../products/kinds';
 
 /** A concrete target in a run: kind plus a name (`direct`, the proxy's name, `pgbouncer-transaction`...). */
 export interface TargetRef {

@@ -3,7 +3,8 @@
  * expect it (the local stack leaves max_prepared_statements at PgBouncer's own default).
  */
 import { supportsMaxPreparedStatements } from '../../lib/poolers/pgbouncer/config';
-import { PGBOUNCER_MAX_PREPARED_STATEMENTS_ON, versionAtLeast } from '../../lib/suite/targets';
+import { PGBOUNCER_MAX_PREPARED_STATEMENTS_ON } from '../../lib/products/pgbouncer/entry';
+import { versionAtLeast } from '../../lib/products/version';
 
 /**
  * The first release whose own max_prepared_statements default is on: NEWS.md, 1.24.0, "Enable

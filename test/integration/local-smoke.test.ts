@@ -36,7 +36,7 @@ import { lookUp } from '../helpers/looked-up';
 import { defaultMaxPreparedStatements } from '../helpers/pgbouncer-defaults';
 import { envWithPgbouncer, pgbouncerModern } from '../helpers/pgbouncer-versions';
 import { supportsMaxPreparedStatements } from '../../lib/poolers/pgbouncer/config';
-import { PGBOUNCER_MAX_PREPARED_STATEMENTS_ON } from '../../lib/suite/targets';
+import { PGBOUNCER_MAX_PREPARED_STATEMENTS_ON } from '../../lib/products/pgbouncer/entry';
 import { captureShape, captureText, committedCapture } from '../../scripts/readme-capture';
 import { pathToFileURL } from 'node:url';
 import { type BrowserContext, chromium } from 'playwright-core';

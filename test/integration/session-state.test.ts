@@ -28,7 +28,8 @@ import { sessionMatrix, type SessionMatrix } from '../../lib/report/session-matr
 import { getSuite } from '../../lib/suite/catalog';
 import { buildPlan } from '../../lib/suite/plan';
 import { SESSION_FEATURES, type SessionFeature, type SessionOutcome } from '../../lib/suite/session-state';
-import { PGBOUNCER_TRACK_EXTRA_SINCE, versionAtLeast } from '../../lib/suite/targets';
+import { PGBOUNCER_TRACK_EXTRA_SINCE } from '../../lib/products/pgbouncer/entry';
+import { versionAtLeast } from '../../lib/products/version';
 import { defaultMaxPreparedStatements } from '../helpers/pgbouncer-defaults';
 import { pgbouncer118, pgbouncerModern } from '../helpers/pgbouncer-versions';
 import { runOnLocalStack } from '../helpers/session-run';

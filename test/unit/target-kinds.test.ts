@@ -1,5 +1,5 @@
 /**
- * The target kinds as data (lib/suite/kinds.ts): every list of kinds, poolers, pool modes and
+ * The target kinds as data (lib/products/kinds.ts): every list of kinds, poolers, pool modes and
  * self-hosted products follows from KINDS, and a lab proxy's endpoints become its targets without
  * a list of their own.
  */
@@ -15,7 +15,7 @@ import {
   PROXY_TARGET_KINDS,
   SELF_HOSTED_POOLERS,
   TARGET_KIND_NAMES,
-} from '../../lib/suite/kinds';
+} from '../../lib/products/kinds';
 import {
   fallbackDescriptor,
   kindsSelected,

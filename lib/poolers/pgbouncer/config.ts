@@ -29,8 +29,13 @@
  * - `ignore_startup_parameters = extra_float_digits`: pgbench/psql/JDBC send it in the startup
  *   packet; PgBouncer refuses unknown startup parameters unless listed here.
  * - `stats_period = 1`: SHOW STATS averages are recomputed every second (the sampler polls at 1 Hz).
+ * - Everything else is PgBouncer's default for the version, or the lab's `settings` (its catalogue:
+ *   lib/products/pgbouncer/settings.ts); proxylab sets no pool, timeout or failure setting of its own.
  */
-import { PGBOUNCER_PREPARED_SINCE } from '../../suite/targets';
+import { PGBOUNCER_PREPARED_SINCE } from '../../products/pgbouncer/entry';
+import { PGBOUNCER_SETTINGS } from '../../products/pgbouncer/settings';
+import { inVersion, settingSpec, settingText } from '../../products/settings';
+import type { SettingValue } from '../../products/types';
 import type { PgbouncerPoolMode } from './layout';
 import { poolDatabaseAlias } from './layout';
 
@@ -117,6 +122,13 @@ export interface PgbouncerIniInput {
    * trying again (clients get "server login has been failing" meanwhile). @default PgBouncer's own (15 s)
    */
   readonly serverLoginRetrySec?: number;
+  /**
+   * The lab's `settings` for this pooler (checked against lib/products/pgbouncer/settings.ts for
+   * `version`), written after proxylab's own lines; a name proxylab sets itself (`setBy`) or one the
+   * catalogue lacks is refused here too, and every value is rendered from its type (`settingText`).
+   * `ignore_startup_parameters` adds to the extra_float_digits proxylab always lists.
+   */
+  readonly settings?: Readonly<Record<string, SettingValue>>;
 }
 
 /** A libpq connect-string value: quoted when it has spaces or quotes (single quotes, `\` escapes). */
@@ -181,8 +193,6 @@ export function renderPgbouncerIni(p: PgbouncerIniInput): string {
   set('pool_mode', p.poolModes[0] as string);
   set('default_pool_size', p.defaultPoolSize);
   set('max_user_connections', p.defaultPoolSize);
-  set('min_pool_size', 0);
-  set('reserve_pool_size', 0);
   set('max_client_conn', p.maxClientConnections);
   if (mps) set('max_prepared_statements', p.maxPreparedStatements);
   set('server_tls_sslmode', p.serverTlsSslmode);
@@ -192,7 +202,9 @@ export function renderPgbouncerIni(p: PgbouncerIniInput): string {
     set('client_tls_cert_file', p.clientTls.certFile);
   }
   if (p.serverLoginRetrySec !== undefined) set('server_login_retry', p.serverLoginRetrySec);
-  set('ignore_startup_parameters', 'extra_float_digits');
+  const team = teamSettings(p.settings ?? {}, p.version);
+  set('ignore_startup_parameters', ['extra_float_digits', ...team.ignoreStartupParameters].join(','));
+  for (const [name, text] of team.lines) set(name, text);
   set('log_connections', 0);
   set('log_disconnections', 0);
   set('stats_period', 1);
@@ -200,6 +212,29 @@ export function renderPgbouncerIni(p: PgbouncerIniInput): string {
   set('pidfile', p.pidFile);
   lines.push('');
   return lines.join('\n');
+}
+
+/**
+ * The lab's settings as ini lines, each checked against the catalogue (a name proxylab sets, one the
+ * catalogue or this version lacks, or a bad value throws: validate.ts reports them before any work).
+ */
+function teamSettings(
+  settings: Readonly<Record<string, SettingValue>>,
+  version: string,
+): { lines: Array<[string, string]>; ignoreStartupParameters: string[] } {
+  const lines: Array<[string, string]> = [];
+  let ignoreStartupParameters: string[] = [];
+  for (const [name, value] of Object.entries(settings)) {
+    const spec = settingSpec(PGBOUNCER_SETTINGS, name);
+    if (spec === undefined || spec.setBy !== undefined || !inVersion(spec, version))
+      throw new Error(
+        `PgBouncer ${version} setting ${name}: not one a lab may set (proxylab validate names why)`,
+      );
+    if (name === 'ignore_startup_parameters' && Array.isArray(value))
+      ignoreStartupParameters = (value as readonly string[]).filter((v) => v !== 'extra_float_digits');
+    else lines.push([name, settingText(spec, value)]);
+  }
+  return { lines, ignoreStartupParameters };
 }
 
 /**

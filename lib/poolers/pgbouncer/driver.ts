@@ -15,7 +15,10 @@
  *   `prepared statement "P_0" already exists` through a transaction pool, SET 200 makes
  *   pgbench -M prepared succeed (checked against 1.25.2).
  */
-import { PGBOUNCER_MAX_PREPARED_STATEMENTS_ON, PGBOUNCER_PREPARED_SINCE } from '../../suite/targets';
+import {
+  PGBOUNCER_MAX_PREPARED_STATEMENTS_ON,
+  PGBOUNCER_PREPARED_SINCE,
+} from '../../products/pgbouncer/entry';
 import type { AdminOp, AdminRow, PoolerDriver } from '../driver';
 import { parsePoolsAndStats } from '../show-stats';
 import { POOL_MODES } from '../products';

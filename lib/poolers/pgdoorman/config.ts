@@ -24,13 +24,17 @@
  *   `server_username` + `server_password` PgDoorman logs in to PostgreSQL with those (Aurora's
  *   master password is stored as SCRAM, which passthrough could only reuse with the same salt);
  *   without them it reuses the client's proof (passthrough: the local trust server).
- * - `query_wait_timeout` 120 s: how long a client may queue for a server connection. PgDoorman's
- *   default is 5 s, PgBouncer's (same name) 120 s; a sweep far above the pool would otherwise
- *   measure PgDoorman's timeout, not its pooling.
+ * - Pool, timeout and failure settings are PgDoorman's defaults or the lab's `settings`
+ *   (lib/products/pgdoorman/settings.ts): e.g. `query_wait_timeout` is 5 s unless the lab says
+ *   otherwise (PgBouncer's is 120 s) — a sweep far above the pool then measures that timeout, as a
+ *   team running PgDoorman at its defaults would meet it.
  * - `log_client_connections` / `log_client_disconnections` off: `pgbench -C` would log two lines
  *   per transaction.
  */
 import { createHash, createHmac, pbkdf2Sync } from 'node:crypto';
+import { PGDOORMAN_SETTINGS } from '../../products/pgdoorman/settings';
+import { settingSpec, valueProblem } from '../../products/settings';
+import type { SettingValue } from '../../products/types';
 import type { PoolMode } from '../products';
 
 /** `pg_doorman 3.10.7`, `PgDoorman 3.10.7`, `3.10` → `3.10.7` / `3.10.0`; null when no version. */
@@ -43,9 +47,6 @@ export function parsePgdoormanVersion(text: string): string | null {
 export function pgdoormanPoolName(dbname: string, mode: PoolMode): string {
   return mode === 'transaction' ? dbname : `${dbname}_session`;
 }
-
-/** PgDoorman's default query_wait_timeout is 5 s; PgBouncer's is 120 s (see the header). */
-export const PGDOORMAN_QUERY_WAIT_TIMEOUT_MS = 120_000;
 
 export interface PgdoormanTomlInput {
   /** The PgDoorman release that reads this file (recorded in the header). */
@@ -77,6 +78,11 @@ export interface PgdoormanTomlInput {
   readonly maxClientConnections: number;
   /** First comment line (who wrote it). */
   readonly header?: string;
+  /**
+   * The lab's `settings` for this pooler (checked against lib/products/pgdoorman/settings.ts), each in
+   * its section (`general`, or every pool), rendered from its type: TOML numbers, booleans, strings.
+   */
+  readonly settings?: Readonly<Record<string, SettingValue>>;
 }
 
 /** A TOML basic string: quotes, backslashes and control characters escaped; no line breaks allowed. */
@@ -101,6 +107,32 @@ function positiveInt(name: string, v: number, min = 1): void {
   if (!Number.isInteger(v) || v < min) throw new Error(`${name} must be an integer ≥ ${min}, got ${v}`);
 }
 
+/**
+ * The lab's settings as TOML lines of the general section and of each pool, checked against the
+ * catalogue (a name proxylab sets or one it lacks throws: validate.ts reports them first).
+ */
+function teamSettings(settings: Readonly<Record<string, SettingValue>>): {
+  general: string[];
+  pool: string[];
+} {
+  const out = { general: [] as string[], pool: [] as string[] };
+  for (const [name, value] of Object.entries(settings)) {
+    const spec = settingSpec(PGDOORMAN_SETTINGS, name);
+    if (spec === undefined || spec.setBy !== undefined)
+      throw new Error(`PgDoorman setting ${name}: not one a lab may set (proxylab validate names why)`);
+    const bad = valueProblem(spec, value);
+    if (bad !== null) throw new Error(`PgDoorman setting ${name} ${bad}`);
+    const text =
+      typeof value === 'string'
+        ? str(name, value)
+        : Array.isArray(value)
+          ? `[${(value as readonly string[]).map((v) => str(name, v)).join(', ')}]`
+          : String(value);
+    (spec.section === 'pool' ? out.pool : out.general).push(`${name} = ${text}`);
+  }
+  return out;
+}
+
 export function renderPgdoormanToml(p: PgdoormanTomlInput): string {
   positiveInt('pool_size', p.poolSize);
   positiveInt('worker_threads', p.workerThreads);
@@ -112,6 +144,7 @@ export function renderPgdoormanToml(p: PgdoormanTomlInput): string {
   const prepared = p.preparedStatementsCacheSize > 0;
   const method = p.clientAuth;
   const tcp = p.clientTls ? 'hostssl' : 'host';
+  const team = teamSettings(p.settings ?? {});
   const lines: string[] = [
     `# ${p.header ?? 'written by proxylab'}: PgDoorman ${p.version}`,
     '[general]',
@@ -132,7 +165,7 @@ export function renderPgdoormanToml(p: PgdoormanTomlInput): string {
           `tls_certificate = ${str('tls_certificate', p.clientTls.certFile)}`,
         ]
       : ['tls_mode = "disable"']),
-    `query_wait_timeout = ${PGDOORMAN_QUERY_WAIT_TIMEOUT_MS}`,
+    ...team.general,
     'log_client_connections = false',
     'log_client_disconnections = false',
     'pg_hba = """',
@@ -149,6 +182,7 @@ export function renderPgdoormanToml(p: PgdoormanTomlInput): string {
       `server_port = ${p.server.port}`,
       `server_database = ${str('server_database', p.server.dbname)}`,
       `pool_mode = "${mode}"`,
+      ...team.pool,
       '',
       `[[pools.${key(pool)}.users]]`,
       `username = ${str('username', p.user.username)}`,

@@ -28,8 +28,8 @@
 import { POOL_MODES } from '../products';
 import type { AdminOp, PoolerDriver, PoolerLifecycle } from '../driver';
 import { parsePoolsAndStats } from '../show-stats';
-import { PGBOUNCER_PORT } from '../pgbouncer/layout';
-import { PGDOORMAN_PREPARED_SINCE, versionAtLeast } from '../../suite/targets';
+import { PGDOORMAN_PREPARED_SINCE } from '../../products/pgdoorman/entry';
+import { versionAtLeast } from '../../products/version';
 import { parsePgdoormanVersion, pgdoormanPoolName, withPoolSize } from './config';
 import { pgdoormanPaths, pgdoormanUnitInstance, pgdoormanUnits, renderPgdoormanHostFiles } from './host';
 import {
@@ -41,9 +41,13 @@ import {
 } from './install';
 import { DEFAULT_PGDOORMAN_VERSION, PGDOORMAN_RELEASES } from './releases';
 
+/** The data port on a pooler host (PgDoorman's own examples use 6432, as PgBouncer's do). */
+const PGDOORMAN_PORT = 6432;
+
 /**
  * The oldest release in PgDoorman's changelog (1.7.7) already has `prepared_statements` (1.8.1
- * "Fixed config value of prepared_statements"); proxylab pins 3.x only. The fact is lib/suite's.
+ * "Fixed config value of prepared_statements"); proxylab pins 3.x only. The fact is its product entry's
+ * (lib/products/pgdoorman/entry.ts).
  */
 export { PGDOORMAN_PREPARED_SINCE };
 /** SIGUSR2 and the admin UPGRADE: binary upgrade in every mode (changelog 3.3.1). */
@@ -188,8 +192,7 @@ export const pgdoormanDriver: PoolerDriver = {
     systemUser: PGDOORMAN_USER,
     installCommands: pgdoormanInstallCommands,
     needsInternet: PGDOORMAN_NEEDS_INTERNET,
-    // the port PgBouncer's and PgDoorman's examples both use
-    dataPort: PGBOUNCER_PORT,
+    dataPort: PGDOORMAN_PORT,
     layout: pgdoormanPaths,
     render: renderPgdoormanHostFiles,
     units: pgdoormanUnits,

@@ -5,8 +5,8 @@
  * (`PROXY_TARGET_KINDS`, ./targets) and the self-hosted pooler products the lab schema, the stack
  * output and the driver registry accept (lib/poolers/products.ts) are all derived from `KINDS`.
  *
- * Adding a kind = one entry in `KINDS` (and, for a new product, one in `PRODUCTS`). What a kind can
- * do is decided from these fields in ./targets (`describeTarget`); the kind strings are stored in
+ * Adding a kind = one entry in `KINDS` (and, for a new product, its id in `PRODUCT_IDS` and its entry
+ * in ./index.ts). What a kind can do is its product entry's (`capabilities`); the kind strings are stored in
  * every plan.json and result, so an existing kind is never renamed.
  */
 
@@ -20,15 +20,11 @@ export type Placement = (typeof PLACEMENTS)[number];
 
 /**
  * The product a target is: `postgres` (direct to the server), `rds-proxy`, or a self-hosted pooler
- * by the name its driver is registered under (lib/poolers/<product>).
+ * by the name its driver is registered under (lib/poolers/<product>). What each is and can do is its
+ * entry's (lib/products/<product>/entry.ts, registered in ./index.ts).
  */
-export const PRODUCTS = {
-  postgres: { label: 'PostgreSQL', versioned: true },
-  'rds-proxy': { label: 'RDS Proxy', versioned: false },
-  pgbouncer: { label: 'PgBouncer', versioned: true },
-  pgdoorman: { label: 'PgDoorman', versioned: true },
-} as const satisfies Record<string, { readonly label: string; readonly versioned: boolean }>;
-export type TargetProduct = keyof typeof PRODUCTS;
+export const PRODUCT_IDS = ['postgres', 'rds-proxy', 'pgbouncer', 'pgdoorman'] as const;
+export type TargetProduct = (typeof PRODUCT_IDS)[number];
 
 interface KindSpec {
   /** The pooler in the descriptor (`none` for the database itself); a product's id otherwise. */
