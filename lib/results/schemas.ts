@@ -252,6 +252,18 @@ export const targetDescriptorSchema = z.object({
     maxPreparedStatements: count.nullable(),
     processes: positiveCount.optional(),
     workerThreads: positiveCount.optional(),
+    // every catalogued setting as the target ran it (lib/products/settings.ts effectiveSettings)
+    effective: z
+      .record(
+        z.string().max(64),
+        z.object({
+          value: z
+            .union([z.number(), z.boolean(), z.string().max(1000), z.array(z.string().max(63)).max(50)])
+            .nullable(),
+          source: z.enum(['lab', 'default', 'proxylab']),
+        }),
+      )
+      .optional(),
   }),
   capabilities: z.object({
     pooled: z.boolean(),
