@@ -723,6 +723,7 @@ describe('poolers', () => {
         processes: 1,
         workerThreads: null,
         tls: true,
+        settings: {},
       },
       {
         name: 'local',
@@ -736,6 +737,7 @@ describe('poolers', () => {
         processes: 1,
         workerThreads: null,
         tls: true,
+        settings: {},
       },
     ]);
     expect(r.ok && summarizeLab(r.lab)).toContain(
@@ -965,6 +967,7 @@ describe('defaults', () => {
       borrowTimeoutSeconds: 120,
       requireTls: true,
       debugLogging: false,
+      settings: {},
     });
   });
 

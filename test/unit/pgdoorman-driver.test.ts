@@ -208,10 +208,11 @@ describe('PgDoorman configuration (TOML)', () => {
       'server_database = "bench"',
       'pool_mode = "session"',
       'server_password = "p\\"w\\\\1"',
-      'query_wait_timeout = 120000',
     ])
       expect(text.split('\n')).toContain(line);
     expect(text.match(/^pool_size = 40$/gm)).toHaveLength(2);
+    // proxylab forces no timeout of its own: PgDoorman's query_wait_timeout stays its default
+    expect(text).not.toMatch(/query_wait_timeout/);
   });
 
   test('cache size 0 turns prepared statements off; no client TLS: tls_mode disable and host rules', () => {
