@@ -7,17 +7,28 @@
  */
 import { UsageError } from '../core/errors';
 import { getSuite, SUITE_NAMES, type Suite } from '../suite/catalog';
-import type { DisruptionAction } from '../suite/disruption';
+import { DISRUPTION_ACTIONS, type DisruptionAction } from '../suite/disruption';
+import { disruptionAction, disruptionGrants, type DisruptionGrant } from '../suite/disruption-actions';
 import { DATABASE_ENGINE_NAMES, type DatabaseEngine } from '../suite/engines';
 import { dbInstanceCount } from './database';
 import type { DatabaseConfig } from './types';
 
-/** The disruption actions that call AWS, and the engine each applies to. */
-export const CLOUD_DISRUPTION_ENGINES: Readonly<Partial<Record<DisruptionAction, DatabaseEngine>>> = {
-  'aurora-failover': 'aurora-postgresql',
-  'rds-reboot-failover': 'postgres',
-  'rds-reboot': 'postgres',
-};
+/** The disruption actions that call AWS, and the engine each applies to (the actions' records). */
+export const CLOUD_DISRUPTION_ENGINES: Readonly<Partial<Record<DisruptionAction, DatabaseEngine>>> =
+  Object.fromEntries(
+    DISRUPTION_ACTIONS.flatMap((a) => {
+      const engine = disruptionAction(a).engine;
+      return engine === null ? [] : [[a, engine]];
+    }),
+  );
+
+/**
+ * The IAM statements the runner role needs for the cloud disruptions `actions` (names as the stack
+ * receives them), each once: the records' grants (lib/suite/disruption-actions.ts).
+ */
+export function runnerDisruptionGrants(actions: readonly string[]): DisruptionGrant[] {
+  return disruptionGrants(DISRUPTION_ACTIONS.filter((a) => actions.includes(a)));
+}
 
 /** The AWS disruptions of `suites` that apply to a database of `engine`, each once, in catalog order. */
 export function cloudDisruptionsOf(suites: readonly string[], engine: DatabaseEngine): DisruptionAction[] {
@@ -34,16 +45,9 @@ export function cloudDisruptionsOf(suites: readonly string[], engine: DatabaseEn
 }
 
 /** What each disruption does to the lab, in words (`proxylab run` prints it before it starts). */
-export const DISRUPTION_WORDS: Readonly<Record<DisruptionAction, string>> = {
-  'postgres-restart': 'restart PostgreSQL',
-  'backend-terminate': 'terminate every client backend',
-  'pooler-pause': 'PAUSE the pooler, restart PostgreSQL, RESUME',
-  'pooler-restart': 'restart the pooler process by process',
-  'primary-failover': 'stop the primary and promote a standby',
-  'aurora-failover': 'fail the Aurora cluster over to a reader (FailoverDBCluster)',
-  'rds-reboot-failover': 'reboot the RDS instance with a Multi-AZ failover (RebootDBInstance ForceFailover)',
-  'rds-reboot': 'reboot the RDS instance in place (RebootDBInstance)',
-};
+export const DISRUPTION_WORDS: Readonly<Record<DisruptionAction, string>> = Object.fromEntries(
+  DISRUPTION_ACTIONS.map((a) => [a, disruptionAction(a).does]),
+) as Record<DisruptionAction, string>;
 
 /** The lab's database by its identifiers, as the stack outputs name it. */
 export interface DisruptedDatabase {

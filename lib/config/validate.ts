@@ -33,7 +33,7 @@ import { POOLER_ADMIN_PORT_BASE, POOLER_STATS_PORT, poolerDeployments } from '..
 import { totalPoolSize } from '../poolers/pool-size';
 import { settingsOf, settingsProblems } from './settings';
 import { getSuite, LAB_SUITE_NAME, SUITE_NAMES } from '../suite/catalog';
-import type { DisruptionAction } from '../suite/disruption';
+import { disruptionAction, type DisruptionNeed } from '../suite/disruption-actions';
 import { labScenariosWithDefaults, scenarioProblems, type ScriptReader, type ScriptTexts } from './scenarios';
 import { labFileSchema, LabFileInput, LIMITS, SUITE_NAME_PATTERN } from './schema';
 import type { NetworkConfig } from './network';
@@ -543,38 +543,10 @@ function checkSuites(suites: unknown, scenarios: unknown, out: LabProblem[]): vo
   });
 }
 
-/**
- * What a disruption needs of the lab's database, by engine (the lab has one: `aurora` or
- * `postgres`); a disruption of the other engine does not apply to the lab and is recorded not
- * available at run time, so it is no problem here.
- */
-const DISRUPTION_NEEDS: Partial<
-  Record<
-    DisruptionAction,
-    {
-      readonly engine: 'aurora' | 'postgres';
-      readonly field: string;
-      readonly ok: (db: Record<string, unknown>) => boolean;
-      readonly why: string;
-    }
-  >
-> = {
-  'aurora-failover': {
-    engine: 'aurora',
-    field: 'readers',
-    ok: (db) => typeof db.readers === 'number' && db.readers >= 1,
-    // FailoverDBCluster's TargetDBInstanceIdentifier names "the DB instance to promote to the primary
-    // DB instance" (botocore rds service model): a cluster without a reader has none to promote.
-    why: 'an integer ≥ 1: an Aurora failover (FailoverDBCluster) promotes a reader, and this lab has none',
-  },
-  'rds-reboot-failover': {
-    engine: 'postgres',
-    field: 'multiAz',
-    ok: (db) => db.multiAz === true,
-    // RebootDBInstance ForceFailover: "You can't enable force failover if the instance isn't configured for Multi-AZ."
-    why: 'true: a reboot with failover (RebootDBInstance ForceFailover) needs a Multi-AZ standby, and this lab has none',
-  },
-};
+function needMet(need: DisruptionNeed, value: unknown): boolean {
+  if (need.atLeast !== undefined) return typeof value === 'number' && value >= need.atLeast;
+  return value === need.equals;
+}
 
 /** A lab whose suites fail over must have something to fail over to. */
 function checkDisruptions(root: Record<string, unknown>, out: LabProblem[]): void {
@@ -585,10 +557,12 @@ function checkDisruptions(root: Record<string, unknown>, out: LabProblem[]): voi
   for (const name of suites)
     for (const scenario of getSuite(name).scenarios) {
       const action = scenario.probe?.kind === 'disruption' ? scenario.probe.disruption.action : undefined;
-      const need = action === undefined ? undefined : DISRUPTION_NEEDS[action];
-      const db = need ? asRecord(root[need.engine]) : undefined;
-      if (!need || !db || need.ok(db)) continue;
-      const path = `${need.engine}.${need.field}`;
+      // what the action needs of the lab's database (its record); a disruption of the other engine does
+      // not apply to the lab and is recorded not available at run time, so it is no problem here
+      const need = action === undefined ? null : disruptionAction(action).needs;
+      const db = need ? asRecord(root[need.section]) : undefined;
+      if (!need || !db || needMet(need, db[need.field])) continue;
+      const path = `${need.section}.${need.field}`;
       if (reported.has(path)) continue;
       reported.add(path);
       const value = db[need.field] ?? `absent (${need.field === 'readers' ? 0 : false} by default)`;

@@ -14,6 +14,7 @@ import { logicalIdOf } from './metrics-collector';
 import { runnerBundleOnce } from './runner-bundle';
 import { CLOUD_RUN_LOCK_KEY_PATTERN, RUNNER_INSTALL_PATH } from '../config/stack-outputs';
 import { POOLER_INSTALL_PATH } from './pooler-user-data';
+import { runnerDisruptionGrants } from '../config/disruptions';
 
 /** What the RunnerFleet seam takes: the asset and the install command (run in /opt/proxylab). */
 export interface RunnerSoftwareSpec {
@@ -130,35 +131,20 @@ function targetGroupArnOf(proxy: rds.DatabaseProxy): string {
  */
 function grantDisruptions(role: iam.Role, d: CloudRunnerGrants['disruptions']): void {
   if (!d || d.actions.length === 0) return;
-  const failover = d.actions.includes('aurora-failover') && d.clusterArn !== null;
-  const reboot = d.actions.some((a) => a === 'rds-reboot' || a === 'rds-reboot-failover');
-  if (failover) {
-    role.addToPolicy(
-      new iam.PolicyStatement({
-        actions: ['rds:FailoverDBCluster'],
-        resources: [d.clusterArn, ...d.instanceArns],
-      }),
-    );
-    role.addToPolicy(
-      new iam.PolicyStatement({ actions: ['rds:DescribeDBClusters'], resources: [d.clusterArn] }),
-    );
-  }
-  if (reboot) {
-    role.addToPolicy(
-      new iam.PolicyStatement({ actions: ['rds:RebootDBInstance'], resources: [...d.instanceArns] }),
-    );
-  }
-  if (failover || reboot) {
-    // A reboot polls its instance; after a failover the runner waits for every instance to be
-    // `available` before the next repetition (lib/runner/disruptions.ts waitAvailable).
-    role.addToPolicy(
-      new iam.PolicyStatement({ actions: ['rds:DescribeDBInstances'], resources: [...d.instanceArns] }),
-    );
-    role.addToPolicy(new iam.PolicyStatement({ actions: ['rds:DescribeEvents'], resources: ['*'] }));
-    Validations.of(role).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason:
-        'rds:DescribeEvents takes no resource (Service Authorization Reference: no resource types), so only * can allow it; it reads the event log the disruption lab aligns on the run clock, nothing else.',
+  const arns = { cluster: d.clusterArn, instances: d.instanceArns, '*': ['*'] } as const;
+  for (const g of runnerDisruptionGrants(d.actions)) {
+    // a statement on the cluster needs the cluster (an Aurora lab's; none on RDS for PostgreSQL)
+    if (g.on.includes('cluster') && d.clusterArn === null) continue;
+    const resources = g.on.flatMap((on) => {
+      const a = arns[on];
+      return a === null ? [] : typeof a === 'string' ? [a] : [...a];
     });
+    role.addToPolicy(new iam.PolicyStatement({ actions: [...g.actions], resources }));
+    if (g.on.includes('*'))
+      Validations.of(role).acknowledge({
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason:
+          'rds:DescribeEvents takes no resource (Service Authorization Reference: no resource types), so only * can allow it; it reads the event log the disruption lab aligns on the run clock, nothing else.',
+      });
   }
 }

@@ -3,11 +3,14 @@
  * it, moves between instances (pure; used by ./estimate.ts).
  */
 import { cloudDisruptionsOf } from '../config/disruptions';
+import { disruptionAction } from '../suite/disruption-actions';
 import type { AuroraDatabaseConfig, LabConfig } from '../config/types';
 
 /** The lab's suites fail the cluster over (FailoverDBCluster): the writer role moves to a reader. */
 export function failsOver(lab: LabConfig, db: AuroraDatabaseConfig): boolean {
-  return db.readers > 0 && cloudDisruptionsOf(lab.suites, 'aurora-postgresql').includes('aurora-failover');
+  return (
+    db.readers > 0 && cloudDisruptionsOf(lab.suites, db.engine).some((a) => disruptionAction(a).movesWriter)
+  );
 }
 
 /**

@@ -11,6 +11,7 @@ import type { LabConfig } from '../config/types';
 import { resolveSuite } from '../config/scenarios';
 import { labTargetCapacities } from '../config/targets';
 import { databaseSection } from '../config/database';
+import { disruptionAction } from '../suite/disruption-actions';
 import { cloudDisruptionsOf } from '../config/disruptions';
 import { estimateRunSec, EXPIRY_MARGIN_SEC, runUnits, STEP_OVERHEAD_SEC } from '../config/run-estimate';
 import type { RunDurationEstimate } from '../config/run-estimate';
@@ -467,7 +468,7 @@ export function coverageWarnings(
   const failsOver = cloudDisruptionsOf(
     suites.map((x) => x.suite),
     db.engine,
-  ).includes('aurora-failover');
+  ).some((a) => disruptionAction(a).movesWriter);
   if (db.engine === 'aurora-postgresql' && db.readers > 0 && !failsOver) {
     const readers = Array.from({ length: db.readers }, (_, i) => `reader:${i + 1}`);
     const perHour = estimate

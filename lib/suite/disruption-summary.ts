@@ -7,6 +7,7 @@
  */
 import { orderStats } from '../core/stats';
 import type { DisruptionAction, DisruptionResult, ProbeConnectMode } from './disruption';
+import { disruptionAction } from './disruption-actions';
 import type { StepRecord, TargetRef } from './types';
 
 export interface FigureSpread {
@@ -113,17 +114,6 @@ export function formatSpreadSec(s: FigureSpread | null, none = '–'): string {
   return s.n === 1 || s.min === s.max ? `${f(s.median)} s` : `${f(s.median)} s (${f(s.min)}–${f(s.max)})`;
 }
 
-const ACTION_WORDS: Readonly<Record<DisruptionAction, string>> = {
-  'postgres-restart': 'a PostgreSQL restart',
-  'backend-terminate': 'a kill of every server session',
-  'pooler-pause': 'PAUSE, restart, RESUME',
-  'pooler-restart': 'a rolling restart of the pooler',
-  'primary-failover': 'a failover to the standby',
-  'aurora-failover': 'an Aurora failover',
-  'rds-reboot-failover': 'an RDS Multi-AZ failover',
-  'rds-reboot': 'an RDS reboot',
-};
-
 /**
  * One line per row, what a client lived through: `direct (persistent), a PostgreSQL restart: errors
  * for 1.42 s (median of 3; server-stopped 57P03 ×23), no stall; 0 of 336 acknowledged writes lost`.
@@ -151,5 +141,5 @@ export function livedThrough(row: DowntimeRow): string {
     row.unknown > 0
       ? `, ${row.unknown} unknown resolved from the ledger (${row.unknownCommitted} committed)`
       : '';
-  return `${row.target.name} (${mode}), ${ACTION_WORDS[row.action]}: ${errs}; ${stall}; ${lost}${unknown}`;
+  return `${row.target.name} (${mode}), ${disruptionAction(row.action).phrase}: ${errs}; ${stall}; ${lost}${unknown}`;
 }

@@ -8,22 +8,19 @@
  * T0 after the warm-up, and the clients keep writing through the recovery window. So one disruption
  * is seen by every target at once, on one clock. docs/disruptions.md describes each figure.
  */
+import { DISRUPTION_ACTION_RECORDS, type DisruptionActionName } from './disruption-actions';
 import type { ErrorClass } from './error-class';
 
-/** Every disruption, local and cloud. Stored in plan.json and results: never rename one. */
-export const DISRUPTION_ACTIONS = [
-  // local, on the throwaway stack
-  'postgres-restart',
-  'backend-terminate',
-  'pooler-pause',
-  'pooler-restart',
-  'primary-failover',
-  // cloud, on the lab's own resources
-  'aurora-failover',
-  'rds-reboot-failover',
-  'rds-reboot',
-] as const;
-export type DisruptionAction = (typeof DISRUPTION_ACTIONS)[number];
+/**
+ * Every disruption, local and cloud: the keys of the action records (./disruption-actions.ts, one
+ * record per action with its words, world, engine, needs, grants and cost). Stored in plan.json and
+ * results: never rename one.
+ */
+export type DisruptionAction = DisruptionActionName;
+export const DISRUPTION_ACTIONS = Object.keys(DISRUPTION_ACTION_RECORDS) as [
+  DisruptionAction,
+  ...DisruptionAction[],
+];
 
 /** PostgreSQL's shutdown modes a restart may use (pg_ctl -m). */
 export const SHUTDOWN_MODES = ['fast', 'immediate'] as const;

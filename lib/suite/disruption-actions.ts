@@ -1,0 +1,162 @@
+/**
+ * One record per disruption action (pure data): its words, where it runs, which engine it applies
+ * to, what it needs of the lab's database, the IAM grants the runner gets for it, and what it costs
+ * the plan. Every table that used to say one of these things per action (the words `proxylab run`
+ * prints, the summary's phrase, the engines, validate's needs, the runner role's grants, the cost of
+ * a failover that moves the writer) reads its field here.
+ *
+ * A new action = one record here, its runner in its world (lib/local/disruptions.ts or
+ * lib/runner/disruptions.ts), and the scenario that injects it (lib/suite/experiments/disruptions.ts);
+ * how each product undergoes it is the product's entry's (lib/products/<product>/entry.ts
+ * `disruptions`). Names are stored in plan.json and results: never rename one.
+ */
+import type { DatabaseEngine } from './engines';
+
+/** What an action needs of the lab's database before a run injects it (validate refuses the lab otherwise). */
+export interface DisruptionNeed {
+  /** The lab file's database section. */
+  readonly section: 'aurora' | 'postgres';
+  readonly field: string;
+  /** The field must be a number at least this, or equal this value. */
+  readonly atLeast?: number;
+  readonly equals?: boolean;
+  /** What the field must be and why, after "must be ". */
+  readonly why: string;
+}
+
+/**
+ * An IAM statement the runner role gets for the action, on the lab's own resources: its database
+ * cluster, its instances, or `*` for an action that takes no resource (Service Authorization
+ * Reference, Amazon RDS).
+ */
+export interface DisruptionGrant {
+  readonly actions: readonly string[];
+  readonly on: ReadonlyArray<'cluster' | 'instances' | '*'>;
+}
+
+export interface DisruptionActionRecord {
+  /** What it does to the lab, in words (`proxylab run` and `plan` print it). */
+  readonly does: string;
+  /** The same as a noun phrase, for the summary's "what a client lived through" line. */
+  readonly phrase: string;
+  /** `local`: on the throwaway stack of `proxylab local`; `cloud`: an RDS or Aurora API call on the lab. */
+  readonly world: 'local' | 'cloud';
+  /** The engine a cloud action applies to; null for local ones. */
+  readonly engine: DatabaseEngine | null;
+  readonly needs: DisruptionNeed | null;
+  readonly grants: readonly DisruptionGrant[];
+  /** It moves the writer role to another instance (the cost estimate bills the load on both). */
+  readonly movesWriter: boolean;
+}
+
+// A failover or reboot polls its instances (DescribeDBInstances, named one by one: a call with a
+// cluster filter is authorized on `db:*`) and reads the event log the run aligns on its clock
+// (DescribeEvents, which takes no resource type).
+const POLL: readonly DisruptionGrant[] = [
+  { actions: ['rds:DescribeDBInstances'], on: ['instances'] },
+  { actions: ['rds:DescribeEvents'], on: ['*'] },
+];
+
+const LOCAL = { world: 'local', engine: null, needs: null, grants: [], movesWriter: false } as const;
+
+export const DISRUPTION_ACTION_RECORDS = {
+  // local, on the throwaway stack
+  'postgres-restart': {
+    ...LOCAL,
+    does: 'restart PostgreSQL',
+    phrase: 'a PostgreSQL restart',
+  },
+  'backend-terminate': {
+    ...LOCAL,
+    does: 'terminate every client backend',
+    phrase: 'a kill of every server session',
+  },
+  'pooler-pause': {
+    ...LOCAL,
+    does: 'PAUSE the pooler, restart PostgreSQL, RESUME',
+    phrase: 'PAUSE, restart, RESUME',
+  },
+  'pooler-restart': {
+    ...LOCAL,
+    does: 'restart the pooler process by process',
+    phrase: 'a rolling restart of the pooler',
+  },
+  'primary-failover': {
+    ...LOCAL,
+    does: 'stop the primary and promote a standby',
+    phrase: 'a failover to the standby',
+    movesWriter: true,
+  },
+  // cloud, on the lab's own resources
+  'aurora-failover': {
+    does: 'fail the Aurora cluster over to a reader (FailoverDBCluster)',
+    phrase: 'an Aurora failover',
+    world: 'cloud',
+    engine: 'aurora-postgresql',
+    // FailoverDBCluster's TargetDBInstanceIdentifier names "the DB instance to promote to the primary
+    // DB instance" (botocore rds service model): a cluster without a reader has none to promote.
+    needs: {
+      section: 'aurora',
+      field: 'readers',
+      atLeast: 1,
+      why: 'an integer ≥ 1: an Aurora failover (FailoverDBCluster) promotes a reader, and this lab has none',
+    },
+    // FailoverDBCluster on `cluster` (required) and `db` (the TargetDBInstanceIdentifier); the runner
+    // waits for the cluster's new writer (DescribeDBClusters on `cluster`).
+    grants: [
+      { actions: ['rds:FailoverDBCluster'], on: ['cluster', 'instances'] },
+      { actions: ['rds:DescribeDBClusters'], on: ['cluster'] },
+      ...POLL,
+    ],
+    movesWriter: true,
+  },
+  'rds-reboot-failover': {
+    does: 'reboot the RDS instance with a Multi-AZ failover (RebootDBInstance ForceFailover)',
+    phrase: 'an RDS Multi-AZ failover',
+    world: 'cloud',
+    engine: 'postgres',
+    // RebootDBInstance ForceFailover: "You can't enable force failover if the instance isn't configured for Multi-AZ."
+    needs: {
+      section: 'postgres',
+      field: 'multiAz',
+      equals: true,
+      why: 'true: a reboot with failover (RebootDBInstance ForceFailover) needs a Multi-AZ standby, and this lab has none',
+    },
+    grants: [{ actions: ['rds:RebootDBInstance'], on: ['instances'] }, ...POLL],
+    // the standby becomes the primary in place of the same instance: one instance is billed either way
+    movesWriter: false,
+  },
+  'rds-reboot': {
+    does: 'reboot the RDS instance in place (RebootDBInstance)',
+    phrase: 'an RDS reboot',
+    world: 'cloud',
+    engine: 'postgres',
+    needs: null,
+    grants: [{ actions: ['rds:RebootDBInstance'], on: ['instances'] }, ...POLL],
+    movesWriter: false,
+  },
+} as const satisfies Record<string, DisruptionActionRecord>;
+
+export type DisruptionActionName = keyof typeof DISRUPTION_ACTION_RECORDS;
+
+/** The record of `action`. */
+export function disruptionAction(action: DisruptionActionName): DisruptionActionRecord {
+  return DISRUPTION_ACTION_RECORDS[action];
+}
+
+/**
+ * The IAM statements the runner role needs for `actions`, each once, in the records' order: what
+ * lib/constructs/runner-asset.ts grants on the lab's own ARNs.
+ */
+export function disruptionGrants(actions: readonly DisruptionActionName[]): DisruptionGrant[] {
+  const out: DisruptionGrant[] = [];
+  const seen = new Set<string>();
+  for (const a of actions)
+    for (const g of DISRUPTION_ACTION_RECORDS[a].grants) {
+      const key = `${g.actions.join(',')}@${g.on.join(',')}`;
+      if (seen.has(key)) continue;
+      seen.add(key);
+      out.push(g);
+    }
+  return out;
+}
