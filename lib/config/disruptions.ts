@@ -85,16 +85,18 @@ export interface CloudDisruptionRun {
  * `validate` and `run` show before anything starts (lib/cost/run-plan.ts, `disruptionNotice`).
  */
 export function cloudDisruptionUnavailable(action: DisruptionAction, o: CloudDisruptionRun): string | null {
-  const engine = CLOUD_DISRUPTION_ENGINES[action];
-  if (engine === undefined)
-    return action === 'pooler-restart'
-      ? "pooler-restart on a lab's pooler hosts is not built on the runner yet (it runs on proxylab local's stack; docs/disruptions.md)"
-      : `${action} is a local disruption (proxylab local's throwaway stack), not one of a lab`;
+  const record = disruptionAction(action);
+  const engine = record.engine;
+  if (engine === null)
+    return (
+      record.notOnALab ??
+      `${action} is a local disruption (proxylab local's throwaway stack), not one of a lab`
+    );
   if (o.database === null)
     return 'the run request does not name the lab database (written by an older CLI): run it again with this one';
   if (o.database.engine !== engine)
     return `${action} needs ${DATABASE_ENGINE_NAMES[engine]}; this lab runs ${DATABASE_ENGINE_NAMES[o.database.engine]}`;
-  if (action === 'aurora-failover' && (o.database.clusterId === null || o.database.instanceIds.length < 2))
+  if (record.needsReader === true && (o.database.clusterId === null || o.database.instanceIds.length < 2))
     return 'the Aurora cluster has no reader to fail over to (aurora.readers must be ≥ 1)';
   if (o.runnerCount > 1)
     return `a disruption is injected once, by one runner: this run has ${o.runnerCount} (use a lab with runners.count 1)`;
@@ -123,7 +125,7 @@ export function disruptionNotice(
     }
     const times = `${s.repetitions} time(s), each after a ${p.warmupSec} s warm-up, probed for ${p.recoverySec} s`;
     const on =
-      action === 'aurora-failover'
+      disruptionAction(action).actsOn === 'cluster'
         ? `cluster ${db.clusterId ?? '?'} (instances ${db.instanceIds.join(', ')})`
         : `instance ${db.instanceIds[0] ?? '?'}`;
     lines.push(`  ${s.name}: ${DISRUPTION_WORDS[action]} on ${on}, ${times}`);

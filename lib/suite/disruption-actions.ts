@@ -47,6 +47,12 @@ export interface DisruptionActionRecord {
   readonly grants: readonly DisruptionGrant[];
   /** It moves the writer role to another instance (the cost estimate bills the load on both). */
   readonly movesWriter: boolean;
+  /** What a cloud action is called on: the Aurora cluster, or the writer instance. null: a local action. */
+  readonly actsOn: 'cluster' | 'writer' | null;
+  /** It needs a reader instance to move the writer to (a run on a lab without one records why not). */
+  readonly needsReader?: boolean;
+  /** A local action a lab's run cannot inject yet, and why (otherwise: "a local disruption"). */
+  readonly notOnALab?: string;
 }
 
 // A failover or reboot polls its instances (DescribeDBInstances, named one by one: a call with a
@@ -57,7 +63,14 @@ const POLL: readonly DisruptionGrant[] = [
   { actions: ['rds:DescribeEvents'], on: ['*'] },
 ];
 
-const LOCAL = { world: 'local', engine: null, needs: null, grants: [], movesWriter: false } as const;
+const LOCAL = {
+  world: 'local',
+  engine: null,
+  needs: null,
+  grants: [],
+  movesWriter: false,
+  actsOn: null,
+} as const;
 
 export const DISRUPTION_ACTION_RECORDS = {
   // local, on the throwaway stack
@@ -80,6 +93,8 @@ export const DISRUPTION_ACTION_RECORDS = {
     ...LOCAL,
     does: 'restart the pooler process by process',
     phrase: 'a rolling restart of the pooler',
+    notOnALab:
+      "pooler-restart on a lab's pooler hosts is not built on the runner yet (it runs on proxylab local's stack; docs/disruptions.md)",
   },
   'primary-failover': {
     ...LOCAL,
@@ -109,6 +124,8 @@ export const DISRUPTION_ACTION_RECORDS = {
       ...POLL,
     ],
     movesWriter: true,
+    needsReader: true,
+    actsOn: 'cluster',
   },
   'rds-reboot-failover': {
     does: 'reboot the RDS instance with a Multi-AZ failover (RebootDBInstance ForceFailover)',
@@ -125,6 +142,7 @@ export const DISRUPTION_ACTION_RECORDS = {
     grants: [{ actions: ['rds:RebootDBInstance'], on: ['instances'] }, ...POLL],
     // the standby becomes the primary in place of the same instance: one instance is billed either way
     movesWriter: false,
+    actsOn: 'writer',
   },
   'rds-reboot': {
     does: 'reboot the RDS instance in place (RebootDBInstance)',
@@ -134,6 +152,7 @@ export const DISRUPTION_ACTION_RECORDS = {
     needs: null,
     grants: [{ actions: ['rds:RebootDBInstance'], on: ['instances'] }, ...POLL],
     movesWriter: false,
+    actsOn: 'writer',
   },
 } as const satisfies Record<string, DisruptionActionRecord>;
 
