@@ -6,68 +6,32 @@
  *
  * Settings proxylab derives from a lab field (pool size from `poolPercent`, `pool_mode` from
  * `poolModes`, `max_prepared_statements`, `so_reuseport` from `processes`, TLS) or needs for its own
- * measurement (`stats_period`, the admin and auth settings) carry `setBy`; the rest are the team's.
+ * measurement (`stats_period`) carry `setBy`; the rest are the team's.
  */
-import type { SettingSpec, SettingsCatalogue } from '../types';
+import { settingBuilders } from '../setting-builders';
+import type { SettingsCatalogue } from '../types';
 
 const DOC = 'PgBouncer doc/config.md (https://www.pgbouncer.org/config.html)';
 const at = (tag: string): string => `${DOC}, release ${tag}`;
-
+const { number, integer, flag, choice, text, list } = settingBuilders({ source: DOC });
+const DAY = 86_400;
+const MANY = 100_000;
 /** seconds, as PgBouncer reads them (a float; 0 disables where the doc says so). */
-function seconds(
+const seconds = (
   name: string,
   def: number,
-  area: SettingSpec['area'],
+  area: Parameters<typeof number>[4],
   summary: string,
-  extra: Partial<SettingSpec> = {},
-): SettingSpec {
-  return {
-    name,
-    type: 'number',
-    unit: 'seconds',
-    min: 0,
-    max: 86_400,
-    defaults: [{ since: null, value: def }],
-    since: null,
-    area,
-    summary,
-    source: DOC,
-    ...extra,
-  };
-}
-
-function count(
+  extra = {},
+) => number(name, 'seconds', DAY, def, area, summary, extra);
+const connections = (
   name: string,
   def: number,
-  area: SettingSpec['area'],
+  area: Parameters<typeof number>[4],
   summary: string,
-  extra: Partial<SettingSpec> = {},
-): SettingSpec {
-  return {
-    name,
-    type: 'integer',
-    unit: 'connections',
-    min: 0,
-    max: 100_000,
-    defaults: [{ since: null, value: def }],
-    since: null,
-    area,
-    summary,
-    source: DOC,
-    ...extra,
-  };
-}
-
-const flag = (name: string, def: boolean, area: SettingSpec['area'], summary: string): SettingSpec => ({
-  name,
-  type: 'boolean',
-  unit: null,
-  defaults: [{ since: null, value: def }],
-  since: null,
-  area,
-  summary,
-  source: DOC,
-});
+  extra = {},
+) => integer(name, 'connections', MANY, def, area, summary, extra);
+const SSLMODES = ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'];
 
 export const PGBOUNCER_SETTINGS: SettingsCatalogue = {
   product: 'PgBouncer',
@@ -86,19 +50,19 @@ export const PGBOUNCER_SETTINGS: SettingsCatalogue = {
       'failure',
       'how long a released server connection may sit before it is checked with server_check_query',
     ),
-    {
-      name: 'server_check_query',
-      type: 'text',
-      unit: null,
-      defaults: [
-        { since: null, value: 'select 1' },
-        { since: '1.25', value: '' },
-      ],
-      since: null,
-      area: 'failure',
-      summary: 'the query that checks an idle server connection (empty: an empty query; 1.25 default)',
-      source: at('1.25.0'),
-    },
+    text(
+      'server_check_query',
+      'select 1',
+      'failure',
+      'the query that checks an idle server connection (empty: an empty query; 1.25 default)',
+      {
+        defaults: [
+          { since: null, value: 'select 1' },
+          { since: '1.25', value: '' },
+        ],
+        source: at('1.25.0'),
+      },
+    ),
     flag(
       'server_fast_close',
       false,
@@ -137,119 +101,92 @@ export const PGBOUNCER_SETTINGS: SettingsCatalogue = {
         source: at('1.19.0'),
       },
     ),
-    {
-      name: 'query_wait_notify',
-      type: 'number',
-      unit: 'seconds',
-      min: 0,
-      max: 86_400,
-      defaults: [{ since: '1.25', value: 5 }],
-      since: '1.25',
-      area: 'timeouts',
-      summary: 'a client waiting this long for a server connection gets a notice that it is queued',
-      source: at('1.25.0'),
-    },
+    seconds(
+      'query_wait_notify',
+      5,
+      'timeouts',
+      'a client waiting this long for a server connection gets a notice that it is queued',
+      { since: '1.25', defaults: [{ since: '1.25', value: 5 }], source: at('1.25.0') },
+    ),
     seconds('suspend_timeout', 10, 'timeouts', 'how long SUSPEND/online restart waits for buffers to flush'),
     // -- the pool
     seconds('server_lifetime', 3600, 'pool', 'server connections older than this are closed once released'),
     seconds('server_idle_timeout', 600, 'pool', 'server connections idle longer are closed'),
-    count('min_pool_size', 0, 'pool', 'server connections kept open per pool even when unused'),
-    count(
+    connections('min_pool_size', 0, 'pool', 'server connections kept open per pool even when unused'),
+    connections(
       'reserve_pool_size',
       0,
       'pool',
       'extra server connections a pool may open when clients wait too long',
     ),
-    {
-      ...seconds(
-        'reserve_pool_timeout',
-        5,
-        'pool',
-        'how long a client waits before the reserve pool is used',
-      ),
-    },
-    count(
+    seconds('reserve_pool_timeout', 5, 'pool', 'how long a client waits before the reserve pool is used'),
+    connections(
       'max_db_connections',
       0,
       'pool',
       'server connections per database, over all its pools (0: unlimited)',
     ),
-    count('max_client_conn', 100, 'pool', 'client connections a process accepts', { min: 1 }),
+    connections('max_client_conn', 100, 'pool', 'client connections a process accepts', { min: 1 }),
     flag('server_round_robin', false, 'pool', 'hand server connections out round-robin instead of LIFO'),
-    count('default_pool_size', 20, 'pool', 'server connections per user/database pair', {
+    connections('default_pool_size', 20, 'pool', 'server connections per user/database pair', {
       setBy: "from the pooler's `poolPercent` (its share of max_connections, split across its processes)",
     }),
-    count('max_user_connections', 0, 'pool', 'server connections per user', {
+    connections('max_user_connections', 0, 'pool', 'server connections per user', {
       setBy: "equal to the pool size, so the transaction and session aliases share the pooler's share",
     }),
-    {
-      name: 'pool_mode',
-      type: 'enum',
-      unit: null,
-      values: ['session', 'transaction', 'statement'],
-      defaults: [{ since: null, value: 'session' }],
-      since: null,
-      area: 'pool',
-      summary: 'when a server connection goes back to the pool',
-      source: DOC,
-      setBy: "one database alias per entry of the pooler's `poolModes`",
-    },
+    choice(
+      'pool_mode',
+      ['session', 'transaction', 'statement'],
+      'session',
+      'pool',
+      'when a server connection goes back to the pool',
+      {
+        setBy: "one database alias per entry of the pooler's `poolModes`",
+      },
+    ),
     // -- session state
-    {
-      name: 'server_reset_query',
-      type: 'text',
-      unit: null,
-      defaults: [{ since: null, value: 'DISCARD ALL' }],
-      since: null,
-      area: 'session',
-      summary:
-        'run on a server connection released by a session-pool client (not in transaction pooling unless server_reset_query_always)',
-      source: DOC,
-    },
+    text(
+      'server_reset_query',
+      'DISCARD ALL',
+      'session',
+      'run on a server connection released by a session-pool client (not in transaction pooling unless server_reset_query_always)',
+    ),
     flag(
       'server_reset_query_always',
       false,
       'session',
       'run server_reset_query in every pool mode, after each transaction in transaction pooling',
     ),
-    {
-      name: 'max_prepared_statements',
-      type: 'integer',
-      unit: 'statements',
-      min: 0,
-      max: 100_000,
-      defaults: [
-        { since: '1.21', value: 0 },
-        { since: '1.24', value: 200 },
-      ],
-      since: '1.21',
-      area: 'session',
-      summary: 'protocol-level prepared statements tracked per client in transaction pooling (0: off)',
-      source: at('1.21.0 and 1.24.0'),
-      setBy: "the pooler's `maxPreparedStatements` field",
-    },
-    {
-      name: 'track_extra_parameters',
-      type: 'list',
-      unit: null,
-      defaults: [{ since: '1.20', value: ['IntervalStyle'] }],
-      since: '1.20',
-      area: 'session',
-      summary:
-        'parameters besides client_encoding, datestyle, timezone, standard_conforming_strings and application_name restored per client',
-      source: at('1.20.0'),
-    },
-    {
-      name: 'ignore_startup_parameters',
-      type: 'list',
-      unit: null,
-      defaults: [{ since: null, value: [] }],
-      since: null,
-      area: 'session',
-      summary:
-        'startup parameters accepted and ignored (proxylab always adds extra_float_digits, which pgbench sends)',
-      source: DOC,
-    },
+    integer(
+      'max_prepared_statements',
+      'statements',
+      MANY,
+      0,
+      'session',
+      'protocol-level prepared statements tracked per client in transaction pooling (0: off)',
+      {
+        defaults: [
+          { since: '1.21', value: 0 },
+          { since: '1.24', value: 200 },
+        ],
+        since: '1.21',
+        source: at('1.21.0 and 1.24.0'),
+        setBy: "the pooler's `maxPreparedStatements` field",
+      },
+    ),
+    list(
+      'track_extra_parameters',
+      ['IntervalStyle'],
+      'session',
+      'parameters besides client_encoding, datestyle, timezone, standard_conforming_strings and application_name restored per client',
+      { since: '1.20', defaults: [{ since: '1.20', value: ['IntervalStyle'] }], source: at('1.20.0') },
+    ),
+    list(
+      'ignore_startup_parameters',
+      [],
+      'session',
+      'startup parameters accepted and ignored (proxylab always adds extra_float_digits, which pgbench sends)',
+    ),
     flag(
       'application_name_add_host',
       false,
@@ -258,80 +195,50 @@ export const PGBOUNCER_SETTINGS: SettingsCatalogue = {
     ),
     // -- network
     flag('tcp_keepalive', true, 'network', 'TCP keepalive on client and server sockets'),
-    {
-      ...count(
-        'tcp_keepidle',
-        0,
-        'network',
-        'seconds idle before the first keepalive probe (not set: the OS)',
-      ),
-      unit: 'seconds',
-      defaults: [{ since: null, value: null }],
-    },
-    {
-      ...count('tcp_keepintvl', 0, 'network', 'seconds between keepalive probes (not set: the OS)'),
-      unit: 'seconds',
-      defaults: [{ since: null, value: null }],
-    },
-    {
-      ...count(
-        'tcp_keepcnt',
-        0,
-        'network',
-        'keepalive probes before a connection is dropped (not set: the OS)',
-      ),
-      unit: null,
-      defaults: [{ since: null, value: null }],
-    },
-    {
-      ...count(
-        'tcp_user_timeout',
-        0,
-        'network',
-        'ms unacknowledged data may stay before the connection is dropped (0: the OS)',
-      ),
-      unit: 'milliseconds',
-      max: 3_600_000,
-    },
-    {
-      name: 'so_reuseport',
-      type: 'boolean',
-      unit: null,
-      defaults: [{ since: null, value: false }],
-      since: null,
-      area: 'network',
-      summary: 'several processes share the port',
-      source: DOC,
+    integer(
+      'tcp_keepidle',
+      'seconds',
+      MANY,
+      null,
+      'network',
+      'seconds idle before the first keepalive probe (not set: the OS)',
+    ),
+    integer(
+      'tcp_keepintvl',
+      'seconds',
+      MANY,
+      null,
+      'network',
+      'seconds between keepalive probes (not set: the OS)',
+    ),
+    integer(
+      'tcp_keepcnt',
+      null,
+      MANY,
+      null,
+      'network',
+      'keepalive probes before a connection is dropped (not set: the OS)',
+    ),
+    integer(
+      'tcp_user_timeout',
+      'milliseconds',
+      3_600_000,
+      0,
+      'network',
+      'ms unacknowledged data may stay before the connection is dropped (0: the OS)',
+    ),
+    flag('so_reuseport', false, 'network', 'several processes share the port', {
       setBy:
         'on when the pooler runs more than one process (`processes`), and locally for the rolling restart',
-    },
-    {
-      name: 'server_tls_sslmode',
-      type: 'enum',
-      unit: null,
-      values: ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'],
-      defaults: [{ since: null, value: 'prefer' }],
-      since: null,
-      area: 'auth',
-      summary: 'TLS towards the server',
-      source: DOC,
+    }),
+    choice('server_tls_sslmode', SSLMODES, 'prefer', 'auth', 'TLS towards the server', {
       setBy: '`require` towards RDS and Aurora, `disable` to the local throwaway server',
-    },
-    {
-      name: 'client_tls_sslmode',
-      type: 'enum',
-      unit: null,
-      values: ['disable', 'allow', 'prefer', 'require', 'verify-ca', 'verify-full'],
-      defaults: [{ since: null, value: 'disable' }],
-      since: null,
-      area: 'auth',
-      summary: 'TLS demanded from clients',
-      source: DOC,
+    }),
+    choice('client_tls_sslmode', SSLMODES, 'disable', 'auth', 'TLS demanded from clients', {
       setBy: "the pooler's `tls` field",
-    },
-    {
-      ...seconds('stats_period', 60, 'pool', 'how often SHOW STATS averages are recomputed'),
+    }),
+    seconds('stats_period', 60, 'pool', 'how often SHOW STATS averages are recomputed', {
       setBy: 'proxylab samples SHOW STATS every second: 1',
-    },
+    }),
   ],
 };

@@ -4,213 +4,209 @@
  * and pool.md — the only reference pages the tag carries; "По умолчанию" is each default). Durations
  * are milliseconds, as its TOML takes them. `since: null`: in 3.10.7, the one release proxylab pins.
  */
-import type { SettingSpec, SettingsCatalogue } from '../types';
+import { settingBuilders } from '../setting-builders';
+import type { SettingsCatalogue } from '../types';
 
-const REF = 'PgDoorman configuration reference, documentation/ru/src/reference/general.md at v3.10.7';
-const POOL_REF = 'PgDoorman configuration reference, documentation/ru/src/reference/pool.md at v3.10.7';
-
-function ms(
-  name: string,
-  def: number,
-  area: SettingSpec['area'],
-  summary: string,
-  extra: Partial<SettingSpec> = {},
-): SettingSpec {
-  return {
-    name,
-    type: 'integer',
-    unit: 'milliseconds',
-    min: 0,
-    max: 86_400_000,
-    defaults: [{ since: null, value: def }],
-    since: null,
-    area,
-    summary,
-    source: REF,
-    section: 'general',
-    ...extra,
-  };
-}
-
-function int(
-  name: string,
-  def: number | null,
-  area: SettingSpec['area'],
-  summary: string,
-  extra: Partial<SettingSpec> = {},
-): SettingSpec {
-  return {
-    name,
-    type: 'integer',
-    unit: null,
-    min: 0,
-    max: 100_000,
-    defaults: [{ since: null, value: def }],
-    since: null,
-    area,
-    summary,
-    source: REF,
-    section: 'general',
-    ...extra,
-  };
-}
-
-function flag(
-  name: string,
-  def: boolean,
-  area: SettingSpec['area'],
-  summary: string,
-  extra: Partial<SettingSpec> = {},
-): SettingSpec {
-  return {
-    name,
-    type: 'boolean',
-    unit: null,
-    defaults: [{ since: null, value: def }],
-    since: null,
-    area,
-    summary,
-    source: REF,
-    section: 'general',
-    ...extra,
-  };
-}
+const general = settingBuilders({
+  source: 'PgDoorman configuration reference, documentation/ru/src/reference/general.md at v3.10.7',
+  section: 'general',
+});
+const pool = settingBuilders({
+  source: 'PgDoorman configuration reference, documentation/ru/src/reference/pool.md at v3.10.7',
+  section: 'pool',
+});
+const DAY_MS = 86_400_000;
+const MANY = 100_000;
 
 export const PGDOORMAN_SETTINGS: SettingsCatalogue = {
   product: 'PgDoorman',
   settings: [
-    ms(
+    general.integer(
       'connect_timeout',
+      'milliseconds',
+      DAY_MS,
       3000,
       'failure',
       'how long a new server connection may take (PgBouncer: server_connect_timeout)',
     ),
-    ms(
+    general.integer(
       'query_wait_timeout',
+      'milliseconds',
+      DAY_MS,
       5000,
       'timeouts',
       'how long a client may wait for a server connection when the pool is busy before it gets an error',
     ),
-    ms('idle_timeout', 600_000, 'pool', 'server connections idle longer are closed (0: never)'),
-    ms(
+    general.integer(
+      'idle_timeout',
+      'milliseconds',
+      DAY_MS,
+      600_000,
+      'pool',
+      'server connections idle longer are closed (0: never)',
+    ),
+    general.integer(
       'server_lifetime',
+      'milliseconds',
+      DAY_MS,
       1_200_000,
       'pool',
       'server connections older than this are closed once idle (0: never)',
     ),
-    ms('retain_connections_time', 30_000, 'pool', 'how often idle and old server connections are looked for'),
-    int('retain_connections_max', 3, 'pool', 'idle connections closed per retain cycle (0: all at once)'),
-    flag('server_round_robin', false, 'pool', 'hand server connections out round-robin instead of LIFO'),
-    flag(
+    general.integer(
+      'retain_connections_time',
+      'milliseconds',
+      DAY_MS,
+      30_000,
+      'pool',
+      'how often idle and old server connections are looked for',
+    ),
+    general.integer(
+      'retain_connections_max',
+      null,
+      MANY,
+      3,
+      'pool',
+      'idle connections closed per retain cycle (0: all at once)',
+    ),
+    general.flag(
+      'server_round_robin',
+      false,
+      'pool',
+      'hand server connections out round-robin instead of LIFO',
+    ),
+    general.flag(
       'sync_server_parameters',
       false,
       'session',
       'restore the parameters a client SET on each server connection it gets',
     ),
-    ms('shutdown_timeout', 10_000, 'failure', 'how long a shutdown waits for clients before closing them'),
-    int('tcp_keepalives_idle', 5, 'network', 'seconds idle before the first keepalive probe', {
-      unit: 'seconds',
-    }),
-    int('tcp_keepalives_interval', 5, 'network', 'seconds between keepalive probes', { unit: 'seconds' }),
-    int('tcp_keepalives_count', 5, 'network', 'keepalive probes before a connection is dropped'),
-    int(
+    general.integer(
+      'shutdown_timeout',
+      'milliseconds',
+      DAY_MS,
+      10_000,
+      'failure',
+      'how long a shutdown waits for clients before closing them',
+    ),
+    general.integer(
+      'tcp_keepalives_idle',
+      'seconds',
+      MANY,
+      5,
+      'network',
+      'seconds idle before the first keepalive probe',
+    ),
+    general.integer(
+      'tcp_keepalives_interval',
+      'seconds',
+      MANY,
+      5,
+      'network',
+      'seconds between keepalive probes',
+    ),
+    general.integer(
+      'tcp_keepalives_count',
+      null,
+      MANY,
+      5,
+      'network',
+      'keepalive probes before a connection is dropped',
+    ),
+    general.integer(
       'tcp_user_timeout',
+      'seconds',
+      MANY,
       60,
       'network',
       'seconds unacknowledged data may stay before a client connection is dropped (0: the OS)',
-      {
-        unit: 'seconds',
-      },
     ),
-    flag(
+    pool.flag(
       'cleanup_server_connections',
       true,
       'session',
       'RESET ROLE / RESET ALL / DEALLOCATE ALL / CLOSE ALL when the client changed that state',
-      {
-        section: 'pool',
-        source: POOL_REF,
-      },
     ),
-    int(
+    pool.integer(
       'reserve_pool_size',
+      'connections',
+      MANY,
       0,
       'pool',
       'extra server connections a pool may open when clients wait too long',
-      {
-        section: 'pool',
-        source: POOL_REF,
-        unit: 'connections',
-      },
     ),
-    ms('reserve_pool_timeout', 3000, 'pool', 'how long a client waits before the reserve pool is used', {
-      section: 'pool',
-      source: POOL_REF,
-    }),
-    int(
+    pool.integer(
+      'reserve_pool_timeout',
+      'milliseconds',
+      DAY_MS,
+      3000,
+      'pool',
+      'how long a client waits before the reserve pool is used',
+    ),
+    pool.integer(
       'max_db_connections',
+      'connections',
+      MANY,
       0,
       'pool',
       'server connections per database over all its pools (0: unlimited)',
-      {
-        section: 'pool',
-        source: POOL_REF,
-        unit: 'connections',
-      },
     ),
-    ms(
+    pool.integer(
       'min_connection_lifetime',
+      'milliseconds',
+      DAY_MS,
       30_000,
       'pool',
       'server connections younger than this are not closed by the retain cycle',
-      {
-        section: 'pool',
-        source: POOL_REF,
-      },
     ),
-    int('pool_size', 40, 'pool', 'server connections per pool user', {
-      section: 'pool',
-      source: POOL_REF,
-      unit: 'connections',
+    pool.integer('pool_size', 'connections', MANY, 40, 'pool', 'server connections per pool user', {
       setBy: "from the pooler's `poolPercent` (its share of max_connections)",
     }),
-    {
-      name: 'pool_mode',
-      type: 'enum',
-      unit: null,
-      values: ['transaction', 'session'],
-      defaults: [{ since: null, value: 'transaction' }],
-      since: null,
-      area: 'pool',
-      summary: 'when a server connection goes back to the pool',
-      source: POOL_REF,
-      section: 'pool',
-      setBy: "one pool per entry of the pooler's `poolModes`",
-    },
-    flag('prepared_statements', true, 'session', 'carry prepared statements through transaction pooling', {
-      setBy: "the pooler's `maxPreparedStatements` field (0: off)",
-    }),
-    int('prepared_statements_cache_size', 8192, 'session', 'prepared statements cached per pool', {
-      setBy: "the pooler's `maxPreparedStatements` field",
-    }),
-    int('worker_threads', 4, 'pool', 'threads of the one process', {
+    pool.choice(
+      'pool_mode',
+      ['transaction', 'session'],
+      'transaction',
+      'pool',
+      'when a server connection goes back to the pool',
+      {
+        setBy: "one pool per entry of the pooler's `poolModes`",
+      },
+    ),
+    general.flag(
+      'prepared_statements',
+      true,
+      'session',
+      'carry prepared statements through transaction pooling',
+      {
+        setBy: "the pooler's `maxPreparedStatements` field (0: off)",
+      },
+    ),
+    general.integer(
+      'prepared_statements_cache_size',
+      null,
+      MANY,
+      8192,
+      'session',
+      'prepared statements cached per pool',
+      {
+        setBy: "the pooler's `maxPreparedStatements` field",
+      },
+    ),
+    general.integer('worker_threads', null, MANY, 4, 'pool', 'threads of the one process', {
       setBy: "the pooler's `workerThreads` field",
     }),
-    int('max_connections', 8192, 'pool', 'client connections accepted', {
+    general.integer('max_connections', null, MANY, 8192, 'pool', 'client connections accepted', {
       setBy: "proxylab sizes it to the run's largest client count",
     }),
-    {
-      name: 'tls_mode',
-      type: 'enum',
-      unit: null,
-      values: ['disable', 'allow', 'require', 'verify-full'],
-      defaults: [{ since: null, value: 'allow' }],
-      since: null,
-      area: 'auth',
-      summary: 'TLS demanded from clients',
-      source: REF,
-      section: 'general',
-      setBy: "the pooler's `tls` field",
-    },
+    general.choice(
+      'tls_mode',
+      ['disable', 'allow', 'require', 'verify-full'],
+      'allow',
+      'auth',
+      'TLS demanded from clients',
+      {
+        setBy: "the pooler's `tls` field",
+      },
+    ),
   ],
 };
