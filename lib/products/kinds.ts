@@ -26,7 +26,7 @@ export type Placement = (typeof PLACEMENTS)[number];
 export const PRODUCT_IDS = ['postgres', 'rds-proxy', 'pgbouncer', 'pgdoorman'] as const;
 export type TargetProduct = (typeof PRODUCT_IDS)[number];
 
-interface KindSpec {
+export interface KindSpec {
   /** The pooler in the descriptor (`none` for the database itself); a product's id otherwise. */
   readonly pooler: string;
   readonly poolMode: PoolMode | null;

@@ -10,7 +10,7 @@
  * in plan.json), as aws-cdk's engine versions carry their features: variation lives on the object
  * that varies.
  */
-import type { Placement, PoolMode, TargetKind, TargetProduct } from './kinds';
+import type { KindSpec, TargetKind, TargetProduct } from './kinds';
 
 export type PreparedSupport = 'yes' | 'no' | 'measured';
 /** How a pool is resized at run time (the results schema's list). */
@@ -103,14 +103,7 @@ export interface TargetCapabilities {
 }
 
 /** One kind's facts (lib/products/kinds.ts `KINDS`). */
-export interface KindFacts {
-  readonly pooler: string;
-  readonly poolMode: PoolMode | null;
-  readonly placement: Placement;
-  readonly product: TargetProduct;
-  readonly nameSuffix: string | null;
-  readonly writes: boolean;
-}
+export type KindFacts = KindSpec;
 
 // ---------------------------------------------------------------------------------------------
 // Settings catalogue
