@@ -80,6 +80,61 @@ export default tseslint.config(
     rules: { '@typescript-eslint/no-non-null-assertion': 'error' },
   },
   {
+    // Size (CONTRIBUTING.md "Size"): no file over 650 lines and no function over 120 in shipped code,
+    // physical lines, blank lines and comments included (an IIFE counts as a function). Split along a
+    // seam — a file per concern — rather than squash lines.
+    files: ['lib/**/*.ts', 'scripts/**/*.ts', 'lambda/**/*.ts', 'bin/**/*.ts'],
+    rules: {
+      'max-lines': ['error', { max: 650, skipBlankLines: false, skipComments: false }],
+      'max-lines-per-function': [
+        'error',
+        { max: 120, skipBlankLines: false, skipComments: false, IIFEs: true },
+      ],
+    },
+  },
+  {
+    // owned by another change in flight; remove when split
+    files: [
+      'lib/config/schema.ts',
+      'lib/config/validate.ts',
+      'lib/engine/run-suite.ts',
+      'lib/exec/session-probe.ts',
+      'lib/local/pgbouncer.ts',
+      'lib/local/run-local.ts',
+      'lib/local/stack.ts',
+      'lib/report/decision.ts',
+      'lib/suite/session-state.ts',
+    ],
+    rules: { 'max-lines': 'off', 'max-lines-per-function': 'off' },
+  },
+  {
+    // being split on this branch (sizes); each leaves this list with its split
+    files: [
+      'lib/constructs/runner-fleet.ts',
+      'lib/cost/estimate.ts',
+      'lib/lab-stack.ts',
+      'lib/operator/doctor.ts',
+      'lib/report/render-md.ts',
+      'lib/report/shape.ts',
+      'lib/runner/runner.ts',
+      'lib/suite/expand.ts',
+      'scripts/commands/deploy.ts',
+      'scripts/commands/local.ts',
+      'scripts/commands/run.ts',
+    ],
+    rules: { 'max-lines': 'off', 'max-lines-per-function': 'off' },
+  },
+  {
+    // Over 120 lines in one function and in no size change's list yet (issue 36, item 3); remove when split
+    files: [
+      'lib/core/json-text.ts',
+      'lib/pooler-host/bootstrap.ts',
+      'lib/suite/parser.ts',
+      'scripts/bench-synth.ts',
+    ],
+    rules: { 'max-lines-per-function': 'off' },
+  },
+  {
     // Reading run files (CONTRIBUTING.md): every reader of a run directory, a bucket's copy of one or a
     // lab file opens it through lib/core/read.ts (readFileIn / listDirIn / readTextFile), which follows
     // no link out of the run directory, refuses FIFOs and devices, and bounds sizes and depth. Direct
