@@ -113,7 +113,6 @@ export default tseslint.config(
       'lib/constructs/runner-fleet.ts',
       'lib/cost/estimate.ts',
       'lib/lab-stack.ts',
-      'lib/operator/doctor.ts',
       'lib/report/render-md.ts',
       'lib/report/shape.ts',
       'lib/runner/runner.ts',
