@@ -113,7 +113,6 @@ export default tseslint.config(
       'lib/constructs/runner-fleet.ts',
       'lib/lab-stack.ts',
       'lib/report/render-md.ts',
-      'lib/report/shape.ts',
       'lib/runner/runner.ts',
       'lib/suite/expand.ts',
       'scripts/commands/deploy.ts',
