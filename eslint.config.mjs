@@ -112,7 +112,6 @@ export default tseslint.config(
     files: [
       'lib/constructs/runner-fleet.ts',
       'lib/lab-stack.ts',
-      'lib/suite/expand.ts',
       'scripts/commands/deploy.ts',
       'scripts/commands/local.ts',
       'scripts/commands/run.ts',
