@@ -93,19 +93,26 @@ export default tseslint.config(
     },
   },
   {
-    // owned by another change in flight; remove when split
+    // owned by another change in flight; remove when split (over 650 lines)
     files: [
       'lib/config/schema.ts',
       'lib/config/validate.ts',
       'lib/engine/run-suite.ts',
-      'lib/exec/session-probe.ts',
-      'lib/local/pgbouncer.ts',
       'lib/local/run-local.ts',
       'lib/local/stack.ts',
+      'lib/suite/session-state.ts',
+    ],
+    rules: { 'max-lines': 'off' },
+  },
+  {
+    // owned by another change in flight; remove when split (a function over 120 lines)
+    files: [
+      'lib/exec/session-probe.ts',
+      'lib/local/pgbouncer.ts',
       'lib/report/decision.ts',
       'lib/suite/session-state.ts',
     ],
-    rules: { 'max-lines': 'off', 'max-lines-per-function': 'off' },
+    rules: { 'max-lines-per-function': 'off' },
   },
   {
     // Over 120 lines in one function and in no size change's list yet (issue 36, item 3); remove when split
