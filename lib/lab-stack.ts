@@ -142,10 +142,36 @@ export class LabStack extends Stack {
     // The suite runner and the pooler entry (lib/runner, lib/pooler-host: scripts/runner.ts and scripts/pooler.ts
     // bundled by esbuild) unless a caller brings its own; pooler hosts install the same bundle.
     const runnerSoftware = props.runnerSoftware ?? proxylabRunnerSoftware(this);
-    this.runners = new RunnerFleet(this, 'Runners', {
+    this.runners = this.addRunners(lab, runnerSoftware, hostZones);
+
+    const poolers = this.addPoolers(lab, this.runners, { runnerSoftware, hostZones, poolerSource });
+    this.poolerAdminSecret = poolers.adminSecret;
+    this.poolerHosts = poolers.hosts;
+    this.poolerEndpoints = poolers.endpoints;
+
+    // In an existing VPC the subnet fixes each host's zone, and CDK writes that zone's name too;
+    // CloudFormation takes the zone from the network interface's subnet (AWS::EC2::Instance
+    // AvailabilityZone is optional), and a literal zone name is what cfn-lint W3010 warns about.
+    if (existing)
+      for (const host of [...this.runners.instances, ...this.poolerHosts.map((h) => h.instance)])
+        host.instance.addPropertyDeletionOverride('AvailabilityZone');
+
+    this.addOutputs();
+  }
+
+  /**
+   * The runners, emptied-bucket-first on destroy, with what the runner software needs: read back
+   * runs/ (resume, fleet barrier), resize this lab's proxies (sweeps), the suites' disruptions.
+   */
+  private addRunners(
+    lab: LabConfig,
+    runnerSoftware: RunnerSoftware,
+    hostZones: { readonly availabilityZones?: string[] },
+  ): RunnerFleet {
+    const runners = new RunnerFleet(this, 'Runners', {
       vpc: this.network.vpc,
       subnets: this.network.runnerSubnets,
-      egress,
+      egress: this.network.hostEgress,
       instanceType: lab.runners.instanceType,
       count: lab.runners.count,
       placement: lab.runners.placement,
@@ -160,9 +186,9 @@ export class LabStack extends Stack {
     // On destroy the runners go first (they depend on the bucket's emptying): a runner still
     // writing results while the bucket is emptied would make its deletion fail.
     const emptyOnDelete = this.results.emptyOnDelete;
-    if (emptyOnDelete) for (const runner of this.runners.instances) runner.node.addDependency(emptyOnDelete);
+    if (emptyOnDelete) for (const runner of runners.instances) runner.node.addDependency(emptyOnDelete);
     // Runner software needs: read back runs/ (resume, fleet barrier), resize this lab's proxies (sweeps).
-    grantCloudRunner(this.runners.role, {
+    grantCloudRunner(runners.role, {
       bucket: this.results.bucket,
       proxies: this.proxies.proxies.map((p) => p.proxy),
       disruptions: {
@@ -171,38 +197,57 @@ export class LabStack extends Stack {
         instanceArns: this.database.instances.map((i) => i.resource.attrDbInstanceArn),
       },
     });
+    return runners;
+  }
 
+  /**
+   * The lab's self-hosted poolers (PgBouncer, PgDoorman): a dedicated host next to the load, or on
+   * every runner at 127.0.0.1; the admin secret they share, and each one's stack output entry.
+   */
+  private addPoolers(
+    lab: LabConfig,
+    runners: RunnerFleet,
+    shared: {
+      readonly runnerSoftware: RunnerSoftware;
+      readonly hostZones: { readonly availabilityZones?: string[] };
+      readonly poolerSource: (release: PoolerRelease) => PoolerSource | undefined;
+    },
+  ): {
+    adminSecret: secretsmanager.ISecret | null;
+    hosts: PoolerHost[];
+    endpoints: PoolerEndpoint[];
+  } {
+    const { runnerSoftware, hostZones, poolerSource } = shared;
     // Self-hosted PgBouncers: a dedicated host next to the load, or on every runner at 127.0.0.1.
     const poolerDb = poolerDatabaseOf(this.database);
     const adminSecret = lab.poolers.length > 0 ? createPoolerAdminSecret(this) : null;
-    this.poolerAdminSecret = adminSecret;
-    this.poolerHosts = [];
-    this.poolerEndpoints = [];
+    const hosts: PoolerHost[] = [];
+    const endpoints: PoolerEndpoint[] = [];
     if (adminSecret) {
       // The runner software reads it for SHOW POOLS/STATS and admin-console pool resizing.
-      adminSecret.grantRead(this.runners.role);
+      adminSecret.grantRead(runners.role);
       for (const pooler of lab.poolers) {
         if (pooler.placement === 'dedicated') {
           const host = new PoolerHost(this, `Pooler-${pooler.name}`, {
             vpc: this.network.vpc,
             subnets: this.network.runnerSubnets,
-            egress,
+            egress: this.network.hostEgress,
             pooler,
             database: poolerDb,
-            clients: this.runners.securityGroup,
+            clients: runners.securityGroup,
             adminSecret,
             software: runnerSoftware,
             source: poolerSource(releaseOf(pooler)),
             ...hostZones,
           });
-          this.poolerHosts.push(host);
-          this.poolerEndpoints.push(host.endpoint);
+          hosts.push(host);
+          endpoints.push(host.endpoint);
         } else {
           const listen = '127.0.0.1';
           // poolPercent is the pooler's share of max_connections in TOTAL (like RDS Proxy's
           // MaxConnectionsPercent): with one PgBouncer per runner, each opens its 1/count of it
           // (sharedBy, applied by the bootstrap and by the runners' pool control alike).
-          this.runners.addPooler(
+          runners.addPooler(
             releaseOf(pooler),
             poolerHostConfig(
               this,
@@ -215,19 +260,11 @@ export class LabStack extends Stack {
             adminSecret,
             poolerSource(releaseOf(pooler)),
           );
-          this.poolerEndpoints.push(poolerEndpointOf(pooler, listen));
+          endpoints.push(poolerEndpointOf(pooler, listen));
         }
       }
     }
-
-    // In an existing VPC the subnet fixes each host's zone, and CDK writes that zone's name too;
-    // CloudFormation takes the zone from the network interface's subnet (AWS::EC2::Instance
-    // AvailabilityZone is optional), and a literal zone name is what cfn-lint W3010 warns about.
-    if (existing)
-      for (const host of [...this.runners.instances, ...this.poolerHosts.map((h) => h.instance)])
-        host.instance.addPropertyDeletionOverride('AvailabilityZone');
-
-    this.addOutputs();
+    return { adminSecret, hosts, endpoints };
   }
 
   private addOutputs(): void {

@@ -256,25 +256,7 @@ export class RunnerFleet extends Construct {
       this.securityGroup.connections.allowTo(target, ec2.Port.tcp(5432), 'runners to PostgreSQL');
     }
 
-    this.role = new iam.Role(this, 'Role', {
-      assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com'),
-      description: 'proxylab runner: SSM managed, read the DB secret, write runs/, invoke the collector',
-      managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('AmazonSSMManagedInstanceCore')],
-    });
-    props.dbSecret.grantRead(this.role);
-    this.role.addToPolicy(
-      new iam.PolicyStatement({
-        actions: ['s3:PutObject'],
-        resources: [props.bucket.arnForObjects('runs/*')],
-      }),
-    );
-    // Exactly this function (grantInvoke would add `<arn>:*`, every version and alias).
-    this.role.addToPolicy(
-      new iam.PolicyStatement({
-        actions: ['lambda:InvokeFunction'],
-        resources: [props.collector.functionArn],
-      }),
-    );
+    this.role = this.createRole(props);
 
     this.userData = ec2.UserData.forLinux({ shebang: '#!/bin/bash' });
     this.userData.addCommands(...baseUserDataCommands());
@@ -286,102 +268,15 @@ export class RunnerFleet extends Construct {
         (props.bootTimeout ?? Duration.minutes(Math.max(20, this.poolerBootMinutes))).toIsoString(),
     });
 
-    const placementGroup =
-      props.placement && props.placement !== 'any'
-        ? new ec2.PlacementGroup(this, 'Placement', {
-            strategy:
-              props.placement === 'cluster'
-                ? ec2.PlacementGroupStrategy.CLUSTER
-                : ec2.PlacementGroupStrategy.SPREAD,
-          })
-        : undefined;
-
-    // ec2.Instance has no market options (AWS::EC2::Instance has no InstanceMarketOptions either):
-    // spot runners launch from a template that carries them, with IMDSv2 required in the same
-    // template (requireImdsv2 would add a second template, and an instance takes only one). The
-    // template tags each Spot request with the stack id ("spot-instances-request" is one of the
-    // four resource types a launch template can tag, EC2 API LaunchTemplateTagSpecificationRequest):
-    // the canceller may cancel requests with that tag only.
-    const spotTemplate = props.spot
-      ? new ec2.CfnLaunchTemplate(this, 'SpotLaunchTemplate', {
-          launchTemplateData: {
-            metadataOptions: { httpTokens: 'required' },
-            instanceMarketOptions: {
-              marketType: SPOT_MARKET_OPTIONS.marketType,
-              spotOptions: { ...SPOT_MARKET_OPTIONS.spotOptions },
-            },
-            tagSpecifications: [
-              {
-                resourceType: 'spot-instances-request',
-                tags: [{ key: SPOT_REQUEST_TAG, value: Stack.of(this).stackId }],
-              },
-            ],
-          },
-        })
-      : undefined;
+    const placementGroup = this.placementGroupFor(props.placement);
+    const spotTemplate = props.spot ? this.spotLaunchTemplate() : undefined;
 
     const machineImage = ec2.MachineImage.latestAmazonLinux2023({
       cpuType: arm ? ec2.AmazonLinuxCpuType.ARM_64 : ec2.AmazonLinuxCpuType.X86_64,
     });
-    this.instances = Array.from({ length: props.count }, (_, i) => {
-      // Each runner has its own copy of the user data: its exit trap signals this instance only.
-      const userData = ec2.UserData.forLinux({ shebang: '#!/bin/bash' });
-      const instance = new ec2.Instance(this, `Runner${i + 1}`, {
-        vpc: props.vpc,
-        vpcSubnets: props.availabilityZones
-          ? { ...props.subnets, availabilityZones: [...props.availabilityZones] }
-          : props.subnets,
-        instanceType: new ec2.InstanceType(props.instanceType),
-        machineImage,
-        securityGroup: this.securityGroup,
-        role: this.role,
-        userData,
-        // New runner software (a new asset key in the user data) must replace the instance: an
-        // EBS-backed instance is only stopped and started on a user-data change, and the new user
-        // data never runs (aws-cdk-lib ec2.InstanceProps.userDataCausesReplacement).
-        userDataCausesReplacement: true,
-        requireImdsv2: spotTemplate === undefined,
-        associatePublicIpAddress: egress.publicIpv4,
-        placementGroup,
-        blockDevices: [
-          {
-            deviceName: '/dev/xvda',
-            volume: ec2.BlockDeviceVolume.ebs(props.volumeSizeGib ?? DEFAULTS.stack.runnerRootVolumeGib, {
-              encrypted: true,
-              volumeType: ec2.EbsDeviceVolumeType.GP3,
-              deleteOnTermination: true,
-            }),
-          },
-        ],
-      });
-      if (spotTemplate) {
-        instance.instance.launchTemplate = {
-          launchTemplateId: spotTemplate.ref,
-          version: spotTemplate.attrLatestVersionNumber,
-        };
-      }
-      // The boot script's exit code reaches CloudFormation (cfn-signal in an EXIT trap): a runner
-      // whose packages or runner software failed to install fails the deploy, not the first run.
-      userData.addSignalOnExitCommand(instance);
-      // The shared commands (base + runner software), rendered when the template is.
-      userData.addCommands(
-        Lazy.string({ produce: () => this.userData.render().replace(/^#!\/bin\/bash\n/, '') }),
-      );
-      instance.instance.cfnOptions.creationPolicy = {
-        resourceSignal: { count: 1, timeout: bootTimeout },
-      };
-      Validations.of(instance).acknowledge({
-        id: 'AwsSolutions-EC28',
-        reason:
-          'Runner CPU is sampled by the suite engine itself (load-generator saturation check); 1-minute detailed monitoring would add cost without being read.',
-      });
-      Validations.of(instance).acknowledge({
-        id: 'AwsSolutions-EC29',
-        reason:
-          'Runners are disposable and recreated by a redeploy; termination protection would block `proxylab destroy`.',
-      });
-      return instance;
-    });
+    this.instances = Array.from({ length: props.count }, (_, i) =>
+      this.createRunner(i, props, { machineImage, placementGroup, spotTemplate, bootTimeout }),
+    );
     // Without this a deleted runner's persistent request reopens and launches a new instance
     // outside the stack (lib/constructs/spot-request-canceller.ts).
     this.spotRequests = null;
@@ -400,6 +295,140 @@ export class RunnerFleet extends Construct {
       id: `AwsSolutions-IAM5[Resource::<${logicalIdOf(props.bucket)}.Arn>/runs/*]`,
       reason: "Run ids are chosen at run time; runners may only PutObject under runs/ of this lab's bucket.",
     });
+  }
+
+  /** The runners' role: SSM managed, read the DB secret, write under runs/, invoke the collector. */
+  private createRole(props: RunnerFleetProps): iam.Role {
+    const role = new iam.Role(this, 'Role', {
+      assumedBy: new iam.ServicePrincipal('ec2.amazonaws.com'),
+      description: 'proxylab runner: SSM managed, read the DB secret, write runs/, invoke the collector',
+      managedPolicies: [iam.ManagedPolicy.fromAwsManagedPolicyName('AmazonSSMManagedInstanceCore')],
+    });
+    props.dbSecret.grantRead(role);
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: ['s3:PutObject'],
+        resources: [props.bucket.arnForObjects('runs/*')],
+      }),
+    );
+    // Exactly this function (grantInvoke would add `<arn>:*`, every version and alias).
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: ['lambda:InvokeFunction'],
+        resources: [props.collector.functionArn],
+      }),
+    );
+    return role;
+  }
+
+  /** The EC2 placement group of `placement`; none for 'any' (the default). */
+  private placementGroupFor(placement: RunnerPlacement | undefined): ec2.PlacementGroup | undefined {
+    return placement && placement !== 'any'
+      ? new ec2.PlacementGroup(this, 'Placement', {
+          strategy:
+            placement === 'cluster' ? ec2.PlacementGroupStrategy.CLUSTER : ec2.PlacementGroupStrategy.SPREAD,
+        })
+      : undefined;
+  }
+
+  /**
+   * The spot runners' launch template. ec2.Instance has no market options (AWS::EC2::Instance has no
+   * InstanceMarketOptions either): spot runners launch from a template that carries them, with
+   * IMDSv2 required in the same template (requireImdsv2 would add a second template, and an
+   * instance takes only one). The template tags each Spot request with the stack id
+   * ("spot-instances-request" is one of the four resource types a launch template can tag, EC2 API
+   * LaunchTemplateTagSpecificationRequest): the canceller may cancel requests with that tag only.
+   */
+  private spotLaunchTemplate(): ec2.CfnLaunchTemplate {
+    return new ec2.CfnLaunchTemplate(this, 'SpotLaunchTemplate', {
+      launchTemplateData: {
+        metadataOptions: { httpTokens: 'required' },
+        instanceMarketOptions: {
+          marketType: SPOT_MARKET_OPTIONS.marketType,
+          spotOptions: { ...SPOT_MARKET_OPTIONS.spotOptions },
+        },
+        tagSpecifications: [
+          {
+            resourceType: 'spot-instances-request',
+            tags: [{ key: SPOT_REQUEST_TAG, value: Stack.of(this).stackId }],
+          },
+        ],
+      },
+    });
+  }
+
+  /**
+   * Runner `i`: its instance, its own user data (the exit trap signals it alone), its boot signal
+   * and its cdk-nag notes.
+   */
+  private createRunner(
+    i: number,
+    props: RunnerFleetProps,
+    shared: {
+      readonly machineImage: ec2.IMachineImage;
+      readonly placementGroup: ec2.PlacementGroup | undefined;
+      readonly spotTemplate: ec2.CfnLaunchTemplate | undefined;
+      readonly bootTimeout: string;
+    },
+  ): ec2.Instance {
+    const { machineImage, placementGroup, spotTemplate, bootTimeout } = shared;
+    // Each runner has its own copy of the user data: its exit trap signals this instance only.
+    const userData = ec2.UserData.forLinux({ shebang: '#!/bin/bash' });
+    const instance = new ec2.Instance(this, `Runner${i + 1}`, {
+      vpc: props.vpc,
+      vpcSubnets: props.availabilityZones
+        ? { ...props.subnets, availabilityZones: [...props.availabilityZones] }
+        : props.subnets,
+      instanceType: new ec2.InstanceType(props.instanceType),
+      machineImage,
+      securityGroup: this.securityGroup,
+      role: this.role,
+      userData,
+      // New runner software (a new asset key in the user data) must replace the instance: an
+      // EBS-backed instance is only stopped and started on a user-data change, and the new user
+      // data never runs (aws-cdk-lib ec2.InstanceProps.userDataCausesReplacement).
+      userDataCausesReplacement: true,
+      requireImdsv2: spotTemplate === undefined,
+      associatePublicIpAddress: this.egress.publicIpv4,
+      placementGroup,
+      blockDevices: [
+        {
+          deviceName: '/dev/xvda',
+          volume: ec2.BlockDeviceVolume.ebs(props.volumeSizeGib ?? DEFAULTS.stack.runnerRootVolumeGib, {
+            encrypted: true,
+            volumeType: ec2.EbsDeviceVolumeType.GP3,
+            deleteOnTermination: true,
+          }),
+        },
+      ],
+    });
+    if (spotTemplate) {
+      instance.instance.launchTemplate = {
+        launchTemplateId: spotTemplate.ref,
+        version: spotTemplate.attrLatestVersionNumber,
+      };
+    }
+    // The boot script's exit code reaches CloudFormation (cfn-signal in an EXIT trap): a runner
+    // whose packages or runner software failed to install fails the deploy, not the first run.
+    userData.addSignalOnExitCommand(instance);
+    // The shared commands (base + runner software), rendered when the template is.
+    userData.addCommands(
+      Lazy.string({ produce: () => this.userData.render().replace(/^#!\/bin\/bash\n/, '') }),
+    );
+    instance.instance.cfnOptions.creationPolicy = {
+      resourceSignal: { count: 1, timeout: bootTimeout },
+    };
+    Validations.of(instance).acknowledge({
+      id: 'AwsSolutions-EC28',
+      reason:
+        'Runner CPU is sampled by the suite engine itself (load-generator saturation check); 1-minute detailed monitoring would add cost without being read.',
+    });
+    Validations.of(instance).acknowledge({
+      id: 'AwsSolutions-EC29',
+      reason:
+        'Runners are disposable and recreated by a redeploy; termination protection would block `proxylab destroy`.',
+    });
+    return instance;
   }
 
   /**

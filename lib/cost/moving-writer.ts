@@ -1,6 +1,6 @@
 /**
  * CPU credits of an Aurora lab whose suites fail over: the writer role, and the suites' load with
- * it, moves between instances (pure; used by ./estimate.ts).
+ * it, moves between instances (pure; used by ./database-lines.ts).
  */
 import { cloudDisruptionsOf } from '../config/disruptions';
 import { disruptionAction } from '../suite/disruption-actions';

@@ -30,7 +30,7 @@ import { stagingBucketName, type StagingKeyScope } from '../config/lab-resource-
 
 export { stagingBucketName, type StagingKeyScope } from '../config/lab-resource-names';
 
-/** One doctor check (the shape of lib/operator/doctor.ts `Check`). */
+/** One doctor check (the shape of lib/operator/doctor-check.ts `Check`). */
 export interface StagingKeyCheck {
   readonly title: string;
   readonly ok: boolean;

@@ -63,27 +63,7 @@ function findingLines(f: FindingRow): string[] {
 }
 
 export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): string {
-  const m = model.run.manifest;
-  const env = m.environment;
-  const out: string[] = [];
-  out.push(`# proxylab ${mdText(m.suite)} — run ${mdText(m.runId)}`);
-  out.push('');
-  out.push(
-    `${m.mode === 'local' ? 'Local stand-in (PostgreSQL and its poolers on one machine)' : 'Cloud lab (AWS)'}, ` +
-      `database ${mdText(describeRunDatabase(env.database) ?? 'unknown')}, ` +
-      `status **${m.status}** (${m.stepsCompleted}/${m.stepIds.length} steps), started ${mdText(m.startedAt)}, ${fmtDuration(m.startedAt, m.endedAt)}. ` +
-      mdText(
-        [
-          env.serverVersion !== null ? `PostgreSQL ${env.serverVersion}` : null,
-          poolersText(model.run),
-          env.maxConnections !== null ? `max_connections ${env.maxConnections}` : null,
-          env.cpus !== null ? `${env.cpus} CPUs` : null,
-        ]
-          .filter((x): x is string => x !== null)
-          .join(', '),
-      ),
-  );
-  out.push('');
+  const out: string[] = headlineLines(model);
   out.push('## Decision table');
   out.push('');
   out.push(mdText(DECISION_LEGEND));
@@ -130,69 +110,99 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
   const own = ownScenarios(model.run, lookup);
   for (const scenario of [...new Set(model.cells.map((c) => c.key.scenario))].filter(
     (s) => !own(s) && !disrupted.has(s),
-  )) {
-    const info = lookup(scenario);
-    out.push(`## ${mdText(scenario)}${info?.title ? ` — ${mdText(info.title)}` : ''}`);
-    out.push('');
-    const cells = model.cells.filter((c) => c.key.scenario === scenario);
-    out.push(
-      mdTable(
-        ['target', 'clients', 'protocol', 'connect', 'tps', 'p95 ms', 'errors', 'verdict'],
-        cells.map((c) => [
-          c.key.target.name +
-            (c.key.poolPercent !== null && cells.some((o) => o.key.poolPercent !== c.key.poolPercent)
-              ? ` @ ${c.key.poolPercent}%`
-              : '') +
-            psSuffix(c.key.preparedStatements),
-          String(c.key.clients),
-          c.key.protocol,
-          fmtConnect(c.key.connect),
-          fmtSpread(c.tps, 1),
-          fmtSpread(c.latencyP95Ms),
-          c.errors.length > 0
-            ? c.errors.map((e) => `${e.class} ×${e.count}`).join(', ')
-            : c.abortedClients > 0
-              ? `${c.abortedClients} aborted`
-              : c.statuses.some((s) => s !== 'completed')
-                ? c.statuses.filter((s) => s !== 'completed').join(', ')
-                : '–',
-          fmtPrediction(c.verdictHeld, c.steps[0]?.verdict.expected ?? '?'),
-        ]),
-      ),
-    );
-    for (const pm of model.poolerMatrices.filter((x) => x.scenario === scenario)) {
-      out.push('');
-      out.push(
-        `**Pooler matrix** (${mdText(pm.variant)}): tps · p95 · the pooler's CPU (busiest process, % of one core: a PgBouncer process tops out at 100 %, PgDoorman's at 100 × its worker threads) · saturation`,
-      );
-      out.push('');
-      out.push(
-        mdTable(
-          ['clients', ...pm.columns.map(columnHeading)],
-          pm.rows.map((r) => [String(r.clients), ...r.cells.map(cellText)]),
-        ),
-      );
-    }
-    const comparisons = (m.scenarioVerdicts ?? []).filter((v) => v.scenario === scenario);
-    if (comparisons.length > 0) {
-      out.push('');
-      for (const v of comparisons)
-        out.push(`- ${mdText(fmtPrediction(v.held, v.expected))} — measured: ${mdText(v.observed)}`);
-    }
-    const churn = model.churn.filter((r) => r.scenario === scenario && r.churnCost !== null);
-    if (churn.length > 0) {
-      out.push('');
-      for (const r of churn) {
-        out.push(
-          `- churn: ${mdText(r.label)} at ${r.clients} clients runs ${fmtNumber(r.churnCost, 1)} × slower with -C`,
-        );
-      }
-    }
-    out.push('');
-  }
+  ))
+    out.push(...scenarioLines(model, scenario, lookup));
   out.push(`Full report: report.html (charts, error matrix, metrics over time).`);
   out.push('');
   return out.join('\n');
+}
+
+/** The title line and the run's one-paragraph description (mode, database, status, versions). */
+function headlineLines(model: ReportModel): string[] {
+  const m = model.run.manifest;
+  const env = m.environment;
+  return [
+    `# proxylab ${mdText(m.suite)} — run ${mdText(m.runId)}`,
+    '',
+    `${m.mode === 'local' ? 'Local stand-in (PostgreSQL and its poolers on one machine)' : 'Cloud lab (AWS)'}, ` +
+      `database ${mdText(describeRunDatabase(env.database) ?? 'unknown')}, ` +
+      `status **${m.status}** (${m.stepsCompleted}/${m.stepIds.length} steps), started ${mdText(m.startedAt)}, ${fmtDuration(m.startedAt, m.endedAt)}. ` +
+      mdText(
+        [
+          env.serverVersion !== null ? `PostgreSQL ${env.serverVersion}` : null,
+          poolersText(model.run),
+          env.maxConnections !== null ? `max_connections ${env.maxConnections}` : null,
+          env.cpus !== null ? `${env.cpus} CPUs` : null,
+        ]
+          .filter((x): x is string => x !== null)
+          .join(', '),
+      ),
+    '',
+  ];
+}
+
+/** One throughput scenario's section: its table, pooler matrices, scenario verdicts and churn lines. */
+function scenarioLines(model: ReportModel, scenario: string, lookup: ScenarioLookup): string[] {
+  const out: string[] = [];
+  const info = lookup(scenario);
+  out.push(`## ${mdText(scenario)}${info?.title ? ` — ${mdText(info.title)}` : ''}`);
+  out.push('');
+  const cells = model.cells.filter((c) => c.key.scenario === scenario);
+  out.push(
+    mdTable(
+      ['target', 'clients', 'protocol', 'connect', 'tps', 'p95 ms', 'errors', 'verdict'],
+      cells.map((c) => [
+        c.key.target.name +
+          (c.key.poolPercent !== null && cells.some((o) => o.key.poolPercent !== c.key.poolPercent)
+            ? ` @ ${c.key.poolPercent}%`
+            : '') +
+          psSuffix(c.key.preparedStatements),
+        String(c.key.clients),
+        c.key.protocol,
+        fmtConnect(c.key.connect),
+        fmtSpread(c.tps, 1),
+        fmtSpread(c.latencyP95Ms),
+        c.errors.length > 0
+          ? c.errors.map((e) => `${e.class} ×${e.count}`).join(', ')
+          : c.abortedClients > 0
+            ? `${c.abortedClients} aborted`
+            : c.statuses.some((s) => s !== 'completed')
+              ? c.statuses.filter((s) => s !== 'completed').join(', ')
+              : '–',
+        fmtPrediction(c.verdictHeld, c.steps[0]?.verdict.expected ?? '?'),
+      ]),
+    ),
+  );
+  for (const pm of model.poolerMatrices.filter((x) => x.scenario === scenario)) {
+    out.push('');
+    out.push(
+      `**Pooler matrix** (${mdText(pm.variant)}): tps · p95 · the pooler's CPU (busiest process, % of one core: a PgBouncer process tops out at 100 %, PgDoorman's at 100 × its worker threads) · saturation`,
+    );
+    out.push('');
+    out.push(
+      mdTable(
+        ['clients', ...pm.columns.map(columnHeading)],
+        pm.rows.map((r) => [String(r.clients), ...r.cells.map(cellText)]),
+      ),
+    );
+  }
+  const comparisons = (model.run.manifest.scenarioVerdicts ?? []).filter((v) => v.scenario === scenario);
+  if (comparisons.length > 0) {
+    out.push('');
+    for (const v of comparisons)
+      out.push(`- ${mdText(fmtPrediction(v.held, v.expected))} — measured: ${mdText(v.observed)}`);
+  }
+  const churn = model.churn.filter((r) => r.scenario === scenario && r.churnCost !== null);
+  if (churn.length > 0) {
+    out.push('');
+    for (const r of churn) {
+      out.push(
+        `- churn: ${mdText(r.label)} at ${r.clients} clients runs ${fmtNumber(r.churnCost, 1)} × slower with -C`,
+      );
+    }
+  }
+  out.push('');
+  return out;
 }
 
 /** ` (max_prepared_statements 0 | on)` for cells of a prepared-statement sweep. */

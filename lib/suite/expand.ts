@@ -237,6 +237,7 @@ export function expandScenario(
   const sweep: ReadonlyArray<number | null> =
     scenario.poolPercents && scenario.poolPercents.length > 0 ? scenario.poolPercents : [null];
   const label = scenario.probe ? probeLabel(scenario.probe) : scriptLabel(scenario.script);
+  const run = { durationSec, transactionsPerClient, label };
 
   const steps: PlannedStep[] = [];
   sweep.forEach((percent, sweepIndex) => {
@@ -256,79 +257,12 @@ export function expandScenario(
               scenario.probe && alternatesTargets(scenario.probe) && rep % 2 === 0
                 ? [...present].reverse()
                 : present;
-            for (const { target, ps, descriptor, unavailable } of withDimension(scenario, order)) {
-              const pooled = target.descriptor.capabilities.pooled;
+            for (const cell of withDimension(scenario, order)) {
               // direct does not depend on the pool: once per cell, in the first sweep group
-              if (!pooled && sweepIndex > 0) continue;
-              const stepPercent = pooled ? percent : null;
-              const poolSize = pooled
-                ? stepPercent !== null
-                  ? Math.max(1, Math.round((stepPercent / 100) * target.maxConnections))
-                  : target.poolSize
-                : null;
-              const band = maxConnectionsBand(clients, target.maxConnections);
-              const run = { durationSec, transactionsPerClient };
-              const probeSec = scenario.probe ? probeDurationSec(scenario.probe) : null;
-              const stepId = [
-                scenario.name,
-                target.ref.name,
-                `c${clients}`,
-                protocol,
-                connect,
-                ...(ps !== null ? [`ps-${ps}`] : []),
-                ...(stepPercent !== null ? [`pool${stepPercent}`] : []),
-                `r${rep}`,
-              ].join('/');
-              steps.push({
-                stepId,
-                scenario: scenario.name,
-                experiment: scenario.experiment,
-                target: target.ref,
-                descriptor,
-                unavailable:
-                  unavailable ??
-                  fixedPoolCell(target.descriptor, stepPercent) ??
-                  (scenario.probe ? probeUnavailableOn(scenario.probe, target.descriptor) : null),
-                params: {
-                  clients,
-                  jobs: Math.min(scenario.jobs, clients),
-                  protocol,
-                  connect,
-                  script: label,
-                  durationSec,
-                  transactionsPerClient,
-                  rate: scenario.rate ?? null,
-                  scale: scenario.scale,
-                  poolPercent: stepPercent,
-                  repetition: rep,
-                  ...(ps !== null ? { preparedStatements: ps } : {}),
-                },
-                expectation: matchExpectation(scenario, {
-                  descriptor,
-                  protocol,
-                  connect,
-                  clients,
-                  band,
-                  poolSize,
-                }),
-                script: scenario.script,
-                initFlags: scenario.initFlags,
-                timeoutSec:
-                  scenario.timeoutSec ??
-                  (probeSec !== null ? Math.ceil(probeSec * 1.5) + 60 : timeoutSecFor(clients, run)),
-                logSamplingRate: logSamplingRateFor(clients, run, opts.maxLogLines),
-                maxConnections: target.maxConnections,
-                poolSize,
-                maxConnectionsBand: band,
-                ...(scenario.probe
-                  ? {
-                      probe: {
-                        group: probeGroup(scenario.probe, scenario.name, rep, stepId),
-                        spec: scenario.probe,
-                      },
-                    }
-                  : {}),
-              });
+              if (!cell.target.descriptor.capabilities.pooled && sweepIndex > 0) continue;
+              steps.push(
+                plannedStep(scenario, { ...cell, clients, protocol, connect, rep, percent }, run, opts),
+              );
             }
           }
         }
@@ -336,6 +270,106 @@ export function expandScenario(
     }
   });
   return steps;
+}
+
+/**
+ * One cell of a scenario as expandScenario's loops reach it: a target (and prepared-statement mode)
+ * at a client count, protocol, connect mode, repetition and pool percent.
+ */
+interface StepCell {
+  readonly target: Described;
+  readonly ps: PreparedStatementsMode | null;
+  readonly descriptor: TargetDescriptor;
+  readonly unavailable: string | null;
+  readonly clients: number;
+  readonly protocol: StepParams['protocol'];
+  readonly connect: StepParams['connect'];
+  readonly rep: number;
+  /** The sweep group's pool percent; null when the scenario sweeps none. */
+  readonly percent: number | null;
+}
+
+/** The planned step of one cell: its id, parameters, expectation, timeout and probe. */
+function plannedStep(
+  scenario: Scenario,
+  { target, ps, descriptor, unavailable, clients, protocol, connect, rep, percent }: StepCell,
+  {
+    durationSec,
+    transactionsPerClient,
+    label,
+  }: { durationSec: number | null; transactionsPerClient: number | null; label: string },
+  opts: ExpandOptions,
+): PlannedStep {
+  const pooled = target.descriptor.capabilities.pooled;
+  const stepPercent = pooled ? percent : null;
+  const poolSize = pooled
+    ? stepPercent !== null
+      ? Math.max(1, Math.round((stepPercent / 100) * target.maxConnections))
+      : target.poolSize
+    : null;
+  const band = maxConnectionsBand(clients, target.maxConnections);
+  const run = { durationSec, transactionsPerClient };
+  const probeSec = scenario.probe ? probeDurationSec(scenario.probe) : null;
+  const stepId = [
+    scenario.name,
+    target.ref.name,
+    `c${clients}`,
+    protocol,
+    connect,
+    ...(ps !== null ? [`ps-${ps}`] : []),
+    ...(stepPercent !== null ? [`pool${stepPercent}`] : []),
+    `r${rep}`,
+  ].join('/');
+  return {
+    stepId,
+    scenario: scenario.name,
+    experiment: scenario.experiment,
+    target: target.ref,
+    descriptor,
+    unavailable:
+      unavailable ??
+      fixedPoolCell(target.descriptor, stepPercent) ??
+      (scenario.probe ? probeUnavailableOn(scenario.probe, target.descriptor) : null),
+    params: {
+      clients,
+      jobs: Math.min(scenario.jobs, clients),
+      protocol,
+      connect,
+      script: label,
+      durationSec,
+      transactionsPerClient,
+      rate: scenario.rate ?? null,
+      scale: scenario.scale,
+      poolPercent: stepPercent,
+      repetition: rep,
+      ...(ps !== null ? { preparedStatements: ps } : {}),
+    },
+    expectation: matchExpectation(scenario, {
+      descriptor,
+      protocol,
+      connect,
+      clients,
+      band,
+      poolSize,
+    }),
+    script: scenario.script,
+    initFlags: scenario.initFlags,
+    timeoutSec:
+      scenario.timeoutSec ??
+      (probeSec !== null ? Math.ceil(probeSec * 1.5) + 60 : timeoutSecFor(clients, run)),
+    logSamplingRate: logSamplingRateFor(clients, run, opts.maxLogLines),
+    maxConnections: target.maxConnections,
+    poolSize,
+    maxConnectionsBand: band,
+    ...(scenario.probe
+      ? {
+          probe: {
+            group: probeGroup(scenario.probe, scenario.name, rep, stepId),
+            spec: scenario.probe,
+          },
+        }
+      : {}),
+  };
 }
 
 /**

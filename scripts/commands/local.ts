@@ -134,85 +134,91 @@ export function register(program: Command): void {
     // and a data directory initdb made once, copied instead of running initdb (test/helpers/pg-template.ts).
     .addOption(new Option('--test-suite <name>').hideHelp())
     .addOption(new Option('--test-pgdata-template <dir>').hideHelp())
-    .action(async (flags: LocalFlags, command: Command) => {
-      // Validate everything before starting anything.
-      checkOutDir(flags.out ?? DEFAULT_OUT_DIR);
-      const suiteGiven = command.getOptionValueSource('suite') !== 'default';
-      const opts = runLocalModule().validateLocalInput(
-        {
-          ...(flags.lab !== undefined ? { lab: flags.lab } : {}),
-          suite: flags.testSuite === undefined || suiteGiven ? flags.suite : undefined,
-          testSuite: flags.testSuite,
-          testPgdataTemplate: flags.testPgdataTemplate,
-          out: flags.out,
-          runId: flags.runId,
-          maxConnections: flags.maxConnections,
-          poolPercent: flags.poolPercent,
-          poolerProcesses: flags.poolerProcesses,
-          poolers: flags.poolers,
-          keep: flags.keep,
-          install: flags.install,
-        },
-        process.cwd(),
-      );
-      const human = flags.json ? process.stderr : process.stdout;
-      // Lines can quote a resumed run's files (step records, verdicts, errors): shown with control
-      // characters made visible.
-      const print = (line: string): void => {
-        human.write(forTerminal(line) + '\n');
-      };
-      if (opts.lab) for (const line of runLocalModule().describeCounterparts(opts.lab)) print(line);
-      const printer = new ProgressPrinter({ stream: human });
-      let result: LocalRunResult;
-      try {
-        result = await runLocalModule().runLocal(opts, { progress: printer.handle, log: print });
-      } finally {
-        printer.close();
-      }
-      print('');
-      print(formatResultTables(opts.suite, result.records, result.scenarioVerdicts));
-      print(formatSummary(result.manifest, result.records, result.runDir, result.wallSec));
-      if (result.manifest.status === 'interrupted' || result.manifest.status === 'failed') {
-        print(
-          `Resume (finished steps are kept): ${resumeCommand(flags, opts.suite.name, result.manifest.runId)}`,
-        );
-      }
-      if (result.keptConnectionHelp !== null) {
-        print('\nServers left running (--keep):');
-        print(result.keptConnectionHelp);
-      }
-      if (flags.report) for (const load of AFTER_RUN) await load().afterLocalRun(result, print);
-      else print(`Report not written (--no-report): proxylab report ${shellQuote(result.runDir)} writes it`);
-      if (flags.json) {
-        process.stdout.write(
-          JSON.stringify(
-            {
-              runId: result.manifest.runId,
-              runDir: result.runDir,
-              status: result.manifest.status,
-              allHeld: result.allHeld,
-              wallSec: Math.round(result.wallSec * 10) / 10,
-              steps: result.records.map((r) => ({
-                stepId: r.stepId,
-                status: r.status,
-                tps: r.result?.tps ?? null,
-                latencyP95Ms: r.result?.latencyP95Ms ?? null,
-                held: r.verdict.held,
-              })),
-              scenarioVerdicts: result.scenarioVerdicts,
-              error: result.manifest.error ?? null,
-            },
-            null,
-            2,
-          ) + '\n',
-        );
-      }
-      // Interrupted: the shell's convention, 128 + signal number (Ctrl-C → 130), the same code
-      // whether run directly or through npx.
-      if (result.interruptedBy !== null)
-        process.exitCode = 128 + (os.constants.signals[result.interruptedBy] ?? 0);
-      else if (!result.allHeld) process.exitCode = 1;
-    });
+    .action((flags: LocalFlags, command: Command) => localCommand(flags, command));
+}
+
+/** `proxylab local`: validate, run the suite here, print its tables and summary, then the report hooks. */
+async function localCommand(flags: LocalFlags, command: Command): Promise<void> {
+  // Validate everything before starting anything.
+  checkOutDir(flags.out ?? DEFAULT_OUT_DIR);
+  const suiteGiven = command.getOptionValueSource('suite') !== 'default';
+  const opts = runLocalModule().validateLocalInput(
+    {
+      ...(flags.lab !== undefined ? { lab: flags.lab } : {}),
+      suite: flags.testSuite === undefined || suiteGiven ? flags.suite : undefined,
+      testSuite: flags.testSuite,
+      testPgdataTemplate: flags.testPgdataTemplate,
+      out: flags.out,
+      runId: flags.runId,
+      maxConnections: flags.maxConnections,
+      poolPercent: flags.poolPercent,
+      poolerProcesses: flags.poolerProcesses,
+      poolers: flags.poolers,
+      keep: flags.keep,
+      install: flags.install,
+    },
+    process.cwd(),
+  );
+  const human = flags.json ? process.stderr : process.stdout;
+  // Lines can quote a resumed run's files (step records, verdicts, errors): shown with control
+  // characters made visible.
+  const print = (line: string): void => {
+    human.write(forTerminal(line) + '\n');
+  };
+  if (opts.lab) for (const line of runLocalModule().describeCounterparts(opts.lab)) print(line);
+  const printer = new ProgressPrinter({ stream: human });
+  let result: LocalRunResult;
+  try {
+    result = await runLocalModule().runLocal(opts, { progress: printer.handle, log: print });
+  } finally {
+    printer.close();
+  }
+  print('');
+  print(formatResultTables(opts.suite, result.records, result.scenarioVerdicts));
+  print(formatSummary(result.manifest, result.records, result.runDir, result.wallSec));
+  if (result.manifest.status === 'interrupted' || result.manifest.status === 'failed') {
+    print(
+      `Resume (finished steps are kept): ${resumeCommand(flags, opts.suite.name, result.manifest.runId)}`,
+    );
+  }
+  if (result.keptConnectionHelp !== null) {
+    print('\nServers left running (--keep):');
+    print(result.keptConnectionHelp);
+  }
+  if (flags.report) for (const load of AFTER_RUN) await load().afterLocalRun(result, print);
+  else print(`Report not written (--no-report): proxylab report ${shellQuote(result.runDir)} writes it`);
+  if (flags.json) printJsonSummary(result);
+  // Interrupted: the shell's convention, 128 + signal number (Ctrl-C → 130), the same code
+  // whether run directly or through npx.
+  if (result.interruptedBy !== null)
+    process.exitCode = 128 + (os.constants.signals[result.interruptedBy] ?? 0);
+  else if (!result.allHeld) process.exitCode = 1;
+}
+
+/** `--json`: the run's summary on stdout (progress went to stderr). */
+function printJsonSummary(result: LocalRunResult): void {
+  process.stdout.write(
+    JSON.stringify(
+      {
+        runId: result.manifest.runId,
+        runDir: result.runDir,
+        status: result.manifest.status,
+        allHeld: result.allHeld,
+        wallSec: Math.round(result.wallSec * 10) / 10,
+        steps: result.records.map((r) => ({
+          stepId: r.stepId,
+          status: r.status,
+          tps: r.result?.tps ?? null,
+          latencyP95Ms: r.result?.latencyP95Ms ?? null,
+          held: r.verdict.held,
+        })),
+        scenarioVerdicts: result.scenarioVerdicts,
+        error: result.manifest.error ?? null,
+      },
+      null,
+      2,
+    ) + '\n',
+  );
 }
 
 /** The command that resumes this run: same lab, suite and settings, the run id made explicit. */

@@ -83,121 +83,148 @@ export function register(program: Command): void {
     .option('--poll-sec <s>', 'progress poll interval in seconds', '15')
     .addOption(profileOption())
     .addOption(regionOption())
-    .action(async (flags: RunFlags) => {
-      // Everything the user typed is checked before the first AWS call.
-      const lab = loadModule().loadLabFile(flags.lab);
-      const resolved = scenariosModule().resolveSuiteFlag(flags.suite, lab);
-      const suite = resolved.name;
-      // The plan `proxylab plan` shows: steps, duration, cost, what is not measured (no AWS call).
-      const plan = planOrWarn(lab, suite);
-      // Shown before the first AWS call, so that the preview needs neither credentials nor a
-      // deployed lab: the plan in words (dry run) or what the suite leaves out (nothing skipped silently).
-      if (flags.dryRun) {
-        if (plan !== null) process.stderr.write(`${runPlanModule().formatRunPlan(plan)}\n`);
-      } else {
-        for (const w of plan?.warnings ?? []) {
-          if (w.id !== 'proxylab:outlives-lab') process.stdout.write(`warning: ${w.message}\n`);
-        }
-      }
-      // The lab's own warnings (pool shares over 100 %, …), from the lab file alone.
-      for (const w of labWarnings(lab)) process.stderr.write(`warning [${w.id}] ${w.path}: ${w.message}\n`);
-      const now = new Date();
-      const runId = operatorModule().validateRunId(flags.runId ?? operatorModule().defaultCloudRunId(now));
-      const pollSec = Number(flags.pollSec);
-      if (!Number.isFinite(pollSec) || pollSec < 1)
-        throw new UsageError(`--poll-sec must be a number ≥ 1, got "${flags.pollSec}"`);
-      // A disruption the runner role was not granted at deploy time is refused now, not at T0.
-      checkDisruptionGrants(suite, lab.suites, lab.database.engine, flags.lab);
-      const settings = operatorModule().awsSettings(flags, lab);
-      // The runners need the region explicitly (the SDK on EC2 does not read it from IMDS).
-      const region = await clientsModule().requireRegion(settings);
-      const stackName = outputsModule().stackNameFor(lab.name);
-      const clients = clientsModule().createAwsClients(settings);
-      const { outputs, placeholders } = await stackOutputs(flags, lab, () => clients.cloudformation);
-      if (outputs.labName !== lab.name)
-        throw new UsageError(`the outputs are of lab "${outputs.labName}", not "${lab.name}"`);
-      const base = operatorModule().runnerArgsFromOutputs(outputs, lab, {
-        runId,
-        suite,
-        region,
-        startAt: now.toISOString(),
-        // The runners refuse to run another version of the runner software than this checkout's.
-        expectVersion: runnerBundleModule().runnerSoftwareVersion(),
-        // What each target adds per hour in the region the lab runs in, for the decision table.
-        targetPrices: runTargetPrices(lab, region),
-      });
-      const request = runRequestModule().buildRunRequest(base, outputs.runnerInstanceIds.length);
-      const plans = ssmModule().buildRunCommands(outputs.runnerInstanceIds, request);
-      // What this run will disrupt on the lab (failover, reboot), said before anything starts.
-      const disrupts = disruptionNotice(
-        resolved,
+    .action((flags: RunFlags) => runCommand(flags));
+}
+
+/**
+ * Everything the user typed, checked before the first AWS call: the lab, the suite, its plan (shown
+ * or its warnings printed), the lab's warnings, the run id, the poll interval, the disruption grants.
+ */
+function checkBeforeAws(flags: RunFlags) {
+  const lab = loadModule().loadLabFile(flags.lab);
+  const resolved = scenariosModule().resolveSuiteFlag(flags.suite, lab);
+  const suite = resolved.name;
+  // The plan `proxylab plan` shows: steps, duration, cost, what is not measured (no AWS call).
+  const plan = planOrWarn(lab, suite);
+  // Shown before the first AWS call, so that the preview needs neither credentials nor a
+  // deployed lab: the plan in words (dry run) or what the suite leaves out (nothing skipped silently).
+  if (flags.dryRun) {
+    if (plan !== null) process.stderr.write(`${runPlanModule().formatRunPlan(plan)}\n`);
+  } else {
+    for (const w of plan?.warnings ?? []) {
+      if (w.id !== 'proxylab:outlives-lab') process.stdout.write(`warning: ${w.message}\n`);
+    }
+  }
+  // The lab's own warnings (pool shares over 100 %, …), from the lab file alone.
+  for (const w of labWarnings(lab)) process.stderr.write(`warning [${w.id}] ${w.path}: ${w.message}\n`);
+  const now = new Date();
+  const runId = operatorModule().validateRunId(flags.runId ?? operatorModule().defaultCloudRunId(now));
+  const pollSec = Number(flags.pollSec);
+  if (!Number.isFinite(pollSec) || pollSec < 1)
+    throw new UsageError(`--poll-sec must be a number ≥ 1, got "${flags.pollSec}"`);
+  // A disruption the runner role was not granted at deploy time is refused now, not at T0.
+  checkDisruptionGrants(suite, lab.suites, lab.database.engine, flags.lab);
+  return { lab, resolved, suite, plan, now, runId, pollSec };
+}
+
+/** `proxylab run`: checks, the stack outputs, the request in S3, one SendCommand per runner, then follows. */
+async function runCommand(flags: RunFlags): Promise<void> {
+  const { lab, resolved, suite, plan, now, runId, pollSec } = checkBeforeAws(flags);
+  const settings = operatorModule().awsSettings(flags, lab);
+  // The runners need the region explicitly (the SDK on EC2 does not read it from IMDS).
+  const region = await clientsModule().requireRegion(settings);
+  const stackName = outputsModule().stackNameFor(lab.name);
+  const clients = clientsModule().createAwsClients(settings);
+  const { outputs, placeholders } = await stackOutputs(flags, lab, () => clients.cloudformation);
+  if (outputs.labName !== lab.name)
+    throw new UsageError(`the outputs are of lab "${outputs.labName}", not "${lab.name}"`);
+  const base = operatorModule().runnerArgsFromOutputs(outputs, lab, {
+    runId,
+    suite,
+    region,
+    startAt: now.toISOString(),
+    // The runners refuse to run another version of the runner software than this checkout's.
+    expectVersion: runnerBundleModule().runnerSoftwareVersion(),
+    // What each target adds per hour in the region the lab runs in, for the decision table.
+    targetPrices: runTargetPrices(lab, region),
+  });
+  const request = runRequestModule().buildRunRequest(base, outputs.runnerInstanceIds.length);
+  const plans = ssmModule().buildRunCommands(outputs.runnerInstanceIds, request);
+  // What this run will disrupt on the lab (failover, reboot), said before anything starts.
+  const disrupts = disruptionNotice(
+    resolved,
+    {
+      engine: outputs.databaseEngine,
+      clusterId: base.databaseResources?.clusterId ?? null,
+      instanceIds: base.databaseResources?.instanceIds ?? [],
+    },
+    request.runnerCount,
+  );
+  if (flags.dryRun) {
+    // (the plan in words went to stderr above) On stdout the plan, the request that would be
+    // written to S3, what it disrupts, then the exact SendCommand requests, as one JSON document.
+    process.stdout.write(
+      JSON.stringify(
         {
-          engine: outputs.databaseEngine,
-          clusterId: base.databaseResources?.clusterId ?? null,
-          instanceIds: base.databaseResources?.instanceIds ?? [],
+          plan,
+          request,
+          disrupts: disrupts.map((l) => l.trim()),
+          sendCommands: plans.map((p) => p.input),
+          // Values that are not the lab's: what the deployed stack decides, read from neither (see stderr).
+          placeholders,
         },
-        request.runnerCount,
-      );
-      if (flags.dryRun) {
-        // (the plan in words went to stderr above) On stdout the plan, the request that would be
-        // written to S3, what it disrupts, then the exact SendCommand requests, as one JSON document.
-        process.stdout.write(
-          JSON.stringify(
-            {
-              plan,
-              request,
-              disrupts: disrupts.map((l) => l.trim()),
-              sendCommands: plans.map((p) => p.input),
-              // Values that are not the lab's: what the deployed stack decides, read from neither (see stderr).
-              placeholders,
-            },
-            null,
-            2,
-          ) + '\n',
-        );
-        return;
-      }
-      if (disrupts.length > 0)
-        process.stdout.write(
-          `run ${runId} disrupts the lab's own database (docs/disruptions.md):\n${disrupts.join('\n')}\n`,
-        );
-      // A run must end before the lab deletes itself (and its results bucket).
-      if (lab.ttlHours !== null && plan !== null)
-        await checkLabExpiry({ flags, suite, plan, now, stackName, settings: { ...settings, region } });
-      // The runners read what to run from S3: the request goes there before any of them starts.
-      await runRequestModule().writeRunRequest(clients.s3, request);
-      const sent = await ssmModule().sendRunCommands(clients.ssm, plans);
-      process.stdout.write(
-        `run ${runId}: suite ${suite} on ${sent.length} runner(s) (${sent.map((s) => `${s.instanceId}: ${s.commandId}`).join(', ')})\n` +
-          `results: s3://${outputs.resultsBucketName}/runs/${runId}/\n`,
-      );
-      if (flags.detach) {
-        process.stdout.write(
-          `detached. Follow: npx proxylab status ${runId} --lab ${flags.lab}; then: npx proxylab fetch ${runId} --lab ${flags.lab}\n`,
-        );
-        return;
-      }
-      process.stdout.write('following progress (Ctrl-C stops following, not the run)…\n');
-      const progress = await operatorModule().followRun({
-        s3: clients.s3,
-        ssm: clients.ssm,
-        bucket: outputs.resultsBucketName,
-        runId,
-        sent,
-        since: now,
-        pollMs: pollSec * 1000,
-        print: (line) => process.stdout.write(`${line}\n`),
-        sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
-        now: () => new Date(),
-      });
-      const counts = await operatorModule().verdictCounts(clients.s3, outputs.resultsBucketName, runId);
-      process.stdout.write(
-        `run ${runId} ${progress.status} in ${formatDuration(progress.elapsedSec)}: ${counts.held} verdicts held, ${counts.broke} broken (${counts.comparisonsBroke} of them scenario comparisons), ${counts.informational} informational.\n` +
-          `Fetch it: npx proxylab fetch ${runId} --lab ${flags.lab}\n`,
-      );
-      // The same rule as `proxylab local`: step verdicts and judged comparisons (lib/suite/verdict.ts).
-      if (runExitCode(progress.status === 'completed', counts) !== 0) process.exitCode = 1;
-    });
+        null,
+        2,
+      ) + '\n',
+    );
+    return;
+  }
+  if (disrupts.length > 0)
+    process.stdout.write(
+      `run ${runId} disrupts the lab's own database (docs/disruptions.md):\n${disrupts.join('\n')}\n`,
+    );
+  // A run must end before the lab deletes itself (and its results bucket).
+  if (lab.ttlHours !== null && plan !== null)
+    await checkLabExpiry({ flags, suite, plan, now, stackName, settings: { ...settings, region } });
+  // The runners read what to run from S3: the request goes there before any of them starts.
+  await runRequestModule().writeRunRequest(clients.s3, request);
+  const sent = await ssmModule().sendRunCommands(clients.ssm, plans);
+  process.stdout.write(
+    `run ${runId}: suite ${suite} on ${sent.length} runner(s) (${sent.map((s) => `${s.instanceId}: ${s.commandId}`).join(', ')})\n` +
+      `results: s3://${outputs.resultsBucketName}/runs/${runId}/\n`,
+  );
+  if (flags.detach) {
+    process.stdout.write(
+      `detached. Follow: npx proxylab status ${runId} --lab ${flags.lab}; then: npx proxylab fetch ${runId} --lab ${flags.lab}\n`,
+    );
+    return;
+  }
+  await followToEnd(flags, clients, outputs.resultsBucketName, { runId, sent, now, pollSec });
+}
+
+/** Follows the run from S3 until it ends, then prints its verdicts and sets the exit code. */
+async function followToEnd(
+  flags: RunFlags,
+  clients: ReturnType<ReturnType<typeof clientsModule>['createAwsClients']>,
+  bucket: string,
+  run: {
+    readonly runId: string;
+    readonly sent: Awaited<ReturnType<ReturnType<typeof ssmModule>['sendRunCommands']>>;
+    readonly now: Date;
+    readonly pollSec: number;
+  },
+): Promise<void> {
+  const { runId, sent, now, pollSec } = run;
+  process.stdout.write('following progress (Ctrl-C stops following, not the run)…\n');
+  const progress = await operatorModule().followRun({
+    s3: clients.s3,
+    ssm: clients.ssm,
+    bucket,
+    runId,
+    sent,
+    since: now,
+    pollMs: pollSec * 1000,
+    print: (line) => process.stdout.write(`${line}\n`),
+    sleep: (ms) => new Promise((r) => setTimeout(r, ms)),
+    now: () => new Date(),
+  });
+  const counts = await operatorModule().verdictCounts(clients.s3, bucket, runId);
+  process.stdout.write(
+    `run ${runId} ${progress.status} in ${formatDuration(progress.elapsedSec)}: ${counts.held} verdicts held, ${counts.broke} broken (${counts.comparisonsBroke} of them scenario comparisons), ${counts.informational} informational.\n` +
+      `Fetch it: npx proxylab fetch ${runId} --lab ${flags.lab}\n`,
+  );
+  // The same rule as `proxylab local`: step verdicts and judged comparisons (lib/suite/verdict.ts).
+  if (runExitCode(progress.status === 'completed', counts) !== 0) process.exitCode = 1;
 }
 
 /**
