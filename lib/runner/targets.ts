@@ -94,7 +94,18 @@ export interface CloudTargetsInput {
 }
 
 /** What the runner's proxy targets read of a proxy. */
-type ProxyEndpoints = Pick<ProxySpec, 'name' | 'endpoint'> & Partial<Pick<ProxySpec, 'endpoints'>>;
+type ProxyEndpoints = Pick<ProxySpec, 'name' | 'endpoint'> &
+  Partial<Pick<ProxySpec, 'endpoints' | 'settings' | 'kitSettings'>>;
+
+/**
+ * A proxy target's probe: no version (RDS Proxy reports none), the lab's settings and proxylab's
+ * (the run request's), so its descriptor records every RDS Proxy setting's effective value. A
+ * request from an older CLI carries neither: the lab could not set any then, and proxylab's own
+ * values are not said (recorded as the defaults).
+ */
+function proxyProbe(proxy: ProxyEndpoints): TargetProbe {
+  return { version: null, settings: proxy.settings ?? {}, kitSettings: proxy.kitSettings ?? {} };
+}
 
 /** The endpoint of `proxy` a target of it reaches: the one listed for its kind, else the default one. */
 function proxyEndpoint(proxy: ProxyEndpoints, ref: TargetRef): Endpoint {
@@ -122,8 +133,12 @@ export function buildCloudTargets(input: CloudTargetsInput): { targets: CloudTar
         ? [new CloudTarget(t.ref, writerConn, writer, () => null)]
         : t.role === 'proxy'
           ? [
-              new CloudTarget(t.ref, conn(proxyEndpoint(t.proxy, t.ref)), writer, () =>
-                input.poolPercent(t.proxy.name),
+              new CloudTarget(
+                t.ref,
+                conn(proxyEndpoint(t.proxy, t.ref)),
+                writer,
+                () => input.poolPercent(t.proxy.name),
+                proxyProbe(t.proxy),
               ),
             ]
           : [],
