@@ -18,7 +18,7 @@ import type { SslMode } from '../exec/libpq';
 import type { ProxyTargetKind, RunnerArgs, RunnerTestSettings, RunRequestArgs } from './runner-args';
 import { PRODUCTION_RUNNER_SETTINGS, RUN_ID_PATTERN } from './runner-args';
 import { runBlobs } from './s3-sink';
-import { kitSettingsSchema, labSettingsSchema } from './target-settings';
+import { kitSettingsSchema, labSettingsSchema } from '../config/kit-settings';
 import { createHash } from 'node:crypto';
 import { LAB_SUITE_NAME } from '../suite/catalog';
 import { shellScriptProblem } from '../suite/pgbench-script';

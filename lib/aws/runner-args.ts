@@ -11,7 +11,7 @@ import type { DatabaseEngine } from '../suite/engines';
 import type { LabScenario } from '../config/types';
 import type { LabResources } from '../collector/plan';
 import type { ComponentZone, TargetPrice } from '../suite/types';
-import type { KitSettings, LabSettings } from './target-settings';
+import type { KitSettings, LabSettings } from '../config/kit-settings';
 
 export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -68,7 +68,7 @@ export interface ProxySpec {
   readonly lab: PoolPercents | null;
   /** The lab's `settings` of this proxy (InitQuery, IdleClientTimeout…). Absent: none, or an older CLI. */
   readonly settings?: LabSettings;
-  /** What proxylab set on it from the lab's fields (./target-settings.ts proxyKitSettings). Absent: not said. */
+  /** What proxylab set on it from the lab's fields (lib/config/kit-settings.ts proxyKitSettings). Absent: not said. */
   readonly kitSettings?: KitSettings;
 }
 

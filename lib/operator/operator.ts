@@ -17,7 +17,7 @@ import type { ComponentZone, TargetPrice } from '../suite/types';
 import type { AwsSettings } from '../aws/clients';
 import type { LabOutputs } from './outputs';
 import { parseEndpoint } from '../aws/endpoint';
-import { proxyKitSettings } from '../aws/target-settings';
+import { proxyKitSettings } from '../config/kit-settings';
 import { isRunId, type CollectorSpec, type ProxySpec, type RunRequestArgs } from '../aws/runner-args';
 import { computeProgress, countStepFiles, formatProgress, readManifest, type RunProgress } from './runs';
 import { runKeyPrefix } from '../results/run-paths';

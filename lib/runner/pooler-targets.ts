@@ -38,7 +38,7 @@ import { type WriterInfo } from './targets';
 import { runPsql } from '../exec/libpq';
 import { KINDS } from '../products/kinds';
 import type { PoolerSpec } from '../aws/runner-args';
-import { poolerKitSettings } from '../aws/target-settings';
+import { poolerKitSettings } from '../config/kit-settings';
 
 /** Runs admin console statements on one connection; one row set per statement. */
 export type AdminRowsQuery = (

@@ -1,6 +1,6 @@
 /**
  * A cloud run records every target's effective settings in plan.json as a local run does (issue 39
- * item 3c): the operator puts the lab's `settings` and proxylab's own values (lib/aws/target-settings.ts)
+ * item 3c): the operator puts the lab's `settings` and proxylab's own values (lib/config/kit-settings.ts)
  * into the run request, the runner reads it (S3, as the runner: IAM-checked) and gives them to
  * describeTarget for each RDS Proxy and pooler target. The kit values restate what the pooler hosts
  * render: checked here against the rendered files.
@@ -14,7 +14,7 @@ import {
   requestUrl,
   runnerArgsFromRequest,
 } from '../../lib/aws/run-request';
-import { poolerKitSettings } from '../../lib/aws/target-settings';
+import { poolerKitSettings } from '../../lib/config/kit-settings';
 import { runnerArgsFromOutputs } from '../../lib/operator/operator';
 import type { PoolerEndpoint } from '../../lib/poolers/endpoint';
 import type { PoolerHostConfig } from '../../lib/poolers/host-config';

@@ -1,5 +1,6 @@
 /**
- * The settings a cloud target runs with, as the run request carries them to the runners: the lab's
+ * The settings a cloud target runs with, as the run request (lib/aws/run-request.ts) carries them to
+ * the runners and `proxylab plan` previews them (lib/cost/plan-settings.ts): the lab's
  * (`settings` on its proxies and poolers, checked by validate against lib/products/<product>/
  * settings.ts) and the values proxylab itself sets from lab fields or for its own measurement
  * (`kitSettings`: the catalogue's `setBy` settings). The runner gives both to `describeTarget`, so a
@@ -14,7 +15,7 @@
  * vCPUs) is `null`: set by proxylab, recorded without a figure rather than with a guess.
  */
 import { z } from 'zod';
-import type { ProxyConfig } from '../config/types';
+import type { ProxyConfig } from './types';
 import type { PoolerEndpoint } from '../poolers/endpoint';
 import type { PoolMode, PoolerProduct } from '../poolers/products';
 import type { SettingValue } from '../products/types';
@@ -62,7 +63,10 @@ export function proxyKitSettings(
 /** The host renderers' client connection limit (lib/poolers/<product>/host.ts `maxClientConnections`). */
 const HOST_MAX_CLIENT_CONNECTIONS = 10_000;
 
-type PoolerKit = (p: PoolerEndpoint, mode: PoolMode, maxPreparedStatements: number | null) => KitSettings;
+/** What the kit values of a pooler depend on: its stack output (PoolerEndpoint), or the lab's pooler. */
+export type PoolerKitInput = Pick<PoolerEndpoint, 'product' | 'processes' | 'tls' | 'maxPreparedStatements'>;
+
+type PoolerKit = (p: PoolerKitInput, mode: PoolMode, maxPreparedStatements: number | null) => KitSettings;
 
 /** By product (the registry's keys: a product without an entry is a compile error), as its host writes them. */
 const POOLER_KIT: Readonly<Record<PoolerProduct, PoolerKit>> = {
@@ -93,7 +97,7 @@ const POOLER_KIT: Readonly<Record<PoolerProduct, PoolerKit>> = {
 
 /** What proxylab sets on one pool (`mode`) of a self-hosted pooler deployed by the stack. */
 export function poolerKitSettings(
-  p: PoolerEndpoint,
+  p: PoolerKitInput,
   mode: PoolMode,
   maxPreparedStatements: number | null,
 ): KitSettings {
