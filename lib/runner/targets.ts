@@ -20,6 +20,7 @@ import type { ScalarQuery, SslMode } from '../exec/libpq';
 import type { Endpoint } from '../aws/endpoint';
 import type { PoolPercents, ProxySpec } from '../aws/runner-args';
 import { labTargets } from '../config/targets';
+import { KINDS } from '../products/kinds';
 
 /** The server behind every target: one writer, read once per run. */
 export class WriterInfo {
@@ -101,9 +102,11 @@ type ProxyEndpoints = Pick<ProxySpec, 'name' | 'endpoint'> &
  * A proxy target's probe: no version (RDS Proxy reports none), the lab's settings and proxylab's
  * (the run request's), so its descriptor records every RDS Proxy setting's effective value. A
  * request from an older CLI carries neither: the lab could not set any then, and proxylab's own
- * values are not said (recorded as the defaults).
+ * values are not said (recorded as the defaults). A test's local stand-in for a proxy (a PgBouncer
+ * pool, `--test-proxy-kind`) is not configured from them: nothing is recorded for it.
  */
-function proxyProbe(proxy: ProxyEndpoints): TargetProbe {
+function proxyProbe(proxy: ProxyEndpoints, ref: TargetRef): TargetProbe {
+  if (KINDS[ref.kind].placement !== 'managed') return { version: null };
   return { version: null, settings: proxy.settings ?? {}, kitSettings: proxy.kitSettings ?? {} };
 }
 
@@ -138,7 +141,7 @@ export function buildCloudTargets(input: CloudTargetsInput): { targets: CloudTar
                 conn(proxyEndpoint(t.proxy, t.ref)),
                 writer,
                 () => input.poolPercent(t.proxy.name),
-                proxyProbe(t.proxy),
+                proxyProbe(t.proxy, t.ref),
               ),
             ]
           : [],

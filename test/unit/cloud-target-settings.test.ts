@@ -163,6 +163,22 @@ test('a request from an older CLI (no settings anywhere) still runs: defaults re
   });
 });
 
+test("a test's local stand-in for the proxy (a PgBouncer pool) records none of RDS Proxy's settings", () => {
+  // GIVEN the runner's proxy targets built as the stand-in tests build them
+  const request = buildRunRequest(runnerArgsFromOutputs(outputs, lab(), RUN), 1);
+  const args = runnerArgsFromRequest(request, 0);
+  const { targets } = buildCloudTargets({
+    credentials,
+    writer: args.writerEndpoint,
+    proxies: args.proxies,
+    query: () => Promise.resolve('100'),
+    poolPercent: () => null,
+    proxyKind: 'pgbouncer-transaction',
+  });
+  // THEN its descriptor claims no effective settings (PgBouncer's defaults would be a guess)
+  expect(targets.find((t) => t.descriptor.name === 'pool50')?.descriptor.settings.effective).toBeUndefined();
+});
+
 test('a request whose settings are not settings is refused naming the field', async () => {
   const request = JSON.parse(
     JSON.stringify(buildRunRequest(runnerArgsFromOutputs(outputs, lab(), RUN), 1)),
