@@ -30,6 +30,7 @@ const COMMANDS: ReadonlyArray<readonly [string, () => { register: Registrar }]> 
   ['extend', () => commandModule('extend', require('./commands/extend'))],
   ['destroy', () => commandModule('destroy', require('./commands/destroy'))],
   ['iam-policy', () => commandModule('iam-policy', require('./commands/iam-policy'))],
+  ['settings', () => commandModule('settings', require('./commands/settings'))],
 ];
 
 /** A lazily required command module, checked: `require` is untyped. */

@@ -10,6 +10,7 @@
  *   operator-policy docs/aws.md                   from `proxylab iam-policy` (lib/operator/iam-policy.ts) for labs/default.json
  *   server-stops    docs/suite.md                 from SERVER_STOP_MESSAGES (lib/suite/server-stop.ts)
  *   session-features docs/session-state.md       from the session-state programs and expectations (lib/suite/session-state.ts)
+ *   settings        docs/settings.md              from the settings catalogues (lib/products/<product>/settings.ts)
  *   docs/lab.schema.json                          z.toJSONSchema of the lab schema (lib/config/json-schema.ts)
  *
  *   npx tsx scripts/gen-docs.ts           report what is out of date (exit 1 when something is)
@@ -59,6 +60,8 @@ import {
   type SessionFeature,
 } from '../lib/suite/session-state';
 import { describeMatch } from '../lib/suite/coverage';
+import { catalogueMarkdown, pinnedVersions } from '../lib/cli/settings-catalogue';
+import { POOLER_DRIVERS } from '../lib/poolers/registry';
 
 export const ROOT = join(__dirname, '..');
 
@@ -183,9 +186,15 @@ function renderLabFields(): string {
     '| field | default | allowed | what |',
     '|---|---|---|---|',
     ...labFieldRows().map(
-      (r) => `| ${code(r.path)} | ${cell(r.default)} | ${cell(r.allowed)} | ${cell(r.description)} |`,
+      (r) =>
+        `| ${code(r.path)} | ${cell(r.default)} | ${cell(r.allowed)} | ${cell(r.description)}${settingsPointer(r.path)} |`,
     ),
   ].join('\n');
+}
+
+/** A `settings` field's row names the page listing every catalogue (the block is in README.md too: no link). */
+function settingsPointer(path: string): string {
+  return /\]\.settings$/.test(path) ? " Every product's catalogue: docs/settings.md." : '';
 }
 
 // ------------------------------------------------------------------------------ suites
@@ -485,6 +494,11 @@ export const BLOCKS: readonly GeneratedBlock[] = [
   { name: 'operator-policy', files: ['docs/aws.md'], render: renderOperatorPolicy },
   { name: 'server-stops', files: ['docs/suite.md'], render: renderServerStops },
   { name: 'session-features', files: ['docs/session-state.md'], render: renderSessionFeatures },
+  {
+    name: 'settings',
+    files: ['docs/settings.md'],
+    render: () => catalogueMarkdown((p) => pinnedVersions(POOLER_DRIVERS, p)),
+  },
 ];
 
 export const markers = (name: string): { start: string; end: string } => ({

@@ -18,6 +18,7 @@ import type { SslMode } from '../exec/libpq';
 import type { ProxyTargetKind, RunnerArgs, RunnerTestSettings, RunRequestArgs } from './runner-args';
 import { PRODUCTION_RUNNER_SETTINGS, RUN_ID_PATTERN } from './runner-args';
 import { runBlobs } from './s3-sink';
+import { kitSettingsSchema, labSettingsSchema } from '../config/kit-settings';
 import { createHash } from 'node:crypto';
 import { LAB_SUITE_NAME } from '../suite/catalog';
 import { shellScriptProblem } from '../suite/pgbench-script';
@@ -117,6 +118,9 @@ export const runRequestSchema = z.object({
         endpoints: z.partialRecord(z.enum(MANAGED_PROXY_KINDS), endpointSchema).optional(),
         dbProxyName: z.string().min(1),
         lab: poolSchema.nullable(),
+        /** The lab's settings of the proxy and proxylab's own; absent in requests from older CLIs. */
+        settings: labSettingsSchema.optional(),
+        kitSettings: kitSettingsSchema.optional(),
       }),
     ),
     /**
@@ -144,6 +148,8 @@ export const runRequestSchema = z.object({
       .default(null),
     /** Self-hosted poolers (absent in requests written before they existed). */
     poolers: z.array(poolerEndpointSchema).default([]),
+    /** The lab's `settings` of each pooler, by name (absent in requests from older CLIs: none). */
+    poolerSettings: z.record(z.string(), labSettingsSchema).default({}),
     poolerAdminSecretArn: z.string().min(1).nullable().default(null),
   }),
   /** The lab's own scenarios when `suite` is `lab` (absent in requests of other suites and older CLIs). */
@@ -213,7 +219,10 @@ export function buildRunRequest(base: RunRequestArgs, runnerCount: number): RunR
       proxies: base.proxies,
       database: base.database ?? null,
       databaseResources: base.databaseResources ?? null,
-      poolers: base.poolers,
+      poolers: base.poolers.map(({ settings: _lab, ...endpoint }) => endpoint),
+      poolerSettings: Object.fromEntries(
+        base.poolers.flatMap((p) => (p.settings !== undefined ? [[p.name, p.settings]] : [])),
+      ),
       poolerAdminSecretArn: base.poolerAdminSecretArn,
     },
     scenarios: base.scenarios ?? null,
@@ -254,7 +263,10 @@ export function runnerArgsFromRequest(
     runnerCount: request.runnerCount,
     secretArn: request.secretArn,
     proxies: request.targets.proxies,
-    poolers: request.targets.poolers,
+    poolers: request.targets.poolers.map((p) => {
+      const settings = request.targets.poolerSettings[p.name];
+      return settings !== undefined ? { ...p, settings } : p;
+    }),
     poolerAdminSecretArn: request.targets.poolerAdminSecretArn,
     writerEndpoint: request.targets.writer,
     database: request.targets.database,

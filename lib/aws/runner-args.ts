@@ -11,6 +11,7 @@ import type { DatabaseEngine } from '../suite/engines';
 import type { LabScenario } from '../config/types';
 import type { LabResources } from '../collector/plan';
 import type { ComponentZone, TargetPrice } from '../suite/types';
+import type { KitSettings, LabSettings } from '../config/kit-settings';
 
 export const RUN_ID_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
@@ -65,7 +66,17 @@ export interface ProxySpec {
   readonly dbProxyName: string;
   /** The lab's pool settings to restore after a sweep; read from the proxy when absent. */
   readonly lab: PoolPercents | null;
+  /** The lab's `settings` of this proxy (InitQuery, IdleClientTimeout…). Absent: none, or an older CLI. */
+  readonly settings?: LabSettings;
+  /** What proxylab set on it from the lab's fields (lib/config/kit-settings.ts proxyKitSettings). Absent: not said. */
+  readonly kitSettings?: KitSettings;
 }
+
+/** A self-hosted pooler as the runners get it: its stack output, and the lab's `settings` for it. */
+export type PoolerSpec = PoolerEndpoint & {
+  /** Absent: none, or a request from an older CLI. */
+  readonly settings?: LabSettings;
+};
 
 export interface RunnerArgs {
   readonly runId: string;
@@ -80,8 +91,8 @@ export interface RunnerArgs {
   readonly runnerCount: number;
   readonly secretArn: string;
   readonly proxies: readonly ProxySpec[];
-  /** The lab's self-hosted PgBouncers (stack output PoolerEndpoints); each pool mode is a target. */
-  readonly poolers: readonly PoolerEndpoint[];
+  /** The lab's self-hosted poolers (stack output PoolerEndpoints, with the lab's settings); each pool mode is a target. */
+  readonly poolers: readonly PoolerSpec[];
   /** The pooler admin/stats user's secret (stack output PoolerAdminSecretArn); null without poolers. */
   readonly poolerAdminSecretArn: string | null;
   readonly writerEndpoint: Endpoint;

@@ -109,6 +109,8 @@ export function poolerHostConfig(
     tls: pooler.tls,
     binaryPath: driver.host.binaryPath,
     version: pooler.version,
+    // only when the lab sets some: a lab without settings keeps the host config (and user data) it had
+    ...(Object.keys(pooler.settings).length > 0 ? { settings: pooler.settings } : {}),
   };
 }
 

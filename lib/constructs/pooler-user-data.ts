@@ -14,6 +14,8 @@
 import type { PoolerRelease, PoolerSourceLocation } from '../poolers/driver';
 import type { PoolerHostConfig } from '../poolers/host-config';
 import { poolerDriver } from '../poolers/registry';
+import { productEntry } from '../products';
+import { checkSettings } from '../products/settings';
 
 /** Where the runner bundle's pooler entry lands (unpacked beside runner.js). */
 export const POOLER_INSTALL_PATH = '/opt/proxylab/pooler.js';
@@ -27,6 +29,7 @@ export function poolerConfigPath(name: string): string {
  */
 export function poolerBootstrapCommands(config: PoolerHostConfig): string[] {
   if (!/^[a-z][a-z0-9-]*$/.test(config.name)) throw new Error(`pooler name ${config.name} is not file-safe`);
+  checkHostSettings(config);
   const file = poolerConfigPath(config.name);
   const marker = 'PROXYLAB_POOLER_CONFIG';
   return [
@@ -38,6 +41,23 @@ export function poolerBootstrapCommands(config: PoolerHostConfig): string[] {
     `chmod 0644 ${file}`,
     `node ${POOLER_INSTALL_PATH} bootstrap --config ${file}`,
   ];
+}
+
+/**
+ * The lab's settings, checked again against the product's catalogue for the pinned version before
+ * they go into user data (validate refused a bad one already; a config built another way must not
+ * reach a host). They travel as JSON values: JSON.stringify escapes every line break, so no value can
+ * end the heredoc, and the host renders each from its type.
+ */
+function checkHostSettings(config: PoolerHostConfig): void {
+  if (config.settings === undefined) return;
+  const cat = productEntry(config.product).settings;
+  const problems =
+    cat === null
+      ? [{ path: `poolers[${config.name}].settings`, message: 'takes no settings' }]
+      : checkSettings(cat, config.version, config.settings, `poolers[${config.name}].settings`);
+  if (problems.length > 0)
+    throw new Error(`pooler ${config.name}: ${problems.map((p) => `${p.path} ${p.message}`).join('; ')}`);
 }
 
 /**

@@ -7,6 +7,8 @@ import { CfnResource } from 'aws-cdk-lib';
 import { Construct } from 'constructs';
 import { keepNoTrafficEgressInline } from './egress';
 import type { ProxyConfig } from '../config';
+import { RDS_PROXY_SETTINGS } from '../products/rds-proxy/settings';
+import { settingSpec, valueProblem } from '../products/settings';
 
 export interface LabProxiesProps {
   readonly vpc: ec2.IVpc;
@@ -101,18 +103,51 @@ export class LabProxies extends Construct {
   }
 }
 
-/** Lab pool settings → DatabaseProxy props. */
+/**
+ * Lab pool settings → DatabaseProxy props. The lab's `settings` (checked by validate against
+ * lib/products/rds-proxy/settings.ts) give `InitQuery` and `IdleClientTimeout`: aws-cdk-lib's
+ * DatabaseProxyOptions `initQuery?: string` (→ the target group's
+ * ConnectionPoolConfigurationInfo.InitQuery) and `idleClientTimeout?: cdk.Duration` (→ the proxy's
+ * IdleClientTimeout, in seconds) — node_modules/aws-cdk-lib/aws-rds/lib/proxy.d.ts (2.276.0). Its doc
+ * comment on initQuery still says "not currently supported for PostgreSQL"; the RDS API reference
+ * (ConnectionPoolConfiguration.InitQuery) no longer restricts it, and the catalogue cites that.
+ * Absent: the props are left out, so the template keeps AWS's defaults (no init query, 1,800 s).
+ */
 function toPoolSettings(
   config: ProxyConfig,
 ): Pick<
   rds.DatabaseProxyProps,
-  'maxConnectionsPercent' | 'maxIdleConnectionsPercent' | 'borrowTimeout' | 'requireTLS' | 'debugLogging'
+  | 'maxConnectionsPercent'
+  | 'maxIdleConnectionsPercent'
+  | 'borrowTimeout'
+  | 'requireTLS'
+  | 'debugLogging'
+  | 'initQuery'
+  | 'idleClientTimeout'
 > {
+  const initQuery = checkedSetting(config, 'InitQuery');
+  const idle = checkedSetting(config, 'IdleClientTimeout');
   return {
     maxConnectionsPercent: config.maxConnectionsPercent,
     maxIdleConnectionsPercent: config.maxIdleConnectionsPercent,
     borrowTimeout: Duration.seconds(config.borrowTimeoutSeconds),
     requireTLS: config.requireTls,
     debugLogging: config.debugLogging,
+    ...(typeof initQuery === 'string' ? { initQuery } : {}),
+    ...(typeof idle === 'number' ? { idleClientTimeout: Duration.seconds(idle) } : {}),
   };
+}
+
+/**
+ * The lab's value of one RDS Proxy setting, checked again against the catalogue (validate refused a
+ * bad one already; a config built some other way must not reach the template either). undefined: not set.
+ */
+function checkedSetting(config: ProxyConfig, name: 'InitQuery' | 'IdleClientTimeout'): unknown {
+  if (!Object.hasOwn(config.settings, name)) return undefined;
+  const value = config.settings[name];
+  const spec = settingSpec(RDS_PROXY_SETTINGS, name);
+  const bad = spec === undefined ? 'is not in the catalogue' : valueProblem(spec, value);
+  if (bad !== null)
+    throw new Error(`proxies[${config.name}].settings.${name} ${bad}, got ${JSON.stringify(value)}`);
+  return value;
 }

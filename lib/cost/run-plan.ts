@@ -26,6 +26,7 @@ import { PLAN_FILE_MAX_BYTES, planFileBytes } from '../results/plan-file';
 import type { TargetKind } from '../suite/types';
 import { estimateCost, type CostEstimate } from './estimate';
 import { maxConnectionsAssumption, runnerCapacityWarningsFor, type MaxConnectionsAssumption } from './guards';
+import { formatSettingsPreview, labSettingsPreview, type LabSettingsPreview } from './plan-settings';
 
 export type PlanWarningId =
   | 'proxylab:target-not-measured'
@@ -118,6 +119,8 @@ export interface RunPlanPreview {
   readonly cost: PlanCost;
   /** Per own scenario whose scripts use session features: one line, then a hint (sessionFeaturesOf). */
   readonly sessionFeatures: readonly string[];
+  /** Each proxy's and pooler's effective settings, and what differs between variants (./plan-settings.ts). */
+  readonly settings: LabSettingsPreview;
   readonly warnings: readonly PlanWarning[];
 }
 
@@ -374,6 +377,7 @@ export function previewRun(lab: LabConfig, suiteName: string, opts: PreviewOptio
     expiry,
     cost,
     sessionFeatures: sessionFeaturesOf(suite.scenarios),
+    settings: labSettingsPreview(lab),
   };
   const warnings = [
     ...(steps.length === 0
@@ -559,7 +563,7 @@ function stepsCounted(d: RunDurationEstimate): string {
 }
 
 /** The preview for a terminal: what runs where, how long, what it costs, and every warning. */
-export function formatRunPlan(p: RunPlanPreview): string {
+export function formatRunPlan(p: RunPlanPreview, opts: { readonly allSettings?: boolean } = {}): string {
   const lines: string[] = [];
   const notAvailable = p.notAvailableCount > 0 ? ` (${p.notAvailableCount} not available on this lab)` : '';
   lines.push(
@@ -620,6 +624,7 @@ export function formatRunPlan(p: RunPlanPreview): string {
           : ''),
     );
   else lines.push(`  cost: not priced: ${c.reason}`);
+  lines.push(...formatSettingsPreview(p.settings, opts.allSettings));
   if (p.warnings.length > 0) {
     lines.push('');
     for (const w of p.warnings) lines.push(`warning: ${w.message}`);

@@ -17,6 +17,7 @@ import type { ComponentZone, TargetPrice } from '../suite/types';
 import type { AwsSettings } from '../aws/clients';
 import type { LabOutputs } from './outputs';
 import { parseEndpoint } from '../aws/endpoint';
+import { proxyKitSettings } from '../config/kit-settings';
 import { isRunId, type CollectorSpec, type ProxySpec, type RunRequestArgs } from '../aws/runner-args';
 import { computeProgress, countStepFiles, formatProgress, readManifest, type RunProgress } from './runs';
 import { runKeyPrefix } from '../results/run-paths';
@@ -192,6 +193,8 @@ export function runnerArgsFromOutputs(
             maxIdleConnectionsPercent: cfg.maxIdleConnectionsPercent,
           }
         : null,
+      // what the runners record as the proxy's effective settings (plan.json)
+      ...(cfg ? { settings: cfg.settings, kitSettings: proxyKitSettings(cfg) } : {}),
     };
   });
   const collector: CollectorSpec = {
@@ -213,7 +216,10 @@ export function runnerArgsFromOutputs(
     bucket: outputs.resultsBucketName,
     secretArn: outputs.dbSecretArn,
     proxies,
-    poolers: Object.values(outputs.poolerEndpoints),
+    poolers: Object.values(outputs.poolerEndpoints).map((p) => {
+      const settings = lab?.poolers.find((c) => c.name === p.name)?.settings;
+      return settings !== undefined ? { ...p, settings } : p;
+    }),
     poolerAdminSecretArn: outputs.poolerAdminSecretArn,
     writerEndpoint: parseEndpoint(
       `${outputs.clusterEndpoint}:${outputs.databasePort}`,

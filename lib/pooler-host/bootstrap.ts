@@ -34,6 +34,8 @@ import {
 } from '../aws/secrets';
 import type { ScalarQuery } from '../exec/libpq';
 import { POOL_MODES, POOLER_PLACEMENTS, POOLER_PRODUCTS } from '../poolers/products';
+import { productEntry } from '../products';
+import { checkSettings } from '../products/settings';
 
 const lowerName = /^[A-Za-z][A-Za-z0-9-]*$/;
 
@@ -73,6 +75,13 @@ const hostConfigObject = z
     tls: z.boolean(),
     binaryPath: z.string().startsWith('/'),
     version: z.string().regex(/^\d+\.\d+\.\d+$/),
+    // names and values checked against the product's catalogue below (parsePoolerHostConfig)
+    settings: z
+      .record(
+        z.string().max(64),
+        z.union([z.number(), z.boolean(), z.string().max(1000), z.array(z.string().max(63)).max(50)]),
+      )
+      .optional(),
   })
   .strict();
 export const poolerHostConfigSchema = z.preprocess(upgradeOldHostConfig, hostConfigObject);
@@ -89,6 +98,14 @@ export function parsePoolerHostConfig(text: string, file: string): PoolerHostCon
   if (!res.success) {
     const problems = res.error.issues.map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`);
     throw new UsageError(`${file}: ${problems.join('; ')}`);
+  }
+  // The lab's settings once more against the catalogue for the pinned version: a value the stack did
+  // not check (a hand-edited file) is refused here, before any configuration file is written.
+  const cat = productEntry(res.data.product).settings;
+  if (res.data.settings !== undefined && cat !== null) {
+    const problems = checkSettings(cat, res.data.version, res.data.settings, 'settings');
+    if (problems.length > 0)
+      throw new UsageError(`${file}: ${problems.map((p) => `${p.path}: ${p.message}`).join('; ')}`);
   }
   return res.data;
 }

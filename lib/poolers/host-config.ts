@@ -8,6 +8,7 @@
  * Older user data wrote `pgbouncerPath` and no `product` (PgBouncer was the only product); the
  * bootstrap's parser still reads that form (lib/pooler-host/bootstrap.ts).
  */
+import type { SettingValue } from '../products/types';
 import type { PoolMode, PoolerPlacement, PoolerProduct } from './products';
 
 /**
@@ -47,6 +48,13 @@ export interface PoolerHostConfig {
   /** The installed binary (from the pinned release: the driver's `host.binaryPath`). */
   readonly binaryPath: string;
   readonly version: string;
+  /**
+   * The lab's `settings` for this pooler (checked by validate against lib/products/<product>/
+   * settings.ts for `version`), typed JSON values the driver renders into the configuration file
+   * (`settingText` / TOML literals), never text pasted in. Absent: none (all defaults; also host
+   * configs written before settings existed). The bootstrap checks them again against the catalogue.
+   */
+  readonly settings?: Readonly<Record<string, SettingValue>>;
 }
 
 /** The agent's systemd template unit (product-neutral): instance `<name>`. */

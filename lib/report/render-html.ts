@@ -22,6 +22,7 @@ import { html, joinHtml, SafeHtml, trustedSvg } from './html';
 import { columnTitle, noTpsOutcome, type PoolerMatrix } from './pooler-matrix';
 import { poolersText } from './shape';
 import { ownScenarios, SESSION_CSS, sessionSections, sessionSectionsHtml } from './render-session';
+import { settingsHtml } from './settings';
 import type {
   ChurnRow,
   ErrorMatrix,
@@ -391,6 +392,7 @@ ${findingsLine(model.findings)}
 ${warningsSection([...model.warnings, ...chartWarnings])}
 ${headline(model)}
 ${findingsSection(model.findings)}
+${settingsHtml(model.run)}
 ${sessionHtml}
 ${scenarioHtml}
 ${metricsHtml}

@@ -17,6 +17,7 @@ import {
 import { DECISION_HEADER, DECISION_LEGEND, decisionCells, decisionNotes } from './decision-text';
 import type { DecisionTable } from './decision';
 import { ownScenarios, sessionSections, sessionSectionsMd } from './render-session';
+import { settingsMarkdown } from './settings';
 
 export { mdTable, mdText } from './md';
 import { mdTable, mdText } from './md';
@@ -103,6 +104,7 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
   out.push('');
   // The session-state matrix and the added-latency table (render-session.ts), the disruptions
   // (disruptions.ts), then the other scenarios.
+  out.push(...settingsMarkdown(model.run));
   const sessionMd = sessionSectionsMd(sessionSections(model.run, lookup));
   if (sessionMd !== '') out.push(sessionMd, '');
   const disrupted = new Set(disruptionScenarios(model.run.steps));

@@ -36,6 +36,9 @@ import type { ConnectionInfo, TargetRef } from '../suite/types';
 import type { AdminCredentials, DbCredentials } from '../aws/secrets';
 import { type WriterInfo } from './targets';
 import { runPsql } from '../exec/libpq';
+import { KINDS } from '../products/kinds';
+import type { PoolerSpec } from '../aws/runner-args';
+import { poolerKitSettings } from '../config/kit-settings';
 
 /** Runs admin console statements on one connection; one row set per statement. */
 export type AdminRowsQuery = (
@@ -96,7 +99,7 @@ export class PoolerTarget implements Target {
   readonly descriptor: TargetDescriptor;
   constructor(
     readonly ref: TargetRef,
-    readonly pooler: PoolerEndpoint,
+    readonly pooler: PoolerSpec,
     private readonly conn: ConnectionInfo,
     private readonly writer: WriterInfo,
     /** The pooler's pool % now (sweeps change it). */
@@ -106,14 +109,19 @@ export class PoolerTarget implements Target {
     private readonly sharedBy = 1,
   ) {
     const driver = poolerDriver(pooler.product);
+    // a console that does not report it (PgDoorman): the size the lab configured
+    const maxPreparedStatements = driver.admin.probe.preparedStatementsFromConfig
+      ? probe.version === null
+        ? null
+        : pooler.maxPreparedStatements
+      : probe.maxPreparedStatements;
+    const mode = KINDS[ref.kind].poolMode;
     this.descriptor = describeTarget(ref, {
       version: probe.version,
-      // a console that does not report it (PgDoorman): the size the lab configured
-      maxPreparedStatements: driver.admin.probe.preparedStatementsFromConfig
-        ? probe.version === null
-          ? null
-          : pooler.maxPreparedStatements
-        : probe.maxPreparedStatements,
+      maxPreparedStatements,
+      // every catalogued setting's effective value: the lab's, proxylab's (as the host wrote it), the default
+      settings: pooler.settings ?? {},
+      ...(mode !== null ? { kitSettings: poolerKitSettings(pooler, mode, maxPreparedStatements) } : {}),
       placement: pooler.placement === 'dedicated' ? 'dedicated-host' : 'co-located',
       processes: pooler.processes,
       ...(driver.capabilities(probe.version).runtimePoolResize === 'config-reload'
@@ -145,7 +153,7 @@ export class PoolerTarget implements Target {
 
 /** One target per pooler × pool mode. */
 export function buildPoolerTargets(input: {
-  readonly poolers: readonly PoolerEndpoint[];
+  readonly poolers: readonly PoolerSpec[];
   readonly probes: ReadonlyMap<string, PoolerProbe>;
   readonly credentials: DbCredentials;
   readonly writer: WriterInfo;

@@ -20,6 +20,7 @@ import type { ScalarQuery, SslMode } from '../exec/libpq';
 import type { Endpoint } from '../aws/endpoint';
 import type { PoolPercents, ProxySpec } from '../aws/runner-args';
 import { labTargets } from '../config/targets';
+import { KINDS } from '../products/kinds';
 
 /** The server behind every target: one writer, read once per run. */
 export class WriterInfo {
@@ -94,7 +95,20 @@ export interface CloudTargetsInput {
 }
 
 /** What the runner's proxy targets read of a proxy. */
-type ProxyEndpoints = Pick<ProxySpec, 'name' | 'endpoint'> & Partial<Pick<ProxySpec, 'endpoints'>>;
+type ProxyEndpoints = Pick<ProxySpec, 'name' | 'endpoint'> &
+  Partial<Pick<ProxySpec, 'endpoints' | 'settings' | 'kitSettings'>>;
+
+/**
+ * A proxy target's probe: no version (RDS Proxy reports none), the lab's settings and proxylab's
+ * (the run request's), so its descriptor records every RDS Proxy setting's effective value. A
+ * request from an older CLI carries neither: the lab could not set any then, and proxylab's own
+ * values are not said (recorded as the defaults). A test's local stand-in for a proxy (a PgBouncer
+ * pool, `--test-proxy-kind`) is not configured from them: nothing is recorded for it.
+ */
+function proxyProbe(proxy: ProxyEndpoints, ref: TargetRef): TargetProbe {
+  if (KINDS[ref.kind].placement !== 'managed') return { version: null };
+  return { version: null, settings: proxy.settings ?? {}, kitSettings: proxy.kitSettings ?? {} };
+}
 
 /** The endpoint of `proxy` a target of it reaches: the one listed for its kind, else the default one. */
 function proxyEndpoint(proxy: ProxyEndpoints, ref: TargetRef): Endpoint {
@@ -122,8 +136,12 @@ export function buildCloudTargets(input: CloudTargetsInput): { targets: CloudTar
         ? [new CloudTarget(t.ref, writerConn, writer, () => null)]
         : t.role === 'proxy'
           ? [
-              new CloudTarget(t.ref, conn(proxyEndpoint(t.proxy, t.ref)), writer, () =>
-                input.poolPercent(t.proxy.name),
+              new CloudTarget(
+                t.ref,
+                conn(proxyEndpoint(t.proxy, t.ref)),
+                writer,
+                () => input.poolPercent(t.proxy.name),
+                proxyProbe(t.proxy, t.ref),
               ),
             ]
           : [],

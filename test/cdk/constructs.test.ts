@@ -34,6 +34,7 @@ const VARIANT = {
       borrowTimeoutSeconds: 30,
       requireTls: false,
       debugLogging: true,
+      settings: { InitQuery: "SET timezone = 'UTC', statement_timeout = 5000", IdleClientTimeout: 600 },
     },
     { name: 'pool25', maxConnectionsPercent: 25 },
   ],
@@ -229,6 +230,36 @@ describe('proxies', () => {
       DBProxyName: 'variant-pool50',
       RequireTLS: false,
       DebugLogging: true,
+    });
+  });
+
+  test("the lab's RDS Proxy settings reach the proxy and its target group; absent ones stay AWS's defaults", () => {
+    // GIVEN pool50 with settings { InitQuery, IdleClientTimeout } and pool25 without
+    // THEN pool50's target group runs the init query and the proxy closes idle clients after 600 s
+    variant.template.hasResourceProperties('AWS::RDS::DBProxyTargetGroup', {
+      ConnectionPoolConfigurationInfo: Match.objectLike({
+        MaxConnectionsPercent: 50,
+        InitQuery: "SET timezone = 'UTC', statement_timeout = 5000",
+      }),
+    });
+    variant.template.hasResourceProperties('AWS::RDS::DBProxy', {
+      DBProxyName: 'variant-pool50',
+      IdleClientTimeout: 600,
+    });
+    // AND pool25 (no settings) and the default lab's proxy carry neither property
+    variant.template.hasResourceProperties('AWS::RDS::DBProxy', {
+      DBProxyName: 'variant-pool25',
+      IdleClientTimeout: Match.absent(),
+    });
+    variant.template.hasResourceProperties('AWS::RDS::DBProxyTargetGroup', {
+      ConnectionPoolConfigurationInfo: Match.objectLike({
+        MaxConnectionsPercent: 25,
+        InitQuery: Match.absent(),
+      }),
+    });
+    def.template.allResourcesProperties('AWS::RDS::DBProxy', { IdleClientTimeout: Match.absent() });
+    def.template.allResourcesProperties('AWS::RDS::DBProxyTargetGroup', {
+      ConnectionPoolConfigurationInfo: Match.objectLike({ InitQuery: Match.absent() }),
     });
   });
 

@@ -79,9 +79,11 @@ const EXTRA_SHAPES: Record<string, unknown> = {
     ],
     runners: { count: 2 },
   },
+  // with the lab's settings on the proxy (InitQuery, IdleClientTimeout: test/cdk/constructs.test.ts)
+  // and on the dedicated pooler (its host config: test/cdk/poolers.test.ts)
   'both-pooler-placements': {
     name: 'poolers',
-    proxies: [{ name: 'pool100' }],
+    proxies: [{ name: 'pool100', settings: { InitQuery: "SET timezone = 'UTC'", IdleClientTimeout: 600 } }],
     poolers: [
       {
         name: 'bouncer',
@@ -91,6 +93,7 @@ const EXTRA_SHAPES: Record<string, unknown> = {
         poolModes: ['transaction', 'session'],
         processes: 4,
         tls: false,
+        settings: { server_login_retry: 2, query_wait_timeout: 30 },
       },
       { name: 'near', kind: 'pgbouncer', placement: 'on-runners', version: '1.26.0', processes: 2 },
     ],

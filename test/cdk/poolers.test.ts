@@ -8,6 +8,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { findPgbouncerRelease } from '../../lib/config';
 import { LAB_OUTPUT_KEYS, parseLabOutputs } from '../../lib/config/stack-outputs';
 import { parsePoolerHostConfig } from '../../lib/pooler-host/bootstrap';
+import { poolerDriver } from '../../lib/poolers/registry';
 import type { LabStack } from '../../lib/lab-stack';
 import { renderIntrinsic } from '../helpers/intrinsic';
 import { labFrom, resourcesOfType, synthLab } from './helpers';
@@ -24,6 +25,7 @@ const BOTH = labFrom({
       processes: 4,
       poolModes: ['session'],
       version: '1.26.0',
+      settings: { server_login_retry: 2, query_wait_timeout: 30, server_check_query: "SELECT 'ok'" },
     },
     { name: 'local', kind: 'pgbouncer', placement: 'on-runners', processes: 2 },
   ],
@@ -163,6 +165,47 @@ describe('dedicated pooler host', () => {
     });
     // and the bootstrap accepts what user data wrote (the host-config contract)
     expect(parsePoolerHostConfig(asDeployed(json), 'pooler-bouncer.json')).toMatchObject({ name: 'bouncer' });
+  });
+
+  test("the lab's settings travel in the host config as typed JSON values, and render into every ini", () => {
+    // GIVEN the host's user data (the pooler sets three settings) and a runner's (its pooler sets none)
+    const configOf = (script: string): Record<string, unknown> =>
+      JSON.parse(
+        /<<'PROXYLAB_POOLER_CONFIG'\n([\s\S]*?)\nPROXYLAB_POOLER_CONFIG\n/.exec(script)?.[1] ?? '{}',
+      ) as Record<string, unknown>;
+    const hostScript = userDataById().get(hostInstanceId) ?? '';
+    const runnerScript = [...userDataById()].find(([id]) => id !== hostInstanceId)?.[1] ?? '';
+    // THEN the host's config carries them as the lab typed them; the runner's has no settings key
+    expect(configOf(hostScript).settings).toEqual({
+      server_login_retry: 2,
+      query_wait_timeout: 30,
+      server_check_query: "SELECT 'ok'",
+    });
+    expect(configOf(runnerScript)).not.toHaveProperty('settings');
+    // AND the bootstrap, reading that file, writes them into each process's ini
+    const config = parsePoolerHostConfig(
+      asDeployed(JSON.stringify(configOf(hostScript))),
+      'pooler-bouncer.json',
+    );
+    const ini = poolerDriver('pgbouncer')
+      .host.render({
+        config,
+        root: '/r',
+        dataPort: 6432,
+        poolSizePerProcess: 10,
+        dbname: 'postgres',
+        dbUser: { username: 'u', password: 'p' },
+        adminUser: { username: 'a', password: 'q' },
+        workerThreads: 1,
+        random: (n) => Buffer.alloc(n),
+      })
+      .filter((f) => f.path.endsWith('.ini'));
+    expect(ini).toHaveLength(4);
+    for (const f of ini) {
+      expect(f.text).toMatch(/^server_login_retry = 2$/m);
+      expect(f.text).toMatch(/^query_wait_timeout = 30$/m);
+      expect(f.text).toMatch(/^server_check_query = SELECT 'ok'$/m);
+    }
   });
 
   test('CreationPolicy: the deploy waits for the boot script, which signals its exit code', () => {

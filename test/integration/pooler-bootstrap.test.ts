@@ -229,6 +229,8 @@ describe.each([
       tls: true,
       binaryPath: file,
       version,
+      // the lab's settings, as user data writes them: typed, rendered into every ini
+      settings: { server_login_retry: 2, query_wait_timeout: 30 },
     } satisfies PoolerHostConfig);
     const config = parsePoolerHostConfig(configText, 'pooler-bouncer.json');
     const servers: ServerProcess[] = [];
@@ -324,6 +326,13 @@ describe.each([
         );
         const line = conf.split('\n').find((l) => l.startsWith('conffile|'));
         expect(line?.split('|')[1]).toBe(paths.iniFile(i));
+        // the lab's settings are what the running process uses
+        const value = (key: string) =>
+          conf
+            .split('\n')
+            .find((l) => l.startsWith(`${key}|`))
+            ?.split('|')[1];
+        expect([value('server_login_retry'), value('query_wait_timeout')].map(Number)).toEqual([2, 30]);
       }
       if (supportsPeering(version)) {
         // Peering: a cancel request lands on whichever process the kernel picks; the peer forwards

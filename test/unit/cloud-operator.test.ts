@@ -136,6 +136,17 @@ describe('runner arguments from the stack outputs', () => {
         endpoint: { host: 'demo-pool50.proxy-x.eu-west-1.rds.amazonaws.com', port: 5432 },
         dbProxyName: 'demo-pool50',
         lab: { maxConnectionsPercent: 50, maxIdleConnectionsPercent: 20 },
+        // what the runners record as its effective settings: the lab's (none) and proxylab's
+        settings: {},
+        kitSettings: {
+          MaxConnectionsPercent: 50,
+          MaxIdleConnectionsPercent: 20,
+          ConnectionBorrowTimeout: 120,
+          RequireTLS: true,
+          DebugLogging: false,
+          DefaultAuthScheme: 'NONE',
+          IAMAuth: 'DISABLED',
+        },
       },
     ]);
     expect(args.collector).toEqual({

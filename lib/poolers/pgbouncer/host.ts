@@ -119,6 +119,7 @@ export function renderPgbouncerHostFiles(input: PoolerHostRenderInput): PoolerHo
       logFile: p.logFile(i),
       pidFile: p.pidFile(i),
       maxClientConnections: 10000,
+      ...(config.settings !== undefined ? { settings: config.settings } : {}),
     });
     files.push({ path: p.iniFile(i), text: ini, mode: 0o644 });
   }

@@ -119,6 +119,7 @@ export function renderPgdoormanHostFiles(input: PoolerHostRenderInput): PoolerHo
     serverTlsMode: 'require',
     clientTls: config.tls ? { keyFile: p.tlsKey, certFile: p.tlsCert } : null,
     maxClientConnections: 10000,
+    ...(config.settings !== undefined ? { settings: config.settings } : {}),
   });
   return [{ path: p.configFile(0), text, mode: 0o600 }];
 }
