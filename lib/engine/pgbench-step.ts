@@ -24,12 +24,12 @@ import {
 import {
   RESULT_SCHEMA_VERSION,
   stepFileName,
-  type ErrorSummary,
   type StepMeasurement,
   type StepRecord,
   type StepStatus,
 } from '../suite/types';
 import { CPU_SATURATION_PERCENT, detectSaturation, judgeStep } from '../suite/verdict';
+import { withHungError, type HungCheck } from './hung';
 import { summarizeStepLogs } from './step-logs';
 import type { InfrastructureWatch, MetricsSampler, PgbenchOutcome, Target } from './ports';
 import type { ProgressEvent, RunSuiteOptions } from './run-options';
@@ -111,7 +111,12 @@ interface ExecutedStep {
 }
 
 /** Phase 2c (i): pgbench for the step, in its own work dir, under the step timeout and both aborts. */
-async function executeStep(opts: RunSuiteOptions, step: PlannedStep, target: Target): Promise<ExecutedStep> {
+async function executeStep(
+  opts: RunSuiteOptions,
+  step: PlannedStep,
+  target: Target,
+  hung: AbortSignal | undefined,
+): Promise<ExecutedStep> {
   const conn = target.connection();
   const dir = await opts.executor.workDir(stepFileName(step.stepId));
   const startedAt = opts.clock.now().toISOString();
@@ -130,7 +135,7 @@ async function executeStep(opts: RunSuiteOptions, step: PlannedStep, target: Tar
       timeoutMs: step.timeoutSec * 1000,
       logDir: dir,
       files: scriptFilesFor(step).map((f) => ({ path: `${dir}/${f.name}`, content: f.content })),
-      signal: stepSignal(opts.signal, opts.infrastructure?.signal),
+      signal: stepSignal(opts.signal, opts.infrastructure?.signal, hung),
     });
     return { outcome, argv, dir, startedAt };
   } finally {
@@ -140,7 +145,8 @@ async function executeStep(opts: RunSuiteOptions, step: PlannedStep, target: Tar
 
 /**
  * A step's status: a server that died (`infraFailure`) or stopped (`stopped`) under it makes it an
- * infrastructure error, even when pgbench also ran into the step timeout; else a timeout, else completed.
+ * infrastructure error, even when pgbench also ran into the step timeout; else stopped by the harness
+ * (the step timeout, or hung on locks: ./hung.ts) is `hung`, else completed.
  */
 export function stepStatusOf(
   infraFailure: string | null,
@@ -148,7 +154,7 @@ export function stepStatusOf(
   timedOut: boolean,
 ): StepStatus {
   if (infraFailure !== null || stopped !== null) return 'infrastructure-error';
-  return timedOut ? 'timeout' : 'completed';
+  return timedOut ? 'hung' : 'completed';
 }
 
 export async function runStep(
@@ -156,10 +162,16 @@ export async function runStep(
   step: PlannedStep,
   target: Target,
   precheckNote: string | null,
+  hung?: HungCheck,
 ): Promise<{ record: StepRecord; raw: { stdout: string; stderr: string; log: string | null } }> {
-  const executed = await executeStep(opts, step, target);
-  const { outcome } = executed;
+  const ran = await executeStep(opts, step, target, hung?.signal);
   if (opts.signal?.aborted) throw new Interrupted();
+  // Stopped by the hung check: a harness stop like the step timeout, not an interruption.
+  const stoppedHung = hung?.reason != null && ran.outcome.aborted === true;
+  const executed = stoppedHung
+    ? { ...ran, outcome: { ...ran.outcome, aborted: false, timedOut: true } }
+    : ran;
+  const { outcome } = executed;
   const infraFailure = await settledInfrastructureFailure(outcome, opts.infrastructure);
   if (outcome.aborted && infraFailure === null) throw new Interrupted();
   const endedAt = opts.clock.now().toISOString();
@@ -167,15 +179,25 @@ export async function runStep(
     samplingRate: step.logSamplingRate,
     throttled: step.params.rate !== null,
   });
-  const record = stepRecordOf(opts, step, executed, { endedAt, infraFailure, precheckNote, logs });
+  const stoppedAfter = stoppedHung
+    ? `(hung: ${hung?.reason ?? ''})`
+    : `(hung: still running at the step timeout of ${step.timeoutSec} s)`;
+  const record = stepRecordOf(opts, step, executed, {
+    endedAt,
+    infraFailure,
+    precheckNote,
+    logs,
+    stoppedAfter,
+  });
   return { record, raw: { stdout: outcome.stdout, stderr: outcome.stderr, log: logs.mergedLog } };
 }
 
-/** pgbench's summary with the latency percentiles and series of its logs; a harness kill counted as a timeout. */
+/** pgbench's summary with the latency percentiles and series of its logs; a harness stop counted per client. */
 function measurementOf(
   outcome: PgbenchOutcome,
   logs: ReturnType<typeof summarizeStepLogs>,
-  timeoutSec: number,
+  clients: number,
+  stoppedAfter: string,
 ): StepMeasurement {
   const parsed = parsePgbench({
     stdout: outcome.stdout,
@@ -190,7 +212,7 @@ function measurementOf(
     latencyP99Ms: logs.latencyP99Ms,
     series: logs.series,
   };
-  return outcome.timedOut ? withTimeoutError(result, timeoutSec) : result;
+  return outcome.timedOut ? withHungError(result, clients, stoppedAfter) : result;
 }
 
 /** Phase 2c (ii): pgbench's output parsed, classified and judged into the step's record. */
@@ -203,10 +225,11 @@ function stepRecordOf(
     infraFailure: string | null;
     precheckNote: string | null;
     logs: ReturnType<typeof summarizeStepLogs>;
+    stoppedAfter: string;
   },
 ): StepRecord {
   const { infraFailure, logs } = found;
-  let result = measurementOf(outcome, logs, step.timeoutSec);
+  let result = measurementOf(outcome, logs, step.params.clients, found.stoppedAfter);
   // The server or pooler stopped under the step (shutdown, restart, crash): not a measurement,
   // unless stopping servers is what this scenario measures.
   const stopped = serverStopCause(result, serverStopPolicy(opts, step));
@@ -216,6 +239,7 @@ function stepRecordOf(
     result = { ...result, transactionType: result.transactionType.split(dir).join('<workdir>') };
   const saturation = detectSaturation(step, result, outcome.cpuMaxPercent ?? null);
   const notes = [
+    status === 'hung' ? found.stoppedAfter.replace(/^\((.*)\)$/, '$1') : null,
     infraFailure,
     stopped,
     found.precheckNote,
@@ -273,10 +297,10 @@ export async function withPoolerSaturation(
   return { ...record, poolerSaturated: saturated, note: record.note ? `${record.note}; ${line}` : line };
 }
 
-/** The run's abort and the infrastructure watch's, as one signal for pgbench. */
-function stepSignal(run: AbortSignal | undefined, infra: AbortSignal | undefined): AbortSignal | undefined {
-  if (run && infra) return AbortSignal.any([run, infra]);
-  return run ?? infra;
+/** The run's abort, the infrastructure watch's and the hung check's, as one signal for pgbench. */
+function stepSignal(...signals: ReadonlyArray<AbortSignal | undefined>): AbortSignal | undefined {
+  const given = signals.filter((s): s is AbortSignal => s !== undefined);
+  return given.length > 1 ? AbortSignal.any(given) : given[0];
 }
 
 /**
@@ -345,17 +369,6 @@ export function unavailableRecord(opts: RunSuiteOptions, step: PlannedStep): Ste
     files: { stdout: `${base}.stdout`, stderr: `${base}.stderr`, log: null },
     note: step.unavailable ?? 'not available on this target',
   };
-}
-
-/** A harness kill is an error class of its own (the parser may already have added it). */
-function withTimeoutError(m: StepMeasurement, timeoutSec: number): StepMeasurement {
-  if (m.errors.some((e) => e.class === 'timeout')) return m;
-  const timeout: ErrorSummary = {
-    class: 'timeout',
-    count: 1,
-    sample: `killed by the harness after ${timeoutSec} s`,
-  };
-  return { ...m, complete: false, errors: [...m.errors, timeout] };
 }
 
 function lastLines(text: string, n = 3): string {

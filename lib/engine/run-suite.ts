@@ -27,6 +27,7 @@ import type { Suite } from '../suite/catalog';
 import type { MetricSeries, RunManifest, ScenarioVerdict, StepRecord } from '../suite/types';
 import { judgeScenario, runExitCode, verdictTotals } from '../suite/verdict';
 import { EtaEstimator } from './eta';
+import { HungCheck, withDatabaseActivity } from './hung';
 import {
   findTarget,
   initData,
@@ -189,14 +190,15 @@ class SuiteRun {
   async measure(i: number, step: PlannedStep): Promise<void> {
     const { opts } = this;
     const { target, note } = await this.prepare(i, step);
-    const watch = await opts.serverConnections?.watch();
+    const hung = new HungCheck(step, opts.clock, opts.clock.now());
+    const watch = await opts.serverConnections?.watch({ onSample: hung.onSample });
     const stepStart = opts.clock.now();
     opts.sampler?.markStep(step.stepId, 'start');
-    const measured = await runStep(opts, step, target, note).finally(() => watch?.stop());
+    const measured = await runStep(opts, step, target, note, hung).finally(() => watch?.stop());
     opts.sampler?.markStep(step.stepId, 'end');
     const held = watch ? { serverConnections: await watch.stop() } : {};
     const record = await withPoolerSaturation(
-      { ...measured.record, ...held },
+      withDatabaseActivity({ ...measured.record, ...held }, watch?.activity?.()),
       opts.sampler,
       stepStart.toISOString(),
     );

@@ -46,7 +46,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:8px 0}.kv dt{color:var(--muted)}.kv dd{margin:0}
 .badge{display:inline-block;padding:0 7px;border-radius:9px;font-size:12px;font-weight:600}
 .s-reproduced,.s-completed,.m-ok{background:var(--ok);color:var(--okfg)}
-.s-contradicted,.s-failed,.m-errors,.m-timeout{background:var(--bad);color:var(--badfg)}
+.s-contradicted,.s-failed,.m-errors,.m-hung,.m-timeout{background:var(--bad);color:var(--badfg)}
 .s-held-so-far,.s-running,.s-interrupted{background:var(--warn);color:var(--warnfg)}
 .s-informational,.m-not-available{background:var(--info)}
 .warnings{background:var(--warn);border:1px solid #f1d48a;border-radius:6px;padding:8px 14px 8px 30px;margin:10px 0}

@@ -182,7 +182,7 @@ export function churnRows(cells: readonly Cell[]): ChurnRow[] {
 
 // ---------------------------------------------------------------- error matrix
 
-export type MatrixState = 'ok' | 'errors' | 'timeout' | 'not-available';
+export type MatrixState = 'ok' | 'errors' | 'hung' | 'timeout' | 'not-available';
 
 export interface MatrixCell {
   readonly state: MatrixState;
@@ -210,6 +210,7 @@ export interface ErrorMatrix {
 
 function matrixState(cell: Cell): MatrixState {
   if (cell.statuses.every((s) => s === 'not-available')) return 'not-available';
+  if (cell.statuses.includes('hung')) return 'hung';
   if (cell.statuses.includes('timeout')) return 'timeout';
   return cell.errors.length > 0 || cell.abortedClients > 0 ? 'errors' : 'ok';
 }

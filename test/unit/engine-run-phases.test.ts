@@ -251,7 +251,7 @@ describe('checkMeasured (what the sink stored)', () => {
 describe('stepStatusOf', () => {
   test.each([
     [null, null, false, 'completed'],
-    [null, null, true, 'timeout'],
+    [null, null, true, 'hung'],
     ['PostgreSQL exited', null, false, 'infrastructure-error'],
     [
       null,
