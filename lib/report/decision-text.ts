@@ -22,8 +22,9 @@ export const DECISION_HEADER = [
 export const DECISION_LEGEND =
   'One table per scenario (workloads are never averaged together), one row per target. Figures are the mean, over the cells every ' +
   'target measured with a tps ("compared at"), of each cell\'s median over repetitions (best / worst: the repetitions\' spread, n the fewest ' +
-  'repetitions); "added over direct" is the target\'s latency minus direct\'s in the same cells. Errors: error lines ÷ (transactions + error ' +
-  'lines) over every cell all targets ran. DB connections: client backends seen on the database during the steps (before: held when a step ' +
+  'repetitions); "added over direct" is the target\'s latency minus direct\'s in the same cells. Errors: failed and hung client-attempts ÷ ' +
+  'all attempts (transactions + those) over every cell all targets ran, naming the cells that hung (stopped by the harness, with what the ' +
+  'database showed) or were refused. DB connections: client backends seen on the database during the steps (before: held when a step ' +
   "began — another pool's leftovers show here). Pinning: RDS Proxy session pinning, counted only over CloudWatch periods that lie wholly " +
   'inside a step. $/h: what the target adds to the bill; $ per M tx = $/h ÷ (tps × 3600) × 10⁶. ? = unknown. Rules: docs/report.md.';
 
@@ -39,7 +40,7 @@ export function pinningText(p: Pinning): string {
 }
 
 export function errorsText(r: DecisionRow): string {
-  if (r.errorRate === null) return '?';
+  if (r.errorRate === null) return r.errorText ? `? — ${r.errorText}` : '?';
   if (r.errorRate === 0 && r.errorText === null) return 'none';
   return `${fmtPercent(r.errorRate)}${r.errorText ? ` — ${r.errorText}` : ''}`;
 }
