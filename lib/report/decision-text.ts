@@ -40,6 +40,11 @@ export function pinningText(p: Pinning): string {
 }
 
 export function errorsText(r: DecisionRow): string {
+  // A hang is never a small percentage: how many attempts it left unfinished, first.
+  if ((r.hungAttempts ?? 0) > 0) {
+    const of = r.attempts == null ? '?' : fmtNumber(r.attempts, 0);
+    return `HUNG: ${fmtNumber(r.hungAttempts ?? 0, 0)} of ${of} client-attempts unfinished — ${r.errorText ?? ''}`;
+  }
   if (r.errorRate === null) return r.errorText ? `? — ${r.errorText}` : '?';
   if (r.errorRate === 0 && r.errorText === null) return 'none';
   return `${fmtPercent(r.errorRate)}${r.errorText ? ` — ${r.errorText}` : ''}`;

@@ -67,6 +67,12 @@ export interface DecisionRow {
   readonly errorRate: number | null;
   /** The error classes and where, in words (`too-many-connections at 60 clients`), or null for none. */
   readonly errorText: string | null;
+  /**
+   * Client-attempts the harness left unfinished in hung steps (one per client of each), and all
+   * attempts; null when unknown. A hung row leads with these, never with a rate like "< 0.1 %".
+   */
+  readonly hungAttempts?: number;
+  readonly attempts?: number | null;
   /** The most client backends seen on the database during the row's steps; before it, the most held before a step. */
   readonly connectionsPeak: number | null;
   readonly connectionsBefore: number | null;
@@ -359,9 +365,10 @@ function hungWords(c: Cell, at: string): string | null {
 function errorsOf(
   shared: readonly Cell[],
   varying: { script: boolean },
-): Pick<DecisionRow, 'errorRate' | 'errorText'> {
+): Pick<DecisionRow, 'errorRate' | 'errorText' | 'hungAttempts' | 'attempts'> {
   let lines = 0;
   let processed = 0;
+  let hungAttempts = 0;
   let any = false;
   let unknown = false;
   const where: string[] = [];
@@ -373,6 +380,8 @@ function errorsOf(
       if (done === null && s.status !== 'completed') unknown = true;
       processed += done ?? 0;
       lines += s.result.errors.reduce((sum, e) => sum + e.count, 0);
+      if (s.status === 'hung' || s.status === 'timeout')
+        hungAttempts += s.result.errors.find((e) => e.class === 'timeout')?.count ?? 0;
     }
     const at = cellWords(cellKeyOf(c), varying);
     const classes = c.errors.map((e) => `${e.class} ×${e.count}`).join(', ');
@@ -390,6 +399,8 @@ function errorsOf(
   return {
     errorRate: unknown ? null : any && processed + lines > 0 ? lines / (processed + lines) : any ? 0 : null,
     errorText: where.length > 0 ? where.join('; ') : null,
+    hungAttempts,
+    attempts: unknown || !any ? null : processed + lines,
   };
 }
 

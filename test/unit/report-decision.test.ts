@@ -423,7 +423,10 @@ describe('the errors column counts hung client-attempts (issue 40)', () => {
     expect(pool?.errorText).toBe(
       'hung at 16 clients (9 clients waiting on Lock/advisory held by a backend of pgbench (pid 77) idle for 13 s (pg_locks: 9 waiting, 4 held))',
     );
-    expect(decisionCells(table!, pool!)[4]).toMatch(/^9\.1 % — hung at 16 clients/);
+    // led by the unfinished attempts, never by a rate like "< 0.1 %"
+    expect(decisionCells(table!, pool!)[4]).toMatch(
+      /^HUNG: 16 of 176 client-attempts unfinished — hung at 16 clients \(9 clients/,
+    );
   });
 
   test('a hung step whose transactions are unknown: the rate is unknown, the hang still named', () => {
@@ -433,7 +436,7 @@ describe('the errors column counts hung client-attempts (issue 40)', () => {
     const [table] = decisionTables(run, groupCells(run.steps));
     expect(table?.rows[0]?.errorRate).toBeNull();
     expect(decisionCells(table!, table!.rows[0]!)[4]).toBe(
-      '? — hung at 16 clients (the database was not sampled)',
+      'HUNG: 16 of ? client-attempts unfinished — hung at 16 clients (the database was not sampled)',
     );
   });
 
