@@ -222,7 +222,7 @@ describe('stepAction (the step loop, before each step)', () => {
 });
 
 describe('checkMeasured (what the sink stored)', () => {
-  test.each(['completed', 'timeout', 'not-available'] as const)('%s is a finished step', (status) => {
+  test.each(['completed', 'hung', 'timeout', 'not-available'] as const)('%s is a finished step', (status) => {
     expect(() => checkMeasured(stepRecordWith({ status }))).not.toThrow();
   });
 
