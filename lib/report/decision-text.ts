@@ -78,6 +78,42 @@ function priceText(r: DecisionRow): string {
   return r.usdPerHour === null ? r.priceNote : fmtUsd(r.usdPerHour);
 }
 
+/** What a row that did not run the workload cleanly would need, in words. */
+function needs(r: DecisionRow): string {
+  const text = r.errorText ?? '';
+  if (r.notMeasured !== null) return `not measured (${r.notMeasured})`;
+  if ((r.hungAttempts ?? 0) > 0 && /Lock\/advisory/.test(text) && r.multiplexes === true)
+    return `not suitable: session advisory locks leak through a transaction pool (${text})`;
+  if ((r.hungAttempts ?? 0) > 0) return `hung (${text})`;
+  if (/^refused|; refused/.test(text)) return `refused connections (${text})`;
+  return r.errorRate === null ? `errors unknown${text ? ` (${text})` : ''}` : `errors (${text})`;
+}
+
+/**
+ * One answer line above a scenario's table (issue 40, item 4, the part that needs no session matrix):
+ * the targets that ran the workload without errors, hangs or refusals; the cheapest of them per
+ * million transactions, or "unpriced"; and for each other target what stopped it.
+ */
+export function decisionAnswer(table: DecisionTable): string {
+  const clean = table.rows.filter(
+    (r) => r.notMeasured === null && r.errorRate === 0 && r.errorText === null && (r.hungAttempts ?? 0) === 0,
+  );
+  const others = table.rows.filter((r) => !clean.includes(r));
+  const priced = clean.filter((r) => r.usdPerMillionTransactions !== null);
+  const cheapest = priced.sort(
+    (a, b) => (a.usdPerMillionTransactions as number) - (b.usdPerMillionTransactions as number),
+  )[0];
+  const parts = [
+    clean.length > 0
+      ? `Ran without errors or hangs: ${clean.map((r) => r.label).join(', ')}; cheapest per million transactions: ${
+          cheapest ? `${cheapest.label} (${fmtUsd(cheapest.usdPerMillionTransactions)})` : 'unpriced'
+        }.`
+      : 'No target ran this workload without errors or hangs.',
+    ...others.map((r) => `${r.label}: ${needs(r)}.`),
+  ];
+  return `Answer: ${parts.join(' ')}`;
+}
+
 /** The row's cells, in DECISION_HEADER order. */
 export function decisionCells(table: DecisionTable, r: DecisionRow): string[] {
   if (r.notMeasured !== null)

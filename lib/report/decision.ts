@@ -53,6 +53,8 @@ export interface DecisionRow {
   readonly target: string;
   /** The row is the database itself (no pooler): the baseline of "added over direct". */
   readonly isDirect: boolean;
+  /** A transaction pool (server connections shared between clients' transactions); absent: no. */
+  readonly multiplexes?: boolean;
   /** The row measured nothing: every cell was not available on this target (why, in words). */
   readonly notMeasured: string | null;
   /** Mean over the comparable cells of each cell's median / best / worst tps; n = fewest repetitions. */
@@ -219,6 +221,7 @@ function scenarioTable(
       label: l,
       target: first.key.target.name,
       isDirect: !d.capabilities.pooled,
+      multiplexes: d.capabilities.multiplexes,
       notMeasured: null,
       tps,
       latencyP50Ms: latency((c) => c.latencyP50Ms),

@@ -16,7 +16,13 @@ import {
   fmtSpread,
   fmtVerdict,
 } from './format';
-import { DECISION_HEADER, DECISION_LEGEND, decisionCells, decisionNotes } from './decision-text';
+import {
+  DECISION_HEADER,
+  DECISION_LEGEND,
+  decisionAnswer,
+  decisionCells,
+  decisionNotes,
+} from './decision-text';
 import { disruptionScenarios, disruptionSectionsHtml } from './disruptions';
 import { html, joinHtml, SafeHtml, trustedSvg } from './html';
 import { columnTitle, noTpsOutcome, type PoolerMatrix } from './pooler-matrix';
@@ -166,6 +172,7 @@ ${findings.map(
 function decisionSection(model: ReportModel): SafeHtml {
   const tables = model.decisions.map(
     (t) => html`<h3>${t.scenario} <span class="sub">${t.workload}</span></h3>
+<p class="answer"><strong>${decisionAnswer(t)}</strong></p>
 <table class="decision"><thead><tr>${DECISION_HEADER.map((h) => html`<th>${h}</th>`)}</tr></thead><tbody>${t.rows.map(
       (r, row) =>
         // no target name in an attribute: names come from the run directory (hostile text stays element content)

@@ -134,3 +134,15 @@ test('the console line and summary.md name the hang and what held it', () => {
   for (const other of ['| direct |', '| pgbouncer-session |'])
     expect(md.split('\n').find((l) => l.startsWith(other))).not.toMatch(/HUNG/);
 });
+
+test('the answer line above the table: direct and the session pool ran it; the transaction pool is not suitable, and why', () => {
+  const md = fs.readFileSync(path.join(summary.runDir, 'summary.md'), 'utf8');
+  const answer = md.split('\n').find((l) => l.startsWith('**Answer:')) ?? '';
+  expect(md.indexOf(answer)).toBeLessThan(md.indexOf('| pgbouncer-transaction |'));
+  expect(answer).toMatch(
+    /^\*\*Answer: Ran without errors or hangs: direct, pgbouncer-session; cheapest per million transactions: unpriced\. /,
+  );
+  expect(answer).toMatch(
+    /pgbouncer-transaction: not suitable: session advisory locks leak through a transaction pool \(hung at 12 clients/,
+  );
+});

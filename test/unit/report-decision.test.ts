@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { loadRun } from '../../lib/report/load';
 import { groupCells } from '../../lib/report/cells';
 import { decisionTables } from '../../lib/report/decision';
-import { decisionCells, decisionNotes } from '../../lib/report/decision-text';
+import { decisionAnswer, decisionCells, decisionNotes } from '../../lib/report/decision-text';
 import { buildModel } from '../../lib/report/shape';
 import { renderMarkdown } from '../../lib/report/render-md';
 import { stepFileName, type MetricsFile, type RunManifest, type StepRecord } from '../../lib/suite/types';
@@ -447,5 +447,68 @@ describe('the errors column counts hung client-attempts (issue 40)', () => {
     expect(run.steps[0]?.databaseActivity).toBeUndefined();
     const [table] = decisionTables(run, groupCells(run.steps));
     expect(table?.rows[0]?.errorText).toBe('hung at 16 clients (the database was not sampled)');
+  });
+});
+
+describe('the answer line above each table (issue 40, item 4, without prices or the session matrix)', () => {
+  test('clean targets named, cheapest unpriced locally, each other target with what stopped it', () => {
+    const s = step({ target: 'bouncer-transaction', clients: 16, tps: null, start: 2, end: 16 });
+    const hung: StepRecord = {
+      ...s,
+      status: 'hung',
+      result: {
+        ...(s.result as NonNullable<StepRecord['result']>),
+        transactionsProcessed: 100,
+        errors: [{ class: 'timeout', count: 16, sample: 'stopped by the harness' }],
+      },
+      databaseActivity: {
+        intervalMs: 1000,
+        samples: [
+          {
+            at: iso(14),
+            ok: true,
+            clients: 5,
+            benchClients: 5,
+            active: 3,
+            idle: 2,
+            idleInTransaction: 0,
+            waits: [{ type: 'Lock', event: 'advisory', count: 3 }],
+            locksWaiting: 3,
+            locksHeld: 4,
+            oldestXactSec: 12,
+            oldestQuerySec: 12,
+            blocker: null,
+          },
+        ],
+      },
+    };
+    const dir = writeRun({ mode: 'local' }, [
+      step({ target: 'direct', clients: 16, tps: 800, start: 0, end: 1 }),
+      hung,
+      step({
+        target: 'pool100',
+        clients: 16,
+        tps: null,
+        errors: [{ class: 'too-many-connections', count: 1, sample: 'x' }],
+        start: 17,
+        end: 18,
+      }),
+    ]);
+    const run = loadRun(dir);
+    const [table] = decisionTables(run, groupCells(run.steps));
+    expect(decisionAnswer(table!)).toBe(
+      'Answer: Ran without errors or hangs: direct; cheapest per million transactions: unpriced. ' +
+        'bouncer-transaction: not suitable: session advisory locks leak through a transaction pool ' +
+        '(hung at 16 clients (3 clients waiting on Lock/advisory (pg_locks: 3 waiting, 4 held))). ' +
+        'pool100: refused connections (refused at 16 clients (too-many-connections ×1)).',
+    );
+    // and summary.md puts it above the table
+    const md = renderMarkdown(
+      buildModel(run, () => null),
+      () => null,
+    );
+    expect(md.indexOf('**Answer: Ran without errors or hangs: direct;')).toBeLessThan(
+      md.indexOf('| target |'),
+    );
   });
 });
