@@ -210,8 +210,7 @@ export interface ErrorMatrix {
 
 function matrixState(cell: Cell): MatrixState {
   if (cell.statuses.every((s) => s === 'not-available')) return 'not-available';
-  if (cell.statuses.includes('hung')) return 'hung';
-  if (cell.statuses.includes('timeout')) return 'timeout';
+  for (const stopped of ['hung', 'timeout'] as const) if (cell.statuses.includes(stopped)) return stopped;
   return cell.errors.length > 0 || cell.abortedClients > 0 ? 'errors' : 'ok';
 }
 
