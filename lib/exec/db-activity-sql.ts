@@ -5,7 +5,9 @@
  * and query, pg_locks' waiting and held counts, and the backend blocking the most of (at most five)
  * lock waiters by pg_blocking_pids, which PostgreSQL advises against calling often: five per
  * second, only while clients wait on a heavyweight lock. One row, one JSON object, read by
- * lib/suite/db-activity.ts's sampleFromRow. PostgreSQL ≥ 10 (backend_type).
+ * lib/suite/db-activity.ts's sampleFromRow. PostgreSQL ≥ 10 (backend_type). `hidden` counts the
+ * backends whose state this role may not see (another role's, without pg_read_all_stats): their
+ * waits are then unknown, not absent.
  */
 export const DB_ACTIVITY_SQL = `WITH a AS (
   SELECT pid, state, wait_event_type, wait_event, application_name,
@@ -27,6 +29,7 @@ export const DB_ACTIVITY_SQL = `WITH a AS (
 )
 SELECT json_build_object(
   'clients', (SELECT count(*) FROM a),
+  'hidden', (SELECT count(*) FROM a WHERE state IS NULL),
   'bench_clients', (SELECT count(*) FROM a WHERE application_name = 'pgbench'),
   'active', (SELECT count(*) FROM a WHERE state = 'active'),
   'idle', (SELECT count(*) FROM a WHERE state = 'idle'),

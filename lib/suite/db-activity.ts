@@ -135,19 +135,22 @@ function blockerOf(v: unknown): Blocker | null {
 export function sampleFromRow(at: string, row: unknown): DbActivitySample {
   const r = record(row);
   if (!r) return unknownSample(at);
+  // Backends whose state the sampler's role may not see: their states, waits and ages are unknown.
+  const seen = countOf(r.hidden) === 0;
+  const ifSeen = <T>(v: T): T | null => (seen ? v : null);
   return {
     at,
     ok: true,
     clients: countOf(r.clients),
     benchClients: countOf(r.bench_clients),
-    active: countOf(r.active),
-    idle: countOf(r.idle),
-    idleInTransaction: countOf(r.idle_in_transaction),
-    waits: waitsOf(r.waits),
+    active: ifSeen(countOf(r.active)),
+    idle: ifSeen(countOf(r.idle)),
+    idleInTransaction: ifSeen(countOf(r.idle_in_transaction)),
+    waits: ifSeen(waitsOf(r.waits)),
     locksWaiting: countOf(r.locks_waiting),
     locksHeld: countOf(r.locks_held),
-    oldestXactSec: secOf(r.oldest_xact_sec),
-    oldestQuerySec: secOf(r.oldest_query_sec),
+    oldestXactSec: ifSeen(secOf(r.oldest_xact_sec)),
+    oldestQuerySec: ifSeen(secOf(r.oldest_query_sec)),
     blocker: blockerOf(r.blocker),
   };
 }

@@ -37,6 +37,7 @@ const AT = '2026-11-28T10:00:00.000Z';
 function lockedRow(waiters: number): Record<string, unknown> {
   return {
     clients: waiters + 2,
+    hidden: 0,
     bench_clients: waiters + 1,
     active: waiters,
     idle: 2,
@@ -102,6 +103,13 @@ describe('one database sample', () => {
     ['an age that is not finite', { oldest_xact_sec: 'NaN' }, 'oldestXactSec'],
   ] as const)('%s is unknown (null), never 0', (_what, patch, field) => {
     expect(sampleFromRow(AT, { ...lockedRow(3), ...patch })[field]).toBeNull();
+  });
+
+  test('backends whose state the role may not see: states, waits and ages unknown, not zero', () => {
+    const s = sampleFromRow(AT, { ...lockedRow(3), hidden: 2 });
+    expect([s.active, s.idle, s.waits, s.oldestXactSec]).toEqual([null, null, null, null]);
+    expect([s.clients, s.locksWaiting]).toEqual([5, 3]);
+    expect(stuckOnLocks([s, s, s], 3)).toBe(false);
   });
 
   test('a row that is not an object, or a failed sample: every figure unknown', () => {
