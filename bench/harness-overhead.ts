@@ -1,11 +1,11 @@
 /**
- * Harness overhead: TPS of one step run by proxylab (engine + local executor + metrics sampler,
- * exactly what `proxylab local` does) vs the same pgbench argv spawned raw, on the same throwaway
+ * Harness overhead: TPS of one step run by proxylab (engine + local executor + metrics sampler +
+ * database sampler, exactly what `proxylab local` does) vs the same pgbench argv spawned raw, on the same throwaway
  * server, alternated in pairs (order flipped every pair so drift cancels). Prints each pair, the
  * ratio proxylab / raw, and optionally the `quick` suite's wall time through the real CLI.
  *
  *   npx tsx bench/harness-overhead.ts [--pairs 5] [--duration 10] [--clients 10] [--jobs 2]
- *        [--target direct|pgbouncer-transaction] [--no-sampler] [--quick-wall] [--json]
+ *        [--target direct|pgbouncer-transaction] [--no-sampler] [--no-db-sampler] [--quick-wall] [--json]
  *
  * Aim: ratio within 3 % of 1.
  */
@@ -31,6 +31,7 @@ interface Flags {
   jobs: string;
   target: string;
   sampler: boolean;
+  dbSampler: boolean;
   quickWall?: boolean;
   json?: boolean;
 }
@@ -94,6 +95,7 @@ async function runViaProxylab(
   runRoot: string,
   i: number,
   withSampler: boolean,
+  withDbSampler: boolean,
 ): Promise<number> {
   const capacities = stack.targets.map((t) => ({
     ref: t.ref,
@@ -111,6 +113,8 @@ async function runViaProxylab(
     pool: stack.pool,
     sink: new FileSystemSink(path.join(runRoot, runId)),
     sampler: withSampler ? stack.createSampler() : undefined,
+    // The database sampler (pg_stat_activity + pg_locks once a second, issue 40), as proxylab local runs it.
+    ...(withDbSampler ? { serverConnections: stack.serverConnections } : {}),
     clock: systemClock,
     mode: 'local',
     environment: stack.environment,
@@ -189,6 +193,10 @@ async function main(): Promise<void> {
     .option('--jobs <n>', 'pgbench -j', '2')
     .option('--target <kind>', 'direct or pgbouncer-transaction', 'direct')
     .option('--no-sampler', 'run proxylab without the metrics sampler (isolates engine + executor)')
+    .option(
+      '--no-db-sampler',
+      'run proxylab without the database sampler (pg_stat_activity / pg_locks each second)',
+    )
     .option('--quick-wall', 'also time `proxylab local --suite quick` end to end')
     .option('--json', 'print JSON')
     .parse(process.argv);
@@ -222,11 +230,11 @@ async function main(): Promise<void> {
       let proxylabTps: number;
       let rawTps: number;
       if (proxylabFirst) {
-        proxylabTps = await runViaProxylab(stack, suite, root, i, f.sampler);
+        proxylabTps = await runViaProxylab(stack, suite, root, i, f.sampler, f.dbSampler);
         rawTps = await runRaw(stack, suite, root, i);
       } else {
         rawTps = await runRaw(stack, suite, root, i);
-        proxylabTps = await runViaProxylab(stack, suite, root, i, f.sampler);
+        proxylabTps = await runViaProxylab(stack, suite, root, i, f.sampler, f.dbSampler);
       }
       const pair: Pair = {
         pair: i,
@@ -254,6 +262,7 @@ async function main(): Promise<void> {
     durationSec: duration,
     pairs,
     sampler: f.sampler,
+    dbSampler: f.dbSampler,
     ratioOfMeans: Math.round(ratioOfMeans * 10000) / 10000,
     medianRatio: Math.round(medianRatio * 10000) / 10000,
     withinThreePercent: Math.abs(ratioOfMeans - 1) <= 0.03,
@@ -267,7 +276,7 @@ async function main(): Promise<void> {
   else {
     console.log(
       `proxylab/raw: ratio of means ${summary.ratioOfMeans.toFixed(4)}, median ratio ${summary.medianRatio.toFixed(4)} ` +
-        `(${summary.withinThreePercent ? 'within' : 'NOT within'} 3 %) — ${f.target}, -S -c ${clients} -j ${jobs} -T ${duration}, ${pairs} pairs, sampler ${f.sampler ? 'on' : 'off'}; ` +
+        `(${summary.withinThreePercent ? 'within' : 'NOT within'} 3 %) — ${f.target}, -S -c ${clients} -j ${jobs} -T ${duration}, ${pairs} pairs, sampler ${f.sampler ? 'on' : 'off'}, database sampler ${f.dbSampler ? 'on' : 'off'}; ` +
         `load average ${summary.loadAverage1m} on ${summary.cpus} CPUs`,
     );
     if (summary.quickWall)

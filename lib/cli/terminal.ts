@@ -30,7 +30,13 @@ export function formatStepLine(index: number, total: number, r: StepRecord): str
   const m = r.result;
   const tps = m?.tps ?? null;
   const what =
-    r.status === 'timeout' ? 'TIMEOUT' : r.status === 'completed' ? `${fmtNum(tps, 1)} tps` : r.status;
+    r.status === 'timeout'
+      ? 'TIMEOUT'
+      : r.status === 'hung'
+        ? `HUNG (${r.note ?? 'stopped by the harness'})`
+        : r.status === 'completed'
+          ? `${fmtNum(tps, 1)} tps`
+          : r.status;
   const sat =
     (r.loadGeneratorSaturated ? ' (load generator saturated)' : '') +
     (r.poolerSaturated === true ? ' (pooler CPU-bound)' : '');
@@ -94,13 +100,13 @@ export function formatResultTables(
       r.params.protocol,
       r.params.connect === 'per-transaction' ? '-C' : 'persistent',
       r.params.poolPercent === null ? '-' : String(r.params.poolPercent),
-      r.status === 'timeout'
-        ? 'timeout'
+      r.status === 'timeout' || r.status === 'hung'
+        ? r.status
         : r.status === 'infrastructure-error'
           ? 'not measured'
           : fmtNum(r.result?.tps, 1),
       fmtNum(r.result?.latencyP95Ms, 2),
-      r.status === 'not-available' || r.status === 'infrastructure-error'
+      r.status === 'not-available' || r.status === 'infrastructure-error' || r.status === 'hung'
         ? (r.note ?? r.status)
         : r.probe
           ? r.verdict.observed

@@ -4,6 +4,7 @@
  * worlds' adapters compiling.)
  */
 import type { PoolerProduct } from '../poolers/products';
+import type { DatabaseActivity, DbActivitySample } from '../suite/db-activity';
 import type { PlannedStep } from '../suite/expand';
 import type { ProbeKind, ProbeResultOf, ProbeSpecOf } from '../suite/probes';
 import type { TargetDescriptor } from '../suite/targets';
@@ -50,12 +51,25 @@ export interface PoolControl {
  */
 export interface ServerConnectionsProbe {
   /** The count now (`before`), then sampled while pgbench runs, until the watch is stopped. */
-  watch(): Promise<ServerConnectionsWatch>;
+  watch(opts?: ServerConnectionsWatchOptions): Promise<ServerConnectionsWatch>;
+}
+
+export interface ServerConnectionsWatchOptions {
+  /**
+   * Told after each database sample while the step runs, with every sample so far (the engine's
+   * hung check). Must return at once: it runs on the sampler's timer.
+   */
+  readonly onSample?: (samples: readonly DbActivitySample[]) => void;
 }
 
 export interface ServerConnectionsWatch {
   /** Stops sampling: `before`, the most seen while watching (`peak`), and the count now (`after`). */
   stop(): Promise<ServerConnections>;
+  /**
+   * What the database did while watched (lib/suite/db-activity.ts: pg_stat_activity and pg_locks once
+   * a sample interval; a failed sample is unknown). Absent: this probe only counts connections.
+   */
+  activity?(): DatabaseActivity;
 }
 
 export interface PgbenchInvocation {

@@ -10,10 +10,22 @@
  *
  * Never throws into the engine: a count that fails is null (unknown), the session is dropped and
  * opened again for the next count, and the first failure is logged once.
+ *
+ * While a step runs, each sample is the database sampler's statement (./db-activity-sql.ts, issue 40):
+ * the same count plus pg_stat_activity's states and wait events, pg_locks, and the blocking session,
+ * kept per step as its `databaseActivity`. A sample that fails is stored as unknown for that second;
+ * a sample still running when the next is due makes that one skip (never two at once, never blocking
+ * the step).
  */
 import { Client } from 'pg';
-import type { ServerConnectionsProbe, ServerConnectionsWatch } from '../engine/ports';
+import type {
+  ServerConnectionsProbe,
+  ServerConnectionsWatch,
+  ServerConnectionsWatchOptions,
+} from '../engine/ports';
+import { sampleFromRow, unknownSample, type DbActivitySample } from '../suite/db-activity';
 import type { ConnectionInfo, ServerConnections } from '../suite/types';
+import { DB_ACTIVITY_SQL } from './db-activity-sql';
 import { connectWithSslmode } from './pg-sslmode';
 
 /**
@@ -26,6 +38,9 @@ export const SERVER_CONNECTIONS_SQL =
 /** Counts once; null when it could not. */
 export type ConnectionCounter = () => Promise<number | null>;
 
+/** Samples the database once (never throws: a failed sample is `unknownSample`). */
+export type ActivitySampler = () => Promise<DbActivitySample>;
+
 export interface PgServerConnectionsOptions {
   /** Where to count (the database itself, never a pooler). */
   readonly connection: ConnectionInfo;
@@ -35,24 +50,38 @@ export interface PgServerConnectionsOptions {
   readonly log?: (line: string) => void;
 }
 
-/** Watches around each step with `count`: before, the peak of the samples taken meanwhile, after. */
+/**
+ * Watches around each step with `count`: before, the peak of the samples taken meanwhile, after.
+ * With `sample`, each sample taken meanwhile is the database's activity (its `clients` feed the peak).
+ */
 export class SampledServerConnections implements ServerConnectionsProbe {
   constructor(
     private readonly count: ConnectionCounter,
     private readonly sampleMs = 1000,
+    private readonly sample?: ActivitySampler,
   ) {}
 
-  async watch(): Promise<ServerConnectionsWatch> {
+  async watch(opts: ServerConnectionsWatchOptions = {}): Promise<ServerConnectionsWatch> {
     const before = await this.count();
     let peak = before;
     const seen = (n: number | null): void => {
       if (n !== null) peak = peak === null ? n : Math.max(peak, n);
     };
+    const samples: DbActivitySample[] = [];
+    const { sample } = this;
+    const once = sample
+      ? async (): Promise<void> => {
+          const s = await sample();
+          samples.push(s);
+          seen(s.clients);
+          opts.onSample?.(samples);
+        }
+      : async (): Promise<void> => seen(await this.count());
     let inFlight: Promise<void> | null = null;
     const timer = setInterval(() => {
       if (inFlight) return;
-      inFlight = this.count()
-        .then(seen)
+      inFlight = once()
+        .catch(() => undefined)
         .finally(() => {
           inFlight = null;
         });
@@ -70,6 +99,7 @@ export class SampledServerConnections implements ServerConnectionsProbe {
         })();
         return stopped;
       },
+      ...(sample ? { activity: () => ({ intervalMs: this.sampleMs, samples: [...samples] }) } : {}),
     };
   }
 }
@@ -80,7 +110,11 @@ export class PgServerConnections extends SampledServerConnections {
 
   constructor(opts: PgServerConnectionsOptions) {
     const session = new PgSession(opts.connection, opts.log);
-    super(() => session.count(), opts.sampleMs);
+    super(
+      () => session.count(),
+      opts.sampleMs,
+      () => session.sample(),
+    );
     this.session = session;
   }
 
@@ -107,14 +141,31 @@ class PgSession {
       return typeof n === 'number' && Number.isInteger(n) && n >= 0 ? n : null;
     } catch (err) {
       await this.drop();
-      if (!this.warned) {
-        this.warned = true;
-        this.log?.(
-          `server connections: could not count on ${this.conn.host}:${this.conn.port} (${err instanceof Error ? err.message : String(err)}); recorded as unknown`,
-        );
-      }
+      this.warn('count', err);
       return null;
     }
+  }
+
+  /** The database's activity now; a failure is an unknown sample (and the session is reopened next time). */
+  async sample(): Promise<DbActivitySample> {
+    const at = new Date().toISOString();
+    try {
+      const client = await this.open();
+      const res = await client.query<{ sample: unknown }>(DB_ACTIVITY_SQL);
+      return sampleFromRow(at, res.rows[0]?.sample);
+    } catch (err) {
+      await this.drop();
+      this.warn('sample the database', err);
+      return unknownSample(at);
+    }
+  }
+
+  private warn(what: string, err: unknown): void {
+    if (this.warned) return;
+    this.warned = true;
+    this.log?.(
+      `server connections: could not ${what} on ${this.conn.host}:${this.conn.port} (${err instanceof Error ? err.message : String(err)}); recorded as unknown`,
+    );
   }
 
   private async open(): Promise<Client> {

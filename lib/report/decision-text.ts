@@ -22,8 +22,9 @@ export const DECISION_HEADER = [
 export const DECISION_LEGEND =
   'One table per scenario (workloads are never averaged together), one row per target. Figures are the mean, over the cells every ' +
   'target measured with a tps ("compared at"), of each cell\'s median over repetitions (best / worst: the repetitions\' spread, n the fewest ' +
-  'repetitions); "added over direct" is the target\'s latency minus direct\'s in the same cells. Errors: error lines ÷ (transactions + error ' +
-  'lines) over every cell all targets ran. DB connections: client backends seen on the database during the steps (before: held when a step ' +
+  'repetitions); "added over direct" is the target\'s latency minus direct\'s in the same cells. Errors: failed and hung client-attempts ÷ ' +
+  'all attempts (transactions + those) over every cell all targets ran, naming the cells that hung (stopped by the harness, with what the ' +
+  'database showed) or were refused. DB connections: client backends seen on the database during the steps (before: held when a step ' +
   "began — another pool's leftovers show here). Pinning: RDS Proxy session pinning, counted only over CloudWatch periods that lie wholly " +
   'inside a step. $/h: what the target adds to the bill; $ per M tx = $/h ÷ (tps × 3600) × 10⁶. ? = unknown. Rules: docs/report.md.';
 
@@ -39,7 +40,12 @@ export function pinningText(p: Pinning): string {
 }
 
 export function errorsText(r: DecisionRow): string {
-  if (r.errorRate === null) return '?';
+  // A hang is never a small percentage: how many attempts it left unfinished, first.
+  if ((r.hungAttempts ?? 0) > 0) {
+    const of = r.attempts == null ? '?' : fmtNumber(r.attempts, 0);
+    return `HUNG: ${fmtNumber(r.hungAttempts ?? 0, 0)} of ${of} client-attempts unfinished — ${r.errorText ?? ''}`;
+  }
+  if (r.errorRate === null) return r.errorText ? `? — ${r.errorText}` : '?';
   if (r.errorRate === 0 && r.errorText === null) return 'none';
   return `${fmtPercent(r.errorRate)}${r.errorText ? ` — ${r.errorText}` : ''}`;
 }
@@ -70,6 +76,42 @@ function cpuText(r: DecisionRow): string {
 
 function priceText(r: DecisionRow): string {
   return r.usdPerHour === null ? r.priceNote : fmtUsd(r.usdPerHour);
+}
+
+/** What a row that did not run the workload cleanly would need, in words. */
+function needs(r: DecisionRow): string {
+  const text = r.errorText ?? '';
+  if (r.notMeasured !== null) return `not measured (${r.notMeasured})`;
+  if ((r.hungAttempts ?? 0) > 0 && /Lock\/advisory/.test(text) && r.multiplexes === true)
+    return `not suitable: session advisory locks leak through a transaction pool (${text})`;
+  if ((r.hungAttempts ?? 0) > 0) return `hung (${text})`;
+  if (/^refused|; refused/.test(text)) return `refused connections (${text})`;
+  return r.errorRate === null ? `errors unknown${text ? ` (${text})` : ''}` : `errors (${text})`;
+}
+
+/**
+ * One answer line above a scenario's table (issue 40, item 4, the part that needs no session matrix):
+ * the targets that ran the workload without errors, hangs or refusals; the cheapest of them per
+ * million transactions, or "unpriced"; and for each other target what stopped it.
+ */
+export function decisionAnswer(table: DecisionTable): string {
+  const clean = table.rows.filter(
+    (r) => r.notMeasured === null && r.errorRate === 0 && r.errorText === null && (r.hungAttempts ?? 0) === 0,
+  );
+  const others = table.rows.filter((r) => !clean.includes(r));
+  const priced = clean.filter((r) => r.usdPerMillionTransactions !== null);
+  const cheapest = priced.sort(
+    (a, b) => (a.usdPerMillionTransactions as number) - (b.usdPerMillionTransactions as number),
+  )[0];
+  const parts = [
+    clean.length > 0
+      ? `Ran without errors or hangs: ${clean.map((r) => r.label).join(', ')}; cheapest per million transactions: ${
+          cheapest ? `${cheapest.label} (${fmtUsd(cheapest.usdPerMillionTransactions)})` : 'unpriced'
+        }.`
+      : 'No target ran this workload without errors or hangs.',
+    ...others.map((r) => `${r.label}: ${needs(r)}.`),
+  ];
+  return `Answer: ${parts.join(' ')}`;
 }
 
 /** The row's cells, in DECISION_HEADER order. */

@@ -22,6 +22,7 @@
  * Unknown is null, shown as "?" or in words, never 0.
  */
 import { busiestWindowMean, intervalsOfPoints } from '../core/stats';
+import { describeActivity } from '../suite/db-activity';
 import type { MetricSeries, StepRecord, TargetPrice, TargetRef } from '../suite/types';
 import { type Cell, lineLabeller, type Spread, uniqueInOrder } from './cells';
 import type { LoadedRun } from './load';
@@ -52,6 +53,8 @@ export interface DecisionRow {
   readonly target: string;
   /** The row is the database itself (no pooler): the baseline of "added over direct". */
   readonly isDirect: boolean;
+  /** A transaction pool (server connections shared between clients' transactions); absent: no. */
+  readonly multiplexes?: boolean;
   /** The row measured nothing: every cell was not available on this target (why, in words). */
   readonly notMeasured: string | null;
   /** Mean over the comparable cells of each cell's median / best / worst tps; n = fewest repetitions. */
@@ -66,6 +69,12 @@ export interface DecisionRow {
   readonly errorRate: number | null;
   /** The error classes and where, in words (`too-many-connections at 60 clients`), or null for none. */
   readonly errorText: string | null;
+  /**
+   * Client-attempts the harness left unfinished in hung steps (one per client of each), and all
+   * attempts; null when unknown. A hung row leads with these, never with a rate like "< 0.1 %".
+   */
+  readonly hungAttempts?: number;
+  readonly attempts?: number | null;
   /** The most client backends seen on the database during the row's steps; before it, the most held before a step. */
   readonly connectionsPeak: number | null;
   readonly connectionsBefore: number | null;
@@ -139,22 +148,8 @@ function scenarioTable(
   inScenario: readonly Cell[],
   prices: readonly TargetPrice[] | null,
 ): DecisionTable {
-  // Rows are the scenario's chart series: a target (with pool % / prepared-statement mode) and, when
-  // the scenario runs several, its protocol and connect mode — a different workload, never averaged
-  // with another. The script is part of the cell, so rows share cells.
-  const labelWithScript = lineLabeller(inScenario);
   const scripts = new Set(inScenario.map((c) => c.key.script));
-  const protocols = new Set(inScenario.map((c) => c.key.protocol)).size > 1;
-  const connects = new Set(inScenario.map((c) => c.key.connect)).size > 1;
-  const label = (c: Cell): string => {
-    const full = labelWithScript(c.key);
-    const base = scripts.size > 1 ? full.replace(/ · [^·]+$/, '') : full;
-    const mode = [
-      ...(protocols ? [c.key.protocol] : []),
-      ...(connects ? [c.key.connect === 'per-transaction' ? '-C' : 'persistent'] : []),
-    ];
-    return mode.length > 0 ? `${base} · ${mode.join(' ')}` : base;
-  };
+  const label = rowLabeller(inScenario);
   const labels = uniqueInOrder(inScenario.map(label));
   const measured = (c: Cell): boolean => c.statuses.some((s) => s !== 'not-available');
   const cellsOf = (l: string) => inScenario.filter((c) => label(c) === l);
@@ -204,16 +199,7 @@ function scenarioTable(
       : sharedKeys.filter((k) => cellAt(l, k)?.tps !== null && cellAt(l, k) !== undefined);
     const figureCells = figureKeys.map((k) => cellAt(l, k)).filter((c): c is Cell => c !== undefined);
     const sharedCells = sharedKeys.map((k) => cellAt(l, k)).filter((c): c is Cell => c !== undefined);
-    const tpsCells = figureCells.filter((c) => c.tps !== null);
-    const tps =
-      tpsCells.length === 0
-        ? null
-        : {
-            median: mean(tpsCells.map((c) => (c.tps as Spread).median)) as number,
-            best: mean(tpsCells.map((c) => (c.tps as Spread).best)) as number,
-            worst: mean(tpsCells.map((c) => (c.tps as Spread).worst)) as number,
-            n: Math.min(...tpsCells.map((c) => (c.tps as Spread).n)),
-          };
+    const tps = meanSpread(figureCells.map((c) => c.tps).filter((s): s is Spread => s !== null));
     const latency = (pick: (c: Cell) => Spread | null): number | null =>
       mean(figureCells.map((c) => pick(c)?.median).filter((v): v is number => v !== undefined));
     const directLabel = directLabelFor(modeOf(first));
@@ -235,6 +221,7 @@ function scenarioTable(
       label: l,
       target: first.key.target.name,
       isDirect: !d.capabilities.pooled,
+      multiplexes: d.capabilities.multiplexes,
       notMeasured: null,
       tps,
       latencyP50Ms: latency((c) => c.latencyP50Ms),
@@ -265,6 +252,38 @@ function scenarioTable(
     leftOut,
     comparableFigures,
     rows,
+  };
+}
+
+/**
+ * A row's label: the scenario's chart series — a target (with pool % / prepared-statement mode) and,
+ * when the scenario runs several, its protocol and connect mode (a different workload, never
+ * averaged with another). The script is part of the cell, so rows share cells.
+ */
+function rowLabeller(inScenario: readonly Cell[]): (c: Cell) => string {
+  const labelWithScript = lineLabeller(inScenario);
+  const scripts = new Set(inScenario.map((c) => c.key.script));
+  const protocols = new Set(inScenario.map((c) => c.key.protocol)).size > 1;
+  const connects = new Set(inScenario.map((c) => c.key.connect)).size > 1;
+  return (c) => {
+    const full = labelWithScript(c.key);
+    const base = scripts.size > 1 ? full.replace(/ · [^·]+$/, '') : full;
+    const mode = [
+      ...(protocols ? [c.key.protocol] : []),
+      ...(connects ? [c.key.connect === 'per-transaction' ? '-C' : 'persistent'] : []),
+    ];
+    return mode.length > 0 ? `${base} · ${mode.join(' ')}` : base;
+  };
+}
+
+/** The mean of cells' median / best / worst tps; n = the fewest repetitions. Null for no cells. */
+function meanSpread(spreads: readonly Spread[]): Spread | null {
+  if (spreads.length === 0) return null;
+  return {
+    median: mean(spreads.map((s) => s.median)) as number,
+    best: mean(spreads.map((s) => s.best)) as number,
+    worst: mean(spreads.map((s) => s.worst)) as number,
+    n: Math.min(...spreads.map((s) => s.n)),
   };
 }
 
@@ -315,33 +334,76 @@ function emptyRow(
   };
 }
 
-/** Error lines per attempt over the shared cells, and which classes where. */
+/** The error classes of a refusal: the target would not take the connections. */
+const REFUSAL_CLASSES: ReadonlySet<string> = new Set([
+  'too-many-connections',
+  'connection-failed',
+  'auth-failed',
+]);
+
+/** Transactions a step finished: pgbench's summary, else its log's intervals (a stopped pgbench prints none). */
+function processedOf(s: StepRecord): number | null {
+  const r = s.result;
+  if (r === null) return null;
+  if (r.transactionsProcessed !== null) return r.transactionsProcessed;
+  return r.series && r.series.length > 0 ? r.series.reduce((n, p) => n + p.transactions, 0) : null;
+}
+
+/** A cell the harness stopped (`hung`; `timeout` in runs before it), in words with what the database showed. */
+function hungWords(c: Cell, at: string): string | null {
+  const stopped = c.steps.find((s) => s.status === 'hung' || s.status === 'timeout');
+  if (!stopped) return null;
+  const db = stopped.databaseActivity
+    ? describeActivity(stopped.databaseActivity)
+    : 'the database was not sampled';
+  return `hung at ${at} (${db})`;
+}
+
+/**
+ * Failed and hung client-attempts ÷ all attempts over the shared cells (issue 40): error lines, plus
+ * each client's unfinished attempt in a step the harness stopped (its `timeout` class counts them),
+ * over transactions finished plus those; and which cells hung, were refused or had errors, in words.
+ * A step whose finished transactions are unknown makes the rate unknown, never a guess.
+ */
 function errorsOf(
   shared: readonly Cell[],
   varying: { script: boolean },
-): Pick<DecisionRow, 'errorRate' | 'errorText'> {
+): Pick<DecisionRow, 'errorRate' | 'errorText' | 'hungAttempts' | 'attempts'> {
   let lines = 0;
   let processed = 0;
+  let hungAttempts = 0;
   let any = false;
+  let unknown = false;
   const where: string[] = [];
   for (const c of shared) {
     for (const s of c.steps) {
       if (s.result === null) continue;
       any = true;
-      processed += s.result.transactionsProcessed ?? 0;
+      const done = processedOf(s);
+      if (done === null && s.status !== 'completed') unknown = true;
+      processed += done ?? 0;
       lines += s.result.errors.reduce((sum, e) => sum + e.count, 0);
+      if (s.status === 'hung' || s.status === 'timeout')
+        hungAttempts += s.result.errors.find((e) => e.class === 'timeout')?.count ?? 0;
     }
     const at = cellWords(cellKeyOf(c), varying);
     const classes = c.errors.map((e) => `${e.class} ×${e.count}`).join(', ');
+    const hung = hungWords(c, at);
+    const refused = c.errors.some((e) => REFUSAL_CLASSES.has(e.class));
+    if (hung !== null) where.push(hung);
     // A cell with no tps at all is a refusal or a failure, not a few errors among many transactions.
-    if (c.tps === null && (c.errors.length > 0 || c.abortedClients > 0))
-      where.push(`no tps at ${at}${classes ? ` (${classes})` : ` (${c.abortedClients} aborted)`}`);
+    else if (c.tps === null && (c.errors.length > 0 || c.abortedClients > 0))
+      where.push(
+        `${refused ? 'refused' : 'no tps'} at ${at}${classes ? ` (${classes})` : ` (${c.abortedClients} aborted)`}`,
+      );
     else if (c.errors.length > 0) where.push(`${classes} at ${at}`);
     else if (c.abortedClients > 0) where.push(`${c.abortedClients} aborted at ${at}`);
   }
   return {
-    errorRate: any && processed + lines > 0 ? lines / (processed + lines) : any ? 0 : null,
+    errorRate: unknown ? null : any && processed + lines > 0 ? lines / (processed + lines) : any ? 0 : null,
     errorText: where.length > 0 ? where.join('; ') : null,
+    hungAttempts,
+    attempts: unknown || !any ? null : processed + lines,
   };
 }
 

@@ -5,7 +5,7 @@ import { distinctBy, scenarioNames } from './scenario-panels';
 
 // ---------------------------------------------------------------- error matrix
 
-export type MatrixState = 'ok' | 'errors' | 'timeout' | 'not-available';
+export type MatrixState = 'ok' | 'errors' | 'hung' | 'timeout' | 'not-available';
 
 export interface MatrixCell {
   readonly state: MatrixState;
@@ -33,7 +33,7 @@ export interface ErrorMatrix {
 
 function matrixState(cell: Cell): MatrixState {
   if (cell.statuses.every((s) => s === 'not-available')) return 'not-available';
-  if (cell.statuses.includes('timeout')) return 'timeout';
+  for (const stopped of ['hung', 'timeout'] as const) if (cell.statuses.includes(stopped)) return stopped;
   return cell.errors.length > 0 || cell.abortedClients > 0 ? 'errors' : 'ok';
 }
 

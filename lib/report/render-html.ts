@@ -16,7 +16,13 @@ import {
   fmtSpread,
   fmtVerdict,
 } from './format';
-import { DECISION_HEADER, DECISION_LEGEND, decisionCells, decisionNotes } from './decision-text';
+import {
+  DECISION_HEADER,
+  DECISION_LEGEND,
+  decisionAnswer,
+  decisionCells,
+  decisionNotes,
+} from './decision-text';
 import { disruptionScenarios, disruptionSectionsHtml } from './disruptions';
 import { html, joinHtml, SafeHtml, trustedSvg } from './html';
 import { columnTitle, noTpsOutcome, type PoolerMatrix } from './pooler-matrix';
@@ -47,7 +53,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}
 .kv{display:grid;grid-template-columns:max-content 1fr;gap:2px 14px;margin:8px 0}.kv dt{color:var(--muted)}.kv dd{margin:0}
 .badge{display:inline-block;padding:0 7px;border-radius:9px;font-size:12px;font-weight:600}
 .s-reproduced,.s-completed,.m-ok{background:var(--ok);color:var(--okfg)}
-.s-contradicted,.s-failed,.m-errors,.m-timeout{background:var(--bad);color:var(--badfg)}
+.s-contradicted,.s-failed,.m-errors,.m-hung,.m-timeout{background:var(--bad);color:var(--badfg)}
 .s-held-so-far,.s-running,.s-interrupted{background:var(--warn);color:var(--warnfg)}
 .s-informational,.m-not-available{background:var(--info)}
 .warnings{background:var(--warn);border:1px solid #f1d48a;border-radius:6px;padding:8px 14px 8px 30px;margin:10px 0}
@@ -167,6 +173,7 @@ ${findings.map(
 function decisionSection(model: ReportModel): SafeHtml {
   const tables = model.decisions.map(
     (t) => html`<h3>${t.scenario} <span class="sub">${t.workload}</span></h3>
+<p class="answer"><strong>${decisionAnswer(t)}</strong></p>
 <table class="decision"><thead><tr>${DECISION_HEADER.map((h) => html`<th>${h}</th>`)}</tr></thead><tbody>${t.rows.map(
       (r, row) =>
         // no target name in an attribute: names come from the run directory (hostile text stays element content)

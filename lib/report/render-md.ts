@@ -14,7 +14,13 @@ import {
   type ReportModel,
   type ScenarioLookup,
 } from './shape';
-import { DECISION_HEADER, DECISION_LEGEND, decisionCells, decisionNotes } from './decision-text';
+import {
+  DECISION_HEADER,
+  DECISION_LEGEND,
+  decisionAnswer,
+  decisionCells,
+  decisionNotes,
+} from './decision-text';
 import type { DecisionTable } from './decision';
 import { ownScenarios, sessionSections, sessionSectionsMd } from './render-session';
 import { settingsMarkdown } from './settings';
@@ -37,6 +43,7 @@ export function decisionMarkdown(tables: readonly DecisionTable[], headingLevel 
   for (const t of tables) {
     out.push(`${h} ${mdText(t.scenario)} — ${mdText(t.workload)}`);
     out.push('');
+    out.push(`**${mdText(decisionAnswer(t))}**`, '');
     out.push(
       mdTable(
         DECISION_HEADER,

@@ -136,6 +136,35 @@ const environment = z.object({
     .optional(),
 });
 
+/** One second of pg_stat_activity / pg_locks (lib/suite/db-activity.ts); null figures: that sample failed. */
+const dbActivitySample = z.object({
+  at: timestamp,
+  ok: z.boolean(),
+  clients: count.nullable(),
+  benchClients: count.nullable(),
+  active: count.nullable(),
+  idle: count.nullable(),
+  idleInTransaction: count.nullable(),
+  waits: z.array(z.object({ type: z.string(), event: z.string(), count })).nullable(),
+  locksWaiting: count.nullable(),
+  locksHeld: count.nullable(),
+  oldestXactSec: sec.nullable(),
+  oldestQuerySec: sec.nullable(),
+  blocker: z
+    .object({
+      pid: count,
+      state: z.string().nullable(),
+      backendType: z.string().nullable(),
+      applicationName: z.string().nullable(),
+      stateSec: sec.nullable(),
+      xactSec: sec.nullable(),
+      blocking: count,
+    })
+    .nullable(),
+});
+
+const databaseActivity = z.object({ intervalMs: positiveCount, samples: z.array(dbActivitySample) });
+
 export const stepRecordSchema = z.object({
   schemaVersion: z.literal(1),
   runId: z.string(),
@@ -145,7 +174,7 @@ export const stepRecordSchema = z.object({
   params: stepParams,
   startedAt: timestamp,
   endedAt: timestamp,
-  status: z.enum(['completed', 'timeout', 'not-available', 'infrastructure-error']),
+  status: z.enum(['completed', 'timeout', 'hung', 'not-available', 'infrastructure-error']),
   result: measurement.nullable(),
   verdict: z.object({ expected: z.string(), observed: z.string(), held: z.boolean().nullable() }),
   loadGeneratorSaturated: z.boolean(),
@@ -170,6 +199,8 @@ export const stepRecordSchema = z.object({
     .optional(),
   // Probe steps only (lib/suite/probes.ts); absent in pgbench steps and in files before probes existed.
   probe: probeResultSchema.nullable().optional(),
+  // Absent in files written before the database sampler existed (issue 40).
+  databaseActivity: databaseActivity.nullable().optional(),
   note: z.string().optional(),
 });
 

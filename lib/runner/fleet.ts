@@ -264,11 +264,13 @@ export function mergeStepRecords(
   // One runner's infrastructure failure makes the merged step unmeasured (a resume measures it again).
   const status = statuses.includes('infrastructure-error')
     ? 'infrastructure-error'
-    : statuses.includes('timeout')
-      ? 'timeout'
-      : statuses.every((s) => s === 'not-available')
-        ? 'not-available'
-        : 'completed';
+    : statuses.includes('hung')
+      ? 'hung'
+      : statuses.includes('timeout')
+        ? 'timeout'
+        : statuses.every((s) => s === 'not-available')
+          ? 'not-available'
+          : 'completed';
   const startedAt = sorted.map((r) => r.record.startedAt).sort()[0] as string;
   const endedAt = sorted
     .map((r) => r.record.endedAt)

@@ -20,6 +20,7 @@
  * Conventions: units in names (Ms, Sec); unknown values are `null`, never 0 or -1; timestamps are
  * ISO-8601 UTC strings.
  */
+import type { DatabaseActivity } from './db-activity';
 import type { RunDatabaseEngine } from './engines';
 import type { ProbeResult } from './probes';
 import type { SelfHostedPooler, TargetKind } from '../products/kinds';
@@ -166,7 +167,10 @@ export interface Verdict {
  */
 export type StepStatus =
   | 'completed' // pgbench ran and exited (any exit code)
-  | 'timeout' // killed by the harness
+  | 'timeout' // killed by the harness (probe steps; pgbench steps of runs before `hung` existed)
+  // A pgbench step that outlived its duration plus its grace and was stopped by the harness (issue
+  // 40): clients stuck (a leaked lock), never a success; the note names what the database showed.
+  | 'hung'
   | 'not-available' // the target cannot run this cell (PgBouncer 1.18 has no max_prepared_statements); not judged
   // The target, the pooler or pgbench itself died during the step: not a measurement, never judged,
   // not finished (a resume measures it again). The run ends `failed` with the cause.
@@ -210,6 +214,11 @@ export interface StepRecord {
    * Absent or null for pgbench steps and in files written before probes existed.
    */
   readonly probe?: ProbeResult | null;
+  /**
+   * What the database did during the step, sampled once a second (lib/suite/db-activity.ts). Absent
+   * in files written before it existed and in steps nobody sampled; a failed sample is unknown.
+   */
+  readonly databaseActivity?: DatabaseActivity | null;
   readonly note?: string;
 }
 

@@ -33,6 +33,7 @@ export function describeObserved(status: StepStatus, m: StepMeasurement | null):
   if (status === 'not-available') return 'not available on this target';
   if (status === 'infrastructure-error') return 'not measured: the infrastructure failed during the step';
   if (status === 'timeout') return `timed out${m ? ` (${describeErrors(m)})` : ''}`;
+  if (status === 'hung') return `hung: stopped by the harness${m ? ` (${describeErrors(m)})` : ''}`;
   if (!m) return 'no result';
   const tps = m.tps === null ? 'tps unknown' : `${m.tps.toFixed(1)} tps`;
   const state = m.complete ? 'complete' : `incomplete (exit ${m.exitCode ?? '?'})`;
@@ -54,7 +55,9 @@ export function judgeStep(step: PlannedStep, status: StepStatus, m: StepMeasurem
   // A dead server is not a finding: no verdict either way.
   if (status === 'infrastructure-error') return { expected, observed, held: null };
   if (e.outcome === 'any') held = null;
-  else if (status === 'timeout') held = e.outcome === 'errors' && e.errorClasses.includes('timeout');
+  // A harness stop holds only where the catalog expects it (an `errors` expectation listing `timeout`).
+  else if (status === 'timeout' || status === 'hung')
+    held = e.outcome === 'errors' && e.errorClasses.includes('timeout');
   else {
     switch (e.outcome) {
       case 'succeeds':

@@ -18,6 +18,7 @@ const Sequencer = require('@jest/test-sequencer').default;
 const SLOW_FILES = {
   'test/integration/local-server-stop.test.ts': 52,
   'test/integration/local-lab.test.ts': 16,
+  'test/integration/local-hung.test.ts': 53,
   'test/integration/local-disruptions.test.ts': 50,
   'test/integration/cloud-runner.test.ts': 41,
   'test/integration/cloud-disruption.test.ts': 21,

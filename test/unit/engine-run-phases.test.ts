@@ -222,7 +222,7 @@ describe('stepAction (the step loop, before each step)', () => {
 });
 
 describe('checkMeasured (what the sink stored)', () => {
-  test.each(['completed', 'timeout', 'not-available'] as const)('%s is a finished step', (status) => {
+  test.each(['completed', 'hung', 'timeout', 'not-available'] as const)('%s is a finished step', (status) => {
     expect(() => checkMeasured(stepRecordWith({ status }))).not.toThrow();
   });
 
@@ -251,7 +251,7 @@ describe('checkMeasured (what the sink stored)', () => {
 describe('stepStatusOf', () => {
   test.each([
     [null, null, false, 'completed'],
-    [null, null, true, 'timeout'],
+    [null, null, true, 'hung'],
     ['PostgreSQL exited', null, false, 'infrastructure-error'],
     [
       null,

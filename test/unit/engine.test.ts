@@ -509,7 +509,7 @@ describe('runSuite', () => {
     await expect(runSuite(h.options(undefined, { runId: 'other' }))).rejects.toThrow(/holds run r1/);
   });
 
-  test('a pgbench killed by the timeout is recorded with status timeout and error class timeout', async () => {
+  test('a pgbench killed by the timeout is hung: every client counted as an unfinished attempt, never a success', async () => {
     // GIVEN pgbench hangs on the pooled simple step (partial progress output, killed)
     const h = harness();
     const answer: Answer = (inv, name) => {
@@ -528,8 +528,11 @@ describe('runSuite', () => {
     await runSuite(h.options(answer));
     // THEN
     const r = readStep(h.dir, 'smoke-prepared/pgbouncer-transaction/c5/simple/persistent/ps-off/r1');
-    expect(r.status).toBe('timeout');
-    expect(r.result?.errors.some((e) => e.class === 'timeout' && e.count >= 1)).toBe(true);
+    expect(r.status).toBe('hung');
+    // 5 clients: each one's attempt in flight is counted, once (the parser's own timeout line replaced)
+    expect(r.result?.errors.filter((e) => e.class === 'timeout').map((e) => e.count)).toEqual([5]);
+    expect(r.note).toMatch(/^hung: still running at the step timeout of \d+ s/);
+    expect(r.verdict.observed).toMatch(/^hung: stopped by the harness/);
     expect(r.result?.complete).toBe(false);
     expect(r.verdict.held).toBe(false); // expected to succeed
     // and the timeout reached the executor from the step

@@ -10,7 +10,7 @@ import { join } from 'node:path';
 import { loadRun } from '../../lib/report/load';
 import { groupCells } from '../../lib/report/cells';
 import { decisionTables } from '../../lib/report/decision';
-import { decisionCells, decisionNotes } from '../../lib/report/decision-text';
+import { decisionAnswer, decisionCells, decisionNotes } from '../../lib/report/decision-text';
 import { buildModel } from '../../lib/report/shape';
 import { renderMarkdown } from '../../lib/report/render-md';
 import { stepFileName, type MetricsFile, type RunManifest, type StepRecord } from '../../lib/suite/types';
@@ -268,7 +268,7 @@ describe('decision table of a cloud run', () => {
     const [direct, proxy] = table?.rows ?? [];
     // 1 error line ÷ (10 000 transactions + 1)
     expect(direct?.errorRate).toBeCloseTo(1 / 10001, 9);
-    expect(direct?.errorText).toBe('no tps at 100 clients (too-many-connections ×1)');
+    expect(direct?.errorText).toBe('refused at 100 clients (too-many-connections ×1)');
     expect([proxy?.errorRate, proxy?.errorText]).toEqual([0, null]);
   });
 
@@ -356,5 +356,159 @@ describe('what the table says when it cannot compare or price', () => {
     expect(decisionCells(table!, table!.rows[1]!)[1]).toBe('3,000.0 †');
     expect(decisionCells(table!, table!.rows[1]!)[3]).toBe('not comparable');
     expect(decisionNotes(table!)[0]).toMatch(/^† Not comparable: no cell every target ran has a tps/);
+  });
+});
+
+describe('the errors column counts hung client-attempts (issue 40)', () => {
+  const lockSample = {
+    at: iso(14),
+    ok: true,
+    clients: 12,
+    benchClients: 11,
+    active: 9,
+    idle: 3,
+    idleInTransaction: 0,
+    waits: [{ type: 'Lock', event: 'advisory', count: 9 }],
+    locksWaiting: 9,
+    locksHeld: 4,
+    oldestXactSec: 13,
+    oldestQuerySec: 13,
+    blocker: {
+      pid: 77,
+      state: 'idle',
+      backendType: 'client backend',
+      applicationName: 'pgbench',
+      stateSec: 13.2,
+      xactSec: null,
+      blocking: 9,
+    },
+  };
+
+  /** The transaction pool's cell at 16 clients hung: 160 transactions logged, then stopped. */
+  function hungStep(activity: boolean): StepRecord {
+    const s = step({ target: 'bouncer-transaction', clients: 16, tps: null, start: 2, end: 16 });
+    return {
+      ...s,
+      status: 'hung',
+      result: {
+        ...(s.result as NonNullable<StepRecord['result']>),
+        transactionsProcessed: null,
+        series: [
+          {
+            t: T0 / 1000 + 2,
+            transactions: 160,
+            latencyAvgMs: 1,
+            latencyMaxMs: 2,
+            lagAvgMs: null,
+            skipped: null,
+          },
+        ],
+        errors: [{ class: 'timeout', count: 16, sample: 'stopped by the harness' }],
+      },
+      ...(activity ? { databaseActivity: { intervalMs: 1000, samples: [lockSample] } } : {}),
+    };
+  }
+
+  test('a hung cell is never "< 0.1 %": its 16 unfinished attempts over all attempts, and what held it', () => {
+    const dir = writeRun({ mode: 'local' }, [
+      step({ target: 'direct', clients: 16, tps: 800, processed: 8000, start: 0, end: 1 }),
+      hungStep(true),
+    ]);
+    const run = loadRun(dir);
+    const [table] = decisionTables(run, groupCells(run.steps));
+    const [direct, pool] = table?.rows ?? [];
+    expect(direct?.errorRate).toBe(0);
+    // 16 hung ÷ (160 logged transactions + 16)
+    expect(pool?.errorRate).toBeCloseTo(16 / 176, 9);
+    expect(pool?.errorText).toBe(
+      'hung at 16 clients (9 clients waiting on Lock/advisory held by a backend of pgbench (pid 77) idle for 13 s (pg_locks: 9 waiting, 4 held))',
+    );
+    // led by the unfinished attempts, never by a rate like "< 0.1 %"
+    expect(decisionCells(table!, pool!)[4]).toMatch(
+      /^HUNG: 16 of 176 client-attempts unfinished — hung at 16 clients \(9 clients/,
+    );
+  });
+
+  test('a hung step whose transactions are unknown: the rate is unknown, the hang still named', () => {
+    const s = hungStep(false);
+    const dir = writeRun({ mode: 'local' }, [{ ...s, result: { ...s.result!, series: null } }]);
+    const run = loadRun(dir);
+    const [table] = decisionTables(run, groupCells(run.steps));
+    expect(table?.rows[0]?.errorRate).toBeNull();
+    expect(decisionCells(table!, table!.rows[0]!)[4]).toBe(
+      'HUNG: 16 of ? client-attempts unfinished — hung at 16 clients (the database was not sampled)',
+    );
+  });
+
+  test('a run written before hung existed (status timeout, no database activity) still reads, as hung', () => {
+    const s = hungStep(false);
+    const dir = writeRun({ mode: 'local' }, [{ ...s, status: 'timeout' }]);
+    const run = loadRun(dir);
+    expect(run.steps[0]?.databaseActivity).toBeUndefined();
+    const [table] = decisionTables(run, groupCells(run.steps));
+    expect(table?.rows[0]?.errorText).toBe('hung at 16 clients (the database was not sampled)');
+  });
+});
+
+describe('the answer line above each table (issue 40, item 4, without prices or the session matrix)', () => {
+  test('clean targets named, cheapest unpriced locally, each other target with what stopped it', () => {
+    const s = step({ target: 'bouncer-transaction', clients: 16, tps: null, start: 2, end: 16 });
+    const hung: StepRecord = {
+      ...s,
+      status: 'hung',
+      result: {
+        ...(s.result as NonNullable<StepRecord['result']>),
+        transactionsProcessed: 100,
+        errors: [{ class: 'timeout', count: 16, sample: 'stopped by the harness' }],
+      },
+      databaseActivity: {
+        intervalMs: 1000,
+        samples: [
+          {
+            at: iso(14),
+            ok: true,
+            clients: 5,
+            benchClients: 5,
+            active: 3,
+            idle: 2,
+            idleInTransaction: 0,
+            waits: [{ type: 'Lock', event: 'advisory', count: 3 }],
+            locksWaiting: 3,
+            locksHeld: 4,
+            oldestXactSec: 12,
+            oldestQuerySec: 12,
+            blocker: null,
+          },
+        ],
+      },
+    };
+    const dir = writeRun({ mode: 'local' }, [
+      step({ target: 'direct', clients: 16, tps: 800, start: 0, end: 1 }),
+      hung,
+      step({
+        target: 'pool100',
+        clients: 16,
+        tps: null,
+        errors: [{ class: 'too-many-connections', count: 1, sample: 'x' }],
+        start: 17,
+        end: 18,
+      }),
+    ]);
+    const run = loadRun(dir);
+    const [table] = decisionTables(run, groupCells(run.steps));
+    expect(decisionAnswer(table!)).toBe(
+      'Answer: Ran without errors or hangs: direct; cheapest per million transactions: unpriced. ' +
+        'bouncer-transaction: not suitable: session advisory locks leak through a transaction pool ' +
+        '(hung at 16 clients (3 clients waiting on Lock/advisory (pg_locks: 3 waiting, 4 held))). ' +
+        'pool100: refused connections (refused at 16 clients (too-many-connections ×1)).',
+    );
+    // and summary.md puts it above the table
+    const md = renderMarkdown(
+      buildModel(run, () => null),
+      () => null,
+    );
+    expect(md.indexOf('**Answer: Ran without errors or hangs: direct;')).toBeLessThan(
+      md.indexOf('| target |'),
+    );
   });
 });

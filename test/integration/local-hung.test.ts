@@ -1,0 +1,148 @@
+/**
+ * Hung is a result (issue 40, "Done when"), end to end through the real CLI against a real
+ * PostgreSQL and PgBouncer: a lab's own script takes a session advisory lock and releases it in a
+ * separate statement (separate transactions), at more clients than the transaction pool's size.
+ * Through PgBouncer's transaction pool the unlock can run on another server connection than the lock:
+ * the lock leaks, the clients that need it wait forever, and pgbench waits for them. The run must
+ * end in bounded time with the transaction pool's steps `hung`, the Lock/advisory wait and the
+ * blocking session named in the console line, the step record and summary.md's decision table —
+ * while direct and the session pool (lock and unlock on one server connection) are not.
+ *
+ * Kept short: -T 2 per step, two repetitions (a leak needs the unlock to land on another server
+ * connection; with 12 clients on a pool of 4 it does within a step, and the assertion asks for at
+ * least one hung step of the transaction pool, never none of the others), pools of 4 (10 % of 40).
+ */
+import { expect } from '@jest/globals';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { stepFileName, type StepRecord } from '../../lib/suite/types';
+import { exitedAs, spawnCli } from '../helpers/local-stack';
+import { pgdataTemplate } from '../helpers/pg-template';
+import { scratchDir } from '../helpers/scratch';
+
+/** Lock and unlock as separate statements, a short sleep between so another client takes the server. */
+const SCRIPT = 'SELECT pg_advisory_lock(1);\nSELECT pg_sleep(0.005);\nSELECT pg_advisory_unlock(1);\n';
+const DURATION_SEC = 2;
+
+let run: ReturnType<typeof spawnCli>;
+let summary: { runDir: string; status: string; steps: Array<{ stepId: string; status: string }> };
+let records: StepRecord[];
+let wallSec: number;
+
+beforeAll(async () => {
+  // GIVEN a lab whose own script locks and unlocks an advisory lock in separate transactions, 12
+  // clients, and a PgBouncer with transaction and session pools of 4 (10 % of max_connections 40)
+  const dir = scratchDir('proxylab-hung-');
+  fs.writeFileSync(path.join(dir, 'locks.sql'), SCRIPT);
+  fs.writeFileSync(
+    path.join(dir, 'lab.json'),
+    JSON.stringify({
+      name: 'locks',
+      poolers: [
+        {
+          name: 'bouncer',
+          kind: 'pgbouncer',
+          placement: 'dedicated',
+          instanceType: 'c7g.large',
+          poolModes: ['transaction', 'session'],
+          poolPercent: 10,
+        },
+      ],
+      scenarios: [
+        {
+          name: 'advisory',
+          workload: [{ file: 'locks.sql' }],
+          clients: [12],
+          durationSec: DURATION_SEC,
+          repetitions: 2,
+          scale: 1,
+        },
+      ],
+    }),
+  );
+  // WHEN the real CLI runs it locally
+  const started = Date.now();
+  run = spawnCli([
+    'local',
+    '--lab',
+    path.join(dir, 'lab.json'),
+    '--out',
+    path.join(dir, 'runs'),
+    '--no-install',
+    '--json',
+    ...['--test-pgdata-template', pgdataTemplate()],
+  ]);
+  // exit 1: the transaction pool's hung steps broke their "succeeds" expectation
+  expect(await exitedAs(run, 1)).toEqual({ code: 1 });
+  wallSec = (Date.now() - started) / 1000;
+  summary = JSON.parse(run.stdout()) as typeof summary;
+  records = summary.steps.map(
+    (s) =>
+      JSON.parse(
+        fs.readFileSync(path.join(summary.runDir, 'steps', `${stepFileName(s.stepId)}.json`), 'utf8'),
+      ) as StepRecord,
+  );
+}, 240_000);
+
+const pool = (r: StepRecord): string => r.target.kind;
+
+test('the run ends in bounded time and completes: a hung step is a result, not a stuck run', () => {
+  expect(summary.status).toBe('completed');
+  expect(records).toHaveLength(6);
+  // 6 steps of 2 s; a hung one is stopped 10 s past its duration (≈ 53 s in all, measured): two
+  // steps left to the step timeout (63 s each) would take longer than this
+  expect(wallSec).toBeLessThan(100);
+});
+
+test('the transaction pool hung on the leaked advisory lock; direct and the session pool did not', () => {
+  const byKind = (kind: string): StepRecord[] => records.filter((r) => pool(r) === kind);
+  const tx = byKind('pgbouncer-transaction');
+  expect(tx.some((r) => r.status === 'hung')).toBe(true);
+  for (const r of tx.filter((x) => x.status === 'hung')) {
+    expect(r.note).toMatch(/^hung: still running \d+ s into a 2-s step with clients waiting on a lock/);
+    expect(r.note).toMatch(
+      /database when stopped: \d+ clients? waiting on Lock\/advisory held by a backend of pgbench \(pid \d+\) idle for [\d.]+ s/,
+    );
+    expect(r.verdict.held).toBe(false);
+  }
+  for (const r of [...byKind('direct'), ...byKind('pgbouncer-session')]) expect(r.status).toBe('completed');
+});
+
+test('every step carries the database sampled once a second; the hung ones saw the lock wait', () => {
+  for (const r of records) expect(r.databaseActivity?.intervalMs).toBe(1000);
+  const hung = records.filter((r) => r.status === 'hung');
+  for (const r of hung) {
+    const samples = r.databaseActivity?.samples ?? [];
+    expect(samples.length).toBeGreaterThanOrEqual(DURATION_SEC + 10);
+    expect(samples.every((s) => s.ok)).toBe(true);
+    const last = samples.at(-1);
+    expect(last?.waits?.find((w) => w.type === 'Lock')?.event).toBe('advisory');
+    expect(last?.locksWaiting).toBeGreaterThan(0);
+    expect(last?.blocker?.state).toBe('idle');
+  }
+});
+
+test('the console line and summary.md name the hang and what held it', () => {
+  expect(run.stderr()).toMatch(
+    /✗ \[\d\/6\] advisory\/pgbouncer-transaction\/\S+ {2}HUNG \(hung: .*Lock\/advisory held by/,
+  );
+  const md = fs.readFileSync(path.join(summary.runDir, 'summary.md'), 'utf8');
+  const row = md.split('\n').find((l) => l.startsWith('| pgbouncer-transaction |')) ?? '';
+  expect(row).toMatch(
+    /\| HUNG: \d+ of [\d,?]+ client-attempts unfinished — hung at 12 clients \(\d+ clients? waiting on Lock\/advisory/,
+  );
+  for (const other of ['| direct |', '| pgbouncer-session |'])
+    expect(md.split('\n').find((l) => l.startsWith(other))).not.toMatch(/HUNG/);
+});
+
+test('the answer line above the table: direct and the session pool ran it; the transaction pool is not suitable, and why', () => {
+  const md = fs.readFileSync(path.join(summary.runDir, 'summary.md'), 'utf8');
+  const answer = md.split('\n').find((l) => l.startsWith('**Answer:')) ?? '';
+  expect(md.indexOf(answer)).toBeLessThan(md.indexOf('| pgbouncer-transaction |'));
+  expect(answer).toMatch(
+    /^\*\*Answer: Ran without errors or hangs: direct, pgbouncer-session; cheapest per million transactions: unpriced\. /,
+  );
+  expect(answer).toMatch(
+    /pgbouncer-transaction: not suitable: session advisory locks leak through a transaction pool \(hung at 12 clients/,
+  );
+});
