@@ -43,10 +43,35 @@ export interface DisruptionProbe {
   readonly intervalMs: number;
   /** Probing before T0; its latencies are the baseline (p99) stalls and recovery are measured against. */
   readonly warmupSec: number;
-  /** Probing after T0. */
+  /** Probing after T0: the recovery window. */
   readonly recoverySec: number;
-  /** One attempt (connect + write) is abandoned after this long and counted as `timeout`. */
-  readonly attemptTimeoutMs: number;
+  /**
+   * The probe clients' own timeouts: part of the question (a client that gives up sooner turns a
+   * wait into a failure), so a setting of the scenario, recorded with each step's result.
+   */
+  readonly clientTimeouts: ClientTimeouts;
+}
+
+/**
+ * A client's own timeouts (as libpq's connect_timeout and a statement timeout): an attempt that
+ * outlives one is a `client-timeout`, its own class — the client gave up, the server said nothing
+ * wrong. A write that waits and then succeeds within them is a stall, never an error.
+ */
+export interface ClientTimeouts {
+  /** Opening a connection (TCP, TLS, the login through a pooler) is given up after this long. */
+  readonly connectTimeoutMs: number;
+  /** One write on an open connection (the statement) is given up after this long. */
+  readonly statementTimeoutMs: number;
+}
+
+/**
+ * The client timeouts a scenario gets unless it sets its own: no shorter than the recovery window,
+ * so a wait the window can see end (PgBouncer holds a client through `server_login_retry`, 15 s by
+ * default) is measured as a stall, not cut short by the probe.
+ */
+export function defaultClientTimeouts(recoverySec: number): ClientTimeouts {
+  const ms = Math.ceil(recoverySec * 1000);
+  return { connectTimeoutMs: ms, statementTimeoutMs: ms };
 }
 
 /** How the probe's clients connect: `persistent` reconnects when it loses its connection; `per-transaction` connects for each write. */
@@ -64,8 +89,9 @@ export interface DisruptionEvent {
 }
 
 /**
- * One attempt of the timeline: [ms from T0 at its start, latency ms (null: never answered — timeout,
- * or abandoned at the window's end), outcome (`ok`, an error class, `unknown`), server address (null: unknown)].
+ * One attempt of the timeline: [ms from T0 at its start, latency ms (null: never answered —
+ * abandoned at the window's end), outcome (`ok`, an error class — `client-timeout` when the client
+ * gave up —, `open`: still waiting when the window ended, `unknown`), server address (null: unknown)].
  */
 export type ProbeAttempt = readonly [number, number | null, string, string | null];
 
@@ -115,12 +141,25 @@ export interface DisruptionFigures {
   readonly recoveryMs: number | null;
   /** Successful writes missing after T0 against the warm-up rate (area of the dip, in writes); null: no warm-up rate. */
   readonly throughputDip: number | null;
-  /** A success after the last error, before the window ended. */
+  /** A success after the last error or client timeout, before the window ended, and no attempt still waiting at its end. */
   readonly recovered: boolean;
   /** Connections (re)opened after T0 by persistent clients. */
   readonly reconnects: number;
   /** Writes refused as read-only (SQLSTATE 25006): a client that reached a standby. */
   readonly readOnlyRefusals: number;
+  /**
+   * Attempts after T0 the client gave up on at its own timeout (`client-timeout`): not in the error
+   * window, which is the server's and the pooler's errors. Absent in runs written before the class.
+   */
+  readonly clientTimeouts?: number;
+  /** Attempts still waiting for an answer when the window ended (abandoned then). Absent: older run. */
+  readonly openAtEnd?: number;
+  /**
+   * The disruption was over inside the window: after the last error, client timeout and stall a
+   * write succeeded at its usual latency before the window ended, and no attempt was still waiting
+   * at its end. false: errors or a stall still open at the end. Absent: older run (not known).
+   */
+  readonly windowClosed?: boolean;
 }
 
 /** StepRecord.probe of a disruption step. */
@@ -130,6 +169,8 @@ export interface DisruptionResult {
   readonly mode: ProbeConnectMode;
   readonly clients: number;
   readonly intervalMs: number;
+  /** The clients' own timeouts this step ran with (the scenario's). Absent in runs written before they were settings. */
+  readonly clientTimeouts?: ClientTimeouts;
   /** When the disruption was issued (wall clock, ISO); null when it never was (the step failed before T0). */
   readonly t0: string | null;
   readonly events: readonly DisruptionEvent[];
@@ -171,23 +212,37 @@ export const DISRUPTION_LIMITS = {
   intervalMs: { min: 20, max: 1000 },
   warmupSec: { min: 1, max: 600 },
   recoverySec: { min: 1, max: 3600 },
-  attemptTimeoutMs: { min: 100, max: 120_000 },
+  connectTimeoutMs: { min: 100, max: 3_600_000 },
+  statementTimeoutMs: { min: 100, max: 3_600_000 },
 } as const;
 
 /** Problems with a disruption probe's data (all at once); empty when valid. */
 export function validateDisruptionProbe(scenario: string, p: DisruptionProbe): string[] {
   const problems: string[] = [];
-  const within = (field: keyof typeof DISRUPTION_LIMITS, value: number, integer: boolean): void => {
+  const within = (
+    field: keyof typeof DISRUPTION_LIMITS,
+    value: number,
+    integer: boolean,
+    under = '',
+  ): void => {
     const { min, max } = DISRUPTION_LIMITS[field];
     if (!(value >= min && value <= max && (!integer || Number.isInteger(value))))
       problems.push(
-        `${scenario}: probe.${field} must be ${integer ? 'an integer ' : ''}${min}–${max}, got ${value}`,
+        `${scenario}: probe.${under}${field} must be ${integer ? 'an integer ' : ''}${min}–${max}, got ${value}`,
       );
   };
   within('intervalMs', p.intervalMs, true);
   within('warmupSec', p.warmupSec, false);
   within('recoverySec', p.recoverySec, false);
-  within('attemptTimeoutMs', p.attemptTimeoutMs, true);
+  const t = p.clientTimeouts as ClientTimeouts | undefined;
+  if (t === undefined || t === null || typeof t !== 'object')
+    problems.push(
+      `${scenario}: probe.clientTimeouts must be { connectTimeoutMs, statementTimeoutMs }, got ${String(t)}`,
+    );
+  else {
+    within('connectTimeoutMs', t.connectTimeoutMs, true, 'clientTimeouts.');
+    within('statementTimeoutMs', t.statementTimeoutMs, true, 'clientTimeouts.');
+  }
   if (!DISRUPTION_ACTIONS.includes(p.disruption.action))
     problems.push(
       `${scenario}: probe.disruption.action must be one of ${DISRUPTION_ACTIONS.join(', ')}, got ${String(p.disruption.action)}`,

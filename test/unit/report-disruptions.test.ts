@@ -172,7 +172,7 @@ describe('the report: disruptions', () => {
     expect(md).toMatch(/^## restart — PostgreSQL restart$/m);
     expect(md).toMatch(/^\| direct \| persistent \| 2 \| 2\/2 \| .* \| 0\.80 s \(0\.70–0\.90\) \|/m);
     expect(cmp).toMatch(
-      /\| restart · direct · persistent \| 0\.80 s \(0\.70–0\.90\) \| 2\.00 s \| none \| none \| 0 \| 0 \|/,
+      /\| restart · direct · persistent \| 0\.80 s \(0\.70–0\.90\) \| 2\.00 s \| none \| none \| 0 \| 0 \| 0 \| 0 \|/,
     );
     expect(cmp).toMatch(/\| restart · pgbouncer-transaction · persistent \| – \| not in this run \|/);
   });
