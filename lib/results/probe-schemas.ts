@@ -143,6 +143,8 @@ export const sessionStateProbeSchema = z.object({
   kind: z.literal('session-state'),
   features: z.array(z.enum(SESSION_FEATURES)),
   pinPeriodSec: sec,
+  // optional: the catalog's session scenarios take the default (SESSION_CLIENT_TIMEOUTS)
+  clientTimeouts: clientTimeouts.optional(),
 });
 
 const sessionOutcome = z.enum(SESSION_OUTCOMES);
@@ -153,6 +155,8 @@ export const sessionStateResultSchema = z.object({
   kind: z.literal('session-state'),
   order: z.enum(['interleaved', 'sequential']),
   sharing: z.string(),
+  // optional: runs written before the client timeouts were settings do not record them
+  clientTimeouts: clientTimeouts.optional(),
   features: z.array(
     z.object({
       feature: z.enum(SESSION_FEATURES),

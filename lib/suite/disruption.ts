@@ -8,7 +8,10 @@
  * T0 after the warm-up, and the clients keep writing through the recovery window. So one disruption
  * is seen by every target at once, on one clock. docs/disruptions.md describes each figure.
  */
+import { clientTimeoutsProblems, type ClientTimeouts } from './client-timeouts';
 import type { ErrorClass } from './error-class';
+
+export { defaultClientTimeouts, type ClientTimeouts } from './client-timeouts';
 
 /** Every disruption, local and cloud. Stored in plan.json and results: never rename one. */
 export const DISRUPTION_ACTIONS = [
@@ -50,28 +53,6 @@ export interface DisruptionProbe {
    * wait into a failure), so a setting of the scenario, recorded with each step's result.
    */
   readonly clientTimeouts: ClientTimeouts;
-}
-
-/**
- * A client's own timeouts (as libpq's connect_timeout and a statement timeout): an attempt that
- * outlives one is a `client-timeout`, its own class — the client gave up, the server said nothing
- * wrong. A write that waits and then succeeds within them is a stall, never an error.
- */
-export interface ClientTimeouts {
-  /** Opening a connection (TCP, TLS, the login through a pooler) is given up after this long. */
-  readonly connectTimeoutMs: number;
-  /** One write on an open connection (the statement) is given up after this long. */
-  readonly statementTimeoutMs: number;
-}
-
-/**
- * The client timeouts a scenario gets unless it sets its own: no shorter than the recovery window,
- * so a wait the window can see end (PgBouncer holds a client through `server_login_retry`, 15 s by
- * default) is measured as a stall, not cut short by the probe.
- */
-export function defaultClientTimeouts(recoverySec: number): ClientTimeouts {
-  const ms = Math.ceil(recoverySec * 1000);
-  return { connectTimeoutMs: ms, statementTimeoutMs: ms };
 }
 
 /** How the probe's clients connect: `persistent` reconnects when it loses its connection; `per-transaction` connects for each write. */
@@ -212,37 +193,22 @@ export const DISRUPTION_LIMITS = {
   intervalMs: { min: 20, max: 1000 },
   warmupSec: { min: 1, max: 600 },
   recoverySec: { min: 1, max: 3600 },
-  connectTimeoutMs: { min: 100, max: 3_600_000 },
-  statementTimeoutMs: { min: 100, max: 3_600_000 },
 } as const;
 
 /** Problems with a disruption probe's data (all at once); empty when valid. */
 export function validateDisruptionProbe(scenario: string, p: DisruptionProbe): string[] {
   const problems: string[] = [];
-  const within = (
-    field: keyof typeof DISRUPTION_LIMITS,
-    value: number,
-    integer: boolean,
-    under = '',
-  ): void => {
+  const within = (field: keyof typeof DISRUPTION_LIMITS, value: number, integer: boolean): void => {
     const { min, max } = DISRUPTION_LIMITS[field];
     if (!(value >= min && value <= max && (!integer || Number.isInteger(value))))
       problems.push(
-        `${scenario}: probe.${under}${field} must be ${integer ? 'an integer ' : ''}${min}–${max}, got ${value}`,
+        `${scenario}: probe.${field} must be ${integer ? 'an integer ' : ''}${min}–${max}, got ${value}`,
       );
   };
   within('intervalMs', p.intervalMs, true);
   within('warmupSec', p.warmupSec, false);
   within('recoverySec', p.recoverySec, false);
-  const t = p.clientTimeouts as ClientTimeouts | undefined;
-  if (t === undefined || t === null || typeof t !== 'object')
-    problems.push(
-      `${scenario}: probe.clientTimeouts must be { connectTimeoutMs, statementTimeoutMs }, got ${String(t)}`,
-    );
-  else {
-    within('connectTimeoutMs', t.connectTimeoutMs, true, 'clientTimeouts.');
-    within('statementTimeoutMs', t.statementTimeoutMs, true, 'clientTimeouts.');
-  }
+  problems.push(...clientTimeoutsProblems(scenario, p.clientTimeouts));
   if (!DISRUPTION_ACTIONS.includes(p.disruption.action))
     problems.push(
       `${scenario}: probe.disruption.action must be one of ${DISRUPTION_ACTIONS.join(', ')}, got ${String(p.disruption.action)}`,

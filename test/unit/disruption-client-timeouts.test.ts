@@ -13,7 +13,12 @@ import {
   type ProbeEndpoint,
 } from '../../lib/exec/pg-probe';
 import type { Clock, ProbeRun, Target } from '../../lib/engine/ports';
-import { disruptionProbeSchema, disruptionResultSchema } from '../../lib/results/probe-schemas';
+import { pgConfig } from '../../lib/exec/session-program';
+import {
+  disruptionProbeSchema,
+  disruptionResultSchema,
+  sessionStateProbeSchema,
+} from '../../lib/results/probe-schemas';
 import {
   defaultClientTimeouts,
   validateDisruptionProbe,
@@ -34,6 +39,11 @@ import { judgeDisruption } from '../../lib/suite/disruption-verdict';
 import { expandSuite, type PlannedStep } from '../../lib/suite/expand';
 import { DIRECT, SELECT_1 } from '../../lib/suite/experiments/common';
 import { LOCAL_DISRUPTIONS } from '../../lib/suite/experiments/disruptions';
+import {
+  SESSION_CLIENT_TIMEOUTS,
+  validateSessionStateProbe,
+  type SessionStateProbe,
+} from '../../lib/suite/session-state';
 import { describeTarget } from '../../lib/suite/targets';
 import { disruptionResult } from '../helpers/disruption-result';
 import { stepRecordWith } from '../helpers/run-files';
@@ -415,5 +425,35 @@ describe('a step recorded before the client timeouts (an older run directory)', 
     // THEN nothing is made up
     expect(parsed).toEqual(older);
     expect(row).toMatchObject({ clientTimeoutSettings: [], clientTimeouts: null, notOver: 0 });
+  });
+});
+
+describe('the session steps: client timeouts as a setting too', () => {
+  const SPEC: SessionStateProbe = { kind: 'session-state', features: ['set-session'], pinPeriodSec: 60 };
+
+  test('node-postgres gets the scenario’s connect and statement timeouts', () => {
+    // GIVEN / WHEN
+    const cfg = pgConfig(
+      { host: 'h', port: 1, user: 'u', dbname: 'd' },
+      { connectTimeoutMs: 1500, statementTimeoutMs: 2500 },
+      false,
+    );
+    // THEN
+    expect({ connect: cfg.connectionTimeoutMillis, statement: cfg.query_timeout }).toEqual({
+      connect: 1500,
+      statement: 2500,
+    });
+    expect(SESSION_CLIENT_TIMEOUTS).toEqual({ connectTimeoutMs: 10_000, statementTimeoutMs: 30_000 });
+  });
+
+  test('a session spec without them is valid (the default applies); a bad one is named', () => {
+    expect(validateSessionStateProbe('s', SPEC)).toEqual([]);
+    expect(
+      validateSessionStateProbe('s', {
+        ...SPEC,
+        clientTimeouts: { connectTimeoutMs: 10, statementTimeoutMs: 1000 },
+      }),
+    ).toEqual(['s: probe.clientTimeouts.connectTimeoutMs must be an integer 100–3600000, got 10']);
+    expect(sessionStateProbeSchema.parse(SPEC)).toEqual(SPEC);
   });
 });
