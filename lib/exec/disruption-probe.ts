@@ -415,7 +415,8 @@ async function runClient(
   };
   for (let seq = 0; seq < max && slot < window.endMs && !run.signal.aborted; seq++) {
     await clock.sleepUntil(slot, run.signal);
-    if (run.signal.aborted) break;
+    // No attempt starts after the window, even when its slot's wake-up came late (a busy event loop).
+    if (run.signal.aborted || clock.now() >= window.endMs) break;
     const startMs = clock.now();
     const id = `${plan.step.stepId}#${plan.client}#${seq}`;
     let connected = false;

@@ -198,11 +198,13 @@ export function disruptionFigures(attempts: readonly AttemptRecord[], w: FigureW
       : slow.length === 0
         ? 0
         : (last(slow.map(seen)) ?? 0) - Math.min(...slow.map((a) => a.startMs));
-  // Over in the window: a write at its usual latency after the last trouble, nothing left waiting.
-  const lastTrouble = last([...errors, ...timedOut, ...slow].map(seen));
-  const normal = successes.filter((a) => threshold === null || (latency(a) ?? 0) <= threshold);
-  const windowClosed =
-    t0 !== null && open === 0 && normal.some((a) => lastTrouble === null || seen(a) >= lastTrouble);
+  // Over in the window: writing again after the last error or client timeout, and no write still
+  // waiting at the window's end — neither abandoned then nor already stalled by then (waiting longer
+  // than the stall threshold when the window ended, answered only after it).
+  const stalledAtEnd =
+    threshold !== null && successes.some((a) => seen(a) > w.endMs && w.endMs - a.startMs > threshold);
+  const writingAgain = lastFailure === null ? successes.length > 0 : successAfter(lastFailure) !== null;
+  const windowClosed = t0 !== null && open === 0 && writingAgain && !stalledAtEnd;
   const latencies = successes.map((a) => latency(a) as number);
   const errorEnd = successAfter(lastError);
   return {
@@ -213,10 +215,7 @@ export function disruptionFigures(attempts: readonly AttemptRecord[], w: FigureW
     maxLatencyMs: latencies.length > 0 ? round(Math.max(...latencies)) : null,
     recoveryMs: t0 === null ? null : round(recoveryMs(successes, lastFailure, t0, warm.p99Ms, w.endMs)),
     throughputDip: t0 === null ? null : round(throughputDip(successes, warm.successPerSec, t0, w.endMs)),
-    recovered:
-      t0 !== null &&
-      open === 0 &&
-      (lastFailure === null ? successes.length > 0 : successAfter(lastFailure) !== null),
+    recovered: t0 !== null && open === 0 && writingAgain,
     reconnects: t0 === null ? 0 : attempts.filter((a) => a.connected && a.startMs >= t0).length,
     readOnlyRefusals: after.filter((a) => a.failure?.sqlstate === '25006').length,
     clientTimeouts: timedOut.length,

@@ -8,9 +8,9 @@
  *   lists some).
  *   A client timeout (`client-timeout`: the client gave up waiting) is not the target's error.
  * - `succeeds` ("without an error"): no error and no client timeout after T0, and the window
- *   closed — a write at its usual latency after the last error or stall, nothing still waiting at
- *   the end (a stall is allowed: that is what PAUSE/RESUME trades errors for). Errors or a stall
- *   still open when the window ended never hold.
+ *   closed — writing again, no write still waiting (stalled) at the end (a stall that ended is
+ *   allowed: that is what PAUSE/RESUME trades errors for). Errors or a stall still open when the
+ *   window ended never hold.
  * - `refused`: at least one connection attempt was refused after T0 (`connection-failed`,
  *   `too-many-connections`, or the rule's classes).
  * - `any`: informational, the figures are the result (held stays null unless a write was lost);
@@ -68,7 +68,10 @@ export function describeDisruption(r: DisruptionResult): string {
       : '';
   const open =
     f.openAtEnd !== undefined && f.openAtEnd > 0 ? `, ${f.openAtEnd} still waiting at the end` : '';
-  const notOver = r.t0 !== null && !windowClosed(r) ? `, not over in the window${open}` : '';
+  // (errors still coming at the end already say so)
+  const errorsOpen = errs.length > 0 && f.errorWindowMs === null;
+  const notOver =
+    r.t0 !== null && !windowClosed(r) ? (errorsOpen ? open : `, not over in the window${open}`) : '';
   const stall =
     f.stallWindowMs === null
       ? 'stall ?'

@@ -136,9 +136,10 @@ export interface DisruptionFigures {
   /** Attempts still waiting for an answer when the window ended (abandoned then). Absent: older run. */
   readonly openAtEnd?: number;
   /**
-   * The disruption was over inside the window: after the last error, client timeout and stall a
-   * write succeeded at its usual latency before the window ended, and no attempt was still waiting
-   * at its end. false: errors or a stall still open at the end. Absent: older run (not known).
+   * The disruption was over inside the window: the clients were writing again after the last error
+   * and client timeout, and no write was still waiting at its end (abandoned then, or already
+   * stalled — waiting longer than the stall threshold — when it ended). false: errors or a stall
+   * still open at the end. Absent: older run (not known).
    */
   readonly windowClosed?: boolean;
 }

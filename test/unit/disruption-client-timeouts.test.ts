@@ -5,7 +5,11 @@
  * and on virtual time (the runner against a fake pool that holds its clients after T0, as PgBouncer
  * does through server_login_retry) — no real sleeps, no real server.
  */
-import { disruptionProbeRunner, type DisruptionWorld } from '../../lib/exec/disruption-probe';
+import {
+  disruptionProbeRunner,
+  type DisruptionWorld,
+  type ProbeClock,
+} from '../../lib/exec/disruption-probe';
 import {
   ProbeError,
   type ProbeConnection,
@@ -157,14 +161,25 @@ describe('a wait, an error, a client timeout, an open attempt (the figures)', ()
     expect(timeline(a, W).at(-1)).toEqual([3000, null, 'open', null]);
   });
 
-  test('a stall still going at the end (no usual-latency write after it) leaves the window open', () => {
-    // GIVEN slow successes up to the end of the window
-    const a = [...steady(0, 1000), attempt(1000, 3000, 'ok'), attempt(3000, 4990, 'ok')];
+  test('a stall still going at the end (waiting longer than a stall when the window ended) leaves it open', () => {
+    // GIVEN slow successes, the last one waiting from 3000 and answered after the end (5000)
+    const a = [...steady(0, 1000), attempt(1000, 3000, 'ok'), attempt(3000, 5600, 'ok')];
     // WHEN
     const f = disruptionFigures(a, W);
     // THEN
-    expect(f.stallWindowMs).toBe(3990);
+    expect(f.stallWindowMs).toBe(4600);
     expect(f.windowClosed).toBe(false);
+    expect(f.recovered).toBe(true);
+  });
+
+  test.each([
+    ['a stall that ended inside the window', attempt(3000, 4990, 'ok')],
+    ['a write answered just after the end, not yet a stall when the window ended', attempt(4995, 5050, 'ok')],
+  ])('%s: over in the window', (_what, lastOne) => {
+    // GIVEN / WHEN
+    const f = disruptionFigures([...steady(0, 1000), attempt(1000, 3000, 'ok'), lastOne], W);
+    // THEN
+    expect(f.windowClosed).toBe(true);
   });
 });
 
@@ -281,14 +296,31 @@ function planned(spec: DisruptionProbe): PlannedStep[] {
   );
 }
 
-async function runHeld(holdMs: number, timeouts: ClientTimeouts): Promise<DisruptionResult> {
+/** A probe clock whose wake-ups after `lateFrom` come `byMs` late once (an event loop busy elsewhere). */
+function lateOnce(clock: VirtualClock, lateFrom: number, byMs: number): ProbeClock {
+  let late = false;
+  return {
+    now: () => clock.now(),
+    sleepUntil: (ms, signal) => {
+      if (late || ms < lateFrom) return clock.sleepUntil(ms, signal);
+      late = true;
+      return clock.sleepUntil(ms + byMs, signal);
+    },
+  };
+}
+
+async function runHeld(
+  holdMs: number,
+  timeouts: ClientTimeouts,
+  probeClock?: (c: VirtualClock) => ProbeClock,
+): Promise<DisruptionResult> {
   const clock = new VirtualClock();
   const pool = new HoldingPool(clock);
   const spec = specWith(timeouts);
   const runner = disruptionProbeRunner({
     world: pool.world(holdMs),
     connector: pool.connector,
-    clock,
+    clock: probeClock ? probeClock(clock) : clock,
     floorQueries: 1,
   });
   const target: Target = {
@@ -357,6 +389,17 @@ describe('the runner: the client timeouts decide between a stall and a client-ti
     expect(v.held).toBe(false);
     expect(v.observed).toContain('not over in the window, 1 still waiting at the end');
   });
+});
+
+test('a slot woken after the window (a busy event loop) starts no attempt: nothing left open', async () => {
+  // GIVEN a clock whose first wake-up 2.5 s after T0 (the window is 3 s) comes 4 s late
+  // (the virtual clock starts at 1000; the first slot is 50 ms later; T0 1 s after it)
+  const t0 = 1000 + 50 + 1000;
+  // WHEN
+  const r = await runHeld(0, defaultClientTimeouts(3), (c) => lateOnce(c, t0 + 2500, 4000));
+  // THEN every attempt started inside the window, and the window closed
+  expect(Math.max(...r.attempts.map((a) => a[0]))).toBeLessThan(3000);
+  expect(r.figures).toMatchObject({ openAtEnd: 0, windowClosed: true });
 });
 
 describe('client timeouts as settings of the scenario', () => {

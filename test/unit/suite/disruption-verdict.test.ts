@@ -149,6 +149,23 @@ describe('judgeDisruption', () => {
     expect(judgeDisruption(expect_('succeeds'), r)).toEqual({ observed: describeDisruption(r), held: false });
   });
 
+  test('errors still coming when the window ended: said once, and "without an error" never holds', () => {
+    // GIVEN errors to the end of the window (a pre-1.23 rolling restart seen so)
+    const r = disruptionResult({
+      errors: [REFUSED],
+      figures: { errorWindowMs: null, recovered: false, windowClosed: false },
+    });
+    // WHEN
+    const observed = describeDisruption(r);
+    // THEN
+    expect(observed.match(/not over/g)).toEqual(['not over']);
+    expect(observed).toMatch(
+      /^errors not over by the end of the window \(connection-failed ECONNREFUSED ×2\)/,
+    );
+    expect(judgeDisruption(expect_('succeeds'), r).held).toBe(false);
+    expect(judgeDisruption(expect_('any'), r).held).toBeNull();
+  });
+
   test('a result written before the window figure is judged by whether the clients wrote again', () => {
     // GIVEN an older result: no windowClosed, no client-timeout figures
     const base = disruptionResult({ figures: { stallWindowMs: 900 } });
