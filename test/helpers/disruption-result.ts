@@ -41,8 +41,9 @@ export function disruptionResult(input: DisruptionResultInput = {}): DisruptionR
       jitterMaxMs: 4,
     },
     figures: {
-      timeToFirstErrorMs: failed > 0 ? 12 : null,
-      errorWindowMs: failed > 0 ? 1400 : null,
+      // the error window is the server's and the pooler's errors: client timeouts are not in it
+      timeToFirstErrorMs: failed > gaveUp ? 12 : null,
+      errorWindowMs: failed > gaveUp ? 1400 : null,
       stallThresholdMs: 30,
       stallWindowMs: 0,
       maxLatencyMs: 25,
