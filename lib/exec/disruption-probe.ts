@@ -10,7 +10,9 @@
  * per-transaction ones connecting for each write) write at the interval, staggered across it; at
  * T0 = start + warm-up the world injects the disruption (concurrently: clients keep writing), and
  * the clients stop at T0 + the recovery window. Bounded: no attempt starts after the window, each
- * is abandoned after the attempt timeout, and a client makes at most window / interval + 1 attempts.
+ * is given up at the client's own timeouts (the scenario's `clientTimeouts`: connect, statement) —
+ * a `client-timeout` — or, still waiting 1 s after the window ended, abandoned then (`open`: the
+ * wait was not over in the window); a client makes at most window / interval + 1 attempts.
  */
 import { setMaxListeners } from 'node:events';
 import { percentile } from '../core/stats';
@@ -24,7 +26,7 @@ import type {
 } from '../engine/ports';
 import { summarizeStepLogs } from '../engine/step-logs';
 import { buildPgbenchEnv } from '../suite/argv';
-import { describeDisruption } from '../suite/disruption-verdict';
+import { clientTimeoutsText, describeDisruption } from '../suite/disruption-verdict';
 import type { DisruptionEvent, DisruptionProbe, DisruptionResult } from '../suite/disruption';
 import {
   disruptionFigures,
@@ -36,8 +38,10 @@ import {
   serversOf,
   timeline,
   warmupOf,
+  WINDOW_END_CODE,
   writeFate,
   type AttemptRecord,
+  type ProbeFailure,
   type FigureWindow,
 } from '../suite/disruption-figures';
 import type { PlannedStep } from '../suite/expand';
@@ -140,6 +144,11 @@ export function disruptionProbeRunner(deps: DisruptionRunnerDeps): ProbeRunner<'
   };
 }
 
+/** An attempt still unanswered this long after the window ended is abandoned (`open`). */
+export const ABANDON_AFTER_WINDOW_MS = 1000;
+/** Creating and reading the ledger, the floor's SELECT 1: not measured, each given this long. */
+const SETUP_TIMEOUT_MS = 10_000;
+
 interface ClientPlan {
   readonly step: PlannedStep;
   readonly client: number;
@@ -180,8 +189,8 @@ async function runGroup(
     return fail(`could not prepare ${spec.disruption.action}: ${(err as Error).message}`);
   }
   try {
-    await withConnection(deps.connector, session.ledgerEndpoint(), spec.attemptTimeoutMs * 5, (c) =>
-      c.ensureLedger(spec.attemptTimeoutMs * 5),
+    await withConnection(deps.connector, session.ledgerEndpoint(), SETUP_TIMEOUT_MS, (c) =>
+      c.ensureLedger(SETUP_TIMEOUT_MS),
     );
   } catch (err) {
     await session.restore().catch(() => undefined);
@@ -205,7 +214,7 @@ async function runGroup(
   const clients = plans.map((p) => runClient(p, window, run, deps.connector, clock, spec));
   const { t0Ms, injectError } = await injectAtT0(run, session, clock, t0Planned, sink);
   const attemptsByClient = await Promise.all(clients);
-  const ledger = await readLedger(deps, session, run, spec);
+  const ledger = await readLedger(deps, session, run);
   let restoreError: string | null = null;
   try {
     await session.restore();
@@ -328,18 +337,13 @@ async function measureFloors(
     if (!target) continue;
     const times: number[] = [];
     try {
-      await withConnection(
-        deps.connector,
-        session.endpoint(step, target),
-        spec.attemptTimeoutMs,
-        async (c) => {
-          for (let i = 0; i < (deps.floorQueries ?? 30); i++) {
-            const t = clock.now();
-            await c.select1(spec.attemptTimeoutMs);
-            times.push(clock.now() - t);
-          }
-        },
-      );
+      await withConnection(deps.connector, session.endpoint(step, target), SETUP_TIMEOUT_MS, async (c) => {
+        for (let i = 0; i < (deps.floorQueries ?? 30); i++) {
+          const t = clock.now();
+          await c.select1(SETUP_TIMEOUT_MS);
+          times.push(clock.now() - t);
+        }
+      });
     } catch {
       /* no floor: unknown */
     }
@@ -374,6 +378,20 @@ function clientPlans(
   return plans.map((p, i) => ({ ...p, offsetMs: (i * spec.intervalMs) / Math.max(1, plans.length) }));
 }
 
+/**
+ * The failure of an attempt in the probe's terms; a timeout that fired because the window was over
+ * (not the client's own) is `window-end`: the attempt was still waiting then.
+ */
+function failureOf(err: unknown, phase: 'connect' | 'write', byWindow: boolean): ProbeFailure {
+  const f =
+    err instanceof ProbeError
+      ? { ...err.failure, phase: err.failure.phase === 'connect' ? 'connect' : phase }
+      : probeFailureOf(err, phase);
+  return byWindow && f.code === 'timeout'
+    ? { ...f, code: WINDOW_END_CODE, message: `still waiting when the recovery window ended (${f.message})` }
+    : f;
+}
+
 /** One probe client from the first slot to the end of the window. */
 async function runClient(
   plan: ClientPlan,
@@ -388,9 +406,17 @@ async function runClient(
   const group = plan.step.probe?.group ?? plan.step.stepId;
   let conn: ProbeConnection | null = null;
   let slot = window.startMs + plan.offsetMs;
+  const { connectTimeoutMs, statementTimeoutMs } = spec.clientTimeouts;
+  const abandonAt = window.endMs + ABANDON_AFTER_WINDOW_MS;
+  // The client's timeout, or what is left until the attempt is abandoned after the window if that is sooner.
+  const limit = (clientMs: number): { ms: number; byWindow: boolean } => {
+    const left = abandonAt - clock.now();
+    return left < clientMs ? { ms: Math.max(1, left), byWindow: true } : { ms: clientMs, byWindow: false };
+  };
   for (let seq = 0; seq < max && slot < window.endMs && !run.signal.aborted; seq++) {
     await clock.sleepUntil(slot, run.signal);
-    if (run.signal.aborted) break;
+    // No attempt starts after the window, even when its slot's wake-up came late (a busy event loop).
+    if (run.signal.aborted || clock.now() >= window.endMs) break;
     const startMs = clock.now();
     const id = `${plan.step.stepId}#${plan.client}#${seq}`;
     let connected = false;
@@ -398,25 +424,25 @@ async function runClient(
     let failure: AttemptRecord['failure'] = null;
     let server: string | null = null;
     let phase: 'connect' | 'write' = 'connect';
+    let bound = { ms: connectTimeoutMs, byWindow: false };
     try {
       if (conn === null) {
-        conn = await connector(plan.endpoint, spec.attemptTimeoutMs);
+        bound = limit(connectTimeoutMs);
+        conn = await connector(plan.endpoint, bound.ms);
         connected = plan.persistent;
       }
       phase = 'write';
-      const left = Math.max(1, spec.attemptTimeoutMs - (clock.now() - startMs));
-      server = (await conn.write({ runId: run.runId, group, id }, left)).server;
+      bound = limit(statementTimeoutMs);
+      server = (await conn.write({ runId: run.runId, group, id }, bound.ms)).server;
     } catch (err) {
-      failure =
-        err instanceof ProbeError
-          ? { ...err.failure, phase: err.failure.phase === 'connect' ? 'connect' : phase }
-          : probeFailureOf(err, phase);
+      failure = failureOf(err, phase, bound.byWindow);
       outcome = writeFate(failure);
       // A failed connection is not reused: the next attempt reconnects.
       if (conn !== null) await conn.close();
       conn = null;
     }
-    const endMs = clock.now();
+    // Abandoned after the window: no answer came (its latency is unknown, not the time waited).
+    const endMs = failure?.code === WINDOW_END_CODE ? null : clock.now();
     if (!plan.persistent && conn !== null) {
       const c = conn;
       conn = null;
@@ -446,15 +472,14 @@ async function readLedger(
   deps: DisruptionRunnerDeps,
   session: DisruptionSession,
   run: ProbeRun<'disruption'>,
-  spec: DisruptionProbe,
 ): Promise<{ ids: Map<string, number> | null; error: string | null }> {
   const group = run.steps[0]?.probe?.group ?? '';
   const deadline = Date.now() + (deps.ledgerWaitMs ?? 30_000);
   let error: string;
   for (;;) {
     try {
-      const ids = await withConnection(deps.connector, session.ledgerEndpoint(), spec.attemptTimeoutMs, (c) =>
-        c.ledger(run.runId, group, spec.attemptTimeoutMs * 5),
+      const ids = await withConnection(deps.connector, session.ledgerEndpoint(), SETUP_TIMEOUT_MS, (c) =>
+        c.ledger(run.runId, group, SETUP_TIMEOUT_MS),
       );
       return { ids, error: null };
     } catch (err) {
@@ -482,6 +507,7 @@ function resultOf(
     mode: step.params.connect,
     clients: step.params.clients,
     intervalMs: spec.intervalMs,
+    clientTimeouts: spec.clientTimeouts,
     t0,
     events,
     warmup: warmupOf(attempts, w),
@@ -512,7 +538,7 @@ function transcriptOf(
 ): string {
   const ep = plans[0]?.endpoint.label ?? step.target.name;
   const lines = [
-    `${r.clients} ${r.mode} probe client(s) on ${step.target.name} (${ep}), one write every ${r.intervalMs} ms`,
+    `${r.clients} ${r.mode} probe client(s) on ${step.target.name} (${ep}), one write every ${r.intervalMs} ms, ${clientTimeoutsText(r.clientTimeouts)}`,
     `floor: SELECT 1 p50 ${fmt(r.floor.selectP50Ms)} ms, p99 ${fmt(r.floor.selectP99Ms)} ms; pgbench p50 ${fmt(r.floor.pgbenchSelectP50Ms)} ms; interval jitter p50 ${fmt(r.floor.jitterP50Ms)} ms, p99 ${fmt(r.floor.jitterP99Ms)} ms, max ${fmt(r.floor.jitterMaxMs)} ms`,
     `warm-up: ${r.warmup.attempts} attempts, p50 ${fmt(r.warmup.p50Ms)} ms, p99 ${fmt(r.warmup.p99Ms)} ms, ${fmt(r.warmup.successPerSec)} writes/s`,
     `T0 ${r.t0 ?? 'never'}`,

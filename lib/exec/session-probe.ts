@@ -13,31 +13,30 @@
  * A statement that fails with an SQLSTATE is recorded (the `errors` outcome); a connection that
  * cannot be made or is lost (SQLSTATE class 08 or 57, a socket error) is an InfrastructureError: the
  * step is not a measurement. Protocol-level named statements go through node-postgres' `{ name, text }`
- * queries: Parse (named) + Bind + Execute on a client's first use, Bind + Execute after that.
+ * queries: Parse (named) + Bind + Execute on a client's first use, Bind + Execute after that. The
+ * clients and each kind of program step are ./session-program.ts.
  */
-import { Client, type ClientConfig, type Notification } from 'pg';
 import { InfrastructureError } from '../core/errors';
 import type { Clock, ProbeRunner, ProbeStepOutcome } from '../engine/ports';
+import type { ClientTimeouts } from '../suite/client-timeouts';
 import type { PlannedStep } from '../suite/expand';
 import {
   classifySession,
   describeSessionResult,
   expectSession,
   judgeSession,
-  isInfrastructureSqlstate,
   probeOrder,
   sessionFeature,
+  SESSION_CLIENT_TIMEOUTS,
   type PinWatch,
-  type ProbeClient,
   type ProbeStepSpec,
   type SessionFeature,
   type SessionFeatureResult,
   type SessionStateResult,
-  type SessionProbeStep,
 } from '../suite/session-state';
 import { sessionHandling, type TargetDescriptor } from '../suite/targets';
 import type { ConnectionInfo } from '../suite/types';
-import { connectWithSslmode } from './pg-sslmode';
+import { SessionProgram } from './session-program';
 
 export interface SessionProbeConnections {
   /** The target under test: both clients connect here. */
@@ -71,117 +70,14 @@ export interface SessionProbeOptions {
   readonly deliveryPauseMs?: number;
   /** How long a check waits for a notification. @default 1000 */
   readonly notificationWaitMs?: number;
-  /** No answer within this is recorded as a failed statement. @default 30000 */
-  readonly statementTimeoutMs?: number;
+  /**
+   * The clients' own timeouts (the scenario's `probe.clientTimeouts`): a statement with no answer
+   * within its timeout is recorded as a failed statement; a connect that times out makes the step
+   * an infrastructure error. @default SESSION_CLIENT_TIMEOUTS (connect 10 s, statement 30 s)
+   */
+  readonly clientTimeouts?: ClientTimeouts;
   /** The metric's period; the hold covers one whole period. @default 60 */
   readonly metricPeriodSec?: number;
-}
-
-/** One client of the probe, with the notifications it received. */
-interface ProbeConn {
-  readonly name: string;
-  readonly client: Client;
-  readonly notifications: Notification[];
-}
-
-const CONNECT_TIMEOUT_MS = 10_000;
-/** A literal longer than this is shortened in the record (the long-statement feature). */
-const MAX_RECORDED_SQL = 400;
-
-/**
- * node-postgres configuration for a ConnectionInfo (password from its env) and one attempt's `ssl`
- * (./pg-sslmode.ts: TLS without verification as libpq's `require`; `prefer` tries TLS, then plain).
- */
-export function pgConfig(
-  conn: ConnectionInfo,
-  queryTimeoutMs: number,
-  ssl: ClientConfig['ssl'],
-): ClientConfig {
-  return {
-    host: conn.host,
-    port: conn.port,
-    user: conn.user,
-    database: conn.dbname,
-    ...(conn.env?.PGPASSWORD !== undefined ? { password: conn.env.PGPASSWORD } : {}),
-    ssl,
-    connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
-    query_timeout: queryTimeoutMs,
-    application_name: 'proxylab-session-probe',
-  };
-}
-
-/** What node-postgres threw: a server error with its SQLSTATE, or a connection problem. */
-function errorOf(e: unknown): { sqlstate: string | null; message: string; connection: boolean } {
-  const err = e as { code?: unknown; message?: unknown; severity?: unknown };
-  const message = typeof err.message === 'string' ? err.message : String(e);
-  const code = typeof err.code === 'string' ? err.code : null;
-  const sqlstate = code !== null && /^[0-9A-Z]{5}$/.test(code) && err.severity !== undefined ? code : null;
-  const connection =
-    isInfrastructureSqlstate(sqlstate) ||
-    (sqlstate === null &&
-      (/^E[A-Z]+$/.test(code ?? '') ||
-        /Connection terminated|connection is not open|Client has encountered a connection error|timeout exceeded when trying to connect/i.test(
-          message,
-        )));
-  return { sqlstate, message, connection };
-}
-
-function shortSql(sql: string): string {
-  const oneLine = sql.replace(/\s+/g, ' ').trim();
-  return oneLine.length <= MAX_RECORDED_SQL
-    ? oneLine
-    : `${oneLine.slice(0, 120)}… (${oneLine.length} characters)`;
-}
-
-function withParams(sql: string, lockKey: number): string {
-  return sql.replace(/:lock_key\b/g, String(lockKey));
-}
-
-async function connect(name: string, conn: ConnectionInfo, timeoutMs: number): Promise<ProbeConn> {
-  const notifications: Notification[] = [];
-  let client: Client;
-  try {
-    client = await connectWithSslmode(conn.sslmode ?? 'disable', async (ssl) => {
-      const c = new Client(pgConfig(conn, timeoutMs, ssl));
-      c.on('notification', (n) => notifications.push(n));
-      // An error on an idle client (the server went away) must not crash the process; the next query fails.
-      c.on('error', () => undefined);
-      await c.connect();
-      return c;
-    });
-  } catch (e) {
-    const { message } = errorOf(e);
-    throw new InfrastructureError(
-      `session probe: client ${name} could not connect to ${conn.host}:${conn.port}/${conn.dbname}: ${message}`,
-      { cause: e },
-    );
-  }
-  return { name, client, notifications };
-}
-
-async function close(c: ProbeConn | null): Promise<void> {
-  if (c === null) return;
-  try {
-    await c.client.end();
-  } catch {
-    /* already gone */
-  }
-}
-
-interface Row {
-  readonly value: string | null;
-  readonly present: boolean | null;
-  readonly pid: number | null;
-}
-
-function rowOf(rows: ReadonlyArray<Record<string, unknown>>): Row {
-  const r = rows[0] ?? {};
-  const pid = r.pid;
-  return {
-    value: typeof r.value === 'string' ? r.value : r.value == null ? null : JSON.stringify(r.value),
-    present: typeof r.present === 'boolean' ? r.present : null,
-    pid: typeof pid === 'number' ? pid : typeof pid === 'string' && /^\d+$/.test(pid) ? Number(pid) : null,
-  };
 }
 
 /** Runs a probe program; see the module comment. */
@@ -192,203 +88,37 @@ export async function runSessionProbe(
   const feature = sessionFeature(opts.feature);
   const order = probeOrder(opts.descriptor);
   const hold = sessionHandling(opts.descriptor).pinsSessions ? (opts.pinMetric ?? null) : null;
-  const timeoutMs = opts.statementTimeoutMs ?? 30_000;
-  const steps: SessionProbeStep[] = [];
   const clock = opts.clock;
   const started = clock.now();
-
-  const record = (s: Omit<SessionProbeStep, 'ms'>, t0: number): void => {
-    steps.push({ ...s, ms: Math.max(0, clock.now().getTime() - t0) });
-  };
-  /** Runs `work`, recording a failed statement; a lost connection ends the probe as infrastructure. */
-  const attempt = async (
-    head: Pick<SessionProbeStep, 'client' | 'kind' | 'role' | 'sql'>,
-    work: () => Promise<Row | null>,
-  ): Promise<void> => {
-    const t0 = clock.now().getTime();
-    try {
-      const row = await work();
-      record(
-        {
-          ...head,
-          backendPid: row?.pid ?? null,
-          value: row?.value ?? null,
-          present: head.role !== null ? (row?.present ?? null) : null,
-          sqlstate: null,
-          error: null,
-        },
-        t0,
-      );
-    } catch (e) {
-      const err = errorOf(e);
-      if (err.connection)
-        throw new InfrastructureError(
-          `session probe ${opts.feature}: ${head.client} lost its connection during ${head.kind}: ${err.message}`,
-          { cause: e },
-        );
-      record(
-        { ...head, backendPid: null, value: null, present: null, sqlstate: err.sqlstate, error: err.message },
-        t0,
-      );
-    }
-  };
-
-  // Setup (roles) on the database itself, before any client connects.
-  if (feature.setup && feature.setup.length > 0) {
-    const admin = await connect('setup', conns.admin, timeoutMs);
-    try {
-      for (const sql of feature.setup) {
-        const text = sql.replace(/:probe_user_literal\b/g, admin.client.escapeLiteral(conns.target.user));
-        await attempt({ client: 'setup', kind: 'setup', role: null, sql: shortSql(text) }, async () => {
-          await admin.client.query(text);
-          return null;
-        });
-      }
-    } finally {
-      await close(admin);
-    }
-  }
-
-  const clients: Record<ProbeClient, ProbeConn | null> = { A: null, B: null };
-  const use = async (who: ProbeClient): Promise<ProbeConn> => {
-    const existing = clients[who];
-    if (existing) return existing;
-    const c = await connect(who, conns.target, timeoutMs);
-    clients[who] = c;
-    return c;
-  };
-
-  const runStep = async (step: ProbeStepSpec): Promise<void> => {
-    switch (step.kind) {
-      case 'apply': {
-        const c = await use(step.client);
-        const sql = withParams(step.sql, opts.lockKey);
-        await attempt({ client: step.client, kind: step.kind, role: null, sql: shortSql(sql) }, async () => {
-          await c.client.query(sql);
-          return null;
-        });
-        return;
-      }
-      case 'apply-prepared':
-      case 'check-prepared': {
-        const c = await use(step.client);
-        await attempt(
-          {
-            client: step.client,
-            kind: step.kind,
-            role: step.kind === 'check-prepared' ? step.role : null,
-            sql: `${step.kind === 'apply-prepared' ? 'Parse' : 'Bind/Execute'} "${step.name}": ${step.text}`,
-          },
-          async () => rowOf((await c.client.query({ name: step.name, text: step.text })).rows),
-        );
-        return;
-      }
-      case 'check': {
-        const c = await use(step.client);
-        const sql = withParams(step.sql, opts.lockKey);
-        await attempt(
-          { client: step.client, kind: step.kind, role: step.role, sql: shortSql(sql) },
-          async () => rowOf((await c.client.query(sql)).rows),
-        );
-        return;
-      }
-      case 'transaction': {
-        const c = await use(step.client);
-        const sql = step.sql.map((s) => withParams(s, opts.lockKey));
-        const check = withParams(step.check, opts.lockKey);
-        await attempt(
-          {
-            client: step.client,
-            kind: step.kind,
-            role: step.role,
-            sql: shortSql(['BEGIN', ...sql, check, 'COMMIT'].join('; ')),
-          },
-          async () => {
-            await c.client.query('BEGIN');
-            try {
-              for (const s of sql) await c.client.query(s);
-              const row = rowOf((await c.client.query(check)).rows);
-              await c.client.query('COMMIT');
-              return row;
-            } catch (e) {
-              await c.client.query('ROLLBACK').catch(() => undefined);
-              throw e;
-            }
-          },
-        );
-        return;
-      }
-      case 'notify': {
-        const notifier = await connect('notifier', conns.admin, timeoutMs);
-        try {
-          await attempt(
-            {
-              client: 'notifier',
-              kind: step.kind,
-              role: null,
-              sql: `NOTIFY ${step.channel}, '${step.payload}'`,
-            },
-            async () => {
-              await notifier.client.query('SELECT pg_notify($1, $2)', [step.channel, step.payload]);
-              return null;
-            },
-          );
-        } finally {
-          await close(notifier);
-        }
-        await clock.sleep(opts.deliveryPauseMs ?? 300);
-        return;
-      }
-      case 'check-notification': {
-        const c = await use(step.client);
-        await attempt(
-          {
-            client: step.client,
-            kind: step.kind,
-            role: step.role,
-            sql: `SELECT pg_backend_pid() AS pid; wait for a notification on ${step.channel}`,
-          },
-          async () => {
-            const row = rowOf((await c.client.query('SELECT pg_backend_pid() AS pid')).rows);
-            const got = (): Notification | undefined =>
-              c.notifications.find((n) => n.channel === step.channel);
-            const deadline = clock.now().getTime() + (opts.notificationWaitMs ?? 1000);
-            while (got() === undefined && clock.now().getTime() < deadline) await clock.sleep(25);
-            const n = got();
-            return {
-              value: n ? `${n.channel}: ${n.payload ?? ''}` : null,
-              present: n !== undefined,
-              pid: row.pid,
-            };
-          },
-        );
-        return;
-      }
-    }
-  };
+  const program = new SessionProgram(conns, {
+    feature: opts.feature,
+    lockKey: opts.lockKey,
+    clock,
+    timeouts: opts.clientTimeouts ?? SESSION_CLIENT_TIMEOUTS,
+    deliveryPauseMs: opts.deliveryPauseMs ?? 300,
+    notificationWaitMs: opts.notificationWaitMs ?? 1000,
+  });
+  await program.setup(feature.setup ?? []);
 
   let firstAt: Date | undefined;
   let endAt: Date;
   try {
-    const program = feature.steps;
     const isB = (s: ProbeStepSpec): boolean => 'client' in s && s.client === 'B';
     if (order === 'interleaved') {
-      await use('A');
-      if (program.some(isB)) await use('B');
+      await program.use('A');
+      if (feature.steps.some(isB)) await program.use('B');
       firstAt = clock.now();
-      for (const step of program) await runStep(step);
+      for (const step of feature.steps) await program.run(step);
       await holdForMetric(opts, hold !== null, firstAt);
     } else {
       firstAt = clock.now();
-      for (const step of program.filter((s) => !isB(s))) await runStep(step);
+      for (const step of feature.steps.filter((s) => !isB(s))) await program.run(step);
       await holdForMetric(opts, hold !== null, firstAt);
-      await close(clients.A);
-      clients.A = null;
-      for (const step of program.filter(isB)) await runStep(step);
+      await program.disconnect('A');
+      for (const step of feature.steps.filter(isB)) await program.run(step);
     }
   } finally {
-    await close(clients.A);
-    await close(clients.B);
+    await program.closeAll();
     endAt = clock.now();
   }
 
@@ -404,8 +134,8 @@ export async function runSessionProbe(
   return {
     feature: opts.feature,
     expected: expectSession(opts.feature, opts.descriptor),
-    ...classifySession(steps),
-    steps,
+    ...classifySession(program.steps),
+    steps: program.steps,
     pinWatch,
   };
 }
@@ -433,7 +163,13 @@ export async function runSessionState(
     await opts.beforeEach?.();
     features.push(await runSessionProbe(conns, { ...opts, feature }));
   }
-  return { kind: 'session-state', order: probeOrder(opts.descriptor), sharing: opts.sharing, features };
+  return {
+    kind: 'session-state',
+    order: probeOrder(opts.descriptor),
+    sharing: opts.sharing,
+    clientTimeouts: opts.clientTimeouts ?? SESSION_CLIENT_TIMEOUTS,
+    features,
+  };
 }
 
 /**
@@ -486,7 +222,11 @@ export function lockKeyOf(runId: string): number {
 
 /** A transcript of a step: one line per feature, then its statements (stored as the step's .stdout). */
 export function sessionTranscript(r: SessionStateResult): string {
-  const lines = [`order: ${r.order}; sharing: ${r.sharing}`];
+  const t = r.clientTimeouts;
+  const timeouts = t
+    ? `; client timeouts: connect ${t.connectTimeoutMs} ms, statement ${t.statementTimeoutMs} ms`
+    : '';
+  const lines = [`order: ${r.order}; sharing: ${r.sharing}${timeouts}`];
   for (const f of r.features) {
     const v = judgeSession(f.expected, f);
     lines.push(
@@ -538,6 +278,7 @@ export function sessionProbeRunner(world: SessionProbeWorld): ProbeRunner<'sessi
               clock: run.clock,
               signal: run.signal,
               metricPeriodSec: world.pinPeriodSec ?? run.spec.pinPeriodSec,
+              ...(run.spec.clientTimeouts ? { clientTimeouts: run.spec.clientTimeouts } : {}),
               ...(pinMetric ? { pinMetric } : {}),
               ...(shared.beforeEach ? { beforeEach: shared.beforeEach } : {}),
             },

@@ -41,6 +41,9 @@ const CLASS_COLORS: Readonly<Record<string, string>> = {
   'connection-failed': '#CC79A7',
   'backend-died': '#E69F00',
   timeout: '#000000',
+  'client-timeout': '#0072B2',
+  // still waiting when the window ended (lib/suite/disruption-figures.ts OPEN_AT_END)
+  open: '#009E73',
   'read-only': '#56B4E9',
   'too-many-connections': '#F0E442',
   other: '#999999',
@@ -181,6 +184,9 @@ function rowCells(r: DowntimeRow): string[] {
     formatSpreadSec(r.timeToFirstErrorMs),
     formatSpreadSec(r.errorWindowMs, r.withErrors > 0 ? 'not over in the window' : '–'),
     stallText(r.stallWindowMs),
+    r.clientTimeoutSettings.join('; ') || 'not recorded',
+    r.clientTimeouts === null ? '?' : String(r.clientTimeouts),
+    r.notOver === 0 ? 'yes' : `not in ${r.notOver} of ${r.repetitions}`,
     r.maxLatencyMs === null ? '?' : `${Math.round(r.maxLatencyMs.max)}`,
     formatSpreadSec(r.recoveryMs, 'not within the window'),
     r.errorClasses.map((c) => `${c.label} ×${c.count}`).join(', ') || '–',
@@ -202,6 +208,9 @@ const HEADER = [
   'first error',
   'error window',
   'stall window',
+  'client timeouts',
+  'client gave up',
+  'over in the window',
   'max ms',
   'recovery',
   'errors by class',
@@ -274,7 +283,7 @@ export function disruptionSectionsHtml(
         const events = (group[0]?.probe.events ?? []).map(
           (e) => `${(e.atMs / 1000).toFixed(2)} s ${e.name}${e.detail ? ` (${e.detail})` : ''}`,
         );
-        const figure = html`<figure class="chart" data-chart="timeline" data-repetition="${rep}">${trustedSvg(svg)}<figcaption>dots: successful writes at their latency (log scale), at the second they started; triangles: failed attempts by error class (no answer: top of the lane); dashed lines: the disruption's events${group[0]?.probe.t0 ? `, T0 ${group[0].probe.t0}` : ''}: ${events.join('; ') || 'none'}${group[0]?.probe.timelineNote ? ` (${group[0].probe.timelineNote})` : ''}</figcaption></figure>`;
+        const figure = html`<figure class="chart" data-chart="timeline" data-repetition="${rep}">${trustedSvg(svg)}<figcaption>dots: successful writes at their latency (log scale), at the second they started; triangles: failed attempts by error class (no answer: top of the lane; client-timeout: the client gave up; open: still waiting when the window ended); dashed lines: the disruption's events${group[0]?.probe.t0 ? `, T0 ${group[0].probe.t0}` : ''}: ${events.join('; ') || 'none'}${group[0]?.probe.timelineNote ? ` (${group[0].probe.timelineNote})` : ''}</figcaption></figure>`;
         return figure;
       });
       return html`<section class="scenario disruption" id="disruption-${scenario.replace(/[^A-Za-z0-9_-]+/g, '_')}" data-scenario="${scenario}">
@@ -283,7 +292,7 @@ ${info.finding ? html`<p class="sub">DISRUPT: ${info.finding}</p>` : ''}
 <ul class="lived" data-lived="${scenario}">${rows.map((r) => html`<li>${livedThrough(r)}</li>`)}</ul>
 <h3>Downtime, over ${String(reps.length)} repetition(s)</h3>
 ${table(HEADER, rows.map(rowCells))}
-<p class="sub">Windows: median of the repetitions (range when they differ). error window: first error → first success after the last one; stall window: successes slower than 10 × the warm-up p99; recovery: T0 → the rolling 1 s p99 back within 1.2 × the warm-up p99; unknown: sent without an answer, resolved from the ledger afterwards (docs/disruptions.md).</p>
+<p class="sub">Windows: median of the repetitions (range when they differ). error window: first error (the server's or the pooler's) → first success after the last one; stall window: successes slower than 10 × the warm-up p99 (a write that waits and then succeeds is a stall, never an error); client timeouts: the probe clients' own connect and statement timeouts, a scenario setting; client gave up: attempts that outlived them (<code>client-timeout</code>, not in the error window); over in the window: writing again after the last error and client timeout, no write still waiting (stalled) at the window's end; recovery: T0 → the rolling 1 s p99 back within 1.2 × the warm-up p99; unknown: sent without an answer, resolved from the ledger afterwards (docs/disruptions.md).</p>
 ${broke.length > 0 ? html`<ul class="warnings">${broke.map((r) => html`<li>${fmtVerdict(false)} ${r.stepId}: expected ${r.verdict.expected} — ${r.verdict.observed}</li>`)}</ul>` : ''}
 ${notMeasured.length > 0 ? html`<ul class="warnings">${notMeasured.map((r) => html`<li>${r.stepId}: ${r.status} — ${r.note ?? ''}</li>`)}</ul>` : ''}
 <div class="charts">${charts}</div>
@@ -333,6 +342,8 @@ const COMPARE_HEADER = [
   'error window B',
   'stall A',
   'stall B',
+  'client gave up A',
+  'client gave up B',
   'lost A',
   'lost B',
 ];
@@ -343,7 +354,9 @@ function compareCells(c: DowntimeComparison): string[] {
   const stall = (r: DowntimeRow | null): string => (r === null ? '–' : stallText(r.stallWindowMs));
   const lost = (r: DowntimeRow | null): string =>
     r === null ? '–' : r.lost === null ? 'not checked' : String(r.lost);
-  return [c.key, win(c.a), win(c.b), stall(c.a), stall(c.b), lost(c.a), lost(c.b)];
+  const gaveUp = (r: DowntimeRow | null): string =>
+    r === null ? '–' : r.clientTimeouts === null ? '?' : String(r.clientTimeouts);
+  return [c.key, win(c.a), win(c.b), stall(c.a), stall(c.b), gaveUp(c.a), gaveUp(c.b), lost(c.a), lost(c.b)];
 }
 
 export function compareDowntimeMarkdown(rows: readonly DowntimeComparison[]): string[] {

@@ -37,14 +37,33 @@ const disruption = z.object({
   shutdown: z.enum(SHUTDOWN_MODES).nullable(),
 });
 
-export const disruptionProbeSchema = z.object({
-  kind: z.literal('disruption'),
-  disruption,
-  intervalMs: ms,
-  warmupSec: sec,
-  recoverySec: sec,
-  attemptTimeoutMs: ms,
-});
+const clientTimeouts = z.object({ connectTimeoutMs: ms, statementTimeoutMs: ms });
+
+/**
+ * A plan written before the client timeouts were settings has `attemptTimeoutMs` instead: one limit
+ * on the connect and on the whole attempt, read as both timeouts (what that probe ran with).
+ */
+export const disruptionProbeSchema = z
+  .object({
+    kind: z.literal('disruption'),
+    disruption,
+    intervalMs: ms,
+    warmupSec: sec,
+    recoverySec: sec,
+    clientTimeouts: clientTimeouts.optional(),
+    attemptTimeoutMs: ms.optional(),
+  })
+  .refine((p) => p.clientTimeouts !== undefined || p.attemptTimeoutMs !== undefined, {
+    message: 'expected clientTimeouts (or attemptTimeoutMs, in a plan written before it)',
+    path: ['clientTimeouts'],
+  })
+  .transform(({ attemptTimeoutMs, clientTimeouts: t, ...p }) => ({
+    ...p,
+    clientTimeouts: t ?? {
+      connectTimeoutMs: attemptTimeoutMs as number,
+      statementTimeoutMs: attemptTimeoutMs as number,
+    },
+  }));
 
 export const disruptionResultSchema = z.object({
   kind: z.literal('disruption'),
@@ -52,6 +71,8 @@ export const disruptionResultSchema = z.object({
   mode: z.enum(['persistent', 'per-transaction']),
   clients: count,
   intervalMs: ms,
+  // optional: runs written before the client timeouts were settings do not record them
+  clientTimeouts: clientTimeouts.optional(),
   t0: timestamp.nullable(),
   events: z.array(
     z.object({
@@ -89,6 +110,10 @@ export const disruptionResultSchema = z.object({
     recovered: z.boolean(),
     reconnects: count,
     readOnlyRefusals: count,
+    // optional: runs written before `client-timeout` was its own class (their figures are unknown)
+    clientTimeouts: count.optional(),
+    openAtEnd: count.optional(),
+    windowClosed: z.boolean().optional(),
   }),
   errors: z.array(
     z.object({
@@ -118,6 +143,8 @@ export const sessionStateProbeSchema = z.object({
   kind: z.literal('session-state'),
   features: z.array(z.enum(SESSION_FEATURES)),
   pinPeriodSec: sec,
+  // optional: the catalog's session scenarios take the default (SESSION_CLIENT_TIMEOUTS)
+  clientTimeouts: clientTimeouts.optional(),
 });
 
 const sessionOutcome = z.enum(SESSION_OUTCOMES);
@@ -128,6 +155,8 @@ export const sessionStateResultSchema = z.object({
   kind: z.literal('session-state'),
   order: z.enum(['interleaved', 'sequential']),
   sharing: z.string(),
+  // optional: runs written before the client timeouts were settings do not record them
+  clientTimeouts: clientTimeouts.optional(),
   features: z.array(
     z.object({
       feature: z.enum(SESSION_FEATURES),

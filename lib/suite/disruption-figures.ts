@@ -21,7 +21,10 @@ import { serverStopMessageIn } from './server-stop';
 export interface ProbeFailure {
   /** PostgreSQL's SQLSTATE (5 characters) when the server or pooler sent an error. */
   readonly sqlstate: string | null;
-  /** The socket's error code (ECONNREFUSED …), or `timeout` for an attempt the probe abandoned. */
+  /**
+   * The socket's error code (ECONNREFUSED …), `timeout` for an attempt that outlived the client's
+   * own timeout, or `window-end` for one still waiting when the recovery window ended.
+   */
   readonly code: string | null;
   readonly message: string;
   /** ERROR, FATAL, PANIC (the error response's severity); null for a socket error. */
@@ -29,6 +32,11 @@ export interface ProbeFailure {
   /** `connect`: before the write was sent; `write`: after. */
   readonly phase: 'connect' | 'write';
 }
+
+/** ProbeFailure.code of an attempt that outlived the client's connect or statement timeout. */
+export const CLIENT_TIMEOUT_CODE = 'timeout';
+/** ProbeFailure.code of an attempt still waiting when the window ended (its AttemptRecord.endMs is null). */
+export const WINDOW_END_CODE = 'window-end';
 
 const SOCKET_CONNECT_FAILED = new Set([
   'ECONNREFUSED',
@@ -44,6 +52,8 @@ const SOCKET_LOST = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
  * sends 08P01 for its own errors, told apart by their text), then the socket code, then the text.
  */
 export function classifyProbeFailure(f: ProbeFailure): ErrorClass {
+  // The probe's own timers: the client gave up (a server-side timeout comes with an SQLSTATE or text).
+  if (f.code === CLIENT_TIMEOUT_CODE || f.code === WINDOW_END_CODE) return 'client-timeout';
   const s = f.sqlstate;
   if (s === '57P01' || s === '57P02' || s === '57P03') return 'server-stopped';
   if (s === '53300') return 'too-many-connections';
@@ -57,7 +67,6 @@ export function classifyProbeFailure(f: ProbeFailure): ErrorClass {
   if (/query_wait_timeout|query_timeout|client_login_timeout/i.test(f.message)) return 'timeout';
   if (/no more connections allowed|too many connections|remaining connection slots/i.test(f.message))
     return 'too-many-connections';
-  if (f.code === 'timeout') return 'timeout';
   if (f.code !== null && SOCKET_CONNECT_FAILED.has(f.code)) return 'connection-failed';
   if (f.code !== null && SOCKET_LOST.has(f.code)) return 'backend-died';
   if (/connection terminated|server conn crashed|unexpected(ly)? (eof|end)/i.test(f.message))
@@ -143,23 +152,44 @@ export const STALL_FACTOR = 10;
 /** Recovered when the rolling p99 is back within this many times the warm-up p99. */
 export const RECOVERY_FACTOR = 1.2;
 
+/**
+ * What an attempt was, for the figures: `ok` (answered: a success, however slow — a wait that ends
+ * in a success is a stall, never an error), `error` (the server or the pooler said no, or the
+ * connection broke), `client-timeout` (the client's own timeout ran out first), `open` (still
+ * waiting when the window ended).
+ */
+export type AttemptKind = 'ok' | 'error' | 'client-timeout' | 'open';
+
+export function attemptKind(a: AttemptRecord): AttemptKind {
+  if (a.outcome === 'ok') return 'ok';
+  if (a.endMs === null) return 'open';
+  return a.failure !== null && classifyProbeFailure(a.failure) === 'client-timeout'
+    ? 'client-timeout'
+    : 'error';
+}
+
+function first(ts: readonly number[]): number | null {
+  return ts.length > 0 ? Math.min(...ts) : null;
+}
+function last(ts: readonly number[]): number | null {
+  return ts.length > 0 ? Math.max(...ts) : null;
+}
+
 /** The figures of one step's attempts (docs/disruptions.md). */
 export function disruptionFigures(attempts: readonly AttemptRecord[], w: FigureWindow): DisruptionFigures {
   const warm = warmupOf(attempts, w);
   const t0 = w.t0Ms;
-  const after = t0 === null ? [] : attempts.filter((a) => (a.endMs ?? w.endMs) >= t0);
-  const failures = after.filter((a) => a.outcome !== 'ok');
-  const successes = after.filter((a) => a.outcome === 'ok');
   const seen = (a: AttemptRecord): number => a.endMs ?? w.endMs;
-  const firstError = failures.length > 0 ? Math.min(...failures.map(seen)) : null;
-  const lastError = failures.length > 0 ? Math.max(...failures.map(seen)) : null;
-  const successAfterLast =
-    lastError === null
-      ? null
-      : (successes
-          .map(seen)
-          .filter((t) => t >= lastError)
-          .sort((a, b) => a - b)[0] ?? null);
+  const after = t0 === null ? [] : attempts.filter((a) => seen(a) >= t0);
+  const of = (k: AttemptKind): AttemptRecord[] => after.filter((a) => attemptKind(a) === k);
+  const [errors, timedOut, successes] = [of('error'), of('client-timeout'), of('ok')];
+  const open = attempts.filter((a) => attemptKind(a) === 'open').length;
+  const firstError = first(errors.map(seen));
+  const lastError = last(errors.map(seen));
+  // The client writing again: a success after the last error or client timeout.
+  const lastFailure = last([...errors, ...timedOut].map(seen));
+  const successAfter = (t: number | null): number | null =>
+    t === null ? null : first(successes.map(seen).filter((x) => x >= t));
   const threshold = warm.p99Ms === null ? null : warm.p99Ms * STALL_FACTOR;
   const slow = threshold === null ? [] : successes.filter((a) => (latency(a) ?? 0) > threshold);
   const stallWindowMs =
@@ -167,20 +197,30 @@ export function disruptionFigures(attempts: readonly AttemptRecord[], w: FigureW
       ? null
       : slow.length === 0
         ? 0
-        : Math.max(...slow.map(seen)) - Math.min(...slow.map((a) => a.startMs));
+        : (last(slow.map(seen)) ?? 0) - Math.min(...slow.map((a) => a.startMs));
+  // Over in the window: writing again after the last error or client timeout, and no write still
+  // waiting at the window's end — neither abandoned then nor already stalled by then (waiting longer
+  // than the stall threshold when the window ended, answered only after it).
+  const stalledAtEnd =
+    threshold !== null && successes.some((a) => seen(a) > w.endMs && w.endMs - a.startMs > threshold);
+  const writingAgain = lastFailure === null ? successes.length > 0 : successAfter(lastFailure) !== null;
+  const windowClosed = t0 !== null && open === 0 && writingAgain && !stalledAtEnd;
   const latencies = successes.map((a) => latency(a) as number);
+  const errorEnd = successAfter(lastError);
   return {
     timeToFirstErrorMs: t0 === null || firstError === null ? null : round(firstError - t0),
-    errorWindowMs:
-      firstError === null || successAfterLast === null ? null : round(successAfterLast - firstError),
+    errorWindowMs: firstError === null || errorEnd === null ? null : round(errorEnd - firstError),
     stallThresholdMs: round(threshold),
     stallWindowMs: round(stallWindowMs),
     maxLatencyMs: latencies.length > 0 ? round(Math.max(...latencies)) : null,
-    recoveryMs: t0 === null ? null : round(recoveryMs(successes, lastError, t0, warm.p99Ms, w.endMs)),
+    recoveryMs: t0 === null ? null : round(recoveryMs(successes, lastFailure, t0, warm.p99Ms, w.endMs)),
     throughputDip: t0 === null ? null : round(throughputDip(successes, warm.successPerSec, t0, w.endMs)),
-    recovered: t0 !== null && (lastError === null ? successes.length > 0 : successAfterLast !== null),
+    recovered: t0 !== null && open === 0 && writingAgain,
     reconnects: t0 === null ? 0 : attempts.filter((a) => a.connected && a.startMs >= t0).length,
     readOnlyRefusals: after.filter((a) => a.failure?.sqlstate === '25006').length,
+    clientTimeouts: timedOut.length,
+    openAtEnd: open,
+    windowClosed,
   };
 }
 
@@ -229,11 +269,15 @@ function throughputDip(
   return Math.max(0, expected - got);
 }
 
-/** Failed and unknown attempts by class, SQLSTATE and socket code, most frequent first. */
+/**
+ * Failed and unknown attempts by class, SQLSTATE and socket code, most frequent first; client
+ * timeouts among them (class `client-timeout`), attempts still open at the window's end not (they
+ * are `figures.openAtEnd`).
+ */
 export function errorCounts(attempts: readonly AttemptRecord[]): ProbeErrorCount[] {
   const byKey = new Map<string, ProbeErrorCount>();
   for (const a of attempts) {
-    if (a.outcome === 'ok' || a.failure === null) continue;
+    if (a.outcome === 'ok' || a.failure === null || a.endMs === null) continue;
     const f = a.failure;
     const cls = classifyProbeFailure(f);
     const code = f.sqlstate === null ? f.code : null;
@@ -293,6 +337,9 @@ export function failedButCommitted(
   return attempts.filter((a) => a.outcome === 'failed' && (ledger.get(a.id) ?? 0) > 0).length;
 }
 
+/** A timeline outcome: the attempt was still waiting when the window ended. */
+export const OPEN_AT_END = 'open';
+
 /** The timeline a step records: times from T0 (or from the first slot, when T0 never came). */
 export function timeline(attempts: readonly AttemptRecord[], w: FigureWindow): ProbeAttempt[] {
   const origin = w.t0Ms ?? w.warmupStartMs;
@@ -301,7 +348,13 @@ export function timeline(attempts: readonly AttemptRecord[], w: FigureWindow): P
     .map((a): ProbeAttempt => [
       round1(a.startMs - origin),
       a.endMs === null ? null : round2(a.endMs - a.startMs),
-      a.outcome === 'ok' ? 'ok' : a.failure ? classifyProbeFailure(a.failure) : a.outcome,
+      a.outcome === 'ok'
+        ? 'ok'
+        : a.endMs === null
+          ? OPEN_AT_END
+          : a.failure
+            ? classifyProbeFailure(a.failure)
+            : a.outcome,
       a.server,
     ]);
 }

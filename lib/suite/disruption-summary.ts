@@ -1,13 +1,16 @@
 /**
  * The downtime table (pure): a run's disruption steps summed up per scenario × target × connect
  * mode over the repetitions — error and stall windows, first error, recovery, maximum latency (each
- * as min / median / max of the repetitions that measured it), writes lost, unknown outcomes and how
- * the ledger resolved them, refusals as read-only, reconnects, and the verdicts. The terminal, the
+ * as min / median / max of the repetitions that measured it), the clients' own timeouts and how often
+ * they gave up (`client-timeout`, apart from the errors), whether the disruption was over inside the
+ * window, writes lost, unknown outcomes and how the ledger resolved them, refusals as read-only,
+ * reconnects, and the verdicts. The terminal, the
  * report and `compare` read the same rows; a figure no repetition measured is null.
  */
 import { orderStats } from '../core/stats';
 import type { DisruptionAction, DisruptionResult, ProbeConnectMode } from './disruption';
 import { disruptionAction } from './disruption-actions';
+import { windowClosed } from './disruption-verdict';
 import type { StepRecord, TargetRef } from './types';
 
 export interface FigureSpread {
@@ -25,8 +28,14 @@ export interface DowntimeRow {
   readonly mode: ProbeConnectMode;
   /** Repetitions measured (completed with a result). */
   readonly repetitions: number;
-  /** Of those, how many saw at least one error after T0. */
+  /** Of those, how many saw at least one error after T0 (the server's or the pooler's: client timeouts apart). */
   readonly withErrors: number;
+  /** The clients' timeouts the repetitions ran with (`connect 5 s, statement 5 s`), each distinct once; empty: not recorded (older runs). */
+  readonly clientTimeoutSettings: readonly string[];
+  /** Attempts the clients gave up on at their own timeout, summed; null when a repetition did not record it. */
+  readonly clientTimeouts: number | null;
+  /** Repetitions whose errors or stall were still open when the window ended. */
+  readonly notOver: number;
   readonly timeToFirstErrorMs: FigureSpread | null;
   readonly errorWindowMs: FigureSpread | null;
   readonly stallWindowMs: FigureSpread | null;
@@ -73,7 +82,7 @@ export function downtimeRows(records: readonly StepRecord[]): DowntimeRow[] {
     const results = rs.map((r) => r.probe);
     const classes = new Map<string, number>();
     for (const p of results)
-      for (const e of p.errors) {
+      for (const e of p.errors.filter((x) => x.class !== 'client-timeout')) {
         const label = `${e.class}${e.sqlstate ? ` ${e.sqlstate}` : e.code ? ` ${e.code}` : ''}`;
         classes.set(label, (classes.get(label) ?? 0) + e.count);
       }
@@ -83,7 +92,21 @@ export function downtimeRows(records: readonly StepRecord[]): DowntimeRow[] {
       target: first.target,
       mode: first.params.connect,
       repetitions: rs.length,
-      withErrors: results.filter((p) => p.errors.some((e) => e.count > 0)).length,
+      withErrors: results.filter((p) => p.errors.some((e) => e.count > 0 && e.class !== 'client-timeout'))
+        .length,
+      clientTimeoutSettings: [
+        ...new Set(
+          results.flatMap((p) =>
+            p.clientTimeouts === undefined
+              ? []
+              : [
+                  `connect ${secondsText(p.clientTimeouts.connectTimeoutMs)}, statement ${secondsText(p.clientTimeouts.statementTimeoutMs)}`,
+                ],
+          ),
+        ),
+      ],
+      clientTimeouts: sumOrNull(results.map((p) => p.figures.clientTimeouts ?? null)),
+      notOver: results.filter((p) => p.t0 !== null && !windowClosed(p)).length,
       timeToFirstErrorMs: spread(results.map((p) => p.figures.timeToFirstErrorMs)),
       errorWindowMs: spread(results.map((p) => p.figures.errorWindowMs)),
       stallWindowMs: spread(results.map((p) => p.figures.stallWindowMs)),
@@ -105,6 +128,11 @@ export function downtimeRows(records: readonly StepRecord[]): DowntimeRow[] {
       informational: rs.filter((r) => r.verdict.held === null).length,
     };
   });
+}
+
+/** `15 s`, `2.5 s`: a setting in seconds. */
+function secondsText(ms: number): string {
+  return `${Math.round(ms / 10) / 100} s`;
 }
 
 /** `1.42 s` / `1.2–1.6 s (median 1.4)` / `–`. */
@@ -133,6 +161,13 @@ export function livedThrough(row: DowntimeRow): string {
     row.stallWindowMs === null || row.stallWindowMs.max === 0
       ? 'no stall'
       : `stalls up to ${formatSpreadSec({ ...row.stallWindowMs, median: row.stallWindowMs.max, n: 1 })}`;
+  const gaveUp =
+    row.clientTimeouts === null
+      ? ''
+      : row.clientTimeouts > 0
+        ? `; the clients gave up ${row.clientTimeouts} time(s) at their own timeout (${row.clientTimeoutSettings.join('; ')})`
+        : '';
+  const notOver = row.notOver > 0 ? `; not over in the window in ${row.notOver} of ${row.repetitions}` : '';
   const lost =
     row.lost === null
       ? 'writes lost: not checked'
@@ -141,5 +176,5 @@ export function livedThrough(row: DowntimeRow): string {
     row.unknown > 0
       ? `, ${row.unknown} unknown resolved from the ledger (${row.unknownCommitted} committed)`
       : '';
-  return `${row.target.name} (${mode}), ${disruptionAction(row.action).phrase}: ${errs}; ${stall}; ${lost}${unknown}`;
+  return `${row.target.name} (${mode}), ${disruptionAction(row.action).phrase}: ${errs}; ${stall}${gaveUp}${notOver}; ${lost}${unknown}`;
 }

@@ -9,7 +9,10 @@
  * is seen by every target at once, on one clock. docs/disruptions.md describes each figure.
  */
 import { DISRUPTION_ACTION_RECORDS, type DisruptionActionName } from './disruption-actions';
+import { clientTimeoutsProblems, type ClientTimeouts } from './client-timeouts';
 import type { ErrorClass } from './error-class';
+
+export { defaultClientTimeouts, type ClientTimeouts } from './client-timeouts';
 
 /**
  * Every disruption, local and cloud: the keys of the action records (./disruption-actions.ts, one
@@ -40,10 +43,13 @@ export interface DisruptionProbe {
   readonly intervalMs: number;
   /** Probing before T0; its latencies are the baseline (p99) stalls and recovery are measured against. */
   readonly warmupSec: number;
-  /** Probing after T0. */
+  /** Probing after T0: the recovery window. */
   readonly recoverySec: number;
-  /** One attempt (connect + write) is abandoned after this long and counted as `timeout`. */
-  readonly attemptTimeoutMs: number;
+  /**
+   * The probe clients' own timeouts: part of the question (a client that gives up sooner turns a
+   * wait into a failure), so a setting of the scenario, recorded with each step's result.
+   */
+  readonly clientTimeouts: ClientTimeouts;
 }
 
 /** How the probe's clients connect: `persistent` reconnects when it loses its connection; `per-transaction` connects for each write. */
@@ -61,8 +67,9 @@ export interface DisruptionEvent {
 }
 
 /**
- * One attempt of the timeline: [ms from T0 at its start, latency ms (null: never answered — timeout,
- * or abandoned at the window's end), outcome (`ok`, an error class, `unknown`), server address (null: unknown)].
+ * One attempt of the timeline: [ms from T0 at its start, latency ms (null: never answered —
+ * abandoned at the window's end), outcome (`ok`, an error class — `client-timeout` when the client
+ * gave up —, `open`: still waiting when the window ended, `unknown`), server address (null: unknown)].
  */
 export type ProbeAttempt = readonly [number, number | null, string, string | null];
 
@@ -112,12 +119,26 @@ export interface DisruptionFigures {
   readonly recoveryMs: number | null;
   /** Successful writes missing after T0 against the warm-up rate (area of the dip, in writes); null: no warm-up rate. */
   readonly throughputDip: number | null;
-  /** A success after the last error, before the window ended. */
+  /** A success after the last error or client timeout, before the window ended, and no attempt still waiting at its end. */
   readonly recovered: boolean;
   /** Connections (re)opened after T0 by persistent clients. */
   readonly reconnects: number;
   /** Writes refused as read-only (SQLSTATE 25006): a client that reached a standby. */
   readonly readOnlyRefusals: number;
+  /**
+   * Attempts after T0 the client gave up on at its own timeout (`client-timeout`): not in the error
+   * window, which is the server's and the pooler's errors. Absent in runs written before the class.
+   */
+  readonly clientTimeouts?: number;
+  /** Attempts still waiting for an answer when the window ended (abandoned then). Absent: older run. */
+  readonly openAtEnd?: number;
+  /**
+   * The disruption was over inside the window: the clients were writing again after the last error
+   * and client timeout, and no write was still waiting at its end (abandoned then, or already
+   * stalled — waiting longer than the stall threshold — when it ended). false: errors or a stall
+   * still open at the end. Absent: older run (not known).
+   */
+  readonly windowClosed?: boolean;
 }
 
 /** StepRecord.probe of a disruption step. */
@@ -127,6 +148,8 @@ export interface DisruptionResult {
   readonly mode: ProbeConnectMode;
   readonly clients: number;
   readonly intervalMs: number;
+  /** The clients' own timeouts this step ran with (the scenario's). Absent in runs written before they were settings. */
+  readonly clientTimeouts?: ClientTimeouts;
   /** When the disruption was issued (wall clock, ISO); null when it never was (the step failed before T0). */
   readonly t0: string | null;
   readonly events: readonly DisruptionEvent[];
@@ -168,7 +191,6 @@ export const DISRUPTION_LIMITS = {
   intervalMs: { min: 20, max: 1000 },
   warmupSec: { min: 1, max: 600 },
   recoverySec: { min: 1, max: 3600 },
-  attemptTimeoutMs: { min: 100, max: 120_000 },
 } as const;
 
 /** Problems with a disruption probe's data (all at once); empty when valid. */
@@ -184,7 +206,7 @@ export function validateDisruptionProbe(scenario: string, p: DisruptionProbe): s
   within('intervalMs', p.intervalMs, true);
   within('warmupSec', p.warmupSec, false);
   within('recoverySec', p.recoverySec, false);
-  within('attemptTimeoutMs', p.attemptTimeoutMs, true);
+  problems.push(...clientTimeoutsProblems(scenario, p.clientTimeouts));
   if (!DISRUPTION_ACTIONS.includes(p.disruption.action))
     problems.push(
       `${scenario}: probe.disruption.action must be one of ${DISRUPTION_ACTIONS.join(', ')}, got ${String(p.disruption.action)}`,

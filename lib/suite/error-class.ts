@@ -16,7 +16,13 @@ export const ERROR_CLASSES = [
   'transaction-aborted',
   /** A write refused by a server that accepts reads only (SQLSTATE 25006): a standby, after a failover. */
   'read-only',
+  /** A timeout the server or pooler imposed (57014 statement_timeout, PgBouncer's query_wait_timeout …). */
   'timeout',
+  /**
+   * The client's own timeout (connect or statement) ran out before an answer came: the client gave
+   * up on a wait, the server said nothing wrong. A disruption scenario's setting (docs/disruptions.md).
+   */
+  'client-timeout',
   'other',
 ] as const;
 export type ErrorClass = (typeof ERROR_CLASSES)[number];

@@ -1,10 +1,13 @@
 /**
- * The session-state probe kind's vocabulary and shapes (pure, no imports): the features, outcomes and
+ * The session-state probe kind's vocabulary and shapes (pure; its one import is the pure
+ * ./client-timeouts): the features, outcomes and
  * sources, the spec a scenario gives (`SessionStateProbe`) and the result a step records
  * (`SessionStateResult`), so lib/suite/probes.ts (which lib/suite/types.ts reads) can name them
  * without a cycle. What the features do and mean is lib/suite/session-state.ts, which re-exports all
  * of this.
  */
+
+import { clientTimeoutsProblems, type ClientTimeouts } from './client-timeouts';
 
 export const SESSION_OUTCOMES = ['works', 'lost', 'leaks', 'errors'] as const;
 export type SessionOutcome = (typeof SESSION_OUTCOMES)[number];
@@ -157,7 +160,18 @@ export interface SessionStateProbe {
    * has passed, so the per-period datapoint can only be this feature's.
    */
   readonly pinPeriodSec: number;
+  /** The clients' own timeouts (a setting of the scenario). Absent: SESSION_CLIENT_TIMEOUTS. */
+  readonly clientTimeouts?: ClientTimeouts;
 }
+
+/**
+ * The session clients' timeouts unless a scenario sets them: 10 s to connect, 30 s a statement.
+ * Nothing is disrupted under a session-state step, so a timeout there is the target not answering.
+ */
+export const SESSION_CLIENT_TIMEOUTS: ClientTimeouts = {
+  connectTimeoutMs: 10_000,
+  statementTimeoutMs: 30_000,
+};
 
 /** Seconds one feature takes at most without a pin hold (connects, statements, a notification wait). */
 const FEATURE_SEC = 5;
@@ -175,6 +189,7 @@ export function validateSessionStateProbe(scenario: string, p: SessionStateProbe
     problems.push(`${scenario}: probe.features must not repeat a feature`);
   if (!(p.pinPeriodSec > 0 && p.pinPeriodSec <= 3600))
     problems.push(`${scenario}: probe.pinPeriodSec must be > 0 and ≤ 3600, got ${p.pinPeriodSec}`);
+  if (p.clientTimeouts !== undefined) problems.push(...clientTimeoutsProblems(scenario, p.clientTimeouts));
   return problems;
 }
 
@@ -230,5 +245,7 @@ export interface SessionStateResult {
   readonly order: ProbeOrder;
   /** How the adapter made both clients share a server connection, in words (`PgBouncer default_pool_size = 1`). */
   readonly sharing: string;
+  /** The clients' timeouts the step ran with. Absent in runs written before they were settings. */
+  readonly clientTimeouts?: ClientTimeouts;
   readonly features: readonly SessionFeatureResult[];
 }

@@ -11,11 +11,14 @@ export interface DisruptionResultInput {
   readonly writes?: Partial<LedgerCheck>;
   readonly t0?: string | null;
   readonly action?: DisruptionResult['disruption']['action'];
+  /** @default connect and statement 5 s */
+  readonly clientTimeouts?: DisruptionResult['clientTimeouts'];
 }
 
 export function disruptionResult(input: DisruptionResultInput = {}): DisruptionResult {
   const errors = input.errors ?? [];
   const failed = errors.reduce((a, e) => a + e.count, 0);
+  const gaveUp = errors.filter((e) => e.class === 'client-timeout').reduce((a, e) => a + e.count, 0);
   return {
     kind: 'disruption',
     disruption: {
@@ -25,6 +28,7 @@ export function disruptionResult(input: DisruptionResultInput = {}): DisruptionR
     mode: input.mode ?? 'persistent',
     clients: 2,
     intervalMs: 100,
+    clientTimeouts: input.clientTimeouts ?? { connectTimeoutMs: 5000, statementTimeoutMs: 5000 },
     t0: input.t0 === undefined ? '2026-11-21T10:00:03.000Z' : input.t0,
     events: [{ atMs: 0, name: 'stop-issued', source: 'local', detail: null }],
     warmup: { attempts: 60, p50Ms: 1.2, p99Ms: 3, successPerSec: 20 },
@@ -37,8 +41,9 @@ export function disruptionResult(input: DisruptionResultInput = {}): DisruptionR
       jitterMaxMs: 4,
     },
     figures: {
-      timeToFirstErrorMs: failed > 0 ? 12 : null,
-      errorWindowMs: failed > 0 ? 1400 : null,
+      // the error window is the server's and the pooler's errors: client timeouts are not in it
+      timeToFirstErrorMs: failed > gaveUp ? 12 : null,
+      errorWindowMs: failed > gaveUp ? 1400 : null,
       stallThresholdMs: 30,
       stallWindowMs: 0,
       maxLatencyMs: 25,
@@ -47,6 +52,9 @@ export function disruptionResult(input: DisruptionResultInput = {}): DisruptionR
       recovered: true,
       reconnects: failed > 0 ? 2 : 0,
       readOnlyRefusals: 0,
+      clientTimeouts: gaveUp,
+      openAtEnd: 0,
+      windowClosed: true,
       ...input.figures,
     },
     errors,

@@ -36,7 +36,11 @@ import { writeReport } from '../../lib/report';
 import { FileSystemBlobStore } from '../../lib/results/fs-blob-store';
 import { runCloudRunner } from '../../lib/runner/runner';
 import { getSuite, type Suite } from '../../lib/suite/catalog';
-import type { DisruptionProbe, DisruptionResult } from '../../lib/suite/disruption';
+import {
+  defaultClientTimeouts,
+  type DisruptionProbe,
+  type DisruptionResult,
+} from '../../lib/suite/disruption';
 import type { StepRecord } from '../../lib/suite/types';
 import { recordAws } from '../helpers/aws-calls/recorder';
 import { createDbSecret, LOCAL_STAND_IN, localRunRequest } from '../helpers/cloud-run-request';
@@ -75,7 +79,12 @@ function failoverSuite(): Suite {
   const aurora = getSuite('failover').scenarios.find((s) => s.name === 'failover-aurora');
   if (aurora?.probe?.kind !== 'disruption')
     throw new Error('the failover suite has no failover-aurora probe scenario');
-  const probe: DisruptionProbe = { ...aurora.probe, warmupSec: 1.5, recoverySec: 6, attemptTimeoutMs: 2000 };
+  const probe: DisruptionProbe = {
+    ...aurora.probe,
+    warmupSec: 1.5,
+    recoverySec: 6,
+    clientTimeouts: defaultClientTimeouts(6),
+  };
   return {
     name: 'it-failover',
     description: 'failover-aurora, scaled down',

@@ -7,7 +7,10 @@
  * suite's scenarios once (one repetition, short windows) in one test; the two run side by side.
  * Asserted: what each disruption really did (its events, in order), what direct clients saw, what
  * the pool's clients saw where the sources say (PAUSE: no error; a ≥ 1.23 rolling restart: no
- * error), that nothing acknowledged was lost, and that the stack is whole afterwards (the watch saw
+ * error), that a client held through a fast restart waits rather than gives up (the client timeouts
+ * are the scenario's, no shorter than its window: no `client-timeout`, the window closed), that no
+ * verdict holds over a window that did not close, that nothing acknowledged was lost, and that the
+ * stack is whole afterwards (the watch saw
  * no failure; PostgreSQL is the primary on its port again; PgBouncer points at it).
  */
 import { expect } from '@jest/globals';
@@ -207,6 +210,42 @@ test.concurrent.each(VERSIONS.map((v) => [v]))(
       expect(direct.figures.recovered).toBe(true);
       expect(direct.writes.acknowledgedMissing).toBe(0);
     }
+    // the clients' own timeouts are the scenario's (no shorter than its window): through a fast
+    // restart no client gave up — a client PgBouncer holds through server_login_retry (2 s here)
+    // waits it out, a stall; what the pool answers instead is its own error (08P01 while the login
+    // fails, 57P01 as the server stops), never a timeout — and every client was writing as usual
+    // again before the window ended
+    const fastSpec = SUITE.scenarios.find((s) => s.name === 'disrupt-restart-fast')?.probe;
+    for (const target of ['direct', 'pgbouncer-transaction', 'pgbouncer-session'])
+      for (const mode of ['persistent', 'per-transaction'] as const) {
+        const r = rec('disrupt-restart-fast', target, mode);
+        expect({
+          target,
+          mode,
+          timeouts: r.clientTimeouts,
+          gaveUp: r.figures.clientTimeouts,
+          open: r.figures.openAtEnd,
+          closed: r.figures.windowClosed,
+          classes: r.errors.filter((e) => !/server-stopped|connection-failed|backend-died/.test(e.class)),
+        }).toEqual({
+          target,
+          mode,
+          timeouts: fastSpec?.kind === 'disruption' ? fastSpec.clientTimeouts : 'no spec',
+          gaveUp: 0,
+          open: 0,
+          closed: true,
+          classes: [],
+        });
+      }
+    // "without an error" never holds over a window that did not close, and every such step says so
+    // (issue 39: a pre-1.23 rolling restart leaves errors to the window's end; its rule is informational)
+    for (const r of result.records)
+      if (probeOf(r).figures.windowClosed === false)
+        expect({
+          step: r.stepId,
+          heldWithoutAnError: r.verdict.expected.startsWith('succeeds') && r.verdict.held === true,
+          says: /not over/.test(r.verdict.observed),
+        }).toEqual({ step: r.stepId, heldWithoutAnError: false, says: true });
     // an immediate restart: crash recovery, then up again
     expect(events('disrupt-restart-immediate')).toEqual([
       'stop-issued',

@@ -59,7 +59,7 @@ function spec(action: DisruptionAction, recoverySec = 60): DisruptionProbe {
     intervalMs: 100,
     warmupSec: 5,
     recoverySec,
-    attemptTimeoutMs: 2000,
+    clientTimeouts: { connectTimeoutMs: 2000, statementTimeoutMs: 2000 },
   };
 }
 

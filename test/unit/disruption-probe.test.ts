@@ -67,8 +67,26 @@ describe('classifyProbeFailure and writeFate', () => {
       'backend-died',
       'unknown',
     ],
-    ['abandoned write', { code: 'timeout', message: 'no answer' }, 'timeout', 'unknown'],
-    ['abandoned connect', { code: 'timeout', phase: 'connect' }, 'timeout', 'failed'],
+    // the client's own timeout: the client gave up, the server said nothing wrong
+    [
+      'write outlived the client timeout',
+      { code: 'timeout', message: 'no answer' },
+      'client-timeout',
+      'unknown',
+    ],
+    [
+      'connect outlived the client timeout',
+      { code: 'timeout', phase: 'connect' },
+      'client-timeout',
+      'failed',
+    ],
+    // a timeout the server imposed is the server's error
+    [
+      'statement_timeout (57014)',
+      { sqlstate: '57014', severity: 'ERROR', message: 'canceling statement due to statement timeout' },
+      'timeout',
+      'failed',
+    ],
     [
       'PgBouncer shutting down (08P01)',
       { sqlstate: '08P01', message: 'pooler is shutting down', severity: 'FATAL' },
@@ -244,7 +262,7 @@ const SPEC: DisruptionProbe = {
   intervalMs: 100,
   warmupSec: 1,
   recoverySec: 2,
-  attemptTimeoutMs: 500,
+  clientTimeouts: { connectTimeoutMs: 500, statementTimeoutMs: 500 },
 };
 
 /** A fake server: writes take 1 ms; from T0 for `downMs` it refuses connections and kills open ones. */

@@ -51,7 +51,7 @@ const SCENARIO: Scenario = {
     intervalMs: 100,
     warmupSec: 3,
     recoverySec: 5,
-    attemptTimeoutMs: 2000,
+    clientTimeouts: { connectTimeoutMs: 2000, statementTimeoutMs: 2000 },
   },
   expectations: [
     { when: { target: DIRECT }, outcome: 'errors', errorClasses: ['server-stopped'] },

@@ -172,9 +172,38 @@ describe('the report: disruptions', () => {
     expect(md).toMatch(/^## restart — PostgreSQL restart$/m);
     expect(md).toMatch(/^\| direct \| persistent \| 2 \| 2\/2 \| .* \| 0\.80 s \(0\.70–0\.90\) \|/m);
     expect(cmp).toMatch(
-      /\| restart · direct · persistent \| 0\.80 s \(0\.70–0\.90\) \| 2\.00 s \| none \| none \| 0 \| 0 \|/,
+      /\| restart · direct · persistent \| 0\.80 s \(0\.70–0\.90\) \| 2\.00 s \| none \| none \| 0 \| 0 \| 0 \| 0 \|/,
     );
     expect(cmp).toMatch(/\| restart · pgbouncer-transaction · persistent \| – \| not in this run \|/);
+  });
+
+  test('client timeouts apart from the errors, and a window that did not close, in the table and the lines', () => {
+    // GIVEN a pool whose clients gave up twice at their 2 s timeout in one repetition, still waiting at the end in the other
+    const gaveUp: ProbeErrorCount = {
+      class: 'client-timeout',
+      sqlstate: null,
+      code: 'timeout',
+      count: 2,
+      sample: 'x',
+    };
+    const t = { connectTimeoutMs: 2000, statementTimeoutMs: 2000 };
+    const steps = [
+      record('pgbouncer-transaction', 1, { errors: [gaveUp], clientTimeouts: t }),
+      record('pgbouncer-transaction', 2, {
+        clientTimeouts: t,
+        figures: { windowClosed: false, openAtEnd: 1 },
+      }),
+    ];
+    // WHEN
+    const md = disruptionMarkdown(steps, () => null).join('\n');
+    // THEN not an error, the setting and the count in their own columns, and "not over"
+    expect(md).toMatch(/\| client timeouts \| client gave up \| over in the window \|/);
+    expect(md).toMatch(
+      /^\| pgbouncer-transaction \| persistent \| 2 \| 0\/2 \| – \| – \| none \| connect 2 s, statement 2 s \| 2 \| not in 1 of 2 \|/m,
+    );
+    expect(md).toContain(
+      'no errors; no stall; the clients gave up 2 time(s) at their own timeout (connect 2 s, statement 2 s); not over in the window in 1 of 2',
+    );
   });
 
   test('the decision table leaves a disruption out (it measures downtime, not tps) and keeps the pgbench scenarios', () => {

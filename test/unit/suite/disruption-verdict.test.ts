@@ -22,6 +22,14 @@ const REFUSED: ProbeErrorCount = {
   sample: 'y',
 };
 
+const GAVE_UP: ProbeErrorCount = {
+  class: 'client-timeout',
+  sqlstate: null,
+  code: 'timeout',
+  count: 3,
+  sample: 'connect to 127.0.0.1:6432: no answer within 2000 ms',
+};
+
 function expect_(
   outcome: StepExpectation['outcome'],
   errorClasses: StepExpectation['errorClasses'] = [],
@@ -58,6 +66,31 @@ describe('judgeDisruption', () => {
       { figures: { recovered: false } },
       false,
     ],
+    [
+      'no errors expected, none seen, but the stall still open when the window ended',
+      expect_('succeeds'),
+      { figures: { stallWindowMs: 3900, windowClosed: false, openAtEnd: 2 } },
+      false,
+    ],
+    [
+      'no errors expected, but the clients gave up at their own timeout',
+      expect_('succeeds'),
+      { errors: [GAVE_UP] },
+      false,
+    ],
+    [
+      'errors expected, only client timeouts seen (not the target’s error)',
+      expect_('errors'),
+      { errors: [GAVE_UP] },
+      false,
+    ],
+    [
+      'client timeouts expected by class and seen',
+      expect_('errors', ['client-timeout']),
+      { errors: [GAVE_UP] },
+      true,
+    ],
+    ['informational, not over in the window', expect_('any'), { figures: { windowClosed: false } }, null],
     ['a refused connection expected and seen', expect_('refused'), { errors: [REFUSED] }, true],
     ['a refused connection expected, only shutdowns seen', expect_('refused'), { errors: [STOPPED] }, false],
     ['informational', expect_('any'), { errors: [STOPPED] }, null],
@@ -100,5 +133,48 @@ describe('judgeDisruption', () => {
     expect(
       judgeDisruption(expect_('any'), disruptionResult({ writes: { acknowledgedMissing: 1 } })).observed,
     ).toMatch(/1 acknowledged write\(s\) LOST$/);
+  });
+
+  test('client timeouts and a window that did not close are named apart from the errors', () => {
+    // GIVEN a pool's clients that waited, gave up twice at their 2 s timeout, and were still waiting at the end
+    const r = disruptionResult({
+      errors: [{ ...GAVE_UP, count: 2 }],
+      clientTimeouts: { connectTimeoutMs: 2000, statementTimeoutMs: 2000 },
+      figures: { stallWindowMs: 3900, maxLatencyMs: 3900, windowClosed: false, openAtEnd: 1 },
+    });
+    // WHEN / THEN not an error, the client's own timeout, and not over
+    expect(describeDisruption(r)).toBe(
+      'no errors, client-timeout ×2 (gave up after connect 2.00 s, statement 2.00 s), stall 3.90 s, max 3900 ms, not over in the window, 1 still waiting at the end; writes 198 acknowledged, 0 lost',
+    );
+    expect(judgeDisruption(expect_('succeeds'), r)).toEqual({ observed: describeDisruption(r), held: false });
+  });
+
+  test('errors still coming when the window ended: said once, and "without an error" never holds', () => {
+    // GIVEN errors to the end of the window (a pre-1.23 rolling restart seen so)
+    const r = disruptionResult({
+      errors: [REFUSED],
+      figures: { errorWindowMs: null, recovered: false, windowClosed: false },
+    });
+    // WHEN
+    const observed = describeDisruption(r);
+    // THEN
+    expect(observed.match(/not over/g)).toEqual(['not over']);
+    expect(observed).toMatch(
+      /^errors not over by the end of the window \(connection-failed ECONNREFUSED ×2\)/,
+    );
+    expect(judgeDisruption(expect_('succeeds'), r).held).toBe(false);
+    expect(judgeDisruption(expect_('any'), r).held).toBeNull();
+  });
+
+  test('a result written before the window figure is judged by whether the clients wrote again', () => {
+    // GIVEN an older result: no windowClosed, no client-timeout figures
+    const base = disruptionResult({ figures: { stallWindowMs: 900 } });
+    const { windowClosed: _w, clientTimeouts: _c, openAtEnd: _o, ...older } = base.figures;
+    const old = { ...base, figures: older };
+    // WHEN / THEN
+    expect(judgeDisruption(expect_('succeeds'), old).held).toBe(true);
+    expect(
+      judgeDisruption(expect_('succeeds'), { ...old, figures: { ...older, recovered: false } }).held,
+    ).toBe(false);
   });
 });
