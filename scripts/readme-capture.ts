@@ -25,7 +25,9 @@ export function captureText(stdout: string, outDir: string): string {
   const lines = stdout.replaceAll(outDir, 'runs').replace(/\s+$/, '').split('\n');
   const stop = lines.findIndex((l) => l.startsWith('Stopping '));
   const totals = lines.findIndex((l) =>
-    /^(All verdicts held|\d+ verdict\(s\) did not hold|Run \w+):/.test(l),
+    /^(All verdicts held|\d+ verdict\(s\) did not hold|\d+ step\(s\) hung|No verdict to hold \(all informational\)|Run \w+):/.test(
+      l,
+    ),
   );
   if (stop < 0 || totals < stop) return lines.join('\n');
   return [...lines.slice(0, stop + 1), '', ELIDED, '', ...lines.slice(totals)].join('\n');

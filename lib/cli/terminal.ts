@@ -192,6 +192,18 @@ function downtimeTable(records: readonly StepRecord[]): string[] {
   return [line(header), ...rows.map(line), ...broken, ...notMeasured];
 }
 
+/**
+ * The closing line's verdict: "All verdicts held" only when some verdict held, none broke and no step
+ * hung; a run whose verdicts are all informational (a disruption window not over, a measured cell)
+ * says so instead of reading as a success.
+ */
+function headline(status: string, n: { held: number; broke: number; hung: number }): string {
+  if (status !== 'completed') return `Run ${status}`;
+  if (n.broke > 0) return `${n.broke} verdict(s) did not hold`;
+  if (n.hung > 0) return `${n.hung} step(s) hung`;
+  return n.held > 0 ? 'All verdicts held' : 'No verdict to hold (all informational)';
+}
+
 /** The closing lines: counts of held / broken / informational verdicts and where the results are. */
 export function formatSummary(
   manifest: RunManifest,
@@ -205,9 +217,10 @@ export function formatSummary(
   const held = all.filter((v) => v.held === true).length;
   const broke = all.filter((v) => v.held === false).length;
   const info = all.filter((v) => v.held === null).length;
+  const hung = measured.filter((r) => r.status === 'hung').length;
   const lines = [
-    `${manifest.status === 'completed' && broke === 0 ? 'All verdicts held' : manifest.status === 'completed' ? `${broke} verdict(s) did not hold` : `Run ${manifest.status}`}: ` +
-      `${held} held, ${broke} broke, ${info} informational; ${manifest.stepsCompleted}/${manifest.stepIds.length} steps in ${formatDuration(wallSec)}.`,
+    `${headline(manifest.status, { held, broke, hung })}: ` +
+      `${held} held, ${broke} broke, ${info} informational${hung > 0 ? `, ${hung} step(s) hung` : ''}; ${manifest.stepsCompleted}/${manifest.stepIds.length} steps in ${formatDuration(wallSec)}.`,
   ];
   if (manifest.error) lines.push(`Error: ${manifest.error}`);
   if (manifest.mode === 'local' && records.some((r) => fallbackDescriptor(r.target).capabilities.pooled))

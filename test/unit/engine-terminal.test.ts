@@ -141,6 +141,33 @@ test('the summary counts held, broken and informational verdicts and names the r
   );
 });
 
+test.each([
+  [
+    'every verdict informational: not a success',
+    [null, null],
+    [],
+    'No verdict to hold (all informational): 0 held, 0 broke, 2 informational',
+  ],
+  ['some held, none broke', [true, null], [], 'All verdicts held: 1 held, 0 broke, 1 informational'],
+  [
+    'a hung step, nothing broke',
+    [true, null],
+    ['hung'],
+    '1 step(s) hung: 1 held, 0 broke, 1 informational, 1 step(s) hung',
+  ],
+] as const)('the closing line: %s', (_, helds, statuses, head) => {
+  const m = { status: 'completed', stepsCompleted: 2, stepIds: ['a', 'b'] } as unknown as RunManifest;
+  const recs = helds.map((held, i) =>
+    record({
+      stepId: `s${i}`,
+      scenario: 's',
+      ...(statuses[i] ? { status: statuses[i] } : {}),
+      verdict: { expected: 'e', observed: 'o', held },
+    }),
+  );
+  expect(formatSummary(m, recs, '/runs/x', 65).split('\n')[0]).toBe(`${head}; 2/2 steps in 1:05.`);
+});
+
 describe('ProgressPrinter', () => {
   const step = { stepId: 'smoke-churn/direct/c5/simple/per-transaction/r1' } as never;
 
