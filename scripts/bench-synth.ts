@@ -76,11 +76,18 @@ interface LabTiming {
   readonly lint: string | null;
 }
 
-function main(argv: string[]): number {
-  const lint = argv.includes('--lint');
-  const keep = argv.includes('--keep');
-  const cold = argv.includes('--cold');
-  const ignoreHashes = argv.includes('--ignore-asset-hashes');
+interface Options {
+  readonly lint: boolean;
+  readonly keep: boolean;
+  readonly cold: boolean;
+  readonly ignoreHashes: boolean;
+  readonly repeat: number;
+  readonly saveDir: string | null;
+  readonly compareDir: string | null;
+  readonly labs: readonly string[];
+}
+
+function parseOptions(argv: readonly string[]): Options {
   const repeatArg = optionValue(argv, '--repeat');
   const repeat = repeatArg === null ? 1 : Number(repeatArg);
   if (!Number.isInteger(repeat) || repeat < 1) {
@@ -97,86 +104,112 @@ function main(argv: string[]): number {
           .filter((f) => f.endsWith('.json'))
           .sort()
           .map((f) => path.join('labs', f));
+  return {
+    lint: argv.includes('--lint'),
+    keep: argv.includes('--keep'),
+    cold: argv.includes('--cold'),
+    ignoreHashes: argv.includes('--ignore-asset-hashes'),
+    repeat,
+    saveDir,
+    compareDir,
+    labs,
+  };
+}
+
+/** cfn-lint's output on every template in `outdir` ('' when clean). */
+function lintTemplates(outdir: string): string {
+  const templates = readdirSync(outdir)
+    .filter((f) => f.endsWith('.template.json'))
+    .map((f) => path.join(outdir, f));
+  const linted = spawnSync('cfn-lint', templates, { encoding: 'utf8' });
+  return `${linted.stdout}${linted.stderr}`.trim();
+}
+
+/** The compared files of lab `name` in `outdir` that differ from (or are missing in) `compareDir`, as `name/file`. */
+function changedAgainst(compareDir: string, name: string, outdir: string, ignoreHashes: boolean): string[] {
+  const changed: string[] = [];
+  const before = path.join(compareDir, name);
+  const names = new Set([...(existsSync(before) ? comparedFiles(before) : []), ...comparedFiles(outdir)]);
+  for (const f of names) {
+    const a = path.join(before, f);
+    const b = path.join(outdir, f);
+    const same = (x: Buffer, y: Buffer): boolean =>
+      ignoreHashes
+        ? maskAssetHashes(x.toString('utf8')) === maskAssetHashes(y.toString('utf8'))
+        : x.equals(y);
+    if (!existsSync(a) || !existsSync(b) || !same(readFileSync(a), readFileSync(b))) {
+      changed.push(`${name}/${f}`);
+    }
+  }
+  return changed;
+}
+
+/**
+ * Synthesizes `lab` `opts.repeat` times (stopping at the first failure), lints, saves or compares
+ * the first synth's output, prints the lab's line and returns its timing; changed files go to `changed`.
+ */
+function benchLab(lab: string, opts: Options, outRoot: string, changed: string[]): LabTiming {
+  const { lint, cold, repeat, saveDir, compareDir } = opts;
+  const name = path.basename(lab, '.json');
+  const walls: number[] = [];
+  const cpuRuns: number[] = [];
+  let ok = true;
+  let lintOut: string | null = null;
+  for (let run = 0; run < repeat && ok; run++) {
+    const outdir = path.join(outRoot, `${name}-${run}`);
+    if (cold) rmSync(BUNDLE_CACHE, { recursive: true, force: true });
+    const pin = saveDir !== null || compareDir !== null ? `-c "proxylab:now=${PINNED_NOW}"` : '';
+    const t0 = process.hrtime.bigint();
+    // bash's `time -p` adds the CPU seconds of npx, the cdk CLI and the app (children it waited
+    // for; esbuild's service process is not among them, so CPU undercounts esbuild's share).
+    const res = spawnSync(
+      'bash',
+      ['-c', `time -p npx cdk synth -q -c "lab=$1" ${pin} -o "$2"`, 'synth', lab, outdir],
+      { cwd: ROOT, encoding: 'utf8' },
+    );
+    walls.push(Number(process.hrtime.bigint() - t0) / 1e9);
+    const cpuSec = ['user', 'sys']
+      .map((k) => Number(new RegExp(`^${k} ([0-9.]+)$`, 'm').exec(res.stderr)?.[1] ?? NaN))
+      .reduce((a, b) => a + b, 0);
+    if (!Number.isNaN(cpuSec)) cpuRuns.push(cpuSec);
+    ok = res.status === 0;
+    if (!ok) {
+      process.stderr.write(`--- ${lab} failed (exit ${res.status}):\n${res.stderr}\n`);
+      break;
+    }
+    if (run > 0) continue;
+    if (lint) lintOut = lintTemplates(outdir);
+    if (saveDir !== null) {
+      mkdirSync(path.join(saveDir, name), { recursive: true });
+      for (const f of comparedFiles(outdir)) copyFileSync(path.join(outdir, f), path.join(saveDir, name, f));
+    }
+    if (compareDir !== null) changed.push(...changedAgainst(compareDir, name, outdir, opts.ignoreHashes));
+  }
+  const durationSec = median(walls);
+  const cpuSec = cpuRuns.length === walls.length && walls.length > 0 ? median(cpuRuns) : null;
+  const range =
+    walls.length > 1
+      ? `  [wall ${Math.min(...walls).toFixed(1)}–${Math.max(...walls).toFixed(1)} s, median of ${walls.length}]`
+      : '';
+  process.stdout.write(
+    `${lab.padEnd(40)} ${durationSec.toFixed(1).padStart(6)} s  (cpu ${cpuSec === null ? '?' : cpuSec.toFixed(1)} s)  ${ok ? 'ok' : 'FAILED'}` +
+      range +
+      (lint && ok ? `  cfn-lint: ${lintOut === '' ? 'clean' : 'FINDINGS'}` : '') +
+      '\n',
+  );
+  if (lintOut) process.stdout.write(`${lintOut}\n`);
+  return { lab, durationSec, cpuSec, ok, lint: lintOut };
+}
+
+function main(argv: string[]): number {
+  const opts = parseOptions(argv);
+  const { keep, cold, ignoreHashes, repeat, saveDir, compareDir } = opts;
   const outRoot = mkdtempSync(path.join(tmpdir(), 'proxylab-synth-'));
   const results: LabTiming[] = [];
   const loadBefore = loadavg()[0] ?? 0;
   const started = process.hrtime.bigint();
   const changed: string[] = [];
-  for (const lab of labs) {
-    const name = path.basename(lab, '.json');
-    const walls: number[] = [];
-    const cpuRuns: number[] = [];
-    let ok = true;
-    let lintOut: string | null = null;
-    for (let run = 0; run < repeat && ok; run++) {
-      const outdir = path.join(outRoot, `${name}-${run}`);
-      if (cold) rmSync(BUNDLE_CACHE, { recursive: true, force: true });
-      const pin = saveDir !== null || compareDir !== null ? `-c "proxylab:now=${PINNED_NOW}"` : '';
-      const t0 = process.hrtime.bigint();
-      // bash's `time -p` adds the CPU seconds of npx, the cdk CLI and the app (children it waited
-      // for; esbuild's service process is not among them, so CPU undercounts esbuild's share).
-      const res = spawnSync(
-        'bash',
-        ['-c', `time -p npx cdk synth -q -c "lab=$1" ${pin} -o "$2"`, 'synth', lab, outdir],
-        { cwd: ROOT, encoding: 'utf8' },
-      );
-      walls.push(Number(process.hrtime.bigint() - t0) / 1e9);
-      const cpuSec = ['user', 'sys']
-        .map((k) => Number(new RegExp(`^${k} ([0-9.]+)$`, 'm').exec(res.stderr)?.[1] ?? NaN))
-        .reduce((a, b) => a + b, 0);
-      if (!Number.isNaN(cpuSec)) cpuRuns.push(cpuSec);
-      ok = res.status === 0;
-      if (!ok) {
-        process.stderr.write(`--- ${lab} failed (exit ${res.status}):\n${res.stderr}\n`);
-        break;
-      }
-      if (run > 0) continue;
-      if (lint) {
-        const templates = readdirSync(outdir)
-          .filter((f) => f.endsWith('.template.json'))
-          .map((f) => path.join(outdir, f));
-        const linted = spawnSync('cfn-lint', templates, { encoding: 'utf8' });
-        lintOut = `${linted.stdout}${linted.stderr}`.trim();
-      }
-      if (saveDir !== null) {
-        mkdirSync(path.join(saveDir, name), { recursive: true });
-        for (const f of comparedFiles(outdir))
-          copyFileSync(path.join(outdir, f), path.join(saveDir, name, f));
-      }
-      if (compareDir !== null) {
-        const before = path.join(compareDir, name);
-        const names = new Set([
-          ...(existsSync(before) ? comparedFiles(before) : []),
-          ...comparedFiles(outdir),
-        ]);
-        for (const f of names) {
-          const a = path.join(before, f);
-          const b = path.join(outdir, f);
-          const same = (x: Buffer, y: Buffer): boolean =>
-            ignoreHashes
-              ? maskAssetHashes(x.toString('utf8')) === maskAssetHashes(y.toString('utf8'))
-              : x.equals(y);
-          if (!existsSync(a) || !existsSync(b) || !same(readFileSync(a), readFileSync(b))) {
-            changed.push(`${name}/${f}`);
-          }
-        }
-      }
-    }
-    const durationSec = median(walls);
-    const cpuSec = cpuRuns.length === walls.length && walls.length > 0 ? median(cpuRuns) : null;
-    results.push({ lab, durationSec, cpuSec, ok, lint: lintOut });
-    const range =
-      walls.length > 1
-        ? `  [wall ${Math.min(...walls).toFixed(1)}–${Math.max(...walls).toFixed(1)} s, median of ${walls.length}]`
-        : '';
-    process.stdout.write(
-      `${lab.padEnd(40)} ${durationSec.toFixed(1).padStart(6)} s  (cpu ${cpuSec === null ? '?' : cpuSec.toFixed(1)} s)  ${ok ? 'ok' : 'FAILED'}` +
-        range +
-        (lint && ok ? `  cfn-lint: ${lintOut === '' ? 'clean' : 'FINDINGS'}` : '') +
-        '\n',
-    );
-    if (lintOut) process.stdout.write(`${lintOut}\n`);
-  }
+  for (const lab of opts.labs) results.push(benchLab(lab, opts, outRoot, changed));
   const totalSec = Number(process.hrtime.bigint() - started) / 1e9;
   const synthSec = results.reduce((s, r) => s + r.durationSec, 0);
   const cpuKnown = results.every((r) => r.cpuSec !== null);

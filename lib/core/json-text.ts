@@ -135,146 +135,197 @@ const NUMBER = /-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][+-]?[0-9]+)?/y;
 const LITERALS = ['true', 'false', 'null'] as const;
 const ESCAPES = new Set(['"', '\\', '/', 'b', 'f', 'n', 'r', 't']);
 
+/** Where the scan is: value: a value must come; key: a quoted key must come; colon: ':' must come; after: ',' or a close. */
+type ScanState = 'value' | 'key' | 'colon' | 'after';
+
+/** The scanner's state: the text, the open containers and what must come next at `i`. */
+interface Scan {
+  readonly text: string;
+  readonly options: ParseJsonOptions;
+  readonly maxDepth: number;
+  readonly stack: Frame[];
+  i: number;
+  state: ScanState;
+  /** In `value` right after '[' / `key` right after '{', the close is allowed too. */
+  emptyOk: boolean;
+}
+
+function fail(scan: Scan, at: number, what: string): never {
+  const { line, column } = lineColumnOf(scan.text, at);
+  throw new JsonSyntaxError(scan.options.source, line, column, what);
+}
+
+/** The offset just after the string that starts (with its '"') at `from`. */
+function scanString(scan: Scan, from: number): number {
+  const { text } = scan;
+  const n = text.length;
+  let j = from + 1;
+  for (;;) {
+    if (j >= n) fail(scan, from, 'a string that never ends (no closing ")');
+    const c = text.charCodeAt(j);
+    if (c === 0x22) return j + 1;
+    if (c < 0x20)
+      fail(scan, j, `${describeChar(text[j])} inside a string (write control characters as \\u00XX)`);
+    if (c === 0x5c) {
+      const e = text[j + 1];
+      if (e === 'u') {
+        if (!/^[0-9a-fA-F]{4}$/.test(text.slice(j + 2, j + 6)))
+          fail(scan, j, 'a \\u escape without 4 hex digits');
+        j += 6;
+      } else if (e !== undefined && ESCAPES.has(e)) j += 2;
+      else fail(scan, j, `an unknown escape \\${e === undefined ? '' : describeChar(e)} in a string`);
+    } else j += 1;
+  }
+}
+
+/** '{' or '[' at `i`: a new frame, unless that is one level too deep. */
+function openContainer(scan: Scan, c: '{' | '['): void {
+  const { stack, maxDepth } = scan;
+  if (stack.length >= maxDepth) {
+    throw new JsonInputError(
+      scan.options.source,
+      pathOf(stack, true),
+      `nested deeper than ${maxDepth} levels (${stack.length + 1} levels at ${
+        segmentsOf(stack).length > PATH_SHORT_SEGMENTS ? 'the path shown, shortened' : 'this path'
+      }); not a file proxylab writes or reads`,
+      'json-too-deep',
+    );
+  }
+  stack.push({ kind: c === '{' ? 'object' : 'array', keys: new Set(), index: 0, key: null });
+  scan.state = c === '{' ? 'key' : 'value';
+  scan.emptyOk = true;
+  scan.i += 1;
+}
+
+/** A number at `i`: in JSON's format, and one a double can hold. */
+function scanNumber(scan: Scan): void {
+  NUMBER.lastIndex = scan.i;
+  const m = NUMBER.exec(scan.text);
+  if (!m) fail(scan, scan.i, `a number that does not follow JSON's number format`);
+  const literal = m[0];
+  if (!Number.isFinite(Number(literal))) {
+    throw new JsonInputError(
+      scan.options.source,
+      pathOf(scan.stack),
+      `the number ${literal} is out of JSON's range (a double holds up to ±1.8e308)`,
+      'number-out-of-range',
+      literal,
+    );
+  }
+  scan.i += literal.length;
+  scan.state = 'after';
+}
+
+/** State `value`: a value (or, right after '[', the ']' of an empty array). */
+function stepValue(scan: Scan, c: string, emptyOk: boolean): void {
+  const { stack, text } = scan;
+  const top = stack[stack.length - 1];
+  if (emptyOk && c === ']') {
+    stack.pop();
+    scan.state = 'after';
+    scan.i += 1;
+  } else if (c === ']' && top?.kind === 'array') {
+    fail(scan, scan.i, "']' after ',' (JSON allows no trailing comma)");
+  } else if (c === '{' || c === '[') {
+    openContainer(scan, c);
+  } else if (c === '"') {
+    scan.i = scanString(scan, scan.i);
+    scan.state = 'after';
+  } else if (c === '-' || (c >= '0' && c <= '9')) {
+    scanNumber(scan);
+  } else {
+    const lit = LITERALS.find((l) => text.startsWith(l, scan.i));
+    if (lit === undefined) fail(scan, scan.i, `${describeChar(c)} where a value was expected`);
+    scan.i += (lit as string).length;
+    scan.state = 'after';
+  }
+}
+
+/** State `key`: a quoted key (or, right after '{', the '}' of an empty object). */
+function stepKey(scan: Scan, c: string, emptyOk: boolean): void {
+  const { stack, options } = scan;
+  if (emptyOk && c === '}') {
+    stack.pop();
+    scan.state = 'after';
+    scan.i += 1;
+  } else if (c === '"') {
+    const end = scanString(scan, scan.i);
+    const key = JSON.parse(scan.text.slice(scan.i, end)) as string;
+    const frame = stack[stack.length - 1] as Frame;
+    if (options.rejectDuplicateKeys && frame.keys.has(key)) {
+      frame.key = key;
+      throw new JsonInputError(
+        options.source,
+        pathOf(stack),
+        `duplicate key ${JSON.stringify(key)} (JSON keeps only the last; say it once)`,
+        'duplicate-key',
+        key,
+      );
+    }
+    frame.keys.add(key);
+    frame.key = key;
+    scan.i = end;
+    scan.state = 'colon';
+  } else if (c === '}') fail(scan, scan.i, "'}' after ',' (JSON allows no trailing comma)");
+  else fail(scan, scan.i, `${describeChar(c)} where a quoted key was expected`);
+}
+
+/** State `after` inside a container: ',' or the container's close. */
+function stepAfter(scan: Scan, c: string): void {
+  const frame = scan.stack[scan.stack.length - 1] as Frame;
+  const close = frame.kind === 'array' ? ']' : '}';
+  if (c === ',') {
+    if (frame.kind === 'array') frame.index += 1;
+    scan.state = frame.kind === 'array' ? 'value' : 'key';
+    scan.i += 1;
+  } else if (c === close) {
+    scan.stack.pop();
+    scan.i += 1;
+  } else fail(scan, scan.i, `${describeChar(c)} where ',' or '${close}' was expected`);
+}
+
 /**
  * Checks `text` against the JSON grammar (RFC 8259) without recursion, so JSON.parse only ever sees
  * text it accepts: the first problem is thrown with its line and column (JsonSyntaxError), or at
  * its JSON path for depth, duplicate keys and numbers a double cannot hold (JsonInputError).
  */
 function scanJson(text: string, options: ParseJsonOptions): void {
-  const maxDepth = options.maxDepth ?? JSON_MAX_DEPTH;
-  const stack: Frame[] = [];
+  const scan: Scan = {
+    text,
+    options,
+    maxDepth: options.maxDepth ?? JSON_MAX_DEPTH,
+    stack: [],
+    i: 0,
+    state: 'value',
+    emptyOk: false,
+  };
   const n = text.length;
-  let i = 0;
-  // value: a value must come; key: a quoted key must come; colon: ':' must come; after: ',' or a close.
-  let state: 'value' | 'key' | 'colon' | 'after' = 'value';
-  // In `value` right after '[' / `key` right after '{', the close is allowed too.
-  let emptyOk = false;
-  const fail = (at: number, what: string): never => {
-    const { line, column } = lineColumnOf(text, at);
-    throw new JsonSyntaxError(options.source, line, column, what);
-  };
-  const scanString = (from: number): number => {
-    let j = from + 1;
-    for (;;) {
-      if (j >= n) fail(from, 'a string that never ends (no closing ")');
-      const c = text.charCodeAt(j);
-      if (c === 0x22) return j + 1;
-      if (c < 0x20) fail(j, `${describeChar(text[j])} inside a string (write control characters as \\u00XX)`);
-      if (c === 0x5c) {
-        const e = text[j + 1];
-        if (e === 'u') {
-          if (!/^[0-9a-fA-F]{4}$/.test(text.slice(j + 2, j + 6)))
-            fail(j, 'a \\u escape without 4 hex digits');
-          j += 6;
-        } else if (e !== undefined && ESCAPES.has(e)) j += 2;
-        else fail(j, `an unknown escape \\${e === undefined ? '' : describeChar(e)} in a string`);
-      } else j += 1;
-    }
-  };
   for (;;) {
+    let i = scan.i;
     while (i < n && (text[i] === ' ' || text[i] === '\t' || text[i] === '\n' || text[i] === '\r')) i += 1;
+    scan.i = i;
     const c = text[i];
-    if (state === 'after' && stack.length === 0) {
+    if (scan.state === 'after' && scan.stack.length === 0) {
       if (c === undefined) return;
-      fail(i, `${describeChar(c)} after the end of the JSON value`);
+      fail(scan, i, `${describeChar(c)} after the end of the JSON value`);
     }
     if (c === undefined)
       return fail(
+        scan,
         i,
-        stack.length === 0 && state === 'value'
+        scan.stack.length === 0 && scan.state === 'value'
           ? 'there is no JSON value (the text is empty)'
           : 'the text ends before the JSON value is complete',
       );
-    const top = stack[stack.length - 1];
-    if (state === 'value') {
-      if (emptyOk && c === ']') {
-        stack.pop();
-        state = 'after';
-        i += 1;
-      } else if (c === ']' && top?.kind === 'array') {
-        fail(i, "']' after ',' (JSON allows no trailing comma)");
-      } else if (c === '{' || c === '[') {
-        if (stack.length >= maxDepth) {
-          throw new JsonInputError(
-            options.source,
-            pathOf(stack, true),
-            `nested deeper than ${maxDepth} levels (${stack.length + 1} levels at ${
-              segmentsOf(stack).length > PATH_SHORT_SEGMENTS ? 'the path shown, shortened' : 'this path'
-            }); not a file proxylab writes or reads`,
-            'json-too-deep',
-          );
-        }
-        stack.push({ kind: c === '{' ? 'object' : 'array', keys: new Set(), index: 0, key: null });
-        state = c === '{' ? 'key' : 'value';
-        emptyOk = true;
-        i += 1;
-        continue;
-      } else if (c === '"') {
-        i = scanString(i);
-        state = 'after';
-      } else if (c === '-' || (c >= '0' && c <= '9')) {
-        NUMBER.lastIndex = i;
-        const m = NUMBER.exec(text);
-        if (!m) fail(i, `a number that does not follow JSON's number format`);
-        const literal = (m as RegExpExecArray)[0];
-        if (!Number.isFinite(Number(literal))) {
-          throw new JsonInputError(
-            options.source,
-            pathOf(stack),
-            `the number ${literal} is out of JSON's range (a double holds up to ±1.8e308)`,
-            'number-out-of-range',
-            literal,
-          );
-        }
-        i += literal.length;
-        state = 'after';
-      } else {
-        const lit = LITERALS.find((l) => text.startsWith(l, i));
-        if (lit === undefined) fail(i, `${describeChar(c)} where a value was expected`);
-        i += (lit as string).length;
-        state = 'after';
-      }
-    } else if (state === 'key') {
-      if (emptyOk && c === '}') {
-        stack.pop();
-        state = 'after';
-        i += 1;
-      } else if (c === '"') {
-        const end = scanString(i);
-        const key = JSON.parse(text.slice(i, end)) as string;
-        const frame = top as Frame;
-        if (options.rejectDuplicateKeys && frame.keys.has(key)) {
-          frame.key = key;
-          throw new JsonInputError(
-            options.source,
-            pathOf(stack),
-            `duplicate key ${JSON.stringify(key)} (JSON keeps only the last; say it once)`,
-            'duplicate-key',
-            key,
-          );
-        }
-        frame.keys.add(key);
-        frame.key = key;
-        i = end;
-        state = 'colon';
-      } else if (c === '}') fail(i, "'}' after ',' (JSON allows no trailing comma)");
-      else fail(i, `${describeChar(c)} where a quoted key was expected`);
-    } else if (state === 'colon') {
-      if (c !== ':') fail(i, `${describeChar(c)} where ':' after a key was expected`);
-      i += 1;
-      state = 'value';
-    } else {
-      const frame = top as Frame;
-      const close = frame.kind === 'array' ? ']' : '}';
-      if (c === ',') {
-        if (frame.kind === 'array') frame.index += 1;
-        state = frame.kind === 'array' ? 'value' : 'key';
-        i += 1;
-      } else if (c === close) {
-        stack.pop();
-        i += 1;
-      } else fail(i, `${describeChar(c)} where ',' or '${close}' was expected`);
-    }
-    emptyOk = false;
+    // Only the step right after an open may take the close of an empty container.
+    const emptyOk = scan.emptyOk;
+    scan.emptyOk = false;
+    if (scan.state === 'value') stepValue(scan, c, emptyOk);
+    else if (scan.state === 'key') stepKey(scan, c, emptyOk);
+    else if (scan.state === 'colon') {
+      if (c !== ':') fail(scan, i, `${describeChar(c)} where ':' after a key was expected`);
+      scan.i += 1;
+      scan.state = 'value';
+    } else stepAfter(scan, c);
   }
 }

@@ -1,9 +1,10 @@
 /**
- * Self-hosted PgBouncer in the cloud lab, as the runner sees it: each pooler × pool mode is a
- * target (`<pooler>-<mode>`, of its product's kinds (lib/config/targets.ts poolerTargets), placement
- * dedicated-host or co-located), probed through the admin console of process 0 (SHOW VERSION,
- * SHOW CONFIG's max_prepared_statements); pool sweeps and the prepared-statement switch go to the
- * admin console of EVERY process (`SET default_pool_size`, `SET max_prepared_statements`), like
+ * Self-hosted poolers (PgBouncer, PgDoorman) in the cloud lab, as the runner sees them: each pooler
+ * × pool mode is a target (`<pooler>-<mode>`, of its product's kinds (lib/config/targets.ts
+ * poolerTargets), placement dedicated-host or co-located), probed through the admin console of
+ * process 0 (the driver's probe; PgBouncer: SHOW VERSION, SHOW CONFIG's max_prepared_statements);
+ * pool sweeps and the prepared-statement switch go to the admin console of EVERY process (the
+ * driver's statements; PgBouncer: `SET default_pool_size`, `SET max_prepared_statements`), like
  * ModifyDBProxyTargetGroup for RDS Proxy; and the shared sampler (lib/engine/pooler-metrics.ts)
  * reads SHOW POOLS / SHOW STATS through the same admin ports and CPU from the agent's stats port.
  *
@@ -14,7 +15,7 @@
  *
  * Who touches a pooler: a dedicated host is shared by every runner, so only runner 0 resizes and
  * resets it (before the fleet's step barrier, as for RDS Proxy) and samples it; an on-runners
- * pooler is each runner's own PgBouncer at 127.0.0.1, so every runner applies the change to its own.
+ * pooler is each runner's own pooler at 127.0.0.1, so every runner applies the change to its own.
  */
 import { InfrastructureError, UsageError } from '../core/errors';
 import { parsePsqlResults, psqlStatementArgs } from '../core/psql-text';
@@ -184,7 +185,7 @@ export function buildPoolerTargets(input: {
   );
 }
 
-export interface PgbouncerPoolControlOptions {
+export interface PoolerPoolControlOptions {
   readonly poolers: readonly PoolerEndpoint[];
   readonly admin: AdminCredentials;
   readonly query: AdminRowsQuery;
@@ -201,15 +202,17 @@ export interface PgbouncerPoolControlOptions {
 }
 
 /**
- * PoolControl for the lab's PgBouncers. `SET default_pool_size` is PgBouncer-wide: a sweep on
- * `<pooler>-transaction` resizes `<pooler>-session` too, so the current % is kept per pooler.
+ * PoolControl for the lab's self-hosted poolers, PgBouncer and PgDoorman alike (each product's admin
+ * statements come from its driver). The pool size is pooler-wide (PgBouncer's `SET
+ * default_pool_size`): a sweep on `<pooler>-transaction` resizes `<pooler>-session` too, so the
+ * current % is kept per pooler.
  */
-export class PgbouncerPoolControl implements PoolControl {
+export class PoolerPoolControl implements PoolControl {
   private readonly percent = new Map<string, number>();
   private readonly mps = new Map<string, number>();
   private readonly changed = new Set<string>();
 
-  constructor(private readonly o: PgbouncerPoolControlOptions) {}
+  constructor(private readonly o: PoolerPoolControlOptions) {}
 
   manages(target: TargetRef): boolean {
     return this.poolerOf(target) !== null;
@@ -249,7 +252,7 @@ export class PgbouncerPoolControl implements PoolControl {
 
   async setPoolPercent(target: TargetRef, percent: number): Promise<void> {
     const p = this.poolerOf(target);
-    if (!p) throw new UsageError(`${target.name} is not a PgBouncer target of this lab`);
+    if (!p) throw new UsageError(`${target.name} is not a pooler target of this lab`);
     if (!Number.isInteger(percent) || percent < 1 || percent > 100)
       throw new UsageError(`pool percent must be an integer 1–100, got ${percent}`);
     if (this.o.applies(p)) await this.applyPercent(p, percent);
@@ -288,7 +291,7 @@ export class PgbouncerPoolControl implements PoolControl {
 
   async setMaxPreparedStatements(target: TargetRef, value: number): Promise<void> {
     const p = this.poolerOf(target);
-    if (!p) throw new UsageError(`${target.name} is not a PgBouncer target of this lab`);
+    if (!p) throw new UsageError(`${target.name} is not a pooler target of this lab`);
     if (!Number.isInteger(value) || value < 0)
       throw new UsageError(`max_prepared_statements must be an integer ≥ 0, got ${value}`);
     if (this.o.applies(p) && this.mps.get(p.name) !== value) await this.applyMps(p, value);
@@ -321,18 +324,18 @@ export class PgbouncerPoolControl implements PoolControl {
       }
     }
     if (failures.length > 0)
-      throw new InfrastructureError(`could not restore the lab's PgBouncer settings: ${failures.join('; ')}`);
+      throw new InfrastructureError(`could not restore the lab's pooler settings: ${failures.join('; ')}`);
   }
 }
 
 /**
- * Pool control over the RDS proxies and the PgBouncers: each target goes to the control that
- * manages it (the RDS control refuses names it does not know).
+ * Pool control over the RDS proxies and the self-hosted poolers: each target goes to the control
+ * that manages it (the RDS control refuses names it does not know).
  */
 export class CompositePoolControl implements PoolControl {
   constructor(
     private readonly proxies: PoolControl,
-    private readonly poolers: PgbouncerPoolControl,
+    private readonly poolers: PoolerPoolControl,
   ) {}
 
   async reset(target: TargetRef): Promise<void> {
@@ -340,7 +343,7 @@ export class CompositePoolControl implements PoolControl {
     if (!this.poolers.manages(target)) await this.proxies.reset(target);
   }
 
-  /** PgBouncer pools are drained by reset() before every step; the proxies drain their own. */
+  /** Pooler pools are drained by reset() before every step; the proxies drain their own. */
   async isolate(target: TargetRef): Promise<void> {
     await this.proxies.isolate?.(target);
   }

@@ -7,7 +7,7 @@ import type { WriterInfo } from './targets';
 import { fetchPoolerCpu } from '../aws/pooler-agent-client';
 import {
   buildPoolerTargets,
-  PgbouncerPoolControl,
+  PoolerPoolControl,
   poolerAdminPort,
   probePooler,
   psqlAdminRows,
@@ -21,16 +21,16 @@ import type { RunnerDeps } from './runner-deps';
 
 export interface RunnerPoolers {
   readonly targets: PoolerTarget[];
-  readonly control: PgbouncerPoolControl | null;
+  readonly control: PoolerPoolControl | null;
   readonly sampler: PoolerSampler | null;
   readonly maxPreparedStatements: number | null;
 }
 
 /**
- * The lab's PgBouncers on this runner: admin secret, probe (version, max_prepared_statements) of
- * each pooler through process 0's admin console, its targets, its pool control and its sampler.
- * A dedicated host is changed and sampled by runner 0 only; an on-runners pooler by every runner
- * (its own, at 127.0.0.1).
+ * The lab's self-hosted poolers (PgBouncer, PgDoorman) on this runner: admin secret, probe (version,
+ * max_prepared_statements) of each pooler through process 0's admin console, its targets, its pool
+ * control and its sampler. A dedicated host is changed and sampled by runner 0 only; an on-runners
+ * pooler by every runner (its own, at 127.0.0.1).
  */
 export async function setUpPoolers(
   args: RunnerArgs,
@@ -44,7 +44,7 @@ export async function setUpPoolers(
   if (args.poolers.length === 0)
     return { targets: [], control: null, sampler: null, maxPreparedStatements: null };
   if (args.poolerAdminSecretArn === null)
-    throw new UsageError('the lab has PgBouncer poolers but no PoolerAdminSecretArn output; redeploy');
+    throw new UsageError('the lab has self-hosted poolers but no PoolerAdminSecretArn output; redeploy');
   const admin = await readAdminCredentials(deps.secrets, args.poolerAdminSecretArn);
   secrets.push(admin.password, JSON.stringify(admin.password).slice(1, -1));
   const query = deps.adminQuery ?? psqlAdminRows();
@@ -57,11 +57,11 @@ export async function setUpPoolers(
     });
     probes.set(p.name, probe);
     log.info(
-      `${me}: pooler ${p.name} (${p.placement}, ${p.processes} process(es)): PgBouncer ${probe.version ?? 'unknown'}, max_prepared_statements ${probe.maxPreparedStatements ?? 'none'}`,
+      `${me}: pooler ${p.name} (${p.placement}, ${p.processes} process(es)): ${poolerDriver(p.product).displayName} ${probe.version ?? 'unknown'}, max_prepared_statements ${probe.maxPreparedStatements ?? 'none'}`,
     );
   }
   const applies = (p: PoolerEndpoint): boolean => p.placement === 'on-runners' || args.runnerIndex === 0;
-  const control = new PgbouncerPoolControl({
+  const control = new PoolerPoolControl({
     poolers: args.poolers,
     admin,
     query,

@@ -1,11 +1,11 @@
 /**
  * The session-state probe runner on a cloud runner (lib/exec/session-probe.ts sessionProbeRunner):
  * the lab's writer is the database itself (setup and NOTIFY as the lab's master user, which may
- * create roles); a lab PgBouncer is narrowed to one server connection per process for the step
- * (PgbouncerPoolControl.narrowToOne) and reset before each feature; an RDS Proxy cannot be narrowed
- * — MaxConnectionsPercent is at least 1 % of max_connections and the proxy keeps idle connections
- * (MaxIdleConnectionsPercent) — so whether B shares A's server connection is observed from the
- * server process ids, not forced, and a proxy's pins are read afterwards from
+ * create roles); a lab pooler (PgBouncer, PgDoorman) is narrowed to one server connection per
+ * process for the step (PoolerPoolControl.narrowToOne) and reset before each feature; an RDS Proxy
+ * cannot be narrowed — MaxConnectionsPercent is at least 1 % of max_connections and the proxy keeps
+ * idle connections (MaxIdleConnectionsPercent) — so whether B shares A's server connection is
+ * observed from the server process ids, not forced, and a proxy's pins are read afterwards from
  * DatabaseConnectionsCurrentlySessionPinned (dimension ProxyName = the DBProxyName the collector
  * reads), each feature holding its state for one whole metric period.
  *
@@ -24,7 +24,7 @@ export interface CloudSessionProbeOptions {
   readonly runnerCount: number;
   /** Lab proxy name → DBProxyName (the CloudWatch ProxyName dimension). */
   readonly proxyNames: Readonly<Record<string, string>>;
-  /** A lab PgBouncer narrowed to one server connection (null: not one this runner changes). */
+  /** A lab pooler narrowed to one server connection (null: not one this runner changes). */
   readonly narrow: (target: TargetRef) => Promise<{ sharing: string; restore: () => Promise<void> } | null>;
   /** Clears a pool's server connections between features. */
   readonly reset: (target: TargetRef) => Promise<void>;

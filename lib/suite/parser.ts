@@ -167,37 +167,33 @@ function parseProgress(line: string): ProgressPoint | null {
   };
 }
 
-export function parsePgbench(input: PgbenchCapture): ParsedRun {
-  const text = 'combined' in input ? input.combined : `${input.stdout}\n${input.stderr}`;
-  const exitCode = input.exitCode ?? null;
-  const timedOut = input.timedOut === true;
-  const lines = text.split('\n').map((l) => l.replace(/\r$/, ''));
+/** The figures of the summary pgbench prints at the end (stdout), in ParsedRun's order. */
+type SummaryFields = Pick<
+  ParsedRun,
+  | 'pgbenchVersion'
+  | 'serverVersion'
+  | 'transactionType'
+  | 'protocol'
+  | 'clients'
+  | 'threads'
+  | 'durationSec'
+  | 'transactionsProcessed'
+  | 'transactionsExpected'
+  | 'failedTransactions'
+  | 'tps'
+  | 'tpsMode'
+  | 'latencyAvgMs'
+  | 'latencyStddevMs'
+  | 'initialConnectionMs'
+  | 'avgConnectionMs'
+  | 'scheduleLagAvgMs'
+>;
 
-  // --- header and summary (stdout; anchored at line start so per-script blocks don't match) ---
-  const version = firstMatch(
-    lines,
-    /^pgbench \((\d+(?:\.\d+)?)(?:[^,]*?)(?:, server (\d+(?:\.\d+)?)[^)]*)?\)\s*$/,
-  );
-  const pgbenchVersion = version?.[1] ?? null;
-  // pgbench prints `, server X` whenever the server's version number differs from its own, so a
-  // header without it means the server runs the same version.
-  const serverVersion = version?.[2] ?? version?.[1] ?? null;
-  const txType = firstMatch(lines, /^transaction type: (.+)$/);
-  const mode = firstMatch(lines, /^query mode: (simple|extended|prepared)\s*$/);
-  const clients = firstMatch(lines, /^number of clients: (\d+)/);
-  const threads = firstMatch(lines, /^number of threads: (\d+)/);
-  const duration = firstMatch(lines, /^duration: (\d+) s/);
-  const perClient = firstMatch(lines, /^number of transactions per client: (\d+)/);
-  const processed = firstMatch(lines, /^number of transactions actually processed: (\d+)(?:\/(\d+))?/);
-  const failed = firstMatch(lines, /^number of failed transactions: (\d+)/);
-  const latAvg = firstMatch(lines, /^latency average = ([\d.]+) ms/);
-  const latStd = firstMatch(lines, /^latency stddev = ([\d.]+) ms/);
-  const initConn = firstMatch(lines, /^initial connection time = ([\d.]+) ms/);
-  const avgConn = firstMatch(lines, /^average connection time = ([\d.]+) ms/);
-  const lag = firstMatch(lines, /^rate limit schedule lag: avg ([\d.]+)/);
-
-  // tps: pg14+ prints one line; pg13 and older print `including` and `excluding connections
-  // establishing` — then the `excluding` figure is kept (it matches pg14+'s default mode).
+/**
+ * tps: pg14+ prints one line; pg13 and older print `including` and `excluding connections
+ * establishing` — then the `excluding` figure is kept (it matches pg14+'s default mode).
+ */
+function readTps(lines: readonly string[]): Pick<ParsedRun, 'tps' | 'tpsMode'> {
   let tps: number | null = null;
   let tpsMode: ParsedRun['tpsMode'] = null;
   for (const line of lines) {
@@ -215,6 +211,32 @@ export function parsePgbench(input: PgbenchCapture): ParsedRun {
       tpsMode = modeOfLine;
     }
   }
+  return { tps, tpsMode };
+}
+
+/** Header and summary (stdout; anchored at line start so per-script blocks don't match). */
+function readSummary(lines: readonly string[]): {
+  summary: SummaryFields;
+  transactionsPerClient: number | null;
+} {
+  const version = firstMatch(
+    lines,
+    /^pgbench \((\d+(?:\.\d+)?)(?:[^,]*?)(?:, server (\d+(?:\.\d+)?)[^)]*)?\)\s*$/,
+  );
+  const txType = firstMatch(lines, /^transaction type: (.+)$/);
+  const mode = firstMatch(lines, /^query mode: (simple|extended|prepared)\s*$/);
+  const clients = firstMatch(lines, /^number of clients: (\d+)/);
+  const threads = firstMatch(lines, /^number of threads: (\d+)/);
+  const duration = firstMatch(lines, /^duration: (\d+) s/);
+  const perClient = firstMatch(lines, /^number of transactions per client: (\d+)/);
+  const processed = firstMatch(lines, /^number of transactions actually processed: (\d+)(?:\/(\d+))?/);
+  const failed = firstMatch(lines, /^number of failed transactions: (\d+)/);
+  const latAvg = firstMatch(lines, /^latency average = ([\d.]+) ms/);
+  const latStd = firstMatch(lines, /^latency stddev = ([\d.]+) ms/);
+  const initConn = firstMatch(lines, /^initial connection time = ([\d.]+) ms/);
+  const avgConn = firstMatch(lines, /^average connection time = ([\d.]+) ms/);
+  const lag = firstMatch(lines, /^rate limit schedule lag: avg ([\d.]+)/);
+  const { tps, tpsMode } = readTps(lines);
 
   const clientsN = clients ? Number(clients[1]) : null;
   const perClientN = perClient ? Number(perClient[1]) : null;
@@ -222,7 +244,41 @@ export function parsePgbench(input: PgbenchCapture): ParsedRun {
   if (processed?.[2] !== undefined) transactionsExpected = Number(processed[2]);
   else if (perClientN !== null && clientsN !== null) transactionsExpected = perClientN * clientsN;
 
-  // --- errors, aborted clients, progress (any stream) ---
+  const summary: SummaryFields = {
+    pgbenchVersion: version?.[1] ?? null,
+    // pgbench prints `, server X` whenever the server's version number differs from its own, so a
+    // header without it means the server runs the same version.
+    serverVersion: version?.[2] ?? version?.[1] ?? null,
+    transactionType: txType?.[1]?.trim() ?? null,
+    protocol: (mode?.[1] as Protocol | undefined) ?? null,
+    clients: clientsN,
+    threads: threads ? Number(threads[1]) : null,
+    durationSec: duration ? Number(duration[1]) : null,
+    transactionsProcessed: processed ? Number(processed[1]) : null,
+    transactionsExpected,
+    failedTransactions: failed ? Number(failed[1]) : null,
+    tps,
+    tpsMode,
+    latencyAvgMs: latAvg ? num(latAvg[1]) : null,
+    latencyStddevMs: latStd ? num(latStd[1]) : null,
+    initialConnectionMs: initConn ? num(initConn[1]) : null,
+    avgConnectionMs: avgConn ? num(avgConn[1]) : null,
+    scheduleLagAvgMs: lag ? num(lag[1]) : null,
+  };
+  return { summary, transactionsPerClient: perClientN };
+}
+
+/** What the error, abort and progress lines (any stream) say. */
+interface ErrorLines {
+  readonly errors: ErrorSummary[];
+  readonly abortedClients: number;
+  readonly abortedWhileConnecting: number;
+  readonly runAborted: boolean;
+  readonly progress: ProgressPoint[];
+}
+
+/** Errors, aborted clients, progress (any stream), segment by segment. */
+function readErrorLines(lines: readonly string[], timedOut: boolean): ErrorLines {
   const counts = new Map<ErrorClass, { count: number; sample: string }>();
   const note = (cls: ErrorClass, sample: string): void => {
     const cur = counts.get(cls);
@@ -273,39 +329,37 @@ export function parsePgbench(input: PgbenchCapture): ParsedRun {
   const abortedClients =
     abortedWhileConnecting + [...abortedInCommand].filter((id) => !abortedConnecting.has(id)).length;
 
-  const hasSummary = tps !== null;
-  const complete = hasSummary && !runAborted && !timedOut && (exitCode === null || exitCode === 0);
-
   const order: readonly ErrorClass[] = [...ERROR_PATTERNS.map((e) => e.class), 'timeout', 'other'];
   const errors: ErrorSummary[] = order.flatMap((cls) => {
     const c = counts.get(cls);
     return c ? [{ class: cls, count: c.count, sample: c.sample }] : [];
   });
+  return { errors, abortedClients, abortedWhileConnecting, runAborted, progress };
+}
+
+export function parsePgbench(input: PgbenchCapture): ParsedRun {
+  const text = 'combined' in input ? input.combined : `${input.stdout}\n${input.stderr}`;
+  const exitCode = input.exitCode ?? null;
+  const timedOut = input.timedOut === true;
+  const lines = text.split('\n').map((l) => l.replace(/\r$/, ''));
+
+  const { summary, transactionsPerClient } = readSummary(lines);
+  const { errors, abortedClients, abortedWhileConnecting, runAborted, progress } = readErrorLines(
+    lines,
+    timedOut,
+  );
+
+  const hasSummary = summary.tps !== null;
+  const complete = hasSummary && !runAborted && !timedOut && (exitCode === null || exitCode === 0);
 
   return {
-    pgbenchVersion,
-    serverVersion,
-    transactionType: txType?.[1]?.trim() ?? null,
-    protocol: (mode?.[1] as Protocol | undefined) ?? null,
-    clients: clientsN,
-    threads: threads ? Number(threads[1]) : null,
-    durationSec: duration ? Number(duration[1]) : null,
-    transactionsProcessed: processed ? Number(processed[1]) : null,
-    transactionsExpected,
-    failedTransactions: failed ? Number(failed[1]) : null,
-    tps,
-    tpsMode,
-    latencyAvgMs: latAvg ? num(latAvg[1]) : null,
-    latencyStddevMs: latStd ? num(latStd[1]) : null,
-    initialConnectionMs: initConn ? num(initConn[1]) : null,
-    avgConnectionMs: avgConn ? num(avgConn[1]) : null,
-    scheduleLagAvgMs: lag ? num(lag[1]) : null,
+    ...summary,
     abortedClients,
     abortedWhileConnecting,
     complete,
     exitCode,
     errors,
-    transactionsPerClient: perClientN,
+    transactionsPerClient,
     progress: progress.length > 0 ? progress : null,
   };
 }

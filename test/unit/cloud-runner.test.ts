@@ -646,7 +646,7 @@ describe('connecting to the targets (runCloudRunnerInner phase 2)', () => {
     const h = harness(sharedClock());
     await expect(
       runCloudRunner(argsFor({ poolers: [POOLER], poolerAdminSecretArn: null }), h.deps),
-    ).rejects.toThrow('the lab has PgBouncer poolers but no PoolerAdminSecretArn output; redeploy');
+    ).rejects.toThrow('the lab has self-hosted poolers but no PoolerAdminSecretArn output; redeploy');
     expect(store.has('runs/run-1/plan.json')).toBe(false);
   });
 });

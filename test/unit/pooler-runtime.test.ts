@@ -7,7 +7,7 @@ import { parsePoolerHostConfig, systemdProcessManager } from '../../lib/pooler-h
 import {
   adminConnection,
   CompositePoolControl,
-  PgbouncerPoolControl,
+  PoolerPoolControl,
   type AdminRowsQuery,
 } from '../../lib/runner/pooler-targets';
 import { parseUnaligned } from '../../lib/core/psql-text';
@@ -213,7 +213,7 @@ describe('PoolerMetrics', () => {
   });
 });
 
-describe('PgbouncerPoolControl', () => {
+describe('PoolerPoolControl', () => {
   function control(applies: boolean, pooler: PoolerEndpoint = POOLER, runnerCount = 1) {
     const sent: Array<[number, string]> = [];
     let size = 486;
@@ -236,7 +236,7 @@ describe('PgbouncerPoolControl', () => {
       }
       return Promise.resolve(out);
     };
-    const c = new PgbouncerPoolControl({
+    const c = new PoolerPoolControl({
       poolers: [pooler],
       admin: { username: 'pgbouncer_admin', password: 'x' },
       query,
