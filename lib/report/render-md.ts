@@ -17,6 +17,7 @@ import {
 import { DECISION_HEADER, DECISION_LEGEND, decisionCells, decisionNotes } from './decision-text';
 import type { DecisionTable } from './decision';
 import { ownScenarios, sessionSections, sessionSectionsMd } from './render-session';
+import { labHeadline } from './lab-compare';
 
 export { mdTable, mdText } from './md';
 import { mdTable, mdText } from './md';
@@ -81,7 +82,8 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
         ]
           .filter((x): x is string => x !== null)
           .join(', '),
-      ),
+      ) +
+      (model.run.lab ? ` ${mdText(`${labHeadline(model.run.lab)}.`)}` : ''),
   );
   out.push('');
   out.push('## Decision table');
