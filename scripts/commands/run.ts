@@ -24,9 +24,10 @@ import type { TargetPrice } from '../../lib/suite/types';
 import {
   clientsModule,
   extendModule,
-  loadModule,
+  labSourceModule,
   operatorModule,
   outputsModule,
+  runLabModule,
   runPlanModule,
   runRequestModule,
   runnerBundleModule,
@@ -85,7 +86,8 @@ export function register(program: Command): void {
     .addOption(regionOption())
     .action(async (flags: RunFlags) => {
       // Everything the user typed is checked before the first AWS call.
-      const lab = loadModule().loadLabFile(flags.lab);
+      // Read once: the text validated is the text the run keeps (runs/<runId>/lab.json).
+      const { lab, record: labRecord } = labSourceModule().loadLabSource(flags.lab);
       const resolved = scenariosModule().resolveSuiteFlag(flags.suite, lab);
       const suite = resolved.name;
       // The plan `proxylab plan` shows: steps, duration, cost, what is not measured (no AWS call).
@@ -161,10 +163,14 @@ export function register(program: Command): void {
         process.stdout.write(
           `run ${runId} disrupts the lab's own database (docs/disruptions.md):\n${disrupts.join('\n')}\n`,
         );
+      // A resume (the same --run-id) of a run whose lab file changed is refused before anything changes.
+      const bucket = outputs.resultsBucketName;
+      const labState = await runLabModule().checkRunLab(clients.s3, bucket, runId, labRecord);
       // A run must end before the lab deletes itself (and its results bucket).
       if (lab.ttlHours !== null && plan !== null)
         await checkLabExpiry({ flags, suite, plan, now, stackName, settings: { ...settings, region } });
-      // The runners read what to run from S3: the request goes there before any of them starts.
+      // The runners read what to run from S3: the lab file and the request go there before any of them starts.
+      await runLabModule().writeRunLab(clients.s3, bucket, runId, labRecord, labState);
       await runRequestModule().writeRunRequest(clients.s3, request);
       const sent = await ssmModule().sendRunCommands(clients.ssm, plans);
       process.stdout.write(
