@@ -21,7 +21,8 @@ export async function checkLabUnchanged(
   prev: RunManifest,
   current: LabRecord | null,
 ): Promise<void> {
-  if (current === null) return; // a lab run resumed without --lab is refused with the other settings
+  // A lab run resumed without --lab, or a run of another mode, is refused with the other settings.
+  if (current === null || prev.mode !== 'local') return;
   const refuse = (why: string, code: string): never => {
     throw new UsageError(`cannot resume run ${prev.runId}: ${why}`, { code });
   };

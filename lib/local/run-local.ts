@@ -449,7 +449,7 @@ export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {})
 }
 
 /**
- * What the engine writes before the first step — manifest, plan, metrics and step windows — removed
+ * What the engine writes before the first step — manifest, lab.json, plan, metrics, step windows — removed
  * when no step was recorded; then the (empty) run directory goes too. A step file or anything else
  * found there is left, and the directory with it.
  */
@@ -498,9 +498,11 @@ async function openRunDir(sink: FileSystemSink, opts: LocalRunOptions, runDir: s
     // A generated id is new by construction; never resume (or overwrite) a run by accident.
     throw new UsageError(`${runDir} already holds run ${prev.runId}; pass --run-id to resume it`);
   }
-  if (prev) checkResumable(prev, opts);
-  if (prev) await checkLabUnchanged(sink, prev, opts.lab?.record ?? null);
-  else if ((listDirIn(runDir, '') ?? []).filter((e) => !isLockFile(e.name)).length > 0) {
+  if (prev) {
+    // the lab first: a changed lab file also changes the settings it decides, and is said as such
+    await checkLabUnchanged(sink, prev, opts.lab?.record ?? null);
+    checkResumable(prev, opts);
+  } else if ((listDirIn(runDir, '') ?? []).filter((e) => !isLockFile(e.name)).length > 0) {
     throw new UsageError(
       `${runDir} exists and is not a proxylab run directory; choose another --run-id or --out`,
     );
