@@ -15,7 +15,9 @@ import { planOrResume } from '../engine/plan-or-resume';
 import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run-suite';
 import { getSuite, SUITE_NAMES, type Suite } from '../suite/catalog';
 import { getTestSuite, isTestSuite, TEST_SUITE_NAMES } from '../suite/test-suites';
-import { loadLabFile } from '../config/load';
+import { loadLabSource } from '../config/lab-source';
+import type { LabRecord } from '../results/lab-record';
+import { checkLabUnchanged, recordLab } from './lab-record';
 import { resolveSuite, suiteNamesFor } from '../config/scenarios';
 import { labTargets, poolerProduct } from '../config/targets';
 import type { LabConfig } from '../config/types';
@@ -100,6 +102,8 @@ export interface LocalLab {
   readonly file: string;
   readonly name: string;
   readonly counterparts: readonly LocalCounterpart[];
+  /** Its text as read and validated: the run's lab.json (lib/local/lab-record.ts). */
+  readonly record: LabRecord;
 }
 
 export interface LocalRunOptions {
@@ -188,7 +192,8 @@ export function validateLocalInput(
 ): LocalRunOptions {
   const problems: string[] = [];
   // --lab: its own suites (and scenarios), its targets' local counterparts, its poolers' share.
-  const labConfig = input.lab !== undefined ? loadLabFile(path.resolve(cwd, input.lab)) : null;
+  const labSource = input.lab !== undefined ? loadLabSource(path.resolve(cwd, input.lab), input.lab) : null;
+  const labConfig = labSource?.lab ?? null;
   const suiteName = input.suite ?? labConfig?.suites[0] ?? DEFAULT_SUITE;
   let suite: Suite | null = null;
   if (input.testSuite !== undefined) {
@@ -246,8 +251,15 @@ export function validateLocalInput(
   if (problems.length > 0 || suite === null) throw new UsageError(problems.join('\n'));
   return {
     suite,
-    ...(labConfig !== null && input.lab !== undefined
-      ? { lab: { file: input.lab, name: labConfig.name, counterparts: localCounterparts(labConfig) } }
+    ...(labSource !== null && input.lab !== undefined
+      ? {
+          lab: {
+            file: input.lab,
+            name: labSource.lab.name,
+            counterparts: localCounterparts(labSource.lab),
+            record: labSource.record,
+          },
+        }
       : {}),
     outDir,
     runId,
@@ -437,7 +449,7 @@ export async function runLocal(opts: LocalRunOptions, hooks: LocalRunHooks = {})
 }
 
 /**
- * What the engine writes before the first step — manifest, plan, metrics and step windows — removed
+ * What the engine writes before the first step — manifest, lab.json, plan, metrics, step windows — removed
  * when no step was recorded; then the (empty) run directory goes too. A step file or anything else
  * found there is left, and the directory with it.
  */
@@ -447,7 +459,13 @@ function removeUnmeasuredRun(runDir: string): void {
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') return; // it holds something: keep the run
   }
-  for (const f of [RUN_PATHS.manifest, RUN_PATHS.plan, metricsPath('local'), RUN_PATHS.stepWindows])
+  for (const f of [
+    RUN_PATHS.manifest,
+    RUN_PATHS.lab,
+    RUN_PATHS.plan,
+    metricsPath('local'),
+    RUN_PATHS.stepWindows,
+  ])
     fs.rmSync(path.join(runDir, f), { force: true });
   try {
     fs.rmdirSync(path.join(runDir, RUN_PATHS.metricsDir)); // only when empty
@@ -480,8 +498,11 @@ async function openRunDir(sink: FileSystemSink, opts: LocalRunOptions, runDir: s
     // A generated id is new by construction; never resume (or overwrite) a run by accident.
     throw new UsageError(`${runDir} already holds run ${prev.runId}; pass --run-id to resume it`);
   }
-  if (prev) checkResumable(prev, opts);
-  else if ((listDirIn(runDir, '') ?? []).filter((e) => !isLockFile(e.name)).length > 0) {
+  if (prev) {
+    // the lab first: a changed lab file also changes the settings it decides, and is said as such
+    await checkLabUnchanged(sink, prev, opts.lab?.record ?? null);
+    checkResumable(prev, opts);
+  } else if ((listDirIn(runDir, '') ?? []).filter((e) => !isLockFile(e.name)).length > 0) {
     throw new UsageError(
       `${runDir} exists and is not a proxylab run directory; choose another --run-id or --out`,
     );
@@ -680,6 +701,7 @@ async function runLocked(
   try {
     stack = await startStack(opts, log, stopper);
     if (stopper.interruptedBy !== null) throw stopper.interrupted();
+    if (stored === null) await recordLab(sink, opts.lab?.record ?? null); // before plan.json
     const result = await planAndRun(opts, hooks, sink, stored, stack, stopper);
     if (stopper.nothingMeasured(result.manifest.status, prev)) {
       // Interrupted before any step started (during pgbench -i, say): nothing was measured, so no

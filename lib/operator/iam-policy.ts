@@ -198,7 +198,7 @@ function runStatements(
   { p, region, account, stack, bucketArn, qualifier, schedule, labTag }: PolicyScope,
 ): IamStatement[] {
   return [
-    // run writes runs/<id>/request.json before the first SendCommand; doctor its probe objects;
+    // run writes runs/<id>/lab.json and request.json before the first SendCommand; doctor its probe objects;
     // collect the metrics files.
     { Sid: 'WriteRuns', Effect: 'Allow', Action: 's3:PutObject', Resource: `${bucketArn}/runs/*` },
     {

@@ -2,7 +2,8 @@
  * `proxylab compare A B`: the same cells (scenario × target × clients × protocol × connect ×
  * script × pool %) side by side, the tps ratio B/A per cell, and a marker where the difference is
  * larger than the spread between repetitions. Without repetitions the spread is unknown and the
- * comparison says so instead of guessing. Cells present in only one run are listed.
+ * comparison says so instead of guessing. Cells present in only one run are listed. First, what
+ * differs between the two runs' lab files (./lab-compare.ts), or that a run kept none.
  */
 import { mkdirSync } from 'node:fs';
 import { writeFileAtomic } from '../core/atomic-write';
@@ -19,6 +20,7 @@ import { html, SafeHtml, trustedSvg } from './html';
 import { type LoadedRun, loadRun } from './load';
 import { mdTable, mdText } from './render-md';
 import { isPartial } from './shape';
+import { compareLabs, labComparisonHtml, labComparisonMarkdown, type LabComparison } from './lab-compare';
 import { catalogLookup } from './catalog-lookup';
 import {
   compareSessions,
@@ -58,6 +60,8 @@ export interface DecisionPair {
 export interface ComparisonModel {
   readonly a: LoadedRun;
   readonly b: LoadedRun;
+  /** The two runs' lab files (lab.json): each named, and what differs field by field. */
+  readonly lab: LabComparison;
   /** The decision tables of both runs, row by row (scenarios either run has). */
   readonly decisions: readonly DecisionPair[];
   /**
@@ -146,6 +150,7 @@ export function compareRuns(a: LoadedRun, b: LoadedRun): ComparisonModel {
   return {
     a,
     b,
+    lab: compareLabs(a, b),
     decisions: decisionPairs(decisionTables(a, cellsA), decisionTables(b, cellsB)),
     warnings: [...skipped('A', a), ...skipped('B', b)],
     matched,
@@ -228,6 +233,7 @@ function renderCompareMarkdown(model: ComparisonModel, warnings: readonly string
   out.push(`- B: ${mdText(runLine(model.b))}`);
   out.push('');
   for (const w of warnings) out.push(`> ⚠ ${mdText(w)}`, '');
+  out.push(...labComparisonMarkdown(model.lab));
   out.push('## Decision table, A beside B');
   out.push('');
   out.push(
@@ -375,6 +381,7 @@ export function renderCompareHtml(model: ComparisonModel): {
 <h1>proxylab compare</h1>
 <ul><li>A: ${runLine(model.a)}</li><li>B: ${runLine(model.b)}</li></ul>
 ${warnings.length > 0 ? html`<ul class="warnings" id="warnings">${warnings.map((w) => html`<li>${w}</li>`)}</ul>` : ''}
+${labComparisonHtml(model.lab)}
 <section id="decision"><h2>Decision table, A beside B</h2><p>Each run's decision-table row per target (the rules of <code>proxylab report</code>): tps over the cells every target of that run measured with a tps; B/A of the medians.</p>${
     model.decisions.length > 0
       ? html`<table class="decision"><thead><tr>${DECISION_COMPARE_HEADER.map((h) => html`<th>${h}</th>`)}</tr></thead><tbody>${model.decisions.map(

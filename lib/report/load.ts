@@ -3,6 +3,7 @@
  * paths, schemas and warnings), then put in plan order with what is missing and what the
  * infrastructure failed, and each step's target descriptor at hand.
  */
+import type { LabRecord } from '../results/lab-record';
 import { readRunDir, warningLine, type RunWarning } from '../results/run-reader';
 import type { RunPlan } from '../suite/plan';
 import { fallbackDescriptor, type TargetDescriptor } from '../suite/targets';
@@ -33,6 +34,8 @@ export interface LoadedRun {
   readonly warnings: readonly RunWarning[];
   /** plan.json stored with the run; null for runs of older releases (labelled from today's registry). */
   readonly plan: RunPlan | null;
+  /** lab.json: the lab file the run was started with; null without one (lib/results/lab-record.ts). */
+  readonly lab: LabRecord | null;
   /** The target descriptor a step ran against: from the stored plan, else from its kind alone. */
   readonly descriptorOf: (step: Pick<StepRecord, 'stepId' | 'target'>) => TargetDescriptor;
 }
@@ -73,6 +76,7 @@ export function loadRun(dir: string): LoadedRun {
     problems: read.warnings.map(warningLine),
     warnings: read.warnings,
     plan,
+    lab: read.lab,
     descriptorOf,
   };
 }

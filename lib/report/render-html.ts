@@ -29,6 +29,7 @@ import { columnTitle, noTpsOutcome, type PoolerMatrix } from './pooler-matrix';
 import { poolersText } from './shape';
 import { ownScenarios, SESSION_CSS, sessionSections, sessionSectionsHtml } from './render-session';
 import { settingsHtml } from './settings';
+import { labHeadline } from './lab-compare';
 import type {
   ChurnRow,
   ErrorMatrix,
@@ -114,6 +115,7 @@ function headline(model: ReportModel): SafeHtml {
 <dt>started</dt><dd>${m.startedAt}</dd>
 <dt>ended</dt><dd>${m.endedAt ?? 'not ended'} (${fmtDuration(m.startedAt, m.endedAt)})</dd>
 <dt>environment</dt><dd>${envText || 'unknown'}</dd>
+${model.run.lab ? html`<dt>lab file</dt><dd id="lab-file">${labHeadline(model.run.lab)}</dd>` : ''}
 </dl>
 <details open><summary>${m.mode === 'local' ? 'local settings' : 'lab'} (${Object.keys(m.settings).length})</summary><dl class="kv">${settings}</dl></details>
 </section>`;

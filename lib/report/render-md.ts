@@ -24,6 +24,7 @@ import {
 import type { DecisionTable } from './decision';
 import { ownScenarios, sessionSections, sessionSectionsMd } from './render-session';
 import { settingsMarkdown } from './settings';
+import { labHeadline } from './lab-compare';
 
 export { mdTable, mdText } from './md';
 import { mdTable, mdText } from './md';
@@ -145,7 +146,8 @@ function headlineLines(model: ReportModel): string[] {
         ]
           .filter((x): x is string => x !== null)
           .join(', '),
-      ),
+      ) +
+      (model.run.lab ? ` ${mdText(`${labHeadline(model.run.lab)}.`)}` : ''),
     '',
   ];
 }

@@ -7,6 +7,11 @@ import { stepFileName } from '../suite/types';
 export const RUN_PATHS = {
   manifest: 'manifest.json',
   plan: 'plan.json',
+  /**
+   * The lab file the run was started with, verbatim, with its SHA-256 (lib/results/lab-record.ts):
+   * written before plan.json by `proxylab local --lab` and `proxylab run`; absent for a run without a lab.
+   */
+  lab: 'lab.json',
   /** Cloud: what the operator asked the runners to run (lib/aws/run-request.ts). */
   request: 'request.json',
   /** Cloud: the runner fleet's barrier objects and per-runner parts. */

@@ -18,6 +18,7 @@ import { RunFileError, UsageError } from '../core/errors';
 import { FileReadError, listDirIn, readFileIn, type ReadKind } from '../core/read';
 import type { RunPlan } from '../suite/plan';
 import type { MetricsFile, RunManifest, StepRecord } from '../suite/types';
+import { labRecordSchema, type LabRecord } from './lab-record';
 import { checkPlanIdentity, checkStepFile, stepFileContext } from './run-consistency';
 import { RUN_PATHS } from './run-paths';
 import { manifestSchema, metricsFileSchema, parseRunFile, planSchema, stepRecordSchema } from './schemas';
@@ -44,6 +45,11 @@ export interface RunDirContents {
   readonly manifest: RunManifest;
   /** null for runs of older releases, written before plan.json existed. */
   readonly plan: RunPlan | null;
+  /**
+   * lab.json: the lab file the run was started with; null for a run without a lab, of an earlier
+   * release, or whose lab.json could not be read (then named in `warnings`).
+   */
+  readonly lab: LabRecord | null;
   /** Every step record that could be read, in directory order. */
   readonly steps: readonly StepRecord[];
   /** Every metrics series file (`metrics/steps.json`, the step windows, is not one). */
@@ -113,6 +119,7 @@ export function readRunDir(dir: string): RunDirContents {
       ? null
       : checkPlanIdentity(parseRunFile(planSchema, planFile, planText), manifest, 'manifest.json', planFile);
 
+  const lab = readLab(runDir, manifest, warnings);
   const context = stepFileContext(manifest, plan);
   const steps = readFolder(
     runDir,
@@ -133,5 +140,32 @@ export function readRunDir(dir: string): RunDirContents {
     warnings,
   ).map((m) => ({ name: m.name.replace(/\.json$/, ''), file: m.value }));
 
-  return { dir: runDir, manifest, plan, steps, metrics, warnings };
+  return { dir: runDir, manifest, plan, lab, steps, metrics, warnings };
+}
+
+/**
+ * lab.json, checked against its schema and, for a local run, against the lab the manifest names
+ * (`settings.lab`); one that fails is left out with a warning: the measurements do not depend on it.
+ */
+function readLab(runDir: string, manifest: RunManifest, warnings: RunWarning[]): LabRecord | null {
+  const rel = RUN_PATHS.lab;
+  try {
+    const text = readFileIn(runDir, rel, 'runFile');
+    if (text === null) return null;
+    const lab = parseRunFile(labRecordSchema, rel, text);
+    const named = manifest.settings.lab;
+    if (typeof named === 'string' && named !== lab.name) {
+      warnings.push({
+        code: 'file-invalid',
+        file: rel,
+        reason: `it is the file of lab ${lab.name}, manifest.json says the run is of lab ${named}`,
+      });
+      return null;
+    }
+    return lab;
+  } catch (err) {
+    if (!(err instanceof UsageError)) throw err;
+    warnings.push(warningOf(rel, err));
+    return null;
+  }
 }

@@ -15,6 +15,7 @@ import { UsageError } from '../core/errors';
 import type { RunPlan } from '../suite/plan';
 import { isStepRecordPath, metricsPath, RUN_PATHS, stepPaths, unsafeRunKey } from './run-paths';
 import { planFileOf } from './plan-file';
+import { labRecordSchema, type LabRecord } from './lab-record';
 import { checkPlanIdentity, checkStepFile, stepFileContext, type StepFileContext } from './run-consistency';
 import {
   manifestSchema,
@@ -73,6 +74,17 @@ export class RunStore implements ResultSink {
   async readPlan(): Promise<RunPlan | null> {
     const text = await this.blobs.read(RUN_PATHS.plan);
     return text === null ? null : parseRunFile(planSchema, this.blobs.where(RUN_PATHS.plan), text);
+  }
+
+  /** lab.json: the lab file the run was started with (lib/results/lab-record.ts), before plan.json. */
+  writeLabRecord(record: LabRecord): Promise<void> {
+    return this.putJson(RUN_PATHS.lab, record);
+  }
+
+  /** lab.json, validated; null for a run without one (no lab, or of an earlier release). */
+  async readLabRecord(): Promise<LabRecord | null> {
+    const text = await this.blobs.read(RUN_PATHS.lab);
+    return text === null ? null : parseRunFile(labRecordSchema, this.blobs.where(RUN_PATHS.lab), text);
   }
 
   /** Raw files first, the step JSON last: a listed step JSON means its raw files are there too. */
@@ -182,7 +194,7 @@ export class RunStore implements ResultSink {
 
 /**
  * A run file that does not fit its schema is an error naming the file and the field: manifest,
- * plan, step records and metrics series files are checked; raw output and step windows pass. A step
+ * plan, lab, step records and metrics series files are checked; raw output and step windows pass. A step
  * record must be the step its key is named after and, with `context`, of that run and plan.
  */
 export function validateRunFile(
@@ -193,6 +205,7 @@ export function validateRunFile(
 ): void {
   if (key === RUN_PATHS.manifest) parseRunFile(manifestSchema, where, text);
   else if (key === RUN_PATHS.plan) parseRunFile(planSchema, where, text);
+  else if (key === RUN_PATHS.lab) parseRunFile(labRecordSchema, where, text);
   else if (isStepRecordPath(key))
     checkStepFile(key, where, parseRunFile(stepRecordSchema, where, text), context);
   else if (

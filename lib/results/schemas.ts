@@ -365,8 +365,8 @@ export const runnerShareSchema = z.object({
   rate: tps.nullable(),
 });
 
-/** A SHA-256 in lowercase hex: how plan.json of schemaVersion 2 names a script's text. */
-const sha256Hex = z
+/** A SHA-256 in lowercase hex: how plan.json of schemaVersion 2 names a script's text, and lab.json its lab. */
+export const sha256Hex = z
   .string()
   .regex(/^[0-9a-f]{64}$/, { message: 'expected a SHA-256 in hex (64 characters 0-9, a-f)' });
 

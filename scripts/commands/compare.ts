@@ -16,7 +16,9 @@ export function register(program: Command): void {
     .argument('<runA>', 'the baseline run directory')
     .argument('<runB>', 'the run directory to compare with it')
     .description(
-      'Compare two runs cell by cell (scenario × target × clients × protocol × connect): median tps of each, ' +
+      "Compare two runs: first what differs between their lab files (each run's lab.json, field by field: " +
+        'poolers[0].poolPercent: 45 → 80), or that a run kept none; then cell by cell ' +
+        '(scenario × target × clients × protocol × connect): median tps of each, ' +
         'the ratio B/A, and a ⚠ marker where the difference exceeds the spread between repetitions (without ' +
         'repetitions the spread is unknown and the difference is not judged). Cells found in only one run are listed. ' +
         'Prints Markdown on stdout and writes compare.md and compare.html.\n\n' +

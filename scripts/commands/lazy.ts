@@ -8,6 +8,7 @@ import type * as RunRequestModule from '../../lib/aws/run-request';
 import type * as CollectorModule from '../../lib/collector';
 import type * as ConfigModule from '../../lib/config';
 import type * as LoadModule from '../../lib/config/load';
+import type * as LabSourceModule from '../../lib/config/lab-source';
 import type * as ScenariosModule from '../../lib/config/scenarios';
 import type * as StackOutputsModule from '../../lib/config/stack-outputs';
 import type * as TargetsModule from '../../lib/config/targets';
@@ -27,6 +28,7 @@ import type * as ParametersModule from '../../lib/operator/parameters';
 import type * as PoolerSourcesModule from '../../lib/operator/pooler-sources';
 import type * as RecollectModule from '../../lib/operator/recollect';
 import type * as RunsModule from '../../lib/operator/runs';
+import type * as RunLabModule from '../../lib/operator/run-lab';
 import type * as SsmModule from '../../lib/operator/ssm';
 import type * as ReportModule from '../../lib/report';
 import type * as CloudformationModule from '@aws-sdk/client-cloudformation';
@@ -39,6 +41,8 @@ export const collectorModule = (): typeof CollectorModule =>
   require('../../lib/collector') as typeof CollectorModule;
 export const configModule = (): typeof ConfigModule => require('../../lib/config') as typeof ConfigModule;
 export const loadModule = (): typeof LoadModule => require('../../lib/config/load') as typeof LoadModule;
+export const labSourceModule = (): typeof LabSourceModule =>
+  require('../../lib/config/lab-source') as typeof LabSourceModule;
 export const scenariosModule = (): typeof ScenariosModule =>
   require('../../lib/config/scenarios') as typeof ScenariosModule;
 export const stackOutputsModule = (): typeof StackOutputsModule =>
@@ -76,6 +80,8 @@ export const poolerSourcesModule = (): typeof PoolerSourcesModule =>
 export const recollectModule = (): typeof RecollectModule =>
   require('../../lib/operator/recollect') as typeof RecollectModule;
 export const runsModule = (): typeof RunsModule => require('../../lib/operator/runs') as typeof RunsModule;
+export const runLabModule = (): typeof RunLabModule =>
+  require('../../lib/operator/run-lab') as typeof RunLabModule;
 export const ssmModule = (): typeof SsmModule => require('../../lib/operator/ssm') as typeof SsmModule;
 export const reportModule = (): typeof ReportModule => require('../../lib/report') as typeof ReportModule;
 export const cloudformationModule = (): typeof CloudformationModule =>

@@ -24,9 +24,10 @@ import type { TargetPrice } from '../../lib/suite/types';
 import {
   clientsModule,
   extendModule,
-  loadModule,
+  labSourceModule,
   operatorModule,
   outputsModule,
+  runLabModule,
   runPlanModule,
   runRequestModule,
   runnerBundleModule,
@@ -91,7 +92,8 @@ export function register(program: Command): void {
  * or its warnings printed), the lab's warnings, the run id, the poll interval, the disruption grants.
  */
 function checkBeforeAws(flags: RunFlags) {
-  const lab = loadModule().loadLabFile(flags.lab);
+  // Read once: the text validated is the text the run keeps (runs/<runId>/lab.json).
+  const { lab, record: labRecord } = labSourceModule().loadLabSource(flags.lab);
   const resolved = scenariosModule().resolveSuiteFlag(flags.suite, lab);
   const suite = resolved.name;
   // The plan `proxylab plan` shows: steps, duration, cost, what is not measured (no AWS call).
@@ -114,12 +116,12 @@ function checkBeforeAws(flags: RunFlags) {
     throw new UsageError(`--poll-sec must be a number ≥ 1, got "${flags.pollSec}"`);
   // A disruption the runner role was not granted at deploy time is refused now, not at T0.
   checkDisruptionGrants(suite, lab.suites, lab.database.engine, flags.lab);
-  return { lab, resolved, suite, plan, now, runId, pollSec };
+  return { lab, labRecord, resolved, suite, plan, now, runId, pollSec };
 }
 
 /** `proxylab run`: checks, the stack outputs, the request in S3, one SendCommand per runner, then follows. */
 async function runCommand(flags: RunFlags): Promise<void> {
-  const { lab, resolved, suite, plan, now, runId, pollSec } = checkBeforeAws(flags);
+  const { lab, labRecord, resolved, suite, plan, now, runId, pollSec } = checkBeforeAws(flags);
   const settings = operatorModule().awsSettings(flags, lab);
   // The runners need the region explicitly (the SDK on EC2 does not read it from IMDS).
   const region = await clientsModule().requireRegion(settings);
@@ -173,10 +175,14 @@ async function runCommand(flags: RunFlags): Promise<void> {
     process.stdout.write(
       `run ${runId} disrupts the lab's own database (docs/disruptions.md):\n${disrupts.join('\n')}\n`,
     );
+  // A resume (the same --run-id) of a run whose lab file changed is refused before anything changes.
+  const bucket = outputs.resultsBucketName;
+  const labState = await runLabModule().checkRunLab(clients.s3, bucket, runId, labRecord);
   // A run must end before the lab deletes itself (and its results bucket).
   if (lab.ttlHours !== null && plan !== null)
     await checkLabExpiry({ flags, suite, plan, now, stackName, settings: { ...settings, region } });
-  // The runners read what to run from S3: the request goes there before any of them starts.
+  // The runners read what to run from S3: the lab file and the request go there before any of them starts.
+  await runLabModule().writeRunLab(clients.s3, bucket, runId, labRecord, labState);
   await runRequestModule().writeRunRequest(clients.s3, request);
   const sent = await ssmModule().sendRunCommands(clients.ssm, plans);
   process.stdout.write(

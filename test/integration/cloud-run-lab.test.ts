@@ -32,6 +32,7 @@ import { runnerSoftwareVersion } from '../../lib/constructs/runner-bundle';
 import { systemClock } from '../../lib/engine/ports';
 import { psqlScalarQuery } from '../../lib/exec/libpq';
 import { LocalPgbenchExecutor } from '../../lib/exec/pgbench-executor';
+import { labRecordSchema } from '../../lib/results/lab-record';
 import { planSchema } from '../../lib/results/schemas';
 import { runCloudRunner } from '../../lib/runner/runner';
 import { stepFileName, type RunManifest, type StepRecord } from '../../lib/suite/types';
@@ -162,6 +163,13 @@ test('run --suite lab: the request carries the scenario, the runner runs what th
     file: expect.objectContaining({ path: 'own-workload.sql', sql: SQL }),
     weight: 1,
   });
+  // and beside it lab.json: the lab file's text as `run` read and validated it, with its SHA-256
+  const labJson = labRecordSchema.parse(JSON.parse(await s3Text(`runs/${RUN_ID}/lab.json`)));
+  expect([labJson.name, labJson.source, labJson.text]).toEqual([
+    LAB_NAME,
+    labFile,
+    fs.readFileSync(labFile, 'utf8'),
+  ]);
   // SSM was asked to run the runner on the request's URL, and nothing else
   const ssm = new SSMClient(motoClientConfig(moto));
   const listed = await ssm.send(new ListCommandsCommand({ CommandId: sent?.[1] }));

@@ -12,10 +12,18 @@
  * second instead of a second or more of pgbench and PostgreSQL at full speed on both cores (what is
  * checked is what ran and where it is written, not how fast). The cluster is a copy of the tests'
  * data directory template (initdb is not the point).
+ *
+ * The run directory keeps the lab file verbatim (lab.json). Beside it, started together, a second
+ * run of the same lab with its pool share changed (45 → 50 %) runs the test-only suite
+ * `test-steps-short` (four 1 s steps: what is checked is its lab.json, not a measurement): `compare`
+ * names the changed field, and a resume of it after the lab changed again is refused before any
+ * server starts.
  */
 import { expect } from '@jest/globals';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { createHash } from 'node:crypto';
+import { labRecordSchema } from '../../lib/results/lab-record';
 import { planSchema } from '../../lib/results/schemas';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
 import { exitedAs, spawnCli, type CliRun } from '../helpers/local-stack';
@@ -29,6 +37,24 @@ const SQL = fs.readFileSync(path.join(ROOT, 'labs', 'own-workload.sql'), 'utf8')
 
 let dir: string;
 let run: CliRun;
+/** The second run: the lab with poolPercent 50, suite test-steps-short. */
+let other: CliRun;
+const OTHER_RUN_ID = 'lab-pool-50';
+/** `proxylab local` of the lab copy `file` as the second run (also its resume). */
+const otherArgs = (file: string): string[] => [
+  'local',
+  '--lab',
+  file,
+  '--test-suite',
+  'test-steps-short',
+  '--out',
+  path.join(dir, 'runs'),
+  '--run-id',
+  OTHER_RUN_ID,
+  '--no-install',
+  '--no-report',
+  ...['--test-pgdata-template', pgdataTemplate()],
+];
 let summary: {
   runDir: string;
   status: string;
@@ -50,6 +76,12 @@ beforeAll(async () => {
   });
   fs.writeFileSync(path.join(dir, 'own-workload.json'), JSON.stringify(lab));
   fs.writeFileSync(path.join(dir, 'own-workload.sql'), SQL);
+  // AND its copy with the poolers' share at 50 % instead of 45 %, for the second run
+  fs.writeFileSync(
+    path.join(dir, 'pool-50.json'),
+    JSON.stringify(lab).replace('"poolPercent":45', '"poolPercent":50'),
+  );
+  other = spawnCli(otherArgs(path.join(dir, 'pool-50.json')));
   // WHEN the real CLI runs it locally
   run = spawnCli([
     'local',
@@ -64,6 +96,7 @@ beforeAll(async () => {
   const exit = await exitedAs(run, 0);
   expect(exit).toEqual({ code: 0 });
   summary = JSON.parse(run.stdout()) as typeof summary;
+  expect(await exitedAs(other, 0)).toEqual({ code: 0 });
 }, 180_000);
 
 test('it says what stands in for which lab target, and which has none', () => {
@@ -156,4 +189,59 @@ test("the report names the lab's scenario and its source, and says what loopback
   expect(md).toMatch(/One machine, loopback: pgbench, PgBouncer and PostgreSQL share these CPUs/);
   expect(md).toMatch(/stands in for lab own-workload's PgBouncer pools/);
   expect(run.stderr()).toMatch(/^One machine, loopback: pooled and direct share these CPUs/m);
+});
+
+test('the run directory keeps the lab file verbatim: its text, SHA-256 and the path it was given as', () => {
+  const file = path.join(dir, 'own-workload.json');
+  const lab = labRecordSchema.parse(
+    JSON.parse(fs.readFileSync(path.join(summary.runDir, 'lab.json'), 'utf8')),
+  );
+  expect(lab).toEqual({
+    schemaVersion: 1,
+    name: 'own-workload',
+    source: file,
+    sha256: createHash('sha256').update(fs.readFileSync(file)).digest('hex'),
+    text: fs.readFileSync(file, 'utf8'),
+  });
+});
+
+test("compare names the field that differs between the two runs' lab files", async () => {
+  // WHEN the real CLI compares the two runs
+  const compared = spawnCli([
+    'compare',
+    summary.runDir,
+    path.join(dir, 'runs', OTHER_RUN_ID),
+    '--out',
+    path.join(dir, 'compare'),
+  ]);
+  expect(await exitedAs(compared, 0)).toEqual({ code: 0 });
+  // THEN (Markdown on stdout: brackets escaped, as every text of a run is)
+  expect(compared.stdout()).toMatch(
+    /^- A: lab own-workload \(\S+own-workload\.json, sha256 [0-9a-f]{12}…\)$/m,
+  );
+  expect(compared.stdout()).toMatch(/^- B: lab own-workload \(\S+pool-50\.json, sha256 [0-9a-f]{12}…\)$/m);
+  expect(compared.stdout()).toContain(
+    '1 field of the lab file differs, A → B:\n\n- poolers\\[0\\].poolPercent: 45 → 50\n',
+  );
+  expect(fs.readFileSync(path.join(dir, 'compare', 'compare.html'), 'utf8')).toContain(
+    '<li><code>poolers[0].poolPercent: 45 → 50</code></li>',
+  );
+});
+
+test('a resume after the lab file changed again is refused, naming the field, before a server starts', async () => {
+  // GIVEN the second run's lab edited once more
+  const file = path.join(dir, 'pool-50.json');
+  const before = fs.readFileSync(path.join(dir, 'runs', OTHER_RUN_ID, 'lab.json'), 'utf8');
+  fs.writeFileSync(file, fs.readFileSync(file, 'utf8').replace('"poolPercent":50', '"poolPercent":55'));
+  // WHEN its run is resumed
+  const resumed = spawnCli(otherArgs(file));
+  // THEN refused (exit 2) with what changed and what to do; lab.json is the one it started with
+  expect(await exitedAs(resumed, 2)).toEqual({ code: 2 });
+  expect(resumed.stderr()).toMatch(
+    new RegExp(
+      `cannot resume run ${OTHER_RUN_ID}: its lab file changed since it started \\(lab own-workload: poolers\\[0\\]\\.poolPercent: 50 → 55\\).*pass a new --run-id`,
+    ),
+  );
+  expect(resumed.stderr()).not.toMatch(/Starting PostgreSQL/);
+  expect(fs.readFileSync(path.join(dir, 'runs', OTHER_RUN_ID, 'lab.json'), 'utf8')).toBe(before);
 });

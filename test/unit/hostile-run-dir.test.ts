@@ -192,6 +192,32 @@ describe('special files neither hang nor exhaust memory', () => {
     await expect(new FileSystemSink(dir).readSteps()).rejects.toMatchObject({ code: 'not-a-file' });
   });
 
+  test.each<[string, (file: string, outside: string) => void, string]>([
+    [
+      'linked to a credentials file',
+      (file, outside) => fs.symlinkSync(secretFile(outside), file),
+      'lab.json is a symbolic link; links in a run directory are not followed (proxylab never writes one); skipped',
+    ],
+    ['a FIFO', (file) => mkfifo(file), 'lab.json is a FIFO (named pipe); expected a regular file; skipped'],
+  ])(
+    'lab.json %s: skipped and named by report and compare, refused by the resume',
+    async (_, plant, problem) => {
+      // GIVEN
+      const { out, dir, outside } = hostileCopy();
+      plant(path.join(dir, 'lab.json'), outside);
+      const t0 = Date.now();
+      // WHEN / THEN the report's reader leaves it out, named, and reads the rest
+      const run = loadRun(dir);
+      expect([run.problems, run.lab, run.steps.length > 0]).toEqual([[problem], null, true]);
+      const compared = writeComparison(FIXTURE, dir, { outDir: out });
+      expect(compared.markdown).toContain('- B: its lab.json could not be read (see the warnings)');
+      expect(compared.markdown).not.toContain(SECRET.slice(0, 8));
+      // AND the store a resume reads it through refuses it
+      await expect(new FileSystemSink(dir).readLabRecord()).rejects.toBeInstanceOf(UsageError);
+      expect(Date.now() - t0).toBeLessThan(3000);
+    },
+  );
+
   test('a 1 GB manifest (sparse) is refused by its size before reading', () => {
     const { dir } = hostileCopy();
     const fd = fs.openSync(path.join(dir, 'manifest.json'), 'r+');

@@ -220,6 +220,7 @@ describe('the report: disruptions', () => {
       problems: [],
       warnings: [],
       plan: null,
+      lab: null,
       descriptorOf: (st) => fallbackDescriptor(st.target),
     };
     // WHEN the model is built

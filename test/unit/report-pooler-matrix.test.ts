@@ -161,6 +161,7 @@ function loadedRun(stepRecords: StepRecord[], series: MetricSeries[]): LoadedRun
     problems: [],
     warnings: [],
     plan: null,
+    lab: null,
     descriptorOf: (s) => descriptorOf(s.target),
   };
 }
