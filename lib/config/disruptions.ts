@@ -6,7 +6,7 @@
  * decided here once: the runner records it, and the plan shows it before the run.
  */
 import { UsageError } from '../core/errors';
-import { getSuite, SUITE_NAMES, type Suite } from '../suite/catalog';
+import { getSuite, SUITE_NAMES, type Scenario, type Suite } from '../suite/catalog';
 import { DISRUPTION_ACTIONS, type DisruptionAction } from '../suite/disruption';
 import { disruptionAction, disruptionGrants, type DisruptionGrant } from '../suite/disruption-actions';
 import { DATABASE_ENGINE_NAMES, type DatabaseEngine } from '../suite/engines';
@@ -149,6 +149,16 @@ export function disruptionNotice(
     lines.push(`  ${s.name}: ${DISRUPTION_WORDS[action]} on ${on}, ${times}${change}`);
   }
   return lines;
+}
+
+/**
+ * What `scenario` leaves changed on the lab after the run, in words, or null (it changes nothing
+ * that stays): a minor upgrade's from/to versions. `plan` prints it under the scenario.
+ */
+export function disruptionChange(scenario: Pick<Scenario, 'probe'>, db: DisruptedDatabase): string | null {
+  const p = scenario.probe;
+  if (p?.kind !== 'disruption' || disruptionAction(p.disruption.action).changesVersion !== true) return null;
+  return versionChange(db);
 }
 
 /**

@@ -135,6 +135,8 @@ export function register(program: Command): void {
           engine: outputs.databaseEngine,
           clusterId: base.databaseResources?.clusterId ?? null,
           instanceIds: base.databaseResources?.instanceIds ?? [],
+          // the lab file's version (a minor upgrade's "from"; the runner reads the deployed one)
+          engineVersion: lab.database.engineVersion,
         },
         request.runnerCount,
       );

@@ -28,6 +28,8 @@ import { validateLab } from '../../lib/config';
 import { disruptionNotice } from '../../lib/config/disruptions';
 import { getSuite } from '../../lib/suite/catalog';
 import { nextKnownMinor } from '../../lib/config/minor-versions';
+import { loadLabFile } from '../../lib/config/load';
+import { formatRunPlan, previewRun } from '../../lib/cost/run-plan';
 
 const AURORA_RUNNER = { kind: 'runner', lab: 'failover-aurora' } as const;
 const RDS_RUNNER = { kind: 'runner', lab: 'failover-rds' } as const;
@@ -317,5 +319,16 @@ describe('before a run', () => {
       1,
     );
     expect(rdsLines[0]).toMatch(/ on instance writer, .* from 17\.8 to 17\.9 /);
+  });
+
+  test('proxylab plan on the Aurora failover lab: the group, its duration, its cost and what it changes', () => {
+    // GIVEN labs/failover-aurora.json (17.7; the next Aurora minor the kit knows is 17.9)
+    const text = formatRunPlan(previewRun(loadLabFile('labs/failover-aurora.json'), 'planned'));
+    // THEN one 920 s group (20 s warm-up, 900 s window), priced, and the versions named
+    expect(text).toMatch(/-T 920 s, 1 repetition/);
+    expect(text).toMatch(
+      /^ {4}changes the lab: from 17\.7 to 17\.9 \(the next minor the kit knows;.*\); the lab stays on the new version$/m,
+    );
+    expect(text).toMatch(/cost: the lab bills about \$[0-9.]+\/h/);
   });
 });
