@@ -6,28 +6,36 @@
  * decided here once: the runner records it, and the plan shows it before the run.
  */
 import { UsageError } from '../core/errors';
-import { getSuite, SUITE_NAMES, type Suite } from '../suite/catalog';
+import { getSuite, SUITE_NAMES, type Scenario, type Suite } from '../suite/catalog';
 import { DISRUPTION_ACTIONS, type DisruptionAction } from '../suite/disruption';
 import { disruptionAction, disruptionGrants, type DisruptionGrant } from '../suite/disruption-actions';
 import { DATABASE_ENGINE_NAMES, type DatabaseEngine } from '../suite/engines';
 import { dbInstanceCount } from './database';
+import { nextKnownMinor } from './minor-versions';
 import type { DatabaseConfig } from './types';
 
-/** The disruption actions that call AWS, and the engine each applies to (the actions' records). */
-export const CLOUD_DISRUPTION_ENGINES: Readonly<Partial<Record<DisruptionAction, DatabaseEngine>>> =
-  Object.fromEntries(
-    DISRUPTION_ACTIONS.flatMap((a) => {
-      const engine = disruptionAction(a).engine;
-      return engine === null ? [] : [[a, engine]];
-    }),
-  );
+/** The disruption actions that call AWS, and the engines each applies to (the actions' records). */
+export const CLOUD_DISRUPTION_ENGINES: Readonly<
+  Partial<Record<DisruptionAction, readonly DatabaseEngine[]>>
+> = Object.fromEntries(
+  DISRUPTION_ACTIONS.flatMap((a) => {
+    const engines = disruptionAction(a).engines;
+    return engines.length === 0 ? [] : [[a, engines]];
+  }),
+);
 
 /**
  * The IAM statements the runner role needs for the cloud disruptions `actions` (names as the stack
- * receives them), each once: the records' grants (lib/suite/disruption-actions.ts).
+ * receives them) on a lab of `engine`, each once: the records' grants (lib/suite/disruption-actions.ts).
  */
-export function runnerDisruptionGrants(actions: readonly string[]): DisruptionGrant[] {
-  return disruptionGrants(DISRUPTION_ACTIONS.filter((a) => actions.includes(a)));
+export function runnerDisruptionGrants(
+  actions: readonly string[],
+  engine?: DatabaseEngine,
+): DisruptionGrant[] {
+  return disruptionGrants(
+    DISRUPTION_ACTIONS.filter((a) => actions.includes(a)),
+    engine,
+  );
 }
 
 /** The AWS disruptions of `suites` that apply to a database of `engine`, each once, in catalog order. */
@@ -37,7 +45,11 @@ export function cloudDisruptionsOf(suites: readonly string[], engine: DatabaseEn
     if (!SUITE_NAMES.includes(name)) continue;
     for (const s of getSuite(name).scenarios) {
       const action = s.probe?.kind === 'disruption' ? s.probe.disruption.action : undefined;
-      if (action !== undefined && CLOUD_DISRUPTION_ENGINES[action] === engine && !out.includes(action))
+      if (
+        action !== undefined &&
+        CLOUD_DISRUPTION_ENGINES[action]?.includes(engine) === true &&
+        !out.includes(action)
+      )
         out.push(action);
     }
   }
@@ -56,6 +68,8 @@ export interface DisruptedDatabase {
   readonly clusterId: string | null;
   /** Writer first. */
   readonly instanceIds: readonly string[];
+  /** The engine version the lab file asks for (the plan's "from" of a minor upgrade); absent: not known. */
+  readonly engineVersion?: string;
 }
 
 /**
@@ -69,6 +83,7 @@ export function labDatabaseShape(db: DatabaseConfig): DisruptedDatabase {
     engine: db.engine,
     clusterId: db.engine === 'aurora-postgresql' ? 'cluster' : null,
     instanceIds: ['writer', ...Array.from({ length: readers }, (_, i) => `reader-${i + 1}`)],
+    engineVersion: db.engineVersion,
   };
 }
 
@@ -86,16 +101,16 @@ export interface CloudDisruptionRun {
  */
 export function cloudDisruptionUnavailable(action: DisruptionAction, o: CloudDisruptionRun): string | null {
   const record = disruptionAction(action);
-  const engine = record.engine;
-  if (engine === null)
+  const engines = record.engines;
+  if (engines.length === 0)
     return (
       record.notOnALab ??
       `${action} is a local disruption (proxylab local's throwaway stack), not one of a lab`
     );
   if (o.database === null)
     return 'the run request does not name the lab database (written by an older CLI): run it again with this one';
-  if (o.database.engine !== engine)
-    return `${action} needs ${DATABASE_ENGINE_NAMES[engine]}; this lab runs ${DATABASE_ENGINE_NAMES[o.database.engine]}`;
+  if (!engines.includes(o.database.engine))
+    return `${action} needs ${engines.map((e) => DATABASE_ENGINE_NAMES[e]).join(' or ')}; this lab runs ${DATABASE_ENGINE_NAMES[o.database.engine]}`;
   if (record.needsReader === true && (o.database.clusterId === null || o.database.instanceIds.length < 2))
     return 'the Aurora cluster has no reader to fail over to (aurora.readers must be ≥ 1)';
   if (o.runnerCount > 1)
@@ -124,13 +139,39 @@ export function disruptionNotice(
       continue;
     }
     const times = `${s.repetitions} time(s), each after a ${p.warmupSec} s warm-up, probed for ${p.recoverySec} s`;
-    const on =
-      disruptionAction(action).actsOn === 'cluster'
-        ? `cluster ${db.clusterId ?? '?'} (instances ${db.instanceIds.join(', ')})`
-        : `instance ${db.instanceIds[0] ?? '?'}`;
-    lines.push(`  ${s.name}: ${DISRUPTION_WORDS[action]} on ${on}, ${times}`);
+    const record = disruptionAction(action);
+    const onCluster =
+      record.actsOn === 'cluster' || (record.actsOn === 'cluster-or-writer' && db.clusterId !== null);
+    const on = onCluster
+      ? `cluster ${db.clusterId ?? '?'} (instances ${db.instanceIds.join(', ')})`
+      : `instance ${db.instanceIds[0] ?? '?'}`;
+    const change = record.changesVersion === true ? `; ${versionChange(db)}` : '';
+    lines.push(`  ${s.name}: ${DISRUPTION_WORDS[action]} on ${on}, ${times}${change}`);
   }
   return lines;
+}
+
+/**
+ * What `scenario` leaves changed on the lab after the run, in words, or null (it changes nothing
+ * that stays): a minor upgrade's from/to versions. `plan` prints it under the scenario.
+ */
+export function disruptionChange(scenario: Pick<Scenario, 'probe'>, db: DisruptedDatabase): string | null {
+  const p = scenario.probe;
+  if (p?.kind !== 'disruption' || disruptionAction(p.disruption.action).changesVersion !== true) return null;
+  return versionChange(db);
+}
+
+/**
+ * The versions a minor upgrade goes from and to, as far as the kit knows before the run: the next
+ * minor of the lab's version among the versions the kit accepts; the run takes the lowest
+ * ValidUpgradeTarget that is not a major upgrade (DescribeDBEngineVersions, at T0).
+ */
+function versionChange(db: DisruptedDatabase): string {
+  const from = db.engineVersion;
+  if (from === undefined)
+    return "from the lab's version to its next minor version; the lab stays on the new version";
+  const to = nextKnownMinor(db.engine, from);
+  return `from ${from} to ${to ?? 'a newer minor (none known to the kit)'} (the next minor the kit knows; the run takes the lowest minor target DescribeDBEngineVersions offers then); the lab stays on the new version`;
 }
 
 /**

@@ -19,6 +19,7 @@ import { labFileSchema, LIMITS, SUITE_NAME_PATTERN } from './schema';
 import type { LabConfig, LabProblem, LabValidation } from './types';
 import { formatValue, mustBe, suggestKey, issueToProblems, asRecord } from './problems';
 import { checkEngineVersion, checkCapacity, checkPostgres } from './checks-database';
+import { needDefault, newerMinorHint, newerMinorOf } from './minor-versions';
 import { checkProxies, poolerBudgetOf, checkPoolers, checkSettingsOf } from './checks-targets';
 import { withDefaults } from './with-defaults';
 
@@ -48,6 +49,7 @@ function checkSuites(suites: unknown, scenarios: unknown, out: LabProblem[]): vo
 }
 
 function needMet(need: DisruptionNeed, value: unknown): boolean {
+  if (need.newerMinor === true) return newerMinorOf(need.section, value) !== null;
   if (need.atLeast !== undefined) return typeof value === 'number' && value >= need.atLeast;
   return value === need.equals;
 }
@@ -61,20 +63,23 @@ function checkDisruptions(root: Record<string, unknown>, out: LabProblem[]): voi
   for (const name of suites)
     for (const scenario of getSuite(name).scenarios) {
       const action = scenario.probe?.kind === 'disruption' ? scenario.probe.disruption.action : undefined;
-      // what the action needs of the lab's database (its record); a disruption of the other engine does
-      // not apply to the lab and is recorded not available at run time, so it is no problem here
-      const need = action === undefined ? null : disruptionAction(action).needs;
-      const db = need ? asRecord(root[need.section]) : undefined;
-      if (!need || !db || needMet(need, db[need.field])) continue;
-      const path = `${need.section}.${need.field}`;
-      if (reported.has(path)) continue;
-      reported.add(path);
-      const value = db[need.field] ?? `absent (${need.field === 'readers' ? 0 : false} by default)`;
-      out.push({
-        path,
-        value,
-        message: `must be ${need.why}; got ${JSON.stringify(value)} (suite ${name}, scenario ${scenario.name})`,
-      });
+      // what the action needs of the lab's database (its record): each need of the section the lab
+      // has; a disruption of the other engine does not apply to the lab and is recorded not
+      // available at run time, so it is no problem here
+      for (const need of action === undefined ? [] : disruptionAction(action).needs) {
+        const db = asRecord(root[need.section]);
+        if (!db || needMet(need, db[need.field])) continue;
+        const path = `${need.section}.${need.field}`;
+        if (reported.has(path)) continue;
+        reported.add(path);
+        const value = db[need.field] ?? `absent (${needDefault(need)} by default)`;
+        const hint = need.newerMinor === true ? newerMinorHint(need.section) : '';
+        out.push({
+          path,
+          value,
+          message: `must be ${need.why}; got ${JSON.stringify(value)}${hint} (suite ${name}, scenario ${scenario.name})`,
+        });
+      }
     }
 }
 

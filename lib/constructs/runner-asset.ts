@@ -63,8 +63,9 @@ export interface CloudRunnerGrants {
  *    lab's cluster and its instances and rds:DescribeDBClusters on the cluster (aurora-failover: the
  *    writer polled through the window), rds:RebootDBInstance on its instances (rds-reboot,
  *    rds-reboot-failover), rds:DescribeDBInstances on its instances (the rebooted instance polled;
- *    after an Aurora failover, every instance waited for before the next repetition), and
- *    rds:DescribeEvents, which takes no resource.
+ *    after an Aurora failover, every instance waited for before the next repetition),
+ *    rds:ModifyDBCluster on the cluster (Aurora) or rds:ModifyDBInstance on its instances (RDS) for
+ *    a minor upgrade, and rds:DescribeEvents and rds:DescribeDBEngineVersions, which take no resource.
  */
 export function grantCloudRunner(role: iam.Role, grants: CloudRunnerGrants): void {
   grantDisruptions(role, grants.disruptions);
@@ -132,7 +133,9 @@ function targetGroupArnOf(proxy: rds.DatabaseProxy): string {
 function grantDisruptions(role: iam.Role, d: CloudRunnerGrants['disruptions']): void {
   if (!d || d.actions.length === 0) return;
   const arns = { cluster: d.clusterArn, instances: d.instanceArns, '*': ['*'] } as const;
-  for (const g of runnerDisruptionGrants(d.actions)) {
+  // a lab without a cluster runs RDS for PostgreSQL: the statements an action needs on the other engine are left out
+  const engine = d.clusterArn === null ? 'postgres' : 'aurora-postgresql';
+  for (const g of runnerDisruptionGrants(d.actions, engine)) {
     // a statement on the cluster needs the cluster (an Aurora lab's; none on RDS for PostgreSQL)
     if (g.on.includes('cluster') && d.clusterArn === null) continue;
     const resources = g.on.flatMap((on) => {
@@ -144,7 +147,7 @@ function grantDisruptions(role: iam.Role, d: CloudRunnerGrants['disruptions']): 
       Validations.of(role).acknowledge({
         id: 'AwsSolutions-IAM5[Resource::*]',
         reason:
-          'rds:DescribeEvents takes no resource (Service Authorization Reference: no resource types), so only * can allow it; it reads the event log the disruption lab aligns on the run clock, nothing else.',
+          'rds:DescribeEvents and rds:DescribeDBEngineVersions take no resource (Service Authorization Reference: no resource types), so only * can allow them; they read the event log the disruption lab aligns on the run clock and the upgrade targets of an engine version, nothing else.',
       });
   }
 }

@@ -12,7 +12,7 @@ import { resolveSuite } from '../config/scenarios';
 import { labTargetCapacities } from '../config/targets';
 import { databaseSection } from '../config/database';
 import { disruptionAction } from '../suite/disruption-actions';
-import { cloudDisruptionsOf } from '../config/disruptions';
+import { cloudDisruptionsOf, disruptionChange, labDatabaseShape } from '../config/disruptions';
 import { estimateRunSec, EXPIRY_MARGIN_SEC, runUnits, STEP_OVERHEAD_SEC } from '../config/run-estimate';
 import type { RunDurationEstimate } from '../config/run-estimate';
 import { cloudProbeUnavailable, labProbeRun } from '../config/cloud-probes';
@@ -73,6 +73,8 @@ export interface PreviewScenario extends PlanScenario {
   readonly cells: string;
   /** Its steps the runners will record not available on this lab, with the reasons (empty: none). */
   readonly notAvailable: readonly NotAvailable[];
+  /** What it leaves changed on the lab (a minor upgrade's versions); null: nothing. */
+  readonly changes: string | null;
 }
 
 /** The lab's time against the run: from a fresh deploy, the lab lives `ttlHours`. */
@@ -371,6 +373,7 @@ export function previewRun(lab: LabConfig, suiteName: string, opts: PreviewOptio
         clients: [...new Set(mine.map((x) => x.params.clients))].sort((a, b) => a - b),
         cells: scenario ? cellsText(mine, scenario.repetitions) : '',
         notAvailable: notAvailableOf(mine),
+        changes: scenario ? disruptionChange(scenario, labDatabaseShape(lab.database)) : null,
       };
     }),
     duration,
@@ -594,6 +597,7 @@ export function formatRunPlan(p: RunPlanPreview, opts: { readonly allSettings?: 
     }
     for (const x of s.notAvailable)
       lines.push(`    not available (${x.steps} steps, recorded so by the runners, not run): ${x.reason}`);
+    if (s.changes !== null) lines.push(`    changes the lab: ${s.changes}`);
   }
   if (p.sessionFeatures.length > 0) lines.push('', ...p.sessionFeatures.map((l) => `  ${l}`));
   lines.push('');

@@ -10,6 +10,8 @@
  *   conducted through a Multi-AZ failover. Constraint: You can't enable force failover if the
  *   instance isn't configured for Multi-AZ").
  * - `rds-reboot`: RebootDBInstance without it.
+ * - `minor-upgrade`: ModifyDBCluster (Aurora) / ModifyDBInstance (RDS) to the lowest minor
+ *   ValidUpgradeTarget of DescribeDBEngineVersions, ApplyImmediately (./minor-upgrade.ts).
  *
  * Server-side events on the run's clock: the API call (sent, answered), the writer polled through the
  * window (DescribeDBClusters' IsClusterWriter; DescribeDBInstances' status and AvailabilityZone:
@@ -22,13 +24,7 @@
  *
  * The runner role may call exactly these actions on the lab's ARNs (lib/constructs/runner-asset.ts).
  */
-import {
-  DescribeDBClustersCommand,
-  DescribeDBInstancesCommand,
-  FailoverDBClusterCommand,
-  RebootDBInstanceCommand,
-  type RDSClient,
-} from '@aws-sdk/client-rds';
+import { FailoverDBClusterCommand, RebootDBInstanceCommand, type RDSClient } from '@aws-sdk/client-rds';
 import { InfrastructureError } from '../core/errors';
 import type { Target } from '../engine/ports';
 import {
@@ -41,7 +37,9 @@ import { cloudDisruptionUnavailable } from '../config/disruptions';
 import type { DatabaseResources } from '../aws/runner-args';
 import type { DisruptionAction, DisruptionProbe } from '../suite/disruption';
 import type { PlannedStep } from '../suite/expand';
+import { minorUpgrade } from './minor-upgrade';
 import { readRdsEventsUntilStable, type RdsEventSource } from './rds-events';
+import { clusterState, instanceState, type ClusterState } from './rds-state';
 
 export interface CloudDisruptionOptions {
   readonly rds: RDSClient;
@@ -109,6 +107,8 @@ function openSession(o: CloudDisruptionOptions, spec: DisruptionProbe): Disrupti
           return rdsReboot(o, db, true, event, signal, deadline);
         case 'rds-reboot':
           return rdsReboot(o, db, false, event, signal, deadline);
+        case 'minor-upgrade':
+          return minorUpgrade(o, db, event, signal, deadline);
         default:
           throw new InfrastructureError(`${spec.disruption.action} is not a cloud disruption`);
       }
@@ -132,36 +132,6 @@ function openSession(o: CloudDisruptionOptions, spec: DisruptionProbe): Disrupti
     timelineNote: () => timelineNote,
     ...(o.pgbenchFloor ? { pgbenchFloor: o.pgbenchFloor } : {}),
   };
-}
-
-interface ClusterState {
-  readonly status: string | null;
-  readonly writer: string | null;
-  readonly readers: string[];
-}
-
-async function clusterState(rds: RDSClient, clusterId: string): Promise<ClusterState> {
-  const res = await rds.send(new DescribeDBClustersCommand({ DBClusterIdentifier: clusterId }));
-  const c = res.DBClusters?.[0];
-  const members = c?.DBClusterMembers ?? [];
-  return {
-    status: c?.Status ?? null,
-    writer: members.find((m) => m.IsClusterWriter === true)?.DBInstanceIdentifier ?? null,
-    readers: members
-      .filter((m) => m.IsClusterWriter !== true && m.DBInstanceIdentifier)
-      .map((m) => m.DBInstanceIdentifier as string),
-  };
-}
-
-interface InstanceState {
-  readonly status: string | null;
-  readonly zone: string | null;
-}
-
-async function instanceState(rds: RDSClient, id: string): Promise<InstanceState> {
-  const res = await rds.send(new DescribeDBInstancesCommand({ DBInstanceIdentifier: id }));
-  const i = res.DBInstances?.[0];
-  return { status: i?.DBInstanceStatus ?? null, zone: i?.AvailabilityZone ?? null };
 }
 
 async function auroraFailover(
@@ -220,7 +190,7 @@ async function rdsReboot(
     new RebootDBInstanceCommand({ DBInstanceIdentifier: id, ...(failover ? { ForceFailover: true } : {}) }),
   );
   event('api-answered', 'api', `instance status ${res.DBInstance?.DBInstanceStatus ?? '?'}`);
-  let last = { ...before, status: res.DBInstance?.DBInstanceStatus ?? before.status };
+  let last = { zone: before.zone, status: res.DBInstance?.DBInstanceStatus ?? before.status };
   let left = last.status !== 'available';
   while (!signal.aborted && o.now().getTime() < deadline) {
     await o.sleep(o.pollMs ?? 1000, signal);

@@ -87,6 +87,7 @@ const SUITES: readonly Suite[] = [
   },
   // The disruption lab on AWS; not in all-published: a failover is a choice, not a benchmark.
   DISRUPT_EXPERIMENT.suite,
+  ...(DISRUPT_EXPERIMENT.extraSuites ?? []),
   {
     name: 'all-published',
     description: 'E1–E6 at published scale, one after the other (hours on a large lab).',

@@ -20,6 +20,11 @@ export interface DisruptionNeed {
   /** The field must be a number at least this, or equal this value. */
   readonly atLeast?: number;
   readonly equals?: boolean;
+  /**
+   * The field is the engine version (its default when absent) and the kit must know a newer minor
+   * version of the same major for it (lib/config/engine-versions.ts, lib/config/rds-postgres.ts).
+   */
+  readonly newerMinor?: true;
   /** What the field must be and why, after "must be ". */
   readonly why: string;
 }
@@ -32,6 +37,8 @@ export interface DisruptionNeed {
 export interface DisruptionGrant {
   readonly actions: readonly string[];
   readonly on: ReadonlyArray<'cluster' | 'instances' | '*'>;
+  /** Granted only to a lab of this engine (an action done one way on Aurora, another on RDS). */
+  readonly engine?: DatabaseEngine;
 }
 
 export interface DisruptionActionRecord {
@@ -41,18 +48,27 @@ export interface DisruptionActionRecord {
   readonly phrase: string;
   /** `local`: on the throwaway stack of `proxylab local`; `cloud`: an RDS or Aurora API call on the lab. */
   readonly world: 'local' | 'cloud';
-  /** The engine a cloud action applies to; null for local ones. */
-  readonly engine: DatabaseEngine | null;
-  readonly needs: DisruptionNeed | null;
+  /** The engines a cloud action applies to; empty for local ones. */
+  readonly engines: readonly DatabaseEngine[];
+  /** What it needs of the lab's database: each need whose section the lab has applies. */
+  readonly needs: readonly DisruptionNeed[];
   readonly grants: readonly DisruptionGrant[];
   /** It moves the writer role to another instance (the cost estimate bills the load on both). */
   readonly movesWriter: boolean;
-  /** What a cloud action is called on: the Aurora cluster, or the writer instance. null: a local action. */
-  readonly actsOn: 'cluster' | 'writer' | null;
+  /**
+   * What a cloud action is called on: the Aurora cluster, the writer instance, or the cluster on
+   * Aurora and the instance on RDS. null: a local action.
+   */
+  readonly actsOn: 'cluster' | 'writer' | 'cluster-or-writer' | null;
   /** It needs a reader instance to move the writer to (a run on a lab without one records why not). */
   readonly needsReader?: boolean;
   /** A local action a lab's run cannot inject yet, and why (otherwise: "a local disruption"). */
   readonly notOnALab?: string;
+  /**
+   * It leaves the lab on another engine version (a minor upgrade): `plan` names the versions and
+   * says the lab stays on the new one; each repetition needs a newer minor version again.
+   */
+  readonly changesVersion?: true;
 }
 
 // A failover or reboot polls its instances (DescribeDBInstances, named one by one: a call with a
@@ -65,8 +81,8 @@ const POLL: readonly DisruptionGrant[] = [
 
 const LOCAL = {
   world: 'local',
-  engine: null,
-  needs: null,
+  engines: [],
+  needs: [],
   grants: [],
   movesWriter: false,
   actsOn: null,
@@ -107,15 +123,17 @@ export const DISRUPTION_ACTION_RECORDS = {
     does: 'fail the Aurora cluster over to a reader (FailoverDBCluster)',
     phrase: 'an Aurora failover',
     world: 'cloud',
-    engine: 'aurora-postgresql',
+    engines: ['aurora-postgresql'],
     // FailoverDBCluster's TargetDBInstanceIdentifier names "the DB instance to promote to the primary
     // DB instance" (botocore rds service model): a cluster without a reader has none to promote.
-    needs: {
-      section: 'aurora',
-      field: 'readers',
-      atLeast: 1,
-      why: 'an integer ≥ 1: an Aurora failover (FailoverDBCluster) promotes a reader, and this lab has none',
-    },
+    needs: [
+      {
+        section: 'aurora',
+        field: 'readers',
+        atLeast: 1,
+        why: 'an integer ≥ 1: an Aurora failover (FailoverDBCluster) promotes a reader, and this lab has none',
+      },
+    ],
     // FailoverDBCluster on `cluster` (required) and `db` (the TargetDBInstanceIdentifier); the runner
     // waits for the cluster's new writer (DescribeDBClusters on `cluster`).
     grants: [
@@ -131,14 +149,16 @@ export const DISRUPTION_ACTION_RECORDS = {
     does: 'reboot the RDS instance with a Multi-AZ failover (RebootDBInstance ForceFailover)',
     phrase: 'an RDS Multi-AZ failover',
     world: 'cloud',
-    engine: 'postgres',
+    engines: ['postgres'],
     // RebootDBInstance ForceFailover: "You can't enable force failover if the instance isn't configured for Multi-AZ."
-    needs: {
-      section: 'postgres',
-      field: 'multiAz',
-      equals: true,
-      why: 'true: a reboot with failover (RebootDBInstance ForceFailover) needs a Multi-AZ standby, and this lab has none',
-    },
+    needs: [
+      {
+        section: 'postgres',
+        field: 'multiAz',
+        equals: true,
+        why: 'true: a reboot with failover (RebootDBInstance ForceFailover) needs a Multi-AZ standby, and this lab has none',
+      },
+    ],
     grants: [{ actions: ['rds:RebootDBInstance'], on: ['instances'] }, ...POLL],
     // the standby becomes the primary in place of the same instance: one instance is billed either way
     movesWriter: false,
@@ -148,11 +168,47 @@ export const DISRUPTION_ACTION_RECORDS = {
     does: 'reboot the RDS instance in place (RebootDBInstance)',
     phrase: 'an RDS reboot',
     world: 'cloud',
-    engine: 'postgres',
-    needs: null,
+    engines: ['postgres'],
+    needs: [],
     grants: [{ actions: ['rds:RebootDBInstance'], on: ['instances'] }, ...POLL],
     movesWriter: false,
     actsOn: 'writer',
+  },
+  'minor-upgrade': {
+    does: 'upgrade the database to the next minor engine version, applied immediately (ModifyDBCluster on Aurora, ModifyDBInstance on RDS)',
+    phrase: 'a minor-version upgrade',
+    world: 'cloud',
+    engines: ['aurora-postgresql', 'postgres'],
+    // The target is the lowest ValidUpgradeTarget with IsMajorVersionUpgrade false of the lab's
+    // version (DescribeDBEngineVersions, read by the runner at T0); validate can only ask the kit's
+    // own version lists, and refuses a version with no newer minor there.
+    needs: [
+      {
+        section: 'aurora',
+        field: 'engineVersion',
+        newerMinor: true,
+        why: 'a version with a newer minor version of the same major: a minor upgrade (ModifyDBCluster EngineVersion) needs one to go to',
+      },
+      {
+        section: 'postgres',
+        field: 'engineVersion',
+        newerMinor: true,
+        why: 'a version with a newer minor version of the same major: a minor upgrade (ModifyDBInstance EngineVersion) needs one to go to',
+      },
+    ],
+    // Service Authorization Reference, Amazon RDS: ModifyDBCluster on `cluster` (required),
+    // ModifyDBInstance on `db` (required), DescribeDBEngineVersions on no resource type (only `*`).
+    // The runner reads the version and polls the writer (DescribeDBClusters / DescribeDBInstances).
+    grants: [
+      { actions: ['rds:ModifyDBCluster'], on: ['cluster'], engine: 'aurora-postgresql' },
+      { actions: ['rds:DescribeDBClusters'], on: ['cluster'], engine: 'aurora-postgresql' },
+      { actions: ['rds:ModifyDBInstance'], on: ['instances'], engine: 'postgres' },
+      { actions: ['rds:DescribeDBEngineVersions'], on: ['*'] },
+      ...POLL,
+    ],
+    movesWriter: false,
+    actsOn: 'cluster-or-writer',
+    changesVersion: true,
   },
 } as const satisfies Record<string, DisruptionActionRecord>;
 
@@ -165,13 +221,18 @@ export function disruptionAction(action: DisruptionActionName): DisruptionAction
 
 /**
  * The IAM statements the runner role needs for `actions`, each once, in the records' order: what
- * lib/constructs/runner-asset.ts grants on the lab's own ARNs.
+ * lib/constructs/runner-asset.ts grants on the lab's own ARNs. With `engine`: only the statements a
+ * lab of that engine needs (a grant marked for the other engine is left out).
  */
-export function disruptionGrants(actions: readonly DisruptionActionName[]): DisruptionGrant[] {
+export function disruptionGrants(
+  actions: readonly DisruptionActionName[],
+  engine?: DatabaseEngine,
+): DisruptionGrant[] {
   const out: DisruptionGrant[] = [];
   const seen = new Set<string>();
   for (const a of actions)
-    for (const g of DISRUPTION_ACTION_RECORDS[a].grants) {
+    for (const g of DISRUPTION_ACTION_RECORDS[a].grants as readonly DisruptionGrant[]) {
+      if (engine !== undefined && g.engine !== undefined && g.engine !== engine) continue;
       const key = `${g.actions.join(',')}@${g.on.join(',')}`;
       if (seen.has(key)) continue;
       seen.add(key);

@@ -149,6 +149,8 @@ async function runCommand(flags: RunFlags): Promise<void> {
       engine: outputs.databaseEngine,
       clusterId: base.databaseResources?.clusterId ?? null,
       instanceIds: base.databaseResources?.instanceIds ?? [],
+      // the lab file's version (a minor upgrade's "from"; the runner reads the deployed one)
+      engineVersion: lab.database.engineVersion,
     },
     request.runnerCount,
   );

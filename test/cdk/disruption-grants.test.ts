@@ -30,6 +30,9 @@ const DISRUPTION_ACTIONS = [
   'rds:DescribeDBClusters',
   'rds:DescribeDBInstances',
   'rds:DescribeEvents',
+  'rds:ModifyDBCluster',
+  'rds:ModifyDBInstance',
+  'rds:DescribeDBEngineVersions',
 ];
 
 function resourcesOf(statements: ReturnType<typeof runnerStatements>, action: string): string {
@@ -55,9 +58,19 @@ describe('runner role: disruption grants', () => {
     expect(resourcesOf(s, 'rds:DescribeEvents')).toBe('"*"');
     // no reboot (the failover suite's RDS scenarios do not apply to Aurora)
     expect(s.some((x) => x.actions.includes('rds:RebootDBInstance'))).toBe(false);
-    // nothing else on *: DescribeEvents is the only action without a resource type
+    // the planned suite's minor upgrade: ModifyDBCluster on the cluster only, no ModifyDBInstance
+    // (an Aurora upgrade is the cluster's), DescribeDBEngineVersions on * (no resource type)
+    expect(resourcesOf(s, 'rds:ModifyDBCluster')).toMatch(
+      /^\[?\{"Fn::Join":.*:cluster:",\{"Ref":"DatabaseCluster[0-9A-F]+"\}\]\]\}\]?$/,
+    );
+    expect(s.some((x) => x.actions.includes('rds:ModifyDBInstance'))).toBe(false);
+    expect(resourcesOf(s, 'rds:DescribeDBEngineVersions')).toBe('"*"');
+    // nothing else on *: DescribeEvents and DescribeDBEngineVersions take no resource type
     const wildcard = s.filter((x) => x.Resource === '*').flatMap((x) => x.actions);
-    expect(wildcard.filter((a) => a.startsWith('rds:'))).toEqual(['rds:DescribeEvents']);
+    expect(wildcard.filter((a) => a.startsWith('rds:')).sort()).toEqual([
+      'rds:DescribeDBEngineVersions',
+      'rds:DescribeEvents',
+    ]);
   });
 
   test('RDS Multi-AZ failover lab: RebootDBInstance and DescribeDBInstances on its instance only', () => {
@@ -69,6 +82,21 @@ describe('runner role: disruption grants', () => {
     expect(resourcesOf(s, 'rds:DescribeEvents')).toBe('"*"');
     expect(s.some((x) => x.actions.includes('rds:FailoverDBCluster'))).toBe(false);
     expect(s.some((x) => x.actions.includes('rds:DescribeDBClusters'))).toBe(false);
+    // the planned suite's minor upgrade: ModifyDBInstance on the instance, no ModifyDBCluster
+    expect(resourcesOf(s, 'rds:ModifyDBInstance')).toMatch(instance);
+    expect(resourcesOf(s, 'rds:DescribeDBEngineVersions')).toBe('"*"');
+    expect(s.some((x) => x.actions.includes('rds:ModifyDBCluster'))).toBe(false);
+  });
+
+  test('a lab whose version has a newer minor and that runs only the planned suite: the upgrade, the poll and the events, nothing of a failover', () => {
+    const s = runnerStatements(
+      labFrom({ name: 'planned-only', aurora: { engineVersion: '16.9' }, suites: ['planned'] }),
+    );
+    expect(resourcesOf(s, 'rds:ModifyDBCluster')).toMatch(/:cluster:/);
+    expect(resourcesOf(s, 'rds:DescribeDBClusters')).toMatch(/:cluster:/);
+    expect(resourcesOf(s, 'rds:DescribeDBEngineVersions')).toBe('"*"');
+    for (const a of ['rds:FailoverDBCluster', 'rds:RebootDBInstance', 'rds:ModifyDBInstance'])
+      expect(s.some((x) => x.actions.includes(a))).toBe(false);
   });
 
   test.each([

@@ -17,10 +17,10 @@ test('every action has a record; cloud ones name an engine and their grants, loc
     const r = DISRUPTION_ACTION_RECORDS[a];
     expect(DISRUPTION_WORDS[a]).toBe(r.does);
     if (r.world === 'cloud') {
-      expect([a, r.engine !== null, r.grants.length > 0]).toEqual([a, true, true]);
-      expect(CLOUD_DISRUPTION_ENGINES[a]).toBe(r.engine);
+      expect([a, r.engines.length > 0, r.grants.length > 0]).toEqual([a, true, true]);
+      expect(CLOUD_DISRUPTION_ENGINES[a]).toBe(r.engines);
     } else {
-      expect([a, r.engine, r.grants.length]).toEqual([a, null, 0]);
+      expect([a, r.engines.length, r.grants.length]).toEqual([a, 0, 0]);
       expect(CLOUD_DISRUPTION_ENGINES[a]).toBeUndefined();
     }
   }

@@ -33,6 +33,9 @@ export const RDS_PROXY: ProductEntry = {
     'pooler-restart': { unavailable: 'AWS runs RDS Proxy: a lab cannot restart it' },
     'aurora-failover': { how: 'the proxy follows the cluster to its new writer (AWS does it)' },
     'rds-reboot-failover': { how: 'the proxy follows the instance to its standby (AWS does it)' },
+    'minor-upgrade': {
+      how: 'the proxy is not upgraded: it stays up while the engine behind it restarts on the new version, and reconnects to it (AWS does it)',
+    },
   },
   settings: RDS_PROXY_SETTINGS,
   sources: [

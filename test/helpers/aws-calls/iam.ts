@@ -201,6 +201,11 @@ export const IAM_REQUESTS: Readonly<Record<string, Mapper>> = {
   'RDS:DescribeDBClusters': (i, lab) => one('rds:DescribeDBClusters', clusterArn(i, lab), labTags(lab)),
   // DescribeEvents has no resource type: only `*` allows it.
   'RDS:DescribeEvents': () => one('rds:DescribeEvents', ['*']),
+  // A minor upgrade: ModifyDBCluster on `cluster` (required), ModifyDBInstance on `db` (required),
+  // DescribeDBEngineVersions on no resource type (Service Authorization Reference, Amazon RDS).
+  'RDS:ModifyDBCluster': (i, lab) => one('rds:ModifyDBCluster', clusterArn(i, lab), labTags(lab)),
+  'RDS:ModifyDBInstance': (i, lab) => one('rds:ModifyDBInstance', dbArn(i, lab), labTags(lab)),
+  'RDS:DescribeDBEngineVersions': () => one('rds:DescribeDBEngineVersions', ['*']),
   'Lambda:Invoke': (_i, lab) => one('lambda:InvokeFunction', lab.resources.functions, labTags(lab)),
   'SSM:SendCommand': (i, lab) => [
     // An AWS-owned document's ARN has no account (`arn:aws:ssm:<region>::document/AWS-RunShellScript`);

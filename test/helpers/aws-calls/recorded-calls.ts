@@ -19,6 +19,7 @@ export const RECORDED_FROM: readonly string[] = [
   'test/unit/cloud-doctor.test.ts',
   'test/unit/cloud-fetch.test.ts',
   'test/unit/cloud-lab-lifecycle.test.ts',
+  'test/unit/cloud-minor-upgrade.test.ts',
   'test/unit/cloud-operator.test.ts',
   'test/unit/cloud-run-lock.test.ts',
   'test/unit/cloud-runner.test.ts',

@@ -65,6 +65,7 @@ describe('catalog', () => {
       'e6-local',
       'failover',
       'latency',
+      'planned',
       'quick',
       'session',
       'session-state',
@@ -75,7 +76,7 @@ describe('catalog', () => {
   test('getSuite with an unknown name throws a UsageError listing the valid names', () => {
     expect(() => getSuite('e9')).toThrow(UsageError);
     expect(() => getSuite('e9')).toThrow(
-      /valid suites: quick, smoke, e1, e2, e3, e4, e5, e6, e6-local, session, session-state, latency, disruption, failover, all-published/,
+      /valid suites: quick, smoke, e1, e2, e3, e4, e5, e6, e6-local, session, session-state, latency, disruption, failover, planned, all-published/,
     );
   });
 
