@@ -17,7 +17,8 @@
 import { z } from 'zod';
 import type { ProxyConfig } from './types';
 import type { PoolerEndpoint } from '../poolers/endpoint';
-import type { PoolMode, PoolerProduct } from '../poolers/products';
+import type { PoolMode } from '../poolers/products';
+import { poolerDriver } from '../poolers/registry';
 import type { SettingValue } from '../products/types';
 
 export type LabSettings = Readonly<Record<string, SettingValue>>;
@@ -60,40 +61,8 @@ export function proxyKitSettings(
   };
 }
 
-/** The host renderers' client connection limit (lib/poolers/<product>/host.ts `maxClientConnections`). */
-const HOST_MAX_CLIENT_CONNECTIONS = 10_000;
-
 /** What the kit values of a pooler depend on: its stack output (PoolerEndpoint), or the lab's pooler. */
 export type PoolerKitInput = Pick<PoolerEndpoint, 'product' | 'processes' | 'tls' | 'maxPreparedStatements'>;
-
-type PoolerKit = (p: PoolerKitInput, mode: PoolMode, maxPreparedStatements: number | null) => KitSettings;
-
-/** By product (the registry's keys: a product without an entry is a compile error), as its host writes them. */
-const POOLER_KIT: Readonly<Record<PoolerProduct, PoolerKit>> = {
-  // lib/poolers/pgbouncer/host.ts → renderPgbouncerIni (lib/poolers/pgbouncer/config.ts)
-  pgbouncer: (p, mode, mps) => ({
-    default_pool_size: null,
-    max_user_connections: null,
-    pool_mode: mode,
-    // written only when > 0 (and the release has it); otherwise the release's default
-    ...(mps !== null && mps > 0 ? { max_prepared_statements: mps } : {}),
-    so_reuseport: p.processes > 1,
-    server_tls_sslmode: 'require',
-    client_tls_sslmode: p.tls ? 'require' : 'disable',
-    max_client_conn: HOST_MAX_CLIENT_CONNECTIONS,
-    stats_period: 1,
-  }),
-  // lib/poolers/pgdoorman/host.ts → renderPgdoormanToml (lib/poolers/pgdoorman/config.ts)
-  pgdoorman: (p, mode) => ({
-    pool_size: null,
-    pool_mode: mode,
-    prepared_statements: p.maxPreparedStatements > 0,
-    ...(p.maxPreparedStatements > 0 ? { prepared_statements_cache_size: p.maxPreparedStatements } : {}),
-    worker_threads: null,
-    max_connections: HOST_MAX_CLIENT_CONNECTIONS,
-    tls_mode: p.tls ? 'require' : 'disable',
-  }),
-};
 
 /** What proxylab sets on one pool (`mode`) of a self-hosted pooler deployed by the stack. */
 export function poolerKitSettings(
@@ -101,5 +70,6 @@ export function poolerKitSettings(
   mode: PoolMode,
   maxPreparedStatements: number | null,
 ): KitSettings {
-  return POOLER_KIT[p.product](p, mode, maxPreparedStatements);
+  // what the product's host files set (its driver: lib/poolers/<product>/driver.ts host.kitSettings)
+  return poolerDriver(p.product).host.kitSettings(p, mode, maxPreparedStatements);
 }

@@ -15,6 +15,7 @@ import { InfrastructureError } from '../core/errors';
 import type { PsqlRow } from '../core/psql-text';
 import type { PoolerHostConfig } from './host-config';
 import type { PoolMode, PoolerProduct } from './products';
+import type { SettingValue } from '../products/types';
 
 /** One row of an admin console answer, column → text. */
 export type AdminRow = PsqlRow;
@@ -413,6 +414,16 @@ export interface PoolerDriver {
     readonly buildMemory?: { readonly minGiB: number; readonly what: string };
     /** The version in the binary's `--version` output or the version statement's answer (`1.25.2`); null: none. */
     parseVersion(text: string): string | null;
+    /**
+     * What the host's files set on one pool (`mode`) of a deployment, by the product's setting names
+     * (its catalogue's `setBy` settings, lib/products/<product>/settings.ts): recorded as proxylab's in
+     * a cloud run's effective settings. null: set, but known only at boot or per step (a pool size).
+     */
+    kitSettings(
+      p: { readonly processes: number; readonly tls: boolean; readonly maxPreparedStatements: number },
+      mode: PoolMode,
+      maxPreparedStatements: number | null,
+    ): Readonly<Record<string, SettingValue | null>>;
   };
   readonly localBinary: LocalBinarySpec;
   /** What the lab's cost estimate calls a process on the host (`PgBouncer process`). */

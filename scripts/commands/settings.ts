@@ -7,6 +7,13 @@
  */
 import type { Command } from 'commander';
 import { UsageError } from '../../lib/core/errors';
+import { PRODUCT_ENTRIES } from '../../lib/products';
+
+/** The products with a settings catalogue, by id (`rds-proxy, pgbouncer, pgdoorman`), from the registry. */
+const WITH_SETTINGS = Object.values(PRODUCT_ENTRIES)
+  .filter((e) => e.settings !== null)
+  .map((e) => e.id);
+const SELF_HOSTED = WITH_SETTINGS.filter((id) => PRODUCT_ENTRIES[id].versioned);
 import type * as SettingsCatalogueModule from '../../lib/cli/settings-catalogue';
 import type * as RegistryModule from '../../lib/poolers/registry';
 
@@ -25,13 +32,13 @@ export function register(program: Command): void {
     .command('settings')
     .description(
       "List a product's settings a lab may set in `settings` on its proxies (rds-proxy) and poolers " +
-        '(pgbouncer, pgdoorman): name, type and unit, range or values, the default at the version, the ' +
+        `(${SELF_HOSTED.join(', ')}): name, type and unit, range or values, the default at the version, the ` +
         'release it appeared in, what it bears on (pool, failure, timeouts, session, network, auth), what ' +
         'it does and its source. Settings proxylab sets from a lab field name that field; refused ones say ' +
         'why. Without a product: the products with settings. No AWS call.\n\n' +
         'Exit codes: 0 ok, 2 an unknown product or a version the kit does not pin.',
     )
-    .argument('[product]', 'rds-proxy, pgbouncer or pgdoorman')
+    .argument('[product]', WITH_SETTINGS.join(', '))
     .option('--version <v>', 'a release the kit pins (default: the one a lab gets when it names none)')
     .option('--json', 'print the catalogue (or the product list) as JSON')
     .action((product: string | undefined, flags: SettingsFlags) => {
@@ -40,7 +47,7 @@ export function register(program: Command): void {
       const pinned = (p: string) => cat.pinnedVersions(drivers, p);
       if (product === undefined) {
         if (flags.version !== undefined)
-          throw new UsageError('settings: --version needs a product (rds-proxy, pgbouncer, pgdoorman)');
+          throw new UsageError(`settings: --version needs a product (${WITH_SETTINGS.join(', ')})`);
         const list = cat.cataloguedProducts().map((p) => ({
           product: p.id,
           label: p.label,

@@ -23,7 +23,13 @@ import type { AdminOp, AdminRow, PoolerDriver } from '../driver';
 import { parsePoolsAndStats } from '../show-stats';
 import { POOL_MODES } from '../products';
 import { parsePgbouncerVersion, supportsMaxPreparedStatements, supportsPeering } from './config';
-import { pgbouncerUnitInstance, pgbouncerUnits, poolerPaths, renderPgbouncerHostFiles } from './host';
+import {
+  PGBOUNCER_HOST_MAX_CLIENT_CONN,
+  pgbouncerUnitInstance,
+  pgbouncerUnits,
+  poolerPaths,
+  renderPgbouncerHostFiles,
+} from './host';
 import { PGBOUNCER_PORT, poolDatabaseAlias } from './layout';
 import { PGBOUNCER_BIN, PGBOUNCER_USER, pgbouncerInstallCommands } from './install';
 import { DEFAULT_PGBOUNCER_VERSION, PGBOUNCER_RELEASES } from './releases';
@@ -172,6 +178,19 @@ export const pgbouncerDriver: PoolerDriver = {
     processUnit: pgbouncerUnitInstance,
     versionStatement: 'SHOW VERSION',
     parseVersion: (text) => parsePgbouncerVersion(text)?.join('.') ?? null,
+    // renderPgbouncerHostFiles → renderPgbouncerIni (./host.ts, ./config.ts)
+    kitSettings: (p, mode, mps) => ({
+      default_pool_size: null,
+      max_user_connections: null,
+      pool_mode: mode,
+      // written only when > 0 (and the release has it); otherwise the release's default
+      ...(mps !== null && mps > 0 ? { max_prepared_statements: mps } : {}),
+      so_reuseport: p.processes > 1,
+      server_tls_sslmode: 'require',
+      client_tls_sslmode: p.tls ? 'require' : 'disable',
+      max_client_conn: PGBOUNCER_HOST_MAX_CLIENT_CONN,
+      stats_period: 1,
+    }),
   },
   localBinary: {
     executable: 'pgbouncer',

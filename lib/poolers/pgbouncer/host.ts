@@ -14,6 +14,9 @@ import type { PoolerHostFile, PoolerHostLayout, PoolerHostRenderInput, PoolerHos
 import type { PoolerHostConfig } from '../host-config';
 import { renderPgbouncerIni, renderUserlist } from './config';
 
+/** The client connections a host process accepts (its kit setting; proxylab runs at most this many clients). */
+export const PGBOUNCER_HOST_MAX_CLIENT_CONN = 10_000;
+
 /** PgBouncer's paths: the neutral layout (the socket file is `.s.PGSQL.<port>`) plus its ini files and userlist. */
 export interface PoolerPaths extends PoolerHostLayout {
   readonly iniFile: (i: number) => string;
@@ -118,7 +121,7 @@ export function renderPgbouncerHostFiles(input: PoolerHostRenderInput): PoolerHo
       clientTls: config.tls ? { keyFile: p.tlsKey, certFile: p.tlsCert } : null,
       logFile: p.logFile(i),
       pidFile: p.pidFile(i),
-      maxClientConnections: 10000,
+      maxClientConnections: PGBOUNCER_HOST_MAX_CLIENT_CONN,
       ...(config.settings !== undefined ? { settings: config.settings } : {}),
     });
     files.push({ path: p.iniFile(i), text: ini, mode: 0o644 });

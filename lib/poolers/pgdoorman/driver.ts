@@ -31,7 +31,13 @@ import { parsePoolsAndStats } from '../show-stats';
 import { PGDOORMAN_PREPARED_SINCE } from '../../products/pgdoorman/entry';
 import { versionAtLeast } from '../../products/version';
 import { parsePgdoormanVersion, pgdoormanPoolName, withPoolSize } from './config';
-import { pgdoormanPaths, pgdoormanUnitInstance, pgdoormanUnits, renderPgdoormanHostFiles } from './host';
+import {
+  PGDOORMAN_HOST_MAX_CONNECTIONS,
+  pgdoormanPaths,
+  pgdoormanUnitInstance,
+  pgdoormanUnits,
+  renderPgdoormanHostFiles,
+} from './host';
 import {
   PGDOORMAN_BIN,
   PGDOORMAN_BUILD_MIN_MEMORY_GIB,
@@ -199,6 +205,16 @@ export const pgdoormanDriver: PoolerDriver = {
     processUnit: pgdoormanUnitInstance,
     versionStatement: 'SHOW VERSION',
     parseVersion: parsePgdoormanVersion,
+    // renderPgdoormanHostFiles → renderPgdoormanToml (./host.ts, ./config.ts)
+    kitSettings: (p, mode) => ({
+      pool_size: null,
+      pool_mode: mode,
+      prepared_statements: p.maxPreparedStatements > 0,
+      ...(p.maxPreparedStatements > 0 ? { prepared_statements_cache_size: p.maxPreparedStatements } : {}),
+      worker_threads: null,
+      max_connections: PGDOORMAN_HOST_MAX_CONNECTIONS,
+      tls_mode: p.tls ? 'require' : 'disable',
+    }),
     // `cargo build --release` with LTO on a 2-vCPU host, before the bootstrap
     bootMinutes: 60,
     buildMemory: {

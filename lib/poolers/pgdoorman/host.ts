@@ -12,6 +12,9 @@ import type { PoolerHostFile, PoolerHostLayout, PoolerHostRenderInput, PoolerHos
 import type { PoolerHostConfig } from '../host-config';
 import { renderPgdoormanToml, scramVerifier } from './config';
 
+/** The client connections a host process accepts (its kit setting; proxylab runs at most this many clients). */
+export const PGDOORMAN_HOST_MAX_CONNECTIONS = 10_000;
+
 /** PgDoorman's paths: the neutral layout plus its configuration file. */
 export interface PgdoormanPaths extends PoolerHostLayout {
   readonly configFile: (i: number) => string;
@@ -118,7 +121,7 @@ export function renderPgdoormanHostFiles(input: PoolerHostRenderInput): PoolerHo
     admin: input.adminUser,
     serverTlsMode: 'require',
     clientTls: config.tls ? { keyFile: p.tlsKey, certFile: p.tlsCert } : null,
-    maxClientConnections: 10000,
+    maxClientConnections: PGDOORMAN_HOST_MAX_CONNECTIONS,
     ...(config.settings !== undefined ? { settings: config.settings } : {}),
   });
   return [{ path: p.configFile(0), text, mode: 0o600 }];
