@@ -1,6 +1,7 @@
 /**
  * `proxylab cost FILE`: what a lab costs per hour, per 8-hour day and per 30-day month left
- * running, with a line per billable part, from the dated price table in lib/cost/price-table.ts.
+ * running, with a line per billable part, from the region's prices with their date: the AWS Price
+ * List (cached per region and date), else its cache, else for us-east-1 the committed table.
  */
 import type { Command } from 'commander';
 import { UsageError } from '../../lib/core/errors';
@@ -8,6 +9,8 @@ import { loadLabFile } from '../../lib/config/load';
 import { DEFAULT_USAGE, estimateCost } from '../../lib/cost/estimate';
 import { formatCostTable } from '../../lib/cost/format';
 import type { LabConfig } from '../../lib/config/types';
+import { DEFAULT_PRICE_REGION } from '../../lib/cost/price-table';
+import { pricesModule } from './lazy';
 
 interface CostFlags {
   readonly lab?: string;
@@ -54,14 +57,15 @@ export function register(program: Command): void {
     .description(
       'Estimate what a lab costs while it exists: a line per billable part (Aurora instances or ACU range, ' +
         'RDS Proxy vCPU/ACU-hours, runners, endpoints, NAT, public IPv4, storage and I/O as stated assumptions), ' +
-        'totals per hour, per 8-hour day and per 30-day month. On-demand list prices from the dated table in ' +
-        'lib/cost/price-table.ts; nothing is fetched. An instance type without a price is an error.',
+        'totals per hour, per 8-hour day and per 30-day month. On-demand list prices of the region from the AWS ' +
+        'Price List (pricing:GetProducts; cached per region and date under ~/.cache/proxylab/prices), else its ' +
+        'cache, else for us-east-1 the committed table; the date is shown. An instance type without a price is an error.',
     )
     .argument('[file]', 'lab file (JSON), e.g. labs/default.json')
     .option('--lab <file>', 'the lab file, as deploy/run/destroy take it (same as the FILE argument)')
     .option(
       '--region <region>',
-      "price region (default: the lab's region, else us-east-1); a region without prices is an error naming those with prices",
+      "price region (default: the lab's region, else us-east-1); any commercial region, priced from the AWS Price List",
     )
     .option('--json', 'print the estimate as JSON (lines, totals, assumptions, sources) for scripts')
     .option(
@@ -76,7 +80,7 @@ export function register(program: Command): void {
       '--endpoint-gb-per-hour <gb>',
       `assumed data through the VPC interface endpoints, GB per hour (default ${DEFAULT_USAGE.endpointGbPerHour}; labs with network.egress "vpc-endpoints")`,
     )
-    .action((fileArg: string | undefined, flags: CostFlags) => {
+    .action(async (fileArg: string | undefined, flags: CostFlags) => {
       if (fileArg !== undefined && flags.lab !== undefined && fileArg !== flags.lab) {
         throw new UsageError(`give the lab file once: FILE "${fileArg}" and --lab "${flags.lab}" differ`);
       }
@@ -87,6 +91,10 @@ export function register(program: Command): void {
       const ioMillions = nonNegative('--io-millions-per-hour', flags.ioMillionsPerHour);
       const endpointGb = nonNegative('--endpoint-gb-per-hour', flags.endpointGbPerHour);
       const lab = loadLabFile(file);
+      // Every command prices a region the same way (lib/cost/pricelist/prices-for.ts); a region
+      // without prices is refused by estimateCost in pricesFor's words.
+      const prices = await pricesModule().preparePrices(flags.region ?? lab.region ?? DEFAULT_PRICE_REGION);
+      if (prices.ok) process.stderr.write(`${pricesModule().pricesLine(prices)}\n`);
       const estimate = estimateCost(lab, {
         ...(flags.region ? { region: flags.region } : {}),
         usage: {

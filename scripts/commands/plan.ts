@@ -5,7 +5,8 @@
  * warnings `validate` and `run` print. `run --dry-run` prints the same plan.
  */
 import type { Command } from 'commander';
-import { loadModule, runPlanModule, scenariosModule } from './lazy';
+import { loadModule, pricesModule, runPlanModule, scenariosModule } from './lazy';
+import { DEFAULT_PRICE_REGION } from '../../lib/cost/price-table';
 
 interface PlanFlags {
   readonly lab: string;
@@ -32,8 +33,11 @@ export function register(program: Command): void {
       '--json',
       'print the plans as a JSON array (steps per target, scenarios with skip reasons, duration, cost, warnings)',
     )
-    .action((flags: PlanFlags) => {
+    .action(async (flags: PlanFlags) => {
       const lab = loadModule().loadLabFile(flags.lab);
+      // The lab's region priced as every command prices it (lib/cost/pricelist/prices-for.ts);
+      // without prices, the plan's cost line says why (the same words as cost and deploy).
+      await pricesModule().preparePrices(lab.region ?? DEFAULT_PRICE_REGION);
       // The lab file's suites are checked when it loads; --suite here, naming the flag.
       const names =
         flags.suite !== undefined ? [scenariosModule().resolveSuiteFlag(flags.suite, lab).name] : lab.suites;

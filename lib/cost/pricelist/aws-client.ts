@@ -15,7 +15,12 @@ export function priceListEndpointRegion(region: string): (typeof PRICE_LIST_ENDP
 }
 
 /** A port over `client` (a new PricingClient for `region`'s nearest endpoint when not given). */
-export function awsPriceListClient(region: string, client?: PricingClient): PriceListClient {
-  const sdk = client ?? new PricingClient({ region: priceListEndpointRegion(region) });
+export function awsPriceListClient(
+  region: string,
+  client?: PricingClient,
+  profile?: string,
+): PriceListClient {
+  const sdk =
+    client ?? new PricingClient({ region: priceListEndpointRegion(region), ...(profile ? { profile } : {}) });
   return { getProducts: (input) => sdk.send(new GetProductsCommand(input)) };
 }
