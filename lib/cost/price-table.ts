@@ -39,7 +39,8 @@ export type SourceId =
   | 'ec2-public-tables-2026-10'
   | 'aurora-io-optimized-2025'
   | 'aws-privatelink-2026'
-  | 'aws-price-list-api';
+  | 'aws-price-list-api'
+  | 'nlb-public-2026';
 
 export const SOURCES: Readonly<Record<SourceId, PriceSource>> = {
   'aws-price-list-api': {
@@ -148,6 +149,16 @@ export const SOURCES: Readonly<Record<SourceId, PriceSource>> = {
     url: 'https://aws.amazon.com/privatelink/pricing/',
     readOn: '2026-11-26',
   },
+  'nlb-public-2026': {
+    id: 'nlb-public-2026',
+    title:
+      'SECOND-HAND: Network Load Balancer us-east-1, $0.0225 per NLB-hour plus $0.006 per NLCU-hour, as two ' +
+      'independent public cost write-ups state it (clustercost.com "AWS Network Load Balancer Pricing (US-East-1 ' +
+      '2025 Guide)"; awsnegotiations.com "Elastic Load Balancer Cost", 2026). Not read from aws.amazon.com itself; ' +
+      'the Price List (AWSELB, productFamily "Load Balancer-Network") replaces it when read',
+    url: 'https://aws.amazon.com/elasticloadbalancing/pricing/',
+    readOn: '2026-11-28',
+  },
   'ec2-price-list-2026-09': {
     id: 'ec2-price-list-2026-09',
     title:
@@ -247,7 +258,7 @@ export interface PriceTable {
   readonly secretPerMonth: UnitPrice;
   /**
    * Network Load Balancer, per load-balancer-hour (LCUs extra): the production bill's HA pooler pair
-   * (lib/cost/production.ts). Only from the Price List: the committed table has no sourced figure.
+   * (lib/cost/production.ts). Optional: a table without it leaves the pair's total unknown.
    */
   readonly nlbPerHour?: UnitPrice;
 }
@@ -407,6 +418,7 @@ const US_EAST_1: PriceTable = {
   natGatewayPerGb: { usd: 0.045, source: X },
   publicIpv4PerHour: { usd: 0.005, source: X },
   secretPerMonth: { usd: 0.4, source: P },
+  nlbPerHour: { usd: 0.0225, source: 'nlb-public-2026' },
 };
 
 /** The tables committed to the repository: the offline fallback (us-east-1 only). */

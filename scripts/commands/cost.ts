@@ -9,7 +9,8 @@ import { loadLabFile } from '../../lib/config/load';
 import { DEFAULT_USAGE, estimateCost } from '../../lib/cost/estimate';
 import { formatCostTable } from '../../lib/cost/format';
 import type { LabConfig } from '../../lib/config/types';
-import { DEFAULT_PRICE_REGION } from '../../lib/cost/price-table';
+import { DEFAULT_PRICE_REGION, PRICE_TABLES } from '../../lib/cost/price-table';
+import { formatProductionBill, productionBill } from '../../lib/cost/production';
 import { pricesModule } from './lazy';
 
 interface CostFlags {
@@ -19,6 +20,16 @@ interface CostFlags {
   readonly storageGb?: string;
   readonly ioMillionsPerHour?: string;
   readonly endpointGbPerHour?: string;
+  readonly appHosts?: string;
+}
+
+/** `--app-hosts N`: a whole number ≥ 1, else a usage error naming the flag and the value. */
+export function appHostsFlag(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n) || n < 1)
+    throw new UsageError(`--app-hosts must be a whole number of application hosts ≥ 1, got "${text}"`);
+  return n;
 }
 
 function nonNegative(flag: string, text: string | undefined): number | undefined {
@@ -80,6 +91,10 @@ export function register(program: Command): void {
       '--endpoint-gb-per-hour <gb>',
       `assumed data through the VPC interface endpoints, GB per hour (default ${DEFAULT_USAGE.endpointGbPerHour}; labs with network.egress "vpc-endpoints")`,
     )
+    .option(
+      '--app-hosts <n>',
+      'in the production bill, run each self-hosted pooler on N application hosts instead of as an HA pair behind an NLB',
+    )
     .action(async (fileArg: string | undefined, flags: CostFlags) => {
       if (fileArg !== undefined && flags.lab !== undefined && fileArg !== flags.lab) {
         throw new UsageError(`give the lab file once: FILE "${fileArg}" and --lab "${flags.lab}" differ`);
@@ -90,6 +105,7 @@ export function register(program: Command): void {
       const storageGb = nonNegative('--storage-gb', flags.storageGb);
       const ioMillions = nonNegative('--io-millions-per-hour', flags.ioMillionsPerHour);
       const endpointGb = nonNegative('--endpoint-gb-per-hour', flags.endpointGbPerHour);
+      const appHosts = appHostsFlag(flags.appHosts);
       const lab = loadLabFile(file);
       // Every command prices a region the same way (lib/cost/pricelist/prices-for.ts); a region
       // without prices is refused by estimateCost in pricesFor's words.
@@ -105,6 +121,15 @@ export function register(program: Command): void {
       });
       const note = auroraOnlyFlagsNote(lab, flags);
       if (note !== null) process.stderr.write(note + '\n');
-      process.stdout.write(flags.json ? JSON.stringify(estimate, null, 2) + '\n' : formatCostTable(estimate));
+      // What each option would cost in production, at the same prices (lib/cost/production.ts).
+      const table = PRICE_TABLES[estimate.region];
+      const production = table
+        ? productionBill(lab, table, appHosts !== undefined ? { appHosts } : {})
+        : null;
+      process.stdout.write(
+        flags.json
+          ? JSON.stringify({ ...estimate, production }, null, 2) + '\n'
+          : formatCostTable(estimate) + (production ? formatProductionBill(production) : ''),
+      );
     });
 }
