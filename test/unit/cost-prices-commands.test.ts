@@ -88,6 +88,11 @@ describe('without credentials and without a cache', () => {
 
   test.each([
     [{}, 'eu-west-1', /^no AWS credentials configured/],
+    [
+      { AWS_SHARED_CREDENTIALS_FILE: '/dev/null', AWS_CONFIG_FILE: '/dev/null' },
+      'eu-west-1',
+      /^no AWS credentials configured/,
+    ],
     [{ AWS_PROFILE: 'lab' }, 'eu-west-1', null],
     [{ AWS_ACCESS_KEY_ID: 'AKIAEXAMPLE' }, 'eu-west-1', null],
     [{ AWS_PROFILE: 'lab', PROXYLAB_PRICES: 'offline' }, 'eu-west-1', /^PROXYLAB_PRICES=offline$/],

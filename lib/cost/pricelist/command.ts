@@ -5,7 +5,7 @@
  * without any. `PROXYLAB_PRICES=offline` keeps every command off the Price List (cache and the
  * committed table only). Loaded lazily by the commands (scripts/commands/lazy.ts `pricesModule`).
  */
-import { existsSync } from 'node:fs';
+import { statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import type { PricingClient } from '@aws-sdk/client-pricing';
@@ -18,6 +18,16 @@ import { resolvePrices, type Prices } from './prices-for';
 export { pricesLine } from './prices-for';
 
 export const PRICES_ENV = 'PROXYLAB_PRICES';
+
+/** A regular file with something in it (`/dev/null` as the credentials file configures nothing). */
+function nonEmptyFile(file: string): boolean {
+  try {
+    const st = statSync(file);
+    return st.isFile() && st.size > 0;
+  } catch {
+    return false;
+  }
+}
 
 /**
  * Why no Price List client is made for `region`, or null when one is. A region with a committed
@@ -38,8 +48,8 @@ export function noClientReason(
     Boolean(env.AWS_PROFILE) ||
     Boolean(env.AWS_WEB_IDENTITY_TOKEN_FILE) ||
     Boolean(env.AWS_CONTAINER_CREDENTIALS_FULL_URI || env.AWS_CONTAINER_CREDENTIALS_RELATIVE_URI) ||
-    existsSync(env.AWS_SHARED_CREDENTIALS_FILE ?? join(home, '.aws', 'credentials')) ||
-    existsSync(env.AWS_CONFIG_FILE ?? join(home, '.aws', 'config'));
+    nonEmptyFile(env.AWS_SHARED_CREDENTIALS_FILE ?? join(home, '.aws', 'credentials')) ||
+    nonEmptyFile(env.AWS_CONFIG_FILE ?? join(home, '.aws', 'config'));
   return configured
     ? null
     : 'no AWS credentials configured (no AWS_ACCESS_KEY_ID, AWS_PROFILE or ~/.aws files)';
