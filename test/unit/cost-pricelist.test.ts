@@ -6,7 +6,8 @@ import { fetchProducts, MAX_ANSWER_BYTES, type PriceListClient } from '../../lib
 import { parsePriceListEntry, PriceListError } from '../../lib/cost/pricelist/parse';
 import { pricesFor, pricesLine } from '../../lib/cost/pricelist/prices-for';
 import { fetchPriceTable } from '../../lib/cost/pricelist/table';
-import { PRICE_TABLES_COMMITTED } from '../../lib/cost/price-table';
+import { PRICE_TABLES_COMMITTED, type PriceTable } from '../../lib/cost/price-table';
+import { comparePriceTables } from '../../lib/cost/pricelist/compare';
 import { priceListEntry, stubCatalogue, stubGetProducts, type StubProduct } from '../helpers/price-list-stub';
 import { scratchDir } from '../helpers/scratch';
 
@@ -252,5 +253,28 @@ describe('pricesFor', () => {
       expect(got.note).toMatch(
         /AWSELB page 1, entry \d+ \(SKU \S+\): price "0" USD per Hrs is not a positive number/,
       );
+  });
+});
+
+describe('comparePriceTables (scripts/cost-table.ts --prices)', () => {
+  test('names each price that differs, is missing or is new', async () => {
+    // GIVEN the Price List answering us-east-1 at the committed prices, but for one class and NAT
+    const catalogue = stubCatalogue('us-east-1', 1)
+      .filter((p) => p.attributes.instanceType !== 'c7g.16xlarge')
+      .map((p) => (p.attributes.usagetype === 'EU-NatGateway-Hours' ? { ...p, price: '0.0500000000' } : p));
+    const fetched = await fetchPriceTable('us-east-1', stubClient(catalogue).client, NOW);
+    // WHEN
+    const diff = comparePriceTables(US as PriceTable, fetched);
+    // THEN
+    expect(diff).toContain('natGatewayPerHour.usd: committed 0.045 → Price List 0.05');
+    expect(diff).toContain(
+      'ec2Instances.c7g.16xlarge.usdPerHour: committed 2.32 → not in the Price List answer',
+    );
+    expect(
+      diff.filter(
+        (l) =>
+          !/^(natGatewayPerHour|ec2Instances\.c7g\.16xlarge|auroraIoOptimized\.computeMultiplier)/.test(l),
+      ),
+    ).toEqual([]);
   });
 });
