@@ -49,7 +49,7 @@ export const SOURCES: Readonly<Record<SourceId, PriceSource>> = {
       'the AWS Price List Query API (GetProducts, on-demand terms), read by `proxylab` for the region and cached ' +
       "per region and date under ~/.cache/proxylab/prices (lib/cost/pricelist/); the date is the price table's asOf",
     url: 'https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_pricing_GetProducts.html',
-    readOn: "the date of the prices (the estimate's priceTableAsOf)",
+    readOn: 'on the date the prices are as of',
   },
   'experiments-2026': {
     id: 'experiments-2026',

@@ -102,27 +102,11 @@ function proxyOption(lab: LabConfig, t: PriceTable, name: string): ProductionOpt
   return { option: `RDS Proxy ${name}`, lines: [line], usdPerMonth: total([line]) };
 }
 
-/** A self-hosted pooler: an HA pair behind an NLB, or on each application host. */
-function poolerOption(
-  lab: LabConfig,
-  t: PriceTable,
-  pooler: LabConfig['poolers'][number],
-  appHosts: number | undefined,
-): ProductionOption {
-  const product = poolerDriver(pooler.kind).displayName;
-  if (appHosts !== undefined) {
-    const line = {
-      part: `${product} on ${appHosts} application host(s)`,
-      usdPerMonth: 0,
-      note: `no host or load balancer of its own; shares each application host's CPU; ${appHosts} pools, each holding its own server connections`,
-    };
-    return { option: `${product} ${pooler.name} (per app host)`, lines: [line], usdPerMonth: 0 };
-  }
-  const type =
-    pooler.placement === 'dedicated' && pooler.instanceType ? pooler.instanceType : lab.runners.instanceType;
+/** A pooler's HA pair of `type` hosts in two zones with their root volumes, behind an NLB. */
+export function haPairLines(t: PriceTable, type: string): ProductionLine[] {
   const host = t.ec2Instances[type];
   const gb = LAB_DEPLOYMENT_SHAPE.poolerHostRootVolumeGb;
-  const lines: ProductionLine[] = [
+  return [
     {
       part: `2 × ${type} in two zones`,
       usdPerMonth: host ? month(2 * host.usdPerHour) : null,
@@ -141,6 +125,32 @@ function poolerOption(
         : `no NLB price in the ${t.region} prices as of ${t.asOf}`,
     },
   ];
+}
+
+/** The total of `lines`, or null when one is unknown. */
+export function productionTotal(lines: readonly ProductionLine[]): number | null {
+  return total(lines);
+}
+
+/** A self-hosted pooler: an HA pair behind an NLB, or on each application host. */
+function poolerOption(
+  lab: LabConfig,
+  t: PriceTable,
+  pooler: LabConfig['poolers'][number],
+  appHosts: number | undefined,
+): ProductionOption {
+  const product = poolerDriver(pooler.kind).displayName;
+  if (appHosts !== undefined) {
+    const line = {
+      part: `${product} on ${appHosts} application host(s)`,
+      usdPerMonth: 0,
+      note: `no host or load balancer of its own; shares each application host's CPU; ${appHosts} pools, each holding its own server connections`,
+    };
+    return { option: `${product} ${pooler.name} (per app host)`, lines: [line], usdPerMonth: 0 };
+  }
+  const type =
+    pooler.placement === 'dedicated' && pooler.instanceType ? pooler.instanceType : lab.runners.instanceType;
+  const lines = haPairLines(t, type);
   return { option: `${product} ${pooler.name} (HA pair)`, lines, usdPerMonth: total(lines) };
 }
 

@@ -4,6 +4,7 @@ import type { LabConfig } from '../../lib/config/types';
 import { PRICE_TABLES_COMMITTED, type PriceTable } from '../../lib/cost/price-table';
 import { formatProductionBill, productionBill, usdPerMillionTransactions } from '../../lib/cost/production';
 import { appHostsFlag } from '../../scripts/commands/cost';
+import { localTargetPrices } from '../../lib/cost/local-prices';
 
 const US = PRICE_TABLES_COMMITTED['us-east-1'] as PriceTable;
 const OWN = path.join(__dirname, '..', '..', 'labs', 'own-workload.json');
@@ -81,4 +82,38 @@ describe('--app-hosts', () => {
     );
   });
   test('a whole number is taken', () => expect(appHostsFlag('3')).toBe(3));
+});
+
+describe('localTargetPrices (--price-region for local runs)', () => {
+  test('direct adds $0; a PgBouncer target is its HA pair per hour, marked local throughput at cloud prices', () => {
+    const prices = localTargetPrices(
+      [
+        { name: 'direct', product: null },
+        { name: 'pgbouncer-transaction', product: 'PgBouncer' },
+      ],
+      US,
+      'c7g.large',
+    );
+    expect(prices.map((p) => [p.target, p.usdPerHour])).toEqual([
+      ['direct', 0],
+      ['pgbouncer-transaction', 0.171056], // $123.16 a month / 720
+    ]);
+    expect(prices[1]?.basis).toMatch(
+      /^local throughput, cloud prices \(us-east-1 as of \d{4}-\d{2}-\d{2}\): PgBouncer as an HA pair/,
+    );
+    expect(usdPerMillionTransactions(123.16, 1000)).toBeCloseTo(123.16 / 2592, 10);
+  });
+
+  test('a host type the region does not price leaves the target unknown', () => {
+    const [, p] = localTargetPrices(
+      [
+        { name: 'direct', product: null },
+        { name: 'pgbouncer-session', product: 'PgBouncer' },
+      ],
+      US,
+      'z9.large',
+    );
+    expect(p?.usdPerHour).toBeNull();
+    expect(p?.basis).toContain('z9.large: no us-east-1 price');
+  });
 });
