@@ -5,6 +5,10 @@
  *   npx tsx scripts/cost-table.ts           print the block (markers included)
  *   npx tsx scripts/cost-table.ts --write   replace the block between the markers in README.md
  *                                           and docs/cost.md (files without the markers are left alone)
+ *   npx tsx scripts/cost-table.ts --prices  read us-east-1 from the AWS Price List (the code path every
+ *                                           command prices with, lib/cost/pricelist/) and print each
+ *                                           price of lib/cost/price-table.ts that differs (credentials
+ *                                           allowed pricing:GetProducts); update the table from it
  *
  * test/integration/readme-cost.test.ts fails when a committed block differs from what this generates.
  */
@@ -17,6 +21,10 @@ import type { CostEstimate } from '../lib/cost/estimate';
 import { formatUsdRange } from '../lib/cost/format';
 import type { LabConfig } from '../lib/config/types';
 import { poolerDriver } from '../lib/poolers/registry';
+import { DEFAULT_PRICE_REGION, PRICE_TABLES_COMMITTED } from '../lib/cost/price-table';
+import { awsPriceListClient } from '../lib/cost/pricelist/aws-client';
+import { comparePriceTables } from '../lib/cost/pricelist/compare';
+import { fetchPriceTable } from '../lib/cost/pricelist/table';
 
 export const COST_TABLE_START = '<!-- cost-table:start -->';
 export const COST_TABLE_END = '<!-- cost-table:end -->';
@@ -113,7 +121,30 @@ export function extractCostTable(text: string): string | null {
   return text.slice(start, end + COST_TABLE_END.length);
 }
 
+/** `--prices`: the committed us-east-1 table against the Price List's answer today. */
+async function comparePrices(): Promise<void> {
+  const committed = PRICE_TABLES_COMMITTED[DEFAULT_PRICE_REGION];
+  if (!committed) throw new Error(`no committed ${DEFAULT_PRICE_REGION} table`);
+  const fetched = await fetchPriceTable(
+    DEFAULT_PRICE_REGION,
+    awsPriceListClient(DEFAULT_PRICE_REGION),
+    new Date(),
+  );
+  const diff = comparePriceTables(committed, fetched);
+  process.stdout.write(
+    `${DEFAULT_PRICE_REGION}: committed as of ${committed.asOf}, Price List as of ${fetched.asOf}: ` +
+      `${diff.length === 0 ? 'no difference' : `${diff.length} difference(s)`}\n${diff.map((l) => `  ${l}\n`).join('')}`,
+  );
+}
+
 function main(argv: readonly string[]): void {
+  if (argv.includes('--prices')) {
+    comparePrices().catch((e: unknown) => {
+      process.stderr.write(`${(e as Error).message}\n`);
+      process.exitCode = 1;
+    });
+    return;
+  }
   const block = renderCostTable();
   if (!argv.includes('--write')) {
     process.stdout.write(block + '\n');

@@ -1,6 +1,8 @@
 /**
- * What `proxylab cost` and `proxylab deploy` will refuse, found while validating: an Aurora class,
- * runner type or dedicated pooler host type with no price in the dated price table (an unknown instance type is an error, not a
+ * What `proxylab cost` and `proxylab deploy` will refuse, found while validating: a region without
+ * prices (`pricesFor`, lib/cost/pricelist/prices-for.ts: the Price List, its cache, or us-east-1's
+ * committed table), an Aurora class,
+ * runner type or dedicated pooler host type with no price in the region's table (an unknown instance type is an error, not a
  * guess), a pooler of a single-threaded product (its driver's capability; PgBouncer) with more
  * processes than its host has vCPUs, and a host with less memory than its pooler's build from
  * source needs (its driver's `host.buildMemory`; PgDoorman) — vCPUs and memory known only
@@ -16,7 +18,7 @@ import type { LabProblem } from '../config/types';
 import { asRecord, formatValue, suggestKey } from '../config/validate';
 import type { PoolerDriver } from '../poolers/driver';
 import { POOLER_DRIVERS } from '../poolers/registry';
-import { DEFAULT_PRICE_REGION, PRICE_TABLES, type PriceTable } from './price-table';
+import { DEFAULT_PRICE_REGION, PRICE_TABLES, PRICE_TABLES_COMMITTED, type PriceTable } from './price-table';
 
 /**
  * Problems for instance types the price table lacks, read from a parsed (not necessarily valid)
@@ -25,9 +27,9 @@ import { DEFAULT_PRICE_REGION, PRICE_TABLES, type PriceTable } from './price-tab
 export function unpricedProblems(raw: unknown): LabProblem[] {
   const lab = asRecord(raw);
   if (!lab) return [];
-  // A region without a price table: `cost` cannot price the lab and `deploy` refuses to deploy
-  // into it, so the lab is refused here, naming the region (its instance types cannot be checked
-  // against prices that do not exist).
+  // A region without prices (the command resolved none: `preparePrices`): `cost` cannot price the
+  // lab and `deploy` refuses to deploy into it, so the lab is refused here, naming the region and
+  // why (its instance types cannot be checked against prices that do not exist).
   if (typeof lab.region === 'string' && REGION_PATTERN.test(lab.region) && !PRICE_TABLES[lab.region]) {
     return [unpricedRegionProblem(lab.region)];
   }
@@ -50,9 +52,9 @@ export function unpricedProblems(raw: unknown): LabProblem[] {
       path,
       value,
       message:
-        `has no ${region} price in lib/cost/price-table.ts, so \`proxylab cost\` and \`proxylab deploy\` refuse it; ` +
+        `has no ${region} price (prices as of ${table.asOf}), so \`proxylab cost\` and \`proxylab deploy\` refuse it; ` +
         `priced: ${priced.join(', ')}; got ${formatValue(value)}${hint ? `; did you mean "${hint}"?` : ''} ` +
-        '(add a price with its source to use another type)',
+        '(a type the region does not sell, or one the kit does not ask the Price List for: the types of lib/cost/price-table.ts)',
     });
   };
   const aurora = asRecord(lab.aurora);
@@ -148,20 +150,36 @@ function buildMemoryProblem(
   };
 }
 
-/** The problem `validate` reports for a lab whose `region` has no price table (the same words `cost` and `deploy` use). */
+/** The problem `validate` reports for a lab whose `region` has no prices (the same words `cost` and `deploy` use). */
 export function unpricedRegionProblem(region: string): LabProblem {
   return { path: 'region', value: region, message: unpricedRegionMessage(region) };
 }
 
+/** Why each region a command could not price has no prices (`pricesFor`'s reason), by region. */
+const unpricedReasons = new Map<string, string>();
+
+/** Records `pricesFor`'s reason for `region` (lib/cost/pricelist/command.ts `preparePrices`). */
+export function noteUnpricedRegion(region: string, reason: string): void {
+  unpricedReasons.set(region, reason);
+}
+
 /**
- * Why a region cannot be priced, and what to do: one sentence shared by `validate`, `cost` and
- * `deploy` so the three refuse in the same words.
+ * Why a region cannot be priced, and what to do: one sentence shared by `validate`, `plan`, `cost`,
+ * `deploy` and `run`, so they refuse in the same words (`pricesFor`'s reason in it).
  */
 export function unpricedRegionMessage(region: string): string {
-  const priced = Object.keys(PRICE_TABLES).sort();
+  const reason =
+    unpricedReasons.get(region) ??
+    `no prices were read for it (the AWS Price List, its cache, or for ${Object.keys(PRICE_TABLES_COMMITTED).join(', ')} the committed table)`;
   return (
-    `has no price table in lib/cost/price-table.ts, so \`proxylab cost\` cannot price the lab and \`proxylab deploy\` ` +
-    `refuses to deploy into it (a guess from another region's prices would be wrong); regions with prices: ` +
-    `${priced.join(', ')}; got ${formatValue(region)} (add a dated table with its sources, or deploy to a priced region)`
+    `cannot be priced, so \`proxylab cost\` cannot price the lab and \`proxylab deploy\` refuses to deploy into it ` +
+    `without --force (a guess from another region's prices would be wrong): ${reason}; got ${formatValue(region)}`
   );
+}
+
+/** The region a parsed (not necessarily valid) lab file names, else the default; null when it names an invalid one. */
+export function labRegionOf(raw: unknown): string | null {
+  const region = asRecord(raw)?.region;
+  if (region === undefined) return DEFAULT_PRICE_REGION;
+  return typeof region === 'string' && REGION_PATTERN.test(region) ? region : null;
 }

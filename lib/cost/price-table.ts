@@ -1,18 +1,14 @@
 /**
- * The dated price table `proxylab cost` and the deploy guard rails read. Prices are written here by
- * hand from the sources named below and never fetched at run time: an estimate must be
- * reproducible from the repository alone, and a lab must be costed before any AWS call.
+ * The committed, dated us-east-1 price table: the offline fallback of the prices `proxylab` reads
+ * from the AWS Price List (lib/cost/pricelist/: `pricesFor(region, …)` — the Price List, cached per
+ * region and date under ~/.cache/proxylab/prices, else an older cache, else this table for
+ * us-east-1). Every other commercial region is priced from the Price List or its cache only: a
+ * guess from another region's prices would be a wrong number with a confident face, so a region
+ * without prices is refused by `validate`, `plan`, `cost`, `deploy` and `run` in the same words.
  *
- * One table per region. A region that is not here is an error naming the regions that are
- * (a guess from another region's prices would be a wrong number with a confident face): `validate`
- * refuses a lab whose `region` has none, `cost` refuses to price it, and `deploy` (with `--dry-run`
- * too) refuses to deploy into it unless `--force` (then without an estimate or budget check).
- * eu-west-1 and other regions are not here yet: no dated first- or second-hand source agreeing on
- * their Aurora, RDS Proxy and EC2 rates was found (issue 25); add a table with its sources to price one.
- *
- * Every price names its source; `SOURCES` says what each source is and when it was read.
- * When you update a price, update its source date too, and run `npx tsx scripts/cost-table.ts`
- * to regenerate the README's "What it costs" table (test/integration/readme-cost.test.ts checks it).
+ * Every price names its source; `SOURCES` says what each source is and when it was read. When you
+ * update a price, update its source date too, and run `npx tsx scripts/cost-table.ts --write` to
+ * regenerate the README's "What it costs" table (test/integration/readme-cost.test.ts checks it).
  */
 
 /** Where a price came from. */
@@ -42,9 +38,19 @@ export type SourceId =
   | 'aurora-cpu-credits-2024'
   | 'ec2-public-tables-2026-10'
   | 'aurora-io-optimized-2025'
-  | 'aws-privatelink-2026';
+  | 'aws-privatelink-2026'
+  | 'aws-price-list-api'
+  | 'nlb-public-2026';
 
 export const SOURCES: Readonly<Record<SourceId, PriceSource>> = {
+  'aws-price-list-api': {
+    id: 'aws-price-list-api',
+    title:
+      'the AWS Price List Query API (GetProducts, on-demand terms), read by `proxylab` for the region and cached ' +
+      "per region and date under ~/.cache/proxylab/prices (lib/cost/pricelist/); the date is the price table's asOf",
+    url: 'https://docs.aws.amazon.com/aws-cost-management/latest/APIReference/API_pricing_GetProducts.html',
+    readOn: 'on the date the prices are as of',
+  },
   'experiments-2026': {
     id: 'experiments-2026',
     title:
@@ -143,6 +149,16 @@ export const SOURCES: Readonly<Record<SourceId, PriceSource>> = {
     url: 'https://aws.amazon.com/privatelink/pricing/',
     readOn: '2026-11-26',
   },
+  'nlb-public-2026': {
+    id: 'nlb-public-2026',
+    title:
+      'SECOND-HAND: Network Load Balancer us-east-1, $0.0225 per NLB-hour plus $0.006 per NLCU-hour, as two ' +
+      'independent public cost write-ups state it (clustercost.com "AWS Network Load Balancer Pricing (US-East-1 ' +
+      '2025 Guide)"; awsnegotiations.com "Elastic Load Balancer Cost", 2026). Not read from aws.amazon.com itself; ' +
+      'the Price List (AWSELB, productFamily "Load Balancer-Network") replaces it when read',
+    url: 'https://aws.amazon.com/elasticloadbalancing/pricing/',
+    readOn: '2026-11-28',
+  },
   'ec2-price-list-2026-09': {
     id: 'ec2-price-list-2026-09',
     title:
@@ -240,6 +256,11 @@ export interface PriceTable {
   readonly publicIpv4PerHour: UnitPrice;
   /** Secrets Manager, per secret-month. */
   readonly secretPerMonth: UnitPrice;
+  /**
+   * Network Load Balancer, per load-balancer-hour (LCUs extra): the production bill's HA pooler pair
+   * (lib/cost/production.ts). Optional: a table without it leaves the pair's total unknown.
+   */
+  readonly nlbPerHour?: UnitPrice;
 }
 
 const X = 'experiments-2026' as const;
@@ -250,7 +271,7 @@ const R = 'rds-postgres-2026' as const;
 const G = 'ec2-public-tables-2026-10' as const;
 
 /** The baseline CPU per vCPU of the burstable sizes (EC2 User Guide credit table; RDS and Aurora classes alike). */
-const BASELINE = { micro: 10, small: 20, medium: 20, large: 30 } as const;
+export const BASELINE = { micro: 10, small: 20, medium: 20, large: 30 } as const;
 
 const US_EAST_1: PriceTable = {
   region: 'us-east-1',
@@ -397,11 +418,32 @@ const US_EAST_1: PriceTable = {
   natGatewayPerGb: { usd: 0.045, source: X },
   publicIpv4PerHour: { usd: 0.005, source: X },
   secretPerMonth: { usd: 0.4, source: P },
+  nlbPerHour: { usd: 0.0225, source: 'nlb-public-2026' },
 };
 
-/** Every region the repository has prices for. */
-export const PRICE_TABLES: Readonly<Record<string, PriceTable>> = {
+/** The tables committed to the repository: the offline fallback (us-east-1 only). */
+export const PRICE_TABLES_COMMITTED: Readonly<Record<string, PriceTable>> = {
   'us-east-1': US_EAST_1,
 };
+
+const inUse: Record<string, PriceTable> = { ...PRICE_TABLES_COMMITTED };
+
+/**
+ * The table of every region this process has prices for: the committed ones, and those a command
+ * resolved (`resolvePrices` in lib/cost/pricelist/prices-for.ts calls `usePriceTable`), which
+ * `estimateCost`, the guards and `validate`'s checks read by region.
+ */
+export const PRICE_TABLES: Readonly<Record<string, PriceTable>> = inUse;
+
+/** Makes `table` the prices of its region for this process. */
+export function usePriceTable(table: PriceTable): void {
+  inUse[table.region] = table;
+}
+
+/** Back to the committed tables only (tests). */
+export function forgetPriceTables(): void {
+  for (const region of Object.keys(inUse)) delete inUse[region];
+  Object.assign(inUse, PRICE_TABLES_COMMITTED);
+}
 
 export const DEFAULT_PRICE_REGION = 'us-east-1';

@@ -1,8 +1,8 @@
 /**
  * What each target of a lab adds to the hourly bill, for the report's decision table ($/h and $ per
- * million transactions). Priced by the operator from the lab and the dated price table
- * (`proxylab run` carries the result in the run request; the runner writes it into the run's
- * environment), never on the runners and never fetched.
+ * million transactions). Priced by the operator from the lab and the region's prices with their
+ * date (lib/cost/pricelist: the Price List, its cache, or us-east-1's committed table; `proxylab run` carries the result in the run request; the runner writes it into the run's
+ * environment), never on the runners.
  *
  * - `direct` adds nothing: the database is billed whichever target is measured.
  * - An RDS Proxy target adds its proxy's line (vCPU- or ACU-hours of the instances behind it; a

@@ -189,6 +189,9 @@ function readStatements({ p, region, account, stack, bucketArn }: PolicyScope): 
       Condition: { StringLike: { 's3:prefix': 'runs/*' } },
     },
     { Sid: 'ReadRuns', Effect: 'Allow', Action: 's3:GetObject', Resource: `${bucketArn}/runs/*` },
+    // validate, plan, cost, deploy and run price the lab's region from the AWS Price List
+    // (lib/cost/pricelist/); GetProducts takes no resource.
+    { Sid: 'ReadPrices', Effect: 'Allow', Action: 'pricing:GetProducts', Resource: '*' },
   ];
 }
 

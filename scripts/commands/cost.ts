@@ -1,6 +1,7 @@
 /**
  * `proxylab cost FILE`: what a lab costs per hour, per 8-hour day and per 30-day month left
- * running, with a line per billable part, from the dated price table in lib/cost/price-table.ts.
+ * running, with a line per billable part, from the region's prices with their date: the AWS Price
+ * List (cached per region and date), else its cache, else for us-east-1 the committed table.
  */
 import type { Command } from 'commander';
 import { UsageError } from '../../lib/core/errors';
@@ -8,6 +9,9 @@ import { loadLabFile } from '../../lib/config/load';
 import { DEFAULT_USAGE, estimateCost } from '../../lib/cost/estimate';
 import { formatCostTable } from '../../lib/cost/format';
 import type { LabConfig } from '../../lib/config/types';
+import { DEFAULT_PRICE_REGION, PRICE_TABLES } from '../../lib/cost/price-table';
+import { formatProductionBill, productionBill } from '../../lib/cost/production';
+import { pricesModule } from './lazy';
 
 interface CostFlags {
   readonly lab?: string;
@@ -16,6 +20,16 @@ interface CostFlags {
   readonly storageGb?: string;
   readonly ioMillionsPerHour?: string;
   readonly endpointGbPerHour?: string;
+  readonly appHosts?: string;
+}
+
+/** `--app-hosts N`: a whole number ≥ 1, else a usage error naming the flag and the value. */
+export function appHostsFlag(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n) || n < 1)
+    throw new UsageError(`--app-hosts must be a whole number of application hosts ≥ 1, got "${text}"`);
+  return n;
 }
 
 function nonNegative(flag: string, text: string | undefined): number | undefined {
@@ -54,14 +68,15 @@ export function register(program: Command): void {
     .description(
       'Estimate what a lab costs while it exists: a line per billable part (Aurora instances or ACU range, ' +
         'RDS Proxy vCPU/ACU-hours, runners, endpoints, NAT, public IPv4, storage and I/O as stated assumptions), ' +
-        'totals per hour, per 8-hour day and per 30-day month. On-demand list prices from the dated table in ' +
-        'lib/cost/price-table.ts; nothing is fetched. An instance type without a price is an error.',
+        'totals per hour, per 8-hour day and per 30-day month. On-demand list prices of the region from the AWS ' +
+        'Price List (pricing:GetProducts; cached per region and date under ~/.cache/proxylab/prices), else its ' +
+        'cache, else for us-east-1 the committed table; the date is shown. An instance type without a price is an error.',
     )
     .argument('[file]', 'lab file (JSON), e.g. labs/default.json')
     .option('--lab <file>', 'the lab file, as deploy/run/destroy take it (same as the FILE argument)')
     .option(
       '--region <region>',
-      "price region (default: the lab's region, else us-east-1); a region without prices is an error naming those with prices",
+      "price region (default: the lab's region, else us-east-1); any commercial region, priced from the AWS Price List",
     )
     .option('--json', 'print the estimate as JSON (lines, totals, assumptions, sources) for scripts')
     .option(
@@ -76,7 +91,11 @@ export function register(program: Command): void {
       '--endpoint-gb-per-hour <gb>',
       `assumed data through the VPC interface endpoints, GB per hour (default ${DEFAULT_USAGE.endpointGbPerHour}; labs with network.egress "vpc-endpoints")`,
     )
-    .action((fileArg: string | undefined, flags: CostFlags) => {
+    .option(
+      '--app-hosts <n>',
+      'in the production bill, run each self-hosted pooler on N application hosts instead of as an HA pair behind an NLB',
+    )
+    .action(async (fileArg: string | undefined, flags: CostFlags) => {
       if (fileArg !== undefined && flags.lab !== undefined && fileArg !== flags.lab) {
         throw new UsageError(`give the lab file once: FILE "${fileArg}" and --lab "${flags.lab}" differ`);
       }
@@ -86,7 +105,12 @@ export function register(program: Command): void {
       const storageGb = nonNegative('--storage-gb', flags.storageGb);
       const ioMillions = nonNegative('--io-millions-per-hour', flags.ioMillionsPerHour);
       const endpointGb = nonNegative('--endpoint-gb-per-hour', flags.endpointGbPerHour);
+      const appHosts = appHostsFlag(flags.appHosts);
       const lab = loadLabFile(file);
+      // Every command prices a region the same way (lib/cost/pricelist/prices-for.ts); a region
+      // without prices is refused by estimateCost in pricesFor's words.
+      const prices = await pricesModule().preparePrices(flags.region ?? lab.region ?? DEFAULT_PRICE_REGION);
+      if (prices.ok) process.stderr.write(`${pricesModule().pricesLine(prices)}\n`);
       const estimate = estimateCost(lab, {
         ...(flags.region ? { region: flags.region } : {}),
         usage: {
@@ -97,6 +121,15 @@ export function register(program: Command): void {
       });
       const note = auroraOnlyFlagsNote(lab, flags);
       if (note !== null) process.stderr.write(note + '\n');
-      process.stdout.write(flags.json ? JSON.stringify(estimate, null, 2) + '\n' : formatCostTable(estimate));
+      // What each option would cost in production, at the same prices (lib/cost/production.ts).
+      const table = PRICE_TABLES[estimate.region];
+      const production = table
+        ? productionBill(lab, table, appHosts !== undefined ? { appHosts } : {})
+        : null;
+      process.stdout.write(
+        flags.json
+          ? JSON.stringify({ ...estimate, production }, null, 2) + '\n'
+          : formatCostTable(estimate) + (production ? formatProductionBill(production) : ''),
+      );
     });
 }

@@ -7,7 +7,6 @@ import type { Command } from 'commander';
 import { profileOption, regionOption } from './aws-options';
 import { InfrastructureError, UsageError } from '../../lib/core/errors';
 import { shellQuote } from '../../lib/core/shell';
-import { PRICE_TABLES } from '../../lib/cost/price-table';
 import type { LabConfig } from '../../lib/config/types';
 import { poolerSourcePath } from '../../lib/poolers/sources';
 import type { AwsSettings } from '../../lib/aws/clients';
@@ -23,6 +22,7 @@ import {
   poolerSourcesModule,
   preflightModule,
   priceCheckModule,
+  pricesModule,
   stackOutputsModule,
 } from './lazy';
 
@@ -94,9 +94,10 @@ async function costGate(lab: LabConfig, flags: DeployFlags, settings: AwsSetting
     throw new UsageError(`--max-hourly must be a number of US dollars per hour, got "${flags.maxHourly}"`);
   }
   // Price the region cdk will deploy to (flag, AWS_REGION, the lab's region, or the profile's),
-  // resolved without an AWS call: the estimate and the budget guard are for that region, never
-  // another one's prices. A region the price table lacks is refused as `cost` and `validate`
-  // refuse it; --force deploys anyway, with no estimate and no budget check.
+  // resolved without an AWS call, then priced as every command prices a region (pricesFor: the
+  // Price List, its cache, us-east-1's committed table): the estimate and the budget guard are
+  // for that region, never another one's prices. A region without prices is refused as `cost`
+  // and `validate` refuse it; --force deploys anyway, with no estimate and no budget check.
   const deployRegion = await clientsModule().requireRegion(settings);
   // An existing VPC binds the stack to the lab's account and region (the lookup): another
   // region would deploy nothing but a CDK error.
@@ -110,7 +111,10 @@ async function costGate(lab: LabConfig, flags: DeployFlags, settings: AwsSetting
   const printWarnings = (capacity: readonly { id: string; message: string }[] = []): void => {
     for (const line of preflightModule().deployWarningLines(lab, capacity)) process.stdout.write(`${line}\n`);
   };
-  if (!PRICE_TABLES[deployRegion]) {
+  const prices = await pricesModule().preparePrices(deployRegion, {
+    ...(settings.profile !== undefined ? { profile: settings.profile } : {}),
+  });
+  if (!prices.ok) {
     const why = `region ${deployRegion} ${priceCheckModule().unpricedRegionMessage(deployRegion)}`;
     if (!flags.force)
       throw new UsageError(
@@ -128,6 +132,7 @@ async function costGate(lab: LabConfig, flags: DeployFlags, settings: AwsSetting
       ...(maxHourly !== undefined ? { maxHourlyUsd: maxHourly } : {}),
       force: flags.force ?? false,
     });
+    process.stdout.write(`${pricesModule().pricesLine(prices)}\n`);
     process.stdout.write(pre.table);
     process.stdout.write(`${pre.budget.message}\n`);
     printWarnings(pre.warnings);

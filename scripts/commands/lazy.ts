@@ -15,6 +15,7 @@ import type * as TargetsModule from '../../lib/config/targets';
 import type * as RunnerBundleModule from '../../lib/constructs/runner-bundle';
 import type * as PreflightModule from '../../lib/cost/preflight';
 import type * as PriceCheckModule from '../../lib/cost/price-check';
+import type * as PricesModule from '../../lib/cost/pricelist/command';
 import type * as RunPlanModule from '../../lib/cost/run-plan';
 import type * as TargetPricesModule from '../../lib/cost/target-prices';
 import type * as RunLocalModule from '../../lib/local/run-local';
@@ -55,6 +56,8 @@ export const preflightModule = (): typeof PreflightModule =>
   require('../../lib/cost/preflight') as typeof PreflightModule;
 export const priceCheckModule = (): typeof PriceCheckModule =>
   require('../../lib/cost/price-check') as typeof PriceCheckModule;
+export const pricesModule = (): typeof PricesModule =>
+  require('../../lib/cost/pricelist/command') as typeof PricesModule;
 export const runPlanModule = (): typeof RunPlanModule =>
   require('../../lib/cost/run-plan') as typeof RunPlanModule;
 export const targetPricesModule = (): typeof TargetPricesModule =>

@@ -8,7 +8,8 @@
  */
 import type { Command } from 'commander';
 import { UsageError } from '../../lib/core/errors';
-import { loadModule, runPlanModule, scenariosModule } from './lazy';
+import { loadModule, pricesModule, runPlanModule, scenariosModule } from './lazy';
+import { DEFAULT_PRICE_REGION } from '../../lib/cost/price-table';
 
 interface PlanFlags {
   readonly lab: string;
@@ -43,11 +44,14 @@ export function register(program: Command): void {
       "the effective settings of each proxy and pooler: `shown` (the lab's values, then the failure, timeout and pool settings) or `all` (every catalogued one)",
       'shown',
     )
-    .action((flags: PlanFlags) => {
+    .action(async (flags: PlanFlags) => {
       if (flags.settings !== 'shown' && flags.settings !== 'all')
         throw new UsageError(`--settings: one of shown, all; got ${JSON.stringify(flags.settings)}`);
       const allSettings = flags.settings === 'all';
       const lab = loadModule().loadLabFile(flags.lab);
+      // The lab's region priced as every command prices it (lib/cost/pricelist/prices-for.ts);
+      // without prices, the plan's cost line says why (the same words as cost and deploy).
+      await pricesModule().preparePrices(lab.region ?? DEFAULT_PRICE_REGION);
       // The lab file's suites are checked when it loads; --suite here, naming the flag.
       const names =
         flags.suite !== undefined ? [scenariosModule().resolveSuiteFlag(flags.suite, lab).name] : lab.suites;

@@ -27,6 +27,8 @@ import {
   labSourceModule,
   operatorModule,
   outputsModule,
+  priceCheckModule,
+  pricesModule,
   runLabModule,
   runPlanModule,
   runRequestModule,
@@ -125,6 +127,10 @@ async function runCommand(flags: RunFlags): Promise<void> {
   const settings = operatorModule().awsSettings(flags, lab);
   // The runners need the region explicitly (the SDK on EC2 does not read it from IMDS).
   const region = await clientsModule().requireRegion(settings);
+  // Priced as every command prices a region (lib/cost/pricelist/prices-for.ts), for the decision table.
+  await pricesModule().preparePrices(region, {
+    ...(settings.profile !== undefined ? { profile: settings.profile } : {}),
+  });
   const stackName = outputsModule().stackNameFor(lab.name);
   const clients = clientsModule().createAwsClients(settings);
   const { outputs, placeholders } = await stackOutputs(flags, lab, () => clients.cloudformation);
@@ -323,7 +329,7 @@ function planOrWarn(
 }
 
 /**
- * Each target's price per hour in `region`; in a region the price table lacks (a lab deployed with
+ * Each target's price per hour in `region`; in a region without prices (a lab deployed with
  * `deploy --force`), every target is recorded as not priced, saying why, and the run goes on.
  */
 export function runTargetPrices(lab: LabConfig, region: string): TargetPrice[] {
@@ -333,6 +339,6 @@ export function runTargetPrices(lab: LabConfig, region: string): TargetPrice[] {
     .map((t) => ({
       target: t.ref.name,
       usdPerHour: null,
-      basis: `not priced: no price table for ${region} in lib/cost/price-table.ts`,
+      basis: `not priced: region ${region} ${priceCheckModule().unpricedRegionMessage(region)}`,
     }));
 }

@@ -9,7 +9,7 @@ import type { Command } from 'commander';
 import { UsageError } from '../../lib/core/errors';
 import type { LabConfig } from '../../lib/config';
 import { labWarnings } from '../../lib/config/warnings';
-import { configModule, priceCheckModule, runPlanModule, scenariosModule } from './lazy';
+import { configModule, priceCheckModule, pricesModule, runPlanModule, scenariosModule } from './lazy';
 
 interface ValidateFlags {
   readonly json?: boolean;
@@ -29,7 +29,8 @@ export function register(program: Command): void {
         'billed part (reader, proxy, pooler host) no step touches, and a suite that would outlive the lab. ' +
         "Each own scenario's scripts are read for the session features they use (session SET, advisory " +
         'locks, PREPARE, LISTEN, temporary tables, WITH HOLD cursors, DISCARD): one line per scenario. ' +
-        'No AWS call.\n\n' +
+        "Prices come from the AWS Price List for the lab's region (pricing:GetProducts, cached per region and date), " +
+        'else its cache, else for us-east-1 the committed table: a region without any is a problem, saying why.\n\n' +
         'Exit codes: 0 valid, 2 invalid.',
     )
     .argument('<file...>', 'lab file(s) to check, e.g. labs/default.json')
@@ -38,10 +39,20 @@ export function register(program: Command): void {
       'print the valid labs as the stack sees them (every default applied, internal LabConfig form, not a lab file) ' +
         'instead of the summary lines: one file gives the lab object, several give one object keyed by file name',
     )
-    .action((files: string[], flags: ValidateFlags) => {
+    .action(async (files: string[], flags: ValidateFlags) => {
       const failures: string[] = [];
       const labs: Record<string, LabConfig> = {};
       for (const file of files) {
+        // The lab's region priced first, as cost and deploy price it (pricesFor): its reason, if
+        // any, is the region problem below. A file that cannot be read is left to checkLabFile.
+        let region: string | null = null;
+        configModule().checkLabFile(file, {
+          extraChecks: (raw) => {
+            region = priceCheckModule().labRegionOf(raw);
+            return [];
+          },
+        });
+        const prices = region !== null ? await pricesModule().preparePrices(region) : null;
         const result = configModule().checkLabFile(file, {
           extraChecks: priceCheckModule().unpricedProblems,
         });
@@ -49,6 +60,7 @@ export function register(program: Command): void {
           if (flags.json) labs[file] = result.lab;
           else {
             process.stdout.write(`${file}: ok\n  ${configModule().summarizeLab(result.lab)}\n`);
+            if (prices?.ok) process.stdout.write(`  ${pricesModule().pricesLine(prices)}\n`);
             // What each own scenario's scripts keep in the session (nothing when none does).
             const own = scenariosModule().labSuite(result.lab).scenarios;
             for (const line of runPlanModule().sessionFeaturesOf(own)) process.stdout.write(`  ${line}\n`);

@@ -274,7 +274,7 @@ describe('CLI (real entry, no AWS)', () => {
   test.concurrent(
     'deploy prices the region it deploys to: refuses over budget (2), refuses an unpriced region (2) unless --force, warns as validate does (--dry-run too); destroy says what is kept',
     async () => {
-      // GIVEN a deploy to us-east-1 (priced), one to eu-west-1 (no price table), with and without --force
+      // GIVEN a deploy to us-east-1 (priced), one to eu-west-1 (no credentials, no cached prices), with and without --force
       const usEast = { ...env, AWS_REGION: 'us-east-1' };
       // (the four CLI runs are independent: started together, checked one after the other)
       const [over, unpriced, forced, destroy, warned] = await Promise.all([
@@ -312,16 +312,16 @@ describe('CLI (real entry, no AWS)', () => {
       );
       expect(over.stdout).toMatch(/exceeds --max-hourly \$0\.05\/h .*refusing to deploy/);
       expect(over.stdout).not.toContain('cdk deploy');
-      // the deploy to eu-west-1 (AWS_REGION), which has no price table: refused in the words
+      // the deploy to eu-west-1 (AWS_REGION), which has no prices here: refused in the words
       // `cost` and `validate` use, never priced with another region's list prices
       expect(unpriced.status).toBe(2);
       expect(unpriced.stderr).toMatch(
-        /^error: not deployed: region eu-west-1 has no price table in lib\/cost\/price-table\.ts.*--force deploys without an estimate/m,
+        /^error: not deployed: region eu-west-1 cannot be priced, .*no prices for region eu-west-1: .*--force deploys without an estimate/m,
       );
       expect(unpriced.stdout).not.toMatch(/Cost estimate|us-east-1/);
       expect(forced.status).toBe(0);
       expect(forced.stdout).toMatch(
-        /^warning: region eu-west-1 has no price table .*deploying anyway because --force was given: no cost estimate, no budget check/,
+        /^warning: region eu-west-1 cannot be priced, .*deploying anyway because --force was given: no cost estimate, no budget check/,
       );
       expect(forced.stdout).toMatch(
         /would run: AWS_PROFILE=lab npx cdk deploy -c lab=\S+\/labs\/default\.json --require-approval never/,

@@ -115,7 +115,7 @@ test.concurrent(
     expect(res.status).toBe(2);
     expect(res.stderr).toContain(`error: invalid lab file ${file}: 3 problems`);
     expect(res.stderr).toMatch(
-      /^ {2}aurora\.instanceClass: has no us-east-1 price in lib\/cost\/price-table\.ts, so `proxylab cost` and `proxylab deploy` refuse it; priced: db\.t4g\.medium, .*; got "db\.r6i\.large"; did you mean "db\.r6g\.large"\?/m,
+      /^ {2}aurora\.instanceClass: has no us-east-1 price \(prices as of \d{4}-\d{2}-\d{2}\), so `proxylab cost` and `proxylab deploy` refuse it; priced: db\.t4g\.medium, .*; got "db\.r6i\.large"; did you mean "db\.r6g\.large"\?/m,
     );
     expect(res.stderr).toMatch(
       /^ {2}runners\.instanceType: has no us-east-1 price .*priced: c7g\.medium, c7g\.large, .*got "c7g\.huge"/m,

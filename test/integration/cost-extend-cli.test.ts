@@ -75,7 +75,7 @@ test.concurrent.each([
   [['cost', 'labs/does-not-exist.json'], /does not exist/],
   [
     ['cost', path.resolve(__dirname, '../../labs/default.json'), '--region', 'eu-west-1'],
-    /region eu-west-1 has no price table .*regions with prices: us-east-1/,
+    /region eu-west-1 cannot be priced, .*the committed table covers only us-east-1/,
   ],
   [
     ['cost', path.resolve(__dirname, '../../labs/default.json'), '--storage-gb', '-1'],

@@ -51,7 +51,7 @@ describe('a region without prices is refused the same way everywhere', () => {
         path: 'region',
         value: 'eu-west-1',
         message: expect.stringMatching(
-          /has no price table .*regions with prices: us-east-1; got "eu-west-1"/,
+          /cannot be priced, so .*: no prices were read for it \(the AWS Price List, its cache, or for us-east-1 the committed table\); got "eu-west-1"/,
         ) as unknown,
       },
     ]);
@@ -170,7 +170,7 @@ describe('targetPrices: what each target adds per hour', () => {
       ['bouncer-transaction', null],
       ['bouncer-session', null],
     ]);
-    expect(prices[1]?.basis).toBe('not priced: no price table for eu-west-1 in lib/cost/price-table.ts');
+    expect(prices[1]?.basis).toMatch(/^not priced: region eu-west-1 cannot be priced, .*; got "eu-west-1"$/);
     expect(runTargetPrices(lab(TEAM), 'us-east-1')[1]?.usdPerHour).toBe(0.06);
   });
 

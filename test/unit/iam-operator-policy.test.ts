@@ -142,7 +142,12 @@ describe('proxylab iam-policy', () => {
     ]);
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.out) as { Statement: Array<{ Sid: string; Resource: string }> };
-    expect(doc.Statement.map((s) => s.Sid)).toEqual(['ReadStackOutputs', 'ListRuns', 'ReadRuns']);
+    expect(doc.Statement.map((s) => s.Sid)).toEqual([
+      'ReadStackOutputs',
+      'ListRuns',
+      'ReadRuns',
+      'ReadPrices',
+    ]);
     expect(doc.Statement[0]?.Resource).toBe(
       'arn:aws:cloudformation:eu-west-1:111122223333:stack/proxylab-default/*',
     );

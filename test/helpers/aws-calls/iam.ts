@@ -271,6 +271,8 @@ export const IAM_REQUESTS: Readonly<Record<string, Mapper>> = {
       context: { [`aws:ResourceTag/${SPOT_REQUEST_TAG}`]: lab.resources.stackId },
     })),
   'CloudWatch:GetMetricData': () => one('cloudwatch:GetMetricData', ['*']),
+  // The Price List: no resource-level permissions (Service Authorization Reference, AWS Price List).
+  'Pricing:GetProducts': () => one('pricing:GetProducts', ['*']),
   // The Lambda runtime's log writes (platform calls, ./lab-policies.ts): on the log stream.
   'CloudWatch Logs:CreateLogStream': (i, lab) =>
     one('logs:CreateLogStream', [

@@ -28,6 +28,7 @@ export const RECORDED_FROM: readonly string[] = [
   'test/unit/collector-handler.test.ts',
   'test/unit/collector-window.test.ts',
   'test/unit/cost-extend.test.ts',
+  'test/unit/cost-prices-commands.test.ts',
   'test/unit/run-store.test.ts',
   'test/unit/spot-request-handler.test.ts',
   'test/integration/cloud-operator-cli.test.ts',
