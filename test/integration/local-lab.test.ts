@@ -68,7 +68,7 @@ beforeAll(async () => {
 
 test('it says what stands in for which lab target, and which has none', () => {
   expect(run.stderr()).toMatch(
-    /^Lab own-workload on the local stack: direct → direct, bouncer-transaction → pgbouncer-transaction, bouncer-session → pgbouncer-session /m,
+    /^Lab own-workload on the local stack: direct → direct, bouncer-transaction → bouncer-transaction, bouncer-session → bouncer-session /m,
   );
   expect(run.stderr()).toMatch(/^ {2}no local counterpart, not measured here: proxy \(RDS Proxy\)$/m);
   // the lab's poolers open 45 % of max_connections: so does the local one

@@ -208,10 +208,11 @@ describe('PgDoorman configuration (TOML)', () => {
       'server_database = "bench"',
       'pool_mode = "session"',
       'server_password = "p\\"w\\\\1"',
-      'query_wait_timeout = 120000',
     ])
       expect(text.split('\n')).toContain(line);
     expect(text.match(/^pool_size = 40$/gm)).toHaveLength(2);
+    // no timeout of the kit's own: PgDoorman's default query_wait_timeout (5 s) unless the lab sets one
+    expect(text).not.toMatch(/^query_wait_timeout/m);
   });
 
   test('cache size 0 turns prepared statements off; no client TLS: tls_mode disable and host rules', () => {
