@@ -35,7 +35,7 @@ import { runExitCode, verdictTotals } from '../suite/verdict';
 import { metricsPath, RUN_PATHS } from '../results/run-paths';
 import { checkPlanIdentity } from '../results/run-consistency';
 import { FileSystemSink } from './fs-sink';
-import { processPoolSize, totalPoolSize } from '../poolers/pool-size';
+import { processPoolSize } from '../poolers/pool-size';
 import { POOLER_PROCESSES_MAX } from '../poolers/endpoint';
 import { acquireRunLock, type RunLock } from './run-lock';
 import { disruptionProbeRunner } from '../exec/disruption-probe';
@@ -44,7 +44,8 @@ import { localDisruptionWorld } from './disruptions';
 import { BENCH_DB } from './postgres';
 import { localSessionProbeRunner } from './session-probe-runner';
 import { RunStopper } from './run-stopper';
-import { DEFAULT_SUPERUSER_RESERVED, LOCAL_POOLER, startLocalStack, type LocalStack } from './stack';
+import { DEFAULT_SUPERUSER_RESERVED, LOCAL_POOLER, type LocalStack } from './stack';
+import { startStack } from './start-stack';
 import { labPoolerSpecs, localCounterparts, sizeRecoveryWindows, type LocalLab } from './lab-poolers';
 import { DEFAULT_MAX_CONNECTIONS, DEFAULT_OUT_DIR, DEFAULT_POOL_PERCENT, DEFAULT_SUITE } from './defaults';
 
@@ -492,60 +493,6 @@ function prepareRunDir(runDir: string): boolean {
     throw new UsageError(`cannot write the run directory ${runDir}: ${(e as Error).message}`);
   }
   return created;
-}
-
-/** Phase 4: the throwaway PostgreSQL + PgBouncer; an interrupt while they start is the run's end. */
-async function startStack(
-  opts: LocalRunOptions,
-  log: (line: string) => void,
-  stopper: RunStopper,
-): Promise<LocalStack> {
-  const pool = `pools of ${totalPoolSize(opts.poolPercent, opts.maxConnections)} = ${opts.poolPercent} %`;
-  const what = opts.poolers.map((p) => {
-    const name = `${poolerDriver(p.product).displayName}${p.instance !== p.product ? ` ${p.instance}` : ''}`;
-    const split =
-      p.processes > 1
-        ? `${p.processes} processes of ${processPoolSize(opts.poolPercent, opts.maxConnections, p.processes)} each`
-        : '';
-    return opts.poolers.length === 1
-      ? `${name} (${pool}${split ? `, ${split}` : ''})`
-      : split
-        ? `${name} (${split})`
-        : name;
-  });
-  log(
-    `Starting PostgreSQL (max_connections ${opts.maxConnections}) and ${what.join(', ') || 'no pooler'}${opts.poolers.length > 1 ? ` (${pool} each)` : ''}…`,
-  );
-  let stack: LocalStack;
-  try {
-    stack = await startLocalStack({
-      maxConnections: opts.maxConnections,
-      poolPercent: opts.poolPercent,
-      poolerProcesses: opts.poolerProcesses,
-      poolers: opts.poolers,
-      superuserReservedConnections: opts.superuserReservedConnections,
-      install: opts.install,
-      dataTemplate: opts.dataTemplate,
-      log,
-    });
-  } catch (e) {
-    // Ctrl-C on a terminal reaches initdb / pg_ctl too, which then fail: that is the interrupt.
-    if (stopper.interruptedBy !== null) throw stopper.interrupted(e);
-    throw e;
-  }
-  log(
-    `  PostgreSQL ${stack.postgres.serverVersion} on 127.0.0.1:${stack.postgres.port}, ${stack.poolers.map(poolerLine).join(', ') || 'no pooler'}` +
-      `${stack.runAs ? ` (as OS user ${stack.runAs.user})` : ''}, files in ${stack.baseDir}`,
-  );
-  return stack;
-}
-
-/** `PgBouncer 1.25.2 on 127.0.0.1:24914 (2 processes, so_reuseport)`, `PgDoorman 3.10.7 on … (2 worker threads)`. */
-function poolerLine(p: LocalStack['poolers'][number]): string {
-  const name = `${poolerDriver(p.product).displayName}${p.instance !== p.product ? ` ${p.instance}` : ''}`;
-  const head = `${name} ${p.version} on 127.0.0.1:${p.port}`;
-  if (p.workerThreads !== null) return `${head} (${p.workerThreads} worker threads)`;
-  return p.processes.length > 1 ? `${head} (${p.processes.length} processes, so_reuseport)` : head;
 }
 
 /** Phase 5: the plan (stored, or made against what the stack really is) run through the engine. */
