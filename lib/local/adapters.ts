@@ -53,16 +53,18 @@ export interface LocalAdapter {
   start(spec: LocalPoolerSpec, o: StartContext): Promise<LocalPooler>;
 }
 
-/** The proxylab cache roots (scripts/pgbouncer-cache.ts proxylabCacheRoot, both for root and not). */
-export function cacheRoots(env: NodeJS.ProcessEnv = process.env): string[] {
+/**
+ * The proxylab cache root, as scripts/pgbouncer-cache.ts `proxylabCacheRoot` places builds:
+ * $XDG_CACHE_HOME/proxylab (absolute only), as root /var/cache/proxylab (the servers run as the
+ * unprivileged `postgres` user, who cannot enter /root), else ~/.cache/proxylab.
+ */
+export function cacheRoots(
+  env: NodeJS.ProcessEnv = process.env,
+  uid: number | null = typeof process.getuid === 'function' ? process.getuid() : null,
+): string[] {
   const xdg = env.XDG_CACHE_HOME;
-  return [
-    ...new Set([
-      ...(xdg !== undefined && path.isAbsolute(xdg) ? [path.join(xdg, 'proxylab')] : []),
-      path.join(os.homedir(), '.cache', 'proxylab'),
-      '/var/cache/proxylab',
-    ]),
-  ];
+  if (xdg !== undefined && path.isAbsolute(xdg)) return [path.join(xdg, 'proxylab')];
+  return [uid === 0 ? '/var/cache/proxylab' : path.join(os.homedir(), '.cache', 'proxylab')];
 }
 
 /**

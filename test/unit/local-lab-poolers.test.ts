@@ -6,7 +6,7 @@
  */
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { chooseBinary, poolerRunLine, versionChange } from '../../lib/local/adapters';
+import { cacheRoots, chooseBinary, poolerRunLine, versionChange } from '../../lib/local/adapters';
 import { poolerUnavailable } from '../../lib/local/disruptions';
 import { recoveryBoundMs, RECOVERY_MARGIN_SEC, sizeRecoveryWindows } from '../../lib/local/lab-poolers';
 import { upgradedPid } from '../../lib/local/pgdoorman-upgrade';
@@ -115,6 +115,12 @@ describe('which binary runs a pinned version', () => {
     ['nothing pinned: the one found, as before', undefined, {}, os118],
   ])('%s', (_what, version, env, expected) => {
     expect(chooseBinary({ product: 'pgbouncer', version }, os118, cached, env)).toEqual(expected);
+  });
+
+  test("the cache the preflight builds into: root's is /var/cache (the servers' user cannot enter /root)", () => {
+    expect(cacheRoots({}, 0)).toEqual(['/var/cache/proxylab']);
+    expect(cacheRoots({ XDG_CACHE_HOME: '/c' }, 0)).toEqual(['/c/proxylab']);
+    expect(cacheRoots({ XDG_CACHE_HOME: 'relative' }, 1000)[0]).toMatch(/\/\.cache\/proxylab$/);
   });
 
   test('no binary at all: null', () => {
