@@ -6,19 +6,26 @@
  *   start) and started again on the same port and data directory.
  * - `backend-terminate`: `pg_terminate_backend` of every client backend of the bench role (the
  *   probes' direct sessions and PgBouncer's server connections).
- * - `pooler-pause`: the planned-maintenance recipe: PAUSE the transaction pool (returns once its
- *   server connections are closed), restart PostgreSQL (fast), RESUME.
- * - `pooler-restart`: a rolling restart: a new PgBouncer process on the same port (so_reuseport,
- *   its own socket directory), then the old one sent the signal its version documents (SIGTERM
- *   since 1.23, SIGINT before: lib/poolers/pgbouncer/signals.ts). After the window the pooler is
- *   put back on its first files.
+ * - `pooler-pause`: the planned-maintenance recipe on the pooler of each selected pooled target:
+ *   PAUSE its transaction pools (PgBouncer returns once their server connections are closed;
+ *   PgDoorman only stops handing them out), restart PostgreSQL (fast), RESUME.
+ * - `pooler-restart`: each selected target's own pooler replaced as its product documents it
+ *   (LocalPooler.rollingRestart): PgBouncer a new process on the same port (so_reuseport, its own
+ *   socket directory), then the old one sent the signal its version documents (SIGTERM since 1.23,
+ *   SIGINT before: lib/poolers/pgbouncer/signals.ts), put back on its first files after the
+ *   window; PgDoorman SIGUSR2, its binary upgrade (./pgdoorman-upgrade.ts).
  * - `primary-failover`: a streaming standby is made before the warm-up (pg_basebackup, not
  *   measured); at T0 the primary is stopped (fast: its WAL reaches the standby before it exits), the
- *   standby promoted (pg_promote), and PgBouncer re-pointed to it as an operator would (the ini's
- *   [databases] rewritten, RELOAD). Direct clients connect to both nodes with libpq's multi-host
- *   rule, target_session_attrs=read-write. After the window the standby is removed and the first
- *   primary started again (its data is from before T0: the run's later steps do not need what the
- *   probes wrote), and PgBouncer re-pointed back.
+ *   standby promoted (pg_promote), and each selected pooler re-pointed to it as an operator would
+ *   (PgBouncer: the ini's [databases] rewritten, RELOAD; PgDoorman: its pools' server_port
+ *   rewritten, RELOAD). Direct clients connect to both nodes with libpq's multi-host rule,
+ *   target_session_attrs=read-write. After the window the standby is removed and the first primary
+ *   started again (its data is from before T0: the run's later steps do not need what the probes
+ *   wrote), and the poolers re-pointed back.
+ *
+ * A pooler action on a product whose entry says it cannot undergo it (lib/products `disruptions`), or
+ * whose version lacks the means (PgDoorman's PAUSE before 3.3.2), is not available, with the reason.
+ * Every pooler event names the pooler it was done to (`PgBouncer bouncer-default 1.24.1: …`).
  *
  * Each stop is one the stack's InfrastructureWatch expects (PostgresCluster.stopPlanned, the
  * pooler's retired processes); a server that does not come back is still a failure.
@@ -36,7 +43,10 @@ import type { ProbeEndpoint } from '../exec/pg-probe';
 import { psqlQueryOne } from '../exec/psql';
 import type { DisruptionAction, DisruptionProbe } from '../suite/disruption';
 import type { PlannedStep } from '../suite/expand';
-import { TRANSACTION_DB } from './pgbouncer';
+import { KINDS } from '../products/kinds';
+import { productEntry } from '../products';
+import { poolerDriver } from '../poolers/registry';
+import type { LocalPooler } from './pooler';
 import { BENCH_DB, BENCH_USER, startStandby, type PostgresCluster } from './postgres';
 import type { LocalStack } from './stack';
 
@@ -52,8 +62,50 @@ export const LOCAL_DISRUPTIONS: readonly DisruptionAction[] = [
 export function localDisruptionWorld(stack: LocalStack): DisruptionWorld {
   return {
     unavailable: (step, spec) => unavailable(stack, step, spec),
-    open: (spec) => openSession(stack, spec),
+    open: (spec, steps) => openSession(stack, spec, steps),
   };
+}
+
+/** The pooler actions: each acts on the pooler of every pooled target of the group, as its product does it. */
+const POOLER_ACTIONS: readonly DisruptionAction[] = ['pooler-pause', 'pooler-restart', 'primary-failover'];
+
+/** `PgBouncer bouncer-fast-retry 1.24.1`: what a pooler event names. */
+export function poolerName(p: Pick<LocalPooler, 'product' | 'instance' | 'version'>): string {
+  return `${poolerDriver(p.product).displayName} ${p.instance} ${p.version}`;
+}
+
+/** The poolers behind the group's targets, each once, in the stack's order. */
+function groupPoolers(stack: LocalStack, steps: readonly PlannedStep[]): LocalPooler[] {
+  const used = new Set(steps.map((s) => stack.poolerFor(s.target)).filter((p) => p !== null));
+  return stack.poolers.filter((p) => used.has(p));
+}
+
+/** The aliases of a pooler's transaction pools (what PAUSE acts on). */
+function transactionAliases(p: LocalPooler): string[] {
+  return Object.entries(p.pools)
+    .filter(([, mode]) => mode === 'transaction')
+    .map(([alias]) => alias);
+}
+
+/**
+ * Why a pooled target's product cannot undergo `action` here (its entry's `disruptions`, its
+ * version's lifecycle), or null.
+ */
+export function poolerUnavailable(
+  action: DisruptionAction,
+  descriptor: PlannedStep['descriptor'],
+): string | null {
+  if (!POOLER_ACTIONS.includes(action) || !descriptor.capabilities.pooled) return null;
+  const entry = productEntry(KINDS[descriptor.kind].product);
+  const how = entry.disruptions[action];
+  if (how === undefined) return `${entry.label} does not undergo ${action}`;
+  if ('unavailable' in how) return how.unavailable;
+  if (action === 'pooler-pause' && descriptor.version !== null) {
+    const driver = poolerDriver(entry.id);
+    if (driver.lifecycle.pause(descriptor.version, null) === null)
+      return `${entry.label} ${descriptor.version} has no PAUSE on its admin console`;
+  }
+  return null;
 }
 
 function unavailable(stack: LocalStack, step: PlannedStep, spec: DisruptionProbe): string | null {
@@ -71,7 +123,7 @@ function unavailable(stack: LocalStack, step: PlannedStep, spec: DisruptionProbe
     return 'PAUSE waits until every client of a session pool disconnects (doc/usage.md): not a maintenance recipe for session pools';
   if (action === 'primary-failover' && !fs.existsSync(`${stack.bins.bindir}/pg_basebackup`))
     return `primary-failover needs pg_basebackup beside postgres, not found in ${stack.bins.bindir}`;
-  return null;
+  return poolerUnavailable(action, step.descriptor);
 }
 
 function endpointOf(target: Target, hosts: ProbeEndpoint['hosts'], readWrite: boolean): ProbeEndpoint {
@@ -116,9 +168,13 @@ async function restartPostgres(
   event('server-up', 'local', 'accepting connections');
 }
 
-async function openSession(stack: LocalStack, spec: DisruptionProbe): Promise<DisruptionSession> {
+async function openSession(
+  stack: LocalStack,
+  spec: DisruptionProbe,
+  steps: readonly PlannedStep[],
+): Promise<DisruptionSession> {
   const pg = stack.postgres;
-  const pgb = stack.pgbouncer;
+  const poolers = groupPoolers(stack, steps);
   const action = spec.disruption.action;
   const standby =
     action === 'primary-failover'
@@ -130,10 +186,18 @@ async function openSession(stack: LocalStack, spec: DisruptionProbe): Promise<Di
           superuserReservedConnections: Number(pg.settings.superuser_reserved_connections ?? 3),
           primary: pg,
           name: 'pg-standby',
-          excludePorts: new Set([pgb.port]),
+          excludePorts: new Set(stack.poolers.map((p) => p.port)),
         })
       : null;
   let primaryPort = pg.port;
+  /** Each pooler's events name it: a row of a PgDoorman target shows what was done to PgDoorman. */
+  const each = (
+    f: (p: LocalPooler, say: (name: string, detail: string) => void) => Promise<void>,
+    event: EventSink,
+  ) =>
+    Promise.all(
+      poolers.map((p) => f(p, (name, detail) => event(name, 'local', `${poolerName(p)}: ${detail}`))),
+    );
   return {
     endpoint: (step, target) => {
       const c = target.connection();
@@ -164,17 +228,29 @@ async function openSession(stack: LocalStack, spec: DisruptionProbe): Promise<Di
           event('terminated', 'local', `${rows[0]?.n ?? '?'} backends`);
           return;
         }
-        case 'pooler-pause':
-          event('pause-issued', 'local', `PAUSE ${TRANSACTION_DB}`);
-          await pgb.pause([TRANSACTION_DB]);
-          event('paused', 'local', 'server connections released and closed');
+        case 'pooler-pause': {
+          await each(async (p, say) => {
+            const aliases = transactionAliases(p);
+            say('pause-issued', `PAUSE ${aliases.join(', ')}`);
+            await p.pause(aliases);
+            const drains = poolerDriver(p.product).lifecycle.pause(p.version, null)?.drainsServers ?? false;
+            say(
+              'paused',
+              drains ? 'server connections released and closed' : 'no new server connection handed out',
+            );
+          }, event);
           await restartPostgres(pg, 'fast', event);
-          event('resume-issued', 'local', `RESUME ${TRANSACTION_DB}`);
-          await pgb.resume([TRANSACTION_DB]);
-          event('resumed', 'local', null);
+          await each(async (p, say) => {
+            const aliases = transactionAliases(p);
+            say('resume-issued', `RESUME ${aliases.join(', ')}`);
+            await p.resume(aliases);
+            say('resumed', 'handing server connections out again');
+          }, event);
           return;
+        }
         case 'pooler-restart':
-          return pgb.rollingRestart((name, detail) => event(name, 'local', detail));
+          await each((p, say) => p.rollingRestart(say), event);
+          return;
         case 'primary-failover': {
           if (standby === null) throw new InfrastructureError('no standby to fail over to');
           event('stop-issued', 'local', `primary 127.0.0.1:${pg.port}: fast shutdown`);
@@ -184,8 +260,10 @@ async function openSession(stack: LocalStack, spec: DisruptionProbe): Promise<Di
           await standby.promote();
           primaryPort = standby.port;
           event('promote-finished', 'local', 'the standby accepts writes');
-          await pgb.repoint(standby.port);
-          event('pooler-repointed', 'local', `PgBouncer [databases] → 127.0.0.1:${standby.port}, RELOAD`);
+          await each(async (p, say) => {
+            await p.repoint(standby.port);
+            say('pooler-repointed', `its pools → 127.0.0.1:${standby.port}, RELOAD`);
+          }, event);
           return;
         }
         default:
@@ -193,13 +271,13 @@ async function openSession(stack: LocalStack, spec: DisruptionProbe): Promise<Di
       }
     },
     restore: async () => {
-      if (action === 'pooler-restart') await pgb.restoreAfterRoll();
+      if (action === 'pooler-restart') for (const p of poolers) await p.restoreAfterRoll();
       if (standby !== null) {
         await standby.stop();
         fs.rmSync(`${stack.baseDir}/pg-standby`, { recursive: true, force: true });
         if (pg.plannedDown() !== null) await pg.start();
         primaryPort = pg.port;
-        if (pgb.serverPort() !== pg.port) await pgb.repoint(pg.port);
+        for (const p of poolers) if (p.serverPort() !== pg.port) await p.repoint(pg.port);
       }
       if (pg.plannedDown() !== null)
         throw new InfrastructureError('PostgreSQL is still down after the disruption');

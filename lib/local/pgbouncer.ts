@@ -36,6 +36,7 @@ import { applyOnEveryProcess, type AdminOp, type AdminRun } from '../poolers/dri
 import { maxPreparedStatementsIn, pgbouncerDriver } from '../poolers/pgbouncer/driver';
 import { rollingStopSignal } from '../poolers/pgbouncer/signals';
 import type { LocalPooler, LocalPoolerProcess } from './pooler';
+import type { SettingValue } from '../products/types';
 
 const POOL_MODES = pgbouncerDriver.poolModes;
 /** The aliases the ini declares (lib/poolers/pgbouncer/layout.ts names them). */
@@ -46,13 +47,6 @@ export const LOCAL_POOLS: Readonly<Record<string, PgbouncerPoolMode>> = Object.f
   POOL_MODES.map((mode) => [poolDatabaseAlias(BENCH_DB, mode), mode]),
 );
 const ADMIN_USER = SUPERUSER;
-/**
- * server_login_retry of the local pooler (PgBouncer's default is 15 s): short, so a disruption's few
- * seconds of recovery window show the pool coming back, and one disruption does not leave the pool
- * refusing logins into the next one. The run's settings record it.
- */
-export const LOCAL_SERVER_LOGIN_RETRY_SEC = 2;
-
 export interface PgbouncerOptions {
   readonly bins: LocalBinaries;
   readonly baseDir: string;
@@ -70,6 +64,11 @@ export interface PgbouncerOptions {
   readonly instance?: string;
   /** The binary and its version. @default bins.pgbouncer, bins.poolerVersion */
   readonly binary?: { readonly file: string; readonly version: string };
+  /**
+   * The lab's settings (checked against the catalogue for the binary's version), written into the
+   * ini as they are: proxylab forces none of PgBouncer's failure or timeout settings. @default {}
+   */
+  readonly settings?: Readonly<Record<string, SettingValue>>;
 }
 
 /** One PgBouncer process of the pooler (a rolling restart replaces its pid, then puts its files back). */
@@ -116,23 +115,10 @@ export interface Pgbouncer extends LocalPooler {
    * (`process 2 was killed by SIGKILL`); a process a rolling restart retires is not one.
    */
   readonly exited: Promise<string>;
-  /** PAUSE every alias on every process (returns once their server connections are closed); checked. */
-  pause(aliases: readonly string[]): Promise<void>;
-  /** RESUME every alias on every process; checked. */
-  resume(aliases: readonly string[]): Promise<void>;
-  /** The server port the [databases] entries point at now. */
-  serverPort(): number;
-  /** Rewrite every process's ini to point at `port` and RELOAD, as an operator re-points a pooler; checked. */
-  repoint(port: number): Promise<void>;
-  /**
-   * Rolling restart: for each process, a new one on the same port (so_reuseport) with its own
-   * socket directory, then the old one sent the signal its version documents for it
-   * (`rollingStopSignal`); resolves once every old process was signalled (it exits when its
-   * clients or servers let it). `event` names each moment.
-   */
-  rollingRestart(event: (name: string, detail: string) => void): Promise<void>;
-  /** After a rolling restart: wait for the old processes to be gone and put every process back on its first files. */
-  restoreAfterRoll(): Promise<void>;
+  // pause, resume, serverPort, repoint, rollingRestart, restoreAfterRoll: LocalPooler's (PAUSE
+  // returns once the server connections are closed; a rolling restart starts a new process on the
+  // port with its own socket directory, then signals the old one as its version documents:
+  // `rollingStopSignal`)
 }
 
 /** The local stand-in's ini for process i of n, through the one configuration module. */
@@ -147,6 +133,7 @@ export function localPgbouncerIni(p: {
   logFile: string;
   pidFile: string;
   maxClientConnections: number;
+  settings?: Readonly<Record<string, SettingValue>>;
 }): string {
   return renderPgbouncerIni({
     header: 'written by proxylab local: a throwaway pooler, trust auth on 127.0.0.1 only',
@@ -172,7 +159,7 @@ export function localPgbouncerIni(p: {
     maxClientConnections: p.maxClientConnections,
     // A rolling restart (the pooler-restart disruption) starts a second process on the port.
     reusePort: true,
-    serverLoginRetrySec: LOCAL_SERVER_LOGIN_RETRY_SEC,
+    settings: p.settings ?? {},
   });
 }
 
@@ -228,6 +215,7 @@ export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer>
   own(authFile);
   const initialPoolSize = processPoolSize(opts.poolPercent, opts.server.maxConnections, n);
   const maxClientConnections = opts.maxClientConnections ?? 2000;
+  const settings = opts.settings ?? {};
   const policy = {
     server: 'PgBouncer',
     tries: 5,
@@ -253,6 +241,7 @@ export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer>
           logFile: f.log,
           pidFile: f.pid,
           maxClientConnections,
+          settings,
         }),
       );
       own(f.ini);
@@ -311,6 +300,7 @@ export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer>
         logFile: f.log,
         pidFile: f.pid,
         maxClientConnections,
+        settings,
       });
     const start = (f: ProcessFiles): ServerProcess => {
       const server = startServer('pgbouncer', binary.file, [f.ini], {
@@ -329,6 +319,16 @@ export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer>
         own,
         serverPort: opts.server.port,
         psql: opts.bins.psql,
+        settings,
+        kitSettings: {
+          default_pool_size: initialPoolSize,
+          max_user_connections: initialPoolSize,
+          max_client_conn: maxClientConnections,
+          so_reuseport: true,
+          server_tls_sslmode: 'disable',
+          client_tls_sslmode: 'disable',
+          stats_period: 1,
+        },
       }),
     };
   });
@@ -343,6 +343,16 @@ interface PgbouncerLayout {
   readonly own: (file: string) => void;
   readonly serverPort: number;
   readonly psql: string;
+  readonly settings: Readonly<Record<string, SettingValue>>;
+  readonly kitSettings: Readonly<Record<string, SettingValue | null>>;
+}
+
+/** Every Pgbouncer this module made: how the stack tells its PgBouncers without comparing product names. */
+const MADE = new WeakSet<LocalPooler>();
+
+/** `p` as the PgBouncer it is, or null when this module did not make it. */
+export function asPgbouncer(p: LocalPooler): Pgbouncer | null {
+  return MADE.has(p) ? (p as Pgbouncer) : null;
 }
 
 /**
@@ -469,8 +479,10 @@ function makePgbouncer(
     return old;
   };
   const retired: Array<{ index: number; old: ServerProcess }> = [];
-  return {
+  const made: Pgbouncer = {
     instance,
+    settings: layout.settings,
+    kitSettings: layout.kitSettings,
     product: pgbouncerDriver.product,
     workerThreads: null,
     pools: LOCAL_POOLS,
@@ -567,6 +579,8 @@ function makePgbouncer(
       }
     },
   };
+  MADE.add(made);
+  return made;
 }
 
 /**

@@ -24,8 +24,10 @@ import { applyOnEveryProcess, type AdminOp, type AdminRun, type ConfigRewrite } 
 import { processPoolSize } from '../poolers/pool-size';
 import { POOL_MODES } from '../poolers/products';
 import { md5Verifier, pgdoormanPoolName, renderPgdoormanToml } from '../poolers/pgdoorman/config';
-import { pgdoormanDriver } from '../poolers/pgdoorman/driver';
+import { PGDOORMAN_PAUSE_SINCE, pgdoormanDriver } from '../poolers/pgdoorman/driver';
 import type { LocalPooler, LocalPoolerProcess } from './pooler';
+import type { SettingValue } from '../products/types';
+import { binaryUpgrade } from './pgdoorman-upgrade';
 import { startOnFreePort } from './port-retry';
 import { BENCH_DB, BENCH_USER, howExited, pollUntilAnswered, type PostgresCluster } from './postgres';
 
@@ -46,6 +48,8 @@ export interface PgdoormanOptions {
   readonly maxClientConnections?: number;
   readonly excludePorts?: ReadonlySet<number>;
   readonly choosePort?: (excluded: ReadonlySet<number>) => Promise<number>;
+  /** The lab's settings (checked against the catalogue), in the general and pool sections. @default {} */
+  readonly settings?: Readonly<Record<string, SettingValue>>;
 }
 
 /** The local configuration: trust on 127.0.0.1 and the unix socket, no TLS (the local server has none). */
@@ -59,6 +63,7 @@ export function localPgdoormanToml(p: {
   adminUser: string;
   adminPassword: string;
   maxClientConnections: number;
+  settings?: Readonly<Record<string, SettingValue>>;
 }): string {
   return renderPgdoormanToml({
     header: 'written by proxylab local: a throwaway pooler, trust auth on 127.0.0.1 only',
@@ -83,6 +88,7 @@ export function localPgdoormanToml(p: {
     serverTlsMode: 'disable',
     clientTls: null,
     maxClientConnections: p.maxClientConnections,
+    settings: p.settings ?? {},
   });
 }
 
@@ -103,6 +109,17 @@ export async function startPgdoorman(opts: PgdoormanOptions): Promise<LocalPoole
   const poolSize = processPoolSize(opts.poolPercent, opts.server.maxConnections, 1);
   // This stack's own admin user: how a TCP connection tells this PgDoorman from another on the port.
   const adminUser = `proxylab_${randomBytes(4).toString('hex')}`;
+  const maxClientConnections = opts.maxClientConnections ?? 2000;
+  const settings = opts.settings ?? {};
+  const kitSettings: Record<string, SettingValue> = {
+    pool_size: poolSize,
+    worker_threads: workerThreads,
+    max_connections: maxClientConnections,
+    prepared_statements: driver.defaultMaxPreparedStatements > 0,
+    prepared_statements_cache_size: driver.defaultMaxPreparedStatements,
+    server_tls_mode: 'disable',
+    tls_mode: 'disable',
+  };
   const policy = {
     server: 'PgDoorman',
     tries: 5,
@@ -122,7 +139,8 @@ export async function startPgdoorman(opts: PgdoormanOptions): Promise<LocalPoole
         workerThreads,
         adminUser,
         adminPassword: randomBytes(16).toString('hex'),
-        maxClientConnections: opts.maxClientConnections ?? 2000,
+        maxClientConnections,
+        settings,
       }),
       { mode: 0o600 },
     );
@@ -153,7 +171,16 @@ export async function startPgdoorman(opts: PgdoormanOptions): Promise<LocalPoole
         admin,
       };
       return {
-        started: makePgdoorman(server, proc, instance, port, opts.binary.version, poolSize, workerThreads),
+        started: makePgdoorman(server, proc, {
+          instance,
+          port,
+          version: opts.binary.version,
+          initialPoolSize: poolSize,
+          workerThreads,
+          serverPort: opts.server.port,
+          settings,
+          kitSettings,
+        }),
       };
     }
     const failed = ready
@@ -179,13 +206,20 @@ async function tcpIsOurs(admin: PsqlTarget, port: number): Promise<boolean> {
 function makePgdoorman(
   server: ServerProcess,
   proc: LocalPoolerProcess,
-  instance: string,
-  port: number,
-  version: string,
-  initialPoolSize: number,
-  workerThreads: number,
+  o: {
+    readonly instance: string;
+    readonly port: number;
+    readonly version: string;
+    readonly initialPoolSize: number;
+    readonly workerThreads: number;
+    readonly serverPort: number;
+    readonly settings: Readonly<Record<string, SettingValue>>;
+    readonly kitSettings: Readonly<Record<string, SettingValue>>;
+  },
 ): LocalPooler {
+  const { instance, port, version, initialPoolSize, workerThreads } = o;
   let current = initialPoolSize;
+  let serverPort = o.serverPort;
   const aliases = POOL_MODES.map((m) => pgdoormanPoolName(BENCH_DB, m));
   const run: AdminRun = (_i, statements) => psqlQuery(proc.admin, statements);
   // Its file is this adapter's: a resize rewrites it, then RELOAD (the driver's op) applies it.
@@ -196,16 +230,33 @@ function makePgdoorman(
   const apply = (op: AdminOp): Promise<void> =>
     applyOnEveryProcess(run, 1, op, () => `PgDoorman (${proc.admin.host})`, rewrite);
   const mps = driver.defaultMaxPreparedStatements;
+  // A binary upgrade (SIGUSR2) hands the listener to a new process: the first one leaves on purpose.
+  const upgrade = binaryUpgrade(server, proc.configFile, version);
+  let unexpected: (how: string) => void = () => undefined;
+  const exited = new Promise<string>((resolve) => (unexpected = resolve));
+  void howExited(server).then((how) => {
+    if (!upgrade.upgrading()) unexpected(how);
+  });
+  const process0: LocalPoolerProcess = {
+    ...proc,
+    get pid() {
+      return upgrade.pid();
+    },
+  };
   return {
     instance,
     product: driver.product,
     host: '127.0.0.1',
     port,
-    pid: proc.pid,
+    get pid() {
+      return upgrade.pid();
+    },
     version,
-    processes: [proc],
+    processes: [process0],
     workerThreads,
     pools: Object.fromEntries(POOL_MODES.map((m) => [pgdoormanPoolName(BENCH_DB, m), m])),
+    settings: o.settings,
+    kitSettings: o.kitSettings,
     initialPoolSize,
     initialMaxPreparedStatements: mps,
     maxPreparedStatements: () => mps,
@@ -214,24 +265,43 @@ function makePgdoorman(
     poolSize: () => current,
     totalPoolSize: () => current,
     async setPoolSize(size) {
-      let op: AdminOp;
-      try {
-        op = driver.admin.setPoolSize(size, aliases);
-      } catch (err) {
-        throw new InfrastructureError(err instanceof Error ? err.message : String(err));
-      }
-      await apply(op);
+      await apply(usage(() => driver.admin.setPoolSize(size, aliases)));
       current = size;
     },
     async reset(dbname) {
       await apply(driver.admin.reset(dbname ? [dbname] : aliases));
     },
     admin: () => proc.admin,
-    // SIGTERM: PgDoorman's immediate shutdown (the driver's); SIGKILL to the group after 10 s
-    stop: () => server.stop(driver.immediateStopSignals(version)[0] ?? 'SIGTERM', 10000),
+    // PAUSE only blocks new checkouts (PGDOORMAN_LIFECYCLE: no drain); checked in SHOW POOLS
+    pause: (names) => apply(usage(() => pauseOp(version, names, 'pause'))),
+    resume: (names) => apply(usage(() => pauseOp(version, names, 'resume'))),
+    serverPort: () => serverPort,
+    async repoint(to) {
+      await apply(driver.admin.reload(aliases, to));
+      serverPort = to;
+    },
+    rollingRestart: (event) => upgrade.start(event),
+    restoreAfterRoll: () => upgrade.settle(),
+    stop: () => upgrade.stop(driver.immediateStopSignals(version)[0] ?? 'SIGTERM', 10000),
     release: () => server.release(),
-    exited: howExited(server),
+    exited,
   };
+}
+
+/** The driver's op, or an InfrastructureError saying why not (its message). */
+function usage(f: () => AdminOp): AdminOp {
+  try {
+    return f();
+  } catch (err) {
+    throw new InfrastructureError(err instanceof Error ? err.message : String(err));
+  }
+}
+
+/** PAUSE or RESUME of `names`, when this version has them (PAUSE since 3.3.2). */
+function pauseOp(version: string, names: readonly string[], which: 'pause' | 'resume'): AdminOp {
+  if (driver.lifecycle.pause(version, null) === null)
+    throw new Error(`PgDoorman ${version} has no PAUSE/RESUME (since ${PGDOORMAN_PAUSE_SINCE})`);
+  return driver.admin[which](names);
 }
 
 function readTail(file: string): string {

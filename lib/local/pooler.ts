@@ -13,6 +13,7 @@ import type { PsqlTarget } from '../exec/psql';
 import { POOLER_PROCESSES_MAX } from '../poolers/endpoint';
 import { POOLER_PRODUCTS, type PoolMode, type PoolerProduct } from '../poolers/products';
 import { poolerDriver } from '../poolers/registry';
+import type { SettingValue } from '../products/types';
 
 export interface LocalPoolerProcess {
   readonly index: number;
@@ -57,6 +58,26 @@ export interface LocalPooler {
   reset(dbname?: string): Promise<void>;
   /** Process 0's admin console. */
   admin(): PsqlTarget;
+  /** The lab's settings it runs with (in its configuration file); {}: the product's defaults. */
+  readonly settings: Readonly<Record<string, SettingValue>>;
+  /** Settings the kit sets itself, with their values (recorded as `proxylab` in the effective settings). */
+  readonly kitSettings: Readonly<Record<string, SettingValue | null>>;
+  // ---- disruptions (lib/local/disruptions.ts): each acts on this pooler only
+  /** PAUSE the pools on every process's admin console; checked. */
+  pause(aliases: readonly string[]): Promise<void>;
+  /** RESUME them; checked. */
+  resume(aliases: readonly string[]): Promise<void>;
+  /** The server port its pools point at now. */
+  serverPort(): number;
+  /** Rewrite its configuration to point at `port` and RELOAD, as an operator re-points a pooler; checked. */
+  repoint(port: number): Promise<void>;
+  /**
+   * Replace its process(es) under load as its product documents (PgBouncer: a new process on the
+   * port, the old one signalled; PgDoorman: SIGUSR2, the binary upgrade); `event` names each moment.
+   */
+  rollingRestart(event: (name: string, detail: string) => void): Promise<void>;
+  /** After the window: the old processes gone, the pooler whole again (on its first files). */
+  restoreAfterRoll(): Promise<void>;
   stop(): Promise<void>;
   release(): void;
   /** Resolves when any process ends, saying which and how. */
@@ -66,7 +87,15 @@ export interface LocalPooler {
 export interface LocalPoolerSpec {
   readonly product: PoolerProduct;
   readonly processes: number;
+  /** Its name: a lab pooler's (`bouncer-fast-retry`), else the product's (`pgbouncer`, `pgbouncer-2p`). */
   readonly instance: string;
+  /**
+   * The lab's settings for it (checked against the product's catalogue for the version it runs).
+   * Absent: the product's defaults.
+   */
+  readonly settings?: Readonly<Record<string, SettingValue>>;
+  /** The version the lab pins (run when this machine has it or can get it). Absent: whatever is here. */
+  readonly version?: string;
 }
 
 /** The pooler list `proxylab local` runs when neither the flag nor the suite names one. */

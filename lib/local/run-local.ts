@@ -16,11 +16,8 @@ import { runSuite, type ProgressEvent, type RunSuiteResult } from '../engine/run
 import { getSuite, SUITE_NAMES, type Suite } from '../suite/catalog';
 import { getTestSuite, isTestSuite, TEST_SUITE_NAMES } from '../suite/test-suites';
 import { loadLabSource } from '../config/lab-source';
-import type { LabRecord } from '../results/lab-record';
 import { checkLabUnchanged, recordLab } from './lab-record';
 import { resolveSuite, suiteNamesFor } from '../config/scenarios';
-import { labTargets, poolerProduct } from '../config/targets';
-import type { LabConfig } from '../config/types';
 import { poolerDriver } from '../poolers/registry';
 import { expandSuite, type PlannedStep, type TargetCapacity } from '../suite/expand';
 import { buildPlan, plannedSteps, type RunPlan } from '../suite/plan';
@@ -39,7 +36,7 @@ import { runExitCode, verdictTotals } from '../suite/verdict';
 import { metricsPath, RUN_PATHS } from '../results/run-paths';
 import { checkPlanIdentity } from '../results/run-consistency';
 import { FileSystemSink } from './fs-sink';
-import { processPoolSize, totalPoolSize } from '../poolers/pool-size';
+import { processPoolSize } from '../poolers/pool-size';
 import { POOLER_PROCESSES_MAX } from '../poolers/endpoint';
 import { acquireRunLock, type RunLock } from './run-lock';
 import { disruptionProbeRunner } from '../exec/disruption-probe';
@@ -48,16 +45,13 @@ import { localDisruptionWorld } from './disruptions';
 import { BENCH_DB } from './postgres';
 import { localSessionProbeRunner } from './session-probe-runner';
 import { RunStopper } from './run-stopper';
-import {
-  DEFAULT_SUPERUSER_RESERVED,
-  LOCAL_POOLER,
-  LOCAL_POOLER_PRODUCT,
-  startLocalStack,
-  type LocalStack,
-} from './stack';
+import { DEFAULT_SUPERUSER_RESERVED, LOCAL_POOLER, type LocalStack } from './stack';
+import { startStack } from './start-stack';
+import { labPoolerSpecs, localCounterparts, sizeRecoveryWindows, type LocalLab } from './lab-poolers';
 import { DEFAULT_MAX_CONNECTIONS, DEFAULT_OUT_DIR, DEFAULT_POOL_PERCENT, DEFAULT_SUITE } from './defaults';
 
 export { RunStopper, STOP_SIGNALS } from './run-stopper';
+export { describeCounterparts, localCounterparts, type LocalCounterpart, type LocalLab } from './lab-poolers';
 
 /** The local stack's targets (lib/local/stack.ts) for these poolers, in its order. */
 function localTargetRefs(poolers: readonly LocalPoolerSpec[]): TargetRef[] {
@@ -86,24 +80,6 @@ export interface LocalRunInput {
   readonly poolers?: string;
   readonly keep?: boolean;
   readonly install?: boolean;
-}
-
-/** A lab target and what stands in for it on the local stack (null: nothing). */
-export interface LocalCounterpart {
-  readonly lab: TargetRef;
-  /** What the lab target is, in a few words (`RDS Proxy`, `PgBouncer 1.25.2 transaction pool`). */
-  readonly what: string;
-  readonly local: TargetRef | null;
-}
-
-/** `--lab FILE`: the lab the run stands in for, and how its targets map onto the local stack. */
-export interface LocalLab {
-  /** The lab file as given (for the resume command). */
-  readonly file: string;
-  readonly name: string;
-  readonly counterparts: readonly LocalCounterpart[];
-  /** Its text as read and validated: the run's lab.json (lib/local/lab-record.ts). */
-  readonly record: LabRecord;
 }
 
 export interface LocalRunOptions {
@@ -147,44 +123,6 @@ export function defaultRunId(
 }
 
 /** Check every flag before anything starts; all problems in one UsageError. `cwd` resolves --out. */
-/**
- * The local stack's counterpart of each of the lab's targets: the database itself for `direct`,
- * the local PgBouncer's pool of the same mode for a PgBouncer pool (of any name, placement or
- * release), nothing for an RDS Proxy (nothing local behaves like it).
- */
-export function localCounterparts(lab: LabConfig): LocalCounterpart[] {
-  return labTargets(lab).map((t): LocalCounterpart => {
-    switch (t.role) {
-      case 'writer':
-        return { lab: t.ref, what: 'the database itself', local: directTarget() };
-      case 'proxy':
-        return { lab: t.ref, what: 'RDS Proxy', local: null };
-      case 'pooler': {
-        const product = poolerProduct(t.pooler);
-        const local =
-          product === LOCAL_POOLER_PRODUCT ? poolerTarget(LOCAL_POOLER_PRODUCT, LOCAL_POOLER, t.mode) : null;
-        const label = poolerDriver(product).displayName;
-        return { lab: t.ref, what: `${label} ${t.pooler.version} ${t.mode} pool`, local };
-      }
-    }
-  });
-}
-
-/** The lines `proxylab local --lab` prints before it starts: what stands in for what, and what has no stand-in. */
-export function describeCounterparts(lab: LocalLab): string[] {
-  const mapped = lab.counterparts.filter((c) => c.local !== null);
-  const none = lab.counterparts.filter((c) => c.local === null);
-  return [
-    `Lab ${lab.name} on the local stack: ${mapped.map((c) => `${c.lab.name} → ${c.local?.name ?? ''}`).join(', ') || 'nothing maps'}` +
-      ' (one machine, loopback: see the report for what that means for pooled vs direct figures)',
-    ...(none.length > 0
-      ? [
-          `  no local counterpart, not measured here: ${none.map((c) => `${c.lab.name} (${c.what})`).join(', ')}`,
-        ]
-      : []),
-  ];
-}
-
 export function validateLocalInput(
   input: LocalRunInput,
   cwd: string,
@@ -228,7 +166,13 @@ export function validateLocalInput(
       `--pooler-processes must be an integer 1–${POOLER_PROCESSES_MAX}, got ${String(input.poolerProcesses)}`,
     );
   let poolers: LocalPoolerSpec[] = [];
-  if (poolerProcesses >= 1 && poolerProcesses <= POOLER_PROCESSES_MAX) {
+  if (labConfig !== null && input.poolers !== undefined)
+    problems.push(
+      `--poolers and --lab: a lab runs its own poolers (${labConfig.poolers.map((p) => p.name).join(', ') || 'none'}), one local pooler each; give one of them`,
+    );
+  // one local pooler per lab pooler: its name, product, processes, settings and pinned version
+  else if (labConfig !== null) poolers = labPoolerSpecs(labConfig);
+  else if (poolerProcesses >= 1 && poolerProcesses <= POOLER_PROCESSES_MAX) {
     const parsed = parsePoolerSpecs(
       input.poolers ?? suite?.localPoolers ?? DEFAULT_LOCAL_POOLERS,
       poolerProcesses,
@@ -336,7 +280,7 @@ export function resumeCommand(opts: LocalRunOptions): string {
     `--max-connections ${opts.maxConnections}`,
     `--pool-percent ${opts.poolPercent}`,
     ...(opts.poolerProcesses !== 1 ? [`--pooler-processes ${opts.poolerProcesses}`] : []),
-    ...(formatPoolerSpecs(opts.poolers) !== formatPoolerSpecs(defaultSpecs(opts))
+    ...(opts.lab === undefined && formatPoolerSpecs(opts.poolers) !== formatPoolerSpecs(defaultSpecs(opts))
       ? [`--poolers ${formatPoolerSpecs(opts.poolers)}`]
       : []),
   ].join(' ');
@@ -569,59 +513,6 @@ function prepareRunDir(runDir: string): boolean {
   return created;
 }
 
-/** Phase 4: the throwaway PostgreSQL + PgBouncer; an interrupt while they start is the run's end. */
-async function startStack(
-  opts: LocalRunOptions,
-  log: (line: string) => void,
-  stopper: RunStopper,
-): Promise<LocalStack> {
-  const pool = `pools of ${totalPoolSize(opts.poolPercent, opts.maxConnections)} = ${opts.poolPercent} %`;
-  const what = opts.poolers.map((p) => {
-    const name = poolerDriver(p.product).displayName;
-    const split =
-      p.processes > 1
-        ? `${p.processes} processes of ${processPoolSize(opts.poolPercent, opts.maxConnections, p.processes)} each`
-        : '';
-    return opts.poolers.length === 1
-      ? `${name} (${pool}${split ? `, ${split}` : ''})`
-      : split
-        ? `${name} (${split})`
-        : name;
-  });
-  log(
-    `Starting PostgreSQL (max_connections ${opts.maxConnections}) and ${what.join(', ') || 'no pooler'}${opts.poolers.length > 1 ? ` (${pool} each)` : ''}…`,
-  );
-  let stack: LocalStack;
-  try {
-    stack = await startLocalStack({
-      maxConnections: opts.maxConnections,
-      poolPercent: opts.poolPercent,
-      poolerProcesses: opts.poolerProcesses,
-      poolers: opts.poolers,
-      superuserReservedConnections: opts.superuserReservedConnections,
-      install: opts.install,
-      dataTemplate: opts.dataTemplate,
-      log,
-    });
-  } catch (e) {
-    // Ctrl-C on a terminal reaches initdb / pg_ctl too, which then fail: that is the interrupt.
-    if (stopper.interruptedBy !== null) throw stopper.interrupted(e);
-    throw e;
-  }
-  log(
-    `  PostgreSQL ${stack.postgres.serverVersion} on 127.0.0.1:${stack.postgres.port}, ${stack.poolers.map(poolerLine).join(', ') || 'no pooler'}` +
-      `${stack.runAs ? ` (as OS user ${stack.runAs.user})` : ''}, files in ${stack.baseDir}`,
-  );
-  return stack;
-}
-
-/** `PgBouncer 1.25.2 on 127.0.0.1:24914 (2 processes, so_reuseport)`, `PgDoorman 3.10.7 on … (2 worker threads)`. */
-function poolerLine(p: LocalStack['poolers'][number]): string {
-  const head = `${poolerDriver(p.product).displayName} ${p.version} on 127.0.0.1:${p.port}`;
-  if (p.workerThreads !== null) return `${head} (${p.workerThreads} worker threads)`;
-  return p.processes.length > 1 ? `${head} (${p.processes.length} processes, so_reuseport)` : head;
-}
-
 /** Phase 5: the plan (stored, or made against what the stack really is) run through the engine. */
 async function planAndRun(
   opts: LocalRunOptions,
@@ -702,7 +593,11 @@ async function runLocked(
     stack = await startStack(opts, log, stopper);
     if (stopper.interruptedBy !== null) throw stopper.interrupted();
     if (stored === null) await recordLab(sink, opts.lab?.record ?? null); // before plan.json
-    const result = await planAndRun(opts, hooks, sink, stored, stack, stopper);
+    // each disruption's window long enough to see the targets' recovery bound end (their settings)
+    const measured = new Set(localTargetsOf(opts.lab, opts.poolers).map((r) => r.name));
+    const descriptors = stack.descriptors.filter((d) => measured.has(d.name));
+    const sized = { ...opts, suite: sizeRecoveryWindows(opts.suite, descriptors) };
+    const result = await planAndRun(sized, hooks, sink, stored, stack, stopper);
     if (stopper.nothingMeasured(result.manifest.status, prev)) {
       // Interrupted before any step started (during pgbench -i, say): nothing was measured, so no
       // run directory is left behind — as for an interrupt during initdb. The same --run-id starts

@@ -23,14 +23,14 @@ import {
   type TargetDescriptor,
 } from '../suite/targets';
 import type { RunEnvironment, TargetRef } from '../suite/types';
-import { findBinaries, findPoolerBinary, type LocalBinaries } from './binaries';
+import { findBinaries, type LocalBinaries } from './binaries';
+import { availablePoolers, LOCAL_ADAPTERS } from './adapters';
 import { LocalPgbenchExecutor } from '../exec/pgbench-executor';
 import { processPoolSize } from '../poolers/pgbouncer/config';
 import { pgbouncerDriver } from '../poolers/pgbouncer/driver';
 import { poolerDriver } from '../poolers/registry';
 import type { PoolerProduct } from '../poolers/products';
-import { LOCAL_SERVER_LOGIN_RETRY_SEC, startPgbouncer, type Pgbouncer } from './pgbouncer';
-import { startPgdoorman } from './pgdoorman';
+import { asPgbouncer, type Pgbouncer } from './pgbouncer';
 import type { LocalPooler, LocalPoolerSpec } from './pooler';
 import { BENCH_DB, BENCH_USER, startPostgres, type PostgresCluster } from './postgres';
 import { resolveRunAs, type RunAs } from '../exec/process';
@@ -71,7 +71,7 @@ export interface LocalStackOptions {
    * as before). @default one PgBouncer named `pgbouncer` with `poolerProcesses` processes
    */
   readonly poolers?: readonly LocalPoolerSpec[];
-  /** Already found binaries of other products (tests). @default findPoolerBinary */
+  /** Already found binaries by product (tests; no cache lookup then). @default found (lib/local/adapters.ts) */
   readonly poolerBinaries?: Partial<Record<PoolerProduct, { file: string; version: string } | null>>;
   /** Install missing PostgreSQL/PgBouncer with the OS package manager. @default false */
   readonly install?: boolean;
@@ -139,9 +139,9 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     findBinaries({
       install: opts.install ?? false,
       log: opts.log,
-      needPgbouncer: asked.some((p) => p.product === 'pgbouncer'),
+      needPgbouncer: asked.some((p) => LOCAL_ADAPTERS[p.product].withPostgres),
     });
-  const { specs, skipped, binaries } = availablePoolers(asked, opts.poolerBinaries, log);
+  const { specs, skipped, binaries } = availablePoolers(asked, bins, opts.poolerBinaries, log);
   const runAs = resolveRunAs();
   if (typeof process.getuid === 'function' && process.getuid() === 0 && runAs === null) {
     throw new InfrastructureError(
@@ -169,9 +169,11 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     writeOwnerFile(baseDir, owner);
     const excludePorts = new Set<number>();
     for (const spec of specs) {
-      const pooler = await startPooler(spec, {
+      const binary = binaries.get(spec.instance);
+      if (binary === undefined) throw new Error(`no binary for ${spec.instance}`);
+      const pooler = await LOCAL_ADAPTERS[spec.product].start(spec, {
         bins,
-        binary: binaries.get(spec.product),
+        binary,
         baseDir,
         runAs,
         server: postgres,
@@ -201,92 +203,9 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
   );
 }
 
-/**
- * Starts one pooler of the stack by its product's local adapter: the one place a product's adapter
- * is chosen (a new product is a compile error here until it has one).
- */
-async function startPooler(
-  spec: LocalPoolerSpec,
-  o: {
-    readonly bins: LocalBinaries;
-    /** A product found by its driver (not PgBouncer, which comes with PostgreSQL's binaries). */
-    readonly binary: { file: string; version: string } | undefined;
-    readonly baseDir: string;
-    readonly runAs: RunAs | null;
-    readonly server: PostgresCluster;
-    readonly poolPercent: number;
-    readonly excludePorts: Set<number>;
-  },
-): Promise<LocalPooler> {
-  const common = {
-    baseDir: o.baseDir,
-    runAs: o.runAs,
-    server: o.server,
-    poolPercent: o.poolPercent,
-    instance: spec.instance,
-    excludePorts: o.excludePorts,
-  };
-  switch (spec.product) {
-    case 'pgbouncer':
-      return startPgbouncer({ ...common, bins: o.bins, processes: spec.processes });
-    case 'pgdoorman':
-      if (o.binary === undefined) throw new Error(`no PgDoorman binary for ${spec.instance}`);
-      return startPgdoorman({ ...common, binary: o.binary, psql: o.bins.psql });
-    default: {
-      const unknown: never = spec.product;
-      throw new Error(`no local adapter for pooler ${String(unknown)}`);
-    }
-  }
-}
-
-/**
- * The specs whose binary is here: PgBouncer's was found (or required) with PostgreSQL's; another
- * product's is looked up by its driver (its variable, PATH, the usual places), and a missing one is
- * left out with one line saying how to get it.
- */
-function availablePoolers(
-  asked: readonly LocalPoolerSpec[],
-  given: LocalStackOptions['poolerBinaries'],
-  log: (line: string) => void,
-): {
-  specs: LocalPoolerSpec[];
-  skipped: Array<{ spec: LocalPoolerSpec; why: string }>;
-  binaries: Map<PoolerProduct, { file: string; version: string }>;
-} {
-  const binaries = new Map<PoolerProduct, { file: string; version: string }>();
-  const specs: LocalPoolerSpec[] = [];
-  const skipped: Array<{ spec: LocalPoolerSpec; why: string }> = [];
-  for (const spec of asked) {
-    if (spec.product === 'pgbouncer') {
-      specs.push(spec);
-      continue;
-    }
-    const driver = poolerDriver(spec.product);
-    const found =
-      given !== undefined && spec.product in given ? (given[spec.product] ?? null) : findPoolerBinary(driver);
-    if (found !== null) {
-      binaries.set(spec.product, found);
-      specs.push(spec);
-      continue;
-    }
-    const how = driver.localBinary.howToGet ?? [];
-    const named = process.env[driver.localBinary.envVar];
-    const where =
-      named !== undefined && named !== ''
-        ? `$${driver.localBinary.envVar}=${named} is not a ${driver.displayName} that answers --version`
-        : `$${driver.localBinary.envVar}, PATH`;
-    const why =
-      `${driver.displayName} not found (${where}): running without ${spec.instance}.` +
-      (how.length > 0 ? ` To get it:\n    ${how.join('\n    ')}` : '');
-    log(why);
-    skipped.push({ spec, why });
-  }
-  return { specs, skipped, binaries };
-}
-
 /** The owner record with every started pooler (the first PgBouncer also under `pgbouncer`, as older reapers read). */
 function withPoolers(owner: StackOwner, poolers: readonly LocalPooler[]): StackOwner {
-  const first = poolers.find((p): p is Pgbouncer => p.product === 'pgbouncer');
+  const first = poolers.map(asPgbouncer).find((p): p is Pgbouncer => p !== null);
   return {
     ...owner,
     pgbouncer: first
@@ -305,10 +224,10 @@ function withPoolers(owner: StackOwner, poolers: readonly LocalPooler[]): StackO
   };
 }
 
-/** `PgBouncer` for the default instance (the messages of a single-PgBouncer stack), else `PgDoorman (pgdoorman)`. */
+/** `PgBouncer` for an instance named after its product (the messages of a single-PgBouncer stack), else `PgBouncer bouncer-fast-retry`. */
 function poolerLabel(p: LocalPooler): string {
   const name = poolerDriver(p.product).displayName;
-  return p.instance === LOCAL_POOLER && p.product === 'pgbouncer' ? name : `${name} ${p.instance}`;
+  return p.instance === p.product ? name : `${name} ${p.instance}`;
 }
 
 /**
@@ -333,7 +252,7 @@ function makeStack(
   const life: Lifecycle = { stopped: false };
   const infrastructure = watchServers(pg, poolers, life);
   const onExit = killOnExit(pg, poolers, baseDir);
-  const firstBouncer = poolers.find((p): p is Pgbouncer => p.product === 'pgbouncer');
+  const firstBouncer = poolers.map(asPgbouncer).find((p): p is Pgbouncer => p !== null);
   const superuser = pg.superuserTarget(BENCH_DB);
   const serverConnections = new PgServerConnections({
     connection: {
@@ -446,6 +365,8 @@ function localTargets(pg: PostgresCluster, poolers: readonly LocalPooler[]): Tar
           version: p.version,
           maxPreparedStatements: p.initialMaxPreparedStatements,
           placement: 'local',
+          settings: p.settings,
+          kitSettings: p.kitSettings,
           processes: p.processes.length,
           ...(p.workerThreads !== null ? { workerThreads: p.workerThreads } : {}),
         }),
@@ -668,15 +589,18 @@ function localSettings(
     poolerProcesses: first ? first.processes.length : null,
     ...(first && first.processes.length > 1 ? { poolSizePerProcess: first.initialPoolSize } : {}),
     pools: first ? first.pools : {},
-    ...(poolers.some((p) => p.product === 'pgbouncer')
-      ? { serverLoginRetry: `${LOCAL_SERVER_LOGIN_RETRY_SEC} s (PgBouncer's default: 15 s)` }
-      : {}),
     ...(poolers.length > 1 || first?.instance !== LOCAL_POOLER
       ? {
           poolerInstances: Object.fromEntries(
             poolers.map((p) => [
               p.instance,
-              { pooler: describeLocalPooler(p), poolSize: p.totalPoolSize(), pools: p.pools },
+              {
+                pooler: describeLocalPooler(p),
+                poolSize: p.totalPoolSize(),
+                pools: p.pools,
+                // the lab's settings (every other one at the product's default: plan.json has them all)
+                settings: p.settings,
+              },
             ]),
           ),
         }

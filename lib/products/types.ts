@@ -203,6 +203,17 @@ export interface ProductEntry {
   readonly disruptions: Readonly<Record<string, DisruptionSupport>>;
   /** Its documented settings; null: none a lab can set (PostgreSQL itself: server settings are the database's). */
   readonly settings: SettingsCatalogue | null;
+  /**
+   * How long, at most, a target of it may keep its clients waiting or failing after the server is
+   * back (a restart refused its connects at once), in ms, from its effective settings (the values a
+   * plan records, `TargetSettings.effective`): PgBouncer's `server_login_retry` (15 s by default: the
+   * pause after a failed server login). A disruption's recovery window must be longer to see the wait
+   * end (`proxylab local` sizes its windows from it). Absent or null: nothing beyond the server's own
+   * outage (direct) or not known.
+   */
+  recoveryBoundMs?(
+    settings: Readonly<Record<string, { readonly value: SettingValue | null }>>,
+  ): number | null;
   /** Where the facts of this entry come from. */
   readonly sources: readonly string[];
 }

@@ -72,7 +72,8 @@ export function register(program: Command): void {
         'per scenario and stops everything — also on failure and Ctrl-C. Re-running with the same --run-id ' +
         "resumes: finished steps are kept and not repeated. With --lab FILE it runs that lab's suites (by default " +
         'its first: `lab`, its own scenarios, when it has them) on the local counterparts of its targets — direct ' +
-        "and its PgBouncer pools; an RDS Proxy has none and is named as not measured — with its poolers' pool share.\n\n" +
+        'and one local pooler per lab pooler, with its name, product, settings and (when this machine has it, e.g. ' +
+        "in the proxylab cache) the version it pins, else it says which version ran instead and what that changes; an RDS Proxy has none and is named as not measured — with its poolers' pool share.\n\n" +
         'Exit codes: 0 every verdict held, 1 a verdict did not hold or the infrastructure failed, 2 usage error,\n' +
         '130 interrupted by Ctrl-C (129 SIGHUP, 131 SIGQUIT, 143 SIGTERM, 141 output pipe closed): servers stopped,\n' +
         'finished steps kept; an interrupt before the first step leaves no run directory.',
@@ -117,7 +118,7 @@ export function register(program: Command): void {
         'product[:processes], comma-separated, e.g. pgbouncer,pgbouncer:2,pgdoorman (targets pgbouncer-1p-…, ' +
         "pgbouncer-2p-…, pgdoorman-…). Default: the suite's own list (e6-local runs all three), else pgbouncer. " +
         'PgDoorman is found through $PROXYLAB_PGDOORMAN or PATH; when it is missing the run says ' +
-        'how to get it and goes on without it',
+        'how to get it and goes on without it. Not with --lab (the lab names its poolers)',
     )
     .option(
       '--keep',

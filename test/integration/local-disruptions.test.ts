@@ -99,6 +99,11 @@ beforeAll(async () => {
         install: false,
         reapOrphans: false,
         bins: { ...base, pgbouncer: bin, poolerVersion: version },
+        // the lab's setting, visibly: a pool back 2 s after a failed login (PgBouncer's default is 15 s,
+        // which would need 18 s windows: test/integration/local-variants.test.ts measures that one)
+        poolers: [
+          { product: 'pgbouncer', processes: 1, instance: 'pgbouncer', settings: { server_login_retry: 2 } },
+        ],
         // a copy of the tests' data directory template, not an initdb per stack (the failover's
         // standby is still made by pg_basebackup from the running primary)
         dataTemplate: pgdataTemplate(),

@@ -101,11 +101,15 @@ beforeAll(async () => {
 
 test('it says what stands in for which lab target, and which has none', () => {
   expect(run.stderr()).toMatch(
-    /^Lab own-workload on the local stack: direct → direct, bouncer-transaction → pgbouncer-transaction, bouncer-session → pgbouncer-session /m,
+    /^Lab own-workload on the local stack: direct → direct, bouncer-transaction → bouncer-transaction, bouncer-session → bouncer-session /m,
   );
   expect(run.stderr()).toMatch(/^ {2}no local counterpart, not measured here: proxy \(RDS Proxy\)$/m);
   // the lab's poolers open 45 % of max_connections: so does the local one
-  expect(run.stderr()).toMatch(/PgBouncer \(pools of 18 = 45 %\)/);
+  expect(run.stderr()).toMatch(/PgBouncer bouncer \(pools of 18 = 45 %\)/);
+  // one line for the lab pooler: the version it pins and the one run, and its settings
+  expect(run.stderr()).toMatch(
+    /^ {2}bouncer: PgBouncer \S+ (\(the version the lab pins\)|instead of 1\.25\.2 \(the lab.s; .*); settings: the product.s defaults$/m,
+  );
 });
 
 test("the lab's scenario ran: 3 client counts × 3 repetitions on each of the 3 local targets, every verdict held", () => {
@@ -130,8 +134,8 @@ test("the plan stored with the run carries the script text, each target's steps 
       source: null,
       targets: [
         { target: 'direct', steps: 9, skipped: null },
-        { target: 'pgbouncer-transaction', steps: 9, skipped: null },
-        { target: 'pgbouncer-session', steps: 9, skipped: null },
+        { target: 'bouncer-transaction', steps: 9, skipped: null },
+        { target: 'bouncer-session', steps: 9, skipped: null },
       ],
     }),
   ]);
@@ -169,11 +173,11 @@ test("the summary opens with the decision table: one row per local target, each 
   // THEN the decision table comes before the findings, with the lab's scenario as its own table
   expect(md.indexOf('## Decision table')).toBeGreaterThan(0);
   expect(table).toMatch(/^### checkout — own-workload\.sql · simple · persistent$/m);
-  const rows = table.split('\n').filter((l) => /^\| (direct|pgbouncer-\w+) \|/.test(l));
+  const rows = table.split('\n').filter((l) => /^\| (direct|bouncer-\w+) \|/.test(l));
   expect(rows.map((r) => r.split(' | ')[0]?.slice(2))).toEqual([
     'direct',
-    'pgbouncer-transaction',
-    'pgbouncer-session',
+    'bouncer-transaction',
+    'bouncer-session',
   ]);
   // every row has a measured tps with the spread of the 3 repetitions; direct is the baseline
   for (const r of rows) expect(r).toMatch(/\| [\d,.]+ \(best [\d,.]+ \/ worst [\d,.]+, n=3\) \|/);

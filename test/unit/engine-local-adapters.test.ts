@@ -87,15 +87,49 @@ describe('localPgbouncerIni', () => {
     expect(ini).toMatch(/^listen_addr = 127\.0\.0\.1$/m);
     expect(ini).toMatch(/^listen_port = 26000$/m);
     expect(ini).toMatch(/^default_pool_size = 10$/m);
-    expect(ini).toMatch(/^reserve_pool_size = 0$/m);
     expect(ini).toMatch(/^admin_users = postgres$/m);
     expect(ini).toMatch(/^unix_socket_dir = \/x\/s0$/m);
     // so_reuseport even for one process: the pooler-restart disruption starts a second one on the
     // port; no peering with one process
     expect(ini).toMatch(/^so_reuseport = 1$/m);
     expect(ini).not.toMatch(/peer_id|\[peers\]/);
-    // a short server_login_retry, so a disruption's window sees the pool come back (default 15 s)
+    // no failure, timeout or pool setting of the kit's own: PgBouncer's defaults (server_login_retry 15 s)
+    expect(ini).not.toMatch(
+      /^(server_login_retry|reserve_pool_size|server_connect_timeout|query_wait_timeout) =/m,
+    );
+  });
+
+  test("the lab's settings, typed, and only those: a short server_login_retry is the lab's, visibly", () => {
+    const ini = localPgbouncerIni({
+      version: '1.24.1',
+      processIndex: 0,
+      socketDirs: ['/x/s0'],
+      serverPort: 25000,
+      listenPort: 26000,
+      poolSize: 10,
+      authFile: '/x/userlist.txt',
+      logFile: '/x/p.log',
+      pidFile: '/x/p.pid',
+      maxClientConnections: 2000,
+      settings: { server_login_retry: 2, server_round_robin: true },
+    });
     expect(ini).toMatch(/^server_login_retry = 2$/m);
+    expect(ini).toMatch(/^server_round_robin = 1$/m);
+    expect(() =>
+      localPgbouncerIni({
+        version: '1.24.1',
+        processIndex: 0,
+        socketDirs: ['/x/s0'],
+        serverPort: 25000,
+        listenPort: 26000,
+        poolSize: 10,
+        authFile: '/x/userlist.txt',
+        logFile: '/x/p.log',
+        pidFile: '/x/p.pid',
+        maxClientConnections: 2000,
+        settings: { default_pool_size: 99 },
+      }),
+    ).toThrow(/setting default_pool_size: not one a lab may set/);
   });
 });
 

@@ -24,12 +24,12 @@ describe('local --lab', () => {
     expect(opts.lab?.counterparts.map((c) => [c.lab.name, c.what, c.local?.name ?? null])).toEqual([
       ['direct', 'the database itself', 'direct'],
       ['proxy', 'RDS Proxy', null],
-      ['bouncer-transaction', 'PgBouncer 1.25.2 transaction pool', 'pgbouncer-transaction'],
-      ['bouncer-session', 'PgBouncer 1.25.2 session pool', 'pgbouncer-session'],
+      ['bouncer-transaction', 'PgBouncer 1.25.2 transaction pool', 'bouncer-transaction'],
+      ['bouncer-session', 'PgBouncer 1.25.2 session pool', 'bouncer-session'],
     ]);
     expect(describeCounterparts(opts.lab!)).toEqual([
       expect.stringMatching(
-        /^Lab own-workload on the local stack: direct → direct, bouncer-transaction → pgbouncer-transaction, bouncer-session → pgbouncer-session /,
+        /^Lab own-workload on the local stack: direct → direct, bouncer-transaction → bouncer-transaction, bouncer-session → bouncer-session /,
       ),
       '  no local counterpart, not measured here: proxy (RDS Proxy)',
     ]);

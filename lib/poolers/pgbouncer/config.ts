@@ -118,11 +118,6 @@ export interface PgbouncerIniInput {
    */
   readonly reusePort?: boolean;
   /**
-   * server_login_retry in seconds: how long a pool waits after a failed login to the server before
-   * trying again (clients get "server login has been failing" meanwhile). @default PgBouncer's own (15 s)
-   */
-  readonly serverLoginRetrySec?: number;
-  /**
    * The lab's `settings` for this pooler (checked against lib/products/pgbouncer/settings.ts for
    * `version`), written after proxylab's own lines; a name proxylab sets itself (`setBy`) or one the
    * catalogue lacks is refused here too, and every value is rendered from its type (`settingText`).
@@ -201,7 +196,6 @@ export function renderPgbouncerIni(p: PgbouncerIniInput): string {
     set('client_tls_key_file', p.clientTls.keyFile);
     set('client_tls_cert_file', p.clientTls.certFile);
   }
-  if (p.serverLoginRetrySec !== undefined) set('server_login_retry', p.serverLoginRetrySec);
   const team = teamSettings(p.settings ?? {}, p.version);
   set('ignore_startup_parameters', ['extra_float_digits', ...team.ignoreStartupParameters].join(','));
   for (const [name, text] of team.lines) set(name, text);

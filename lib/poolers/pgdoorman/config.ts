@@ -216,6 +216,22 @@ export function withPoolSize(text: string, size: number): string {
 }
 
 /**
+ * The same configuration with every pool's `server_port` set to `port` (what re-pointing the pooler
+ * to a promoted standby on the same host writes before `RELOAD`). Only the lines renderPgdoormanToml
+ * writes are touched; a text without any is refused.
+ */
+export function withServerPort(text: string, port: number): string {
+  positiveInt('server_port', port);
+  let n = 0;
+  const out = text.replace(/^server_port = \d+$/gm, () => {
+    n++;
+    return `server_port = ${port}`;
+  });
+  if (n === 0) throw new Error('the PgDoorman configuration has no server_port line to change');
+  return out;
+}
+
+/**
  * A SCRAM-SHA-256 verifier for `password` (RFC 5802/7677, the form pg_authid stores and PgDoorman's
  * `password` accepts): `SCRAM-SHA-256$<iterations>:<salt>$<StoredKey>:<ServerKey>`, base64. The salt
  * is the caller's (16 random bytes on a host; fixed in tests).

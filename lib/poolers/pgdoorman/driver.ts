@@ -30,7 +30,7 @@ import type { AdminOp, PoolerDriver, PoolerLifecycle } from '../driver';
 import { parsePoolsAndStats } from '../show-stats';
 import { PGDOORMAN_PREPARED_SINCE } from '../../products/pgdoorman/entry';
 import { versionAtLeast } from '../../products/version';
-import { parsePgdoormanVersion, pgdoormanPoolName, withPoolSize } from './config';
+import { parsePgdoormanVersion, pgdoormanPoolName, withPoolSize, withServerPort } from './config';
 import {
   PGDOORMAN_HOST_MAX_CONNECTIONS,
   pgdoormanPaths,
@@ -171,12 +171,17 @@ export const pgdoormanDriver: PoolerDriver = {
       statements: [...aliases.map((a) => `RESUME ${a}`), 'SHOW POOLS'],
       check: pausedCheck(aliases, '0', 'resume'),
     }),
-    reload: () => {
-      // re-pointing is a [pools] rewrite + RELOAD (as setPoolSize does); no disruption uses it yet
-      throw new Error(
-        're-pointing PgDoorman to another server is not implemented (no disruption needs it yet)',
-      );
-    },
+    // re-pointing: every pool's server_port rewritten, then RELOAD (operations/signals.md: pool
+    // definitions are reloaded); checked as far as the console says: every pool is still served
+    reload: (aliases, port) => ({
+      statements: ['RELOAD', 'SHOW POOLS'],
+      rewriteConfig: (text) => withServerPort(text, port),
+      check: (answers) => {
+        const pools = answers[1] ?? [];
+        const gone = aliases.filter((a) => !pools.some((r) => r.database === a));
+        return gone.length === 0 ? null : `${gone.join(', ')} not served after RELOAD (SHOW POOLS)`;
+      },
+    }),
     probe: {
       statements: ['SHOW VERSION'],
       parse: ([versionRows]) => ({

@@ -9,6 +9,7 @@ import type {
   ProductSettings,
   SessionCleanup,
   SessionHandling,
+  SettingValue,
   TargetCapabilities,
 } from '../types';
 import { versionAtLeast } from '../version';
@@ -59,6 +60,17 @@ function capabilities(k: KindFacts, version: string | null, s: ProductSettings):
   };
 }
 
+/**
+ * PgDoorman has no login back-off: a checkout after the server is back opens a server connection at
+ * once, which may take up to `connect_timeout` (3 s by default, general.md).
+ */
+function recoveryBoundMs(
+  s: Readonly<Record<string, { readonly value: SettingValue | null }>>,
+): number | null {
+  const connect = s.connect_timeout?.value;
+  return typeof connect === 'number' ? connect : null;
+}
+
 export const PGDOORMAN: ProductEntry = {
   id: 'pgdoorman',
   label: 'PgDoorman',
@@ -77,6 +89,7 @@ export const PGDOORMAN: ProductEntry = {
     },
   },
   settings: PGDOORMAN_SETTINGS,
+  recoveryBoundMs,
   sources: [
     'PgDoorman configuration reference, documentation/ru/src/reference/{general,pool}.md at v3.10.7',
     'PgDoorman documentation/en/src/operations/signals.md (SIGUSR2 binary upgrade, SIGHUP reload) and observability/admin-commands.md (PAUSE, RESUME) at v3.10.7',
