@@ -102,31 +102,6 @@ export default tseslint.config(
     },
   },
   {
-    // owned by another change in flight; remove when split (over 650 lines)
-    files: [
-      'lib/engine/run-suite.ts',
-      'lib/local/run-local.ts',
-      'lib/local/stack.ts',
-      'lib/suite/session-state.ts',
-    ],
-    rules: { 'max-lines': 'off' },
-  },
-  {
-    // owned by another change in flight; remove when split (a function over 120 lines)
-    files: [
-      'lib/exec/session-probe.ts',
-      'lib/local/pgbouncer.ts',
-      'lib/report/decision.ts',
-      'lib/suite/session-state.ts',
-    ],
-    rules: { 'max-lines-per-function': 'off' },
-  },
-  {
-    // Over 120 lines in one function and in no size change's list yet (issue 36, item 3); remove when split
-    files: ['lib/pooler-host/bootstrap.ts'],
-    rules: { 'max-lines-per-function': 'off' },
-  },
-  {
     // Reading run files (CONTRIBUTING.md): every reader of a run directory, a bucket's copy of one or a
     // lab file opens it through lib/core/read.ts (readFileIn / listDirIn / readTextFile), which follows
     // no link out of the run directory, refuses FIFOs and devices, and bounds sizes and depth. Direct
