@@ -225,7 +225,9 @@ describe('validate and plan list the session features of each own scenario', () 
     expect(code).toBe(0);
     const lines = out.split('\n');
     expect(lines[0]).toBe(`${file}: ok`);
-    expect(lines.slice(2, 4)).toEqual([
+    // under the summary, the prices the lab is checked against (with their date), then the scenario
+    expect(lines[2]).toMatch(/^ {2}us-east-1 prices as of \d{4}-\d{2}-\d{2} /);
+    expect(lines.slice(3, 5)).toEqual([
       `  ${ORDERS_LINE}`,
       expect.stringMatching(/^ {2}hint: .*--suite session/),
     ]);
