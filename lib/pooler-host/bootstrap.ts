@@ -24,11 +24,13 @@ import type { Clock } from '../engine/ports';
 import { POOLER_PROCESSES_MAX, POOLER_WORKER_THREADS_MAX } from '../poolers/endpoint';
 import { agentUnit, agentUnitInstance, AGENT_UNIT, type PoolerHostConfig } from '../poolers/host-config';
 import { processPoolSize } from '../poolers/pool-size';
+import type { PoolerDriver, PoolerHostLayout } from '../poolers/driver';
 import { poolerDriver } from '../poolers/registry';
 import {
   readAdminCredentials,
   readDbCredentials,
   redactingLogger,
+  type AdminCredentials,
   type DbCredentials,
   type Logger,
 } from '../aws/secrets';
@@ -216,34 +218,36 @@ function mkdirOwned(dir: string, mode: number, owner: { uid: number; gid: number
   if (owner) fs.chownSync(dir, owner.uid, owner.gid);
 }
 
-export async function bootstrapPooler(
-  config: PoolerHostConfig,
-  deps: BootstrapDeps,
-): Promise<BootstrapResult> {
-  const secrets: string[] = [];
-  const log: Logger = redactingLogger(deps.write, () => secrets);
-  const run = deps.run ?? execCommand;
-  const driver = poolerDriver(config.product);
-  const root = deps.root ?? '/';
-  const p = driver.host.layout(config.name, root);
-  const port = deps.dataPort ?? driver.host.dataPort;
-  const me = `pooler ${config.name}`;
-  const parseVersion = (text: string): string | null => driver.host.parseVersion(text);
+/** What every phase of one bootstrap shares. */
+interface BootstrapContext {
+  readonly config: PoolerHostConfig;
+  readonly deps: BootstrapDeps;
+  readonly log: Logger;
+  readonly run: CommandRunner;
+  readonly driver: PoolerDriver;
+  readonly p: PoolerHostLayout;
+  readonly port: number;
+  /** `pooler NAME`: every message's prefix. */
+  readonly me: string;
+}
 
-  const installed = await must(run, config.binaryPath, ['--version']);
-  if (parseVersion(installed) !== config.version)
+/** The installed binary must report the pinned version before anything is written. */
+async function checkInstalledVersion(ctx: BootstrapContext): Promise<void> {
+  const { config, driver, me } = ctx;
+  const installed = await must(ctx.run, config.binaryPath, ['--version']);
+  if (driver.host.parseVersion(installed) !== config.version)
     throw new InfrastructureError(
       `${me}: ${config.binaryPath} reports "${installed.trim().split('\n')[0] ?? ''}", not the pinned ${driver.displayName} ${config.version}`,
     );
+}
 
-  const db: DbCredentials = await readDbCredentials(deps.secrets, config.dbSecretArn);
-  const admin = await readAdminCredentials(deps.secrets, config.adminSecretArn);
-  secrets.push(db.password, admin.password, JSON.stringify(db.password).slice(1, -1));
-  log.info(
-    `${me}: ${driver.displayName} ${config.version}, ${config.processes} process(es), server ${config.serverHost}:${config.serverPort}, user ${db.username}`,
-  );
-
-  const serverText = await deps.query(
+/** `SHOW max_connections` on the server, and the pool size per process it gives. */
+async function readPoolSize(
+  ctx: BootstrapContext,
+  db: DbCredentials,
+): Promise<{ maxConnections: number; poolSize: number }> {
+  const { config, me } = ctx;
+  const serverText = await ctx.deps.query(
     {
       host: config.serverHost,
       port: config.serverPort,
@@ -258,10 +262,15 @@ export async function bootstrapPooler(
   if (!Number.isInteger(maxConnections) || maxConnections <= 0)
     throw new InfrastructureError(`${me}: SHOW max_connections returned "${serverText}"`);
   const poolSize = processPoolSize(config.poolPercent, maxConnections, config.processes, config.sharedBy);
-  log.info(
+  ctx.log.info(
     `${me}: max_connections ${maxConnections}, pool ${config.poolPercent} %${config.sharedBy > 1 ? ` shared by ${config.sharedBy} runners` : ''} → default_pool_size ${poolSize} per process`,
   );
+  return { maxConnections, poolSize };
+}
 
+/** The configuration directory, each process's log and socket directories, and — with `tls` — the key and certificate. */
+async function prepareDirectories(ctx: BootstrapContext): Promise<void> {
+  const { config, deps, p } = ctx;
   mkdirOwned(p.confDir, 0o755, null);
   for (let i = 0; i < config.processes; i++) {
     mkdirOwned(path.dirname(p.logFile(i)), 0o755, deps.owner);
@@ -271,7 +280,7 @@ export async function bootstrapPooler(
   if (config.tls) {
     // A key generated on the host, never leaving it; clients use sslmode=require (no verification),
     // like RDS Proxy's requireTls without a CA bundle.
-    await must(run, 'openssl', [
+    await must(ctx.run, 'openssl', [
       'req',
       '-x509',
       '-newkey',
@@ -294,13 +303,24 @@ export async function bootstrapPooler(
       fs.chownSync(p.tlsCert, deps.owner.uid, deps.owner.gid);
     }
   }
+}
+
+/** The driver's files (PgBouncer: one ini per process and the userlist), written with their modes and owner. */
+function writeConfigFiles(
+  ctx: BootstrapContext,
+  root: string,
+  poolSize: number,
+  db: DbCredentials,
+  admin: AdminCredentials,
+): void {
+  const { config, deps, driver, me } = ctx;
   const workerThreads = config.workerThreads ?? Math.max(1, deps.cpus ?? os.cpus().length);
   if (!driver.capabilities(config.version).singleThreaded)
-    log.info(`${me}: ${workerThreads} worker thread(s) per process`);
+    ctx.log.info(`${me}: ${workerThreads} worker thread(s) per process`);
   const files = driver.host.render({
     config,
     root,
-    dataPort: port,
+    dataPort: ctx.port,
     poolSizePerProcess: poolSize,
     dbname: db.dbname,
     dbUser: { username: db.username, password: db.password },
@@ -309,28 +329,35 @@ export async function bootstrapPooler(
     random: randomBytes,
   });
   for (const f of files) writeOwned(f.path, f.text, f.mode, deps.owner);
+}
 
-  await deps.processes.prepare();
-  for (let i = 0; i < config.processes; i++) await deps.processes.startProcess(i);
-  await deps.processes.startAgent();
-
-  // Health: every process's own admin console (its unix socket), then the data path to the server.
-  const deadline = deps.clock.now().getTime() + (deps.healthTimeoutMs ?? 60_000);
-  const retry = async <T>(what: string, f: () => Promise<T>): Promise<T> => {
-    for (;;) {
-      try {
-        return await f();
-      } catch (err) {
-        if (deps.clock.now().getTime() >= deadline)
-          throw new InfrastructureError(
-            `${me}: ${what} did not succeed within ${Math.round((deps.healthTimeoutMs ?? 60_000) / 1000)} s: ${err instanceof Error ? err.message : String(err)}`,
-          );
-        await deps.clock.sleep(500);
-      }
+/** Retry `f` every 500 ms until it succeeds or the health deadline passes (then the last error, named). */
+async function retryUntil<T>(
+  ctx: BootstrapContext,
+  deadline: number,
+  what: string,
+  f: () => Promise<T>,
+): Promise<T> {
+  const { deps, me } = ctx;
+  for (;;) {
+    try {
+      return await f();
+    } catch (err) {
+      if (deps.clock.now().getTime() >= deadline)
+        throw new InfrastructureError(
+          `${me}: ${what} did not succeed within ${Math.round((deps.healthTimeoutMs ?? 60_000) / 1000)} s: ${err instanceof Error ? err.message : String(err)}`,
+        );
+      await deps.clock.sleep(500);
     }
-  };
+  }
+}
+
+/** Health: every process's own admin console (its unix socket), then the data path to the server. */
+async function checkHealth(ctx: BootstrapContext, db: DbCredentials, admin: AdminCredentials): Promise<void> {
+  const { config, deps, driver, p, port, me } = ctx;
+  const deadline = deps.clock.now().getTime() + (deps.healthTimeoutMs ?? 60_000);
   for (let i = 0; i < config.processes; i++) {
-    const version = await retry(`process ${i + 1}'s admin console`, () =>
+    const version = await retryUntil(ctx, deadline, `process ${i + 1}'s admin console`, () =>
       deps.query(
         {
           host: p.socketDir(i),
@@ -343,16 +370,16 @@ export async function bootstrapPooler(
         driver.host.versionStatement,
       ),
     );
-    if (parseVersion(version) !== config.version)
+    if (driver.host.parseVersion(version) !== config.version)
       throw new InfrastructureError(
         `${me}: process ${i + 1} answers ${driver.host.versionStatement} with "${version}", not ${config.version}`,
       );
-    log.info(`${me}: process ${i + 1}/${config.processes} answers (${version})`);
+    ctx.log.info(`${me}: process ${i + 1}/${config.processes} answers (${version})`);
   }
   const alias = driver.poolDatabaseAlias(db.dbname, config.poolModes[0] ?? 'transaction');
   // the processes share the port (PgBouncer: so_reuseport), which spreads connections across them: as many tries as processes reach most of them
   for (let k = 0; k < config.processes; k++) {
-    const one = await retry('SELECT 1 through the data port', () =>
+    const one = await retryUntil(ctx, deadline, 'SELECT 1 through the data port', () =>
       deps.query(
         {
           host: '127.0.0.1',
@@ -368,8 +395,47 @@ export async function bootstrapPooler(
     if (one !== '1')
       throw new InfrastructureError(`${me}: SELECT 1 through ${driver.displayName} returned "${one}"`);
   }
-  log.info(
+  ctx.log.info(
     `${me}: SELECT 1 through 127.0.0.1:${port}/${alias} reached the server${config.tls ? ' (TLS)' : ''}`,
   );
+}
+
+export async function bootstrapPooler(
+  config: PoolerHostConfig,
+  deps: BootstrapDeps,
+): Promise<BootstrapResult> {
+  const secrets: string[] = [];
+  const log: Logger = redactingLogger(deps.write, () => secrets);
+  const driver = poolerDriver(config.product);
+  const root = deps.root ?? '/';
+  const ctx: BootstrapContext = {
+    config,
+    deps,
+    log,
+    run: deps.run ?? execCommand,
+    driver,
+    p: driver.host.layout(config.name, root),
+    port: deps.dataPort ?? driver.host.dataPort,
+    me: `pooler ${config.name}`,
+  };
+
+  await checkInstalledVersion(ctx);
+
+  const db: DbCredentials = await readDbCredentials(deps.secrets, config.dbSecretArn);
+  const admin = await readAdminCredentials(deps.secrets, config.adminSecretArn);
+  secrets.push(db.password, admin.password, JSON.stringify(db.password).slice(1, -1));
+  log.info(
+    `${ctx.me}: ${driver.displayName} ${config.version}, ${config.processes} process(es), server ${config.serverHost}:${config.serverPort}, user ${db.username}`,
+  );
+
+  const { maxConnections, poolSize } = await readPoolSize(ctx, db);
+  await prepareDirectories(ctx);
+  writeConfigFiles(ctx, root, poolSize, db, admin);
+
+  await deps.processes.prepare();
+  for (let i = 0; i < config.processes; i++) await deps.processes.startProcess(i);
+  await deps.processes.startAgent();
+
+  await checkHealth(ctx, db, admin);
   return { maxConnections, poolSizePerProcess: poolSize, version: config.version };
 }
