@@ -62,7 +62,15 @@ beforeAll(async () => {
   // (started together: neither needs the other)
   // (the cluster: a copy of the tests' data directory template, not an initdb: test/helpers/pg-template.ts)
   [stack, moto] = await Promise.all([
-    startLocalStack({ install: false, dataTemplate: pgdataTemplate() }),
+    startLocalStack({
+      install: false,
+      dataTemplate: pgdataTemplate(),
+      // the stand-in pool's setting, visibly: back 2 s after a failed login (PgBouncer's default, 15 s,
+      // would outlast this test's 6 s window; test/integration/local-variants.test.ts measures that)
+      poolers: [
+        { product: 'pgbouncer', processes: 1, instance: 'pgbouncer', settings: { server_login_retry: 2 } },
+      ],
+    }),
     startMoto(),
   ]);
   tmp = fs.mkdtempSync(path.join(os.tmpdir(), 'proxylab-it-disruption-'));

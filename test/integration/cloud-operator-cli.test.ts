@@ -305,10 +305,10 @@ describe('CLI (real entry, no AWS)', () => {
           cwd: REPO_ROOT,
         }),
       ]);
-      // THEN to us-east-1: the cost comes first, then the budget refusal
+      // THEN to us-east-1: the prices and their date, the cost, then the budget refusal
       expect(over.status).toBe(2);
       expect(over.stdout).toMatch(
-        /^Cost estimate for lab "default" in us-east-1 \(region from the deploy environment/,
+        /^us-east-1 prices as of \d{4}-\d{2}-\d{2} .*\nCost estimate for lab "default" in us-east-1 \(region from the deploy environment/,
       );
       expect(over.stdout).toMatch(/exceeds --max-hourly \$0\.05\/h .*refusing to deploy/);
       expect(over.stdout).not.toContain('cdk deploy');

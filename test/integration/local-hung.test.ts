@@ -124,25 +124,25 @@ test('every step carries the database sampled once a second; the hung ones saw t
 
 test('the console line and summary.md name the hang and what held it', () => {
   expect(run.stderr()).toMatch(
-    /✗ \[\d\/6\] advisory\/pgbouncer-transaction\/\S+ {2}HUNG \(hung: .*Lock\/advisory held by/,
+    /✗ \[\d\/6\] advisory\/bouncer-transaction\/\S+ {2}HUNG \(hung: .*Lock\/advisory held by/,
   );
   const md = fs.readFileSync(path.join(summary.runDir, 'summary.md'), 'utf8');
-  const row = md.split('\n').find((l) => l.startsWith('| pgbouncer-transaction |')) ?? '';
+  const row = md.split('\n').find((l) => l.startsWith('| bouncer-transaction |')) ?? '';
   expect(row).toMatch(
     /\| HUNG: \d+ of [\d,?]+ client-attempts unfinished — hung at 12 clients \(\d+ clients? waiting on Lock\/advisory/,
   );
-  for (const other of ['| direct |', '| pgbouncer-session |'])
+  for (const other of ['| direct |', '| bouncer-session |'])
     expect(md.split('\n').find((l) => l.startsWith(other))).not.toMatch(/HUNG/);
 });
 
 test('the answer line above the table: direct and the session pool ran it; the transaction pool is not suitable, and why', () => {
   const md = fs.readFileSync(path.join(summary.runDir, 'summary.md'), 'utf8');
   const answer = md.split('\n').find((l) => l.startsWith('**Answer:')) ?? '';
-  expect(md.indexOf(answer)).toBeLessThan(md.indexOf('| pgbouncer-transaction |'));
+  expect(md.indexOf(answer)).toBeLessThan(md.indexOf('| bouncer-transaction |'));
   expect(answer).toMatch(
-    /^\*\*Answer: Ran without errors or hangs: direct, pgbouncer-session; cheapest per million transactions: unpriced\. /,
+    /^\*\*Answer: Ran without errors or hangs: direct, bouncer-session; cheapest per million transactions: unpriced\. /,
   );
   expect(answer).toMatch(
-    /pgbouncer-transaction: not suitable: session advisory locks leak through a transaction pool \(hung at 12 clients/,
+    /bouncer-transaction: not suitable: session advisory locks leak through a transaction pool \(hung at 12 clients/,
   );
 });

@@ -125,6 +125,7 @@ describe.each([
       'test/integration/local-server-stop.test.ts',
       'test/integration/local-smoke.test.ts',
       'test/integration/local-stack.test.ts',
+      'test/integration/local-variants.test.ts',
       'test/integration/pgbouncer-stop.test.ts',
       'test/integration/pooler-bootstrap.test.ts',
       'test/integration/session-state.test.ts',
