@@ -19,14 +19,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { InfrastructureError } from '../core/errors';
 import type { LocalBinaries } from './binaries';
-import {
-  BENCH_DB,
-  BENCH_USER,
-  howExited,
-  pollUntilAnswered,
-  SUPERUSER,
-  type PostgresCluster,
-} from './postgres';
+import { BENCH_DB, BENCH_USER, type PostgresCluster } from './postgres';
 import { startOnFreePort } from './port-retry';
 import { startServer, type RunAs, type ServerProcess } from '../exec/process';
 import { processPoolSize, renderPgbouncerIni, renderUserlist } from '../poolers/pgbouncer/config';
@@ -34,9 +27,22 @@ import { poolDatabaseAlias, POOLER_PROCESSES_MAX, type PgbouncerPoolMode } from 
 import { psqlQuery, psqlQueryOne, type PsqlTarget, type Row } from '../exec/psql';
 import { applyOnEveryProcess, type AdminOp, type AdminRun } from '../poolers/driver';
 import { maxPreparedStatementsIn, pgbouncerDriver } from '../poolers/pgbouncer/driver';
-import { rollingStopSignal } from '../poolers/pgbouncer/signals';
 import type { LocalPooler, LocalPoolerProcess } from './pooler';
 import type { SettingValue } from '../products/types';
+import {
+  ADMIN_USER,
+  adminTarget,
+  processFiles,
+  processSet,
+  readTail,
+  restoreEveryProcess,
+  rollEveryProcess,
+  stopImmediately,
+  tcpConfigIfOurs,
+  waitAdminReady,
+  type PgbouncerLayout,
+  type ProcessFiles,
+} from './pgbouncer-processes';
 
 const POOL_MODES = pgbouncerDriver.poolModes;
 /** The aliases the ini declares (lib/poolers/pgbouncer/layout.ts names them). */
@@ -46,7 +52,6 @@ export const SESSION_DB = poolDatabaseAlias(BENCH_DB, 'session');
 export const LOCAL_POOLS: Readonly<Record<string, PgbouncerPoolMode>> = Object.fromEntries(
   POOL_MODES.map((mode) => [poolDatabaseAlias(BENCH_DB, mode), mode]),
 );
-const ADMIN_USER = SUPERUSER;
 export interface PgbouncerOptions {
   readonly bins: LocalBinaries;
   readonly baseDir: string;
@@ -163,36 +168,12 @@ export function localPgbouncerIni(p: {
   });
 }
 
-interface ProcessFiles {
-  readonly ini: string;
-  readonly pid: string;
-  readonly log: string;
-  readonly out: string;
-  readonly sock: string;
-}
-
-/**
- * Files of process i: process 0 keeps the names of a single-process pooler. `rolled`: the files of
- * the process a rolling restart starts beside it (its own socket directory and pid file).
- */
-function processFiles(root: string, i: number, rolled = false): ProcessFiles {
-  const base = `${i === 0 ? 'pgbouncer' : `pgbouncer-${i}`}${rolled ? '-r' : ''}`;
-  return {
-    ini: path.join(root, `${base}.ini`),
-    pid: path.join(root, `${base}.pid`),
-    log: path.join(root, `${base}.log`),
-    out: path.join(root, `stdout${i === 0 ? '' : `-${i}`}${rolled ? '-r' : ''}.log`),
-    // Short: a unix socket path must fit in 107 bytes (sun_path).
-    sock: path.join(root, `s${i}${rolled ? 'r' : ''}`),
-  };
-}
-
-export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer> {
-  const n = opts.processes ?? 1;
-  if (!Number.isInteger(n) || n < 1 || n > POOLER_PROCESSES_MAX)
-    throw new InfrastructureError(`PgBouncer processes must be 1–${POOLER_PROCESSES_MAX}, got ${n}`);
-  const instance = opts.instance ?? 'pgbouncer';
-  const binary = opts.binary ?? { file: opts.bins.pgbouncer, version: opts.bins.poolerVersion };
+/** The pooler's directory, its processes' socket directories and the userlist, owned by the server user. */
+function prepareFiles(
+  opts: PgbouncerOptions,
+  instance: string,
+  n: number,
+): { root: string; own: (f: string) => void; files: ProcessFiles[]; authFile: string } {
   const root = path.join(opts.baseDir, instance);
   fs.mkdirSync(root, { recursive: true, mode: 0o700 });
   const own = (f: string): void => {
@@ -213,6 +194,54 @@ export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer>
     ]),
   );
   own(authFile);
+  return { root, own, files, authFile };
+}
+
+/**
+ * One try on `port`: writes each process's ini and starts it, in order, until one does not answer
+ * on its admin console (`failed`: its log's tail). The servers started so far are returned either way.
+ */
+async function startEachProcess(
+  files: readonly ProcessFiles[],
+  port: number,
+  render: (i: number, f: ProcessFiles) => string,
+  start: (f: ProcessFiles) => ServerProcess,
+  own: (f: string) => void,
+  psql: string,
+): Promise<{ servers: ServerProcess[]; procs: PgbouncerProcess[]; failed: string | null }> {
+  const servers: ServerProcess[] = [];
+  const procs: PgbouncerProcess[] = [];
+  let failed: string | null = null;
+  for (const [i, f] of files.entries()) {
+    fs.writeFileSync(f.ini, render(i, f));
+    own(f.ini);
+    const server = start(f);
+    servers.push(server);
+    const admin = adminTarget(psql, f, port);
+    if (!(await waitAdminReady(server, admin, f.ini, 15000))) {
+      failed = readTail(f.log) || readTail(f.out);
+      break;
+    }
+    procs.push({
+      index: i,
+      pid: server.pid,
+      iniFile: f.ini,
+      configFile: f.ini,
+      pidFile: f.pid,
+      logFile: f.log,
+      admin,
+    });
+  }
+  return { servers, procs, failed };
+}
+
+export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer> {
+  const n = opts.processes ?? 1;
+  if (!Number.isInteger(n) || n < 1 || n > POOLER_PROCESSES_MAX)
+    throw new InfrastructureError(`PgBouncer processes must be 1–${POOLER_PROCESSES_MAX}, got ${n}`);
+  const instance = opts.instance ?? 'pgbouncer';
+  const binary = opts.binary ?? { file: opts.bins.pgbouncer, version: opts.bins.poolerVersion };
+  const { root, own, files, authFile } = prepareFiles(opts, instance, n);
   const initialPoolSize = processPoolSize(opts.poolPercent, opts.server.maxConnections, n);
   const maxClientConnections = opts.maxClientConnections ?? 2000;
   const settings = opts.settings ?? {};
@@ -223,56 +252,38 @@ export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer>
     exclude: [...(opts.excludePorts ?? []), opts.server.port],
     choosePort: opts.choosePort,
   };
+  const start = (f: ProcessFiles): ServerProcess => {
+    const server = startServer('pgbouncer', binary.file, [f.ini], {
+      runAs: opts.runAs,
+      logFile: f.out,
+      cwd: root,
+    });
+    return server;
+  };
   return startOnFreePort<Pgbouncer>(policy, async (port) => {
-    const servers: ServerProcess[] = [];
-    const procs: PgbouncerProcess[] = [];
-    let failed: string | null = null;
-    for (const [i, f] of files.entries()) {
-      fs.writeFileSync(
-        f.ini,
-        localPgbouncerIni({
-          version: binary.version,
-          serverPort: opts.server.port,
-          listenPort: port,
-          poolSize: initialPoolSize,
-          processIndex: i,
-          socketDirs: files.map((x) => x.sock),
-          authFile,
-          logFile: f.log,
-          pidFile: f.pid,
-          maxClientConnections,
-          settings,
-        }),
-      );
-      own(f.ini);
-      const server = startServer('pgbouncer', binary.file, [f.ini], {
-        runAs: opts.runAs,
-        logFile: f.out,
-        cwd: root,
-      });
-      servers.push(server);
-      // The admin console of THIS process: its own unix socket (the TCP port is shared by all).
-      const admin: PsqlTarget = {
-        psql: opts.bins.psql,
-        host: f.sock,
-        port,
-        user: ADMIN_USER,
-        dbname: 'pgbouncer',
-      };
-      if (!(await waitAdminReady(server, admin, f.ini, 15000))) {
-        failed = readTail(f.log) || readTail(f.out);
-        break;
-      }
-      procs.push({
-        index: i,
-        pid: server.pid,
-        iniFile: f.ini,
-        configFile: f.ini,
-        pidFile: f.pid,
+    const render = (i: number, serverPort: number, socketDirs: readonly string[], f: ProcessFiles): string =>
+      localPgbouncerIni({
+        version: binary.version,
+        serverPort,
+        listenPort: port,
+        poolSize: initialPoolSize,
+        processIndex: i,
+        socketDirs,
+        authFile,
         logFile: f.log,
-        admin,
+        pidFile: f.pid,
+        maxClientConnections,
+        settings,
       });
-    }
+    const dirs = files.map((x) => x.sock);
+    const { servers, procs, failed } = await startEachProcess(
+      files,
+      port,
+      (i, f) => render(i, opts.server.port, dirs, f),
+      start,
+      own,
+      opts.bins.psql,
+    );
     // The port was free when chosen, but another process may have bound it since. PgBouncer ≥ 1.19
     // then exits ("Address already in use"); 1.18 logs it and keeps running on its unix socket
     // alone (checked with Debian's 1.18.0), which the admin check above cannot see. So the config
@@ -288,28 +299,6 @@ export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer>
         : { failed };
     }
     const mps = maxPreparedStatementsIn(config);
-    const render = (i: number, serverPort: number, socketDirs: readonly string[], f: ProcessFiles): string =>
-      localPgbouncerIni({
-        version: binary.version,
-        serverPort,
-        listenPort: port,
-        poolSize: initialPoolSize,
-        processIndex: i,
-        socketDirs,
-        authFile,
-        logFile: f.log,
-        pidFile: f.pid,
-        maxClientConnections,
-        settings,
-      });
-    const start = (f: ProcessFiles): ServerProcess => {
-      const server = startServer('pgbouncer', binary.file, [f.ini], {
-        runAs: opts.runAs,
-        logFile: f.out,
-        cwd: root,
-      });
-      return server;
-    };
     return {
       started: makePgbouncer(servers, procs, port, binary.version, initialPoolSize, mps, instance, {
         root,
@@ -334,19 +323,6 @@ export async function startPgbouncer(opts: PgbouncerOptions): Promise<Pgbouncer>
   });
 }
 
-/** What a running pooler needs to re-render and restart its processes. */
-interface PgbouncerLayout {
-  readonly root: string;
-  readonly files: readonly ProcessFiles[];
-  readonly render: (i: number, serverPort: number, socketDirs: readonly string[], f: ProcessFiles) => string;
-  readonly start: (f: ProcessFiles) => ServerProcess;
-  readonly own: (file: string) => void;
-  readonly serverPort: number;
-  readonly psql: string;
-  readonly settings: Readonly<Record<string, SettingValue>>;
-  readonly kitSettings: Readonly<Record<string, SettingValue | null>>;
-}
-
 /** Every Pgbouncer this module made: how the stack tells its PgBouncers without comparing product names. */
 const MADE = new WeakSet<LocalPooler>();
 
@@ -355,37 +331,13 @@ export function asPgbouncer(p: LocalPooler): Pgbouncer | null {
   return MADE.has(p) ? (p as Pgbouncer) : null;
 }
 
-/**
- * How long a retired process may take to leave after the window before it is stopped at once. The
- * probes' clients are gone by then; what keeps a SIGTERM'd ≥ 1.23 process waiting is an admin
- * console session (the metrics sampler's), which counts as a client too.
- */
-const RETIRE_WAIT_MS = 1500;
-
-/** Linux's switch for moving a closed SO_REUSEPORT listener's queued connections to a sibling. */
-export const TCP_MIGRATE_REQ = '/proc/sys/net/ipv4/tcp_migrate_req';
-
-/**
- * What the kernel does with connections still queued on the listener a rolling restart retires:
- * the retired process closes its listening socket (PgBouncer ≥ 1.23 on SIGTERM), and Linux resets
- * the connections in that socket's accept queue unless `net.ipv4.tcp_migrate_req` is 1 (Linux 5.14,
- * commit f9ac779f "net: Introduce net.ipv4.tcp_migrate_req": "we will be able to migrate child
- * sockets from a listener to another in the same reuseport group after close() or shutdown()").
- * A client connecting at that instant may so see a reset whatever the pooler does: said in the
- * step's events, so a reset in a rolling restart is read with its cause.
- */
-export function reuseportCloseBehaviour(
-  read: () => string = () => fs.readFileSync(TCP_MIGRATE_REQ, 'utf8'),
-): string {
-  let value: string;
+/** The driver's admin statement `f()`, its usage error (a bad value) as an InfrastructureError. */
+function usage(f: () => AdminOp): AdminOp {
   try {
-    value = read().trim();
-  } catch {
-    return 'kernel: no net.ipv4.tcp_migrate_req (not Linux ≥ 5.14): connections queued on the retired listener are reset';
+    return f();
+  } catch (err) {
+    throw new InfrastructureError(err instanceof Error ? err.message : String(err));
   }
-  return value === '0'
-    ? 'kernel: net.ipv4.tcp_migrate_req = 0: connections queued on the retired listener are reset (a client connecting at that instant sees ECONNRESET)'
-    : `kernel: net.ipv4.tcp_migrate_req = ${value}: connections queued on the retired listener move to the new one`;
 }
 
 function makePgbouncer(
@@ -401,10 +353,14 @@ function makePgbouncer(
   let current = initialPoolSize;
   let mps = initialMps;
   let serverPort = layout.serverPort;
-  const servers = [...firstServers];
-  // Processes a rolling restart retired (signalled; they leave when their clients do).
-  const retiring = new Set<ServerProcess>();
-  const admins: PsqlTarget[] = firstProcs.map((p) => p.admin);
+  const set = processSet(
+    firstServers,
+    firstProcs.map((p) => p.admin),
+    port,
+    layout,
+    () => serverPort,
+  );
+  const { servers, admins, retiring, retired } = set;
   const procs: PgbouncerProcess[] = firstProcs.map((p) => ({
     index: p.index,
     get pid() {
@@ -419,66 +375,10 @@ function makePgbouncer(
     },
   }));
   const first = procs[0] as PgbouncerProcess;
-  let unexpected: (how: string) => void = () => undefined;
-  const exited = new Promise<string>((resolve) => (unexpected = resolve));
-  const arm = (s: ServerProcess, index: number): void => {
-    void howExited(s).then((how) => {
-      if (retiring.has(s) || !servers.includes(s)) return;
-      unexpected(servers.length > 1 ? `process ${index + 1} (pid ${s.pid}) ${how}` : how);
-    });
-  };
-  servers.forEach((s, i) => arm(s, i));
   // The driver says what to run and how to check it; this adapter only runs it (psql per process).
   const run: AdminRun = (i, statements) => psqlQuery(admins[i] as PsqlTarget, statements);
   const apply = (op: AdminOp): Promise<void> =>
     applyOnEveryProcess(run, admins.length, op, (i) => `PgBouncer (${(admins[i] as PsqlTarget).host})`);
-  const usage = (f: () => AdminOp): AdminOp => {
-    try {
-      return f();
-    } catch (err) {
-      throw new InfrastructureError(err instanceof Error ? err.message : String(err));
-    }
-  };
-  const socketDirs = (): string[] => admins.map((a) => a.host);
-  const writeIni = (i: number, f: ProcessFiles, dirs: readonly string[]): void => {
-    fs.writeFileSync(f.ini, layout.render(i, serverPort, dirs, f));
-    layout.own(f.ini);
-  };
-  /** Start process i on files `f` (its socket directory in `dirs`), ready on its admin console. */
-  const startOn = async (
-    i: number,
-    f: ProcessFiles,
-    dirs: readonly string[],
-  ): Promise<{ server: ServerProcess; admin: PsqlTarget }> => {
-    fs.mkdirSync(f.sock, { recursive: true, mode: 0o700 });
-    layout.own(f.sock);
-    writeIni(i, f, dirs);
-    const server = layout.start(f);
-    const admin: PsqlTarget = {
-      psql: layout.psql,
-      host: f.sock,
-      port,
-      user: ADMIN_USER,
-      dbname: 'pgbouncer',
-    };
-    if (!(await waitAdminReady(server, admin, f.ini, 15000))) {
-      await server.stop('SIGKILL', 2000);
-      throw new InfrastructureError(
-        `PgBouncer (${f.ini}) did not start: ${readTail(f.log) || readTail(f.out)}`,
-      );
-    }
-    return { server, admin };
-  };
-  /** Replace process i by `next` (its exit becomes a failure; the old one's does not). */
-  const swap = (i: number, next: ServerProcess, admin: PsqlTarget): ServerProcess => {
-    const old = servers[i] as ServerProcess;
-    retiring.add(old);
-    servers[i] = next;
-    admins[i] = admin;
-    arm(next, i);
-    return old;
-  };
-  const retired: Array<{ index: number; old: ServerProcess }> = [];
   const made: Pgbouncer = {
     instance,
     settings: layout.settings,
@@ -527,120 +427,18 @@ function makePgbouncer(
       for (const s of servers) retiring.add(s);
       return stopImmediately([...servers, ...retired.map((r) => r.old)], version, 10000);
     },
-    exited,
+    exited: set.exited,
     pause: (aliases) => apply(pgbouncerDriver.admin.pause(aliases)),
     resume: (aliases) => apply(pgbouncerDriver.admin.resume(aliases)),
     serverPort: () => serverPort,
     async repoint(to) {
       serverPort = to;
-      procs.forEach((p, i) => writeIni(i, layout.files[i] as ProcessFiles, socketDirs()));
+      procs.forEach((p, i) => set.writeIni(i, layout.files[i] as ProcessFiles, set.socketDirs()));
       await apply(pgbouncerDriver.admin.reload([TRANSACTION_DB, SESSION_DB], to));
     },
-    async rollingRestart(event) {
-      const { signal, does } = rollingStopSignal(version);
-      for (const p of procs) {
-        const i = p.index;
-        const files = processFiles(layout.root, i, true);
-        const dirs = socketDirs().map((d, j) => (j === i ? files.sock : d));
-        const { server, admin } = await startOn(i, files, dirs);
-        event(
-          'new-process-up',
-          `PgBouncer process ${i + 1}: pid ${server.pid} on port ${port} (so_reuseport)`,
-        );
-        const old = swap(i, server, admin);
-        retired.push({ index: i, old });
-        try {
-          old.child.kill(signal);
-        } catch {
-          /* already gone */
-        }
-        event(
-          'old-process-signalled',
-          `pid ${old.pid} sent ${signal}: ${does}; ${reuseportCloseBehaviour()}`,
-        );
-        void old.exit.then(() => event('old-process-exited', `pid ${old.pid}`));
-      }
-    },
-    async restoreAfterRoll() {
-      for (const { index: i, old } of retired.splice(0)) {
-        // The probes' clients are gone: the old process leaves now; if not, it is stopped at once.
-        if (!old.exited()) {
-          const left = await Promise.race([
-            old.exit.then(() => true),
-            new Promise<boolean>((r) => setTimeout(() => r(false), RETIRE_WAIT_MS)),
-          ]);
-          if (!left) await stopImmediately([old], version, 5000);
-        }
-        const files = layout.files[i] as ProcessFiles;
-        const dirs = socketDirs().map((d, j) => (j === i ? files.sock : d));
-        const { server, admin } = await startOn(i, files, dirs);
-        const rolled = swap(i, server, admin);
-        await stopImmediately([rolled], version, 5000);
-      }
-    },
+    rollingRestart: (event) => rollEveryProcess(set, procs, layout.root, port, version, event),
+    restoreAfterRoll: () => restoreEveryProcess(set, layout.files, version),
   };
   MADE.add(made);
   return made;
-}
-
-/**
- * Stops every process with PgBouncer `version`'s immediate-shutdown signal(s); a process still
- * there after `graceMs` is killed with its process group (ServerProcess.stop).
- */
-async function stopImmediately(
-  servers: readonly ServerProcess[],
-  version: string,
-  graceMs: number,
-): Promise<void> {
-  const signals = pgbouncerDriver.immediateStopSignals(version);
-  const last = signals[signals.length - 1] as NodeJS.Signals;
-  await Promise.all(
-    servers.map((s) => {
-      for (const sig of signals.slice(0, -1)) {
-        try {
-          if (!s.exited()) s.child.kill(sig);
-        } catch {
-          /* already gone */
-        }
-      }
-      return s.stop(last, graceMs);
-    }),
-  );
-}
-
-async function waitAdminReady(
-  server: ServerProcess,
-  admin: PsqlTarget,
-  iniFile: string,
-  timeoutMs: number,
-): Promise<boolean> {
-  return pollUntilAnswered(server, timeoutMs, async () => {
-    // SHOW CONFIG names the ini file: make sure we reached our PgBouncer, not another on that port.
-    const rows = await psqlQueryOne(admin, 'SHOW CONFIG', 5000);
-    return rows.find((r) => r.key === 'conffile')?.value === iniFile;
-  });
-}
-
-/**
- * SHOW CONFIG through 127.0.0.1:port when it reaches one of these processes (its conffile is one
- * of their ini files); null when another process answers there, or nothing does.
- */
-async function tcpConfigIfOurs(port: number, procs: readonly PgbouncerProcess[]): Promise<Row[] | null> {
-  const first = procs[0];
-  if (first === undefined) return null;
-  try {
-    const rows = await psqlQueryOne({ ...first.admin, host: '127.0.0.1', port }, 'SHOW CONFIG', 5000);
-    const conf = rows.find((r) => r.key === 'conffile')?.value;
-    return procs.some((p) => p.iniFile === conf) ? rows : null;
-  } catch {
-    return null;
-  }
-}
-
-function readTail(file: string): string {
-  try {
-    return fs.readFileSync(file, 'utf8').trim().split('\n').slice(-3).join(' | ');
-  } catch {
-    return '';
-  }
 }

@@ -33,7 +33,7 @@ import type { StepRecord } from '../../lib/suite/types';
 import { pgdataTemplate } from '../helpers/pg-template';
 import { pgbouncer118, pgbouncerModern } from '../helpers/pgbouncer-versions';
 import * as fs from 'node:fs';
-import { TCP_MIGRATE_REQ } from '../../lib/local/pgbouncer';
+import { TCP_MIGRATE_REQ } from '../../lib/local/pgbouncer-processes';
 import { scratchDir } from '../helpers/scratch';
 
 const FILE = 'test/integration/local-disruptions.test.ts';
@@ -70,7 +70,7 @@ const stacks = new Map<string, LocalStack>();
 
 /**
  * A rolling restart retires a listener; Linux resets what is still queued on it unless
- * net.ipv4.tcp_migrate_req is 1 (lib/local/pgbouncer.ts reuseportCloseBehaviour). Where the tests may
+ * net.ipv4.tcp_migrate_req is 1 (lib/local/pgbouncer-processes.ts reuseportCloseBehaviour). Where the tests may
  * (root), they turn migration on for this file and put the value back, so that "no client sees an
  * error" is PgBouncer's claim alone; elsewhere the kernel's resets are allowed, and only those.
  */

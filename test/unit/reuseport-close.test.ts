@@ -2,7 +2,7 @@
  * What a rolling restart's events say about the kernel: Linux resets the connections queued on a
  * closed SO_REUSEPORT listener unless net.ipv4.tcp_migrate_req is 1 (lib/local/pgbouncer.ts).
  */
-import { reuseportCloseBehaviour } from '../../lib/local/pgbouncer';
+import { reuseportCloseBehaviour } from '../../lib/local/pgbouncer-processes';
 
 test.each([
   ['0\n', /tcp_migrate_req = 0: connections queued on the retired listener are reset/],
