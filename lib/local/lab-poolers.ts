@@ -16,6 +16,7 @@ import { KINDS } from '../products/kinds';
 import { productEntry } from '../products';
 import { poolerDriver } from '../poolers/registry';
 import type { Suite } from '../suite/catalog';
+import { defaultClientTimeouts } from '../suite/disruption';
 import { directTarget, poolerTarget, type TargetDescriptor } from '../suite/targets';
 import type { TargetRef } from '../suite/types';
 import type { LocalPoolerSpec } from './pooler';
@@ -120,7 +121,18 @@ export function sizeRecoveryWindows(suite: Suite, descriptors: readonly TargetDe
     const p = s.probe;
     if (p?.kind !== 'disruption' || recoveryBoundMs(descriptors) === 0 || p.recoverySec >= needSec) return s;
     grown = true;
-    return { ...s, durationSec: p.warmupSec + needSec, probe: { ...p, recoverySec: needSec } };
+    // client timeouts left at their default (the window) follow the window: a client gives up no
+    // sooner than the recovery it is there to see; timeouts a scenario chose stay its question
+    const old = defaultClientTimeouts(p.recoverySec);
+    const followsWindow =
+      p.clientTimeouts.connectTimeoutMs === old.connectTimeoutMs &&
+      p.clientTimeouts.statementTimeoutMs === old.statementTimeoutMs;
+    const clientTimeouts = followsWindow ? defaultClientTimeouts(needSec) : p.clientTimeouts;
+    return {
+      ...s,
+      durationSec: p.warmupSec + needSec,
+      probe: { ...p, recoverySec: needSec, clientTimeouts },
+    };
   });
   return grown ? { ...suite, scenarios } : suite;
 }

@@ -190,10 +190,34 @@ describe('recovery windows from the targets settings', () => {
         {
           name: 'x',
           durationSec: 6.5,
-          probe: { kind: 'disruption', warmupSec: 1.5, recoverySec: 5 },
+          probe: {
+            kind: 'disruption',
+            warmupSec: 1.5,
+            recoverySec: 5,
+            clientTimeouts: { connectTimeoutMs: 5000, statementTimeoutMs: 5000 },
+          },
         },
         { name: 'y', durationSec: 10, probe: null },
-        { name: 'z', durationSec: 61, probe: { kind: 'disruption', warmupSec: 1, recoverySec: 60 } },
+        {
+          name: 'z',
+          durationSec: 61,
+          probe: {
+            kind: 'disruption',
+            warmupSec: 1,
+            recoverySec: 60,
+            clientTimeouts: { connectTimeoutMs: 60_000, statementTimeoutMs: 60_000 },
+          },
+        },
+        {
+          name: 'w',
+          durationSec: 6,
+          probe: {
+            kind: 'disruption',
+            warmupSec: 1,
+            recoverySec: 5,
+            clientTimeouts: { connectTimeoutMs: 1000, statementTimeoutMs: 2000 },
+          },
+        },
       ],
     } as unknown as Parameters<typeof sizeRecoveryWindows>[0];
     const sized = sizeRecoveryWindows(suite, [pgb('a', {})]);
@@ -207,7 +231,15 @@ describe('recovery windows from the targets settings', () => {
       [1.5 + need, need],
       [10, null],
       [61, 60],
+      [1 + need, need],
     ]);
+    // client timeouts left at the window's default follow the window (a client waits through the
+    // recovery it is there to see); ones a scenario chose stay
+    const timeouts = sized.scenarios.map((s) =>
+      s.probe?.kind === 'disruption' ? s.probe.clientTimeouts : null,
+    );
+    expect(timeouts[0]).toEqual({ connectTimeoutMs: need * 1000, statementTimeoutMs: need * 1000 });
+    expect(timeouts[3]).toEqual({ connectTimeoutMs: 1000, statementTimeoutMs: 2000 });
     // a tuned pooler needs no more than the scenario's own 5 s
     expect(sizeRecoveryWindows(suite, [pgb('b', { server_login_retry: 2 })])).toBe(suite);
   });
