@@ -15,42 +15,27 @@ import {
   RDSClient,
   RebootDBInstanceCommand,
 } from '@aws-sdk/client-rds';
-import type { Target } from '../../lib/engine/ports';
 import type { EventSink } from '../../lib/exec/disruption-probe';
 import type { DatabaseResources } from '../../lib/aws/runner-args';
 import { cloudDisruptionWorld, cloudUnavailable } from '../../lib/runner/disruptions';
 import type { DisruptionAction, DisruptionProbe } from '../../lib/suite/disruption';
 import type { PlannedStep } from '../../lib/suite/expand';
-import { directTarget } from '../../lib/suite/targets';
 import { iamProblems } from '../helpers/aws-calls/iam';
 import { attributeMock, mockAws } from '../helpers/aws-calls/recorder';
+import {
+  AURORA,
+  AURORA_RUNNER,
+  RDS,
+  RDS_RUNNER,
+  fakeTime as sharedFakeTime,
+  ledgerTarget,
+} from '../helpers/cloud-disruption-fixtures';
 
-const AURORA_RUNNER = { kind: 'runner', lab: 'failover-aurora' } as const;
-const RDS_RUNNER = { kind: 'runner', lab: 'failover-rds' } as const;
 const rds = mockAws(RDSClient, AURORA_RUNNER);
 
 afterEach(() => rds.reset());
 
-const AURORA: DatabaseResources = {
-  engine: 'aurora-postgresql',
-  clusterId: 'lab-cluster',
-  instanceIds: ['lab-writer', 'lab-reader1'],
-};
-const RDS: DatabaseResources = { engine: 'postgres', clusterId: null, instanceIds: ['lab-db'] };
-
-const LEDGER: Target = {
-  ref: directTarget(),
-  connection: () => ({
-    host: 'writer.example',
-    port: 5432,
-    user: 'bench',
-    dbname: 'bench',
-    sslmode: 'require',
-    env: { PGPASSWORD: 'secret-pw' },
-  }),
-  maxConnections: () => Promise.resolve(100),
-  poolSize: () => Promise.resolve(null),
-};
+const LEDGER = ledgerTarget({ PGPASSWORD: 'secret-pw' });
 
 function spec(action: DisruptionAction, recoverySec = 60): DisruptionProbe {
   return {
@@ -63,17 +48,8 @@ function spec(action: DisruptionAction, recoverySec = 60): DisruptionProbe {
   };
 }
 
-/** A wall clock that moves only when the code under test sleeps. */
 function fakeTime(start = Date.parse('2026-11-27T10:00:00Z')) {
-  let t = start;
-  return {
-    now: () => new Date(t),
-    sleep: (ms: number) => {
-      t += ms;
-      return Promise.resolve();
-    },
-    at: (offsetMs: number) => new Date(start + offsetMs),
-  };
+  return sharedFakeTime(start);
 }
 
 interface Said {

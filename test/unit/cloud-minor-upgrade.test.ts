@@ -17,13 +17,19 @@ import {
   ModifyDBInstanceCommand,
   RDSClient,
 } from '@aws-sdk/client-rds';
-import type { Target } from '../../lib/engine/ports';
 import type { EventSink } from '../../lib/exec/disruption-probe';
 import type { DatabaseResources } from '../../lib/aws/runner-args';
 import { cloudDisruptionWorld, cloudUnavailable } from '../../lib/runner/disruptions';
 import type { DisruptionProbe } from '../../lib/suite/disruption';
-import { directTarget } from '../../lib/suite/targets';
 import { attributeMock, mockAws } from '../helpers/aws-calls/recorder';
+import {
+  AURORA,
+  AURORA_RUNNER,
+  RDS,
+  RDS_RUNNER,
+  fakeTime as sharedFakeTime,
+  ledgerTarget,
+} from '../helpers/cloud-disruption-fixtures';
 import { validateLab } from '../../lib/config';
 import { disruptionNotice } from '../../lib/config/disruptions';
 import { getSuite } from '../../lib/suite/catalog';
@@ -31,32 +37,11 @@ import { nextKnownMinor } from '../../lib/config/minor-versions';
 import { loadLabFile } from '../../lib/config/load';
 import { formatRunPlan, previewRun } from '../../lib/cost/run-plan';
 
-const AURORA_RUNNER = { kind: 'runner', lab: 'failover-aurora' } as const;
-const RDS_RUNNER = { kind: 'runner', lab: 'failover-rds' } as const;
 const rds = mockAws(RDSClient, AURORA_RUNNER);
 
 afterEach(() => rds.reset());
 
-const AURORA: DatabaseResources = {
-  engine: 'aurora-postgresql',
-  clusterId: 'lab-cluster',
-  instanceIds: ['lab-writer', 'lab-reader1'],
-};
-const RDS: DatabaseResources = { engine: 'postgres', clusterId: null, instanceIds: ['lab-db'] };
-
-const LEDGER: Target = {
-  ref: directTarget(),
-  connection: () => ({
-    host: 'writer.example',
-    port: 5432,
-    user: 'bench',
-    dbname: 'bench',
-    sslmode: 'require',
-    env: {},
-  }),
-  maxConnections: () => Promise.resolve(100),
-  poolSize: () => Promise.resolve(null),
-};
+const LEDGER = ledgerTarget();
 
 const SPEC: DisruptionProbe = {
   kind: 'disruption',
@@ -68,15 +53,7 @@ const SPEC: DisruptionProbe = {
 };
 
 function fakeTime(start = Date.parse('2026-11-28T10:00:00Z')) {
-  let t = start;
-  return {
-    now: () => new Date(t),
-    sleep: (ms: number) => {
-      t += ms;
-      return Promise.resolve();
-    },
-    ms: () => t - start,
-  };
+  return sharedFakeTime(start);
 }
 
 function recorder(): { sink: EventSink; said: Array<[string, string, string | null]> } {
