@@ -28,6 +28,8 @@ import {
 } from '../disruption';
 import type { ExpectationRule, Experiment, Scenario, Suite } from '../scenario';
 import type { TargetMatch } from '../targets';
+import { PGBOUNCER_SETTINGS } from '../../products/pgbouncer/settings';
+import { defaultAt, settingSpec } from '../../products/settings';
 import {
   DIRECT,
   MANAGED_POOL,
@@ -165,10 +167,20 @@ const DIRECT_PER_WRITE_LOCAL: ExpectationRule = {
   note: 'informational: an outage shorter than the gap between two writes falls between them (nothing to see is not a failure)',
 };
 
+/** PgBouncer's own server_login_retry, in ms (its settings catalogue): the wait a pool imposes after a failed login. */
+const PGBOUNCER_DEFAULT_LOGIN_RETRY_MS = (() => {
+  const spec = settingSpec(PGBOUNCER_SETTINGS, 'server_login_retry');
+  const sec = spec === undefined ? null : defaultAt(spec, null);
+  if (typeof sec !== 'number')
+    throw new Error('the PgBouncer catalogue has no numeric server_login_retry default');
+  return sec * 1000;
+})();
+
 /**
- * Local timing: a 2-core machine runs the whole `disruption` suite in about 3 minutes. The local
- * PgBouncer's server_login_retry is 2 s (lib/local/pgbouncer.ts, LOCAL_SERVER_LOGIN_RETRY_SEC): the
- * longest wait a pool's client may see after the server is back.
+ * Local timing: 5 s windows suit targets that are back within 2 s (direct, a PgBouncer with
+ * `server_login_retry: 2`). A local run lengthens each window to its targets' recovery bound, read
+ * from their effective settings (lib/local/lab-poolers.ts sizeRecoveryWindows: PgBouncer's default
+ * 15 s makes it 18 s), and default client timeouts follow the window.
  */
 const LOCAL = { warmupSec: 1.5, recoverySec: 5, repetitions: 3, recoveryHintMs: 2000 } as const;
 /** Local events that are over in well under a second (a kill, a pooler restart) need a shorter window. */
@@ -361,8 +373,8 @@ export const CLOUD_DISRUPTIONS: readonly Scenario[] = [
     expectations: POOLER_RESTART.expectations,
     warmupSec: 10,
     recoverySec: 30,
-    // PgBouncer's default server_login_retry
-    recoveryHintMs: 15_000,
+    // PgBouncer's default server_login_retry (its catalogue)
+    recoveryHintMs: PGBOUNCER_DEFAULT_LOGIN_RETRY_MS,
     repetitions: 3,
   }),
 ];
