@@ -14,7 +14,7 @@ import { type Cell, type CellKey, groupCells, type Spread, uniqueInOrder } from 
 import { PALETTE, renderSvg } from './charts';
 import { fmtConnect, fmtNumber, fmtSpread, fmtUsd, fmtVerdict } from './format';
 import { decisionTables, type DecisionRow, type DecisionTable } from './decision';
-import { connectionsText, errorsText } from './decision-text';
+import { connectionsText, errorsText, sessionFeaturesText } from './decision-text';
 import { compareDowntime, compareDowntimeHtml, compareDowntimeMarkdown } from './disruptions';
 import { html, SafeHtml, trustedSvg } from './html';
 import { type LoadedRun, loadRun } from './load';
@@ -187,6 +187,7 @@ const DECISION_COMPARE_HEADER = [
   'errors A → B',
   'DB connections peak A → B',
   '$ per M tx A → B',
+  'session features A → B',
 ] as const;
 
 function decisionPairCells(p: DecisionPair): string[] {
@@ -202,6 +203,7 @@ function decisionPairCells(p: DecisionPair): string[] {
     `${side(p.a, errorsText)} → ${side(p.b, errorsText)}`,
     `${side(p.a, connectionsText)} → ${side(p.b, connectionsText)}`,
     `${side(p.a, (r) => fmtUsd(r.usdPerMillionTransactions))} → ${side(p.b, (r) => fmtUsd(r.usdPerMillionTransactions))}`,
+    `${side(p.a, sessionFeaturesText)} → ${side(p.b, sessionFeaturesText)}`,
   ];
 }
 

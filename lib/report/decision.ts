@@ -16,17 +16,24 @@
  *  - the COMPARABLE cells are the shared cells in which every row has a tps. Throughput, latency,
  *    the latency added over direct and $ per million transactions are the mean over them of each
  *    cell's median (best and worst likewise, so the spread is the repetitions' spread); when no
- *    shared cell is comparable (direct refused in all of them), each row falls back to its own shared
- *    cells with a tps and the table says the rows are not comparable on these columns;
- *  - errors, connections, pinning and pooler CPU are over all shared cells.
+ *    shared cell is comparable (direct refused in all of them, or a row hung in all of them), the
+ *    rows that could run are compared over the cells where each of them has a tps (rows with the
+ *    fewest such cells left out until some cell is common to two or more), and every other row's
+ *    figures are over its own cells with a tps, marked not comparable (†);
+ *  - errors, connections, pinning and pooler CPU are over all shared cells;
+ *  - session features: each feature the scenario's script uses, with the target's outcome from the
+ *    session-state matrix of this run, else what its product entry predicts (./decision-session.ts).
  * Unknown is null, shown as "?" or in words, never 0.
  */
 import { busiestWindowMean, intervalsOfPoints } from '../core/stats';
 import { describeActivity } from '../suite/db-activity';
 import type { MetricSeries, StepRecord, TargetPrice, TargetRef } from '../suite/types';
 import { type Cell, lineLabeller, type Spread, uniqueInOrder } from './cells';
+import { comparisonOf, localMaxConnectionsOf, saturationOf } from './decision-comparison';
+import { rowSessionFeatures, scriptFeatureUses, type RowSessionFeatures } from './decision-session';
 import type { LoadedRun } from './load';
 import { POOLER_CPU_METRIC } from './pooler-matrix';
+import { sessionMatrix, type SessionMatrix } from './session-matrix';
 import { targetInstance, SELF_HOSTED_POOLERS, type TargetDescriptor } from '../suite/targets';
 
 /** The proxy metric pinning is read from (collector catalog PROXY_METRICS). */
@@ -57,6 +64,15 @@ export interface DecisionRow {
   readonly multiplexes?: boolean;
   /** The row measured nothing: every cell was not available on this target (why, in words). */
   readonly notMeasured: string | null;
+  /** Its tps / latency / $ figures are over the table's `comparable` cells (else its own: †). */
+  readonly compared: boolean;
+  /**
+   * Each session feature the row's script uses, with the target's outcome (measured in this run or
+   * expected from its product entry); null: the run did not record the script (no plan.json).
+   */
+  readonly sessionFeatures: RowSessionFeatures;
+  /** The most clients of a step of the row whose load generator saturated, and why; null: none did. */
+  readonly saturated: { readonly clients: number; readonly reason: string } | null;
   /** Mean over the comparable cells of each cell's median / best / worst tps; n = fewest repetitions. */
   readonly tps: Spread | null;
   readonly latencyP50Ms: number | null;
@@ -100,8 +116,17 @@ export interface DecisionTable {
   readonly comparable: readonly DecisionCellKey[];
   /** Cells left out because not every row ran them, in words. */
   readonly leftOut: readonly string[];
-  /** true: tps/latency/$ columns are over the comparable cells; false: each row's own (not comparable). */
+  /** true: every row's tps/latency/$ columns are over the comparable cells; false: some row's are its own (†). */
   readonly comparableFigures: boolean;
+  /**
+   * Local runs: the server's max_connections when some shared cell has more clients than it (what a
+   * direct connection to the local stand-in can serve); null otherwise.
+   */
+  readonly localMaxConnections: number | null;
+  /** Runners the plan split each step across (1 locally); null without plan.json. */
+  readonly runnerCount: number | null;
+  /** The run's load-generator host's cores (`cpus` of the environment); null unknown. */
+  readonly cpus: number | null;
   readonly rows: readonly DecisionRow[];
 }
 
@@ -131,6 +156,7 @@ function mean(values: readonly number[]): number | null {
 /** Every decision table of the run, in scenario order. */
 export function decisionTables(run: LoadedRun, cells: readonly Cell[]): DecisionTable[] {
   const prices = run.manifest.environment.targetPrices ?? null;
+  const matrix = sessionMatrix(run);
   const scenarios = uniqueInOrder(cells.map((c) => c.key.scenario));
   return scenarios.map((scenario) =>
     scenarioTable(
@@ -138,6 +164,7 @@ export function decisionTables(run: LoadedRun, cells: readonly Cell[]): Decision
       scenario,
       cells.filter((c) => c.key.scenario === scenario),
       prices,
+      matrix,
     ),
   );
 }
@@ -147,6 +174,7 @@ function scenarioTable(
   scenario: string,
   inScenario: readonly Cell[],
   prices: readonly TargetPrice[] | null,
+  matrix: SessionMatrix | null,
 ): DecisionTable {
   const scripts = new Set(inScenario.map((c) => c.key.script));
   const label = rowLabeller(inScenario);
@@ -158,10 +186,9 @@ function scenarioTable(
   const has = (l: string, k: string, pick: (c: Cell) => boolean): boolean =>
     cellsOf(l).some((c) => keyText(cellKeyOf(c)) === k && pick(c));
   const sharedKeys = keys.filter((k) => measuredLabels.every((l) => has(l, k, measured)));
-  const comparableKeys = sharedKeys.filter((k) =>
-    measuredLabels.every((l) => has(l, k, (c) => c.tps !== null)),
-  );
-  const comparableFigures = comparableKeys.length > 0;
+  const comparison = comparisonOf(measuredLabels, sharedKeys, (l, k) => has(l, k, (c) => c.tps !== null));
+  const comparableKeys = comparison.keys;
+  const comparableFigures = comparison.rows.length === measuredLabels.length && comparableKeys.length > 0;
   const parse = (k: string): DecisionCellKey => {
     const [clients, script] = JSON.parse(k) as [number, string];
     return { clients, script };
@@ -190,11 +217,13 @@ function scenarioTable(
     const first = own[0] as Cell;
     const d = descriptorOf(first);
     const price = priceOf(run, prices, first.key.target.name);
+    const sessionFeatures = rowSessionFeatures(run, matrix, d, scriptFeatureUses(run, own));
     if (!measuredLabels.includes(l)) {
       const why = first.steps.find((s) => s.note)?.note ?? 'not available on this target';
-      return emptyRow(l, first.key.target.name, !d.capabilities.pooled, why, price);
+      return emptyRow(l, first.key.target.name, !d.capabilities.pooled, why, price, sessionFeatures);
     }
-    const figureKeys = comparableFigures
+    const compared = comparison.rows.includes(l);
+    const figureKeys = compared
       ? comparableKeys
       : sharedKeys.filter((k) => cellAt(l, k)?.tps !== null && cellAt(l, k) !== undefined);
     const figureCells = figureKeys.map((k) => cellAt(l, k)).filter((c): c is Cell => c !== undefined);
@@ -204,7 +233,13 @@ function scenarioTable(
       mean(figureCells.map((c) => pick(c)?.median).filter((v): v is number => v !== undefined));
     const directLabel = directLabelFor(modeOf(first));
     const added = (pick: (c: Cell) => Spread | null): number | null => {
-      if (directLabel === undefined || l === directLabel || !comparableFigures) return null;
+      if (
+        directLabel === undefined ||
+        l === directLabel ||
+        !compared ||
+        !comparison.rows.includes(directLabel)
+      )
+        return null;
       const diffs = comparableKeys.flatMap((k) => {
         const mine = pick(cellAt(l, k) as Cell)?.median;
         const direct = pick(cellAt(directLabel, k) as Cell)?.median;
@@ -223,6 +258,9 @@ function scenarioTable(
       isDirect: !d.capabilities.pooled,
       multiplexes: d.capabilities.multiplexes,
       notMeasured: null,
+      compared,
+      sessionFeatures,
+      saturated: saturationOf(steps),
       tps,
       latencyP50Ms: latency((c) => c.latencyP50Ms),
       latencyP95Ms: latency((c) => c.latencyP95Ms),
@@ -238,21 +276,30 @@ function scenarioTable(
       usdPerMillionTransactions: usdPerMillion,
     };
   });
+  return {
+    scenario,
+    workload: workloadOf(inScenario),
+    shared: sharedKeys.map(parse),
+    comparable: comparableKeys.map(parse),
+    leftOut,
+    comparableFigures,
+    localMaxConnections: localMaxConnectionsOf(run, sharedKeys.map(parse)),
+    runnerCount: run.plan?.runnerCount ?? null,
+    cpus: run.manifest.environment.cpus,
+    rows,
+  };
+}
+
+/** What every row ran: script · protocols · connect modes. */
+function workloadOf(inScenario: readonly Cell[]): string {
+  const scripts = uniqueInOrder(inScenario.map((c) => c.key.script)).join(', ');
   const protocolList = uniqueInOrder(inScenario.map((c) => c.key.protocol)).join(', ');
   const connectList = uniqueInOrder(
     inScenario.map((c) =>
       c.key.connect === 'per-transaction' ? 'new connection per transaction (-C)' : 'persistent',
     ),
   ).join(', ');
-  return {
-    scenario,
-    workload: `${[...scripts].join(', ')} · ${protocolList} · ${connectList}`,
-    shared: sharedKeys.map(parse),
-    comparable: comparableKeys.map(parse),
-    leftOut,
-    comparableFigures,
-    rows,
-  };
+  return `${scripts} · ${protocolList} · ${connectList}`;
 }
 
 /**
@@ -308,12 +355,16 @@ function emptyRow(
   isDirect: boolean,
   why: string,
   price: { usdPerHour: number | null; note: string },
+  sessionFeatures: RowSessionFeatures,
 ): DecisionRow {
   return {
     label,
     target,
     isDirect,
     notMeasured: why,
+    compared: false,
+    sessionFeatures,
+    saturated: null,
     tps: null,
     latencyP50Ms: null,
     latencyP95Ms: null,

@@ -14,6 +14,7 @@ import { decisionAnswer, decisionCells, decisionNotes } from '../../lib/report/d
 import { buildModel } from '../../lib/report/shape';
 import { renderMarkdown } from '../../lib/report/render-md';
 import { stepFileName, type MetricsFile, type RunManifest, type StepRecord } from '../../lib/suite/types';
+import type { RunPlan } from '../../lib/suite/plan';
 import { manifestWith, stepRecordWith } from '../helpers/run-files';
 import { scratchDir } from '../helpers/scratch';
 
@@ -304,6 +305,7 @@ describe('decision table of a cloud run', () => {
       'not published by RDS Proxy',
       '$0.06',
       '$0.0185',
+      'script not recorded (no plan.json)',
     ]);
     expect(decisionNotes(table!)).toEqual([
       'Compared at 50 clients.',
@@ -450,7 +452,7 @@ describe('the errors column counts hung client-attempts (issue 40)', () => {
   });
 });
 
-describe('the answer line above each table (issue 40, item 4, without prices or the session matrix)', () => {
+describe('the answer line above each table (issue 40, item 4)', () => {
   test('clean targets named, cheapest unpriced locally, each other target with what stopped it', () => {
     const s = step({ target: 'bouncer-transaction', clients: 16, tps: null, start: 2, end: 16 });
     const hung: StepRecord = {
@@ -494,12 +496,25 @@ describe('the answer line above each table (issue 40, item 4, without prices or 
         end: 18,
       }),
     ]);
-    const run = loadRun(dir);
+    const loaded = loadRun(dir);
+    // the plan.json part the answer reads: the script each step ran (a session advisory lock)
+    const script = 'SELECT pg_advisory_lock(1);\nSELECT pg_advisory_unlock(1);\n';
+    const plan = {
+      runnerCount: 1,
+      steps: loaded.steps.map((x) => ({
+        stepId: x.stepId,
+        scenario: x.scenario,
+        script: { parts: [{ file: { name: 'locks.sql', sql: script } }] },
+      })),
+    } as unknown as RunPlan;
+    const run = { ...loaded, plan };
     const [table] = decisionTables(run, groupCells(run.steps));
     expect(decisionAnswer(table!)).toBe(
-      'Answer: Ran without errors or hangs: direct; cheapest per million transactions: unpriced. ' +
-        'bouncer-transaction: not suitable: session advisory locks leak through a transaction pool ' +
-        '(hung at 16 clients (3 clients waiting on Lock/advisory (pg_locks: 3 waiting, 4 held))). ' +
+      'Answer: Ran without errors, hangs or session breakage: direct; cheapest per million transactions: unpriced; ' +
+        'no two targets had a tps at the same client count: not compared. ' +
+        'bouncer-transaction: not suitable: session advisory lock (lines 1, 2) leaks through a transaction pool ' +
+        '(PgBouncer unknown; expected, not measured: --suite session measures it) — ' +
+        'hung (hung at 16 clients (3 clients waiting on Lock/advisory (pg_locks: 3 waiting, 4 held))). ' +
         'pool100: refused connections (refused at 16 clients (too-many-connections ×1)).',
     );
     // and summary.md puts it above the table
@@ -507,8 +522,30 @@ describe('the answer line above each table (issue 40, item 4, without prices or 
       buildModel(run, () => null),
       () => null,
     );
-    expect(md.indexOf('**Answer: Ran without errors or hangs: direct;')).toBeLessThan(
+    expect(md.indexOf('**Answer: Ran without errors, hangs or session breakage: direct;')).toBeLessThan(
       md.indexOf('| target |'),
     );
+  });
+
+  test('without the script (no plan.json) a hang is named as a hang, never explained by a guessed feature', () => {
+    const dir = writeRun({ mode: 'local' }, [
+      step({ target: 'direct', clients: 16, tps: 800, start: 0, end: 1 }),
+      {
+        ...step({
+          target: 'bouncer-transaction',
+          clients: 16,
+          tps: null,
+          processed: 100,
+          errors: [{ class: 'timeout', count: 16, sample: 'stopped by the harness' }],
+          start: 2,
+          end: 16,
+        }),
+        status: 'hung',
+      },
+    ]);
+    const run = loadRun(dir);
+    const [table] = decisionTables(run, groupCells(run.steps));
+    expect(decisionAnswer(table!)).toMatch(/ bouncer-transaction: hung \(hung at 16 clients/);
+    expect(decisionAnswer(table!)).not.toMatch(/not suitable/);
   });
 });
