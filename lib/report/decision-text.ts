@@ -271,13 +271,13 @@ export function decisionNotes(table: DecisionTable): string[] {
       : table.shared.length === 0
         ? 'No cell was measured by every target: nothing here compares them.'
         : compared.length > 0
-          ? `Compared at ${list(table.comparable)} among ${compared.join(', ')}: the cells each of them ran with a tps. † ${apart.join(', ')}: no tps in those cells (of ${list(table.shared)}); figures over its own cells with a tps, not comparable.`
+          ? `Compared at ${list(table.comparable)} among ${compared.join(', ')}: the cells each of them ran with a tps. † ${apart.join(', ')}: not compared (no tps in all of those cells); figures over its own shared cells with a tps.`
           : `† Not comparable: no cell every target ran has a tps for each of them (${list(table.shared)}); each row's figures are over its own cells with a tps.`,
   );
   const skipped = table.shared.filter(
     (k) => !table.comparable.some((c) => JSON.stringify(c) === JSON.stringify(k)),
   );
-  if (table.comparableFigures && skipped.length > 0)
+  if (table.comparable.length > 0 && skipped.length > 0)
     notes.push(`Errors only (some target had no tps there): ${list(skipped)}.`);
   if (table.leftOut.length > 0)
     notes.push(`Left out (not run on every target): ${table.leftOut.join('; ')}.`);

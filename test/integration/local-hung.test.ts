@@ -6,7 +6,9 @@
  * the lock leaks, the clients that need it wait forever, and pgbench waits for them. The run must
  * end in bounded time with the transaction pool's steps `hung`, the Lock/advisory wait and the
  * blocking session named in the console line, the step record and summary.md's decision table —
- * while direct and the session pool (lock and unlock on one server connection) are not.
+ * while direct and the session pool (lock and unlock on one server connection) are not; each row
+ * shows the advisory lock's outcome on its target, the answer line says the transaction pool is not
+ * suitable and why, and `validate` lists the session features the script uses.
  *
  * Kept short: -T 2 per step, two repetitions (a leak needs the unlock to land on another server
  * connection; with 12 clients on a pool of 4 it does within a step, and the assertion asks for at
@@ -25,6 +27,7 @@ const SCRIPT = 'SELECT pg_advisory_lock(1);\nSELECT pg_sleep(0.005);\nSELECT pg_
 const DURATION_SEC = 2;
 
 let run: ReturnType<typeof spawnCli>;
+let validate: { code: number | null; stdout: string };
 let summary: { runDir: string; status: string; steps: Array<{ stepId: string; status: string }> };
 let records: StepRecord[];
 let wallSec: number;
@@ -60,7 +63,8 @@ beforeAll(async () => {
       ],
     }),
   );
-  // WHEN the real CLI runs it locally
+  // WHEN the real CLI validates it (beside the run: it only reads the lab) and runs it locally
+  const checking = spawnCli(['validate', path.join(dir, 'lab.json')]);
   const started = Date.now();
   run = spawnCli([
     'local',
@@ -72,6 +76,7 @@ beforeAll(async () => {
     '--json',
     ...['--test-pgdata-template', pgdataTemplate()],
   ]);
+  validate = { code: await checking.exit, stdout: checking.stdout() };
   // exit 1: the transaction pool's hung steps broke their "succeeds" expectation
   expect(await exitedAs(run, 1)).toEqual({ code: 1 });
   wallSec = (Date.now() - started) / 1000;
@@ -135,14 +140,36 @@ test('the console line and summary.md name the hang and what held it', () => {
     expect(md.split('\n').find((l) => l.startsWith(other))).not.toMatch(/HUNG/);
 });
 
+test('validate lists the session features the script uses, with their session-state matrix rows', () => {
+  expect(validate.code).toBe(0);
+  expect(validate.stdout).toContain(
+    'scenario advisory: session features (→ session-state feature): session advisory lock (lines 1, 3) → advisory-lock',
+  );
+});
+
+test('each row shows the advisory lock’s outcome on its target, expected from its product entry (this run has no session-state steps)', () => {
+  const md = fs.readFileSync(path.join(summary.runDir, 'summary.md'), 'utf8');
+  const row = (label: string): string => md.split('\n').find((l) => l.startsWith(`| ${label} |`)) ?? '';
+  expect(row('bouncer-transaction')).toMatch(
+    /\| session advisory lock \(lines 1, 3\): leaks — PgBouncer \d[\d.]*, expected, not measured \(--suite session\) \|$/,
+  );
+  expect(row('bouncer-session')).toMatch(
+    /\| session advisory lock \(lines 1, 3\): works — PgBouncer \d[\d.]*, expected/,
+  );
+  expect(row('direct')).toMatch(
+    /\| session advisory lock \(lines 1, 3\): works — PostgreSQL \d[\d.]*, expected/,
+  );
+});
+
 test('the answer line above the table: direct and the session pool ran it; the transaction pool is not suitable, and why', () => {
   const md = fs.readFileSync(path.join(summary.runDir, 'summary.md'), 'utf8');
   const answer = md.split('\n').find((l) => l.startsWith('**Answer:')) ?? '';
   expect(md.indexOf(answer)).toBeLessThan(md.indexOf('| bouncer-transaction |'));
   expect(answer).toMatch(
-    /^\*\*Answer: Ran without errors or hangs: direct, bouncer-session; cheapest per million transactions: unpriced\. /,
+    /^\*\*Answer: Ran without errors, hangs or session breakage: direct, bouncer-session; cheapest per million transactions: unpriced; compared at 12 clients/,
   );
+  // the session feature says why, the hang what happened
   expect(answer).toMatch(
-    /bouncer-transaction: not suitable: session advisory locks leak through a transaction pool \(hung at 12 clients/,
+    /bouncer-transaction: not suitable: session advisory lock \(lines 1, 3\) leaks through a transaction pool \(PgBouncer \d[\d.]*; expected, not measured: --suite session measures it\) — hung \(hung at 12 clients \(\d+ clients? waiting on Lock\/advisory/,
   );
 });

@@ -329,7 +329,50 @@ describe('the answer at counts a local stand-in cannot serve directly: compared 
     expect(decisionCells(table, rowOf(table, 'bouncer-transaction')!)[1]).toBe('1,000.0');
     expect(decisionNotes(table)[0]).toBe(
       'Compared at 60 clients, 120 clients among bouncer-session, bouncer-transaction: the cells each of them ran with a tps. ' +
-        '† direct: no tps in those cells (of 60 clients, 120 clients); figures over its own cells with a tps, not comparable.',
+        '† direct: not compared (no tps in all of those cells); figures over its own shared cells with a tps.',
+    );
+  });
+
+  test('a pool with no tps anywhere (hung) and direct refused above max_connections: the others at the count they share', () => {
+    const runId = 'synthetic-standin-hung';
+    const refused = {
+      class: 'too-many-connections' as const,
+      count: 1,
+      sample: 'FATAL: sorry, too many clients already',
+    };
+    const timeout = { class: 'timeout' as const, count: 20, sample: 'stopped by the harness' };
+    const steps = [20, 60].flatMap((clients, j) => [
+      pgbenchStep(runId, {
+        name: 'direct',
+        clients,
+        tps: clients > 40 ? null : 900,
+        errors: clients > 40 ? [refused] : [],
+        startSec: j * 100,
+      }),
+      pgbenchStep(runId, { name: 'bouncer-session', clients, tps: 800, startSec: j * 100 + 20 }),
+      {
+        ...pgbenchStep(runId, {
+          name: 'bouncer-transaction',
+          clients,
+          tps: null,
+          errors: [timeout],
+          transactions: { processed: 50, expected: 0 },
+          startSec: j * 100 + 40,
+        }),
+        status: 'hung' as const,
+      },
+    ]);
+    const table = teamTable(load(steps));
+    expect(table.comparable).toEqual([{ clients: 20, script: 'select-1.sql' }]);
+    expect(table.rows.filter((r) => r.compared).map((r) => r.label)).toEqual(['direct', 'bouncer-session']);
+    expect(decisionNotes(table)).toEqual([
+      'Compared at 20 clients among direct, bouncer-session: the cells each of them ran with a tps. ' +
+        '† bouncer-transaction: not compared (no tps in all of those cells); figures over its own shared cells with a tps.',
+      'Errors only (some target had no tps there): 60 clients.',
+    ]);
+    expect(decisionCells(table, rowOf(table, 'bouncer-transaction')!)[1]).toBe('? †');
+    expect(decisionAnswer(table)).toMatch(
+      /^Answer: 60 clients exceed what the local stand-in serves directly \(max_connections 40\)\. Ran without errors, hangs or session breakage: bouncer-session; cheapest per million transactions: unpriced; compared at 20 clients, the counts every target that could run it ran with a tps \(direct, bouncer-session; not bouncer-transaction\)\. /,
     );
   });
 
