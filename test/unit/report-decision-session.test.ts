@@ -49,6 +49,7 @@ const DESCRIPTORS: Record<string, TargetDescriptor> = {
     { kind: 'pgbouncer-session', name: 'bouncer-session' },
     { version: '1.25.2', maxPreparedStatements: 200 },
   ),
+  pool100: describeTarget({ kind: 'rds-proxy', name: 'pool100' }, { version: null }),
   old: describeTarget(
     { kind: 'pgbouncer-transaction', name: 'old' },
     { version: '1.18.0', maxPreparedStatements: null },
@@ -265,6 +266,21 @@ describe('session features measured by session-state steps of the same run win o
       'bouncer-transaction: not suitable: session advisory lock (lines 2, 3) leaks through a transaction pool (PgBouncer 1.25.2; expected',
     );
   });
+});
+
+test('a target that pins (RDS Proxy): the advisory lock works because the proxy pins the session, and the cell says so', () => {
+  const run = load([
+    pgbenchStep('synthetic-features-pins', { name: 'pool100', clients: 12, tps: 700, startSec: 0 }),
+  ]);
+  const table = teamTable(run);
+  expect(rowOf(table, 'pool100')?.sessionFeatures?.map((f) => [f.feature, f.outcomes, f.pins])).toEqual([
+    ['search-path', ['works'], true],
+    ['advisory-lock', ['works'], true],
+  ]);
+  expect(sessionCell(table, 'pool100')).toContain(
+    'session advisory lock (lines 2, 3): works · pins — RDS Proxy (managed, no version), expected, not measured (--suite session)',
+  );
+  expect(decisionAnswer(table)).toMatch(/^Answer: Ran without errors, hangs or session breakage: pool100;/);
 });
 
 describe('what a target would need, from its product entry: prepared statements by release and setting', () => {
