@@ -153,16 +153,22 @@ function mean(values: readonly number[]): number | null {
   return values.length === 0 ? null : values.reduce((a, b) => a + b, 0) / values.length;
 }
 
-/** Every decision table of the run, in scenario order. */
+/**
+ * Every decision table of the run, in scenario order. A probe step (a disruption, the session-state
+ * matrix: its result or its planned spec says so) measures no tps: its scenario has its own section,
+ * not a table of unknowns with an answer about errors.
+ */
 export function decisionTables(run: LoadedRun, cells: readonly Cell[]): DecisionTable[] {
   const prices = run.manifest.environment.targetPrices ?? null;
   const matrix = sessionMatrix(run);
-  const scenarios = uniqueInOrder(cells.map((c) => c.key.scenario));
+  const probeSteps = new Set((run.plan?.steps ?? []).filter((s) => s.probe != null).map((s) => s.stepId));
+  const pgbench = cells.filter((c) => !c.steps.some((s) => s.probe != null || probeSteps.has(s.stepId)));
+  const scenarios = uniqueInOrder(pgbench.map((c) => c.key.scenario));
   return scenarios.map((scenario) =>
     scenarioTable(
       run,
       scenario,
-      cells.filter((c) => c.key.scenario === scenario),
+      pgbench.filter((c) => c.key.scenario === scenario),
       prices,
       matrix,
     ),

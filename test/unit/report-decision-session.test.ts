@@ -241,6 +241,10 @@ describe('session features measured by session-state steps of the same run win o
   ]);
   const table = teamTable(run);
 
+  test('the session-state steps have no decision table of their own: they measure no tps', () => {
+    expect(decisionTables(run, groupCells(run.steps)).map((t) => t.scenario)).toEqual(['team']);
+  });
+
   test('measured outcome and the step it came from; the unmeasured feature stays expected', () => {
     const session = rowOf(table, 'bouncer-session')?.sessionFeatures;
     expect(session?.map((f) => [f.feature, f.source, f.outcomes])).toEqual([
