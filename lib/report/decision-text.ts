@@ -257,6 +257,13 @@ export function decisionCells(table: DecisionTable, r: DecisionRow): string[] {
   ];
 }
 
+/** What the decision section says when it has no table: nothing measured yet, or only probe steps. */
+export function noDecisionText(measuredSteps: number): string {
+  return measuredSteps === 0
+    ? 'No step was measured yet.'
+    : 'No pgbench step: this run measured only probes (disruptions, the session-state matrix), in their own sections below.';
+}
+
 /** The lines under a table: where the rows were compared, what was left out, what † means. */
 export function decisionNotes(table: DecisionTable): string[] {
   const varying = { script: new Set(table.shared.map((k) => k.script)).size > 1 };

@@ -22,6 +22,7 @@ import {
   decisionAnswer,
   decisionCells,
   decisionNotes,
+  noDecisionText,
 } from './decision-text';
 import { disruptionScenarios, disruptionSectionsHtml } from './disruptions';
 import { html, joinHtml, SafeHtml, trustedSvg } from './html';
@@ -183,7 +184,7 @@ function decisionSection(model: ReportModel): SafeHtml {
     )}</tbody></table>${decisionNotes(t).map((n) => html`<p class="sub">${n}</p>`)}`,
   );
   return html`<section id="decision"><h2>Decision table</h2><p class="sub">${DECISION_LEGEND}</p>${
-    tables.length > 0 ? tables : html`<p>No step was measured yet.</p>`
+    tables.length > 0 ? tables : html`<p>${noDecisionText(model.run.steps.length)}</p>`
   }</section>`;
 }
 

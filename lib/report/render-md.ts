@@ -20,6 +20,7 @@ import {
   decisionAnswer,
   decisionCells,
   decisionNotes,
+  noDecisionText,
 } from './decision-text';
 import type { DecisionTable } from './decision';
 import { ownScenarios, sessionSections, sessionSectionsMd } from './render-session';
@@ -77,7 +78,7 @@ export function renderMarkdown(model: ReportModel, lookup: ScenarioLookup): stri
   out.push('');
   out.push(mdText(DECISION_LEGEND));
   out.push('');
-  if (model.decisions.length === 0) out.push('No step was measured yet.', '');
+  if (model.decisions.length === 0) out.push(noDecisionText(model.run.steps.length), '');
   out.push(...decisionMarkdown(model.decisions));
   const byState = (['reproduced', 'held-so-far', 'contradicted'] as const)
     .map((state) => ({ state, rows: model.findings.filter((f) => f.state === state) }))

@@ -245,6 +245,19 @@ describe('session features measured by session-state steps of the same run win o
     expect(decisionTables(run, groupCells(run.steps)).map((t) => t.scenario)).toEqual(['team']);
   });
 
+  test('a run of session-state steps only: no table, and the decision section says why, not "nothing measured"', () => {
+    const only = load([
+      sessionStep('synthetic-session-only', 'bouncer-transaction', [['search-path', true]]),
+    ]);
+    const model = buildModel(only, () => null);
+    expect(model.decisions).toEqual([]);
+    const md = renderMarkdown(model, () => null);
+    expect(md).toContain(
+      'No pgbench step: this run measured only probes (disruptions, the session-state matrix)',
+    );
+    expect(md).not.toContain('No step was measured yet.');
+  });
+
   test('measured outcome and the step it came from; the unmeasured feature stays expected', () => {
     const session = rowOf(table, 'bouncer-session')?.sessionFeatures;
     expect(session?.map((f) => [f.feature, f.source, f.outcomes])).toEqual([
