@@ -20,7 +20,13 @@ import {
   type SessionOutcome,
 } from '../suite/session-state';
 import { scriptSessionFeatures } from '../suite/script-features';
-import { productVersionLabel, targetProduct, versionAtLeast, type TargetDescriptor } from '../suite/targets';
+import {
+  productVersionLabel,
+  sessionHandling,
+  targetProduct,
+  versionAtLeast,
+  type TargetDescriptor,
+} from '../suite/targets';
 import { productEntry } from '../products';
 import type { Cell } from './cells';
 import type { LoadedRun } from './load';
@@ -29,7 +35,7 @@ import type { SessionMatrix } from './session-matrix';
 /** Outcomes that break a script using the feature: its state went away, crossed clients, or failed. */
 export const BREAKING_OUTCOMES: readonly SessionOutcome[] = ['lost', 'leaks', 'errors'];
 
-/** Where the command that measures the matrix is documented (the row's hint). */
+/** The option that measures the matrix (`proxylab local --suite session`, `proxylab run --suite session`). */
 export const SESSION_SUITE_HINT = '--suite session';
 
 /** One feature a row's script uses, and what the row's target does with it. */
@@ -109,7 +115,8 @@ function measuredCell(matrix: SessionMatrix | null, feature: SessionFeature, tar
 function throughWords(d: TargetDescriptor): string {
   const c = d.capabilities;
   if (!c.pooled) return 'a direct connection';
-  if (c.multiplexes) return c.session?.pinsSessions === true ? 'a pinning proxy' : 'a transaction pool';
+  // a plan stored before capabilities.session: sessionHandling reads it from the kind and version
+  if (c.multiplexes) return sessionHandling(d).pinsSessions ? 'a pinning proxy' : 'a transaction pool';
   return 'a session pool';
 }
 
