@@ -10,7 +10,7 @@ import type { LabConfig } from '../../lib/config/types';
 import { labWarnings } from '../../lib/config/warnings';
 import { estimateCost } from '../../lib/cost/estimate';
 import { unpricedProblems } from '../../lib/cost/price-check';
-import { PRICE_TABLES } from '../../lib/cost/price-table';
+import { PRICE_TABLES_COMMITTED } from '../../lib/cost/price-table';
 import { targetPrices } from '../../lib/cost/target-prices';
 import { UsageError } from '../../lib/core/errors';
 import { runTargetPrices } from '../../scripts/commands/run';
@@ -35,7 +35,7 @@ const TEAM = {
 describe('a region without prices is refused the same way everywhere', () => {
   test('validate names the region and the priced ones; cost refuses it in the same words', () => {
     // GIVEN the issue's lab in eu-west-1 (no price table for it)
-    expect(PRICE_TABLES['eu-west-1']).toBeUndefined();
+    expect(PRICE_TABLES_COMMITTED['eu-west-1']).toBeUndefined();
     const raw = { name: 'team', region: 'eu-west-1', ...TEAM };
     // WHEN validate's price check and cost's estimate read it
     const problems = unpricedProblems(raw);
@@ -161,7 +161,7 @@ describe('targetPrices: what each target adds per hour', () => {
 
   test('a run in a region without prices records every target as not priced, saying why, and goes on', () => {
     // GIVEN a lab deployed with `deploy --force` into eu-west-1
-    const prices = runTargetPrices(lab(TEAM), 'eu-west-1');
+    const prices = runTargetPrices(lab(TEAM), 'eu-west-1', null);
     // THEN each target, null (unknown), never another region's price
     expect(prices.map((p) => [p.target, p.usdPerHour])).toEqual([
       ['direct', null],
@@ -171,7 +171,9 @@ describe('targetPrices: what each target adds per hour', () => {
       ['bouncer-session', null],
     ]);
     expect(prices[1]?.basis).toMatch(/^not priced: region eu-west-1 cannot be priced, .*; got "eu-west-1"$/);
-    expect(runTargetPrices(lab(TEAM), 'us-east-1')[1]?.usdPerHour).toBe(0.06);
+    expect(
+      runTargetPrices(lab(TEAM), 'us-east-1', PRICE_TABLES_COMMITTED['us-east-1'] ?? null)[1]?.usdPerHour,
+    ).toBe(0.06);
   });
 
   test('a pooler on the runners adds nothing, and says why', () => {
