@@ -18,7 +18,9 @@
  *    cell's median (best and worst likewise, so the spread is the repetitions' spread); when no
  *    shared cell is comparable (direct refused in all of them), each row falls back to its own shared
  *    cells with a tps and the table says the rows are not comparable on these columns;
- *  - errors, connections, pinning and pooler CPU are over all shared cells.
+ *  - errors, connections, pinning and pooler CPU are over all shared cells;
+ *  - the production column (./decision-prices.ts): the option's monthly bill in production, a
+ *    pooler's host type picked from its measured CPU when the lab gives none.
  * Unknown is null, shown as "?" or in words, never 0.
  */
 import { busiestWindowMean, intervalsOfPoints } from '../core/stats';
@@ -26,6 +28,7 @@ import { describeActivity } from '../suite/db-activity';
 import type { MetricSeries, StepRecord, TargetPrice, TargetRef } from '../suite/types';
 import { type Cell, lineLabeller, type Spread, uniqueInOrder } from './cells';
 import type { LoadedRun } from './load';
+import { perMillion, priceOf, rowProduction, type RowProduction } from './decision-prices';
 import { POOLER_CPU_METRIC } from './pooler-matrix';
 import { targetInstance, SELF_HOSTED_POOLERS, type TargetDescriptor } from '../suite/targets';
 
@@ -90,6 +93,8 @@ export interface DecisionRow {
   readonly priceNote: string;
   /** usdPerHour ÷ (tps × 3600) × 10⁶; null when either is unknown. */
   readonly usdPerMillionTransactions: number | null;
+  /** What choosing the target costs in production, its host type chosen (./decision-prices.ts); null: not priced. */
+  readonly production?: RowProduction | null;
 }
 
 export interface DecisionTable {
@@ -189,10 +194,15 @@ function scenarioTable(
     const own = cellsOf(l);
     const first = own[0] as Cell;
     const d = descriptorOf(first);
-    const price = priceOf(run, prices, first.key.target.name);
+    const price = priceOf(run.manifest.mode, prices, first.key.target.name);
     if (!measuredLabels.includes(l)) {
       const why = first.steps.find((s) => s.note)?.note ?? 'not available on this target';
-      return emptyRow(l, first.key.target.name, !d.capabilities.pooled, why, price);
+      const production = rowProduction(price.production, null, null);
+      const hourly = production?.hourlyIsProduction ? production.usdPerHour : price.usdPerHour;
+      return {
+        ...emptyRow(l, first.key.target.name, !d.capabilities.pooled, why, { ...price, usdPerHour: hourly }),
+        production,
+      };
     }
     const figureKeys = comparableFigures
       ? comparableKeys
@@ -213,10 +223,10 @@ function scenarioTable(
       return mean(diffs);
     };
     const steps = sharedCells.flatMap((c) => c.steps);
-    const usdPerMillion =
-      price.usdPerHour !== null && tps !== null && tps.median > 0
-        ? (price.usdPerHour / (tps.median * 3600)) * 1e6
-        : null;
+    const cpu = poolerCpuOf(run, d, first.key.target, steps);
+    const production = rowProduction(price.production, cpu.poolerCpuPercent, tps?.median ?? null);
+    // A local run's $/h is the production option's (nothing of this machine is billed).
+    const usdPerHour = production?.hourlyIsProduction ? production.usdPerHour : price.usdPerHour;
     return {
       label: l,
       target: first.key.target.name,
@@ -232,10 +242,11 @@ function scenarioTable(
       ...errorsOf(sharedCells, varying),
       ...connectionsOf(steps),
       pinning: pinningOf(run, d, first.key.target.name, steps),
-      ...poolerCpuOf(run, d, first.key.target, steps),
-      usdPerHour: price.usdPerHour,
+      ...cpu,
+      usdPerHour,
       priceNote: price.note,
-      usdPerMillionTransactions: usdPerMillion,
+      usdPerMillionTransactions: perMillion(usdPerHour, tps?.median ?? null),
+      production,
     };
   });
   const protocolList = uniqueInOrder(inScenario.map((c) => c.key.protocol)).join(', ');
@@ -536,17 +547,4 @@ function poolerCpuOf(
     })
     .filter((v): v is number => v !== null);
   return { poolerCpuPercent: values.length > 0 ? Math.max(...values) : null, poolerCpuNote: null };
-}
-
-/** The target's price, or why there is none. */
-function priceOf(
-  run: LoadedRun,
-  prices: readonly TargetPrice[] | null,
-  target: string,
-): { usdPerHour: number | null; note: string } {
-  if (run.manifest.mode === 'local') return { usdPerHour: null, note: 'not priced (local run)' };
-  if (prices === null) return { usdPerHour: null, note: 'not priced (the run records no prices)' };
-  const p = prices.find((x) => x.target === target);
-  if (!p) return { usdPerHour: null, note: 'not priced (no price for this target)' };
-  return { usdPerHour: p.usdPerHour, note: p.basis };
 }

@@ -182,10 +182,42 @@ describe('targetPrices: what each target adds per hour', () => {
         poolers: [{ name: 'near', kind: 'pgbouncer', placement: 'on-runners', poolModes: ['session'] }],
       }),
     );
-    expect(prices.find((p) => p.target === 'near-session')).toEqual({
+    const near = prices.find((p) => p.target === 'near-session');
+    expect(near).toMatchObject({
       target: 'near-session',
       usdPerHour: 0,
       basis: expect.stringMatching(/runs on the runners/) as unknown,
+    });
+    // In production it is an HA pair whose host type the lab does not give: the report picks it from
+    // the runners' family (c7g), fewest vCPUs first.
+    expect(near?.production?.hostChoices?.map((c) => [c.type, c.vcpus])).toEqual([
+      ['c7g.medium', 1],
+      ['c7g.large', 2],
+      ['c7g.xlarge', 4],
+      ['c7g.2xlarge', 8],
+      ['c7g.4xlarge', 16],
+      ['c7g.8xlarge', 32],
+      ['c7g.12xlarge', 48],
+      ['c7g.16xlarge', 64],
+    ]);
+    expect(near?.production?.hostChoices?.[1]?.usdPerMonth).toBe(123.16); // the c7g.large pair, as `cost` prints it
+  });
+
+  test('each target carries its production option: direct nothing, the proxy its vCPUs, a dedicated pooler its pair', () => {
+    const prices = targetPrices(lab(TEAM));
+    const production = (name: string) => prices.find((p) => p.target === name)?.production;
+    expect(production('direct')).toMatchObject({
+      usdPerMonth: 0,
+      hostChoices: null,
+      hourlyIsProduction: false,
+    });
+    expect(production('direct')?.basis).toMatch(/^nothing added: the database \(\$\d+\.\d\d\/month\)/);
+    expect(production('half')?.basis).toMatch(/^RDS Proxy half 4 vCPU \(2 × db\.r6g\.large, minimum 2\)/);
+    expect(production('bouncer-transaction')).toMatchObject({
+      pricedAs: expect.stringMatching(/^us-east-1 on-demand prices as of \d{4}-\d{2}-\d{2}$/) as unknown,
+      usdPerMonth: 123.16,
+      hostChoices: null, // the lab gives the pooler host's type
+      targetUtilisation: 0.7,
     });
   });
 });
