@@ -182,8 +182,8 @@ export const runRequestSchema = z.object({
           target: z.string().min(1),
           usdPerHour: z.number().finite().min(0).nullable(),
           basis: z.string(),
-          /** Absent in requests from older CLIs: no production column. */
-          production: targetProduction.nullable().default(null),
+          /** Absent in requests from older CLIs (and so in their runs): no production column. */
+          production: targetProduction.nullable().optional(),
         }),
       )
       .nullable()
