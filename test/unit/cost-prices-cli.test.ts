@@ -14,6 +14,7 @@ import { unpricedRegionMessage } from '../../lib/cost/price-check';
 import { isoDate } from '../../lib/cost/pricelist/table';
 import { register as registerCost } from '../../scripts/commands/cost';
 import { register as registerDeploy } from '../../scripts/commands/deploy';
+import { register as registerLocal } from '../../scripts/commands/local';
 import { register as registerPlan } from '../../scripts/commands/plan';
 import { register as registerValidate } from '../../scripts/commands/validate';
 import { mockAws } from '../helpers/aws-calls/recorder';
@@ -30,6 +31,7 @@ function program(): Command {
   registerPlan(p);
   registerCost(p);
   registerDeploy(p);
+  registerLocal(p);
   return p;
 }
 
@@ -132,7 +134,7 @@ describe('the default lab in eu-west-1, against a Price List stub', () => {
 });
 
 describe('the default lab in eu-west-1, without credentials and without a cache', () => {
-  test('validate, plan, cost and deploy --dry-run each say the same one-line reason', async () => {
+  test('validate, plan, cost, deploy --dry-run and local --price-region each say the same one-line reason', async () => {
     const lab = euLab();
     const reason =
       /no prices for region eu-west-1: the AWS Price List was not asked: no AWS credentials configured \(no AWS_ACCESS_KEY_ID, AWS_PROFILE or ~\/\.aws files\); no cached prices under [^;]+; the committed table covers only us-east-1 \(give AWS credentials allowed pricing:GetProducts, as `proxylab iam-policy` prints, and run again to read and cache them\)/;
@@ -154,7 +156,36 @@ describe('the default lab in eu-west-1, without credentials and without a cache'
     const deploy = await run(['deploy', '--lab', lab, '--region', 'eu-west-1', '--dry-run']);
     expect((deploy as Error).message).toContain(`region eu-west-1 ${message}`);
     expect((deploy as Error).message).toMatch(/^not deployed: /);
+    // local --price-region: refused before anything starts, with the same reason
+    const local = await run([
+      'local',
+      '--out',
+      scratchDir('runs-'),
+      '--no-install',
+      '--price-region',
+      'eu-west-1',
+    ]);
+    expect((local as Error).message).toMatch(reason);
+    expect((local as Error).message).toMatch(/^--price-region eu-west-1: no prices for region eu-west-1: /);
+    expect(out.join('')).not.toMatch(/Starting PostgreSQL/);
   });
+
+  test.each(['cn-north-1', 'us-gov-west-1', 'mars-1'])(
+    "local --price-region %s: not a commercial region, in pricesFor's words",
+    async (region) => {
+      const local = await run([
+        'local',
+        '--out',
+        scratchDir('runs-'),
+        '--no-install',
+        '--price-region',
+        region,
+      ]);
+      expect((local as Error).message).toBe(
+        `--price-region ${region}: region "${region}" is not a commercial AWS region (e.g. eu-west-1); GovCloud, ISO and China regions are not priced`,
+      );
+    },
+  );
 });
 
 describe('cost --lab labs/own-workload.json', () => {
