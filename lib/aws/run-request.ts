@@ -11,7 +11,7 @@ import { z } from 'zod';
 import { UsageError } from '../core/errors';
 import { poolerEndpointSchema } from '../poolers/endpoint';
 import { RUN_PATHS, runKeyPrefix } from '../results/run-paths';
-import { parseRunFile } from '../results/schemas';
+import { parseRunFile, targetProduction } from '../results/schemas';
 import { MANAGED_PROXY_KINDS, PROXY_TARGET_KINDS } from '../suite/targets';
 import { DATABASE_ENGINES } from '../suite/engines';
 import type { SslMode } from '../exec/libpq';
@@ -182,6 +182,8 @@ export const runRequestSchema = z.object({
           target: z.string().min(1),
           usdPerHour: z.number().finite().min(0).nullable(),
           basis: z.string(),
+          /** Absent in requests from older CLIs (and so in their runs): no production column. */
+          production: targetProduction.nullable().optional(),
         }),
       )
       .nullable()

@@ -1,7 +1,7 @@
 /**
- * `estimateCost(lab)`: what a lab costs per hour while it exists, with a line per billable part,
- * from the dated price table only (no AWS call, no guess: an instance type the table does not
- * have is an error naming it).
+ * `estimateCost(lab, { table })`: what a lab costs per hour while it exists, with a line per billable
+ * part, from the dated price table the command resolved (`EstimateOptions.table`) only (no AWS
+ * call, no guess: an instance type the table does not have is an error naming it).
  *
  * Compute prices are on-demand list prices. Usage-priced parts (storage, I/O) are lines with the
  * assumption written next to them. A serverless cluster has a range (min–max ACU); every line and
@@ -13,7 +13,7 @@
  */
 import type { LabConfig } from '../config/types';
 import { DEFAULT_PRICE_REGION, SOURCES } from './price-table';
-import type { SourceId } from './price-table';
+import type { PriceTable, SourceId } from './price-table';
 import { labDeploymentShape } from './shape';
 import type { DeploymentShape } from './shape';
 import { HOURS_PER_DAY, HOURS_PER_MONTH, totalsOf, type CostLine, type CostTotals } from './cost-line';
@@ -79,6 +79,12 @@ export interface EstimateOptions {
   readonly usage?: Partial<UsageAssumptions>;
   /** What the stack deploys besides the lab's own counts. @default labDeploymentShape(lab) */
   readonly shape?: DeploymentShape;
+  /**
+   * The region's prices as the command resolved them (`preparePrices`: the Price List, its cache or
+   * the committed table). A table of another region is not used. @default the committed table of
+   * the region, else a UsageError saying why the region has no prices
+   */
+  readonly table?: PriceTable | null;
 }
 
 /**
@@ -95,7 +101,7 @@ export function estimateCost(lab: LabConfig, opts: EstimateOptions = {}): CostEs
       : 'default';
   const inputs: CostInputs = {
     lab,
-    table: priceTableFor(region),
+    table: priceTableFor(region, opts.table),
     usage: { ...DEFAULT_USAGE, ...opts.usage },
     shape: opts.shape ?? labDeploymentShape(lab),
   };

@@ -13,7 +13,7 @@ import { getSuite } from '../suite/catalog';
 import { resolveClients } from '../suite/expand';
 import { resolveSuite } from '../config/scenarios';
 import type { CostEstimate } from './estimate';
-import { DEFAULT_PRICE_REGION, PRICE_TABLES } from './price-table';
+import { DEFAULT_PRICE_REGION, PRICE_TABLES_COMMITTED } from './price-table';
 
 export interface BudgetCheck {
   /** False when deploy must stop. */
@@ -135,8 +135,11 @@ function classMaxConnections(
   instanceClass: string,
   region: string,
 ): number | null {
+  // A class's memory is the class's, not the region's: the committed table knows every class the kit
+  // prices (the Price List is asked for the same ones).
   const spec =
-    PRICE_TABLES[region]?.[list][instanceClass] ?? PRICE_TABLES[DEFAULT_PRICE_REGION]?.[list][instanceClass];
+    PRICE_TABLES_COMMITTED[region]?.[list][instanceClass] ??
+    PRICE_TABLES_COMMITTED[DEFAULT_PRICE_REGION]?.[list][instanceClass];
   return spec ? maxConnectionsForMemory(spec.memoryGiB) : null;
 }
 
@@ -260,7 +263,10 @@ export function runnerCapacityWarningsFor(
   lab: LabConfig,
   demands: readonly SuiteClientDemand[],
 ): RunnerCapacityWarning[] {
-  const table = PRICE_TABLES[lab.region ?? DEFAULT_PRICE_REGION] ?? PRICE_TABLES[DEFAULT_PRICE_REGION];
+  // vCPUs are the type's, not the region's: the committed table knows every type the kit prices.
+  const table =
+    PRICE_TABLES_COMMITTED[lab.region ?? DEFAULT_PRICE_REGION] ??
+    PRICE_TABLES_COMMITTED[DEFAULT_PRICE_REGION];
   const runnerSpec = table?.ec2Instances[lab.runners.instanceType] ?? null;
   const maxConn = labMaxConnections(lab);
   const largestPercent = lab.proxies.reduce((m, p) => Math.max(m, p.maxConnectionsPercent), 0);

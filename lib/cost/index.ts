@@ -28,7 +28,7 @@ export {
   CLIENTS_PER_RUNNER_VCPU,
 } from './guards';
 export type { BudgetCheck, RunnerCapacityWarning, SuiteClientDemand } from './guards';
-export { PRICE_TABLES, SOURCES, DEFAULT_PRICE_REGION } from './price-table';
+export { PRICE_TABLES_COMMITTED, SOURCES, DEFAULT_PRICE_REGION } from './price-table';
 export type { PriceTable, PriceSource, InstancePrice, SourceId } from './price-table';
 export { LAB_DEPLOYMENT_SHAPE } from './shape';
 export type { DeploymentShape } from './shape';

@@ -1,12 +1,16 @@
 /** The region's price table and its instance prices, or a UsageError naming what the table does not have. */
 import { UsageError } from '../core/errors';
-import { PRICE_TABLES } from './price-table';
+import { PRICE_TABLES_COMMITTED } from './price-table';
 import type { InstancePrice, PriceTable, RdsInstancePrice } from './price-table';
 import { unpricedRegionMessage } from './price-check';
 
-/** The price table for `region`, or a UsageError naming the regions the repository has prices for. */
-export function priceTableFor(region: string): PriceTable {
-  const table = PRICE_TABLES[region];
+/**
+ * The price table for `region`: `given` when it is that region's (the table a command resolved,
+ * `preparePrices`), else the committed one; or a UsageError saying why the region has no prices.
+ */
+export function priceTableFor(region: string, given?: PriceTable | null): PriceTable {
+  if (given && given.region === region) return given;
+  const table = PRICE_TABLES_COMMITTED[region];
   if (!table) {
     throw new UsageError(`region ${region} ${unpricedRegionMessage(region)}`, { code: 'unpriced-region' });
   }

@@ -11,6 +11,7 @@ import { formatCostTable } from './format';
 import { checkBudget, runnerCapacityWarnings } from './guards';
 import type { BudgetCheck, RunnerCapacityWarning } from './guards';
 import { labSuiteWarnings } from './run-plan';
+import type { PriceTable } from './price-table';
 
 export interface DeployPreflightOptions {
   /** Price region (`--region`); @default the lab's region, else us-east-1. */
@@ -23,6 +24,8 @@ export interface DeployPreflightOptions {
   readonly force?: boolean;
   /** Suites the deploy is for; @default lab.suites */
   readonly suites?: readonly string[];
+  /** The region's prices as the command resolved them (`preparePrices`); @default the committed table */
+  readonly table?: PriceTable | null;
 }
 
 export interface DeployPreflight {
@@ -40,10 +43,12 @@ export interface DeployPreflight {
  * unknown suite, bad --max-hourly); otherwise returns the decision for the caller to act on.
  */
 export function deployPreflight(lab: LabConfig, opts: DeployPreflightOptions = {}): DeployPreflight {
-  const estimate = estimateCost(
-    lab,
-    opts.region ? { region: opts.region, ...(opts.regionFrom ? { regionFrom: opts.regionFrom } : {}) } : {},
-  );
+  const estimate = estimateCost(lab, {
+    ...(opts.region
+      ? { region: opts.region, ...(opts.regionFrom ? { regionFrom: opts.regionFrom } : {}) }
+      : {}),
+    table: opts.table ?? null,
+  });
   return {
     estimate,
     table: formatCostTable(estimate),
@@ -62,10 +67,11 @@ export function deployPreflight(lab: LabConfig, opts: DeployPreflightOptions = {
 export function deployWarningLines(
   lab: LabConfig,
   preflight: readonly { readonly id: string; readonly message: string }[] = [],
+  table: PriceTable | null = null,
 ): string[] {
   const lines = [
     ...preflight.map((w) => `warning [${w.id}]: ${w.message}`),
-    ...labSuiteWarnings(lab, lab.suites).map((w) => `warning [${w.id}]: ${w.message}`),
+    ...labSuiteWarnings(lab, lab.suites, { table }).map((w) => `warning [${w.id}]: ${w.message}`),
     ...labWarnings(lab).map((w) => `warning [${w.id}]: ${w.path}: ${w.message}`),
   ];
   return [...new Set(lines)];

@@ -18,24 +18,27 @@ import type { LabProblem } from '../config/types';
 import { asRecord, formatValue, suggestKey } from '../config/validate';
 import type { PoolerDriver } from '../poolers/driver';
 import { POOLER_DRIVERS } from '../poolers/registry';
-import { DEFAULT_PRICE_REGION, PRICE_TABLES, PRICE_TABLES_COMMITTED, type PriceTable } from './price-table';
+import { DEFAULT_PRICE_REGION, PRICE_TABLES_COMMITTED, type PriceTable } from './price-table';
 
 /**
  * Problems for instance types the price table lacks, read from a parsed (not necessarily valid)
- * lab file. Values the schema already rejects are left to the schema's own message.
+ * lab file. Values the schema already rejects are left to the schema's own message. `resolved`: the
+ * prices the command resolved for the lab's region (`preparePrices`); without it (or for another
+ * region), the committed table of the region.
  */
-export function unpricedProblems(raw: unknown): LabProblem[] {
+export function unpricedProblems(raw: unknown, resolved?: PriceTable | null): LabProblem[] {
   const lab = asRecord(raw);
   if (!lab) return [];
+  const tableOf = (region: string): PriceTable | undefined =>
+    resolved && resolved.region === region ? resolved : PRICE_TABLES_COMMITTED[region];
   // A region without prices (the command resolved none: `preparePrices`): `cost` cannot price the
   // lab and `deploy` refuses to deploy into it, so the lab is refused here, naming the region and
   // why (its instance types cannot be checked against prices that do not exist).
-  if (typeof lab.region === 'string' && REGION_PATTERN.test(lab.region) && !PRICE_TABLES[lab.region]) {
+  if (typeof lab.region === 'string' && REGION_PATTERN.test(lab.region) && !tableOf(lab.region)) {
     return [unpricedRegionProblem(lab.region)];
   }
-  const region =
-    typeof lab.region === 'string' && PRICE_TABLES[lab.region] ? lab.region : DEFAULT_PRICE_REGION;
-  const table = PRICE_TABLES[region];
+  const region = typeof lab.region === 'string' && tableOf(lab.region) ? lab.region : DEFAULT_PRICE_REGION;
+  const table = tableOf(region);
   // Only reachable if lib/cost/price-table.ts drops its default region: a programming error.
   if (!table) throw new Error(`lib/cost/price-table.ts has no prices for ${region}`);
   const out: LabProblem[] = [];

@@ -421,29 +421,14 @@ const US_EAST_1: PriceTable = {
   nlbPerHour: { usd: 0.0225, source: 'nlb-public-2026' },
 };
 
-/** The tables committed to the repository: the offline fallback (us-east-1 only). */
+/**
+ * The tables committed to the repository: the offline fallback (us-east-1 only). A region's prices
+ * read at run time are never kept here: a command resolves them (`preparePrices`,
+ * lib/cost/pricelist/command.ts) and passes the table down (`EstimateOptions.table`, `unpricedProblems`'
+ * table, `PreviewOptions.table`): no process-wide table to forget or to leak between tests.
+ */
 export const PRICE_TABLES_COMMITTED: Readonly<Record<string, PriceTable>> = {
   'us-east-1': US_EAST_1,
 };
-
-const inUse: Record<string, PriceTable> = { ...PRICE_TABLES_COMMITTED };
-
-/**
- * The table of every region this process has prices for: the committed ones, and those a command
- * resolved (`resolvePrices` in lib/cost/pricelist/prices-for.ts calls `usePriceTable`), which
- * `estimateCost`, the guards and `validate`'s checks read by region.
- */
-export const PRICE_TABLES: Readonly<Record<string, PriceTable>> = inUse;
-
-/** Makes `table` the prices of its region for this process. */
-export function usePriceTable(table: PriceTable): void {
-  inUse[table.region] = table;
-}
-
-/** Back to the committed tables only (tests). */
-export function forgetPriceTables(): void {
-  for (const region of Object.keys(inUse)) delete inUse[region];
-  Object.assign(inUse, PRICE_TABLES_COMMITTED);
-}
 
 export const DEFAULT_PRICE_REGION = 'us-east-1';

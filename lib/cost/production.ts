@@ -17,6 +17,7 @@ import { dbInstanceCount } from '../config/database';
 import type { LabConfig } from '../config/types';
 import { poolerDriver } from '../poolers/registry';
 import { HOURS_PER_MONTH } from './estimate';
+import type { HostChoice, TargetProduction } from '../suite/types';
 import type { PriceTable } from './price-table';
 import { LAB_DEPLOYMENT_SHAPE } from './shape';
 
@@ -30,6 +31,10 @@ export interface ProductionLine {
 export interface ProductionOption {
   /** The lab target(s) the option stands for, e.g. `RDS Proxy half`, `PgBouncer bouncer (HA pair)`. */
   readonly option: string;
+  /** The lab proxy's or pooler's name (its targets' instance). */
+  readonly instance: string;
+  /** A self-hosted pooler whose host type the lab does not give (on the runners): priced on the runners' type. */
+  readonly hostTypeFromLab: boolean;
   readonly lines: readonly ProductionLine[];
   /** Added to the database per month; null when a line is unknown. */
   readonly usdPerMonth: number | null;
@@ -99,7 +104,13 @@ function proxyOption(lab: LabConfig, t: PriceTable, name: string): ProductionOpt
           : `${vcpus} vCPU (${n} × ${cls}, minimum ${t.rdsProxyMinVcpus}) × $${t.rdsProxyPerVcpuHour.usd}/vCPU-h`,
     };
   }
-  return { option: `RDS Proxy ${name}`, lines: [line], usdPerMonth: total([line]) };
+  return {
+    option: `RDS Proxy ${name}`,
+    instance: name,
+    hostTypeFromLab: true,
+    lines: [line],
+    usdPerMonth: total([line]),
+  };
 }
 
 /** A pooler's HA pair of `type` hosts in two zones with their root volumes, behind an NLB. */
@@ -146,12 +157,24 @@ function poolerOption(
       usdPerMonth: 0,
       note: `no host or load balancer of its own; shares each application host's CPU; ${appHosts} pools, each holding its own server connections`,
     };
-    return { option: `${product} ${pooler.name} (per app host)`, lines: [line], usdPerMonth: 0 };
+    return {
+      option: `${product} ${pooler.name} (per app host)`,
+      instance: pooler.name,
+      hostTypeFromLab: true,
+      lines: [line],
+      usdPerMonth: 0,
+    };
   }
-  const type =
-    pooler.placement === 'dedicated' && pooler.instanceType ? pooler.instanceType : lab.runners.instanceType;
+  const fromLab = pooler.placement === 'dedicated' && pooler.instanceType !== null;
+  const type = fromLab && pooler.instanceType ? pooler.instanceType : lab.runners.instanceType;
   const lines = haPairLines(t, type);
-  return { option: `${product} ${pooler.name} (HA pair)`, lines, usdPerMonth: total(lines) };
+  return {
+    option: `${product} ${pooler.name} (HA pair)`,
+    instance: pooler.name,
+    hostTypeFromLab: fromLab,
+    lines,
+    usdPerMonth: total(lines),
+  };
 }
 
 /** The production bill of each of the lab's options, at `table`'s prices. */
@@ -168,6 +191,70 @@ export function productionBill(
       ...lab.proxies.map((p) => proxyOption(lab, table, p.name)),
       ...lab.poolers.map((p) => poolerOption(lab, table, p, opts.appHosts)),
     ],
+  };
+}
+
+/**
+ * The share of a production pooler host's vCPUs the pooler may use when the report picks the host
+ * type from the CPU the run measured: 70 %. The rest is headroom for bursts above a step's mean,
+ * the kernel's network work, and the pair's failover: each host of an HA pair is sized to carry
+ * the whole measured load alone, as the survivor must.
+ */
+export const POOLER_HOST_TARGET_UTILISATION = 0.7;
+
+/**
+ * The HA pair priced on every type of `type`'s family the table has, fewest vCPUs first (the same
+ * family rule as `validate`'s "smallest <family> with enough" memory hint, lib/cost/price-check.ts):
+ * the report takes the smallest whose vCPUs cover the measured pooler CPU.
+ */
+export function hostChoices(t: PriceTable, type: string): HostChoice[] {
+  const family = type.split('.')[0] ?? '';
+  return Object.entries(t.ec2Instances)
+    .filter(([name]) => name.startsWith(`${family}.`))
+    .sort(([, a], [, b]) => a.vcpus - b.vcpus || a.usdPerHour - b.usdPerHour)
+    .map(([name, spec]): HostChoice => {
+      const lines = haPairLines(t, name);
+      const usdPerMonth = total(lines);
+      return {
+        type: name,
+        vcpus: spec.vcpus,
+        usdPerMonth,
+        usdPerHour: perHour(usdPerMonth),
+        basis: linesText(lines),
+      };
+    });
+}
+
+const perHour = (usdPerMonth: number | null): number | null =>
+  usdPerMonth === null ? null : Math.round((usdPerMonth / HOURS_PER_MONTH) * 1e6) / 1e6;
+
+/** `2 × c7g.large in two zones $0.0725/h each; …`: what an option's lines price, in words. */
+export function linesText(lines: readonly ProductionLine[]): string {
+  return lines.map((l) => `${l.part} ${l.note}`).join('; ');
+}
+
+/**
+ * An option of the bill as a run records it for its target (lib/suite/types.ts TargetProduction):
+ * `hostChoices` when the host type is the report's to pick (`chooseHost`), else null.
+ */
+export function targetProduction(
+  option: Pick<ProductionOption, 'lines' | 'usdPerMonth'>,
+  extra: {
+    readonly pricedAs: string;
+    readonly hostChoices: readonly HostChoice[] | null;
+    readonly poolerProcesses: number;
+    readonly hourlyIsProduction: boolean;
+  },
+): TargetProduction {
+  return {
+    pricedAs: extra.pricedAs,
+    usdPerMonth: option.usdPerMonth,
+    usdPerHour: perHour(option.usdPerMonth),
+    basis: linesText(option.lines),
+    hourlyIsProduction: extra.hourlyIsProduction,
+    hostChoices: extra.hostChoices,
+    targetUtilisation: POOLER_HOST_TARGET_UTILISATION,
+    poolerProcesses: extra.poolerProcesses,
   };
 }
 

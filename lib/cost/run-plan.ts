@@ -25,6 +25,7 @@ import { fallbackDescriptor } from '../suite/targets';
 import { PLAN_FILE_MAX_BYTES, planFileBytes } from '../results/plan-file';
 import type { TargetKind } from '../suite/types';
 import { estimateCost, type CostEstimate } from './estimate';
+import type { PriceTable } from './price-table';
 import { maxConnectionsAssumption, runnerCapacityWarningsFor, type MaxConnectionsAssumption } from './guards';
 import { formatSettingsPreview, labSettingsPreview, type LabSettingsPreview } from './plan-settings';
 
@@ -127,8 +128,10 @@ export interface RunPlanPreview {
 }
 
 export interface PreviewOptions {
-  /** A cost estimate already made (deploy's region); @default estimateCost(lab) */
+  /** A cost estimate already made (deploy's region); @default estimateCost(lab, { table }) */
   readonly estimate?: CostEstimate;
+  /** The lab region's prices as the command resolved them (`preparePrices`); @default the committed table */
+  readonly table?: PriceTable | null;
   /**
    * The size plan.json may have: every reader of a run (`report`, resume, the cloud runner) refuses
    * a larger one. @default PLAN_FILE_MAX_BYTES (64 MiB, READ_LIMITS.runFile)
@@ -213,7 +216,7 @@ function expandOnLab(lab: LabConfig, suiteName: string, maxConnections: MaxConne
 function costOf(lab: LabConfig, opts: PreviewOptions): CostEstimate | string {
   if (opts.estimate) return opts.estimate;
   try {
-    return estimateCost(lab);
+    return estimateCost(lab, { table: opts.table ?? null });
   } catch (err) {
     if (err instanceof UsageError) return err.message;
     throw err;
@@ -520,9 +523,9 @@ export function coverageWarnings(
 export function labSuiteWarnings(
   lab: LabConfig,
   suites: readonly string[],
-  opts: Pick<PreviewOptions, 'planFileMaxBytes'> = {},
+  opts: Pick<PreviewOptions, 'planFileMaxBytes' | 'table'> = {},
 ): PlanWarning[] {
-  const estimate = costOf(lab, {});
+  const estimate = costOf(lab, opts);
   const out: PlanWarning[] = [];
   const covered: Array<{ suite: string; scenarios: readonly PlanScenario[] }> = [];
   for (const name of suites) {

@@ -11,16 +11,75 @@
  *   stack gives the host one, its public IPv4 address. A pooler's pool modes share that host: each of
  *   its targets carries the whole host (choosing either mode means paying for the host) and says so.
  *   A pooler on the runners adds nothing (it shares the runners' CPU with pgbench).
+ *
+ * Each target also carries its production option (`production`, lib/cost/production.ts): what
+ * choosing it costs per month in production, for the table's production column.
  */
 import type { LabConfig } from '../config/types';
 import { labTargets } from '../config/targets';
-import type { TargetPrice } from '../suite/types';
-import { estimateCost, HOURS_PER_MONTH, type EstimateOptions } from './estimate';
+import type { TargetPrice, TargetProduction } from '../suite/types';
+import { estimateCost, HOURS_PER_MONTH, type CostEstimate, type EstimateOptions } from './estimate';
+import { priceTableFor } from './instance-prices';
+import type { PriceTable } from './price-table';
+import { hostChoices, productionBill, targetProduction } from './production';
 import { LAB_DEPLOYMENT_SHAPE } from './shape';
 
 /** Every target of the lab with the USD per hour it adds, in the order runs list them. */
 export function targetPrices(lab: LabConfig, opts: EstimateOptions = {}): TargetPrice[] {
   const estimate = estimateCost(lab, opts);
+  const production = productionOf(lab, priceTableFor(estimate.region, opts.table));
+  return labHourlyPrices(lab, estimate, opts).map((p) => ({ ...p, production: production(p.target) }));
+}
+
+/**
+ * Each target's production option (lib/cost/production.ts) at `table`'s prices: direct adds nothing,
+ * an RDS Proxy its vCPUs on the writer and readers, a pooler its HA pair — on the lab's host type,
+ * or, for a pooler without one (on the runners), on the type the report picks from the measured CPU.
+ */
+function productionOf(lab: LabConfig, table: PriceTable): (target: string) => TargetProduction | null {
+  const bill = productionBill(lab, table);
+  const pricedAs = `${table.region} on-demand prices as of ${table.asOf}`;
+  const byTarget = new Map<string, TargetProduction>();
+  for (const t of labTargets(lab)) {
+    if (t.role === 'writer') {
+      const db = bill.databaseUsdPerMonth === null ? 'unknown' : `$${bill.databaseUsdPerMonth.toFixed(2)}`;
+      byTarget.set(
+        t.ref.name,
+        targetProduction(
+          {
+            lines: [
+              {
+                part: 'nothing',
+                usdPerMonth: 0,
+                note: `added: the database (${db}/month) is every option's`,
+              },
+            ],
+            usdPerMonth: 0,
+          },
+          { pricedAs, hostChoices: null, poolerProcesses: 1, hourlyIsProduction: false },
+        ),
+      );
+      continue;
+    }
+    const instance = t.role === 'proxy' ? t.proxy.name : t.pooler.name;
+    const option = bill.options.find((o) => o.instance === instance);
+    if (!option) continue;
+    const pooler = lab.poolers.find((p) => p.name === instance);
+    byTarget.set(
+      t.ref.name,
+      targetProduction(option, {
+        pricedAs,
+        hostChoices: option.hostTypeFromLab ? null : hostChoices(table, lab.runners.instanceType),
+        poolerProcesses: pooler?.processes ?? 1,
+        hourlyIsProduction: false,
+      }),
+    );
+  }
+  return (target) => byTarget.get(target) ?? null;
+}
+
+/** What each target adds to the lab's hourly bill. */
+function labHourlyPrices(lab: LabConfig, estimate: CostEstimate, opts: EstimateOptions): TargetPrice[] {
   const shape = opts.shape ?? LAB_DEPLOYMENT_SHAPE;
   const line = (part: string) => estimate.lines.find((l) => l.part === part);
   const round = (x: number) => Math.round(x * 1e6) / 1e6;

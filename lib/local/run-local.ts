@@ -31,7 +31,7 @@ import {
   type TargetDescriptor,
 } from '../suite/targets';
 import { DEFAULT_LOCAL_POOLERS, formatPoolerSpecs, parsePoolerSpecs, type LocalPoolerSpec } from './pooler';
-import type { RunManifest, StepRecord, TargetRef } from '../suite/types';
+import type { RunManifest, StepRecord, TargetPrice, TargetRef } from '../suite/types';
 import { runExitCode, verdictTotals } from '../suite/verdict';
 import { metricsPath, RUN_PATHS } from '../results/run-paths';
 import { checkPlanIdentity } from '../results/run-consistency';
@@ -102,6 +102,11 @@ export interface LocalRunOptions {
   readonly install: boolean;
   /** Test-only: a data directory to copy instead of running initdb (lib/local/postgres.ts `dataTemplate`). */
   readonly dataTemplate: string | null;
+  /**
+   * `--price-region`: the targets priced at a cloud region's prices (lib/cost/local-prices.ts, set by
+   * the command), recorded in the run's environment; null: not priced.
+   */
+  readonly targetPrices: readonly TargetPrice[] | null;
 }
 
 function toInt(v: number | string | undefined): number | null {
@@ -216,6 +221,7 @@ export function validateLocalInput(
     keep: input.keep ?? false,
     install: input.install ?? true,
     dataTemplate,
+    targetPrices: null,
   };
 }
 

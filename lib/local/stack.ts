@@ -22,7 +22,7 @@ import {
   targetProduct,
   type TargetDescriptor,
 } from '../suite/targets';
-import type { RunEnvironment, TargetRef } from '../suite/types';
+import type { RunEnvironment, TargetPrice, TargetRef } from '../suite/types';
 import { findBinaries, type LocalBinaries } from './binaries';
 import { availablePoolers, LOCAL_ADAPTERS } from './adapters';
 import { LocalPgbenchExecutor } from '../exec/pgbench-executor';
@@ -82,6 +82,8 @@ export interface LocalStackOptions {
   readonly log?: (line: string) => void;
   /** First stop stacks left by dead proxylab processes (one log line each). @default true */
   readonly reapOrphans?: boolean;
+  /** `--price-region`: the targets at a cloud region's prices, for the run's environment. @default null */
+  readonly targetPrices?: readonly TargetPrice[] | null;
 }
 
 export interface LocalStack {
@@ -198,7 +200,7 @@ export async function startLocalStack(opts: LocalStackOptions = {}): Promise<Loc
     postgres,
     poolers,
     skipped,
-    { maxConnections, poolPercent, reserved },
+    { maxConnections, poolPercent, reserved, targetPrices: opts.targetPrices ?? null },
     owner,
   );
 }
@@ -241,7 +243,12 @@ function makeStack(
   pg: PostgresCluster,
   poolers: readonly LocalPooler[],
   skippedPoolers: ReadonlyArray<{ spec: LocalPoolerSpec; why: string }>,
-  cfg: { maxConnections: number; poolPercent: number; reserved: number },
+  cfg: {
+    maxConnections: number;
+    poolPercent: number;
+    reserved: number;
+    targetPrices: readonly TargetPrice[] | null;
+  },
   owner: StackOwner,
 ): LocalStack {
   const targets = localTargets(pg, poolers);
@@ -283,7 +290,7 @@ function makeStack(
       return [pg.pid, ...poolers.flatMap((p) => p.processes.map((x) => x.pid))];
     },
     infrastructure,
-    environment: localEnvironment(bins, pg, poolers),
+    environment: localEnvironment(bins, pg, poolers, cfg.targetPrices),
     descriptors: targets.map((t) => t.descriptor).filter((d): d is TargetDescriptor => d !== undefined),
     settings: localSettings(pg, poolers, cfg),
     target: (name) => {
@@ -540,6 +547,7 @@ function localEnvironment(
   bins: LocalBinaries,
   pg: PostgresCluster,
   poolers: readonly LocalPooler[],
+  targetPrices: readonly TargetPrice[] | null,
 ): RunEnvironment {
   const first = poolers[0];
   return {
@@ -551,9 +559,10 @@ function localEnvironment(
     poolerVersion: first?.version ?? null,
     cpus: os.cpus().length || null,
     maxPreparedStatements: first?.initialMaxPreparedStatements ?? null,
-    // One machine: no zones, and nothing is billed (the report says "not priced (local run)").
+    // One machine: no zones. Nothing is billed: the targets are priced only at a cloud region's
+    // prices with --price-region (lib/cost/local-prices.ts), else the report says "not priced".
     zones: null,
-    targetPrices: null,
+    targetPrices,
   };
 }
 

@@ -4,6 +4,7 @@
  */
 import { totalPoolSize, processPoolSize } from '../poolers/pool-size';
 import { poolerDriver } from '../poolers/registry';
+import type { TargetPrice } from '../suite/types';
 import type { LocalPoolerSpec } from './pooler';
 import type { RunStopper } from './run-stopper';
 import { startLocalStack, type LocalStack } from './stack';
@@ -17,6 +18,8 @@ export interface StackRunOptions {
   readonly superuserReservedConnections: number;
   readonly install: boolean;
   readonly dataTemplate: string | null;
+  /** `--price-region`'s prices for the run's environment; null: not priced. */
+  readonly targetPrices: readonly TargetPrice[] | null;
 }
 
 /** Phase 4: the throwaway PostgreSQL + PgBouncer; an interrupt while they start is the run's end. */
@@ -51,6 +54,7 @@ export async function startStack(
       superuserReservedConnections: opts.superuserReservedConnections,
       install: opts.install,
       dataTemplate: opts.dataTemplate,
+      targetPrices: opts.targetPrices,
       log,
     });
   } catch (e) {

@@ -5,6 +5,7 @@
 import type { DecisionRow, DecisionTable, Pinning } from './decision';
 import { cellWords } from './decision';
 import { breaks, outcomeWords, SESSION_SUITE_HINT, type RowSessionFeature } from './decision-session';
+import { uniqueInOrder } from './cells';
 import { fmtNumber, fmtPercent, fmtSpread, fmtUsd } from './format';
 
 export const DECISION_HEADER = [
@@ -18,6 +19,7 @@ export const DECISION_HEADER = [
   'pooler CPU',
   '$/h',
   '$ per M tx',
+  'production $/month ($ per M tx)',
   'session features (outcome, on)',
 ] as const;
 
@@ -28,7 +30,10 @@ export const DECISION_LEGEND =
   'all attempts (transactions + those) over every cell all targets ran, naming the cells that hung (stopped by the harness, with what the ' +
   'database showed) or were refused. DB connections: client backends seen on the database during the steps (before: held when a step ' +
   "began — another pool's leftovers show here). Pinning: RDS Proxy session pinning, counted only over CloudWatch periods that lie wholly " +
-  'inside a step. $/h: what the target adds to the bill; $ per M tx = $/h ÷ (tps × 3600) × 10⁶. Session features: each session feature ' +
+  'inside a step. $/h: what the target adds to the bill; $ per M tx = $/h ÷ (tps × 3600) × 10⁶. Production: what choosing the target ' +
+  'costs per 30-day month in production on top of the database (RDS Proxy on the writer and readers; a self-hosted pooler as an HA pair ' +
+  "behind an NLB, its host type the lab's or the smallest whose vCPUs cover the measured pooler CPU), and per M tx at the measured tps. " +
+  'Session features: each session feature ' +
   "the scenario's script uses (and -M prepared), with the target's outcome from the session-state matrix — works / lost / leaks / " +
   'errors, · pins where the target pins — and the product and version it is for: "measured" in this run\'s session-state steps, else ' +
   '"expected, not measured" from what the product entry predicts for that kind, version and settings (`proxylab local --suite session` ' +
@@ -82,6 +87,14 @@ function cpuText(r: DecisionRow): string {
 
 function priceText(r: DecisionRow): string {
   return r.usdPerHour === null ? r.priceNote : fmtUsd(r.usdPerHour);
+}
+
+/** `$123.16 ($0.0475)`: the production bill per month and per million transactions; – when not priced. */
+function productionText(r: DecisionRow): string {
+  const p = r.production;
+  if (p === null || p === undefined) return '–';
+  if (p.usdPerMonth === null) return '?';
+  return `${fmtUsd(p.usdPerMonth)} (${p.usdPerMillionTransactions === null ? '?' : fmtUsd(p.usdPerMillionTransactions)})`;
 }
 
 /** `leaks`, `is lost`, `fails`, `is lost or leaks`: what a feature does through the target. */
@@ -235,6 +248,7 @@ export function decisionCells(table: DecisionTable, r: DecisionRow): string[] {
       '',
       priceText(r),
       '',
+      productionText(r),
       sessionFeaturesText(r),
     ];
   const hasDirect = table.rows.some((x) => x.notMeasured === null && x.isDirect);
@@ -253,6 +267,7 @@ export function decisionCells(table: DecisionTable, r: DecisionRow): string[] {
         ? '–'
         : '?'
       : fmtUsd(r.usdPerMillionTransactions),
+    productionText(r),
     sessionFeaturesText(r),
   ];
 }
@@ -289,5 +304,20 @@ export function decisionNotes(table: DecisionTable): string[] {
   if (table.leftOut.length > 0)
     notes.push(`Left out (not run on every target): ${table.leftOut.join('; ')}.`);
   if (table.rows.length === 1) notes.push('One target only: nothing to compare it with in this scenario.');
+  notes.push(...productionNotes(table));
   return notes;
+}
+
+/** Where the production figures come from: the prices and their date, then each row's option in words. */
+function productionNotes(table: DecisionTable): string[] {
+  const priced = table.rows.filter((r) => r.production !== null && r.production !== undefined);
+  return uniqueInOrder(priced.map((r) => r.production?.pricedAs ?? '')).map((pricedAs) => {
+    const rows = priced.filter((r) => r.production?.pricedAs === pricedAs);
+    const hourly = rows.some((r) => r.production?.hourlyIsProduction)
+      ? ' $/h and $ per M tx are the production option per hour.'
+      : '';
+    return `Production at ${pricedAs}, per 30-day month on top of the database:${hourly} ${rows
+      .map((r) => `${r.label} — ${r.production?.basis ?? ''}`)
+      .join('; ')}.`;
+  });
 }

@@ -23,6 +23,8 @@
  *  - errors, connections, pinning and pooler CPU are over all shared cells;
  *  - session features: each feature the scenario's script uses, with the target's outcome from the
  *    session-state matrix of this run, else what its product entry predicts (./decision-session.ts).
+ *  - the production column (./decision-prices.ts): the option's monthly bill in production, a
+ *    pooler's host type picked from its measured CPU when the lab gives none.
  * Unknown is null, shown as "?" or in words, never 0.
  */
 import { busiestWindowMean, intervalsOfPoints } from '../core/stats';
@@ -32,6 +34,7 @@ import { type Cell, lineLabeller, type Spread, uniqueInOrder } from './cells';
 import { comparisonOf, localMaxConnectionsOf, saturationOf } from './decision-comparison';
 import { rowSessionFeatures, scriptFeatureUses, type RowSessionFeatures } from './decision-session';
 import type { LoadedRun } from './load';
+import { perMillion, priceOf, rowProduction, type RowProduction } from './decision-prices';
 import { POOLER_CPU_METRIC } from './pooler-matrix';
 import { sessionMatrix, type SessionMatrix } from './session-matrix';
 import { targetInstance, SELF_HOSTED_POOLERS, type TargetDescriptor } from '../suite/targets';
@@ -106,6 +109,8 @@ export interface DecisionRow {
   readonly priceNote: string;
   /** usdPerHour ÷ (tps × 3600) × 10⁶; null when either is unknown. */
   readonly usdPerMillionTransactions: number | null;
+  /** What choosing the target costs in production, its host type chosen (./decision-prices.ts); null: not priced. */
+  readonly production?: RowProduction | null;
 }
 
 export interface DecisionTable {
@@ -222,12 +227,9 @@ function scenarioTable(
     const own = cellsOf(l);
     const first = own[0] as Cell;
     const d = descriptorOf(first);
-    const price = priceOf(run, prices, first.key.target.name);
+    const price = priceOf(run.manifest.mode, prices, first.key.target.name);
     const sessionFeatures = rowSessionFeatures(run, matrix, d, scriptFeatureUses(run, own));
-    if (!measuredLabels.includes(l)) {
-      const why = first.steps.find((s) => s.note)?.note ?? 'not available on this target';
-      return emptyRow(l, first.key.target.name, !d.capabilities.pooled, why, price, sessionFeatures);
-    }
+    if (!measuredLabels.includes(l)) return unmeasuredRow(l, first, d, price, sessionFeatures);
     const compared = comparison.rows.includes(l);
     const figureKeys = compared
       ? comparableKeys
@@ -254,10 +256,10 @@ function scenarioTable(
       return mean(diffs);
     };
     const steps = sharedCells.flatMap((c) => c.steps);
-    const usdPerMillion =
-      price.usdPerHour !== null && tps !== null && tps.median > 0
-        ? (price.usdPerHour / (tps.median * 3600)) * 1e6
-        : null;
+    const cpu = poolerCpuOf(run, d, first.key.target, steps);
+    const production = rowProduction(price.production, cpu.poolerCpuPercent, tps?.median ?? null);
+    // A local run's $/h is the production option's (nothing of this machine is billed).
+    const usdPerHour = production?.hourlyIsProduction ? production.usdPerHour : price.usdPerHour;
     return {
       label: l,
       target: first.key.target.name,
@@ -276,10 +278,11 @@ function scenarioTable(
       ...errorsOf(sharedCells, varying),
       ...connectionsOf(steps),
       pinning: pinningOf(run, d, first.key.target.name, steps),
-      ...poolerCpuOf(run, d, first.key.target, steps),
-      usdPerHour: price.usdPerHour,
+      ...cpu,
+      usdPerHour,
       priceNote: price.note,
-      usdPerMillionTransactions: usdPerMillion,
+      usdPerMillionTransactions: perMillion(usdPerHour, tps?.median ?? null),
+      production,
     };
   });
   return {
@@ -353,6 +356,28 @@ function spreadOfP99(c: Cell): Spread | null {
       ? (values[mid] as number)
       : ((values[mid - 1] as number) + (values[mid] as number)) / 2;
   return { best: values[0] as number, median, worst: values[values.length - 1] as number, n: values.length };
+}
+
+/** A row whose target measured no cell of the scenario: why, its price and production option, its session features. */
+function unmeasuredRow(
+  l: string,
+  first: Cell,
+  d: TargetDescriptor,
+  price: ReturnType<typeof priceOf>,
+  sessionFeatures: RowSessionFeatures,
+): DecisionRow {
+  const why = first.steps.find((s) => s.note)?.note ?? 'not available on this target';
+  const production = rowProduction(price.production, null, null);
+  const hourly = production?.hourlyIsProduction ? production.usdPerHour : price.usdPerHour;
+  const row = emptyRow(
+    l,
+    first.key.target.name,
+    !d.capabilities.pooled,
+    why,
+    { ...price, usdPerHour: hourly },
+    sessionFeatures,
+  );
+  return { ...row, production };
 }
 
 function emptyRow(
@@ -593,17 +618,4 @@ function poolerCpuOf(
     })
     .filter((v): v is number => v !== null);
   return { poolerCpuPercent: values.length > 0 ? Math.max(...values) : null, poolerCpuNote: null };
-}
-
-/** The target's price, or why there is none. */
-function priceOf(
-  run: LoadedRun,
-  prices: readonly TargetPrice[] | null,
-  target: string,
-): { usdPerHour: number | null; note: string } {
-  if (run.manifest.mode === 'local') return { usdPerHour: null, note: 'not priced (local run)' };
-  if (prices === null) return { usdPerHour: null, note: 'not priced (the run records no prices)' };
-  const p = prices.find((x) => x.target === target);
-  if (!p) return { usdPerHour: null, note: 'not priced (no price for this target)' };
-  return { usdPerHour: p.usdPerHour, note: p.basis };
 }

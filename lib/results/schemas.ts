@@ -111,6 +111,33 @@ const stepParams = z.object({
   repetition: positiveCount,
   preparedStatements: preparedMode.nullable().optional(),
 });
+/** USD per month: an hour's ceiling times a 30-day month. */
+const usdPerMonth = z
+  .number()
+  .min(0, { message: 'expected US dollars per month ≥ 0' })
+  .max(1_000_000_000, { message: 'expected less than $1,000,000,000 per month' });
+/** A target's production option (lib/suite/types.ts TargetProduction); the run request carries it too. */
+export const targetProduction = z.object({
+  pricedAs: z.string(),
+  usdPerMonth: usdPerMonth.nullable(),
+  usdPerHour: usdPerHour.nullable(),
+  basis: z.string(),
+  hourlyIsProduction: z.boolean(),
+  hostChoices: z
+    .array(
+      z.object({
+        type: z.string(),
+        vcpus: z.number().int().min(1).max(100_000),
+        usdPerMonth: usdPerMonth.nullable(),
+        usdPerHour: usdPerHour.nullable(),
+        basis: z.string(),
+      }),
+    )
+    .max(1000)
+    .nullable(),
+  targetUtilisation: z.number().gt(0).max(1),
+  poolerProcesses: z.number().int().min(1).max(1000),
+});
 const environment = z.object({
   // Optional: runs recorded before issue 13 have none (read as unknown).
   database: z
@@ -131,7 +158,14 @@ const environment = z.object({
     .nullable()
     .optional(),
   targetPrices: z
-    .array(z.object({ target: z.string(), usdPerHour: usdPerHour.nullable(), basis: z.string() }))
+    .array(
+      z.object({
+        target: z.string(),
+        usdPerHour: usdPerHour.nullable(),
+        basis: z.string(),
+        production: targetProduction.nullable().optional(),
+      }),
+    )
     .nullable()
     .optional(),
 });

@@ -272,8 +272,9 @@ export interface RunEnvironment {
   readonly zones?: readonly ComponentZone[] | null;
   /**
    * What each target adds to the hourly bill (an RDS Proxy's vCPU-hours, a pooler host's
-   * instance), priced by the operator from the lab (lib/cost) and carried in the run request.
-   * Absent for local runs and runs recorded before it existed: the report says "not priced".
+   * instance), priced by the operator from the lab (lib/cost) and carried in the run request; for a
+   * local run with `--price-region`, its targets at that region's prices (lib/cost/local-prices.ts).
+   * Absent for other local runs and runs recorded before it existed: the report says "not priced".
    */
   readonly targetPrices?: readonly TargetPrice[] | null;
 }
@@ -289,6 +290,42 @@ export interface TargetPrice {
   /** USD per hour the target adds; 0 for direct; null when it could not be priced. */
   readonly usdPerHour: number | null;
   /** What the price is for, in words (`RDS Proxy: 2 vCPU of db.r6g.large × $0.015`). */
+  readonly basis: string;
+  /**
+   * What choosing this target costs in production (issue 41, lib/cost/production.ts), on top of the
+   * database every option shares. Absent in runs recorded before it.
+   */
+  readonly production?: TargetProduction | null;
+}
+
+/** A target's production option, priced when the run started (the host type may be left to the report). */
+export interface TargetProduction {
+  /** `eu-west-1 on-demand prices as of 2026-11-28`, or `local throughput, cloud prices (eu-west-1 as of 2026-11-28)`. */
+  readonly pricedAs: string;
+  /** USD per 30-day month and per hour (the fallback type's when `hostChoices` is set); null: unknown. */
+  readonly usdPerMonth: number | null;
+  readonly usdPerHour: number | null;
+  /** What is priced, in words (`2 × c7g.large in two zones …`). */
+  readonly basis: string;
+  /** The table's `$/h` is this option's per hour (a local run: nothing of the machine is billed). */
+  readonly hourlyIsProduction: boolean;
+  /**
+   * A self-hosted pooler whose host type the lab does not give: the option priced on each type of
+   * one family, fewest vCPUs first; the report takes the smallest whose vCPUs cover the measured
+   * pooler CPU at `targetUtilisation`. null: the type is fixed (the lab's) or not a host.
+   */
+  readonly hostChoices: readonly HostChoice[] | null;
+  /** The share of a host's vCPUs the pooler may use (0.7 = 70 %). */
+  readonly targetUtilisation: number;
+  /** Processes whose busiest one the pooler CPU figure is (the total is at most this × it). */
+  readonly poolerProcesses: number;
+}
+
+export interface HostChoice {
+  readonly type: string;
+  readonly vcpus: number;
+  readonly usdPerMonth: number | null;
+  readonly usdPerHour: number | null;
   readonly basis: string;
 }
 

@@ -9,7 +9,7 @@ import { loadLabFile } from '../../lib/config/load';
 import { DEFAULT_USAGE, estimateCost } from '../../lib/cost/estimate';
 import { formatCostTable } from '../../lib/cost/format';
 import type { LabConfig } from '../../lib/config/types';
-import { DEFAULT_PRICE_REGION, PRICE_TABLES } from '../../lib/cost/price-table';
+import { DEFAULT_PRICE_REGION } from '../../lib/cost/price-table';
 import { formatProductionBill, productionBill } from '../../lib/cost/production';
 import { pricesModule } from './lazy';
 
@@ -107,12 +107,13 @@ export function register(program: Command): void {
       const endpointGb = nonNegative('--endpoint-gb-per-hour', flags.endpointGbPerHour);
       const appHosts = appHostsFlag(flags.appHosts);
       const lab = loadLabFile(file);
-      // Every command prices a region the same way (lib/cost/pricelist/prices-for.ts); a region
-      // without prices is refused by estimateCost in pricesFor's words.
+      // Every command prices a region the same way (lib/cost/pricelist/prices-for.ts) and passes the
+      // table down; a region without prices is refused by estimateCost in pricesFor's words.
       const prices = await pricesModule().preparePrices(flags.region ?? lab.region ?? DEFAULT_PRICE_REGION);
       if (prices.ok) process.stderr.write(`${pricesModule().pricesLine(prices)}\n`);
       const estimate = estimateCost(lab, {
         ...(flags.region ? { region: flags.region } : {}),
+        table: prices.ok ? prices.table : null,
         usage: {
           ...(storageGb !== undefined ? { auroraStorageGb: storageGb } : {}),
           ...(ioMillions !== undefined ? { auroraIoMillionsPerHour: ioMillions } : {}),
@@ -122,9 +123,8 @@ export function register(program: Command): void {
       const note = auroraOnlyFlagsNote(lab, flags);
       if (note !== null) process.stderr.write(note + '\n');
       // What each option would cost in production, at the same prices (lib/cost/production.ts).
-      const table = PRICE_TABLES[estimate.region];
-      const production = table
-        ? productionBill(lab, table, appHosts !== undefined ? { appHosts } : {})
+      const production = prices.ok
+        ? productionBill(lab, prices.table, appHosts !== undefined ? { appHosts } : {})
         : null;
       process.stdout.write(
         flags.json

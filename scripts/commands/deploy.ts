@@ -8,6 +8,7 @@ import { profileOption, regionOption } from './aws-options';
 import { InfrastructureError, UsageError } from '../../lib/core/errors';
 import { shellQuote } from '../../lib/core/shell';
 import type { LabConfig } from '../../lib/config/types';
+import type { PriceTable } from '../../lib/cost/price-table';
 import { poolerSourcePath } from '../../lib/poolers/sources';
 import type { AwsSettings } from '../../lib/aws/clients';
 import { formatExpiresAt } from '../../lib/config/expiry';
@@ -108,8 +109,12 @@ async function costGate(lab: LabConfig, flags: DeployFlags, settings: AwsSetting
   const regionFrom = flags.region !== undefined ? 'flag' : 'deploy';
   // What `validate` warns about, and the runner-capacity warnings: printed with --dry-run too,
   // before an over-budget refusal (lib/cost/preflight.ts deployWarningLines).
-  const printWarnings = (capacity: readonly { id: string; message: string }[] = []): void => {
-    for (const line of preflightModule().deployWarningLines(lab, capacity)) process.stdout.write(`${line}\n`);
+  const printWarnings = (
+    capacity: readonly { id: string; message: string }[] = [],
+    table: PriceTable | null = null,
+  ): void => {
+    for (const line of preflightModule().deployWarningLines(lab, capacity, table))
+      process.stdout.write(`${line}\n`);
   };
   const prices = await pricesModule().preparePrices(deployRegion, {
     ...(settings.profile !== undefined ? { profile: settings.profile } : {}),
@@ -131,11 +136,12 @@ async function costGate(lab: LabConfig, flags: DeployFlags, settings: AwsSetting
       regionFrom,
       ...(maxHourly !== undefined ? { maxHourlyUsd: maxHourly } : {}),
       force: flags.force ?? false,
+      table: prices.table,
     });
     process.stdout.write(`${pricesModule().pricesLine(prices)}\n`);
     process.stdout.write(pre.table);
     process.stdout.write(`${pre.budget.message}\n`);
-    printWarnings(pre.warnings);
+    printWarnings(pre.warnings, prices.table);
     if (!pre.budget.allowed) throw new UsageError('not deployed: over budget (see above)');
   }
 }

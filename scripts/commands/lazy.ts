@@ -13,6 +13,7 @@ import type * as ScenariosModule from '../../lib/config/scenarios';
 import type * as StackOutputsModule from '../../lib/config/stack-outputs';
 import type * as TargetsModule from '../../lib/config/targets';
 import type * as RunnerBundleModule from '../../lib/constructs/runner-bundle';
+import type * as LocalPricesModule from '../../lib/cost/local-prices';
 import type * as PreflightModule from '../../lib/cost/preflight';
 import type * as PriceCheckModule from '../../lib/cost/price-check';
 import type * as PricesModule from '../../lib/cost/pricelist/command';
@@ -52,6 +53,8 @@ export const targetsModule = (): typeof TargetsModule =>
   require('../../lib/config/targets') as typeof TargetsModule;
 export const runnerBundleModule = (): typeof RunnerBundleModule =>
   require('../../lib/constructs/runner-bundle') as typeof RunnerBundleModule;
+export const localPricesModule = (): typeof LocalPricesModule =>
+  require('../../lib/cost/local-prices') as typeof LocalPricesModule;
 export const preflightModule = (): typeof PreflightModule =>
   require('../../lib/cost/preflight') as typeof PreflightModule;
 export const priceCheckModule = (): typeof PriceCheckModule =>

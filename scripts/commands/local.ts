@@ -9,7 +9,9 @@ import { checkOutDir } from '../../lib/core/out-dir';
 import { shellQuote } from '../../lib/core/shell';
 import { forTerminal } from '../../lib/core/terminal-text';
 import { formatResultTables, formatSummary, ProgressPrinter } from '../../lib/cli/terminal';
-import type { LocalRunResult } from '../../lib/local/run-local';
+import { UsageError } from '../../lib/core/errors';
+import type { LocalRunOptions, LocalRunResult } from '../../lib/local/run-local';
+import type { TargetPrice } from '../../lib/suite/types';
 import {
   DEFAULT_MAX_CONNECTIONS,
   DEFAULT_OUT_DIR,
@@ -17,7 +19,7 @@ import {
   DEFAULT_SUITE,
 } from '../../lib/local/defaults';
 import { getSuite, SUITE_NAMES } from '../../lib/suite/catalog';
-import { runLocalModule } from './lazy';
+import { loadModule, localPricesModule, pricesModule, runLocalModule } from './lazy';
 
 interface LocalFlags {
   readonly lab?: string;
@@ -38,6 +40,7 @@ interface LocalFlags {
   /** false with --no-report. */
   readonly report: boolean;
   readonly json?: boolean;
+  readonly priceRegion?: string;
 }
 
 /**
@@ -130,6 +133,13 @@ export function register(program: Command): void {
       'do not write report.html and summary.md into the run directory afterwards (`proxylab report RUN_DIR` writes them later)',
     )
     .option('--json', 'print a JSON summary on stdout at the end (progress goes to stderr)')
+    .option(
+      '--price-region <region>',
+      "price the targets at a cloud region's on-demand prices (any commercial region; the AWS Price List, " +
+        'cached per region and date, else for us-east-1 the committed table): the decision table shows $/h, ' +
+        '$ per M tx and the production bill (a pooler as an HA pair behind an NLB, on the smallest host type ' +
+        'whose vCPUs cover the measured pooler CPU), marked "local throughput, cloud prices"',
+    )
     // For proxylab's own tests only, so not in --help or the docs (CONTRIBUTING.md "Test time"): a
     // cheap run to interrupt, kill and resume through this same command (lib/suite/test-suites.ts),
     // and a data directory initdb made once, copied instead of running initdb (test/helpers/pg-template.ts).
@@ -143,7 +153,7 @@ async function localCommand(flags: LocalFlags, command: Command): Promise<void> 
   // Validate everything before starting anything.
   checkOutDir(flags.out ?? DEFAULT_OUT_DIR);
   const suiteGiven = command.getOptionValueSource('suite') !== 'default';
-  const opts = runLocalModule().validateLocalInput(
+  let opts = runLocalModule().validateLocalInput(
     {
       ...(flags.lab !== undefined ? { lab: flags.lab } : {}),
       suite: flags.testSuite === undefined || suiteGiven ? flags.suite : undefined,
@@ -166,6 +176,9 @@ async function localCommand(flags: LocalFlags, command: Command): Promise<void> 
   const print = (line: string): void => {
     human.write(forTerminal(line) + '\n');
   };
+  // --price-region: priced as every command prices a region, before anything starts.
+  if (flags.priceRegion !== undefined)
+    opts = { ...opts, targetPrices: await localPrices(flags, opts, print) };
   if (opts.lab) for (const line of runLocalModule().describeCounterparts(opts.lab)) print(line);
   const printer = new ProgressPrinter({ stream: human });
   let result: LocalRunResult;
@@ -194,6 +207,26 @@ async function localCommand(flags: LocalFlags, command: Command): Promise<void> 
   if (result.interruptedBy !== null)
     process.exitCode = 128 + (os.constants.signals[result.interruptedBy] ?? 0);
   else if (!result.allHeld) process.exitCode = 1;
+}
+
+/**
+ * `--price-region R`: R's prices as `validate`, `plan` and `cost` get them (`preparePrices`: the
+ * Price List, its cache, or us-east-1's committed table), or a usage error with the same one-line
+ * reason; then each target of the run priced at them (lib/cost/local-prices.ts).
+ */
+async function localPrices(
+  flags: LocalFlags,
+  opts: LocalRunOptions,
+  print: (line: string) => void,
+): Promise<readonly TargetPrice[]> {
+  const region = flags.priceRegion ?? '';
+  const prices = await pricesModule().preparePrices(region);
+  if (!prices.ok)
+    throw new UsageError(`--price-region ${region}: ${prices.reason}`, { code: 'unpriced-region' });
+  print(`Prices: ${pricesModule().pricesLine(prices)} (local throughput, cloud prices)`);
+  const lab = flags.lab !== undefined ? loadModule().loadLabFile(flags.lab) : null;
+  const refs = runLocalModule().localTargetsOf(opts.lab, opts.poolers);
+  return localPricesModule().localRunPrices(prices.table, refs, opts.poolers, lab);
 }
 
 /** `--json`: the run's summary on stdout (progress went to stderr). */
@@ -238,5 +271,6 @@ function resumeCommand(flags: LocalFlags, suite: string, runId: string): string 
   if (flags.poolerProcesses !== undefined && flags.poolerProcesses !== '1')
     parts.push(`--pooler-processes ${flags.poolerProcesses}`);
   if (flags.poolers !== undefined) parts.push(`--poolers ${shellQuote(flags.poolers)}`);
+  if (flags.priceRegion !== undefined) parts.push(`--price-region ${shellQuote(flags.priceRegion)}`);
   return parts.join(' ');
 }

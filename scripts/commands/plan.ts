@@ -51,12 +51,13 @@ export function register(program: Command): void {
       const lab = loadModule().loadLabFile(flags.lab);
       // The lab's region priced as every command prices it (lib/cost/pricelist/prices-for.ts);
       // without prices, the plan's cost line says why (the same words as cost and deploy).
-      await pricesModule().preparePrices(lab.region ?? DEFAULT_PRICE_REGION);
+      const prices = await pricesModule().preparePrices(lab.region ?? DEFAULT_PRICE_REGION);
+      const table = prices.ok ? prices.table : null;
       // The lab file's suites are checked when it loads; --suite here, naming the flag.
       const names =
         flags.suite !== undefined ? [scenariosModule().resolveSuiteFlag(flags.suite, lab).name] : lab.suites;
       // Every suite is planned before anything is printed: an unknown name is a usage error naming the choices.
-      const previews = names.map((name) => runPlanModule().previewRun(lab, name));
+      const previews = names.map((name) => runPlanModule().previewRun(lab, name, { table }));
       if (flags.json) {
         process.stdout.write(`${JSON.stringify(previews, null, 2)}\n`);
         return;

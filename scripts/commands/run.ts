@@ -19,7 +19,7 @@ import { labWarnings } from '../../lib/config/warnings';
 import type { LabConfig } from '../../lib/config/types';
 import type { LabOutputs } from '../../lib/operator/outputs';
 import type { AwsSettings } from '../../lib/aws/clients';
-import { PRICE_TABLES } from '../../lib/cost/price-table';
+import type { PriceTable } from '../../lib/cost/price-table';
 import type { TargetPrice } from '../../lib/suite/types';
 import {
   clientsModule,
@@ -128,7 +128,7 @@ async function runCommand(flags: RunFlags): Promise<void> {
   // The runners need the region explicitly (the SDK on EC2 does not read it from IMDS).
   const region = await clientsModule().requireRegion(settings);
   // Priced as every command prices a region (lib/cost/pricelist/prices-for.ts), for the decision table.
-  await pricesModule().preparePrices(region, {
+  const prices = await pricesModule().preparePrices(region, {
     ...(settings.profile !== undefined ? { profile: settings.profile } : {}),
   });
   const stackName = outputsModule().stackNameFor(lab.name);
@@ -144,7 +144,7 @@ async function runCommand(flags: RunFlags): Promise<void> {
     // The runners refuse to run another version of the runner software than this checkout's.
     expectVersion: runnerBundleModule().runnerSoftwareVersion(),
     // What each target adds per hour in the region the lab runs in, for the decision table.
-    targetPrices: runTargetPrices(lab, region),
+    targetPrices: runTargetPrices(lab, region, prices.ok ? prices.table : null),
   });
   const request = runRequestModule().buildRunRequest(base, outputs.runnerInstanceIds.length);
   const plans = ssmModule().buildRunCommands(outputs.runnerInstanceIds, request);
@@ -329,11 +329,13 @@ function planOrWarn(
 }
 
 /**
- * Each target's price per hour in `region`; in a region without prices (a lab deployed with
+ * Each target's price per hour in `region` at `table` (the region's prices the command resolved);
+ * in a region without prices (a lab deployed with
  * `deploy --force`), every target is recorded as not priced, saying why, and the run goes on.
  */
-export function runTargetPrices(lab: LabConfig, region: string): TargetPrice[] {
-  if (PRICE_TABLES[region]) return targetPricesModule().targetPrices(lab, { region, regionFrom: 'deploy' });
+export function runTargetPrices(lab: LabConfig, region: string, table: PriceTable | null): TargetPrice[] {
+  if (table && table.region === region)
+    return targetPricesModule().targetPrices(lab, { region, regionFrom: 'deploy', table });
   return targetsModule()
     .labTargets(lab)
     .map((t) => ({

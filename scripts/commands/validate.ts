@@ -53,8 +53,9 @@ export function register(program: Command): void {
           },
         });
         const prices = region !== null ? await pricesModule().preparePrices(region) : null;
+        const table = prices?.ok ? prices.table : null;
         const result = configModule().checkLabFile(file, {
-          extraChecks: priceCheckModule().unpricedProblems,
+          extraChecks: (raw) => priceCheckModule().unpricedProblems(raw, table),
         });
         if (result.ok) {
           if (flags.json) labs[file] = result.lab;
@@ -67,7 +68,7 @@ export function register(program: Command): void {
           }
           // Warnings never fail validation; with --json they go to stderr, keeping stdout one document.
           const out = flags.json ? process.stderr : process.stdout;
-          for (const w of runPlanModule().labSuiteWarnings(result.lab, result.lab.suites))
+          for (const w of runPlanModule().labSuiteWarnings(result.lab, result.lab.suites, { table }))
             out.write(`  warning: ${flags.json ? `${file}: ` : ''}${w.message}\n`);
           // Warnings never make a lab invalid; with --json stdout stays one JSON document.
           for (const w of labWarnings(result.lab))

@@ -5,16 +5,36 @@
  * local-infra-failure.test.ts so its timed kill tests run without these beside them.) Each test
  * starts its own stacks and waits mostly on pgbench's fixed -T: the two run side by side
  * (test.concurrent), each in its own run id or directory. The runs are the test-only cheap ones
- * (RUN_TO_INTERRUPT): what is checked is who writes where, not a finding.
+ * (RUN_TO_INTERRUPT): what is checked is who writes where, not a finding — and, on one of the two
+ * default-id runs, that `--price-region` prices every row with a tps (issue 41).
  */
 import { expect } from '@jest/globals';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
+import { PRICE_TABLES_COMMITTED, type PriceTable } from '../../lib/cost/price-table';
+import { writeCachedTable } from '../../lib/cost/pricelist/cache';
+import { isoDate } from '../../lib/cost/pricelist/table';
+import { groupCells } from '../../lib/report/cells';
+import { decisionTables } from '../../lib/report/decision';
+import { loadRun } from '../../lib/report/load';
 import type { RunManifest, StepRecord } from '../../lib/suite/types';
 import { exitedAs, RUN_TO_INTERRUPT, spawnCli } from '../helpers/local-stack';
 import { scratchDir } from '../helpers/scratch';
 
 const outDir = scratchDir('proxylab-two-runs-');
+const TODAY = isoDate(new Date());
+
+/** A price cache with eu-west-1 read today (us-east-1's committed figures, as a Price List answer is stored). */
+function euWest1PriceCache(): string {
+  const root = scratchDir('prices-');
+  const us = PRICE_TABLES_COMMITTED['us-east-1'] as PriceTable;
+  const text = JSON.stringify({ ...us, region: 'eu-west-1', asOf: TODAY }).replace(
+    /"source":"[^"]+"/g,
+    '"source":"aws-price-list-api"',
+  );
+  writeCachedTable(root, JSON.parse(text) as PriceTable);
+  return root;
+}
 let attempt = 0;
 
 function readJson<T>(file: string): T {
@@ -60,7 +80,13 @@ describe('two proxylab local on one --out', () => {
       // hold the run id when the second CLI has started.)
       const out = path.join(outDir, `defaults-${++attempt}`);
       const args = RUN_TO_INTERRUPT.args(out, undefined, { short: true });
-      const [a, b] = [spawnCli(args), spawnCli(args)];
+      // The second also prices its targets at eu-west-1 (`--price-region`, issue 41) from a cache
+      // this test writes (no AWS call): its decision table is checked below, at no extra run's cost.
+      const cache = euWest1PriceCache();
+      const [a, b] = [
+        spawnCli(args),
+        spawnCli([...args, '--price-region', 'eu-west-1'], { PROXYLAB_PRICE_CACHE: cache }),
+      ];
       expect(await Promise.all([exitedAs(a, 0), exitedAs(b, 0)])).toEqual([{ code: 0 }, { code: 0 }]);
       const runs = fs.readdirSync(out).sort();
       expect(runs).toHaveLength(2);
@@ -76,6 +102,23 @@ describe('two proxylab local on one --out', () => {
       }
       for (const run of [a, b])
         expect(run.stdout()).toMatch(/^Report not written \(--no-report\): proxylab report \S+ writes it$/m);
+      // --price-region: every row with a tps has $/h, $ per M tx and a production bill, marked as
+      // local throughput at eu-west-1's prices with their date; the other run is not priced.
+      const priced = /^Run directory: (\S+)$/m.exec(b.stdout())?.[1] ?? '';
+      expect(b.stdout()).toContain(`Prices: eu-west-1 prices as of ${TODAY} (AWS Price List, cached today)`);
+      const rows = (dir: string) => {
+        const run = loadRun(dir);
+        return decisionTables(run, groupCells(run.steps)).flatMap((t) => t.rows);
+      };
+      const withTps = rows(priced).filter((r) => r.tps !== null);
+      expect(withTps.length).toBeGreaterThan(1);
+      for (const r of withTps) {
+        expect([r.label, r.usdPerMillionTransactions]).toEqual([r.label, expect.any(Number)]);
+        expect(r.production?.usdPerMillionTransactions).toEqual(expect.any(Number));
+        expect(r.production?.pricedAs).toBe(`local throughput, cloud prices (eu-west-1 as of ${TODAY})`);
+      }
+      const other = runs.map((id) => path.join(out, id)).find((d) => d !== priced) ?? '';
+      expect(rows(other).every((r) => r.usdPerHour === null && r.production === null)).toBe(true);
     },
     240_000,
   );

@@ -414,7 +414,22 @@ describe('SSM SendCommand', () => {
     ],
     targetPrices: [
       { target: 'direct', usdPerHour: 0, basis: 'the database itself' },
-      { target: 'pool100', usdPerHour: 0.03, basis: 'RDS Proxy pool100: 2 vCPU × $0.015' },
+      {
+        target: 'pool100',
+        usdPerHour: 0.03,
+        basis: 'RDS Proxy pool100: 2 vCPU × $0.015',
+        // its production option (issue 41): carried unchanged to the run's environment
+        production: {
+          pricedAs: 'us-east-1 on-demand prices as of 2026-11-21',
+          usdPerMonth: 21.6,
+          usdPerHour: 0.03,
+          basis: 'RDS Proxy pool100 2 vCPU (1 × db.r6g.large, minimum 2) × $0.015/vCPU-h',
+          hourlyIsProduction: false,
+          hostChoices: null,
+          targetUtilisation: 0.7,
+          poolerProcesses: 1,
+        },
+      },
     ],
     startAt: '2026-11-21T11:00:00.000Z',
     collector: {

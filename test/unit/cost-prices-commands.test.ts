@@ -13,7 +13,7 @@ import { deployPreflight } from '../../lib/cost/preflight';
 import { unpricedProblems, unpricedRegionMessage } from '../../lib/cost/price-check';
 import { commandPrices, noClientReason, preparePrices } from '../../lib/cost/pricelist/command';
 import { pricesLine } from '../../lib/cost/pricelist/prices-for';
-import { forgetPriceTables, PRICE_TABLES } from '../../lib/cost/price-table';
+import { PRICE_TABLES_COMMITTED } from '../../lib/cost/price-table';
 import { formatRunPlan, previewRun } from '../../lib/cost/run-plan';
 import { mockAws } from '../helpers/aws-calls/recorder';
 import { operator } from '../helpers/aws-calls/principals';
@@ -24,8 +24,6 @@ const NOW = new Date('2026-11-28T12:00:00Z');
 const DEFAULT_LAB = path.join(__dirname, '..', '..', 'labs', 'default.json');
 const inEuWest1 = (): LabConfig => ({ ...loadLabFile(DEFAULT_LAB), region: 'eu-west-1' });
 const rawEuWest1 = (): Record<string, unknown> => ({ name: 'default', region: 'eu-west-1' });
-
-afterEach(() => forgetPriceTables());
 
 describe('a lab in eu-west-1, priced from the Price List', () => {
   test('validate, plan, cost and deploy --dry-run all accept it and show eu-west-1 prices with their date', async () => {
@@ -44,14 +42,19 @@ describe('a lab in eu-west-1, priced from the Price List', () => {
     expect(pricing.commandCalls(GetProductsCommand).length).toBeGreaterThan(5);
     if (prices.ok)
       expect(pricesLine(prices)).toBe('eu-west-1 prices as of 2026-11-28 (AWS Price List, read now)');
-    expect(unpricedProblems(rawEuWest1())).toEqual([]); // validate
-    const estimate = estimateCost(inEuWest1()); // cost
+    if (!prices.ok) throw new Error('unreachable');
+    // Each command passes the table it resolved down: nothing process-wide is left behind.
+    const table = prices.table;
+    expect(unpricedProblems(rawEuWest1(), table)).toEqual([]); // validate
+    expect(unpricedProblems(rawEuWest1())[0]?.path).toBe('region'); // without the table: not priced
+    const estimate = estimateCost(inEuWest1(), { table }); // cost
     expect([estimate.region, estimate.priceTableAsOf]).toEqual(['eu-west-1', '2026-11-28']);
-    const usEast = estimateCost({ ...inEuWest1(), region: 'us-east-1' });
+    const usEast = estimateCost({ ...inEuWest1(), region: 'us-east-1' }, { table });
+    expect(usEast.priceTableAsOf).toBe(PRICE_TABLES_COMMITTED['us-east-1']?.asOf); // another region's table is not used
     expect(estimate.totals.perHourUsdMax).toBeGreaterThan(usEast.totals.perHourUsdMax);
-    const plan = formatRunPlan(previewRun(inEuWest1(), 'smoke')); // plan
+    const plan = formatRunPlan(previewRun(inEuWest1(), 'smoke', { table })); // plan
     expect(plan).toMatch(/\(eu-west-1, prices as of 2026-11-28\)/);
-    const deploy = deployPreflight(inEuWest1(), { region: 'eu-west-1', regionFrom: 'deploy' }); // deploy --dry-run
+    const deploy = deployPreflight(inEuWest1(), { region: 'eu-west-1', regionFrom: 'deploy', table }); // deploy --dry-run
     expect(deploy.table).toMatch(/prices as of 2026-11-28/);
     expect(deploy.estimate.region).toBe('eu-west-1');
   });
@@ -83,7 +86,7 @@ describe('without credentials and without a cache', () => {
     expect((costError as Error).message).toBe(`region eu-west-1 ${message}`);
     const plan = formatRunPlan(previewRun(inEuWest1(), 'smoke')); // plan
     expect(plan).toContain(message);
-    expect(PRICE_TABLES['eu-west-1']).toBeUndefined();
+    expect(PRICE_TABLES_COMMITTED['eu-west-1']).toBeUndefined();
   });
 
   test.each([

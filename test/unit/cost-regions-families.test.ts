@@ -10,7 +10,7 @@ import type { LabConfig } from '../../lib/config/types';
 import { labWarnings } from '../../lib/config/warnings';
 import { estimateCost } from '../../lib/cost/estimate';
 import { unpricedProblems } from '../../lib/cost/price-check';
-import { PRICE_TABLES } from '../../lib/cost/price-table';
+import { PRICE_TABLES_COMMITTED } from '../../lib/cost/price-table';
 import { targetPrices } from '../../lib/cost/target-prices';
 import { UsageError } from '../../lib/core/errors';
 import { runTargetPrices } from '../../scripts/commands/run';
@@ -35,7 +35,7 @@ const TEAM = {
 describe('a region without prices is refused the same way everywhere', () => {
   test('validate names the region and the priced ones; cost refuses it in the same words', () => {
     // GIVEN the issue's lab in eu-west-1 (no price table for it)
-    expect(PRICE_TABLES['eu-west-1']).toBeUndefined();
+    expect(PRICE_TABLES_COMMITTED['eu-west-1']).toBeUndefined();
     const raw = { name: 'team', region: 'eu-west-1', ...TEAM };
     // WHEN validate's price check and cost's estimate read it
     const problems = unpricedProblems(raw);
@@ -161,7 +161,7 @@ describe('targetPrices: what each target adds per hour', () => {
 
   test('a run in a region without prices records every target as not priced, saying why, and goes on', () => {
     // GIVEN a lab deployed with `deploy --force` into eu-west-1
-    const prices = runTargetPrices(lab(TEAM), 'eu-west-1');
+    const prices = runTargetPrices(lab(TEAM), 'eu-west-1', null);
     // THEN each target, null (unknown), never another region's price
     expect(prices.map((p) => [p.target, p.usdPerHour])).toEqual([
       ['direct', null],
@@ -171,7 +171,9 @@ describe('targetPrices: what each target adds per hour', () => {
       ['bouncer-session', null],
     ]);
     expect(prices[1]?.basis).toMatch(/^not priced: region eu-west-1 cannot be priced, .*; got "eu-west-1"$/);
-    expect(runTargetPrices(lab(TEAM), 'us-east-1')[1]?.usdPerHour).toBe(0.06);
+    expect(
+      runTargetPrices(lab(TEAM), 'us-east-1', PRICE_TABLES_COMMITTED['us-east-1'] ?? null)[1]?.usdPerHour,
+    ).toBe(0.06);
   });
 
   test('a pooler on the runners adds nothing, and says why', () => {
@@ -180,10 +182,42 @@ describe('targetPrices: what each target adds per hour', () => {
         poolers: [{ name: 'near', kind: 'pgbouncer', placement: 'on-runners', poolModes: ['session'] }],
       }),
     );
-    expect(prices.find((p) => p.target === 'near-session')).toEqual({
+    const near = prices.find((p) => p.target === 'near-session');
+    expect(near).toMatchObject({
       target: 'near-session',
       usdPerHour: 0,
       basis: expect.stringMatching(/runs on the runners/) as unknown,
+    });
+    // In production it is an HA pair whose host type the lab does not give: the report picks it from
+    // the runners' family (c7g), fewest vCPUs first.
+    expect(near?.production?.hostChoices?.map((c) => [c.type, c.vcpus])).toEqual([
+      ['c7g.medium', 1],
+      ['c7g.large', 2],
+      ['c7g.xlarge', 4],
+      ['c7g.2xlarge', 8],
+      ['c7g.4xlarge', 16],
+      ['c7g.8xlarge', 32],
+      ['c7g.12xlarge', 48],
+      ['c7g.16xlarge', 64],
+    ]);
+    expect(near?.production?.hostChoices?.[1]?.usdPerMonth).toBe(123.16); // the c7g.large pair, as `cost` prints it
+  });
+
+  test('each target carries its production option: direct nothing, the proxy its vCPUs, a dedicated pooler its pair', () => {
+    const prices = targetPrices(lab(TEAM));
+    const production = (name: string) => prices.find((p) => p.target === name)?.production;
+    expect(production('direct')).toMatchObject({
+      usdPerMonth: 0,
+      hostChoices: null,
+      hourlyIsProduction: false,
+    });
+    expect(production('direct')?.basis).toMatch(/^nothing added: the database \(\$\d+\.\d\d\/month\)/);
+    expect(production('half')?.basis).toMatch(/^RDS Proxy half 4 vCPU \(2 × db\.r6g\.large, minimum 2\)/);
+    expect(production('bouncer-transaction')).toMatchObject({
+      pricedAs: expect.stringMatching(/^us-east-1 on-demand prices as of \d{4}-\d{2}-\d{2}$/) as unknown,
+      usdPerMonth: 123.16,
+      hostChoices: null, // the lab gives the pooler host's type
+      targetUtilisation: 0.7,
     });
   });
 });

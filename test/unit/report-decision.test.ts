@@ -305,6 +305,7 @@ describe('decision table of a cloud run', () => {
       'not published by RDS Proxy',
       '$0.06',
       '$0.0185',
+      '–', // a run recorded before the production bill: not priced in production
       'script not recorded (no plan.json)',
     ]);
     expect(decisionNotes(table!)).toEqual([
@@ -336,7 +337,7 @@ describe('what the table says when it cannot compare or price', () => {
     const [table] = decisionTables(run, groupCells(run.steps));
     const cells = decisionCells(table!, table!.rows[0]!);
     expect(cells[5]).toBe('not recorded');
-    expect(cells[8]).toBe('not priced (local run)');
+    expect(cells[8]).toBe('not priced (local run; --price-region REGION prices it)');
     expect(decisionNotes(table!)).toContain('One target only: nothing to compare it with in this scenario.');
   });
 

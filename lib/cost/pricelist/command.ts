@@ -1,5 +1,5 @@
 /**
- * What a command calls to price a region: `commandPrices(region)` is `resolvePrices` with the
+ * What a command calls to price a region: `commandPrices(region)` is `pricesFor` with the
  * operator's cache root and a Price List client when AWS credentials are configured (env keys, a
  * profile, web identity, or ~/.aws files) — never the SDK's instance-metadata probe on a laptop
  * without any. `PROXYLAB_PRICES=offline` keeps every command off the Price List (cache and the
@@ -14,7 +14,7 @@ import { defaultPriceCacheDir } from './cache';
 import type { PriceListClient } from './client';
 import { noteUnpricedRegion } from '../price-check';
 import { PRICE_TABLES_COMMITTED } from '../price-table';
-import { resolvePrices, type Prices } from './prices-for';
+import { pricesFor, type Prices } from './prices-for';
 export { pricesLine } from './prices-for';
 
 export const PRICES_ENV = 'PROXYLAB_PRICES';
@@ -69,7 +69,7 @@ export async function commandPrices(region: string, opts: CommandPricesOptions =
   const why = opts.sdk ? null : noClientReason(region, env);
   const client: PriceListClient | null =
     why === null ? awsPriceListClient(region, opts.sdk, opts.profile) : null;
-  const prices = await resolvePrices(region, {
+  const prices = await pricesFor(region, {
     cache: defaultPriceCacheDir(env),
     client,
     ...(opts.now ? { now: opts.now } : {}),
@@ -85,9 +85,9 @@ export async function commandPrices(region: string, opts: CommandPricesOptions =
 }
 
 /**
- * `commandPrices`, and a region without prices noted with its reason, so that the checks that read
- * the tables by region (`validate`'s `unpricedProblems`, `estimateCost`, the deploy guard) refuse it
- * in `pricesFor`'s words. Returns the prices either way.
+ * `commandPrices`, and a region without prices noted with its reason, so that the checks given no
+ * table for it (`validate`'s `unpricedProblems`, `estimateCost`, the deploy guard) refuse it in
+ * `pricesFor`'s words. Returns the prices either way: the caller passes `prices.table` down.
  */
 export async function preparePrices(region: string, opts: CommandPricesOptions = {}): Promise<Prices> {
   const prices = await commandPrices(region, opts);

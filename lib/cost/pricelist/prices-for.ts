@@ -7,12 +7,13 @@
  *  4. us-east-1 only: the committed table (lib/cost/price-table.ts), dated as it is.
  * Nothing else: no region is priced from another's prices. A hostile Price List answer is never
  * priced from; it is named in the reason (or beside the fallback that was used).
- * `validate`, `plan`, `cost`, `deploy` and `run` all call it (scripts/commands/*, via
- * `resolvePrices`), so they accept the same regions and refuse the others in the same words.
+ * `validate`, `plan`, `cost`, `deploy`, `run` and `local --price-region` all call it
+ * (scripts/commands/*, via `preparePrices`), so they accept the same regions and refuse the others
+ * in the same words; each passes the table it got down to what prices (`EstimateOptions.table`).
  */
 import { REGION_PATTERN } from '../../config/schema';
 import { formatValue } from '../../config/validate';
-import { PRICE_TABLES_COMMITTED, usePriceTable, type PriceTable } from '../price-table';
+import { PRICE_TABLES_COMMITTED, type PriceTable } from '../price-table';
 import { cachedDates, readCachedTable, writeCachedTable } from './cache';
 import type { PriceListClient } from './client';
 import { isoDate, fetchPriceTable } from './table';
@@ -124,13 +125,6 @@ function olderCache(root: string, region: string, today: string, tried: string[]
     }
   }
   return null;
-}
-
-/** `pricesFor`, and the table made the one the estimate reads for its region (lib/cost/price-table.ts `usePriceTable`). */
-export async function resolvePrices(region: string, opts: PricesForOptions): Promise<Prices> {
-  const prices = await pricesFor(region, opts);
-  if (prices.ok) usePriceTable(prices.table);
-  return prices;
 }
 
 /** "eu-west-1 prices as of 2026-11-28 (AWS Price List, cached)": where a price is shown, its date. */

@@ -7,7 +7,7 @@
  * from its map, and `validate`/`cost`/`deploy` name it as for any unpriced type.
  */
 import type { InstancePrice, PriceTable, RdsInstancePrice, UnitPrice } from '../price-table';
-import { BASELINE, DEFAULT_PRICE_REGION, PRICE_TABLES } from '../price-table';
+import { BASELINE, DEFAULT_PRICE_REGION, PRICE_TABLES_COMMITTED } from '../price-table';
 import { fetchProducts, type PriceListClient } from './client';
 import { PriceListError, type PricedProduct } from './parse';
 import { instanceQueries, isIoOptimized, unitLines, type UnitLine } from './queries';
@@ -16,7 +16,7 @@ const SOURCE = 'aws-price-list-api' as const;
 
 /** The classes and types the kit knows: those of the committed table. */
 export function knownTypes(): { aurora: string[]; rdsPostgres: string[]; ec2: string[] } {
-  const t = PRICE_TABLES[DEFAULT_PRICE_REGION];
+  const t = PRICE_TABLES_COMMITTED[DEFAULT_PRICE_REGION];
   if (!t) throw new Error(`lib/cost/price-table.ts has no ${DEFAULT_PRICE_REGION} table`);
   return {
     aurora: Object.keys(t.auroraInstances),
@@ -158,7 +158,7 @@ export async function fetchPriceTable(
   );
   const auroraIo = instances('Aurora I/O-Optimized', auroraAll.filter(isIoOptimized));
   const u = (k: string): UnitPrice => unit[k] as UnitPrice;
-  const committed = PRICE_TABLES[DEFAULT_PRICE_REGION];
+  const committed = PRICE_TABLES_COMMITTED[DEFAULT_PRICE_REGION];
   return {
     region,
     asOf: isoDate(now),
