@@ -38,6 +38,18 @@ export function runnerDisruptionGrants(
   );
 }
 
+/**
+ * The Aurora cluster parameters the cloud disruptions of `suites` need (their records'
+ * `auroraClusterParameters`, a Blue/Green switchover's rds.logical_replication): what the lab's
+ * database construct puts in its cluster parameter group. Empty: none.
+ */
+export function auroraClusterParametersOf(suites: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const a of cloudDisruptionsOf(suites, 'aurora-postgresql'))
+    Object.assign(out, disruptionAction(a).auroraClusterParameters ?? {});
+  return out;
+}
+
 /** The AWS disruptions of `suites` that apply to a database of `engine`, each once, in catalog order. */
 export function cloudDisruptionsOf(suites: readonly string[], engine: DatabaseEngine): DisruptionAction[] {
   const out: DisruptionAction[] = [];
@@ -145,7 +157,12 @@ export function disruptionNotice(
     const on = onCluster
       ? `cluster ${db.clusterId ?? '?'} (instances ${db.instanceIds.join(', ')})`
       : `instance ${db.instanceIds[0] ?? '?'}`;
-    const change = record.changesVersion === true ? `; ${versionChange(db)}` : '';
+    const change =
+      record.changesVersion === true
+        ? `; ${versionChange(db)}`
+        : record.replacesDatabase === true
+          ? `; ${REPLACED}`
+          : '';
     lines.push(`  ${s.name}: ${DISRUPTION_WORDS[action]} on ${on}, ${times}${change}`);
   }
   return lines;
@@ -157,9 +174,16 @@ export function disruptionNotice(
  */
 export function disruptionChange(scenario: Pick<Scenario, 'probe'>, db: DisruptedDatabase): string | null {
   const p = scenario.probe;
-  if (p?.kind !== 'disruption' || disruptionAction(p.disruption.action).changesVersion !== true) return null;
+  if (p?.kind !== 'disruption') return null;
+  const record = disruptionAction(p.disruption.action);
+  if (record.replacesDatabase === true) return REPLACED;
+  if (record.changesVersion !== true) return null;
   return versionChange(db);
 }
+
+/** What a Blue/Green switchover leaves: the green copy under the lab's identifiers (lib/runner/blue-green.ts). */
+const REPLACED =
+  "the lab's database is replaced by its green copy (same identifiers, endpoints and engine version; new instances, so a cold cache); the old blue is deleted after the group";
 
 /**
  * The versions a minor upgrade goes from and to, as far as the kit knows before the run: the next
