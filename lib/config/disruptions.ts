@@ -8,7 +8,14 @@
 import { UsageError } from '../core/errors';
 import { getSuite, SUITE_NAMES, type Scenario, type Suite } from '../suite/catalog';
 import { DISRUPTION_ACTIONS, type DisruptionAction } from '../suite/disruption';
-import { disruptionAction, disruptionGrants, type DisruptionGrant } from '../suite/disruption-actions';
+import {
+  disruptionAction,
+  disruptionGrants,
+  OLD_BLUE_SUFFIX,
+  type DisruptionGrant,
+} from '../suite/disruption-actions';
+
+export { OLD_BLUE_SUFFIX };
 import { DATABASE_ENGINE_NAMES, type DatabaseEngine } from '../suite/engines';
 import { dbInstanceCount } from './database';
 import { nextKnownMinor } from './minor-versions';
@@ -48,6 +55,16 @@ export function auroraClusterParametersOf(suites: readonly string[]): Record<str
   for (const a of cloudDisruptionsOf(suites, 'aurora-postgresql'))
     Object.assign(out, disruptionAction(a).auroraClusterParameters ?? {});
   return out;
+}
+
+/** The lab's suites replace its database (a Blue/Green switchover): destroy looks for leftovers first. */
+export function labReplacesDatabase(lab: {
+  readonly suites: readonly string[];
+  readonly database: { readonly engine: DatabaseEngine };
+}): boolean {
+  return cloudDisruptionsOf(lab.suites, lab.database.engine).some(
+    (a) => disruptionAction(a).replacesDatabase === true,
+  );
 }
 
 /** The AWS disruptions of `suites` that apply to a database of `engine`, each once, in catalog order. */

@@ -14,7 +14,7 @@ import { logicalIdOf } from './metrics-collector';
 import { runnerBundleOnce } from './runner-bundle';
 import { CLOUD_RUN_LOCK_KEY_PATTERN, RUNNER_INSTALL_PATH } from '../config/stack-outputs';
 import { POOLER_INSTALL_PATH } from './pooler-user-data';
-import { runnerDisruptionGrants } from '../config/disruptions';
+import { OLD_BLUE_SUFFIX, runnerDisruptionGrants } from '../config/disruptions';
 import { TAG_LAB } from '../config/expiry';
 
 /** What the RunnerFleet seam takes: the asset and the install command (run in /opt/proxylab). */
@@ -143,12 +143,12 @@ function grantDisruptions(role: iam.Role, d: CloudRunnerGrants['disruptions']): 
     // a statement on the cluster needs the cluster (an Aurora lab's; none on RDS for PostgreSQL)
     if (g.on.includes('cluster') && d.clusterArn === null) continue;
     const resources = g.on.flatMap((on) => {
-      if (on.startsWith('account:'))
+      if (on.startsWith('account:') || on.startsWith('old-blue:'))
         return [
           stack.formatArn({
             service: 'rds',
-            resource: on.slice('account:'.length),
-            resourceName: '*',
+            resource: on.slice(on.indexOf(':') + 1),
+            resourceName: on.startsWith('old-blue:') ? `*${OLD_BLUE_SUFFIX}` : '*',
             arnFormat: ArnFormat.COLON_RESOURCE_NAME,
           }),
         ];
@@ -165,11 +165,11 @@ function grantDisruptions(role: iam.Role, d: CloudRunnerGrants['disruptions']): 
           : {}),
       }),
     );
-    for (const on of g.on.filter((x) => x.startsWith('account:')))
+    for (const on of g.on.filter((x) => x.startsWith('account:') || x.startsWith('old-blue:')))
       Validations.of(role).acknowledge({
-        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:rds:<AWS::Region>:<AWS::AccountId>:${on.slice('account:'.length)}:*]`,
+        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:rds:<AWS::Region>:<AWS::AccountId>:${on.slice(on.indexOf(':') + 1)}:*${on.startsWith('old-blue:') ? OLD_BLUE_SUFFIX : ''}]`,
         reason:
-          'A Blue/Green deployment and its green copies get names RDS generates; the RDS and Aurora User Guides ("Authorizing access to blue/green deployment operations") say policies "can\'t contain partial resource name patterns such as my-db-prefix-*. Only wildcards (*) are supported". What changes or deletes an existing resource, and the deployment itself, is limited to the lab\'s proxylab:lab tag (aws:ResourceTag / aws:RequestTag condition).',
+          'A Blue/Green deployment and its green copies get names RDS generates, the old blue the lab identifier + -old1 (read while it is deleted); the RDS and Aurora User Guides ("Authorizing access to blue/green deployment operations") say policies "can\'t contain partial resource name patterns such as my-db-prefix-*. Only wildcards (*) are supported". What changes or deletes an existing resource, and the deployment itself, is limited to the lab\'s proxylab:lab tag (aws:ResourceTag / aws:RequestTag condition).',
       });
     if (g.on.includes('*'))
       Validations.of(role).acknowledge({

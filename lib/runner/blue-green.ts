@@ -23,14 +23,9 @@
  */
 import {
   CreateBlueGreenDeploymentCommand,
-  DeleteBlueGreenDeploymentCommand,
-  DeleteDBClusterCommand,
-  DeleteDBInstanceCommand,
   DescribeBlueGreenDeploymentsCommand,
   DescribeDBClustersCommand,
   DescribeDBInstancesCommand,
-  ModifyDBClusterCommand,
-  ModifyDBInstanceCommand,
   SwitchoverBlueGreenDeploymentCommand,
   type BlueGreenDeployment,
   type RDSClient,
@@ -39,17 +34,12 @@ import {
 import { InfrastructureError } from '../core/errors';
 import type { DatabaseResources } from '../aws/runner-args';
 import type { EventSink } from '../exec/disruption-probe';
+import { deleteDeployment, deleteOldBlue, type BlueGreenCleanupOptions } from '../aws/blue-green-cleanup';
 
-export interface BlueGreenOptions {
-  readonly rds: RDSClient;
-  readonly now: () => Date;
+export interface BlueGreenOptions extends BlueGreenCleanupOptions {
   readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
-  /** Between two reads of the deployment or an instance being deleted. @default 30_000 */
-  readonly blueGreenPollMs?: number;
   /** How long the green copy may take to be AVAILABLE. @default 5_400_000 (90 min) */
   readonly createTimeoutMs?: number;
-  /** How long the old blue's instances may take to be deleted before its cluster. @default 1_800_000 (30 min) */
-  readonly deleteTimeoutMs?: number;
   /** The switchover window's poll. @default 1000 */
   readonly pollMs?: number;
 }
@@ -61,9 +51,6 @@ export interface BlueGreenDeploymentRun {
   /** How long the green copy took to be AVAILABLE, ms. */
   readonly createdInMs: number;
 }
-
-/** The suffix AWS appends to the old blue resources' names at the first switchover. */
-export const OLD_BLUE_SUFFIX = '-old1';
 
 interface Source {
   readonly arn: string;
@@ -199,21 +186,6 @@ export async function switchover(
   }
 }
 
-async function deleteDeployment(
-  o: BlueGreenOptions,
-  id: string,
-  deleteTarget: boolean,
-  log: (line: string) => void,
-): Promise<void> {
-  await o.rds.send(
-    new DeleteBlueGreenDeploymentCommand({
-      BlueGreenDeploymentIdentifier: id,
-      ...(deleteTarget ? { DeleteTarget: true } : {}),
-    }),
-  );
-  log(`Blue/Green deployment ${id} deleted${deleteTarget ? ' with its green copy (DeleteTarget)' : ''}`);
-}
-
 /**
  * After the group, on success and on failure: the deployment deleted (with its green copy before a
  * switchover) and, after one, the old blue database. Every step is tried; the errors are thrown
@@ -240,99 +212,4 @@ export async function teardownBlueGreen(
     throw new InfrastructureError(
       `the Blue/Green teardown left work undone (proxylab destroy deletes what is left): ${problems.join('; ')}`,
     );
-}
-
-/** The old blue's identifiers: each of the lab's, with the switchover's suffix. */
-export function oldBlueOf(db: DatabaseResources): { cluster: string | null; instances: string[] } {
-  return {
-    cluster:
-      db.engine === 'aurora-postgresql' && db.clusterId !== null ? `${db.clusterId}${OLD_BLUE_SUFFIX}` : null,
-    instances: db.instanceIds.map((id) => `${id}${OLD_BLUE_SUFFIX}`),
-  };
-}
-
-const notFound = (e: Error): boolean => /NotFound/.test(e.name) || /NotFound/.test(e.message);
-
-/** Deletes the old blue instances, waits until they are gone, then deletes the old cluster. Returns the problems. */
-export async function deleteOldBlue(
-  o: BlueGreenOptions,
-  db: DatabaseResources,
-  log: (line: string) => void,
-): Promise<string[]> {
-  const old = oldBlueOf(db);
-  const problems: string[] = [];
-  for (const id of old.instances)
-    await deleteOldInstance(o, id, log).catch((e: Error) => {
-      if (!notFound(e)) problems.push(`DeleteDBInstance ${id}: ${e.message}`);
-    });
-  if (old.cluster === null) return problems;
-  const started = o.now().getTime();
-  for (;;) {
-    const left = await instancesLeft(o.rds, old.instances);
-    if (left.length === 0) break;
-    if (o.now().getTime() - started >= (o.deleteTimeoutMs ?? 1_800_000)) {
-      problems.push(
-        `old instances still being deleted: ${left.join(', ')}; cluster ${old.cluster} not deleted`,
-      );
-      return problems;
-    }
-    await o.sleep(o.blueGreenPollMs ?? 30_000);
-  }
-  await deleteOldCluster(o, old.cluster, log).catch((e: Error) => {
-    if (!notFound(e)) problems.push(`DeleteDBCluster ${old.cluster}: ${e.message}`);
-  });
-  return problems;
-}
-
-async function deleteOldInstance(
-  o: BlueGreenOptions,
-  id: string,
-  log: (line: string) => void,
-): Promise<void> {
-  const i = (await o.rds.send(new DescribeDBInstancesCommand({ DBInstanceIdentifier: id }))).DBInstances?.[0];
-  if (i?.DBInstanceStatus === 'deleting') return;
-  if (i?.DeletionProtection === true)
-    await o.rds.send(
-      new ModifyDBInstanceCommand({
-        DBInstanceIdentifier: id,
-        DeletionProtection: false,
-        ApplyImmediately: true,
-      }),
-    );
-  // An Aurora instance takes no final snapshot of its own (the cluster's is the snapshot): the
-  // parameter applies to RDS for PostgreSQL.
-  await o.rds.send(
-    new DeleteDBInstanceCommand({
-      DBInstanceIdentifier: id,
-      ...(i?.DBClusterIdentifier ? {} : { SkipFinalSnapshot: true }),
-    }),
-  );
-  log(`old blue instance ${id} deleted`);
-}
-
-async function instancesLeft(rds: RDSClient, ids: readonly string[]): Promise<string[]> {
-  const left: string[] = [];
-  for (const id of ids) {
-    const there = await rds
-      .send(new DescribeDBInstancesCommand({ DBInstanceIdentifier: id }))
-      .then((r) => (r.DBInstances ?? []).length > 0)
-      .catch((e: Error) => !notFound(e));
-    if (there) left.push(id);
-  }
-  return left;
-}
-
-async function deleteOldCluster(o: BlueGreenOptions, id: string, log: (line: string) => void): Promise<void> {
-  const c = (await o.rds.send(new DescribeDBClustersCommand({ DBClusterIdentifier: id }))).DBClusters?.[0];
-  if (c?.Status === 'deleting') return;
-  if (c?.DeletionProtection === true)
-    await o.rds.send(
-      new ModifyDBClusterCommand({
-        DBClusterIdentifier: id,
-        DeletionProtection: false,
-        ApplyImmediately: true,
-      }),
-    );
-  await o.rds.send(new DeleteDBClusterCommand({ DBClusterIdentifier: id, SkipFinalSnapshot: true }));
-  log(`old blue cluster ${id} deleted`);
 }

@@ -36,7 +36,7 @@ export interface DisruptionNeed {
  */
 export interface DisruptionGrant {
   readonly actions: readonly string[];
-  readonly on: ReadonlyArray<'cluster' | 'instances' | '*' | AccountResources>;
+  readonly on: ReadonlyArray<'cluster' | 'instances' | '*' | AccountResources | OldBlueResources>;
   /** Granted only to a lab of this engine (an action done one way on Aurora, another on RDS). */
   readonly engine?: DatabaseEngine;
   /**
@@ -55,6 +55,17 @@ export interface DisruptionGrant {
  * Aurora User Guides, "Authorizing access to … blue/green deployment operations"). Narrowed by
  * `labTag` where the action has the condition key.
  */
+/**
+ * The old blue database a Blue/Green switchover leaves, by the name AWS gives it — the lab's
+ * identifier with `-old1` appended (User Guides, "Switching a blue/green deployment") — in the lab's
+ * account and region (`arn:…:db:*-old1`, `arn:…:cluster:*-old1`): read while it is deleted, also
+ * once it is gone (a resource that no longer exists carries no tag to match).
+ */
+export type OldBlueResources = 'old-blue:db' | 'old-blue:cluster';
+
+/** The suffix AWS appends to the old blue resources' names at the first switchover. */
+export const OLD_BLUE_SUFFIX = '-old1';
+
 export type AccountResources =
   `account:${'deployment' | 'db' | 'cluster' | 'cluster-endpoint' | 'cluster-pg' | 'cluster-snapshot' | 'pg' | 'og' | 'subgrp'}`;
 
@@ -315,13 +326,10 @@ export const DISRUPTION_ACTION_RECORDS = {
         on: ['account:cluster', 'account:db', 'account:pg', 'account:og', 'account:subgrp'],
         engine: 'postgres',
       },
+      { actions: ['rds:DescribeDBClusters'], on: ['old-blue:cluster'], engine: 'aurora-postgresql' },
+      { actions: ['rds:DescribeDBInstances'], on: ['old-blue:db'] },
       {
-        actions: [
-          'rds:ModifyDBCluster',
-          'rds:PromoteReadReplicaDBCluster',
-          'rds:DeleteDBCluster',
-          'rds:DescribeDBClusters',
-        ],
+        actions: ['rds:ModifyDBCluster', 'rds:PromoteReadReplicaDBCluster', 'rds:DeleteDBCluster'],
         on: ['account:cluster', 'account:cluster-snapshot'],
         engine: 'aurora-postgresql',
         labTag: 'resource',
@@ -333,12 +341,7 @@ export const DISRUPTION_ACTION_RECORDS = {
         labTag: 'resource',
       },
       {
-        actions: [
-          'rds:ModifyDBInstance',
-          'rds:PromoteReadReplica',
-          'rds:DeleteDBInstance',
-          'rds:DescribeDBInstances',
-        ],
+        actions: ['rds:ModifyDBInstance', 'rds:PromoteReadReplica', 'rds:DeleteDBInstance'],
         on: ['account:db'],
         labTag: 'resource',
       },
