@@ -102,6 +102,15 @@ function arnBase(service: string, lab: LabPolicies): string {
 const labTags = (lab: LabPolicies): Record<string, string> =>
   Object.fromEntries(Object.entries(lab.resources.tags).map(([k, v]) => [`aws:ResourceTag/${k}`, v]));
 
+/** aws:RequestTag/<key> and aws:TagKeys of a call's `Tags` ([{ Key, Value }]). */
+function requestTags(input: Input): Record<string, string | string[]> {
+  const tags = (Array.isArray(input.Tags) ? input.Tags : []) as Array<{ Key?: string; Value?: string }>;
+  return {
+    ...Object.fromEntries(tags.map((t) => [`aws:RequestTag/${t.Key ?? ''}`, t.Value ?? ''])),
+    'aws:TagKeys': tags.map((t) => t.Key ?? ''),
+  };
+}
+
 function one(
   action: string,
   resources: string[],
@@ -206,6 +215,45 @@ export const IAM_REQUESTS: Readonly<Record<string, Mapper>> = {
   'RDS:ModifyDBCluster': (i, lab) => one('rds:ModifyDBCluster', clusterArn(i, lab), labTags(lab)),
   'RDS:ModifyDBInstance': (i, lab) => one('rds:ModifyDBInstance', dbArn(i, lab), labTags(lab)),
   'RDS:DescribeDBEngineVersions': () => one('rds:DescribeDBEngineVersions', ['*']),
+  // A Blue/Green switchover (Service Authorization Reference, Amazon RDS): CreateBlueGreenDeployment
+  // on `deployment` (required; its identifier exists only afterwards) and the Source `cluster` /
+  // `db`, with aws:RequestTag of its Tags; the tags need rds:AddTagsToResource too ("The user who
+  // creates a blue/green deployment must have permissions to perform … rds:AddTagsToResource", User
+  // Guides). Describe-, Switchover- and DeleteBlueGreenDeployment on `deployment`, the last two with
+  // aws:ResourceTag (the lab's tags, which the runner puts on it). DeleteDBInstance on `db`,
+  // DeleteDBCluster on `cluster`.
+  'RDS:CreateBlueGreenDeployment': (i, lab) => {
+    const source = str(i.Source) ?? '';
+    const tags = requestTags(i);
+    const deployment = [`${arnBase('rds', lab)}:deployment:bgd-created`];
+    return [
+      ...one('rds:CreateBlueGreenDeployment', deployment, tags),
+      ...one(
+        'rds:CreateBlueGreenDeployment',
+        [source, ...(source.includes(':cluster:') ? lab.resources.clusters : lab.resources.dbInstances)],
+        { ...tags, ...labTags(lab) },
+      ),
+      ...one('rds:AddTagsToResource', deployment, tags),
+    ];
+  },
+  'RDS:DescribeBlueGreenDeployments': (i, lab) =>
+    one('rds:DescribeBlueGreenDeployments', [
+      `${arnBase('rds', lab)}:deployment:${str(i.BlueGreenDeploymentIdentifier) ?? EVERY_INSTANCE}`,
+    ]),
+  'RDS:SwitchoverBlueGreenDeployment': (i, lab) =>
+    one(
+      'rds:SwitchoverBlueGreenDeployment',
+      [`${arnBase('rds', lab)}:deployment:${str(i.BlueGreenDeploymentIdentifier) ?? 'any'}`],
+      labTags(lab),
+    ),
+  'RDS:DeleteBlueGreenDeployment': (i, lab) =>
+    one(
+      'rds:DeleteBlueGreenDeployment',
+      [`${arnBase('rds', lab)}:deployment:${str(i.BlueGreenDeploymentIdentifier) ?? 'any'}`],
+      labTags(lab),
+    ),
+  'RDS:DeleteDBInstance': (i, lab) => one('rds:DeleteDBInstance', dbArn(i, lab), labTags(lab)),
+  'RDS:DeleteDBCluster': (i, lab) => one('rds:DeleteDBCluster', clusterArn(i, lab), labTags(lab)),
   'Lambda:Invoke': (_i, lab) => one('lambda:InvokeFunction', lab.resources.functions, labTags(lab)),
   'SSM:SendCommand': (i, lab) => [
     // An AWS-owned document's ARN has no account (`arn:aws:ssm:<region>::document/AWS-RunShellScript`);
