@@ -384,5 +384,32 @@ export function disruptionGrants(
       seen.add(key);
       out.push(g);
     }
-  return out;
+  return out.filter((g) => !coveredByLabTag(g, out));
+}
+
+/** The `account:` kind that holds each of the lab's own resources. */
+const OWN_KIND: Readonly<Record<string, AccountResources>> = {
+  cluster: 'account:cluster',
+  instances: 'account:db',
+};
+
+/**
+ * A grant on the lab's own cluster or instances is left out when, for each of its actions, another
+ * grant allows that action on every resource of that type carrying the lab's tag: the lab's
+ * resources carry it (lib/lab-stack.ts tags every resource), so the narrower statement would allow
+ * nothing more (a minor upgrade's ModifyDBInstance beside a Blue/Green switchover's).
+ */
+function coveredByLabTag(g: DisruptionGrant, all: readonly DisruptionGrant[]): boolean {
+  if (g.labTag !== undefined || g.on.some((o) => OWN_KIND[o] === undefined)) return false;
+  return g.actions.every((a) =>
+    g.on.every((o) =>
+      all.some(
+        (h) =>
+          h !== g &&
+          h.labTag === 'resource' &&
+          h.actions.includes(a) &&
+          h.on.includes(OWN_KIND[o] as AccountResources),
+      ),
+    ),
+  );
 }

@@ -124,18 +124,22 @@ function one(
  * stand-in: the runner's grant names the lab's own instance ARNs, the operator's matches by tag).
  */
 function dbArn(input: Input, lab: LabPolicies): string[] {
-  return [
-    `${arnBase('rds', lab)}:db:${str(input.DBInstanceIdentifier) ?? 'any'}`,
-    ...lab.resources.dbInstances,
-  ];
+  const id = str(input.DBInstanceIdentifier) ?? 'any';
+  return [`${arnBase('rds', lab)}:db:${id}`, ...(generatedName(id) ? [] : lab.resources.dbInstances)];
+}
+
+/**
+ * A name RDS gives a Blue/Green deployment's resources — the green copy (`<id>-green-<random>`), the
+ * old blue (`<id>-old1`): it stands for no resource of the stack, so it is judged by itself.
+ */
+function generatedName(id: string): boolean {
+  return /-green-[a-z0-9]+$|-old1$/.test(id);
 }
 
 /** The Aurora cluster a call names, and the lab's cluster it stands for. */
 function clusterArn(input: Input, lab: LabPolicies): string[] {
-  return [
-    `${arnBase('rds', lab)}:cluster:${str(input.DBClusterIdentifier) ?? 'any'}`,
-    ...lab.resources.clusters,
-  ];
+  const id = str(input.DBClusterIdentifier) ?? 'any';
+  return [`${arnBase('rds', lab)}:cluster:${id}`, ...(generatedName(id) ? [] : lab.resources.clusters)];
 }
 
 function scheduleArns(input: Input, lab: LabPolicies): string[] {
@@ -253,6 +257,28 @@ export const IAM_REQUESTS: Readonly<Record<string, Mapper>> = {
       labTags(lab),
     ),
   'RDS:DeleteDBInstance': (i, lab) => one('rds:DeleteDBInstance', dbArn(i, lab), labTags(lab)),
+  // What RDS calls on the caller's permission to create, switch over and delete a deployment (User
+  // Guides, "Authorizing access to blue/green deployment operations"; the lab-policies platform
+  // calls): each on the resource type it creates or changes (Service Authorization Reference).
+  'RDS:CreateDBCluster': (i, lab) => one('rds:CreateDBCluster', clusterArn(i, lab), labTags(lab)),
+  'RDS:CreateDBInstance': (i, lab) => one('rds:CreateDBInstance', dbArn(i, lab), labTags(lab)),
+  'RDS:CreateDBInstanceReadReplica': (i, lab) =>
+    one('rds:CreateDBInstanceReadReplica', dbArn(i, lab), labTags(lab)),
+  'RDS:CreateDBClusterEndpoint': (i, lab) =>
+    one(
+      'rds:CreateDBClusterEndpoint',
+      [`${arnBase('rds', lab)}:cluster-endpoint:${str(i.DBClusterEndpointIdentifier) ?? 'any'}`],
+      labTags(lab),
+    ),
+  'RDS:DeleteDBClusterEndpoint': (i, lab) =>
+    one(
+      'rds:DeleteDBClusterEndpoint',
+      [`${arnBase('rds', lab)}:cluster-endpoint:${str(i.DBClusterEndpointIdentifier) ?? 'any'}`],
+      labTags(lab),
+    ),
+  'RDS:PromoteReadReplica': (i, lab) => one('rds:PromoteReadReplica', dbArn(i, lab), labTags(lab)),
+  'RDS:PromoteReadReplicaDBCluster': (i, lab) =>
+    one('rds:PromoteReadReplicaDBCluster', clusterArn(i, lab), labTags(lab)),
   'RDS:DeleteDBCluster': (i, lab) => one('rds:DeleteDBCluster', clusterArn(i, lab), labTags(lab)),
   'Lambda:Invoke': (_i, lab) => one('lambda:InvokeFunction', lab.resources.functions, labTags(lab)),
   'SSM:SendCommand': (i, lab) => [
