@@ -265,6 +265,19 @@ function runStatements(
       Resource: `arn:${p}:rds:${region}:${account}:db:*`,
       Condition: { StringEquals: labTag },
     },
+    // doctor, an Aurora lab with the blue-green suite: its members' cluster parameter group status
+    // (DescribeDBClusters on `cluster`, lib/operator/doctor-blue-green.ts)
+    ...(labReplacesDatabase(lab) && lab.database.engine === 'aurora-postgresql'
+      ? [
+          {
+            Sid: 'ReadClusterParameterStatus',
+            Effect: 'Allow' as const,
+            Action: 'rds:DescribeDBClusters',
+            Resource: `arn:${p}:rds:${region}:${account}:cluster:*`,
+            Condition: { StringEquals: labTag },
+          },
+        ]
+      : []),
     // `proxylab collect` from a laptop: GetMetricData takes no resource; PI per DB instance.
     { Sid: 'ReadMetrics', Effect: 'Allow', Action: 'cloudwatch:GetMetricData', Resource: '*' },
     ...(lab.database.performanceInsights

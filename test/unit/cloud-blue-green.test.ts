@@ -30,6 +30,7 @@ import type { EventSink } from '../../lib/exec/disruption-probe';
 import type { DatabaseResources } from '../../lib/aws/runner-args';
 import { cleanUpBlueGreen } from '../../lib/aws/blue-green-cleanup';
 import { destroyBlueGreenLeftovers } from '../../lib/operator/blue-green-destroy';
+import { blueGreenParameterCheck } from '../../lib/operator/doctor-blue-green';
 import { cloudDisruptionWorld } from '../../lib/runner/disruptions';
 import type { DisruptionProbe } from '../../lib/suite/disruption';
 import { attributeMock, mockAws } from '../helpers/aws-calls/recorder';
@@ -480,6 +481,48 @@ describe('proxylab destroy: Blue/Green leftovers', () => {
     expect(rds.commandCalls(DeleteBlueGreenDeploymentCommand)).toHaveLength(0);
     expect(rds.commandCalls(DeleteDBInstanceCommand)).toHaveLength(0);
     expect(rds.commandCalls(DeleteDBClusterCommand)).toHaveLength(0);
+  });
+});
+
+describe('proxylab doctor: the Aurora cluster parameter group', () => {
+  test.each([
+    ['in sync on every member', ['in-sync', 'in-sync'], true, null],
+    [
+      'the writer waits for a reboot (the suite added to a deployed lab)',
+      ['pending-reboot', 'in-sync'],
+      false,
+      /^aws rds reboot-db-instance --db-instance-identifier lab-writer \(a static parameter applies at reboot; CreateBlueGreenDeployment fails until the writer is in sync\)$/,
+    ],
+  ] as const)('%s', async (_what, statuses, okay, fix) => {
+    // GIVEN the operator (run policy of the Aurora lab) and the cluster's members
+    attributeMock(rds, operator('run', 'failover-aurora'));
+    rds.on(DescribeDBClustersCommand, { DBClusterIdentifier: 'lab-cluster' }).resolves({
+      DBClusters: [
+        {
+          DBClusterMembers: [
+            {
+              DBInstanceIdentifier: 'lab-writer',
+              IsClusterWriter: true,
+              DBClusterParameterGroupStatus: statuses[0],
+            },
+            {
+              DBInstanceIdentifier: 'lab-reader1',
+              IsClusterWriter: false,
+              DBClusterParameterGroupStatus: statuses[1],
+            },
+          ],
+        },
+      ],
+    });
+    // WHEN
+    const check = await blueGreenParameterCheck(new RDSClient({ region: 'us-east-1' }), 'lab-cluster');
+    // THEN
+    expect(check.ok).toBe(okay);
+    if (fix === null) expect(check.detail).toBe('lab-writer, lab-reader1');
+    else {
+      expect(check.detail).toBe('lab-writer: pending-reboot');
+      expect(check.fix).toMatch(fix);
+    }
   });
 });
 

@@ -136,6 +136,14 @@ function generatedName(id: string): boolean {
   return /-green-[a-z0-9]+$|-old1$/.test(id);
 }
 
+/**
+ * The resource tags a read is judged with: the lab's, except on a generated name, which is read
+ * while it is being deleted and after (a resource that is gone carries no tag a condition can match).
+ */
+function readTags(id: string | null, lab: LabPolicies): Record<string, string> {
+  return id !== null && generatedName(id) ? {} : labTags(lab);
+}
+
 /** The Aurora cluster a call names, and the lab's cluster it stands for. */
 function clusterArn(input: Input, lab: LabPolicies): string[] {
   const id = str(input.DBClusterIdentifier) ?? 'any';
@@ -196,7 +204,7 @@ export const IAM_REQUESTS: Readonly<Record<string, Mapper>> = {
   // allow it), so the request names a stand-in no lab instance has: only `db:*` or `*` allows it.
   'RDS:DescribeDBInstances': (i, lab) =>
     str(i.DBInstanceIdentifier)
-      ? one('rds:DescribeDBInstances', dbArn(i, lab), labTags(lab))
+      ? one('rds:DescribeDBInstances', dbArn(i, lab), readTags(str(i.DBInstanceIdentifier), lab))
       : one('rds:DescribeDBInstances', [`${arnBase('rds', lab)}:db:${EVERY_INSTANCE}`]),
   'RDS:RebootDBInstance': (i, lab) => one('rds:RebootDBInstance', dbArn(i, lab), labTags(lab)),
   // FailoverDBCluster: the `cluster` resource type (required) and, for TargetDBInstanceIdentifier,
@@ -211,7 +219,8 @@ export const IAM_REQUESTS: Readonly<Record<string, Mapper>> = {
         )
       : []),
   ],
-  'RDS:DescribeDBClusters': (i, lab) => one('rds:DescribeDBClusters', clusterArn(i, lab), labTags(lab)),
+  'RDS:DescribeDBClusters': (i, lab) =>
+    one('rds:DescribeDBClusters', clusterArn(i, lab), readTags(str(i.DBClusterIdentifier), lab)),
   // DescribeEvents has no resource type: only `*` allows it.
   'RDS:DescribeEvents': () => one('rds:DescribeEvents', ['*']),
   // A minor upgrade: ModifyDBCluster on `cluster` (required), ModifyDBInstance on `db` (required),
