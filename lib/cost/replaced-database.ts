@@ -10,7 +10,7 @@
 import type { Scenario } from '../suite/scenario';
 import { disruptionAction } from '../suite/disruption-actions';
 import { disruptionDurationSec } from '../suite/disruption';
-import type { CostEstimate } from './estimate';
+import type { CostLine } from './cost-line';
 
 const usd = (x: number): string => `$${x.toFixed(2)}`;
 
@@ -21,6 +21,9 @@ const usd = (x: number): string => `$${x.toFixed(2)}`;
 export const GREEN_CREATE_ASSUMED_SEC = 30 * 60;
 /** Deleting the deployment and the old blue after the group, assumed (no AWS figure either). */
 export const GREEN_TEARDOWN_ASSUMED_SEC = 15 * 60;
+
+/** What `proxylab cost` says of it: billed per run, not per hour, so priced by `plan` (below). */
+export const REPLACED_DATABASE_NOT_INCLUDED = `the blue-green suite's second database (the green copy of a Blue/Green switchover) for each run: ≈ ${(GREEN_CREATE_ASSUMED_SEC + GREEN_TEARDOWN_ASSUMED_SEC) / 60} min plus the group's window at the database's hourly price, priced per run by proxylab plan --suite blue-green`;
 
 export interface ReplacedDatabaseGroup {
   /** How long the second database runs: creation + the group's window + teardown, seconds. */
@@ -34,7 +37,7 @@ export interface ReplacedDatabaseGroup {
 /** The second database of `scenario`'s group, or null when its disruption replaces nothing. */
 export function replacedDatabaseGroup(
   scenario: Pick<Scenario, 'probe' | 'repetitions'>,
-  estimate: CostEstimate | string,
+  estimate: { readonly lines: readonly CostLine[] } | string,
 ): ReplacedDatabaseGroup | null {
   const p = scenario.probe;
   if (p?.kind !== 'disruption' || disruptionAction(p.disruption.action).replacesDatabase !== true)

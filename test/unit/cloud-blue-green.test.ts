@@ -46,6 +46,7 @@ import {
 import { validateLab } from '../../lib/config';
 import { loadLabFile } from '../../lib/config/load';
 import { formatRunPlan, previewRun } from '../../lib/cost/run-plan';
+import { estimateCost } from '../../lib/cost/estimate';
 
 const rds = mockAws(RDSClient, AURORA_RUNNER);
 
@@ -539,6 +540,17 @@ describe('before a run', () => {
     expect(problems[0]?.message).toMatch(
       /^must be a list of at least 1 RDS Proxy: the Blue\/Green switchover is measured behind RDS Proxy .*; got 0 \(suite blue-green, scenario blue-green-switchover\)$/,
     );
+  });
+
+  test('cost names the second database among what its hourly figures leave out, only for a lab with the suite', () => {
+    // GIVEN / WHEN
+    const withIt = estimateCost(loadLabFile('labs/failover-aurora.json')).notIncluded;
+    const without = estimateCost(loadLabFile('labs/default.json')).notIncluded;
+    // THEN
+    const line =
+      /^the blue-green suite's second database \(the green copy of a Blue\/Green switchover\) for each run: ≈ 45 min plus the group's window at the database's hourly price, priced per run by proxylab plan --suite blue-green$/;
+    expect(withIt.filter((l) => line.test(l))).toHaveLength(1);
+    expect(without.filter((l) => line.test(l))).toHaveLength(0);
   });
 
   test.each(['labs/failover-aurora.json', 'labs/failover-rds.json'])(
