@@ -187,6 +187,31 @@ export async function switchover(
 }
 
 /**
+ * After the window, before the database is waited for: a switchover still in progress (a window
+ * shorter than it) ends first — the lab's identifiers move from the blue to the green during it, so
+ * the database cannot be read by them meanwhile. At most `limitMs`; then the teardown goes on.
+ */
+export async function settleDeployment(
+  o: BlueGreenOptions,
+  run: BlueGreenDeploymentRun,
+  limitMs: number,
+  log: (line: string) => void,
+): Promise<void> {
+  const deadline = o.now().getTime() + limitMs;
+  for (;;) {
+    const status = (await describe(o.rds, run.id).catch(() => null))?.Status ?? null;
+    if (status !== 'SWITCHOVER_IN_PROGRESS') return;
+    if (o.now().getTime() >= deadline) {
+      log(
+        `Blue/Green deployment ${run.id} still SWITCHOVER_IN_PROGRESS after ${Math.round(limitMs / 1000)} s`,
+      );
+      return;
+    }
+    await o.sleep(o.pollMs ?? 1000);
+  }
+}
+
+/**
  * After the group, on success and on failure: the deployment deleted (with its green copy before a
  * switchover) and, after one, the old blue database. Every step is tried; the errors are thrown
  * together at the end, naming what may be left.

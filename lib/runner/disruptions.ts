@@ -43,6 +43,7 @@ import type { PlannedStep } from '../suite/expand';
 import { minorUpgrade } from './minor-upgrade';
 import {
   prepareBlueGreen,
+  settleDeployment,
   switchover,
   teardownBlueGreen,
   type BlueGreenDeploymentRun,
@@ -77,6 +78,14 @@ export interface CloudDisruptionOptions {
   readonly eventReadDelayMs?: number;
   /** pgbench's SELECT 1 p50 on a target (the runner's executor); absent: not measured. */
   readonly pgbenchFloor?: (target: Target) => Promise<number | null>;
+  /**
+   * Creates the ledger table on the writer if it is not there (the probe's own DDL), before a
+   * Blue/Green deployment copies the database: on Aurora the green copy follows the blue by logical
+   * replication, and "the database schema and DDL commands are not replicated" (PostgreSQL docs,
+   * "Logical Replication — Restrictions"), so a table made after the copy would be missing on the
+   * green the clients write to after the switchover. Absent: not made before (the group makes it).
+   */
+  readonly ensureLedger?: () => Promise<void>;
   /** A Blue/Green switchover's waits (./blue-green.ts); absent: its defaults. */
   readonly blueGreen?: Pick<BlueGreenOptions, 'blueGreenPollMs' | 'createTimeoutMs' | 'deleteTimeoutMs'>;
 }
@@ -97,8 +106,10 @@ export function cloudDisruptionWorld(o: CloudDisruptionOptions): DisruptionWorld
     unavailable: (_step: PlannedStep, spec: DisruptionProbe) => cloudUnavailable(spec.disruption.action, o),
     open: async (spec, _steps, _targets, log) => {
       // a Blue/Green switchover's deployment is created before the group (not measured)
+      const blueGreen = spec.disruption.action === 'blue-green-switchover' && o.database !== null;
+      if (blueGreen) await o.ensureLedger?.();
       const bg =
-        spec.disruption.action === 'blue-green-switchover' && o.database !== null
+        blueGreen && o.database !== null
           ? await prepareBlueGreen(blueGreenOptions(o), o.database, log)
           : null;
       return openSession(o, spec, bg, log);
@@ -159,6 +170,7 @@ function openSession(
     },
     restore: async () => {
       try {
+        if (bg !== null) await settleDeployment(blueGreenOptions(o), bg, o.settleMs ?? 1_200_000, log);
         await waitAvailable(o, db);
       } finally {
         // on success and on failure: nothing of the deployment may stay billable

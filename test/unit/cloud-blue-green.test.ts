@@ -80,8 +80,16 @@ function recorder(): { sink: EventSink; said: Array<[string, string, string | nu
   return { said, sink: (name, source, detail = null) => said.push([name, source, detail]) };
 }
 
+/** Whether the ledger table was made before the deployment copied the database (each world's last answer). */
+let ledgerBeforeCopy: boolean | null = null;
+
 function world(database: DatabaseResources, time: ReturnType<typeof fakeTime>) {
+  ledgerBeforeCopy = null;
   return cloudDisruptionWorld({
+    ensureLedger: () => {
+      ledgerBeforeCopy = rds.commandCalls(CreateBlueGreenDeploymentCommand).length === 0;
+      return Promise.resolve();
+    },
     rds: new RDSClient({ region: 'us-east-1' }),
     database,
     proxyNames: ['failover-aurora-pool100'],
@@ -207,6 +215,8 @@ describe('blue-green-switchover on Aurora', () => {
         Tags: LAB_TAGS('failover-aurora').slice(0, 2),
       },
     ]);
+    // the ledger table exists before the copy (logical replication does not carry DDL)
+    expect(ledgerBeforeCopy).toBe(true);
     // the wait before T0: three reads 10 s apart, said in the group's log with its duration
     expect(createdAfterMs).toBe(20_000);
     expect(log).toContain('Blue/Green deployment bgd-0123456789abcdef AVAILABLE after 20 s');
