@@ -32,7 +32,7 @@ import { cleanUpBlueGreen } from '../../lib/aws/blue-green-cleanup';
 import { destroyBlueGreenLeftovers } from '../../lib/operator/blue-green-destroy';
 import { blueGreenParameterCheck } from '../../lib/operator/doctor-blue-green';
 import { cloudDisruptionWorld } from '../../lib/runner/disruptions';
-import type { DisruptionProbe } from '../../lib/suite/disruption';
+import { validateDisruptionProbe, type DisruptionProbe } from '../../lib/suite/disruption';
 import { attributeMock, mockAws } from '../helpers/aws-calls/recorder';
 import { operator } from '../helpers/aws-calls/principals';
 import {
@@ -538,6 +538,24 @@ describe('proxylab doctor: the Aurora cluster parameter group', () => {
 });
 
 describe('before a run', () => {
+  test.each([
+    ['the scenario as shipped (300 s in a 420 s window)', SPEC, []],
+    [
+      'below AWS minimum',
+      { ...SPEC, disruption: { ...SPEC.disruption, switchoverTimeoutSec: 20 } },
+      [
+        'x: probe.disruption.switchoverTimeoutSec must be an integer 30–420 (SwitchoverTimeout: "Minimum value of 30", RDS API Reference; within the recovery window, probe.recoverySec), got 20',
+      ],
+    ],
+    [
+      'on another action',
+      { ...SPEC, disruption: { action: 'rds-reboot', shutdown: null, switchoverTimeoutSec: 300 } },
+      ['x: probe.disruption.switchoverTimeoutSec is for blue-green-switchover only, got 300 for rds-reboot'],
+    ],
+  ] as const)('switchoverTimeoutSec: %s', (_what, probe, problems) => {
+    expect(validateDisruptionProbe('x', probe as DisruptionProbe)).toEqual(problems);
+  });
+
   test('validate refuses a lab whose suites hold blue-green but that has no RDS Proxy, naming the field', () => {
     // GIVEN the Aurora failover lab file without its proxy (and one with it)
     const raw = JSON.parse(readFileSync('labs/failover-aurora.json', 'utf8')) as Record<string, unknown>;
