@@ -18,6 +18,7 @@ import {
   DeleteBlueGreenDeploymentCommand,
   DeleteDBClusterCommand,
   DeleteDBInstanceCommand,
+  DescribeBlueGreenDeploymentsCommand,
   DescribeDBClustersCommand,
   DescribeDBInstancesCommand,
   ModifyDBClusterCommand,
@@ -66,6 +67,15 @@ export function oldBlueOf(db: DatabaseResources): { cluster: string | null; inst
 }
 
 const notFound = (e: Error): boolean => /NotFound/.test(e.name) || /NotFound/.test(e.message);
+
+/** Whether a read by identifier finds the resource: a NotFound fault says no, any other error yes (still there, as far as known). */
+async function exists(read: () => Promise<readonly unknown[] | undefined>): Promise<boolean> {
+  try {
+    return ((await read()) ?? []).length > 0;
+  } catch (e) {
+    return !notFound(e as Error);
+  }
+}
 
 /** Deletes the old blue instances, waits until they are gone, then deletes the old cluster. Returns the problems. */
 export async function deleteOldBlue(
@@ -127,10 +137,9 @@ async function deleteOldInstance(
 async function instancesLeft(rds: RDSClient, ids: readonly string[]): Promise<string[]> {
   const left: string[] = [];
   for (const id of ids) {
-    const there = await rds
-      .send(new DescribeDBInstancesCommand({ DBInstanceIdentifier: id }))
-      .then((r) => (r.DBInstances ?? []).length > 0)
-      .catch((e: Error) => !notFound(e));
+    const there = await exists(
+      async () => (await rds.send(new DescribeDBInstancesCommand({ DBInstanceIdentifier: id }))).DBInstances,
+    );
     if (there) left.push(id);
   }
   return left;
@@ -180,19 +189,49 @@ export async function cleanUpBlueGreen(
   log: (line: string) => void,
 ): Promise<string[]> {
   const problems: string[] = [];
-  let switched = false;
+  let did = 0;
+  const say = (line: string): void => {
+    did++;
+    log(line);
+  };
+  const going: string[] = [];
   for await (const page of paginateDescribeBlueGreenDeployments({ client: o.rds, pageSize: 100 }, {}))
     for (const d of page.BlueGreenDeployments ?? []) {
-      if (!d.BlueGreenDeploymentIdentifier || !deploymentOfLab(d, db, labName) || d.Status === 'DELETING')
-        continue;
-      const done = d.Status === 'SWITCHOVER_COMPLETED';
-      switched ||= done;
-      await deleteDeployment(o, d.BlueGreenDeploymentIdentifier, !done, log).catch((e: Error) =>
-        problems.push(`DeleteBlueGreenDeployment ${d.BlueGreenDeploymentIdentifier ?? '?'}: ${e.message}`),
+      const id = d.BlueGreenDeploymentIdentifier;
+      if (!id || !deploymentOfLab(d, db, labName)) continue;
+      going.push(id);
+      if (d.Status === 'DELETING') continue;
+      await deleteDeployment(o, id, d.Status !== 'SWITCHOVER_COMPLETED', say).catch((e: Error) =>
+        problems.push(`DeleteBlueGreenDeployment ${id}: ${e.message}`),
       );
     }
+  // the stack's database cannot go while a deployment of it is still being deleted
+  problems.push(...(await waitDeploymentsGone(o, going)));
   // an old blue outlives its deployment when a teardown stopped halfway: looked for in any case
-  problems.push(...(await deleteOldBlue(o, db, log)));
-  if (!switched && problems.length === 0) log('no Blue/Green leftovers of the lab to delete');
+  problems.push(...(await deleteOldBlue(o, db, say)));
+  if (did === 0 && problems.length === 0) log('no Blue/Green leftovers of the lab to delete');
   return problems;
+}
+
+/** Polls each deployment until DescribeBlueGreenDeployments no longer finds it; returns those still there. */
+async function waitDeploymentsGone(o: BlueGreenCleanupOptions, ids: readonly string[]): Promise<string[]> {
+  const started = o.now().getTime();
+  let left = [...ids];
+  while (left.length > 0) {
+    const still: string[] = [];
+    for (const id of left) {
+      const there = await exists(
+        async () =>
+          (await o.rds.send(new DescribeBlueGreenDeploymentsCommand({ BlueGreenDeploymentIdentifier: id })))
+            .BlueGreenDeployments,
+      );
+      if (there) still.push(id);
+    }
+    left = still;
+    if (left.length === 0) break;
+    if (o.now().getTime() - started >= (o.deleteTimeoutMs ?? 1_800_000))
+      return [`Blue/Green deployments still being deleted: ${left.join(', ')}`];
+    await o.sleep(o.blueGreenPollMs ?? 30_000);
+  }
+  return [];
 }

@@ -13,6 +13,7 @@ import { readFileSync } from 'node:fs';
 import { expect } from '@jest/globals';
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import {
+  BlueGreenDeploymentNotFoundFault,
   CreateBlueGreenDeploymentCommand,
   DBClusterNotFoundFault,
   DBInstanceNotFoundFault,
@@ -403,6 +404,7 @@ describe('proxylab destroy: Blue/Green leftovers', () => {
       ],
     });
     const deleted = new Set<string>();
+    let reads = 0;
     rds
       .on(DescribeBlueGreenDeploymentsCommand)
       .resolves({
@@ -421,6 +423,15 @@ describe('proxylab destroy: Blue/Green leftovers', () => {
             TagList: [{ Key: 'proxylab:lab', Value: 'other' }],
           },
         ],
+      })
+      .on(DescribeBlueGreenDeploymentsCommand, { BlueGreenDeploymentIdentifier: 'bgd-ours' })
+      .callsFake(() => {
+        // DELETING for one read after the call, then gone
+        if (reads++ < 1)
+          return {
+            BlueGreenDeployments: [{ BlueGreenDeploymentIdentifier: 'bgd-ours', Status: 'DELETING' }],
+          };
+        throw new BlueGreenDeploymentNotFoundFault({ message: 'not found', $metadata: {} });
       })
       .on(DeleteBlueGreenDeploymentCommand)
       .resolves({})
@@ -454,8 +465,11 @@ describe('proxylab destroy: Blue/Green leftovers', () => {
       },
       (l) => log.push(l),
     );
-    // THEN nothing is left, and only the lab's own resources were deleted
+    // THEN nothing is left, and only the lab's own resources were deleted — the old blue after the
+    // deployment is gone (read again until DescribeBlueGreenDeployments no longer finds it)
     expect(left).toEqual([]);
+    expect(reads).toBe(2);
+    expect(log[0]).toBe('Blue/Green deployment bgd-ours deleted with its green copy (DeleteTarget)');
     expect(rds.commandCalls(DeleteBlueGreenDeploymentCommand).map((c) => c.args[0].input)).toEqual([
       { BlueGreenDeploymentIdentifier: 'bgd-ours', DeleteTarget: true },
     ]);
