@@ -567,7 +567,7 @@ describe('before a run', () => {
       ['x: probe.disruption.switchoverTimeoutSec is for blue-green-switchover only, got 300 for rds-reboot'],
     ],
   ] as const)('switchoverTimeoutSec: %s', (_what, probe, problems) => {
-    expect(validateDisruptionProbe('x', probe as DisruptionProbe)).toEqual(problems);
+    expect(validateDisruptionProbe('x', probe)).toEqual(problems);
   });
 
   test('validate refuses a lab whose suites hold blue-green but that has no RDS Proxy, naming the field', () => {
