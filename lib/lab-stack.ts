@@ -28,7 +28,7 @@ import {
 } from './constructs/pooler-host';
 import { RunnerFleet, RunnerSoftware, type PoolerSource } from './constructs/runner-fleet';
 import type { PoolerRelease } from './poolers/driver';
-import { cloudDisruptionsOf } from './config/disruptions';
+import { auroraClusterParametersOf, cloudDisruptionsOf } from './config/disruptions';
 import { poolerDeployments, type PoolerEndpoint } from './poolers/endpoint';
 import { applyLabLifecycle, LabExpiry } from './constructs/ttl';
 import { grantCloudRunner, proxylabRunnerSoftware } from './constructs/runner-asset';
@@ -121,6 +121,7 @@ export class LabStack extends Stack {
       subnets: this.network.databaseSubnets,
       database: lab.database,
       writerAvailabilityZone: lab.crossZone ? otherZone : this.runnerZone,
+      clusterParameters: auroraClusterParametersOf(lab.suites),
     });
     this.proxies = new LabProxies(this, 'Proxies', {
       vpc: this.network.vpc,
@@ -195,6 +196,7 @@ export class LabStack extends Stack {
         actions: cloudDisruptionsOf(lab.suites, lab.database.engine),
         clusterArn: this.database.cluster?.clusterArn ?? null,
         instanceArns: this.database.instances.map((i) => i.resource.attrDbInstanceArn),
+        labName: lab.name,
       },
     });
     return runners;

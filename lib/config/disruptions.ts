@@ -8,7 +8,14 @@
 import { UsageError } from '../core/errors';
 import { getSuite, SUITE_NAMES, type Scenario, type Suite } from '../suite/catalog';
 import { DISRUPTION_ACTIONS, type DisruptionAction } from '../suite/disruption';
-import { disruptionAction, disruptionGrants, type DisruptionGrant } from '../suite/disruption-actions';
+import {
+  disruptionAction,
+  disruptionGrants,
+  OLD_BLUE_SUFFIX,
+  type DisruptionGrant,
+} from '../suite/disruption-actions';
+
+export { OLD_BLUE_SUFFIX };
 import { DATABASE_ENGINE_NAMES, type DatabaseEngine } from '../suite/engines';
 import { dbInstanceCount } from './database';
 import { nextKnownMinor } from './minor-versions';
@@ -35,6 +42,28 @@ export function runnerDisruptionGrants(
   return disruptionGrants(
     DISRUPTION_ACTIONS.filter((a) => actions.includes(a)),
     engine,
+  );
+}
+
+/**
+ * The Aurora cluster parameters the cloud disruptions of `suites` need (their records'
+ * `auroraClusterParameters`, a Blue/Green switchover's rds.logical_replication): what the lab's
+ * database construct puts in its cluster parameter group. Empty: none.
+ */
+export function auroraClusterParametersOf(suites: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const a of cloudDisruptionsOf(suites, 'aurora-postgresql'))
+    Object.assign(out, disruptionAction(a).auroraClusterParameters ?? {});
+  return out;
+}
+
+/** The lab's suites replace its database (a Blue/Green switchover): destroy looks for leftovers first. */
+export function labReplacesDatabase(lab: {
+  readonly suites: readonly string[];
+  readonly database: { readonly engine: DatabaseEngine };
+}): boolean {
+  return cloudDisruptionsOf(lab.suites, lab.database.engine).some(
+    (a) => disruptionAction(a).replacesDatabase === true,
   );
 }
 
@@ -145,7 +174,12 @@ export function disruptionNotice(
     const on = onCluster
       ? `cluster ${db.clusterId ?? '?'} (instances ${db.instanceIds.join(', ')})`
       : `instance ${db.instanceIds[0] ?? '?'}`;
-    const change = record.changesVersion === true ? `; ${versionChange(db)}` : '';
+    const change =
+      record.changesVersion === true
+        ? `; ${versionChange(db)}`
+        : record.replacesDatabase === true
+          ? `; ${REPLACED}`
+          : '';
     lines.push(`  ${s.name}: ${DISRUPTION_WORDS[action]} on ${on}, ${times}${change}`);
   }
   return lines;
@@ -157,9 +191,16 @@ export function disruptionNotice(
  */
 export function disruptionChange(scenario: Pick<Scenario, 'probe'>, db: DisruptedDatabase): string | null {
   const p = scenario.probe;
-  if (p?.kind !== 'disruption' || disruptionAction(p.disruption.action).changesVersion !== true) return null;
+  if (p?.kind !== 'disruption') return null;
+  const record = disruptionAction(p.disruption.action);
+  if (record.replacesDatabase === true) return REPLACED;
+  if (record.changesVersion !== true) return null;
   return versionChange(db);
 }
+
+/** What a Blue/Green switchover leaves: the green copy under the lab's identifiers (lib/runner/blue-green.ts). */
+const REPLACED =
+  "the lab's database is replaced by its green copy (same identifiers, endpoints and engine version; new instances, so a cold cache); the old blue is deleted after the group";
 
 /**
  * The versions a minor upgrade goes from and to, as far as the kit knows before the run: the next

@@ -80,6 +80,18 @@ function checkDisruptions(root: Record<string, unknown>, out: LabProblem[]): voi
           message: `must be ${need.why}; got ${JSON.stringify(value)}${hint} (suite ${name}, scenario ${scenario.name})`,
         });
       }
+      // what it needs of a lab-level list (a Blue/Green switchover: an RDS Proxy to measure through)
+      const list = action === undefined ? undefined : disruptionAction(action).needsList;
+      if (list === undefined || reported.has(list.field)) continue;
+      const entries = root[list.field];
+      const have = Array.isArray(entries) ? entries.length : 0;
+      if (have >= list.atLeast) continue;
+      reported.add(list.field);
+      out.push({
+        path: list.field,
+        value: entries ?? 'absent ([] by default)',
+        message: `must be ${list.why}; got ${have} (suite ${name}, scenario ${scenario.name})`,
+      });
     }
 }
 

@@ -24,6 +24,12 @@ export interface LabDatabaseProps {
    */
   readonly writerAvailabilityZone?: string;
   /**
+   * Aurora cluster parameters the lab's disruptions need (a Blue/Green switchover:
+   * rds.logical_replication), from their records (lib/suite/disruption-actions.ts). Empty or absent:
+   * the engine's default cluster parameter group, as before.
+   */
+  readonly clusterParameters?: Readonly<Record<string, string>>;
+  /**
    * Master user name stored in the generated secret.
    * @default 'proxylab'
    */
@@ -196,6 +202,11 @@ export class LabDatabase extends Construct implements ec2.IConnectable {
         : {}),
       writer: makeInstance('writer', false),
       readers: Array.from({ length: aurora.readers }, (_, i) => makeInstance(`reader${i + 1}`, true)),
+      // aws-cdk-lib DatabaseClusterProps.parameters: "The parameters in the DBClusterParameterGroup
+      // to create automatically" (none: the engine's default group, as before)
+      ...(Object.keys(props.clusterParameters ?? {}).length > 0
+        ? { parameters: { ...props.clusterParameters } }
+        : {}),
       serverlessV2MinCapacity: capacity.kind === 'serverless' ? capacity.minCapacityAcu : undefined,
       serverlessV2MaxCapacity: capacity.kind === 'serverless' ? capacity.maxCapacityAcu : undefined,
       vpc: props.vpc,

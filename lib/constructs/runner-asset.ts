@@ -4,7 +4,7 @@
  * hosts' user data unpack into /opt/proxylab. Bundled once per process (every lab stack of an app
  * shares it).
  */
-import { Stack, Validations } from 'aws-cdk-lib';
+import { ArnFormat, Stack, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as rds from 'aws-cdk-lib/aws-rds';
 import type * as s3 from 'aws-cdk-lib/aws-s3';
@@ -14,7 +14,8 @@ import { logicalIdOf } from './metrics-collector';
 import { runnerBundleOnce } from './runner-bundle';
 import { CLOUD_RUN_LOCK_KEY_PATTERN, RUNNER_INSTALL_PATH } from '../config/stack-outputs';
 import { POOLER_INSTALL_PATH } from './pooler-user-data';
-import { runnerDisruptionGrants } from '../config/disruptions';
+import { OLD_BLUE_SUFFIX, runnerDisruptionGrants } from '../config/disruptions';
+import { TAG_LAB } from '../config/expiry';
 
 /** What the RunnerFleet seam takes: the asset and the install command (run in /opt/proxylab). */
 export interface RunnerSoftwareSpec {
@@ -47,6 +48,8 @@ export interface CloudRunnerGrants {
     readonly clusterArn: string | null;
     /** Every DB instance of the lab (writer and readers). */
     readonly instanceArns: readonly string[];
+    /** The lab's name: the value of its `proxylab:lab` tag, which grants on generated names require. */
+    readonly labName: string;
   };
 }
 
@@ -135,14 +138,39 @@ function grantDisruptions(role: iam.Role, d: CloudRunnerGrants['disruptions']): 
   const arns = { cluster: d.clusterArn, instances: d.instanceArns, '*': ['*'] } as const;
   // a lab without a cluster runs RDS for PostgreSQL: the statements an action needs on the other engine are left out
   const engine = d.clusterArn === null ? 'postgres' : 'aurora-postgresql';
+  const stack = Stack.of(role);
   for (const g of runnerDisruptionGrants(d.actions, engine)) {
     // a statement on the cluster needs the cluster (an Aurora lab's; none on RDS for PostgreSQL)
     if (g.on.includes('cluster') && d.clusterArn === null) continue;
     const resources = g.on.flatMap((on) => {
-      const a = arns[on];
+      if (on.startsWith('account:') || on.startsWith('old-blue:'))
+        return [
+          stack.formatArn({
+            service: 'rds',
+            resource: on.slice(on.indexOf(':') + 1),
+            resourceName: on.startsWith('old-blue:') ? `*${OLD_BLUE_SUFFIX}` : '*',
+            arnFormat: ArnFormat.COLON_RESOURCE_NAME,
+          }),
+        ];
+      const a = arns[on as keyof typeof arns];
       return a === null ? [] : typeof a === 'string' ? [a] : [...a];
     });
-    role.addToPolicy(new iam.PolicyStatement({ actions: [...g.actions], resources }));
+    const tagKey = g.labTag === 'request' ? 'aws:RequestTag' : 'aws:ResourceTag';
+    role.addToPolicy(
+      new iam.PolicyStatement({
+        actions: [...g.actions],
+        resources,
+        ...(g.labTag !== undefined
+          ? { conditions: { StringEquals: { [`${tagKey}/${TAG_LAB}`]: d.labName } } }
+          : {}),
+      }),
+    );
+    for (const on of g.on.filter((x) => x.startsWith('account:') || x.startsWith('old-blue:')))
+      Validations.of(role).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:rds:<AWS::Region>:<AWS::AccountId>:${on.slice(on.indexOf(':') + 1)}:*${on.startsWith('old-blue:') ? OLD_BLUE_SUFFIX : ''}]`,
+        reason:
+          'A Blue/Green deployment and its green copies get names RDS generates, the old blue the lab identifier + -old1 (read while it is deleted); the RDS and Aurora User Guides ("Authorizing access to blue/green deployment operations") say policies "can\'t contain partial resource name patterns such as my-db-prefix-*. Only wildcards (*) are supported". What changes or deletes an existing resource, and the deployment itself, is limited to the lab\'s proxylab:lab tag (aws:ResourceTag / aws:RequestTag condition).',
+      });
     if (g.on.includes('*'))
       Validations.of(role).acknowledge({
         id: 'AwsSolutions-IAM5[Resource::*]',

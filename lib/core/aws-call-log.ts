@@ -41,7 +41,13 @@ export const AWS_CALL_LOG_FIELDS: readonly string[] = [
   'ZoneNames',
   'LocationType',
   'RoleARN',
+  // a Blue/Green deployment's identifier, and the database it copies (an ARN)
+  'BlueGreenDeploymentIdentifier',
+  'Source',
 ];
+
+/** The tags kept (aws:RequestTag, which IAM evaluates): proxylab's own, which name the lab. */
+const KEPT_TAG_PREFIX = 'proxylab:';
 
 /** One line of the log. */
 export interface AwsCallLogEntry {
@@ -67,6 +73,12 @@ export function callIdentifiers(input: unknown): Record<string, unknown> {
   // UpdateSchedule passes the schedule's role on (iam:PassRole): the role ARN is an identifier.
   const target = record.Target as { RoleArn?: unknown } | undefined;
   if (target && typeof target.RoleArn === 'string') out.Target = { RoleArn: target.RoleArn };
+  // CreateBlueGreenDeployment tags the deployment with the lab's tag (aws:RequestTag): proxylab's tags only
+  const tags = Array.isArray(record.Tags) ? (record.Tags as Array<{ Key?: unknown; Value?: unknown }>) : [];
+  const kept = tags.filter(
+    (t) => typeof t.Key === 'string' && t.Key.startsWith(KEPT_TAG_PREFIX) && typeof t.Value === 'string',
+  );
+  if (kept.length > 0) out.Tags = kept.map((t) => ({ Key: t.Key, Value: t.Value }));
   return out;
 }
 

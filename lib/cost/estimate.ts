@@ -23,6 +23,8 @@ import { CPU_CREDITS_PART, databaseLines, databaseStorageLines } from './databas
 import { proxyLines } from './proxy-lines';
 import { poolerHosts, poolerLines, runnerLines, SPOT_CEILING_NOTE } from './compute-lines';
 import { networkLines, secretLines } from './network-lines';
+import { labReplacesDatabase } from '../config/disruptions';
+import { REPLACED_DATABASE_NOT_INCLUDED } from './replaced-database';
 
 export {
   HOURS_PER_DAY,
@@ -182,5 +184,6 @@ function notIncludedOf(lab: LabConfig): string[] {
     lab.database.engine === 'postgres'
       ? 'backup storage beyond the free amount equal to the provisioned storage'
       : 'backup storage beyond the free amount equal to the cluster volume',
+    ...(labReplacesDatabase(lab) ? [REPLACED_DATABASE_NOT_INCLUDED] : []),
   ];
 }

@@ -13,6 +13,7 @@ import { labTargetCapacities } from '../config/targets';
 import { databaseSection } from '../config/database';
 import { disruptionAction } from '../suite/disruption-actions';
 import { cloudDisruptionsOf, disruptionChange, labDatabaseShape } from '../config/disruptions';
+import { replacedDatabaseGroup } from './replaced-database';
 import { estimateRunSec, EXPIRY_MARGIN_SEC, runUnits, STEP_OVERHEAD_SEC } from '../config/run-estimate';
 import type { RunDurationEstimate } from '../config/run-estimate';
 import { cloudProbeUnavailable, labProbeRun } from '../config/cloud-probes';
@@ -76,6 +77,8 @@ export interface PreviewScenario extends PlanScenario {
   readonly notAvailable: readonly NotAvailable[];
   /** What it leaves changed on the lab (a minor upgrade's versions); null: nothing. */
   readonly changes: string | null;
+  /** A second database before its group, its time and cost (./replaced-database.ts); null: none. */
+  readonly beforeGroup: string | null;
 }
 
 /** The lab's time against the run: from a fresh deploy, the lab lives `ttlHours`. */
@@ -377,6 +380,7 @@ export function previewRun(lab: LabConfig, suiteName: string, opts: PreviewOptio
         cells: scenario ? cellsText(mine, scenario.repetitions) : '',
         notAvailable: notAvailableOf(mine),
         changes: scenario ? disruptionChange(scenario, labDatabaseShape(lab.database)) : null,
+        beforeGroup: (scenario && replacedDatabaseGroup(scenario, estimate)?.text) ?? null,
       };
     }),
     duration,
@@ -600,6 +604,7 @@ export function formatRunPlan(p: RunPlanPreview, opts: { readonly allSettings?: 
     }
     for (const x of s.notAvailable)
       lines.push(`    not available (${x.steps} steps, recorded so by the runners, not run): ${x.reason}`);
+    if (s.beforeGroup !== null) lines.push(`    before the group: ${s.beforeGroup}`);
     if (s.changes !== null) lines.push(`    changes the lab: ${s.changes}`);
   }
   if (p.sessionFeatures.length > 0) lines.push('', ...p.sessionFeatures.map((l) => `  ${l}`));

@@ -6,7 +6,8 @@
  * invokes the collector for the last minutes (which writes runs/proxylab-doctor/metrics/).
  *
  * Checks, in order: stack status; with `deps.stagingKey`, that the hosts can decrypt the CDK staging
- * bucket's assets (./staging-key.ts); expiry schedule; parameter groups in sync; for a lab without
+ * bucket's assets (./staging-key.ts); expiry schedule; parameter groups in sync (and, for an Aurora
+ * lab with the blue-green suite, its cluster parameter group: ./doctor-blue-green.ts); for a lab without
  * internet egress, no route of its subnets to an internet or NAT gateway; per runner: SSM
  * reachable, runner software version, Node and pgbench, the DB secret readable, TLS connections
  * to the writer and each proxy with `SHOW max_connections` matching the lab, S3 write/read/list
@@ -34,6 +35,8 @@ import { checkRunner } from './doctor-runner';
 import { poolerOutputChecks } from './doctor-poolers';
 import { routeTableChecks } from './doctor-network';
 import { spotChecks } from './doctor-spot';
+import { blueGreenParameterCheck } from './doctor-blue-green';
+import { labReplacesDatabase } from '../config/disruptions';
 
 export { formatChecks, type Check, type DoctorDeps } from './doctor-check';
 export { DOCTOR_RUN_ID, parseProbe, probeExecutionSeconds, probeScript } from './doctor-probe';
@@ -62,8 +65,10 @@ export async function runDoctor(
   // 2. the expiry schedule
   checks.push(await expiryCheck(lab, stackName, redeploy, deps));
 
-  // 3. parameter groups
+  // 3. parameter groups (and an Aurora cluster's, when a Blue/Green switchover needs its logical replication)
   checks.push(await parameterGroupCheck(outputs, redeploy, deps));
+  if (labReplacesDatabase(lab) && outputs.databaseEngine === 'aurora-postgresql')
+    checks.push(await blueGreenParameterCheck(deps.rds, outputs.clusterIdentifier));
 
   // 3b. a lab without internet: its subnets route nowhere out
   const network = lab.network;

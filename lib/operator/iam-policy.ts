@@ -37,6 +37,7 @@ import {
   stagingBucketName,
 } from '../config/lab-resource-names';
 import { stackNameFor } from '../config/stack-outputs';
+import { labReplacesDatabase, OLD_BLUE_SUFFIX } from '../config/disruptions';
 import type { LabConfig } from '../config/types';
 import { UsageError } from '../core/errors';
 
@@ -264,6 +265,19 @@ function runStatements(
       Resource: `arn:${p}:rds:${region}:${account}:db:*`,
       Condition: { StringEquals: labTag },
     },
+    // doctor, an Aurora lab with the blue-green suite: its members' cluster parameter group status
+    // (DescribeDBClusters on `cluster`, lib/operator/doctor-blue-green.ts)
+    ...(labReplacesDatabase(lab) && lab.database.engine === 'aurora-postgresql'
+      ? [
+          {
+            Sid: 'ReadClusterParameterStatus',
+            Effect: 'Allow' as const,
+            Action: 'rds:DescribeDBClusters',
+            Resource: `arn:${p}:rds:${region}:${account}:cluster:*`,
+            Condition: { StringEquals: labTag },
+          },
+        ]
+      : []),
     // `proxylab collect` from a laptop: GetMetricData takes no resource; PI per DB instance.
     { Sid: 'ReadMetrics', Effect: 'Allow', Action: 'cloudwatch:GetMetricData', Resource: '*' },
     ...(lab.database.performanceInsights
@@ -358,6 +372,60 @@ function deployStatements(
       Effect: 'Allow',
       Action: 'rds:RebootDBInstance',
       Resource: `arn:${p}:rds:${region}:${account}:db:*`,
+      Condition: { StringEquals: labTag },
+    },
+    ...(labReplacesDatabase(lab) ? blueGreenDestroyStatements({ p, region, account, labTag }) : []),
+  ];
+}
+
+/**
+ * destroy, a lab whose suites switch over with Blue/Green (lib/operator/blue-green-destroy.ts): find
+ * the lab's deployments (DescribeBlueGreenDeployments on `deployment`, no condition key), delete
+ * them (DeleteBlueGreenDeployment on `deployment`, aws:ResourceTag; with DeleteTarget RDS deletes
+ * the green copy on the caller's permission: DeleteDBInstance, DeleteDBCluster,
+ * DeleteDBClusterEndpoint — RDS and Aurora User Guides, "Authorizing access to blue/green
+ * deployment operations"), and the old blue `<id>-old1`: read by name (also once it is gone, when no
+ * tag can match), deletion protection off and deleted where it carries the lab's tag (Service
+ * Authorization Reference, Amazon RDS: each on its resource type).
+ */
+function blueGreenDestroyStatements({
+  p,
+  region,
+  account,
+  labTag,
+}: Pick<PolicyScope, 'p' | 'region' | 'account' | 'labTag'>): IamStatement[] {
+  const arn = (type: string, name = '*'): string => `arn:${p}:rds:${region}:${account}:${type}:${name}`;
+  return [
+    {
+      Sid: 'FindBlueGreenLeftovers',
+      Effect: 'Allow',
+      Action: 'rds:DescribeBlueGreenDeployments',
+      Resource: arn('deployment'),
+    },
+    {
+      Sid: 'ReadOldBlue',
+      Effect: 'Allow',
+      Action: ['rds:DescribeDBInstances', 'rds:DescribeDBClusters'],
+      Resource: [arn('db', `*${OLD_BLUE_SUFFIX}`), arn('cluster', `*${OLD_BLUE_SUFFIX}`)],
+    },
+    {
+      Sid: 'DeleteBlueGreenLeftovers',
+      Effect: 'Allow',
+      Action: [
+        'rds:DeleteBlueGreenDeployment',
+        'rds:DeleteDBInstance',
+        'rds:DeleteDBCluster',
+        'rds:DeleteDBClusterEndpoint',
+        'rds:ModifyDBInstance',
+        'rds:ModifyDBCluster',
+      ],
+      Resource: [
+        arn('deployment'),
+        arn('db'),
+        arn('cluster'),
+        arn('cluster-endpoint'),
+        arn('cluster-snapshot'),
+      ],
       Condition: { StringEquals: labTag },
     },
   ];

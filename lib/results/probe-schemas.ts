@@ -35,6 +35,7 @@ const dipWrites = z
 const disruption = z.object({
   action: z.enum(DISRUPTION_ACTIONS),
   shutdown: z.enum(SHUTDOWN_MODES).nullable(),
+  switchoverTimeoutSec: sec.optional(),
 });
 
 const clientTimeouts = z.object({ connectTimeoutMs: ms, statementTimeoutMs: ms });

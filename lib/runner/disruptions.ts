@@ -12,6 +12,9 @@
  * - `rds-reboot`: RebootDBInstance without it.
  * - `minor-upgrade`: ModifyDBCluster (Aurora) / ModifyDBInstance (RDS) to the lowest minor
  *   ValidUpgradeTarget of DescribeDBEngineVersions, ApplyImmediately (./minor-upgrade.ts).
+ * - `blue-green-switchover`: CreateBlueGreenDeployment when the group opens (not measured),
+ *   SwitchoverBlueGreenDeployment at T0, the deployment and the old blue deleted when it is
+ *   restored, whatever happened (./blue-green.ts).
  *
  * Server-side events on the run's clock: the API call (sent, answered), the writer polled through the
  * window (DescribeDBClusters' IsClusterWriter; DescribeDBInstances' status and AvailabilityZone:
@@ -38,6 +41,14 @@ import type { DatabaseResources } from '../aws/runner-args';
 import type { DisruptionAction, DisruptionProbe } from '../suite/disruption';
 import type { PlannedStep } from '../suite/expand';
 import { minorUpgrade } from './minor-upgrade';
+import {
+  prepareBlueGreen,
+  settleDeployment,
+  switchover,
+  teardownBlueGreen,
+  type BlueGreenDeploymentRun,
+  type BlueGreenOptions,
+} from './blue-green';
 import { readRdsEventsUntilStable, type RdsEventSource } from './rds-events';
 import { clusterState, instanceState, type ClusterState } from './rds-state';
 
@@ -67,6 +78,16 @@ export interface CloudDisruptionOptions {
   readonly eventReadDelayMs?: number;
   /** pgbench's SELECT 1 p50 on a target (the runner's executor); absent: not measured. */
   readonly pgbenchFloor?: (target: Target) => Promise<number | null>;
+  /**
+   * Creates the ledger table on the writer if it is not there (the probe's own DDL), before a
+   * Blue/Green deployment copies the database: on Aurora the green copy follows the blue by logical
+   * replication, and "the database schema and DDL commands are not replicated" (PostgreSQL docs,
+   * "Logical Replication — Restrictions"), so a table made after the copy would be missing on the
+   * green the clients write to after the switchover. Absent: not made before (the group makes it).
+   */
+  readonly ensureLedger?: () => Promise<void>;
+  /** A Blue/Green switchover's waits (./blue-green.ts); absent: its defaults. */
+  readonly blueGreen?: Pick<BlueGreenOptions, 'blueGreenPollMs' | 'createTimeoutMs' | 'deleteTimeoutMs'>;
 }
 
 /**
@@ -83,11 +104,35 @@ export function cloudUnavailable(
 export function cloudDisruptionWorld(o: CloudDisruptionOptions): DisruptionWorld {
   return {
     unavailable: (_step: PlannedStep, spec: DisruptionProbe) => cloudUnavailable(spec.disruption.action, o),
-    open: (spec) => Promise.resolve(openSession(o, spec)),
+    open: async (spec, _steps, _targets, log) => {
+      // a Blue/Green switchover's deployment is created before the group (not measured)
+      const blueGreen = spec.disruption.action === 'blue-green-switchover' && o.database !== null;
+      if (blueGreen) await o.ensureLedger?.();
+      const bg =
+        blueGreen && o.database !== null
+          ? await prepareBlueGreen(blueGreenOptions(o), o.database, log)
+          : null;
+      return openSession(o, spec, bg, log);
+    },
   };
 }
 
-function openSession(o: CloudDisruptionOptions, spec: DisruptionProbe): DisruptionSession {
+function blueGreenOptions(o: CloudDisruptionOptions): BlueGreenOptions {
+  return {
+    rds: o.rds,
+    now: o.now,
+    sleep: o.sleep,
+    ...(o.pollMs !== undefined ? { pollMs: o.pollMs } : {}),
+    ...o.blueGreen,
+  };
+}
+
+function openSession(
+  o: CloudDisruptionOptions,
+  spec: DisruptionProbe,
+  bg: BlueGreenDeploymentRun | null = null,
+  log: (line: string) => void = () => undefined,
+): DisruptionSession {
   const db = o.database;
   if (db === null) throw new InfrastructureError('no database named to disrupt');
   const openedAt = o.now();
@@ -109,12 +154,28 @@ function openSession(o: CloudDisruptionOptions, spec: DisruptionProbe): Disrupti
           return rdsReboot(o, db, false, event, signal, deadline);
         case 'minor-upgrade':
           return minorUpgrade(o, db, event, signal, deadline);
+        case 'blue-green-switchover':
+          if (bg === null) throw new InfrastructureError('no Blue/Green deployment was created');
+          return switchover(
+            blueGreenOptions(o),
+            bg,
+            spec.disruption.switchoverTimeoutSec,
+            event,
+            signal,
+            deadline,
+          );
         default:
           throw new InfrastructureError(`${spec.disruption.action} is not a cloud disruption`);
       }
     },
     restore: async () => {
-      await waitAvailable(o, db);
+      try {
+        if (bg !== null) await settleDeployment(blueGreenOptions(o), bg, o.settleMs ?? 1_200_000, log);
+        await waitAvailable(o, db);
+      } finally {
+        // on success and on failure: nothing of the deployment may stay billable
+        if (bg !== null) await teardownBlueGreen(blueGreenOptions(o), bg, db, log);
+      }
       if (said !== null)
         timelineNote = await readRdsEventsUntilStable(
           {
@@ -124,7 +185,7 @@ function openSession(o: CloudDisruptionOptions, spec: DisruptionProbe): Disrupti
             ...(o.eventReads !== undefined ? { reads: o.eventReads } : {}),
             ...(o.eventReadDelayMs !== undefined ? { delayMs: o.eventReadDelayMs } : {}),
           },
-          eventSources(o, db),
+          [...eventSources(o, db), ...(bg !== null ? [['blue-green-deployment', bg.id] as const] : [])],
           openedAt,
           said,
         );

@@ -13,7 +13,7 @@ import { FleetCoordinator, FleetExecutor, FleetSink } from './fleet-coordinator'
 import type { RunnerArgs } from '../aws/runner-args';
 import type { S3ResultSink } from '../aws/s3-sink';
 import type { Logger } from '../aws/secrets';
-import { disruptionProbeRunner, pgbenchSelectFloor } from '../exec/disruption-probe';
+import { disruptionProbeRunner, pgbenchSelectFloor, targetProbeEndpoint } from '../exec/disruption-probe';
 import { pgConnector } from '../exec/pg-probe';
 import type { ProbeRunner } from '../engine/ports';
 import { cloudDisruptionWorld } from './disruptions';
@@ -127,6 +127,15 @@ export function disruptionRunner(
       ...(deps.pollMs !== undefined ? { pollMs: deps.pollMs } : {}),
       ...(deps.eventReadDelayMs !== undefined ? { eventReadDelayMs: deps.eventReadDelayMs } : {}),
       pgbenchFloor: (t) => pgbenchSelectFloor(deps.executor, t),
+      // before a Blue/Green deployment copies the database (lib/runner/disruptions.ts ensureLedger)
+      ensureLedger: async () => {
+        const c = await pgConnector(targetProbeEndpoint(ledger), 10_000);
+        try {
+          await c.ensureLedger(10_000);
+        } finally {
+          await c.close();
+        }
+      },
     }),
   });
 }

@@ -36,10 +36,38 @@ export interface DisruptionNeed {
  */
 export interface DisruptionGrant {
   readonly actions: readonly string[];
-  readonly on: ReadonlyArray<'cluster' | 'instances' | '*'>;
+  readonly on: ReadonlyArray<'cluster' | 'instances' | '*' | AccountResources | OldBlueResources>;
   /** Granted only to a lab of this engine (an action done one way on Aurora, another on RDS). */
   readonly engine?: DatabaseEngine;
+  /**
+   * The statement holds only for the lab's own resources by their `proxylab:lab` tag: `request` —
+   * the call must tag what it creates with it (aws:RequestTag); `resource` — the resource must carry
+   * it (aws:ResourceTag). For resources whose names AWS generates (`account:` kinds).
+   */
+  readonly labTag?: 'request' | 'resource';
 }
+
+/**
+ * Every resource of one RDS resource type in the lab's account and region
+ * (`arn:<partition>:rds:<region>:<account>:<type>:*`): for resources whose names AWS generates at
+ * run time (a Blue/Green deployment's `bgd-…` identifier, its green copies), which "can't contain
+ * partial resource name patterns such as my-db-prefix-*. Only wildcards (*) are supported" (RDS and
+ * Aurora User Guides, "Authorizing access to … blue/green deployment operations"). Narrowed by
+ * `labTag` where the action has the condition key.
+ */
+/**
+ * The old blue database a Blue/Green switchover leaves, by the name AWS gives it — the lab's
+ * identifier with `-old1` appended (User Guides, "Switching a blue/green deployment") — in the lab's
+ * account and region (`arn:…:db:*-old1`, `arn:…:cluster:*-old1`): read while it is deleted, also
+ * once it is gone (a resource that no longer exists carries no tag to match).
+ */
+export type OldBlueResources = 'old-blue:db' | 'old-blue:cluster';
+
+/** The suffix AWS appends to the old blue resources' names at the first switchover. */
+export const OLD_BLUE_SUFFIX = '-old1';
+
+export type AccountResources =
+  `account:${'deployment' | 'db' | 'cluster' | 'cluster-endpoint' | 'cluster-pg' | 'cluster-snapshot' | 'pg' | 'og' | 'subgrp'}`;
 
 export interface DisruptionActionRecord {
   /** What it does to the lab, in words (`proxylab run` and `plan` print it). */
@@ -69,6 +97,21 @@ export interface DisruptionActionRecord {
    * says the lab stays on the new one; each repetition needs a newer minor version again.
    */
   readonly changesVersion?: true;
+  /**
+   * It replaces the lab's database by a copy (a Blue/Green switchover): a second database runs, and
+   * is billed, from before the group until the teardown deletes the old one; `plan` and `cost` say so.
+   */
+  readonly replacesDatabase?: true;
+  /**
+   * Parameters the lab's Aurora cluster parameter group must hold for it: the database construct
+   * sets them when the lab's suites hold the action (lib/constructs/database.ts).
+   */
+  readonly auroraClusterParameters?: Readonly<Record<string, string>>;
+  /**
+   * How a needed lab-level list must look (a need outside the database section): the lab file's
+   * field and at least this many entries, and why.
+   */
+  readonly needsList?: { readonly field: 'proxies'; readonly atLeast: number; readonly why: string };
 }
 
 // A failover or reboot polls its instances (DescribeDBInstances, named one by one: a call with a
@@ -210,6 +253,109 @@ export const DISRUPTION_ACTION_RECORDS = {
     actsOn: 'cluster-or-writer',
     changesVersion: true,
   },
+  'blue-green-switchover': {
+    does: "create a Blue/Green deployment of the lab's database before the group (CreateBlueGreenDeployment, same engine version), switch over at T0 (SwitchoverBlueGreenDeployment), then delete the deployment and the old blue database",
+    phrase: 'a Blue/Green switchover',
+    world: 'cloud',
+    engines: ['aurora-postgresql', 'postgres'],
+    // Aurora PostgreSQL needs rds.logical_replication in the cluster parameter group (Aurora User
+    // Guide, "Creating a blue/green deployment", "Preparing an Aurora PostgreSQL DB cluster"): the
+    // lab's database construct sets it when the lab's suites hold this action
+    // (lib/constructs/database.ts). RDS for PostgreSQL on the same major version replicates
+    // physically (RDS User Guide, "PostgreSQL replication methods for blue/green deployments"). Every
+    // version the kit accepts (≥ 14.13 / 14.20) is one Blue/Green supports (≥ 14.9). What the lab
+    // must have is the proxy the scenario measures through: "your blue instance must already be a
+    // target of the proxy before you create the blue/green deployment" (RDS and Aurora User Guides,
+    // "Using RDS Proxy with Blue/Green Deployments", Limitations) — the lab's proxies target its
+    // database from the deploy on.
+    needs: [],
+    needsList: {
+      field: 'proxies',
+      atLeast: 1,
+      why: 'a list of at least 1 RDS Proxy: the Blue/Green switchover is measured behind RDS Proxy (the figure no source publishes for PostgreSQL), and the blue database must be a proxy target before the deployment is created',
+    },
+    // Service Authorization Reference, Amazon RDS: CreateBlueGreenDeployment on `deployment`
+    // (required) and the source `cluster` / `db`, condition key aws:RequestTag; Switchover- and
+    // DeleteBlueGreenDeployment on `deployment` with aws:ResourceTag; DescribeBlueGreenDeployments on
+    // `deployment`, no condition key. The deployment's identifier (`bgd-…`) exists only after the
+    // call, so `deployment:*` narrowed by the lab's tag, which the runner puts on it (Tags).
+    // What RDS does on the caller's behalf needs the caller's permission too (User Guides,
+    // "Authorizing access to … blue/green deployment operations"): Aurora — create:
+    // CreateDBCluster, CreateDBInstance, CreateDBClusterEndpoint; switch over: ModifyDBCluster,
+    // PromoteReadReplicaDBCluster; delete: DeleteDBCluster, DeleteDBInstance,
+    // DeleteDBClusterEndpoint; RDS — create: CreateDBInstanceReadReplica; switch over:
+    // ModifyDBInstance, PromoteReadReplica; delete: DeleteDBInstance; both: AddTagsToResource. The
+    // green resources' names are generated ("Only wildcards (*) are supported"): each on its
+    // resource types' `*` ARNs in the lab's account and region, and what changes or deletes an
+    // existing resource only where it carries the lab's tag (the old blue keeps the lab's tags).
+    grants: [
+      {
+        actions: ['rds:CreateBlueGreenDeployment'],
+        on: ['cluster', 'account:deployment'],
+        engine: 'aurora-postgresql',
+        labTag: 'request',
+      },
+      {
+        actions: ['rds:CreateBlueGreenDeployment'],
+        on: ['instances', 'account:deployment'],
+        engine: 'postgres',
+        labTag: 'request',
+      },
+      { actions: ['rds:AddTagsToResource'], on: ['account:deployment'], labTag: 'request' },
+      { actions: ['rds:DescribeBlueGreenDeployments'], on: ['account:deployment'] },
+      {
+        actions: ['rds:SwitchoverBlueGreenDeployment', 'rds:DeleteBlueGreenDeployment'],
+        on: ['account:deployment'],
+        labTag: 'resource',
+      },
+      {
+        actions: ['rds:CreateDBCluster', 'rds:CreateDBInstance', 'rds:CreateDBClusterEndpoint'],
+        on: [
+          'account:cluster',
+          'account:db',
+          'account:cluster-endpoint',
+          'account:cluster-pg',
+          'account:pg',
+          'account:og',
+          'account:subgrp',
+        ],
+        engine: 'aurora-postgresql',
+      },
+      {
+        actions: ['rds:CreateDBInstanceReadReplica'],
+        on: ['account:cluster', 'account:db', 'account:pg', 'account:og', 'account:subgrp'],
+        engine: 'postgres',
+      },
+      { actions: ['rds:DescribeDBClusters'], on: ['old-blue:cluster'], engine: 'aurora-postgresql' },
+      { actions: ['rds:DescribeDBInstances'], on: ['old-blue:db'] },
+      {
+        actions: ['rds:ModifyDBCluster', 'rds:PromoteReadReplicaDBCluster', 'rds:DeleteDBCluster'],
+        on: ['account:cluster', 'account:cluster-snapshot'],
+        engine: 'aurora-postgresql',
+        labTag: 'resource',
+      },
+      {
+        actions: ['rds:DeleteDBClusterEndpoint'],
+        on: ['account:cluster-endpoint'],
+        engine: 'aurora-postgresql',
+        labTag: 'resource',
+      },
+      {
+        actions: ['rds:ModifyDBInstance', 'rds:PromoteReadReplica', 'rds:DeleteDBInstance'],
+        on: ['account:db'],
+        labTag: 'resource',
+      },
+      ...POLL,
+    ],
+    movesWriter: false,
+    actsOn: 'cluster-or-writer',
+    replacesDatabase: true,
+    // "Associate the cluster with a custom DB cluster parameter group with logical replication
+    // (rds.logical_replication) turned on" (Aurora User Guide, "Creating a blue/green deployment",
+    // preparing an Aurora PostgreSQL cluster). Static: applied at the cluster's creation; a lab that
+    // adds the suite later needs its writer rebooted (`proxylab doctor` says so).
+    auroraClusterParameters: { 'rds.logical_replication': '1' },
+  },
 } as const satisfies Record<string, DisruptionActionRecord>;
 
 export type DisruptionActionName = keyof typeof DISRUPTION_ACTION_RECORDS;
@@ -233,10 +379,37 @@ export function disruptionGrants(
   for (const a of actions)
     for (const g of DISRUPTION_ACTION_RECORDS[a].grants as readonly DisruptionGrant[]) {
       if (engine !== undefined && g.engine !== undefined && g.engine !== engine) continue;
-      const key = `${g.actions.join(',')}@${g.on.join(',')}`;
+      const key = `${g.actions.join(',')}@${g.on.join(',')}#${g.labTag ?? ''}`;
       if (seen.has(key)) continue;
       seen.add(key);
       out.push(g);
     }
-  return out;
+  return out.filter((g) => !coveredByLabTag(g, out));
+}
+
+/** The `account:` kind that holds each of the lab's own resources. */
+const OWN_KIND: Readonly<Record<string, AccountResources>> = {
+  cluster: 'account:cluster',
+  instances: 'account:db',
+};
+
+/**
+ * A grant on the lab's own cluster or instances is left out when, for each of its actions, another
+ * grant allows that action on every resource of that type carrying the lab's tag: the lab's
+ * resources carry it (lib/lab-stack.ts tags every resource), so the narrower statement would allow
+ * nothing more (a minor upgrade's ModifyDBInstance beside a Blue/Green switchover's).
+ */
+function coveredByLabTag(g: DisruptionGrant, all: readonly DisruptionGrant[]): boolean {
+  if (g.labTag !== undefined || g.on.some((o) => OWN_KIND[o] === undefined)) return false;
+  return g.actions.every((a) =>
+    g.on.every((o) =>
+      all.some(
+        (h) =>
+          h !== g &&
+          h.labTag === 'resource' &&
+          h.actions.includes(a) &&
+          h.on.includes(OWN_KIND[o] as AccountResources),
+      ),
+    ),
+  );
 }

@@ -33,6 +33,13 @@ export interface Disruption {
   readonly action: DisruptionAction;
   /** postgres-restart only: how the server is stopped (`fast`: SIGINT, `immediate`: SIGQUIT). null otherwise. */
   readonly shutdown: ShutdownMode | null;
+  /**
+   * blue-green-switchover only: SwitchoverBlueGreenDeployment's SwitchoverTimeout, seconds ("The
+   * amount of time, in seconds, for the switchover to complete. Default: 300. If the switchover takes
+   * longer than the specified duration, then any changes are rolled back", botocore rds model).
+   * Absent: AWS's default.
+   */
+  readonly switchoverTimeoutSec?: number;
 }
 
 /** Scenario.probe of a disruption scenario. */
@@ -219,6 +226,15 @@ export function validateDisruptionProbe(scenario: string, p: DisruptionProbe): s
   if (!needsMode && p.disruption.shutdown !== null)
     problems.push(
       `${scenario}: probe.disruption.shutdown is for postgres-restart only, got ${p.disruption.shutdown} for ${p.disruption.action}`,
+    );
+  const timeout = p.disruption.switchoverTimeoutSec;
+  if (timeout !== undefined && p.disruption.action !== 'blue-green-switchover')
+    problems.push(
+      `${scenario}: probe.disruption.switchoverTimeoutSec is for blue-green-switchover only, got ${timeout} for ${p.disruption.action}`,
+    );
+  else if (timeout !== undefined && !(Number.isInteger(timeout) && timeout >= 30 && timeout <= p.recoverySec))
+    problems.push(
+      `${scenario}: probe.disruption.switchoverTimeoutSec must be an integer 30–${p.recoverySec} (SwitchoverTimeout: "Minimum value of 30", RDS API Reference; within the recovery window, probe.recoverySec), got ${timeout}`,
     );
   return problems;
 }

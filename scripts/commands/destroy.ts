@@ -1,11 +1,19 @@
 /**
  * `proxylab destroy --lab FILE`: `cdk destroy --force` the lab's stack; says first what the lab
- * file keeps (results bucket, final snapshot), which stays billable.
+ * file keeps (results bucket, final snapshot), which stays billable. A lab whose suites switch its
+ * database over with Blue/Green first has that run's leftovers deleted — a deployment, its green
+ * copy, the old blue `-old1` — which CloudFormation does not know (lib/operator/blue-green-destroy.ts).
  */
 import type { Command } from 'commander';
 import { profileOption, regionOption } from './aws-options';
 import { InfrastructureError } from '../../lib/core/errors';
-import { loadModule, operatorModule, stackOutputsModule } from './lazy';
+import {
+  blueGreenDestroyModule,
+  clientsModule,
+  loadModule,
+  operatorModule,
+  stackOutputsModule,
+} from './lazy';
 
 interface DestroyFlags {
   readonly lab: string;
@@ -44,7 +52,22 @@ export function register(program: Command): void {
       process.stdout.write(
         `${flags.dryRun ? 'would run' : 'running'}: ${operatorModule().formatInvocation(inv)}\n`,
       );
+      const blueGreen = blueGreenDestroyModule().labReplacesDatabase(lab);
+      if (blueGreen)
+        process.stdout.write(
+          `${flags.dryRun ? 'would delete' : 'deleting'} first what a Blue/Green switchover left outside the stack (deployments of the lab's database, their green copies, the old blue -old1)\n`,
+        );
       if (flags.dryRun) return;
+      if (blueGreen) {
+        const clients = clientsModule().createAwsClients(settings);
+        const left = await blueGreenDestroyModule().destroyBlueGreenLeftovers(lab, clients, (line) =>
+          process.stdout.write(`  ${line}\n`),
+        );
+        if (left.length > 0)
+          throw new InfrastructureError(
+            `Blue/Green leftovers of lab ${lab.name} could not be deleted, so the stack is not destroyed (its database may be part of a deployment): ${left.join('; ')}. Fix the cause and run destroy again`,
+          );
+      }
       const code = await operatorModule().runInherited(inv);
       if (code !== 0)
         throw new InfrastructureError(

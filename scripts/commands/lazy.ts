@@ -21,6 +21,7 @@ import type * as RunPlanModule from '../../lib/cost/run-plan';
 import type * as TargetPricesModule from '../../lib/cost/target-prices';
 import type * as RunLocalModule from '../../lib/local/run-local';
 import type * as AvailabilityZonesModule from '../../lib/operator/availability-zones';
+import type * as BlueGreenDestroyModule from '../../lib/operator/blue-green-destroy';
 import type * as DoctorModule from '../../lib/operator/doctor';
 import type * as StagingKeyModule from '../../lib/operator/staging-key';
 import type * as ExtendModule from '../../lib/operator/extend';
@@ -75,6 +76,8 @@ export const stagingKeyModule = (): typeof StagingKeyModule =>
   require('../../lib/operator/staging-key') as typeof StagingKeyModule;
 export const extendModule = (): typeof ExtendModule =>
   require('../../lib/operator/extend') as typeof ExtendModule;
+export const blueGreenDestroyModule = (): typeof BlueGreenDestroyModule =>
+  require('../../lib/operator/blue-green-destroy') as typeof BlueGreenDestroyModule;
 export const operatorModule = (): typeof OperatorModule =>
   require('../../lib/operator/operator') as typeof OperatorModule;
 export const outputsModule = (): typeof OutputsModule =>

@@ -210,6 +210,24 @@ test('the spot lab: its operator may read Spot requests, and needs to (doctor)',
   );
 });
 
+test('a lab with the blue-green suite: its operator may delete what a Blue/Green run left, and each of those statements is needed (destroy)', async () => {
+  // GIVEN the deploy policy of the Aurora failover lab, whose suites hold blue-green
+  const policy: PolicyJson = operatorPolicyFor('failover-aurora', 'deploy');
+  const sids = ['FindBlueGreenLeftovers', 'ReadOldBlue', 'DeleteBlueGreenLeftovers'];
+  expect(policy.Statement.filter((s) => sids.includes(s.Sid ?? '')).map((s) => s.Sid)).toEqual(sids);
+  // WHEN each statement is removed in turn from the policy judging destroy's recorded calls
+  const { baseline, denied } = await mutationTable(operatorScenario('deploy', 'failover-aurora'), [
+    { name: 'operator-deploy', document: policy },
+  ]);
+  // THEN every call passes with the whole policy, and each Blue/Green statement's removal denies one
+  expect(baseline).toEqual([]);
+  for (const sid of sids)
+    expect([sid, denied.find(([label]) => label.includes(` ${sid} `))?.[1]]).toEqual([
+      sid,
+      expect.stringMatching(/^test\/unit\/cloud-blue-green\.test\.ts › /),
+    ]);
+});
+
 test('the denial names the call and the test: without the lock grant, the runner cannot release its lock', async () => {
   // GIVEN the runner role without its s3:DeleteObject statement (the code before issue 20)
   const fixture = labPolicies('e5-big-server');

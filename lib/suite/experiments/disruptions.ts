@@ -60,6 +60,10 @@ const SOURCES = {
     'Aurora User Guide, "Minor version upgrades and zero-downtime patching" (Aurora PostgreSQL): an in-place minor upgrade restarts the engine; zero-downtime patching tries to keep client connections through it and falls back to a restart when it cannot — AWS publishes no error-window figure',
   minorRds:
     'RDS User Guide, "Upgrading the PostgreSQL DB engine for Amazon RDS": a minor upgrade applied immediately takes the instance offline while the engine is upgraded (a Multi-AZ primary and standby are upgraded together) — no figure is published',
+  blueGreenProxy:
+    'RDS and Aurora User Guides, "Using RDS Proxy with Blue/Green Deployments": during the switchover the blue database is read-only and the proxy keeps routing to it; PostgreSQL queries get "AdminShutdown terminating connection due to administrator command"; existing connections to the proxy are dropped when the green is promoted and must be re-established — no figure is published for PostgreSQL clients',
+  blueGreenSwitchover:
+    'RDS and Aurora User Guides, "Switching a blue/green deployment": the switchover "typically takes under a minute" (botocore rds model, CreateBlueGreenDeployment); SwitchoverTimeout default 300 s, after which every change is rolled back; clients reaching the database by its endpoint follow a DNS change',
   aws: 'AWS resilience guidance (guidance for resilient applications with Aurora and RDS Proxy) probes at 20 requests/s and counts failed requests, to the second',
 } as const;
 
@@ -93,6 +97,7 @@ function disruption(input: {
   readonly finding: string;
   readonly action: DisruptionAction;
   readonly shutdown?: ShutdownMode;
+  readonly switchoverTimeoutSec?: number;
   readonly targets: readonly TargetMatch[];
   readonly expectations: readonly ExpectationRule[];
   readonly warmupSec: number;
@@ -111,7 +116,13 @@ function disruption(input: {
     );
   const probe: DisruptionProbe = {
     kind: 'disruption',
-    disruption: { action: input.action, shutdown: input.shutdown ?? null },
+    disruption: {
+      action: input.action,
+      shutdown: input.shutdown ?? null,
+      ...(input.switchoverTimeoutSec !== undefined
+        ? { switchoverTimeoutSec: input.switchoverTimeoutSec }
+        : {}),
+    },
     intervalMs: input.intervalMs ?? 100,
     warmupSec: input.warmupSec,
     recoverySec: input.recoverySec,
@@ -413,6 +424,50 @@ const MINOR_UPGRADE: Scenario = disruption({
   note: 'once per run: the lab stays on the new version (plan names both versions)',
 });
 
+/**
+ * A Blue/Green switchover behind RDS Proxy (issue 42): the deployment is created before the group
+ * (not measured; it copies the database, minutes to tens of minutes), switched over at T0 with
+ * AWS's default SwitchoverTimeout, then deleted with the old blue database. Once per run: each
+ * repetition would need a new deployment (a second database for its lifetime).
+ */
+const BLUE_GREEN: Scenario = disruption({
+  name: 'blue-green-switchover',
+  title: 'Blue/Green switchover (SwitchoverBlueGreenDeployment), behind RDS Proxy and direct',
+  finding:
+    "The lab's database is replaced by its green copy: what each client lives through — direct (DNS) vs RDS Proxy vs PgBouncer — and whether anything acknowledged is lost. No figure is published for PostgreSQL clients through RDS Proxy.",
+  action: 'blue-green-switchover',
+  switchoverTimeoutSec: 300,
+  targets: ALL_WRITE_TARGETS,
+  expectations: [
+    {
+      when: { target: UNPOOLED },
+      outcome: 'any',
+      published: SOURCES.blueGreenSwitchover,
+      note: `informational: no source gives a client-side figure for PostgreSQL (${NOTHING_LOST_NOTE})`,
+    },
+    {
+      when: { target: MANAGED_POOL },
+      outcome: 'any',
+      published: `${SOURCES.blueGreenProxy}; ${SOURCES.proxyDocs}`,
+      note: "informational: RDS Proxy's error and stall windows beside direct's — the figure this scenario exists for",
+    },
+    POOLED_INFORMATIONAL,
+  ],
+  ...CLOUD,
+  // the switchover's own bound (300 s) and the DNS change after it fit in the window
+  recoverySec: 420,
+  repetitions: 1,
+  note: "once per run: the lab's database is replaced by its green copy and the old blue is deleted (plan names the second database's cost)",
+});
+
+/** The Blue/Green suite on AWS: its own suite, since it runs a second database for its lifetime. */
+const BLUE_GREEN_SUITE: Suite = {
+  name: 'blue-green',
+  description:
+    "Blue/Green switchover (≈ 30–60 min, most of it creating the green copy, not measured): CreateBlueGreenDeployment of the lab's database, SwitchoverBlueGreenDeployment at T0, every target probed — direct and through RDS Proxy; the deployment and the old blue are deleted afterwards. Needs an RDS Proxy in the lab.",
+  scenarios: [BLUE_GREEN],
+};
+
 /** The planned-disruption suite on AWS: what a change board schedules, each only where the lab can undergo it. */
 const PLANNED_SUITE: Suite = {
   name: 'planned',
@@ -431,5 +486,5 @@ export const DISRUPT_EXPERIMENT: Experiment = {
       'Cloud disruptions (≈ 8–10 min per disruption × 3 repetitions): Aurora failover, RDS Multi-AZ failover, RDS reboot — each only where the lab can undergo it; the pooler rolling restart is recorded not available on a lab for now (docs/disruptions.md).',
     scenarios: CLOUD_DISRUPTIONS,
   },
-  extraSuites: [PLANNED_SUITE],
+  extraSuites: [PLANNED_SUITE, BLUE_GREEN_SUITE],
 };

@@ -228,7 +228,8 @@ export function iamPolicyChecks(synthesized: (labPath: string) => SynthesizedLab
 
   test("calls made outside the tests' clients are allowed: boot scripts, Lambda logs, the expiry, cdk deploy", async () => {
     // GIVEN each lab's platform calls (user data `aws s3 cp`, the Lambda runtime's log writes, the
-    // expiry schedule's DeleteStack and dead-letter message, cdk deploy assuming the bootstrap roles)
+    // expiry schedule's DeleteStack and dead-letter message, cdk deploy assuming the bootstrap roles,
+    // RDS acting on the runner's permission for a Blue/Green deployment)
     const problems: string[] = [];
     const seen = new Set<string>();
     for (const lab of policies)
@@ -252,6 +253,18 @@ export function iamPolicyChecks(synthesized: (labPath: string) => SynthesizedLab
       'expiry-schedule SQS:SendMessage',
       'operator-deploy STS:AssumeRole',
       'pooler-host S3:GetObject',
+      // what RDS calls on the runner's permission for a Blue/Green deployment (the failover labs)
+      'runner RDS:CreateDBCluster',
+      'runner RDS:CreateDBClusterEndpoint',
+      'runner RDS:CreateDBInstance',
+      'runner RDS:CreateDBInstanceReadReplica',
+      'runner RDS:DeleteDBCluster',
+      'runner RDS:DeleteDBClusterEndpoint',
+      'runner RDS:DeleteDBInstance',
+      'runner RDS:ModifyDBCluster',
+      'runner RDS:ModifyDBInstance',
+      'runner RDS:PromoteReadReplica',
+      'runner RDS:PromoteReadReplicaDBCluster',
       'runner S3:GetObject',
       'spot-canceller CloudWatch Logs:CreateLogStream',
       'spot-canceller CloudWatch Logs:PutLogEvents',

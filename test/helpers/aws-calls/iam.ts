@@ -102,6 +102,15 @@ function arnBase(service: string, lab: LabPolicies): string {
 const labTags = (lab: LabPolicies): Record<string, string> =>
   Object.fromEntries(Object.entries(lab.resources.tags).map(([k, v]) => [`aws:ResourceTag/${k}`, v]));
 
+/** aws:RequestTag/<key> and aws:TagKeys of a call's `Tags` ([{ Key, Value }]). */
+function requestTags(input: Input): Record<string, string | string[]> {
+  const tags = (Array.isArray(input.Tags) ? input.Tags : []) as Array<{ Key?: string; Value?: string }>;
+  return {
+    ...Object.fromEntries(tags.map((t) => [`aws:RequestTag/${t.Key ?? ''}`, t.Value ?? ''])),
+    'aws:TagKeys': tags.map((t) => t.Key ?? ''),
+  };
+}
+
 function one(
   action: string,
   resources: string[],
@@ -115,18 +124,30 @@ function one(
  * stand-in: the runner's grant names the lab's own instance ARNs, the operator's matches by tag).
  */
 function dbArn(input: Input, lab: LabPolicies): string[] {
-  return [
-    `${arnBase('rds', lab)}:db:${str(input.DBInstanceIdentifier) ?? 'any'}`,
-    ...lab.resources.dbInstances,
-  ];
+  const id = str(input.DBInstanceIdentifier) ?? 'any';
+  return [`${arnBase('rds', lab)}:db:${id}`, ...(generatedName(id) ? [] : lab.resources.dbInstances)];
+}
+
+/**
+ * A name RDS gives a Blue/Green deployment's resources — the green copy (`<id>-green-<random>`), the
+ * old blue (`<id>-old1`): it stands for no resource of the stack, so it is judged by itself.
+ */
+function generatedName(id: string): boolean {
+  return /-green-[a-z0-9]+$|-old1$/.test(id);
+}
+
+/**
+ * The resource tags a read is judged with: the lab's, except on a generated name, which is read
+ * while it is being deleted and after (a resource that is gone carries no tag a condition can match).
+ */
+function readTags(id: string | null, lab: LabPolicies): Record<string, string> {
+  return id !== null && generatedName(id) ? {} : labTags(lab);
 }
 
 /** The Aurora cluster a call names, and the lab's cluster it stands for. */
 function clusterArn(input: Input, lab: LabPolicies): string[] {
-  return [
-    `${arnBase('rds', lab)}:cluster:${str(input.DBClusterIdentifier) ?? 'any'}`,
-    ...lab.resources.clusters,
-  ];
+  const id = str(input.DBClusterIdentifier) ?? 'any';
+  return [`${arnBase('rds', lab)}:cluster:${id}`, ...(generatedName(id) ? [] : lab.resources.clusters)];
 }
 
 function scheduleArns(input: Input, lab: LabPolicies): string[] {
@@ -183,7 +204,7 @@ export const IAM_REQUESTS: Readonly<Record<string, Mapper>> = {
   // allow it), so the request names a stand-in no lab instance has: only `db:*` or `*` allows it.
   'RDS:DescribeDBInstances': (i, lab) =>
     str(i.DBInstanceIdentifier)
-      ? one('rds:DescribeDBInstances', dbArn(i, lab), labTags(lab))
+      ? one('rds:DescribeDBInstances', dbArn(i, lab), readTags(str(i.DBInstanceIdentifier), lab))
       : one('rds:DescribeDBInstances', [`${arnBase('rds', lab)}:db:${EVERY_INSTANCE}`]),
   'RDS:RebootDBInstance': (i, lab) => one('rds:RebootDBInstance', dbArn(i, lab), labTags(lab)),
   // FailoverDBCluster: the `cluster` resource type (required) and, for TargetDBInstanceIdentifier,
@@ -198,7 +219,8 @@ export const IAM_REQUESTS: Readonly<Record<string, Mapper>> = {
         )
       : []),
   ],
-  'RDS:DescribeDBClusters': (i, lab) => one('rds:DescribeDBClusters', clusterArn(i, lab), labTags(lab)),
+  'RDS:DescribeDBClusters': (i, lab) =>
+    one('rds:DescribeDBClusters', clusterArn(i, lab), readTags(str(i.DBClusterIdentifier), lab)),
   // DescribeEvents has no resource type: only `*` allows it.
   'RDS:DescribeEvents': () => one('rds:DescribeEvents', ['*']),
   // A minor upgrade: ModifyDBCluster on `cluster` (required), ModifyDBInstance on `db` (required),
@@ -206,6 +228,67 @@ export const IAM_REQUESTS: Readonly<Record<string, Mapper>> = {
   'RDS:ModifyDBCluster': (i, lab) => one('rds:ModifyDBCluster', clusterArn(i, lab), labTags(lab)),
   'RDS:ModifyDBInstance': (i, lab) => one('rds:ModifyDBInstance', dbArn(i, lab), labTags(lab)),
   'RDS:DescribeDBEngineVersions': () => one('rds:DescribeDBEngineVersions', ['*']),
+  // A Blue/Green switchover (Service Authorization Reference, Amazon RDS): CreateBlueGreenDeployment
+  // on `deployment` (required; its identifier exists only afterwards) and the Source `cluster` /
+  // `db`, with aws:RequestTag of its Tags; the tags need rds:AddTagsToResource too ("The user who
+  // creates a blue/green deployment must have permissions to perform … rds:AddTagsToResource", User
+  // Guides). Describe-, Switchover- and DeleteBlueGreenDeployment on `deployment`, the last two with
+  // aws:ResourceTag (the lab's tags, which the runner puts on it). DeleteDBInstance on `db`,
+  // DeleteDBCluster on `cluster`.
+  'RDS:CreateBlueGreenDeployment': (i, lab) => {
+    const source = str(i.Source) ?? '';
+    const tags = requestTags(i);
+    const deployment = [`${arnBase('rds', lab)}:deployment:bgd-created`];
+    return [
+      ...one('rds:CreateBlueGreenDeployment', deployment, tags),
+      ...one(
+        'rds:CreateBlueGreenDeployment',
+        [source, ...(source.includes(':cluster:') ? lab.resources.clusters : lab.resources.dbInstances)],
+        { ...tags, ...labTags(lab) },
+      ),
+      ...one('rds:AddTagsToResource', deployment, tags),
+    ];
+  },
+  'RDS:DescribeBlueGreenDeployments': (i, lab) =>
+    one('rds:DescribeBlueGreenDeployments', [
+      `${arnBase('rds', lab)}:deployment:${str(i.BlueGreenDeploymentIdentifier) ?? EVERY_INSTANCE}`,
+    ]),
+  'RDS:SwitchoverBlueGreenDeployment': (i, lab) =>
+    one(
+      'rds:SwitchoverBlueGreenDeployment',
+      [`${arnBase('rds', lab)}:deployment:${str(i.BlueGreenDeploymentIdentifier) ?? 'any'}`],
+      labTags(lab),
+    ),
+  'RDS:DeleteBlueGreenDeployment': (i, lab) =>
+    one(
+      'rds:DeleteBlueGreenDeployment',
+      [`${arnBase('rds', lab)}:deployment:${str(i.BlueGreenDeploymentIdentifier) ?? 'any'}`],
+      labTags(lab),
+    ),
+  'RDS:DeleteDBInstance': (i, lab) => one('rds:DeleteDBInstance', dbArn(i, lab), labTags(lab)),
+  // What RDS calls on the caller's permission to create, switch over and delete a deployment (User
+  // Guides, "Authorizing access to blue/green deployment operations"; the lab-policies platform
+  // calls): each on the resource type it creates or changes (Service Authorization Reference).
+  'RDS:CreateDBCluster': (i, lab) => one('rds:CreateDBCluster', clusterArn(i, lab), labTags(lab)),
+  'RDS:CreateDBInstance': (i, lab) => one('rds:CreateDBInstance', dbArn(i, lab), labTags(lab)),
+  'RDS:CreateDBInstanceReadReplica': (i, lab) =>
+    one('rds:CreateDBInstanceReadReplica', dbArn(i, lab), labTags(lab)),
+  'RDS:CreateDBClusterEndpoint': (i, lab) =>
+    one(
+      'rds:CreateDBClusterEndpoint',
+      [`${arnBase('rds', lab)}:cluster-endpoint:${str(i.DBClusterEndpointIdentifier) ?? 'any'}`],
+      labTags(lab),
+    ),
+  'RDS:DeleteDBClusterEndpoint': (i, lab) =>
+    one(
+      'rds:DeleteDBClusterEndpoint',
+      [`${arnBase('rds', lab)}:cluster-endpoint:${str(i.DBClusterEndpointIdentifier) ?? 'any'}`],
+      labTags(lab),
+    ),
+  'RDS:PromoteReadReplica': (i, lab) => one('rds:PromoteReadReplica', dbArn(i, lab), labTags(lab)),
+  'RDS:PromoteReadReplicaDBCluster': (i, lab) =>
+    one('rds:PromoteReadReplicaDBCluster', clusterArn(i, lab), labTags(lab)),
+  'RDS:DeleteDBCluster': (i, lab) => one('rds:DeleteDBCluster', clusterArn(i, lab), labTags(lab)),
   'Lambda:Invoke': (_i, lab) => one('lambda:InvokeFunction', lab.resources.functions, labTags(lab)),
   'SSM:SendCommand': (i, lab) => [
     // An AWS-owned document's ARN has no account (`arn:aws:ssm:<region>::document/AWS-RunShellScript`);

@@ -262,6 +262,49 @@ function resolveDocument(doc: unknown, r: Resolver): PolicyJson {
   };
 }
 
+/**
+ * A runner that may create a Blue/Green deployment: what RDS then calls on its permission (RDS and
+ * Aurora User Guides, "Authorizing access to blue/green deployment operations": create, switch over,
+ * delete), on the green copy's generated names (`-green-…`), which carry the lab's tags.
+ */
+function blueGreenPlatformCalls(
+  runner: RolePolicies | undefined,
+  entries: ReadonlyArray<[string, { Type: string }]>,
+): PlatformCall[] {
+  const grants = JSON.stringify(runner?.policies.map((p) => p.document) ?? []);
+  if (!grants.includes('rds:CreateBlueGreenDeployment')) return [];
+  const aurora = entries.some(([, x]) => x.Type === 'AWS::RDS::DBCluster');
+  const why = (step: string): string =>
+    `RDS ${step} a Blue/Green deployment's green copy on the runner's permission (User Guides, "Authorizing access to blue/green deployment operations")`;
+  const call = (operation: string, input: Record<string, unknown>, step: string): PlatformCall => ({
+    principal: 'runner',
+    service: 'RDS',
+    operation,
+    input,
+    why: why(step),
+  });
+  const cluster = { DBClusterIdentifier: 'lab-cluster-green-abc123' };
+  const instance = { DBInstanceIdentifier: 'lab-db-green-abc123' };
+  const endpoint = { DBClusterEndpointIdentifier: 'lab-endpoint-green-abc123' };
+  return aurora
+    ? [
+        call('CreateDBCluster', cluster, 'creates'),
+        call('CreateDBInstance', instance, 'creates'),
+        call('CreateDBClusterEndpoint', endpoint, 'creates'),
+        call('ModifyDBCluster', cluster, 'switches over'),
+        call('PromoteReadReplicaDBCluster', cluster, 'switches over'),
+        call('DeleteDBCluster', cluster, 'deletes (DeleteTarget)'),
+        call('DeleteDBInstance', instance, 'deletes (DeleteTarget)'),
+        call('DeleteDBClusterEndpoint', endpoint, 'deletes (DeleteTarget)'),
+      ]
+    : [
+        call('CreateDBInstanceReadReplica', instance, 'creates'),
+        call('ModifyDBInstance', instance, 'switches over'),
+        call('PromoteReadReplica', instance, 'switches over'),
+        call('DeleteDBInstance', instance, 'deletes (DeleteTarget)'),
+      ];
+}
+
 /** The policies and resources of one synthesized lab stack (template JSON from Template.toJSON()). */
 export function labPoliciesOf(
   lab: string,
@@ -364,6 +407,7 @@ export function labPoliciesOf(
         why: `${id}: a failed call goes to its dead-letter queue`,
       });
   }
+  platformCalls.push(...blueGreenPlatformCalls(roles[principals.runner ?? ''], entries));
   for (const arn of deployRoleArns)
     platformCalls.push({
       principal: 'operator-deploy',

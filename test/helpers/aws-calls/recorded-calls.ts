@@ -15,6 +15,7 @@ export const RECORDED_CALLS_FIXTURE = join(__dirname, '..', '..', 'fixtures', 'i
 /** The test files whose calls the fixture holds. */
 export const RECORDED_FROM: readonly string[] = [
   'test/unit/cloud-aws.test.ts',
+  'test/unit/cloud-blue-green.test.ts',
   'test/unit/cloud-disruptions.test.ts',
   'test/unit/cloud-doctor.test.ts',
   'test/unit/cloud-fetch.test.ts',
