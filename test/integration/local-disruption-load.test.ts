@@ -14,7 +14,9 @@ import { runSuite } from '../../lib/engine/run-suite';
 import { disruptionProbeRunner } from '../../lib/exec/disruption-probe';
 import { pgConnector } from '../../lib/exec/pg-probe';
 import { localDisruptionWorld } from '../../lib/local/disruptions';
+import * as fs from 'node:fs';
 import { FileSystemSink } from '../../lib/local/fs-sink';
+import { writeReport } from '../../lib/report';
 import { disruptionResultSchema } from '../../lib/results/probe-schemas';
 import type { Suite } from '../../lib/suite/catalog';
 import type { DisruptionResult } from '../../lib/suite/disruption';
@@ -61,6 +63,7 @@ test('a fast restart under tpcb-like: pgbench per second beside the probes, 0 ac
   );
 
   // WHEN the engine runs it with the real probe, the real restart and the stack's pgbench
+  const out = scratchDir('proxylab-disruption-load-');
   const result = await runSuite({
     runId: 'disrupt-load',
     suite,
@@ -68,7 +71,7 @@ test('a fast restart under tpcb-like: pgbench per second beside the probes, 0 ac
     targets: stack.targets,
     executor: stack.executor,
     pool: stack.pool,
-    sink: new FileSystemSink(scratchDir('proxylab-disruption-load-')),
+    sink: new FileSystemSink(out),
     clock: systemClock,
     mode: 'local',
     environment: stack.environment,
@@ -139,4 +142,15 @@ test('a fast restart under tpcb-like: pgbench per second beside the probes, 0 ac
   expect((dl?.abortedClients ?? 0) > 0 || (dl?.tps.min ?? Infinity) < (dl?.tps.before ?? 0)).toBe(true);
   // the stack is whole afterwards
   expect(stack.infrastructure.failure()).toBeNull();
+
+  // AND the report of the run draws the load under the probes, and the downtime table sits beside summary.md
+  const report = writeReport(out);
+  expect(report.downtimePaths.map((p) => p.split('/').pop())).toEqual(['downtime.md', 'downtime.csv']);
+  expect(fs.readFileSync(report.htmlPath, 'utf8')).toContain('direct · pgbench tps');
+  expect(fs.readFileSync(report.mdPath, 'utf8')).toMatch(
+    /background load through direct: tpcb-like × 4 clients: \d+ tps before/,
+  );
+  expect(fs.readFileSync(report.downtimePaths[0] ?? '', 'utf8')).toMatch(
+    /\| disrupt-restart-under-load \| postgres-restart \(fast\): a PostgreSQL restart \| direct \|/,
+  );
 }, 90_000);
