@@ -14,6 +14,7 @@ import {
   type LoadOutcome,
   type LoadStart,
 } from '../../lib/exec/background-load';
+import { targetProbeEndpoint } from '../../lib/exec/disruption-probe';
 import type { ProbeEndpoint } from '../../lib/exec/pg-probe';
 import { loadLanesOf, loadLines, timelineOption } from '../../lib/report/disruptions';
 import { downtimeCsv, downtimeMarkdown, recoverySettings } from '../../lib/report/downtime';
@@ -413,6 +414,39 @@ describe("a group's loads, through the world's pgbench", () => {
       endState: 'not-run',
       note: 'this run has no pgbench to run a background load with',
       abortedClients: null,
+    });
+  });
+
+  test('on the cloud runner, pgbench reaches a target as its probes do: TLS required, the password only in the environment', () => {
+    // GIVEN an RDS Proxy target as the runner sees it
+    const proxy = target('proxy', undefined, 100);
+    const cloud: Target = {
+      ...proxy,
+      connection: () => ({
+        host: 'lab-proxy.proxy-abc.us-east-1.rds.amazonaws.com',
+        port: 5432,
+        user: 'bench',
+        dbname: 'bench',
+        sslmode: 'require',
+        env: { PGPASSWORD: 'from-secrets-manager' },
+      }),
+    };
+    // WHEN
+    const { args, env } = endpointPgbenchArgs(targetProbeEndpoint(cloud));
+    // THEN
+    expect(args).toEqual([
+      '-h',
+      'lab-proxy.proxy-abc.us-east-1.rds.amazonaws.com',
+      '-p',
+      '5432',
+      '-U',
+      'bench',
+    ]);
+    expect(env).toEqual({
+      PGGSSENCMODE: 'disable',
+      PGSSLMODE: 'require',
+      PGTARGETSESSIONATTRS: 'any',
+      PGPASSWORD: 'from-secrets-manager',
     });
   });
 
