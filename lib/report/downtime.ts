@@ -18,7 +18,7 @@ import {
   type DowntimeRow,
   type FigureSpread,
 } from '../suite/disruption-summary';
-import type { TargetDescriptor } from '../suite/targets';
+import { fallbackDescriptor, type TargetDescriptor } from '../suite/targets';
 import type { StepRecord } from '../suite/types';
 import type { LoadedRun } from './load';
 import { mdTable, mdText } from './md';
@@ -58,12 +58,21 @@ export function recoverySettings(d: TargetDescriptor | undefined): string {
   return parts.length > 0 ? parts.join('; ') : 'none catalogued';
 }
 
-function versionOf(d: TargetDescriptor | undefined, run: Pick<LoadedRun, 'manifest'>): string {
-  if (d === undefined) return '?';
-  const label = productEntry(KINDS[d.kind].product).label;
-  const version =
-    d.version ?? (d.capabilities.pooled ? null : run.manifest.environment.serverVersion) ?? null;
-  return `${label} ${version ?? '?'}`;
+/**
+ * `PgBouncer 1.24.1`: the target's product and version — from plan.json's descriptor, else (a run
+ * without a plan) the run's environment: the server's version for a direct target, the pooler's for
+ * a pooler (RDS Proxy reports none: `?`).
+ */
+function versionOf(
+  row: DowntimeRow,
+  d: TargetDescriptor | undefined,
+  run: Pick<LoadedRun, 'manifest'>,
+): string {
+  const desc = d ?? fallbackDescriptor(row.target);
+  const env = run.manifest.environment;
+  const caps = desc.capabilities;
+  const fromEnv = !caps.pooled ? env.serverVersion : desc.placement === 'managed' ? null : env.poolerVersion;
+  return `${productEntry(KINDS[desc.kind].product).label} ${desc.version ?? fromEnv ?? '?'}`;
 }
 
 function probeText(run: Pick<LoadedRun, 'plan'>, steps: readonly StepRecord[], row: DowntimeRow): string {
@@ -89,7 +98,7 @@ export function changeBoardRows(run: Pick<LoadedRun, 'plan' | 'manifest' | 'step
     return {
       row,
       disruption: first ? disruptionText(first.probe) : row.action,
-      version: versionOf(d, run),
+      version: versionOf(row, d, run),
       settings: recoverySettings(d),
       probe: probeText(run, run.steps, row),
     };

@@ -609,7 +609,7 @@ describe('downtime.md and downtime.csv', () => {
     // THEN
     expect(md).toContain('# Downtime: local-1');
     expect(md).toContain(
-      '| restart | postgres-restart (fast): a PostgreSQL restart | direct | ? | persistent | 1 | none | none | 25 | 0 of 200 | not recorded | tpcb-like × 4 clients: 205 → ? → 170 tps; gap 2.00 s; 1 aborted |',
+      '| restart | postgres-restart (fast): a PostgreSQL restart | direct | PostgreSQL 17.2 | persistent | 1 | none | none | 25 | 0 of 200 | not recorded | tpcb-like × 4 clients: 205 → ? → 170 tps; gap 2.00 s; 1 aborted |',
     );
     expect(header?.split(',')).toEqual(
       expect.arrayContaining([
@@ -620,9 +620,11 @@ describe('downtime.md and downtime.csv', () => {
       ]),
     );
     expect(rows).toHaveLength(3);
+    // without a plan, the versions are the run's: the server's for direct, the pooler's for a pooler
+    expect(md).toContain('| pgbouncer-transaction | PgBouncer 1.24.1 | persistent |');
     // unknown is empty, never 0: the during tps was not measured
     expect(rows[0]).toBe(
-      'restart,postgres-restart,fast,direct,?,persistent,1,0,0,0,0,0,25,200,0,not recorded,tpcb-like × 4 clients,205,,170,2000,1',
+      'restart,postgres-restart,fast,direct,PostgreSQL 17.2,persistent,1,0,0,0,0,0,25,200,0,not recorded,tpcb-like × 4 clients,205,,170,2000,1',
     );
   });
 
