@@ -53,7 +53,7 @@ const disruption = z.object({
 const clientTimeouts = z.object({ connectTimeoutMs: ms, statementTimeoutMs: ms });
 
 /** DisruptionProbe.load: the background load, its script resolved (lib/suite/disruption-load.ts). */
-const backgroundLoad = z.object({
+export const backgroundLoadSchema = z.object({
   scenario: z.string(),
   script: z.object({
     parts: z.array(
@@ -105,7 +105,7 @@ export const disruptionProbeSchema = z
     recoverySec: sec,
     clientTimeouts: clientTimeouts.optional(),
     attemptTimeoutMs: ms.optional(),
-    load: backgroundLoad.optional(),
+    load: backgroundLoadSchema.optional(),
   })
   .refine((p) => p.clientTimeouts !== undefined || p.attemptTimeoutMs !== undefined, {
     message: 'expected clientTimeouts (or attemptTimeoutMs, in a plan written before it)',
