@@ -9,6 +9,7 @@ import { UsageError } from '../core/errors';
 import { getSuite, SUITE_NAMES, type Scenario, type Suite } from '../suite/catalog';
 import { DISRUPTION_ACTIONS, type DisruptionAction } from '../suite/disruption';
 import { disruptionAction, disruptionGrants, type DisruptionGrant } from '../suite/disruption-actions';
+import { loadLabel } from '../suite/disruption-load';
 import { DATABASE_ENGINE_NAMES, type DatabaseEngine } from '../suite/engines';
 import { dbInstanceCount } from './database';
 import { nextKnownMinor } from './minor-versions';
@@ -146,7 +147,8 @@ export function disruptionNotice(
       ? `cluster ${db.clusterId ?? '?'} (instances ${db.instanceIds.join(', ')})`
       : `instance ${db.instanceIds[0] ?? '?'}`;
     const change = record.changesVersion === true ? `; ${versionChange(db)}` : '';
-    lines.push(`  ${s.name}: ${DISRUPTION_WORDS[action]} on ${on}, ${times}${change}`);
+    const load = p.load !== undefined ? `, under a background load of ${loadLabel(p.load)} per target` : '';
+    lines.push(`  ${s.name}: ${DISRUPTION_WORDS[action]} on ${on}, ${times}${load}${change}`);
   }
   return lines;
 }

@@ -5,6 +5,7 @@
  * resolveSuite, on the runners through the run request), never on a scenario that names its own or
  * on pgbench scenarios.
  */
+import { disruptionNotice } from '../../lib/config/disruptions';
 import { labSuite, resolveSuite, withDisruptionLoad } from '../../lib/config/scenarios';
 import { validateLab } from '../../lib/config/validate';
 import { buildRunRequest, runnerArgsFromRequest } from '../../lib/aws/run-request';
@@ -101,6 +102,19 @@ describe('lab file disruptionLoad', () => {
       withDisruptionLoad(resolveSuite('disruption', plain.lab), null),
     );
     expect(labSuite(plain.lab).scenarios).toHaveLength(1);
+  });
+
+  test('what `proxylab run` says a disruption will do names its background load', () => {
+    // GIVEN the failover suite with a lab's load
+    const v = validate({ disruptionLoad: { scenario: 'tpcb-like', clients: 8 }, suites: ['failover'] });
+    if (!v.ok) throw new Error(JSON.stringify(v.problems));
+    const db = { engine: 'aurora-postgresql' as const, clusterId: 'c', instanceIds: ['w', 'r'] };
+    // WHEN
+    const lines = disruptionNotice(resolveSuite('failover', v.lab), db, 1);
+    // THEN
+    expect(lines[0]).toMatch(
+      /^ {2}failover-aurora: .*, 3 time\(s\), each after a 20 s warm-up, probed for 120 s, under a background load of tpcb-like × 8 clients per target$/,
+    );
   });
 
   test('the load travels in the run request to the runners, which put it on the suite they run', () => {
