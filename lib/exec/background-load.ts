@@ -6,8 +6,10 @@
  * PgbenchExecutor: the local stack's, the runner's.
  *
  * pgbench prints a progress line every second with its Unix time (`--progress 1
- * --progress-timestamp`, pgbench ≥ 9.6), which places each second on the probes' timeline (ms from
- * T0) whatever its start-up took. It runs `-T` a little past the window and is stopped at the
+ * --progress-timestamp`, pgbench ≥ 9.6; pgbench docs: "use a timestamp (Unix epoch) instead of the
+ * number of seconds since the beginning of the run. The unit is in seconds, with millisecond
+ * precision after the dot"), which places each second on the probes' timeline (ms from T0) whatever
+ * its start-up took. It runs `-T` a little past the window and is stopped at the
  * window's end: that stop is `window-closed`, not an error. A client pgbench aborts because its
  * session ended (a server stop) is the measurement (`abortedClients`); a pgbench that ended early
  * (every client aborted, or refused while the server was down) is started again, as an application
