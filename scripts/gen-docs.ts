@@ -263,7 +263,11 @@ function renderScenarios(): string {
         `${s.experiment}: ${cell(s.title)}`,
         // A probe scenario runs no pgbench: its probe in place of the script (lib/suite/probes.ts).
         code(s.probe ? probeLabel(s.probe) : scriptLabel(s.script)),
-        s.probe ? 'probe, no pgbench' : code(pgbenchText(s)),
+        s.probe
+          ? s.probe.kind === 'disruption' && s.probe.load !== undefined
+            ? `probe; background load ${code(`-b ${s.probe.load.scenario} -c ${s.probe.load.clients}`)}`
+            : 'probe, no pgbench'
+          : code(pgbenchText(s)),
         cell(clientsText(s.clients)),
         kindsSelected(s.targets).join(', '),
         `${s.protocols.join('/')} × ${s.connects.join('/')}`,

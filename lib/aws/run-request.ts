@@ -23,6 +23,7 @@ import { createHash } from 'node:crypto';
 import { LAB_SUITE_NAME } from '../suite/catalog';
 import { shellScriptProblem } from '../suite/pgbench-script';
 import { BUILTIN_SCRIPTS } from '../suite/scenario';
+import { backgroundLoadSchema } from '../results/probe-schemas';
 import { CONNECT_MODES, PROTOCOLS } from '../suite/types';
 import { TARGET_SELECTOR_NAMES } from '../suite/experiments/common';
 import { SCENARIO_NAME_PATTERN, SCRIPT_PATH_PATTERN } from '../config/schema';
@@ -154,6 +155,11 @@ export const runRequestSchema = z.object({
   }),
   /** The lab's own scenarios when `suite` is `lab` (absent in requests of other suites and older CLIs). */
   scenarios: z.array(labScenarioSchema).nullable().default(null),
+  /**
+   * The lab's `disruptionLoad`, resolved (lib/config/scenarios.ts): a background load on every
+   * disruption scenario of the suite that names none (absent in requests from older CLIs: none).
+   */
+  disruptionLoad: backgroundLoadSchema.nullable().default(null),
   settings: z.object({
     region: z.string().nullable(),
     startAt: z.string().nullable(),
@@ -228,6 +234,7 @@ export function buildRunRequest(base: RunRequestArgs, runnerCount: number): RunR
       poolerAdminSecretArn: base.poolerAdminSecretArn,
     },
     scenarios: base.scenarios ?? null,
+    disruptionLoad: base.disruptionLoad ?? null,
     settings: {
       region: base.region,
       startAt: base.startAt,
@@ -260,6 +267,7 @@ export function runnerArgsFromRequest(
     runId: request.runId,
     suite: request.suite,
     ...(request.scenarios !== null ? { scenarios: request.scenarios } : {}),
+    ...(request.disruptionLoad !== null ? { disruptionLoad: request.disruptionLoad } : {}),
     bucket: request.bucket,
     runnerIndex,
     runnerCount: request.runnerCount,

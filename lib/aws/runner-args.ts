@@ -9,6 +9,7 @@ import type { PoolerEndpoint } from '../poolers/endpoint';
 import type { ManagedProxyKind, ProxyTargetKind } from '../suite/targets';
 import type { DatabaseEngine } from '../suite/engines';
 import type { LabScenario } from '../config/types';
+import type { BackgroundLoad } from '../suite/disruption-load';
 import type { LabResources } from '../collector/plan';
 import type { ComponentZone, TargetPrice } from '../suite/types';
 import type { KitSettings, LabSettings } from '../config/kit-settings';
@@ -86,6 +87,11 @@ export interface RunnerArgs {
    * the runners build the suite from them, never from a file of their own. null or absent otherwise.
    */
   readonly scenarios?: readonly LabScenario[] | null;
+  /**
+   * The lab's `disruptionLoad` (lib/config/scenarios.ts withDisruptionLoad): the background load of
+   * every disruption scenario that names none of its own. null or absent: none.
+   */
+  readonly disruptionLoad?: BackgroundLoad | null;
   readonly bucket: string;
   readonly runnerIndex: number;
   readonly runnerCount: number;

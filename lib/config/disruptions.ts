@@ -16,6 +16,7 @@ import {
 } from '../suite/disruption-actions';
 
 export { OLD_BLUE_SUFFIX };
+import { loadLabel } from '../suite/disruption-load';
 import { DATABASE_ENGINE_NAMES, type DatabaseEngine } from '../suite/engines';
 import { dbInstanceCount } from './database';
 import { nextKnownMinor } from './minor-versions';
@@ -180,7 +181,8 @@ export function disruptionNotice(
         : record.replacesDatabase === true
           ? `; ${REPLACED}`
           : '';
-    lines.push(`  ${s.name}: ${DISRUPTION_WORDS[action]} on ${on}, ${times}${change}`);
+    const load = p.load !== undefined ? `, under a background load of ${loadLabel(p.load)} per target` : '';
+    lines.push(`  ${s.name}: ${DISRUPTION_WORDS[action]} on ${on}, ${times}${load}${change}`);
   }
   return lines;
 }

@@ -21,6 +21,8 @@ import {
   type TargetSelectorName,
 } from '../suite/experiments/common';
 import { shellScriptProblem } from '../suite/pgbench-script';
+import { resolveLoad, type BackgroundLoad } from '../suite/disruption-load';
+import { BUILTIN_SCRIPTS } from '../suite/script-spec';
 import type { Scenario, ScriptPart, Suite } from '../suite/scenario';
 import type { TargetMatch } from '../suite/targets';
 import { DEFAULTS } from './defaults';
@@ -272,6 +274,60 @@ export function suiteNamesFor(lab: Pick<LabConfig, 'scenarios'>): string[] {
 }
 
 /**
+ * The problem with the lab's `disruptionLoad.scenario` (raw input), or none: it must be a pgbench
+ * built-in script or one of the lab's own scenarios by name. The schema checks the other fields.
+ */
+export function disruptionLoadProblems(load: unknown, scenarios: unknown): LabProblem[] {
+  const l = record(load);
+  if (!l || typeof l.scenario !== 'string' || l.scenario === '') return [];
+  const own = Array.isArray(scenarios)
+    ? scenarios.flatMap((s: unknown) => {
+        const name = record(s)?.name;
+        return typeof name === 'string' ? [name] : [];
+      })
+    : [];
+  if ((BUILTIN_SCRIPTS as readonly string[]).includes(l.scenario) || own.includes(l.scenario)) return [];
+  return [
+    {
+      path: 'disruptionLoad.scenario',
+      value: l.scenario,
+      message: `must be a pgbench built-in script or one of the lab's own scenarios (${[...BUILTIN_SCRIPTS, ...own].join(', ')}), got ${show(l.scenario)}`,
+    },
+  ];
+}
+
+/** The lab's `disruptionLoad`, resolved against its scenarios (validated: a problem here is a bug). */
+export function labDisruptionLoad(
+  input: LabFileInput['disruptionLoad'],
+  scenarios: readonly LabScenario[],
+): BackgroundLoad | null {
+  if (input === undefined) return null;
+  const loadable = scenarios.map((s) => {
+    const sc = toScenario(s);
+    return { name: sc.name, script: sc.script, scale: sc.scale };
+  });
+  const got = resolveLoad('disruptionLoad', input, loadable);
+  if ('problems' in got) throw new Error(`validated lab: ${got.problems.join('; ')}`);
+  return got.load;
+}
+
+/**
+ * `suite` with the lab's background load on each disruption scenario that names none of its own
+ * (the same suite when the lab has none).
+ */
+export function withDisruptionLoad(suite: Suite, load: BackgroundLoad | null): Suite {
+  if (load === null) return suite;
+  return {
+    ...suite,
+    scenarios: suite.scenarios.map((s) =>
+      s.probe?.kind === 'disruption' && s.probe.load === undefined
+        ? { ...s, probe: { ...s.probe, load } }
+        : s,
+    ),
+  };
+}
+
+/**
  * `resolveSuite` for a name given on the command line: an unknown name is the usual flag error
  * (`--suite must be one of …; got "x"`, the lab's choices); `lab` on a lab without scenarios says so.
  */
@@ -289,7 +345,14 @@ export function resolveSuiteFlag(
  * A suite by name for a lab: `lab` is its own scenarios, anything else the catalog's. A UsageError
  * names the choices (and says when `lab` is asked of a lab without scenarios).
  */
-export function resolveSuite(name: string, lab: Pick<LabConfig, 'name' | 'scenarios'>): Suite {
+export function resolveSuite(
+  name: string,
+  lab: Pick<LabConfig, 'name' | 'scenarios'> & Partial<Pick<LabConfig, 'disruptionLoad'>>,
+): Suite {
+  return withDisruptionLoad(resolveSuiteOnly(name, lab), lab.disruptionLoad ?? null);
+}
+
+function resolveSuiteOnly(name: string, lab: Pick<LabConfig, 'name' | 'scenarios'>): Suite {
   if (name === LAB_SUITE_NAME) {
     if (lab.scenarios.length === 0)
       throw new UsageError(

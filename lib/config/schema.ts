@@ -42,6 +42,8 @@ import {
 import { auroraSchema, postgresSchema } from './schema-database';
 import { proxySchema, poolerSchema } from './schema-poolers';
 import { scenarioSchema } from './schema-scenarios';
+import { BUILTIN_SCRIPTS } from '../suite/script-spec';
+import { LOAD_LIMITS } from '../suite/disruption-load';
 
 export {
   EC2_INSTANCE_TYPE_PATTERN,
@@ -221,6 +223,34 @@ const budgetSchema = z.strictObject(
       ),
   },
   { error: 'an object such as { "maxHourlyUsd": 1.5 }' },
+);
+
+/** `disruptionLoad`: a background load for the lab's disruption scenarios (lib/suite/disruption-load.ts). */
+const disruptionLoadSchema = z.strictObject(
+  {
+    scenario: z
+      .string({ error: "a pgbench built-in script or one of the lab's own scenarios by name" })
+      .min(1, { error: "a pgbench built-in script or one of the lab's own scenarios by name" })
+      .meta(
+        doc({
+          description: `What pgbench runs: a built-in script (${BUILTIN_SCRIPTS.map((b) => `\`${b}\``).join(', ')}) or one of the lab's own \`scenarios\` by name (its workload and scale).`,
+        }),
+      ),
+    clients: z
+      .number({ error: `a whole number of clients ${LOAD_LIMITS.clients.min}–${LOAD_LIMITS.clients.max}` })
+      .int({ error: `a whole number of clients ${LOAD_LIMITS.clients.min}–${LOAD_LIMITS.clients.max}` })
+      .min(LOAD_LIMITS.clients.min, { error: `at least ${LOAD_LIMITS.clients.min} client` })
+      .max(LOAD_LIMITS.clients.max, { error: `at most ${LOAD_LIMITS.clients.max} clients` })
+      .meta(doc({ description: 'pgbench clients per probed target (`-c`).' })),
+    jobs: z
+      .number({ error: `a whole number of threads ${LOAD_LIMITS.jobs.min}–${LOAD_LIMITS.jobs.max}` })
+      .int({ error: `a whole number of threads ${LOAD_LIMITS.jobs.min}–${LOAD_LIMITS.jobs.max}` })
+      .min(LOAD_LIMITS.jobs.min, { error: `at least ${LOAD_LIMITS.jobs.min} thread` })
+      .max(LOAD_LIMITS.jobs.max, { error: `at most ${LOAD_LIMITS.jobs.max} threads` })
+      .optional()
+      .meta(doc({ description: 'pgbench threads (`-j`), capped at the clients.', defaultText: '1' })),
+  },
+  { error: 'an object such as { "scenario": "tpcb-like", "clients": 4 }' },
 );
 
 const tagKey = z
@@ -408,6 +438,13 @@ export const labFileSchema = z.strictObject({
         defaultText: 'none',
       }),
     ),
+  disruptionLoad: disruptionLoadSchema.optional().meta(
+    doc({
+      description:
+        'A background load during every disruption scenario the lab runs that names none of its own: pgbench through each probed target from the warm-up until the recovery window closes, its tps per second beside the probes (docs/disruptions.md, Background load). It travels resolved in the run request to the runners, as in `proxylab local --lab`.',
+      defaultText: 'none',
+    }),
+  ),
   budget: budgetSchema
     .optional()
     .meta(doc({ description: 'Spending guard for `proxylab deploy`.', defaultText: 'none' })),

@@ -5,6 +5,7 @@ export type { DatabaseEngine };
 import type { PoolMode as PgbouncerPoolMode, PoolerPlacement } from '../poolers/products';
 import type { PoolerProduct } from '../poolers/products';
 import type { SettingValue } from '../products/types';
+import type { BackgroundLoad } from '../suite/disruption-load';
 import type { BuiltinScript, ClientsSpec } from '../suite/scenario';
 import type { ConnectMode, Protocol } from '../suite/types';
 import type { TargetSelectorName } from '../suite/experiments/common';
@@ -58,6 +59,12 @@ export interface LabConfig {
   readonly suites: readonly string[];
   /** The lab's own scenarios (suite `lab`, lib/config/scenarios.ts); empty when it has none. */
   readonly scenarios: readonly LabScenario[];
+  /**
+   * A background load for every disruption scenario the lab runs that names none of its own
+   * (lib/suite/disruption-load.ts), resolved: a lab scenario's workload and scale travel with it.
+   * null: none.
+   */
+  readonly disruptionLoad: BackgroundLoad | null;
   /** Spending guard: `proxylab deploy` refuses a lab estimated above it (lib/cost/guards.ts); null = none. */
   readonly budget: { readonly maxHourlyUsd: number } | null;
 }

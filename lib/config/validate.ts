@@ -14,7 +14,7 @@ import { poolerDriver } from '../poolers/registry';
 import { POOLER_PRODUCTS } from '../poolers/products';
 import { getSuite, LAB_SUITE_NAME, SUITE_NAMES } from '../suite/catalog';
 import { disruptionAction, type DisruptionNeed } from '../suite/disruption-actions';
-import { scenarioProblems, type ScriptReader, type ScriptTexts } from './scenarios';
+import { disruptionLoadProblems, scenarioProblems, type ScriptReader, type ScriptTexts } from './scenarios';
 import { labFileSchema, LIMITS, SUITE_NAME_PATTERN } from './schema';
 import type { LabConfig, LabProblem, LabValidation } from './types';
 import { formatValue, mustBe, suggestKey, issueToProblems, asRecord } from './problems';
@@ -178,6 +178,7 @@ function crossFieldProblems(raw: unknown, readScript: ScriptReader | null, texts
   checkDisruptions(root, out);
   checkTagCount(root.tags, out);
   out.push(...scenarioProblems(root.scenarios, readScript, texts));
+  out.push(...disruptionLoadProblems(root.disruptionLoad, root.scenarios));
   checkNetwork(root, out);
   return out;
 }

@@ -3,7 +3,7 @@ import { DEFAULTS, defaultMaxIdleConnectionsPercent } from './defaults';
 import { poolerDriver } from '../poolers/registry';
 import { settingsOf } from './settings';
 import { LAB_SUITE_NAME } from '../suite/catalog';
-import { labScenariosWithDefaults, type ScriptTexts } from './scenarios';
+import { labDisruptionLoad, labScenariosWithDefaults, type ScriptTexts } from './scenarios';
 import { LabFileInput } from './schema';
 import type { NetworkConfig } from './network';
 import type { AuroraConfig, DatabaseConfig, LabConfig, PoolerConfig, ProxyConfig } from './types';
@@ -93,6 +93,7 @@ export function withDefaults(input: LabFileInput, texts: ScriptTexts): LabConfig
     tls: p.tls ?? DEFAULTS.pooler.tls,
     settings: settingsOf(p.settings),
   }));
+  const scenarios = labScenariosWithDefaults(input.scenarios, texts);
   return {
     name: input.name,
     description: input.description ?? DEFAULTS.description,
@@ -116,7 +117,8 @@ export function withDefaults(input: LabFileInput, texts: ScriptTexts): LabConfig
     ttlHours: input.ttlHours === undefined ? DEFAULTS.ttlHours : input.ttlHours,
     tags: input.tags ?? {},
     suites: input.suites ?? (input.scenarios !== undefined ? [LAB_SUITE_NAME] : DEFAULTS.suites),
-    scenarios: labScenariosWithDefaults(input.scenarios, texts),
+    scenarios,
+    disruptionLoad: labDisruptionLoad(input.disruptionLoad, scenarios),
     budget: input.budget ?? null,
   };
 }

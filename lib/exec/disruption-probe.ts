@@ -24,8 +24,6 @@ import type {
   ProbeStepOutcome,
   Target,
 } from '../engine/ports';
-import { summarizeStepLogs } from '../engine/step-logs';
-import { buildPgbenchEnv } from '../suite/argv';
 import { clientTimeoutsText, describeDisruption } from '../suite/disruption-verdict';
 import type { DisruptionEvent, DisruptionProbe, DisruptionResult } from '../suite/disruption';
 import {
@@ -45,6 +43,10 @@ import {
   type FigureWindow,
 } from '../suite/disruption-figures';
 import type { PlannedStep } from '../suite/expand';
+import { describeLoad } from '../suite/disruption-load';
+import { prepareGroupLoads, type GroupLoads } from './background-load';
+
+export { pgbenchSelectFloor } from './pgbench-floor';
 import {
   ProbeError,
   probeFailureOf,
@@ -131,16 +133,20 @@ export interface DisruptionRunnerDeps {
   readonly floorQueries?: number;
   /** How long the ledger may take to answer after the window (a server still starting). @default 30000 */
   readonly ledgerWaitMs?: number;
+  /** The world's pgbench, for a scenario's background load (./background-load.ts); absent: recorded not run. */
+  readonly pgbench?: PgbenchExecutor;
 }
 
 /** The disruption ProbeRunner over a world. */
 export function disruptionProbeRunner(deps: DisruptionRunnerDeps): ProbeRunner<'disruption'> {
   // The floor of a target is measured once per run (its first group), not before every repetition.
   const floors = new Map<string, Floor>();
+  // The background load's tables are loaded once per run and scale.
+  const loadedScales = new Set<number>();
   return {
     unavailable: (step) =>
       step.probe?.spec.kind === 'disruption' ? deps.world.unavailable(step, step.probe.spec) : null,
-    run: (run) => runGroup(run, deps, floors),
+    run: (run) => runGroup(run, deps, floors, loadedScales),
   };
 }
 
@@ -168,6 +174,7 @@ async function runGroup(
   run: ProbeRun<'disruption'>,
   deps: DisruptionRunnerDeps,
   knownFloors: Map<string, Floor>,
+  loadedScales: Set<number>,
 ): Promise<ProbeStepOutcome<'disruption'>[]> {
   const clock = deps.clock ?? realProbeClock;
   const spec = run.spec;
@@ -197,6 +204,7 @@ async function runGroup(
     return fail(`could not create the ledger table: ${(err as Error).message}`);
   }
   const floors = await measureFloors(run, session, deps, spec, knownFloors);
+  const loads = await groupLoads(run, deps.pgbench, session, clock, loadedScales);
   const plans = clientPlans(run, session, spec);
   // Every client waits on the run's signal: one abort listener each.
   setMaxListeners(plans.length + 16, run.signal);
@@ -211,9 +219,12 @@ async function runGroup(
   const t0Planned = startMs + spec.warmupSec * 1000;
   const endMs = t0Planned + spec.recoverySec * 1000;
   const window = { startMs, endMs };
+  loads?.start(endMs);
   const clients = plans.map((p) => runClient(p, window, run, deps.connector, clock, spec));
   const { t0Ms, injectError } = await injectAtT0(run, session, clock, t0Planned, sink);
   const attemptsByClient = await Promise.all(clients);
+  const wallOf = (ms: number): number => run.clock.now().getTime() - (clock.now() - ms);
+  const loadOf = await loads?.results(wallOf(t0Ms ?? t0Planned), spec.recoverySec * 1000);
   const ledger = await readLedger(deps, session, run);
   let restoreError: string | null = null;
   try {
@@ -239,6 +250,7 @@ async function runGroup(
         wallT0(run.clock, clock, t0Ms),
       ),
       ...(timelineNote !== null ? { timelineNote } : {}),
+      ...(loadOf?.has(step.target.name) ? { load: loadOf.get(step.target.name) } : {}),
     };
     const problems = [
       injectError && `the disruption failed: ${injectError}`,
@@ -272,6 +284,30 @@ async function runGroup(
           }
         : {}),
     };
+  });
+}
+
+/** The group's background load, prepared (tables, capacity), or null when the scenario has none. */
+async function groupLoads(
+  run: ProbeRun<'disruption'>,
+  executor: PgbenchExecutor | undefined,
+  session: DisruptionSession,
+  clock: ProbeClock,
+  loadedScales: Set<number>,
+): Promise<GroupLoads | null> {
+  const load = run.spec.load;
+  if (load === undefined) return null;
+  return await prepareGroupLoads({
+    load,
+    executor,
+    steps: run.steps,
+    targets: run.targets,
+    endpoint: (s, t) => session.endpoint(s, t),
+    ledger: session.ledgerEndpoint(),
+    clock,
+    signal: run.signal,
+    loadedScales,
+    log: run.log,
   });
 }
 
@@ -550,6 +586,7 @@ function transcriptOf(
     `result: ${describeDisruption(r)}`,
     `figures: ${JSON.stringify(r.figures)}`,
     ...r.errors.map((e) => `  ${e.class} ${e.sqlstate ?? e.code ?? ''} ×${e.count}: ${e.sample}`),
+    ...(r.load ? [`background load: ${describeLoad(r.load)}`] : []),
     ...(phantom > 0 ? [`${phantom} write(s) the client was told failed are in the ledger`] : []),
     ...problems,
   ];
@@ -562,54 +599,6 @@ function fmt(v: number | null): string {
 
 function round(v: number | null): number | null {
   return v === null ? null : Math.round(v * 100) / 100;
-}
-
-/** SELECT 1 transactions of pgbench's floor run. */
-const PGBENCH_FLOOR_TRANSACTIONS = 200;
-
-/**
- * pgbench's SELECT 1 p50 on a target (ms): one client, extended protocol, per-transaction log, run
- * through the world's pgbench executor (the local stack's, the runner's). null when pgbench failed.
- */
-export async function pgbenchSelectFloor(executor: PgbenchExecutor, target: Target): Promise<number | null> {
-  const conn = target.connection();
-  const dir = await executor.workDir(`floor-${target.ref.name}`);
-  try {
-    const out = await executor.run({
-      argv: [
-        'pgbench',
-        '-n',
-        '-c',
-        '1',
-        '-j',
-        '1',
-        '-t',
-        String(PGBENCH_FLOOR_TRANSACTIONS),
-        '-M',
-        'extended',
-        '-f',
-        `${dir}/select-1.sql`,
-        '--log',
-        '--log-prefix',
-        `${dir}/floor`,
-        '-h',
-        conn.host,
-        '-p',
-        String(conn.port),
-        '-U',
-        conn.user,
-        conn.dbname,
-      ],
-      env: buildPgbenchEnv(conn),
-      timeoutMs: 30000,
-      logDir: dir,
-      files: [{ path: `${dir}/select-1.sql`, content: 'SELECT 1;\n' }],
-    });
-    if (out.exitCode !== 0) return null;
-    return summarizeStepLogs(out.logFiles, { samplingRate: null, throttled: false }).latencyP50Ms;
-  } finally {
-    await executor.removeWorkDir?.(dir);
-  }
 }
 
 /**

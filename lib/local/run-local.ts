@@ -571,7 +571,12 @@ async function planAndRun(
     probes: {
       'session-state': localSessionProbeRunner(stack, BENCH_DB),
       // Disruption steps: real restarts, kills, pauses and failovers on this stack (lib/local/disruptions.ts).
-      disruption: disruptionProbeRunner({ world: localDisruptionWorld(stack), connector: pgConnector }),
+      disruption: disruptionProbeRunner({
+        world: localDisruptionWorld(stack),
+        connector: pgConnector,
+        // a scenario's background load runs through the stack's pgbench
+        pgbench: stack.executor,
+      }),
     },
   });
 }

@@ -213,6 +213,8 @@ export function runnerArgsFromOutputs(
     suite: run.suite,
     // The lab's own scenarios travel with the run (script texts included); a catalog suite needs none.
     ...(run.suite === LAB_SUITE_NAME ? { scenarios: lab?.scenarios ?? null } : {}),
+    // The lab's background load for its disruption scenarios travels resolved (lib/config/scenarios.ts).
+    ...(lab?.disruptionLoad ? { disruptionLoad: lab.disruptionLoad } : {}),
     bucket: outputs.resultsBucketName,
     secretArn: outputs.dbSecretArn,
     proxies,

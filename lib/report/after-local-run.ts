@@ -21,6 +21,7 @@ export function afterLocalRun(
     const r = writeReport(result.runDir);
     print(`Report: ${r.htmlPath} (${(r.bytes / 1024).toFixed(0)} KiB, ${Math.round(r.ms)} ms)`);
     print(`Summary: ${r.mdPath}`);
+    if (r.downtimePaths.length > 0) print(`Downtime: ${r.downtimePaths.join(', ')}`);
   } catch (err) {
     print(
       `Report not written: ${err instanceof Error ? err.message : String(err)} (run \`proxylab report ${result.runDir}\` to retry)`,

@@ -9,12 +9,14 @@
  * Reads step records only (their `probe` result); renders with echarts to static SVG like the rest
  * of the report (./charts.ts).
  */
-import type { EChartsOption, ScatterSeriesOption } from 'echarts';
+import type { EChartsOption, LineSeriesOption, ScatterSeriesOption } from 'echarts';
 import type { DisruptionResult } from '../suite/disruption';
+import type { BackgroundLoadResult } from '../suite/disruption-load';
 import {
   downtimeRows,
   formatSpreadSec,
   livedThrough,
+  loadSummaryText,
   type DowntimeRow,
   type FigureSpread,
 } from '../suite/disruption-summary';
@@ -60,11 +62,97 @@ function lanesOf(group: readonly DisruptionStep[]): Array<{ label: string; step:
 
 const LANE_HEIGHT = 64;
 
+/** One pgbench lane per target of the group with a background load (each of its steps carries the same). */
+export function loadLanesOf(
+  group: readonly DisruptionStep[],
+): Array<{ label: string; load: BackgroundLoadResult }> {
+  const out = new Map<string, { label: string; load: BackgroundLoadResult }>();
+  for (const step of group) {
+    const load = step.probe.load;
+    if (load === undefined || out.has(step.target.name)) continue;
+    const aborted = load.abortedClients ? `, ${load.abortedClients} aborted` : '';
+    out.set(step.target.name, { label: `${step.target.name} · pgbench tps${aborted}`, load });
+  }
+  return [...out.values()];
+}
+
+/** Lanes of a repetition's timeline: the probes' and, under them, the load's. */
+export function timelineLaneCount(group: readonly DisruptionStep[]): number {
+  return group.length + loadLanesOf(group).length;
+}
+
+/**
+ * The load lanes' grids, axes and series, after `offset` probe lanes: tps per second (a line broken
+ * where pgbench printed no second, so a gap is never drawn as 0), on the probes' x.
+ */
+function loadLaneParts(
+  lanes: ReadonlyArray<{ label: string; load: BackgroundLoadResult }>,
+  offset: number,
+  top: number,
+  x: { min: number; max: number; lastLane: number },
+): Pick<EChartsOption, 'grid' | 'xAxis' | 'yAxis' | 'graphic'> & { series: LineSeriesOption[] } {
+  const at = (i: number): number => top + (offset + i) * LANE_HEIGHT;
+  return {
+    grid: lanes.map((_, i) => ({ left: 190, right: 24, top: at(i), height: LANE_HEIGHT - 16 })),
+    xAxis: lanes.map((_, i) => ({
+      type: 'value' as const,
+      gridIndex: offset + i,
+      min: x.min,
+      max: x.max,
+      axisLabel: { show: offset + i === x.lastLane },
+      ...(offset + i === x.lastLane
+        ? { name: 'seconds from T0', nameLocation: 'middle' as const, nameGap: 24 }
+        : {}),
+      splitLine: { show: false },
+    })),
+    yAxis: lanes.map((_, i) => ({
+      type: 'value' as const,
+      gridIndex: offset + i,
+      min: 0,
+      axisLabel: { fontSize: 9, formatter: (v: number) => `${v} tps` },
+      splitNumber: 2,
+    })),
+    graphic: lanes.map((lane, i) => ({
+      type: 'text' as const,
+      left: 8,
+      top: at(i) + (LANE_HEIGHT - 16) / 2 - 7,
+      style: { text: lane.label, fontSize: 11, fill: '#333', fontFamily: 'sans-serif' },
+    })),
+    series: lanes.map((lane, i) => {
+      const data: Array<[number, number] | [number, null]> = [];
+      let prev: number | null = null;
+      for (const [ms, tps] of lane.load.series) {
+        // a second pgbench did not print (waiting clients, a restart of pgbench): a break, not a 0
+        if (prev !== null && ms - prev > 1500) data.push([(prev + ms) / 2000, null]);
+        data.push(tps === null ? [ms / 1000, null] : [ms / 1000, tps]);
+        prev = ms;
+      }
+      return {
+        type: 'line' as const,
+        name: 'pgbench tps (background load)',
+        xAxisIndex: offset + i,
+        yAxisIndex: offset + i,
+        showSymbol: true,
+        symbolSize: 3,
+        connectNulls: false,
+        itemStyle: { color: PALETTE[1] },
+        lineStyle: { color: PALETTE[1], width: 1.5 },
+        data,
+      };
+    }),
+  };
+}
+
 /** The echarts option of one repetition's timeline (pure). */
 export function timelineOption(group: readonly DisruptionStep[], title: string): EChartsOption {
   const lanes = lanesOf(group);
+  const loadLanes = loadLanesOf(group);
+  const lastLane = lanes.length + loadLanes.length - 1;
   const all = lanes.flatMap((l) => l.step.probe.attempts);
-  const xs = all.map((a) => a[0] / 1000);
+  const xs = [
+    ...all.map((a) => a[0] / 1000),
+    ...loadLanes.flatMap((l) => l.load.series.map((p) => p[0] / 1000)),
+  ];
   const minX = Math.floor(Math.min(0, ...xs));
   const maxX = Math.ceil(Math.max(1, ...xs));
   const lat = all.map((a) => a[1]).filter((v): v is number => v !== null && v > 0);
@@ -110,42 +198,75 @@ export function timelineOption(group: readonly DisruptionStep[], title: string):
           .map((a) => [a[0] / 1000, Math.min(yMax, Math.max(yMin, a[1] ?? yMax))]),
       });
   });
+  const load = loadLaneParts(loadLanes, lanes.length, top, { min: minX, max: maxX, lastLane });
+  const arr = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
   return {
     title: { text: title, left: 'center', textStyle: { fontSize: 13, fontFamily: 'sans-serif' } },
     textStyle: { fontFamily: 'sans-serif', color: '#333' },
-    legend: { bottom: 0, data: ['successful write (latency)', ...classes] },
-    grid: lanes.map((_, i) => ({
-      left: 190,
-      right: 24,
-      top: top + i * LANE_HEIGHT,
-      height: LANE_HEIGHT - 16,
-    })),
-    xAxis: lanes.map((_, i) => ({
-      type: 'value',
-      gridIndex: i,
-      min: minX,
-      max: maxX,
-      axisLabel: { show: i === lanes.length - 1 },
-      ...(i === lanes.length - 1 ? { name: 'seconds from T0', nameLocation: 'middle', nameGap: 24 } : {}),
-      splitLine: { show: false },
-    })),
+    legend: {
+      bottom: 0,
+      data: [
+        'successful write (latency)',
+        ...classes,
+        ...(loadLanes.length > 0 ? ['pgbench tps (background load)'] : []),
+      ],
+    },
+    grid: [
+      ...lanes.map((_, i) => ({
+        left: 190,
+        right: 24,
+        top: top + i * LANE_HEIGHT,
+        height: LANE_HEIGHT - 16,
+      })),
+      ...arr(load.grid),
+    ],
+    xAxis: [
+      ...lanes.map((_, i) => ({
+        type: 'value' as const,
+        gridIndex: i,
+        min: minX,
+        max: maxX,
+        axisLabel: { show: i === lastLane },
+        ...(i === lastLane ? { name: 'seconds from T0', nameLocation: 'middle' as const, nameGap: 24 } : {}),
+        splitLine: { show: false },
+      })),
+      ...arr(load.xAxis),
+    ],
     // Lane names as free text at fixed places: an axis name makes ECharts move its grid to fit it.
-    graphic: lanes.map((lane, i) => ({
-      type: 'text',
-      left: 8,
-      top: top + i * LANE_HEIGHT + (LANE_HEIGHT - 16) / 2 - 7,
-      style: { text: lane.label, fontSize: 11, fill: '#333', fontFamily: 'sans-serif' },
-    })),
-    yAxis: lanes.map((_, i) => ({
-      type: 'log',
-      gridIndex: i,
-      min: yMin,
-      max: yMax,
-      axisLabel: { fontSize: 9, formatter: (v: number) => `${v} ms` },
-      splitNumber: 2,
-    })),
-    series,
+    graphic: [
+      ...lanes.map((lane, i) => ({
+        type: 'text' as const,
+        left: 8,
+        top: top + i * LANE_HEIGHT + (LANE_HEIGHT - 16) / 2 - 7,
+        style: { text: lane.label, fontSize: 11, fill: '#333', fontFamily: 'sans-serif' },
+      })),
+      ...arr(load.graphic),
+    ],
+    yAxis: [
+      ...lanes.map((_, i) => ({
+        type: 'log' as const,
+        gridIndex: i,
+        min: yMin,
+        max: yMax,
+        axisLabel: { fontSize: 9, formatter: (v: number) => `${v} ms` },
+        splitNumber: 2,
+      })),
+      ...arr(load.yAxis),
+    ],
+    series: [...series, ...load.series],
   };
+}
+
+/** The background load through each target of a scenario, one line per target (from its first row). */
+export function loadLines(rows: readonly DowntimeRow[]): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const r of rows)
+    if (r.load !== null && !seen.has(r.target.name)) {
+      seen.add(r.target.name);
+      out.push(`background load through ${r.target.name}: ${loadSummaryText(r.load)}`);
+    }
+  return out;
 }
 
 /** The repetitions of one scenario, each its steps in plan order. */
@@ -277,19 +398,19 @@ export function disruptionSectionsHtml(
         const rep = group[0]?.params.repetition ?? 1;
         const svg = renderSvg(
           timelineOption(group, `${scenario}, repetition ${rep}: every attempt, seconds from T0`),
-          { width: 960, height: 70 + LANE_HEIGHT * group.length + 30 },
+          { width: 960, height: 70 + LANE_HEIGHT * timelineLaneCount(group) + 30 },
           warn,
         );
         const events = (group[0]?.probe.events ?? []).map(
           (e) => `${(e.atMs / 1000).toFixed(2)} s ${e.name}${e.detail ? ` (${e.detail})` : ''}`,
         );
-        const figure = html`<figure class="chart" data-chart="timeline" data-repetition="${rep}">${trustedSvg(svg)}<figcaption>dots: successful writes at their latency (log scale), at the second they started; triangles: failed attempts by error class (no answer: top of the lane; client-timeout: the client gave up; open: still waiting when the window ended); dashed lines: the disruption's events${group[0]?.probe.t0 ? `, T0 ${group[0].probe.t0}` : ''}: ${events.join('; ') || 'none'}${group[0]?.probe.timelineNote ? ` (${group[0].probe.timelineNote})` : ''}</figcaption></figure>`;
+        const figure = html`<figure class="chart" data-chart="timeline" data-repetition="${rep}">${trustedSvg(svg)}<figcaption>dots: successful writes at their latency (log scale), at the second they started; triangles: failed attempts by error class (no answer: top of the lane; client-timeout: the client gave up; open: still waiting when the window ended); ${loadLanesOf(group).length > 0 ? "lines under the probes' lanes: the background load's transactions per second through each target (pgbench's own second, placed from its clock; a break: a second pgbench printed nothing); " : ''}dashed lines: the disruption's events${group[0]?.probe.t0 ? `, T0 ${group[0].probe.t0}` : ''}: ${events.join('; ') || 'none'}${group[0]?.probe.timelineNote ? ` (${group[0].probe.timelineNote})` : ''}</figcaption></figure>`;
         return figure;
       });
       return html`<section class="scenario disruption" id="disruption-${scenario.replace(/[^A-Za-z0-9_-]+/g, '_')}" data-scenario="${scenario}">
 <h2>${scenario}${info.title ? html` — ${info.title}` : ''}</h2>
 ${info.finding ? html`<p class="sub">DISRUPT: ${info.finding}</p>` : ''}
-<ul class="lived" data-lived="${scenario}">${rows.map((r) => html`<li>${livedThrough(r)}</li>`)}</ul>
+<ul class="lived" data-lived="${scenario}">${rows.map((r) => html`<li>${livedThrough(r)}</li>`)}${loadLines(rows).map((l) => html`<li class="load">${l}</li>`)}</ul>
 <h3>Downtime, over ${String(reps.length)} repetition(s)</h3>
 ${table(HEADER, rows.map(rowCells))}
 <p class="sub">Windows: median of the repetitions (range when they differ). error window: first error (the server's or the pooler's) → first success after the last one; stall window: successes slower than 10 × the warm-up p99 (a write that waits and then succeeds is a stall, never an error); client timeouts: the probe clients' own connect and statement timeouts, a scenario setting; client gave up: attempts that outlived them (<code>client-timeout</code>, not in the error window); over in the window: writing again after the last error and client timeout, no write still waiting (stalled) at the window's end; recovery: T0 → the rolling 1 s p99 back within 1.2 × the warm-up p99; unknown: sent without an answer, resolved from the ledger afterwards (docs/disruptions.md).</p>
@@ -308,11 +429,17 @@ export function disruptionMarkdown(
   title: (scenario: string) => string | null,
 ): string[] {
   const out: string[] = [];
+  if (disruptionScenarios(steps).length > 0)
+    out.push(
+      'The change-board table of these disruptions (per target × client mode, with the settings and versions): downtime.md and downtime.csv beside this file.',
+      '',
+    );
   for (const scenario of disruptionScenarios(steps)) {
     const rows = downtimeRows(steps.filter((r) => r.scenario === scenario));
     const t = title(scenario);
     out.push(`## ${mdText(scenario)}${t ? ` — ${mdText(t)}` : ''}`, '');
     for (const r of rows) out.push(`- ${mdText(livedThrough(r))}`);
+    for (const l of loadLines(rows)) out.push(`- ${mdText(l)}`);
     out.push('', mdTable(HEADER, rows.map(rowCells)), '');
   }
   return out;

@@ -7,6 +7,7 @@ import { mkdirSync } from 'node:fs';
 import { writeFileAtomic } from '../core/atomic-write';
 import { join, resolve } from 'node:path';
 import { catalogLookup, runLookup } from './catalog-lookup';
+import { downtimeFiles } from './downtime';
 import { loadRun } from './load';
 import { forTerminal } from '../core/terminal-text';
 import { renderReportHtml } from './render-html';
@@ -31,6 +32,8 @@ export interface ReportOptions {
 export interface ReportResult {
   readonly htmlPath: string;
   readonly mdPath: string;
+  /** downtime.md and downtime.csv, when the run disrupted anything (./downtime.ts); else empty. */
+  readonly downtimePaths: readonly string[];
   /** Size of report.html. */
   readonly bytes: number;
   /** Wall time to load, shape, render and write both files. */
@@ -55,9 +58,15 @@ export function writeReport(runDir: string, opts: ReportOptions = {}): ReportRes
   // Atomic and symlink-safe: a full disk keeps the old report, a planted link's target is untouched.
   writeFileAtomic(htmlPath, page);
   writeFileAtomic(mdPath, md);
+  // The change-board downtime table beside summary.md (./downtime.ts), as shown in a terminal too.
+  const downtimePaths = downtimeFiles(run).map(([name, text]) => {
+    writeFileAtomic(join(outDir, name), forTerminal(text));
+    return join(outDir, name);
+  });
   return {
     htmlPath,
     mdPath,
+    downtimePaths,
     bytes: Buffer.byteLength(page),
     ms: performance.now() - t0,
     warnings: model.warnings,

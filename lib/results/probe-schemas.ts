@@ -13,6 +13,8 @@ import {
   type DisruptionResult,
 } from '../suite/disruption';
 import type { PlannedProbe, ProbeResult, ProbeSpec } from '../suite/probes';
+import { BUILTIN_SCRIPTS } from '../suite/script-spec';
+import { LOAD_END_STATES } from '../suite/disruption-load';
 import {
   SESSION_FEATURES,
   SESSION_OUTCOMES,
@@ -22,7 +24,18 @@ import {
   type SessionStateResult,
 } from '../suite/session-state-kind';
 import { ERROR_CLASSES } from '../suite/error-class';
-import { count, ELAPSED_MS_MAX, ms, offsetMs, sec, timestamp, tps, TPS_MAX } from './figures';
+import {
+  count,
+  ELAPSED_MS_MAX,
+  exitCode,
+  ms,
+  offsetMs,
+  positiveCount,
+  sec,
+  timestamp,
+  tps,
+  TPS_MAX,
+} from './figures';
 import type { Holds, SameShape } from './same-shape';
 
 /** Writes missing against the warm-up rate (negative: more than it): no more than TPS_MAX for a year. */
@@ -40,6 +53,46 @@ const disruption = z.object({
 
 const clientTimeouts = z.object({ connectTimeoutMs: ms, statementTimeoutMs: ms });
 
+/** DisruptionProbe.load: the background load, its script resolved (lib/suite/disruption-load.ts). */
+export const backgroundLoadSchema = z.object({
+  scenario: z.string(),
+  script: z.object({
+    parts: z.array(
+      z.union([
+        z.object({ builtin: z.enum(BUILTIN_SCRIPTS), weight: count.optional() }),
+        z.object({ file: z.object({ name: z.string(), sql: z.string() }), weight: count.optional() }),
+      ]),
+    ),
+  }),
+  scale: positiveCount,
+  clients: positiveCount,
+  jobs: positiveCount,
+});
+
+/** DisruptionResult.load: one target's pgbench through the group. */
+const backgroundLoadResult = z.object({
+  scenario: z.string(),
+  script: z.string(),
+  clients: positiveCount,
+  jobs: positiveCount,
+  endState: z.enum(LOAD_END_STATES),
+  note: z.string().nullable(),
+  exitCode: exitCode.nullable(),
+  starts: count,
+  // [ms from T0 at the second's end, tps, average latency ms, failed transactions]
+  series: z.array(z.tuple([offsetMs, tps.nullable(), ms.nullable(), count.nullable()])),
+  tps: z.object({
+    before: tps.nullable(),
+    during: tps.nullable(),
+    after: tps.nullable(),
+    min: tps.nullable(),
+  }),
+  gapMs: ms.nullable(),
+  failedTransactions: count.nullable(),
+  abortedClients: count.nullable(),
+  errors: z.array(z.object({ class: z.enum(ERROR_CLASSES), count, sample: z.string() })),
+});
+
 /**
  * A plan written before the client timeouts were settings has `attemptTimeoutMs` instead: one limit
  * on the connect and on the whole attempt, read as both timeouts (what that probe ran with).
@@ -53,6 +106,7 @@ export const disruptionProbeSchema = z
     recoverySec: sec,
     clientTimeouts: clientTimeouts.optional(),
     attemptTimeoutMs: ms.optional(),
+    load: backgroundLoadSchema.optional(),
   })
   .refine((p) => p.clientTimeouts !== undefined || p.attemptTimeoutMs !== undefined, {
     message: 'expected clientTimeouts (or attemptTimeoutMs, in a plan written before it)',
@@ -138,6 +192,8 @@ export const disruptionResultSchema = z.object({
   servers: z.array(z.string()),
   // [ms from T0 at its start, latency ms, outcome, server]
   attempts: z.array(z.tuple([offsetMs, ms.nullable(), z.string(), z.string().nullable()])),
+  // optional: a scenario without background load (and every run written before it) has none
+  load: backgroundLoadResult.optional(),
 });
 
 export const sessionStateProbeSchema = z.object({

@@ -116,6 +116,8 @@ export function disruptionRunner(
   if (ledger === undefined) throw new InfrastructureError('the run has no target to keep the ledger on');
   return disruptionProbeRunner({
     connector: pgConnector,
+    // a scenario's background load runs through the runner's pgbench, as its steps do
+    pgbench: deps.executor,
     world: cloudDisruptionWorld({
       rds: deps.rds,
       database: args.databaseResources ?? null,

@@ -17,7 +17,7 @@ import { InfrastructureError, UsageError } from '../core/errors';
 import { runSuite, type RunSuiteResult } from '../engine/run-suite';
 import { getSuite, LAB_SUITE_NAME, type Suite } from '../suite/catalog';
 import { getTestSuite } from '../suite/test-suites';
-import { labSuite } from '../config/scenarios';
+import { labSuite, withDisruptionLoad } from '../config/scenarios';
 import { RunnerCpuMetricsSampler } from './cpu';
 import type { RunnerArgs } from '../aws/runner-args';
 import { acquireCloudRunLock } from './run-lock';
@@ -151,15 +151,20 @@ async function runCloudRunnerInner(
  * the catalog's (a test may give its own catalog).
  */
 export function runnerSuite(
-  args: Pick<RunnerArgs, 'suite' | 'scenarios'> & Partial<Pick<RunnerArgs, 'testSuites'>>,
+  args: Pick<RunnerArgs, 'suite' | 'scenarios'> & Partial<Pick<RunnerArgs, 'testSuites' | 'disruptionLoad'>>,
   deps: Pick<RunnerDeps, 'suiteCatalog'>,
 ): Suite {
+  // The lab's background load, on each disruption scenario that names none (lib/config/scenarios.ts).
+  const load = args.disruptionLoad ?? null;
   if (args.suite === LAB_SUITE_NAME) {
     if (!args.scenarios || args.scenarios.length === 0)
       throw new UsageError(`suite "${LAB_SUITE_NAME}": the run request carries no scenarios`);
-    return labSuite({ scenarios: args.scenarios });
+    return withDisruptionLoad(labSuite({ scenarios: args.scenarios }), load);
   }
-  return (deps.suiteCatalog ?? (args.testSuites ? catalogOrTestSuite : getSuite))(args.suite);
+  return withDisruptionLoad(
+    (deps.suiteCatalog ?? (args.testSuites ? catalogOrTestSuite : getSuite))(args.suite),
+    load,
+  );
 }
 
 /**

@@ -10,6 +10,7 @@
 import { orderStats } from '../core/stats';
 import type { DisruptionAction, DisruptionResult, ProbeConnectMode } from './disruption';
 import { disruptionAction } from './disruption-actions';
+import { loadLabel, type BackgroundLoadResult } from './disruption-load';
 import { windowClosed } from './disruption-verdict';
 import type { StepRecord, TargetRef } from './types';
 
@@ -56,6 +57,57 @@ export interface DowntimeRow {
   readonly held: number;
   readonly broke: number;
   readonly informational: number;
+  /** The background load through this target over the repetitions; null: the scenario has none. */
+  readonly load: LoadSummary | null;
+}
+
+/** A target's background load over the repetitions (lib/suite/disruption-load.ts). */
+export interface LoadSummary {
+  /** `tpcb-like × 4 clients`. */
+  readonly label: string;
+  /** Repetitions whose load ran (not `not-run` or `failed`). */
+  readonly ran: number;
+  /** Medians over the repetitions that ran of the mean tps before T0, in the first and second half of the window. */
+  readonly tpsBefore: number | null;
+  readonly tpsDuring: number | null;
+  readonly tpsAfter: number | null;
+  /** The longest gap without a transaction (BackgroundLoadResult.gapMs). */
+  readonly gapMs: FigureSpread | null;
+  /** Summed over the repetitions; null: a repetition did not report it. */
+  readonly abortedClients: number | null;
+  readonly failedTransactions: number | null;
+  /** Error lines pgbench printed, summed. */
+  readonly errors: number;
+  /** Why a repetition's load did not run, each once. */
+  readonly notes: readonly string[];
+}
+
+/** The load figures of a target's repetitions; null when none had a load. */
+export function loadSummary(loads: ReadonlyArray<BackgroundLoadResult | undefined>): LoadSummary | null {
+  const all = loads.filter((l): l is BackgroundLoadResult => l !== undefined);
+  const first = all[0];
+  if (first === undefined) return null;
+  const ran = all.filter((l) => l.endState !== 'not-run' && l.endState !== 'failed');
+  const median = (xs: ReadonlyArray<number | null>): number | null => spread(xs)?.median ?? null;
+  return {
+    label: loadLabel(first),
+    ran: ran.length,
+    tpsBefore: median(ran.map((l) => l.tps.before)),
+    tpsDuring: median(ran.map((l) => l.tps.during)),
+    tpsAfter: median(ran.map((l) => l.tps.after)),
+    gapMs: spread(ran.map((l) => l.gapMs)),
+    abortedClients: ran.length === 0 ? null : sumOrNull(ran.map((l) => l.abortedClients)),
+    failedTransactions: ran.length === 0 ? null : sumOrNull(ran.map((l) => l.failedTransactions)),
+    errors: ran.reduce((a, l) => a + l.errors.reduce((b, e) => b + e.count, 0), 0),
+    notes: [...new Set(all.flatMap((l) => (l.note === null ? [] : [l.note])))],
+  };
+}
+
+/** `tpcb-like × 4 clients: 210 tps before, 390 during, 225 after; longest gap 1.13 s; 7 clients aborted`. */
+export function loadSummaryText(l: LoadSummary): string {
+  if (l.ran === 0) return `${l.label}: not run${l.notes.length > 0 ? ` (${l.notes.join('; ')})` : ''}`;
+  const t = (v: number | null): string => (v === null ? '?' : String(Math.round(v)));
+  return `${l.label}: ${t(l.tpsBefore)} tps before, ${t(l.tpsDuring)} during, ${t(l.tpsAfter)} after; longest gap without a transaction ${formatSpreadSec(l.gapMs, '?')}; ${l.abortedClients ?? '?'} client(s) aborted, ${l.errors} error line(s), failed transactions ${l.failedTransactions ?? 'not reported'}`;
 }
 
 function spread(values: ReadonlyArray<number | null>): FigureSpread | null {
@@ -126,6 +178,7 @@ export function downtimeRows(records: readonly StepRecord[]): DowntimeRow[] {
       held: rs.filter((r) => r.verdict.held === true).length,
       broke: rs.filter((r) => r.verdict.held === false).length,
       informational: rs.filter((r) => r.verdict.held === null).length,
+      load: loadSummary(results.map((p) => p.load)),
     };
   });
 }

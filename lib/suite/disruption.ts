@@ -10,6 +10,7 @@
  */
 import { DISRUPTION_ACTION_RECORDS, type DisruptionActionName } from './disruption-actions';
 import { clientTimeoutsProblems, type ClientTimeouts } from './client-timeouts';
+import { loadProblems, type BackgroundLoad, type BackgroundLoadResult } from './disruption-load';
 import type { ErrorClass } from './error-class';
 
 export { defaultClientTimeouts, type ClientTimeouts } from './client-timeouts';
@@ -57,6 +58,11 @@ export interface DisruptionProbe {
    * wait into a failure), so a setting of the scenario, recorded with each step's result.
    */
   readonly clientTimeouts: ClientTimeouts;
+  /**
+   * pgbench through every probed target from the warm-up's start until the window closes (issue 42):
+   * what production sees is a disruption under load. Absent: the probes alone.
+   */
+  readonly load?: BackgroundLoad;
 }
 
 /** How the probe's clients connect: `persistent` reconnects when it loses its connection; `per-transaction` connects for each write. */
@@ -191,6 +197,8 @@ export interface DisruptionResult {
   /** Server addresses (inet_server_addr) the writes reached, in order of first appearance. */
   readonly servers: readonly string[];
   readonly attempts: readonly ProbeAttempt[];
+  /** The background load through this step's target (the same in both modes' steps); absent: the scenario has none. */
+  readonly load?: BackgroundLoadResult;
 }
 
 /** Bounds the catalog's disruption parameters must keep (validateDisruptionProbe). */
@@ -214,6 +222,7 @@ export function validateDisruptionProbe(scenario: string, p: DisruptionProbe): s
   within('warmupSec', p.warmupSec, false);
   within('recoverySec', p.recoverySec, false);
   problems.push(...clientTimeoutsProblems(scenario, p.clientTimeouts));
+  if (p.load !== undefined) problems.push(...loadProblems(`${scenario}: probe.load`, p.load));
   if (!DISRUPTION_ACTIONS.includes(p.disruption.action))
     problems.push(
       `${scenario}: probe.disruption.action must be one of ${DISRUPTION_ACTIONS.join(', ')}, got ${String(p.disruption.action)}`,
@@ -242,7 +251,8 @@ export function validateDisruptionProbe(scenario: string, p: DisruptionProbe): s
 /** `disruption(postgres-restart fast)`: the step's script label. */
 export function disruptionLabel(p: DisruptionProbe): string {
   const d = p.disruption;
-  return `disruption(${d.action}${d.shutdown !== null ? ` ${d.shutdown}` : ''})`;
+  const load = p.load !== undefined ? `, load ${p.load.scenario}×${p.load.clients}` : '';
+  return `disruption(${d.action}${d.shutdown !== null ? ` ${d.shutdown}` : ''}${load})`;
 }
 
 /** Seconds one repetition probes for (warm-up + recovery window). */

@@ -8,21 +8,11 @@
 import { validateProbe, type ProbeSpec } from './probes';
 import type { ServerStopPolicy } from './server-stop';
 import type { TargetMatch } from './targets';
+import type { ScriptSpec } from './script-spec';
 import type { ConnectMode, ErrorClass, Outcome, PreparedStatementsMode, Protocol } from './types';
 
-/** pgbench's built-in scripts (`-b NAME`). */
-export const BUILTIN_SCRIPTS = ['tpcb-like', 'simple-update', 'select-only'] as const;
-export type BuiltinScript = (typeof BUILTIN_SCRIPTS)[number];
-
-/** One script of a scenario: a pgbench builtin or an SQL file whose text travels with the catalog. */
-export type ScriptPart =
-  | { readonly builtin: BuiltinScript; readonly weight?: number }
-  | { readonly file: { readonly name: string; readonly sql: string }; readonly weight?: number };
-
-/** One or more scripts; more than one is a weighted mix (`-b select-only@8 -b tpcb-like@2`). */
-export interface ScriptSpec {
-  readonly parts: readonly ScriptPart[];
-}
+export { BUILTIN_SCRIPTS, scriptLabel } from './script-spec';
+export type { BuiltinScript, ScriptPart, ScriptSpec } from './script-spec';
 
 /** Clients as an absolute number or relative to the server's max_connections / the pool size. */
 export type ClientsSpec = number | { readonly times: number; readonly of: 'maxConnections' | 'poolSize' };
@@ -195,13 +185,6 @@ export interface Experiment {
   readonly smoke?: readonly Scenario[];
   /** Suites of its own beside the published one (E6's scaled-down `e6-local`, with its own poolers). */
   readonly extraSuites?: readonly Suite[];
-}
-
-/** A label for StepParams.script: `select-only`, `select-1.sql`, `mixed(select-only@8,tpcb-like@2)`. */
-export function scriptLabel(script: ScriptSpec): string {
-  const names = script.parts.map((p) => ('builtin' in p ? p.builtin : p.file.name));
-  if (script.parts.length === 1) return names[0] ?? '';
-  return `mixed(${script.parts.map((p, i) => `${names[i]}@${p.weight ?? 1}`).join(',')})`;
 }
 
 /** Problems with a scenario's data (all at once); empty when valid. Used by tests and expandSuite. */

@@ -30,6 +30,7 @@ export function register(program: Command): void {
         `Report: ${r.htmlPath} (${(r.bytes / 1024).toFixed(0)} KiB, ${Math.round(r.ms)} ms)\n`,
       );
       process.stdout.write(`Summary: ${r.mdPath}\n`);
+      if (r.downtimePaths.length > 0) process.stdout.write(`Downtime: ${r.downtimePaths.join(', ')}\n`);
       // Warnings quote the run directory's contents: control characters are shown, not obeyed.
       for (const w of r.warnings) process.stdout.write(`warning: ${forTerminalLine(w.message)}\n`);
     });

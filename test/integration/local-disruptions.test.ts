@@ -46,7 +46,10 @@ const VERSIONS = ['1.18.0', modern.version] as const;
 const SUITE: Suite = {
   name: 'disruption',
   description: 'test',
-  scenarios: LOCAL_DISRUPTIONS.map((s) => ({
+  // the disruption under background load has its own test (local-disruption-load.test.ts)
+  scenarios: LOCAL_DISRUPTIONS.filter(
+    (s) => s.probe?.kind !== 'disruption' || s.probe.load === undefined,
+  ).map((s) => ({
     ...s,
     repetitions: 1,
     probe:

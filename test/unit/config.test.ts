@@ -949,6 +949,7 @@ describe('defaults', () => {
         tags: {},
         suites: ['quick'],
         scenarios: [],
+        disruptionLoad: null,
         budget: null,
       },
     });

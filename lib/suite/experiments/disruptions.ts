@@ -26,6 +26,7 @@ import {
   type DisruptionProbe,
   type ShutdownMode,
 } from '../disruption';
+import { resolveLoad, type BackgroundLoadInput } from '../disruption-load';
 import type { ExpectationRule, Experiment, Scenario, Suite } from '../scenario';
 import type { TargetMatch } from '../targets';
 import { PGBOUNCER_SETTINGS } from '../../products/pgbouncer/settings';
@@ -108,12 +109,16 @@ function disruption(input: {
   /** Default: the recovery window (defaultClientTimeouts). */
   readonly clientTimeouts?: ClientTimeouts;
   readonly clients?: number;
+  /** pgbench through every probed target during the group (lib/suite/disruption-load.ts); absent: none. */
+  readonly load?: BackgroundLoadInput;
   readonly note?: string;
 }): Scenario {
   if (input.recoverySec * 1000 < input.recoveryHintMs + AFTER_LONGEST_WAIT_MS)
     throw new Error(
       `${input.name}: recoverySec ${input.recoverySec} cannot see a ${input.recoveryHintMs} ms wait end (needs ≥ ${(input.recoveryHintMs + AFTER_LONGEST_WAIT_MS) / 1000} s)`,
     );
+  const load = input.load === undefined ? undefined : resolveLoad(`${input.name}: load`, input.load);
+  if (load !== undefined && 'problems' in load) throw new Error(load.problems.join('; '));
   const probe: DisruptionProbe = {
     kind: 'disruption',
     disruption: {
@@ -127,13 +132,14 @@ function disruption(input: {
     warmupSec: input.warmupSec,
     recoverySec: input.recoverySec,
     clientTimeouts: input.clientTimeouts ?? defaultClientTimeouts(input.recoverySec),
+    ...(load !== undefined ? { load: load.load } : {}),
   };
   return {
     name: input.name,
     experiment: 'DISRUPT',
     title: input.title,
     finding: input.finding,
-    // The probe writes; pgbench's script is not run (no background load in these scenarios).
+    // The probe writes; pgbench's script here is not run: a background load is the probe's `load`.
     script: SELECT_1,
     protocols: ['extended'],
     connects: ['persistent', 'per-transaction'],
@@ -307,6 +313,24 @@ const PRIMARY_FAILOVER = disruption({
   note: 'the local standby is asynchronous; the primary stops with a fast shutdown, which sends its WAL to the standby before it exits',
 });
 
+/**
+ * A fast restart under pgbench's tpcb-like at 4 clients per target (issue 42): what the probes see
+ * when the server also carries a load, and what the load lives through (its tps per second, its
+ * aborted clients) on the same timeline. Direct and the transaction pool only, to stay seconds long.
+ */
+const RESTART_UNDER_LOAD = disruption({
+  name: 'disrupt-restart-under-load',
+  title: 'PostgreSQL restart (fast shutdown) under a tpcb-like background load',
+  finding:
+    "A restart under load: the probes' error and stall windows beside pgbench's throughput, whose direct clients lose their sessions (pgbench aborts them) while a pool's may wait; nothing acknowledged may be lost.",
+  action: 'postgres-restart',
+  shutdown: 'fast',
+  targets: [DIRECT, SELF_HOSTED_TRANSACTION_POOL],
+  expectations: [DIRECT_SEES_RESTART, DIRECT_PER_WRITE_LOCAL, POOLED_INFORMATIONAL],
+  load: { scenario: 'tpcb-like', clients: 4 },
+  ...LOCAL,
+});
+
 /** The local disruption suite: every local disruption, 3 repetitions each. */
 export const LOCAL_DISRUPTIONS: readonly Scenario[] = [
   restart('fast'),
@@ -315,6 +339,7 @@ export const LOCAL_DISRUPTIONS: readonly Scenario[] = [
   POOLER_PAUSE,
   POOLER_RESTART,
   PRIMARY_FAILOVER,
+  RESTART_UNDER_LOAD,
 ];
 
 /**
