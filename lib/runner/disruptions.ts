@@ -12,6 +12,8 @@
  * - `rds-reboot`: RebootDBInstance without it.
  * - `minor-upgrade`: ModifyDBCluster (Aurora) / ModifyDBInstance (RDS) to the lowest minor
  *   ValidUpgradeTarget of DescribeDBEngineVersions, ApplyImmediately (./minor-upgrade.ts).
+ * - `pooler-restart`: no AWS call: the rolling restart of the group's self-hosted poolers through
+ *   their hosts' agents (./pooler-roll.ts).
  *
  * Server-side events on the run's clock: the API call (sent, answered), the writer polled through the
  * window (DescribeDBClusters' IsClusterWriter; DescribeDBInstances' status and AvailabilityZone:
@@ -38,6 +40,8 @@ import type { DatabaseResources } from '../aws/runner-args';
 import type { DisruptionAction, DisruptionProbe } from '../suite/disruption';
 import type { PlannedStep } from '../suite/expand';
 import { minorUpgrade } from './minor-upgrade';
+import { poolerRollSession, type PoolerRollDeps } from './pooler-roll';
+import { disruptionAction } from '../suite/disruption-actions';
 import { readRdsEventsUntilStable, type RdsEventSource } from './rds-events';
 import { clusterState, instanceState, type ClusterState } from './rds-state';
 
@@ -67,6 +71,8 @@ export interface CloudDisruptionOptions {
   readonly eventReadDelayMs?: number;
   /** pgbench's SELECT 1 p50 on a target (the runner's executor); absent: not measured. */
   readonly pgbenchFloor?: (target: Target) => Promise<number | null>;
+  /** The lab's pooler hosts and their control keys (`pooler-restart`, ./pooler-roll.ts); absent: none. */
+  readonly poolerRoll?: PoolerRollDeps;
 }
 
 /**
@@ -75,16 +81,26 @@ export interface CloudDisruptionOptions {
  */
 export function cloudUnavailable(
   action: DisruptionAction,
-  o: Pick<CloudDisruptionOptions, 'database' | 'runnerCount'>,
+  o: Pick<CloudDisruptionOptions, 'database' | 'runnerCount' | 'poolerRoll'>,
 ): string | null {
-  return cloudDisruptionUnavailable(action, o);
+  return cloudDisruptionUnavailable(action, { ...o, poolers: o.poolerRoll?.poolers ?? [] });
 }
 
 export function cloudDisruptionWorld(o: CloudDisruptionOptions): DisruptionWorld {
   return {
     unavailable: (_step: PlannedStep, spec: DisruptionProbe) => cloudUnavailable(spec.disruption.action, o),
-    open: (spec) => Promise.resolve(openSession(o, spec)),
+    open: (spec, steps) =>
+      Promise.resolve(
+        // on the pooler hosts, through their agents: no AWS call, nothing to wait for after
+        disruptionAction(spec.disruption.action).onPoolerHosts === true && o.poolerRoll
+          ? poolerRollSession({ roll: o.poolerRoll, ledger: o.ledger, ...pgbenchFloorOf(o) }, steps)
+          : openSession(o, spec),
+      ),
   };
+}
+
+function pgbenchFloorOf(o: CloudDisruptionOptions): Pick<CloudDisruptionOptions, 'pgbenchFloor'> {
+  return o.pgbenchFloor ? { pgbenchFloor: o.pgbenchFloor } : {};
 }
 
 function openSession(o: CloudDisruptionOptions, spec: DisruptionProbe): DisruptionSession {

@@ -18,6 +18,7 @@ import { pgConnector } from '../exec/pg-probe';
 import type { ProbeRunner } from '../engine/ports';
 import { cloudDisruptionWorld } from './disruptions';
 import type { RunnerDeps } from './runner-deps';
+import { poolerRollOf } from './runner-poolers';
 
 /**
  * The executor and sink this runner measures through: with one runner, the S3 run store; in a
@@ -127,6 +128,7 @@ export function disruptionRunner(
       ...(deps.pollMs !== undefined ? { pollMs: deps.pollMs } : {}),
       ...(deps.eventReadDelayMs !== undefined ? { eventReadDelayMs: deps.eventReadDelayMs } : {}),
       pgbenchFloor: (t) => pgbenchSelectFloor(deps.executor, t),
+      ...poolerRollOf(args, deps),
     }),
   });
 }
