@@ -65,7 +65,7 @@ describe('what `proxylab run` says and refuses before it starts', () => {
     );
   });
 
-  test("with a pooler host the pooler restart is injected on it, process by process; a host deployed before the control channel says so", () => {
+  test('with a pooler host the pooler restart is injected on it, process by process; a host deployed before the control channel says so', () => {
     const bouncer = { name: 'bouncer', controlPort: 6438 };
     expect(disruptionNotice(getSuite('failover'), AURORA, 1, [bouncer])[3]).toBe(
       '  pooler-restart-cloud: restart the pooler process by process on the pooler host(s) bouncer, process by process, 3 time(s), each after a 10 s warm-up, probed for 30 s',
