@@ -60,6 +60,7 @@ let runAs: RunAs | null;
 let pg: PostgresCluster;
 let agent: PoolerAgent | null = null;
 let dataPort: number;
+let adminPorts: number[] = [];
 const servers: ServerProcess[] = [];
 
 /** The unit name → which process and generation ("proxylab-pgbouncer@bouncer-1r.service"). */
@@ -155,7 +156,7 @@ beforeAll(async () => {
     ports.add(p);
     return p;
   };
-  const adminPorts = [await free(), await free()];
+  adminPorts = [await free(), await free()];
   const statsPort = await free();
   const controlPort = await free();
   // generation 0 answers before the agent starts relaying to it
@@ -246,9 +247,16 @@ test('a roll of 2 processes while clients keep querying through the port: what t
   // ≥ 1.23 (SIGTERM: the old process stops listening at once): no client refused or reset, with the
   // kernel moving queued connections; before 1.23 the old one keeps listening while it shuts down
   if (signal === 'SIGTERM' && migrating) expect(failures).toEqual([]);
+  // AND each old process exited with status 0: under systemd's Restart=on-failure its unit stays down
+  for (const r of results) {
+    const old = servers.find((s) => r.result === 'ok' && s.pid === r.oldPid);
+    expect(await defined(old).exit).toBe(0);
+  }
   // AND the agent follows the new processes: stats name their pids, each relay reaches its own
   const after = await fetchPoolerCpu('127.0.0.1', stats);
   expect(after.processes.map((p) => p.pid)).toEqual(results.map((r) => (r.result === 'ok' ? r.newPid : -1)));
+  for (let i = 0; i < PROCESSES; i++)
+    expect(await conffileThroughRelay(i)).toBe(poolerPaths('bouncer', base, true).iniFile(i));
 }, 90_000);
 
 test('a request with a token of another key is refused and nothing is restarted', async () => {
@@ -268,6 +276,24 @@ test('a request with a token of another key is refused and nothing is restarted'
     before.processes.map((p) => p.pid),
   );
 });
+
+/** SHOW CONFIG's conffile through the agent's admin relay of process i (which process answers). */
+async function conffileThroughRelay(i: number): Promise<string | undefined> {
+  const c = new Client({
+    host: '127.0.0.1',
+    port: adminPorts[i],
+    user: BENCH_USER,
+    database: 'pgbouncer',
+    connectionTimeoutMillis: 5000,
+  });
+  await c.connect();
+  try {
+    const rows = (await c.query<{ key: string; value: string }>('SHOW CONFIG')).rows;
+    return rows.find((r) => r.key === 'conffile')?.value;
+  } finally {
+    await c.end();
+  }
+}
 
 function defined<T>(v: T | null | undefined): T {
   if (v === null || v === undefined) throw new Error('not set up');
