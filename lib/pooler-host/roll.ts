@@ -29,7 +29,7 @@ import { InfrastructureError } from '../core/errors';
 import type { PoolerHostLayout, PoolerRestart, PoolerDriver } from '../poolers/driver';
 import type { RollEvent } from '../poolers/control';
 import { upgradedPid, type ProcEntry } from '../poolers/processes';
-import { pidAlive, readProcs } from '../exec/procfs';
+import { pidAlive, readProcs, reuseportCloseBehaviour } from '../exec/procfs';
 import type { CommandRunner } from './bootstrap';
 
 /** What a roll does on the host: systemd and /proc on a pooler host, child processes in tests. */
@@ -48,6 +48,8 @@ export interface RollHost {
   adopt(i: number, pid: number): void;
   /** The layout of the generation serving process i (the agent's relay and stats follow it). */
   live(i: number): Pick<PoolerHostLayout, 'pidFile' | 'socketFile'>;
+  /** reuseport-rolling: what the kernel does with the retired listener's queue (said with the signal); absent: nothing to say. */
+  listenerNote?(): string;
 }
 
 export interface RollOptions {
@@ -116,7 +118,15 @@ export async function rollProcess(
     });
     signal = restart.stopOldWith[0] ?? 'SIGTERM';
     host.signal(old, signal);
-    o.emit({ event: 'signalled-old', index: i, pid: old, signal, at: at(), detail: `sent ${signal}` });
+    const note = host.listenerNote?.();
+    o.emit({
+      event: 'signalled-old',
+      index: i,
+      pid: old,
+      signal,
+      at: at(),
+      detail: `sent ${signal}${note ? `; ${note}` : ''}`,
+    });
   } else {
     signal = restart.signal;
     host.signal(old, signal);
@@ -278,5 +288,6 @@ export function systemdRollHost(o: SystemdRollHostOptions): RollHost {
       upgradedPid((o.procs ?? readProcs)(), gens[0]?.configFile(i) ?? '', new Set([old])),
     adopt: (i, pid) => fs.writeFileSync((gens[serving(i)] as PoolerHostLayout).pidFile(i), `${pid}\n`),
     live: (i) => gens[serving(i)] as PoolerHostLayout,
+    listenerNote: () => reuseportCloseBehaviour(),
   };
 }

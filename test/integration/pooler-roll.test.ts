@@ -24,7 +24,7 @@ import { resolveRunAs, startServer, type RunAs, type ServerProcess } from '../..
 import { findBinaries } from '../../lib/local/binaries';
 import { findFreePort } from '../../lib/local/ports-free';
 import { BENCH_DB, BENCH_USER, startPostgres, type PostgresCluster } from '../../lib/local/postgres';
-import { TCP_MIGRATE_REQ } from '../../lib/local/pgbouncer-processes';
+import { TCP_MIGRATE_REQ } from '../../lib/exec/procfs';
 import { startPoolerAgent, type PoolerAgent } from '../../lib/pooler-host/agent';
 import { systemdRollHost } from '../../lib/pooler-host/roll';
 import { controlKey, type RollEvent } from '../../lib/poolers/control';
@@ -240,6 +240,8 @@ test('a roll of 2 processes while clients keep querying through the port: what t
     const mine = events.filter((e) => e.index === i);
     expect(mine.map((e) => e.event)).toEqual(['started-new', 'signalled-old', 'old-exited']);
     expect(mine[1]).toMatchObject({ pid: before.processes[i]?.pid, signal });
+    // the host kernel's part, said with the signal
+    expect(mine[1]?.detail).toMatch(migrating ? /net\.ipv4\.tcp_migrate_req = 1/ : /kernel:/);
     const at = mine.map((e) => Date.parse(e.at));
     expect([...at].sort((a, b) => a - b)).toEqual(at);
   }
