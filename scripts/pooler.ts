@@ -14,7 +14,14 @@ import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { exitCodeFor, UsageError } from '../lib/core/errors';
-import { bootstrapPooler, parsePoolerHostConfig, systemdProcessManager } from '../lib/pooler-host/bootstrap';
+import {
+  bootstrapPooler,
+  execCommand,
+  parsePoolerHostConfig,
+  systemdProcessManager,
+} from '../lib/pooler-host/bootstrap';
+import { systemdRollHost } from '../lib/pooler-host/roll';
+import { controlKeyFile } from '../lib/poolers/control';
 import { startPoolerAgent } from '../lib/pooler-host/agent';
 import { psqlScalarQuery } from '../lib/exec/libpq';
 import { systemClock } from '../lib/engine/ports';
@@ -48,6 +55,16 @@ function parseArgs(argv: readonly string[]): { command: string; config: string; 
   return { command: command as string, config, endpointUrl: values.get('--endpoint-url') ?? null };
 }
 
+/** The control key the bootstrap wrote (hex); null when the file is absent or not a key. */
+function readControlKey(file: string): string | null {
+  try {
+    const key = fs.readFileSync(file, 'utf8').trim();
+    return /^[0-9a-f]{64}$/.test(key) ? key : null;
+  } catch {
+    return null;
+  }
+}
+
 function userIds(user: string): { uid: number; gid: number } {
   const id = (flag: string): number => Number(execFileSync('id', [flag, user], { encoding: 'utf8' }).trim());
   return { uid: id('-u'), gid: id('-g') };
@@ -70,7 +87,22 @@ export async function main(argv: readonly string[]): Promise<number> {
     // the OS user the driver's release install creates
     const user = poolerDriver(config.product).host.systemUser;
     if (args.command === 'agent') {
-      const agent = await startPoolerAgent({ config, log: (l) => process.stdout.write(`${l}\n`) });
+      const driver = poolerDriver(config.product);
+      const agent = await startPoolerAgent({
+        config,
+        log: (l) => process.stdout.write(`${l}\n`),
+        // the control channel: the bootstrap's key file (absent on a host deployed before it: refused)
+        control: {
+          key: readControlKey(controlKeyFile(config.name)),
+          version: config.version,
+          host: systemdRollHost({
+            name: config.name,
+            driver,
+            dataPort: driver.host.dataPort,
+            run: execCommand,
+          }),
+        },
+      });
       await new Promise<void>((resolve) => {
         const done = (): void => resolve();
         process.once('SIGTERM', done);

@@ -1,11 +1,19 @@
 /**
  * The contract between the pooler agent on a pooler host (lib/pooler-host/agent.ts) and its readers,
- * the runner and `proxylab doctor`: the stats line's schema and the client that reads one line.
+ * the runner and `proxylab doctor`: the stats line's schema and the client that reads one line, and
+ * the runner's client of the control channel (a rolling restart of one process).
  */
 import * as net from 'node:net';
 import { z } from 'zod';
 import { InfrastructureError } from '../core/errors';
 import type { PoolerCpuSnapshot } from '../engine/pooler-metrics';
+import {
+  answerSchema,
+  controlToken,
+  helloSchema,
+  type ControlResult,
+  type RollEvent,
+} from '../poolers/control';
 
 /** The stats line's shape (the runner and `proxylab doctor` check it). */
 export const snapshotSchema = z.object({
@@ -67,6 +75,76 @@ export function fetchPoolerCpu(host: string, port: number, timeoutMs = 5000): Pr
             `pooler stats ${host}:${port}: ${res.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
           ),
         );
+    });
+  });
+}
+
+/**
+ * The runner's side of the agent's control channel (lib/poolers/control.ts): read the hello, send
+ * one roll request with the token the control key gives for its nonce, hand each event to
+ * `onEvent` as it arrives, resolve with the checked result (`ok`, `failed` or `refused`). A line
+ * that is not one of the protocol's, or no result within `timeoutMs`, rejects.
+ */
+export function rollPoolerProcess(
+  host: string,
+  port: number,
+  key: string,
+  index: number,
+  onEvent: (e: RollEvent) => void,
+  timeoutMs = 90_000,
+): Promise<ControlResult> {
+  const where = `pooler control ${host}:${port}`;
+  return new Promise((resolve, reject) => {
+    const sock = net.connect({ host, port });
+    let buf = '';
+    let hello = false;
+    let done = false;
+    const fail = (msg: string): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      sock.destroy();
+      reject(new InfrastructureError(`${where}: ${msg}`));
+    };
+    const timer = setTimeout(() => fail(`no result within ${timeoutMs} ms`), timeoutMs);
+    sock.setEncoding('utf8');
+    sock.on('error', (err) => fail(err.message));
+    sock.on('close', () => fail('closed before a result'));
+    sock.on('data', (d: string) => {
+      buf += d;
+      if (buf.length > 1_000_000) return fail('answer too long');
+      for (let nl = buf.indexOf('\n'); nl >= 0 && !done; nl = buf.indexOf('\n')) {
+        const line = buf.slice(0, nl);
+        buf = buf.slice(nl + 1);
+        let parsed: unknown;
+        try {
+          parsed = JSON.parse(line);
+        } catch {
+          return fail('a line that is not JSON');
+        }
+        if (!hello) {
+          const h = helloSchema.safeParse(parsed);
+          if (!h.success) return fail('no control channel hello (not a proxylab pooler agent?)');
+          hello = true;
+          sock.write(
+            `${JSON.stringify({ op: 'roll', index, token: controlToken(key, h.data.nonce, 'roll', index) })}\n`,
+          );
+          continue;
+        }
+        const a = answerSchema.safeParse(parsed);
+        if (!a.success)
+          return fail(
+            `unexpected line: ${a.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`,
+          );
+        if ('event' in a.data) {
+          onEvent(a.data);
+          continue;
+        }
+        done = true;
+        clearTimeout(timer);
+        sock.destroy();
+        resolve(a.data);
+      }
     });
   });
 }

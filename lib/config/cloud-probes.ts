@@ -9,6 +9,7 @@
 import type { ProbeSpec } from '../suite/probes';
 import { cloudDisruptionUnavailable, labDatabaseShape, type CloudDisruptionRun } from './disruptions';
 import type { LabConfig } from './types';
+import { POOLER_CONTROL_PORT } from '../poolers/endpoint';
 
 /** What decides whether a cloud run can measure a probe step: the lab's database and the run's runners. */
 export type CloudProbeRun = CloudDisruptionRun;
@@ -33,7 +34,11 @@ export function cloudProbeUnavailable(spec: ProbeSpec, run: CloudProbeRun): stri
   }
 }
 
-/** The run a lab file describes: its database (by role) and its runners. */
-export function labProbeRun(lab: Pick<LabConfig, 'database' | 'runners'>): CloudProbeRun {
-  return { database: labDatabaseShape(lab.database), runnerCount: lab.runners.count };
+/** The run a lab file describes: its database (by role), its runners and its poolers (deployed by this kit: with the control channel). */
+export function labProbeRun(lab: Pick<LabConfig, 'database' | 'runners' | 'poolers'>): CloudProbeRun {
+  return {
+    database: labDatabaseShape(lab.database),
+    runnerCount: lab.runners.count,
+    poolers: lab.poolers.map((p) => ({ name: p.name, controlPort: POOLER_CONTROL_PORT })),
+  };
 }

@@ -21,6 +21,7 @@ import { DATABASE_ENGINE_NAMES, type DatabaseEngine } from '../suite/engines';
 import { dbInstanceCount } from './database';
 import { nextKnownMinor } from './minor-versions';
 import type { DatabaseConfig } from './types';
+import type { PoolerEndpoint } from '../poolers/endpoint';
 
 /** The disruption actions that call AWS, and the engines each applies to (the actions' records). */
 export const CLOUD_DISRUPTION_ENGINES: Readonly<
@@ -122,6 +123,21 @@ export interface CloudDisruptionRun {
   /** The lab's database; null when the run request does not name it (written by an older CLI). */
   readonly database: DisruptedDatabase | null;
   readonly runnerCount: number;
+  /** The lab's self-hosted poolers (`controlPort` absent: a host deployed before the control channel); absent: none. */
+  readonly poolers?: readonly Pick<PoolerEndpoint, 'name' | 'controlPort'>[];
+}
+
+/** Why a lab's run cannot roll its pooler hosts (an `onPoolerHosts` action), or null. */
+function poolerHostsUnavailable(action: DisruptionAction, o: CloudDisruptionRun): string | null {
+  const poolers = o.poolers ?? [];
+  if (poolers.length === 0)
+    return `${action} restarts a self-hosted pooler, and this lab has none (poolers: add a PgBouncer or PgDoorman pooler to the lab file)`;
+  const old = poolers.filter((p) => p.controlPort === undefined).map((p) => p.name);
+  if (old.length === poolers.length)
+    return `the pooler host(s) ${old.join(', ')} were deployed before the agent's control channel (PoolerEndpoints has no controlPort): deploy the lab again`;
+  if (o.runnerCount > 1)
+    return `a disruption is injected once, by one runner: this run has ${o.runnerCount} (use a lab with runners.count 1)`;
+  return null;
 }
 
 /**
@@ -132,6 +148,7 @@ export interface CloudDisruptionRun {
 export function cloudDisruptionUnavailable(action: DisruptionAction, o: CloudDisruptionRun): string | null {
   const record = disruptionAction(action);
   const engines = record.engines;
+  if (engines.length === 0 && record.onPoolerHosts === true) return poolerHostsUnavailable(action, o);
   if (engines.length === 0)
     return (
       record.notOnALab ??
@@ -157,13 +174,14 @@ export function disruptionNotice(
   suite: Pick<Suite, 'scenarios'>,
   db: DisruptedDatabase,
   runnerCount: number,
+  poolers: CloudDisruptionRun['poolers'] = [],
 ): string[] {
   const lines: string[] = [];
   for (const s of suite.scenarios) {
     const p = s.probe;
     if (p?.kind !== 'disruption') continue;
     const action = p.disruption.action;
-    const why = cloudDisruptionUnavailable(action, { database: db, runnerCount });
+    const why = cloudDisruptionUnavailable(action, { database: db, runnerCount, poolers });
     if (why !== null) {
       lines.push(`  ${s.name}: ${DISRUPTION_WORDS[action]} — not injected: ${why} (recorded not available)`);
       continue;
@@ -172,9 +190,12 @@ export function disruptionNotice(
     const record = disruptionAction(action);
     const onCluster =
       record.actsOn === 'cluster' || (record.actsOn === 'cluster-or-writer' && db.clusterId !== null);
-    const on = onCluster
-      ? `cluster ${db.clusterId ?? '?'} (instances ${db.instanceIds.join(', ')})`
-      : `instance ${db.instanceIds[0] ?? '?'}`;
+    const on =
+      record.onPoolerHosts === true
+        ? `the pooler host(s) ${(poolers ?? []).map((x) => x.name).join(', ')}, process by process`
+        : onCluster
+          ? `cluster ${db.clusterId ?? '?'} (instances ${db.instanceIds.join(', ')})`
+          : `instance ${db.instanceIds[0] ?? '?'}`;
     const change =
       record.changesVersion === true
         ? `; ${versionChange(db)}`

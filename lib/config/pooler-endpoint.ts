@@ -4,7 +4,12 @@
  * and what `run --dry-run` shows before it is (lib/operator/outputs.ts). Everything but the host
  * follows from the lab file and the product's driver.
  */
-import { adminPortOf, POOLER_STATS_PORT, type PoolerEndpoint } from '../poolers/endpoint';
+import {
+  adminPortOf,
+  POOLER_CONTROL_PORT,
+  POOLER_STATS_PORT,
+  type PoolerEndpoint,
+} from '../poolers/endpoint';
 import { poolerDriver } from '../poolers/registry';
 import type { PoolerConfig } from './types';
 
@@ -18,6 +23,7 @@ export function poolerEndpointOf(pooler: PoolerConfig, host: string): PoolerEndp
     port: poolerDriver(pooler.kind).host.dataPort,
     adminPorts: Array.from({ length: pooler.processes }, (_, i) => adminPortOf(i)),
     statsPort: POOLER_STATS_PORT,
+    controlPort: POOLER_CONTROL_PORT,
     poolModes: pooler.poolModes,
     processes: pooler.processes,
     poolPercent: pooler.poolPercent,

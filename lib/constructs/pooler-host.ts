@@ -8,7 +8,12 @@ import { DEFAULTS } from '../config/defaults';
 import type { PoolerRelease } from '../poolers/driver';
 import { poolerDriver } from '../poolers/registry';
 import { poolerEndpointOf } from '../config/pooler-endpoint';
-import { adminPortOf, POOLER_STATS_PORT, type PoolerEndpoint } from '../poolers/endpoint';
+import {
+  adminPortOf,
+  POOLER_CONTROL_PORT,
+  POOLER_STATS_PORT,
+  type PoolerEndpoint,
+} from '../poolers/endpoint';
 import type { PoolerHostConfig } from '../poolers/host-config';
 import { poolerUserDataCommands } from './pooler-user-data';
 import {
@@ -114,14 +119,22 @@ export function poolerHostConfig(
   };
 }
 
-/** The ports the runners reach a pooler on: data, stats, one admin relay per process. */
+/**
+ * The ports the runners reach a pooler on: data, stats, the agent's control channel (a rolling
+ * restart on request, authenticated by a key from the admin secret too), one admin relay per process.
+ */
 export function poolerPorts(pooler: Pick<PoolerConfig, 'kind' | 'processes'>): ec2.Port[] {
   const { processes } = pooler;
   const admin =
     processes === 1
       ? ec2.Port.tcp(adminPortOf(0))
       : ec2.Port.tcpRange(adminPortOf(0), adminPortOf(processes - 1));
-  return [ec2.Port.tcp(poolerDriver(pooler.kind).host.dataPort), ec2.Port.tcp(POOLER_STATS_PORT), admin];
+  return [
+    ec2.Port.tcp(poolerDriver(pooler.kind).host.dataPort),
+    ec2.Port.tcp(POOLER_STATS_PORT),
+    ec2.Port.tcp(POOLER_CONTROL_PORT),
+    admin,
+  ];
 }
 
 export interface PoolerHostProps {

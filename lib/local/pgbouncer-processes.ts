@@ -11,6 +11,7 @@ import type { ServerProcess } from '../exec/process';
 import { psqlQueryOne, type PsqlTarget, type Row } from '../exec/psql';
 import { pgbouncerDriver } from '../poolers/pgbouncer/driver';
 import { rollingStopSignal } from '../poolers/pgbouncer/signals';
+import { reuseportCloseBehaviour } from '../exec/procfs';
 import type { SettingValue } from '../products/types';
 
 export const ADMIN_USER = SUPERUSER;
@@ -151,31 +152,7 @@ export function processSet(
  */
 const RETIRE_WAIT_MS = 1500;
 
-/** Linux's switch for moving a closed SO_REUSEPORT listener's queued connections to a sibling. */
-export const TCP_MIGRATE_REQ = '/proc/sys/net/ipv4/tcp_migrate_req';
-
-/**
- * What the kernel does with connections still queued on the listener a rolling restart retires:
- * the retired process closes its listening socket (PgBouncer ≥ 1.23 on SIGTERM), and Linux resets
- * the connections in that socket's accept queue unless `net.ipv4.tcp_migrate_req` is 1 (Linux 5.14,
- * commit f9ac779f "net: Introduce net.ipv4.tcp_migrate_req": "we will be able to migrate child
- * sockets from a listener to another in the same reuseport group after close() or shutdown()").
- * A client connecting at that instant may so see a reset whatever the pooler does: said in the
- * step's events, so a reset in a rolling restart is read with its cause.
- */
-export function reuseportCloseBehaviour(
-  read: () => string = () => fs.readFileSync(TCP_MIGRATE_REQ, 'utf8'),
-): string {
-  let value: string;
-  try {
-    value = read().trim();
-  } catch {
-    return 'kernel: no net.ipv4.tcp_migrate_req (not Linux ≥ 5.14): connections queued on the retired listener are reset';
-  }
-  return value === '0'
-    ? 'kernel: net.ipv4.tcp_migrate_req = 0: connections queued on the retired listener are reset (a client connecting at that instant sees ECONNRESET)'
-    : `kernel: net.ipv4.tcp_migrate_req = ${value}: connections queued on the retired listener move to the new one`;
-}
+export { reuseportCloseBehaviour, TCP_MIGRATE_REQ } from '../exec/procfs';
 
 /**
  * The rolling restart of every process in turn: a new process on the port (so_reuseport) with its

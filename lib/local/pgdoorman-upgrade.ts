@@ -7,51 +7,15 @@
  * pid) in /proc, and from then on the pooler's pid is its; its end is seen by the stack's liveness
  * check (the watch's /proc look), not by an exit event.
  */
-import * as fs from 'node:fs';
 import { InfrastructureError } from '../core/errors';
 import type { ServerProcess } from '../exec/process';
 import { pgdoormanDriver } from '../poolers/pgdoorman/driver';
+import { upgradedPid, type ProcEntry } from '../poolers/processes';
+import { pidAlive, readProcs } from '../exec/procfs';
 
-/** A process of /proc: its pid and its command line (NUL-separated arguments joined by spaces). */
-export interface ProcEntry {
-  readonly pid: number;
-  readonly cmdline: string;
-}
+export { upgradedPid, type ProcEntry } from '../poolers/processes';
 
-/** The process a binary upgrade started: the one running `configFile` that is none of `known`. */
-export function upgradedPid(
-  procs: readonly ProcEntry[],
-  configFile: string,
-  known: ReadonlySet<number>,
-): number | null {
-  const found = procs.filter((p) => !known.has(p.pid) && p.cmdline.split(' ').includes(configFile));
-  return found.length === 1 ? (found[0] as ProcEntry).pid : null;
-}
-
-function readProcs(): ProcEntry[] {
-  const out: ProcEntry[] = [];
-  for (const e of fs.readdirSync('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      const cmdline = fs.readFileSync(`/proc/${e}/cmdline`, 'utf8').split('\0').join(' ').trim();
-      if (cmdline !== '') out.push({ pid: Number(e), cmdline });
-    } catch {
-      /* gone */
-    }
-  }
-  return out;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return (
-      fs.existsSync(`/proc/${pid}`) && !/^State:\s+Z/m.test(fs.readFileSync(`/proc/${pid}/status`, 'utf8'))
-    );
-  } catch {
-    return false;
-  }
-}
+const alive = pidAlive;
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 

@@ -9,6 +9,9 @@
  *   `{ "at": iso, "clockTicksPerSecond": n, "processes": [{ "index": i, "pid": p, "cpuTicks": utime+stime }] }`
  *   read from /proc/<pid>/stat of each process (pid from its pid file; a process not running is
  *   left out).
+ * - control (with `control`): `POOLER_CONTROL_PORT` takes one authenticated request to restart one
+ *   process the way its product documents (./control.ts, ./roll.ts); the relays and the stats then
+ *   follow the generation that serves each process (`control.host.live(i)`).
  */
 import * as fs from 'node:fs';
 import * as net from 'node:net';
@@ -16,10 +19,28 @@ import * as os from 'node:os';
 import { InfrastructureError } from '../core/errors';
 import type { PoolerCpuSnapshot } from '../engine/pooler-metrics';
 import type { PoolerHostLayout } from '../poolers/driver';
-import { adminPortOf, POOLER_STATS_PORT } from '../poolers/endpoint';
+import { adminPortOf, POOLER_CONTROL_PORT, POOLER_STATS_PORT } from '../poolers/endpoint';
 import type { PoolerHostConfig } from '../poolers/host-config';
 import { poolerDriver } from '../poolers/registry';
 import { LINUX_CLOCK_TICKS_PER_SECOND, processCpuTicks } from '../core/proc-stat';
+import { controlChannel, type ControlChannelOptions } from './control';
+import type { RollHost } from './roll';
+
+/** The control channel's part of the agent: what rolls a process, and with which key. */
+export interface AgentControl {
+  /** The control key (hex); null: the host has none, every request is refused. */
+  readonly key: string | null;
+  readonly host: RollHost;
+  /** The pinned release (which restart and which signals). */
+  readonly version: string;
+  /** Test-only. @default POOLER_CONTROL_PORT */
+  readonly port?: number;
+  /** Test-only timeouts. */
+  readonly timeouts?: Pick<
+    ControlChannelOptions,
+    'lineTimeoutMs' | 'rollTimeoutMs' | 'startTimeoutMs' | 'drainWaitMs'
+  >;
+}
 
 export interface PoolerAgentOptions {
   readonly config: Pick<PoolerHostConfig, 'name' | 'product' | 'processes' | 'listenAddr' | 'workerThreads'>;
@@ -36,11 +57,15 @@ export interface PoolerAgentOptions {
   readonly log?: (line: string) => void;
   /** The host's vCPUs (a multithreaded pooler's worker threads when the config leaves them open). */
   readonly cpus?: number;
+  /** The control channel; absent: none (the agent only relays and reports). */
+  readonly control?: AgentControl;
 }
 
 export interface PoolerAgent {
   readonly adminPorts: readonly number[];
   readonly statsPort: number;
+  /** null: no control channel. */
+  readonly controlPort: number | null;
   stop(): Promise<void>;
 }
 
@@ -129,7 +154,16 @@ function listen(server: net.Server, port: number, host: string): Promise<void> {
 export async function startPoolerAgent(opts: PoolerAgentOptions): Promise<PoolerAgent> {
   const { config } = opts;
   const driver = poolerDriver(config.product);
-  const paths = opts.paths ?? driver.host.layout(config.name);
+  const layout = opts.paths ?? driver.host.layout(config.name);
+  const control = opts.control;
+  // after a rolling restart process i's socket and pid file are its new generation's
+  const paths: PoolerHostLayout = control
+    ? {
+        ...layout,
+        pidFile: (i) => control.host.live(i).pidFile(i),
+        socketFile: (i, port) => control.host.live(i).socketFile(i, port),
+      }
+    : layout;
   const dataPort = opts.dataPort ?? driver.host.dataPort;
   const adminPort = opts.adminPort ?? adminPortOf;
   const statsPort = opts.statsPort ?? POOLER_STATS_PORT;
@@ -153,8 +187,8 @@ export async function startPoolerAgent(opts: PoolerAgentOptions): Promise<Pooler
   };
   try {
     for (let i = 0; i < config.processes; i++) {
-      const socketFile = paths.socketFile(i, dataPort);
       const relay = net.createServer((client) => {
+        const socketFile = paths.socketFile(i, dataPort);
         track(client);
         const upstream = net.connect(socketFile);
         track(upstream);
@@ -183,6 +217,23 @@ export async function startPoolerAgent(opts: PoolerAgentOptions): Promise<Pooler
     });
     servers.push(stats);
     await listen(stats, statsPort, config.listenAddr);
+    if (control) {
+      const ctl = net.createServer(
+        controlChannel({
+          key: control.key,
+          processes: config.processes,
+          restart: driver.lifecycle.restart(control.version),
+          immediateStop: driver.immediateStopSignals(control.version),
+          host: control.host,
+          log,
+          ...(opts.now ? { now: opts.now } : {}),
+          ...control.timeouts,
+        }),
+      );
+      ctl.on('connection', track);
+      servers.push(ctl);
+      await listen(ctl, control.port ?? POOLER_CONTROL_PORT, config.listenAddr);
+    }
   } catch (err) {
     await stop();
     throw new InfrastructureError(
@@ -190,11 +241,12 @@ export async function startPoolerAgent(opts: PoolerAgentOptions): Promise<Pooler
     );
   }
   log(
-    `pooler agent ${config.name}: admin relays on ${Array.from({ length: config.processes }, (_, i) => adminPort(i)).join(', ')}, stats on ${statsPort}`,
+    `pooler agent ${config.name}: admin relays on ${Array.from({ length: config.processes }, (_, i) => adminPort(i)).join(', ')}, stats on ${statsPort}${control ? `, control on ${control.port ?? POOLER_CONTROL_PORT}${control.key === null ? ' (no control key: requests refused)' : ''}` : ''}`,
   );
   return {
     adminPorts: Array.from({ length: config.processes }, (_, i) => adminPort(i)),
     statsPort,
+    controlPort: control ? (control.port ?? POOLER_CONTROL_PORT) : null,
     stop,
   };
 }

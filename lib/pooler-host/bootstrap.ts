@@ -23,6 +23,7 @@ import { InfrastructureError, UsageError } from '../core/errors';
 import type { Clock } from '../engine/ports';
 import { POOLER_PROCESSES_MAX, POOLER_WORKER_THREADS_MAX } from '../poolers/endpoint';
 import { agentUnit, agentUnitInstance, AGENT_UNIT, type PoolerHostConfig } from '../poolers/host-config';
+import { controlKey, controlKeyFile } from '../poolers/control';
 import { processPoolSize } from '../poolers/pool-size';
 import type { PoolerDriver, PoolerHostLayout } from '../poolers/driver';
 import { poolerDriver } from '../poolers/registry';
@@ -146,22 +147,58 @@ async function must(run: CommandRunner, file: string, args: readonly string[]): 
   return res.stdout;
 }
 
+/**
+ * The sudoers drop-in of a product that rolls by generations (`host.rollingGeneration`): the agent's
+ * user may run exactly `systemctl start` of each process's two generation units, no other command,
+ * no argument pattern (sudoers(5): a command with arguments matches only those arguments). null: a
+ * product that restarts itself (binary upgrade) needs none.
+ */
+export function rollingSudoers(
+  config: Pick<PoolerHostConfig, 'name' | 'product' | 'processes'>,
+  user: string,
+): string | null {
+  const host = poolerDriver(config.product).host;
+  const gen = host.rollingGeneration;
+  if (gen === undefined) return null;
+  const commands: string[] = [];
+  for (let i = 0; i < config.processes; i++)
+    for (const unit of [host.processUnit(config.name, i), gen.processUnit(config.name, i)])
+      commands.push(`/usr/bin/systemctl start ${unit}`);
+  return [
+    `# written by proxylab pooler bootstrap for ${config.name}: the pooler agent's rolling restart`,
+    `${user} ALL=(root) NOPASSWD: ${commands.join(', ')}`,
+    '',
+  ].join('\n');
+}
+
 /** The host's process manager: writes the template units, then `systemctl enable` + `restart`. */
 export function systemdProcessManager(
   config: PoolerHostConfig,
   user: string,
   run: CommandRunner = execCommand,
   unitDir = '/etc/systemd/system',
+  sudoersDir = '/etc/sudoers.d',
 ): PoolerProcessManager {
+  const gen = poolerDriver(config.product).host.rollingGeneration;
   return {
     async prepare() {
       for (const unit of poolerDriver(config.product).host.units(config, user))
         fs.writeFileSync(path.join(unitDir, unit.file), unit.text, { mode: 0o644 });
       fs.writeFileSync(path.join(unitDir, AGENT_UNIT), agentUnit(user), { mode: 0o644 });
+      const sudoers = rollingSudoers(config, user);
+      if (sudoers !== null) {
+        const file = path.join(sudoersDir, `proxylab-pooler-${config.name}`);
+        fs.writeFileSync(file, sudoers, { mode: 0o440 });
+        fs.chmodSync(file, 0o440);
+        // a drop-in sudo cannot parse would break sudo for everyone: checked before anything relies on it
+        await must(run, 'visudo', ['-c', '-q', '-f', file]);
+      }
       await must(run, 'systemctl', ['daemon-reload']);
     },
     async startProcess(i) {
       const unit = poolerDriver(config.product).host.processUnit(config.name, i);
+      // a second bootstrap: a process a rolling restart left in the other generation goes first
+      if (gen !== undefined) await must(run, 'systemctl', ['stop', gen.processUnit(config.name, i)]);
       await must(run, 'systemctl', ['enable', unit]);
       // restart, not start: a second bootstrap (a changed config) must load the new configuration
       await must(run, 'systemctl', ['restart', unit]);
@@ -423,7 +460,8 @@ export async function bootstrapPooler(
 
   const db: DbCredentials = await readDbCredentials(deps.secrets, config.dbSecretArn);
   const admin = await readAdminCredentials(deps.secrets, config.adminSecretArn);
-  secrets.push(db.password, admin.password, JSON.stringify(db.password).slice(1, -1));
+  const key = controlKey(admin.password, config.name);
+  secrets.push(db.password, admin.password, JSON.stringify(db.password).slice(1, -1), key);
   log.info(
     `${ctx.me}: ${driver.displayName} ${config.version}, ${config.processes} process(es), server ${config.serverHost}:${config.serverPort}, user ${db.username}`,
   );
@@ -431,6 +469,8 @@ export async function bootstrapPooler(
   const { maxConnections, poolSize } = await readPoolSize(ctx, db);
   await prepareDirectories(ctx);
   writeConfigFiles(ctx, root, poolSize, db, admin);
+  // the agent's control key (lib/poolers/control.ts): derived from the admin secret, readable by the pooler's user only
+  writeOwned(controlKeyFile(config.name, root), `${key}\n`, 0o600, deps.owner);
 
   await deps.processes.prepare();
   for (let i = 0; i < config.processes; i++) await deps.processes.startProcess(i);

@@ -189,6 +189,19 @@ export interface PoolerHostLayout {
   readonly logFile: (i: number) => string;
   /** The unix socket file of process i listening on `port` (what the agent's admin relay connects to). */
   readonly socketFile: (i: number, port: number) => string;
+  /** Process i's configuration file (on its command line: how a binary upgrade's successor is found). */
+  readonly configFile: (i: number) => string;
+}
+
+/**
+ * The second generation of a product replaced by `reuseport-rolling` (PgBouncer): process i runs in
+ * generation 0 (`layout`, `processUnit`) or 1 (these), each generation its own unit instance, socket
+ * directory, pid file and configuration file, so a rolling restart starts the other generation's unit
+ * beside the running one and systemd supervises both (lib/pooler-host/roll.ts).
+ */
+export interface PoolerRollingGeneration {
+  layout(name: string, root?: string): PoolerHostLayout;
+  processUnit(name: string, processIndex: number): string;
 }
 
 /** What the bootstrap knows when it asks the driver for a deployment's files. */
@@ -397,6 +410,8 @@ export interface PoolerDriver {
     units(config: Pick<PoolerHostConfig, 'binaryPath'>, user: string): readonly PoolerHostUnit[];
     /** The unit instance that runs process i of deployment `name`. */
     processUnit(name: string, processIndex: number): string;
+    /** A product replaced by `reuseport-rolling`: its second generation of units and paths (render writes its files too). */
+    readonly rollingGeneration?: PoolerRollingGeneration;
     /** An admin console statement whose one-value answer names the running version. */
     readonly versionStatement: string;
     /**

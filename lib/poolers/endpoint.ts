@@ -7,7 +7,8 @@
  * Process layout: `processes` pooler processes share the data port (PgBouncer: so_reuseport). Each
  * process's admin console is reachable from the runners on `adminPortOf(i)` through the pooler
  * agent's relay (TCP → that process's unix socket); the agent also answers on `POOLER_STATS_PORT`
- * with one JSON line of per-process CPU ticks.
+ * with one JSON line of per-process CPU ticks, and on `POOLER_CONTROL_PORT` to a runner's request to
+ * restart one process (a rolling restart, ./control.ts).
  */
 import { z } from 'zod';
 import {
@@ -18,6 +19,12 @@ import {
   type PoolerPlacement,
 } from './products';
 
+/**
+ * The agent's control channel (lib/pooler-host/control.ts, protocol ./control.ts): a rolling restart
+ * of one process on request, authenticated by a key derived from the admin secret; reachable only
+ * from the runners' security group, like the stats and admin ports.
+ */
+export const POOLER_CONTROL_PORT = 6438;
 /** The agent's per-process CPU endpoint (one JSON line, then close). */
 export const POOLER_STATS_PORT = 6439;
 /** First admin relay port; process i (0-based) is at adminPortOf(i). */
@@ -63,6 +70,8 @@ export const poolerEndpointSchema = z
     /** adminPortOf(i) for each process, in process order. */
     adminPorts: z.array(port).min(1).readonly(),
     statsPort: port,
+    /** The agent's control channel (POOLER_CONTROL_PORT); absent: a host deployed before it (no rolling restart). */
+    controlPort: port.optional(),
     poolModes: z.array(z.enum(POOL_MODES)).min(1).readonly(),
     processes: z.number().int().min(1).max(POOLER_PROCESSES_MAX),
     /** Share of max_connections the pooler opens in total, split across processes. */

@@ -133,7 +133,7 @@ export const disruptionResultSchema = z.object({
     z.object({
       atMs: offsetMs,
       name: z.string(),
-      source: z.enum(['local', 'api', 'rds-events', 'writer-poll']),
+      source: z.enum(['local', 'api', 'rds-events', 'writer-poll', 'pooler-agent']),
       detail: z.string().nullable(),
     }),
   ),

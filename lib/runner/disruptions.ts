@@ -15,6 +15,8 @@
  * - `blue-green-switchover`: CreateBlueGreenDeployment when the group opens (not measured),
  *   SwitchoverBlueGreenDeployment at T0, the deployment and the old blue deleted when it is
  *   restored, whatever happened (./blue-green.ts).
+ * - `pooler-restart`: no AWS call: the rolling restart of the group's self-hosted poolers through
+ *   their hosts' agents (./pooler-roll.ts).
  *
  * Server-side events on the run's clock: the API call (sent, answered), the writer polled through the
  * window (DescribeDBClusters' IsClusterWriter; DescribeDBInstances' status and AvailabilityZone:
@@ -49,6 +51,8 @@ import {
   type BlueGreenDeploymentRun,
   type BlueGreenOptions,
 } from './blue-green';
+import { poolerRollSession, type PoolerRollDeps } from './pooler-roll';
+import { disruptionAction } from '../suite/disruption-actions';
 import { readRdsEventsUntilStable, type RdsEventSource } from './rds-events';
 import { clusterState, instanceState, type ClusterState } from './rds-state';
 
@@ -88,6 +92,8 @@ export interface CloudDisruptionOptions {
   readonly ensureLedger?: () => Promise<void>;
   /** A Blue/Green switchover's waits (./blue-green.ts); absent: its defaults. */
   readonly blueGreen?: Pick<BlueGreenOptions, 'blueGreenPollMs' | 'createTimeoutMs' | 'deleteTimeoutMs'>;
+  /** The lab's pooler hosts and their control keys (`pooler-restart`, ./pooler-roll.ts); absent: none. */
+  readonly poolerRoll?: PoolerRollDeps;
 }
 
 /**
@@ -96,15 +102,18 @@ export interface CloudDisruptionOptions {
  */
 export function cloudUnavailable(
   action: DisruptionAction,
-  o: Pick<CloudDisruptionOptions, 'database' | 'runnerCount'>,
+  o: Pick<CloudDisruptionOptions, 'database' | 'runnerCount' | 'poolerRoll'>,
 ): string | null {
-  return cloudDisruptionUnavailable(action, o);
+  return cloudDisruptionUnavailable(action, { ...o, poolers: o.poolerRoll?.poolers ?? [] });
 }
 
 export function cloudDisruptionWorld(o: CloudDisruptionOptions): DisruptionWorld {
   return {
     unavailable: (_step: PlannedStep, spec: DisruptionProbe) => cloudUnavailable(spec.disruption.action, o),
-    open: async (spec, _steps, _targets, log) => {
+    open: async (spec, steps, _targets, log) => {
+      // on the pooler hosts, through their agents: no AWS call, nothing to wait for after
+      if (disruptionAction(spec.disruption.action).onPoolerHosts === true && o.poolerRoll)
+        return poolerRollSession({ roll: o.poolerRoll, ledger: o.ledger, ...pgbenchFloorOf(o) }, steps);
       // a Blue/Green switchover's deployment is created before the group (not measured)
       const blueGreen = spec.disruption.action === 'blue-green-switchover' && o.database !== null;
       if (blueGreen) await o.ensureLedger?.();
@@ -125,6 +134,10 @@ function blueGreenOptions(o: CloudDisruptionOptions): BlueGreenOptions {
     ...(o.pollMs !== undefined ? { pollMs: o.pollMs } : {}),
     ...o.blueGreen,
   };
+}
+
+function pgbenchFloorOf(o: CloudDisruptionOptions): Pick<CloudDisruptionOptions, 'pgbenchFloor'> {
+  return o.pgbenchFloor ? { pgbenchFloor: o.pgbenchFloor } : {};
 }
 
 function openSession(

@@ -2,7 +2,9 @@
 import { InfrastructureError, UsageError } from '../core/errors';
 import type { RunnerArgs } from '../aws/runner-args';
 import { poolerTargets } from '../config/targets';
-import { readAdminCredentials, type DbCredentials, type Logger } from '../aws/secrets';
+import { readAdminCredentials, type AdminCredentials, type DbCredentials, type Logger } from '../aws/secrets';
+import { controlKey } from '../poolers/control';
+import type { PoolerRollDeps } from './pooler-roll';
 import type { WriterInfo } from './targets';
 import { fetchPoolerCpu } from '../aws/pooler-agent-client';
 import {
@@ -100,5 +102,22 @@ export async function setUpPoolers(
     control,
     sampler: sampled.length > 0 ? new PoolerSampler(sampled, deps.poolerSampleMs ?? 2000) : null,
     maxPreparedStatements: first ? (probes.get(first.name)?.maxPreparedStatements ?? null) : null,
+  };
+}
+
+/**
+ * What `pooler-restart` needs on this lab (./pooler-roll.ts): the poolers and each one's control
+ * key, derived from the pooler admin secret when the group asks (read once; never logged).
+ */
+export function poolerRollOf(args: RunnerArgs, deps: RunnerDeps): { poolerRoll?: PoolerRollDeps } {
+  const arn = args.poolerAdminSecretArn;
+  if (args.poolers.length === 0 || arn === null) return {};
+  let admin: Promise<AdminCredentials> | null = null;
+  return {
+    poolerRoll: {
+      poolers: args.poolers,
+      key: async (p) =>
+        controlKey((await (admin ??= readAdminCredentials(deps.secrets, arn))).password, p.name),
+    },
   };
 }

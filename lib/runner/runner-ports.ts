@@ -18,6 +18,7 @@ import { pgConnector } from '../exec/pg-probe';
 import type { ProbeRunner } from '../engine/ports';
 import { cloudDisruptionWorld } from './disruptions';
 import type { RunnerDeps } from './runner-deps';
+import { poolerRollOf } from './runner-poolers';
 
 /**
  * The executor and sink this runner measures through: with one runner, the S3 run store; in a
@@ -138,6 +139,7 @@ export function disruptionRunner(
           await c.close();
         }
       },
+      ...poolerRollOf(args, deps),
     }),
   });
 }

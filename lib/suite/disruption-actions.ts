@@ -93,6 +93,12 @@ export interface DisruptionActionRecord {
   /** A local action a lab's run cannot inject yet, and why (otherwise: "a local disruption"). */
   readonly notOnALab?: string;
   /**
+   * A local action a lab's run injects on its self-hosted pooler hosts, through each host's agent
+   * (lib/runner/pooler-roll.ts), not through AWS: no grant, no database section it needs; the lab
+   * must have a pooler (`poolers`) whose host has the agent's control channel.
+   */
+  readonly onPoolerHosts?: true;
+  /**
    * It leaves the lab on another engine version (a minor upgrade): `plan` names the versions and
    * says the lab stays on the new one; each repetition needs a newer minor version again.
    */
@@ -152,8 +158,7 @@ export const DISRUPTION_ACTION_RECORDS = {
     ...LOCAL,
     does: 'restart the pooler process by process',
     phrase: 'a rolling restart of the pooler',
-    notOnALab:
-      "pooler-restart on a lab's pooler hosts is not built on the runner yet (it runs on proxylab local's stack; docs/disruptions.md)",
+    onPoolerHosts: true,
   },
   'primary-failover': {
     ...LOCAL,

@@ -75,7 +75,7 @@ export interface DisruptionEvent {
   /** `stop-issued`, `server-down`, `promote-issued`, `promote-finished`, `server-up`, `resumed`, `FailoverDBCluster`, an RDS event's message… */
   readonly name: string;
   /** Who said so: the local stack, the API call, DescribeEvents, the writer poll. */
-  readonly source: 'local' | 'api' | 'rds-events' | 'writer-poll';
+  readonly source: 'local' | 'api' | 'rds-events' | 'writer-poll' | 'pooler-agent';
   readonly detail: string | null;
 }
 

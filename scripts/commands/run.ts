@@ -159,6 +159,7 @@ async function runCommand(flags: RunFlags): Promise<void> {
       engineVersion: lab.database.engineVersion,
     },
     request.runnerCount,
+    Object.values(outputs.poolerEndpoints),
   );
   if (flags.dryRun) {
     // (the plan in words went to stderr above) On stdout the plan, the request that would be

@@ -156,6 +156,7 @@ describe('labs/private.json: no internet path', () => {
         `sg:${dbSg} tcp 5432`,
         `sg:${proxySg} tcp 5432`,
         `sg:${poolerSg} tcp 6432`,
+        `sg:${poolerSg} tcp 6438`,
         `sg:${poolerSg} tcp 6439`,
         `sg:${poolerSg} tcp 6440`,
       ].sort(),

@@ -71,7 +71,7 @@ function asDeployed(config: Record<string, unknown>): string {
 }
 
 describe('dedicated PgDoorman host', () => {
-  test('inbound only from the runners: the data port, the stats port and ONE admin relay port (one process)', () => {
+  test('inbound only from the runners: the data port, the control and stats ports and ONE admin relay port (one process)', () => {
     // GIVEN every ingress rule of the host's group
     const rules = resourcesOfType(template, 'AWS::EC2::SecurityGroupIngress')
       .map(([, p]) => p)
@@ -79,6 +79,7 @@ describe('dedicated PgDoorman host', () => {
     // THEN exactly these, each from the runners' group, none from an address range
     expect(rules.map((p) => [p.FromPort, p.ToPort]).sort()).toEqual([
       [6432, 6432],
+      [6438, 6438],
       [6439, 6439],
       [6440, 6440],
     ]);
@@ -186,6 +187,7 @@ describe('PgDoorman on the runners', () => {
       port: 6432,
       adminPorts: [6440],
       statsPort: 6439,
+      controlPort: 6438,
       processes: 1,
       maxPreparedStatements: 8192,
       version: release.version,

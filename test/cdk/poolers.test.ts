@@ -56,7 +56,7 @@ function userDataById(): Map<string, string> {
 }
 
 describe('dedicated pooler host', () => {
-  test('inbound only from the runners, on 6432, 6439 and one admin port per process (6440–6443)', () => {
+  test('inbound only from the runners, on 6432, 6438 (the agent’s control channel), 6439 and one admin port per process (6440–6443)', () => {
     // GIVEN every ingress rule of the host's group, wherever CDK put it
     const standalone = resourcesOfType(template, 'AWS::EC2::SecurityGroupIngress')
       .map(([, p]) => p)
@@ -66,10 +66,12 @@ describe('dedicated pooler host', () => {
         Properties: Record<string, unknown>;
       }
     ).Properties.SecurityGroupIngress;
-    // THEN exactly these three, all from the runners' group, none from an address range
+    // THEN exactly these four, all from the runners' group, none from an address range: the control
+    // channel (a rolling restart on request) is reachable from the runners only
     expect(inline).toBeUndefined();
     expect(standalone.map((p) => [p.FromPort, p.ToPort]).sort()).toEqual([
       [6432, 6432],
+      [6438, 6438],
       [6439, 6439],
       [6440, 6443],
     ]);
@@ -200,7 +202,8 @@ describe('dedicated pooler host', () => {
         random: (n) => Buffer.alloc(n),
       })
       .filter((f) => f.path.endsWith('.ini'));
-    expect(ini).toHaveLength(4);
+    // 4 processes, each in both generations (a rolling restart's replacement has the same settings)
+    expect(ini).toHaveLength(8);
     for (const f of ini) {
       expect(f.text).toMatch(/^server_login_retry = 2$/m);
       expect(f.text).toMatch(/^query_wait_timeout = 30$/m);
@@ -344,6 +347,7 @@ describe('secrets and outputs', () => {
         port: 6432,
         adminPorts: [6440, 6441, 6442, 6443],
         statsPort: 6439,
+        controlPort: 6438,
         poolModes: ['session'],
         processes: 4,
         poolPercent: 90,
@@ -359,6 +363,7 @@ describe('secrets and outputs', () => {
         port: 6432,
         adminPorts: [6440, 6441],
         statsPort: 6439,
+        controlPort: 6438,
         poolModes: ['transaction', 'session'],
         processes: 2,
         poolPercent: 90,

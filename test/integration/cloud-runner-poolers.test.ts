@@ -126,6 +126,7 @@ test('a pool sweep through both pool modes of a 2-process pooler: resized throug
   const paths: PoolerPaths = {
     confDir: tmp,
     iniFile: (i) => proc(i).iniFile,
+    configFile: (i) => proc(i).iniFile,
     userlist: path.join(tmp, 'userlist'),
     tlsKey: path.join(tmp, 'key'),
     tlsCert: path.join(tmp, 'crt'),

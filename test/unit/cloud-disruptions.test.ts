@@ -154,7 +154,7 @@ const AURORA_SOURCES = [
 describe('cloudUnavailable: what the runner refuses, and why', () => {
   test.each([
     ['postgres-restart', AURORA, 1, /local disruption \(proxylab local's throwaway stack\)/],
-    ['pooler-restart', AURORA, 1, /not built on the runner yet/],
+    ['pooler-restart', AURORA, 1, /restarts a self-hosted pooler, and this lab has none \(poolers: /],
     ['aurora-failover', RDS, 1, /needs Aurora PostgreSQL; this lab runs RDS for PostgreSQL/],
     ['rds-reboot-failover', AURORA, 1, /needs RDS for PostgreSQL; this lab runs Aurora PostgreSQL/],
     ['aurora-failover', { ...AURORA, instanceIds: ['lab-writer'] }, 1, /no reader to fail over to/],

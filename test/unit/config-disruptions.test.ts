@@ -51,7 +51,7 @@ describe('what `proxylab run` says and refuses before it starts', () => {
       '  failover-aurora: fail the Aurora cluster over to a reader (FailoverDBCluster) on cluster proxylab-failover-aurora-cluster (instances writer-1, reader-1), 3 time(s), each after a 20 s warm-up, probed for 120 s',
       '  failover-rds: reboot the RDS instance with a Multi-AZ failover (RebootDBInstance ForceFailover) — not injected: rds-reboot-failover needs RDS for PostgreSQL; this lab runs Aurora PostgreSQL (recorded not available)',
       '  reboot-rds: reboot the RDS instance in place (RebootDBInstance) — not injected: rds-reboot needs RDS for PostgreSQL; this lab runs Aurora PostgreSQL (recorded not available)',
-      "  pooler-restart-cloud: restart the pooler process by process — not injected: pooler-restart on a lab's pooler hosts is not built on the runner yet (it runs on proxylab local's stack; docs/disruptions.md) (recorded not available)",
+      '  pooler-restart-cloud: restart the pooler process by process — not injected: pooler-restart restarts a self-hosted pooler, and this lab has none (poolers: add a PgBouncer or PgDoorman pooler to the lab file) (recorded not available)',
     ]);
   });
 
@@ -62,6 +62,16 @@ describe('what `proxylab run` says and refuses before it starts', () => {
     );
     expect(lines[2]).toMatch(
       /^ {2}reboot-rds: reboot the RDS instance in place \(RebootDBInstance\) on instance db-1/,
+    );
+  });
+
+  test('with a pooler host the pooler restart is injected on it, process by process; a host deployed before the control channel says so', () => {
+    const bouncer = { name: 'bouncer', controlPort: 6438 };
+    expect(disruptionNotice(getSuite('failover'), AURORA, 1, [bouncer])[3]).toBe(
+      '  pooler-restart-cloud: restart the pooler process by process on the pooler host(s) bouncer, process by process, 3 time(s), each after a 10 s warm-up, probed for 30 s',
+    );
+    expect(disruptionNotice(getSuite('failover'), AURORA, 1, [{ name: 'bouncer' }])[3]).toMatch(
+      /not injected: the pooler host\(s\) bouncer were deployed before the agent's control channel \(PoolerEndpoints has no controlPort\): deploy the lab again/,
     );
   });
 

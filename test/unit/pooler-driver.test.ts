@@ -240,7 +240,7 @@ describe('what the pooler host writes and starts for PgBouncer', () => {
     version: '1.25.2',
   };
 
-  test('the userlist (0600) and one ini per process, as renderPgbouncerIni writes them', () => {
+  test('the userlist (0600) and one ini per process and generation, as renderPgbouncerIni writes them', () => {
     // GIVEN / WHEN
     const files = pgbouncerDriver.host.render({
       config,
@@ -259,6 +259,9 @@ describe('what the pooler host writes and starts for PgBouncer', () => {
       ['/r/etc/proxylab/pgbouncer/bouncer.userlist', 0o600],
       ['/r/etc/proxylab/pgbouncer/bouncer-0.ini', 0o644],
       ['/r/etc/proxylab/pgbouncer/bouncer-1.ini', 0o644],
+      // the rolling restart's second generation of each process
+      ['/r/etc/proxylab/pgbouncer/bouncer-0r.ini', 0o644],
+      ['/r/etc/proxylab/pgbouncer/bouncer-1r.ini', 0o644],
     ]);
     expect(files[0]?.text).toBe('"master" "pw""1"\n"pgbouncer_admin" "pw2"\n');
     expect(files[2]?.text).toBe(
@@ -283,10 +286,22 @@ describe('what the pooler host writes and starts for PgBouncer', () => {
         logFile: p.logFile(1),
         pidFile: p.pidFile(1),
         maxClientConnections: 10000,
+        reusePort: true,
       }),
     );
     expect(files[2]?.text).toMatch(/^client_tls_key_file = \/r\/etc\/proxylab\/pgbouncer\/bouncer\.key$/m);
     expect(files[2]?.text).toMatch(/^peer_id = 2$/m);
+    // generation 1 of process 1: its own socket directory, pid file and log; process 0's socket as its peer
+    const r = poolerPaths('bouncer', '/r', true);
+    expect(r.socketDir(1)).toBe('/r/run/proxylab-pgb/bouncer-1r');
+    expect(files[4]?.text).toMatch(/^unix_socket_dir = \/r\/run\/proxylab-pgb\/bouncer-1r$/m);
+    expect(files[4]?.text).toMatch(/^pidfile = \/r\/run\/proxylab-pgb\/bouncer-1r\/pgbouncer\.pid$/m);
+    expect(files[4]?.text).toMatch(/^logfile = \/r\/var\/log\/proxylab\/pgbouncer-bouncer-1r\.log$/m);
+    expect(files[4]?.text).toMatch(/^1 = host=\/r\/run\/proxylab-pgb\/bouncer-0 port=6432$/m);
+    expect(files[4]?.text).toMatch(/^so_reuseport = 1$/m);
+    expect(pgbouncerDriver.host.rollingGeneration?.processUnit('bouncer', 1)).toBe(
+      'proxylab-pgbouncer@bouncer-1r.service',
+    );
   });
 
   test('its template unit, the unit instance of each process, and the versions it reads', () => {

@@ -517,13 +517,15 @@ test('run requests written before poolers existed still parse (no poolers, no ad
 });
 
 describe('systemd on the pooler host', () => {
-  test('template units and the enable + restart of each instance', async () => {
+  test("template units, the rolling restart's sudoers drop-in, and the enable + restart of each instance", async () => {
     const dir = scratchDir('pooler-units');
+    const sudoersDir = scratchDir('pooler-sudoers');
     const calls: string[] = [];
     const manager = systemdProcessManager(
       {
         name: 'bouncer',
         product: 'pgbouncer',
+        processes: 2,
         binaryPath: '/opt/pgbouncer-1.25.2/bin/pgbouncer',
       } as PoolerHostConfig,
       'pgbouncer',
@@ -532,6 +534,7 @@ describe('systemd on the pooler host', () => {
         return Promise.resolve({ code: 0, stdout: '', stderr: '' });
       },
       dir,
+      sudoersDir,
     );
     await manager.prepare();
     await manager.startProcess(1);
@@ -548,8 +551,23 @@ describe('systemd on the pooler host', () => {
     expect(fs.readFileSync(path.join(dir, 'proxylab-pooler-agent@.service'), 'utf8')).toMatch(
       /^ExecStart=\/usr\/bin\/env node \/opt\/proxylab\/pooler\.js agent --config \/etc\/proxylab\/pooler-%i\.json$/m,
     );
+    // the agent's user may start exactly each process's two generation units, nothing else
+    const sudoers = path.join(sudoersDir, 'proxylab-pooler-bouncer');
+    expect(fs.statSync(sudoers).mode & 0o777).toBe(0o440);
+    expect(fs.readFileSync(sudoers, 'utf8').split('\n')[1]).toBe(
+      'pgbouncer ALL=(root) NOPASSWD: ' +
+        [
+          '/usr/bin/systemctl start proxylab-pgbouncer@bouncer-0.service',
+          '/usr/bin/systemctl start proxylab-pgbouncer@bouncer-0r.service',
+          '/usr/bin/systemctl start proxylab-pgbouncer@bouncer-1.service',
+          '/usr/bin/systemctl start proxylab-pgbouncer@bouncer-1r.service',
+        ].join(', '),
+    );
     expect(calls).toEqual([
+      `visudo -c -q -f ${sudoers}`,
       'systemctl daemon-reload',
+      // a second bootstrap: the other generation a rolling restart left running stops first
+      'systemctl stop proxylab-pgbouncer@bouncer-1r.service',
       'systemctl enable proxylab-pgbouncer@bouncer-1.service',
       'systemctl restart proxylab-pgbouncer@bouncer-1.service',
       'systemctl enable proxylab-pooler-agent@bouncer.service',

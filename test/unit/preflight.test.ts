@@ -128,6 +128,7 @@ describe.each([
       'test/integration/local-variants.test.ts',
       'test/integration/pgbouncer-stop.test.ts',
       'test/integration/pooler-bootstrap.test.ts',
+      'test/integration/pooler-roll.test.ts',
       'test/integration/session-state.test.ts',
     ],
   },

@@ -226,26 +226,30 @@ describe('disruption plans: groups, not steps; only what the lab can run', () =>
   const GROUP_SEC = 20 + 120 + 15;
   const SETTLE_SEC = 5 * 60;
 
+  /** One repetition of the pooler's rolling restart: 10 s warm-up + 30 s window + 15 s. */
+  const ROLL_SEC = 10 + 30 + 15;
+
   test.each([
-    // Aurora: failover-aurora's 3 repetitions; the RDS reboots and the pooler restart are not available
-    ['failover-aurora.json', 3, 66, 3 * GROUP_SEC + SETTLE_SEC],
-    // RDS Multi-AZ: failover-rds' and reboot-rds' 3 repetitions each
-    ['failover-rds.json', 6, 42, 6 * GROUP_SEC + SETTLE_SEC],
-  ])('the failover suite on labs/%s: %i groups, %i steps not available, %i s', (file, groups, na, sec) => {
-    // WHEN the failover suite is planned on the lab
-    const plan = previewRun(loadLabFile(path.join(ROOT, 'labs', file)), 'failover');
-    // THEN each repetition counts once, the not-available scenarios and the (absent) data load not at all
-    expect(plan.duration.totalSec).toBe(sec);
-    // the lab's description promises the suite "under an hour"
-    expect(plan.duration.totalSec).toBeLessThan(3600);
-    expect(plan.stepCount).toBe(90);
-    expect(plan.notAvailableCount).toBe(na);
-    expect(plan.duration).toEqual(
-      expect.objectContaining({ initCount: 0, notAvailable: na, stepsSec: groups * GROUP_SEC }),
-    );
-    const c = plan.cost.priced ? plan.cost : null;
-    expect(c?.runUsd).toBeCloseTo((sec / 3600) * (c?.usdPerHour ?? NaN), 6);
-  });
+    // Aurora: failover-aurora's 3 repetitions and the pooler host's rolling restart's 3; the RDS reboots are not available
+    ['failover-aurora.json', 3 * GROUP_SEC + 3 * ROLL_SEC, 48, 3 * GROUP_SEC + 3 * ROLL_SEC + SETTLE_SEC],
+    // RDS Multi-AZ: failover-rds' and reboot-rds' 3 repetitions each, and the rolling restart's 3
+    ['failover-rds.json', 6 * GROUP_SEC + 3 * ROLL_SEC, 24, 6 * GROUP_SEC + 3 * ROLL_SEC + SETTLE_SEC],
+  ])(
+    'the failover suite on labs/%s: %i s of groups, %i steps not available, %i s',
+    (file, stepsSec, na, sec) => {
+      // WHEN the failover suite is planned on the lab
+      const plan = previewRun(loadLabFile(path.join(ROOT, 'labs', file)), 'failover');
+      // THEN each repetition counts once, the not-available scenarios and the (absent) data load not at all
+      expect(plan.duration.totalSec).toBe(sec);
+      // the lab's description promises the suite "under an hour"
+      expect(plan.duration.totalSec).toBeLessThan(3600);
+      expect(plan.stepCount).toBe(90);
+      expect(plan.notAvailableCount).toBe(na);
+      expect(plan.duration).toEqual(expect.objectContaining({ initCount: 0, notAvailable: na, stepsSec }));
+      const c = plan.cost.priced ? plan.cost : null;
+      expect(c?.runUsd).toBeCloseTo((sec / 3600) * (c?.usdPerHour ?? NaN), 6);
+    },
+  );
 
   test("an Aurora reader is measured by a suite that fails over to it: no 'billed, not measured' warning", () => {
     // GIVEN the Aurora failover lab (one reader), planned with the failover suite and with a suite without failover
@@ -272,20 +276,21 @@ describe('disruption plans: groups, not steps; only what the lab can run', () =>
       'failover-aurora': [],
       'failover-rds': [cloudUnavailable('rds-reboot-failover', { database: aurora, runnerCount: 1 })],
       'reboot-rds': [cloudUnavailable('rds-reboot', { database: aurora, runnerCount: 1 })],
-      'pooler-restart-cloud': [cloudUnavailable('pooler-restart', { database: aurora, runnerCount: 1 })],
+      // the lab has a pooler host: its rolling restart is injected through the host's agent
+      'pooler-restart-cloud': [],
     });
     expect(reasons['failover-rds']?.[0]).toMatch(/needs RDS for PostgreSQL; this lab runs Aurora PostgreSQL/);
     // AND in words: the counts in the header, each scenario's reason, each target's time
     const text = formatRunPlan(plan);
     expect(text).toMatch(
-      /^Plan: suite failover on lab failover-aurora: 4 scenarios, 90 steps \(66 not available on this lab\), 1 runner$/m,
+      /^Plan: suite failover on lab failover-aurora: 4 scenarios, 90 steps \(48 not available on this lab\), 1 runner$/m,
     );
     expect(text).toMatch(/^ {4}direct {15}6 steps, not available$/m);
     expect(text).toMatch(
       /^ {4}not available \(24 steps, recorded so by the runners, not run\): rds-reboot needs RDS for PostgreSQL/m,
     );
-    expect(text).toMatch(/^ {4}direct {15}24 {4}about 8 min \(18 not available\) /m);
-    expect(text).toMatch(/^ {2}duration: about 13 min = steps 8 min \(load \+ 15 s each; 21 run together/m);
+    expect(text).toMatch(/^ {4}direct {15}24 {4}about 11 min \(12 not available\) /m);
+    expect(text).toMatch(/^ {2}duration: about 16 min = steps 11 min \(load \+ 15 s each; 36 run together/m);
   });
 });
 
@@ -325,7 +330,7 @@ describe('runner count vs steps that need one runner', () => {
       {
         id: 'proxylab:needs-one-runner',
         message: expect.stringMatching(
-          /^suite failover: 24 steps need a lab with runners\.count 1 and lab failover-aurora has 2: the runners will record them not available — failover-aurora \(24 steps\): a disruption is injected once, by one runner: this run has 2/,
+          /^suite failover: 42 steps need a lab with runners\.count 1 and lab failover-aurora has 2: the runners will record them not available — failover-aurora \(24 steps\): a disruption is injected once, by one runner: this run has 2 .*; pooler-restart-cloud \(18 steps\): a disruption is injected once, by one runner: this run has 2/,
         ),
       },
     ]);

@@ -26,6 +26,7 @@ import { parsePgbouncerVersion, supportsMaxPreparedStatements, supportsPeering }
 import {
   PGBOUNCER_HOST_MAX_CLIENT_CONN,
   pgbouncerUnitInstance,
+  PGBOUNCER_ROLLING_GENERATION,
   pgbouncerUnits,
   poolerPaths,
   renderPgbouncerHostFiles,
@@ -175,7 +176,8 @@ export const pgbouncerDriver: PoolerDriver = {
     layout: poolerPaths,
     render: renderPgbouncerHostFiles,
     units: pgbouncerUnits,
-    processUnit: pgbouncerUnitInstance,
+    processUnit: (name, i) => pgbouncerUnitInstance(name, i),
+    rollingGeneration: PGBOUNCER_ROLLING_GENERATION,
     versionStatement: 'SHOW VERSION',
     parseVersion: (text) => parsePgbouncerVersion(text)?.join('.') ?? null,
     // renderPgbouncerHostFiles → renderPgbouncerIni (./host.ts, ./config.ts)

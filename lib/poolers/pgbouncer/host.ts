@@ -9,8 +9,17 @@
  *   /run/proxylab-pgb/<name>-<i>/                 process i's unix socket directory and pid file
  *                                                 (systemd's RuntimeDirectory of the unit instance)
  *   /var/log/proxylab/pgbouncer-<name>-<i>.log    process i's log
+ *
+ * A rolling restart's second generation (`rolled`) of process i is instance `<name>-<i>r` of the same
+ * template unit: `<name>-<i>r.ini`, /run/proxylab-pgb/<name>-<i>r/, `pgbouncer-<name>-<i>r.log`.
  */
-import type { PoolerHostFile, PoolerHostLayout, PoolerHostRenderInput, PoolerHostUnit } from '../driver';
+import type {
+  PoolerHostFile,
+  PoolerHostLayout,
+  PoolerHostRenderInput,
+  PoolerHostUnit,
+  PoolerRollingGeneration,
+} from '../driver';
 import type { PoolerHostConfig } from '../host-config';
 import { renderPgbouncerIni, renderUserlist } from './config';
 
@@ -23,30 +32,42 @@ export interface PoolerPaths extends PoolerHostLayout {
   readonly userlist: string;
 }
 
-/** The host paths of pooler `name`, under `root` (`/` on a host; a temp dir in tests). */
-export function poolerPaths(name: string, root = '/'): PoolerPaths {
+/**
+ * The host paths of pooler `name`, under `root` (`/` on a host; a temp dir in tests); `rolled`: the
+ * second generation's (a rolling restart's replacement of each process).
+ */
+export function poolerPaths(name: string, root = '/', rolled = false): PoolerPaths {
   if (!/^[A-Za-z][A-Za-z0-9-]*$/.test(name)) throw new Error(`pooler name "${name}" is not a lab name`);
   const j = (...parts: string[]): string => [root.replace(/\/+$/, ''), ...parts].join('/');
   const confDir = j('etc', 'proxylab', 'pgbouncer');
-  const socketDir = (i: number): string => j('run', 'proxylab-pgb', `${name}-${i}`);
+  const g = rolled ? 'r' : '';
+  const socketDir = (i: number): string => j('run', 'proxylab-pgb', `${name}-${i}${g}`);
+  const iniFile = (i: number): string => `${confDir}/${name}-${i}${g}.ini`;
   return {
     confDir,
-    iniFile: (i) => `${confDir}/${name}-${i}.ini`,
+    iniFile,
+    configFile: iniFile,
     userlist: `${confDir}/${name}.userlist`,
     tlsKey: `${confDir}/${name}.key`,
     tlsCert: `${confDir}/${name}.crt`,
     socketDir,
     pidFile: (i) => `${socketDir(i)}/pgbouncer.pid`,
-    logFile: (i) => j('var', 'log', 'proxylab', `pgbouncer-${name}-${i}.log`),
+    logFile: (i) => j('var', 'log', 'proxylab', `pgbouncer-${name}-${i}${g}.log`),
     socketFile: (i, port) => `${socketDir(i)}/.s.PGSQL.${port}`,
   };
 }
 
 /** The systemd template unit that runs one PgBouncer process: instance `<name>-<i>`. */
 export const PGBOUNCER_UNIT = 'proxylab-pgbouncer@.service';
-export function pgbouncerUnitInstance(name: string, i: number): string {
-  return `proxylab-pgbouncer@${name}-${i}.service`;
+export function pgbouncerUnitInstance(name: string, i: number, rolled = false): string {
+  return `proxylab-pgbouncer@${name}-${i}${rolled ? 'r' : ''}.service`;
 }
+
+/** The second generation a rolling restart starts process i in (the driver's `host.rollingGeneration`). */
+export const PGBOUNCER_ROLLING_GENERATION: PoolerRollingGeneration = {
+  layout: (name, root) => poolerPaths(name, root, true),
+  processUnit: (name, i) => pgbouncerUnitInstance(name, i, true),
+};
 
 /**
  * systemd units. PgBouncer runs in the foreground (no `-d`: systemd supervises it, Type=simple),
@@ -100,31 +121,49 @@ export function renderPgbouncerHostFiles(input: PoolerHostRenderInput): PoolerHo
   const files: PoolerHostFile[] = [
     { path: p.userlist, text: renderUserlist([input.dbUser, input.adminUser]), mode: 0o600 },
   ];
-  for (let i = 0; i < config.processes; i++) {
-    const ini = renderPgbouncerIni({
-      header: `written by proxylab pooler bootstrap for ${config.name}`,
-      version: config.version,
-      processIndex: i,
-      processes: config.processes,
-      listenAddr: config.listenAddr,
-      listenPort: input.dataPort,
-      socketDirs,
-      server: { host: config.serverHost, port: config.serverPort, dbname: input.dbname },
-      poolModes: config.poolModes,
-      defaultPoolSize: input.poolSizePerProcess,
-      maxPreparedStatements: config.maxPreparedStatements,
-      authType: 'scram-sha-256',
-      authFile: p.userlist,
-      adminUsers: [input.adminUser.username],
-      statsUsers: [input.adminUser.username],
-      serverTlsSslmode: 'require',
-      clientTls: config.tls ? { keyFile: p.tlsKey, certFile: p.tlsCert } : null,
-      logFile: p.logFile(i),
-      pidFile: p.pidFile(i),
-      maxClientConnections: PGBOUNCER_HOST_MAX_CLIENT_CONN,
-      ...(config.settings !== undefined ? { settings: config.settings } : {}),
-    });
-    files.push({ path: p.iniFile(i), text: ini, mode: 0o644 });
+  // generation 0 for every process, then generation 1 (a rolling restart's replacement: its own
+  // socket directory and pid file, the others' sockets as its peers)
+  for (const rolled of [false, true]) {
+    const g = poolerPaths(config.name, input.root, rolled);
+    for (let i = 0; i < config.processes; i++) {
+      const dirs = socketDirs.map((d, j) => (j === i ? g.socketDir(i) : d));
+      files.push({ path: g.iniFile(i), text: processIni(input, i, dirs, g), mode: 0o644 });
+    }
   }
   return files;
+}
+
+function processIni(
+  input: PoolerHostRenderInput,
+  i: number,
+  socketDirs: readonly string[],
+  g: PoolerPaths,
+): string {
+  const { config } = input;
+  const p = poolerPaths(config.name, input.root);
+  return renderPgbouncerIni({
+    header: `written by proxylab pooler bootstrap for ${config.name}`,
+    version: config.version,
+    processIndex: i,
+    processes: config.processes,
+    listenAddr: config.listenAddr,
+    listenPort: input.dataPort,
+    socketDirs,
+    server: { host: config.serverHost, port: config.serverPort, dbname: input.dbname },
+    poolModes: config.poolModes,
+    defaultPoolSize: input.poolSizePerProcess,
+    maxPreparedStatements: config.maxPreparedStatements,
+    authType: 'scram-sha-256',
+    authFile: p.userlist,
+    adminUsers: [input.adminUser.username],
+    statsUsers: [input.adminUser.username],
+    serverTlsSslmode: 'require',
+    clientTls: config.tls ? { keyFile: p.tlsKey, certFile: p.tlsCert } : null,
+    logFile: g.logFile(i),
+    pidFile: g.pidFile(i),
+    maxClientConnections: PGBOUNCER_HOST_MAX_CLIENT_CONN,
+    // even one process: a rolling restart binds a second one to the port beside it
+    reusePort: true,
+    ...(config.settings !== undefined ? { settings: config.settings } : {}),
+  });
 }

@@ -508,7 +508,7 @@ export const DISRUPT_EXPERIMENT: Experiment = {
   suite: {
     name: 'failover',
     description:
-      'Cloud disruptions (≈ 8–10 min per disruption × 3 repetitions): Aurora failover, RDS Multi-AZ failover, RDS reboot — each only where the lab can undergo it; the pooler rolling restart is recorded not available on a lab for now (docs/disruptions.md).',
+      'Cloud disruptions (≈ 8–10 min per disruption × 3 repetitions): Aurora failover, RDS Multi-AZ failover, RDS reboot — each only where the lab can undergo it; and the rolling restart of the lab’s self-hosted poolers through their hosts’ agents where it has them (docs/disruptions.md).',
     scenarios: CLOUD_DISRUPTIONS,
   },
   extraSuites: [PLANNED_SUITE, BLUE_GREEN_SUITE],
