@@ -22,6 +22,8 @@ import { dbInstanceCount } from './database';
 import { nextKnownMinor } from './minor-versions';
 import type { DatabaseConfig } from './types';
 import type { PoolerEndpoint } from '../poolers/endpoint';
+import { productEntry } from '../products';
+import { SELF_HOSTED_POOLERS } from '../products/kinds';
 
 /** The disruption actions that call AWS, and the engines each applies to (the actions' records). */
 export const CLOUD_DISRUPTION_ENGINES: Readonly<
@@ -131,7 +133,7 @@ export interface CloudDisruptionRun {
 function poolerHostsUnavailable(action: DisruptionAction, o: CloudDisruptionRun): string | null {
   const poolers = o.poolers ?? [];
   if (poolers.length === 0)
-    return `${action} restarts a self-hosted pooler, and this lab has none (poolers: add a PgBouncer or PgDoorman pooler to the lab file)`;
+    return `${action} restarts a self-hosted pooler, and this lab has none (poolers: add a ${SELF_HOSTED_POOLERS.map((p) => productEntry(p).label).join(' or ')} pooler to the lab file)`;
   const old = poolers.filter((p) => p.controlPort === undefined).map((p) => p.name);
   if (old.length === poolers.length)
     return `the pooler host(s) ${old.join(', ')} were deployed before the agent's control channel (PoolerEndpoints has no controlPort): deploy the lab again`;

