@@ -7,9 +7,11 @@
  * own: it is no test file's child by then, and the figures would otherwise leave it out.
  */
 import { appendFileSync, readFileSync } from 'node:fs';
+import { restoreListenerMigration } from './listener-migration';
 import { SHARED_MOTO_DIR_ENV, stopSharedMoto } from './moto';
 
 export default async function integrationTeardown(): Promise<void> {
+  restoreListenerMigration();
   const dir = process.env[SHARED_MOTO_DIR_ENV];
   if (!dir) return;
   const stopped = await stopSharedMoto(dir);

@@ -32,9 +32,8 @@ import { versionAtLeast } from '../../lib/products/version';
 import type { StepRecord } from '../../lib/suite/types';
 import { pgdataTemplate } from '../helpers/pg-template';
 import { pgbouncer118, pgbouncerModern } from '../helpers/pgbouncer-versions';
-import * as fs from 'node:fs';
-import { TCP_MIGRATE_REQ } from '../../lib/local/pgbouncer-processes';
 import { scratchDir } from '../helpers/scratch';
+import { listenerMigrates } from '../helpers/listener-migration';
 
 const FILE = 'test/integration/local-disruptions.test.ts';
 
@@ -74,21 +73,11 @@ const stacks = new Map<string, LocalStack>();
 /**
  * A rolling restart retires a listener; Linux resets what is still queued on it unless
  * net.ipv4.tcp_migrate_req is 1 (lib/local/pgbouncer-processes.ts reuseportCloseBehaviour). Where the tests may
- * (root), they turn migration on for this file and put the value back, so that "no client sees an
- * error" is PgBouncer's claim alone; elsewhere the kernel's resets are allowed, and only those.
+ * (root), the integration run turns migration on once for every file and puts the value back after
+ * the last (test/helpers/listener-migration.ts), so that "no client sees an error" is PgBouncer's
+ * claim alone; elsewhere the kernel's resets are allowed, and only those.
  */
-let migrateBefore: string | null = null;
-function enableListenerMigration(): boolean {
-  try {
-    migrateBefore = fs.readFileSync(TCP_MIGRATE_REQ, 'utf8').trim();
-    if (migrateBefore !== '1') fs.writeFileSync(TCP_MIGRATE_REQ, '1');
-    return true;
-  } catch {
-    migrateBefore = null;
-    return false;
-  }
-}
-const migrating = enableListenerMigration();
+const migrating = listenerMigrates();
 
 beforeAll(async () => {
   const base = findBinaries({ install: false });
@@ -118,7 +107,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([...stacks.values()].map((s) => s.stop()));
-  if (migrateBefore !== null && migrateBefore !== '1') fs.writeFileSync(TCP_MIGRATE_REQ, migrateBefore);
 });
 
 function probeOf(r: StepRecord | undefined): DisruptionResult {

@@ -11,8 +11,8 @@
  *
  * Linux resets connections queued on a closed SO_REUSEPORT listener unless net.ipv4.tcp_migrate_req
  * is 1 (lib/local/pgbouncer-processes.ts reuseportCloseBehaviour): as in local-disruptions.test.ts,
- * the file turns migration on where it may and puts the value back, so "no refused connection" is
- * PgBouncer's claim alone.
+ * the integration run turns migration on where it may (test/helpers/listener-migration.ts), so "no
+ * refused connection" is PgBouncer's claim alone.
  */
 import { expect } from '@jest/globals';
 import * as fs from 'node:fs';
@@ -24,7 +24,6 @@ import { resolveRunAs, startServer, type RunAs, type ServerProcess } from '../..
 import { findBinaries } from '../../lib/local/binaries';
 import { findFreePort } from '../../lib/local/ports-free';
 import { BENCH_DB, BENCH_USER, startPostgres, type PostgresCluster } from '../../lib/local/postgres';
-import { TCP_MIGRATE_REQ } from '../../lib/exec/procfs';
 import { startPoolerAgent, type PoolerAgent } from '../../lib/pooler-host/agent';
 import { systemdRollHost } from '../../lib/pooler-host/roll';
 import { controlKey, type RollEvent } from '../../lib/poolers/control';
@@ -35,6 +34,7 @@ import { rollingStopSignal } from '../../lib/poolers/pgbouncer/signals';
 import { lookUp } from '../helpers/looked-up';
 import { pgbouncerModern } from '../helpers/pgbouncer-versions';
 import { pgdataTemplate } from '../helpers/pg-template';
+import { listenerMigrates } from '../helpers/listener-migration';
 
 const FILE = 'test/integration/pooler-roll.test.ts';
 const found = lookUp(() => pgbouncerModern(FILE));
@@ -42,18 +42,7 @@ let modern: { file: string; version: string };
 const KEY = controlKey('admin-pw-of-the-stand-in', 'bouncer');
 const PROCESSES = 2;
 
-let migrateBefore: string | null = null;
-function enableListenerMigration(): boolean {
-  try {
-    migrateBefore = fs.readFileSync(TCP_MIGRATE_REQ, 'utf8').trim();
-    if (migrateBefore !== '1') fs.writeFileSync(TCP_MIGRATE_REQ, '1');
-    return true;
-  } catch {
-    migrateBefore = null;
-    return false;
-  }
-}
-const migrating = enableListenerMigration();
+const migrating = listenerMigrates();
 
 let base: string;
 let runAs: RunAs | null;
@@ -181,7 +170,6 @@ afterAll(async () => {
   await agent?.stop();
   await Promise.all(servers.map((s) => s.stop('SIGKILL', 2000)));
   await pg?.stop();
-  if (migrateBefore !== null && migrateBefore !== '1') fs.writeFileSync(TCP_MIGRATE_REQ, migrateBefore);
   if (base) fs.rmSync(base, { recursive: true, force: true });
 });
 
