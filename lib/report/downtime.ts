@@ -43,8 +43,12 @@ function disruptionText(r: DisruptionResult): string {
   return `${r.disruption.action}${r.disruption.shutdown !== null ? ` (${r.disruption.shutdown})` : ''}`;
 }
 
-/** The target's failure and timeout settings as plan.json recorded them; `not recorded` without. */
+/**
+ * The target's failure and timeout settings as plan.json recorded them; `not recorded` without;
+ * `no pooler` for a direct target (its clients meet the server's own behaviour, nothing between).
+ */
 export function recoverySettings(d: TargetDescriptor | undefined): string {
+  if (d !== undefined && !d.capabilities.pooled) return 'no pooler';
   const eff = d?.settings.effective;
   if (d === undefined || eff === undefined) return 'not recorded';
   const cat = productEntry(KINDS[d.kind].product).settings;

@@ -599,6 +599,7 @@ describe('downtime.md and downtime.csv', () => {
     );
     expect(recoverySettings(withSettings)).not.toContain('max_client_conn');
     expect(recoverySettings(undefined)).toBe('not recorded');
+    expect(recoverySettings(fallbackDescriptor({ kind: 'direct', name: 'direct' }))).toBe('no pooler');
   });
 
   test('a row per target × client mode saying what was disrupted, the windows, writes lost, versions and the load', () => {
