@@ -9,7 +9,9 @@
  *   unknown (null) when a part has no price. The host type is the lab's (`--lab` with a dedicated
  *   pooler's `instanceType`); otherwise the report picks the smallest type of `hostType`'s family
  *   whose vCPUs cover the pooler CPU the run measured (`hostChoices`), and without a CPU figure
- *   prices `hostType` and says so.
+ *   prices `hostType` and says so. With `--app-hosts N` (`ProductionOptions.appHosts`) it is priced
+ *   instead as the pooler on each of N application hosts, the lines `cost --app-hosts N` prints
+ *   (`appHostLines`): no host type to pick.
  *
  * `proxylab local` (scripts/commands/local.ts) resolves the region with `preparePrices` and puts
  * the result in the run environment's `targetPrices` (lib/local/stack.ts).
@@ -20,7 +22,15 @@ import { poolerDriver } from '../poolers/registry';
 import { targetInstance } from '../suite/targets';
 import type { TargetPrice, TargetRef } from '../suite/types';
 import type { PriceTable } from './price-table';
-import { haPairLines, hostChoices, productionTotal, targetProduction } from './production';
+import {
+  appHostLines,
+  haPairLines,
+  hostChoices,
+  linesText,
+  productionTotal,
+  targetProduction,
+  type ProductionOptions,
+} from './production';
 
 /** A local target: its name, the pooler product behind it (null for `direct`) and its host. */
 export interface LocalTarget {
@@ -37,12 +47,14 @@ export const LOCAL_PRICES_MARK = 'local throughput, cloud prices';
 
 /**
  * Each local target's USD per hour at `table`'s prices, marked as local throughput at cloud prices;
- * `hostType` is the type priced when the lab gives none and the CPU turns out unknown.
+ * `hostType` is the type priced when the lab gives none and the CPU turns out unknown;
+ * `opts.appHosts` prices each pooler on that many application hosts instead of as an HA pair.
  */
 export function localTargetPrices(
   targets: readonly LocalTarget[],
   table: PriceTable,
   hostType: string,
+  opts: ProductionOptions = {},
 ): TargetPrice[] {
   const pricedAs = `${LOCAL_PRICES_MARK} (${table.region} as of ${table.asOf})`;
   return targets.map((t): TargetPrice => {
@@ -59,6 +71,25 @@ export function localTargetPrices(
           },
           { pricedAs, hostChoices: null, poolerProcesses: 1, hourlyIsProduction: true },
         ),
+      };
+    }
+    if (opts.appHosts !== undefined) {
+      const lines = appHostLines(t.product, opts.appHosts);
+      const production = targetProduction(
+        { lines, usdPerMonth: productionTotal(lines) },
+        {
+          pricedAs,
+          hostChoices: null,
+          poolerProcesses: t.processes ?? 1,
+          hourlyIsProduction: true,
+          appHosts: opts.appHosts,
+        },
+      );
+      return {
+        target: t.name,
+        usdPerHour: production.usdPerHour,
+        basis: `${pricedAs}: ${linesText(lines)}`,
+        production,
       };
     }
     const type = t.hostType ?? hostType;
@@ -95,13 +126,15 @@ export interface LocalPoolerLike {
  * targets (lib/local/run-local.ts `localTargetsOf`), `poolers` the local poolers behind them. With
  * `--lab`, a lab pooler on a dedicated host keeps its `instanceType`; every other pooler's host type
  * is left to the report (the smallest of the lab runners' family — the default runners' without a
- * lab — whose vCPUs cover the measured CPU).
+ * lab — whose vCPUs cover the measured CPU); with `opts.appHosts`, every pooler on that many
+ * application hosts.
  */
 export function localRunPrices(
   table: PriceTable,
   refs: readonly TargetRef[],
   poolers: readonly LocalPoolerLike[],
   lab: LabConfig | null,
+  opts: ProductionOptions = {},
 ): TargetPrice[] {
   const targets = refs.map((ref): LocalTarget => {
     const pooler = poolers.find((p) => p.instance === targetInstance(ref));
@@ -114,5 +147,5 @@ export function localRunPrices(
       processes: pooler.processes,
     };
   });
-  return localTargetPrices(targets, table, lab?.runners.instanceType ?? DEFAULTS.runners.instanceType);
+  return localTargetPrices(targets, table, lab?.runners.instanceType ?? DEFAULTS.runners.instanceType, opts);
 }

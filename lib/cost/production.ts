@@ -14,6 +14,7 @@
  *   own ($0 added), N pools each holding server connections, the pooler sharing each host's CPU.
  */
 import { dbInstanceCount } from '../config/database';
+import { UsageError } from '../core/errors';
 import type { LabConfig } from '../config/types';
 import { poolerDriver } from '../poolers/registry';
 import { HOURS_PER_MONTH } from './estimate';
@@ -51,6 +52,18 @@ export interface ProductionBill {
 export interface ProductionOptions {
   /** Price the self-hosted poolers on this many application hosts instead of as an HA pair. */
   readonly appHosts?: number;
+}
+
+/**
+ * `--app-hosts N` (`cost`, `local`, `run`): a whole number ≥ 1, else a usage error naming the flag
+ * and the value. One parser, so the three commands accept and refuse the same values.
+ */
+export function appHostsFlag(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const n = Number(text);
+  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n) || n < 1)
+    throw new UsageError(`--app-hosts must be a whole number of application hosts ≥ 1, got "${text}"`);
+  return n;
 }
 
 const month = (usdPerHour: number): number => Math.round(usdPerHour * HOURS_PER_MONTH * 100) / 100;
@@ -138,6 +151,21 @@ export function haPairLines(t: PriceTable, type: string): ProductionLine[] {
   ];
 }
 
+/**
+ * A pooler (`product`, its display name) on each of `appHosts` application hosts: no host and no load
+ * balancer of its own ($0 added), `appHosts` pools each holding server connections, the pooler
+ * sharing each host's CPU. The `cost` bill's option and a run's recorded one (`--app-hosts N`).
+ */
+export function appHostLines(product: string, appHosts: number): ProductionLine[] {
+  return [
+    {
+      part: `${product} on ${appHosts} application host(s)`,
+      usdPerMonth: 0,
+      note: `adds no host or load balancer of its own; shares each application host's CPU; ${appHosts} pools, each holding its own server connections`,
+    },
+  ];
+}
+
 /** The total of `lines`, or null when one is unknown. */
 export function productionTotal(lines: readonly ProductionLine[]): number | null {
   return total(lines);
@@ -152,17 +180,13 @@ function poolerOption(
 ): ProductionOption {
   const product = poolerDriver(pooler.kind).displayName;
   if (appHosts !== undefined) {
-    const line = {
-      part: `${product} on ${appHosts} application host(s)`,
-      usdPerMonth: 0,
-      note: `no host or load balancer of its own; shares each application host's CPU; ${appHosts} pools, each holding its own server connections`,
-    };
+    const lines = appHostLines(product, appHosts);
     return {
       option: `${product} ${pooler.name} (per app host)`,
       instance: pooler.name,
       hostTypeFromLab: true,
-      lines: [line],
-      usdPerMonth: 0,
+      lines,
+      usdPerMonth: total(lines),
     };
   }
   const fromLab = pooler.placement === 'dedicated' && pooler.instanceType !== null;
@@ -244,6 +268,8 @@ export function targetProduction(
     readonly hostChoices: readonly HostChoice[] | null;
     readonly poolerProcesses: number;
     readonly hourlyIsProduction: boolean;
+    /** The pooler priced on this many application hosts (`--app-hosts N`); absent: not so. */
+    readonly appHosts?: number;
   },
 ): TargetProduction {
   return {
@@ -255,6 +281,7 @@ export function targetProduction(
     hostChoices: extra.hostChoices,
     targetUtilisation: POOLER_HOST_TARGET_UTILISATION,
     poolerProcesses: extra.poolerProcesses,
+    appHosts: extra.appHosts ?? null,
   };
 }
 

@@ -13,7 +13,9 @@
  *   A pooler on the runners adds nothing (it shares the runners' CPU with pgbench).
  *
  * Each target also carries its production option (`production`, lib/cost/production.ts): what
- * choosing it costs per month in production, for the table's production column.
+ * choosing it costs per month in production, for the table's production column: a self-hosted
+ * pooler as its HA pair, or with `appHosts` (`proxylab run --app-hosts N`) on N application hosts,
+ * as `cost --app-hosts N` prices it (the same bill, lib/cost/production.ts).
  */
 import type { LabConfig } from '../config/types';
 import { labTargets } from '../config/targets';
@@ -21,23 +23,32 @@ import type { TargetPrice, TargetProduction } from '../suite/types';
 import { estimateCost, HOURS_PER_MONTH, type CostEstimate, type EstimateOptions } from './estimate';
 import { priceTableFor } from './instance-prices';
 import type { PriceTable } from './price-table';
-import { hostChoices, productionBill, targetProduction } from './production';
+import { hostChoices, productionBill, targetProduction, type ProductionOptions } from './production';
 import { LAB_DEPLOYMENT_SHAPE } from './shape';
 
 /** Every target of the lab with the USD per hour it adds, in the order runs list them. */
-export function targetPrices(lab: LabConfig, opts: EstimateOptions = {}): TargetPrice[] {
+export function targetPrices(lab: LabConfig, opts: EstimateOptions & ProductionOptions = {}): TargetPrice[] {
   const estimate = estimateCost(lab, opts);
-  const production = productionOf(lab, priceTableFor(estimate.region, opts.table));
+  const production = productionOf(
+    lab,
+    priceTableFor(estimate.region, opts.table),
+    opts.appHosts !== undefined ? { appHosts: opts.appHosts } : {},
+  );
   return labHourlyPrices(lab, estimate, opts).map((p) => ({ ...p, production: production(p.target) }));
 }
 
 /**
  * Each target's production option (lib/cost/production.ts) at `table`'s prices: direct adds nothing,
  * an RDS Proxy its vCPUs on the writer and readers, a pooler its HA pair — on the lab's host type,
- * or, for a pooler without one (on the runners), on the type the report picks from the measured CPU.
+ * or, for a pooler without one (on the runners), on the type the report picks from the measured CPU;
+ * with `opts.appHosts`, a pooler on that many application hosts.
  */
-function productionOf(lab: LabConfig, table: PriceTable): (target: string) => TargetProduction | null {
-  const bill = productionBill(lab, table);
+function productionOf(
+  lab: LabConfig,
+  table: PriceTable,
+  opts: ProductionOptions,
+): (target: string) => TargetProduction | null {
+  const bill = productionBill(lab, table, opts);
   const pricedAs = `${table.region} on-demand prices as of ${table.asOf}`;
   const byTarget = new Map<string, TargetProduction>();
   for (const t of labTargets(lab)) {
@@ -72,6 +83,7 @@ function productionOf(lab: LabConfig, table: PriceTable): (target: string) => Ta
         hostChoices: option.hostTypeFromLab ? null : hostChoices(table, lab.runners.instanceType),
         poolerProcesses: pooler?.processes ?? 1,
         hourlyIsProduction: false,
+        ...(pooler && opts.appHosts !== undefined ? { appHosts: opts.appHosts } : {}),
       }),
     );
   }

@@ -32,7 +32,8 @@ export const DECISION_LEGEND =
   "began — another pool's leftovers show here). Pinning: RDS Proxy session pinning, counted only over CloudWatch periods that lie wholly " +
   'inside a step. $/h: what the target adds to the bill; $ per M tx = $/h ÷ (tps × 3600) × 10⁶. Production: what choosing the target ' +
   'costs per 30-day month in production on top of the database (RDS Proxy on the writer and readers; a self-hosted pooler as an HA pair ' +
-  "behind an NLB, its host type the lab's or the smallest whose vCPUs cover the measured pooler CPU), and per M tx at the measured tps. " +
+  "behind an NLB, its host type the lab's or the smallest whose vCPUs cover the measured pooler CPU, or with --app-hosts N on each of N " +
+  "application hosts, the row's note saying which), and per M tx at the measured tps. " +
   'Session features: each session feature ' +
   "the scenario's script uses (and -M prepared), with the target's outcome from the session-state matrix — works / lost / leaks / " +
   'errors, · pins where the target pins — and the product and version it is for: "measured" in this run\'s session-state steps, else ' +

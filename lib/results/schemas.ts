@@ -137,6 +137,14 @@ export const targetProduction = z.object({
     .nullable(),
   targetUtilisation: z.number().gt(0).max(1),
   poolerProcesses: z.number().int().min(1).max(1000),
+  /** The pooler priced on N application hosts (`--app-hosts N`, a whole number ≥ 1 as the flag takes it); absent in older runs. */
+  appHosts: z
+    .number()
+    .int({ message: 'expected a whole number of application hosts ≥ 1' })
+    .min(1, { message: 'expected a whole number of application hosts ≥ 1' })
+    .max(Number.MAX_SAFE_INTEGER)
+    .nullable()
+    .optional(),
 });
 const environment = z.object({
   // Optional: runs recorded before issue 13 have none (read as unknown).

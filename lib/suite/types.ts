@@ -319,6 +319,11 @@ export interface TargetProduction {
   readonly targetUtilisation: number;
   /** Processes whose busiest one the pooler CPU figure is (the total is at most this × it). */
   readonly poolerProcesses: number;
+  /**
+   * The shape priced for a self-hosted pooler: on this many application hosts (`--app-hosts N`), or
+   * null — an HA pair behind an NLB, or not a self-hosted pooler. Absent in runs recorded before it (null).
+   */
+  readonly appHosts?: number | null;
 }
 
 export interface HostChoice {

@@ -10,7 +10,7 @@ import { DEFAULT_USAGE, estimateCost } from '../../lib/cost/estimate';
 import { formatCostTable } from '../../lib/cost/format';
 import type { LabConfig } from '../../lib/config/types';
 import { DEFAULT_PRICE_REGION } from '../../lib/cost/price-table';
-import { formatProductionBill, productionBill } from '../../lib/cost/production';
+import { appHostsFlag, formatProductionBill, productionBill } from '../../lib/cost/production';
 import { pricesModule } from './lazy';
 
 interface CostFlags {
@@ -21,15 +21,6 @@ interface CostFlags {
   readonly ioMillionsPerHour?: string;
   readonly endpointGbPerHour?: string;
   readonly appHosts?: string;
-}
-
-/** `--app-hosts N`: a whole number ≥ 1, else a usage error naming the flag and the value. */
-export function appHostsFlag(text: string | undefined): number | undefined {
-  if (text === undefined) return undefined;
-  const n = Number(text);
-  if (!/^\d+$/.test(text.trim()) || !Number.isSafeInteger(n) || n < 1)
-    throw new UsageError(`--app-hosts must be a whole number of application hosts ≥ 1, got "${text}"`);
-  return n;
 }
 
 function nonNegative(flag: string, text: string | undefined): number | undefined {

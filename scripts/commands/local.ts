@@ -10,6 +10,7 @@ import { shellQuote } from '../../lib/core/shell';
 import { forTerminal } from '../../lib/core/terminal-text';
 import { formatResultTables, formatSummary, ProgressPrinter } from '../../lib/cli/terminal';
 import { UsageError } from '../../lib/core/errors';
+import { appHostsFlag } from '../../lib/cost/production';
 import type { LocalRunOptions, LocalRunResult } from '../../lib/local/run-local';
 import type { TargetPrice } from '../../lib/suite/types';
 import {
@@ -41,6 +42,7 @@ interface LocalFlags {
   readonly report: boolean;
   readonly json?: boolean;
   readonly priceRegion?: string;
+  readonly appHosts?: string;
 }
 
 /**
@@ -140,6 +142,11 @@ export function register(program: Command): void {
         '$ per M tx and the production bill (a pooler as an HA pair behind an NLB, on the smallest host type ' +
         'whose vCPUs cover the measured pooler CPU), marked "local throughput, cloud prices"',
     )
+    .option(
+      '--app-hosts <n>',
+      'with --price-region: price each pooler in the production column on N application hosts (as `cost --app-hosts N` does) ' +
+        'instead of as an HA pair behind an NLB',
+    )
     // For proxylab's own tests only, so not in --help or the docs (CONTRIBUTING.md "Test time"): a
     // cheap run to interrupt, kill and resume through this same command (lib/suite/test-suites.ts),
     // and a data directory initdb made once, copied instead of running initdb (test/helpers/pg-template.ts).
@@ -152,6 +159,11 @@ export function register(program: Command): void {
 async function localCommand(flags: LocalFlags, command: Command): Promise<void> {
   // Validate everything before starting anything.
   checkOutDir(flags.out ?? DEFAULT_OUT_DIR);
+  const appHosts = appHostsFlag(flags.appHosts);
+  if (appHosts !== undefined && flags.priceRegion === undefined)
+    throw new UsageError(
+      `--app-hosts ${flags.appHosts ?? ''} prices the production column, which needs --price-region REGION: give both or neither`,
+    );
   const suiteGiven = command.getOptionValueSource('suite') !== 'default';
   let opts = runLocalModule().validateLocalInput(
     {
@@ -178,7 +190,7 @@ async function localCommand(flags: LocalFlags, command: Command): Promise<void> 
   };
   // --price-region: priced as every command prices a region, before anything starts.
   if (flags.priceRegion !== undefined)
-    opts = { ...opts, targetPrices: await localPrices(flags, opts, print) };
+    opts = { ...opts, targetPrices: await localPrices(flags, opts, print, appHosts) };
   if (opts.lab) for (const line of runLocalModule().describeCounterparts(opts.lab)) print(line);
   const printer = new ProgressPrinter({ stream: human });
   let result: LocalRunResult;
@@ -212,12 +224,14 @@ async function localCommand(flags: LocalFlags, command: Command): Promise<void> 
 /**
  * `--price-region R`: R's prices as `validate`, `plan` and `cost` get them (`preparePrices`: the
  * Price List, its cache, or us-east-1's committed table), or a usage error with the same one-line
- * reason; then each target of the run priced at them (lib/cost/local-prices.ts).
+ * reason; then each target of the run priced at them (lib/cost/local-prices.ts), a pooler on
+ * `appHosts` application hosts when given (`--app-hosts N`), else as an HA pair.
  */
 async function localPrices(
   flags: LocalFlags,
   opts: LocalRunOptions,
   print: (line: string) => void,
+  appHosts: number | undefined,
 ): Promise<readonly TargetPrice[]> {
   const region = flags.priceRegion ?? '';
   const prices = await pricesModule().preparePrices(region);
@@ -226,7 +240,13 @@ async function localPrices(
   print(`Prices: ${pricesModule().pricesLine(prices)} (local throughput, cloud prices)`);
   const lab = flags.lab !== undefined ? loadModule().loadLabFile(flags.lab) : null;
   const refs = runLocalModule().localTargetsOf(opts.lab, opts.poolers);
-  return localPricesModule().localRunPrices(prices.table, refs, opts.poolers, lab);
+  return localPricesModule().localRunPrices(
+    prices.table,
+    refs,
+    opts.poolers,
+    lab,
+    appHosts !== undefined ? { appHosts } : {},
+  );
 }
 
 /** `--json`: the run's summary on stdout (progress went to stderr). */
@@ -272,5 +292,6 @@ function resumeCommand(flags: LocalFlags, suite: string, runId: string): string 
     parts.push(`--pooler-processes ${flags.poolerProcesses}`);
   if (flags.poolers !== undefined) parts.push(`--poolers ${shellQuote(flags.poolers)}`);
   if (flags.priceRegion !== undefined) parts.push(`--price-region ${shellQuote(flags.priceRegion)}`);
+  if (flags.appHosts !== undefined) parts.push(`--app-hosts ${shellQuote(flags.appHosts)}`);
   return parts.join(' ');
 }

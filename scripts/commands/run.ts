@@ -11,6 +11,7 @@ import { runExitCode } from '../../lib/suite/verdict';
 import { UsageError } from '../../lib/core/errors';
 import { formatDuration } from '../../lib/core/format';
 import { decideRunExpiry } from '../../lib/operator/run-window';
+import { appHostsFlag } from '../../lib/cost/production';
 import type * as RunPlanModule from '../../lib/cost/run-plan';
 import type { RunPlanPreview } from '../../lib/cost/run-plan';
 import { formatExpiresAt } from '../../lib/config/expiry';
@@ -50,6 +51,7 @@ interface RunFlags {
   readonly region?: string;
   readonly pollSec: string;
   readonly extend?: boolean;
+  readonly appHosts?: string;
 }
 
 export function register(program: Command): void {
@@ -83,6 +85,10 @@ export function register(program: Command): void {
       '--extend',
       "when the suite's estimated end is past the lab's expiry, move the expiry later by the hours missing (default: refuse)",
     )
+    .option(
+      '--app-hosts <n>',
+      "price each self-hosted pooler in the decision table's production column on N application hosts (as `cost --app-hosts N` does) instead of as an HA pair behind an NLB",
+    )
     .option('--poll-sec <s>', 'progress poll interval in seconds', '15')
     .addOption(profileOption())
     .addOption(regionOption())
@@ -113,17 +119,18 @@ function checkBeforeAws(flags: RunFlags) {
   for (const w of labWarnings(lab)) process.stderr.write(`warning [${w.id}] ${w.path}: ${w.message}\n`);
   const now = new Date();
   const runId = operatorModule().validateRunId(flags.runId ?? operatorModule().defaultCloudRunId(now));
+  const appHosts = appHostsFlag(flags.appHosts);
   const pollSec = Number(flags.pollSec);
   if (!Number.isFinite(pollSec) || pollSec < 1)
     throw new UsageError(`--poll-sec must be a number ≥ 1, got "${flags.pollSec}"`);
   // A disruption the runner role was not granted at deploy time is refused now, not at T0.
   checkDisruptionGrants(suite, lab.suites, lab.database.engine, flags.lab);
-  return { lab, labRecord, resolved, suite, plan, now, runId, pollSec };
+  return { lab, labRecord, resolved, suite, plan, now, runId, pollSec, appHosts };
 }
 
 /** `proxylab run`: checks, the stack outputs, the request in S3, one SendCommand per runner, then follows. */
 async function runCommand(flags: RunFlags): Promise<void> {
-  const { lab, labRecord, resolved, suite, plan, now, runId, pollSec } = checkBeforeAws(flags);
+  const { lab, labRecord, resolved, suite, plan, now, runId, pollSec, appHosts } = checkBeforeAws(flags);
   const settings = operatorModule().awsSettings(flags, lab);
   // The runners need the region explicitly (the SDK on EC2 does not read it from IMDS).
   const region = await clientsModule().requireRegion(settings);
@@ -144,7 +151,7 @@ async function runCommand(flags: RunFlags): Promise<void> {
     // The runners refuse to run another version of the runner software than this checkout's.
     expectVersion: runnerBundleModule().runnerSoftwareVersion(),
     // What each target adds per hour in the region the lab runs in, for the decision table.
-    targetPrices: runTargetPrices(lab, region, prices.ok ? prices.table : null),
+    targetPrices: runTargetPrices(lab, region, prices.ok ? prices.table : null, appHosts),
   });
   const request = runRequestModule().buildRunRequest(base, outputs.runnerInstanceIds.length);
   const plans = ssmModule().buildRunCommands(outputs.runnerInstanceIds, request);
@@ -330,13 +337,24 @@ function planOrWarn(
 }
 
 /**
- * Each target's price per hour in `region` at `table` (the region's prices the command resolved);
- * in a region without prices (a lab deployed with
+ * Each target's price per hour in `region` at `table` (the region's prices the command resolved),
+ * its production option a pooler on `appHosts` application hosts when given (`--app-hosts N`), else
+ * an HA pair; in a region without prices (a lab deployed with
  * `deploy --force`), every target is recorded as not priced, saying why, and the run goes on.
  */
-export function runTargetPrices(lab: LabConfig, region: string, table: PriceTable | null): TargetPrice[] {
+export function runTargetPrices(
+  lab: LabConfig,
+  region: string,
+  table: PriceTable | null,
+  appHosts?: number,
+): TargetPrice[] {
   if (table && table.region === region)
-    return targetPricesModule().targetPrices(lab, { region, regionFrom: 'deploy', table });
+    return targetPricesModule().targetPrices(lab, {
+      region,
+      regionFrom: 'deploy',
+      table,
+      ...(appHosts !== undefined ? { appHosts } : {}),
+    });
   return targetsModule()
     .labTargets(lab)
     .map((t) => ({

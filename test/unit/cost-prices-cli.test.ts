@@ -193,6 +193,36 @@ describe('the default lab in eu-west-1, without credentials and without a cache'
   );
 });
 
+describe('--app-hosts N: local refuses exactly what cost refuses', () => {
+  test.each(['0', '1.5', 'two'])(
+    '%j: the same message from cost and from local, before anything starts',
+    async (n) => {
+      const message = `--app-hosts must be a whole number of application hosts ≥ 1, got "${n}"`;
+      const cost = await run(['cost', '--lab', join(ROOT, 'labs', 'own-workload.json'), '--app-hosts', n]);
+      expect((cost as Error).message).toBe(message);
+      const local = await run([
+        LOCAL,
+        '--out',
+        scratchDir('runs-'),
+        '--no-install',
+        '--price-region',
+        'us-east-1',
+        '--app-hosts',
+        n,
+      ]);
+      expect((local as Error).message).toBe(message);
+      expect(out.join('')).not.toMatch(/Starting PostgreSQL/);
+    },
+  );
+
+  test('local --app-hosts without --price-region: refused, naming both flags', async () => {
+    const local = await run([LOCAL, '--out', scratchDir('runs-'), '--no-install', '--app-hosts', '3']);
+    expect((local as Error).message).toBe(
+      '--app-hosts 3 prices the production column, which needs --price-region REGION: give both or neither',
+    );
+  });
+});
+
 describe('cost --lab labs/own-workload.json', () => {
   test('prints the production monthly bill of RDS Proxy and of an HA PgBouncer pair', async () => {
     expect(await run(['cost', '--lab', join(ROOT, 'labs', 'own-workload.json')])).toBeNull();

@@ -2,9 +2,15 @@ import * as path from 'node:path';
 import { loadLabFile } from '../../lib/config/load';
 import type { LabConfig } from '../../lib/config/types';
 import { PRICE_TABLES_COMMITTED, type PriceTable } from '../../lib/cost/price-table';
-import { formatProductionBill, productionBill, usdPerMillionTransactions } from '../../lib/cost/production';
-import { appHostsFlag } from '../../scripts/commands/cost';
+import {
+  appHostsFlag,
+  formatProductionBill,
+  linesText,
+  productionBill,
+  usdPerMillionTransactions,
+} from '../../lib/cost/production';
 import { localTargetPrices } from '../../lib/cost/local-prices';
+import { runTargetPrices } from '../../scripts/commands/run';
 
 const US = PRICE_TABLES_COMMITTED['us-east-1'] as PriceTable;
 const OWN = path.join(__dirname, '..', '..', 'labs', 'own-workload.json');
@@ -59,6 +65,33 @@ describe('productionBill', () => {
     const pooler = productionBill(own(), US, { appHosts: 4 }).options[1];
     expect(pooler).toMatchObject({ option: 'PgBouncer bouncer (per app host)', usdPerMonth: 0 });
     expect(pooler?.lines[0]?.note).toMatch(/4 pools, each holding its own server connections/);
+  });
+});
+
+describe('proxylab run --app-hosts N: what the run records for the production column', () => {
+  test("each pooler target records the pooler on N application hosts, the same lines as cost's bill", () => {
+    // GIVEN own-workload (RDS Proxy + a dedicated PgBouncer with transaction and session pools) at us-east-1
+    const prices = runTargetPrices(own(), 'us-east-1', US, 4);
+    const bill = productionBill(own(), US, { appHosts: 4 });
+    const pooler = bill.options.find((o) => o.instance === 'bouncer');
+    // THEN both pool targets record the per-app-host option, marked with its shape
+    for (const target of ['bouncer-transaction', 'bouncer-session']) {
+      const p = prices.find((x) => x.target === target)?.production;
+      expect(p).toMatchObject({ appHosts: 4, usdPerMonth: 0, usdPerHour: 0, hostChoices: null });
+      expect(p?.basis).toBe(linesText(pooler?.lines ?? []));
+      expect(p?.basis).toMatch(/^PgBouncer on 4 application host\(s\) adds no host or load balancer/);
+    }
+    // AND RDS Proxy and direct are priced as without the flag (it shapes the self-hosted poolers only)
+    const plain = runTargetPrices(own(), 'us-east-1', US);
+    expect(prices.find((x) => x.target === 'proxy')?.production).toEqual(
+      plain.find((x) => x.target === 'proxy')?.production,
+    );
+    expect(prices.find((x) => x.target === 'proxy')?.production?.appHosts).toBeNull();
+    // AND the default stays the HA pair
+    expect(plain.find((x) => x.target === 'bouncer-transaction')?.production).toMatchObject({
+      appHosts: null,
+      usdPerMonth: 123.16,
+    });
   });
 });
 

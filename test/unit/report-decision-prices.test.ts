@@ -8,7 +8,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { localRunPrices, localTargetPrices } from '../../lib/cost/local-prices';
-import { POOLER_HOST_TARGET_UTILISATION } from '../../lib/cost/production';
+import { linesText, POOLER_HOST_TARGET_UTILISATION, productionBill } from '../../lib/cost/production';
 import { PRICE_TABLES_COMMITTED, type PriceTable } from '../../lib/cost/price-table';
 import { manifestSchema, parseRunFile } from '../../lib/results/schemas';
 import { groupCells } from '../../lib/report/cells';
@@ -273,6 +273,58 @@ describe('a local run with --price-region eu-west-1', () => {
     });
     expect(() => parseRunFile(manifestSchema, 'manifest.json', bad)).toThrow(/targetUtilisation/);
   });
+});
+
+describe('a local run with --price-region eu-west-1 --app-hosts 4', () => {
+  test('the pooler rows show the per-app-host figures cost --app-hosts prints, and the note says so', () => {
+    // GIVEN the run's targets priced as `proxylab local --price-region eu-west-1 --app-hosts 4` records them
+    const prices = localRunPrices(EU, REFS, POOLERS, null, { appHosts: 4 });
+    const { table } = tableOf(writeLocalRun(prices, cpu(100)));
+    const [, tx] = table.rows;
+    // THEN the production option is the pooler on 4 application hosts: $0 added, no host type picked
+    // from the measured CPU (100 % of one core would have picked the c7g.large HA pair, $133.60)
+    const [, recorded] = prices;
+    expect(recorded?.production).toMatchObject({ appHosts: 4, hostChoices: null, usdPerMonth: 0 });
+    expect(tx?.production).toMatchObject({ usdPerMonth: 0, usdPerHour: 0, usdPerMillionTransactions: 0 });
+    expect(tx?.usdPerHour).toBe(0);
+    const cells = decisionCells(table, tx!);
+    expect(cells[DECISION_HEADER.indexOf('production $/month ($ per M tx)')]).toBe('$0 ($0)');
+    // AND its lines are the ones `cost --app-hosts 4` prints for the same pooler
+    const lab = {
+      runners: { instanceType: 'c7g.large' },
+      proxies: [],
+      poolers: [{ name: 'pgbouncer', kind: 'pgbouncer', placement: 'runners', instanceType: null }],
+      database: { engine: 'postgres', instanceClass: 'db.t4g.medium', multiAz: false },
+    } as unknown as Parameters<typeof productionBill>[0];
+    const bill = productionBill(lab, EU, { appHosts: 4 }).options[0];
+    expect(tx?.production?.basis).toBe(linesText(bill?.lines ?? []));
+    const notes = decisionNotes(table).join('\n');
+    expect(notes).toContain(
+      'pgbouncer-transaction — PgBouncer on 4 application host(s) adds no host or load balancer of its own',
+    );
+    expect(notes).not.toContain('two zones');
+  });
+
+  test('without --app-hosts the same run is priced as the HA pair (the default)', () => {
+    const [, tx] = localRunPrices(EU, REFS, POOLERS, null);
+    expect(tx?.production?.appHosts).toBeNull();
+    expect(tx?.production?.basis).toMatch(/^2 × c7g\.large in two zones .*Network Load Balancer/);
+  });
+
+  test.each([0, 1.5, -2, 'four'])(
+    'a recorded appHosts of %j is refused where read, naming the field',
+    (n) => {
+      const [, tx] = localRunPrices(EU, REFS, POOLERS, null, { appHosts: 4 });
+      const bad = JSON.stringify({
+        ...manifestWith({}),
+        environment: {
+          ...manifestWith({}).environment,
+          targetPrices: [{ ...tx, production: { ...tx?.production, appHosts: n } }],
+        },
+      });
+      expect(() => parseRunFile(manifestSchema, 'manifest.json', bad)).toThrow(/appHosts/);
+    },
+  );
 });
 
 describe('a local run without --price-region', () => {
