@@ -140,6 +140,50 @@ function postgresCandidateDirs(platform: NodeJS.Platform = process.platform): st
   return [...new Set(dirs)];
 }
 
+/** Another PostgreSQL server build on this machine: its bin directory and `postgres --version`. */
+export interface PostgresBuild {
+  readonly bindir: string;
+  readonly version: string;
+}
+
+/**
+ * Where another minor build of the stack's PostgreSQL major may be (the local stand-in of
+ * `minor-upgrade`): $PROXYLAB_PG_MINOR_BIN first (a bin directory), then every place the stack's own
+ * PostgreSQL is looked for. Debian and Ubuntu install one build per major
+ * (/usr/lib/postgresql/<major>/bin), so a second one is usually a source build named by the variable.
+ */
+export function minorBuildCandidateDirs(platform: NodeJS.Platform = process.platform): string[] {
+  const fromEnv = process.env.PROXYLAB_PG_MINOR_BIN;
+  const first = typeof fromEnv === 'string' && fromEnv !== '' ? [path.resolve(fromEnv)] : [];
+  return [...new Set([...first, ...postgresCandidateDirs(platform)])];
+}
+
+/**
+ * The first `postgres` among `dirs` of the same major as `current` with another version (another
+ * minor build), or null. The stack's own binary (by its real path) is skipped.
+ */
+export function findOtherMinorBuild(
+  current: PostgresBuild,
+  dirs: readonly string[] = minorBuildCandidateDirs(),
+): PostgresBuild | null {
+  const realOf = (file: string): string => {
+    try {
+      return fs.realpathSync(file);
+    } catch {
+      return file;
+    }
+  };
+  const own = realOf(path.join(current.bindir, 'postgres'));
+  for (const dir of dirs) {
+    const file = path.join(dir, 'postgres');
+    if (!isExecutable(file) || realOf(file) === own) continue;
+    const version = versionOf(file);
+    if (version !== null && majorOf(version) === majorOf(current.version) && version !== current.version)
+      return { bindir: dir, version };
+  }
+  return null;
+}
+
 /** The pooler's binary: $<envVar>, PATH, then the usual places its driver lists. */
 function poolerCandidates(platform: NodeJS.Platform = process.platform): string[] {
   const bin = pgbouncerDriver.localBinary;

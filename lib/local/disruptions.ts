@@ -22,6 +22,11 @@
  *   target_session_attrs=read-write. After the window the standby is removed and the first primary
  *   started again (its data is from before T0: the run's later steps do not need what the probes
  *   wrote), and the poolers re-pointed back.
+ * - `minor-upgrade`: a stand-in, named as such in its events and the plan (`minorUpgradeStandIn`):
+ *   when another installed build of the stack's PostgreSQL major has another minor version
+ *   ($PROXYLAB_PG_MINOR_BIN, lib/local/binaries.ts findOtherMinorBuild), a fast stop and a start of
+ *   the same data directory with that build's postgres (compatible within a major), put back on the
+ *   stack's own build after the window; else a fast restart. AWS's preparation is not reproduced.
  *
  * A pooler action on a product whose entry says it cannot undergo it (lib/products `disruptions`), or
  * whose version lacks the means (PgDoorman's PAUSE before 3.3.2), is not available, with the reason.
@@ -31,6 +36,7 @@
  * pooler's retired processes); a server that does not come back is still a failure.
  */
 import * as fs from 'node:fs';
+import * as path from 'node:path';
 import { InfrastructureError } from '../core/errors';
 import type { Target } from '../engine/ports';
 import {
@@ -43,9 +49,12 @@ import type { ProbeEndpoint } from '../exec/pg-probe';
 import { psqlQueryOne } from '../exec/psql';
 import type { DisruptionAction, DisruptionProbe } from '../suite/disruption';
 import type { PlannedStep } from '../suite/expand';
+import type { Suite } from '../suite/scenario';
+import { minorUpgradeStandInScenario } from '../suite/experiments/disruptions';
 import { KINDS } from '../products/kinds';
 import { productEntry } from '../products';
 import { poolerDriver } from '../poolers/registry';
+import { findOtherMinorBuild, type LocalBinaries, type PostgresBuild } from './binaries';
 import type { LocalPooler } from './pooler';
 import { BENCH_DB, BENCH_USER, startStandby, type PostgresCluster } from './postgres';
 import type { LocalStack } from './stack';
@@ -57,12 +66,71 @@ export const LOCAL_DISRUPTIONS: readonly DisruptionAction[] = [
   'pooler-pause',
   'pooler-restart',
   'primary-failover',
+  'minor-upgrade',
 ];
 
-export function localDisruptionWorld(stack: LocalStack): DisruptionWorld {
+/** Finds another minor build of the stack's PostgreSQL major, or null (tests pass a fake). */
+export type MinorBuildFinder = (current: PostgresBuild) => PostgresBuild | null;
+
+/** What the local stack does for `minor-upgrade`, with the words its events and the plan say. */
+export type MinorUpgradeStandIn =
+  | {
+      readonly kind: 'other-build';
+      readonly from: PostgresBuild;
+      readonly to: PostgresBuild;
+      readonly what: string;
+      readonly words: string;
+    }
+  | { readonly kind: 'fast-restart'; readonly what: string; readonly words: string };
+
+/** The first event of the stand-in, and the first words of its plan title and events: never "upgrade". */
+const STAND_IN = 'stand-in';
+
+/**
+ * The local stand-in of a minor upgrade: a restart onto another installed minor build of the same
+ * major when `find` sees one, else a fast restart — never called an upgrade when it is not one.
+ */
+export function minorUpgradeStandIn(
+  current: PostgresBuild,
+  find: MinorBuildFinder = findOtherMinorBuild,
+): MinorUpgradeStandIn {
+  const other = find(current);
+  const major = current.version.split('.')[0] ?? current.version;
+  if (other === null) {
+    const what = `fast restart (no second PostgreSQL ${major} minor build installed; a real minor upgrade restarts the engine like this, plus AWS's preparation)`;
+    return { kind: 'fast-restart', what, words: `${STAND_IN}: ${what}` };
+  }
+  const what = `fast restart onto another installed PostgreSQL ${major} minor build, ${current.version} → ${other.version} (${other.bindir}; the same data directory, back on ${current.version} after the window; AWS's preparation is not reproduced)`;
+  return { kind: 'other-build', from: current, to: other, what, words: `${STAND_IN}: ${what}` };
+}
+
+/**
+ * The suite as the local stack runs it: each `minor-upgrade` scenario replaced by its stand-in
+ * (local timing, titled by `standIn`'s words, lib/suite/experiments/disruptions.ts). The same suite
+ * when it has none.
+ */
+export function withLocalStandIns(suite: Suite, standIn: MinorUpgradeStandIn): Suite {
+  const isMinor = (s: Suite['scenarios'][number]): boolean =>
+    s.probe?.kind === 'disruption' && s.probe.disruption.action === 'minor-upgrade';
+  if (!suite.scenarios.some(isMinor)) return suite;
+  return {
+    ...suite,
+    scenarios: suite.scenarios.map((s) => (isMinor(s) ? minorUpgradeStandInScenario(standIn.words) : s)),
+  };
+}
+
+/** `suite` as this stack runs it: with the stand-in its binaries allow (`withLocalStandIns`). */
+export function localSuite(suite: Suite, bins: Pick<LocalBinaries, 'bindir' | 'serverVersion'>): Suite {
+  return withLocalStandIns(suite, minorUpgradeStandIn({ bindir: bins.bindir, version: bins.serverVersion }));
+}
+
+export function localDisruptionWorld(
+  stack: LocalStack,
+  findMinorBuild: MinorBuildFinder = findOtherMinorBuild,
+): DisruptionWorld {
   return {
     unavailable: (step, spec) => unavailable(stack, step, spec),
-    open: (spec, steps) => openSession(stack, spec, steps),
+    open: (spec, steps) => openSession(stack, spec, steps, findMinorBuild),
   };
 }
 
@@ -168,27 +236,78 @@ async function restartPostgres(
   event('server-up', 'local', 'accepting connections');
 }
 
+/** The streaming standby a failover promotes, made before the warm-up (not measured). */
+function startFailoverStandby(stack: LocalStack): ReturnType<typeof startStandby> {
+  const pg = stack.postgres;
+  return startStandby({
+    bins: stack.bins,
+    baseDir: stack.baseDir,
+    runAs: stack.runAs,
+    maxConnections: pg.maxConnections,
+    superuserReservedConnections: Number(pg.settings.superuser_reserved_connections ?? 3),
+    primary: pg,
+    name: 'pg-standby',
+    excludePorts: new Set(stack.poolers.map((p) => p.port)),
+  });
+}
+
+/** pg_terminate_backend of every client backend of the bench role, each moment named. */
+async function terminateBackends(pg: PostgresCluster, event: EventSink): Promise<void> {
+  event('terminate-issued', 'local', `pg_terminate_backend of every client backend of ${BENCH_USER}`);
+  const rows = await psqlQueryOne(
+    pg.superuserTarget(),
+    `SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND usename = '${BENCH_USER}' AND pid <> pg_backend_pid()`,
+    10000,
+  );
+  event('terminated', 'local', `${rows[0]?.n ?? '?'} backends`);
+}
+
+/**
+ * The minor-upgrade stand-in at T0, each moment named: onto the other build, or a fast restart.
+ * Returns whether the server now runs the other build.
+ */
+async function injectMinorStandIn(
+  pg: PostgresCluster,
+  standIn: MinorUpgradeStandIn,
+  event: EventSink,
+): Promise<boolean> {
+  event(STAND_IN, 'local', standIn.what);
+  if (standIn.kind === 'fast-restart') {
+    await restartPostgres(pg, 'fast', event);
+    return false;
+  }
+  event(
+    'stop-issued',
+    'local',
+    `fast shutdown (SIGINT to the postmaster), PostgreSQL ${standIn.from.version}`,
+  );
+  await pg.stopPlanned('fast');
+  event('server-down', 'local', 'postmaster exited');
+  event(
+    'start-issued',
+    'local',
+    `PostgreSQL ${standIn.to.version} from ${standIn.to.bindir} on the same data directory`,
+  );
+  await pg.start(undefined, path.join(standIn.to.bindir, 'postgres'));
+  event('server-up', 'local', `accepting connections, PostgreSQL ${standIn.to.version}`);
+  return true;
+}
+
 async function openSession(
   stack: LocalStack,
   spec: DisruptionProbe,
   steps: readonly PlannedStep[],
+  findMinorBuild: MinorBuildFinder,
 ): Promise<DisruptionSession> {
   const pg = stack.postgres;
   const poolers = groupPoolers(stack, steps);
   const action = spec.disruption.action;
-  const standby =
-    action === 'primary-failover'
-      ? await startStandby({
-          bins: stack.bins,
-          baseDir: stack.baseDir,
-          runAs: stack.runAs,
-          maxConnections: pg.maxConnections,
-          superuserReservedConnections: Number(pg.settings.superuser_reserved_connections ?? 3),
-          primary: pg,
-          name: 'pg-standby',
-          excludePorts: new Set(stack.poolers.map((p) => p.port)),
-        })
+  const standIn =
+    action === 'minor-upgrade'
+      ? minorUpgradeStandIn({ bindir: stack.bins.bindir, version: stack.bins.serverVersion }, findMinorBuild)
       : null;
+  let onOtherBuild = false;
+  const standby = action === 'primary-failover' ? await startFailoverStandby(stack) : null;
   let primaryPort = pg.port;
   /** Each pooler's events name it: a row of a PgDoorman target shows what was done to PgDoorman. */
   const each = (
@@ -218,16 +337,8 @@ async function openSession(
       switch (action) {
         case 'postgres-restart':
           return restartPostgres(pg, spec.disruption.shutdown ?? 'fast', event);
-        case 'backend-terminate': {
-          event('terminate-issued', 'local', `pg_terminate_backend of every client backend of ${BENCH_USER}`);
-          const rows = await psqlQueryOne(
-            pg.superuserTarget(),
-            `SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE backend_type = 'client backend' AND usename = '${BENCH_USER}' AND pid <> pg_backend_pid()`,
-            10000,
-          );
-          event('terminated', 'local', `${rows[0]?.n ?? '?'} backends`);
-          return;
-        }
+        case 'backend-terminate':
+          return terminateBackends(pg, event);
         case 'pooler-pause': {
           await each(async (p, say) => {
             const aliases = transactionAliases(p);
@@ -266,6 +377,10 @@ async function openSession(
           }, event);
           return;
         }
+        case 'minor-upgrade':
+          if (standIn === null) throw new InfrastructureError('no minor-upgrade stand-in chosen');
+          onOtherBuild = await injectMinorStandIn(pg, standIn, event);
+          return;
         default:
           throw new InfrastructureError(`${action} is not a local disruption`);
       }
@@ -278,6 +393,12 @@ async function openSession(
         if (pg.plannedDown() !== null) await pg.start();
         primaryPort = pg.port;
         for (const p of poolers) if (p.serverPort() !== pg.port) await p.repoint(pg.port);
+      }
+      if (onOtherBuild) {
+        // back on the stack's own build (outside the window): the later steps and reports name it
+        await pg.stopPlanned('fast');
+        await pg.start();
+        onOtherBuild = false;
       }
       if (pg.plannedDown() !== null)
         throw new InfrastructureError('PostgreSQL is still down after the disruption');

@@ -89,8 +89,12 @@ export interface PostgresCluster {
    * once it exited. Until `start()` brings it back, `plannedDown()` says since when and why.
    */
   stopPlanned(mode: 'fast' | 'immediate'): Promise<void>;
-  /** Start the postmaster again on the same port and data directory; resolves once it answers. */
-  start(timeoutMs?: number): Promise<void>;
+  /**
+   * Start the postmaster again on the same port and data directory; resolves once it answers.
+   * `postgres`: another server binary of the same major (the local stand-in of a minor upgrade);
+   * absent: the stack's own.
+   */
+  start(timeoutMs?: number, postgres?: string): Promise<void>;
   /** Since when (Date.now() ms) and why the server is down on purpose, or null when it runs. */
   plannedDown(): { readonly sinceMs: number; readonly why: string } | null;
 }
@@ -164,7 +168,8 @@ export async function startPostgres(opts: PostgresOptions): Promise<PostgresClus
       log_connections: 'off',
       ...(opts.extraSettings ?? {}),
     };
-    const launch = (): ServerProcess => launchPostmaster(opts, dataDir, logFile, root, settings);
+    const launch = (postgres?: string): ServerProcess =>
+      launchPostmaster(opts, dataDir, logFile, root, settings, postgres);
     const server = launch();
     const superuser = superuserAt(opts.bins.psql, port);
     const ready = await waitReady(server, superuser, dataDir, 30000);
@@ -202,9 +207,10 @@ function launchPostmaster(
   logFile: string,
   cwd: string,
   settings: Readonly<Record<string, string>>,
+  postgres: string = opts.bins.postgres,
 ): ServerProcess {
   const args = ['-D', dataDir, ...Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`])];
-  return startServer('postgres', opts.bins.postgres, args, { runAs: opts.runAs, logFile, cwd });
+  return startServer('postgres', postgres, args, { runAs: opts.runAs, logFile, cwd });
 }
 
 /** The planned stop of `stop()`: the stack's end, not a disruption's. */
@@ -215,7 +221,7 @@ const PLANNED_STOP_GRACE_MS = 15000;
 
 function makeCluster(
   first: ServerProcess,
-  launch: () => ServerProcess,
+  launch: (postgres?: string) => ServerProcess,
   port: number,
   dataDir: string,
   logFile: string,
@@ -277,8 +283,8 @@ function makeCluster(
       // PostgreSQL's shutdown modes: SIGINT fast, SIGQUIT immediate (docs: "Shutting Down the Server").
       await server.stop(mode === 'fast' ? 'SIGINT' : 'SIGQUIT', PLANNED_STOP_GRACE_MS);
     },
-    start: async (timeoutMs = 60000) => {
-      const next = launch();
+    start: async (timeoutMs = 60000, postgres?: string) => {
+      const next = launch(postgres);
       server = next;
       arm(next);
       const outcome = await pollOutcome(next, timeoutMs, isOurServer(superuserTarget(), dataDir));
@@ -489,7 +495,8 @@ export async function startStandby(
   const excluded = new Set([opts.primary.port, ...(opts.excludePorts ?? [])]);
   const port = await findFreePort(excluded);
   const settings = { ...opts.primary.settings, port: String(port), unix_socket_directories: sockDir };
-  const launch = (): ServerProcess => launchPostmaster(opts, dataDir, logFile, root, settings);
+  const launch = (postgres?: string): ServerProcess =>
+    launchPostmaster(opts, dataDir, logFile, root, settings, postgres);
   const server = launch();
   const superuser = superuserAt(opts.bins.psql, port);
   if (!(await waitReady(server, superuser, dataDir, 30000))) {

@@ -41,7 +41,7 @@ import { POOLER_PROCESSES_MAX } from '../poolers/endpoint';
 import { acquireRunLock, type RunLock } from './run-lock';
 import { disruptionProbeRunner } from '../exec/disruption-probe';
 import { pgConnector } from '../exec/pg-probe';
-import { localDisruptionWorld } from './disruptions';
+import { localDisruptionWorld, localSuite } from './disruptions';
 import { BENCH_DB } from './postgres';
 import { localSessionProbeRunner } from './session-probe-runner';
 import { RunStopper } from './run-stopper';
@@ -364,6 +364,8 @@ export interface LocalRunResult extends RunSuiteResult {
   readonly interruptedBy: NodeJS.Signals | null;
   /** Nothing ran: the run directory already held every step. */
   readonly alreadyComplete: boolean;
+  /** The suite as run here (a minor upgrade's local stand-in, sized windows); absent when nothing ran. */
+  readonly suite?: Suite;
 }
 
 /**
@@ -607,7 +609,8 @@ async function runLocked(
     // each disruption's window long enough to see the targets' recovery bound end (their settings)
     const measured = new Set(localTargetsOf(opts.lab, opts.poolers).map((r) => r.name));
     const descriptors = stack.descriptors.filter((d) => measured.has(d.name));
-    const sized = { ...opts, suite: sizeRecoveryWindows(opts.suite, descriptors) };
+    // a minor upgrade's local stand-in (lib/local/disruptions.ts), named by what this machine has
+    const sized = { ...opts, suite: sizeRecoveryWindows(localSuite(opts.suite, stack.bins), descriptors) };
     const result = await planAndRun(sized, hooks, sink, stored, stack, stopper);
     if (stopper.nothingMeasured(result.manifest.status, prev)) {
       // Interrupted before any step started (during pgbench -i, say): nothing was measured, so no
@@ -622,7 +625,8 @@ async function runLocked(
     }
     const wallSec = (Date.now() - t0) / 1000;
     const { interruptedBy } = stopper;
-    return { ...result, runDir, wallSec, keptConnectionHelp, interruptedBy, alreadyComplete: false };
+    const ran = { runDir, wallSec, keptConnectionHelp, interruptedBy, suite: sized.suite };
+    return { ...result, ...ran, alreadyComplete: false };
   } finally {
     if (stack && keptConnectionHelp === null) {
       const names = [...new Set(stack.poolers.map((p) => poolerDriver(p.product).displayName))];

@@ -225,6 +225,8 @@ export const DISRUPTION_ACTION_RECORDS = {
   'minor-upgrade': {
     does: 'upgrade the database to the next minor engine version, applied immediately (ModifyDBCluster on Aurora, ModifyDBInstance on RDS)',
     phrase: 'a minor-version upgrade',
+    // Locally (`proxylab local`) a stand-in named as such: a fast restart onto another installed minor
+    // build of the stack's PostgreSQL major, else a plain fast restart (lib/local/disruptions.ts).
     world: 'cloud',
     engines: ['aurora-postgresql', 'postgres'],
     // The target is the lowest ValidUpgradeTarget with IsMajorVersionUpgrade false of the lab's

@@ -200,7 +200,8 @@ async function localCommand(flags: LocalFlags, command: Command): Promise<void> 
     printer.close();
   }
   print('');
-  print(formatResultTables(opts.suite, result.records, result.scenarioVerdicts));
+  // the suite as run: a minor upgrade's local stand-in is titled as such, not as the cloud's upgrade
+  print(formatResultTables(result.suite ?? opts.suite, result.records, result.scenarioVerdicts));
   print(formatSummary(result.manifest, result.records, result.runDir, result.wallSec));
   if (result.manifest.status === 'interrupted' || result.manifest.status === 'failed') {
     print(

@@ -11,7 +11,10 @@
  * are the scenario's, no shorter than its window: no `client-timeout`, the window closed), that no
  * verdict holds over a window that did not close, that nothing acknowledged was lost, and that the
  * stack is whole afterwards (the watch saw
- * no failure; PostgreSQL is the primary on its port again; PgBouncer points at it).
+ * no failure; PostgreSQL is the primary on its port again; PgBouncer points at it). The `planned`
+ * suite's minor upgrade runs as its local stand-in: on the 1.18 stack a fast restart (no second
+ * build), on the other a restart onto a second "build" of the same major — a wrapper that reports
+ * another minor version and runs the stack's own postgres (no second minor build is installed here).
  */
 import { expect } from '@jest/globals';
 import { systemClock } from '../../lib/engine/ports';
@@ -19,8 +22,14 @@ import { runSuite } from '../../lib/engine/run-suite';
 import { disruptionProbeRunner } from '../../lib/exec/disruption-probe';
 import { pgConnector } from '../../lib/exec/pg-probe';
 import { psqlQueryOne } from '../../lib/exec/psql';
-import { findBinaries } from '../../lib/local/binaries';
-import { localDisruptionWorld } from '../../lib/local/disruptions';
+import { findBinaries, findOtherMinorBuild } from '../../lib/local/binaries';
+import {
+  localDisruptionWorld,
+  minorUpgradeStandIn,
+  withLocalStandIns,
+  type MinorBuildFinder,
+} from '../../lib/local/disruptions';
+import { getSuite } from '../../lib/suite/catalog';
 import { FileSystemSink } from '../../lib/local/fs-sink';
 import { startLocalStack, type LocalStack } from '../../lib/local/stack';
 import type { Suite } from '../../lib/suite/catalog';
@@ -46,9 +55,14 @@ const SUITE: Suite = {
   name: 'disruption',
   description: 'test',
   // the disruption under background load has its own test (local-disruption-load.test.ts)
-  scenarios: LOCAL_DISRUPTIONS.filter(
-    (s) => s.probe?.kind !== 'disruption' || s.probe.load === undefined,
-  ).map((s) => ({
+  scenarios: [
+    ...LOCAL_DISRUPTIONS.filter((s) => s.probe?.kind !== 'disruption' || s.probe.load === undefined),
+    // the planned suite's minor upgrade, as `proxylab local` runs it (its title names the stand-in)
+    ...withLocalStandIns(
+      getSuite('planned'),
+      minorUpgradeStandIn({ bindir: '', version: '15' }, () => null),
+    ).scenarios,
+  ].map((s) => ({
     ...s,
     repetitions: 1,
     probe:
@@ -71,6 +85,14 @@ const SUITE: Suite = {
 const stacks = new Map<string, LocalStack>();
 
 /**
+ * A second "minor build" of the stack's major for the modern stack's stand-in: a wrapper whose
+ * --version says another minor and which otherwise records its start and runs the stack's postgres
+ * (the servers run as the `postgres` OS user: the directory is theirs to read and write).
+ */
+let wrapperDir = '';
+const finders = new Map<string, MinorBuildFinder>();
+
+/**
  * A rolling restart retires a listener; Linux resets what is still queued on it unless
  * net.ipv4.tcp_migrate_req is 1 (lib/local/pgbouncer-processes.ts reuseportCloseBehaviour). Where the tests may
  * (root), the integration run turns migration on once for every file and puts the value back after
@@ -81,6 +103,16 @@ const migrating = listenerMigrates();
 
 beforeAll(async () => {
   const base = findBinaries({ install: false });
+  wrapperDir = scratchDir('proxylab-minor-build-');
+  fs.chmodSync(wrapperDir, 0o777);
+  const major = base.serverVersion.split('.')[0] ?? '';
+  fs.writeFileSync(
+    `${wrapperDir}/postgres`,
+    `#!/bin/sh\nif [ "$1" = "--version" ]; then echo "postgres (PostgreSQL) ${major}.99"; exit 0; fi\necho $$ >> ${wrapperDir}/started\nexec ${base.postgres} "$@"\n`,
+    { mode: 0o755 },
+  );
+  finders.set('1.18.0', () => null);
+  finders.set(modern.version, (c) => findOtherMinorBuild(c, [wrapperDir]));
   const versions: Array<[string, string]> = [
     ['1.18.0', pgbouncer118(FILE)],
     [modern.version, modern.file],
@@ -147,7 +179,10 @@ test.concurrent.each(VERSIONS.map((v) => [v]))(
       settings: stack.settings,
       infrastructure: stack.infrastructure,
       probes: {
-        disruption: disruptionProbeRunner({ world: localDisruptionWorld(stack), connector: pgConnector }),
+        disruption: disruptionProbeRunner({
+          world: localDisruptionWorld(stack, finders.get(version)),
+          connector: pgConnector,
+        }),
       },
     });
     const rec = (
@@ -314,6 +349,39 @@ test.concurrent.each(VERSIONS.map((v) => [v]))(
     expect(failover.figures.recovered).toBe(true);
     for (const target of ['pgbouncer-transaction', 'pgbouncer-session'])
       expect(rec('disrupt-failover', target, 'persistent').figures.recovered).toBe(true);
+
+    // the minor upgrade's stand-in: named as such first, then a fast stop and a start — of the
+    // other build where one was found (its start recorded), put back on the stack's own afterwards
+    const minor = rec('minor-upgrade', 'direct', 'persistent');
+    expect(minor.events.map((e) => e.name)).toEqual([
+      'stand-in',
+      'stop-issued',
+      'server-down',
+      'start-issued',
+      'server-up',
+    ]);
+    const words = `${minor.events[0]?.name ?? ''}: ${minor.events[0]?.detail ?? ''}`;
+    const started = fs.existsSync(`${wrapperDir}/started`)
+      ? fs.readFileSync(`${wrapperDir}/started`, 'utf8').trim().split('\n')
+      : [];
+    if (version === '1.18.0') {
+      expect(words).toMatch(/^stand-in: fast restart \(no second PostgreSQL \d+ minor build installed;/);
+      // the moments after the stand-in's words say what was done: a restart, not an upgrade
+      expect(
+        minor.events
+          .slice(1)
+          .map((e) => `${e.name} ${e.detail ?? ''}`)
+          .join('; '),
+      ).not.toMatch(/upgrade/i);
+    } else {
+      expect(words).toMatch(
+        /^stand-in: fast restart onto another installed PostgreSQL \d+ minor build, [\d.]+ → \d+\.99 /,
+      );
+      expect(minor.events[3]?.detail).toContain(`from ${wrapperDir} on the same data directory`);
+      expect(started.length).toBe(1);
+      expect(stack.postgres.pid).not.toBe(Number(started[0]));
+    }
+    expect(rec('minor-upgrade', 'direct', 'persistent').errors.length).toBeGreaterThan(0);
 
     // the stack is whole: no failure seen, PostgreSQL the primary on its port, PgBouncer pointing at it
     expect(stack.infrastructure.failure()).toBeNull();

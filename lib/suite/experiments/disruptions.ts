@@ -450,6 +450,28 @@ const MINOR_UPGRADE: Scenario = disruption({
 });
 
 /**
+ * The local stand-in of `minor-upgrade` (`proxylab local --suite planned`, issue 42): the same
+ * scenario name and informational expectations, titled by what the local stack does instead
+ * (lib/local/disruptions.ts `minorUpgradeStandIn`: a restart onto another installed minor build of
+ * the same major, else a fast restart), with local timing — the engine is back in well under a
+ * second here, while the cloud window waits out AWS's preparation. Once, as in the cloud.
+ */
+export function minorUpgradeStandInScenario(standIn: string): Scenario {
+  return disruption({
+    name: MINOR_UPGRADE.name,
+    title: `Minor-version upgrade, local ${standIn}`,
+    finding:
+      'What a client lives through when the engine restarts, as it does in a minor upgrade: direct vs through the pool, and whether anything acknowledged is lost. No AWS upgrade is made or reproduced.',
+    action: 'minor-upgrade',
+    targets: ALL_WRITE_TARGETS,
+    expectations: MINOR_UPGRADE.expectations,
+    ...LOCAL,
+    repetitions: 1,
+    note: `local ${standIn}`,
+  });
+}
+
+/**
  * A Blue/Green switchover behind RDS Proxy (issue 42): the deployment is created before the group
  * (not measured; it copies the database, minutes to tens of minutes), switched over at T0 with
  * AWS's default SwitchoverTimeout, then deleted with the old blue database. Once per run: each
@@ -497,7 +519,7 @@ const BLUE_GREEN_SUITE: Suite = {
 const PLANNED_SUITE: Suite = {
   name: 'planned',
   description:
-    "Planned cloud disruptions (≈ 20 min): a minor-version upgrade of the lab's database applied immediately, once (the lab stays on the new version) — every target probed; validate refuses a lab whose version has no newer minor the kit knows.",
+    "Planned cloud disruptions (≈ 20 min): a minor-version upgrade of the lab's database applied immediately, once (the lab stays on the new version) — every target probed; validate refuses a lab whose version has no newer minor the kit knows. Locally (≈ 30 s) a stand-in: a restart onto another installed minor build of the same PostgreSQL major, else a fast restart, named as such.",
   scenarios: [MINOR_UPGRADE],
 };
 
