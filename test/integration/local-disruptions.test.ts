@@ -16,6 +16,7 @@
  * build), on the other a restart onto a second "build" of the same major — a wrapper that reports
  * another minor version and runs the stack's own postgres (no second minor build is installed here).
  */
+import * as fs from 'node:fs';
 import { expect } from '@jest/globals';
 import { systemClock } from '../../lib/engine/ports';
 import { runSuite } from '../../lib/engine/run-suite';
