@@ -152,22 +152,36 @@ test("a fast restart: the default PgBouncer waits ≈ 15 s, the tuned one ≈ 2 
     tuned: outage('bouncer-fast-retry-transaction'),
     direct: outage('direct'),
   };
-  expect(figures.default).toBeGreaterThanOrEqual(10_000);
-  expect(figures.default).toBeLessThan((15 + RECOVERY_MARGIN_SEC) * 1000);
-  // the tuned pool: answered again at most two 2-s retries (one login may fall just before the
-  // server accepts) and a second's margin after the stack saw PostgreSQL accept again (its
-  // server-up event) — not a fixed 5 s from T0, which loaded CI machines overran twice (5.8 s,
-  // 8.4 s; direct's clients saw 0.2 s there); quiet, it is ≈ 2.1 s
+  // A pool waits server_login_retry only after a login to the server FAILED: when its first new
+  // server connection after the shutdown comes after the server accepts again, it waits nothing
+  // (CI saw the default pool recover in 0.89 s so). Whether it waited is read from what its clients
+  // were told meanwhile — PgBouncer's "server login has been failing, try again later
+  // (server_login_retry)" — and each pool is held to what its setting says for the case it was in.
+  const waited = (target: string): boolean =>
+    (['persistent', 'per-transaction'] as const).some((m) =>
+      rec('disrupt-restart-fast', target, m).errors.some((e) =>
+        /server login has been failing/.test(e.sample),
+      ),
+    );
   const serverUp = rec('disrupt-restart-fast', 'bouncer-fast-retry-transaction', 'persistent').events.find(
     (e) => e.name === 'server-up',
   )?.atMs;
   expect(serverUp).toBeDefined();
-  expect(figures.tuned).toBeLessThanOrEqual(Math.max(serverUp ?? 0, figures.direct) + 2 * 2000 + 1000);
+  const upMs = Math.max(serverUp ?? 0, figures.direct);
+  // the default pool: its 15 s after the failed login, or (no failed login) the server's own outage
+  if (waited('bouncer-default-transaction')) {
+    expect(figures.default).toBeGreaterThanOrEqual(10_000);
+    expect(figures.default).toBeLessThan((15 + RECOVERY_MARGIN_SEC) * 1000);
+  } else expect(figures.default).toBeLessThanOrEqual(upMs + 1000);
+  // the tuned pool: at most two 2-s retries (one login may fall just before the server accepts)
+  // and a second's margin after the stack saw PostgreSQL accept again (its server-up event) — not a
+  // fixed 5 s from T0, which loaded CI machines overran (5.8 s, 8.4 s); quiet, it is ≈ 2.1 s
+  expect(figures.tuned).toBeLessThanOrEqual(
+    upMs + (waited('bouncer-fast-retry-transaction') ? 2 * 2000 : 0) + 1000,
+  );
   // direct sees the server's own outage: 0.1–0.5 s on a quiet machine, 1–1.6 s measured on a loaded
   // 2-core one (the restart itself is slower); whatever the load, far from the default pool's wait
   expect(figures.direct).toBeLessThan(3000);
-  // and the default pool's 15-s wait is the longer one
-  expect(figures.default).toBeGreaterThan(figures.tuned);
   for (const target of ['bouncer-default-transaction', 'bouncer-fast-retry-transaction'])
     expect({
       target,
