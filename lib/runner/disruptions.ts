@@ -111,16 +111,18 @@ export function cloudDisruptionWorld(o: CloudDisruptionOptions): DisruptionWorld
   return {
     unavailable: (_step: PlannedStep, spec: DisruptionProbe) => cloudUnavailable(spec.disruption.action, o),
     open: async (spec, steps, _targets, log) => {
+      const record = disruptionAction(spec.disruption.action);
       // on the pooler hosts, through their agents: no AWS call, nothing to wait for after
-      if (disruptionAction(spec.disruption.action).onPoolerHosts === true && o.poolerRoll)
+      if (record.onPoolerHosts === true && o.poolerRoll)
         return poolerRollSession({ roll: o.poolerRoll, ledger: o.ledger, ...pgbenchFloorOf(o) }, steps);
-      // a Blue/Green switchover's deployment is created before the group (not measured)
-      const blueGreen = spec.disruption.action === 'blue-green-switchover' && o.database !== null;
-      if (blueGreen) await o.ensureLedger?.();
-      const bg =
-        blueGreen && o.database !== null
-          ? await prepareBlueGreen(blueGreenOptions(o), o.database, log)
-          : null;
+      // an action that replaces the database (a Blue/Green switchover): its deployment is created
+      // before the group (not measured), after the ledger table it must copy
+      const db = o.database;
+      let bg: BlueGreenDeploymentRun | null = null;
+      if (record.replacesDatabase === true && db !== null) {
+        await o.ensureLedger?.();
+        bg = await prepareBlueGreen(blueGreenOptions(o), db, log);
+      }
       return openSession(o, spec, bg, log);
     },
   };
